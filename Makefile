@@ -1,0 +1,74 @@
+# agent-memory: `make run` serves the API on the embedded AWS; `make test` runs the suite.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PORT ?= 8080
+export PYTHONPATH := $(CURDIR)/layers/core:$(CURDIR)
+export PYTHONDONTWRITEBYTECODE :=
+
+.PHONY: help venv run aws-local test unit check lint fmt typecheck imports openapi bench load \
+	build clean
+
+help:
+	@echo "make run        serve the API on http://127.0.0.1:$(PORT) (embedded AWS, moto)"
+	@echo "make test       the whole suite, offline (lint, types, layering, tests)"
+	@echo "make aws-local  the embedded AWS alone on 127.0.0.1:4566"
+	@echo "make lint       ruff, mypy, import-linter, cfn-lint, sam validate --lint"
+	@echo "make openapi    regenerate infra/openapi.json"
+	@echo "make bench      benchmarks -> bench/results.json;  make load: the load test"
+	@echo "make deploy     sam build && sam deploy (ENV=default|prod)"
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	PORT=$(PORT) $(PY) -m infra.local.serve
+
+aws-local: $(STAMP)
+	$(PY) -m infra.local.aws_only
+
+fmt: $(STAMP)
+	$(VENV)/bin/ruff format layers functions infra tests bench
+	$(VENV)/bin/ruff check --fix layers functions infra tests bench
+
+check: $(STAMP)
+	$(VENV)/bin/ruff check layers functions infra tests bench
+	$(VENV)/bin/ruff format --check layers functions infra tests bench
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+imports: $(STAMP)
+	$(VENV)/bin/lint-imports
+
+test: check cfn-lint
+	$(PY) -m pytest -n 2 --cov --cov-report=term
+
+unit: $(STAMP)
+	$(PY) -m pytest tests/unit -q
+
+lint: check cfn-lint sam-validate
+
+openapi: $(STAMP)
+	$(PY) -m infra.gen_openapi
+
+bench: $(STAMP)
+	$(PY) -m bench.run_all
+
+load: $(STAMP)
+	$(PY) -m bench.load
+
+build: sam-build
+
+clean:
+	rm -rf $(VENV) .venv-sam .aws-sam .coverage .mypy_cache .ruff_cache
+
+include infra/lint.mk

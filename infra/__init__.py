@@ -1,0 +1,1 @@
+"""Infrastructure helpers: the SAM template loader and build-time generators."""

@@ -1,0 +1,320 @@
+"""The embedded AWS: moto's DynamoDB, KMS, Step Functions (executing) and Lambda.
+
+The table, the key and the state machine are created from `template.yaml` (and the ASL file
+it names), so what runs locally cannot drift from what is deployed. Lambda tasks of the
+state machine are dispatched to the in-process handlers named by the template.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import os
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "template.yaml"
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+TABLE_NAME = "agent-memory"
+KEY_ALIAS = "alias/agent-memory-local"
+STATE_MACHINE_NAME = "agent-memory-learning"
+MOTO_CONFIG: dict[str, Any] = {
+    "stepfunctions": {"execute_state_machine": True},
+    "lambda": {"use_docker": False},
+    "core": {"reset_boto3_session": False},
+}
+
+
+@dataclass(frozen=True)
+class LocalAws:
+    """What `provision` created: the values the service's settings need."""
+
+    table_name: str
+    key_arn: str
+    key_alias: str
+    state_machine_arn: str
+
+    def environment(self) -> dict[str, str]:
+        return {
+            "TABLE_NAME": self.table_name,
+            "KMS_KEY_ID": self.key_alias,
+            "STATE_MACHINE_ARN": self.state_machine_arn,
+            "AWS_REGION": REGION,
+            "AWS_DEFAULT_REGION": REGION,
+        }
+
+
+def fake_credentials() -> None:
+    """moto accepts any credentials; never let a local run reach a real account."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_REGION": REGION,
+    }.items():
+        os.environ[name] = value
+
+
+def template() -> dict[str, Any]:
+    from infra.cfn_yaml import load_template
+
+    return load_template(TEMPLATE)
+
+
+def _resources(kind: str) -> dict[str, dict[str, Any]]:
+    return {
+        name: resource
+        for name, resource in template()["Resources"].items()
+        if resource["Type"] == kind
+    }
+
+
+def _only(kind: str) -> tuple[str, dict[str, Any]]:
+    found = _resources(kind)
+    if len(found) != 1:
+        raise RuntimeError(f"template.yaml must define exactly one {kind}, not {len(found)}")
+    return next(iter(found.items()))
+
+
+def function_arn(logical_id: str) -> str:
+    return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{logical_id}"
+
+
+# --- Provisioning from the template -----------------------------------------------------
+
+
+def create_table(session: Any, table_name: str = TABLE_NAME) -> str:
+    _, table = _only("AWS::DynamoDB::Table")
+    props = table["Properties"]
+    request: dict[str, Any] = {
+        "TableName": table_name,
+        "KeySchema": props["KeySchema"],
+        "AttributeDefinitions": props["AttributeDefinitions"],
+        "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
+    }
+    if props.get("GlobalSecondaryIndexes"):
+        request["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+    client = session.client("dynamodb")
+    client.create_table(**request)
+    ttl = props.get("TimeToLiveSpecification")
+    if ttl and ttl.get("Enabled"):
+        client.update_time_to_live(
+            TableName=table_name,
+            TimeToLiveSpecification={"AttributeName": ttl["AttributeName"], "Enabled": True},
+        )
+    return table_name
+
+
+def create_key(session: Any, alias: str = KEY_ALIAS) -> str:
+    _, key = _only("AWS::KMS::Key")
+    props = key["Properties"]
+    kms = session.client("kms")
+    created = kms.create_key(
+        Description=str(props.get("Description", "agent-memory content key")),
+        KeyUsage=props.get("KeyUsage", "ENCRYPT_DECRYPT"),
+        KeySpec=props.get("KeySpec", "SYMMETRIC_DEFAULT"),
+    )["KeyMetadata"]
+    if props.get("EnableKeyRotation"):
+        kms.enable_key_rotation(KeyId=created["KeyId"])
+    kms.create_alias(AliasName=alias, TargetKeyId=created["KeyId"])
+    return str(created["Arn"])
+
+
+def state_machine_definition() -> tuple[str, str]:
+    """(name, definition) of the learning state machine, substituted for local ARNs."""
+    _, machine = _only("AWS::Serverless::StateMachine")
+    props = machine["Properties"]
+    definition = (ROOT / props["DefinitionUri"]).read_text()
+    for placeholder, value in (props.get("DefinitionSubstitutions") or {}).items():
+        logical_id = _referenced_resource(value)
+        definition = definition.replace("${" + placeholder + "}", function_arn(logical_id))
+    name = props.get("Name")
+    return (name if isinstance(name, str) else STATE_MACHINE_NAME), definition
+
+
+def _referenced_resource(value: Any) -> str:
+    if isinstance(value, dict) and "Fn::GetAtt" in value:
+        target = value["Fn::GetAtt"]
+        return str(target[0] if isinstance(target, list) else target.split(".")[0])
+    if isinstance(value, dict) and "Ref" in value:
+        return str(value["Ref"])
+    raise RuntimeError(f"cannot resolve a definition substitution: {value!r}")
+
+
+def create_state_machine(session: Any) -> str:
+    name, definition = state_machine_definition()
+    sfn = session.client("stepfunctions")
+    created = sfn.create_state_machine(
+        name=name,
+        definition=definition,
+        roleArn=f"arn:aws:iam::{ACCOUNT}:role/agent-memory-learning",
+        type="STANDARD",
+    )
+    return str(created["stateMachineArn"])
+
+
+def provision(session: Any) -> LocalAws:
+    """Create the table, the key and the state machine; return the settings to use."""
+    table = create_table(session)
+    key_arn = create_key(session)
+    machine = create_state_machine(session)
+    return LocalAws(table, key_arn, KEY_ALIAS, machine)
+
+
+# --- Lambda tasks dispatched in process -------------------------------------------------
+
+
+def lambda_handlers() -> dict[str, str]:
+    """Logical id -> dotted handler path (`functions.<Handler>`) for every function."""
+    handlers = {}
+    for name, resource in _resources("AWS::Serverless::Function").items():
+        handler = resource["Properties"].get("Handler") or (
+            template().get("Globals", {}).get("Function", {}).get("Handler")
+        )
+        code_uri = str(resource["Properties"].get("CodeUri", "functions/")).strip("/")
+        package = code_uri.replace("/", ".")
+        handlers[name] = f"{package}.{handler}"
+    return handlers
+
+
+class _Context:
+    """Enough of the Lambda context object for Powertools and the handlers."""
+
+    def __init__(self, function_name: str, timeout_s: float = 120.0) -> None:
+        import time
+
+        self.function_name = function_name
+        self.function_version = "$LATEST"
+        self.invoked_function_arn = function_arn(function_name)
+        self.memory_limit_in_mb = 1024
+        self.aws_request_id = uuid.uuid4().hex
+        self.log_group_name = f"/aws/lambda/{function_name}"
+        self.log_stream_name = "local"
+        self._deadline = time.monotonic() + timeout_s
+
+    def get_remaining_time_in_millis(self) -> int:
+        import time
+
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+Invoker = Callable[[str, dict[str, Any]], Any]
+_invoke_hooks: list[Invoker] = []
+
+
+def _dispatch(function_name: str, event: dict[str, Any]) -> Any:
+    logical_id = function_name.rsplit(":", 1)[-1]
+    for hook in _invoke_hooks:  # tests may intercept a function (fault injection)
+        result = hook(logical_id, event)
+        if result is not None:
+            return result
+    dotted = lambda_handlers()[logical_id]
+    module_name, _, attribute = dotted.rpartition(".")
+    handler = getattr(importlib.import_module(module_name), attribute)
+    return handler(event, _Context(logical_id))
+
+
+def dispatch_lambda_in_process() -> None:
+    """Make moto's docker-less Lambda run the template's handlers in this process."""
+    from moto.awslambda_simple.models import LambdaSimpleBackend
+
+    if getattr(LambdaSimpleBackend.invoke, "_agent_memory", False):
+        return
+
+    def invoke(
+        self: Any,
+        function_name: str,
+        qualifier: str | None,
+        body: Any,
+        headers: Any,
+        response_headers: Any,
+    ) -> bytes:
+        event = json.loads(body) if body else {}
+        try:
+            result = _dispatch(function_name, event)
+        except Exception as error:
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps(
+                {"errorType": type(error).__name__, "errorMessage": str(error)}
+            ).encode()
+        return json.dumps(result).encode()
+
+    invoke._agent_memory = True  # type: ignore[attr-defined]
+    LambdaSimpleBackend.invoke = invoke  # type: ignore[method-assign]
+
+
+# --- DynamoDB's per-item atomicity ------------------------------------------------------
+
+_DYNAMODB_LOCK = threading.RLock()
+
+
+def make_dynamodb_atomic() -> None:
+    """Serialize moto's DynamoDB operations: DynamoDB checks a condition and writes
+    atomically, moto does not guard that against concurrent threads."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    for name in (
+        "put_item",
+        "get_item",
+        "query",
+        "scan",
+        "update_item",
+        "delete_item",
+        "transact_write_items",
+        "transact_get_items",
+        "batch_get_item",
+        "batch_write_item",
+    ):
+        method = getattr(DynamoDBBackend, name, None)
+        if method is None or getattr(method, "_agent_memory", False):
+            continue
+
+        def locked(*args: Any, __method: Any = method, **kwargs: Any) -> Any:
+            with _DYNAMODB_LOCK:
+                return __method(*args, **kwargs)
+
+        functools.update_wrapper(locked, method)
+        locked._agent_memory = True  # type: ignore[attr-defined]
+        setattr(DynamoDBBackend, name, locked)
+
+
+def prepare_moto() -> None:
+    fake_credentials()
+    make_dynamodb_atomic()
+    dispatch_lambda_in_process()
+
+
+@contextmanager
+def embedded_aws() -> Iterator[Any]:
+    """In-process moto (no HTTP) for tests: yields a boto3 session."""
+    import boto3
+    from moto import mock_aws
+
+    prepare_moto()
+    with mock_aws(config=MOTO_CONFIG):
+        yield boto3.session.Session(region_name=REGION)
+
+
+def start_server(port: int, host: str = "127.0.0.1") -> Any:
+    """moto as an HTTP server in this process (for `make run` and `make aws-local`)."""
+    from moto.core.config import default_user_config
+    from moto.server import ThreadedMotoServer
+
+    prepare_moto()
+    for section, values in MOTO_CONFIG.items():
+        default_user_config.setdefault(section, {}).update(values)
+    # Calls made inside an execution go to MOTO_PORT (default 5000) unless told.
+    os.environ["MOTO_PORT"] = str(port)
+    server = ThreadedMotoServer(ip_address=host, port=port, verbose=False)
+    server.start()
+    os.environ["AWS_ENDPOINT_URL"] = f"http://{host}:{port}"
+    return server

@@ -1,0 +1,1 @@
+"""Adapters: the ports implemented over AWS (and in memory, for unit tests)."""

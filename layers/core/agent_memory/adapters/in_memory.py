@@ -1,0 +1,201 @@
+"""In-memory adapters honouring the same contracts as the AWS ones, for unit tests."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import itertools
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agent_memory.domain.errors import IntegrityError, TooLarge, WriteConflict
+from agent_memory.ports import (
+    Absent,
+    AbsentOrEquals,
+    Action,
+    Check,
+    Condition,
+    Delete,
+    Equals,
+    Execution,
+    KeyRange,
+    Page,
+    Present,
+    Put,
+    Record,
+    Update,
+)
+
+_INDEX_KEYS = {"gsi1": ("gsi1pk", "gsi1sk")}
+
+
+def _holds(condition: Condition | None, row: Record | None) -> bool:
+    match condition:
+        case None:
+            return True
+        case Absent():
+            return row is None
+        case Present():
+            return row is not None
+        case Equals(attribute, value):
+            return row is not None and row.get(attribute) == value
+        case AbsentOrEquals(attribute, value):
+            return row is None or row.get(attribute) == value
+    raise TypeError(condition)  # pragma: no cover
+
+
+class InMemoryStore:
+    """`ports.Store` in a dict; writes are atomic under one lock."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str], Record] = {}
+        self._lock = threading.Lock()
+        self.requests = 0
+
+    def get(self, pk: str, sk: str) -> Record | None:
+        self.requests += 1
+        row = self.rows.get((pk, sk))
+        return copy.deepcopy(row) if row is not None else None
+
+    def get_many(self, keys: Sequence[tuple[str, str]]) -> list[Record]:
+        self.requests += 1
+        return [copy.deepcopy(self.rows[k]) for k in dict.fromkeys(keys) if k in self.rows]
+
+    def query(
+        self,
+        pk: str,
+        key_range: KeyRange | None = None,
+        *,
+        limit: int | None = None,
+        after: str | None = None,
+        newest_first: bool = False,
+        index: str | None = None,
+    ) -> Page:
+        self.requests += 1
+        pk_name, sk_name = _INDEX_KEYS[index] if index else ("pk", "sk")
+        rows = [r for r in self.rows.values() if r.get(pk_name) == pk and sk_name in r]
+
+        def in_range(sk: str) -> bool:
+            if key_range is None:
+                return True
+            if key_range.prefix is not None:
+                return sk.startswith(key_range.prefix)
+            return str(key_range.low) <= sk <= str(key_range.high)
+
+        def order(r: Record) -> tuple[str, str, str]:
+            return (str(r[sk_name]), str(r["pk"]), str(r["sk"]))
+
+        rows = sorted((r for r in rows if in_range(str(r[sk_name]))), key=order)
+        if newest_first:
+            rows.reverse()
+        if after is not None:
+            mark = tuple(json.loads(base64.urlsafe_b64decode(after))) if index else (after,)
+            rows = [
+                r
+                for r in rows
+                if (order(r)[: len(mark)] < mark if newest_first else order(r)[: len(mark)] > mark)
+            ]
+        more = limit is not None and len(rows) > limit
+        rows = rows[:limit] if limit is not None else rows
+        cursor = None
+        if more and rows:
+            last = order(rows[-1])
+            cursor = (
+                base64.urlsafe_b64encode(json.dumps(list(last)).encode()).decode()
+                if index
+                else last[0]
+            )
+        return Page([copy.deepcopy(r) for r in rows], cursor, len(rows))
+
+    def write(self, actions: Sequence[Action]) -> None:
+        if len(actions) > 100:
+            raise TooLarge(f"one change may write at most 100 rows, not {len(actions)}")
+        self.requests += 1
+        with self._lock:
+            for position, action in enumerate(actions):
+                key = _key_of(action)
+                if not _holds(action.condition, self.rows.get(key)):
+                    raise WriteConflict("the object changed since it was read", index=position)
+            for action in actions:
+                self._apply(action)
+
+    def _apply(self, action: Action) -> None:
+        key = _key_of(action)
+        match action:
+            case Put(record):
+                self.rows[key] = {k: v for k, v in copy.deepcopy(record).items() if v is not None}
+            case Update(pk, sk, set_, add):
+                row = self.rows.setdefault(key, {"pk": pk, "sk": sk})
+                for name, value in set_.items():
+                    if value is None:
+                        row.pop(name, None)
+                    else:
+                        row[name] = copy.deepcopy(value)
+                for name, amount in add.items():
+                    row[name] = int(row.get(name, 0)) + amount
+            case Delete():
+                self.rows.pop(key, None)
+            case Check():
+                pass
+
+
+def _key_of(action: Action) -> tuple[str, str]:
+    if isinstance(action, Put):
+        return (str(action.record["pk"]), str(action.record["sk"]))
+    return (action.pk, action.sk)
+
+
+class FakeCipher:
+    """Not encryption: a reversible wrapping that enforces the same scope and row binding."""
+
+    def __init__(self) -> None:
+        self.seals = 0
+        self.opens = 0
+
+    def seal(self, plaintext: str, *, scope: Mapping[str, str], row: str) -> bytes:
+        self.seals += 1
+        body = json.dumps({"scope": dict(scope), "row": row, "text": plaintext})
+        return b"fake:" + base64.b64encode(body.encode()[::-1])
+
+    def open(self, blob: bytes, *, scope: Mapping[str, str], row: str) -> str:
+        self.opens += 1
+        body = json.loads(base64.b64decode(blob.removeprefix(b"fake:"))[::-1])
+        if body["scope"] != dict(scope) or body["row"] != row:
+            raise IntegrityError("stored content belongs elsewhere")
+        return str(body["text"])
+
+
+class FixedClock:
+    """A clock that moves only when told to (or by `step_ms` per reading)."""
+
+    def __init__(self, start_ms: int = 1_792_486_800_000, step_ms: int = 0) -> None:
+        self.ms = start_ms
+        self.step_ms = step_ms
+
+    def now_ms(self) -> int:
+        now = self.ms
+        self.ms += self.step_ms
+        return now
+
+
+class SequentialIds:
+    def __init__(self) -> None:
+        self._counter = itertools.count(1)
+
+    def new(self, prefix: str) -> str:
+        return f"{prefix}{next(self._counter):06d}"
+
+
+class RecordingOrchestrator:
+    """Records starts; a name seen before is a no-op, as in Step Functions."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, Mapping[str, Any]] = {}
+
+    def start(self, name: str, payload: Mapping[str, Any]) -> Execution:
+        if name in self.started:
+            return Execution(name=name, started=False)
+        self.started[name] = dict(payload)
+        return Execution(name=name, started=True)

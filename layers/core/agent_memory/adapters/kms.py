@@ -1,0 +1,136 @@
+"""Content encryption with the AWS Encryption SDK under one KMS key.
+
+- Algorithm suite: AES_256_GCM_HKDF_SHA512_COMMIT_KEY (key commitment, no ECDSA signature:
+  signing costs about 10x per message and buys nothing when the writer is also the reader).
+- A caching materials manager reuses data keys, so warm reads make no KMS call.
+- The encryption context is coarse (organization, pool, field) because the cache is
+  partitioned by it; the row id is sealed inside the payload and checked after decrypt,
+  so a ciphertext copied to another row, pool or organization fails to open.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from agent_memory.domain.errors import IntegrityError, Unavailable
+
+_SUITE_NAME = "AES_256_GCM_HKDF_SHA512_COMMIT_KEY"
+
+
+class KmsCipher:
+    """`ports.Cipher` over KMS. The SDK is imported on first use: a cold start that serves
+    no content (health checks, admin routes) never pays for it."""
+
+    def __init__(
+        self,
+        key_id: str,
+        *,
+        botocore_session: Any = None,
+        kms_client: Any = None,
+        cache_seconds: float = 300.0,
+        cache_messages: int = 100_000,
+        cache_capacity: int = 1000,
+    ) -> None:
+        self._key_id = key_id
+        self._botocore_session = botocore_session
+        self._kms_client = kms_client
+        self._cache_seconds = cache_seconds
+        self._cache_messages = cache_messages
+        self._cache_capacity = cache_capacity
+        self._lock = threading.Lock()
+        self._ready: tuple[Any, Any, Any] | None = None
+
+    def _materials(self) -> tuple[Any, Any, Any]:
+        if self._ready is None:
+            with self._lock:
+                if self._ready is None:
+                    self._ready = self._build()
+        return self._ready
+
+    def _build(self) -> tuple[Any, Any, Any]:
+        import aws_encryption_sdk
+        from aws_encryption_sdk.identifiers import Algorithm, CommitmentPolicy
+        from aws_encryption_sdk.key_providers.kms import StrictAwsKmsMasterKeyProvider
+
+        key_arn = self._key_id
+        if not key_arn.startswith("arn:") or ":alias/" in key_arn:
+            # Strict providers decrypt only with key ARNs: resolve an alias once per cold start.
+            key_arn = self._kms().describe_key(KeyId=self._key_id)["KeyMetadata"]["Arn"]
+        provider = StrictAwsKmsMasterKeyProvider(
+            key_ids=[key_arn], botocore_session=self._botocore_session
+        )
+        cmm = aws_encryption_sdk.CachingCryptoMaterialsManager(
+            master_key_provider=provider,
+            cache=aws_encryption_sdk.LocalCryptoMaterialsCache(capacity=self._cache_capacity),
+            max_age=self._cache_seconds,
+            max_messages_encrypted=self._cache_messages,
+        )
+        client = aws_encryption_sdk.EncryptionSDKClient(
+            commitment_policy=CommitmentPolicy.REQUIRE_ENCRYPT_REQUIRE_DECRYPT
+        )
+        return client, cmm, getattr(Algorithm, _SUITE_NAME)
+
+    def _kms(self) -> Any:
+        if self._kms_client is None:
+            import boto3
+
+            session = boto3.session.Session(botocore_session=self._botocore_session)
+            self._kms_client = session.client("kms")
+        return self._kms_client
+
+    def seal(self, plaintext: str, *, scope: Mapping[str, str], row: str) -> bytes:
+        client, cmm, suite = self._materials()
+        payload = json.dumps({"row": row, "text": plaintext}, ensure_ascii=False).encode()
+        try:
+            ciphertext, _header = client.encrypt(
+                source=payload,
+                materials_manager=cmm,
+                encryption_context=dict(scope),
+                algorithm=suite,
+            )
+        except Exception as error:
+            raise _unavailable(error) from error
+        return bytes(ciphertext)
+
+    def open(self, blob: bytes, *, scope: Mapping[str, str], row: str) -> str:
+        client, cmm, _suite = self._materials()
+        try:
+            payload, header = client.decrypt(source=blob, materials_manager=cmm)
+        except Exception as error:
+            raise _unavailable(error) from error
+        context = header.encryption_context
+        if any(context.get(k) != v for k, v in scope.items()):
+            raise IntegrityError("stored content belongs to another organization or pool")
+        sealed = json.loads(payload)
+        if sealed.get("row") != row:
+            raise IntegrityError("stored content belongs to another row")
+        return str(sealed["text"])
+
+
+_KMS_TRANSIENT = {
+    "ThrottlingException",
+    "LimitExceededException",
+    "KMSInternalException",
+    "DependencyTimeoutException",
+    "ServiceUnavailableException",
+    "KeyUnavailableException",
+}
+
+
+def _unavailable(error: BaseException) -> Exception:
+    """A KMS outage is transient (503); anything else means the blob does not open here."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, BotoCoreError):
+            return Unavailable("the key service could not be reached; retry shortly")
+        if isinstance(seen, ClientError):
+            if seen.response.get("Error", {}).get("Code") in _KMS_TRANSIENT:
+                return Unavailable("the key service is busy; retry shortly")
+            break
+        seen = seen.__cause__ or seen.__context__
+    return IntegrityError("stored content could not be decrypted")

@@ -1,0 +1,1 @@
+"""HTTP: FastAPI routers, request/response contracts, and the one error mapping."""

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from agent_memory.api.contracts.base import Answer, Body
+
+
+class CreateOrganization(Body):
+    id: str | None = Field(default=None, min_length=1, max_length=64)
+    name: str = Field(min_length=1, max_length=200)
+
+
+class CreatedOrganization(Answer):
+    id: str
+    name: str
+
+
+class CreateUser(Body):
+    organizationId: str = Field(min_length=1, max_length=64)
+    id: str | None = Field(default=None, min_length=1, max_length=64)
+    name: str | None = Field(default=None, max_length=200)
+    role: Literal["member", "admin"] = "member"
+
+
+class CreatedUser(Answer):
+    id: str
+    organizationId: str
+    role: str
+    token: str
+    tokenPrefix: str
+
+
+class IssueToken(Body):
+    pass
+
+
+class IssuedToken(Answer):
+    token: str
+    tokenPrefix: str
+
+
+class MemorySwitches(Body):
+    use: bool | None = None
+    generate: bool | None = None
+
+
+class SettingsPatch(Body):
+    memory: MemorySwitches | None = None
+    agentMemory: bool | None = None
+    helperModel: str | None = Field(default=None, max_length=200)
+    botMemory: bool | None = None
+    botMemoryModel: str | None = Field(default=None, max_length=200)
+
+
+class MemorySettings(Answer):
+    use: bool
+    generate: bool
+
+
+class OrganizationSettings(Answer):
+    memory: MemorySettings
+    agentMemory: bool
+    helperModel: str | None
+    botMemory: bool
+    botMemoryModel: str | None

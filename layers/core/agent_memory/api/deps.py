@@ -1,0 +1,48 @@
+"""FastAPI dependencies: the services, the caller, and the blocking-call policy."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+from anyio import to_thread
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from agent_memory.domain.identity import Principal
+from agent_memory.service.registry import Services
+
+T = TypeVar("T")
+
+
+def services(request: Request) -> Services:
+    """Services are built on the first request, not at import: a cold start stays cheap."""
+    provider: Callable[[], Services] = request.app.state.services
+    return provider()
+
+
+ServicesDep = Annotated[Services, Depends(services)]
+
+
+async def run(svc: Services, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Call a blocking use case: inline in Lambda (one request at a time), in a worker
+    thread on a local server that serves many clients at once."""
+    if svc.settings.offload_blocking_calls:
+        return await to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+    return fn(*args, **kwargs)
+
+
+_bearer = HTTPBearer(auto_error=False, description="A token from the admin routes")
+
+
+async def caller(
+    svc: ServicesDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    """The authenticated caller; 401 without a valid token."""
+    authorization = f"Bearer {credentials.credentials}" if credentials else None
+    return await run(svc, svc.identity.authenticate, authorization)
+
+
+CallerDep = Annotated[Principal, Depends(caller)]

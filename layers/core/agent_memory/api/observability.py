@@ -1,0 +1,95 @@
+"""Powertools Logger and Metrics, one of each per process, and the request middleware."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+logger = Logger(service="agent-memory")
+metrics = Metrics(namespace="AgentMemory", service="agent-memory")
+
+CORRELATION_HEADER = b"x-correlation-id"
+
+
+def _correlation_id(scope: dict[str, Any]) -> str:
+    for name, value in scope.get("headers", []):
+        if name == CORRELATION_HEADER and 0 < len(value) <= 128:
+            return str(value.decode("latin-1"))
+    event = scope.get("aws.event") or {}
+    request_id = (event.get("requestContext") or {}).get("requestId")
+    return str(request_id) if request_id else uuid.uuid4().hex
+
+
+class RequestContext:
+    """ASGI middleware: correlation id on every log line and answer, request metrics,
+    and the body size limit (413 before the body is read into memory)."""
+
+    def __init__(self, app: Any, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        correlation_id = _correlation_id(scope)
+        logger.set_correlation_id(correlation_id)
+        started = time.perf_counter()
+        status = 500
+
+        for name, value in scope.get("headers", []):
+            if name == b"content-length" and value.isdigit() and int(value) > self.max_body_bytes:
+                await _too_large(send, correlation_id, self.max_body_bytes)
+                return
+
+        async def send_with_id(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                headers = list(message.get("headers", []))
+                headers.append((CORRELATION_HEADER, correlation_id.encode("latin-1")))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            route = scope.get("route")
+            route_path = getattr(route, "path", scope.get("path", ""))
+            logger.info(
+                "request",
+                extra={
+                    "method": scope.get("method"),
+                    "route": route_path,
+                    "status": status,
+                    "ms": round(elapsed_ms, 2),
+                },
+            )
+            metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
+            metrics.add_metric(name="Latency", unit=MetricUnit.Milliseconds, value=elapsed_ms)
+            if status >= 500:
+                metrics.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1)
+
+
+async def _too_large(send: Any, correlation_id: str, limit: int) -> None:
+    import json
+
+    body = json.dumps(
+        {"error": {"_tag": "TooLarge", "message": f"the body is over {limit} bytes", "path": []}}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (CORRELATION_HEADER, correlation_id.encode("latin-1")),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,53 @@
+"""Administration (API.md): organizations, users, tokens."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from agent_memory.api.contracts.identity import (
+    CreatedOrganization,
+    CreatedUser,
+    CreateOrganization,
+    CreateUser,
+    IssuedToken,
+    IssueToken,
+)
+from agent_memory.api.deps import CallerDep, ServicesDep, run
+
+router = APIRouter(prefix="/v1/admin", tags=["admin"])
+
+
+@router.post("/organizations", status_code=201)
+async def create_organization(
+    body: CreateOrganization, caller: CallerDep, svc: ServicesDep
+) -> CreatedOrganization:
+    org = await run(svc, svc.identity.create_org, caller, body.id, body.name)
+    return CreatedOrganization(id=org.id, name=org.name)
+
+
+@router.post("/users", status_code=201)
+async def create_user(body: CreateUser, caller: CallerDep, svc: ServicesDep) -> CreatedUser:
+    new = await run(
+        svc, svc.identity.create_user, caller, body.organizationId, body.id, body.name, body.role
+    )
+    return CreatedUser(
+        id=new.id,
+        organizationId=body.organizationId,
+        role=body.role,
+        token=new.token.secret,
+        tokenPrefix=new.token.prefix,
+    )
+
+
+@router.post("/users/{userId}/tokens", status_code=201)
+async def issue_token(
+    userId: str, caller: CallerDep, svc: ServicesDep, body: IssueToken | None = None
+) -> IssuedToken:
+    token = await run(svc, svc.identity.issue_token, caller, userId)
+    return IssuedToken(token=token.secret, tokenPrefix=token.prefix)
+
+
+@router.delete("/tokens/{tokenPrefix}", status_code=204)
+async def revoke_token(tokenPrefix: str, caller: CallerDep, svc: ServicesDep) -> Response:
+    await run(svc, svc.identity.revoke_token, caller, tokenPrefix)
+    return Response(status_code=204)

@@ -1,0 +1,1 @@
+"""Pure rules of the memory service: no I/O, no AWS, no web framework."""

@@ -1,0 +1,94 @@
+"""Domain errors. The API maps each to one HTTP status in one place (api/errors.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class DomainError(Exception):
+    """Base of every error a client may see. `tag` is the `_tag` of the error body."""
+
+    tag = "Error"
+    status = 500
+
+    def __init__(self, message: str, path: Sequence[str | int] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = list(path)
+
+
+class ValidationFailed(DomainError):
+    """Malformed input; `path` names the offending field."""
+
+    tag = "ValidationError"
+    status = 400
+
+
+class Unauthorized(DomainError):
+    tag = "Unauthorized"
+    status = 401
+
+
+class Forbidden(DomainError):
+    """The object is visible to the caller, but the action needs a grant it lacks."""
+
+    tag = "Forbidden"
+    status = 403
+
+
+class NotFound(DomainError):
+    """Unknown object, or one of another organization (never 403 across organizations)."""
+
+    tag = "NotFound"
+    status = 404
+
+
+class Conflict(DomainError):
+    """A write whose condition failed: someone else changed the object first."""
+
+    tag = "Conflict"
+    status = 409
+
+
+class SessionConflict(Conflict):
+    tag = "SessionConflict"
+
+
+class VersionConflict(Conflict):
+    tag = "VersionConflict"
+
+
+class TooLarge(DomainError):
+    tag = "TooLarge"
+    status = 413
+
+
+class Throttled(DomainError):
+    tag = "Throttled"
+    status = 429
+
+
+class Unavailable(DomainError):
+    """A dependency (AWS, a model) failed transiently; nothing was written. Retry later."""
+
+    tag = "Unavailable"
+    status = 503
+
+
+class IntegrityError(DomainError):
+    """A stored ciphertext does not belong where it was found (copied or tampered with)."""
+
+    tag = "IntegrityError"
+    status = 500
+
+
+class WriteConflict(Conflict):
+    """Raised by the store when a conditional write or transaction's condition failed.
+
+    `index` is the position of the failing action in a transaction, when known.
+    Services translate it into the seed's tag (SessionConflict, VersionConflict).
+    """
+
+    def __init__(self, message: str = "a condition failed", index: int | None = None) -> None:
+        super().__init__(message)
+        self.index = index

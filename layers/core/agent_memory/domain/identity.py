@@ -1,0 +1,113 @@
+"""Organizations, users, principals, bearer tokens and organization settings."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from agent_memory.domain.errors import ValidationFailed
+
+Role = Literal["member", "admin"]
+TOKEN_SCHEME = "amk"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling. The service admin (the admin token) belongs to no organization."""
+
+    user_id: str | None
+    org_id: str | None
+    role: Role | Literal["service-admin"]
+
+    @property
+    def is_service_admin(self) -> bool:
+        return self.role == "service-admin"
+
+    def administers(self, org_id: str) -> bool:
+        return self.is_service_admin or (self.org_id == org_id and self.role == "admin")
+
+
+SERVICE_ADMIN = Principal(user_id=None, org_id=None, role="service-admin")
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """A new bearer token. `secret` is shown once; only `digest` is stored."""
+
+    secret: str
+    prefix: str
+    digest: str
+
+
+def hash_token(token: str) -> str:
+    """Tokens carry 160 random bits, so a plain SHA-256 is a safe, fast lookup key."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def issue_token() -> IssuedToken:
+    prefix = f"{TOKEN_SCHEME}_{secrets.token_hex(6)}"
+    secret = f"{prefix}_{secrets.token_hex(20)}"
+    return IssuedToken(secret=secret, prefix=prefix, digest=hash_token(secret))
+
+
+def token_matches(token: str, digest: str) -> bool:
+    return bool(digest) and hmac.compare_digest(hash_token(token), digest)
+
+
+# --- Organization settings ---------------------------------------------------------------
+
+SETTINGS_DEFAULTS: dict[str, Any] = {
+    "memory": {"use": True, "generate": True},
+    "agentMemory": True,
+    "helperModel": None,
+    "botMemory": True,
+    "botMemoryModel": None,
+}
+_MEMORY_SWITCHES = ("use", "generate")
+
+
+def effective_settings(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The defaults with what the organization set laid over them."""
+    memory = dict(SETTINGS_DEFAULTS["memory"])
+    memory.update(overrides.get("memory", {}))
+    result = {k: overrides.get(k, v) for k, v in SETTINGS_DEFAULTS.items() if k != "memory"}
+    return {"memory": memory, **result}
+
+
+def patch_settings(overrides: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """Configure's rule: a value sets, `null` resets to the default, a missing field keeps.
+
+    `patch` holds only the fields the client sent; `"memory": null` resets both switches.
+    """
+    result = {k: v for k, v in overrides.items() if k != "memory"}
+    memory = dict(overrides.get("memory", {}))
+    for name, value in patch.items():
+        if name == "memory":
+            if value is None:
+                memory = {}
+                continue
+            for switch, setting in value.items():
+                if setting is None:
+                    memory.pop(switch, None)
+                else:
+                    memory[switch] = setting
+        elif value is None:
+            result.pop(name, None)
+        else:
+            result[name] = value
+    if memory:
+        result["memory"] = memory
+    return result
+
+
+def require_identifier(value: str, path: list[str | int]) -> str:
+    """Client-chosen ids: 1..64 of letters, digits, `-`, `_`, `.`; they appear in URLs."""
+    if not 1 <= len(value) <= 64 or not all(c.isalnum() or c in "-_." for c in value):
+        raise ValidationFailed(
+            "an id is 1 to 64 letters, digits, '-', '_' or '.'", path
+        )
+    return value

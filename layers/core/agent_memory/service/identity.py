@@ -1,0 +1,98 @@
+"""Authentication and administration: organizations, users, tokens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent_memory.domain.access import require_org_admin
+from agent_memory.domain.errors import Forbidden, NotFound, Unauthorized
+from agent_memory.domain.identity import (
+    SERVICE_ADMIN,
+    IssuedToken,
+    Principal,
+    Role,
+    hash_token,
+    issue_token,
+    require_identifier,
+    token_matches,
+)
+from agent_memory.persistence.identity import IdentityRepository, Organization, User
+from agent_memory.ports import Clock, Ids
+
+
+@dataclass(frozen=True)
+class NewUser:
+    id: str
+    token: IssuedToken
+
+
+class IdentityService:
+    def __init__(
+        self, repo: IdentityRepository, clock: Clock, ids: Ids, admin_token_sha256: str
+    ) -> None:
+        self._repo = repo
+        self._clock = clock
+        self._ids = ids
+        self._admin_digest = admin_token_sha256
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        """The principal behind `Authorization: Bearer <token>`; 401 otherwise.
+
+        Every request reads the token row strongly consistently, so a revoked token stops
+        working at once.
+        """
+        scheme, _, token = (authorization or "").partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise Unauthorized("send Authorization: Bearer <token>")
+        if token_matches(token, self._admin_digest):
+            return SERVICE_ADMIN
+        principal = self._repo.principal_for(hash_token(token))
+        if principal is None:
+            raise Unauthorized("unknown or revoked token")
+        return principal
+
+    @staticmethod
+    def _require_service_admin(principal: Principal) -> None:
+        if not principal.is_service_admin:
+            raise Forbidden("this route needs the admin token")
+
+    def create_org(self, principal: Principal, org_id: str | None, name: str) -> Organization:
+        self._require_service_admin(principal)
+        org_id = require_identifier(org_id, ["id"]) if org_id else self._ids.new("org_")
+        return self._repo.create_org(org_id, name, self._clock.now_ms())
+
+    def create_user(
+        self,
+        principal: Principal,
+        org_id: str,
+        user_id: str | None,
+        name: str | None,
+        role: Role,
+    ) -> NewUser:
+        if not principal.is_service_admin:
+            # An organization's admin may add people to it; nobody else may.
+            require_org_admin(principal, org_id)
+        user_id = require_identifier(user_id, ["id"]) if user_id else self._ids.new("u_")
+        token = issue_token()
+        self._repo.create_user(User(user_id, org_id, name, role), token, self._clock.now_ms())
+        return NewUser(user_id, token)
+
+    def issue_token(self, principal: Principal, user_id: str) -> IssuedToken:
+        user = self._repo.get_user(user_id)
+        if user is None:
+            raise NotFound("user not found")
+        if not principal.is_service_admin:
+            require_org_admin(principal, user.org_id)
+        token = issue_token()
+        self._repo.add_token(user, token, self._clock.now_ms())
+        return token
+
+    def revoke_token(self, principal: Principal, prefix: str) -> None:
+        digest, user_id = self._repo.token_owner(prefix)
+        if not principal.is_service_admin:
+            user = self._repo.get_user(user_id)
+            if user is None:
+                raise NotFound("token not found")
+            require_org_admin(principal, user.org_id)
+        self._repo.revoke(prefix, digest)

@@ -1,0 +1,46 @@
+"""Organization settings: defaults for the memory switches, agent memory and models."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agent_memory.domain.access import require_org_admin
+from agent_memory.domain.errors import Conflict, NotFound, WriteConflict
+from agent_memory.domain.identity import Principal, effective_settings, patch_settings
+from agent_memory.domain.model_names import parse_model_name
+from agent_memory.persistence.identity import IdentityRepository, Organization
+
+_MODEL_FIELDS = ("helperModel", "botMemoryModel")
+
+
+class OrgSettingsService:
+    def __init__(self, repo: IdentityRepository) -> None:
+        self._repo = repo
+
+    def _org(self, principal: Principal, org_id: str) -> Organization:
+        require_org_admin(principal, org_id)
+        org = self._repo.get_org(org_id)
+        if org is None:
+            raise NotFound("organization not found")
+        return org
+
+    def effective(self, org_id: str) -> dict[str, Any]:
+        """The settings in force for `org_id` (no access check: for other services)."""
+        org = self._repo.get_org(org_id)
+        return effective_settings(org.overrides if org else {})
+
+    def get(self, principal: Principal, org_id: str) -> dict[str, Any]:
+        return effective_settings(self._org(principal, org_id).overrides)
+
+    def patch(self, principal: Principal, org_id: str, patch: Mapping[str, Any]) -> dict[str, Any]:
+        """Apply the Configure rule to the fields sent (value sets, null resets, missing keeps)."""
+        for name in _MODEL_FIELDS:
+            if patch.get(name) is not None:
+                parse_model_name(patch[name], [name])
+        org = self._org(principal, org_id)
+        try:
+            saved = self._repo.save_settings(org, patch_settings(org.overrides, patch))
+        except WriteConflict as error:
+            raise Conflict("the settings changed meanwhile; read them and retry") from error
+        return effective_settings(saved.overrides)

@@ -1,0 +1,105 @@
+"""Shared fixtures: the embedded AWS (in-process moto), the wired services, an HTTP client.
+
+`api` gives tests a client plus helpers to create organizations and users through the
+admin routes, as a real client would.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+
+ADMIN_TOKEN = "amk_admin_test-token-0123456789"
+
+
+@pytest.fixture
+def local_aws() -> Iterator[tuple[Any, Any]]:
+    """A fresh embedded AWS provisioned from template.yaml: (boto3 session, LocalAws)."""
+    from infra.local.aws import embedded_aws, provision
+
+    with embedded_aws() as session:
+        yield session, provision(session)
+
+
+@pytest.fixture
+def settings(local_aws: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch) -> Any:
+    from agent_memory.config import load_settings
+    from agent_memory.domain.identity import hash_token
+
+    _session, local = local_aws
+    environment = {
+        **local.environment(),
+        "MEMORY_ADMIN_TOKEN_SHA256": hash_token(ADMIN_TOKEN),
+        "DEFAULT_MODEL": "local/rules",
+    }
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    return load_settings()
+
+
+@pytest.fixture
+def adapters(local_aws: tuple[Any, Any], settings: Any) -> Any:
+    from agent_memory.bootstrap import aws_adapters
+
+    session, _local = local_aws
+    return aws_adapters(settings, session)
+
+
+@pytest.fixture
+def services(settings: Any, adapters: Any) -> Any:
+    from agent_memory.bootstrap import build_services
+
+    return build_services(settings, adapters)
+
+
+@dataclass
+class Api:
+    """An HTTP client of the app with helpers for identities."""
+
+    client: Any
+    admin: dict[str, str] = field(
+        default_factory=lambda: {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    )
+
+    def org(self, org_id: str | None = None, name: str = "Acme") -> str:
+        body = {"name": name} | ({"id": org_id} if org_id else {})
+        answer = self.client.post("/v1/admin/organizations", json=body, headers=self.admin)
+        assert answer.status_code == 201, answer.text
+        return str(answer.json()["id"])
+
+    def user(self, org_id: str, role: str = "member", user_id: str | None = None) -> User:
+        body = {"organizationId": org_id, "role": role} | ({"id": user_id} if user_id else {})
+        answer = self.client.post("/v1/admin/users", json=body, headers=self.admin)
+        assert answer.status_code == 201, answer.text
+        data = answer.json()
+        return User(data["id"], org_id, data["token"], data["tokenPrefix"])
+
+
+@dataclass(frozen=True)
+class User:
+    id: str
+    org_id: str
+    token: str
+    token_prefix: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+@pytest.fixture
+def api(services: Any) -> Iterator[Api]:
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+
+    with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
+        yield Api(client)
