@@ -17,8 +17,24 @@ import yaml
 
 # Short tags whose long form is "Fn::<Name>"; Ref and Condition have no "Fn::" prefix.
 _FN_TAGS = (
-    "And", "Base64", "Cidr", "Equals", "FindInMap", "GetAZs", "GetAtt", "If", "ImportValue",
-    "Join", "Length", "Not", "Or", "Select", "Split", "Sub", "ToJsonString", "Transform",
+    "And",
+    "Base64",
+    "Cidr",
+    "Equals",
+    "FindInMap",
+    "GetAZs",
+    "GetAtt",
+    "If",
+    "ImportValue",
+    "Join",
+    "Length",
+    "Not",
+    "Or",
+    "Select",
+    "Split",
+    "Sub",
+    "ToJsonString",
+    "Transform",
 )
 
 
@@ -40,7 +56,9 @@ def _construct(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
         return loader.construct_sequence(node, deep=True)
     if isinstance(node, yaml.MappingNode):
         return loader.construct_mapping(node, deep=True)
-    raise yaml.constructor.ConstructorError(None, None, f"unexpected node {node!r}", node.start_mark)
+    raise yaml.constructor.ConstructorError(
+        None, None, f"unexpected node {node!r}", node.start_mark
+    )
 
 
 def _ref(loader: yaml.SafeLoader, node: yaml.Node) -> dict[str, Any]:

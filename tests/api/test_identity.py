@@ -28,7 +28,10 @@ def test_missing_and_unknown_tokens_are_401(api: Api) -> None:
 def test_a_user_token_works_until_revoked(api: Api) -> None:
     org = api.org()
     admin = api.user(org, role="admin")
-    assert api.client.get(f"/v1/organizations/{org}/settings", headers=admin.headers).status_code == 200
+    assert (
+        api.client.get(f"/v1/organizations/{org}/settings", headers=admin.headers).status_code
+        == 200
+    )
 
     revoked = api.client.delete(f"/v1/admin/tokens/{admin.token_prefix}", headers=api.admin)
     assert revoked.status_code == 204
@@ -165,7 +168,9 @@ def test_settings_need_an_org_admin(api: Api) -> None:
     admin = api.user(org, role="admin")
     url = f"/v1/organizations/{org}/settings"
     assert api.client.get(url, headers=member.headers).status_code == 403
-    assert api.client.patch(url, json={"botMemory": False}, headers=admin.headers).status_code == 200
+    assert (
+        api.client.patch(url, json={"botMemory": False}, headers=admin.headers).status_code == 200
+    )
 
 
 def test_another_organization_is_404(api: Api) -> None:
@@ -182,7 +187,9 @@ def test_org_admin_cannot_mint_tokens_for_another_org(api: Api) -> None:
     theirs = api.org()
     admin = api.user(mine, role="admin")
     stranger = api.user(theirs)
-    answer = api.client.post(f"/v1/admin/users/{stranger.id}/tokens", json={}, headers=admin.headers)
+    answer = api.client.post(
+        f"/v1/admin/users/{stranger.id}/tokens", json={}, headers=admin.headers
+    )
     assert answer.status_code == 404
     revoke = api.client.delete(f"/v1/admin/tokens/{stranger.token_prefix}", headers=admin.headers)
     assert revoke.status_code == 404

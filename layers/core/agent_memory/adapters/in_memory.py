@@ -112,6 +112,10 @@ class InMemoryStore:
     def write(self, actions: Sequence[Action]) -> None:
         if len(actions) > 100:
             raise TooLarge(f"one change may write at most 100 rows, not {len(actions)}")
+        keys = [_key_of(a) for a in actions]
+        if len(set(keys)) != len(keys):
+            # As DynamoDB: "Transaction request cannot include multiple operations on one item".
+            raise ValueError("a transaction may touch each row only once")
         self.requests += 1
         with self._lock:
             for position, action in enumerate(actions):

@@ -58,9 +58,7 @@ def install_error_handlers(app: FastAPI) -> None:
         path = _path(first.get("loc", ()))
         if first.get("type") == "json_invalid":
             path = []
-        return JSONResponse(
-            error_body("ValidationError", _validation_message(first), path), 400
-        )
+        return JSONResponse(error_body("ValidationError", _validation_message(first), path), 400)
 
     @app.exception_handler(HTTPException)
     async def http_error(_request: Request, error: HTTPException) -> JSONResponse:

@@ -107,7 +107,5 @@ def patch_settings(overrides: Mapping[str, Any], patch: Mapping[str, Any]) -> di
 def require_identifier(value: str, path: list[str | int]) -> str:
     """Client-chosen ids: 1..64 of letters, digits, `-`, `_`, `.`; they appear in URLs."""
     if not 1 <= len(value) <= 64 or not all(c.isalnum() or c in "-_." for c in value):
-        raise ValidationFailed(
-            "an id is 1 to 64 letters, digits, '-', '_' or '.'", path
-        )
+        raise ValidationFailed("an id is 1 to 64 letters, digits, '-', '_' or '.'", path)
     return value

@@ -103,7 +103,9 @@ class _Expression:
                 return f"{self.name(attribute)} = {self.value(value)}"
             case AbsentOrEquals(attribute, value):
                 pk = self.name("pk")
-                return f"(attribute_not_exists({pk}) OR {self.name(attribute)} = {self.value(value)})"
+                return (
+                    f"(attribute_not_exists({pk}) OR {self.name(attribute)} = {self.value(value)})"
+                )
         raise TypeError(condition)  # pragma: no cover
 
     def attach(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -165,7 +167,9 @@ class DynamoStore:
         key_condition = f"{expr.name(pk_name)} = {expr.value(pk)}"
         if key_range is not None:
             if key_range.prefix is not None:
-                key_condition += f" AND begins_with({expr.name(sk_name)}, {expr.value(key_range.prefix)})"
+                key_condition += (
+                    f" AND begins_with({expr.name(sk_name)}, {expr.value(key_range.prefix)})"
+                )
             elif key_range.low is not None and key_range.high is not None:
                 key_condition += (
                     f" AND {expr.name(sk_name)} BETWEEN {expr.value(key_range.low)}"

@@ -1,0 +1,137 @@
+"""Agent memories (seed 004) over HTTP: the seed's object, lists and the request bodies."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.domain.agent_memories import (
+    DEFAULT_IMPORTANCE,
+    DEFAULT_PAGE,
+    MAX_CONTENT_CHARS,
+    MAX_ENTITY_ID_CHARS,
+    MAX_ENTITY_TEXT_CHARS,
+    MAX_PAGE,
+    AgentMemory,
+    Entity,
+    NewMemory,
+    format_timestamp,
+)
+
+CategoryName = Literal["preference", "fact", "instruction"]
+EntityTypeName = Literal["account", "actor", "entity"]
+_METADATA = "Any JSON value (object, array, string, number, boolean or null), at most 16 KB."
+_EXPIRES = "RFC 3339 date-time with any offset (stored in UTC, to the millisecond), or null."
+_CONTENT = f"Plain text for an agent to read, 1 to {MAX_CONTENT_CHARS} characters."
+
+
+class EntityIn(Body):
+    id: str = Field(min_length=1, max_length=MAX_ENTITY_ID_CHARS)
+    # Accepted so a client can send back the entity it read.
+    object: Literal["entity"] = "entity"
+    type: EntityTypeName
+    name: str | None = Field(default=None, max_length=MAX_ENTITY_TEXT_CHARS)
+    handle: str | None = Field(default=None, max_length=MAX_ENTITY_TEXT_CHARS)
+
+    def to_domain(self) -> Entity:
+        return Entity(id=self.id, type=self.type, name=self.name, handle=self.handle)
+
+
+class CreateAgentMemory(Body):
+    category: CategoryName
+    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS, description=_CONTENT)
+    metadata: Any = Field(default=None, description=_METADATA)
+    entity: EntityIn | None = None
+    importance: float = Field(default=DEFAULT_IMPORTANCE, ge=0, le=1, allow_inf_nan=False)
+    expires_at: str | None = Field(default=None, description=_EXPIRES)
+
+    def to_domain(self) -> NewMemory:
+        return NewMemory(
+            category=self.category,
+            content=self.content,
+            metadata=self.metadata,
+            entity=self.entity.to_domain() if self.entity else None,
+            importance=self.importance,
+            expires_at=self.expires_at,
+        )
+
+
+class UpdateAgentMemory(Body):
+    """Only the fields sent change. `null` clears metadata, entity and expires_at; it is a
+    400 for category, content and importance."""
+
+    category: CategoryName | None = None
+    content: str | None = Field(default=None, min_length=1, max_length=MAX_CONTENT_CHARS)
+    metadata: Any = Field(default=None, description=_METADATA)
+    entity: EntityIn | None = None
+    importance: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    expires_at: str | None = Field(default=None, description=_EXPIRES)
+
+    def to_patch(self) -> dict[str, Any]:
+        patch = {name: getattr(self, name) for name in self.model_fields_set}
+        if isinstance(patch.get("entity"), EntityIn):
+            patch["entity"] = patch["entity"].to_domain()
+        return patch
+
+
+class RecallAgentMemories(Body):
+    limit: int = Field(default=DEFAULT_PAGE, ge=1, le=MAX_PAGE)
+    entity: str | None = Field(
+        default=None, min_length=1, max_length=MAX_ENTITY_ID_CHARS, description="An entity id"
+    )
+
+
+class EntityOut(Answer):
+    id: str
+    object: Literal["entity"] = "entity"
+    type: EntityTypeName
+    name: str | None
+    handle: str | None
+
+
+class AgentMemoryOut(Answer):
+    id: str
+    object: Literal["agent_memory"] = "agent_memory"
+    category: CategoryName
+    content: str
+    metadata: Any
+    entity: EntityOut | None
+    importance: float
+    expires_at: str | None
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, memory: AgentMemory) -> AgentMemoryOut:
+        entity = memory.entity
+        return cls(
+            id=memory.id,
+            category=memory.category,
+            content=memory.content,
+            metadata=memory.metadata,
+            entity=(
+                EntityOut(id=entity.id, type=entity.type, name=entity.name, handle=entity.handle)
+                if entity
+                else None
+            ),
+            importance=memory.importance,
+            expires_at=(
+                format_timestamp(memory.expires_at_ms) if memory.expires_at_ms is not None else None
+            ),
+            created_at=format_timestamp(memory.created_at_ms),
+            updated_at=format_timestamp(memory.updated_at_ms),
+        )
+
+
+class AgentMemoryList(Answer):
+    object: Literal["list"] = "list"
+    data: list[AgentMemoryOut]
+    has_more: bool
+
+
+class DeletedAgentMemory(Answer):
+    id: str
+    object: Literal["agent_memory"] = "agent_memory"
+    deleted: Literal[True] = True

@@ -1,0 +1,139 @@
+"""Agent memories (seed 004): create, retrieve, update, delete, list and recall.
+
+Any user of an organization may use its memories; another organization's memory is unknown
+(404) and the service admin token, which belongs to no organization, is refused (403).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from agent_memory.domain.agent_memories import (
+    ID_PREFIX,
+    MAX_ENTITY_ID_CHARS,
+    AgentMemory,
+    MemoryPage,
+    NewMemory,
+    apply_patch,
+    check_category,
+    check_limit,
+    create_memory,
+    is_memory_id,
+    memory_org,
+    parse_patch,
+)
+from agent_memory.domain.errors import Conflict, NotFound, ValidationFailed, WriteConflict
+from agent_memory.domain.identity import Principal
+from agent_memory.persistence.agent_memories import AgentMemoryRepository
+from agent_memory.ports import Cipher, Clock, Ids, Store
+
+T = TypeVar("T")
+# A PATCH or DELETE that loses a race re-reads and tries again this many times in all.
+_ATTEMPTS = 3
+
+
+class AgentMemoriesService:
+    def __init__(self, repo: AgentMemoryRepository, clock: Clock, ids: Ids) -> None:
+        self._repo = repo
+        self._clock = clock
+        self._ids = ids
+
+    @classmethod
+    def build(cls, store: Store, cipher: Cipher, clock: Clock, ids: Ids) -> AgentMemoriesService:
+        return cls(AgentMemoryRepository(store, cipher), clock, ids)
+
+    def create(self, principal: Principal, new: NewMemory) -> AgentMemory:
+        """Save a memory in the caller's organization."""
+        org_id = memory_org(principal)
+        memory = create_memory(self._ids.new(ID_PREFIX), org_id, new, self._clock.now_ms())
+        self._repo.create(memory)
+        return memory
+
+    def get(self, principal: Principal, memory_id: str) -> AgentMemory:
+        """A memory by id, expired or not."""
+        return self._find(memory_org(principal), memory_id)
+
+    def update(self, principal: Principal, memory_id: str, patch: Mapping[str, Any]) -> AgentMemory:
+        """Change the given fields only. An empty patch changes nothing (no write)."""
+        org_id = memory_org(principal)
+        changes = parse_patch(patch)
+
+        def attempt() -> AgentMemory:
+            current = self._find(org_id, memory_id)
+            if not changes:
+                return current
+            changed = apply_patch(current, changes, self._clock.now_ms())
+            self._repo.replace(current, changed)
+            return changed
+
+        return _retrying(attempt)
+
+    def delete(self, principal: Principal, memory_id: str) -> None:
+        """Delete a memory and its index rows; an unknown (or already deleted) one is 404."""
+        org_id = memory_org(principal)
+
+        def attempt() -> None:
+            self._repo.delete(self._find(org_id, memory_id))
+
+        _retrying(attempt)
+
+    def list_memories(
+        self,
+        principal: Principal,
+        *,
+        limit: int,
+        starting_after: str | None = None,
+        category: str | None = None,
+        entity_id: str | None = None,
+    ) -> MemoryPage:
+        """Unexpired memories, newest first. `starting_after` is a position (a memory id):
+        the memory need not exist any more, so paging survives deletes."""
+        org_id = memory_org(principal)
+        check_limit(limit, ["limit"])
+        if starting_after is not None and not is_memory_id(starting_after):
+            raise ValidationFailed("starting_after must be an agent memory id", ["starting_after"])
+        if category is not None:
+            check_category(category)
+        _check_entity_id(entity_id)
+        return self._repo.newest(
+            org_id,
+            limit=limit,
+            starting_after=starting_after,
+            category=category,
+            entity_id=entity_id,
+            now_ms=self._clock.now_ms(),
+        )
+
+    def recall(self, principal: Principal, *, limit: int, entity_id: str | None = None) -> MemoryPage:
+        """What an agent should take in: unexpired, highest importance first, ties newest
+        first, optionally only about one entity."""
+        org_id = memory_org(principal)
+        check_limit(limit, ["limit"])
+        _check_entity_id(entity_id)
+        return self._repo.recall(
+            org_id, limit=limit, entity_id=entity_id, now_ms=self._clock.now_ms()
+        )
+
+    def _find(self, org_id: str, memory_id: str) -> AgentMemory:
+        memory = self._repo.get(org_id, memory_id) if is_memory_id(memory_id) else None
+        if memory is None:
+            raise NotFound("agent memory not found")
+        return memory
+
+
+def _check_entity_id(entity_id: str | None) -> None:
+    if entity_id is not None and not 1 <= len(entity_id) <= MAX_ENTITY_ID_CHARS:
+        raise ValidationFailed(
+            f"entity must be an entity id of 1 to {MAX_ENTITY_ID_CHARS} characters", ["entity"]
+        )
+
+
+def _retrying(attempt: Callable[[], T]) -> T:
+    """Run a read-then-conditional-write until it wins the race (or gives up with 409)."""
+    for _ in range(_ATTEMPTS):
+        try:
+            return attempt()
+        except WriteConflict:
+            continue
+    raise Conflict("the agent memory kept changing while it was written; retry")
