@@ -3,7 +3,7 @@
 # never in the app's .venv.
 
 SAM_VENV ?= .venv-sam
-SAM_PYTHON ?= python3.11
+SAM_PYTHON ?= $(PYTHON)
 SAM_CLI_VERSION := 1.170.0
 CFN_LINT_VERSION := 1.58.0
 SAM_STAMP := $(SAM_VENV)/.installed-sam-$(SAM_CLI_VERSION)-cfn-lint-$(CFN_LINT_VERSION)

@@ -10,6 +10,7 @@ from typing import Any
 from agent_memory.config import Settings, load_settings
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.ports import Cipher, Clock, Ids, Orchestrator, Store
+from agent_memory.service.agent_memories import AgentMemoriesService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.registry import Services
@@ -62,6 +63,9 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             identity_repo, adapters.clock, adapters.ids, settings.admin_token_sha256
         ),
         org_settings=OrgSettingsService(identity_repo),
+        agent_memories=AgentMemoriesService.build(
+            adapters.store, adapters.cipher, adapters.clock, adapters.ids
+        ),
     )
 
 

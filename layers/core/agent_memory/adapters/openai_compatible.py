@@ -48,7 +48,10 @@ class OpenAICompatibleModel:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        http_request = urllib.request.Request(self._url, data=body, headers=headers, method="POST")
+        # The scheme was checked just above: only http(s) URLs are opened.
+        http_request = urllib.request.Request(  # noqa: S310
+            self._url, data=body, headers=headers, method="POST"
+        )
         started = time.monotonic()
         raw = self._send(http_request)
         latency_ms = (time.monotonic() - started) * 1000
@@ -88,7 +91,8 @@ class OpenAICompatibleModel:
             raise self._timeout() from None
         except (http.client.HTTPException, ConnectionError, OSError) as error:
             raise ModelFailure(
-                "unavailable", self._clean(f"connection to {self._url} failed: {error!r}"),
+                "unavailable",
+                self._clean(f"connection to {self._url} failed: {error!r}"),
                 retryable=True,
             ) from None
 
@@ -139,7 +143,7 @@ class OpenAICompatibleModel:
         """Bounded, and never the API key (some servers echo it back)."""
         if self._api_key:
             message = message.replace(self._api_key, "***")
-        return message[:_EXCERPT * 2]
+        return message[: _EXCERPT * 2]
 
 
 def _error_detail(error: urllib.error.HTTPError) -> str:

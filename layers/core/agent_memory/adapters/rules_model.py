@@ -32,9 +32,7 @@ _REMEMBER = re.compile(
     r"^(?:remember|note|keep in mind|don't forget|do not forget)\s*(?:that\b|:)?\s*(?P<what>.+)$",
     re.I,
 )
-_MY_X_IS = re.compile(
-    r"^my\s+(?P<x>[\w' -]{1,60}?)\s+(?P<verb>is|are|was|were)\s+(?P<y>.+)$", re.I
-)
+_MY_X_IS = re.compile(r"^my\s+(?P<x>[\w' -]{1,60}?)\s+(?P<verb>is|are|was|were)\s+(?P<y>.+)$", re.I)
 _PREFER = re.compile(
     r"^i\s+(?:really\s+|much\s+|usually\s+|generally\s+)?"
     r"(?P<verb>prefer|like|love|enjoy|want|would like|would rather have)\s+(?P<what>.+)$",
@@ -52,9 +50,11 @@ _DECISION = re.compile(
     re.I,
 )
 _STOP_WORDS = frozenset(
-    """a an the my our your their his her its this that these those to of for in on at by with
+    str.split(
+        """a an the my our your their his her its this that these those to of for in on at by with
     and or but is are was were be been it i we you me us them they he she please
-    all any some every each before after when then than so just also really very that's""".split()
+    all any some every each before after when then than so just also really very that's"""
+    )
 )
 _PRONOUNS = ((re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bme\b", re.I), "them"))
 

@@ -48,6 +48,7 @@ class Evidence(Protocol):
     @property
     def memory(self) -> Sequence[KnownEntry]: ...
 
+
 _FORMAT = (
     'Answer with one JSON object and nothing else: {"changes": [...]}. Each change is either '
     '{"op": "remember", "key": "<key>", "content": "<the fact in one or two plain sentences>", '
@@ -94,7 +95,7 @@ def instructions_for(pool_kind: str, allowed_kinds: Sequence[str], person: str |
         "Use only ids from the new items below, never ids of older items.",
         "Reuse the existing key when a change is about the same fact as an existing entry; "
         "choose a new key only for a new fact. Keys are short, lowercase, with letters, digits "
-        f"and '-' (at most {MAX_KEY_LENGTH} characters), e.g. \"budget\" or \"tests-first\".",
+        f'and \'-\' (at most {MAX_KEY_LENGTH} characters), e.g. "budget" or "tests-first".',
         "One change per key: never propose two changes for the same key.",
         "Count only clear statements by the user as preferences; never infer a preference from "
         "what the assistant said or from a guess.",

@@ -175,9 +175,7 @@ def _change(raw: object, path: list[str | int], known: frozenset[str]) -> Propos
         raise InvalidModelOutput("a change is not a JSON object", path)
     op = raw.get("op")
     if op not in _FIELDS:
-        raise InvalidModelOutput(
-            "a change needs 'op' set to 'remember' or 'forget'", [*path, "op"]
-        )
+        raise InvalidModelOutput("a change needs 'op' set to 'remember' or 'forget'", [*path, "op"])
     extra = sorted(set(raw) - _FIELDS[op])
     if extra:
         raise InvalidModelOutput(f"unknown field {extra[0]!r} in a {op} change", [*path, extra[0]])

@@ -8,10 +8,16 @@ kept in memory and repeated in every later turn is not. It still lets ordinary f
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
 from urllib.parse import parse_qsl, urlsplit
+
+
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
 
 PRIVATE_KEY = "a private key"
 PASSWORD = "a password"
@@ -44,11 +50,11 @@ _PASSWORD = re.compile(
     re.IGNORECASE,
 )
 # Words that follow "password is" in sentences about a password rather than giving it.
-_NOT_A_VALUE = frozenset(
+_NOT_A_VALUE = _wordset(
     """required needed necessary wrong incorrect invalid expired missing empty blank too not
     the a an my your their our stored saved kept set changed reset rotated managed weak strong
     secure long short case-sensitive different same ok fine correct protected hashed encrypted
-    in on at of for being still now also always never only""".split()
+    in on at of for being still now also always never only"""
 )
 _NAMED_SECRET = re.compile(
     r"\b(?:api[\s_-]?key|access[\s_-]?key(?:[\s_-]?id)?|secret(?:[\s_-]?(?:access[\s_-]?)?key)?"
@@ -60,12 +66,12 @@ _NAMED_SECRET = re.compile(
 
 _URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s<>\"'`)\]]+", re.IGNORECASE)
 # Query or fragment parameters that carry a credential (pre-signed S3, SAS, OAuth, API keys).
-_ACCESS_PARAMS = frozenset(
+_ACCESS_PARAMS = _wordset(
     """token access_token id_token refresh_token auth auth_token authtoken key api_key apikey
     api-key signature sig x-amz-signature x-amz-credential x-amz-security-token
     x-goog-signature x-goog-credential googleaccessid key-pair-id password pass pwd passwd
     secret client_secret session sessionid sid jwt otp ticket invite invite_code magic
-    magic_link login_token reset_token code_challenge st""".split()
+    magic_link login_token reset_token code_challenge st"""
 )
 # Path words of invitation, sign-in and password-reset links.
 _ACCESS_PATH = re.compile(
@@ -151,7 +157,11 @@ def _random(candidate: str) -> bool:
     letters = sum(ch.isalpha() for ch in candidate)
     digits = sum(ch.isdigit() for ch in candidate)
     # Random strings switch between letters and digits often; slugs and names rarely do.
-    switches = sum(a.isdigit() != b.isdigit() for a, b in zip(candidate, candidate[1:]) if a.isalnum() and b.isalnum())
+    switches = sum(
+        a.isdigit() != b.isdigit()
+        for a, b in itertools.pairwise(candidate)
+        if a.isalnum() and b.isalnum()
+    )
     if letters < 4 or digits < 2 or switches < 3:
         return False
     if re.fullmatch(r"[0-9a-fA-F-]+", candidate):

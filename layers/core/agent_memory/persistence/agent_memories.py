@@ -156,9 +156,7 @@ class AgentMemoryRepository:
         pk = list_partition(org_id, category, entity_id)
         return self._read(pk, limit, starting_after, now_ms, KeyRange(prefix=ID_PREFIX))
 
-    def recall(
-        self, org_id: str, *, limit: int, entity_id: str | None, now_ms: int
-    ) -> MemoryPage:
+    def recall(self, org_id: str, *, limit: int, entity_id: str | None, now_ms: int) -> MemoryPage:
         """Unexpired memories, highest importance first, ties newest first."""
         return self._read(recall_partition(org_id, entity_id), limit, None, now_ms, None)
 
@@ -230,7 +228,9 @@ class AgentMemoryRepository:
                 name=text.get("name"),
                 handle=text.get("handle"),
             )
-        metadata = json.loads(self._open(row, "metadata", "metadata")) if "metadata" in row else None
+        metadata = (
+            json.loads(self._open(row, "metadata", "metadata")) if "metadata" in row else None
+        )
         expires = row.get("expiresAt")
         return AgentMemory(
             id=str(row["id"]),

@@ -105,7 +105,9 @@ class AgentMemoriesService:
             now_ms=self._clock.now_ms(),
         )
 
-    def recall(self, principal: Principal, *, limit: int, entity_id: str | None = None) -> MemoryPage:
+    def recall(
+        self, principal: Principal, *, limit: int, entity_id: str | None = None
+    ) -> MemoryPage:
         """What an agent should take in: unexpired, highest importance first, ties newest
         first, optionally only about one entity."""
         org_id = memory_org(principal)

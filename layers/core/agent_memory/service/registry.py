@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent_memory.config import Settings
+from agent_memory.service.agent_memories import AgentMemoriesService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.org_settings import OrgSettingsService
 
@@ -14,3 +15,4 @@ class Services:
     settings: Settings
     identity: IdentityService
     org_settings: OrgSettingsService
+    agent_memories: AgentMemoriesService

@@ -1,0 +1,90 @@
+"""Agent memories (API.md, "Agent memories (seed 004)"): any user of the organization."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from agent_memory.api.contracts.agent_memories import (
+    AgentMemoryList,
+    AgentMemoryOut,
+    CategoryName,
+    CreateAgentMemory,
+    DeletedAgentMemory,
+    RecallAgentMemories,
+    UpdateAgentMemory,
+)
+from agent_memory.api.deps import CallerDep, ServicesDep, run
+from agent_memory.domain.agent_memories import DEFAULT_PAGE, MAX_PAGE, MemoryPage
+
+router = APIRouter(prefix="/v1/agent_memories", tags=["agent memories"])
+
+
+def _page(page: MemoryPage) -> AgentMemoryList:
+    return AgentMemoryList(
+        data=[AgentMemoryOut.of(m) for m in page.memories], has_more=page.has_more
+    )
+
+
+@router.post("", status_code=201)
+async def create_agent_memory(
+    body: CreateAgentMemory, caller: CallerDep, svc: ServicesDep
+) -> AgentMemoryOut:
+    memory = await run(svc, svc.agent_memories.create, caller, body.to_domain())
+    return AgentMemoryOut.of(memory)
+
+
+@router.get("")
+async def list_agent_memories(
+    caller: CallerDep,
+    svc: ServicesDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE,
+    starting_after: Annotated[str | None, Query(description="A memory id (a position)")] = None,
+    category: CategoryName | None = None,
+    entity: Annotated[str | None, Query(description="An entity id")] = None,
+) -> AgentMemoryList:
+    """Unexpired memories, newest first."""
+    page = await run(
+        svc,
+        svc.agent_memories.list_memories,
+        caller,
+        limit=limit,
+        starting_after=starting_after,
+        category=category,
+        entity_id=entity,
+    )
+    return _page(page)
+
+
+@router.post("/recall")
+async def recall_agent_memories(
+    body: RecallAgentMemories, caller: CallerDep, svc: ServicesDep
+) -> AgentMemoryList:
+    """Unexpired memories, highest importance first, ties newest first."""
+    page = await run(
+        svc, svc.agent_memories.recall, caller, limit=body.limit, entity_id=body.entity
+    )
+    return _page(page)
+
+
+@router.get("/{memoryId}")
+async def get_agent_memory(memoryId: str, caller: CallerDep, svc: ServicesDep) -> AgentMemoryOut:
+    return AgentMemoryOut.of(await run(svc, svc.agent_memories.get, caller, memoryId))
+
+
+@router.patch("/{memoryId}")
+async def update_agent_memory(
+    memoryId: str, body: UpdateAgentMemory, caller: CallerDep, svc: ServicesDep
+) -> AgentMemoryOut:
+    """Only the fields sent change; `updated_at` moves, `created_at` stays."""
+    memory = await run(svc, svc.agent_memories.update, caller, memoryId, body.to_patch())
+    return AgentMemoryOut.of(memory)
+
+
+@router.delete("/{memoryId}")
+async def delete_agent_memory(
+    memoryId: str, caller: CallerDep, svc: ServicesDep
+) -> DeletedAgentMemory:
+    await run(svc, svc.agent_memories.delete, caller, memoryId)
+    return DeletedAgentMemory(id=memoryId)
