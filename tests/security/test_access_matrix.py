@@ -1,0 +1,221 @@
+"""The access matrix, built FROM infra/openapi.json: every route, present and future, is
+called as its owner, as a same-organization stranger, as another organization's user,
+without a token and with a revoked token.
+
+A new route fails here until it is classified in `AUDIENCE` (who may use it) and, when it
+takes a body, given a sample in `BODIES`: adding a route means deciding who may call it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from infra.gen_openapi import OPENAPI_PATH
+from tests.conftest import Api, User
+
+DOCUMENT = json.loads(OPENAPI_PATH.read_text())
+ROUTES = sorted(
+    (method.upper(), path)
+    for path, operations in DOCUMENT["paths"].items()
+    for method in operations
+    if path != "/healthz"
+)
+
+# Who may use a route (besides the service admin), by path prefix:
+#   "service-admin": only the admin token; an organization's member gets 403, and 404 when
+#                    the route names an object of another organization.
+#   "org-admin":     the organization's admins; members 403, other organizations 404.
+#   "org":           any member of the organization; other organizations 404 on object ids.
+#   "owner":         the object's owner (and members where granted); others 404.
+AUDIENCE: list[tuple[str, str]] = [
+    (r"^/v1/admin/", "service-admin"),
+    (r"^/v1/organizations/\{orgId\}/", "org-admin"),
+    (r"^/v1/agent_memories", "org"),
+    (r"^/v1/agents/\{agentId\}", "owner"),
+    (r"^/v1/agents$", "org"),
+    (r"^/v1/sessions/\{sessionId\}", "owner"),
+    (r"^/v1/sessions$", "owner"),  # creating a session needs access to its agent
+]
+
+
+@dataclass
+class World:
+    """One organization's objects, created by their owner, plus the other callers."""
+
+    api: Api
+    org: str
+    owner: User
+    stranger: User
+    outsider: User
+    revoked: User
+    ids: dict[str, str] = field(default_factory=dict)
+
+    def session_view(self) -> dict[str, Any]:
+        answer = self.api.client.get(
+            f"/v1/sessions/{self.ids['sessionId']}", headers=self.owner.headers
+        )
+        return dict(answer.json()["session"])
+
+
+def _has(method: str, path: str) -> bool:
+    return (method, path) in ROUTES
+
+
+def build_world(api: Api) -> World:
+    org = api.org()
+    other = api.org()
+    world = World(
+        api=api,
+        org=org,
+        owner=api.user(org),
+        stranger=api.user(org),
+        outsider=api.user(other),
+        revoked=api.user(org),
+    )
+    client, headers = api.client, world.owner.headers
+    world.ids["orgId"] = org
+    world.ids["userId"] = world.owner.id
+    spare = client.post(f"/v1/admin/users/{world.owner.id}/tokens", json={}, headers=api.admin)
+    world.ids["tokenPrefix"] = spare.json()["tokenPrefix"]
+    assert (
+        client.delete(
+            f"/v1/admin/tokens/{world.revoked.token_prefix}", headers=api.admin
+        ).status_code
+        == 204
+    )
+    if _has("POST", "/v1/agents"):
+        agent = client.post("/v1/agents", json={"name": "helper"}, headers=headers)
+        assert agent.status_code == 201, agent.text
+        world.ids["agentId"] = agent.json()["agent"]["id"]
+    if _has("POST", "/v1/sessions"):
+        body = {"agentId": world.ids["agentId"], "kind": "subagent"}
+        session = client.post("/v1/sessions", json=body, headers=headers)
+        assert session.status_code == 201, session.text
+        world.ids["sessionId"] = session.json()["session"]["id"]
+    if _has("POST", "/v1/agent_memories"):
+        memory = client.post(
+            "/v1/agent_memories",
+            json={"category": "fact", "content": "Orders 40 pallets a month.", "importance": 0.5},
+            headers=headers,
+        )
+        assert memory.status_code == 201, memory.text
+        world.ids["memoryId"] = memory.json()["id"]
+    return world
+
+
+def _command(world: World, command: dict[str, Any]) -> dict[str, Any]:
+    view = world.session_view()
+    return {"expected": view["head"], "revision": view["revision"], "command": command}
+
+
+BODIES: dict[tuple[str, str], Callable[[World], Any]] = {
+    ("POST", "/v1/admin/organizations"): lambda w: {"name": "Globex"},
+    ("POST", "/v1/admin/users"): lambda w: {"organizationId": w.org},
+    ("POST", "/v1/admin/users/{userId}/tokens"): lambda w: {},
+    ("PATCH", "/v1/organizations/{orgId}/settings"): lambda w: {"agentMemory": False},
+    ("POST", "/v1/agents"): lambda w: {"name": "another"},
+    ("POST", "/v1/sessions"): lambda w: {"agentId": w.ids["agentId"]},
+    ("POST", "/v1/sessions/{sessionId}/turns"): lambda w: {
+        "items": [{"role": "user", "content": "hello"}]
+    },
+    ("POST", "/v1/sessions/{sessionId}/fork"): lambda w: {},
+    ("POST", "/v1/sessions/{sessionId}/promote"): lambda w: {"name": "promoted"},
+    ("POST", "/v1/sessions/{sessionId}/memory"): lambda w: _command(
+        w, {"_tag": "Remember", "key": "budget", "content": "1500 EUR", "kind": "fact"}
+    ),
+    ("POST", "/v1/agents/{agentId}/memory"): lambda w: {
+        "expected": 0,
+        "command": {
+            "_tag": "Remember",
+            "key": "tests-first",
+            "content": "Run tests.",
+            "kind": "procedure",
+        },
+    },
+    ("POST", "/v1/agent_memories"): lambda w: {
+        "category": "preference",
+        "content": "Prefers express shipping.",
+        "importance": 0.9,
+    },
+    ("PATCH", "/v1/agent_memories/{memoryId}"): lambda w: {"importance": 0.7},
+    ("POST", "/v1/agent_memories/recall"): lambda w: {"limit": 5},
+}
+
+
+def audience(path: str) -> str:
+    for pattern, who in AUDIENCE:
+        if re.search(pattern, path):
+            return who
+    raise AssertionError(f"classify the new route {path} in AUDIENCE")
+
+
+def expected(method: str, path: str, caller: str) -> set[int]:
+    """Statuses allowed for `caller` on a route; "ok" means any 2xx or a non-access 4xx."""
+    if caller in ("anonymous", "revoked"):
+        return {401}
+    who = audience(path)
+    names_object = "{" in path
+    if who == "service-admin":
+        if caller == "outsider" and (names_object or path.endswith("/users")):
+            return {404}
+        return {403}
+    if who == "org-admin":
+        return {404} if caller == "outsider" else {403}
+    if who == "org":
+        return {404} if caller == "outsider" and names_object else {0}
+    if caller in ("stranger", "outsider"):
+        return {404} if names_object or path == "/v1/sessions" else {0}
+    return {0}
+
+
+def _call(world: World, method: str, path: str, headers: dict[str, str]) -> Any:
+    url = re.sub(r"\{(\w+)\}", lambda m: world.ids[m.group(1)], path)
+    operation = DOCUMENT["paths"][path][method.lower()]
+    kwargs: dict[str, Any] = {"headers": headers}
+    if "requestBody" in operation:
+        sample = BODIES.get((method, path))
+        assert sample is not None, f"add a sample body for {method} {path} to BODIES"
+        kwargs["json"] = sample(world)
+    return world.api.client.request(method, url, **kwargs)
+
+
+CALLERS = ("anonymous", "revoked", "outsider", "stranger", "owner")
+
+
+@pytest.mark.parametrize(("method", "path"), ROUTES, ids=[f"{m} {p}" for m, p in ROUTES])
+def test_route_access(api: Api, method: str, path: str) -> None:
+    for caller in CALLERS:
+        world = build_world(api)  # fresh objects: an allowed DELETE must not hide the next
+        headers = {
+            "anonymous": {},
+            "revoked": world.revoked.headers,
+            "outsider": world.outsider.headers,
+            "stranger": world.stranger.headers,
+            "owner": world.owner.headers,
+        }[caller]
+        answer = _call(world, method, path, headers)
+        allowed = expected(method, path, caller)
+        if allowed == {0}:
+            assert answer.status_code < 500, f"{caller}: {answer.status_code} {answer.text}"
+            assert answer.status_code not in (401, 403, 404), (
+                f"{caller} should be allowed {method} {path}: {answer.status_code} {answer.text}"
+            )
+        else:
+            assert answer.status_code in allowed, (
+                f"{caller} on {method} {path}: {answer.status_code} {answer.text}"
+            )
+            assert answer.json()["error"]["_tag"] in {"Unauthorized", "Forbidden", "NotFound"}
+
+
+def test_the_matrix_covers_the_document() -> None:
+    assert ("POST", "/v1/admin/users") in ROUTES
+    for method, path in ROUTES:
+        audience(path)
+        if "requestBody" in DOCUMENT["paths"][path][method.lower()]:
+            assert (method, path) in BODIES, f"add a sample body for {method} {path}"
