@@ -307,7 +307,9 @@ def test_every_user_of_the_organization_shares_its_memories(api: Api, ana: User)
 
 def test_the_service_admin_token_has_no_memories(api: Api, ana: User) -> None:
     made = create(api, ana)
-    assert_error(api.client.post(URL, json={"category": "fact", "content": "x"}, headers=api.admin), 403)
+    assert_error(
+        api.client.post(URL, json={"category": "fact", "content": "x"}, headers=api.admin), 403
+    )
     assert_error(api.client.get(URL, headers=api.admin), 403)
     assert_error(api.client.get(f"{URL}/{made['id']}", headers=api.admin), 403)
     assert_error(api.client.post(f"{URL}/recall", json={}, headers=api.admin), 403)
@@ -316,3 +318,225 @@ def test_the_service_admin_token_has_no_memories(api: Api, ana: User) -> None:
 def test_routes_need_a_token(api: Api) -> None:
     assert api.client.get(URL).status_code == 401
     assert api.client.post(f"{URL}/recall", json={}).status_code == 401
+
+
+# --- Lists -----------------------------------------------------------------------------------
+
+
+def test_list_is_newest_first_with_a_default_limit_of_10(api: Api, ana: User) -> None:
+    made = [create(api, ana, content=f"note {n}")["id"] for n in range(12)]
+    page = listed(api, ana)
+    assert page["object"] == "list"
+    assert ids(page) == made[::-1][:10]
+    assert page["has_more"] is True
+    assert set(page["data"][0]) == FIELDS
+
+
+def test_list_pages_with_starting_after(api: Api, ana: User) -> None:
+    made = [create(api, ana, content=f"note {n}")["id"] for n in range(5)][::-1]
+    first = listed(api, ana, "?limit=2")
+    second = listed(api, ana, f"?limit=2&starting_after={ids(first)[-1]}")
+    third = listed(api, ana, f"?limit=2&starting_after={ids(second)[-1]}")
+    assert [ids(first), ids(second), ids(third)] == [made[:2], made[2:4], made[4:]]
+    assert [first["has_more"], second["has_more"], third["has_more"]] == [True, True, False]
+    exact = listed(api, ana, "?limit=5")
+    assert (ids(exact), exact["has_more"]) == (made, False)
+
+
+def test_starting_after_a_deleted_memory_still_pages(api: Api, ana: User) -> None:
+    made = [create(api, ana, content=f"note {n}")["id"] for n in range(4)][::-1]
+    first = listed(api, ana, "?limit=2")
+    api.client.delete(f"{URL}/{ids(first)[-1]}", headers=ana.headers)
+    assert ids(listed(api, ana, f"?limit=2&starting_after={ids(first)[-1]}")) == made[2:]
+
+
+def test_list_pages_are_stable_under_inserts(api: Api, ana: User) -> None:
+    before = [create(api, ana, content=f"old {n}")["id"] for n in range(7)][::-1]
+    seen: list[str] = []
+    page = listed(api, ana, "?limit=2")
+    while True:
+        seen += ids(page)
+        create(api, ana, content="inserted while paging")
+        if not page["has_more"]:
+            break
+        page = listed(api, ana, f"?limit=2&starting_after={seen[-1]}")
+    assert seen == before
+
+
+@pytest.mark.parametrize(
+    ("query", "path"),
+    [
+        ("?limit=0", ["limit"]),
+        ("?limit=101", ["limit"]),
+        ("?limit=ten", ["limit"]),
+        ("?category=opinion", ["category"]),
+        ("?starting_after=not-an-id", ["starting_after"]),
+        ("?entity=" + "e" * 256, ["entity"]),
+    ],
+)
+def test_bad_list_queries_are_400(api: Api, ana: User, query: str, path: list[Any]) -> None:
+    assert_error(api.client.get(f"{URL}{query}", headers=ana.headers), 400, path)
+
+
+def test_list_limit_100_is_allowed(api: Api, ana: User) -> None:
+    create(api, ana)
+    assert len(listed(api, ana, "?limit=100")["data"]) == 1
+
+
+def test_list_filters_by_category_and_entity(api: Api, ana: User) -> None:
+    acme = {"id": "cus_acme", "type": "account"}
+    a = create(api, ana, category="fact", entity=acme)["id"]
+    b = create(api, ana, category="preference", entity=acme)["id"]
+    c = create(api, ana, category="fact")["id"]
+    d = create(api, ana, category="fact", entity={"id": "cus_other", "type": "account"})["id"]
+    assert ids(listed(api, ana, "?category=fact")) == [d, c, a]
+    assert ids(listed(api, ana, "?entity=cus_acme")) == [b, a]
+    assert ids(listed(api, ana, "?entity=cus_acme&category=fact")) == [a]
+    assert ids(listed(api, ana, "?category=instruction")) == []
+    page = listed(api, ana, f"?category=fact&limit=1&starting_after={d}")
+    assert (ids(page), page["has_more"]) == ([c], True)
+
+
+def test_filters_follow_patches(api: Api, ana: User) -> None:
+    made = create(api, ana, category="fact", entity={"id": "e1", "type": "entity"})["id"]
+    change = {"category": "instruction", "entity": {"id": "e2", "type": "entity"}}
+    api.client.patch(f"{URL}/{made}", json=change, headers=ana.headers)
+    assert ids(listed(api, ana, "?category=fact")) == []
+    assert ids(listed(api, ana, "?entity=e1")) == []
+    assert ids(listed(api, ana, "?entity=e2&category=instruction")) == [made]
+    assert ids(recall(api, ana, limit=5, entity="e1")) == []
+    assert ids(recall(api, ana, limit=5, entity="e2")) == [made]
+
+
+def test_entity_ids_with_separators_do_not_mix(api: Api, ana: User) -> None:
+    tricky = create(api, ana, entity={"id": "a#C#fact", "type": "entity"})["id"]
+    plain = create(api, ana, category="fact", entity={"id": "a", "type": "entity"})["id"]
+    assert ids(listed(api, ana, "?entity=a%23C%23fact")) == [tricky]
+    assert ids(listed(api, ana, "?entity=a&category=fact")) == [plain]
+
+
+# --- Expiry ------------------------------------------------------------------------------------
+
+
+def test_expired_memories_are_left_out_but_kept(api: Api, ana: User) -> None:
+    live = create(api, ana, expires_at=FUTURE, importance=0.1, entity={"id": "c", "type": "actor"})
+    gone = create(api, ana, expires_at=PAST, importance=0.9, entity={"id": "c", "type": "actor"})
+    for query in ("", "?category=fact", "?entity=c", "?entity=c&category=fact"):
+        assert ids(listed(api, ana, query)) == [live["id"]]
+    assert ids(recall(api, ana, limit=10)) == [live["id"]]
+    assert ids(recall(api, ana, limit=10, entity="c")) == [live["id"]]
+    fetched = api.client.get(f"{URL}/{gone['id']}", headers=ana.headers)
+    assert fetched.status_code == 200
+    assert fetched.json()["expires_at"] == "2001-02-03T04:05:06.000Z"
+    revived = api.client.patch(
+        f"{URL}/{gone['id']}", json={"expires_at": None}, headers=ana.headers
+    )
+    assert revived.status_code == 200
+    assert ids(recall(api, ana, limit=10)) == [gone["id"], live["id"]]
+
+
+def test_expired_memories_do_not_count_toward_has_more(api: Api, ana: User) -> None:
+    live = create(api, ana)["id"]
+    create(api, ana, expires_at=PAST)
+    page = listed(api, ana, "?limit=1")
+    assert (ids(page), page["has_more"]) == ([live], False)
+    answer = recall(api, ana, limit=1)
+    assert (ids(answer), answer["has_more"]) == ([live], False)
+
+
+# --- Recall --------------------------------------------------------------------------------------
+
+
+def test_recall_is_highest_importance_first_ties_newest_first(api: Api, ana: User) -> None:
+    low = create(api, ana, importance=0.1)["id"]
+    tie_old = create(api, ana, importance=0.7)["id"]
+    top = create(api, ana, importance=1)["id"]
+    tie_new = create(api, ana, importance=0.7)["id"]
+    zero = create(api, ana, importance=0)["id"]
+    answer = recall(api, ana, limit=10)
+    assert answer["object"] == "list"
+    assert ids(answer) == [top, tie_new, tie_old, low, zero]
+    assert answer["has_more"] is False
+    first = recall(api, ana, limit=2)
+    assert (ids(first), first["has_more"]) == ([top, tie_new], True)
+    assert len(recall(api, ana)["data"]) == 5  # limit defaults to 10
+
+
+def test_recall_follows_importance_changes(api: Api, ana: User) -> None:
+    a = create(api, ana, importance=0.9)["id"]
+    b = create(api, ana, importance=0.5)["id"]
+    api.client.patch(f"{URL}/{a}", json={"importance": 0.1}, headers=ana.headers)
+    assert ids(recall(api, ana, limit=10)) == [b, a]
+
+
+def test_recall_by_entity(api: Api, ana: User) -> None:
+    mine = create(api, ana, importance=0.2, entity={"id": "cus_1", "type": "account"})["id"]
+    create(api, ana, importance=0.9, entity={"id": "cus_2", "type": "account"})
+    create(api, ana, importance=0.95)
+    assert ids(recall(api, ana, limit=10, entity="cus_1")) == [mine]
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        ({"limit": 0}, ["limit"]),
+        ({"limit": 101}, ["limit"]),
+        ({"limit": "5"}, ["limit"]),
+        ({"limit": 5, "entity": ""}, ["entity"]),
+        ({"limit": 5, "category": "fact"}, ["category"]),
+    ],
+)
+def test_bad_recall_is_400(api: Api, ana: User, body: dict[str, Any], path: list[Any]) -> None:
+    answer = api.client.post(f"{URL}/recall", json=body, headers=ana.headers)
+    assert_error(answer, 400, path)
+
+
+def test_recall_reads_only_what_it_returns(api: Api, ana: User, adapters: Any) -> None:
+    for n in range(40):
+        create(api, ana, importance=n / 100)
+    for _ in range(3):
+        create(api, ana, importance=1, expires_at=PAST)
+    read = {"requests": 0, "items": 0}
+
+    def count(parsed: Any, **_: Any) -> None:
+        read["requests"] += 1
+        read["items"] += int(parsed["ScannedCount"])
+
+    events = adapters.store._client.meta.events
+    events.register("after-call.dynamodb.Query", count)
+    try:
+        answer = recall(api, ana, limit=5)
+    finally:
+        events.unregister("after-call.dynamodb.Query", count)
+    assert [m["importance"] for m in answer["data"]] == [0.39, 0.38, 0.37, 0.36, 0.35]
+    # 5 returned + 1 to know has_more + the 3 expired stepped over, plus at most the
+    # store's look-ahead row per request: never the organization's 43 memories.
+    assert read["requests"] <= 2
+    assert read["items"] <= 5 + 1 + 3 + read["requests"]
+
+
+# --- Encryption ----------------------------------------------------------------------------------
+
+
+def test_content_metadata_and_entity_text_are_not_stored_in_plaintext(
+    api: Api, ana: User, local_aws: Any
+) -> None:
+    made = create(
+        api,
+        ana,
+        content="The secret plan is purple.",
+        metadata={"note": "hidden-metadata"},
+        entity={"id": "cus_7", "type": "account", "name": "Zed Zebra", "handle": "zed@zoo.test"},
+        importance=0.6,
+    )
+    session, local = local_aws
+    items = session.client("dynamodb").scan(TableName=local.table_name)["Items"]
+    rows = [i for i in items if i.get("id", {}).get("S") == made["id"]]
+    assert len(rows) == 6  # the base row and five index rows
+    raw = repr(rows)
+    for secret in ("purple", "hidden-metadata", "Zed Zebra", "zed@zoo.test"):
+        assert secret not in raw
+    for row in rows:  # what lists, filters and recall need stays plaintext
+        assert row["category"] == {"S": "fact"}
+        assert row["entityId"] == {"S": "cus_7"}
+        assert row["importance"] == {"N": "0.6"}

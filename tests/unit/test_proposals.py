@@ -104,7 +104,10 @@ REMEMBER = {"op": "remember", "key": "k", "content": "c", "kind": "fact", "sourc
         (_one({k: v for k, v in REMEMBER.items() if k != "op"}), ["changes", 0, "op"]),
         (_one({k: v for k, v in REMEMBER.items() if k != "content"}), ["changes", 0, "content"]),
         (_one({**REMEMBER, "why": "because"}), ["changes", 0, "why"]),
-        (_one({"op": "forget", "key": "k", "sources": ["i"], "kind": "fact"}), ["changes", 0, "kind"]),
+        (
+            _one({"op": "forget", "key": "k", "sources": ["i"], "kind": "fact"}),
+            ["changes", 0, "kind"],
+        ),
         (_one({**REMEMBER, "key": ""}), ["changes", 0, "key"]),
         (_one({**REMEMBER, "key": "has space"}), ["changes", 0, "key"]),
         (_one({**REMEMBER, "key": "x" * 101}), ["changes", 0, "key"]),

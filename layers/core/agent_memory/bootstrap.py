@@ -8,12 +8,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.config import Settings, load_settings
+from agent_memory.persistence.agents import AgentRepository
 from agent_memory.persistence.identity import IdentityRepository
-from agent_memory.ports import Cipher, Clock, Ids, Orchestrator, Store
+from agent_memory.persistence.sessions import SessionRepository
+from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, Store
 from agent_memory.service.agent_memories import AgentMemoriesService
+from agent_memory.service.agents import AgentService
 from agent_memory.service.identity import IdentityService
+from agent_memory.service.learning import LearningService
+from agent_memory.service.learning_pools import LearningPool
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.registry import Services
+from agent_memory.service.session_learning import SessionLearningPool
+from agent_memory.service.session_memory import SessionMemoryService
+from agent_memory.service.sessions import SessionAccess, SessionService
 
 
 @dataclass
@@ -23,6 +31,7 @@ class Adapters:
     clock: Clock
     ids: Ids
     orchestrator: Orchestrator | None = None
+    models: ModelCatalog | None = None
 
 
 def aws_adapters(settings: Settings, session: Any = None) -> Adapters:
@@ -42,6 +51,12 @@ def aws_adapters(settings: Settings, session: Any = None) -> Adapters:
         max_pool_connections=50,
     )
     dynamodb = session.client("dynamodb", config=config)
+    orchestrator = None
+    if settings.state_machine_arn:
+        from agent_memory.adapters.stepfunctions import StepFunctionsOrchestrator
+
+        stepfunctions = session.client("stepfunctions", config=config)
+        orchestrator = StepFunctionsOrchestrator(stepfunctions, settings.state_machine_arn)
     return Adapters(
         store=DynamoStore(dynamodb, settings.table_name),
         cipher=KmsCipher(
@@ -52,11 +67,50 @@ def aws_adapters(settings: Settings, session: Any = None) -> Adapters:
         ),
         clock=SystemClock(),
         ids=RandomIds(),
+        orchestrator=orchestrator,
+        models=model_catalog(settings),
+    )
+
+
+def model_catalog(settings: Settings) -> ModelCatalog:
+    """The learning models this deployment offers (`provider/model`)."""
+    from agent_memory.adapters.models import ModelCatalogImpl
+
+    return ModelCatalogImpl(
+        default_model=settings.default_model,
+        openai_base_url=settings.openai_base_url,
+        openai_api_key=settings.openai_api_key,
+        region=settings.region,
+    )
+
+
+def learning_pools(settings: Settings, adapters: Adapters) -> list[LearningPool]:
+    """The pools durable learning serves, each with its own rules."""
+    return [SessionLearningPool(session_access(settings, adapters), adapters.clock)]
+
+
+def session_access(settings: Settings, adapters: Adapters) -> SessionAccess:
+    """Sessions as every session use case loads them (repository, switches, models)."""
+    return SessionAccess(
+        SessionRepository(adapters.store, adapters.cipher),
+        OrgSettingsService(IdentityRepository(adapters.store)),
+        adapters.models or model_catalog(settings),
     )
 
 
 def build_services(settings: Settings, adapters: Adapters) -> Services:
     identity_repo = IdentityRepository(adapters.store)
+    learning = LearningService(
+        adapters.store,
+        adapters.cipher,
+        adapters.clock,
+        adapters.ids,
+        adapters.orchestrator,
+        adapters.models or model_catalog(settings),
+        learning_pools(settings, adapters),
+    )
+    access = session_access(settings, adapters)
+    agents = AgentService(AgentRepository(adapters.store), adapters.clock, adapters.ids)
     return Services(
         settings=settings,
         identity=IdentityService(
@@ -65,6 +119,22 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
         org_settings=OrgSettingsService(identity_repo),
         agent_memories=AgentMemoriesService.build(
             adapters.store, adapters.cipher, adapters.clock, adapters.ids
+        ),
+        learning=learning,
+        agents=agents,
+        sessions=SessionService(
+            access,
+            agents,
+            adapters.clock,
+            adapters.ids,
+            default_model=settings.default_model,
+            learning=learning,
+        ),
+        session_memory=SessionMemoryService(
+            access,
+            adapters.clock,
+            max_text_length=settings.memory_text_max_length,
+            learning=learning,
         ),
     )
 
@@ -90,3 +160,41 @@ def services_from_environment() -> Callable[[], Services]:
         return build_services(settings, aws_adapters(settings))
 
     return lazy(factory)
+
+
+class ColdStart:
+    """Services built on first use and kept (a Lambda cold start), rebuilt after `reset()`.
+
+    The learning step handlers use `step_services`. Tests reset it for each fresh embedded
+    AWS (a new KMS key), or pin the services they built with `use(services)`.
+    """
+
+    def __init__(self, factory: Callable[[], Services]) -> None:
+        self._factory = factory
+        self._built: Services | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Services:
+        built = self._built
+        if built is None:
+            with self._lock:
+                if self._built is None:
+                    self._built = self._factory()
+                built = self._built
+        return built
+
+    def reset(self) -> None:
+        with self._lock:
+            self._built = None
+
+    def use(self, services: Services) -> None:
+        with self._lock:
+            self._built = services
+
+
+def _from_environment() -> Services:
+    settings = load_settings()
+    return build_services(settings, aws_adapters(settings))
+
+
+step_services = ColdStart(_from_environment)

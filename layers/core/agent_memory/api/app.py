@@ -8,10 +8,17 @@ from fastapi import FastAPI
 
 from agent_memory.api.errors import install_error_handlers
 from agent_memory.api.observability import RequestContext
-from agent_memory.api.routers import admin, agent_memories, health, org_settings
+from agent_memory.api.routers import admin, agent_memories, agents, health, org_settings, sessions
 from agent_memory.service.registry import Services
 
-ROUTERS = (health.router, admin.router, org_settings.router, agent_memories.router)
+ROUTERS = (
+    health.router,
+    admin.router,
+    org_settings.router,
+    agent_memories.router,
+    agents.router,
+    sessions.router,
+)
 
 
 def create_app(services: Callable[[], Services], *, max_body_bytes: int = 1_048_576) -> FastAPI:

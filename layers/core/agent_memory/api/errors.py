@@ -16,7 +16,7 @@ from agent_memory.domain.errors import DomainError
 # Where a request part comes first in a validation error's location.
 _LOCATIONS = {"body", "query", "path", "header"}
 # Tags of discriminated unions: pydantic puts the chosen variant in the location.
-UNION_TAGS: set[str] = set()
+UNION_TAGS: set[str] = {"Remember", "Forget", "Configure", "Refresh"}
 
 
 def error_body(tag: str, message: str, path: Sequence[str | int] = ()) -> dict[str, Any]:

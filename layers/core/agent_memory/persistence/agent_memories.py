@@ -165,9 +165,12 @@ class AgentMemoryRepository:
     ) -> MemoryPage:
         kept: list[Record] = []
         skipped = 0
+        rounds = 0
         while True:
-            # One row past the page tells has_more; ask for more when expired rows show up.
-            size = min(_MAX_READ, limit + 1 - len(kept) + skipped)
+            # One row past the page tells has_more. Read just what is missing; only when
+            # expired rows keep coming does each further request double in size.
+            size = min(_MAX_READ, (limit + 1 - len(kept)) << max(0, rounds - 1))
+            rounds += 1
             page = self._store.query(pk, key_range, limit=size, after=after, newest_first=True)
             for row in page.records:
                 if expired(row.get("expiresAt"), now_ms):

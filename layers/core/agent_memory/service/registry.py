@@ -6,8 +6,12 @@ from dataclasses import dataclass
 
 from agent_memory.config import Settings
 from agent_memory.service.agent_memories import AgentMemoriesService
+from agent_memory.service.agents import AgentService
 from agent_memory.service.identity import IdentityService
+from agent_memory.service.learning import LearningService
 from agent_memory.service.org_settings import OrgSettingsService
+from agent_memory.service.session_memory import SessionMemoryService
+from agent_memory.service.sessions import SessionService
 
 
 @dataclass
@@ -16,3 +20,7 @@ class Services:
     identity: IdentityService
     org_settings: OrgSettingsService
     agent_memories: AgentMemoriesService
+    learning: LearningService
+    agents: AgentService
+    sessions: SessionService
+    session_memory: SessionMemoryService

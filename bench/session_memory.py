@@ -1,0 +1,244 @@
+"""Session memory on the embedded AWS (in-process moto), through the HTTP app:
+
+- DynamoDB requests (by operation) and KMS calls per GET memory, per command (Remember,
+  Forget, Configure, Refresh) and per memory text, counted with botocore event hooks; the
+  HTTP figures include the bearer token's lookup (one GetItem per request);
+- decrypts of the memory text over a 10,000-entry session: no more than it renders + 1.
+
+Targets: a read <= 3 DynamoDB requests and 0 KMS calls with a warm key cache; a command
+<= 3 DynamoDB requests with one write (a TransactWriteItems; Configure, one action, is a
+conditional UpdateItem).
+
+    python -m bench.session_memory      # prints JSON; `run()` returns it
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+ENTRIES = 20
+LARGE = 10_000
+SEED = 7
+ADMIN_TOKEN = "amk_admin_bench-token-0123456789"
+
+
+class Calls:
+    """Every AWS call made by clients built after `install`, by service and operation."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def install(self, botocore_session: Any) -> None:
+        botocore_session.register("before-call", self._before)
+
+    def _before(self, event_name: str, **_: Any) -> None:
+        _, service, operation = event_name.split(".", 2)
+        with self._lock:
+            key = f"{service}.{operation}"
+            self.counts[key] = self.counts.get(key, 0) + 1
+
+    def reset(self) -> None:
+        with self._lock:
+            self.counts = {}
+
+    def of(self, service: str) -> dict[str, int]:
+        prefix = f"{service}."
+        return {k.removeprefix(prefix): v for k, v in self.counts.items() if k.startswith(prefix)}
+
+
+class CountingCipher:
+    """The real cipher, counting opens (decrypts) and seals."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.opens = 0
+        self.seals = 0
+
+    def seal(self, plaintext: str, *, scope: Mapping[str, str], row: str) -> bytes:
+        self.seals += 1
+        return bytes(self.inner.seal(plaintext, scope=scope, row=row))
+
+    def open(self, blob: bytes, *, scope: Mapping[str, str], row: str) -> str:
+        self.opens += 1
+        return str(self.inner.open(blob, scope=scope, row=row))
+
+
+def _measure(calls: Calls, cipher: CountingCipher, action: Callable[[], Any]) -> dict[str, Any]:
+    calls.reset()
+    cipher.opens = 0
+    started = time.perf_counter()
+    answer = action()
+    elapsed = (time.perf_counter() - started) * 1000
+    assert answer.status_code < 300, answer.text
+    dynamodb = calls.of("dynamodb")
+    return {
+        "status": answer.status_code,
+        "dynamodb_requests": sum(dynamodb.values()),
+        "by_operation": dynamodb,
+        "kms_calls": sum(calls.of("kms").values()),
+        "decrypts": cipher.opens,
+        "ms": round(elapsed, 1),
+        "answer": answer.json(),
+    }
+
+
+def _load_entries(services: Any, client: Any, table: str, session_id: str, count: int) -> None:
+    """`count` entries sealed as the service seals them, loaded with BatchWriteItem."""
+    from agent_memory.adapters.dynamodb.store import serialize
+    from agent_memory.domain.session_memory import EntryMeta
+
+    repo = services.sessions._repo
+    session = repo.get(session_id)
+    rng = random.Random(SEED)
+    batch: list[dict[str, Any]] = []
+    for n in range(count):
+        content = f"Fact {n}: " + "detail " * rng.randrange(2, 30)
+        meta = EntryMeta(
+            f"fact-{n:05d}", "fact", ("i-01",), 1_700_000_000_000 + n, "active", 1, len(content)
+        )
+        batch.append(
+            {"PutRequest": {"Item": serialize(repo.entry_put(session, meta, content).record)}}
+        )
+        if len(batch) == 25:
+            request = {table: batch}
+            while request:
+                request = (
+                    client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+                )
+            batch = []
+    if batch:
+        client.batch_write_item(RequestItems={table: batch})
+
+
+def run() -> dict[str, Any]:
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+    from agent_memory.bootstrap import aws_adapters, build_services
+    from agent_memory.config import load_settings
+    from agent_memory.domain.identity import SERVICE_ADMIN, hash_token
+    from infra.local.aws import embedded_aws, provision
+
+    with embedded_aws() as session:
+        local = provision(session)
+        settings = load_settings(
+            {**local.environment(), "MEMORY_ADMIN_TOKEN_SHA256": hash_token(ADMIN_TOKEN)}
+        )
+        calls = Calls()
+        calls.install(session._session)
+        adapters = aws_adapters(settings, session)
+        cipher = CountingCipher(adapters.cipher)
+        services = build_services(settings, replace(adapters, cipher=cipher, orchestrator=None))
+        # Learning is measured by bench/learning; here a Refresh only decides to start it.
+        services.sessions.learning = None
+        services.session_memory.learning = None
+        services.identity.create_org(SERVICE_ADMIN, "bench", "Bench")
+        user = services.identity.create_user(SERVICE_ADMIN, "bench", "ana", "Ana", "member")
+        headers = {"Authorization": f"Bearer {user.token.secret}"}
+
+        with TestClient(create_app(lambda: services)) as http:
+
+            def post(url: str, body: Any) -> Any:
+                return http.post(url, json=body, headers=headers)
+
+            def get(url: str) -> Any:
+                return http.get(url, headers=headers)
+
+            agent = post("/v1/agents", {"name": "Bench"}).json()["agent"]["id"]
+            sid = post("/v1/sessions", {"agentId": agent}).json()["session"]["id"]
+            base = f"/v1/sessions/{sid}"
+            post(f"{base}/turns", {"items": [{"role": "user", "content": "Plan a trip."}]})
+            for n in range(ENTRIES):
+                view = get(base).json()["session"]
+                post(
+                    f"{base}/memory",
+                    {
+                        "expected": view["head"],
+                        "revision": view["revision"],
+                        "command": {
+                            "_tag": "Remember",
+                            "key": f"k{n}",
+                            "content": f"Fact {n}.",
+                            "kind": "fact",
+                        },
+                    },
+                )
+            get(f"{base}/memory")  # warms the key cache for this session's entries
+
+            read = _measure(calls, cipher, lambda: get(f"{base}/memory"))
+            text = _measure(calls, cipher, lambda: get(f"{base}/memory/text"))
+            commands: dict[str, Any] = {}
+            for name, command in (
+                (
+                    "Remember",
+                    {
+                        "_tag": "Remember",
+                        "key": "budget",
+                        "content": "The trip budget is 1500 EUR.",
+                        "kind": "fact",
+                    },
+                ),
+                ("Forget", {"_tag": "Forget", "key": "budget"}),
+                ("Configure", {"_tag": "Configure", "generate": False}),
+                ("Refresh", {"_tag": "Refresh"}),
+            ):
+                view = get(base).json()["session"]
+                body = {"expected": view["head"], "revision": view["revision"], "command": command}
+                commands[name] = _measure(
+                    calls, cipher, lambda body=body: post(f"{base}/memory", body)
+                )
+                commands[name].pop("answer")
+
+            big = post("/v1/sessions", {"agentId": agent}).json()["session"]["id"]
+            _load_entries(services, session.client("dynamodb"), settings.table_name, big, LARGE)
+            get(f"/v1/sessions/{big}/memory/text")  # warm
+            large_text = _measure(calls, cipher, lambda: get(f"/v1/sessions/{big}/memory/text"))
+
+    rendered = len(large_text["answer"]["keys"])
+    read_ok = read["dynamodb_requests"] <= 3 and read["kms_calls"] == 0
+    commands_ok = all(
+        c["dynamodb_requests"] <= 3
+        and sum(
+            n
+            for op, n in c["by_operation"].items()
+            if op in {"TransactWriteItems", "UpdateItem", "PutItem"}
+        )
+        <= 1
+        for c in commands.values()
+    )
+    transact_ok = all(
+        commands[name]["by_operation"].get("TransactWriteItems") == 1
+        for name in ("Remember", "Forget")
+    )
+    text_ok = large_text["decrypts"] <= rendered + 1
+    read.pop("answer")
+    text.pop("answer")
+    large_text.pop("answer")
+    return {
+        "note": "through HTTP: each request includes the token lookup (one GetItem)",
+        "entries": ENTRIES,
+        "read_memory": read,
+        "memory_text": text,
+        "commands": commands,
+        "memory_text_10000_entries": {**large_text, "entries": LARGE, "rendered": rendered},
+        "targets": {
+            "read_at_most_3_requests_0_kms": read_ok,
+            "command_at_most_3_requests_one_write": commands_ok,
+            "remember_forget_one_transact_write_items": transact_ok,
+            "text_decrypts_at_most_rendered_plus_one": text_ok,
+        },
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(), indent=2))

@@ -1,0 +1,214 @@
+"""Agents, sessions and session memory (API.md, "Agents and sessions"; seed 000)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.domain import session_memory as memory
+from agent_memory.domain.agents import Agent
+from agent_memory.domain.sessions import Session
+
+Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
+Learning = Literal["started", "skipped"]
+
+# --- agents -------------------------------------------------------------------------------
+
+
+class CreateAgent(Body):
+    name: str = Field(min_length=1, max_length=200)
+    members: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
+        default_factory=list, max_length=100
+    )
+
+
+class AgentOut(Answer):
+    id: str
+    name: str
+    owner: str
+    members: list[str]
+
+    @classmethod
+    def of(cls, agent: Agent) -> AgentOut:
+        return cls(id=agent.id, name=agent.name, owner=agent.owner, members=list(agent.members))
+
+
+class AgentAnswer(Answer):
+    agent: AgentOut
+
+
+# --- sessions -----------------------------------------------------------------------------
+
+
+class CreateSession(Body):
+    agentId: str = Field(min_length=1, max_length=100)
+    # Left out: the deployment's default model; null: a Session without a model.
+    model: str | None = Field(default=None, max_length=200)
+    kind: Literal["chat", "review", "subagent"] = "chat"
+
+
+class SessionOut(Answer):
+    id: str
+    agentId: str
+    owner: str
+    kind: str
+    model: str | None
+    head: str
+    revision: int
+    parentId: str | None
+
+
+class SessionAnswer(Answer):
+    session: SessionOut
+
+    @classmethod
+    def of(cls, session: Session) -> SessionAnswer:
+        return cls(
+            session=SessionOut(
+                id=session.id,
+                agentId=session.agent_id,
+                owner=session.owner,
+                kind=session.kind,
+                model=session.model,
+                head=session.head,
+                revision=session.revision,
+                parentId=session.parent_id,
+            )
+        )
+
+
+class TurnItem(Body):
+    role: Literal["user", "assistant", "tool", "notice"]
+    # Sizes are checked by the domain: over its limit is a 413, not a 400.
+    content: str
+    app: str | None = Field(default=None, min_length=1, max_length=64)
+
+
+class PostTurn(Body):
+    model: str | None = Field(default=None, max_length=200)
+    items: list[TurnItem]
+    expected: str | None = Field(default=None, max_length=100)
+    revision: int | None = Field(default=None, ge=0)
+
+
+class TurnOut(Answer):
+    id: str
+    itemIds: list[str]
+    learning: Learning
+    agentLearning: Learning
+
+
+class TurnAnswer(SessionAnswer):
+    turn: TurnOut
+
+
+class ForkSession(Body):
+    pass
+
+
+# --- memory commands ----------------------------------------------------------------------
+
+
+class RememberCommand(Body):
+    tag: Literal["Remember"] = Field(alias="_tag")
+    key: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
+    content: str = Field(min_length=1, max_length=8000)
+    kind: Kind
+
+    def to_domain(self) -> memory.Command:
+        return memory.Remember(self.key, self.content, self.kind)
+
+
+class ForgetCommand(Body):
+    tag: Literal["Forget"] = Field(alias="_tag")
+    key: str = Field(min_length=1, max_length=100)
+
+    def to_domain(self) -> memory.Command:
+        return memory.Forget(self.key)
+
+
+class ConfigureCommand(Body):
+    """true/false sets a switch, null resets it to the organization's default, a missing
+    field keeps it."""
+
+    tag: Literal["Configure"] = Field(alias="_tag")
+    use: bool | None = None
+    generate: bool | None = None
+
+    def to_domain(self) -> memory.Command:
+        return memory.Configure(self.model_dump(exclude_unset=True, exclude={"tag"}))
+
+
+class RefreshCommand(Body):
+    tag: Literal["Refresh"] = Field(alias="_tag")
+
+    def to_domain(self) -> memory.Command:
+        return memory.Refresh()
+
+
+COMMAND_TAGS = ("Remember", "Forget", "Configure", "Refresh")
+Command = Annotated[
+    RememberCommand | ForgetCommand | ConfigureCommand | RefreshCommand,
+    Field(discriminator="tag"),
+]
+
+
+class MemoryCommand(Body):
+    expected: str = Field(max_length=100)
+    revision: int = Field(ge=0)
+    command: Command
+
+    @field_validator("command", mode="wrap")
+    @classmethod
+    def _tag_first(cls, value: Any, handler: Any) -> Any:
+        """A missing or unknown `_tag` is reported at `["command", "_tag"]`."""
+        if isinstance(value, dict) and value.get("_tag") not in COMMAND_TAGS:
+            missing = "_tag" not in value
+            error = PydanticCustomError(
+                "missing" if missing else "union_tag_invalid",
+                "field required" if missing else "_tag must be one of {tags}",
+                {"tags": ", ".join(COMMAND_TAGS)},
+            )
+            raise ValidationError.from_exception_data(
+                "command",
+                [InitErrorDetails(type=error, loc=("_tag",), input=value.get("_tag"))],
+            )
+        return handler(value)
+
+
+# --- memory answers -----------------------------------------------------------------------
+
+
+class EntryOut(Answer):
+    key: str
+    content: str
+    kind: str
+    sources: list[Any]
+    updatedAt: int
+    status: Literal["active", "retracted"]
+
+
+class Switches(Answer):
+    use: bool
+    generate: bool
+
+
+class SessionMemory(Answer):
+    entries: dict[str, EntryOut]
+    processed: list[str]
+    settings: Switches
+    overrides: dict[str, bool]
+
+
+class MemoryText(Answer):
+    text: str
+    keys: list[str]
+    length: int
+    maxLength: int
+
+
+class Executions(Answer):
+    executions: list[dict[str, Any]]

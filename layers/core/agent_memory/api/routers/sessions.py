@@ -1,0 +1,106 @@
+"""Sessions and session memory (API.md, "Agents and sessions"; seed 000, "Memory")."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from agent_memory.api.contracts.sessions import (
+    CreateSession,
+    Executions,
+    ForkSession,
+    MemoryCommand,
+    MemoryText,
+    PostTurn,
+    SessionAnswer,
+    SessionMemory,
+    TurnAnswer,
+    TurnOut,
+)
+from agent_memory.api.deps import CallerDep, ServicesDep, run
+from agent_memory.domain.sessions import NewItem
+from agent_memory.service.sessions import Default
+
+router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+
+
+@router.post("", status_code=201)
+async def create_session(body: CreateSession, caller: CallerDep, svc: ServicesDep) -> SessionAnswer:
+    """`model` left out: the deployment's default model; `null`: a Session without a model."""
+    model = body.model if "model" in body.model_fields_set else Default.MODEL
+    session = await run(svc, svc.sessions.create, caller, body.agentId, model=model, kind=body.kind)
+    return SessionAnswer.of(session)
+
+
+@router.get("/{sessionId}")
+async def get_session(sessionId: str, caller: CallerDep, svc: ServicesDep) -> SessionAnswer:
+    return SessionAnswer.of(await run(svc, svc.sessions.get, caller, sessionId))
+
+
+@router.post("/{sessionId}/turns")
+async def post_turn(
+    sessionId: str, body: PostTurn, caller: CallerDep, svc: ServicesDep
+) -> TurnAnswer:
+    """Append a completed Turn's items; consolidation starts when `generate` is on."""
+    items = [NewItem(i.role, i.content, i.app) for i in body.items]
+    result = await run(
+        svc,
+        svc.sessions.turn,
+        caller,
+        sessionId,
+        items,
+        model=body.model,
+        expected=body.expected,
+        revision=body.revision,
+    )
+    answer = SessionAnswer.of(result.session)
+    return TurnAnswer(
+        session=answer.session,
+        turn=TurnOut(
+            id=result.turn_id,
+            itemIds=result.item_ids,
+            learning=result.learning,
+            agentLearning=result.agent_learning,
+        ),
+    )
+
+
+@router.post("/{sessionId}/fork", status_code=201)
+async def fork_session(
+    sessionId: str, caller: CallerDep, svc: ServicesDep, body: ForkSession | None = None
+) -> SessionAnswer:
+    """A new Session with a copy of the history, memory and overrides."""
+    return SessionAnswer.of(await run(svc, svc.sessions.fork, caller, sessionId))
+
+
+@router.get("/{sessionId}/memory")
+async def read_memory(sessionId: str, caller: CallerDep, svc: ServicesDep) -> SessionMemory:
+    return SessionMemory.model_validate(await run(svc, svc.session_memory.read, caller, sessionId))
+
+
+@router.post("/{sessionId}/memory")
+async def change_memory(
+    sessionId: str, body: MemoryCommand, caller: CallerDep, svc: ServicesDep
+) -> SessionAnswer:
+    """Remember, Forget, Configure or Refresh, against the `expected` head and `revision`."""
+    session = await run(
+        svc,
+        svc.session_memory.command,
+        caller,
+        sessionId,
+        body.expected,
+        body.revision,
+        body.command.to_domain(),
+    )
+    return SessionAnswer.of(session)
+
+
+@router.get("/{sessionId}/memory/text")
+async def memory_text(sessionId: str, caller: CallerDep, svc: ServicesDep) -> MemoryText:
+    text = await run(svc, svc.session_memory.text, caller, sessionId)
+    return MemoryText.model_validate(text.view())
+
+
+@router.get("/{sessionId}/learning")
+async def learning(sessionId: str, caller: CallerDep, svc: ServicesDep) -> Executions:
+    executions = await run(svc, svc.session_memory.executions, caller, sessionId)
+    return Executions(executions=executions)

@@ -1,0 +1,164 @@
+"""Consolidation rules: which of a model's proposed changes a memory pool accepts.
+
+A model proposes, the domain disposes (seed 000, "After a Turn"). For every change:
+
+- it names at least one source, and only items this run read (the unprocessed ones);
+- App results (outside data) never support a change alone;
+- one change per key: when an answer holds two or more changes for one key, all of them are
+  rejected;
+- a retracted fact stays retracted (only a direct Remember by a person brings it back);
+- nothing that looks like a password, key, token or access link is kept;
+- the change is applied to the newest memory: an entry a person changed while the model
+  worked keeps the person's edit;
+- its kind is one the pool keeps; Forget needs an active entry.
+
+Every rejection carries its reason. The rules are the same for every pool (session memory,
+agent memory); the pool decides what may be read, which kinds it keeps, and what is outside.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent_memory.domain.proposals import ProposedChange, ProposedForget, ProposedRemember
+from agent_memory.domain.secrets import looks_secret
+
+DUPLICATE_KEY = "more than one change for this key in one answer"
+NO_SOURCE = "names no source"
+NOT_READ = "names a source that is not one of the new items: {source}"
+OUTSIDE_ONLY = "only App results (outside data) support it"
+KIND_NOT_KEPT = "kind {kind} is not kept in this memory"
+SECRET = "looks like {what}, which memory never keeps"
+STAYS_RETRACTED = "a retracted fact stays retracted; only a direct Remember brings it back"
+UNKNOWN_KEY = "no entry has this key"
+ALREADY_RETRACTED = "the entry is already retracted"
+EDITED_MEANWHILE = "a person changed this entry while the model worked; the edit is kept"
+TOO_MANY = "more changes than one step can apply; left for the next run"
+
+REDACTED = "[redacted]"
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the newest memory holds under a key."""
+
+    status: str
+    # A person changed it after the model's snapshot was taken.
+    edited_meanwhile: bool = False
+
+
+@dataclass(frozen=True)
+class PoolRules:
+    allowed_kinds: Collection[str]
+    # The sources a change may name: the unprocessed items this run read.
+    readable: Collection[object]
+    # Sources that are outside data (App tool results): never the only support of a change.
+    outside: Collection[object] = ()
+    # How many changes one step may apply (it commits in one transaction).
+    max_changes: int = 90
+
+
+@dataclass(frozen=True)
+class Rejection:
+    change: ProposedChange
+    reason: str
+
+    def record(self) -> dict[str, Any]:
+        """The rejection as kept on the execution: the change without its content.
+
+        Content is only ever stored encrypted, and a secret is never stored at all.
+        """
+        change: dict[str, Any] = {"op": _op(self.change), "key": self.change.key}
+        if looks_secret(self.change.key):
+            change["key"] = REDACTED
+        if isinstance(self.change, ProposedRemember):
+            change["kind"] = self.change.kind
+        change["sources"] = list(self.change.sources)
+        return {"change": change, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Decision:
+    accepted: tuple[ProposedChange, ...]
+    rejected: tuple[Rejection, ...]
+
+    def applied_records(self) -> list[dict[str, str]]:
+        return [{"key": change.key, "op": _op(change)} for change in self.accepted]
+
+    def rejected_records(self) -> list[dict[str, Any]]:
+        return [rejection.record() for rejection in self.rejected]
+
+    def limited(self, max_changes: int) -> Decision:
+        """Keep the first `max_changes` accepted changes; reject the rest (never half-apply)."""
+        if len(self.accepted) <= max_changes:
+            return self
+        extra = tuple(Rejection(c, TOO_MANY) for c in self.accepted[max_changes:])
+        return Decision(self.accepted[:max_changes], self.rejected + extra)
+
+
+def _op(change: ProposedChange) -> str:
+    return "remember" if isinstance(change, ProposedRemember) else "forget"
+
+
+def consolidate(
+    changes: Sequence[ProposedChange],
+    current: Mapping[str, Known],
+    rules: PoolRules,
+    *,
+    secret: Callable[[str], str | None] = looks_secret,
+) -> Decision:
+    """Split proposed changes into accepted ones and rejections with their reasons."""
+    per_key = Counter(change.key for change in changes)
+    accepted: list[ProposedChange] = []
+    rejected: list[Rejection] = []
+    for change in changes:
+        if per_key[change.key] > 1:
+            reason: str | None = DUPLICATE_KEY
+        else:
+            reason = _sources_reason(change, rules) or _reason(change, current, rules, secret)
+        if reason is None:
+            accepted.append(change)
+        else:
+            rejected.append(Rejection(change, reason))
+    return Decision(tuple(accepted), tuple(rejected)).limited(rules.max_changes)
+
+
+def _sources_reason(change: ProposedChange, rules: PoolRules) -> str | None:
+    if not change.sources:
+        return NO_SOURCE
+    for source in change.sources:
+        if source not in rules.readable:
+            return NOT_READ.format(source=source)
+    if all(source in rules.outside for source in change.sources):
+        return OUTSIDE_ONLY
+    return None
+
+
+def _reason(
+    change: ProposedChange,
+    current: Mapping[str, Known],
+    rules: PoolRules,
+    secret: Callable[[str], str | None],
+) -> str | None:
+    known = current.get(change.key)
+    if isinstance(change, ProposedForget):
+        if known is None:
+            return UNKNOWN_KEY
+        if known.edited_meanwhile:
+            return EDITED_MEANWHILE
+        if known.status != "active":
+            return ALREADY_RETRACTED
+        return None
+    if change.kind not in rules.allowed_kinds:
+        return KIND_NOT_KEPT.format(kind=change.kind)
+    found = secret(change.content) or secret(change.key)
+    if found:
+        return SECRET.format(what=found)
+    if known is not None and known.edited_meanwhile:
+        return EDITED_MEANWHILE
+    if known is not None and known.status != "active":
+        return STAYS_RETRACTED
+    return None

@@ -1,0 +1,162 @@
+"""Session memory (seed 000, "Memory"): entries, the commands that change them, the switches.
+
+An entry is one fact under a stable key. Its content is the only secret part; kind,
+sources, status, time and the content's length are metadata, kept in plaintext so access,
+ordering and the memory text's selection are decided before anything is decrypted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.proposals import (
+    KEY_PATTERN,
+    MAX_CONTENT_LENGTH,
+    MAX_KEY_LENGTH,
+    MEMORY_KINDS,
+)
+
+Status = Literal["active", "retracted"]
+SWITCHES: tuple[str, ...] = ("use", "generate")
+
+
+@dataclass(frozen=True)
+class EntryMeta:
+    """What is known of an entry without decrypting it."""
+
+    key: str
+    kind: str
+    sources: tuple[Any, ...]
+    updated_at: int
+    status: Status
+    # The revision of the pool that last wrote the entry: orders ties, tells edits apart.
+    rev: int
+    # The content's length in characters (a length is not content).
+    length: int
+
+    @property
+    def active(self) -> bool:
+        return self.status == "active"
+
+    def retracted(self, sources: tuple[Any, ...], now_ms: int, rev: int) -> EntryMeta:
+        """This entry after a Forget with these sources (its content stays as it was)."""
+        return replace(self, status="retracted", sources=sources, updated_at=now_ms, rev=rev)
+
+
+@dataclass(frozen=True)
+class Entry:
+    meta: EntryMeta
+    content: str
+
+    def view(self) -> dict[str, Any]:
+        """The entry as the seed shows it."""
+        return {
+            "key": self.meta.key,
+            "content": self.content,
+            "kind": self.meta.kind,
+            "sources": list(self.meta.sources),
+            "updatedAt": self.meta.updated_at,
+            "status": self.meta.status,
+        }
+
+
+# --- Commands ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Remember:
+    """Add a fact, or replace the fact with this key; it becomes active."""
+
+    key: str
+    content: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class Forget:
+    """Mark the fact retracted. An unknown key is a conflict."""
+
+    key: str
+
+
+@dataclass(frozen=True)
+class Configure:
+    """Set (True/False) or reset (None) the switches named in `changes`; others are kept."""
+
+    changes: Mapping[str, bool | None]
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """Run consolidation now with the Session's model."""
+
+
+Command = Remember | Forget | Configure | Refresh
+
+
+def check_key(key: str, path: list[str | int]) -> str:
+    """Keys are 1..100 characters of letters, digits, '.', '_' and '-' (as models write them)."""
+    if not KEY_PATTERN.fullmatch(key.lower()):
+        raise ValidationFailed(
+            f"a key is 1..{MAX_KEY_LENGTH} characters of letters, digits, '.', '_' or '-'", path
+        )
+    return key
+
+
+def check_command(command: Command) -> Command:
+    """Validate a command's fields; errors name `["command", <field>]`."""
+    match command:
+        case Remember(key, content, kind):
+            check_key(key, ["command", "key"])
+            if kind not in MEMORY_KINDS:
+                raise ValidationFailed(
+                    f"kind must be one of {', '.join(MEMORY_KINDS)}", ["command", "kind"]
+                )
+            if not content.strip():
+                raise ValidationFailed("content must not be empty", ["command", "content"])
+            if len(content) > MAX_CONTENT_LENGTH:
+                raise ValidationFailed(
+                    f"content is at most {MAX_CONTENT_LENGTH} characters", ["command", "content"]
+                )
+        case Forget(key):
+            check_key(key, ["command", "key"])
+        case Configure(changes):
+            for name, value in changes.items():
+                if name not in SWITCHES:
+                    raise ValidationFailed("unknown field", ["command", name])
+                if value is not None and not isinstance(value, bool):
+                    raise ValidationFailed("a switch is true, false or null", ["command", name])
+        case Refresh():
+            pass
+    return command
+
+
+def edit_note(command: Remember | Forget) -> str:
+    """The text of the small Item that records a person's edit in the history."""
+    if isinstance(command, Remember):
+        return f'Remembered "{command.key}" ({command.kind}): {command.content}'
+    return f'Forgot "{command.key}".'
+
+
+# --- Switches ----------------------------------------------------------------------------
+
+
+def configure(overrides: Mapping[str, bool], changes: Mapping[str, bool | None]) -> dict[str, bool]:
+    """Configure's rule: true/false sets the switch, null removes it, a missing one is kept."""
+    result = dict(overrides)
+    for name, value in changes.items():
+        if value is None:
+            result.pop(name, None)
+        else:
+            result[name] = value
+    return {name: result[name] for name in SWITCHES if name in result}
+
+
+def effective_switches(
+    org_memory: Mapping[str, Any], overrides: Mapping[str, bool]
+) -> dict[str, bool]:
+    """The switches in force: the Session's overrides over the organization's defaults."""
+    return {name: bool(overrides.get(name, org_memory.get(name, True))) for name in SWITCHES}

@@ -1,0 +1,57 @@
+"""Agents in the table.
+
+`AGENT#<id>/META`: organization, name, owner, members. Agent memory (issue 5) keeps its
+entries in the same partition (`MEM#<key>`), so the agent row is also that pool's head row:
+it carries no field that pool needs to rename.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent_memory.domain.agents import Agent
+from agent_memory.persistence import keys
+from agent_memory.ports import Absent, Put, Record, Store
+
+
+def agent_pk(agent_id: str) -> str:
+    return f"AGENT#{agent_id}"
+
+
+class AgentRepository:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def create(self, agent: Agent, now_ms: int) -> None:
+        row: Record = {
+            "pk": agent_pk(agent.id),
+            "sk": keys.HEAD,
+            "type": "agent",
+            "orgId": agent.org_id,
+            "name": agent.name,
+            "owner": agent.owner,
+            "members": list(agent.members),
+            "createdAt": now_ms,
+        }
+        self._store.write([Put(row, Absent())])
+
+    def get(self, agent_id: str) -> Agent | None:
+        row = self._store.get(agent_pk(agent_id), keys.HEAD)
+        if row is None or row.get("type") != "agent":
+            return None
+        return Agent(
+            id=agent_id,
+            org_id=str(row["orgId"]),
+            name=str(row["name"]),
+            owner=str(row["owner"]),
+            members=tuple(row.get("members") or ()),
+        )
+
+    def users_of(self, org_id: str, user_ids: Sequence[str]) -> set[str]:
+        """Which of `user_ids` are people of `org_id` (one batch read)."""
+        if not user_ids:
+            return set()
+        rows = self._store.get_many([(keys.user(u), keys.HEAD) for u in user_ids])
+        return {
+            str(row["pk"]).removeprefix(keys.user("")) for row in rows if row.get("orgId") == org_id
+        }

@@ -1,0 +1,331 @@
+"""Learning executions and their saved model calls, in one partition per pool.
+
+- pk `LEARN#<kind>#<poolId>`: every learning run of one pool (one Query lists them).
+- `EXEC#<requestedAt:013d>#<name>`: one execution. Plaintext metadata (status, times, item
+  ids, applied keys, error type); `detail` seals what may hold content (rejected changes,
+  the error message); `evidence` seals the evidence while the run is running and is removed
+  when it ends.
+- `CALL#<name>#<step>#<attempt:02d>`: one attempt of a model call (the encrypted call log):
+  the sealed request and reply, the model, usage, and how it ended; expires after `ttl`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from agent_memory.ports import Absent, Action, Cipher, Equals, KeyRange, Put, Record, Store, Update
+
+Status = Literal["running", "succeeded", "failed", "skipped"]
+TERMINAL: frozenset[str] = frozenset({"succeeded", "failed", "skipped"})
+EXEC_PREFIX = "EXEC#"
+CALL_PREFIX = "CALL#"
+# Error messages are kept short: they are shown to clients, never a dump.
+MAX_MESSAGE = 500
+
+
+def partition(kind: str, pool_id: str) -> str:
+    return f"LEARN#{kind}#{pool_id}"
+
+
+def execution_sk(requested_at: int, name: str) -> str:
+    return f"{EXEC_PREFIX}{requested_at:013d}#{name}"
+
+
+def call_sk(name: str, step: str, attempt: int) -> str:
+    return f"{CALL_PREFIX}{name}#{step}#{attempt:02d}"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One execution as its input names it: the pool, the name, when it was asked for,
+    why, and the last item it may read."""
+
+    kind: str
+    org_id: str
+    pool_id: str
+    name: str
+    requested_at: int
+    reason: str
+    upto: int
+
+    @property
+    def pk(self) -> str:
+        return partition(self.kind, self.pool_id)
+
+    @property
+    def sk(self) -> str:
+        return execution_sk(self.requested_at, self.name)
+
+
+@dataclass(frozen=True)
+class ExecutionRow:
+    run: Run
+    status: Status
+    started_at: int
+    ended_at: int | None
+    position: int | None
+    item_ids: list[str]
+    model: str | None
+    applied: list[dict[str, str]]
+    rejected_count: int
+    error_type: str | None
+    record: Record = field(repr=False)
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+
+@dataclass(frozen=True)
+class SavedCall:
+    sk: str
+    attempt: int
+    status: str  # started | answered | failed
+    model: str
+    error_kind: str | None
+
+
+class ExecutionRepository:
+    """Execution rows and saved model calls of every pool."""
+
+    def __init__(self, store: Store, cipher: Cipher, *, call_ttl_s: int = 7 * 24 * 3600) -> None:
+        self._store = store
+        self._cipher = cipher
+        self._call_ttl_s = call_ttl_s
+
+    # -- execution rows --------------------------------------------------------------------
+
+    def get(self, run: Run) -> ExecutionRow | None:
+        record = self._store.get(run.pk, run.sk)
+        return self._row(run, record) if record else None
+
+    def newest(self, kind: str, org_id: str, pool_id: str, limit: int) -> list[ExecutionRow]:
+        """The newest `limit` executions of a pool, newest first (one Query)."""
+        page = self._store.query(
+            partition(kind, pool_id), KeyRange(prefix=EXEC_PREFIX), limit=limit, newest_first=True
+        )
+        rows = []
+        for record in page.records:
+            requested = int(str(record["sk"])[len(EXEC_PREFIX) :].split("#", 1)[0])
+            run = Run(
+                kind,
+                org_id,
+                pool_id,
+                str(record["name"]),
+                requested,
+                str(record.get("reason", "")),
+                int(record.get("upto", 0)),
+            )
+            rows.append(self._row(run, record))
+        return rows
+
+    def begin(
+        self,
+        run: Run,
+        now: int,
+        *,
+        evidence: str | None,
+        position: int | None = None,
+        item_ids: list[str] | None = None,
+        model: str | None = None,
+    ) -> None:
+        """Write the row of a run that starts (with its `evidence` JSON, sealed) or that has
+        nothing to learn (`evidence` None: skipped). Raises WriteConflict when the row
+        exists already (a retried or repeated step)."""
+        record = self._base(run)
+        if evidence is None:
+            record |= {"status": "skipped", "endedAt": now, "itemIds": []}
+        else:
+            record |= {
+                "status": "running",
+                "position": position,
+                "itemIds": item_ids or [],
+                "model": model,
+                "evidence": self._seal(run, run.sk, "evidence", evidence),
+            }
+        self._store.write([Put(record, Absent())])
+
+    def evidence(self, row: ExecutionRow) -> str | None:
+        """The evidence JSON of a running row (None once the run ended)."""
+        if "evidence" not in row.record:
+            return None
+        return self._open(row.run, row.run.sk, "evidence", row.record["evidence"])
+
+    def finish_actions(
+        self,
+        run: Run,
+        now: int,
+        *,
+        status: Status,
+        applied: list[dict[str, str]],
+        rejected: list[dict[str, Any]],
+        note: str | None = None,
+    ) -> list[Action]:
+        """The execution's end, for the same transaction as the memory change. Conditional
+        on the run still running, so two attempts of one step cannot both end it."""
+        detail: dict[str, Any] = {}
+        if rejected:
+            detail["rejected"] = rejected
+        if note:
+            detail["note"] = note
+        return [
+            Update(
+                run.pk,
+                run.sk,
+                set={
+                    "status": status,
+                    "endedAt": now,
+                    "applied": applied,
+                    "rejectedCount": len(rejected),
+                    "detail": self._seal(run, run.sk, "detail", json.dumps(detail))
+                    if detail
+                    else None,
+                    "evidence": None,
+                },
+                condition=Equals("status", "running"),
+            )
+        ]
+
+    def finish(
+        self,
+        run: Run,
+        now: int,
+        *,
+        status: Status,
+        rejected: list[dict[str, Any]],
+        note: str | None = None,
+    ) -> None:
+        """End a run that changes no memory (e.g. skipped: another run learned it first)."""
+        actions = self.finish_actions(
+            run, now, status=status, applied=[], rejected=rejected, note=note
+        )
+        self._store.write(actions)
+
+    def fail(
+        self, run: Run, now: int, error_type: str, message: str, existing: ExecutionRow | None
+    ) -> None:
+        """End the run as failed, with its error. Touches nothing but this row: the pool's
+        read position stays where it was. Raises WriteConflict when the row changed."""
+        detail = self._seal(run, run.sk, "detail", json.dumps({"error": message[:MAX_MESSAGE]}))
+        ending = {"status": "failed", "endedAt": now, "errorType": error_type, "detail": detail}
+        if existing is None:
+            self._store.write([Put(self._base(run) | ending | {"itemIds": []}, Absent())])
+            return
+        update = Update(
+            run.pk, run.sk, set=ending | {"evidence": None}, condition=Equals("status", "running")
+        )
+        self._store.write([update])
+
+    def details(self, row: ExecutionRow) -> dict[str, Any]:
+        """The sealed part of a row: `rejected`, `error` (message) and `note`, when present."""
+        if "detail" not in row.record:
+            return {}
+        opened = json.loads(self._open(row.run, row.run.sk, "detail", row.record["detail"]))
+        return dict(opened) if isinstance(opened, dict) else {}
+
+    # -- saved model calls (the encrypted call log) -----------------------------------------
+
+    def calls(self, run: Run, step: str) -> list[SavedCall]:
+        """Every saved attempt of one step of one execution, oldest first."""
+        page = self._store.query(run.pk, KeyRange(prefix=f"{CALL_PREFIX}{run.name}#{step}#"))
+        return [
+            SavedCall(
+                sk=str(r["sk"]),
+                attempt=int(r["attempt"]),
+                status=str(r["status"]),
+                model=str(r["model"]),
+                error_kind=r.get("errorKind"),
+            )
+            for r in page.records
+        ]
+
+    def call_started(
+        self, run: Run, step: str, attempt: int, model: str, request: str, now: int
+    ) -> str:
+        """Save an attempt before the model is called. An attempt number seen before (a
+        redriven step) overwrites its own earlier record."""
+        sk = call_sk(run.name, step, attempt)
+        record: Record = {
+            "pk": run.pk,
+            "sk": sk,
+            "type": "model-call",
+            "execution": run.name,
+            "step": step,
+            "attempt": attempt,
+            "status": "started",
+            "model": model,
+            "startedAt": now,
+            "request": self._seal(run, sk, "request", request),
+            "ttl": now // 1000 + self._call_ttl_s,
+        }
+        self._store.write([Put(record)])
+        return sk
+
+    def call_answered(
+        self, run: Run, sk: str, reply: str, usage: dict[str, int], latency_ms: float, now: int
+    ) -> None:
+        answered = {
+            "status": "answered",
+            "endedAt": now,
+            "reply": self._seal(run, sk, "reply", reply),
+            "usage": usage,
+            "latencyMs": round(latency_ms, 1),
+        }
+        self._store.write([Update(run.pk, sk, set=answered)])
+
+    def call_failed(self, run: Run, sk: str, kind: str, now: int) -> None:
+        failed = {"status": "failed", "endedAt": now, "errorKind": kind}
+        self._store.write([Update(run.pk, sk, set=failed)])
+
+    def reply(self, run: Run, sk: str) -> str | None:
+        """The saved answer of one attempt, or None when it has none."""
+        record = self._store.get(run.pk, sk)
+        if record is None or "reply" not in record:
+            return None
+        return self._open(run, sk, "reply", record["reply"])
+
+    # -- rows and sealing ------------------------------------------------------------------
+
+    @staticmethod
+    def _base(run: Run) -> Record:
+        return {
+            "pk": run.pk,
+            "sk": run.sk,
+            "type": "learning-execution",
+            "name": run.name,
+            "org": run.org_id,
+            "reason": run.reason,
+            "upto": run.upto,
+            "startedAt": run.requested_at,
+            "applied": [],
+        }
+
+    @staticmethod
+    def _row(run: Run, record: Record) -> ExecutionRow:
+        return ExecutionRow(
+            run=run,
+            status=cast(Status, record["status"]),
+            started_at=int(record["startedAt"]),
+            ended_at=int(record["endedAt"]) if "endedAt" in record else None,
+            position=int(record["position"]) if "position" in record else None,
+            item_ids=[str(i) for i in record.get("itemIds", [])],
+            model=record.get("model"),
+            applied=[dict(a) for a in record.get("applied", [])],
+            rejected_count=int(record.get("rejectedCount", 0)),
+            error_type=record.get("errorType"),
+            record=record,
+        )
+
+    # One coarse encryption context per pool (the data-key cache is partitioned by it); the
+    # row and field are sealed inside, so a blob moved to another row or field fails to open.
+    @staticmethod
+    def _scope(run: Run) -> dict[str, str]:
+        return {"org": run.org_id, "pool": f"{run.kind}:{run.pool_id}", "field": "learning"}
+
+    def _seal(self, run: Run, sk: str, field_name: str, text: str) -> bytes:
+        return self._cipher.seal(text, scope=self._scope(run), row=f"{sk}/{field_name}")
+
+    def _open(self, run: Run, sk: str, field_name: str, blob: bytes) -> str:
+        return self._cipher.open(blob, scope=self._scope(run), row=f"{sk}/{field_name}")

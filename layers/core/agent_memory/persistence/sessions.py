@@ -1,0 +1,314 @@
+"""Sessions in the table: one partition per Session, which is its memory pool.
+
+- `SESSION#<id>/META`: the head row: organization, owner, agent, kind, model, `head`,
+  `revision`, `itemCount`, `processed` (the read position), `overrides`, `parentId`.
+- `SESSION#<id>/MEM#<key>`: an entry: `content` sealed; kind, sources, status, updatedAt,
+  `rev` (the revision that wrote it) and `length` (of the content) in plaintext.
+- `SESSION#<id>/ITEM#<seq:08d>`: an item of the history: `text` sealed; role, app, turn,
+  the turn's model and (for edit items) the command in plaintext.
+
+`sk BETWEEN "MEM#" AND "META"` reads every entry and the head row in one Query. Content is
+sealed with the scope {org, pool: session id, field} and bound to its row (`sk`), so a
+ciphertext copied to another Session fails to open: a Fork re-seals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from agent_memory.domain.session_memory import EntryMeta
+from agent_memory.domain.sessions import Session
+from agent_memory.persistence import keys
+from agent_memory.ports import (
+    Absent,
+    Action,
+    Check,
+    Cipher,
+    Equals,
+    KeyRange,
+    Present,
+    Put,
+    Record,
+    Store,
+    Update,
+)
+
+ITEM_PREFIX = "ITEM#"
+MEMORY_RANGE = KeyRange(low=keys.ENTRY_PREFIX, high=keys.HEAD)
+# A transaction holds at most 100 actions.
+MAX_ACTIONS = 100
+
+
+def session_pk(session_id: str) -> str:
+    return f"SESSION#{session_id}"
+
+
+def entry_sk(key: str) -> str:
+    return f"{keys.ENTRY_PREFIX}{key}"
+
+
+def item_sk(seq: int) -> str:
+    return f"{ITEM_PREFIX}{seq:08d}"
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    meta: EntryMeta
+    sealed: bytes
+
+
+@dataclass(frozen=True)
+class StoredItem:
+    seq: int
+    role: str
+    app: str | None
+    model: str | None
+    sealed: bytes
+
+
+@dataclass(frozen=True)
+class ItemToAdd:
+    seq: int
+    role: str
+    content: str
+    app: str | None = None
+    model: str | None = None
+    turn_id: str | None = None
+    # Set on the Item that records a person's Remember or Forget.
+    edit: Literal["Remember", "Forget"] | None = None
+
+
+class SessionRepository:
+    def __init__(self, store: Store, cipher: Cipher) -> None:
+        self._store = store
+        self._cipher = cipher
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def get(self, session_id: str) -> Session | None:
+        row = self._store.get(session_pk(session_id), keys.HEAD)
+        return _session(row) if row is not None and row.get("type") == "session" else None
+
+    def memory(self, session_id: str) -> tuple[Session, list[StoredEntry]] | None:
+        """The head row and every entry, in one Query."""
+        page = self._store.query(session_pk(session_id), MEMORY_RANGE)
+        session: Session | None = None
+        entries: list[StoredEntry] = []
+        for row in page.records:
+            if row["sk"] == keys.HEAD and row.get("type") == "session":
+                session = _session(row)
+            elif row.get("type") == "entry":
+                entries.append(_entry(row))
+        return (session, entries) if session is not None else None
+
+    def items_and_memory(
+        self, session: Session, after: int, upto: int
+    ) -> tuple[list[StoredItem], list[StoredEntry]]:
+        """Items `after+1..upto` and every entry, in one Query (items sort before entries)."""
+        page = self._store.query(
+            session_pk(session.id), KeyRange(low=item_sk(after + 1), high=keys.HEAD)
+        )
+        items: list[StoredItem] = []
+        entries: list[StoredEntry] = []
+        for row in page.records:
+            if row.get("type") == "item" and int(row["seq"]) <= upto:
+                items.append(_item(row))
+            elif row.get("type") == "entry":
+                entries.append(_entry(row))
+        return items, entries
+
+    # -- content -------------------------------------------------------------------------
+
+    def _scope(self, session: Session, field: str) -> dict[str, str]:
+        return {"org": session.org_id, "pool": session.id, "field": field}
+
+    def open_entry(self, session: Session, entry: StoredEntry) -> str:
+        return self._cipher.open(
+            entry.sealed, scope=self._scope(session, "entry"), row=entry_sk(entry.meta.key)
+        )
+
+    def open_item(self, session: Session, item: StoredItem) -> str:
+        return self._cipher.open(
+            item.sealed, scope=self._scope(session, "item"), row=item_sk(item.seq)
+        )
+
+    # -- actions -------------------------------------------------------------------------
+
+    def create(self, session: Session, now_ms: int) -> None:
+        self._store.write([Put(self._head_row(session, now_ms), Absent())])
+
+    def head_change(self, before: Session, after: Session, now_ms: int) -> Update:
+        """Move the head row from `before` to `after`, if nobody changed it meanwhile.
+
+        Every change moves `revision`, so one condition on it guards the whole row.
+        """
+        return Update(
+            session_pk(before.id),
+            keys.HEAD,
+            set={
+                "head": after.head,
+                "revision": after.revision,
+                "itemCount": after.item_count,
+                "processed": after.processed,
+                "overrides": dict(after.overrides),
+                "updatedAt": now_ms,
+            },
+            condition=Equals("revision", before.revision),
+        )
+
+    def item_put(self, session: Session, item: ItemToAdd, now_ms: int) -> Put:
+        sk = item_sk(item.seq)
+        row: Record = {
+            "pk": session_pk(session.id),
+            "sk": sk,
+            "type": "item",
+            "seq": item.seq,
+            "role": item.role,
+            "app": item.app,
+            "model": item.model,
+            "turnId": item.turn_id,
+            "edit": item.edit,
+            "text": self._cipher.seal(item.content, scope=self._scope(session, "item"), row=sk),
+            "createdAt": now_ms,
+        }
+        return Put(row, Absent())
+
+    def entry_put(self, session: Session, meta: EntryMeta, content: str) -> Put:
+        """Write an entry (new, or replacing the one under its key)."""
+        return Put(self._entry_row(session, meta, content))
+
+    def entry_retract(
+        self, session: Session, key: str, sources: Sequence[Any], now_ms: int, rev: int
+    ) -> Update:
+        """Mark an existing entry retracted; its content stays as it was."""
+        return Update(
+            session_pk(session.id),
+            entry_sk(key),
+            set={"status": "retracted", "sources": list(sources), "updatedAt": now_ms, "rev": rev},
+            condition=Present(),
+        )
+
+    def write(self, actions: Sequence[Action]) -> None:
+        """One conditional transaction; raises WriteConflict(index=...) when a condition fails."""
+        self._store.write(actions)
+
+    # -- fork ----------------------------------------------------------------------------
+
+    def fork(self, source: Session, fork: Session, now_ms: int) -> None:
+        """Copy the history and memory of `source` into `fork`, re-sealed for the fork.
+
+        Rows go in transactions of at most 100 actions, the fork's head row in the LAST one,
+        together with a check that the source is still at the revision it was read at: the
+        fork is invisible until complete, and a source that changed while it was copied
+        raises WriteConflict (rows already written stay unreachable; a retry with the same
+        fork id overwrites them).
+        """
+        page = self._store.query(session_pk(source.id), KeyRange(low=ITEM_PREFIX, high=keys.HEAD))
+        puts: list[Action] = []
+        for row in page.records:
+            if row.get("type") == "item":
+                puts.append(Put(self._resealed(source, fork, row, "text", "item")))
+            elif row.get("type") == "entry":
+                puts.append(Put(self._resealed(source, fork, row, "content", "entry")))
+        last: list[Action] = [
+            Check(session_pk(source.id), keys.HEAD, Equals("revision", source.revision)),
+            Put(self._head_row(fork, now_ms), Absent()),
+        ]
+        tail = puts[max(0, len(puts) - (MAX_ACTIONS - len(last))) :]
+        before = puts[: len(puts) - len(tail)]
+        for start in range(0, len(before), MAX_ACTIONS):
+            self._store.write(before[start : start + MAX_ACTIONS])
+        self._store.write([*last, *tail])
+
+    def _resealed(
+        self, source: Session, fork: Session, row: Record, attribute: str, field: str
+    ) -> Record:
+        plain = self._cipher.open(row[attribute], scope=self._scope(source, field), row=row["sk"])
+        copy = dict(row)
+        copy["pk"] = session_pk(fork.id)
+        copy[attribute] = self._cipher.seal(plain, scope=self._scope(fork, field), row=row["sk"])
+        return copy
+
+    # -- rows ----------------------------------------------------------------------------
+
+    def _head_row(self, session: Session, now_ms: int) -> Record:
+        return {
+            "pk": session_pk(session.id),
+            "sk": keys.HEAD,
+            "type": "session",
+            "orgId": session.org_id,
+            "agentId": session.agent_id,
+            "owner": session.owner,
+            "kind": session.kind,
+            "model": session.model,
+            "head": session.head,
+            "revision": session.revision,
+            "itemCount": session.item_count,
+            "processed": session.processed,
+            "overrides": dict(session.overrides),
+            "parentId": session.parent_id,
+            "createdAt": now_ms,
+            "updatedAt": now_ms,
+        }
+
+    def _entry_row(self, session: Session, meta: EntryMeta, content: str) -> Record:
+        sk = entry_sk(meta.key)
+        return {
+            "pk": session_pk(session.id),
+            "sk": sk,
+            "type": "entry",
+            "key": meta.key,
+            "content": self._cipher.seal(content, scope=self._scope(session, "entry"), row=sk),
+            "kind": meta.kind,
+            "sources": list(meta.sources),
+            "status": meta.status,
+            "updatedAt": meta.updated_at,
+            "rev": meta.rev,
+            "length": len(content),
+        }
+
+
+def _session(row: Record) -> Session:
+    return Session(
+        id=str(row["pk"]).removeprefix("SESSION#"),
+        org_id=str(row["orgId"]),
+        agent_id=str(row["agentId"]),
+        owner=str(row["owner"]),
+        kind=row["kind"],
+        model=row.get("model"),
+        head=str(row["head"]),
+        revision=int(row["revision"]),
+        item_count=int(row.get("itemCount", 0)),
+        processed=int(row.get("processed", 0)),
+        overrides={str(k): bool(v) for k, v in (row.get("overrides") or {}).items()},
+        parent_id=row.get("parentId"),
+    )
+
+
+def _entry(row: Record) -> StoredEntry:
+    meta = EntryMeta(
+        key=str(row["key"]),
+        kind=str(row["kind"]),
+        sources=tuple(_source(s) for s in row.get("sources") or ()),
+        updated_at=int(row["updatedAt"]),
+        status="retracted" if row.get("status") == "retracted" else "active",
+        rev=int(row.get("rev", 0)),
+        length=int(row.get("length", 0)),
+    )
+    return StoredEntry(meta, bytes(row["content"]))
+
+
+def _source(value: Any) -> Any:
+    return dict(value) if isinstance(value, dict) else str(value)
+
+
+def _item(row: Record) -> StoredItem:
+    return StoredItem(
+        seq=int(row["seq"]),
+        role=str(row["role"]),
+        app=row.get("app"),
+        model=row.get("model"),
+        sealed=bytes(row["text"]),
+    )

@@ -1,0 +1,52 @@
+"""Agents: create one (its owner is the caller), read it (owner or member)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent_memory.domain.access import authorize
+from agent_memory.domain.agents import Agent, new_agent
+from agent_memory.domain.errors import Forbidden, NotFound, ValidationFailed
+from agent_memory.domain.identity import Principal
+from agent_memory.persistence.agents import AgentRepository
+from agent_memory.ports import Clock, Ids
+
+
+def person_of(principal: Principal) -> tuple[str, str]:
+    """(user id, organization) of a person; the admin token is nobody's and may not act."""
+    if principal.user_id is None or principal.org_id is None:
+        raise Forbidden("agents and sessions belong to a person: use a user's token")
+    return principal.user_id, principal.org_id
+
+
+class AgentService:
+    def __init__(self, repo: AgentRepository, clock: Clock, ids: Ids) -> None:
+        self._repo = repo
+        self._clock = clock
+        self._ids = ids
+
+    def create(self, principal: Principal, name: str, members: Sequence[str] = ()) -> Agent:
+        """A new Agent owned by the caller, shared with `members` (people of the same org)."""
+        owner, org_id = person_of(principal)
+        agent = new_agent(self._ids.new("ag_"), org_id, owner, name, members)
+        known = self._repo.users_of(org_id, agent.members)
+        for index, member in enumerate(members):
+            if member != owner and member not in known:
+                raise ValidationFailed("no such person in this organization", ["members", index])
+        self._repo.create(agent, self._clock.now_ms())
+        return agent
+
+    def get(self, principal: Principal, agent_id: str) -> Agent:
+        """The Agent, for its owner and members; anyone else gets 404."""
+        agent = self._repo.get(agent_id)
+        if agent is None:
+            raise NotFound("agent not found")
+        authorize(principal, agent.grants(), "read", what="agent")
+        return agent
+
+    def usable(self, principal: Principal, agent_id: str) -> Agent:
+        """The Agent a new Session runs with: one the caller may read (`agentId` names it)."""
+        try:
+            return self.get(principal, agent_id)
+        except NotFound as error:
+            raise NotFound("agent not found", ["agentId"]) from error

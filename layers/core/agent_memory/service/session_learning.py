@@ -1,0 +1,171 @@
+"""Session memory as a learning pool (service/learning_pools.py): what a consolidation run
+reads from a Session, and how its model's answer is applied.
+
+- `load_evidence` decrypts the unprocessed items after the read position (bounded, so the
+  evidence fits one execution row) and the current entries, for the model to reuse keys.
+- `apply` re-reads the newest memory, runs the consolidation rules on the proposed changes
+  and commits entries, the new read position and the execution's end in ONE transaction,
+  conditional on the head row's revision (so on the read position too): revision + 1, head
+  unchanged. A read position that moved means another run applied: `AlreadyApplied`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from agent_memory.domain.consolidation import Decision, Known, PoolRules, consolidate
+from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.proposals import MEMORY_KINDS, ProposedChange, ProposedRemember
+from agent_memory.domain.session_memory import EntryMeta
+from agent_memory.domain.sessions import Session, item_id
+from agent_memory.persistence.sessions import MAX_ACTIONS, StoredEntry, StoredItem
+from agent_memory.ports import Action, Clock, EvidenceItem, KnownEntry
+from agent_memory.service.learning_pools import (
+    AlreadyApplied,
+    Evidence,
+    FinishActions,
+    Outcome,
+    PoolKind,
+    PoolRef,
+)
+from agent_memory.service.sessions import SessionAccess
+
+# One run reads at most this many items and this much text (JSON-encoded, UTF-8): the
+# evidence is kept in one execution row. What is left is read by the next run.
+MAX_ITEMS = 200
+ITEM_BUDGET = 150_000
+MEMORY_BUDGET = 90_000
+# Re-reads when a person changes the Session while the answer is applied.
+ATTEMPTS = 3
+
+
+def _size(text: str) -> int:
+    return len(json.dumps(text, ensure_ascii=False).encode())
+
+
+class SessionLearningPool:
+    kind: PoolKind = "session"
+
+    def __init__(self, access: SessionAccess, clock: Clock) -> None:
+        self._access = access
+        self._repo = access.repo
+        self._clock = clock
+
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+        """The unprocessed items up to `upto` (all when None); None when there is nothing to
+        learn, or when `generate` is off."""
+        session = self._repo.get(pool.pool_id)
+        if session is None or session.org_id != pool.org_id:
+            return None
+        if not self._access.switches(session)["generate"]:
+            return None
+        last = session.item_count if upto is None else min(upto, session.item_count)
+        last = min(last, session.processed + MAX_ITEMS)
+        if last <= session.processed:
+            return None
+        stored_items, stored_entries = self._repo.items_and_memory(session, session.processed, last)
+        items, model = self._items(session, stored_items)
+        if not items:
+            return None
+        return Evidence(
+            pool=pool,
+            position=session.processed,
+            upto=session.processed + len(items),
+            items=tuple(items),
+            memory=tuple(self._memory(session, stored_entries)),
+            model=model,
+            allowed_kinds=MEMORY_KINDS,
+            person=None,  # one person per Session: "the user" (docs/decisions)
+            extra={"revision": session.revision},
+        )
+
+    def _items(
+        self, session: Session, stored: Sequence[StoredItem]
+    ) -> tuple[list[EvidenceItem], str | None]:
+        """Items in order within the budget; the model is the newest Turn's, else the
+        Session's."""
+        items: list[EvidenceItem] = []
+        model = session.model
+        used = 0
+        for row in stored:
+            content = self._repo.open_item(session, row)
+            used += _size(content)
+            if items and used > ITEM_BUDGET:
+                break
+            items.append(EvidenceItem(item_id(row.seq), row.role, content, row.app))
+            model = row.model or model
+        return items, model
+
+    def _memory(self, session: Session, stored: Sequence[StoredEntry]) -> list[KnownEntry]:
+        """Active entries newest first, then retracted keys (without their text: the key must
+        not come back, the content is not needed), within the budget."""
+        known: list[KnownEntry] = []
+        used = 0
+        for entry in sorted(stored, key=lambda s: (not s.meta.active, -s.meta.updated_at)):
+            meta = entry.meta
+            content = self._repo.open_entry(session, entry) if meta.active else ""
+            used += _size(meta.key) + _size(content) + 64
+            if used > MEMORY_BUDGET:
+                break
+            known.append(KnownEntry(meta.key, content, meta.kind, meta.status))
+        return known
+
+    def apply(self, evidence: Evidence, changes: Sequence[Any], finish: FinishActions) -> Outcome:
+        """Apply the accepted changes to the newest memory, move the read position to
+        `evidence.upto` and end the execution, all in one transaction."""
+        readable = frozenset(item.id for item in evidence.items)
+        rules = PoolRules(
+            allowed_kinds=evidence.allowed_kinds,
+            readable=readable,
+            outside=frozenset(item.id for item in evidence.items if item.app),
+        )
+        snapshot = int(evidence.extra.get("revision", -1))
+        for _attempt in range(ATTEMPTS):
+            found = self._repo.memory(evidence.pool.pool_id)
+            if found is None or found[0].processed != evidence.position:
+                raise AlreadyApplied("the read position moved: another run applied")
+            session, stored = found
+            current = {
+                s.meta.key: Known(s.meta.status, edited_meanwhile=s.meta.rev > snapshot)
+                for s in stored
+            }
+            decision = consolidate(list(changes), current, rules)
+            actions, outcome, finishing = self._transaction(session, evidence, decision, finish)
+            try:
+                self._repo.write([*actions, *finishing])
+            except WriteConflict as error:
+                if error.index is not None and error.index >= len(actions):
+                    raise  # the execution's own row changed: the workflow decides
+                continue
+            return outcome
+        # Not a WriteConflict: the step is retried with the same evidence (and snapshot).
+        raise Unavailable("the session kept changing while learning was applied")
+
+    def _transaction(
+        self, session: Session, evidence: Evidence, decision: Decision, finish: FinishActions
+    ) -> tuple[list[Action], Outcome, list[Action]]:
+        """The memory actions, the outcome and the finishing actions, within 100 actions."""
+        while True:
+            outcome = Outcome(decision.applied_records(), decision.rejected_records())
+            finishing = list(finish(outcome))
+            room = MAX_ACTIONS - 1 - len(finishing)
+            if len(decision.accepted) <= room:
+                break
+            decision = decision.limited(max(room, 0))
+        after = session.consolidated(evidence.upto)
+        now = self._clock.now_ms()
+        actions: list[Action] = [self._repo.head_change(session, after, now)]
+        actions += [
+            self._change(session, change, now, after.revision) for change in decision.accepted
+        ]
+        return actions, outcome, finishing
+
+    def _change(self, session: Session, change: ProposedChange, now: int, rev: int) -> Action:
+        if isinstance(change, ProposedRemember):
+            meta = EntryMeta(
+                change.key, change.kind, change.sources, now, "active", rev, len(change.content)
+            )
+            return self._repo.entry_put(session, meta, change.content)
+        return self._repo.entry_retract(session, change.key, change.sources, now, rev)

@@ -1,0 +1,150 @@
+"""Session memory (seed 000): read it, change it with commands, render the memory text.
+
+Every command is one conditional transaction whose first action updates the head row on
+the condition that `revision` is still the one the client sent (and `expected` its head):
+a conflict writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from agent_memory.domain.access import authorize
+from agent_memory.domain.errors import NotFound, SessionConflict, WriteConflict
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.memory_text import MemoryText, choose, empty, render
+from agent_memory.domain.session_memory import (
+    Command,
+    Configure,
+    Entry,
+    EntryMeta,
+    Forget,
+    Refresh,
+    Remember,
+    check_command,
+    configure,
+    edit_note,
+)
+from agent_memory.domain.sessions import Session, item_id
+from agent_memory.persistence.sessions import ItemToAdd, StoredEntry
+from agent_memory.ports import Action, Clock
+from agent_memory.service.sessions import Learning, SessionAccess, pool_of
+
+STALE = "the session changed since you read it; read it again and retry"
+
+
+class SessionMemoryService:
+    def __init__(
+        self,
+        access: SessionAccess,
+        clock: Clock,
+        *,
+        max_text_length: int,
+        learning: Learning | None = None,
+    ) -> None:
+        self._access = access
+        self._repo = access.repo
+        self._clock = clock
+        self._max_text_length = max_text_length
+        self.learning = learning
+
+    def _memory(self, principal: Principal, session_id: str) -> tuple[Session, list[StoredEntry]]:
+        """The head row and every entry (one Query), after the access check."""
+        found = self._repo.memory(session_id)
+        if found is None:
+            raise NotFound("session not found")
+        authorize(principal, found[0].grants(), "read", what="session")
+        return found
+
+    def read(self, principal: Principal, session_id: str) -> dict[str, Any]:
+        """The seed's memory JSON: entries, processed, settings, overrides."""
+        session, stored = self._memory(principal, session_id)
+        switches = self._access.switches(session)
+        entries = [Entry(s.meta, self._repo.open_entry(session, s)) for s in stored]
+        return {
+            "entries": {entry.meta.key: entry.view() for entry in entries},
+            "processed": session.processed_ids(),
+            "settings": switches,
+            "overrides": dict(session.overrides),
+        }
+
+    def text(self, principal: Principal, session_id: str) -> MemoryText:
+        """The memory text for the model's instructions; decrypts only what it shows."""
+        session, stored = self._memory(principal, session_id)
+        if not self._access.switches(session)["use"]:
+            return empty(self._max_text_length)
+        by_key = {s.meta.key: s for s in stored}
+        chosen = choose([s.meta for s in stored], self._max_text_length)
+        return render(
+            [(m, self._repo.open_entry(session, by_key[m.key])) for m in chosen],
+            self._max_text_length,
+        )
+
+    def command(
+        self, principal: Principal, session_id: str, expected: str, revision: int, command: Command
+    ) -> Session:
+        """Remember, Forget, Configure or Refresh; answers the Session after the change."""
+        check_command(command)
+        session = self._access.load(principal, session_id, "change")
+        if isinstance(command, Refresh):
+            # Refresh does not check expected and revision (the seed), though both are sent.
+            return self._refresh(session)
+        if session.head != expected or session.revision != revision:
+            raise SessionConflict(STALE)
+        after, actions = self._plan(session, command)
+        try:
+            self._repo.write(actions)
+        except WriteConflict as error:
+            if isinstance(command, Forget) and error.index == 2:
+                raise SessionConflict(f"no fact has the key {command.key!r}") from error
+            raise SessionConflict(STALE) from error
+        return after
+
+    def _plan(
+        self, session: Session, command: Remember | Forget | Configure
+    ) -> tuple[Session, list[Action]]:
+        now = self._clock.now_ms()
+        if isinstance(command, Configure):
+            after = session.configured(configure(session.overrides, command.changes))
+            return after, [self._repo.head_change(session, after, now)]
+        # Remember and Forget add an Item recording the edit; it is the change's source.
+        # When everything before it was read, it is read too: its fact is already memory.
+        seq = session.item_count + 1
+        after = session.with_items(1, mark_processed=session.processed == session.item_count)
+        sources = (item_id(seq),)
+        edit: Literal["Remember", "Forget"] = (
+            "Remember" if isinstance(command, Remember) else "Forget"
+        )
+        note = ItemToAdd(seq, "notice", edit_note(command), edit=edit)
+        if isinstance(command, Remember):
+            meta = EntryMeta(
+                command.key,
+                command.kind,
+                sources,
+                now,
+                "active",
+                after.revision,
+                len(command.content),
+            )
+            change: Action = self._repo.entry_put(session, meta, command.content)
+        else:
+            change = self._repo.entry_retract(session, command.key, sources, now, after.revision)
+        return after, [
+            self._repo.head_change(session, after, now),
+            self._repo.item_put(session, note, now),
+            change,
+        ]
+
+    def _refresh(self, session: Session) -> Session:
+        if not self._access.switches(session)["generate"]:
+            return session
+        if not self._access.has_model(session.model):
+            raise SessionConflict("the session has no model to learn with")
+        if self.learning is not None:
+            self.learning.start(pool_of(session), upto=session.item_count, reason="refresh")
+        return session
+
+    def executions(self, principal: Principal, session_id: str) -> list[dict[str, Any]]:
+        """The learning runs of this Session, newest first."""
+        session = self._access.load(principal, session_id, "read")
+        return self.learning.executions(pool_of(session)) if self.learning is not None else []

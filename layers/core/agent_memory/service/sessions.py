@@ -1,0 +1,242 @@
+"""Sessions: create, read, append a completed Turn (and start consolidation), fork.
+
+Learning runs elsewhere (the workflow, service/learning.py): this service only asks it to
+start, through the `Learning` protocol, once the Turn's items are stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Literal, Protocol, TypeVar
+
+from agent_memory.domain.access import Action, authorize
+from agent_memory.domain.errors import NotFound, SessionConflict, Unavailable, WriteConflict
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.model_names import parse_model_name
+from agent_memory.domain.session_memory import effective_switches
+from agent_memory.domain.sessions import (
+    NewItem,
+    Session,
+    check_turn,
+    forked,
+    item_id,
+    new_session,
+    only_runs_an_app_action,
+)
+from agent_memory.persistence.sessions import ItemToAdd, SessionRepository
+from agent_memory.ports import Clock, Ids, ModelCatalog
+from agent_memory.service.agents import AgentService, person_of
+from agent_memory.service.learning_pools import PoolRef
+
+LearningAnswer = Literal["started", "skipped"]
+T = TypeVar("T")
+# A write that lost a race without the client asking for a condition re-reads and retries.
+ATTEMPTS = 5
+
+
+class Default(Enum):
+    """What `model` is when a client leaves it out: the deployment's default model."""
+
+    MODEL = "default"
+
+
+class Learning(Protocol):
+    """The learning workflow, as sessions see it (service/learning.py implements it)."""
+
+    def start(self, pool: PoolRef, *, upto: int, reason: str) -> LearningAnswer: ...
+
+    def executions(self, pool: PoolRef) -> list[dict[str, Any]]: ...
+
+
+class AgentLearning(Protocol):
+    """Agent memory's hook after a Turn (issue 5): may start learning for the Agent."""
+
+    def after_turn(self, session: Session, upto: int, *, generate: bool) -> LearningAnswer: ...
+
+
+class OrgDefaults(Protocol):
+    def effective(self, org_id: str) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    session: Session
+    turn_id: str
+    item_ids: list[str]
+    learning: LearningAnswer
+    agent_learning: LearningAnswer
+
+
+def pool_of(session: Session) -> PoolRef:
+    return PoolRef("session", session.org_id, session.id)
+
+
+class SessionAccess:
+    """Loading a Session for a caller, its switches, and whether its model can run."""
+
+    def __init__(
+        self,
+        repo: SessionRepository,
+        org_settings: OrgDefaults,
+        models: ModelCatalog | None = None,
+    ) -> None:
+        self.repo = repo
+        self._org_settings = org_settings
+        self._models = models
+
+    def load(self, principal: Principal, session_id: str, action: Action) -> Session:
+        session = self.repo.get(session_id)
+        if session is None:
+            raise NotFound("session not found")
+        authorize(principal, session.grants(), action, what="session")
+        return session
+
+    def switches(self, session: Session) -> dict[str, bool]:
+        """The switches in force; the organization is read only for a switch not overridden."""
+        org_memory: Mapping[str, Any] = {}
+        if any(name not in session.overrides for name in ("use", "generate")):
+            org_memory = self._org_settings.effective(session.org_id)["memory"]
+        return effective_switches(org_memory, session.overrides)
+
+    def has_model(self, name: str | None) -> bool:
+        """A model is named and this deployment can run it ("no model" otherwise)."""
+        if name is None:
+            return False
+        return self._models is None or self._models.resolve(name) is not None
+
+
+class SessionService:
+    def __init__(
+        self,
+        access: SessionAccess,
+        agents: AgentService,
+        clock: Clock,
+        ids: Ids,
+        *,
+        default_model: str | None,
+        learning: Learning | None = None,
+        agent_learning: AgentLearning | None = None,
+    ) -> None:
+        self._access = access
+        self._repo = access.repo
+        self._agents = agents
+        self._clock = clock
+        self._ids = ids
+        self._default_model = default_model
+        self.learning = learning
+        self.agent_learning = agent_learning
+
+    def create(
+        self,
+        principal: Principal,
+        agent_id: str,
+        *,
+        model: str | Default | None = Default.MODEL,
+        kind: str = "chat",
+    ) -> Session:
+        """A new Session of an Agent the caller may use; `model` None is a Session without
+        a model, left out it is the deployment's default model."""
+        owner, _org = person_of(principal)
+        if isinstance(model, str):
+            parse_model_name(model, ["model"])
+        agent = self._agents.usable(principal, agent_id)
+        name = self._default_model if model is Default.MODEL else model
+        session = new_session(self._ids.new("s_"), agent.org_id, agent.id, owner, kind, name)
+        self._repo.create(session, self._clock.now_ms())
+        return session
+
+    def get(self, principal: Principal, session_id: str) -> Session:
+        return self._access.load(principal, session_id, "read")
+
+    def turn(
+        self,
+        principal: Principal,
+        session_id: str,
+        items: Sequence[NewItem],
+        *,
+        model: str | None = None,
+        expected: str | None = None,
+        revision: int | None = None,
+    ) -> TurnResult:
+        """Append a completed Turn's items (new head, next revision), then start learning.
+
+        With `expected`/`revision` the Turn applies only to that state (409 otherwise);
+        without them it retries against the newest state.
+        """
+        check_turn(items)
+        if model is not None:
+            parse_model_name(model, ["model"])
+        turn_id = self._ids.new("t_")
+        guarded = expected is not None or revision is not None
+
+        def attempt() -> Session:
+            session = self._access.load(principal, session_id, "change")
+            if (expected is not None and expected != session.head) or (
+                revision is not None and revision != session.revision
+            ):
+                raise SessionConflict("the session changed since you read it")
+            after = session.with_items(len(items))
+            now = self._clock.now_ms()
+            adds = [
+                ItemToAdd(session.item_count + n, i.role, i.content, i.app, model, turn_id)
+                for n, i in enumerate(items, start=1)
+            ]
+            self._repo.write(
+                [
+                    self._repo.head_change(session, after, now),
+                    *(self._repo.item_put(session, add, now) for add in adds),
+                ]
+            )
+            return after
+
+        after = _retrying(attempt, ATTEMPTS if not guarded else 1)
+        generate = self._access.switches(after)["generate"]
+        learning = self._learn(after, items, model, generate)
+        agent_learning: LearningAnswer = "skipped"
+        if self.agent_learning is not None:
+            agent_learning = self.agent_learning.after_turn(
+                after, after.item_count, generate=generate
+            )
+        ids = [
+            item_id(seq) for seq in range(after.item_count - len(items) + 1, after.item_count + 1)
+        ]
+        return TurnResult(after, turn_id, ids, learning, agent_learning)
+
+    def _learn(
+        self, session: Session, items: Sequence[NewItem], model: str | None, generate: bool
+    ) -> LearningAnswer:
+        # A Turn that only runs an App action changes no memory: no model ran in it.
+        if only_runs_an_app_action(items) or not generate or self.learning is None:
+            return "skipped"
+        if not self._access.has_model(model or session.model):
+            return "skipped"
+        try:
+            return self.learning.start(pool_of(session), upto=session.item_count, reason="turn")
+        except Unavailable:
+            # The Turn is stored; its items stay unprocessed and the next Turn learns them.
+            return "skipped"
+
+    def fork(self, principal: Principal, session_id: str) -> Session:
+        """A new Session with a copy of the history, memory and overrides, starting at its
+        source's head and revision. Afterwards the two are independent."""
+        fork_id = self._ids.new("s_")
+
+        def attempt() -> Session:
+            source = self._access.load(principal, session_id, "read")
+            fork = forked(source, fork_id, principal.user_id or source.owner)
+            self._repo.fork(source, fork, self._clock.now_ms())
+            return fork
+
+        return _retrying(attempt, ATTEMPTS)
+
+
+def _retrying(attempt: Callable[[], T], attempts: int) -> T:
+    """Run `attempt` until its conditional write holds; 409 after `attempts` lost races."""
+    for _ in range(attempts):
+        try:
+            return attempt()
+        except WriteConflict:
+            continue
+    raise SessionConflict("the session changed since you read it")

@@ -1,0 +1,348 @@
+"""LearningService over the in-memory fakes: names, starts, each step's contract, and the
+Execution view. The state machine is played by `drive` (the real ASL runs in the
+integration tests)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agent_memory.adapters.in_memory import (
+    FakeCipher,
+    FixedClock,
+    InMemoryStore,
+    RecordingOrchestrator,
+    SequentialIds,
+)
+from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.proposals import InvalidModelOutput
+from agent_memory.ports import Execution, ModelFailure
+from agent_memory.service.learning import (
+    MAX_EVIDENCE_BYTES,
+    RUN_LIMIT_MS,
+    EvidenceTooLarge,
+    LearningService,
+    ModelConfigError,
+    ModelTimeout,
+    NoModel,
+    Retryable,
+    describe_error,
+    evidence_from_json,
+    evidence_json,
+    execution_name,
+)
+from agent_memory.service.learning_pools import PoolRef
+from tests.learning_support import (
+    MODEL,
+    Catalog,
+    NotesPool,
+    ScriptedModel,
+    failing,
+    remember_reply,
+)
+
+REF = PoolRef("session", "o-1", "s-1")
+BUDGET = "Remember that my budget is 1500 EUR."
+
+
+class Harness:
+    def __init__(self, orchestrator: Any = None) -> None:
+        self.store = InMemoryStore()
+        self.cipher = FakeCipher()
+        self.clock = FixedClock(step_ms=1)
+        self.orchestrator = orchestrator or RecordingOrchestrator()
+        self.model = ScriptedModel()
+        self.pool = NotesPool(self.store)
+        self.service = LearningService(
+            self.store,
+            self.cipher,
+            self.clock,
+            SequentialIds(),
+            self.orchestrator,
+            Catalog({MODEL: self.model}),
+            [self.pool],
+        )
+        self.pool.create(REF)
+
+    def turn(self, *texts: str) -> tuple[str, dict[str, Any]]:
+        upto = self.pool.add_turn(REF, *texts)
+        assert self.service.start(REF, upto=upto, reason="turn") == "started"
+        name = list(self.orchestrator.started)[-1]
+        return name, dict(self.orchestrator.started[name])
+
+    def event(
+        self, name: str, state: dict[str, Any], step: str, attempt: int = 0
+    ) -> dict[str, Any]:
+        context = {"executionName": name, "executionId": name, "state": step, "attempt": attempt}
+        return {"input": json.loads(json.dumps(state)), "context": context}
+
+    def drive(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """LoadEvidence -> CallModel -> ApplyLearning, any error -> RecordFailure (no retries)."""
+        state = dict(payload)
+        steps = [
+            ("LoadEvidence", self.service.load_evidence, "evidence"),
+            ("CallModel", self.service.call_model, "model"),
+            ("ApplyLearning", self.service.apply_learning, "result"),
+        ]
+        for step, run, path in steps:
+            try:
+                state[path] = run(self.event(name, state, step))
+            except Exception as error:
+                cause = json.dumps({"errorType": type(error).__name__, "errorMessage": str(error)})
+                state["error"] = {"Error": type(error).__name__, "Cause": cause}
+                state["failure"] = self.service.record_failure(
+                    self.event(name, state, "RecordFailure")
+                )
+                return state
+        return state
+
+
+@pytest.fixture
+def h() -> Harness:
+    return Harness()
+
+
+# --- names and starts -------------------------------------------------------------------------
+
+
+def test_names_follow_the_evidence_and_stay_within_step_functions_rules() -> None:
+    assert execution_name(REF, 7) == "session-o-1-s-1-7"
+    assert execution_name(REF, 7, "r000001") == "session-o-1-s-1-7-r000001"
+    odd = PoolRef("session", "org with spaces", "x" * 90)
+    name = execution_name(odd, 123456, "r0123456789abcdefgh")
+    assert len(name) <= 80
+    assert all(c.isalnum() or c in "-_" for c in name)
+    assert name == execution_name(odd, 123456, "r0123456789abcdefgh")
+    assert name != execution_name(PoolRef("session", "org with spaces", "y" * 90), 123456)
+
+
+def test_a_turn_start_is_named_after_the_evidence_and_repeats_are_no_ops(h: Harness) -> None:
+    upto = h.pool.add_turn(REF, BUDGET)
+    assert h.service.start(REF, upto=upto, reason="turn") == "started"
+    assert h.service.start(REF, upto=upto, reason="turn") == "started"
+    assert list(h.orchestrator.started) == ["session-o-1-s-1-1"]
+    payload = h.orchestrator.started["session-o-1-s-1-1"]
+    assert payload["pool"] == {"kind": "session", "orgId": "o-1", "poolId": "s-1"}
+    assert (payload["upto"], payload["reason"]) == (1, "turn")
+    # A deliberate retry (Refresh) gets a new name every time.
+    h.service.start(REF, upto=upto, reason="refresh")
+    h.service.start(REF, upto=upto, reason="refresh")
+    assert len(h.orchestrator.started) == 3
+
+
+class Down:
+    def start(self, name: str, payload: Any) -> Execution:
+        raise Unavailable("the workflow service is busy")
+
+
+def test_an_unavailable_workflow_skips_a_turn_but_fails_a_refresh() -> None:
+    h = Harness(orchestrator=Down())
+    assert h.service.start(REF, upto=1, reason="turn") == "skipped"
+    with pytest.raises(Unavailable):
+        h.service.start(REF, upto=1, reason="refresh")
+
+
+def test_without_a_workflow_learning_is_skipped(h: Harness) -> None:
+    service = LearningService(
+        h.store, h.cipher, h.clock, SequentialIds(), None, Catalog({}), [h.pool]
+    )
+    assert service.start(REF, upto=1, reason="turn") == "skipped"
+
+
+# --- the steps --------------------------------------------------------------------------------
+
+
+def test_a_run_learns_and_ends_in_one_transaction(h: Harness) -> None:
+    name, payload = h.turn(BUDGET)
+    state = h.drive(name, payload)
+
+    assert state["evidence"] == {"status": "running", "position": 0, "items": 1}
+    assert state["model"]["status"] == "answered"
+    assert state["result"] == {"status": "succeeded", "applied": 1, "rejected": 0}
+    assert h.pool.head(REF)["position"] == 1
+    [execution] = h.service.executions(REF)
+    assert execution["status"] == "succeeded"
+    assert execution["applied"] == [{"key": "budget", "op": "remember"}]
+    assert execution["itemIds"] == ["i-01"]
+    assert execution["id"] == name
+
+
+def test_nothing_to_learn_ends_as_skipped_without_a_model_call(h: Harness) -> None:
+    name, payload = h.turn(BUDGET)
+    h.drive(name, payload)
+    refresh_upto = h.pool.head(REF)["items"]
+    h.service.start(REF, upto=refresh_upto, reason="refresh")
+    name2 = list(h.orchestrator.started)[-1]
+    state = h.drive(name2, dict(h.orchestrator.started[name2]))
+
+    assert state["evidence"] == {"status": "skipped", "items": 0}
+    assert state["model"] == {"status": "skipped"}
+    assert state["result"] == {"status": "skipped"}
+    assert len(h.model.calls) == 1
+    assert [e["status"] for e in h.service.executions(REF)] == ["skipped", "succeeded"]
+
+
+def test_a_retried_call_model_reuses_the_saved_answer(h: Harness) -> None:
+    name, payload = h.turn(BUDGET)
+    state = dict(payload)
+    state["evidence"] = h.service.load_evidence(h.event(name, state, "LoadEvidence"))
+    first = h.service.call_model(h.event(name, state, "CallModel", attempt=0))
+    again = h.service.call_model(h.event(name, state, "CallModel", attempt=1))
+
+    assert first["reused"] is False
+    assert again == {"status": "answered", "call": first["call"], "reused": True}
+    assert len(h.model.calls) == 1
+
+
+def test_a_retried_load_evidence_keeps_the_first_attempts_evidence(h: Harness) -> None:
+    name, payload = h.turn(BUDGET)
+    first = h.service.load_evidence(h.event(name, payload, "LoadEvidence"))
+    h.pool.add_turn(REF, "More words.")  # the pool moved on; the run keeps what it read
+    again = h.service.load_evidence(h.event(name, payload, "LoadEvidence", attempt=1))
+    assert first == again == {"status": "running", "position": 0, "items": 1}
+
+
+def test_apply_learning_twice_applies_once(h: Harness) -> None:
+    name, payload = h.turn(BUDGET)
+    state = h.drive(name, payload)
+    again = h.service.apply_learning(h.event(name, state, "ApplyLearning", attempt=1))
+
+    assert again == {"status": "succeeded"}
+    assert len(h.pool.changes(REF)) == 1
+
+
+@pytest.mark.parametrize(
+    ("failure", "error"),
+    [
+        (ModelFailure("timeout", "no answer", retryable=True), ModelTimeout),
+        (ModelFailure("invalid_output", "cut off", retryable=False), InvalidModelOutput),
+        (ModelFailure("config", "bad key", retryable=False), ModelConfigError),
+        (ModelFailure("throttled", "slow down", retryable=True), Retryable),
+        (ModelFailure("unavailable", "503", retryable=True), Retryable),
+    ],
+)
+def test_model_failures_map_to_retried_or_final_errors(
+    h: Harness, failure: ModelFailure, error: type[Exception]
+) -> None:
+    def script(request: Any) -> Any:
+        raise failure
+
+    h.model.script = script
+    name, payload = h.turn(BUDGET)
+    state = dict(payload)
+    state["evidence"] = h.service.load_evidence(h.event(name, state, "LoadEvidence"))
+    with pytest.raises(error):
+        h.service.call_model(h.event(name, state, "CallModel"))
+    calls = h.store.query("LEARN#session#s-1").records
+    assert [(c["status"], c["errorKind"]) for c in calls if c["type"] == "model-call"] == [
+        ("failed", failure.kind)
+    ]
+
+
+def test_a_failure_is_recorded_and_moves_nothing(h: Harness) -> None:
+    h.model.script = failing("timeout", retryable=False, message="no answer in 60 s")
+    name, payload = h.turn(BUDGET)
+    state = h.drive(name, payload)
+
+    assert state["failure"] == {"status": "failed", "type": "ModelTimeout", "recorded": True}
+    assert h.pool.head(REF)["position"] == 0
+    [execution] = h.service.executions(REF)
+    assert execution["error"] == {"type": "ModelTimeout", "message": "CallModel: no answer in 60 s"}
+    # Recording again (a retried RecordFailure) keeps the first record.
+    again = h.service.record_failure(h.event(name, state, "RecordFailure", attempt=1))
+    assert again == {"status": "failed", "recorded": False}
+
+
+def test_a_failure_before_the_row_exists_is_still_recorded(h: Harness) -> None:
+    name, payload = h.turn(BUDGET)
+    state = dict(payload) | {"error": {"Error": "States.Timeout", "Cause": ""}}
+    h.service.record_failure(h.event(name, state, "RecordFailure"))
+    [execution] = h.service.executions(REF)
+    assert execution["status"] == "failed"
+    assert execution["error"] == {
+        "type": "States.Timeout",
+        "message": "LoadEvidence: the step took longer than its time limit",
+    }
+
+
+def test_no_model_and_oversized_evidence_fail_the_run(h: Harness) -> None:
+    h.pool.model = "openai/not-configured"
+    state = h.drive(*h.turn(BUDGET))
+    assert state["failure"]["type"] == NoModel.__name__
+
+    h.pool.model = MODEL
+    state = h.drive(*h.turn("x" * MAX_EVIDENCE_BYTES))
+    assert state["failure"]["type"] == EvidenceTooLarge.__name__
+    assert h.pool.head(REF)["position"] == 0
+
+
+def test_rejected_changes_are_kept_sealed_and_shown(h: Harness) -> None:
+    h.model.script = lambda request: remember_reply("budget", "The budget is 1500.", "i-99")
+    h.drive(*h.turn(BUDGET))
+
+    [execution] = h.service.executions(REF)
+    assert execution["rejected"] == [
+        {
+            "change": {
+                "op": "remember",
+                "key": "budget",
+                "content": "The budget is 1500.",
+                "kind": "fact",
+                "sources": ["i-99"],
+            },
+            "reason": "no unprocessed source",
+        }
+    ]
+    row = next(r for r in h.store.rows.values() if r.get("type") == "learning-execution")
+    assert "1500" not in json.dumps({k: v for k, v in row.items() if k != "detail"})
+
+
+def test_a_run_that_lost_its_execution_shows_as_failed(h: Harness) -> None:
+    name, payload = h.turn(BUDGET)
+    h.service.load_evidence(h.event(name, payload, "LoadEvidence"))
+    assert h.service.executions(REF)[0]["status"] == "running"
+    h.clock.ms += RUN_LIMIT_MS + 1
+    [execution] = h.service.executions(REF)
+    assert execution["status"] == "failed"
+    assert execution["error"]["type"] == "States.Timeout"
+
+
+def test_executions_are_listed_newest_first(h: Harness) -> None:
+    for text in (BUDGET, "My hotel is the Adlon.", "I prefer trains."):
+        h.drive(*h.turn(text))
+    ids = [e["id"] for e in h.service.executions(REF)]
+    assert ids == ["session-o-1-s-1-3", "session-o-1-s-1-2", "session-o-1-s-1-1"]
+    assert len(h.service.executions(REF, limit=2)) == 2
+
+
+# --- payload helpers --------------------------------------------------------------------------
+
+
+def test_evidence_survives_its_json_form(h: Harness) -> None:
+    h.pool.add_turn(REF, BUDGET, "I prefer trains.")
+    evidence = h.pool.load_evidence(REF, 2)
+    assert evidence is not None
+    assert evidence_from_json(evidence_json(evidence)) == evidence
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (
+            {"Error": "Retryable", "Cause": json.dumps({"errorMessage": "ModelThrottled: 429"})},
+            ("ModelThrottled", "429"),
+        ),
+        (
+            {"Error": "InvalidModelOutput", "Cause": json.dumps({"errorMessage": "not JSON"})},
+            ("InvalidModelOutput", "not JSON"),
+        ),
+        ({"Error": "Lambda.Unknown", "Cause": "plain text"}, ("Lambda.Unknown", "plain text")),
+        (None, ("LearningFailed", "")),
+    ],
+)
+def test_describe_error_reads_what_the_asl_caught(
+    error: dict[str, Any] | None, expected: tuple[str, str]
+) -> None:
+    assert describe_error(error) == expected

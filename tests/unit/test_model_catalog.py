@@ -1,0 +1,77 @@
+"""The model catalog: which `provider/model` names this deployment can run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent_memory.adapters.bedrock import BedrockModel
+from agent_memory.adapters.models import ModelCatalogImpl
+from agent_memory.adapters.openai_compatible import OpenAICompatibleModel
+from agent_memory.adapters.rules_model import RulesModel
+
+
+def test_local_rules_needs_nothing() -> None:
+    model = ModelCatalogImpl().resolve("local/rules")
+    assert isinstance(model, RulesModel)
+    assert model.name == "local/rules"
+
+
+@pytest.mark.parametrize(
+    "name", [None, "", "local/gpt", "nope/model", "rules", "openai/", "bedrock"]
+)
+def test_no_name_unknown_names_and_other_local_models_are_no_model(name: str | None) -> None:
+    assert ModelCatalogImpl(openai_api_key="sk-x").resolve(name) is None
+
+
+def test_openai_needs_a_key_for_the_public_endpoint() -> None:
+    assert ModelCatalogImpl().resolve("openai/gpt-4o-mini") is None
+    model = ModelCatalogImpl(openai_api_key="sk-x").resolve("openai/gpt-4o-mini")
+    assert isinstance(model, OpenAICompatibleModel)
+    assert model.model == "gpt-4o-mini"
+    assert model.name == "openai/gpt-4o-mini"
+
+
+def test_openai_on_a_local_server_needs_no_key() -> None:
+    catalog = ModelCatalogImpl(openai_base_url="http://127.0.0.1:11434/v1")
+    model = catalog.resolve("openai/llama3.1:8b")
+    assert isinstance(model, OpenAICompatibleModel)
+    assert model.model == "llama3.1:8b"
+
+
+def test_public_url_with_a_trailing_slash_is_still_the_public_one() -> None:
+    catalog = ModelCatalogImpl(openai_base_url="https://api.openai.com/v1/")
+    assert catalog.resolve("openai/gpt-4o") is None
+
+
+def test_bedrock_models_share_one_lazily_built_client() -> None:
+    built: list[object] = []
+
+    def factory() -> Any:
+        client = object()
+        built.append(client)
+        return client
+
+    catalog = ModelCatalogImpl(bedrock_client_factory=factory)
+    first = catalog.resolve("bedrock/anthropic.claude-3-5-haiku-20241022-v1:0")
+    second = catalog.resolve("bedrock/amazon.nova-lite-v1:0")
+    assert isinstance(first, BedrockModel)
+    assert isinstance(second, BedrockModel)
+    assert first.model_id == "anthropic.claude-3-5-haiku-20241022-v1:0"
+    assert built == []  # nothing is built before a model is used
+    assert first._runtime() is second._runtime()
+    assert len(built) == 1
+
+
+def test_instances_are_cached_per_name() -> None:
+    catalog = ModelCatalogImpl(openai_api_key="sk-x")
+    assert catalog.resolve("openai/a") is catalog.resolve("openai/a")
+    assert catalog.resolve("openai/a") is not catalog.resolve("openai/b")
+    assert catalog.resolve("local/rules") is catalog.resolve("local/rules")
+
+
+def test_the_default_model_is_exposed_and_the_key_is_not() -> None:
+    catalog = ModelCatalogImpl(default_model="local/rules", openai_api_key="sk-secret-123")
+    assert catalog.default_model == "local/rules"
+    assert "sk-secret-123" not in repr(catalog)
