@@ -123,13 +123,13 @@ def _old_id(ms: int) -> str:
 
 def _setup(b: Bench, now_ms: int) -> list[Any]:
     """10,000 memories, validated and sealed as the service does, loaded in batches."""
+    from agent_memory.adapters.dynamodb.store import serialize
     from agent_memory.domain.agent_memories import (
         Entity,
         NewMemory,
         create_memory,
         format_timestamp,
     )
-    from agent_memory.adapters.dynamodb.store import serialize
 
     rng = random.Random(SEED)
     categories = ("preference", "fact", "instruction")
@@ -168,7 +168,7 @@ def _setup(b: Bench, now_ms: int) -> list[Any]:
 
 
 def _flush(b: Bench, batch: list[dict[str, Any]]) -> None:
-    request = {b.table: list(batch)}
+    request = {b.table: list(batch)} if batch else {}
     while request:
         request = b.client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
     batch.clear()
@@ -223,7 +223,7 @@ def _walk(b: Bench, memories: list[Any], now_ms: int, category: str | None) -> d
         if not m.is_expired(now_ms) and (category is None or m.category == category)
     ]
     seen: list[str] = []
-    inserted: set[str] = set()
+    inserted: list[Any] = []
     per_page: list[dict[str, Any]] = []
     after = None
     while True:
@@ -237,11 +237,14 @@ def _walk(b: Bench, memories: list[Any], now_ms: int, category: str | None) -> d
         seen += [m.id for m in page.memories]
         for _ in range(INSERTS_PER_PAGE):
             new = NewMemory(category=category or "fact", content="inserted while paging")
-            inserted.add(b.service.create(b.principal, new).id)
+            inserted.append(b.service.create(b.principal, new))
         if not page.has_more:
             break
         after = page.memories[-1].id
-    old = [i for i in seen if i not in inserted]
+    # What this walk inserted is pre-existing for the next one.
+    memories.extend(inserted)
+    new_ids = {m.id for m in inserted}
+    old = [i for i in seen if i not in new_ids]
     return {
         "category": category,
         "pages": len(per_page),

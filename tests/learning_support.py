@@ -172,9 +172,7 @@ class NotesPool:
                 )
                 applied.append({"key": change.key, "op": "remember"})
             else:
-                writes.append(
-                    Update(_pk(pool), f"MEM#{change.key}", set={"status": "retracted"})
-                )
+                writes.append(Update(_pk(pool), f"MEM#{change.key}", set={"status": "retracted"}))
                 applied.append({"key": change.key, "op": "forget"})
         outcome = Outcome(applied=applied, rejected=rejected)
         log = {"pk": _pk(pool), "sk": f"LOG#{version:06d}", "keys": [a["key"] for a in applied]}
@@ -205,8 +203,10 @@ class NotesPool:
             return "no unprocessed source"
         if keys.count(change.key) > 1:
             return "more than one change for this key"
-        if entry is not None and entry["by"] == "person" and entry["version"] > int(
-            evidence.extra["version"]
+        if (
+            entry is not None
+            and entry["by"] == "person"
+            and entry["version"] > int(evidence.extra["version"])
         ):
             return "a person changed this entry while the model worked"
         if isinstance(change, ProposedForget) and (entry is None or entry["status"] != "active"):

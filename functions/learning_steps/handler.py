@@ -24,15 +24,17 @@ services = step_services
 @metrics.log_metrics
 @logger.inject_lambda_context(clear_state=True)
 def load_evidence(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return services().learning.load_evidence(event)
+    result = services().learning.load_evidence(event)
+    metrics.add_metric(name="EvidenceItems", unit=MetricUnit.Count, value=result.get("items", 0))
+    return result
 
 
 @metrics.log_metrics
 @logger.inject_lambda_context(clear_state=True)
 def call_model(event: dict[str, Any], context: Any) -> dict[str, Any]:
     result = services().learning.call_model(event)
-    if result.get("reused"):
-        metrics.add_metric(name="ModelCallsReused", unit=MetricUnit.Count, value=1)
+    name = "ModelCallsReused" if result.get("reused") else "ModelCalls"
+    metrics.add_metric(name=name, unit=MetricUnit.Count, value=int(result["status"] == "answered"))
     return result
 
 

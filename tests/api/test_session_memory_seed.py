@@ -119,6 +119,42 @@ def test_read_memory_is_exactly_the_seed_json(ana: Client) -> None:
     assert json.dumps(answer.json()) == json.dumps(json.loads(READ_MEMORY))
 
 
+class SeedModel:
+    """A model that finds the seed's budget fact in the item that states it."""
+
+    name = "local/rules"
+
+    def propose(self, request: Any) -> Any:
+        from agent_memory.ports import ModelReply
+
+        [source] = [i.id for i in request.items if "1500 EUR" in i.content]
+        change = {
+            "op": "remember",
+            "key": "budget",
+            "content": "The trip budget is 1500 EUR.",
+            "kind": "fact",
+            "sources": [source],
+        }
+        return ModelReply(text=json.dumps({"changes": [change]}), model=self.name)
+
+
+class SeedCatalog:
+    def resolve(self, name: str | None) -> Any:
+        return SeedModel() if name else None
+
+
+def test_read_memory_after_consolidation_is_exactly_the_seed_json(
+    ana: Client, services: Any
+) -> None:
+    learning(services).models = SeedCatalog()
+    session = ana.session()["id"]
+    turn = ana.turn(session, "Plan a trip to Lisbon for two.", "We can spend 1500 EUR in total.")
+    assert turn.json()["turn"]["itemIds"] == ["i-01", "i-02"]
+    ana.command(session, json.loads(STOP_LEARNING)["command"])
+    answer = ana.get(f"/v1/sessions/{session}/memory")
+    assert json.dumps(answer.json()) == json.dumps(json.loads(READ_MEMORY))
+
+
 # --- "Change memory": the seed's commands, at the seed's revisions -------------------------
 
 
@@ -373,3 +409,83 @@ def test_if_learning_cannot_start_the_turn_still_completes(ana: Client, services
     assert answer.status_code == 200
     assert answer.json()["turn"]["learning"] == "skipped"
     assert ana.memory(session)["processed"] == []
+
+
+class ScriptedCatalog:
+    """Every model name resolves to `model`."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def resolve(self, name: str | None) -> Any:
+        return self.model if name else None
+
+
+def test_an_edit_made_while_the_model_works_is_kept(ana: Client, services: Any) -> None:
+    session = ana.session()["id"]
+
+    class EditingModel:
+        """Proposes a budget; meanwhile the person Remembers another one."""
+
+        name = "local/rules"
+
+        def propose(self, request: Any) -> Any:
+            from agent_memory.domain.identity import Principal
+            from agent_memory.domain.session_memory import Remember
+            from agent_memory.ports import ModelReply
+
+            person = Principal("ana", ana.user.org_id, "member")
+            now = services.sessions.get(person, session)
+            edit = Remember("budget", "The trip budget is 900 EUR.", "fact")
+            services.session_memory.command(person, session, now.head, now.revision, edit)
+            change = {
+                "op": "remember",
+                "key": "budget",
+                "content": "The trip budget is 1500 EUR.",
+                "kind": "fact",
+                "sources": [request.items[0].id],
+            }
+            return ModelReply(text=json.dumps({"changes": [change]}), model=self.name)
+
+    learning(services).models = ScriptedCatalog(EditingModel())
+    ana.turn(session, "My budget is 1500 EUR.")
+    entry = ana.memory(session)["entries"]["budget"]
+    assert entry["content"] == "The trip budget is 900 EUR."
+    assert entry["sources"] == ["i-02"]
+    [run] = ana.get(f"/v1/sessions/{session}/learning").json()["executions"]
+    assert run["applied"] == []
+    assert run["rejected"][0]["change"]["key"] == "budget"
+    assert "person changed this entry" in run["rejected"][0]["reason"]
+
+
+def test_a_failed_model_is_retried_with_the_next_turn(ana: Client, services: Any) -> None:
+    from agent_memory.ports import ModelFailure
+
+    real = learning(services).models
+
+    class FailingOnce:
+        calls = 0
+
+        def resolve(self, name: str | None) -> Any:
+            FailingOnce.calls += 1
+            if FailingOnce.calls == 1:
+                model = type("Down", (), {"name": "local/rules"})()
+
+                def propose(_request: Any) -> Any:
+                    raise ModelFailure("unavailable", "the model is down", retryable=True)
+
+                model.propose = propose
+                return model
+            return real.resolve(name)
+
+    learning(services).models = FailingOnce()
+    session = ana.session()["id"]
+    first = ana.turn(session, "My budget is 1500 EUR.")
+    assert first.status_code == 200  # the Turn still completes
+    assert ana.memory(session)["processed"] == []
+    [failed] = ana.get(f"/v1/sessions/{session}/learning").json()["executions"]
+    assert failed["status"] == "failed"
+    ana.turn(session, "My hotel is Sol.")
+    memory = ana.memory(session)
+    assert memory["processed"] == ["i-01", "i-02"]
+    assert {"budget", "hotel"} <= set(memory["entries"])

@@ -15,7 +15,7 @@ from agent_memory.adapters.in_memory import FixedClock
 from agent_memory.bootstrap import build_services, model_catalog, session_access
 from agent_memory.domain.learning_prompt import instructions_for
 from agent_memory.domain.proposals import parse_changes
-from agent_memory.ports import LearningRequest, ModelCatalog
+from agent_memory.ports import LearningRequest, ModelCatalog, ModelFailure
 from agent_memory.service.learning_pools import Outcome, PoolRef
 from agent_memory.service.session_learning import SessionLearningPool
 from tests.conftest import Api, User
@@ -48,9 +48,13 @@ class InlineLearning:
             evidence.allowed_kinds,
             evidence.person,
         )
-        changes = parse_changes(
-            model.propose(request).text, known_keys=[e.key for e in evidence.memory]
-        )
+        try:
+            reply = model.propose(request)
+        except ModelFailure as failure:
+            # As the workflow does: record the error; the read position stays.
+            run.update(status="failed", error={"type": failure.kind, "message": str(failure)})
+            return "started"
+        changes = parse_changes(reply.text, known_keys=[e.key for e in evidence.memory])
         outcome: Outcome = self.pool.apply(evidence, changes, lambda _outcome: [])
         run.update(status="succeeded", applied=outcome.applied, rejected=outcome.rejected)
         run["itemIds"] = [item.id for item in evidence.items]

@@ -25,8 +25,8 @@ from typing import Any
 from botocore.awsrequest import AWSResponse
 
 from agent_memory.bootstrap import Adapters, aws_adapters, build_services, step_services
-from agent_memory.service.learning import execution_name
 from agent_memory.service.learning_pools import PoolRef
+from agent_memory.service.learning_runs import execution_name
 from infra.local import aws as local_aws_module
 from tests.learning_support import MODEL, Catalog, NotesPool, ScriptedModel
 

@@ -50,6 +50,17 @@ def _nothing_written(wf: Workflow, ref: PoolRef) -> None:
 THROTTLED = "ProvisionedThroughputExceededException"
 
 
+# `params` is the serialized request here (before-call): match on its text.
+def _commit(params: dict[str, Any]) -> bool:
+    """ApplyLearning's transaction (it writes the pool's change record), not CallModel's."""
+    return "LOG#" in json.dumps(params, default=str)
+
+
+def _saving_answer(params: dict[str, Any]) -> bool:
+    text = json.dumps(params, default=str)
+    return "answered" in text and "LOG#" not in text
+
+
 @pytest.mark.parametrize(
     ("event", "code", "options", "retried"),
     [
@@ -64,10 +75,13 @@ THROTTLED = "ProvisionedThroughputExceededException"
         (
             "dynamodb.TransactWriteItems",
             "TransactionCanceledException",
-            {"extra": canceled("ThrottlingError", "None", "None", "None", "None")},
+            {
+                "extra": canceled("ThrottlingError", "None", "None", "None", "None"),
+                "when": _commit,
+            },
             "ApplyLearning",
         ),
-        ("dynamodb.TransactWriteItems", "ThrottlingException", {}, "ApplyLearning"),
+        ("dynamodb.TransactWriteItems", "ThrottlingException", {"when": _commit}, "ApplyLearning"),
     ],
 )
 def test_a_transient_fault_is_retried_and_the_evidence_applied_once(
@@ -99,7 +113,10 @@ def test_a_lost_race_in_the_commit_is_applied_again_within_the_step(
     ref = wf.new_pool()
     upto = wf.turn(ref, BUDGET, start=False)
     fault = wf.faults.add(
-        "dynamodb.TransactWriteItems", "TransactionCanceledException", extra=canceled(*reasons)
+        "dynamodb.TransactWriteItems",
+        "TransactionCanceledException",
+        extra=canceled(*reasons),
+        when=_commit,
     )
     wf.learning.start(ref, upto=upto, reason="turn")
     described = wf.wait(ref, upto)
@@ -115,8 +132,7 @@ def test_saving_the_answer_is_retried_in_the_step_so_the_model_is_not_paid_twice
 ) -> None:
     ref = wf.new_pool()
     upto = wf.turn(ref, BUDGET, start=False)
-    # The first UpdateItem of the run saves the model's answer.
-    fault = wf.faults.add("dynamodb.UpdateItem", THROTTLED)
+    fault = wf.faults.add("dynamodb.TransactWriteItems", "ThrottlingException", when=_saving_answer)
     wf.learning.start(ref, upto=upto, reason="turn")
     assert wf.wait(ref, upto)["status"] == "SUCCEEDED"
 
@@ -130,7 +146,10 @@ def test_saving_the_answer_is_retried_in_the_step_so_the_model_is_not_paid_twice
         (
             "dynamodb.TransactWriteItems",
             "TransactionCanceledException",
-            {"extra": canceled("ThrottlingError", "None", "None", "None", "None")},
+            {
+                "extra": canceled("ThrottlingError", "None", "None", "None", "None"),
+                "when": _commit,
+            },
             "Unavailable",
             "ApplyLearning",
         ),
@@ -170,6 +189,7 @@ def test_record_failure_is_retried_when_its_write_is_throttled(wf: Workflow) -> 
     wf.model.script = lambda request: "not json"
     upto = wf.turn(ref, BUDGET, start=False)
     # CallModel's writes: PutItem (attempt), UpdateItem (failed); RecordFailure: UpdateItem.
+    # Only RecordFailure's write names an error type.
     fault = wf.faults.add(
         "dynamodb.UpdateItem",
         THROTTLED,

@@ -4,7 +4,9 @@ test scripts another answer)."""
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 
 from agent_memory.ports import LearningRequest, ModelReply
 from infra.local import aws as local_aws_module
+from infra.local.aws import state_machine_definition
 from tests.integration.learning_harness import Workflow, crash_after, workflow
 from tests.learning_support import failing, remember_reply
 
@@ -386,3 +389,44 @@ def test_http_a_remember_committed_while_the_model_works_is_kept(
     assert entries["budget"]["sources"] == ["i-01"]
     [execution] = ana.get(f"/v1/sessions/{session}/learning")["executions"]
     assert execution["applied"] == [{"key": "budget", "op": "remember"}]
+
+
+def test_a_model_step_over_its_time_limit_fails_safely(wf: Workflow) -> None:
+    """The checked-in limit is 120 s; a copy of the definition with 1 s shows the path
+    (States.Timeout, never retried, recorded) without waiting two minutes."""
+    definition = json.loads(state_machine_definition()[1])
+    definition["States"]["CallModel"]["TimeoutSeconds"] = 1
+    wf.sfn.update_state_machine(stateMachineArn=wf.machine_arn, definition=json.dumps(definition))
+    answered = threading.Event()
+
+    def slow(request: LearningRequest) -> str:
+        time.sleep(1.5)
+        answered.set()
+        return remember_reply("budget", "The budget is 1500 EUR.", "i-01")
+
+    wf.model.script = slow
+    ref = wf.new_pool()
+    upto = wf.turn(ref, BUDGET)
+    described = wf.wait(ref, upto)
+
+    assert described["status"] == "FAILED"
+    assert wf.task_states(described["executionArn"]) == [
+        "LoadEvidence",
+        "CallModel",
+        "RecordFailure",
+    ]
+    [execution] = wf.executions(ref)
+    assert execution["status"] == "failed"
+    assert execution["error"]["type"] == "States.Timeout"
+    assert execution["error"]["message"].startswith("CallModel: ")
+    # The late answer is saved in the call log but changes nothing.
+    assert answered.wait(5)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        calls = wf.adapters.store.query("LEARN#session#s-1").records
+        if any(r.get("status") == "answered" for r in calls):
+            break
+        time.sleep(0.05)
+    assert wf.pool.head(ref)["position"] == 0
+    assert wf.pool.entries(ref) == {}
+    assert wf.executions(ref)[0]["status"] == "failed"

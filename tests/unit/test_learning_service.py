@@ -19,11 +19,10 @@ from agent_memory.adapters.in_memory import (
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.proposals import InvalidModelOutput
 from agent_memory.ports import Execution, ModelFailure
-from agent_memory.service.learning import (
-    MAX_EVIDENCE_BYTES,
-    RUN_LIMIT_MS,
+from agent_memory.service.learning import MAX_EVIDENCE_BYTES, RUN_LIMIT_MS, LearningService
+from agent_memory.service.learning_pools import PoolRef
+from agent_memory.service.learning_runs import (
     EvidenceTooLarge,
-    LearningService,
     ModelConfigError,
     ModelTimeout,
     NoModel,
@@ -33,7 +32,6 @@ from agent_memory.service.learning import (
     evidence_json,
     execution_name,
 )
-from agent_memory.service.learning_pools import PoolRef
 from tests.learning_support import (
     MODEL,
     Catalog,

@@ -15,7 +15,18 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from agent_memory.ports import Absent, Action, Cipher, Equals, KeyRange, Put, Record, Store, Update
+from agent_memory.ports import (
+    Absent,
+    Action,
+    Cipher,
+    Equals,
+    KeyRange,
+    Present,
+    Put,
+    Record,
+    Store,
+    Update,
+)
 
 Status = Literal["running", "succeeded", "failed", "skipped"]
 TERMINAL: frozenset[str] = frozenset({"succeeded", "failed", "skipped"})
@@ -71,20 +82,13 @@ class ExecutionRow:
     applied: list[dict[str, str]]
     rejected_count: int
     error_type: str | None
+    # The saved model call whose answer this run uses (set when the answer is saved).
+    answered: str | None
     record: Record = field(repr=False)
 
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL
-
-
-@dataclass(frozen=True)
-class SavedCall:
-    sk: str
-    attempt: int
-    status: str  # started | answered | failed
-    model: str
-    error_kind: str | None
 
 
 class ExecutionRepository:
@@ -227,20 +231,6 @@ class ExecutionRepository:
 
     # -- saved model calls (the encrypted call log) -----------------------------------------
 
-    def calls(self, run: Run, step: str) -> list[SavedCall]:
-        """Every saved attempt of one step of one execution, oldest first."""
-        page = self._store.query(run.pk, KeyRange(prefix=f"{CALL_PREFIX}{run.name}#{step}#"))
-        return [
-            SavedCall(
-                sk=str(r["sk"]),
-                attempt=int(r["attempt"]),
-                status=str(r["status"]),
-                model=str(r["model"]),
-                error_kind=r.get("errorKind"),
-            )
-            for r in page.records
-        ]
-
     def call_started(
         self, run: Run, step: str, attempt: int, model: str, request: str, now: int
     ) -> str:
@@ -266,6 +256,8 @@ class ExecutionRepository:
     def call_answered(
         self, run: Run, sk: str, reply: str, usage: dict[str, int], latency_ms: float, now: int
     ) -> None:
+        """Save the answer, and point the execution's row at it (one transaction), so a
+        retried step finds it with the row it reads anyway."""
         answered = {
             "status": "answered",
             "endedAt": now,
@@ -273,18 +265,25 @@ class ExecutionRepository:
             "usage": usage,
             "latencyMs": round(latency_ms, 1),
         }
-        self._store.write([Update(run.pk, sk, set=answered)])
+        self._store.write(
+            [
+                Update(run.pk, sk, set=answered),
+                Update(run.pk, run.sk, set={"answered": sk}, condition=Present()),
+            ]
+        )
 
     def call_failed(self, run: Run, sk: str, kind: str, now: int) -> None:
         failed = {"status": "failed", "endedAt": now, "errorKind": kind}
         self._store.write([Update(run.pk, sk, set=failed)])
 
-    def reply(self, run: Run, sk: str) -> str | None:
-        """The saved answer of one attempt, or None when it has none."""
-        record = self._store.get(run.pk, sk)
-        if record is None or "reply" not in record:
-            return None
-        return self._open(run, sk, "reply", record["reply"])
+    def with_reply(self, run: Run, sk: str) -> tuple[ExecutionRow | None, str | None]:
+        """The execution's row and the saved answer of call `sk`, in one request."""
+        found = {str(r["sk"]): r for r in self._store.get_many([(run.pk, run.sk), (run.pk, sk)])}
+        record, call = found.get(run.sk), found.get(sk)
+        row = self._row(run, record) if record else None
+        if call is None or "reply" not in call:
+            return row, None
+        return row, self._open(run, sk, "reply", call["reply"])
 
     # -- rows and sealing ------------------------------------------------------------------
 
@@ -315,6 +314,7 @@ class ExecutionRepository:
             applied=[dict(a) for a in record.get("applied", [])],
             rejected_count=int(record.get("rejectedCount", 0)),
             error_type=record.get("errorType"),
+            answered=record.get("answered"),
             record=record,
         )
 

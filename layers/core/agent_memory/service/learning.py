@@ -2,21 +2,15 @@
 
 Built once for every kind of pool: the pool's rules plug in through `LearningPool`
 (service/learning_pools.py). The steps run as Lambda tasks of `learning.asl.json`:
-LoadEvidence -> CallModel -> ApplyLearning, any failure -> RecordFailure. Decisions:
-docs/decisions/learning.md.
-
-- Workflow messages carry ids and counts only; the evidence, the model's request and reply,
-  rejected changes and error messages are sealed in the table.
-- A step asks the state machine for a retry by raising `Retryable` (its class name is the
-  error the ASL retries); any other exception ends the run in RecordFailure.
+LoadEvidence -> CallModel -> ApplyLearning, any failure -> RecordFailure. Workflow messages
+carry ids and counts only; the evidence, the model's request and reply, rejected changes and
+error messages are sealed in the table. Decisions: docs/decisions/learning.md.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -28,11 +22,10 @@ from agent_memory.domain.learning_prompt import instructions_for
 from agent_memory.domain.proposals import InvalidModelOutput, ProposedChange, parse_changes
 from agent_memory.persistence.executions import ExecutionRepository, ExecutionRow, Run
 from agent_memory.ports import (
+    Action,
     Cipher,
     Clock,
-    EvidenceItem,
     Ids,
-    KnownEntry,
     LearningRequest,
     ModelCatalog,
     ModelFailure,
@@ -41,11 +34,24 @@ from agent_memory.ports import (
 )
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
-    Evidence,
+    FinishActions,
     LearningPool,
     Outcome,
     PoolKind,
     PoolRef,
+)
+from agent_memory.service.learning_runs import (
+    EvidenceTooLarge,
+    ExecutionLost,
+    LearningStepError,
+    NoModel,
+    Retryable,
+    describe_error,
+    evidence_from_json,
+    evidence_json,
+    execution_name,
+    model_error,
+    step_run,
 )
 
 log = logging.getLogger(__name__)
@@ -60,139 +66,6 @@ APPLY_ROUNDS = 3
 # The state machine's own TimeoutSeconds (1800 s) plus a margin: a row still "running"
 # after that lost its execution (it timed out or RecordFailure itself failed).
 RUN_LIMIT_MS = (1800 + 300) * 1000
-_NAME_SAFE = re.compile(r"[A-Za-z0-9_-]+")
-
-
-class Retryable(Exception):  # the ASL retries errors by this exact class name
-    """A transient failure: the state machine retries the step with backoff."""
-
-    def __init__(self, error_type: str, message: str) -> None:
-        super().__init__(f"{error_type}: {message}")
-
-
-class LearningStepError(Exception):
-    """A failure that retrying the same step cannot fix: the run ends in RecordFailure."""
-
-
-class ModelTimeout(LearningStepError):
-    """The model did not answer within its client timeout (below the step's 2 minutes)."""
-
-
-class ModelUnavailable(LearningStepError):
-    pass
-
-
-class ModelConfigError(LearningStepError):
-    pass
-
-
-class NoModel(LearningStepError):
-    pass
-
-
-class EvidenceTooLarge(LearningStepError):
-    pass
-
-
-class ExecutionLost(LearningStepError):
-    """The execution's row or saved call is gone (expired, or the table was restored)."""
-
-
-def execution_name(pool: PoolRef, upto: int, nonce: str | None = None) -> str:
-    """The Step Functions name of learning `pool` up to item `upto` (<= 80 characters of
-    [A-Za-z0-9_-]). Without a nonce it depends on the evidence only, so starting the same
-    learning twice is refused by Step Functions; a deliberate retry passes a nonce."""
-    suffix = f"-{upto}" + (f"-{nonce}" if nonce else "")
-    base = f"{pool.kind}-{pool.org_id}-{pool.pool_id}"
-    if not _NAME_SAFE.fullmatch(base) or len(base) + len(suffix) > 80:
-        digest = hashlib.sha256(f"{pool.kind}\0{pool.org_id}\0{pool.pool_id}".encode())
-        base = f"{pool.kind}-h{digest.hexdigest()[:32]}"
-    return base + suffix
-
-
-def evidence_json(evidence: Evidence) -> str:
-    data = {
-        "pool": [evidence.pool.kind, evidence.pool.org_id, evidence.pool.pool_id],
-        "position": evidence.position,
-        "upto": evidence.upto,
-        "items": [asdict(item) for item in evidence.items],
-        "memory": [asdict(entry) for entry in evidence.memory],
-        "model": evidence.model,
-        "allowedKinds": list(evidence.allowed_kinds),
-        "person": evidence.person,
-        "extra": evidence.extra,
-    }
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-
-
-def evidence_from_json(text: str) -> Evidence:
-    data = json.loads(text)
-    kind, org_id, pool_id = data["pool"]
-    return Evidence(
-        pool=PoolRef(kind, org_id, pool_id),
-        position=int(data["position"]),
-        upto=int(data["upto"]),
-        items=tuple(EvidenceItem(**item) for item in data["items"]),
-        memory=tuple(KnownEntry(**entry) for entry in data["memory"]),
-        model=data["model"],
-        allowed_kinds=tuple(data["allowedKinds"]),
-        person=data["person"],
-        extra=dict(data["extra"]),
-    )
-
-
-def _step_run(event: Mapping[str, Any]) -> tuple[Run, PoolRef, dict[str, Any], int]:
-    """The run, its pool, the state so far and the attempt number of a task event
-    (infra/statemachines/README.md)."""
-    state = dict(event["input"])
-    context = event["context"]
-    pool = state["pool"]
-    ref = PoolRef(pool["kind"], str(pool["orgId"]), str(pool["poolId"]))
-    run = Run(
-        kind=ref.kind,
-        org_id=ref.org_id,
-        pool_id=ref.pool_id,
-        name=str(context["executionName"]),
-        requested_at=int(state["requestedAt"]),
-        reason=str(state.get("reason", "")),
-        upto=int(state["upto"]),
-    )
-    return run, ref, state, int(context.get("attempt", 0))
-
-
-def _model_error(failure: ModelFailure) -> Exception:
-    message = str(failure)
-    if failure.kind == "timeout":
-        # Never retried: one attempt may take the whole 2-minute step; the next turn retries.
-        return ModelTimeout(message)
-    if failure.kind == "invalid_output":
-        return InvalidModelOutput(message)
-    if failure.kind == "config":
-        return ModelConfigError(message)
-    if failure.retryable:
-        kind = "ModelThrottled" if failure.kind == "throttled" else "ModelUnavailable"
-        return Retryable(kind, message)
-    return ModelUnavailable(message)
-
-
-def describe_error(error: Mapping[str, Any] | None) -> tuple[str, str]:
-    """(type, message) of the error the ASL caught: `{"Error": ..., "Cause": ...}`, where
-    Cause is the Lambda error's JSON (`errorType`, `errorMessage`) or plain text."""
-    error = error or {}
-    error_type = str(error.get("Error") or "LearningFailed")
-    cause = error.get("Cause")
-    message = str(cause or "")
-    try:
-        parsed = json.loads(message) if message else None
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict):
-        message = str(parsed.get("errorMessage") or "")
-    if error_type == "Retryable" and ": " in message:
-        error_type, message = message.split(": ", 1)
-    if error_type == "States.Timeout" and not message:
-        message = "the step took longer than its time limit"
-    return error_type, message
 
 
 class LearningService:
@@ -285,7 +158,7 @@ class LearningService:
     def load_evidence(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """LoadEvidence: the unprocessed items up to `upto`, sealed in the execution's row
         (the row is written here, so a start that never ran leaves no "running" ghost)."""
-        run, ref, _state, _attempt = _step_run(event)
+        run, ref, _state, _attempt = step_run(event)
         with _transient():
             evidence = self._pool(ref.kind).load_evidence(ref, run.upto)
             text = evidence_json(evidence) if evidence else None
@@ -313,16 +186,16 @@ class LearningService:
     def call_model(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """CallModel: one model call, saved with its attempt; a saved answer of an earlier
         attempt of this execution is reused instead of calling the model again."""
-        run, _ref, state, attempt = _step_run(event)
+        run, _ref, state, attempt = step_run(event)
         if (state.get("evidence") or {}).get("status") != "running":
             return {"status": "skipped"}
         with _transient():
-            for saved in self._runs.calls(run, CALL_STEP):
-                if saved.status == "answered":
-                    return {"status": "answered", "call": saved.sk, "reused": True}
             row = self._running(run)
             if row is None:
                 return {"status": "ended"}
+            if row.answered:
+                # An earlier attempt saved its answer (it crashed, or its reply was lost).
+                return {"status": "answered", "call": row.answered, "reused": True}
             evidence = evidence_from_json(self._evidence(row))
             model = self._models.resolve(evidence.model)
             if model is None:
@@ -343,7 +216,7 @@ class LearningService:
                 reply = model.propose(request)
             except ModelFailure as failure:
                 self._runs.call_failed(run, sk, failure.kind, self._clock.now_ms())
-                raise _model_error(failure) from None
+                raise model_error(failure) from None
             try:
                 if len(reply.text.encode()) > MAX_REPLY_BYTES:
                     raise InvalidModelOutput(f"the answer is over {MAX_REPLY_BYTES} bytes")
@@ -370,15 +243,16 @@ class LearningService:
         them, the read position and the execution's end in one transaction, conditional on
         the read position the run started from. When another run moved it first, the
         changes are checked again against what is still unprocessed (or the run is skipped)."""
-        run, ref, state, _attempt = _step_run(event)
+        run, ref, state, _attempt = step_run(event)
         answered = state.get("model") or {}
         if answered.get("status") != "answered":
             return self._ended(run, (state.get("evidence") or {}).get("status", "skipped"))
         with _transient():
-            row = self._running(run)
+            row, text = self._runs.with_reply(run, str(answered["call"]))
             if row is None:
-                return self._ended(run)
-            text = self._runs.reply(run, str(answered["call"]))
+                raise ExecutionLost("the execution's row is missing")
+            if row.terminal:
+                return {"status": row.status}
             if text is None:
                 raise ExecutionLost("the saved model answer is gone")
             evidence = evidence_from_json(self._evidence(row))
@@ -405,7 +279,7 @@ class LearningService:
     def record_failure(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """RecordFailure: the error's type and message on the execution row. The pool is not
         touched, so its read position stays and the next run reads this evidence again."""
-        run, _ref, state, _attempt = _step_run(event)
+        run, _ref, state, _attempt = step_run(event)
         error_type, message = describe_error(state.get("error"))
         step = self._failed_step(state)
         with _transient():
@@ -447,8 +321,8 @@ class LearningService:
         row = self._runs.get(run)
         return {"status": row.status if row else (status or "skipped")}
 
-    def _finisher(self, run: Run) -> Any:
-        def finish(outcome: Outcome) -> list[Any]:
+    def _finisher(self, run: Run) -> FinishActions:
+        def finish(outcome: Outcome) -> list[Action]:
             return self._runs.finish_actions(
                 run,
                 self._clock.now_ms(),

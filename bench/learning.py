@@ -1,0 +1,226 @@
+"""Durable learning through the whole local workflow, with a zero-latency model:
+
+turn (SessionService.turn: items stored, StartExecution) -> moto executes learning.asl.json ->
+LoadEvidence -> CallModel -> ApplyLearning in this process (the session pool, DynamoDB and
+KMS on the embedded AWS) -> memory learned.
+
+- `turns_per_s`: learned turns per second, `SESSIONS` sessions learning at once, `ROUNDS`
+  turns each (every round waits for its runs to end before the next turn of a session).
+- `calls_per_turn`: AWS calls of the learning itself per learned turn (the StartExecution of
+  the turn request and every call of the step handlers), counted with botocore event hooks
+  on the clients' sessions (the Encryption SDK's KMS client included); `turn_request` is
+  what storing the turn costs besides. Warm: one turn learns before the measurement starts.
+
+Moto's executor dispatches each task through `infra.local.aws._invoke_hooks`; the hook here
+resolves the template's handler map once (the default dispatch parses template.yaml on every
+task, ~0.1 s, which no deployed run pays).
+
+    python -m bench.learning      # prints JSON; `run()` returns it
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+SESSIONS = 8
+ROUNDS = 4
+DEADLINE_S = 60.0
+
+
+class Calls:
+    """Every AWS call made by clients built after `install`, by service and operation."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def install(self, botocore_session: Any) -> None:
+        botocore_session.register("before-call", self._before)
+
+    def _before(self, event_name: str, **_: Any) -> None:
+        _, service, operation = event_name.split(".", 2)
+        with self._lock:
+            key = f"{service}.{operation}"
+            self.counts[key] = self.counts.get(key, 0) + 1
+
+    def reset(self) -> None:
+        with self._lock:
+            self.counts = {}
+
+    def total(self, service: str) -> int:
+        return sum(v for k, v in self.counts.items() if k.startswith(f"{service}."))
+
+
+@dataclass
+class ZeroLatencyModel:
+    """Answers at once: one `remember` per user item, citing it."""
+
+    name: str = "bench/zero-latency"
+    calls: int = 0
+
+    def propose(self, request: Any) -> Any:
+        from agent_memory.ports import ModelReply
+
+        self.calls += 1
+        changes = [
+            {
+                "op": "remember",
+                "key": f"note-{item.id}",
+                "content": item.content[:200],
+                "kind": "fact",
+                "sources": [item.id],
+            }
+            for item in request.items
+            if item.role == "user"
+        ]
+        return ModelReply(text=json.dumps({"changes": changes}), model=self.name)
+
+
+@dataclass
+class OneModel:
+    model: Any
+
+    def resolve(self, name: str | None) -> Any:
+        return self.model if name else None
+
+
+def _dispatch_hook(counter: list[int]) -> Callable[[str, dict[str, Any]], Any]:
+    from infra.local import aws
+
+    handlers = {}
+    for logical_id, dotted in aws.lambda_handlers().items():
+        module_name, _, attribute = dotted.rpartition(".")
+        handlers[logical_id] = getattr(importlib.import_module(module_name), attribute)
+
+    def hook(logical_id: str, event: dict[str, Any]) -> Any:
+        counter[0] += 1
+        return handlers[logical_id](event, aws._Context(logical_id))
+
+    return hook
+
+
+def _wait(sfn: Any, machine_arn: str) -> list[str]:
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        listed = sfn.list_executions(stateMachineArn=machine_arn)["executions"]
+        if all(e["status"] != "RUNNING" for e in listed):
+            return [str(e["status"]) for e in listed]
+        time.sleep(0.05)
+    raise RuntimeError(f"executions still running after {DEADLINE_S} s")
+
+
+def _per_turn(calls: Calls, turns: int, services: tuple[str, ...]) -> dict[str, float]:
+    return {s: round(calls.total(s) / turns, 2) for s in services}
+
+
+def run(sessions: int = SESSIONS, rounds: int = ROUNDS) -> dict[str, Any]:
+    import boto3
+
+    from agent_memory.bootstrap import aws_adapters, build_services, step_services
+    from agent_memory.config import load_settings
+    from agent_memory.domain.identity import Principal
+    from agent_memory.domain.sessions import NewItem
+    from infra.local import aws
+
+    with aws.embedded_aws() as root:
+        local = aws.provision(root)
+        settings = load_settings({**local.environment(), "DEFAULT_MODEL": "local/rules"})
+        model = ZeroLatencyModel()
+        api_calls, step_calls = Calls(), Calls()
+        api_session = boto3.session.Session(region_name=aws.REGION)
+        step_session = boto3.session.Session(region_name=aws.REGION)
+        api_calls.install(api_session._session)
+        step_calls.install(step_session._session)
+        catalog = OneModel(model)
+        api = build_services(settings, replace(aws_adapters(settings, api_session), models=catalog))
+        steps = build_services(
+            settings, replace(aws_adapters(settings, step_session), models=catalog)
+        )
+        step_services.use(steps)
+        tasks = [0]
+        aws._invoke_hooks.insert(0, _dispatch_hook(tasks))
+        sfn = root.client("stepfunctions")
+        try:
+            admin = Principal(None, None, "service-admin")
+            api.identity.create_org(admin, "bench", "Bench")
+            api.identity.create_user(admin, "bench", "ana", "Ana", "member")
+            ana = Principal("ana", "bench", "member")
+            agent = api.agents.create(ana, "Trip planner")
+            ids = [api.sessions.create(ana, agent.id).id for _ in range(sessions + 1)]
+            warm, measured = ids[0], ids[1:]
+
+            def turn(session_id: str, n: int) -> str:
+                text = f"Trip note {n}: the budget for day {n} is {100 * n} EUR."
+                result = api.sessions.turn(ana, session_id, [NewItem("user", text)])
+                return result.learning
+
+            assert turn(warm, 0) == "started"
+            _wait(sfn, local.state_machine_arn)
+            api_calls.reset()
+            step_calls.reset()
+            model.calls = 0
+            tasks[0] = 0
+            request_calls = Calls()
+
+            started = time.perf_counter()
+            for n in range(1, rounds + 1):
+                for session_id in measured:
+                    before = dict(api_calls.counts)
+                    assert turn(session_id, n) == "started"
+                    for key, value in api_calls.counts.items():
+                        if not key.startswith("sfn."):
+                            delta = value - before.get(key, 0)
+                            request_calls.counts[key] = request_calls.counts.get(key, 0) + delta
+                _wait(sfn, local.state_machine_arn)
+            elapsed = time.perf_counter() - started
+
+            turns = sessions * rounds
+            learned = 0
+            for session_id in measured:
+                runs = steps.learning.executions(_pool(session_id))
+                learned += sum(1 for e in runs if e["status"] == "succeeded" and e["applied"])
+            workflow = Calls()
+            workflow.counts = dict(step_calls.counts)
+            workflow.counts["sfn.StartExecution"] = api_calls.counts.get("sfn.StartExecution", 0)
+            return {
+                "benchmark": "learning",
+                "sessions": sessions,
+                "turns": turns,
+                "learned_turns": learned,
+                "seconds": round(elapsed, 3),
+                "turns_per_s": round(learned / elapsed, 1),
+                "calls_per_turn": {
+                    "dynamodb": round(workflow.total("dynamodb") / learned, 2),
+                    "kms": round(workflow.total("kms") / learned, 2),
+                    "stepfunctions": round(workflow.total("sfn") / learned, 2),
+                    "model": round(model.calls / learned, 2),
+                },
+                "workflow_by_operation": {
+                    k: round(v / learned, 2) for k, v in sorted(workflow.counts.items())
+                },
+                "lambda_tasks_per_turn": round(tasks[0] / learned, 2),
+                "turn_request_per_turn": _per_turn(request_calls, turns, ("dynamodb", "kms")),
+            }
+        finally:
+            aws._invoke_hooks.clear()
+            step_services.reset()
+
+
+def _pool(session_id: str) -> Any:
+    from agent_memory.service.learning_pools import PoolRef
+
+    return PoolRef("session", "bench", session_id)
+
+
+if __name__ == "__main__":
+    import os
+
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    print(json.dumps(run(), indent=2))

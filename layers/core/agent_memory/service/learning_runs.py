@@ -1,0 +1,155 @@
+"""What a learning run carries from step to step: its name, its task event, its evidence
+(as sealed JSON), and the errors a step raises (infra/statemachines/README.md).
+
+A step asks the state machine for a retry by raising `Retryable`: its class name is the error
+the ASL retries. Any other exception ends the run in RecordFailure, where `describe_error`
+reads it back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any
+
+from agent_memory.domain.proposals import InvalidModelOutput
+from agent_memory.persistence.executions import Run
+from agent_memory.ports import EvidenceItem, KnownEntry, ModelFailure
+from agent_memory.service.learning_pools import Evidence, PoolRef
+
+_NAME_SAFE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+class Retryable(Exception):  # the ASL retries errors by this exact class name
+    """A transient failure: the state machine retries the step with backoff."""
+
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(f"{error_type}: {message}")
+
+
+class LearningStepError(Exception):
+    """A failure that retrying the same step cannot fix: the run ends in RecordFailure."""
+
+
+class ModelTimeout(LearningStepError):
+    """The model did not answer within its client timeout (below the step's 2 minutes)."""
+
+
+class ModelUnavailable(LearningStepError):
+    pass
+
+
+class ModelConfigError(LearningStepError):
+    pass
+
+
+class NoModel(LearningStepError):
+    pass
+
+
+class EvidenceTooLarge(LearningStepError):
+    pass
+
+
+class ExecutionLost(LearningStepError):
+    """The execution's row or saved call is gone (expired, or the table was restored)."""
+
+
+def execution_name(pool: PoolRef, upto: int, nonce: str | None = None) -> str:
+    """The Step Functions name of learning `pool` up to item `upto` (<= 80 characters of
+    [A-Za-z0-9_-]). Without a nonce it depends on the evidence only, so starting the same
+    learning twice is refused by Step Functions; a deliberate retry passes a nonce."""
+    suffix = f"-{upto}" + (f"-{nonce}" if nonce else "")
+    base = f"{pool.kind}-{pool.org_id}-{pool.pool_id}"
+    if not _NAME_SAFE.fullmatch(base) or len(base) + len(suffix) > 80:
+        digest = hashlib.sha256(f"{pool.kind}\0{pool.org_id}\0{pool.pool_id}".encode())
+        base = f"{pool.kind}-h{digest.hexdigest()[:32]}"
+    return base + suffix
+
+
+def evidence_json(evidence: Evidence) -> str:
+    data = {
+        "pool": [evidence.pool.kind, evidence.pool.org_id, evidence.pool.pool_id],
+        "position": evidence.position,
+        "upto": evidence.upto,
+        "items": [asdict(item) for item in evidence.items],
+        "memory": [asdict(entry) for entry in evidence.memory],
+        "model": evidence.model,
+        "allowedKinds": list(evidence.allowed_kinds),
+        "person": evidence.person,
+        "extra": evidence.extra,
+    }
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def evidence_from_json(text: str) -> Evidence:
+    data = json.loads(text)
+    kind, org_id, pool_id = data["pool"]
+    return Evidence(
+        pool=PoolRef(kind, org_id, pool_id),
+        position=int(data["position"]),
+        upto=int(data["upto"]),
+        items=tuple(EvidenceItem(**item) for item in data["items"]),
+        memory=tuple(KnownEntry(**entry) for entry in data["memory"]),
+        model=data["model"],
+        allowed_kinds=tuple(data["allowedKinds"]),
+        person=data["person"],
+        extra=dict(data["extra"]),
+    )
+
+
+def step_run(event: Mapping[str, Any]) -> tuple[Run, PoolRef, dict[str, Any], int]:
+    """The run, its pool, the state so far and the attempt number of a task event
+    (infra/statemachines/README.md)."""
+    state = dict(event["input"])
+    context = event["context"]
+    pool = state["pool"]
+    ref = PoolRef(pool["kind"], str(pool["orgId"]), str(pool["poolId"]))
+    run = Run(
+        kind=ref.kind,
+        org_id=ref.org_id,
+        pool_id=ref.pool_id,
+        name=str(context["executionName"]),
+        requested_at=int(state["requestedAt"]),
+        reason=str(state.get("reason", "")),
+        upto=int(state["upto"]),
+    )
+    return run, ref, state, int(context.get("attempt", 0))
+
+
+def model_error(failure: ModelFailure) -> Exception:
+    message = str(failure)
+    if failure.kind == "timeout":
+        # Never retried: one attempt may take the whole 2-minute step; the next turn retries.
+        return ModelTimeout(message)
+    if failure.kind == "invalid_output":
+        return InvalidModelOutput(message)
+    if failure.kind == "config":
+        return ModelConfigError(message)
+    if failure.retryable:
+        kind = "ModelThrottled" if failure.kind == "throttled" else "ModelUnavailable"
+        return Retryable(kind, message)
+    return ModelUnavailable(message)
+
+
+def describe_error(error: Mapping[str, Any] | None) -> tuple[str, str]:
+    """(type, message) of the error the ASL caught: `{"Error": ..., "Cause": ...}`, where
+    Cause is the Lambda error's JSON (`errorType`, `errorMessage`) or plain text."""
+    error = error or {}
+    error_type = str(error.get("Error") or "LearningFailed")
+    cause = error.get("Cause")
+    message = str(cause or "")
+    try:
+        parsed = json.loads(message) if message else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        message = str(parsed.get("errorMessage") or "")
+    if error_type == "Retryable" and ": " in message:
+        error_type, message = message.split(": ", 1)
+    if error_type == "States.Timeout" and not message:
+        message = "the step took longer than its time limit"
+    return error_type, message
