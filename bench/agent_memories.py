@@ -88,6 +88,31 @@ class Bench:
 
 
 @contextmanager
+def _no_table_backup_in_moto() -> Iterator[None]:
+    """moto deep-copies the whole table for every item of a transaction (its rollback
+    backup): at 40,000 rows that is seconds and gigabytes per insert, a cost real DynamoDB
+    does not have. The bench skips that copy; every bench write must succeed (a failure
+    raises and stops the bench), so no rollback is ever needed."""
+    import copy
+
+    import moto.dynamodb.models as models
+
+    class _Copy:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(copy, name)
+
+        @staticmethod
+        def deepcopy(value: Any, memo: Any = None) -> Any:
+            return value if isinstance(value, models.Table) else copy.deepcopy(value, memo)
+
+    models.copy = _Copy()  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        models.copy = copy
+
+
+@contextmanager
 def _bench() -> Iterator[Bench]:
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     from agent_memory.adapters.dynamodb import DynamoStore
@@ -98,7 +123,7 @@ def _bench() -> Iterator[Bench]:
     from agent_memory.service.agent_memories import AgentMemoriesService
     from infra.local.aws import embedded_aws, provision
 
-    with embedded_aws() as session:
+    with embedded_aws() as session, _no_table_backup_in_moto():
         local = provision(session)
         settings = load_settings(local.environment())
         adapters = aws_adapters(settings, session)

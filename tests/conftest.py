@@ -54,10 +54,15 @@ def adapters(local_aws: tuple[Any, Any], settings: Any) -> Any:
 
 
 @pytest.fixture
-def services(settings: Any, adapters: Any) -> Any:
-    from agent_memory.bootstrap import build_services
+def services(settings: Any, adapters: Any) -> Iterator[Any]:
+    """The wired services; the learning step handlers (run by the embedded Step Functions
+    in this process) use the same ones, as a warm Lambda would."""
+    from agent_memory.bootstrap import build_services, step_services
 
-    return build_services(settings, adapters)
+    built = build_services(settings, adapters)
+    step_services.use(built)
+    yield built
+    step_services.reset()
 
 
 @dataclass

@@ -64,7 +64,9 @@ def fake_credentials() -> None:
         os.environ[name] = value
 
 
+@functools.cache
 def template() -> dict[str, Any]:
+    """The parsed template.yaml (read once per process)."""
     from infra.cfn_yaml import load_template
 
     return load_template(TEMPLATE)
@@ -173,6 +175,7 @@ def provision(session: Any) -> LocalAws:
 # --- Lambda tasks dispatched in process -------------------------------------------------
 
 
+@functools.cache
 def lambda_handlers() -> dict[str, str]:
     """Logical id -> dotted handler path (`functions.<Handler>`) for every function."""
     handlers = {}

@@ -94,3 +94,28 @@ def test_a_kms_outage_is_unavailable(local_aws) -> None:
     session._session.register("before-call.kms.GenerateDataKey", throttle)
     with pytest.raises(Unavailable):
         cipher.seal("x", scope=SCOPE, row="r")
+
+
+def test_a_kms_outage_on_decrypt_is_unavailable_not_integrity(local_aws) -> None:
+    from types import SimpleNamespace
+
+    session, local = local_aws
+    writer = KmsCipher(local.key_arn, botocore_session=session._session)
+    blob = writer.seal("x", scope=SCOPE, row="r")
+    reader = KmsCipher(local.key_arn, botocore_session=session._session)  # cold cache
+
+    down = [True]
+
+    def outage(**_kwargs):
+        # Short-circuit the call with KMS's 500 answer, as the service would send it.
+        if not down[0]:
+            return None
+        answer = SimpleNamespace(status_code=500, headers={}, content=b"")
+        return answer, {"Error": {"Code": "KMSInternalException", "Message": "boom"}}
+
+    # Clients copy the session's hooks when created: register before the first call.
+    session._session.register("before-call.kms.Decrypt", outage)
+    with pytest.raises(Unavailable):
+        reader.open(blob, scope=SCOPE, row="r")
+    down[0] = False
+    assert reader.open(blob, scope=SCOPE, row="r") == "x"

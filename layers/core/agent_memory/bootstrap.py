@@ -8,11 +8,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.config import Settings, load_settings
+from agent_memory.persistence.agent_memory import AgentMemoryRepository
 from agent_memory.persistence.agents import AgentRepository
+from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, Store
+from agent_memory.service.agent_learning import AgentLearning, AgentLearningPool
 from agent_memory.service.agent_memories import AgentMemoriesService
+from agent_memory.service.agent_memory import AgentMemoryService
 from agent_memory.service.agents import AgentService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
@@ -86,7 +90,17 @@ def model_catalog(settings: Settings) -> ModelCatalog:
 
 def learning_pools(settings: Settings, adapters: Adapters) -> list[LearningPool]:
     """The pools durable learning serves, each with its own rules."""
-    return [SessionLearningPool(session_access(settings, adapters), adapters.clock)]
+    identity = IdentityRepository(adapters.store)
+    return [
+        SessionLearningPool(session_access(settings, adapters), adapters.clock),
+        AgentLearningPool(
+            AgentMemoryRepository(adapters.store, adapters.cipher),
+            SessionRepository(adapters.store, adapters.cipher),
+            identity,
+            OrgSettingsService(identity),
+            adapters.clock,
+        ),
+    ]
 
 
 def session_access(settings: Settings, adapters: Adapters) -> SessionAccess:
@@ -111,6 +125,16 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
     )
     access = session_access(settings, adapters)
     agents = AgentService(AgentRepository(adapters.store), adapters.clock, adapters.ids)
+    agent_memory_repo = AgentMemoryRepository(adapters.store, adapters.cipher)
+    agent_learning = AgentLearning(
+        agent_memory_repo,
+        ExecutionRepository(adapters.store, adapters.cipher),
+        access.repo,
+        OrgSettingsService(identity_repo),
+        adapters.models or model_catalog(settings),
+        adapters.clock,
+        learning,
+    )
     return Services(
         settings=settings,
         identity=IdentityService(
@@ -129,10 +153,20 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             adapters.ids,
             default_model=settings.default_model,
             learning=learning,
+            agent_learning=agent_learning,
         ),
         session_memory=SessionMemoryService(
             access,
             adapters.clock,
+            max_text_length=settings.memory_text_max_length,
+            learning=learning,
+        ),
+        agent_memory=AgentMemoryService(
+            agent_memory_repo,
+            AgentRepository(adapters.store),
+            access.repo,
+            adapters.clock,
+            adapters.ids,
             max_text_length=settings.memory_text_max_length,
             learning=learning,
         ),

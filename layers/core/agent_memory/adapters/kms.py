@@ -42,6 +42,10 @@ class KmsCipher:
         self._cache_capacity = cache_capacity
         self._lock = threading.Lock()
         self._ready: tuple[Any, Any, Any] | None = None
+        # The SDK wraps a failed KMS Decrypt in "unable to decrypt any data key" and drops
+        # the cause: the last KMS error of this thread is recorded here to tell an outage
+        # (503, retry) from a ciphertext that does not open (integrity).
+        self._kms_error = threading.local()
 
     def _materials(self) -> tuple[Any, Any, Any]:
         if self._ready is None:
@@ -55,6 +59,12 @@ class KmsCipher:
         from aws_encryption_sdk.identifiers import Algorithm, CommitmentPolicy
         from aws_encryption_sdk.key_providers.kms import StrictAwsKmsMasterKeyProvider
 
+        if self._botocore_session is None:
+            import botocore.session
+
+            self._botocore_session = botocore.session.get_session()
+        self._botocore_session.register("after-call.kms", self._record_kms_answer)
+        self._botocore_session.register("after-call-error.kms", self._record_kms_exception)
         key_arn = self._key_id
         if not key_arn.startswith("arn:") or ":alias/" in key_arn:
             # Strict providers decrypt only with key ARNs: resolve an alias once per cold start.
@@ -73,6 +83,21 @@ class KmsCipher:
         )
         return client, cmm, getattr(Algorithm, _SUITE_NAME)
 
+    def _record_kms_answer(self, parsed: Any = None, **_: Any) -> None:
+        code = (parsed or {}).get("Error", {}).get("Code") if isinstance(parsed, dict) else None
+        if code:
+            self._kms_error.code = code
+
+    def _record_kms_exception(self, exception: BaseException | None = None, **_: Any) -> None:
+        if exception is not None:
+            self._kms_error.code = "ConnectionError"
+
+    def _failure(self, error: Exception) -> Exception:
+        code = getattr(self._kms_error, "code", None)
+        if code in _KMS_TRANSIENT or code == "ConnectionError":
+            return Unavailable("the key service failed; retry shortly")
+        return _unavailable(error)
+
     def _kms(self) -> Any:
         if self._kms_client is None:
             import boto3
@@ -84,6 +109,7 @@ class KmsCipher:
     def seal(self, plaintext: str, *, scope: Mapping[str, str], row: str) -> bytes:
         client, cmm, suite = self._materials()
         payload = json.dumps({"row": row, "text": plaintext}, ensure_ascii=False).encode()
+        self._kms_error.code = None
         try:
             ciphertext, _header = client.encrypt(
                 source=payload,
@@ -92,15 +118,16 @@ class KmsCipher:
                 algorithm=suite,
             )
         except Exception as error:
-            raise _unavailable(error) from error
+            raise self._failure(error) from error
         return bytes(ciphertext)
 
     def open(self, blob: bytes, *, scope: Mapping[str, str], row: str) -> str:
         client, cmm, _suite = self._materials()
+        self._kms_error.code = None
         try:
             payload, header = client.decrypt(source=blob, materials_manager=cmm)
         except Exception as error:
-            raise _unavailable(error) from error
+            raise self._failure(error) from error
         context = header.encryption_context
         if any(context.get(k) != v for k, v in scope.items()):
             raise IntegrityError("stored content belongs to another organization or pool")

@@ -8,7 +8,15 @@ from fastapi import FastAPI
 
 from agent_memory.api.errors import install_error_handlers
 from agent_memory.api.observability import RequestContext
-from agent_memory.api.routers import admin, agent_memories, agents, health, org_settings, sessions
+from agent_memory.api.routers import (
+    admin,
+    agent_memories,
+    agent_memory,
+    agents,
+    health,
+    org_settings,
+    sessions,
+)
 from agent_memory.service.registry import Services
 
 ROUTERS = (
@@ -18,6 +26,7 @@ ROUTERS = (
     agent_memories.router,
     agents.router,
     sessions.router,
+    agent_memory.router,
 )
 
 

@@ -79,9 +79,15 @@ def newest_first(entries: Iterable[R]) -> list[R]:
     return sorted(active, key=lambda e: (-e.updated_at, -e.rev, e.key))
 
 
-def choose(entries: Iterable[R], max_length: int) -> list[R]:
-    """The entries the text shows: newest first, stopping before the first that does not fit."""
-    budget = max_length - len(HEADER)
+def choose(
+    entries: Iterable[R], max_length: int, *, header: str = HEADER, always: str = ""
+) -> list[R]:
+    """The entries the text shows: newest first, stopping before the first that does not fit.
+
+    `header` (before the facts) and `always` (fixed rules sent even without facts, e.g. a
+    shared agent's privacy rules) count toward `max_length`.
+    """
+    budget = max_length - len(always) - len(header)
     chosen: list[R] = []
     for entry in newest_first(entries):
         size = line_length(entry.key, entry.kind, entry.length)
@@ -92,15 +98,22 @@ def choose(entries: Iterable[R], max_length: int) -> list[R]:
     return chosen
 
 
-def render(chosen: Sequence[tuple[Renderable, str]], max_length: int) -> MemoryText:
-    """The text for entries picked by `choose`, given their decrypted contents.
+def render(
+    chosen: Sequence[tuple[Renderable, str]],
+    max_length: int,
+    *,
+    header: str = HEADER,
+    always: str = "",
+) -> MemoryText:
+    """The text for entries picked by `choose`, given their decrypted contents: `always`,
+    then `header` and the facts (no lone header when no fact fits).
 
     The limit is checked again on the real text, so a stored length that lies can only make
     the text shorter, never longer than `max_length`.
     """
     lines: list[str] = []
     keys: list[str] = []
-    used = len(HEADER)
+    used = len(always) + len(header)
     for entry, content in chosen:
         text = line(entry.key, entry.kind, content)
         if used + len(text) > max_length:
@@ -109,8 +122,8 @@ def render(chosen: Sequence[tuple[Renderable, str]], max_length: int) -> MemoryT
         keys.append(entry.key)
         used += len(text)
     if not lines:
-        return MemoryText("", [], max_length)
-    return MemoryText(HEADER + "".join(lines), keys, max_length)
+        return MemoryText(always, [], max_length)
+    return MemoryText(always + header + "".join(lines), keys, max_length)
 
 
 def empty(max_length: int) -> MemoryText:

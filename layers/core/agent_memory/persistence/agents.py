@@ -23,6 +23,10 @@ class AgentRepository:
         self._store = store
 
     def create(self, agent: Agent, now_ms: int) -> None:
+        self._store.write([self.put(agent, now_ms)])
+
+    def put(self, agent: Agent, now_ms: int) -> Put:
+        """The new agent's row, for a transaction of the caller's (e.g. a promotion)."""
         row: Record = {
             "pk": agent_pk(agent.id),
             "sk": keys.HEAD,
@@ -33,19 +37,10 @@ class AgentRepository:
             "members": list(agent.members),
             "createdAt": now_ms,
         }
-        self._store.write([Put(row, Absent())])
+        return Put(row, Absent())
 
     def get(self, agent_id: str) -> Agent | None:
-        row = self._store.get(agent_pk(agent_id), keys.HEAD)
-        if row is None or row.get("type") != "agent":
-            return None
-        return Agent(
-            id=agent_id,
-            org_id=str(row["orgId"]),
-            name=str(row["name"]),
-            owner=str(row["owner"]),
-            members=tuple(row.get("members") or ()),
-        )
+        return agent_of(agent_id, self._store.get(agent_pk(agent_id), keys.HEAD))
 
     def users_of(self, org_id: str, user_ids: Sequence[str]) -> set[str]:
         """Which of `user_ids` are people of `org_id` (one batch read)."""
@@ -55,3 +50,16 @@ class AgentRepository:
         return {
             str(row["pk"]).removeprefix(keys.user("")) for row in rows if row.get("orgId") == org_id
         }
+
+
+def agent_of(agent_id: str, row: Record | None) -> Agent | None:
+    """The Agent in its row (None when the row is not an agent's)."""
+    if row is None or row.get("type") != "agent":
+        return None
+    return Agent(
+        id=agent_id,
+        org_id=str(row["orgId"]),
+        name=str(row["name"]),
+        owner=str(row["owner"]),
+        members=tuple(row.get("members") or ()),
+    )

@@ -60,6 +60,8 @@ class Run:
     requested_at: int
     reason: str
     upto: int
+    # Agent pools: the session whose items the run reads.
+    session: str | None = None
 
     @property
     def pk(self) -> str:
@@ -121,6 +123,7 @@ class ExecutionRepository:
                 requested,
                 str(record.get("reason", "")),
                 int(record.get("upto", 0)),
+                record.get("sessionId"),
             )
             rows.append(self._row(run, record))
         return rows
@@ -150,6 +153,18 @@ class ExecutionRepository:
                 "evidence": self._seal(run, run.sk, "evidence", evidence),
             }
         self._store.write([Put(record, Absent())])
+
+    def skipped(self, run: Run, now: int, note: str) -> Put:
+        """The row of a run that was never started because its turn teaches nothing, with
+        why (`note`, sealed), for the caller's own transaction."""
+        detail = self._seal(run, run.sk, "detail", json.dumps({"note": note}))
+        record = self._base(run) | {
+            "status": "skipped",
+            "endedAt": now,
+            "itemIds": [],
+            "detail": detail,
+        }
+        return Put(record, Absent())
 
     def evidence(self, row: ExecutionRow) -> str | None:
         """The evidence JSON of a running row (None once the run ended)."""
@@ -289,7 +304,7 @@ class ExecutionRepository:
 
     @staticmethod
     def _base(run: Run) -> Record:
-        return {
+        record: Record = {
             "pk": run.pk,
             "sk": run.sk,
             "type": "learning-execution",
@@ -300,6 +315,9 @@ class ExecutionRepository:
             "startedAt": run.requested_at,
             "applied": [],
         }
+        if run.session:
+            record["sessionId"] = run.session
+        return record
 
     @staticmethod
     def _row(run: Run, record: Record) -> ExecutionRow:

@@ -119,6 +119,15 @@ class SessionRepository:
                 entries.append(_entry(row))
         return items, entries
 
+    def items(self, session: Session, after: int, upto: int) -> list[StoredItem]:
+        """Items `after+1..upto`, in order (one Query; agent learning reads them)."""
+        if upto <= after:
+            return []
+        page = self._store.query(
+            session_pk(session.id), KeyRange(low=item_sk(after + 1), high=item_sk(upto))
+        )
+        return [_item(row) for row in page.records if row.get("type") == "item"]
+
     # -- content -------------------------------------------------------------------------
 
     def _scope(self, session: Session, field: str) -> dict[str, str]:
@@ -196,14 +205,16 @@ class SessionRepository:
 
     # -- fork ----------------------------------------------------------------------------
 
-    def fork(self, source: Session, fork: Session, now_ms: int) -> None:
+    def fork(
+        self, source: Session, fork: Session, now_ms: int, also: Sequence[Action] = ()
+    ) -> None:
         """Copy the history and memory of `source` into `fork`, re-sealed for the fork.
 
         Rows go in transactions of at most 100 actions, the fork's head row in the LAST one,
         together with a check that the source is still at the revision it was read at: the
         fork is invisible until complete, and a source that changed while it was copied
         raises WriteConflict (rows already written stay unreachable; a retry with the same
-        fork id overwrites them).
+        fork id overwrites them). `also` joins that last transaction (agent memory's rows).
         """
         page = self._store.query(session_pk(source.id), KeyRange(low=ITEM_PREFIX, high=keys.HEAD))
         puts: list[Action] = []
@@ -215,6 +226,7 @@ class SessionRepository:
         last: list[Action] = [
             Check(session_pk(source.id), keys.HEAD, Equals("revision", source.revision)),
             Put(self._head_row(fork, now_ms), Absent()),
+            *also,
         ]
         tail = puts[max(0, len(puts) - (MAX_ACTIONS - len(last))) :]
         before = puts[: len(puts) - len(tail)]

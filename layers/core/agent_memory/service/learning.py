@@ -108,8 +108,11 @@ class LearningService:
         if self._orchestrator is None:
             return "skipped"
         nonce = None if reason == "turn" else self._ids.new("r")
+        ref: dict[str, str] = {"kind": pool.kind, "orgId": pool.org_id, "poolId": pool.pool_id}
+        if pool.session:
+            ref["sessionId"] = pool.session
         payload = {
-            "pool": {"kind": pool.kind, "orgId": pool.org_id, "poolId": pool.pool_id},
+            "pool": ref,
             "upto": upto,
             "reason": reason,
             "requestedAt": self._clock.now_ms(),
@@ -147,6 +150,8 @@ class LearningService:
             "reason": row.run.reason,
             "model": row.model,
         }
+        if row.run.session:
+            view["sessionId"] = row.run.session
         if status == "failed":
             view["error"] = error
         if details.get("note"):

@@ -22,6 +22,8 @@ class PoolRef:
     kind: PoolKind
     org_id: str
     pool_id: str  # the session id, or the agent id
+    # Agent pools: the session whose items a run reads (its executions stay the agent's).
+    session: str | None = None
 
 
 @dataclass(frozen=True)

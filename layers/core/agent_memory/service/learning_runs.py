@@ -64,8 +64,11 @@ def execution_name(pool: PoolRef, upto: int, nonce: str | None = None) -> str:
     learning twice is refused by Step Functions; a deliberate retry passes a nonce."""
     suffix = f"-{upto}" + (f"-{nonce}" if nonce else "")
     base = f"{pool.kind}-{pool.org_id}-{pool.pool_id}"
+    named = f"{pool.kind}\0{pool.org_id}\0{pool.pool_id}"
+    if pool.session:  # an agent's run reads one of its sessions
+        base, named = f"{base}-{pool.session}", f"{named}\0{pool.session}"
     if not _NAME_SAFE.fullmatch(base) or len(base) + len(suffix) > 80:
-        digest = hashlib.sha256(f"{pool.kind}\0{pool.org_id}\0{pool.pool_id}".encode())
+        digest = hashlib.sha256(named.encode())
         base = f"{pool.kind}-h{digest.hexdigest()[:32]}"
     return base + suffix
 
@@ -107,7 +110,8 @@ def step_run(event: Mapping[str, Any]) -> tuple[Run, PoolRef, dict[str, Any], in
     state = dict(event["input"])
     context = event["context"]
     pool = state["pool"]
-    ref = PoolRef(pool["kind"], str(pool["orgId"]), str(pool["poolId"]))
+    session = str(pool["sessionId"]) if pool.get("sessionId") else None
+    ref = PoolRef(pool["kind"], str(pool["orgId"]), str(pool["poolId"]), session)
     run = Run(
         kind=ref.kind,
         org_id=ref.org_id,
@@ -116,6 +120,7 @@ def step_run(event: Mapping[str, Any]) -> tuple[Run, PoolRef, dict[str, Any], in
         requested_at=int(state["requestedAt"]),
         reason=str(state.get("reason", "")),
         upto=int(state["upto"]),
+        session=session,
     )
     return run, ref, state, int(context.get("attempt", 0))
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from agent_memory.config import Settings
 from agent_memory.service.agent_memories import AgentMemoriesService
+from agent_memory.service.agent_memory import AgentMemoryService
 from agent_memory.service.agents import AgentService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
@@ -24,3 +25,4 @@ class Services:
     agents: AgentService
     sessions: SessionService
     session_memory: SessionMemoryService
+    agent_memory: AgentMemoryService

@@ -26,6 +26,7 @@ from agent_memory.domain.sessions import (
     only_runs_an_app_action,
 )
 from agent_memory.persistence.sessions import ItemToAdd, SessionRepository
+from agent_memory.ports import Action as WriteAction
 from agent_memory.ports import Clock, Ids, ModelCatalog
 from agent_memory.service.agents import AgentService, person_of
 from agent_memory.service.learning_pools import PoolRef
@@ -54,6 +55,10 @@ class AgentLearning(Protocol):
     """Agent memory's hook after a Turn (issue 5): may start learning for the Agent."""
 
     def after_turn(self, session: Session, upto: int, *, generate: bool) -> LearningAnswer: ...
+
+    def fork_actions(self, source: Session, fork: Session) -> Sequence[WriteAction]:
+        """Rows written with a Fork: its copied history is the source's to teach, not its own."""
+        ...
 
 
 class OrgDefaults(Protocol):
@@ -226,7 +231,8 @@ class SessionService:
         def attempt() -> Session:
             source = self._access.load(principal, session_id, "read")
             fork = forked(source, fork_id, principal.user_id or source.owner)
-            self._repo.fork(source, fork, self._clock.now_ms())
+            also = self.agent_learning.fork_actions(source, fork) if self.agent_learning else ()
+            self._repo.fork(source, fork, self._clock.now_ms(), also)
             return fork
 
         return _retrying(attempt, ATTEMPTS)

@@ -1,0 +1,95 @@
+"""Agent memory and promotion (API.md, "Agents and sessions"; seed 000, "Agent memory")."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.domain import session_memory as memory
+
+LastingKind = Literal["procedure", "preference", "decision"]
+
+
+class AgentRemember(Body):
+    tag: Literal["Remember"] = Field(alias="_tag")
+    key: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
+    content: str = Field(min_length=1, max_length=8000)
+    kind: LastingKind
+
+    def to_domain(self) -> memory.Remember | memory.Forget:
+        return memory.Remember(self.key, self.content, self.kind)
+
+
+class AgentForget(Body):
+    tag: Literal["Forget"] = Field(alias="_tag")
+    key: str = Field(min_length=1, max_length=100)
+
+    def to_domain(self) -> memory.Remember | memory.Forget:
+        return memory.Forget(self.key)
+
+
+COMMAND_TAGS = ("Remember", "Forget")
+AgentCommand = Annotated[AgentRemember | AgentForget, Field(discriminator="tag")]
+
+
+class AgentMemoryCommand(Body):
+    """A person's change: `expected` is the version last read."""
+
+    expected: int = Field(ge=0)
+    command: AgentCommand
+
+    @field_validator("command", mode="wrap")
+    @classmethod
+    def _tag_first(cls, value: Any, handler: Any) -> Any:
+        """A missing or unknown `_tag` is reported at `["command", "_tag"]`."""
+        if isinstance(value, dict) and value.get("_tag") not in COMMAND_TAGS:
+            missing = "_tag" not in value
+            error = PydanticCustomError(
+                "missing" if missing else "union_tag_invalid",
+                "field required" if missing else "_tag must be one of {tags}",
+                {"tags": ", ".join(COMMAND_TAGS)},
+            )
+            raise ValidationError.from_exception_data(
+                "command",
+                [InitErrorDetails(type=error, loc=("_tag",), input=value.get("_tag"))],
+            )
+        return handler(value)
+
+
+class SourceOut(Answer):
+    session: str
+    item: str
+
+
+class AgentEntryOut(Answer):
+    key: str
+    content: str
+    kind: str
+    sources: list[SourceOut]
+    updatedAt: int
+    status: Literal["active", "retracted"]
+
+
+class AgentMemoryOut(Answer):
+    entries: dict[str, AgentEntryOut]
+    version: int
+
+
+class ChangeOut(Answer):
+    version: int
+    at: int
+    by: Literal["consolidation", "person", "promotion"]
+    keys: list[str]
+
+
+class MemoryLog(Answer):
+    changes: list[ChangeOut]
+
+
+class Promote(Body):
+    """Left out, the name is derived from the session's agent."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=200)

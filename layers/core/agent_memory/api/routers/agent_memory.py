@@ -1,0 +1,72 @@
+"""Agent memory, its log, text and learning, and promotion of a subagent Session (API.md,
+"Agents and sessions"; seed 000, "Agent memory")."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from agent_memory.api.contracts.agent_memory import (
+    AgentMemoryCommand,
+    AgentMemoryOut,
+    MemoryLog,
+    Promote,
+)
+from agent_memory.api.contracts.sessions import AgentAnswer, AgentOut, Executions, MemoryText
+from agent_memory.api.deps import CallerDep, ServicesDep, run
+from agent_memory.service.agent_memory import DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT
+
+router = APIRouter(tags=["agent memory"])
+
+
+@router.get("/v1/agents/{agentId}/memory")
+async def read_agent_memory(agentId: str, caller: CallerDep, svc: ServicesDep) -> AgentMemoryOut:
+    """Every entry (active and retracted) and the memory's version."""
+    return AgentMemoryOut.model_validate(await run(svc, svc.agent_memory.read, caller, agentId))
+
+
+@router.post("/v1/agents/{agentId}/memory")
+async def change_agent_memory(
+    agentId: str, body: AgentMemoryCommand, caller: CallerDep, svc: ServicesDep
+) -> AgentMemoryOut:
+    """Remember or Forget at version `expected` (409 VersionConflict otherwise)."""
+    answer = await run(
+        svc, svc.agent_memory.command, caller, agentId, body.expected, body.command.to_domain()
+    )
+    return AgentMemoryOut.model_validate(answer)
+
+
+@router.get("/v1/agents/{agentId}/memory/log")
+async def agent_memory_log(
+    agentId: str,
+    caller: CallerDep,
+    svc: ServicesDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_LOG_LIMIT)] = DEFAULT_LOG_LIMIT,
+    before: Annotated[int | None, Query(ge=1)] = None,
+) -> MemoryLog:
+    """Changes newest first; `before` (a version) pages back to older ones."""
+    changes = await run(svc, svc.agent_memory.log, caller, agentId, limit=limit, before=before)
+    return MemoryLog.model_validate({"changes": changes})
+
+
+@router.get("/v1/agents/{agentId}/memory/text")
+async def agent_memory_text(agentId: str, caller: CallerDep, svc: ServicesDep) -> MemoryText:
+    text = await run(svc, svc.agent_memory.text, caller, agentId)
+    return MemoryText.model_validate(text.view())
+
+
+@router.get("/v1/agents/{agentId}/learning")
+async def agent_learning(agentId: str, caller: CallerDep, svc: ServicesDep) -> Executions:
+    """One execution per completed turn of the agent's sessions, newest first."""
+    return Executions(executions=await run(svc, svc.agent_memory.executions, caller, agentId))
+
+
+@router.post("/v1/sessions/{sessionId}/promote", status_code=201)
+async def promote_session(
+    sessionId: str, caller: CallerDep, svc: ServicesDep, body: Promote | None = None
+) -> AgentAnswer:
+    """A new agent whose memory is the subagent session's lasting, active entries."""
+    name = body.name if body is not None else None
+    agent = await run(svc, svc.agent_memory.promote, caller, sessionId, name)
+    return AgentAnswer(agent=AgentOut.of(agent))

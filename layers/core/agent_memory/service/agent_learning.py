@@ -1,0 +1,309 @@
+"""Agent memory learning: the hook after a Turn and the agent pool of the learning workflow.
+
+- `AgentLearning.after_turn` decides, once the Turn is stored, whether the organization's
+  helper model is asked (a learning run is started) or the Turn teaches nothing: agentMemory
+  off, a review Session, `generate` off, no helper model, a later Turn already stored, or the
+  workflow cannot start. A Turn that teaches nothing still gets its execution row (status
+  `skipped`, with why in `note`), so `GET /v1/agents/{id}/learning` has one per Turn.
+- `AgentLearningPool` is the sibling of the session pool (service/session_learning.py): a
+  run reads one Session's items after the agent's read position for that Session
+  (`AGENTPOS#<session>` in the agent's partition) and applies the helper's answer to the
+  agent's memory, the read position and the execution's end in ONE transaction,
+  conditional on the read position and the memory's version.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from agent_memory.domain.agent_memory import (
+    NOT_STARTED,
+    PASSES_OVER,
+    QUEUED,
+    LogChange,
+    known,
+    outside_only,
+    rules_for,
+    skip_reason,
+    sources_of,
+)
+from agent_memory.domain.consolidation import Decision, consolidate
+from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.proposals import LASTING_KINDS, ProposedChange, ProposedRemember
+from agent_memory.domain.session_memory import EntryMeta, effective_switches
+from agent_memory.domain.sessions import Session, item_id
+from agent_memory.persistence.agent_memory import MAX_ACTIONS, AgentMemory, AgentMemoryRepository
+from agent_memory.persistence.executions import ExecutionRepository, Run
+from agent_memory.persistence.identity import IdentityRepository
+from agent_memory.persistence.sessions import SessionRepository, StoredItem
+from agent_memory.ports import Action, Clock, EvidenceItem, KnownEntry, ModelCatalog
+from agent_memory.service.learning_pools import (
+    AlreadyApplied,
+    Evidence,
+    FinishActions,
+    Outcome,
+    PoolKind,
+    PoolRef,
+)
+from agent_memory.service.learning_runs import execution_name
+from agent_memory.service.session_learning import ITEM_BUDGET, MAX_ITEMS, MEMORY_BUDGET
+from agent_memory.service.sessions import Learning, LearningAnswer, OrgDefaults
+
+log = logging.getLogger(__name__)
+
+# Re-reads when the memory changes (a person, another session's run) while applying.
+ATTEMPTS = 3
+
+
+def _size(text: str) -> int:
+    return len(json.dumps(text, ensure_ascii=False).encode())
+
+
+def pool_of(session: Session) -> PoolRef:
+    """The agent pool a Session's Turns teach: the Agent's, read from this Session."""
+    return PoolRef("agent", session.org_id, session.agent_id, session.id)
+
+
+class AgentLearning:
+    """The `SessionService.agent_learning` hook."""
+
+    def __init__(
+        self,
+        repo: AgentMemoryRepository,
+        runs: ExecutionRepository,
+        sessions: SessionRepository,
+        org_settings: OrgDefaults,
+        models: ModelCatalog | None,
+        clock: Clock,
+        learning: Learning | None = None,
+    ) -> None:
+        self._repo = repo
+        self._runs = runs
+        self._sessions = sessions
+        self._org_settings = org_settings
+        self._models = models
+        self._clock = clock
+        self.learning = learning
+
+    def after_turn(self, session: Session, upto: int, *, generate: bool) -> LearningAnswer:
+        """Start learning the Agent from this Session's unread items, or record why the Turn
+        teaches nothing. The Turn is stored already: failures here never fail it."""
+        settings = self._org_settings.effective(session.org_id)
+        helper = settings.get("helperModel")
+        reason = skip_reason(
+            session_kind=session.kind,
+            generate=generate,
+            agent_memory=bool(settings.get("agentMemory", True)),
+            has_helper=helper is not None
+            and (self._models is None or self._models.resolve(helper) is not None),
+        )
+        if reason is None:
+            fresh = self._sessions.get(session.id)
+            if fresh is not None and fresh.item_count > upto:
+                reason = QUEUED
+        learning = self.learning
+        if reason is None and learning is not None:
+            answer = learning.start(pool_of(session), upto=upto, reason="turn")
+            if answer == "started":
+                return "started"
+        self._skip(session, upto, reason or NOT_STARTED)
+        return "skipped"
+
+    def _skip(self, session: Session, upto: int, note: str) -> None:
+        """The skipped execution of this Turn; a skip that passes over the items moves the
+        read position past them in the same transaction."""
+        ref = pool_of(session)
+        for _attempt in range(ATTEMPTS):
+            now = self._clock.now_ms()
+            name = execution_name(ref, upto)
+            run = Run("agent", ref.org_id, ref.pool_id, name, now, "turn", upto, session.id)
+            actions: list[Action] = [self._runs.skipped(run, now, note)]
+            if note in PASSES_OVER:
+                position = self._repo.position(session.agent_id, session.id)
+                if position < upto:
+                    actions.append(
+                        self._repo.position_move(session.agent_id, session.id, position, upto, now)
+                    )
+            try:
+                self._repo.write(actions)
+                return
+            except WriteConflict:
+                continue  # another Turn moved the position first: read it again
+            except Unavailable:
+                break
+        log.warning("agent learning: the skipped turn could not be recorded")
+
+    def fork_actions(self, source: Session, fork: Session) -> Sequence[Action]:
+        """A Fork's copied history is its source's to teach: the Fork's agent read position
+        starts after it, so a Fork never teaches the Agent the same items again."""
+        return [
+            self._repo.position_put(fork.agent_id, fork.id, fork.item_count, self._clock.now_ms())
+        ]
+
+
+class AgentLearningPool:
+    kind: PoolKind = "agent"
+
+    def __init__(
+        self,
+        repo: AgentMemoryRepository,
+        sessions: SessionRepository,
+        people: IdentityRepository,
+        org_settings: OrgDefaults,
+        clock: Clock,
+    ) -> None:
+        self._repo = repo
+        self._sessions = sessions
+        self._people = people
+        self._org_settings = org_settings
+        self._clock = clock
+
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+        """The Session's items after the agent's read position, up to `upto`; None when the
+        Session may not teach now, or when nothing it holds could be kept."""
+        session = self._sessions.get(pool.session) if pool.session else None
+        if session is None or (session.org_id, session.agent_id) != (pool.org_id, pool.pool_id):
+            return None
+        settings = self._org_settings.effective(session.org_id)
+        generate = effective_switches(settings["memory"], session.overrides)["generate"]
+        if skip_reason(
+            session_kind=session.kind,
+            generate=generate,
+            agent_memory=bool(settings.get("agentMemory", True)),
+            has_helper=settings.get("helperModel") is not None,
+        ):
+            return None
+        position = self._repo.position(pool.pool_id, session.id)
+        last = session.item_count if upto is None else min(upto, session.item_count)
+        last = min(last, position + MAX_ITEMS)
+        items, read_upto = self._items(session, self._sessions.items(session, position, last))
+        # App results alone support nothing: leave them for a turn that brings more.
+        if not items or outside_only(items):
+            return None
+        found = self._repo.read(pool.pool_id)
+        if found is None:
+            return None
+        return Evidence(
+            pool=pool,
+            position=position,
+            upto=read_upto,
+            items=tuple(items),
+            memory=tuple(self._memory(found)),
+            model=settings.get("helperModel"),
+            allowed_kinds=LASTING_KINDS,
+            person=self._person(session.owner),
+            extra={"session": session.id, "version": found.version},
+        )
+
+    def _items(
+        self, session: Session, stored: Sequence[StoredItem]
+    ) -> tuple[list[EvidenceItem], int]:
+        """Items in order within the budget, and the number of the last one read."""
+        items: list[EvidenceItem] = []
+        last = 0
+        used = 0
+        for row in stored:
+            content = self._sessions.open_item(session, row)
+            used += _size(content)
+            if items and used > ITEM_BUDGET:
+                break
+            items.append(EvidenceItem(item_id(row.seq), row.role, content, row.app, session.id))
+            last = row.seq
+        return items, last
+
+    def _memory(self, found: AgentMemory) -> list[KnownEntry]:
+        """Active entries newest first, then retracted keys without their text."""
+        entries: list[KnownEntry] = []
+        used = 0
+        for entry in sorted(found.entries, key=lambda s: (not s.meta.active, -s.meta.updated_at)):
+            meta = entry.meta
+            content = self._repo.open(found.agent, entry) if meta.active else ""
+            used += _size(meta.key) + _size(content) + 64
+            if used > MEMORY_BUDGET:
+                break
+            entries.append(KnownEntry(meta.key, content, meta.kind, meta.status))
+        return entries
+
+    def _person(self, user_id: str) -> str:
+        """Who the Agent works with in this Session, as the helper should name them."""
+        user = self._people.get_user(user_id)
+        return user.name if user is not None and user.name else user_id
+
+    def apply(self, evidence: Evidence, changes: Sequence[Any], finish: FinishActions) -> Outcome:
+        """Apply the accepted changes to the newest memory (version + 1, a `consolidation`
+        log entry), move the Session's read position to `evidence.upto` and end the
+        execution, in one transaction."""
+        session_id = str(evidence.extra["session"])
+        snapshot = int(evidence.extra["version"])
+        agent_id = evidence.pool.pool_id
+        rules = rules_for(evidence.items)
+        for _attempt in range(ATTEMPTS):
+            if self._repo.position(agent_id, session_id) != evidence.position:
+                raise AlreadyApplied("the read position moved: another run applied")
+            found = self._repo.read(agent_id)
+            if found is None:
+                raise AlreadyApplied("the agent is gone")
+            decision = consolidate(
+                list(changes), known((s.meta for s in found.entries), snapshot), rules
+            )
+            actions, outcome, finishing = self._transaction(
+                found, evidence, session_id, decision, finish
+            )
+            try:
+                self._repo.write([*actions, *finishing])
+            except WriteConflict as error:
+                if error.index is not None and error.index >= len(actions):
+                    raise  # the execution's own row changed: the workflow decides
+                if error.index == len(actions) - 1:
+                    raise AlreadyApplied("the read position moved: another run applied") from None
+                continue  # the memory changed: check the changes again
+            return outcome
+        # The same evidence (and snapshot) is applied again when the workflow retries.
+        raise Unavailable("the agent memory kept changing while learning was applied")
+
+    def _transaction(
+        self,
+        found: AgentMemory,
+        evidence: Evidence,
+        session_id: str,
+        decision: Decision,
+        finish: FinishActions,
+    ) -> tuple[list[Action], Outcome, list[Action]]:
+        """Memory actions (the read position last), the outcome and the finishing actions,
+        within one transaction's 100 actions."""
+        while True:
+            outcome = Outcome(decision.applied_records(), decision.rejected_records())
+            finishing = list(finish(outcome))
+            room = MAX_ACTIONS - 3 - len(finishing)  # head, log entry, read position
+            if len(decision.accepted) <= room:
+                break
+            decision = decision.limited(max(room, 0))
+        agent, now = found.agent, self._clock.now_ms()
+        actions: list[Action] = []
+        if decision.accepted:
+            version = found.version + 1
+            keys = tuple(change.key for change in decision.accepted)
+            actions.append(self._repo.head_change(agent, found.version, version, now))
+            actions += [self._change(found, c, session_id, now, version) for c in decision.accepted]
+            change = LogChange(version, now, "consolidation", keys)
+            actions.append(self._repo.log_put(agent, change, session_id))
+        actions.append(
+            self._repo.position_move(agent.id, session_id, evidence.position, evidence.upto, now)
+        )
+        return actions, outcome, finishing
+
+    def _change(
+        self, found: AgentMemory, change: ProposedChange, session_id: str, now: int, version: int
+    ) -> Action:
+        sources = sources_of(session_id, change.sources)
+        if isinstance(change, ProposedRemember):
+            meta = EntryMeta(
+                change.key, change.kind, sources, now, "active", version, len(change.content)
+            )
+            return self._repo.entry_put(found.agent, meta, change.content, "consolidation")
+        return self._repo.entry_retract(
+            found.agent, change.key, now, version, "consolidation", sources
+        )

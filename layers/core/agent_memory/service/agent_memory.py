@@ -1,0 +1,186 @@
+"""Agent memory (seed 000, "Agent memory"): read it, change it with Remember/Forget against
+its version, read its log and memory text, list its learning, promote a subagent Session.
+
+Owner and members read and change an Agent's memory; anyone else in the organization gets
+404 (agents are private), another organization 404. A command is ONE transaction: the head
+row's version (conditional on `expected`), the entry and the log entry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_memory.domain.access import Action, authorize
+from agent_memory.domain.agent_memory import (
+    AgentCommand,
+    LogChange,
+    check_agent_command,
+    check_version,
+    forgotten,
+    promotable,
+    promoted,
+    promoted_name,
+    remembered,
+    text_parts,
+)
+from agent_memory.domain.agents import Agent, new_agent
+from agent_memory.domain.errors import NotFound, SessionConflict, VersionConflict, WriteConflict
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.memory_text import MemoryText, choose, render
+from agent_memory.domain.session_memory import Entry, EntryMeta, Remember
+from agent_memory.persistence.agent_memory import AgentMemory, AgentMemoryRepository
+from agent_memory.persistence.agents import AgentRepository
+from agent_memory.persistence.sessions import SessionRepository
+from agent_memory.ports import Action as WriteAction
+from agent_memory.ports import Clock, Ids
+from agent_memory.service.agents import person_of
+from agent_memory.service.learning_pools import PoolRef
+from agent_memory.service.sessions import Learning
+
+DEFAULT_LOG_LIMIT = 100
+MAX_LOG_LIMIT = 1000
+
+
+class AgentMemoryService:
+    def __init__(
+        self,
+        repo: AgentMemoryRepository,
+        agents: AgentRepository,
+        sessions: SessionRepository,
+        clock: Clock,
+        ids: Ids,
+        *,
+        max_text_length: int,
+        learning: Learning | None = None,
+    ) -> None:
+        self._repo = repo
+        self._agents = agents
+        self._sessions = sessions
+        self._clock = clock
+        self._ids = ids
+        self._max_text_length = max_text_length
+        self.learning = learning
+
+    def _memory(self, principal: Principal, agent_id: str, action: Action) -> AgentMemory:
+        """The agent, version and entries (one Query), after the access check."""
+        found = self._repo.read(agent_id)
+        if found is None:
+            raise NotFound("agent not found")
+        authorize(principal, found.agent.grants(), action, what="agent")
+        return found
+
+    def _agent(self, principal: Principal, agent_id: str) -> Agent:
+        agent = self._agents.get(agent_id)
+        if agent is None:
+            raise NotFound("agent not found")
+        authorize(principal, agent.grants(), "read", what="agent")
+        return agent
+
+    @staticmethod
+    def _view(entries: list[Entry], version: int) -> dict[str, Any]:
+        return {"entries": {e.meta.key: e.view() for e in entries}, "version": version}
+
+    def read(self, principal: Principal, agent_id: str) -> dict[str, Any]:
+        """The seed's agent memory JSON: every entry (active and retracted) and the version."""
+        found = self._memory(principal, agent_id, "read")
+        entries = [Entry(s.meta, self._repo.open(found.agent, s)) for s in found.entries]
+        return self._view(entries, found.version)
+
+    def command(
+        self, principal: Principal, agent_id: str, expected: int, command: AgentCommand
+    ) -> dict[str, Any]:
+        """Remember or Forget at version `expected`; answers the memory after the change.
+        A stale version, or Forget of a key the memory does not hold: 409 VersionConflict."""
+        check_agent_command(command)
+        found = self._memory(principal, agent_id, "change")
+        check_version(expected, found.version)
+        agent, version, now = found.agent, found.version + 1, self._clock.now_ms()
+        stored = found.by_key()
+        contents = {key: self._repo.open(agent, entry) for key, entry in stored.items()}
+        metas: dict[str, EntryMeta] = {key: entry.meta for key, entry in stored.items()}
+        change: WriteAction
+        if isinstance(command, Remember):
+            meta = remembered(command, now, version)
+            change = self._repo.entry_put(agent, meta, command.content, "person")
+            contents[command.key] = command.content
+        else:
+            if command.key not in stored:
+                raise VersionConflict(f"the agent memory has no entry with key {command.key!r}")
+            meta = forgotten(stored[command.key].meta, now, version)
+            change = self._repo.entry_retract(agent, command.key, now, version, "person")
+        metas[command.key] = meta
+        try:
+            self._repo.write(
+                [
+                    self._repo.head_change(agent, found.version, version, now),
+                    change,
+                    self._repo.log_put(agent, LogChange(version, now, "person", (command.key,))),
+                ]
+            )
+        except WriteConflict as error:
+            raise VersionConflict("the agent memory changed; read it and retry") from error
+        return self._view([Entry(m, contents[k]) for k, m in metas.items()], version)
+
+    def log(
+        self,
+        principal: Principal,
+        agent_id: str,
+        *,
+        limit: int = DEFAULT_LOG_LIMIT,
+        before: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Each change newest first: version, time, what made it, the changed keys."""
+        agent = self._agent(principal, agent_id)
+        return [c.view() for c in self._repo.log(agent.id, limit=limit, before=before)]
+
+    def text(self, principal: Principal, agent_id: str) -> MemoryText:
+        """The agent's memory text; decrypts only the entries it shows."""
+        found = self._memory(principal, agent_id, "read")
+        header, always = text_parts(shared=bool(found.agent.members))
+        stored = found.by_key()
+        chosen = choose(
+            [s.meta for s in found.entries], self._max_text_length, header=header, always=always
+        )
+        return render(
+            [(m, self._repo.open(found.agent, stored[m.key])) for m in chosen],
+            self._max_text_length,
+            header=header,
+            always=always,
+        )
+
+    def executions(self, principal: Principal, agent_id: str) -> list[dict[str, Any]]:
+        """The agent's learning, one execution per completed turn of its sessions."""
+        agent = self._agent(principal, agent_id)
+        if self.learning is None:
+            return []
+        return self.learning.executions(PoolRef("agent", agent.org_id, agent.id))
+
+    def promote(self, principal: Principal, session_id: str, name: str | None = None) -> Agent:
+        """A new Agent (owned by the caller) whose memory is the lasting, active entries of a
+        subagent Session's memory; its log's first change says `promotion`."""
+        found = self._sessions.memory(session_id)
+        if found is None:
+            raise NotFound("session not found")
+        session, stored = found
+        authorize(principal, session.grants(), "change", what="session")
+        owner, _org = person_of(principal)
+        if session.kind != "subagent":
+            raise SessionConflict("only a subagent session can be promoted")
+        source = self._agents.get(session.agent_id) if name is None else None
+        agent = new_agent(
+            self._ids.new("ag_"),
+            session.org_id,
+            owner,
+            promoted_name(name, source.name if source else None),
+            (),
+        )
+        by_key = {s.meta.key: s for s in stored}
+        chosen = promotable(s.meta for s in stored)
+        entries = [
+            (promoted(meta, session.id), self._sessions.open_entry(session, by_key[meta.key]))
+            for meta in chosen
+        ]
+        now = self._clock.now_ms()
+        change = LogChange(1, now, "promotion", tuple(meta.key for meta in chosen))
+        self._repo.create_promoted(self._agents, agent, entries, change, now)
+        return agent
