@@ -35,6 +35,7 @@ RETRIED = {
     "Lambda.AWSLambdaException",
     "Lambda.SdkClientException",
     "Lambda.TooManyRequestsException",
+    "Lambda.Unknown",
     "Retryable",
 }
 
