@@ -1,0 +1,427 @@
+"""Shared instruments of the benchmarks: AWS call counting (with items read and estimated
+request units), time spent inside the embedded AWS (moto), counting models, the embedded
+AWS with the service's settings, bulk seeding of session memory, and Lambda events.
+
+Counting uses botocore's event hooks on a botocore session, so it sees every client built
+from that session after `install` (the Encryption SDK's KMS client included).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import statistics
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from bench.session_memory import CountingCipher
+
+__all__ = [
+    "ADMIN_TOKEN",
+    "AwsCalls",
+    "CountingCatalog",
+    "CountingCipher",
+    "Emulator",
+    "Env",
+    "http_event",
+    "median",
+    "seed_entries",
+]
+
+ADMIN_TOKEN = "amk_admin_bench-token-0123456789"
+SERVICES = {"dynamodb": "dynamodb", "kms": "kms", "sfn": "stepfunctions", "lambda": "lambda"}
+_READ_UNIT = 4096
+_WRITE_UNIT = 1024
+
+
+def median(samples: list[float]) -> float:
+    return round(statistics.median(samples), 2) if samples else 0.0
+
+
+# --- DynamoDB item sizes (for request-unit estimates) -----------------------------------
+
+
+def _value_size(value: Mapping[str, Any]) -> int:
+    """Approximate stored size of one typed attribute value (DynamoDB's sizing rules)."""
+    (kind, inner), *_ = value.items()
+    if kind in {"S", "B"}:
+        return len(inner.encode() if isinstance(inner, str) else inner)
+    if kind == "N":
+        return len(str(inner)) // 2 + 2
+    if kind in {"BOOL", "NULL"}:
+        return 1
+    if kind == "M":
+        return 3 + sum(len(k.encode()) + _value_size(v) + 1 for k, v in inner.items())
+    if kind == "L":
+        return 3 + sum(_value_size(v) + 1 for v in inner)
+    if kind in {"SS", "BS", "NS"}:
+        return sum(len(str(v)) for v in inner)
+    return 1
+
+
+def item_size(item: Mapping[str, Any]) -> int:
+    """Bytes of an item in DynamoDB's low-level shape: attribute names plus values."""
+    return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
+
+
+def _units(size: int, unit: int) -> int:
+    return max(1, math.ceil(size / unit))
+
+
+# --- AWS calls ---------------------------------------------------------------------------
+
+
+class AwsCalls:
+    """AWS calls by service and operation, DynamoDB items read and estimated request units.
+
+    Units follow DynamoDB's published rules: a consistent read is 1 RRU per 4 KB (a Query
+    sums the items it reads), an index read half that, a write 1 WRU per 1 KB, and every
+    action of a transaction twice as much. An Update is billed on the whole item, which the
+    request does not show: it is counted on the size it writes (an estimate, low for large
+    items)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.items_read = 0
+        self.rru = 0.0
+        self.wru = 0.0
+        self.params: list[tuple[str, dict[str, Any]]] = []
+        self.record_params = False
+        self._lock = threading.Lock()
+
+    def install(self, botocore_session: Any) -> AwsCalls:
+        botocore_session.register("before-parameter-build.dynamodb", self._parameters)
+        botocore_session.register("before-call", self._before)
+        botocore_session.register("after-call.dynamodb", self._after_dynamodb)
+        return self
+
+    def _parameters(
+        self, event_name: str, params: dict[str, Any], context: dict[str, Any], **_: Any
+    ) -> None:
+        _, service, operation = event_name.split(".", 2)
+        if service != "dynamodb":
+            return
+        context["bench_index"] = "IndexName" in params
+        units = _write_units(operation, params)
+        with self._lock:
+            self.wru += units
+            if self.record_params:
+                self.params.append((operation, json_copy(params)))
+
+    def _before(self, event_name: str, **_: Any) -> None:
+        _, service, operation = event_name.split(".", 2)
+        with self._lock:
+            key = f"{service}.{operation}"
+            self.counts[key] = self.counts.get(key, 0) + 1
+
+    def _after_dynamodb(
+        self, model: Any, parsed: Mapping[str, Any], context: dict[str, Any], **_: Any
+    ) -> None:
+        name = model.name
+        rru = 0.0
+        items = 0
+        if name in {"Query", "Scan"}:
+            items = int(parsed.get("ScannedCount", 0))
+            size = sum(item_size(i) for i in parsed.get("Items", []))
+            rru = _units(size, _READ_UNIT) * (0.5 if context.get("bench_index") else 1.0)
+        elif name == "GetItem":
+            found = parsed.get("Item")
+            items = 1 if found else 0
+            rru = _units(item_size(found) if found else 0, _READ_UNIT)
+        elif name == "BatchGetItem":
+            for rows in parsed.get("Responses", {}).values():
+                items += len(rows)
+                rru += sum(_units(item_size(r), _READ_UNIT) for r in rows)
+        with self._lock:
+            self.items_read += items
+            self.rru += rru
+
+    def reset(self) -> None:
+        with self._lock:
+            self.counts, self.items_read, self.rru, self.wru, self.params = {}, 0, 0.0, 0.0, []
+
+    def total(self, service: str) -> int:
+        return sum(v for k, v in self.counts.items() if k.startswith(f"{service}."))
+
+    def snapshot(self) -> dict[str, Any]:
+        """The counts since the last reset, in the shape results.json uses."""
+        with self._lock:
+            by_operation = dict(sorted(self.counts.items()))
+            return {
+                "dynamodb": self.total("dynamodb"),
+                "kms": self.total("kms"),
+                "stepfunctions": self.total("sfn"),
+                "by_operation": by_operation,
+                "items_read": self.items_read,
+                "rru_estimate": round(self.rru, 1),
+                "wru_estimate": round(self.wru, 1),
+            }
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of request parameters (bytes stay bytes)."""
+    if isinstance(value, dict):
+        return {k: json_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_copy(v) for v in value]
+    return value
+
+
+def _write_units(operation: str, body: Mapping[str, Any]) -> float:
+    """WRU (and transactional RRU, counted as writes' cost) of one request, estimated."""
+    if operation == "PutItem":
+        return _units(item_size(body.get("Item", {})), _WRITE_UNIT)
+    if operation in {"UpdateItem", "DeleteItem"}:
+        return _units(_update_size(body), _WRITE_UNIT)
+    if operation == "BatchWriteItem":
+        requests = [r for rows in body.get("RequestItems", {}).values() for r in rows]
+        return sum(
+            _units(item_size(r["PutRequest"]["Item"]), _WRITE_UNIT) if "PutRequest" in r else 1
+            for r in requests
+        )
+    if operation == "TransactWriteItems":
+        units = 0.0
+        for action in body.get("TransactItems", []):
+            if "Put" in action:
+                units += 2 * _units(item_size(action["Put"]["Item"]), _WRITE_UNIT)
+            elif "Update" in action or "Delete" in action:
+                units += 2 * _units(_update_size(next(iter(action.values()))), _WRITE_UNIT)
+            elif "ConditionCheck" in action:
+                units += 2  # a transactional read of an item under 4 KB, billed as 2 RRU
+        return units
+    return 0.0
+
+
+def _update_size(request: Mapping[str, Any]) -> int:
+    values = request.get("ExpressionAttributeValues", {})
+    return item_size(request.get("Key", {})) + sum(_value_size(v) for v in values.values())
+
+
+# --- Time inside the embedded AWS --------------------------------------------------------
+
+
+class Emulator:
+    """Time the calling thread spends inside moto (the in-process AWS): what real AWS would
+    replace with its own latency. Installed once; read per thread."""
+
+    _installed = False
+    _spent: dict[int, float] = {}
+
+    @classmethod
+    def install(cls) -> None:
+        if cls._installed:
+            return
+        from moto.core.botocore_stubber import BotocoreStubber
+
+        original = BotocoreStubber.__call__
+
+        def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                ident = threading.get_ident()
+                cls._spent[ident] = cls._spent.get(ident, 0.0) + time.perf_counter() - started
+
+        BotocoreStubber.__call__ = timed  # type: ignore[method-assign]
+        cls._installed = True
+
+    @classmethod
+    def seconds(cls) -> float:
+        return cls._spent.get(threading.get_ident(), 0.0)
+
+
+@dataclass
+class Timed:
+    ms: float
+    emulator_ms: float
+
+    @property
+    def own_ms(self) -> float:
+        return self.ms - self.emulator_ms
+
+
+def timed(action: Callable[[], Any]) -> tuple[Any, Timed]:
+    """Run `action`; its wall time and the part spent inside moto (this thread)."""
+    before = Emulator.seconds()
+    started = time.perf_counter()
+    result = action()
+    elapsed = time.perf_counter() - started
+    return result, Timed(elapsed * 1000, (Emulator.seconds() - before) * 1000)
+
+
+# --- Models ------------------------------------------------------------------------------
+
+
+@dataclass
+class CountingCatalog:
+    """A model catalog whose models count their calls and the size of what they are asked
+    and answer (characters of the Bedrock Converse request the same call would send)."""
+
+    inner: Any
+    calls: int = 0
+    prompt_chars: int = 0
+    reply_chars: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def resolve(self, name: str | None) -> Any:
+        model = self.inner.resolve(name)
+        return None if model is None else _CountingModel(model, self)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.calls = self.prompt_chars = self.reply_chars = 0
+
+    def record(self, request: Any, reply: Any) -> None:
+        from agent_memory.adapters.bedrock import BedrockModel
+
+        converse = BedrockModel("anthropic.claude-haiku", client=object()).converse_request(request)
+        with self._lock:
+            self.calls += 1
+            self.prompt_chars += len(json.dumps(converse, ensure_ascii=False))
+            self.reply_chars += len(reply.text)
+
+
+@dataclass
+class _CountingModel:
+    model: Any
+    catalog: CountingCatalog
+
+    @property
+    def name(self) -> str:
+        return str(self.model.name)
+
+    def propose(self, request: Any) -> Any:
+        reply = self.model.propose(request)
+        self.catalog.record(request, reply)
+        return reply
+
+
+# --- The embedded AWS with the service's settings ----------------------------------------
+
+
+@dataclass
+class Env:
+    """A provisioned embedded AWS (in-process moto) and the settings that point at it."""
+
+    root: Any
+    local: Any
+    settings: Any
+
+    def services(
+        self,
+        calls: AwsCalls | None = None,
+        *,
+        models: Any = None,
+        cipher: Callable[[Any], Any] | None = None,
+        learning: bool = True,
+    ) -> Any:
+        """Services on a new boto3 session (a cold start: new clients, a new key cache)."""
+        import boto3
+
+        from agent_memory.bootstrap import aws_adapters, build_services
+        from infra.local import aws
+
+        session = boto3.session.Session(region_name=aws.REGION)
+        if calls is not None:
+            calls.install(session._session)
+        adapters = aws_adapters(self.settings, session)
+        if models is not None:
+            adapters = replace(adapters, models=models)
+        if cipher is not None:
+            adapters = replace(adapters, cipher=cipher(adapters.cipher))
+        if not learning:
+            adapters = replace(adapters, orchestrator=None)
+        return build_services(self.settings, adapters)
+
+
+@contextmanager
+def embedded(default_model: str = "local/rules") -> Iterator[Env]:
+    """In-process moto provisioned from template.yaml, and settings for it."""
+    import os
+
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    from agent_memory.config import load_settings
+    from agent_memory.domain.identity import hash_token
+    from infra.local.aws import embedded_aws, provision
+
+    with embedded_aws() as root:
+        local = provision(root)
+        environment = {
+            **local.environment(),
+            "MEMORY_ADMIN_TOKEN_SHA256": hash_token(ADMIN_TOKEN),
+            "DEFAULT_MODEL": default_model,
+        }
+        Emulator.install()
+        yield Env(root, local, load_settings(environment))
+
+
+# --- Seeding -----------------------------------------------------------------------------
+
+
+def seed_entries(services: Any, env: Env, session_id: str, start: int, count: int) -> None:
+    """Entries `start..start+count-1`, sealed as the service seals them, written with
+    BatchWriteItem (setup only: what is measured is the read that follows)."""
+    from agent_memory.adapters.dynamodb.store import serialize
+    from agent_memory.domain.session_memory import EntryMeta
+
+    repo = services.sessions._repo
+    session = repo.get(session_id)
+    client = env.root.client("dynamodb")
+    table = env.settings.table_name
+    rng = random.Random(start)
+    batch: list[dict[str, Any]] = []
+    for n in range(start, start + count):
+        content = f"Fact {n}: " + "detail " * rng.randrange(2, 30)
+        meta = EntryMeta(
+            f"fact-{n:05d}", "fact", ("i-01",), 1_700_000_000_000 + n, "active", 1, len(content)
+        )
+        batch.append({"PutRequest": {"Item": serialize(repo.entry_put(session, meta, content).record)}})
+        if len(batch) == 25 or n == start + count - 1:
+            request: dict[str, Any] = {table: batch}
+            while request:
+                request = client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+            batch = []
+
+
+# --- Lambda ------------------------------------------------------------------------------
+
+
+def http_event(method: str, path: str, token: str, body: Any = None) -> dict[str, Any]:
+    """An API Gateway HTTP API (payload 2.0) event, as the deployed ApiFunction receives."""
+    return {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": path,
+        "rawQueryString": "",
+        "headers": {
+            "authorization": f"Bearer {token}",
+            "content-type": "application/json",
+            "host": "api.example.com",
+        },
+        "requestContext": {
+            "http": {"method": method, "path": path, "sourceIp": "127.0.0.1", "protocol": "HTTP/1.1"},
+            "requestId": uuid.uuid4().hex,
+            "stage": "$default",
+        },
+        "body": json.dumps(body) if body is not None else None,
+        "isBase64Encoded": False,
+    }
+
+
+class LambdaContext:
+    function_name = "ApiFunction"
+    function_version = "$LATEST"
+    memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:ApiFunction"
+    aws_request_id = "bench"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000
