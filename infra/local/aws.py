@@ -312,6 +312,9 @@ def start_server(port: int, host: str = "127.0.0.1") -> Any:
     from moto.core.config import default_user_config
     from moto.server import ThreadedMotoServer
 
+    import logging
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no access log line per AWS call
     prepare_moto()
     for section, values in MOTO_CONFIG.items():
         default_user_config.setdefault(section, {}).update(values)
