@@ -383,11 +383,15 @@ def seed_entries(services: Any, env: Env, session_id: str, start: int, count: in
         meta = EntryMeta(
             f"fact-{n:05d}", "fact", ("i-01",), 1_700_000_000_000 + n, "active", 1, len(content)
         )
-        batch.append({"PutRequest": {"Item": serialize(repo.entry_put(session, meta, content).record)}})
+        batch.append(
+            {"PutRequest": {"Item": serialize(repo.entry_put(session, meta, content).record)}}
+        )
         if len(batch) == 25 or n == start + count - 1:
             request: dict[str, Any] = {table: batch}
             while request:
-                request = client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+                request = (
+                    client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+                )
             batch = []
 
 
@@ -407,7 +411,12 @@ def http_event(method: str, path: str, token: str, body: Any = None) -> dict[str
             "host": "api.example.com",
         },
         "requestContext": {
-            "http": {"method": method, "path": path, "sourceIp": "127.0.0.1", "protocol": "HTTP/1.1"},
+            "http": {
+                "method": method,
+                "path": path,
+                "sourceIp": "127.0.0.1",
+                "protocol": "HTTP/1.1",
+            },
             "requestId": uuid.uuid4().hex,
             "stage": "$default",
         },

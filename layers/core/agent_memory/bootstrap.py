@@ -173,27 +173,9 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
     )
 
 
-def lazy(factory: Callable[[], Services]) -> Callable[[], Services]:
-    """Build on first call, then return the same Services (thread-safe)."""
-    built: list[Services] = []
-    lock = threading.Lock()
-
-    def get() -> Services:
-        if not built:
-            with lock:
-                if not built:
-                    built.append(factory())
-        return built[0]
-
-    return get
-
-
-def services_from_environment() -> Callable[[], Services]:
-    def factory() -> Services:
-        settings = load_settings()
-        return build_services(settings, aws_adapters(settings))
-
-    return lazy(factory)
+def services_from_environment() -> ColdStart:
+    """Services for the API handler: built on the first request, then kept."""
+    return ColdStart(_from_environment)
 
 
 class ColdStart:
