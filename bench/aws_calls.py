@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench.support import AwsCalls, CountingCatalog, Env, embedded
+from bench.support import AwsCalls, CountingCatalog, Env, embedded, timed
 
 ENTRIES = 20
 MEMORIES = 30
@@ -174,8 +174,16 @@ class Workflow:
         self.calls = AwsCalls()
         self.models = CountingCatalog(model_catalog(env.settings))
         self.tasks = [0]
+        self.task_ms: dict[str, float] = {}
         self.sfn = env.root.client("stepfunctions")
-        self._hook = _dispatch_hook(self.tasks)
+        dispatch = _dispatch_hook(self.tasks)
+
+        def hook(logical_id: str, event: dict[str, Any]) -> Any:
+            result, spent = timed(lambda: dispatch(logical_id, event), this_thread=True)
+            self.task_ms[logical_id] = self.task_ms.get(logical_id, 0.0) + spent.own_ms
+            return result
+
+        self._hook = hook
         aws._invoke_hooks.insert(0, self._hook)
 
     def cold_start(self) -> None:
@@ -187,6 +195,7 @@ class Workflow:
         self.calls.reset()
         self.models.reset()
         self.tasks[0] = 0
+        self.task_ms = {}
         return self._executions()
 
     def _executions(self) -> set[str]:
@@ -211,6 +220,8 @@ class Workflow:
             "executions": len(started),
             "prompt_chars": self.models.prompt_chars,
             "reply_chars": self.models.reply_chars,
+            # Each step's own time (outside moto), summed over this turn's tasks.
+            "task_own_ms": {k: round(v, 1) for k, v in sorted(self.task_ms.items())},
         }
 
     def _transitions(self, arn: str) -> int:
@@ -254,11 +265,16 @@ def _measure(
             before = workflow.reset()
             calls.reset()
             models.reset()
-            answer = http.request(method, path, json=body, headers=headers)
+            answer, spent = timed(
+                lambda m=method, p=path, b=body: http.request(m, p, json=b, headers=headers)
+            )
             report[phase] = {
                 **calls.snapshot(),
                 "model": models.calls,
                 "status": answer.status_code,
+                "ms": round(spent.ms, 1),
+                # Outside moto; the workflow may start meanwhile, so this is a floor.
+                "own_ms": round(max(0.0, spent.own_ms), 1),
             }
             if answer.status_code >= 300:
                 report[phase]["error"] = answer.text[:300]
@@ -295,7 +311,7 @@ def run() -> dict[str, Any]:
             "workflow's calls for one completed turn (its StartExecution is in session.turn)"
         ),
         "entries_in_session": ENTRIES,
-        "missing": missing,
+        "not_measured": missing,
         "failed": failed,
     }
 

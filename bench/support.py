@@ -207,11 +207,14 @@ def _update_size(request: Mapping[str, Any]) -> int:
 
 
 class Emulator:
-    """Time the calling thread spends inside moto (the in-process AWS): what real AWS would
-    replace with its own latency. Installed once; read per thread."""
+    """Time spent inside moto (the in-process AWS): what real AWS replaces with its own
+    latency. Summed over all threads (for requests served on another thread, e.g. by
+    TestClient) and per thread (for work that runs beside other AWS traffic)."""
 
     _installed = False
-    _spent: dict[int, float] = {}
+    _total = 0.0
+    _by_thread: dict[int, float] = {}
+    _lock = threading.Lock()
 
     @classmethod
     def install(cls) -> None:
@@ -226,15 +229,21 @@ class Emulator:
             try:
                 return original(self, *args, **kwargs)
             finally:
+                spent = time.perf_counter() - started
                 ident = threading.get_ident()
-                cls._spent[ident] = cls._spent.get(ident, 0.0) + time.perf_counter() - started
+                with cls._lock:
+                    cls._total += spent
+                    cls._by_thread[ident] = cls._by_thread.get(ident, 0.0) + spent
 
         BotocoreStubber.__call__ = timed  # type: ignore[method-assign]
         cls._installed = True
 
     @classmethod
-    def seconds(cls) -> float:
-        return cls._spent.get(threading.get_ident(), 0.0)
+    def seconds(cls, *, this_thread: bool = False) -> float:
+        with cls._lock:
+            if this_thread:
+                return cls._by_thread.get(threading.get_ident(), 0.0)
+            return cls._total
 
 
 @dataclass
@@ -247,13 +256,15 @@ class Timed:
         return self.ms - self.emulator_ms
 
 
-def timed(action: Callable[[], Any]) -> tuple[Any, Timed]:
-    """Run `action`; its wall time and the part spent inside moto (this thread)."""
-    before = Emulator.seconds()
+def timed(action: Callable[[], Any], *, this_thread: bool = False) -> tuple[Any, Timed]:
+    """Run `action`; its wall time and the part spent inside moto meanwhile (in any thread,
+    or only in this one)."""
+    before = Emulator.seconds(this_thread=this_thread)
     started = time.perf_counter()
     result = action()
     elapsed = time.perf_counter() - started
-    return result, Timed(elapsed * 1000, (Emulator.seconds() - before) * 1000)
+    spent = Emulator.seconds(this_thread=this_thread) - before
+    return result, Timed(elapsed * 1000, spent * 1000)
 
 
 # --- Models ------------------------------------------------------------------------------
@@ -313,6 +324,8 @@ class Env:
     root: Any
     local: Any
     settings: Any
+    # The environment variables the settings were read from (for code that reads os.environ).
+    environment: dict[str, str]
 
     def services(
         self,
@@ -360,7 +373,7 @@ def embedded(default_model: str = "local/rules") -> Iterator[Env]:
             "DEFAULT_MODEL": default_model,
         }
         Emulator.install()
-        yield Env(root, local, load_settings(environment))
+        yield Env(root, local, load_settings(environment), environment)
 
 
 # --- Seeding -----------------------------------------------------------------------------

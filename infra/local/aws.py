@@ -290,9 +290,48 @@ def make_dynamodb_atomic() -> None:
         setattr(DynamoDBBackend, name, locked)
 
 
+_query_partition = threading.local()
+
+
+def make_dynamodb_scale() -> None:
+    """Keep moto's DynamoDB proportional to what a request touches, as DynamoDB is:
+
+    a base-table Query reads its partition, not every item of the table. Results, order
+    and counts are unchanged; only the emulator's cost is. (moto also deep-copies a whole
+    table for each transaction's rollback; a snapshot of only the touched rows proved
+    unsafe under concurrent writers, so that cost stays.)
+    """
+    from moto.dynamodb.models.table import Table
+
+    if getattr(Table.query, "_agent_memory", False):
+        return
+    original_query = Table.query
+    original_all_items = Table.all_items
+
+    def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("index_name") or len(args) >= 7 or hash_key is None:
+            return original_query(self, hash_key, *args, **kwargs)
+        _query_partition.key = hash_key
+        try:
+            return original_query(self, hash_key, *args, **kwargs)
+        finally:
+            _query_partition.key = None
+
+    def all_items(self: Any) -> list[Any]:
+        key = getattr(_query_partition, "key", None)
+        if key is None or not self.range_key_attr:
+            return list(original_all_items(self))
+        return list(self.items.get(key, {}).values())
+
+    query._agent_memory = True  # type: ignore[attr-defined]
+    Table.query = query  # type: ignore[method-assign]
+    Table.all_items = all_items  # type: ignore[method-assign]
+
+
 def prepare_moto() -> None:
     fake_credentials()
     make_dynamodb_atomic()
+    make_dynamodb_scale()
     dispatch_lambda_in_process()
 
 
@@ -309,10 +348,10 @@ def embedded_aws() -> Iterator[Any]:
 
 def start_server(port: int, host: str = "127.0.0.1") -> Any:
     """moto as an HTTP server in this process (for `make run` and `make aws-local`)."""
+    import logging
+
     from moto.core.config import default_user_config
     from moto.server import ThreadedMotoServer
-
-    import logging
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no access log line per AWS call
     prepare_moto()

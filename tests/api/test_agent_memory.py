@@ -175,8 +175,10 @@ def test_a_turn_teaches_the_agent_lasting_experience(ana: Client, helper: Script
         "version": 1,
     }
     [change] = log(ana, agent)
-    assert change["version"] == 1 and change["by"] == "consolidation"
-    assert change["keys"] == ["tests-first"] and isinstance(change["at"], int)
+    assert change["version"] == 1
+    assert change["by"] == "consolidation"
+    assert change["keys"] == ["tests-first"]
+    assert isinstance(change["at"], int)
     [execution] = learning(ana, agent)
     assert execution["status"] == "succeeded"
     assert execution["sessionId"] == session
@@ -239,15 +241,18 @@ def test_an_entry_only_app_results_support_is_never_kept(
     [execution] = learning(ana, agent)
     assert execution["rejected"] == [
         {
-            "change": {"op": "remember", "key": "from-app", "kind": "procedure", "sources": ["i-02"]},
+            "change": {
+                "op": "remember",
+                "key": "from-app",
+                "kind": "procedure",
+                "sources": ["i-02"],
+            },
             "reason": OUTSIDE_ONLY,
         }
     ]
 
 
-def test_app_results_alone_do_not_even_reach_the_helper(
-    ana: Client, helper: ScriptedModel
-) -> None:
+def test_app_results_alone_do_not_even_reach_the_helper(ana: Client, helper: ScriptedModel) -> None:
     agent = ana.agent()
     session = ana.session(agent)["id"]
     turn(ana, session, {"role": "tool", "content": "Always deploy on Fridays.", "app": "wiki"})
@@ -479,8 +484,10 @@ def test_promotion_keeps_exactly_the_lasting_active_entries(ana: Client) -> None
 
     assert answer.status_code == 201, answer.text
     promoted = answer.json()["agent"]
-    assert promoted["owner"] == "ana" and promoted["members"] == []
-    assert promoted["name"] == "Planner (promoted)" and promoted["id"] != agent
+    assert promoted["owner"] == "ana"
+    assert promoted["members"] == []
+    assert promoted["name"] == "Planner (promoted)"
+    assert promoted["id"] != agent
     held = memory(ana, promoted["id"])
     assert held["version"] == 1
     assert sorted(held["entries"]) == ["effect", "lists", "tests-first"]
@@ -507,19 +514,23 @@ def test_only_a_subagent_session_can_be_promoted(ana: Client) -> None:
     assert error(blank) == (400, "ValidationError", ["name"])
 
 
-def test_promotion_splits_a_large_memory_and_keeps_every_entry(
-    services: Any, ana: Client
-) -> None:
+def test_promotion_splits_a_large_memory_and_keeps_every_entry(services: Any, ana: Client) -> None:
     session = ana.session(kind="subagent")["id"]
     turn(ana, session, user("Work."))
     for n in range(120):
-        body = {"_tag": "Remember", "key": f"p{n:03d}", "content": f"Step {n}.", "kind": "procedure"}
+        body = {
+            "_tag": "Remember",
+            "key": f"p{n:03d}",
+            "content": f"Step {n}.",
+            "kind": "procedure",
+        }
         assert ana.command(session, body).status_code == 200
 
     promoted = ana.post(f"/v1/sessions/{session}/promote", {}).json()["agent"]["id"]
 
     held = memory(ana, promoted)
-    assert len(held["entries"]) == 120 and held["version"] == 1
+    assert len(held["entries"]) == 120
+    assert held["version"] == 1
     assert len(log(ana, promoted)[0]["keys"]) == 120
 
 
@@ -539,14 +550,20 @@ def test_the_memory_text_shows_active_entries_newest_first(ana: Client) -> None:
     assert text["text"].startswith(rules.HEADER)
     assert "current instructions win" in text["text"]
     assert rules.PRIVACY not in text["text"]
-    assert text["length"] == len(text["text"]) and text["maxLength"] == 8000
+    assert text["length"] == len(text["text"])
+    assert text["maxLength"] == 8000
 
 
 def test_a_shared_agent_text_carries_fixed_privacy_rules(api: Api, org: str, ana: Client) -> None:
     ben = person(api, org, "ben")
     shared = ana.agent("Team", members=["ben"])
     empty = ben.get(f"/v1/agents/{shared}/memory/text").json()
-    assert empty == {"text": rules.PRIVACY, "keys": [], "length": len(rules.PRIVACY), "maxLength": 8000}
+    assert empty == {
+        "text": rules.PRIVACY,
+        "keys": [],
+        "length": len(rules.PRIVACY),
+        "maxLength": 8000,
+    }
 
     body = {"_tag": "Remember", "key": "effect", "content": "Use Effect.", "kind": "decision"}
     assert command(ben, shared, 0, body).status_code == 200
@@ -560,7 +577,8 @@ def test_the_memory_text_stops_before_the_first_entry_that_does_not_fit(ana: Cli
         body = {"_tag": "Remember", "key": f"k{n}", "content": "x" * 3000, "kind": "procedure"}
         assert command(ana, agent, n, body).status_code == 200
     text = ana.get(f"/v1/agents/{agent}/memory/text").json()
-    assert text["keys"] == ["k2", "k1"] and text["length"] <= 8000
+    assert text["keys"] == ["k2", "k1"]
+    assert text["length"] <= 8000
 
 
 # --- access --------------------------------------------------------------------------------

@@ -116,12 +116,14 @@ def test_a_turn_teaches_the_agent_through_the_state_machine(world: World) -> Non
     assert held["entries"]["tests-first"]["sources"] == [{"session": session, "item": "i-01"}]
     [execution] = ana.get(f"/v1/agents/{agent}/learning")["executions"]
     assert (execution["status"], execution["sessionId"]) == ("succeeded", session)
-    assert execution["itemIds"] == ["i-01"] and execution["model"] == HELPER
+    assert execution["itemIds"] == ["i-01"]
+    assert execution["model"] == HELPER
     [request] = world.flow.model.calls
     assert (request.pool_kind, request.person) == ("agent", "Ana")
     # The workflow's messages carry ids only.
     history = json.dumps(world.flow.history(described["executionArn"]), default=str)
-    assert "run the tests" not in history and session in history
+    assert "run the tests" not in history
+    assert session in history
 
 
 def test_turns_that_teach_nothing_start_no_execution(world: World) -> None:
@@ -137,9 +139,9 @@ def test_turns_that_teach_nothing_start_no_execution(world: World) -> None:
     assert ana.turn(review, TESTS_FIRST)["agentLearning"] == "skipped"
     assert ana.turn(quiet, TESTS_FIRST)["agentLearning"] == "skipped"
 
-    assert world.flow.sfn.list_executions(stateMachineArn=world.flow.machine_arn)[
-        "executions"
-    ] == []
+    assert (
+        world.flow.sfn.list_executions(stateMachineArn=world.flow.machine_arn)["executions"] == []
+    )
     assert world.flow.model.calls == []
     executions = ana.get(f"/v1/agents/{agent}/learning")["executions"]
     assert [(e["sessionId"], e["status"], e["note"]) for e in executions] == [
@@ -194,7 +196,8 @@ def test_a_failed_helper_is_recorded_and_the_next_turn_reads_the_items_again(
     ana.turn(session, TESTS_FIRST)
     assert world.flow.wait_arn(world.arn(agent, session, 1))["status"] == "FAILED"
     [failed] = ana.get(f"/v1/agents/{agent}/learning")["executions"]
-    assert failed["status"] == "failed" and failed["error"]["type"] == "ModelConfigError"
+    assert failed["status"] == "failed"
+    assert failed["error"]["type"] == "ModelConfigError"
 
     world.flow.model.script = lambda r: remember("lists", LISTS, "preference", "i-02")
     ana.turn(session, LISTS)

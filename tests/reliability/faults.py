@@ -129,15 +129,40 @@ ABSORBED = (DDB_THROTTLED_ONCE, KMS_INTERNAL_ONCE, LOST_RESPONSE)
 
 @dataclass
 class Armed:
+    """Where a fault strikes: the logical call number `call` (0-based, counted over the
+    session), or inside a learning step: its `step_call`-th call (0-based, counted per
+    attempt of the step) in the step's first attempt, or in `every_attempt` of the step;
+    `onward` extends it to every later call of the same operation in that attempt."""
+
     fault: Fault
-    call: int | None  # the logical call's number (0-based), or None for every fitting call
+    call: int | None = None
+    step: str | None = None
+    step_call: int = 0
+    every_attempt: bool = False
+    onward: bool = False
+    operation: str = ""
     hits: int = 0
+
+    def matches(self, current: _Current) -> bool:
+        if self.step is None:
+            return self.call is None or self.call == current.call
+        if current.step != self.step or not (self.every_attempt or current.step_attempt == 1):
+            return False
+        if self.onward and self.hits:
+            # Engaged: the operation is down for the rest of the step, in every attempt
+            # (a retried attempt may make fewer calls before it: warm caches).
+            return current.name == self.operation
+        return current.step_call == self.step_call
 
 
 class _Current(threading.local):
     call: int = -1
     name: str = ""
     attempt: int = 0
+    # Inside a learning step (set by `enter_step` in the thread that runs the step).
+    step: str | None = None
+    step_attempt: int = 0
+    step_call: int = -1
 
 
 class FaultInjector:
@@ -145,6 +170,9 @@ class FaultInjector:
 
     def __init__(self) -> None:
         self.calls: list[str] = []  # "dynamodb.GetItem", one per logical call
+        # (step, attempt of the step, index in the attempt, call) of calls made in steps
+        self.step_calls: list[tuple[str, int, int, str]] = []
+        self._step_attempts: dict[str, int] = {}
         self.attempts: list[str] = []  # one per HTTP request
         self.armed: list[Armed] = []
         self.paused = False
@@ -163,17 +191,29 @@ class FaultInjector:
         botocore_session.register("before-call", self._before_call)
         botocore_session.register("before-send", self._before_send)
 
-    def arm(self, fault: Fault, call: int | None = None) -> Armed:
-        armed = Armed(fault, call)
+    def arm(self, fault: Fault, call: int | None = None, **where: Any) -> Armed:
+        armed = Armed(fault, call, **where)
         with self._lock:
             self.armed.append(armed)
         return armed
+
+    def enter_step(self, step: str | None) -> None:
+        """The calling thread now runs (an attempt of) a learning step; None: it left it."""
+        current = self._current
+        current.step = step
+        current.step_call = -1
+        if step is not None:
+            with self._lock:
+                self._step_attempts[step] = self._step_attempts.get(step, 0) + 1
+                current.step_attempt = self._step_attempts[step]
 
     def reset(self) -> None:
         """Forget the calls seen and disarm every fault."""
         with self._lock:
             self.calls.clear()
             self.attempts.clear()
+            self.step_calls.clear()
+            self._step_attempts.clear()
             self.armed.clear()
             self._replayed_tokens.clear()
 
@@ -185,10 +225,15 @@ class FaultInjector:
             if self.paused:
                 self._current.call = -1
                 return
-            self._current.call = len(self.calls)
-            self._current.name = f"{service}.{operation}"
-            self._current.attempt = 0
-            self.calls.append(self._current.name)
+            current = self._current
+            current.call = len(self.calls)
+            current.name = f"{service}.{operation}"
+            current.attempt = 0
+            self.calls.append(current.name)
+            if current.step is not None:
+                current.step_call += 1
+                entry = (current.step, current.step_attempt, current.step_call, current.name)
+                self.step_calls.append(entry)
 
     def _before_send(self, request: Any, **kwargs: Any) -> Any:
         current = self._current
@@ -219,7 +264,7 @@ class FaultInjector:
     def _fault_for(self, current: _Current) -> Fault | None:
         for armed in self.armed:
             fault = armed.fault
-            if armed.call is not None and armed.call != current.call:
+            if not armed.matches(current):
                 continue
             if not fault.fits(current.name):
                 continue

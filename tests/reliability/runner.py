@@ -104,7 +104,13 @@ def faults_for(call: str) -> list[F.Fault]:
             F.DDB_THROTTLED_ONCE,
             F.LOST_RESPONSE,
         )
-    return [fault for fault in candidates if fault.fits(call)]
+    # A lost response to a read is one more retried read (DDB_THROTTLED_ONCE covers it).
+    reads = ("GetItem", "Query", "BatchGetItem", "Scan")
+    return [
+        fault
+        for fault in candidates
+        if fault.fits(call) and not (fault is F.LOST_RESPONSE and call.endswith(reads))
+    ]
 
 
 def allowed(fault: F.Fault) -> set[int]:

@@ -88,6 +88,7 @@ class World:
     tokens: Tokens
     ids: CountingIds = field(default_factory=CountingIds)
     services: Services | None = None
+    cipher: Any = None
     saved: Any = None  # moto's items of the table
     saved_ids: int = 1
     saved_tokens: int = 1
@@ -102,10 +103,19 @@ class World:
     # -- wiring ------------------------------------------------------------------------------
 
     def rebuild(self, clock_ms: int) -> None:
-        """Fresh adapters (clients, caches, retry quotas) over the same table and key."""
-        adapters = replace(
-            aws_adapters(self.settings, self.session), clock=FixedClock(clock_ms), ids=self.ids
-        )
+        """Fresh adapters over the same table and key: new DynamoDB and Step Functions
+        clients (a full retry quota), and the process's cipher with an empty data-key cache.
+
+        The cipher itself is kept: building one costs a KMS client (~25 ms) and resolves the
+        key alias (kms.DescribeKey) once per process; test_kms_cold_start.py covers that."""
+        adapters = aws_adapters(self.settings, self.session)
+        if self.cipher is None:
+            self.cipher = adapters.cipher
+        else:
+            ready = self.cipher._ready
+            if ready is not None:
+                ready[1].cache.clear()
+        adapters = replace(adapters, cipher=self.cipher, clock=FixedClock(clock_ms), ids=self.ids)
         self.services = build_services(self.settings, adapters)
 
     @property
@@ -209,6 +219,27 @@ class World:
         self.refs[f"{who}_id"] = answer.body["id"]
         self.refs[f"{who}_tokenPrefix"] = answer.body["tokenPrefix"]
         return str(answer.body["id"])
+
+
+@contextmanager
+def embedded_settings() -> Iterator[tuple[Any, Any, Any]]:
+    """(boto3 session, LocalAws, Settings) of a fresh embedded AWS, with the environment the
+    settings came from set for as long as it lives (for module-scoped fixtures)."""
+    import pytest
+
+    from agent_memory.config import load_settings
+    from infra.local.aws import embedded_aws, provision
+
+    with pytest.MonkeyPatch.context() as patch, embedded_aws() as session:
+        local = provision(session)
+        environment = {
+            **local.environment(),
+            "MEMORY_ADMIN_TOKEN_SHA256": hash_token(ADMIN_TOKEN),
+            "DEFAULT_MODEL": "local/rules",
+        }
+        for name, value in environment.items():
+            patch.setenv(name, value)
+        yield session, local, load_settings()
 
 
 @contextmanager

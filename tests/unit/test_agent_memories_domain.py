@@ -86,6 +86,8 @@ def test_parse_timestamp_refuses_what_is_not_rfc3339(text: str) -> None:
 def test_format_timestamp_is_utc_with_milliseconds() -> None:
     assert format_timestamp(T0 + 7) == "2026-10-20T09:00:00.007Z"
     assert format_timestamp(-1) == "1969-12-31T23:59:59.999Z"
+    first = parse_timestamp("0001-01-01T00:00:00Z", [])
+    assert format_timestamp(first) == "0001-01-01T00:00:00.000Z"
     assert parse_timestamp(format_timestamp(T0 + 123), []) == T0 + 123
 
 

@@ -59,7 +59,8 @@ def test_why_a_turn_teaches_nothing_in_order() -> None:
     assert reason(session_kind="review", generate=False) == am.REVIEW_SESSION
     assert reason(generate=False, has_helper=False) == am.GENERATE_OFF
     assert reason(has_helper=False) == am.NO_HELPER
-    assert am.QUEUED not in am.PASSES_OVER and am.NOT_STARTED not in am.PASSES_OVER
+    assert am.QUEUED not in am.PASSES_OVER
+    assert am.NOT_STARTED not in am.PASSES_OVER
 
 
 def test_a_person_remembers_only_lasting_kinds() -> None:
@@ -105,7 +106,9 @@ def test_learned_changes_follow_the_agent_rules() -> None:
         "old": NOT_READ.format(source="i-01"),
         "edited": EDITED_MEANWHILE,
     }
-    assert am.outside_only(items[1:]) and not am.outside_only(items) and not am.outside_only([])
+    assert am.outside_only(items[1:])
+    assert not am.outside_only(items)
+    assert not am.outside_only([])
     assert am.sources_of("s_1", ["i-03"]) == ({"session": "s_1", "item": "i-03"},)
 
 
@@ -230,9 +233,11 @@ def test_apply_keeps_a_person_edit_made_while_the_helper_worked(world: World) ->
         no_finish,
     )
 
-    assert outcome.applied == [] and outcome.rejected[0]["reason"] == EDITED_MEANWHILE
+    assert outcome.applied == []
+    assert outcome.rejected[0]["reason"] == EDITED_MEANWHILE
     held = world.services.agent_memory.read(world.ana, agent.id)
-    assert held["version"] == 1 and held["entries"]["tests-first"]["content"] == "By hand."
+    assert held["version"] == 1
+    assert held["entries"]["tests-first"]["content"] == "By hand."
     assert world.services.agent_memory._repo.position(agent.id, session.id) == 1
     with pytest.raises(AlreadyApplied):
         world.pool.apply(evidence, [], no_finish)
@@ -274,10 +279,12 @@ def test_an_answer_larger_than_one_transaction_is_cut_never_half_applied(world: 
 
     # One step applies at most `max_changes` (below 100 actions - head, log, read position).
     limit = am.rules_for(evidence.items).max_changes
-    assert limit <= 97 and len(outcome.applied) == limit
+    assert limit <= 97
+    assert len(outcome.applied) == limit
     assert {r["reason"] for r in outcome.rejected} == {TOO_MANY}
     held = world.services.agent_memory.read(world.ana, agent.id)
-    assert len(held["entries"]) == limit and held["version"] == 1
+    assert len(held["entries"]) == limit
+    assert held["version"] == 1
 
 
 def test_a_forget_learned_from_a_session_names_its_items(world: World) -> None:
@@ -294,7 +301,8 @@ def test_a_forget_learned_from_a_session_names_its_items(world: World) -> None:
     world.pool.apply(evidence, [ProposedForget("fridays", ("i-01",))], no_finish)
 
     entry = world.services.agent_memory.read(world.ana, agent.id)["entries"]["fridays"]
-    assert entry["status"] == "retracted" and entry["content"] == "Deploy on Fridays."
+    assert entry["status"] == "retracted"
+    assert entry["content"] == "Deploy on Fridays."
     assert entry["sources"] == [{"session": session.id, "item": "i-01"}]
     log = world.services.agent_memory.log(world.ana, agent.id)
     assert [(c["version"], c["by"]) for c in log] == [(2, "consolidation"), (1, "person")]
@@ -314,3 +322,41 @@ def test_content_is_sealed_and_bound_to_its_row(world: World) -> None:
         1,
         14,
     )
+
+
+def test_a_change_that_lost_to_another_sessions_learning_says_so(world: World) -> None:
+    agent = world.services.agents.create(world.ana, "Coder")
+    first = world.services.sessions.create(world.ana, agent.id)
+    second = world.services.sessions.create(world.ana, agent.id)
+    early = world.pool.load_evidence(pool_of(turn(world, first.id, "Tests first.").session), 1)
+    late = world.pool.load_evidence(pool_of(turn(world, second.id, "Lint first.").session), 1)
+    assert early is not None
+    assert late is not None
+    world.pool.apply(
+        late, [ProposedRemember("order", "Lint first.", "procedure", ("i-01",))], no_finish
+    )
+
+    outcome = world.pool.apply(
+        early, [ProposedRemember("order", "Tests first.", "procedure", ("i-01",))], no_finish
+    )
+
+    assert outcome.rejected[0]["reason"] == am.CHANGED_BY_LEARNING
+    entry = world.services.agent_memory.read(world.ana, agent.id)["entries"]["order"]
+    assert entry["content"] == "Lint first."
+    assert world.services.agent_memory._repo.position(agent.id, first.id) == 1
+
+
+def test_app_results_wait_for_a_person_unless_a_full_window_of_them_is_unread(
+    world: World,
+) -> None:
+    agent = world.services.agents.create(world.ana, "Coder")
+    session = world.services.sessions.create(world.ana, agent.id)
+    results = [NewItem("tool", f"Result {n}.", "wiki") for n in range(64)]
+    for _ in range(4):
+        last = world.services.sessions.turn(world.ana, session.id, results).session
+
+    assert world.pool.load_evidence(pool_of(last), 64) is None
+    evidence = world.pool.load_evidence(pool_of(last), None)
+    assert evidence is not None
+    assert len(evidence.items) == 200
+    assert evidence.upto == 200

@@ -99,6 +99,11 @@ def is_memory_id(value: str) -> bool:
 
 # --- Time (RFC 3339 in this resource) ------------------------------------------------------
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+_MIN_MS = (datetime(1, 1, 1, tzinfo=UTC) - _EPOCH) // _MS
+_MAX_MS = (datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC) - _EPOCH) // _MS
+
 
 def parse_timestamp(text: str, path: list[str | int]) -> int:
     """Milliseconds since epoch of an RFC 3339 date-time with any offset; finer digits than
@@ -118,7 +123,7 @@ def parse_timestamp(text: str, path: list[str | int]) -> int:
         local = datetime(year, month, day, hour, minute, second, tzinfo=UTC)
     except ValueError as error:
         raise ValidationFailed(f"not a valid date-time: {error}", path) from error
-    ms = ((local - _EPOCH) - offset) // timedelta(milliseconds=1) + millis
+    ms = ((local - _EPOCH) - offset) // _MS + millis
     if not _MIN_MS <= ms <= _MAX_MS:
         raise ValidationFailed("the date-time is out of range in UTC", path)
     return ms
@@ -126,15 +131,11 @@ def parse_timestamp(text: str, path: list[str | int]) -> int:
 
 def format_timestamp(ms: int) -> str:
     """RFC 3339 in UTC with milliseconds, e.g. `2026-10-19T12:00:00.000Z`."""
-    moment = _EPOCH + timedelta(milliseconds=ms)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MIN_MS = (datetime(1, 1, 1, tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
-_MAX_MS = (datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC) - _EPOCH) // timedelta(
-    milliseconds=1
-)
+    t = _EPOCH + ms * _MS
+    return (
+        f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
+        f".{t.microsecond // 1000:03d}Z"
+    )
 
 
 # --- Field rules ----------------------------------------------------------------------------

@@ -18,7 +18,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
 
-from agent_memory.domain.consolidation import Known, PoolRules
+from agent_memory.domain.consolidation import (
+    EDITED_MEANWHILE,
+    Decision,
+    Known,
+    PoolRules,
+    Rejection,
+)
 from agent_memory.domain.errors import ValidationFailed, VersionConflict
 from agent_memory.domain.proposals import LASTING_KINDS
 from agent_memory.domain.session_memory import EntryMeta, Forget, Remember, check_command
@@ -146,6 +152,23 @@ def known(entries: Iterable[EntryMeta], snapshot: int) -> dict[str, Known]:
     """What the newest memory holds, for the rules: an entry written after the version the
     helper saw (`snapshot`) keeps that write."""
     return {e.key: Known(e.status, edited_meanwhile=e.rev > snapshot) for e in entries}
+
+
+CHANGED_BY_LEARNING = (
+    "another session's learning changed this entry while the helper worked; that change is kept"
+)
+
+
+def explained(decision: Decision, writers: Mapping[str, str]) -> Decision:
+    """Say which kind of write a change lost to: a person's edit, or another session's
+    learning (`writers`: what last wrote each key)."""
+    rejected = tuple(
+        Rejection(r.change, CHANGED_BY_LEARNING)
+        if r.reason == EDITED_MEANWHILE and writers.get(r.change.key) == "consolidation"
+        else r
+        for r in decision.rejected
+    )
+    return Decision(decision.accepted, rejected)
 
 
 def sources_of(session_id: str, item_ids: Iterable[str]) -> tuple[dict[str, str], ...]:

@@ -62,6 +62,8 @@ def position_sk(session_id: str) -> str:
 class StoredEntry:
     meta: EntryMeta
     sealed: bytes
+    # What wrote it last: consolidation, person or promotion.
+    by: str = "consolidation"
 
 
 @dataclass(frozen=True)
@@ -269,7 +271,7 @@ def _entry(row: Record) -> StoredEntry:
         rev=int(row.get("version", 0)),
         length=int(row.get("length", 0)),
     )
-    return StoredEntry(meta, bytes(row["content"]))
+    return StoredEntry(meta, bytes(row["content"]), str(row.get("by", "consolidation")))
 
 
 def _source(value: Any) -> dict[str, str]:

@@ -24,6 +24,7 @@ from agent_memory.domain.agent_memory import (
     PASSES_OVER,
     QUEUED,
     LogChange,
+    explained,
     known,
     outside_only,
     rules_for,
@@ -177,11 +178,14 @@ class AgentLearningPool:
         ):
             return None
         position = self._repo.position(pool.pool_id, session.id)
-        last = session.item_count if upto is None else min(upto, session.item_count)
-        last = min(last, position + MAX_ITEMS)
+        target = session.item_count if upto is None else min(upto, session.item_count)
+        last = min(target, position + MAX_ITEMS)
         items, read_upto = self._items(session, self._sessions.items(session, position, last))
-        # App results alone support nothing: leave them for a turn that brings more.
-        if not items or outside_only(items):
+        if not items:
+            return None
+        # App results alone support nothing: leave them for a turn that brings a person's
+        # words (unless a full window of them would keep the read position stuck).
+        if outside_only(items) and read_upto >= target:
             return None
         found = self._repo.read(pool.pool_id)
         if found is None:
@@ -246,8 +250,9 @@ class AgentLearningPool:
             found = self._repo.read(agent_id)
             if found is None:
                 raise AlreadyApplied("the agent is gone")
-            decision = consolidate(
-                list(changes), known((s.meta for s in found.entries), snapshot), rules
+            decision = explained(
+                consolidate(list(changes), known((s.meta for s in found.entries), snapshot), rules),
+                {s.meta.key: s.by for s in found.entries},
             )
             actions, outcome, finishing = self._transaction(
                 found, evidence, session_id, decision, finish

@@ -1,0 +1,190 @@
+"""Cost per million turns on AWS, computed from the measured call counts.
+
+A turn, as an agent platform drives the service: one GET memory/text at the start of the
+turn, one POST turns at its end, and the learning run that turn starts. The counts are the
+benchmark's (`aws_calls`, warm, with a share of cold starts); what the benchmark cannot
+measure offline is an assumption, named in ASSUMPTIONS and in the output. Prices are
+published list prices (us-east-1), each with its source and the date it was read or
+published: docs/performance.md discusses them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# (price in USD per unit, unit, source, date)
+PRICES: dict[str, tuple[float, str, str, str]] = {
+    "lambda_request": (
+        0.20 / 1e6,
+        "request",
+        "aws.amazon.com/lambda/pricing (requests, x86 and arm64 alike), as quoted by "
+        "cloudchipr.com/blog/aws-lambda-pricing",
+        "2024",
+    ),
+    "lambda_gb_s_arm64": (
+        0.0000133334,
+        "GB-second",
+        "aws.amazon.com/lambda/pricing (arm64, first 7.5 billion GB-s a month), as quoted by "
+        "cloudchipr.com/blog/aws-lambda-pricing and artillery's lambda prices table",
+        "2024",
+    ),
+    "api_gateway_http_request": (
+        1.00 / 1e6,
+        "request",
+        "aws.amazon.com/api-gateway/pricing (HTTP API, first 300 million a month), as quoted "
+        "by awsforengineers.com/blog/aws-api-gateway-pricing-explained",
+        "2025-05-19",
+    ),
+    "dynamodb_wru": (
+        0.625 / 1e6,
+        "write request unit",
+        "aws.amazon.com/dynamodb/pricing/on-demand (after the November 2024 cut), as quoted by "
+        "airbyte.com/data-engineering-resources/dynamodb-pricing; a transactional write is 2 "
+        "units per 1 KB (same page)",
+        "2025-07-21",
+    ),
+    "dynamodb_rru": (
+        0.125 / 1e6,
+        "read request unit",
+        "aws.amazon.com/dynamodb/pricing/on-demand, as quoted by airbyte.com (as above); a "
+        "strongly consistent read is 1 unit per 4 KB, a transactional read 2",
+        "2025-07-21",
+    ),
+    "kms_request": (
+        0.03 / 10_000,
+        "request",
+        "aws.amazon.com/kms/pricing (symmetric requests), as quoted by "
+        "wring.co/blog/aws-kms-pricing-guide and factualminds.com (us-east-1, June 2026)",
+        "2026-06-13",
+    ),
+    "sfn_transition": (
+        0.025 / 1000,
+        "state transition",
+        "aws.amazon.com/step-functions/pricing (Standard, US East (N. Virginia))",
+        "read 2026",
+    ),
+    "haiku_input_token": (
+        1.00 / 1e6,
+        "input token",
+        "Claude Haiku 4.5 on Amazon Bedrock (global endpoint; regional +10%), as quoted by "
+        "clauder-navi.com/en/bedrock-claude-cost",
+        "2026",
+    ),
+    "haiku_output_token": (
+        5.00 / 1e6,
+        "output token",
+        "as above",
+        "2026",
+    ),
+}
+
+ASSUMPTIONS: dict[str, Any] = {
+    "latency_ms": {"dynamodb": 5.0, "kms": 8.0, "stepfunctions": 20.0},
+    "model_latency_ms": 1500.0,
+    "cold_share": 0.01,
+    "chars_per_token": 4.0,
+    "notes": [
+        "Lambda duration = the measured own time (outside the emulator) + the counted AWS "
+        "calls x the assumed latency of each; CallModel also waits for the model",
+        "1% of invocations are cold starts: cold counts, plus the measured import time "
+        "as billed INIT duration",
+        "tokens = characters of the Bedrock Converse request (system, evidence, tool "
+        "schema) and of the answer, / 4",
+        "request units are estimated from item sizes (see bench/support.py); an Update is "
+        "counted on what it writes",
+        "each of the three step functions keeps its own key cache in AWS; the benchmark "
+        "shares one, so warm KMS counts of learning are a lower bound",
+    ],
+}
+
+PER_TURN = ("session_memory.text", "session.turn")
+
+
+def _mix(entry: dict[str, Any], field: str, cold: float) -> float:
+    warm_value = float(entry["warm"].get(field) or 0)
+    cold_value = float(entry["cold"].get(field) or 0)
+    return (1 - cold) * warm_value + cold * cold_value
+
+
+def _memory_gb(logical_id: str) -> float:
+    from infra.local import aws
+
+    resource = aws.template()["Resources"][logical_id]["Properties"]
+    return float(resource.get("MemorySize", 128)) / 1024
+
+
+def _duration_ms(entry: dict[str, Any], cold: float, own: float) -> float:
+    latency = ASSUMPTIONS["latency_ms"]
+    return own + sum(
+        latency[s] * _mix(entry, s, cold) for s in ("dynamodb", "kms", "stepfunctions")
+    )
+
+
+def per_turn_units(results: dict[str, Any]) -> dict[str, float]:
+    """What one turn uses, from the measured counts and the assumptions."""
+    calls = results["aws_calls"]
+    cold = float(ASSUMPTIONS["cold_share"])
+    init_ms = float(results.get("cold_start", {}).get("api", {}).get("median_ms") or 0)
+    steps_init_ms = float(
+        results.get("cold_start", {}).get("learning_steps", {}).get("median_ms") or 0
+    )
+    learning = calls["learning.turn"]
+    api = [calls[name] for name in PER_TURN]
+    units: dict[str, float] = {
+        "api_requests": float(len(api)),
+        "lambda_requests": len(api) + _mix(learning, "lambda_invocations", cold),
+        "dynamodb_rru": sum(_mix(e, "rru_estimate", cold) for e in [*api, learning]),
+        "dynamodb_wru": sum(_mix(e, "wru_estimate", cold) for e in [*api, learning]),
+        "dynamodb_requests": sum(_mix(e, "dynamodb", cold) for e in [*api, learning]),
+        "kms_requests": sum(_mix(e, "kms", cold) for e in [*api, learning]),
+        "state_transitions": _mix(learning, "state_transitions", cold),
+        "model_calls": _mix(learning, "model", cold),
+    }
+    api_ms = sum(_duration_ms(e, cold, _mix(e, "own_ms", cold)) + cold * init_ms for e in api)
+    tasks = float(learning["warm"].get("lambda_invocations") or 3)
+    steps_own = sum((learning["warm"].get("task_own_ms") or {}).values())
+    steps_ms = (
+        _duration_ms(learning, cold, steps_own)
+        + units["model_calls"] * ASSUMPTIONS["model_latency_ms"]
+        + tasks * cold * steps_init_ms
+    )
+    units["api_lambda_ms"] = api_ms
+    units["steps_lambda_ms"] = steps_ms
+    units["lambda_gb_s"] = api_ms / 1000 * _memory_gb("ApiFunction") + steps_ms / 1000 * _memory_gb(
+        "CallModelFunction"
+    )
+    chars = ASSUMPTIONS["chars_per_token"]
+    units["input_tokens"] = _mix(learning, "prompt_chars", cold) / chars
+    units["output_tokens"] = _mix(learning, "reply_chars", cold) / chars
+    return {k: round(v, 4) for k, v in units.items()}
+
+
+def cost_per_million_turns(results: dict[str, Any]) -> dict[str, Any]:
+    """USD per million turns, by line, from `per_turn_units` and PRICES."""
+    units = per_turn_units(results)
+    price = {name: value[0] for name, value in PRICES.items()}
+    million = 1e6
+    lines = {
+        "lambda_requests": units["lambda_requests"] * price["lambda_request"],
+        "lambda_gb_s": units["lambda_gb_s"] * price["lambda_gb_s_arm64"],
+        "api_gateway": units["api_requests"] * price["api_gateway_http_request"],
+        "dynamodb": units["dynamodb_rru"] * price["dynamodb_rru"]
+        + units["dynamodb_wru"] * price["dynamodb_wru"],
+        "kms": units["kms_requests"] * price["kms_request"],
+        "stepfunctions": units["state_transitions"] * price["sfn_transition"],
+        "model_tokens_haiku": units["input_tokens"] * price["haiku_input_token"]
+        + units["output_tokens"] * price["haiku_output_token"],
+    }
+    usd = {k: round(v * million, 2) for k, v in lines.items()}
+    usd["total"] = round(sum(lines.values()) * million, 2)
+    usd["total_without_model"] = round(usd["total"] - usd["model_tokens_haiku"], 2)
+    return {
+        "per_million_turns_usd": usd,
+        "units_per_turn": units,
+        "assumptions": ASSUMPTIONS,
+        "prices": {
+            name: {"usd": value, "per": unit, "source": source, "date": date}
+            for name, (value, unit, source, date) in PRICES.items()
+        },
+        "estimate": True,
+    }

@@ -1,0 +1,171 @@
+"""Schemathesis against the in-process app on the embedded AWS, from infra/openapi.json.
+
+Every operation of the document gets generated requests, valid (positive) and invalid
+(negative), sent as an organization admin (the service admin on `/v1/admin/*`), with real
+ids in the path so the bodies reach the use cases. Checks:
+
+- `not_a_server_error`: no 5xx;
+- `response_schema_conformance`: a documented status answers the documented shape;
+- `negative_data_rejection`: invalid input is refused;
+- `errors_have_the_contract_shape` (ours): every 4xx is `{"error": {"_tag", "message",
+  "path": [...]}}`, a 400 is a `ValidationError`, and invalid input never gets the 422
+  that FastAPI would send by default.
+
+The budget is small and derandomized (15 examples per operation and mode); set
+`SCHEMATHESIS_EXAMPLES` to change it, or `--run-slow` (tests/security/conftest.py) for 200.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    negative_data_rejection,
+    response_schema_conformance,
+)
+
+from infra.gen_openapi import OPENAPI_PATH
+from tests.conftest import ADMIN_TOKEN
+
+DOCUMENT = json.loads(OPENAPI_PATH.read_text())
+SCHEMA = schemathesis.openapi.from_dict(DOCUMENT)
+OPERATIONS = sorted(result.ok().label for result in SCHEMA.get_all_operations())
+EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "15"))
+SLOW_EXAMPLES = max(EXAMPLES, 200)
+
+
+def errors_have_the_contract_shape(ctx: Any, response: Any, case: Any) -> bool | None:
+    """API.md, "Errors": one body shape for every error; 400 names the offending path."""
+    status = response.status_code
+    if status < 400:
+        return None
+    assert status != 422, "invalid input must be a 400 ValidationError, not FastAPI's 422"
+    body = response.json()
+    error = body.get("error") if isinstance(body, dict) else None
+    assert isinstance(error, dict), f"{status} without an error object: {body}"
+    assert isinstance(error.get("_tag"), str), f"{status} without a _tag: {body}"
+    assert isinstance(error.get("message"), str), f"{status} without a message: {body}"
+    assert isinstance(error.get("path"), list), f"{status} without a path list: {body}"
+    if status == 400:
+        assert error["_tag"] == "ValidationError", f"400 tagged {error['_tag']}: {body}"
+    return True
+
+
+CHECKS = [
+    not_a_server_error,
+    response_schema_conformance,
+    negative_data_rejection,
+    errors_have_the_contract_shape,
+]
+
+
+@dataclass
+class Target:
+    app: Any
+    ids: dict[str, str]
+    member: dict[str, str]
+    admin: dict[str, str] = field(
+        default_factory=lambda: {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    )
+
+    def headers(self, label: str) -> dict[str, str]:
+        return self.admin if " /v1/admin/" in label else self.member
+
+    def path_parameters(self, label: str) -> dict[str, str]:
+        """Real objects for the path; a DELETE gets its own (the first example deletes it)."""
+        names = [p["name"] for p in _parameters(label) if p["in"] == "path"]
+        deleting = label.startswith("DELETE ")
+        return {n: self.ids[f"{n}.delete" if deleting else n] for n in names}
+
+
+def _parameters(label: str) -> list[dict[str, Any]]:
+    method, path = label.split(" ", 1)
+    return list(DOCUMENT["paths"][path][method.lower()].get("parameters", []))
+
+
+@pytest.fixture(scope="module")
+def target() -> Iterator[Target]:
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+    from agent_memory.bootstrap import aws_adapters, build_services
+    from tests.reliability.world import embedded_settings
+
+    with embedded_settings() as (session, _local, settings):
+        services = build_services(settings, aws_adapters(settings, session))
+        app = create_app(lambda: services)
+        with TestClient(app, raise_server_exceptions=False) as client:
+            yield _objects(client, app)
+
+
+def _objects(client: Any, app: Any) -> Target:
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+    def post(path: str, body: Any, headers: dict[str, str]) -> Any:
+        answer = client.post(path, json=body, headers=headers)
+        assert answer.status_code == 201, answer.text
+        return answer.json()
+
+    org = post("/v1/admin/organizations", {"name": "Acme"}, admin)["id"]
+    boss = post("/v1/admin/users", {"organizationId": org, "role": "admin"}, admin)
+    spare = post("/v1/admin/users", {"organizationId": org}, admin)
+    doomed = post(f"/v1/admin/users/{spare['id']}/tokens", {}, admin)
+    member = {"Authorization": f"Bearer {boss['token']}"}
+    agent = post("/v1/agents", {"name": "helper"}, member)["agent"]["id"]
+    session = post("/v1/sessions", {"agentId": agent, "kind": "subagent"}, member)
+    memory = {"category": "fact", "content": "Orders 40 pallets a month."}
+    ids = {
+        "orgId": org,
+        "userId": spare["id"],
+        "tokenPrefix": spare["tokenPrefix"],
+        "tokenPrefix.delete": doomed["tokenPrefix"],
+        "agentId": agent,
+        "sessionId": session["session"]["id"],
+        "memoryId": post("/v1/agent_memories", memory, member)["id"],
+        "memoryId.delete": post("/v1/agent_memories", memory, member)["id"],
+    }
+    return Target(app, ids, member)
+
+
+def run_operation(target: Target, label: str, examples: int) -> None:
+    operation = SCHEMA.find_operation_by_label(label)
+    assert operation is not None
+    headers = target.headers(label)
+    for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+        strategy = operation.as_strategy(
+            generation_mode=mode, path_parameters=target.path_parameters(label)
+        )
+
+        @given(case=strategy)
+        @settings(
+            max_examples=examples,
+            derandomize=True,
+            database=None,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        def check(case: Any) -> None:
+            response = case.call(app=target.app, headers=headers)
+            case.validate_response(response, checks=CHECKS)
+
+        check()
+
+
+@pytest.mark.parametrize("label", OPERATIONS)
+def test_generated_requests_get_answers_that_match_the_contract(target: Target, label: str) -> None:
+    run_operation(target, label, EXAMPLES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", OPERATIONS)
+def test_generated_requests_with_a_large_budget(target: Target, label: str) -> None:
+    run_operation(target, label, SLOW_EXAMPLES)
