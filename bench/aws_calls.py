@@ -60,9 +60,9 @@ class Fixture:
 
 
 def _fixture(env: Env) -> Fixture:
-    """An organization, a user, an agent, a session holding ENTRIES entries (and two keys
-    to forget), a session for turns, and MEMORIES agent memories; built on services that
-    are not measured."""
+    """An organization, a user, an agent whose memory and one session hold ENTRIES entries
+    (and two keys to forget), a session for turns, and MEMORIES agent memories; built on
+    services that are not measured."""
     from agent_memory.domain.agent_memories import NewMemory
     from agent_memory.domain.identity import SERVICE_ADMIN, Principal
     from agent_memory.domain.session_memory import Remember
@@ -79,6 +79,11 @@ def _fixture(env: Env) -> Fixture:
         view = setup.sessions.get(ana, memory_session)
         command = Remember(key, f"Fact {key}: the traveller likes trains.", "fact")
         setup.session_memory.command(ana, memory_session, view.head, view.revision, command)
+    if hasattr(setup, "agent_memory"):
+        for key in keys:
+            version = int(setup.agent_memory.read(ana, agent)["version"])
+            command = Remember(key, f"Agent fact {key}: prefers trains.", "preference")
+            setup.agent_memory.command(ana, agent, version, command)
     for n in range(MEMORIES):
         new = NewMemory(category="fact", content=f"Memory {n}.", importance=(n % 10) / 10)
         setup.agent_memories.create(ana, new)
@@ -148,7 +153,7 @@ def operations(f: Fixture) -> list[Operation]:
         ),
         Operation(
             "agent_memory.forget",
-            lambda p: _agent_memory_command(f, {"_tag": "Forget", "key": f"am-{p}"}),
+            lambda p: _agent_memory_command(f, {"_tag": "Forget", "key": f"old-{p}"}),
         ),
         Operation("agent_memories.list", lambda _p: ("GET", "/v1/agent_memories?limit=10", None)),
         Operation(
@@ -159,7 +164,7 @@ def operations(f: Fixture) -> list[Operation]:
 
 
 def _has_agent_memory(app: Any) -> bool:
-    return any(getattr(route, "path", "") == AGENT_MEMORY_ROUTE for route in app.routes)
+    return AGENT_MEMORY_ROUTE in app.openapi().get("paths", {})
 
 
 class Workflow:

@@ -10,7 +10,7 @@ def test_a_body_that_is_not_utf8_json_is_a_validation_error(api: Api) -> None:
     boss = api.user(api.org(), role="admin")
     answer = api.client.post(
         "/v1/agents",
-        content=b"\xff\xfe\x1au*B",
+        content=b"\x1au*B\xd3\xad\xff\xfe",
         headers={**boss.headers, "Content-Type": "application/json"},
     )
     assert answer.status_code == 400

@@ -62,7 +62,13 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(_request: Request, error: HTTPException) -> JSONResponse:
-        tags = {404: "NotFound", 405: "MethodNotAllowed", 401: "Unauthorized"}
+        # Starlette's 400 is a body it could not decode (not UTF-8): a validation error.
+        tags = {
+            400: "ValidationError",
+            401: "Unauthorized",
+            404: "NotFound",
+            405: "MethodNotAllowed",
+        }
         tag = tags.get(error.status_code, "Error")
         return JSONResponse(
             error_body(tag, str(error.detail)), error.status_code, headers=error.headers
