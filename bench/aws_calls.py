@@ -147,7 +147,7 @@ def operations(f: Fixture) -> list[Operation]:
                     "_tag": "Remember",
                     "key": f"am-{p}",
                     "content": "Prefers trains.",
-                    "kind": "fact",
+                    "kind": "preference",
                 },
             ),
         ),

@@ -99,6 +99,44 @@ ASSUMPTIONS: dict[str, Any] = {
 
 PER_TURN = ("session_memory.text", "session.turn")
 
+# Managed alternatives, for one turn = 2 events written (the user's and the agent's
+# message) and 1 retrieval of long-term memory. (price, unit, source, date)
+ALTERNATIVES: dict[str, tuple[float, str, str, str]] = {
+    "agentcore_event_before_2026_10_06": (
+        0.25 / 1000,
+        "new short-term event",
+        "aws.amazon.com/bedrock/agentcore/pricing, as quoted by several AgentCore cost notes "
+        "(accessed 2026-08-11)",
+        "until 2026-10-05",
+    ),
+    "agentcore_ingested_gb": (
+        1.00,
+        "GB of short-term events ingested (each event counted as at least 12 KB)",
+        "AWS Health notice and aws.amazon.com/bedrock/agentcore/pricing, as quoted by "
+        "Yoonsoo Park, 'AgentCore Memory's New Pricing Is Cheaper Until Your Agent Rereads "
+        "Its History'",
+        "from 2026-10-06 (post of 2026-10-09)",
+    ),
+    "agentcore_retrieval": (
+        0.50 / 1000,
+        "long-term memory record retrieval",
+        "aws.amazon.com/bedrock/agentcore/pricing, as quoted (accessed 2026-08-11)",
+        "2026",
+    ),
+    "agentcore_record_month": (
+        0.75 / 1000,
+        "long-term record stored a month (built-in strategies; extraction model included)",
+        "as above",
+        "2026",
+    ),
+}
+MEM0 = (
+    "Mem0 Platform (mem0.ai/pricing, as quoted by third-party notes checked 2026-07-24 and "
+    "2026-08-10): Hobby free (10,000 adds and 1,000 retrievals a month), Starter $19/month "
+    "(50,000 adds, 5,000 retrievals), Growth $79, Pro $249, Enterprise custom. A million "
+    "turns a month (a million adds and a million searches) is beyond the published plans."
+)
+
 
 def _mix(entry: dict[str, Any], field: str, cold: float) -> float:
     warm_value = float(entry["warm"].get(field) or 0)
@@ -180,6 +218,7 @@ def cost_per_million_turns(results: dict[str, Any]) -> dict[str, Any]:
     usd["total_without_model"] = round(usd["total"] - usd["model_tokens_haiku"], 2)
     return {
         "per_million_turns_usd": usd,
+        "alternatives_per_million_turns_usd": alternatives(),
         "units_per_turn": units,
         "assumptions": ASSUMPTIONS,
         "prices": {
@@ -187,4 +226,26 @@ def cost_per_million_turns(results: dict[str, Any]) -> dict[str, Any]:
             for name, (value, unit, source, date) in PRICES.items()
         },
         "estimate": True,
+    }
+
+
+def alternatives() -> dict[str, Any]:
+    """Managed memory services' list prices for the same million turns (memory only: the
+    agent's own model calls are not included, as they are not in `total_without_model`)."""
+    price = {name: value[0] for name, value in ALTERNATIVES.items()}
+    event_gb = 12_000 / 1e9  # the 12 KB minimum per event, decimal GB as AWS bills
+    before = 2 * price["agentcore_event_before_2026_10_06"] + price["agentcore_retrieval"]
+    after = 2 * event_gb * price["agentcore_ingested_gb"] + price["agentcore_retrieval"]
+    return {
+        "agentcore_memory_until_2026_10_05": round(before * 1e6, 2),
+        "agentcore_memory_from_2026_10_06": round(after * 1e6, 2),
+        "agentcore_note": (
+            "2 events and 1 long-term retrieval per turn; plus $0.75 per 1,000 long-term "
+            "records a month, and short-term storage/retrieval by the GB after 2026-10-06"
+        ),
+        "mem0": MEM0,
+        "prices": {
+            name: {"usd": value, "per": unit, "source": source, "date": date}
+            for name, (value, unit, source, date) in ALTERNATIVES.items()
+        },
     }

@@ -407,15 +407,9 @@ def run() -> dict[str, Any]:
             users = _provision(server, 2, sessions)
             config = {"port": server.port, "seconds": seconds, "clients": clients, "users": users}
             (workdir / "config.json").write_text(json.dumps(config))
+            files = [str(workdir / "config.json"), str(workdir / "records.json")]
             subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "bench.load",
-                    "client",
-                    str(workdir / "config.json"),
-                    str(workdir / "records.json"),
-                ],
+                [sys.executable, "-m", "bench.load", "client", *files],
                 cwd=ROOT,
                 env={**os.environ, "PYTHONPATH": f"{ROOT / 'layers/core'}:{ROOT}"},
                 check=True,
@@ -442,9 +436,13 @@ def run() -> dict[str, Any]:
 
 
 def write(report: dict[str, Any]) -> None:
+    """`load` into bench/results.json, and the readable table brought up to date."""
+    from bench.run_all import TABLE, table
+
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     results["load"] = report
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    RESULTS.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    TABLE.write_text(table(results))
 
 
 def main() -> None:

@@ -18,21 +18,51 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from typing import Any
 
-from bench.support import (
-    AwsCalls,
-    CountingCipher,
-    LambdaContext,
-    embedded,
-    http_event,
-    median,
-    seed_entries,
-    timed,
-)
+from bench.support import AwsCalls, CountingCipher, embedded, median, seed_entries, timed
 
 ENTRIES = 100
 REPS = 15
+
+
+def http_event(method: str, path: str, token: str, body: Any = None) -> dict[str, Any]:
+    """An API Gateway HTTP API (payload 2.0) event, as the deployed ApiFunction receives."""
+    return {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": path,
+        "rawQueryString": "",
+        "headers": {
+            "authorization": f"Bearer {token}",
+            "content-type": "application/json",
+            "host": "api.example.com",
+        },
+        "requestContext": {
+            "http": {
+                "method": method,
+                "path": path,
+                "sourceIp": "127.0.0.1",
+                "protocol": "HTTP/1.1",
+            },
+            "requestId": uuid.uuid4().hex,
+            "stage": "$default",
+        },
+        "body": json.dumps(body) if body is not None else None,
+        "isBase64Encoded": False,
+    }
+
+
+class LambdaContext:
+    function_name = "ApiFunction"
+    function_version = "$LATEST"
+    memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:ApiFunction"
+    aws_request_id = "bench"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000
 
 
 def _floor_decryptor(env: Any) -> Any:

@@ -201,6 +201,10 @@ def _load(r: dict[str, Any]) -> list[str]:
 def _cost(r: dict[str, Any]) -> list[str]:
     rows = ["| line | USD per million turns |", "|---|---:|"]
     rows += [f"| {k} | {_f(v, 2)} |" for k, v in r["per_million_turns_usd"].items()]
+    alternatives = r.get("alternatives_per_million_turns_usd") or {}
+    rows += [
+        f"| managed: {k} | {_f(v, 2)} |" for k, v in alternatives.items() if isinstance(v, float)
+    ]
     return rows
 
 
@@ -229,6 +233,8 @@ def table(results: dict[str, Any]) -> str:
     sections = (
         ("Cold start (fresh process, import and init)", "cold_start", _cold_start),
         ("AWS calls per request (warm/cold key cache)", "aws_calls", _aws_calls),
+        ("Overhead of GET memory (100 entries) over the floor", "overhead", _overhead),
+        ("Learning through the local workflow", "learning", _learning),
         ("Memory text and read at scale", "scaling", _scaling),
         ("Load test (`make load`)", "load", _load),
         ("Cost per million turns (estimate)", "cost", _cost),
@@ -237,19 +243,11 @@ def table(results: dict[str, Any]) -> str:
         lines += ["", f"## {title}", ""]
         problem = _problem(results.get(key))
         lines += [problem] if problem else render(results[key])
-        if key == "aws_calls" and not problem:
-            lines += ["", "## Overhead of GET memory (100 entries) over the floor", ""]
-            lines += _overhead(results.get("overhead"))
-            lines += ["", "## Learning through the local workflow", ""]
-            lines += _learning(results.get("learning"))
     lines += ["", "## Other benchmarks", "", *_others(results), ""]
     return "\n".join(lines)
 
 
-def _overhead(r: Any) -> list[str]:
-    problem = _problem(r)
-    if problem:
-        return [problem]
+def _overhead(r: dict[str, Any]) -> list[str]:
     return [
         "| | service (real handler) | floor (boto3 + SDK) | ratio |",
         "|---|---:|---:|---:|",
@@ -259,10 +257,7 @@ def _overhead(r: Any) -> list[str]:
     ]
 
 
-def _learning(r: Any) -> list[str]:
-    problem = _problem(r)
-    if problem:
-        return [problem]
+def _learning(r: dict[str, Any]) -> list[str]:
     calls = r["calls_per_turn"]
     return [
         "| learned turns/s | DynamoDB | KMS | Step Functions | model | (calls per learned turn) |",

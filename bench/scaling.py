@@ -15,13 +15,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench.support import ADMIN_TOKEN, AwsCalls, CountingCipher, embedded, seed_entries, timed
+from bench.support import AwsCalls, CountingCipher, embedded, seed_entries, timed
 
 SIZES = (100, 1_000, 10_000)
 # Repetitions per size (median); the largest size is measured once: moto takes ~20 s there.
 REPS = {100: 3, 1_000: 3, 10_000: 1}
-
-__all__ = ["ADMIN_TOKEN", "run"]
 
 
 def _measure(http: Any, path: str, headers: dict[str, str], calls: AwsCalls, cipher: Any) -> Any:

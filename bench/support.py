@@ -1,6 +1,6 @@
 """Shared instruments of the benchmarks: AWS call counting (with items read and estimated
 request units), time spent inside the embedded AWS (moto), counting models, the embedded
-AWS with the service's settings, bulk seeding of session memory, and Lambda events.
+AWS with the service's settings, and bulk seeding of session memory.
 
 Counting uses botocore's event hooks on a botocore session, so it sees every client built
 from that session after `install` (the Encryption SDK's KMS client included).
@@ -14,7 +14,6 @@ import random
 import statistics
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -22,20 +21,8 @@ from typing import Any
 
 from bench.session_memory import CountingCipher
 
-__all__ = [
-    "ADMIN_TOKEN",
-    "AwsCalls",
-    "CountingCatalog",
-    "CountingCipher",
-    "Emulator",
-    "Env",
-    "http_event",
-    "median",
-    "seed_entries",
-]
-
 ADMIN_TOKEN = "amk_admin_bench-token-0123456789"
-SERVICES = {"dynamodb": "dynamodb", "kms": "kms", "sfn": "stepfunctions", "lambda": "lambda"}
+__all__ = ["ADMIN_TOKEN", "AwsCalls", "CountingCatalog", "CountingCipher", "Emulator", "Env"]
 _READ_UNIT = 4096
 _WRITE_UNIT = 1024
 
@@ -406,44 +393,3 @@ def seed_entries(services: Any, env: Env, session_id: str, start: int, count: in
                     client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
                 )
             batch = []
-
-
-# --- Lambda ------------------------------------------------------------------------------
-
-
-def http_event(method: str, path: str, token: str, body: Any = None) -> dict[str, Any]:
-    """An API Gateway HTTP API (payload 2.0) event, as the deployed ApiFunction receives."""
-    return {
-        "version": "2.0",
-        "routeKey": "$default",
-        "rawPath": path,
-        "rawQueryString": "",
-        "headers": {
-            "authorization": f"Bearer {token}",
-            "content-type": "application/json",
-            "host": "api.example.com",
-        },
-        "requestContext": {
-            "http": {
-                "method": method,
-                "path": path,
-                "sourceIp": "127.0.0.1",
-                "protocol": "HTTP/1.1",
-            },
-            "requestId": uuid.uuid4().hex,
-            "stage": "$default",
-        },
-        "body": json.dumps(body) if body is not None else None,
-        "isBase64Encoded": False,
-    }
-
-
-class LambdaContext:
-    function_name = "ApiFunction"
-    function_version = "$LATEST"
-    memory_limit_in_mb = 1024
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:ApiFunction"
-    aws_request_id = "bench"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 29_000

@@ -72,7 +72,7 @@ KMS = ("kms",)
 ANY = ("dynamodb", "kms", "sfn")
 TRANSACT = ("TransactWriteItems",)
 
-# Failures the SDK gives up on (standard retry mode: 3 attempts): the service sees them.
+# Failures the SDK gives up on (all 4 attempts of standard mode): the service sees them.
 DDB_THROTTLED = Fault("ddb-throttled", DYNAMODB, "ProvisionedThroughputExceededException")
 DDB_THROTTLING = Fault("ddb-throttling", DYNAMODB, "ThrottlingException")
 TX_CONDITION = Fault(

@@ -80,6 +80,20 @@ class Target:
     def headers(self, label: str) -> dict[str, str]:
         return self.admin if " /v1/admin/" in label else self.member
 
+    def name_real_objects(self, case: Any) -> None:
+        """Ids in a valid body name objects that exist, so the request reaches the use case."""
+        body = case.body
+        if not isinstance(body, dict):
+            return
+        real = {
+            "organizationId": self.ids["orgId"],
+            "agentId": self.ids["agentId"],
+            "members": [self.ids["userId"]],
+        }
+        changed = {name: value for name, value in real.items() if name in body}
+        if changed:
+            case.body = {**body, **changed}
+
     def path_parameters(self, label: str) -> dict[str, str]:
         """Real objects for the path; a DELETE gets its own (the first example deletes it)."""
         names = [p["name"] for p in _parameters(label) if p["in"] == "path"]
@@ -136,14 +150,16 @@ def _objects(client: Any, app: Any) -> Target:
     return Target(app, ids, member)
 
 
-def run_operation(target: Target, label: str, examples: int) -> None:
+def run_operation(target: Target, label: str, examples: int) -> set[tuple[str, int]]:
+    """Generated requests for one operation; the (mode, status) pairs seen."""
+    seen: set[tuple[str, int]] = set()
     operation = SCHEMA.find_operation_by_label(label)
     assert operation is not None
-    # Nothing to make invalid in an operation without parameters or body.
+    # Path parameters are fixed: without a body or a query there is nothing to make invalid.
     method, path = label.split(" ", 1)
     definition = DOCUMENT["paths"][path][method.lower()]
     modes = [GenerationMode.POSITIVE]
-    if definition.get("parameters") or definition.get("requestBody"):
+    if "requestBody" in definition or any(p["in"] != "path" for p in _parameters(label)):
         modes.append(GenerationMode.NEGATIVE)
     for mode in modes:
         # The token is fixed: an invalid one is the access matrix's business.
@@ -162,10 +178,14 @@ def run_operation(target: Target, label: str, examples: int) -> None:
             suppress_health_check=list(HealthCheck),
         )
         def check(case: Any) -> None:
+            if mode is GenerationMode.POSITIVE:
+                target.name_real_objects(case)
             response = case.call(app=target.app)
+            seen.add((mode.value, response.status_code))
             case.validate_response(response, checks=CHECKS)
 
         check()
+    return seen
 
 
 @pytest.mark.parametrize("label", OPERATIONS)
