@@ -22,8 +22,7 @@ TARGETS = {
     "baseline_boto3": "import boto3",
 }
 _PROBE = (
-    "import time; t = time.perf_counter(); {statement}; "
-    "print((time.perf_counter() - t) * 1000)"
+    "import time; t = time.perf_counter(); {statement}; print((time.perf_counter() - t) * 1000)"
 )
 
 

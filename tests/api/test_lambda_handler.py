@@ -20,7 +20,12 @@ def _event(method: str, path: str, body: Any = None, token: str | None = None) -
         "rawQueryString": "",
         "headers": headers,
         "requestContext": {
-            "http": {"method": method, "path": path, "sourceIp": "127.0.0.1", "protocol": "HTTP/1.1"},
+            "http": {
+                "method": method,
+                "path": path,
+                "sourceIp": "127.0.0.1",
+                "protocol": "HTTP/1.1",
+            },
             "requestId": "req-123",
             "stage": "$default",
         },
