@@ -145,9 +145,7 @@ class World:
         return self._clean_clients[service]
 
     def _table(self) -> Any:
-        from moto.dynamodb.models import dynamodb_backends
-
-        return dynamodb_backends[ACCOUNT][REGION].get_table(self.local.table_name)
+        return moto_table(self.local.table_name)
 
     def scan_raw(self) -> list[dict[str, Any]]:
         """A full scan, read from moto's backend: its HTTP serializer costs ~20 ms a row set,
@@ -186,15 +184,13 @@ class World:
 
     def save(self) -> None:
         """Remember the table and the counters: every run starts from here."""
-        with _DYNAMODB_LOCK:
-            self.saved = copy.deepcopy(self._table().items)
+        self.saved = snapshot(self.local.table_name)
         self.saved_ids = self.ids.next
         self.saved_tokens = next(self.tokens.counter)
 
     def restore(self) -> None:
         """The saved table, the saved counters, no fault armed, fresh adapters."""
-        with _DYNAMODB_LOCK:
-            self._table().items = copy.deepcopy(self.saved)
+        put_back(self.local.table_name, self.saved)
         self.rewind()
         self.faults.reset()
         self.rebuild(RUN_MS)
@@ -219,6 +215,25 @@ class World:
         self.refs[f"{who}_id"] = answer.body["id"]
         self.refs[f"{who}_tokenPrefix"] = answer.body["tokenPrefix"]
         return str(answer.body["id"])
+
+
+def moto_table(name: str) -> Any:
+    from moto.dynamodb.models import dynamodb_backends
+
+    return dynamodb_backends[ACCOUNT][REGION].get_table(name)
+
+
+def snapshot(table_name: str) -> Any:
+    """Every item of the table, as moto holds them (a copy)."""
+    with _DYNAMODB_LOCK:
+        return copy.deepcopy(moto_table(table_name).items)
+
+
+def put_back(table_name: str, saved: Any) -> None:
+    """The table as it was at `snapshot` (moto copies every table in each transaction, for
+    its rollback: a small table keeps a run's transactions cheap)."""
+    with _DYNAMODB_LOCK:
+        moto_table(table_name).items = copy.deepcopy(saved)
 
 
 @contextmanager

@@ -39,6 +39,7 @@ _TRANSIENT = {
     "LimitExceededException",
 }
 _INDEX_KEYS = {"gsi1": ("gsi1pk", "gsi1sk")}
+_SMALLEST = 1e-130  # the smallest positive number DynamoDB keeps
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -46,7 +47,8 @@ _deserializer = TypeDeserializer()
 
 def _to_dynamo(value: Any) -> Any:
     if isinstance(value, float):
-        return Decimal(repr(value))
+        # DynamoDB numbers stop at 1e-130: a smaller magnitude is kept as 0, not refused.
+        return Decimal(repr(value)) if not 0 < abs(value) < _SMALLEST else Decimal(0)
     if isinstance(value, dict):
         return {k: _to_dynamo(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
