@@ -37,11 +37,6 @@ def _remember(world: World) -> tuple[int, object]:
     return answer.status, answer.body
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R1 (docs/decisions/reliability.md): adapters/kms.py calls _materials() outside "
-    "its try: a failed kms.DescribeKey escapes as botocore's ClientError, a 500",
-)
 @pytest.mark.parametrize(
     "fault", [F.KMS_THROTTLED, F.KMS_INTERNAL, F.KMS_TIMEOUT, F.TIMEOUT], ids=lambda f: f.name
 )

@@ -51,7 +51,13 @@ class KmsCipher:
         if self._ready is None:
             with self._lock:
                 if self._ready is None:
-                    self._ready = self._build()
+                    self._kms_error.code = None
+                    try:
+                        self._ready = self._build()
+                    except Exception as error:
+                        # Resolving the key (DescribeKey) failed: nothing is cached, the
+                        # next call tries again.
+                        raise self._failure(error) from error
         return self._ready
 
     def _build(self) -> tuple[Any, Any, Any]:
@@ -63,8 +69,13 @@ class KmsCipher:
             import botocore.session
 
             self._botocore_session = botocore.session.get_session()
-        self._botocore_session.register("after-call.kms", self._record_kms_answer)
-        self._botocore_session.register("after-call-error.kms", self._record_kms_exception)
+        marker = f"agent-memory-kms-{id(self)}"
+        self._botocore_session.register(
+            "after-call.kms", self._record_kms_answer, unique_id=f"{marker}-answer"
+        )
+        self._botocore_session.register(
+            "after-call-error.kms", self._record_kms_exception, unique_id=f"{marker}-error"
+        )
         key_arn = self._key_id
         if not key_arn.startswith("arn:") or ":alias/" in key_arn:
             # Strict providers decrypt only with key ARNs: resolve an alias once per cold start.
