@@ -74,7 +74,6 @@ TRANSACT = ("TransactWriteItems",)
 
 # Failures the SDK gives up on (all 4 attempts of standard mode): the service sees them.
 DDB_THROTTLED = Fault("ddb-throttled", DYNAMODB, "ProvisionedThroughputExceededException")
-DDB_THROTTLING = Fault("ddb-throttling", DYNAMODB, "ThrottlingException")
 TX_CONDITION = Fault(
     "tx-condition",
     DYNAMODB,
@@ -112,19 +111,6 @@ KMS_INTERNAL_ONCE = Fault(
     "kms-internal-once", KMS, "KMSInternalException", status=500, attempts="first"
 )
 LOST_RESPONSE = Fault("lost-response", ANY, attempts="first", applied=True)
-
-SURFACING = (
-    DDB_THROTTLED,
-    TX_CONDITION,
-    TX_CONFLICT,
-    TX_THROTTLED,
-    KMS_THROTTLED,
-    KMS_INTERNAL,
-    KMS_TIMEOUT,
-    SFN_THROTTLED,
-    TIMEOUT,
-)
-ABSORBED = (DDB_THROTTLED_ONCE, KMS_INTERNAL_ONCE, LOST_RESPONSE)
 
 
 @dataclass

@@ -204,8 +204,8 @@ def _judge(
             # but its retry quota): its retry is the reference run, from the same state.
             return None
         return _retry_once(world, command, ref)
-    if rows == ref.after and ref.after != ref.before:
-        if fault is F.LOST_RESPONSE and answer.status == 409:
+    if ref.after != ref.before and _same(rows, ref, command.best_effort):
+        if fault is F.LOST_RESPONSE and answer.status == 409 and rows == ref.after:
             report.count("applied, answered 409")
             return None
         return f"answered {answer.status} {answer.body['error']} but the change was made"

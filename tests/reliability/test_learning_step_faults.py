@@ -66,6 +66,7 @@ class Lab:
     table: str
     saved: Any = None  # the table with the organizations and people only
     notes: list[str] = field(default_factory=list)
+    calls: dict[tuple[str, bool], dict[str, list[str]]] = field(default_factory=dict)
 
     def call(self, kind: str, method: str, path: str, body: Any = None) -> Any:
         answer = self.client.request(method, path, json=body, headers=self.headers[kind])
@@ -137,6 +138,8 @@ def lab(module_aws: tuple[Any, Any, Any]) -> Iterator[Lab]:
         for name in ("aws_encryption_sdk", "agent_memory", "agent-memory"):
             patch.setattr(logging.getLogger(name), "disabled", True)
         patch.setattr(botocore.endpoint, "time", _NoSleep([]))
+        # CallModel's pauses between tries to save a paid answer (0.2 s, 0.5 s): recorded.
+        patch.setattr("agent_memory.service.learning.time", _NoSleep([]))
         # Name the step each invocation runs, in the thread that runs it.
         local_aws_module._invoke_hooks.insert(0, _marking(faults))
         admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -184,7 +187,15 @@ def _not_json(_request: Any) -> str:
 
 
 def step_calls(lab: Lab, kind: str, script: Any = None) -> dict[str, list[str]]:
-    """The calls each step makes in its first attempt, in a clean run."""
+    """The calls each step makes in its first attempt, in a clean run (one per pool kind
+    and model behaviour)."""
+    key = (kind, script is not None)
+    if key not in lab.calls:
+        lab.calls[key] = _record_calls(lab, kind, script)
+    return lab.calls[key]
+
+
+def _record_calls(lab: Lab, kind: str, script: Any) -> dict[str, list[str]]:
     pool = _reset(lab, kind, script)
     lab.learn(pool, 1)
     calls: dict[str, list[str]] = {}
@@ -199,10 +210,9 @@ def _faults_for(call: str, lasting: bool) -> list[F.Fault]:
     outage is throttling: a condition that fails on every retry is a transient one repeated."""
     if call.startswith("kms."):
         return [F.KMS_THROTTLED]
-    if lasting:
-        return [F.TX_THROTTLED if F.TX_THROTTLED.fits(call) else F.DDB_THROTTLED]
-    kinds = [F.DDB_THROTTLED, F.TX_CONDITION, F.TX_CONFLICT, F.TX_THROTTLED]
-    return [fault for fault in kinds if fault.fits(call)]
+    if F.TX_THROTTLED.fits(call):  # a transaction is throttled by a cancellation reason
+        return [F.TX_THROTTLED] if lasting else [F.TX_CONDITION, F.TX_CONFLICT, F.TX_THROTTLED]
+    return [F.DDB_THROTTLED]
 
 
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem")

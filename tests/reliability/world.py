@@ -96,8 +96,6 @@ class World:
     refs: dict[str, str] = field(default_factory=dict)
     _client: TestClient | None = None
     _opened: dict[bytes, Any] = field(default_factory=dict)
-    _clean_session: Any = None
-    _clean_clients: dict[str, Any] = field(default_factory=dict)
     _reader: Any = None
 
     # -- wiring ------------------------------------------------------------------------------
@@ -136,20 +134,12 @@ class World:
 
     # -- the table ---------------------------------------------------------------------------
 
-    def _clean(self, service: str) -> Any:
-        # A session of its own: moto answers it, no fault reaches it.
-        if service not in self._clean_clients:
-            if self._clean_session is None:
-                self._clean_session = boto3.session.Session(region_name=REGION)
-            self._clean_clients[service] = self._clean_session.client(service)
-        return self._clean_clients[service]
-
     def _table(self) -> Any:
         return moto_table(self.local.table_name)
 
     def scan_raw(self) -> list[dict[str, Any]]:
-        """A full scan, read from moto's backend: its HTTP serializer costs ~20 ms a row set,
-        and this runs twice per fault."""
+        """A full scan, read from moto's backend (its HTTP serializer is slow, and this runs
+        once or twice per fault)."""
         with _DYNAMODB_LOCK:
             return [item.to_json()["Attributes"] for item in self._table().all_items()]
 
@@ -174,10 +164,9 @@ class World:
 
     def _open(self, blob: bytes) -> Any:
         if self._reader is None:
-            self._clean("kms")
-            self._reader = KmsCipher(
-                self.local.key_arn, botocore_session=self._clean_session._session
-            )
+            # A session of its own: moto answers it, no fault reaches it.
+            clean = boto3.session.Session(region_name=REGION)
+            self._reader = KmsCipher(self.local.key_arn, botocore_session=clean._session)
         client, cmm, _suite = self._reader._materials()
         payload, header = client.decrypt(source=blob, materials_manager=cmm)
         return ("sealed", dict(header.encryption_context), payload.decode())
