@@ -197,16 +197,33 @@ class SessionService:
             return after
 
         after = _retrying(attempt, ATTEMPTS if not guarded else 1)
-        generate = self._access.switches(after)["generate"]
-        learning = self._learn(after, items, model, generate)
+        # The Turn is stored: from here an outage may only make learning "skipped" (its
+        # items stay unprocessed, the next Turn learns them), never fail the stored Turn.
+        learning: LearningAnswer = "skipped"
         agent_learning: LearningAnswer = "skipped"
+        try:
+            generate = self._access.switches(after)["generate"]
+        except Unavailable:
+            return self._answer(after, turn_id, len(items), learning, agent_learning)
+        learning = self._learn(after, items, model, generate)
         if self.agent_learning is not None:
-            agent_learning = self.agent_learning.after_turn(
-                after, after.item_count, generate=generate
-            )
-        ids = [
-            item_id(seq) for seq in range(after.item_count - len(items) + 1, after.item_count + 1)
-        ]
+            try:
+                agent_learning = self.agent_learning.after_turn(
+                    after, after.item_count, generate=generate
+                )
+            except Unavailable:
+                agent_learning = "skipped"
+        return self._answer(after, turn_id, len(items), learning, agent_learning)
+
+    @staticmethod
+    def _answer(
+        after: Session,
+        turn_id: str,
+        count: int,
+        learning: LearningAnswer,
+        agent_learning: LearningAnswer,
+    ) -> TurnResult:
+        ids = [item_id(seq) for seq in range(after.item_count - count + 1, after.item_count + 1)]
         return TurnResult(after, turn_id, ids, learning, agent_learning)
 
     def _learn(
