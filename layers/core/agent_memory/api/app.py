@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -45,4 +46,68 @@ def create_app(services: Callable[[], Services], *, max_body_bytes: int = 1_048_
         app.include_router(router)
     install_error_handlers(app)
     app.add_middleware(RequestContext, max_body_bytes=max_body_bytes)
+    _document_errors(app)
     return app
+
+
+_ERROR_SCHEMA: dict[str, Any] = {
+    "title": "Error",
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["_tag", "message", "path"],
+            "properties": {
+                "_tag": {"type": "string"},
+                "message": {"type": "string"},
+                "path": {
+                    "type": "array",
+                    "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                },
+            },
+        }
+    },
+}
+_ERRORS = {
+    "400": "ValidationError: malformed body or unknown field; `path` names it",
+    "401": "Unauthorized: missing, unknown or revoked token",
+    "403": "Forbidden: the object is visible but the action needs a grant",
+    "404": "NotFound: unknown object, or one of another organization",
+    "409": "SessionConflict, VersionConflict or Conflict: stale expected/revision",
+    "413": "TooLarge: a body or field over its documented limit",
+    "503": "Unavailable: a dependency failed; nothing was written, retry",
+}
+
+
+def _document_errors(app: FastAPI) -> None:
+    """Document the error answers API.md fixes, instead of FastAPI's 422 (never sent:
+    validation errors answer 400 with the error body)."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        schema = generate()
+        schema.setdefault("components", {}).setdefault("schemas", {})["Error"] = _ERROR_SCHEMA
+        for schemas in ("HTTPValidationError", "ValidationError"):
+            schema["components"]["schemas"].pop(schemas, None)
+        reference = {"$ref": "#/components/schemas/Error"}
+        for operations in schema.get("paths", {}).values():
+            for operation in operations.values():
+                responses = operation.setdefault("responses", {})
+                responses.pop("422", None)
+                if not operation.get("security"):
+                    continue
+                for status, description in _ERRORS.items():
+                    responses.setdefault(
+                        status,
+                        {
+                            "description": description,
+                            "content": {"application/json": {"schema": reference}},
+                        },
+                    )
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
