@@ -20,6 +20,22 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 ADMIN_TOKEN = "amk_admin_test-token-0123456789"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--run-slow",
+        action="store_true",
+        default=False,
+        help="run tests marked slow (schemathesis with a large budget)",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _skip_slow(request: pytest.FixtureRequest) -> None:
+    """Tests marked `slow` run only with `--run-slow`."""
+    if request.node.get_closest_marker("slow") and not request.config.getoption("--run-slow"):
+        pytest.skip("slow: run with --run-slow")
+
+
 @pytest.fixture
 def local_aws() -> Iterator[tuple[Any, Any]]:
     """A fresh embedded AWS provisioned from template.yaml: (boto3 session, LocalAws)."""
