@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic import Field, field_validator
 
-from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.api.contracts.base import Answer, Body, require_known_tag
 from agent_memory.domain import session_memory as memory
 
 LastingKind = Literal["procedure", "preference", "decision"]
@@ -45,17 +44,7 @@ class AgentMemoryCommand(Body):
     @classmethod
     def _tag_first(cls, value: Any, handler: Any) -> Any:
         """A missing or unknown `_tag` is reported at `["command", "_tag"]`."""
-        if isinstance(value, dict) and value.get("_tag") not in COMMAND_TAGS:
-            missing = "_tag" not in value
-            error = PydanticCustomError(
-                "missing" if missing else "union_tag_invalid",
-                "field required" if missing else "_tag must be one of {tags}",
-                {"tags": ", ".join(COMMAND_TAGS)},
-            )
-            raise ValidationError.from_exception_data(
-                "command",
-                [InitErrorDetails(type=error, loc=("_tag",), input=value.get("_tag"))],
-            )
+        require_known_tag(value, COMMAND_TAGS)
         return handler(value)
 
 
