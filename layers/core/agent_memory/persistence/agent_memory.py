@@ -41,13 +41,9 @@ from agent_memory.ports import (
 MEMORY_HEAD = "MEMORY"
 LOG_PREFIX = "LOG#"
 POSITION_PREFIX = "AGENTPOS#"
-READ_RANGE = KeyRange(low=keys.ENTRY_PREFIX, high=keys.HEAD)
-# A transaction holds at most 100 actions.
-MAX_ACTIONS = 100
-
-
-def entry_sk(key: str) -> str:
-    return f"{keys.ENTRY_PREFIX}{key}"
+READ_RANGE = keys.POOL_RANGE
+MAX_ACTIONS = keys.MAX_ACTIONS
+entry_sk = keys.entry_sk
 
 
 def log_sk(version: int) -> str:

@@ -7,8 +7,18 @@ Items, executions and log rows sit in the same partition under other prefixes.
 
 from __future__ import annotations
 
+from agent_memory.ports import KeyRange
+
 HEAD = "META"
 ENTRY_PREFIX = "MEM#"
+# Every entry of a pool and its head row, in one Query ("MEM#..." sorts before "META").
+POOL_RANGE = KeyRange(low=ENTRY_PREFIX, high=HEAD)
+# A transaction holds at most 100 actions.
+MAX_ACTIONS = 100
+
+
+def entry_sk(key: str) -> str:
+    return f"{ENTRY_PREFIX}{key}"
 
 
 def org(org_id: str) -> str:

@@ -36,17 +36,13 @@ from agent_memory.ports import (
 )
 
 ITEM_PREFIX = "ITEM#"
-MEMORY_RANGE = KeyRange(low=keys.ENTRY_PREFIX, high=keys.HEAD)
-# A transaction holds at most 100 actions.
-MAX_ACTIONS = 100
+MEMORY_RANGE = keys.POOL_RANGE
+MAX_ACTIONS = keys.MAX_ACTIONS
+entry_sk = keys.entry_sk
 
 
 def session_pk(session_id: str) -> str:
     return f"SESSION#{session_id}"
-
-
-def entry_sk(key: str) -> str:
-    return f"{keys.ENTRY_PREFIX}{key}"
 
 
 def item_sk(seq: int) -> str:
