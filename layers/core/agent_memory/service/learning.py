@@ -237,8 +237,11 @@ class LearningService:
                         run, sk, reply.text, usage, reply.latency_ms, self._clock.now_ms()
                     )
                     break
-                except Unavailable:
-                    if pause is None:
+                except (Unavailable, WriteConflict) as error:
+                    # A conflict without a failed condition is another transaction on the
+                    # same rows (TransactionConflict): transient, like an outage.
+                    lost_race = isinstance(error, WriteConflict) and error.index is None
+                    if pause is None or not (isinstance(error, Unavailable) or lost_race):
                         raise
                     time.sleep(pause)
         return {"status": "answered", "call": sk, "reused": False, "changes": len(changes)}
