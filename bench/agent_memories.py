@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from bench.counting import CountingCipher
+
 MEMORIES = 10_000
 EXPIRED_ON_TOP = 15  # expired memories with the highest importance: what recall steps over
 ENTITIES = 50
@@ -61,23 +63,6 @@ class Counter:
             "by_operation": dict(self.requests),
             "items_read": self.items,
         }
-
-
-class CountingCipher:
-    """The real cipher, counting seals and opens."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.seals = 0
-        self.opens = 0
-
-    def seal(self, plaintext: str, *, scope: Mapping[str, str], row: str) -> bytes:
-        self.seals += 1
-        return bytes(self.inner.seal(plaintext, scope=scope, row=row))
-
-    def open(self, blob: bytes, *, scope: Mapping[str, str], row: str) -> str:
-        self.opens += 1
-        return str(self.inner.open(blob, scope=scope, row=row))
 
 
 @dataclasses.dataclass

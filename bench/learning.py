@@ -22,39 +22,16 @@ from __future__ import annotations
 
 import importlib
 import json
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bench.counting import Calls
+
 SESSIONS = 8
 ROUNDS = 4
 DEADLINE_S = 60.0
-
-
-class Calls:
-    """Every AWS call made by clients built after `install`, by service and operation."""
-
-    def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
-        self._lock = threading.Lock()
-
-    def install(self, botocore_session: Any) -> None:
-        botocore_session.register("before-call", self._before)
-
-    def _before(self, event_name: str, **_: Any) -> None:
-        _, service, operation = event_name.split(".", 2)
-        with self._lock:
-            key = f"{service}.{operation}"
-            self.counts[key] = self.counts.get(key, 0) + 1
-
-    def reset(self) -> None:
-        with self._lock:
-            self.counts = {}
-
-    def total(self, service: str) -> int:
-        return sum(v for k, v in self.counts.items() if k.startswith(f"{service}."))
 
 
 @dataclass

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bench.session_memory import CountingCipher
+from bench.counting import CountingCipher
 
 ADMIN_TOKEN = "amk_admin_bench-token-0123456789"
 __all__ = ["ADMIN_TOKEN", "AwsCalls", "CountingCatalog", "CountingCipher", "Emulator", "Env"]
