@@ -1,0 +1,79 @@
+"""Ports: what services need from the outside world, as Protocols.
+
+Adapters (DynamoDB, KMS, Step Functions, models) implement them; the in-memory fakes in
+`adapters/in_memory.py` implement the same contracts for unit tests. One module a port:
+`store` (the single table), `crypto` (the cipher), `models` (model tasks), `runtime`
+(clock, ids, the orchestrator). Each port has one contract suite in tests/contracts/.
+
+A `Record` is a plain dict of Python values (str, int, float, bool, None, bytes, list,
+dict) with string keys `pk` and `sk`. It is a key-value row, not a DynamoDB item: the
+adapter owns the translation.
+"""
+
+from agent_memory.ports.crypto import (
+    Cipher,
+)
+from agent_memory.ports.models import (
+    EvidenceItem,
+    KnownEntry,
+    LearningModel,
+    LearningRequest,
+    ModelCatalog,
+    ModelErrorKind,
+    ModelFailure,
+    ModelReply,
+    Usage,
+)
+from agent_memory.ports.runtime import (
+    Clock,
+    Execution,
+    Ids,
+    Orchestrator,
+)
+from agent_memory.ports.store import (
+    Absent,
+    AbsentOrEquals,
+    Action,
+    Check,
+    Condition,
+    Delete,
+    Equals,
+    KeyRange,
+    Page,
+    Present,
+    Put,
+    Record,
+    Store,
+    Update,
+)
+
+__all__ = [
+    "Absent",
+    "AbsentOrEquals",
+    "Action",
+    "Check",
+    "Cipher",
+    "Clock",
+    "Condition",
+    "Delete",
+    "Equals",
+    "EvidenceItem",
+    "Execution",
+    "Ids",
+    "KeyRange",
+    "KnownEntry",
+    "LearningModel",
+    "LearningRequest",
+    "ModelCatalog",
+    "ModelErrorKind",
+    "ModelFailure",
+    "ModelReply",
+    "Orchestrator",
+    "Page",
+    "Present",
+    "Put",
+    "Record",
+    "Store",
+    "Update",
+    "Usage",
+]
