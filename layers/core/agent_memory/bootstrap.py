@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,19 +72,35 @@ def aws_adapters(settings: Settings, session: Any = None) -> Adapters:
         clock=SystemClock(),
         ids=RandomIds(),
         orchestrator=orchestrator,
-        models=model_catalog(settings),
+        models=model_catalog(settings, session),
     )
 
 
-def model_catalog(settings: Settings) -> ModelCatalog:
-    """The learning models this deployment offers (`provider/model`)."""
+def model_catalog(settings: Settings, session: Any = None) -> ModelCatalog:
+    """The learning models this deployment offers (`provider/model`). A provider's key kept
+    in Secrets Manager is read at its first model call (adapters/secrets.py)."""
     from agent_memory.adapters.models import ModelCatalogImpl
+    from agent_memory.adapters.secrets import ApiKey, KeyedCatalog, SecretReader
 
-    return ModelCatalogImpl(
-        default_model=settings.default_model,
-        openai_base_url=settings.openai_base_url,
-        openai_api_key=settings.openai_api_key,
-        region=settings.region,
+    def catalog(keys: Mapping[str, str]) -> ModelCatalog:
+        return ModelCatalogImpl(
+            default_model=settings.default_model,
+            openai_base_url=settings.openai_base_url,
+            openai_api_key=keys.get("openai", ""),
+            region=settings.region,
+        )
+
+    def secrets_client() -> Any:
+        import boto3
+
+        return (session or boto3.session.Session(region_name=settings.region)).client(
+            "secretsmanager"
+        )
+
+    secrets = SecretReader(secrets_client)
+    return KeyedCatalog(
+        catalog,
+        {"openai": ApiKey(settings.openai_api_key, settings.openai_api_key_secret_arn, secrets)},
     )
 
 

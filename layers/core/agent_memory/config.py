@@ -1,65 +1,102 @@
-"""Settings from the environment, read once per cold start."""
+"""Settings from the environment, read once per cold start by pydantic-settings.
+
+Each field names its environment variable (template.yaml's `Environment`, infra/local). A
+blank variable means the default (the template passes `""` for an unset parameter), except
+`DEFAULT_MODEL`, where blank means "no default model".
+
+`Settings` itself is a plain pydantic model so that importing this module stays cheap:
+pydantic-settings (about 19 ms to import, docs/decisions.md "Settings, secrets, tracing and
+logs") is imported by the first `load_settings`, which runs when the services are built on
+the first request that needs them, not while a Lambda function initializes.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from pydantic_settings import PydanticBaseSettingsSource
+
+# Variables whose blank value is a value of its own rather than "unset".
+_BLANK_IS_A_VALUE = frozenset({"DEFAULT_MODEL"})
+
+
+def _blank_is_none(value: Any) -> Any:
+    return None if value == "" else value
+
+
+def _without_trailing_slash(value: str) -> str:
+    return value.rstrip("/")
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    """The deployment's configuration; built by `load_settings`, or directly in tests."""
 
-    table_name: str = "agent-memory"
-    kms_key_id: str = "alias/agent-memory-local"
-    state_machine_arn: str = ""
-    region: str = "us-east-1"
+    model_config = ConfigDict(frozen=True, validate_by_name=True, validate_by_alias=True)
+
+    table_name: str = Field("agent-memory", validation_alias="TABLE_NAME")
+    kms_key_id: str = Field("alias/agent-memory-local", validation_alias="KMS_KEY_ID")
+    state_machine_arn: str = Field("", validation_alias="STATE_MACHINE_ARN")
+    # Lambda sets AWS_REGION; a local shell usually has AWS_DEFAULT_REGION.
+    region: str = Field(
+        "us-east-1", validation_alias=AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION")
+    )
     # A model is named `provider/model`; `local/rules` needs no network.
-    default_model: str | None = "local/rules"
+    default_model: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
+        "local/rules", validation_alias="DEFAULT_MODEL"
+    )
     # Only the SHA-256 of the admin token is configured, never the token.
-    admin_token_sha256: str = ""
-    openai_base_url: str = "https://api.openai.com/v1"
-    openai_api_key: str = Field(default="", repr=False)
-    memory_text_max_length: int = 8000
+    admin_token_sha256: str = Field("", validation_alias="MEMORY_ADMIN_TOKEN_SHA256")
+    openai_base_url: Annotated[str, AfterValidator(_without_trailing_slash)] = Field(
+        "https://api.openai.com/v1", validation_alias="OPENAI_BASE_URL"
+    )
+    # The key itself (local runs) wins over the secret that holds it (AWS).
+    openai_api_key: str = Field("", repr=False, validation_alias="OPENAI_API_KEY")
+    openai_api_key_secret_arn: str = Field("", validation_alias="OPENAI_API_KEY_SECRET_ARN")
+    memory_text_max_length: int = Field(8000, validation_alias="MEMORY_TEXT_MAX_LENGTH")
     # Seconds a data key may be reused by the caching materials manager.
-    key_cache_seconds: float = 300.0
-    key_cache_messages: int = 100_000
+    key_cache_seconds: float = Field(300.0, validation_alias="KEY_CACHE_SECONDS")
+    key_cache_messages: int = Field(100_000, validation_alias="KEY_CACHE_MESSAGES")
     # Run blocking store calls in a worker thread (a local server with many clients);
     # in Lambda one request runs at a time, so the thread hop only costs time.
-    offload_blocking_calls: bool = False
-    max_body_bytes: int = 1_048_576
-
-
-def _env_flag(value: str) -> bool:
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    offload_blocking_calls: bool = Field(False, validation_alias="OFFLOAD_BLOCKING_CALLS")
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
-    """Build Settings from environment variables (names as in template.yaml)."""
-    env = os.environ if env is None else env
-    values: dict[str, object] = {}
-    text = {
-        "table_name": "TABLE_NAME",
-        "kms_key_id": "KMS_KEY_ID",
-        "state_machine_arn": "STATE_MACHINE_ARN",
-        "admin_token_sha256": "MEMORY_ADMIN_TOKEN_SHA256",
-        "openai_api_key": "OPENAI_API_KEY",
-    }
-    for name, var in text.items():
-        if env.get(var):
-            values[name] = env[var]
-    if env.get("OPENAI_BASE_URL"):
-        values["openai_base_url"] = env["OPENAI_BASE_URL"].rstrip("/")
-    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
-    if region:
-        values["region"] = region
-    if "DEFAULT_MODEL" in env:
-        values["default_model"] = env["DEFAULT_MODEL"] or None
-    if env.get("MEMORY_TEXT_MAX_LENGTH"):
-        values["memory_text_max_length"] = int(env["MEMORY_TEXT_MAX_LENGTH"])
-    if env.get("KEY_CACHE_SECONDS"):
-        values["key_cache_seconds"] = float(env["KEY_CACHE_SECONDS"])
-    if env.get("OFFLOAD_BLOCKING_CALLS"):
-        values["offload_blocking_calls"] = _env_flag(env["OFFLOAD_BLOCKING_CALLS"])
-    return Settings.model_validate(values)
+    """Settings from `env` (default: the process environment), by the variable names above.
+
+    A malformed value (`MEMORY_TEXT_MAX_LENGTH=lots`) raises pydantic's ValidationError
+    naming the variable, so a misconfigured function fails its first request loudly."""
+    source = _environment_source()(os.environ if env is None else env)
+    return Settings.model_validate(source())
+
+
+@functools.cache
+def _environment_source() -> Callable[[Mapping[str, str]], PydanticBaseSettingsSource]:
+    """pydantic-settings' environment source over any mapping (tests pass a dict)."""
+    from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
+
+    class FromEnvironment(Settings, BaseSettings):
+        # Only the variable names (the aliases) are read, exactly as spelled.
+        model_config = SettingsConfigDict(
+            case_sensitive=True, validate_by_name=False, validate_by_alias=True
+        )
+
+    class MappingSource(EnvSettingsSource):
+        def __init__(self, env: Mapping[str, str]) -> None:
+            self._env = env
+            super().__init__(FromEnvironment)
+
+        def _load_env_vars(self) -> Mapping[str, str | None]:
+            return {
+                name: value
+                for name, value in self._env.items()
+                if value or name in _BLANK_IS_A_VALUE
+            }
+
+    return MappingSource

@@ -1,0 +1,197 @@
+"""Model providers' API keys: the environment's value, or a Secrets Manager secret.
+
+In AWS a provider's key lives in Secrets Manager (template.yaml's `OpenAIApiKeySecretArn`,
+granted to the functions that call models). It is read at the first model call that needs
+it, not at cold start and not when a request only checks that a model name is available,
+and kept `max_age_s` seconds, so that a rotated key is picked up without a redeploy. A key
+set in the environment (`OPENAI_API_KEY`, a local run) wins: no secret is read.
+
+The secret's `SecretString` is the key itself. A read that fails is a `ModelFailure` of the
+call that needed it: "config" (no such secret, access denied, empty) is recorded at once,
+"unavailable" (throttled, a network or service error) is retried by the workflow.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.model_names import parse_model_name
+from agent_memory.ports import (
+    LearningModel,
+    LearningRequest,
+    ModelCatalog,
+    ModelFailure,
+    ModelReply,
+)
+
+DEFAULT_MAX_AGE_S = 300.0
+# Secrets Manager errors that no retry fixes: the deployment names a wrong or forbidden secret.
+_CONFIG_ERRORS = frozenset(
+    {
+        "ResourceNotFoundException",
+        "AccessDeniedException",
+        "DecryptionFailure",
+        "InvalidRequestException",
+        "InvalidParameterException",
+        "ValidationException",
+    }
+)
+
+
+class SecretReader:
+    """Secret strings by id (an ARN), each read at most once per `max_age_s` seconds.
+
+    `client_factory` builds the Secrets Manager client on the first read, so a function
+    that never reads a secret never creates the client."""
+
+    def __init__(
+        self,
+        client_factory: Callable[[], Any],
+        *,
+        max_age_s: float = DEFAULT_MAX_AGE_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._client_factory = client_factory
+        self._client: Any = None
+        self._max_age_s = max_age_s
+        self._clock = clock
+        self._cache: dict[str, tuple[float, str]] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"SecretReader(max_age_s={self._max_age_s})"
+
+    def __call__(self, secret_id: str) -> str:
+        with self._lock:
+            now = self._clock()
+            cached = self._cache.get(secret_id)
+            if cached is not None and now - cached[0] < self._max_age_s:
+                return cached[1]
+            value = self._read(secret_id)
+            self._cache[secret_id] = (now, value)
+            return value
+
+    def _read(self, secret_id: str) -> str:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            if self._client is None:
+                self._client = self._client_factory()
+            answer = self._client.get_secret_value(SecretId=secret_id)
+        except ClientError as error:
+            code = str(error.response.get("Error", {}).get("Code", ""))
+            if code in _CONFIG_ERRORS:
+                raise ModelFailure(
+                    "config", f"cannot read the API key secret {secret_id}: {code}", retryable=False
+                ) from None
+            raise ModelFailure(
+                "unavailable", f"Secrets Manager answered {code or 'an error'}", retryable=True
+            ) from None
+        except BotoCoreError as error:
+            raise ModelFailure(
+                "unavailable",
+                f"Secrets Manager could not be reached: {type(error).__name__}",
+                retryable=True,
+            ) from None
+        value = str(answer.get("SecretString") or "").strip()
+        if not value:
+            raise ModelFailure(
+                "config", f"the API key secret {secret_id} has no SecretString", retryable=False
+            )
+        return value
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """One provider's key: `value` from the environment, else the secret `secret_arn`."""
+
+    value: str = field(default="", repr=False)
+    secret_arn: str = ""
+    read: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def from_secret(self) -> bool:
+        """The key must be read from Secrets Manager (no value in the environment)."""
+        return not self.value and bool(self.secret_arn) and self.read is not None
+
+    def __call__(self) -> str:
+        if self.from_secret:
+            assert self.read is not None  # from_secret checked it
+            return self.read(self.secret_arn)
+        return self.value
+
+
+class KeyedCatalog:
+    """`ports.ModelCatalog` that reads providers' keys at their first model call.
+
+    `build(keys)` makes the real catalog for `{provider: key}`. A provider whose key is in
+    the environment resolves through `build` at once. A provider whose key is a secret
+    resolves to a model that, when asked, reads the key (cached by the reader) and calls
+    the model `build` makes with it; a changed key (rotation) builds a new one."""
+
+    def __init__(
+        self, build: Callable[[Mapping[str, str]], ModelCatalog], keys: Mapping[str, ApiKey]
+    ) -> None:
+        self._build = build
+        self._keys = dict(keys)
+        self._known = {p: k.value for p, k in keys.items() if not k.from_secret and k.value}
+        self._plain = build(self._known)
+        self._deferred: dict[str, LearningModel] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"KeyedCatalog(providers={sorted(self._keys)})"
+
+    def resolve(self, name: str | None) -> LearningModel | None:
+        """As the real catalog; a secret-keyed provider's model reads its key when asked."""
+        if not name:
+            return None
+        provider = name.partition("/")[0]
+        key = self._keys.get(provider)
+        if key is None or not key.from_secret:
+            return self._plain.resolve(name)
+        try:
+            parse_model_name(name, ())
+        except ValidationFailed:
+            return None
+        with self._lock:
+            if name not in self._deferred:
+                self._deferred[name] = _KeyedOnFirstCall(name, key, self._with_key(provider, name))
+            return self._deferred[name]
+
+    def _with_key(self, provider: str, name: str) -> Callable[[str], LearningModel | None]:
+        def build(key: str) -> LearningModel | None:
+            return self._build({**self._known, provider: key}).resolve(name)
+
+        return build
+
+
+class _KeyedOnFirstCall:
+    """A `LearningModel` built when first asked, once its key has been read."""
+
+    def __init__(self, name: str, key: ApiKey, build: Callable[[str], LearningModel | None]):
+        self.name = name
+        self._key = key
+        self._build = build
+        self._model: LearningModel | None = None
+        self._built_with: str | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"_KeyedOnFirstCall(name={self.name!r})"
+
+    def propose(self, request: LearningRequest) -> ModelReply:
+        key = self._key()
+        with self._lock:
+            if self._built_with != key:
+                self._model = self._build(key)
+                self._built_with = key
+            model = self._model
+        if model is None:
+            raise ModelFailure("config", f"{self.name} is not available here", retryable=False)
+        return model.propose(request)
