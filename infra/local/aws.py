@@ -152,6 +152,13 @@ def _referenced_resource(value: Any) -> str:
     raise RuntimeError(f"cannot resolve a definition substitution: {value!r}")
 
 
+def state_machine_type() -> str:
+    """The learning state machine's workflow type in template.yaml (STANDARD or EXPRESS):
+    moto runs either through StartExecution, with Standard's name rules for both."""
+    _, machine = _only("AWS::Serverless::StateMachine")
+    return str(machine["Properties"].get("Type", "STANDARD"))
+
+
 def create_state_machine(session: Any) -> str:
     name, definition = state_machine_definition()
     sfn = session.client("stepfunctions")
@@ -159,7 +166,7 @@ def create_state_machine(session: Any) -> str:
         name=name,
         definition=definition,
         roleArn=f"arn:aws:iam::{ACCOUNT}:role/agent-memory-learning",
-        type="STANDARD",
+        type=state_machine_type(),
     )
     return str(created["stateMachineArn"])
 

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent_memory.domain.errors import IntegrityError, TooLarge, WriteConflict
+from agent_memory.domain.errors import IntegrityError, TooLarge, Unavailable, WriteConflict
 from agent_memory.ports import (
     Absent,
     AbsentOrEquals,
@@ -193,12 +193,17 @@ class SequentialIds:
 
 
 class RecordingOrchestrator:
-    """Records starts; a name seen before is a no-op, as in Step Functions."""
+    """Records starts; a name seen before is a no-op, as in Step Functions. The next
+    `outages` starts fail as a busy workflow service does (Unavailable, nothing started)."""
 
     def __init__(self) -> None:
         self.started: dict[str, Mapping[str, Any]] = {}
+        self.outages = 0
 
     def start(self, name: str, payload: Mapping[str, Any]) -> Execution:
+        if self.outages > 0:
+            self.outages -= 1
+            raise Unavailable("the workflow service is busy; retry shortly")
         if name in self.started:
             return Execution(name=name, started=False)
         self.started[name] = dict(payload)

@@ -7,17 +7,29 @@
   when it ends.
 - `CALL#<name>#<step>#<attempt:02d>`: one attempt of a model call (the encrypted call log):
   the sealed request and reply, the model, usage, and how it ended; expires after `ttl`.
+
+Recorded waits (an execution that starts when an event happens, docs/decisions.md):
+
+- pk `WAIT#<event>`: one partition per event (`turn:<org>:<chat>:<turn>`, a budget period).
+  `LINK#<name>` names one execution waiting on it (enough to rebuild its Run); `EVENT` is
+  written once when the event happens, with what the release passes on (`upto`).
+- The execution's own row is `waiting` until the event releases it, then `released` (shown
+  as running) until LoadEvidence begins it. A wait is recorded in one transaction with a
+  check that `EVENT` is absent, so a wait and its event cannot miss each other.
 """
 
 from __future__ import annotations
 
 import json
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.ports import (
     Absent,
     Action,
+    Check,
     Cipher,
     Equals,
     KeyRange,
@@ -28,10 +40,16 @@ from agent_memory.ports import (
     Update,
 )
 
-Status = Literal["running", "succeeded", "failed", "skipped"]
+Status = Literal["waiting", "released", "running", "succeeded", "failed", "skipped"]
 TERMINAL: frozenset[str] = frozenset({"succeeded", "failed", "skipped"})
+# Not yet begun by LoadEvidence: a failure recorded now writes over these too.
+NOT_BEGUN: frozenset[str] = frozenset({"waiting", "released"})
 EXEC_PREFIX = "EXEC#"
 CALL_PREFIX = "CALL#"
+LINK_PREFIX = "LINK#"
+EVENT_SK = "EVENT"
+# Waits and events are kept this long (a month's budget period, with room to spare).
+WAIT_TTL_S = 90 * 24 * 3600
 # Error messages are kept short: they are shown to clients, never a dump.
 MAX_MESSAGE = 500
 
@@ -46,6 +64,10 @@ def execution_sk(requested_at: int, name: str) -> str:
 
 def call_sk(name: str, step: str, attempt: int) -> str:
     return f"{CALL_PREFIX}{name}#{step}#{attempt:02d}"
+
+
+def wait_partition(event: str) -> str:
+    return f"WAIT#{event}"
 
 
 @dataclass(frozen=True)
@@ -86,11 +108,29 @@ class ExecutionRow:
     error_type: str | None
     # The saved model call whose answer this run uses (set when the answer is saved).
     answered: str | None
+    # The event a recorded wait waited for, and when the event released it.
+    waited_for: str | None
+    released_at: int | None
     record: Record = field(repr=False)
 
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL
+
+
+@dataclass(frozen=True)
+class Waiter:
+    """One execution waiting on an event, as its link row names it."""
+
+    run: Run
+    event: str
+
+
+@dataclass(frozen=True)
+class Happened:
+    """The event a wait was for had already happened, with what it passed on."""
+
+    data: dict[str, Any]
 
 
 class ExecutionRepository:
@@ -139,8 +179,9 @@ class ExecutionRepository:
         model: str | None = None,
     ) -> None:
         """Write the row of a run that starts (with its `evidence` JSON, sealed) or that has
-        nothing to learn (`evidence` None: skipped). Raises WriteConflict when the row
-        exists already (a retried or repeated step)."""
+        nothing to learn (`evidence` None: skipped). A released wait's row is taken over,
+        keeping when it was released. Raises WriteConflict when the row exists already and
+        is not a released wait (a retried or repeated step)."""
         record = self._base(run)
         if evidence is None:
             record |= {"status": "skipped", "endedAt": now, "itemIds": []}
@@ -152,7 +193,14 @@ class ExecutionRepository:
                 "model": model,
                 "evidence": self._seal(run, run.sk, "evidence", evidence),
             }
-        self._store.write([Put(record, Absent())])
+        try:
+            self._store.write([Put(record, Absent())])
+        except WriteConflict:
+            # Only a run that waited has a row before it begins (one more write, waits only).
+            fields = {k: v for k, v in record.items() if k not in ("pk", "sk", "startedAt")}
+            self._store.write(
+                [Update(run.pk, run.sk, set=fields, condition=Equals("status", "released"))]
+            )
 
     def skipped(self, run: Run, now: int, note: str) -> Put:
         """The row of a run that was never started because its turn teaches nothing, with
@@ -232,8 +280,10 @@ class ExecutionRepository:
         if existing is None:
             self._store.write([Put(self._base(run) | ending | {"itemIds": []}, Absent())])
             return
+        # A released wait that failed before LoadEvidence began it ends from where it is.
+        status = existing.status if existing.status in NOT_BEGUN else "running"
         update = Update(
-            run.pk, run.sk, set=ending | {"evidence": None}, condition=Equals("status", "running")
+            run.pk, run.sk, set=ending | {"evidence": None}, condition=Equals("status", status)
         )
         self._store.write([update])
 
@@ -243,6 +293,145 @@ class ExecutionRepository:
             return {}
         opened = json.loads(self._open(row.run, row.run.sk, "detail", row.record["detail"]))
         return dict(opened) if isinstance(opened, dict) else {}
+
+    # -- recorded waits ----------------------------------------------------------------------
+
+    def wait(self, run: Run, event: str, now: int) -> Literal["waiting", "exists"] | Happened:
+        """Record `run` as waiting for `event`: its row (`waiting`) and its link in the
+        event's partition, in one transaction conditional on the event's row being absent.
+        "exists" when a run of this name was linked to the event before (a repeated wait);
+        `Happened` when the event came first (nothing written: start the run now)."""
+        row = self._base(run) | {"status": "waiting", "waitFor": event, "itemIds": []}
+        actions: list[Action] = [
+            Put(row, Absent()),
+            Put(self._link(run, event, now), Absent()),
+            Check(wait_partition(event), EVENT_SK, Absent()),
+        ]
+        for _round in range(3):
+            try:
+                self._store.write(actions)
+                return "waiting"
+            except WriteConflict:
+                found = self._wait_rows(event, run.name)
+            if LINK_PREFIX + run.name in found:
+                return "exists"
+            if EVENT_SK in found:
+                return Happened(dict(found[EVENT_SK].get("data") or {}))
+            # Neither: a concurrent transaction on these rows won the race; look again.
+        raise Unavailable("the wait could not be recorded; retry shortly")
+
+    def released_now(self, run: Run, event: str, now: int) -> bool:
+        """Record a run whose event already happened as released at once (its row, and its
+        link so that a repeated wait finds it). False when the link exists already."""
+        row = self._base(run) | {
+            "status": "released",
+            "waitFor": event,
+            "releasedAt": now,
+            "itemIds": [],
+        }
+        try:
+            self._store.write([Put(row, Absent()), Put(self._link(run, event, now), Absent())])
+        except WriteConflict:
+            return False
+        return True
+
+    def happen(self, event: str, data: dict[str, Any], now: int) -> dict[str, Any]:
+        """Record, once, that `event` happened; the first call's `data` stands and is
+        returned (a repeated or concurrent call gets the first one's)."""
+        record: Record = {
+            "pk": wait_partition(event),
+            "sk": EVENT_SK,
+            "type": "wait-event",
+            "at": now,
+            "data": data,
+            "ttl": now // 1000 + WAIT_TTL_S,
+        }
+        try:
+            self._store.write([Put(record, Absent())])
+        except WriteConflict:
+            existing = self._store.get(wait_partition(event), EVENT_SK)
+            if existing is None:  # a transaction on the row won; it is not written yet
+                raise Unavailable("the event could not be recorded; retry shortly") from None
+            return dict(existing.get("data") or {})
+        return dict(data)
+
+    def waiters(self, event: str) -> list[Waiter]:
+        """Every execution linked to `event`, in name order (released ones too)."""
+        waiters: list[Waiter] = []
+        after: str | None = None
+        while True:
+            page = self._store.query(
+                wait_partition(event), KeyRange(prefix=LINK_PREFIX), after=after
+            )
+            waiters.extend(Waiter(self._linked_run(link), event) for link in page.records)
+            if page.next is None:
+                return waiters
+            after = page.next
+
+    def linked(self, event: str, name: str) -> Run | None:
+        """The run that execution `name` waits (or waited) on `event` with, if linked."""
+        link = self._store.get(wait_partition(event), LINK_PREFIX + name)
+        return self._linked_run(link) if link else None
+
+    def claim(self, run: Run, upto: int, now: int) -> bool:
+        """Release a waiting run, reading items up to `upto`. False when it was not waiting
+        (released before, begun, or ended)."""
+        update = Update(
+            run.pk,
+            run.sk,
+            set={"status": "released", "upto": upto, "releasedAt": now},
+            condition=Equals("status", "waiting"),
+        )
+        try:
+            self._store.write([update])
+        except WriteConflict:
+            return False
+        return True
+
+    def handed_over(self, run: Run, now: int) -> None:
+        """Note that the workflow accepted a released run, so a repeated release does not
+        ask again. Nothing to note once LoadEvidence began it."""
+        update = Update(
+            run.pk, run.sk, set={"handedAt": now}, condition=Equals("status", "released")
+        )
+        # A conflict: it began (or ended) already, and a later release skips it anyway.
+        with suppress(WriteConflict):
+            self._store.write([update])
+
+    def _link(self, run: Run, event: str, now: int) -> Record:
+        link: Record = {
+            "pk": wait_partition(event),
+            "sk": LINK_PREFIX + run.name,
+            "type": "wait-link",
+            "kind": run.kind,
+            "org": run.org_id,
+            "poolId": run.pool_id,
+            "name": run.name,
+            "requestedAt": run.requested_at,
+            "reason": run.reason,
+            "upto": run.upto,
+            "ttl": now // 1000 + WAIT_TTL_S,
+        }
+        if run.session:
+            link["sessionId"] = run.session
+        return link
+
+    @staticmethod
+    def _linked_run(link: Record) -> Run:
+        return Run(
+            str(link["kind"]),
+            str(link["org"]),
+            str(link["poolId"]),
+            str(link["name"]),
+            int(link["requestedAt"]),
+            str(link["reason"]),
+            int(link["upto"]),
+            link.get("sessionId"),
+        )
+
+    def _wait_rows(self, event: str, name: str) -> dict[str, Record]:
+        keys = [(wait_partition(event), LINK_PREFIX + name), (wait_partition(event), EVENT_SK)]
+        return {str(r["sk"]): r for r in self._store.get_many(keys)}
 
     # -- saved model calls (the encrypted call log) -----------------------------------------
 
@@ -333,6 +522,8 @@ class ExecutionRepository:
             rejected_count=int(record.get("rejectedCount", 0)),
             error_type=record.get("errorType"),
             answered=record.get("answered"),
+            waited_for=record.get("waitFor"),
+            released_at=int(record["releasedAt"]) if "releasedAt" in record else None,
             record=record,
         )
 

@@ -9,22 +9,24 @@ error messages are sealed in the table. Decisions: docs/decisions/learning.md.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any, Literal
 
 from agent_memory.domain.errors import IntegrityError, Unavailable, WriteConflict
 from agent_memory.domain.learning_prompt import instructions_for
 from agent_memory.domain.proposals import InvalidModelOutput, ProposedChange, parse_changes
-from agent_memory.persistence.executions import ExecutionRepository, ExecutionRow, Run
+from agent_memory.persistence.executions import ExecutionRepository, ExecutionRow, Happened, Run
 from agent_memory.ports import (
     Action,
     Cipher,
     Clock,
+    Execution,
     Ids,
     LearningRequest,
     ModelCatalog,
@@ -63,9 +65,11 @@ MAX_EVIDENCE_BYTES = 300_000
 MAX_REPLY_BYTES = 200_000
 # ApplyLearning re-reads and re-applies this often when memory changes under it.
 APPLY_ROUNDS = 3
-# The state machine's own TimeoutSeconds (1800 s) plus a margin: a row still "running"
-# after that lost its execution (it timed out or RecordFailure itself failed).
-RUN_LIMIT_MS = (1800 + 300) * 1000
+# The state machine's own TimeoutSeconds (300 s, Express's limit) plus a margin: a row still
+# "running" after that lost its execution (it timed out or RecordFailure itself failed).
+RUN_LIMIT_MS = (300 + 300) * 1000
+# The `upto` of a wait whose last item only its event will tell (a turn still open).
+UPTO_LATER = -1
 
 
 class LearningService:
@@ -108,23 +112,87 @@ class LearningService:
         if self._orchestrator is None:
             return "skipped"
         nonce = None if reason == "turn" else self._ids.new("r")
-        ref: dict[str, str] = {"kind": pool.kind, "orgId": pool.org_id, "poolId": pool.pool_id}
-        if pool.session:
-            ref["sessionId"] = pool.session
-        payload = {
-            "pool": ref,
-            "upto": upto,
-            "reason": reason,
-            "requestedAt": self._clock.now_ms(),
-        }
+        name = execution_name(pool, upto, nonce)
+        payload = _payload(_run(pool, name, self._clock.now_ms(), reason, upto))
         try:
-            self._orchestrator.start(execution_name(pool, upto, nonce), payload)
+            self._orchestrator.start(name, payload)
         except Unavailable:
             if reason != "turn":
                 raise
             log.warning("learning not started: the workflow service is unavailable")
             return "skipped"
         return "started"
+
+    def wait(
+        self, pool: PoolRef, *, event: str, reason: str, upto: int | None = None
+    ) -> Literal["waiting", "started", "exists", "skipped"]:
+        """Save a learning execution of `pool` that starts when `event` happens (`release`),
+        e.g. `turn:<org>:<chat>:<turn>` (a confide waits for its turn) or a budget period.
+        The wait is a row: it survives restarts. One wait per pool and event: a repeated
+        call is "exists". When the event happened first, the run starts now ("started").
+        `upto` is the last item to read when known now; else the event's `upto` says.
+
+        "skipped" when this deployment has no workflow (nothing is saved). Raises
+        Unavailable when the table or, for an event that already happened, the workflow
+        service is unavailable (call again: it is started once)."""
+        if self._orchestrator is None:
+            return "skipped"
+        now = self._clock.now_ms()
+        run = _run(pool, wait_name(pool, event), now, reason, UPTO_LATER if upto is None else upto)
+        recorded = self._runs.wait(run, event, now)
+        if recorded == "waiting":
+            return "waiting"
+        if isinstance(recorded, Happened):
+            run = replace(run, upto=_upto(recorded.data, upto, event))
+            if self._runs.released_now(run, event, now):
+                self._hand_over(run, now)
+                return "started"
+        # Saved before: a release (or this call, before) may have failed to hand it over.
+        linked = self._runs.linked(event, run.name)
+        if linked is not None and self._start_released(linked, now).started:
+            return "started"
+        return "exists"
+
+    def release(self, event: str, *, upto: int | None = None) -> list[Execution]:
+        """`event` happened: record it (once: the first call's `upto` stands, and a wait
+        saved later starts at once) and start every execution waiting on it. Each is
+        started once: one that a release handed to the workflow before is not started again
+        (`started=False`); one released by a call that failed before the workflow took it
+        is asked again under its name, which the orchestrator refuses if it did start. Raises
+        Unavailable when the table or the workflow service fails (call again)."""
+        now = self._clock.now_ms()
+        data = self._runs.happen(event, {} if upto is None else {"upto": upto}, now)
+        if self._orchestrator is None:
+            return []
+        results: list[Execution] = []
+        failed: Unavailable | None = None
+        for waiter in self._runs.waiters(event):
+            named = None if waiter.run.upto == UPTO_LATER else waiter.run.upto
+            run = replace(waiter.run, upto=_upto(data, named, event))
+            try:
+                if self._runs.claim(run, run.upto, now):
+                    results.append(self._hand_over(run, now))
+                else:
+                    results.append(self._start_released(run, now))
+            except Unavailable as error:
+                failed = error  # the others still start; the next release retries this one
+        if failed is not None:
+            raise failed
+        return results
+
+    def _hand_over(self, run: Run, now: int) -> Execution:
+        """Start a released run and note that the workflow has it."""
+        assert self._orchestrator is not None  # callers checked
+        started = self._orchestrator.start(run.name, _payload(run))
+        self._runs.handed_over(run, now)
+        return started
+
+    def _start_released(self, run: Run, now: int) -> Execution:
+        """Start a run that was released but never handed over; any other is left alone."""
+        row = self._runs.get(run)
+        if row is None or row.status != "released" or "handedAt" in row.record:
+            return Execution(name=run.name, started=False)
+        return self._hand_over(replace(run, upto=int(row.record["upto"])), now)
 
     def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]:
         """The pool's newest executions, newest first, in API.md's Execution shape."""
@@ -133,10 +201,12 @@ class LearningService:
         return [self._view(row, now) for row in rows]
 
     def _view(self, row: ExecutionRow, now: int) -> dict[str, Any]:
-        status: str = row.status
+        # A released wait has been handed to the workflow: it runs from then on.
+        status: str = "running" if row.status == "released" else row.status
         details = self._runs.details(row) if "detail" in row.record else {}
         error = {"type": row.error_type, "message": details.get("error", "")}
-        if status == "running" and now - row.started_at > RUN_LIMIT_MS:
+        running_since = row.released_at if row.released_at is not None else row.started_at
+        if status == "running" and now - running_since > RUN_LIMIT_MS:
             status = "failed"
             error = {"type": "States.Timeout", "message": "the run did not finish in time"}
         view: dict[str, Any] = {
@@ -358,6 +428,33 @@ class LearningService:
         if "model" not in state:
             return "CallModel"
         return "ApplyLearning"
+
+
+def wait_name(pool: PoolRef, event: str) -> str:
+    """The execution name of `pool`'s wait for `event`: one per pool and event."""
+    digest = hashlib.sha256(event.encode()).hexdigest()[:16]
+    return execution_name(pool, 0, f"w{digest}")
+
+
+def _run(pool: PoolRef, name: str, now: int, reason: str, upto: int) -> Run:
+    return Run(pool.kind, pool.org_id, pool.pool_id, name, now, reason, upto, pool.session)
+
+
+def _upto(data: Mapping[str, Any], upto: int | None, event: str) -> int:
+    """The last item a released run reads: the event's, else the one the wait named."""
+    if "upto" in data:
+        return int(data["upto"])
+    if upto is None:
+        raise ValueError(f"neither the wait nor the event {event!r} names the last item")
+    return upto
+
+
+def _payload(run: Run) -> dict[str, Any]:
+    """The execution input of a run (infra/statemachines/README.md), as `start` builds it."""
+    ref: dict[str, str] = {"kind": run.kind, "orgId": run.org_id, "poolId": run.pool_id}
+    if run.session:
+        ref["sessionId"] = run.session
+    return {"pool": ref, "upto": run.upto, "reason": run.reason, "requestedAt": run.requested_at}
 
 
 @contextmanager
