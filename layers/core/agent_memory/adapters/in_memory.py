@@ -6,8 +6,9 @@ import base64
 import copy
 import itertools
 import json
+import operator
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agent_memory.domain.errors import IntegrityError, TooLarge, Unavailable, WriteConflict
@@ -27,6 +28,15 @@ from agent_memory.ports import (
     Record,
     Update,
 )
+from agent_memory.ports.store import (
+    WRITER_ATTRIBUTE,
+    AbsentOrAtMost,
+    AbsentOrLessThan,
+    AtLeast,
+    AtMost,
+    GreaterThan,
+    LessThan,
+)
 
 _INDEX_KEYS = {"gsi1": ("gsi1pk", "gsi1sk")}
 
@@ -39,11 +49,37 @@ def _holds(condition: Condition | None, row: Record | None) -> bool:
             return row is None
         case Present():
             return row is not None
-        case Equals(attribute, value):
+        case AbsentOrEquals() | AbsentOrLessThan() | AbsentOrAtMost() if row is None:
+            return True
+        case Equals(attribute, value) | AbsentOrEquals(attribute, value):
             return row is not None and row.get(attribute) == value
-        case AbsentOrEquals(attribute, value):
-            return row is None or row.get(attribute) == value
+        case LessThan(attribute, value) | AbsentOrLessThan(attribute, value):
+            return _compares(row, attribute, value, operator.lt)
+        case AtMost(attribute, value) | AbsentOrAtMost(attribute, value):
+            return _compares(row, attribute, value, operator.le)
+        case GreaterThan(attribute, value):
+            return _compares(row, attribute, value, operator.gt)
+        case AtLeast(attribute, value):
+            return _compares(row, attribute, value, operator.ge)
     raise TypeError(condition)  # pragma: no cover
+
+
+def _kind(value: Any) -> type | None:
+    """DynamoDB's comparable kinds: number, string, binary (bool is not a number)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float
+    return type(value) if isinstance(value, str | bytes) else None
+
+
+def _compares(
+    row: Record | None, attribute: str, value: Any, holds: Callable[[Any, Any], bool]
+) -> bool:
+    if row is None or attribute not in row:
+        return False
+    kind = _kind(row[attribute])
+    return kind is not None and kind is _kind(value) and holds(row[attribute], value)
 
 
 class InMemoryStore:
@@ -116,12 +152,18 @@ class InMemoryStore:
         if len(set(keys)) != len(keys):
             # As DynamoDB: "Transaction request cannot include multiple operations on one item".
             raise ValueError("a transaction may touch each row only once")
+        if any(WRITER_ATTRIBUTE in _written(a) for a in actions):
+            raise ValueError(f"{WRITER_ATTRIBUTE} is reserved for the store")
         self.requests += 1
         with self._lock:
             for position, action in enumerate(actions):
                 key = _key_of(action)
                 if not _holds(action.condition, self.rows.get(key)):
-                    raise WriteConflict("the object changed since it was read", index=position)
+                    raise WriteConflict(
+                        "the object changed since it was read",
+                        index=position,
+                        condition=action.condition.name if action.condition else None,
+                    )
             for action in actions:
                 self._apply(action)
 
@@ -149,6 +191,15 @@ def _key_of(action: Action) -> tuple[str, str]:
     if isinstance(action, Put):
         return (str(action.record["pk"]), str(action.record["sk"]))
     return (action.pk, action.sk)
+
+
+def _written(action: Action) -> Mapping[str, Any]:
+    """The attributes an action writes (their names are what matters)."""
+    if isinstance(action, Put):
+        return action.record
+    if isinstance(action, Update):
+        return {**action.set, **action.add}
+    return {}
 
 
 class FakeCipher:

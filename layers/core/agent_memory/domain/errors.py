@@ -85,10 +85,18 @@ class IntegrityError(DomainError):
 class WriteConflict(Conflict):
     """Raised by the store when a conditional write or transaction's condition failed.
 
-    `index` is the position of the failing action in a transaction, when known.
-    Services translate it into the seed's tag (SessionConflict, VersionConflict).
+    `condition` is the `name` of the condition that failed (None when it had none), and
+    `index` the position of its action in the write; both are None when no condition
+    failed (a concurrent transaction won). Services translate it into the seed's tag
+    (SessionConflict, VersionConflict).
     """
 
-    def __init__(self, message: str = "a condition failed", index: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str = "a condition failed",
+        index: int | None = None,
+        condition: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.index = index
+        self.condition = condition

@@ -10,16 +10,30 @@ Record = dict[str, Any]
 
 
 # --- Conditions -------------------------------------------------------------------------
+#
+# A condition is checked against the row as it is before the write. Every condition takes
+# an optional keyword `name`: a failed write raises `WriteConflict(condition=name)`, so a
+# service tells which of its guards failed without counting positions.
+#
+# Comparisons follow DynamoDB: numbers compare with numbers, strings with strings (by code
+# point), bytes with bytes; a missing row, a missing attribute or values of different kinds
+# fail every comparison. The `AbsentOr...` forms also pass when the row does not exist yet:
+# they exist for the comparisons a first write passes (a counter at zero, a lease never
+# taken), so there is no `AbsentOrGreaterThan`.
 
 
 @dataclass(frozen=True)
 class Absent:
     """The row must not exist."""
 
+    name: str | None = field(default=None, kw_only=True)
+
 
 @dataclass(frozen=True)
 class Present:
     """The row must exist."""
+
+    name: str | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -28,6 +42,43 @@ class Equals:
 
     attribute: str
     value: Any
+    name: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True)
+class LessThan:
+    """The row must exist and `attribute < value` (a lease that expired before `value`)."""
+
+    attribute: str
+    value: Any
+    name: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True)
+class AtMost:
+    """The row must exist and `attribute <= value` (a budget with room for one more)."""
+
+    attribute: str
+    value: Any
+    name: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True)
+class GreaterThan:
+    """The row must exist and `attribute > value` (a lease still held at `value`)."""
+
+    attribute: str
+    value: Any
+    name: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True)
+class AtLeast:
+    """The row must exist and `attribute >= value`."""
+
+    attribute: str
+    value: Any
+    name: str | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -36,9 +87,36 @@ class AbsentOrEquals:
 
     attribute: str
     value: Any
+    name: str | None = field(default=None, kw_only=True)
 
 
-Condition = Absent | Present | Equals | AbsentOrEquals
+@dataclass(frozen=True)
+class AbsentOrLessThan:
+    """The row is absent, or `attribute < value` (take a lease never taken or expired)."""
+
+    attribute: str
+    value: Any
+    name: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True)
+class AbsentOrAtMost:
+    """The row is absent, or `attribute <= value` (spend from a budget, the period's first
+    spend included)."""
+
+    attribute: str
+    value: Any
+    name: str | None = field(default=None, kw_only=True)
+
+
+Comparison = Equals | LessThan | AtMost | GreaterThan | AtLeast
+AbsentOrComparison = AbsentOrEquals | AbsentOrLessThan | AbsentOrAtMost
+Condition = Absent | Present | Comparison | AbsentOrComparison
+
+# Kept on every row the DynamoDB adapter writes (the token of the write that made it, to
+# recognise its own write when the SDK retries one whose answer was lost) and never shown
+# in a returned record: a record may not use this attribute.
+WRITER_ATTRIBUTE = "_writer"
 
 
 # --- Write actions ----------------------------------------------------------------------
@@ -126,6 +204,13 @@ class Store(Protocol):
         ...
 
     def write(self, actions: Sequence[Action]) -> None:
-        """Apply all actions or none. Raises `WriteConflict(index=...)` when a condition
-        fails, `Unavailable` on transient failure (nothing written in either case)."""
+        """Apply all actions or none.
+
+        Raises `WriteConflict(index=..., condition=...)` when a condition fails (the first
+        failing action's position and its condition's `name`), `WriteConflict(index=None,
+        condition=None)` when a concurrent transaction won, `Unavailable` on transient
+        failure, `TooLarge` over 100 actions, `ValueError` when two actions touch one row
+        or a record uses `WRITER_ATTRIBUTE`. A write whose answer was lost after it
+        committed, and which the SDK retried, answers success, not a conflict.
+        """
         ...

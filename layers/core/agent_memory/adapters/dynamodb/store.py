@@ -1,4 +1,20 @@
-"""The single table over DynamoDB: typed rows in, plain rows out, conflicts as domain errors."""
+"""The single table over DynamoDB: typed rows in, plain rows out, conflicts as domain errors.
+
+Every write is safe under the SDK's own retries (standard mode retries a timeout or a 5xx,
+so an attempt the table applied may be sent again):
+
+- each `write()` draws a token and keeps it on every row it puts or updates
+  (`WRITER_ATTRIBUTE`, hidden from returned records); each put or update also asks that
+  the row not carry that token already, and for the old row when a condition fails
+  (`ReturnValuesOnConditionCheckFailure`). A retry of an applied write fails on its own
+  token: that answers success, not a conflict.
+- a transaction also sends the token as `ClientRequestToken`: DynamoDB answers a retry
+  within 10 minutes without applying it again (moto does not, the row token covers it).
+- a conditional delete leaves no row to carry a token: when its condition fails on a
+  retried attempt and the row is gone, it answers success. The row is gone as asked; what
+  this can hide is another writer deleting it between a lost first attempt and the retry.
+  The same holds for a transaction of deletes and checks only.
+"""
 
 from __future__ import annotations
 
@@ -13,15 +29,22 @@ from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.domain.errors import TooLarge, Unavailable, WriteConflict
-from agent_memory.ports import (
+from agent_memory.ports.store import (
+    WRITER_ATTRIBUTE,
     Absent,
+    AbsentOrAtMost,
     AbsentOrEquals,
+    AbsentOrLessThan,
     Action,
+    AtLeast,
+    AtMost,
     Check,
     Condition,
     Delete,
     Equals,
+    GreaterThan,
     KeyRange,
+    LessThan,
     Page,
     Present,
     Put,
@@ -75,7 +98,24 @@ def serialize(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def deserialize(item: Mapping[str, Any]) -> Record:
-    return {k: _from_dynamo(_deserializer.deserialize(v)) for k, v in item.items()}
+    """A plain record; the writer token stays in the table."""
+    return {
+        k: _from_dynamo(_deserializer.deserialize(v))
+        for k, v in item.items()
+        if k != WRITER_ATTRIBUTE
+    }
+
+
+_OPERATORS: dict[type, str] = {
+    Equals: "=",
+    AbsentOrEquals: "=",
+    LessThan: "<",
+    AbsentOrLessThan: "<",
+    AtMost: "<=",
+    AbsentOrAtMost: "<=",
+    GreaterThan: ">",
+    AtLeast: ">=",
+}
 
 
 class _Expression:
@@ -101,14 +141,15 @@ class _Expression:
                 return f"attribute_not_exists({self.name('pk')})"
             case Present():
                 return f"attribute_exists({self.name('pk')})"
-            case Equals(attribute, value):
-                return f"{self.name(attribute)} = {self.value(value)}"
-            case AbsentOrEquals(attribute, value):
-                pk = self.name("pk")
-                return (
-                    f"(attribute_not_exists({pk}) OR {self.name(attribute)} = {self.value(value)})"
-                )
+            case AbsentOrEquals() | AbsentOrLessThan() | AbsentOrAtMost():
+                compare = self._compare(condition.attribute, condition, condition.value)
+                return f"(attribute_not_exists({self.name('pk')}) OR {compare})"
+            case Equals() | LessThan() | AtMost() | GreaterThan() | AtLeast():
+                return self._compare(condition.attribute, condition, condition.value)
         raise TypeError(condition)  # pragma: no cover
+
+    def _compare(self, attribute: str, condition: Condition, value: Any) -> str:
+        return f"{self.name(attribute)} {_OPERATORS[type(condition)]} {self.value(value)}"
 
     def attach(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.names:
@@ -120,6 +161,34 @@ class _Expression:
 
 def _key(pk: str, sk: str) -> dict[str, Any]:
     return {"pk": {"S": pk}, "sk": {"S": sk}}
+
+
+def _key_of(action: Action) -> tuple[str, str]:
+    if isinstance(action, Put):
+        return (str(action.record["pk"]), str(action.record["sk"]))
+    return (action.pk, action.sk)
+
+
+def _written(action: Action) -> Mapping[str, Any]:
+    if isinstance(action, Put):
+        return action.record
+    if isinstance(action, Update):
+        return {**action.set, **action.add}
+    return {}
+
+
+def _carries(item: Mapping[str, Any] | None, token: str) -> bool:
+    """The old row returned with a failed condition was written by the write of `token`."""
+    return item is not None and item.get(WRITER_ATTRIBUTE) == {"S": token}
+
+
+def _retried(error: ClientError) -> bool:
+    """The SDK sent this request more than once: an earlier attempt may have applied it."""
+    return int(error.response.get("ResponseMetadata", {}).get("RetryAttempts", 0)) > 0
+
+
+def _name(action: Action) -> str | None:
+    return action.condition.name if action.condition is not None else None
 
 
 class DynamoStore:
@@ -234,28 +303,52 @@ class DynamoStore:
             raise TooLarge(
                 f"one change may write at most {MAX_TRANSACTION_ACTIONS} rows, not {len(actions)}"
             )
+        keys = [_key_of(a) for a in actions]
+        if len(set(keys)) != len(keys):
+            # DynamoDB: "Transaction request cannot include multiple operations on one item".
+            raise ValueError("a transaction may touch each row only once")
+        if any(WRITER_ATTRIBUTE in _written(a) for a in actions):
+            raise ValueError(f"{WRITER_ATTRIBUTE} is reserved for the store")
+        token = uuid.uuid4().hex
         if len(actions) == 1 and not isinstance(actions[0], Check):
-            self._write_one(actions[0])
+            self._write_one(actions[0], token)
             return
-        items = [self._transact_item(a) for a in actions]
+        items = [self._transact_item(a, token) for a in actions]
         try:
-            self._call(
-                "transact_write_items",
-                TransactItems=items,
-                ClientRequestToken=uuid.uuid4().hex,
-            )
+            self._call("transact_write_items", TransactItems=items, ClientRequestToken=token)
         except ClientError as error:
             if error.response["Error"]["Code"] != "TransactionCanceledException":
                 raise  # pragma: no cover - mapped by _call
-            raise self._cancellation(error) from error
+            failure = self._cancellation(error, actions, token)
+            if failure is not None:
+                raise failure from error
 
     @staticmethod
-    def _cancellation(error: ClientError) -> Exception:
+    def _cancellation(
+        error: ClientError, actions: Sequence[Action], token: str
+    ) -> Exception | None:
+        """The domain error for a cancelled transaction; None when it had committed."""
         reasons = error.response.get("CancellationReasons") or []
+        if any(_carries(r.get("Item"), token) for r in reasons):
+            return None  # an earlier attempt committed; this retry met its own rows
         codes = [r.get("Code", "None") for r in reasons]
-        for position, code in enumerate(codes):
-            if code == "ConditionalCheckFailed":
-                return WriteConflict("the object changed since it was read", index=position)
+        failed = [p for p, code in enumerate(codes) if code == "ConditionalCheckFailed"]
+        others = [c for c in codes if c not in ("None", "ConditionalCheckFailed")]
+        if (
+            failed
+            and not others
+            and _retried(error)
+            and not any(isinstance(a, Put | Update) for a in actions)
+            and all(isinstance(actions[p], Delete) and not reasons[p].get("Item") for p in failed)
+        ):
+            return None  # deletes and checks only: the rows are gone, as asked
+        if failed:
+            position = failed[0]
+            return WriteConflict(
+                "the object changed since it was read",
+                index=position,
+                condition=_name(actions[position]) if position < len(actions) else None,
+            )
         if "TransactionConflict" in codes or not codes:
             # Another writer's transaction touched the same rows: it won the race.
             return WriteConflict("a concurrent change won", index=None)
@@ -265,32 +358,51 @@ class DynamoStore:
             return TooLarge("the pool is over its size limit")
         return Unavailable(f"the write was cancelled: {', '.join(codes)}")
 
-    def _write_one(self, action: Action) -> None:
-        request = self._single(action)
+    def _write_one(self, action: Action, token: str) -> None:
+        request = self._single(action, token)
         method = {"Put": "put_item", "Update": "update_item", "Delete": "delete_item"}
-        self._call(method[type(action).__name__], **request)
+        try:
+            self._call(method[type(action).__name__], **request)
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise  # pragma: no cover - mapped by _call
+            old = error.response.get("Item")
+            if _carries(old, token):
+                return  # an earlier attempt applied it; this retry met its own row
+            if isinstance(action, Delete) and not old and _retried(error):
+                return  # the row is gone, as asked
+            raise WriteConflict(
+                "the object changed since it was read", index=0, condition=_name(action)
+            ) from error
 
-    def _single(self, action: Action) -> dict[str, Any]:
+    def _single(self, action: Action, token: str) -> dict[str, Any]:
         expr = _Expression()
         request: dict[str, Any] = {"TableName": self._table}
-        condition = action.condition
+        condition = expr.condition(action.condition) if action.condition is not None else None
         match action:
             case Put(record):
-                request["Item"] = serialize(record)
+                request["Item"] = serialize(record) | {WRITER_ATTRIBUTE: {"S": token}}
             case Update(pk, sk, set_, add):
                 request["Key"] = _key(pk, sk)
-                request["UpdateExpression"] = self._update_expression(expr, set_, add)
-            case Delete(pk, sk):
+                request["UpdateExpression"] = self._update_expression(
+                    expr, {**set_, WRITER_ATTRIBUTE: token}, add
+                )
+            case Delete(pk, sk) | Check(pk, sk):
                 request["Key"] = _key(pk, sk)
-            case Check(pk, sk):
-                request["Key"] = _key(pk, sk)
+        if isinstance(action, Put | Update):
+            # Not a row this very write already made: its retry must not apply it twice.
+            writer = expr.name(WRITER_ATTRIBUTE)
+            guard = f"(attribute_not_exists({writer}) OR {writer} <> {expr.value(token)})"
+            # Conditions are AND operands already (a disjunction comes parenthesized).
+            condition = guard if condition is None else f"{condition} AND {guard}"
         if condition is not None:
-            request["ConditionExpression"] = expr.condition(condition)
+            request["ConditionExpression"] = condition
+            request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         return expr.attach(request)
 
-    def _transact_item(self, action: Action) -> dict[str, Any]:
+    def _transact_item(self, action: Action, token: str) -> dict[str, Any]:
         kind = {"Put": "Put", "Update": "Update", "Delete": "Delete", "Check": "ConditionCheck"}
-        return {kind[type(action).__name__]: self._single(action)}
+        return {kind[type(action).__name__]: self._single(action, token)}
 
     @staticmethod
     def _update_expression(
@@ -315,10 +427,8 @@ class DynamoStore:
             return getattr(self._client, method)(**request)
         except ClientError as error:
             code = error.response["Error"]["Code"]
-            if code == "ConditionalCheckFailedException":
-                raise WriteConflict("the object changed since it was read", index=0) from error
-            if code == "TransactionCanceledException":
-                raise
+            if code in ("ConditionalCheckFailedException", "TransactionCanceledException"):
+                raise  # the writer decides: a conflict, or its own earlier attempt
             if code in _TRANSIENT:
                 raise Unavailable("the store is busy; retry shortly") from error
             if code == "TransactionConflictException":
