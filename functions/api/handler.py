@@ -1,4 +1,9 @@
-"""Lambda entry point of the HTTP API: Mangum around the FastAPI app."""
+"""Lambda entry point of the HTTP API: Mangum around the FastAPI app.
+
+What this import costs is a cold start (bench/cold_start.py; tests/api/test_cold_start.py pins
+what it imports): the services, boto3 and the Encryption SDK are built on the first request
+that needs them (`services`), not here.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,12 @@ from typing import Any
 from mangum import Mangum
 
 from agent_memory.api.app import create_app
-from agent_memory.api.observability import logger, metrics
 from agent_memory.bootstrap import services_from_environment
+from agent_memory.observability import logger, metrics
 
-app = create_app(services_from_environment())
+# Built on the first request that needs them; tests pin theirs with `services.use(...)`.
+services = services_from_environment()
+app = create_app(services)
 _asgi = Mangum(app, lifespan="off")
 
 

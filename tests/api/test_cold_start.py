@@ -1,5 +1,6 @@
-"""What a cold start of the API function imports: no AWS SDK, no Encryption SDK, no
-pydantic v1 (docs/decisions.md, "Lazy wiring"). Checked in a fresh interpreter."""
+"""What a cold start imports, checked in a fresh interpreter: no AWS SDK, no Encryption SDK,
+no pydantic v1, no X-Ray SDK and no pydantic-settings (docs/decisions.md, "Lazy wiring" and
+"Settings, secrets, tracing and logs"). The learning steps do not import FastAPI either."""
 
 from __future__ import annotations
 
@@ -10,22 +11,42 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("boto3", "aws_encryption_sdk", "pydantic.v1", "aws_xray_sdk", "pydantic_settings")
 
 PROBE = """
 import json, sys
+HEAVY = {heavy!r}
 import functions.api.handler as h
 from fastapi.testclient import TestClient
-before = sorted(m for m in ("boto3", "aws_encryption_sdk", "pydantic.v1") if m in sys.modules)
+before = sorted(m for m in HEAVY if m in sys.modules)
 answer = TestClient(h.app).get("/healthz")
-after = sorted(m for m in ("boto3", "aws_encryption_sdk", "pydantic.v1") if m in sys.modules)
-print(json.dumps({"status": answer.status_code, "at_import": before, "after_health": after}))
+after = sorted(m for m in HEAVY if m in sys.modules)
+print(json.dumps({{"status": answer.status_code, "at_import": before, "after_health": after}}))
+"""
+
+STEPS_PROBE = """
+import json, sys
+import functions.learning_steps.handler
+print(json.dumps(sorted(m for m in {heavy!r} + ("fastapi",) if m in sys.modules)))
 """
 
 
-def test_a_cold_start_imports_only_what_it_needs() -> None:
+def _run(probe: str) -> object:
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'layers/core'}:{ROOT}"}
     done = subprocess.run(
-        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, cwd=ROOT, check=True
+        [sys.executable, "-c", probe.format(heavy=HEAVY)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=True,
     )
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
-    assert seen == {"status": 200, "at_import": [], "after_health": []}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_cold_start_imports_only_what_it_needs() -> None:
+    assert _run(PROBE) == {"status": 200, "at_import": [], "after_health": []}
+
+
+def test_a_learning_step_cold_start_imports_no_web_framework_and_no_sdk() -> None:
+    assert _run(STEPS_PROBE) == []

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import importlib
+import io
 import json
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
+import pytest
+
+from agent_memory.bootstrap import build_services
+from agent_memory.domain.errors import Unavailable
 from tests.conftest import ADMIN_TOKEN
 
 
@@ -63,3 +71,95 @@ def test_handler_serves_health_and_admin_routes(settings) -> None:
 
     denied = handler(_event("GET", "/v1/organizations/acme/settings"), _Context())
     assert denied["statusCode"] == 401
+
+
+# --- correlation ids on every log line ----------------------------------------------------
+
+
+@pytest.fixture
+def log_lines() -> Iterator[Callable[[], list[dict[str, Any]]]]:
+    """The JSON lines the Powertools handler writes (every logger of the package)."""
+    from agent_memory.observability import logger
+
+    buffer = io.StringIO()
+    handler = logger.registered_handler
+    previous = handler.setStream(buffer)
+    yield lambda: [json.loads(line) for line in buffer.getvalue().splitlines()]
+    handler.setStream(previous)
+
+
+class _WorkflowDown:
+    """Step Functions unreachable: a turn's learning cannot start."""
+
+    def start(self, name: str, payload: Any) -> Any:
+        raise Unavailable("the workflow service could not be reached; retry shortly")
+
+
+def test_a_service_log_line_carries_the_correlation_id_of_its_request(
+    settings: Any, adapters: Any, log_lines: Callable[[], list[dict[str, Any]]]
+) -> None:
+    import functions.api.handler as module
+
+    module = importlib.reload(module)
+    module.services.use(build_services(settings, replace(adapters, orchestrator=_WorkflowDown())))
+    handler = module.handler
+    org = handler(
+        _event("POST", "/v1/admin/organizations", {"name": "Acme"}, ADMIN_TOKEN), _Context()
+    )
+    org_id = json.loads(org["body"])["id"]
+    user = handler(
+        _event(
+            "POST", "/v1/admin/users", {"organizationId": org_id, "role": "member"}, ADMIN_TOKEN
+        ),
+        _Context(),
+    )
+    token = json.loads(user["body"])["token"]
+    agent = handler(
+        _event("POST", "/v1/agents", {"name": "Planner", "members": []}, token), _Context()
+    )
+    session = handler(
+        _event(
+            "POST", "/v1/sessions", {"agentId": json.loads(agent["body"])["agent"]["id"]}, token
+        ),
+        _Context(),
+    )
+    session_id = json.loads(session["body"])["session"]["id"]
+    turn = _event(
+        "POST",
+        f"/v1/sessions/{session_id}/turns",
+        {"items": [{"role": "user", "content": "My budget is 1500 EUR."}]},
+        token,
+    )
+    turn["headers"]["x-correlation-id"] = "turn-42"
+    answer = handler(turn, _Context())
+    assert json.loads(answer["body"])["turn"]["learning"] == "skipped"
+    service_lines = [
+        line for line in log_lines() if line["message"].startswith("learning not started")
+    ]
+    assert [line["correlation_id"] for line in service_lines] == ["turn-42"]
+    assert service_lines[0]["level"] == "WARNING"
+
+
+def test_a_learning_step_logs_with_its_execution_name(
+    log_lines: Callable[[], list[dict[str, Any]]],
+) -> None:
+    import functions.learning_steps.handler as steps
+
+    class Learning:
+        def record_failure(self, event: dict[str, Any]) -> dict[str, Any]:
+            logging.getLogger("agent_memory.service.learning").warning("recording the failure")
+            return {"type": "ModelFailure"}
+
+    class Services:
+        learning = Learning()
+
+    steps.services.use(Services())  # type: ignore[arg-type]
+    try:
+        event = {"input": {}, "context": {"executionName": "session-acme-s1-00042"}}
+        steps.record_failure(event, _Context())
+    finally:
+        steps.services.reset()
+    lines = {line["message"]: line for line in log_lines()}
+    assert lines["recording the failure"]["correlation_id"] == "session-acme-s1-00042"
+    assert lines["learning failed"]["correlation_id"] == "session-acme-s1-00042"
+    assert lines["learning failed"]["function_name"] == "ApiFunction"

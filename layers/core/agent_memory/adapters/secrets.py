@@ -23,11 +23,11 @@ from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.model_names import parse_model_name
 from agent_memory.ports import (
     LearningModel,
-    LearningRequest,
     ModelCatalog,
     ModelFailure,
     ModelReply,
 )
+from agent_memory.ports.models import ModelRequest
 
 DEFAULT_MAX_AGE_S = 300.0
 # Secrets Manager errors that no retry fixes: the deployment names a wrong or forbidden secret.
@@ -185,7 +185,7 @@ class _KeyedOnFirstCall:
     def __repr__(self) -> str:
         return f"_KeyedOnFirstCall(name={self.name!r})"
 
-    def propose(self, request: LearningRequest) -> ModelReply:
+    def propose(self, request: ModelRequest) -> ModelReply:
         key = self._key()
         with self._lock:
             if self._built_with != key:

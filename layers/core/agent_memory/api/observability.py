@@ -1,4 +1,8 @@
-"""Powertools Logger and Metrics, one of each per process, and the request middleware."""
+"""The request middleware: correlation id, request metrics and the body size limit.
+
+The Logger and Metrics are agent_memory.observability's (one of each per process, shared with
+the learning steps, which must not import the api package and with it FastAPI).
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,16 @@ import time
 import uuid
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-logger = Logger(service="agent-memory")
-metrics = Metrics(namespace="AgentMemory", service="agent-memory")
+from agent_memory.observability import logger, metrics, set_correlation_id
+
+__all__ = ["CORRELATION_HEADER", "RequestContext", "logger", "metrics"]
 
 CORRELATION_HEADER = b"x-correlation-id"
 
 
-def _correlation_id(scope: dict[str, Any]) -> str:
+def _request_correlation_id(scope: dict[str, Any]) -> str:
     for name, value in scope.get("headers", []):
         if name == CORRELATION_HEADER and 0 < len(value) <= 128:
             return str(value.decode("latin-1"))
@@ -36,8 +40,8 @@ class RequestContext:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        correlation_id = _correlation_id(scope)
-        logger.set_correlation_id(correlation_id)
+        correlation_id = _request_correlation_id(scope)
+        set_correlation_id(correlation_id)
         started = time.perf_counter()
         status = 500
 
