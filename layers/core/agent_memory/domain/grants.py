@@ -1,0 +1,124 @@
+"""Grants with levels on an object (seed 002's Bots), and links into other organizations.
+
+- A user holds `read` or `write` on the object; `write` implies `read`; the owner has
+  `write`. The service admin and the admins of the object's own organization have `write`.
+- A link puts the object into another organization with that organization's users' grants:
+  they use it there as a linked object, and its memory learns and reads inside that
+  organization only (the `Reach` says which). Purge, settings and new links do not pass
+  through a link: they need `write` in the object's own organization.
+- Someone without a level is told the object does not exist (404), as is anyone of another
+  organization; a level too low for the action is 403.
+
+Who sees which entry of the Bot's memory is a separate rule (`domain/audiences.py`): no
+level, not even `write` or ownership, lets anyone read the memory about another person.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Literal
+
+from agent_memory.domain.errors import Forbidden, NotFound, ValidationFailed
+from agent_memory.domain.identity import Principal
+
+Level = Literal["read", "write"]
+LEVELS: tuple[Level, ...] = ("read", "write")
+# What one may do with the object: use and read it, change it, and the home-only actions.
+ObjectAction = Literal["read", "write", "purge", "configure", "link"]
+_NEEDS: Mapping[ObjectAction, Level] = MappingProxyType(
+    {"read": "read", "write": "write", "purge": "write", "configure": "write", "link": "write"}
+)
+HOME_ONLY: frozenset[ObjectAction] = frozenset({"purge", "configure", "link"})
+
+NEEDS_WRITE = "this action on the {what} needs write"
+NOT_THROUGH_LINK = "this action on the {what} needs write in its own organization, not a link"
+LINK_TO_HOME = "the {what} already belongs to this organization"
+BAD_LEVEL = "a grant is 'read' or 'write'"
+
+
+def _frozen(levels: Mapping[str, Level]) -> Mapping[str, Level]:
+    return MappingProxyType(dict(levels))
+
+
+@dataclass(frozen=True)
+class GrantLevels:
+    """Who holds which level on one object, at home and in each linked organization."""
+
+    org_id: str
+    owner: str | None = None
+    levels: Mapping[str, Level] = field(default_factory=lambda: _frozen({}))
+    # Linked organization id -> that organization's users' levels.
+    links: Mapping[str, Mapping[str, Level]] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def of(
+        cls,
+        org_id: str,
+        owner: str | None,
+        levels: Mapping[str, Level] = MappingProxyType({}),
+        links: Mapping[str, Mapping[str, Level]] = MappingProxyType({}),
+    ) -> GrantLevels:
+        """Grants whose owner holds write whatever `levels` says about them."""
+        own = dict(levels)
+        if owner is not None:
+            own[owner] = "write"
+        return cls(
+            org_id,
+            owner,
+            _frozen(own),
+            MappingProxyType({org: _frozen(grants) for org, grants in links.items()}),
+        )
+
+    def linked(self, org_id: str, levels: Mapping[str, Level], *, what: str) -> GrantLevels:
+        """These grants with `org_id` linked in (or its link's levels replaced)."""
+        if org_id == self.org_id:
+            raise ValidationFailed(LINK_TO_HOME.format(what=what), ["organizationId"])
+        links = {**self.links, org_id: _frozen(levels)}
+        return replace(self, links=MappingProxyType(links))
+
+    def level_of(self, principal: Principal) -> tuple[Level | None, bool]:
+        """The principal's level and whether it comes through a link (None: no level)."""
+        if principal.administers(self.org_id):
+            return "write", False
+        if principal.org_id == self.org_id:
+            return self.levels.get(principal.user_id or ""), False
+        link = self.links.get(principal.org_id or "")
+        if link is None:
+            return None, False
+        return link.get(principal.user_id or ""), True
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How a principal reaches an object: the organization its memory is read and learned
+    in, the level held there, and whether that is through a link."""
+
+    org_id: str
+    level: Level
+    linked: bool
+
+
+def decide(principal: Principal, grants: GrantLevels, action: ObjectAction, *, what: str) -> Reach:
+    """The principal's reach for `action`; raises NotFound (no level, or another
+    organization) or Forbidden (a level too low, or a home-only action through a link)."""
+    level, linked = grants.level_of(principal)
+    if level is None:
+        raise NotFound(f"{what} not found")
+    if linked and action in HOME_ONLY:
+        raise Forbidden(NOT_THROUGH_LINK.format(what=what))
+    if _NEEDS[action] == "write" and level != "write":
+        raise Forbidden(NEEDS_WRITE.format(what=what))
+    org_id = principal.org_id if linked and principal.org_id is not None else grants.org_id
+    return Reach(org_id=org_id, level=level, linked=linked)
+
+
+def parse_levels(raw: Mapping[str, object], path: list[str | int]) -> dict[str, Level]:
+    """Levels as a client sends them (`{"u_1": "read"}`); 400 naming the offending user."""
+    levels: dict[str, Level] = {}
+    for user, level in raw.items():
+        if level not in LEVELS:
+            raise ValidationFailed(BAD_LEVEL, [*path, user])
+        levels[user] = "write" if level == "write" else "read"
+    return levels
