@@ -98,7 +98,7 @@ def run() -> dict[str, Any]:
         adapters = aws_adapters(settings, session)
         cipher = CountingCipher(adapters.cipher)
         services = build_services(settings, replace(adapters, cipher=cipher, orchestrator=None))
-        # Learning is measured by bench/learning; here a Refresh only decides to start it.
+        # Learning is measured by bench/learning.py; here a Refresh only decides to start it.
         services.sessions.learning = None
         services.session_memory.learning = None
         services.identity.create_org(SERVICE_ADMIN, "bench", "Bench")

@@ -214,7 +214,7 @@ def base(world: World) -> World:
 
 @dataclass(frozen=True)
 class Known:
-    """A finding reported in docs/decisions/reliability.md, not fixed here (another
+    """A finding reported in docs/decisions.md ("Findings"), not fixed here (another
     engineer's module). Strict: once fixed, the entry must go (the test says so)."""
 
     id: str

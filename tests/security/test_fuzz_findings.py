@@ -1,4 +1,4 @@
-"""What schemathesis found, pinned as plain examples (docs/decisions/reliability.md)."""
+"""What schemathesis found, pinned as plain examples (docs/decisions.md, "Findings")."""
 
 from __future__ import annotations
 

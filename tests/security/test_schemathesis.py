@@ -12,7 +12,7 @@ ids in the path so the bodies reach the use cases. Checks:
   that FastAPI would send by default.
 
 The budget is small and derandomized (15 examples per operation and mode); set
-`SCHEMATHESIS_EXAMPLES` to change it, or `--run-slow` (tests/security/conftest.py) for 200.
+`SCHEMATHESIS_EXAMPLES` to change it, or `--run-slow` (tests/conftest.py) for 200.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ CATEGORIES: tuple[str, ...] = get_args(Category)
 ENTITY_TYPES: tuple[str, ...] = get_args(EntityType)
 
 ID_PREFIX = "mem_"
-# Limits (docs/decisions/agent_memories.md): a memory is a short note an agent reads.
+# Limits (docs/decisions.md, "Agent memories"): a memory is a short note an agent reads.
 MAX_CONTENT_CHARS = 4000
 MAX_METADATA_BYTES = 16_384
 MAX_ENTITY_ID_CHARS = 255

@@ -22,7 +22,7 @@ SESSION_KINDS: tuple[str, ...] = get_args(SessionKind)
 ItemRole = Literal["user", "assistant", "tool", "notice"]
 ITEM_ROLES: tuple[str, ...] = get_args(ItemRole)
 
-# Limits of one Turn (docs/decisions/session_memory.md): a Turn is one transaction with the
+# Limits of one Turn (docs/decisions.md, "Session memory"): a Turn is one transaction with the
 # head row, and an item is one row that must stay far below DynamoDB's 400 KB.
 MAX_TURN_ITEMS = 64
 MAX_ITEM_BYTES = 32 * 1024

@@ -1,4 +1,4 @@
-"""Agent memories in the table (docs/decisions/agent_memories.md, "Keys").
+"""Agent memories in the table (docs/decisions.md, "Agent memories (seed 004)", "Keys").
 
 A memory is one base row plus index rows, all written in ONE transaction, each a full copy
 (ciphertext included) so that a page is one Query and nothing else:
