@@ -2,7 +2,10 @@
 
 A Standard state machine refuses a second execution with a name it has seen in the last 90
 days (finished or not): a repeated start of the same learning is therefore a no-op, which
-`Execution.started == False` reports.
+`Execution.started == False` reports. An asynchronous Express machine does not refuse a used
+name (AWS starts a second run), so before template.yaml switches to Express this adapter must
+claim the name with a conditional row first (docs/decisions.md, "Waiting executions and the
+workflow type"); moto refuses the name for both types, so its tests cannot tell.
 """
 
 from __future__ import annotations

@@ -17,13 +17,23 @@ class Ids(Protocol):
 
 @dataclass(frozen=True)
 class Execution:
-    """A started workflow run."""
+    """What a start did: `started` is False when an execution with this name existed."""
 
     name: str
-    started: bool  # False when an execution with this name already existed
+    started: bool
 
 
 class Orchestrator(Protocol):
-    """Starts durable learning workflows (Step Functions in AWS and locally)."""
+    """Starts durable learning workflows (Step Functions in AWS and locally).
+
+    The contract (tests/contracts/test_orchestrator_contract.py): `start` runs the workflow
+    once under `name`, with `payload` as its input; a repeated start of a used name runs
+    nothing and answers `started=False` (Step Functions itself answers success, and the
+    adapter `started=True`, for an identical input while the first run is still open: still
+    no second run); a busy or unreachable service raises Unavailable and uses nothing up.
+    Waiting is not the orchestrator's: a waiting execution is a row, started through
+    `start` when its event happens (LearningService.wait/release), whatever the workflow
+    type behind this port.
+    """
 
     def start(self, name: str, payload: Mapping[str, Any]) -> Execution: ...
