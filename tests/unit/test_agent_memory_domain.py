@@ -31,7 +31,8 @@ from agent_memory.domain.errors import ValidationFailed, VersionConflict, WriteC
 from agent_memory.domain.identity import SERVICE_ADMIN, Principal
 from agent_memory.domain.memory_text import choose, render
 from agent_memory.domain.proposals import ProposedForget, ProposedRemember
-from agent_memory.domain.session_memory import EntryMeta, Forget, Remember
+from agent_memory.domain.entries import EntryMeta, ItemSource
+from agent_memory.domain.session_memory import Forget, Remember
 from agent_memory.domain.sessions import NewItem
 from agent_memory.ports import Action, EvidenceItem
 from agent_memory.service.agent_learning import AgentLearningPool, pool_of
@@ -42,7 +43,16 @@ HELPER = "openai/helper"
 
 
 def meta(key: str, kind: str = "procedure", status: str = "active", rev: int = 1) -> EntryMeta:
-    return EntryMeta(key, kind, ("i-01",), 1000 + rev, status, rev, 5)  # type: ignore[arg-type]
+    return EntryMeta(
+        id=am.entry_id(key),
+        key=key,
+        kind=kind,
+        sources=(ItemSource("i-01"),),
+        updated_at=1000 + rev,
+        status=status,  # type: ignore[arg-type]
+        rev=rev,
+        length=5,
+    )
 
 
 # --- the rules -----------------------------------------------------------------------------
@@ -84,7 +94,12 @@ def test_remember_and_forget_entries() -> None:
     entry = am.remembered(Remember("lists", "Ana likes lists.", "preference"), 7, 4)
     assert (entry.status, entry.sources, entry.rev, entry.length) == ("active", (), 4, 16)
     gone = am.forgotten(meta("lists"), 9, 5)
-    assert (gone.status, gone.sources, gone.updated_at, gone.rev) == ("retracted", ("i-01",), 9, 5)
+    assert (gone.status, gone.sources, gone.updated_at, gone.rev) == (
+        "retracted",
+        (ItemSource("i-01"),),
+        9,
+        5,
+    )
 
 
 def test_learned_changes_follow_the_agent_rules() -> None:
@@ -109,7 +124,7 @@ def test_learned_changes_follow_the_agent_rules() -> None:
     assert am.outside_only(items[1:])
     assert not am.outside_only(items)
     assert not am.outside_only([])
-    assert am.sources_of("s_1", ["i-03"]) == ({"session": "s_1", "item": "i-03"},)
+    assert am.sources_of("s_1", ["i-03"]) == (ItemSource("i-03", "s_1"),)
 
 
 def test_promotion_takes_active_lasting_entries_with_session_sources() -> None:
@@ -123,7 +138,8 @@ def test_promotion_takes_active_lasting_entries_with_session_sources() -> None:
     chosen = am.promotable(entries)
     assert [e.key for e in chosen] == ["alpha", "zeta"]
     moved = am.promoted(chosen[0], "s_9")
-    assert moved.sources == ({"session": "s_9", "item": "i-01"},)
+    assert moved.sources == (ItemSource("i-01", "s_9"),)
+    assert moved.id == am.entry_id("alpha")
     assert (moved.rev, moved.updated_at, moved.status) == (1, chosen[0].updated_at, "active")
     assert am.promoted_name(None, "Planner") == "Planner (promoted)"
     assert am.promoted_name(None, None) == "Promoted subagent"
@@ -277,13 +293,15 @@ def test_an_answer_larger_than_one_transaction_is_cut_never_half_applied(world: 
 
     outcome = world.pool.apply(evidence, proposed, no_finish)
 
-    # One step applies at most `max_changes` (below 100 actions - head, log, read position).
+    # One step applies what fits one transaction of 100 actions (an entry is its row and its
+    # recency copy; plus head, log, read position): never more than `max_changes`.
     limit = am.rules_for(evidence.items).max_changes
-    assert limit <= 97
-    assert len(outcome.applied) == limit
+    applied = len(outcome.applied)
+    assert 40 <= applied < limit
     assert {r["reason"] for r in outcome.rejected} == {TOO_MANY}
+    assert len(outcome.rejected) == 100 - applied
     held = world.services.agent_memory.read(world.ana, agent.id)
-    assert len(held["entries"]) == limit
+    assert len(held["entries"]) == applied
     assert held["version"] == 1
 
 
@@ -313,9 +331,9 @@ def test_content_is_sealed_and_bound_to_its_row(world: World) -> None:
     world.services.agent_memory.command(
         world.ana, agent.id, 0, Remember("secret-ish", "Ana likes tea.", "preference")
     )
-    row = world.store.rows[(f"AGENT#{agent.id}", "MEM#secret-ish")]
+    row = world.store.rows[(f"AGENT#{agent.id}", f"MEM#{am.entry_id('secret-ish')}")]
     assert b"tea" not in row["content"]
-    assert (row["kind"], row["status"], row["by"], row["version"], row["length"]) == (
+    assert (row["kind"], row["status"], row["by"], row["rev"], row["length"]) == (
         "preference",
         "active",
         "person",

@@ -3,22 +3,32 @@
 from __future__ import annotations
 
 from agent_memory.domain.memory_text import HEADER, choose, line, line_length, render
-from agent_memory.domain.session_memory import EntryMeta
+from agent_memory.domain.entries import EntryMeta, ItemSource
+
+
+def entry(key: str, kind: str, at: int, status: str, rev: int, length: int) -> EntryMeta:
+    return EntryMeta(
+        id=f"mem_{key}",
+        key=key,
+        kind=kind,
+        sources=(ItemSource("i-01"),),
+        updated_at=at,
+        status=status,  # type: ignore[arg-type]
+        rev=rev,
+        length=length,
+    )
 
 
 def meta(
     key: str, content: str, at: int, *, status: str = "active", kind: str = "fact", rev: int = 1
 ) -> tuple[EntryMeta, str]:
-    return (
-        EntryMeta(key, kind, ("i-01",), at, status, rev, len(content)),  # type: ignore[arg-type]
-        content,
-    )
+    return (entry(key, kind, at, status, rev, len(content)), content)
 
 
 def text_of(entries: list[tuple[EntryMeta, str]], max_length: int = 8000) -> tuple[str, list[str]]:
-    contents = {m.key: c for m, c in entries}
+    contents = {m.name: c for m, c in entries}
     chosen = choose([m for m, _ in entries], max_length)
-    result = render([(m, contents[m.key]) for m in chosen], max_length)
+    result = render([(m, contents[m.name]) for m in chosen], max_length)
     return result.text, result.keys
 
 
@@ -84,7 +94,7 @@ def test_line_breaks_do_not_break_the_list_or_the_length() -> None:
 
 
 def test_a_length_that_lies_cannot_exceed_the_limit() -> None:
-    lying = EntryMeta("a", "fact", ("i-01",), 1, "active", 1, 3)
+    lying = entry("a", "fact", 1, "active", 1, 3)
     limit = len(HEADER) + line_length("a", "fact", 3)
     result = render([(lying, "much longer than three")], limit)
     assert result.text == ""

@@ -12,7 +12,7 @@ from agent_memory.domain import consolidation as rules
 from agent_memory.domain.errors import IntegrityError, NotFound, SessionConflict, WriteConflict
 from agent_memory.domain.identity import Principal, issue_token
 from agent_memory.domain.proposals import ProposedForget, ProposedRemember
-from agent_memory.domain.session_memory import Configure, Forget, Refresh, Remember
+from agent_memory.domain.session_memory import Configure, Forget, Refresh, Remember, entry_id
 from agent_memory.domain.sessions import NewItem
 from agent_memory.persistence.agents import AgentRepository
 from agent_memory.persistence.identity import IdentityRepository, User
@@ -116,7 +116,7 @@ def test_remember_adds_an_edit_item_that_is_the_source_and_makes_a_new_head(worl
     assert item["role"] == "notice"
     assert item["edit"] == "Remember"
     assert b"1500" not in item["text"]
-    assert b"1500" not in world.store.rows[(session_pk(session.id), "MEM#budget")]["content"]
+    assert b"1500" not in world.store.rows[(session_pk(session.id), f"MEM#{entry_id('budget')}")]["content"]
 
 
 def test_an_edit_after_unread_items_leaves_them_unread(world: World) -> None:
@@ -292,8 +292,8 @@ def test_fork_copies_history_memory_and_overrides_then_both_are_independent(worl
     world.command(fork.id, Forget("budget"))
     assert world.memory.read(world.ana, session.id)["entries"]["budget"]["status"] == "active"
     # A ciphertext copied from one session to the other does not open.
-    source_row = world.store.rows[(session_pk(session.id), "MEM#budget")]
-    world.store.rows[(session_pk(fork.id), "MEM#budget")]["content"] = source_row["content"]
+    source_row = world.store.rows[(session_pk(session.id), f"MEM#{entry_id('budget')}")]
+    world.store.rows[(session_pk(fork.id), f"MEM#{entry_id('budget')}")]["content"] = source_row["content"]
     with pytest.raises(IntegrityError):
         world.memory.read(world.ana, fork.id)
 

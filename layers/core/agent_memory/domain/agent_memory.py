@@ -9,7 +9,8 @@
 - No Timeline: a Fork never changes agent memory, going back in a Session does not undo it.
 - The memory text of a shared Agent (one with members) carries fixed privacy rules.
 
-Entries reuse session memory's `EntryMeta`/`Entry` (`rev` is the version that wrote it).
+Entries are the one entry model (domain/entries.py): `rev` is the version that wrote it,
+`by` what wrote it, sources are items of a Session (`ItemSource(item, conversation=session)`).
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from agent_memory.domain.consolidation import (
     PoolRules,
     Rejection,
 )
+from agent_memory.domain.entries import Entry, EntryMeta, ItemSource, Source, keyed_id
 from agent_memory.domain.errors import ValidationFailed, VersionConflict
 from agent_memory.domain.proposals import LASTING_KINDS
-from agent_memory.domain.session_memory import EntryMeta, Forget, Remember, check_command
+from agent_memory.domain.session_memory import Forget, Remember, check_command
 
 By = Literal["consolidation", "person", "promotion"]
 LOG_BY: tuple[str, ...] = get_args(By)
@@ -94,15 +96,51 @@ def check_version(expected: int, current: int) -> None:
         )
 
 
-def remembered(command: Remember, now_ms: int, version: int) -> EntryMeta:
+ENTRY_NAMESPACE = "agent"
+
+
+def entry_id(key: str) -> str:
+    """The server id of the agent memory entry under `key`."""
+    return keyed_id(ENTRY_NAMESPACE, key)
+
+
+def remembered(
+    command: Remember, now_ms: int, version: int, previous: EntryMeta | None = None
+) -> EntryMeta:
     """The entry a person's Remember writes: active (a retracted key comes back), no source
     in a conversation (a person said so directly)."""
-    return EntryMeta(command.key, command.kind, (), now_ms, "active", version, len(command.content))
+    return EntryMeta(
+        id=entry_id(command.key),
+        key=command.key,
+        kind=command.kind,
+        created_at=previous.created_at if previous is not None else now_ms,
+        updated_at=now_ms,
+        rev=version,
+        length=len(command.content),
+        by="person",
+    )
 
 
 def forgotten(meta: EntryMeta, now_ms: int, version: int) -> EntryMeta:
     """The entry after a Forget: retracted, content and sources kept."""
-    return meta.retracted(meta.sources, now_ms, version)
+    return meta.retracted(None, now_ms, version, "person")
+
+
+def view(entry: Entry) -> dict[str, Any]:
+    """An agent memory entry as the seed shows it (sources are `{session, item}`)."""
+    meta = entry.meta
+    return {
+        "key": meta.key,
+        "content": entry.content,
+        "kind": meta.kind,
+        "sources": [
+            {"session": s.conversation or "", "item": s.item}
+            for s in meta.sources
+            if isinstance(s, ItemSource)
+        ],
+        "updatedAt": meta.updated_at,
+        "status": meta.status,
+    }
 
 
 # --- the log -----------------------------------------------------------------------------
@@ -151,7 +189,7 @@ def outside_only(items: Sequence[Item]) -> bool:
 def known(entries: Iterable[EntryMeta], snapshot: int) -> dict[str, Known]:
     """What the newest memory holds, for the rules: an entry written after the version the
     helper saw (`snapshot`) keeps that write."""
-    return {e.key: Known(e.status, edited_meanwhile=e.rev > snapshot) for e in entries}
+    return {e.name: Known(e.status, edited_meanwhile=e.rev > snapshot) for e in entries}
 
 
 CHANGED_BY_LEARNING = (
@@ -171,9 +209,9 @@ def explained(decision: Decision, writers: Mapping[str, str]) -> Decision:
     return Decision(decision.accepted, rejected)
 
 
-def sources_of(session_id: str, item_ids: Iterable[str]) -> tuple[dict[str, str], ...]:
+def sources_of(session_id: str, item_ids: Iterable[str]) -> tuple[Source, ...]:
     """A change's item ids as the `{session, item}` pairs agent memory keeps."""
-    return tuple({"session": session_id, "item": item} for item in item_ids)
+    return tuple(ItemSource(item, session_id) for item in item_ids)
 
 
 # --- promotion ---------------------------------------------------------------------------
@@ -182,22 +220,26 @@ def sources_of(session_id: str, item_ids: Iterable[str]) -> tuple[dict[str, str]
 def promotable(entries: Iterable[EntryMeta]) -> list[EntryMeta]:
     """The session memory entries a promoted subagent keeps: active and lasting, by key."""
     chosen = [e for e in entries if e.active and e.kind in LASTING_KINDS]
-    return sorted(chosen, key=lambda e: e.key)
+    return sorted(chosen, key=lambda e: e.name)
 
 
 def promoted(meta: EntryMeta, session_id: str) -> EntryMeta:
     """A session entry as the promoted agent's entry at version 1: item sources become
     `{session, item}` pairs; its time stays the time it was learned."""
-    items = [s for s in meta.sources if isinstance(s, str)]
-    pairs = [dict(s) for s in meta.sources if isinstance(s, Mapping)]
     return EntryMeta(
-        meta.key,
-        meta.kind,
-        (*pairs, *sources_of(session_id, items)),
-        meta.updated_at,
-        "active",
-        1,
-        meta.length,
+        id=entry_id(meta.name),
+        key=meta.name,
+        kind=meta.kind,
+        sources=tuple(
+            ItemSource(s.item, s.conversation or session_id)
+            for s in meta.sources
+            if isinstance(s, ItemSource)
+        ),
+        created_at=meta.created_at,
+        updated_at=meta.updated_at,
+        rev=1,
+        length=meta.length,
+        by="promotion",
     )
 
 

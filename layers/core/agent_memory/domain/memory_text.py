@@ -1,6 +1,7 @@
 """The memory text added to the model's instructions (seed 000, "How OpenBot uses memory").
 
-- Active facts only, newest first (by `updatedAt`, then by the revision that wrote them).
+- Active facts only, newest first (by `updatedAt`, then by the revision that wrote them,
+  then by name).
 - A header says memory is past evidence and that current instructions win.
 - The whole text stays within `max_length` characters: OpenBot stops before the first fact
   that does not fit (older facts are left out) and never cuts a fact.
@@ -26,10 +27,10 @@ _FLATTEN = str.maketrans({"\n": " ", "\r": " ", "\t": " "})
 
 
 class Renderable(Protocol):
-    """The metadata of an entry the text may show (`session_memory.EntryMeta` fits)."""
+    """The metadata of an entry the text may show (`entries.EntryMeta` fits)."""
 
     @property
-    def key(self) -> str: ...
+    def name(self) -> str: ...
     @property
     def kind(self) -> str: ...
     @property
@@ -64,6 +65,12 @@ class MemoryText:
         }
 
 
+def first_page(max_length: int) -> int:
+    """How many entries a lazy reader fetches first: about as many as a text of
+    `max_length` holds (lines of ~128 characters), so one request usually answers."""
+    return max(8, max_length // 128)
+
+
 def line(key: str, kind: str, content: str) -> str:
     return f"- [{kind}] {key}: {content.translate(_FLATTEN)}\n"
 
@@ -76,7 +83,7 @@ def line_length(key: str, kind: str, content_length: int) -> int:
 def newest_first(entries: Iterable[R]) -> list[R]:
     """Active entries, newest first; ties by the revision that wrote them, then by key."""
     active = [entry for entry in entries if entry.active]
-    return sorted(active, key=lambda e: (-e.updated_at, -e.rev, e.key))
+    return sorted(active, key=lambda e: (-e.updated_at, -e.rev, e.name))
 
 
 def choose(
@@ -87,10 +94,21 @@ def choose(
     `header` (before the facts) and `always` (fixed rules sent even without facts, e.g. a
     shared agent's privacy rules) count toward `max_length`.
     """
+    return choose_in_order(newest_first(entries), max_length, header=header, always=always)
+
+
+def choose_in_order(
+    ordered: Iterable[R], max_length: int, *, header: str = HEADER, always: str = ""
+) -> list[R]:
+    """As `choose`, for active entries already newest first (a pool's recency index): it
+    stops consuming `ordered` at the first entry that does not fit, so a lazy reader reads
+    no further."""
     budget = max_length - len(always) - len(header)
     chosen: list[R] = []
-    for entry in newest_first(entries):
-        size = line_length(entry.key, entry.kind, entry.length)
+    for entry in ordered:
+        if not entry.active:
+            continue
+        size = line_length(entry.name, entry.kind, entry.length)
         if size > budget:
             break
         chosen.append(entry)
@@ -115,11 +133,11 @@ def render(
     keys: list[str] = []
     used = len(always) + len(header)
     for entry, content in chosen:
-        text = line(entry.key, entry.kind, content)
+        text = line(entry.name, entry.kind, content)
         if used + len(text) > max_length:
             break
         lines.append(text)
-        keys.append(entry.key)
+        keys.append(entry.name)
         used += len(text)
     if not lines:
         return MemoryText(always, [], max_length)

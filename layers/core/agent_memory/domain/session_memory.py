@@ -1,16 +1,18 @@
 """Session memory (seed 000, "Memory"): entries, the commands that change them, the switches.
 
-An entry is one fact under a stable key. Its content is the only secret part; kind,
-sources, status, time and the content's length are metadata, kept in plaintext so access,
-ordering and the memory text's selection are decided before anything is decrypted.
+An entry (domain/entries.py) is one fact under a stable key; its server id derives from the
+key. Its content is the only secret part; kind, sources, status, time and the content's
+length are metadata, kept in plaintext so access, ordering and the memory text's selection
+are decided before anything is decrypted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
+from agent_memory.domain.entries import Entry, EntryMeta, ItemSource, Source, keyed_id
 from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.proposals import (
     KEY_PATTERN,
@@ -19,48 +21,48 @@ from agent_memory.domain.proposals import (
     MEMORY_KINDS,
 )
 
-Status = Literal["active", "retracted"]
 SWITCHES: tuple[str, ...] = ("use", "generate")
 
 
-@dataclass(frozen=True)
-class EntryMeta:
-    """What is known of an entry without decrypting it."""
-
-    key: str
-    kind: str
-    sources: tuple[Any, ...]
-    updated_at: int
-    status: Status
-    # The revision of the pool that last wrote the entry: orders ties, tells edits apart.
-    rev: int
-    # The content's length in characters (a length is not content).
-    length: int
-
-    @property
-    def active(self) -> bool:
-        return self.status == "active"
-
-    def retracted(self, sources: tuple[Any, ...], now_ms: int, rev: int) -> EntryMeta:
-        """This entry after a Forget with these sources (its content stays as it was)."""
-        return replace(self, status="retracted", sources=sources, updated_at=now_ms, rev=rev)
+ENTRY_NAMESPACE = "session"
 
 
-@dataclass(frozen=True)
-class Entry:
-    meta: EntryMeta
-    content: str
+def entry_id(key: str) -> str:
+    """The server id of the fact under `key` (stable: a Fork's copy keeps it)."""
+    return keyed_id(ENTRY_NAMESPACE, key)
 
-    def view(self) -> dict[str, Any]:
-        """The entry as the seed shows it."""
-        return {
-            "key": self.meta.key,
-            "content": self.content,
-            "kind": self.meta.kind,
-            "sources": list(self.meta.sources),
-            "updatedAt": self.meta.updated_at,
-            "status": self.meta.status,
-        }
+
+def fact(
+    key: str, kind: str, content: str, sources: tuple[Source, ...], now_ms: int, rev: int
+) -> EntryMeta:
+    """The metadata of an active fact written at revision `rev`."""
+    return EntryMeta(
+        id=entry_id(key),
+        key=key,
+        kind=kind,
+        sources=sources,
+        created_at=now_ms,
+        updated_at=now_ms,
+        rev=rev,
+        length=len(content),
+    )
+
+
+def item_sources(item_ids: tuple[str, ...] | list[str]) -> tuple[Source, ...]:
+    return tuple(ItemSource(item) for item in item_ids)
+
+
+def view(entry: Entry) -> dict[str, Any]:
+    """A session memory entry as the seed shows it (sources are item ids)."""
+    meta = entry.meta
+    return {
+        "key": meta.key,
+        "content": entry.content,
+        "kind": meta.kind,
+        "sources": [s.item if isinstance(s, ItemSource) else s.entry for s in meta.sources],
+        "updatedAt": meta.updated_at,
+        "status": meta.status,
+    }
 
 
 # --- Commands ----------------------------------------------------------------------------

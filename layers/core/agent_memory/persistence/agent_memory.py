@@ -1,28 +1,30 @@
 """Agent memory in the Agent's partition (`AGENT#<id>`), next to the agent row (`META`).
 
 - `MEMORY`: the pool's head row: `version` (absent row = version 0), `updatedAt`.
-- `MEM#<key>`: an entry: `content` sealed; kind, sources (`{session, item}`), status,
-  updatedAt, `version` (the version that wrote it), `by` and `length` in plaintext.
+- `MEM#<entry id>` and, while active, `RECENT#...`: an entry in the pool repository's row
+  shape (persistence/pools.py); `rev` is the version that wrote it, `by` what wrote it.
 - `LOG#<version:010d>`: one change: version, at, by, keys (keys are metadata, as in `sk`).
 - `AGENTPOS#<sessionId>`: how far agent learning read that Session (`position`: an item
   number; absent row = 0).
 
 `"MEM#..." < "MEMORY" < "META"`, so `sk BETWEEN "MEM#" AND "META"` reads every entry, the
-head row and the agent row in ONE Query; `AGENTPOS#` and `LOG#` sort before it. Content is
-sealed with the scope {org, pool: agent id, field: entry} and bound to its row (`sk`).
+head row and the agent row in ONE Query; `AGENTPOS#` and `LOG#` sort before it; the memory
+text reads `META` and the first `RECENT#` page in one Query. Content is sealed with the
+scope {org, pool: agent id, field: entry} and bound to the entry's id.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from agent_memory.domain.agent_memory import LOG_BY, By, LogChange
 from agent_memory.domain.agents import Agent
-from agent_memory.domain.session_memory import EntryMeta
+from agent_memory.domain.entries import EntryMeta
 from agent_memory.persistence import keys
 from agent_memory.persistence.agents import AgentRepository, agent_of, agent_pk
+from agent_memory.persistence.pools import RECENCY, Newest, Pool, PoolRepository, StoredEntry
 from agent_memory.ports import (
     Absent,
     AbsentOrEquals,
@@ -31,7 +33,6 @@ from agent_memory.ports import (
     Condition,
     Equals,
     KeyRange,
-    Present,
     Put,
     Record,
     Store,
@@ -43,7 +44,6 @@ LOG_PREFIX = "LOG#"
 POSITION_PREFIX = "AGENTPOS#"
 READ_RANGE = keys.POOL_RANGE
 MAX_ACTIONS = keys.MAX_ACTIONS
-entry_sk = keys.entry_sk
 
 
 def log_sk(version: int) -> str:
@@ -54,12 +54,9 @@ def position_sk(session_id: str) -> str:
     return f"{POSITION_PREFIX}{session_id}"
 
 
-@dataclass(frozen=True)
-class StoredEntry:
-    meta: EntryMeta
-    sealed: bytes
-    # What wrote it last: consolidation, person or promotion.
-    by: str = "consolidation"
+def pool_of(agent: Agent) -> Pool:
+    """The agent's memory pool, in the agent's partition, sealed under its id."""
+    return Pool(agent_pk(agent.id), agent.org_id, agent.id, RECENCY)
 
 
 @dataclass(frozen=True)
@@ -71,7 +68,7 @@ class AgentMemory:
     entries: list[StoredEntry]
 
     def by_key(self) -> dict[str, StoredEntry]:
-        return {entry.meta.key: entry for entry in self.entries}
+        return {entry.meta.name: entry for entry in self.entries}
 
 
 def _version_condition(version: int) -> Condition:
@@ -83,6 +80,7 @@ class AgentMemoryRepository:
     def __init__(self, store: Store, cipher: Cipher) -> None:
         self._store = store
         self._cipher = cipher
+        self.pools = PoolRepository(store, cipher)
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -97,9 +95,17 @@ class AgentMemoryRepository:
                 agent = agent_of(agent_id, row)
             elif row["sk"] == MEMORY_HEAD:
                 version = int(row.get("version", 0))
-            elif row.get("type") == "agent-entry":
-                entries.append(_entry(row))
+            elif (entry := self.pools.parse(row)) is not None:
+                entries.append(entry)
         return AgentMemory(agent, version, entries) if agent is not None else None
+
+    def newest(self, agent_id: str, first_page: int) -> tuple[Agent | None, Newest]:
+        """The agent row and its active entries newest first, read lazily (the agent row
+        and the first page in one Query)."""
+        probe = Pool(agent_pk(agent_id), "", agent_id, RECENCY)
+        read = self.pools.newest(probe, head=keys.HEAD, first_page=first_page)
+        agent = agent_of(agent_id, read.head) if read.head is not None else None
+        return agent, read
 
     def log(self, agent_id: str, *, limit: int, before: int | None = None) -> list[LogChange]:
         """Changes newest first, `limit` at most, older than version `before` when given."""
@@ -121,14 +127,8 @@ class AgentMemoryRepository:
 
     # -- content -------------------------------------------------------------------------
 
-    @staticmethod
-    def _scope(agent: Agent) -> dict[str, str]:
-        return {"org": agent.org_id, "pool": agent.id, "field": "entry"}
-
     def open(self, agent: Agent, entry: StoredEntry) -> str:
-        return self._cipher.open(
-            entry.sealed, scope=self._scope(agent), row=entry_sk(entry.meta.key)
-        )
+        return self.pools.open_content(pool_of(agent), entry)
 
     # -- actions -------------------------------------------------------------------------
 
@@ -141,45 +141,15 @@ class AgentMemoryRepository:
             condition=_version_condition(before),
         )
 
-    def entry_put(self, agent: Agent, meta: EntryMeta, content: str, by: By) -> Put:
-        """Write an entry (new, or replacing the one under its key)."""
-        sk = entry_sk(meta.key)
-        row: Record = {
-            "pk": agent_pk(agent.id),
-            "sk": sk,
-            "type": "agent-entry",
-            "key": meta.key,
-            "content": self._cipher.seal(content, scope=self._scope(agent), row=sk),
-            "kind": meta.kind,
-            "sources": [dict(source) for source in meta.sources],
-            "status": meta.status,
-            "updatedAt": meta.updated_at,
-            "version": meta.rev,
-            "by": by,
-            "length": len(content),
-        }
-        return Put(row)
+    def entry_put(
+        self, agent: Agent, meta: EntryMeta, content: str, previous: EntryMeta | None
+    ) -> list[Action]:
+        """Write an entry (new, or replacing `previous`, the one under its key)."""
+        return self.pools.put(pool_of(agent), meta, content, previous=previous)
 
-    def entry_retract(
-        self,
-        agent: Agent,
-        key: str,
-        now_ms: int,
-        version: int,
-        by: By,
-        sources: Sequence[Mapping[str, str]] | None = None,
-    ) -> Update:
-        """Mark an existing entry retracted; its content stays, and its sources unless the
-        change names its own (a learned Forget names the items that ask for it)."""
-        changes: dict[str, Any] = {
-            "status": "retracted",
-            "updatedAt": now_ms,
-            "version": version,
-            "by": by,
-        }
-        if sources is not None:
-            changes["sources"] = [dict(source) for source in sources]
-        return Update(agent_pk(agent.id), entry_sk(key), set=changes, condition=Present())
+    def entry_retract(self, agent: Agent, previous: EntryMeta, after: EntryMeta) -> list[Action]:
+        """Mark an existing entry retracted; its content stays."""
+        return self.pools.change(pool_of(agent), previous, after)
 
     def log_put(self, agent: Agent, change: LogChange, session_id: str | None = None) -> Put:
         row: Record = {
@@ -238,7 +208,11 @@ class AgentMemoryRepository:
         """A new agent with its memory at `change.version`. One transaction when it fits;
         otherwise entries go first in transactions of 100 and the agent row, head row and
         log entry in the LAST one: the agent is invisible until its memory is complete."""
-        puts: list[Action] = [self.entry_put(agent, m, c, change.by) for m, c in entries]
+        puts: list[Action] = [
+            action
+            for meta, content in entries
+            for action in self.entry_put(agent, meta, content, None)
+        ]
         head = Put(
             {
                 "pk": agent_pk(agent.id),
@@ -255,24 +229,6 @@ class AgentMemoryRepository:
         for start in range(0, len(before), MAX_ACTIONS):
             self._store.write(before[start : start + MAX_ACTIONS])
         self._store.write([*last, *tail])
-
-
-def _entry(row: Record) -> StoredEntry:
-    meta = EntryMeta(
-        key=str(row["key"]),
-        kind=str(row["kind"]),
-        sources=tuple(_source(s) for s in row.get("sources") or ()),
-        updated_at=int(row["updatedAt"]),
-        status="retracted" if row.get("status") == "retracted" else "active",
-        rev=int(row.get("version", 0)),
-        length=int(row.get("length", 0)),
-    )
-    return StoredEntry(meta, bytes(row["content"]), str(row.get("by", "consolidation")))
-
-
-def _source(value: Any) -> dict[str, str]:
-    source = dict(value) if isinstance(value, dict) else {}
-    return {"session": str(source.get("session", "")), "item": str(source.get("item", ""))}
 
 
 def _change(row: Record) -> LogChange:

@@ -2,13 +2,14 @@
 
 - `SESSION#<id>/META`: the head row: organization, owner, agent, kind, model, `head`,
   `revision`, `itemCount`, `processed` (the read position), `overrides`, `parentId`.
-- `SESSION#<id>/MEM#<key>`: an entry: `content` sealed; kind, sources, status, updatedAt,
-  `rev` (the revision that wrote it) and `length` (of the content) in plaintext.
+- `SESSION#<id>/MEM#<entry id>` and, while active, `SESSION#<id>/RECENT#...`: an entry of
+  the one entry model, in the pool repository's row shape (persistence/pools.py).
 - `SESSION#<id>/ITEM#<seq:08d>`: an item of the history: `text` sealed; role, app, turn,
   the turn's model and (for edit items) the command in plaintext.
 
-`sk BETWEEN "MEM#" AND "META"` reads every entry and the head row in one Query. Content is
-sealed with the scope {org, pool: session id, field} and bound to its row (`sk`), so a
+`sk BETWEEN "MEM#" AND "META"` reads every entry and the head row in one Query; the memory
+text reads `META` and the first `RECENT#` page in one Query. Content is sealed with the
+scope {org, pool: session id, field} and bound to its entry id (items: to their `sk`), so a
 ciphertext copied to another Session fails to open: a Fork re-seals.
 """
 
@@ -16,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from agent_memory.domain.session_memory import EntryMeta
+from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.sessions import Session
-from agent_memory.persistence import keys
+from agent_memory.persistence import keys, pools
+from agent_memory.persistence.pools import RECENCY, Newest, Pool, PoolRepository, StoredEntry
 from agent_memory.ports import (
     Absent,
     Action,
@@ -28,7 +30,6 @@ from agent_memory.ports import (
     Cipher,
     Equals,
     KeyRange,
-    Present,
     Put,
     Record,
     Store,
@@ -38,7 +39,6 @@ from agent_memory.ports import (
 ITEM_PREFIX = "ITEM#"
 MEMORY_RANGE = keys.POOL_RANGE
 MAX_ACTIONS = keys.MAX_ACTIONS
-entry_sk = keys.entry_sk
 
 
 def session_pk(session_id: str) -> str:
@@ -49,10 +49,9 @@ def item_sk(seq: int) -> str:
     return f"{ITEM_PREFIX}{seq:08d}"
 
 
-@dataclass(frozen=True)
-class StoredEntry:
-    meta: EntryMeta
-    sealed: bytes
+def pool_of(session: Session) -> Pool:
+    """The session's memory pool: its own partition, sealed under its id."""
+    return Pool(session_pk(session.id), session.org_id, session.id, RECENCY)
 
 
 @dataclass(frozen=True)
@@ -80,6 +79,7 @@ class SessionRepository:
     def __init__(self, store: Store, cipher: Cipher) -> None:
         self._store = store
         self._cipher = cipher
+        self.pools = PoolRepository(store, cipher)
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -95,9 +95,31 @@ class SessionRepository:
         for row in page.records:
             if row["sk"] == keys.HEAD and row.get("type") == "session":
                 session = _session(row)
-            elif row.get("type") == "entry":
-                entries.append(_entry(row))
+            elif (entry := self.pools.parse(row)) is not None:
+                entries.append(entry)
         return (session, entries) if session is not None else None
+
+    def newest(self, session_id: str, first_page: int) -> tuple[Session | None, Newest]:
+        """The head row and the active entries newest first, read lazily (first page and
+        head in one Query)."""
+        probe = Pool(session_pk(session_id), "", session_id, RECENCY)
+        read = self.pools.newest(probe, head=keys.HEAD, first_page=first_page)
+        head = read.head
+        session = _session(head) if head is not None and head.get("type") == "session" else None
+        return session, read
+
+    def with_entry(self, session_id: str, key_id: str) -> tuple[Session | None, StoredEntry | None]:
+        """The head row and one entry's base row, in one request."""
+        pk = session_pk(session_id)
+        rows = self._store.get_many([(pk, keys.HEAD), (pk, keys.entry_sk(key_id))])
+        session: Session | None = None
+        entry: StoredEntry | None = None
+        for row in rows:
+            if row["sk"] == keys.HEAD and row.get("type") == "session":
+                session = _session(row)
+            elif (parsed := self.pools.parse(row)) is not None:
+                entry = parsed
+        return session, entry
 
     def items_and_memory(
         self, session: Session, after: int, upto: int
@@ -111,8 +133,8 @@ class SessionRepository:
         for row in page.records:
             if row.get("type") == "item" and int(row["seq"]) <= upto:
                 items.append(_item(row))
-            elif row.get("type") == "entry":
-                entries.append(_entry(row))
+            elif (entry := self.pools.parse(row)) is not None:
+                entries.append(entry)
         return items, entries
 
     def items(self, session: Session, after: int, upto: int) -> list[StoredItem]:
@@ -130,9 +152,7 @@ class SessionRepository:
         return {"org": session.org_id, "pool": session.id, "field": field}
 
     def open_entry(self, session: Session, entry: StoredEntry) -> str:
-        return self._cipher.open(
-            entry.sealed, scope=self._scope(session, "entry"), row=entry_sk(entry.meta.key)
-        )
+        return self.pools.open_content(pool_of(session), entry)
 
     def open_item(self, session: Session, item: StoredItem) -> str:
         return self._cipher.open(
@@ -180,20 +200,22 @@ class SessionRepository:
         }
         return Put(row, Absent())
 
-    def entry_put(self, session: Session, meta: EntryMeta, content: str) -> Put:
-        """Write an entry (new, or replacing the one under its key)."""
-        return Put(self._entry_row(session, meta, content))
+    def entry_put(
+        self,
+        session: Session,
+        meta: EntryMeta,
+        content: str,
+        previous: EntryMeta | None,
+        order: int = 0,
+    ) -> list[Action]:
+        """Write an entry (new, or replacing `previous`, the one under its key)."""
+        return self.pools.put(pool_of(session), meta, content, previous=previous, order=order)
 
     def entry_retract(
-        self, session: Session, key: str, sources: Sequence[Any], now_ms: int, rev: int
-    ) -> Update:
+        self, session: Session, previous: EntryMeta, after: EntryMeta
+    ) -> list[Action]:
         """Mark an existing entry retracted; its content stays as it was."""
-        return Update(
-            session_pk(session.id),
-            entry_sk(key),
-            set={"status": "retracted", "sources": list(sources), "updatedAt": now_ms, "rev": rev},
-            condition=Present(),
-        )
+        return self.pools.change(pool_of(session), previous, after)
 
     def write(self, actions: Sequence[Action]) -> None:
         """One conditional transaction; raises WriteConflict(index=...) when a condition fails."""
@@ -212,13 +234,17 @@ class SessionRepository:
         raises WriteConflict (rows already written stay unreachable; a retry with the same
         fork id overwrites them). `also` joins that last transaction (agent memory's rows).
         """
-        page = self._store.query(session_pk(source.id), KeyRange(low=ITEM_PREFIX, high=keys.HEAD))
-        puts: list[Action] = []
-        for row in page.records:
-            if row.get("type") == "item":
-                puts.append(Put(self._resealed(source, fork, row, "text", "item")))
-            elif row.get("type") == "entry":
-                puts.append(Put(self._resealed(source, fork, row, "content", "entry")))
+        page = self._store.query(
+            session_pk(source.id), KeyRange(low=ITEM_PREFIX, high=pools.RECENT_END)
+        )
+        puts: list[Action] = [
+            Put(self._resealed(source, fork, row, "text", "item"))
+            for row in page.records
+            if row.get("type") == "item"
+        ]
+        puts += [
+            Put(row) for row in self.pools.copy_rows(pool_of(source), pool_of(fork), page.records)
+        ]
         last: list[Action] = [
             Check(session_pk(source.id), keys.HEAD, Equals("revision", source.revision)),
             Put(self._head_row(fork, now_ms), Absent()),
@@ -261,22 +287,6 @@ class SessionRepository:
             "updatedAt": now_ms,
         }
 
-    def _entry_row(self, session: Session, meta: EntryMeta, content: str) -> Record:
-        sk = entry_sk(meta.key)
-        return {
-            "pk": session_pk(session.id),
-            "sk": sk,
-            "type": "entry",
-            "key": meta.key,
-            "content": self._cipher.seal(content, scope=self._scope(session, "entry"), row=sk),
-            "kind": meta.kind,
-            "sources": list(meta.sources),
-            "status": meta.status,
-            "updatedAt": meta.updated_at,
-            "rev": meta.rev,
-            "length": len(content),
-        }
-
 
 def _session(row: Record) -> Session:
     return Session(
@@ -293,23 +303,6 @@ def _session(row: Record) -> Session:
         overrides={str(k): bool(v) for k, v in (row.get("overrides") or {}).items()},
         parent_id=row.get("parentId"),
     )
-
-
-def _entry(row: Record) -> StoredEntry:
-    meta = EntryMeta(
-        key=str(row["key"]),
-        kind=str(row["kind"]),
-        sources=tuple(_source(s) for s in row.get("sources") or ()),
-        updated_at=int(row["updatedAt"]),
-        status="retracted" if row.get("status") == "retracted" else "active",
-        rev=int(row.get("rev", 0)),
-        length=int(row.get("length", 0)),
-    )
-    return StoredEntry(meta, bytes(row["content"]))
-
-
-def _source(value: Any) -> Any:
-    return dict(value) if isinstance(value, dict) else str(value)
 
 
 def _item(row: Record) -> StoredItem:

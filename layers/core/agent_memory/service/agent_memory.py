@@ -8,6 +8,7 @@ row's version (conditional on `expected`), the entry and the log entry.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from agent_memory.domain.access import Action, authorize
@@ -22,14 +23,17 @@ from agent_memory.domain.agent_memory import (
     promoted_name,
     remembered,
     text_parts,
+    view,
 )
 from agent_memory.domain.agents import Agent, new_agent
+from agent_memory.domain.entries import Entry, EntryMeta
 from agent_memory.domain.errors import NotFound, SessionConflict, VersionConflict, WriteConflict
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory_text import MemoryText, choose, render
-from agent_memory.domain.session_memory import Entry, EntryMeta, Remember
+from agent_memory.domain.memory_text import MemoryText, choose_in_order, first_page, render
+from agent_memory.domain.session_memory import Remember
 from agent_memory.persistence.agent_memory import AgentMemory, AgentMemoryRepository
 from agent_memory.persistence.agents import AgentRepository
+from agent_memory.persistence.pools import StoredEntry
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Action as WriteAction
 from agent_memory.ports import Clock, Ids
@@ -78,7 +82,7 @@ class AgentMemoryService:
 
     @staticmethod
     def _view(entries: list[Entry], version: int) -> dict[str, Any]:
-        return {"entries": {e.meta.key: e.view() for e in entries}, "version": version}
+        return {"entries": {e.meta.name: view(e) for e in entries}, "version": version}
 
     def read(self, principal: Principal, agent_id: str) -> dict[str, Any]:
         """The seed's agent memory JSON: every entry (active and retracted) and the version."""
@@ -98,22 +102,23 @@ class AgentMemoryService:
         stored = found.by_key()
         contents = {key: self._repo.open(agent, entry) for key, entry in stored.items()}
         metas: dict[str, EntryMeta] = {key: entry.meta for key, entry in stored.items()}
-        change: WriteAction
+        previous = metas.get(command.key)
+        change: list[WriteAction]
         if isinstance(command, Remember):
-            meta = remembered(command, now, version)
-            change = self._repo.entry_put(agent, meta, command.content, "person")
+            meta = remembered(command, now, version, previous)
+            change = self._repo.entry_put(agent, meta, command.content, previous)
             contents[command.key] = command.content
         else:
-            if command.key not in stored:
+            if previous is None:
                 raise VersionConflict(f"the agent memory has no entry with key {command.key!r}")
-            meta = forgotten(stored[command.key].meta, now, version)
-            change = self._repo.entry_retract(agent, command.key, now, version, "person")
+            meta = forgotten(previous, now, version)
+            change = self._repo.entry_retract(agent, previous, meta)
         metas[command.key] = meta
         try:
             self._repo.write(
                 [
                     self._repo.head_change(agent, found.version, version, now),
-                    change,
+                    *change,
                     self._repo.log_put(agent, LogChange(version, now, "person", (command.key,))),
                 ]
             )
@@ -135,15 +140,23 @@ class AgentMemoryService:
 
     def text(self, principal: Principal, agent_id: str) -> MemoryText:
         """The agent's memory text; decrypts only the entries it shows."""
-        found = self._memory(principal, agent_id, "read")
-        header, always = text_parts(shared=bool(found.agent.members))
-        stored = found.by_key()
-        chosen = choose(
-            [s.meta for s in found.entries], self._max_text_length, header=header, always=always
-        )
+        limit = self._max_text_length
+        agent, newest = self._repo.newest(agent_id, first_page(limit))
+        if agent is None:
+            raise NotFound("agent not found")
+        authorize(principal, agent.grants(), "read", what="agent")
+        header, always = text_parts(shared=bool(agent.members))
+        read: dict[str, StoredEntry] = {}
+
+        def in_order() -> Iterator[EntryMeta]:
+            for stored in newest:
+                read[stored.meta.id] = stored
+                yield stored.meta
+
+        chosen = choose_in_order(in_order(), limit, header=header, always=always)
         return render(
-            [(m, self._repo.open(found.agent, stored[m.key])) for m in chosen],
-            self._max_text_length,
+            [(m, self._repo.open(agent, read[m.id])) for m in chosen],
+            limit,
             header=header,
             always=always,
         )
@@ -174,13 +187,13 @@ class AgentMemoryService:
             promoted_name(name, source.name if source else None),
             (),
         )
-        by_key = {s.meta.key: s for s in stored}
+        by_id = {s.meta.id: s for s in stored}
         chosen = promotable(s.meta for s in stored)
         entries = [
-            (promoted(meta, session.id), self._sessions.open_entry(session, by_key[meta.key]))
+            (promoted(meta, session.id), self._sessions.open_entry(session, by_id[meta.id]))
             for meta in chosen
         ]
         now = self._clock.now_ms()
-        change = LogChange(1, now, "promotion", tuple(meta.key for meta in chosen))
+        change = LogChange(1, now, "promotion", tuple(meta.name for meta in chosen))
         self._repo.create_promoted(self._agents, agent, entries, change, now)
         return agent

@@ -7,26 +7,38 @@ a conflict writes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any, Literal
 
 from agent_memory.domain.access import authorize
+from agent_memory.domain.entries import Entry, EntryMeta
 from agent_memory.domain.errors import NotFound, SessionConflict, WriteConflict
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory_text import MemoryText, choose, empty, render
+from agent_memory.domain.memory_text import (
+    MemoryText,
+    choose_in_order,
+    empty,
+    first_page,
+    render,
+)
 from agent_memory.domain.session_memory import (
     Command,
     Configure,
-    Entry,
-    EntryMeta,
     Forget,
     Refresh,
     Remember,
     check_command,
     configure,
     edit_note,
+    entry_id,
+    fact,
+    item_sources,
+    view,
 )
 from agent_memory.domain.sessions import Session, item_id
-from agent_memory.persistence.sessions import ItemToAdd, StoredEntry
+from agent_memory.persistence.pools import StoredEntry
+from agent_memory.persistence.sessions import ItemToAdd
 from agent_memory.ports import Action, Clock
 from agent_memory.service.sessions import Learning, SessionAccess, pool_of
 
@@ -62,7 +74,7 @@ class SessionMemoryService:
         switches = self._access.switches(session)
         entries = [Entry(s.meta, self._repo.open_entry(session, s)) for s in stored]
         return {
-            "entries": {entry.meta.key: entry.view() for entry in entries},
+            "entries": {str(entry.meta.key): view(entry) for entry in entries},
             "processed": session.processed_ids(),
             "settings": switches,
             "overrides": dict(session.overrides),
@@ -70,38 +82,52 @@ class SessionMemoryService:
 
     def text(self, principal: Principal, session_id: str) -> MemoryText:
         """The memory text for the model's instructions; decrypts only what it shows."""
-        session, stored = self._memory(principal, session_id)
+        limit = self._max_text_length
+        session, newest = self._repo.newest(session_id, first_page(limit))
+        if session is None:
+            raise NotFound("session not found")
+        authorize(principal, session.grants(), "read", what="session")
         if not self._access.switches(session)["use"]:
-            return empty(self._max_text_length)
-        by_key = {s.meta.key: s for s in stored}
-        chosen = choose([s.meta for s in stored], self._max_text_length)
-        return render(
-            [(m, self._repo.open_entry(session, by_key[m.key])) for m in chosen],
-            self._max_text_length,
-        )
+            return empty(limit)
+        read: dict[str, StoredEntry] = {}
+
+        def in_order() -> Iterator[EntryMeta]:
+            for stored in newest:
+                read[stored.meta.id] = stored
+                yield stored.meta
+
+        chosen = choose_in_order(in_order(), limit)
+        return render([(m, self._repo.open_entry(session, read[m.id])) for m in chosen], limit)
 
     def command(
         self, principal: Principal, session_id: str, expected: str, revision: int, command: Command
     ) -> Session:
         """Remember, Forget, Configure or Refresh; answers the Session after the change."""
         check_command(command)
-        session = self._access.load(principal, session_id, "change")
+        previous: EntryMeta | None = None
+        if isinstance(command, Remember | Forget):
+            # The head row and the entry under the key, in one request.
+            found, stored = self._repo.with_entry(session_id, entry_id(command.key))
+            if found is None:
+                raise NotFound("session not found")
+            authorize(principal, found.grants(), "change", what="session")
+            session, previous = found, stored.meta if stored is not None else None
+        else:
+            session = self._access.load(principal, session_id, "change")
         if isinstance(command, Refresh):
             # Refresh does not check expected and revision (the seed), though both are sent.
             return self._refresh(session)
         if session.head != expected or session.revision != revision:
             raise SessionConflict(STALE)
-        after, actions = self._plan(session, command)
+        after, actions = self._plan(session, command, previous)
         try:
             self._repo.write(actions)
         except WriteConflict as error:
-            if isinstance(command, Forget) and error.index == 2:
-                raise SessionConflict(f"no fact has the key {command.key!r}") from error
             raise SessionConflict(STALE) from error
         return after
 
     def _plan(
-        self, session: Session, command: Remember | Forget | Configure
+        self, session: Session, command: Remember | Forget | Configure, previous: EntryMeta | None
     ) -> tuple[Session, list[Action]]:
         now = self._clock.now_ms()
         if isinstance(command, Configure):
@@ -116,23 +142,28 @@ class SessionMemoryService:
             "Remember" if isinstance(command, Remember) else "Forget"
         )
         note = ItemToAdd(seq, "notice", edit_note(command), edit=edit)
+        change: list[Action]
         if isinstance(command, Remember):
-            meta = EntryMeta(
+            meta = fact(
                 command.key,
                 command.kind,
-                sources,
+                command.content,
+                item_sources(sources),
                 now,
-                "active",
                 after.revision,
-                len(command.content),
             )
-            change: Action = self._repo.entry_put(session, meta, command.content)
+            if previous is not None:
+                meta = replace(meta, created_at=previous.created_at)
+            change = self._repo.entry_put(session, meta, command.content, previous)
         else:
-            change = self._repo.entry_retract(session, command.key, sources, now, after.revision)
+            if previous is None:
+                raise SessionConflict(f"no fact has the key {command.key!r}")
+            retracted = previous.retracted(item_sources(sources), now, after.revision)
+            change = self._repo.entry_retract(session, previous, retracted)
         return after, [
             self._repo.head_change(session, after, now),
             self._repo.item_put(session, note, now),
-            change,
+            *change,
         ]
 
     def _refresh(self, session: Session) -> Session:

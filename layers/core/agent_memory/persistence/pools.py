@@ -1,0 +1,357 @@
+"""The one pool repository: entries of every pool (domain/entries.py) in the single table.
+
+An entry is one base row plus the copies its pool's layout asks for (index rows, each a
+full copy, so a page of an index is one Query and nothing else). Every row of an entry has
+the same shape:
+
+- plaintext metadata: `id`, `key`, `layer`, `kind`, `tags`, `sources`, `status`,
+  `invalidatedAt`, `confidence`, `importance`, `expiresAt`, `createdAt`, `updatedAt`,
+  `rev`, `length`, `by` (access checks and text selection need them before decrypting);
+- sealed: `content`, and `details` (a pool's own secret extras, JSON text).
+
+Content is sealed with the coarse scope {org, pool, field} and bound to the entry's id, so a
+ciphertext copied to another entry fails to open while the copies of one entry open alike.
+
+Layouts (docs/decisions.md, "Keys"):
+
+- `RecencyLayout` (session memory, agent memory: a pool in ONE partition): the base row at
+  `MEM#<id>`, and while the entry is active a copy at `RECENT#<newest-first order>#<id>`.
+  `sk BETWEEN "MEM#" AND "META"` still reads every entry and the head row in one Query;
+  a memory text reads `RECENT#` newest first and stops where the text is full.
+- seed 004's layout (persistence/memory_objects.py): base row per organization plus copies
+  per category, entity and importance.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agent_memory.domain.entries import Entry, EntryMeta, EntrySource, ItemSource, Source
+from agent_memory.persistence import keys
+from agent_memory.ports import (
+    Action,
+    Cipher,
+    Condition,
+    Delete,
+    KeyRange,
+    Present,
+    Put,
+    Record,
+    Store,
+    Update,
+)
+
+ENTRY_TYPE = "entry"
+RECENT_PREFIX = "RECENT#"
+RECENT_END = "RECENT#~"
+# First page of a newest-first read; each next page is as large as all pages before it, so
+# a read that stops after `n` entries has read fewer than `2n + 2` rows (and at least 8).
+FIRST_PAGE = 8
+MAX_PAGE = 1000
+_TIME_SPAN = 10**13  # milliseconds: until the year 2286
+_REV_SPAN = 10**9
+
+
+class PoolLayout(Protocol):
+    """Where the rows of a pool's entry live: the base row first, then its copies."""
+
+    def rows(self, pool: Pool, meta: EntryMeta, order: int = 0) -> list[tuple[str, str]]: ...
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One memory pool: its partition, organization, and the id its content is sealed under."""
+
+    pk: str
+    org_id: str
+    pool_id: str
+    layout: PoolLayout
+
+    @property
+    def scope(self) -> dict[str, str]:
+        return {"org": self.org_id, "pool": self.pool_id, "field": "entry"}
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    """An entry as read: metadata in the clear, content (and details) still sealed."""
+
+    meta: EntryMeta
+    sealed: bytes
+    sealed_details: bytes | None = None
+
+
+def recent_sk(meta: EntryMeta, order: int = 0) -> str:
+    """Ascending sort keys read newest first: updatedAt descending, then the revision that
+    wrote it descending, then `order` (the rank of its name among entries written together)."""
+    when = _TIME_SPAN - 1 - max(0, min(meta.updated_at, _TIME_SPAN - 1))
+    rev = _REV_SPAN - 1 - max(0, min(meta.rev, _REV_SPAN - 1))
+    return f"{RECENT_PREFIX}{when:013d}#{rev:09d}#{order:04d}#{meta.id}"
+
+
+class RecencyLayout:
+    """A pool in one partition: base rows `MEM#<id>`, active entries also under `RECENT#`."""
+
+    def rows(self, pool: Pool, meta: EntryMeta, order: int = 0) -> list[tuple[str, str]]:
+        base = (pool.pk, keys.entry_sk(meta.id))
+        return [base, (pool.pk, recent_sk(meta, order))] if meta.active else [base]
+
+
+RECENCY = RecencyLayout()
+
+
+class PoolRepository:
+    """Reads and write actions for the entries of any pool; one row shape for all."""
+
+    def __init__(self, store: Store, cipher: Cipher) -> None:
+        self._store = store
+        self._cipher = cipher
+
+    # -- rows ------------------------------------------------------------------------------
+
+    @staticmethod
+    def parse(row: Record) -> StoredEntry | None:
+        """The entry a row holds, or None when the row is not an entry's."""
+        if row.get("type") != ENTRY_TYPE:
+            return None
+        return StoredEntry(
+            _meta(row),
+            bytes(row["content"]),
+            bytes(row["details"]) if row.get("details") is not None else None,
+        )
+
+    def _body(self, pool: Pool, meta: EntryMeta, content: str, details: str | None) -> Record:
+        body: Record = {
+            "type": ENTRY_TYPE,
+            **_plain(meta),
+            "content": self._cipher.seal(content, scope=pool.scope, row=meta.id),
+        }
+        if details is not None:
+            scope = {**pool.scope, "field": "details"}
+            body["details"] = self._cipher.seal(details, scope=scope, row=meta.id)
+        return body
+
+    # -- content ---------------------------------------------------------------------------
+
+    def open(self, pool: Pool, stored: StoredEntry) -> Entry:
+        """Decrypt one entry (its details too, when it has any)."""
+        content = self._cipher.open(stored.sealed, scope=pool.scope, row=stored.meta.id)
+        details = None
+        if stored.sealed_details is not None:
+            scope = {**pool.scope, "field": "details"}
+            details = self._cipher.open(stored.sealed_details, scope=scope, row=stored.meta.id)
+        return Entry(stored.meta, content, details)
+
+    def open_content(self, pool: Pool, stored: StoredEntry) -> str:
+        return self._cipher.open(stored.sealed, scope=pool.scope, row=stored.meta.id)
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def get(self, pool: Pool, entry_id: str) -> StoredEntry | None:
+        """The entry's base row (one GetItem)."""
+        pk, sk = pool.layout.rows(pool, EntryMeta(entry_id))[0]
+        row = self._store.get(pk, sk)
+        return self.parse(row) if row is not None else None
+
+    def base_key(self, pool: Pool, entry_id: str) -> tuple[str, str]:
+        return pool.layout.rows(pool, EntryMeta(entry_id))[0]
+
+    def newest(
+        self, pool: Pool, *, head: str | None = None, first_page: int = FIRST_PAGE
+    ) -> Newest:
+        """The pool's active entries newest first, read page by page only as far as the
+        caller iterates. With `head`, that row (the pool's head, sorting before `RECENT#`)
+        comes in the same first Query."""
+        return Newest(self._store, pool, head, max(1, min(first_page, MAX_PAGE)))
+
+    # -- write actions ---------------------------------------------------------------------
+
+    def put(
+        self,
+        pool: Pool,
+        meta: EntryMeta,
+        content: str,
+        *,
+        details: str | None = None,
+        previous: EntryMeta | None = None,
+        condition: Condition | None = None,
+        order: int = 0,
+    ) -> list[Action]:
+        """Write an entry (new, or replacing `previous`): its base row under `condition`, its
+        copies, and the deletion of copies that `previous` had and it no longer has."""
+        body = self._body(pool, meta, content, details)
+        rows = pool.layout.rows(pool, meta, order)
+        actions: list[Action] = [Put({"pk": rows[0][0], "sk": rows[0][1], **body}, condition)]
+        actions += [Put({"pk": pk, "sk": sk, **body, "copy": True}) for pk, sk in rows[1:]]
+        actions += self._stale(pool, previous, rows)
+        return actions
+
+    def change(
+        self,
+        pool: Pool,
+        previous: EntryMeta,
+        after: EntryMeta,
+        *,
+        condition: Condition | None = None,
+    ) -> list[Action]:
+        """Change an entry's metadata only (a Forget, an invalidation): its content stays.
+        The layout must give `after` no copies (copies are full rows; this writes none)."""
+        rows = pool.layout.rows(pool, after)
+        if len(rows) > 1:
+            raise ValueError("a metadata change cannot write copies; use put()")
+        pk, sk = rows[0]
+        update = Update(pk, sk, set=_plain(after), condition=condition or Present())
+        return [update, *self._stale(pool, previous, rows)]
+
+    def remove(
+        self, pool: Pool, meta: EntryMeta, *, condition: Condition | None = None
+    ) -> list[Action]:
+        """Delete an entry and its copies."""
+        (pk, sk), *copies = pool.layout.rows(pool, meta)
+        return [Delete(pk, sk, condition), *(Delete(p, s) for p, s in copies)]
+
+    @staticmethod
+    def _stale(
+        pool: Pool, previous: EntryMeta | None, rows: Sequence[tuple[str, str]]
+    ) -> list[Action]:
+        if previous is None:
+            return []
+        kept = set(rows)
+        return [
+            Delete(pk, sk)
+            for pk, sk in pool.layout.rows(pool, previous)[1:]
+            if (pk, sk) not in kept
+        ]
+
+    def copy_rows(self, source: Pool, target: Pool, rows: Sequence[Record]) -> list[Record]:
+        """Entry rows (base rows and copies, same sort keys) of `source` re-sealed for
+        `target`, in `target`'s partition: a Fork copies a pool. Each entry is opened once."""
+        bodies: dict[str, Record] = {}
+        copies: list[Record] = []
+        for row in rows:
+            stored = self.parse(row)
+            if stored is None:
+                continue
+            body = bodies.get(stored.meta.id)
+            if body is None:
+                entry = self.open(source, stored)
+                body = self._body(target, stored.meta, entry.content, entry.details)
+                bodies[stored.meta.id] = body
+            copy: Record = {"pk": target.pk, "sk": row["sk"], **body}
+            if row.get("copy"):
+                copy["copy"] = True
+            copies.append(copy)
+        return copies
+
+
+class Newest:
+    """A newest-first read of a pool: `head` is read with the first page; iterating reads
+    further pages (each as large as all before it) only when the caller goes on."""
+
+    def __init__(self, store: Store, pool: Pool, head: str | None, first_page: int) -> None:
+        self._store = store
+        self._pk = pool.pk
+        low = head if head is not None else RECENT_PREFIX
+        page = store.query(pool.pk, KeyRange(low=low, high=RECENT_END), limit=first_page)
+        rows = page.records
+        self.head: Record | None = None
+        if head is not None and rows and rows[0]["sk"] == head:
+            self.head, rows = rows[0], rows[1:]
+        self._rows = [row for row in rows if str(row["sk"]).startswith(RECENT_PREFIX)]
+        self._next = page.next
+        self._read = len(page.records)
+
+    def __iter__(self) -> Iterator[StoredEntry]:
+        rows, after = self._rows, self._next
+        while True:
+            for row in rows:
+                stored = PoolRepository.parse(row)
+                if stored is not None:
+                    yield stored
+            if after is None:
+                return
+            size = min(MAX_PAGE, self._read)
+            page = self._store.query(
+                self._pk, KeyRange(low=RECENT_PREFIX, high=RECENT_END), limit=size, after=after
+            )
+            self._read += len(page.records)
+            rows, after = page.records, page.next
+
+
+# --- the row dialect ----------------------------------------------------------------------
+
+
+def _plain(meta: EntryMeta) -> Record:
+    return {
+        "id": meta.id,
+        "key": meta.key,
+        "layer": meta.layer,
+        "kind": meta.kind,
+        "tags": list(meta.tags),
+        "sources": [source_record(s) for s in meta.sources],
+        "status": meta.status,
+        "invalidatedAt": meta.invalidated_at,
+        "confidence": meta.confidence,
+        "importance": meta.importance,
+        "expiresAt": meta.expires_at,
+        "createdAt": meta.created_at,
+        "updatedAt": meta.updated_at,
+        "rev": meta.rev,
+        "length": meta.length,
+        "by": meta.by,
+    }
+
+
+def source_record(source: Source) -> dict[str, str]:
+    if isinstance(source, EntrySource):
+        return {"entry": source.entry}
+    record = {"item": source.item}
+    if source.conversation is not None:
+        record["conversation"] = source.conversation
+    return record
+
+
+def source_of(value: Any) -> Source:
+    if isinstance(value, dict) and "entry" in value:
+        return EntrySource(str(value["entry"]))
+    if isinstance(value, dict):
+        conversation = value.get("conversation")
+        return ItemSource(str(value.get("item", "")), str(conversation) if conversation else None)
+    return ItemSource(str(value))
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if value is not None else None
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if value is not None else None
+
+
+def _meta(row: Record) -> EntryMeta:
+    return EntryMeta(
+        id=str(row["id"]),
+        key=row.get("key"),
+        layer=str(row.get("layer") or "fact"),
+        kind=str(row.get("kind") or "fact"),
+        tags=tuple(str(t) for t in row.get("tags") or ()),
+        sources=tuple(source_of(s) for s in row.get("sources") or ()),
+        status="retracted" if row.get("status") == "retracted" else "active",
+        invalidated_at=_int(row.get("invalidatedAt")),
+        confidence=_number(row.get("confidence")),
+        importance=_number(row.get("importance")),
+        expires_at=_int(row.get("expiresAt")),
+        created_at=int(row.get("createdAt") or 0),
+        updated_at=int(row.get("updatedAt") or 0),
+        rev=int(row.get("rev") or 0),
+        length=int(row.get("length") or 0),
+        by=row.get("by"),
+    )
+
+
+def details_json(value: Any) -> str:
+    """A pool's sealed extras as JSON text (compact; non-ASCII kept)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,107 @@
+"""What every keyed pool (seed 000's session and agent memory) does the same way when a
+learning run reads it and when its model's answer is applied: the entries the model is
+shown, the write actions of an accepted change, and fitting a decision into one
+transaction. The pools (service/session_learning.py, service/agent_learning.py) keep only
+what differs: where evidence comes from, their rules, their head row and read position.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+
+from agent_memory.domain.consolidation import Decision
+from agent_memory.domain.entries import EntryMeta, Source, keyed_id
+from agent_memory.domain.proposals import ProposedRemember
+from agent_memory.persistence.keys import MAX_ACTIONS
+from agent_memory.persistence.pools import Pool, PoolRepository, StoredEntry
+from agent_memory.ports import Action, KnownEntry
+from agent_memory.service.learning_pools import FinishActions, Outcome
+
+# The current entries shown to the model, JSON-encoded, at most this many bytes.
+MEMORY_BUDGET = 90_000
+
+
+def json_size(text: str) -> int:
+    return len(json.dumps(text, ensure_ascii=False).encode())
+
+
+def known_entries(
+    stored: Sequence[StoredEntry], open_content: Callable[[StoredEntry], str]
+) -> list[KnownEntry]:
+    """Active entries newest first, then retracted keys (without their text: the key must
+    not come back, the content is not needed), within the budget."""
+    known: list[KnownEntry] = []
+    used = 0
+    for entry in sorted(stored, key=lambda s: (not s.meta.active, -s.meta.updated_at)):
+        meta = entry.meta
+        content = open_content(entry) if meta.active else ""
+        used += json_size(meta.name) + json_size(content) + 64
+        if used > MEMORY_BUDGET:
+            break
+        known.append(KnownEntry(meta.name, content, meta.kind, meta.status))
+    return known
+
+
+def change_actions(
+    pools: PoolRepository,
+    pool: Pool,
+    namespace: str,
+    decision: Decision,
+    current: Mapping[str, EntryMeta],
+    sources: Callable[[tuple[str, ...]], tuple[Source, ...]],
+    *,
+    now: int,
+    rev: int,
+    by: str | None = None,
+) -> list[Action]:
+    """The write actions of every accepted change of a keyed pool: a Remember puts the entry
+    under its key (replacing the current one), a Forget retracts it (content kept)."""
+    actions: list[Action] = []
+    # Entries written together share time and revision; their names order them.
+    ranked = sorted(decision.accepted, key=lambda change: change.key)
+    order = {change.key: position for position, change in enumerate(ranked)}
+    for change in decision.accepted:
+        previous = current.get(change.key)
+        if isinstance(change, ProposedRemember):
+            meta = EntryMeta(
+                id=keyed_id(namespace, change.key),
+                key=change.key,
+                kind=change.kind,
+                sources=sources(change.sources),
+                created_at=previous.created_at if previous is not None else now,
+                updated_at=now,
+                rev=rev,
+                length=len(change.content),
+                by=by,
+            )
+            actions += pools.put(
+                pool, meta, change.content, previous=previous, order=order[change.key]
+            )
+        elif previous is not None:
+            after = previous.retracted(sources(change.sources), now, rev, by)
+            actions += pools.change(pool, previous, after)
+    return actions
+
+
+def fit(
+    decision: Decision,
+    finish: FinishActions,
+    build: Callable[[Decision], list[Action]],
+) -> tuple[Decision, list[Action], Outcome, list[Action]]:
+    """The largest prefix of the accepted changes whose actions (from `build`) and the
+    execution's finishing actions fit one transaction; the rest are rejected with a reason,
+    never half-applied."""
+    while True:
+        outcome = Outcome(decision.applied_records(), decision.rejected_records())
+        finishing = list(finish(outcome))
+        actions = build(decision)
+        excess = len(actions) + len(finishing) - MAX_ACTIONS
+        if excess <= 0 or not decision.accepted:
+            return decision, actions, outcome, finishing
+        # A change costs at most three actions (its row, its copy, a stale copy).
+        decision = decision.limited(max(0, len(decision.accepted) - max(1, excess // 3)))
+
+
+def by_key(stored: Sequence[StoredEntry]) -> dict[str, EntryMeta]:
+    return {entry.meta.name: entry.meta for entry in stored}
