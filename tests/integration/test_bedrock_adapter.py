@@ -13,10 +13,13 @@ from botocore.config import Config
 from botocore.exceptions import ReadTimeoutError
 from botocore.stub import Stubber
 
-from agent_memory.adapters.bedrock import TOOL_NAME, BedrockModel, client_config
+from agent_memory.adapters.bedrock import BedrockClients, BedrockModel, client_config
 from agent_memory.domain.learning_prompt import instructions_for, render_evidence
 from agent_memory.domain.proposals import CHANGES_SCHEMA, MEMORY_KINDS, parse_changes
 from agent_memory.ports import EvidenceItem, LearningRequest, ModelFailure, Usage
+
+# The forced tool is named after the task (the same name OpenAI's json_schema gets).
+TOOL_NAME = "memory_changes"
 
 MODEL_ID = "anthropic.claude-3-5-haiku-20241022-v1:0"
 ANSWER = {
@@ -88,7 +91,7 @@ def test_happy_path_forces_the_tool_and_returns_its_input(client: Any, stubber: 
                 "tools": [
                     {
                         "toolSpec": {
-                            "name": "record_memory_changes",
+                            "name": TOOL_NAME,
                             "description": (
                                 "Record the proposed changes to the memory "
                                 "(an empty list when none)."
@@ -97,7 +100,7 @@ def test_happy_path_forces_the_tool_and_returns_its_input(client: Any, stubber: 
                         }
                     }
                 ],
-                "toolChoice": {"tool": {"name": "record_memory_changes"}},
+                "toolChoice": {"tool": {"name": TOOL_NAME}},
             },
         },
     )
@@ -180,22 +183,26 @@ def test_a_read_timeout_is_a_retryable_timeout(client: Any) -> None:
 
 
 def test_the_client_is_built_once_on_first_use(client: Any, stubber: Stubber) -> None:
-    built: list[Any] = []
+    built: list[float] = []
 
-    def factory() -> Any:
-        built.append(client)
+    def factory(read_timeout_s: float) -> Any:
+        built.append(read_timeout_s)
         return client
 
-    model = BedrockModel(MODEL_ID, client_factory=factory)
+    model = BedrockModel(MODEL_ID, clients=BedrockClients(factory))
     assert built == []
     stubber.add_response("converse", _reply([_tool_use(ANSWER)]))
     stubber.add_response("converse", _reply([_tool_use(ANSWER)]))
     model.propose(_request())
     model.propose(_request())
-    assert len(built) == 1
+    # One client for the step's deadline, built on the first call.
+    assert built == [100.0]
 
 
 def test_the_default_client_config_stays_under_the_step_timeout() -> None:
     config = client_config()
     assert config.read_timeout < 120
     assert config.retries["max_attempts"] == 2
+    # A request-path deadline is the read timeout, with no SDK retry to double it.
+    short = client_config(15)
+    assert (short.read_timeout, short.retries["max_attempts"]) == (15, 1)

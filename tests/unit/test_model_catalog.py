@@ -6,10 +6,12 @@ from typing import Any
 
 import pytest
 
+from agent_memory.adapters.anthropic import AnthropicModel
 from agent_memory.adapters.bedrock import BedrockModel
 from agent_memory.adapters.models import ModelCatalogImpl
 from agent_memory.adapters.openai_compatible import OpenAICompatibleModel
 from agent_memory.adapters.rules_model import RulesModel
+from agent_memory.domain.model_names import ModelPolicy
 
 
 def test_local_rules_needs_nothing() -> None:
@@ -19,7 +21,8 @@ def test_local_rules_needs_nothing() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", [None, "", "local/gpt", "nope/model", "rules", "openai/", "bedrock"]
+    "name",
+    [None, "", "local/gpt", "nope/model", "rules", "openai/", "bedrock", "bedrock/../../etc"],
 )
 def test_no_name_unknown_names_and_other_local_models_are_no_model(name: str | None) -> None:
     assert ModelCatalogImpl(openai_api_key="sk-x").resolve(name) is None
@@ -46,12 +49,11 @@ def test_public_url_with_a_trailing_slash_is_still_the_public_one() -> None:
 
 
 def test_bedrock_models_share_one_lazily_built_client() -> None:
-    built: list[object] = []
+    built: list[float] = []
 
-    def factory() -> Any:
-        client = object()
-        built.append(client)
-        return client
+    def factory(read_timeout_s: float) -> Any:
+        built.append(read_timeout_s)
+        return object()
 
     catalog = ModelCatalogImpl(bedrock_client_factory=factory)
     first = catalog.resolve("bedrock/anthropic.claude-3-5-haiku-20241022-v1:0")
@@ -60,8 +62,11 @@ def test_bedrock_models_share_one_lazily_built_client() -> None:
     assert isinstance(second, BedrockModel)
     assert first.model_id == "anthropic.claude-3-5-haiku-20241022-v1:0"
     assert built == []  # nothing is built before a model is used
-    assert first._runtime() is second._runtime()
-    assert len(built) == 1
+    assert first.runtime(100) is second.runtime(100)
+    assert built == [100]
+    # A request-path deadline gets its own client (botocore has no per-call timeout).
+    assert first.runtime(14.2) is second.runtime(15) is not first.runtime(100)
+    assert built == [100, 15]
 
 
 def test_instances_are_cached_per_name() -> None:
@@ -75,3 +80,23 @@ def test_the_default_model_is_exposed_and_the_key_is_not() -> None:
     catalog = ModelCatalogImpl(default_model="local/rules", openai_api_key="sk-secret-123")
     assert catalog.default_model == "local/rules"
     assert "sk-secret-123" not in repr(catalog)
+
+
+def test_anthropic_needs_a_key_or_its_own_endpoint() -> None:
+    assert ModelCatalogImpl().resolve("anthropic/claude-haiku-4-5") is None
+    model = ModelCatalogImpl(anthropic_api_key="sk-ant-x").resolve("anthropic/claude-haiku-4-5")
+    assert isinstance(model, AnthropicModel)
+    assert (model.model, model.name) == ("claude-haiku-4-5", "anthropic/claude-haiku-4-5")
+    proxy = ModelCatalogImpl(anthropic_base_url="http://127.0.0.1:9999")
+    assert isinstance(proxy.resolve("anthropic/claude-haiku-4-5"), AnthropicModel)
+    assert "sk-ant-x" not in repr(model)
+
+
+def test_a_model_outside_allowed_models_is_no_model() -> None:
+    catalog = ModelCatalogImpl(
+        openai_api_key="sk-x", allowed=ModelPolicy.from_setting("local/*, openai/gpt-4o-mini")
+    )
+    assert isinstance(catalog.resolve("local/rules"), RulesModel)
+    assert isinstance(catalog.resolve("openai/gpt-4o-mini"), OpenAICompatibleModel)
+    assert catalog.resolve("openai/gpt-4o") is None
+    assert catalog.resolve("bedrock/amazon.nova-lite-v1:0") is None

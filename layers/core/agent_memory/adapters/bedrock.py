@@ -1,13 +1,17 @@
 """`bedrock/<modelId>`: Amazon Bedrock's Converse API with one forced tool.
 
-The model is made to call `record_memory_changes`, whose input schema is API.md's answer,
-so the answer arrives as structured tool input; it is passed on as JSON text and the domain
-parses it like any other model's answer. AWS errors become `ModelFailure`s.
+The model is made to call one tool named after the task, whose input schema is the task's
+schema, so the answer arrives as structured tool input; it is passed on as JSON text and the
+domain parses it like any other model's answer. AWS errors become `ModelFailure`s.
+
+The request's deadline is the client's read timeout: botocore has no per-call timeout, so a
+client is built (once) per deadline, rounded up to the second; a late answer is a timeout.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -24,14 +28,20 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from agent_memory.domain.learning_prompt import render_evidence
-from agent_memory.domain.proposals import CHANGES_SCHEMA
-from agent_memory.ports import LearningRequest, ModelErrorKind, ModelFailure, ModelReply, Usage
+from agent_memory.ports.models import (
+    ModelErrorKind,
+    ModelFailure,
+    ModelReply,
+    ModelRequest,
+    Usage,
+)
 
-TOOL_NAME = "record_memory_changes"
-MAX_OUTPUT_TOKENS = 4096
 # Below the workflow step's TimeoutSeconds (120): the adapter fails first, with a kind.
 READ_TIMEOUT_S = 100
+# Short deadlines (the request path) get no SDK retry: one retry would double the wait.
+RETRY_FROM_S = 60
+
+ClientFactory = Callable[[float], Any]
 
 _ERRORS: dict[str, tuple[ModelErrorKind, bool]] = {
     "ThrottlingException": ("throttled", True),
@@ -49,39 +59,49 @@ _ERRORS: dict[str, tuple[ModelErrorKind, bool]] = {
     "ExpiredTokenException": ("config", False),
 }
 
-_TOOL_SPEC = {
-    "toolSpec": {
-        "name": TOOL_NAME,
-        "description": "Record the proposed changes to the memory (an empty list when none).",
-        "inputSchema": {"json": CHANGES_SCHEMA},
-    }
-}
 
-
-def client_config() -> Any:
-    """The botocore Config for Bedrock Runtime: a read timeout under the step's 120 s and
-    one retry (the workflow retries too)."""
+def client_config(read_timeout_s: float = READ_TIMEOUT_S) -> Any:
+    """The botocore Config for Bedrock Runtime: the deadline as read timeout (under the
+    step's 120 s by default) and one retry for long deadlines (the workflow retries too)."""
     from botocore.config import Config
 
+    attempts = 2 if read_timeout_s >= RETRY_FROM_S else 1
     return Config(
-        read_timeout=READ_TIMEOUT_S,
-        connect_timeout=5,
-        retries={"mode": "standard", "max_attempts": 2},
+        read_timeout=read_timeout_s,
+        connect_timeout=min(5.0, read_timeout_s),
+        retries={"mode": "standard", "max_attempts": attempts},
     )
 
 
-def default_client(region: str) -> Any:
-    """A `bedrock-runtime` client for `region` with `client_config()`."""
+def default_client(region: str, read_timeout_s: float = READ_TIMEOUT_S) -> Any:
+    """A `bedrock-runtime` client for `region` with `client_config(read_timeout_s)`."""
     import boto3
 
-    return boto3.client("bedrock-runtime", region_name=region, config=client_config())
+    return boto3.client("bedrock-runtime", region_name=region, config=client_config(read_timeout_s))
+
+
+class BedrockClients:
+    """Bedrock Runtime clients, one per deadline (rounded up to the second), built on first
+    use and shared by every Bedrock model of a catalog."""
+
+    def __init__(self, factory: ClientFactory) -> None:
+        self._factory = factory
+        self._clients: dict[int, Any] = {}
+        self._lock = threading.Lock()
+
+    def for_deadline(self, deadline_s: float) -> Any:
+        seconds = max(1, math.ceil(deadline_s))
+        with self._lock:
+            if seconds not in self._clients:
+                self._clients[seconds] = self._factory(float(seconds))
+            return self._clients[seconds]
 
 
 class BedrockModel:
     """`ports.LearningModel` over Bedrock Converse. `model_id` is the part after `bedrock/`.
 
-    Give `client`, or `client_factory` (called once, on first use), or `region` for a
-    default client built on first use.
+    Give `client` (used for every deadline: tests), or `clients` (shared, one per deadline),
+    or `region` for default clients built on first use.
     """
 
     def __init__(
@@ -89,27 +109,28 @@ class BedrockModel:
         model_id: str,
         client: Any = None,
         *,
-        client_factory: Callable[[], Any] | None = None,
+        clients: BedrockClients | None = None,
         region: str = "us-east-1",
     ) -> None:
         self.model_id = model_id
         self.name = f"bedrock/{model_id}"
         self._client = client
-        self._factory = client_factory or (lambda: default_client(region))
-        self._lock = threading.Lock()
+        self._clients = clients or BedrockClients(lambda s: default_client(region, s))
 
-    def _runtime(self) -> Any:
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    self._client = self._factory()
-        return self._client
+    def runtime(self, deadline_s: float = READ_TIMEOUT_S) -> Any:
+        """The client a call with this deadline uses."""
+        if self._client is not None:
+            return self._client
+        return self._clients.for_deadline(deadline_s)
 
-    def propose(self, request: LearningRequest) -> ModelReply:
-        """Ask the model for changes; raise `ModelFailure` when it cannot answer."""
+    def propose(self, request: ModelRequest) -> ModelReply:
+        """Ask the model for the task's answer; raise `ModelFailure` when it cannot."""
+        deadline = request.deadline_s
+        if deadline <= 0:
+            raise _late(deadline)
         started = time.monotonic()
         try:
-            response = self._runtime().converse(**self.converse_request(request))
+            response = self.runtime(deadline).converse(**self.converse_request(request))
         except ClientError as error:
             raise _client_failure(error) from None
         except (ReadTimeoutError, ConnectTimeoutError) as error:
@@ -124,8 +145,10 @@ class BedrockModel:
             raise ModelFailure(
                 "unavailable", f"Bedrock call failed: {error}", retryable=True
             ) from None
-        latency_ms = (time.monotonic() - started) * 1000
-        text = _tool_input(response)
+        latency_s = time.monotonic() - started
+        if latency_s > deadline:
+            raise _late(deadline)
+        text = _tool_input(response, request.task)
         usage = response.get("usage") or {}
         return ModelReply(
             text=text,
@@ -134,18 +157,31 @@ class BedrockModel:
                 input_tokens=int(usage.get("inputTokens", 0)),
                 output_tokens=int(usage.get("outputTokens", 0)),
             ),
-            latency_ms=latency_ms,
+            latency_ms=latency_s * 1000,
         )
 
-    def converse_request(self, request: LearningRequest) -> dict[str, Any]:
+    def converse_request(self, request: ModelRequest) -> dict[str, Any]:
         """The Converse parameters for `request` (public for tests and tracing)."""
+        tool = {
+            "toolSpec": {
+                "name": request.task,
+                "description": request.description,
+                "inputSchema": {"json": request.schema},
+            }
+        }
         return {
             "modelId": self.model_id,
-            "system": [{"text": request.instructions}],
-            "messages": [{"role": "user", "content": [{"text": render_evidence(request)}]}],
-            "inferenceConfig": {"maxTokens": MAX_OUTPUT_TOKENS, "temperature": 0.0},
-            "toolConfig": {"tools": [_TOOL_SPEC], "toolChoice": {"tool": {"name": TOOL_NAME}}},
+            "system": [{"text": request.system}],
+            "messages": [{"role": "user", "content": [{"text": request.user}]}],
+            "inferenceConfig": {"maxTokens": request.max_output_tokens, "temperature": 0.0},
+            "toolConfig": {"tools": [tool], "toolChoice": {"tool": {"name": request.task}}},
         }
+
+
+def _late(deadline_s: float) -> ModelFailure:
+    return ModelFailure(
+        "timeout", f"Bedrock did not answer within {deadline_s:g} s", retryable=True
+    )
 
 
 def _client_failure(error: Any) -> ModelFailure:
@@ -161,8 +197,8 @@ def _client_failure(error: Any) -> ModelFailure:
     return ModelFailure("config", message, retryable=False)
 
 
-def _tool_input(response: Any) -> str:
-    """The JSON input of the `record_memory_changes` call in a Converse answer."""
+def _tool_input(response: Any, tool: str) -> str:
+    """The JSON input of the task's tool call in a Converse answer."""
     stop = response.get("stopReason") if isinstance(response, dict) else None
     if stop == "max_tokens":
         raise ModelFailure("invalid_output", "the answer was cut off (max_tokens)", retryable=False)
@@ -174,13 +210,13 @@ def _tool_input(response: Any) -> str:
         ) from None
     for block in content if isinstance(content, list) else []:
         use = block.get("toolUse") if isinstance(block, dict) else None
-        if isinstance(use, dict) and use.get("name") == TOOL_NAME:
+        if isinstance(use, dict) and use.get("name") == tool:
             tool_input = use.get("input")
             if isinstance(tool_input, str):
                 return tool_input  # some models send the input as JSON text
             return json.dumps(tool_input)
     raise ModelFailure(
         "invalid_output",
-        f"the model answered without calling {TOOL_NAME} (stopReason={stop})",
+        f"the model answered without calling {tool} (stopReason={stop})",
         retryable=False,
     )

@@ -1,13 +1,17 @@
-"""The model catalog: `provider/model` names to learning models (API.md, "Models").
+"""The model catalog: `provider/model` names to models (API.md, "Models").
 
-- `local/rules` -> the built-in `RulesModel`. No other `local/` model exists: another
-  `local/...` name resolves to None ("no model"), like an unconfigured provider.
+- `local/rules` -> the built-in `RulesModel` (any task's local answer). No other `local/`
+  model exists: another `local/...` name resolves to None ("no model"), like an
+  unconfigured provider.
 - `openai/<model>` -> `OpenAICompatibleModel` when an API key is configured, or when the
   base URL is not the public default (a local server needs no key); otherwise None.
-- `bedrock/<modelId>` -> `BedrockModel` in the deployment's region, its client built on
-  first use and shared by every Bedrock model.
-- No name, a malformed name or an unknown provider -> None (names are validated with a 400
-  where a person sets them; a stored name that no longer resolves is "no model").
+- `anthropic/<model>` -> `AnthropicModel` when `ANTHROPIC_API_KEY` is set, or when the base
+  URL is not the public one; otherwise None.
+- `bedrock/<modelId>` -> `BedrockModel` in the deployment's region, its clients built on
+  first use (one per deadline) and shared by every Bedrock model.
+- No name, a malformed name, an unknown provider, or a name outside `ALLOWED_MODELS` ->
+  None (names are validated with a 400 where a person sets them; a stored name that no
+  longer resolves is "no model").
 
 Instances are cached per name: a warm Lambda reuses clients and connections.
 """
@@ -18,35 +22,44 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from agent_memory.adapters.bedrock import BedrockModel, default_client
+from agent_memory.adapters.anthropic import DEFAULT_BASE_URL as ANTHROPIC_BASE_URL
+from agent_memory.adapters.anthropic import AnthropicModel
+from agent_memory.adapters.bedrock import BedrockClients, BedrockModel, default_client
 from agent_memory.adapters.openai_compatible import DEFAULT_BASE_URL, OpenAICompatibleModel
 from agent_memory.adapters.rules_model import NAME as RULES_NAME
 from agent_memory.adapters.rules_model import RulesModel
 from agent_memory.domain.errors import ValidationFailed
-from agent_memory.domain.model_names import parse_model_name
-from agent_memory.ports import LearningModel
+from agent_memory.domain.model_names import ModelPolicy, parse_model_name
+from agent_memory.ports.models import LearningModel
 
 
 class ModelCatalogImpl:
-    """`ports.ModelCatalog` over the three providers."""
+    """`ports.ModelCatalog` over the four providers."""
 
     def __init__(
         self,
         default_model: str | None = RULES_NAME,
         openai_base_url: str = DEFAULT_BASE_URL,
         openai_api_key: str = "",
-        bedrock_client_factory: Callable[[], Any] | None = None,
+        bedrock_client_factory: Callable[[float], Any] | None = None,
         region: str = "us-east-1",
         *,
         openai_timeout_s: float = 60.0,
+        anthropic_api_key: str = "",
+        anthropic_base_url: str = ANTHROPIC_BASE_URL,
+        allowed: ModelPolicy | None = None,
     ) -> None:
         # The deployment's default model name (Settings.default_model), for callers to pick.
         self.default_model = default_model
+        self.allowed = allowed or ModelPolicy()
         self._openai_base_url = openai_base_url.rstrip("/")
         self._openai_api_key = openai_api_key
         self._openai_timeout_s = openai_timeout_s
-        self._bedrock_factory = bedrock_client_factory or (lambda: default_client(region))
-        self._bedrock_client: Any = None
+        self._anthropic_api_key = anthropic_api_key
+        self._anthropic_base_url = anthropic_base_url.rstrip("/")
+        self._bedrock = BedrockClients(
+            bedrock_client_factory or (lambda seconds: default_client(region, seconds))
+        )
         self._models: dict[str, LearningModel | None] = {}
         self._lock = threading.Lock()
 
@@ -57,6 +70,11 @@ class ModelCatalogImpl:
     def openai_configured(self) -> bool:
         """A key is set, or the endpoint is not the public one (local servers need no key)."""
         return bool(self._openai_api_key) or self._openai_base_url != DEFAULT_BASE_URL
+
+    @property
+    def anthropic_configured(self) -> bool:
+        """A key is set, or the endpoint is not the public one (a proxy holds the key)."""
+        return bool(self._anthropic_api_key) or self._anthropic_base_url != ANTHROPIC_BASE_URL
 
     def resolve(self, name: str | None) -> LearningModel | None:
         """The model behind `provider/model`, or None when this deployment has none."""
@@ -72,6 +90,8 @@ class ModelCatalogImpl:
             parsed = parse_model_name(name, ())
         except ValidationFailed:
             return None
+        if not self.allowed.allows(name):
+            return None
         if parsed.provider == "local":
             return RulesModel() if name == RULES_NAME else None
         if parsed.provider == "openai":
@@ -83,13 +103,12 @@ class ModelCatalogImpl:
                 api_key=self._openai_api_key,
                 timeout_s=self._openai_timeout_s,
             )
+        if parsed.provider == "anthropic":
+            if not self.anthropic_configured:
+                return None
+            return AnthropicModel(
+                parsed.model, api_key=self._anthropic_api_key, base_url=self._anthropic_base_url
+            )
         if parsed.provider == "bedrock":
-            return BedrockModel(parsed.model, client_factory=self._shared_bedrock_client)
+            return BedrockModel(parsed.model, clients=self._bedrock)
         return None
-
-    def _shared_bedrock_client(self) -> Any:
-        # Called under a model's own lock; one client for every Bedrock model id.
-        with self._lock:
-            if self._bedrock_client is None:
-                self._bedrock_client = self._bedrock_factory()
-            return self._bedrock_client

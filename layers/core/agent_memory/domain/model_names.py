@@ -1,13 +1,29 @@
-"""Model names: `provider/model` (API.md, "Models")."""
+"""Model names: `provider/model`, and which of them a deployment and an organization allow
+(API.md, "Local run" / Models, and the organization settings' `allowedModels`).
+
+- A name is `provider/model` with a known provider; the model part is one or more segments
+  of `[A-Za-z0-9._:@+=,-]` separated by `/` (Hugging Face style ids have one), none of
+  them `.` or `..`: `bedrock/../../etc` is a 400, never a path.
+- A pattern is a name or `provider/*`.
+- `ALLOWED_MODELS` (the deployment) is a comma-separated list of patterns. Unset, every
+  known provider is allowed: a provider the deployment has not configured still counts as
+  "no model" (API.md), not as a 400. An organization's `allowedModels` only narrows it: a
+  model must match both lists.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_memory.domain.errors import ValidationFailed
 
-PROVIDERS = ("local", "openai", "bedrock")
+PROVIDERS = ("local", "openai", "bedrock", "anthropic")
+MAX_NAME_LENGTH = 200
+MAX_PATTERNS = 100
+
+_SEGMENT = re.compile(r"[A-Za-z0-9._:@+=,-]+")
 
 
 @dataclass(frozen=True)
@@ -20,7 +36,10 @@ class ModelName:
 
 
 def parse_model_name(name: str, path: Sequence[str | int]) -> ModelName:
-    """Split `provider/model`; an unknown provider is a 400 naming `path`."""
+    """Split `provider/model`; a malformed name or an unknown provider is a 400 naming
+    `path`."""
+    if not isinstance(name, str) or len(name) > MAX_NAME_LENGTH:
+        raise ValidationFailed(f"a model name is at most {MAX_NAME_LENGTH} characters", path)
     provider, sep, model = name.partition("/")
     if not sep or not model.strip():
         raise ValidationFailed("a model is named 'provider/model'", path)
@@ -28,4 +47,70 @@ def parse_model_name(name: str, path: Sequence[str | int]) -> ModelName:
         raise ValidationFailed(
             f"unknown model provider {provider!r}; known: {', '.join(PROVIDERS)}", path
         )
+    for segment in model.split("/"):
+        if segment in {".", ".."} or not _SEGMENT.fullmatch(segment):
+            raise ValidationFailed(
+                "a model name has letters, digits and . _ : @ + = , - between slashes", path
+            )
     return ModelName(provider, model)
+
+
+def parse_pattern(pattern: str, path: Sequence[str | int]) -> str:
+    """A model name or `provider/*` (a 400 naming `path` otherwise)."""
+    text = pattern.strip() if isinstance(pattern, str) else pattern
+    provider, sep, rest = text.partition("/") if isinstance(text, str) else ("", "", "")
+    if sep and rest == "*":
+        if provider not in PROVIDERS:
+            raise ValidationFailed(
+                f"unknown model provider {provider!r}; known: {', '.join(PROVIDERS)}", path
+            )
+        return text
+    return str(parse_model_name(text, path))
+
+
+def parse_patterns(patterns: Sequence[str], path: Sequence[str | int]) -> tuple[str, ...]:
+    """A list of patterns (an organization's `allowedModels`), each checked at its index."""
+    if len(patterns) > MAX_PATTERNS:
+        raise ValidationFailed(f"at most {MAX_PATTERNS} model patterns", path)
+    return tuple(parse_pattern(p, [*path, index]) for index, p in enumerate(patterns))
+
+
+def matches(name: str, patterns: Sequence[str]) -> bool:
+    """`name` is one of `patterns`, or its provider's `provider/*` is."""
+    provider = name.partition("/")[0]
+    return name in patterns or f"{provider}/*" in patterns
+
+
+@dataclass(frozen=True)
+class ModelPolicy:
+    """The deployment's allowed models (`ALLOWED_MODELS`); None allows every known
+    provider."""
+
+    patterns: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_setting(cls, text: str | None) -> ModelPolicy:
+        """`ALLOWED_MODELS` as set: comma-separated patterns; blank or unset is the default.
+        A malformed pattern fails the start (a 400 would blame the caller)."""
+        if not text or not text.strip():
+            return cls(None)
+        parts = [part.strip() for part in text.split(",") if part.strip()]
+        return cls(parse_patterns(parts, ["ALLOWED_MODELS"]))
+
+    def allows(self, name: str, organization: Sequence[str] | None = None) -> bool:
+        """The deployment allows `name`, and so does the organization's list when it has one."""
+        if self.patterns is not None and not matches(name, self.patterns):
+            return False
+        return organization is None or matches(name, organization)
+
+    def check(
+        self, name: str, path: Sequence[str | int], organization: Sequence[str] | None = None
+    ) -> ModelName:
+        """`name` parsed, or a 400 naming `path` when it is malformed, of an unknown provider,
+        or outside the deployment's or the organization's allowed models."""
+        parsed = parse_model_name(name, path)
+        if self.patterns is not None and not matches(name, self.patterns):
+            raise ValidationFailed(f"model {name!r} is not allowed in this deployment", path)
+        if organization is not None and not matches(name, organization):
+            raise ValidationFailed(f"model {name!r} is not allowed in this organization", path)
+        return parsed

@@ -15,17 +15,24 @@ verbatim even outside that alphabet (a person may have chosen it with Remember).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from agent_memory.domain.errors import DomainError
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_memory.domain.tasks.answers import (
+    InvalidModelOutput,
+    decode_json,
+    strict_schema,
+    validated,
+)
 
 # The seed's kinds (000 "Read memory"); agent memory keeps only the lasting ones.
 MEMORY_KINDS: tuple[str, ...] = ("fact", "decision", "preference", "procedure", "hypothesis")
 LASTING_KINDS: tuple[str, ...] = ("procedure", "preference", "decision")
+MemoryKind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
 
 KEY_PATTERN = re.compile(r"[a-z0-9._-]{1,100}")
 MAX_KEY_LENGTH = 100
@@ -35,62 +42,38 @@ MAX_SOURCES = 50
 # A transaction holds at most 100 actions; an answer with more changes is not usable.
 MAX_CHANGES = 100
 
-_FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n(?P<body>.*?)\n?```$", re.DOTALL)
-
-_SOURCES_SCHEMA: dict[str, Any] = {
-    "type": "array",
-    "items": {"type": "string"},
-    "description": "Ids of the new items that support this change (at least one).",
-}
-
-# The schema of the answer: OpenAI `response_format` json_schema (strict mode: every property
-# required, no additional properties) and the input schema of the Bedrock tool.
-CHANGES_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "changes": {
-            "type": "array",
-            "items": {
-                "anyOf": [
-                    {
-                        "type": "object",
-                        "properties": {
-                            "op": {"type": "string", "enum": ["remember"]},
-                            "key": {"type": "string"},
-                            "content": {"type": "string"},
-                            "kind": {"type": "string", "enum": list(MEMORY_KINDS)},
-                            "sources": _SOURCES_SCHEMA,
-                        },
-                        "required": ["op", "key", "content", "kind", "sources"],
-                        "additionalProperties": False,
-                    },
-                    {
-                        "type": "object",
-                        "properties": {
-                            "op": {"type": "string", "enum": ["forget"]},
-                            "key": {"type": "string"},
-                            "sources": _SOURCES_SCHEMA,
-                        },
-                        "required": ["op", "key", "sources"],
-                        "additionalProperties": False,
-                    },
-                ]
-            },
-        }
-    },
-    "required": ["changes"],
-    "additionalProperties": False,
-}
+_SOURCES = "Ids of the new items that support this change (at least one)."
 
 
-class InvalidModelOutput(DomainError):
-    """A model's answer is not the protocol (not JSON, wrong shape, bad field).
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    `path` names the offending place, e.g. `["changes", 0, "key"]`.
-    """
 
-    tag = "InvalidModelOutput"
-    status = 502
+class RememberAnswer(_Closed):
+    op: Literal["remember"]
+    key: str
+    content: str
+    kind: MemoryKind
+    sources: list[str] = Field(description=_SOURCES)
+
+
+class ForgetAnswer(_Closed):
+    op: Literal["forget"]
+    key: str
+    sources: list[str] = Field(description=_SOURCES)
+
+
+class MemoryChangesAnswer(_Closed):
+    """API.md's "What a learning model returns": the schema source and the parser's shape."""
+
+    changes: list[Annotated[RememberAnswer | ForgetAnswer, Field(discriminator="op")]]
+
+
+# The schema of the answer, generated from `MemoryChangesAnswer` (strict: every property
+# required, no additional properties): OpenAI's json_schema, the Bedrock and Anthropic tool.
+CHANGES_SCHEMA: dict[str, Any] = strict_schema(MemoryChangesAnswer)
+
+__all__ = ["CHANGES_SCHEMA", "InvalidModelOutput", "MemoryChangesAnswer"]
 
 
 @dataclass(frozen=True)
@@ -127,11 +110,6 @@ class ProposedForget:
 
 ProposedChange = ProposedRemember | ProposedForget
 
-_FIELDS = {
-    "remember": frozenset({"op", "key", "content", "kind", "sources"}),
-    "forget": frozenset({"op", "key", "sources"}),
-}
-
 
 def parse_changes(text: str, *, known_keys: Collection[str] = ()) -> tuple[ProposedChange, ...]:
     """Parse a model's answer text into proposed changes, in the order given.
@@ -140,70 +118,40 @@ def parse_changes(text: str, *, known_keys: Collection[str] = ()) -> tuple[Propo
     `InvalidModelOutput` for anything else. `known_keys` are keys the pool already holds:
     they are accepted even when outside the key alphabet.
     """
-    if not isinstance(text, str):
-        raise InvalidModelOutput("the answer is not text")
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group("body").strip()
-    if not body:
-        raise InvalidModelOutput("the answer is empty")
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError) as error:
-        raise InvalidModelOutput(f"the answer is not JSON: {error}") from None
-    if not isinstance(data, dict):
-        raise InvalidModelOutput("the answer is not a JSON object")
-    extra = sorted(set(data) - {"changes"})
-    if extra:
-        raise InvalidModelOutput(f"unknown field {extra[0]!r}", [extra[0]])
-    if "changes" not in data:
-        raise InvalidModelOutput("the answer has no 'changes'", ["changes"])
-    changes = data["changes"]
-    if not isinstance(changes, list):
-        raise InvalidModelOutput("'changes' is not a list", ["changes"])
-    if len(changes) > MAX_CHANGES:
+    data = decode_json(text)
+    changes = data.get("changes") if isinstance(data, dict) else None
+    if isinstance(changes, list) and len(changes) > MAX_CHANGES:
         raise InvalidModelOutput(
             f"{len(changes)} changes; at most {MAX_CHANGES} fit in one step", ["changes"]
         )
+    for index, raw in enumerate(changes if isinstance(changes, list) else []):
+        if not isinstance(raw, dict):
+            raise InvalidModelOutput("a change is not a JSON object", ["changes", index])
+    answer = validated(MemoryChangesAnswer, data)
     known = frozenset(known_keys)
-    return tuple(_change(raw, ["changes", index], known) for index, raw in enumerate(changes))
+    return tuple(
+        _change(change, ["changes", index], known) for index, change in enumerate(answer.changes)
+    )
 
 
-def _change(raw: object, path: list[str | int], known: frozenset[str]) -> ProposedChange:
-    if not isinstance(raw, dict):
-        raise InvalidModelOutput("a change is not a JSON object", path)
-    op = raw.get("op")
-    if op not in _FIELDS:
-        raise InvalidModelOutput("a change needs 'op' set to 'remember' or 'forget'", [*path, "op"])
-    extra = sorted(set(raw) - _FIELDS[op])
-    if extra:
-        raise InvalidModelOutput(f"unknown field {extra[0]!r} in a {op} change", [*path, extra[0]])
-    missing = sorted(_FIELDS[op] - set(raw))
-    if missing:
-        raise InvalidModelOutput(f"a {op} change needs {missing[0]!r}", [*path, missing[0]])
-    key = _key(raw["key"], [*path, "key"], known)
-    sources = _sources(raw["sources"], [*path, "sources"])
-    if op == "forget":
+def _change(
+    change: RememberAnswer | ForgetAnswer, path: list[str | int], known: frozenset[str]
+) -> ProposedChange:
+    key = _key(change.key, [*path, "key"], known)
+    sources = _sources(change.sources, [*path, "sources"])
+    if isinstance(change, ForgetAnswer):
         return ProposedForget(key=key, sources=sources)
-    content = raw["content"]
-    if not isinstance(content, str) or not content.strip():
+    content = change.content.strip()
+    if not content:
         raise InvalidModelOutput("'content' must be non-empty text", [*path, "content"])
-    if len(content) > MAX_CONTENT_LENGTH:
+    if len(change.content) > MAX_CONTENT_LENGTH:
         raise InvalidModelOutput(
             f"'content' is longer than {MAX_CONTENT_LENGTH} characters", [*path, "content"]
         )
-    kind = raw["kind"]
-    if kind not in MEMORY_KINDS:
-        raise InvalidModelOutput(
-            f"'kind' must be one of {', '.join(MEMORY_KINDS)}", [*path, "kind"]
-        )
-    return ProposedRemember(key=key, content=content.strip(), kind=kind, sources=sources)
+    return ProposedRemember(key=key, content=content, kind=change.kind, sources=sources)
 
 
-def _key(raw: object, path: Sequence[str | int], known: frozenset[str]) -> str:
-    if not isinstance(raw, str):
-        raise InvalidModelOutput("'key' must be text", path)
+def _key(raw: str, path: Sequence[str | int], known: frozenset[str]) -> str:
     key = raw.strip()
     if key in known:
         return key
@@ -214,14 +162,12 @@ def _key(raw: object, path: Sequence[str | int], known: frozenset[str]) -> str:
     return key
 
 
-def _sources(raw: object, path: list[str | int]) -> tuple[str, ...]:
-    if not isinstance(raw, list):
-        raise InvalidModelOutput("'sources' must be a list of item ids", path)
+def _sources(raw: Sequence[str], path: list[str | int]) -> tuple[str, ...]:
     if len(raw) > MAX_SOURCES:
         raise InvalidModelOutput(f"more than {MAX_SOURCES} sources", path)
     sources: list[str] = []
     for index, source in enumerate(raw):
-        if not isinstance(source, str) or not source.strip():
+        if not source.strip():
             raise InvalidModelOutput("a source must be an item id (text)", [*path, index])
         if source.strip() not in sources:
             sources.append(source.strip())

@@ -1,51 +1,34 @@
-"""The model ports: what a learning model is asked and answers."""
+"""The model port: what any model provider is asked (a task's request) and answers.
+
+A provider serves every task the same way: it sends `request.system` and `request.user`,
+asks for `request.schema` under the name `request.task` (OpenAI's `json_schema.name`, the
+forced tool of Bedrock and Anthropic), gives up after `request.deadline_s` seconds, and
+returns the answer's text with its usage and latency. `local/rules` answers
+`request.local_answer()`. The domain (domain/tasks) builds requests and parses answers.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from agent_memory.domain.tasks.base import ModelRequest
+from agent_memory.domain.tasks.memory_changes import EvidenceItem, KnownEntry, LearningRequest
+
 ModelErrorKind = Literal["timeout", "throttled", "unavailable", "invalid_output", "config"]
 
-
-# --- Learning models ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class EvidenceItem:
-    """One unprocessed item of a conversation, as a learning model sees it."""
-
-    id: str
-    role: str  # user | assistant | tool | notice
-    content: str
-    app: str | None = None  # set on tool results that came from an App (outside data)
-    session: str | None = None  # set when evidence spans sessions (agent memory)
-
-
-@dataclass(frozen=True)
-class KnownEntry:
-    """An entry the pool already holds, so the model can reuse its key."""
-
-    key: str
-    content: str
-    kind: str
-    status: str
-
-
-@dataclass(frozen=True)
-class LearningRequest:
-    """What a learning model is asked: propose changes to one pool from new evidence.
-
-    `instructions` is the system prompt the domain wrote (rules included); `items` and
-    `memory` are also given structured, for models that do not read prose (local/rules).
-    """
-
-    pool_kind: str  # "session" | "agent"
-    instructions: str
-    items: tuple[EvidenceItem, ...]
-    memory: tuple[KnownEntry, ...]
-    allowed_kinds: tuple[str, ...]
-    person: str | None = None
+__all__ = [
+    "EvidenceItem",
+    "KnownEntry",
+    "LearningModel",
+    "LearningRequest",
+    "ModelCatalog",
+    "ModelErrorKind",
+    "ModelFailure",
+    "ModelReply",
+    "ModelRequest",
+    "Usage",
+]
 
 
 @dataclass(frozen=True)
@@ -56,7 +39,7 @@ class Usage:
 
 @dataclass(frozen=True)
 class ModelReply:
-    """The model's raw answer: JSON text in API.md's shape, parsed by the domain."""
+    """The model's raw answer: JSON text in the task's shape, parsed by the domain."""
 
     text: str
     model: str
@@ -74,9 +57,12 @@ class ModelFailure(Exception):
 
 
 class LearningModel(Protocol):
+    """One `provider/model`: answers any task's request, or raises `ModelFailure`
+    (`timeout` once `request.deadline_s` has passed)."""
+
     name: str
 
-    def propose(self, request: LearningRequest) -> ModelReply: ...
+    def propose(self, request: ModelRequest) -> ModelReply: ...
 
 
 class ModelCatalog(Protocol):

@@ -1,29 +1,51 @@
 """The seam between the learning workflow and the memory pools it teaches.
 
 The workflow (service/learning.py, functions/learning_steps) is built once; each kind of
-pool (session memory now, agent memory next, bot memory later) plugs in its rules by
-implementing `LearningPool`. The workflow never touches a pool's rows; a pool never talks
-to Step Functions or a model.
+pool (session memory, agent memory, bot memory later, or a test's toy pool) plugs in its
+rules and its model task by implementing `LearningPool` and registering with the workflow.
+The workflow never touches a pool's rows and never knows its task; a pool never talks to
+Step Functions or a model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
+from agent_memory.domain.tasks.base import Ask
 from agent_memory.ports import Action, EvidenceItem, KnownEntry
 
-PoolKind = Literal["session", "agent"]
+# Open: any registered pool kind ("session", "agent", a bot's, a test's).
+PoolKind = str
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """Where a run's evidence comes from inside its pool: a session, a chat, a thread."""
+
+    kind: str
+    id: str
 
 
 @dataclass(frozen=True)
 class PoolRef:
     kind: PoolKind
     org_id: str
-    pool_id: str  # the session id, or the agent id
-    # Agent pools: the session whose items a run reads (its executions stay the agent's).
-    session: str | None = None
+    pool_id: str  # the session id, the agent id, the bot id
+    # The conversation whose items a run reads, when the pool spans several (an agent's
+    # sessions, a bot's chats); its executions stay the pool's. A bare id names a session.
+    source: SourceRef | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.source, str):
+            object.__setattr__(self, "source", SourceRef("session", self.source))
+
+    @property
+    def session(self) -> str | None:
+        """The session a run reads, when its source is one (seed 000's agent memory)."""
+        source = self.source
+        return source.id if source is not None and source.kind == "session" else None
 
 
 @dataclass(frozen=True)
@@ -64,13 +86,19 @@ class AlreadyApplied(Exception):
 class LearningPool(Protocol):
     kind: PoolKind
 
+    def task(self, evidence: Evidence) -> Ask[Any, Any]:
+        """The model task a run of this pool asks, bound to its input from `evidence`
+        (domain/tasks). Its parsed answer is what `apply` gets as `changes`."""
+        ...
+
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
         """Unprocessed items after the read position, up to item `upto` (all when None).
         None when there is nothing to learn (the run ends as skipped)."""
         ...
 
-    def apply(self, evidence: Evidence, changes: Sequence[Any], finish: FinishActions) -> Outcome:
-        """Re-read the newest memory, check every proposed change against the pool's rules,
+    def apply(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Outcome:
+        """`changes` is the task's parsed answer, after the task's own rules (`review`).
+        Re-read the newest memory, check every proposed change against the pool's rules,
         and commit accepted changes + the read position `evidence.upto` + `finish(outcome)`
         in ONE conditional write, conditional on the read position still being
         `evidence.position`. Raises AlreadyApplied when it moved (nothing written)."""

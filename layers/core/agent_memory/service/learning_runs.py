@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from agent_memory.domain.proposals import InvalidModelOutput
+from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.persistence.executions import Run
 from agent_memory.ports import EvidenceItem, KnownEntry, ModelFailure
-from agent_memory.service.learning_pools import Evidence, PoolRef
+from agent_memory.service.learning_pools import Evidence, PoolRef, SourceRef
 
 _NAME_SAFE = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -65,16 +65,38 @@ def execution_name(pool: PoolRef, upto: int, nonce: str | None = None) -> str:
     suffix = f"-{upto}" + (f"-{nonce}" if nonce else "")
     base = f"{pool.kind}-{pool.org_id}-{pool.pool_id}"
     named = f"{pool.kind}\0{pool.org_id}\0{pool.pool_id}"
-    if pool.session:  # an agent's run reads one of its sessions
-        base, named = f"{base}-{pool.session}", f"{named}\0{pool.session}"
+    source = pool.source
+    if source is not None:  # the run reads one of the pool's conversations
+        # A session keeps its names of before (a repeated start stays refused).
+        label = source.id if source.kind == "session" else f"{source.kind}-{source.id}"
+        base, named = f"{base}-{label}", f"{named}\0{label}"
     if not _NAME_SAFE.fullmatch(base) or len(base) + len(suffix) > 80:
         digest = hashlib.sha256(named.encode())
         base = f"{pool.kind}-h{digest.hexdigest()[:32]}"
     return base + suffix
 
 
+def pool_json(pool: PoolRef) -> dict[str, Any]:
+    """A pool reference as the workflow's messages carry it (ids only)."""
+    ref: dict[str, Any] = {"kind": pool.kind, "orgId": pool.org_id, "poolId": pool.pool_id}
+    if pool.source is not None:
+        ref["source"] = {"kind": pool.source.kind, "id": pool.source.id}
+    return ref
+
+
+def pool_from_json(ref: Mapping[str, Any]) -> PoolRef:
+    """The pool reference of a message (`sessionId`: messages of before the generic source)."""
+    source = None
+    raw = ref.get("source")
+    if isinstance(raw, Mapping):
+        source = SourceRef(str(raw["kind"]), str(raw["id"]))
+    elif ref.get("sessionId"):
+        source = SourceRef("session", str(ref["sessionId"]))
+    return PoolRef(str(ref["kind"]), str(ref["orgId"]), str(ref["poolId"]), source)
+
+
 def evidence_json(evidence: Evidence) -> str:
-    data = {
+    data: dict[str, Any] = {
         "pool": [evidence.pool.kind, evidence.pool.org_id, evidence.pool.pool_id],
         "position": evidence.position,
         "upto": evidence.upto,
@@ -85,14 +107,17 @@ def evidence_json(evidence: Evidence) -> str:
         "person": evidence.person,
         "extra": evidence.extra,
     }
+    if evidence.pool.source is not None:
+        data["source"] = [evidence.pool.source.kind, evidence.pool.source.id]
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def evidence_from_json(text: str) -> Evidence:
     data = json.loads(text)
     kind, org_id, pool_id = data["pool"]
+    source = SourceRef(*data["source"]) if data.get("source") else None
     return Evidence(
-        pool=PoolRef(kind, org_id, pool_id),
+        pool=PoolRef(kind, org_id, pool_id, source),
         position=int(data["position"]),
         upto=int(data["upto"]),
         items=tuple(EvidenceItem(**item) for item in data["items"]),
@@ -109,9 +134,7 @@ def step_run(event: Mapping[str, Any]) -> tuple[Run, PoolRef, dict[str, Any], in
     (infra/statemachines/README.md)."""
     state = dict(event["input"])
     context = event["context"]
-    pool = state["pool"]
-    session = str(pool["sessionId"]) if pool.get("sessionId") else None
-    ref = PoolRef(pool["kind"], str(pool["orgId"]), str(pool["poolId"]), session)
+    ref = pool_from_json(state["pool"])
     run = Run(
         kind=ref.kind,
         org_id=ref.org_id,
@@ -120,7 +143,8 @@ def step_run(event: Mapping[str, Any]) -> tuple[Run, PoolRef, dict[str, Any], in
         requested_at=int(state["requestedAt"]),
         reason=str(state.get("reason", "")),
         upto=int(state["upto"]),
-        session=session,
+        # The execution row keeps `sessionId` (GET /v1/agents/{id}/learning shows it).
+        session=ref.session,
     )
     return run, ref, state, int(context.get("attempt", 0))
 

@@ -1,0 +1,32 @@
+"""Model tasks: one module per thing a model is asked (API.md, "What a learning model
+returns", "What the memory bot's model is asked", seed 003's model tasks).
+
+`base.ModelTask` is the interface; each module holds one task instance:
+`memory_changes.MEMORY_CHANGES` (seeds 000/004 consolidation), `confide_answer`,
+`learning_changes`, `enrichment` (seed 002), `title`, `observation`, `reflection` (seed 003).
+Import a task's own module: this package imports none of them, so a cold start pays only
+for the tasks it runs.
+"""
+
+from agent_memory.domain.tasks.answers import InvalidModelOutput, strict_schema
+from agent_memory.domain.tasks.base import (
+    STEP_DEADLINE_S,
+    Ask,
+    ModelRequest,
+    ModelTask,
+    Refusal,
+    Review,
+    TaskRequest,
+)
+
+__all__ = [
+    "STEP_DEADLINE_S",
+    "Ask",
+    "InvalidModelOutput",
+    "ModelRequest",
+    "ModelTask",
+    "Refusal",
+    "Review",
+    "TaskRequest",
+    "strict_schema",
+]

@@ -1,0 +1,191 @@
+"""What every model task is: a name, a prompt, an output schema, a parser, rules and a local
+answer. Providers (ports.models) serve any task through `TaskRequest`; the learning workflow
+runs any pool's task through `Ask`.
+
+A task is stateless and lives once per process (a module-level instance). Its input is a
+plain typed value (a dataclass); its output is what its parser returns, by default the
+instance of its pydantic `output_model`, from which its JSON schema is generated.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
+
+from pydantic import BaseModel
+
+from agent_memory.domain.tasks.answers import parse_answer, strict_schema
+
+In = TypeVar("In")
+Out = TypeVar("Out")
+
+# A learning step stays under the workflow's 120 s CallModel timeout (seed 002: "One step of
+# learning may take at most 2 minutes"); request-path tasks pass their own (15 s for 002).
+STEP_DEADLINE_S = 100.0
+MAX_OUTPUT_TOKENS = 4096
+
+
+class ModelRequest(Protocol):
+    """What any provider is sent (re-exported as `ports.ModelRequest`): the task's name,
+    the system text, the user message, the answer's JSON schema and the deadline in
+    seconds. `local_answer()` is what `local/rules` answers, so it serves any task."""
+
+    @property
+    def task(self) -> str: ...
+    @property
+    def system(self) -> str: ...
+    @property
+    def user(self) -> str: ...
+    @property
+    def schema(self) -> Mapping[str, Any]: ...
+    @property
+    def deadline_s(self) -> float: ...
+    @property
+    def max_output_tokens(self) -> int: ...
+    @property
+    def description(self) -> str: ...
+    def local_answer(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One part of an answer the task's rules refused, with the reason (API.md's
+    `{"change": {...}, "reason": str}` record)."""
+
+    change: Mapping[str, Any]
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record an execution keeps in `rejected`."""
+        return {"change": dict(self.change), "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Review(Generic[Out]):
+    """What a task's rules keep of an answer, and what they refuse (with reasons)."""
+
+    kept: Out
+    refused: tuple[Refusal, ...] = ()
+
+
+class ModelTask(ABC, Generic[In, Out]):
+    """One thing a model is asked. Subclasses set `name` and `output_model` and write the
+    prompt (`system`, `user`) and the deterministic `local_answer`; `parse`, `schema`,
+    `review` and `describe` have defaults that most tasks keep."""
+
+    # The task's name: `response_format.json_schema.name` (OpenAI-compatible), the forced
+    # tool's name (Bedrock, Anthropic), and what saved calls record.
+    name: ClassVar[str]
+    # The answer's shape: the source of the JSON schema and of the default parser.
+    output_model: ClassVar[type[BaseModel]]
+    max_output_tokens: ClassVar[int] = MAX_OUTPUT_TOKENS
+    # One sentence a tool-calling provider shows the model as the tool's description.
+    description: ClassVar[str] = "Record the answer."
+
+    @abstractmethod
+    def system(self, task_input: In) -> str:
+        """The system text: the task and its rules, for this input."""
+
+    @abstractmethod
+    def user(self, task_input: In) -> str:
+        """The user message: the input the model reads (items, entries, text)."""
+
+    @abstractmethod
+    def local_answer(self, task_input: In) -> BaseModel:
+        """What `local/rules` answers for this input: deterministic, no network, an
+        instance of `output_model`."""
+
+    def schema(self, task_input: In) -> dict[str, Any]:
+        """The strict JSON schema of the answer (from `output_model`; a task whose schema
+        depends on its input, such as an embedded working-memory schema, overrides it)."""
+        return strict_schema(self.output_model)
+
+    def parse(self, text: str, task_input: In) -> Out:
+        """The model's text as the typed output, or `InvalidModelOutput` naming the place.
+        Default: the `output_model` instance (tasks with another output type override)."""
+        return cast(Out, parse_answer(self.output_model, text))
+
+    def review(self, output: Out, task_input: In) -> Review[Out]:
+        """The task's own rules on what the input alone can decide; the pool's rules on its
+        newest state run when the answer is applied. Default: keep everything."""
+        return Review(output)
+
+    def describe(self, output: Out) -> list[dict[str, Any]]:
+        """The answer as records an execution shows when none of it is applied."""
+        if isinstance(output, BaseModel):
+            return [output.model_dump(mode="json")]
+        return [{"answer": output}]
+
+    def request(self, task_input: In, *, deadline_s: float = STEP_DEADLINE_S) -> ModelRequest:
+        """What a provider is sent for this input."""
+        return TaskRequest(self, task_input, deadline_s)
+
+
+@dataclass(frozen=True)
+class TaskRequest(Generic[In]):
+    """`ports.ModelRequest` for any task: its name, prompt, schema, deadline and local
+    answer, computed once from the task and its input."""
+
+    spec: ModelTask[In, Any]
+    input: In
+    deadline_s: float = STEP_DEADLINE_S
+
+    @property
+    def task(self) -> str:
+        return self.spec.name
+
+    @cached_property
+    def system(self) -> str:
+        return self.spec.system(self.input)
+
+    @cached_property
+    def user(self) -> str:
+        return self.spec.user(self.input)
+
+    @cached_property
+    def schema(self) -> dict[str, Any]:
+        return self.spec.schema(self.input)
+
+    @property
+    def max_output_tokens(self) -> int:
+        return self.spec.max_output_tokens
+
+    @property
+    def description(self) -> str:
+        return self.spec.description
+
+    def local_answer(self) -> str:
+        """The task's deterministic answer for this input, as the JSON a model would send."""
+        return self.spec.local_answer(self.input).model_dump_json()
+
+
+@dataclass(frozen=True)
+class Ask(Generic[In, Out]):
+    """A task bound to its input: what one learning run asks, and how its answer is read.
+    The workflow carries it without knowing the task."""
+
+    task: ModelTask[In, Out]
+    input: In
+
+    @property
+    def name(self) -> str:
+        return self.task.name
+
+    def request(self, deadline_s: float = STEP_DEADLINE_S) -> ModelRequest:
+        """The provider request."""
+        return self.task.request(self.input, deadline_s=deadline_s)
+
+    def parse(self, text: str) -> Out:
+        """The answer text as the task's typed output (raises `InvalidModelOutput`)."""
+        return self.task.parse(text, self.input)
+
+    def review(self, output: Out) -> Review[Out]:
+        """The task's rules on the parsed output."""
+        return self.task.review(output, self.input)
+
+    def describe(self, output: Out) -> list[dict[str, Any]]:
+        """Records of an output none of which is applied."""
+        return self.task.describe(output)
