@@ -5,9 +5,11 @@ integration tests)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ConfigDict
 
 from agent_memory.adapters.in_memory import (
     FakeCipher,
@@ -18,9 +20,21 @@ from agent_memory.adapters.in_memory import (
 )
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.proposals import InvalidModelOutput
-from agent_memory.ports import Execution, ModelFailure
-from agent_memory.service.learning import MAX_EVIDENCE_BYTES, RUN_LIMIT_MS, LearningService
-from agent_memory.service.learning_pools import PoolRef
+from agent_memory.domain.tasks import Ask, ModelTask, Refusal, Review
+from agent_memory.ports import Equals, EvidenceItem, Execution, KeyRange, ModelFailure, Put, Update
+from agent_memory.service.learning import (
+    MAX_EVIDENCE_BYTES,
+    MODEL_DEADLINE_S,
+    RUN_LIMIT_MS,
+    LearningService,
+)
+from agent_memory.service.learning_pools import (
+    AlreadyApplied,
+    Evidence,
+    Outcome,
+    PoolRef,
+    SourceRef,
+)
 from agent_memory.service.learning_runs import (
     EvidenceTooLarge,
     ModelConfigError,
@@ -40,6 +54,8 @@ from tests.learning_support import (
     failing,
     remember_reply,
 )
+from tests.unit.test_model_tasks import CASES as TASK_CASES
+from tests.unit.test_model_tasks import IDS as TASK_IDS
 
 REF = PoolRef("session", "o-1", "s-1")
 BUDGET = "Remember that my budget is 1500 EUR."
@@ -344,3 +360,171 @@ def test_describe_error_reads_what_the_asl_caught(
     error: dict[str, Any] | None, expected: tuple[str, str]
 ) -> None:
     assert describe_error(error) == expected
+
+
+# --- any task, any pool kind ----------------------------------------------------------------
+
+
+class Shout(BaseModel):
+    """The toy task's answer: the words to keep, shouted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    words: list[str]
+
+
+class ShoutTask(ModelTask[tuple[str, ...], Shout]):
+    """A task no provider and no workflow knows: defined here, in the test module."""
+
+    name = "shout"
+    output_model = Shout
+
+    def system(self, task_input: tuple[str, ...]) -> str:
+        return "Shout every word."
+
+    def user(self, task_input: tuple[str, ...]) -> str:
+        return "\n".join(task_input)
+
+    def local_answer(self, task_input: tuple[str, ...]) -> Shout:
+        return Shout(words=[w.upper() for text in task_input for w in text.split()])
+
+    def review(self, output: Shout, task_input: tuple[str, ...]) -> Review[Shout]:
+        kept = [w for w in output.words if len(w) <= 8]
+        refused = tuple(Refusal({"word": w}, "longer than 8 letters") for w in output.words)
+        return Review(Shout(words=kept), tuple(r for r in refused if len(r.change["word"]) > 8))
+
+
+SHOUT = ShoutTask()
+
+
+class TaskPool:
+    """A pool of any kind that asks `make(evidence)`: items in one partition, a head row with
+    the read position and the last applied answer, committed with the execution's end."""
+
+    def __init__(self, kind: str, store: Any, make: Callable[[Evidence], Ask[Any, Any]]) -> None:
+        self.kind = kind
+        self.store = store
+        self.make = make
+
+    def _pk(self, ref: PoolRef) -> str:
+        return f"TASKPOOL#{ref.kind}#{ref.pool_id}"
+
+    def create(self, ref: PoolRef) -> None:
+        self.store.write([Put({"pk": self._pk(ref), "sk": "HEAD", "position": 0, "items": 0})])
+
+    def head(self, ref: PoolRef) -> dict[str, Any]:
+        row = self.store.get(self._pk(ref), "HEAD")
+        assert row is not None
+        return dict(row)
+
+    def add(self, ref: PoolRef, text: str) -> int:
+        seq = int(self.head(ref)["items"]) + 1
+        item = {"pk": self._pk(ref), "sk": f"ITEM#{seq:04d}", "content": text}
+        self.store.write([Put(item), Update(self._pk(ref), "HEAD", set={"items": seq})])
+        return seq
+
+    def task(self, evidence: Evidence) -> Ask[Any, Any]:
+        return self.make(evidence)
+
+    def load_evidence(self, ref: PoolRef, upto: int | None) -> Evidence | None:
+        head = self.head(ref)
+        position, last = int(head["position"]), int(head["items"] if upto is None else upto)
+        if last <= position:
+            return None
+        rows = self.store.query(
+            self._pk(ref), KeyRange(low=f"ITEM#{position + 1:04d}", high=f"ITEM#{last:04d}")
+        ).records
+        items = tuple(EvidenceItem(f"i-{i:02d}", "user", r["content"]) for i, r in enumerate(rows))
+        return Evidence(ref, position, last, items, (), MODEL, ())
+
+    def apply(self, evidence: Evidence, changes: Any, finish: Any) -> Outcome:
+        if int(self.head(evidence.pool)["position"]) != evidence.position:
+            raise AlreadyApplied()
+        outcome = Outcome(applied=[{"key": "answer", "op": self.kind}], rejected=[])
+        answer = json.dumps(self.task(evidence).describe(changes))
+        move = Update(
+            self._pk(evidence.pool),
+            "HEAD",
+            set={"position": evidence.upto, "answer": answer},
+            condition=Equals("position", evidence.position),
+        )
+        self.store.write([move, *finish(outcome)])
+        return outcome
+
+
+def _run_pool(pool: TaskPool, ref: PoolRef, *texts: str) -> tuple[Harness, dict[str, Any]]:
+    h = Harness()
+    pool.store = h.store
+    h.service.register(pool)  # registered here: the workflow and the adapters are unchanged
+    pool.create(ref)
+    upto = 0
+    for text in texts:
+        upto = pool.add(ref, text)
+    assert h.service.start(ref, upto=upto, reason="turn") == "started"
+    name = list(h.orchestrator.started)[-1]
+    return h, h.drive(name, dict(h.orchestrator.started[name]))
+
+
+def test_a_toy_pool_kind_runs_its_own_task_through_the_whole_workflow() -> None:
+    ref = PoolRef("toy", "o-1", "t-1", SourceRef("thread", "th-1"))
+    pool = TaskPool(
+        "toy", None, lambda evidence: Ask(SHOUT, tuple(i.content for i in evidence.items))
+    )
+    h, state = _run_pool(pool, ref, "keep these words", "and extraordinarily long ones")
+
+    assert state["result"] == {"status": "succeeded", "applied": 1, "rejected": 1}
+    [request] = h.model.calls
+    assert (request.task, request.deadline_s) == ("shout", MODEL_DEADLINE_S)
+    assert request.schema == {
+        "type": "object",
+        "properties": {"words": {"type": "array", "items": {"type": "string"}}},
+        "required": ["words"],
+        "additionalProperties": False,
+    }
+    head = pool.head(ref)
+    assert head["position"] == 2
+    assert json.loads(head["answer"]) == [
+        {"words": ["KEEP", "THESE", "WORDS", "AND", "LONG", "ONES"]}
+    ]
+    [execution] = h.service.executions(ref)
+    assert execution["status"] == "succeeded"
+    assert execution["applied"] == [{"key": "answer", "op": "toy"}]
+    # The task's own rules refused a word, with its reason, on the execution.
+    assert execution["rejected"] == [
+        {"change": {"word": "EXTRAORDINARILY"}, "reason": "longer than 8 letters"}
+    ]
+
+
+def test_a_toy_answer_that_is_not_its_protocol_fails_the_run_and_moves_nothing() -> None:
+    ref = PoolRef("toy", "o-1", "t-2")
+    pool = TaskPool("toy", None, lambda evidence: Ask(SHOUT, ()))
+    h = Harness()
+    h.model.script = lambda request: '{"changes": []}'
+    pool.store = h.store
+    h.service.register(pool)
+    pool.create(ref)
+    upto = pool.add(ref, "hello")
+    h.service.start(ref, upto=upto, reason="turn")
+    name = list(h.orchestrator.started)[-1]
+    state = h.drive(name, dict(h.orchestrator.started[name]))
+
+    assert state["failure"]["type"] == "InvalidModelOutput"
+    assert pool.head(ref)["position"] == 0
+
+
+@pytest.mark.parametrize(("task", "task_input", "fragment"), TASK_CASES, ids=TASK_IDS)
+def test_every_task_runs_through_the_generic_workflow(
+    task: ModelTask[Any, Any], task_input: Any, fragment: str
+) -> None:
+    ref = PoolRef(f"pool-of-{task.name}", "o-1", "p-1")
+    pool = TaskPool(ref.kind, None, lambda evidence: Ask(task, task_input))
+    h, state = _run_pool(pool, ref, "Some words.")
+
+    assert state["result"]["status"] == "succeeded"
+    [request] = h.model.calls
+    assert request.task == task.name
+    # What the pool got is the task's parsed local answer, as the task describes it.
+    expected = task.describe(task.parse(task.request(task_input).local_answer(), task_input))
+    assert json.loads(pool.head(ref)["answer"]) == expected
+    calls = [r for r in h.store.rows.values() if r.get("type") == "model-call"]
+    assert [c["status"] for c in calls] == ["answered"]

@@ -156,4 +156,6 @@ def _strict(node: Any, definitions: Mapping[str, Any], seen: tuple[str, ...]) ->
     if out.get("type") == "object" and "properties" in out:
         out["required"] = list(out["properties"])
         out["additionalProperties"] = False
+        # A model's description is its class docstring: written for developers, not models.
+        out.pop("description", None)
     return out

@@ -116,7 +116,7 @@ class ModelTask(ABC, Generic[In, Out]):
     def describe(self, output: Out) -> list[dict[str, Any]]:
         """The answer as records an execution shows when none of it is applied."""
         if isinstance(output, BaseModel):
-            return [output.model_dump(mode="json")]
+            return [output.model_dump(mode="json", by_alias=True)]
         return [{"answer": output}]
 
     def request(self, task_input: In, *, deadline_s: float = STEP_DEADLINE_S) -> ModelRequest:
@@ -159,7 +159,7 @@ class TaskRequest(Generic[In]):
 
     def local_answer(self) -> str:
         """The task's deterministic answer for this input, as the JSON a model would send."""
-        return self.spec.local_answer(self.input).model_dump_json()
+        return self.spec.local_answer(self.input).model_dump_json(by_alias=True)
 
 
 @dataclass(frozen=True)
