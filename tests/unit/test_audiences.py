@@ -673,3 +673,37 @@ def test_share_never_grants_a_reader_who_cannot_see_every_source(
 def test_every_built_tag_parses_back_to_itself(kind: Callable[[str], object], value: str) -> None:
     tag = kind(value)
     assert parse_tag(str(tag)) == tag
+
+
+TAG_TEXTS = (
+    *AUDIENCE_TAGS,
+    "org:o1",
+    "org:o2",
+    "from:u1",
+    "chat:ch_1",
+    "channel:c1",
+    "app:calendar",
+    "testing",
+    "Old Topic",
+    "for:team:t1",
+    "for:",
+    "for:botx",
+    "org:",
+    "chat:a b",
+)
+
+
+@PROPERTY
+@given(st.lists(st.sampled_from(TAG_TEXTS), max_size=6))
+def test_the_fast_reading_of_an_entrys_tags_agrees_with_the_parser(tags: list[str]) -> None:
+    parsed = EntryTags.of(tags)
+    proves = (
+        not parsed.invalid and parsed.orgs and (parsed.people or parsed.channels or parsed.for_bot)
+    )
+    rule = rule_of(tags)
+    if not proves:
+        assert rule is None
+        return
+    assert rule is not None
+    assert rule.orgs == parsed.orgs
+    assert rule.clauses == (frozenset() if parsed.for_bot else frozenset({parsed.clause}))

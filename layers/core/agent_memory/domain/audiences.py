@@ -533,21 +533,41 @@ class AudienceJudge:
 
 
 def _own(entry: EntryMeta) -> Audience | Hidden:
-    tags = EntryTags.of(entry.tags)
-    reason = _own_reason(tags)
-    if reason is not None:
-        return Hidden(reason, entry.id)
-    return Audience(tags.orgs, _simplest(frozenset({tags.clause})))
+    rule = _rule(entry.tags)
+    return rule if isinstance(rule, Audience) else Hidden(rule, entry.id)
 
 
-def _own_reason(tags: EntryTags) -> str | None:
-    if tags.invalid:
-        return BAD_TAG.format(tag=tags.invalid[0])
-    if not (tags.people or tags.channels or tags.for_bot):
+# Where each service tag's value goes: audience tags are collected, the others only checked.
+_BUCKETS = ("for:person:", "for:channel:", "org:", "from:", "chat:", "channel:", "app:")
+
+
+def _rule(tags: Iterable[str]) -> Audience | str:
+    """The audience that tags state, or the reason they state none. The hot path of every
+    read, so it builds no tag objects (EntryTags.of parses the same alphabet)."""
+    found: dict[str, list[str]] = {"for:person:": [], "for:channel:": [], "org:": []}
+    everyone = False
+    for text in tags:
+        if ":" not in text:
+            continue
+        if text == "for:bot":
+            everyone = True
+            continue
+        for prefix in _BUCKETS:
+            if text.startswith(prefix):
+                if not _VALUE.fullmatch(text, len(prefix)):
+                    return BAD_TAG.format(tag=text)
+                found.get(prefix, []).append(text[len(prefix) :])
+                break
+        else:
+            return BAD_TAG.format(tag=text)
+    people, channels = frozenset(found["for:person:"]), frozenset(found["for:channel:"])
+    if not (people or channels or everyone):
         return NO_AUDIENCE_TAG
-    if not tags.orgs:
+    if not found["org:"]:
         return NO_ORGANIZATION
-    return None
+    # for:bot admits everyone there: only the organization restricts.
+    clauses = frozenset() if everyone else frozenset({Clause(people, channels)})
+    return Audience(frozenset(found["org:"]), clauses)
 
 
 def _public(result: _Proved | Hidden | _Cut, entry_id: str, max_depth: int) -> Visibility:
@@ -620,5 +640,5 @@ def shared_tags(tags: Sequence[str], audience: ForChannel | ForBot) -> tuple[str
 def rule_of(tags: Iterable[str]) -> Audience | None:
     """The access rule that `for:` and `org:` tags state, e.g. the rule saved for an item
     (None: they prove nothing, as for an entry without them)."""
-    own = _own(EntryMeta(id="", tags=tuple(tags)))
-    return own if isinstance(own, Audience) else None
+    rule = _rule(tags)
+    return rule if isinstance(rule, Audience) else None
