@@ -158,3 +158,63 @@ def test_a_stubbed_single_write_conflict_names_its_condition(local_aws) -> None:
     with stub, pytest.raises(WriteConflict) as failure:
         store.write([Update("P", "A", add={"spent": 1}, condition=AtMost("spent", 9, name="b"))])
     assert (failure.value.index, failure.value.condition) == (0, "b")
+
+
+# --- Under the fault injector (a read timeout after the table applied the write) ---------
+
+
+@pytest.fixture
+def injected(local_aws, monkeypatch: pytest.MonkeyPatch) -> tuple[DynamoStore, Any]:
+    """(a DynamoStore with the service's retry policy, the fault injector under it)."""
+    from types import SimpleNamespace
+
+    import botocore.endpoint
+
+    from tests.reliability.faults import FaultInjector
+
+    session, local = local_aws
+    faults = FaultInjector()
+    faults.install(session._session)
+    monkeypatch.setattr(botocore.endpoint, "time", SimpleNamespace(sleep=lambda _s: None))
+    client = session.client("dynamodb", config=Config(retries={"mode": "standard"}))
+    return DynamoStore(client, local.table_name), faults
+
+
+@pytest.mark.parametrize(
+    ("write", "after"),
+    [
+        (Put({"pk": "P", "sk": "A", "n": 2}, Absent()), {"pk": "P", "sk": "A", "n": 2}),
+        (Update("P", "B", add={"n": 1}, condition=Present()), {"pk": "P", "sk": "B", "n": 2}),
+        (Delete("P", "B", Present()), None),
+    ],
+    ids=["put", "update", "delete"],
+)
+def test_a_timed_out_attempt_that_was_applied_answers_success(
+    injected: tuple[DynamoStore, Any], write: Any, after: Any
+) -> None:
+    from tests.reliability import faults as F
+
+    store, faults = injected
+    store.write([Put({"pk": "P", "sk": "B", "n": 1})])
+    faults.reset()
+    faults.arm(F.LOST_RESPONSE, call=0)
+    store.write([write])
+    assert len(faults.attempts) == 2
+    key = (
+        (write.record["pk"], write.record["sk"]) if isinstance(write, Put) else (write.pk, write.sk)
+    )
+    assert store.get(*key) == after
+
+
+def test_a_throttled_first_attempt_does_not_excuse_a_delete_of_a_missing_row(
+    injected: tuple[DynamoStore, Any],
+) -> None:
+    """A throttle is a refusal: the retry's failed condition is a real conflict."""
+    from tests.reliability import faults as F
+
+    store, faults = injected
+    faults.arm(F.DDB_THROTTLED_ONCE, call=0)
+    with pytest.raises(WriteConflict) as failure:
+        store.write([Delete("P", "A", Present(name="exists"))])
+    assert len(faults.attempts) == 2
+    assert failure.value.condition == "exists"

@@ -11,15 +11,17 @@ so an attempt the table applied may be sent again):
 - a transaction also sends the token as `ClientRequestToken`: DynamoDB answers a retry
   within 10 minutes without applying it again (moto does not, the row token covers it).
 - a conditional delete leaves no row to carry a token: when its condition fails on a
-  retried attempt and the row is gone, it answers success. The row is gone as asked; what
-  this can hide is another writer deleting it between a lost first attempt and the retry.
-  The same holds for a transaction of deletes and checks only.
+  retry after an attempt that may have been applied (a timeout or a 5xx, not a 4xx such as
+  a throttle) and the row is gone, it answers success. The row is gone as asked; what this
+  can hide is another writer deleting it between that attempt and the retry. The same
+  holds for a transaction of deletes and checks only.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
@@ -182,9 +184,13 @@ def _carries(item: Mapping[str, Any] | None, token: str) -> bool:
     return item is not None and item.get(WRITER_ATTRIBUTE) == {"S": token}
 
 
-def _retried(error: ClientError) -> bool:
-    """The SDK sent this request more than once: an earlier attempt may have applied it."""
-    return int(error.response.get("ResponseMetadata", {}).get("RetryAttempts", 0)) > 0
+class _Attempts(threading.local):
+    """How each attempt of this thread's current write was answered, in order: True for a
+    4xx (the table refused it: not applied), False for a timeout, a lost connection or a
+    5xx (it may have been applied)."""
+
+    def __init__(self) -> None:
+        self.refused: list[bool] = []
 
 
 def _name(action: Action) -> str | None:
@@ -197,6 +203,19 @@ class DynamoStore:
     def __init__(self, client: Any, table_name: str) -> None:
         self._client = client
         self._table = table_name
+        self._attempts = _Attempts()
+        client.meta.events.register(
+            "needs-retry.dynamodb", self._record_attempt, unique_id=f"agent-memory-{id(self)}"
+        )
+
+    def _record_attempt(self, response: Any = None, **_: Any) -> None:
+        # Called by botocore after every attempt, before it decides whether to retry.
+        refused = response is not None and 400 <= response[0].status_code < 500
+        self._attempts.refused.append(refused)
+
+    def _maybe_applied(self) -> bool:
+        """An attempt before the last one of this write may have been applied."""
+        return not all(self._attempts.refused[:-1])
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -310,6 +329,7 @@ class DynamoStore:
         if any(WRITER_ATTRIBUTE in _written(a) for a in actions):
             raise ValueError(f"{WRITER_ATTRIBUTE} is reserved for the store")
         token = uuid.uuid4().hex
+        self._attempts.refused = []
         if len(actions) == 1 and not isinstance(actions[0], Check):
             self._write_one(actions[0], token)
             return
@@ -323,9 +343,8 @@ class DynamoStore:
             if failure is not None:
                 raise failure from error
 
-    @staticmethod
     def _cancellation(
-        error: ClientError, actions: Sequence[Action], token: str
+        self, error: ClientError, actions: Sequence[Action], token: str
     ) -> Exception | None:
         """The domain error for a cancelled transaction; None when it had committed."""
         reasons = error.response.get("CancellationReasons") or []
@@ -337,7 +356,7 @@ class DynamoStore:
         if (
             failed
             and not others
-            and _retried(error)
+            and self._maybe_applied()
             and not any(isinstance(a, Put | Update) for a in actions)
             and all(isinstance(actions[p], Delete) and not reasons[p].get("Item") for p in failed)
         ):
@@ -369,7 +388,7 @@ class DynamoStore:
             old = error.response.get("Item")
             if _carries(old, token):
                 return  # an earlier attempt applied it; this retry met its own row
-            if isinstance(action, Delete) and not old and _retried(error):
+            if isinstance(action, Delete) and not old and self._maybe_applied():
                 return  # the row is gone, as asked
             raise WriteConflict(
                 "the object changed since it was read", index=0, condition=_name(action)
