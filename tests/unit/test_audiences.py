@@ -26,6 +26,7 @@ from agent_memory.domain.audiences import (
     SHARE_INVALID,
     SHARE_NO_SOURCE,
     SHARE_NOT_FOR_YOU,
+    SHARE_NOT_WIDER,
     SOURCE_AUDIENCES,
     UNKNOWN_SERVICE_TAG,
     Audience,
@@ -290,6 +291,9 @@ def test_a_missing_source_a_loop_or_an_inactive_source_hides_the_result() -> Non
         entry("on_on_old", *base, sources=on("on_old")),
     )
     j = judge(pool)
+    assert j.visibility_of("mem_deleted") == Hidden(
+        MISSING_SOURCE.format(source="mem_deleted"), "mem_deleted"
+    )
     assert j.visibility(pool["gone"]) == Hidden(
         MISSING_SOURCE.format(source="mem_deleted"), "mem_deleted"
     )
@@ -342,6 +346,7 @@ def test_a_pool_without_audiences_keeps_an_entry_whose_session_was_deleted() -> 
     kept = entry("k", sources=[ItemSource("i-1", "s_deleted"), EntrySource("mem_gone")])
     open_judge = NO_AUDIENCE.judge(resolve)
     assert open_judge.sees(Person("u_1", "o_1"), kept)
+    assert open_judge.visibility(kept) == open_judge.visibility_of("mem_gone") == Audience()
     assert open_judge.visible(Learner("o_9"), [kept]) == [kept]
 
 
@@ -368,6 +373,9 @@ def test_share_widens_only_to_readers_every_source_admits() -> None:
     assert refused is not None
     assert "t1" in refused
     assert share_reason(j, ALICE, pool["obs"], ForChannel("c_other"), rules) is not None
+    # A share only widens: naming a person is not a share.
+    narrower = ForPerson("u_bob")
+    assert share_reason(j, ALICE, pool["obs"], narrower, rules) == SHARE_NOT_WIDER  # type: ignore[arg-type]
     # Bob is in the team but the entry is not for him: no share, and no hint why.
     assert share_reason(j, BOB, pool["obs"], ForChannel("c_team"), rules) == SHARE_NOT_FOR_YOU
     shared = replace(pool["obs"], tags=shared_tags(pool["obs"].tags, ForChannel("c_team")))

@@ -343,7 +343,7 @@ class Audience:
 
 def _simplest(clauses: frozenset[Clause]) -> frozenset[Clause]:
     # A clause another one implies adds nothing to the intersection; for:bot never restricts.
-    ordered = sorted(clauses, key=lambda c: (len(c.people) + len(c.channels), sorted(c.people)))
+    ordered = sorted(clauses, key=lambda c: len(c.people) + len(c.channels))
     kept: list[Clause] = []
     for clause in ordered:
         if not clause.everyone and not any(k.implies(clause) for k in kept):
