@@ -36,6 +36,8 @@ from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.proposals import LASTING_KINDS, ProposedChange, ProposedRemember
 from agent_memory.domain.session_memory import EntryMeta, effective_switches
 from agent_memory.domain.sessions import Session, item_id
+from agent_memory.domain.tasks.base import Ask
+from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
 from agent_memory.persistence.agent_memory import MAX_ACTIONS, AgentMemory, AgentMemoryRepository
 from agent_memory.persistence.executions import ExecutionRepository, Run
 from agent_memory.persistence.identity import IdentityRepository
@@ -48,6 +50,7 @@ from agent_memory.service.learning_pools import (
     Outcome,
     PoolKind,
     PoolRef,
+    SourceRef,
 )
 from agent_memory.service.learning_runs import execution_name
 from agent_memory.service.session_learning import ITEM_BUDGET, MAX_ITEMS, MEMORY_BUDGET
@@ -65,7 +68,7 @@ def _size(text: str) -> int:
 
 def pool_of(session: Session) -> PoolRef:
     """The agent pool a Session's Turns teach: the Agent's, read from this Session."""
-    return PoolRef("agent", session.org_id, session.agent_id, session.id)
+    return PoolRef("agent", session.org_id, session.agent_id, SourceRef("session", session.id))
 
 
 class AgentLearning:
@@ -161,6 +164,10 @@ class AgentLearningPool:
         self._people = people
         self._org_settings = org_settings
         self._clock = clock
+
+    def task(self, evidence: Evidence) -> Ask[LearningRequest, tuple[ProposedChange, ...]]:
+        """Seed 000's consolidation of a keyed pool (`memory_changes`)."""
+        return consolidation(self.kind, evidence)
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
         """The Session's items after the agent's read position, up to `upto`; None when the

@@ -15,12 +15,13 @@ import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Any, Literal
 
 from agent_memory.domain.errors import IntegrityError, Unavailable, WriteConflict
-from agent_memory.domain.learning_prompt import instructions_for
-from agent_memory.domain.proposals import InvalidModelOutput, ProposedChange, parse_changes
+from agent_memory.domain.tasks.answers import InvalidModelOutput
+from agent_memory.domain.tasks.base import STEP_DEADLINE_S, Ask, Refusal
+from agent_memory.domain.tasks.memory_changes import consolidation
 from agent_memory.persistence.executions import ExecutionRepository, ExecutionRow, Happened, Run
 from agent_memory.ports import (
     Action,
@@ -28,7 +29,6 @@ from agent_memory.ports import (
     Clock,
     Execution,
     Ids,
-    LearningRequest,
     ModelCatalog,
     ModelFailure,
     Orchestrator,
@@ -36,6 +36,7 @@ from agent_memory.ports import (
 )
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
+    Evidence,
     FinishActions,
     LearningPool,
     Outcome,
@@ -63,6 +64,8 @@ CALL_STEP = "CallModel"
 MAX_EVIDENCE_BYTES = 300_000
 # A model answer larger than this is not a memory update (100 changes of a few sentences).
 MAX_REPLY_BYTES = 200_000
+# A learning step's model call gives up first, with a kind, inside the 120 s CallModel step.
+MODEL_DEADLINE_S = STEP_DEADLINE_S
 # ApplyLearning re-reads and re-applies this often when memory changes under it.
 APPLY_ROUNDS = 3
 # The state machine's own TimeoutSeconds (300 s, Express's limit) plus a margin: a row still
@@ -275,15 +278,12 @@ class LearningService:
             model = self._models.resolve(evidence.model)
             if model is None:
                 raise NoModel(f"no model named {evidence.model!r} is configured here")
-            request = LearningRequest(
-                pool_kind=run.kind,
-                instructions=instructions_for(run.kind, evidence.allowed_kinds, evidence.person),
-                items=evidence.items,
-                memory=evidence.memory,
-                allowed_kinds=evidence.allowed_kinds,
-                person=evidence.person,
+            ask = self._ask(run.kind, evidence)
+            request = ask.request(MODEL_DEADLINE_S)
+            logged = json.dumps(
+                {"task": request.task, "system": request.system, "user": request.user},
+                ensure_ascii=False,
             )
-            logged = json.dumps(asdict(request), ensure_ascii=False)
             sk = self._runs.call_started(
                 run, CALL_STEP, attempt, model.name, logged, self._clock.now_ms()
             )
@@ -295,7 +295,7 @@ class LearningService:
             try:
                 if len(reply.text.encode()) > MAX_REPLY_BYTES:
                     raise InvalidModelOutput(f"the answer is over {MAX_REPLY_BYTES} bytes")
-                changes = parse_changes(reply.text, known_keys=[e.key for e in evidence.memory])
+                ask.parse(reply.text)
             except InvalidModelOutput:
                 self._runs.call_failed(run, sk, "invalid_output", self._clock.now_ms())
                 raise
@@ -314,7 +314,7 @@ class LearningService:
                     if pause is None or not (isinstance(error, Unavailable) or lost_race):
                         raise
                     time.sleep(pause)
-        return {"status": "answered", "call": sk, "reused": False, "changes": len(changes)}
+        return {"status": "answered", "call": sk, "reused": False, "task": ask.name}
 
     def apply_learning(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """ApplyLearning: check the saved answer's changes against the pool's rules and commit
@@ -334,15 +334,17 @@ class LearningService:
             if text is None:
                 raise ExecutionLost("the saved model answer is gone")
             evidence = evidence_from_json(self._evidence(row))
-            changes = parse_changes(text, known_keys=[e.key for e in evidence.memory])
+            ask = self._ask(ref.kind, evidence)
+            review = ask.review(ask.parse(text))
             pool = self._pool(ref.kind)
             for _round in range(APPLY_ROUNDS):
                 try:
-                    outcome = pool.apply(evidence, changes, self._finisher(run))
+                    finish = self._finisher(run, review.refused)
+                    outcome = pool.apply(evidence, review.kept, finish)
                     return {
                         "status": "succeeded",
                         "applied": len(outcome.applied),
-                        "rejected": len(outcome.rejected),
+                        "rejected": len(outcome.rejected) + len(review.refused),
                     }
                 except (AlreadyApplied, WriteConflict):
                     pass  # another run, an edit or our own earlier attempt: look again
@@ -350,7 +352,8 @@ class LearningService:
                     return self._ended(run)
                 fresh = pool.load_evidence(ref, run.upto)
                 if fresh is None:
-                    return self._skip(run, changes, "another run learned this evidence first")
+                    note = "another run learned this evidence first"
+                    return self._skip(run, ask.describe(review.kept), review.refused, note)
                 evidence = fresh
         raise Retryable("LearningConflict", "the pool kept changing while learning")
 
@@ -376,11 +379,21 @@ class LearningService:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _pool(self, kind: PoolKind | str) -> LearningPool:
+    def _pool(self, kind: PoolKind) -> LearningPool:
         pool = self._pools.get(kind)
         if pool is None:
             raise LearningStepError(f"no learning rules for pools of kind {kind!r}")
         return pool
+
+    def _ask(self, kind: PoolKind, evidence: Evidence) -> Ask[Any, Any]:
+        """The pool's task for this evidence. A pool that names no task learns by seed
+        000's consolidation (`memory_changes`), as every pool did before tasks existed."""
+        pool = self._pool(kind)
+        task = getattr(pool, "task", None)
+        if task is None:
+            return consolidation(kind, evidence)
+        ask: Ask[Any, Any] = task(evidence)
+        return ask
 
     def _running(self, run: Run) -> ExecutionRow | None:
         """The run's row while it runs; None once it ended. Raises when it is missing."""
@@ -399,20 +412,29 @@ class LearningService:
         row = self._runs.get(run)
         return {"status": row.status if row else (status or "skipped")}
 
-    def _finisher(self, run: Run) -> FinishActions:
+    def _finisher(self, run: Run, refused: Sequence[Refusal] = ()) -> FinishActions:
+        """The execution's end; what the task's own rules refused is recorded first."""
+
         def finish(outcome: Outcome) -> list[Action]:
             return self._runs.finish_actions(
                 run,
                 self._clock.now_ms(),
                 status="succeeded",
                 applied=outcome.applied,
-                rejected=outcome.rejected,
+                rejected=[r.to_dict() for r in refused] + outcome.rejected,
             )
 
         return finish
 
-    def _skip(self, run: Run, changes: Sequence[ProposedChange], note: str) -> dict[str, Any]:
-        rejected = [{"change": change.to_dict(), "reason": note} for change in changes]
+    def _skip(
+        self,
+        run: Run,
+        changes: Sequence[Mapping[str, Any]],
+        refused: Sequence[Refusal],
+        note: str,
+    ) -> dict[str, Any]:
+        rejected = [r.to_dict() for r in refused]
+        rejected += [{"change": dict(change), "reason": note} for change in changes]
         try:
             self._runs.finish(
                 run, self._clock.now_ms(), status="skipped", rejected=rejected, note=note

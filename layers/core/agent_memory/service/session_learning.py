@@ -20,6 +20,8 @@ from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.proposals import MEMORY_KINDS, ProposedChange, ProposedRemember
 from agent_memory.domain.session_memory import EntryMeta
 from agent_memory.domain.sessions import Session, item_id
+from agent_memory.domain.tasks.base import Ask
+from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
 from agent_memory.persistence.sessions import MAX_ACTIONS, StoredEntry, StoredItem
 from agent_memory.ports import Action, Clock, EvidenceItem, KnownEntry
 from agent_memory.service.learning_pools import (
@@ -52,6 +54,10 @@ class SessionLearningPool:
         self._access = access
         self._repo = access.repo
         self._clock = clock
+
+    def task(self, evidence: Evidence) -> Ask[LearningRequest, tuple[ProposedChange, ...]]:
+        """Seed 000's consolidation of a keyed pool (`memory_changes`)."""
+        return consolidation(self.kind, evidence)
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
         """The unprocessed items up to `upto` (all when None); None when there is nothing to
