@@ -63,8 +63,8 @@ def _fixture(env: Env) -> Fixture:
     """An organization, a user, an agent whose memory and one session hold ENTRIES entries
     (and two keys to forget), a session for turns, and MEMORIES agent memories; built on
     services that are not measured."""
-    from agent_memory.domain.agent_memories import NewMemory
     from agent_memory.domain.identity import SERVICE_ADMIN, Principal
+    from agent_memory.domain.memory_objects import NewMemory
     from agent_memory.domain.session_memory import Remember
 
     setup = env.services(learning=False)
@@ -86,7 +86,7 @@ def _fixture(env: Env) -> Fixture:
             setup.agent_memory.command(ana, agent, version, command)
     for n in range(MEMORIES):
         new = NewMemory(category="fact", content=f"Memory {n}.", importance=(n % 10) / 10)
-        setup.agent_memories.create(ana, new)
+        setup.memory_objects.create(ana, new)
     return Fixture(env, setup, ana, user.token.secret, agent, memory_session, turn_session)
 
 

@@ -36,7 +36,7 @@ BENCHMARKS = (
     ("learning", "bench.learning"),
     ("session_memory", "bench.session_memory"),
     ("agent_memory", "bench.agent_memory"),
-    ("agent_memories", "bench.agent_memories"),
+    ("agent_memories", "bench.memory_objects"),
 )
 ISSUE = {"agent_memory": "agent memory, issue 5"}
 

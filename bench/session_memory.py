@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from bench.counting import Calls, CountingCipher
+from bench.support import load_entries
 
 ENTRIES = 20
 LARGE = 10_000
@@ -47,34 +47,6 @@ def _measure(calls: Calls, cipher: CountingCipher, action: Callable[[], Any]) ->
         "ms": round(elapsed, 1),
         "answer": answer.json(),
     }
-
-
-def _load_entries(services: Any, client: Any, table: str, session_id: str, count: int) -> None:
-    """`count` entries sealed as the service seals them, loaded with BatchWriteItem."""
-    from agent_memory.adapters.dynamodb.store import serialize
-    from agent_memory.domain.session_memory import EntryMeta
-
-    repo = services.sessions._repo
-    session = repo.get(session_id)
-    rng = random.Random(SEED)
-    batch: list[dict[str, Any]] = []
-    for n in range(count):
-        content = f"Fact {n}: " + "detail " * rng.randrange(2, 30)
-        meta = EntryMeta(
-            f"fact-{n:05d}", "fact", ("i-01",), 1_700_000_000_000 + n, "active", 1, len(content)
-        )
-        batch.append(
-            {"PutRequest": {"Item": serialize(repo.entry_put(session, meta, content).record)}}
-        )
-        if len(batch) == 25:
-            request = {table: batch}
-            while request:
-                request = (
-                    client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
-                )
-            batch = []
-    if batch:
-        client.batch_write_item(RequestItems={table: batch})
 
 
 def run() -> dict[str, Any]:
@@ -159,7 +131,14 @@ def run() -> dict[str, Any]:
                 commands[name].pop("answer")
 
             big = post("/v1/sessions", {"agentId": agent}).json()["session"]["id"]
-            _load_entries(services, session.client("dynamodb"), settings.table_name, big, LARGE)
+            load_entries(
+                services,
+                session.client("dynamodb"),
+                settings.table_name,
+                big,
+                range(LARGE),
+                seed=SEED,
+            )
             get(f"/v1/sessions/{big}/memory/text")  # warm
             large_text = _measure(calls, cipher, lambda: get(f"/v1/sessions/{big}/memory/text"))
 

@@ -369,27 +369,35 @@ def embedded(default_model: str = "local/rules") -> Iterator[Env]:
 def seed_entries(services: Any, env: Env, session_id: str, start: int, count: int) -> None:
     """Entries `start..start+count-1`, sealed as the service seals them, written with
     BatchWriteItem (setup only: what is measured is the read that follows)."""
+    load_entries(
+        services,
+        env.root.client("dynamodb"),
+        env.settings.table_name,
+        session_id,
+        range(start, start + count),
+        seed=start,
+    )
+
+
+def load_entries(
+    services: Any, client: Any, table: str, session_id: str, numbers: range, *, seed: int
+) -> None:
+    """Facts `fact-<n>` of random length (each with its recency copy), loaded in bulk."""
     from agent_memory.adapters.dynamodb.store import serialize
-    from agent_memory.domain.session_memory import EntryMeta
+    from agent_memory.domain.session_memory import fact, item_sources
 
     repo = services.sessions._repo
     session = repo.get(session_id)
-    client = env.root.client("dynamodb")
-    table = env.settings.table_name
-    rng = random.Random(start)
-    batch: list[dict[str, Any]] = []
-    for n in range(start, start + count):
+    rng = random.Random(seed)
+    items: list[dict[str, Any]] = []
+    for n in numbers:
         content = f"Fact {n}: " + "detail " * rng.randrange(2, 30)
-        meta = EntryMeta(
-            f"fact-{n:05d}", "fact", ("i-01",), 1_700_000_000_000 + n, "active", 1, len(content)
+        meta = fact(
+            f"fact-{n:05d}", "fact", content, item_sources(["i-01"]), 1_700_000_000_000 + n, 1
         )
-        batch.append(
-            {"PutRequest": {"Item": serialize(repo.entry_put(session, meta, content).record)}}
-        )
-        if len(batch) == 25 or n == start + count - 1:
-            request: dict[str, Any] = {table: batch}
-            while request:
-                request = (
-                    client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
-                )
-            batch = []
+        for action in repo.entry_put(session, meta, content, None):
+            items.append({"PutRequest": {"Item": serialize(action.record)}})
+    for first in range(0, len(items), 25):
+        request: dict[str, Any] = {table: items[first : first + 25]}
+        while request:
+            request = client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}

@@ -102,15 +102,12 @@ def test_a_lost_transaction_response_is_answered_once_like_dynamodb(rig: Any) ->
     assert store.get("P", "META")["rev"] == 2
 
 
-def test_a_lost_response_to_a_conditional_single_write_comes_back_as_a_conflict(
-    rig: Any,
-) -> None:
-    """PutItem/UpdateItem carry no idempotency token: the SDK's retry of an applied write
-    fails its own condition. Services see a conflict for a change that was made."""
+def test_a_lost_response_to_a_conditional_single_write_answers_success(rig: Any) -> None:
+    """The SDK's retry of an applied write finds its own writer token on the row: the write
+    answers success, never a conflict for a change that was made (R3)."""
     store, faults = rig
     faults.arm(F.LOST_RESPONSE)
-    with pytest.raises(WriteConflict):
-        store.write([Put({"pk": "P", "sk": "A", "n": 1}, Absent())])
+    store.write([Put({"pk": "P", "sk": "A", "n": 1}, Absent())])
     assert store.get("P", "A")["n"] == 1
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.config import Settings, load_settings
+from agent_memory.domain.model_names import ModelPolicy
 from agent_memory.persistence.agent_memory import AgentMemoryRepository
 from agent_memory.persistence.agents import AgentRepository
 from agent_memory.persistence.executions import ExecutionRepository
@@ -15,7 +16,7 @@ from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, Store
 from agent_memory.service.agent_learning import AgentLearning, AgentLearningPool
-from agent_memory.service.agent_memories import AgentMemoriesService
+from agent_memory.service.memory_objects import MemoryObjectService
 from agent_memory.service.agent_memory import AgentMemoryService
 from agent_memory.service.agents import AgentService
 from agent_memory.service.identity import IdentityService
@@ -88,6 +89,9 @@ def model_catalog(settings: Settings, session: Any = None) -> ModelCatalog:
             openai_base_url=settings.openai_base_url,
             openai_api_key=keys.get("openai", ""),
             region=settings.region,
+            anthropic_api_key=settings.anthropic_api_key,
+            anthropic_base_url=settings.anthropic_base_url,
+            allowed=model_policy(settings),
         )
 
     def secrets_client() -> Any:
@@ -102,6 +106,11 @@ def model_catalog(settings: Settings, session: Any = None) -> ModelCatalog:
         catalog,
         {"openai": ApiKey(settings.openai_api_key, settings.openai_api_key_secret_arn, secrets)},
     )
+
+
+def model_policy(settings: Settings) -> ModelPolicy:
+    """The models this deployment allows (`ALLOWED_MODELS`)."""
+    return ModelPolicy.from_setting(settings.allowed_models)
 
 
 def learning_pools(settings: Settings, adapters: Adapters) -> list[LearningPool]:
@@ -125,6 +134,7 @@ def session_access(settings: Settings, adapters: Adapters) -> SessionAccess:
         SessionRepository(adapters.store, adapters.cipher),
         OrgSettingsService(IdentityRepository(adapters.store)),
         adapters.models or model_catalog(settings),
+        allowed=model_policy(settings),
     )
 
 
@@ -156,8 +166,8 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
         identity=IdentityService(
             identity_repo, adapters.clock, adapters.ids, settings.admin_token_sha256
         ),
-        org_settings=OrgSettingsService(identity_repo),
-        agent_memories=AgentMemoriesService.build(
+        org_settings=OrgSettingsService(identity_repo, model_policy(settings)),
+        memory_objects=MemoryObjectService.build(
             adapters.store, adapters.cipher, adapters.clock, adapters.ids
         ),
         learning=learning,

@@ -11,10 +11,10 @@ from agent_memory.api.errors import install_error_handlers
 from agent_memory.api.observability import RequestContext
 from agent_memory.api.routers import (
     admin,
-    agent_memories,
     agent_memory,
     agents,
     health,
+    memory_objects,
     org_settings,
     sessions,
 )
@@ -24,7 +24,7 @@ ROUTERS = (
     health.router,
     admin.router,
     org_settings.router,
-    agent_memories.router,
+    memory_objects.router,
     agents.router,
     sessions.router,
     agent_memory.router,

@@ -40,6 +40,8 @@ from agent_memory.ports import (
 )
 
 MEMORY_HEAD = "MEMORY"
+# Condition names: a conflict on the read position means another run applied first.
+READ_POSITION = "agent-read-position"
 LOG_PREFIX = "LOG#"
 POSITION_PREFIX = "AGENTPOS#"
 READ_RANGE = keys.POOL_RANGE
@@ -178,7 +180,9 @@ class AgentMemoryRepository:
                 "position": after,
                 "updatedAt": now_ms,
             },
-            condition=AbsentOrEquals("position", 0) if before == 0 else Equals("position", before),
+            condition=AbsentOrEquals("position", 0, name=READ_POSITION)
+            if before == 0
+            else Equals("position", before, name=READ_POSITION),
         )
 
     def position_put(self, agent_id: str, session_id: str, position: int, now_ms: int) -> Put:

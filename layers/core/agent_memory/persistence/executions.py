@@ -53,6 +53,9 @@ WAIT_TTL_S = 90 * 24 * 3600
 # Error messages are kept short: they are shown to clients, never a dump.
 MAX_MESSAGE = 500
 
+# The name of the condition that ends a run: a conflict on it means the run ended elsewhere.
+RUN_ENDS = "execution-running"
+
 
 def partition(kind: str, pool_id: str) -> str:
     return f"LEARN#{kind}#{pool_id}"
@@ -251,7 +254,7 @@ class ExecutionRepository:
                     else None,
                     "evidence": None,
                 },
-                condition=Equals("status", "running"),
+                condition=Equals("status", "running", name=RUN_ENDS),
             )
         ]
 

@@ -91,13 +91,13 @@ class IdentityRepository:
             self._store.write(
                 [
                     # The organization must still exist when the user is added.
-                    Check(keys.org(user.org_id), keys.HEAD, Present()),
+                    Check(keys.org(user.org_id), keys.HEAD, Present(name="organization")),
                     Put(row, Absent()),
                     *self._token_rows(user, token, now_ms),
                 ]
             )
         except WriteConflict as error:
-            if error.index == 0:
+            if error.condition == "organization":
                 raise NotFound("organization not found", ["organizationId"]) from error
             raise Conflict(f"user {user.id!r} already exists", ["id"]) from error
 

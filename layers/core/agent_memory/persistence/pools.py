@@ -185,7 +185,11 @@ class PoolRepository:
         body = self._body(pool, meta, content, details)
         rows = pool.layout.rows(pool, meta, order)
         actions: list[Action] = [Put({"pk": rows[0][0], "sk": rows[0][1], **body}, condition)]
-        actions += [Put({"pk": pk, "sk": sk, **body, "copy": True}) for pk, sk in rows[1:]]
+        copy: Record = {**body, "copy": True}
+        if meta.expires_at is not None:
+            # Copies of an expiring entry expire with it; the base row never does.
+            copy["ttl"] = meta.expires_at // 1000 + 1
+        actions += [Put({"pk": pk, "sk": sk, **copy}) for pk, sk in rows[1:]]
         actions += self._stale(pool, previous, rows)
         return actions
 
@@ -285,12 +289,13 @@ class Newest:
 
 
 def _plain(meta: EntryMeta) -> Record:
+    # Defaults are left out (a missing attribute reads back as the default): rows stay small.
     return {
         "id": meta.id,
         "key": meta.key,
-        "layer": meta.layer,
+        "layer": meta.layer if meta.layer != "fact" else None,
         "kind": meta.kind,
-        "tags": list(meta.tags),
+        "tags": list(meta.tags) or None,
         "sources": [source_record(s) for s in meta.sources],
         "status": meta.status,
         "invalidatedAt": meta.invalidated_at,
@@ -305,13 +310,13 @@ def _plain(meta: EntryMeta) -> Record:
     }
 
 
-def source_record(source: Source) -> dict[str, str]:
+def source_record(source: Source) -> str | dict[str, str]:
+    """An item of the pool's own conversation is its id; others say where they are."""
     if isinstance(source, EntrySource):
         return {"entry": source.entry}
-    record = {"item": source.item}
-    if source.conversation is not None:
-        record["conversation"] = source.conversation
-    return record
+    if source.conversation is None:
+        return source.item
+    return {"item": source.item, "conversation": source.conversation}
 
 
 def source_of(value: Any) -> Source:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent_memory.domain.agent_memory import (
+    ENTRY_NAMESPACE,
     NOT_STARTED,
     PASSES_OVER,
     QUEUED,
@@ -33,16 +34,22 @@ from agent_memory.domain.agent_memory import (
 )
 from agent_memory.domain.consolidation import Decision, consolidate
 from agent_memory.domain.errors import Unavailable, WriteConflict
-from agent_memory.domain.proposals import LASTING_KINDS, ProposedChange, ProposedRemember
-from agent_memory.domain.session_memory import EntryMeta, effective_switches
+from agent_memory.domain.proposals import LASTING_KINDS, ProposedChange
+from agent_memory.domain.session_memory import effective_switches
 from agent_memory.domain.sessions import Session, item_id
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
-from agent_memory.persistence.agent_memory import MAX_ACTIONS, AgentMemory, AgentMemoryRepository
-from agent_memory.persistence.executions import ExecutionRepository, Run
+from agent_memory.persistence.agent_memory import (
+    READ_POSITION,
+    AgentMemory,
+    AgentMemoryRepository,
+)
+from agent_memory.persistence.agent_memory import pool_of as pool_of_agent
+from agent_memory.persistence.executions import RUN_ENDS, ExecutionRepository, Run
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.sessions import SessionRepository, StoredItem
 from agent_memory.ports import Action, Clock, EvidenceItem, KnownEntry, ModelCatalog
+from agent_memory.service.keyed_learning import by_key, change_actions, fit, known_entries
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
@@ -53,7 +60,7 @@ from agent_memory.service.learning_pools import (
     SourceRef,
 )
 from agent_memory.service.learning_runs import execution_name
-from agent_memory.service.session_learning import ITEM_BUDGET, MAX_ITEMS, MEMORY_BUDGET
+from agent_memory.service.session_learning import ITEM_BUDGET, MAX_ITEMS
 from agent_memory.service.sessions import Learning, LearningAnswer, OrgDefaults
 
 log = logging.getLogger(__name__)
@@ -226,17 +233,7 @@ class AgentLearningPool:
         return items, last
 
     def _memory(self, found: AgentMemory) -> list[KnownEntry]:
-        """Active entries newest first, then retracted keys without their text."""
-        entries: list[KnownEntry] = []
-        used = 0
-        for entry in sorted(found.entries, key=lambda s: (not s.meta.active, -s.meta.updated_at)):
-            meta = entry.meta
-            content = self._repo.open(found.agent, entry) if meta.active else ""
-            used += _size(meta.key) + _size(content) + 64
-            if used > MEMORY_BUDGET:
-                break
-            entries.append(KnownEntry(meta.key, content, meta.kind, meta.status))
-        return entries
+        return known_entries(found.entries, lambda entry: self._repo.open(found.agent, entry))
 
     def _person(self, user_id: str) -> str:
         """Who the Agent works with in this Session, as the helper should name them."""
@@ -259,7 +256,7 @@ class AgentLearningPool:
                 raise AlreadyApplied("the agent is gone")
             decision = explained(
                 consolidate(list(changes), known((s.meta for s in found.entries), snapshot), rules),
-                {s.meta.key: s.by for s in found.entries},
+                {s.meta.name: s.meta.by or "consolidation" for s in found.entries},
             )
             actions, outcome, finishing = self._transaction(
                 found, evidence, session_id, decision, finish
@@ -267,9 +264,9 @@ class AgentLearningPool:
             try:
                 self._repo.write([*actions, *finishing])
             except WriteConflict as error:
-                if error.index is not None and error.index >= len(actions):
+                if error.condition == RUN_ENDS:
                     raise  # the execution's own row changed: the workflow decides
-                if error.index == len(actions) - 1:
+                if error.condition == READ_POSITION:
                     raise AlreadyApplied("the read position moved: another run applied") from None
                 continue  # the memory changed: check the changes again
             return outcome
@@ -286,36 +283,35 @@ class AgentLearningPool:
     ) -> tuple[list[Action], Outcome, list[Action]]:
         """Memory actions (the read position last), the outcome and the finishing actions,
         within one transaction's 100 actions."""
-        while True:
-            outcome = Outcome(decision.applied_records(), decision.rejected_records())
-            finishing = list(finish(outcome))
-            room = MAX_ACTIONS - 3 - len(finishing)  # head, log entry, read position
-            if len(decision.accepted) <= room:
-                break
-            decision = decision.limited(max(room, 0))
         agent, now = found.agent, self._clock.now_ms()
-        actions: list[Action] = []
-        if decision.accepted:
-            version = found.version + 1
-            keys = tuple(change.key for change in decision.accepted)
-            actions.append(self._repo.head_change(agent, found.version, version, now))
-            actions += [self._change(found, c, session_id, now, version) for c in decision.accepted]
-            change = LogChange(version, now, "consolidation", keys)
-            actions.append(self._repo.log_put(agent, change, session_id))
-        actions.append(
-            self._repo.position_move(agent.id, session_id, evidence.position, evidence.upto, now)
-        )
-        return actions, outcome, finishing
+        current = by_key(found.entries)
 
-    def _change(
-        self, found: AgentMemory, change: ProposedChange, session_id: str, now: int, version: int
-    ) -> Action:
-        sources = sources_of(session_id, change.sources)
-        if isinstance(change, ProposedRemember):
-            meta = EntryMeta(
-                change.key, change.kind, sources, now, "active", version, len(change.content)
+        def build(decision: Decision) -> list[Action]:
+            actions: list[Action] = []
+            if decision.accepted:
+                version = found.version + 1
+                keys = tuple(change.key for change in decision.accepted)
+                actions.append(self._repo.head_change(agent, found.version, version, now))
+                actions += change_actions(
+                    self._repo.pools,
+                    pool_of_agent(agent),
+                    ENTRY_NAMESPACE,
+                    decision,
+                    current,
+                    lambda items: sources_of(session_id, items),
+                    now=now,
+                    rev=version,
+                    by="consolidation",
+                )
+                change = LogChange(version, now, "consolidation", keys)
+                actions.append(self._repo.log_put(agent, change, session_id))
+            # The read position last: a conflict there means another run applied.
+            actions.append(
+                self._repo.position_move(
+                    agent.id, session_id, evidence.position, evidence.upto, now
+                )
             )
-            return self._repo.entry_put(found.agent, meta, change.content, "consolidation")
-        return self._repo.entry_retract(
-            found.agent, change.key, now, version, "consolidation", sources
-        )
+            return actions
+
+        _decision, actions, outcome, finishing = fit(decision, finish, build)
+        return actions, outcome, finishing

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent_memory.config import Settings
-from agent_memory.service.agent_memories import AgentMemoriesService
 from agent_memory.service.agent_memory import AgentMemoryService
 from agent_memory.service.agents import AgentService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
+from agent_memory.service.memory_objects import MemoryObjectService
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.session_memory import SessionMemoryService
 from agent_memory.service.sessions import SessionService
@@ -20,7 +20,7 @@ class Services:
     settings: Settings
     identity: IdentityService
     org_settings: OrgSettingsService
-    agent_memories: AgentMemoriesService
+    memory_objects: MemoryObjectService
     learning: LearningService
     agents: AgentService
     sessions: SessionService

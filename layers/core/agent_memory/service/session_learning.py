@@ -12,18 +12,22 @@ reads from a Session, and how its model's answer is applied.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_memory.domain.consolidation import Decision, Known, PoolRules, consolidate
+from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.errors import Unavailable, WriteConflict
-from agent_memory.domain.proposals import MEMORY_KINDS, ProposedChange, ProposedRemember
-from agent_memory.domain.session_memory import EntryMeta
+from agent_memory.domain.proposals import MEMORY_KINDS, ProposedChange
+from agent_memory.domain.session_memory import ENTRY_NAMESPACE, item_sources
 from agent_memory.domain.sessions import Session, item_id
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
-from agent_memory.persistence.sessions import MAX_ACTIONS, StoredEntry, StoredItem
+from agent_memory.persistence.executions import RUN_ENDS
+from agent_memory.persistence.pools import StoredEntry
+from agent_memory.persistence.sessions import StoredItem, pool_of
 from agent_memory.ports import Action, Clock, EvidenceItem, KnownEntry
+from agent_memory.service.keyed_learning import by_key, change_actions, fit, known_entries
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
@@ -38,7 +42,6 @@ from agent_memory.service.sessions import SessionAccess
 # evidence is kept in one execution row. What is left is read by the next run.
 MAX_ITEMS = 200
 ITEM_BUDGET = 150_000
-MEMORY_BUDGET = 90_000
 # Re-reads when a person changes the Session while the answer is applied.
 ATTEMPTS = 3
 
@@ -83,7 +86,7 @@ class SessionLearningPool:
             memory=tuple(self._memory(session, stored_entries)),
             model=model,
             allowed_kinds=MEMORY_KINDS,
-            person=None,  # one person per Session: "the user" (docs/decisions)
+            person=None,  # one person per Session: "the user" (docs/decisions.md)
             extra={"revision": session.revision},
         )
 
@@ -105,18 +108,7 @@ class SessionLearningPool:
         return items, model
 
     def _memory(self, session: Session, stored: Sequence[StoredEntry]) -> list[KnownEntry]:
-        """Active entries newest first, then retracted keys (without their text: the key must
-        not come back, the content is not needed), within the budget."""
-        known: list[KnownEntry] = []
-        used = 0
-        for entry in sorted(stored, key=lambda s: (not s.meta.active, -s.meta.updated_at)):
-            meta = entry.meta
-            content = self._repo.open_entry(session, entry) if meta.active else ""
-            used += _size(meta.key) + _size(content) + 64
-            if used > MEMORY_BUDGET:
-                break
-            known.append(KnownEntry(meta.key, content, meta.kind, meta.status))
-        return known
+        return known_entries(stored, lambda entry: self._repo.open_entry(session, entry))
 
     def apply(self, evidence: Evidence, changes: Sequence[Any], finish: FinishActions) -> Outcome:
         """Apply the accepted changes to the newest memory, move the read position to
@@ -134,15 +126,17 @@ class SessionLearningPool:
                 raise AlreadyApplied("the read position moved: another run applied")
             session, stored = found
             current = {
-                s.meta.key: Known(s.meta.status, edited_meanwhile=s.meta.rev > snapshot)
+                s.meta.name: Known(s.meta.status, edited_meanwhile=s.meta.rev > snapshot)
                 for s in stored
             }
             decision = consolidate(list(changes), current, rules)
-            actions, outcome, finishing = self._transaction(session, evidence, decision, finish)
+            actions, outcome, finishing = self._transaction(
+                session, evidence, decision, by_key(stored), finish
+            )
             try:
                 self._repo.write([*actions, *finishing])
             except WriteConflict as error:
-                if error.index is not None and error.index >= len(actions):
+                if error.condition == RUN_ENDS:
                     raise  # the execution's own row changed: the workflow decides
                 continue
             return outcome
@@ -150,28 +144,31 @@ class SessionLearningPool:
         raise Unavailable("the session kept changing while learning was applied")
 
     def _transaction(
-        self, session: Session, evidence: Evidence, decision: Decision, finish: FinishActions
+        self,
+        session: Session,
+        evidence: Evidence,
+        decision: Decision,
+        current: Mapping[str, EntryMeta],
+        finish: FinishActions,
     ) -> tuple[list[Action], Outcome, list[Action]]:
         """The memory actions, the outcome and the finishing actions, within 100 actions."""
-        while True:
-            outcome = Outcome(decision.applied_records(), decision.rejected_records())
-            finishing = list(finish(outcome))
-            room = MAX_ACTIONS - 1 - len(finishing)
-            if len(decision.accepted) <= room:
-                break
-            decision = decision.limited(max(room, 0))
         after = session.consolidated(evidence.upto)
         now = self._clock.now_ms()
-        actions: list[Action] = [self._repo.head_change(session, after, now)]
-        actions += [
-            self._change(session, change, now, after.revision) for change in decision.accepted
-        ]
-        return actions, outcome, finishing
 
-    def _change(self, session: Session, change: ProposedChange, now: int, rev: int) -> Action:
-        if isinstance(change, ProposedRemember):
-            meta = EntryMeta(
-                change.key, change.kind, change.sources, now, "active", rev, len(change.content)
-            )
-            return self._repo.entry_put(session, meta, change.content)
-        return self._repo.entry_retract(session, change.key, change.sources, now, rev)
+        def build(decision: Decision) -> list[Action]:
+            return [
+                self._repo.head_change(session, after, now),
+                *change_actions(
+                    self._repo.pools,
+                    pool_of(session),
+                    ENTRY_NAMESPACE,
+                    decision,
+                    current,
+                    item_sources,
+                    now=now,
+                    rev=after.revision,
+                ),
+            ]
+
+        _decision, actions, outcome, finishing = fit(decision, finish, build)
+        return actions, outcome, finishing

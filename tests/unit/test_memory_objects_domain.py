@@ -9,11 +9,19 @@ from typing import Any
 import pytest
 
 from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
-from agent_memory.domain.agent_memories import (
+from agent_memory.domain.errors import (
+    Conflict,
+    Forbidden,
+    IntegrityError,
+    NotFound,
+    ValidationFailed,
+)
+from agent_memory.domain.identity import SERVICE_ADMIN, Principal
+from agent_memory.domain.memory_objects import (
     MAX_CONTENT_CHARS,
     MAX_METADATA_BYTES,
-    AgentMemory,
     Entity,
+    MemoryObject,
     NewMemory,
     apply_patch,
     check_content,
@@ -26,17 +34,9 @@ from agent_memory.domain.agent_memories import (
     parse_patch,
     parse_timestamp,
 )
-from agent_memory.domain.errors import (
-    Conflict,
-    Forbidden,
-    IntegrityError,
-    NotFound,
-    ValidationFailed,
-)
-from agent_memory.domain.identity import SERVICE_ADMIN, Principal
-from agent_memory.persistence.agent_memories import list_partition, recall_partition, row_keys
+from agent_memory.persistence.memory_objects import list_partition, recall_partition, row_keys
 from agent_memory.ports import Action
-from agent_memory.service.agent_memories import AgentMemoriesService
+from agent_memory.service.memory_objects import MemoryObjectService
 
 T0 = 1_792_486_800_000  # 2026-10-20T09:00:00Z
 ANA = Principal(user_id="ana", org_id="acme", role="member")
@@ -137,7 +137,7 @@ def test_the_service_admin_has_no_organization_of_memories() -> None:
 # --- PATCH rules ---------------------------------------------------------------------------------
 
 
-def _memory() -> AgentMemory:
+def _memory() -> MemoryObject:
     return create_memory("mem_1", "acme", NewMemory(category="fact", content="c"), T0)
 
 
@@ -189,11 +189,11 @@ class Harness:
         self.store = store or InMemoryStore()
         self.cipher = FakeCipher()
         self.clock = FixedClock(T0)
-        self.service = AgentMemoriesService.build(
+        self.service = MemoryObjectService.build(
             self.store, self.cipher, self.clock, SequentialIds()
         )
 
-    def add(self, **fields: Any) -> AgentMemory:
+    def add(self, **fields: Any) -> MemoryObject:
         new = NewMemory(**({"category": "fact", "content": "note"} | fields))
         return self.service.create(ANA, new)
 

@@ -7,15 +7,15 @@ from typing import Any, Literal
 from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer, Body
-from agent_memory.domain.agent_memories import (
+from agent_memory.domain.memory_objects import (
     DEFAULT_IMPORTANCE,
     DEFAULT_PAGE,
     MAX_CONTENT_CHARS,
     MAX_ENTITY_ID_CHARS,
     MAX_ENTITY_TEXT_CHARS,
     MAX_PAGE,
-    AgentMemory,
     Entity,
+    MemoryObject,
     NewMemory,
     format_timestamp,
 )
@@ -104,7 +104,7 @@ class AgentMemoryOut(Answer):
     updated_at: str
 
     @classmethod
-    def of(cls, memory: AgentMemory) -> AgentMemoryOut:
+    def of(cls, memory: MemoryObject) -> AgentMemoryOut:
         entity = memory.entity
         return cls(
             id=memory.id,

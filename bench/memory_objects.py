@@ -8,7 +8,7 @@
 `ms` are in-process moto times (moto's Query is O(table)); the request and item counts are
 what DynamoDB would be asked and would read.
 
-    python -m bench.agent_memories      # prints JSON; `run()` returns it
+    python -m bench.memory_objects      # prints JSON; `run()` returns it
 """
 
 from __future__ import annotations
@@ -129,8 +129,8 @@ def _bench() -> Iterator[Bench]:
     from agent_memory.bootstrap import aws_adapters
     from agent_memory.config import load_settings
     from agent_memory.domain.identity import Principal
-    from agent_memory.persistence.agent_memories import AgentMemoryRepository
-    from agent_memory.service.agent_memories import AgentMemoriesService
+    from agent_memory.persistence.memory_objects import MemoryObjectRepository
+    from agent_memory.service.memory_objects import MemoryObjectService
     from infra.local.aws import embedded_aws, provision
 
     with embedded_aws() as session, _moto_at_scale():
@@ -141,8 +141,8 @@ def _bench() -> Iterator[Bench]:
         counter = Counter(client)
         cipher = CountingCipher(adapters.cipher)
         store = DynamoStore(client, settings.table_name)
-        repo = AgentMemoryRepository(store, cipher)
-        service = AgentMemoriesService(repo, adapters.clock, adapters.ids)
+        repo = MemoryObjectRepository(store, cipher)
+        service = MemoryObjectService(repo, adapters.clock, adapters.ids)
         principal = Principal(user_id="bench", org_id="bench-org", role="member")
         yield Bench(service, repo, client, settings.table_name, counter, cipher, principal)
 
@@ -159,7 +159,7 @@ def _old_id(ms: int) -> str:
 def _setup(b: Bench, now_ms: int) -> list[Any]:
     """10,000 memories, validated and sealed as the service does, loaded in batches."""
     from agent_memory.adapters.dynamodb.store import serialize
-    from agent_memory.domain.agent_memories import (
+    from agent_memory.domain.memory_objects import (
         Entity,
         NewMemory,
         create_memory,
@@ -250,7 +250,7 @@ def _recalls(b: Bench, memories: list[Any], now_ms: int) -> dict[str, Any]:
 
 def _walk(b: Bench, memories: list[Any], now_ms: int, category: str | None) -> dict[str, Any]:
     """Every page, newest first, with inserts between pages."""
-    from agent_memory.domain.agent_memories import NewMemory
+    from agent_memory.domain.memory_objects import NewMemory
 
     expected = [
         m.id

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from agent_memory.api.contracts.agent_memories import (
+from agent_memory.api.contracts.memory_objects import (
     AgentMemoryList,
     AgentMemoryOut,
     CategoryName,
@@ -16,7 +16,7 @@ from agent_memory.api.contracts.agent_memories import (
     UpdateAgentMemory,
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, run
-from agent_memory.domain.agent_memories import DEFAULT_PAGE, MAX_PAGE, MemoryPage
+from agent_memory.domain.memory_objects import DEFAULT_PAGE, MAX_PAGE, MemoryPage
 
 router = APIRouter(prefix="/v1/agent_memories", tags=["agent memories"])
 
@@ -31,7 +31,7 @@ def _page(page: MemoryPage) -> AgentMemoryList:
 async def create_agent_memory(
     body: CreateAgentMemory, caller: CallerDep, svc: ServicesDep
 ) -> AgentMemoryOut:
-    memory = await run(svc, svc.agent_memories.create, caller, body.to_domain())
+    memory = await run(svc, svc.memory_objects.create, caller, body.to_domain())
     return AgentMemoryOut.of(memory)
 
 
@@ -47,7 +47,7 @@ async def list_agent_memories(
     """Unexpired memories, newest first."""
     page = await run(
         svc,
-        svc.agent_memories.list_memories,
+        svc.memory_objects.list_memories,
         caller,
         limit=limit,
         starting_after=starting_after,
@@ -63,14 +63,14 @@ async def recall_agent_memories(
 ) -> AgentMemoryList:
     """Unexpired memories, highest importance first, ties newest first."""
     page = await run(
-        svc, svc.agent_memories.recall, caller, limit=body.limit, entity_id=body.entity
+        svc, svc.memory_objects.recall, caller, limit=body.limit, entity_id=body.entity
     )
     return _page(page)
 
 
 @router.get("/{memoryId}")
 async def get_agent_memory(memoryId: str, caller: CallerDep, svc: ServicesDep) -> AgentMemoryOut:
-    return AgentMemoryOut.of(await run(svc, svc.agent_memories.get, caller, memoryId))
+    return AgentMemoryOut.of(await run(svc, svc.memory_objects.get, caller, memoryId))
 
 
 @router.patch("/{memoryId}")
@@ -78,7 +78,7 @@ async def update_agent_memory(
     memoryId: str, body: UpdateAgentMemory, caller: CallerDep, svc: ServicesDep
 ) -> AgentMemoryOut:
     """Only the fields sent change; `updated_at` moves, `created_at` stays."""
-    memory = await run(svc, svc.agent_memories.update, caller, memoryId, body.to_patch())
+    memory = await run(svc, svc.memory_objects.update, caller, memoryId, body.to_patch())
     return AgentMemoryOut.of(memory)
 
 
@@ -86,5 +86,5 @@ async def update_agent_memory(
 async def delete_agent_memory(
     memoryId: str, caller: CallerDep, svc: ServicesDep
 ) -> DeletedAgentMemory:
-    await run(svc, svc.agent_memories.delete, caller, memoryId)
+    await run(svc, svc.memory_objects.delete, caller, memoryId)
     return DeletedAgentMemory(id=memoryId)

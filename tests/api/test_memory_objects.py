@@ -536,7 +536,8 @@ def test_content_metadata_and_entity_text_are_not_stored_in_plaintext(
     raw = repr(rows)
     for secret in ("purple", "hidden-metadata", "Zed Zebra", "zed@zoo.test"):
         assert secret not in raw
-    for row in rows:  # what lists, filters and recall need stays plaintext
-        assert row["category"] == {"S": "fact"}
-        assert row["entityId"] == {"S": "cus_7"}
+    for row in rows:  # what lists, filters and recall need stays plaintext (one entry shape)
+        assert row["type"] == {"S": "entry"}
+        assert row["kind"] == {"S": "fact"}
+        assert row["tags"] == {"L": [{"S": "entity:account:cus_7"}]}
         assert row["importance"] == {"N": "0.6"}

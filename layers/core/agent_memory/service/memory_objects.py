@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from agent_memory.domain.agent_memories import (
+from agent_memory.domain.errors import Conflict, NotFound, ValidationFailed, WriteConflict
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.memory_objects import (
     ID_PREFIX,
     MAX_ENTITY_ID_CHARS,
-    AgentMemory,
+    MemoryObject,
     MemoryPage,
     NewMemory,
     apply_patch,
@@ -23,9 +25,7 @@ from agent_memory.domain.agent_memories import (
     memory_org,
     parse_patch,
 )
-from agent_memory.domain.errors import Conflict, NotFound, ValidationFailed, WriteConflict
-from agent_memory.domain.identity import Principal
-from agent_memory.persistence.agent_memories import AgentMemoryRepository
+from agent_memory.persistence.memory_objects import MemoryObjectRepository
 from agent_memory.ports import Cipher, Clock, Ids, Store
 
 T = TypeVar("T")
@@ -33,33 +33,35 @@ T = TypeVar("T")
 _ATTEMPTS = 3
 
 
-class AgentMemoriesService:
-    def __init__(self, repo: AgentMemoryRepository, clock: Clock, ids: Ids) -> None:
+class MemoryObjectService:
+    def __init__(self, repo: MemoryObjectRepository, clock: Clock, ids: Ids) -> None:
         self._repo = repo
         self._clock = clock
         self._ids = ids
 
     @classmethod
-    def build(cls, store: Store, cipher: Cipher, clock: Clock, ids: Ids) -> AgentMemoriesService:
-        return cls(AgentMemoryRepository(store, cipher), clock, ids)
+    def build(cls, store: Store, cipher: Cipher, clock: Clock, ids: Ids) -> MemoryObjectService:
+        return cls(MemoryObjectRepository(store, cipher), clock, ids)
 
-    def create(self, principal: Principal, new: NewMemory) -> AgentMemory:
+    def create(self, principal: Principal, new: NewMemory) -> MemoryObject:
         """Save a memory in the caller's organization."""
         org_id = memory_org(principal)
         memory = create_memory(self._ids.new(ID_PREFIX), org_id, new, self._clock.now_ms())
         self._repo.create(memory)
         return memory
 
-    def get(self, principal: Principal, memory_id: str) -> AgentMemory:
+    def get(self, principal: Principal, memory_id: str) -> MemoryObject:
         """A memory by id, expired or not."""
         return self._find(memory_org(principal), memory_id)
 
-    def update(self, principal: Principal, memory_id: str, patch: Mapping[str, Any]) -> AgentMemory:
+    def update(
+        self, principal: Principal, memory_id: str, patch: Mapping[str, Any]
+    ) -> MemoryObject:
         """Change the given fields only. An empty patch changes nothing (no write)."""
         org_id = memory_org(principal)
         changes = parse_patch(patch)
 
-        def attempt() -> AgentMemory:
+        def attempt() -> MemoryObject:
             current = self._find(org_id, memory_id)
             if not changes:
                 return current
@@ -117,7 +119,7 @@ class AgentMemoriesService:
             org_id, limit=limit, entity_id=entity_id, now_ms=self._clock.now_ms()
         )
 
-    def _find(self, org_id: str, memory_id: str) -> AgentMemory:
+    def _find(self, org_id: str, memory_id: str) -> MemoryObject:
         memory = self._repo.get(org_id, memory_id) if is_memory_id(memory_id) else None
         if memory is None:
             raise NotFound("agent memory not found")

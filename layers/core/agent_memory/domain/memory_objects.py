@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast, get_args
 
+from agent_memory.domain.entries import Entry, EntryMeta
 from agent_memory.domain.errors import Forbidden, ValidationFailed
 from agent_memory.domain.identity import Principal
 
@@ -51,7 +52,7 @@ class Entity:
 
 
 @dataclass(frozen=True)
-class AgentMemory:
+class MemoryObject:
     id: str
     org_id: str
     category: Category
@@ -74,7 +75,7 @@ class AgentMemory:
 class MemoryPage:
     """One page of a list or a recall, newest or most important first."""
 
-    memories: list[AgentMemory]
+    memories: list[MemoryObject]
     has_more: bool
     # Expired memories the read stepped over (not returned): for benchmarks and logs.
     skipped_expired: int = 0
@@ -229,9 +230,9 @@ class NewMemory:
     expires_at: str | None = None
 
 
-def create_memory(memory_id: str, org_id: str, new: NewMemory, now_ms: int) -> AgentMemory:
+def create_memory(memory_id: str, org_id: str, new: NewMemory, now_ms: int) -> MemoryObject:
     """A validated memory; an `expires_at` in the past is allowed (stored, hidden)."""
-    return AgentMemory(
+    return MemoryObject(
         id=memory_id,
         org_id=org_id,
         category=check_category(new.category),
@@ -266,8 +267,76 @@ def parse_patch(patch: Mapping[str, Any]) -> dict[str, Any]:
     return changes
 
 
-def apply_patch(memory: AgentMemory, changes: Mapping[str, Any], now_ms: int) -> AgentMemory:
+def apply_patch(memory: MemoryObject, changes: Mapping[str, Any], now_ms: int) -> MemoryObject:
     """`memory` with `changes` (from `parse_patch`). `updated_at` moves forward by at least
     1 ms even within one clock tick, so clients can tell versions apart; `created_at` stays."""
     updated = max(now_ms, memory.updated_at_ms + 1)
     return replace(memory, **changes, updated_at_ms=updated, rev=memory.rev + 1)
+
+
+# --- As an entry of the one entry model ----------------------------------------------------
+
+ENTITY_TAG = "entity:"
+
+
+def entity_of(meta: EntryMeta) -> tuple[str, str] | None:
+    """(type, id) of the entity an entry is about, from its `entity:<type>:<id>` tag."""
+    for tag in meta.tags:
+        if tag.startswith(ENTITY_TAG):
+            kind, _, entity_id = tag.removeprefix(ENTITY_TAG).partition(":")
+            return kind, entity_id
+    return None
+
+
+def memory_entry(memory: MemoryObject) -> tuple[EntryMeta, str, str | None]:
+    """The memory as an entry: metadata in the clear, content and details (metadata, the
+    entity's name and handle, as JSON) to be sealed."""
+    entity = memory.entity
+    tags = (f"{ENTITY_TAG}{entity.type}:{entity.id}",) if entity is not None else ()
+    meta = EntryMeta(
+        id=memory.id,
+        kind=memory.category,
+        tags=tags,
+        importance=memory.importance,
+        expires_at=memory.expires_at_ms,
+        created_at=memory.created_at_ms,
+        updated_at=memory.updated_at_ms,
+        rev=memory.rev,
+        length=len(memory.content),
+    )
+    extras: dict[str, Any] = {}
+    if memory.metadata is not None:
+        extras["metadata"] = memory.metadata
+    if entity is not None and (entity.name is not None or entity.handle is not None):
+        extras["entity"] = {"name": entity.name, "handle": entity.handle}
+    details = json.dumps(extras, ensure_ascii=False, separators=(",", ":")) if extras else None
+    return meta, memory.content, details
+
+
+def memory_of(org_id: str, entry: Entry) -> MemoryObject:
+    """The memory an entry of an organization's pool holds."""
+    meta = entry.meta
+    extras: dict[str, Any] = json.loads(entry.details) if entry.details else {}
+    about = entity_of(meta)
+    entity = None
+    if about is not None:
+        text = extras.get("entity") or {}
+        entity = Entity(
+            id=about[1],
+            type=cast(EntityType, about[0]),
+            name=text.get("name"),
+            handle=text.get("handle"),
+        )
+    return MemoryObject(
+        id=meta.id,
+        org_id=org_id,
+        category=cast(Category, meta.kind),
+        content=entry.content,
+        metadata=extras.get("metadata"),
+        entity=entity,
+        importance=meta.importance if meta.importance is not None else DEFAULT_IMPORTANCE,
+        expires_at_ms=meta.expires_at,
+        created_at_ms=meta.created_at,
+        updated_at_ms=meta.updated_at,
+        rev=meta.rev,
+    )

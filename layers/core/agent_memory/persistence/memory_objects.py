@@ -1,0 +1,215 @@
+"""Agent memories in the table (docs/decisions.md, "Agent memories (seed 004)", "Keys").
+
+A memory is one base row plus index rows, all written in ONE transaction, each a full copy
+(ciphertext included) so that a page is one Query and nothing else:
+
+| pk                                   | sk                     | answers                  |
+|--------------------------------------|------------------------|--------------------------|
+| `AMEM#<org>`                         | `<id>`                 | get/patch/delete, list   |
+| `AMEM#<org>#C#<category>`            | `<id>`                 | list ?category=          |
+| `AMEM#<org>#E#<entity>`              | `<id>`                 | list ?entity=            |
+| `AMEM#<org>#E#<entity>#C#<category>` | `<id>`                 | list ?entity=&category=  |
+| `AMEM#<org>#R`                       | `<importance>#<id>`    | recall                   |
+| `AMEM#<org>#E#<entity>#R`            | `<importance>#<id>`    | recall {entity}          |
+
+Ids are time-sortable, so `sk = id` read descending is newest first and `starting_after`
+is a plain key position. `<importance>` is the IEEE-754 bits of the (non-negative) float
+in hex, which sorts like the number. Copies carry the `ttl` of an expiring memory, so
+DynamoDB garbage-collects them after expiry; the base row never expires (read by id).
+The category is the entry's `kind`, the entity id and type a service tag
+(`entity:<type>:<id>`); content is sealed, and metadata with the entity's name and handle
+are the entry's sealed `details`.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from agent_memory.domain.entries import Entry, EntryMeta
+from agent_memory.domain.memory_objects import (
+    ID_PREFIX,
+    MemoryObject,
+    MemoryPage,
+    entity_of,
+    memory_entry,
+    memory_of,
+)
+from agent_memory.persistence.pools import Pool, PoolRepository
+from agent_memory.ports import Absent, Action, Cipher, Equals, KeyRange, Put, Record, Store
+
+POOL = "agent_memories"
+# Rows read per Query while stepping over expired ones: bounds what one request returns.
+_MAX_READ = 100
+
+
+def _part(value: str) -> str:
+    """A key component from client or admin text: `#` cannot split it into two parts."""
+    return value.replace("%", "%25").replace("#", "%23")
+
+
+def _base(org_id: str) -> str:
+    return f"AMEM#{_part(org_id)}"
+
+
+def _entity(org_id: str, entity_id: str) -> str:
+    return f"{_base(org_id)}#E#{_part(entity_id)}"
+
+
+def list_partition(org_id: str, category: str | None, entity_id: str | None) -> str:
+    """Where a list (optionally filtered) reads, newest first by `sk = id`."""
+    prefix = _entity(org_id, entity_id) if entity_id is not None else _base(org_id)
+    return f"{prefix}#C#{category}" if category is not None else prefix
+
+
+def recall_partition(org_id: str, entity_id: str | None) -> str:
+    prefix = _entity(org_id, entity_id) if entity_id is not None else _base(org_id)
+    return f"{prefix}#R"
+
+
+def _importance_key(importance: float) -> str:
+    return struct.pack(">d", importance + 0.0).hex()
+
+
+class MemoryObjectLayout:
+    """Seed 004's rows of an entry: the base row per organization, then copies per
+    category, entity (and both) and importance."""
+
+    def rows(self, pool: Pool, meta: EntryMeta, order: int = 0) -> list[tuple[str, str]]:
+        org, mid, category = pool.org_id, meta.id, meta.kind
+        ranked = f"{_importance_key(meta.importance or 0.0)}#{mid}"
+        keys = [
+            (_base(org), mid),
+            (list_partition(org, category, None), mid),
+            (recall_partition(org, None), ranked),
+        ]
+        entity = entity_of(meta)
+        if entity is not None:
+            entity_id = entity[1]
+            keys += [
+                (list_partition(org, None, entity_id), mid),
+                (list_partition(org, category, entity_id), mid),
+                (recall_partition(org, entity_id), ranked),
+            ]
+        return keys
+
+
+LAYOUT = MemoryObjectLayout()
+
+
+def pool_of(org_id: str) -> Pool:
+    """An organization's agent memories: one pool, sealed under the pool name."""
+    return Pool(_base(org_id), org_id, POOL, LAYOUT)
+
+
+def row_keys(memory: MemoryObject) -> list[tuple[str, str]]:
+    """(pk, sk) of every row of `memory`; the base row first."""
+    meta, _content, _details = memory_entry(memory)
+    return LAYOUT.rows(pool_of(memory.org_id), meta)
+
+
+class MemoryObjectRepository:
+    """Rows of agent memories; content, metadata and the entity's name/handle are sealed."""
+
+    def __init__(self, store: Store, cipher: Cipher) -> None:
+        self._store = store
+        self._pools = PoolRepository(store, cipher)
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def create(self, memory: MemoryObject) -> None:
+        meta, content, details = memory_entry(memory)
+        pool = pool_of(memory.org_id)
+        self._store.write(self._pools.put(pool, meta, content, details=details, condition=Absent()))
+
+    def replace(self, old: MemoryObject, new: MemoryObject) -> None:
+        """Write `new` if the stored memory is still `old` (raises WriteConflict otherwise);
+        copies that `new` no longer has are deleted in the same transaction."""
+        before = memory_entry(old)[0]
+        meta, content, details = memory_entry(new)
+        actions: list[Action] = self._pools.put(
+            pool_of(new.org_id),
+            meta,
+            content,
+            details=details,
+            previous=before,
+            condition=Equals("rev", old.rev),
+        )
+        self._store.write(actions)
+
+    def delete(self, memory: MemoryObject) -> None:
+        """Delete `memory` and its copies if it is unchanged (WriteConflict otherwise)."""
+        meta = memory_entry(memory)[0]
+        self._store.write(
+            self._pools.remove(pool_of(memory.org_id), meta, condition=Equals("rev", memory.rev))
+        )
+
+    def rows(self, memory: MemoryObject) -> list[Record]:
+        """Every row of `memory`, sealed (the base row first). Public for bulk loading."""
+        meta, content, details = memory_entry(memory)
+        actions = self._pools.put(pool_of(memory.org_id), meta, content, details=details)
+        return [action.record for action in actions if isinstance(action, Put)]
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def get(self, org_id: str, memory_id: str) -> MemoryObject | None:
+        pool = pool_of(org_id)
+        stored = self._pools.get(pool, memory_id)
+        return memory_of(org_id, self._pools.open(pool, stored)) if stored is not None else None
+
+    def newest(
+        self,
+        org_id: str,
+        *,
+        limit: int,
+        starting_after: str | None,
+        category: str | None,
+        entity_id: str | None,
+        now_ms: int,
+    ) -> MemoryPage:
+        """Unexpired memories, newest first, after the position `starting_after`."""
+        pk = list_partition(org_id, category, entity_id)
+        return self._read(org_id, pk, limit, starting_after, now_ms, KeyRange(prefix=ID_PREFIX))
+
+    def recall(self, org_id: str, *, limit: int, entity_id: str | None, now_ms: int) -> MemoryPage:
+        """Unexpired memories, highest importance first, ties newest first."""
+        return self._read(org_id, recall_partition(org_id, entity_id), limit, None, now_ms, None)
+
+    def _read(
+        self,
+        org_id: str,
+        pk: str,
+        limit: int,
+        after: str | None,
+        now_ms: int,
+        key_range: KeyRange | None,
+    ) -> MemoryPage:
+        kept: list[Record] = []
+        skipped = 0
+        rounds = 0
+        while True:
+            # One row past the page tells has_more. Read just what is missing; only when
+            # expired rows keep coming does each further request double in size.
+            size = min(_MAX_READ, (limit + 1 - len(kept)) << max(0, rounds - 1))
+            rounds += 1
+            page = self._store.query(pk, key_range, limit=size, after=after, newest_first=True)
+            for row in page.records:
+                stored = self._pools.parse(row)
+                if stored is None:
+                    continue
+                if stored.meta.expired(now_ms):
+                    skipped += 1
+                else:
+                    kept.append(row)
+            if len(kept) > limit or page.next is None:
+                break
+            after = page.next
+        # Decrypt only what the page returns.
+        pool = pool_of(org_id)
+        memories = [self._open(pool, org_id, row) for row in kept[:limit]]
+        return MemoryPage(memories, has_more=len(kept) > limit, skipped_expired=skipped)
+
+    def _open(self, pool: Pool, org_id: str, row: Record) -> MemoryObject:
+        stored = self._pools.parse(row)
+        assert stored is not None  # kept rows are entries
+        entry: Entry = self._pools.open(pool, stored)
+        return memory_of(org_id, entry)
