@@ -4,7 +4,7 @@ Built once for every kind of pool: the pool's rules plug in through `LearningPoo
 (service/learning_pools.py). The steps run as Lambda tasks of `learning.asl.json`:
 LoadEvidence -> CallModel -> ApplyLearning, any failure -> RecordFailure. Workflow messages
 carry ids and counts only; the evidence, the model's request and reply, rejected changes and
-error messages are sealed in the table. Decisions: docs/decisions/learning.md.
+error messages are sealed in the table. Decisions: docs/decisions.md, "Durable learning".
 """
 
 from __future__ import annotations
