@@ -58,6 +58,12 @@ class Settings(BaseModel):
     # The key itself (local runs) wins over the secret that holds it (AWS).
     openai_api_key: str = Field("", repr=False, validation_alias="OPENAI_API_KEY")
     openai_api_key_secret_arn: str = Field("", validation_alias="OPENAI_API_KEY_SECRET_ARN")
+    anthropic_api_key: str = Field("", repr=False, validation_alias="ANTHROPIC_API_KEY")
+    anthropic_base_url: Annotated[str, AfterValidator(_without_trailing_slash)] = Field(
+        "https://api.anthropic.com", validation_alias="ANTHROPIC_BASE_URL"
+    )
+    # Comma-separated `provider/model` names or `provider/*` patterns; blank: every provider.
+    allowed_models: str = Field("", validation_alias="ALLOWED_MODELS")
     memory_text_max_length: int = Field(8000, validation_alias="MEMORY_TEXT_MAX_LENGTH")
     # Seconds a data key may be reused by the caching materials manager.
     key_cache_seconds: float = Field(300.0, validation_alias="KEY_CACHE_SECONDS")

@@ -66,6 +66,8 @@ SETTINGS_DEFAULTS: dict[str, Any] = {
     "helperModel": None,
     "botMemory": True,
     "botMemoryModel": None,
+    # Model names or `provider/*` patterns; None: the deployment's list (ALLOWED_MODELS).
+    "allowedModels": None,
 }
 _MEMORY_SWITCHES = ("use", "generate")
 

@@ -8,15 +8,16 @@ from typing import Any
 from agent_memory.domain.access import require_org_admin
 from agent_memory.domain.errors import Conflict, NotFound, WriteConflict
 from agent_memory.domain.identity import Principal, effective_settings, patch_settings
-from agent_memory.domain.model_names import parse_model_name
+from agent_memory.domain.model_names import ModelPolicy, parse_patterns
 from agent_memory.persistence.identity import IdentityRepository, Organization
 
 _MODEL_FIELDS = ("helperModel", "botMemoryModel")
 
 
 class OrgSettingsService:
-    def __init__(self, repo: IdentityRepository) -> None:
+    def __init__(self, repo: IdentityRepository, allowed: ModelPolicy | None = None) -> None:
         self._repo = repo
+        self._allowed = allowed or ModelPolicy()
 
     def _org(self, principal: Principal, org_id: str) -> Organization:
         require_org_admin(principal, org_id)
@@ -34,11 +35,17 @@ class OrgSettingsService:
         return effective_settings(self._org(principal, org_id).overrides)
 
     def patch(self, principal: Principal, org_id: str, patch: Mapping[str, Any]) -> dict[str, Any]:
-        """Apply the Configure rule to the fields sent (value sets, null resets, missing keeps)."""
+        """Apply the Configure rule to the fields sent (value sets, null resets, missing keeps).
+        A model named here must be allowed by the deployment and by the organization's
+        `allowedModels` as this patch leaves it (400 at the field otherwise)."""
+        if patch.get("allowedModels") is not None:
+            patterns = parse_patterns(patch["allowedModels"], ["allowedModels"])
+            patch = {**patch, "allowedModels": list(patterns)}
+        org = self._org(principal, org_id)
+        narrowed = effective_settings(patch_settings(org.overrides, patch))["allowedModels"]
         for name in _MODEL_FIELDS:
             if patch.get(name) is not None:
-                parse_model_name(patch[name], [name])
-        org = self._org(principal, org_id)
+                self._allowed.check(patch[name], [name], narrowed)
         try:
             saved = self._repo.save_settings(org, patch_settings(org.overrides, patch))
         except WriteConflict as error:

@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from agent_memory.domain.access import Action, authorize
 from agent_memory.domain.errors import NotFound, SessionConflict, Unavailable, WriteConflict
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.model_names import parse_model_name
+from agent_memory.domain.model_names import ModelPolicy, parse_model_name
 from agent_memory.domain.session_memory import effective_switches
 from agent_memory.domain.sessions import (
     NewItem,
@@ -86,10 +86,13 @@ class SessionAccess:
         repo: SessionRepository,
         org_settings: OrgDefaults,
         models: ModelCatalog | None = None,
+        *,
+        allowed: ModelPolicy | None = None,
     ) -> None:
         self.repo = repo
         self._org_settings = org_settings
         self._models = models
+        self._allowed = allowed or ModelPolicy()
 
     def load(self, principal: Principal, session_id: str, action: Action) -> Session:
         session = self.repo.get(session_id)
@@ -104,6 +107,12 @@ class SessionAccess:
         if any(name not in session.overrides for name in ("use", "generate")):
             org_memory = self._org_settings.effective(session.org_id)["memory"]
         return effective_switches(org_memory, session.overrides)
+
+    def check_model(self, name: str, org_id: str, path: list[str | int]) -> None:
+        """A 400 at `path` unless the deployment's and the organization's allowed models
+        both allow `name` (ALLOWED_MODELS, `allowedModels`)."""
+        narrowed = self._org_settings.effective(org_id).get("allowedModels")
+        self._allowed.check(name, path, narrowed)
 
     def has_model(self, name: str | None) -> bool:
         """A model is named and this deployment can run it ("no model" otherwise)."""
@@ -147,6 +156,8 @@ class SessionService:
         if isinstance(model, str):
             parse_model_name(model, ["model"])
         agent = self._agents.usable(principal, agent_id)
+        if isinstance(model, str):
+            self._access.check_model(model, agent.org_id, ["model"])
         name = self._default_model if model is Default.MODEL else model
         session = new_session(self._ids.new("s_"), agent.org_id, agent.id, owner, kind, name)
         self._repo.create(session, self._clock.now_ms())
@@ -178,6 +189,8 @@ class SessionService:
 
         def attempt() -> Session:
             session = self._access.load(principal, session_id, "change")
+            if model is not None:
+                self._access.check_model(model, session.org_id, ["model"])
             if (expected is not None and expected != session.head) or (
                 revision is not None and revision != session.revision
             ):

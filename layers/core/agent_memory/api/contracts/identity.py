@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -52,6 +52,9 @@ class SettingsPatch(Body):
     helperModel: str | None = Field(default=None, max_length=200)
     botMemory: bool | None = None
     botMemoryModel: str | None = Field(default=None, max_length=200)
+    allowedModels: list[Annotated[str, Field(max_length=200)]] | None = Field(
+        default=None, max_length=100
+    )
 
 
 class MemorySettings(Answer):
@@ -65,3 +68,4 @@ class OrganizationSettings(Answer):
     helperModel: str | None
     botMemory: bool
     botMemoryModel: str | None
+    allowedModels: list[str] | None
