@@ -11,7 +11,8 @@ from agent_memory.adapters.bedrock import BedrockModel
 from agent_memory.adapters.models import ModelCatalogImpl
 from agent_memory.adapters.openai_compatible import OpenAICompatibleModel
 from agent_memory.adapters.rules_model import RulesModel
-from agent_memory.domain.model_names import ModelPolicy
+from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.model_names import ModelPolicy, parse_model_name
 
 
 def test_local_rules_needs_nothing() -> None:
@@ -100,3 +101,35 @@ def test_a_model_outside_allowed_models_is_no_model() -> None:
     assert isinstance(catalog.resolve("openai/gpt-4o-mini"), OpenAICompatibleModel)
     assert catalog.resolve("openai/gpt-4o") is None
     assert catalog.resolve("bedrock/amazon.nova-lite-v1:0") is None
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "openai/meta-llama/Llama-3.1-8B-Instruct",
+        "bedrock/us.anthropic.claude-3-5-haiku-20241022-v1:0",
+        "openai/llama3.1:8b",
+    ],
+)
+def test_model_ids_with_slashes_and_colons_are_names(name: str) -> None:
+    assert str(parse_model_name(name, ["model"])) == name
+
+
+@pytest.mark.parametrize(
+    "name", ["bedrock/../../etc", "openai/a//b", "openai/./x", "openai/a b", "openai/a\\b"]
+)
+def test_a_path_like_model_name_is_a_400_naming_the_field(name: str) -> None:
+    with pytest.raises(ValidationFailed) as raised:
+        parse_model_name(name, ["model"])
+    assert raised.value.path == ["model"]
+
+
+def test_an_organization_only_narrows_the_deployments_list() -> None:
+    policy = ModelPolicy.from_setting("local/*,openai/gpt-4o-mini")
+    assert policy.allows("openai/gpt-4o-mini")
+    assert not policy.allows("openai/gpt-4o")
+    assert not policy.allows("openai/gpt-4o", organization=["openai/*"])
+    assert not policy.allows("openai/gpt-4o-mini", organization=["local/*"])
+    assert ModelPolicy().allows("anthropic/claude-haiku-4-5")  # unset: every provider
+    with pytest.raises(ValidationFailed):
+        ModelPolicy.from_setting("local/*,nope/*")
