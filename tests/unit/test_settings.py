@@ -190,7 +190,8 @@ class Echo:
         self.key = key
 
     def resolve(self, name: str | None) -> Any:
-        if not name or not name.startswith("openai/") or not self.key:
+        provider, _, model = (name or "").partition("/")
+        if provider != "openai" or not model or not self.key:
             return None
         key = self.key
 
@@ -293,3 +294,11 @@ def test_the_public_endpoint_needs_a_key_or_a_secret() -> None:
     arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:openai-AbCdEf"
     with_secret = model_catalog(load_settings({"OPENAI_API_KEY_SECRET_ARN": arn}))
     assert with_secret.resolve("openai/gpt-4o-mini") is not None
+
+
+def test_a_secret_keyed_model_still_obeys_allowed_models() -> None:
+    arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:openai-AbCdEf"
+    settings = load_settings({"OPENAI_API_KEY_SECRET_ARN": arn, "ALLOWED_MODELS": "openai/gpt-4o"})
+    catalog = model_catalog(settings)
+    assert catalog.resolve("openai/gpt-4o") is not None
+    assert catalog.resolve("openai/gpt-4o-mini") is None

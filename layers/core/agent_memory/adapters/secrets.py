@@ -19,8 +19,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_memory.domain.errors import ValidationFailed
-from agent_memory.domain.model_names import parse_model_name
 from agent_memory.ports import (
     LearningModel,
     ModelCatalog,
@@ -30,6 +28,8 @@ from agent_memory.ports import (
 from agent_memory.ports.models import ModelRequest
 
 DEFAULT_MAX_AGE_S = 300.0
+# Stands for a secret's key while deciding whether a name resolves; never sent anywhere.
+_UNREAD = "unread-secret"
 # Secrets Manager errors that no retry fixes: the deployment names a wrong or forbidden secret.
 _CONFIG_ERRORS = frozenset(
     {
@@ -131,8 +131,9 @@ class KeyedCatalog:
 
     `build(keys)` makes the real catalog for `{provider: key}`. A provider whose key is in
     the environment resolves through `build` at once. A provider whose key is a secret
-    resolves to a model that, when asked, reads the key (cached by the reader) and calls
-    the model `build` makes with it; a changed key (rotation) builds a new one."""
+    resolves, when the real catalog would resolve the name with some key (its own rules
+    and ALLOWED_MODELS decide), to a model that, when asked, reads the key (cached by the
+    reader) and calls the model `build` makes with it; a changed key builds a new one."""
 
     def __init__(
         self, build: Callable[[Mapping[str, str]], ModelCatalog], keys: Mapping[str, ApiKey]
@@ -141,6 +142,7 @@ class KeyedCatalog:
         self._keys = dict(keys)
         self._known = {p: k.value for p, k in keys.items() if not k.from_secret and k.value}
         self._plain = build(self._known)
+        self._probe = build({**self._known, **{p: _UNREAD for p in keys if p not in self._known}})
         self._deferred: dict[str, LearningModel] = {}
         self._lock = threading.Lock()
 
@@ -155,9 +157,7 @@ class KeyedCatalog:
         key = self._keys.get(provider)
         if key is None or not key.from_secret:
             return self._plain.resolve(name)
-        try:
-            parse_model_name(name, ())
-        except ValidationFailed:
+        if self._probe.resolve(name) is None:
             return None
         with self._lock:
             if name not in self._deferred:
