@@ -27,13 +27,14 @@ from agent_memory.domain.consolidation import (
     TOO_MANY,
     consolidate,
 )
+from agent_memory.domain.entries import EntryMeta, ItemSource
 from agent_memory.domain.errors import ValidationFailed, VersionConflict, WriteConflict
 from agent_memory.domain.identity import SERVICE_ADMIN, Principal
 from agent_memory.domain.memory_text import choose, render
 from agent_memory.domain.proposals import ProposedForget, ProposedRemember
-from agent_memory.domain.entries import EntryMeta, ItemSource
 from agent_memory.domain.session_memory import Forget, Remember
 from agent_memory.domain.sessions import NewItem
+from agent_memory.persistence.agent_memory import MEMORY_VERSION
 from agent_memory.ports import Action, EvidenceItem
 from agent_memory.service.agent_learning import AgentLearningPool, pool_of
 from agent_memory.service.learning_pools import AlreadyApplied, Outcome
@@ -266,7 +267,7 @@ def test_apply_retries_when_the_version_moves_under_it(world: World) -> None:
     evidence = world.pool.load_evidence(pool_of(result.session), 1)
     assert evidence is not None
     real_write = world.store.write
-    failures = [WriteConflict(index=0)]
+    failures = [WriteConflict(index=0, condition=MEMORY_VERSION)]
 
     def racing(actions: Sequence[Action]) -> None:
         if failures:

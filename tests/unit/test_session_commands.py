@@ -116,7 +116,10 @@ def test_remember_adds_an_edit_item_that_is_the_source_and_makes_a_new_head(worl
     assert item["role"] == "notice"
     assert item["edit"] == "Remember"
     assert b"1500" not in item["text"]
-    assert b"1500" not in world.store.rows[(session_pk(session.id), f"MEM#{entry_id('budget')}")]["content"]
+    assert (
+        b"1500"
+        not in world.store.rows[(session_pk(session.id), f"MEM#{entry_id('budget')}")]["content"]
+    )
 
 
 def test_an_edit_after_unread_items_leaves_them_unread(world: World) -> None:
@@ -293,7 +296,9 @@ def test_fork_copies_history_memory_and_overrides_then_both_are_independent(worl
     assert world.memory.read(world.ana, session.id)["entries"]["budget"]["status"] == "active"
     # A ciphertext copied from one session to the other does not open.
     source_row = world.store.rows[(session_pk(session.id), f"MEM#{entry_id('budget')}")]
-    world.store.rows[(session_pk(fork.id), f"MEM#{entry_id('budget')}")]["content"] = source_row["content"]
+    world.store.rows[(session_pk(fork.id), f"MEM#{entry_id('budget')}")]["content"] = source_row[
+        "content"
+    ]
     with pytest.raises(IntegrityError):
         world.memory.read(world.ana, fork.id)
 

@@ -26,7 +26,7 @@ from agent_memory.domain.consolidation import (
     PoolRules,
     Rejection,
 )
-from agent_memory.domain.entries import Entry, EntryMeta, ItemSource, Source, keyed_id
+from agent_memory.domain.entries import Entry, EntryMeta, ItemSource, Source, keyed_id, keyed_view
 from agent_memory.domain.errors import ValidationFailed, VersionConflict
 from agent_memory.domain.proposals import LASTING_KINDS
 from agent_memory.domain.session_memory import Forget, Remember, check_command
@@ -128,19 +128,12 @@ def forgotten(meta: EntryMeta, now_ms: int, version: int) -> EntryMeta:
 
 def view(entry: Entry) -> dict[str, Any]:
     """An agent memory entry as the seed shows it (sources are `{session, item}`)."""
-    meta = entry.meta
-    return {
-        "key": meta.key,
-        "content": entry.content,
-        "kind": meta.kind,
-        "sources": [
-            {"session": s.conversation or "", "item": s.item}
-            for s in meta.sources
-            if isinstance(s, ItemSource)
-        ],
-        "updatedAt": meta.updated_at,
-        "status": meta.status,
-    }
+    sources: list[Any] = [
+        {"session": s.conversation or "", "item": s.item}
+        for s in entry.meta.sources
+        if isinstance(s, ItemSource)
+    ]
+    return keyed_view(entry, sources)
 
 
 # --- the log -----------------------------------------------------------------------------

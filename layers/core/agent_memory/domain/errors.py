@@ -100,3 +100,8 @@ class WriteConflict(Conflict):
         super().__init__(message)
         self.index = index
         self.condition = condition
+
+    @property
+    def raced(self) -> bool:
+        """No condition failed: another transaction on the same rows won (retry)."""
+        return self.index is None and self.condition is None

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agent_memory.domain.entries import Entry, EntryMeta, ItemSource, Source, keyed_id
+from agent_memory.domain.entries import Entry, EntryMeta, ItemSource, Source, keyed_id, keyed_view
 from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.proposals import (
     KEY_PATTERN,
@@ -54,15 +54,8 @@ def item_sources(item_ids: tuple[str, ...] | list[str]) -> tuple[Source, ...]:
 
 def view(entry: Entry) -> dict[str, Any]:
     """A session memory entry as the seed shows it (sources are item ids)."""
-    meta = entry.meta
-    return {
-        "key": meta.key,
-        "content": entry.content,
-        "kind": meta.kind,
-        "sources": [s.item if isinstance(s, ItemSource) else s.entry for s in meta.sources],
-        "updatedAt": meta.updated_at,
-        "status": meta.status,
-    }
+    sources = [s.item if isinstance(s, ItemSource) else s.entry for s in entry.meta.sources]
+    return keyed_view(entry, list(sources))
 
 
 # --- Commands ----------------------------------------------------------------------------

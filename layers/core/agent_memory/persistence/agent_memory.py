@@ -42,6 +42,7 @@ from agent_memory.ports import (
 MEMORY_HEAD = "MEMORY"
 # Condition names: a conflict on the read position means another run applied first.
 READ_POSITION = "agent-read-position"
+MEMORY_VERSION = "agent-memory-version"
 LOG_PREFIX = "LOG#"
 POSITION_PREFIX = "AGENTPOS#"
 READ_RANGE = keys.POOL_RANGE
@@ -75,7 +76,9 @@ class AgentMemory:
 
 def _version_condition(version: int) -> Condition:
     # Version 0 is a memory whose head row was never written.
-    return AbsentOrEquals("version", 0) if version == 0 else Equals("version", version)
+    if version == 0:
+        return AbsentOrEquals("version", 0, name=MEMORY_VERSION)
+    return Equals("version", version, name=MEMORY_VERSION)
 
 
 class AgentMemoryRepository:

@@ -37,6 +37,8 @@ from agent_memory.ports import (
 )
 
 ITEM_PREFIX = "ITEM#"
+# The head row's condition: a conflict on it means the session changed meanwhile.
+SESSION_REVISION = "session-revision"
 MEMORY_RANGE = keys.POOL_RANGE
 MAX_ACTIONS = keys.MAX_ACTIONS
 
@@ -180,7 +182,7 @@ class SessionRepository:
                 "overrides": dict(after.overrides),
                 "updatedAt": now_ms,
             },
-            condition=Equals("revision", before.revision),
+            condition=Equals("revision", before.revision, name=SESSION_REVISION),
         )
 
     def item_put(self, session: Session, item: ItemToAdd, now_ms: int) -> Put:

@@ -40,12 +40,13 @@ from agent_memory.domain.sessions import Session, item_id
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
 from agent_memory.persistence.agent_memory import (
+    MEMORY_VERSION,
     READ_POSITION,
     AgentMemory,
     AgentMemoryRepository,
 )
 from agent_memory.persistence.agent_memory import pool_of as pool_of_agent
-from agent_memory.persistence.executions import RUN_ENDS, ExecutionRepository, Run
+from agent_memory.persistence.executions import ExecutionRepository, Run
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.sessions import SessionRepository, StoredItem
 from agent_memory.ports import Action, Clock, EvidenceItem, KnownEntry, ModelCatalog
@@ -264,10 +265,10 @@ class AgentLearningPool:
             try:
                 self._repo.write([*actions, *finishing])
             except WriteConflict as error:
-                if error.condition == RUN_ENDS:
-                    raise  # the execution's own row changed: the workflow decides
                 if error.condition == READ_POSITION:
                     raise AlreadyApplied("the read position moved: another run applied") from None
+                if not (error.raced or error.condition == MEMORY_VERSION):
+                    raise  # not the memory (the execution's own row): the workflow decides
                 continue  # the memory changed: check the changes again
             return outcome
         # The same evidence (and snapshot) is applied again when the workflow retries.

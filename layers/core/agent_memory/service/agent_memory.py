@@ -8,7 +8,6 @@ row's version (conditional on `expected`), the entry and the log entry.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from agent_memory.domain.access import Action, authorize
@@ -29,16 +28,16 @@ from agent_memory.domain.agents import Agent, new_agent
 from agent_memory.domain.entries import Entry, EntryMeta
 from agent_memory.domain.errors import NotFound, SessionConflict, VersionConflict, WriteConflict
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory_text import MemoryText, choose_in_order, first_page, render
+from agent_memory.domain.memory_text import MemoryText, first_page
 from agent_memory.domain.session_memory import Remember
 from agent_memory.persistence.agent_memory import AgentMemory, AgentMemoryRepository
 from agent_memory.persistence.agents import AgentRepository
-from agent_memory.persistence.pools import StoredEntry
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Action as WriteAction
 from agent_memory.ports import Clock, Ids
 from agent_memory.service.agents import person_of
 from agent_memory.service.learning_pools import PoolRef
+from agent_memory.service.memory_texts import newest_text
 from agent_memory.service.sessions import Learning
 
 DEFAULT_LOG_LIMIT = 100
@@ -146,16 +145,9 @@ class AgentMemoryService:
             raise NotFound("agent not found")
         authorize(principal, agent.grants(), "read", what="agent")
         header, always = text_parts(shared=bool(agent.members))
-        read: dict[str, StoredEntry] = {}
-
-        def in_order() -> Iterator[EntryMeta]:
-            for stored in newest:
-                read[stored.meta.id] = stored
-                yield stored.meta
-
-        chosen = choose_in_order(in_order(), limit, header=header, always=always)
-        return render(
-            [(m, self._repo.open(agent, read[m.id])) for m in chosen],
+        return newest_text(
+            newest,
+            lambda entry: self._repo.open(agent, entry),
             limit,
             header=header,
             always=always,

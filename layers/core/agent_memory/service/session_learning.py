@@ -23,9 +23,8 @@ from agent_memory.domain.session_memory import ENTRY_NAMESPACE, item_sources
 from agent_memory.domain.sessions import Session, item_id
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
-from agent_memory.persistence.executions import RUN_ENDS
 from agent_memory.persistence.pools import StoredEntry
-from agent_memory.persistence.sessions import StoredItem, pool_of
+from agent_memory.persistence.sessions import SESSION_REVISION, StoredItem, pool_of
 from agent_memory.ports import Action, Clock, EvidenceItem, KnownEntry
 from agent_memory.service.keyed_learning import by_key, change_actions, fit, known_entries
 from agent_memory.service.learning_pools import (
@@ -136,8 +135,8 @@ class SessionLearningPool:
             try:
                 self._repo.write([*actions, *finishing])
             except WriteConflict as error:
-                if error.condition == RUN_ENDS:
-                    raise  # the execution's own row changed: the workflow decides
+                if not (error.raced or error.condition == SESSION_REVISION):
+                    raise  # not the session (the execution's own row): the workflow decides
                 continue
             return outcome
         # Not a WriteConflict: the step is retried with the same evidence (and snapshot).

@@ -7,7 +7,6 @@ a conflict writes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -17,10 +16,8 @@ from agent_memory.domain.errors import NotFound, SessionConflict, WriteConflict
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_text import (
     MemoryText,
-    choose_in_order,
     empty,
     first_page,
-    render,
 )
 from agent_memory.domain.session_memory import (
     Command,
@@ -40,6 +37,7 @@ from agent_memory.domain.sessions import Session, item_id
 from agent_memory.persistence.pools import StoredEntry
 from agent_memory.persistence.sessions import ItemToAdd
 from agent_memory.ports import Action, Clock
+from agent_memory.service.memory_texts import newest_text
 from agent_memory.service.sessions import Learning, SessionAccess, pool_of
 
 STALE = "the session changed since you read it; read it again and retry"
@@ -89,15 +87,7 @@ class SessionMemoryService:
         authorize(principal, session.grants(), "read", what="session")
         if not self._access.switches(session)["use"]:
             return empty(limit)
-        read: dict[str, StoredEntry] = {}
-
-        def in_order() -> Iterator[EntryMeta]:
-            for stored in newest:
-                read[stored.meta.id] = stored
-                yield stored.meta
-
-        chosen = choose_in_order(in_order(), limit)
-        return render([(m, self._repo.open_entry(session, read[m.id])) for m in chosen], limit)
+        return newest_text(newest, lambda entry: self._repo.open_entry(session, entry), limit)
 
     def command(
         self, principal: Principal, session_id: str, expected: str, revision: int, command: Command
