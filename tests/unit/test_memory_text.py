@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent_memory.domain.memory_text import HEADER, choose, line, line_length, render
 from agent_memory.domain.entries import EntryMeta, ItemSource
+from agent_memory.domain.memory_text import HEADER, choose, line, line_length, render
 
 
 def entry(key: str, kind: str, at: int, status: str, rev: int, length: int) -> EntryMeta:
