@@ -123,6 +123,7 @@ def test_settings_defaults(api: Api) -> None:
         "helperModel": None,
         "botMemory": True,
         "botMemoryModel": None,
+        "allowedModels": None,
     }
 
 
