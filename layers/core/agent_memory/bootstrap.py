@@ -16,12 +16,12 @@ from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, Store
 from agent_memory.service.agent_learning import AgentLearning, AgentLearningPool
-from agent_memory.service.memory_objects import MemoryObjectService
 from agent_memory.service.agent_memory import AgentMemoryService
 from agent_memory.service.agents import AgentService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import LearningPool
+from agent_memory.service.memory_objects import MemoryObjectService
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.registry import Services
 from agent_memory.service.session_learning import SessionLearningPool
