@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -16,6 +13,7 @@ from agent_memory.adapters.openai_compatible import OpenAICompatibleModel
 from agent_memory.domain.learning_prompt import instructions_for, render_evidence
 from agent_memory.domain.proposals import CHANGES_SCHEMA, MEMORY_KINDS, parse_changes
 from agent_memory.ports import EvidenceItem, LearningRequest, ModelFailure, Usage
+from tests.http_fake import FakeServer, Reply, fake_server
 
 API_KEY = "sk-test-0123456789abcdefghij"
 ANSWER = json.dumps(
@@ -49,56 +47,10 @@ def _completion(content: Any, finish: str = "stop") -> dict[str, Any]:
     }
 
 
-@dataclass
-class Reply:
-    status: int = 200
-    body: bytes = b""
-    delay_s: float = 0.0
-
-
-@dataclass
-class FakeServer:
-    url: str
-    replies: list[Reply] = field(default_factory=list)
-    requests: list[dict[str, Any]] = field(default_factory=list)
-
-
 @pytest.fixture
 def server() -> Iterator[FakeServer]:
-    state = FakeServer(url="")
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", "0"))
-            body = self.rfile.read(length)
-            state.requests.append(
-                {"path": self.path, "headers": dict(self.headers), "json": json.loads(body)}
-            )
-            reply = state.replies.pop(0) if state.replies else Reply(500, b"{}")
-            if reply.delay_s:
-                time.sleep(reply.delay_s)
-            try:
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(reply.body)))
-                self.end_headers()
-                self.wfile.write(reply.body)
-            except OSError:
-                pass  # the client gave up (timeout test)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1/"
-    try:
+    with fake_server("/v1/") as state:
         yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 def _request() -> LearningRequest:
@@ -132,8 +84,8 @@ def test_happy_path_sends_the_protocol_and_records_usage(server: FakeServer) -> 
 
     (sent,) = server.requests
     assert sent["path"] == "/v1/chat/completions"
-    assert sent["headers"]["Authorization"] == f"Bearer {API_KEY}"
-    assert sent["headers"]["Content-Type"] == "application/json"
+    assert sent["headers"]["authorization"] == f"Bearer {API_KEY}"
+    assert sent["headers"]["content-type"] == "application/json"
     body = sent["json"]
     assert body["model"] == "gpt-4o-mini"
     assert body["temperature"] == 0
@@ -150,7 +102,7 @@ def test_happy_path_sends_the_protocol_and_records_usage(server: FakeServer) -> 
 def test_a_local_server_needs_no_key(server: FakeServer) -> None:
     server.replies.append(Reply(200, json.dumps(_completion('{"changes": []}')).encode()))
     _model(server, api_key="").propose(_request())
-    assert "Authorization" not in server.requests[0]["headers"]
+    assert "authorization" not in server.requests[0]["headers"]
 
 
 @pytest.mark.parametrize(
