@@ -36,6 +36,8 @@ from agent_memory.ports.store import (
     AtMost,
     GreaterThan,
     LessThan,
+    action_key,
+    written,
 )
 
 _INDEX_KEYS = {"gsi1": ("gsi1pk", "gsi1sk")}
@@ -148,16 +150,16 @@ class InMemoryStore:
     def write(self, actions: Sequence[Action]) -> None:
         if len(actions) > 100:
             raise TooLarge(f"one change may write at most 100 rows, not {len(actions)}")
-        keys = [_key_of(a) for a in actions]
+        keys = [action_key(a) for a in actions]
         if len(set(keys)) != len(keys):
             # As DynamoDB: "Transaction request cannot include multiple operations on one item".
             raise ValueError("a transaction may touch each row only once")
-        if any(WRITER_ATTRIBUTE in _written(a) for a in actions):
+        if any(WRITER_ATTRIBUTE in written(a) for a in actions):
             raise ValueError(f"{WRITER_ATTRIBUTE} is reserved for the store")
         self.requests += 1
         with self._lock:
             for position, action in enumerate(actions):
-                key = _key_of(action)
+                key = action_key(action)
                 if not _holds(action.condition, self.rows.get(key)):
                     raise WriteConflict(
                         "the object changed since it was read",
@@ -168,7 +170,7 @@ class InMemoryStore:
                 self._apply(action)
 
     def _apply(self, action: Action) -> None:
-        key = _key_of(action)
+        key = action_key(action)
         match action:
             case Put(record):
                 self.rows[key] = {k: v for k, v in copy.deepcopy(record).items() if v is not None}
@@ -185,21 +187,6 @@ class InMemoryStore:
                 self.rows.pop(key, None)
             case Check():
                 pass
-
-
-def _key_of(action: Action) -> tuple[str, str]:
-    if isinstance(action, Put):
-        return (str(action.record["pk"]), str(action.record["sk"]))
-    return (action.pk, action.sk)
-
-
-def _written(action: Action) -> Mapping[str, Any]:
-    """The attributes an action writes (their names are what matters)."""
-    if isinstance(action, Put):
-        return action.record
-    if isinstance(action, Update):
-        return {**action.set, **action.add}
-    return {}
 
 
 class FakeCipher:

@@ -156,6 +156,22 @@ class Check:
 Action = Put | Update | Delete | Check
 
 
+def action_key(action: Action) -> tuple[str, str]:
+    """The (pk, sk) of the row an action touches."""
+    if isinstance(action, Put):
+        return (str(action.record["pk"]), str(action.record["sk"]))
+    return (action.pk, action.sk)
+
+
+def written(action: Action) -> Mapping[str, Any]:
+    """The attributes an action writes (their names are what matters)."""
+    if isinstance(action, Put):
+        return action.record
+    if isinstance(action, Update):
+        return {**action.set, **action.add}
+    return {}
+
+
 @dataclass(frozen=True)
 class Page:
     records: list[Record]

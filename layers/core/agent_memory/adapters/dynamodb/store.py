@@ -52,6 +52,8 @@ from agent_memory.ports.store import (
     Put,
     Record,
     Update,
+    action_key,
+    written,
 )
 
 MAX_TRANSACTION_ACTIONS = 100
@@ -163,20 +165,6 @@ class _Expression:
 
 def _key(pk: str, sk: str) -> dict[str, Any]:
     return {"pk": {"S": pk}, "sk": {"S": sk}}
-
-
-def _key_of(action: Action) -> tuple[str, str]:
-    if isinstance(action, Put):
-        return (str(action.record["pk"]), str(action.record["sk"]))
-    return (action.pk, action.sk)
-
-
-def _written(action: Action) -> Mapping[str, Any]:
-    if isinstance(action, Put):
-        return action.record
-    if isinstance(action, Update):
-        return {**action.set, **action.add}
-    return {}
 
 
 def _carries(item: Mapping[str, Any] | None, token: str) -> bool:
@@ -322,11 +310,11 @@ class DynamoStore:
             raise TooLarge(
                 f"one change may write at most {MAX_TRANSACTION_ACTIONS} rows, not {len(actions)}"
             )
-        keys = [_key_of(a) for a in actions]
+        keys = [action_key(a) for a in actions]
         if len(set(keys)) != len(keys):
             # DynamoDB: "Transaction request cannot include multiple operations on one item".
             raise ValueError("a transaction may touch each row only once")
-        if any(WRITER_ATTRIBUTE in _written(a) for a in actions):
+        if any(WRITER_ATTRIBUTE in written(a) for a in actions):
             raise ValueError(f"{WRITER_ATTRIBUTE} is reserved for the store")
         token = uuid.uuid4().hex
         self._attempts.refused = []
