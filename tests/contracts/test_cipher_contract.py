@@ -30,9 +30,16 @@ def _kms(request: pytest.FixtureRequest) -> Cipher:
     return KmsCipher(local.key_alias, botocore_session=session._session)
 
 
+def _local(request: pytest.FixtureRequest) -> Cipher:
+    from agent_memory.adapters.local_cipher import LocalCipher
+
+    return LocalCipher(request.getfixturevalue("tmp_path") / "content.key")
+
+
 CIPHERS: dict[str, Callable[[pytest.FixtureRequest], Cipher]] = {
     "fake": _fake,
     "kms": _kms,
+    "local": _local,
 }
 
 

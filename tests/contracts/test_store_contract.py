@@ -93,9 +93,18 @@ def _dynamodb(request: pytest.FixtureRequest) -> StoreRig:
     return StoreRig(DynamoStore(client, local.table_name), LostAnswers(client))
 
 
+def _sqlite(request: pytest.FixtureRequest) -> StoreRig:
+    from agent_memory.adapters.sqlite_store import SqliteStore
+
+    store = SqliteStore(request.getfixturevalue("tmp_path") / "table.sqlite3")
+    request.addfinalizer(store.close)
+    return StoreRig(store)
+
+
 STORES: dict[str, Callable[[pytest.FixtureRequest], StoreRig]] = {
     "in_memory": _in_memory,
     "dynamodb": _dynamodb,
+    "sqlite": _sqlite,
 }
 
 

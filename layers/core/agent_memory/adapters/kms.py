@@ -1,23 +1,17 @@
 """Content encryption with the AWS Encryption SDK under one KMS key.
 
-- Algorithm suite: AES_256_GCM_HKDF_SHA512_COMMIT_KEY (key commitment, no ECDSA signature:
-  signing costs about 10x per message and buys nothing when the writer is also the reader).
-- A caching materials manager reuses data keys, so warm reads make no KMS call.
-- The encryption context is coarse (organization, pool, field) because the cache is
-  partitioned by it; the row id is sealed inside the payload and checked after decrypt,
-  so a ciphertext copied to another row, pool or organization fails to open.
+The suite, the data-key cache and the row binding are `adapters/envelope.py`'s (shared
+with the local cipher); warm reads make no KMS call.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Mapping
 from typing import Any
 
+from agent_memory.adapters import envelope
 from agent_memory.domain.errors import IntegrityError, Unavailable
-
-_SUITE_NAME = "AES_256_GCM_HKDF_SHA512_COMMIT_KEY"
 
 
 class KmsCipher:
@@ -61,8 +55,6 @@ class KmsCipher:
         return self._ready
 
     def _build(self) -> tuple[Any, Any, Any]:
-        import aws_encryption_sdk
-        from aws_encryption_sdk.identifiers import Algorithm, CommitmentPolicy
         from aws_encryption_sdk.key_providers.kms import StrictAwsKmsMasterKeyProvider
 
         if self._botocore_session is None:
@@ -83,16 +75,12 @@ class KmsCipher:
         provider = StrictAwsKmsMasterKeyProvider(
             key_ids=[key_arn], botocore_session=self._botocore_session
         )
-        cmm = aws_encryption_sdk.CachingCryptoMaterialsManager(
-            master_key_provider=provider,
-            cache=aws_encryption_sdk.LocalCryptoMaterialsCache(capacity=self._cache_capacity),
+        return envelope.materials(
+            provider,
             max_age=self._cache_seconds,
-            max_messages_encrypted=self._cache_messages,
+            max_messages=self._cache_messages,
+            capacity=self._cache_capacity,
         )
-        client = aws_encryption_sdk.EncryptionSDKClient(
-            commitment_policy=CommitmentPolicy.REQUIRE_ENCRYPT_REQUIRE_DECRYPT
-        )
-        return client, cmm, getattr(Algorithm, _SUITE_NAME)
 
     def _record_kms_answer(self, parsed: Any = None, **_: Any) -> None:
         code = (parsed or {}).get("Error", {}).get("Code") if isinstance(parsed, dict) else None
@@ -119,7 +107,7 @@ class KmsCipher:
 
     def seal(self, plaintext: str, *, scope: Mapping[str, str], row: str) -> bytes:
         client, cmm, suite = self._materials()
-        payload = json.dumps({"row": row, "text": plaintext}, ensure_ascii=False).encode()
+        payload = envelope.bind(plaintext, row)
         self._kms_error.code = None
         try:
             ciphertext, _header = client.encrypt(
@@ -139,13 +127,7 @@ class KmsCipher:
             payload, header = client.decrypt(source=blob, materials_manager=cmm)
         except Exception as error:
             raise self._failure(error) from error
-        context = header.encryption_context
-        if any(context.get(k) != v for k, v in scope.items()):
-            raise IntegrityError("stored content belongs to another organization or pool")
-        sealed = json.loads(payload)
-        if sealed.get("row") != row:
-            raise IntegrityError("stored content belongs to another row")
-        return str(sealed["text"])
+        return envelope.unbind(payload, header.encryption_context, scope=scope, row=row)
 
 
 _KMS_TRANSIENT = {

@@ -1,0 +1,59 @@
+"""The Encryption SDK envelope every content cipher shares, whatever wraps its data keys.
+
+- Algorithm suite: AES_256_GCM_HKDF_SHA512_COMMIT_KEY (key commitment, no ECDSA signature:
+  signing costs about 10x per message and buys nothing when the writer is also the reader).
+- A caching materials manager reuses data keys: sealing or opening many entries of one
+  scope derives (or unwraps) one data key, not one per entry.
+- The encryption context is the coarse scope (organization, pool, field) because the cache
+  is partitioned by it; the row id is sealed inside the payload and checked after decrypt,
+  so a ciphertext copied to another row, pool or organization fails to open.
+
+`adapters/kms.py` wraps data keys with KMS, `adapters/local_cipher.py` with a local key:
+both seal the same message format through the functions here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from agent_memory.domain.errors import IntegrityError
+
+SUITE_NAME = "AES_256_GCM_HKDF_SHA512_COMMIT_KEY"
+
+
+def materials(
+    provider: Any, *, max_age: float, max_messages: int, capacity: int
+) -> tuple[Any, Any, Any]:
+    """(client, caching materials manager, algorithm suite) over a master key provider."""
+    import aws_encryption_sdk
+    from aws_encryption_sdk.identifiers import Algorithm, CommitmentPolicy
+
+    cmm = aws_encryption_sdk.CachingCryptoMaterialsManager(
+        master_key_provider=provider,
+        cache=aws_encryption_sdk.LocalCryptoMaterialsCache(capacity=capacity),
+        max_age=max_age,
+        max_messages_encrypted=max_messages,
+    )
+    client = aws_encryption_sdk.EncryptionSDKClient(
+        commitment_policy=CommitmentPolicy.REQUIRE_ENCRYPT_REQUIRE_DECRYPT
+    )
+    return client, cmm, getattr(Algorithm, SUITE_NAME)
+
+
+def bind(plaintext: str, row: str) -> bytes:
+    """The payload to encrypt: the text together with the row it belongs to."""
+    return json.dumps({"row": row, "text": plaintext}, ensure_ascii=False).encode()
+
+
+def unbind(
+    payload: bytes, context: Mapping[str, str], *, scope: Mapping[str, str], row: str
+) -> str:
+    """The text of a decrypted payload, when it was sealed for this scope and row."""
+    if any(context.get(k) != v for k, v in scope.items()):
+        raise IntegrityError("stored content belongs to another organization or pool")
+    sealed = json.loads(payload)
+    if sealed.get("row") != row:
+        raise IntegrityError("stored content belongs to another row")
+    return str(sealed["text"])
