@@ -21,6 +21,7 @@ from agent_memory.service.agents import AgentService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import LearningPool
+from agent_memory.service.limits import Limiter, ModelCallQuota, RequestLimits
 from agent_memory.service.memory_objects import MemoryObjectService
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.registry import Services
@@ -140,6 +141,7 @@ def session_access(settings: Settings, adapters: Adapters) -> SessionAccess:
 
 def build_services(settings: Settings, adapters: Adapters) -> Services:
     identity_repo = IdentityRepository(adapters.store)
+    limiter = Limiter(adapters.store, adapters.clock)
     learning = LearningService(
         adapters.store,
         adapters.cipher,
@@ -148,6 +150,7 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
         adapters.orchestrator,
         adapters.models or model_catalog(settings),
         learning_pools(settings, adapters),
+        quota=ModelCallQuota(limiter, settings.org_model_calls_per_minute),
     )
     access = session_access(settings, adapters)
     agents = AgentService(AgentRepository(adapters.store), adapters.clock, adapters.ids)
@@ -196,6 +199,7 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             max_text_length=settings.memory_text_max_length,
             learning=learning,
         ),
+        limits=RequestLimits(limiter, settings.rate_limit_per_minute),
     )
 
 

@@ -68,6 +68,11 @@ class Settings(BaseModel):
     # Seconds a data key may be reused by the caching materials manager.
     key_cache_seconds: float = Field(300.0, validation_alias="KEY_CACHE_SECONDS")
     key_cache_messages: int = Field(100_000, validation_alias="KEY_CACHE_MESSAGES")
+    # Requests per minute per token, and model calls per minute per organization; 0: off.
+    rate_limit_per_minute: int = Field(1200, ge=0, validation_alias="RATE_LIMIT_PER_MINUTE")
+    org_model_calls_per_minute: int = Field(
+        600, ge=0, validation_alias="ORG_MODEL_CALLS_PER_MINUTE"
+    )
     # Run blocking store calls in a worker thread (a local server with many clients);
     # in Lambda one request runs at a time, so the thread hop only costs time.
     offload_blocking_calls: bool = Field(False, validation_alias="OFFLOAD_BLOCKING_CALLS")

@@ -40,9 +40,19 @@ async def caller(
     svc: ServicesDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
-    """The authenticated caller; 401 without a valid token."""
-    authorization = f"Bearer {credentials.credentials}" if credentials else None
-    return await run(svc, svc.identity.authenticate, authorization)
+    """The authenticated caller; 401 without a valid token, 429 over its rate limit."""
+    if credentials is None:
+        return await run(svc, svc.identity.authenticate, None)
+    return await run(svc, _admitted, svc, credentials.credentials)
+
+
+def _admitted(svc: Services, token: str) -> Principal:
+    """Authenticate, then count the request against the token's limit: only a known token
+    is counted, so a flood of unknown tokens writes no row (one thread hop for both)."""
+    principal = svc.identity.authenticate(f"Bearer {token}")
+    if svc.limits is not None:
+        svc.limits.admit(token)
+    return principal
 
 
 CallerDep = Annotated[Principal, Depends(caller)]

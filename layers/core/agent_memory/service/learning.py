@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from agent_memory.domain.errors import IntegrityError, Unavailable, WriteConflict
+from agent_memory.domain.limits import quota_note
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import STEP_DEADLINE_S, Ask, Refusal
 from agent_memory.domain.tasks.memory_changes import consolidation
@@ -56,6 +57,7 @@ from agent_memory.service.learning_runs import (
     model_error,
     step_run,
 )
+from agent_memory.service.limits import ModelCallQuota
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +89,12 @@ class LearningService:
         orchestrator: Orchestrator | None,
         models: ModelCatalog,
         pools: Iterable[LearningPool] = (),
+        quota: ModelCallQuota | None = None,
     ) -> None:
         self._runs = ExecutionRepository(store, cipher)
+        self._store = store
+        # ORG_MODEL_CALLS_PER_MINUTE, taken by every start (service/limits.py).
+        self._quota = quota
         self._clock = clock
         self._ids = ids
         self._orchestrator = orchestrator
@@ -111,11 +117,19 @@ class LearningService:
         "skipped" when this deployment has no workflow, or when a turn's start finds the
         workflow service unavailable: the turn is already saved, the read position did not
         move, and the next turn learns from this evidence too. Other reasons raise
-        Unavailable (503) so that the caller may retry."""
+        Unavailable (503) so that the caller may retry.
+
+        Every start is a model call of the pool's organization: over its quota
+        (ORG_MODEL_CALLS_PER_MINUTE) the run is recorded as skipped with a note saying why,
+        and "skipped" is answered; the read position did not move."""
         if self._orchestrator is None:
             return "skipped"
         nonce = None if reason == "turn" else self._ids.new("r")
         name = execution_name(pool, upto, nonce)
+        refused = self._quota.take(pool.org_id) if self._quota is not None else None
+        if refused is not None:
+            self._record_skip(pool, name, upto, reason, quota_note(reason, refused))
+            return "skipped"
         payload = _payload(_run(pool, name, self._clock.now_ms(), reason, upto))
         try:
             self._orchestrator.start(name, payload)
@@ -125,6 +139,15 @@ class LearningService:
             log.warning("learning not started: the workflow service is unavailable")
             return "skipped"
         return "started"
+
+    def _record_skip(self, pool: PoolRef, name: str, upto: int, reason: str, note: str) -> None:
+        """A run that never started, with why, for the pool's executions. Best effort: the
+        caller's request succeeds whether or not the row is written."""
+        now = self._clock.now_ms()
+        try:
+            self._store.write([self._runs.skipped(_run(pool, name, now, reason, upto), now, note)])
+        except (Unavailable, WriteConflict):
+            log.warning("learning over the model-call quota: the skip was not recorded")
 
     def wait(
         self, pool: PoolRef, *, event: str, reason: str, upto: int | None = None

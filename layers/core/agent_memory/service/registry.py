@@ -9,6 +9,7 @@ from agent_memory.service.agent_memory import AgentMemoryService
 from agent_memory.service.agents import AgentService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
+from agent_memory.service.limits import RequestLimits
 from agent_memory.service.memory_objects import MemoryObjectService
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.session_memory import SessionMemoryService
@@ -26,3 +27,5 @@ class Services:
     sessions: SessionService
     session_memory: SessionMemoryService
     agent_memory: AgentMemoryService
+    # Requests per token (RATE_LIMIT_PER_MINUTE); None: not limited.
+    limits: RequestLimits | None = None
