@@ -95,9 +95,61 @@ def _settled(client: Any, arn: str) -> dict[str, Any]:
         time.sleep(0.02)
 
 
+def _local(request: pytest.FixtureRequest) -> OrchestratorRig:
+    """The single-machine runner on the SQLite store, running a Task that records its run
+    (a Pass state would leave nothing to observe but the runner's own rows)."""
+    from agent_memory.adapters.local_orchestrator import LocalOrchestrator
+    from agent_memory.adapters.sqlite_store import SqliteStore
+
+    store = SqliteStore(request.getfixturevalue("tmp_path") / "table.sqlite3")
+    request.addfinalizer(store.close)
+    busy = [0]
+
+    class Outage:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(store, name)
+
+        def write(self, actions: Any) -> None:
+            if busy[0] > 0:
+                busy[0] -= 1
+                raise Unavailable("injected: the store is busy")
+            store.write(actions)
+
+    ran: dict[str, list[dict[str, Any]]] = {}
+    machine = {
+        "StartAt": "Record",
+        "States": {
+            "Record": {
+                "Type": "Task",
+                "Resource": "record",
+                "Parameters": {"input.$": "$", "name.$": "$$.Execution.Name"},
+                "End": True,
+            }
+        },
+    }
+
+    def record(event: dict[str, Any]) -> dict[str, Any]:
+        ran.setdefault(event["name"], []).append(event["input"])
+        return {}
+
+    local = LocalOrchestrator(Outage(), machine, {"record": record})  # type: ignore[arg-type]
+    local.run()
+    request.addfinalizer(local.close)
+
+    def runs() -> dict[str, list[dict[str, Any]]]:
+        assert local.idle(10)
+        return {name: list(inputs) for name, inputs in ran.items()}
+
+    def outage(times: int) -> None:
+        busy[0] = times
+
+    return OrchestratorRig(local, runs, outage)
+
+
 ORCHESTRATORS: dict[str, Callable[[pytest.FixtureRequest], OrchestratorRig]] = {
     "recording": _recording,
     "stepfunctions": _stepfunctions,
+    "local": _local,
 }
 
 
