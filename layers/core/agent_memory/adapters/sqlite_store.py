@@ -442,11 +442,15 @@ class SqliteStore:
                     where.append(f"{sort} {term} ?")
                     params.append(bound)
         if after is not None:
-            mark = json.loads(base64.urlsafe_b64decode(after)) if index else [after]
-            columns = ", ".join(order[: len(mark)])
-            marks = ", ".join("?" * len(mark))
-            where.append(f"({columns}) {'<' if newest_first else '>'} ({marks})")
-            params.extend(mark)
+            beyond = "<" if newest_first else ">"
+            if index is None:
+                where.append(f"sk {beyond} ?")
+                params.append(after)
+            else:
+                mark = json.loads(base64.urlsafe_b64decode(after))
+                # The first term alone is what lets SQLite seek the index to the cursor.
+                where.append(f"{sort} {beyond}= ? AND ({sort}, pk, sk) {beyond} (?, ?, ?)")
+                params.extend([mark[0], *mark])
         direction = " DESC" if newest_first else ""
         # Only fixed columns and `_attribute` expressions (checked names) are spliced in.
         sql = (
