@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from agent_memory.api.bodies import RequestGuard
 from agent_memory.api.errors import install_error_handlers
 from agent_memory.api.observability import RequestContext
 from agent_memory.api.routers import (
@@ -45,7 +46,11 @@ def create_app(services: Callable[[], Services], *, max_body_bytes: int = 1_048_
     for router in ROUTERS:
         app.include_router(router)
     install_error_handlers(app)
-    app.add_middleware(RequestContext, max_body_bytes=max_body_bytes)
+    # Inside RequestContext, so its answers carry the correlation id and are counted.
+    app.add_middleware(
+        RequestGuard, max_body_bytes=max_body_bytes, paths=lambda: app.openapi()["paths"]
+    )
+    app.add_middleware(RequestContext)
     _document_errors(app)
     return app
 
@@ -75,7 +80,8 @@ _ERRORS = {
     "403": "Forbidden: the object is visible but the action needs a grant",
     "404": "NotFound: unknown object, or one of another organization",
     "409": "SessionConflict, VersionConflict or Conflict: stale expected/revision",
-    "413": "TooLarge: a body or field over its documented limit",
+    "413": "TooLarge: a body over the limit (1 MiB), a field over its documented limit, or "
+    "a write that would take a pool past its bound; `path` names the field",
     "503": "Unavailable: a dependency failed; nothing was written, retry",
 }
 

@@ -1,4 +1,5 @@
-"""The request middleware: correlation id, request metrics and the body size limit.
+"""The request middleware: correlation id and request metrics (the body limit is
+api/bodies.py's).
 
 The Logger and Metrics are agent_memory.observability's (one of each per process, shared with
 the learning steps, which must not import the api package and with it FastAPI).
@@ -29,12 +30,10 @@ def _request_correlation_id(scope: dict[str, Any]) -> str:
 
 
 class RequestContext:
-    """ASGI middleware: correlation id on every log line and answer, request metrics,
-    and the body size limit (413 before the body is read into memory)."""
+    """ASGI middleware: correlation id on every log line and answer, request metrics."""
 
-    def __init__(self, app: Any, max_body_bytes: int) -> None:
+    def __init__(self, app: Any) -> None:
         self.app = app
-        self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -44,11 +43,6 @@ class RequestContext:
         set_correlation_id(correlation_id)
         started = time.perf_counter()
         status = 500
-
-        for name, value in scope.get("headers", []):
-            if name == b"content-length" and value.isdigit() and int(value) > self.max_body_bytes:
-                await _too_large(send, correlation_id, self.max_body_bytes)
-                return
 
         async def send_with_id(message: dict[str, Any]) -> None:
             nonlocal status
@@ -78,22 +72,3 @@ class RequestContext:
             metrics.add_metric(name="Latency", unit=MetricUnit.Milliseconds, value=elapsed_ms)
             if status >= 500:
                 metrics.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1)
-
-
-async def _too_large(send: Any, correlation_id: str, limit: int) -> None:
-    import json
-
-    body = json.dumps(
-        {"error": {"_tag": "TooLarge", "message": f"the body is over {limit} bytes", "path": []}}
-    ).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 413,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (CORRELATION_HEADER, correlation_id.encode("latin-1")),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})

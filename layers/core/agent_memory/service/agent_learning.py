@@ -32,6 +32,7 @@ from agent_memory.domain.agent_memory import (
     skip_reason,
     sources_of,
 )
+from agent_memory.domain.bounds import within_bound
 from agent_memory.domain.consolidation import Decision, consolidate
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.proposals import LASTING_KINDS, ProposedChange
@@ -314,5 +315,6 @@ class AgentLearningPool:
             )
             return actions
 
-        _decision, actions, outcome, finishing = fit(decision, finish, build)
+        # A Remember that would take the pool past its bound is refused (POOL_FULL).
+        _decision, actions, outcome, finishing = fit(within_bound(decision, current), finish, build)
         return actions, outcome, finishing

@@ -25,6 +25,7 @@ from agent_memory.domain.agent_memory import (
     view,
 )
 from agent_memory.domain.agents import Agent, new_agent
+from agent_memory.domain.bounds import check_remember, within_budget
 from agent_memory.domain.entries import Entry, EntryMeta
 from agent_memory.domain.errors import NotFound, SessionConflict, VersionConflict, WriteConflict
 from agent_memory.domain.identity import Principal
@@ -104,6 +105,7 @@ class AgentMemoryService:
         previous = metas.get(command.key)
         change: list[WriteAction]
         if isinstance(command, Remember):
+            check_remember(metas.values(), previous, len(command.content))
             meta = remembered(command, now, version, previous)
             change = self._repo.entry_put(agent, meta, command.content, previous)
             contents[command.key] = command.content
@@ -133,9 +135,12 @@ class AgentMemoryService:
         limit: int = DEFAULT_LOG_LIMIT,
         before: int | None = None,
     ) -> list[dict[str, Any]]:
-        """Each change newest first: version, time, what made it, the changed keys."""
+        """Each change newest first: version, time, what made it, the changed keys. A page
+        stops early when the next change would not fit one answer (a promotion may name 500
+        keys): `before` the last version shown pages on."""
         agent = self._agent(principal, agent_id)
-        return [c.view() for c in self._repo.log(agent.id, limit=limit, before=before)]
+        changes = self._repo.log(agent.id, limit=limit, before=before)
+        return within_budget([c.view() for c in changes])[0]
 
     def text(self, principal: Principal, agent_id: str) -> MemoryText:
         """The agent's memory text; decrypts only the entries it shows."""
@@ -158,7 +163,9 @@ class AgentMemoryService:
         agent = self._agent(principal, agent_id)
         if self.learning is None:
             return []
-        return self.learning.executions(PoolRef("agent", agent.org_id, agent.id))
+        # The newest that fit one answer (domain/bounds.py): each may hold 100 rejections.
+        pool = PoolRef("agent", agent.org_id, agent.id)
+        return within_budget(self.learning.executions(pool))[0]
 
     def promote(self, principal: Principal, session_id: str, name: str | None = None) -> Agent:
         """A new Agent (owned by the caller) whose memory is the lasting, active entries of a

@@ -7,8 +7,10 @@ Any user of an organization may use its memories; another organization's memory 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
 
+from agent_memory.domain.bounds import memory_object_size, within_budget
 from agent_memory.domain.errors import Conflict, NotFound, ValidationFailed, WriteConflict
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_objects import (
@@ -98,7 +100,7 @@ class MemoryObjectService:
         if category is not None:
             check_category(category)
         _check_entity_id(entity_id)
-        return self._repo.newest(
+        page = self._repo.newest(
             org_id,
             limit=limit,
             starting_after=starting_after,
@@ -106,6 +108,7 @@ class MemoryObjectService:
             entity_id=entity_id,
             now_ms=self._clock.now_ms(),
         )
+        return _fitting(page)
 
     def recall(
         self, principal: Principal, *, limit: int, entity_id: str | None = None
@@ -115,15 +118,23 @@ class MemoryObjectService:
         org_id = memory_org(principal)
         check_limit(limit, ["limit"])
         _check_entity_id(entity_id)
-        return self._repo.recall(
+        page = self._repo.recall(
             org_id, limit=limit, entity_id=entity_id, now_ms=self._clock.now_ms()
         )
+        return _fitting(page)
 
     def _find(self, org_id: str, memory_id: str) -> MemoryObject:
         memory = self._repo.get(org_id, memory_id) if is_memory_id(memory_id) else None
         if memory is None:
             raise NotFound("agent memory not found")
         return memory
+
+
+def _fitting(page: MemoryPage) -> MemoryPage:
+    """The page as far as one answer holds it (100 memories may take ~11 MB): what is left
+    out is `has_more`, and `starting_after` the last one shown pages on."""
+    kept, cut = within_budget(page.memories, memory_object_size)
+    return replace(page, memories=kept, has_more=True) if cut else page
 
 
 def _check_entity_id(entity_id: str | None) -> None:

@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agent_memory.domain.bounds import within_bound
 from agent_memory.domain.consolidation import Decision, Known, PoolRules, consolidate
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.errors import Unavailable, WriteConflict
@@ -169,5 +170,6 @@ class SessionLearningPool:
                 ),
             ]
 
-        _decision, actions, outcome, finishing = fit(decision, finish, build)
+        # A Remember that would take the pool past its bound is refused (POOL_FULL).
+        _decision, actions, outcome, finishing = fit(within_bound(decision, current), finish, build)
         return actions, outcome, finishing

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Literal
 
+from agent_memory.domain.access import Action as Access
 from agent_memory.domain.access import authorize
+from agent_memory.domain.bounds import check_history, check_remember, within_budget
 from agent_memory.domain.entries import Entry, EntryMeta
 from agent_memory.domain.errors import NotFound, SessionConflict, WriteConflict
 from agent_memory.domain.identity import Principal
@@ -58,12 +60,14 @@ class SessionMemoryService:
         self._max_text_length = max_text_length
         self.learning = learning
 
-    def _memory(self, principal: Principal, session_id: str) -> tuple[Session, list[StoredEntry]]:
+    def _memory(
+        self, principal: Principal, session_id: str, action: Access = "read"
+    ) -> tuple[Session, list[StoredEntry]]:
         """The head row and every entry (one Query), after the access check."""
         found = self._repo.memory(session_id)
         if found is None:
             raise NotFound("session not found")
-        authorize(principal, found[0].grants(), "read", what="session")
+        authorize(principal, found[0].grants(), action, what="session")
         return found
 
     def read(self, principal: Principal, session_id: str) -> dict[str, Any]:
@@ -95,7 +99,14 @@ class SessionMemoryService:
         """Remember, Forget, Configure or Refresh; answers the Session after the change."""
         check_command(command)
         previous: EntryMeta | None = None
-        if isinstance(command, Remember | Forget):
+        pool: list[EntryMeta] = []
+        if isinstance(command, Remember):
+            # The head row and every entry (one Query): the pool's bound is checked on the
+            # entries' lengths, nothing is decrypted.
+            whole = self._memory(principal, session_id, "change")
+            session, pool = whole[0], [s.meta for s in whole[1]]
+            previous = next((m for m in pool if m.id == entry_id(command.key)), None)
+        elif isinstance(command, Forget):
             # The head row and the entry under the key, in one request.
             found, stored = self._repo.with_entry(session_id, entry_id(command.key))
             if found is None:
@@ -109,6 +120,10 @@ class SessionMemoryService:
             return self._refresh(session)
         if session.head != expected or session.revision != revision:
             raise SessionConflict(STALE)
+        if isinstance(command, Remember | Forget):
+            check_history(session.item_count, 1, ["command"])  # the edit Item
+        if isinstance(command, Remember):
+            check_remember(pool, previous, len(command.content))
         after, actions = self._plan(session, command, previous)
         try:
             self._repo.write(actions)
@@ -168,4 +183,7 @@ class SessionMemoryService:
     def executions(self, principal: Principal, session_id: str) -> list[dict[str, Any]]:
         """The learning runs of this Session, newest first."""
         session = self._access.load(principal, session_id, "read")
-        return self.learning.executions(pool_of(session)) if self.learning is not None else []
+        if self.learning is None:
+            return []
+        # The newest that fit one answer (domain/bounds.py): each may hold 100 rejections.
+        return within_budget(self.learning.executions(pool_of(session)))[0]

@@ -12,6 +12,7 @@ from enum import Enum
 from typing import Any, Literal, Protocol, TypeVar
 
 from agent_memory.domain.access import Action, authorize
+from agent_memory.domain.bounds import check_history
 from agent_memory.domain.errors import NotFound, SessionConflict, Unavailable, WriteConflict
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.model_names import ModelPolicy, parse_model_name
@@ -195,6 +196,7 @@ class SessionService:
                 revision is not None and revision != session.revision
             ):
                 raise SessionConflict("the session changed since you read it")
+            check_history(session.item_count, len(items), ["items"])
             after = session.with_items(len(items))
             now = self._clock.now_ms()
             adds = [

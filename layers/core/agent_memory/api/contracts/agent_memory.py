@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from agent_memory.api.contracts.base import Answer, Body, require_known_tag
+from agent_memory.api.contracts.sessions import POOL_BOUND
 from agent_memory.domain import session_memory as memory
 
 LastingKind = Literal["procedure", "preference", "decision"]
@@ -15,7 +16,7 @@ LastingKind = Literal["procedure", "preference", "decision"]
 class AgentRemember(Body):
     tag: Literal["Remember"] = Field(alias="_tag")
     key: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
-    content: str = Field(min_length=1, max_length=8000)
+    content: str = Field(min_length=1, max_length=8000, description=POOL_BOUND)
     kind: LastingKind
 
     def to_domain(self) -> memory.Remember | memory.Forget:

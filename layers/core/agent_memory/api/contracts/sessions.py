@@ -9,7 +9,8 @@ from pydantic import Field, field_validator
 from agent_memory.api.contracts.base import Answer, Body, require_known_tag
 from agent_memory.domain import session_memory as memory
 from agent_memory.domain.agents import Agent
-from agent_memory.domain.sessions import Session
+from agent_memory.domain.bounds import KEYED_POOL, MAX_SESSION_ITEMS
+from agent_memory.domain.sessions import MAX_ITEM_BYTES, MAX_TURN_ITEMS, Session
 
 Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
 Learning = Literal["started", "skipped"]
@@ -79,16 +80,34 @@ class SessionAnswer(Answer):
         )
 
 
+# Declared, not enforced by pydantic: over these the domain answers 413 TooLarge, not 400.
+_ITEM_CONTENT = {"maxLength": MAX_ITEM_BYTES}
+_TURN_ITEMS = {"minItems": 1, "maxItems": MAX_TURN_ITEMS}
+POOL_BOUND = (
+    f"A memory holds at most {KEYED_POOL.max_entries} entries and "
+    f"{KEYED_POOL.max_content} characters of content (retracted entries count): a Remember "
+    "that would pass either is 413 TooLarge."
+)
+
+
 class TurnItem(Body):
     role: Literal["user", "assistant", "tool", "notice"]
-    # Sizes are checked by the domain: over its limit is a 413, not a 400.
-    content: str
+    content: str = Field(
+        description=f"At most {MAX_ITEM_BYTES} bytes as UTF-8 (413 TooLarge beyond).",
+        json_schema_extra=_ITEM_CONTENT,
+    )
     app: str | None = Field(default=None, min_length=1, max_length=64)
 
 
 class PostTurn(Body):
     model: str | None = Field(default=None, max_length=200)
-    items: list[TurnItem]
+    items: list[TurnItem] = Field(
+        description=(
+            f"1 to {MAX_TURN_ITEMS} items (413 TooLarge beyond); a session holds at most "
+            f"{MAX_SESSION_ITEMS} items in all (413 TooLarge at items)."
+        ),
+        json_schema_extra=_TURN_ITEMS,
+    )
     expected: str | None = Field(default=None, max_length=100)
     revision: int | None = Field(default=None, ge=0)
 
@@ -114,7 +133,7 @@ class ForkSession(Body):
 class RememberCommand(Body):
     tag: Literal["Remember"] = Field(alias="_tag")
     key: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
-    content: str = Field(min_length=1, max_length=8000)
+    content: str = Field(min_length=1, max_length=8000, description=POOL_BOUND)
     kind: Kind
 
     def to_domain(self) -> memory.Command:

@@ -1,0 +1,175 @@
+"""The request guard: bodies bounded while they stream, and text that cannot be stored
+refused on every route (docs/decisions.md, "Bodies bounded while they stream", "Bad text").
+
+One ASGI middleware, in front of routing and validation:
+
+- a `Content-Length` over the limit answers 413 `TooLarge` before anything is read; a body
+  without one (`Transfer-Encoding: chunked`) is counted as `receive()` yields it and answers
+  413 as soon as the count passes the limit, without reading the rest;
+- a path parameter, a query parameter, or any string of a JSON body (a key or a value) that
+  cannot be encoded as UTF-8 answers 400 `ValidationError` whose `path` names it.
+
+The body it read is handed on to the app unchanged, so FastAPI parses what was checked.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+from urllib.parse import parse_qsl, unquote
+
+from starlette.routing import compile_path
+
+from agent_memory.api.errors import error_body
+from agent_memory.domain.text import UNENCODABLE, Path, encodable, first_unencodable, shown
+
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+# A JSON escape of a surrogate: only a body holding one (or a byte that is not UTF-8) is parsed.
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_UNPARSED = object()
+
+
+class RequestGuard:
+    """ASGI middleware: the body limit (counted while the body streams) and bad text."""
+
+    def __init__(
+        self,
+        app: Any,
+        *,
+        max_body_bytes: int,
+        paths: Callable[[], Iterable[str]] = tuple,
+    ) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        # The app's path templates (`/v1/agents/{agentId}`), to name a bad path parameter;
+        # asked for only when a path holds bad text.
+        self.paths = paths
+
+    async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        where = bad_query(scope) or bad_path(scope, self.paths)
+        if where is not None:
+            await _answer(send, 400, error_body("ValidationError", UNENCODABLE, where))
+            return
+        if _declared_length(scope) > self.max_body_bytes:
+            await self._too_large(send)
+            return
+        messages: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                # The client left before its body was complete: the app sees it leave.
+                await self.app(scope, _replay(messages, receive), send)
+                return
+            size += len(message.get("body", b""))
+            if size > self.max_body_bytes:
+                await self._too_large(send)
+                return
+            if not message.get("more_body", False):
+                break
+        body = b"".join(m.get("body", b"") for m in messages)
+        where = bad_body(body)
+        if where is not None:
+            await _answer(send, 400, error_body("ValidationError", UNENCODABLE, where))
+            return
+        whole = {"type": "http.request", "body": body, "more_body": False}
+        await self.app(scope, _replay([whole], receive), send)
+
+    async def _too_large(self, send: Send) -> None:
+        message = f"the body is over {self.max_body_bytes} bytes"
+        # The rest of the body is never read: the connection cannot carry another request.
+        await _answer(send, 413, error_body("TooLarge", message), close=True)
+
+
+def bad_body(body: bytes) -> Path | None:
+    """The path of the first string of a JSON body that cannot be encoded; None when there
+    is none, or when the body is not JSON (FastAPI answers that)."""
+    if not body:
+        return None
+    if json.detect_encoding(body) == "utf-8" and _ESCAPED_SURROGATE.search(body) is None:
+        try:
+            body.decode("utf-8")
+            return None
+        except UnicodeDecodeError:
+            pass
+    value = _parsed(body)
+    return None if value is _UNPARSED else first_unencodable(value)
+
+
+def _parsed(body: bytes) -> Any:
+    # A byte that is not UTF-8 becomes a lone surrogate, so the walk can name its field;
+    # other encodings JSON allows (UTF-16, UTF-32) are parsed as FastAPI parses them.
+    for text in (body.decode("utf-8", "surrogateescape"), body):
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            continue
+    return _UNPARSED
+
+
+def bad_query(scope: Message) -> Path | None:
+    """The name of the first query parameter whose name or value cannot be encoded."""
+    query = scope.get("query_string", b"")
+    if not query:
+        return None
+    text = query.decode("latin-1")
+    for name, value in parse_qsl(text, keep_blank_values=True, errors="surrogateescape"):
+        if not (encodable(name) and encodable(value)):
+            return [shown(name)]
+    return None
+
+
+def bad_path(scope: Message, paths: Callable[[], Iterable[str]]) -> Path | None:
+    """The name of the path parameter that cannot be encoded, for a route that matches; None
+    when the path is fine or no route matches (that is a 404)."""
+    raw = scope.get("raw_path")
+    path = unquote(raw.decode("latin-1"), errors="surrogateescape") if raw else scope["path"]
+    if encodable(path):
+        return None
+    root = scope.get("root_path", "")
+    path = path[len(root) :] if root and path.startswith(root) else path
+    for template in paths():
+        found = compile_path(template)[0].match(path)
+        if found is None:
+            continue
+        for name, value in found.groupdict().items():
+            if not encodable(value):
+                return [name]
+        return []
+    return None
+
+
+def _declared_length(scope: Message) -> int:
+    for name, value in scope.get("headers", []):
+        if name == b"content-length" and value.isdigit():
+            return int(value)
+    return 0
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """`receive` for the app: the messages already read, then the server's own."""
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replayed
+
+
+async def _answer(send: Send, status: int, body: dict[str, Any], *, close: bool = False) -> None:
+    headers = [(b"content-type", b"application/json")]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": json.dumps(body).encode()})
