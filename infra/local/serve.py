@@ -1,67 +1,190 @@
-"""`make run`: the embedded AWS and the API in one process, on loopback.
+"""`make run`: the API and its learning runner in one process, on loopback, keeping
+everything in a data directory so that a restart (or a crash) finds it all again.
 
-Environment: PORT (API, default 8080), AWS_LOCAL_PORT (embedded AWS, default 4566; a free
-port is taken when it is busy), MEMORY_ADMIN_TOKEN (generated and printed when unset),
-DEFAULT_MODEL (default local/rules), OPENAI_BASE_URL / OPENAI_API_KEY.
+- `MEMORY_DATA_DIR` (default `.data/` in the checkout; created owner-only): the table
+  (`memory.sqlite3`, SQLite), the content key (`content.key`) and, unless
+  `MEMORY_ADMIN_TOKEN` is set, the admin token (`admin-token`, generated at the first start
+  and printed that once; every start prints its path). One server at a time per directory.
+- Learning runs in this process on the checked-in state machine (infra/local/runner.py);
+  executions left unfinished by a stop or a crash are resumed at start.
+- No AWS emulator: `make aws-local` runs it for the AWS CLI and `sam local`.
+
+Environment: PORT (default 8080), MEMORY_DATA_DIR, MEMORY_ADMIN_TOKEN (at least 32
+characters), DEFAULT_MODEL (default local/rules), OPENAI_BASE_URL / OPENAI_API_KEY,
+MEMORY_LEARNING_WORKERS, LOG_LEVEL.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import os
 import secrets
-import socket
+import signal
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import IO
 
-from infra.local import aws
-
-
-def _free_port(preferred: int) -> int:
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", preferred))
-            return preferred
-        except OSError:
-            probe.bind(("127.0.0.1", 0))
-            return int(probe.getsockname()[1])
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN_FILE = "admin-token"
+LOCK_FILE = "lock"
+MIN_TOKEN_LENGTH = 32
 
 
-def configure_environment() -> tuple[str, int]:
-    """Start the embedded AWS, provision it, and set the service's environment."""
-    from agent_memory.domain.identity import hash_token
+class RefusedToStart(SystemExit):
+    """A start that must not go on (a short token, a busy or unsafe data directory)."""
 
-    aws_port = _free_port(int(os.environ.get("AWS_LOCAL_PORT", "4566")))
-    aws.start_server(aws_port)
-    import boto3
+    def __init__(self, message: str) -> None:
+        super().__init__(f"agent-memory: {message}")
 
-    local = aws.provision(boto3.session.Session(region_name=aws.REGION))
-    os.environ.update(local.environment())
-    admin_token = os.environ.get("MEMORY_ADMIN_TOKEN") or f"amk_admin_{secrets.token_hex(20)}"
-    os.environ["MEMORY_ADMIN_TOKEN_SHA256"] = hash_token(admin_token)
-    os.environ.setdefault("DEFAULT_MODEL", "local/rules")
-    os.environ.setdefault("OFFLOAD_BLOCKING_CALLS", "true")
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", os.environ.get("LOG_LEVEL", "WARNING"))
-    return admin_token, aws_port
+
+@dataclass(frozen=True)
+class AdminToken:
+    value: str
+    # Where it is kept (None: it came from MEMORY_ADMIN_TOKEN), and whether this start made it.
+    path: Path | None
+    created: bool
+
+    def describe(self) -> str:
+        if self.path is None:
+            return "admin token: $MEMORY_ADMIN_TOKEN"
+        if self.created:
+            return (
+                f"admin token (shown this once; kept in {self.path}): {self.value}\n"
+                "  rotate it: delete that file (or set MEMORY_ADMIN_TOKEN) and restart"
+            )
+        return f"admin token: in {self.path} (owner-only)"
+
+
+def data_directory(setting: str) -> Path:
+    """The data directory (created owner-only); `setting` is MEMORY_DATA_DIR, blank for
+    `.data/` in the checkout."""
+    path = Path(setting).expanduser() if setting else ROOT / ".data"
+    path = path.resolve()
+    try:
+        path.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        if not path.is_dir():
+            raise RefusedToStart(f"{path} (MEMORY_DATA_DIR) is not a directory") from None
+    return path
+
+
+def lock(data_dir: Path) -> IO[str]:
+    """Hold the data directory for this process (released when it exits, however)."""
+    handle = (data_dir / LOCK_FILE).open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        handle.close()
+        if error.errno in (errno.EAGAIN, errno.EACCES):
+            raise RefusedToStart(
+                f"another agent-memory server is using {data_dir}; stop it, or set "
+                "MEMORY_DATA_DIR to another directory"
+            ) from None
+        raise
+    return handle
+
+
+def admin_token(data_dir: Path, configured: str | None) -> AdminToken:
+    """MEMORY_ADMIN_TOKEN when set (at least 32 characters), else the one kept in the data
+    directory, generated at the first start."""
+    if configured:
+        if len(configured) < MIN_TOKEN_LENGTH:
+            raise RefusedToStart(
+                f"MEMORY_ADMIN_TOKEN has {len(configured)} characters; it needs at least "
+                f"{MIN_TOKEN_LENGTH} (or unset it to have one generated and kept in "
+                f"{data_dir / TOKEN_FILE})"
+            )
+        return AdminToken(configured, None, created=False)
+    path = data_dir / TOKEN_FILE
+    with contextlib.suppress(FileNotFoundError):
+        return AdminToken(_read_token(path), path, created=False)
+    token = f"amk_admin_{secrets.token_hex(24)}"
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(descriptor, f"{token}\n".encode())
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+    return AdminToken(token, path, created=True)
+
+
+def _read_token(path: Path) -> str:
+    mode = path.lstat().st_mode
+    if not stat.S_ISREG(mode):
+        raise RefusedToStart(f"{path} is not a regular file")
+    if mode & 0o077:
+        raise RefusedToStart(f"{path} may be read by others: chmod 600 it (or delete it)")
+    token = path.read_text().strip()
+    if len(token) < MIN_TOKEN_LENGTH:
+        raise RefusedToStart(f"{path} holds no valid token: delete it to have a new one made")
+    return token
 
 
 def main() -> None:
     import uvicorn
 
-    port = int(os.environ.get("PORT", "8080"))
-    admin_token, aws_port = configure_environment()
-
+    from agent_memory.adapters.local_orchestrator import LocalOrchestrator
     from agent_memory.api.app import create_app
-    from agent_memory.bootstrap import services_from_environment
+    from agent_memory.bootstrap import (
+        KEY_FILE,
+        STORE_FILE,
+        build_services,
+        local_adapters,
+        step_services,
+    )
+    from agent_memory.config import load_settings
+    from agent_memory.domain.identity import hash_token
+    from infra.local.runner import learning_workflow
 
-    app = create_app(services_from_environment())
+    os.umask(0o077)  # every file this process creates (the table's journal too) is owner-only
+    os.environ.setdefault("DEFAULT_MODEL", "local/rules")
+    os.environ.setdefault("OFFLOAD_BLOCKING_CALLS", "true")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", os.environ.get("LOG_LEVEL", "WARNING"))
+    port = int(os.environ.get("PORT", "8080"))
+    settings = load_settings()
+    data_dir = data_directory(settings.data_dir)
+    held = lock(data_dir)
+    token = admin_token(data_dir, os.environ.get("MEMORY_ADMIN_TOKEN"))
+    settings = settings.model_copy(update={"admin_token_sha256": hash_token(token.value)})
+
+    _name, definition, tasks = learning_workflow()
+    adapters = local_adapters(settings, data_dir, workflow=definition, tasks=tasks)
+    services = build_services(settings, adapters)
+    step_services.use(services)  # the step handlers run on these services
+    runner = adapters.orchestrator
+    assert isinstance(runner, LocalOrchestrator)
+    resumed = runner.run()
+    loose = " (readable by others: chmod 700 it)" if data_dir.stat().st_mode & 0o077 else ""
     print(
         f"agent-memory on http://127.0.0.1:{port}\n"
-        f"  admin token: {admin_token}\n"
-        f"  embedded AWS: http://127.0.0.1:{aws_port} (aws --endpoint-url ... dynamodb scan "
-        f"--table-name {aws.TABLE_NAME})\n"
-        f"  default model: {os.environ['DEFAULT_MODEL']}",
+        f"  data: {data_dir}{loose} ({STORE_FILE}, {KEY_FILE}; MEMORY_DATA_DIR)\n"
+        f"  {token.describe()}\n"
+        f"  learning: in this process; {resumed} unfinished execution(s) resumed\n"
+        f"  default model: {settings.default_model}\n"
+        "  the AWS emulator (AWS CLI, sam local): make aws-local",
         flush=True,
     )
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    # uvicorn shuts down gracefully on a signal, then raises it again: end with status 0.
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, _stopped)
+    try:
+        uvicorn.run(create_app(lambda: services), host="127.0.0.1", port=port, log_level="warning")
+    finally:
+        runner.close()
+        close = getattr(adapters.store, "close", None)
+        if close is not None:
+            close()
+        held.close()
+        print(f"agent-memory stopped; the data stays in {data_dir}", flush=True)
+
+
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
 
 
 if __name__ == "__main__":

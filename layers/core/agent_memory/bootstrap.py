@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from agent_memory.config import Settings, load_settings
@@ -75,6 +76,51 @@ def aws_adapters(settings: Settings, session: Any = None) -> Adapters:
         ids=RandomIds(),
         orchestrator=orchestrator,
         models=model_catalog(settings, session),
+    )
+
+
+# The files of a single-machine deployment, in its data directory (`MEMORY_DATA_DIR`).
+STORE_FILE = "memory.sqlite3"
+KEY_FILE = "content.key"
+
+
+def local_adapters(
+    settings: Settings,
+    data_dir: Path,
+    *,
+    workflow: Mapping[str, Any] | None = None,
+    tasks: Mapping[str, Callable[[dict[str, Any]], Any]] | None = None,
+) -> Adapters:
+    """Adapters for one machine (`make run`): the table in `data_dir`'s SQLite file,
+    content sealed under its key file, and, given a state machine definition and the
+    callables of its Task resources, the durable local runner (it works once its `run()`
+    is called, after the services it calls are built)."""
+    from agent_memory.adapters.clock import RandomIds, SystemClock
+    from agent_memory.adapters.local_cipher import LocalCipher
+    from agent_memory.adapters.local_orchestrator import LocalOrchestrator
+    from agent_memory.adapters.sqlite_store import SqliteStore
+
+    store = SqliteStore(data_dir / STORE_FILE)
+    orchestrator = None
+    if workflow is not None:
+        orchestrator = LocalOrchestrator(
+            store,
+            workflow,
+            tasks or {},
+            workers=settings.learning_workers,
+            backlog=settings.learning_backlog,
+        )
+    return Adapters(
+        store=store,
+        cipher=LocalCipher(
+            data_dir / KEY_FILE,
+            cache_seconds=settings.key_cache_seconds,
+            cache_messages=settings.key_cache_messages,
+        ),
+        clock=SystemClock(),
+        ids=RandomIds(),
+        orchestrator=orchestrator,
+        models=model_catalog(settings),
     )
 
 

@@ -76,6 +76,11 @@ class Settings(BaseModel):
     # Run blocking store calls in a worker thread (a local server with many clients);
     # in Lambda one request runs at a time, so the thread hop only costs time.
     offload_blocking_calls: bool = Field(False, validation_alias="OFFLOAD_BLOCKING_CALLS")
+    # Single-machine mode (`make run`): where the data lives (blank: `.data/` in the
+    # checkout), and the learning runner's worker threads and open-execution bound.
+    data_dir: str = Field("", validation_alias="MEMORY_DATA_DIR")
+    learning_workers: int = Field(2, ge=1, le=16, validation_alias="MEMORY_LEARNING_WORKERS")
+    learning_backlog: int = Field(1000, ge=1, validation_alias="MEMORY_LEARNING_BACKLOG")
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
