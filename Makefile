@@ -1,4 +1,4 @@
-# agent-memory: `make run` serves the API on the embedded AWS; `make test` runs the suite.
+# agent-memory: `make run` serves the API on one machine, its data in .data/; `make test` runs the suite.
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -12,9 +12,9 @@ export PYTHONDONTWRITEBYTECODE :=
 	build clean
 
 help:
-	@echo "make run        serve the API on http://127.0.0.1:$(PORT) (embedded AWS, moto)"
+	@echo "make run        serve the API on http://127.0.0.1:$(PORT), data kept in MEMORY_DATA_DIR (.data/)"
 	@echo "make test       the whole suite, offline (lint, types, layering, tests)"
-	@echo "make aws-local  the embedded AWS alone on 127.0.0.1:4566"
+	@echo "make aws-local  the embedded AWS (moto) on 127.0.0.1:4566, for the AWS CLI and sam local"
 	@echo "make lint       ruff, mypy, import-linter, cfn-lint, sam validate --lint"
 	@echo "make openapi    regenerate infra/openapi.json"
 	@echo "make bench      benchmarks -> bench/results.json;  make load: the load test"
