@@ -15,7 +15,7 @@ help:
 	@echo "make run        serve the API on http://127.0.0.1:$(PORT), data kept in MEMORY_DATA_DIR (.data/)"
 	@echo "make test       the whole suite, offline (lint, types, layering, tests)"
 	@echo "make aws-local  the embedded AWS (moto) on 127.0.0.1:4566, for the AWS CLI and sam local"
-	@echo "make lint       ruff, mypy, import-linter, cfn-lint, sam validate --lint"
+	@echo "make lint       ruff, mypy, import-linter, cfn-lint, sam validate --lint, checkov"
 	@echo "make openapi    regenerate infra/openapi.json"
 	@echo "make bench      benchmarks -> bench/results.json;  make load: the load test"
 	@echo "make deploy     sam build && sam deploy (ENV=default|prod)"
@@ -49,13 +49,13 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports
 
-test: check cfn-lint
+test: check cfn-lint checkov
 	$(PY) -m pytest -n 2 --cov --cov-report=term
 
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
 
-lint: check cfn-lint sam-validate
+lint: check cfn-lint sam-validate checkov
 
 openapi: $(STAMP)
 	$(PY) -m infra.gen_openapi

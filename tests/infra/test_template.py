@@ -1,4 +1,6 @@
-"""template.yaml, samconfig.toml, the sam-local env file and the layer requirements (offline)."""
+"""template.yaml, samconfig.toml, the sam-local env file, the layer requirements, the admin
+token check at deploy and checkov's settings (offline). Each function's IAM policy:
+tests/infra/test_iam.py."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from infra import gen_layer_requirements
+from infra import admin_token, gen_layer_requirements
 from infra.cfn_yaml import load_template, loads
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,17 +23,6 @@ FUNCTIONS = {
     "ApplyLearningFunction": "learning_steps.handler.apply_learning",
     "RecordFailureFunction": "learning_steps.handler.record_failure",
 }
-DATA_ACTIONS = {
-    "dynamodb:GetItem",
-    "dynamodb:Query",
-    "dynamodb:PutItem",
-    "dynamodb:UpdateItem",
-    "dynamodb:DeleteItem",
-    "dynamodb:TransactWriteItems",
-    "dynamodb:ConditionCheckItem",
-    "dynamodb:BatchGetItem",
-}
-KEY_ACTIONS = {"kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"}
 ENV_VARS = {
     "TABLE_NAME",
     "KMS_KEY_ID",
@@ -115,12 +106,28 @@ def test_key_rotates_and_is_administered_by_the_account(resources: dict[str, Any
     key = resources["MemoryKey"]
     assert key["Type"] == "AWS::KMS::Key"
     assert key["Properties"]["EnableKeyRotation"] is True
-    # One statement: the account administers the key; IAM policies decide who uses it.
-    [root] = key["Properties"]["KeyPolicy"]["Statement"]
+    # The account administers the key and IAM policies decide who uses it (tests/infra/
+    # test_iam.py); CloudWatch Logs may use it for this stack's log groups only.
+    root, logs = key["Properties"]["KeyPolicy"]["Statement"]
     assert root["Principal"]["AWS"] == {
         "Fn::Sub": "arn:${AWS::Partition}:iam::${AWS::AccountId}:root"
     }
     assert root["Action"] == "kms:*"
+    assert logs["Principal"] == {"Service": {"Fn::Sub": "logs.${AWS::Region}.amazonaws.com"}}
+    assert not any("*" in action for action in logs["Action"])
+    [(operator, condition)] = logs["Condition"].items()
+    assert operator == "ArnLike"
+    [arns] = condition.values()
+    assert list(condition) == ["kms:EncryptionContext:aws:logs:arn"]
+    assert all(":log-group:/aws/" in arn["Fn::Sub"] for arn in arns)
+    assert all("${AWS::StackName}-" in arn["Fn::Sub"] for arn in arns)
+    groups = [r for r in resources.values() if r["Type"] == "AWS::Logs::LogGroup"]
+    assert len(groups) == 7
+    for group in groups:
+        assert group["Properties"]["KmsKeyId"] == {"Fn::GetAtt": ["MemoryKey", "Arn"]}
+        name = group["Properties"]["LogGroupName"]["Fn::Sub"]
+        # Each name falls under one of the key policy's patterns (functions: <stack>-...).
+        assert name.startswith(("/aws/lambda/${", "/aws/vendedlogs/")), name
     alias = resources["MemoryKeyAlias"]["Properties"]
     assert alias == {
         "AliasName": {"Fn::Sub": "alias/${AWS::StackName}-memory"},
@@ -162,36 +169,26 @@ def test_function_sizes_and_timeouts(resources: dict[str, Any]) -> None:
         assert resources[name]["Properties"]["Timeout"] <= 30
 
 
-@pytest.mark.parametrize("name", FUNCTIONS)
-def test_function_data_access_is_least_privilege(resources: dict[str, Any], name: str) -> None:
-    granted_data: set[str] = set()
-    granted_key: set[str] = set()
-    for statement, _ in statements(resources[name]):
-        assert statement["Effect"] == "Allow"
-        actions = set(as_list(statement["Action"]))
-        targets = as_list(statement["Resource"])
-        touches_data = any(a.startswith(("dynamodb:", "kms:")) for a in actions)
-        if not touches_data:
-            continue
-        assert not any(a.endswith("*") for a in actions), actions
-        assert "*" not in targets, f"{name}: {statement.get('Sid')} on *"
-        if any(a.startswith("dynamodb:") for a in actions):
-            assert actions <= DATA_ACTIONS
-            assert targets == [
-                {"Fn::GetAtt": ["MemoryTable", "Arn"]},
-                {"Fn::Sub": "${MemoryTable.Arn}/index/*"},
-            ]
-            granted_data |= actions
-        if any(a.startswith("kms:") for a in actions):
-            assert actions <= KEY_ACTIONS
-            assert targets == [{"Fn::GetAtt": ["MemoryKey", "Arn"]}]
-            granted_key |= actions
-    assert granted_data == DATA_ACTIONS
-    assert granted_key == KEY_ACTIONS
-    # No broad managed policies or SAM templates that would widen the statements above.
-    for policy in resources[name]["Properties"]["Policies"]:
-        assert isinstance(policy, dict)
-        assert set(policy) <= {"Statement", "Fn::If"}
+def test_reserved_concurrency_is_a_parameter_per_function_family(
+    template: dict[str, Any], resources: dict[str, Any]
+) -> None:
+    for family in ("ApiReservedConcurrency", "LearningReservedConcurrency"):
+        parameter = template["Parameters"][family]
+        assert (parameter["Type"], parameter["Default"], parameter["MinValue"]) == (
+            "Number",
+            -1,
+            -1,
+        )
+        assert template["Conditions"][f"Has{family}"] == {
+            "Fn::Not": [{"Fn::Equals": [{"Ref": family}, "-1"]}]
+        }
+    for name in FUNCTIONS:
+        family = (
+            "ApiReservedConcurrency" if name == "ApiFunction" else "LearningReservedConcurrency"
+        )
+        assert resources[name]["Properties"]["ReservedConcurrentExecutions"] == {
+            "Fn::If": [f"Has{family}", {"Ref": family}, {"Ref": "AWS::NoValue"}]
+        }
 
 
 def test_only_the_api_starts_learning_on_the_named_state_machine(
@@ -216,10 +213,9 @@ def test_only_the_api_starts_learning_on_the_named_state_machine(
         if function != "ApiFunction":
             assert granted == {}
             continue
-        assert set(granted) == {"states:StartExecution", "states:DescribeExecution"}
+        # Starting is all it does: a repeated start is answered by StartExecution itself.
+        assert set(granted) == {"states:StartExecution"}
         assert granted["states:StartExecution"] == [{"Fn::Sub": arn}]
-        [execution] = granted["states:DescribeExecution"]
-        assert execution["Fn::Sub"].endswith(":execution:${AWS::StackName}-learning:*")
 
 
 def test_only_call_model_invokes_bedrock(resources: dict[str, Any]) -> None:
@@ -238,11 +234,15 @@ def test_openai_secret_is_readable_only_when_configured(
     assert template["Conditions"]["HasOpenAIApiKeySecret"] == {
         "Fn::Not": [{"Fn::Equals": [{"Ref": "OpenAIApiKeySecretArn"}, ""]}]
     }
+    readers = set()
     for function in FUNCTIONS:
         for statement, condition in statements(resources[function]):
             if "secretsmanager:GetSecretValue" in as_list(statement["Action"]):
                 assert condition == "HasOpenAIApiKeySecret"
                 assert statement["Resource"] == {"Ref": "OpenAIApiKeySecretArn"}
+                readers.add(function)
+    # Read at the first model call (adapters/secrets.py): only CallModel calls models.
+    assert readers == {"CallModelFunction"}
 
 
 def test_environment(template: dict[str, Any]) -> None:
@@ -255,6 +255,14 @@ def test_environment(template: dict[str, Any]) -> None:
     assert env["POWERTOOLS_METRICS_NAMESPACE"] == "AgentMemory"
     params = template["Parameters"]
     assert params["AdminTokenSha256"]["NoEcho"] is True
+    assert params["AdminTokenSha256"]["AllowedPattern"] == "^[0-9a-f]{64}$"
+    assert "Default" not in params["AdminTokenSha256"]  # a first deploy must name one
+    assert params["AllowedModels"]["Type"] == "CommaDelimitedList"
+    assert params["AllowedModels"]["Default"] == "anthropic.claude"
+    assert env["ALLOWED_MODELS"] == {"Ref": "AllowedModelPatterns"}
+    assert params["AllowedModelPatterns"]["Default"] == ""  # every configured provider
+    default_model = params["DefaultModel"]["Default"].removeprefix("bedrock/")
+    assert default_model.startswith(params["AllowedModels"]["Default"])  # invocable
     assert params["DefaultModel"]["Default"] == "bedrock/anthropic.claude-3-5-haiku-20241022-v1:0"
     assert params["MemoryTextMaxLength"]["Default"] == 8000
     assert params["LogLevel"]["Default"] == "INFO"
@@ -407,6 +415,100 @@ def test_samconfig_profiles() -> None:
         assert deploy["confirm_changeset"] is confirm
         assert "AdminTokenSha256" not in deploy["parameter_overrides"]  # never a secret here
     assert config["default"]["build"]["parameters"] == {"cached": True, "parallel": True}
+
+
+# ------------------------------------------------------------------ the admin token at deploy
+
+STRONG = "s" * 31 + "!"
+
+
+def test_a_new_admin_token_is_strong_and_hashed_as_the_service_hashes() -> None:
+    from agent_memory.domain.identity import hash_token
+
+    token = admin_token.new_token()
+    assert len(token) >= 43
+    assert token != admin_token.new_token()
+    assert admin_token.digest(token) == hash_token(token)
+    assert admin_token.digest(STRONG) == hash_token(STRONG)
+
+
+@pytest.mark.parametrize("token", ["", "local-admin-token", "s" * 31, " " + "s" * 32])
+def test_a_short_or_padded_token_is_not_hashed(token: str) -> None:
+    with pytest.raises(admin_token.Refused):
+        admin_token.digest(token)
+
+
+def _never(stack: str, region: str) -> set[str] | None:
+    raise AssertionError("a deploy that names the hash needs no stack lookup")
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        f"AdminTokenSha256={'A' * 64}",  # upper case: the template's pattern refuses it too
+        f"AdminTokenSha256={'a' * 63}",
+        "AdminTokenSha256=",
+        f"AdminTokenSha256={hashlib.sha256(b'local-admin-token').hexdigest()}",
+        f"AdminTokenSha256={hashlib.sha256(b'').hexdigest()} LogLevel=INFO",
+        "AdminTokenSha256",
+    ],
+)
+def test_deploy_refuses_a_malformed_or_weak_hash(overrides: str) -> None:
+    with pytest.raises(admin_token.Refused):
+        admin_token.check("prod", overrides, lookup=_never)
+
+
+def test_deploy_refuses_a_first_deploy_without_a_hash() -> None:
+    looked_up: list[tuple[str, str]] = []
+
+    def missing(stack: str, region: str) -> set[str] | None:
+        looked_up.append((stack, region))
+        return None
+
+    with pytest.raises(admin_token.Refused, match="first deploy"):
+        admin_token.check("prod", 'LogLevel="INFO"', lookup=missing)
+    assert looked_up == [("agent-memory-prod", "us-east-1")]
+    with pytest.raises(admin_token.Refused, match="first deploy"):
+        admin_token.check("default", "", lookup=lambda s, r: {"LogLevel"})
+
+
+def test_deploy_accepts_a_good_hash_or_the_deployed_one() -> None:
+    good = f'AdminTokenSha256={admin_token.digest(STRONG)} DefaultModel="bedrock/x y"'
+    assert "new hash" in admin_token.check("prod", good, lookup=_never)
+    kept = admin_token.check("default", "", lookup=lambda s, r: {"AdminTokenSha256", "LogLevel"})
+    assert "keeps" in kept
+
+
+def test_the_deploy_helper_answers_on_its_exit_code(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("short\n"))
+    assert admin_token.main(["hash"]) == 2
+    assert "at least 32" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", io.StringIO(STRONG + "\n"))
+    assert admin_token.main(["hash"]) == 0
+    assert capsys.readouterr().out.strip() == hashlib.sha256(STRONG.encode()).hexdigest()
+    assert admin_token.main(["check", "--env", "prod", "--overrides", "AdminTokenSha256=x"]) == 2
+
+
+def test_make_deploy_checks_the_hash_before_building() -> None:
+    lint = (ROOT / "infra" / "lint.mk").read_text()
+    assert "\ndeploy: deploy-check\n" in lint
+    assert "infra/admin_token.py check --env $(ENV)" in lint
+
+
+# ------------------------------------------------------------------ checkov
+
+
+def test_every_skipped_checkov_check_is_recorded_in_the_decisions() -> None:
+    config = loads((ROOT / "infra" / "checkov.yaml").read_text())
+    assert config["framework"] == ["cloudformation"]
+    assert config["skip-download"] is True  # offline
+    decisions = (ROOT / "docs" / "decisions.md").read_text()
+    for check in config["skip-check"]:
+        assert check in decisions, f"{check} is skipped without a recorded reason"
 
 
 # ------------------------------------------------------------------ the loader itself
