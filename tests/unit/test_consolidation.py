@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from agent_memory.domain import consolidation as rules_module
+from agent_memory.domain import secrets
+from agent_memory.domain.agent_memory import rules_for as agent_rules
 from agent_memory.domain.consolidation import Known, PoolRules, consolidate
 from agent_memory.domain.proposals import MEMORY_KINDS, ProposedForget, ProposedRemember
 
 READ = ("i-03", "i-04", "i-05")
 RULES = PoolRules(allowed_kinds=MEMORY_KINDS, readable=frozenset(READ), outside={"i-05"})
+
+
+@dataclass(frozen=True)
+class Item:
+    id: str
+    app: str | None
 
 
 def remember(
@@ -116,6 +126,65 @@ def test_a_secret_looking_key_is_redacted_in_the_record() -> None:
     key = "ghp_abcdefghijklmnopqrstuvwxyz0123"
     decision = consolidate([remember(key, "A fact.")], {}, RULES)
     assert decision.rejected_records()[0]["change"]["key"] == rules_module.REDACTED
+
+
+def test_a_key_that_holds_a_secret_is_refused_for_both_ops_and_never_recorded() -> None:
+    # A key is plaintext metadata: the entry's row, the execution's `applied`, agent
+    # memory's log. Whatever the content, such a key is not written anywhere.
+    decision = consolidate(
+        [
+            remember("admin-login-root-hunter2", "The admin login is documented."),
+            forget("wifi-password-hunter22"),
+            remember("budget"),
+        ],
+        {"wifi-password-hunter22": Known("active")},
+        RULES,
+    )
+    assert decision.applied_records() == [{"key": "budget", "op": "remember"}]
+    records = decision.rejected_records()
+    assert [r["reason"] for r in records] == [
+        rules_module.SECRET.format(what=secrets.LOGIN),
+        rules_module.SECRET.format(what=secrets.PASSWORD),
+    ]
+    assert [r["change"]["key"] for r in records] == [rules_module.REDACTED] * 2
+    assert "hunter2" not in repr(records)
+
+
+def test_the_secret_reason_names_the_kind_never_the_secret_and_comes_first() -> None:
+    decision = consolidate(
+        [
+            # No readable source and a kind this pool does not keep: the secret still wins.
+            remember("door", "The door code is 4711.", "i-99", kind="rumour"),
+            remember("card", "Pay with 4111 1111 1111 1111."),
+            remember("otp", "The 2FA code is 482910."),
+        ],
+        {},
+        RULES,
+    )
+    assert reasons(decision) == {
+        "door": rules_module.SECRET.format(what=secrets.PIN),
+        "card": rules_module.SECRET.format(what=secrets.CARD),
+        "otp": rules_module.SECRET.format(what=secrets.ONE_TIME_CODE),
+    }
+    for reason in reasons(decision).values():
+        assert not any(ch.isdigit() for ch in reason)
+
+
+def test_the_same_secret_rule_serves_agent_memory() -> None:
+    rules = agent_rules([Item("i-1", None), Item("i-2", "crm")])
+    decision = consolidate(
+        [
+            remember("tests-first", "Always run the tests first.", "i-1", kind="procedure"),
+            remember("deploy", "Deploy with password Hunter2-xyz!", "i-1", kind="procedure"),
+            remember("root-pw-hunter2x", "Use ssh for deploys.", "i-1", kind="procedure"),
+        ],
+        {},
+        rules,
+    )
+    assert [c.key for c in decision.accepted] == ["tests-first"]
+    assert {r.reason for r in decision.rejected} == {
+        rules_module.SECRET.format(what=secrets.PASSWORD)
+    }
 
 
 def test_an_edit_made_while_the_model_worked_is_kept() -> None:

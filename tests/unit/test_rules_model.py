@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agent_memory.adapters.rules_model import RulesModel
 from agent_memory.domain.proposals import (
     LASTING_KINDS,
@@ -11,8 +13,9 @@ from agent_memory.domain.proposals import (
     ProposedRemember,
     parse_changes,
 )
-from agent_memory.domain.secrets import looks_secret
+from agent_memory.domain.secrets import key_secret, looks_secret
 from agent_memory.ports import EvidenceItem, KnownEntry, LearningRequest, ModelReply, Usage
+from tests.unit.test_secret_corpus import SECRETS
 
 
 def _ask(
@@ -138,11 +141,44 @@ def test_secrets_are_never_proposed() -> None:
     assert all(looks_secret(c.to_dict().get("content", "")) is None for c in changes)
 
 
-def test_plain_remember_becomes_a_readable_fact() -> None:
+@pytest.mark.parametrize(("text", "_kind"), SECRETS)
+def test_a_statement_that_holds_a_secret_is_not_extracted(text: str, _kind: str) -> None:
+    _, changes = _ask(
+        _user("i-1", f"Remember that {text}"), _user("i-2", f"My {text}"), _user("i-3", text)
+    )
+    assert changes == ()
+
+
+def test_admin_login_with_its_password_gives_no_key_at_all() -> None:
+    _, changes = _ask(
+        _user("i-1", "Remember that the admin login is root / hunter2."),
+        _user("i-2", "Remember: admin login root hunter2"),
+        _user("i-3", "My admin login is root and my password is hunter2"),
+    )
+    assert changes == ()
+
+
+def test_plain_remember_becomes_a_readable_fact_keyed_by_its_subject() -> None:
     _, changes = _ask(_user("i-1", "ok, remember: the hotel is near the station"))
     assert changes == (
-        ProposedRemember("hotel-near-station", "The hotel is near the station.", "fact", ("i-1",)),
+        ProposedRemember("hotel", "The hotel is near the station.", "fact", ("i-1",)),
     )
+
+
+def test_keys_come_from_the_subject_never_from_the_value() -> None:
+    _, changes = _ask(
+        _user("i-1", "Remember that the admin login is ana.lopez."),
+        _user("i-2", "Remember that our wifi network is CafeGuest."),
+        _user("i-3", "My locker is number 57."),
+        _user("i-4", "Remember that the flight leaves at 07:45 from gate B22."),
+    )
+    keys = [c.key for c in changes]
+    assert keys == ["admin-login", "wifi-network", "locker", "flight"]
+    for change in changes:
+        assert isinstance(change, ProposedRemember)
+        assert key_secret(change.key) is None
+    values = ("ana", "lopez", "cafeguest", "57", "07", "45", "b22")
+    assert not [k for k in keys for value in values if value in k.split("-")]
 
 
 def test_small_talk_proposes_nothing() -> None:

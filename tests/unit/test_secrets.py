@@ -1,18 +1,47 @@
-"""Memory never keeps passwords, keys, tokens or links that give access (seed 000)."""
+"""Memory never keeps passwords, keys, tokens or links that give access (seed 000): the
+detector's reasons, and a learning run whose model proposes secrets leaving no plaintext trace.
+The corpus of phrasings is tests/unit/test_secret_corpus.py."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from agent_memory.adapters.in_memory import (
+    FakeCipher,
+    FixedClock,
+    InMemoryStore,
+    RecordingOrchestrator,
+    SequentialIds,
+)
+from agent_memory.bootstrap import Adapters, build_services
+from agent_memory.config import Settings
+from agent_memory.domain.consolidation import SECRET
+from agent_memory.domain.identity import SERVICE_ADMIN, Principal
+from agent_memory.domain.learning_prompt import instructions_for
+from agent_memory.domain.proposals import MEMORY_KINDS
 from agent_memory.domain.secrets import (
     ACCESS_LINK,
     API_TOKEN,
     CLOUD_KEY,
+    LOGIN,
     PASSWORD,
+    PIN,
     PRIVATE_KEY,
     RANDOM_STRING,
     looks_secret,
 )
+from agent_memory.domain.sessions import NewItem
+from agent_memory.ports import LearningRequest
+from agent_memory.service.learning_pools import PoolRef
+from tests.learning_support import Catalog, ScriptedModel
 
 
 @pytest.mark.parametrize(
@@ -25,7 +54,7 @@ from agent_memory.domain.secrets import (
         ("pwd: abc123", PASSWORD),
         ("Password = 'letmein'", PASSWORD),
         ("Passwort: Sommer2024", PASSWORD),
-        ("my PIN is 4921", PASSWORD),
+        ("my PIN is 4921", PIN),
         # cloud keys and tokens
         ("key id AKIAIOSFODNN7EXAMPLE", CLOUD_KEY),
         ("temporary creds ASIAY34FZKBOKMUTVV7A", CLOUD_KEY),
@@ -108,3 +137,131 @@ def test_secrets_are_recognized_with_their_reason(text: str, reason: str) -> Non
 )
 def test_ordinary_text_is_not_a_secret(text: str) -> None:
     assert looks_secret(text) is None
+
+
+# --- through the learning workflow --------------------------------------------------------
+
+HELPER = "openai/helper"
+
+
+def _plaintext(value: Any) -> Iterator[str]:
+    """Every string a row keeps readable: sealed bytes are skipped (the cipher's output)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for name, inner in value.items():
+            yield str(name)
+            yield from _plaintext(inner)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for inner in value:
+            yield from _plaintext(inner)
+
+
+def _drive(services: Any, name: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """LoadEvidence -> CallModel -> ApplyLearning, as the state machine runs them."""
+    state: dict[str, Any] = dict(payload)
+    learning = services.learning
+    steps = [
+        ("LoadEvidence", learning.load_evidence, "evidence"),
+        ("CallModel", learning.call_model, "model"),
+        ("ApplyLearning", learning.apply_learning, "result"),
+    ]
+    for step, run, path in steps:
+        context = {"executionName": name, "executionId": name, "state": step, "attempt": 0}
+        state[path] = run({"input": json.loads(json.dumps(state)), "context": context})
+    return state
+
+
+def test_no_plaintext_row_carries_a_secret_a_model_proposed() -> None:
+    store, orchestrator = InMemoryStore(), RecordingOrchestrator()
+    adapters = Adapters(store, FakeCipher(), FixedClock(step_ms=1), SequentialIds(), orchestrator)
+
+    def script(request: LearningRequest) -> str:
+        source = request.items[0].id
+        changes = [
+            # A key built from the value, and a content holding it: both are refused.
+            ("admin-login-root-hunter2", "The admin login is documented in the runbook."),
+            ("deploy", "Deploy as root with the password hunter2 over ssh."),
+            ("budget", "The budget is 1500 EUR."),
+        ]
+        return json.dumps(
+            {
+                "changes": [
+                    {"op": "remember", "key": key, "content": content, "kind": "decision"}
+                    | {"sources": [source]}
+                    for key, content in changes
+                ]
+            }
+        )
+
+    model = ScriptedModel(name=HELPER, script=script)
+    adapters.models = Catalog({HELPER: model})
+    services = build_services(Settings(default_model=HELPER), adapters)
+    services.identity.create_org(SERVICE_ADMIN, "acme", "Acme")
+    services.identity.create_user(SERVICE_ADMIN, "acme", "ana", "Ana", "member")
+    services.org_settings.patch(SERVICE_ADMIN, "acme", {"helperModel": HELPER})
+    ana = Principal("ana", "acme", "member")
+    agent = services.agents.create(ana, "Ops")
+    session = services.sessions.create(ana, agent.id, model=HELPER)
+    said = "The admin login is root / hunter2. Our budget is 1500 EUR."
+    services.sessions.turn(ana, session.id, [NewItem("user", said)])
+
+    # Both pools learn from the turn: the session's memory and the agent's.
+    assert {payload["pool"]["kind"] for payload in orchestrator.started.values()} == {
+        "session",
+        "agent",
+    }
+    results = [_drive(services, n, p)["result"] for n, p in orchestrator.started.items()]
+
+    assert [r["status"] for r in results] == ["succeeded", "succeeded"]
+    session_memory = services.session_memory.read(ana, session.id)["entries"]
+    agent_memory = services.agent_memory.read(ana, agent.id)["entries"]
+    assert set(session_memory) == set(agent_memory) == {"budget"}
+    for execution in [
+        *services.learning.executions(PoolRef("session", "acme", session.id)),
+        *services.agent_memory.executions(ana, agent.id),
+    ]:
+        assert execution["applied"] == [{"key": "budget", "op": "remember"}]
+        assert [r["reason"] for r in execution["rejected"]] == [
+            SECRET.format(what=LOGIN),
+            SECRET.format(what=PASSWORD),
+        ]
+    readable = [text for row in store.rows.values() for text in _plaintext(row)]
+    assert readable  # the rows were scanned: entries, heads, executions, logs
+    assert not [text for text in readable if "hunter2" in text]
+
+
+# --- cost -----------------------------------------------------------------------------------
+
+COLD_PROBE = """
+import json, sys
+import functions.api.handler as h
+import functions.learning_steps.handler
+from fastapi.testclient import TestClient
+from agent_memory.domain.secrets import looks_secret
+TestClient(h.app).get("/healthz")
+before = sorted(m for m in ("detect_secrets", "requests") if m in sys.modules)
+looks_secret("nothing to see")
+after = "detect_secrets" in sys.modules
+print(json.dumps({"before": before, "after": after}))
+"""
+
+
+def test_the_detector_library_is_imported_at_the_first_check_not_on_a_cold_start() -> None:
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", COLD_PROBE],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": f"{root / 'layers/core'}:{root}"},
+        cwd=root,
+        check=True,
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"before": [], "after": True}
+
+
+def test_the_prompt_names_every_kind_of_secret_and_keys_never_after_values() -> None:
+    prompt = instructions_for("agent", MEMORY_KINDS, "Ana").lower()
+    for kind in ("passphrases", "pins and door codes", "recovery codes", "card numbers"):
+        assert kind in prompt
+    assert "never after its value" in prompt

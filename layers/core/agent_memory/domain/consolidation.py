@@ -7,7 +7,11 @@ A model proposes, the domain disposes (seed 000, "After a Turn"). For every chan
 - one change per key: when an answer holds two or more changes for one key, all of them are
   rejected;
 - a retracted fact stays retracted (only a direct Remember by a person brings it back);
-- nothing that looks like a password, key, token or access link is kept;
+- nothing that looks like a secret is kept (domain/secrets.py: passwords, logins, codes,
+  PINs, keys, tokens, card numbers, access links), in the content or in the key: a key is
+  plaintext metadata (the entry's row, the execution's `applied`, agent memory's log), so a
+  change of either op whose key holds a secret is rejected, and the rejection keeps the key
+  as `[redacted]`;
 - the change is applied to the newest memory: an entry a person changed while the model
   worked keeps the person's edit;
 - its kind is one the pool keeps; Forget needs an active entry.
@@ -24,13 +28,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.domain.proposals import ProposedChange, ProposedForget, ProposedRemember
-from agent_memory.domain.secrets import looks_secret
+from agent_memory.domain.secrets import key_secret, looks_secret
 
 DUPLICATE_KEY = "more than one change for this key in one answer"
 NO_SOURCE = "names no source"
 NOT_READ = "names a source that is not one of the new items: {source}"
 OUTSIDE_ONLY = "only App results (outside data) support it"
 KIND_NOT_KEPT = "kind {kind} is not kept in this memory"
+# One reason for every secret; `what` names its kind ("a password"), never the secret.
 SECRET = "looks like {what}, which memory never keeps"
 STAYS_RETRACTED = "a retracted fact stays retracted; only a direct Remember brings it back"
 UNKNOWN_KEY = "no entry has this key"
@@ -72,7 +77,7 @@ class Rejection:
         Content is only ever stored encrypted, and a secret is never stored at all.
         """
         change: dict[str, Any] = {"op": _op(self.change), "key": self.change.key}
-        if looks_secret(self.change.key):
+        if key_secret(self.change.key):
             change["key"] = REDACTED
         if isinstance(self.change, ProposedRemember):
             change["kind"] = self.change.kind
@@ -110,20 +115,31 @@ def consolidate(
     *,
     secret: Callable[[str], str | None] = looks_secret,
 ) -> Decision:
-    """Split proposed changes into accepted ones and rejections with their reasons."""
+    """Split proposed changes into accepted ones and rejections with their reasons.
+
+    `secret` says what kind of secret a text holds (domain/secrets.py's `looks_secret`); a
+    key is also read word by word ("admin-login-root-hunter2")."""
     per_key = Counter(change.key for change in changes)
     accepted: list[ProposedChange] = []
     rejected: list[Rejection] = []
     for change in changes:
-        if per_key[change.key] > 1:
-            reason: str | None = DUPLICATE_KEY
-        else:
-            reason = _sources_reason(change, rules) or _reason(change, current, rules, secret)
+        # The secret first: its reason is the one worth reading, whatever else is wrong.
+        reason = _secret_reason(change, secret)
+        if reason is None and per_key[change.key] > 1:
+            reason = DUPLICATE_KEY
+        if reason is None:
+            reason = _sources_reason(change, rules) or _reason(change, current, rules)
         if reason is None:
             accepted.append(change)
         else:
             rejected.append(Rejection(change, reason))
     return Decision(tuple(accepted), tuple(rejected)).limited(rules.max_changes)
+
+
+def _secret_reason(change: ProposedChange, secret: Callable[[str], str | None]) -> str | None:
+    content = change.content if isinstance(change, ProposedRemember) else ""
+    found = (content and secret(content)) or key_secret(change.key, secret)
+    return SECRET.format(what=found) if found else None
 
 
 def _sources_reason(change: ProposedChange, rules: PoolRules) -> str | None:
@@ -141,7 +157,6 @@ def _reason(
     change: ProposedChange,
     current: Mapping[str, Known],
     rules: PoolRules,
-    secret: Callable[[str], str | None],
 ) -> str | None:
     known = current.get(change.key)
     if isinstance(change, ProposedForget):
@@ -154,9 +169,6 @@ def _reason(
         return None
     if change.kind not in rules.allowed_kinds:
         return KIND_NOT_KEPT.format(kind=change.kind)
-    found = secret(change.content) or secret(change.key)
-    if found:
-        return SECRET.format(what=found)
     if known is not None and known.edited_meanwhile:
         return EDITED_MEANWHILE
     if known is not None and known.status != "active":

@@ -99,8 +99,14 @@ def instructions_for(pool_kind: str, allowed_kinds: Sequence[str], person: str |
         "One change per key: never propose two changes for the same key.",
         "Count only clear statements by the user as preferences; never infer a preference from "
         "what the assistant said or from a guess.",
-        "Never keep passwords, API keys, tokens, private keys or links that give access "
-        "(invitation, sign-in, reset or signed links), not even in part.",
+        "Never keep secrets, not even in part: passwords and passphrases, logins with their "
+        "password, PINs and door codes, one-time and recovery codes, API keys, tokens, "
+        "private keys, payment card numbers, connection strings and links that give access "
+        "(with credentials, invitation, sign-in, reset or signed links). Such a change is "
+        "rejected.",
+        'Name a key after what a fact is about ("wifi", "budget", "admin-login"), '
+        "never after its value: keys are stored in plaintext, so no part of a secret may "
+        "appear in a key.",
         "A retracted entry stays retracted: do not remember its key again.",
         "To forget, name an existing active key and the new item that asks to forget it or "
         "shows the fact is no longer true.",

@@ -4,12 +4,17 @@ It reads plain statements in the user's own items (never tool or App results) an
 in the same JSON protocol as the real models, so the domain parses and checks it the same
 way. Recognized, one sentence at a time:
 
-- "remember (that) ..."        -> the statement below, or a fact
+- "remember (that) ..."        -> the statement below, or a fact keyed by its subject
+                                  ("the hotel is near the station" -> "hotel")
 - "my X is Y"                  -> fact, key = slug of X ("budget")
 - "I prefer/like/love ..."     -> preference ("I don't like/I dislike/I hate ..." too)
 - "always ..." / "never ..."   -> procedure
 - "we decided ..." / "let's use ..." / "we will use ..." -> decision
 - "forget (that|about) X"      -> forget the active entry whose key matches X
+
+A key comes from what a statement is about (X in "my X is Y"), never from the value Y: keys
+are plaintext metadata. A sentence that holds a secret (domain/secrets.py) is not read at
+all, and a key that would hold one is not proposed.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from agent_memory.domain.proposals import (
     MemoryChangesAnswer,
     RememberAnswer,
 )
-from agent_memory.domain.secrets import looks_secret
+from agent_memory.domain.secrets import key_secret, looks_secret
 
 
 class _Item(Protocol):
@@ -75,6 +80,12 @@ _REMEMBER = re.compile(
     re.I,
 )
 _MY_X_IS = re.compile(r"^my\s+(?P<x>[\w' -]{1,60}?)\s+(?P<verb>is|are|was|were)\s+(?P<y>.+)$", re.I)
+# "the hotel is near the station": the subject, before its verb, names the fact.
+_X_IS = re.compile(
+    r"^(?:(?:the|our|their|his|her|its|this|that|a|an)\s+)?(?P<x>[\w' -]{1,60}?)\s+"
+    r"(?:is|are|was|were|will\s+be|has|have|had|starts?|ends?|leaves?|arrives?)\s+\S",
+    re.I,
+)
 _PREFER = re.compile(
     r"^i\s+(?:really\s+|much\s+|usually\s+|generally\s+)?"
     r"(?P<verb>prefer|like|love|enjoy|want|would like|would rather have)\s+(?P<what>.+)$",
@@ -161,6 +172,7 @@ class _Extractor:
             or key in self.retracted
             or not KEY_PATTERN.fullmatch(key.lower())
             or looks_secret(content)
+            or key_secret(key)
         ):
             return
         self._put(_Change("remember", key, source, content, kind))
@@ -199,7 +211,10 @@ class _Extractor:
             return _slug(what), f"Decided: {what}.", "decision"
         if explicit:
             fact = _third_person(text)
-            return _slug(fact), f"{fact[0].upper()}{fact[1:]}.", "fact"
+            subject = _X_IS.match(fact)
+            # Keyed by the subject; a statement without a verb is all subject.
+            key = _slug(subject.group("x")) if subject else _slug(fact, limit=3)
+            return key, f"{fact[0].upper()}{fact[1:]}.", "fact"
         return None
 
     def _reuse(self, key: str, kind: str) -> str:
