@@ -41,6 +41,11 @@ AUDIENCE: list[tuple[str, str]] = [
     (r"^/v1/agents$", "org"),
     (r"^/v1/sessions/\{sessionId\}", "owner"),
     (r"^/v1/sessions$", "owner"),  # creating a session needs access to its agent
+    (r"^/v1/bots$", "org"),
+    (r"^/v1/bots/\{botId\}", "owner"),  # a grant on the bot; memory is the caller's own
+    (r"^/v1/channels$", "org"),
+    (r"^/v1/channels/\{channelId\}", "owner"),  # its members (changes: creator or admin)
+    (r"^/v1/chats", "owner"),  # a chat's readers; creating one needs read on its bot
 ]
 
 
@@ -106,6 +111,21 @@ def build_world(api: Api) -> World:
         )
         assert memory.status_code == 201, memory.text
         world.ids["memoryId"] = memory.json()["id"]
+    if _has("POST", "/v1/bots"):
+        bot = client.post("/v1/bots", json={"name": "helper"}, headers=headers)
+        assert bot.status_code == 201, bot.text
+        world.ids["botId"] = bot.json()["bot"]["id"]
+        channel = client.post("/v1/channels", json={"name": "team"}, headers=headers)
+        assert channel.status_code == 201, channel.text
+        world.ids["channelId"] = channel.json()["channel"]["id"]
+        chat = client.post("/v1/chats", json={"botId": world.ids["botId"]}, headers=headers)
+        assert chat.status_code == 201, chat.text
+        world.ids["chatId"] = chat.json()["chat"]["id"]
+        started = client.post(
+            f"/v1/chats/{world.ids['chatId']}/turns", json={"input": "hello"}, headers=headers
+        )
+        assert started.status_code == 201, started.text
+        world.ids["turnId"] = started.json()["turn"]["id"]
     return world
 
 
@@ -145,6 +165,18 @@ BODIES: dict[tuple[str, str], Callable[[World], Any]] = {
     },
     ("PATCH", "/v1/agent_memories/{memoryId}"): lambda w: {"importance": 0.7},
     ("POST", "/v1/agent_memories/recall"): lambda w: {"limit": 5},
+    ("POST", "/v1/bots"): lambda w: {"name": "another"},
+    ("POST", "/v1/bots/{botId}/links"): lambda w: {
+        "organizationId": w.outsider.org_id,
+        "grants": {w.outsider.id: "read"},
+    },
+    ("POST", "/v1/channels"): lambda w: {"name": "another"},
+    ("POST", "/v1/channels/{channelId}/members"): lambda w: {"add": [w.owner.id]},
+    ("POST", "/v1/chats"): lambda w: {"botId": w.ids["botId"]},
+    ("POST", "/v1/chats/{chatId}/turns"): lambda w: {"input": "hello again"},
+    ("POST", "/v1/chats/{chatId}/turns/{turnId}/items"): lambda w: {
+        "items": [{"role": "assistant", "content": "Hello."}]
+    },
 }
 
 
@@ -170,7 +202,7 @@ def expected(method: str, path: str, caller: str) -> set[int]:
     if who == "org":
         return {404} if caller == "outsider" and names_object else {0}
     if caller in ("stranger", "outsider"):
-        return {404} if names_object or path == "/v1/sessions" else {0}
+        return {404} if names_object or path in ("/v1/sessions", "/v1/chats") else {0}
     return {0}
 
 

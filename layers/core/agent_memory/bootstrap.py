@@ -12,6 +12,7 @@ from agent_memory.config import Settings, load_settings
 from agent_memory.domain.model_names import ModelPolicy
 from agent_memory.persistence.agent_memory import AgentMemoryRepository
 from agent_memory.persistence.agents import AgentRepository
+from agent_memory.persistence.bots import BotRepository
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.sessions import SessionRepository
@@ -19,6 +20,7 @@ from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, S
 from agent_memory.service.agent_learning import AgentLearning, AgentLearningPool
 from agent_memory.service.agent_memory import AgentMemoryService
 from agent_memory.service.agents import AgentService
+from agent_memory.service.bots import BotService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import LearningPool
@@ -244,6 +246,9 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             adapters.ids,
             max_text_length=settings.memory_text_max_length,
             learning=learning,
+        ),
+        bots=BotService(
+            BotRepository(adapters.store, adapters.cipher), adapters.clock, adapters.ids
         ),
         limits=RequestLimits(limiter, settings.rate_limit_per_minute),
     )

@@ -14,6 +14,7 @@ from agent_memory.api.routers import (
     admin,
     agent_memory,
     agents,
+    bots,
     health,
     memory_objects,
     org_settings,
@@ -29,6 +30,7 @@ ROUTERS = (
     agents.router,
     sessions.router,
     agent_memory.router,
+    bots.router,
 )
 
 
@@ -79,7 +81,8 @@ _ERRORS = {
     "401": "Unauthorized: missing, unknown or revoked token",
     "403": "Forbidden: the object is visible but the action needs a grant",
     "404": "NotFound: unknown object, or one of another organization",
-    "409": "SessionConflict, VersionConflict or Conflict: stale expected/revision",
+    "409": "SessionConflict, VersionConflict, EntryConflict, ChatConflict or Conflict: stale "
+    "expected/revision, or a conflict the route names",
     "413": "TooLarge: a body over the limit (1 MiB), a field over its documented limit, or "
     "a write that would take a pool past its bound; `path` names the field",
     "503": "Unavailable: a dependency failed; nothing was written, retry",

@@ -58,6 +58,20 @@ class VersionConflict(Conflict):
     tag = "VersionConflict"
 
 
+class EntryConflict(Conflict):
+    """Seed 002: Forget or share of a bot memory entry that is not for the caller, or a
+    share that a source's access rule does not allow."""
+
+    tag = "EntryConflict"
+
+
+class ChatConflict(Conflict):
+    """Seed 002: confide in a review chat or after its turn completed; items for a
+    completed turn."""
+
+    tag = "ChatConflict"
+
+
 class TooLarge(DomainError):
     tag = "TooLarge"
     status = 413

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from agent_memory.config import Settings
 from agent_memory.service.agent_memory import AgentMemoryService
 from agent_memory.service.agents import AgentService
+from agent_memory.service.bots import BotService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
 from agent_memory.service.limits import RequestLimits
@@ -27,5 +28,6 @@ class Services:
     sessions: SessionService
     session_memory: SessionMemoryService
     agent_memory: AgentMemoryService
+    bots: BotService
     # Requests per token (RATE_LIMIT_PER_MINUTE); None: not limited.
     limits: RequestLimits | None = None

@@ -1,0 +1,341 @@
+"""Bots, Channel groups, Chats, Turns and their Items (seed 002; API.md "Bots, channels
+and chats").
+
+- A Bot belongs to an organization; people hold `read` or `write` on it, its owner `write`
+  (domain/grants.py). A link lets another organization's people use it there: it learns and
+  reads inside that organization only.
+- A Channel is a group of people of one organization; its creator is a member.
+- A Chat is private (its owner reads it) or for a Channel (its current members read it); a
+  `review` Chat has no confide tool and teaches nothing.
+- A Turn's saved actor is the person who started it: the actor sets who may see what the
+  Bot learns from it; an author name is never parsed as a user id.
+- Items: the person's words (`user`, the Turn's input), the Bot's words (`assistant`), tool
+  results of an App (`tool` with `app`) and notices of the service (`notice`). Only `user`
+  items are a person's words. Ids are numbered per Chat and never reused, even after the
+  history is deleted: learned facts keep citing the ids they were learned from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Literal, get_args
+
+from agent_memory.domain.errors import (
+    ChatConflict,
+    Forbidden,
+    NotFound,
+    TooLarge,
+    ValidationFailed,
+)
+from agent_memory.domain.grants import GrantLevels, Level
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.sessions import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS, item_id
+
+MAX_NAME_LENGTH = 200
+MAX_GRANTS = 100
+MAX_MEMBERS = 500
+# A Chat's history: item ids stay below `i-50000`, as a Session's do.
+MAX_CHAT_ITEMS = 50_000
+
+ChatKind = Literal["chat", "review"]
+CHAT_KINDS: tuple[str, ...] = get_args(ChatKind)
+ItemRole = Literal["user", "assistant", "tool", "notice"]
+ITEM_ROLES: tuple[str, ...] = get_args(ItemRole)
+# What a client adds to a Turn: the person's words are its input, never an added item.
+ADDED_ROLES: tuple[str, ...] = ("assistant", "tool", "notice")
+TurnStatus = Literal["open", "completed"]
+
+NOT_A_PERSON = "bots, channels and chats belong to a person: use a user's token"
+BAD_NAME = f"name is 1..{MAX_NAME_LENGTH} characters"
+PERSON_WORDS_ARE_INPUT = "a person's words are the turn's input; items are assistant, tool, notice"
+APP_ONLY_FOR_TOOLS = "only a tool result comes from an App"
+TURN_COMPLETED = "the turn completed; it takes no more items"
+NOT_A_MEMBER = "you are not a member of this channel"
+ONLY_OWNER_DELETES = "only the chat's owner deletes its history"
+ONLY_CREATOR_OR_ADMIN = "only the channel's creator or an organization admin changes members"
+HISTORY_FULL = f"a chat holds at most {MAX_CHAT_ITEMS} items; continue in a new chat"
+
+
+def person_of(principal: Principal) -> tuple[str, str]:
+    """(user id, organization) of a person; the admin token is nobody and may not act."""
+    if principal.user_id is None or principal.org_id is None:
+        raise Forbidden(NOT_A_PERSON)
+    return principal.user_id, principal.org_id
+
+
+def check_name(name: str) -> str:
+    name = name.strip()
+    if not 1 <= len(name) <= MAX_NAME_LENGTH:
+        raise ValidationFailed(BAD_NAME, ["name"])
+    return name
+
+
+# --- Bots ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bot:
+    """A Bot and who holds which level on it, at home and in linked organizations."""
+
+    id: str
+    org_id: str
+    name: str
+    owner: str
+    levels: Mapping[str, Level] = field(default_factory=lambda: MappingProxyType({}))
+    links: Mapping[str, Mapping[str, Level]] = field(default_factory=lambda: MappingProxyType({}))
+
+    def grants(self) -> GrantLevels:
+        return GrantLevels.of(self.org_id, self.owner, self.levels, self.links)
+
+    @property
+    def orgs(self) -> tuple[str, ...]:
+        """Every organization the Bot has a memory pool in: its own, then its links."""
+        return (self.org_id, *sorted(self.links))
+
+    def view(self, org_id: str, linked: bool) -> dict[str, Any]:
+        """The Bot as API.md shows it to someone working in `org_id`: that organization's
+        grants (a linked organization never sees the home organization's people)."""
+        grants = self.grants()
+        levels = grants.links.get(org_id, {}) if linked else grants.levels
+        return {
+            "id": self.id,
+            "name": self.name,
+            "organizationId": self.org_id,
+            "owner": self.owner,
+            "grants": dict(levels),
+            "linked": linked,
+        }
+
+
+def new_bot(bot_id: str, org_id: str, owner: str, name: str, levels: Mapping[str, Level]) -> Bot:
+    """A Bot owned by `owner` (who holds write whatever `levels` says)."""
+    if len(levels) > MAX_GRANTS:
+        raise ValidationFailed(f"at most {MAX_GRANTS} grants", ["grants"])
+    own = dict(levels)
+    own[owner] = "write"
+    return Bot(bot_id, org_id, check_name(name), owner, MappingProxyType(own))
+
+
+def linked_bot(bot: Bot, org_id: str, levels: Mapping[str, Level]) -> Bot:
+    """The Bot with `org_id` linked in (or its link's levels replaced)."""
+    if len(levels) > MAX_GRANTS:
+        raise ValidationFailed(f"at most {MAX_GRANTS} grants", ["grants"])
+    grants = bot.grants().linked(org_id, levels, what="bot")
+    return replace(bot, links=grants.links)
+
+
+# --- Channels -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A Channel group: people of one organization; `creator` changes its members."""
+
+    id: str
+    org_id: str
+    name: str
+    creator: str
+    members: tuple[str, ...] = ()
+
+    def view(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "members": list(self.members)}
+
+    def has(self, user_id: str) -> bool:
+        return user_id in self.members
+
+
+def new_channel(
+    channel_id: str, org_id: str, creator: str, name: str, members: Sequence[str]
+) -> Channel:
+    """A Channel whose creator is a member; members are kept once each, in order."""
+    unique = tuple(dict.fromkeys([creator, *members]))
+    if len(unique) > MAX_MEMBERS:
+        raise ValidationFailed(f"at most {MAX_MEMBERS} members", ["members"])
+    return Channel(channel_id, org_id, check_name(name), creator, unique)
+
+
+def may_change_members(principal: Principal, channel: Channel) -> None:
+    """The channel's creator or an admin of its organization (403 otherwise)."""
+    if principal.user_id == channel.creator or principal.administers(channel.org_id):
+        return
+    raise Forbidden(ONLY_CREATOR_OR_ADMIN)
+
+
+def changed_members(channel: Channel, add: Sequence[str], remove: Sequence[str]) -> Channel:
+    """The Channel with `add` joined and `remove` gone (an unknown removal changes nothing)."""
+    gone = set(remove)
+    members = tuple(m for m in dict.fromkeys([*channel.members, *add]) if m not in gone)
+    if len(members) > MAX_MEMBERS:
+        raise ValidationFailed(f"at most {MAX_MEMBERS} members", ["add"])
+    return replace(channel, members=members)
+
+
+# --- Chats --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Chat:
+    """A Chat of one Bot in one organization (the Bot's own or a linked one)."""
+
+    id: str
+    bot_id: str
+    org_id: str
+    owner: str
+    channel_id: str | None
+    kind: ChatKind
+    # How many items were ever added (the last id is `item_id(item_count)`).
+    item_count: int = 0
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "botId": self.bot_id,
+            "organizationId": self.org_id,
+            "owner": self.owner,
+            "channelId": self.channel_id,
+            "kind": self.kind,
+        }
+
+    def readable_by(self, user_id: str, org_id: str, member_of: Callable[[str], bool]) -> bool:
+        """Its owner reads a private Chat; the Channel's current members read a group Chat."""
+        if org_id != self.org_id:
+            return False
+        if self.channel_id is not None:
+            return member_of(self.channel_id)
+        return user_id == self.owner
+
+
+def new_chat(
+    chat_id: str, bot_id: str, org_id: str, owner: str, channel_id: str | None, kind: str
+) -> Chat:
+    if kind not in CHAT_KINDS:
+        raise ValidationFailed(f"kind must be one of {', '.join(CHAT_KINDS)}", ["kind"])
+    return Chat(chat_id, bot_id, org_id, owner, channel_id, kind)  # type: ignore[arg-type]
+
+
+def may_read_chat(principal: Principal, chat: Chat, member_of: Callable[[str], bool]) -> str:
+    """The reader's user id; anyone who does not read the Chat is told it does not exist."""
+    user, org = person_of(principal)
+    if not chat.readable_by(user, org, member_of):
+        raise NotFound("chat not found")
+    return user
+
+
+def may_delete_history(principal: Principal, chat: Chat) -> None:
+    if principal.user_id != chat.owner:
+        raise Forbidden(ONLY_OWNER_DELETES)
+
+
+# --- Turns and items ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Turn:
+    id: str
+    chat_id: str
+    actor: str
+    status: TurnStatus
+    notice: bool = False
+    created_at: int = 0
+
+    def view(self) -> dict[str, Any]:
+        return {"id": self.id, "actor": self.actor, "status": self.status}
+
+
+def open_turn(turn: Turn) -> Turn:
+    """The Turn, if it still takes items (409 ChatConflict once completed)."""
+    if turn.status != "open":
+        raise ChatConflict(TURN_COMPLETED)
+    return turn
+
+
+@dataclass(frozen=True)
+class NewChatItem:
+    role: ItemRole
+    content: str
+    app: str | None = None
+
+
+@dataclass(frozen=True)
+class ChatItem:
+    """An item of a Chat's history as stored: metadata in the clear, words sealed apart."""
+
+    seq: int
+    turn_id: str
+    role: ItemRole
+    # The person who said it (`user` items: the Turn's saved actor); None for the others.
+    actor: str | None
+    app: str | None = None
+
+    @property
+    def id(self) -> str:
+        return item_id(self.seq)
+
+    @property
+    def person_words(self) -> bool:
+        """Only a person's own words can support a fact (a notice never is one)."""
+        return self.role == "user" and self.actor is not None
+
+
+def input_item(text: str, notice: bool) -> NewChatItem:
+    """A Turn's input: the person's words, or a notice of the service."""
+    check_content(text, ["input"])
+    return NewChatItem("notice" if notice else "user", text)
+
+
+def check_content(text: str, path: list[str | int]) -> None:
+    if len(text.encode()) > MAX_ITEM_BYTES:
+        raise TooLarge(f"an item's content is at most {MAX_ITEM_BYTES} bytes (UTF-8)", path)
+
+
+def check_added(items: Sequence[NewChatItem]) -> None:
+    """Items added to a Turn: 1..MAX_TURN_ITEMS of the Bot's words, tool results, notices."""
+    if not items:
+        raise ValidationFailed("add at least one item", ["items"])
+    if len(items) > MAX_TURN_ITEMS:
+        raise TooLarge(f"at most {MAX_TURN_ITEMS} items at once", ["items"])
+    for index, item in enumerate(items):
+        if item.role not in ADDED_ROLES:
+            raise ValidationFailed(PERSON_WORDS_ARE_INPUT, ["items", index, "role"])
+        check_content(item.content, ["items", index, "content"])
+        if item.app is not None and item.role != "tool":
+            raise ValidationFailed(APP_ONLY_FOR_TOOLS, ["items", index, "app"])
+        if item.app is not None and not 1 <= len(item.app) <= MAX_APP_LENGTH:
+            raise ValidationFailed(
+                f"app is 1..{MAX_APP_LENGTH} characters", ["items", index, "app"]
+            )
+
+
+def check_history(chat: Chat, adding: int, path: list[str | int]) -> None:
+    if chat.item_count + adding > MAX_CHAT_ITEMS:
+        raise TooLarge(HISTORY_FULL, path)
+
+
+def stored_items(chat: Chat, turn: Turn, items: Sequence[NewChatItem]) -> list[ChatItem]:
+    """The rows of new items: numbered after the Chat's last, the person's words carry the
+    Turn's saved actor (the service never takes an author from the content)."""
+    return [
+        ChatItem(
+            chat.item_count + offset,
+            turn.id,
+            item.role,
+            turn.actor if item.role == "user" else None,
+            item.app,
+        )
+        for offset, item in enumerate(items, start=1)
+    ]
+
+
+def item_view(item: ChatItem, content: str) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "id": item.id,
+        "turnId": item.turn_id,
+        "role": item.role,
+        "actor": item.actor,
+        "content": content,
+    }
+    if item.app is not None:
+        view["app"] = item.app
+    return view

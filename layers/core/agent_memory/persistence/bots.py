@@ -1,0 +1,375 @@
+"""Bots, Channels, Chats, Turns and Items in the single table.
+
+- `BOT#<id>/META`: organization, name, owner, `levels` {user: read|write}, `links`
+  {org: {user: level}}, `rev` (every change of grants or links moves it; conditional).
+- `CHANNEL#<id>/META`: organization, name, creator, members, `rev`.
+- `CHAT#<id>/META`: bot, organization, owner, channel, kind, `itemCount` (ids ever given).
+- `CHAT#<id>/TURN#<turnId>`: the saved actor, status, whether its input is a notice.
+- `CHAT#<id>/ITEM#<seq:08d>`: role, actor, app, turn in plaintext (learning checks them
+  without decrypting); `text` sealed under {org, pool: chat id, field: item}, bound to `sk`.
+
+A Turn with its input, or items added to a Turn, is ONE transaction with the chat row's
+`itemCount` (conditional on the count read), so ids are never given twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, cast
+
+from agent_memory.domain.bots import Bot, Channel, Chat, ChatItem, Turn
+from agent_memory.domain.errors import WriteConflict
+from agent_memory.domain.grants import Level
+from agent_memory.domain.sessions import item_seq
+from agent_memory.persistence import keys
+from agent_memory.ports import (
+    Absent,
+    AbsentOrEquals,
+    Action,
+    Cipher,
+    Delete,
+    Equals,
+    KeyRange,
+    Present,
+    Put,
+    Record,
+    Store,
+    Update,
+)
+
+TURN_PREFIX = "TURN#"
+ITEM_PREFIX = "ITEM#"
+# Condition names.
+CHAT_ITEMS = "chat-item-count"
+TURN_OPEN = "turn-open"
+BOT_REV = "bot-rev"
+CHANNEL_REV = "channel-rev"
+
+
+def bot_pk(bot_id: str) -> str:
+    return f"BOT#{bot_id}"
+
+
+def channel_pk(channel_id: str) -> str:
+    return f"CHANNEL#{channel_id}"
+
+
+def chat_pk(chat_id: str) -> str:
+    return f"CHAT#{chat_id}"
+
+
+def turn_sk(turn_id: str) -> str:
+    return f"{TURN_PREFIX}{turn_id}"
+
+
+def item_sk(seq: int) -> str:
+    return f"{ITEM_PREFIX}{seq:08d}"
+
+
+def _levels(raw: Any) -> Mapping[str, Level]:
+    return MappingProxyType(
+        {str(u): ("write" if v == "write" else "read") for u, v in (raw or {}).items()}
+    )
+
+
+class BotRepository:
+    def __init__(self, store: Store, cipher: Cipher) -> None:
+        self._store = store
+        self._cipher = cipher
+
+    # -- bots ----------------------------------------------------------------------------
+
+    def get_bot(self, bot_id: str) -> tuple[Bot, int] | None:
+        """The Bot and its row's `rev`."""
+        row = self._store.get(bot_pk(bot_id), keys.HEAD)
+        if row is None or row.get("type") != "bot":
+            return None
+        return bot_of(row), int(row.get("rev", 0))
+
+    def create_bot(self, bot: Bot, now_ms: int) -> None:
+        row: Record = {
+            "pk": bot_pk(bot.id),
+            "sk": keys.HEAD,
+            "type": "bot",
+            "orgId": bot.org_id,
+            "name": bot.name,
+            "owner": bot.owner,
+            "levels": dict(bot.levels),
+            "links": {},
+            "rev": 0,
+            "createdAt": now_ms,
+        }
+        self._store.write([Put(row, Absent())])
+
+    def save_links(self, bot: Bot, rev: int, now_ms: int) -> None:
+        """The Bot's links, if nobody changed its row since `rev` (WriteConflict otherwise)."""
+        self._store.write(
+            [
+                Update(
+                    bot_pk(bot.id),
+                    keys.HEAD,
+                    set={
+                        "links": {org: dict(levels) for org, levels in bot.links.items()},
+                        "rev": rev + 1,
+                        "updatedAt": now_ms,
+                    },
+                    condition=Equals("rev", rev, name=BOT_REV),
+                )
+            ]
+        )
+
+    def people_of(self, org_id: str, user_ids: Sequence[str]) -> set[str]:
+        """Which of `user_ids` are people of `org_id` (one batch read)."""
+        if not user_ids:
+            return set()
+        rows = self._store.get_many([(keys.user(u), keys.HEAD) for u in user_ids])
+        prefix = keys.user("")
+        return {str(r["pk"]).removeprefix(prefix) for r in rows if r.get("orgId") == org_id}
+
+    def org_exists(self, org_id: str) -> bool:
+        return self._store.get(keys.org(org_id), keys.HEAD) is not None
+
+    # -- channels ------------------------------------------------------------------------
+
+    def get_channel(self, channel_id: str) -> tuple[Channel, int] | None:
+        row = self._store.get(channel_pk(channel_id), keys.HEAD)
+        if row is None or row.get("type") != "channel":
+            return None
+        return channel_of(row), int(row.get("rev", 0))
+
+    def channels(self, channel_ids: Sequence[str]) -> dict[str, Channel]:
+        """Several Channels in one batch read (missing ones are left out)."""
+        if not channel_ids:
+            return {}
+        rows = self._store.get_many([(channel_pk(c), keys.HEAD) for c in channel_ids])
+        found = [channel_of(r) for r in rows if r.get("type") == "channel"]
+        return {c.id: c for c in found}
+
+    def save_channel(self, channel: Channel, rev: int | None, now_ms: int) -> None:
+        """Create the Channel (`rev` None) or change its members from `rev`."""
+        row: Record = {
+            "pk": channel_pk(channel.id),
+            "sk": keys.HEAD,
+            "type": "channel",
+            "orgId": channel.org_id,
+            "name": channel.name,
+            "creator": channel.creator,
+            "members": list(channel.members),
+            "rev": 0 if rev is None else rev + 1,
+            "updatedAt": now_ms,
+        }
+        condition = Absent() if rev is None else Equals("rev", rev, name=CHANNEL_REV)
+        self._store.write([Put(row, condition)])
+
+    # -- chats ---------------------------------------------------------------------------
+
+    def get_chat(self, chat_id: str) -> Chat | None:
+        row = self._store.get(chat_pk(chat_id), keys.HEAD)
+        return chat_of(row) if row is not None and row.get("type") == "chat" else None
+
+    def chat_and_turn(self, chat_id: str, turn_id: str) -> tuple[Chat | None, Turn | None]:
+        """The chat row and one turn row, in one batch read."""
+        pk = chat_pk(chat_id)
+        chat: Chat | None = None
+        turn: Turn | None = None
+        for row in self._store.get_many([(pk, keys.HEAD), (pk, turn_sk(turn_id))]):
+            if row.get("type") == "chat":
+                chat = chat_of(row)
+            elif row.get("type") == "turn":
+                turn = turn_of(chat_id, row)
+        return chat, turn
+
+    def create_chat(self, chat: Chat, now_ms: int) -> None:
+        row: Record = {
+            "pk": chat_pk(chat.id),
+            "sk": keys.HEAD,
+            "type": "chat",
+            "botId": chat.bot_id,
+            "orgId": chat.org_id,
+            "owner": chat.owner,
+            "channelId": chat.channel_id,
+            "kind": chat.kind,
+            "itemCount": 0,
+            "createdAt": now_ms,
+        }
+        self._store.write([Put(row, Absent())])
+
+    # -- turns and items -----------------------------------------------------------------
+
+    def _scope(self, chat: Chat) -> dict[str, str]:
+        return {"org": chat.org_id, "pool": chat.id, "field": "item"}
+
+    def add_items(
+        self,
+        chat: Chat,
+        items: Sequence[tuple[ChatItem, str]],
+        now_ms: int,
+        *,
+        new_turn: Turn | None = None,
+        open_turn: str | None = None,
+    ) -> None:
+        """Items (with their words) after the chat's last, in one transaction with the new
+        item count; with `new_turn` the Turn is created with them, with `open_turn` that
+        Turn must still be open. Raises WriteConflict(condition=...) when either changed."""
+        pk = chat_pk(chat.id)
+        actions: list[Action] = [
+            Update(
+                pk,
+                keys.HEAD,
+                set={"itemCount": chat.item_count + len(items), "updatedAt": now_ms},
+                condition=AbsentOrEquals("itemCount", 0, name=CHAT_ITEMS)
+                if chat.item_count == 0
+                else Equals("itemCount", chat.item_count, name=CHAT_ITEMS),
+            )
+        ]
+        if new_turn is not None:
+            actions.append(
+                Put(
+                    {
+                        "pk": pk,
+                        "sk": turn_sk(new_turn.id),
+                        "type": "turn",
+                        "actor": new_turn.actor,
+                        "status": new_turn.status,
+                        "notice": new_turn.notice,
+                        "createdAt": now_ms,
+                    },
+                    Absent(),
+                )
+            )
+        if open_turn is not None:
+            actions.append(
+                Update(
+                    pk,
+                    turn_sk(open_turn),
+                    set={"updatedAt": now_ms},
+                    condition=Equals("status", "open", name=TURN_OPEN),
+                )
+            )
+        for item, content in items:
+            sk = item_sk(item.seq)
+            row: Record = {
+                "pk": pk,
+                "sk": sk,
+                "type": "chat-item",
+                "seq": item.seq,
+                "turnId": item.turn_id,
+                "role": item.role,
+                "actor": item.actor,
+                "app": item.app,
+                "text": self._cipher.seal(content, scope=self._scope(chat), row=sk),
+                "createdAt": now_ms,
+            }
+            actions.append(Put(row, Absent()))
+        self._store.write(actions)
+
+    def complete_turn(self, chat: Chat, turn_id: str, now_ms: int) -> None:
+        self._store.write(
+            [
+                Update(
+                    chat_pk(chat.id),
+                    turn_sk(turn_id),
+                    set={"status": "completed", "completedAt": now_ms},
+                    condition=Present(),
+                )
+            ]
+        )
+
+    def items(
+        self, chat: Chat, *, after: int = 0, limit: int | None = None
+    ) -> list[tuple[ChatItem, bytes]]:
+        """The history after item `after`, oldest first, words still sealed."""
+        page = self._store.query(
+            chat_pk(chat.id),
+            KeyRange(low=item_sk(after + 1), high=f"{ITEM_PREFIX}~"),
+            limit=limit,
+        )
+        return [
+            (item_of(r), bytes(r["text"])) for r in page.records if r.get("type") == "chat-item"
+        ]
+
+    def items_by_id(self, chat_id: str, ids: Sequence[str]) -> dict[str, ChatItem]:
+        """Items of the chat by id, metadata only (learning checks roles and actors)."""
+        seqs = [seq for seq in (item_seq(i) for i in ids) if seq is not None]
+        if not seqs:
+            return {}
+        rows = self._store.get_many([(chat_pk(chat_id), item_sk(s)) for s in seqs])
+        found = [item_of(r) for r in rows if r.get("type") == "chat-item"]
+        return {item.id: item for item in found}
+
+    def open_item(self, chat: Chat, item: ChatItem, sealed: bytes) -> str:
+        return self._cipher.open(sealed, scope=self._scope(chat), row=item_sk(item.seq))
+
+    def delete_history(self, chat: Chat) -> int:
+        """Delete every item row of the chat (transactions of 100); the item count stays,
+        so ids are never given again. Answers how many rows went."""
+        pk = chat_pk(chat.id)
+        removed = 0
+        while True:
+            page = self._store.query(pk, KeyRange(prefix=ITEM_PREFIX), limit=keys.MAX_ACTIONS)
+            if not page.records:
+                return removed
+            try:
+                self._store.write([Delete(pk, str(r["sk"])) for r in page.records])
+            except WriteConflict as error:
+                if not error.raced:
+                    raise
+                continue
+            removed += len(page.records)
+
+
+def bot_of(row: Record) -> Bot:
+    links = {str(org): _levels(levels) for org, levels in (row.get("links") or {}).items()}
+    return Bot(
+        id=str(row["pk"]).removeprefix("BOT#"),
+        org_id=str(row["orgId"]),
+        name=str(row["name"]),
+        owner=str(row["owner"]),
+        levels=_levels(row.get("levels")),
+        links=MappingProxyType(links),
+    )
+
+
+def channel_of(row: Record) -> Channel:
+    return Channel(
+        id=str(row["pk"]).removeprefix("CHANNEL#"),
+        org_id=str(row["orgId"]),
+        name=str(row["name"]),
+        creator=str(row["creator"]),
+        members=tuple(str(m) for m in row.get("members") or ()),
+    )
+
+
+def chat_of(row: Record) -> Chat:
+    return Chat(
+        id=str(row["pk"]).removeprefix("CHAT#"),
+        bot_id=str(row["botId"]),
+        org_id=str(row["orgId"]),
+        owner=str(row["owner"]),
+        channel_id=row.get("channelId"),
+        kind="review" if row.get("kind") == "review" else "chat",
+        item_count=int(row.get("itemCount") or 0),
+    )
+
+
+def turn_of(chat_id: str, row: Record) -> Turn:
+    return Turn(
+        id=str(row["sk"]).removeprefix(TURN_PREFIX),
+        chat_id=chat_id,
+        actor=str(row["actor"]),
+        status="completed" if row.get("status") == "completed" else "open",
+        notice=bool(row.get("notice")),
+        created_at=int(row.get("createdAt") or 0),
+    )
+
+
+def item_of(row: Record) -> ChatItem:
+    role = str(row["role"])
+    return ChatItem(
+        seq=int(row["seq"]),
+        turn_id=str(row["turnId"]),
+        role=cast(Any, role),
+        actor=row.get("actor"),
+        app=row.get("app"),
+    )

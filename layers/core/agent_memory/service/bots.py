@@ -1,0 +1,305 @@
+"""Bots, Channel groups, Chats, Turns and Items (API.md, "Bots, channels and chats").
+
+Access: a Bot through `domain/grants.decide` (404 without a level or from another
+organization, 403 with a level too low or for a home-only action through a link); a Chat
+through its readers (its owner, or the current members of its Channel); a Channel is seen
+by its members. Every route belongs to a person: the admin token gets 403.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agent_memory.domain.bots import (
+    Bot,
+    Channel,
+    Chat,
+    NewChatItem,
+    Turn,
+    changed_members,
+    check_added,
+    check_history,
+    input_item,
+    item_view,
+    linked_bot,
+    may_change_members,
+    may_delete_history,
+    may_read_chat,
+    new_bot,
+    new_channel,
+    new_chat,
+    open_turn,
+    person_of,
+    stored_items,
+)
+from agent_memory.domain.bounds import within_budget
+from agent_memory.domain.errors import (
+    ChatConflict,
+    Conflict,
+    NotFound,
+    ValidationFailed,
+    WriteConflict,
+)
+from agent_memory.domain.grants import Level, ObjectAction, Reach, decide
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.sessions import item_seq
+from agent_memory.persistence.bots import CHAT_ITEMS, TURN_OPEN, BotRepository
+from agent_memory.ports import Clock, Ids
+
+# A write that lost to a concurrent one on the same chat is retried this often.
+RETRIES = 5
+
+
+class Members:
+    """Channel membership looked up once per request (a `for:channel:` audience follows the
+    current members: it is read at every request, never cached across them)."""
+
+    def __init__(self, repo: BotRepository, user_id: str, org_id: str) -> None:
+        self._repo = repo
+        self.user_id = user_id
+        self.org_id = org_id
+        self._known: dict[str, Channel | None] = {}
+
+    def channel(self, channel_id: str) -> Channel | None:
+        if channel_id not in self._known:
+            found = self._repo.get_channel(channel_id)
+            self._known[channel_id] = found[0] if found is not None else None
+        return self._known[channel_id]
+
+    def load(self, channel_ids: Sequence[str]) -> None:
+        """Look up several Channels in one batch read."""
+        missing = [c for c in dict.fromkeys(channel_ids) if c not in self._known]
+        found = self._repo.channels(missing)
+        for channel_id in missing:
+            self._known[channel_id] = found.get(channel_id)
+
+    def __call__(self, channel_id: str) -> bool:
+        channel = self.channel(channel_id)
+        return channel is not None and channel.org_id == self.org_id and channel.has(self.user_id)
+
+
+class BotService:
+    def __init__(self, repo: BotRepository, clock: Clock, ids: Ids) -> None:
+        self.repo = repo
+        self._clock = clock
+        self._ids = ids
+
+    # -- bots ----------------------------------------------------------------------------
+
+    def reach(self, principal: Principal, bot_id: str, action: ObjectAction) -> tuple[Bot, Reach]:
+        """The Bot and how the caller reaches it for `action` (404 / 403 otherwise)."""
+        person_of(principal)
+        found = self.repo.get_bot(bot_id)
+        if found is None:
+            raise NotFound("bot not found")
+        bot = found[0]
+        return bot, decide(principal, bot.grants(), action, what="bot")
+
+    def _check_people(self, org_id: str, levels: Mapping[str, Level], path: str) -> None:
+        known = self.repo.people_of(org_id, list(levels))
+        for user in levels:
+            if user not in known:
+                raise ValidationFailed("no such person in this organization", [path, user])
+
+    def create_bot(
+        self, principal: Principal, name: str, levels: Mapping[str, Level]
+    ) -> dict[str, Any]:
+        """A new Bot owned by the caller, with `levels` for people of its organization."""
+        owner, org_id = person_of(principal)
+        bot = new_bot(self._ids.new("bot_"), org_id, owner, name, levels)
+        self._check_people(
+            org_id, {u: level for u, level in levels.items() if u != owner}, "grants"
+        )
+        self.repo.create_bot(bot, self._clock.now_ms())
+        return bot.view(org_id, False)
+
+    def get_bot(self, principal: Principal, bot_id: str) -> dict[str, Any]:
+        bot, reach = self.reach(principal, bot_id, "read")
+        return bot.view(reach.org_id, reach.linked)
+
+    def link(
+        self, principal: Principal, bot_id: str, org_id: str, levels: Mapping[str, Level]
+    ) -> dict[str, Any]:
+        """Let `org_id`'s people in `levels` use the Bot there (write at home needed)."""
+        for _attempt in range(RETRIES):
+            person_of(principal)
+            found = self.repo.get_bot(bot_id)
+            if found is None:
+                raise NotFound("bot not found")
+            bot, rev = found
+            decide(principal, bot.grants(), "link", what="bot")
+            if org_id != bot.org_id and not self.repo.org_exists(org_id):
+                raise NotFound("organization not found", ["organizationId"])
+            linked = linked_bot(bot, org_id, levels)
+            self._check_people(org_id, levels, "grants")
+            try:
+                self.repo.save_links(linked, rev, self._clock.now_ms())
+            except WriteConflict:
+                continue
+            return {"botId": bot.id, "organizationId": org_id, "grants": dict(levels)}
+        raise Conflict("the bot changed while it was linked; retry")
+
+    # -- channels ------------------------------------------------------------------------
+
+    def members(self, principal: Principal) -> Members:
+        user, org = person_of(principal)
+        return Members(self.repo, user, org)
+
+    def create_channel(
+        self, principal: Principal, name: str, members: Sequence[str]
+    ) -> dict[str, Any]:
+        """A Channel of the caller's organization; the caller is a member."""
+        creator, org_id = person_of(principal)
+        channel = new_channel(self._ids.new("ch_"), org_id, creator, name, members)
+        known = self.repo.people_of(org_id, [m for m in channel.members if m != creator])
+        for index, member in enumerate(members):
+            if member != creator and member not in known:
+                raise ValidationFailed("no such person in this organization", ["members", index])
+        self.repo.save_channel(channel, None, self._clock.now_ms())
+        return channel.view()
+
+    def change_members(
+        self, principal: Principal, channel_id: str, add: Sequence[str], remove: Sequence[str]
+    ) -> dict[str, Any]:
+        """Members joined and removed (the channel's creator or an organization admin)."""
+        _user, org_id = person_of(principal)
+        for _attempt in range(RETRIES):
+            found = self.repo.get_channel(channel_id)
+            if found is None or found[0].org_id != org_id:
+                raise NotFound("channel not found")
+            channel, rev = found
+            if not channel.has(principal.user_id or "") and not principal.administers(org_id):
+                raise NotFound("channel not found")
+            may_change_members(principal, channel)
+            known = self.repo.people_of(org_id, list(add))
+            for index, member in enumerate(add):
+                if member not in known:
+                    raise ValidationFailed("no such person in this organization", ["add", index])
+            changed = changed_members(channel, add, remove)
+            try:
+                self.repo.save_channel(changed, rev, self._clock.now_ms())
+            except WriteConflict:
+                continue
+            return changed.view()
+        raise Conflict("the channel changed meanwhile; retry")
+
+    # -- chats ---------------------------------------------------------------------------
+
+    def create_chat(
+        self, principal: Principal, bot_id: str, channel_id: str | None, kind: str
+    ) -> dict[str, Any]:
+        """A Chat of a Bot the caller may read, in the organization the caller reaches it
+        in; a group Chat for a Channel of that organization the caller is a member of."""
+        user, _org = person_of(principal)
+        try:
+            bot, reach = self.reach(principal, bot_id, "read")
+        except NotFound as error:
+            raise NotFound("bot not found", ["botId"]) from error
+        if channel_id is not None:
+            members = Members(self.repo, user, reach.org_id)
+            if not members(channel_id):
+                raise NotFound("channel not found", ["channelId"])
+        chat = new_chat(self._ids.new("chat_"), bot.id, reach.org_id, user, channel_id, kind)
+        self.repo.create_chat(chat, self._clock.now_ms())
+        return chat.view()
+
+    def readable_chat(self, principal: Principal, chat_id: str) -> tuple[Chat, Members]:
+        """The Chat, for one of its readers (404 for anyone else), and the reader's
+        membership lookup."""
+        user, org = person_of(principal)
+        chat = self.repo.get_chat(chat_id)
+        if chat is None:
+            raise NotFound("chat not found")
+        members = Members(self.repo, user, org)
+        may_read_chat(principal, chat, members)
+        return chat, members
+
+    def start_turn(
+        self, principal: Principal, chat_id: str, text: str, *, notice: bool = False
+    ) -> dict[str, Any]:
+        """A new Turn whose saved actor is the caller, with its input as the first item."""
+        item = input_item(text, notice)
+        for _attempt in range(RETRIES):
+            chat, members = self.readable_chat(principal, chat_id)
+            check_history(chat, 1, ["input"])
+            turn = Turn(self._ids.new("turn_"), chat.id, members.user_id, "open", notice)
+            rows = stored_items(chat, turn, [item])
+            try:
+                self.repo.add_items(chat, [(rows[0], text)], self._clock.now_ms(), new_turn=turn)
+            except WriteConflict as error:
+                if error.condition == CHAT_ITEMS or error.raced:
+                    continue
+                raise
+            return {"turn": turn.view(), "input": text, "enriched": False}
+        raise Conflict("the chat changed meanwhile; retry")
+
+    def add_items(
+        self, principal: Principal, chat_id: str, turn_id: str, items: Sequence[NewChatItem]
+    ) -> list[str]:
+        """The Bot's words, tool results and notices of an open Turn; answers their ids."""
+        check_added(items)
+        for _attempt in range(RETRIES):
+            chat, turn = self._turn(principal, chat_id, turn_id)
+            open_turn(turn)
+            check_history(chat, len(items), ["items"])
+            rows = stored_items(chat, turn, items)
+            try:
+                self.repo.add_items(
+                    chat,
+                    [(row, item.content) for row, item in zip(rows, items, strict=True)],
+                    self._clock.now_ms(),
+                    open_turn=turn.id,
+                )
+            except WriteConflict as error:
+                if error.condition == TURN_OPEN:
+                    raise ChatConflict("the turn completed; it takes no more items") from error
+                if error.condition == CHAT_ITEMS or error.raced:
+                    continue
+                raise
+            return [row.id for row in rows]
+        raise Conflict("the chat changed meanwhile; retry")
+
+    def _turn(self, principal: Principal, chat_id: str, turn_id: str) -> tuple[Chat, Turn]:
+        user, org = person_of(principal)
+        chat, turn = self.repo.chat_and_turn(chat_id, turn_id)
+        if chat is None:
+            raise NotFound("chat not found")
+        may_read_chat(principal, chat, Members(self.repo, user, org))
+        if turn is None:
+            raise NotFound("turn not found")
+        return chat, turn
+
+    def complete(self, principal: Principal, chat_id: str, turn_id: str) -> dict[str, Any]:
+        """The Turn completed (a repeated complete answers the same)."""
+        chat, turn = self._turn(principal, chat_id, turn_id)
+        if turn.status != "completed":
+            self.repo.complete_turn(chat, turn.id, self._clock.now_ms())
+        return {"id": turn.id, "status": "completed"}
+
+    def items(
+        self, principal: Principal, chat_id: str, after: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The history oldest first (the person's own words), as much as one answer holds;
+        `after` an item id pages on."""
+        chat, _members = self.readable_chat(principal, chat_id)
+        start = 0
+        if after is not None:
+            seq = item_seq(after)
+            if seq is None:
+                raise ValidationFailed("not an item id", ["after"])
+            start = seq
+        views = [
+            item_view(item, self.repo.open_item(chat, item, sealed))
+            for item, sealed in self.repo.items(chat, after=start, limit=1000)
+        ]
+        return within_budget(views)[0]
+
+    def delete_history(self, principal: Principal, chat_id: str) -> None:
+        """Delete the Chat's items (its owner); memory learned from them stays."""
+        chat, _members = self.readable_chat(principal, chat_id)
+        may_delete_history(principal, chat)
+        self.repo.delete_history(chat)
+
+    def chat_of(self, chat_id: str) -> Chat | None:
+        return self.repo.get_chat(chat_id)
