@@ -69,6 +69,6 @@ load: $(STAMP)
 build: sam-build
 
 clean:
-	rm -rf $(VENV) .venv-sam .aws-sam .coverage .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-sam .venv-checkov .aws-sam .coverage .mypy_cache .ruff_cache
 
 include infra/lint.mk
