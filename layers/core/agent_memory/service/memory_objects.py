@@ -6,12 +6,12 @@ Any user of an organization may use its memories; another organization's memory 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any
 
 from agent_memory.domain.bounds import memory_object_size, within_budget
-from agent_memory.domain.errors import Conflict, NotFound, ValidationFailed, WriteConflict
+from agent_memory.domain.errors import Conflict, NotFound, ValidationFailed
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_objects import (
     ID_PREFIX,
@@ -29,10 +29,7 @@ from agent_memory.domain.memory_objects import (
 )
 from agent_memory.persistence.memory_objects import MemoryObjectRepository
 from agent_memory.ports import Cipher, Clock, Ids, Store
-
-T = TypeVar("T")
-# A PATCH or DELETE that loses a race re-reads and tries again this many times in all.
-_ATTEMPTS = 3
+from agent_memory.service.retrying import until_it_lands
 
 
 class MemoryObjectService:
@@ -59,7 +56,11 @@ class MemoryObjectService:
     def update(
         self, principal: Principal, memory_id: str, patch: Mapping[str, Any]
     ) -> MemoryObject:
-        """Change the given fields only. An empty patch changes nothing (no write)."""
+        """Change the given fields only. An empty patch changes nothing (no write).
+
+        PATCH has no precondition: one that loses a race re-reads the memory and applies its
+        fields to what it finds, so concurrent PATCHes all land and each keeps the fields
+        the others did not send (the last write of a field wins)."""
         org_id = memory_org(principal)
         changes = parse_patch(patch)
 
@@ -71,16 +72,19 @@ class MemoryObjectService:
             self._repo.replace(current, changed)
             return changed
 
-        return _retrying(attempt)
+        return until_it_lands(attempt, _kept_changing)
 
     def delete(self, principal: Principal, memory_id: str) -> None:
-        """Delete a memory and its index rows; an unknown (or already deleted) one is 404."""
+        """Delete a memory and its index rows; an unknown (or already deleted) one is 404.
+
+        A PATCH that wins the race is re-read and deleted too; a DELETE that wins makes this
+        one a 404."""
         org_id = memory_org(principal)
 
         def attempt() -> None:
             self._repo.delete(self._find(org_id, memory_id))
 
-        _retrying(attempt)
+        until_it_lands(attempt, _kept_changing)
 
     def list_memories(
         self,
@@ -144,11 +148,5 @@ def _check_entity_id(entity_id: str | None) -> None:
         )
 
 
-def _retrying(attempt: Callable[[], T]) -> T:
-    """Run a read-then-conditional-write until it wins the race (or gives up with 409)."""
-    for _ in range(_ATTEMPTS):
-        try:
-            return attempt()
-        except WriteConflict:
-            continue
-    raise Conflict("the agent memory kept changing while it was written; retry")
+def _kept_changing() -> Conflict:
+    return Conflict("the agent memory kept changing while it was written; retry")

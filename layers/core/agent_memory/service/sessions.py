@@ -6,14 +6,14 @@ start, through the `Learning` protocol, once the Turn's items are stored.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol
 
 from agent_memory.domain.access import Action, authorize
 from agent_memory.domain.bounds import check_history
-from agent_memory.domain.errors import NotFound, SessionConflict, Unavailable, WriteConflict
+from agent_memory.domain.errors import NotFound, SessionConflict, Unavailable
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.model_names import ModelPolicy, parse_model_name
 from agent_memory.domain.session_memory import effective_switches
@@ -31,11 +31,9 @@ from agent_memory.ports import Action as WriteAction
 from agent_memory.ports import Clock, Ids, ModelCatalog
 from agent_memory.service.agents import AgentService, person_of
 from agent_memory.service.learning_pools import PoolRef
+from agent_memory.service.retrying import once, until_it_lands
 
 LearningAnswer = Literal["started", "skipped"]
-T = TypeVar("T")
-# A write that lost a race without the client asking for a condition re-reads and retries.
-ATTEMPTS = 5
 
 
 class Default(Enum):
@@ -180,7 +178,8 @@ class SessionService:
         """Append a completed Turn's items (new head, next revision), then start learning.
 
         With `expected`/`revision` the Turn applies only to that state (409 otherwise);
-        without them it retries against the newest state.
+        without them it is appended to whatever the Session is by then: a lost race
+        re-reads and retries (service/retrying.py) until it lands.
         """
         check_turn(items)
         if model is not None:
@@ -211,7 +210,7 @@ class SessionService:
             )
             return after
 
-        after = _retrying(attempt, ATTEMPTS if not guarded else 1)
+        after = once(attempt, _changed) if guarded else until_it_lands(attempt, _changed)
         # The Turn is stored: from here an outage may only make learning "skipped" (its
         # items stay unprocessed, the next Turn learns them), never fail the stored Turn.
         learning: LearningAnswer = "skipped"
@@ -257,7 +256,10 @@ class SessionService:
 
     def fork(self, principal: Principal, session_id: str) -> Session:
         """A new Session with a copy of the history, memory and overrides, starting at its
-        source's head and revision. Afterwards the two are independent."""
+        source's head and revision. Afterwards the two are independent.
+
+        A Fork changes nothing of its source, so concurrent Forks of one Session all land;
+        one that races a change of its source copies it again (until_it_lands)."""
         fork_id = self._ids.new("s_")
 
         def attempt() -> Session:
@@ -267,14 +269,8 @@ class SessionService:
             self._repo.fork(source, fork, self._clock.now_ms(), also)
             return fork
 
-        return _retrying(attempt, ATTEMPTS)
+        return until_it_lands(attempt, _changed)
 
 
-def _retrying(attempt: Callable[[], T], attempts: int) -> T:
-    """Run `attempt` until its conditional write holds; 409 after `attempts` lost races."""
-    for _ in range(attempts):
-        try:
-            return attempt()
-        except WriteConflict:
-            continue
-    raise SessionConflict("the session changed since you read it")
+def _changed() -> SessionConflict:
+    return SessionConflict("the session changed since you read it")
