@@ -85,6 +85,18 @@ def test_the_file_is_a_wal_database_synced_on_every_commit(path: Path) -> None:
     assert connection.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
 
 
+def test_the_files_are_owner_only_whatever_the_umask(path: Path) -> None:
+    previous = os.umask(0)
+    try:
+        store = _open(path)
+        store.write([Put({"pk": "P", "sk": "A"})])
+    finally:
+        os.umask(previous)
+    files = sorted(path.parent.iterdir())
+    assert [f.name for f in files] == [path.name, f"{path.name}-shm", f"{path.name}-wal"]
+    assert {f.stat().st_mode & 0o777 for f in files} == {0o600}
+
+
 # --- Values and refusals --------------------------------------------------------------
 
 

@@ -25,6 +25,7 @@ import base64
 import hashlib
 import json
 import math
+import os
 import re
 import sqlite3
 import threading
@@ -299,7 +300,9 @@ class SqliteStore:
             name: (_attribute(pk), _attribute(sk)) for name, (pk, sk) in layout.indexes.items()
         }
         self._ttl = _attribute(layout.ttl_attribute) if layout.ttl_attribute else None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Owner-only: SQLite gives its WAL and shared-memory files the database's mode.
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
         self._create_schema()
 
     # -- connections ---------------------------------------------------------------------
