@@ -9,7 +9,13 @@ import pytest
 
 from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 from agent_memory.domain import consolidation as rules
-from agent_memory.domain.errors import IntegrityError, NotFound, SessionConflict, WriteConflict
+from agent_memory.domain.errors import (
+    IntegrityError,
+    NotFound,
+    SessionConflict,
+    ValidationFailed,
+    WriteConflict,
+)
 from agent_memory.domain.identity import Principal, issue_token
 from agent_memory.domain.proposals import ProposedForget, ProposedRemember
 from agent_memory.domain.session_memory import Configure, Forget, Refresh, Remember, entry_id
@@ -440,4 +446,14 @@ def test_the_conditional_write_guards_a_command_read_before_another_landed(world
         world.memory.command(
             world.ana, session.id, stale.head, stale.revision, Configure({"use": False})
         )
+    assert world.rows() == before
+
+
+def test_a_key_that_carries_a_secret_is_refused_and_nothing_is_written(world: World) -> None:
+    session = world.session()
+    before = world.rows()
+    with pytest.raises(ValidationFailed) as refused:
+        world.command(session.id, Remember("admin-login-root-hunter2", "Root access.", "fact"))
+    assert refused.value.path == ["command", "key"]
+    assert "hunter2" not in refused.value.message
     assert world.rows() == before

@@ -20,6 +20,7 @@ from agent_memory.domain.proposals import (
     MAX_KEY_LENGTH,
     MEMORY_KINDS,
 )
+from agent_memory.domain.secrets import key_secret
 
 SWITCHES: tuple[str, ...] = ("use", "generate")
 
@@ -98,6 +99,10 @@ def check_key(key: str, path: list[str | int]) -> str:
         raise ValidationFailed(
             f"a key is 1..{MAX_KEY_LENGTH} characters of letters, digits, '.', '_' or '-'", path
         )
+    # A key is plaintext metadata: it must name what a fact is about, never carry a secret.
+    what = key_secret(key)
+    if what is not None:
+        raise ValidationFailed(f"a key is stored in plaintext and this one looks like {what}", path)
     return key
 
 
