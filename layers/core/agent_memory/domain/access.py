@@ -1,7 +1,9 @@
 """Object-level access: one decision used by every route.
 
+- The admin token (the operator's) administers organizations, users, tokens and settings
+  but holds no grant on tenants' objects: 403 on every one, their content included.
 - Another organization's object is unknown: 404, never 403 (ids must not leak).
-- The service admin and the organization's admins may do everything inside it.
+- The organization's admins may do everything inside it.
 - The owner may do everything with the object; members may read and change it.
 - Anyone else in the organization gets 404 for private objects (sessions, agents), or 403
   when the object is organization-visible but the action needs a grant.
@@ -9,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -34,8 +36,24 @@ class Grants:
         return cls(org_id=org_id, owner=owner, members=frozenset(members))
 
 
+OPERATOR_READS_NO_CONTENT = (
+    "the admin token administers organizations, users, tokens and settings; "
+    "tenants' sessions, agents and memories are for the people of their organization"
+)
+
+
+def require_tenant(principal: Principal) -> None:
+    """Raise Forbidden for the admin token: it reads and changes no tenant's objects.
+
+    Called before an object is looked up where possible, so the operator's answer is the
+    same whether the object exists or not."""
+    if principal.is_service_admin:
+        raise Forbidden(OPERATOR_READS_NO_CONTENT)
+
+
 def authorize(principal: Principal, grants: Grants, action: Action, *, what: str) -> None:
     """Raise NotFound or Forbidden unless `principal` may perform `action` on the object."""
+    require_tenant(principal)
     if principal.administers(grants.org_id):
         return
     if principal.org_id != grants.org_id:
@@ -49,13 +67,18 @@ def authorize(principal: Principal, grants: Grants, action: Action, *, what: str
     raise NotFound(f"{what} not found")
 
 
-def require_org_member(principal: Principal, org_id: str) -> None:
-    """The caller belongs to `org_id` (or is the service admin)."""
-    if not principal.is_service_admin and principal.org_id != org_id:
-        raise NotFound("organization not found")
+ORG_NOT_FOUND = "organization not found"
 
 
-def require_org_admin(principal: Principal, org_id: str) -> None:
-    require_org_member(principal, org_id)
+def require_org_member(principal: Principal, org_id: str, path: Sequence[str] = ()) -> None:
+    """The caller belongs to `org_id` (or is the service admin). Anyone else gets the
+    answer of an organization that does not exist: 404 naming `path`."""
+    if not principal.may_know(org_id):
+        raise NotFound(ORG_NOT_FOUND, path)
+
+
+def require_org_admin(principal: Principal, org_id: str, path: Sequence[str] = ()) -> None:
+    """The caller administers `org_id`: 404 outside it (as for a missing one), 403 inside."""
+    require_org_member(principal, org_id, path)
     if not principal.administers(org_id):
         raise Forbidden("only an administrator of the organization may do this")

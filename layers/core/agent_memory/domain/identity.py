@@ -30,6 +30,11 @@ class Principal:
     def administers(self, org_id: str) -> bool:
         return self.is_service_admin or (self.org_id == org_id and self.role == "admin")
 
+    def may_know(self, org_id: str) -> bool:
+        """Whether objects of `org_id` may exist for this caller: its own organization (or
+        the service admin's any). To everyone else they answer as ids that do not exist."""
+        return self.is_service_admin or self.org_id == org_id
+
 
 SERVICE_ADMIN = Principal(user_id=None, org_id=None, role="service-admin")
 

@@ -1,4 +1,8 @@
-"""Authentication and administration: organizations, users, tokens."""
+"""Authentication and administration: organizations, users, tokens.
+
+An organization's admin manages its own people; to anyone outside an organization, its
+users and tokens answer exactly as ids that do not exist (same status, tag, message, path).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,9 @@ from agent_memory.domain.identity import (
 )
 from agent_memory.persistence.identity import IdentityRepository, Organization, User
 from agent_memory.ports import Clock, Ids
+
+USER_NOT_FOUND = "user not found"
+TOKEN_NOT_FOUND = "token not found"
 
 
 @dataclass(frozen=True)
@@ -72,7 +79,7 @@ class IdentityService:
     ) -> NewUser:
         if not principal.is_service_admin:
             # An organization's admin may add people to it; nobody else may.
-            require_org_admin(principal, org_id)
+            require_org_admin(principal, org_id, path=["organizationId"])
         user_id = require_identifier(user_id, ["id"]) if user_id else self._ids.new("u_")
         token = issue_token()
         self._repo.create_user(User(user_id, org_id, name, role), token, self._clock.now_ms())
@@ -80,10 +87,9 @@ class IdentityService:
 
     def issue_token(self, principal: Principal, user_id: str) -> IssuedToken:
         user = self._repo.get_user(user_id)
-        if user is None:
-            raise NotFound("user not found")
-        if not principal.is_service_admin:
-            require_org_admin(principal, user.org_id)
+        if user is None or not principal.may_know(user.org_id):
+            raise NotFound(USER_NOT_FOUND)
+        require_org_admin(principal, user.org_id)
         token = issue_token()
         self._repo.add_token(user, token, self._clock.now_ms())
         return token
@@ -92,7 +98,7 @@ class IdentityService:
         digest, user_id = self._repo.token_owner(prefix)
         if not principal.is_service_admin:
             user = self._repo.get_user(user_id)
-            if user is None:
-                raise NotFound("token not found")
+            if user is None or not principal.may_know(user.org_id):
+                raise NotFound(TOKEN_NOT_FOUND)
             require_org_admin(principal, user.org_id)
         self._repo.revoke(prefix, digest)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, Protocol
 
-from agent_memory.domain.access import Action, authorize
+from agent_memory.domain.access import Action, authorize, require_tenant
 from agent_memory.domain.bounds import check_history
 from agent_memory.domain.errors import NotFound, SessionConflict, Unavailable
 from agent_memory.domain.identity import Principal
@@ -94,6 +94,7 @@ class SessionAccess:
         self._allowed = allowed or ModelPolicy()
 
     def load(self, principal: Principal, session_id: str, action: Action) -> Session:
+        require_tenant(principal)  # before the read: the operator learns no session ids
         session = self.repo.get(session_id)
         if session is None:
             raise NotFound("session not found")
