@@ -19,7 +19,7 @@ from agent_memory.api.app import create_app
 from agent_memory.bootstrap import build_services
 from agent_memory.domain.identity import hash_token
 from agent_memory.domain.limits import MINUTE_MS, window_at
-from agent_memory.persistence.limits import LimitCounters
+from agent_memory.persistence.limits import ProcessCounters, TableCounters
 from agent_memory.service.limits import REQUESTS_SCOPE
 from tests.conftest import Api, User
 
@@ -56,12 +56,12 @@ def serve(settings: Any, adapters: Any) -> Iterator[Serve]:
     """Build a deployment with `RATE_LIMIT_PER_MINUTE=rate`, `ORG_MODEL_CALLS_PER_MINUTE=calls`."""
     worlds: list[World] = []
 
-    def build(rate: int = 1200, calls: int = 600) -> World:
+    def build(rate: int = 1200, calls: int = 600, counters: Any = None) -> World:
         configured = settings.model_copy(
             update={"rate_limit_per_minute": rate, "org_model_calls_per_minute": calls}
         )
         clock, orchestrator = FixedClock(T0), RecordingOrchestrator()
-        wired = replace(adapters, clock=clock, orchestrator=orchestrator)
+        wired = replace(adapters, clock=clock, orchestrator=orchestrator, counters=counters)
         world = World(build_services(configured, wired), adapters.store, clock, orchestrator)
         worlds.append(world)
         return world
@@ -84,8 +84,10 @@ def people(world: World, count: int = 2) -> list[User]:
 # --- the per-token rate limit -------------------------------------------------------------
 
 
-def test_the_limit_passes_then_answers_429_with_retry_after(serve: Serve) -> None:
-    world = serve(rate=5)
+@pytest.mark.parametrize("counted_in", ["table", "process"])
+def test_the_limit_passes_then_answers_429_with_retry_after(serve: Serve, counted_in: str) -> None:
+    # AWS counts in the table; `make run`, one process, counts in memory.
+    world = serve(rate=5, counters=ProcessCounters() if counted_in == "process" else None)
     ana, bob = people(world)
     world.at(15_000)
     assert [world.get(ana).status_code for _ in range(5)] == [200] * 5
@@ -134,7 +136,7 @@ def test_the_admin_token_counts_too(serve: Serve) -> None:
 def test_unknown_tokens_are_401_and_write_no_counter(serve: Serve) -> None:
     world = serve(rate=2)
     (ana,) = people(world, 1)
-    counters = LimitCounters(world.store)
+    counters = TableCounters(world.store)
     window = window_at(T0)
     for n in range(20):
         forged = f"amk_{n:012x}_" + "0" * 40

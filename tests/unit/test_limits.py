@@ -3,6 +3,7 @@ the in-memory store, and the model-call quota where learning starts."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -27,6 +28,7 @@ from agent_memory.domain.limits import (
     retry_after_s,
     window_at,
 )
+from agent_memory.persistence.limits import ProcessCounters, TableCounters
 from agent_memory.ports import KeyRange
 from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import PoolRef
@@ -106,9 +108,16 @@ def rows(store: InMemoryStore) -> list[dict[str, Any]]:
     return [row for (pk, _sk), row in store.rows.items() if pk.startswith("RATE#")]
 
 
-def test_the_limit_passes_then_refuses_until_the_window_frees() -> None:
-    store, clock = InMemoryStore(), FixedClock(T0 + 15_000)
-    limiter = Limiter(store, clock)
+COUNTERS = {
+    "table": lambda: TableCounters(InMemoryStore()),
+    "process": ProcessCounters,
+}
+
+
+@pytest.mark.parametrize("kind", COUNTERS)
+def test_the_limit_passes_then_refuses_until_the_window_frees(kind: str) -> None:
+    clock = FixedClock(T0 + 15_000)
+    limiter = Limiter(COUNTERS[kind](), clock)
     three = Limit(3)
     assert [limiter.take("requests", three, "a") for _ in range(3)] == [None] * 3
     assert limiter.take("requests", three, "a") == Refused(45)
@@ -120,14 +129,59 @@ def test_the_limit_passes_then_refuses_until_the_window_frees() -> None:
     assert limiter.take("model-calls", three, "a") is None
     clock.ms = T0 + MINUTE_MS
     assert limiter.take("requests", three, "a") is None
-    # One row per scope, subject and window, each expiring after its window.
-    assert sorted(row["n"] for row in rows(store)) == [1, 1, 1, 3]
+
+
+def test_the_table_keeps_one_expiring_row_per_scope_subject_and_window() -> None:
+    store, clock = InMemoryStore(), FixedClock(T0 + 15_000)
+    limiter = Limiter(TableCounters(store), clock)
+    for subject in ("a", "a", "a", "a", "b"):
+        limiter.take("requests", Limit(3), subject)
+    clock.ms = T0 + MINUTE_MS
+    limiter.take("requests", Limit(3), "a")
+    assert sorted(row["n"] for row in rows(store)) == [1, 1, 3]
     assert all(row["ttl"] > (T0 + MINUTE_MS) // 1000 for row in rows(store))
+
+
+uses = st.lists(
+    st.tuples(st.sampled_from(["a", "b"]), st.integers(min_value=0, max_value=30_000)),
+    max_size=60,
+)
+
+
+@given(uses, st.integers(min_value=1, max_value=5))
+def test_both_counters_answer_alike(steps: list[tuple[str, int]], per_window: int) -> None:
+    """Whatever the order of uses and the clock's steps, memory and the table agree."""
+    clock = FixedClock(T0)
+    table = Limiter(TableCounters(InMemoryStore()), clock)
+    process = Limiter(ProcessCounters(), clock)
+    limit = Limit(per_window, window_ms=20_000)
+    for subject, step in steps:
+        clock.ms += step
+        assert table.take("s", limit, subject) == process.take("s", limit, subject)
+
+
+def test_process_counters_forget_windows_that_ended() -> None:
+    counters = ProcessCounters()
+    for minute in range(100):
+        assert counters.take("requests", "a", window_at(T0 + minute * MINUTE_MS), 1)
+    assert len(counters._windows) == 1
+    assert counters.count("requests", "a", window_at(T0 + 99 * MINUTE_MS)) == 1
+    assert counters.count("requests", "a", window_at(T0)) == 0
+
+
+@pytest.mark.parametrize("kind", COUNTERS)
+def test_concurrent_uses_never_pass_the_limit(kind: str) -> None:
+    counters = COUNTERS[kind]()
+    window = window_at(T0)
+    with ThreadPoolExecutor(8) as pool:
+        taken = list(pool.map(lambda _n: counters.take("r", "a", window, 50), range(200)))
+    assert taken.count(True) == 50
+    assert counters.count("r", "a", window) == 50
 
 
 def test_a_limit_that_is_off_writes_nothing() -> None:
     store = InMemoryStore()
-    limiter = Limiter(store, FixedClock(T0))
+    limiter = Limiter(TableCounters(store), FixedClock(T0))
     assert all(limiter.take("requests", Limit(0), "a") is None for _ in range(50))
     RequestLimits(limiter, 0).admit("amk_x")
     assert store.requests == 0
@@ -139,14 +193,14 @@ class DownStore(InMemoryStore):
 
 
 def test_a_table_that_cannot_count_admits() -> None:
-    limiter = Limiter(DownStore(), FixedClock(T0))
+    limiter = Limiter(TableCounters(DownStore()), FixedClock(T0))
     assert limiter.take("requests", Limit(1), "a") is None
     assert limiter.take("requests", Limit(1), "a") is None
 
 
 def test_request_limits_raise_throttled_and_never_store_the_token() -> None:
     store, clock = InMemoryStore(), FixedClock(T0 + 20_000)
-    limits = RequestLimits(Limiter(store, clock), 2)
+    limits = RequestLimits(Limiter(TableCounters(store), clock), 2)
     token = "amk_0123456789ab_" + "f" * 40
     limits.admit(token)
     limits.admit(token)
@@ -174,7 +228,7 @@ def learning(quota_per_minute: int) -> tuple[LearningService, RecordingOrchestra
         orchestrator,
         Catalog({MODEL: ScriptedModel()}),
         [NotesPool(store)],
-        quota=ModelCallQuota(Limiter(store, clock), quota_per_minute),
+        quota=ModelCallQuota(Limiter(TableCounters(store), clock), quota_per_minute),
     )
     return service, orchestrator, clock
 
@@ -210,7 +264,7 @@ def test_no_quota_when_it_is_off_or_no_workflow_runs() -> None:
         SequentialIds(),
         None,
         Catalog({}),
-        quota=ModelCallQuota(Limiter(store, clock), 1),
+        quota=ModelCallQuota(Limiter(TableCounters(store), clock), 1),
     )
     # Without a workflow nothing calls a model: nothing is counted.
     assert idle.start(REF, upto=1, reason="turn") == "skipped"

@@ -15,6 +15,7 @@ from agent_memory.persistence.agents import AgentRepository
 from agent_memory.persistence.bots import BotRepository
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
+from agent_memory.persistence.limits import Counters, ProcessCounters, TableCounters
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, Store
 from agent_memory.service.agent_learning import AgentLearning, AgentLearningPool
@@ -41,6 +42,8 @@ class Adapters:
     ids: Ids
     orchestrator: Orchestrator | None = None
     models: ModelCatalog | None = None
+    # Where rate limits count; None: in the table (every process shares it).
+    counters: Counters | None = None
 
 
 def aws_adapters(settings: Settings, session: Any = None) -> Adapters:
@@ -123,6 +126,8 @@ def local_adapters(
         ids=RandomIds(),
         orchestrator=orchestrator,
         models=model_catalog(settings),
+        # One process serves this data directory: its counts are exact without the table.
+        counters=ProcessCounters(),
     )
 
 
@@ -189,7 +194,7 @@ def session_access(settings: Settings, adapters: Adapters) -> SessionAccess:
 
 def build_services(settings: Settings, adapters: Adapters) -> Services:
     identity_repo = IdentityRepository(adapters.store)
-    limiter = Limiter(adapters.store, adapters.clock)
+    limiter = Limiter(adapters.counters or TableCounters(adapters.store), adapters.clock)
     learning = LearningService(
         adapters.store,
         adapters.cipher,

@@ -20,8 +20,8 @@ import logging
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.identity import hash_token
 from agent_memory.domain.limits import Limit, RateLimited, Refused, retry_after_s, window_at
-from agent_memory.persistence.limits import LimitCounters
-from agent_memory.ports import Clock, Store
+from agent_memory.persistence.limits import Counters
+from agent_memory.ports import Clock
 
 log = logging.getLogger(__name__)
 
@@ -32,10 +32,11 @@ _SUBJECT_HEX = 32
 
 
 class Limiter:
-    """Fixed-window counting of uses per scope and subject (domain/limits.py)."""
+    """Fixed-window counting of uses per scope and subject (domain/limits.py), in the
+    table (`TableCounters`) or, where one process serves everything, in memory."""
 
-    def __init__(self, store: Store, clock: Clock) -> None:
-        self._counters = LimitCounters(store)
+    def __init__(self, counters: Counters, clock: Clock) -> None:
+        self._counters = counters
         self._clock = clock
 
     def take(self, scope: str, limit: Limit, subject: str) -> Refused | None:
