@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
+from pydantic.config import JsonDict
 
 from agent_memory.api.contracts.base import Answer, Body, require_known_tag
 from agent_memory.domain import session_memory as memory
@@ -81,8 +82,8 @@ class SessionAnswer(Answer):
 
 
 # Declared, not enforced by pydantic: over these the domain answers 413 TooLarge, not 400.
-_ITEM_CONTENT = {"maxLength": MAX_ITEM_BYTES}
-_TURN_ITEMS = {"minItems": 1, "maxItems": MAX_TURN_ITEMS}
+_ITEM_CONTENT: JsonDict = {"maxLength": MAX_ITEM_BYTES}
+_TURN_ITEMS: JsonDict = {"minItems": 1, "maxItems": MAX_TURN_ITEMS}
 POOL_BOUND = (
     f"A memory holds at most {KEYED_POOL.max_entries} entries and "
     f"{KEYED_POOL.max_content} characters of content (retracted entries count): a Remember "
