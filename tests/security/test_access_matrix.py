@@ -172,6 +172,12 @@ BODIES: dict[tuple[str, str], Callable[[World], Any]] = {
     },
     ("POST", "/v1/channels"): lambda w: {"name": "another"},
     ("POST", "/v1/channels/{channelId}/members"): lambda w: {"add": [w.owner.id]},
+    ("POST", "/v1/bots/{botId}/memory"): lambda w: {
+        "command": {"_tag": "Remember", "content": "Run tests.", "tags": ["testing"]}
+    },
+    ("POST", "/v1/bots/{botId}/memory/purge"): lambda w: {"tag": f"from:{w.owner.id}"},
+    ("POST", "/v1/bots/{botId}/memory/share"): lambda w: {"id": "mem_x", "audience": "for:bot"},
+    ("POST", "/v1/bots/{botId}/memory/context"): lambda w: {"chatId": w.ids["chatId"]},
     ("POST", "/v1/chats"): lambda w: {"botId": w.ids["botId"]},
     ("POST", "/v1/chats/{chatId}/turns"): lambda w: {"input": "hello again"},
     ("POST", "/v1/chats/{chatId}/turns/{turnId}/items"): lambda w: {

@@ -12,6 +12,7 @@ from agent_memory.config import Settings, load_settings
 from agent_memory.domain.model_names import ModelPolicy
 from agent_memory.persistence.agent_memory import AgentMemoryRepository
 from agent_memory.persistence.agents import AgentRepository
+from agent_memory.persistence.bot_memory import BotMemoryRepository
 from agent_memory.persistence.bots import BotRepository
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
@@ -21,6 +22,7 @@ from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, S
 from agent_memory.service.agent_learning import AgentLearning, AgentLearningPool
 from agent_memory.service.agent_memory import AgentMemoryService
 from agent_memory.service.agents import AgentService
+from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
@@ -208,6 +210,7 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
     access = session_access(settings, adapters)
     agents = AgentService(AgentRepository(adapters.store), adapters.clock, adapters.ids)
     agent_memory_repo = AgentMemoryRepository(adapters.store, adapters.cipher)
+    bots = BotService(BotRepository(adapters.store, adapters.cipher), adapters.clock, adapters.ids)
     agent_learning = AgentLearning(
         agent_memory_repo,
         ExecutionRepository(adapters.store, adapters.cipher),
@@ -252,8 +255,13 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             max_text_length=settings.memory_text_max_length,
             learning=learning,
         ),
-        bots=BotService(
-            BotRepository(adapters.store, adapters.cipher), adapters.clock, adapters.ids
+        bots=bots,
+        bot_memory=BotMemoryService(
+            BotMemoryRepository(adapters.store, adapters.cipher),
+            bots,
+            adapters.clock,
+            adapters.ids,
+            max_text_length=settings.memory_text_max_length,
         ),
         limits=RequestLimits(limiter, settings.rate_limit_per_minute),
     )

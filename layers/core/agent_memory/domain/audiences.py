@@ -1,7 +1,8 @@
 """Who may see one entry (seed 002, "Who sees an entry"), decided on plaintext metadata.
 
-- Service tags (a colon) belong to the service: `for:` says who may see an entry, `org:`
-  where it happened, `from:`, `chat:`, `channel:`, `app:` where it comes from. Topics are
+- Service tags (a colon) belong to the service: `for:` says who may see an entry
+  (`forgot:<userId>`: no longer for that person, after their Forget), `org:` where it
+  happened, `from:`, `chat:`, `channel:`, `app:` where it comes from. Topics are
   lowercase letters, numbers and dashes. Nobody sees an entry without a `for:` tag.
 - An entry's own audience: it is for the people it names, the current members of the Channel
   groups it names, or everyone who uses the Bot (`for:bot`), and only inside every
@@ -87,6 +88,17 @@ class ForBot:
 
 
 @dataclass(frozen=True)
+class Forgot:
+    """`forgot:<userId>`: this person took back their part (Forget): the entry is no longer
+    for them, whatever its other `for:` tags admit."""
+
+    user: str
+
+    def __str__(self) -> str:
+        return f"forgot:{self.user}"
+
+
+@dataclass(frozen=True)
 class InOrg:
     """`org:<organizationId>`: where it happened; only work in this organization sees it."""
 
@@ -136,7 +148,9 @@ class Topic:
         return self.name
 
 
-ServiceTag = FromPerson | ForPerson | ForChannel | ForBot | InOrg | FromChat | FromChannel | FromApp
+ServiceTag = (
+    FromPerson | ForPerson | ForChannel | ForBot | Forgot | InOrg | FromChat | FromChannel | FromApp
+)
 Tag = ServiceTag | Topic
 FOR_BOT = ForBot()
 
@@ -145,6 +159,7 @@ _PREFIXES: tuple[tuple[str, Callable[[str], ServiceTag]], ...] = (
     ("for:person:", ForPerson),
     ("for:channel:", ForChannel),
     ("from:", FromPerson),
+    ("forgot:", Forgot),
     ("org:", InOrg),
     ("chat:", FromChat),
     ("channel:", FromChannel),
@@ -330,15 +345,28 @@ class Audience:
 
     orgs: frozenset[str] = frozenset()
     clauses: frozenset[Clause] = frozenset()
+    # People who took back their part (`forgot:`): never admitted.
+    excluded: frozenset[str] = frozenset()
 
     def admits(self, reader: Reader) -> bool:
+        # A group or everyone may include an excluded person; the memory Bot is not a reader.
+        if (
+            self.excluded
+            and not isinstance(reader, Learner)
+            and (not isinstance(reader, Person) or reader.user_id in self.excluded)
+        ):
+            return False
         return all(org == reader.org_id for org in self.orgs) and all(
             clause.admits(reader) for clause in self.clauses
         )
 
     def __and__(self, other: Audience) -> Audience:
         """Readers of both."""
-        return Audience(self.orgs | other.orgs, _simplest(self.clauses | other.clauses))
+        return Audience(
+            self.orgs | other.orgs,
+            _simplest(self.clauses | other.clauses),
+            self.excluded | other.excluded,
+        )
 
 
 def _simplest(clauses: frozenset[Clause]) -> frozenset[Clause]:
@@ -538,13 +566,25 @@ def _own(entry: EntryMeta) -> Audience | Hidden:
 
 
 # Where each service tag's value goes: audience tags are collected, the others only checked.
-_BUCKETS = ("for:person:", "for:channel:", "org:", "from:", "chat:", "channel:", "app:")
+_BUCKETS = (
+    "for:person:",
+    "for:channel:",
+    "org:",
+    "forgot:",
+    "from:",
+    "chat:",
+    "channel:",
+    "app:",
+)
+
+
+_COLLECTED = ("for:person:", "for:channel:", "org:", "forgot:")
 
 
 def _rule(tags: Iterable[str]) -> Audience | str:
     """The audience that tags state, or the reason they state none. The hot path of every
     read, so it builds no tag objects (EntryTags.of parses the same alphabet)."""
-    found: dict[str, list[str]] = {"for:person:": [], "for:channel:": [], "org:": []}
+    found: dict[str, list[str]] = {p: [] for p in _COLLECTED}
     everyone = False
     for text in tags:
         if ":" not in text:
@@ -567,7 +607,7 @@ def _rule(tags: Iterable[str]) -> Audience | str:
         return NO_ORGANIZATION
     # for:bot admits everyone there: only the organization restricts.
     clauses = frozenset() if everyone else frozenset({Clause(people, channels)})
-    return Audience(frozenset(found["org:"]), clauses)
+    return Audience(frozenset(found["org:"]), clauses, frozenset(found["forgot:"]))
 
 
 def _public(result: _Proved | Hidden | _Cut, entry_id: str, max_depth: int) -> Visibility:

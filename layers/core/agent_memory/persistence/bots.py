@@ -298,6 +298,15 @@ class BotRepository:
         found = [item_of(r) for r in rows if r.get("type") == "chat-item"]
         return {item.id: item for item in found}
 
+    def turns(self, chat_id: str, turn_ids: Sequence[str]) -> dict[str, Turn]:
+        """Turns of the chat by id, in one batch read."""
+        if not turn_ids:
+            return {}
+        pk = chat_pk(chat_id)
+        rows = self._store.get_many([(pk, turn_sk(t)) for t in dict.fromkeys(turn_ids)])
+        found = [turn_of(chat_id, r) for r in rows if r.get("type") == "turn"]
+        return {turn.id: turn for turn in found}
+
     def open_item(self, chat: Chat, item: ChatItem, sealed: bytes) -> str:
         return self._cipher.open(sealed, scope=self._scope(chat), row=item_sk(item.seq))
 

@@ -200,15 +200,25 @@ class PoolRepository:
         after: EntryMeta,
         *,
         condition: Condition | None = None,
+        stored: StoredEntry | None = None,
     ) -> list[Action]:
-        """Change an entry's metadata only (a Forget, an invalidation): its content stays.
-        The layout must give `after` no copies (copies are full rows; this writes none)."""
+        """Change an entry's metadata only (a Forget, an invalidation, a tag): its content
+        stays. Copies the layout gives `after` are written from `stored` (the entry as read),
+        its sealed content as it is: a metadata change never decrypts or re-encrypts."""
         rows = pool.layout.rows(pool, after)
-        if len(rows) > 1:
-            raise ValueError("a metadata change cannot write copies; use put()")
+        if len(rows) > 1 and stored is None:
+            raise ValueError("a metadata change with copies needs the stored entry")
         pk, sk = rows[0]
         update = Update(pk, sk, set=_plain(after), condition=condition or Present())
-        return [update, *self._stale(pool, previous, rows)]
+        copies: list[Action] = []
+        if stored is not None and len(rows) > 1:
+            copy: Record = {"type": ENTRY_TYPE, **_plain(after), "content": stored.sealed}
+            if stored.sealed_details is not None:
+                copy["details"] = stored.sealed_details
+            if after.expires_at is not None:
+                copy["ttl"] = after.expires_at // 1000 + 1
+            copies = [Put({"pk": p, "sk": s, **copy, "copy": True}) for p, s in rows[1:]]
+        return [update, *copies, *self._stale(pool, previous, rows)]
 
     def remove(
         self, pool: Pool, meta: EntryMeta, *, condition: Condition | None = None

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from agent_memory.config import Settings
 from agent_memory.service.agent_memory import AgentMemoryService
 from agent_memory.service.agents import AgentService
+from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
@@ -29,5 +30,6 @@ class Services:
     session_memory: SessionMemoryService
     agent_memory: AgentMemoryService
     bots: BotService
+    bot_memory: BotMemoryService
     # Requests per token (RATE_LIMIT_PER_MINUTE); None: not limited.
     limits: RequestLimits | None = None

@@ -9,16 +9,27 @@ from fastapi import APIRouter, Query, Response
 from agent_memory.api.contracts.bots import (
     AddItems,
     BotAnswer,
+    BotMemory,
+    BotMemoryChange,
+    BotMemoryCommand,
+    BotMemoryLog,
     ChangeMembers,
     ChannelAnswer,
     ChatAnswer,
     ChatItems,
+    ContextAsk,
+    ContextText,
     CreateBot,
     CreateChannel,
     CreateChat,
     CreateLink,
     ItemIds,
     LinkAnswer,
+    Purge,
+    Purged,
+    RememberEntry,
+    Share,
+    SharedEntry,
     StartTurn,
     TurnCompleted,
     TurnStarted,
@@ -26,6 +37,7 @@ from agent_memory.api.contracts.bots import (
 from agent_memory.api.deps import CallerDep, ServicesDep, run
 from agent_memory.domain.bots import NewChatItem
 from agent_memory.domain.grants import parse_levels
+from agent_memory.service.bot_memory import DEFAULT_LOG_LIMIT
 
 router = APIRouter(tags=["bots"])
 
@@ -119,3 +131,72 @@ async def complete_turn(
 ) -> TurnCompleted:
     turn = await run(svc, svc.bots.complete, caller, chatId, turnId)
     return TurnCompleted.model_validate({"turn": turn})
+
+
+# --- bot memory -------------------------------------------------------------------------
+
+
+@router.get("/v1/bots/{botId}/memory")
+async def read_bot_memory(
+    botId: str,
+    caller: CallerDep,
+    svc: ServicesDep,
+    tags: Annotated[str | None, Query(max_length=2000, description="tags, comma-separated")] = None,
+) -> BotMemory:
+    """Every entry for the caller in the caller's organization that carries all the tags,
+    history included (retracted and invalidated entries with their status)."""
+    wanted = [t for t in (tags or "").split(",") if t]
+    answer = await run(svc, svc.bot_memory.read, caller, botId, wanted)
+    return BotMemory.model_validate(answer)
+
+
+@router.post("/v1/bots/{botId}/memory")
+async def change_bot_memory(
+    botId: str, body: BotMemoryCommand, caller: CallerDep, svc: ServicesDep
+) -> BotMemoryChange:
+    """Remember (a pinned entry only you see) or Forget (take back your part)."""
+    command = body.command
+    if isinstance(command, RememberEntry):
+        answer = await run(
+            svc, svc.bot_memory.remember, caller, botId, command.content, command.tags
+        )
+    else:
+        answer = await run(svc, svc.bot_memory.forget, caller, botId, command.id)
+    return BotMemoryChange.model_validate(answer)
+
+
+@router.get("/v1/bots/{botId}/memory/log")
+async def bot_memory_log(
+    botId: str,
+    caller: CallerDep,
+    svc: ServicesDep,
+    limit: Annotated[int, Query(ge=1, le=1000)] = DEFAULT_LOG_LIMIT,
+) -> BotMemoryLog:
+    """Changes newest first, only of entries the caller may see."""
+    changes = await run(svc, svc.bot_memory.log, caller, botId, limit=limit)
+    return BotMemoryLog.model_validate({"changes": changes})
+
+
+@router.post("/v1/bots/{botId}/memory/purge")
+async def purge_bot_memory(botId: str, body: Purge, caller: CallerDep, svc: ServicesDep) -> Purged:
+    """Remove, without reading them, the entries with one service tag and those built on
+    them (write on a bot that is not linked)."""
+    return Purged(removed=await run(svc, svc.bot_memory.purge, caller, botId, body.tag))
+
+
+@router.post("/v1/bots/{botId}/memory/share")
+async def share_bot_memory(
+    botId: str, body: Share, caller: CallerDep, svc: ServicesDep
+) -> SharedEntry:
+    """Widen an entry's audience, only when every source's access rule allows it."""
+    answer = await run(svc, svc.bot_memory.share, caller, botId, body.id, body.audience)
+    return SharedEntry.model_validate(answer)
+
+
+@router.post("/v1/bots/{botId}/memory/context")
+async def bot_memory_context(
+    botId: str, body: ContextAsk, caller: CallerDep, svc: ServicesDep
+) -> ContextText:
+    """The memory text for a chat's answer: entries every reader of the chat may see."""
+    answer = await run(svc, svc.bot_memory.context, caller, botId, body.chatId, body.maxLength)
+    return ContextText.model_validate(answer)

@@ -1,0 +1,229 @@
+"""Bot memory in the single table: ONE partition per Bot and organization.
+
+`BOTMEM#<botId>#<orgId>`:
+- `MEM#<entry id>`: an entry in the pool repository's row shape (persistence/pools.py);
+- `META`: the pool's head row: `version` (absent row = version 0), `updatedAt`;
+- `RECENT#<newest first>#<id>`: a full copy of each VALID entry (active, not invalidated),
+  so the context text reads the head and the first page of valid entries in one Query;
+- `RULE#<chatId>#<itemId>`: the access rule saved for a source item when a fact was learned
+  (`tags`: its `for:` and `org:` tags). Private: no entry view shows it;
+- `LOG#<version:010d>`: one change: version, at, by, ids (ids and times are metadata; the
+  log holds no content);
+- `PURGE#<tag>`: how many entries purges of that tag have removed (resumable, idempotent).
+
+`"MEM#..." < "META" < "PURGE#" < "RECENT#"`: every entry and the head in one Query
+(`MEM#`..`META`); the head and the recency copies in one Query (`META`..`RECENT#~`, the
+`PURGE#` rows between are few). Content is sealed under {org, pool: bot id, field: entry}
+and bound to the entry id. The snapshot: every change moves `version` in its transaction,
+so a read that finds the same version before and after its Query saw one state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from agent_memory.domain.audiences import valid
+from agent_memory.domain.bot_memory import LOG_BY, By, LogChange
+from agent_memory.domain.entries import EntryMeta
+from agent_memory.persistence import keys
+from agent_memory.persistence.pools import (
+    Newest,
+    Pool,
+    PoolRepository,
+    StoredEntry,
+    recent_sk,
+)
+from agent_memory.ports import (
+    Absent,
+    AbsentOrEquals,
+    Action,
+    Cipher,
+    Condition,
+    Equals,
+    KeyRange,
+    Put,
+    Record,
+    Store,
+    Update,
+)
+
+# A conflict on the head row: the pool changed since it was read (re-read and retry).
+MEMORY_VERSION = "bot-memory-version"
+LOG_PREFIX = "LOG#"
+RULE_PREFIX = "RULE#"
+PURGE_PREFIX = "PURGE#"
+
+
+def pool_pk(bot_id: str, org_id: str) -> str:
+    return f"BOTMEM#{bot_id}#{org_id}"
+
+
+class BotMemoryLayout:
+    """Base rows `MEM#<id>`; a recency copy while the entry is valid (the context text and
+    learning input only ever show valid entries)."""
+
+    def rows(self, pool: Pool, meta: EntryMeta, order: int = 0) -> list[tuple[str, str]]:
+        base = (pool.pk, keys.entry_sk(meta.id))
+        return [base, (pool.pk, recent_sk(meta, order))] if valid(meta) else [base]
+
+
+BOT_MEMORY_LAYOUT = BotMemoryLayout()
+
+
+def pool_of(bot_id: str, org_id: str) -> Pool:
+    """The memory of `bot_id` in `org_id` (its own organization or a linked one)."""
+    return Pool(pool_pk(bot_id, org_id), org_id, bot_id, BOT_MEMORY_LAYOUT)
+
+
+def log_sk(version: int) -> str:
+    return f"{LOG_PREFIX}{version:010d}"
+
+
+def rule_sk(chat_id: str, item_id: str) -> str:
+    return f"{RULE_PREFIX}{chat_id}#{item_id}"
+
+
+def purge_sk(tag: str) -> str:
+    return f"{PURGE_PREFIX}{tag}"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Every entry of a pool at one version (metadata in the clear, content sealed)."""
+
+    version: int
+    entries: list[StoredEntry]
+
+    def metas(self) -> dict[str, EntryMeta]:
+        return {e.meta.id: e.meta for e in self.entries}
+
+    def by_id(self) -> dict[str, StoredEntry]:
+        return {e.meta.id: e for e in self.entries}
+
+
+def _version(row: Record | None) -> int:
+    return int(row.get("version", 0)) if row is not None else 0
+
+
+def version_condition(version: int) -> Condition:
+    # Version 0 is a pool whose head row was never written.
+    if version == 0:
+        return AbsentOrEquals("version", 0, name=MEMORY_VERSION)
+    return Equals("version", version, name=MEMORY_VERSION)
+
+
+class BotMemoryRepository:
+    def __init__(self, store: Store, cipher: Cipher) -> None:
+        self._store = store
+        self.pools = PoolRepository(store, cipher)
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def version(self, pool: Pool) -> int:
+        return _version(self._store.get(pool.pk, keys.HEAD))
+
+    def read(self, pool: Pool, before: int | None = None) -> Snapshot | None:
+        """Every entry at one version: the head's version before the Query (`before`, when
+        the caller read it already) equals the one after, else None (a change committed
+        meanwhile; the caller reads again)."""
+        if before is None:
+            before = self.version(pool)
+        page = self._store.query(pool.pk, keys.POOL_RANGE)
+        entries = [e for e in map(self.pools.parse, page.records) if e is not None]
+        if self.version(pool) != before:
+            return None
+        return Snapshot(before, entries)
+
+    def newest(self, pool: Pool, first_page: int) -> tuple[int, Newest]:
+        """The head's version and the valid entries newest first, read lazily (the head and
+        the first page in one Query)."""
+        read = self.pools.newest(pool, head=keys.HEAD, first_page=first_page)
+        return _version(read.head), read
+
+    def entries(self, pool: Pool, ids: Iterable[str]) -> dict[str, EntryMeta]:
+        """Base rows of several entries in one batch read (missing ones are left out)."""
+        wanted = [self.pools.base_key(pool, i) for i in dict.fromkeys(ids)]
+        if not wanted:
+            return {}
+        found = [self.pools.parse(r) for r in self._store.get_many(wanted)]
+        return {e.meta.id: e.meta for e in found if e is not None}
+
+    def rules(
+        self, pool: Pool, sources: Iterable[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[str, ...]]:
+        """The access rules saved for (chat, item) sources, in one batch read."""
+        wanted = [(pool.pk, rule_sk(c, i)) for c, i in dict.fromkeys(sources)]
+        if not wanted:
+            return {}
+        return {
+            (str(r["chatId"]), str(r["itemId"])): tuple(str(t) for t in r.get("tags") or ())
+            for r in self._store.get_many(wanted)
+        }
+
+    def log(self, pool: Pool, *, limit: int) -> list[LogChange]:
+        """Changes newest first."""
+        page = self._store.query(
+            pool.pk, KeyRange(low=LOG_PREFIX, high=f"{LOG_PREFIX}~"), limit=limit, newest_first=True
+        )
+        return [_change(row) for row in page.records]
+
+    def purged(self, pool: Pool, tag: str) -> int:
+        row = self._store.get(pool.pk, purge_sk(tag))
+        return int(row.get("removed", 0)) if row is not None else 0
+
+    # -- actions -------------------------------------------------------------------------
+
+    def head_change(self, pool: Pool, before: int, after: int, now_ms: int) -> Update:
+        """Move the version from `before` to `after`, if nobody changed it meanwhile."""
+        return Update(
+            pool.pk,
+            keys.HEAD,
+            set={"type": "bot-memory", "version": after, "updatedAt": now_ms},
+            condition=version_condition(before),
+        )
+
+    def log_put(self, pool: Pool, change: LogChange) -> Put:
+        row: Record = {
+            "pk": pool.pk,
+            "sk": log_sk(change.version),
+            "type": "bot-memory-log",
+            "version": change.version,
+            "at": change.at,
+            "by": change.by,
+            "ids": list(change.ids),
+        }
+        return Put(row, Absent())
+
+    def rule_put(self, pool: Pool, chat_id: str, item_id: str, tags: Sequence[str]) -> Put:
+        row: Record = {
+            "pk": pool.pk,
+            "sk": rule_sk(chat_id, item_id),
+            "type": "bot-memory-rule",
+            "chatId": chat_id,
+            "itemId": item_id,
+            "tags": list(tags),
+        }
+        return Put(row)
+
+    def purge_count(self, pool: Pool, tag: str, removed: int, now_ms: int) -> Update:
+        return Update(
+            pool.pk,
+            purge_sk(tag),
+            set={"type": "bot-memory-purge", "tag": tag, "updatedAt": now_ms},
+            add={"removed": removed},
+        )
+
+    def write(self, actions: Sequence[Action]) -> None:
+        self._store.write(actions)
+
+
+def _change(row: Record) -> LogChange:
+    by = str(row["by"])
+    return LogChange(
+        version=int(row["version"]),
+        at=int(row["at"]),
+        by=cast(By, by if by in LOG_BY else "memory_bot"),
+        ids=tuple(str(i) for i in row.get("ids") or ()),
+    )

@@ -1,0 +1,535 @@
+"""Bot memory (seed 002, "Read and change it"; API.md "Bot memory"): read it, Remember and
+Forget, its log, purge, share, the context text, and `learn`, the one way the memory Bot
+writes learned facts, observations and invalidations.
+
+Every use case works on ONE snapshot of one pool (a Bot in one organization): a read takes
+the head's version before and after its Query and reads again when they differ; a change is
+one transaction conditional on the version it read (the seed's exclusive lock), moving it
+by one and writing one log row. Who sees what is decided on plaintext metadata by the
+audience judge (domain/audiences.py); only what the answer shows is decrypted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_memory.domain.audiences import (
+    SOURCE_AUDIENCES,
+    InvalidTag,
+    Judge,
+    Person,
+    Reader,
+    chat_readers,
+    purge_tag,
+    require_topics,
+    rule_of,
+    share_reason,
+)
+from agent_memory.domain.bot_memory import (
+    HEADER,
+    NOT_FOR_YOU,
+    FactPlan,
+    LogChange,
+    carries,
+    channels_named,
+    check_filter,
+    fact,
+    forgotten,
+    invalidated,
+    memory_order,
+    observation,
+    purge_targets,
+    remembered,
+    share_audience,
+    shared,
+    view,
+)
+from agent_memory.domain.bots import Bot, Chat, person_of
+from agent_memory.domain.bounds import within_budget
+from agent_memory.domain.entries import Entry, EntryMeta, EntrySource, ItemSource
+from agent_memory.domain.errors import (
+    EntryConflict,
+    NotFound,
+    Unavailable,
+    ValidationFailed,
+    WriteConflict,
+)
+from agent_memory.domain.grants import ObjectAction, Reach
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.memory_text import first_page
+from agent_memory.domain.tasks.learning_changes import (
+    FactChange,
+    InvalidateChange,
+    ObservationChange,
+)
+from agent_memory.persistence import keys
+from agent_memory.persistence.bot_memory import (
+    MEMORY_VERSION,
+    BotMemoryRepository,
+    Snapshot,
+    pool_of,
+)
+from agent_memory.persistence.pools import Pool, StoredEntry
+from agent_memory.ports import Absent, Action, Clock, Ids, Present
+from agent_memory.service.bots import BotService, Members
+from agent_memory.service.memory_texts import newest_text
+
+# Reads retry while changes keep committing between their two version reads; writes retry
+# when another change took the version first.
+SNAPSHOT_TRIES = 5
+WRITE_TRIES = 8
+# Entries a purge removes per transaction: base row + recency copy each, plus the head row,
+# the log row and the purge counter.
+PURGE_BATCH = 48
+DEFAULT_LOG_LIMIT = 100
+TOO_MANY = "more changes than one transaction holds; the next learning applies it"
+CHAT_NOT_HERE = "the chat is not one of this bot's in this organization"
+
+LearningChange = FactChange | ObservationChange | InvalidateChange
+
+
+@dataclass(frozen=True)
+class Access:
+    """How a person reaches one Bot's memory: the pool of the organization they work in,
+    and themselves as a reader (channel membership looked up at this request)."""
+
+    bot: Bot
+    reach: Reach
+    pool: Pool
+    reader: Person
+    members: Members
+
+
+@dataclass
+class Learned:
+    """What `learn` did: the ids written (in change order) and the refused changes."""
+
+    version: int
+    applied: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _raced(error: WriteConflict) -> bool:
+    return error.raced or error.condition == MEMORY_VERSION
+
+
+class BotMemoryService:
+    def __init__(
+        self,
+        repo: BotMemoryRepository,
+        bots: BotService,
+        clock: Clock,
+        ids: Ids,
+        *,
+        max_text_length: int,
+    ) -> None:
+        self.repo = repo
+        self._bots = bots
+        self._clock = clock
+        self._ids = ids
+        self._max_text_length = max_text_length
+
+    # -- access and snapshots --------------------------------------------------------------
+
+    def _access(self, principal: Principal, bot_id: str, action: ObjectAction) -> Access:
+        user, _org = person_of(principal)
+        bot, reach = self._bots.reach(principal, bot_id, action)
+        members = Members(self._bots.repo, user, reach.org_id)
+        reader = Person(user, reach.org_id, members)
+        return Access(bot, reach, pool_of(bot.id, reach.org_id), reader, members)
+
+    def snapshot(self, pool: Pool) -> Snapshot:
+        """Every entry of `pool` at one version."""
+        for _attempt in range(SNAPSHOT_TRIES):
+            found = self.repo.read(pool)
+            if found is not None:
+                return found
+        raise Unavailable("the bot memory kept changing while it was read; retry")
+
+    @staticmethod
+    def judge(metas: Mapping[str, EntryMeta]) -> Judge:
+        return SOURCE_AUDIENCES.judge(metas.get)
+
+    def _open(self, pool: Pool, stored: StoredEntry) -> dict[str, Any]:
+        return view(self.repo.pools.open(pool, stored))
+
+    def _shown(self, access: Access, snap: Snapshot) -> tuple[Judge, dict[str, EntryMeta]]:
+        metas = snap.metas()
+        access.members.load(channels_named(metas.values()))
+        return self.judge(metas), metas
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def read(self, principal: Principal, bot_id: str, tags: Sequence[str] = ()) -> dict[str, Any]:
+        """Every entry the caller may see in their organization that carries all `tags`,
+        retracted and invalidated ones included, in memory order; decrypts only those."""
+        wanted = check_filter(tags)
+        access = self._access(principal, bot_id, "read")
+        snap = self.snapshot(access.pool)
+        judge, metas = self._shown(access, snap)
+        stored = snap.by_id()
+        shown = [
+            m
+            for m in memory_order(metas.values())
+            if carries(m, wanted) and judge.sees(access.reader, m)
+        ]
+        views = [self._open(access.pool, stored[m.id]) for m in shown]
+        return {"entries": within_budget(views)[0], "version": snap.version}
+
+    def log(
+        self, principal: Principal, bot_id: str, *, limit: int = DEFAULT_LOG_LIMIT
+    ) -> list[dict[str, Any]]:
+        """Changes newest first, each with only the ids of entries the caller may see; a
+        change of none of them is left out."""
+        access = self._access(principal, bot_id, "read")
+        snap = self.snapshot(access.pool)
+        judge, metas = self._shown(access, snap)
+        visible = [m.id for m in metas.values() if judge.sees(access.reader, m)]
+        changes: list[dict[str, Any]] = []
+        seen = set(visible)
+        for change in self.repo.log(access.pool, limit=limit):
+            ids = [i for i in change.ids if i in seen]
+            if ids:
+                changes.append({**change.view(), "ids": ids})
+        return changes
+
+    # -- commands ----------------------------------------------------------------------------
+
+    def remember(
+        self, principal: Principal, bot_id: str, content: str, topics: Sequence[str]
+    ) -> dict[str, Any]:
+        """A pinned entry only its author sees (topics only: a colon tag is a 400)."""
+        require_topics(topics, ["command", "tags"])
+        access = self._access(principal, bot_id, "read")
+        pool, user = access.pool, access.reader.user_id
+        for _attempt in range(WRITE_TRIES):
+            before = self.repo.version(pool)
+            now, version = self._clock.now_ms(), before + 1
+            meta = remembered(
+                self._ids.new("mem_"), user, pool.org_id, content, topics, now, version
+            )
+            actions: list[Action] = [
+                self.repo.head_change(pool, before, version, now),
+                *self.repo.pools.put(pool, meta, content, condition=Absent()),
+                self.repo.log_put(pool, LogChange(version, now, "person", (meta.id,))),
+            ]
+            try:
+                self.repo.write(actions)
+            except WriteConflict as error:
+                if _raced(error):
+                    continue
+                raise
+            return {"entry": view(Entry(meta, content)), "version": version}
+        raise Unavailable("the bot memory kept changing; retry")
+
+    def forget(self, principal: Principal, bot_id: str, entry_id: str) -> dict[str, Any]:
+        """Take back the caller's part of an entry they may see (409 EntryConflict
+        otherwise); the entry is answered when they still see it (a retracted one)."""
+        access = self._access(principal, bot_id, "read")
+        pool, reader = access.pool, access.reader
+        for _attempt in range(WRITE_TRIES):
+            snap = self.snapshot(pool)
+            judge, metas = self._shown(access, snap)
+            now, version = self._clock.now_ms(), snap.version + 1
+            previous = metas.get(entry_id)
+            after = forgotten(judge, reader, previous, reader.user_id, now, version)
+            stored = snap.by_id()
+            if previous is None or after is None:
+                # Retracted already by its sole person: nothing changes (`forgotten` raised
+                # for an entry the caller may not see).
+                return {"entry": self._open(pool, stored[entry_id]), "version": snap.version}
+            actions: list[Action] = [
+                self.repo.head_change(pool, snap.version, version, now),
+                *self.repo.pools.change(pool, previous, after, stored=stored[entry_id]),
+                self.repo.log_put(pool, LogChange(version, now, "person", (entry_id,))),
+            ]
+            try:
+                self.repo.write(actions)
+            except WriteConflict as error:
+                if _raced(error):
+                    continue
+                raise
+            answer: dict[str, Any] = {"version": version}
+            if self.judge({**metas, entry_id: after}).sees(reader, after):
+                content = self.repo.pools.open_content(pool, stored[entry_id])
+                answer["entry"] = view(Entry(after, content))
+            return answer
+        raise Unavailable("the bot memory kept changing; retry")
+
+    def share(
+        self, principal: Principal, bot_id: str, entry_id: str, audience_text: str
+    ) -> dict[str, Any]:
+        """Make an entry also for a Channel group or for everyone, only when every source's
+        access rule admits those readers (409 EntryConflict otherwise)."""
+        audience = share_audience(audience_text)
+        access = self._access(principal, bot_id, "read")
+        pool = access.pool
+        for _attempt in range(WRITE_TRIES):
+            snap = self.snapshot(pool)
+            judge, metas = self._shown(access, snap)
+            meta = metas.get(entry_id)
+            if meta is None:
+                raise EntryConflict(NOT_FOR_YOU, ["id"])
+            items = [s for s in meta.sources if isinstance(s, ItemSource)]
+            rules = self.repo.rules(pool, [(s.conversation or "", s.item) for s in items])
+
+            def item_rule(source: ItemSource, rules: Any = rules) -> Any:
+                return rule_of(rules.get((source.conversation or "", source.item), ()))
+
+            reason = share_reason(judge, access.reader, meta, audience, item_rule)
+            if reason is not None:
+                raise EntryConflict(reason, ["id"])
+            now, version = self._clock.now_ms(), snap.version + 1
+            after = shared(meta, audience, now, version)
+            stored = snap.by_id()[entry_id]
+            actions: list[Action] = [
+                self.repo.head_change(pool, snap.version, version, now),
+                *self.repo.pools.change(pool, meta, after, stored=stored),
+                self.repo.log_put(pool, LogChange(version, now, "person", (entry_id,))),
+            ]
+            try:
+                self.repo.write(actions)
+            except WriteConflict as error:
+                if _raced(error):
+                    continue
+                raise
+            content = self.repo.pools.open_content(pool, stored)
+            return {"entry": view(Entry(after, content)), "version": version}
+        raise Unavailable("the bot memory kept changing; retry")
+
+    # -- purge -----------------------------------------------------------------------------
+
+    def purge(self, principal: Principal, bot_id: str, tag_text: str) -> int:
+        """Remove every entry carrying one service tag, and every entry built on them, in
+        every organization of the Bot (write at home). Reads no content. Resumable and
+        idempotent: each transaction adds what it removed to the tag's counter, and a
+        repeated purge finishes the work and answers the counter."""
+        person_of(principal)
+        try:
+            tag = str(purge_tag(tag_text))
+        except InvalidTag as error:
+            raise ValidationFailed(error.reason, ["tag"]) from error
+        bot, _reach = self._bots.reach(principal, bot_id, "purge")
+        return sum(self._purge_pool(pool_of(bot.id, org), tag) for org in bot.orgs)
+
+    def _purge_pool(self, pool: Pool, tag: str) -> int:
+        while True:
+            snap = self.snapshot(pool)
+            metas = snap.metas()
+            targets = sorted(purge_targets(metas.values(), tag))
+            if not targets:
+                return self.repo.purged(pool, tag)
+            batch = targets[:PURGE_BATCH]
+            now, version = self._clock.now_ms(), snap.version + 1
+            actions: list[Action] = [
+                self.repo.head_change(pool, snap.version, version, now),
+                self.repo.log_put(pool, LogChange(version, now, "person", tuple(batch))),
+                self.repo.purge_count(pool, tag, len(batch), now),
+            ]
+            for entry_id in batch:
+                actions += self.repo.pools.remove(pool, metas[entry_id], condition=Present())
+            try:
+                self.repo.write(actions)
+            except WriteConflict as error:
+                if _raced(error):
+                    continue
+                raise
+
+    # -- context ---------------------------------------------------------------------------
+
+    def context(
+        self, principal: Principal, bot_id: str, chat_id: str, max_length: int | None = None
+    ) -> dict[str, Any]:
+        """The memory text for a Chat's answer: valid entries every reader of the Chat may
+        see, in memory order, stopping at the first that does not fit; only the entries
+        shown are decrypted. The caller must be a reader of that Chat (404 otherwise)."""
+        access = self._access(principal, bot_id, "read")
+        chat = self._bots.repo.get_chat(chat_id)
+        if chat is None or chat.bot_id != access.bot.id or chat.org_id != access.pool.org_id:
+            raise NotFound("chat not found", ["chatId"])
+        if not chat.readable_by(access.reader.user_id, chat.org_id, access.members):
+            raise NotFound("chat not found", ["chatId"])
+        readers = chat_readers(chat.org_id, chat.owner, chat.channel_id, access.members)
+        limit = max_length or self._max_text_length
+        for _attempt in range(SNAPSHOT_TRIES):
+            answer = self._context(access.pool, readers, limit)
+            if answer is not None:
+                return answer
+        raise Unavailable("the bot memory kept changing while it was read; retry")
+
+    def _context(self, pool: Pool, readers: Reader, limit: int) -> dict[str, Any] | None:
+        version, newest = self.repo.newest(pool, first_page(limit))
+        known: dict[str, EntryMeta | None] = {}
+        judge = SOURCE_AUDIENCES.judge(known.get)
+        found = {"visible": False}
+
+        def visible() -> Iterator[StoredEntry]:
+            for stored in newest:
+                known[stored.meta.id] = stored.meta
+                self._load_sources(pool, stored.meta, known)
+                if judge.sees(readers, stored.meta):
+                    found["visible"] = True
+                    yield stored
+
+        text = newest_text(
+            visible(),
+            lambda stored: self.repo.pools.open_content(pool, stored),
+            limit,
+            header=HEADER,
+        )
+        if self.repo.version(pool) != version:
+            return None
+        return {"text": text.text, "ids": text.keys, "hasEntries": found["visible"]}
+
+    def _load_sources(
+        self, pool: Pool, meta: EntryMeta, known: dict[str, EntryMeta | None]
+    ) -> None:
+        """Read the entries `meta` stands on, recursively, a batch per level (a fact stands
+        on items only and costs nothing)."""
+        frontier = [s.entry for s in _entry_sources(meta) if s.entry not in known]
+        while frontier:
+            found = self.repo.entries(pool, frontier)
+            for entry_id in frontier:
+                known[entry_id] = found.get(entry_id)
+            frontier = [
+                s.entry for m in found.values() for s in _entry_sources(m) if s.entry not in known
+            ]
+
+    # -- learning (the memory Bot; issue 14 calls this from its apply step) ---------------
+
+    def learn(
+        self,
+        bot_id: str,
+        org_id: str,
+        chat_id: str,
+        changes: Sequence[LearningChange],
+        *,
+        also: Sequence[Action] = (),
+    ) -> Learned:
+        """Apply the memory Bot's changes learned in a Chat of `org_id`, in ONE transaction
+        with `also` (the caller's read position and execution end), conditional on the
+        pool's version; each refused change keeps its reason. A fact's items must be items
+        of the Chat and one of them a person's words; its audience comes from the items'
+        Turns (saved actor, or the Channel group) and each item's rule is saved; an
+        observation stands on valid entries whose access is proved."""
+        chat = self._bots.repo.get_chat(chat_id)
+        if chat is None or chat.bot_id != bot_id or chat.org_id != org_id:
+            raise NotFound(CHAT_NOT_HERE)
+        pool = pool_of(bot_id, org_id)
+        cited = [s for c in changes if isinstance(c, FactChange) for s in c.sources]
+        items = self._bots.repo.items_by_id(chat.id, cited)
+        turns = self._bots.repo.turns(chat.id, sorted({i.turn_id for i in items.values()}))
+        actors = {t.id: t.actor for t in turns.values()}
+        for _attempt in range(WRITE_TRIES):
+            snap = self.snapshot(pool)
+            learned, actions = self._plan(pool, chat, snap, changes, items, actors, len(also))
+            try:
+                self.repo.write([*actions, *also])
+            except WriteConflict as error:
+                if _raced(error):
+                    continue
+                raise
+            return learned
+        raise Unavailable("the bot memory kept changing; retry")
+
+    def _plan(
+        self,
+        pool: Pool,
+        chat: Chat,
+        snap: Snapshot,
+        changes: Sequence[LearningChange],
+        items: Mapping[str, Any],
+        actors: Mapping[str, str],
+        reserved: int,
+    ) -> tuple[Learned, list[Action]]:
+        metas = snap.metas()
+        stored = snap.by_id()
+        judge = self.judge(metas)
+        now, version = self._clock.now_ms(), snap.version + 1
+        learned = Learned(snap.version)
+        writes: list[Action] = []
+        rules_written: set[tuple[str, str]] = set()
+        # The head row, the log row and the caller's actions share the transaction.
+        room = keys.MAX_ACTIONS - 2 - reserved
+        for index, change in enumerate(changes):
+            planned: list[Action]
+            if isinstance(change, FactChange):
+                plan = fact(
+                    self._ids.new("mem_"),
+                    chat,
+                    change.sources,
+                    items,
+                    actors,
+                    change.topics,
+                    change.content,
+                    now,
+                    version,
+                )
+                if isinstance(plan, str):
+                    learned.rejected.append({"index": index, "op": "fact", "reason": plan})
+                    continue
+                planned = self._fact_actions(pool, plan, change.content, rules_written)
+                entry_id, op = plan.meta.id, "fact"
+            elif isinstance(change, ObservationChange):
+                meta = observation(
+                    self._ids.new("mem_"),
+                    judge,
+                    pool.org_id,
+                    change.sources,
+                    metas,
+                    change.topics,
+                    change.confidence,
+                    change.content,
+                    now,
+                    version,
+                )
+                if isinstance(meta, str):
+                    learned.rejected.append({"index": index, "op": "observation", "reason": meta})
+                    continue
+                planned = self.repo.pools.put(pool, meta, change.content, condition=Absent())
+                entry_id, op = meta.id, "observation"
+            else:
+                after = invalidated(metas.get(change.id), change.id, now, version)
+                if isinstance(after, str):
+                    learned.rejected.append({"index": index, "op": "invalidate", "reason": after})
+                    continue
+                previous = metas[change.id]
+                planned = self.repo.pools.change(pool, previous, after, stored=stored[change.id])
+                # A later change of this batch sees it invalid (no second invalidation).
+                metas[change.id] = after
+                entry_id, op = change.id, "invalidate"
+            if len(writes) + len(planned) > room:
+                learned.rejected.append({"index": index, "op": op, "reason": TOO_MANY})
+                continue
+            writes += planned
+            learned.applied.append({"index": index, "op": op, "id": entry_id})
+        if not learned.applied:
+            return learned, []
+        learned.version = version
+        ids = tuple(dict.fromkeys(a["id"] for a in learned.applied))
+        return learned, [
+            self.repo.head_change(pool, snap.version, version, now),
+            *writes,
+            self.repo.log_put(pool, LogChange(version, now, "memory_bot", ids)),
+        ]
+
+    def _fact_actions(
+        self, pool: Pool, plan: FactPlan, content: str, written: set[tuple[str, str]]
+    ) -> list[Action]:
+        """The fact's rows and each source item's rule (once per transaction: two facts of
+        one item save one rule row)."""
+        actions = self.repo.pools.put(pool, plan.meta, content, condition=Absent())
+        chat_id = next(
+            (s.conversation or "" for s in plan.meta.sources if isinstance(s, ItemSource)), ""
+        )
+        for item, tags in plan.rules.items():
+            if (chat_id, item) not in written:
+                written.add((chat_id, item))
+                actions.append(self.repo.rule_put(pool, chat_id, item, tags))
+        return actions
+
+
+def _entry_sources(meta: EntryMeta) -> list[EntrySource]:
+    return [s for s in meta.sources if isinstance(s, EntrySource)]
