@@ -1,0 +1,281 @@
+"""Bot memory rules (domain/bot_memory.py), and a property over random source graphs built
+through the service (in-memory store and cipher): nobody ever sees an entry unless they
+may see every source, recursively."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
+from agent_memory.domain import bot_memory as rules
+from agent_memory.domain.audiences import SOURCE_AUDIENCES, Person
+from agent_memory.domain.bots import Chat, ChatItem
+from agent_memory.domain.entries import EntryMeta, EntrySource
+from agent_memory.domain.errors import EntryConflict
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.tasks.learning_changes import (
+    FactChange,
+    InvalidateChange,
+    ObservationChange,
+)
+from agent_memory.persistence import keys
+from agent_memory.persistence.bot_memory import BotMemoryRepository
+from agent_memory.persistence.bots import BotRepository
+from agent_memory.ports import Put
+from agent_memory.service.bot_memory import BotMemoryService
+from agent_memory.service.bots import BotService
+
+ORG = "o1"
+PRIVATE = Chat("chat_p", "bot_1", ORG, "ana", None, "chat")
+GROUP = Chat("chat_g", "bot_1", ORG, "ana", "ch_1", "chat")
+
+
+def entry(entry_id: str, *tags: str, sources: tuple[str, ...] = ()) -> EntryMeta:
+    return EntryMeta(
+        id=entry_id, tags=tags, sources=tuple(EntrySource(s) for s in sources), length=1
+    )
+
+
+# --- facts ---------------------------------------------------------------------------------
+
+
+def test_a_fact_needs_a_persons_words_and_takes_the_items_rule() -> None:
+    items = {
+        "i-01": ChatItem(1, "t1", "user", "ana"),
+        "i-02": ChatItem(2, "t1", "assistant", None),
+        "i-03": ChatItem(3, "t1", "tool", None, "menu"),
+        "i-04": ChatItem(4, "t1", "notice", None),
+    }
+    actors = {"t1": "ana"}
+
+    def make(chat: Chat, *cited: str) -> Any:
+        return rules.fact("mem_1", chat, cited, items, actors, ["food"], "x", 5, 1)
+
+    for alone in ("i-02", "i-03", "i-04"):
+        assert make(PRIVATE, alone) == rules.FACT_NEEDS_PERSON
+    assert make(PRIVATE) == rules.FACT_NO_SOURCE
+    assert make(PRIVATE, "i-01", "i-09") == rules.UNKNOWN_ITEM.format(item="i-09")
+    plan = make(PRIVATE, "i-01", "i-03")
+    assert isinstance(plan, rules.FactPlan)
+    assert plan.meta.tags == (
+        "from:ana",
+        "for:person:ana",
+        "org:o1",
+        "chat:chat_p",
+        "app:menu",
+        "food",
+    )
+    assert dict(plan.rules) == {"i-01": ("for:person:ana", "org:o1"), "i-03": plan.rules["i-03"]}
+    group = make(GROUP, "i-01")
+    assert isinstance(group, rules.FactPlan)
+    assert "for:channel:ch_1" in group.meta.tags
+    assert "channel:ch_1" in group.meta.tags
+    assert "for:person:ana" not in group.meta.tags
+    colon = rules.fact("mem_1", PRIVATE, ["i-01"], items, actors, ["a:b"], "x", 5, 1)
+    assert isinstance(colon, str)
+    assert "colon" in colon
+
+
+def test_an_observation_carries_its_sources_tags_and_needs_proved_sources() -> None:
+    pool = {
+        "a": entry("a", "from:ana", "for:person:ana", "org:o1", "chat:c1"),
+        "b": entry("b", "from:ben", "for:person:ben", "org:o1", "chat:c2"),
+        "gone": EntryMeta(id="gone", tags=("for:person:ana", "org:o1"), status="retracted"),
+        "hidden": entry("hidden", "org:o1"),
+    }
+    judge = SOURCE_AUDIENCES.judge(pool.get)
+    made = rules.observation("o", judge, ORG, ["a", "b"], pool, [], 0.5, "x", 1, 1)
+    assert isinstance(made, EntryMeta)
+    assert set(made.tags) >= {"from:ana", "from:ben", "chat:c1", "chat:c2", "org:o1"}
+    pool["o"] = made
+    judge = SOURCE_AUDIENCES.judge(pool.get)
+    assert not judge.sees(Person("ana", ORG), made)
+    assert not judge.sees(Person("ben", ORG), made)
+
+    def refused(*cited: str, confidence: float = 0.5) -> Any:
+        return rules.observation("o2", judge, ORG, cited, pool, [], confidence, "x", 1, 1)
+
+    assert refused("gone") == rules.INVALID_SOURCE.format(entry="gone")
+    assert refused("hidden") == rules.UNPROVED_SOURCE.format(entry="hidden")
+    assert refused("nope") == rules.UNKNOWN_ENTRY.format(entry="nope")
+    assert refused() == rules.OBSERVATION_NO_SOURCE
+    assert refused("a", confidence=1.5) == rules.BAD_CONFIDENCE
+
+
+# --- forget, purge --------------------------------------------------------------------------
+
+
+def test_forget_retracts_for_the_sole_person_and_excludes_the_others() -> None:
+    shared = entry("s", "from:ana", "from:ben", "for:channel:ch_1", "org:o1")
+    judge = SOURCE_AUDIENCES.judge({"s": shared}.get)
+    members = {"ana", "ben", "cy"}
+
+    def reader(user: str) -> Person:
+        return Person(user, ORG, lambda ch: ch == "ch_1" and user in members)
+
+    after = rules.forgotten(judge, reader("ben"), shared, "ben", 9, 2)
+    assert after is not None
+    assert after.active
+    assert "from:ben" not in after.tags
+    assert "forgot:ben" in after.tags
+    judge_after = SOURCE_AUDIENCES.judge({"s": after}.get)
+    assert not judge_after.sees(reader("ben"), after)
+    assert judge_after.sees(reader("cy"), after)
+    # ana is now the only person behind it: her Forget retracts it for everyone.
+    sole = rules.forgotten(judge_after, reader("ana"), after, "ana", 10, 3)
+    assert sole is not None
+    assert sole.status == "retracted"
+    alone = entry("p", "from:ana", "for:person:ana", "org:o1")
+    judge_alone = SOURCE_AUDIENCES.judge({"p": alone}.get)
+    retracted = rules.forgotten(judge_alone, reader("ana"), alone, "ana", 11, 4)
+    assert retracted is not None
+    assert retracted.status == "retracted"
+    assert rules.forgotten(judge_alone, reader("ana"), retracted, "ana", 12, 5) is None
+    with pytest.raises(EntryConflict):
+        rules.forgotten(judge_alone, reader("ben"), alone, "ben", 11, 4)
+    with pytest.raises(EntryConflict):
+        rules.forgotten(judge_alone, reader("ana"), None, "ana", 11, 4)
+
+
+def test_purge_takes_tagged_entries_and_everything_built_on_them() -> None:
+    metas = [
+        entry("a", "from:ana"),
+        entry("b", "from:ben"),
+        entry("o1", sources=("a", "b")),
+        entry("o2", sources=("o1",)),
+        entry("o3", sources=("b",)),
+    ]
+    assert rules.purge_targets(metas, "from:ana") == {"a", "o1", "o2"}
+    assert rules.purge_targets(metas, "from:ben") == {"b", "o1", "o2", "o3"}
+    assert rules.purge_targets(metas, "chat:none") == set()
+
+
+# --- the property, through the service -----------------------------------------------------
+
+PEOPLE = ("ana", "ben", "cy", "dee")
+MEMBERS = ("ana", "ben", "cy")
+
+
+def _world() -> tuple[BotMemoryService, InMemoryStore]:
+    store, cipher = InMemoryStore(), FakeCipher()
+    clock, ids = FixedClock(step_ms=1), SequentialIds()
+    people = [Put({"pk": keys.user(p), "sk": keys.HEAD, "orgId": ORG}) for p in PEOPLE]
+    store.write(people)
+    bots = BotService(BotRepository(store, cipher), clock, ids)
+    memory = BotMemoryService(
+        BotMemoryRepository(store, cipher), bots, clock, ids, max_text_length=8000
+    )
+    return memory, store
+
+
+def _principal(user: str) -> Principal:
+    # Organization admins hold write on the bot; it still gives them no one else's memory.
+    return Principal(user, ORG, "admin")
+
+
+step = st.one_of(
+    st.tuples(st.just("fact"), st.sampled_from((*PEOPLE, "group")), st.sampled_from(MEMBERS)),
+    st.tuples(st.just("observe"), st.lists(st.integers(0, 30), min_size=1, max_size=3)),
+    st.tuples(st.just("forget"), st.sampled_from(PEOPLE), st.integers(0, 30)),
+    st.tuples(st.just("invalidate"), st.integers(0, 30)),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(step, min_size=1, max_size=14))
+def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[Any]) -> None:
+    memory, _store = _world()
+    bots = memory._bots
+    bot_id = bots.create_bot(_principal("ana"), "Helper", {})["id"]
+    channel = bots.create_channel(_principal("ana"), "team", list(MEMBERS))["id"]
+    chats = {p: bots.create_chat(_principal(p), bot_id, None, "chat")["id"] for p in PEOPLE}
+    chats["group"] = bots.create_chat(_principal("ana"), bot_id, channel, "chat")["id"]
+    made: list[str] = []
+    for kind, *args in steps:
+        if kind == "fact":
+            where, speaker = args
+            speaker = where if where != "group" else speaker
+            chat = chats[where]
+            started = bots.start_turn(_principal(speaker), chat, f"{speaker} says hi")
+            item = bots.items(_principal(speaker), chat)[-1]
+            assert item["turnId"] == started["turn"]["id"]
+            change = FactChange(op="fact", content="f", topics=[], sources=[item["id"]])
+            learned = memory.learn(bot_id, ORG, chat, [change])
+        elif kind == "observe":
+            if not made:
+                continue
+            sources = [made[i % len(made)] for i in args[0]]
+            change_o = ObservationChange(
+                op="observation", content="o", confidence=0.5, topics=[], sources=sources
+            )
+            learned = memory.learn(bot_id, ORG, chats["ana"], [change_o])
+        elif kind == "invalidate":
+            if not made:
+                continue
+            change_i = InvalidateChange(op="invalidate", id=made[args[0] % len(made)])
+            learned = memory.learn(bot_id, ORG, chats["ana"], [change_i])
+            continue
+        else:
+            person, index = args
+            if made:
+                with contextlib.suppress(EntryConflict):
+                    memory.forget(_principal(person), bot_id, made[index % len(made)])
+            continue
+        made += [a["id"] for a in learned.applied if a["op"] != "invalidate"]
+
+    snapshot = memory.snapshot(memory._access(_principal("ana"), bot_id, "read").pool)
+    pool = snapshot.metas()
+    for person in PEOPLE:
+        seen = {e["id"] for e in memory.read(_principal(person), bot_id)["entries"]}
+        assert seen == _oracle(pool, person)
+        for entry_id in seen:
+            for source in pool[entry_id].sources:
+                if isinstance(source, EntrySource):
+                    # Every source of what a reader sees is valid and seen by them too.
+                    assert source.entry in seen
+                    assert rules_valid(pool[source.entry])
+
+
+def rules_valid(meta: EntryMeta) -> bool:
+    return meta.active and meta.invalidated_at is None
+
+
+def _own(meta: EntryMeta, person: str) -> bool:
+    tags = set(meta.tags)
+    if f"forgot:{person}" in tags or f"org:{ORG}" not in tags:
+        return False
+    if any(t.startswith("org:") and t != f"org:{ORG}" for t in tags):
+        return False
+    return (
+        "for:bot" in tags
+        or f"for:person:{person}" in tags
+        or (person in MEMBERS and "for:channel:" + _channel(tags) in tags)
+    )
+
+
+def _channel(tags: set[str]) -> str:
+    named = [t.removeprefix("for:channel:") for t in tags if t.startswith("for:channel:")]
+    return named[0] if named else "\x00"
+
+
+def _oracle(pool: dict[str, EntryMeta], person: str) -> set[str]:
+    """An independent statement of the rule: own tags admit the person, and every entry
+    source exists, is valid and is visible to them, recursively (graphs built by learning
+    have no loops: sources exist before what stands on them)."""
+
+    def visible(entry_id: str) -> bool:
+        meta = pool.get(entry_id)
+        if meta is None or not _own(meta, person):
+            return False
+        return all(
+            s.entry in pool and rules_valid(pool[s.entry]) and visible(s.entry)
+            for s in meta.sources
+            if isinstance(s, EntrySource)
+        )
+
+    return {entry_id for entry_id in pool if visible(entry_id)}
