@@ -37,6 +37,7 @@ BENCHMARKS = (
     ("session_memory", "bench.session_memory"),
     ("agent_memory", "bench.agent_memory"),
     ("agent_memories", "bench.memory_objects"),
+    ("bot_memory", "bench.bot_memory"),
 )
 ISSUE = {"agent_memory": "agent memory, issue 5"}
 

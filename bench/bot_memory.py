@@ -1,0 +1,213 @@
+"""Bot memory (seed 002) on the embedded AWS, through the HTTP app:
+
+- `aws_calls`: DynamoDB, KMS and decrypts for `bot_memory.read` (GET memory),
+  `bot_memory.context`, `bot_memory.remember`, `bot_memory.forget`, `bot_memory.purge`
+  (a chat's two facts), cold (fresh services: new clients, an empty data-key cache) and
+  warm (the next call). Every request includes the token lookup and its rate-limit write.
+- `scaling.bot_context`: the context of a private chat at 100, 1,000 and 10,000 entries of
+  the caller's pool: DynamoDB requests, items read, decrypts, entries rendered. Targets:
+  decrypts at most rendered + 1, items read far below the pool's size.
+
+    python -m bench.bot_memory      # prints JSON; `run()` returns it
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from typing import Any
+
+from bench.support import AwsCalls, CountingCipher, Env, embedded, timed
+
+SIZES = (100, 1_000, 10_000)
+Request = tuple[str, str, Any]
+
+
+def _report(calls: AwsCalls, cipher: CountingCipher, answer: Any, ms: float) -> dict[str, Any]:
+    shot = calls.snapshot()
+    report = {
+        k: shot[k]
+        for k in ("dynamodb", "kms", "by_operation", "items_read", "rru_estimate", "wru_estimate")
+    }
+    report.update(stepfunctions=0, model=0, decrypts=cipher.opens, own_ms=round(ms, 1))
+    report["status"] = answer.status_code
+    if answer.status_code >= 300:
+        report["error"] = answer.text[:300]
+    return report
+
+
+def _cold_warm(env: Env, token: str, prepare: Callable[[], Request]) -> dict[str, Any]:
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+
+    calls = AwsCalls()
+    ciphers: list[CountingCipher] = []
+
+    def count(cipher: Any) -> CountingCipher:
+        ciphers.append(CountingCipher(cipher))
+        return ciphers[-1]
+
+    services = env.services(calls, cipher=count, learning=False)
+    report: dict[str, Any] = {}
+    with TestClient(create_app(lambda: services), raise_server_exceptions=False) as http:
+        for phase in ("cold", "warm"):
+            method, path, body = prepare()
+            calls.reset()
+            ciphers[0].opens = 0
+            answer, spent = timed(
+                lambda m=method, p=path, b=body: http.request(
+                    m, p, json=b, headers={"Authorization": f"Bearer {token}"}
+                )
+            )
+            report[phase] = _report(calls, ciphers[0], answer, spent.own_ms)
+    return report
+
+
+def _facts(setup: Any, bot_id: str, org: str, chat_id: str, user: Any, count: int) -> list[str]:
+    from agent_memory.domain.tasks.learning_changes import FactChange
+
+    started = setup.bots.start_turn(user, chat_id, "I prefer short answers and tea.")
+    item = setup.bots.items(user, chat_id)[-1]
+    assert item["turnId"] == started["turn"]["id"]
+    changes = [
+        FactChange(op="fact", content=f"Fact {n}: prefers tea.", topics=[], sources=[item["id"]])
+        for n in range(count)
+    ]
+    learned = setup.bot_memory.learn(bot_id, org, chat_id, changes)
+    return [a["id"] for a in learned.applied]
+
+
+def _seed(
+    setup: Any, env: Env, bot_id: str, org: str, user: str, chat_id: str, start: int, count: int
+) -> None:
+    """Facts for `user`, sealed as the service seals them, written with BatchWriteItem."""
+    from agent_memory.adapters.dynamodb.store import serialize
+    from agent_memory.domain.entries import EntryMeta, ItemSource
+    from agent_memory.persistence.bot_memory import pool_of
+
+    repo = setup.bot_memory.repo
+    pool = pool_of(bot_id, org)
+    rng = random.Random(start)
+    items: list[dict[str, Any]] = []
+    for n in range(start, start + count):
+        content = f"Fact {n}: " + "detail " * rng.randrange(2, 30)
+        meta = EntryMeta(
+            id=f"mem_seed{n:06d}",
+            layer="fact",
+            kind="fact",
+            tags=(f"from:{user}", f"for:person:{user}", f"org:{org}", f"chat:{chat_id}"),
+            sources=(ItemSource("i-01", chat_id),),
+            created_at=1_700_000_000_000 + n,
+            updated_at=1_700_000_000_000 + n,
+            rev=1,
+            length=len(content),
+            by="memory_bot",
+        )
+        for action in repo.pools.put(pool, meta, content):
+            items.append({"PutRequest": {"Item": serialize(action.record)}})
+    client = env.root.client("dynamodb")
+    for first in range(0, len(items), 25):
+        request: dict[str, Any] = {env.settings.table_name: items[first : first + 25]}
+        while request:
+            request = client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+
+
+def run() -> dict[str, Any]:
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+    from agent_memory.domain.identity import SERVICE_ADMIN, Principal
+
+    aws_calls: dict[str, Any] = {}
+    scaling: list[dict[str, Any]] = []
+    with embedded() as env:
+        setup = env.services(learning=False)
+        setup.identity.create_org(SERVICE_ADMIN, "bench", "Bench")
+        created = setup.identity.create_user(SERVICE_ADMIN, "bench", "ana", "Ana", "member")
+        token = created.token.secret
+        ana = Principal("ana", "bench", "member")
+        bot_id = setup.bots.create_bot(ana, "Bench", {})["id"]
+        chat_id = setup.bots.create_chat(ana, bot_id, None, "chat")["id"]
+        _facts(setup, bot_id, "bench", chat_id, ana, 20)
+        memory = f"/v1/bots/{bot_id}/memory"
+
+        def remember() -> Request:
+            return ("POST", memory, {"command": {"_tag": "Remember", "content": "Short answers."}})
+
+        def forget() -> Request:
+            made = setup.bot_memory.remember(ana, bot_id, "To forget.", [])
+            return ("POST", memory, {"command": {"_tag": "Forget", "id": made["entry"]["id"]}})
+
+        def purge() -> Request:
+            chat = setup.bots.create_chat(ana, bot_id, None, "chat")["id"]
+            _facts(setup, bot_id, "bench", chat, ana, 2)
+            return ("POST", f"{memory}/purge", {"tag": f"chat:{chat}"})
+
+        operations: dict[str, Callable[[], Request]] = {
+            "bot_memory.read": lambda: ("GET", memory, None),
+            "bot_memory.context": lambda: ("POST", f"{memory}/context", {"chatId": chat_id}),
+            "bot_memory.remember": remember,
+            "bot_memory.forget": forget,
+            "bot_memory.purge": purge,
+        }
+        for name, prepare in operations.items():
+            aws_calls[name] = _cold_warm(env, token, prepare)
+
+        # Context at scale: a new bot whose pool grows to each size.
+        bot2 = setup.bots.create_bot(ana, "Scale", {})["id"]
+        chat2 = setup.bots.create_chat(ana, bot2, None, "chat")["id"]
+        calls = AwsCalls()
+        ciphers: list[CountingCipher] = []
+
+        def count(cipher: Any) -> CountingCipher:
+            ciphers.append(CountingCipher(cipher))
+            return ciphers[-1]
+
+        services = env.services(calls, cipher=count, learning=False)
+        headers = {"Authorization": f"Bearer {token}"}
+        seeded = 0
+        with TestClient(create_app(lambda: services)) as http:
+            path = f"/v1/bots/{bot2}/memory/context"
+            for size in SIZES:
+                _seed(setup, env, bot2, "bench", "ana", chat2, seeded, size - seeded)
+                seeded = size
+                http.post(path, json={"chatId": chat2}, headers=headers)  # warm
+                calls.reset()
+                ciphers[0].opens = 0
+                answer, spent = timed(
+                    lambda: http.post(path, json={"chatId": chat2}, headers=headers)
+                )
+                assert answer.status_code == 200, answer.text
+                shot = calls.snapshot()
+                scaling.append(
+                    {
+                        "entries": size,
+                        "ms": round(spent.ms, 1),
+                        "own_ms": round(spent.own_ms, 1),
+                        "dynamodb_requests": shot["dynamodb"],
+                        "by_operation": shot["by_operation"],
+                        "items_read": shot["items_read"],
+                        "rru_estimate": shot["rru_estimate"],
+                        "decrypts": ciphers[0].opens,
+                        "rendered": len(answer.json()["ids"]),
+                    }
+                )
+    targets = {
+        "context_decrypts_at_most_rendered_plus_1": all(
+            r["decrypts"] <= r["rendered"] + 1 for r in scaling
+        ),
+        "context_items_read_below_a_tenth_of_the_pool_at_10000": scaling[-1]["items_read"]
+        < SIZES[-1] // 10,
+    }
+    return {
+        "aws_calls": aws_calls,
+        "scaling": {"bot_context": scaling},
+        "targets": targets,
+        "note": "through HTTP (token lookup and rate-limit write included)",
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(), indent=2))
