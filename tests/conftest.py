@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -64,9 +64,12 @@ def settings(local_aws: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch) -> Any
 @pytest.fixture
 def adapters(local_aws: tuple[Any, Any], settings: Any) -> Any:
     from agent_memory.bootstrap import aws_adapters
+    from agent_memory.persistence.limits import ProcessCounters
 
     session, _local = local_aws
-    return aws_adapters(settings, session)
+    # Rate counters in process: the table path (one conditional write a request) is
+    # tested by tests/api/test_rate_limits.py; here it would only slow every request.
+    return replace(aws_adapters(settings, session), counters=ProcessCounters())
 
 
 @pytest.fixture

@@ -237,8 +237,8 @@ def test_starts_over_the_quota_are_skipped_with_a_note() -> None:
     service, orchestrator, clock = learning(2)
     assert service.start(REF, upto=1, reason="turn") == "started"
     assert service.start(REF, upto=2, reason="refresh") == "started"
-    assert service.start(REF, upto=3, reason="turn") == "skipped"
-    assert service.start(REF, upto=3, reason="refresh") == "skipped"
+    assert service.start(REF, upto=3, reason="turn") == "throttled"
+    assert service.start(REF, upto=3, reason="refresh") == "throttled"
     assert len(orchestrator.started) == 2
     newest = service.executions(REF)
     assert [e["status"] for e in newest] == ["skipped", "skipped"]

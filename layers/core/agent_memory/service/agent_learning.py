@@ -122,6 +122,8 @@ class AgentLearning:
             answer = learning.start(pool_of(session), upto=upto, reason="turn")
             if answer == "started":
                 return "started"
+            if answer == "throttled":
+                return "skipped"  # the skip is recorded with the quota's reason
         self._skip(session, upto, reason or NOT_STARTED)
         return "skipped"
 

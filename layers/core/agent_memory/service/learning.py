@@ -109,7 +109,9 @@ class LearningService:
 
     # -- the API side ------------------------------------------------------------------------
 
-    def start(self, pool: PoolRef, *, upto: int, reason: str) -> Literal["started", "skipped"]:
+    def start(
+        self, pool: PoolRef, *, upto: int, reason: str
+    ) -> Literal["started", "skipped", "throttled"]:
         """Start learning `pool` up to item `upto`. `reason` "turn" names the run after the
         evidence alone, so a repeated start is a no-op; any other reason ("refresh", a retry)
         adds a nonce, because Step Functions refuses a used name for 90 days.
@@ -121,7 +123,7 @@ class LearningService:
 
         Every start is a model call of the pool's organization: over its quota
         (ORG_MODEL_CALLS_PER_MINUTE) the run is recorded as skipped with a note saying why,
-        and "skipped" is answered; the read position did not move."""
+        and "throttled" is answered; the read position did not move."""
         if self._orchestrator is None:
             return "skipped"
         nonce = None if reason == "turn" else self._ids.new("r")
@@ -129,7 +131,7 @@ class LearningService:
         refused = self._quota.take(pool.org_id) if self._quota is not None else None
         if refused is not None:
             self._record_skip(pool, name, upto, reason, quota_note(reason, refused))
-            return "skipped"
+            return "throttled"
         payload = _payload(_run(pool, name, self._clock.now_ms(), reason, upto))
         try:
             self._orchestrator.start(name, payload)

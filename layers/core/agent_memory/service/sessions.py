@@ -34,6 +34,9 @@ from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.retrying import once, until_it_lands
 
 LearningAnswer = Literal["started", "skipped"]
+# What starting learning did: "throttled" is a skip already recorded with its reason
+# (the organization's model-call quota); clients see it as "skipped".
+StartAnswer = Literal["started", "skipped", "throttled"]
 
 
 class Default(Enum):
@@ -45,7 +48,7 @@ class Default(Enum):
 class Learning(Protocol):
     """The learning workflow, as sessions see it (service/learning.py implements it)."""
 
-    def start(self, pool: PoolRef, *, upto: int, reason: str) -> LearningAnswer: ...
+    def start(self, pool: PoolRef, *, upto: int, reason: str) -> StartAnswer: ...
 
     def executions(self, pool: PoolRef) -> list[dict[str, Any]]: ...
 
@@ -250,7 +253,8 @@ class SessionService:
         if not self._access.has_model(model or session.model):
             return "skipped"
         try:
-            return self.learning.start(pool_of(session), upto=session.item_count, reason="turn")
+            answer = self.learning.start(pool_of(session), upto=session.item_count, reason="turn")
+            return "started" if answer == "started" else "skipped"
         except Unavailable:
             # The Turn is stored; its items stay unprocessed and the next Turn learns them.
             return "skipped"
