@@ -85,6 +85,8 @@ _ERRORS = {
     "expected/revision, or a conflict the route names",
     "413": "TooLarge: a body over the limit (1 MiB), a field over its documented limit, or "
     "a write that would take a pool past its bound; `path` names the field",
+    "429": "Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); "
+    "`Retry-After` says when to retry",
     "503": "Unavailable: a dependency failed; nothing was written, retry",
 }
 
