@@ -38,6 +38,8 @@ BENCHMARKS = (
     ("agent_memory", "bench.agent_memory"),
     ("agent_memories", "bench.memory_objects"),
     ("bot_memory", "bench.bot_memory"),
+    # `make run`'s RSS under 20,000 mixed requests (LOCAL_SOAK_QUICK=1: 3,000).
+    ("local_soak", "bench.local_soak"),
 )
 ISSUE = {"agent_memory": "agent memory, issue 5"}
 
@@ -211,7 +213,7 @@ def _cost(r: dict[str, Any]) -> list[str]:
 
 def _others(results: dict[str, Any]) -> list[str]:
     rows = []
-    for key in ("session_memory", "agent_memory", "agent_memories"):
+    for key in ("session_memory", "agent_memory", "agent_memories", "local_soak"):
         section = results.get(key)
         problem = _problem(section)
         if problem:

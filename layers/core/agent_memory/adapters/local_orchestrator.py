@@ -30,6 +30,7 @@ import heapq
 import itertools
 import json
 import logging
+import queue
 import re
 import threading
 import time
@@ -131,6 +132,7 @@ class LocalOrchestrator:
         self._open: set[str] = set()  # unfinished executions this process works on
         self._stopping = False
         self._threads: list[threading.Thread] = []
+        self._local = threading.local()  # each worker's step thread
 
     # -- the port --------------------------------------------------------------------------
 
@@ -269,6 +271,9 @@ class LocalOrchestrator:
                 while not self._stopping and (not self._due or self._due[0][0] > time.monotonic()):
                     self._cond.wait(None if not self._due else self._due[0][0] - time.monotonic())
                 if self._stopping:
+                    step = getattr(self._local, "step", None)
+                    if step is not None:
+                        step.stop()
                     return
                 _due, _order, name = heapq.heappop(self._due)
                 self._queued.discard(name)
@@ -360,8 +365,12 @@ class LocalOrchestrator:
         self._save(run, spent(), {"inStep": run.retry_count})
         step_limit = self._seconds(state.timeout_s)
         limits = [t for t in (step_limit, left) if t is not None]
-        result = _call(self._tasks[str(state.resource)], event, min(limits) if limits else None)
+        step = getattr(self._local, "step", None) or _StepThread()
+        self._local.step = step
+        result = step.call(self._tasks[str(state.resource)], event, min(limits) if limits else None)
         if result[0] == "timed_out":
+            step.stop()  # left to finish its attempt; the next attempt gets a new thread
+            self._local.step = None
             if left is not None and (step_limit is None or left <= step_limit):
                 return "timed_out", None
             return "error", (asl.TIMEOUT, "")
@@ -458,26 +467,43 @@ class LocalOrchestrator:
         return None if asl_seconds is None else asl_seconds * self._scale
 
 
-def _call(task: Task, event: dict[str, Any], limit_s: float | None) -> tuple[str, Any]:
-    """Run one attempt in its own thread, so that one over its time limit can be left."""
-    box: dict[str, Any] = {}
-    done = threading.Event()
+class _StepThread:
+    """The thread a worker runs its step attempts in, so that one over its time limit can
+    be left to finish on its own (the worker then takes a new one). It is kept between
+    attempts: its store connection and caches stay warm."""
 
-    def attempt() -> None:
-        try:
-            box["result"] = task(event)
-        except BaseException as error:  # a step's SystemExit is its failure, not ours
-            box["error"] = error
-        finally:
-            done.set()
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name="workflow-step", daemon=True)
+        self._thread.start()
 
-    threading.Thread(target=attempt, name="workflow-step", daemon=True).start()
-    if not done.wait(limit_s):
-        return "timed_out", None
-    if "error" in box:
-        error = box["error"]
-        return "error", (type(error).__name__, _cause(type(error).__name__, str(error)))
-    return "ok", box.get("result")
+    def _loop(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            job()
+
+    def call(self, task: Task, event: dict[str, Any], limit_s: float | None) -> tuple[str, Any]:
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def attempt() -> None:
+            try:
+                box["result"] = task(event)
+            except BaseException as error:  # a step's SystemExit is its failure, not ours
+                box["error"] = error
+            finally:
+                done.set()
+
+        self._jobs.put(attempt)
+        if not done.wait(limit_s):
+            return "timed_out", None
+        if "error" in box:
+            error = box["error"]
+            return "error", (type(error).__name__, _cause(type(error).__name__, str(error)))
+        return "ok", box.get("result")
+
+    def stop(self) -> None:
+        """End the thread once its attempt under way (if any) returns."""
+        self._jobs.put(None)
 
 
 def _cause(error_type: str, message: str) -> str:
