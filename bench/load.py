@@ -196,6 +196,8 @@ class Server:
             "PORT": str(self.port),
             "AWS_LOCAL_PORT": str(_free_port()),
             "MEMORY_ADMIN_TOKEN": self.admin,
+            # Its own data, never the checkout's `.data/` (which `make run` may hold).
+            "MEMORY_DATA_DIR": str(workdir / "data"),
             "PYTHONPATH": f"{ROOT / 'layers/core'}:{ROOT}",
             "LOG_LEVEL": "WARNING",
         }

@@ -212,6 +212,16 @@ def test_twenty_patches_of_one_memory_all_land(world: World) -> None:
     assert world.get(url)["importance"] in sent
 
 
+def test_twenty_settings_patches_without_a_precondition_all_land(world: World) -> None:
+    url = f"/v1/organizations/{world.ana.org_id}/settings"
+    bodies = [{"memory": {"use": n % 2 == 0}} for n in range(WRITERS)]
+    answers = world.burst([Call("PATCH", url, world.api.admin, body) for body in bodies])
+
+    assert _statuses(answers) == {(200, None): WRITERS}
+    settings = world.api.client.get(url, headers=world.api.admin).json()
+    assert settings["memory"]["use"] in {True, False}
+
+
 def test_patches_of_different_fields_both_survive(world: World) -> None:
     memory = _memory(world)
     url = f"/v1/agent_memories/{memory['id']}"

@@ -71,6 +71,9 @@ _BYTES = "\x00b"
 _MAP = "\x00m"
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 
+# Page cache of each connection, in KiB (docs/decisions.md, "make run keeps its data").
+CACHE_KIB = 128
+
 
 @dataclass(frozen=True)
 class TableLayout:
@@ -317,6 +320,9 @@ class SqliteStore:
                 check_same_thread=False,  # closed by whichever thread collects it
             )
             connection.execute(f"PRAGMA synchronous={self._synchronous}")
+            # Negative: KiB. A small page cache per connection (the OS caches the file):
+            # SQLite's default 2 MiB per thread's connection grew the server's RSS in soaks.
+            connection.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
             held = self._local.held = _Connection(connection)
             self._open.add(held)
         return held.connection

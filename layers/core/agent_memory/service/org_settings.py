@@ -6,10 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_memory.domain.access import require_org_admin
-from agent_memory.domain.errors import Conflict, NotFound, WriteConflict
+from agent_memory.domain.errors import Conflict, NotFound
 from agent_memory.domain.identity import Principal, effective_settings, patch_settings
 from agent_memory.domain.model_names import ModelPolicy, parse_patterns
 from agent_memory.persistence.identity import IdentityRepository, Organization
+from agent_memory.service.retrying import until_it_lands
 
 _MODEL_FIELDS = ("helperModel", "botMemoryModel")
 
@@ -41,13 +42,16 @@ class OrgSettingsService:
         if patch.get("allowedModels") is not None:
             patterns = parse_patterns(patch["allowedModels"], ["allowedModels"])
             patch = {**patch, "allowedModels": list(patterns)}
-        org = self._org(principal, org_id)
-        narrowed = effective_settings(patch_settings(org.overrides, patch))["allowedModels"]
-        for name in _MODEL_FIELDS:
-            if patch.get(name) is not None:
-                self._allowed.check(patch[name], [name], narrowed)
-        try:
-            saved = self._repo.save_settings(org, patch_settings(org.overrides, patch))
-        except WriteConflict as error:
-            raise Conflict("the settings changed meanwhile; read them and retry") from error
+        def attempt() -> Organization:
+            # No precondition: a PATCH that lost a race reads the newest settings again.
+            org = self._org(principal, org_id)
+            narrowed = effective_settings(patch_settings(org.overrides, patch))["allowedModels"]
+            for name in _MODEL_FIELDS:
+                if patch.get(name) is not None:
+                    self._allowed.check(patch[name], [name], narrowed)
+            return self._repo.save_settings(org, patch_settings(org.overrides, patch))
+
+        saved = until_it_lands(
+            attempt, lambda: Conflict("the settings kept changing while they were saved; retry")
+        )
         return effective_settings(saved.overrides)
