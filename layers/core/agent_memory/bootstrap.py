@@ -17,17 +17,20 @@ from agent_memory.persistence.bots import BotRepository
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.limits import Counters, ProcessCounters, TableCounters
+from agent_memory.persistence.memory_bot import MemoryBotRepository
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, Store
 from agent_memory.service.agent_learning import AgentLearning, AgentLearningPool
 from agent_memory.service.agent_memory import AgentMemoryService
 from agent_memory.service.agents import AgentService
+from agent_memory.service.bot_learning import BotLearningPool
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import LearningPool
 from agent_memory.service.limits import Limiter, ModelCallQuota, RequestLimits
+from agent_memory.service.memory_bot import MemoryBotService
 from agent_memory.service.memory_objects import MemoryObjectService
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.registry import Services
@@ -181,7 +184,26 @@ def learning_pools(settings: Settings, adapters: Adapters) -> list[LearningPool]
             OrgSettingsService(identity),
             adapters.clock,
         ),
+        BotLearningPool(
+            BotRepository(adapters.store, adapters.cipher),
+            bot_memory_service(settings, adapters),
+            MemoryBotRepository(adapters.store, adapters.cipher),
+            OrgSettingsService(identity),
+            adapters.models or model_catalog(settings),
+            adapters.clock,
+        ),
     ]
+
+
+def bot_memory_service(settings: Settings, adapters: Adapters) -> BotMemoryService:
+    """Bot memory as its routes and the memory Bot's learning use it."""
+    return BotMemoryService(
+        BotMemoryRepository(adapters.store, adapters.cipher),
+        BotService(BotRepository(adapters.store, adapters.cipher), adapters.clock, adapters.ids),
+        adapters.clock,
+        adapters.ids,
+        max_text_length=settings.memory_text_max_length,
+    )
 
 
 def session_access(settings: Settings, adapters: Adapters) -> SessionAccess:
@@ -211,6 +233,13 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
     agents = AgentService(AgentRepository(adapters.store), adapters.clock, adapters.ids)
     agent_memory_repo = AgentMemoryRepository(adapters.store, adapters.cipher)
     bots = BotService(BotRepository(adapters.store, adapters.cipher), adapters.clock, adapters.ids)
+    bot_memory = BotMemoryService(
+        BotMemoryRepository(adapters.store, adapters.cipher),
+        bots,
+        adapters.clock,
+        adapters.ids,
+        max_text_length=settings.memory_text_max_length,
+    )
     agent_learning = AgentLearning(
         agent_memory_repo,
         ExecutionRepository(adapters.store, adapters.cipher),
@@ -256,12 +285,16 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             learning=learning,
         ),
         bots=bots,
-        bot_memory=BotMemoryService(
-            BotMemoryRepository(adapters.store, adapters.cipher),
+        bot_memory=bot_memory,
+        memory_bot=MemoryBotService(
             bots,
+            bot_memory,
+            MemoryBotRepository(adapters.store, adapters.cipher),
+            ExecutionRepository(adapters.store, adapters.cipher),
+            OrgSettingsService(identity_repo),
+            adapters.models or model_catalog(settings),
             adapters.clock,
-            adapters.ids,
-            max_text_length=settings.memory_text_max_length,
+            learning,
         ),
         limits=RequestLimits(limiter, settings.rate_limit_per_minute),
     )

@@ -16,6 +16,7 @@ from agent_memory.api.routers import (
     agents,
     bots,
     health,
+    memory_bot,
     memory_objects,
     org_settings,
     sessions,
@@ -31,6 +32,7 @@ ROUTERS = (
     sessions.router,
     agent_memory.router,
     bots.router,
+    memory_bot.router,
 )
 
 

@@ -12,6 +12,7 @@ from agent_memory.service.bots import BotService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
 from agent_memory.service.limits import RequestLimits
+from agent_memory.service.memory_bot import MemoryBotService
 from agent_memory.service.memory_objects import MemoryObjectService
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.session_memory import SessionMemoryService
@@ -31,5 +32,6 @@ class Services:
     agent_memory: AgentMemoryService
     bots: BotService
     bot_memory: BotMemoryService
+    memory_bot: MemoryBotService
     # Requests per token (RATE_LIMIT_PER_MINUTE); None: not limited.
     limits: RequestLimits | None = None

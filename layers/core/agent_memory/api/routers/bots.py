@@ -112,6 +112,16 @@ async def start_turn(
 ) -> TurnStarted:
     """A Turn whose saved actor is the caller; `input` is what the Bot's model should see."""
     started = await run(svc, svc.bots.start_turn, caller, chatId, body.input, notice=body.notice)
+    # The memory Bot rewrites the input with entries that help (within 15 s).
+    started["input"], started["enriched"] = await run(
+        svc,
+        svc.memory_bot.enrich,
+        caller,
+        chatId,
+        started["turn"]["id"],
+        body.input,
+        notice=body.notice,
+    )
     return TurnStarted.model_validate(started)
 
 
@@ -130,6 +140,8 @@ async def complete_turn(
     chatId: str, turnId: str, caller: CallerDep, svc: ServicesDep
 ) -> TurnCompleted:
     turn = await run(svc, svc.bots.complete, caller, chatId, turnId)
+    # Learning executions waiting on this turn go on (a repeated complete releases again).
+    await run(svc, svc.memory_bot.turn_completed, chatId, turnId)
     return TurnCompleted.model_validate({"turn": turn})
 
 

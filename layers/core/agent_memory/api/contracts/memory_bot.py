@@ -1,0 +1,68 @@
+"""The memory Bot's routes (API.md, "Bots, channels and chats", "Bot memory")."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.domain.sessions import MAX_ITEM_BYTES
+
+
+class Confide(Body):
+    text: str = Field(
+        min_length=1,
+        description=f"What the Bot confides. At most {MAX_ITEM_BYTES} bytes as UTF-8.",
+    )
+
+
+class ConfideAnswered(Answer):
+    answer: str
+    calm: bool = Field(description="the fixed calm answer was given (no model answered)")
+
+
+class ConfessionOut(Answer):
+    turnId: str
+    text: str
+    answer: str
+    calm: bool
+    at: int
+
+
+class Confessions(Answer):
+    confessions: list[ConfessionOut]
+
+
+class EnrichmentOut(Answer):
+    turnId: str
+    input: str
+    original: str
+    entryIds: list[str]
+    at: int
+
+
+class Enrichments(Answer):
+    enrichments: list[EnrichmentOut]
+
+
+class BotExecution(Answer):
+    """A learning execution of a Bot (API.md's Execution, with its Chat and Turn)."""
+
+    id: str
+    status: Literal["waiting", "running", "succeeded", "failed", "skipped"]
+    chatId: str | None
+    turnId: str | None
+    startedAt: int | None = None
+    endedAt: int | None = None
+    itemIds: list[str] = Field(default_factory=list)
+    applied: list[dict[str, Any]] = Field(default_factory=list)
+    rejected: list[dict[str, Any]] = Field(default_factory=list)
+    reason: str | None = None
+    model: str | None = None
+    error: dict[str, Any] | None = None
+    note: str | None = None
+
+
+class BotExecutions(Answer):
+    executions: list[BotExecution]

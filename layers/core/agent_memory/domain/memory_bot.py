@@ -1,0 +1,144 @@
+"""The memory Bot's rules (seed 002, "The memory Bot", "Confessions and additions"): when a
+Bot may confide, when a confide teaches, what a confession and an enrichment record, and
+who sees them. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent_memory.domain.audiences import valid
+from agent_memory.domain.bot_memory import memory_order
+from agent_memory.domain.bots import Chat, Turn
+from agent_memory.domain.entries import EntryMeta
+from agent_memory.domain.errors import ChatConflict, Forbidden
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.tasks.learning_changes import MAX_ENTRIES
+
+REVIEW_HAS_NO_CONFIDE = "a review chat has no confide tool"
+TURN_COMPLETED = "the turn completed; confide belongs to an open turn"
+ONLY_OWNER_READS = "only the chat's owner sees its confessions and enrichments"
+# Why a confide teaches nothing (it is still answered).
+REVIEW_TEACHES_NOTHING = "a review chat teaches nothing"
+BOT_MEMORY_OFF = "botMemory is off in this organization"
+NO_MODEL = "the organization names no botMemoryModel this deployment has"
+
+
+def may_confide(chat: Chat, turn: Turn) -> None:
+    """A Bot confides during an open Turn of a Chat that is not a review (409 otherwise)."""
+    if chat.kind == "review":
+        raise ChatConflict(REVIEW_HAS_NO_CONFIDE)
+    if turn.status != "open":
+        raise ChatConflict(TURN_COMPLETED)
+
+
+def learning_skip(chat: Chat, *, bot_memory: bool, has_model: bool) -> str | None:
+    """Why a confide in `chat` saves no learning execution (None: it saves one)."""
+    if chat.kind == "review":
+        return REVIEW_TEACHES_NOTHING
+    if not bot_memory:
+        return BOT_MEMORY_OFF
+    if not has_model:
+        return NO_MODEL
+    return None
+
+
+def enriches(chat: Chat, *, notice: bool, bot_memory: bool, has_model: bool) -> bool:
+    """The person's input is read by the memory Bot: never a notice, never in a review
+    Chat, only with botMemory on and a model to ask."""
+    return not notice and chat.kind != "review" and bot_memory and has_model
+
+
+def owner_only(principal: Principal, chat: Chat) -> None:
+    """Confessions and enrichments are the Chat owner's (403 for its other readers)."""
+    if principal.user_id != chat.owner:
+        raise Forbidden(ONLY_OWNER_READS)
+
+
+def turn_event(org_id: str, chat_id: str, turn_id: str) -> str:
+    """The event a confide's learning waits for: its Turn completing."""
+    return f"turn:{org_id}:{chat_id}:{turn_id}"
+
+
+def turn_of_event(event: str | None) -> str | None:
+    """The Turn id a `turn_event` names (None for any other event)."""
+    if not event or not event.startswith("turn:"):
+        return None
+    parts = event.split(":")
+    return parts[3] if len(parts) == 4 else None
+
+
+def topics_of(meta: EntryMeta) -> tuple[str, ...]:
+    """An entry's topics: its tags that are not the service's (no colon)."""
+    return tuple(tag for tag in meta.tags if ":" not in tag)
+
+
+@dataclass(frozen=True)
+class LearningView:
+    """What learning shows the model of a pool: the first valid entries in memory order,
+    and topic counts over every valid entry."""
+
+    shown: tuple[EntryMeta, ...]
+    topic_counts: Mapping[str, int]
+
+
+def learning_view(metas: Iterable[EntryMeta], limit: int = MAX_ENTRIES) -> LearningView:
+    """The first `limit` valid entries in memory order; topics counted over all valid ones."""
+    ordered = [m for m in memory_order(metas) if valid(m)]
+    counts = Counter(topic for m in ordered for topic in topics_of(m))
+    return LearningView(tuple(ordered[:limit]), dict(counts))
+
+
+@dataclass(frozen=True)
+class Confession:
+    """One confide: what the Bot said, what it was answered, and whether calmly."""
+
+    turn_id: str
+    text: str
+    answer: str
+    calm: bool
+    at: int
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "turnId": self.turn_id,
+            "text": self.text,
+            "answer": self.answer,
+            "calm": self.calm,
+            "at": self.at,
+        }
+
+
+@dataclass(frozen=True)
+class Enriched:
+    """One rewritten input: the new text, the person's words and the entries used."""
+
+    turn_id: str
+    input: str
+    original: str
+    entry_ids: tuple[str, ...]
+    at: int
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "turnId": self.turn_id,
+            "input": self.input,
+            "original": self.original,
+            "entryIds": list(self.entry_ids),
+            "at": self.at,
+        }
+
+
+def used_reason(used: Sequence[str], allowed: Iterable[str]) -> str | None:
+    """Why an enrichment's `used` voids the rewrite: an entry the readers may not see, or
+    none named at all (a rewrite must say what it used). None: the rewrite stands."""
+    shown = set(allowed)
+    if not used:
+        return "the rewrite names no entry it used"
+    for entry_id in used:
+        if entry_id not in shown:
+            return f"{entry_id!r} is not an entry every reader of the chat may see"
+    return None

@@ -1,0 +1,154 @@
+"""The memory Bot's rows in the single table.
+
+In the Chat's partition `CHAT#<chatId>` (persistence/bots.py), beside its items:
+- `CONFESS#<at:013d>#<turnId>`: one confession; `sealed` holds {text, answer} under
+  {org, pool: chat id, field: details}, bound to the row; `calm` and `at` in the clear.
+- `ENRICH#<at:013d>#<turnId>`: one rewritten input; `sealed` holds {input, original} the
+  same way; the entry ids used (ids are metadata) in the clear.
+
+In the Bot memory pool's partition `BOTMEM#<botId>#<orgId>` (persistence/bot_memory.py):
+- `CHATPOS#<chatId>`: how far learning has read that Chat (`position`: the last item
+  number learned). "CHATPOS#" sorts before "LOG#" and "MEM#", outside both of the pool's
+  Queries (`MEM#`..`META`, `META`..`RECENT#~`).
+"""
+
+from __future__ import annotations
+
+import json
+
+from agent_memory.domain.bots import Chat
+from agent_memory.domain.memory_bot import Confession, Enriched
+from agent_memory.persistence.bot_memory import pool_pk
+from agent_memory.persistence.bots import chat_pk
+from agent_memory.ports import (
+    Absent,
+    AbsentOrEquals,
+    Action,
+    Cipher,
+    Equals,
+    KeyRange,
+    Put,
+    Record,
+    Store,
+    Update,
+)
+
+CONFESSION_PREFIX = "CONFESS#"
+ENRICHMENT_PREFIX = "ENRICH#"
+POSITION_PREFIX = "CHATPOS#"
+# A conflict on a Chat's read position: another run learned that evidence first.
+READ_POSITION = "bot-read-position"
+SEALED_FIELD = "details"
+# A Chat's confessions or enrichments one answer lists (newest first).
+LIST_LIMIT = 200
+
+
+def position_sk(chat_id: str) -> str:
+    return f"{POSITION_PREFIX}{chat_id}"
+
+
+def _sk(prefix: str, at: int, turn_id: str) -> str:
+    return f"{prefix}{at:013d}#{turn_id}"
+
+
+class MemoryBotRepository:
+    def __init__(self, store: Store, cipher: Cipher) -> None:
+        self._store = store
+        self._cipher = cipher
+
+    def _scope(self, chat: Chat) -> dict[str, str]:
+        return {"org": chat.org_id, "pool": chat.id, "field": SEALED_FIELD}
+
+    # -- confessions and enrichments ---------------------------------------------------------
+
+    def add_confession(self, chat: Chat, confession: Confession) -> None:
+        sk = _sk(CONFESSION_PREFIX, confession.at, confession.turn_id)
+        sealed = json.dumps({"text": confession.text, "answer": confession.answer})
+        row: Record = {
+            "pk": chat_pk(chat.id),
+            "sk": sk,
+            "type": "confession",
+            "turnId": confession.turn_id,
+            "calm": confession.calm,
+            "at": confession.at,
+            "sealed": self._cipher.seal(sealed, scope=self._scope(chat), row=sk),
+        }
+        self._store.write([Put(row, Absent())])
+
+    def confessions(self, chat: Chat, limit: int = LIST_LIMIT) -> list[Confession]:
+        """The Chat's confessions, newest first."""
+        found: list[Confession] = []
+        for row in self._rows(chat, CONFESSION_PREFIX, limit):
+            opened = json.loads(
+                self._cipher.open(bytes(row["sealed"]), scope=self._scope(chat), row=row["sk"])
+            )
+            found.append(
+                Confession(
+                    str(row["turnId"]),
+                    str(opened["text"]),
+                    str(opened["answer"]),
+                    bool(row["calm"]),
+                    int(row["at"]),
+                )
+            )
+        return found
+
+    def add_enrichment(self, chat: Chat, enriched: Enriched) -> None:
+        sk = _sk(ENRICHMENT_PREFIX, enriched.at, enriched.turn_id)
+        sealed = json.dumps({"input": enriched.input, "original": enriched.original})
+        row: Record = {
+            "pk": chat_pk(chat.id),
+            "sk": sk,
+            "type": "enrichment",
+            "turnId": enriched.turn_id,
+            "entryIds": list(enriched.entry_ids),
+            "at": enriched.at,
+            "sealed": self._cipher.seal(sealed, scope=self._scope(chat), row=sk),
+        }
+        self._store.write([Put(row, Absent())])
+
+    def enrichments(self, chat: Chat, limit: int = LIST_LIMIT) -> list[Enriched]:
+        """The Chat's rewritten inputs, newest first."""
+        found: list[Enriched] = []
+        for row in self._rows(chat, ENRICHMENT_PREFIX, limit):
+            opened = json.loads(
+                self._cipher.open(bytes(row["sealed"]), scope=self._scope(chat), row=row["sk"])
+            )
+            found.append(
+                Enriched(
+                    str(row["turnId"]),
+                    str(opened["input"]),
+                    str(opened["original"]),
+                    tuple(str(i) for i in row.get("entryIds") or ()),
+                    int(row["at"]),
+                )
+            )
+        return found
+
+    def _rows(self, chat: Chat, prefix: str, limit: int) -> list[Record]:
+        page = self._store.query(
+            chat_pk(chat.id), KeyRange(prefix=prefix), limit=limit, newest_first=True
+        )
+        return list(page.records)
+
+    # -- the read position of learning, per Chat ---------------------------------------------
+
+    def position(self, bot_id: str, org_id: str, chat_id: str) -> int:
+        row = self._store.get(pool_pk(bot_id, org_id), position_sk(chat_id))
+        return int(row.get("position", 0)) if row is not None else 0
+
+    def position_move(
+        self, bot_id: str, org_id: str, chat_id: str, before: int, after: int, now: int
+    ) -> Action:
+        """Move the Chat's read position, conditional on it still being `before`."""
+        condition = (
+            AbsentOrEquals("position", 0, name=READ_POSITION)
+            if before == 0
+            else Equals("position", before, name=READ_POSITION)
+        )
+        return Update(
+            pool_pk(bot_id, org_id),
+            position_sk(chat_id),
+            set={"position": after, "updatedAt": now, "type": "bot-read-position"},
+            condition=condition,
+        )

@@ -1,0 +1,241 @@
+"""The Bot memory pool of the learning workflow (seed 002, "How the Bot learns").
+
+A run reads one Chat's items after the pool's read position for that Chat (`CHATPOS#<chat>`
+in the pool's partition) through the Turn a confide waited for, asks `learning_changes`
+with the first 300 valid entries in memory order and topic counts over all, and applies the
+answer through `BotMemoryService.learn`: the memory change, the read position and the
+execution's end in ONE transaction, conditional on the read position (a run that finds it
+moved applied nothing: another run learned that evidence first).
+
+The run's source is the Chat, carried as the workflow's conversation id (`SourceRef` of kind
+"session": the execution row and the step messages carry one conversation id, whatever its
+kind; this pool reads it as a Chat id).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import replace
+from typing import Any
+
+from agent_memory.domain.bots import Chat
+from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.memory_bot import learning_skip, learning_view, topics_of
+from agent_memory.domain.tasks.base import Ask
+from agent_memory.domain.tasks.learning_changes import (
+    LEARNING_CHANGES,
+    FactChange,
+    InvalidateChange,
+    KnownBotEntry,
+    LearningChanges,
+    LearningInput,
+    ObservationChange,
+    RenameTopicChange,
+    TurnItem,
+)
+from agent_memory.persistence.bot_memory import pool_of
+from agent_memory.persistence.bots import BotRepository
+from agent_memory.persistence.memory_bot import READ_POSITION, MemoryBotRepository
+from agent_memory.ports import Action, Clock, Equals, EvidenceItem, ModelCatalog, Update
+from agent_memory.service.bot_memory import BotMemoryService
+from agent_memory.service.learning_pools import (
+    AlreadyApplied,
+    Evidence,
+    FinishActions,
+    Outcome,
+    PoolKind,
+    PoolRef,
+    SourceRef,
+)
+from agent_memory.service.sessions import OrgDefaults
+
+log = logging.getLogger(__name__)
+
+KIND: PoolKind = "bot"
+# A run reads at most this many items and this many bytes of their words (the sealed
+# evidence must fit one row); the rest is read by the next run.
+MAX_ITEMS = 200
+ITEM_BUDGET = 120_000
+# The entries shown to the model, in bytes of their words (300 entries at most).
+ENTRY_BUDGET = 120_000
+NO_RENAME = "topic renames are not applied by this service yet"
+
+
+def pool_ref(chat: Chat) -> PoolRef:
+    """The pool a Chat's Turns teach: its Bot's memory in the Chat's organization."""
+    return PoolRef(KIND, chat.org_id, chat.bot_id, SourceRef("session", chat.id))
+
+
+def _size(text: str) -> int:
+    return len(json.dumps(text, ensure_ascii=False).encode())
+
+
+class BotLearningPool:
+    kind: PoolKind = KIND
+
+    def __init__(
+        self,
+        bots: BotRepository,
+        memory: BotMemoryService,
+        positions: MemoryBotRepository,
+        org_settings: OrgDefaults,
+        models: ModelCatalog | None,
+        clock: Clock,
+    ) -> None:
+        self._bots = bots
+        self._memory = memory
+        self._positions = positions
+        self._org_settings = org_settings
+        self._models = models
+        self._clock = clock
+
+    def task(self, evidence: Evidence) -> Ask[LearningInput, LearningChanges]:
+        """`learning_changes` over the evidence's items (ids, roles, actors) and entries."""
+        actors = evidence.extra.get("actors", {})
+        items = tuple(
+            TurnItem(item.id, item.role, actors.get(item.id), item.content, item.app)
+            for item in evidence.items
+        )
+        entries = tuple(
+            KnownBotEntry(e["id"], e["layer"], e["content"], tuple(e["topics"]))
+            for e in evidence.extra.get("entries", [])
+        )
+        counts = {str(k): int(v) for k, v in evidence.extra.get("topicCounts", {}).items()}
+        return Ask(LEARNING_CHANGES, LearningInput(items, entries, counts))
+
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+        """The Chat's items after the read position through `upto`, and the pool's valid
+        entries; None when the Chat may not teach (review, botMemory off, no model) or
+        nothing is unread."""
+        chat = self._bots.get_chat(pool.source.id) if pool.source is not None else None
+        if chat is None or (chat.org_id, chat.bot_id) != (pool.org_id, pool.pool_id):
+            return None
+        settings = self._org_settings.effective(chat.org_id)
+        model = settings.get("botMemoryModel")
+        has_model = model is not None and (
+            self._models is None or self._models.resolve(model) is not None
+        )
+        if learning_skip(chat, bot_memory=bool(settings.get("botMemory")), has_model=has_model):
+            return None
+        position = self._positions.position(chat.bot_id, chat.org_id, chat.id)
+        target = chat.item_count if upto is None else min(upto, chat.item_count)
+        if target <= position:
+            return None
+        items, actors, last = self._items(chat, position, min(target, position + MAX_ITEMS))
+        if not items:
+            return None
+        return Evidence(
+            pool=pool,
+            position=position,
+            upto=last,
+            items=tuple(items),
+            memory=(),
+            model=model,
+            allowed_kinds=("fact", "observation"),
+            extra={"chat": chat.id, "actors": actors, **self._entries(chat)},
+        )
+
+    def _items(
+        self, chat: Chat, position: int, last: int
+    ) -> tuple[list[EvidenceItem], dict[str, str], int]:
+        items: list[EvidenceItem] = []
+        actors: dict[str, str] = {}
+        used, read = 0, position
+        for item, sealed in self._bots.items(chat, after=position, limit=last - position):
+            if item.seq > last:
+                break
+            content = self._bots.open_item(chat, item, sealed)
+            used += _size(content)
+            if items and used > ITEM_BUDGET:
+                break
+            items.append(EvidenceItem(item.id, item.role, content, item.app, chat.id))
+            if item.actor is not None:
+                actors[item.id] = item.actor
+            read = item.seq
+        return items, actors, read
+
+    def _entries(self, chat: Chat) -> dict[str, Any]:
+        """The first valid entries in memory order (within the byte budget) and topic
+        counts over all valid entries; only the entries shown are decrypted."""
+        pool = pool_of(chat.bot_id, chat.org_id)
+        snap = self._memory.snapshot(pool)
+        shown = learning_view(snap.metas().values())
+        stored = snap.by_id()
+        entries: list[dict[str, Any]] = []
+        used = 0
+        for meta in shown.shown:
+            content = self._memory.repo.pools.open_content(pool, stored[meta.id])
+            used += _size(content)
+            if used > ENTRY_BUDGET:
+                break
+            entries.append(
+                {
+                    "id": meta.id,
+                    "layer": meta.layer,
+                    "content": content,
+                    "topics": list(topics_of(meta)),
+                }
+            )
+        return {"entries": entries, "topicCounts": dict(shown.topic_counts)}
+
+    def apply(self, evidence: Evidence, changes: LearningChanges, finish: FinishActions) -> Outcome:
+        """Apply the answer through `BotMemoryService.learn`, with the read position's move
+        and the execution's end in its transaction (conditional on the read position)."""
+        pool = evidence.pool
+        chat_id = str(evidence.extra["chat"])
+        if self._positions.position(pool.pool_id, pool.org_id, chat_id) != evidence.position:
+            raise AlreadyApplied("the read position moved: another run applied")
+        learnable: list[FactChange | ObservationChange | InvalidateChange] = []
+        indexes: list[int] = []
+        renames: list[dict[str, Any]] = []
+        for index, change in enumerate(changes.changes):
+            if isinstance(change, RenameTopicChange):
+                renames.append({"change": _dump(change), "reason": NO_RENAME})
+            else:
+                learnable.append(change)
+                indexes.append(index)
+        now = self._clock.now_ms()
+        move = self._positions.position_move(
+            pool.pool_id, pool.org_id, chat_id, evidence.position, evidence.upto, now
+        )
+        ending = list(finish(Outcome([], renames)))
+        try:
+            learned = self._memory.learn(
+                pool.pool_id, pool.org_id, chat_id, learnable, also=[move, *ending]
+            )
+        except WriteConflict as error:
+            if error.condition == READ_POSITION:
+                raise AlreadyApplied("the read position moved: another run applied") from None
+            raise
+        outcome = Outcome(
+            applied=[{"key": str(a["id"]), "op": str(a["op"])} for a in learned.applied],
+            rejected=[
+                {"change": _dump(learnable[r["index"]]), "reason": r["reason"]}
+                for r in learned.rejected
+            ]
+            + renames,
+        )
+        self._record(finish, outcome)
+        return outcome
+
+    def _record(self, finish: FinishActions, outcome: Outcome) -> None:
+        """What was applied and refused, on the execution that already ended (`learn`
+        takes its end before it knows the outcome). Best effort: the memory is learned."""
+        if not outcome.applied and not outcome.rejected:
+            return
+        actions: list[Action] = [
+            replace(action, condition=Equals("status", "succeeded"))
+            if isinstance(action, Update)
+            else action
+            for action in finish(outcome)
+        ]
+        try:
+            self._memory.repo.write(actions)
+        except (Unavailable, WriteConflict):
+            log.warning("bot learning: the outcome of an ended run was not recorded")
+
+
+def _dump(change: Any) -> dict[str, Any]:
+    dumped: dict[str, Any] = change.model_dump(mode="json", by_alias=True)
+    return dumped

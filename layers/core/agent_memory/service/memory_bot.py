@@ -1,0 +1,268 @@
+"""The memory Bot (seed 002, "The memory Bot"; API.md "Bots, channels and chats"): it
+answers a confide at once, saves the learning that waits for the confide's Turn, releases
+it when the Turn completes, lists executions, confessions and enrichments, and rewrites a
+person's input with the entries every reader of the Chat may see.
+
+Request-path model calls (confide, enrichment) wait at most 15 s (`WINDOW_S`): the call runs
+in a worker thread and is abandoned past its window (the provider's own timeout, given the
+same deadline, ends it); then the calm answer or the unchanged input stands.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, TypeVar
+
+from agent_memory.domain.audiences import Reader, chat_readers, valid
+from agent_memory.domain.bot_memory import channels_named, memory_order
+from agent_memory.domain.bots import Chat, check_content, may_read_chat, person_of
+from agent_memory.domain.errors import NotFound, Unavailable
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.memory_bot import (
+    Confession,
+    Enriched,
+    enriches,
+    learning_skip,
+    may_confide,
+    owner_only,
+    topics_of,
+    turn_event,
+    turn_of_event,
+    used_reason,
+)
+from agent_memory.domain.tasks.answers import InvalidModelOutput
+from agent_memory.domain.tasks.confide_answer import CALM_ANSWER, CONFIDE_ANSWER
+from agent_memory.domain.tasks.confide_answer import Confession as ConfideInput
+from agent_memory.domain.tasks.enrichment import (
+    ENRICHMENT,
+    ENRICHMENT_DEADLINE_S,
+    EnrichmentInput,
+    VisibleEntry,
+)
+from agent_memory.persistence.bot_memory import pool_of
+from agent_memory.persistence.executions import ExecutionRepository
+from agent_memory.persistence.memory_bot import MemoryBotRepository
+from agent_memory.ports import Clock, LearningModel, ModelCatalog, ModelFailure
+from agent_memory.service.bot_learning import KIND, pool_ref
+from agent_memory.service.bot_memory import BotMemoryService
+from agent_memory.service.bots import BotService, Members
+from agent_memory.service.learning import LearningService
+from agent_memory.service.learning_pools import PoolRef
+from agent_memory.service.sessions import OrgDefaults
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Seed 002: the confide answer and the new input wait at most 15 seconds.
+WINDOW_S = ENRICHMENT_DEADLINE_S
+# The entries an enrichment may show the model: the first valid ones every reader sees.
+ENRICH_ENTRIES = 50
+EXECUTIONS_LIMIT = 100
+# Request-path model calls in flight per process; a call past its window keeps its worker
+# until the provider's timeout ends it.
+_WORKERS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memory-bot")
+
+
+def _within(seconds: float, call: Callable[[], T]) -> T | None:
+    """`call()`'s result, or None when it failed as a model may (or took over `seconds`)."""
+    future = _WORKERS.submit(call)
+    try:
+        return future.result(timeout=seconds)
+    except FutureTimeout:
+        log.warning("memory bot: the model took longer than %.0f s", seconds)
+    except (ModelFailure, InvalidModelOutput) as failure:
+        log.warning("memory bot: the model failed (%s)", type(failure).__name__)
+    return None
+
+
+class MemoryBotService:
+    def __init__(
+        self,
+        bots: BotService,
+        memory: BotMemoryService,
+        repo: MemoryBotRepository,
+        runs: ExecutionRepository,
+        org_settings: OrgDefaults,
+        models: ModelCatalog | None,
+        clock: Clock,
+        learning: LearningService | None = None,
+    ) -> None:
+        self._bots = bots
+        self._memory = memory
+        self.repo = repo
+        self._runs = runs
+        self._org_settings = org_settings
+        self._models = models
+        self._clock = clock
+        self._learning = learning
+
+    def _model(self, settings: dict[str, Any]) -> LearningModel | None:
+        name = settings.get("botMemoryModel")
+        if name is None or self._models is None:
+            return None
+        return self._models.resolve(name)
+
+    # -- confide -----------------------------------------------------------------------------
+
+    def confide(
+        self, principal: Principal, chat_id: str, turn_id: str, text: str
+    ) -> dict[str, Any]:
+        """The memory Bot's answer to a confession during an open Turn (409 ChatConflict in
+        a review Chat or after the Turn completed), recorded sealed; the calm answer when no
+        model answers within 15 s. A Chat that teaches saves learning that waits for the
+        Turn to complete."""
+        user, org = person_of(principal)
+        check_content(text, ["text"])
+        chat, turn = self._bots.repo.chat_and_turn(chat_id, turn_id)
+        if chat is None:
+            raise NotFound("chat not found")
+        may_read_chat(principal, chat, Members(self._bots.repo, user, org))
+        if turn is None:
+            raise NotFound("turn not found")
+        may_confide(chat, turn)
+        settings = self._org_settings.effective(chat.org_id)
+        model = self._model(settings)
+        answer: str | None = None
+        if model is not None:
+            asked = ConfideInput(text)
+            request = CONFIDE_ANSWER.request(asked, deadline_s=WINDOW_S)
+            answer = _within(
+                WINDOW_S, lambda: CONFIDE_ANSWER.parse(model.propose(request).text, asked).answer
+            )
+        calm = answer is None
+        confession = Confession(turn.id, text, answer or CALM_ANSWER, calm, self._clock.now_ms())
+        self.repo.add_confession(chat, confession)
+        skip = learning_skip(
+            chat, bot_memory=bool(settings.get("botMemory")), has_model=model is not None
+        )
+        if skip is None and self._learning is not None:
+            self._wait(chat, turn.id)
+        return {"answer": confession.answer, "calm": calm}
+
+    def _wait(self, chat: Chat, turn_id: str) -> None:
+        """Save the learning of this confide, waiting for its Turn. The answer is given
+        whether or not the wait is saved (a later confide of the Turn saves it)."""
+        assert self._learning is not None  # the caller checked
+        event = turn_event(chat.org_id, chat.id, turn_id)
+        try:
+            self._learning.wait(pool_ref(chat), event=event, reason="confide")
+        except Unavailable:
+            log.warning("memory bot: the learning of a confide was not saved")
+
+    def turn_completed(self, chat_id: str, turn_id: str) -> None:
+        """Release the learning waiting on this Turn, through the Chat's last item. Raises
+        Unavailable when it could not (completing again releases it)."""
+        chat = self._bots.repo.get_chat(chat_id)
+        if chat is None or chat.kind == "review" or self._learning is None:
+            return
+        self._learning.release(turn_event(chat.org_id, chat.id, turn_id), upto=chat.item_count)
+
+    # -- lists -------------------------------------------------------------------------------
+
+    def confessions(self, principal: Principal, chat_id: str) -> list[dict[str, Any]]:
+        """The Chat's confessions, newest first: its owner only."""
+        chat, _members = self._bots.readable_chat(principal, chat_id)
+        owner_only(principal, chat)
+        return [c.view() for c in self.repo.confessions(chat)]
+
+    def enrichments(self, principal: Principal, chat_id: str) -> list[dict[str, Any]]:
+        """The Chat's rewritten inputs, newest first: its owner only."""
+        chat, _members = self._bots.readable_chat(principal, chat_id)
+        owner_only(principal, chat)
+        return [e.view() for e in self.repo.enrichments(chat)]
+
+    def executions(self, principal: Principal, bot_id: str) -> list[dict[str, Any]]:
+        """The Bot's learning executions in the caller's organization, newest first: all of
+        them for a writer of the Bot, else those of Chats the caller owns."""
+        user, _org = person_of(principal)
+        bot, reach = self._bots.reach(principal, bot_id, "read")
+        if self._learning is None:
+            return []
+        pool = PoolRef(KIND, reach.org_id, bot.id)
+        rows = self._runs.newest(KIND, reach.org_id, bot.id, EXECUTIONS_LIMIT)
+        waits = {row.run.name: row.record.get("waitFor") for row in rows}
+        views = self._learning.executions(pool, limit=EXECUTIONS_LIMIT)
+        owned: dict[str, bool] = {}
+        shown: list[dict[str, Any]] = []
+        for view in views:
+            chat_id = view.pop("sessionId", None)
+            if reach.level != "write":
+                if chat_id is None:
+                    continue
+                if chat_id not in owned:
+                    chat = self._bots.repo.get_chat(chat_id)
+                    owned[chat_id] = chat is not None and chat.owner == user
+                if not owned[chat_id]:
+                    continue
+            view["chatId"] = chat_id
+            view["turnId"] = turn_of_event(waits.get(view["id"]))
+            shown.append(view)
+        return shown
+
+    # -- enrichment ----------------------------------------------------------------------------
+
+    def enrich(
+        self, principal: Principal, chat_id: str, turn_id: str, text: str, *, notice: bool
+    ) -> tuple[str, bool]:
+        """The input the Bot's model should see, and whether the memory Bot rewrote it:
+        with entries every reader of the Chat may see, when they help and the model answers
+        within 15 s; every entry the model says it used is checked again before the rewrite
+        is returned. Unchanged otherwise (a notice, a review Chat, botMemory off)."""
+        chat = self._bots.repo.get_chat(chat_id)
+        if chat is None:
+            return text, False
+        settings = self._org_settings.effective(chat.org_id)
+        model = self._model(settings)
+        if model is None or not enriches(
+            chat, notice=notice, bot_memory=bool(settings.get("botMemory")), has_model=True
+        ):
+            return text, False
+        visible = self._visible(chat)
+        if not visible:
+            return text, False  # nothing the readers may see: the model is not asked
+        asked = EnrichmentInput(text, tuple(visible))
+        request = ENRICHMENT.request(asked, deadline_s=WINDOW_S)
+        answer = _within(WINDOW_S, lambda: ENRICHMENT.parse(model.propose(request).text, asked))
+        if answer is None or answer.input is None:
+            return text, False
+        if used_reason(answer.used, [e.id for e in visible]) is not None:
+            return text, False
+        # The readers' access is checked again on the newest memory (validateReferences).
+        still = {e.id for e in self._visible(chat, limit=None)}
+        if used_reason(answer.used, still) is not None:
+            return text, False
+        enriched = Enriched(
+            turn_id, answer.input, text, tuple(dict.fromkeys(answer.used)), self._clock.now_ms()
+        )
+        try:
+            self.repo.add_enrichment(chat, enriched)
+        except Unavailable:
+            return text, False  # an unrecorded rewrite is not given
+        return answer.input, True
+
+    def _visible(self, chat: Chat, limit: int | None = ENRICH_ENTRIES) -> list[VisibleEntry]:
+        """Valid entries every reader of the Chat may see, in memory order (decrypted only
+        when `limit` is set: the re-check reads metadata only)."""
+        pool = pool_of(chat.bot_id, chat.org_id)
+        snap = self._memory.snapshot(pool)
+        metas = snap.metas()
+        members = Members(self._bots.repo, chat.owner, chat.org_id)
+        members.load(channels_named(metas.values()))
+        readers: Reader = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
+        judge = self._memory.judge(metas)
+        seen = [m for m in memory_order(metas.values()) if valid(m) and judge.sees(readers, m)]
+        if limit is None:
+            return [VisibleEntry(m.id, "", topics_of(m)) for m in seen]
+        stored = snap.by_id()
+        return [
+            VisibleEntry(
+                m.id,
+                self._memory.repo.pools.open_content(pool, stored[m.id]),
+                topics_of(m),
+            )
+            for m in seen[:limit]
+        ]

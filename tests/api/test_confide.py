@@ -1,0 +1,320 @@
+"""The memory Bot through HTTP (seed 002, "The memory Bot"; API.md): confide and its calm
+answer, confessions for the chat's owner, and the learning that waits for the turn.
+
+The learning workflow runs inline (`InlineWorkflow`: the real LearningService steps, the bot
+pool, DynamoDB and KMS on moto); tests/integration/test_bot_learning.py runs it through the
+real state machine.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from agent_memory.bootstrap import build_services
+from agent_memory.domain.tasks.confide_answer import CALM_ANSWER
+from agent_memory.ports import LearningRequest, ModelFailure
+from agent_memory.service import memory_bot
+from tests.api.test_agent_memory import InlineWorkflow
+from tests.api.test_bots import error, make_bot, make_channel, make_chat, turn
+from tests.conftest import Api, User
+from tests.learning_support import Catalog, ScriptedModel
+
+MEMORY_MODEL = "openai/memory-bot"
+HEARD = "I hear you. A mistake is part of the work: tell the person plainly and fix it."
+
+
+class Script:
+    """The memory Bot's model: an answer per task, each call recorded by task."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, Any] = {
+            "confide_answer": {"answer": HEARD},
+            "learning_changes": {"changes": []},
+            "enrichment": {"input": None, "used": []},
+        }
+        self.calls: list[LearningRequest] = []
+        self.delay_s = 0.0
+
+    def __call__(self, request: LearningRequest) -> str:
+        self.calls.append(request)
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        answer = self.answers[request.task]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer(request) if callable(answer) else json.dumps(answer)
+
+    def tasks(self) -> list[str]:
+        return [call.task for call in self.calls]
+
+
+@pytest.fixture
+def script() -> Script:
+    return Script()
+
+
+@pytest.fixture
+def services(settings: Any, adapters: Any, script: Script) -> Any:
+    workflow = InlineWorkflow()
+    model = ScriptedModel(name=MEMORY_MODEL, script=script)
+    built = build_services(
+        settings,
+        replace(adapters, orchestrator=workflow, models=Catalog({MEMORY_MODEL: model})),
+    )
+    workflow.learning = built.learning
+    return built
+
+
+class World:
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.org = api.org()
+        self.other = api.org()
+        self.ana = api.user(self.org)
+        self.ben = api.user(self.org)
+        self.olga = api.user(self.other)
+        self.bot = make_bot(api, self.ana, {self.ben.id: "read"})
+        self.settings({"botMemoryModel": MEMORY_MODEL})
+
+    def settings(self, patch: dict[str, Any]) -> None:
+        answer = self.api.client.patch(
+            f"/v1/organizations/{self.org}/settings", json=patch, headers=self.api.admin
+        )
+        assert answer.status_code == 200, answer.text
+
+    def chat(self, user: User, **extra: Any) -> dict[str, Any]:
+        return make_chat(self.api, user, self.bot["id"], **extra)
+
+    def confide(self, user: User, chat: dict[str, Any], turn_id: str, text: str) -> Any:
+        return self.api.client.post(
+            f"/v1/chats/{chat['id']}/turns/{turn_id}/confide",
+            json={"text": text},
+            headers=user.headers,
+        )
+
+    def complete(self, user: User, chat: dict[str, Any], turn_id: str) -> None:
+        answer = self.api.client.post(
+            f"/v1/chats/{chat['id']}/turns/{turn_id}/complete", json={}, headers=user.headers
+        )
+        assert answer.status_code == 200, answer.text
+
+    def get(self, user: User, path: str) -> Any:
+        return self.api.client.get(path, headers=user.headers)
+
+    def executions(self, user: User) -> list[dict[str, Any]]:
+        answer = self.get(user, f"/v1/bots/{self.bot['id']}/learning")
+        assert answer.status_code == 200, answer.text
+        return list(answer.json()["executions"])
+
+    def memory(self, user: User) -> list[dict[str, Any]]:
+        answer = self.get(user, f"/v1/bots/{self.bot['id']}/memory")
+        assert answer.status_code == 200, answer.text
+        return list(answer.json()["entries"])
+
+
+@pytest.fixture
+def world(api: Api) -> World:
+    return World(api)
+
+
+def test_confide_is_answered_by_the_model_and_recorded_for_the_owner(
+    world: World, script: Script
+) -> None:
+    chat = world.chat(world.ana)
+    started = turn(world.api, world.ana, chat["id"], "Book the 8:10 train for me.")
+    turn_id = started["turn"]["id"]
+    answer = world.confide(world.ana, chat, turn_id, "I booked the wrong day.")
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"answer": HEARD, "calm": False}
+    # The model was asked with the confession, under its task's name.
+    confide_calls = [c for c in script.calls if c.task == "confide_answer"]
+    assert len(confide_calls) == 1
+    assert "I booked the wrong day." in confide_calls[0].user
+    listed = world.get(world.ana, f"/v1/chats/{chat['id']}/confessions")
+    assert listed.status_code == 200, listed.text
+    [confession] = listed.json()["confessions"]
+    assert confession["turnId"] == turn_id
+    assert confession["text"] == "I booked the wrong day."
+    assert confession["answer"] == HEARD
+    assert confession["calm"] is False
+    assert isinstance(confession["at"], int)
+    # Another organization does not know the chat; nobody but its owner reads confessions.
+    assert error(world.get(world.olga, f"/v1/chats/{chat['id']}/confessions"))[0] == 404
+    assert error(world.confide(world.olga, chat, turn_id, "x"))[0] == 404
+
+
+def test_a_group_chat_member_reads_no_confessions(world: World) -> None:
+    channel = make_channel(world.api, world.ana, world.ben)
+    chat = world.chat(world.ana, channelId=channel["id"])
+    started = turn(world.api, world.ben, chat["id"], "What is on today?")
+    assert world.confide(world.ben, chat, started["turn"]["id"], "I am unsure.").status_code == 200
+    # Ben reads the chat but is not its owner.
+    assert error(world.get(world.ben, f"/v1/chats/{chat['id']}/confessions"))[:2] == (
+        403,
+        "Forbidden",
+    )
+    owner = world.get(world.ana, f"/v1/chats/{chat['id']}/confessions")
+    assert [c["text"] for c in owner.json()["confessions"]] == ["I am unsure."]
+
+
+def test_review_chats_and_completed_turns_have_no_confide(world: World, script: Script) -> None:
+    review = world.chat(world.ana, kind="review")
+    started = turn(world.api, world.ana, review["id"], "Look at this.")
+    assert error(world.confide(world.ana, review, started["turn"]["id"], "x"))[:2] == (
+        409,
+        "ChatConflict",
+    )
+    chat = world.chat(world.ana)
+    done = turn(world.api, world.ana, chat["id"], "Hello.")
+    world.complete(world.ana, chat, done["turn"]["id"])
+    assert error(world.confide(world.ana, chat, done["turn"]["id"], "x"))[:2] == (
+        409,
+        "ChatConflict",
+    )
+    assert error(world.confide(world.ana, chat, "turn_missing", "x"))[0] == 404
+    assert "confide_answer" not in script.tasks()
+    assert world.get(world.ana, f"/v1/chats/{chat['id']}/confessions").json() == {"confessions": []}
+
+
+def test_no_model_a_failing_model_and_a_slow_model_give_the_calm_answer(
+    world: World, script: Script, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat = world.chat(world.ana)
+    turn_id = turn(world.api, world.ana, chat["id"], "Hi.")["turn"]["id"]
+    script.answers["confide_answer"] = ModelFailure("unavailable", "down", retryable=True)
+    assert world.confide(world.ana, chat, turn_id, "one").json() == {
+        "answer": CALM_ANSWER,
+        "calm": True,
+    }
+    script.answers["confide_answer"] = {"answer": ""}  # an invalid answer
+    assert world.confide(world.ana, chat, turn_id, "two").json()["calm"] is True
+    # A model slower than the window: the calm answer once the window passed.
+    monkeypatch.setattr(memory_bot, "WINDOW_S", 0.3)
+    script.answers["confide_answer"] = {"answer": HEARD}
+    script.delay_s = 2.0
+    began = time.monotonic()
+    assert world.confide(world.ana, chat, turn_id, "three").json()["calm"] is True
+    assert time.monotonic() - began < 1.5
+    script.delay_s = 0.0
+    world.settings({"botMemoryModel": None})
+    calls = len(script.calls)
+    assert world.confide(world.ana, chat, turn_id, "four").json() == {
+        "answer": CALM_ANSWER,
+        "calm": True,
+    }
+    assert len(script.calls) == calls  # no model: nobody is asked
+    listed = world.get(world.ana, f"/v1/chats/{chat['id']}/confessions").json()["confessions"]
+    assert [(c["text"], c["calm"]) for c in listed] == [
+        ("four", True),
+        ("three", True),
+        ("two", True),
+        ("one", True),
+    ]
+
+
+def fact_from_person(request: LearningRequest) -> str:
+    """A fact citing the first person item the request shows."""
+    lines = [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
+    person = next(line for line in lines if line.get("role") == "user")
+    change = {"op": "fact", "content": "Ana takes the 8:10 train.", "topics": ["commute"]}
+    return json.dumps({"changes": [change | {"sources": [person["id"]]}]})
+
+
+def test_learning_waits_for_the_turn_then_learns_once(world: World, script: Script) -> None:
+    script.answers["learning_changes"] = fact_from_person
+    chat = world.chat(world.ana)
+    turn_id = turn(world.api, world.ana, chat["id"], "I take the 8:10 train.")["turn"]["id"]
+    assert world.confide(world.ana, chat, turn_id, "I was unsure.").status_code == 200
+    # Saved, waiting for its turn: the model is not asked to learn before it completes.
+    [waiting] = world.executions(world.ana)
+    assert (waiting["status"], waiting["chatId"], waiting["turnId"]) == (
+        "waiting",
+        chat["id"],
+        turn_id,
+    )
+    assert "learning_changes" not in script.tasks()
+    # A second confide of the same turn saves no second execution.
+    assert world.confide(world.ana, chat, turn_id, "Still unsure.").status_code == 200
+    assert len(world.executions(world.ana)) == 1
+    world.complete(world.ana, chat, turn_id)
+    [done] = world.executions(world.ana)
+    assert done["status"] == "succeeded", done
+    assert (done["chatId"], done["turnId"]) == (chat["id"], turn_id)
+    assert [a["op"] for a in done["applied"]] == ["fact"]
+    [learn_call] = [c for c in script.calls if c.task == "learning_changes"]
+    assert "I take the 8:10 train." in learn_call.user
+    assert f'"actor": "{world.ana.id}"' in learn_call.user
+    # The confession itself never becomes memory: the model saw the chat's items only.
+    assert "I was unsure." not in learn_call.user
+    [entry] = world.memory(world.ana)
+    assert entry["content"] == "Ana takes the 8:10 train."
+    assert entry["layer"] == "fact"
+    # Completing again releases nothing new: the evidence is applied once.
+    world.complete(world.ana, chat, turn_id)
+    assert len([c for c in script.calls if c.task == "learning_changes"]) == 1
+    assert len(world.memory(world.ana)) == 1
+
+
+def test_a_failed_learning_reads_the_same_evidence_again_later(
+    world: World, script: Script
+) -> None:
+    chat = world.chat(world.ana)
+    first = turn(world.api, world.ana, chat["id"], "I take the 8:10 train.")["turn"]["id"]
+    world.confide(world.ana, chat, first, "x")
+    script.answers["learning_changes"] = ModelFailure("bad_request", "no", retryable=False)
+    world.complete(world.ana, chat, first)
+    assert world.executions(world.ana)[0]["status"] == "failed"
+    assert world.memory(world.ana) == []
+    script.answers["learning_changes"] = fact_from_person
+    second = turn(world.api, world.ana, chat["id"], "And I cycle home.")["turn"]["id"]
+    world.confide(world.ana, chat, second, "y")
+    world.complete(world.ana, chat, second)
+    newest = world.executions(world.ana)[0]
+    assert newest["status"] == "succeeded", newest
+    learned = [c for c in script.calls if c.task == "learning_changes"]
+    # The second run read the first turn's words again (the read position had not moved).
+    assert "I take the 8:10 train." in learned[-1].user
+    assert "And I cycle home." in learned[-1].user
+
+
+def test_who_sees_which_executions_and_what_teaches_nothing(world: World, script: Script) -> None:
+    ana_chat = world.chat(world.ana)
+    ben_chat = world.chat(world.ben)
+    for user, chat in ((world.ana, ana_chat), (world.ben, ben_chat)):
+        turn_id = turn(world.api, user, chat["id"], "Hello there.")["turn"]["id"]
+        world.confide(user, chat, turn_id, "ok")
+    # Ana writes the bot: every execution of her organization; Ben those of his chats.
+    assert {e["chatId"] for e in world.executions(world.ana)} == {ana_chat["id"], ben_chat["id"]}
+    assert {e["chatId"] for e in world.executions(world.ben)} == {ben_chat["id"]}
+    assert error(world.get(world.olga, f"/v1/bots/{world.bot['id']}/learning"))[0] == 404
+    # A review chat and botMemory off save no learning; confide is still answered.
+    review = world.chat(world.ana, kind="review")
+    turn(world.api, world.ana, review["id"], "Look.")
+    world.settings({"botMemory": False})
+    chat = world.chat(world.ana)
+    turn_id = turn(world.api, world.ana, chat["id"], "I take the bus.")["turn"]["id"]
+    assert world.confide(world.ana, chat, turn_id, "hm").json() == {"answer": HEARD, "calm": False}
+    world.complete(world.ana, chat, turn_id)
+    assert {e["chatId"] for e in world.executions(world.ana)} == {ana_chat["id"], ben_chat["id"]}
+
+
+def test_concurrent_completes_apply_the_evidence_once(world: World, script: Script) -> None:
+    script.answers["learning_changes"] = fact_from_person
+    chat = world.chat(world.ana)
+    turn_id = turn(world.api, world.ana, chat["id"], "I take the 8:10 train.")["turn"]["id"]
+    world.confide(world.ana, chat, turn_id, "x")
+    threads = [
+        threading.Thread(target=world.complete, args=(world.ana, chat, turn_id)) for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(world.memory(world.ana)) == 1
+    assert [e["status"] for e in world.executions(world.ana)] == ["succeeded"]
