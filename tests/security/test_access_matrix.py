@@ -98,6 +98,10 @@ def build_world(api: Api) -> World:
         agent = client.post("/v1/agents", json={"name": "helper"}, headers=headers)
         assert agent.status_code == 201, agent.text
         world.ids["agentId"] = agent.json()["agent"]["id"]
+    if _has("POST", "/v1/agents/{agentId}/publish"):
+        url = f"/v1/agents/{world.ids['agentId']}/publish"
+        assert client.post(url, json={}, headers=headers).status_code == 201
+        world.ids["n"] = "1"
     if _has("POST", "/v1/sessions"):
         body = {"agentId": world.ids["agentId"], "kind": "subagent"}
         session = client.post("/v1/sessions", json=body, headers=headers)
@@ -140,6 +144,9 @@ BODIES: dict[tuple[str, str], Callable[[World], Any]] = {
     ("POST", "/v1/admin/users/{userId}/tokens"): lambda w: {},
     ("PATCH", "/v1/organizations/{orgId}/settings"): lambda w: {"agentMemory": False},
     ("POST", "/v1/agents"): lambda w: {"name": "another"},
+    ("PATCH", "/v1/agents/{agentId}/draft"): lambda w: {"memory": {"options": {"lastMessages": 5}}},
+    ("POST", "/v1/agents/{agentId}/publish"): lambda w: {},
+    ("POST", "/v1/agents/{agentId}/versions/{n}/activate"): lambda w: {},
     ("POST", "/v1/sessions"): lambda w: {"agentId": w.ids["agentId"]},
     ("POST", "/v1/sessions/{sessionId}/turns"): lambda w: {
         "items": [{"role": "user", "content": "hello"}]

@@ -11,6 +11,7 @@ from typing import Any
 from agent_memory.config import Settings, load_settings
 from agent_memory.domain.model_names import ModelPolicy
 from agent_memory.persistence.agent_memory import AgentMemoryRepository
+from agent_memory.persistence.agent_versions import AgentVersionRepository
 from agent_memory.persistence.agents import AgentRepository
 from agent_memory.persistence.bot_memory import BotMemoryRepository
 from agent_memory.persistence.bots import BotRepository
@@ -22,6 +23,7 @@ from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, Store
 from agent_memory.service.agent_learning import AgentLearning, AgentLearningPool
 from agent_memory.service.agent_memory import AgentMemoryService
+from agent_memory.service.agent_versions import AgentVersionService
 from agent_memory.service.agents import AgentService
 from agent_memory.service.bot_learning import BotLearningPool
 from agent_memory.service.bot_memory import BotMemoryService
@@ -295,6 +297,11 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             adapters.models or model_catalog(settings),
             adapters.clock,
             learning,
+        ),
+        agent_versions=AgentVersionService(
+            AgentVersionRepository(adapters.store, adapters.cipher),
+            adapters.clock,
+            model_policy(settings),
         ),
         limits=RequestLimits(limiter, settings.rate_limit_per_minute),
     )

@@ -13,6 +13,7 @@ from agent_memory.api.observability import RequestContext
 from agent_memory.api.routers import (
     admin,
     agent_memory,
+    agent_versions,
     agents,
     bots,
     health,
@@ -31,6 +32,7 @@ ROUTERS = (
     agents.router,
     sessions.router,
     agent_memory.router,
+    agent_versions.router,
     bots.router,
     memory_bot.router,
 )

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from agent_memory.config import Settings
 from agent_memory.service.agent_memory import AgentMemoryService
+from agent_memory.service.agent_versions import AgentVersionService
 from agent_memory.service.agents import AgentService
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
@@ -32,6 +33,7 @@ class Services:
     agent_memory: AgentMemoryService
     bots: BotService
     bot_memory: BotMemoryService
+    agent_versions: AgentVersionService
     memory_bot: MemoryBotService
     # Requests per token (RATE_LIMIT_PER_MINUTE); None: not limited.
     limits: RequestLimits | None = None
