@@ -190,6 +190,7 @@ BODIES: dict[tuple[str, str], Callable[[World], Any]] = {
     ("POST", "/v1/chats/{chatId}/turns/{turnId}/items"): lambda w: {
         "items": [{"role": "assistant", "content": "Hello."}]
     },
+    ("POST", "/v1/chats/{chatId}/turns/{turnId}/confide"): lambda w: {"text": "I was unsure."},
 }
 
 

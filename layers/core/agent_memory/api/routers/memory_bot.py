@@ -13,7 +13,7 @@ from agent_memory.api.contracts.memory_bot import (
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, run
 
-router = APIRouter(tags=["memory bot"])
+router = APIRouter(tags=["bot memory"])
 
 
 @router.post("/v1/chats/{chatId}/turns/{turnId}/confide")
