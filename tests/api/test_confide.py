@@ -61,6 +61,11 @@ def script() -> Script:
 
 @pytest.fixture
 def services(settings: Any, adapters: Any, script: Script) -> Any:
+    return scripted_services(settings, adapters, script)
+
+
+def scripted_services(settings: Any, adapters: Any, script: Script) -> Any:
+    """Services whose memory Bot model is `script`, with learning run inline."""
     workflow = InlineWorkflow()
     model = ScriptedModel(name=MEMORY_MODEL, script=script)
     built = build_services(

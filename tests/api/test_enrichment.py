@@ -1,0 +1,155 @@
+"""Input enrichment at turn start (seed 002, "How the Bot uses memory"; API.md): the memory
+Bot rewrites a person's input with entries every reader of the chat may see, within 15 s;
+the history keeps the person's words, and the chat's owner reads what was rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from agent_memory.ports import LearningRequest
+from agent_memory.service import memory_bot
+from tests.api.test_bots import error, make_channel, turn
+from tests.api.test_confide import Script, World, scripted_services
+from tests.conftest import Api, User
+
+REWRITTEN = "Book my usual 8:10 train to Berlin for Friday."
+
+
+@pytest.fixture
+def script() -> Script:
+    return Script()
+
+
+@pytest.fixture
+def services(settings: Any, adapters: Any, script: Script) -> Any:
+    return scripted_services(settings, adapters, script)
+
+
+@pytest.fixture
+def world(api: Api) -> World:
+    return World(api)
+
+
+def remember(world: World, user: User, content: str) -> str:
+    answer = world.api.client.post(
+        f"/v1/bots/{world.bot['id']}/memory",
+        json={"command": {"_tag": "Remember", "content": content, "tags": ["commute"]}},
+        headers=user.headers,
+    )
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["entry"]["id"])
+
+
+def shown_entries(request: LearningRequest) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
+
+
+def rewrite_with_all(request: LearningRequest) -> str:
+    """Rewrite the input with every entry the request shows."""
+    used = [entry["id"] for entry in shown_entries(request)]
+    return json.dumps({"input": REWRITTEN, "used": used})
+
+
+def enrichment_calls(script: Script) -> list[LearningRequest]:
+    return [call for call in script.calls if call.task == "enrichment"]
+
+
+def items(world: World, user: User, chat: dict[str, Any]) -> list[str]:
+    answer = world.get(user, f"/v1/chats/{chat['id']}/items")
+    return [item["content"] for item in answer.json()["items"]]
+
+
+def test_an_input_is_rewritten_with_entries_that_help(world: World, script: Script) -> None:
+    entry = remember(world, world.ana, "I take the 8:10 train to Berlin.")
+    script.answers["enrichment"] = rewrite_with_all
+    chat = world.chat(world.ana)
+    started = turn(world.api, world.ana, chat["id"], "Book my train for Friday.")
+    assert (started["input"], started["enriched"]) == (REWRITTEN, True)
+    [call] = enrichment_calls(script)
+    assert [e["id"] for e in shown_entries(call)] == [entry]
+    assert "Book my train for Friday." in call.user
+    # The history keeps the person's words.
+    assert items(world, world.ana, chat) == ["Book my train for Friday."]
+    listed = world.get(world.ana, f"/v1/chats/{chat['id']}/enrichments")
+    assert listed.status_code == 200, listed.text
+    [enriched] = listed.json()["enrichments"]
+    assert enriched["turnId"] == started["turn"]["id"]
+    assert (enriched["input"], enriched["original"]) == (REWRITTEN, "Book my train for Friday.")
+    assert enriched["entryIds"] == [entry]
+    assert isinstance(enriched["at"], int)
+    assert error(world.get(world.olga, f"/v1/chats/{chat['id']}/enrichments"))[0] == 404
+
+
+def test_no_visible_entry_means_no_model_call(world: World, script: Script) -> None:
+    script.answers["enrichment"] = rewrite_with_all
+    chat = world.chat(world.ana)
+    started = turn(world.api, world.ana, chat["id"], "Book my train.")
+    assert (started["input"], started["enriched"]) == ("Book my train.", False)
+    # Ben's own entry is for Ben only: Ana's chat has no entry its reader may see.
+    remember(world, world.ben, "I cycle to work.")
+    again = turn(world.api, world.ana, chat["id"], "Book my train.")
+    assert again["enriched"] is False
+    assert enrichment_calls(script) == []
+
+
+def test_a_group_chat_sees_no_private_entry_and_only_its_owner_lists(
+    world: World, script: Script
+) -> None:
+    remember(world, world.ana, "I take the 8:10 train.")
+    script.answers["enrichment"] = rewrite_with_all
+    channel = make_channel(world.api, world.ana, world.ben)
+    chat = world.chat(world.ana, channelId=channel["id"])
+    started = turn(world.api, world.ben, chat["id"], "Book Ana's train.")
+    # Ana's pinned entry is hers alone: the group's answer may not use it.
+    assert started["enriched"] is False
+    assert enrichment_calls(script) == []
+    assert error(world.get(world.ben, f"/v1/chats/{chat['id']}/enrichments"))[:2] == (
+        403,
+        "Forbidden",
+    )
+
+
+def test_notices_review_chats_and_bot_memory_off_are_not_enriched(
+    world: World, script: Script
+) -> None:
+    remember(world, world.ana, "I take the 8:10 train.")
+    script.answers["enrichment"] = rewrite_with_all
+    chat = world.chat(world.ana)
+    notice = turn(world.api, world.ana, chat["id"], "The train is late.", notice=True)
+    assert (notice["input"], notice["enriched"]) == ("The train is late.", False)
+    review = world.chat(world.ana, kind="review")
+    assert turn(world.api, world.ana, review["id"], "Book my train.")["enriched"] is False
+    assert enrichment_calls(script) == []
+    world.settings({"botMemory": False})
+    assert turn(world.api, world.ana, chat["id"], "Book my train.")["enriched"] is False
+    world.settings({"botMemory": True, "botMemoryModel": None})
+    assert turn(world.api, world.ana, chat["id"], "Book my train.")["enriched"] is False
+    assert enrichment_calls(script) == []
+    assert world.get(world.ana, f"/v1/chats/{chat['id']}/enrichments").json() == {"enrichments": []}
+
+
+def test_an_unseen_entry_a_null_answer_or_a_slow_model_leave_the_input(
+    world: World, script: Script, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remember(world, world.ana, "I take the 8:10 train.")
+    hidden = remember(world, world.ben, "Ben's door code is private.")
+    chat = world.chat(world.ana)
+    # The model names an entry the chat's readers may not see: the rewrite is void.
+    script.answers["enrichment"] = {"input": REWRITTEN, "used": [hidden]}
+    assert turn(world.api, world.ana, chat["id"], "Book my train.")["enriched"] is False
+    script.answers["enrichment"] = {"input": None, "used": []}
+    assert turn(world.api, world.ana, chat["id"], "Book my train.")["enriched"] is False
+    script.answers["enrichment"] = rewrite_with_all
+    monkeypatch.setattr(memory_bot, "WINDOW_S", 0.3)
+    script.delay_s = 2.0
+    began = time.monotonic()
+    slow = turn(world.api, world.ana, chat["id"], "Book my train.")
+    assert (slow["input"], slow["enriched"]) == ("Book my train.", False)
+    assert time.monotonic() - began < 1.5
+    assert len(enrichment_calls(script)) == 3
+    assert world.get(world.ana, f"/v1/chats/{chat['id']}/enrichments").json() == {"enrichments": []}
