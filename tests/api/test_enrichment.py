@@ -153,3 +153,30 @@ def test_an_unseen_entry_a_null_answer_or_a_slow_model_leave_the_input(
     assert time.monotonic() - began < 1.5
     assert len(enrichment_calls(script)) == 3
     assert world.get(world.ana, f"/v1/chats/{chat['id']}/enrichments").json() == {"enrichments": []}
+
+
+def test_confessions_and_enrichments_are_sealed_at_rest(
+    world: World, script: Script, local_aws: Any
+) -> None:
+    from tests.integration.test_bot_memory_no_plaintext import _scan
+    from tests.integration.test_no_plaintext import _all_text
+
+    remember(world, world.ana, "My locker is number Quartz-4411.")
+    script.answers["enrichment"] = lambda request: json.dumps(
+        {
+            "input": "Open locker Quartz-4411 (Heron-2207).",
+            "used": [shown_entries(request)[0]["id"]],
+        }
+    )
+    script.answers["confide_answer"] = {"answer": "Calm now, Falcon-3190."}
+    chat = world.chat(world.ana)
+    started = turn(world.api, world.ana, chat["id"], "Open my locker, Heron-2207.")
+    assert started["enriched"] is True
+    confided = world.confide(world.ana, chat, started["turn"]["id"], "I fear Mango-5528.")
+    assert confided.json()["answer"] == "Calm now, Falcon-3190."
+    at_rest = "\n".join(_all_text(item) for item in _scan(local_aws))
+    for marker in ("Quartz-4411", "Heron-2207", "Falcon-3190", "Mango-5528"):
+        assert marker not in at_rest
+    # The owner reads them back in the clear.
+    [confession] = world.get(world.ana, f"/v1/chats/{chat['id']}/confessions").json()["confessions"]
+    assert confession["text"] == "I fear Mango-5528."
