@@ -22,6 +22,7 @@ from tests.security.test_access_matrix import BODIES, DOCUMENT, ROUTES, World, b
 BODY_IDS: dict[tuple[str, str], Callable[[str], dict[str, Any]]] = {
     ("POST", "/v1/admin/users"): lambda org: {"organizationId": org},
     ("POST", "/v1/sessions"): lambda agent: {"agentId": agent},
+    ("POST", "/v1/threads"): lambda agent: {"agentId": agent},
     ("POST", "/v1/agents"): lambda user: {"name": "helper", "members": [user]},
     ("POST", "/v1/bots"): lambda user: {"name": "helper", "grants": {user: "read"}},
     ("POST", "/v1/channels"): lambda user: {"name": "team", "members": [user]},
@@ -31,6 +32,7 @@ BODY_IDS: dict[tuple[str, str], Callable[[str], dict[str, Any]]] = {
 BODY_ID_OF = {
     ("POST", "/v1/admin/users"): "orgId",
     ("POST", "/v1/sessions"): "agentId",
+    ("POST", "/v1/threads"): "agentId",
     ("POST", "/v1/agents"): "userId",
     ("POST", "/v1/bots"): "userId",
     ("POST", "/v1/channels"): "userId",
@@ -42,6 +44,7 @@ WITHOUT_IDS = {
     ("GET", "/v1/agent_memories"),
     ("POST", "/v1/agent_memories"),
     ("POST", "/v1/agent_memories/recall"),
+    ("GET", "/v1/threads"),  # the caller's own threads
 }
 PARAMETER = re.compile(r"\{(\w+)\}")
 

@@ -46,6 +46,7 @@ AUDIENCE: list[tuple[str, str]] = [
     (r"^/v1/channels$", "org"),
     (r"^/v1/channels/\{channelId\}", "owner"),  # its members (changes: creator or admin)
     (r"^/v1/chats", "owner"),  # a chat's readers; creating one needs read on its bot
+    (r"^/v1/threads", "owner"),  # a thread's user alone; creating one needs read on its agent
 ]
 
 
@@ -102,6 +103,10 @@ def build_world(api: Api) -> World:
         url = f"/v1/agents/{world.ids['agentId']}/publish"
         assert client.post(url, json={}, headers=headers).status_code == 201
         world.ids["n"] = "1"
+    if _has("POST", "/v1/threads"):
+        thread = client.post("/v1/threads", json={"agentId": world.ids["agentId"]}, headers=headers)
+        assert thread.status_code == 201, thread.text
+        world.ids["threadId"] = thread.json()["thread"]["id"]
     if _has("POST", "/v1/sessions"):
         body = {"agentId": world.ids["agentId"], "kind": "subagent"}
         session = client.post("/v1/sessions", json=body, headers=headers)
@@ -147,6 +152,14 @@ BODIES: dict[tuple[str, str], Callable[[World], Any]] = {
     ("PATCH", "/v1/agents/{agentId}/draft"): lambda w: {"memory": {"options": {"lastMessages": 5}}},
     ("POST", "/v1/agents/{agentId}/publish"): lambda w: {},
     ("POST", "/v1/agents/{agentId}/versions/{n}/activate"): lambda w: {},
+    ("POST", "/v1/threads"): lambda w: {"agentId": w.ids["agentId"]},
+    ("POST", "/v1/threads/{threadId}/messages"): lambda w: {
+        "messages": [{"role": "user", "content": "hello"}]
+    },
+    ("PUT", "/v1/threads/{threadId}/working-memory"): lambda w: {"content": "# Notes"},
+    ("POST", "/v1/threads/{threadId}/context"): lambda w: {
+        "message": {"role": "user", "content": "hello"}
+    },
     ("POST", "/v1/sessions"): lambda w: {"agentId": w.ids["agentId"]},
     ("POST", "/v1/sessions/{sessionId}/turns"): lambda w: {
         "items": [{"role": "user", "content": "hello"}]
@@ -221,7 +234,8 @@ def expected(method: str, path: str, caller: str) -> set[int]:
     if who == "org":
         return {404} if caller == "outsider" and names_object else {0}
     if caller in ("stranger", "outsider"):
-        return {404} if names_object or path in ("/v1/sessions", "/v1/chats") else {0}
+        creates = path in ("/v1/sessions", "/v1/chats") or (method, path) == ("POST", "/v1/threads")
+        return {404} if names_object or creates else {0}
     return {0}
 
 

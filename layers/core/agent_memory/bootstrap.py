@@ -20,6 +20,7 @@ from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.limits import Counters, ProcessCounters, TableCounters
 from agent_memory.persistence.memory_bot import MemoryBotRepository
 from agent_memory.persistence.sessions import SessionRepository
+from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, Store
 from agent_memory.service.agent_learning import AgentLearning, AgentLearningPool
 from agent_memory.service.agent_memory import AgentMemoryService
@@ -39,6 +40,7 @@ from agent_memory.service.registry import Services
 from agent_memory.service.session_learning import SessionLearningPool
 from agent_memory.service.session_memory import SessionMemoryService
 from agent_memory.service.sessions import SessionAccess, SessionService
+from agent_memory.service.threads import ThreadService
 
 
 @dataclass
@@ -302,6 +304,17 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             AgentVersionRepository(adapters.store, adapters.cipher),
             adapters.clock,
             model_policy(settings),
+        ),
+        threads=ThreadService(
+            ThreadRepository(adapters.store, adapters.cipher),
+            AgentVersionService(
+                AgentVersionRepository(adapters.store, adapters.cipher), adapters.clock
+            ),
+            adapters.models or model_catalog(settings),
+            adapters.clock,
+            adapters.ids,
+            # TITLE_MODEL (API.md); local/rules until the setting exists.
+            title_model=getattr(settings, "title_model", None),
         ),
         limits=RequestLimits(limiter, settings.rate_limit_per_minute),
     )

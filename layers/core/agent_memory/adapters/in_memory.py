@@ -6,64 +6,30 @@ import base64
 import copy
 import itertools
 import json
-import operator
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agent_memory.domain.errors import IntegrityError, TooLarge, Unavailable, WriteConflict
 from agent_memory.ports import (
-    Absent,
-    AbsentOrEquals,
     Action,
     Check,
-    Condition,
     Delete,
-    Equals,
     Execution,
     KeyRange,
     Page,
-    Present,
     Put,
     Record,
     Update,
 )
 from agent_memory.ports.store import (
     WRITER_ATTRIBUTE,
-    AbsentOrAtMost,
-    AbsentOrLessThan,
-    AtLeast,
-    AtMost,
-    GreaterThan,
-    LessThan,
     action_key,
+    condition_holds,
     written,
 )
 
 _INDEX_KEYS = {"gsi1": ("gsi1pk", "gsi1sk")}
-
-
-def _holds(condition: Condition | None, row: Record | None) -> bool:
-    match condition:
-        case None:
-            return True
-        case Absent():
-            return row is None
-        case Present():
-            return row is not None
-        case AbsentOrEquals() | AbsentOrLessThan() | AbsentOrAtMost() if row is None:
-            return True
-        case Equals(attribute, value) | AbsentOrEquals(attribute, value):
-            return row is not None and row.get(attribute) == value
-        case LessThan(attribute, value) | AbsentOrLessThan(attribute, value):
-            return _compares(row, attribute, value, operator.lt)
-        case AtMost(attribute, value) | AbsentOrAtMost(attribute, value):
-            return _compares(row, attribute, value, operator.le)
-        case GreaterThan(attribute, value):
-            return _compares(row, attribute, value, operator.gt)
-        case AtLeast(attribute, value):
-            return _compares(row, attribute, value, operator.ge)
-    raise TypeError(condition)  # pragma: no cover
 
 
 def _kind(value: Any) -> type | None:
@@ -160,7 +126,7 @@ class InMemoryStore:
         with self._lock:
             for position, action in enumerate(actions):
                 key = action_key(action)
-                if not _holds(action.condition, self.rows.get(key)):
+                if not condition_holds(action.condition, self.rows.get(key)):
                     raise WriteConflict(
                         "the object changed since it was read",
                         index=position,

@@ -40,25 +40,18 @@ from typing import Any
 from agent_memory.domain.errors import TooLarge, Unavailable, WriteConflict
 from agent_memory.ports.store import (
     WRITER_ATTRIBUTE,
-    Absent,
-    AbsentOrAtMost,
-    AbsentOrEquals,
-    AbsentOrLessThan,
     Action,
-    AtLeast,
-    AtMost,
     Check,
-    Condition,
     Delete,
-    Equals,
-    GreaterThan,
     KeyRange,
-    LessThan,
     Page,
-    Present,
     Put,
     Record,
     Update,
+    action_key,
+    condition_holds,
+    value_kind,
+    written,
 )
 
 MAX_TRANSACTION_ACTIONS = 100
@@ -150,88 +143,6 @@ def encode_record(record: Mapping[str, Any]) -> str:
 def decode_record(text: str) -> Record:
     record: Record = json.loads(text, object_hook=_decode_object)
     return record
-
-
-# --- Conditions (DynamoDB's comparison rules) ---------------------------------------------
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "str"
-    if isinstance(value, bytes | bytearray):
-        return "bytes"
-    if isinstance(value, list | tuple):
-        return "list"
-    if isinstance(value, Mapping):
-        return "map"
-    return type(value).__name__
-
-
-def _equal(a: Any, b: Any) -> bool:
-    if _kind(a) != _kind(b):
-        return False
-    if isinstance(a, list | tuple):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, Mapping):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    return bool(a == b)
-
-
-def _compare(row: Record | None, attribute: str, value: Any, holds: Callable[[int], bool]) -> bool:
-    """`holds(sign of row[attribute] - value)`, for numbers, strings or bytes of one kind."""
-    if row is None or attribute not in row:
-        return False
-    have = row[attribute]
-    if _kind(have) != _kind(value) or _kind(value) not in ("number", "str", "bytes"):
-        return False
-    return holds((have > value) - (have < value))
-
-
-def _holds(condition: Condition | None, row: Record | None) -> bool:
-    match condition:
-        case None:
-            return True
-        case Absent():
-            return row is None
-        case Present():
-            return row is not None
-        case AbsentOrEquals() | AbsentOrLessThan() | AbsentOrAtMost() if row is None:
-            return True
-        case Equals(attribute, value) | AbsentOrEquals(attribute, value):
-            return row is not None and attribute in row and _equal(row[attribute], value)
-        case LessThan(attribute, value) | AbsentOrLessThan(attribute, value):
-            return _compare(row, attribute, value, lambda sign: sign < 0)
-        case AtMost(attribute, value) | AbsentOrAtMost(attribute, value):
-            return _compare(row, attribute, value, lambda sign: sign <= 0)
-        case GreaterThan(attribute, value):
-            return _compare(row, attribute, value, lambda sign: sign > 0)
-        case AtLeast(attribute, value):
-            return _compare(row, attribute, value, lambda sign: sign >= 0)
-    raise TypeError(condition)  # pragma: no cover
-
-
-# --- Keys ---------------------------------------------------------------------------------
-
-
-def _key_of(action: Action) -> tuple[str, str]:
-    if isinstance(action, Put):
-        pk, sk = action.record.get("pk"), action.record.get("sk")
-        if not isinstance(pk, str) or not isinstance(sk, str):
-            raise ValueError("a record's pk and sk must be strings")
-        return (pk, sk)
-    return (action.pk, action.sk)
-
-
-def _written(action: Action) -> Mapping[str, Any]:
-    if isinstance(action, Put):
-        return action.record
-    if isinstance(action, Update):
-        return {**action.set, **action.add}
-    return {}
 
 
 def _after_prefix(prefix: str) -> str | None:
@@ -496,11 +407,11 @@ class SqliteStore:
             raise TooLarge(
                 f"one change may write at most {MAX_TRANSACTION_ACTIONS} rows, not {len(actions)}"
             )
-        keys = [_key_of(a) for a in actions]
+        keys = [action_key(a) for a in actions]
         if len(set(keys)) != len(keys):
             # As DynamoDB: "Transaction request cannot include multiple operations on one item".
             raise ValueError("a transaction may touch each row only once")
-        if any(WRITER_ATTRIBUTE in _written(a) for a in actions):
+        if any(WRITER_ATTRIBUTE in written(a) for a in actions):
             raise ValueError(f"{WRITER_ATTRIBUTE} is reserved for the store")
         for action in actions:
             self._validate(action)
@@ -509,7 +420,7 @@ class SqliteStore:
         with self._transaction() as tx:
             rows = [self._row(tx, key) for key in keys]
             for position, (action, row) in enumerate(zip(actions, rows, strict=True)):
-                if not _holds(action.condition, row):
+                if not condition_holds(action.condition, row):
                     raise WriteConflict(
                         "the object changed since it was read",
                         index=position,
@@ -524,16 +435,16 @@ class SqliteStore:
 
     def _validate(self, action: Action) -> None:
         """What DynamoDB refuses before it looks at the table."""
-        written = _written(action)
-        if isinstance(action, Update) and ({"pk", "sk"} & written.keys()):
+        names = written(action)
+        if isinstance(action, Update) and ({"pk", "sk"} & names.keys()):
             raise ValueError("an update may not change a row's pk or sk")
         for pk_name, sk_name in self._layout.indexes.values():
             for name in (pk_name, sk_name):
-                if written.get(name) is not None and not isinstance(written[name], str):
+                if names.get(name) is not None and not isinstance(names[name], str):
                     raise ValueError(f"index key {name} must be a string")
         if isinstance(action, Update):
             for name, amount in action.add.items():
-                if _kind(amount) != "number":
+                if value_kind(amount) != "number":
                     raise ValueError(f"only a number can be added to {name}")
 
     @staticmethod
@@ -560,7 +471,7 @@ class SqliteStore:
                     else:
                         updated[name] = value
                 for name, amount in add.items():
-                    if name in updated and _kind(updated[name]) != "number":
+                    if name in updated and value_kind(updated[name]) != "number":
                         raise ValueError(f"{name} is not a number: nothing can be added to it")
                     updated[name] = updated.get(name, 0) + amount
                 text = encode_record(updated)

@@ -21,6 +21,7 @@ from agent_memory.api.routers import (
     memory_objects,
     org_settings,
     sessions,
+    threads,
 )
 from agent_memory.service.registry import Services
 
@@ -33,6 +34,7 @@ ROUTERS = (
     sessions.router,
     agent_memory.router,
     agent_versions.router,
+    threads.router,
     bots.router,
     memory_bot.router,
 )

@@ -72,6 +72,13 @@ class ChatConflict(Conflict):
     tag = "ChatConflict"
 
 
+class ThreadConflict(Conflict):
+    """Seed 003: a working-memory PUT when the observer manages it, working memory is off,
+    or the active version is readOnly."""
+
+    tag = "ThreadConflict"
+
+
 class TooLarge(DomainError):
     tag = "TooLarge"
     status = 413

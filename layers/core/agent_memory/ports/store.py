@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -156,10 +156,78 @@ class Check:
 Action = Put | Update | Delete | Check
 
 
+# --- How a condition holds on a row (DynamoDB's comparison rules) ----------------------
+
+
+def value_kind(value: Any) -> str:
+    """The DynamoDB type a Python value is stored as (conditions compare within one)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, bytes | bytearray):
+        return "bytes"
+    if isinstance(value, list | tuple):
+        return "list"
+    if isinstance(value, Mapping):
+        return "map"
+    return type(value).__name__
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if value_kind(a) != value_kind(b):
+        return False
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Mapping):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+def _compare(row: Record | None, attribute: str, value: Any, holds: Callable[[int], bool]) -> bool:
+    """`holds(sign of row[attribute] - value)`, for numbers, strings or bytes of one kind."""
+    if row is None or attribute not in row:
+        return False
+    have = row[attribute]
+    if value_kind(have) != value_kind(value) or value_kind(value) not in ("number", "str", "bytes"):
+        return False
+    return holds((have > value) - (have < value))
+
+
+def condition_holds(condition: Condition | None, row: Record | None) -> bool:
+    """Whether `condition` holds on `row` (None: absent), as DynamoDB decides it: for the
+    store adapters that check conditions themselves (in memory, SQLite)."""
+    match condition:
+        case None:
+            return True
+        case Absent():
+            return row is None
+        case Present():
+            return row is not None
+        case AbsentOrEquals() | AbsentOrLessThan() | AbsentOrAtMost() if row is None:
+            return True
+        case Equals(attribute, value) | AbsentOrEquals(attribute, value):
+            return row is not None and attribute in row and _equal(row[attribute], value)
+        case LessThan(attribute, value) | AbsentOrLessThan(attribute, value):
+            return _compare(row, attribute, value, lambda sign: sign < 0)
+        case AtMost(attribute, value) | AbsentOrAtMost(attribute, value):
+            return _compare(row, attribute, value, lambda sign: sign <= 0)
+        case GreaterThan(attribute, value):
+            return _compare(row, attribute, value, lambda sign: sign > 0)
+        case AtLeast(attribute, value):
+            return _compare(row, attribute, value, lambda sign: sign >= 0)
+    raise TypeError(condition)  # pragma: no cover
+
+
 def action_key(action: Action) -> tuple[str, str]:
     """The (pk, sk) of the row an action touches."""
     if isinstance(action, Put):
-        return (str(action.record["pk"]), str(action.record["sk"]))
+        pk, sk = action.record.get("pk"), action.record.get("sk")
+        if not isinstance(pk, str) or not isinstance(sk, str):
+            raise ValueError("a record's pk and sk must be strings")
+        return (pk, sk)
     return (action.pk, action.sk)
 
 

@@ -18,6 +18,7 @@ from agent_memory.service.memory_objects import MemoryObjectService
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.session_memory import SessionMemoryService
 from agent_memory.service.sessions import SessionService
+from agent_memory.service.threads import ThreadService
 
 
 @dataclass
@@ -34,6 +35,7 @@ class Services:
     bots: BotService
     bot_memory: BotMemoryService
     agent_versions: AgentVersionService
+    threads: ThreadService
     memory_bot: MemoryBotService
     # Requests per token (RATE_LIMIT_PER_MINUTE); None: not limited.
     limits: RequestLimits | None = None

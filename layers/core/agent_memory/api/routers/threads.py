@@ -1,0 +1,114 @@
+"""Threads: a user's conversations with an agent (API.md, "Threads"; seed 003)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from agent_memory.api.contracts.threads import (
+    ContextAnswer,
+    ContextRequest,
+    CreateThread,
+    MessageIds,
+    MessagesAnswer,
+    RemovedMessage,
+    SaveMessages,
+    ThreadAnswer,
+    ThreadsAnswer,
+    WorkingMemoryIn,
+    WorkingMemoryOut,
+)
+from agent_memory.api.deps import CallerDep, ServicesDep, run
+
+router = APIRouter(tags=["threads"])
+ID = Query(min_length=1, max_length=200)
+
+
+@router.post("/v1/threads", status_code=201)
+async def create_thread(body: CreateThread, caller: CallerDep, svc: ServicesDep) -> ThreadAnswer:
+    """A new thread of the caller (its resource) with an agent the caller may read."""
+    thread = await run(svc, svc.threads.create, caller, body.agentId, body.resourceId)
+    return ThreadAnswer.model_validate({"thread": thread.view()})
+
+
+@router.get("/v1/threads")
+async def list_threads(
+    caller: CallerDep,
+    svc: ServicesDep,
+    agentId: Annotated[str | None, ID] = None,
+    resourceId: Annotated[str | None, ID] = None,
+) -> ThreadsAnswer:
+    """The caller's threads newest first, with titles (100 at most)."""
+    threads = await run(svc, svc.threads.threads_of, caller, agentId, resourceId)
+    return ThreadsAnswer.model_validate({"threads": [t.view() for t in threads]})
+
+
+@router.get("/v1/threads/{threadId}")
+async def read_thread(threadId: str, caller: CallerDep, svc: ServicesDep) -> ThreadAnswer:
+    thread = await run(svc, svc.threads.get, caller, threadId)
+    return ThreadAnswer.model_validate({"thread": thread.view()})
+
+
+@router.post("/v1/threads/{threadId}/messages")
+async def save_messages(
+    threadId: str, body: SaveMessages, caller: CallerDep, svc: ServicesDep
+) -> MessageIds:
+    """Save messages in order; with the active version's readOnly nothing is saved."""
+    messages = [m.model_dump(exclude_none=True) for m in body.messages]
+    ids = await run(svc, svc.threads.save, caller, threadId, messages)
+    return MessageIds(messageIds=ids)
+
+
+@router.get("/v1/threads/{threadId}/messages")
+async def list_messages(
+    threadId: str,
+    caller: CallerDep,
+    svc: ServicesDep,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 1000,
+) -> MessagesAnswer:
+    """The latest `limit` messages in chronological order (1,000 at most)."""
+    messages = await run(svc, svc.threads.messages, caller, threadId, limit)
+    return MessagesAnswer.model_validate({"messages": [m.view() for m in messages]})
+
+
+@router.delete("/v1/threads/{threadId}/messages/last")
+async def remove_last_message(threadId: str, caller: CallerDep, svc: ServicesDep) -> RemovedMessage:
+    """Remove and answer the latest message (null when there is none)."""
+    message = await run(svc, svc.threads.remove_last, caller, threadId)
+    return RemovedMessage.model_validate({"message": message.view() if message else None})
+
+
+@router.delete("/v1/threads/{threadId}/messages", status_code=204)
+async def clear_messages(threadId: str, caller: CallerDep, svc: ServicesDep) -> Response:
+    """Clear the thread's messages; its working memory stays."""
+    await run(svc, svc.threads.clear, caller, threadId)
+    return Response(status_code=204)
+
+
+@router.get("/v1/threads/{threadId}/working-memory")
+async def read_working_memory(
+    threadId: str, caller: CallerDep, svc: ServicesDep
+) -> WorkingMemoryOut:
+    answer = await run(svc, svc.threads.working_memory, caller, threadId)
+    return WorkingMemoryOut.model_validate(answer)
+
+
+@router.put("/v1/threads/{threadId}/working-memory")
+async def replace_working_memory(
+    threadId: str, body: WorkingMemoryIn, caller: CallerDep, svc: ServicesDep
+) -> WorkingMemoryOut:
+    """Replace the notes (validated against the version's schema when it sets one); 409
+    ThreadConflict when the observer manages them, they are off, or the version is
+    readOnly."""
+    answer = await run(svc, svc.threads.put_working_memory, caller, threadId, body.content)
+    return WorkingMemoryOut.model_validate(answer)
+
+
+@router.post("/v1/threads/{threadId}/context")
+async def turn_context(
+    threadId: str, caller: CallerDep, svc: ServicesDep, body: ContextRequest | None = None
+) -> ContextAnswer:
+    """What the agent's model gets this turn: the last N messages (the version's
+    lastMessages), working memory, the memory's system text and tools."""
+    return ContextAnswer.model_validate(await run(svc, svc.threads.context, caller, threadId))

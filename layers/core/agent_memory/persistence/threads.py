@@ -1,0 +1,308 @@
+"""Threads of seed 003 in the single table.
+
+- `THREAD#<id>` / `META`: organization, agent, resource (user), sealed title, createdAt,
+  `seq` (messages ever saved: the next message's number).
+- `THREAD#<id>` / `MSG#<seq:010d>`: one message: id, role, createdAt, sealed content and
+  sealed item. The latest N are one Query newest first with `limit` N, however long the
+  thread is.
+- `RESOURCE#<userId>` / `THREAD#<agentId>#<newest-first createdAt>#<threadId>`: the user's
+  thread list (a copy of the thread's view, title sealed alike), newest first per agent.
+- Working memory: ONE entry of the engine's model (persistence/pools.py) under `MEM#<id>`,
+  in `RESOURCE#<userId>` (scope resource: pool `wm:<agent>:<user>`) or in `THREAD#<id>`
+  (scope thread: pool `wm:<thread>`). A pool with one entry needs no `RECENT#` copy.
+
+Content (messages, items, titles) is sealed with the scope {org, pool: thread id, field:
+item}, bound to the message id (the title to "title"); working memory as pool content.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent_memory.domain.entries import EntryMeta, keyed_id
+from agent_memory.domain.threads import Message, Thread
+from agent_memory.persistence import keys
+from agent_memory.persistence.pools import Pool, PoolRepository
+from agent_memory.ports import (
+    Absent,
+    AbsentOrEquals,
+    Action,
+    Cipher,
+    Delete,
+    Equals,
+    KeyRange,
+    Present,
+    Put,
+    Record,
+    Store,
+    Update,
+)
+
+MESSAGE_PREFIX = "MSG#"
+INDEX_PREFIX = "THREAD#"
+# Condition name: another save numbered its messages first (retry with the new count).
+THREAD_SEQ = "thread-seq"
+WORKING_MEMORY_KEY = "working-memory"
+TITLE_ROW = "title"
+MAX_LIST = 100
+_TIME_SPAN = 10**13
+
+
+def thread_pk(thread_id: str) -> str:
+    return f"THREAD#{thread_id}"
+
+
+def resource_pk(user_id: str) -> str:
+    return f"RESOURCE#{user_id}"
+
+
+def message_sk(seq: int) -> str:
+    return f"{MESSAGE_PREFIX}{seq:010d}"
+
+
+def index_sk(thread: Thread) -> str:
+    when = _TIME_SPAN - 1 - max(0, min(thread.created_at, _TIME_SPAN - 1))
+    return f"{INDEX_PREFIX}{thread.agent_id}#{when:013d}#{thread.id}"
+
+
+class SingleEntryLayout:
+    """A pool of one entry: its base row and no copies."""
+
+    def rows(self, pool: Pool, meta: EntryMeta, order: int = 0) -> list[tuple[str, str]]:
+        return [(pool.pk, keys.entry_sk(meta.id))]
+
+
+SINGLE = SingleEntryLayout()
+
+
+def working_memory_pool(thread: Thread, scope: str) -> Pool:
+    """Scope resource: one record per user (and agent), never across users; thread: one
+    per thread."""
+    if scope == "resource":
+        pool_id = f"wm:{thread.agent_id}:{thread.resource_id}"
+        return Pool(resource_pk(thread.resource_id), thread.org_id, pool_id, SINGLE)
+    return Pool(thread_pk(thread.id), thread.org_id, f"wm:{thread.id}", SINGLE)
+
+
+@dataclass(frozen=True)
+class StoredThread:
+    thread: Thread
+    seq: int
+
+
+class ThreadRepository:
+    def __init__(self, store: Store, cipher: Cipher) -> None:
+        self._store = store
+        self._cipher = cipher
+        self.pools = PoolRepository(store, cipher)
+
+    # -- sealing ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _scope(org_id: str, thread_id: str) -> dict[str, str]:
+        return {"org": org_id, "pool": thread_id, "field": "item"}
+
+    def _seal(self, org_id: str, thread_id: str, text: str, row: str) -> bytes:
+        return self._cipher.seal(text, scope=self._scope(org_id, thread_id), row=row)
+
+    def _open(self, org_id: str, thread_id: str, blob: Any, row: str) -> str:
+        return self._cipher.open(bytes(blob), scope=self._scope(org_id, thread_id), row=row)
+
+    def _title(self, row: Record, org_id: str, thread_id: str) -> str | None:
+        blob = row.get("title")
+        return self._open(org_id, thread_id, blob, TITLE_ROW) if blob is not None else None
+
+    # -- threads ---------------------------------------------------------------------------
+
+    def create(self, thread: Thread) -> None:
+        row: Record = {
+            "pk": thread_pk(thread.id),
+            "sk": keys.HEAD,
+            "type": "thread",
+            "orgId": thread.org_id,
+            "agentId": thread.agent_id,
+            "resourceId": thread.resource_id,
+            "createdAt": thread.created_at,
+            "seq": 0,
+        }
+        index: Record = {
+            "pk": resource_pk(thread.resource_id),
+            "sk": index_sk(thread),
+            "type": "thread-index",
+            "threadId": thread.id,
+            "orgId": thread.org_id,
+            "agentId": thread.agent_id,
+            "createdAt": thread.created_at,
+        }
+        self._store.write([Put(row, Absent()), Put(index, Absent())])
+
+    def get(self, thread_id: str) -> StoredThread | None:
+        row = self._store.get(thread_pk(thread_id), keys.HEAD)
+        if row is None or row.get("type") != "thread":
+            return None
+        org_id = str(row["orgId"])
+        thread = Thread(
+            id=thread_id,
+            org_id=org_id,
+            agent_id=str(row["agentId"]),
+            resource_id=str(row["resourceId"]),
+            title=self._title(row, org_id, thread_id),
+            created_at=int(row["createdAt"]),
+        )
+        return StoredThread(thread, int(row.get("seq", 0)))
+
+    def of_user(self, user_id: str, agent_id: str | None) -> list[Thread]:
+        """The user's threads newest first (per agent when `agent_id` is given), 100 at most."""
+        prefix = f"{INDEX_PREFIX}{agent_id}#" if agent_id is not None else INDEX_PREFIX
+        page = self._store.query(resource_pk(user_id), KeyRange(prefix=prefix), limit=MAX_LIST)
+        threads = [
+            Thread(
+                id=str(row["threadId"]),
+                org_id=str(row["orgId"]),
+                agent_id=str(row["agentId"]),
+                resource_id=user_id,
+                title=self._title(row, str(row["orgId"]), str(row["threadId"])),
+                created_at=int(row["createdAt"]),
+            )
+            for row in page.records
+        ]
+        # Across agents the sort key groups by agent: order by creation, newest first.
+        return sorted(threads, key=lambda t: (t.created_at, t.id), reverse=True)
+
+    def set_title(self, thread: Thread, title: str, now_ms: int) -> None:
+        sealed = self._seal(thread.org_id, thread.id, title, TITLE_ROW)
+        self._store.write(
+            [
+                Update(
+                    thread_pk(thread.id),
+                    keys.HEAD,
+                    set={"title": sealed, "updatedAt": now_ms},
+                    condition=Present(),
+                ),
+                Update(
+                    resource_pk(thread.resource_id),
+                    index_sk(thread),
+                    set={"title": sealed},
+                    condition=Present(),
+                ),
+            ]
+        )
+
+    # -- messages --------------------------------------------------------------------------
+
+    def append(self, thread: Thread, seq: int, messages: Sequence[Message], now_ms: int) -> None:
+        """Messages numbered from `seq`, in one transaction with the thread's count;
+        WriteConflict(THREAD_SEQ) when another save numbered first."""
+        puts: list[Action] = []
+        for offset, message in enumerate(messages):
+            row: Record = {
+                "pk": thread_pk(thread.id),
+                "sk": message_sk(seq + offset),
+                "type": "thread-message",
+                "id": message.id,
+                "role": message.role,
+                "createdAt": message.created_at,
+                "content": self._seal(thread.org_id, thread.id, message.content, message.id),
+            }
+            if message.item is not None:
+                text = json.dumps(message.item, ensure_ascii=False, separators=(",", ":"))
+                row["item"] = self._seal(thread.org_id, thread.id, text, f"{message.id}#item")
+            puts.append(Put(row, Absent()))
+        condition = (
+            AbsentOrEquals("seq", 0, name=THREAD_SEQ)
+            if seq == 0
+            else Equals("seq", seq, name=THREAD_SEQ)
+        )
+        head = Update(
+            thread_pk(thread.id),
+            keys.HEAD,
+            set={"seq": seq + len(messages), "updatedAt": now_ms},
+            condition=condition,
+        )
+        self._store.write([head, *puts])
+
+    def _message(self, thread: Thread, row: Record) -> Message:
+        message_id = str(row["id"])
+        item = None
+        if row.get("item") is not None:
+            opened = self._open(thread.org_id, thread.id, row["item"], f"{message_id}#item")
+            item = json.loads(opened)
+        return Message(
+            id=message_id,
+            role=str(row["role"]),
+            content=self._open(thread.org_id, thread.id, row["content"], message_id),
+            created_at=int(row["createdAt"]),
+            item=item,
+        )
+
+    def latest(self, thread: Thread, limit: int) -> list[Message]:
+        """The latest `limit` messages in chronological order (one Query of `limit` rows)."""
+        if limit <= 0:
+            return []
+        page = self._store.query(
+            thread_pk(thread.id),
+            KeyRange(prefix=MESSAGE_PREFIX),
+            limit=limit,
+            newest_first=True,
+        )
+        return [self._message(thread, row) for row in reversed(page.records)]
+
+    def first(self, thread: Thread, limit: int) -> list[Message]:
+        page = self._store.query(thread_pk(thread.id), KeyRange(prefix=MESSAGE_PREFIX), limit=limit)
+        return [self._message(thread, row) for row in page.records]
+
+    def remove_last(self, thread: Thread) -> Message | None:
+        page = self._store.query(
+            thread_pk(thread.id), KeyRange(prefix=MESSAGE_PREFIX), limit=1, newest_first=True
+        )
+        if not page.records:
+            return None
+        row = page.records[0]
+        message = self._message(thread, row)
+        self._store.write([Delete(thread_pk(thread.id), str(row["sk"]), Present())])
+        return message
+
+    def clear(self, thread: Thread) -> None:
+        """Delete every message, a transaction of 100 at a time (working memory stays)."""
+        after: str | None = None
+        while True:
+            page = self._store.query(
+                thread_pk(thread.id),
+                KeyRange(prefix=MESSAGE_PREFIX),
+                limit=keys.MAX_ACTIONS,
+                after=after,
+            )
+            if page.records:
+                self._store.write(
+                    [Delete(thread_pk(thread.id), str(r["sk"])) for r in page.records]
+                )
+            if page.next is None:
+                return
+            after = page.next
+
+    # -- working memory --------------------------------------------------------------------
+
+    def working_memory(self, thread: Thread, scope: str) -> str | None:
+        pool = working_memory_pool(thread, scope)
+        stored = self.pools.get(pool, keyed_id(pool.pool_id, WORKING_MEMORY_KEY))
+        return self.pools.open_content(pool, stored) if stored is not None else None
+
+    def put_working_memory(self, thread: Thread, scope: str, text: str, now_ms: int) -> None:
+        pool = working_memory_pool(thread, scope)
+        entry_id = keyed_id(pool.pool_id, WORKING_MEMORY_KEY)
+        previous = self.pools.get(pool, entry_id)
+        created = previous.meta.created_at if previous is not None else now_ms
+        meta = EntryMeta(
+            id=entry_id,
+            key=WORKING_MEMORY_KEY,
+            kind="working-memory",
+            created_at=created,
+            updated_at=now_ms,
+            rev=(previous.meta.rev + 1) if previous is not None else 1,
+            length=len(text),
+            by="person",
+        )
+        self._store.write(self.pools.put(pool, meta, text))

@@ -1,0 +1,296 @@
+"""Threads over HTTP (API.md, "Threads"; seed 003): messages, lastMessages, titles,
+working memory in both formats and scopes, readOnly, and isolation between users."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.api.test_agent_versions import agent_of
+from tests.conftest import Api, User
+
+
+@dataclass
+class World:
+    api: Api
+    owner: User
+    member: User
+    agent: str
+
+    def activate(self, options: dict[str, Any] | None) -> None:
+        """Publish `options` as the agent's next version and activate it."""
+        client, headers = self.api.client, self.owner.headers
+        memory = None if options is None else {"options": options}
+        saved = client.patch(
+            f"/v1/agents/{self.agent}/draft", json={"memory": memory}, headers=headers
+        )
+        assert saved.status_code == 200, saved.text
+        version = client.post(f"/v1/agents/{self.agent}/publish", json={}, headers=headers)
+        number = version.json()["version"]["number"]
+        url = f"/v1/agents/{self.agent}/versions/{number}/activate"
+        assert client.post(url, json={}, headers=headers).status_code == 200
+
+    def thread(self, user: User | None = None) -> str:
+        who = user or self.owner
+        answer = self.api.client.post(
+            "/v1/threads", json={"agentId": self.agent}, headers=who.headers
+        )
+        assert answer.status_code == 201, answer.text
+        return str(answer.json()["thread"]["id"])
+
+    def save(self, thread: str, *messages: dict[str, Any], user: User | None = None) -> Any:
+        who = user or self.owner
+        return self.api.client.post(
+            f"/v1/threads/{thread}/messages", json={"messages": list(messages)}, headers=who.headers
+        )
+
+    def context(self, thread: str, user: User | None = None) -> Any:
+        who = user or self.owner
+        return self.api.client.post(
+            f"/v1/threads/{thread}/context",
+            json={"message": {"role": "user", "content": "hi"}},
+            headers=who.headers,
+        )
+
+    def get(self, url: str, user: User | None = None) -> Any:
+        return self.api.client.get(url, headers=(user or self.owner).headers)
+
+
+@pytest.fixture
+def world(api: Api) -> World:
+    org = api.org()
+    owner, member = api.user(org), api.user(org)
+    return World(api, owner, member, agent_of(api, owner, [member.id]))
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def assistant(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
+
+
+def test_messages_are_saved_with_ids_and_read_back_in_order(world: World) -> None:
+    thread = world.thread()
+    item = {"type": "message", "id": "item_1", "content": [{"type": "input_text", "text": "hi"}]}
+    saved = world.save(thread, {**user("Hello"), "item": item}, assistant("Hi there"))
+    assert saved.status_code == 200, saved.text
+    ids = saved.json()["messageIds"]
+    assert len(ids) == 2
+    messages = world.get(f"/v1/threads/{thread}/messages").json()["messages"]
+    assert [m["id"] for m in messages] == ids
+    assert [m["content"] for m in messages] == ["Hello", "Hi there"]
+    assert messages[0]["item"] == item
+    assert "item" not in messages[1]
+    latest = world.get(f"/v1/threads/{thread}/messages?limit=1").json()["messages"]
+    assert [m["content"] for m in latest] == ["Hi there"]
+
+
+def test_remove_the_latest_and_clear(world: World) -> None:
+    thread = world.thread()
+    world.save(thread, user("one"), assistant("two"), user("three"))
+    removed = world.api.client.delete(
+        f"/v1/threads/{thread}/messages/last", headers=world.owner.headers
+    )
+    assert removed.json()["message"]["content"] == "three"
+    contents = [
+        m["content"] for m in world.get(f"/v1/threads/{thread}/messages").json()["messages"]
+    ]
+    assert contents == ["one", "two"]
+    cleared = world.api.client.delete(f"/v1/threads/{thread}/messages", headers=world.owner.headers)
+    assert cleared.status_code == 204
+    assert world.get(f"/v1/threads/{thread}/messages").json()["messages"] == []
+    empty = world.api.client.delete(
+        f"/v1/threads/{thread}/messages/last", headers=world.owner.headers
+    )
+    assert empty.json() == {"message": None}
+
+
+@pytest.mark.parametrize("last", [0, 10, 200])
+def test_the_context_holds_the_last_n_messages(world: World, last: int) -> None:
+    world.activate({"lastMessages": last})
+    thread = world.thread()
+    for start in range(0, 210, 50):
+        batch = [user(f"m{n}") for n in range(start, min(start + 50, 210))]
+        assert world.save(thread, *batch).status_code == 200
+    context = world.context(thread).json()
+    contents = [m["content"] for m in context["messages"]]
+    assert contents == [f"m{n}" for n in range(210 - last, 210)]
+    assert context["recalled"] == []
+    assert context["observations"] is None
+
+
+def test_before_any_activation_threads_get_the_platform_defaults(world: World) -> None:
+    thread = world.thread()
+    world.save(thread, *[user(f"m{n}") for n in range(15)])
+    assert len(world.context(thread).json()["messages"]) == 10
+    # A draft is not what threads follow: only an activated version is.
+    world.api.client.patch(
+        f"/v1/agents/{world.agent}/draft",
+        json={"memory": {"options": {"lastMessages": 2}}},
+        headers=world.owner.headers,
+    )
+    assert len(world.context(thread).json()["messages"]) == 10
+    world.activate({"lastMessages": 2})
+    assert len(world.context(thread).json()["messages"]) == 2
+
+
+def test_the_first_answer_names_the_thread_from_the_first_message(world: World) -> None:
+    thread = world.thread()
+    world.save(thread, user("Plan my trip to Lisbon in May. Budget 2000 EUR."))
+    assert world.get(f"/v1/threads/{thread}").json()["thread"]["title"] is None
+    world.save(thread, assistant("Sure."))
+    title = world.get(f"/v1/threads/{thread}").json()["thread"]["title"]
+    assert title == "Plan my trip to Lisbon in"
+    listed = world.get(f"/v1/threads?agentId={world.agent}").json()["threads"]
+    assert [(t["id"], t["title"]) for t in listed] == [(thread, title)]
+
+
+def test_generate_title_off_leaves_the_thread_untitled(world: World) -> None:
+    world.activate({"generateTitle": False})
+    thread = world.thread()
+    world.save(thread, user("Plan my trip"), assistant("Sure."))
+    assert world.get(f"/v1/threads/{thread}").json()["thread"]["title"] is None
+
+
+def test_threads_are_listed_newest_first(world: World) -> None:
+    first = world.thread()
+    time.sleep(0.005)  # a later millisecond: newest first is by creation time
+    second = world.thread()
+    listed = world.get(f"/v1/threads?agentId={world.agent}&resourceId={world.owner.id}")
+    assert [t["id"] for t in listed.json()["threads"]] == [second, first]
+    other = world.get(f"/v1/threads?resourceId={world.member.id}")
+    assert other.status_code == 403
+
+
+def test_read_only_saves_nothing(world: World) -> None:
+    thread = world.thread()
+    world.activate({"readOnly": True, "workingMemory": True})
+    saved = world.save(thread, user("remember this"))
+    assert saved.json() == {"messageIds": []}
+    assert world.get(f"/v1/threads/{thread}/messages").json()["messages"] == []
+    put = world.api.client.put(
+        f"/v1/threads/{thread}/working-memory",
+        json={"content": "# Me"},
+        headers=world.owner.headers,
+    )
+    assert put.status_code == 409
+    assert put.json()["error"]["_tag"] == "ThreadConflict"
+
+
+def test_markdown_working_memory_in_resource_scope_is_shared_by_the_users_threads(
+    world: World,
+) -> None:
+    world.activate({"workingMemory": {"template": "# User\n- Name:"}})
+    first, second = world.thread(), world.thread()
+    before = world.get(f"/v1/threads/{first}/working-memory").json()
+    assert before == {"scope": "resource", "format": "markdown", "content": None}
+    notes = "# User\n- Name: Ada"
+    put = world.api.client.put(
+        f"/v1/threads/{first}/working-memory", json={"content": notes}, headers=world.owner.headers
+    )
+    assert put.status_code == 200, put.text
+    assert world.get(f"/v1/threads/{second}/working-memory").json()["content"] == notes
+    context = world.context(second).json()
+    assert notes in context["system"]
+    assert [t["name"] for t in context["tools"]] == ["updateWorkingMemory"]
+    # Another user's thread with the same agent never sees them.
+    theirs = world.thread(world.member)
+    assert world.get(f"/v1/threads/{theirs}/working-memory", world.member).json()["content"] is None
+
+
+def test_json_working_memory_in_thread_scope_follows_its_schema(world: World) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+        "additionalProperties": False,
+    }
+    world.activate({"workingMemory": {"scope": "thread", "schema": schema}})
+    first, second = world.thread(), world.thread()
+    url = f"/v1/threads/{first}/working-memory"
+    bad = world.api.client.put(url, json={"content": {"age": "old"}}, headers=world.owner.headers)
+    assert bad.status_code == 400
+    assert bad.json()["error"]["path"] == ["content", "age"]
+    text = world.api.client.put(url, json={"content": "Ada"}, headers=world.owner.headers)
+    assert text.status_code == 400
+    good = world.api.client.put(url, json={"content": {"name": "Ada"}}, headers=world.owner.headers)
+    assert good.json() == {"scope": "thread", "format": "json", "content": {"name": "Ada"}}
+    assert world.get(f"/v1/threads/{second}/working-memory").json()["content"] is None
+    tools = world.context(first).json()["tools"]
+    assert tools[0]["parameters"]["properties"]["content"] == schema
+
+
+def test_the_observer_managing_the_notes_makes_them_read_only(world: World) -> None:
+    world.activate(
+        {
+            "workingMemory": True,
+            "observationalMemory": {"observation": {"manageWorkingMemory": True}},
+        }
+    )
+    thread = world.thread()
+    put = world.api.client.put(
+        f"/v1/threads/{thread}/working-memory", json={"content": "x"}, headers=world.owner.headers
+    )
+    assert put.status_code == 409
+    context = world.context(thread).json()
+    assert context["tools"] == []
+    assert "read-only" in context["system"]
+
+
+def test_working_memory_off_answers_409_and_no_system_text(world: World) -> None:
+    thread = world.thread()
+    put = world.api.client.put(
+        f"/v1/threads/{thread}/working-memory", json={"content": "x"}, headers=world.owner.headers
+    )
+    assert put.status_code == 409
+    context = world.context(thread).json()
+    assert context["system"] == ""
+    assert context["tools"] == []
+    assert context["workingMemory"] is None
+
+
+def test_a_thread_belongs_to_its_user_alone(world: World, api: Api) -> None:
+    world.activate({"workingMemory": True})
+    thread = world.thread()
+    world.save(thread, user("my secret plan"))
+    outsider = api.user(api.org())
+    admin = api.user(world.owner.org_id, role="admin")
+    for other in (world.member, admin, outsider):
+        for url in ("", "/messages", "/working-memory"):
+            assert world.get(f"/v1/threads/{thread}{url}", other).status_code == 404
+        assert world.context(thread, other).status_code == 404
+        assert world.save(thread, user("x"), user=other).status_code == 404
+    assert world.get(f"/v1/threads?agentId={world.agent}", world.member).json()["threads"] == []
+    named = api.client.post(
+        "/v1/threads",
+        json={"agentId": world.agent, "resourceId": world.owner.id},
+        headers=world.member.headers,
+    )
+    assert named.status_code == 403
+    foreign_agent = api.client.post(
+        "/v1/threads", json={"agentId": world.agent}, headers=outsider.headers
+    )
+    assert foreign_agent.status_code == 404
+
+
+def test_no_message_title_or_note_is_stored_in_the_clear(world: World, adapters: Any) -> None:
+    world.activate({"workingMemory": True})
+    thread = world.thread()
+    world.save(
+        thread,
+        {**user("Robinson orders 40 pallets"), "item": {"note": "Robinson item"}},
+        assistant("Noted"),
+    )
+    world.api.client.put(
+        f"/v1/threads/{thread}/working-memory",
+        json={"content": "Robinson prefers mornings"},
+        headers=world.owner.headers,
+    )
+    rows = adapters.store.query(f"THREAD#{thread}").records
+    rows += adapters.store.query(f"RESOURCE#{world.owner.id}").records
+    assert len(rows) >= 5
+    assert b"Robinson" not in repr(rows).encode()
