@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from agent_memory.bootstrap import build_services
+from agent_memory.domain.memory_bot import Price
 from agent_memory.domain.tasks.confide_answer import CALM_ANSWER
-from agent_memory.ports import LearningRequest, ModelFailure
+from agent_memory.ports import LearningRequest, ModelFailure, ModelReply, Usage
 from agent_memory.service import memory_bot
 from tests.api.test_agent_memory import InlineWorkflow
 from tests.api.test_bots import error, make_bot, make_channel, make_chat, turn
@@ -40,15 +41,20 @@ class Script:
         }
         self.calls: list[LearningRequest] = []
         self.delay_s = 0.0
+        # The usage the provider confirms with each answer (None: none confirmed).
+        self.usage: Usage | None = None
 
-    def __call__(self, request: LearningRequest) -> str:
+    def __call__(self, request: LearningRequest) -> str | ModelReply:
         self.calls.append(request)
         if self.delay_s:
             time.sleep(self.delay_s)
         answer = self.answers[request.task]
         if isinstance(answer, Exception):
             raise answer
-        return answer(request) if callable(answer) else json.dumps(answer)
+        text = answer(request) if callable(answer) else json.dumps(answer)
+        if self.usage is None:
+            return str(text)
+        return ModelReply(text=str(text), model=MEMORY_MODEL, usage=self.usage)
 
     def tasks(self) -> list[str]:
         return [call.task for call in self.calls]
@@ -323,3 +329,89 @@ def test_concurrent_completes_apply_the_evidence_once(world: World, script: Scri
         thread.join()
     assert len(world.memory(world.ana)) == 1
     assert [e["status"] for e in world.executions(world.ana)] == ["succeeded"]
+
+
+def settings_of(world: World, user: User) -> Any:
+    return world.get(user, f"/v1/bots/{world.bot['id']}/memory/bot")
+
+
+def patch_settings(world: World, user: User, body: dict[str, Any]) -> Any:
+    return world.api.client.patch(
+        f"/v1/bots/{world.bot['id']}/memory/bot", json=body, headers=user.headers
+    )
+
+
+def test_memory_bot_settings_need_write_and_the_current_version(world: World) -> None:
+    fresh = settings_of(world, world.ana)
+    assert fresh.status_code == 200, fresh.text
+    assert fresh.json() == {
+        "version": 0,
+        "instructions": None,
+        "concurrency": None,
+        "budget": None,
+        "spentMicros": 0,
+    }
+    assert error(settings_of(world, world.ben))[:2] == (403, "Forbidden")  # read only
+    assert error(settings_of(world, world.olga))[0] == 404
+    body = {
+        "expected": 0,
+        "instructions": "Never share health details.",
+        "concurrency": 2,
+        "budget": {"period": "day", "limitMicros": 5000},
+    }
+    changed = patch_settings(world, world.ana, body)
+    assert changed.status_code == 200, changed.text
+    assert changed.json() == {
+        "version": 1,
+        "instructions": "Never share health details.",
+        "concurrency": 2,
+        "budget": {"period": "day", "limitMicros": 5000},
+        "spentMicros": 0,
+    }
+    assert error(patch_settings(world, world.ana, {"expected": 0, "concurrency": 3}))[:2] == (
+        409,
+        "VersionConflict",
+    )
+    # null removes a field; a missing one stays.
+    removed = patch_settings(world, world.ana, {"expected": 1, "concurrency": None})
+    assert (removed.json()["version"], removed.json()["concurrency"]) == (2, None)
+    assert removed.json()["instructions"] == "Never share health details."
+    assert error(patch_settings(world, world.ben, {"expected": 2}))[:2] == (403, "Forbidden")
+    bad = patch_settings(world, world.ana, {"expected": 2, "concurrency": 0})
+    assert error(bad)[:2] == (400, "ValidationError")
+    assert settings_of(world, world.ana).json()["version"] == 2
+
+
+def test_instructions_reach_the_model_and_a_spent_budget_gives_the_calm_answer(
+    world: World, script: Script, services: Any
+) -> None:
+    services.memory_bot.prices = {MEMORY_MODEL: Price(1_000_000, 2_000_000)}
+    script.usage = Usage(input_tokens=600, output_tokens=200)  # 600 + 400 = 1000 micros
+    body = {
+        "expected": 0,
+        "instructions": "Never share health details.",
+        "budget": {"period": "month", "limitMicros": 1000},
+    }
+    assert patch_settings(world, world.ana, body).status_code == 200
+    chat = world.chat(world.ana)
+    turn_id = turn(world.api, world.ana, chat["id"], "Hi.")["turn"]["id"]
+    assert world.confide(world.ana, chat, turn_id, "one").json() == {
+        "answer": HEARD,
+        "calm": False,
+    }
+    [asked] = [c for c in script.calls if c.task == "confide_answer"]
+    assert "Never share health details." in asked.system
+    assert settings_of(world, world.ana).json()["spentMicros"] == 1000
+    # Spent: the calm answer, and no model is asked.
+    calls = len(script.calls)
+    assert world.confide(world.ana, chat, turn_id, "two").json() == {
+        "answer": CALM_ANSWER,
+        "calm": True,
+    }
+    assert len(script.calls) == calls
+    # A usage the price table does not know is not charged.
+    raised = {"expected": 1, "budget": {"period": "month", "limitMicros": 10_000}}
+    assert patch_settings(world, world.ana, raised).status_code == 200
+    services.memory_bot.prices = {}
+    assert world.confide(world.ana, chat, turn_id, "three").json()["calm"] is False
+    assert settings_of(world, world.ana).json()["spentMicros"] == 1000

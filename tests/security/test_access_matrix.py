@@ -204,6 +204,7 @@ BODIES: dict[tuple[str, str], Callable[[World], Any]] = {
         "items": [{"role": "assistant", "content": "Hello."}]
     },
     ("POST", "/v1/chats/{chatId}/turns/{turnId}/confide"): lambda w: {"text": "I was unsure."},
+    ("PATCH", "/v1/bots/{botId}/memory/bot"): lambda w: {"expected": 0, "concurrency": 1},
 }
 
 

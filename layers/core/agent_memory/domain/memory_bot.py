@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, Literal
 
 from agent_memory.domain.audiences import valid
 from agent_memory.domain.bot_memory import memory_order
 from agent_memory.domain.bots import Chat, Turn
 from agent_memory.domain.entries import EntryMeta
-from agent_memory.domain.errors import ChatConflict, Forbidden
+from agent_memory.domain.errors import ChatConflict, Forbidden, ValidationFailed, VersionConflict
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.tasks.learning_changes import MAX_ENTRIES
 
@@ -142,3 +143,98 @@ def used_reason(used: Sequence[str], allowed: Iterable[str]) -> str | None:
         if entry_id not in shown:
             return f"{entry_id!r} is not an entry every reader of the chat may see"
     return None
+
+
+# --- The memory Bot's settings, budget and cost -------------------------------------------
+
+MAX_INSTRUCTIONS = 4000
+MAX_CONCURRENCY = 1000
+BudgetPeriod = Literal["day", "month"]
+STALE_SETTINGS = "the memory bot's settings changed since version {expected}; read them again"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The most confirmed model cost per period, in micro-USD, over all organizations."""
+
+    period: BudgetPeriod
+    limit_micros: int
+
+    def view(self) -> dict[str, Any]:
+        return {"period": self.period, "limitMicros": self.limit_micros}
+
+
+@dataclass(frozen=True)
+class BotSettings:
+    """The memory Bot's settings of one Bot (version 0: never written)."""
+
+    version: int = 0
+    instructions: str | None = None
+    concurrency: int | None = None
+    budget: Budget | None = None
+
+    def view(self, spent_micros: int) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "instructions": self.instructions,
+            "concurrency": self.concurrency,
+            "budget": self.budget.view() if self.budget else None,
+            "spentMicros": spent_micros,
+        }
+
+
+def patched_settings(
+    current: BotSettings, expected: int, changes: Mapping[str, Any]
+) -> BotSettings:
+    """The settings after a PATCH: a field sent sets it, null removes it, a missing one
+    stays; the version moves by one. 409 VersionConflict when `expected` is stale; 400
+    naming the field for a value out of bounds."""
+    if expected != current.version:
+        raise VersionConflict(STALE_SETTINGS.format(expected=expected), ["expected"])
+    instructions = changes.get("instructions", current.instructions)
+    if instructions is not None and (
+        not instructions.strip() or len(instructions) > MAX_INSTRUCTIONS
+    ):
+        raise ValidationFailed(
+            f"instructions are 1 to {MAX_INSTRUCTIONS} characters, or null", ["instructions"]
+        )
+    concurrency = changes.get("concurrency", current.concurrency)
+    if concurrency is not None and not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise ValidationFailed(f"concurrency is 1 to {MAX_CONCURRENCY}, or null", ["concurrency"])
+    budget = current.budget
+    if "budget" in changes:
+        raw = changes["budget"]
+        budget = None if raw is None else Budget(raw["period"], int(raw["limitMicros"]))
+        if budget is not None and budget.limit_micros < 0:
+            raise ValidationFailed("limitMicros is 0 or more", ["budget", "limitMicros"])
+    return BotSettings(current.version + 1, instructions, concurrency, budget)
+
+
+def period_key(period: BudgetPeriod, now_ms: int) -> str:
+    """The budget period `now_ms` falls in (UTC): `day:2026-12-01` or `month:2026-12`."""
+    moment = datetime.fromtimestamp(now_ms / 1000, tz=UTC)
+    return f"day:{moment:%Y-%m-%d}" if period == "day" else f"month:{moment:%Y-%m}"
+
+
+def spent(budget: Budget | None, spent_micros: int) -> bool:
+    """The budget is spent when the confirmed cost reached its limit (API.md)."""
+    return budget is not None and spent_micros >= budget.limit_micros
+
+
+@dataclass(frozen=True)
+class Price:
+    """A model's list price in micro-USD per million tokens."""
+
+    input_micros_per_mtok: int
+    output_micros_per_mtok: int
+
+
+def cost_micros(price: Price | None, input_tokens: int, output_tokens: int) -> int | None:
+    """The cost of one call's confirmed usage; None when the model has no price (unknown)
+    or the provider confirmed no usage."""
+    if price is None or (input_tokens <= 0 and output_tokens <= 0):
+        return None
+    total = (
+        input_tokens * price.input_micros_per_mtok + output_tokens * price.output_micros_per_mtok
+    )
+    return -(-total // 1_000_000)  # rounded up: a call is never free

@@ -6,6 +6,11 @@ In the Chat's partition `CHAT#<chatId>` (persistence/bots.py), beside its items:
 - `ENRICH#<at:013d>#<turnId>`: one rewritten input; `sealed` holds {input, original} the
   same way; the entry ids used (ids are metadata) in the clear.
 
+In the Bot's partition `BOT#<botId>` (persistence/bots.py):
+- `MEMBOT`: the memory Bot's settings (`version`, `instructions`, `concurrency`, `budget`);
+- `SPEND#<period>`: the confirmed model cost of that budget period in micro-USD over all
+  organizations (`micros`), and how many calls had no price or no usage (`unknown`).
+
 In the Bot memory pool's partition `BOTMEM#<botId>#<orgId>` (persistence/bot_memory.py):
 - `CHATPOS#<chatId>`: how far learning has read that Chat (`position`: the last item
   number learned). "CHATPOS#" sorts before "LOG#" and "MEM#", outside both of the pool's
@@ -17,9 +22,16 @@ from __future__ import annotations
 import json
 
 from agent_memory.domain.bots import Chat
-from agent_memory.domain.memory_bot import Confession, Enriched
+from agent_memory.domain.errors import VersionConflict, WriteConflict
+from agent_memory.domain.memory_bot import (
+    STALE_SETTINGS,
+    BotSettings,
+    Budget,
+    Confession,
+    Enriched,
+)
 from agent_memory.persistence.bot_memory import pool_pk
-from agent_memory.persistence.bots import chat_pk
+from agent_memory.persistence.bots import bot_pk, chat_pk
 from agent_memory.ports import (
     Absent,
     AbsentOrEquals,
@@ -39,6 +51,9 @@ POSITION_PREFIX = "CHATPOS#"
 # A conflict on a Chat's read position: another run learned that evidence first.
 READ_POSITION = "bot-read-position"
 SEALED_FIELD = "details"
+SETTINGS_SK = "MEMBOT"
+SPEND_PREFIX = "SPEND#"
+SETTINGS_VERSION = "memory-bot-settings-version"
 # A Chat's confessions or enrichments one answer lists (newest first).
 LIST_LIMIT = 200
 
@@ -151,4 +166,62 @@ class MemoryBotRepository:
             position_sk(chat_id),
             set={"position": after, "updatedAt": now, "type": "bot-read-position"},
             condition=condition,
+        )
+
+
+class BotSettingsRepository:
+    """The memory Bot's settings and spend rows of a Bot."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def get(self, bot_id: str) -> BotSettings:
+        row = self._store.get(bot_pk(bot_id), SETTINGS_SK)
+        if row is None:
+            return BotSettings()
+        raw = row.get("budget")
+        budget = Budget(raw["period"], int(raw["limitMicros"])) if raw else None
+        concurrency = row.get("concurrency")
+        return BotSettings(
+            int(row["version"]),
+            row.get("instructions"),
+            int(concurrency) if concurrency is not None else None,
+            budget,
+        )
+
+    def save(self, bot_id: str, settings: BotSettings, now: int) -> None:
+        """Write `settings`, conditional on the version before it (409 when it moved)."""
+        before = settings.version - 1
+        condition = Absent() if before == 0 else Equals("version", before, name=SETTINGS_VERSION)
+        row: Record = {
+            "pk": bot_pk(bot_id),
+            "sk": SETTINGS_SK,
+            "type": "memory-bot-settings",
+            "version": settings.version,
+            "instructions": settings.instructions,
+            "concurrency": settings.concurrency,
+            "budget": settings.budget.view() if settings.budget else None,
+            "updatedAt": now,
+        }
+        try:
+            self._store.write([Put(row, condition)])
+        except WriteConflict as error:
+            raise VersionConflict(STALE_SETTINGS.format(expected=before), ["expected"]) from error
+
+    def spent(self, bot_id: str, period: str) -> int:
+        row = self._store.get(bot_pk(bot_id), f"{SPEND_PREFIX}{period}")
+        return int(row.get("micros", 0)) if row is not None else 0
+
+    def charge(self, bot_id: str, period: str, micros: int | None, now: int) -> None:
+        """Add one call's confirmed cost to the period (`None`: unknown, counted apart)."""
+        add = {"micros": micros} if micros is not None else {"unknown": 1}
+        self._store.write(
+            [
+                Update(
+                    bot_pk(bot_id),
+                    f"{SPEND_PREFIX}{period}",
+                    set={"type": "memory-bot-spend", "updatedAt": now},
+                    add=add,
+                )
+            ]
         )

@@ -36,7 +36,11 @@ from agent_memory.domain.tasks.learning_changes import (
 )
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.persistence.bots import BotRepository
-from agent_memory.persistence.memory_bot import READ_POSITION, MemoryBotRepository
+from agent_memory.persistence.memory_bot import (
+    READ_POSITION,
+    BotSettingsRepository,
+    MemoryBotRepository,
+)
 from agent_memory.ports import Action, Clock, Equals, EvidenceItem, ModelCatalog, Update
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.learning_pools import (
@@ -82,7 +86,9 @@ class BotLearningPool:
         org_settings: OrgDefaults,
         models: ModelCatalog | None,
         clock: Clock,
+        settings: BotSettingsRepository | None = None,
     ) -> None:
+        self._settings = settings
         self._bots = bots
         self._memory = memory
         self._positions = positions
@@ -102,7 +108,8 @@ class BotLearningPool:
             for e in evidence.extra.get("entries", [])
         )
         counts = {str(k): int(v) for k, v in evidence.extra.get("topicCounts", {}).items()}
-        return Ask(LEARNING_CHANGES, LearningInput(items, entries, counts))
+        instructions = evidence.extra.get("instructions")
+        return Ask(LEARNING_CHANGES, LearningInput(items, entries, counts, instructions))
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
         """The Chat's items after the read position through `upto`, and the pool's valid
@@ -133,8 +140,17 @@ class BotLearningPool:
             memory=(),
             model=model,
             allowed_kinds=("fact", "observation"),
-            extra={"chat": chat.id, "actors": actors, **self._entries(chat)},
+            extra={
+                "chat": chat.id,
+                "actors": actors,
+                "instructions": self._instructions(chat.bot_id),
+                **self._entries(chat),
+            },
         )
+
+    def _instructions(self, bot_id: str) -> str | None:
+        """The owner's rules about privacy and sharing (the memory Bot's settings)."""
+        return self._settings.get(bot_id).instructions if self._settings is not None else None
 
     def _items(
         self, chat: Chat, position: int, last: int

@@ -11,7 +11,7 @@ same deadline, ends it); then the calm answer or the unchanged input stands.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
@@ -22,12 +22,18 @@ from agent_memory.domain.bots import Chat, check_content, may_read_chat, person_
 from agent_memory.domain.errors import NotFound, Unavailable
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_bot import (
+    BotSettings,
     Confession,
     Enriched,
+    Price,
+    cost_micros,
     enriches,
     learning_skip,
     may_confide,
     owner_only,
+    patched_settings,
+    period_key,
+    spent,
     topics_of,
     turn_event,
     turn_of_event,
@@ -44,8 +50,8 @@ from agent_memory.domain.tasks.enrichment import (
 )
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.persistence.executions import ExecutionRepository
-from agent_memory.persistence.memory_bot import MemoryBotRepository
-from agent_memory.ports import Clock, LearningModel, ModelCatalog, ModelFailure
+from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
+from agent_memory.ports import Clock, LearningModel, ModelCatalog, ModelFailure, ModelReply
 from agent_memory.service.bot_learning import KIND, pool_ref
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService, Members
@@ -74,9 +80,18 @@ def _within(seconds: float, call: Callable[[], T]) -> T | None:
         return future.result(timeout=seconds)
     except FutureTimeout:
         log.warning("memory bot: the model took longer than %.0f s", seconds)
-    except (ModelFailure, InvalidModelOutput) as failure:
-        log.warning("memory bot: the model failed (%s)", type(failure).__name__)
+    except ModelFailure as failure:
+        log.warning("memory bot: the model failed (%s)", failure.kind)
     return None
+
+
+def _parsed(parse: Callable[[], T]) -> T | None:
+    """The parsed answer, or None when the model's text is not one."""
+    try:
+        return parse()
+    except InvalidModelOutput:
+        log.warning("memory bot: the model's answer was not valid")
+        return None
 
 
 class MemoryBotService:
@@ -90,7 +105,14 @@ class MemoryBotService:
         models: ModelCatalog | None,
         clock: Clock,
         learning: LearningService | None = None,
+        *,
+        settings: BotSettingsRepository | None = None,
+        prices: Mapping[str, Price] | None = None,
     ) -> None:
+        self._settings = settings
+        # The deployment's price table (`provider/model` -> Price); a model without a price
+        # is charged as unknown.
+        self.prices = dict(prices or {})
         self._bots = bots
         self._memory = memory
         self.repo = repo
@@ -105,6 +127,60 @@ class MemoryBotService:
         if name is None or self._models is None:
             return None
         return self._models.resolve(name)
+
+    # -- settings, budget and cost ---------------------------------------------------------
+
+    def _bot_settings(self, bot_id: str) -> BotSettings:
+        return self._settings.get(bot_id) if self._settings is not None else BotSettings()
+
+    def _period(self, settings: BotSettings) -> str:
+        period = settings.budget.period if settings.budget else "month"
+        return period_key(period, self._clock.now_ms())
+
+    def _spent(self, bot_id: str, settings: BotSettings) -> int:
+        if self._settings is None:
+            return 0
+        return self._settings.spent(bot_id, self._period(settings))
+
+    def _usable(
+        self, chat: Chat, org_settings: dict[str, Any]
+    ) -> tuple[LearningModel | None, BotSettings]:
+        """The model to ask for `chat` (None: no model, or the Bot's budget is spent) and
+        the memory Bot's settings."""
+        bot = self._bot_settings(chat.bot_id)
+        model = self._model(org_settings)
+        if model is not None and spent(bot.budget, self._spent(chat.bot_id, bot)):
+            return None, bot
+        return model, bot
+
+    def _charge(self, bot_id: str, settings: BotSettings, reply: ModelReply | None) -> None:
+        """Add a call's confirmed cost to the period. Best effort: the answer stands."""
+        if self._settings is None or reply is None:
+            return
+        usage = reply.usage
+        micros = cost_micros(self.prices.get(reply.model), usage.input_tokens, usage.output_tokens)
+        try:
+            self._settings.charge(bot_id, self._period(settings), micros, self._clock.now_ms())
+        except Unavailable:
+            log.warning("memory bot: a call's cost was not recorded")
+
+    def bot_settings(self, principal: Principal, bot_id: str) -> dict[str, Any]:
+        """The memory Bot's settings and this period's spend (write on a Bot not linked)."""
+        bot, _reach = self._bots.reach(principal, bot_id, "configure")
+        settings = self._bot_settings(bot.id)
+        return settings.view(self._spent(bot.id, settings))
+
+    def patch_bot_settings(
+        self, principal: Principal, bot_id: str, expected: int, changes: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Set, remove (null) or keep (missing) `instructions`, `concurrency`, `budget`;
+        409 VersionConflict when `expected` is not the current version."""
+        bot, _reach = self._bots.reach(principal, bot_id, "configure")
+        if self._settings is None:
+            raise Unavailable("the memory bot's settings are not kept here")
+        after = patched_settings(self._bot_settings(bot.id), expected, changes)
+        self._settings.save(bot.id, after, self._clock.now_ms())
+        return after.view(self._spent(bot.id, after))
 
     # -- confide -----------------------------------------------------------------------------
 
@@ -125,19 +201,23 @@ class MemoryBotService:
             raise NotFound("turn not found")
         may_confide(chat, turn)
         settings = self._org_settings.effective(chat.org_id)
-        model = self._model(settings)
+        usable, bot = self._usable(chat, settings)
         answer: str | None = None
-        if model is not None:
-            asked = ConfideInput(text)
+        if usable is not None:
+            model = usable
+            asked = ConfideInput(text, bot.instructions)
             request = CONFIDE_ANSWER.request(asked, deadline_s=WINDOW_S)
-            answer = _within(
-                WINDOW_S, lambda: CONFIDE_ANSWER.parse(model.propose(request).text, asked).answer
-            )
+            replied = _within(WINDOW_S, lambda: model.propose(request))
+            self._charge(chat.bot_id, bot, replied)
+            parsed = _parsed(lambda: CONFIDE_ANSWER.parse(replied.text, asked)) if replied else None
+            answer = parsed.answer if parsed is not None else None
         calm = answer is None
         confession = Confession(turn.id, text, answer or CALM_ANSWER, calm, self._clock.now_ms())
         self.repo.add_confession(chat, confession)
         skip = learning_skip(
-            chat, bot_memory=bool(settings.get("botMemory")), has_model=model is not None
+            chat,
+            bot_memory=bool(settings.get("botMemory")),
+            has_model=self._model(settings) is not None,
         )
         if skip is None and self._learning is not None:
             self._wait(chat, turn.id)
@@ -216,17 +296,20 @@ class MemoryBotService:
         if chat is None:
             return text, False
         settings = self._org_settings.effective(chat.org_id)
-        model = self._model(settings)
-        if model is None or not enriches(
+        usable, bot = self._usable(chat, settings)
+        if usable is None or not enriches(
             chat, notice=notice, bot_memory=bool(settings.get("botMemory")), has_model=True
         ):
             return text, False
         visible = self._visible(chat)
         if not visible:
             return text, False  # nothing the readers may see: the model is not asked
-        asked = EnrichmentInput(text, tuple(visible))
+        model = usable
+        asked = EnrichmentInput(text, tuple(visible), bot.instructions)
         request = ENRICHMENT.request(asked, deadline_s=WINDOW_S)
-        answer = _within(WINDOW_S, lambda: ENRICHMENT.parse(model.propose(request).text, asked))
+        replied = _within(WINDOW_S, lambda: model.propose(request))
+        self._charge(chat.bot_id, bot, replied)
+        answer = _parsed(lambda: ENRICHMENT.parse(replied.text, asked)) if replied else None
         if answer is None or answer.input is None:
             return text, False
         if used_reason(answer.used, [e.id for e in visible]) is not None:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.domain.memory_bot import MAX_CONCURRENCY, MAX_INSTRUCTIONS
 from agent_memory.domain.sessions import MAX_ITEM_BYTES
 
 
@@ -66,3 +67,36 @@ class BotExecution(Answer):
 
 class BotExecutions(Answer):
     executions: list[BotExecution]
+
+
+class BudgetIn(Body):
+    period: Literal["day", "month"]
+    limitMicros: int = Field(ge=0, description="micro-USD of confirmed model cost per period")
+
+
+class BotSettingsPatch(Body):
+    """A field sent sets it, `null` removes it, a missing one stays."""
+
+    expected: int = Field(ge=0, description="the version read; stale: 409 VersionConflict")
+    instructions: str | None = Field(default=None, max_length=MAX_INSTRUCTIONS)
+    concurrency: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY)
+    budget: BudgetIn | None = None
+
+    def changes(self) -> dict[str, Any]:
+        """The fields sent, as the domain reads them."""
+        sent = self.model_fields_set - {"expected"}
+        data = self.model_dump(include=sent)
+        return dict(data)
+
+
+class BudgetOut(Answer):
+    period: Literal["day", "month"]
+    limitMicros: int
+
+
+class BotSettingsOut(Answer):
+    version: int
+    instructions: str | None
+    concurrency: int | None
+    budget: BudgetOut | None
+    spentMicros: int

@@ -6,6 +6,8 @@ from fastapi import APIRouter
 
 from agent_memory.api.contracts.memory_bot import (
     BotExecutions,
+    BotSettingsOut,
+    BotSettingsPatch,
     Confessions,
     Confide,
     ConfideAnswered,
@@ -46,3 +48,21 @@ async def bot_learning(botId: str, caller: CallerDep, svc: ServicesDep) -> BotEx
     they own."""
     found = await run(svc, svc.memory_bot.executions, caller, botId)
     return BotExecutions.model_validate({"executions": found})
+
+
+@router.get("/v1/bots/{botId}/memory/bot")
+async def memory_bot_settings(botId: str, caller: CallerDep, svc: ServicesDep) -> BotSettingsOut:
+    """The memory Bot's settings and this period's confirmed spend (write, not linked)."""
+    found = await run(svc, svc.memory_bot.bot_settings, caller, botId)
+    return BotSettingsOut.model_validate(found)
+
+
+@router.patch("/v1/bots/{botId}/memory/bot")
+async def patch_memory_bot_settings(
+    botId: str, body: BotSettingsPatch, caller: CallerDep, svc: ServicesDep
+) -> BotSettingsOut:
+    """Change the memory Bot's settings; a stale `expected` is 409 VersionConflict."""
+    found = await run(
+        svc, svc.memory_bot.patch_bot_settings, caller, botId, body.expected, body.changes()
+    )
+    return BotSettingsOut.model_validate(found)
