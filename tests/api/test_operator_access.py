@@ -29,6 +29,7 @@ TENANT_TAGS = {
     "agents",
     "sessions",
     "agent memory",
+    "agent versions",
     "agent memories",
     "bots",
     "bot memory",
