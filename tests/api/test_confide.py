@@ -415,3 +415,71 @@ def test_instructions_reach_the_model_and_a_spent_budget_gives_the_calm_answer(
     services.memory_bot.prices = {}
     assert world.confide(world.ana, chat, turn_id, "three").json()["calm"] is False
     assert settings_of(world, world.ana).json()["spentMicros"] == 1000
+
+
+class InFlight:
+    """Counts model calls at the same time (the most ever seen)."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.most = 0
+        self.lock = threading.Lock()
+
+    def answer(self, request: LearningRequest) -> str:
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        time.sleep(0.25)
+        with self.lock:
+            self.now -= 1
+        return json.dumps({"answer": HEARD})
+
+
+def confide_from_both(
+    world: World, second: Any, chat: dict[str, Any], turn_id: str, times: int
+) -> list[Any]:
+    clients = [world.api.client, second]
+    answers: list[Any] = [None] * times
+
+    def one(index: int) -> None:
+        answers[index] = clients[index % 2].post(
+            f"/v1/chats/{chat['id']}/turns/{turn_id}/confide",
+            json={"text": f"confession {index}"},
+            headers=world.ana.headers,
+        )
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(times)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return answers
+
+
+# Each server serves one request at a time (as one Lambda instance does): without a limit
+# the two call the model at once.
+@pytest.mark.parametrize(("concurrency", "most"), [(1, 1), (None, 2)])
+def test_concurrency_holds_across_two_servers_on_one_table(
+    world: World,
+    script: Script,
+    settings: Any,
+    adapters: Any,
+    concurrency: int | None,
+    most: int,
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+
+    flight = InFlight()
+    script.answers["confide_answer"] = flight.answer
+    body = {"expected": 0, "concurrency": concurrency}
+    assert patch_settings(world, world.ana, body).status_code == 200
+    chat = world.chat(world.ana)
+    turn_id = turn(world.api, world.ana, chat["id"], "Hi.")["turn"]["id"]
+    other = scripted_services(settings, adapters, script)  # a second server, same table
+    with TestClient(create_app(lambda: other), raise_server_exceptions=False) as second:
+        answers = confide_from_both(world, second, chat, turn_id, 4)
+    assert [a.status_code for a in answers] == [200] * 4
+    assert all(a.json()["calm"] is False for a in answers)
+    assert flight.most == most

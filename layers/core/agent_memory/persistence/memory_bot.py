@@ -8,6 +8,8 @@ In the Chat's partition `CHAT#<chatId>` (persistence/bots.py), beside its items:
 
 In the Bot's partition `BOT#<botId>` (persistence/bots.py):
 - `MEMBOT`: the memory Bot's settings (`version`, `instructions`, `concurrency`, `budget`);
+- `LEASE#<slot>`: one of the memory Bot's `concurrency` slots (`holder`, `expiresAt`), taken
+  by a conditional write when absent or expired, deleted by its holder;
 - `SPEND#<period>`: the confirmed model cost of that budget period in micro-USD over all
   organizations (`micros`), and how many calls had no price or no usage (`unknown`).
 
@@ -19,6 +21,7 @@ In the Bot memory pool's partition `BOTMEM#<botId>#<orgId>` (persistence/bot_mem
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 from agent_memory.domain.bots import Chat
@@ -35,8 +38,10 @@ from agent_memory.persistence.bots import bot_pk, chat_pk
 from agent_memory.ports import (
     Absent,
     AbsentOrEquals,
+    AbsentOrLessThan,
     Action,
     Cipher,
+    Delete,
     Equals,
     KeyRange,
     Put,
@@ -53,6 +58,7 @@ READ_POSITION = "bot-read-position"
 SEALED_FIELD = "details"
 SETTINGS_SK = "MEMBOT"
 SPEND_PREFIX = "SPEND#"
+LEASE_PREFIX = "LEASE#"
 SETTINGS_VERSION = "memory-bot-settings-version"
 # A Chat's confessions or enrichments one answer lists (newest first).
 LIST_LIMIT = 200
@@ -225,3 +231,28 @@ class BotSettingsRepository:
                 )
             ]
         )
+
+    def take_slot(self, bot_id: str, slots: int, holder: str, now: int, ttl_ms: int) -> int | None:
+        """Take one of `slots` leases (absent or expired) for `holder`: its number, or
+        None when all are held. One conditional write per slot tried."""
+        for slot in range(slots):
+            row: Record = {
+                "pk": bot_pk(bot_id),
+                "sk": f"{LEASE_PREFIX}{slot}",
+                "type": "memory-bot-lease",
+                "holder": holder,
+                "expiresAt": now + ttl_ms,
+            }
+            try:
+                self._store.write([Put(row, AbsentOrLessThan("expiresAt", now))])
+                return slot
+            except WriteConflict:
+                continue
+        return None
+
+    def free_slot(self, bot_id: str, slot: int, holder: str) -> None:
+        """Give back `holder`'s lease (one it no longer holds, expired and taken, stays)."""
+        with contextlib.suppress(WriteConflict):
+            self._store.write(
+                [Delete(bot_pk(bot_id), f"{LEASE_PREFIX}{slot}", Equals("holder", holder))]
+            )

@@ -11,6 +11,8 @@ same deadline, ends it); then the calm answer or the unchanged input stands.
 from __future__ import annotations
 
 import logging
+import time
+import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -68,14 +70,25 @@ WINDOW_S = ENRICHMENT_DEADLINE_S
 # The entries an enrichment may show the model: the first valid ones every reader sees.
 ENRICH_ENTRIES = 50
 EXECUTIONS_LIMIT = 100
+# A concurrency slot outlives a holder that crashed by this much (the call's own deadline is
+# the 15 s window).
+LEASE_TTL_MS = 60_000
+# How often a request waiting for a free slot tries again.
+SLOT_POLL_S = 0.05
 # Request-path model calls in flight per process; a call past its window keeps its worker
 # until the provider's timeout ends it.
 _WORKERS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memory-bot")
 
 
-def _within(seconds: float, call: Callable[[], T]) -> T | None:
-    """`call()`'s result, or None when it failed as a model may (or took over `seconds`)."""
+def _within(
+    seconds: float, call: Callable[[], T], done: Callable[[], None] | None = None
+) -> T | None:
+    """`call()`'s result, or None when it failed as a model may (or took over `seconds`).
+    `done` runs when the call ends, even after its window passed (a concurrency slot is
+    held until the provider's call really ends)."""
     future = _WORKERS.submit(call)
+    if done is not None:
+        future.add_done_callback(lambda _future: done())
     try:
         return future.result(timeout=seconds)
     except FutureTimeout:
@@ -153,6 +166,33 @@ class MemoryBotService:
             return None, bot
         return model, bot
 
+    def _ask(self, bot_id: str, settings: BotSettings, call: Callable[[], T]) -> T | None:
+        """`call()` within the 15 s window, counting the wait for a free concurrency slot
+        (`concurrency` across every server: leases in the table); None when no slot came
+        free or the model did not answer in time."""
+        deadline = time.monotonic() + WINDOW_S
+        slots = settings.concurrency
+        if slots is None or self._settings is None:
+            return _within(WINDOW_S, call)
+        repo, holder = self._settings, uuid.uuid4().hex
+        while True:
+            slot = repo.take_slot(bot_id, slots, holder, self._clock.now_ms(), LEASE_TTL_MS)
+            if slot is not None:
+                break
+            if time.monotonic() + SLOT_POLL_S >= deadline:
+                log.warning("memory bot: no concurrency slot came free within the window")
+                return None
+            time.sleep(SLOT_POLL_S)
+        taken = slot
+
+        def free() -> None:
+            try:
+                repo.free_slot(bot_id, taken, holder)
+            except Unavailable:
+                log.warning("memory bot: a concurrency slot is left to expire")
+
+        return _within(max(deadline - time.monotonic(), 0.0), call, free)
+
     def _charge(self, bot_id: str, settings: BotSettings, reply: ModelReply | None) -> None:
         """Add a call's confirmed cost to the period. Best effort: the answer stands."""
         if self._settings is None or reply is None:
@@ -207,7 +247,7 @@ class MemoryBotService:
             model = usable
             asked = ConfideInput(text, bot.instructions)
             request = CONFIDE_ANSWER.request(asked, deadline_s=WINDOW_S)
-            replied = _within(WINDOW_S, lambda: model.propose(request))
+            replied = self._ask(chat.bot_id, bot, lambda: model.propose(request))
             self._charge(chat.bot_id, bot, replied)
             parsed = _parsed(lambda: CONFIDE_ANSWER.parse(replied.text, asked)) if replied else None
             answer = parsed.answer if parsed is not None else None
@@ -307,7 +347,7 @@ class MemoryBotService:
         model = usable
         asked = EnrichmentInput(text, tuple(visible), bot.instructions)
         request = ENRICHMENT.request(asked, deadline_s=WINDOW_S)
-        replied = _within(WINDOW_S, lambda: model.propose(request))
+        replied = self._ask(chat.bot_id, bot, lambda: model.propose(request))
         self._charge(chat.bot_id, bot, replied)
         answer = _parsed(lambda: ENRICHMENT.parse(replied.text, asked)) if replied else None
         if answer is None or answer.input is None:
