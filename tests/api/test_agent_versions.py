@@ -158,3 +158,23 @@ def test_no_option_text_is_stored_in_the_clear(
     rows = adapters.store.query(f"AGENT#{agent}").records
     assert {r["sk"] for r in rows} >= {"DRAFT", "PUBLISHED", "VERSION#00000001"}
     assert secret.encode() not in repr(rows).encode()
+
+
+def test_a_model_outside_the_organizations_allowed_models_is_a_400_at_its_field(
+    api: Api, world: tuple[User, User, User, str]
+) -> None:
+    owner, _, _, agent = world
+    org_admin = api.user(owner.org_id, role="admin")
+    narrowed = api.client.patch(
+        f"/v1/organizations/{owner.org_id}/settings",
+        json={"allowedModels": ["local/*"]},
+        headers=org_admin.headers,
+    )
+    assert narrowed.status_code == 200, narrowed.text
+    outside = {"options": {"generateTitle": {"model": "openai/gpt-4o-mini"}}}
+    answer = patch(api, owner, agent, outside)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["path"] == [*P, "generateTitle", "model"]
+    assert draft(api, owner, agent)["memory"] is None
+    inside = {"options": {"observationalMemory": {"model": "local/rules"}}}
+    assert patch(api, owner, agent, inside).status_code == 200

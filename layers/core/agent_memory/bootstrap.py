@@ -304,22 +304,7 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             AgentVersionRepository(adapters.store, adapters.cipher),
             adapters.clock,
             model_policy(settings),
-        ),
-        threads=ThreadService(
-            ThreadRepository(adapters.store, adapters.cipher),
-            AgentVersionService(
-                AgentVersionRepository(adapters.store, adapters.cipher), adapters.clock
-            ),
-            adapters.models or model_catalog(settings),
-            adapters.clock,
-            adapters.ids,
-            # TITLE_MODEL (API.md); local/rules until the setting exists.
-            title_model=getattr(settings, "title_model", None),
-        ),
-        agent_versions=AgentVersionService(
-            AgentVersionRepository(adapters.store, adapters.cipher),
-            adapters.clock,
-            model_policy(settings),
+            OrgSettingsService(identity_repo),
         ),
         threads=ThreadService(
             ThreadRepository(adapters.store, adapters.cipher),

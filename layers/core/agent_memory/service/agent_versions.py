@@ -14,6 +14,7 @@ from agent_memory.domain.identity import Principal
 from agent_memory.domain.model_names import ModelPolicy
 from agent_memory.persistence.agent_versions import AgentVersionRepository, Version
 from agent_memory.ports import Clock
+from agent_memory.service.org_settings import OrgSettingsService
 
 MAX_VERSIONS_PAGE = 100
 # Version numbers fit the eight digits of their sort key.
@@ -49,11 +50,16 @@ def _models(options: dict[str, Any]) -> Iterator[tuple[str, tuple[str, ...]]]:
 
 class AgentVersionService:
     def __init__(
-        self, repo: AgentVersionRepository, clock: Clock, allowed: ModelPolicy | None = None
+        self,
+        repo: AgentVersionRepository,
+        clock: Clock,
+        allowed: ModelPolicy | None = None,
+        org_settings: OrgSettingsService | None = None,
     ) -> None:
         self._repo = repo
         self._clock = clock
         self._allowed = allowed or ModelPolicy()
+        self._org_settings = org_settings
 
     def _agent(self, principal: Principal, agent: Agent | None, action: str) -> Agent:
         if agent is None:
@@ -76,8 +82,16 @@ class AgentVersionService:
         agent = self._agent(principal, agent, "change")
         saved = memory_options.validate_memory(memory)
         options = memory_options.effective(saved)["options"]
-        for name, path in _models(options):
-            self._allowed.check(name, [*memory_options.OPTIONS_PATH, *path])
+        models = list(_models(options))
+        if models:
+            # A model outside the deployment's or the organization's list is a 400 at its field.
+            narrowed = (
+                self._org_settings.effective(agent.org_id)["allowedModels"]
+                if self._org_settings is not None
+                else None
+            )
+            for name, path in models:
+                self._allowed.check(name, [*memory_options.OPTIONS_PATH, *path], narrowed)
         self._repo.save_draft(agent, saved, self._clock.now_ms())
         return _draft_view(saved)
 
