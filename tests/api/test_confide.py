@@ -483,3 +483,29 @@ def test_concurrency_holds_across_two_servers_on_one_table(
     assert [a.status_code for a in answers] == [200] * 4
     assert all(a.json()["calm"] is False for a in answers)
     assert flight.most == most
+
+
+def test_a_spent_budget_skips_learning_and_keeps_its_evidence(
+    world: World, script: Script, services: Any
+) -> None:
+    script.answers["learning_changes"] = fact_from_person
+    services.memory_bot.prices = {MEMORY_MODEL: Price(1_000_000, 1_000_000)}
+    script.usage = Usage(input_tokens=10, output_tokens=0)
+    body = {"expected": 0, "budget": {"period": "day", "limitMicros": 10}}
+    assert patch_settings(world, world.ana, body).status_code == 200
+    chat = world.chat(world.ana)
+    first = turn(world.api, world.ana, chat["id"], "I take the 8:10 train.")["turn"]["id"]
+    assert world.confide(world.ana, chat, first, "x").json()["calm"] is False  # spends it all
+    world.complete(world.ana, chat, first)
+    assert [e["status"] for e in world.executions(world.ana)] == ["skipped"]
+    assert "learning_changes" not in script.tasks()
+    raised = {"expected": 1, "budget": {"period": "day", "limitMicros": 1000}}
+    assert patch_settings(world, world.ana, raised).status_code == 200
+    second = turn(world.api, world.ana, chat["id"], "I cycle home.")["turn"]["id"]
+    world.confide(world.ana, chat, second, "y")
+    world.complete(world.ana, chat, second)
+    assert world.executions(world.ana)[0]["status"] == "succeeded"
+    [learned] = [c for c in script.calls if c.task == "learning_changes"]
+    # The evidence of the skipped run was read again.
+    assert "I take the 8:10 train." in learned.user
+    assert "I cycle home." in learned.user

@@ -21,7 +21,13 @@ from typing import Any
 
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import Unavailable, WriteConflict
-from agent_memory.domain.memory_bot import learning_skip, learning_view, topics_of
+from agent_memory.domain.memory_bot import (
+    learning_skip,
+    learning_view,
+    period_key,
+    spent,
+    topics_of,
+)
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.learning_changes import (
     LEARNING_CHANGES,
@@ -125,6 +131,9 @@ class BotLearningPool:
         )
         if learning_skip(chat, bot_memory=bool(settings.get("botMemory")), has_model=has_model):
             return None
+        if self._spent(chat.bot_id):
+            # Skipped with the read position unchanged: a run of the next period reads it.
+            return None
         position = self._positions.position(chat.bot_id, chat.org_id, chat.id)
         target = chat.item_count if upto is None else min(upto, chat.item_count)
         if target <= position:
@@ -147,6 +156,16 @@ class BotLearningPool:
                 **self._entries(chat),
             },
         )
+
+    def _spent(self, bot_id: str) -> bool:
+        """The memory Bot's budget is spent for this period (learning waits for the next)."""
+        if self._settings is None:
+            return False
+        budget = self._settings.get(bot_id).budget
+        if budget is None:
+            return False
+        period = period_key(budget.period, self._clock.now_ms())
+        return spent(budget, self._settings.spent(bot_id, period))
 
     def _instructions(self, bot_id: str) -> str | None:
         """The owner's rules about privacy and sharing (the memory Bot's settings)."""
