@@ -409,6 +409,15 @@ def test_instructions_reach_the_model_and_a_spent_budget_gives_the_calm_answer(
         "calm": True,
     }
     assert len(script.calls) == calls
+    # Nor is the input enriched, though an entry would help.
+    remember_body = {"command": {"_tag": "Remember", "content": "I take the train."}}
+    remembered = world.api.client.post(
+        f"/v1/bots/{world.bot['id']}/memory", json=remember_body, headers=world.ana.headers
+    )
+    assert remembered.status_code == 200, remembered.text
+    script.answers["enrichment"] = {"input": "Hi, train person.", "used": []}
+    assert turn(world.api, world.ana, chat["id"], "Hi train.")["enriched"] is False
+    assert len(script.calls) == calls
     # A usage the price table does not know is not charged.
     raised = {"expected": 1, "budget": {"period": "month", "limitMicros": 10_000}}
     assert patch_settings(world, world.ana, raised).status_code == 200

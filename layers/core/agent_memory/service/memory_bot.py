@@ -332,15 +332,22 @@ class MemoryBotService:
         with entries every reader of the Chat may see, when they help and the model answers
         within 15 s; every entry the model says it used is checked again before the rewrite
         is returned. Unchanged otherwise (a notice, a review Chat, botMemory off)."""
+        if notice:
+            return text, False  # a notice is never a person's words: nothing is read
         chat = self._bots.repo.get_chat(chat_id)
         if chat is None:
             return text, False
         settings = self._org_settings.effective(chat.org_id)
-        usable, bot = self._usable(chat, settings)
-        if usable is None or not enriches(
-            chat, notice=notice, bot_memory=bool(settings.get("botMemory")), has_model=True
+        if not enriches(
+            chat,
+            notice=notice,
+            bot_memory=bool(settings.get("botMemory")),
+            has_model=self._model(settings) is not None,
         ):
             return text, False
+        usable, bot = self._usable(chat, settings)
+        if usable is None:
+            return text, False  # the budget is spent
         visible = self._visible(chat)
         if not visible:
             return text, False  # nothing the readers may see: the model is not asked
