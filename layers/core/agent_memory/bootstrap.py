@@ -18,7 +18,7 @@ from agent_memory.persistence.bots import BotRepository
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.limits import Counters, ProcessCounters, TableCounters
-from agent_memory.persistence.memory_bot import MemoryBotRepository
+from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, Store
@@ -195,6 +195,7 @@ def learning_pools(settings: Settings, adapters: Adapters) -> list[LearningPool]
             OrgSettingsService(identity),
             adapters.models or model_catalog(settings),
             adapters.clock,
+            BotSettingsRepository(adapters.store),
         ),
     ]
 
@@ -299,6 +300,7 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             adapters.models or model_catalog(settings),
             adapters.clock,
             learning,
+            settings=BotSettingsRepository(adapters.store),
         ),
         agent_versions=AgentVersionService(
             AgentVersionRepository(adapters.store, adapters.cipher),
