@@ -196,7 +196,25 @@ class ThreadRepository:
     def append(self, thread: Thread, seq: int, messages: Sequence[Message], now_ms: int) -> None:
         """Messages numbered from `seq`, in one transaction with the thread's count;
         WriteConflict(THREAD_SEQ) when another save numbered first."""
-        puts: list[Action] = []
+        puts: list[Action] = [
+            Put(row, Absent()) for row in self.message_rows(thread, seq, messages)
+        ]
+        condition = (
+            AbsentOrEquals("seq", 0, name=THREAD_SEQ)
+            if seq == 0
+            else Equals("seq", seq, name=THREAD_SEQ)
+        )
+        head = Update(
+            thread_pk(thread.id),
+            keys.HEAD,
+            set={"seq": seq + len(messages), "updatedAt": now_ms},
+            condition=condition,
+        )
+        self._store.write([head, *puts])
+
+    def message_rows(self, thread: Thread, seq: int, messages: Sequence[Message]) -> list[Record]:
+        """The sealed rows of messages numbered from `seq` (a benchmark seeds with them)."""
+        rows: list[Record] = []
         for offset, message in enumerate(messages):
             row: Record = {
                 "pk": thread_pk(thread.id),
@@ -210,19 +228,8 @@ class ThreadRepository:
             if message.item is not None:
                 text = json.dumps(message.item, ensure_ascii=False, separators=(",", ":"))
                 row["item"] = self._seal(thread.org_id, thread.id, text, f"{message.id}#item")
-            puts.append(Put(row, Absent()))
-        condition = (
-            AbsentOrEquals("seq", 0, name=THREAD_SEQ)
-            if seq == 0
-            else Equals("seq", seq, name=THREAD_SEQ)
-        )
-        head = Update(
-            thread_pk(thread.id),
-            keys.HEAD,
-            set={"seq": seq + len(messages), "updatedAt": now_ms},
-            condition=condition,
-        )
-        self._store.write([head, *puts])
+            rows.append(row)
+        return rows
 
     def _message(self, thread: Thread, row: Record) -> Message:
         message_id = str(row["id"])

@@ -38,6 +38,8 @@ class ThreadService:
         title_model: str | None = None,
     ) -> None:
         self._repo = repo
+        # Public for benchmarks that seed threads as the service seals them.
+        self.repo = repo
         self._versions = versions
         self._models = models
         self._clock = clock
