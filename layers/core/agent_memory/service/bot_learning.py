@@ -92,7 +92,7 @@ class BotLearningPool:
         org_settings: OrgDefaults,
         models: ModelCatalog | None,
         clock: Clock,
-        settings: BotSettingsRepository | None = None,
+        settings: BotSettingsRepository,
     ) -> None:
         self._settings = settings
         self._bots = bots
@@ -159,8 +159,6 @@ class BotLearningPool:
 
     def _spent(self, bot_id: str) -> bool:
         """The memory Bot's budget is spent for this period (learning waits for the next)."""
-        if self._settings is None:
-            return False
         budget = self._settings.get(bot_id).budget
         if budget is None:
             return False
@@ -169,7 +167,7 @@ class BotLearningPool:
 
     def _instructions(self, bot_id: str) -> str | None:
         """The owner's rules about privacy and sharing (the memory Bot's settings)."""
-        return self._settings.get(bot_id).instructions if self._settings is not None else None
+        return self._settings.get(bot_id).instructions
 
     def _items(
         self, chat: Chat, position: int, last: int

@@ -119,7 +119,7 @@ class MemoryBotService:
         clock: Clock,
         learning: LearningService | None = None,
         *,
-        settings: BotSettingsRepository | None = None,
+        settings: BotSettingsRepository,
         prices: Mapping[str, Price] | None = None,
     ) -> None:
         self._settings = settings
@@ -144,15 +144,13 @@ class MemoryBotService:
     # -- settings, budget and cost ---------------------------------------------------------
 
     def _bot_settings(self, bot_id: str) -> BotSettings:
-        return self._settings.get(bot_id) if self._settings is not None else BotSettings()
+        return self._settings.get(bot_id)
 
     def _period(self, settings: BotSettings) -> str:
         period = settings.budget.period if settings.budget else "month"
         return period_key(period, self._clock.now_ms())
 
     def _spent(self, bot_id: str, settings: BotSettings) -> int:
-        if self._settings is None:
-            return 0
         return self._settings.spent(bot_id, self._period(settings))
 
     def _usable(
@@ -172,7 +170,7 @@ class MemoryBotService:
         free or the model did not answer in time."""
         deadline = time.monotonic() + WINDOW_S
         slots = settings.concurrency
-        if slots is None or self._settings is None:
+        if slots is None:
             return _within(WINDOW_S, call)
         repo, holder = self._settings, uuid.uuid4().hex
         while True:
@@ -195,7 +193,7 @@ class MemoryBotService:
 
     def _charge(self, bot_id: str, settings: BotSettings, reply: ModelReply | None) -> None:
         """Add a call's confirmed cost to the period. Best effort: the answer stands."""
-        if self._settings is None or reply is None:
+        if reply is None:
             return
         usage = reply.usage
         micros = cost_micros(self.prices.get(reply.model), usage.input_tokens, usage.output_tokens)
@@ -216,8 +214,6 @@ class MemoryBotService:
         """Set, remove (null) or keep (missing) `instructions`, `concurrency`, `budget`;
         409 VersionConflict when `expected` is not the current version."""
         bot, _reach = self._bots.reach(principal, bot_id, "configure")
-        if self._settings is None:
-            raise Unavailable("the memory bot's settings are not kept here")
         after = patched_settings(self._bot_settings(bot.id), expected, changes)
         self._settings.save(bot.id, after, self._clock.now_ms())
         return after.view(self._spent(bot.id, after))
