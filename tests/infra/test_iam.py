@@ -688,6 +688,18 @@ def test_every_request_of_every_function_is_allowed(
     call("POST", f"/v1/agents/{agent}/memory", {"expected": held["version"], "command": forget})
     call("GET", f"/v1/agents/{agent}/memory/log")
     call("GET", f"/v1/agents/{agent}/learning")
+    # Seed 003: options sealed in the agent's partition, threads in THREAD# and RESOURCE#.
+    options = {"workingMemory": True, "lastMessages": 5}
+    call("PATCH", f"/v1/agents/{agent}/draft", {"memory": {"options": options}})
+    call("POST", f"/v1/agents/{agent}/publish", {}, status=201)
+    call("POST", f"/v1/agents/{agent}/versions/1/activate", {})
+    thread = call("POST", "/v1/threads", {"agentId": agent}, status=201)["thread"]["id"]
+    said = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]
+    call("POST", f"/v1/threads/{thread}/messages", {"messages": said})
+    call("PUT", f"/v1/threads/{thread}/working-memory", {"content": "# User"})
+    call("POST", f"/v1/threads/{thread}/context", {"message": {"role": "user", "content": "?"}})
+    call("GET", f"/v1/threads?agentId={agent}")
+    call("DELETE", f"/v1/threads/{thread}/messages/last")
     memory = call(
         "POST",
         "/v1/agent_memories",
@@ -718,7 +730,7 @@ def test_every_request_of_every_function_is_allowed(
     }
     assert written == {
         "ApiFunction": {"ORG", "USER", "TOKEN", "TOKENPREFIX", "AGENT", "SESSION", "AMEM"}
-        | {"LEARN", "WAIT", "RATE"},
+        | {"LEARN", "WAIT", "RATE", "THREAD", "RESOURCE"},
         "LoadEvidenceFunction": {"LEARN"},
         "CallModelFunction": {"LEARN"},
         "ApplyLearningFunction": {"AGENT", "SESSION", "LEARN"},
