@@ -180,3 +180,31 @@ def test_confessions_and_enrichments_are_sealed_at_rest(
     # The owner reads them back in the clear.
     [confession] = world.get(world.ana, f"/v1/chats/{chat['id']}/confessions").json()["confessions"]
     assert confession["text"] == "I fear Mango-5528."
+
+
+def test_an_entry_forgotten_while_the_model_worked_voids_the_rewrite(
+    world: World, script: Script, services: Any
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+
+    entry = remember(world, world.ana, "I take the 8:10 train to Berlin.")
+    with TestClient(create_app(lambda: services), raise_server_exceptions=False) as other:
+
+        def forget_then_rewrite(request: LearningRequest) -> str:
+            forgot = other.post(
+                f"/v1/bots/{world.bot['id']}/memory",
+                json={"command": {"_tag": "Forget", "id": entry}},
+                headers=world.ana.headers,
+            )
+            assert forgot.status_code == 200, forgot.text
+            return rewrite_with_all(request)
+
+        script.answers["enrichment"] = forget_then_rewrite
+        chat = world.chat(world.ana)
+        started = turn(world.api, world.ana, chat["id"], "Book my train for Friday.")
+    # The model used an entry that was retracted before the rewrite was returned.
+    assert [e["id"] for e in shown_entries(enrichment_calls(script)[0])] == [entry]
+    assert (started["input"], started["enriched"]) == ("Book my train for Friday.", False)
+    assert world.get(world.ana, f"/v1/chats/{chat['id']}/enrichments").json() == {"enrichments": []}
