@@ -518,3 +518,30 @@ def test_a_spent_budget_skips_learning_and_keeps_its_evidence(
     # The evidence of the skipped run was read again.
     assert "I take the 8:10 train." in learned.user
     assert "I cycle home." in learned.user
+
+
+def test_refused_changes_are_recorded_with_their_reasons(world: World, script: Script) -> None:
+    def bot_words_only(request: LearningRequest) -> str:
+        lines = [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
+        bot_item = next(line["id"] for line in lines if line.get("role") == "assistant")
+        fact = {"op": "fact", "content": "The bot said so.", "topics": [], "sources": [bot_item]}
+        rename = {"op": "renameTopic", "from": "commute", "to": "travel"}
+        return json.dumps({"changes": [fact, rename]})
+
+    script.answers["learning_changes"] = bot_words_only
+    chat = world.chat(world.ana)
+    turn_id = turn(world.api, world.ana, chat["id"], "Hello.")["turn"]["id"]
+    added = world.api.client.post(
+        f"/v1/chats/{chat['id']}/turns/{turn_id}/items",
+        json={"items": [{"role": "assistant", "content": "You take the 8:10 train."}]},
+        headers=world.ana.headers,
+    )
+    assert added.status_code == 200, added.text
+    world.confide(world.ana, chat, turn_id, "x")
+    world.complete(world.ana, chat, turn_id)
+    [done] = world.executions(world.ana)
+    assert (done["status"], done["applied"]) == ("succeeded", [])
+    refused = {r["change"]["op"]: r["reason"] for r in done["rejected"]}
+    assert set(refused) == {"fact", "renameTopic"}
+    assert all(refused.values())
+    assert world.memory(world.ana) == []
