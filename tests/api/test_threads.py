@@ -4,6 +4,7 @@ working memory in both formats and scopes, readOnly, and isolation between users
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -294,3 +295,63 @@ def test_no_message_title_or_note_is_stored_in_the_clear(world: World, adapters:
     rows += adapters.store.query(f"RESOURCE#{world.owner.id}").records
     assert len(rows) >= 5
     assert b"Robinson" not in repr(rows).encode()
+
+
+TITLER = "openai/titler"
+
+
+@pytest.fixture
+def titler() -> Any:
+    from tests.learning_support import ScriptedModel
+
+    return ScriptedModel(name=TITLER, script=lambda request: '{"title": "Lisbon in May"}')
+
+
+@pytest.fixture
+def titled(settings: Any, adapters: Any, titler: Any) -> Iterator[World]:
+    """An app whose catalog has a scripted title model (and local/rules)."""
+    from dataclasses import replace
+
+    from fastapi.testclient import TestClient
+
+    from agent_memory.adapters.rules_model import RulesModel
+    from agent_memory.api.app import create_app
+    from agent_memory.bootstrap import build_services
+    from tests.learning_support import Catalog
+
+    catalog = Catalog({TITLER: titler, "local/rules": RulesModel()})
+    services = build_services(settings, replace(adapters, models=catalog))
+    with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
+        api = Api(client)
+        org = api.org()
+        owner, member = api.user(org), api.user(org)
+        yield World(api, owner, member, agent_of(api, owner))
+
+
+def test_generate_title_asks_its_own_model_with_its_instructions(
+    titled: World, titler: Any
+) -> None:
+    titled.activate({"generateTitle": {"model": TITLER, "instructions": "Three words, no verbs."}})
+    thread = titled.thread()
+    titled.save(thread, user("Plan my trip to Lisbon in May."), assistant("Sure."))
+    assert titled.get(f"/v1/threads/{thread}").json()["thread"]["title"] == "Lisbon in May"
+    (asked,) = titler.calls
+    assert asked.task == "title"
+    assert "Three words, no verbs." in asked.system
+    assert "Plan my trip to Lisbon in May." in asked.user
+    # Titled once: later answers do not ask again.
+    titled.save(thread, user("And June?"), assistant("Also fine."))
+    assert len(titler.calls) == 1
+
+
+def test_a_failing_title_model_leaves_the_local_title(titled: World, titler: Any) -> None:
+    from tests.learning_support import failing
+
+    titler.script = failing("timeout", retryable=True)
+    titled.activate({"generateTitle": {"model": TITLER}})
+    thread = titled.thread()
+    saved = titled.save(thread, user("Plan my trip to Lisbon in May."), assistant("Sure."))
+    assert saved.status_code == 200
+    assert (
+        titled.get(f"/v1/threads/{thread}").json()["thread"]["title"] == "Plan my trip to Lisbon in"
+    )
