@@ -545,3 +545,33 @@ def test_refused_changes_are_recorded_with_their_reasons(world: World, script: S
     assert set(refused) == {"fact", "renameTopic"}
     assert all(refused.values())
     assert world.memory(world.ana) == []
+
+
+def test_a_linked_bot_uses_the_model_of_the_chats_organization(
+    world: World, script: Script
+) -> None:
+    linked = world.api.client.post(
+        f"/v1/bots/{world.bot['id']}/links",
+        json={"organizationId": world.other, "grants": {world.olga.id: "read"}},
+        headers=world.ana.headers,
+    )
+    assert linked.status_code == 201, linked.text
+    chat = make_chat(world.api, world.olga, world.bot["id"])
+    assert chat["organizationId"] == world.other
+    turn_id = turn(world.api, world.olga, chat["id"], "Hi.")["turn"]["id"]
+    # The home organization names a model; Olga's organization names none: the calm answer.
+    assert world.confide(world.olga, chat, turn_id, "x").json() == {
+        "answer": CALM_ANSWER,
+        "calm": True,
+    }
+    assert "confide_answer" not in script.tasks()
+    answer = world.api.client.patch(
+        f"/v1/organizations/{world.other}/settings",
+        json={"botMemoryModel": MEMORY_MODEL},
+        headers=world.api.admin,
+    )
+    assert answer.status_code == 200, answer.text
+    assert world.confide(world.olga, chat, turn_id, "y").json()["calm"] is False
+    # Olga's organization's executions are hers; the home organization sees none of them.
+    assert [e["chatId"] for e in world.executions(world.olga)] == [chat["id"]]
+    assert world.executions(world.ana) == []

@@ -72,9 +72,16 @@ ENTRY_BUDGET = 120_000
 NO_RENAME = "topic renames are not applied by this service yet"
 
 
+def learning_pool_id(bot_id: str, org_id: str) -> str:
+    """The learning pool id of a Bot in one organization: the executions' partition is per
+    pool id, and each organization of a shared Bot has its own memory and executions."""
+    return f"{bot_id}@{org_id}"
+
+
 def pool_ref(chat: Chat) -> PoolRef:
     """The pool a Chat's Turns teach: its Bot's memory in the Chat's organization."""
-    return PoolRef(KIND, chat.org_id, chat.bot_id, SourceRef("session", chat.id))
+    pool_id = learning_pool_id(chat.bot_id, chat.org_id)
+    return PoolRef(KIND, chat.org_id, pool_id, SourceRef("session", chat.id))
 
 
 def _size(text: str) -> int:
@@ -122,7 +129,7 @@ class BotLearningPool:
         entries; None when the Chat may not teach (review, botMemory off, no model) or
         nothing is unread."""
         chat = self._bots.get_chat(pool.source.id) if pool.source is not None else None
-        if chat is None or (chat.org_id, chat.bot_id) != (pool.org_id, pool.pool_id):
+        if chat is None or learning_pool_id(chat.bot_id, chat.org_id) != pool.pool_id:
             return None
         settings = self._org_settings.effective(chat.org_id)
         model = settings.get("botMemoryModel")
@@ -151,6 +158,7 @@ class BotLearningPool:
             allowed_kinds=("fact", "observation"),
             extra={
                 "chat": chat.id,
+                "bot": chat.bot_id,
                 "actors": actors,
                 "instructions": self._instructions(chat.bot_id),
                 **self._entries(chat),
@@ -216,8 +224,8 @@ class BotLearningPool:
         """Apply the answer through `BotMemoryService.learn`, with the read position's move
         and the execution's end in its transaction (conditional on the read position)."""
         pool = evidence.pool
-        chat_id = str(evidence.extra["chat"])
-        if self._positions.position(pool.pool_id, pool.org_id, chat_id) != evidence.position:
+        chat_id, bot_id = str(evidence.extra["chat"]), str(evidence.extra["bot"])
+        if self._positions.position(bot_id, pool.org_id, chat_id) != evidence.position:
             raise AlreadyApplied("the read position moved: another run applied")
         learnable: list[FactChange | ObservationChange | InvalidateChange] = []
         indexes: list[int] = []
@@ -230,12 +238,12 @@ class BotLearningPool:
                 indexes.append(index)
         now = self._clock.now_ms()
         move = self._positions.position_move(
-            pool.pool_id, pool.org_id, chat_id, evidence.position, evidence.upto, now
+            bot_id, pool.org_id, chat_id, evidence.position, evidence.upto, now
         )
         ending = list(finish(Outcome([], renames)))
         try:
             learned = self._memory.learn(
-                pool.pool_id, pool.org_id, chat_id, learnable, also=[move, *ending]
+                bot_id, pool.org_id, chat_id, learnable, also=[move, *ending]
             )
         except WriteConflict as error:
             if error.condition == READ_POSITION:

@@ -54,7 +54,7 @@ from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
 from agent_memory.ports import Clock, LearningModel, ModelCatalog, ModelFailure, ModelReply
-from agent_memory.service.bot_learning import KIND, pool_ref
+from agent_memory.service.bot_learning import KIND, learning_pool_id, pool_ref
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService, Members
 from agent_memory.service.learning import LearningService
@@ -298,8 +298,9 @@ class MemoryBotService:
         bot, reach = self._bots.reach(principal, bot_id, "read")
         if self._learning is None:
             return []
-        pool = PoolRef(KIND, reach.org_id, bot.id)
-        rows = self._runs.newest(KIND, reach.org_id, bot.id, EXECUTIONS_LIMIT)
+        pool_id = learning_pool_id(bot.id, reach.org_id)
+        pool = PoolRef(KIND, reach.org_id, pool_id)
+        rows = self._runs.newest(KIND, reach.org_id, pool_id, EXECUTIONS_LIMIT)
         waits = {row.run.name: row.record.get("waitFor") for row in rows}
         views = self._learning.executions(pool, limit=EXECUTIONS_LIMIT)
         owned: dict[str, bool] = {}
