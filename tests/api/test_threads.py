@@ -355,3 +355,14 @@ def test_a_failing_title_model_leaves_the_local_title(titled: World, titler: Any
     assert (
         titled.get(f"/v1/threads/{thread}").json()["thread"]["title"] == "Plan my trip to Lisbon in"
     )
+
+
+def test_the_newest_messages_that_fit_the_answer_are_kept_in_order() -> None:
+    from agent_memory.domain.bounds import carried_size
+    from agent_memory.domain.threads import Message, newest_within
+
+    messages = [Message(f"msg_{n}", "user", "x" * 1000, n) for n in range(10)]
+    one = carried_size(messages[0].view())
+    kept = newest_within(messages, budget=3 * one + one // 2)
+    assert [m.id for m in kept] == ["msg_7", "msg_8", "msg_9"]
+    assert newest_within(messages) == messages

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent_memory.domain.access import require_tenant
+from agent_memory.domain.bounds import ANSWER_BUDGET, within_budget
 from agent_memory.domain.errors import NotFound, ThreadConflict, ValidationFailed
 from agent_memory.domain.identity import Principal
 
@@ -25,6 +26,8 @@ MAX_MESSAGES_PER_SAVE = 50
 # Working memory: a page of notes (Markdown) or a small JSON document.
 MAX_WORKING_MEMORY = 32 * 1024
 THREAD_NOT_FOUND = "thread not found"
+# The context's messages share the answer with the notes (32 KB), the system text and tools.
+CONTEXT_MESSAGES_BUDGET = ANSWER_BUDGET - 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -217,6 +220,13 @@ def context_tools(options: Mapping[str, Any]) -> list[dict[str, Any]]:
     if working["enabled"] and working["agentManaged"] and not options["readOnly"]:
         return [working_memory_tool(options)]
     return []
+
+
+def newest_within(messages: Sequence[Message], budget: int = ANSWER_BUDGET) -> list[Message]:
+    """The newest messages whose views fit `budget` as Lambda carries them, in chronological
+    order: a long thread of large messages still answers under 6 MB (the oldest drop)."""
+    kept, _ = within_budget([m.view() for m in reversed(messages)], budget=budget)
+    return list(messages[len(messages) - len(kept) :])
 
 
 def first_user_message(messages: Sequence[Message]) -> Message | None:

@@ -164,8 +164,11 @@ class ThreadService:
         self._repo.set_title(thread, text, self._clock.now_ms())
 
     def messages(self, principal: Principal, thread_id: str, limit: int) -> list[Message]:
-        """The latest `limit` messages, in chronological order."""
-        return self._repo.latest(self._thread(principal, thread_id).thread, limit)
+        """The latest `limit` messages, in chronological order (the newest that fit one
+        answer)."""
+        return rules.newest_within(
+            self._repo.latest(self._thread(principal, thread_id).thread, limit)
+        )
 
     def remove_last(self, principal: Principal, thread_id: str) -> Message | None:
         return self._repo.remove_last(self._thread(principal, thread_id).thread)
@@ -213,7 +216,8 @@ class ThreadService:
         the memory's system text and tools. Recall and observations come with issue 16."""
         thread = self._thread(principal, thread_id).thread
         options = self._options(thread)
-        messages = self._repo.latest(thread, options["lastMessages"])
+        latest = self._repo.latest(thread, options["lastMessages"])
+        messages = rules.newest_within(latest, rules.CONTEXT_MESSAGES_BUDGET)
         notes = self._working_view(thread, options)["content"]
         return {
             "messages": [m.view() for m in messages],
