@@ -167,6 +167,8 @@ def _objects(client: Any, app: Any) -> Target:
     turn = post(f"/v1/chats/{ids['chatId']}/turns", {"input": "Plan the trip."}, member)
     ids["turnId"] = turn["turn"]["id"]
     ids["n"] = "1"  # a version number: the route answers whether or not it exists
+    ids["threadId"] = post("/v1/threads", {"agentId": agent}, member)["thread"]["id"]
+    ids["threadId.delete"] = post("/v1/threads", {"agentId": agent}, member)["thread"]["id"]
     return Target(app, ids, member)
 
 

@@ -26,17 +26,18 @@ _SCOPE = {"enum": ["resource", "thread"]}
 
 
 def _option(properties: dict[str, Any]) -> dict[str, Any]:
-    """`true`/`false`, or an object (without `enabled`: on)."""
+    """`true`/`false`, or an object (without `enabled`: on); null is the default."""
     body = {
         "type": "object",
         "additionalProperties": False,
         "properties": {"enabled": _SWITCH, **properties},
     }
-    return {"anyOf": [{"type": "boolean"}, body]}
+    return {"anyOf": [{"type": "boolean"}, {"type": "null"}, body]}
 
 
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "additionalProperties": False, "properties": properties}
+def _object(properties: dict[str, Any], *, nullable: bool = False) -> dict[str, Any]:
+    kind: str | list[str] = ["object", "null"] if nullable else "object"
+    return {"type": kind, "additionalProperties": False, "properties": properties}
 
 
 # Seed 003's options as a JSON Schema, so an editor can validate what it sends; the
@@ -45,7 +46,11 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
 MEMORY_OPTIONS_SCHEMA: dict[str, Any] = _object(
     {
         "lastMessages": {
-            "anyOf": [{"type": "integer", "minimum": 0, "maximum": 200}, {"const": False}],
+            "anyOf": [
+                {"type": "integer", "minimum": 0, "maximum": 200},
+                {"const": False},
+                {"type": "null"},
+            ],
             "default": 10,
         },
         "generateTitle": _option({"model": _MODEL, "instructions": _TEXT}),
@@ -72,7 +77,7 @@ MEMORY_OPTIONS_SCHEMA: dict[str, Any] = _object(
                 "scope": _SCOPE,
                 "template": {"type": ["string", "null"]},
                 "schema": {"type": ["object", "null"]},
-                "agentManaged": _SWITCH,
+                "agentManaged": {"type": ["boolean", "null"]},
             }
         ),
         "observationalMemory": _option(
@@ -92,8 +97,12 @@ MEMORY_OPTIONS_SCHEMA: dict[str, Any] = _object(
                         "manageWorkingMemory": _SWITCH,
                         "threadTitle": _SWITCH,
                         "instruction": _TEXT,
-                        "activateAfterIdle": _DURATION,
-                    }
+                        "activateAfterIdle": {
+                            **_DURATION,
+                            "anyOf": [*_DURATION["anyOf"], {"type": "null"}],
+                        },
+                    },
+                    nullable=True,
                 ),
                 "reflection": _object(
                     {
@@ -103,12 +112,14 @@ MEMORY_OPTIONS_SCHEMA: dict[str, Any] = _object(
                         "blockAfter": _MULTIPLIER,
                         "activateAfterIdle": _DURATION,
                         "instruction": _TEXT,
-                    }
+                    },
+                    nullable=True,
                 ),
             }
         ),
-        "readOnly": _SWITCH,
-    }
+        "readOnly": {"type": ["boolean", "null"]},
+    },
+    nullable=True,
 )
 MEMORY_SCHEMA: dict[str, Any] = {
     "type": ["object", "null"],
