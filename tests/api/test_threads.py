@@ -366,3 +366,29 @@ def test_the_newest_messages_that_fit_the_answer_are_kept_in_order() -> None:
     kept = newest_within(messages, budget=3 * one + one // 2)
     assert [m.id for m in kept] == ["msg_7", "msg_8", "msg_9"]
     assert newest_within(messages) == messages
+
+
+def test_a_save_that_loses_a_race_renumbers_and_keeps_both(
+    world: World, services: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_memory.domain.threads import Message
+
+    thread = world.thread()
+    repo = services.threads.repo
+    original = repo.append
+    raced: list[int] = []
+
+    def append(stored_thread: Any, seq: int, messages: Any, now_ms: int) -> None:
+        if not raced:
+            # Another save numbers its message first, between our read and our write.
+            raced.append(seq)
+            original(stored_thread, seq, [Message("msg_other", "user", "first", now_ms)], now_ms)
+        original(stored_thread, seq, messages, now_ms)
+
+    monkeypatch.setattr(repo, "append", append)
+    saved = world.save(thread, user("second"))
+    assert saved.status_code == 200, saved.text
+    contents = [
+        m["content"] for m in world.get(f"/v1/threads/{thread}/messages").json()["messages"]
+    ]
+    assert contents == ["first", "second"]
