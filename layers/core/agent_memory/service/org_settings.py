@@ -42,6 +42,7 @@ class OrgSettingsService:
         if patch.get("allowedModels") is not None:
             patterns = parse_patterns(patch["allowedModels"], ["allowedModels"])
             patch = {**patch, "allowedModels": list(patterns)}
+
         def attempt() -> Organization:
             # No precondition: a PATCH that lost a race reads the newest settings again.
             org = self._org(principal, org_id)
