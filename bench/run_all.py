@@ -38,6 +38,7 @@ BENCHMARKS = (
     ("agent_memory", "bench.agent_memory"),
     ("agent_memories", "bench.memory_objects"),
     ("bot_memory", "bench.bot_memory"),
+    ("threads", "bench.threads"),
     # `make run`'s RSS under 20,000 mixed requests (LOCAL_SOAK_QUICK=1: 3,000).
     ("local_soak", "bench.local_soak"),
 )

@@ -87,7 +87,8 @@ _ERRORS = {
     "401": "Unauthorized: missing, unknown or revoked token",
     "403": "Forbidden: the object is visible but the action needs a grant",
     "404": "NotFound: unknown object, or one of another organization",
-    "409": "SessionConflict, VersionConflict, EntryConflict, ChatConflict or Conflict: stale "
+    "409": "SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or "
+    "Conflict: stale "
     "expected/revision, or a conflict the route names",
     "413": "TooLarge: a body over the limit (1 MiB), a field over its documented limit, or "
     "a write that would take a pool past its bound; `path` names the field",

@@ -34,8 +34,8 @@ class Services:
     agent_memory: AgentMemoryService
     bots: BotService
     bot_memory: BotMemoryService
+    memory_bot: MemoryBotService
     agent_versions: AgentVersionService
     threads: ThreadService
-    memory_bot: MemoryBotService
     # Requests per token (RATE_LIMIT_PER_MINUTE); None: not limited.
     limits: RequestLimits | None = None
