@@ -18,51 +18,10 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from bench.support import AwsCalls, CountingCipher, Env, embedded, timed
+from bench.support import AwsCalls, CountingCipher, Env, cold_warm, embedded, timed
 
 SIZES = (100, 1_000, 10_000)
 Request = tuple[str, str, Any]
-
-
-def _report(calls: AwsCalls, cipher: CountingCipher, answer: Any, ms: float) -> dict[str, Any]:
-    shot = calls.snapshot()
-    report = {
-        k: shot[k]
-        for k in ("dynamodb", "kms", "by_operation", "items_read", "rru_estimate", "wru_estimate")
-    }
-    report.update(stepfunctions=0, model=0, decrypts=cipher.opens, own_ms=round(ms, 1))
-    report["status"] = answer.status_code
-    if answer.status_code >= 300:
-        report["error"] = answer.text[:300]
-    return report
-
-
-def _cold_warm(env: Env, token: str, prepare: Callable[[], Request]) -> dict[str, Any]:
-    from fastapi.testclient import TestClient
-
-    from agent_memory.api.app import create_app
-
-    calls = AwsCalls()
-    ciphers: list[CountingCipher] = []
-
-    def count(cipher: Any) -> CountingCipher:
-        ciphers.append(CountingCipher(cipher))
-        return ciphers[-1]
-
-    services = env.services(calls, cipher=count, learning=False)
-    report: dict[str, Any] = {}
-    with TestClient(create_app(lambda: services), raise_server_exceptions=False) as http:
-        for phase in ("cold", "warm"):
-            method, path, body = prepare()
-            calls.reset()
-            ciphers[0].opens = 0
-            answer, spent = timed(
-                lambda m=method, p=path, b=body: http.request(
-                    m, p, json=b, headers={"Authorization": f"Bearer {token}"}
-                )
-            )
-            report[phase] = _report(calls, ciphers[0], answer, spent.own_ms)
-    return report
 
 
 def _facts(setup: Any, bot_id: str, org: str, chat_id: str, user: Any, count: int) -> list[str]:
@@ -153,7 +112,7 @@ def run() -> dict[str, Any]:
             "bot_memory.purge": purge,
         }
         for name, prepare in operations.items():
-            aws_calls[name] = _cold_warm(env, token, prepare)
+            aws_calls[name] = cold_warm(env, token, prepare)
 
         # Context at scale: a new bot whose pool grows to each size.
         bot2 = setup.bots.create_bot(ana, "Scale", {})["id"]

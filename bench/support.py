@@ -401,3 +401,49 @@ def load_entries(
         request: dict[str, Any] = {table: items[first : first + 25]}
         while request:
             request = client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+
+
+# --- One request, cold and warm ----------------------------------------------------------
+
+
+def _http_report(calls: AwsCalls, cipher: CountingCipher, answer: Any, ms: float) -> dict[str, Any]:
+    shot = calls.snapshot()
+    report = {
+        k: shot[k]
+        for k in ("dynamodb", "kms", "by_operation", "items_read", "rru_estimate", "wru_estimate")
+    }
+    report.update(stepfunctions=0, model=0, decrypts=cipher.opens, own_ms=round(ms, 1))
+    report["status"] = answer.status_code
+    if answer.status_code >= 300:
+        report["error"] = answer.text[:300]
+    return report
+
+
+def cold_warm(env: Env, token: str, prepare: Callable[[], tuple[str, str, Any]]) -> dict[str, Any]:
+    """One request through the app twice, on cold services then warm: AWS calls, decrypts
+    and the time outside the emulator of each (`prepare` gives method, path and body)."""
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+
+    calls = AwsCalls()
+    ciphers: list[CountingCipher] = []
+
+    def count(cipher: Any) -> CountingCipher:
+        ciphers.append(CountingCipher(cipher))
+        return ciphers[-1]
+
+    services = env.services(calls, cipher=count, learning=False)
+    report: dict[str, Any] = {}
+    with TestClient(create_app(lambda: services), raise_server_exceptions=False) as http:
+        for phase in ("cold", "warm"):
+            method, path, body = prepare()
+            calls.reset()
+            ciphers[0].opens = 0
+            answer, spent = timed(
+                lambda m=method, p=path, b=body: http.request(
+                    m, p, json=b, headers={"Authorization": f"Bearer {token}"}
+                )
+            )
+            report[phase] = _http_report(calls, ciphers[0], answer, spent.own_ms)
+    return report
