@@ -226,3 +226,13 @@ def test_replacing_an_active_fact_is_accepted() -> None:
         [remember("budget", "The budget is 1800 EUR.")], {"budget": Known("active")}, RULES
     )
     assert [c.key for c in decision.accepted] == ["budget"]
+
+
+def test_a_change_with_text_that_cannot_be_stored_is_rejected_with_its_reason() -> None:
+    from agent_memory.domain.text import UNENCODABLE
+
+    bad = ProposedRemember("budget", "bad \ud800 text", "fact", ("i-03",))
+    good = ProposedRemember("city", "The trip goes to Lisbon.", "fact", ("i-03",))
+    decision = consolidate([bad, good], {}, RULES)
+    assert [c.key for c in decision.accepted] == ["city"]
+    assert [(r.change.key, r.reason) for r in decision.rejected] == [("budget", UNENCODABLE)]

@@ -29,6 +29,7 @@ from typing import Any
 
 from agent_memory.domain.proposals import ProposedChange, ProposedForget, ProposedRemember
 from agent_memory.domain.secrets import key_secret, looks_secret
+from agent_memory.domain.text import UNENCODABLE, encodable
 
 DUPLICATE_KEY = "more than one change for this key in one answer"
 NO_SOURCE = "names no source"
@@ -123,8 +124,8 @@ def consolidate(
     accepted: list[ProposedChange] = []
     rejected: list[Rejection] = []
     for change in changes:
-        # The secret first: its reason is the one worth reading, whatever else is wrong.
-        reason = _secret_reason(change, secret)
+        # Text that cannot be stored first, then a secret: whatever else is wrong.
+        reason = _unencodable_reason(change) or _secret_reason(change, secret)
         if reason is None and per_key[change.key] > 1:
             reason = DUPLICATE_KEY
         if reason is None:
@@ -134,6 +135,11 @@ def consolidate(
         else:
             rejected.append(Rejection(change, reason))
     return Decision(tuple(accepted), tuple(rejected)).limited(rules.max_changes)
+
+
+def _unencodable_reason(change: ProposedChange) -> str | None:
+    content = change.content if isinstance(change, ProposedRemember) else ""
+    return UNENCODABLE if not (encodable(change.key) and encodable(content)) else None
 
 
 def _secret_reason(change: ProposedChange, secret: Callable[[str], str | None]) -> str | None:
