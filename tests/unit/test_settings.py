@@ -302,3 +302,11 @@ def test_a_secret_keyed_model_still_obeys_allowed_models() -> None:
     catalog = model_catalog(settings)
     assert catalog.resolve("openai/gpt-4o") is not None
     assert catalog.resolve("openai/gpt-4o-mini") is None
+
+
+def test_the_title_and_observer_models_are_deployment_settings() -> None:
+    from agent_memory.config import load_settings
+
+    named = load_settings({"TITLE_MODEL": "openai/gpt-4o-mini", "OBSERVER_MODEL": ""})
+    assert (named.title_model, named.observer_model) == ("openai/gpt-4o-mini", None)
+    assert load_settings({}).title_model is None

@@ -316,8 +316,8 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             adapters.models or model_catalog(settings),
             adapters.clock,
             adapters.ids,
-            # TITLE_MODEL (API.md); local/rules until the setting exists.
-            title_model=getattr(settings, "title_model", None),
+            # TITLE_MODEL (API.md); local/rules when it is not set.
+            title_model=settings.title_model,
         ),
         limits=RequestLimits(limiter, settings.rate_limit_per_minute),
     )

@@ -50,6 +50,13 @@ class Settings(BaseModel):
     default_model: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
         "local/rules", validation_alias="DEFAULT_MODEL"
     )
+    # The platform's title and observer models (API.md, seed 003); an option's own wins.
+    title_model: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
+        None, validation_alias="TITLE_MODEL"
+    )
+    observer_model: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
+        None, validation_alias="OBSERVER_MODEL"
+    )
     # Only the SHA-256 of the admin token is configured, never the token.
     admin_token_sha256: str = Field("", validation_alias="MEMORY_ADMIN_TOKEN_SHA256")
     openai_base_url: Annotated[str, AfterValidator(_without_trailing_slash)] = Field(
