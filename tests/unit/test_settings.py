@@ -310,3 +310,18 @@ def test_the_title_and_observer_models_are_deployment_settings() -> None:
     named = load_settings({"TITLE_MODEL": "openai/gpt-4o-mini", "OBSERVER_MODEL": ""})
     assert (named.title_model, named.observer_model) == ("openai/gpt-4o-mini", None)
     assert load_settings({}).title_model is None
+
+
+def test_model_prices_are_read_for_budgets_and_a_bad_table_is_refused() -> None:
+    import pytest
+
+    from agent_memory.config import load_settings
+    from agent_memory.domain.memory_bot import Price, cost_micros, parse_prices
+
+    table = '{"openai/gpt-4o-mini": [150000, 600000]}'
+    prices = parse_prices(load_settings({"MODEL_PRICES": table}).model_prices)
+    assert prices == {"openai/gpt-4o-mini": Price(150_000, 600_000)}
+    assert cost_micros(prices["openai/gpt-4o-mini"], 1_000_000, 0) == 150_000
+    assert parse_prices("") == {}
+    with pytest.raises(ValueError, match="MODEL_PRICES"):
+        parse_prices('{"openai/gpt-4o-mini": [1.5, 2]}')

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.config import Settings, load_settings
+from agent_memory.domain.memory_bot import parse_prices
 from agent_memory.domain.model_names import ModelPolicy
 from agent_memory.persistence.agent_memory import AgentMemoryRepository
 from agent_memory.persistence.agent_versions import AgentVersionRepository
@@ -301,6 +302,7 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             adapters.clock,
             learning,
             settings=BotSettingsRepository(adapters.store),
+            prices=parse_prices(settings.model_prices),
         ),
         agent_versions=AgentVersionService(
             AgentVersionRepository(adapters.store, adapters.cipher),

@@ -50,6 +50,9 @@ class Settings(BaseModel):
     default_model: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
         "local/rules", validation_alias="DEFAULT_MODEL"
     )
+    # Model list prices for memory bot budgets (JSON: name -> [input, output] micro-USD per
+    # million tokens); usage of a model without a price is recorded as unknown.
+    model_prices: str = Field("", validation_alias="MODEL_PRICES")
     # The platform's title and observer models (API.md, seed 003); an option's own wins.
     title_model: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
         None, validation_alias="TITLE_MODEL"

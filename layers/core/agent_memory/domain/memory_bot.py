@@ -5,6 +5,7 @@ who sees them. Pure: no I/O.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -227,6 +228,24 @@ class Price:
 
     input_micros_per_mtok: int
     output_micros_per_mtok: int
+
+
+def parse_prices(text: str | None) -> dict[str, Price]:
+    """The deployment's price table (`MODEL_PRICES`): JSON mapping a model name
+    (`provider/model`) to `[input, output]` micro-USD per million tokens. A malformed table
+    is a configuration error at start, never a silent zero."""
+    if not text:
+        return {}
+    table = json.loads(text)
+    if not isinstance(table, dict):
+        raise ValueError("MODEL_PRICES is a JSON object of model name -> [input, output]")
+    prices: dict[str, Price] = {}
+    for name, pair in table.items():
+        valid = isinstance(pair, list) and len(pair) == 2
+        if not valid or not all(isinstance(p, int) and p >= 0 for p in pair):
+            raise ValueError(f"MODEL_PRICES[{name!r}] must be [input, output] whole micro-USD")
+        prices[str(name)] = Price(pair[0], pair[1])
+    return prices
 
 
 def cost_micros(price: Price | None, input_tokens: int, output_tokens: int) -> int | None:
