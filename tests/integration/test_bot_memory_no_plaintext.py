@@ -114,3 +114,8 @@ def test_no_bot_memory_content_at_rest(api: Api, services: Any, local_aws: Any) 
     assert len(items) > 20
     for where, marker in MARKERS.items():
         assert marker not in dump, f"{where} is stored in plaintext"
+    # Change logs are sealed at rest (seed 002): what made a change and its ids included.
+    logs = [i for i in items if i.get("type", {}).get("S") == "bot-memory-log"]
+    assert logs, "the scenario wrote log rows"
+    assert all("ids" not in row and "by" not in row and "sealed" in row for row in logs)
+    assert fact_id not in repr(logs)

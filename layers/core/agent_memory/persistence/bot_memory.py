@@ -7,8 +7,8 @@
   so the context text reads the head and the first page of valid entries in one Query;
 - `RULE#<chatId>#<itemId>`: the access rule saved for a source item when a fact was learned
   (`tags`: its `for:` and `org:` tags). Private: no entry view shows it;
-- `LOG#<version:010d>`: one change: version, at, by, ids (ids and times are metadata; the
-  log holds no content);
+- `LOG#<version:010d>`: one change: version and time in the clear (order), what made it and
+  the changed ids sealed (seed 002: change logs are encrypted at rest), bound to the row;
 - `PURGE#<tag>`: how many entries purges of that tag have removed (resumable, idempotent).
 
 `"MEM#..." < "META" < "PURGE#" < "RECENT#"`: every entry and the head in one Query
@@ -20,6 +20,7 @@ so a read that finds the same version before and after its Query saw one state.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -117,6 +118,7 @@ def version_condition(version: int) -> Condition:
 class BotMemoryRepository:
     def __init__(self, store: Store, cipher: Cipher) -> None:
         self._store = store
+        self._cipher = cipher
         self.pools = PoolRepository(store, cipher)
 
     # -- reads ---------------------------------------------------------------------------
@@ -167,7 +169,26 @@ class BotMemoryRepository:
         page = self._store.query(
             pool.pk, KeyRange(low=LOG_PREFIX, high=f"{LOG_PREFIX}~"), limit=limit, newest_first=True
         )
-        return [_change(row) for row in page.records]
+        return [self._change(pool, row) for row in page.records]
+
+    @staticmethod
+    def _log_scope(pool: Pool) -> dict[str, str]:
+        return {**pool.scope, "field": "details"}
+
+    def _change(self, pool: Pool, row: Record) -> LogChange:
+        sealed = row.get("sealed")
+        what = (
+            json.loads(self._cipher.open(sealed, scope=self._log_scope(pool), row=str(row["sk"])))
+            if sealed is not None
+            else row
+        )
+        by = str(what["by"])
+        return LogChange(
+            version=int(row["version"]),
+            at=int(row["at"]),
+            by=cast(By, by if by in LOG_BY else "memory_bot"),
+            ids=tuple(str(i) for i in what.get("ids") or ()),
+        )
 
     def purged(self, pool: Pool, tag: str) -> int:
         row = self._store.get(pool.pk, purge_sk(tag))
@@ -185,14 +206,15 @@ class BotMemoryRepository:
         )
 
     def log_put(self, pool: Pool, change: LogChange) -> Put:
+        sk = log_sk(change.version)
+        what = json.dumps({"by": change.by, "ids": list(change.ids)}, separators=(",", ":"))
         row: Record = {
             "pk": pool.pk,
-            "sk": log_sk(change.version),
+            "sk": sk,
             "type": "bot-memory-log",
             "version": change.version,
             "at": change.at,
-            "by": change.by,
-            "ids": list(change.ids),
+            "sealed": self._cipher.seal(what, scope=self._log_scope(pool), row=sk),
         }
         return Put(row, Absent())
 
@@ -217,13 +239,3 @@ class BotMemoryRepository:
 
     def write(self, actions: Sequence[Action]) -> None:
         self._store.write(actions)
-
-
-def _change(row: Record) -> LogChange:
-    by = str(row["by"])
-    return LogChange(
-        version=int(row["version"]),
-        at=int(row["at"]),
-        by=cast(By, by if by in LOG_BY else "memory_bot"),
-        ids=tuple(str(i) for i in row.get("ids") or ()),
-    )
