@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agent_memory.domain.errors import IntegrityError, TooLarge, Unavailable, WriteConflict
+from agent_memory.domain.errors import IntegrityError, Unavailable, WriteConflict
 from agent_memory.ports import (
     Action,
     Check,
@@ -23,10 +23,9 @@ from agent_memory.ports import (
     Update,
 )
 from agent_memory.ports.store import (
-    WRITER_ATTRIBUTE,
     action_key,
+    check_transaction,
     condition_holds,
-    written,
 )
 
 _INDEX_KEYS = {"gsi1": ("gsi1pk", "gsi1sk")}
@@ -114,14 +113,7 @@ class InMemoryStore:
         return Page([copy.deepcopy(r) for r in rows], cursor, len(rows))
 
     def write(self, actions: Sequence[Action]) -> None:
-        if len(actions) > 100:
-            raise TooLarge(f"one change may write at most 100 rows, not {len(actions)}")
-        keys = [action_key(a) for a in actions]
-        if len(set(keys)) != len(keys):
-            # As DynamoDB: "Transaction request cannot include multiple operations on one item".
-            raise ValueError("a transaction may touch each row only once")
-        if any(WRITER_ATTRIBUTE in written(a) for a in actions):
-            raise ValueError(f"{WRITER_ATTRIBUTE} is reserved for the store")
+        check_transaction(actions)
         self.requests += 1
         with self._lock:
             for position, action in enumerate(actions):

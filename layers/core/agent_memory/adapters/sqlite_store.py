@@ -37,9 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_memory.domain.errors import TooLarge, Unavailable, WriteConflict
+from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.ports.store import (
-    WRITER_ATTRIBUTE,
     Action,
     Check,
     Delete,
@@ -49,12 +48,12 @@ from agent_memory.ports.store import (
     Record,
     Update,
     action_key,
+    check_transaction,
     condition_holds,
     value_kind,
     written,
 )
 
-MAX_TRANSACTION_ACTIONS = 100
 SWEEP_BATCH = 500
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # JSON has no bytes, and a map could use any key: both are tagged with a key that starts
@@ -403,16 +402,8 @@ class SqliteStore:
     def write(self, actions: Sequence[Action]) -> None:
         if not actions:
             return
-        if len(actions) > MAX_TRANSACTION_ACTIONS:
-            raise TooLarge(
-                f"one change may write at most {MAX_TRANSACTION_ACTIONS} rows, not {len(actions)}"
-            )
+        check_transaction(actions)
         keys = [action_key(a) for a in actions]
-        if len(set(keys)) != len(keys):
-            # As DynamoDB: "Transaction request cannot include multiple operations on one item".
-            raise ValueError("a transaction may touch each row only once")
-        if any(WRITER_ATTRIBUTE in written(a) for a in actions):
-            raise ValueError(f"{WRITER_ATTRIBUTE} is reserved for the store")
         for action in actions:
             self._validate(action)
         # Puts are encoded before the lock is taken: the lock is held for SQL only.

@@ -24,13 +24,19 @@ from agent_memory.domain.agents import Agent
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.persistence import keys
 from agent_memory.persistence.agents import AgentRepository, agent_of, agent_pk
-from agent_memory.persistence.pools import RECENCY, Newest, Pool, PoolRepository, StoredEntry
+from agent_memory.persistence.pools import (
+    RECENCY,
+    Newest,
+    Pool,
+    PoolRepository,
+    StoredEntry,
+    version_condition,
+)
 from agent_memory.ports import (
     Absent,
     AbsentOrEquals,
     Action,
     Cipher,
-    Condition,
     Equals,
     KeyRange,
     Put,
@@ -72,13 +78,6 @@ class AgentMemory:
 
     def by_key(self) -> dict[str, StoredEntry]:
         return {entry.meta.name: entry for entry in self.entries}
-
-
-def _version_condition(version: int) -> Condition:
-    # Version 0 is a memory whose head row was never written.
-    if version == 0:
-        return AbsentOrEquals("version", 0, name=MEMORY_VERSION)
-    return Equals("version", version, name=MEMORY_VERSION)
 
 
 class AgentMemoryRepository:
@@ -143,7 +142,7 @@ class AgentMemoryRepository:
             agent_pk(agent.id),
             MEMORY_HEAD,
             set={"type": "agent-memory", "version": after, "updatedAt": now_ms},
-            condition=_version_condition(before),
+            condition=version_condition(before, MEMORY_VERSION),
         )
 
     def entry_put(

@@ -35,14 +35,12 @@ from agent_memory.persistence.pools import (
     PoolRepository,
     StoredEntry,
     recent_sk,
+    version_condition,
 )
 from agent_memory.ports import (
     Absent,
-    AbsentOrEquals,
     Action,
     Cipher,
-    Condition,
-    Equals,
     KeyRange,
     Put,
     Record,
@@ -106,13 +104,6 @@ class Snapshot:
 
 def _version(row: Record | None) -> int:
     return int(row.get("version", 0)) if row is not None else 0
-
-
-def version_condition(version: int) -> Condition:
-    # Version 0 is a pool whose head row was never written.
-    if version == 0:
-        return AbsentOrEquals("version", 0, name=MEMORY_VERSION)
-    return Equals("version", version, name=MEMORY_VERSION)
 
 
 class BotMemoryRepository:
@@ -202,7 +193,7 @@ class BotMemoryRepository:
             pool.pk,
             keys.HEAD,
             set={"type": "bot-memory", "version": after, "updatedAt": now_ms},
-            condition=version_condition(before),
+            condition=version_condition(before, MEMORY_VERSION),
         )
 
     def log_put(self, pool: Pool, change: LogChange) -> Put:

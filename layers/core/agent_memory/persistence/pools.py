@@ -32,10 +32,12 @@ from typing import Any, Protocol
 from agent_memory.domain.entries import Entry, EntryMeta, EntrySource, ItemSource, Source
 from agent_memory.persistence import keys
 from agent_memory.ports import (
+    AbsentOrEquals,
     Action,
     Cipher,
     Condition,
     Delete,
+    Equals,
     KeyRange,
     Present,
     Put,
@@ -53,6 +55,13 @@ FIRST_PAGE = 8
 MAX_PAGE = 1000
 _TIME_SPAN = 10**13  # milliseconds: until the year 2286
 _REV_SPAN = 10**9
+
+
+def version_condition(version: int, name: str) -> Condition:
+    """A pool head row's `version` is still `version` (0: the head row was never written)."""
+    if version == 0:
+        return AbsentOrEquals("version", 0, name=name)
+    return Equals("version", version, name=name)
 
 
 class PoolLayout(Protocol):

@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from agent_memory.domain.errors import TooLarge
+
 Record = dict[str, Any]
 
 
@@ -219,6 +221,25 @@ def condition_holds(condition: Condition | None, row: Record | None) -> bool:
         case AtLeast(attribute, value):
             return _compare(row, attribute, value, lambda sign: sign >= 0)
     raise TypeError(condition)  # pragma: no cover
+
+
+# A transaction holds at most this many actions (DynamoDB's limit, kept by every adapter).
+MAX_TRANSACTION_ACTIONS = 100
+
+
+def check_transaction(actions: Sequence[Action]) -> None:
+    """What every store refuses before it looks at a row: too many actions (`TooLarge`),
+    two actions on one row, or a record using the store's reserved attribute (ValueError)."""
+    if len(actions) > MAX_TRANSACTION_ACTIONS:
+        raise TooLarge(
+            f"one change may write at most {MAX_TRANSACTION_ACTIONS} rows, not {len(actions)}"
+        )
+    keys = [action_key(a) for a in actions]
+    if len(set(keys)) != len(keys):
+        # As DynamoDB: "Transaction request cannot include multiple operations on one item".
+        raise ValueError("a transaction may touch each row only once")
+    if any(WRITER_ATTRIBUTE in written(a) for a in actions):
+        raise ValueError(f"{WRITER_ATTRIBUTE} is reserved for the store")
 
 
 def action_key(action: Action) -> tuple[str, str]:

@@ -52,11 +52,9 @@ from agent_memory.ports.store import (
     Put,
     Record,
     Update,
-    action_key,
-    written,
+    check_transaction,
 )
 
-MAX_TRANSACTION_ACTIONS = 100
 _TRANSIENT = {
     "ProvisionedThroughputExceededException",
     "ThrottlingException",
@@ -306,16 +304,7 @@ class DynamoStore:
     def write(self, actions: Sequence[Action]) -> None:
         if not actions:
             return
-        if len(actions) > MAX_TRANSACTION_ACTIONS:
-            raise TooLarge(
-                f"one change may write at most {MAX_TRANSACTION_ACTIONS} rows, not {len(actions)}"
-            )
-        keys = [action_key(a) for a in actions]
-        if len(set(keys)) != len(keys):
-            # DynamoDB: "Transaction request cannot include multiple operations on one item".
-            raise ValueError("a transaction may touch each row only once")
-        if any(WRITER_ATTRIBUTE in written(a) for a in actions):
-            raise ValueError(f"{WRITER_ATTRIBUTE} is reserved for the store")
+        check_transaction(actions)
         token = uuid.uuid4().hex
         self._attempts.refused = []
         if len(actions) == 1 and not isinstance(actions[0], Check):
