@@ -210,19 +210,36 @@ class BotMemoryService:
             meta = remembered(
                 self._ids.new("mem_"), user, pool.org_id, content, topics, now, version
             )
-            actions: list[Action] = [
-                self.repo.head_change(pool, before, version, now),
-                *self.repo.pools.put(pool, meta, content, condition=Absent()),
-                self.repo.log_put(pool, LogChange(version, now, "person", (meta.id,))),
-            ]
-            try:
-                self.repo.write(actions)
-            except WriteConflict as error:
-                if _raced(error):
-                    continue
-                raise
+            changes = self.repo.pools.put(pool, meta, content, condition=Absent())
+            if not self._person_change(pool, before, now, changes, (meta.id,)):
+                continue
             return {"entry": view(Entry(meta, content)), "version": version}
         raise Unavailable("the bot memory kept changing; retry")
+
+    def _person_change(
+        self,
+        pool: Pool,
+        before: int,
+        now: int,
+        changes: Sequence[Action],
+        ids: tuple[str, ...],
+    ) -> bool:
+        """Commit a person's change of the pool at version `before` + 1 with its log row, in
+        one transaction. False when another writer moved the version first (read again)."""
+        version = before + 1
+        try:
+            self.repo.write(
+                [
+                    self.repo.head_change(pool, before, version, now),
+                    *changes,
+                    self.repo.log_put(pool, LogChange(version, now, "person", ids)),
+                ]
+            )
+        except WriteConflict as error:
+            if _raced(error):
+                return False
+            raise
+        return True
 
     def forget(self, principal: Principal, bot_id: str, entry_id: str) -> dict[str, Any]:
         """Take back the caller's part of an entry they may see (409 EntryConflict
@@ -240,17 +257,9 @@ class BotMemoryService:
                 # Retracted already by its sole person: nothing changes (`forgotten` raised
                 # for an entry the caller may not see).
                 return {"entry": self._open(pool, stored[entry_id]), "version": snap.version}
-            actions: list[Action] = [
-                self.repo.head_change(pool, snap.version, version, now),
-                *self.repo.pools.change(pool, previous, after, stored=stored[entry_id]),
-                self.repo.log_put(pool, LogChange(version, now, "person", (entry_id,))),
-            ]
-            try:
-                self.repo.write(actions)
-            except WriteConflict as error:
-                if _raced(error):
-                    continue
-                raise
+            changes = self.repo.pools.change(pool, previous, after, stored=stored[entry_id])
+            if not self._person_change(pool, snap.version, now, changes, (entry_id,)):
+                continue
             answer: dict[str, Any] = {"version": version}
             if self.judge({**metas, entry_id: after}).sees(reader, after):
                 content = self.repo.pools.open_content(pool, stored[entry_id])
@@ -284,17 +293,9 @@ class BotMemoryService:
             now, version = self._clock.now_ms(), snap.version + 1
             after = shared(meta, audience, now, version)
             stored = snap.by_id()[entry_id]
-            actions: list[Action] = [
-                self.repo.head_change(pool, snap.version, version, now),
-                *self.repo.pools.change(pool, meta, after, stored=stored),
-                self.repo.log_put(pool, LogChange(version, now, "person", (entry_id,))),
-            ]
-            try:
-                self.repo.write(actions)
-            except WriteConflict as error:
-                if _raced(error):
-                    continue
-                raise
+            changes = self.repo.pools.change(pool, meta, after, stored=stored)
+            if not self._person_change(pool, snap.version, now, changes, (entry_id,)):
+                continue
             content = self.repo.pools.open_content(pool, stored)
             return {"entry": view(Entry(after, content)), "version": version}
         raise Unavailable("the bot memory kept changing; retry")
@@ -322,20 +323,11 @@ class BotMemoryService:
             if not targets:
                 return self.repo.purged(pool, tag)
             batch = targets[:PURGE_BATCH]
-            now, version = self._clock.now_ms(), snap.version + 1
-            actions: list[Action] = [
-                self.repo.head_change(pool, snap.version, version, now),
-                self.repo.log_put(pool, LogChange(version, now, "person", tuple(batch))),
-                self.repo.purge_count(pool, tag, len(batch), now),
-            ]
+            now = self._clock.now_ms()
+            changes: list[Action] = [self.repo.purge_count(pool, tag, len(batch), now)]
             for entry_id in batch:
-                actions += self.repo.pools.remove(pool, metas[entry_id], condition=Present())
-            try:
-                self.repo.write(actions)
-            except WriteConflict as error:
-                if _raced(error):
-                    continue
-                raise
+                changes += self.repo.pools.remove(pool, metas[entry_id], condition=Present())
+            self._person_change(pool, snap.version, now, changes, tuple(batch))
 
     # -- context ---------------------------------------------------------------------------
 
