@@ -16,6 +16,7 @@ from agent_memory.persistence.agent_versions import AgentVersionRepository
 from agent_memory.persistence.agents import AgentRepository
 from agent_memory.persistence.bot_memory import BotMemoryRepository
 from agent_memory.persistence.bots import BotRepository
+from agent_memory.persistence.erasure import ErasureRepository
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.limits import Counters, ProcessCounters, TableCounters
@@ -30,6 +31,7 @@ from agent_memory.service.agents import AgentService
 from agent_memory.service.bot_learning import BotLearningPool
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
+from agent_memory.service.erasure import ErasureService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import LearningPool
@@ -41,6 +43,12 @@ from agent_memory.service.registry import Services
 from agent_memory.service.session_learning import SessionLearningPool
 from agent_memory.service.session_memory import SessionMemoryService
 from agent_memory.service.sessions import SessionAccess, SessionService
+from agent_memory.service.thread_learning import (
+    ThreadBackground,
+    ThreadReader,
+    ThreadStep,
+    TitleStep,
+)
 from agent_memory.service.threads import ThreadService
 
 
@@ -198,6 +206,21 @@ def learning_pools(settings: Settings, adapters: Adapters) -> list[LearningPool]
             adapters.clock,
             BotSettingsRepository(adapters.store),
         ),
+        *thread_steps(settings, adapters),
+    ]
+
+
+def thread_steps(settings: Settings, adapters: Adapters) -> list[ThreadStep]:
+    """Background work after a thread's saves, each a learning pool kind of its own
+    (docs/decisions.md, "Thread background work": add a step here)."""
+    repo = ThreadRepository(adapters.store, adapters.cipher)
+    versions = AgentVersionService(
+        AgentVersionRepository(adapters.store, adapters.cipher), adapters.clock
+    )
+    reader = ThreadReader(repo, versions, adapters.clock)
+    return [
+        # TITLE_MODEL (API.md); local/rules when it is not set.
+        TitleStep(reader, adapters.store, adapters.clock, settings.title_model),
     ]
 
 
@@ -315,13 +338,12 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             AgentVersionService(
                 AgentVersionRepository(adapters.store, adapters.cipher), adapters.clock
             ),
-            adapters.models or model_catalog(settings),
             adapters.clock,
             adapters.ids,
-            # TITLE_MODEL (API.md); local/rules when it is not set.
-            title_model=settings.title_model,
+            background=ThreadBackground(learning, thread_steps(settings, adapters)),
         ),
         limits=RequestLimits(limiter, settings.rate_limit_per_minute),
+        erasure=ErasureService(ErasureRepository(adapters.store), identity_repo.user_org),
     )
 
 

@@ -16,7 +16,9 @@ from agent_memory.api.routers import (
     agent_versions,
     agents,
     bots,
+    console,
     health,
+    me,
     memory_bot,
     memory_objects,
     org_settings,
@@ -27,7 +29,10 @@ from agent_memory.service.registry import Services
 
 ROUTERS = (
     health.router,
+    console.router,
+    me.router,
     admin.router,
+    admin.organizations,
     org_settings.router,
     memory_objects.router,
     agents.router,

@@ -11,6 +11,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agent_memory.domain.identity import Principal
+from agent_memory.service.erasure import ErasureService
 from agent_memory.service.registry import Services
 
 T = TypeVar("T")
@@ -56,3 +57,10 @@ def _admitted(svc: Services, token: str) -> Principal:
 
 
 CallerDep = Annotated[Principal, Depends(caller)]
+
+
+def erasure(svc: Services) -> ErasureService:
+    """Deletions and erasure (issue 17); every wiring of the services has them."""
+    if svc.erasure is None:
+        raise RuntimeError("these services were built without erasure")
+    return svc.erasure

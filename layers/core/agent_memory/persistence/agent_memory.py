@@ -229,7 +229,12 @@ class AgentMemoryRepository:
             },
             Absent(),
         )
-        last: list[Action] = [agents.put(agent, now_ms), head, self.log_put(agent, change)]
+        last: list[Action] = [
+            agents.put(agent, now_ms),
+            agents.index_put(agent, now_ms),
+            head,
+            self.log_put(agent, change),
+        ]
         tail = puts[max(0, len(puts) - (MAX_ACTIONS - len(last))) :]
         before = puts[: len(puts) - len(tail)]
         for start in range(0, len(before), MAX_ACTIONS):

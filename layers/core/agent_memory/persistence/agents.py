@@ -3,19 +3,30 @@
 `AGENT#<id>/META`: organization, name, owner, members. Agent memory (issue 5) keeps its
 entries in the same partition (`MEM#<key>`), so the agent row is also that pool's head row:
 it carries no field that pool needs to rename.
+
+`AGENTS#<org>/<agentId>`: the organization's list of agents (owner, members, name), written
+in the same transaction as the agent row; ids sort by creation, so a descending Query is
+newest first and `starting_after` is a key position.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from agent_memory.domain.agents import Agent
 from agent_memory.persistence import keys
 from agent_memory.ports import Absent, Put, Record, Store
 
+# Index rows read per Query while skipping agents the caller may not see.
+_LIST_READ = 100
+
 
 def agent_pk(agent_id: str) -> str:
     return f"AGENT#{agent_id}"
+
+
+def org_agents_pk(org_id: str) -> str:
+    return f"AGENTS#{org_id}"
 
 
 class AgentRepository:
@@ -23,7 +34,44 @@ class AgentRepository:
         self._store = store
 
     def create(self, agent: Agent, now_ms: int) -> None:
-        self._store.write([self.put(agent, now_ms)])
+        self._store.write([self.put(agent, now_ms), self.index_put(agent, now_ms)])
+
+    def index_put(self, agent: Agent, now_ms: int) -> Put:
+        """The agent's row in its organization's list, for the agent row's transaction."""
+        row: Record = {
+            "pk": org_agents_pk(agent.org_id),
+            "sk": agent.id,
+            "type": "agent-index",
+            "name": agent.name,
+            "owner": agent.owner,
+            "members": list(agent.members),
+            "createdAt": now_ms,
+        }
+        return Put(row, Absent())
+
+    def listed(
+        self, org_id: str, visible: Callable[[Agent], bool], *, limit: int, after: str | None
+    ) -> tuple[list[Agent], bool]:
+        """The organization's agents that `visible` keeps, newest first, after the agent id
+        `after`: (at most `limit` agents, whether more follow)."""
+        kept: list[Agent] = []
+        while True:
+            page = self._store.query(
+                org_agents_pk(org_id), limit=_LIST_READ, after=after, newest_first=True
+            )
+            for row in page.records:
+                agent = Agent(
+                    id=str(row["sk"]),
+                    org_id=org_id,
+                    name=str(row["name"]),
+                    owner=str(row["owner"]),
+                    members=tuple(row.get("members") or ()),
+                )
+                if visible(agent):
+                    kept.append(agent)
+            if len(kept) > limit or page.next is None:
+                return kept[:limit], len(kept) > limit
+            after = page.next
 
     def put(self, agent: Agent, now_ms: int) -> Put:
         """The new agent's row, for a transaction of the caller's (e.g. a promotion)."""

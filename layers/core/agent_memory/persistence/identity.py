@@ -107,6 +107,11 @@ class IdentityRepository:
             return None
         return User(user_id, row["orgId"], row.get("name"), cast(Role, row["role"]))
 
+    def user_org(self, user_id: str) -> str | None:
+        """The organization of a user (None: no such user)."""
+        user = self.get_user(user_id)
+        return user.org_id if user is not None else None
+
     def add_token(self, user: User, token: IssuedToken, now_ms: int) -> None:
         self._store.write(
             [

@@ -7,6 +7,9 @@
 - `SESSION#<id>/ITEM#<seq:08d>`: an item of the history: `text` sealed; role, app, turn,
   the turn's model and (for edit items) the command in plaintext.
 
+`SESSIONS#<agentId>/<sessionId>` lists an agent's sessions (owner, organization), written
+with the head row; session ids sort by creation, so a descending Query is newest first.
+
 `sk BETWEEN "MEM#" AND "META"` reads every entry and the head row in one Query; the memory
 text reads `META` and the first `RECENT#` page in one Query. Content is sealed with the
 scope {org, pool: session id, field} and bound to its entry id (items: to their `sk`), so a
@@ -15,7 +18,7 @@ ciphertext copied to another Session fails to open: a Fork re-seals.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -45,6 +48,14 @@ MAX_ACTIONS = keys.MAX_ACTIONS
 
 def session_pk(session_id: str) -> str:
     return f"SESSION#{session_id}"
+
+
+def agent_sessions_pk(agent_id: str) -> str:
+    return f"SESSIONS#{agent_id}"
+
+
+# Index rows read per Query while skipping sessions the caller may not see.
+_LIST_READ = 100
 
 
 def item_sk(seq: int) -> str:
@@ -164,7 +175,53 @@ class SessionRepository:
     # -- actions -------------------------------------------------------------------------
 
     def create(self, session: Session, now_ms: int) -> None:
-        self._store.write([Put(self._head_row(session, now_ms), Absent())])
+        self._store.write(
+            [Put(self._head_row(session, now_ms), Absent()), self.index_put(session, now_ms)]
+        )
+
+    def index_put(self, session: Session, now_ms: int) -> Put:
+        """The session's row in its agent's list, for the head row's transaction."""
+        row: Record = {
+            "pk": agent_sessions_pk(session.agent_id),
+            "sk": session.id,
+            "type": "session-index",
+            "orgId": session.org_id,
+            "owner": session.owner,
+            "createdAt": now_ms,
+        }
+        return Put(row, Absent())
+
+    def listed(
+        self, agent_id: str, visible: Callable[[str], bool], *, limit: int, after: str | None
+    ) -> tuple[list[Session], bool]:
+        """The agent's sessions whose owner `visible` keeps, newest first, after the
+        session id `after`: (at most `limit` sessions, whether more follow)."""
+        ids: list[str] = []
+        while True:
+            page = self._store.query(
+                agent_sessions_pk(agent_id), limit=_LIST_READ, after=after, newest_first=True
+            )
+            ids += [str(r["sk"]) for r in page.records if visible(str(r["owner"]))]
+            if len(ids) > limit or page.next is None:
+                break
+            after = page.next
+        rows = self._store.get_many([(session_pk(i), keys.HEAD) for i in ids[:limit]])
+        found = {s.id: s for s in (_session(r) for r in rows if r.get("type") == "session")}
+        return [found[i] for i in ids[:limit] if i in found], len(ids) > limit
+
+    def item_page(
+        self, session: Session, *, limit: int, after: int
+    ) -> tuple[list[tuple[StoredItem, str | None, int]], bool]:
+        """Items after `after` in order, with their turn and time: (at most `limit`,
+        whether more follow)."""
+        page = self._store.query(
+            session_pk(session.id),
+            KeyRange(low=item_sk(after + 1), high=item_sk(session.item_count)),
+            limit=limit + 1,
+        )
+        rows = [r for r in page.records if r.get("type") == "item"]
+        items = [(_item(r), r.get("turnId"), int(r.get("createdAt", 0))) for r in rows]
+        return items[:limit], len(items) > limit
 
     def head_change(self, before: Session, after: Session, now_ms: int) -> Update:
         """Move the head row from `before` to `after`, if nobody changed it meanwhile.
@@ -250,6 +307,7 @@ class SessionRepository:
         last: list[Action] = [
             Check(session_pk(source.id), keys.HEAD, Equals("revision", source.revision)),
             Put(self._head_row(fork, now_ms), Absent()),
+            self.index_put(fork, now_ms),
             *also,
         ]
         tail = puts[max(0, len(puts) - (MAX_ACTIONS - len(last))) :]
@@ -288,6 +346,11 @@ class SessionRepository:
             "createdAt": now_ms,
             "updatedAt": now_ms,
         }
+
+
+def session_of(row: Record) -> Session:
+    """The Session in its head row (erasure reads head rows whose deletion began)."""
+    return _session(row)
 
 
 def _session(row: Record) -> Session:

@@ -44,6 +44,18 @@ class AgentService:
         authorize(principal, agent.grants(), "read", what="agent")
         return agent
 
+    def list_agents(
+        self, principal: Principal, *, limit: int, starting_after: str | None
+    ) -> tuple[list[Agent], bool]:
+        """The agents of the caller's organization that the caller owns or is a member of
+        (an organization admin: every one), newest first; whether more follow."""
+        user, org_id = person_of(principal)
+
+        def visible(agent: Agent) -> bool:
+            return principal.administers(org_id) or user == agent.owner or user in agent.members
+
+        return self._repo.listed(org_id, visible, limit=limit, after=starting_after)
+
     def usable(self, principal: Principal, agent_id: str) -> Agent:
         """The Agent a new Session runs with: one the caller may read (`agentId` names it)."""
         try:

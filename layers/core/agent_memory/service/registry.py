@@ -10,6 +10,7 @@ from agent_memory.service.agent_versions import AgentVersionService
 from agent_memory.service.agents import AgentService
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
+from agent_memory.service.erasure import ErasureService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
 from agent_memory.service.limits import RequestLimits
@@ -39,3 +40,5 @@ class Services:
     threads: ThreadService
     # Requests per token (RATE_LIMIT_PER_MINUTE); None: not limited.
     limits: RequestLimits | None = None
+    # Deleting sessions and agents, erasing a person (issue 17).
+    erasure: ErasureService | None = None

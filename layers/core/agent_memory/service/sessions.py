@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol
 
 from agent_memory.domain.access import Action, authorize, require_tenant
 from agent_memory.domain.bounds import check_history
-from agent_memory.domain.errors import NotFound, SessionConflict, Unavailable
+from agent_memory.domain.errors import NotFound, SessionConflict, Unavailable, ValidationFailed
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.model_names import ModelPolicy, parse_model_name
 from agent_memory.domain.session_memory import effective_switches
@@ -23,6 +23,7 @@ from agent_memory.domain.sessions import (
     check_turn,
     forked,
     item_id,
+    item_seq,
     new_session,
     only_runs_an_app_action,
 )
@@ -37,6 +38,16 @@ LearningAnswer = Literal["started", "skipped"]
 # What starting learning did: "throttled" is a skip already recorded with its reason
 # (the organization's model-call quota); clients see it as "skipped".
 StartAnswer = Literal["started", "skipped", "throttled"]
+# Why a Turn's learning was skipped (API.md `learningReason`), one name per cause.
+SkipReason = Literal[
+    "appOnly",
+    "generateOff",
+    "noModel",
+    "modelNotConfigured",
+    "workflowUnreachable",
+    "throttled",
+    "unavailable",
+]
 
 
 class Default(Enum):
@@ -68,12 +79,27 @@ class OrgDefaults(Protocol):
 
 
 @dataclass(frozen=True)
+class SessionItem:
+    """One item of a session's history, as `GET /v1/sessions/{id}/items` shows it."""
+
+    id: str
+    role: str
+    content: str
+    app: str | None
+    model: str | None
+    turn_id: str | None
+    created_at: int
+
+
+@dataclass(frozen=True)
 class TurnResult:
     session: Session
     turn_id: str
     item_ids: list[str]
     learning: LearningAnswer
     agent_learning: LearningAnswer
+    # Set exactly when `learning` is "skipped".
+    learning_reason: SkipReason | None = None
 
 
 def pool_of(session: Session) -> PoolRef:
@@ -119,9 +145,16 @@ class SessionAccess:
 
     def has_model(self, name: str | None) -> bool:
         """A model is named and this deployment can run it ("no model" otherwise)."""
+        return self.missing_model(name) is None
+
+    def missing_model(self, name: str | None) -> SkipReason | None:
+        """Why `name` cannot run here: none named, or a provider this deployment has not
+        configured; None when it can run."""
         if name is None:
-            return False
-        return self._models is None or self._models.resolve(name) is not None
+            return "noModel"
+        if self._models is not None and self._models.resolve(name) is None:
+            return "modelNotConfigured"
+        return None
 
 
 class SessionService:
@@ -168,6 +201,46 @@ class SessionService:
 
     def get(self, principal: Principal, session_id: str) -> Session:
         return self._access.load(principal, session_id, "read")
+
+    def list_sessions(
+        self, principal: Principal, agent_id: str, *, limit: int, starting_after: str | None
+    ) -> tuple[list[Session], bool]:
+        """The caller's sessions of an agent they may read (an organization admin: every
+        one's), newest first; whether more follow. Sessions stay private to their owner."""
+        user, org_id = person_of(principal)
+        agent = self._agents.usable(principal, agent_id)
+
+        def visible(owner: str) -> bool:
+            return owner == user or principal.administers(org_id)
+
+        return self._repo.listed(agent.id, visible, limit=limit, after=starting_after)
+
+    def items(
+        self, principal: Principal, session_id: str, *, limit: int, starting_after: str | None
+    ) -> tuple[list[SessionItem], bool]:
+        """The session's items in order (the history as stored, edit notices included),
+        after the item id `starting_after`; whether more follow."""
+        after = 0
+        if starting_after is not None:
+            seq = item_seq(starting_after)
+            if seq is None:
+                raise ValidationFailed("an item id such as i-01", ["starting_after"])
+            after = seq
+        session = self._access.load(principal, session_id, "read")
+        stored, more = self._repo.item_page(session, limit=limit, after=after)
+        items = [
+            SessionItem(
+                id=item_id(item.seq),
+                role=item.role,
+                content=self._repo.open_item(session, item),
+                app=item.app,
+                model=item.model,
+                turn_id=turn_id,
+                created_at=created_at,
+            )
+            for item, turn_id, created_at in stored
+        ]
+        return items, more
 
     def turn(
         self,
@@ -217,13 +290,12 @@ class SessionService:
         after = once(attempt, _changed) if guarded else until_it_lands(attempt, _changed)
         # The Turn is stored: from here an outage may only make learning "skipped" (its
         # items stay unprocessed, the next Turn learns them), never fail the stored Turn.
-        learning: LearningAnswer = "skipped"
         agent_learning: LearningAnswer = "skipped"
         try:
             generate = self._access.switches(after)["generate"]
         except Unavailable:
-            return self._answer(after, turn_id, len(items), learning, agent_learning)
-        learning = self._learn(after, items, model, generate)
+            return self._answer(after, turn_id, len(items), "unavailable", agent_learning)
+        skipped = self._learn(after, items, model, generate)
         if self.agent_learning is not None:
             try:
                 agent_learning = self.agent_learning.after_turn(
@@ -231,33 +303,43 @@ class SessionService:
                 )
             except Unavailable:
                 agent_learning = "skipped"
-        return self._answer(after, turn_id, len(items), learning, agent_learning)
+        return self._answer(after, turn_id, len(items), skipped, agent_learning)
 
     @staticmethod
     def _answer(
         after: Session,
         turn_id: str,
         count: int,
-        learning: LearningAnswer,
+        skipped: SkipReason | None,
         agent_learning: LearningAnswer,
     ) -> TurnResult:
         ids = [item_id(seq) for seq in range(after.item_count - count + 1, after.item_count + 1)]
-        return TurnResult(after, turn_id, ids, learning, agent_learning)
+        learning: LearningAnswer = "started" if skipped is None else "skipped"
+        return TurnResult(after, turn_id, ids, learning, agent_learning, skipped)
 
     def _learn(
         self, session: Session, items: Sequence[NewItem], model: str | None, generate: bool
-    ) -> LearningAnswer:
+    ) -> SkipReason | None:
+        """Start the Turn's consolidation; why it was skipped, or None when it started."""
         # A Turn that only runs an App action changes no memory: no model ran in it.
-        if only_runs_an_app_action(items) or not generate or self.learning is None:
-            return "skipped"
-        if not self._access.has_model(model or session.model):
-            return "skipped"
+        if only_runs_an_app_action(items):
+            return "appOnly"
+        if not generate:
+            return "generateOff"
+        missing = self._access.missing_model(model or session.model)
+        if missing is not None:
+            return missing
+        if self.learning is None:
+            return "workflowUnreachable"
         try:
             answer = self.learning.start(pool_of(session), upto=session.item_count, reason="turn")
-            return "started" if answer == "started" else "skipped"
         except Unavailable:
             # The Turn is stored; its items stay unprocessed and the next Turn learns them.
-            return "skipped"
+            return "workflowUnreachable"
+        if answer == "started":
+            return None
+        # "skipped": no workflow here, or its service did not answer a turn's start.
+        return "throttled" if answer == "throttled" else "workflowUnreachable"
 
     def fork(self, principal: Principal, session_id: str) -> Session:
         """A new Session with a copy of the history, memory and overrides, starting at its

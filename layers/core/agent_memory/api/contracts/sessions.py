@@ -113,10 +113,30 @@ class PostTurn(Body):
     revision: int | None = Field(default=None, ge=0)
 
 
+LearningReason = Literal[
+    "appOnly",
+    "generateOff",
+    "noModel",
+    "modelNotConfigured",
+    "workflowUnreachable",
+    "throttled",
+    "unavailable",
+]
+_LEARNING_REASON = (
+    "Why `learning` is skipped (only then present): `appOnly` (the Turn only runs an App "
+    "action), `generateOff` (the session's `generate` switch), `noModel` (no model named), "
+    "`modelNotConfigured` (a provider this deployment has not configured), "
+    "`workflowUnreachable` (no learning workflow here, or it did not answer), `throttled` "
+    "(the organization's model-call quota), `unavailable` (the session's switches could not "
+    "be read). The Turn is stored either way."
+)
+
+
 class TurnOut(Answer):
     id: str
     itemIds: list[str]
     learning: Learning
+    learningReason: LearningReason | None = Field(default=None, description=_LEARNING_REASON)
     agentLearning: Learning
 
 

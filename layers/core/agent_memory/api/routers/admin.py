@@ -12,9 +12,12 @@ from agent_memory.api.contracts.identity import (
     IssuedToken,
     IssueToken,
 )
-from agent_memory.api.deps import CallerDep, ServicesDep, run
+from agent_memory.api.contracts.listing import ErasedUser
+from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
+# Routes of one organization's administrators (the service admin may use them too).
+organizations = APIRouter(prefix="/v1/organizations", tags=["organizations"])
 
 
 @router.post("/organizations", status_code=201)
@@ -51,3 +54,13 @@ async def issue_token(
 async def revoke_token(tokenPrefix: str, caller: CallerDep, svc: ServicesDep) -> Response:
     await run(svc, svc.identity.revoke_token, caller, tokenPrefix)
     return Response(status_code=204)
+
+
+@organizations.post("/{orgId}/users/{userId}/erase")
+async def erase_user(orgId: str, userId: str, caller: CallerDep, svc: ServicesDep) -> ErasedUser:
+    """Erase one person across the organization: their sessions (items, executions, saved
+    calls) and threads (messages, working memory). An administrator of the organization.
+    Agent memory learned from their sessions stays until forgotten. Resumable and
+    idempotent: a repeated call finishes the work and counts what it removed itself."""
+    erased = await run(svc, erasure(svc).erase_user, caller, orgId, userId)
+    return ErasedUser.of(orgId, userId, erased)

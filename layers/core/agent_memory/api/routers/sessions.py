@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
 
+from fastapi import APIRouter, Query
+
+from agent_memory.api.contracts.listing import (
+    Cursor,
+    DeletedSession,
+    PageLimit,
+    SessionItemList,
+    SessionItemOut,
+    SessionList,
+)
 from agent_memory.api.contracts.sessions import (
     CreateSession,
     Executions,
@@ -16,7 +26,7 @@ from agent_memory.api.contracts.sessions import (
     TurnAnswer,
     TurnOut,
 )
-from agent_memory.api.deps import CallerDep, ServicesDep, run
+from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
 from agent_memory.domain.sessions import NewItem
 from agent_memory.service.sessions import Default
 
@@ -31,9 +41,57 @@ async def create_session(body: CreateSession, caller: CallerDep, svc: ServicesDe
     return SessionAnswer.of(session)
 
 
+@router.get("")
+async def list_sessions(
+    agentId: Annotated[str, Query(min_length=1, max_length=100)],
+    caller: CallerDep,
+    svc: ServicesDep,
+    limit: PageLimit = 10,
+    starting_after: Annotated[Cursor | None, Query(description="A session id (a position)")] = None,
+) -> SessionList:
+    """The caller's sessions of the agent (an organization admin: everyone's), newest
+    first. Sessions are private: members of a shared agent see only their own."""
+    page = await run(
+        svc,
+        svc.sessions.list_sessions,
+        caller,
+        agentId,
+        limit=limit,
+        starting_after=starting_after,
+    )
+    return SessionList.of(page)
+
+
 @router.get("/{sessionId}")
 async def get_session(sessionId: str, caller: CallerDep, svc: ServicesDep) -> SessionAnswer:
     return SessionAnswer.of(await run(svc, svc.sessions.get, caller, sessionId))
+
+
+@router.delete("/{sessionId}")
+async def delete_session(sessionId: str, caller: CallerDep, svc: ServicesDep) -> DeletedSession:
+    """Delete the session: items, entries, executions and saved calls. Agent memory learned
+    from it stays until forgotten. Its owner or an organization admin. Resumable: a call
+    cut short is finished by the next one; after one that finished, 404."""
+    erased = await run(svc, erasure(svc).delete_session, caller, sessionId)
+    return DeletedSession(id=sessionId, items=erased.items)
+
+
+@router.get("/{sessionId}/items")
+async def list_items(
+    sessionId: str,
+    caller: CallerDep,
+    svc: ServicesDep,
+    limit: PageLimit = 10,
+    starting_after: Annotated[
+        str | None, Query(pattern=r"^i-[0-9]{2,}$", max_length=20, description="An item id")
+    ] = None,
+) -> SessionItemList:
+    """The session's history in order (oldest first, as it was said), edit notices
+    included."""
+    items, more = await run(
+        svc, svc.sessions.items, caller, sessionId, limit=limit, starting_after=starting_after
+    )
+    return SessionItemList(data=[SessionItemOut.of(i) for i in items], has_more=more)
 
 
 @router.post("/{sessionId}/turns")
@@ -59,6 +117,7 @@ async def post_turn(
             id=result.turn_id,
             itemIds=result.item_ids,
             learning=result.learning,
+            learningReason=result.learning_reason,
             agentLearning=result.agent_learning,
         ),
     )
