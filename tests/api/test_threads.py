@@ -4,7 +4,6 @@ working memory in both formats and scopes, readOnly, and isolation between users
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +57,35 @@ class World:
 
     def get(self, url: str, user: User | None = None) -> Any:
         return self.api.client.get(url, headers=(user or self.owner).headers)
+
+
+TITLER = "openai/titler"
+
+
+@pytest.fixture
+def titler() -> Any:
+    from tests.learning_support import ScriptedModel
+
+    return ScriptedModel(name=TITLER, script=lambda request: '{"title": "Lisbon in May"}')
+
+
+@pytest.fixture
+def services(settings: Any, adapters: Any, titler: Any) -> Any:
+    """The services with the learning workflow run inline at each start (as the state
+    machine runs it, without its retries) and a catalog of a scripted title model and
+    local/rules; the real Step Functions and `make run`'s runner have their own tests."""
+    from dataclasses import replace
+
+    from agent_memory.adapters.rules_model import RulesModel
+    from agent_memory.bootstrap import build_services
+    from tests.api.test_agent_memory import InlineWorkflow
+    from tests.learning_support import Catalog
+
+    workflow = InlineWorkflow()
+    catalog = Catalog({TITLER: titler, "local/rules": RulesModel()})
+    built = build_services(settings, replace(adapters, orchestrator=workflow, models=catalog))
+    workflow.learning = built.learning
+    return built
 
 
 @pytest.fixture
@@ -297,64 +325,63 @@ def test_no_message_title_or_note_is_stored_in_the_clear(world: World, adapters:
     assert b"Robinson" not in repr(rows).encode()
 
 
-TITLER = "openai/titler"
+def learning(world: World, thread: str) -> list[dict[str, Any]]:
+    answer = world.get(f"/v1/threads/{thread}/learning")
+    assert answer.status_code == 200, answer.text
+    return list(answer.json()["executions"])
 
 
-@pytest.fixture
-def titler() -> Any:
-    from tests.learning_support import ScriptedModel
-
-    return ScriptedModel(name=TITLER, script=lambda request: '{"title": "Lisbon in May"}')
-
-
-@pytest.fixture
-def titled(settings: Any, adapters: Any, titler: Any) -> Iterator[World]:
-    """An app whose catalog has a scripted title model (and local/rules)."""
-    from dataclasses import replace
-
-    from fastapi.testclient import TestClient
-
-    from agent_memory.adapters.rules_model import RulesModel
-    from agent_memory.api.app import create_app
-    from agent_memory.bootstrap import build_services
-    from tests.learning_support import Catalog
-
-    catalog = Catalog({TITLER: titler, "local/rules": RulesModel()})
-    services = build_services(settings, replace(adapters, models=catalog))
-    with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
-        api = Api(client)
-        org = api.org()
-        owner, member = api.user(org), api.user(org)
-        yield World(api, owner, member, agent_of(api, owner))
-
-
-def test_generate_title_asks_its_own_model_with_its_instructions(
-    titled: World, titler: Any
-) -> None:
-    titled.activate({"generateTitle": {"model": TITLER, "instructions": "Three words, no verbs."}})
-    thread = titled.thread()
-    titled.save(thread, user("Plan my trip to Lisbon in May."), assistant("Sure."))
-    assert titled.get(f"/v1/threads/{thread}").json()["thread"]["title"] == "Lisbon in May"
+def test_generate_title_asks_its_own_model_with_its_instructions(world: World, titler: Any) -> None:
+    world.activate({"generateTitle": {"model": TITLER, "instructions": "Three words, no verbs."}})
+    thread = world.thread()
+    world.save(thread, user("Plan my trip to Lisbon in May."), assistant("Sure."))
+    assert world.get(f"/v1/threads/{thread}").json()["thread"]["title"] == "Lisbon in May"
     (asked,) = titler.calls
     assert asked.task == "title"
     assert "Three words, no verbs." in asked.system
     assert "Plan my trip to Lisbon in May." in asked.user
-    # Titled once: later answers do not ask again.
-    titled.save(thread, user("And June?"), assistant("Also fine."))
+    [run] = learning(world, thread)
+    assert (run["kind"], run["status"], run["model"]) == ("thread-title", "succeeded", TITLER)
+    assert run["applied"] == [{"key": "title", "op": "title"}]
+    # Titled once: later answers do not ask again, nor start another run.
+    world.save(thread, user("And June?"), assistant("Also fine."))
     assert len(titler.calls) == 1
+    assert len(learning(world, thread)) == 1
 
 
-def test_a_failing_title_model_leaves_the_local_title(titled: World, titler: Any) -> None:
+def test_a_failing_title_model_leaves_the_thread_untitled_and_the_run_failed(
+    world: World, titler: Any
+) -> None:
     from tests.learning_support import failing
 
     titler.script = failing("timeout", retryable=True)
-    titled.activate({"generateTitle": {"model": TITLER}})
-    thread = titled.thread()
-    saved = titled.save(thread, user("Plan my trip to Lisbon in May."), assistant("Sure."))
+    world.activate({"generateTitle": {"model": TITLER}})
+    thread = world.thread()
+    saved = world.save(thread, user("Plan my trip to Lisbon in May."), assistant("Sure."))
     assert saved.status_code == 200
-    assert (
-        titled.get(f"/v1/threads/{thread}").json()["thread"]["title"] == "Plan my trip to Lisbon in"
-    )
+    assert len(saved.json()["messageIds"]) == 2
+    assert world.get(f"/v1/threads/{thread}").json()["thread"]["title"] is None
+    [run] = learning(world, thread)
+    assert (run["kind"], run["status"]) == ("thread-title", "failed")
+    assert run["error"]["type"] == "ModelTimeout" or "timeout" in run["error"]["message"].lower()
+    contents = [
+        m["content"] for m in world.get(f"/v1/threads/{thread}/messages").json()["messages"]
+    ]
+    assert contents == ["Plan my trip to Lisbon in May.", "Sure."]
+    # The next answer tries again, and a model that answers names it.
+    titler.script = lambda request: '{"title": "Lisbon in May"}'
+    world.save(thread, assistant("Anything else?"))
+    assert world.get(f"/v1/threads/{thread}").json()["thread"]["title"] == "Lisbon in May"
+    assert [r["status"] for r in learning(world, thread)] == ["succeeded", "failed"]
+
+
+def test_a_save_of_many_messages_starts_one_title_run(world: World) -> None:
+    thread = world.thread()
+    batch = [m for n in range(20) for m in (user(f"question {n}"), assistant(f"answer {n}"))]
+    world.save(thread, *batch)
+    [run] = learning(world, thread)
+    assert run["status"] == "succeeded"
+    assert world.get(f"/v1/threads/{thread}").json()["thread"]["title"] == "Question 0"
 
 
 def test_the_newest_messages_that_fit_the_answer_are_kept_in_order() -> None:

@@ -38,6 +38,10 @@ class Thread:
     resource_id: str
     title: str | None
     created_at: int
+    # Message tokens ever saved (domain/observation.count_tokens), and the part of them the
+    # observer has read: a save decides from these alone whether the observer runs.
+    tokens: int = 0
+    observed_tokens: int = 0
 
     def view(self) -> dict[str, Any]:
         return {
@@ -69,12 +73,15 @@ class Message:
         return body
 
 
+def is_resource(principal: Principal, thread: Thread) -> bool:
+    """Whether the caller is the thread's resource: its user, in its organization."""
+    return principal.org_id == thread.org_id and principal.user_id == thread.resource_id
+
+
 def require_resource(principal: Principal, thread: Thread | None) -> Thread:
     """The thread, for its resource (user) alone; anyone else gets 404 (the admin token 403)."""
     require_tenant(principal)
-    if thread is None or principal.org_id != thread.org_id:
-        raise NotFound(THREAD_NOT_FOUND)
-    if principal.user_id != thread.resource_id:
+    if thread is None or not is_resource(principal, thread):
         raise NotFound(THREAD_NOT_FOUND)
     return thread
 

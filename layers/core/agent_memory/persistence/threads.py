@@ -6,7 +6,11 @@
   sealed item. The latest N are one Query newest first with `limit` N, however long the
   thread is.
 - `RESOURCE#<userId>` / `THREAD#<agentId>#<newest-first createdAt>#<threadId>`: the user's
-  thread list (a copy of the thread's view, title sealed alike), newest first per agent.
+  thread list (a copy of the thread's view, title sealed alike), newest first per agent;
+  `RESOURCE#<userId>` / `TLIST#<newest-first createdAt>#<threadId>`: the same copy, newest
+  first across agents (so both lists page with a key, never a sort in memory).
+- `THREAD#<id>` / `POS#<kind>`: the read position of one kind of background work on the
+  thread (service/thread_learning.py): messages numbered below `position` are done.
 - Working memory: ONE entry of the engine's model (persistence/pools.py) under `MEM#<id>`,
   in `RESOURCE#<userId>` (scope resource: pool `wm:<agent>:<user>`) or in `THREAD#<id>`
   (scope thread: pool `wm:<thread>`). A pool with one entry needs no `RECENT#` copy.
@@ -23,8 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.domain.entries import EntryMeta, keyed_id
+from agent_memory.domain.events import thread_object
+from agent_memory.domain.observation import total_message_tokens
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence import keys
+from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import Pool, PoolRepository
 from agent_memory.ports import (
     Absent,
@@ -43,8 +50,12 @@ from agent_memory.ports import (
 
 MESSAGE_PREFIX = "MSG#"
 INDEX_PREFIX = "THREAD#"
+ALL_PREFIX = "TLIST#"
+POSITION_PREFIX = "POS#"
 # Condition name: another save numbered its messages first (retry with the new count).
 THREAD_SEQ = "thread-seq"
+# Condition name: another run of the same background step moved its read position first.
+THREAD_POSITION = "thread-position"
 WORKING_MEMORY_KEY = "working-memory"
 TITLE_ROW = "title"
 MAX_LIST = 100
@@ -63,9 +74,20 @@ def message_sk(seq: int) -> str:
     return f"{MESSAGE_PREFIX}{seq:010d}"
 
 
+def _newest_first(created_at: int) -> str:
+    return f"{_TIME_SPAN - 1 - max(0, min(created_at, _TIME_SPAN - 1)):013d}"
+
+
 def index_sk(thread: Thread) -> str:
-    when = _TIME_SPAN - 1 - max(0, min(thread.created_at, _TIME_SPAN - 1))
-    return f"{INDEX_PREFIX}{thread.agent_id}#{when:013d}#{thread.id}"
+    return f"{INDEX_PREFIX}{thread.agent_id}#{_newest_first(thread.created_at)}#{thread.id}"
+
+
+def all_sk(thread: Thread) -> str:
+    return f"{ALL_PREFIX}{_newest_first(thread.created_at)}#{thread.id}"
+
+
+def position_sk(kind: str) -> str:
+    return f"{POSITION_PREFIX}{kind}"
 
 
 class SingleEntryLayout:
@@ -91,6 +113,12 @@ def working_memory_pool(thread: Thread, scope: str) -> Pool:
 class StoredThread:
     thread: Thread
     seq: int
+
+
+@dataclass(frozen=True)
+class ThreadPage:
+    threads: list[Thread]
+    has_more: bool
 
 
 class ThreadRepository:
@@ -128,16 +156,24 @@ class ThreadRepository:
             "createdAt": thread.created_at,
             "seq": 0,
         }
-        index: Record = {
+        index = self._index_row(thread, index_sk(thread))
+        listed = self._index_row(thread, all_sk(thread))
+        created = event_action(thread.org_id, "thread.created", _ids(thread), thread.created_at)
+        self._store.write(
+            [Put(row, Absent()), Put(index, Absent()), Put(listed, Absent()), created]
+        )
+
+    @staticmethod
+    def _index_row(thread: Thread, sk: str) -> Record:
+        return {
             "pk": resource_pk(thread.resource_id),
-            "sk": index_sk(thread),
+            "sk": sk,
             "type": "thread-index",
             "threadId": thread.id,
             "orgId": thread.org_id,
             "agentId": thread.agent_id,
             "createdAt": thread.created_at,
         }
-        self._store.write([Put(row, Absent()), Put(index, Absent())])
 
     def get(self, thread_id: str) -> StoredThread | None:
         row = self._store.get(thread_pk(thread_id), keys.HEAD)
@@ -151,13 +187,25 @@ class ThreadRepository:
             resource_id=str(row["resourceId"]),
             title=self._title(row, org_id, thread_id),
             created_at=int(row["createdAt"]),
+            tokens=int(row.get("tokens", 0)),
+            observed_tokens=int(row.get("obsTokens", 0)),
         )
         return StoredThread(thread, int(row.get("seq", 0)))
 
-    def of_user(self, user_id: str, agent_id: str | None) -> list[Thread]:
-        """The user's threads newest first (per agent when `agent_id` is given), 100 at most."""
-        prefix = f"{INDEX_PREFIX}{agent_id}#" if agent_id is not None else INDEX_PREFIX
-        page = self._store.query(resource_pk(user_id), KeyRange(prefix=prefix), limit=MAX_LIST)
+    def of_user(
+        self, user_id: str, agent_id: str | None, limit: int, after: Thread | None = None
+    ) -> ThreadPage:
+        """The user's threads newest first (of one agent when `agent_id` is given), `limit`
+        at most, after the thread `after` (a page's last): one Query either way."""
+        if agent_id is not None:
+            prefix = f"{INDEX_PREFIX}{agent_id}#"
+            start = index_sk(after) if after is not None else None
+        else:
+            prefix = ALL_PREFIX
+            start = all_sk(after) if after is not None else None
+        page = self._store.query(
+            resource_pk(user_id), KeyRange(prefix=prefix), limit=limit, after=start
+        )
         threads = [
             Thread(
                 id=str(row["threadId"]),
@@ -169,26 +217,52 @@ class ThreadRepository:
             )
             for row in page.records
         ]
-        # Across agents the sort key groups by agent: order by creation, newest first.
-        return sorted(threads, key=lambda t: (t.created_at, t.id), reverse=True)
+        return ThreadPage(threads, has_more=page.next is not None)
 
     def set_title(self, thread: Thread, title: str, now_ms: int) -> None:
+        self._store.write(self.title_actions(thread, title, now_ms))
+
+    def title_actions(self, thread: Thread, title: str, now_ms: int) -> list[Action]:
+        """The thread's row and both list copies renamed (sealed), to commit with others."""
         sealed = self._seal(thread.org_id, thread.id, title, TITLE_ROW)
-        self._store.write(
-            [
-                Update(
-                    thread_pk(thread.id),
-                    keys.HEAD,
-                    set={"title": sealed, "updatedAt": now_ms},
-                    condition=Present(),
-                ),
-                Update(
-                    resource_pk(thread.resource_id),
-                    index_sk(thread),
-                    set={"title": sealed},
-                    condition=Present(),
-                ),
-            ]
+        return [
+            Update(
+                thread_pk(thread.id),
+                keys.HEAD,
+                set={"title": sealed, "updatedAt": now_ms},
+                condition=Present(),
+            ),
+            Update(
+                resource_pk(thread.resource_id),
+                index_sk(thread),
+                set={"title": sealed},
+                condition=Present(),
+            ),
+            # Put whole: a thread created before the all-agents copy existed gets it now.
+            Put(self._index_row(thread, all_sk(thread)) | {"title": sealed}),
+            event_action(thread.org_id, "thread.updated", _ids(thread), now_ms),
+        ]
+
+    # -- read positions of background work -------------------------------------------------
+
+    def position(self, thread_id: str, kind: str) -> int:
+        """Messages numbered below this are done for background work `kind` (0: none)."""
+        row = self._store.get(thread_pk(thread_id), position_sk(kind))
+        return int(row.get("position", 0)) if row is not None else 0
+
+    def advance(self, thread_id: str, kind: str, position: int, upto: int, now_ms: int) -> Update:
+        """Move `kind`'s read position from `position` to `upto`, conditional on it
+        (WriteConflict THREAD_POSITION when another run moved it first)."""
+        condition = (
+            AbsentOrEquals("position", 0, name=THREAD_POSITION)
+            if position == 0
+            else Equals("position", position, name=THREAD_POSITION)
+        )
+        return Update(
+            thread_pk(thread_id),
+            position_sk(kind),
+            set={"type": "thread-position", "position": upto, "updatedAt": now_ms},
+            condition=condition,
         )
 
     # -- messages --------------------------------------------------------------------------
@@ -208,6 +282,8 @@ class ThreadRepository:
             thread_pk(thread.id),
             keys.HEAD,
             set={"seq": seq + len(messages), "updatedAt": now_ms},
+            # The thread's message tokens, counted as the observer counts them.
+            add={"tokens": total_message_tokens([m.content for m in messages])},
             condition=condition,
         )
         self._store.write([head, *puts])
@@ -257,6 +333,23 @@ class ThreadRepository:
         )
         return [self._message(thread, row) for row in reversed(page.records)]
 
+    def numbered(
+        self, thread: Thread, after: int, upto: int, limit: int
+    ) -> list[tuple[int, Message]]:
+        """Messages numbered `after <= seq < upto`, oldest first, `limit` at most (one Query;
+        removed messages are simply absent)."""
+        if upto <= after or limit <= 0:
+            return []
+        page = self._store.query(
+            thread_pk(thread.id),
+            KeyRange(low=message_sk(after), high=message_sk(upto - 1)),
+            limit=limit,
+        )
+        return [
+            (int(str(row["sk"])[len(MESSAGE_PREFIX) :]), self._message(thread, row))
+            for row in page.records
+        ]
+
     def first(self, thread: Thread, limit: int) -> list[Message]:
         page = self._store.query(thread_pk(thread.id), KeyRange(prefix=MESSAGE_PREFIX), limit=limit)
         return [self._message(thread, row) for row in page.records]
@@ -298,6 +391,12 @@ class ThreadRepository:
         return self.pools.open_content(pool, stored) if stored is not None else None
 
     def put_working_memory(self, thread: Thread, scope: str, text: str, now_ms: int) -> None:
+        self._store.write(self.working_memory_actions(thread, scope, text, now_ms))
+
+    def working_memory_actions(
+        self, thread: Thread, scope: str, text: str, now_ms: int, by: str = "person"
+    ) -> list[Action]:
+        """The notes replaced (and their event), to commit alone or with other rows."""
         pool = working_memory_pool(thread, scope)
         entry_id = keyed_id(pool.pool_id, WORKING_MEMORY_KEY)
         previous = self.pools.get(pool, entry_id)
@@ -310,6 +409,11 @@ class ThreadRepository:
             updated_at=now_ms,
             rev=(previous.meta.rev + 1) if previous is not None else 1,
             length=len(text),
-            by="person",
+            by=by,
         )
-        self._store.write(self.pools.put(pool, meta, text))
+        updated = event_action(thread.org_id, "working_memory.updated", _ids(thread), now_ms)
+        return [*self.pools.put(pool, meta, text), updated]
+
+
+def _ids(thread: Thread) -> dict[str, str]:
+    return thread_object(thread.id, thread.agent_id, thread.resource_id)

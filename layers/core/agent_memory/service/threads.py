@@ -3,27 +3,31 @@ working memory and the turn context. Every call follows the agent's active versi
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from typing import Any
 
+from agent_memory.domain import observation as observing
 from agent_memory.domain import threads as rules
 from agent_memory.domain.access import authorize, require_tenant
 from agent_memory.domain.agents import Agent
-from agent_memory.domain.errors import Forbidden, NotFound, Unavailable, WriteConflict
+from agent_memory.domain.errors import (
+    Forbidden,
+    NotFound,
+    ThreadConflict,
+    Unavailable,
+    ValidationFailed,
+    WriteConflict,
+)
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.tasks.answers import InvalidModelOutput
-from agent_memory.domain.tasks.title import TITLE, TitleInput
 from agent_memory.domain.threads import Message, Thread
-from agent_memory.persistence.threads import StoredThread, ThreadRepository
-from agent_memory.ports import Clock, Ids, ModelCatalog, ModelFailure
+from agent_memory.persistence.threads import StoredThread, ThreadPage, ThreadRepository
+from agent_memory.ports import Clock, Ids
 from agent_memory.service.agent_versions import AgentVersionService
+from agent_memory.service.observer import ObserverService
+from agent_memory.service.thread_learning import Saved, ThreadBackground
 
 # A save retries when another save of the same thread numbered its messages first.
 SAVE_ATTEMPTS = 3
-# The first user message is among the thread's first few.
-TITLE_LOOKAHEAD = 10
-DEFAULT_TITLE_MODEL = "local/rules"
 
 
 class ThreadService:
@@ -31,20 +35,22 @@ class ThreadService:
         self,
         repo: ThreadRepository,
         versions: AgentVersionService,
-        models: ModelCatalog,
         clock: Clock,
         ids: Ids,
         *,
-        title_model: str | None = None,
+        background: ThreadBackground | None = None,
+        observer: ObserverService | None = None,
     ) -> None:
         self._repo = repo
         # Public for benchmarks that seed threads as the service seals them.
         self.repo = repo
         self._versions = versions
-        self._models = models
         self._clock = clock
         self._ids = ids
-        self._title_model = title_model or DEFAULT_TITLE_MODEL
+        # Titles, recall embeddings, the observer: after each save, on the workflow.
+        self.background = background or ThreadBackground(None)
+        # Observational memory on the request path (service/observer.py).
+        self.observer = observer
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -93,15 +99,39 @@ class ThreadService:
         return agent
 
     def threads_of(
-        self, principal: Principal, agent_id: str | None, resource_id: str | None
-    ) -> list[Thread]:
-        """The caller's threads, newest first (with `agent_id`, of that agent)."""
+        self,
+        principal: Principal,
+        agent_id: str | None,
+        resource_id: str | None,
+        *,
+        limit: int = 100,
+        starting_after: str | None = None,
+    ) -> ThreadPage:
+        """The caller's threads, newest first (with `agent_id`, of that agent), `limit` at
+        most, after the thread `starting_after` (the last of the page before: a thread of
+        the caller, else 400 naming it)."""
         require_tenant(principal)
         if principal.user_id is None:
             raise Forbidden("threads belong to a person: use a user's token")
         if resource_id is not None and resource_id != principal.user_id:
             raise Forbidden("you may list your own threads only", ["resourceId"])
-        return self._repo.of_user(principal.user_id, agent_id)
+        after = None
+        if starting_after is not None:
+            stored = self._repo.get(starting_after)
+            if stored is None or not rules.is_resource(principal, stored.thread):
+                raise ValidationFailed(
+                    "starting_after must be one of your threads", ["starting_after"]
+                )
+            after = stored.thread
+            if agent_id is not None and after.agent_id != agent_id:
+                raise ValidationFailed(
+                    "starting_after must be a thread of the agent listed", ["starting_after"]
+                )
+        return self._repo.of_user(principal.user_id, agent_id, limit, after)
+
+    def executions(self, principal: Principal, thread_id: str) -> list[dict[str, Any]]:
+        """The background work on the thread (titles, ...), newest first."""
+        return self.background.executions(self._thread(principal, thread_id).thread)
 
     def get(self, principal: Principal, thread_id: str) -> Thread:
         return self._thread(principal, thread_id).thread
@@ -112,7 +142,8 @@ class ThreadService:
         self, principal: Principal, thread_id: str, messages: Sequence[dict[str, Any]]
     ) -> list[str]:
         """Save messages in order and answer their ids; with readOnly nothing is saved.
-        The first answer after the first user message names the thread (generateTitle)."""
+        Then one run per background step that wants the save (the title once the first
+        answer is saved): never on the request path, never one per message."""
         stored = self._thread(principal, thread_id)
         options = self._options(stored.thread)
         if options["readOnly"] or not messages:
@@ -140,28 +171,9 @@ class ThreadService:
                 if again is None:
                     raise NotFound(rules.THREAD_NOT_FOUND) from error
                 seq = again.seq
-        self._title(stored.thread, batch, options)
+        saved = Saved(stored.thread, options, seq, seq + len(batch), tuple(batch))
+        self.background.after_save(saved)
         return [m.id for m in batch]
-
-    def _title(self, thread: Thread, batch: Sequence[Message], options: dict[str, Any]) -> None:
-        """Name an untitled thread once an answer is saved (synchronously, after the save:
-        docs/decisions.md, "Threads")."""
-        title = options["generateTitle"]
-        if not title["enabled"] or thread.title is not None:
-            return
-        if not any(m.role == "assistant" for m in batch):
-            return
-        first = rules.first_user_message(self._repo.first(thread, TITLE_LOOKAHEAD))
-        if first is None:
-            return
-        asked = TitleInput(first.content, title["instructions"])
-        model = self._models.resolve(title["model"] or self._title_model)
-        text = TITLE.local_answer(asked).title
-        if model is not None:
-            # On a failure, the local title: a thread list is never blank.
-            with contextlib.suppress(ModelFailure, InvalidModelOutput):
-                text = TITLE.parse(model.propose(TITLE.request(asked)).text, asked).title
-        self._repo.set_title(thread, text, self._clock.now_ms())
 
     def messages(self, principal: Principal, thread_id: str, limit: int) -> list[Message]:
         """The latest `limit` messages, in chronological order (the newest that fit one
@@ -214,11 +226,28 @@ class ThreadService:
     def context(self, principal: Principal, thread_id: str) -> dict[str, Any]:
         """What the agent's model gets this turn: the last N messages, the working memory,
         the memory's system text and tools. Recall and observations come with issue 16."""
-        thread = self._thread(principal, thread_id).thread
+        stored = self._thread(principal, thread_id)
+        thread = stored.thread
         options = self._options(thread)
+        notes = self._working_view(thread, options)["content"]
+        if self.observer is not None and options["observationalMemory"]["enabled"]:
+            # The observer's window replaces lastMessages (docs/decisions.md, issue 16).
+            observed = self.observer.context(stored, options)
+            return {
+                "messages": [m.view() for m in observed["messages"]],
+                "recalled": [],
+                "workingMemory": notes,
+                "observations": observed["observations"],
+                "system": observing.system_text(
+                    rules.system_text(options, notes),
+                    rules.MEMORY_HEADER,
+                    observed["observations"],
+                    observed["recall"],
+                ),
+                "tools": rules.context_tools(options) + observed["tools"],
+            }
         latest = self._repo.latest(thread, options["lastMessages"])
         messages = rules.newest_within(latest, rules.CONTEXT_MESSAGES_BUDGET)
-        notes = self._working_view(thread, options)["content"]
         return {
             "messages": [m.view() for m in messages],
             "recalled": [],
@@ -227,3 +256,22 @@ class ThreadService:
             "system": rules.system_text(options, notes),
             "tools": rules.context_tools(options),
         }
+
+    # -- observational memory (service/observer.py) ---------------------------------------
+
+    def observations(self, principal: Principal, thread_id: str) -> dict[str, Any]:
+        """The thread's observation log: every observation made, buffered or active."""
+        thread = self._thread(principal, thread_id).thread
+        if self.observer is None:
+            return {"log": "", "tokens": 0, "reflections": 0}
+        return self.observer.observations(thread)
+
+    def recall(
+        self, principal: Principal, thread_id: str, query: str, limit: int | None
+    ) -> list[dict[str, Any]]:
+        """The `recall` tool: the user's messages matching `query`, best first."""
+        thread = self._thread(principal, thread_id).thread
+        options = self._options(thread)
+        if self.observer is None:
+            raise ThreadConflict("recall is not available in this deployment")
+        return self.observer.recall(thread, options, query, limit)

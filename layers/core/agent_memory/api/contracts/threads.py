@@ -32,6 +32,9 @@ class ThreadAnswer(Answer):
 
 class ThreadsAnswer(Answer):
     threads: list[ThreadOut]
+    has_more: bool = Field(
+        description="more threads follow: pass the last one's id as `starting_after`"
+    )
 
 
 class MessageIn(Body):

@@ -6,6 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
+from agent_memory.api.contracts.observations import ObservationLog, RecallAnswer, RecallRequest
+from agent_memory.api.contracts.sessions import Executions
 from agent_memory.api.contracts.threads import (
     ContextAnswer,
     ContextRequest,
@@ -38,16 +40,44 @@ async def list_threads(
     svc: ServicesDep,
     agentId: Annotated[str | None, ID] = None,
     resourceId: Annotated[str | None, ID] = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="threads per page")] = 100,
+    starting_after: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=200,
+            description="the id of the last thread of the page before (a position)",
+        ),
+    ] = None,
 ) -> ThreadsAnswer:
-    """The caller's threads newest first, with titles (100 at most)."""
-    threads = await run(svc, svc.threads.threads_of, caller, agentId, resourceId)
-    return ThreadsAnswer.model_validate({"threads": [t.view() for t in threads]})
+    """The caller's threads newest first, with titles, `limit` (1..100, default 100) a page;
+    `has_more` says another page follows from `starting_after` = the last id."""
+    page = await run(
+        svc,
+        svc.threads.threads_of,
+        caller,
+        agentId,
+        resourceId,
+        limit=limit,
+        starting_after=starting_after,
+    )
+    return ThreadsAnswer.model_validate(
+        {"threads": [t.view() for t in page.threads], "has_more": page.has_more}
+    )
 
 
 @router.get("/v1/threads/{threadId}")
 async def read_thread(threadId: str, caller: CallerDep, svc: ServicesDep) -> ThreadAnswer:
     thread = await run(svc, svc.threads.get, caller, threadId)
     return ThreadAnswer.model_validate({"thread": thread.view()})
+
+
+@router.get("/v1/threads/{threadId}/learning")
+async def thread_learning(threadId: str, caller: CallerDep, svc: ServicesDep) -> Executions:
+    """The background work on the thread (its title, ...): executions newest first, each
+    with its `kind` (`thread-title`, ...); a failed one says why."""
+    executions = await run(svc, svc.threads.executions, caller, threadId)
+    return Executions(executions=executions)
 
 
 @router.post("/v1/threads/{threadId}/messages")
@@ -112,3 +142,19 @@ async def turn_context(
     """What the agent's model gets this turn: the last N messages (the version's
     lastMessages), working memory, the memory's system text and tools."""
     return ContextAnswer.model_validate(await run(svc, svc.threads.context, caller, threadId))
+
+
+@router.get("/v1/threads/{threadId}/observations")
+async def read_observations(threadId: str, caller: CallerDep, svc: ServicesDep) -> ObservationLog:
+    """The thread's observation log: every observation made, buffered or active."""
+    return ObservationLog.model_validate(await run(svc, svc.threads.observations, caller, threadId))
+
+
+@router.post("/v1/threads/{threadId}/recall")
+async def recall_messages(
+    threadId: str, body: RecallRequest, caller: CallerDep, svc: ServicesDep
+) -> RecallAnswer:
+    """The `recall` tool of `observationalMemory.retrieval`: the user's messages that
+    match `query` best first; 409 ThreadConflict when retrieval is off."""
+    found = await run(svc, svc.threads.recall, caller, threadId, body.query, body.limit)
+    return RecallAnswer.model_validate({"messages": found})

@@ -1,0 +1,290 @@
+"""Background work on a thread after its saves (seed 003): the title now; semantic recall's
+embeddings and the observer/reflector (issue 16) plug in the same way.
+
+Each kind of work is a learning pool kind of its own (`thread-title`, ...): the learning
+workflow runs one model call per execution, and each kind has its own read position
+(`POS#<kind>` in the thread's partition) and its own executions. `ThreadBackground` is the
+one dispatcher: `ThreadService.save` calls `after_save` once per committed save, and each
+registered step whose `wanted` says so gets ONE execution for the whole save (its run reads
+every message after its read position), never one per message. How to add a step:
+docs/decisions.md, "Thread background work".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agent_memory.domain import threads as rules
+from agent_memory.domain.agents import Agent
+from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.tasks.base import Ask
+from agent_memory.domain.tasks.memory_changes import EvidenceItem
+from agent_memory.domain.tasks.title import TITLE, Title, TitleInput
+from agent_memory.domain.threads import Message, Thread
+from agent_memory.persistence.threads import THREAD_POSITION, StoredThread, ThreadRepository
+from agent_memory.ports import Clock, Store, Update
+from agent_memory.service.learning_pools import (
+    AlreadyApplied,
+    Evidence,
+    FinishActions,
+    Outcome,
+    PoolKind,
+    PoolRef,
+)
+
+log = logging.getLogger(__name__)
+
+TITLE_KIND: PoolKind = "thread-title"
+# The first user message is among the thread's first few.
+TITLE_LOOKAHEAD = 10
+DEFAULT_TITLE_MODEL = "local/rules"
+# What one run of a step reads at most (the sealed evidence must fit one execution row).
+MAX_MESSAGES = 200
+MESSAGE_BUDGET = 150_000
+
+
+@dataclass(frozen=True)
+class Saved:
+    """One committed save: the messages numbered `first <= seq < upto`, and the effective
+    options of the agent's active version the save followed."""
+
+    thread: Thread
+    options: Mapping[str, Any]
+    first: int
+    upto: int
+    messages: tuple[Message, ...]
+
+
+class ThreadStep(Protocol):
+    """One kind of background work on threads: a `LearningPool` (service/learning_pools.py)
+    of its own kind, plus `wanted`."""
+
+    kind: PoolKind
+
+    def wanted(self, saved: Saved) -> bool:
+        """Whether this save starts a run (request path: no I/O, decided from `saved`)."""
+        ...
+
+    def task(self, evidence: Evidence) -> Ask[Any, Any]: ...
+
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None: ...
+
+    def apply(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Outcome: ...
+
+
+def thread_pool(kind: PoolKind, thread: Thread) -> PoolRef:
+    """The pool of one step's work on one thread: its executions are the thread's."""
+    return PoolRef(kind, thread.org_id, thread.id)
+
+
+class ActiveOptions(Protocol):
+    def active_options(self, agent_id: str) -> tuple[Agent | None, dict[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class ThreadBatch:
+    """What a step's run reads: the thread, the options now, and the messages numbered
+    `position <= seq < upto` still stored (oldest first)."""
+
+    thread: Thread
+    options: dict[str, Any]
+    position: int
+    upto: int
+    messages: tuple[tuple[int, Message], ...]
+
+    def items(self) -> tuple[EvidenceItem, ...]:
+        """The messages as evidence items (ids, roles, contents)."""
+        return tuple(EvidenceItem(m.id, m.role, m.content) for _seq, m in self.messages)
+
+
+def _size(text: str) -> int:
+    return len(json.dumps(text, ensure_ascii=False).encode())
+
+
+class ThreadReader:
+    """What every thread step reads the same way: the thread of a pool, its options now,
+    the messages after the step's read position, and the conditional move of it."""
+
+    def __init__(self, repo: ThreadRepository, versions: ActiveOptions, clock: Clock) -> None:
+        self.repo = repo
+        self._versions = versions
+        self._clock = clock
+
+    def thread(self, pool: PoolRef) -> tuple[StoredThread, dict[str, Any]] | None:
+        """The pool's thread (of the pool's organization) and its effective options now;
+        None when it is gone."""
+        stored = self.repo.get(pool.pool_id)
+        if stored is None or stored.thread.org_id != pool.org_id:
+            return None
+        _agent, options = self._versions.active_options(stored.thread.agent_id)
+        return stored, options
+
+    def load(
+        self,
+        pool: PoolRef,
+        upto: int | None,
+        *,
+        limit: int = MAX_MESSAGES,
+        budget: int = MESSAGE_BUDGET,
+    ) -> ThreadBatch | None:
+        """The messages after `pool.kind`'s read position through `upto` (all saved when
+        None), `limit` at most and `budget` bytes of content (at least one); `upto` of the
+        batch is where the position moves when they are done. None when the thread is gone
+        or nothing is unread."""
+        found = self.thread(pool)
+        if found is None:
+            return None
+        stored, options = found
+        position = self.repo.position(stored.thread.id, pool.kind)
+        target = stored.seq if upto is None else min(upto, stored.seq)
+        if target <= position:
+            return None
+        read = self.repo.numbered(stored.thread, position, target, limit)
+        kept: list[tuple[int, Message]] = []
+        used = 0
+        for seq, message in read:
+            used += _size(message.content)
+            if kept and used > budget:
+                break
+            kept.append((seq, message))
+        # Cut short: the next run starts after the last message read.
+        end = kept[-1][0] + 1 if len(kept) < len(read) or len(read) == limit else target
+        return ThreadBatch(stored.thread, options, position, end, tuple(kept))
+
+    def advance(self, thread_id: str, kind: PoolKind, position: int, upto: int) -> Update:
+        """`kind`'s read position from `position` to `upto`: commit it with the step's rows
+        and `finish(outcome)`; a WriteConflict named THREAD_POSITION means another run of
+        the step applied first (raise AlreadyApplied)."""
+        return self.repo.advance(thread_id, kind, position, upto, self._clock.now_ms())
+
+
+class Learning(Protocol):
+    """The learning workflow, as threads use it (service/learning.py implements it)."""
+
+    def start(self, pool: PoolRef, *, upto: int, reason: str) -> str: ...
+
+    def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]: ...
+
+
+class ThreadBackground:
+    """The one dispatcher of background work after a thread's saves."""
+
+    def __init__(self, learning: Learning | None, steps: Sequence[ThreadStep] = ()) -> None:
+        self._learning = learning
+        self.steps: list[ThreadStep] = list(steps)
+
+    def register(self, step: ThreadStep) -> None:
+        """Add a kind of background work (its pool must be registered with the workflow)."""
+        self.steps.append(step)
+
+    def after_save(self, saved: Saved) -> dict[PoolKind, str]:
+        """Start one run per step that wants this save ("started", "skipped", "throttled"
+        per kind). Never fails the save: it is committed, and a step that did not start
+        reads these messages with its next run."""
+        answers: dict[PoolKind, str] = {}
+        if self._learning is None:
+            return answers
+        for step in self.steps:
+            if not step.wanted(saved):
+                continue
+            pool = thread_pool(step.kind, saved.thread)
+            try:
+                answers[step.kind] = self._learning.start(pool, upto=saved.upto, reason="turn")
+            except Unavailable:
+                log.warning("thread background work not started: %s", step.kind)
+                answers[step.kind] = "skipped"
+        return answers
+
+    def executions(self, thread: Thread, *, limit: int = 100) -> list[dict[str, Any]]:
+        """Every step's executions on the thread, newest first, each with its `kind`."""
+        if self._learning is None:
+            return []
+        views: list[dict[str, Any]] = []
+        for step in self.steps:
+            for view in self._learning.executions(thread_pool(step.kind, thread), limit=limit):
+                views.append(view | {"kind": step.kind})
+        views.sort(key=lambda v: (int(v.get("startedAt") or 0), str(v["id"])), reverse=True)
+        return views[:limit]
+
+
+class TitleStep:
+    """`generateTitle`: the thread's title from its first user message, once the first
+    answer is saved; `generateTitle.model`, else TITLE_MODEL, else `local/rules`. A failed
+    model call fails the run (its execution says why) and leaves the thread untitled; the
+    next save with an answer tries again."""
+
+    kind: PoolKind = TITLE_KIND
+
+    def __init__(
+        self, reader: ThreadReader, store: Store, clock: Clock, title_model: str | None = None
+    ) -> None:
+        self._reader = reader
+        self._repo = reader.repo
+        self._store = store
+        self._clock = clock
+        self._title_model = title_model or DEFAULT_TITLE_MODEL
+
+    def wanted(self, saved: Saved) -> bool:
+        """An untitled thread, titles on, and an answer among the saved messages."""
+        return (
+            bool(saved.options["generateTitle"]["enabled"])
+            and saved.thread.title is None
+            and any(m.role == "assistant" for m in saved.messages)
+        )
+
+    def task(self, evidence: Evidence) -> Ask[TitleInput, Title]:
+        """`title` of the first user message, with `generateTitle.instructions`."""
+        instructions = evidence.extra.get("instructions")
+        return Ask(TITLE, TitleInput(evidence.items[0].content, instructions))
+
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+        """The first user message of an untitled thread whose version titles; None when the
+        thread is titled (or was, by this step), titles are off, or it has no user text."""
+        found = self._reader.thread(pool)
+        if found is None:
+            return None
+        stored, options = found
+        title = options["generateTitle"]
+        if not title["enabled"] or stored.thread.title is not None:
+            return None
+        position = self._repo.position(stored.thread.id, self.kind)
+        if position > 0:
+            return None
+        first = rules.first_user_message(self._repo.first(stored.thread, TITLE_LOOKAHEAD))
+        if first is None:
+            return None
+        return Evidence(
+            pool=pool,
+            position=position,
+            upto=max(1, stored.seq if upto is None else upto),
+            items=(EvidenceItem(first.id, first.role, first.content),),
+            memory=(),
+            model=title["model"] or self._title_model,
+            allowed_kinds=(),
+            extra={"instructions": title["instructions"]},
+        )
+
+    def apply(self, evidence: Evidence, changes: Title, finish: FinishActions) -> Outcome:
+        """Name the thread, move the step's position and end the execution in one write;
+        AlreadyApplied when another run titled it first (or the thread is gone)."""
+        found = self._reader.thread(evidence.pool)
+        if found is None or found[0].thread.title is not None:
+            raise AlreadyApplied("the thread is titled or gone")
+        thread = found[0].thread
+        outcome = Outcome(applied=[{"key": "title", "op": "title"}], rejected=[])
+        actions = [
+            *self._repo.title_actions(thread, changes.title, self._clock.now_ms()),
+            self._reader.advance(thread.id, self.kind, evidence.position, evidence.upto),
+            *finish(outcome),
+        ]
+        try:
+            self._store.write(actions)
+        except WriteConflict as error:
+            if error.condition == THREAD_POSITION:
+                raise AlreadyApplied("another run titled the thread") from error
+            raise
+        return outcome
