@@ -17,6 +17,8 @@ from agent_memory.api.routers import (
     agents,
     bots,
     console,
+    docs,
+    events,
     health,
     me,
     memory_bot,
@@ -30,6 +32,7 @@ from agent_memory.service.registry import Services
 ROUTERS = (
     health.router,
     console.router,
+    docs.router,
     me.router,
     admin.router,
     admin.organizations,
@@ -42,6 +45,7 @@ ROUTERS = (
     threads.router,
     bots.router,
     memory_bot.router,
+    events.router,
 )
 
 
