@@ -17,12 +17,15 @@ metadata before anything is decrypted.
   `from:`, `chat:`, `channel:`, `app:`, `org:` tags (so a purge of one takes it too) and is
   for readers of every source, recursively.
 - Purge: entries carrying a tag and every entry built on them, no content read.
+- Topics as tokens (`TopicNames`): an entry stores a token per topic; a token names itself
+  unless the pool's head row names it otherwise, so a rename is one change of the head row,
+  whatever the number of entries carrying it (API.md, "Rules seed 002 leaves open").
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
 from agent_memory.domain.audiences import (
@@ -67,6 +70,12 @@ UNPROVED_SOURCE = "entry {entry}'s access cannot be proved"
 BAD_CONFIDENCE = "confidence is from 0 to 1"
 ALREADY_INVALID = "entry {entry} is already retracted or invalidated"
 EMPTY_CONTENT = "an entry has content"
+SAME_TOPIC = "a topic is renamed to another name"
+NO_SUCH_TOPIC = "no entry of this memory carries the topic {topic!r}"
+TOO_MANY_TOPIC_NAMES = "this memory holds as many renamed topics as its head row keeps"
+# Renamed and allocated topic tokens the head row keeps (each at most 64 + 64 characters in
+# two maps: about 130 KB at most, far below DynamoDB's 400 KB item).
+MAX_TOPIC_NAMES = 500
 
 
 # --- Tags and filters ---------------------------------------------------------------------
@@ -101,6 +110,114 @@ def channels_named(metas: Iterable[EntryMeta]) -> list[str]:
             if tag.startswith("for:channel:"):
                 found[tag.removeprefix("for:channel:")] = None
     return list(found)
+
+
+# --- Topic names -------------------------------------------------------------------------
+
+# Tokens the head row allocates start with a character no topic has (and no colon, so the
+# audience judge reads them as nothing about access).
+ALLOCATED = "#"
+
+
+def is_topic_token(tag: str) -> bool:
+    """A stored tag that stands for a topic (a topic written as itself, or `#<n>`)."""
+    return ":" not in tag
+
+
+@dataclass(frozen=True)
+class TopicNames:
+    """The topic names of one pool, kept in its head row.
+
+    An entry stores one token per topic. A token names itself (`testing`) unless `names`
+    says otherwise: a renamed token, or one allocated (`#<n>`) for a name whose own token was
+    renamed. A rename names every token of the old name anew: one row changes, however many
+    entries carry them, and no entry is rewritten or re-encrypted. A renamed token is never
+    written by a new entry again (`writes` holds the allocated token new entries write for a
+    name), so the entries carrying it are exactly those the rename covered."""
+
+    names: Mapping[str, str] = field(default_factory=dict)
+    writes: Mapping[str, str] = field(default_factory=dict)
+    seq: int = 0
+
+    def name(self, tag: str) -> str:
+        """The tag as readers see it: a topic token's current name, a service tag as is."""
+        return self.names.get(tag, tag) if is_topic_token(tag) else tag
+
+    def named(self, meta: EntryMeta) -> EntryMeta:
+        """The entry with its topics by their current names (merged topics once)."""
+        if not self.names:
+            return meta
+        tags = tuple(dict.fromkeys(self.name(t) for t in meta.tags))
+        return meta if tags == meta.tags else replace(meta, tags=tags)
+
+    def token(self, name: str) -> tuple[str, TopicNames]:
+        """The token a new entry writes for topic `name` (allocated when its own token was
+        renamed and no allocated one is open for it)."""
+        if name not in self.names:
+            return name, self
+        if name in self.writes:
+            return self.writes[name], self
+        token = f"{ALLOCATED}{self.seq + 1}"
+        return token, TopicNames(
+            {**self.names, token: name}, {**self.writes, name: token}, self.seq + 1
+        )
+
+    def stored(
+        self, tags: Sequence[str], previous: Sequence[str] = ()
+    ) -> tuple[tuple[str, ...], TopicNames]:
+        """`tags` (topics by name) as the entry stores them: an entry keeps the tokens it
+        had for a name (a metadata change writes them back as they were); a new topic takes
+        `token`."""
+        mine: dict[str, list[str]] = {}
+        for tag in previous:
+            if is_topic_token(tag):
+                mine.setdefault(self.name(tag), []).append(tag)
+        table, out = self, []
+        for tag in tags:
+            if not is_topic_token(tag):
+                out.append(tag)
+            elif tag in mine:
+                out += mine[tag]
+            else:
+                token, table = table.token(tag)
+                out.append(token)
+        return tuple(dict.fromkeys(out)), table
+
+    def renamed(
+        self, old: str, new: str, carried: Iterable[str]
+    ) -> tuple[TopicNames, tuple[str, ...]] | str:
+        """Every token named `old` named `new` (a merge when `new` exists), and the tokens
+        renamed; or the reason the rename is refused. `carried`: every tag of the pool's
+        entries (a topic no entry carries is not renamed)."""
+        for topic in (old, new):
+            reason = topic_reason(topic)
+            if reason is not None:
+                return f"{topic!r}: {reason}"
+        if old == new:
+            return SAME_TOPIC
+        present = {t for t in carried if is_topic_token(t) and self.name(t) == old}
+        if not present:
+            return NO_SUCH_TOPIC.format(topic=old)
+        tokens = sorted(present | {t for t, n in self.names.items() if n == old})
+        names = {**self.names, **dict.fromkeys(tokens, new)}
+        if len(names) > MAX_TOPIC_NAMES:
+            return TOO_MANY_TOPIC_NAMES
+        writes = {n: t for n, t in self.writes.items() if n != old}
+        return TopicNames(names, writes, self.seq), tuple(tokens)
+
+    def collected(self, carried: Iterable[str]) -> TopicNames:
+        """Without the allocated tokens no entry carries any more (never allocated again).
+        A topic's own token stays renamed: a new entry of that name must not join the
+        renamed ones."""
+        kept = set(carried)
+        gone = {t for t in self.names if t.startswith(ALLOCATED) and t not in kept}
+        if not gone:
+            return self
+        return TopicNames(
+            {t: n for t, n in self.names.items() if t not in gone},
+            {n: t for n, t in self.writes.items() if t not in gone},
+            self.seq,
+        )
 
 
 # --- Remember and Forget ------------------------------------------------------------------
@@ -218,17 +335,24 @@ class LogChange:
     at: int
     by: By
     ids: tuple[str, ...]
+    # Topic tokens a rename named anew: the change covers every entry carrying one.
+    topics: tuple[str, ...] = ()
 
     def view(self) -> dict[str, Any]:
         return {"version": self.version, "at": self.at, "by": self.by, "ids": list(self.ids)}
 
 
-def visible_change(change: LogChange, visible: Iterable[str]) -> LogChange | None:
-    """The change as a reader sees it: only the ids of entries they may see; None when it
-    changed none of them."""
+def visible_change(
+    change: LogChange, visible: Iterable[str], carriers: Mapping[str, Sequence[str]] | None = None
+) -> LogChange | None:
+    """The change as a reader sees it: only the ids of entries they may see (a rename's
+    entries are those carrying a token it renamed: `carriers`, token -> entry ids); None
+    when it changed none of them."""
     seen = set(visible)
-    ids = tuple(i for i in change.ids if i in seen)
-    return replace(change, ids=ids) if ids else None
+    renamed = [i for t in change.topics for i in (carriers or {}).get(t, ())]
+    every = [*change.ids, *renamed]
+    ids = tuple(i for i in dict.fromkeys(every) if i in seen)
+    return replace(change, ids=ids, topics=()) if ids else None
 
 
 # --- What the memory Bot writes -----------------------------------------------------------

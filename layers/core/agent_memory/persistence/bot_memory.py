@@ -2,7 +2,9 @@
 
 `BOTMEM#<botId>#<orgId>`:
 - `MEM#<entry id>`: an entry in the pool repository's row shape (persistence/pools.py);
-- `META`: the pool's head row: `version` (absent row = version 0), `updatedAt`;
+- `META`: the pool's head row: `version` (absent row = version 0), `updatedAt`, and the
+  topic names (`topicNames` token -> name, `topicWrites` name -> token, `topicSeq`:
+  domain/bot_memory.py `TopicNames`), so a rename is one change of this row;
 - `RECENT#<newest first>#<id>`: a full copy of each VALID entry (active, not invalidated),
   so the context text reads the head and the first page of valid entries in one Query;
 - `RULE#<chatId>#<itemId>`: the access rule saved for a source item when a fact was learned
@@ -15,18 +17,19 @@
 (`MEM#`..`META`); the head and the recency copies in one Query (`META`..`RECENT#~`, the
 `PURGE#` rows between are few). Content is sealed under {org, pool: bot id, field: entry}
 and bound to the entry id. The snapshot: every change moves `version` in its transaction,
-so a read that finds the same version before and after its Query saw one state.
+so a read that finds the same version before and after its Query saw one state, and
+its topic names are those of the head row it read first.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 from agent_memory.domain.audiences import valid
-from agent_memory.domain.bot_memory import LOG_BY, By, LogChange
+from agent_memory.domain.bot_memory import LOG_BY, By, LogChange, TopicNames
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.persistence import keys
 from agent_memory.persistence.pools import (
@@ -40,7 +43,9 @@ from agent_memory.persistence.pools import (
 from agent_memory.ports import (
     Absent,
     Action,
+    Check,
     Cipher,
+    Delete,
     KeyRange,
     Put,
     Record,
@@ -90,20 +95,45 @@ def purge_sk(tag: str) -> str:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Every entry of a pool at one version (metadata in the clear, content sealed)."""
+    """Every entry of a pool at one version (metadata in the clear, content sealed), and
+    the topic names of that version. `metas` and `by_id` show topics by name; `stored_tags`
+    are the tags as the rows hold them (topic tokens)."""
 
     version: int
     entries: list[StoredEntry]
+    topics: TopicNames = field(default_factory=TopicNames)
 
     def metas(self) -> dict[str, EntryMeta]:
-        return {e.meta.id: e.meta for e in self.entries}
+        return {e.meta.id: self.topics.named(e.meta) for e in self.entries}
 
     def by_id(self) -> dict[str, StoredEntry]:
-        return {e.meta.id: e for e in self.entries}
+        return {e.meta.id: replace(e, meta=self.topics.named(e.meta)) for e in self.entries}
+
+    def stored_tags(self) -> dict[str, tuple[str, ...]]:
+        return {e.meta.id: e.meta.tags for e in self.entries}
+
+
+@dataclass(frozen=True)
+class Head:
+    """The pool's head row: its version and topic names."""
+
+    version: int = 0
+    topics: TopicNames = field(default_factory=TopicNames)
 
 
 def _version(row: Record | None) -> int:
     return int(row.get("version", 0)) if row is not None else 0
+
+
+def _head(row: Record | None) -> Head:
+    if row is None:
+        return Head()
+    topics = TopicNames(
+        {str(k): str(v) for k, v in (row.get("topicNames") or {}).items()},
+        {str(k): str(v) for k, v in (row.get("topicWrites") or {}).items()},
+        int(row.get("topicSeq") or 0),
+    )
+    return Head(_version(row), topics)
 
 
 class BotMemoryRepository:
@@ -117,17 +147,18 @@ class BotMemoryRepository:
     def version(self, pool: Pool) -> int:
         return _version(self._store.get(pool.pk, keys.HEAD))
 
-    def read(self, pool: Pool, before: int | None = None) -> Snapshot | None:
-        """Every entry at one version: the head's version before the Query (`before`, when
-        the caller read it already) equals the one after, else None (a change committed
-        meanwhile; the caller reads again)."""
-        if before is None:
-            before = self.version(pool)
+    def head(self, pool: Pool) -> Head:
+        return _head(self._store.get(pool.pk, keys.HEAD))
+
+    def read(self, pool: Pool) -> Snapshot | None:
+        """Every entry at one version: the head's version before the Query equals the one
+        after, else None (a change committed meanwhile; the caller reads again)."""
+        before = self.head(pool)
         page = self._store.query(pool.pk, keys.POOL_RANGE)
         entries = [e for e in map(self.pools.parse, page.records) if e is not None]
-        if self.version(pool) != before:
+        if self.version(pool) != before.version:
             return None
-        return Snapshot(before, entries)
+        return Snapshot(before.version, entries, before.topics)
 
     def newest(self, pool: Pool, first_page: int) -> tuple[int, Newest]:
         """The head's version and the valid entries newest first, read lazily (the head and
@@ -155,12 +186,19 @@ class BotMemoryRepository:
             for r in self._store.get_many(wanted)
         }
 
-    def log(self, pool: Pool, *, limit: int) -> list[LogChange]:
-        """Changes newest first."""
+    def log(self, pool: Pool, *, limit: int, before: int | None = None) -> list[LogChange]:
+        """Changes newest first (with `before`, those older than that version)."""
+        high = f"{LOG_PREFIX}~" if before is None else log_sk(max(before - 1, 0))
         page = self._store.query(
-            pool.pk, KeyRange(low=LOG_PREFIX, high=f"{LOG_PREFIX}~"), limit=limit, newest_first=True
+            pool.pk, KeyRange(low=LOG_PREFIX, high=high), limit=limit, newest_first=True
         )
         return [self._change(pool, row) for row in page.records]
+
+    def rule_keys(self, pool: Pool) -> list[tuple[str, str]]:
+        """Every (chat, item) whose access rule the pool saved (no content: a Query of the
+        `RULE#` rows)."""
+        page = self._store.query(pool.pk, KeyRange(prefix=RULE_PREFIX))
+        return [(str(r["chatId"]), str(r["itemId"])) for r in page.records]
 
     @staticmethod
     def _log_scope(pool: Pool) -> dict[str, str]:
@@ -179,6 +217,7 @@ class BotMemoryRepository:
             at=int(row["at"]),
             by=cast(By, by if by in LOG_BY else "memory_bot"),
             ids=tuple(str(i) for i in what.get("ids") or ()),
+            topics=tuple(str(t) for t in what.get("topics") or ()),
         )
 
     def purged(self, pool: Pool, tag: str) -> int:
@@ -187,18 +226,35 @@ class BotMemoryRepository:
 
     # -- actions -------------------------------------------------------------------------
 
-    def head_change(self, pool: Pool, before: int, after: int, now_ms: int) -> Update:
-        """Move the version from `before` to `after`, if nobody changed it meanwhile."""
+    def head_change(
+        self, pool: Pool, before: int, after: int, now_ms: int, topics: TopicNames | None = None
+    ) -> Update:
+        """Move the version from `before` to `after`, if nobody changed it meanwhile (with
+        `topics`, the topic names of the new version too)."""
+        attributes: Record = {"type": "bot-memory", "version": after, "updatedAt": now_ms}
+        if topics is not None:
+            attributes |= {
+                "topicNames": dict(topics.names) or None,
+                "topicWrites": dict(topics.writes) or None,
+                "topicSeq": topics.seq or None,
+            }
         return Update(
             pool.pk,
             keys.HEAD,
-            set={"type": "bot-memory", "version": after, "updatedAt": now_ms},
+            set=attributes,
             condition=version_condition(before, MEMORY_VERSION),
         )
 
+    def head_check(self, pool: Pool, version: int) -> Check:
+        """The pool is still at `version` (a write that must not race a change)."""
+        return Check(pool.pk, keys.HEAD, version_condition(version, MEMORY_VERSION))
+
     def log_put(self, pool: Pool, change: LogChange) -> Put:
         sk = log_sk(change.version)
-        what = json.dumps({"by": change.by, "ids": list(change.ids)}, separators=(",", ":"))
+        body: dict[str, object] = {"by": change.by, "ids": list(change.ids)}
+        if change.topics:
+            body["topics"] = list(change.topics)
+        what = json.dumps(body, separators=(",", ":"))
         row: Record = {
             "pk": pool.pk,
             "sk": sk,
@@ -219,6 +275,9 @@ class BotMemoryRepository:
             "tags": list(tags),
         }
         return Put(row)
+
+    def rule_delete(self, pool: Pool, chat_id: str, item_id: str) -> Delete:
+        return Delete(pool.pk, rule_sk(chat_id, item_id))
 
     def purge_count(self, pool: Pool, tag: str, removed: int, now_ms: int) -> Update:
         return Update(

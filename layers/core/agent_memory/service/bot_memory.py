@@ -12,7 +12,7 @@ audience judge (domain/audiences.py); only what the answer shows is decrypted.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agent_memory.domain.audiences import (
@@ -32,6 +32,7 @@ from agent_memory.domain.bot_memory import (
     NOT_FOR_YOU,
     FactPlan,
     LogChange,
+    TopicNames,
     carries,
     channels_named,
     check_filter,
@@ -45,6 +46,7 @@ from agent_memory.domain.bot_memory import (
     share_audience,
     shared,
     view,
+    visible_change,
 )
 from agent_memory.domain.bots import Bot, Chat, person_of
 from agent_memory.domain.bounds import within_budget
@@ -63,6 +65,7 @@ from agent_memory.domain.tasks.learning_changes import (
     FactChange,
     InvalidateChange,
     ObservationChange,
+    RenameTopicChange,
 )
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import (
@@ -71,6 +74,7 @@ from agent_memory.persistence.bot_memory import (
     Snapshot,
     pool_of,
 )
+from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import Pool, StoredEntry
 from agent_memory.ports import Absent, Action, Clock, Ids, Present
 from agent_memory.service.bots import BotService, Members
@@ -87,7 +91,12 @@ DEFAULT_LOG_LIMIT = 100
 TOO_MANY = "more changes than one transaction holds; the next learning applies it"
 CHAT_NOT_HERE = "the chat is not one of this bot's in this organization"
 
-LearningChange = FactChange | ObservationChange | InvalidateChange
+# Log rows read per Query while a page of the log fills with changes the caller may see.
+LOG_SCAN_PAGE = 200
+# Orphaned access rules a purge deletes per transaction (plus the check of the head row).
+RULE_BATCH = keys.MAX_ACTIONS - 1
+
+LearningChange = FactChange | ObservationChange | InvalidateChange | RenameTopicChange
 
 
 @dataclass(frozen=True)
@@ -179,21 +188,38 @@ class BotMemoryService:
         return {"entries": within_budget(views)[0], "version": snap.version}
 
     def log(
-        self, principal: Principal, bot_id: str, *, limit: int = DEFAULT_LOG_LIMIT
+        self,
+        principal: Principal,
+        bot_id: str,
+        *,
+        limit: int = DEFAULT_LOG_LIMIT,
+        before: int | None = None,
     ) -> list[dict[str, Any]]:
-        """Changes newest first, each with only the ids of entries the caller may see; a
-        change of none of them is left out."""
+        """Changes newest first (with `before`, older than that version), each with only
+        the ids of entries the caller may see; a change of none of them is left out, and
+        the page reads on until it holds `limit` changes or the log's first. A rename shows
+        the entries carrying a topic token it renamed. `before` = the last version shown
+        pages back."""
         access = self._access(principal, bot_id, "read")
         snap = self.snapshot(access.pool)
         judge, metas = self._shown(access, snap)
-        visible = [m.id for m in metas.values() if judge.sees(access.reader, m)]
+        visible = {m.id for m in metas.values() if judge.sees(access.reader, m)}
+        carriers: dict[str, list[str]] = {}
+        for entry_id, tags in snap.stored_tags().items():
+            for tag in tags:
+                carriers.setdefault(tag, []).append(entry_id)
         changes: list[dict[str, Any]] = []
-        seen = set(visible)
-        for change in self.repo.log(access.pool, limit=limit):
-            ids = [i for i in change.ids if i in seen]
-            if ids:
-                changes.append({**change.view(), "ids": ids})
-        return changes
+        cursor = before if before is None else min(before, snap.version + 1)
+        while len(changes) < limit and (cursor is None or cursor > 1):
+            page = self.repo.log(access.pool, limit=LOG_SCAN_PAGE, before=cursor)
+            for change in page:
+                shown = visible_change(change, visible, carriers)
+                if shown is not None and len(changes) < limit:
+                    changes.append(shown.view())
+            if len(page) < LOG_SCAN_PAGE:
+                break
+            cursor = page[-1].version
+        return within_budget(changes)[0]
 
     # -- commands ----------------------------------------------------------------------------
 
@@ -205,13 +231,18 @@ class BotMemoryService:
         access = self._access(principal, bot_id, "read")
         pool, user = access.pool, access.reader.user_id
         for _attempt in range(WRITE_TRIES):
-            before = self.repo.version(pool)
+            head = self.repo.head(pool)
+            before = head.version
             now, version = self._clock.now_ms(), before + 1
             meta = remembered(
                 self._ids.new("mem_"), user, pool.org_id, content, topics, now, version
             )
-            changes = self.repo.pools.put(pool, meta, content, condition=Absent())
-            if not self._person_change(pool, before, now, changes, (meta.id,)):
+            tags, names = head.topics.stored(meta.tags)
+            changes = self.repo.pools.put(
+                pool, replace(meta, tags=tags), content, condition=Absent()
+            )
+            renamed = names if names != head.topics else None
+            if not self._person_change(pool, before, now, changes, (meta.id,), renamed):
                 continue
             return {"entry": view(Entry(meta, content)), "version": version}
         raise Unavailable("the bot memory kept changing; retry")
@@ -223,16 +254,19 @@ class BotMemoryService:
         now: int,
         changes: Sequence[Action],
         ids: tuple[str, ...],
+        topics: TopicNames | None = None,
     ) -> bool:
-        """Commit a person's change of the pool at version `before` + 1 with its log row, in
-        one transaction. False when another writer moved the version first (read again)."""
+        """Commit a person's change of the pool at version `before` + 1 with its log row (and
+        new topic names), in one transaction. False when another writer moved the version
+        first (read again)."""
         version = before + 1
         try:
             self.repo.write(
                 [
-                    self.repo.head_change(pool, before, version, now),
+                    self.repo.head_change(pool, before, version, now, topics),
                     *changes,
                     self.repo.log_put(pool, LogChange(version, now, "person", ids)),
+                    event_action(pool.org_id, "memory.changed", {"botId": pool.pool_id}, now),
                 ]
             )
         except WriteConflict as error:
@@ -257,7 +291,9 @@ class BotMemoryService:
                 # Retracted already by its sole person: nothing changes (`forgotten` raised
                 # for an entry the caller may not see).
                 return {"entry": self._open(pool, stored[entry_id]), "version": snap.version}
-            changes = self.repo.pools.change(pool, previous, after, stored=stored[entry_id])
+            changes = self.repo.pools.change(
+                pool, previous, self._as_stored(snap, after), stored=stored[entry_id]
+            )
             if not self._person_change(pool, snap.version, now, changes, (entry_id,)):
                 continue
             answer: dict[str, Any] = {"version": version}
@@ -293,12 +329,21 @@ class BotMemoryService:
             now, version = self._clock.now_ms(), snap.version + 1
             after = shared(meta, audience, now, version)
             stored = snap.by_id()[entry_id]
-            changes = self.repo.pools.change(pool, meta, after, stored=stored)
+            changes = self.repo.pools.change(
+                pool, meta, self._as_stored(snap, after), stored=stored
+            )
             if not self._person_change(pool, snap.version, now, changes, (entry_id,)):
                 continue
             content = self.repo.pools.open_content(pool, stored)
             return {"entry": view(Entry(after, content)), "version": version}
         raise Unavailable("the bot memory kept changing; retry")
+
+    @staticmethod
+    def _as_stored(snap: Snapshot, after: EntryMeta) -> EntryMeta:
+        """A metadata change of an entry of `snap` with its topic tokens as stored (its
+        topics do not change: nothing is allocated)."""
+        tags, _names = snap.topics.stored(after.tags, snap.stored_tags().get(after.id, ()))
+        return replace(after, tags=tags)
 
     # -- purge -----------------------------------------------------------------------------
 
@@ -321,13 +366,46 @@ class BotMemoryService:
             metas = snap.metas()
             targets = sorted(purge_targets(metas.values(), tag))
             if not targets:
-                return self.repo.purged(pool, tag)
+                if self._drop_orphan_rules(pool, snap):
+                    return self.repo.purged(pool, tag)
+                continue
             batch = targets[:PURGE_BATCH]
             now = self._clock.now_ms()
             changes: list[Action] = [self.repo.purge_count(pool, tag, len(batch), now)]
             for entry_id in batch:
                 changes += self.repo.pools.remove(pool, metas[entry_id], condition=Present())
-            self._person_change(pool, snap.version, now, changes, tuple(batch))
+            gone = set(batch)
+            left = [t for i, tags in snap.stored_tags().items() if i not in gone for t in tags]
+            names = snap.topics.collected(left)
+            renamed = names if names != snap.topics else None
+            self._person_change(pool, snap.version, now, changes, tuple(batch), renamed)
+
+    def _drop_orphan_rules(self, pool: Pool, snap: Snapshot) -> bool:
+        """Delete the access rules saved for items no entry cites any more (those of purged
+        facts; a purge stopped before this step leaves them to the next purge). Each batch
+        checks the pool is still at the snapshot's version, so a fact learned meanwhile
+        keeps its rule. False when the pool changed (read again)."""
+        cited = {
+            (s.conversation or "", s.item)
+            for stored in snap.entries
+            for s in stored.meta.sources
+            if isinstance(s, ItemSource)
+        }
+        orphans = [key for key in self.repo.rule_keys(pool) if key not in cited]
+        for start in range(0, len(orphans), RULE_BATCH):
+            batch = orphans[start : start + RULE_BATCH]
+            try:
+                self.repo.write(
+                    [
+                        self.repo.head_check(pool, snap.version),
+                        *(self.repo.rule_delete(pool, chat, item) for chat, item in batch),
+                    ]
+                )
+            except WriteConflict as error:
+                if _raced(error):
+                    return False
+                raise
+        return True
 
     # -- context ---------------------------------------------------------------------------
 
@@ -416,9 +494,11 @@ class BotMemoryService:
         actors = {t.id: t.actor for t in turns.values()}
         for _attempt in range(WRITE_TRIES):
             snap = self.snapshot(pool)
-            learned, actions = self._plan(pool, chat, snap, changes, items, actors, len(also))
+            learned, actions = self._plan(pool, chat, snap, changes, items, actors, len(also) + 1)
+            at = self._clock.now_ms()
+            changed = event_action(org_id, "memory.changed", {"botId": bot_id}, at)
             try:
-                self.repo.write([*actions, *also])
+                self.repo.write([*actions, *also, *([changed] if learned.applied else [])])
             except WriteConflict as error:
                 if _raced(error):
                     continue
@@ -438,11 +518,14 @@ class BotMemoryService:
     ) -> tuple[Learned, list[Action]]:
         metas = snap.metas()
         stored = snap.by_id()
+        tokens = snap.stored_tags()
         judge = self.judge(metas)
         now, version = self._clock.now_ms(), snap.version + 1
         learned = Learned(snap.version)
         writes: list[Action] = []
         rules_written: set[tuple[str, str]] = set()
+        names = snap.topics
+        renamed: list[str] = []
         # The head row, the log row and the caller's actions share the transaction.
         room = keys.MAX_ACTIONS - 2 - reserved
         for index, change in enumerate(changes):
@@ -462,8 +545,10 @@ class BotMemoryService:
                 if isinstance(plan, str):
                     learned.rejected.append({"index": index, "op": "fact", "reason": plan})
                     continue
+                tags, table = names.stored(plan.meta.tags)
+                plan = replace(plan, meta=replace(plan.meta, tags=tags))
                 planned = self._fact_actions(pool, plan, change.content, rules_written)
-                entry_id, op = plan.meta.id, "fact"
+                entry_id, op, new_tags = plan.meta.id, "fact", tags
             elif isinstance(change, ObservationChange):
                 meta = observation(
                     self._ids.new("mem_"),
@@ -480,31 +565,56 @@ class BotMemoryService:
                 if isinstance(meta, str):
                     learned.rejected.append({"index": index, "op": "observation", "reason": meta})
                     continue
+                tags, table = names.stored(meta.tags)
+                meta = replace(meta, tags=tags)
                 planned = self.repo.pools.put(pool, meta, change.content, condition=Absent())
-                entry_id, op = meta.id, "observation"
+                entry_id, op, new_tags = meta.id, "observation", tags
+            elif isinstance(change, RenameTopicChange):
+                outcome = names.renamed(
+                    change.from_, change.to, (t for ts in tokens.values() for t in ts)
+                )
+                if isinstance(outcome, str):
+                    refused = {"index": index, "op": "renameTopic", "reason": outcome}
+                    learned.rejected.append(refused)
+                    continue
+                # One change of the head row: no entry is rewritten or decrypted.
+                names, moved = outcome
+                renamed += moved
+                learned.applied.append(
+                    {"index": index, "op": "renameTopic", "id": f"{change.from_}->{change.to}"}
+                )
+                continue
             else:
                 after = invalidated(metas.get(change.id), change.id, now, version)
                 if isinstance(after, str):
                     learned.rejected.append({"index": index, "op": "invalidate", "reason": after})
                     continue
                 previous = metas[change.id]
-                planned = self.repo.pools.change(pool, previous, after, stored=stored[change.id])
+                tags, table = names.stored(after.tags, tokens.get(change.id, ()))
+                planned = self.repo.pools.change(
+                    pool, previous, replace(after, tags=tags), stored=stored[change.id]
+                )
                 # A later change of this batch sees it invalid (no second invalidation).
                 metas[change.id] = after
-                entry_id, op = change.id, "invalidate"
+                entry_id, op, new_tags = change.id, "invalidate", tags
             if len(writes) + len(planned) > room:
                 learned.rejected.append({"index": index, "op": op, "reason": TOO_MANY})
                 continue
             writes += planned
+            # A rename later in this batch covers the entries it wrote.
+            names, tokens[entry_id] = table, new_tags
             learned.applied.append({"index": index, "op": op, "id": entry_id})
         if not learned.applied:
             return learned, []
         learned.version = version
-        ids = tuple(dict.fromkeys(a["id"] for a in learned.applied))
+        ids = tuple(dict.fromkeys(a["id"] for a in learned.applied if a["op"] != "renameTopic"))
+        names = names.collected(t for ts in tokens.values() for t in ts)
+        topics = names if names != snap.topics else None
+        logged = LogChange(version, now, "memory_bot", ids, tuple(dict.fromkeys(renamed)))
         return learned, [
-            self.repo.head_change(pool, snap.version, version, now),
+            self.repo.head_change(pool, snap.version, version, now, topics),
             *writes,
-            self.repo.log_put(pool, LogChange(version, now, "memory_bot", ids)),
+            self.repo.log_put(pool, logged),
         ]
 
     def _fact_actions(

@@ -183,9 +183,14 @@ async def bot_memory_log(
     caller: CallerDep,
     svc: ServicesDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = DEFAULT_LOG_LIMIT,
+    before: Annotated[
+        int | None,
+        Query(ge=1, description="a version: the changes older than it (the last one shown)"),
+    ] = None,
 ) -> BotMemoryLog:
-    """Changes newest first, only of entries the caller may see."""
-    changes = await run(svc, svc.bot_memory.log, caller, botId, limit=limit)
+    """Changes newest first, only of entries the caller may see; `before` (a version)
+    pages back to older ones."""
+    changes = await run(svc, svc.bot_memory.log, caller, botId, limit=limit, before=before)
     return BotMemoryLog.model_validate({"changes": changes})
 
 
