@@ -689,13 +689,19 @@ def test_every_request_of_every_function_is_allowed(
     call("GET", f"/v1/agents/{agent}/memory/log")
     call("GET", f"/v1/agents/{agent}/learning")
     # Seed 003: options sealed in the agent's partition, threads in THREAD# and RESOURCE#.
-    options = {"workingMemory": True, "lastMessages": 5}
+    options = {"workingMemory": True, "lastMessages": 5, "generateTitle": {"model": HELPER}}
     call("PATCH", f"/v1/agents/{agent}/draft", {"memory": {"options": options}})
+    # The first answer titles the thread in the background (LoadEvidence, ApplyLearning).
+    flow.model.script = lambda request: '{"title": "Greetings"}'
     call("POST", f"/v1/agents/{agent}/publish", {}, status=201)
     call("POST", f"/v1/agents/{agent}/versions/1/activate", {})
     thread = call("POST", "/v1/threads", {"agentId": agent}, status=201)["thread"]["id"]
     said = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]
     call("POST", f"/v1/threads/{thread}/messages", {"messages": said})
+    flow.wait_all()
+    assert call("GET", f"/v1/threads/{thread}")["thread"]["title"] == "Greetings"
+    call("GET", f"/v1/threads/{thread}/learning")
+    flow.model.script = refuse
     call("PUT", f"/v1/threads/{thread}/working-memory", {"content": "# User"})
     call("POST", f"/v1/threads/{thread}/context", {"message": {"role": "user", "content": "?"}})
     call("GET", f"/v1/threads?agentId={agent}")
@@ -733,7 +739,7 @@ def test_every_request_of_every_function_is_allowed(
         | {"LEARN", "WAIT", "RATE", "THREAD", "RESOURCE"},
         "LoadEvidenceFunction": {"LEARN"},
         "CallModelFunction": {"LEARN"},
-        "ApplyLearningFunction": {"AGENT", "SESSION", "LEARN"},
+        "ApplyLearningFunction": {"AGENT", "SESSION", "LEARN", "THREAD", "RESOURCE"},
         "RecordFailureFunction": {"LEARN"},
     }
     refused = [
