@@ -1,0 +1,94 @@
+"""A real local service for the client tests: `python -m infra.local.serve` (what `make run`
+runs) on a free port and a temporary data directory, one per test worker."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class LocalService:
+    url: str
+    admin_token: str
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def user(self, role: str = "member") -> tuple[str, str, str]:
+        """A new organization and a user of it: (organization id, user id, token)."""
+        admin = {"Authorization": f"Bearer {self.admin_token}"}
+        org = httpx.post(
+            f"{self.url}/v1/admin/organizations", json={"name": "clients"}, headers=admin
+        )
+        assert org.status_code == 201, org.text
+        org_id = org.json()["id"]
+        user = httpx.post(
+            f"{self.url}/v1/admin/users",
+            json={"organizationId": org_id, "role": role},
+            headers=admin,
+        )
+        assert user.status_code == 201, user.text
+        return org_id, user.json()["id"], user.json()["token"]
+
+
+@pytest.fixture(scope="session")
+def local_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+    base = tmp_path_factory.mktemp("local-service")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    admin_token = f"amk_admin_{secrets.token_hex(24)}"
+    env = {k: v for k, v in os.environ.items() if k not in ("AWS_ENDPOINT_URL",)}
+    env |= {
+        "PORT": str(port),
+        "MEMORY_DATA_DIR": str(base / "data"),
+        "MEMORY_ADMIN_TOKEN": admin_token,
+        "PYTHONPATH": f"{ROOT / 'layers/core'}:{ROOT}",
+        "DEFAULT_MODEL": "local/rules",
+        "LOG_LEVEL": "WARNING",
+    }
+    log = base / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "infra.local.serve"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    service = LocalService(f"http://127.0.0.1:{port}", admin_token, log)
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            assert proc.poll() is None, f"the service exited:\n{service.output()}"
+            try:
+                if httpx.get(f"{service.url}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, f"no /healthz:\n{service.output()}"
+            time.sleep(0.1)
+        yield service
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
