@@ -9,7 +9,7 @@ export PYTHONPATH := $(CURDIR)/layers/core:$(CURDIR)
 export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: help venv run aws-local test unit check lint fmt typecheck imports openapi bench load \
-	build clean
+	build clean console-screenshots
 
 help:
 	@echo "make run        serve the API on http://127.0.0.1:$(PORT), data kept in MEMORY_DATA_DIR (.data/)"
@@ -59,6 +59,9 @@ lint: check cfn-lint sam-validate checkov
 
 openapi: $(STAMP)
 	$(PY) -m infra.gen_openapi
+
+console-screenshots: $(STAMP)
+	CONSOLE_SCREENSHOTS=docs/console $(PY) -m pytest tests/browser/test_console.py -q -p no:randomly
 
 bench: $(STAMP)
 	$(PY) -m bench.run_all

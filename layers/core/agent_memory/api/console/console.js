@@ -97,7 +97,12 @@ function problem(error, what) {
 let awaitingSignIn = false;
 
 function show(...nodes) {
-  if (!awaitingSignIn) main.replaceChildren(...nodes);
+  if (!awaitingSignIn) fill(main, ...nodes);
+}
+
+// replaceChildren, with nested lists of children flattened and text made text nodes.
+function fill(node, ...children) {
+  node.replaceChildren(...children.flat(Infinity).filter((child) => child !== null && child !== undefined && child !== false));
 }
 
 function link(href, text) {
@@ -132,7 +137,7 @@ function signedOut(reason) {
       if (error.status !== 401) show(problem(error, "your account"));
     }
   });
-  main.replaceChildren(form);
+  fill(main, form);
   input.focus();
 }
 
@@ -182,13 +187,13 @@ async function home() {
   try {
     const listed = await optional("GET", "/v1/agents?limit=50");
     const rows = listed ? listed.agents || listed.data || [] : [];
-    agents.replaceChildren(
+    fill(agents, 
       rows.length
         ? h("ul", { class: "plain" }, rows.map((agent) => h("li", {}, link(`#/agent/${encodeURIComponent(agent.id)}`, `${agent.name} (${agent.id})`))))
         : empty(listed ? "You have no agents yet. Create one with POST /v1/agents." : "This server does not list agents: open one by its id above."),
     );
   } catch (error) {
-    agents.replaceChildren(problem(error, "your agents"));
+    fill(agents, problem(error, "your agents"));
   }
 }
 
@@ -295,6 +300,11 @@ function fieldId(option, path) {
   return `opt-${option.name}-${path.join("-")}`;
 }
 
+// A switch's state from a saved or effective value: a boolean, or an option object.
+function flag(one) {
+  return one !== null && typeof one === "object" ? one.enabled !== false : one;
+}
+
 function fieldControl(option, field, saved, effective) {
   const id = fieldId(option, field.path);
   const dataPath = ["memory", "options", option.name, ...field.path].join(".");
@@ -302,16 +312,23 @@ function fieldControl(option, field, saved, effective) {
   const fallback = effective && typeof effective === "object" ? dig(effective, field.path) : undefined;
   let control;
   if (field.kind === "check") {
-    control = h("input", { type: "checkbox", id, checked: Boolean(value ?? fallback) });
+    control = h("input", { type: "checkbox", id, checked: Boolean(flag(value ?? fallback)) });
   } else if (field.kind === "select") {
-    control = h("select", { id }, field.choices.map((choice) => h("option", { value: choice, selected: (value ?? fallback) === choice }, choice)));
+    // "default" sends nothing, so the platform's default keeps applying.
+    control = h(
+      "select",
+      { id },
+      h("option", { value: "", selected: value === undefined || value === null }, `default${fallback ? ` (${fallback})` : ""}`),
+      field.choices.map((choice) => h("option", { value: choice, selected: value === choice }, choice)),
+    );
   } else if (field.kind === "textarea" || field.kind === "json") {
     const text = value === undefined || value === null ? "" : field.kind === "json" ? JSON.stringify(value, null, 2) : String(value);
     control = h("textarea", { id }, text);
   } else {
     let shown = value;
     if (field.path[0] === "messageRange" && value && typeof value === "object") shown = value.before;
-    const placeholder = fallback === undefined || fallback === null || typeof fallback === "object" ? "" : String(fallback);
+    const shownDefault = fallback !== null && typeof fallback === "object" && "before" in fallback ? fallback.before : fallback;
+    const placeholder = shownDefault === undefined || shownDefault === null || typeof shownDefault === "object" ? "" : String(shownDefault);
     control = h("input", {
       type: "text",
       inputmode: field.kind === "number" ? "decimal" : null,
@@ -319,6 +336,11 @@ function fieldControl(option, field, saved, effective) {
       value: shown === undefined || shown === null ? "" : String(shown),
       placeholder,
     });
+  }
+  if (field.kind === "check") {
+    // A switch is sent when it was saved or when the person moved it off its default.
+    control.dataset.saved = value === undefined || value === null ? "" : "1";
+    control.dataset.default = String(Boolean(flag(fallback)));
   }
   control.dataset.field = JSON.stringify(field.path);
   control.dataset.kind = field.kind;
@@ -335,7 +357,9 @@ function fieldControl(option, field, saved, effective) {
 // typed, so the server's 400 (and its path) tells them what is wrong.
 function readField(control) {
   const kind = control.dataset.kind;
-  if (kind === "check") return control.checked ? true : undefined;
+  if (kind === "check") {
+    return control.dataset.saved || String(control.checked) !== control.dataset.default ? control.checked : undefined;
+  }
   const raw = control.value.trim();
   if (raw === "") return undefined;
   if (kind === "number") return Number.isFinite(Number(raw)) ? Number(raw) : raw;
@@ -364,7 +388,8 @@ function collectOptions(form) {
     }
     if (option.number) {
       const control = box.querySelector("input[data-kind=number]");
-      options[option.name] = on ? readField(control) ?? 10 : false;
+      // On with no number: the key is left out and the default (10) applies.
+      options[option.name] = on ? readField(control) : false;
       continue;
     }
     if (!on) {
@@ -402,7 +427,7 @@ function placeError(form, path, message) {
     if (control) control.focus();
     return;
   }
-  form.querySelector(".form-status").replaceChildren(h("p", { class: "field-error", role: "alert" }, `${path.join(".")}: ${message}`));
+  fill(form.querySelector(".form-status"), h("p", { class: "field-error", role: "alert" }, `${path.join(".")}: ${message}`));
 }
 
 function optionBox(option, saved, effective) {
@@ -449,7 +474,7 @@ async function agentOptions(agentId) {
   const effective = draft.draft.effective.memory.options;
   const form = h("form", { class: "card", id: "memory-options", novalidate: true });
   const render = (savedNow, effectiveNow) => {
-    form.replaceChildren(
+    fill(form, 
       h("h2", {}, "Memory options (draft)"),
       h(
         "div",
@@ -464,11 +489,11 @@ async function agentOptions(agentId) {
     form.querySelector("#preset").addEventListener("click", () => {
       const merged = { ...collectOptionsSafe(form, savedNow), ...PRESET };
       render(merged, effectiveNow);
-      form.querySelector(".form-status").replaceChildren(h("p", { class: "notice good" }, "Preset applied: save the draft to keep it."));
+      fill(form.querySelector(".form-status"), h("p", { class: "notice good" }, "Preset applied: save the draft to keep it."));
     });
     form.querySelector("#reset").addEventListener("click", () => save(null));
   };
-  const status = (node) => form.querySelector(".form-status").replaceChildren(node);
+  const status = (node) => fill(form.querySelector(".form-status"), node);
   const save = async (memory) => {
     clearErrors(form);
     try {
@@ -510,7 +535,7 @@ async function agentOptions(agentId) {
           versionsBox.prepend(problem(error, `Agent ${agentId}`));
         }
       });
-      versionsBox.replaceChildren(
+      fill(versionsBox, 
         h("h2", {}, "Versions"),
         h("p", {}, listed.active === null ? "No version is active: threads use the platform defaults." : `Threads use version ${listed.active}.`),
         publish,
@@ -535,7 +560,7 @@ async function agentOptions(agentId) {
           : empty("Nothing published yet."),
       );
     } catch (error) {
-      versionsBox.replaceChildren(problem(error, `Agent ${agentId}'s versions`));
+      fill(versionsBox, problem(error, `Agent ${agentId}'s versions`));
     }
   };
   show(agentTabs(agentId, "options"), h("h1", {}, agent.agent.name), form, versionsBox);
@@ -656,7 +681,7 @@ function learning(executions) {
         h(
           "tr",
           { "data-execution": run.id },
-          h("td", {}, badge(run.status), run.chatId ? h("div", { class: "hint" }, `chat ${run.chatId}`) : null, run.sessionId ? h("div", { class: "hint" }, link(`#/session/${encodeURIComponent(run.sessionId)}`, `session ${run.sessionId}`)) : null),
+          h("td", {}, badge(run.status), run.reason ? h("div", { class: "hint" }, run.reason) : null, run.chatId ? h("div", { class: "hint" }, `chat ${run.chatId}`) : null, run.sessionId ? h("div", { class: "hint" }, link(`#/session/${encodeURIComponent(run.sessionId)}`, `session ${run.sessionId}`)) : null),
           h("td", {}, when(run.startedAt)),
           h("td", {}, when(run.endedAt)),
           h("td", { class: "mono" }, (run.itemIds || []).map((id, index) => [index ? ", " : "", link(`#item-${id}`, id)])),
@@ -666,7 +691,7 @@ function learning(executions) {
             { class: "rejected" },
             (run.rejected || []).length ? h("ul", { class: "plain" }, run.rejected.map((one) => h("li", {}, h("span", {}, describeChange(one.change)), " — ", h("strong", { class: "reason" }, one.reason)))) : empty("nothing"),
           ),
-          h("td", {}, run.error ? `${run.error.type}: ${run.error.message}` : run.reason || ""),
+          h("td", { class: "run-error" }, run.error ? `${run.error.type}: ${run.error.message}` : ""),
         ),
       ),
     ),
@@ -676,7 +701,7 @@ function learning(executions) {
 function itemsList(items) {
   if (!items) return empty("This server does not list a session's items.");
   if (!items.length) return empty("No items yet.");
-  return h("ol", { class: "plain items" }, items.map((item) => h("li", { id: `item-${item.id}` }, h("span", { class: "mono" }, item.id), " ", h("strong", {}, item.role), item.app ? ` (${item.app})` : "", ": ", item.content)));
+  return h("ul", { class: "plain items" }, items.map((item) => h("li", { id: `item-${item.id}` }, h("span", { class: "mono" }, item.id), " ", h("strong", {}, item.role), item.app ? ` (${item.app})` : "", ": ", item.content)));
 }
 
 // A live view: follow the events feed, and refresh when something of this view changes.
@@ -731,10 +756,10 @@ async function sessionView(sessionId) {
   }
   const refresh = async () => {
     const [memory, text, runs, items] = await Promise.all([api("GET", `${base}/memory`), api("GET", `${base}/memory/text`), api("GET", `${base}/learning`), optional("GET", `${base}/items?limit=100`)]);
-    memoryBox.replaceChildren(h("h2", {}, "Session memory"), h("p", { class: "hint" }, `use ${memory.settings.use ? "on" : "off"} · generate ${memory.settings.generate ? "on" : "off"} · read ${memory.processed.length} items`), keyedEntries(memory.entries));
-    textBox.replaceChildren(memoryText(text));
-    learningBox.replaceChildren(h("h2", {}, "Learning"), learning(runs.executions));
-    itemsBox.replaceChildren(h("h2", {}, "Items"), itemsList(items ? items.items || items.data || [] : null));
+    fill(memoryBox, h("h2", {}, "Session memory"), h("p", { class: "hint" }, `use ${memory.settings.use ? "on" : "off"} · generate ${memory.settings.generate ? "on" : "off"} · read ${memory.processed.length} items`), keyedEntries(memory.entries));
+    fill(textBox, memoryText(text));
+    fill(learningBox, h("h2", {}, "Learning"), learning(runs.executions));
+    fill(itemsBox, h("h2", {}, "Items"), itemsList(items ? items.items || items.data || [] : null));
   };
   const view = session.session;
   show(
@@ -749,7 +774,7 @@ async function sessionView(sessionId) {
     await refresh();
     learningBox.prepend(follow(refresh));
   } catch (error) {
-    memoryBox.replaceChildren(problem(error, `Session ${sessionId}`));
+    fill(memoryBox, problem(error, `Session ${sessionId}`));
   }
 }
 
@@ -768,17 +793,17 @@ async function agentMemoryView(agentId) {
   }
   const refresh = async () => {
     const [memory, text, log, runs] = await Promise.all([api("GET", `${base}/memory`), api("GET", `${base}/memory/text`), api("GET", `${base}/memory/log`), api("GET", `${base}/learning`)]);
-    memoryBox.replaceChildren(h("h2", {}, `Agent memory (version ${memory.version})`), keyedEntries(memory.entries));
-    textBox.replaceChildren(memoryText(text));
-    logBox.replaceChildren(h("h2", {}, "Change log"), changeLog(log.changes));
-    learningBox.replaceChildren(h("h2", {}, "Learning"), learning(runs.executions));
+    fill(memoryBox, h("h2", {}, `Agent memory (version ${memory.version})`), keyedEntries(memory.entries));
+    fill(textBox, memoryText(text));
+    fill(logBox, h("h2", {}, "Change log"), changeLog(log.changes));
+    fill(learningBox, h("h2", {}, "Learning"), learning(runs.executions));
   };
   show(agentTabs(agentId, "memory"), h("h1", {}, agent.agent.name), memoryBox, textBox, logBox, learningBox);
   try {
     await refresh();
     learningBox.prepend(follow(refresh));
   } catch (error) {
-    memoryBox.replaceChildren(problem(error, `Agent ${agentId}'s memory`));
+    fill(memoryBox, problem(error, `Agent ${agentId}'s memory`));
   }
 }
 
@@ -796,16 +821,16 @@ async function botView(botId) {
   }
   const refresh = async () => {
     const [memory, log, runs] = await Promise.all([api("GET", `${base}/memory`), api("GET", `${base}/memory/log`), optional("GET", `${base}/learning`)]);
-    memoryBox.replaceChildren(h("h2", {}, `Bot memory you may see (version ${memory.version})`), botEntries(memory.entries));
-    logBox.replaceChildren(h("h2", {}, "Change log"), changeLog(log.changes));
-    learningBox.replaceChildren(h("h2", {}, "Learning"), learning(runs ? runs.executions : []));
+    fill(memoryBox, h("h2", {}, `Bot memory you may see (version ${memory.version})`), botEntries(memory.entries));
+    fill(logBox, h("h2", {}, "Change log"), changeLog(log.changes));
+    fill(learningBox, h("h2", {}, "Learning"), learning(runs ? runs.executions : []));
   };
   show(h("h1", {}, bot.bot.name), h("p", { class: "hint" }, `${bot.bot.organizationId}${bot.bot.linked ? " · reached through a link" : ""}`), memoryBox, logBox, learningBox);
   try {
     await refresh();
     learningBox.prepend(follow(refresh));
   } catch (error) {
-    memoryBox.replaceChildren(problem(error, `Bot ${botId}'s memory`));
+    fill(memoryBox, problem(error, `Bot ${botId}'s memory`));
   }
 }
 
@@ -824,15 +849,15 @@ async function threadView(threadId) {
   const refresh = async () => {
     const [fresh, messages, notes, observations] = await Promise.all([api("GET", base), api("GET", `${base}/messages?limit=200`), optional("GET", `${base}/working-memory`), optional("GET", `${base}/observations`)]);
     document.getElementById("thread-title").textContent = fresh.thread.title || "Untitled thread";
-    messagesBox.replaceChildren(
+    fill(messagesBox, 
       h("h2", {}, "Messages"),
       messages.messages.length ? h("ol", { class: "plain" }, messages.messages.map((message) => h("li", { id: `item-${message.id}` }, h("strong", {}, message.role), ` · ${when(message.createdAt)}: `, message.content))) : empty("No messages yet."),
     );
-    notesBox.replaceChildren(
+    fill(notesBox, 
       h("h2", {}, "Working memory"),
       notes ? [h("p", { class: "hint" }, `${notes.scope} scope · ${notes.format}`), notes.content === null || notes.content === "" ? empty("No notes yet.") : h("pre", { class: "memory-text" }, typeof notes.content === "string" ? notes.content : JSON.stringify(notes.content, null, 2))] : empty("Working memory is off for this thread."),
     );
-    observationsBox.replaceChildren(
+    fill(observationsBox, 
       h("h2", {}, "Observations"),
       observations && observations.log ? [h("p", { class: "hint" }, `${observations.tokens} tokens · ${observations.reflections} reflections`), h("pre", { class: "memory-text" }, observations.log)] : empty("No observations yet."),
     );
@@ -842,7 +867,7 @@ async function threadView(threadId) {
     await refresh();
     messagesBox.prepend(follow(refresh));
   } catch (error) {
-    messagesBox.replaceChildren(problem(error, `Thread ${threadId}`));
+    fill(messagesBox, problem(error, `Thread ${threadId}`));
   }
 }
 

@@ -1,0 +1,347 @@
+"""The console at /console, driven in headless Chromium as a person would use it (issue 18).
+
+The real local service (`python -m infra.local.serve`, what `make run` runs) serves the page and
+the API; a scripted OpenAI-compatible model learns "My X is Y." and also proposes one change
+citing an item that does not exist, so learning has something applied and something rejected.
+With CONSOLE_SCREENSHOTS=<dir> the test saves the main views there (docs/console.md's images:
+`make console-screenshots`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ADMIN = "console-test-admin-token-0123456789abcdef"
+SHOTS = os.environ.get("CONSOLE_SCREENSHOTS")
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (make test installs it)"
+)
+
+
+class ScriptedModel:
+    """Chat Completions that learn "My X is Y." from each user item, plus one change citing
+    an item id that is not in the evidence (the service must reject it, with its reason)."""
+
+    def __init__(self) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                changes: list[dict[str, Any]] = []
+                for line in body["messages"][-1]["content"].splitlines():
+                    if not (line.startswith("{") and '"id"' in line):
+                        continue
+                    item = json.loads(line)
+                    match = re.match(r"My (\w+) is (.+?)\.?$", item.get("content", ""))
+                    if item.get("role") == "user" and match:
+                        topic, value = match.groups()
+                        changes.append(
+                            {
+                                "op": "remember",
+                                "key": topic.lower(),
+                                "content": f"The {topic} is {value}.",
+                                "kind": "fact",
+                                "sources": [item["id"]],
+                            }
+                        )
+                changes.append(
+                    {
+                        "op": "remember",
+                        "key": "made-up",
+                        "content": "Something nobody said.",
+                        "kind": "fact",
+                        "sources": ["i-not-in-the-evidence"],
+                    }
+                )
+                reply = {
+                    "choices": [
+                        {
+                            "message": {
+                                "role": "assistant",
+                                "content": json.dumps({"changes": changes}),
+                            }
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 10},
+                }
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class Service:
+    """`python -m infra.local.serve` on a temporary data directory."""
+
+    def __init__(self, data_dir: Path, model_url: str) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = int(probe.getsockname()[1])
+        env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
+        env |= {
+            "PORT": str(self.port),
+            "MEMORY_DATA_DIR": str(data_dir),
+            "MEMORY_ADMIN_TOKEN": ADMIN,
+            "PYTHONPATH": f"{ROOT / 'layers/core'}:{ROOT}",
+            "OPENAI_BASE_URL": model_url,
+            "OPENAI_API_KEY": "sk-test-console",
+            "DEFAULT_MODEL": "openai/notes-1",
+            "LOG_LEVEL": "WARNING",
+        }
+        self.log = data_dir / "serve.log"
+        with self.log.open("w") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "infra.local.serve"],
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.http = httpx.Client(base_url=self.base, timeout=20)
+        deadline = time.monotonic() + 40
+        while True:
+            assert self.proc.poll() is None, self.log.read_text()
+            try:
+                if self.http.get("/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, self.log.read_text()
+            time.sleep(0.1)
+
+    def call(self, token: str, method: str, path: str, body: Any = None, ok: int = 200) -> Any:
+        answer = self.http.request(
+            method, path, json=body, headers={"Authorization": f"Bearer {token}"}
+        )
+        assert answer.status_code == ok, f"{method} {path}: {answer.status_code} {answer.text}"
+        return answer.json() if answer.content else None
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(20)
+        self.http.close()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A running service with one admin user, an agent, and a session whose turn was learned."""
+    model = ScriptedModel()
+    service = Service(tmp_path_factory.mktemp("console"), model.url)
+    try:
+        service.call(ADMIN, "POST", "/v1/admin/organizations", {"id": "acme", "name": "Acme"}, 201)
+        user = service.call(
+            ADMIN,
+            "POST",
+            "/v1/admin/users",
+            {"organizationId": "acme", "id": "ada", "role": "admin"},
+            201,
+        )
+        token = user["token"]
+        agent = service.call(token, "POST", "/v1/agents", {"name": "Trip planner"}, 201)["agent"]
+        session = service.call(token, "POST", "/v1/sessions", {"agentId": agent["id"]}, 201)[
+            "session"
+        ]
+        turn = service.call(
+            token,
+            "POST",
+            f"/v1/sessions/{session['id']}/turns",
+            {
+                "items": [
+                    {"role": "user", "content": "My budget is 1500 EUR."},
+                    {"role": "assistant", "content": "Noted: 1500 EUR."},
+                ]
+            },
+        )["turn"]
+        deadline = time.monotonic() + 30
+        while True:
+            runs = service.call(token, "GET", f"/v1/sessions/{session['id']}/learning")[
+                "executions"
+            ]
+            if runs and runs[0]["status"] not in ("running", "waiting"):
+                break
+            assert time.monotonic() < deadline, runs
+            time.sleep(0.1)
+        assert runs[0]["status"] == "succeeded", runs
+        yield {
+            "service": service,
+            "token": token,
+            "agent": agent,
+            "session": session,
+            "budget_item": turn["itemIds"][0],
+        }
+    finally:
+        service.stop()
+        model.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as driver:
+        launched = driver.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any, world: dict[str, Any]) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    opened = context.new_page()
+    opened.set_default_timeout(10_000)
+    yield opened
+    context.close()
+
+
+def _shot(page: Any, name: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+
+
+def _sign_in(page: Any, world: dict[str, Any], fragment: str = "") -> None:
+    page.goto(f"{world['service'].base}/console{fragment}")
+    page.get_by_label("Bearer token").fill(world["token"])
+    page.get_by_role("button", name="Sign in").click()
+    playwright_api.expect(page.locator("#whoami")).to_have_text("ada · acme · admin")
+
+
+def _draft(world: dict[str, Any]) -> dict[str, Any]:
+    answer = world["service"].call(
+        world["token"], "GET", f"/v1/agents/{world['agent']['id']}/draft"
+    )
+    options: dict[str, Any] = (answer["draft"]["memory"] or {}).get("options", {})
+    return options
+
+
+def test_signing_in_with_a_wrong_token_says_so_and_keeps_the_form(
+    page: Any, world: dict[str, Any]
+) -> None:
+    page.goto(f"{world['service'].base}/console")
+    _shot(page, "sign-in")
+    page.get_by_label("Bearer token").fill("not-a-token")
+    page.keyboard.press("Enter")  # the form works from the keyboard
+    playwright_api.expect(page.get_by_role("alert")).to_contain_text("refused")
+    playwright_api.expect(page.get_by_label("Bearer token")).to_be_visible()
+
+
+def test_switching_an_option_and_saving_changes_the_draft(page: Any, world: dict[str, Any]) -> None:
+    _sign_in(page, world, f"#/agent/{world['agent']['id']}")
+    page.get_by_label("Semantic recall").check()
+    page.get_by_label("topK").fill("7")
+    page.get_by_role("button", name="Save draft").click()
+    playwright_api.expect(
+        page.get_by_role("status").filter(has_text="Draft saved.")
+    ).to_be_visible()
+    assert _draft(world)["semanticRecall"] == {"topK": 7}
+    _shot(page, "memory-options")
+
+
+def test_a_value_out_of_range_shows_the_servers_error_at_its_field(
+    page: Any, world: dict[str, Any]
+) -> None:
+    _sign_in(page, world, f"#/agent/{world['agent']['id']}")
+    before = _draft(world)
+    page.get_by_label("Semantic recall").check()
+    page.get_by_label("topK").fill("99")
+    page.get_by_role("button", name="Save draft").click()
+    field = page.locator('[data-path="memory.options.semanticRecall.topK"]')
+    playwright_api.expect(field.locator(".field-error")).to_be_visible()
+    playwright_api.expect(page.get_by_label("topK")).to_have_attribute("aria-invalid", "true")
+    _shot(page, "validation-error")
+    assert _draft(world) == before  # nothing saved
+
+
+def test_the_preset_saves_the_seeds_cross_conversation_combination(
+    page: Any, world: dict[str, Any]
+) -> None:
+    _sign_in(page, world, f"#/agent/{world['agent']['id']}")
+    page.get_by_role("button", name="Remember a user across conversations and runs").click()
+    playwright_api.expect(page.get_by_label("Observer manages working memory")).to_be_checked()
+    _shot(page, "preset")
+    page.get_by_role("button", name="Save draft").click()
+    playwright_api.expect(
+        page.get_by_role("status").filter(has_text="Draft saved.")
+    ).to_be_visible()
+    options = _draft(world)
+    assert options["workingMemory"] == {"scope": "resource"}
+    assert options["observationalMemory"]["observation"] == {
+        "manageWorkingMemory": True,
+        "bufferOnIdle": True,
+        "threadTitle": True,
+    }
+    page.get_by_role("button", name="Publish the draft").click()
+    playwright_api.expect(page.get_by_text("Published version 1.")).to_be_visible()
+    page.locator('[data-activate="1"]').click()
+    playwright_api.expect(page.get_by_text("Threads use version 1.")).to_be_visible()
+
+
+def test_a_learned_fact_shows_with_its_source_and_a_rejected_change_with_its_reason(
+    page: Any, world: dict[str, Any]
+) -> None:
+    _sign_in(page, world, f"#/session/{world['session']['id']}")
+    row = page.locator('#entries tr[data-key="budget"]')
+    playwright_api.expect(row).to_contain_text("The budget is 1500 EUR.")
+    source = row.get_by_role("link", name=world["budget_item"])
+    playwright_api.expect(source).to_have_attribute("href", f"#item-{world['budget_item']}")
+    text = page.locator("#memory-text pre")
+    playwright_api.expect(text).to_contain_text("The budget is 1500 EUR.")
+    rejected = page.locator("#learning td.rejected")
+    playwright_api.expect(rejected).to_contain_text("made-up")
+    reason = rejected.locator(".reason").first
+    playwright_api.expect(reason).not_to_be_empty()
+    assert "made-up" not in page.locator("#entries").inner_text()
+    _shot(page, "session-inspector")
+    # The session's agent: its memory, text, change log and learning, one click away.
+    page.get_by_role("link", name=world["agent"]["id"]).click()
+    playwright_api.expect(page.locator("#entries h2")).to_contain_text("Agent memory (version")
+    playwright_api.expect(page.locator("#learning table, #learning .empty").first).to_be_visible()
+    _shot(page, "agent-memory")
+
+
+def test_an_unknown_session_is_a_clear_not_found(page: Any, world: dict[str, Any]) -> None:
+    _sign_in(page, world, "#/session/s-does-not-exist")
+    playwright_api.expect(page.get_by_role("alert")).to_contain_text("not found")
