@@ -1,0 +1,201 @@
+"""Topic renames by the memory Bot over HTTP (seed 002, "How the Bot learns": "A topic
+rename still covers all matching entries. Changes to tags or status do not decrypt and
+encrypt the old content again"; API.md, "Rules seed 002 leaves open"), and the bot memory
+log's `before` cursor.
+
+The memory Bot's model is scripted (tests/api/test_confide.py); learning runs inline.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from agent_memory.domain.audiences import BAD_TOPIC, COLON_TAG
+from agent_memory.domain.tasks.learning_changes import FactChange
+from agent_memory.persistence.bot_memory import pool_of
+from agent_memory.ports import KeyRange, LearningRequest
+from tests.api.test_bots import error, turn
+from tests.api.test_confide import Script, World, scripted_services
+from tests.conftest import Api, User
+
+Answer = Callable[[LearningRequest], str]
+
+
+@pytest.fixture
+def script() -> Script:
+    return Script()
+
+
+@pytest.fixture
+def services(settings: Any, adapters: Any, script: Script) -> Any:
+    return scripted_services(settings, adapters, script)
+
+
+@pytest.fixture
+def world(api: Api) -> World:
+    return World(api)
+
+
+def lines(request: LearningRequest) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
+
+
+def facts(*topics: str) -> Answer:
+    """One fact per topic, each citing the person's words of the request."""
+
+    def answer(request: LearningRequest) -> str:
+        person = next(line for line in lines(request) if line.get("role") == "user")
+        changes = [
+            {"op": "fact", "content": f"About {t}.", "topics": [t], "sources": [person["id"]]}
+            for t in topics
+        ]
+        return json.dumps({"changes": changes})
+
+    return answer
+
+
+def renames(*pairs: tuple[str, str]) -> Answer:
+    changes = [{"op": "renameTopic", "from": old, "to": new} for old, new in pairs]
+    return lambda _request: json.dumps({"changes": changes})
+
+
+def learn(world: World, script: Script, chat: dict[str, Any], answer: Answer) -> dict[str, Any]:
+    """A turn of Ana, a confide and the turn's completion: the memory Bot learns `answer`."""
+    script.answers["learning_changes"] = answer
+    turn_id = turn(world.api, world.ana, chat["id"], "We plan the trip to Lisbon.")["turn"]["id"]
+    assert world.confide(world.ana, chat, turn_id, "I am unsure.").status_code == 200
+    world.complete(world.ana, chat, turn_id)
+    newest = world.executions(world.ana)[0]
+    assert newest["status"] == "succeeded", newest
+    return newest
+
+
+def read(world: World, user: User, tags: str | None = None) -> list[dict[str, Any]]:
+    url = f"/v1/bots/{world.bot['id']}/memory" + (f"?tags={tags}" if tags else "")
+    answer = world.get(user, url)
+    assert answer.status_code == 200, answer.text
+    return list(answer.json()["entries"])
+
+
+def topics(entry: dict[str, Any]) -> list[str]:
+    return [t for t in entry["tags"] if ":" not in t]
+
+
+def entry_rows(services: Any, world: World) -> dict[str, Any]:
+    store = services.bot_memory.repo._store
+    page = store.query(pool_of(world.bot["id"], world.org).pk, KeyRange(low="MEM#", high="MEM#~"))
+    return {r["sk"]: (bytes(r["content"]), r["updatedAt"], r["rev"]) for r in page.records}
+
+
+def test_a_rename_covers_every_entry_without_rewriting_them(
+    world: World, script: Script, services: Any
+) -> None:
+    chat = world.chat(world.ana)
+    learn(world, script, chat, facts("travel"))
+    # More entries on "trip" than one transaction holds (written as the memory Bot writes).
+    items = world.get(world.ana, f"/v1/chats/{chat['id']}/items").json()["items"]
+    person = next(i["id"] for i in items if i["role"] == "user")
+    for start in range(0, 120, 30):
+        changes = [
+            FactChange(op="fact", content=f"Trip plan {n}.", topics=["trip"], sources=[person])
+            for n in range(start, start + 30)
+        ]
+        services.bot_memory.learn(world.bot["id"], world.org, chat["id"], changes)
+    assert len(read(world, world.ana, "trip")) == 120
+    before = entry_rows(services, world)
+
+    done = learn(
+        world,
+        script,
+        chat,
+        renames(("trip", "travel"), ("travel", "for:bot"), ("travel", "Trip Plans")),
+    )
+    # The rename into an existing topic merges; a colon tag or a malformed topic: refused.
+    assert [a["op"] for a in done["applied"]] == ["renameTopic"]
+    assert [(r["change"]["to"], r["reason"]) for r in done["rejected"]] == [
+        ("for:bot", f"'for:bot': {COLON_TAG}"),
+        ("Trip Plans", f"'Trip Plans': {BAD_TOPIC}"),
+    ]
+    assert read(world, world.ana, "trip") == []
+    merged = read(world, world.ana, "travel")
+    assert len(merged) == 121
+    assert all(topics(e) == ["travel"] for e in merged)
+    # No entry row was rewritten: content sealed as it was, same version, same time.
+    assert entry_rows(services, world) == before
+
+    # The next learning sees the new name in its entries and its topic counts.
+    learn(world, script, chat, renames())
+    shown = [c for c in script.calls if c.task == "learning_changes"][-1]
+    assert 'Topic counts over all valid entries: {"travel": 121}' in shown.user
+    assert {tuple(e["topics"]) for e in lines(shown) if "layer" in e} == {("travel",)}
+
+    # The log shows the rename with every entry it covered that Ana may see.
+    log = world.get(world.ana, f"/v1/bots/{world.bot['id']}/memory/log?limit=2").json()
+    renamed = next(c for c in log["changes"] if len(c["ids"]) == 120)
+    assert renamed["by"] == "memory_bot"
+    assert {e["id"] for e in merged} - set(renamed["ids"]) == {
+        e["id"] for e in merged if e["content"] == "About travel."
+    }
+    # Ben sees none of Ana's entries, so none of the rename either.
+    assert world.get(world.ben, f"/v1/bots/{world.bot['id']}/memory/log").json() == {"changes": []}
+
+
+def test_a_renamed_name_learned_again_is_a_new_topic(world: World, script: Script) -> None:
+    chat = world.chat(world.ana)
+    learn(world, script, chat, facts("trip", "food"))
+    learn(world, script, chat, renames(("trip", "travel")))
+    learn(world, script, chat, facts("trip"))
+    assert [e["content"] for e in read(world, world.ana, "trip")] == ["About trip."]
+    assert [e["content"] for e in read(world, world.ana, "travel")] == ["About trip."]
+    # Renaming the new topic leaves the earlier rename's entries where they are.
+    learn(world, script, chat, renames(("trip", "journey")))
+    assert len(read(world, world.ana, "journey")) == 1
+    assert len(read(world, world.ana, "travel")) == 1
+    # A topic no entry carries is not renamed (recorded with its reason).
+    done = learn(world, script, chat, renames(("trip", "other")))
+    assert done["applied"] == []
+    assert [r["reason"] for r in done["rejected"]] == [
+        "no entry of this memory carries the topic 'trip'"
+    ]
+    # A person's Remember of a renamed name is that name too.
+    remembered = world.api.client.post(
+        f"/v1/bots/{world.bot['id']}/memory",
+        json={"command": {"_tag": "Remember", "content": "Pack light.", "tags": ["trip"]}},
+        headers=world.ana.headers,
+    )
+    assert topics(remembered.json()["entry"]) == ["trip"]
+    assert [e["content"] for e in read(world, world.ana, "trip")] == ["Pack light."]
+
+
+def remember(world: World, user: User, content: str) -> int:
+    answer = world.api.client.post(
+        f"/v1/bots/{world.bot['id']}/memory",
+        json={"command": {"_tag": "Remember", "content": content}},
+        headers=user.headers,
+    )
+    assert answer.status_code == 200, answer.text
+    return int(answer.json()["version"])
+
+
+def test_the_log_pages_back_with_before(world: World) -> None:
+    mine = []
+    for n in range(5):
+        mine.append(remember(world, world.ana, f"Mine {n}."))
+        # Ben's changes in between are not Ana's to see: a page reads past them.
+        for m in range(3):
+            remember(world, world.ben, f"Ben's {n}.{m}.")
+    url = f"/v1/bots/{world.bot['id']}/memory/log"
+    first = world.get(world.ana, f"{url}?limit=2").json()["changes"]
+    assert [c["version"] for c in first] == mine[::-1][:2]
+    second = world.get(world.ana, f"{url}?limit=2&before={first[-1]['version']}").json()
+    assert [c["version"] for c in second["changes"]] == mine[::-1][2:4]
+    last = world.get(world.ana, f"{url}?limit=2&before={second['changes'][-1]['version']}")
+    assert [c["version"] for c in last.json()["changes"]] == mine[:1]
+    assert world.get(world.ana, f"{url}?before={mine[0]}").json() == {"changes": []}
+    # A version is a positive integer.
+    assert error(world.get(world.ana, f"{url}?before=0"))[:2] == (400, "ValidationError")
+    assert error(world.get(world.ana, f"{url}?before=x"))[0] == 400
