@@ -1,0 +1,26 @@
+"""The events feed (API.md "Events")."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agent_memory.api.contracts.base import Answer
+from agent_memory.domain.events import EventType
+
+
+class EventOut(Answer):
+    id: str = Field(description="time-ordered; unique in the feed")
+    type: EventType
+    at: int = Field(description="when the change happened, ms since the epoch")
+    object: dict[str, str] = Field(
+        description="ids of what changed (threadId, agentId, resourceId, sessionId, botId, "
+        "chatId, memoryId, executionId): never content, never titles"
+    )
+
+
+class EventsAnswer(Answer):
+    events: list[EventOut] = Field(
+        description="the changes after `after` that the caller may see, oldest first; may "
+        "be empty while `next` moves on (hidden events still advance it)"
+    )
+    next: str = Field(description="opaque cursor: pass it as `after` for the following page")

@@ -1,0 +1,37 @@
+"""The events feed: changes the caller may see (API.md "Events"; seed 003)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from agent_memory.api.contracts.events import EventsAnswer
+from agent_memory.api.deps import CallerDep, ServicesDep, run
+from agent_memory.domain.events import DEFAULT_LIMIT, MAX_CURSOR, MAX_LIMIT
+
+router = APIRouter(tags=["events"])
+
+
+@router.get("/v1/events")
+async def list_events(
+    caller: CallerDep,
+    svc: ServicesDep,
+    after: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=MAX_CURSOR,
+            description="the `next` of the previous page (opaque); without it, the oldest "
+            "kept events (kept at least 24 hours). A malformed cursor, or another caller's, "
+            "is a 400 naming `after`",
+        ),
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="events per page")] = (
+        DEFAULT_LIMIT
+    ),
+) -> EventsAnswer:
+    """Changes of the caller's organization that the caller may see, oldest first: threads
+    created or renamed, working memory updated, memory changed, executions ended."""
+    page = await run(svc, svc.events.page, caller, after, limit)
+    return EventsAnswer.model_validate(page)

@@ -1,0 +1,104 @@
+"""The events feed (API.md "Events"): a page of the caller's organization's changes that
+the caller may see, with the cursor of the next page.
+
+Emitters add `event_action(...)` (persistence/events.py) to the transaction of the change
+they report. Visibility is decided here, at read time, by the access rule of the object an
+event names (domain/events.subject): a reader never learns of an object they may not see,
+and a page whose events were all hidden still moves the cursor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from agent_memory.domain import events as feed
+from agent_memory.domain.bots import person_of
+from agent_memory.domain.errors import Forbidden, NotFound, ValidationFailed
+from agent_memory.domain.events import Subject
+from agent_memory.domain.identity import Principal
+from agent_memory.persistence.events import EventRepository, event_action, is_event
+from agent_memory.ports import Clock
+from agent_memory.service.agents import AgentService
+from agent_memory.service.bots import BotService
+from agent_memory.service.sessions import SessionAccess
+
+__all__ = ["EventService", "event_action", "is_event"]
+
+
+class EventService:
+    def __init__(
+        self,
+        repo: EventRepository,
+        clock: Clock,
+        sessions: SessionAccess,
+        agents: AgentService,
+        bots: BotService,
+    ) -> None:
+        self._repo = repo
+        self._clock = clock
+        self._sessions = sessions
+        self._agents = agents
+        self._bots = bots
+
+    def page(self, principal: Principal, after: str | None, limit: int) -> dict[str, Any]:
+        """`{"events": [...], "next": cursor}`: the events after `after` (from the oldest
+        kept without it) that the caller may see, at most `limit`."""
+        user_id, org_id = person_of(principal)
+        if not 1 <= limit <= feed.MAX_LIMIT:
+            raise ValidationFailed(f"limit is 1..{feed.MAX_LIMIT}", ["limit"])
+        cursor = (
+            feed.decode(after, org_id, user_id)
+            if after is not None
+            else feed.start(org_id, user_id)
+        )
+        now = self._clock.now_ms()
+        read = self._repo.after(org_id, cursor.position, feed.read_size(cursor, limit))
+        fresh, following = feed.advance(cursor, read, now, limit)
+        known: dict[Subject, bool] = {}
+        shown = []
+        for event in fresh:
+            found = feed.subject(event)
+            if found is not None and found not in known:
+                known[found] = self._sees(principal, user_id, org_id, found)
+            if found is not None and known[found]:
+                shown.append(event.view())
+        return {"events": shown, "next": feed.encode(following)}
+
+    def _sees(self, principal: Principal, user_id: str, org_id: str, found: Subject) -> bool:
+        """Whether the caller may see the object, by the object's own access rule."""
+        if found.rule == feed.RESOURCE:
+            return found.id == user_id
+        if found.rule == feed.SESSION:
+            return _allowed(lambda: self._sessions.load(principal, found.id, "read"))
+        if found.rule == feed.AGENT:
+            return _allowed(lambda: self._agents.get(principal, found.id))
+        if found.rule == feed.ORGANIZATION:
+            return True  # the feed is the caller's organization's: every person reads them
+        level = self._bot_level(principal, found.id, org_id)
+        if found.rule == feed.BOT:
+            return level is not None
+        # A bot's execution, as its learning listing: a writer, or the owner of its chat.
+        return level == "write" or (level is not None and self._owns_chat(user_id, found.chat))
+
+    def _bot_level(self, principal: Principal, bot_id: str, org_id: str) -> str | None:
+        """The caller's level on the bot in the feed's organization (None: not a reader)."""
+        try:
+            _bot, reach = self._bots.reach(principal, bot_id, "read")
+        except (NotFound, Forbidden):
+            return None
+        return reach.level if reach.org_id == org_id else None
+
+    def _owns_chat(self, user_id: str, chat_id: str | None) -> bool:
+        if chat_id is None:
+            return False
+        chat = self._bots.repo.get_chat(chat_id)
+        return chat is not None and chat.owner == user_id
+
+
+def _allowed(load: Callable[[], object]) -> bool:
+    try:
+        load()
+    except (NotFound, Forbidden):
+        return False
+    return True

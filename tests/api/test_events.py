@@ -1,0 +1,221 @@
+"""The events feed over HTTP (API.md "Events"; seed 003): a client follows its thread's
+creation, title and working memory, memory changes and execution ends, through
+`GET /v1/events`, and sees nothing it may not see."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from tests.api.test_agent_memory import HELPER, InlineWorkflow, remember, replying
+from tests.api.test_sessions import Client
+from tests.conftest import Api
+from tests.learning_support import Catalog, ScriptedModel
+
+TITLER = "openai/titler"
+
+
+@pytest.fixture
+def helper() -> ScriptedModel:
+    return ScriptedModel(name=HELPER, script=replying())
+
+
+@pytest.fixture
+def services(settings: Any, adapters: Any, helper: ScriptedModel) -> Any:
+    """Learning run inline at each start; a scripted title model and learning helper."""
+    from agent_memory.adapters.rules_model import RulesModel
+    from agent_memory.bootstrap import build_services
+
+    titler = ScriptedModel(name=TITLER, script=lambda request: '{"title": "Lisbon in May"}')
+    workflow = InlineWorkflow()
+    catalog = Catalog({TITLER: titler, HELPER: helper, "local/rules": RulesModel()})
+    built = build_services(settings, replace(adapters, orchestrator=workflow, models=catalog))
+    workflow.learning = built.learning
+    return built
+
+
+@pytest.fixture
+def org(api: Api) -> str:
+    org_id = api.org()
+    answer = api.client.patch(
+        f"/v1/organizations/{org_id}/settings", json={"helperModel": HELPER}, headers=api.admin
+    )
+    assert answer.status_code == 200, answer.text
+    return org_id
+
+
+def person(api: Api, org: str) -> Client:
+    return Client(api, api.user(org))
+
+
+def feed(client: Client, after: str | None = None, limit: int | None = None) -> dict[str, Any]:
+    query = {"after": after, "limit": limit}
+    params = {k: v for k, v in query.items() if v is not None}
+    answer = client.api.client.get("/v1/events", params=params, headers=client.user.headers)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def everything(client: Client, limit: int = 100) -> list[dict[str, Any]]:
+    """Every event the client may see now, page by page (stops at an empty page)."""
+    events: list[dict[str, Any]] = []
+    after = None
+    for _page in range(50):
+        page = feed(client, after, limit)
+        if not page["events"] and after is not None:
+            return events
+        events += page["events"]
+        after = page["next"]
+    raise AssertionError("the feed never ends")
+
+
+def activate(client: Client, agent: str, options: dict[str, Any]) -> None:
+    saved = client.api.client.patch(
+        f"/v1/agents/{agent}/draft",
+        json={"memory": {"options": options}},
+        headers=client.user.headers,
+    )
+    assert saved.status_code == 200, saved.text
+    number = client.post(f"/v1/agents/{agent}/publish", {}).json()["version"]["number"]
+    assert client.post(f"/v1/agents/{agent}/versions/{number}/activate", {}).status_code == 200
+
+
+def thread_with_everything(owner: Client, agent: str) -> str:
+    """A thread created, titled by the first answer, and its working memory written."""
+    activate(owner, agent, {"generateTitle": {"model": TITLER}, "workingMemory": True})
+    created = owner.post("/v1/threads", {"agentId": agent})
+    assert created.status_code == 201, created.text
+    thread = str(created.json()["thread"]["id"])
+    messages = [{"role": "user", "content": "Plan Lisbon"}, {"role": "assistant", "content": "Ok"}]
+    saved = owner.post(f"/v1/threads/{thread}/messages", {"messages": messages})
+    assert saved.status_code == 200, saved.text
+    put = owner.api.client.put(
+        f"/v1/threads/{thread}/working-memory",
+        json={"content": "# User\n- Name: Ana"},
+        headers=owner.user.headers,
+    )
+    assert put.status_code == 200, put.text
+    return thread
+
+
+def test_a_client_follows_its_thread_and_no_one_else_sees_it(api: Api, org: str) -> None:
+    owner, colleague = person(api, org), person(api, org)
+    stranger = person(api, api.org())
+    agent = owner.agent(members=[colleague.user.id])
+    thread = thread_with_everything(owner, agent)
+    assert owner.get(f"/v1/threads/{thread}").json()["thread"]["title"] == "Lisbon in May"
+
+    mine = [e for e in everything(owner) if e["object"].get("threadId") == thread]
+    assert [e["type"] for e in mine] == [
+        "thread.created",
+        "thread.updated",
+        "working_memory.updated",
+    ]
+    for event in mine:
+        # Ids only: never the title or the notes.
+        assert event["object"] == {
+            "threadId": thread,
+            "agentId": agent,
+            "resourceId": owner.user.id,
+        }
+        assert event["id"].startswith("evt_")
+        assert isinstance(event["at"], int)
+    # A member of the agent in the same organization, and another organization: nothing.
+    assert everything(colleague) == []
+    assert everything(stranger) == []
+
+
+def test_memory_changes_and_execution_ends_reach_their_readers(
+    api: Api, org: str, helper: ScriptedModel
+) -> None:
+    owner, member, outsider = person(api, org), person(api, org), person(api, org)
+    agent = owner.agent(members=[member.user.id])
+    session = owner.session(agent)["id"]
+    # A person's change of session memory.
+    view = owner.view(session)
+    remembered = owner.command(
+        session, {"_tag": "Remember", "key": "budget", "content": "1500 EUR", "kind": "fact"}
+    )
+    assert remembered.status_code == 200, remembered.text
+    assert view["revision"] != owner.view(session)["revision"]
+    # A turn: the agent's helper learns from it (memory.changed, execution.ended).
+    helper.script = replying(remember("tests-first", "Run the tests first.", "procedure", "i-01"))
+    turn = owner.turn(session, "Always run the tests before you report that work is done.")
+    assert turn.status_code == 200, turn.text
+    learned = owner.get(f"/v1/agents/{agent}/learning").json()["executions"]
+    assert [e["status"] for e in learned] == ["succeeded"]
+
+    seen = everything(owner)
+    kinds = {(e["type"], tuple(sorted(e["object"]))) for e in seen}
+    assert ("memory.changed", ("sessionId",)) in kinds
+    assert ("memory.changed", ("agentId",)) in kinds
+    ended = [e for e in seen if e["type"] == "execution.ended"]
+    assert {"executionId": learned[0]["id"], "agentId": agent, "sessionId": session} in [
+        e["object"] for e in ended
+    ]
+    # The member reads the agent (its memory and learning), not the owner's session.
+    theirs = everything(member)
+    assert {e["object"].get("agentId") for e in theirs} == {agent}
+    assert not any(e["object"] == {"sessionId": session} for e in theirs)
+    assert everything(outsider) == []
+
+
+def test_paging_with_after_answers_each_event_once_in_order(api: Api, org: str) -> None:
+    owner = person(api, org)
+    agent = owner.agent()
+    made = [owner.post("/v1/threads", {"agentId": agent}).json()["thread"]["id"] for _ in range(5)]
+    pages: list[list[dict[str, Any]]] = []
+    after = None
+    for _page in range(4):
+        page = feed(owner, after, limit=2)
+        pages.append(page["events"])
+        after = page["next"]
+    assert [len(p) for p in pages] == [2, 2, 1, 0]
+    events = [e for p in pages for e in p]
+    assert [e["object"]["threadId"] for e in events] == made
+    assert [e["id"] for e in events] == sorted(e["id"] for e in events)
+    # Nothing new: the last cursor answers nothing again; a new change comes once.
+    assert feed(owner, after)["events"] == []
+    later = owner.post("/v1/threads", {"agentId": agent}).json()["thread"]["id"]
+    page = feed(owner, after)
+    assert [e["object"]["threadId"] for e in page["events"]] == [later]
+    assert feed(owner, page["next"])["events"] == []
+
+
+def test_hidden_events_still_move_the_cursor(api: Api, org: str) -> None:
+    owner, colleague = person(api, org), person(api, org)
+    agent = owner.agent()
+    for _ in range(3):
+        owner.post("/v1/threads", {"agentId": agent})
+    page = feed(colleague, limit=3)
+    assert page["events"] == []
+    mine = colleague.agent()
+    created = colleague.post("/v1/threads", {"agentId": mine}).json()["thread"]["id"]
+    shown = feed(colleague, page["next"], limit=3)["events"]
+    assert [e["object"]["threadId"] for e in shown] == [created]
+
+
+def test_a_malformed_or_foreign_cursor_and_a_bad_limit_are_400s(api: Api, org: str) -> None:
+    owner, colleague = person(api, org), person(api, org)
+    stranger = person(api, api.org())
+
+    def refused(who: Client, params: dict[str, Any], field: str) -> None:
+        answer = api.client.get("/v1/events", params=params, headers=who.user.headers)
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"]["path"] == [field]
+
+    for bad in ["not-a-cursor", "eyJ4IjoxfQ", "e30", "%%%", "x" * 7000]:
+        refused(owner, {"after": bad}, "after")
+    cursor = feed(owner)["next"]
+    for other in (colleague, stranger):
+        refused(other, {"after": cursor}, "after")
+    for limit in (0, 101, -1):
+        refused(owner, {"limit": limit}, "limit")
+    assert feed(owner, cursor, limit=100)["events"] == []
+
+
+def test_the_admin_token_has_no_feed(api: Api) -> None:
+    answer = api.client.get("/v1/events", headers=api.admin)
+    assert answer.status_code == 403, answer.text
