@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -26,15 +24,13 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.browser.conftest import _free_port
+
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ADMIN = "console-test-admin-token-0123456789abcdef"
 SHOTS = os.environ.get("CONSOLE_SCREENSHOTS")
 
 playwright_api = pytest.importorskip("playwright.sync_api")
-pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (make test installs it)"
-)
 
 
 class ScriptedModel:
@@ -106,9 +102,7 @@ class Service:
     """`python -m infra.local.serve` on a temporary data directory."""
 
     def __init__(self, data_dir: Path, model_url: str) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = int(probe.getsockname()[1])
+        self.port = _free_port()
         env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
         env |= {
             "PORT": str(self.port),
@@ -207,33 +201,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         model.close()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as driver:
-        launched = driver.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
-        )
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser: Any, world: dict[str, Any]) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    opened = context.new_page()
-    opened.set_default_timeout(10_000)
-    yield opened
-    context.close()
+@pytest.fixture(autouse=True)
+def _no_page_errors(page: Any) -> Iterator[None]:
+    """Whatever a test does, the console threw nothing and asked no other host."""
+    page.set_default_timeout(10_000)
+    yield
+    assert page.errors == []
+    assert all(url.startswith("http://127.0.0.1:") for url in page.requested), page.requested
 
 
 def _shot(page: Any, name: str) -> None:
