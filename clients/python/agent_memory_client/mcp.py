@@ -1,0 +1,365 @@
+"""The agent-memory MCP server: tools over the caller's agent memories (seed 004).
+
+- stdio, for desktop clients: `python -m agent_memory_client.mcp` with `AGENT_MEMORY_URL` and
+  `AGENT_MEMORY_TOKEN` in the environment.
+- streamable HTTP, inside the service: `with_mcp(api_app)` serves `/mcp` beside the API's
+  routes, behind the same bearer token (checked with `GET /v1/me` before any MCP message is
+  read); each tool calls the API with the caller's own token, in process.
+- on Lambda, behind the same HTTP API: `agent_memory_client.lambda_handler`.
+
+Stateless and JSON-answering over HTTP, so any instance (or Lambda) can answer any request.
+Needs the `mcp` extra (`pip install './clients/python[mcp]'`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+import anyio
+import httpx
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from agent_memory_client._async_client import AsyncClient
+from agent_memory_client.errors import AgentMemoryError, NotFound, ValidationError
+
+# ASGI's types, as Starlette spells them.
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+MCP_PATH = "/mcp"
+# What the service answers for these tools' rows; a model needs no more than these fields.
+_SHOWN = ("id", "category", "content", "importance", "entity", "expires_at", "created_at")
+
+INSTRUCTIONS = (
+    "Long-term memory about the user and their world, kept between conversations. Call "
+    "`recall` at the start of a task to load what is known; call `remember` when the user "
+    "states a lasting preference, fact or instruction (not small talk); call `forget` with a "
+    "memory's id when the user retracts it or it is wrong; `list_memories` browses newest "
+    "first."
+)
+
+Category = Literal["preference", "fact", "instruction"]
+
+
+@dataclass(frozen=True)
+class Connector:
+    """How the tools reach the service: `base_url`, through `transport` (an in-process
+    ASGI transport inside the service; None: over the network), with the request's bearer
+    token, else `token` (stdio)."""
+
+    base_url: str
+    token: str | None = None
+    transport: httpx.AsyncBaseTransport | None = None
+
+    def client(self, headers: Mapping[str, str] | None) -> AsyncClient:
+        token = bearer(headers) or self.token
+        if not token:
+            raise ToolError("no token: set AGENT_MEMORY_TOKEN, or send Authorization: Bearer")
+        return AsyncClient(self.base_url, token, transport=self.transport)
+
+
+def bearer(headers: Mapping[str, str] | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header, if there is one."""
+    if not headers:
+        return None
+    value = headers.get("authorization") or headers.get("Authorization") or ""
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return token.strip() or None
+
+
+def _shown(memory: Any) -> dict[str, Any]:
+    data = memory.model_dump(mode="json")
+    return {key: data[key] for key in _SHOWN if data.get(key) is not None}
+
+
+def _tool_error(error: AgentMemoryError) -> ToolError:
+    where = f" (field: {'.'.join(str(p) for p in error.path)})" if error.path else ""
+    return ToolError(f"{error.code}: {error.message}{where}")
+
+
+_REMEMBER = (
+    "Save a long-term memory about the user (a preference, a fact or an instruction) so it "
+    "can be recalled in later conversations. Answers the saved memory with its id."
+)
+
+
+_RECALL = (
+    "Recall the user's long-term memories: with a `query`, the closest in meaning first "
+    "(where this deployment has semantic recall); otherwise the most important first. "
+    "Expired memories are left out."
+)
+
+
+_FORGET = "Delete one long-term memory by its id, when the user retracts it or it is wrong."
+
+
+_LIST_MEMORIES = "List the user's long-term memories, newest first (optionally of one category)."
+
+
+def build_server(connector: Connector) -> MCPServer:
+    """The MCP server with its four tools, each calling the service through `connector`."""
+    server = MCPServer("agent-memory", instructions=INSTRUCTIONS, version="0.1.0")
+
+    async def call(ctx: Context, work: Callable[[AsyncClient], Awaitable[Any]]) -> Any:
+        async with connector.client(ctx.headers if _in_request(ctx) else None) as client:
+            try:
+                return await work(client)
+            except AgentMemoryError as error:
+                raise _tool_error(error) from error
+
+    @server.tool(
+        description=_REMEMBER,
+        annotations=ToolAnnotations(title="Remember", readOnlyHint=False, idempotentHint=False),
+    )
+    async def remember(
+        content: Annotated[
+            str,
+            Field(
+                description="One self-contained statement to keep, written so it makes sense "
+                "on its own later, e.g. 'The user prefers window seats.' (1 to 4,000 characters)",
+                min_length=1,
+                max_length=4000,
+            ),
+        ],
+        ctx: Context,
+        category: Annotated[
+            Category,
+            Field(
+                description="'preference' (what the user likes or wants), 'fact' (something "
+                "true about the user or their world), or 'instruction' (how to behave)"
+            ),
+        ] = "fact",
+        importance: Annotated[
+            float | None,
+            Field(
+                description="0 to 1: how much this matters (default 0.5); recall returns the "
+                "most important first",
+                ge=0,
+                le=1,
+            ),
+        ] = None,
+        entity_id: Annotated[
+            str | None,
+            Field(
+                description="The id of the person, account or thing this memory is about, "
+                "when it is not the user themselves",
+                max_length=255,
+            ),
+        ] = None,
+    ) -> dict[str, Any]:
+        entity = {"id": entity_id, "type": "entity"} if entity_id else None
+
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            made = await client.create_agent_memory(
+                content, category, importance=importance, entity=entity
+            )
+            return _shown(made)
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+    @server.tool(
+        description=_RECALL, annotations=ToolAnnotations(title="Recall", readOnlyHint=True)
+    )
+    async def recall(
+        ctx: Context,
+        query: Annotated[
+            str | None,
+            Field(
+                description="What you need to know, in words (e.g. 'seating preferences'); "
+                "leave it out to get the most important memories"
+            ),
+        ] = None,
+        limit: Annotated[
+            int, Field(description="How many memories at most (1 to 100)", ge=1, le=100)
+        ] = 10,
+    ) -> dict[str, Any]:
+
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            note = None
+            try:
+                found = await client.recall_agent_memories(limit=limit, query=query)
+            except ValidationError as error:
+                if not query or error.path != ["query"]:
+                    raise
+                # This deployment recalls by importance only: answer that, and say so.
+                found = await client.recall_agent_memories(limit=limit)
+                note = "semantic recall is not available here: most important first instead"
+            answer: dict[str, Any] = {"memories": [_shown(m) for m in found.data]}
+            if note:
+                answer["note"] = note
+            return answer
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+    @server.tool(
+        description=_FORGET,
+        annotations=ToolAnnotations(title="Forget", destructiveHint=True, idempotentHint=True),
+    )
+    async def forget(
+        id: Annotated[
+            str, Field(description="The id of the memory (from recall or list_memories)")
+        ],
+        ctx: Context,
+    ) -> dict[str, Any]:
+
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            try:
+                deleted = await client.delete_agent_memory(id)
+            except NotFound as error:
+                raise ToolError(f"NotFound: no memory {id} (already forgotten?)") from error
+            return {"id": deleted.id, "deleted": True}
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+    @server.tool(
+        description=_LIST_MEMORIES,
+        annotations=ToolAnnotations(title="List memories", readOnlyHint=True),
+    )
+    async def list_memories(
+        ctx: Context,
+        category: Annotated[
+            Category | None,
+            Field(description="Only this category: 'preference', 'fact' or 'instruction'"),
+        ] = None,
+        limit: Annotated[
+            int, Field(description="How many memories at most (1 to 100)", ge=1, le=100)
+        ] = 10,
+    ) -> dict[str, Any]:
+
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            page = await client.list_agent_memories(limit=limit, category=category)
+            return {"memories": [_shown(m) for m in page.data], "has_more": page.has_more}
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+    return server
+
+
+def _in_request(ctx: Context) -> bool:
+    try:
+        ctx.request_context  # noqa: B018 (raises outside a request)
+    except ValueError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- over HTTP
+
+
+class McpEndpoint:
+    """An ASGI app serving MCP (streamable HTTP, stateless, JSON answers) at any path it is
+    given; a request without a token the service accepts gets the service's own 401."""
+
+    def __init__(self, connector: Connector) -> None:
+        self.connector = connector
+        self.server = build_server(connector)
+        # Requests reach it through the API's own host (API Gateway, or loopback): the bearer
+        # token, not the Host header, is what protects it.
+        self.security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _no_lifespan(receive, send)
+            return
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        refusal = await self._refusal(bearer(headers))
+        if refusal is not None:
+            await _send_json(send, *refusal)
+            return
+        # One manager per request: stateless, and its run() may be entered only once.
+        manager = StreamableHTTPSessionManager(
+            app=self.server._lowlevel_server,  # the SDK's own route to the low-level server
+            json_response=True,
+            stateless=True,
+            security_settings=self.security,
+        )
+        async with manager.run():
+            await manager.handle_request(scope, receive, send)
+
+    async def _refusal(self, token: str | None) -> tuple[int, dict[str, Any]] | None:
+        if not token:
+            return 401, _error("Unauthorized", "missing bearer token")
+        async with AsyncClient(
+            self.connector.base_url, token, transport=self.connector.transport, max_retries=0
+        ) as client:
+            try:
+                await client.me()
+            except AgentMemoryError as error:
+                return error.status, _error(error.code, error.message)
+        return None
+
+
+def _error(tag: str, message: str) -> dict[str, Any]:
+    return {"error": {"_tag": tag, "message": message, "path": []}}
+
+
+async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
+    payload = json.dumps(body).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+    ]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+async def _no_lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def with_mcp(api: ASGIApp, *, path: str = MCP_PATH) -> ASGIApp:
+    """`api` with MCP at `path`: the tools call `api` in process with the caller's token."""
+    endpoint = McpEndpoint(Connector("http://agent-memory", transport=httpx.ASGITransport(api)))
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        route = scope.get("path", "")
+        if scope["type"] == "http" and route in (path, f"{path}/"):
+            await endpoint(scope, receive, send)
+        else:
+            await api(scope, receive, send)
+
+    return app
+
+
+# --------------------------------------------------------------------------- over stdio
+
+
+def main() -> None:
+    """`python -m agent_memory_client.mcp`: serve the tools over stdio."""
+    url = os.environ.get("AGENT_MEMORY_URL", "").strip()
+    token = os.environ.get("AGENT_MEMORY_TOKEN", "").strip()
+    if not url or not token:
+        raise SystemExit("agent-memory MCP: set AGENT_MEMORY_URL and AGENT_MEMORY_TOKEN")
+    server = build_server(Connector(url, token=token))
+    anyio.run(server.run_stdio_async)
+
+
+if __name__ == "__main__":
+    main()
+
+__all__ = ["Connector", "McpEndpoint", "bearer", "build_server", "main", "with_mcp"]
