@@ -705,6 +705,7 @@ def test_every_request_of_every_function_is_allowed(
     call("PUT", f"/v1/threads/{thread}/working-memory", {"content": "# User"})
     call("POST", f"/v1/threads/{thread}/context", {"message": {"role": "user", "content": "?"}})
     call("GET", f"/v1/threads?agentId={agent}")
+    call("GET", "/v1/events?limit=100")  # the feed: one Query of EVENTS#<org>
     call("DELETE", f"/v1/threads/{thread}/messages/last")
     memory = call(
         "POST",
@@ -736,11 +737,11 @@ def test_every_request_of_every_function_is_allowed(
     }
     assert written == {
         "ApiFunction": {"ORG", "USER", "TOKEN", "TOKENPREFIX", "AGENT", "SESSION", "AMEM"}
-        | {"LEARN", "WAIT", "RATE", "THREAD", "RESOURCE"},
+        | {"LEARN", "WAIT", "RATE", "THREAD", "RESOURCE", "EVENTS"},
         "LoadEvidenceFunction": {"LEARN"},
         "CallModelFunction": {"LEARN"},
-        "ApplyLearningFunction": {"AGENT", "SESSION", "LEARN", "THREAD", "RESOURCE"},
-        "RecordFailureFunction": {"LEARN"},
+        "ApplyLearningFunction": {"AGENT", "SESSION", "LEARN", "THREAD", "RESOURCE", "EVENTS"},
+        "RecordFailureFunction": {"LEARN", "EVENTS"},
     }
     refused = [
         f"{function}: {request}"

@@ -17,6 +17,7 @@ from agent_memory.persistence.agents import AgentRepository
 from agent_memory.persistence.bot_memory import BotMemoryRepository
 from agent_memory.persistence.bots import BotRepository
 from agent_memory.persistence.erasure import ErasureRepository
+from agent_memory.persistence.events import EventRepository
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.limits import Counters, ProcessCounters, TableCounters
@@ -32,6 +33,7 @@ from agent_memory.service.bot_learning import BotLearningPool
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
 from agent_memory.service.erasure import ErasureService
+from agent_memory.service.events import EventService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import LearningPool
@@ -342,6 +344,7 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             adapters.ids,
             background=ThreadBackground(learning, thread_steps(settings, adapters)),
         ),
+        events=EventService(EventRepository(adapters.store), adapters.clock, access, agents, bots),
         limits=RequestLimits(limiter, settings.rate_limit_per_minute),
         erasure=ErasureService(ErasureRepository(adapters.store), identity_repo.user_org),
     )

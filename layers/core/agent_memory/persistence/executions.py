@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.persistence.events import execution_ended
 from agent_memory.ports import (
     Absent,
     Action,
@@ -196,13 +197,17 @@ class ExecutionRepository:
                 "model": model,
                 "evidence": self._seal(run, run.sk, "evidence", evidence),
             }
+        ended = self.ended(run, now) if evidence is None else []
         try:
-            self._store.write([Put(record, Absent())])
+            self._store.write([Put(record, Absent()), *ended])
         except WriteConflict:
             # Only a run that waited has a row before it begins (one more write, waits only).
             fields = {k: v for k, v in record.items() if k not in ("pk", "sk", "startedAt")}
             self._store.write(
-                [Update(run.pk, run.sk, set=fields, condition=Equals("status", "released"))]
+                [
+                    Update(run.pk, run.sk, set=fields, condition=Equals("status", "released")),
+                    *ended,
+                ]
             )
 
     def skipped(self, run: Run, now: int, note: str) -> Put:
@@ -255,8 +260,14 @@ class ExecutionRepository:
                     "evidence": None,
                 },
                 condition=Equals("status", "running", name=RUN_ENDS),
-            )
+            ),
+            *self.ended(run, now),
         ]
+
+    @staticmethod
+    def ended(run: Run, now: int) -> list[Action]:
+        """The run's `execution.ended` event, for the transaction that ends it."""
+        return [*execution_ended(run.kind, run.org_id, run.pool_id, run.name, run.session, now)]
 
     def finish(
         self,
@@ -281,14 +292,16 @@ class ExecutionRepository:
         detail = self._seal(run, run.sk, "detail", json.dumps({"error": message[:MAX_MESSAGE]}))
         ending = {"status": "failed", "endedAt": now, "errorType": error_type, "detail": detail}
         if existing is None:
-            self._store.write([Put(self._base(run) | ending | {"itemIds": []}, Absent())])
+            self._store.write(
+                [Put(self._base(run) | ending | {"itemIds": []}, Absent()), *self.ended(run, now)]
+            )
             return
         # A released wait that failed before LoadEvidence began it ends from where it is.
         status = existing.status if existing.status in NOT_BEGUN else "running"
         update = Update(
             run.pk, run.sk, set=ending | {"evidence": None}, condition=Equals("status", status)
         )
-        self._store.write([update])
+        self._store.write([update, *self.ended(run, now)])
 
     def details(self, row: ExecutionRow) -> dict[str, Any]:
         """The sealed part of a row: `rejected`, `error` (message) and `note`, when present."""

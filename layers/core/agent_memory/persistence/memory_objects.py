@@ -34,6 +34,7 @@ from agent_memory.domain.memory_objects import (
     memory_entry,
     memory_of,
 )
+from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import Pool, PoolRepository
 from agent_memory.ports import Absent, Action, Cipher, Equals, KeyRange, Put, Record, Store
 
@@ -107,6 +108,12 @@ def row_keys(memory: MemoryObject) -> list[tuple[str, str]]:
     return LAYOUT.rows(pool_of(memory.org_id), meta)
 
 
+def _changed(memory: MemoryObject, at: int | None = None) -> Action:
+    """The memory's event, in the transaction that changes it (docs/decisions.md "Events")."""
+    when = memory.updated_at_ms if at is None else at
+    return event_action(memory.org_id, "memory.changed", {"memoryId": memory.id}, when)
+
+
 class MemoryObjectRepository:
     """Rows of agent memories; content, metadata and the entity's name/handle are sealed."""
 
@@ -119,7 +126,8 @@ class MemoryObjectRepository:
     def create(self, memory: MemoryObject) -> None:
         meta, content, details = memory_entry(memory)
         pool = pool_of(memory.org_id)
-        self._store.write(self._pools.put(pool, meta, content, details=details, condition=Absent()))
+        actions = self._pools.put(pool, meta, content, details=details, condition=Absent())
+        self._store.write([*actions, _changed(memory)])
 
     def replace(self, old: MemoryObject, new: MemoryObject) -> None:
         """Write `new` if the stored memory is still `old` (raises WriteConflict otherwise);
@@ -134,13 +142,18 @@ class MemoryObjectRepository:
             previous=before,
             condition=Equals("rev", old.rev),
         )
-        self._store.write(actions)
+        self._store.write([*actions, _changed(new)])
 
-    def delete(self, memory: MemoryObject) -> None:
+    def delete(self, memory: MemoryObject, now_ms: int | None = None) -> None:
         """Delete `memory` and its copies if it is unchanged (WriteConflict otherwise)."""
         meta = memory_entry(memory)[0]
         self._store.write(
-            self._pools.remove(pool_of(memory.org_id), meta, condition=Equals("rev", memory.rev))
+            [
+                *self._pools.remove(
+                    pool_of(memory.org_id), meta, condition=Equals("rev", memory.rev)
+                ),
+                _changed(memory, now_ms),
+            ]
         )
 
     def rows(self, memory: MemoryObject) -> list[Record]:

@@ -135,7 +135,10 @@ class AgentLearning:
             now = self._clock.now_ms()
             name = execution_name(ref, upto)
             run = Run("agent", ref.org_id, ref.pool_id, name, now, "turn", upto, session.id)
-            actions: list[Action] = [self._runs.skipped(run, now, note)]
+            actions: list[Action] = [
+                self._runs.skipped(run, now, note),
+                *self._runs.ended(run, now),
+            ]
             if note in PASSES_OVER:
                 position = self._repo.position(session.agent_id, session.id)
                 if position < upto:

@@ -33,6 +33,7 @@ from agent_memory.domain.memory_text import MemoryText, first_page
 from agent_memory.domain.session_memory import Remember
 from agent_memory.persistence.agent_memory import AgentMemory, AgentMemoryRepository
 from agent_memory.persistence.agents import AgentRepository
+from agent_memory.persistence.events import event_action
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Action as WriteAction
 from agent_memory.ports import Clock, Ids
@@ -121,6 +122,7 @@ class AgentMemoryService:
                     self._repo.head_change(agent, found.version, version, now),
                     *change,
                     self._repo.log_put(agent, LogChange(version, now, "person", (command.key,))),
+                    event_action(agent.org_id, "memory.changed", {"agentId": agent.id}, now),
                 ]
             )
         except WriteConflict as error:

@@ -42,6 +42,7 @@ from agent_memory.domain.tasks.learning_changes import (
 )
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.persistence.bots import BotRepository
+from agent_memory.persistence.events import is_event
 from agent_memory.persistence.memory_bot import (
     READ_POSITION,
     BotSettingsRepository,
@@ -270,6 +271,7 @@ class BotLearningPool:
             if isinstance(action, Update)
             else action
             for action in finish(outcome)
+            if not is_event(action)  # the run's and the memory's events came with `learn`
         ]
         try:
             self._memory.repo.write(actions)

@@ -23,6 +23,7 @@ from agent_memory.domain.limits import quota_note
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import STEP_DEADLINE_S, Ask, Refusal
 from agent_memory.domain.tasks.memory_changes import consolidation
+from agent_memory.persistence.events import pool_changed
 from agent_memory.persistence.executions import ExecutionRepository, ExecutionRow, Happened, Run
 from agent_memory.ports import (
     Action,
@@ -147,7 +148,8 @@ class LearningService:
         caller's request succeeds whether or not the row is written."""
         now = self._clock.now_ms()
         try:
-            self._store.write([self._runs.skipped(_run(pool, name, now, reason, upto), now, note)])
+            run = _run(pool, name, now, reason, upto)
+            self._store.write([self._runs.skipped(run, now, note), *self._runs.ended(run, now)])
         except (Unavailable, WriteConflict):
             log.warning("learning over the model-call quota: the skip was not recorded")
 
@@ -441,13 +443,19 @@ class LearningService:
         """The execution's end; what the task's own rules refused is recorded first."""
 
         def finish(outcome: Outcome) -> list[Action]:
-            return self._runs.finish_actions(
-                run,
-                self._clock.now_ms(),
-                status="succeeded",
-                applied=outcome.applied,
-                rejected=[r.to_dict() for r in refused] + outcome.rejected,
-            )
+            now = self._clock.now_ms()
+            # The memory's event, in the transaction that changes it (docs: "Events").
+            learned = pool_changed(run.kind, run.org_id, run.pool_id, now)
+            return [
+                *self._runs.finish_actions(
+                    run,
+                    now,
+                    status="succeeded",
+                    applied=outcome.applied,
+                    rejected=[r.to_dict() for r in refused] + outcome.rejected,
+                ),
+                *(learned if outcome.applied else []),
+            ]
 
         return finish
 

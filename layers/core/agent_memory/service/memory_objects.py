@@ -82,7 +82,7 @@ class MemoryObjectService:
         org_id = memory_org(principal)
 
         def attempt() -> None:
-            self._repo.delete(self._find(org_id, memory_id))
+            self._repo.delete(self._find(org_id, memory_id), self._clock.now_ms())
 
         until_it_lands(attempt, _kept_changing)
 

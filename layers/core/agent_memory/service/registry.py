@@ -11,6 +11,7 @@ from agent_memory.service.agents import AgentService
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
 from agent_memory.service.erasure import ErasureService
+from agent_memory.service.events import EventService
 from agent_memory.service.identity import IdentityService
 from agent_memory.service.learning import LearningService
 from agent_memory.service.limits import RequestLimits
@@ -38,6 +39,7 @@ class Services:
     memory_bot: MemoryBotService
     agent_versions: AgentVersionService
     threads: ThreadService
+    events: EventService
     # Requests per token (RATE_LIMIT_PER_MINUTE); None: not limited.
     limits: RequestLimits | None = None
     # Deleting sessions and agents, erasing a person (issue 17).

@@ -36,6 +36,7 @@ from agent_memory.domain.session_memory import (
     view,
 )
 from agent_memory.domain.sessions import Session, item_id
+from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import StoredEntry
 from agent_memory.persistence.sessions import ItemToAdd
 from agent_memory.ports import Action, Clock
@@ -125,6 +126,9 @@ class SessionMemoryService:
         if isinstance(command, Remember):
             check_remember(pool, previous, len(command.content))
         after, actions = self._plan(session, command, previous)
+        if isinstance(command, Remember | Forget):
+            ids, now = {"sessionId": session.id}, self._clock.now_ms()
+            actions = [*actions, event_action(session.org_id, "memory.changed", ids, now)]
         try:
             self._repo.write(actions)
         except WriteConflict as error:
