@@ -1,0 +1,31 @@
+"""Observational memory's routes (API.md, "Threads"; seed 003 "The observer"):
+`GET /v1/threads/{threadId}/observations` and `POST /v1/threads/{threadId}/recall`."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.api.contracts.threads import MessageOut
+from agent_memory.domain import observation as rules
+from agent_memory.domain import threads as thread_rules
+
+
+class ObservationLog(Answer):
+    log: str = Field(description="every observation made, buffered or active, oldest first")
+    tokens: int = Field(description="the log's tokens (domain/observation.count_tokens)")
+    reflections: int = Field(description="how many reflections condensed the log")
+
+
+class RecallRequest(Body):
+    query: str = Field(min_length=1, max_length=thread_rules.MAX_CONTENT)
+    limit: int | None = Field(default=None, ge=1, le=rules.RECALL_MAX)
+
+
+class RecalledMessage(MessageOut):
+    threadId: str
+    score: float = Field(description="Okapi BM25 of the query over the messages searched")
+
+
+class RecallAnswer(Answer):
+    messages: list[RecalledMessage]

@@ -1,0 +1,320 @@
+"""The observer's rules (seed 003, "The observer"): how tokens are counted, when the
+observer runs in the background, when buffered observations replace raw history, when the
+observer runs synchronously (`blockAfter`), and when the reflector condenses the log.
+
+Pure: no I/O. The service (service/observer.py) reads the log and the thread, asks these
+functions, and writes what they decide.
+
+Token counting (stated method, `count_tokens`): a piece estimate modelled on a BPE
+tokenizer's pre-tokenizer. Text is split into letter runs (with an English contraction
+kept on its word), digit groups of at most three, punctuation runs and whitespace; an ASCII
+word is one token plus one per further ten letters (and one for a contraction), a non-ASCII
+letter run one token per two characters, a digit group one, a punctuation run one per three
+characters, a line break one. A message adds `MESSAGE_OVERHEAD` tokens for its role framing.
+Measured against o200k_base (`bpe-openai`, offline) in tests/unit/test_observation.py and
+`python -m bench.token_count`: within 6 % in total on LoCoMo's chat turns (median 5 % per
+message), 2 % on Python source, 4 % on Markdown docs; chars/4 is 15 % off on chat.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+# A chat message's role framing (OpenAI's chat format spends about four tokens on it).
+MESSAGE_OVERHEAD = 4
+# "auto" idle activation: the model provider's prompt-cache lifetime (Anthropic, Bedrock's
+# prompt caching and OpenAI keep a cached prefix about five minutes after its last use).
+PROMPT_CACHE_MS: dict[str, int] = {"anthropic": 300_000, "bedrock": 300_000, "openai": 300_000}
+DEFAULT_PROMPT_CACHE_MS = 300_000
+# The synchronous observation inside a context request (API.md: under API Gateway's 30 s).
+BLOCK_DEADLINE_S = 20.0
+# A reflection condenses at least this many log chunks (one chunk is already dense).
+MIN_REFLECTED_CHUNKS = 2
+
+_PIECES = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d{1,3}|[^\w\s]+|\s+")
+
+Status = Literal["buffered", "active"]
+Kind = Literal["observation", "reflection"]
+
+
+def count_tokens(text: str) -> int:
+    """The estimated token count of `text` (the module's stated method)."""
+    total = 0
+    for match in _PIECES.finditer(text):
+        piece = match.group()
+        first = piece[0]
+        if first.isspace():
+            # A line break is a token; runs of spaces cost about one per four.
+            total += 1 if "\n" in piece else len(piece) // 4
+        elif first.isdigit():
+            total += 1
+        elif first.isalpha():
+            if piece.isascii():
+                total += 1 + len(piece) // 10 + ("'" in piece)
+            else:
+                total += max(1, math.ceil(len(piece) / 2))
+        else:
+            total += math.ceil(len(piece) / 3)
+    return total
+
+
+def message_tokens(content: str) -> int:
+    """The tokens one message costs in a context: its content and its role framing."""
+    return count_tokens(content) + MESSAGE_OVERHEAD
+
+
+def total_message_tokens(contents: Sequence[str]) -> int:
+    return sum(message_tokens(c) for c in contents)
+
+
+# --- thresholds ---------------------------------------------------------------------------
+
+
+def idle_ms(value: int | str | bool | None, model: str | None) -> int | None:
+    """An effective `activateAfterIdle` as milliseconds, or None when it is off. `"auto"`
+    is the prompt-cache lifetime of the model's provider (five minutes when unknown)."""
+    if value is None or value is False or value is True:
+        return None
+    if value == "auto":
+        provider = (model or "").split("/", 1)[0]
+        return PROMPT_CACHE_MS.get(provider, DEFAULT_PROMPT_CACHE_MS)
+    return int(value)
+
+
+def buffer_interval(message_tokens_: int, buffer_tokens: float | int) -> int:
+    """`bufferTokens` as tokens: below one, a share of `messageTokens`; else a count."""
+    if buffer_tokens < 1:
+        return max(1, math.ceil(message_tokens_ * buffer_tokens))
+    return int(buffer_tokens)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """An effective `observationalMemory` option as the numbers the rules compare."""
+
+    message_tokens: int
+    buffer_every: int
+    activation: float
+    block_after: int
+    buffer_on_idle: bool
+    idle_ms: int | None
+    log_tokens: int
+    reflect_from: int
+    reflect_block: int
+    reflect_idle_ms: int | None
+
+
+def thresholds(observer: Mapping[str, Any], model: str | None = None) -> Thresholds:
+    """The thresholds of an effective `observationalMemory` block (memory_options.effective);
+    `model` names the observer's model, for `"auto"` idle activation."""
+    obs, ref = observer["observation"], observer["reflection"]
+    limit = int(obs["messageTokens"])
+    log_limit = int(ref["observationTokens"])
+    return Thresholds(
+        message_tokens=limit,
+        buffer_every=buffer_interval(limit, obs["bufferTokens"]),
+        activation=float(obs["bufferActivation"]),
+        block_after=math.ceil(limit * float(obs["blockAfter"])),
+        buffer_on_idle=bool(obs["bufferOnIdle"]),
+        idle_ms=idle_ms(obs["activateAfterIdle"], model),
+        log_tokens=log_limit,
+        reflect_from=math.ceil(log_limit * float(ref["bufferActivation"])),
+        reflect_block=math.ceil(log_limit * float(ref["blockAfter"])),
+        reflect_idle_ms=idle_ms(ref["activateAfterIdle"], model),
+    )
+
+
+def wants_observation(pending: int, t: Thresholds, *, turn_ended: bool) -> bool:
+    """Whether a save starts a background observation: the messages not yet observed
+    reached `bufferTokens`, or (`bufferOnIdle`) a turn ended with anything unobserved."""
+    if pending <= 0:
+        return False
+    return pending >= t.buffer_every or (t.buffer_on_idle and turn_ended)
+
+
+def must_block(unobserved: int, t: Thresholds) -> bool:
+    """`blockAfter`: unobserved message tokens outran the background observer."""
+    return unobserved > t.block_after
+
+
+def kept_raw(contents: Sequence[str], t: Thresholds) -> int:
+    """How many of the newest messages a synchronous observation leaves raw: those
+    within the share `bufferActivation` leaves of `messageTokens`."""
+    room = t.message_tokens - math.floor(t.activation * t.message_tokens)
+    kept = used = 0
+    for content in reversed(contents):
+        used += message_tokens(content)
+        if used > room:
+            break
+        kept += 1
+    return kept
+
+
+def idle(last_message_at: int | None, now_ms: int, after_ms: int | None) -> bool:
+    """The conversation has been quiet for `after_ms` (None: idle activation is off)."""
+    if after_ms is None or last_message_at is None:
+        return False
+    return now_ms - last_message_at >= after_ms
+
+
+# --- the log ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One part of the observation log. An observation covers the messages numbered
+    `first <= seq < upto` (`upto_tokens`: the thread's message tokens through them); a
+    reflection condenses the log's chunks numbered `first <= n < upto`."""
+
+    n: int
+    kind: Kind
+    status: Status
+    first: int
+    upto: int
+    tokens: int
+    upto_tokens: int = 0
+    at: int = 0
+
+
+def activate_count(
+    buffered: Sequence[Chunk], raw_tokens: int, active_tokens: int, t: Thresholds, *, quiet: bool
+) -> int:
+    """How many of the oldest buffered observations replace raw history now.
+
+    `raw_tokens`: the thread's message tokens after the active observations (the history
+    the context would carry); `active_tokens`: the thread's message tokens at that
+    boundary. Idle (`quiet`): every buffered observation. Past `messageTokens`: the oldest
+    ones whose messages stay within `bufferActivation` of the raw history (at least one),
+    so the newest messages the share leaves stay raw and the rest stay in reserve."""
+    if not buffered:
+        return 0
+    if quiet:
+        return len(buffered)
+    if raw_tokens <= t.message_tokens:
+        return 0
+    budget = t.activation * raw_tokens
+    count = 0
+    for chunk in buffered:
+        if count and chunk.upto_tokens - active_tokens > budget:
+            break
+        count += 1
+    return count
+
+
+def log_tokens(chunks: Sequence[Chunk]) -> int:
+    """Tokens of the active log (what the context's `observations` carries)."""
+    return sum(c.tokens for c in chunks if c.status == "active")
+
+
+def wants_reflection(active: Sequence[Chunk], buffered_reflection: bool, t: Thresholds) -> bool:
+    """Background reflection starts once the active log reaches `bufferActivation` of
+    `observationTokens`, when none waits in reserve and there is something to condense."""
+    return (
+        not buffered_reflection
+        and len(active) >= MIN_REFLECTED_CHUNKS
+        and log_tokens(active) >= t.reflect_from
+    )
+
+
+def activates_reflection(active_log: int, t: Thresholds, *, quiet: bool) -> bool:
+    """A reflection in reserve replaces what it condensed once the log passes
+    `observationTokens`, or after `reflection.activateAfterIdle`."""
+    return quiet or active_log > t.log_tokens
+
+
+def must_reflect(active_log: int, t: Thresholds) -> bool:
+    """`reflection.blockAfter`: the log outgrew the background reflector."""
+    return active_log > t.reflect_block
+
+
+def render(chunks: Sequence[Chunk], texts: Mapping[int, str]) -> str:
+    """The log as text, oldest first (a reflection stands where what it condensed was)."""
+    return "\n".join(texts[c.n].strip() for c in sorted(chunks, key=lambda c: c.n) if c.n in texts)
+
+
+# --- what the agent's model gets --------------------------------------------------------
+
+RECALL_TOOL = "recall"
+RECALL_MAX = 50
+OBSERVATIONS_NOTE = (
+    "These are your observations of this conversation so far, oldest first: they replace "
+    "its older messages. The messages after them are newer than every observation."
+)
+
+
+def system_text(base: str, header: str, observations: str | None, recall: bool) -> str:
+    """The memory's system text with the observations after the working memory, always
+    in this order (header, working memory, observations, how to recall), so a provider's
+    prompt cache keeps hitting while the newest part changes."""
+    if not observations and not recall:
+        return base
+    parts = [base] if base else [header]
+    if observations:
+        parts += ["", "<observations>", observations, "</observations>", OBSERVATIONS_NOTE]
+    if recall:
+        parts += [
+            "",
+            f"Call {RECALL_TOOL} with a few words to read the original messages behind "
+            "an observation when you need their exact wording.",
+        ]
+    return "\n".join(parts)
+
+
+def recall_tool(instructions: str | None) -> dict[str, Any]:
+    """The `recall` tool of `observationalMemory.retrieval` (`POST .../recall`)."""
+    description = "Search the raw messages of your conversations with this user by words."
+    if instructions:
+        description += f" {instructions}"
+    return {
+        "name": RECALL_TOOL,
+        "description": description,
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "words to look for"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": RECALL_MAX},
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    }
+
+
+_TERMS = re.compile(r"[^\W_]+")
+# Okapi BM25's usual constants.
+_K1 = 1.2
+_B = 0.75
+
+
+def terms(text: str) -> list[str]:
+    """Lowercase word terms (letters and digits) of a text."""
+    return [t.lower() for t in _TERMS.findall(text)]
+
+
+def lexical_rank(query: str, documents: Sequence[str]) -> list[tuple[int, float]]:
+    """Okapi BM25 of `query` over `documents`: (index, score) of the documents sharing a
+    term with it, best first, ties oldest first."""
+    wanted = set(terms(query))
+    if not wanted or not documents:
+        return []
+    bags = [terms(d) for d in documents]
+    average = sum(len(b) for b in bags) / len(bags) or 1.0
+    frequency = {t: sum(1 for b in bags if t in b) for t in wanted}
+    total = len(bags)
+    scored: list[tuple[int, float]] = []
+    for index, bag in enumerate(bags):
+        score = 0.0
+        for term in wanted:
+            count = bag.count(term)
+            if not count:
+                continue
+            idf = math.log(1 + (total - frequency[term] + 0.5) / (frequency[term] + 0.5))
+            norm = count + _K1 * (1 - _B + _B * len(bag) / average)
+            score += idf * count * (_K1 + 1) / norm
+        if score > 0:
+            scored.append((index, score))
+    return sorted(scored, key=lambda pair: (-pair[1], pair[0]))
