@@ -319,3 +319,33 @@ def test_a_learned_fact_shows_with_its_source_and_a_rejected_change_with_its_rea
 def test_an_unknown_session_is_a_clear_not_found(page: Any, world: dict[str, Any]) -> None:
     _sign_in(page, world, "#/session/s-does-not-exist")
     playwright_api.expect(page.get_by_role("alert")).to_contain_text("not found")
+
+
+def test_a_bot_and_a_thread_show_what_the_signed_in_person_may_see(
+    page: Any, world: dict[str, Any]
+) -> None:
+    service, token = world["service"], world["token"]
+    bot = service.call(token, "POST", "/v1/bots", {"name": "Team bot"}, 201)["bot"]
+    remembered = service.call(
+        token,
+        "POST",
+        f"/v1/bots/{bot['id']}/memory",
+        {"command": {"_tag": "Remember", "content": "Standups are at 9:30.", "tags": ["team"]}},
+    )["entry"]
+    _sign_in(page, world, f"#/bot/{bot['id']}")
+    row = page.locator(f'#entries tr[data-key="{remembered["id"]}"]')
+    playwright_api.expect(row).to_contain_text("Standups are at 9:30.")
+    playwright_api.expect(row).to_contain_text("pinned")
+    _shot(page, "bot-memory")
+
+    thread = service.call(token, "POST", "/v1/threads", {"agentId": world["agent"]["id"]}, 201)
+    thread_id = thread["thread"]["id"]
+    service.call(
+        token,
+        "POST",
+        f"/v1/threads/{thread_id}/messages",
+        {"messages": [{"role": "user", "content": "Plan a weekend in Lisbon."}]},
+    )
+    page.goto(f"{service.base}/console#/thread/{thread_id}")
+    playwright_api.expect(page.locator("#messages")).to_contain_text("Plan a weekend in Lisbon.")
+    _shot(page, "thread")
