@@ -839,6 +839,7 @@ async function threadView(threadId) {
   const messagesBox = h("section", { class: "card", id: "messages" });
   const notesBox = h("section", { class: "card", id: "working-memory" });
   const observationsBox = h("section", { class: "card", id: "observations" });
+  const learningBox = h("section", { class: "card", id: "learning" });
   let thread;
   try {
     thread = await api("GET", base);
@@ -847,7 +848,8 @@ async function threadView(threadId) {
     return;
   }
   const refresh = async () => {
-    const [fresh, messages, notes, observations] = await Promise.all([api("GET", base), api("GET", `${base}/messages?limit=200`), optional("GET", `${base}/working-memory`), optional("GET", `${base}/observations`)]);
+    const [fresh, messages, notes, observations, runs] = await Promise.all([api("GET", base), api("GET", `${base}/messages?limit=200`), optional("GET", `${base}/working-memory`), optional("GET", `${base}/observations`), optional("GET", `${base}/learning`)]);
+    fill(learningBox, h("h2", {}, "Background work (titles, observations)"), learning(runs ? runs.executions : []));
     document.getElementById("thread-title").textContent = fresh.thread.title || "Untitled thread";
     fill(messagesBox, 
       h("h2", {}, "Messages"),
@@ -862,7 +864,7 @@ async function threadView(threadId) {
       observations && observations.log ? [h("p", { class: "hint" }, `${observations.tokens} tokens · ${observations.reflections} reflections`), h("pre", { class: "memory-text" }, observations.log)] : empty("No observations yet."),
     );
   };
-  show(h("h1", { id: "thread-title" }, thread.thread.title || "Untitled thread"), h("p", { class: "hint" }, `agent ${thread.thread.agentId} · user ${thread.thread.resourceId} · created ${when(thread.thread.createdAt)}`), messagesBox, notesBox, observationsBox);
+  show(h("h1", { id: "thread-title" }, thread.thread.title || "Untitled thread"), h("p", { class: "hint" }, `agent ${thread.thread.agentId} · user ${thread.thread.resourceId} · created ${when(thread.thread.createdAt)}`), messagesBox, notesBox, observationsBox, learningBox);
   try {
     await refresh();
     messagesBox.prepend(follow(refresh));
