@@ -193,6 +193,21 @@ def _scaling(r: dict[str, Any]) -> list[str]:
     return rows
 
 
+def _threads(r: dict[str, Any]) -> list[str]:
+    rows = _aws_calls(r["aws_calls"])
+    rows += [
+        "",
+        "| thread_context | messages | ms (own) | DynamoDB requests | items read | decrypts |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in r["scaling"]["thread_context"]:
+        rows.append(
+            f"| | {row['messages']:,} | {_f(row['ms'])} ({_f(row['own_ms'])}) | "
+            f"{row['dynamodb_requests']} | {row['items_read']:,} | {row['decrypts']:,} |"
+        )
+    return rows
+
+
 def _load(r: dict[str, Any]) -> list[str]:
     return [
         "| requests | rps | p50 ms | p99 ms | errors by status | history violations |",
@@ -240,6 +255,7 @@ def table(results: dict[str, Any]) -> str:
         ("Overhead of GET memory (100 entries) over the floor", "overhead", _overhead),
         ("Learning through the local workflow", "learning", _learning),
         ("Memory text and read at scale", "scaling", _scaling),
+        ("Threads (seed 003): AWS calls and the context at scale", "threads", _threads),
         ("Load test (`make load`)", "load", _load),
         ("Cost per million turns (estimate)", "cost", _cost),
     )

@@ -412,16 +412,22 @@ def _http_report(calls: AwsCalls, cipher: CountingCipher, answer: Any, ms: float
         k: shot[k]
         for k in ("dynamodb", "kms", "by_operation", "items_read", "rru_estimate", "wru_estimate")
     }
-    report.update(stepfunctions=0, model=0, decrypts=cipher.opens, own_ms=round(ms, 1))
+    # A request path never calls a model; it may start learning (StartExecution).
+    report.update(
+        stepfunctions=shot["stepfunctions"], model=0, decrypts=cipher.opens, own_ms=round(ms, 1)
+    )
     report["status"] = answer.status_code
     if answer.status_code >= 300:
         report["error"] = answer.text[:300]
     return report
 
 
-def cold_warm(env: Env, token: str, prepare: Callable[[], tuple[str, str, Any]]) -> dict[str, Any]:
+def cold_warm(
+    env: Env, token: str, prepare: Callable[[], tuple[str, str, Any]], *, learning: bool = False
+) -> dict[str, Any]:
     """One request through the app twice, on cold services then warm: AWS calls, decrypts
-    and the time outside the emulator of each (`prepare` gives method, path and body)."""
+    and the time outside the emulator of each (`prepare` gives method, path and body).
+    With `learning`, the deployment's workflow is on (its StartExecution calls count)."""
     from fastapi.testclient import TestClient
 
     from agent_memory.api.app import create_app
@@ -433,7 +439,7 @@ def cold_warm(env: Env, token: str, prepare: Callable[[], tuple[str, str, Any]])
         ciphers.append(CountingCipher(cipher))
         return ciphers[-1]
 
-    services = env.services(calls, cipher=count, learning=False)
+    services = env.services(calls, cipher=count, learning=learning)
     report: dict[str, Any] = {}
     with TestClient(create_app(lambda: services), raise_server_exceptions=False) as http:
         for phase in ("cold", "warm"):

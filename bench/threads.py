@@ -1,9 +1,11 @@
 """Threads (seed 003) on the embedded AWS, through the HTTP app:
 
 - `aws_calls`: DynamoDB, KMS and decrypts for `thread.context` (POST context, working memory
-  on, lastMessages 10) and `thread.messages` (POST two messages), cold (fresh services: new
-  clients, an empty data-key cache) and warm (the next call). Every request includes the
-  token lookup and its rate-limit write.
+  on, lastMessages 10) and `thread.messages` (POST two messages to a titled thread: the
+  steady state), cold (fresh services: new clients, an empty data-key cache) and warm (the
+  next call); `thread.messages.first_answer` (the first answer of an untitled thread, the
+  workflow on: its title run is started, one StartExecution, and titled in the background).
+  Every request includes the token lookup and its rate-limit write.
 - `scaling.thread_context`: the context of one thread at 100, 1,000 and 10,000 messages.
   Target: items read stay near `lastMessages` (the latest N are one Query of N rows).
 
@@ -75,6 +77,8 @@ def run() -> dict[str, Any]:
         thread = setup.threads.create(ana, agent.id, None)
         setup.threads.save(ana, thread.id, [{"role": "user", "content": "Hello."}] * 20)
         setup.threads.put_working_memory(ana, thread.id, "# User\n- Name: Ana")
+        # Titled (as the background title step does): a later save starts no run.
+        setup.threads.repo.set_title(thread, "Bench", thread.created_at)
         base = f"/v1/threads/{thread.id}"
         turn = {"message": {"role": "user", "content": "And now?"}}
         pair = {
@@ -89,6 +93,17 @@ def run() -> dict[str, Any]:
         }
         for name, prepare in operations.items():
             aws_calls[name] = cold_warm(env, token, prepare)
+
+        def first_answer() -> Request:
+            """A new untitled thread whose first answer is the request."""
+            fresh = setup.threads.create(ana, agent.id, None)
+            setup.threads.save(ana, fresh.id, [{"role": "user", "content": "Plan the report."}])
+            answer = {"messages": [{"role": "assistant", "content": "Here is a plan."}]}
+            return ("POST", f"/v1/threads/{fresh.id}/messages", answer)
+
+        aws_calls["thread.messages.first_answer"] = cold_warm(
+            env, token, first_answer, learning=True
+        )
 
         # Context at scale: a new thread that grows to each size.
         big = setup.threads.create(ana, agent.id, None)
