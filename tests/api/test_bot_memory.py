@@ -19,6 +19,7 @@ from agent_memory.domain.tasks.learning_changes import (
     ObservationChange,
 )
 from agent_memory.persistence.bot_memory import pool_of
+from agent_memory.ports import KeyRange
 from tests.api.test_bots import error, make_bot, make_channel, make_chat, turn
 from tests.conftest import Api, User
 
@@ -538,3 +539,46 @@ def test_every_change_moves_the_version_and_the_admin_token_reads_nothing(world:
     assert world.memory(ana)["version"] == 2
     bad = world.api.client.get(url + "?tags=Bad Tag", headers=ana.headers)
     assert error(bad) == (400, "ValidationError", ["tags", 0])
+
+
+def rule_rows(services: Any, world: World) -> set[str]:
+    store = services.bot_memory.repo._store
+    page = store.query(pool_of(world.bot["id"], world.org).pk, KeyRange(prefix="RULE#"))
+    return {str(r["sk"]) for r in page.records}
+
+
+def test_purge_removes_the_access_rules_of_purged_facts_and_resumes(
+    world: World, services: Any
+) -> None:
+    ana, ben = world.ana, world.ben
+    group = make_chat(world.api, ana, world.bot["id"], channelId=world.channel["id"])
+    ana_item = world.said(ana, group, "I book the hotel.")
+    ben_item = world.said(ben, group, "I book the flights.")
+    # A fact on both people's words saves each item's rule; Ben's own fact shares his item.
+    both = world.learn(group, fact("They book the trip.", ana_item, ben_item))
+    world.learn(group, fact("Ben books flights.", ben_item))
+    assert both.rejected == []
+    ana_rule = f"RULE#{group['id']}#{ana_item}"
+    ben_rule = f"RULE#{group['id']}#{ben_item}"
+    assert rule_rows(services, world) == {ana_rule, ben_rule}
+    # Purging Ana takes the shared fact: her item's rule goes, Ben's stays for his fact.
+    assert world.post(ana, "purge", {"tag": f"from:{ana.id}"}).json() == {"removed": 1}
+    assert rule_rows(services, world) == {ben_rule}
+    # A purge stopped after its entries went, before their rules: the next one removes them.
+    repo = services.bot_memory.repo
+    original = repo.write
+
+    def stops_before_rules(actions: Any) -> None:
+        if any(getattr(a, "sk", "").startswith("RULE#") for a in actions):
+            raise RuntimeError("the function was stopped")
+        original(actions)
+
+    repo.write = stops_before_rules
+    try:
+        assert world.post(ana, "purge", {"tag": f"chat:{group['id']}"}).status_code == 500
+    finally:
+        repo.write = original
+    assert world.ids(ben) == set()
+    assert rule_rows(services, world) == {ben_rule}
+    assert world.post(ana, "purge", {"tag": f"chat:{group['id']}"}).json() == {"removed": 1}
+    assert rule_rows(services, world) == set()
