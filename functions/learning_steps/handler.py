@@ -66,3 +66,13 @@ def record_failure(event: dict[str, Any], context: Any) -> dict[str, Any]:
     logger.warning("learning failed", extra={"error": result.get("type")})
     metrics.add_metric(name="LearningFailed", unit=MetricUnit.Count, value=1)
     return result
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context(clear_state=True)
+def wake_learning(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """The budget tick (an EventBridge schedule, template.yaml's BudgetTickFunction): learning
+    skipped while a memory Bot's budget was spent starts once its next period has begun."""
+    started = services().memory_bot.wake_learning()
+    metrics.add_metric(name="LearningWoken", unit=MetricUnit.Count, value=started)
+    return {"started": started}

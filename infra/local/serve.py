@@ -138,7 +138,7 @@ def main() -> None:
     )
     from agent_memory.config import load_settings
     from agent_memory.domain.identity import hash_token
-    from infra.local.runner import learning_workflow
+    from infra.local.runner import Ticker, learning_workflow, scheduled_ticks
 
     os.umask(0o077)  # every file this process creates (the table's journal too) is owner-only
     os.environ.setdefault("DEFAULT_MODEL", "local/rules")
@@ -159,6 +159,9 @@ def main() -> None:
     runner = adapters.orchestrator
     assert isinstance(runner, LocalOrchestrator)
     resumed = runner.run()
+    # The template's schedules (the budget tick) run here too, their handlers in process.
+    ticker = Ticker(scheduled_ticks())
+    ticker.start()
     loose = " (readable by others: chmod 700 it)" if data_dir.stat().st_mode & 0o077 else ""
     print(
         f"agent-memory on http://127.0.0.1:{port}\n"
@@ -175,6 +178,7 @@ def main() -> None:
     try:
         uvicorn.run(create_app(lambda: services), host="127.0.0.1", port=port, log_level="warning")
     finally:
+        ticker.close()
         runner.close()
         close = getattr(adapters.store, "close", None)
         if close is not None:

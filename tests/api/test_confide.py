@@ -575,3 +575,37 @@ def test_a_linked_bot_uses_the_model_of_the_chats_organization(
     # Olga's organization's executions are hers; the home organization sees none of them.
     assert [e["chatId"] for e in world.executions(world.olga)] == [chat["id"]]
     assert world.executions(world.ana) == []
+
+
+def test_a_completed_turn_is_learned_without_the_items_of_another_open_turn(
+    world: World, script: Script
+) -> None:
+    script.answers["learning_changes"] = fact_from_person
+
+    def say(turn_id: str, text: str) -> None:
+        added = world.api.client.post(
+            f"/v1/chats/{chat['id']}/turns/{turn_id}/items",
+            json={"items": [{"role": "assistant", "content": text}]},
+            headers=world.ana.headers,
+        )
+        assert added.status_code == 200, added.text
+
+    chat = world.chat(world.ana)
+    first = turn(world.api, world.ana, chat["id"], "I take the 8:10 train.")["turn"]["id"]
+    say(first, "Your train is noted.")
+    second = turn(world.api, world.ana, chat["id"], "My sister visits in May.")["turn"]["id"]
+    say(first, "Late words of the first turn.")  # after the second turn's input
+    world.confide(world.ana, chat, first, "x")
+    world.confide(world.ana, chat, second, "y")
+    world.complete(world.ana, chat, first)
+    [learned] = [c for c in script.calls if c.task == "learning_changes"]
+    assert "I take the 8:10 train." in learned.user
+    assert "Your train is noted." in learned.user
+    # The second turn is still open: its words (and all after them) are not read yet.
+    assert "My sister visits in May." not in learned.user
+    assert "Late words of the first turn." not in learned.user
+    world.complete(world.ana, chat, second)
+    later = [c for c in script.calls if c.task == "learning_changes"][-1]
+    assert "My sister visits in May." in later.user
+    assert "I take the 8:10 train." not in later.user  # learned once
+    assert [e["status"] for e in world.executions(world.ana)] == ["succeeded", "succeeded"]

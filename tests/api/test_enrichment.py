@@ -156,7 +156,7 @@ def test_an_unseen_entry_a_null_answer_or_a_slow_model_leave_the_input(
 
 
 def test_confessions_and_enrichments_are_sealed_at_rest(
-    world: World, script: Script, local_aws: Any
+    world: World, script: Script, local_aws: Any, services: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     from tests.integration.test_bot_memory_no_plaintext import _scan
     from tests.integration.test_no_plaintext import _all_text
@@ -180,6 +180,19 @@ def test_confessions_and_enrichments_are_sealed_at_rest(
     # The owner reads them back in the clear.
     [confession] = world.get(world.ana, f"/v1/chats/{chat['id']}/confessions").json()["confessions"]
     assert confession["text"] == "I fear Mango-5528."
+    # Both model calls are in the chat's encrypted call log, request and reply, and no
+    # content reached the logs.
+    stored = services.bots.repo.get_chat(chat["id"])
+    calls = {c.task: c for c in services.memory_bot.repo.calls(stored)}
+    assert set(calls) == {"enrichment", "confide_answer"}
+    assert "Heron-2207" in calls["enrichment"].request
+    assert "Quartz-4411" in (calls["enrichment"].reply or "")
+    assert "Mango-5528" in calls["confide_answer"].request
+    assert "Falcon-3190" in (calls["confide_answer"].reply or "")
+    assert {c.ended for c in calls.values()} == {"answered"}
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    for marker in ("Quartz-4411", "Heron-2207", "Falcon-3190", "Mango-5528"):
+        assert marker not in logged
 
 
 def test_an_entry_forgotten_while_the_model_worked_voids_the_rewrite(

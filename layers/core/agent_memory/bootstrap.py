@@ -207,6 +207,7 @@ def learning_pools(settings: Settings, adapters: Adapters) -> list[LearningPool]
             adapters.models or model_catalog(settings),
             adapters.clock,
             BotSettingsRepository(adapters.store),
+            prices=parse_prices(settings.model_prices),
         ),
         *thread_steps(settings, adapters),
     ]

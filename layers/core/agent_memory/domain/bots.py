@@ -239,6 +239,8 @@ class Turn:
     status: TurnStatus
     notice: bool = False
     created_at: int = 0
+    # The number of the Turn's last item (0: none recorded).
+    last_item: int = 0
 
     def view(self) -> dict[str, Any]:
         return {"id": self.id, "actor": self.actor, "status": self.status}

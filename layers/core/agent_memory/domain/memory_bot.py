@@ -9,7 +9,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from agent_memory.domain.audiences import valid
@@ -134,6 +134,23 @@ class Enriched:
         }
 
 
+@dataclass(frozen=True)
+class ModelCall:
+    """One request-path call of the memory Bot's model (confide, enrichment) for the
+    encrypted call log: the request and the reply are content (sealed at rest)."""
+
+    turn_id: str
+    task: str
+    model: str
+    request: str
+    reply: str | None
+    # How it ended: `answered`, `timeout`, `no_slot`, or the provider's failure kind.
+    ended: str
+    tokens: tuple[int, int] | None
+    latency_ms: float | None
+    at: int
+
+
 def used_reason(used: Sequence[str], allowed: Iterable[str]) -> str | None:
     """Why an enrichment's `used` voids the rewrite: an entry the readers may not see, or
     none named at all (a rewrite must say what it used). None: the rewrite stands."""
@@ -215,6 +232,30 @@ def period_key(period: BudgetPeriod, now_ms: int) -> str:
     """The budget period `now_ms` falls in (UTC): `day:2026-12-01` or `month:2026-12`."""
     moment = datetime.fromtimestamp(now_ms / 1000, tz=UTC)
     return f"day:{moment:%Y-%m-%d}" if period == "day" else f"month:{moment:%Y-%m}"
+
+
+def next_period_key(period: BudgetPeriod, now_ms: int) -> str:
+    """The budget period after the one `now_ms` falls in (UTC)."""
+    moment = datetime.fromtimestamp(now_ms / 1000, tz=UTC)
+    if period == "day":
+        return f"day:{moment.date() + timedelta(days=1):%Y-%m-%d}"
+    year, month = (moment.year + 1, 1) if moment.month == 12 else (moment.year, moment.month + 1)
+    return f"month:{year:04d}-{month:02d}"
+
+
+def budget_event(period: str) -> str:
+    """The event a budget period starting is (`budget:day:2026-12-02`): learning skipped
+    while a budget was spent waits for the next period's; one event for every Bot, so the
+    tick that starts a period releases them all with one Query."""
+    return f"budget:{period}"
+
+
+def budget_events(now_ms: int) -> tuple[str, str]:
+    """The events of the day and of the month `now_ms` falls in (the tick releases both)."""
+    return budget_event(period_key("day", now_ms)), budget_event(period_key("month", now_ms))
+
+
+BUDGET_WAITS = "the memory bot's budget is spent; learning waits for {period}"
 
 
 def spent(budget: Budget | None, spent_micros: int) -> bool:

@@ -234,6 +234,8 @@ class BotRepository:
                         "status": new_turn.status,
                         "notice": new_turn.notice,
                         "createdAt": now_ms,
+                        # The Turn's last item: learning released by its end reads this far.
+                        "lastItem": chat.item_count + len(items),
                     },
                     Absent(),
                 )
@@ -243,7 +245,7 @@ class BotRepository:
                 Update(
                     pk,
                     turn_sk(open_turn),
-                    set={"updatedAt": now_ms},
+                    set={"updatedAt": now_ms, "lastItem": chat.item_count + len(items)},
                     condition=Equals("status", "open", name=TURN_OPEN),
                 )
             )
@@ -370,6 +372,7 @@ def turn_of(chat_id: str, row: Record) -> Turn:
         status="completed" if row.get("status") == "completed" else "open",
         notice=bool(row.get("notice")),
         created_at=int(row.get("createdAt") or 0),
+        last_item=int(row.get("lastItem") or 0),
     )
 
 

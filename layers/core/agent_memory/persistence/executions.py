@@ -16,22 +16,31 @@ Recorded waits (an execution that starts when an event happens, docs/decisions.m
 - The execution's own row is `waiting` until the event releases it, then `released` (shown
   as running) until LoadEvidence begins it. A wait is recorded in one transaction with a
   check that `EVENT` is absent, so a wait and its event cannot miss each other.
+
+Deferred runs (a step that may not learn now, e.g. a spent budget, docs/decisions.md):
+
+- pk `LEARN#deferred#<event>`, sk `RUN#<name>`: enough to rebuild the skipped run (pool,
+  conversation, `upto`). LoadEvidence writes it (a step writes no `WAIT#` row nor starts
+  learning); the tick that sees `event` happen turns each into a wait on it and deletes it.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.persistence.events import execution_ended
+from agent_memory.persistence.keys import MAX_ACTIONS
 from agent_memory.ports import (
     Absent,
     Action,
     Check,
     Cipher,
+    Delete,
     Equals,
     KeyRange,
     Present,
@@ -56,6 +65,8 @@ MAX_MESSAGE = 500
 
 # The name of the condition that ends a run: a conflict on it means the run ended elsewhere.
 RUN_ENDS = "execution-running"
+# A saved call takes its answer once: a conflict on it means an earlier try saved it.
+CALL_OPEN = "model-call-open"
 
 
 def partition(kind: str, pool_id: str) -> str:
@@ -72,6 +83,13 @@ def call_sk(name: str, step: str, attempt: int) -> str:
 
 def wait_partition(event: str) -> str:
     return f"WAIT#{event}"
+
+
+def deferred_partition(event: str) -> str:
+    return f"LEARN#deferred#{event}"
+
+
+DEFERRED_PREFIX = "RUN#"
 
 
 @dataclass(frozen=True)
@@ -181,14 +199,17 @@ class ExecutionRepository:
         position: int | None = None,
         item_ids: list[str] | None = None,
         model: str | None = None,
+        note: str | None = None,
     ) -> None:
         """Write the row of a run that starts (with its `evidence` JSON, sealed) or that has
-        nothing to learn (`evidence` None: skipped). A released wait's row is taken over,
-        keeping when it was released. Raises WriteConflict when the row exists already and
-        is not a released wait (a retried or repeated step)."""
+        nothing to learn (`evidence` None: skipped, with why when `note` says). A released
+        wait's row is taken over, keeping when it was released. Raises WriteConflict when
+        the row exists already and is not a released wait (a retried or repeated step)."""
         record = self._base(run)
         if evidence is None:
             record |= {"status": "skipped", "endedAt": now, "itemIds": []}
+            if note:
+                record["detail"] = self._seal(run, run.sk, "detail", json.dumps({"note": note}))
         else:
             record |= {
                 "status": "running",
@@ -414,6 +435,37 @@ class ExecutionRepository:
         with suppress(WriteConflict):
             self._store.write([update])
 
+    # -- deferred runs -----------------------------------------------------------------------
+
+    def deferral(self, run: Run, event: str, now: int) -> Put:
+        """The note that `run` was deferred to `event` (a repeated note is the same row)."""
+        record = self._link(run, event, now) | {
+            "pk": deferred_partition(event),
+            "sk": DEFERRED_PREFIX + run.name,
+            "type": "learning-deferred",
+        }
+        return Put(record)
+
+    def deferred(self, event: str) -> list[Run]:
+        """Every run deferred to `event`, in name order."""
+        runs: list[Run] = []
+        after: str | None = None
+        while True:
+            page = self._store.query(
+                deferred_partition(event), KeyRange(prefix=DEFERRED_PREFIX), after=after
+            )
+            runs.extend(self._linked_run(record) for record in page.records)
+            if page.next is None:
+                return runs
+            after = page.next
+
+    def forget_deferred(self, event: str, runs: Sequence[Run]) -> None:
+        """Delete the notes of `runs` (each is now a wait on `event`), a transaction per
+        `MAX_ACTIONS`."""
+        keys = [(deferred_partition(event), DEFERRED_PREFIX + run.name) for run in runs]
+        for start in range(0, len(keys), MAX_ACTIONS):
+            self._store.write([Delete(pk, sk) for pk, sk in keys[start : start + MAX_ACTIONS]])
+
     def _link(self, run: Run, event: str, now: int) -> Record:
         link: Record = {
             "pk": wait_partition(event),
@@ -474,10 +526,18 @@ class ExecutionRepository:
         return sk
 
     def call_answered(
-        self, run: Run, sk: str, reply: str, usage: dict[str, int], latency_ms: float, now: int
+        self,
+        run: Run,
+        sk: str,
+        reply: str,
+        usage: dict[str, int],
+        latency_ms: float,
+        now: int,
+        also: Sequence[Action] = (),
     ) -> None:
         """Save the answer, and point the execution's row at it (one transaction), so a
-        retried step finds it with the row it reads anyway."""
+        retried step finds it with the row it reads anyway; `also` (what the call cost)
+        commits with it. Raises WriteConflict(condition=CALL_OPEN) when it was saved."""
         answered = {
             "status": "answered",
             "endedAt": now,
@@ -487,14 +547,21 @@ class ExecutionRepository:
         }
         self._store.write(
             [
-                Update(run.pk, sk, set=answered),
+                Update(
+                    run.pk, sk, set=answered, condition=Equals("status", "started", name=CALL_OPEN)
+                ),
                 Update(run.pk, run.sk, set={"answered": sk}, condition=Present()),
+                *also,
             ]
         )
 
-    def call_failed(self, run: Run, sk: str, kind: str, now: int) -> None:
+    def call_failed(
+        self, run: Run, sk: str, kind: str, now: int, also: Sequence[Action] = ()
+    ) -> None:
+        """The attempt ended without an answer to use; `also` (what a paid-for but unusable
+        answer cost) commits with it."""
         failed = {"status": "failed", "endedAt": now, "errorKind": kind}
-        self._store.write([Update(run.pk, sk, set=failed)])
+        self._store.write([Update(run.pk, sk, set=failed), *also])
 
     def with_reply(self, run: Run, sk: str) -> tuple[ExecutionRow | None, str | None]:
         """The execution's row and the saved answer of call `sk`, in one request."""

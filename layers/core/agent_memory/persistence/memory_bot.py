@@ -5,6 +5,11 @@ In the Chat's partition `CHAT#<chatId>` (persistence/bots.py), beside its items:
   {org, pool: chat id, field: details}, bound to the row; `calm` and `at` in the clear.
 - `ENRICH#<at:013d>#<turnId>`: one rewritten input; `sealed` holds {input, original} the
   same way; the entry ids used (ids are metadata) in the clear.
+- `CALL#<at:013d>#<turnId>#<task>`: the encrypted call log of the memory Bot's request-path
+  model calls (confide, enrichment): `sealed` holds {request, reply} the same way; the task,
+  model, how it ended, tokens and latency in the clear; expires after `ttl` (7 days, as the
+  learning steps' saved calls). Attribute names differ from the learning steps' CALL# rows
+  (`request`, `reply`, `usage`...), which the API may never write (template.yaml).
 
 In the Bot's partition `BOT#<botId>` (persistence/bots.py):
 - `MEMBOT`: the memory Bot's settings (`version`, `instructions`, `concurrency`, `budget`);
@@ -32,6 +37,7 @@ from agent_memory.domain.memory_bot import (
     Budget,
     Confession,
     Enriched,
+    ModelCall,
 )
 from agent_memory.persistence.bot_memory import pool_pk
 from agent_memory.persistence.bots import bot_pk, chat_pk
@@ -51,6 +57,9 @@ from agent_memory.ports import (
 )
 
 CONFESSION_PREFIX = "CONFESS#"
+CALL_PREFIX = "CALL#"
+# The call log is kept as long as the learning steps' saved calls.
+CALL_TTL_S = 7 * 24 * 3600
 ENRICHMENT_PREFIX = "ENRICH#"
 POSITION_PREFIX = "CHATPOS#"
 # A conflict on a Chat's read position: another run learned that evidence first.
@@ -146,6 +155,49 @@ class MemoryBotRepository:
             )
         return found
 
+    def log_call(self, chat: Chat, call: ModelCall) -> None:
+        """Save one model call in the Chat's encrypted call log."""
+        sk = f"{CALL_PREFIX}{call.at:013d}#{call.turn_id}#{call.task}"
+        sealed = json.dumps({"request": call.request, "reply": call.reply}, ensure_ascii=False)
+        row: Record = {
+            "pk": chat_pk(chat.id),
+            "sk": sk,
+            "type": "memory-bot-call",
+            "turnId": call.turn_id,
+            "task": call.task,
+            "model": call.model,
+            "ended": call.ended,
+            "tokens": list(call.tokens) if call.tokens is not None else None,
+            "ms": call.latency_ms,
+            "at": call.at,
+            "sealed": self._cipher.seal(sealed, scope=self._scope(chat), row=sk),
+            "ttl": call.at // 1000 + CALL_TTL_S,
+        }
+        self._store.write([Put(row)])
+
+    def calls(self, chat: Chat, limit: int = LIST_LIMIT) -> list[ModelCall]:
+        """The Chat's logged model calls, newest first (opened: for tests and operators)."""
+        found: list[ModelCall] = []
+        for row in self._rows(chat, CALL_PREFIX, limit):
+            opened = json.loads(
+                self._cipher.open(bytes(row["sealed"]), scope=self._scope(chat), row=row["sk"])
+            )
+            tokens = row.get("tokens")
+            found.append(
+                ModelCall(
+                    str(row["turnId"]),
+                    str(row["task"]),
+                    str(row["model"]),
+                    str(opened["request"]),
+                    opened["reply"],
+                    str(row["ended"]),
+                    (int(tokens[0]), int(tokens[1])) if tokens else None,
+                    float(row["ms"]) if row.get("ms") is not None else None,
+                    int(row["at"]),
+                )
+            )
+        return found
+
     def _rows(self, chat: Chat, prefix: str, limit: int) -> list[Record]:
         page = self._store.query(
             chat_pk(chat.id), KeyRange(prefix=prefix), limit=limit, newest_first=True
@@ -220,17 +272,7 @@ class BotSettingsRepository:
 
     def charge(self, bot_id: str, period: str, micros: int | None, now: int) -> None:
         """Add one call's confirmed cost to the period (`None`: unknown, counted apart)."""
-        add = {"micros": micros} if micros is not None else {"unknown": 1}
-        self._store.write(
-            [
-                Update(
-                    bot_pk(bot_id),
-                    f"{SPEND_PREFIX}{period}",
-                    set={"type": "memory-bot-spend", "updatedAt": now},
-                    add=add,
-                )
-            ]
-        )
+        self._store.write([charge_action(bot_id, period, micros, now)])
 
     def take_slot(self, bot_id: str, slots: int, holder: str, now: int, ttl_ms: int) -> int | None:
         """Take one of `slots` leases (absent or expired) for `holder`: its number, or
@@ -256,3 +298,15 @@ class BotSettingsRepository:
             self._store.write(
                 [Delete(bot_pk(bot_id), f"{LEASE_PREFIX}{slot}", Equals("holder", holder))]
             )
+
+
+def charge_action(bot_id: str, period: str, micros: int | None, now: int) -> Update:
+    """One call's cost added to the period's spend, for the caller's own write
+    (`None`: no price or no usage, counted as unknown)."""
+    add = {"micros": micros} if micros is not None else {"unknown": 1}
+    return Update(
+        bot_pk(bot_id),
+        f"{SPEND_PREFIX}{period}",
+        set={"type": "memory-bot-spend", "updatedAt": now},
+        add=add,
+    )

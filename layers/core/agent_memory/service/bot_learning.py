@@ -16,14 +16,20 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.memory_bot import (
+    BUDGET_WAITS,
+    Price,
+    budget_event,
+    cost_micros,
     learning_skip,
     learning_view,
+    next_period_key,
     period_key,
     spent,
     topics_of,
@@ -31,13 +37,9 @@ from agent_memory.domain.memory_bot import (
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.learning_changes import (
     LEARNING_CHANGES,
-    FactChange,
-    InvalidateChange,
     KnownBotEntry,
     LearningChanges,
     LearningInput,
-    ObservationChange,
-    RenameTopicChange,
     TurnItem,
 )
 from agent_memory.persistence.bot_memory import pool_of
@@ -47,11 +49,21 @@ from agent_memory.persistence.memory_bot import (
     READ_POSITION,
     BotSettingsRepository,
     MemoryBotRepository,
+    charge_action,
 )
-from agent_memory.ports import Action, Clock, Equals, EvidenceItem, ModelCatalog, Update
+from agent_memory.ports import (
+    Action,
+    Clock,
+    Equals,
+    EvidenceItem,
+    ModelCatalog,
+    ModelReply,
+    Update,
+)
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
+    Deferred,
     Evidence,
     FinishActions,
     Outcome,
@@ -70,7 +82,6 @@ MAX_ITEMS = 200
 ITEM_BUDGET = 120_000
 # The entries shown to the model, in bytes of their words (300 entries at most).
 ENTRY_BUDGET = 120_000
-NO_RENAME = "topic renames are not applied by this service yet"
 
 
 def learning_pool_id(bot_id: str, org_id: str) -> str:
@@ -101,8 +112,11 @@ class BotLearningPool:
         models: ModelCatalog | None,
         clock: Clock,
         settings: BotSettingsRepository,
+        prices: Mapping[str, Price] | None = None,
     ) -> None:
         self._settings = settings
+        # The deployment's price table (MODEL_PRICES), as the memory Bot's confide uses it.
+        self.prices = dict(prices or {})
         self._bots = bots
         self._memory = memory
         self._positions = positions
@@ -139,9 +153,15 @@ class BotLearningPool:
         )
         if learning_skip(chat, bot_memory=bool(settings.get("botMemory")), has_model=has_model):
             return None
-        if self._spent(chat.bot_id):
-            # Skipped with the read position unchanged: a run of the next period reads it.
-            return None
+        bot = self._settings.get(chat.bot_id)
+        budget = bot.budget
+        now = self._clock.now_ms()
+        if budget is not None and spent(
+            budget, self._settings.spent(chat.bot_id, period_key(budget.period, now))
+        ):
+            # Skipped with the read position unchanged; the run waits for the next period.
+            upcoming = next_period_key(budget.period, now)
+            raise Deferred(budget_event(upcoming), BUDGET_WAITS.format(period=upcoming))
         position = self._positions.position(chat.bot_id, chat.org_id, chat.id)
         target = chat.item_count if upto is None else min(upto, chat.item_count)
         if target <= position:
@@ -161,22 +181,23 @@ class BotLearningPool:
                 "chat": chat.id,
                 "bot": chat.bot_id,
                 "actors": actors,
-                "instructions": self._instructions(chat.bot_id),
+                # The owner's rules about privacy and sharing (the memory Bot's settings).
+                "instructions": bot.instructions,
+                # The period CallModel charges its call to (the month when no budget).
+                "budgetPeriod": budget.period if budget is not None else "month",
                 **self._entries(chat),
             },
         )
 
-    def _spent(self, bot_id: str) -> bool:
-        """The memory Bot's budget is spent for this period (learning waits for the next)."""
-        budget = self._settings.get(bot_id).budget
-        if budget is None:
-            return False
-        period = period_key(budget.period, self._clock.now_ms())
-        return spent(budget, self._settings.spent(bot_id, period))
-
-    def _instructions(self, bot_id: str) -> str | None:
-        """The owner's rules about privacy and sharing (the memory Bot's settings)."""
-        return self._settings.get(bot_id).instructions
+    def charge(self, evidence: Evidence, reply: ModelReply) -> list[Action]:
+        """The call's confirmed cost added to the Bot's spend of this period (all
+        organizations), committed with the saved call: priced by the model that answered
+        (the Chat's organization's `botMemoryModel`); no price or no usage is unknown."""
+        usage = reply.usage
+        micros = cost_micros(self.prices.get(reply.model), usage.input_tokens, usage.output_tokens)
+        now = self._clock.now_ms()
+        period = period_key(evidence.extra.get("budgetPeriod", "month"), now)
+        return [charge_action(str(evidence.extra["bot"]), period, micros, now)]
 
     def _items(
         self, chat: Chat, position: int, last: int
@@ -184,8 +205,16 @@ class BotLearningPool:
         items: list[EvidenceItem] = []
         actors: dict[str, str] = {}
         used, read = 0, position
-        for item, sealed in self._bots.items(chat, after=position, limit=last - position):
-            if item.seq > last:
+        rows = [
+            (item, sealed)
+            for item, sealed in self._bots.items(chat, after=position, limit=last - position)
+            if item.seq <= last
+        ]
+        # Another Turn still open: its items (and all after them) are read once it ends.
+        turns = self._bots.turns(chat.id, [item.turn_id for item, _sealed in rows])
+        for item, sealed in rows:
+            turn = turns.get(item.turn_id)
+            if turn is not None and turn.status == "open":
                 break
             content = self._bots.open_item(chat, item, sealed)
             used += _size(content)
@@ -228,20 +257,12 @@ class BotLearningPool:
         chat_id, bot_id = str(evidence.extra["chat"]), str(evidence.extra["bot"])
         if self._positions.position(bot_id, pool.org_id, chat_id) != evidence.position:
             raise AlreadyApplied("the read position moved: another run applied")
-        learnable: list[FactChange | ObservationChange | InvalidateChange] = []
-        indexes: list[int] = []
-        renames: list[dict[str, Any]] = []
-        for index, change in enumerate(changes.changes):
-            if isinstance(change, RenameTopicChange):
-                renames.append({"change": _dump(change), "reason": NO_RENAME})
-            else:
-                learnable.append(change)
-                indexes.append(index)
+        learnable = list(changes.changes)
         now = self._clock.now_ms()
         move = self._positions.position_move(
             bot_id, pool.org_id, chat_id, evidence.position, evidence.upto, now
         )
-        ending = list(finish(Outcome([], renames)))
+        ending = list(finish(Outcome([], [])))
         try:
             learned = self._memory.learn(
                 bot_id, pool.org_id, chat_id, learnable, also=[move, *ending]
@@ -255,8 +276,7 @@ class BotLearningPool:
             rejected=[
                 {"change": _dump(learnable[r["index"]]), "reason": r["reason"]}
                 for r in learned.rejected
-            ]
-            + renames,
+            ],
         )
         self._record(finish, outcome)
         return outcome

@@ -24,7 +24,13 @@ from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import STEP_DEADLINE_S, Ask, Refusal
 from agent_memory.domain.tasks.memory_changes import consolidation
 from agent_memory.persistence.events import pool_changed
-from agent_memory.persistence.executions import ExecutionRepository, ExecutionRow, Happened, Run
+from agent_memory.persistence.executions import (
+    CALL_OPEN,
+    ExecutionRepository,
+    ExecutionRow,
+    Happened,
+    Run,
+)
 from agent_memory.ports import (
     Action,
     Cipher,
@@ -38,12 +44,14 @@ from agent_memory.ports import (
 )
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
+    Deferred,
     Evidence,
     FinishActions,
     LearningPool,
     Outcome,
     PoolKind,
     PoolRef,
+    SourceRef,
 )
 from agent_memory.service.learning_runs import (
     EvidenceTooLarge,
@@ -210,6 +218,24 @@ class LearningService:
             raise failed
         return results
 
+    def wake(self, event: str) -> list[Execution]:
+        """`event` happened (a budget period started): every run deferred to it is saved
+        again as a wait on it, reading as far as the farthest deferred run of its pool and
+        conversation, and the event is released (`release`: each run starts once, however
+        often this is called). Raises Unavailable when the table or the workflow failed
+        (call again)."""
+        deferred = self._runs.deferred(event)
+        farthest: dict[str, Run] = {}
+        for run in deferred:
+            key = wait_name(_ref(run), event)
+            if key not in farthest or farthest[key].upto < run.upto:
+                farthest[key] = run
+        for run in farthest.values():
+            self.wait(_ref(run), event=event, reason="budget", upto=run.upto)
+        started = self.release(event)
+        self._runs.forget_deferred(event, deferred)
+        return started
+
     def _hand_over(self, run: Run, now: int) -> Execution:
         """Start a released run and note that the workflow has it."""
         assert self._orchestrator is not None  # callers checked
@@ -265,7 +291,10 @@ class LearningService:
         (the row is written here, so a start that never ran leaves no "running" ghost)."""
         run, ref, _state, _attempt = step_run(event)
         with _transient():
-            evidence = self._pool(ref.kind).load_evidence(ref, run.upto)
+            try:
+                evidence = self._pool(ref.kind).load_evidence(ref, run.upto)
+            except Deferred as deferred:
+                return self._defer(run, ref, deferred)
             text = evidence_json(evidence) if evidence else None
             if text is not None and len(text.encode()) > MAX_EVIDENCE_BYTES:
                 raise EvidenceTooLarge(f"the evidence is over {MAX_EVIDENCE_BYTES} bytes")
@@ -319,22 +348,28 @@ class LearningService:
             except ModelFailure as failure:
                 self._runs.call_failed(run, sk, failure.kind, self._clock.now_ms())
                 raise model_error(failure) from None
+            # What the pool spends on this call (e.g. a memory Bot's budget), committed with
+            # the saved call: an answer reused by a later attempt is never charged again.
+            charge = getattr(self._pool(run.kind), "charge", None)
+            also: list[Action] = list(charge(evidence, reply)) if charge is not None else []
             try:
                 if len(reply.text.encode()) > MAX_REPLY_BYTES:
                     raise InvalidModelOutput(f"the answer is over {MAX_REPLY_BYTES} bytes")
                 ask.parse(reply.text)
             except InvalidModelOutput:
-                self._runs.call_failed(run, sk, "invalid_output", self._clock.now_ms())
+                self._runs.call_failed(run, sk, "invalid_output", self._clock.now_ms(), also=also)
                 raise
             usage = {"input": reply.usage.input_tokens, "output": reply.usage.output_tokens}
             # The answer is paid for: try harder to save it than a step retry would.
             for pause in (0.2, 0.5, None):
                 try:
                     self._runs.call_answered(
-                        run, sk, reply.text, usage, reply.latency_ms, self._clock.now_ms()
+                        run, sk, reply.text, usage, reply.latency_ms, self._clock.now_ms(), also
                     )
                     break
                 except (Unavailable, WriteConflict) as error:
+                    if isinstance(error, WriteConflict) and error.condition == CALL_OPEN:
+                        break  # an earlier try committed it (its answer was lost on the way)
                     # A conflict without a failed condition is another transaction on the
                     # same rows (TransactionConflict): transient, like an outage.
                     lost_race = isinstance(error, WriteConflict) and error.index is None
@@ -377,7 +412,12 @@ class LearningService:
                     pass  # another run, an edit or our own earlier attempt: look again
                 if self._running(run) is None:
                     return self._ended(run)
-                fresh = pool.load_evidence(ref, run.upto)
+                try:
+                    fresh = pool.load_evidence(ref, run.upto)
+                except Deferred as deferred:
+                    self._wait_again(run, ref, deferred)
+                    kept = ask.describe(review.kept)
+                    return self._skip(run, kept, review.refused, deferred.note)
                 if fresh is None:
                     note = "another run learned this evidence first"
                     return self._skip(run, ask.describe(review.kept), review.refused, note)
@@ -405,6 +445,24 @@ class LearningService:
         raise Retryable("LearningConflict", "the execution row kept changing")
 
     # -- helpers -----------------------------------------------------------------------------
+
+    def _wait_again(self, run: Run, ref: PoolRef, deferred: Deferred) -> None:
+        """Note a deferred run in `deferred.event`'s list, for `wake` to save again as a
+        wait (a step writes no wait itself: only the API and the tick start learning)."""
+        self._store.write([self._runs.deferral(run, deferred.event, self._clock.now_ms())])
+
+    def _defer(self, run: Run, ref: PoolRef, deferred: Deferred) -> dict[str, Any]:
+        """LoadEvidence of a run its pool may not learn now: noted for `wake` first (a
+        retried step notes it again, the same row), then the run ends skipped with why."""
+        self._wait_again(run, ref, deferred)
+        try:
+            self._runs.begin(run, self._clock.now_ms(), evidence=None, note=deferred.note)
+        except WriteConflict:
+            row = self._runs.get(run)  # a retried step: the first attempt's row stands
+            if row is None:
+                raise Retryable("LearningConflict", "the execution row changed") from None
+            return {"status": row.status, "items": 0}
+        return {"status": "skipped", "items": 0}
 
     def _pool(self, kind: PoolKind) -> LearningPool:
         pool = self._pools.get(kind)
@@ -493,6 +551,12 @@ def wait_name(pool: PoolRef, event: str) -> str:
 
 def _run(pool: PoolRef, name: str, now: int, reason: str, upto: int) -> Run:
     return Run(pool.kind, pool.org_id, pool.pool_id, name, now, reason, upto, pool.session)
+
+
+def _ref(run: Run) -> PoolRef:
+    """The pool (and conversation) a run learns, as its row names it."""
+    source = SourceRef("session", run.session) if run.session else None
+    return PoolRef(run.kind, run.org_id, run.pool_id, source)
 
 
 def _upto(data: Mapping[str, Any], upto: int | None, event: str) -> int:

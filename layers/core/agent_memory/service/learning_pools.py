@@ -83,6 +83,17 @@ class AlreadyApplied(Exception):
     """The read position already moved past this evidence: another run applied it."""
 
 
+class Deferred(Exception):
+    """Nothing may be learned now (e.g. a memory Bot's budget is spent): the run ends
+    skipped with `note`, its read position unchanged, and is saved again to start when
+    `event` happens (the next budget period's)."""
+
+    def __init__(self, event: str, note: str) -> None:
+        super().__init__(note)
+        self.event = event
+        self.note = note
+
+
 class LearningPool(Protocol):
     kind: PoolKind
 

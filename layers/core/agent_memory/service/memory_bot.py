@@ -10,6 +10,7 @@ same deadline, ends it); then the calm answer or the unchanged input stands.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import uuid
@@ -27,7 +28,9 @@ from agent_memory.domain.memory_bot import (
     BotSettings,
     Confession,
     Enriched,
+    ModelCall,
     Price,
+    budget_events,
     cost_micros,
     enriches,
     learning_skip,
@@ -42,6 +45,7 @@ from agent_memory.domain.memory_bot import (
     used_reason,
 )
 from agent_memory.domain.tasks.answers import InvalidModelOutput
+from agent_memory.domain.tasks.base import ModelRequest
 from agent_memory.domain.tasks.confide_answer import CALM_ANSWER, CONFIDE_ANSWER
 from agent_memory.domain.tasks.confide_answer import Confession as ConfideInput
 from agent_memory.domain.tasks.enrichment import (
@@ -53,7 +57,13 @@ from agent_memory.domain.tasks.enrichment import (
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
-from agent_memory.ports import Clock, LearningModel, ModelCatalog, ModelFailure, ModelReply
+from agent_memory.ports import (
+    Clock,
+    LearningModel,
+    ModelCatalog,
+    ModelFailure,
+    ModelReply,
+)
 from agent_memory.service.bot_learning import KIND, learning_pool_id, pool_ref
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService, Members
@@ -82,20 +92,22 @@ _WORKERS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memory-bot")
 
 def _within(
     seconds: float, call: Callable[[], T], done: Callable[[], None] | None = None
-) -> T | None:
-    """`call()`'s result, or None when it failed as a model may (or took over `seconds`).
-    `done` runs when the call ends, even after its window passed (a concurrency slot is
-    held until the provider's call really ends)."""
+) -> tuple[T | None, str]:
+    """`call()`'s result and how the call ended (`answered`, `timeout`, or the failure's
+    kind); no result when it failed as a model may or took over `seconds`. `done` runs when
+    the call ends, even after its window passed (a concurrency slot is held until the
+    provider's call really ends)."""
     future = _WORKERS.submit(call)
     if done is not None:
         future.add_done_callback(lambda _future: done())
     try:
-        return future.result(timeout=seconds)
+        return future.result(timeout=seconds), "answered"
     except FutureTimeout:
         log.warning("memory bot: the model took longer than %.0f s", seconds)
+        return None, "timeout"
     except ModelFailure as failure:
         log.warning("memory bot: the model failed (%s)", failure.kind)
-    return None
+        return None, failure.kind
 
 
 def _parsed(parse: Callable[[], T]) -> T | None:
@@ -164,10 +176,12 @@ class MemoryBotService:
             return None, bot
         return model, bot
 
-    def _ask(self, bot_id: str, settings: BotSettings, call: Callable[[], T]) -> T | None:
+    def _ask(
+        self, bot_id: str, settings: BotSettings, call: Callable[[], T]
+    ) -> tuple[T | None, str]:
         """`call()` within the 15 s window, counting the wait for a free concurrency slot
-        (`concurrency` across every server: leases in the table); None when no slot came
-        free or the model did not answer in time."""
+        (`concurrency` across every server: leases in the table), and how it ended; no
+        result when no slot came free (`no_slot`) or the model did not answer in time."""
         deadline = time.monotonic() + WINDOW_S
         slots = settings.concurrency
         if slots is None:
@@ -179,7 +193,7 @@ class MemoryBotService:
                 break
             if time.monotonic() + SLOT_POLL_S >= deadline:
                 log.warning("memory bot: no concurrency slot came free within the window")
-                return None
+                return None, "no_slot"
             time.sleep(SLOT_POLL_S)
         taken = slot
 
@@ -201,6 +215,37 @@ class MemoryBotService:
             self._settings.charge(bot_id, self._period(settings), micros, self._clock.now_ms())
         except Unavailable:
             log.warning("memory bot: a call's cost was not recorded")
+
+    def _log_call(
+        self,
+        chat: Chat,
+        turn_id: str,
+        model: str,
+        request: ModelRequest,
+        reply: ModelReply | None,
+        ended: str,
+    ) -> None:
+        """The call in the Chat's encrypted call log (request and reply sealed, as the
+        learning steps save theirs). Best effort: the answer stands without it."""
+        usage = reply.usage if reply is not None else None
+        call = ModelCall(
+            turn_id,
+            request.task,
+            model,
+            json.dumps(
+                {"task": request.task, "system": request.system, "user": request.user},
+                ensure_ascii=False,
+            ),
+            reply.text if reply is not None else None,
+            ended,
+            (usage.input_tokens, usage.output_tokens) if usage is not None else None,
+            round(reply.latency_ms, 1) if reply is not None else None,
+            self._clock.now_ms(),
+        )
+        try:
+            self.repo.log_call(chat, call)
+        except Unavailable:
+            log.warning("memory bot: a model call was not saved in the call log")
 
     def bot_settings(self, principal: Principal, bot_id: str) -> dict[str, Any]:
         """The memory Bot's settings and this period's spend (write on a Bot not linked)."""
@@ -243,8 +288,9 @@ class MemoryBotService:
             model = usable
             asked = ConfideInput(text, bot.instructions)
             request = CONFIDE_ANSWER.request(asked, deadline_s=WINDOW_S)
-            replied = self._ask(chat.bot_id, bot, lambda: model.propose(request))
+            replied, ended = self._ask(chat.bot_id, bot, lambda: model.propose(request))
             self._charge(chat.bot_id, bot, replied)
+            self._log_call(chat, turn.id, model.name, request, replied, ended)
             parsed = _parsed(lambda: CONFIDE_ANSWER.parse(replied.text, asked)) if replied else None
             answer = parsed.answer if parsed is not None else None
         calm = answer is None
@@ -270,12 +316,26 @@ class MemoryBotService:
             log.warning("memory bot: the learning of a confide was not saved")
 
     def turn_completed(self, chat_id: str, turn_id: str) -> None:
-        """Release the learning waiting on this Turn, through the Chat's last item. Raises
+        """Release the learning waiting on this Turn, through the Turn's last item (never
+        the Chat's: items of another Turn still open are not read early). Raises
         Unavailable when it could not (completing again releases it)."""
-        chat = self._bots.repo.get_chat(chat_id)
-        if chat is None or chat.kind == "review" or self._learning is None:
+        chat, turn = self._bots.repo.chat_and_turn(chat_id, turn_id)
+        if chat is None or turn is None or chat.kind == "review" or self._learning is None:
             return
-        self._learning.release(turn_event(chat.org_id, chat.id, turn_id), upto=chat.item_count)
+        upto = turn.last_item or chat.item_count  # a Turn saved before it kept its last item
+        self._learning.release(turn_event(chat.org_id, chat.id, turn_id), upto=upto)
+
+    def wake_learning(self) -> int:
+        """The budget tick (a schedule, docs/decisions.md): the budget periods `now` falls in
+        have started, so learning skipped while a budget was spent starts again (each run
+        once, however often the tick comes). Answers how many runs this call started.
+        Raises Unavailable when the table or the workflow failed (the next tick retries)."""
+        if self._learning is None:
+            return 0
+        started = 0
+        for event in budget_events(self._clock.now_ms()):
+            started += sum(run.started for run in self._learning.wake(event))
+        return started
 
     # -- lists -------------------------------------------------------------------------------
 
@@ -351,8 +411,9 @@ class MemoryBotService:
         model = usable
         asked = EnrichmentInput(text, tuple(visible), bot.instructions)
         request = ENRICHMENT.request(asked, deadline_s=WINDOW_S)
-        replied = self._ask(chat.bot_id, bot, lambda: model.propose(request))
+        replied, ended = self._ask(chat.bot_id, bot, lambda: model.propose(request))
         self._charge(chat.bot_id, bot, replied)
+        self._log_call(chat, turn_id, model.name, request, replied, ended)
         answer = _parsed(lambda: ENRICHMENT.parse(replied.text, asked)) if replied else None
         if answer is None or answer.input is None:
             return text, False

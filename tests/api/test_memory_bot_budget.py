@@ -1,0 +1,224 @@
+"""What the memory Bot's learning costs and when a spent budget's learning starts again
+(seed 002, "The memory Bot"; API.md `GET .../memory/bot` `spentMicros`):
+
+- the learning run's `learning_changes` call is charged to the Bot's period with its
+  confirmed usage, priced by MODEL_PRICES (no usage: unknown, nothing added), once, even when
+  a retried CallModel reuses the saved answer;
+- a run skipped while the budget is spent is woken by the budget tick (template.yaml's
+  BudgetTickFunction schedule, run in process by `make run` as here) once the next period
+  begins, and not before.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pytest
+
+from agent_memory.bootstrap import build_services, step_services
+from agent_memory.ports import Execution, Usage
+from tests.api.test_agent_memory import InlineWorkflow, _event
+from tests.api.test_bots import make_chat, turn
+from tests.api.test_confide import (
+    MEMORY_MODEL,
+    Script,
+    World,
+    fact_from_person,
+    patch_settings,
+    settings_of,
+)
+from tests.conftest import Api
+from tests.learning_support import Catalog, ScriptedModel
+
+DAY_MS = 24 * 3600 * 1000
+# One micro-USD per token in and out: a call of 10 input tokens costs 10.
+PRICES = json.dumps({MEMORY_MODEL: [1_000_000, 1_000_000]})
+
+
+class MovableClock:
+    """The system clock, moved forward by the test (a period rolls over)."""
+
+    def __init__(self) -> None:
+        self.offset_ms = 0
+
+    def now_ms(self) -> int:
+        import time
+
+        return time.time_ns() // 1_000_000 + self.offset_ms
+
+
+@dataclass
+class HeldWorkflow:
+    """An Orchestrator that only keeps what it was asked to start: the test runs the steps."""
+
+    started: dict[str, dict[str, Any]] = field(default_factory=dict)
+    learning: Any = None
+
+    def start(self, name: str, payload: Any) -> Execution:
+        if name in self.started:
+            return Execution(name=name, started=False)
+        self.started[name] = json.loads(json.dumps(payload))
+        return Execution(name=name, started=True)
+
+
+@pytest.fixture
+def script() -> Script:
+    found = Script()
+    found.answers["learning_changes"] = fact_from_person
+    found.usage = Usage(input_tokens=10, output_tokens=0)
+    return found
+
+
+@pytest.fixture
+def clock() -> MovableClock:
+    return MovableClock()
+
+
+def built(settings: Any, adapters: Any, script: Script, clock: MovableClock, workflow: Any) -> Any:
+    model = ScriptedModel(name=MEMORY_MODEL, script=script)
+    services = build_services(
+        settings.model_copy(update={"model_prices": PRICES}),
+        replace(
+            adapters, orchestrator=workflow, models=Catalog({MEMORY_MODEL: model}), clock=clock
+        ),
+    )
+    workflow.learning = services.learning
+    return services
+
+
+@pytest.fixture
+def services(settings: Any, adapters: Any, script: Script, clock: MovableClock) -> Any:
+    found = built(settings, adapters, script, clock, InlineWorkflow())
+    step_services.use(found)  # the budget tick's handler runs on these services
+    yield found
+    step_services.reset()
+
+
+@pytest.fixture
+def world(api: Api) -> World:
+    return World(api)
+
+
+def learning_calls(script: Script) -> list[Any]:
+    return [c for c in script.calls if c.task == "learning_changes"]
+
+
+def budget_tick() -> Any:
+    """The template's schedule, as `make run` runs it (infra/local/runner.py)."""
+    from infra.local.runner import scheduled_ticks
+
+    [(name, period_s, task)] = scheduled_ticks()
+    assert (name, period_s) == ("BudgetTickFunction", 900.0)
+    return task
+
+
+def test_a_spent_budget_wakes_its_learning_when_the_next_period_starts(
+    world: World, script: Script, clock: MovableClock
+) -> None:
+    body = {"expected": 0, "budget": {"period": "day", "limitMicros": 10}}
+    assert patch_settings(world, world.ana, body).status_code == 200
+    chat = world.chat(world.ana)
+    first = turn(world.api, world.ana, chat["id"], "I take the 8:10 train.")["turn"]["id"]
+    assert world.confide(world.ana, chat, first, "x").json()["calm"] is False  # spends it all
+    world.complete(world.ana, chat, first)
+    [skipped] = world.executions(world.ana)
+    assert skipped["status"] == "skipped"
+    assert "budget" in skipped["note"]
+    assert learning_calls(script) == []
+    tick = budget_tick()
+    # The same day: the tick wakes nothing.
+    assert tick({}) == {"started": 0}
+    assert learning_calls(script) == []
+    assert [e["status"] for e in world.executions(world.ana)] == ["skipped"]
+    # The next day: the tick starts the deferred learning, which reads the evidence.
+    clock.offset_ms += DAY_MS
+    assert settings_of(world, world.ana).json()["spentMicros"] == 0
+    assert tick({}) == {"started": 1}
+    [learned] = learning_calls(script)
+    assert "I take the 8:10 train." in learned.user
+    woken = world.executions(world.ana)[0]
+    assert (woken["status"], woken["reason"], woken["chatId"]) == (
+        "succeeded",
+        "budget",
+        chat["id"],
+    )
+    assert [entry["content"] for entry in world.memory(world.ana)] == ["Ana takes the 8:10 train."]
+    # The learning call is charged to the new day.
+    assert settings_of(world, world.ana).json()["spentMicros"] == 10
+    # Later ticks start it no more.
+    assert tick({}) == {"started": 0}
+    assert len(learning_calls(script)) == 1
+
+
+def test_learning_is_charged_and_a_shared_bot_pays_for_every_organization(
+    world: World, script: Script
+) -> None:
+    chat = world.chat(world.ana)
+    turn_id = turn(world.api, world.ana, chat["id"], "I take the 8:10 train.")["turn"]["id"]
+    world.confide(world.ana, chat, turn_id, "x")  # 10
+    world.complete(world.ana, chat, turn_id)  # the learning call: 10 more
+    assert world.executions(world.ana)[0]["status"] == "succeeded"
+    assert settings_of(world, world.ana).json()["spentMicros"] == 20
+    # A linked organization's chat uses its own botMemoryModel; its cost is the Bot's.
+    linked = world.api.client.post(
+        f"/v1/bots/{world.bot['id']}/links",
+        json={"organizationId": world.other, "grants": {world.olga.id: "read"}},
+        headers=world.ana.headers,
+    )
+    assert linked.status_code == 201, linked.text
+    answer = world.api.client.patch(
+        f"/v1/organizations/{world.other}/settings",
+        json={"botMemoryModel": MEMORY_MODEL},
+        headers=world.api.admin,
+    )
+    assert answer.status_code == 200, answer.text
+    theirs = make_chat(world.api, world.olga, world.bot["id"])
+    turn_id = turn(world.api, world.olga, theirs["id"], "I cycle to work.")["turn"]["id"]
+    script.usage = Usage(input_tokens=3, output_tokens=4)  # 7 per call
+    world.confide(world.olga, theirs, turn_id, "y")
+    world.complete(world.olga, theirs, turn_id)
+    assert world.executions(world.olga)[0]["status"] == "succeeded"
+    assert settings_of(world, world.ana).json()["spentMicros"] == 34
+    # A provider that confirms no usage: counted as unknown, nothing added.
+    script.usage = None
+    turn_id = turn(world.api, world.ana, chat["id"], "And I cycle home.")["turn"]["id"]
+    world.confide(world.ana, chat, turn_id, "z")
+    world.complete(world.ana, chat, turn_id)
+    assert world.executions(world.ana)[0]["status"] == "succeeded"
+    assert settings_of(world, world.ana).json()["spentMicros"] == 34
+
+
+def test_a_reused_saved_call_is_not_charged_again(
+    settings: Any, adapters: Any, script: Script, clock: MovableClock
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+
+    workflow = HeldWorkflow()
+    services = built(settings, adapters, script, clock, workflow)
+    with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
+        world = World(Api(client))
+        chat = world.chat(world.ana)
+        turn_id = turn(world.api, world.ana, chat["id"], "I take the 8:10 train.")["turn"]["id"]
+        world.confide(world.ana, chat, turn_id, "x")  # 10
+        world.complete(world.ana, chat, turn_id)
+        [(name, payload)] = workflow.started.items()
+        learning = services.learning
+        state: dict[str, Any] = dict(payload)
+        state["evidence"] = learning.load_evidence(_event(name, state, "LoadEvidence"))
+        first = learning.call_model(_event(name, state, "CallModel"))
+        assert settings_of(world, world.ana).json()["spentMicros"] == 20
+        # The step is retried (its answer was lost on the way back): the saved call is
+        # reused, neither asked nor charged again.
+        retried = _event(name, state, "CallModel")
+        retried["context"]["attempt"] = 1
+        again = learning.call_model(retried)
+        assert (again["reused"], again["call"]) == (True, first["call"])
+        assert len(learning_calls(script)) == 1
+        assert settings_of(world, world.ana).json()["spentMicros"] == 20
+        state["model"] = again
+        assert learning.apply_learning(_event(name, state, "ApplyLearning"))["applied"] == 1
+        assert [e["status"] for e in world.executions(world.ana)] == ["succeeded"]
