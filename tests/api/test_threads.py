@@ -184,6 +184,7 @@ def test_generate_title_off_leaves_the_thread_untitled(world: World) -> None:
     thread = world.thread()
     world.save(thread, user("Plan my trip"), assistant("Sure."))
     assert world.get(f"/v1/threads/{thread}").json()["thread"]["title"] is None
+    assert learning(world, thread) == []
 
 
 def test_threads_are_listed_newest_first(world: World) -> None:
