@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.domain.observation import message_tokens
+from agent_memory.domain.observation import BLOCK_DEADLINE_S, message_tokens
 from tests.api.test_agent_versions import agent_of
 from tests.api.test_threads import World
 from tests.conftest import Api
@@ -50,6 +50,8 @@ class Script:
     title: str | None = None
     working_memory: Any = None
     delay_s: float = 0.0
+    # Words added to each observation, so the log grows as fast as a test needs.
+    padding: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, request: Any) -> str:
@@ -63,7 +65,7 @@ class Script:
         seen = [json.loads(line)["content"].split()[0] for line in _message_lines(request.user)]
         return json.dumps(
             {
-                "observations": f"- chunk {number}: {' '.join(seen)}",
+                "observations": f"- chunk {number}: {' '.join(seen)}" + " beta" * self.padding,
                 "title": self.title,
                 "workingMemory": self.working_memory,
             }
@@ -105,33 +107,78 @@ class Observed:
         return dict(answer.json())
 
 
-@pytest.fixture
-def observed(settings: Any, adapters: Any) -> Iterator[Observed]:
+@dataclass
+class Stack:
+    """One embedded AWS and app for the module (each test makes its own organization,
+    users and agent, so tests stay independent): provisioning per test would cost more
+    than the tests themselves."""
+
+    api: Api
+    script: Script
+    services: Any
+    clock: Any
+    adapters: Any
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[Stack]:
     from fastapi.testclient import TestClient
 
     from agent_memory.adapters.in_memory import FixedClock
     from agent_memory.adapters.rules_model import RulesModel
     from agent_memory.api.app import create_app
-    from agent_memory.bootstrap import build_services
+    from agent_memory.bootstrap import aws_adapters, build_services
+    from agent_memory.config import load_settings
+    from agent_memory.domain.identity import hash_token
+    from agent_memory.persistence.limits import ProcessCounters
+    from infra.local.aws import embedded_aws, provision
     from tests.api.test_agent_memory import InlineWorkflow
+    from tests.conftest import ADMIN_TOKEN
     from tests.learning_support import Catalog, ScriptedModel
 
-    script = Script()
-    model = ScriptedModel(name=OBSERVER, script=script)
-    reflector = ScriptedModel(name=REFLECTOR, script=script)
-    catalog = Catalog({OBSERVER: model, REFLECTOR: reflector, "local/rules": RulesModel()})
-    workflow = InlineWorkflow()
-    clock = FixedClock(int(time.time() * 1000))
-    services = build_services(
-        settings, replace(adapters, orchestrator=workflow, models=catalog, clock=clock)
-    )
-    workflow.learning = services.learning
-    with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
-        api = Api(client)
-        org = api.org()
-        owner, member = api.user(org), api.user(org)
-        world = World(api, owner, member, agent_of(api, owner, [member.id]))
-        yield Observed(world, script, services, clock)
+    with embedded_aws() as session, pytest.MonkeyPatch.context() as patch:
+        environment = {
+            **provision(session).environment(),
+            "MEMORY_ADMIN_TOKEN_SHA256": hash_token(ADMIN_TOKEN),
+            "DEFAULT_MODEL": "local/rules",
+        }
+        for name, value in environment.items():
+            patch.setenv(name, value)
+        settings = load_settings()
+        script = Script()
+        catalog = Catalog(
+            {
+                OBSERVER: ScriptedModel(name=OBSERVER, script=script),
+                REFLECTOR: ScriptedModel(name=REFLECTOR, script=script),
+                "local/rules": RulesModel(),
+            }
+        )
+        workflow = InlineWorkflow()
+        clock = FixedClock(int(time.time() * 1000))
+        adapters = replace(
+            aws_adapters(settings, session),
+            counters=ProcessCounters(),
+            orchestrator=workflow,
+            models=catalog,
+            clock=clock,
+        )
+        services = build_services(settings, adapters)
+        workflow.learning = services.learning
+        with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
+            yield Stack(Api(client), script, services, clock, adapters)
+
+
+@pytest.fixture
+def observed(stack: Stack) -> Iterator[Observed]:
+    script = stack.script
+    script.calls.clear()
+    script.title, script.working_memory, script.delay_s, script.padding = None, None, 0.0, 0
+    api = stack.api
+    org = api.org()
+    owner, member = api.user(org), api.user(org)
+    world = World(api, owner, member, agent_of(api, owner, [member.id]))
+    yield Observed(world, script, stack.services, stack.clock)
+    stack.services.threads.observer.block_deadline_s = BLOCK_DEADLINE_S
 
 
 def firsts(context: dict[str, Any]) -> list[str]:
@@ -304,35 +351,47 @@ def test_thread_title_replaces_the_first_title_and_is_shown_its_own(observed: Ob
     assert observed.world.get(f"/v1/threads/{thread}").json()["thread"]["title"] == title
 
 
-def test_the_reflector_condenses_the_log(observed: Observed) -> None:
-    # Each chunk is about 20 tokens: a 1,000-token log takes many; so the test lowers the
-    # message side and watches the log side through the reflection's thresholds.
+def test_the_reflector_condenses_the_log_past_its_threshold(observed: Observed) -> None:
+    observed.script.padding = 300  # each observation is about 300 tokens
     observed.options(
         {"messageTokens": 1000, "bufferTokens": 200},
-        reflection={"model": REFLECTOR, "observationTokens": 1000, "bufferActivation": 0.01},
+        reflection={"model": REFLECTOR, "observationTokens": 1000},
     )
     thread = observed.world.thread()
-    observed.turns(thread, *range(1, 8))  # 1,400 tokens: seven chunks
-    context = observed.context(thread)  # activation makes them active
-    assert context["observations"] is not None
-    observed.turns(thread, 8)  # the next run reflects (the log passed 1 % of 1,000)
-    assert "reflection" in observed.script.tasks()
-    log = observed.log(thread)
-    assert log["reflections"] == 0  # buffered: in reserve until the log passes 1,000
-    observed.world.activate(
-        {
-            "observationalMemory": {
-                "model": OBSERVER,
-                "observation": {"messageTokens": 1000, "bufferTokens": 200},
-                "reflection": {
-                    "model": REFLECTOR,
-                    "observationTokens": 1000,
-                    "activateAfterIdle": 0,
-                },
-            }
-        }
-    )
+    observed.turns(thread, *range(1, 8))  # 1,400 tokens: seven buffered observations
+    context = observed.context(thread)  # five replace history: a log of about 1,500
+    assert context["observations"].count("- chunk") == 5
+    assert "reflection" not in observed.script.tasks()
+    # The next run reflects in the background (the log passed 0.5 of 1,000): in reserve.
+    observed.turns(thread, 8)
+    assert observed.script.tasks()[-1] == "reflection"
+    reflection = observed.script.calls[-1]
+    assert reflection.user.count("- chunk") == 5
+    assert observed.log(thread)["reflections"] == 0
+    # The log is past 1,000: the reflection replaces the five observations it condensed.
     context = observed.context(thread)
+    assert context["observations"].startswith("- reflection")
+    assert "- chunk" not in context["observations"]
+    log = observed.log(thread)
+    assert log["reflections"] == 1
+    assert log["log"].startswith("- reflection")
+    assert "chunk 6:" in log["log"]  # observations made after it stay, buffered
+
+
+def test_past_reflection_block_after_the_reflector_runs_in_the_context(
+    observed: Observed,
+) -> None:
+    observed.script.padding = 450
+    observed.options(
+        {"messageTokens": 1000, "bufferTokens": 200},
+        reflection={"model": REFLECTOR, "observationTokens": 1000, "blockAfter": 1.9},
+    )
+    thread = observed.world.thread()
+    observed.turns(thread, *range(1, 8))
+    assert "reflection" not in observed.script.tasks()
+    # Five observations of 450 tokens activate at once: 2,250 tokens, past 1.9 x 1,000.
+    context = observed.context(thread)
+    assert observed.script.tasks()[-1] == "reflection"
     assert context["observations"].startswith("- reflection")
     assert observed.log(thread)["reflections"] == 1
 
@@ -385,12 +444,12 @@ def test_another_users_log_and_recall_are_not_found(observed: Observed) -> None:
     assert recall.status_code == 404
 
 
-def test_observations_are_sealed_at_rest(observed: Observed, adapters: Any) -> None:
+def test_observations_are_sealed_at_rest(observed: Observed, stack: Stack) -> None:
     observed.options({"messageTokens": 1000, "bufferOnIdle": True})
     thread = observed.world.thread()
     observed.turns(thread, 1)
     assert "chunk 1" in observed.log(thread)["log"]
-    rows = adapters.store.query(f"THREAD#{thread}", _prefix("OBS"), limit=100).records
+    rows = stack.adapters.store.query(f"THREAD#{thread}", _prefix("OBS"), limit=100).records
     assert rows
     assert all("chunk" not in repr(row) for row in rows)
 

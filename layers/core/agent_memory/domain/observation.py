@@ -233,7 +233,13 @@ def must_reflect(active_log: int, t: Thresholds) -> bool:
 
 def render(chunks: Sequence[Chunk], texts: Mapping[int, str]) -> str:
     """The log as text, oldest first (a reflection stands where what it condensed was)."""
-    return "\n".join(texts[c.n].strip() for c in sorted(chunks, key=lambda c: c.n) if c.n in texts)
+    return "\n".join(texts[c.n].strip() for c in sorted(chunks, key=place) if c.n in texts)
+
+
+def place(chunk: Chunk) -> tuple[int, int]:
+    """Where a chunk reads in the log: a reflection where the first chunk it condensed was
+    (chunks made while it was in reserve come after it)."""
+    return (chunk.first, 0) if chunk.kind == "reflection" else (chunk.n, 1)
 
 
 # --- what the agent's model gets --------------------------------------------------------

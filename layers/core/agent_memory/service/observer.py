@@ -44,7 +44,7 @@ from agent_memory.domain.tasks.reflection import REFLECTION, Reflection, Reflect
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.observations import Log, ObservationRepository
 from agent_memory.persistence.threads import THREAD_POSITION, StoredThread, ThreadRepository
-from agent_memory.ports import Action, Clock, ModelCatalog, ModelFailure, Store, Update
+from agent_memory.ports import Action, Clock, Delete, ModelCatalog, ModelFailure, Store, Update
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
@@ -581,6 +581,9 @@ class ObserverService:
         if not actions:
             return log_
         actions.append(self._logs.head_action(thread, head, after, now))
+        # A chunk activated and condensed in the same call is only deleted.
+        gone = {(a.pk, a.sk) for a in actions if isinstance(a, Delete)}
+        actions = [a for a in actions if not (isinstance(a, Update) and (a.pk, a.sk) in gone)]
         try:
             self._observer.store.write(actions)
         except WriteConflict:
