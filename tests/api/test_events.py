@@ -107,13 +107,20 @@ def test_a_client_follows_its_thread_and_no_one_else_sees_it(api: Api, org: str)
     thread = thread_with_everything(owner, agent)
     assert owner.get(f"/v1/threads/{thread}").json()["thread"]["title"] == "Lisbon in May"
 
-    mine = [e for e in everything(owner) if e["object"].get("threadId") == thread]
-    assert [e["type"] for e in mine] == [
+    seen = everything(owner)
+    mine = [e for e in seen if e["object"].get("threadId") == thread]
+    changes = [e for e in mine if e["type"] != "execution.ended"]
+    assert [e["type"] for e in changes] == [
         "thread.created",
         "thread.updated",
         "working_memory.updated",
     ]
-    for event in mine:
+    # The title's background run ended: its execution, as the thread's learning lists it.
+    runs = owner.get(f"/v1/threads/{thread}/learning").json()["executions"]
+    assert runs
+    ended = [e["object"] for e in mine if e["type"] == "execution.ended"]
+    assert ended == [{"executionId": r["id"], "threadId": thread} for r in reversed(runs)]
+    for event in changes:
         # Ids only: never the title or the notes.
         assert event["object"] == {
             "threadId": thread,

@@ -106,6 +106,7 @@ def test_the_cursor_remembers_at_most_max_seen_unsettled_events() -> None:
         ("memory.changed", {"botId": "b"}, feed.BOT),
         ("execution.ended", {"executionId": "x", "botId": "b", "chatId": "c"}, feed.BOT_EXECUTION),
         ("memory.changed", {"memoryId": "m"}, feed.ORGANIZATION),
+        ("execution.ended", {"executionId": "x", "threadId": "t"}, feed.THREAD),
     ],
 )
 def test_each_object_is_decided_by_its_own_rule(type_: str, ids: dict[str, str], rule: str) -> None:
@@ -116,7 +117,11 @@ def test_each_object_is_decided_by_its_own_rule(type_: str, ids: dict[str, str],
 
 def test_an_object_without_a_rule_is_seen_by_nobody() -> None:
     assert feed.subject(new_event("execution.ended", NOW, {"executionId": "x"}, "0" * 10)) is None
-    assert feed.execution_object("thread-title", "th_1", "x", None) is None
+    assert feed.execution_object("toy", "p_1", "x", None) is None
+    assert feed.execution_object("thread-title", "th_1", "x", None) == {
+        "executionId": "x",
+        "threadId": "th_1",
+    }
     assert feed.execution_object("bot", "bot_1@org_1", "x", "chat_1") == {
         "executionId": "x",
         "botId": "bot_1",

@@ -345,7 +345,14 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             adapters.ids,
             background=ThreadBackground(learning, thread_steps(settings, adapters)),
         ),
-        events=EventService(EventRepository(adapters.store), adapters.clock, access, agents, bots),
+        events=EventService(
+            EventRepository(adapters.store),
+            adapters.clock,
+            access,
+            agents,
+            bots,
+            threads=ThreadRepository(adapters.store, adapters.cipher),
+        ),
         limits=RequestLimits(limiter, settings.rate_limit_per_minute),
         erasure=ErasureService(ErasureRepository(adapters.store), identity_repo.user_org),
     )

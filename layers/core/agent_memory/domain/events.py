@@ -79,6 +79,8 @@ def new_event(type_: str, at: int, object_ids: Mapping[str, str], nonce: str) ->
 
 # A thread or its working memory: its resource (user) alone.
 RESOURCE: Final = "resource"
+# A thread's background work (its executions): the thread's resource, read from the thread.
+THREAD: Final = "thread"
 # A session's memory and executions: who may read the session.
 SESSION: Final = "session"
 # An agent's memory and executions: readers of the agent.
@@ -90,7 +92,9 @@ BOT_EXECUTION: Final = "bot-execution"
 # Seed 004's agent memories: every person of the organization.
 ORGANIZATION: Final = "organization"
 
-Rule = Literal["resource", "session", "agent", "bot", "bot-execution", "organization"]
+Rule = Literal["resource", "thread", "session", "agent", "bot", "bot-execution", "organization"]
+# Learning pool kinds of a thread's background work (`thread-title`, ...): pool id = thread.
+THREAD_KINDS = "thread-"
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,8 @@ def subject(event: Event) -> Subject | None:
     ids = event.object
     if "resourceId" in ids and "threadId" in ids:
         return Subject(RESOURCE, ids["resourceId"])
+    if "threadId" in ids:
+        return Subject(THREAD, ids["threadId"])
     if "botId" in ids:
         if event.type == "execution.ended":
             return Subject(BOT_EXECUTION, ids["botId"], ids.get("chatId"))
@@ -146,7 +152,9 @@ def execution_object(
     kind: str, pool_id: str, execution_id: str, source: str | None
 ) -> dict[str, str] | None:
     """The ids of a learning execution: the run and its pool (the session an agent's run
-    read; the chat a bot's run read)."""
+    read; the chat a bot's run read; the thread of a thread's background work)."""
+    if kind.startswith(THREAD_KINDS):
+        return {"executionId": execution_id, "threadId": pool_id}
     ids = pool_object(kind, pool_id, source if kind == "bot" else None)
     if ids is None:
         return None

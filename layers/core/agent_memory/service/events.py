@@ -18,6 +18,7 @@ from agent_memory.domain.errors import Forbidden, NotFound, ValidationFailed
 from agent_memory.domain.events import Subject
 from agent_memory.domain.identity import Principal
 from agent_memory.persistence.events import EventRepository, event_action, is_event
+from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.ports import Clock
 from agent_memory.service.agents import AgentService
 from agent_memory.service.bots import BotService
@@ -34,12 +35,14 @@ class EventService:
         sessions: SessionAccess,
         agents: AgentService,
         bots: BotService,
+        threads: ThreadRepository | None = None,
     ) -> None:
         self._repo = repo
         self._clock = clock
         self._sessions = sessions
         self._agents = agents
         self._bots = bots
+        self._threads = threads
 
     def page(self, principal: Principal, after: str | None, limit: int) -> dict[str, Any]:
         """`{"events": [...], "next": cursor}`: the events after `after` (from the oldest
@@ -69,6 +72,9 @@ class EventService:
         """Whether the caller may see the object, by the object's own access rule."""
         if found.rule == feed.RESOURCE:
             return found.id == user_id
+        if found.rule == feed.THREAD:
+            stored = self._threads.get(found.id) if self._threads is not None else None
+            return stored is not None and stored.thread.resource_id == user_id
         if found.rule == feed.SESSION:
             return _allowed(lambda: self._sessions.load(principal, found.id, "read"))
         if found.rule == feed.AGENT:
