@@ -55,6 +55,10 @@ def walk(api: Api, user: User, url: str, limit: int) -> list[list[str]]:
         after = page["data"][-1]["id"]
 
 
+def flat(pages: list[list[str]]) -> list[str]:
+    return [one for page in pages for one in page]
+
+
 @pytest.fixture
 def org(api: Api) -> tuple[User, User, User, User]:
     org = api.org()
@@ -75,7 +79,7 @@ def test_agents_list_the_callers_own_and_shared_agents_newest_first(
     private = agent(api, bob, "bob's")
     pages = walk(api, ana, "/v1/agents", limit=2)
     assert [len(p) for p in pages] == [2, 2, 2]
-    assert sum(pages, []) == [shared, *reversed(mine)]
+    assert flat(pages) == [shared, *reversed(mine)]
     assert [a["id"] for a in get(api, bob, "/v1/agents")["data"]] == [private, shared]
     # An organization admin sees every agent of the organization; another org none.
     assert len(get(api, boss, "/v1/agents?limit=100")["data"]) == 7
@@ -91,7 +95,7 @@ def test_sessions_of_an_agent_are_the_callers_own(
     shared = agent(api, ana, members=(bob.id,))
     anas = [session(api, ana, shared) for _ in range(3)]
     bobs = session(api, bob, shared)
-    assert sum(walk(api, ana, f"/v1/sessions?agentId={shared}", limit=2), []) == anas[::-1]
+    assert flat(walk(api, ana, f"/v1/sessions?agentId={shared}", limit=2)) == anas[::-1]
     assert [s["id"] for s in get(api, bob, f"/v1/sessions?agentId={shared}")["data"]] == [bobs]
     assert len(get(api, boss, f"/v1/sessions?agentId={shared}")["data"]) == 4
     view = get(api, ana, f"/v1/sessions?agentId={shared}&limit=1")["data"][0]
@@ -118,10 +122,11 @@ def test_items_page_in_order_with_their_turn(api: Api, org: tuple[User, User, Us
     tool = {"role": "tool", "content": "42", "app": "calc"}
     post(api, ana, f"/v1/sessions/{sid}/turns", {"items": [tool], "model": "local/rules"})
     pages = walk(api, ana, f"/v1/sessions/{sid}/items", limit=2)
-    assert sum(pages, []) == [f"i-{n:02d}" for n in range(1, 7)]
+    assert flat(pages) == [f"i-{n:02d}" for n in range(1, 7)]
     items = get(api, ana, f"/v1/sessions/{sid}/items?limit=100")["data"]
     assert [i["content"] for i in items] == [*said, "42"]
-    assert items[0]["turnId"] == turn["id"] and items[0]["object"] == "session_item"
+    assert items[0]["turnId"] == turn["id"]
+    assert items[0]["object"] == "session_item"
     assert (items[-1]["app"], items[-1]["model"], items[-1]["role"]) == (
         "calc",
         "local/rules",
@@ -194,3 +199,10 @@ def test_a_skipped_turn_says_why(
         assert reason(model="local/rules") is None
     finally:
         services.sessions.learning = real
+
+
+def test_a_wrong_method_lists_every_documented_method(api: Api) -> None:
+    for path, allowed in (("/v1/agents", "GET, POST"), ("/v1/sessions/s_1", "DELETE, GET")):
+        answer = api.client.request("PUT", path, headers=api.admin)
+        assert answer.status_code == 405
+        assert answer.headers["allow"] == allowed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from infra.gen_openapi import OPENAPI_PATH, generate
 
@@ -19,3 +20,38 @@ def test_every_route_but_healthz_needs_a_token_in_the_document() -> None:
         for method, operation in operations.items():
             secured = bool(operation.get("security"))
             assert secured == (path != "/healthz"), f"{method.upper()} {path}"
+
+
+def _document() -> dict[str, Any]:
+    return dict(json.loads(generate()))
+
+
+def test_schema_names_are_clean_for_generated_clients() -> None:
+    """No module-qualified names (`agent_memory__api__contracts__...`): two answer models
+    with one class name would give a generated client such names."""
+    names = list(_document()["components"]["schemas"])
+    assert [n for n in names if "__" in n or not n.isidentifier()] == []
+
+
+def test_throttled_and_unavailable_answers_declare_retry_after() -> None:
+    document = _document()
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            for status in ("429", "503"):
+                answer = operation["responses"].get(status)
+                if answer is not None:
+                    assert "Retry-After" in answer.get("headers", {}), (method, path, status)
+
+
+def test_lists_and_deletes_users_expect_are_documented() -> None:
+    paths = _document()["paths"]
+    assert {"get", "post"} <= set(paths["/v1/agents"])
+    assert {"get", "post"} <= set(paths["/v1/sessions"])
+    assert {"get", "delete"} <= set(paths["/v1/sessions/{sessionId}"])
+    assert {"get", "delete"} <= set(paths["/v1/agents/{agentId}"])
+    assert "get" in paths["/v1/sessions/{sessionId}/items"]
+    assert "post" in paths["/v1/organizations/{orgId}/users/{userId}/erase"]
+    limit = next(p for p in paths["/v1/agents"]["get"]["parameters"] if p["name"] == "limit")[
+        "schema"
+    ]
+    assert (limit["minimum"], limit["maximum"]) == (1, 100)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -68,8 +70,51 @@ def create_app(services: Callable[[], Services], *, max_body_bytes: int = 1_048_
         RequestGuard, max_body_bytes=max_body_bytes, paths=lambda: app.openapi()["paths"]
     )
     app.add_middleware(RequestContext)
+    app.add_middleware(AllowEveryMethod, app=app)
     _document_errors(app)
     return app
+
+
+class AllowEveryMethod:
+    """A 405's `Allow` lists every method of the path, not only the first route's.
+
+    Starlette answers 405 from the first route whose path matches, so `Allow` named one
+    method where a path has several routes (`GET` and `POST /v1/agents`)."""
+
+    def __init__(self, asgi: Any, *, app: FastAPI) -> None:
+        self._asgi = asgi
+        self._app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self._asgi(scope, receive, send)
+            return
+
+        async def corrected(message: Any) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 405:
+                allowed = ", ".join(sorted(_methods_of(self._app, scope)))
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"allow"]
+                message = {**message, "headers": [*headers, (b"allow", allowed.encode())]}
+            await send(message)
+
+        await self._asgi(scope, receive, corrected)
+
+
+def _methods_of(app: FastAPI, scope: Any) -> set[str]:
+    """The documented methods of the request's path (its OpenAPI path template)."""
+    path = str(scope.get("path", ""))
+    methods: set[str] = set()
+    for template, operations in app.openapi().get("paths", {}).items():
+        if _template(template).fullmatch(path):
+            methods |= {method.upper() for method in operations}
+    return methods
+
+
+@functools.cache
+def _template(template: str) -> re.Pattern[str]:
+    """`/v1/agents/{agentId}` as a pattern: a parameter is one non-empty path segment."""
+    parts = re.split(r"(\{[^}]+\})", template)
+    return re.compile("".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts))
 
 
 _ERROR_SCHEMA: dict[str, Any] = {
@@ -107,6 +152,14 @@ _ERRORS = {
 }
 
 
+# The answers that say when to retry (API.md "Errors").
+_RETRY_AFTER = ("429", "503")
+_RETRY_AFTER_HEADER: dict[str, Any] = {
+    "description": "Seconds to wait before retrying",
+    "schema": {"type": "integer", "minimum": 0},
+}
+
+
 def _document_errors(app: FastAPI) -> None:
     """Document the error answers API.md fixes, instead of FastAPI's 422 (never sent:
     validation errors answer 400 with the error body)."""
@@ -127,13 +180,15 @@ def _document_errors(app: FastAPI) -> None:
                 if not operation.get("security"):
                     continue
                 for status, description in _ERRORS.items():
-                    responses.setdefault(
+                    answer = responses.setdefault(
                         status,
                         {
                             "description": description,
                             "content": {"application/json": {"schema": reference}},
                         },
                     )
+                    if status in _RETRY_AFTER:
+                        answer.setdefault("headers", {})["Retry-After"] = _RETRY_AFTER_HEADER
         app.openapi_schema = schema
         return schema
 

@@ -63,7 +63,7 @@ class AgentEntryOut(Answer):
     status: Literal["active", "retracted"]
 
 
-class AgentMemoryOut(Answer):
+class AgentMemoryAnswer(Answer):
     entries: dict[str, AgentEntryOut]
     version: int
 
@@ -83,3 +83,7 @@ class Promote(Body):
     """Left out, the name is derived from the session's agent."""
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+# The name routers import; the class is named apart for clean OpenAPI schema names.
+AgentMemoryOut = AgentMemoryAnswer

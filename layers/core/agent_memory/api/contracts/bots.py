@@ -119,14 +119,14 @@ class StartTurn(Body):
     notice: bool = Field(default=False, description="a notice is never a person's words")
 
 
-class TurnOut(Answer):
+class ChatTurnOut(Answer):
     id: str
     actor: str
     status: Literal["open", "completed"]
 
 
 class TurnStarted(Answer):
-    turn: TurnOut
+    turn: ChatTurnOut
     input: str
     enriched: bool
 
@@ -186,7 +186,7 @@ class EntrySourceOut(Answer):
     entry: str
 
 
-class EntryOut(Sparse):
+class BotEntryOut(Sparse):
     optional: ClassVar[tuple[str, ...]] = ("confidence", "invalidatedAt")
 
     id: str
@@ -202,7 +202,7 @@ class EntryOut(Sparse):
 
 
 class BotMemory(Answer):
-    entries: list[EntryOut]
+    entries: list[BotEntryOut]
     version: int
 
 
@@ -237,7 +237,7 @@ class BotMemoryCommand(Body):
 class BotMemoryChange(Sparse):
     optional: ClassVar[tuple[str, ...]] = ("entry",)
 
-    entry: EntryOut | None = None
+    entry: BotEntryOut | None = None
     version: int
 
 
@@ -266,7 +266,7 @@ class Share(Body):
 
 
 class SharedEntry(Answer):
-    entry: EntryOut
+    entry: BotEntryOut
     version: int
 
 
@@ -279,3 +279,11 @@ class ContextText(Answer):
     text: str
     ids: list[str]
     hasEntries: bool
+
+
+# The name routers import; the class is named apart for clean OpenAPI schema names.
+TurnOut = ChatTurnOut
+
+
+# The name routers import; the class is named apart for clean OpenAPI schema names.
+EntryOut = BotEntryOut

@@ -211,7 +211,7 @@ class MemoryCommand(Body):
 # --- memory answers -----------------------------------------------------------------------
 
 
-class EntryOut(Answer):
+class SessionEntryOut(Answer):
     key: str
     content: str
     kind: str
@@ -226,7 +226,7 @@ class Switches(Answer):
 
 
 class SessionMemory(Answer):
-    entries: dict[str, EntryOut]
+    entries: dict[str, SessionEntryOut]
     processed: list[str]
     settings: Switches
     overrides: dict[str, bool]
@@ -241,3 +241,7 @@ class MemoryText(Answer):
 
 class Executions(Answer):
     executions: list[dict[str, Any]]
+
+
+# The name routers import; the class is named apart for clean OpenAPI schema names.
+EntryOut = SessionEntryOut
