@@ -26,7 +26,6 @@ from agent_memory_client import AsyncClient, Client
 from agent_memory_client.openai_agents import AgentMemorySession
 from tests.clients.conftest import LocalService
 
-
 # No trace export: nothing in these tests leaves the machine.
 set_tracing_disabled(True)
 
