@@ -9,7 +9,7 @@ export PYTHONPATH := $(CURDIR)/layers/core:$(CURDIR)
 export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: help venv run aws-local test unit check lint fmt typecheck imports openapi bench load \
-	build clean console-screenshots
+	build clean console-screenshots browser
 
 help:
 	@echo "make run        serve the API on http://127.0.0.1:$(PORT), data kept in MEMORY_DATA_DIR (.data/)"
@@ -49,8 +49,17 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports
 
-test: check cfn-lint checkov
+test: check cfn-lint checkov browser
 	$(PY) -m pytest -n 2 --cov --cov-report=term
+
+# Debian's Chromium for the browser tests (tests/browser): installed when absent; without
+# apt-get those tests skip and say why.
+CHROMIUM ?= /usr/bin/chromium
+browser:
+	@if [ ! -x "$(CHROMIUM)" ] && command -v apt-get >/dev/null; then \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium chromium-driver; \
+	elif [ ! -x "$(CHROMIUM)" ]; then echo "no apt-get: the browser tests will be skipped"; fi
 
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
