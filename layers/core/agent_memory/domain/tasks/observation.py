@@ -11,6 +11,7 @@ title and the working memory as they are.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -158,19 +159,62 @@ class ObservationTask(ModelTask[ObservationInput, Observation]):
         return answer
 
     def local_answer(self, task_input: ObservationInput) -> Observation:
-        """One log line per new message (role and its first words); a title from the first
-        user message when the observer names the thread and it has none."""
+        """A deterministic summary: one log line per new message (its role, its first
+        sentence and every other sentence holding a number, a date or a name, up to 200
+        characters); a title from the first user message when the observer names the
+        thread and has not yet; Markdown notes gain the user's statements about
+        themselves ("I am", "my", "I prefer" ...) they do not already hold."""
         lines = [f"- {m.role}: {_line(m.content)}" for m in task_input.messages if m.content]
         title = None
         if task_input.thread_title and not task_input.title:
             first = next((m.content for m in task_input.messages if m.role == "user"), "")
             title = title_from(first) if first.strip() else None
-        return Observation(observations="\n".join(lines), title=title, workingMemory=None)
+        return Observation(
+            observations="\n".join(lines), title=title, workingMemory=_local_notes(task_input)
+        )
+
+
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+_SALIENT = re.compile(r"\d|\b[A-Z][a-z]+\b")
+_ABOUT_ME = re.compile(
+    r"\b(?:i am|i'm|my|i live|i work|i prefer|i like|i love|i hate|i need|call me)\b", re.I
+)
+
+
+def _sentences(text: str) -> list[str]:
+    return [" ".join(part.split()) for part in _SENTENCES.split(text) if part.strip()]
 
 
 def _line(text: str) -> str:
-    flat = " ".join(text.split())
+    parts = _sentences(text)
+    if not parts:
+        return ""
+    # The first sentence, then the ones a log must not lose: numbers, dates, names.
+    kept = [parts[0]] + [p for p in parts[1:] if _SALIENT.search(p[1:])]
+    flat = " ".join(kept)
     return flat if len(flat) <= LOCAL_LINE else flat[: LOCAL_LINE - 3].rstrip() + "..."
+
+
+def _local_notes(task_input: ObservationInput) -> str | None:
+    """Markdown notes with the user's new statements about themselves appended; None when
+    there are none, or the notes are a JSON object (a schema the rules cannot fill)."""
+    memory = task_input.working_memory
+    if memory is None or memory.format != "markdown":
+        return None
+    current = memory.content if isinstance(memory.content, str) else None
+    notes = current if current is not None else (memory.template or "")
+    known = notes.lower()
+    added: list[str] = []
+    for message in task_input.messages:
+        if message.role != "user":
+            continue
+        for sentence in _sentences(message.content):
+            if _ABOUT_ME.search(sentence) and sentence.lower() not in known:
+                added.append(f"- {sentence}")
+                known += "\n" + sentence.lower()
+    if not added:
+        return None
+    return (notes.rstrip() + "\n" if notes.strip() else "") + "\n".join(added)
 
 
 OBSERVATION = ObservationTask()
