@@ -1,1 +1,156 @@
-def main() -> None: ...
+"""`agent-memory`: the operator's command line (API.md "Administration").
+
+Reads `AGENT_MEMORY_URL` and `AGENT_MEMORY_TOKEN` (or `--url`, `--token`); `orgs`, `users`
+and `tokens` need the admin token, `settings` an organization admin or the admin token,
+`purge` write on the bot, `erase` an organization admin. Prints the service's answer as JSON;
+an error answer prints `error: <code>: <message>` on stderr and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from agent_memory_client._base import UNSET
+from agent_memory_client._sync_client import Client
+from agent_memory_client.errors import AgentMemoryError
+
+# `settings set` values that reset a setting to its default (API.md: `null` resets).
+_DEFAULT = "default"
+
+
+def _switch(value: str) -> bool | None:
+    lowered = value.lower()
+    if lowered in ("true", "on", "yes", "1"):
+        return True
+    if lowered in ("false", "off", "no", "0"):
+        return False
+    if lowered == _DEFAULT:
+        return None
+    raise argparse.ArgumentTypeError(f"{value!r}: true, false or default")
+
+
+def _model(value: str) -> str | None:
+    return None if value == _DEFAULT else value
+
+
+def _models(value: str) -> list[str] | None:
+    if value == _DEFAULT:
+        return None
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="agent-memory", description=__doc__.splitlines()[0])
+    top.add_argument("--url", default=os.environ.get("AGENT_MEMORY_URL"), help="$AGENT_MEMORY_URL")
+    top.add_argument(
+        "--token", default=os.environ.get("AGENT_MEMORY_TOKEN"), help="$AGENT_MEMORY_TOKEN"
+    )
+    groups = top.add_subparsers(dest="group", required=True)
+
+    orgs = groups.add_parser("orgs", help="organizations (admin token)").add_subparsers(
+        dest="action", required=True
+    )
+    create_org = orgs.add_parser("create", help="create an organization")
+    create_org.add_argument("name")
+    create_org.add_argument("--id", help="its id (default: one is made)")
+
+    users = groups.add_parser("users", help="users (admin token)").add_subparsers(
+        dest="action", required=True
+    )
+    create_user = users.add_parser("create", help="create a user; prints its token once")
+    create_user.add_argument("organization_id")
+    create_user.add_argument("--id")
+    create_user.add_argument("--name")
+    create_user.add_argument("--role", choices=["member", "admin"], default="member")
+
+    tokens = groups.add_parser("tokens", help="tokens (admin token)").add_subparsers(
+        dest="action", required=True
+    )
+    tokens.add_parser("issue", help="a new token for a user").add_argument("user_id")
+    tokens.add_parser("revoke", help="revoke a token at once").add_argument("token_prefix")
+
+    settings = groups.add_parser("settings", help="an organization's settings").add_subparsers(
+        dest="action", required=True
+    )
+    settings.add_parser("get").add_argument("org_id")
+    change = settings.add_parser("set", help="change some; 'default' resets one")
+    change.add_argument("org_id")
+    change.add_argument("--use", type=_switch, default=UNSET, help="memory.use")
+    change.add_argument("--generate", type=_switch, default=UNSET, help="memory.generate")
+    change.add_argument("--agent-memory", type=_switch, default=UNSET)
+    change.add_argument("--bot-memory", type=_switch, default=UNSET)
+    change.add_argument("--helper-model", type=_model, default=UNSET)
+    change.add_argument("--bot-memory-model", type=_model, default=UNSET)
+    change.add_argument(
+        "--allowed-models", type=_models, default=UNSET, help="comma-separated, or default"
+    )
+
+    purge = groups.add_parser("purge", help="remove a bot's memory entries carrying a tag")
+    purge.add_argument("bot_id")
+    purge.add_argument("tag", help="from:<user>, chat:<id>, org:<id> or channel:<id>")
+
+    erase = groups.add_parser("erase", help="erase one person across an organization")
+    erase.add_argument("org_id")
+    erase.add_argument("user_id")
+    return top
+
+
+def _settings_patch(client: Client, args: argparse.Namespace) -> BaseModel:
+    memory = {k: v for k, v in (("use", args.use), ("generate", args.generate)) if v is not UNSET}
+    return client.patch_settings(
+        args.org_id,
+        memory=memory or UNSET,
+        agent_memory=args.agent_memory,
+        bot_memory=args.bot_memory,
+        helper_model=args.helper_model,
+        bot_memory_model=args.bot_memory_model,
+        allowed_models=args.allowed_models,
+    )
+
+
+def _command(args: argparse.Namespace) -> Callable[[Client], Any]:
+    commands: dict[tuple[str, str | None], Callable[[Client], Any]] = {
+        ("orgs", "create"): lambda c: c.create_organization(args.name, id=args.id),
+        ("users", "create"): lambda c: c.create_user(
+            args.organization_id, id=args.id, name=args.name, role=args.role
+        ),
+        ("tokens", "issue"): lambda c: c.issue_token(args.user_id),
+        ("tokens", "revoke"): lambda c: c.revoke_token(args.token_prefix),
+        ("settings", "get"): lambda c: c.get_settings(args.org_id),
+        ("settings", "set"): lambda c: _settings_patch(c, args),
+        ("purge", None): lambda c: {"removed": c.purge_bot_memory(args.bot_id, args.tag)},
+        ("erase", None): lambda c: c.erase_user(args.org_id, args.user_id),
+    }
+    return commands[(args.group, getattr(args, "action", None))]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if not args.url or not args.token:
+        print(
+            "error: set AGENT_MEMORY_URL and AGENT_MEMORY_TOKEN (or --url, --token)",
+            file=sys.stderr,
+        )
+        return 2
+    with Client(base_url=args.url, token=args.token) as client:
+        try:
+            answer = _command(args)(client)
+        except AgentMemoryError as error:
+            where = f" (at {'.'.join(str(p) for p in error.path)})" if error.path else ""
+            print(f"error: {error.code}: {error.message}{where}", file=sys.stderr)
+            return 1
+    if isinstance(answer, BaseModel):
+        answer = answer.model_dump(mode="json", by_alias=True)
+    print(json.dumps(answer if answer is not None else {"ok": True}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,107 @@
+"""`agent-memory`, the operator CLI, against the local service."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_memory_client import Client, Unauthorized
+from agent_memory_client.cli import main
+from tests.clients.conftest import LocalService
+
+
+def _cli(
+    capsys: pytest.CaptureFixture[str], service: LocalService, token: str, *argv: str
+) -> tuple[int, Any, str]:
+    code = main(["--url", service.url, "--token", token, *argv])
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if out.strip() else None, err
+
+
+def test_an_operator_sets_up_an_organization(
+    capsys: pytest.CaptureFixture[str], local_service: LocalService
+) -> None:
+    admin = local_service.admin_token
+    code, org, _ = _cli(capsys, local_service, admin, "orgs", "create", "Acme")
+    assert code == 0
+    code, user, _ = _cli(
+        capsys, local_service, admin, "users", "create", org["id"], "--role", "admin"
+    )
+    assert (code, user["organizationId"], user["role"]) == (0, org["id"], "admin")
+    code, issued, _ = _cli(capsys, local_service, admin, "tokens", "issue", user["id"])
+    assert code == 0
+    with Client(base_url=local_service.url, token=issued["token"]) as c:
+        assert c.me().id == user["id"]
+
+    code, settings, _ = _cli(
+        capsys, local_service, admin, "settings", "set", org["id"],
+        "--helper-model", "local/rules", "--generate", "false",
+    )  # fmt: skip
+    assert code == 0
+    assert settings["helperModel"] == "local/rules"
+    assert settings["memory"] == {"use": True, "generate": False}
+    code, settings, _ = _cli(
+        capsys, local_service, admin, "settings", "set", org["id"], "--helper-model", "default"
+    )
+    assert (settings["helperModel"], settings["memory"]["generate"]) == (None, False)
+    code, again, _ = _cli(capsys, local_service, issued["token"], "settings", "get", org["id"])
+    assert again == settings
+
+    code, revoked, _ = _cli(capsys, local_service, admin, "tokens", "revoke", issued["tokenPrefix"])
+    assert (code, revoked) == (0, {"ok": True})
+    with (
+        Client(base_url=local_service.url, token=issued["token"]) as c,
+        pytest.raises(Unauthorized),
+    ):
+        c.me()
+
+
+def test_purge_and_erase(capsys: pytest.CaptureFixture[str], local_service: LocalService) -> None:
+    org_id, admin_id, admin_token = local_service.user(role="admin")
+    code, member, _ = _cli(
+        capsys, local_service, local_service.admin_token, "users", "create", org_id
+    )
+    with Client(base_url=local_service.url, token=member["token"]) as c:
+        agent = c.create_agent("helper")
+        session = c.create_session(agent.id, model=None)
+        c.post_turn(session.id, [{"role": "user", "content": "Call me Sam."}])
+        thread = c.create_thread(agent.id)
+        c.save_messages(thread.id, [{"role": "user", "content": "Hello"}])
+        bot = c.create_bot("notes")
+        c.remember_entry(bot.id, "Sam likes tea.", ["drinks"])
+
+    code, purged, _ = _cli(
+        capsys, local_service, member["token"], "purge", bot.id, f"from:{member['id']}"
+    )
+    assert (code, purged) == (0, {"removed": 1})
+    code, erased, _ = _cli(capsys, local_service, admin_token, "erase", org_id, member["id"])
+    assert code == 0
+    assert (erased["sessions"], erased["threads"], erased["messages"]) == (1, 1, 1)
+    with Client(base_url=local_service.url, token=member["token"]) as c:
+        assert list(c.iter_sessions(agent.id)) == []
+        assert c.get_bot_memory(bot.id).entries == []
+    # A member may not erase anyone: the service's answer, on stderr, exit 1.
+    code, _, err = _cli(capsys, local_service, member["token"], "erase", org_id, admin_id)
+    assert code == 1
+    assert err.startswith("error: Forbidden"), err
+
+
+def test_the_console_script_needs_a_url_and_a_token(local_service: LocalService) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_MEMORY_")}
+    script = Path(sys.executable).parent / "agent-memory"  # the console script pip made
+    run = subprocess.run(
+        [str(script), "orgs", "create", "x"], env=env, capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 2
+    assert "AGENT_MEMORY_URL" in run.stderr
+    env |= {"AGENT_MEMORY_URL": local_service.url, "AGENT_MEMORY_TOKEN": "amk_wrong"}
+    run = subprocess.run(
+        [str(script), "settings", "get", "o"], env=env, capture_output=True, text=True, check=False
+    )
+    assert (run.returncode, run.stderr.split(":")[:2]) == (1, ["error", " Unauthorized"])
