@@ -138,6 +138,7 @@ def main() -> None:
     )
     from agent_memory.config import load_settings
     from agent_memory.domain.identity import hash_token
+    from agent_memory_client.mcp import with_mcp
     from infra.local.runner import Ticker, learning_workflow, scheduled_ticks
 
     os.umask(0o077)  # every file this process creates (the table's journal too) is owner-only
@@ -169,6 +170,7 @@ def main() -> None:
         f"  {token.describe()}\n"
         f"  learning: in this process; {resumed} unfinished execution(s) resumed\n"
         f"  default model: {settings.default_model}\n"
+        f"  MCP: http://127.0.0.1:{port}/mcp (streamable HTTP, the same bearer tokens)\n"
         "  the AWS emulator (AWS CLI, sam local): make aws-local",
         flush=True,
     )
@@ -176,7 +178,9 @@ def main() -> None:
     for stop in (signal.SIGINT, signal.SIGTERM):
         signal.signal(stop, _stopped)
     try:
-        uvicorn.run(create_app(lambda: services), host="127.0.0.1", port=port, log_level="warning")
+        # MCP at /mcp beside the API: its tools call the API in process with the caller's token.
+        app = with_mcp(create_app(lambda: services))
+        uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
     finally:
         ticker.close()
         runner.close()
