@@ -20,9 +20,10 @@ help:
 	@echo "make bench      benchmarks -> bench/results.json;  make load: the load test"
 	@echo "make deploy     sam build && sam deploy (ENV=default|prod)"
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e './clients/python[mcp,openai-agents]'
 	@touch $(STAMP)
 
 venv: $(STAMP)
@@ -34,12 +35,12 @@ aws-local: $(STAMP)
 	$(PY) -m infra.local.aws_only
 
 fmt: $(STAMP)
-	$(VENV)/bin/ruff format layers functions infra tests bench
-	$(VENV)/bin/ruff check --fix layers functions infra tests bench
+	$(VENV)/bin/ruff format layers functions infra tests bench clients
+	$(VENV)/bin/ruff check --fix layers functions infra tests bench clients
 
 check: $(STAMP)
-	$(VENV)/bin/ruff check layers functions infra tests bench
-	$(VENV)/bin/ruff format --check layers functions infra tests bench
+	$(VENV)/bin/ruff check layers functions infra tests bench clients
+	$(VENV)/bin/ruff format --check layers functions infra tests bench clients
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
