@@ -39,6 +39,7 @@ BENCHMARKS = (
     ("agent_memories", "bench.memory_objects"),
     ("bot_memory", "bench.bot_memory"),
     ("threads", "bench.threads"),
+    ("events", "bench.events"),
     # `make run`'s RSS under 20,000 mixed requests (LOCAL_SOAK_QUICK=1: 3,000).
     ("local_soak", "bench.local_soak"),
 )
@@ -229,7 +230,7 @@ def _cost(r: dict[str, Any]) -> list[str]:
 
 def _others(results: dict[str, Any]) -> list[str]:
     rows = []
-    for key in ("session_memory", "agent_memory", "agent_memories", "local_soak"):
+    for key in ("session_memory", "agent_memory", "agent_memories", "events", "local_soak"):
         section = results.get(key)
         problem = _problem(section)
         if problem:
