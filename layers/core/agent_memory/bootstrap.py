@@ -22,6 +22,7 @@ from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.limits import Counters, ProcessCounters, TableCounters
 from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
+from agent_memory.persistence.observations import ObservationRepository
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, Store
@@ -40,6 +41,7 @@ from agent_memory.service.learning_pools import LearningPool
 from agent_memory.service.limits import Limiter, ModelCallQuota, RequestLimits
 from agent_memory.service.memory_bot import MemoryBotService
 from agent_memory.service.memory_objects import MemoryObjectService
+from agent_memory.service.observer import Observer, ObserverService, ObserveStep
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.registry import Services
 from agent_memory.service.session_learning import SessionLearningPool
@@ -224,7 +226,21 @@ def thread_steps(settings: Settings, adapters: Adapters) -> list[ThreadStep]:
     return [
         # TITLE_MODEL (API.md); local/rules when it is not set.
         TitleStep(reader, adapters.store, adapters.clock, settings.title_model),
+        # OBSERVER_MODEL (API.md); the options' own models win, local/rules without any.
+        ObserveStep(reader, observer(settings, adapters)),
     ]
+
+
+def observer(settings: Settings, adapters: Adapters) -> Observer:
+    """Observational memory's shared core (the background step and the context's)."""
+    return Observer(
+        ThreadRepository(adapters.store, adapters.cipher),
+        ObservationRepository(adapters.store, adapters.cipher),
+        adapters.store,
+        adapters.clock,
+        adapters.models or model_catalog(settings),
+        settings.observer_model,
+    )
 
 
 def bot_memory_service(settings: Settings, adapters: Adapters) -> BotMemoryService:
@@ -344,6 +360,7 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             adapters.clock,
             adapters.ids,
             background=ThreadBackground(learning, thread_steps(settings, adapters)),
+            observer=ObserverService(observer(settings, adapters)),
         ),
         events=EventService(
             EventRepository(adapters.store),
@@ -354,7 +371,9 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             threads=ThreadRepository(adapters.store, adapters.cipher),
         ),
         limits=RequestLimits(limiter, settings.rate_limit_per_minute),
-        erasure=ErasureService(ErasureRepository(adapters.store), identity_repo.user_org),
+        erasure=ErasureService(
+            ErasureRepository(adapters.store), identity_repo.user_org, bot_memory=bot_memory
+        ),
     )
 
 
