@@ -226,3 +226,35 @@ def test_a_malformed_or_foreign_cursor_and_a_bad_limit_are_400s(api: Api, org: s
 def test_the_admin_token_has_no_feed(api: Api) -> None:
     answer = api.client.get("/v1/events", headers=api.admin)
     assert answer.status_code == 403, answer.text
+
+
+def test_bot_memory_changes_reach_the_bots_readers_in_their_own_organization(
+    api: Api, services: Any
+) -> None:
+    from tests.api.test_bot_memory import World
+
+    world = World(api, services)
+    nobody = api.user(world.org)  # of the organization, without a grant on the bot
+    bot = world.bot["id"]
+
+    def bot_events(user: Any) -> list[dict[str, Any]]:
+        return [e for e in everything(Client(api, user)) if e["object"].get("botId") == bot]
+
+    remembered = world.command(world.ana, {"_tag": "Remember", "content": "Ana likes tea."})
+    assert remembered.status_code == 200, remembered.text
+    assert [e["type"] for e in bot_events(world.ben)] == ["memory.changed"]
+    assert bot_events(world.ben)[0]["object"] == {"botId": bot}
+    assert bot_events(nobody) == []
+    assert bot_events(world.olga) == []
+    # A linked organization's change is in its own feed, never in the bot's home feed.
+    linked = api.client.post(
+        f"/v1/bots/{bot}/links",
+        json={"organizationId": world.other, "grants": {world.olga.id: "write"}},
+        headers=world.ana.headers,
+    )
+    assert linked.status_code == 201, linked.text
+    assert bot_events(world.olga) == []
+    away = world.command(world.olga, {"_tag": "Remember", "content": "Olga's note."})
+    assert away.status_code == 200, away.text
+    assert [e["type"] for e in bot_events(world.olga)] == ["memory.changed"]
+    assert len(bot_events(world.ana)) == 1
