@@ -123,6 +123,10 @@ def test_erasing_a_person_counts_what_went_and_a_second_erase_counts_zero(
     thread = post(api, bob, "/v1/threads", {"agentId": second})["thread"]["id"]
     messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
     post(api, bob, f"/v1/threads/{thread}/messages", {"messages": messages})
+    bot = post(api, ana, "/v1/bots", {"name": "Helper", "grants": {bob.id: "write"}})["bot"]["id"]
+    remembered = {"command": {"_tag": "Remember", "content": "Bob likes tea."}}
+    post(api, bob, f"/v1/bots/{bot}/memory", remembered)
+    post(api, ana, f"/v1/bots/{bot}/memory", {"command": {"_tag": "Remember", "content": "Ana."}})
     url = f"/v1/organizations/{ana.org_id}/users/{bob.id}/erase"
     # A member may not; another organization's admin learns nothing.
     assert api.client.post(url, headers=ana.headers).status_code == 403
@@ -136,16 +140,19 @@ def test_erasing_a_person_counts_what_went_and_a_second_erase_counts_zero(
         "threads": 1,
         "messages": 2,
         "workingMemory": 0,
+        "botEntries": 1,
     }
     for sid in bobs:
         get(api, bob, f"/v1/sessions/{sid}", 404)
     get(api, bob, f"/v1/threads/{thread}", 404)
     assert get(api, bob, "/v1/threads")["threads"] == []
+    assert get(api, bob, f"/v1/bots/{bot}/memory")["entries"] == []
+    assert len(get(api, ana, f"/v1/bots/{bot}/memory")["entries"]) == 1
     # Ana's session of the shared agent is hers: it stays.
     assert len(get(api, ana, f"/v1/sessions/{anas}/items")["data"]) == 1
     again = post(api, boss, url, {})
     assert {k: v for k, v in again.items() if isinstance(v, int)} == dict.fromkeys(
-        ("sessions", "items", "threads", "messages", "workingMemory"), 0
+        ("sessions", "items", "threads", "messages", "workingMemory", "botEntries"), 0
     )
     unknown = api.client.post(
         f"/v1/organizations/{ana.org_id}/users/nobody/erase", headers=boss.headers

@@ -7,9 +7,11 @@ and what an erasure answers.
   know it exists), anyone else 404.
 - A person is erased by an administrator of their organization (or the service admin):
   every session they own, with its items, executions and saved calls; their threads with
-  messages and working memory. Agent memory learned from their sessions stays, as seed 002
-  keeps a chat's memory until it is purged: it is the agent's, and forgetting it is a
-  separate, explicit command.
+  messages, working memory and recall vectors; the bot memory entries that stand on their
+  words (`from:<userId>`, and the conclusions built on them) in every bot the organization
+  uses, as a bot memory purge removes them. Agent memory learned from their sessions
+  stays, as seed 002 keeps a chat's memory until it is purged: it is the agent's, and
+  forgetting it is a separate, explicit command.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class Erased:
     threads: int = 0
     messages: int = 0
     working_memory: int = 0
+    bot_entries: int = 0
 
     def add(self, other: Erased) -> None:
         self.sessions += other.sessions
@@ -40,3 +43,4 @@ class Erased:
         self.threads += other.threads
         self.messages += other.messages
         self.working_memory += other.working_memory
+        self.bot_entries += other.bot_entries

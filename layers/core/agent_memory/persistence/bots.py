@@ -51,6 +51,15 @@ def bot_pk(bot_id: str) -> str:
     return f"BOT#{bot_id}"
 
 
+def org_bots_pk(org_id: str) -> str:
+    """The bots an organization uses (its own and linked ones): erasure reads their pools."""
+    return f"BOTS#{org_id}"
+
+
+def _org_bot(org_id: str, bot_id: str, now_ms: int) -> Put:
+    return Put({"pk": org_bots_pk(org_id), "sk": bot_id, "type": "org-bot", "at": now_ms})
+
+
 def channel_pk(channel_id: str) -> str:
     return f"CHANNEL#{channel_id}"
 
@@ -100,7 +109,7 @@ class BotRepository:
             "rev": 0,
             "createdAt": now_ms,
         }
-        self._store.write([Put(row, Absent())])
+        self._store.write([Put(row, Absent()), _org_bot(bot.org_id, bot.id, now_ms)])
 
     def save_links(self, bot: Bot, rev: int, now_ms: int) -> None:
         """The Bot's links, if nobody changed its row since `rev` (WriteConflict otherwise)."""
@@ -115,7 +124,8 @@ class BotRepository:
                         "updatedAt": now_ms,
                     },
                     condition=Equals("rev", rev, name=BOT_REV),
-                )
+                ),
+                *(_org_bot(org, bot.id, now_ms) for org in bot.links),
             ]
         )
 

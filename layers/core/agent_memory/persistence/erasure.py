@@ -23,6 +23,7 @@ from agent_memory.domain.erasure import Erased
 from agent_memory.domain.sessions import Session
 from agent_memory.persistence import keys
 from agent_memory.persistence.agents import agent_pk, org_agents_pk
+from agent_memory.persistence.bots import org_bots_pk
 from agent_memory.persistence.executions import CALL_PREFIX, EXEC_PREFIX, partition
 from agent_memory.persistence.sessions import (
     agent_sessions_pk,
@@ -141,7 +142,13 @@ class ErasureRepository:
             ]
         )
 
-    def delete_threads(self, user_id: str) -> Erased:
+    def org_bot_ids(self, org_id: str) -> Iterator[str]:
+        """Every bot the organization uses (its own, and those linked to it)."""
+        yield from (str(r["sk"]) for r in self._rows(org_bots_pk(org_id)))
+
+    def delete_threads(
+        self, user_id: str, forget_vectors: Callable[[str, int], None] | None = None
+    ) -> Erased:
         """The person's threads (messages, positions, thread-scope working memory), their
         list rows and their resource-scope working memory. A person belongs to one
         organization, so everything under their resource is of that organization."""
@@ -155,6 +162,9 @@ class ErasureRepository:
             removed.messages += sum(1 for r in rows if str(r["sk"]).startswith(MESSAGE_PREFIX))
             removed.working_memory += sum(1 for r in rows if _is_entry(r))
             self._delete_rows(pk, rows)
+            if forget_vectors is not None and head is not None:
+                # Before the head row goes: a failure here leaves the thread to erase again.
+                forget_vectors(thread_id, int(head.get("seq", 0)))
             self._delete([Delete(pk, keys.HEAD)])
             removed.threads += 1 if head is not None else 0
         rest = list(self._rows(resource))

@@ -85,7 +85,7 @@ from agent_memory.service.memory_texts import newest_text
 SNAPSHOT_TRIES = 5
 WRITE_TRIES = 8
 # Entries a purge removes per transaction: base row + recency copy each, plus the head row,
-# the log row and the purge counter.
+# the log row, the purge counter and the change's event (100 actions).
 PURGE_BATCH = 48
 DEFAULT_LOG_LIMIT = 100
 TOO_MANY = "more changes than one transaction holds; the next learning applies it"
@@ -359,6 +359,14 @@ class BotMemoryService:
             raise ValidationFailed(error.reason, ["tag"]) from error
         bot, _reach = self._bots.reach(principal, bot_id, "purge")
         return sum(self._purge_pool(pool_of(bot.id, org), tag) for org in bot.orgs)
+
+    def erase_person(self, bot_id: str, org_id: str, user_id: str) -> int:
+        """Purge `from:<user_id>` from the Bot's memory in `org_id`, for an erasure its
+        caller has authorized: how many entries this call removed (0 when done before)."""
+        tag = str(purge_tag(f"from:{user_id}"))
+        pool = pool_of(bot_id, org_id)
+        before = self.repo.purged(pool, tag)
+        return self._purge_pool(pool, tag) - before
 
     def _purge_pool(self, pool: Pool, tag: str) -> int:
         while True:

@@ -100,6 +100,7 @@ class ErasedUser(Answer):
     threads: int
     messages: int
     workingMemory: int
+    botEntries: int = Field(description="Bot memory entries (from:<user> and built on them)")
 
     @classmethod
     def of(cls, org_id: str, user_id: str, erased: Erased) -> ErasedUser:
@@ -111,4 +112,5 @@ class ErasedUser(Answer):
             threads=erased.threads,
             messages=erased.messages,
             workingMemory=erased.working_memory,
+            botEntries=erased.bot_entries,
         )
