@@ -730,6 +730,8 @@ def test_every_request_of_every_function_is_allowed(
         flow.learning.release(f"turn:{org}:{chat['id']}:9")
     flow.wait_all()
 
+    _walk_bots(call, flow, admin, org)
+
     # The scenario wrote every partition the policies grant writes on: nothing is untested.
     written = {
         f: {r.context["dynamodb:LeadingKeys"][0].split("#")[0] for r in found if r.action in WRITES}
@@ -737,10 +739,13 @@ def test_every_request_of_every_function_is_allowed(
     }
     assert written == {
         "ApiFunction": {"ORG", "USER", "TOKEN", "TOKENPREFIX", "AGENT", "SESSION", "AMEM"}
-        | {"LEARN", "WAIT", "RATE", "THREAD", "RESOURCE", "EVENTS"},
+        | {"LEARN", "WAIT", "RATE", "THREAD", "RESOURCE", "EVENTS", "AGENTS", "SESSIONS"}
+        | {"BOT", "BOTS", "BOTMEM", "CHANNEL", "CHAT"},
         "LoadEvidenceFunction": {"LEARN"},
-        "CallModelFunction": {"LEARN"},
-        "ApplyLearningFunction": {"AGENT", "SESSION", "LEARN", "THREAD", "RESOURCE", "EVENTS"},
+        # The memory Bot's spend (BOT#<id>/SPEND#<period>) is charged where the model answers.
+        "CallModelFunction": {"LEARN", "BOT"},
+        "ApplyLearningFunction": {"AGENT", "SESSION", "LEARN", "THREAD", "RESOURCE", "EVENTS"}
+        | {"BOTMEM"},
         "RecordFailureFunction": {"LEARN", "EVENTS"},
     }
     refused = [
@@ -750,6 +755,102 @@ def test_every_request_of_every_function_is_allowed(
         if not policy(template, function).allows(_on_template_arns(request, local))
     ]
     assert refused == []
+
+
+def _lines(request: Any) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
+
+
+def _memory_bot(request: Any) -> str:
+    """The memory Bot's model: an answer to a confide, a rewrite with every entry shown, and
+    a fact on the person's words with a topic rename (a change of the pool's head row)."""
+    if request.task == "confide_answer":
+        return json.dumps({"answer": "I hear you. Tell the person plainly."})
+    if request.task == "enrichment":
+        used = [entry["id"] for entry in _lines(request)]
+        return json.dumps({"input": "Book my usual trip; I travel light.", "used": used})
+    if request.task == "learning_changes":
+        person = next(line["id"] for line in _lines(request) if line.get("role") == "user")
+        fact = {"op": "fact", "content": "Ana books trips.", "topics": ["trip"]}
+        rename = {"op": "renameTopic", "from": "trip", "to": "travel"}
+        return json.dumps({"changes": [fact | {"sources": [person]}, rename]})
+    return _remember(request)
+
+
+def _walk_bots(call: Callable[..., Any], flow: Any, admin: Mapping[str, str], org: str) -> None:
+    """Seed 002 as a person walks it: a bot with a grant and a link, a channel, a private and
+    a group chat, turns with the bot's words and an App result, enrichment, confide, the
+    learning through the real state machine (a fact and a topic rename), every bot memory
+    route, the memory Bot's settings, a refused share, Forget, history deletion, purge."""
+    ben = call(
+        "POST",
+        "/v1/admin/users",
+        {"organizationId": org, "id": "ben", "name": "Ben"},
+        headers=admin,
+        status=201,
+    )
+    other = call("POST", "/v1/admin/organizations", {"name": "B"}, headers=admin, status=201)["id"]
+    call(
+        "POST",
+        "/v1/admin/users",
+        {"organizationId": other, "id": "olga", "name": "Olga"},
+        headers=admin,
+        status=201,
+    )
+    call("PATCH", f"/v1/organizations/{org}/settings", {"botMemoryModel": HELPER}, headers=admin)
+    flow.model.script = _memory_bot
+    grants = {"grants": {"ben": "read"}}
+    bot = call("POST", "/v1/bots", {"name": "Helper", **grants}, status=201)["bot"]["id"]
+    call("GET", f"/v1/bots/{bot}")
+    link = {"organizationId": other, "grants": {"olga": "read"}}
+    call("POST", f"/v1/bots/{bot}/links", link, status=201)
+    team = {"name": "team", "members": ["ben"]}
+    channel = call("POST", "/v1/channels", team, status=201)["channel"]["id"]
+    call("POST", f"/v1/channels/{channel}/members", {"add": ["ben"]})
+    settings = {
+        "expected": 0,
+        "instructions": "Decisions of the team may be shared with the team.",
+        "concurrency": 2,
+        "budget": {"period": "month", "limitMicros": 5_000_000},
+    }
+    call("PATCH", f"/v1/bots/{bot}/memory/bot", settings)
+    call("GET", f"/v1/bots/{bot}/memory/bot")
+    remember = {"_tag": "Remember", "content": "I travel light.", "tags": ["packing"]}
+    pinned = call("POST", f"/v1/bots/{bot}/memory", {"command": remember})["entry"]["id"]
+    private = call("POST", "/v1/chats", {"botId": bot}, status=201)["chat"]["id"]
+    started = call("POST", f"/v1/chats/{private}/turns", {"input": "Book my trip."}, status=201)
+    assert started["enriched"] is True
+    turn_id = started["turn"]["id"]
+    said = [
+        {"role": "assistant", "content": "Booked the 8:10 train."},
+        {"role": "tool", "content": "confirmed", "app": "booking"},
+    ]
+    call("POST", f"/v1/chats/{private}/turns/{turn_id}/items", {"items": said})
+    call("POST", f"/v1/chats/{private}/turns/{turn_id}/confide", {"text": "I was unsure."})
+    call("POST", f"/v1/chats/{private}/turns/{turn_id}/complete", {})
+    flow.wait_all()
+    [learned] = call("GET", f"/v1/bots/{bot}/learning")["executions"]
+    assert learned["status"] == "succeeded", learned
+    assert [a["op"] for a in learned["applied"]] == ["fact", "renameTopic"], learned
+    group_chat = {"botId": bot, "channelId": channel}
+    group = call("POST", "/v1/chats", group_chat, status=201)["chat"]["id"]
+    call("POST", f"/v1/chats/{group}/turns", {"input": "What is on?", "notice": True}, status=201)
+    call("GET", f"/v1/chats/{private}/items")
+    call("GET", f"/v1/chats/{private}/confessions")
+    call("GET", f"/v1/chats/{private}/enrichments")
+    [fact] = call("GET", f"/v1/bots/{bot}/memory?tags=travel")["entries"]
+    log = call("GET", f"/v1/bots/{bot}/memory/log?limit=1")["changes"]
+    call("GET", f"/v1/bots/{bot}/memory/log?before={log[0]['version']}")
+    call("POST", f"/v1/bots/{bot}/memory/context", {"chatId": private, "maxLength": 2000})
+    widen = {"id": fact["id"], "audience": f"for:channel:{channel}"}
+    call("POST", f"/v1/bots/{bot}/memory/share", widen, status=409)
+    call("POST", f"/v1/bots/{bot}/memory", {"command": {"_tag": "Forget", "id": pinned}})
+    as_ben = {"Authorization": f"Bearer {ben['token']}"}
+    call("GET", f"/v1/bots/{bot}/memory", headers=as_ben)
+    call("DELETE", f"/v1/chats/{private}/items", status=204)
+    assert call("POST", f"/v1/bots/{bot}/memory/purge", {"tag": f"chat:{private}"}) == {
+        "removed": 1
+    }
 
 
 def _on_template_arns(request: Request, local: Any) -> Request:
