@@ -12,8 +12,9 @@ word is one token plus one per further ten letters (and one for a contraction), 
 letter run one token per two characters, a digit group one, a punctuation run one per three
 characters, a line break one. A message adds `MESSAGE_OVERHEAD` tokens for its role framing.
 Measured against o200k_base (`bpe-openai`, offline) in tests/unit/test_observation.py and
-`python -m bench.token_count`: within 6 % in total on LoCoMo's chat turns (median 5 % per
-message), 2 % on Python source, 4 % on Markdown docs; chars/4 is 15 % off on chat.
+`python -m bench.observer`: within 6 % in total on LoCoMo's chat turns (median 5 % per
+message, p90 13 %), 3 % on Python source, 4 % on Markdown docs; chars/4 is 15 % off
+on chat (median 14 %).
 """
 
 from __future__ import annotations
