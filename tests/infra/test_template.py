@@ -122,7 +122,7 @@ def test_key_rotates_and_is_administered_by_the_account(resources: dict[str, Any
     assert all(":log-group:/aws/" in arn["Fn::Sub"] for arn in arns)
     assert all("${AWS::StackName}-" in arn["Fn::Sub"] for arn in arns)
     groups = [r for r in resources.values() if r["Type"] == "AWS::Logs::LogGroup"]
-    assert len(groups) == 8
+    assert len(groups) == 9  # six learning/API functions, MCP, the state machine, the API
     for group in groups:
         assert group["Properties"]["KmsKeyId"] == {"Fn::GetAtt": ["MemoryKey", "Arn"]}
         name = group["Properties"]["LogGroupName"]["Fn::Sub"]
