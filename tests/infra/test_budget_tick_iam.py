@@ -1,0 +1,72 @@
+"""The budget tick's IAM policy (template.yaml BudgetTickFunction, docs/decisions.md "The
+memory Bot: learning is charged, a spent budget wakes"), and CallModel's charge: every
+request the tick makes is allowed, nothing else is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.infra.test_iam import MACHINE_ARN, Request, item, policy, sealed
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    from infra.cfn_yaml import load_template
+    from tests.infra.test_iam import ROOT
+
+    return load_template(ROOT / "template.yaml")
+
+
+# What LearningService.wake does: the deferred notes (Query, Delete), the wait (a
+# transaction: the execution row, the link, a check on the event), the event (Put, Get),
+# the waiters (Query), claim and hand-over (Update), a released run's row (Get).
+ALLOWED = [
+    ("Query", "LEARN#deferred#budget:day:2026-12-02"),
+    ("DeleteItem", "LEARN#deferred#budget:day:2026-12-02"),
+    ("PutItem", "LEARN#bot#bot_1@org_1"),
+    ("PutItem", "WAIT#budget:day:2026-12-02"),
+    ("ConditionCheckItem", "WAIT#budget:day:2026-12-02"),
+    ("BatchGetItem", "WAIT#budget:day:2026-12-02"),
+    ("GetItem", "WAIT#budget:day:2026-12-02"),
+    ("Query", "WAIT#budget:day:2026-12-02"),
+    ("UpdateItem", "LEARN#bot#bot_1@org_1"),
+    ("GetItem", "LEARN#bot#bot_1@org_1"),
+]
+REFUSED = [
+    ("GetItem", "CHAT#chat_1"),
+    ("PutItem", "BOTMEM#bot_1#org_1"),
+    ("UpdateItem", "BOT#bot_1"),
+    ("GetItem", "TOKEN#ab12"),
+    ("PutItem", "ORG#org_1"),
+]
+
+
+@pytest.mark.parametrize(("action", "pk"), ALLOWED)
+def test_the_tick_may_do_what_waking_learning_needs(
+    template: dict[str, Any], action: str, pk: str
+) -> None:
+    assert policy(template, "BudgetTickFunction").allows(item(action, pk))
+
+
+@pytest.mark.parametrize(("action", "pk"), REFUSED)
+def test_the_tick_reads_no_content_and_writes_no_memory(
+    template: dict[str, Any], action: str, pk: str
+) -> None:
+    assert not policy(template, "BudgetTickFunction").allows(item(action, pk))
+
+
+def test_the_tick_opens_no_content_and_starts_only_learning(template: dict[str, Any]) -> None:
+    tick = policy(template, "BudgetTickFunction")
+    for field_name in ("item", "entry", "details", "learning"):
+        assert not tick.allows(sealed("Decrypt", field_name))
+    assert tick.allows(Request("states:StartExecution", MACHINE_ARN))
+    assert not tick.allows(Request("states:StartExecution", MACHINE_ARN.replace("-learning", "-x")))
+
+
+def test_call_model_charges_the_bots_spend_row_only(template: dict[str, Any]) -> None:
+    call_model = policy(template, "CallModelFunction")
+    assert call_model.allows(item("UpdateItem", "BOT#bot_1"))
+    assert not call_model.allows(item("GetItem", "BOT#bot_1"))
+    assert not call_model.allows(item("UpdateItem", "BOTMEM#bot_1#org_1"))
