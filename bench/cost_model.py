@@ -249,3 +249,67 @@ def alternatives() -> dict[str, Any]:
             for name, (value, unit, source, date) in ALTERNATIVES.items()
         },
     }
+
+
+# A confide (seed 002, bench/confide.py): the API Lambda waits for the memory Bot's model
+# (at most the 15 s window); these are the figures the benchmark cannot measure offline.
+CONFIDE_ASSUMPTIONS: dict[str, Any] = {
+    "model_latency_ms": 1500.0,
+    "notes": [
+        "one confide is one API request (API Gateway + the ApiFunction), its duration the "
+        "measured own time + the counted AWS calls x ASSUMPTIONS' latencies + the model's",
+        "its learned turn is the Step Functions run its Turn's completion releases: the "
+        "step Lambdas (CallModelFunction's memory size for all three), their calls and "
+        "the model's; the complete request itself is the platform's, only its calls count",
+        "tokens = characters of the model's request and answer / 4, priced as Claude Haiku "
+        "4.5 (PRICES); cold starts are not included (see cost_per_million_turns)",
+    ],
+}
+
+
+def cost_per_million_confides(report: dict[str, Any]) -> dict[str, Any]:
+    """USD per million confides, by line, from bench/confide.py's counts and PRICES: the
+    confide request alone, and with the learned turn each confide saves."""
+    price = {name: value[0] for name, value in PRICES.items()}
+    latency = ASSUMPTIONS["latency_ms"]
+    chars = ASSUMPTIONS["chars_per_token"]
+    model_ms = float(CONFIDE_ASSUMPTIONS["model_latency_ms"])
+
+    def lines(calls: dict[str, Any], *, api: bool) -> dict[str, float]:
+        dynamodb, kms = float(calls["dynamodb"]), float(calls["kms"])
+        calls_ms = dynamodb * latency["dynamodb"] + kms * latency["kms"]
+        if api:
+            ms = float(calls.get("own_ms", 0.0)) + calls_ms + model_ms * float(calls["model"])
+            gb_s = ms / 1000 * _memory_gb("ApiFunction")
+            requests = 1.0
+        else:
+            ms = calls_ms + model_ms * float(calls["model"])
+            gb_s = ms / 1000 * _memory_gb("CallModelFunction")
+            requests = float(calls["lambda_invocations"])
+        return {
+            "lambda_requests": requests * price["lambda_request"],
+            "lambda_gb_s": gb_s * price["lambda_gb_s_arm64"],
+            "api_gateway": (1.0 if api else 0.0) * price["api_gateway_http_request"],
+            "dynamodb": float(calls["rru_estimate"]) * price["dynamodb_rru"]
+            + float(calls["wru_estimate"]) * price["dynamodb_wru"],
+            "kms": float(calls["kms"]) * price["kms_request"],
+            "stepfunctions": float(calls.get("state_transitions", 0.0)) * price["sfn_transition"],
+            "model_tokens_haiku": float(calls["prompt_chars"]) / chars * price["haiku_input_token"]
+            + float(calls["reply_chars"]) / chars * price["haiku_output_token"],
+        }
+
+    def usd(found: dict[str, float]) -> dict[str, float]:
+        out = {k: round(v * 1e6, 2) for k, v in found.items()}
+        out["total"] = round(sum(found.values()) * 1e6, 2)
+        out["total_without_model"] = round(out["total"] - out["model_tokens_haiku"], 2)
+        return out
+
+    confide = lines(report["per_confide"], api=True)
+    learned = lines(report["per_learned_turn"], api=False)
+    both = {k: confide[k] + learned[k] for k in confide}
+    return {
+        "per_million_confides_usd": usd(confide),
+        "per_million_confides_with_learning_usd": usd(both),
+        "assumptions": {**CONFIDE_ASSUMPTIONS, "latency_ms": latency, "chars_per_token": chars},
+        "estimate": True,
+    }

@@ -38,6 +38,8 @@ BENCHMARKS = (
     ("agent_memory", "bench.agent_memory"),
     ("agent_memories", "bench.memory_objects"),
     ("bot_memory", "bench.bot_memory"),
+    # The memory Bot's confide: latency (zero-latency model), calls, cost per million.
+    ("confide", "bench.confide"),
     ("threads", "bench.threads"),
     ("events", "bench.events"),
     # `make run`'s RSS under 20,000 mixed requests (LOCAL_SOAK_QUICK=1: 3,000).
@@ -230,7 +232,14 @@ def _cost(r: dict[str, Any]) -> list[str]:
 
 def _others(results: dict[str, Any]) -> list[str]:
     rows = []
-    for key in ("session_memory", "agent_memory", "agent_memories", "events", "local_soak"):
+    for key in (
+        "session_memory",
+        "agent_memory",
+        "agent_memories",
+        "events",
+        "local_soak",
+        "confide",
+    ):
         section = results.get(key)
         problem = _problem(section)
         if problem:
