@@ -5,6 +5,7 @@ costs to count, and the shape of the observer's model calls.
   against chars/4, on LoCoMo's turns (`../shared/bench-data/locomo/locomo10.json`, read in
   place, never copied) when present, on this repository's docs and Python source always:
   total and per-message error (median, p90), and the count's time per message.
+- `aws_calls`: the context and a save with the observer on, cold and warm.
 - `calls`: observer, reflector and title calls per conversation and their cost per million
   conversations (bench/cost_model.observer_calls), with the seed's defaults and with
   `bufferOnIdle`.
@@ -81,10 +82,59 @@ def tokens() -> dict[str, Any]:
     return report
 
 
+def aws_calls() -> dict[str, Any]:
+    """The context and a save of a thread whose version has the observer on (messageTokens
+    1,000; local/rules observes), after its first activation: the steady state."""
+    from agent_memory.domain.identity import SERVICE_ADMIN, Principal
+    from bench.support import cold_warm, embedded
+
+    with embedded() as env:
+        setup = env.services(learning=False)
+        setup.identity.create_org(SERVICE_ADMIN, "bench", "Bench")
+        token = setup.identity.create_user(SERVICE_ADMIN, "bench", "ana", "Ana", "member")
+        ana = Principal("ana", "bench", "member")
+        agent = setup.agents.create(ana, "Bench")
+        options = {
+            "workingMemory": True,
+            "observationalMemory": {"observation": {"messageTokens": 1000}},
+        }
+        setup.agent_versions.edit_draft(ana, agent.id, {"options": options})
+        setup.agent_versions.publish(ana, agent.id)
+        setup.agent_versions.activate(ana, agent.id, 1)
+        thread = setup.threads.create(ana, agent.id, None)
+        setup.threads.repo.set_title(thread, "Bench", thread.created_at)
+        text = " ".join(["word"] * 96)
+        for _ in range(2):
+            setup.threads.save(ana, thread.id, [{"role": "user", "content": text}] * 20)
+        # 4,000 tokens: past blockAfter, so this context observes and activates.
+        setup.threads.context(ana, thread.id)
+        base = f"/v1/threads/{thread.id}"
+        turn = {"message": {"role": "user", "content": "And now?"}}
+        pair = {
+            "messages": [
+                {"role": "user", "content": "What is next?"},
+                {"role": "assistant", "content": "The report."},
+            ]
+        }
+        secret = token.token.secret
+        return {
+            "thread.context.observer": cold_warm(
+                env, secret, lambda: ("POST", f"{base}/context", turn)
+            ),
+            "thread.messages.observer": cold_warm(
+                env, secret, lambda: ("POST", f"{base}/messages", pair)
+            ),
+        }
+
+
 def run() -> dict[str, Any]:
     from bench.cost_model import cost_per_million_conversations_observer
 
-    return {"tokens": tokens(), "calls": cost_per_million_conversations_observer()}
+    return {
+        "tokens": tokens(),
+        "aws_calls": aws_calls(),
+        "calls": cost_per_million_conversations_observer(),
+    }
 
 
 if __name__ == "__main__":
