@@ -313,3 +313,102 @@ def cost_per_million_confides(report: dict[str, Any]) -> dict[str, Any]:
         "assumptions": {**CONFIDE_ASSUMPTIONS, "latency_ms": latency, "chars_per_token": chars},
         "estimate": True,
     }
+
+
+# Observational memory (seed 003, "Cost"): the shape of its model calls over one
+# conversation, simulated with the service's own rules (domain/observation.py).
+OBSERVER_ASSUMPTIONS: dict[str, Any] = {
+    "turns": 50,
+    "turn_tokens": 400,
+    "observation_ratio": 0.1,
+    "reflection_ratio": 0.5,
+    "prompt_overhead_tokens": 600,
+    "transitions_per_run": 5,
+    "notes": [
+        "a turn is one user message and one answer, turn_tokens together",
+        "the observer writes observation_ratio tokens per message token it reads; a "
+        "reflection keeps reflection_ratio of the log",
+        "each observer, reflector or title call is one learning execution "
+        "(transitions_per_run Standard state transitions); a title rewrite is part of the "
+        "observer's call, not an extra one",
+        "the observer reads the new messages, its prompt (prompt_overhead_tokens) and the "
+        "log so far (at most 10,000 tokens, service/observer.LOG_SHOWN_CHARS)",
+    ],
+}
+
+
+def observer_calls(
+    observational_memory: Any = True,
+    *,
+    turns: int | None = None,
+    turn_tokens: int | None = None,
+) -> dict[str, Any]:
+    """Observer, reflector and title calls (and their tokens) over one conversation of
+    `turns` turns: one observer call per `bufferTokens` of new messages (or per turn with
+    `bufferOnIdle`), one reflector call each time the log reaches its threshold's share,
+    one title call (generateTitle)."""
+    from agent_memory.domain import observation as rules
+    from agent_memory.domain.memory_options import effective
+
+    a = OBSERVER_ASSUMPTIONS
+    turns = int(turns if turns is not None else a["turns"])
+    size = int(turn_tokens if turn_tokens is not None else a["turn_tokens"])
+    options = effective({"options": {"observationalMemory": observational_memory}})["options"]
+    t = rules.thresholds(options["observationalMemory"])
+    pending = log = 0.0
+    observed = reflected = 0
+    read = written = 0.0
+    for _turn in range(turns):
+        pending += size
+        if not rules.wants_observation(int(pending), t, turn_ended=True):
+            continue
+        observed += 1
+        read += pending + a["prompt_overhead_tokens"] + min(log, 10_000)
+        new = pending * a["observation_ratio"]
+        written += new
+        log += new
+        pending = 0
+        if log >= t.reflect_from:
+            reflected += 1
+            read += log + a["prompt_overhead_tokens"]
+            log *= a["reflection_ratio"]
+            written += log
+    runs = observed + reflected + 1
+    return {
+        "observer_calls": observed,
+        "reflector_calls": reflected,
+        "title_calls": 1,
+        "input_tokens": round(read),
+        "output_tokens": round(written),
+        "state_transitions": runs * a["transitions_per_run"],
+        "buffer_every_tokens": t.buffer_every,
+    }
+
+
+def cost_per_million_conversations_observer(observational_memory: Any = True) -> dict[str, Any]:
+    """USD per million conversations of the observer's model calls and their workflow runs
+    (Haiku 4.5 prices), with the seed's defaults and with bufferOnIdle."""
+    price = {name: value[0] for name, value in PRICES.items()}
+
+    def usd(calls: dict[str, Any]) -> dict[str, float]:
+        model = (
+            calls["input_tokens"] * price["haiku_input_token"]
+            + calls["output_tokens"] * price["haiku_output_token"]
+        )
+        steps = calls["state_transitions"] * price["sfn_transition"]
+        return {
+            "model_tokens_haiku": round(model * 1e6, 2),
+            "stepfunctions": round(steps * 1e6, 2),
+            "total": round((model + steps) * 1e6, 2),
+        }
+
+    shapes = {
+        "defaults": observer_calls(observational_memory),
+        "bufferOnIdle": observer_calls({"observation": {"bufferOnIdle": True}}),
+    }
+    return {
+        "per_conversation": shapes,
+        "per_million_conversations_usd": {k: usd(v) for k, v in shapes.items()},
+        "assumptions": OBSERVER_ASSUMPTIONS,
+        "estimate": True,
+    }

@@ -41,6 +41,8 @@ BENCHMARKS = (
     # The memory Bot's confide: latency (zero-latency model), calls, cost per million.
     ("confide", "bench.confide"),
     ("threads", "bench.threads"),
+    # The observer's token count against o200k, and its model calls per conversation.
+    ("observer", "bench.observer"),
     ("events", "bench.events"),
     # `make run`'s RSS under 20,000 mixed requests (LOCAL_SOAK_QUICK=1: 3,000).
     ("local_soak", "bench.local_soak"),
