@@ -160,6 +160,7 @@ BODIES: dict[tuple[str, str], Callable[[World], Any]] = {
     ("POST", "/v1/threads/{threadId}/context"): lambda w: {
         "message": {"role": "user", "content": "hello"}
     },
+    ("POST", "/v1/threads/{threadId}/recall"): lambda w: {"query": "hello"},
     ("POST", "/v1/sessions"): lambda w: {"agentId": w.ids["agentId"]},
     ("POST", "/v1/sessions/{sessionId}/turns"): lambda w: {
         "items": [{"role": "user", "content": "hello"}]
