@@ -212,5 +212,5 @@ def test_the_log_pages_back_with_before(world: World) -> None:
         mine[1] + 2,
     ]
     # A version is a positive integer.
-    assert error(world.get(world.ana, f"{url}?before=0"))[:2] == (400, "ValidationError")
+    assert error(world.get(world.ana, f"{url}?before=0")) == (400, "ValidationError", ["before"])
     assert error(world.get(world.ana, f"{url}?before=x"))[0] == 400
