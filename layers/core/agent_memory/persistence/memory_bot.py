@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Mapping
 
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import VersionConflict, WriteConflict
@@ -234,18 +235,18 @@ class BotSettingsRepository:
         self._store = store
 
     def get(self, bot_id: str) -> BotSettings:
-        row = self._store.get(bot_pk(bot_id), SETTINGS_SK)
-        if row is None:
-            return BotSettings()
-        raw = row.get("budget")
-        budget = Budget(raw["period"], int(raw["limitMicros"])) if raw else None
-        concurrency = row.get("concurrency")
-        return BotSettings(
-            int(row["version"]),
-            row.get("instructions"),
-            int(concurrency) if concurrency is not None else None,
-            budget,
-        )
+        return _settings_of(self._store.get(bot_pk(bot_id), SETTINGS_SK))
+
+    def with_spent(self, bot_id: str, periods: Mapping[str, str]) -> tuple[BotSettings, int]:
+        """The settings and the spend of the period they budget (`periods`: the period key
+        of "day" and of "month" now; the month's when no budget), in one batch read."""
+        pk = bot_pk(bot_id)
+        keys = [(pk, SETTINGS_SK)] + [(pk, f"{SPEND_PREFIX}{p}") for p in periods.values()]
+        rows = {str(r["sk"]): r for r in self._store.get_many(keys)}
+        settings = _settings_of(rows.get(SETTINGS_SK))
+        period = periods[settings.budget.period if settings.budget else "month"]
+        spend = rows.get(f"{SPEND_PREFIX}{period}")
+        return settings, int(spend.get("micros", 0)) if spend is not None else 0
 
     def save(self, bot_id: str, settings: BotSettings, now: int) -> None:
         """Write `settings`, conditional on the version before it (409 when it moved)."""
@@ -309,4 +310,19 @@ def charge_action(bot_id: str, period: str, micros: int | None, now: int) -> Upd
         f"{SPEND_PREFIX}{period}",
         set={"type": "memory-bot-spend", "updatedAt": now},
         add=add,
+    )
+
+
+def _settings_of(row: Record | None) -> BotSettings:
+    """The settings a `MEMBOT` row holds (the defaults when there is none)."""
+    if row is None:
+        return BotSettings()
+    raw = row.get("budget")
+    budget = Budget(raw["period"], int(raw["limitMicros"])) if raw else None
+    concurrency = row.get("concurrency")
+    return BotSettings(
+        int(row["version"]),
+        row.get("instructions"),
+        int(concurrency) if concurrency is not None else None,
+        budget,
     )

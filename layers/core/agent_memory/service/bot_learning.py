@@ -153,12 +153,11 @@ class BotLearningPool:
         )
         if learning_skip(chat, bot_memory=bool(settings.get("botMemory")), has_model=has_model):
             return None
-        bot = self._settings.get(chat.bot_id)
-        budget = bot.budget
         now = self._clock.now_ms()
-        if budget is not None and spent(
-            budget, self._settings.spent(chat.bot_id, period_key(budget.period, now))
-        ):
+        periods = {"day": period_key("day", now), "month": period_key("month", now)}
+        bot, spent_micros = self._settings.with_spent(chat.bot_id, periods)
+        budget = bot.budget
+        if budget is not None and spent(budget, spent_micros):
             # Skipped with the read position unchanged; the run waits for the next period.
             upcoming = next_period_key(budget.period, now)
             raise Deferred(budget_event(upcoming), BUDGET_WAITS.format(period=upcoming))

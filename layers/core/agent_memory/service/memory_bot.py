@@ -170,9 +170,11 @@ class MemoryBotService:
     ) -> tuple[LearningModel | None, BotSettings]:
         """The model to ask for `chat` (None: no model, or the Bot's budget is spent) and
         the memory Bot's settings."""
-        bot = self._bot_settings(chat.bot_id)
+        now = self._clock.now_ms()
+        periods = {"day": period_key("day", now), "month": period_key("month", now)}
+        bot, spent_micros = self._settings.with_spent(chat.bot_id, periods)
         model = self._model(org_settings)
-        if model is not None and spent(bot.budget, self._spent(chat.bot_id, bot)):
+        if model is not None and spent(bot.budget, spent_micros):
             return None, bot
         return model, bot
 
