@@ -69,6 +69,9 @@ def test_the_tools_over_streamable_http_act_as_the_caller(
             recalled = _answer(await mcp.call_tool("recall", {"limit": 5}))["memories"]
             assert [m["content"] for m in recalled] == ["Prefers window seats.", "Works at Acme."]
             assert recalled[1]["entity"]["id"] == "acme"
+            # With a query: by meaning where the deployment has it, else by importance (noted).
+            by_query = _answer(await mcp.call_tool("recall", {"query": "seating", "limit": 5}))
+            assert "Prefers window seats." in [m["content"] for m in by_query["memories"]]
             listed_prefs = _answer(await mcp.call_tool("list_memories", {"category": "preference"}))
             assert [m["id"] for m in listed_prefs["memories"]] == [saved["id"]]
             assert _answer(await mcp.call_tool("forget", {"id": saved["id"]})) == {

@@ -697,3 +697,21 @@ class AsyncClient:
     ) -> m.WorkingMemory:
         body = m.WorkingMemoryIn(content=content)
         return await self._call(r.PUT_WORKING_MEMORY, body, threadId=thread_id)
+
+    async def thread_observations(self, thread_id: str) -> m.ObservationLog:
+        """The observation log (every observation made, buffered or active)."""
+        return await self._call(r.THREAD_OBSERVATIONS, threadId=thread_id)
+
+    async def recall_thread(
+        self, thread_id: str, query: str, *, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Messages closest in meaning to `query` (observationalMemory.retrieval's tool)."""
+        body = m.ThreadRecall(query=query, **given(limit=UNSET if limit is None else limit))
+        return (await self._call(r.THREAD_RECALL, body, threadId=thread_id)).messages
+
+    # ------------------------------------------------------------------ events
+
+    async def events(self, *, after: str | None = None, limit: int | None = None) -> m.EventsAnswer:
+        """What changed after the cursor `after` that the caller may see; pass the answer's
+        `next` as the following `after` (an empty page still moves `next` on)."""
+        return await self._call(r.EVENTS, params=query(after=after, limit=limit))

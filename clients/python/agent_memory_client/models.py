@@ -260,6 +260,7 @@ class ErasedUser(Answer):
     threads: int
     messages: int
     working_memory: int
+    bot_entries: int
 
 
 class Switches(Answer):
@@ -862,6 +863,35 @@ class ContextAnswer(Answer):
     observations: str | None
     system: str
     tools: list[Tool]
+
+
+class ObservationLog(Answer):
+    log: str
+    tokens: int
+    reflections: int
+
+
+class ThreadRecall(Body):
+    query: str
+    limit: int | None = None
+
+
+class ThreadRecallAnswer(Answer):
+    """Messages recalled by meaning (the `recall` tool of observationalMemory.retrieval)."""
+
+    messages: list[dict[str, Any]]
+
+
+class Event(Answer):
+    id: str
+    type: str
+    at: int
+    object: dict[str, str]
+
+
+class EventsAnswer(Answer):
+    events: list[Event]
+    next: str
 
 
 class WorkingMemoryIn(Body):

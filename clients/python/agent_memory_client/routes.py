@@ -130,6 +130,10 @@ PUT_WORKING_MEMORY = R(
     "PUT", "/v1/threads/{threadId}/working-memory", m.WorkingMemoryIn, m.WorkingMemory
 )
 
+THREAD_OBSERVATIONS = R("GET", "/v1/threads/{threadId}/observations", None, m.ObservationLog)
+THREAD_RECALL = R("POST", "/v1/threads/{threadId}/recall", m.ThreadRecall, m.ThreadRecallAnswer)
+EVENTS = R("GET", "/v1/events", None, m.EventsAnswer)
+
 ROUTES: tuple[Route[BaseModel] | EmptyRoute, ...] = tuple(
     value for value in dict(globals()).values() if isinstance(value, Route | EmptyRoute)
 )
