@@ -26,7 +26,7 @@ from agent_memory.domain.tasks.learning_changes import (
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import BotMemoryRepository
 from agent_memory.persistence.bots import BotRepository
-from agent_memory.ports import Put
+from agent_memory.ports import KeyRange, Put
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
 
@@ -279,3 +279,33 @@ def _oracle(pool: dict[str, EntryMeta], person: str) -> set[str]:
         )
 
     return {entry_id for entry_id in pool if visible(entry_id)}
+
+
+def test_purge_keeps_the_rule_of_a_fact_learned_while_it_cleans_up(monkeypatch: Any) -> None:
+    memory, store = _world()
+    bots = memory._bots
+    bot_id = bots.create_bot(_principal("ana"), "Helper", {})["id"]
+    chat = bots.create_chat(_principal("ana"), bot_id, None, "chat")["id"]
+    bots.start_turn(_principal("ana"), chat, "I run.")
+    first = bots.items(_principal("ana"), chat)[-1]["id"]
+    memory.learn(
+        bot_id, ORG, chat, [FactChange(op="fact", content="r", topics=[], sources=[first])]
+    )
+    bots.start_turn(_principal("ana"), chat, "I swim.")
+    second = bots.items(_principal("ana"), chat)[-1]["id"]
+    repo = memory.repo
+    original = repo.rule_keys
+    raced = {"done": False}
+
+    def learn_meanwhile(pool: Any) -> Any:
+        if not raced["done"]:
+            # A fact on a new item lands after the purge's snapshot, before its rule Query.
+            raced["done"] = True
+            change = FactChange(op="fact", content="s", topics=[], sources=[second])
+            memory.learn(bot_id, ORG, chat, [change])
+        return original(pool)
+
+    monkeypatch.setattr(repo, "rule_keys", learn_meanwhile)
+    assert memory.purge(_principal("ana"), bot_id, "from:nobody") == 0
+    rules_left = store.query(f"BOTMEM#{bot_id}#{ORG}", KeyRange(prefix="RULE#")).records
+    assert {r["itemId"] for r in rules_left} == {first, second}

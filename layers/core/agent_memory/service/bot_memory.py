@@ -39,6 +39,7 @@ from agent_memory.domain.bot_memory import (
     fact,
     forgotten,
     invalidated,
+    is_topic_token,
     memory_order,
     observation,
     purge_targets,
@@ -206,7 +207,7 @@ class BotMemoryService:
         visible = {m.id for m in metas.values() if judge.sees(access.reader, m)}
         carriers: dict[str, list[str]] = {}
         for entry_id, tags in snap.stored_tags().items():
-            for tag in tags:
+            for tag in filter(is_topic_token, tags):
                 carriers.setdefault(tag, []).append(entry_id)
         changes: list[dict[str, Any]] = []
         cursor = before if before is None else min(before, snap.version + 1)
