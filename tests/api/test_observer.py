@@ -418,6 +418,15 @@ def test_recall_searches_the_users_messages(observed: Observed) -> None:
     assert messages[0]["threadId"] == thread
     tools = [t["name"] for t in observed.context(thread)["tools"]]
     assert tools == ["recall"]
+    # Resource scope: the user's other threads with the agent too; thread scope: this one.
+    second = observed.world.thread()
+    observed.world.save(second, {"role": "user", "content": "Where is order 4471 now?"})
+    url = f"/v1/threads/{second}/recall"
+    found = client.post(url, json={"query": "order 4471"}, headers=headers).json()["messages"]
+    assert {m["threadId"] for m in found} == {thread, second}
+    observed.options({"messageTokens": 1000}, retrieval={"scope": "thread"})
+    found = client.post(url, json={"query": "order 4471"}, headers=headers).json()["messages"]
+    assert [m["content"] for m in found] == ["Where is order 4471 now?"]
     bad = client.post(f"/v1/threads/{thread}/recall", json={"limit": 3}, headers=headers)
     assert bad.status_code == 400
     assert bad.json()["error"]["path"] == ["query"]

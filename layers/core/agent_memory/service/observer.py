@@ -461,7 +461,9 @@ class ObserverService:
             if again is not None:
                 stored, thread = again, again.thread
             log_ = self._logs.log(thread)
-        raw = self._threads.numbered(thread, log_.head.active, stored.seq, MAX_RAW_MESSAGES)
+        # The newest 1,000 after the active observations (numbers are never reused).
+        start = max(log_.head.active, stored.seq - MAX_RAW_MESSAGES)
+        raw = self._threads.numbered(thread, start, stored.seq, MAX_RAW_MESSAGES)
         last = raw[-1][1] if raw else next(iter(self._threads.latest(thread, 1)), None)
         if writable:
             log_ = self._activate(thread, options, log_, last, t, started)
