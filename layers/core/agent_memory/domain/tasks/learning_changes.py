@@ -120,7 +120,9 @@ class LearningChangesTask(ModelTask[LearningInput, LearningChanges]):
             "An observation is what you conclude from existing entries. Its sources are "
             "entry ids; give your confidence from 0 to 1.",
             "Invalidate an entry (by id) when the new items show it is no longer true.",
-            "Rename a topic to keep topics tidy (renameTopic from the old name to the new).",
+            "Rename a topic to keep topics tidy (renameTopic from the old name to the new): "
+            "it covers every entry with that topic, and a rename to an existing topic merges "
+            "the two.",
             "Topics are lowercase letters, numbers and dashes, e.g. trip-planning. Never "
             "write tags with a colon: they belong to the service.",
             "Never keep passwords, API keys, tokens, private keys or links that give access.",
