@@ -206,3 +206,8 @@ def test_a_wrong_method_lists_every_documented_method(api: Api) -> None:
         answer = api.client.request("PUT", path, headers=api.admin)
         assert answer.status_code == 405
         assert answer.headers["allow"] == allowed
+
+
+def test_a_fixed_path_lists_its_own_methods(api: Api) -> None:
+    answer = api.client.request("PUT", "/v1/agent_memories/recall", headers=api.admin)
+    assert answer.headers["allow"] == "POST"

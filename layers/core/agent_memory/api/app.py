@@ -103,8 +103,13 @@ class AllowEveryMethod:
 def _methods_of(app: FastAPI, scope: Any) -> set[str]:
     """The documented methods of the request's path (its OpenAPI path template)."""
     path = str(scope.get("path", ""))
+    paths: dict[str, Any] = app.openapi().get("paths", {})
+    # A path without parameters is served by its own routes (`/v1/agent_memories/recall`,
+    # not `/v1/agent_memories/{memoryId}`).
+    if path in paths:
+        return {method.upper() for method in paths[path]}
     methods: set[str] = set()
-    for template, operations in app.openapi().get("paths", {}).items():
+    for template, operations in paths.items():
         if _template(template).fullmatch(path):
             methods |= {method.upper() for method in operations}
     return methods

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -111,8 +112,13 @@ def patch_settings(overrides: Mapping[str, Any], patch: Mapping[str, Any]) -> di
     return result
 
 
+# Client-chosen ids: ASCII letters and digits only, so the OpenAPI pattern says the same.
+IDENTIFIER_PATTERN = r"^[A-Za-z0-9._-]{1,64}$"
+
+
 def require_identifier(value: str, path: list[str | int]) -> str:
-    """Client-chosen ids: 1..64 of letters, digits, `-`, `_`, `.`; they appear in URLs."""
-    if not 1 <= len(value) <= 64 or not all(c.isalnum() or c in "-_." for c in value):
+    """Client-chosen ids: 1..64 of ASCII letters, digits, `-`, `_`, `.`; they appear in
+    URLs."""
+    if re.fullmatch(IDENTIFIER_PATTERN, value) is None:
         raise ValidationFailed("an id is 1 to 64 letters, digits, '-', '_' or '.'", path)
     return value

@@ -4,7 +4,29 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.config import JsonDict
 from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from agent_memory.domain.identity import IDENTIFIER_PATTERN
+from agent_memory.domain.model_names import MAX_NAME_LENGTH, PROVIDERS
+
+# What the service checks, stated in the schema (issue 17: the document tells the truth).
+# A model name (domain/model_names.py): a known provider, then segments of
+# [A-Za-z0-9._:@+=,-] between slashes, none of them "." or "..".
+_CHAR, _NOT_DOT = "[A-Za-z0-9._:@+=,-]", "[A-Za-z0-9_:@+=,-]"
+_SEGMENT = f"(?:{_NOT_DOT}{_CHAR}*|\\.{_NOT_DOT}{_CHAR}*|\\.\\.{_CHAR}+)"
+_PROVIDER = "(?:" + "|".join(PROVIDERS) + ")"
+MODEL_NAME_PATTERN = f"^{_PROVIDER}/{_SEGMENT}(?:/{_SEGMENT})*$"
+# An allowedModels entry: a model name or `provider/*`.
+MODEL_PATTERN_PATTERN = f"^{_PROVIDER}/(?:\\*|{_SEGMENT}(?:/{_SEGMENT})*)$"
+MODEL_NAME: JsonDict = {"pattern": MODEL_NAME_PATTERN, "maxLength": MAX_NAME_LENGTH}
+# Client-chosen ids (domain/identity.py): 1..64 letters, digits, `-`, `_`, `.`.
+ID_PATTERN = IDENTIFIER_PATTERN
+# An Item's `app` is only on a tool result: any other role sends none (or null).
+APP_ONLY_ON_TOOLS: JsonDict = {
+    "if": {"properties": {"role": {"not": {"const": "tool"}}}},
+    "then": {"properties": {"app": {"type": "null"}}},
+}
 
 
 class Body(BaseModel):

@@ -4,15 +4,26 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
+from pydantic import (
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
+from pydantic.config import JsonDict
 
-from agent_memory.api.contracts.base import Answer, Body, require_known_tag
+from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, Answer, Body, require_known_tag
 from agent_memory.domain.bots import MAX_MEMBERS, MAX_NAME_LENGTH
 from agent_memory.domain.sessions import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
 
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH)]
 Id = Annotated[str, Field(min_length=1, max_length=128)]
 LevelText = Literal["read", "write"]
+# Declared, checked by the domain (its messages name the grant): a level per user id.
+GRANTS: JsonDict = {"additionalProperties": {"enum": ["read", "write"]}}
+# A topic (domain/audiences.py): 1..64 lowercase letters, digits and dashes, not dashes only.
+TOPIC: JsonDict = {"pattern": "^[a-z0-9-]*[a-z0-9][a-z0-9-]*$", "minLength": 1, "maxLength": 64}
 ITEM_BOUND = f"At most {MAX_ITEM_BYTES} bytes as UTF-8 (413 TooLarge beyond)."
 MAX_MEMORY_CONTENT = 8000
 
@@ -37,7 +48,9 @@ class Sparse(Answer):
 class CreateBot(Body):
     name: Name
     grants: dict[str, str] | None = Field(
-        default=None, description='{userId: "read"|"write"}; the creator holds write'
+        default=None,
+        description='{userId: "read"|"write"}; the creator holds write',
+        json_schema_extra=GRANTS,
     )
 
 
@@ -56,7 +69,7 @@ class BotAnswer(Answer):
 
 class CreateLink(Body):
     organizationId: Id
-    grants: dict[str, str]
+    grants: dict[str, str] = Field(json_schema_extra=GRANTS)
 
 
 class LinkOut(Answer):
@@ -141,6 +154,8 @@ class TurnCompleted(Answer):
 
 
 class ItemIn(Body):
+    model_config = ConfigDict(json_schema_extra=APP_ONLY_ON_TOOLS)
+
     role: Literal["user", "assistant", "tool", "notice"] = Field(
         description="assistant, tool or notice: the person's words are the turn's input"
     )
@@ -209,7 +224,7 @@ class BotMemory(Answer):
 class RememberEntry(Body):
     tag: Literal["Remember"] = Field(alias="_tag")
     content: str = Field(min_length=1, max_length=MAX_MEMORY_CONTENT)
-    tags: list[str] = Field(
+    tags: list[Annotated[str, Field(json_schema_extra=TOPIC)]] = Field(
         default_factory=list, max_length=32, description="topics: lowercase letters, digits, -"
     )
 

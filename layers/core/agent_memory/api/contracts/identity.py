@@ -4,11 +4,17 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.api.contracts.base import (
+    ID_PATTERN,
+    MODEL_NAME,
+    MODEL_PATTERN_PATTERN,
+    Answer,
+    Body,
+)
 
 
 class CreateOrganization(Body):
-    id: str | None = Field(default=None, min_length=1, max_length=64)
+    id: str | None = Field(default=None, min_length=1, max_length=64, pattern=ID_PATTERN)
     name: str = Field(min_length=1, max_length=200)
 
 
@@ -19,7 +25,7 @@ class CreatedOrganization(Answer):
 
 class CreateUser(Body):
     organizationId: str = Field(min_length=1, max_length=64)
-    id: str | None = Field(default=None, min_length=1, max_length=64)
+    id: str | None = Field(default=None, min_length=1, max_length=64, pattern=ID_PATTERN)
     name: str | None = Field(default=None, max_length=200)
     role: Literal["member", "admin"] = "member"
 
@@ -49,12 +55,17 @@ class MemorySwitches(Body):
 class SettingsPatch(Body):
     memory: MemorySwitches | None = None
     agentMemory: bool | None = None
-    helperModel: str | None = Field(default=None, max_length=200)
+    helperModel: str | None = Field(default=None, max_length=200, json_schema_extra=MODEL_NAME)
     botMemory: bool | None = None
-    botMemoryModel: str | None = Field(default=None, max_length=200)
-    allowedModels: list[Annotated[str, Field(max_length=200)]] | None = Field(
-        default=None, max_length=100
-    )
+    botMemoryModel: str | None = Field(default=None, max_length=200, json_schema_extra=MODEL_NAME)
+    allowedModels: (
+        list[
+            Annotated[
+                str, Field(max_length=200, json_schema_extra={"pattern": MODEL_PATTERN_PATTERN})
+            ]
+        ]
+        | None
+    ) = Field(default=None, max_length=100)
 
 
 class MemorySettings(Answer):

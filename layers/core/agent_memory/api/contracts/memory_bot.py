@@ -78,7 +78,9 @@ class BotSettingsPatch(Body):
     """A field sent sets it, `null` removes it, a missing one stays."""
 
     expected: int = Field(ge=0, description="the version read; stale: 409 VersionConflict")
-    instructions: str | None = Field(default=None, max_length=MAX_INSTRUCTIONS)
+    instructions: str | None = Field(
+        default=None, max_length=MAX_INSTRUCTIONS, json_schema_extra={"minLength": 1}
+    )
     concurrency: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY)
     budget: BudgetIn | None = None
 

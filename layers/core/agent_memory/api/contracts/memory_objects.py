@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from agent_memory.api.contracts.base import Answer, Body
 from agent_memory.domain.memory_objects import (
@@ -62,11 +62,20 @@ class UpdateAgentMemory(Body):
     """Only the fields sent change. `null` clears metadata, entity and expires_at; it is a
     400 for category, content and importance."""
 
-    category: CategoryName | None = None
-    content: str | None = Field(default=None, min_length=1, max_length=MAX_CONTENT_CHARS)
+    # `None` here only means "not sent": a sent null is a 400, so the schema has no null.
+    category: Annotated[
+        CategoryName | None,
+        WithJsonSchema({"enum": ["preference", "fact", "instruction"], "type": "string"}),
+    ] = None
+    content: Annotated[
+        str | None,
+        WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS}),
+    ] = Field(default=None, min_length=1, max_length=MAX_CONTENT_CHARS)
     metadata: Any = Field(default=None, description=_METADATA)
     entity: EntityIn | None = None
-    importance: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    importance: Annotated[
+        float | None, WithJsonSchema({"type": "number", "minimum": 0, "maximum": 1})
+    ] = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     expires_at: str | None = Field(default=None, description=_EXPIRES)
 
     def to_patch(self) -> dict[str, Any]:

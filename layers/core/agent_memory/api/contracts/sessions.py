@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 from pydantic.config import JsonDict
 
-from agent_memory.api.contracts.base import Answer, Body, require_known_tag
+from agent_memory.api.contracts.base import (
+    APP_ONLY_ON_TOOLS,
+    MODEL_NAME,
+    Answer,
+    Body,
+    require_known_tag,
+)
 from agent_memory.domain import session_memory as memory
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.bounds import KEYED_POOL, MAX_SESSION_ITEMS
@@ -47,7 +53,7 @@ class AgentAnswer(Answer):
 class CreateSession(Body):
     agentId: str = Field(min_length=1, max_length=100)
     # Left out: the deployment's default model; null: a Session without a model.
-    model: str | None = Field(default=None, max_length=200)
+    model: str | None = Field(default=None, max_length=200, json_schema_extra=MODEL_NAME)
     kind: Literal["chat", "review", "subagent"] = "chat"
 
 
@@ -92,6 +98,8 @@ POOL_BOUND = (
 
 
 class TurnItem(Body):
+    model_config = ConfigDict(json_schema_extra=APP_ONLY_ON_TOOLS)
+
     role: Literal["user", "assistant", "tool", "notice"]
     content: str = Field(
         description=f"At most {MAX_ITEM_BYTES} bytes as UTF-8 (413 TooLarge beyond).",
@@ -101,7 +109,7 @@ class TurnItem(Body):
 
 
 class PostTurn(Body):
-    model: str | None = Field(default=None, max_length=200)
+    model: str | None = Field(default=None, max_length=200, json_schema_extra=MODEL_NAME)
     items: list[TurnItem] = Field(
         description=(
             f"1 to {MAX_TURN_ITEMS} items (413 TooLarge beyond); a session holds at most "
@@ -163,7 +171,7 @@ class RememberCommand(Body):
 
 class ForgetCommand(Body):
     tag: Literal["Forget"] = Field(alias="_tag")
-    key: str = Field(min_length=1, max_length=100)
+    key: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
 
     def to_domain(self) -> memory.Command:
         return memory.Forget(self.key)

@@ -42,7 +42,9 @@ async def list_agent_memories(
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE,
     starting_after: Annotated[str | None, Query(description="A memory id (a position)")] = None,
     category: CategoryName | None = None,
-    entity: Annotated[str | None, Query(description="An entity id")] = None,
+    entity: Annotated[
+        str | None, Query(min_length=1, max_length=255, description="An entity id")
+    ] = None,
 ) -> AgentMemoryList:
     """Unexpired memories, newest first."""
     page = await run(

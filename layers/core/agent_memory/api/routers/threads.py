@@ -141,7 +141,9 @@ async def turn_context(
 ) -> ContextAnswer:
     """What the agent's model gets this turn: the last N messages (the version's
     lastMessages), working memory, the memory's system text and tools."""
-    return ContextAnswer.model_validate(await run(svc, svc.threads.context, caller, threadId))
+    message = body.message.content if body is not None and body.message is not None else None
+    answer = await run(svc, svc.threads.context, caller, threadId, message)
+    return ContextAnswer.model_validate(answer)
 
 
 @router.get("/v1/threads/{threadId}/observations")
