@@ -46,6 +46,16 @@ class LocalService:
         return org_id, user.json()["id"], user.json()["token"]
 
 
+def run_example(
+    code: str, service: LocalService, token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run a documented example as written (in this process: no interpreter start), with
+    AGENT_MEMORY_URL and AGENT_MEMORY_TOKEN set as its reader would set them."""
+    monkeypatch.setenv("AGENT_MEMORY_URL", service.url)
+    monkeypatch.setenv("AGENT_MEMORY_TOKEN", token)
+    exec(compile(code, "<example>", "exec"), {"__name__": "__main__"})
+
+
 @pytest.fixture(scope="session")
 def local_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
     base = tmp_path_factory.mktemp("local-service")

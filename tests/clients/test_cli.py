@@ -92,15 +92,18 @@ def test_purge_and_erase(capsys: pytest.CaptureFixture[str], local_service: Loca
     assert err.startswith("error: Forbidden"), err
 
 
-def test_the_console_script_needs_a_url_and_a_token(local_service: LocalService) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_MEMORY_")}
+def test_the_console_script_needs_a_url_and_a_token(
+    local_service: LocalService,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("AGENT_MEMORY_URL", raising=False)
+    monkeypatch.delenv("AGENT_MEMORY_TOKEN", raising=False)
+    assert main(["orgs", "create", "x"]) == 2
+    assert "AGENT_MEMORY_URL" in capsys.readouterr().err
+    # The installed entry point, with the environment a shell would give it.
+    env = {**os.environ, "AGENT_MEMORY_URL": local_service.url, "AGENT_MEMORY_TOKEN": "amk_wrong"}
     script = Path(sys.executable).parent / "agent-memory"  # the console script pip made
-    run = subprocess.run(
-        [str(script), "orgs", "create", "x"], env=env, capture_output=True, text=True, check=False
-    )
-    assert run.returncode == 2
-    assert "AGENT_MEMORY_URL" in run.stderr
-    env |= {"AGENT_MEMORY_URL": local_service.url, "AGENT_MEMORY_TOKEN": "amk_wrong"}
     run = subprocess.run(
         [str(script), "settings", "get", "o"], env=env, capture_output=True, text=True, check=False
     )

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,7 +22,7 @@ from agent_memory_client import (
     VersionConflict,
     models,
 )
-from tests.clients.conftest import ROOT, LocalService
+from tests.clients.conftest import ROOT, LocalService, run_example
 
 README = ROOT / "clients" / "python" / "README.md"
 
@@ -41,28 +39,20 @@ def client(local_service: LocalService, member: tuple[str, str, str]) -> Any:
 
 
 def test_the_readme_quickstart_runs_against_the_local_service(
-    local_service: LocalService, tmp_path: Path
+    local_service: LocalService,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     text = README.read_text()
     assert text.index("## Quickstart") < text.index("```python"), "the README opens with it"
     code = re.search(r"```python\n(.*?)```", text, re.DOTALL)
     assert code is not None
-    script = tmp_path / "quickstart.py"
-    script.write_text(code.group(1))
     _org, _user, token = local_service.user()
-    env = {**os.environ, "AGENT_MEMORY_URL": local_service.url, "AGENT_MEMORY_TOKEN": token}
-    run = subprocess.run(
-        [sys.executable, str(script)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    assert "0.9 preference: The user prefers metric units." in run.stdout
-    assert "learning: started" in run.stdout
-    assert "Our trip budget is 1500 EUR." in run.stdout
+    run_example(code.group(1), local_service, token, monkeypatch)
+    out = capsys.readouterr().out
+    assert "0.9 preference: The user prefers metric units." in out
+    assert "learning: started" in out
+    assert "Our trip budget is 1500 EUR." in out
     # What it saved is there for the same token, and the one it deleted is gone.
     with Client(base_url=local_service.url, token=token) as c:
         assert [m.content for m in c.iter_agent_memories()] == ["The user lives in Lyon."]

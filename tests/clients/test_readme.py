@@ -3,15 +3,11 @@ SDK one needs a model, so only its session part is run, in test_openai_agents.py
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from tests.clients.conftest import ROOT, LocalService
+from tests.clients.conftest import ROOT, LocalService, run_example
 
 SECTION = "## From Python, an MCP client, or an OpenAI Agents SDK agent"
 
@@ -30,19 +26,12 @@ def _examples() -> list[str]:
     ids=["python", "mcp"],
 )
 def test_the_readme_example_runs(
-    example: str, printed: str, local_service: LocalService, tmp_path: Path
+    example: str,
+    printed: str,
+    local_service: LocalService,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     _org, _user, token = local_service.user()
-    script = tmp_path / "example.py"
-    script.write_text(example)
-    env = {**os.environ, "AGENT_MEMORY_URL": local_service.url, "AGENT_MEMORY_TOKEN": token}
-    run = subprocess.run(
-        [sys.executable, str(script)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    assert printed in run.stdout
+    run_example(example, local_service, token, monkeypatch)
+    assert printed in capsys.readouterr().out
