@@ -10,11 +10,11 @@ from typing import Any
 
 import anyio
 import httpx
+import httpx2
 import pytest
 from mcp import Client as McpClient
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from agent_memory_client import Client
 from tests.clients.conftest import ROOT, LocalService
@@ -23,7 +23,7 @@ TOOLS = {"remember", "recall", "forget", "list_memories"}
 
 
 def _http(service: LocalService, token: str, mode: str = "auto") -> McpClient:
-    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
     return McpClient(streamable_http_client(f"{service.url}/mcp", http_client=http), mode=mode)
 
 
