@@ -238,3 +238,21 @@ def test_the_local_observer_summarizes_titles_and_keeps_notes() -> None:
     repeated = OBSERVATION.local_answer(again)
     assert repeated.title is None
     assert repeated.workingMemory is None
+
+
+def test_the_observer_model_is_the_options_then_observer_model_then_local_rules() -> None:
+    from agent_memory.service.observer import observer_model, reflector_model
+
+    def om(block: Any) -> Any:
+        return effective({"options": {"observationalMemory": block}})["options"][
+            "observationalMemory"
+        ]
+
+    assert observer_model(om(True), None) == "local/rules"
+    assert observer_model(om(True), "openai/small") == "openai/small"
+    assert observer_model(om({"model": "openai/top"}), "openai/small") == "openai/top"
+    own = om({"observation": {"model": "openai/own"}, "reflection": {"model": "openai/r"}})
+    assert observer_model(own, "openai/small") == "openai/own"
+    assert reflector_model(own, "openai/small") == "openai/r"
+    # Unset, the reflector follows the observer's own model.
+    assert reflector_model(om({"observation": {"model": "openai/own"}}), None) == "openai/own"
