@@ -512,3 +512,43 @@ def test_make_runs_local_runner_titles_the_thread_in_the_background(tmp_path: An
         runner.close()
         step_services.reset()
         adapters.store.close()
+
+
+def test_the_state_machine_titles_the_thread_on_the_embedded_aws(
+    settings: Any, adapters: Any, local_aws: Any
+) -> None:
+    """The deployed path: the save starts the template's state machine (moto runs the step
+    handlers in process), which titles the thread after the answer."""
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+    from agent_memory.bootstrap import build_services, step_services
+
+    session, local = local_aws
+    real = build_services(settings, adapters)
+    step_services.use(real)
+    sfn = session.client("stepfunctions")
+    try:
+        with TestClient(create_app(lambda: real), raise_server_exceptions=False) as http:
+            api = Api(http)
+            owner = api.user(api.org())
+            deployed = World(api, owner, owner, agent_of(api, owner))
+            thread = deployed.thread()
+            deployed.save(thread, user("Plan my trip to Lisbon in May."), assistant("Sure."))
+            deadline = time.monotonic() + 20
+            runs: list[dict[str, Any]] = []
+            while time.monotonic() < deadline:
+                runs = learning(deployed, thread)
+                if runs and runs[0]["status"] not in ("running", "waiting"):
+                    break
+                time.sleep(0.05)
+            assert [(r["kind"], r["status"]) for r in runs] == [("thread-title", "succeeded")]
+            title = deployed.get(f"/v1/threads/{thread}").json()["thread"]["title"]
+            assert title == "Plan my trip to Lisbon in"
+    finally:
+        for listed in sfn.list_executions(stateMachineArn=local.state_machine_arn)["executions"]:
+            while (
+                sfn.describe_execution(executionArn=listed["executionArn"])["status"] == "RUNNING"
+            ):
+                time.sleep(0.05)
+        step_services.reset()
