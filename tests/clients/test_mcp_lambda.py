@@ -97,6 +97,10 @@ def test_the_api_is_the_one_the_request_came_through(monkeypatch: pytest.MonkeyP
     monkeypatch.delenv("AGENT_MEMORY_URL", raising=False)
     assert base_url(_event("t", {})) == "https://abc123.execute-api.eu-west-1.amazonaws.com"
     assert base_url(_event("t", {}, stage="prod")).endswith(".amazonaws.com/prod")
+    monkeypatch.setenv("AGENT_MEMORY_URL", "")  # as the template declares it
+    assert base_url(_event("t", {})) == "https://abc123.execute-api.eu-west-1.amazonaws.com"
+    monkeypatch.setenv("AGENT_MEMORY_URL", "http://host.docker.internal:8080/")
+    assert base_url(_event("t", {})) == "http://host.docker.internal:8080"
 
 
 def test_the_template_routes_mcp_to_a_function_without_data_permissions() -> None:
@@ -111,6 +115,7 @@ def test_the_template_routes_mcp_to_a_function_without_data_permissions() -> Non
     # It reaches the service only through the API, as its callers would: no policy at all.
     assert "Policies" not in function
     assert "Layers" not in function
+    assert function["Environment"]["Variables"] == {"AGENT_MEMORY_URL": ""}
 
 
 def test_the_lambda_requirements_pin_what_the_service_pins() -> None:
