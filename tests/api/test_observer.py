@@ -378,6 +378,23 @@ def test_the_reflector_condenses_the_log_past_its_threshold(observed: Observed) 
     assert "chunk 6:" in log["log"]  # observations made after it stay, buffered
 
 
+def test_reflection_idle_activation_is_its_own(observed: Observed) -> None:
+    observed.script.padding = 100  # five active observations: about 550 tokens
+    observed.options(
+        {"messageTokens": 1000, "bufferTokens": 200},
+        reflection={"model": REFLECTOR, "observationTokens": 1000, "activateAfterIdle": "1m"},
+    )
+    thread = observed.world.thread()
+    observed.turns(thread, *range(1, 8))
+    observed.context(thread)
+    observed.turns(thread, 8)  # past 0.5 of 1,000: a reflection in reserve
+    assert observed.script.tasks()[-1] == "reflection"
+    # Under observationTokens and not idle: the observations stay.
+    assert "- chunk" in observed.context(thread)["observations"]
+    observed.clock.ms += 60_000
+    assert observed.context(thread)["observations"].startswith("- reflection")
+
+
 def test_past_reflection_block_after_the_reflector_runs_in_the_context(
     observed: Observed,
 ) -> None:
