@@ -17,6 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from agent_memory_client import Client
+from agent_memory_client.mcp import Connector, McpEndpoint
 from tests.clients.conftest import ROOT, LocalService
 
 TOOLS = {"remember", "recall", "forget", "list_memories"}
@@ -140,3 +141,23 @@ def test_the_tools_over_stdio(local_service: LocalService) -> None:
             "Lives in Lyon.",
             "Speaks French.",
         ]
+
+
+def test_a_throttled_token_gets_the_service_answer_and_its_retry_after() -> None:
+    def service(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/v1/me"
+        body = {"error": {"_tag": "Throttled", "message": "over the limit", "path": []}}
+        return httpx.Response(429, json=body, headers={"Retry-After": "7"})
+
+    endpoint = McpEndpoint(Connector("http://svc", transport=httpx.MockTransport(service)))
+
+    async def scenario() -> httpx.Response:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(endpoint), base_url="http://svc"
+        ) as http:
+            return await http.post("/mcp", json={}, headers={"Authorization": "Bearer t"})
+
+    answer = anyio.run(scenario)
+    assert answer.status_code == 429
+    assert answer.headers["retry-after"] == "7"
+    assert answer.json()["error"]["_tag"] == "Throttled"

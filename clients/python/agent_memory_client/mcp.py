@@ -29,7 +29,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from agent_memory_client._async_client import AsyncClient
-from agent_memory_client.errors import AgentMemoryError, NotFound, ValidationError
+from agent_memory_client.errors import AgentMemoryError, NotFound, Unauthorized, ValidationError
 
 # ASGI's types, as Starlette spells them.
 Scope = MutableMapping[str, Any]
@@ -281,7 +281,7 @@ class McpEndpoint:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
         refusal = await self._refusal(bearer(headers))
         if refusal is not None:
-            await _send_json(send, *refusal)
+            await _send_error(send, refusal)
             return
         # One manager per request: stateless, and its run() may be entered only once.
         manager = StreamableHTTPSessionManager(
@@ -293,31 +293,33 @@ class McpEndpoint:
         async with manager.run():
             await manager.handle_request(scope, receive, send)
 
-    async def _refusal(self, token: str | None) -> tuple[int, dict[str, Any]] | None:
+    async def _refusal(self, token: str | None) -> AgentMemoryError | None:
+        """The service's refusal of this token (None: it may go on)."""
         if not token:
-            return 401, _error("Unauthorized", "missing bearer token")
+            return Unauthorized(401, "missing bearer token")
         async with AsyncClient(
             self.connector.base_url, token, transport=self.connector.transport, max_retries=0
         ) as client:
             try:
                 await client.me()
             except AgentMemoryError as error:
-                return error.status, _error(error.code, error.message)
+                return error
         return None
 
 
-def _error(tag: str, message: str) -> dict[str, Any]:
-    return {"error": {"_tag": tag, "message": message, "path": []}}
-
-
-async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
+async def _send_error(send: Send, error: AgentMemoryError) -> None:
+    """The service's error answer, as the API gives it (API.md "Errors")."""
+    body = {"error": {"_tag": error.code, "message": error.message, "path": error.path}}
     payload = json.dumps(body).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(payload)).encode()),
     ]
-    if status == 401:
+    if error.status == 401:
         headers.append((b"www-authenticate", b"Bearer"))
+    if error.retry_after is not None:
+        headers.append((b"retry-after", str(round(error.retry_after)).encode()))
+    status = error.status
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})
 
