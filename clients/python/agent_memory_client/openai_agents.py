@@ -78,7 +78,8 @@ class AgentMemorySession:
 
     `thread_id` is a thread the client's token owns (`client.create_thread(agent_id)`);
     `client` is a `Client` (its calls run in a worker thread) or an `AsyncClient`.
-    `get_items()` without a limit returns the latest 1,000 items (the service's bound).
+    `get_items()` without a limit returns the latest 1,000 items (the service's bound); an
+    item over 32 KB of JSON is refused (`ValidationError` at `["messages", n, "item"]`).
     """
 
     def __init__(
