@@ -22,7 +22,7 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from agent_memory_client import AsyncClient, Client
+from agent_memory_client import AsyncClient, Client, ValidationError
 from agent_memory_client.openai_agents import AgentMemorySession
 from tests.clients.conftest import LocalService
 
@@ -176,6 +176,10 @@ def test_add_get_clear_and_items_come_back_as_sent(rest: Client, agent_id: str) 
         assert await session.get_items() == items
         await session.clear_session()
         assert await session.get_items() == []
+        # An item the service cannot keep as sent is refused, not cut.
+        with pytest.raises(ValidationError) as refused:
+            await session.add_items([{"role": "user", "content": "x" * 40_000}])
+        assert refused.value.path[-1] == "item"
 
     asyncio.run(scenario())
     # The thread itself stays (clear_session removes its messages only).
