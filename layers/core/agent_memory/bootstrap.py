@@ -26,6 +26,7 @@ from agent_memory.persistence.observations import ObservationRepository
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, Store
+from agent_memory.ports.vectors import Embedder, VectorIndex
 from agent_memory.service.agent_learning import AgentLearning, AgentLearningPool
 from agent_memory.service.agent_memory import AgentMemoryService
 from agent_memory.service.agent_versions import AgentVersionService
@@ -43,6 +44,7 @@ from agent_memory.service.memory_bot import MemoryBotService
 from agent_memory.service.memory_objects import MemoryObjectService
 from agent_memory.service.observer import Observer, ObserverService, ObserveStep
 from agent_memory.service.org_settings import OrgSettingsService
+from agent_memory.service.recall import RecallService, RecallStep
 from agent_memory.service.registry import Services
 from agent_memory.service.session_learning import SessionLearningPool
 from agent_memory.service.session_memory import SessionMemoryService
@@ -66,6 +68,11 @@ class Adapters:
     models: ModelCatalog | None = None
     # Where rate limits count; None: in the table (every process shares it).
     counters: Counters | None = None
+    # Semantic recall: built from the settings on first use when not given.
+    embedder: Embedder | None = None
+    vectors: VectorIndex | None = None
+    # A single machine's in-process index keeps its vectors in this file.
+    vectors_file: Path | None = None
 
 
 def aws_adapters(settings: Settings, session: Any = None) -> Adapters:
@@ -150,6 +157,7 @@ def local_adapters(
         models=model_catalog(settings),
         # One process serves this data directory: its counts are exact without the table.
         counters=ProcessCounters(),
+        vectors_file=data_dir / VECTORS_FILE,
     )
 
 
@@ -228,7 +236,61 @@ def thread_steps(settings: Settings, adapters: Adapters) -> list[ThreadStep]:
         TitleStep(reader, adapters.store, adapters.clock, settings.title_model),
         # OBSERVER_MODEL (API.md); the options' own models win, local/rules without any.
         ObserveStep(reader, observer(settings, adapters)),
+        # semanticRecall: the saved messages' embeddings, batched per save.
+        RecallStep(reader, recall_service(settings, adapters), adapters.store),
     ]
+
+
+# The in-process index's log in a single-machine deployment's data directory.
+VECTORS_FILE = "vectors.log"
+
+
+def recall_service(settings: Settings, adapters: Adapters) -> RecallService:
+    """Semantic recall over the deployment's embedder (`EMBEDDING_MODEL`) and vector index
+    (S3 Vectors when `VECTOR_BUCKET` is set, else the in-process one), built once per
+    process and shared by the context and the background step."""
+    if adapters.embedder is None:
+        from agent_memory.adapters.embedders import embedder_for
+
+        openai_key = _openai_key(settings)
+        adapters.embedder = embedder_for(
+            settings.embedding_model,
+            region=settings.region,
+            openai_base_url=settings.openai_base_url,
+            openai_key=openai_key,
+        )
+    if adapters.vectors is None:
+        if settings.vector_bucket:
+            from agent_memory.adapters.s3vectors import S3VectorIndex
+            from agent_memory.adapters.s3vectors import default_client as vectors_client
+
+            adapters.vectors = S3VectorIndex(
+                vectors_client(settings.region), settings.vector_bucket, settings.vector_index
+            )
+        else:
+            from agent_memory.adapters.vector_index import InProcessVectorIndex
+
+            adapters.vectors = InProcessVectorIndex(
+                adapters.embedder.dimension, adapters.vectors_file
+            )
+    return RecallService(
+        ThreadRepository(adapters.store, adapters.cipher), adapters.embedder, adapters.vectors
+    )
+
+
+def _openai_key(settings: Settings) -> Callable[[], str]:
+    from agent_memory.adapters.secrets import ApiKey, SecretReader
+
+    def secrets_client() -> Any:
+        import boto3
+
+        return boto3.session.Session(region_name=settings.region).client("secretsmanager")
+
+    return ApiKey(
+        settings.openai_api_key,
+        settings.openai_api_key_secret_arn,
+        SecretReader(secrets_client),
+    )
 
 
 def observer(settings: Settings, adapters: Adapters) -> Observer:
@@ -361,6 +423,7 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             adapters.ids,
             background=ThreadBackground(learning, thread_steps(settings, adapters)),
             observer=ObserverService(observer(settings, adapters)),
+            recall=recall_service(settings, adapters),
         ),
         events=EventService(
             EventRepository(adapters.store),

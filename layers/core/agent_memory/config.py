@@ -60,6 +60,12 @@ class Settings(BaseModel):
     observer_model: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
         None, validation_alias="OBSERVER_MODEL"
     )
+    # Semantic recall (seed 003, API.md "Threads"): the embedding model, named like models
+    # (`local/minilm`, `bedrock/amazon.titan-embed-text-v2:0`, `openai/<model>`), and the
+    # S3 Vectors bucket and index (blank: the in-process index, kept in MEMORY_DATA_DIR).
+    embedding_model: str = Field("local/minilm", validation_alias="EMBEDDING_MODEL")
+    vector_bucket: str = Field("", validation_alias="VECTOR_BUCKET")
+    vector_index: str = Field("", validation_alias="VECTOR_INDEX")
     # Only the SHA-256 of the admin token is configured, never the token.
     admin_token_sha256: str = Field("", validation_alias="MEMORY_ADMIN_TOKEN_SHA256")
     openai_base_url: Annotated[str, AfterValidator(_without_trailing_slash)] = Field(

@@ -350,6 +350,16 @@ class ThreadRepository:
             for row in page.records
         ]
 
+    def newest_position(self, thread: Thread) -> int | None:
+        """The number of the thread's latest stored message (one Query of one row, nothing
+        opened); None when it has none."""
+        page = self._store.query(
+            thread_pk(thread.id), KeyRange(prefix=MESSAGE_PREFIX), limit=1, newest_first=True
+        )
+        if not page.records:
+            return None
+        return int(str(page.records[0]["sk"])[len(MESSAGE_PREFIX) :])
+
     def first(self, thread: Thread, limit: int) -> list[Message]:
         page = self._store.query(thread_pk(thread.id), KeyRange(prefix=MESSAGE_PREFIX), limit=limit)
         return [self._message(thread, row) for row in page.records]

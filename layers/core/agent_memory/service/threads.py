@@ -24,6 +24,7 @@ from agent_memory.persistence.threads import StoredThread, ThreadPage, ThreadRep
 from agent_memory.ports import Clock, Ids
 from agent_memory.service.agent_versions import AgentVersionService
 from agent_memory.service.observer import ObserverService
+from agent_memory.service.recall import RecallService
 from agent_memory.service.thread_learning import Saved, ThreadBackground
 
 # A save retries when another save of the same thread numbered its messages first.
@@ -40,6 +41,7 @@ class ThreadService:
         *,
         background: ThreadBackground | None = None,
         observer: ObserverService | None = None,
+        recall: RecallService | None = None,
     ) -> None:
         self._repo = repo
         # Public for benchmarks that seed threads as the service seals them.
@@ -51,6 +53,8 @@ class ThreadService:
         self.background = background or ThreadBackground(None)
         # Observational memory on the request path (service/observer.py).
         self.observer = observer
+        # Semantic recall: the context's query, and the vectors of deleted messages.
+        self.semantic = recall
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -183,10 +187,21 @@ class ThreadService:
         )
 
     def remove_last(self, principal: Principal, thread_id: str) -> Message | None:
-        return self._repo.remove_last(self._thread(principal, thread_id).thread)
+        thread = self._thread(principal, thread_id).thread
+        if self.semantic is None:
+            return self._repo.remove_last(thread)
+        # Its vector goes with it (the key is its position, read before it is removed).
+        position = self._repo.newest_position(thread)
+        removed = self._repo.remove_last(thread)
+        if removed is not None and position is not None:
+            self.semantic.forget(thread, [position])
+        return removed
 
     def clear(self, principal: Principal, thread_id: str) -> None:
-        self._repo.clear(self._thread(principal, thread_id).thread)
+        thread = self._thread(principal, thread_id).thread
+        self._repo.clear(thread)
+        if self.semantic is not None:
+            self.semantic.forget_embedded(thread)
 
     # -- working memory --------------------------------------------------------------------
 
@@ -223,7 +238,9 @@ class ThreadService:
 
     # -- the turn context ------------------------------------------------------------------
 
-    def context(self, principal: Principal, thread_id: str) -> dict[str, Any]:
+    def context(
+        self, principal: Principal, thread_id: str, message: str | None = None
+    ) -> dict[str, Any]:
         """What the agent's model gets this turn: the last N messages, the working memory,
         the memory's system text and tools. Recall and observations come with issue 16."""
         stored = self._thread(principal, thread_id)
@@ -235,7 +252,7 @@ class ThreadService:
             observed = self.observer.context(stored, options)
             return {
                 "messages": [m.view() for m in observed["messages"]],
-                "recalled": [],
+                "recalled": self._recalled(stored, options, message, observed["messages"]),
                 "workingMemory": notes,
                 "observations": observed["observations"],
                 "system": observing.system_text(
@@ -250,12 +267,25 @@ class ThreadService:
         messages = rules.newest_within(latest, rules.CONTEXT_MESSAGES_BUDGET)
         return {
             "messages": [m.view() for m in messages],
-            "recalled": [],
+            "recalled": self._recalled(stored, options, message, latest),
             "workingMemory": notes,
             "observations": None,
             "system": rules.system_text(options, notes),
             "tools": rules.context_tools(options),
         }
+
+    def _recalled(
+        self,
+        stored: StoredThread,
+        options: dict[str, Any],
+        message: str | None,
+        recent: Sequence[Message],
+    ) -> list[dict[str, Any]]:
+        """Semantic recall for the turn's new message (service/recall.py), never the
+        messages already in the context."""
+        if self.semantic is None:
+            return []
+        return self.semantic.recall(stored.thread, stored.seq, options, message, recent)
 
     # -- observational memory (service/observer.py) ---------------------------------------
 

@@ -1,0 +1,265 @@
+"""Semantic recall on LoCoMo (issue 16): the LoCoMo paper's retrieval recall through the
+service's own recall path, against Okapi BM25 over the same turns.
+
+Each of the 10 conversations is one user; each of its sessions a thread of that user with
+one agent; every turn a message (speaker A as `user`, speaker B as `assistant`; a shared
+image's caption appended as the turn's text shows it). The messages are saved, sealed and
+embedded as the service does (`ThreadRepository`, `RecallService.index_thread`, the local
+embedder, the in-process index). Each question is the new message of a turn on a fresh
+thread of the same user (lastMessages 0, scope resource) and goes through
+`RecallService.recall` for every `topK` x `messageRange`. Recall is the share of the
+question's evidence turns (`evidence` dia_ids) among the returned messages (the recalled
+ones and their range). `bm25_recall`: `bm25s` over the same turn texts, the top `topK`
+turns of the user with the same range around each (within its session).
+
+The data set (CC BY-NC 4.0, evaluation only) is read from ../shared/bench-data, never
+copied: `LOCOMO_PATH` overrides, `LOCOMO_CONVERSATIONS=2` runs a subset.
+
+    python -m bench.locomo
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import statistics
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from agent_memory.adapters.in_memory import FakeCipher, InMemoryStore
+from agent_memory.adapters.local_embedder import MiniLM
+from agent_memory.adapters.vector_index import InProcessVectorIndex
+from agent_memory.domain.memory_options import effective_options
+from agent_memory.domain.threads import Message, Thread
+from agent_memory.persistence.threads import ThreadRepository
+from agent_memory.service.recall import RecallService, RecallTimings
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_PATH = ROOT.parent / "shared" / "bench-data" / "locomo" / "locomo10.json"
+TOP_KS = (5, 10, 25)
+RANGES = (0, 1, 2)
+ORG = "org_locomo"
+AGENT = "agt_locomo"
+_SESSION = re.compile(r"^session_(\d+)$")
+
+
+def _path() -> Path:
+    configured = os.environ.get("LOCOMO_PATH")
+    if configured:
+        return Path(configured)
+    for candidate in (DEFAULT_PATH, Path("/work/shared/bench-data/locomo/locomo10.json")):
+        if candidate.exists():
+            return candidate
+    return DEFAULT_PATH
+
+
+def turn_text(turn: dict[str, Any]) -> str:
+    """What a turn's message says: its text, and the caption of an image it shares."""
+    text = str(turn.get("text") or "")
+    caption = turn.get("blip_caption")
+    return f"{text} [shares {caption}]" if caption else text
+
+
+def _sessions(conversation: dict[str, Any]) -> list[tuple[int, list[dict[str, Any]]]]:
+    found = []
+    for name, turns in conversation.items():
+        match = _SESSION.match(name)
+        if match and isinstance(turns, list) and turns:
+            found.append((int(match.group(1)), turns))
+    return sorted(found)
+
+
+class Loaded:
+    """One conversation saved as one user's threads."""
+
+    def __init__(self, number: int, sample: dict[str, Any], repo: ThreadRepository) -> None:
+        self.user = f"usr_locomo_{number}"
+        conversation = sample["conversation"]
+        speaker_a = conversation.get("speaker_a")
+        self.qa = sample["qa"]
+        # dia_id -> (thread id, seq); per thread, its turns' dia_ids by seq.
+        self.where: dict[str, tuple[str, int]] = {}
+        self.threads: list[tuple[Thread, int]] = []
+        self.turns: list[tuple[str, int, str, str]] = []
+        self.dia_of: dict[str, str] = {}
+        for session, turns in _sessions(conversation):
+            thread = Thread(
+                id=f"th_{number}_{session:03d}",
+                org_id=ORG,
+                agent_id=AGENT,
+                resource_id=self.user,
+                title=None,
+                created_at=session,
+            )
+            repo.create(thread)
+            messages = []
+            for seq, turn in enumerate(turns):
+                text = turn_text(turn)
+                role = "user" if turn.get("speaker") == speaker_a else "assistant"
+                message_id = f"msg_{number}_{session}_{seq}"
+                messages.append(Message(message_id, role, text, session))
+                self.dia_of[message_id] = str(turn.get("dia_id"))
+                self.where[str(turn.get("dia_id"))] = (thread.id, seq)
+                self.turns.append((thread.id, seq, str(turn.get("dia_id")), text))
+            # A save is at most 50 messages (one transaction), as the API saves.
+            for start in range(0, len(messages), 50):
+                repo.append(thread, start, messages[start : start + 50], session)
+            self.threads.append((thread, len(messages)))
+        self.question_thread = Thread(
+            id=f"th_{number}_questions",
+            org_id=ORG,
+            agent_id=AGENT,
+            resource_id=self.user,
+            title=None,
+            created_at=10_000,
+        )
+        repo.create(self.question_thread)
+
+
+def _evidence(question: dict[str, Any], where: dict[str, tuple[str, int]]) -> list[str]:
+    ids = []
+    for raw in question.get("evidence") or []:
+        # Some evidence fields hold several ids ("D8:6; D9:17").
+        ids.extend(part.strip() for part in re.split(r"[;,]", str(raw)) if part.strip())
+    return [i for i in ids if i in where]
+
+
+def _share(evidence: list[str], returned: set[str]) -> float:
+    return sum(1 for e in evidence if e in returned) / len(evidence)
+
+
+def _bm25(loaded: list[Loaded]) -> dict[str, Any]:
+    import bm25s
+
+    indexes = {}
+    for conversation in loaded:
+        corpus = [text for _, _, _, text in conversation.turns]
+        retriever = bm25s.BM25()
+        retriever.index(
+            bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False
+        )
+        indexes[conversation.user] = retriever
+    return indexes
+
+
+def _bm25_returned(
+    conversation: Loaded, retriever: Any, question: str, top_k: int, window: int
+) -> set[str]:
+    import bm25s
+
+    tokens = bm25s.tokenize([question], stopwords="en", show_progress=False)
+    k = min(top_k, len(conversation.turns))
+    try:
+        found, _scores = retriever.retrieve(tokens, k=k, show_progress=False)
+    except (ValueError, IndexError):
+        return set()
+    by_position = {(t, s): d for t, s, d, _ in conversation.turns}
+    returned = set()
+    for index in found[0]:
+        thread_id, seq, _, _ = conversation.turns[int(index)]
+        for near in range(seq - window, seq + window + 1):
+            dia = by_position.get((thread_id, near))
+            if dia is not None:
+                returned.add(dia)
+    return returned
+
+
+def run() -> dict[str, Any]:
+    data = json.loads(_path().read_text())
+    limit = int(os.environ.get("LOCOMO_CONVERSATIONS", "0") or 0)
+    if limit:
+        data = data[:limit]
+    store, cipher = InMemoryStore(), FakeCipher()
+    repo = ThreadRepository(store, cipher)
+    embedder = MiniLM()
+    started = time.perf_counter()
+    embedder.load()
+    load_s = time.perf_counter() - started
+    index = InProcessVectorIndex(embedder.dimension)
+    recall = RecallService(repo, embedder, index)
+    loaded = [Loaded(n, sample, repo) for n, sample in enumerate(data)]
+    messages = sum(count for c in loaded for _, count in c.threads)
+    started = time.perf_counter()
+    for conversation in loaded:
+        for thread, count in conversation.threads:
+            recall.index_thread(thread, 0, count)
+    index_s = time.perf_counter() - started
+    bm25 = _bm25(loaded)
+
+    rows: dict[tuple[int, int], dict[str, Any]] = {}
+    sums: dict[tuple[int, int], dict[str, Any]] = defaultdict(
+        lambda: {"n": 0, "recall": 0.0, "bm25": 0.0, "turns": 0, "cat": defaultdict(list)}
+    )
+    embed_ms: list[float] = []
+    query_ms: list[float] = []
+    read_ms: list[float] = []
+    for conversation in loaded:
+        for question in conversation.qa:
+            evidence = _evidence(question, conversation.where)
+            if not evidence:
+                continue
+            text = str(question["question"])
+            for top_k in TOP_KS:
+                for window in RANGES:
+                    options = effective_options(
+                        {
+                            "lastMessages": 0,
+                            "semanticRecall": {"topK": top_k, "messageRange": window},
+                        }
+                    )
+                    timings = RecallTimings()
+                    recalled = recall.recall(
+                        conversation.question_thread, 0, options, text, [], timings
+                    )
+                    if top_k == TOP_KS[0] and window == RANGES[0]:
+                        embed_ms.append(timings.embed_ms)
+                        query_ms.append(timings.query_ms)
+                        read_ms.append(timings.read_ms)
+                    returned = {
+                        conversation.dia_of[m["id"]] for g in recalled for m in g["messages"]
+                    }
+                    lexical = _bm25_returned(
+                        conversation, bm25[conversation.user], text, top_k, window
+                    )
+                    s = sums[(top_k, window)]
+                    s["n"] += 1
+                    s["turns"] += len(returned)
+                    got = _share(evidence, returned)
+                    s["recall"] += got
+                    s["bm25"] += _share(evidence, lexical)
+                    s["cat"][str(question.get("category"))].append(got)
+    for (top_k, window), s in sorted(sums.items()):
+        rows[(top_k, window)] = {
+            "topK": top_k,
+            "messageRange": window,
+            "questions": s["n"],
+            "turns_returned": round(s["turns"] / s["n"], 2),
+            "recall": round(100 * s["recall"] / s["n"], 1),
+            "bm25_recall": round(100 * s["bm25"] / s["n"], 1),
+            "by_category": {
+                c: round(100 * statistics.fmean(v), 1) for c, v in sorted(s["cat"].items())
+            },
+        }
+    return {
+        "locomo": {
+            "conversations": len(loaded),
+            "messages": messages,
+            "embedder": embedder.model,
+            "ranking": "dense (cosine)",
+            "rows": list(rows.values()),
+            "model_load_s": round(load_s, 2),
+            "embedding_ms_per_message": round(1000 * index_s / max(1, messages), 2),
+            "query_embedding_ms_median": round(statistics.median(embed_ms), 2),
+            "index_query_ms_median": round(statistics.median(query_ms), 3),
+            "message_read_ms_median": round(statistics.median(read_ms), 3),
+            "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        }
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(), indent=2))

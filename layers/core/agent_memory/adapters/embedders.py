@@ -1,0 +1,80 @@
+"""The deployment's embedder from its name (`EMBEDDING_MODEL`, named like models):
+`local/minilm` (the default: no network), `bedrock/amazon.titan-embed-text-v2:0`
+(`?dimensions=256|512|1024`), `openai/<model>` (`?dimensions=<n>` for models whose size is
+not known here). The OpenAI key is read at the first embedding (it may be a secret)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agent_memory.ports.vectors import Embedder, EmbeddingFailure, Vector
+
+LOCAL_MINILM = "local/minilm"
+
+
+class _KeyedOpenAI:
+    """An OpenAI embedder built at its first call, when its key is read."""
+
+    def __init__(self, build: Callable[[], Embedder], model: str, dimension: int) -> None:
+        self._build = build
+        self._built: Embedder | None = None
+        self._model = model
+        self._dimension = dimension
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        if not texts:
+            return []
+        if self._built is None:
+            self._built = self._build()
+        return self._built.embed(texts)
+
+
+def embedder_for(
+    name: str,
+    *,
+    region: str = "us-east-1",
+    openai_base_url: str = "https://api.openai.com/v1",
+    openai_key: Callable[[], str] = lambda: "",
+    bedrock_client: Callable[[], Any] | None = None,
+) -> Embedder:
+    """The embedder `name` names; EmbeddingFailure (not retryable) for an unknown one."""
+    from agent_memory.adapters.remote_embedders import split_name
+
+    provider, _, rest = name.partition("/")
+    model, params = split_name(rest)
+    dimensions = int(params["dimensions"]) if params.get("dimensions", "").isdigit() else None
+    if name == LOCAL_MINILM:
+        from agent_memory.adapters.local_embedder import shared_minilm
+
+        return shared_minilm()
+    if provider == "bedrock":
+        from agent_memory.adapters.remote_embedders import BedrockEmbedder
+
+        client = bedrock_client() if bedrock_client is not None else _bedrock_client(region)
+        return BedrockEmbedder(model, client, dimensions=dimensions or 1024)
+    if provider == "openai" and model:
+        from agent_memory.adapters.remote_embedders import OpenAIEmbedder
+
+        def build() -> Embedder:
+            return OpenAIEmbedder(model, openai_base_url, openai_key(), dimensions=dimensions)
+
+        probe = OpenAIEmbedder(model, openai_base_url, "", dimensions=dimensions)
+        return _KeyedOpenAI(build, probe.model, probe.dimension)
+    raise EmbeddingFailure(f"unknown embedding model {name}", retryable=False)
+
+
+def _bedrock_client(region: str) -> Any:
+    import boto3
+
+    from agent_memory.adapters.bedrock import client_config
+
+    return boto3.client("bedrock-runtime", region_name=region, config=client_config(10.0))

@@ -1,0 +1,202 @@
+"""Embedders over the network, named like models (API.md, "Threads"):
+
+- `bedrock/amazon.titan-embed-text-v2:0`: Bedrock Runtime `InvokeModel`, one text a call
+  (Titan v2 embeds one `inputText`), `normalize: true`, 1,024 dimensions by default
+  (256 and 512 on request: `bedrock/amazon.titan-embed-text-v2:0?dimensions=512`).
+- `openai/<model>`: the OpenAI-compatible `POST {base}/embeddings` with every text of a
+  batch in one `input` list (`text-embedding-3-small`: 1,536 dimensions unless the name
+  asks `?dimensions=`); vectors are normalised here, as some servers answer raw ones.
+
+Failures become `EmbeddingFailure(retryable=...)` (the kinds of adapters/http_json.py and
+adapters/bedrock.py: throttling, timeouts and 5xx retry; configuration errors do not). The
+texts never appear in an error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+from urllib.parse import parse_qs
+
+from agent_memory.adapters.http_json import JsonEndpoint
+from agent_memory.ports.models import ModelFailure
+from agent_memory.ports.vectors import EmbeddingFailure, Vector
+
+TITAN_V2 = "amazon.titan-embed-text-v2:0"
+TITAN_DIMENSIONS = (256, 512, 1024)
+# Titan v2 reads at most 8,192 tokens or 50,000 characters.
+TITAN_MAX_CHARS = 50_000
+OPENAI_DIMENSIONS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+# Inputs per `/embeddings` call (OpenAI accepts 2,048).
+OPENAI_BATCH = 256
+DEADLINE_S = 30.0
+_RETRYABLE_BEDROCK = frozenset(
+    {
+        "ThrottlingException",
+        "ServiceQuotaExceededException",
+        "ModelTimeoutException",
+        "ServiceUnavailableException",
+        "InternalServerException",
+        "ModelNotReadyException",
+    }
+)
+
+
+def split_name(name: str) -> tuple[str, dict[str, str]]:
+    """`model?key=value` -> (model, {key: value})."""
+    model, _, query = name.partition("?")
+    return model, {k: v[-1] for k, v in parse_qs(query).items()}
+
+
+def _unit(vector: Sequence[float]) -> Vector:
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [float(v) / norm for v in vector]
+
+
+class BedrockEmbedder:
+    """Titan Text Embeddings v2 over `bedrock-runtime` InvokeModel."""
+
+    def __init__(self, model_id: str, client: Any, *, dimensions: int = 1024) -> None:
+        if model_id != TITAN_V2:
+            raise EmbeddingFailure(f"unknown Bedrock embedding model {model_id}", retryable=False)
+        if dimensions not in TITAN_DIMENSIONS:
+            raise EmbeddingFailure(
+                "Titan v2 embeds in 256, 512 or 1024 dimensions", retryable=False
+            )
+        self._model_id = model_id
+        self._client = client
+        self._dimensions = dimensions
+
+    @property
+    def model(self) -> str:
+        return f"bedrock/{self._model_id}"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimensions
+
+    def request(self, text: str) -> dict[str, Any]:
+        """The InvokeModel parameters for one text (public for tests)."""
+        body = {
+            "inputText": text[:TITAN_MAX_CHARS],
+            "dimensions": self._dimensions,
+            "normalize": True,
+        }
+        return {
+            "modelId": self._model_id,
+            "body": json.dumps(body).encode(),
+            "contentType": "application/json",
+            "accept": "application/json",
+        }
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        return [self._one(text) for text in texts]
+
+    def _one(self, text: str) -> Vector:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            response = self._client.invoke_model(**self.request(text))
+            data = json.loads(response["body"].read())
+        except ClientError as error:
+            code = str(error.response.get("Error", {}).get("Code", ""))
+            raise EmbeddingFailure(
+                f"Bedrock answered {code}", retryable=code in _RETRYABLE_BEDROCK
+            ) from None
+        except BotoCoreError as error:
+            raise EmbeddingFailure(
+                f"Bedrock call failed: {type(error).__name__}", retryable=True
+            ) from None
+        except (KeyError, ValueError):
+            raise EmbeddingFailure(
+                "Bedrock's answer is not an embedding", retryable=False
+            ) from None
+        vector = data.get("embedding") if isinstance(data, dict) else None
+        if not isinstance(vector, list) or len(vector) != self._dimensions:
+            raise EmbeddingFailure("Bedrock's answer is not an embedding", retryable=False)
+        return [float(v) for v in vector]
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible `/embeddings` route."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        api_key: str = "",
+        *,
+        dimensions: int | None = None,
+        post: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> None:
+        self._model = model
+        self._endpoint = JsonEndpoint(base_url.rstrip("/") + "/embeddings", api_key)
+        self._api_key = api_key
+        self._asked = dimensions
+        known = dimensions or OPENAI_DIMENSIONS.get(model)
+        if known is None:
+            raise EmbeddingFailure(
+                f"say the dimensions of openai/{model}: openai/{model}?dimensions=<n>",
+                retryable=False,
+            )
+        self._dimensions = known
+        self._post = post
+
+    @property
+    def model(self) -> str:
+        return f"openai/{self._model}"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimensions
+
+    def body(self, texts: Sequence[str]) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self._model,
+            "input": list(texts),
+            "encoding_format": "float",
+        }
+        if self._asked is not None:
+            body["dimensions"] = self._asked
+        return body
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        out: list[Vector] = []
+        for start in range(0, len(texts), OPENAI_BATCH):
+            out.extend(self._batch(texts[start : start + OPENAI_BATCH]))
+        return out
+
+    def _batch(self, texts: Sequence[str]) -> list[Vector]:
+        body = self.body(texts)
+        try:
+            if self._post is not None:
+                data = self._post(body)
+            else:
+                headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+                data, _latency = self._endpoint.post(body, headers, DEADLINE_S)
+        except ModelFailure as failure:
+            raise EmbeddingFailure(str(failure), retryable=failure.retryable) from None
+        rows = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(rows, list) or len(rows) != len(texts):
+            raise EmbeddingFailure("the answer has not one embedding per input", retryable=False)
+        vectors: list[Vector | None] = [None] * len(texts)
+        for position, row in enumerate(rows):
+            index = row.get("index", position) if isinstance(row, dict) else None
+            vector = row.get("embedding") if isinstance(row, dict) else None
+            if (
+                not isinstance(index, int)
+                or not 0 <= index < len(texts)
+                or not isinstance(vector, list)
+                or len(vector) != self._dimensions
+            ):
+                raise EmbeddingFailure("an embedding of the answer is malformed", retryable=False)
+            vectors[index] = _unit(vector)
+        if any(v is None for v in vectors):
+            raise EmbeddingFailure("the answer has not one embedding per input", retryable=False)
+        return [v for v in vectors if v is not None]

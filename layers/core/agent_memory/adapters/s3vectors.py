@@ -1,0 +1,157 @@
+"""`ports.VectorIndex` over Amazon S3 Vectors (boto3 `s3vectors`).
+
+One vector bucket and one cosine index per embedding model's dimension (template.yaml),
+shared by every organization: a vector's filterable metadata holds the ids that bound
+every query (`org`, `owner`, `group`, `thread`, a few dozen bytes of the 2 KB allowed);
+`ref` (a message's position) is declared non-filterable on the index. No text is ever in
+the metadata (API.md). One index rather than one per organization: an index takes up to
+2,500 vectors written a second and 1,000 write calls a second, far above what the
+background writes batch to, while 10,000 indexes a bucket would cap the organizations.
+
+Limits kept (S3 Vectors' "Limitations and restrictions"): 500 vectors per PutVectors and
+per DeleteVectors (the port's batch bounds), top-K at most 100 per QueryVectors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agent_memory.ports.vectors import (
+    MAX_DELETE_BATCH,
+    MAX_PUT_BATCH,
+    MAX_TOP_K,
+    Vector,
+    VectorHit,
+    VectorRecord,
+    VectorScope,
+)
+
+FILTERABLE = ("org", "owner", "group", "thread")
+# Declared non-filterable on the index (template.yaml MetadataConfiguration).
+NON_FILTERABLE = ("ref",)
+
+
+class VectorIndexFailure(Exception):
+    """S3 Vectors refused or failed a call; `retryable` for throttling and 5xx."""
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+_RETRYABLE = frozenset(
+    {"TooManyRequestsException", "ServiceUnavailableException", "InternalServerException"}
+)
+
+
+class S3VectorIndex:
+    def __init__(self, client: Any, bucket: str, index: str) -> None:
+        self._client = client
+        self._bucket = bucket
+        self._index = index
+
+    def _call(self, operation: str, **params: Any) -> Any:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            return getattr(self._client, operation)(
+                vectorBucketName=self._bucket, indexName=self._index, **params
+            )
+        except ClientError as error:
+            code = str(error.response.get("Error", {}).get("Code", ""))
+            status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+            retryable = code in _RETRYABLE or (isinstance(status, int) and status >= 500)
+            raise VectorIndexFailure(f"S3 Vectors answered {code}", retryable=retryable) from None
+        except BotoCoreError as error:
+            raise VectorIndexFailure(
+                f"S3 Vectors call failed: {type(error).__name__}", retryable=True
+            ) from None
+
+    def put(self, records: Sequence[VectorRecord]) -> None:
+        if not records:
+            return
+        if len(records) > MAX_PUT_BATCH:
+            raise ValueError(f"at most {MAX_PUT_BATCH} vectors a put")
+        vectors = [
+            {
+                "key": r.key,
+                "data": {"float32": [float(v) for v in r.vector]},
+                "metadata": {
+                    "org": r.scope.org,
+                    "owner": r.scope.owner,
+                    "group": r.scope.group,
+                    "thread": r.scope.thread,
+                    "ref": r.ref,
+                },
+            }
+            for r in records
+        ]
+        self._call("put_vectors", vectors=vectors)
+
+    def delete(self, keys: Sequence[str]) -> None:
+        if not keys:
+            return
+        if len(keys) > MAX_DELETE_BATCH:
+            raise ValueError(f"at most {MAX_DELETE_BATCH} keys a delete")
+        self._call("delete_vectors", keys=list(keys))
+
+    @staticmethod
+    def filter_of(org: str, owner: str, group: str | None, thread: str | None) -> dict[str, Any]:
+        """The metadata filter of a query (public for tests): always org and owner."""
+        terms: list[dict[str, Any]] = [{"org": {"$eq": org}}, {"owner": {"$eq": owner}}]
+        if group is not None:
+            terms.append({"group": {"$eq": group}})
+        if thread is not None:
+            terms.append({"thread": {"$eq": thread}})
+        return {"$and": terms}
+
+    def query(
+        self,
+        vector: Vector,
+        top_k: int,
+        *,
+        org: str,
+        owner: str,
+        group: str | None = None,
+        thread: str | None = None,
+    ) -> list[VectorHit]:
+        if not 1 <= top_k <= MAX_TOP_K:
+            raise ValueError(f"top_k is 1..{MAX_TOP_K}")
+        if not org or not owner:
+            raise ValueError("a query is bounded to an organization and an owner")
+        answer = self._call(
+            "query_vectors",
+            topK=top_k,
+            queryVector={"float32": [float(v) for v in vector]},
+            filter=self.filter_of(org, owner, group, thread),
+            returnMetadata=True,
+            returnDistance=True,
+        )
+        hits = []
+        for found in answer.get("vectors", []):
+            meta = found.get("metadata") or {}
+            scope = VectorScope(
+                str(meta.get("org", "")),
+                str(meta.get("owner", "")),
+                str(meta.get("group", "")),
+                str(meta.get("thread", "")),
+            )
+            # Cosine distance is 1 - similarity.
+            score = 1.0 - float(found.get("distance", 1.0))
+            hits.append(VectorHit(str(found["key"]), score, scope, str(meta.get("ref", ""))))
+        hits.sort(key=lambda h: -h.score)
+        return hits
+
+
+def default_client(region: str) -> Any:
+    """An `s3vectors` client for `region` (short timeouts: the context waits on queries)."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(
+        connect_timeout=2,
+        read_timeout=5,
+        retries={"mode": "standard", "max_attempts": 3},
+    )
+    return boto3.client("s3vectors", region_name=region, config=config)

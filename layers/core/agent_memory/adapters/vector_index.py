@@ -1,0 +1,221 @@
+"""The in-process vector index (`make run`, the tests, the benchmarks): exact cosine search
+in numpy over the vectors of the asked scope.
+
+In memory by default; given a file (`make run`: `.data/vectors.log`), every batch is appended
+to it as one JSON line (puts with their float32 vectors in base64, deletes by key) and the
+log is replayed on start, so the index keeps its data across restarts. The log is rewritten
+compactly once it holds more than twice the live vectors. Like S3 Vectors, it holds vectors
+and ids only, never text.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agent_memory.ports.vectors import (
+    MAX_DELETE_BATCH,
+    MAX_KEY_LENGTH,
+    MAX_PUT_BATCH,
+    MAX_TOP_K,
+    Vector,
+    VectorHit,
+    VectorRecord,
+    VectorScope,
+)
+
+_GROWTH = 1024
+
+
+class InProcessVectorIndex:
+    def __init__(self, dimension: int, path: Path | None = None) -> None:
+        import numpy as np
+
+        self._np = np
+        self.dimension = dimension
+        self._path = path
+        self._lock = threading.Lock()
+        self._matrix = np.zeros((0, dimension), dtype=np.float32)
+        self._size = 0
+        self._keys: list[str] = []
+        self._rows: dict[str, int] = {}
+        self._scopes: list[VectorScope] = []
+        self._refs: list[str] = []
+        self._logged = 0
+        if path is not None and path.exists():
+            self._replay(path)
+
+    def __len__(self) -> int:
+        return self._size
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def put(self, records: Sequence[VectorRecord]) -> None:
+        if len(records) > MAX_PUT_BATCH:
+            raise ValueError(f"at most {MAX_PUT_BATCH} vectors a put")
+        for record in records:
+            self._check(record)
+        with self._lock:
+            for record in records:
+                self._put(record)
+            self._log([{"put": [self._encode(r) for r in records]}], len(records))
+
+    def delete(self, keys: Sequence[str]) -> None:
+        if len(keys) > MAX_DELETE_BATCH:
+            raise ValueError(f"at most {MAX_DELETE_BATCH} keys a delete")
+        with self._lock:
+            for key in keys:
+                self._delete(key)
+            self._log([{"delete": list(keys)}], len(keys))
+
+    def _check(self, record: VectorRecord) -> None:
+        if not record.key or len(record.key) > MAX_KEY_LENGTH:
+            raise ValueError("a vector key is 1..1024 characters")
+        if len(record.vector) != self.dimension:
+            raise ValueError(f"a vector has {self.dimension} dimensions")
+        if not record.scope.org or not record.scope.owner:
+            raise ValueError("a vector belongs to an organization and an owner")
+
+    def _put(self, record: VectorRecord) -> None:
+        np = self._np
+        row = self._rows.get(record.key)
+        vector = np.asarray(record.vector, dtype=np.float32)
+        if row is None:
+            if self._size == len(self._matrix):
+                grown = np.zeros((len(self._matrix) + _GROWTH, self.dimension), dtype=np.float32)
+                grown[: self._size] = self._matrix[: self._size]
+                self._matrix = grown
+            row = self._size
+            self._size += 1
+            self._keys.append(record.key)
+            self._scopes.append(record.scope)
+            self._refs.append(record.ref)
+            self._rows[record.key] = row
+        else:
+            self._scopes[row] = record.scope
+            self._refs[row] = record.ref
+        self._matrix[row] = vector
+
+    def _delete(self, key: str) -> None:
+        row = self._rows.pop(key, None)
+        if row is None:
+            return
+        last = self._size - 1
+        if row != last:
+            # The last row moves into the hole: rows stay dense.
+            moved = self._keys[last]
+            self._matrix[row] = self._matrix[last]
+            self._keys[row] = moved
+            self._scopes[row] = self._scopes[last]
+            self._refs[row] = self._refs[last]
+            self._rows[moved] = row
+        self._keys.pop()
+        self._scopes.pop()
+        self._refs.pop()
+        self._size = last
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def query(
+        self,
+        vector: Vector,
+        top_k: int,
+        *,
+        org: str,
+        owner: str,
+        group: str | None = None,
+        thread: str | None = None,
+    ) -> list[VectorHit]:
+        if not 1 <= top_k <= MAX_TOP_K:
+            raise ValueError(f"top_k is 1..{MAX_TOP_K}")
+        np = self._np
+        with self._lock:
+            rows = [
+                i
+                for i, s in enumerate(self._scopes)
+                if s.org == org
+                and s.owner == owner
+                and (group is None or s.group == group)
+                and (thread is None or s.thread == thread)
+            ]
+            if not rows:
+                return []
+            candidates = self._matrix[rows]
+            scores = candidates @ np.asarray(vector, dtype=np.float32)
+            count = min(top_k, len(rows))
+            best = np.argpartition(-scores, count - 1)[:count]
+            best = best[np.argsort(-scores[best], kind="stable")]
+            return [
+                VectorHit(
+                    key=self._keys[rows[i]],
+                    score=float(scores[i]),
+                    scope=self._scopes[rows[i]],
+                    ref=self._refs[rows[i]],
+                )
+                for i in best
+            ]
+
+    # -- the log ---------------------------------------------------------------------------
+
+    def _encode(self, record: VectorRecord) -> dict[str, Any]:
+        data = self._np.asarray(record.vector, dtype="<f4").tobytes()
+        s = record.scope
+        return {
+            "k": record.key,
+            "v": base64.b64encode(data).decode(),
+            "s": [s.org, s.owner, s.group, s.thread],
+            "r": record.ref,
+        }
+
+    def _decode(self, raw: dict[str, Any]) -> VectorRecord:
+        vector = self._np.frombuffer(base64.b64decode(raw["v"]), dtype="<f4")
+        org, owner, group, thread = raw["s"]
+        return VectorRecord(
+            raw["k"], vector.tolist(), VectorScope(org, owner, group, thread), raw["r"]
+        )
+
+    def _log(self, lines: list[dict[str, Any]], count: int) -> None:
+        if self._path is None:
+            return
+        self._logged += count
+        if self._logged > 2 * max(self._size, _GROWTH):
+            self._compact()
+            return
+        with self._path.open("a", encoding="utf-8") as log:
+            for line in lines:
+                log.write(json.dumps(line, separators=(",", ":")) + "\n")
+
+    def _compact(self) -> None:
+        assert self._path is not None
+        temporary = self._path.with_suffix(".tmp")
+        with temporary.open("w", encoding="utf-8") as log:
+            for start in range(0, self._size, MAX_PUT_BATCH):
+                batch = [
+                    VectorRecord(
+                        self._keys[i], self._matrix[i].tolist(), self._scopes[i], self._refs[i]
+                    )
+                    for i in range(start, min(start + MAX_PUT_BATCH, self._size))
+                ]
+                log.write(json.dumps({"put": [self._encode(r) for r in batch]}) + "\n")
+        os.replace(temporary, self._path)
+        self._logged = self._size
+
+    def _replay(self, path: Path) -> None:
+        with path.open(encoding="utf-8") as log:
+            for text in log:
+                try:
+                    line = json.loads(text)
+                except ValueError:
+                    # A line cut by a crash mid-write: the batch was never acknowledged.
+                    continue
+                for raw in line.get("put", []):
+                    self._put(self._decode(raw))
+                    self._logged += 1
+                for key in line.get("delete", []):
+                    self._delete(key)
+                    self._logged += 1

@@ -1,0 +1,171 @@
+"""Semantic recall (seed 003 "Long-term recall"): which past messages a turn gets back.
+
+Pure rules over the nearest vectors the index answers: a message's vector key, which
+messages are embedded, which hits are left out (the last N already in the context), the
+window of context around each hit (`messageRange` `{before, after}`), and the merging of
+windows that touch in one thread. The service fetches and opens only the messages the
+windows name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# Roles whose content is conversation (tool results and system text are not recalled).
+EMBEDDED_ROLES = frozenset({"user", "assistant"})
+# Characters embedded from one message: the local model reads 256 tokens, Titan v2 8,192
+# tokens (about 50,000 characters); past that a message is embedded by its opening.
+MAX_EMBEDDED_CHARS = 8_000
+_KEY_SEPARATOR = "#"
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    top_k: int
+    before: int
+    after: int
+    # "resource": every thread of the user with this agent; "thread": this one only.
+    scope: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    thread_id: str
+    seq: int
+    score: float
+
+
+@dataclass(frozen=True)
+class Window:
+    """Messages `first`..`last` (positions, inclusive) of a thread, recalled for `hits`."""
+
+    thread_id: str
+    first: int
+    last: int
+    score: float
+    hits: tuple[int, ...]
+
+
+def settings_of(options: Mapping[str, Any]) -> RecallSettings | None:
+    """The effective `semanticRecall` option of a version, or None when it is off."""
+    recall = options.get("semanticRecall") or {}
+    if not recall.get("enabled"):
+        return None
+    window = recall["messageRange"]
+    return RecallSettings(
+        top_k=int(recall["topK"]),
+        before=int(window["before"]),
+        after=int(window["after"]),
+        scope=str(recall["scope"]),
+    )
+
+
+def vector_key(thread_id: str, seq: int) -> str:
+    """A message's key in the vector index: its thread and position, no text."""
+    return f"{thread_id}{_KEY_SEPARATOR}{seq:010d}"
+
+
+def parse_key(key: str) -> tuple[str, int] | None:
+    """The thread and position a message key names; None for another kind of key."""
+    thread_id, _, seq = key.rpartition(_KEY_SEPARATOR)
+    if not thread_id or not seq.isdigit():
+        return None
+    return thread_id, int(seq)
+
+
+def embedded(role: str, content: str) -> bool:
+    """Whether a saved message is embedded for recall: conversation text, not blank."""
+    return role in EMBEDDED_ROLES and bool(content.strip())
+
+
+def embedding_text(content: str) -> str:
+    """What is embedded of a message's content (its opening, at most MAX_EMBEDDED_CHARS)."""
+    return content[:MAX_EMBEDDED_CHARS]
+
+
+def candidates_wanted(settings: RecallSettings, last_messages: int, max_top_k: int) -> int:
+    """How many nearest vectors to ask for: topK, plus room for the hits that turn out to be
+    among the last N (left out), within the index's per-query limit."""
+    return max(1, min(max_top_k, settings.top_k + max(0, last_messages)))
+
+
+def kept_hits(
+    hits: Iterable[Hit], top_k: int, current_thread: str, recent_from: int | None
+) -> list[Hit]:
+    """The best `top_k` hits that are not among the current thread's last N (positions at
+    or after `recent_from`; None when the context holds no recent message)."""
+    kept: list[Hit] = []
+    seen: set[tuple[str, int]] = set()
+    for hit in sorted(hits, key=lambda h: -h.score):
+        if (hit.thread_id, hit.seq) in seen:
+            continue
+        if recent_from is not None and hit.thread_id == current_thread and hit.seq >= recent_from:
+            continue
+        seen.add((hit.thread_id, hit.seq))
+        kept.append(hit)
+        if len(kept) == top_k:
+            break
+    return kept
+
+
+def windows(
+    hits: Sequence[Hit],
+    before: int,
+    after: int,
+    current_thread: str,
+    recent_from: int | None,
+) -> list[Window]:
+    """One window per hit (`before` messages before it, `after` after), windows of one
+    thread that overlap or touch merged (the best score stays), the current thread's
+    windows cut short of its last N; best score first."""
+    by_thread: dict[str, list[tuple[int, int, float, int]]] = {}
+    for hit in hits:
+        first = max(0, hit.seq - before)
+        last = hit.seq + after
+        if recent_from is not None and hit.thread_id == current_thread:
+            last = min(last, recent_from - 1)
+        by_thread.setdefault(hit.thread_id, []).append((first, last, hit.score, hit.seq))
+    merged: list[Window] = []
+    for thread_id, spans in by_thread.items():
+        spans.sort()
+        current: list[Any] | None = None
+        for first, last, score, seq in spans:
+            if current is not None and first <= current[1] + 1:
+                current[1] = max(current[1], last)
+                current[2] = max(current[2], score)
+                current[3].append(seq)
+                continue
+            if current is not None:
+                merged.append(
+                    Window(thread_id, current[0], current[1], current[2], tuple(current[3]))
+                )
+            current = [first, last, score, [seq]]
+        if current is not None:
+            merged.append(Window(thread_id, current[0], current[1], current[2], tuple(current[3])))
+    merged.sort(key=lambda w: (-w.score, w.thread_id, w.first))
+    return merged
+
+
+def shown(
+    window: Window, found: Sequence[tuple[int, Any]], recent_ids: Collection[str]
+) -> list[Any] | None:
+    """The messages of a window to show: those found in the store, none of the context's
+    last N (by id); None when no hit of the window still exists (its message was deleted
+    after it was embedded)."""
+    positions = {seq for seq, _ in found}
+    if not any(seq in positions for seq in window.hits):
+        return None
+    messages = [m for _, m in found if getattr(m, "id", None) not in recent_ids]
+    return messages or None
+
+
+def fuse(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion of several rankings of keys (Cormack et al. 2009): each key
+    scores the sum of 1 / (k + rank) over the rankings it appears in; best first."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))

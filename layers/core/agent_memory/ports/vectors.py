@@ -1,0 +1,103 @@
+"""Embeddings and the vector index (seed 003 "Long-term recall", seed 004 recall by meaning).
+
+An `Embedder` turns texts into unit-length vectors of a fixed `dimension`; a `VectorIndex`
+keeps vectors under keys with a few plaintext ids (`VectorScope`) and answers the nearest
+to a query within a scope. The index holds embeddings and ids only: never text (API.md,
+"Rules seed 003 leaves open").
+
+Every query is bounded to one organization and one owner (`VectorScope.org` and
+`VectorScope.owner` are required), so no caller can ask across users by leaving a filter out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+Vector = list[float]
+
+# S3 Vectors' limits (its "Limitations and restrictions" page): the batches every adapter
+# keeps to, so the in-process index behaves like the real one.
+MAX_PUT_BATCH = 500
+MAX_DELETE_BATCH = 500
+MAX_TOP_K = 100
+MAX_KEY_LENGTH = 1024
+
+
+class EmbeddingFailure(Exception):
+    """An embedding call that failed; `retryable` says whether the same call may succeed."""
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class Embedder(Protocol):
+    """Texts to unit vectors of `dimension` floats, one per text, in order."""
+
+    @property
+    def model(self) -> str:
+        """The model's name as configured (`local/minilm`, `bedrock/...`, `openai/...`)."""
+        ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        """One vector per text; `EmbeddingFailure` when the model cannot answer."""
+        ...
+
+
+@dataclass(frozen=True)
+class VectorScope:
+    """Who a vector belongs to. `org` and `owner` (the user, or the agent_memories owner)
+    bound every query; `group` (an agent, a memory space) and `thread` narrow it."""
+
+    org: str
+    owner: str
+    group: str = ""
+    thread: str = ""
+
+
+@dataclass(frozen=True)
+class VectorRecord:
+    key: str
+    vector: Vector
+    scope: VectorScope
+    # A plaintext id or number the reader needs back (a message's position): never text.
+    ref: str = ""
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    key: str
+    # Cosine similarity, in [-1, 1]: higher is closer.
+    score: float
+    scope: VectorScope
+    ref: str
+
+
+class VectorIndex(Protocol):
+    """Vectors by key within scopes. Writes are batches of at most `MAX_PUT_BATCH` /
+    `MAX_DELETE_BATCH` (callers split, adapters check); putting a key again replaces it."""
+
+    def put(self, records: Sequence[VectorRecord]) -> None: ...
+
+    def delete(self, keys: Sequence[str]) -> None:
+        """Remove keys; unknown keys are ignored."""
+        ...
+
+    def query(
+        self,
+        vector: Vector,
+        top_k: int,
+        *,
+        org: str,
+        owner: str,
+        group: str | None = None,
+        thread: str | None = None,
+    ) -> list[VectorHit]:
+        """At most `top_k` (1..MAX_TOP_K) nearest vectors of `org` and `owner` (and of
+        `group`, `thread` when given), closest first."""
+        ...

@@ -1,0 +1,285 @@
+"""Semantic recall (seed 003 "Long-term recall"): the past messages closest in meaning to a
+turn's new message, with the messages around them.
+
+- **The request path** (`recall`): one embedding of the new message, one query of the vector
+  index bounded to the thread's organization and user (and agent; with scope `thread`, the
+  thread), then one Query per recalled window of messages. Hits among the context's last N
+  are left out; windows never reach into them.
+- **The background** (`index_thread`): the messages saved after a read position are embedded
+  in batches and put in batches (S3 Vectors' limits: 500 vectors a call), never one at a
+  time and never on the request path.
+- **Deletes** (`forget`, `forget_thread`): the vectors of removed messages go with them; a
+  hit whose message is gone anyway (a race with a delete) is dropped when read.
+
+The index holds embeddings and ids only: a message's key is its thread and position
+(`domain/recall.vector_key`), its scope the organization, user, agent and thread ids.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_memory.domain import recall as rules
+from agent_memory.domain.errors import WriteConflict
+from agent_memory.domain.tasks.base import Ask
+from agent_memory.domain.tasks.recall_index import (
+    MODEL,
+    RECALL_INDEX,
+    RecallIndex,
+    RecallIndexInput,
+)
+from agent_memory.domain.threads import Message, Thread
+from agent_memory.persistence.threads import THREAD_POSITION, ThreadRepository
+from agent_memory.ports import Store
+from agent_memory.ports.vectors import (
+    MAX_DELETE_BATCH,
+    MAX_PUT_BATCH,
+    MAX_TOP_K,
+    Embedder,
+    VectorIndex,
+    VectorRecord,
+    VectorScope,
+)
+from agent_memory.service.learning_pools import (
+    AlreadyApplied,
+    Evidence,
+    FinishActions,
+    Outcome,
+    PoolKind,
+    PoolRef,
+)
+from agent_memory.service.thread_learning import Saved, ThreadReader
+
+RECALL_KIND: PoolKind = "thread-recall"
+# Messages one background run embeds at most (the local model: ~10 s on a busy machine).
+RUN_MESSAGES = 500
+RUN_BUDGET = 400_000
+
+# Messages embedded per embedder call (the local model's batch, Bedrock's one text a call).
+EMBED_BATCH = 64
+# Messages read per Query while indexing.
+READ_BATCH = 200
+
+
+@dataclass
+class RecallTimings:
+    """Where a recall's time went (ms), for benchmarks."""
+
+    embed_ms: float = 0.0
+    query_ms: float = 0.0
+    read_ms: float = 0.0
+    windows: list[rules.Window] = field(default_factory=list)
+
+
+class RecallService:
+    def __init__(self, repo: ThreadRepository, embedder: Embedder, index: VectorIndex) -> None:
+        self._repo = repo
+        self.embedder = embedder
+        self.index = index
+
+    # -- the turn context ------------------------------------------------------------------
+
+    def recall(
+        self,
+        thread: Thread,
+        seq: int,
+        options: Mapping[str, Any],
+        message: str | None,
+        recent: Sequence[Message],
+        timings: RecallTimings | None = None,
+    ) -> list[dict[str, Any]]:
+        """The context's `recalled`: `[{"threadId", "messages", "score"}]`, best first, for
+        the new `message` of a turn on `thread` (`seq`: its messages ever saved) whose
+        context already holds `recent` (the last N). Empty when recall is off or there is
+        no message."""
+        settings = rules.settings_of(options)
+        if settings is None or message is None or not message.strip():
+            return []
+        timings = timings or RecallTimings()
+        started = time.perf_counter()
+        vector = self.embedder.embed([rules.embedding_text(message)])[0]
+        timings.embed_ms = (time.perf_counter() - started) * 1000
+        # The last N are the thread's newest rows: none is older than seq - len(recent)
+        # unless messages were removed, and those are caught by id below.
+        recent_from = seq - len(recent) if recent else None
+        wanted = rules.candidates_wanted(settings, len(recent), MAX_TOP_K)
+        started = time.perf_counter()
+        found = self.index.query(
+            vector,
+            wanted,
+            org=thread.org_id,
+            owner=thread.resource_id,
+            group=thread.agent_id,
+            thread=thread.id if settings.scope == "thread" else None,
+        )
+        timings.query_ms = (time.perf_counter() - started) * 1000
+        hits = [
+            rules.Hit(parsed[0], parsed[1], hit.score)
+            for hit in found
+            if (parsed := rules.parse_key(hit.key)) is not None
+            # The index's filter already holds; a vector of another user is never shown.
+            and hit.scope.owner == thread.resource_id
+            and hit.scope.org == thread.org_id
+        ]
+        kept = rules.kept_hits(hits, settings.top_k, thread.id, recent_from)
+        windows = rules.windows(kept, settings.before, settings.after, thread.id, recent_from)
+        timings.windows = windows
+        started = time.perf_counter()
+        recent_ids = {m.id for m in recent}
+        recalled: list[dict[str, Any]] = []
+        threads: dict[str, Thread | None] = {thread.id: thread}
+        for window in windows:
+            owner = self._owned_thread(threads, window.thread_id, thread)
+            if owner is None:
+                continue
+            read = self._repo.numbered(
+                owner, window.first, window.last + 1, window.last - window.first + 1
+            )
+            messages = rules.shown(window, read, recent_ids)
+            if messages is None:
+                continue
+            recalled.append(
+                {
+                    "threadId": window.thread_id,
+                    "messages": [m.view() for m in messages],
+                    "score": round(window.score, 6),
+                }
+            )
+        timings.read_ms = (time.perf_counter() - started) * 1000
+        return recalled
+
+    def _owned_thread(
+        self, threads: dict[str, Thread | None], thread_id: str, current: Thread
+    ) -> Thread | None:
+        """A recalled thread, read once, only if it is the same user's with the same agent
+        (a second check behind the index's filter)."""
+        if thread_id not in threads:
+            stored = self._repo.get(thread_id)
+            other = stored.thread if stored is not None else None
+            same = (
+                other is not None
+                and other.org_id == current.org_id
+                and other.resource_id == current.resource_id
+                and other.agent_id == current.agent_id
+            )
+            threads[thread_id] = other if same else None
+        return threads[thread_id]
+
+    # -- the background --------------------------------------------------------------------
+
+    def index_messages(self, thread: Thread, numbered: Sequence[tuple[int, Message]]) -> int:
+        """Embed and put the given messages of `thread` (those recall reads), in batches;
+        answers how many vectors were put."""
+        wanted = [(seq, m) for seq, m in numbered if rules.embedded(m.role, m.content)]
+        scope = VectorScope(thread.org_id, thread.resource_id, thread.agent_id, thread.id)
+        records: list[VectorRecord] = []
+        for start in range(0, len(wanted), EMBED_BATCH):
+            chunk = wanted[start : start + EMBED_BATCH]
+            vectors = self.embedder.embed([rules.embedding_text(m.content) for _, m in chunk])
+            records.extend(
+                VectorRecord(rules.vector_key(thread.id, seq), vector, scope, str(seq))
+                for (seq, _), vector in zip(chunk, vectors, strict=True)
+            )
+        for start in range(0, len(records), MAX_PUT_BATCH):
+            self.index.put(records[start : start + MAX_PUT_BATCH])
+        return len(records)
+
+    def index_thread(self, thread: Thread, after_seq: int, upto: int) -> int:
+        """Embed the messages numbered `after_seq <= seq < upto` still stored; answers the
+        position reached (`upto`). Re-running it puts the same keys again (idempotent)."""
+        position = after_seq
+        while position < upto:
+            read = self._repo.numbered(thread, position, upto, READ_BATCH)
+            if not read:
+                break
+            self.index_messages(thread, read)
+            position = read[-1][0] + 1
+        return upto
+
+    # -- deletes ---------------------------------------------------------------------------
+
+    def forget(self, thread: Thread, seqs: Sequence[int]) -> None:
+        """Remove the vectors of messages `seqs` of `thread`."""
+        keys = [rules.vector_key(thread.id, seq) for seq in seqs]
+        for start in range(0, len(keys), MAX_DELETE_BATCH):
+            self.index.delete(keys[start : start + MAX_DELETE_BATCH])
+
+    def forget_thread(self, thread: Thread, upto: int) -> None:
+        """Remove the vectors of every message of `thread` numbered below `upto` (a cleared
+        thread: keys are positions, so none has to be read first)."""
+        self.forget(thread, range(upto))
+
+    def forget_embedded(self, thread: Thread) -> None:
+        """Remove the vectors of every message the background step embedded (below its read
+        position: one read). A run in flight may still put some: recall drops hits whose
+        message is gone."""
+        self.forget_thread(thread, self._repo.position(thread.id, RECALL_KIND))
+
+
+class RecallStep:
+    """`semanticRecall`'s background step (the `thread-recall` learning pool): after a save,
+    ONE execution embeds every message after the step's read position (500 at most a run;
+    the next save's run reads on), puts the vectors in batches of 500, then moves the read
+    position and ends the execution in one write. Its CallModel is `local/rules` on the
+    `recall_index` task (no network): the real work is in `apply`."""
+
+    kind: PoolKind = RECALL_KIND
+
+    def __init__(self, reader: ThreadReader, recall: RecallService, store: Store) -> None:
+        self._reader = reader
+        self._recall = recall
+        self._store = store
+
+    def wanted(self, saved: Saved) -> bool:
+        """Recall on in the version the save followed, and something to embed."""
+        return rules.settings_of(saved.options) is not None and any(
+            rules.embedded(m.role, m.content) for m in saved.messages
+        )
+
+    def task(self, evidence: Evidence) -> Ask[RecallIndexInput, RecallIndex]:
+        return Ask(RECALL_INDEX, RecallIndexInput(len(evidence.items)))
+
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+        """The messages after the read position (none when recall is off now)."""
+        batch = self._reader.load(pool, upto, limit=RUN_MESSAGES, budget=RUN_BUDGET)
+        if batch is None or rules.settings_of(batch.options) is None:
+            return None
+        return Evidence(
+            pool=pool,
+            position=batch.position,
+            upto=batch.upto,
+            items=batch.items(),
+            memory=(),
+            model=MODEL,
+            allowed_kinds=(),
+            extra={"seqs": [seq for seq, _ in batch.messages]},
+        )
+
+    def apply(self, evidence: Evidence, changes: RecallIndex, finish: FinishActions) -> Outcome:
+        """Embed and put the run's messages, then move the position with the execution's
+        end; AlreadyApplied when another run moved it first (its puts were the same)."""
+        found = self._reader.thread(evidence.pool)
+        if found is None:
+            raise AlreadyApplied("the thread is gone")
+        thread = found[0].thread
+        seqs = [int(s) for s in evidence.extra.get("seqs", [])]
+        numbered = [
+            (seq, Message(item.id, item.role, item.content, 0))
+            for seq, item in zip(seqs, evidence.items, strict=True)
+        ]
+        count = self._recall.index_messages(thread, numbered)
+        outcome = Outcome(applied=[{"key": "embeddings", "op": f"embedded {count}"}], rejected=[])
+        actions = [
+            self._reader.advance(thread.id, self.kind, evidence.position, evidence.upto),
+            *finish(outcome),
+        ]
+        try:
+            self._store.write(actions)
+        except WriteConflict as error:
+            if error.condition == THREAD_POSITION:
+                raise AlreadyApplied("another run embedded these messages") from error
+            raise
+        return outcome

@@ -1,0 +1,135 @@
+"""Semantic recall over HTTP (seed 003 "Long-term recall", API.md "Threads"): saved messages
+are embedded in the background (the learning workflow, run inline here) by the real local
+model, and the turn context recalls the closest with their range and score: across the
+user's threads (scope resource) or this one (scope thread), never another user's, never the
+last N already in the context; deleted messages are not recalled."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+# The fixtures of the thread tests: the inline learning workflow, the world of two users.
+from tests.api.test_threads import World, assistant, services, titler, user, world
+
+__all__ = ["services", "titler", "world"]
+
+CHAT = [
+    user("My sister Ana lives in Lisbon."),
+    assistant("Lisbon is lovely."),
+    user("I adopted a cat named Miso last spring."),
+    assistant("Cats are great company."),
+    user("My favourite food is spicy ramen."),
+    assistant("Noted."),
+]
+
+
+def recall_on(world: World, **options: Any) -> None:
+    world.activate({"lastMessages": options.pop("last", 2), "semanticRecall": options or True})
+
+
+def ask(world: World, thread: str, text: str, who: Any = None) -> dict[str, Any]:
+    answer = world.api.client.post(
+        f"/v1/threads/{thread}/context",
+        json={"message": {"role": "user", "content": text}},
+        headers=(who or world.owner).headers,
+    )
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def contents(group: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in group["messages"]]
+
+
+def test_recall_across_the_users_threads_with_the_range(world: World) -> None:
+    recall_on(world, topK=1, messageRange={"before": 0, "after": 1}, last=2)
+    past = world.thread()
+    assert world.save(past, *CHAT).status_code == 200
+    now = world.thread()
+    context = ask(world, now, "What is the name of my pet?")
+    [group] = context["recalled"]
+    assert group["threadId"] == past
+    assert contents(group) == ["I adopted a cat named Miso last spring.", "Cats are great company."]
+    assert 0 < group["score"] <= 1
+    assert {"id", "role", "content", "createdAt"} <= set(group["messages"][0])
+
+
+def test_top_k_and_the_default_range(world: World) -> None:
+    recall_on(world, topK=2, messageRange=0)
+    past = world.thread()
+    world.save(past, *CHAT)
+    context = ask(world, world.thread(), "Where does my sister live?")
+    recalled = [m for g in context["recalled"] for m in contents(g)]
+    assert len(recalled) == 2
+    assert recalled[0] == "My sister Ana lives in Lisbon."
+
+
+def test_scope_thread_recalls_this_thread_only(world: World) -> None:
+    recall_on(world, topK=3, messageRange=0, scope="thread", last=1)
+    past = world.thread()
+    world.save(past, *CHAT)
+    here = world.thread()
+    world.save(here, user("We talked about my garden tomatoes."), assistant("They grow well."))
+    context = ask(world, here, "What did I say about cats?")
+    assert context["recalled"], context
+    assert {g["threadId"] for g in context["recalled"]} == {here}
+
+
+def test_never_the_last_n_messages(world: World) -> None:
+    recall_on(world, topK=5, messageRange=1, last=2)
+    thread = world.thread()
+    world.save(thread, *CHAT)
+    context = ask(world, thread, "What is my favourite food?")
+    last_two = {m["content"] for m in context["messages"]}
+    assert last_two == {"My favourite food is spicy ramen.", "Noted."}
+    shown = {c for g in context["recalled"] for c in contents(g)}
+    assert shown
+    assert not shown & last_two
+
+
+def test_never_another_users_messages(world: World) -> None:
+    recall_on(world, topK=5, messageRange=2)
+    theirs = world.thread(world.member)
+    world.save(theirs, user("My cat is called Pixel."), user=world.member)
+    mine = world.thread()
+    context = ask(world, mine, "What is my cat called?")
+    assert context["recalled"] == []
+    their_context = ask(world, world.thread(world.member), "What is my cat called?", world.member)
+    assert {c for g in their_context["recalled"] for c in contents(g)} == {
+        "My cat is called Pixel."
+    }
+
+
+def test_off_by_default_and_deleted_messages_are_forgotten(world: World) -> None:
+    past = world.thread()
+    world.save(past, *CHAT)
+    assert ask(world, world.thread(), "What is my pet called?")["recalled"] == []
+    recall_on(world, topK=1, messageRange=0)
+    thread = world.thread()
+    world.save(thread, user("My passport number ends in 42."))
+    later = world.thread()
+    first = ask(world, later, "What does my passport number end in?")
+    assert contents(first["recalled"][0]) == ["My passport number ends in 42."]
+    client, headers = world.api.client, world.owner.headers
+    assert client.delete(f"/v1/threads/{thread}/messages/last", headers=headers).status_code == 200
+    again = ask(world, later, "What does my passport number end in?")
+    assert "My passport number ends in 42." not in {
+        c for g in again["recalled"] for c in contents(g)
+    }
+    world.save(thread, user("My locker code is 1234."))
+    assert client.delete(f"/v1/threads/{thread}/messages", headers=headers).status_code == 204
+    cleared = ask(world, later, "What is my locker code?")
+    assert thread not in {g["threadId"] for g in cleared["recalled"]}
+
+
+@pytest.mark.parametrize("body", [None, {}, {"message": None}])
+def test_no_message_recalls_nothing(world: World, body: Any) -> None:
+    recall_on(world)
+    world.save(world.thread(), *CHAT)
+    answer = world.api.client.post(
+        f"/v1/threads/{world.thread()}/context", json=body, headers=world.owner.headers
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["recalled"] == []
