@@ -22,6 +22,7 @@ REPLACEMENTS = [
     ("AsyncIterator, Callable", "Callable, Iterator"),
     ("for obj in page.data:\n                yield obj", "yield from page.data"),
     ("for thread in page.threads:\n                yield thread", "yield from page.threads"),
+    ("for change in page:\n                yield change", "yield from page"),
     ("httpx.AsyncBaseTransport", "httpx.BaseTransport"),
     ("httpx.AsyncClient", "httpx.Client"),
     ("AsyncIterator", "Iterator"),

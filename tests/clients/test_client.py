@@ -101,6 +101,10 @@ def test_update_agent_memory_reads_again_after_a_lost_race(client: Client) -> No
         "tone": "Be brief.",
         "units": "Use metric units.",
     }
+    # The log, one change a page, newest first.
+    log = list(client.iter_agent_memory_log(agent.id, page_size=1))
+    assert [(c.by, c.keys) for c in log] == [("person", ["units"]), ("person", ["tone"])]
+    assert log[0].version > log[1].version
     with pytest.raises(VersionConflict):
         client.update_agent_memory(
             agent.id, lambda _m: models.AgentForget(key="never-there"), attempts=2

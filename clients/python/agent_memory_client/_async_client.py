@@ -368,6 +368,19 @@ class AsyncClient:
         params = query(limit=limit, before=before)
         return (await self._call(r.AGENT_MEMORY_LOG, params=params, agentId=agent_id)).changes
 
+    async def iter_agent_memory_log(
+        self, agent_id: str, *, page_size: int = 100
+    ) -> AsyncIterator[m.MemoryChange]:
+        """Every change of the agent's memory, newest first, across pages (`before`)."""
+        before: int | None = None
+        while True:
+            page = await self.agent_memory_log(agent_id, limit=page_size, before=before)
+            for change in page:
+                yield change
+            if len(page) < page_size or page[-1].version <= 1:
+                return
+            before = page[-1].version
+
     async def agent_memory_text(self, agent_id: str) -> m.MemoryText:
         return await self._call(r.AGENT_MEMORY_TEXT, agentId=agent_id)
 

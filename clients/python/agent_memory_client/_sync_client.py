@@ -364,6 +364,18 @@ class Client:
         params = query(limit=limit, before=before)
         return (self._call(r.AGENT_MEMORY_LOG, params=params, agentId=agent_id)).changes
 
+    def iter_agent_memory_log(
+        self, agent_id: str, *, page_size: int = 100
+    ) -> Iterator[m.MemoryChange]:
+        """Every change of the agent's memory, newest first, across pages (`before`)."""
+        before: int | None = None
+        while True:
+            page = self.agent_memory_log(agent_id, limit=page_size, before=before)
+            yield from page
+            if len(page) < page_size or page[-1].version <= 1:
+                return
+            before = page[-1].version
+
     def agent_memory_text(self, agent_id: str) -> m.MemoryText:
         return self._call(r.AGENT_MEMORY_TEXT, agentId=agent_id)
 
