@@ -7,17 +7,22 @@ that needs them (`services`), not here.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from mangum import Mangum
 
+from agent_memory.api import families
 from agent_memory.api.app import create_app
 from agent_memory.bootstrap import services_from_environment
 from agent_memory.observability import logger, metrics
 
 # Built on the first request that needs them; tests pin theirs with `services.use(...)`.
 services = services_from_environment()
-app = create_app(services)
+# One function per route family (template.yaml sets API_FAMILY): it imports only its routers.
+# Unset (`make run`, the tests): every route.
+FAMILY = os.environ.get("API_FAMILY") or None
+app = create_app(services, routers=families.routers(FAMILY) if FAMILY else None)
 _asgi = Mangum(app, lifespan="off")
 
 

@@ -4,56 +4,67 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from agent_memory.api.bodies import RequestGuard
 from agent_memory.api.errors import install_error_handlers
 from agent_memory.api.observability import RequestContext
-from agent_memory.api.routers import (
-    admin,
-    agent_memory,
-    agent_versions,
-    agents,
-    bots,
-    console,
-    docs,
-    events,
-    health,
-    me,
-    memory_bot,
-    memory_objects,
-    org_settings,
-    sessions,
-    threads,
-)
 from agent_memory.service.registry import Services
 
-ROUTERS = (
-    health.router,
-    console.router,
-    docs.router,
-    me.router,
-    admin.router,
-    admin.organizations,
-    org_settings.router,
-    memory_objects.router,
-    agents.router,
-    sessions.router,
-    agent_memory.router,
-    agent_versions.router,
-    threads.router,
-    bots.router,
-    memory_bot.router,
-    events.router,
-)
+
+def all_routers() -> tuple[APIRouter, ...]:
+    """Every router, in the order the app serves them. Imported when an app is built: a
+    family's function imports only its own (api/families.py)."""
+    from agent_memory.api.routers import (
+        admin,
+        agent_memory,
+        agent_versions,
+        agents,
+        bots,
+        console,
+        docs,
+        events,
+        health,
+        me,
+        memory_bot,
+        memory_objects,
+        org_settings,
+        sessions,
+        threads,
+    )
+
+    return (
+        health.router,
+        console.router,
+        docs.router,
+        me.router,
+        admin.router,
+        admin.organizations,
+        org_settings.router,
+        memory_objects.router,
+        agents.router,
+        sessions.router,
+        agent_memory.router,
+        agent_versions.router,
+        threads.router,
+        bots.router,
+        memory_bot.router,
+        events.router,
+    )
 
 
-def create_app(services: Callable[[], Services], *, max_body_bytes: int = 1_048_576) -> FastAPI:
+def create_app(
+    services: Callable[[], Services],
+    *,
+    max_body_bytes: int = 1_048_576,
+    routers: Iterable[APIRouter] | None = None,
+) -> FastAPI:
     """`services` is called on each request and should return the same (lazily built)
-    Services: wiring happens on the first request, not at import."""
+    Services: wiring happens on the first request, not at import. `routers`: one
+    family's (api/families.py); every router by default."""
     app = FastAPI(
         title="agent-memory",
         version="0.1.0",
@@ -62,7 +73,7 @@ def create_app(services: Callable[[], Services], *, max_body_bytes: int = 1_048_
         redoc_url=None,
     )
     app.state.services = services
-    for router in ROUTERS:
+    for router in all_routers() if routers is None else routers:
         app.include_router(router)
     install_error_handlers(app)
     # Inside RequestContext, so its answers carry the correlation id and are counted.
