@@ -11,7 +11,8 @@ zero-latency model (what is measured is the service, not a provider):
 - `per_learned_turn`: AWS calls of `POST .../complete` of a confided Turn plus every call of
   the learning steps it releases (LoadEvidence -> CallModel -> ApplyLearning run by moto's
   Step Functions in this process, on their own boto3 session), the model calls, the state
-  transitions and the Lambda tasks. Warm: one turn is learned before the measurement.
+  transitions and the Lambda tasks, one turn after the other (each run ends before the
+  next turn completes). Warm: one turn is learned before the measurement.
 - `cost`: USD per million confides (bench/cost_model.py), with and without their learned turn.
 
     python -m bench.confide      # prints JSON; `run()` returns it
@@ -183,9 +184,12 @@ def run(confides: int = CONFIDES, learned: int = LEARNED) -> dict[str, Any]:
                 step_calls.reset()
                 model.calls = model.prompt_chars = model.reply_chars = 0
                 tasks[0] = 0
+                # One at a time, as one chat's turns end: runs racing on one chat's read
+                # position would count their re-reads, not a learned turn.
                 for turn_id in turns[:learned]:
                     done = http.post(f"{base}/{turn_id}/complete", json={}, headers=headers)
                     assert done.status_code == 200, done.text
+                    _wait(sfn, local.state_machine_arn)
                 runs = [
                     e
                     for e in _wait(sfn, local.state_machine_arn)
