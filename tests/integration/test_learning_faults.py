@@ -188,10 +188,10 @@ def test_record_failure_is_retried_when_its_write_is_throttled(wf: Workflow) -> 
     ref = wf.new_pool()
     wf.model.script = lambda request: "not json"
     upto = wf.turn(ref, BUDGET, start=False)
-    # CallModel's writes: PutItem (attempt), UpdateItem (failed); RecordFailure: UpdateItem.
-    # Only RecordFailure's write names an error type.
+    # CallModel's writes: PutItem (attempt), UpdateItem (failed); RecordFailure: one
+    # transaction (the row's end and its event). Only RecordFailure's write names an error type.
     fault = wf.faults.add(
-        "dynamodb.UpdateItem",
+        "dynamodb.TransactWriteItems",
         THROTTLED,
         when=lambda params: "errorType" in json.dumps(params, default=str),
     )
