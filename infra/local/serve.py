@@ -138,7 +138,7 @@ def main() -> None:
     )
     from agent_memory.config import load_settings
     from agent_memory.domain.identity import hash_token
-    from agent_memory_client.mcp import with_mcp
+    from agent_memory_client.asgi import with_mcp
     from infra.local.runner import Ticker, learning_workflow, scheduled_ticks
 
     os.umask(0o077)  # every file this process creates (the table's journal too) is owner-only

@@ -2,9 +2,10 @@
 
 - stdio, for desktop clients: `python -m agent_memory_client.mcp` with `AGENT_MEMORY_URL` and
   `AGENT_MEMORY_TOKEN` in the environment.
-- streamable HTTP, inside the service: `with_mcp(api_app)` serves `/mcp` beside the API's
-  routes, behind the same bearer token (checked with `GET /v1/me` before any MCP message is
-  read); each tool calls the API with the caller's own token, in process.
+- streamable HTTP, inside the service: `agent_memory_client.asgi.with_mcp(api_app)` serves
+  `/mcp` beside the API's routes, behind the same bearer token (checked with `GET /v1/me`
+  before any MCP message is read); each tool calls the API with the caller's own token, in
+  process.
 - on Lambda, behind the same HTTP API: `agent_memory_client.lambda_handler`.
 
 Stateless and JSON-answering over HTTP, so any instance (or Lambda) can answer any request.
@@ -37,7 +38,6 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-MCP_PATH = "/mcp"
 # What the service answers for these tools' rows; a model needs no more than these fields.
 _SHOWN = ("id", "category", "content", "importance", "entity", "expires_at", "created_at")
 
@@ -334,20 +334,6 @@ async def _no_lifespan(receive: Receive, send: Send) -> None:
             return
 
 
-def with_mcp(api: ASGIApp, *, path: str = MCP_PATH) -> ASGIApp:
-    """`api` with MCP at `path`: the tools call `api` in process with the caller's token."""
-    endpoint = McpEndpoint(Connector("http://agent-memory", transport=httpx.ASGITransport(api)))
-
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        route = scope.get("path", "")
-        if scope["type"] == "http" and route in (path, f"{path}/"):
-            await endpoint(scope, receive, send)
-        else:
-            await api(scope, receive, send)
-
-    return app
-
-
 # --------------------------------------------------------------------------- over stdio
 
 
@@ -364,4 +350,4 @@ def main() -> None:
 if __name__ == "__main__":
     main()
 
-__all__ = ["Connector", "McpEndpoint", "bearer", "build_server", "main", "with_mcp"]
+__all__ = ["Connector", "McpEndpoint", "bearer", "build_server", "main"]
