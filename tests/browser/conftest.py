@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.local_server import LocalServer
+from tests.local_server import local_server as serve
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -32,52 +29,13 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
-ROOT = Path(__file__).resolve().parents[2]
-ADMIN_TOKEN = "amk_admin_browser-test-token-0123456789abcdef"
-
-
-@dataclass(frozen=True)
-class LocalServer:
-    url: str
-    admin_token: str
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="session")
 def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
     """`python -m infra.local.serve` (what `make run` starts) with its own data directory."""
-    port = _free_port()
-    env = os.environ | {
-        "PORT": str(port),
-        "MEMORY_DATA_DIR": str(tmp_path_factory.mktemp("data")),
-        "MEMORY_ADMIN_TOKEN": ADMIN_TOKEN,
-        "PYTHONPATH": f"{ROOT / 'layers' / 'core'}{os.pathsep}{ROOT}",
-    }
-    log = tmp_path_factory.mktemp("log") / "server.log"
-    with log.open("wb") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "infra.local.serve"], cwd=ROOT, env=env, stdout=out, stderr=out
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/healthz", timeout=2):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"the local server did not start:\n{log.read_text()}")
-                time.sleep(0.2)
-        yield LocalServer(url, ADMIN_TOKEN)
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
+    with serve(tmp_path_factory.mktemp("server")) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

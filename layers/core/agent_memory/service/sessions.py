@@ -222,8 +222,7 @@ class SessionService:
         after the item id `starting_after`; whether more follow."""
         after = 0
         if starting_after is not None:
-            # `i-00` is the position before the first item: as the pattern documents it.
-            seq = 0 if starting_after.strip("i-0") == "" else item_seq(starting_after)
+            seq = item_seq(starting_after)
             if seq is None:
                 raise ValidationFailed("an item id such as i-01", ["starting_after"])
             after = seq

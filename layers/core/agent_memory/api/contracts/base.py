@@ -22,6 +22,8 @@ MODEL_PATTERN_PATTERN = f"^{_PROVIDER}/(?:\\*|{_SEGMENT}(?:/{_SEGMENT})*)$"
 MODEL_NAME: JsonDict = {"pattern": MODEL_NAME_PATTERN, "maxLength": MAX_NAME_LENGTH}
 # Client-chosen ids (domain/identity.py): 1..64 letters, digits, `-`, `_`, `.`.
 ID_PATTERN = IDENTIFIER_PATTERN
+# An item id as the service writes it (domain/sessions.py `item_id`): i-01, ..., i-100.
+ITEM_ID_PATTERN = r"^i-(?:0[1-9]|[1-9][0-9]+)$"
 # An Item's `app` is only on a tool result: any other role sends none (or null).
 APP_ONLY_ON_TOOLS: JsonDict = {
     "if": {"properties": {"role": {"not": {"const": "tool"}}}},

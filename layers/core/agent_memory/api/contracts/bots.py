@@ -22,6 +22,9 @@ Id = Annotated[str, Field(min_length=1, max_length=128)]
 LevelText = Literal["read", "write"]
 # Declared, checked by the domain (its messages name the grant): a level per user id.
 GRANTS: JsonDict = {"additionalProperties": {"enum": ["read", "write"]}}
+# The id in a service tag (domain/audiences.py `_VALUE`): no ':', ',' or blank, where a
+# blank is Python's (ECMA's \s lacks \x1c-\x1f and \x85, so they are spelled out).
+TAG_VALUE = r"[^:,\s\x1c-\x1f\x85]{1,128}"
 # A topic (domain/audiences.py): 1..64 lowercase letters, digits and dashes, not dashes only.
 TOPIC: JsonDict = {"pattern": "^[a-z0-9-]*[a-z0-9][a-z0-9-]*$", "minLength": 1, "maxLength": 64}
 ITEM_BOUND = f"At most {MAX_ITEM_BYTES} bytes as UTF-8 (413 TooLarge beyond)."
@@ -156,8 +159,11 @@ class TurnCompleted(Answer):
 class ItemIn(Body):
     model_config = ConfigDict(json_schema_extra=APP_ONLY_ON_TOOLS)
 
+    # `user` is refused with its reason (the person's words are the turn's input): the
+    # schema offers only what is accepted.
     role: Literal["user", "assistant", "tool", "notice"] = Field(
-        description="assistant, tool or notice: the person's words are the turn's input"
+        description="assistant, tool or notice: the person's words are the turn's input",
+        json_schema_extra={"enum": ["assistant", "tool", "notice"]},
     )
     content: str = Field(description=ITEM_BOUND)
     app: str | None = Field(default=None, min_length=1, max_length=MAX_APP_LENGTH)
@@ -268,7 +274,12 @@ class BotMemoryLog(Answer):
 
 
 class Purge(Body):
-    tag: str = Field(min_length=1, max_length=200, description="from:, chat:, org: or channel:")
+    tag: str = Field(
+        min_length=1,
+        max_length=200,
+        description="from:, chat:, org: or channel:",
+        json_schema_extra={"pattern": f"^(?:from|chat|org|channel):{TAG_VALUE}$"},
+    )
 
 
 class Purged(Answer):
@@ -277,7 +288,12 @@ class Purged(Answer):
 
 class Share(Body):
     id: Id
-    audience: str = Field(min_length=1, max_length=200, description="for:channel:<id> or for:bot")
+    audience: str = Field(
+        min_length=1,
+        max_length=200,
+        description="for:channel:<id> or for:bot",
+        json_schema_extra={"pattern": f"^for:(?:bot|channel:{TAG_VALUE})$"},
+    )
 
 
 class SharedEntry(Answer):

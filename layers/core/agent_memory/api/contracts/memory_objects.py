@@ -45,7 +45,9 @@ class CreateAgentMemory(Body):
     metadata: Any = Field(default=None, description=_METADATA)
     entity: EntityIn | None = None
     importance: float = Field(default=DEFAULT_IMPORTANCE, ge=0, le=1, allow_inf_nan=False)
-    expires_at: str | None = Field(default=None, description=_EXPIRES)
+    expires_at: str | None = Field(
+        default=None, description=_EXPIRES, json_schema_extra={"format": "date-time"}
+    )
 
     def to_domain(self) -> NewMemory:
         return NewMemory(
@@ -76,7 +78,9 @@ class UpdateAgentMemory(Body):
     importance: Annotated[
         float | None, WithJsonSchema({"type": "number", "minimum": 0, "maximum": 1})
     ] = Field(default=None, ge=0, le=1, allow_inf_nan=False)
-    expires_at: str | None = Field(default=None, description=_EXPIRES)
+    expires_at: str | None = Field(
+        default=None, description=_EXPIRES, json_schema_extra={"format": "date-time"}
+    )
 
     def to_patch(self) -> dict[str, Any]:
         patch = {name: getattr(self, name) for name in self.model_fields_set}

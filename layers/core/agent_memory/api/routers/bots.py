@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
+from agent_memory.api.contracts.base import ITEM_ID_PATTERN
 from agent_memory.api.contracts.bots import (
     AddItems,
     BotAnswer,
@@ -92,7 +93,9 @@ async def chat_items(
     chatId: str,
     caller: CallerDep,
     svc: ServicesDep,
-    after: Annotated[str | None, Query(max_length=16, description="an item id")] = None,
+    after: Annotated[
+        str | None, Query(max_length=16, pattern=ITEM_ID_PATTERN, description="an item id")
+    ] = None,
 ) -> ChatItems:
     """The history oldest first, keeping the person's own words."""
     items = await run(svc, svc.bots.items, caller, chatId, after)

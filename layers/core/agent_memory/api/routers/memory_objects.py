@@ -40,7 +40,10 @@ async def list_agent_memories(
     caller: CallerDep,
     svc: ServicesDep,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE,
-    starting_after: Annotated[str | None, Query(description="A memory id (a position)")] = None,
+    starting_after: Annotated[
+        str | None,
+        Query(pattern=r"^mem_[0-9a-z]{1,64}$", description="A memory id (a position)"),
+    ] = None,
     category: CategoryName | None = None,
     entity: Annotated[
         str | None, Query(min_length=1, max_length=255, description="An entity id")

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from agent_memory.api.contracts.base import ITEM_ID_PATTERN
 from agent_memory.api.contracts.listing import (
     Cursor,
     DeletedSession,
@@ -83,7 +84,7 @@ async def list_items(
     svc: ServicesDep,
     limit: PageLimit = 10,
     starting_after: Annotated[
-        str | None, Query(pattern=r"^i-[0-9]{2,}$", max_length=20, description="An item id")
+        str | None, Query(pattern=ITEM_ID_PATTERN, max_length=20, description="An item id")
     ] = None,
 ) -> SessionItemList:
     """The session's history in order (oldest first, as it was said), edit notices
