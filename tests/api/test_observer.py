@@ -449,6 +449,62 @@ def test_recall_searches_the_users_messages(observed: Observed) -> None:
     assert bad.json()["error"]["path"] == ["query"]
 
 
+def test_recall_with_vector_fuses_semantic_recalls_nearest(
+    observed: Observed, stack: Stack
+) -> None:
+    observed.options({"messageTokens": 1000}, retrieval=True)
+    thread = observed.world.thread()
+    saved = observed.world.save(
+        thread,
+        {"role": "user", "content": "My order number is 4471."},
+        {"role": "assistant", "content": "Noted, it ships Tuesday."},
+    ).json()["messageIds"]
+    views = {
+        m["id"]: m for m in observed.world.get(f"/v1/threads/{thread}/messages").json()["messages"]
+    }
+    asked: list[Any] = []
+
+    class Nearest:
+        """Semantic recall's index: the answer first, then the order (by meaning)."""
+
+        def recall(self, t: Any, seq: int, options: Any, message: Any, recent: Any) -> Any:
+            asked.append((options["semanticRecall"], message, seq))
+            return [
+                {"threadId": t.id, "messages": [views[saved[1]]], "score": 0.9},
+                {"threadId": t.id, "messages": [views[saved[0]]], "score": 0.5},
+            ]
+
+    # Saved before semantic recall is on: nothing to embed in this test.
+    observed.world.activate(
+        {
+            "semanticRecall": True,
+            "observationalMemory": {
+                "model": OBSERVER,
+                "observation": {"messageTokens": 1000},
+                "retrieval": {"vector": True, "scope": "thread"},
+            },
+        }
+    )
+    threads = stack.services.threads
+    previous, threads.semantic = threads.semantic, Nearest()
+    try:
+        found = observed.world.api.client.post(
+            f"/v1/threads/{thread}/recall",
+            json={"query": "order 4471", "limit": 5},
+            headers=observed.world.owner.headers,
+        )
+    finally:
+        threads.semantic = previous
+    assert found.status_code == 200, found.text
+    # In both lists first; the answer found by meaning alone second.
+    assert [m["id"] for m in found.json()["messages"]] == saved
+    (recall, query, seq) = asked[0]
+    assert recall["messageRange"] == {"before": 0, "after": 0}
+    assert recall["scope"] == "thread"
+    assert recall["topK"] == 5
+    assert (query, seq) == ("order 4471", 2)
+
+
 def test_recall_is_409_when_retrieval_is_off(observed: Observed) -> None:
     observed.options({"messageTokens": 1000})
     thread = observed.world.thread()

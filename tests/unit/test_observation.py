@@ -256,3 +256,11 @@ def test_the_observer_model_is_the_options_then_observer_model_then_local_rules(
     assert reflector_model(own, "openai/small") == "openai/r"
     # Unset, the reflector follows the observer's own model.
     assert reflector_model(om({"observation": {"model": "openai/own"}}), None) == "openai/own"
+
+
+def test_rank_fusion_prefers_what_both_rankings_found() -> None:
+    a, b, c = {"id": "a"}, {"id": "b"}, {"id": "c"}
+    fused = rules.fuse([[a, b], [c, b]])
+    assert [m["id"] for m in fused] == ["b", "a", "c"]
+    assert fused[0]["score"] == round(1 / 62 + 1 / 62, 6)
+    assert rules.fuse([]) == []

@@ -22,7 +22,7 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from agent_memory.domain import observation as rules
 from agent_memory.domain import threads as thread_rules
@@ -71,6 +71,22 @@ RECALL_THREAD_MESSAGES = 1000
 RECALL_THREADS = 20
 RECALL_RESOURCE_MESSAGES = 200
 DEFAULT_RECALL_LIMIT = 10
+# Semantic recall's index answers at most this many per query (S3 Vectors' top-K bound).
+MAX_VECTOR_K = 30
+
+
+class Semantic(Protocol):
+    """Semantic recall's query (service/recall.RecallService.recall)."""
+
+    def recall(
+        self,
+        thread: Thread,
+        seq: int,
+        options: Mapping[str, Any],
+        message: str | None,
+        recent: Sequence[Message],
+    ) -> list[dict[str, Any]]: ...
+
 
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="observer")
 
@@ -635,11 +651,20 @@ class ObserverService:
         }
 
     def recall(
-        self, thread: Thread, options: Mapping[str, Any], query: str, limit: int | None
+        self,
+        thread: Thread,
+        options: Mapping[str, Any],
+        query: str,
+        limit: int | None,
+        *,
+        semantic: Semantic | None = None,
+        seq: int = 0,
     ) -> list[dict[str, Any]]:
         """`POST .../recall`: the user's messages that best match `query` (Okapi BM25 over
         the newest messages of this thread, or of the user's threads with this agent in
-        resource scope), best first. 409 when the version's retrieval is off."""
+        resource scope), best first. With `retrieval.vector` and semantic recall's index
+        (messages are embedded while `semanticRecall` is on), its nearest messages join by
+        reciprocal rank fusion. 409 when the version's retrieval is off."""
         retrieval = options["observationalMemory"]["retrieval"]
         if not (options["observationalMemory"]["enabled"] and retrieval["enabled"]):
             raise ThreadConflict("recall needs observationalMemory.retrieval on")
@@ -658,7 +683,42 @@ class ObserverService:
                 )
                 found += [(other, m) for m in self._threads.latest(other, count)]
         ranked = rules.lexical_rank(query, [m.content for _t, m in found])[:wanted]
-        return [
+        lexical = [
             {**found[i][1].view(), "threadId": found[i][0].id, "score": round(score, 4)}
             for i, score in ranked
+        ]
+        if not (retrieval["vector"] and semantic is not None):
+            return lexical
+        nearest = self._nearest(thread, options, query, wanted, semantic, seq)
+        return rules.fuse([lexical, nearest])[:wanted] if nearest else lexical
+
+    @staticmethod
+    def _nearest(
+        thread: Thread,
+        options: Mapping[str, Any],
+        query: str,
+        wanted: int,
+        semantic: Semantic,
+        seq: int,
+    ) -> list[dict[str, Any]]:
+        """Semantic recall's nearest messages to `query` (no range around them), in the
+        retrieval's scope; none while `semanticRecall` is off (nothing is embedded)."""
+        recall = options["semanticRecall"]
+        if not recall["enabled"]:
+            return []
+        scope = options["observationalMemory"]["retrieval"]["scope"]
+        asked = {
+            **options,
+            "semanticRecall": {
+                **recall,
+                "topK": min(wanted, MAX_VECTOR_K),
+                "messageRange": {"before": 0, "after": 0},
+                "scope": scope,
+            },
+        }
+        windows = semantic.recall(thread, seq, asked, query, ())
+        return [
+            {**message, "threadId": window["threadId"], "score": float(window["score"])}
+            for window in windows
+            for message in window["messages"]
         ]

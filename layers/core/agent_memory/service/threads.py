@@ -300,8 +300,11 @@ class ThreadService:
         self, principal: Principal, thread_id: str, query: str, limit: int | None
     ) -> list[dict[str, Any]]:
         """The `recall` tool: the user's messages matching `query`, best first."""
-        thread = self._thread(principal, thread_id).thread
-        options = self._options(thread)
+        stored = self._thread(principal, thread_id)
+        options = self._options(stored.thread)
         if self.observer is None:
             raise ThreadConflict("recall is not available in this deployment")
-        return self.observer.recall(thread, options, query, limit)
+        # `retrieval.vector`: semantic recall's index joins the words (service/observer.py).
+        return self.observer.recall(
+            stored.thread, options, query, limit, semantic=self.semantic, seq=stored.seq
+        )
