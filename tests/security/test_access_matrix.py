@@ -44,6 +44,7 @@ AUDIENCE: list[tuple[str, str]] = [
     (r"^/v1/bots$", "org"),
     (r"^/v1/bots/\{botId\}", "owner"),  # a grant on the bot; memory is the caller's own
     (r"^/v1/channels$", "org"),
+    (r"^/v1/events$", "org"),  # the caller's organization's feed, filtered by each object's rule
     (r"^/v1/channels/\{channelId\}", "owner"),  # its members (changes: creator or admin)
     (r"^/v1/chats", "owner"),  # a chat's readers; creating one needs read on its bot
     (r"^/v1/threads", "owner"),  # a thread's user alone; creating one needs read on its agent
