@@ -155,6 +155,10 @@ def _objects(client: Any, app: Any) -> Target:
         "tokenPrefix.delete": doomed["tokenPrefix"],
         "agentId": agent,
         "sessionId": session["session"]["id"],
+        "sessionId.delete": post("/v1/sessions", {"agentId": agent, "kind": "chat"}, member)[
+            "session"
+        ]["id"],
+        "agentId.delete": post("/v1/agents", {"name": "doomed"}, member)["agent"]["id"],
         "memoryId": post("/v1/agent_memories", memory, member)["id"],
         "memoryId.delete": post("/v1/agent_memories", memory, member)["id"],
     }
