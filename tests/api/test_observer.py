@@ -52,12 +52,19 @@ class Script:
     delay_s: float = 0.0
     # Words added to each observation, so the log grows as fast as a test needs.
     padding: int = 0
+    # The next calls that fail (the provider is down).
+    failures: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, request: Any) -> str:
         with self.lock:
             self.calls.append(request)
             number = len(self.calls)
+        if self.failures:
+            self.failures -= 1
+            from agent_memory.ports import ModelFailure
+
+            raise ModelFailure("unavailable", "the observer is down", retryable=True)
         if self.delay_s:
             time.sleep(self.delay_s)
         if request.task == "reflection":
@@ -173,6 +180,7 @@ def observed(stack: Stack) -> Iterator[Observed]:
     script = stack.script
     script.calls.clear()
     script.title, script.working_memory, script.delay_s, script.padding = None, None, 0.0, 0
+    script.failures = 0
     api = stack.api
     org = api.org()
     owner, member = api.user(org), api.user(org)
@@ -206,6 +214,21 @@ def test_the_observer_buffers_every_buffer_tokens_not_every_message(observed: Ob
     context = observed.context(thread)
     assert context["observations"] is None
     assert len(context["messages"]) == 8
+
+
+def test_a_failed_observation_loses_no_message(observed: Observed) -> None:
+    observed.options({"messageTokens": 1000, "bufferTokens": 300})
+    observed.script.failures = 1
+    thread = observed.world.thread()
+    observed.turns(thread, 1, 2)  # 400 tokens: the run fails, its execution says so
+    runs = observed.world.get(f"/v1/threads/{thread}/learning").json()["executions"]
+    assert [r["status"] for r in runs if r["kind"] == "thread-observe"] == ["failed"]
+    assert observed.log(thread)["log"] == ""
+    observed.turns(thread, 3)  # still past the interval: the next run reads all six
+    assert (
+        "chunk 2: question1 answer1 question2 answer2 question3 answer3"
+        in (observed.log(thread)["log"])
+    )
 
 
 @pytest.mark.parametrize(("share", "raw"), [(0.8, 4), (0.5, 8)])
