@@ -7,7 +7,7 @@ allows must not be refused for a reason the schema does not state, a 405 must li
 documented methods, every answer must be a documented status, header and shape.
 
 Budget: the examples, coverage and fuzzing phases, 5 examples per operation, a fixed seed,
-two workers (about 40 s here). `SCHEMATHESIS_HTTP_EXAMPLES=n` changes the budget.
+one worker (about 30 s here). `SCHEMATHESIS_HTTP_EXAMPLES=n` changes the budget.
 
 `KNOWN` pins mismatches still open (a check code and an operation, with why): any other
 failure fails the test. A known one that does not show up in a run is not an error (which
@@ -30,7 +30,6 @@ CONFIG = Path(__file__).with_name("schemathesis.toml")
 EXAMPLES = int(os.environ.get("SCHEMATHESIS_HTTP_EXAMPLES", "5"))
 SEED = 17
 
-INTEGRAL = "bodies are strict: 23.0 is a JSON Schema integer, pydantic's strict int refuses it"
 PEOPLE = "ids must name people of the caller's organization: a fact of the data, not the schema"
 # (check code, operation): why the schema cannot say it (yet). ST202: a request the schema
 # allows, refused with a 400.
@@ -46,16 +45,7 @@ KNOWN: dict[tuple[str, str], str] = {
         "`tags` is a comma-separated list of tags; a topic's rule (1..64 characters, not "
         "only dashes) needs a lookahead in a pattern: not stated yet"
     ),
-    ("ST202", "POST /v1/agents/{agentId}/memory"): INTEGRAL,
-    ("ST202", "POST /v1/bots/{botId}/memory/context"): INTEGRAL,
-    ("ST202", "PATCH /v1/bots/{botId}/memory/bot"): INTEGRAL,
-    ("ST202", "POST /v1/threads/{threadId}/recall"): INTEGRAL,
 }
-# An error of schemathesis itself (its coverage phase's cache), not an answer of ours.
-# (seen with 4.32.5: a KeyError keyed by source lines, raised in its coverage module).
-TOOL_ERROR = re.compile(
-    r"schemathesis/specs/openapi/coverage/_schema\.py[^\n]*\n(?:.*\n){0,40}?\s*\|?\s*KeyError: \("
-)
 
 
 def _run(tmp_path: Path) -> dict[str, object]:
@@ -82,8 +72,11 @@ def _run(tmp_path: Path) -> dict[str, object]:
             str(EXAMPLES),
             "--seed",
             str(SEED),
+            # One worker: with two, Hypothesis describes filters by parsing their source in
+            # both threads at once, and CPython 3.11's `ast.parse` is not safe for that
+            # ("AST constructor recursion depth mismatch": an error of the tool, not ours).
             "--workers",
-            "2",
+            "1",
             "--report-json-path",
             str(report),
         ]
@@ -120,9 +113,6 @@ def test_every_check_passes_over_http(tmp_path: Path) -> None:
     unexpected = sorted(found - set(KNOWN))
     print("known, not seen this run:", sorted(set(KNOWN) - found))
     log = (tmp_path / "schemathesis.txt").read_text()
-    errors = list(report.get("errors") or [])  # type: ignore[call-overload]
-    # Each error of the tool's own shows its traceback once in the log.
-    if sum(int(e["count"]) for e in errors) <= len(TOOL_ERROR.findall(log)):
-        errors = []
+    errors = report.get("errors") or []
     assert not unexpected, f"new contract mismatches {unexpected}:\n{_summary(log)}"
     assert not errors, f"schemathesis errors {errors}:\n{log[-5000:]}"

@@ -25,7 +25,7 @@ class AgentRemember(Body):
 
 class AgentForget(Body):
     tag: Literal["Forget"] = Field(alias="_tag")
-    key: str = Field(min_length=1, max_length=100)
+    key: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
 
     def to_domain(self) -> memory.Remember | memory.Forget:
         return memory.Forget(self.key)

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import functools
+import types
+import typing
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic.config import JsonDict
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -32,9 +35,43 @@ APP_ONLY_ON_TOOLS: JsonDict = {
 
 
 class Body(BaseModel):
-    """A request body: unknown fields are a 400 naming them; types are not coerced."""
+    """A request body: unknown fields are a 400 naming them; types are not coerced, but for
+    one case: an integer field takes a JSON number with no fraction (`23.0`), which JSON
+    Schema (and so the OpenAPI document) counts as an integer."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _integral_numbers(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        wanted = _integer_fields(cls)
+        return {
+            name: int(value)
+            if name in wanted and type(value) is float and value.is_integer()
+            else value
+            for name, value in data.items()
+        }
+
+
+@functools.cache
+def _integer_fields(model: type[BaseModel]) -> frozenset[str]:
+    """The fields (by the name a body sends) whose type admits an int but not a float."""
+    return frozenset(
+        field.alias or name
+        for name, field in model.model_fields.items()
+        if _admits_int(field.annotation)
+    )
+
+
+def _admits_int(annotation: Any) -> bool:
+    if annotation is int:
+        return True
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return any(_admits_int(a) for a in args) and float not in args
+    return False
 
 
 class Answer(BaseModel):
