@@ -52,12 +52,16 @@ def local_server(workdir: Path, **settings: str) -> Iterator[LocalServer]:
     """Start the server (with `settings` as extra environment), wait for /healthz, stop it
     afterwards."""
     port = _free_port()
-    env = os.environ | settings | {
-        "PORT": str(port),
-        "MEMORY_DATA_DIR": str(workdir / "data"),
-        "MEMORY_ADMIN_TOKEN": ADMIN_TOKEN,
-        "PYTHONPATH": f"{ROOT / 'layers' / 'core'}{os.pathsep}{ROOT}",
-    }
+    env = (
+        os.environ
+        | settings
+        | {
+            "PORT": str(port),
+            "MEMORY_DATA_DIR": str(workdir / "data"),
+            "MEMORY_ADMIN_TOKEN": ADMIN_TOKEN,
+            "PYTHONPATH": f"{ROOT / 'layers' / 'core'}{os.pathsep}{ROOT}",
+        }
+    )
     log = workdir / "server.log"
     with log.open("wb") as out:
         server = subprocess.Popen(
