@@ -41,6 +41,8 @@ BENCHMARKS = (
     # The memory Bot's confide: latency (zero-latency model), calls, cost per million.
     ("confide", "bench.confide"),
     ("threads", "bench.threads"),
+    # Semantic recall on LoCoMo (issue 16): recall.locomo.
+    ("recall", "bench.locomo"),
     # The observer's token count against o200k, and its model calls per conversation.
     ("observer", "bench.observer"),
     ("events", "bench.events"),

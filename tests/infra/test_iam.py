@@ -92,6 +92,11 @@ def _flat(parts: Any) -> list[Any]:
     return flat
 
 
+VECTOR_INDEX_ARN = (
+    f"arn:aws:s3vectors:{REGION}:{ACCOUNT}:bucket/agent-memory-vectors/index/messages-1024"
+)
+
+
 @dataclass(frozen=True)
 class Deployment:
     """The template's names for one set of parameter values."""
@@ -110,6 +115,7 @@ class Deployment:
             "MemoryTable": TABLE,
             "MemoryTable.Arn": TABLE_ARN,
             "MemoryKey.Arn": KEY_ARN,
+            "MessageVectorIndex": VECTOR_INDEX_ARN,
             **{k: v for k, v in params.items() if k != "AllowedModels"},
             "AllowedModels": params["AllowedModels"].split(","),
         }
@@ -440,8 +446,16 @@ def test_bedrock_only_on_the_allowed_model_families(
     for region in ("us-east-1", "us-west-2"):
         arn = f"arn:aws:bedrock:{region}::{model}"
         assert call_model.allows(Request("bedrock:InvokeModel", arn)) is allowed, arn
+    # Elsewhere only the embedding model of semantic recall (the context, the recall step).
+    titan = f"arn:aws:bedrock:{REGION}::foundation-model/amazon.titan-embed-text-v2:0"
     for function in ("ApiFunction", *STEPS[:1], *STEPS[2:]):
-        assert policy(template, function, deployment).granted("bedrock:") == set()
+        grants = policy(template, function, deployment)
+        assert grants.granted("bedrock:") <= {"bedrock:InvokeModel"}
+        chat = f"arn:aws:bedrock:{REGION}::{model}"
+        assert not grants.allows(Request("bedrock:InvokeModel", chat))
+        if grants.granted("bedrock:"):
+            assert function in {"ApiFunction", "ApplyLearningFunction"}
+            assert grants.allows(Request("bedrock:InvokeModel", titan))
 
 
 def test_bedrock_inference_profiles_of_the_allowed_families(template: dict[str, Any]) -> None:

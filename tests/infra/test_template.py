@@ -219,13 +219,18 @@ def test_only_the_api_starts_learning_on_the_named_state_machine(
 
 
 def test_only_call_model_invokes_bedrock(resources: dict[str, Any]) -> None:
+    """Chat models in CallModel; elsewhere only semantic recall's embedding model."""
     for function in FUNCTIONS:
-        actions = {a for s, _ in statements(resources[function]) for a in as_list(s["Action"])}
+        found = [s for s, _ in statements(resources[function])]
+        actions = {a for s in found for a in as_list(s["Action"])}
         bedrock = {a for a in actions if a.startswith("bedrock:")}
         if function == "CallModelFunction":
             assert "bedrock:InvokeModel" in bedrock  # what Converse is authorised by
-        else:
-            assert bedrock == set()
+            continue
+        embedding = [s for s in found if s.get("Sid") == "RecallEmbeddings"]
+        assert bedrock == ({"bedrock:InvokeModel"} if embedding else set())
+        for statement in embedding:
+            assert "amazon.titan-embed-text-v2:0" in json.dumps(statement["Resource"])
 
 
 def test_openai_secret_is_readable_only_when_configured(

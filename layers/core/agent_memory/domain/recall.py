@@ -9,6 +9,8 @@ windows name.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -86,9 +88,10 @@ def embedding_text(content: str) -> str:
 
 
 def candidates_wanted(settings: RecallSettings, last_messages: int, max_top_k: int) -> int:
-    """How many nearest vectors to ask for: topK, plus room for the hits that turn out to be
-    among the last N (left out), within the index's per-query limit."""
-    return max(1, min(max_top_k, settings.top_k + max(0, last_messages)))
+    """How many nearest vectors to ask for: CANDIDATES for the lexical re-ranking, and at
+    least topK plus room for the hits among the last N (left out), within the index's
+    per-query limit."""
+    return max(1, min(max_top_k, max(CANDIDATES, settings.top_k + max(0, last_messages))))
 
 
 def kept_hits(
@@ -169,3 +172,155 @@ def fuse(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, floa
         for rank, key in enumerate(ranking, start=1):
             scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+# -- hybrid ranking ----------------------------------------------------------------------------
+
+# The nearest vectors re-ranked lexically (all the index answers in one query: S3 Vectors'
+# top-K limit). Measured on LoCoMo (docs/decisions.md, "Semantic recall").
+CANDIDATES = 100
+# The lexical score's weight, normalised to [0, 1] over the candidates, added to the cosine.
+LEXICAL_WEIGHT = 0.3
+_BM25_K1 = 1.5
+_BM25_B = 0.75
+_WORD = re.compile(r"[a-z0-9]+")
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "do",
+        "does",
+        "did",
+        "i",
+        "you",
+        "he",
+        "she",
+        "it",
+        "we",
+        "they",
+        "me",
+        "my",
+        "your",
+        "his",
+        "her",
+        "its",
+        "our",
+        "their",
+        "what",
+        "when",
+        "where",
+        "who",
+        "whom",
+        "which",
+        "why",
+        "how",
+        "that",
+        "this",
+        "these",
+        "those",
+        "as",
+        "by",
+        "from",
+        "about",
+        "into",
+        "over",
+        "after",
+        "before",
+        "than",
+        "then",
+        "so",
+        "if",
+        "not",
+        "no",
+        "yes",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "have",
+        "has",
+        "had",
+    ]
+)
+
+
+def embedding_input(previous: str | None, content: str) -> str:
+    """What is embedded for a saved message: the message before it, then the message, so a
+    short answer ("Yes, in May!") carries what it answers. Both openings, bounded."""
+    text = embedding_text(content)
+    if previous:
+        return f"{embedding_text(previous)[: MAX_EMBEDDED_CHARS // 2]}\n{text}"
+    return text
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words without stop words (the lexical ranking's terms)."""
+    return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
+
+
+def lexical_scores(query: str, texts: Sequence[str]) -> list[float]:
+    """Okapi BM25 of each text for `query`, with the term statistics of `texts` themselves
+    (the candidates: the index holds no text to count over)."""
+    docs = [words(t) for t in texts]
+    if not docs:
+        return []
+    average = sum(len(d) for d in docs) / len(docs) or 1.0
+    frequency: dict[str, int] = {}
+    for doc in docs:
+        for word in set(doc):
+            frequency[word] = frequency.get(word, 0) + 1
+    terms = set(words(query))
+    scores = []
+    for doc in docs:
+        counts: dict[str, int] = {}
+        for word in doc:
+            counts[word] = counts.get(word, 0) + 1
+        score = 0.0
+        for term in terms & counts.keys():
+            df = frequency[term]
+            idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
+            tf = counts[term]
+            score += (
+                idf
+                * tf
+                * (_BM25_K1 + 1)
+                / (tf + _BM25_K1 * (1 - _BM25_B + _BM25_B * len(doc) / average))
+            )
+        scores.append(score)
+    return scores
+
+
+def hybrid(
+    hits: Sequence[Hit], lexical: Sequence[float], weight: float = LEXICAL_WEIGHT
+) -> list[Hit]:
+    """Each hit's cosine plus `weight` x its lexical score normalised by the best one; best
+    first (ties keep the dense order)."""
+    best = max(lexical, default=0.0)
+    fused = [
+        Hit(h.thread_id, h.seq, h.score + (weight * s / best if best > 0 else 0.0))
+        for h, s in zip(hits, lexical, strict=True)
+    ]
+    return sorted(fused, key=lambda h: -h.score)

@@ -350,6 +350,19 @@ class ThreadRepository:
             for row in page.records
         ]
 
+    def messages_at(self, wanted: Sequence[tuple[Thread, int]]) -> dict[tuple[str, int], Message]:
+        """Messages by (thread, number): one BatchGetItem per 100; removed ones are absent."""
+        threads = {thread.id: thread for thread, _ in wanted}
+        rows = self._store.get_many([(thread_pk(t.id), message_sk(seq)) for t, seq in wanted])
+        found: dict[tuple[str, int], Message] = {}
+        for row in rows:
+            thread_id = str(row["pk"])[len(INDEX_PREFIX) :]
+            if row.get("type") != "thread-message" or thread_id not in threads:
+                continue
+            seq = int(str(row["sk"])[len(MESSAGE_PREFIX) :])
+            found[(thread_id, seq)] = self._message(threads[thread_id], row)
+        return found
+
     def newest_position(self, thread: Thread) -> int | None:
         """The number of the thread's latest stored message (one Query of one row, nothing
         opened); None when it has none."""

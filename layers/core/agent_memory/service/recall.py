@@ -17,6 +17,7 @@ The index holds embeddings and ids only: a message's key is its thread and posit
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +72,7 @@ class RecallTimings:
     embed_ms: float = 0.0
     query_ms: float = 0.0
     read_ms: float = 0.0
+    rerank_ms: float = 0.0
     windows: list[rules.Window] = field(default_factory=list)
 
 
@@ -124,7 +126,18 @@ class RecallService:
             and hit.scope.owner == thread.resource_id
             and hit.scope.org == thread.org_id
         ]
-        kept = rules.kept_hits(hits, settings.top_k, thread.id, recent_from)
+        # Dense candidates re-ranked with the lexical score of their own text (hybrid).
+        candidates = rules.kept_hits(hits, len(hits), thread.id, recent_from)
+        started = time.perf_counter()
+        texts = self._repo.messages_at(
+            [(self._scoped(thread, h.thread_id), h.seq) for h in candidates]
+        )
+        present = [h for h in candidates if (h.thread_id, h.seq) in texts]
+        lexical = rules.lexical_scores(
+            message, [texts[(h.thread_id, h.seq)].content for h in present]
+        )
+        timings.rerank_ms = (time.perf_counter() - started) * 1000
+        kept = rules.hybrid(present, lexical)[: settings.top_k]
         windows = rules.windows(kept, settings.before, settings.after, thread.id, recent_from)
         timings.windows = windows
         started = time.perf_counter()
@@ -151,6 +164,12 @@ class RecallService:
         timings.read_ms = (time.perf_counter() - started) * 1000
         return recalled
 
+    @staticmethod
+    def _scoped(current: Thread, thread_id: str) -> Thread:
+        """The thread of a candidate as far as reading its sealed text needs (its ids; the
+        index's filter bounded it to the current user, and windows check its owner)."""
+        return Thread(thread_id, current.org_id, current.agent_id, current.resource_id, None, 0)
+
     def _owned_thread(
         self, threads: dict[str, Thread | None], thread_id: str, current: Thread
     ) -> Thread | None:
@@ -171,14 +190,25 @@ class RecallService:
     # -- the background --------------------------------------------------------------------
 
     def index_messages(self, thread: Thread, numbered: Sequence[tuple[int, Message]]) -> int:
-        """Embed and put the given messages of `thread` (those recall reads), in batches;
-        answers how many vectors were put."""
+        """Embed and put the given messages of `thread` (those recall reads), each with the
+        message before it (`domain/recall.embedding_input`), in batches; answers how many
+        vectors were put."""
+        before: dict[int, str] = {}
+        if numbered and numbered[0][0] > 0:
+            first = numbered[0][0]
+            previous = self._repo.numbered(thread, max(0, first - 1), first, 1)
+            if previous:
+                before[first] = previous[-1][1].content
+        for (_, m), (seq, _) in itertools.pairwise(numbered):
+            before[seq] = m.content
         wanted = [(seq, m) for seq, m in numbered if rules.embedded(m.role, m.content)]
         scope = VectorScope(thread.org_id, thread.resource_id, thread.agent_id, thread.id)
         records: list[VectorRecord] = []
         for start in range(0, len(wanted), EMBED_BATCH):
             chunk = wanted[start : start + EMBED_BATCH]
-            vectors = self.embedder.embed([rules.embedding_text(m.content) for _, m in chunk])
+            vectors = self.embedder.embed(
+                [rules.embedding_input(before.get(seq), m.content) for seq, m in chunk]
+            )
             records.extend(
                 VectorRecord(rules.vector_key(thread.id, seq), vector, scope, str(seq))
                 for (seq, _), vector in zip(chunk, vectors, strict=True)

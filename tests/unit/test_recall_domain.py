@@ -1,0 +1,98 @@
+"""Semantic recall's pure rules (domain/recall.py): keys, the last N left out, windows and
+their merging, the hybrid re-ranking, and the local model's meaning."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from agent_memory.domain import recall as rules
+from agent_memory.domain.memory_options import effective_options
+from agent_memory.domain.recall import Hit
+
+
+def test_settings_follow_the_effective_option() -> None:
+    assert rules.settings_of(effective_options({})) is None
+    on = rules.settings_of(effective_options({"semanticRecall": True}))
+    assert on == rules.RecallSettings(top_k=5, before=2, after=2, scope="resource")
+    window = {"topK": 3, "messageRange": {"before": 0, "after": 4}, "scope": "thread"}
+    assert rules.settings_of(effective_options({"semanticRecall": window})) == (
+        rules.RecallSettings(3, 0, 4, "thread")
+    )
+
+
+def test_keys_name_a_thread_and_a_position_only() -> None:
+    key = rules.vector_key("th_abc", 42)
+    assert key == "th_abc#0000000042"
+    assert rules.parse_key(key) == ("th_abc", 42)
+    assert rules.parse_key("mem_123") is None
+
+
+def test_only_conversation_text_is_embedded() -> None:
+    assert rules.embedded("user", "hello")
+    assert rules.embedded("assistant", "hi")
+    assert not rules.embedded("tool", '{"result": 1}')
+    assert not rules.embedded("user", "   ")
+    assert rules.embedding_input("What city?", "Lisbon.") == "What city?\nLisbon."
+    assert rules.embedding_input(None, "Lisbon.") == "Lisbon."
+
+
+def test_the_last_n_are_left_out_and_duplicates_once() -> None:
+    hits = [Hit("th_1", 9, 0.9), Hit("th_1", 3, 0.8), Hit("th_2", 9, 0.7), Hit("th_1", 3, 0.6)]
+    kept = rules.kept_hits(hits, 5, current_thread="th_1", recent_from=8)
+    assert kept == [Hit("th_1", 3, 0.8), Hit("th_2", 9, 0.7)]
+    assert rules.kept_hits(hits, 1, "th_1", None) == [Hit("th_1", 9, 0.9)]
+
+
+def test_windows_merge_when_they_touch_and_stop_before_the_last_n() -> None:
+    hits = [Hit("th_1", 5, 0.9), Hit("th_1", 8, 0.5), Hit("th_2", 1, 0.7), Hit("th_1", 20, 0.6)]
+    windows = rules.windows(hits, before=1, after=1, current_thread="th_1", recent_from=21)
+    assert [(w.thread_id, w.first, w.last, w.score) for w in windows] == [
+        ("th_1", 4, 9, 0.9),
+        ("th_2", 0, 2, 0.7),
+        ("th_1", 19, 20, 0.6),
+    ]
+    assert windows[0].hits == (5, 8)
+
+
+def test_a_window_whose_hit_was_deleted_shows_nothing() -> None:
+    window = rules.Window("th_1", 3, 5, 0.9, (4,))
+    assert rules.shown(window, [(3, "m3"), (5, "m5")], set()) is None
+
+
+def test_lexical_scores_favour_the_rare_shared_words() -> None:
+    texts = ["I adopted a cat named Miso", "The weather is nice", "My cat sleeps a lot"]
+    scores = rules.lexical_scores("What is my cat Miso like?", texts)
+    assert scores[0] > scores[2] > scores[1] == 0
+
+
+def test_hybrid_adds_the_normalised_lexical_score() -> None:
+    hits = [Hit("t", 1, 0.50), Hit("t", 2, 0.45)]
+    fused = rules.hybrid(hits, [0.0, 2.0], weight=0.3)
+    assert [h.seq for h in fused] == [2, 1]
+    assert fused[0].score == pytest.approx(0.75)
+    assert rules.hybrid(hits, [0.0, 0.0]) == hits
+
+
+def test_fusion_by_reciprocal_rank() -> None:
+    fused = rules.fuse([["a", "b", "c"], ["c", "a"]], k=60)
+    assert [key for key, _ in fused] == ["a", "c", "b"]
+    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
+
+
+def test_the_local_model_embeds_meaning() -> None:
+    from agent_memory.adapters.local_embedder import shared_minilm
+
+    model = shared_minilm()
+    food, bread, violin = model.embed(
+        ["A man is eating food.", "A man is eating a piece of bread.", "A woman plays violin."]
+    )
+
+    def cosine(a: list[float], b: list[float]) -> float:
+        return sum(x * y for x, y in zip(a, b, strict=True))
+
+    # sentence-transformers' published similarity for this pair with all-MiniLM-L6-v2.
+    assert cosine(food, bread) == pytest.approx(0.7553, abs=2e-3)
+    assert cosine(food, violin) < 0.1
+    assert math.isclose(cosine(food, food), 1.0, abs_tol=1e-5)
