@@ -38,8 +38,13 @@ BODY_ID_OF = {
     ("POST", "/v1/channels"): "userId",
     ("POST", "/v1/chats"): "botId",
 }
+# Routes whose query names an object: which world id each query parameter is.
+QUERY_IDS: dict[tuple[str, str], dict[str, str]] = {
+    ("GET", "/v1/sessions"): {"agentId": "agentId"},
+}
 # Routes that name no object: the caller's own organization is implied.
 WITHOUT_IDS = {
+    ("GET", "/v1/agents"),  # the caller's own and shared agents
     ("POST", "/v1/admin/organizations"),
     ("GET", "/v1/agent_memories"),
     ("POST", "/v1/agent_memories"),
@@ -56,7 +61,7 @@ def missing(value: str) -> str:
 
 
 def _probed(method: str, path: str) -> bool:
-    return bool(PARAMETER.search(path)) or (method, path) in BODY_IDS
+    return bool(PARAMETER.search(path)) or (method, path) in BODY_IDS | QUERY_IDS.keys()
 
 
 PROBED = [route for route in ROUTES if _probed(*route)]
@@ -74,6 +79,8 @@ def _answer(world: World, method: str, path: str, ids: dict[str, str], caller: U
     url = PARAMETER.sub(lambda m: ids[m.group(1)], path)
     operation = DOCUMENT["paths"][path][method.lower()]
     kwargs: dict[str, Any] = {"headers": caller.headers}
+    if (method, path) in QUERY_IDS:
+        kwargs["params"] = {q: ids[w] for q, w in QUERY_IDS[(method, path)].items()}
     if (method, path) in BODY_IDS:
         kwargs["json"] = BODY_IDS[(method, path)](ids[BODY_ID_OF[(method, path)]])
     elif "requestBody" in operation:
@@ -100,6 +107,7 @@ def test_a_foreign_object_answers_as_a_missing_one(
     names = set(PARAMETER.findall(path))
     if (method, path) in BODY_IDS:
         names.add(BODY_ID_OF[(method, path)])
+    names |= set(QUERY_IDS.get((method, path), {}).values())
     absent = {k: (missing(v) if k in names else v) for k, v in world.ids.items()}
 
     foreign = _answer(world, method, path, world.ids, caller)

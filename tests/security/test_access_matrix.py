@@ -246,6 +246,15 @@ def _call(world: World, method: str, path: str, headers: dict[str, str]) -> Any:
     url = re.sub(r"\{(\w+)\}", lambda m: world.ids[m.group(1)], path)
     operation = DOCUMENT["paths"][path][method.lower()]
     kwargs: dict[str, Any] = {"headers": headers}
+    # A required query parameter names an object of the world (`GET /v1/sessions?agentId=`).
+    required = [p["name"] for p in operation.get("parameters", []) if p["in"] == "query"]
+    params = {
+        name: world.ids[name]
+        for name in required
+        if any(p["name"] == name and p.get("required") for p in operation["parameters"])
+    }
+    if params:
+        kwargs["params"] = params
     if "requestBody" in operation:
         sample = BODIES.get((method, path))
         assert sample is not None, f"add a sample body for {method} {path} to BODIES"
