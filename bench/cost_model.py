@@ -412,3 +412,75 @@ def cost_per_million_conversations_observer(observational_memory: Any = True) ->
         "assumptions": OBSERVER_ASSUMPTIONS,
         "estimate": True,
     }
+
+
+# Semantic recall (seed 003 "Cost": one embedding per saved message and per turn), priced
+# per million turns with the deployment's Titan v2 (1,024 dimensions) and S3 Vectors.
+RECALL_PRICES: dict[str, tuple[float, str, str, str]] = {
+    "titan_v2_input_token": (
+        0.02 / 1e6,
+        "input token",
+        "Amazon Titan Text Embeddings V2 on Amazon Bedrock (on demand, us-east-1), "
+        "aws.amazon.com/bedrock/pricing",
+        "2026",
+    ),
+    "s3vectors_put_gb": (
+        0.20,
+        "GB written (each PutVectors billed at 128 KB at least)",
+        "aws.amazon.com/s3/pricing (S3 Vectors), as quoted by caylent.com and "
+        "exploreagentic.ai/insights/s3-vectors-enterprise-rag",
+        "2026",
+    ),
+    "s3vectors_query": (
+        2.50 / 1e6,
+        "QueryVectors call (data processed not included)",
+        "as above (oflight.co.jp S3 Vectors guide, us-east-1)",
+        "2026-04",
+    ),
+    "s3vectors_storage_gb_month": (0.06, "GB-month", "as above", "2026"),
+}
+RECALL_ASSUMPTIONS: dict[str, Any] = {
+    "messages_per_turn": 2,
+    "tokens_per_embedded_message": 80,
+    "tokens_per_query": 20,
+    "vector_bytes": 1024 * 4 + 200,
+    "candidates_read": 100,
+    "notes": [
+        "a turn saves one user message and one answer in one save: one thread-recall "
+        "execution (one PutVectors of 2 vectors, billed at the 128 KB minimum) per save",
+        "each message is embedded with the one before it (tokens_per_embedded_message)",
+        "the context embeds the new message once, queries once (top 100) and reads the "
+        "candidates' text for the lexical re-ranking (one BatchGetItem of 100 rows, "
+        "strongly consistent, under 4 KB each: 100 read units)",
+        "the execution's state transitions are the observer's transitions_per_run",
+    ],
+}
+
+
+def cost_per_million_turns_recall() -> dict[str, Any]:
+    """USD per million turns of semantic recall's embeddings, vector writes and queries,
+    the candidates' reads and the background step's workflow runs."""
+    p = {name: value[0] for name, value in (PRICES | RECALL_PRICES).items()}
+    a = RECALL_ASSUMPTIONS
+    saved = a["messages_per_turn"] * a["tokens_per_embedded_message"]
+    embed_tokens = saved + a["tokens_per_query"]
+    put_gb = max(128 * 1024, a["messages_per_turn"] * a["vector_bytes"]) / 1024**3
+    transitions = OBSERVER_ASSUMPTIONS["transitions_per_run"]
+    lines = {
+        "embeddings_titan_v2": embed_tokens * p["titan_v2_input_token"],
+        "s3vectors_put": put_gb * p["s3vectors_put_gb"],
+        "s3vectors_query": p["s3vectors_query"],
+        "candidate_reads": a["candidates_read"] * p["dynamodb_rru"],
+        "workflow_transitions": transitions * p["sfn_transition"],
+    }
+    storage_gb_per_million_messages = 1e6 * a["vector_bytes"] / 1024**3
+    return {
+        "per_million_turns_usd": {k: round(v * 1e6, 2) for k, v in lines.items()}
+        | {"total": round(sum(lines.values()) * 1e6, 2)},
+        "storage_usd_per_million_messages_month": round(
+            storage_gb_per_million_messages * p["s3vectors_storage_gb_month"], 3
+        ),
+        "prices": RECALL_PRICES,
+        "assumptions": RECALL_ASSUMPTIONS,
+        "estimate": True,
+    }

@@ -37,6 +37,7 @@ from agent_memory.domain.memory_options import effective_options
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.service.recall import RecallService, RecallTimings
+from bench.cost_model import cost_per_million_turns_recall
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PATH = ROOT.parent / "shared" / "bench-data" / "locomo" / "locomo10.json"
@@ -284,7 +285,8 @@ def run() -> dict[str, Any]:
             "message_read_ms_median": round(statistics.median(read_ms), 3),
             "rerank_ms_median": round(statistics.median(rerank_ms), 3),
             "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        }
+        },
+        "cost": cost_per_million_turns_recall(),
     }
 
 

@@ -137,3 +137,35 @@ def test_no_message_recalls_nothing(world: World, body: Any) -> None:
     )
     assert answer.status_code == 200, answer.text
     assert answer.json()["recalled"] == []
+
+
+# --- agent memories by meaning (seed 004) -------------------------------------------------
+
+
+def test_agent_memories_recall_by_meaning_ties_by_importance(api: Any) -> None:
+    from tests.api.test_memory_objects import URL, create, recall
+
+    ana = api.user(api.org())
+    bob = api.user(api.org())
+    create(api, ana, content="The customer prefers invoices by email.", importance=0.1)
+    shipping = create(api, ana, content="Orders ship from the Lyon warehouse.", importance=0.2)
+    create(api, ana, content="The support line opens at 9am.", importance=0.9)
+    twin = create(api, ana, content="Orders ship from the Lyon warehouse.", importance=0.8)
+    create(api, bob, content="Orders ship from the Oslo warehouse.", importance=1.0)
+    by_meaning = recall(api, ana, limit=2, query="Where are packages sent from?")
+    assert [m["id"] for m in by_meaning["data"]] == [twin["id"], shipping["id"]]
+    by_importance = recall(api, ana, limit=1)
+    assert by_importance["data"][0]["content"] == "The support line opens at 9am."
+    client = api.client
+    assert client.delete(f"{URL}/{twin['id']}", headers=ana.headers).status_code == 200
+    after = recall(api, ana, limit=1, query="Where are packages sent from?")
+    assert [m["id"] for m in after["data"]] == [shipping["id"]]
+    edited = client.patch(
+        f"{URL}/{shipping['id']}", json={"content": "Invoices go out monthly."}, headers=ana.headers
+    )
+    assert edited.status_code == 200, edited.text
+    invoices = recall(api, ana, limit=2, query="How are invoices sent?")
+    assert {m["content"] for m in invoices["data"]} == {
+        "The customer prefers invoices by email.",
+        "Invoices go out monthly.",
+    }

@@ -44,7 +44,7 @@ from agent_memory.service.memory_bot import MemoryBotService
 from agent_memory.service.memory_objects import MemoryObjectService
 from agent_memory.service.observer import Observer, ObserverService, ObserveStep
 from agent_memory.service.org_settings import OrgSettingsService
-from agent_memory.service.recall import RecallService, RecallStep
+from agent_memory.service.recall import MemoryRecall, RecallService, RecallStep
 from agent_memory.service.registry import Services
 from agent_memory.service.session_learning import SessionLearningPool
 from agent_memory.service.session_memory import SessionMemoryService
@@ -278,6 +278,12 @@ def recall_service(settings: Settings, adapters: Adapters) -> RecallService:
     )
 
 
+def memory_recall(settings: Settings, adapters: Adapters) -> MemoryRecall:
+    """Agent memories by meaning, over semantic recall's embedder and index."""
+    recall = recall_service(settings, adapters)
+    return MemoryRecall(recall.embedder, recall.index)
+
+
 def _openai_key(settings: Settings) -> Callable[[], str]:
     from agent_memory.adapters.secrets import ApiKey, SecretReader
 
@@ -366,7 +372,11 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
         ),
         org_settings=OrgSettingsService(identity_repo, model_policy(settings)),
         memory_objects=MemoryObjectService.build(
-            adapters.store, adapters.cipher, adapters.clock, adapters.ids
+            adapters.store,
+            adapters.cipher,
+            adapters.clock,
+            adapters.ids,
+            semantic=memory_recall(settings, adapters),
         ),
         learning=learning,
         agents=agents,

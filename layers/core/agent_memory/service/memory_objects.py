@@ -29,24 +29,42 @@ from agent_memory.domain.memory_objects import (
 )
 from agent_memory.persistence.memory_objects import MemoryObjectRepository
 from agent_memory.ports import Cipher, Clock, Ids, Store
+from agent_memory.service.recall import MemoryRecall
 from agent_memory.service.retrying import until_it_lands
 
 
 class MemoryObjectService:
-    def __init__(self, repo: MemoryObjectRepository, clock: Clock, ids: Ids) -> None:
+    def __init__(
+        self,
+        repo: MemoryObjectRepository,
+        clock: Clock,
+        ids: Ids,
+        semantic: MemoryRecall | None = None,
+    ) -> None:
         self._repo = repo
         self._clock = clock
         self._ids = ids
+        # Recall by meaning (`query`): memories embedded on write, removed on delete.
+        self._semantic = semantic
 
     @classmethod
-    def build(cls, store: Store, cipher: Cipher, clock: Clock, ids: Ids) -> MemoryObjectService:
-        return cls(MemoryObjectRepository(store, cipher), clock, ids)
+    def build(
+        cls,
+        store: Store,
+        cipher: Cipher,
+        clock: Clock,
+        ids: Ids,
+        semantic: MemoryRecall | None = None,
+    ) -> MemoryObjectService:
+        return cls(MemoryObjectRepository(store, cipher), clock, ids, semantic)
 
     def create(self, principal: Principal, new: NewMemory) -> MemoryObject:
         """Save a memory in the caller's organization."""
         org_id = memory_org(principal)
         memory = create_memory(self._ids.new(ID_PREFIX), org_id, new, self._clock.now_ms())
         self._repo.create(memory)
+        if self._semantic is not None:
+            self._semantic.remember(org_id, memory.id, memory.content)
         return memory
 
     def get(self, principal: Principal, memory_id: str) -> MemoryObject:
@@ -72,7 +90,10 @@ class MemoryObjectService:
             self._repo.replace(current, changed)
             return changed
 
-        return until_it_lands(attempt, _kept_changing)
+        updated = until_it_lands(attempt, _kept_changing)
+        if self._semantic is not None and "content" in changes:
+            self._semantic.remember(org_id, updated.id, updated.content)
+        return updated
 
     def delete(self, principal: Principal, memory_id: str) -> None:
         """Delete a memory and its index rows; an unknown (or already deleted) one is 404.
@@ -85,6 +106,8 @@ class MemoryObjectService:
             self._repo.delete(self._find(org_id, memory_id), self._clock.now_ms())
 
         until_it_lands(attempt, _kept_changing)
+        if self._semantic is not None:
+            self._semantic.forget(memory_id)
 
     def list_memories(
         self,
@@ -115,17 +138,36 @@ class MemoryObjectService:
         return _fitting(page)
 
     def recall(
-        self, principal: Principal, *, limit: int, entity_id: str | None = None
+        self,
+        principal: Principal,
+        *,
+        limit: int,
+        entity_id: str | None = None,
+        query: str | None = None,
     ) -> MemoryPage:
         """What an agent should take in: unexpired, highest importance first, ties newest
-        first, optionally only about one entity."""
+        first, optionally only about one entity. With `query`, closest in meaning first,
+        ties by importance; memories with no vector yet follow by importance."""
         org_id = memory_org(principal)
         check_limit(limit, ["limit"])
         _check_entity_id(entity_id)
-        page = self._repo.recall(
-            org_id, limit=limit, entity_id=entity_id, now_ms=self._clock.now_ms()
-        )
-        return _fitting(page)
+        now = self._clock.now_ms()
+        page = self._repo.recall(org_id, limit=limit, entity_id=entity_id, now_ms=now)
+        if query is None or not query.strip() or self._semantic is None:
+            return _fitting(page)
+        ranked: list[tuple[float, float, MemoryObject]] = []
+        for memory_id, score in self._semantic.closest(org_id, query, 3 * limit):
+            memory = self._repo.get(org_id, memory_id) if is_memory_id(memory_id) else None
+            if memory is None or memory.is_expired(now):
+                continue
+            if entity_id is not None and (memory.entity is None or memory.entity.id != entity_id):
+                continue
+            ranked.append((score, memory.importance, memory))
+        ranked.sort(key=lambda r: (-r[0], -r[1]))
+        chosen = [m for _, _, m in ranked[:limit]]
+        seen = {m.id for m in chosen}
+        chosen += [m for m in page.memories if m.id not in seen][: limit - len(chosen)]
+        return _fitting(replace(page, memories=chosen))
 
     def _find(self, org_id: str, memory_id: str) -> MemoryObject:
         memory = self._repo.get(org_id, memory_id) if is_memory_id(memory_id) else None

@@ -313,3 +313,42 @@ class RecallStep:
                 raise AlreadyApplied("another run embedded these messages") from error
             raise
         return outcome
+
+
+# Agent memories (seed 004) share the index: their own group, the organization as owner
+# (any user of an organization may use its memories), the memory id as key.
+MEMORY_GROUP = "agent_memories"
+# Score digits that count when ranking memories: closer than this, importance decides.
+MEMORY_SCORE_DIGITS = 3
+
+
+class MemoryRecall:
+    """`POST /v1/agent_memories/recall` with a `query`: memories by meaning. A memory's
+    content is embedded when it is written (one embedding; with `local/minilm` ~10 ms on
+    this machine, docs/decisions.md) and its vector removed when it is deleted."""
+
+    def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
+        self._embedder = embedder
+        self._index = index
+
+    def remember(self, org_id: str, memory_id: str, content: str) -> None:
+        """Embed a memory's content and put its vector (a rewrite replaces it)."""
+        vector = self._embedder.embed([rules.embedding_text(content)])[0]
+        scope = VectorScope(org_id, org_id, MEMORY_GROUP, "")
+        self._index.put([VectorRecord(memory_id, vector, scope)])
+
+    def forget(self, memory_id: str) -> None:
+        self._index.delete([memory_id])
+
+    def closest(self, org_id: str, query: str, count: int) -> list[tuple[str, float]]:
+        """The ids of the organization's memories closest to `query`, with their scores
+        (rounded: memories closer than that are ranked by importance), best first."""
+        vector = self._embedder.embed([rules.embedding_text(query)])[0]
+        hits = self._index.query(
+            vector, max(1, min(MAX_TOP_K, count)), org=org_id, owner=org_id, group=MEMORY_GROUP
+        )
+        return [
+            (h.key, round(h.score, MEMORY_SCORE_DIGITS))
+            for h in hits
+            if h.scope.org == org_id and h.scope.group == MEMORY_GROUP
+        ]

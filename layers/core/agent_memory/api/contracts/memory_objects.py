@@ -89,8 +89,18 @@ class UpdateAgentMemory(Body):
         return patch
 
 
+# A recall query is a turn's text, not a document.
+MAX_QUERY_CHARS = 10_000
+
+
 class RecallAgentMemories(Body):
     limit: int = Field(default=DEFAULT_PAGE, ge=1, le=MAX_PAGE)
+    query: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description="Rank by meaning (closest first, ties by importance)",
+    )
     entity: str | None = Field(
         default=None, min_length=1, max_length=MAX_ENTITY_ID_CHARS, description="An entity id"
     )

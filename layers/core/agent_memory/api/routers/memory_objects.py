@@ -66,9 +66,15 @@ async def list_agent_memories(
 async def recall_agent_memories(
     body: RecallAgentMemories, caller: CallerDep, svc: ServicesDep
 ) -> AgentMemoryList:
-    """Unexpired memories, highest importance first, ties newest first."""
+    """Unexpired memories, highest importance first, ties newest first; with `query`,
+    closest in meaning first, ties by importance."""
     page = await run(
-        svc, svc.memory_objects.recall, caller, limit=body.limit, entity_id=body.entity
+        svc,
+        svc.memory_objects.recall,
+        caller,
+        limit=body.limit,
+        entity_id=body.entity,
+        query=body.query,
     )
     return _page(page)
 
