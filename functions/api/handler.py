@@ -8,17 +8,45 @@ that needs them (`services`), not here.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mangum import Mangum
 
 from agent_memory.api import families
 from agent_memory.api.app import create_app
-from agent_memory.bootstrap import services_from_environment
 from agent_memory.observability import logger, metrics
 
+if TYPE_CHECKING:
+    from agent_memory.bootstrap import ColdStart
+    from agent_memory.service.registry import Services
+
+
+class _Wiring:
+    """bootstrap's `ColdStart`, with bootstrap itself (every service module: about 1.2x a
+    bare `import boto3`) imported at the first request that needs services, as boto3 is."""
+
+    def __init__(self) -> None:
+        self._cold: ColdStart | None = None
+
+    def _holder(self) -> ColdStart:
+        if self._cold is None:
+            from agent_memory.bootstrap import services_from_environment
+
+            self._cold = services_from_environment()
+        return self._cold
+
+    def __call__(self) -> Services:
+        return self._holder()()
+
+    def use(self, built: Services) -> None:
+        self._holder().use(built)
+
+    def reset(self) -> None:
+        self._holder().reset()
+
+
 # Built on the first request that needs them; tests pin theirs with `services.use(...)`.
-services = services_from_environment()
+services = _Wiring()
 # One function per route family (template.yaml sets API_FAMILY): it imports only its routers.
 # Unset (`make run`, the tests): every route.
 FAMILY = os.environ.get("API_FAMILY") or None

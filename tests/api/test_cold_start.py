@@ -1,6 +1,9 @@
 """What a cold start imports, checked in a fresh interpreter: no AWS SDK, no Encryption SDK,
 no pydantic v1, no X-Ray SDK and no pydantic-settings (docs/decisions.md, "Lazy wiring" and
-"Settings, secrets, tracing and logs"). The learning steps do not import FastAPI either."""
+"Settings, secrets, tracing and logs"). The learning steps do not import FastAPI either.
+A family's function (API_FAMILY, docs/decisions.md "One function per API family") imports
+only its own routers, and not the wiring of the services (bootstrap), which loads with them
+at the first request that needs them."""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("boto3", "aws_encryption_sdk", "pydantic.v1", "aws_xray_sdk", "pydantic_settings")
@@ -31,8 +36,24 @@ print(json.dumps(sorted(m for m in {heavy!r} + ("fastapi",) if m in sys.modules)
 """
 
 
-def _run(probe: str) -> object:
+FAMILY_PROBE = """
+import json, sys
+import functions.api.handler as h
+from fastapi.testclient import TestClient
+loaded = lambda: sorted(m for m in sys.modules if m.startswith("agent_memory.api.routers."))
+at_import = loaded()
+wired = "agent_memory.bootstrap" in sys.modules
+health = TestClient(h.app).get("/healthz").status_code
+print(json.dumps({{"routers": at_import, "wired": wired, "health": health,
+    "heavy": sorted(m for m in {heavy!r} if m in sys.modules),
+    "after_health": "agent_memory.bootstrap" in sys.modules}}))
+"""
+
+
+def _run(probe: str, family: str | None = None) -> object:
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'layers/core'}:{ROOT}"}
+    env.pop("API_FAMILY", None)
+    env |= {"API_FAMILY": family} if family else {}
     done = subprocess.run(
         [sys.executable, "-c", probe.format(heavy=HEAVY)],
         capture_output=True,
@@ -50,3 +71,22 @@ def test_a_cold_start_imports_only_what_it_needs() -> None:
 
 def test_a_learning_step_cold_start_imports_no_web_framework_and_no_sdk() -> None:
     assert _run(STEPS_PROBE) == []
+
+
+@pytest.mark.parametrize(
+    ("family", "routers", "health"),
+    [
+        ("identity", ["admin", "health", "me", "org_settings"], 200),
+        ("bots", ["bots", "memory_bot"], 404),
+    ],
+)
+def test_a_family_function_imports_only_its_routers(
+    family: str, routers: list[str], health: int
+) -> None:
+    assert _run(FAMILY_PROBE, family) == {
+        "routers": [f"agent_memory.api.routers.{name}" for name in routers],
+        "wired": False,
+        "health": health,
+        "heavy": [],
+        "after_health": False,
+    }

@@ -38,6 +38,15 @@ FUNCTIONS = (
     "RecordFailureFunction",
 )
 STEPS = FUNCTIONS[1:]
+# The other API family functions (api/families.py): each has exactly ApiFunction's policy, so
+# every ApiFunction test here holds for them.
+API_FAMILY_FUNCTIONS = (
+    "ApiAgentsFunction",
+    "ApiAgentMemoriesFunction",
+    "ApiBotsFunction",
+    "ApiThreadsFunction",
+    "ApiDocsFunction",
+)
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
 # The embedded AWS's names (infra/local/aws.py): the stack is "agent-memory".
@@ -135,10 +144,16 @@ def template() -> dict[str, Any]:
 
 
 def policy(template: dict[str, Any], function: str, deployment: Deployment | None = None) -> Policy:
-    """Every statement of the function's inline policies, resolved."""
+    """Every statement of the function's inline policies and of the template's managed
+    policies it names (`!Ref ApiPolicy`), resolved."""
     deployment = deployment or Deployment()
     found: list[dict[str, Any]] = []
     for document in template["Resources"][function]["Properties"]["Policies"]:
+        if set(document) == {"Ref"} and document["Ref"] in template["Resources"]:
+            managed = template["Resources"][document["Ref"]]
+            assert managed["Type"] == "AWS::IAM::ManagedPolicy", document
+            assert set(managed["Properties"]) == {"Description", "PolicyDocument"}, "no Roles"
+            document = {"Statement": managed["Properties"]["PolicyDocument"]["Statement"]}
         resolved = resolve(document, deployment.names(), deployment.conditions())
         if resolved is not _NO_VALUE:
             assert set(resolved) == {"Statement"}, f"{function}: only inline statements"
@@ -295,6 +310,15 @@ def test_every_key_use_carries_an_encryption_context_condition(
         assert statement["Resource"] == KEY_ARN
         keys = {k for c in statement["Condition"].values() for k in c}
         assert any(k.startswith("kms:EncryptionContext") for k in keys), statement["Sid"]
+
+
+@pytest.mark.parametrize("function", API_FAMILY_FUNCTIONS)
+def test_every_api_family_function_has_the_api_policy_and_nothing_else(
+    template: dict[str, Any], function: str
+) -> None:
+    assert template["Resources"][function]["Properties"]["Policies"] == [{"Ref": "ApiPolicy"}]
+    assert template["Resources"]["ApiFunction"]["Properties"]["Policies"] == [{"Ref": "ApiPolicy"}]
+    assert policy(template, function).statements == policy(template, "ApiFunction").statements
 
 
 def test_the_api_cannot_forge_a_model_answer(template: dict[str, Any]) -> None:

@@ -16,8 +16,17 @@ from infra import admin_token, gen_layer_requirements
 from infra.cfn_yaml import load_template, loads
 
 ROOT = Path(__file__).resolve().parents[2]
+# One function per API family (api/families.py); ApiFunction also answers unclaimed paths.
+API_FUNCTIONS = (
+    "ApiFunction",
+    "ApiAgentsFunction",
+    "ApiAgentMemoriesFunction",
+    "ApiBotsFunction",
+    "ApiThreadsFunction",
+    "ApiDocsFunction",
+)
 FUNCTIONS = {
-    "ApiFunction": "api.handler.handler",
+    **dict.fromkeys(API_FUNCTIONS, "api.handler.handler"),
     "LoadEvidenceFunction": "learning_steps.handler.load_evidence",
     "CallModelFunction": "learning_steps.handler.call_model",
     "ApplyLearningFunction": "learning_steps.handler.apply_learning",
@@ -54,13 +63,18 @@ def as_list(value: Any) -> list[Any]:
 
 
 def statements(function: dict[str, Any]) -> list[tuple[dict[str, Any], str | None]]:
-    """Every inline IAM statement of a function, with the condition that guards it (if any)."""
+    """Every IAM statement of a function (inline, or of a managed policy of the template),
+    with the condition that guards it (if any)."""
     found: list[tuple[dict[str, Any], str | None]] = []
     for policy in function["Properties"].get("Policies", []):
         condition, document = None, policy
         if isinstance(policy, dict) and "Fn::If" in policy:
             condition, document, otherwise = policy["Fn::If"]
             assert otherwise == {"Ref": "AWS::NoValue"}
+        if isinstance(document, dict) and set(document) == {"Ref"}:
+            managed = load_template(ROOT / "template.yaml")["Resources"][document["Ref"]]
+            assert managed["Type"] == "AWS::IAM::ManagedPolicy"
+            document = managed["Properties"]["PolicyDocument"]
         if isinstance(document, dict) and "Statement" in document:
             found += [(s, condition) for s in document["Statement"]]
     return found
@@ -122,7 +136,8 @@ def test_key_rotates_and_is_administered_by_the_account(resources: dict[str, Any
     assert all(":log-group:/aws/" in arn["Fn::Sub"] for arn in arns)
     assert all("${AWS::StackName}-" in arn["Fn::Sub"] for arn in arns)
     groups = [r for r in resources.values() if r["Type"] == "AWS::Logs::LogGroup"]
-    assert len(groups) == 9  # six learning/API functions, MCP, the state machine, the API
+    # Five learning functions, six API family functions, MCP, the state machine, the API.
+    assert len(groups) == 14
     for group in groups:
         assert group["Properties"]["KmsKeyId"] == {"Fn::GetAtt": ["MemoryKey", "Arn"]}
         name = group["Properties"]["LogGroupName"]["Fn::Sub"]
@@ -184,7 +199,7 @@ def test_reserved_concurrency_is_a_parameter_per_function_family(
         }
     for name in FUNCTIONS:
         family = (
-            "ApiReservedConcurrency" if name == "ApiFunction" else "LearningReservedConcurrency"
+            "ApiReservedConcurrency" if name in API_FUNCTIONS else "LearningReservedConcurrency"
         )
         assert resources[name]["Properties"]["ReservedConcurrentExecutions"] == {
             "Fn::If": [f"Has{family}", {"Ref": family}, {"Ref": "AWS::NoValue"}]
@@ -210,7 +225,7 @@ def test_only_the_api_starts_learning_on_the_named_state_machine(
             for a in as_list(s["Action"])
             if a.startswith("states:")
         }
-        if function != "ApiFunction":
+        if function not in API_FUNCTIONS:
             assert granted == {}
             continue
         # Starting is all it does: a repeated start is answered by StartExecution itself.
@@ -297,7 +312,7 @@ def test_state_machine(resources: dict[str, Any]) -> None:
     machine = resources["LearningStateMachine"]
     assert machine["Type"] == "AWS::Serverless::StateMachine"
     props = machine["Properties"]
-    assert props["Type"] == "STANDARD"
+    assert props["Type"] == "EXPRESS"
     assert props["DefinitionUri"] == "infra/statemachines/learning.asl.json"
     steps = [
         "LoadEvidenceFunction",

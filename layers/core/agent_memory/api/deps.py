@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from anyio import to_thread
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agent_memory.domain.identity import Principal
-from agent_memory.service.erasure import ErasureService
 from agent_memory.service.registry import Services
+
+if TYPE_CHECKING:
+    # An annotation only: erasure's modules load with the services (a cold start is cheaper).
+    from agent_memory.service.erasure import ErasureService
 
 T = TypeVar("T")
 

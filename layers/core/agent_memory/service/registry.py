@@ -3,24 +3,28 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from agent_memory.config import Settings
-from agent_memory.service.agent_memory import AgentMemoryService
-from agent_memory.service.agent_versions import AgentVersionService
-from agent_memory.service.agents import AgentService
-from agent_memory.service.bot_memory import BotMemoryService
-from agent_memory.service.bots import BotService
-from agent_memory.service.erasure import ErasureService
-from agent_memory.service.events import EventService
-from agent_memory.service.identity import IdentityService
-from agent_memory.service.learning import LearningService
-from agent_memory.service.limits import RequestLimits
-from agent_memory.service.memory_bot import MemoryBotService
-from agent_memory.service.memory_objects import MemoryObjectService
-from agent_memory.service.org_settings import OrgSettingsService
-from agent_memory.service.session_memory import SessionMemoryService
-from agent_memory.service.sessions import SessionService
-from agent_memory.service.threads import ThreadService
+# For the annotations only: a family's function imports the services its routers use,
+# not all of them (docs/decisions.md, "One function per API family").
+if TYPE_CHECKING:
+    from agent_memory.config import Settings
+    from agent_memory.service.agent_memory import AgentMemoryService
+    from agent_memory.service.agent_versions import AgentVersionService
+    from agent_memory.service.agents import AgentService
+    from agent_memory.service.bot_memory import BotMemoryService
+    from agent_memory.service.bots import BotService
+    from agent_memory.service.erasure import ErasureService
+    from agent_memory.service.events import EventService
+    from agent_memory.service.identity import IdentityService
+    from agent_memory.service.learning import LearningService
+    from agent_memory.service.limits import RequestLimits
+    from agent_memory.service.memory_bot import MemoryBotService
+    from agent_memory.service.memory_objects import MemoryObjectService
+    from agent_memory.service.org_settings import OrgSettingsService
+    from agent_memory.service.session_memory import SessionMemoryService
+    from agent_memory.service.sessions import SessionService
+    from agent_memory.service.threads import ThreadService
 
 
 @dataclass

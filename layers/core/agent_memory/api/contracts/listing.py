@@ -7,17 +7,20 @@ Lists page as agent_memories do (API.md, seed 004): `limit` 1..100 (default 10),
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from fastapi import Query
 from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer
 from agent_memory.api.contracts.sessions import AgentOut, SessionAnswer, SessionOut
-from agent_memory.domain.agents import Agent
-from agent_memory.domain.erasure import Erased
-from agent_memory.domain.sessions import Session
-from agent_memory.service.sessions import SessionItem
+
+if TYPE_CHECKING:
+    # Annotations of `of` only: a cold start that lists nothing does not load them.
+    from agent_memory.domain.agents import Agent
+    from agent_memory.domain.erasure import Erased
+    from agent_memory.domain.sessions import Session
+    from agent_memory.service.sessions import SessionItem
 
 MAX_PAGE = 100
 # The page size and the position of a list, as agent_memories take them.
