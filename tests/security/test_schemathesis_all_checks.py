@@ -81,7 +81,10 @@ def _run(tmp_path: Path) -> dict[str, object]:
             "--report-json-path",
             str(report),
         ]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+        # Run in the test's directory: the tool keeps its example database in `.schemathesis/`.
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path
+        )
         (tmp_path / "schemathesis.txt").write_text(done.stdout + done.stderr)
         if os.environ.get("SCHEMATHESIS_LOG"):
             Path(os.environ["SCHEMATHESIS_LOG"]).write_text(done.stdout + done.stderr)
