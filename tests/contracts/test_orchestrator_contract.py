@@ -49,7 +49,21 @@ def _recording(request: pytest.FixtureRequest) -> OrchestratorRig:
 
 
 def _stepfunctions(request: pytest.FixtureRequest) -> OrchestratorRig:
+    return _step_functions_rig(request, express=False)
+
+
+def _express(request: pytest.FixtureRequest) -> OrchestratorRig:
+    """Step Functions as an asynchronous Express machine behaves in AWS: a used name is
+    started again (moto refuses it for both types, so each start's name is made unique on
+    the way out, and the runs are grouped back by the name the adapter asked for). The
+    adapter's name claims in the store keep the contract."""
+    return _step_functions_rig(request, express=True)
+
+
+def _step_functions_rig(request: pytest.FixtureRequest, *, express: bool) -> OrchestratorRig:
     from botocore.awsrequest import AWSResponse
+
+    from agent_memory.adapters.in_memory import InMemoryStore
 
     from agent_memory.adapters.stepfunctions import StepFunctionsOrchestrator
     from infra.local.aws import ACCOUNT, state_machine_type
@@ -72,6 +86,14 @@ def _stepfunctions(request: pytest.FixtureRequest) -> OrchestratorRig:
         return AWSResponse("https://injected", 400, {}, None), body
 
     client.meta.events.register("before-call.sfn.StartExecution", throttle)
+    copies = [0]
+
+    def as_express(params: dict[str, Any], **_: Any) -> None:
+        copies[0] += 1
+        params["name"] = f"{params['name']}~{copies[0]}"
+
+    if express:
+        client.meta.events.register("provide-client-params.sfn.StartExecution", as_express)
 
     def outage(times: int) -> None:
         busy[0] = times
@@ -80,10 +102,12 @@ def _stepfunctions(request: pytest.FixtureRequest) -> OrchestratorRig:
         found: dict[str, list[dict[str, Any]]] = {}
         for listed in client.list_executions(stateMachineArn=machine)["executions"]:
             described = _settled(client, listed["executionArn"])
-            found.setdefault(described["name"], []).append(json.loads(described["input"]))
+            asked = described["name"].split("~")[0]
+            found.setdefault(asked, []).append(json.loads(described["input"]))
         return found
 
-    return OrchestratorRig(StepFunctionsOrchestrator(client, machine), runs, outage)
+    claims = InMemoryStore() if express else None
+    return OrchestratorRig(StepFunctionsOrchestrator(client, machine, claims=claims), runs, outage)
 
 
 def _settled(client: Any, arn: str) -> dict[str, Any]:
@@ -149,6 +173,7 @@ def _local(request: pytest.FixtureRequest) -> OrchestratorRig:
 ORCHESTRATORS: dict[str, Callable[[pytest.FixtureRequest], OrchestratorRig]] = {
     "recording": _recording,
     "stepfunctions": _stepfunctions,
+    "stepfunctions-express": _express,
     "local": _local,
 }
 

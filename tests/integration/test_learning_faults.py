@@ -65,7 +65,13 @@ def _saving_answer(params: dict[str, Any]) -> bool:
     ("event", "code", "options", "retried"),
     [
         # LoadEvidence: the execution row's write, then the first seal (a KMS data key).
-        ("dynamodb.PutItem", THROTTLED, {}, "LoadEvidence"),
+        (
+            "dynamodb.PutItem",
+            THROTTLED,
+            # Not the start's name claim (a PutItem too): the execution row's own write.
+            {"when": lambda params: "learning-execution" in json.dumps(params, default=str)},
+            "LoadEvidence",
+        ),
         ("kms.GenerateDataKey", "ThrottlingException", {}, "LoadEvidence"),
         ("dynamodb.Query", "InternalServerError", {"status": 500}, "LoadEvidence"),
         # CallModel: opening the sealed evidence (the first KMS Decrypt).

@@ -61,7 +61,7 @@ def test_the_workflow_carries_ids_and_the_table_keeps_content_sealed(wf: Workflo
     history = str(wf.history(described["executionArn"])) + described.get("output", "")
     assert "EUR" not in history
     rows = wf.adapters.store.query("LEARN#session#s-1").records
-    assert {r["type"] for r in rows} == {"learning-execution", "model-call"}
+    assert {r["type"] for r in rows} == {"learning-execution", "model-call", "call-claim"}
     for row in rows:
         assert "EUR" not in str({k: v for k, v in row.items() if not isinstance(v, bytes)})
     [call] = [r for r in rows if r["type"] == "model-call"]

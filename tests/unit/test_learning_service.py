@@ -528,3 +528,75 @@ def test_every_task_runs_through_the_generic_workflow(
     assert json.loads(pool.head(ref)["answer"]) == expected
     calls = [r for r in h.store.rows.values() if r.get("type") == "model-call"]
     assert [c["status"] for c in calls] == ["answered"]
+
+
+# --- two copies of one execution (asynchronous Express runs an execution at least once) ------
+
+
+def _copy(h: Harness, name: str, state: dict[str, Any], execution_id: str) -> dict[str, Any]:
+    event = h.event(name, state, "CallModel")
+    event["context"]["executionId"] = execution_id
+    return event
+
+
+def test_a_second_copy_of_an_execution_waits_for_the_first_copys_answer(h: Harness) -> None:
+    import threading
+
+    name, payload = h.turn(BUDGET)
+    state = dict(payload)
+    state["evidence"] = h.service.load_evidence(h.event(name, state, "LoadEvidence"))
+    asked, answer = threading.Event(), threading.Event()
+    reply = remember_reply("budget", "The budget is 1500 EUR.", "i-01")
+
+    def slow(request: Any) -> Any:
+        asked.set()
+        answer.wait(10)
+        return reply
+
+    h.model.script = slow
+    first: dict[str, Any] = {}
+    copy_a = threading.Thread(
+        target=lambda: first.update(h.service.call_model(_copy(h, name, state, "arn:copy-a")))
+    )
+    copy_a.start()
+    assert asked.wait(10)
+    threading.Timer(0.3, answer.set).start()
+    second = h.service.call_model(_copy(h, name, state, "arn:copy-b"))
+    copy_a.join(10)
+
+    assert first["reused"] is False
+    assert second == {"status": "answered", "call": first["call"], "reused": True}
+    assert len(h.model.calls) == 1  # paid once
+
+
+def test_a_copy_gives_up_waiting_as_a_retryable_error_and_an_expired_claim_is_taken(
+    h: Harness,
+) -> None:
+    from agent_memory.service.learning_runs import Retryable
+
+    name, payload = h.turn(BUDGET)
+    state = dict(payload)
+    state["evidence"] = h.service.load_evidence(h.event(name, state, "LoadEvidence"))
+    run_pk = "LEARN#session#s-1"
+    h.store.write(
+        [
+            Put(
+                {
+                    "pk": run_pk,
+                    "sk": f"CLAIM#{name}#CallModel",
+                    "type": "call-claim",
+                    "owner": "arn:copy-that-died",
+                    "until": h.clock.now_ms() + 60_000,
+                }
+            )
+        ]
+    )
+    h.service.copy_wait_s = 0.3
+    with pytest.raises(Retryable):
+        h.service.call_model(_copy(h, name, state, "arn:copy-b"))
+    assert h.model.calls == []
+
+    h.clock.ms += 61_000  # the dead copy's claim has run out: this copy calls
+    answered = h.service.call_model(_copy(h, name, state, "arn:copy-b"))
+    assert answered["reused"] is False
+    assert len(h.model.calls) == 1

@@ -92,14 +92,18 @@ def aws_adapters(settings: Settings, session: Any = None) -> Adapters:
         max_pool_connections=50,
     )
     dynamodb = session.client("dynamodb", config=config)
+    store = DynamoStore(dynamodb, settings.table_name)
     orchestrator = None
     if settings.state_machine_arn:
         from agent_memory.adapters.stepfunctions import StepFunctionsOrchestrator
 
         stepfunctions = session.client("stepfunctions", config=config)
-        orchestrator = StepFunctionsOrchestrator(stepfunctions, settings.state_machine_arn)
+        # Express runs a repeated name again: the adapter claims names in the table.
+        orchestrator = StepFunctionsOrchestrator(
+            stepfunctions, settings.state_machine_arn, claims=store, clock=SystemClock()
+        )
     return Adapters(
-        store=DynamoStore(dynamodb, settings.table_name),
+        store=store,
         cipher=KmsCipher(
             settings.kms_key_id,
             botocore_session=session._session,

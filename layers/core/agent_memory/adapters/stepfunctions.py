@@ -1,23 +1,27 @@
 """`ports.Orchestrator` over Step Functions (AWS, and moto's executor locally).
 
 A Standard state machine refuses a second execution with a name it has seen in the last 90
-days (finished or not): a repeated start of the same learning is therefore a no-op, which
-`Execution.started == False` reports. An asynchronous Express machine does not refuse a used
-name (AWS starts a second run), so before template.yaml switches to Express this adapter must
-claim the name with a conditional row first (docs/decisions.md, "Waiting executions and the
-workflow type"); moto refuses the name for both types, so its tests cannot tell.
+days: a repeated start of the same learning is a no-op, which `Execution.started == False`
+reports. An asynchronous Express machine does not refuse a used name (AWS starts a second
+run), so with `claims` (the store) the adapter claims the name with a conditional row first,
+and the same contract holds on either type (docs/decisions.md, "Express learning").
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent_memory.domain.errors import Unavailable
-from agent_memory.ports import Execution
+from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.ports import AbsentOrLessThan, Clock, Execution, Put, Store, Update
+
+# A name is kept as long as Standard remembers names.
+NAME_KEPT_S = 90 * 24 * 3600
 
 _TRANSIENT = {
     "ThrottlingException",
@@ -33,11 +37,44 @@ _TRANSIENT = {
 class StepFunctionsOrchestrator:
     """Starts executions of one state machine; the payload is the execution's input."""
 
-    def __init__(self, client: Any, state_machine_arn: str) -> None:
+    def __init__(
+        self,
+        client: Any,
+        state_machine_arn: str,
+        *,
+        claims: Store | None = None,
+        clock: Clock | None = None,
+    ) -> None:
         self._client = client
         self._arn = state_machine_arn
+        self._claims = claims
+        self._clock = clock
 
     def start(self, name: str, payload: Mapping[str, Any]) -> Execution:
+        if self._claims is not None and not self._claim(name):
+            return Execution(name=name, started=False)
+        return self._start(name, payload)
+
+    def _claim(self, name: str) -> bool:
+        """Whether this start may go: the name is new, or a start of it that Step Functions
+        refused was given back. One conditional write per start."""
+        assert self._claims is not None
+        now = (self._clock.now_ms() if self._clock else int(time.time() * 1000)) // 1000
+        row = {
+            "pk": claim_pk(name),
+            "sk": "NAME",
+            "expiresAt": now + NAME_KEPT_S,
+            "ttl": now + NAME_KEPT_S,
+        }
+        try:
+            self._claims.write([Put(row, AbsentOrLessThan("expiresAt", now, name="name-claim"))])
+        except WriteConflict as conflict:
+            if conflict.condition == "name-claim":
+                return False
+            raise Unavailable("the workflow name could not be claimed; retry shortly") from None
+        return True
+
+    def _start(self, name: str, payload: Mapping[str, Any]) -> Execution:
         try:
             self._client.start_execution(
                 stateMachineArn=self._arn,
@@ -48,9 +85,26 @@ class StepFunctionsOrchestrator:
             code = error.response.get("Error", {}).get("Code", "")
             if code == "ExecutionAlreadyExists":
                 return Execution(name=name, started=False)
+            self._release(name)
             if code in _TRANSIENT or code.endswith("LimitExceeded"):
                 raise Unavailable("the workflow service is busy; retry shortly") from error
             raise
         except BotoCoreError as error:
+            self._release(name)
             raise Unavailable("the workflow service could not be reached; retry shortly") from error
         return Execution(name=name, started=True)
+
+    def _release(self, name: str) -> None:
+        """Step Functions refused the start: the name is free again. (A process that dies
+        between the claim and the start strands the name; the evidence stays unread and
+        the pool's next run reads it, as when it dies before starting today.)"""
+        if self._claims is None:
+            return
+        with contextlib.suppress(Unavailable, WriteConflict):
+            self._claims.write([Update(claim_pk(name), "NAME", set={"expiresAt": 0})])
+
+
+def claim_pk(name: str) -> str:
+    """The claim's partition: under `LEARN#`, which every function that starts learning
+    may already write (template.yaml), and apart from every pool's `LEARN#<kind>#<pool>`."""
+    return f"LEARN#NAME#{name}"

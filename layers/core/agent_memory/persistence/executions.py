@@ -37,6 +37,7 @@ from agent_memory.persistence.events import execution_ended
 from agent_memory.persistence.keys import MAX_ACTIONS
 from agent_memory.ports import (
     Absent,
+    AbsentOrLessThan,
     Action,
     Check,
     Cipher,
@@ -56,6 +57,7 @@ TERMINAL: frozenset[str] = frozenset({"succeeded", "failed", "skipped"})
 NOT_BEGUN: frozenset[str] = frozenset({"waiting", "released"})
 EXEC_PREFIX = "EXEC#"
 CALL_PREFIX = "CALL#"
+CLAIM_PREFIX = "CLAIM#"
 LINK_PREFIX = "LINK#"
 EVENT_SK = "EVENT"
 # Waits and events are kept this long (a month's budget period, with room to spare).
@@ -524,6 +526,32 @@ class ExecutionRepository:
         }
         self._store.write([Put(record)])
         return sk
+
+    def claim_call(self, run: Run, step: str, owner: str, now: int, hold_ms: int) -> str | None:
+        """Claim the model call of `step` for the copy of the execution named `owner` (its
+        execution id), for `hold_ms`. None: this copy may call (a new claim, an expired one,
+        or its own from an earlier attempt); otherwise the owner of the live claim. An
+        asynchronous Express execution may run twice: only one copy calls the model."""
+        sk = f"{CLAIM_PREFIX}{run.name}#{step}"
+        record: Record = {
+            "pk": run.pk,
+            "sk": sk,
+            "type": "call-claim",
+            "owner": owner,
+            "until": now + hold_ms,
+            "ttl": now // 1000 + self._call_ttl_s,
+        }
+        try:
+            self._store.write([Put(record, AbsentOrLessThan("until", now, name="call-claim"))])
+            return None
+        except WriteConflict as conflict:
+            if conflict.condition != "call-claim":
+                raise
+        held = self._store.get(run.pk, sk)
+        if held is not None and held.get("owner") != owner:
+            return str(held["owner"])
+        self._store.write([Put(record)])  # this copy's own claim, from an attempt before
+        return None
 
     def call_answered(
         self,

@@ -79,6 +79,9 @@ MAX_REPLY_BYTES = 200_000
 MODEL_DEADLINE_S = STEP_DEADLINE_S
 # ApplyLearning re-reads and re-applies this often when memory changes under it.
 APPLY_ROUNDS = 3
+# How a copy of an execution waits for the other copy's model call (under CallModel's 120 s).
+COPY_WAIT_S = 100.0
+COPY_POLL_S = 0.25
 # The state machine's own TimeoutSeconds (300 s, Express's limit) plus a margin: a row still
 # "running" after that lost its execution (it timed out or RecordFailure itself failed).
 RUN_LIMIT_MS = (300 + 300) * 1000
@@ -108,6 +111,7 @@ class LearningService:
         self._ids = ids
         self._orchestrator = orchestrator
         self._models = models
+        self.copy_wait_s = COPY_WAIT_S
         self._pools: dict[str, LearningPool] = {}
         for pool in pools:
             self.register(pool)
@@ -334,6 +338,9 @@ class LearningService:
             model = self._models.resolve(evidence.model)
             if model is None:
                 raise NoModel(f"no model named {evidence.model!r} is configured here")
+            copy = self._claim_call(run, event)
+            if copy is not None:
+                return copy
             ask = self._ask(run.kind, evidence)
             request = ask.request(MODEL_DEADLINE_S)
             logged = json.dumps(
@@ -369,7 +376,12 @@ class LearningService:
                     break
                 except (Unavailable, WriteConflict) as error:
                     if isinstance(error, WriteConflict) and error.condition == CALL_OPEN:
-                        break  # an earlier try committed it (its answer was lost on the way)
+                        # The call is no longer open: an earlier try committed the answer (its
+                        # reply was lost on the way), or something else closed it.
+                        saved = self._running(run)
+                        if saved is not None and saved.answered == sk:
+                            break
+                        raise ExecutionLost("the saved call was closed before its answer") from None
                     # A conflict without a failed condition is another transaction on the
                     # same rows (TransactionConflict): transient, like an outage.
                     lost_race = isinstance(error, WriteConflict) and error.index is None
@@ -377,6 +389,24 @@ class LearningService:
                         raise
                     time.sleep(pause)
         return {"status": "answered", "call": sk, "reused": False, "task": ask.name}
+
+    def _claim_call(self, run: Run, event: Mapping[str, Any]) -> dict[str, Any] | None:
+        """None when this copy of the execution may call the model. An asynchronous Express
+        execution can run twice: the copy that did not claim the call waits for the other's
+        saved answer (reused, never paid twice) instead of calling."""
+        owner = str(event["context"].get("executionId") or run.name)
+        hold_ms = int((MODEL_DEADLINE_S + 10) * 1000)
+        if self._runs.claim_call(run, CALL_STEP, owner, self._clock.now_ms(), hold_ms) is None:
+            return None
+        deadline = time.monotonic() + self.copy_wait_s
+        while time.monotonic() < deadline:
+            time.sleep(COPY_POLL_S)
+            row = self._running(run)
+            if row is None:
+                return {"status": "ended"}
+            if row.answered:
+                return {"status": "answered", "call": row.answered, "reused": True}
+        raise Retryable("LearningBusy", "another copy of this execution is calling the model")
 
     def apply_learning(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """ApplyLearning: check the saved answer's changes against the pool's rules and commit
