@@ -160,6 +160,11 @@ def _cold_start(r: dict[str, Any]) -> list[str]:
     for name in ("api", "learning_steps", "baseline_boto3"):
         ms = r[name]["median_ms"]
         rows.append(f"| {name} | {_f(ms)} | {_f(ms / base if ms and base else None, 2)} |")
+    # One function per API family, each against boto3 samples interleaved with its own.
+    for name, figure in (r.get("functions") or {}).items():
+        rows.append(f"| api_{name} | {_f(figure['median_ms'])} | {_f(figure['ratio'], 2)} |")
+    if "quiet_machine" in r:
+        rows.append(f"\nquiet machine: {r['quiet_machine']} (load average {r['load_average']})")
     return rows
 
 
