@@ -10,6 +10,7 @@ published: docs/performance.md discusses them.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 # (price in USD per unit, unit, source, date)
@@ -63,6 +64,19 @@ PRICES: dict[str, tuple[float, str, str, str]] = {
         "aws.amazon.com/step-functions/pricing (Standard, US East (N. Virginia))",
         "read 2026",
     ),
+    "sfn_express_request": (
+        1.00 / 1e6,
+        "Express execution started",
+        "aws.amazon.com/step-functions/pricing (Express Workflows, US East (N. Virginia)), as "
+        "quoted by wring.co/blog/aws-step-functions-pricing-guide",
+        "2026-03-14",
+    ),
+    "sfn_express_gb_s": (
+        0.00001667,
+        "Express GB-second (64 MB chunks, 100 ms steps; first 1,000 hours)",
+        "as above",
+        "2026-03-14",
+    ),
     "haiku_input_token": (
         1.00 / 1e6,
         "input token",
@@ -98,6 +112,38 @@ ASSUMPTIONS: dict[str, Any] = {
 }
 
 PER_TURN = ("session_memory.text", "session.turn")
+
+# An Express execution of the learning ASL carries ids only: the smallest memory chunk.
+EXPRESS_MEMORY_GB = 64 / 1024
+
+
+def workflow_type() -> str:
+    """The learning state machine's type in template.yaml: what the cost model charges."""
+    from infra.local.aws import state_machine_type
+
+    return state_machine_type()
+
+
+def workflow_usd(executions: float, transitions: float, seconds_per_execution: float) -> float:
+    """Step Functions' charge for learning runs of the template's workflow type: Standard
+    per state transition, Express per execution and its duration (64 MB, 100 ms steps)."""
+    price = {name: value[0] for name, value in PRICES.items()}
+    if workflow_type() != "EXPRESS":
+        return transitions * price["sfn_transition"]
+    billed_s = math.ceil(max(seconds_per_execution, 0.0) * 10) / 10
+    per_run = (
+        price["sfn_express_request"] + billed_s * EXPRESS_MEMORY_GB * price["sfn_express_gb_s"]
+    )
+    return executions * per_run
+
+
+def _run_seconds(task_ms: float, transitions: float, executions: float) -> float:
+    """An execution lasts as long as its tasks, plus the assumed latency of each step."""
+    if executions <= 0:
+        return 0.0
+    per_step = float(ASSUMPTIONS["latency_ms"]["stepfunctions"])
+    return (task_ms + transitions * per_step) / executions / 1000
+
 
 # Managed alternatives, for one turn = 2 events written (the user's and the agent's
 # message) and 1 retrieval of long-term memory. (price, unit, source, date)
@@ -176,6 +222,7 @@ def per_turn_units(results: dict[str, Any]) -> dict[str, float]:
         "dynamodb_requests": sum(_mix(e, "dynamodb", cold) for e in [*api, learning]),
         "kms_requests": sum(_mix(e, "kms", cold) for e in [*api, learning]),
         "state_transitions": _mix(learning, "state_transitions", cold),
+        "executions": _mix(learning, "executions", cold),
         "model_calls": _mix(learning, "model", cold),
     }
     api_ms = sum(_duration_ms(e, cold, _mix(e, "own_ms", cold)) + cold * init_ms for e in api)
@@ -209,7 +256,11 @@ def cost_per_million_turns(results: dict[str, Any]) -> dict[str, Any]:
         "dynamodb": units["dynamodb_rru"] * price["dynamodb_rru"]
         + units["dynamodb_wru"] * price["dynamodb_wru"],
         "kms": units["kms_requests"] * price["kms_request"],
-        "stepfunctions": units["state_transitions"] * price["sfn_transition"],
+        "stepfunctions": workflow_usd(
+            units["executions"],
+            units["state_transitions"],
+            _run_seconds(units["steps_lambda_ms"], units["state_transitions"], units["executions"]),
+        ),
         "model_tokens_haiku": units["input_tokens"] * price["haiku_input_token"]
         + units["output_tokens"] * price["haiku_output_token"],
     }
@@ -293,7 +344,11 @@ def cost_per_million_confides(report: dict[str, Any]) -> dict[str, Any]:
             "dynamodb": float(calls["rru_estimate"]) * price["dynamodb_rru"]
             + float(calls["wru_estimate"]) * price["dynamodb_wru"],
             "kms": float(calls["kms"]) * price["kms_request"],
-            "stepfunctions": float(calls.get("state_transitions", 0.0)) * price["sfn_transition"],
+            "stepfunctions": workflow_usd(
+                float(calls.get("executions", 1.0 if calls.get("state_transitions") else 0.0)),
+                float(calls.get("state_transitions", 0.0)),
+                _run_seconds(0.0 if api else ms, float(calls.get("state_transitions", 0.0)), 1.0),
+            ),
             "model_tokens_haiku": float(calls["prompt_chars"]) / chars * price["haiku_input_token"]
             + float(calls["reply_chars"]) / chars * price["haiku_output_token"],
         }
@@ -395,7 +450,12 @@ def cost_per_million_conversations_observer(observational_memory: Any = True) ->
             calls["input_tokens"] * price["haiku_input_token"]
             + calls["output_tokens"] * price["haiku_output_token"]
         )
-        steps = calls["state_transitions"] * price["sfn_transition"]
+        runs = calls["state_transitions"] / OBSERVER_ASSUMPTIONS["transitions_per_run"]
+        steps = workflow_usd(
+            runs,
+            calls["state_transitions"],
+            _run_seconds(runs * ASSUMPTIONS["model_latency_ms"], calls["state_transitions"], runs),
+        )
         return {
             "model_tokens_haiku": round(model * 1e6, 2),
             "stepfunctions": round(steps * 1e6, 2),
@@ -471,7 +531,10 @@ def cost_per_million_turns_recall() -> dict[str, Any]:
         "s3vectors_put": put_gb * p["s3vectors_put_gb"],
         "s3vectors_query": p["s3vectors_query"],
         "candidate_reads": a["candidates_read"] * p["dynamodb_rru"],
-        "workflow_transitions": transitions * p["sfn_transition"],
+        # One execution per save; its one step is the embedding call and the PutVectors.
+        "workflow_transitions": workflow_usd(
+            1.0, transitions, _run_seconds(500.0, transitions, 1.0)
+        ),
     }
     storage_gb_per_million_messages = 1e6 * a["vector_bytes"] / 1024**3
     return {
