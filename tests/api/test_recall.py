@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 # The fixtures of the thread tests: the inline learning workflow, the world of two users.
 from tests.api.test_threads import World, assistant, services, titler, user, world
 
@@ -128,15 +126,16 @@ def test_off_by_default_and_deleted_messages_are_forgotten(world: World) -> None
     assert thread not in {g["threadId"] for g in cleared["recalled"]}
 
 
-@pytest.mark.parametrize("body", [None, {}, {"message": None}])
-def test_no_message_recalls_nothing(world: World, body: Any) -> None:
+def test_no_message_recalls_nothing(world: World) -> None:
     recall_on(world)
     world.save(world.thread(), *CHAT)
-    answer = world.api.client.post(
-        f"/v1/threads/{world.thread()}/context", json=body, headers=world.owner.headers
-    )
-    assert answer.status_code == 200, answer.text
-    assert answer.json()["recalled"] == []
+    thread = world.thread()
+    for body in (None, {}, {"message": None}):
+        answer = world.api.client.post(
+            f"/v1/threads/{thread}/context", json=body, headers=world.owner.headers
+        )
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["recalled"] == []
 
 
 # --- agent memories by meaning (seed 004) -------------------------------------------------
