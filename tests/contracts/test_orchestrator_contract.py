@@ -64,7 +64,6 @@ def _step_functions_rig(request: pytest.FixtureRequest, *, express: bool) -> Orc
     from botocore.awsrequest import AWSResponse
 
     from agent_memory.adapters.in_memory import InMemoryStore
-
     from agent_memory.adapters.stepfunctions import StepFunctionsOrchestrator
     from infra.local.aws import ACCOUNT, state_machine_type
 
