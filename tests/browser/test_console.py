@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -24,10 +22,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser.conftest import _free_port
+from tests.local_server import LocalServer, local_server
 
 ROOT = Path(__file__).resolve().parents[2]
-ADMIN = "console-test-admin-token-0123456789abcdef"
 SHOTS = os.environ.get("CONSOLE_SCREENSHOTS")
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -99,42 +96,12 @@ class ScriptedModel:
 
 
 class Service:
-    """`python -m infra.local.serve` on a temporary data directory."""
+    """Calls to the local server (tests/local_server.py) as one token or another."""
 
-    def __init__(self, data_dir: Path, model_url: str) -> None:
-        self.port = _free_port()
-        env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
-        env |= {
-            "PORT": str(self.port),
-            "MEMORY_DATA_DIR": str(data_dir),
-            "MEMORY_ADMIN_TOKEN": ADMIN,
-            "PYTHONPATH": f"{ROOT / 'layers/core'}:{ROOT}",
-            "OPENAI_BASE_URL": model_url,
-            "OPENAI_API_KEY": "sk-test-console",
-            "DEFAULT_MODEL": "openai/notes-1",
-            "LOG_LEVEL": "WARNING",
-        }
-        self.log = data_dir / "serve.log"
-        with self.log.open("w") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "infra.local.serve"],
-                cwd=ROOT,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        self.base = f"http://127.0.0.1:{self.port}"
+    def __init__(self, server: LocalServer) -> None:
+        self.base = server.url
+        self.admin = server.admin_token
         self.http = httpx.Client(base_url=self.base, timeout=20)
-        deadline = time.monotonic() + 40
-        while True:
-            assert self.proc.poll() is None, self.log.read_text()
-            try:
-                if self.http.get("/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, self.log.read_text()
-            time.sleep(0.1)
 
     def call(self, token: str, method: str, path: str, body: Any = None, ok: int = 200) -> Any:
         answer = self.http.request(
@@ -143,21 +110,23 @@ class Service:
         assert answer.status_code == ok, f"{method} {path}: {answer.status_code} {answer.text}"
         return answer.json() if answer.content else None
 
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(20)
-        self.http.close()
-
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A running service with one admin user, an agent, and a session whose turn was learned."""
     model = ScriptedModel()
-    service = Service(tmp_path_factory.mktemp("console"), model.url)
-    try:
-        service.call(ADMIN, "POST", "/v1/admin/organizations", {"id": "acme", "name": "Acme"}, 201)
+    settings = {
+        "OPENAI_BASE_URL": model.url,
+        "OPENAI_API_KEY": "sk-test-console",
+        "DEFAULT_MODEL": "openai/notes-1",
+        "LOG_LEVEL": "WARNING",
+    }
+    with local_server(tmp_path_factory.mktemp("console"), **settings) as server:
+        service = Service(server)
+        admin = server.admin_token
+        service.call(admin, "POST", "/v1/admin/organizations", {"id": "acme", "name": "Acme"}, 201)
         user = service.call(
-            ADMIN,
+            admin,
             "POST",
             "/v1/admin/users",
             {"organizationId": "acme", "id": "ada", "role": "admin"},
@@ -196,9 +165,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             "session": session,
             "budget_item": turn["itemIds"][0],
         }
-    finally:
-        service.stop()
-        model.close()
+        service.http.close()
+    model.close()
 
 
 @pytest.fixture(autouse=True)
