@@ -38,7 +38,9 @@ def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServ
         yield server
 
 
-@pytest.fixture(scope="session")
+# Module scope: while Playwright's sync API is open its event loop counts as running in the
+# main thread, so a session-long browser broke asyncio.run in every later test on the worker.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Headless Chromium from Debian's package (no browser download)."""
     if shutil.which(CHROMIUM) is None and not Path(CHROMIUM).exists():

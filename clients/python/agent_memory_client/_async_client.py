@@ -102,13 +102,9 @@ class AsyncClient:
         route: r.Route[A],
         body: BaseModel | None = None,
         params: dict[str, Any] | None = None,
-        more: dict[str, Any] | None = None,
         **path: str | int,
     ) -> A:
         json = encode(body)
-        if more:
-            # Fields API.md documents that this deployment's schema may not state yet.
-            json = {**(json or {}), **more}
         response = await self.request(
             route.method, fill_path(route.path, path), json=json, params=params
         )
@@ -487,10 +483,9 @@ class AsyncClient:
         """Unexpired memories, highest importance first (with `query`, closest in meaning
         first, where the deployment has semantic recall)."""
         body = m.RecallAgentMemories.model_validate(
-            {"limit": limit, **given(entity=entity or UNSET)}
+            {"limit": limit, **given(entity=entity or UNSET, query=query or UNSET)}
         )
-        more = {"query": query} if query else None
-        return await self._call(r.RECALL_AGENT_MEMORIES, body, more=more)
+        return await self._call(r.RECALL_AGENT_MEMORIES, body)
 
     # ------------------------------------------------------------------ bots (seed 002)
 

@@ -483,6 +483,7 @@ class UpdateAgentMemory(SnakeBody):
 class RecallAgentMemories(SnakeBody):
     limit: int = 10
     entity: str | None = None
+    query: str | None = None
 
 
 class DeletedAgentMemory(SnakeAnswer):
