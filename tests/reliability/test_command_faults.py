@@ -14,18 +14,30 @@ from tests.reliability.world import World
 
 
 def _learning_skipped(ref: Any, got: Any, call: str) -> bool:
-    """A Turn whose learning could not start is stored all the same: "skipped"."""
+    """A Turn whose learning could not start is stored all the same: "skipped", with the
+    reason named (`learningReason`, API.md) when the session's own learning was skipped."""
     turn = got["turn"]
     if any(turn[k] not in (ref["turn"][k], "skipped") for k in ("learning", "agentLearning")):
         return False
-    same = {k: ref["turn"][k] for k in ("learning", "agentLearning")}
+    if turn["learning"] != ref["turn"]["learning"] and not turn.get("learningReason"):
+        return False
+    same = {k: ref["turn"].get(k) for k in ("learning", "agentLearning", "learningReason")}
     return {**got, "turn": {**turn, **same}} == ref
 
 
-def _agent_learning_record(key: tuple[str, str]) -> bool:
-    """The skipped execution agent learning records after a Turn (service/agent_learning.py:
-    "failures here never fail it") and the read position it keeps with it."""
-    return key[0].startswith("LEARN#agent#") or key[1].startswith("AGENTPOS#")
+def _learning_record(key: tuple[str, str]) -> bool:
+    """What starting learning writes after a Turn's commit: the skipped execution agent
+    learning records (service/agent_learning.py: "failures here never fail it"), the read
+    position and the `execution.ended` event it keeps with it, and the claim of a workflow
+    name (adapters/stepfunctions.py: a start that failed leaves the Turn's learning
+    "skipped")."""
+    pk, sk = key
+    agent_ended = " execution.ended " in sk and '"executionId": "agent-' in sk
+    return (
+        pk.startswith(("LEARN#agent#", "LEARN#NAME#"))
+        or sk.startswith("AGENTPOS#")
+        or (pk.startswith("EVENTS#") and agent_ended)
+    )
 
 
 def _guarded(refs: dict[str, str], command: dict[str, Any]) -> dict[str, Any]:
@@ -44,7 +56,7 @@ COMMANDS = [
         "owner",
         lambda r: TURN,
         _learning_skipped,
-        _agent_learning_record,
+        _learning_record,
     ),
     Command(
         "turn-guarded",
@@ -53,7 +65,7 @@ COMMANDS = [
         "owner",
         lambda r: {**TURN, "expected": r["head"], "revision": int(r["revision"])},
         _learning_skipped,
-        _agent_learning_record,
+        _learning_record,
     ),
     Command(
         "remember",

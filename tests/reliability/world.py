@@ -6,15 +6,18 @@ freshly built adapters (new clients: an empty data-key cache and a full retry qu
 a cold Lambda), so two clean runs of a command write the same rows, and a faulted run can be
 compared row by row with the state before and with a clean run's state after.
 
-Volatile fields: only ciphertexts. Sealing is randomized (a fresh data key per cold process,
-a random IV per message), so a `bytes` attribute is compared by what it opens to: its
-encryption context and its sealed payload (the row id and the text).
+Volatile fields: ciphertexts and event ids. Sealing is randomized (a fresh data key per cold
+process, a random IV per message), so a `bytes` attribute is compared by what it opens to: its
+encryption context and its sealed payload (the row id and the text). An event id ends in a
+random nonce (persistence/events.py), drawn again when the service retries its transaction:
+an event row is keyed by what it says (time, type, object), see `_event_key`.
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
+import json
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -113,7 +116,10 @@ class World:
             ready = self.cipher._ready
             if ready is not None:
                 ready[1].cache.clear()
-        adapters = replace(adapters, cipher=self.cipher, clock=FixedClock(clock_ms), ids=self.ids)
+        clock = FixedClock(clock_ms)
+        # The orchestrator's name claim is dated by its own clock (bootstrap: the system's).
+        adapters.orchestrator._clock = clock
+        adapters = replace(adapters, cipher=self.cipher, clock=clock, ids=self.ids)
         self.services = build_services(self.settings, adapters)
 
     @property
@@ -152,6 +158,8 @@ class World:
             row = {name: self._comparable(value) for name, value in deserialize(item).items()}
             if str(row["pk"]).startswith("RATE#"):
                 continue
+            if row.get("type") == "event":
+                row["sk"] = _event_key(row, rows)
             rows[(row["pk"], row["sk"])] = row
         return rows
 
@@ -289,6 +297,17 @@ def reproducible_world(local_aws: Any, settings: Any, monkeypatch: Any) -> Itera
     with TestClient(create_app(provider), raise_server_exceptions=False) as client:
         world._client = client
         yield world
+
+
+def _event_key(row: dict[str, Any], rows: Rows) -> str:
+    """An event row's sort key without its nonce: `EVT#<at> <type> <object ids>`, then `#n`
+    for the n-th event saying the same (the same change told twice is two rows)."""
+    ids = json.dumps(row["object"], sort_keys=True)
+    said = f"EVT#{int(row['at']):013d} {row['eventType']} {ids}"
+    n = 1
+    while (row["pk"], f"{said}#{n}") in rows:
+        n += 1
+    return f"{said}#{n}"
 
 
 class _NoSleep:

@@ -18,7 +18,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
-from agent_memory.ports import AbsentOrLessThan, Clock, Execution, Put, Store, Update
+from agent_memory.ports import AbsentOrLessThan, Clock, Delete, Execution, Put, Store
 
 # A name is kept as long as Standard remembers names.
 NAME_KEPT_S = 90 * 24 * 3600
@@ -95,13 +95,14 @@ class StepFunctionsOrchestrator:
         return Execution(name=name, started=True)
 
     def _release(self, name: str) -> None:
-        """Step Functions refused the start: the name is free again. (A process that dies
+        """Step Functions refused the start: the name is free again, its row deleted (a
+        refused start leaves the table as it found it). (A process that dies
         between the claim and the start strands the name; the evidence stays unread and
         the pool's next run reads it, as when it dies before starting today.)"""
         if self._claims is None:
             return
         with contextlib.suppress(Unavailable, WriteConflict):
-            self._claims.write([Update(claim_pk(name), "NAME", set={"expiresAt": 0})])
+            self._claims.write([Delete(claim_pk(name), "NAME")])
 
 
 def claim_pk(name: str) -> str:
