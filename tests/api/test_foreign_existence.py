@@ -50,6 +50,8 @@ WITHOUT_IDS = {
     ("POST", "/v1/agent_memories"),
     ("POST", "/v1/agent_memories/recall"),
     ("GET", "/v1/threads"),  # the caller's own threads
+    ("GET", "/v1/events"),  # the caller's own organization's feed
+    ("GET", "/v1/me"),  # the caller itself
 }
 PARAMETER = re.compile(r"\{(\w+)\}")
 

@@ -23,6 +23,8 @@ ADMINISTRATION = {
     ("DELETE", "/v1/admin/tokens/{tokenPrefix}"),
     ("GET", "/v1/organizations/{orgId}/settings"),
     ("PATCH", "/v1/organizations/{orgId}/settings"),
+    ("GET", "/v1/me"),  # who the token is: the operator may ask too
+    ("POST", "/v1/organizations/{orgId}/users/{userId}/erase"),  # removes, shows no content
 }
 # Tags of routes that read or change what tenants' people and agents wrote.
 TENANT_TAGS = {
@@ -36,6 +38,7 @@ TENANT_TAGS = {
     "channels",
     "chats",
     "threads",
+    "events",
 }
 SECRET = "The trip budget is 1500 EUR"
 

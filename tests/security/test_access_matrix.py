@@ -33,8 +33,10 @@ ROUTES = sorted(
 #   "org-admin":     the organization's admins; members 403, other organizations 404.
 #   "org":           any member of the organization; other organizations 404 on object ids.
 #   "owner":         the object's owner (and members where granted); others 404.
+#   "self":          any valid token, the operator's included: it answers who the token is.
 AUDIENCE: list[tuple[str, str]] = [
     (r"^/v1/admin/", "service-admin"),
+    (r"^/v1/me$", "self"),
     (r"^/v1/organizations/\{orgId\}/", "org-admin"),
     (r"^/v1/agent_memories", "org"),
     (r"^/v1/agents/\{agentId\}", "owner"),
@@ -222,6 +224,8 @@ def expected(method: str, path: str, caller: str) -> set[int]:
     if caller in ("anonymous", "revoked"):
         return {401}
     who = audience(path)
+    if who == "self":
+        return {0}
     if caller == "operator":
         # The admin token administers; tenants' objects and content are closed to it.
         return {0} if who in ("service-admin", "org-admin") else {403}
