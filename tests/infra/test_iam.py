@@ -148,10 +148,11 @@ def policy(template: dict[str, Any], function: str, deployment: Deployment | Non
     policies it names (`!Ref ApiPolicy`), resolved."""
     deployment = deployment or Deployment()
     found: list[dict[str, Any]] = []
-    for document in template["Resources"][function]["Properties"]["Policies"]:
-        if set(document) == {"Ref"} and document["Ref"] in template["Resources"]:
-            managed = template["Resources"][document["Ref"]]
-            assert managed["Type"] == "AWS::IAM::ManagedPolicy", document
+    for listed in template["Resources"][function]["Properties"]["Policies"]:
+        document = listed
+        if set(listed) == {"Ref"} and listed["Ref"] in template["Resources"]:
+            managed = template["Resources"][listed["Ref"]]
+            assert managed["Type"] == "AWS::IAM::ManagedPolicy", listed
             assert set(managed["Properties"]) == {"Description", "PolicyDocument"}, "no Roles"
             document = {"Statement": managed["Properties"]["PolicyDocument"]["Statement"]}
         resolved = resolve(document, deployment.names(), deployment.conditions())
@@ -792,7 +793,7 @@ def test_every_request_of_every_function_is_allowed(
         for request in recorder.requests[function]
         if not policy(template, function).allows(_on_template_arns(request, local))
     ]
-    assert refused == []
+    assert refused == [], "\n".join(refused)
 
 
 def _lines(request: Any) -> list[dict[str, Any]]:
