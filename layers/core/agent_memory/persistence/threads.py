@@ -58,7 +58,6 @@ THREAD_SEQ = "thread-seq"
 THREAD_POSITION = "thread-position"
 WORKING_MEMORY_KEY = "working-memory"
 TITLE_ROW = "title"
-MAX_LIST = 100
 _TIME_SPAN = 10**13
 
 
