@@ -18,7 +18,15 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from bench.support import AwsCalls, CountingCipher, Env, cold_warm, embedded, timed
+from bench.support import (
+    AwsCalls,
+    CountingCipher,
+    Env,
+    cold_warm,
+    embedded,
+    scaling_row,
+    timed,
+)
 
 SIZES = (100, 1_000, 10_000)
 Request = tuple[str, str, Any]
@@ -141,17 +149,8 @@ def run() -> dict[str, Any]:
                 assert answer.status_code == 200, answer.text
                 shot = calls.snapshot()
                 scaling.append(
-                    {
-                        "entries": size,
-                        "ms": round(spent.ms, 1),
-                        "own_ms": round(spent.own_ms, 1),
-                        "dynamodb_requests": shot["dynamodb"],
-                        "by_operation": shot["by_operation"],
-                        "items_read": shot["items_read"],
-                        "rru_estimate": shot["rru_estimate"],
-                        "decrypts": ciphers[0].opens,
-                        "rendered": len(answer.json()["ids"]),
-                    }
+                    scaling_row(spent, shot, ciphers[0].opens, entries=size)
+                    | {"rendered": len(answer.json()["ids"])}
                 )
     targets = {
         "context_decrypts_at_most_rendered_plus_1": all(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench.support import AwsCalls, CountingCipher, embedded, seed_entries, timed
+from bench.support import AwsCalls, CountingCipher, embedded, scaling_row, seed_entries, timed
 
 SIZES = (100, 1_000, 10_000)
 # Repetitions per size (median); the largest size is measured once: moto takes ~20 s there.
@@ -28,15 +28,8 @@ def _measure(http: Any, path: str, headers: dict[str, str], calls: AwsCalls, cip
     answer, spent = timed(lambda: http.get(path, headers=headers))
     assert answer.status_code == 200, answer.text
     snapshot = calls.snapshot()
-    return answer.json(), {
-        "ms": round(spent.ms, 1),
-        "own_ms": round(spent.own_ms, 1),
+    return answer.json(), scaling_row(spent, snapshot, cipher.opens) | {
         "emulator_ms": round(spent.emulator_ms, 1),
-        "dynamodb_requests": snapshot["dynamodb"],
-        "by_operation": snapshot["by_operation"],
-        "items_read": snapshot["items_read"],
-        "rru_estimate": snapshot["rru_estimate"],
-        "decrypts": cipher.opens,
         "kms": snapshot["kms"],
     }
 

@@ -243,6 +243,23 @@ class Timed:
         return self.ms - self.emulator_ms
 
 
+def scaling_row(
+    spent: Timed, shot: Mapping[str, Any], decrypts: int, **size: Any
+) -> dict[str, Any]:
+    """One measured request of a scaling benchmark: its size (e.g. `entries=1000`), times,
+    DynamoDB counts from an `AwsCalls.snapshot()` and the decrypts it made."""
+    return {
+        **size,
+        "ms": round(spent.ms, 1),
+        "own_ms": round(spent.own_ms, 1),
+        "dynamodb_requests": shot["dynamodb"],
+        "by_operation": shot["by_operation"],
+        "items_read": shot["items_read"],
+        "rru_estimate": shot["rru_estimate"],
+        "decrypts": decrypts,
+    }
+
+
 def timed(action: Callable[[], Any], *, this_thread: bool = False) -> tuple[Any, Timed]:
     """Run `action`; its wall time and the part spent inside moto meanwhile (in any thread,
     or only in this one)."""
