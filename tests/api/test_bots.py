@@ -80,11 +80,11 @@ def test_a_bot_is_created_with_grants_and_seen_by_its_people(
         "NotFound",
     )
     assert error(api.client.get(f"/v1/bots/{bot['id']}", headers=olga.headers))[0] == 404
-    # A grant for someone who is not in the organization is a 400 naming them.
+    # A grant for someone who is not in the organization: nobody known, a 404 naming them.
     bad = api.client.post(
         "/v1/bots", json={"name": "x", "grants": {olga.id: "read"}}, headers=ana.headers
     )
-    assert error(bad) == (400, "ValidationError", ["grants", olga.id])
+    assert error(bad) == (404, "NotFound", ["grants", olga.id])
     wrong = api.client.post(
         "/v1/bots", json={"name": "x", "grants": {ben.id: "own"}}, headers=ana.headers
     )
@@ -136,6 +136,15 @@ def test_channels_and_group_chats_follow_current_members(api: Api, people: dict[
     # Only the creator or an admin changes members; cy joins, ben leaves.
     url = f"/v1/channels/{channel['id']}/members"
     assert error(api.client.post(url, json={"add": [cy.id]}, headers=ben.headers))[0] == 403
+    # Someone who is not a person of the organization is nobody known: a 404 naming them.
+    nobody = api.client.post(url, json={"add": ["nobody"]}, headers=ana.headers)
+    assert error(nobody) == (404, "NotFound", ["add", 0])
+    new = {"name": "x", "members": [ben.id, "nobody"]}
+    assert error(api.client.post("/v1/channels", json=new, headers=ana.headers)) == (
+        404,
+        "NotFound",
+        ["members", 1],
+    )
     changed = api.client.post(url, json={"add": [cy.id], "remove": [ben.id]}, headers=admin.headers)
     assert changed.status_code == 200
     assert changed.json()["channel"]["members"] == [ana.id, cy.id]

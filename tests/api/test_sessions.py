@@ -156,7 +156,7 @@ def test_agents_have_an_owner_and_members(api: Api, org: str, ana: Client) -> No
 def test_members_must_be_people_of_the_organization(api: Api, ana: Client) -> None:
     stranger = api.user(api.org(), user_id="eve")
     answer = ana.post("/v1/agents", {"name": "x", "members": ["nobody", stranger.id]})
-    assert error(answer) == (400, "ValidationError", ["members", 0])
+    assert error(answer) == (404, "NotFound", ["members", 0])
 
 
 def test_a_session_view_and_its_model(ana: Client) -> None:

@@ -224,15 +224,16 @@ def test_threads_page_newest_first_with_a_cursor(world: World) -> None:
     mine = [thread for thread, agent in reversed(made) if agent == world.agent]
     assert pages(f"&agentId={world.agent}") == [(mine[0:2], True), (mine[2:], False)]
     assert world.get("/v1/threads").json()["has_more"] is False
-    # A cursor is one of the caller's threads (of the agent listed); limit is 1..100.
+    # A cursor is one of the caller's threads (another's or none: 404, as the thread
+    # itself), of the agent listed (else 400); limit is 1..100.
     theirs = world.thread(world.member)
-    for query in (
-        f"starting_after={theirs}",
-        "starting_after=th_missing",
-        f"agentId={world.agent}&starting_after={newest[1]}",
+    for query, status in (
+        (f"starting_after={theirs}", 404),
+        ("starting_after=th_missing", 404),
+        (f"agentId={world.agent}&starting_after={newest[1]}", 400),
     ):
         bad = world.get(f"/v1/threads?{query}")
-        assert bad.status_code == 400, query
+        assert bad.status_code == status, query
         assert bad.json()["error"]["path"] == ["starting_after"]
     for limit in (0, 101):
         assert world.get(f"/v1/threads?limit={limit}").status_code == 400
@@ -341,7 +342,7 @@ def test_a_thread_belongs_to_its_user_alone(world: World, api: Api) -> None:
     assert world.get(f"/v1/threads?agentId={world.agent}", world.member).json()["threads"] == []
     for other in (world.member, admin, outsider):
         assert world.get("/v1/threads", other).json()["threads"] == []
-        assert world.get(f"/v1/threads?starting_after={thread}", other).status_code == 400
+        assert world.get(f"/v1/threads?starting_after={thread}", other).status_code == 404
     named = api.client.post(
         "/v1/threads",
         json={"agentId": world.agent, "resourceId": world.owner.id},

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from agent_memory.domain.access import authorize
 from agent_memory.domain.agents import Agent, new_agent
-from agent_memory.domain.errors import Forbidden, NotFound, ValidationFailed
+from agent_memory.domain.errors import Forbidden, NotFound
 from agent_memory.domain.identity import Principal
 from agent_memory.persistence.agents import AgentRepository
 from agent_memory.ports import Clock, Ids
@@ -32,7 +32,7 @@ class AgentService:
         known = self._repo.users_of(org_id, agent.members)
         for index, member in enumerate(members):
             if member != owner and member not in known:
-                raise ValidationFailed("no such person in this organization", ["members", index])
+                raise NotFound("no such person in this organization", ["members", index])
         self._repo.create(agent, self._clock.now_ms())
         return agent
 

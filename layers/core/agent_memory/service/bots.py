@@ -100,7 +100,7 @@ class BotService:
         known = self.repo.people_of(org_id, list(levels))
         for user in levels:
             if user not in known:
-                raise ValidationFailed("no such person in this organization", [path, user])
+                raise NotFound("no such person in this organization", [path, user])
 
     def create_bot(
         self, principal: Principal, name: str, levels: Mapping[str, Level]
@@ -155,7 +155,7 @@ class BotService:
         known = self.repo.people_of(org_id, [m for m in channel.members if m != creator])
         for index, member in enumerate(members):
             if member != creator and member not in known:
-                raise ValidationFailed("no such person in this organization", ["members", index])
+                raise NotFound("no such person in this organization", ["members", index])
         self.repo.save_channel(channel, None, self._clock.now_ms())
         return channel.view()
 
@@ -175,7 +175,7 @@ class BotService:
             known = self.repo.people_of(org_id, list(add))
             for index, member in enumerate(add):
                 if member not in known:
-                    raise ValidationFailed("no such person in this organization", ["add", index])
+                    raise NotFound("no such person in this organization", ["add", index])
             changed = changed_members(channel, add, remove)
             try:
                 self.repo.save_channel(changed, rev, self._clock.now_ms())

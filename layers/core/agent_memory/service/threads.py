@@ -113,7 +113,8 @@ class ThreadService:
     ) -> ThreadPage:
         """The caller's threads, newest first (with `agent_id`, of that agent), `limit` at
         most, after the thread `starting_after` (the last of the page before: a thread of
-        the caller, else 400 naming it)."""
+        the caller, else 404 naming it as for any thread not theirs; one of another agent
+        than `agent_id` is a 400)."""
         require_tenant(principal)
         if principal.user_id is None:
             raise Forbidden("threads belong to a person: use a user's token")
@@ -123,9 +124,8 @@ class ThreadService:
         if starting_after is not None:
             stored = self._repo.get(starting_after)
             if stored is None or not rules.is_resource(principal, stored.thread):
-                raise ValidationFailed(
-                    "starting_after must be one of your threads", ["starting_after"]
-                )
+                # API.md: a thread not the caller's is a 404, whoever else it belongs to.
+                raise NotFound("starting_after must be one of your threads", ["starting_after"])
             after = stored.thread
             if agent_id is not None and after.agent_id != agent_id:
                 raise ValidationFailed(

@@ -46,7 +46,8 @@ async def list_threads(
         Query(
             min_length=1,
             max_length=200,
-            description="the id of the last thread of the page before (a position)",
+            description="the id of the last thread of the page before: one of your threads "
+            "(else 404), of the agent listed (else 400)",
         ),
     ] = None,
 ) -> ThreadsAnswer:
