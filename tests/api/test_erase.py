@@ -2,14 +2,55 @@
 
 from __future__ import annotations
 
+import hashlib
+import math
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.recall import vector_key
 from agent_memory.ports import Delete
+from agent_memory.ports.vectors import VectorRecord, VectorScope
 from tests.api.test_listing import agent, get, post, session
 from tests.conftest import Api, User
+
+COUNTS = (
+    "sessions",
+    "items",
+    "threads",
+    "messages",
+    "workingMemory",
+    "botEntries",
+    "agents",
+    "observations",
+    "chats",
+    "chatItems",
+    "agentMemories",
+)
+
+
+class TinyEmbedder:
+    """Eight numbers from a text's hash: these tests need vectors, not meaning (minilm
+    costs ~0.5 s an embedding on this machine)."""
+
+    model = "test/tiny"
+    dimension = 8
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors = []
+        for text in texts:
+            raw = [b + 1.0 for b in hashlib.blake2b(text.encode(), digest_size=8).digest()]
+            norm = math.sqrt(sum(x * x for x in raw))
+            vectors.append([x / norm for x in raw])
+        return vectors
+
+
+@pytest.fixture
+def adapters(adapters: Any) -> Any:
+    adapters.embedder = TinyEmbedder()
+    return adapters
 
 
 @pytest.fixture
@@ -102,7 +143,13 @@ def test_deleting_an_agent_takes_its_sessions_and_memory(
     assert delete(api, bob, f"/v1/agents/{agent_id}", 403)["error"]["_tag"] == "Forbidden"
     assert delete(api, stranger, f"/v1/agents/{agent_id}", 404)["error"]["_tag"] == "NotFound"
     answer = delete(api, boss, f"/v1/agents/{agent_id}")
-    assert answer == {"id": agent_id, "object": "agent", "deleted": True, "sessions": 2}
+    assert answer == {
+        "id": agent_id,
+        "object": "agent",
+        "deleted": True,
+        "sessions": 2,
+        "threads": 0,
+    }
     for url in ("", "/memory", "/versions"):
         get(api, ana, f"/v1/agents/{agent_id}{url}", 404)
     get(api, bob, f"/v1/sessions/{sessions[1]}", 404)
@@ -141,7 +188,15 @@ def test_erasing_a_person_counts_what_went_and_a_second_erase_counts_zero(
         "messages": 2,
         "workingMemory": 0,
         "botEntries": 1,
+        # Bob's own agent went whole (with his session and thread in it).
+        "agents": 1,
+        "observations": 0,
+        "chats": 0,
+        "chatItems": 0,
+        "agentMemories": 0,
     }
+    get(api, bob, f"/v1/agents/{second}", 404)
+    get(api, ana, f"/v1/agents/{first}")
     for sid in bobs:
         get(api, bob, f"/v1/sessions/{sid}", 404)
     get(api, bob, f"/v1/threads/{thread}", 404)
@@ -151,11 +206,110 @@ def test_erasing_a_person_counts_what_went_and_a_second_erase_counts_zero(
     # Ana's session of the shared agent is hers: it stays.
     assert len(get(api, ana, f"/v1/sessions/{anas}/items")["data"]) == 1
     again = post(api, boss, url, {})
-    assert {k: v for k, v in again.items() if isinstance(v, int)} == dict.fromkeys(
-        ("sessions", "items", "threads", "messages", "workingMemory", "botEntries"), 0
-    )
+    assert {k: v for k, v in again.items() if isinstance(v, int)} == dict.fromkeys(COUNTS, 0)
     unknown = api.client.post(
         f"/v1/organizations/{ana.org_id}/users/nobody/erase", headers=boss.headers
     )
     assert unknown.status_code == 404
     assert unknown.json()["error"]["path"] == ["userId"]
+
+
+def thread(api: Api, user: User, agent_id: str, *texts: str) -> str:
+    thread_id = str(post(api, user, "/v1/threads", {"agentId": agent_id})["thread"]["id"])
+    messages = [{"role": "user", "content": t} for t in texts]
+    post(api, user, f"/v1/threads/{thread_id}/messages", {"messages": messages})
+    return thread_id
+
+
+def test_deleting_an_agent_takes_everyones_threads_and_their_vectors(
+    api: Api, services: Any, adapters: Any, people: tuple[User, User, User, User]
+) -> None:
+    ana, bob, _boss, _stranger = people
+    agent_id, other = agent(api, ana, members=(bob.id,)), agent(api, ana, "other", (bob.id,))
+    threads = [thread(api, ana, agent_id, "one"), thread(api, bob, agent_id, "two", "three")]
+    kept = thread(api, bob, other, "mine")
+    index = services.erasure._vectors
+    one = [1.0] + [0.0] * (adapters.embedder.dimension - 1)
+    index.put(
+        [
+            VectorRecord(vector_key(threads[1], 0), one, VectorScope(ana.org_id, bob.id)),
+            VectorRecord(vector_key(kept, 0), one, VectorScope(ana.org_id, bob.id)),
+        ]
+    )
+    answer = delete(api, ana, f"/v1/agents/{agent_id}")
+    assert (answer["sessions"], answer["threads"]) == (0, 2)
+    get(api, ana, f"/v1/threads/{threads[0]}", 404)
+    get(api, bob, f"/v1/threads/{threads[1]}/messages", 404)
+    assert [t["id"] for t in get(api, bob, "/v1/threads")["threads"]] == [kept]
+    # Recall by meaning no longer finds the deleted thread's messages; the other stays.
+    hits = index.query(one, 10, org=ana.org_id, owner=bob.id)
+    assert [h.key for h in hits] == [vector_key(kept, 0)]
+
+
+def test_erasing_a_person_takes_their_chats_own_agents_and_memories_about_them(
+    api: Api, people: tuple[User, User, User, User]
+) -> None:
+    ana, bob, boss, _stranger = people
+    bot = post(api, ana, "/v1/bots", {"name": "Helper", "grants": {bob.id: "write"}})["bot"]["id"]
+    chats = [post(api, user, "/v1/chats", {"botId": bot})["chat"]["id"] for user in (bob, ana)]
+    for user, chat in zip((bob, ana), chats, strict=True):
+        post(api, user, f"/v1/chats/{chat}/turns", {"input": "Book the train."})
+    # Bob's agent, with a thread of Ana's in it: it goes whole.
+    bobs_agent = agent(api, bob, members=(ana.id,))
+    anas_thread = thread(api, ana, bobs_agent, "hello")
+    about = [
+        post(api, ana, "/v1/agent_memories", memory(entity))["id"]
+        for entity in ({"id": bob.id, "type": "actor"}, {"id": ana.id, "type": "actor"}, None)
+    ]
+    url = f"/v1/organizations/{ana.org_id}/users/{bob.id}/erase"
+    answer = post(api, boss, url, {})
+    assert (answer["chats"], answer["chatItems"], answer["agents"]) == (1, 1, 1)
+    assert (answer["threads"], answer["messages"], answer["agentMemories"]) == (1, 1, 1)
+    get(api, bob, f"/v1/chats/{chats[0]}/items", 404)
+    assert len(get(api, ana, f"/v1/chats/{chats[1]}/items")["items"]) == 1
+    get(api, ana, f"/v1/agents/{bobs_agent}", 404)
+    get(api, ana, f"/v1/threads/{anas_thread}", 404)
+    get(api, ana, f"/v1/agent_memories/{about[0]}", 404)
+    listed = [m["id"] for m in get(api, ana, "/v1/agent_memories")["data"]]
+    assert sorted(listed) == sorted(about[1:])
+
+
+def memory(entity: dict[str, str] | None) -> dict[str, Any]:
+    return {"category": "fact", "content": "Prefers trains.", "entity": entity}
+
+
+def test_an_interrupted_erasure_is_finished_by_the_next_and_counts_stay_true(
+    api: Api, services: Any, people: tuple[User, User, User, User], monkeypatch: Any
+) -> None:
+    ana, bob, boss, _stranger = people
+    bot = post(api, ana, "/v1/bots", {"name": "Helper", "grants": {bob.id: "write"}})["bot"]["id"]
+    chat = post(api, bob, "/v1/chats", {"botId": bot})["chat"]["id"]
+    post(api, bob, f"/v1/chats/{chat}/turns", {"input": "Book the train."})
+    threads = [thread(api, bob, agent(api, bob), *(f"m{n}" for n in range(3))) for _ in "ab"]
+    post(api, ana, "/v1/agent_memories", memory({"id": bob.id, "type": "actor"}))
+    store = services.erasure._repo._store
+    real = store.write
+    calls = {"n": 0}
+
+    def failing(actions: Any) -> None:
+        if any(isinstance(a, Delete) for a in actions):
+            calls["n"] += 1
+            if calls["n"] == 6:
+                raise Unavailable("the table is unavailable")
+        real(actions)
+
+    monkeypatch.setattr(store, "write", failing)
+    url = f"/v1/organizations/{ana.org_id}/users/{bob.id}/erase"
+    assert api.client.post(url, headers=boss.headers).status_code == 503
+    # Cut short after some rows went: the next call finishes, and the two add up.
+    done = post(api, boss, url, {})
+    assert (done["chats"], done["chatItems"], done["agentMemories"]) == (1, 1, 1)
+    assert 1 <= done["agents"] <= 2
+    assert get(api, bob, "/v1/agents")["data"] == []
+    assert post(api, boss, url, {}) | {"userId": "", "organizationId": ""} == dict.fromkeys(
+        COUNTS, 0
+    ) | {"userId": "", "organizationId": ""}
+    for thread_id in threads:
+        get(api, bob, f"/v1/threads/{thread_id}", 404)
+    get(api, bob, f"/v1/chats/{chat}/items", 404)
+    assert get(api, ana, "/v1/agent_memories")["data"] == []

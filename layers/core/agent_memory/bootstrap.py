@@ -449,7 +449,11 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
         ),
         limits=RequestLimits(limiter, settings.rate_limit_per_minute),
         erasure=ErasureService(
-            ErasureRepository(adapters.store), identity_repo.user_org, bot_memory=bot_memory
+            ErasureRepository(adapters.store),
+            identity_repo.user_org,
+            bot_memory=bot_memory,
+            vectors=recall_service(settings, adapters).index,
+            clock=adapters.clock,
         ),
     )
 

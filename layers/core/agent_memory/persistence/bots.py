@@ -4,6 +4,8 @@
   {org: {user: level}}, `rev` (every change of grants or links moves it; conditional).
 - `CHANNEL#<id>/META`: organization, name, creator, members, `rev`.
 - `CHAT#<id>/META`: bot, organization, owner, channel, kind, `itemCount` (ids ever given).
+- `RESOURCE#<owner>/CHAT#<id>`: the chats a person owns (bot, organization), written with
+  the chat: erasing the person finds them (persistence/erasure.py).
 - `CHAT#<id>/TURN#<turnId>`: the saved actor, status, whether its input is a notice.
 - `CHAT#<id>/ITEM#<seq:08d>`: role, actor, app, turn in plaintext (learning checks them
   without decrypting); `text` sealed under {org, pool: chat id, field: item}, bound to `sk`.
@@ -40,6 +42,7 @@ from agent_memory.ports import (
 
 TURN_PREFIX = "TURN#"
 ITEM_PREFIX = "ITEM#"
+OWNED_CHAT_PREFIX = "CHAT#"
 # Condition names.
 CHAT_ITEMS = "chat-item-count"
 TURN_OPEN = "turn-open"
@@ -66,6 +69,11 @@ def channel_pk(channel_id: str) -> str:
 
 def chat_pk(chat_id: str) -> str:
     return f"CHAT#{chat_id}"
+
+
+def owned_chat_key(owner: str, chat_id: str) -> tuple[str, str]:
+    """The chat's row in its owner's partition (`RESOURCE#<userId>`, as threads')."""
+    return f"RESOURCE#{owner}", f"{OWNED_CHAT_PREFIX}{chat_id}"
 
 
 def turn_sk(turn_id: str) -> str:
@@ -203,7 +211,16 @@ class BotRepository:
             "itemCount": 0,
             "createdAt": now_ms,
         }
-        self._store.write([Put(row, Absent())])
+        owner_pk, owner_sk = owned_chat_key(chat.owner, chat.id)
+        owned: Record = {
+            "pk": owner_pk,
+            "sk": owner_sk,
+            "type": "owned-chat",
+            "botId": chat.bot_id,
+            "orgId": chat.org_id,
+            "createdAt": now_ms,
+        }
+        self._store.write([Put(row, Absent()), Put(owned, Absent())])
 
     # -- turns and items -----------------------------------------------------------------
 

@@ -1,42 +1,85 @@
-"""Deleting sessions and agents, and erasing one person: which rows go, in batches.
+"""Deleting sessions, agents, threads and chats, and erasing one person: which rows go, in
+batches.
 
 Every deletion here spans more rows than one transaction, so it is resumable: the object's
-head row is first marked (`type` becomes `session-deleting` / `agent-deleting`, which every
-read treats as absent, and the session's `revision` moves so a concurrent write loses its
-condition), then its rows go in transactions of at most 100 deletes, the head row LAST. A
-deletion cut short leaves the marked head row, and the next call finishes the work; a
-deletion that already finished finds nothing.
+head row is first marked (`type` becomes `session-deleting` / `agent-deleting` /
+`thread-deleting` / `chat-deleting`, which every read treats as absent, and the counter a
+concurrent write is conditioned on moves, so that write fails, re-reads and finds nothing),
+then its rows go in transactions of at most 100 deletes, the head row LAST with the index
+rows that find it. A deletion cut short leaves the marked head row where it is listed, and
+the next call finishes the work; a deletion that already finished finds nothing.
 
-Rows of a session: its partition (`SESSION#<id>`: items, entries, head), its learning
-executions and saved calls (`LEARN#session#<id>`), the agent learning runs that read it
-(`LEARN#agent#<agentId>` rows with its `sessionId`, and their saved calls), agent learning's
-read position in it (`AGENT#<agentId>/AGENTPOS#<id>`) and its row in the agent's list.
-Agent memory learned from it stays (`AGENT#<agentId>/MEM#...`), until forgotten.
+- A session: its partition (`SESSION#<id>`: items, entries, head), its learning executions
+  and saved calls (`LEARN#session#<id>`), the agent learning runs that read it
+  (`LEARN#agent#<agentId>` rows with its `sessionId`, and their saved calls), agent
+  learning's read position in it (`AGENT#<agentId>/AGENTPOS#<id>`) and its row in the
+  agent's list. Agent memory learned from it stays (`AGENT#<agentId>/MEM#...`).
+- A thread: its partition (`THREAD#<id>`: messages, observations, positions, thread-scope
+  working memory), its background executions (`LEARN#<kind>#<id>` of each thread kind),
+  its rows in the person's lists and the agent's (`AGENT#<agentId>/THREAD#<id>`), the
+  person's resource-scope working memory of its agent, and (through the caller) its
+  vectors.
+- A chat: its partition (`CHAT#<id>`: items, turns, confessions, enrichments), its bot
+  learning runs (`LEARN#bot#<pool>` rows with its `sessionId`, and their saved calls), its
+  row in the owner's partition (`RESOURCE#<owner>/CHAT#<id>`).
+- An agent_memory about a person: its base row and copies, one transaction each with its
+  event, its vector first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from agent_memory.domain.agents import Agent
-from agent_memory.domain.erasure import Erased
+from agent_memory.domain.bots import Chat
+from agent_memory.domain.entries import keyed_id
+from agent_memory.domain.erasure import Erased, about_person
+from agent_memory.domain.memory_objects import entity_of
 from agent_memory.domain.sessions import Session
+from agent_memory.domain.threads import Thread
 from agent_memory.persistence import keys
 from agent_memory.persistence.agents import agent_pk, org_agents_pk
-from agent_memory.persistence.bots import org_bots_pk
+from agent_memory.persistence.bots import (
+    OWNED_CHAT_PREFIX,
+    chat_of,
+    chat_pk,
+    org_bots_pk,
+    owned_chat_key,
+)
+from agent_memory.persistence.events import event_action
 from agent_memory.persistence.executions import CALL_PREFIX, EXEC_PREFIX, partition
+from agent_memory.persistence.memory_objects import LAYOUT, list_partition, pool_of
+from agent_memory.persistence.observations import CHUNK_PREFIX
+from agent_memory.persistence.pools import PoolRepository
 from agent_memory.persistence.sessions import (
     agent_sessions_pk,
     session_of,
     session_pk,
 )
-from agent_memory.persistence.threads import MESSAGE_PREFIX, resource_pk, thread_pk
+from agent_memory.persistence.threads import (
+    ALL_PREFIX,
+    INDEX_PREFIX,
+    MESSAGE_PREFIX,
+    WORKING_MEMORY_KEY,
+    agent_thread_sk,
+    all_sk,
+    index_sk,
+    resource_pk,
+    thread_pk,
+)
 from agent_memory.ports import Action, Delete, Equals, KeyRange, Present, Record, Store, Update
 
 SESSION_DELETING = "session-deleting"
 AGENT_DELETING = "agent-deleting"
+THREAD_DELETING = "thread-deleting"
+CHAT_DELETING = "chat-deleting"
 AGENT_POSITION = "AGENTPOS#"
 BATCH = keys.MAX_ACTIONS
+
+# Called with a thread id and its message count before the thread's head row goes.
+ForgetThreadVectors = Callable[[str, int], None]
+# Called with agent_memory ids before their rows go.
+ForgetMemoryVectors = Callable[[Sequence[str]], None]
 
 
 class ErasureRepository:
@@ -66,9 +109,16 @@ class ErasureRepository:
         )
         return agent, row["type"] == AGENT_DELETING
 
-    def org_agent_ids(self, org_id: str) -> Iterator[str]:
-        """Every agent id in the organization's list (deleted ones leave it)."""
-        yield from (str(r["sk"]) for r in self._rows(org_agents_pk(org_id)))
+    def chat(self, chat_id: str) -> tuple[Chat, bool] | None:
+        """The chat (also one whose deletion began) and whether its deletion began."""
+        row = self._store.get(chat_pk(chat_id), keys.HEAD)
+        if row is None or row.get("type") not in ("chat", CHAT_DELETING):
+            return None
+        return chat_of(row | {"type": "chat"}), row["type"] == CHAT_DELETING
+
+    def org_agents(self, org_id: str) -> list[tuple[str, str]]:
+        """(id, owner) of every agent in the organization's list (deleted ones leave it)."""
+        return [(str(r["sk"]), str(r.get("owner", ""))) for r in self._rows(org_agents_pk(org_id))]
 
     def session_ids(self, agent_id: str, owner: str | None = None) -> list[str]:
         """The agent's sessions (of `owner` only, when given), from the agent's list."""
@@ -78,33 +128,43 @@ class ErasureRepository:
             if owner is None or r.get("owner") == owner
         ]
 
+    def agent_thread_ids(self, agent_id: str) -> list[str]:
+        """Every thread of the agent (everyone's), from the agent's partition."""
+        rows = self._rows(agent_pk(agent_id), KeyRange(prefix=INDEX_PREFIX))
+        return [str(r["sk"]).removeprefix(INDEX_PREFIX) for r in rows]
+
+    def user_thread_ids(self, user_id: str) -> list[str]:
+        """Every thread of the person, from their list across agents."""
+        rows = self._rows(resource_pk(user_id), KeyRange(prefix=ALL_PREFIX))
+        return sorted({str(r["threadId"]) for r in rows if "threadId" in r})
+
+    def owned_chat_ids(self, user_id: str) -> list[str]:
+        """Every chat the person owns, from their partition."""
+        rows = self._rows(resource_pk(user_id), KeyRange(prefix=OWNED_CHAT_PREFIX))
+        return [str(r["sk"]).removeprefix(OWNED_CHAT_PREFIX) for r in rows]
+
+    def org_bot_ids(self, org_id: str) -> Iterator[str]:
+        """Every bot the organization uses (its own, and those linked to it)."""
+        yield from (str(r["sk"]) for r in self._rows(org_bots_pk(org_id)))
+
     # -- marking ---------------------------------------------------------------------------
 
     def mark_session(self, session_id: str) -> None:
         """Every read now treats the session as absent; its revision moves, so a Turn or
         command racing this one fails its condition and re-reads (and finds nothing)."""
-        self._store.write(
-            [
-                Update(
-                    session_pk(session_id),
-                    keys.HEAD,
-                    set={"type": SESSION_DELETING},
-                    add={"revision": 1},
-                    condition=Present(),
-                )
-            ]
-        )
+        self._mark(session_pk(session_id), SESSION_DELETING, add={"revision": 1})
 
     def mark_agent(self, agent_id: str) -> None:
+        self._mark(agent_pk(agent_id), AGENT_DELETING)
+
+    def mark_chat(self, chat_id: str) -> None:
+        """Reads treat the chat as absent; its item count moves (one id is never given),
+        so items racing this one fail their condition and re-read."""
+        self._mark(chat_pk(chat_id), CHAT_DELETING, add={"itemCount": 1})
+
+    def _mark(self, pk: str, marked: str, add: dict[str, int] | None = None) -> None:
         self._store.write(
-            [
-                Update(
-                    agent_pk(agent_id),
-                    keys.HEAD,
-                    set={"type": AGENT_DELETING},
-                    condition=Present(),
-                )
-            ]
+            [Update(pk, keys.HEAD, set={"type": marked}, add=add or {}, condition=Present())]
         )
 
     # -- deleting --------------------------------------------------------------------------
@@ -117,7 +177,7 @@ class ErasureRepository:
             pk, lambda r: r["sk"] != keys.HEAD, count=lambda r: r.get("type") == "item"
         )
         self._delete_where(partition("session", session.id))
-        self._delete_agent_runs(session)
+        self._delete_runs(partition("agent", session.agent_id), session.id)
         # The list row goes with the head row: a session is listed until it is gone.
         self._delete(
             [
@@ -130,8 +190,8 @@ class ErasureRepository:
         return removed
 
     def delete_agent(self, agent: Agent) -> None:
-        """The marked agent's own rows (memory, log, versions, executions, its list row),
-        its head row last. Its sessions are deleted before, one by one."""
+        """The marked agent's own rows (memory, log, versions, executions, its lists), its
+        head row last. Its sessions and threads are deleted before, one by one."""
         self._delete_where(agent_pk(agent.id), lambda r: r["sk"] != keys.HEAD)
         self._delete_where(partition("agent", agent.id))
         self._delete_where(agent_sessions_pk(agent.id))
@@ -142,48 +202,127 @@ class ErasureRepository:
             ]
         )
 
-    def org_bot_ids(self, org_id: str) -> Iterator[str]:
-        """Every bot the organization uses (its own, and those linked to it)."""
-        yield from (str(r["sk"]) for r in self._rows(org_bots_pk(org_id)))
-
-    def delete_threads(
-        self, user_id: str, forget_vectors: Callable[[str, int], None] | None = None
+    def delete_thread(
+        self,
+        thread_id: str,
+        learning_kinds: Sequence[str],
+        forget_vectors: ForgetThreadVectors | None = None,
     ) -> Erased:
-        """The person's threads (messages, positions, thread-scope working memory), their
-        list rows and their resource-scope working memory. A person belongs to one
-        organization, so everything under their resource is of that organization."""
+        """Every row of a thread (marked first), its background executions, its list rows
+        and its person's resource-scope working memory of its agent; the head row last."""
         removed = Erased()
+        pk = thread_pk(thread_id)
+        head = self._store.get(pk, keys.HEAD)
+        if head is None or head.get("type") not in ("thread", THREAD_DELETING):
+            return removed
+        if head["type"] == "thread":
+            # `seq` moves: a save racing this one fails its condition and re-reads.
+            self._mark(pk, THREAD_DELETING, add={"seq": 1})
+            head = head | {"seq": int(head.get("seq", 0)) + 1}
+        rows = [r for r in self._rows(pk) if r["sk"] != keys.HEAD]
+        removed.messages = sum(1 for r in rows if str(r["sk"]).startswith(MESSAGE_PREFIX))
+        removed.observations = sum(1 for r in rows if str(r["sk"]).startswith(CHUNK_PREFIX))
+        removed.working_memory = sum(1 for r in rows if _is_entry(r))
+        self._delete_rows(pk, rows)
+        for kind in learning_kinds:
+            self._delete_where(partition(kind, thread_id))
+        if forget_vectors is not None:
+            # Before the head row goes: a failure here leaves the thread to erase again.
+            forget_vectors(thread_id, int(head.get("seq", 0)))
+        agent_id, user_id = str(head["agentId"]), str(head["resourceId"])
         resource = resource_pk(user_id)
-        thread_ids = sorted({str(r["threadId"]) for r in self._rows(resource) if "threadId" in r})
-        for thread_id in thread_ids:
-            pk = thread_pk(thread_id)
-            head = self._store.get(pk, keys.HEAD)
-            rows = [r for r in self._rows(pk) if r["sk"] != keys.HEAD]
-            removed.messages += sum(1 for r in rows if str(r["sk"]).startswith(MESSAGE_PREFIX))
-            removed.working_memory += sum(1 for r in rows if _is_entry(r))
-            self._delete_rows(pk, rows)
-            if forget_vectors is not None and head is not None:
-                # Before the head row goes: a failure here leaves the thread to erase again.
-                forget_vectors(thread_id, int(head.get("seq", 0)))
-            self._delete([Delete(pk, keys.HEAD)])
-            removed.threads += 1 if head is not None else 0
-        rest = list(self._rows(resource))
-        removed.working_memory += sum(1 for r in rest if _is_entry(r))
-        self._delete_rows(resource, rest)
+        notes = keys.entry_sk(keyed_id(f"wm:{agent_id}:{user_id}", WORKING_MEMORY_KEY))
+        removed.working_memory += 1 if self._store.get(resource, notes) is not None else 0
+        thread = Thread(
+            id=thread_id,
+            org_id=str(head["orgId"]),
+            agent_id=agent_id,
+            resource_id=user_id,
+            title=None,
+            created_at=int(head["createdAt"]),
+        )
+        self._delete(
+            [
+                Delete(resource, index_sk(thread)),
+                Delete(resource, all_sk(thread)),
+                Delete(resource, notes),
+                Delete(agent_pk(agent_id), agent_thread_sk(thread_id)),
+                Delete(pk, keys.HEAD, Equals("type", THREAD_DELETING)),
+            ]
+        )
+        removed.threads = 1
         return removed
 
-    def _delete_agent_runs(self, session: Session) -> None:
-        """Agent learning's executions that read this session, and their saved calls."""
-        pk = partition("agent", session.agent_id)
+    def delete_chat(self, chat: Chat, learning: tuple[str, str]) -> Erased:
+        """Every row of a marked chat (items, turns, confessions, enrichments), the runs of
+        its bot's `learning` pool (kind, pool id) that read it, its owner's row; the head
+        row last."""
+        removed = Erased()
+        pk = chat_pk(chat.id)
+        removed.chat_items = self._delete_where(
+            pk, lambda r: r["sk"] != keys.HEAD, count=lambda r: r.get("type") == "chat-item"
+        )
+        self._delete_runs(partition(*learning), chat.id)
+        owner_pk, owner_sk = owned_chat_key(chat.owner, chat.id)
+        self._delete(
+            [Delete(owner_pk, owner_sk), Delete(pk, keys.HEAD, Equals("type", CHAT_DELETING))]
+        )
+        removed.chats = 1
+        return removed
+
+    def forget_owned_chat(self, user_id: str, chat_id: str) -> None:
+        """The owner's row of a chat that is gone."""
+        self._delete([Delete(*owned_chat_key(user_id, chat_id))])
+
+    def delete_resource_rest(self, user_id: str) -> Erased:
+        """What is left in the person's partition once their threads and chats went: list
+        rows of threads already gone, and working memory of agents whose threads are gone
+        (a person belongs to one organization, so all of it is of that organization)."""
+        resource = resource_pk(user_id)
+        rest = [r for r in self._rows(resource) if not str(r["sk"]).startswith(OWNED_CHAT_PREFIX)]
+        self._delete_rows(resource, rest)
+        return Erased(working_memory=sum(1 for r in rest if _is_entry(r)))
+
+    def delete_memories_about(
+        self,
+        org_id: str,
+        user_id: str,
+        now_ms: int,
+        forget_vectors: ForgetMemoryVectors | None = None,
+    ) -> Erased:
+        """The organization's agent_memories whose entity is the person, page by page:
+        their vectors, then each memory's rows and event in one transaction (nothing is
+        opened: the entity's type and id are plaintext tags)."""
+        pool = pool_of(org_id)
+        found = [
+            stored.meta
+            for row in self._rows(list_partition(org_id, None, user_id))
+            if (stored := PoolRepository.parse(row)) is not None
+            and about_person(entity_of(stored.meta), user_id)
+        ]
+        for start in range(0, len(found), BATCH):
+            page = found[start : start + BATCH]
+            if forget_vectors is not None:
+                forget_vectors([meta.id for meta in page])
+            for meta in page:
+                changed = event_action(org_id, "memory.changed", {"memoryId": meta.id}, now_ms)
+                self._delete([*(Delete(p, s) for p, s in LAYOUT.rows(pool, meta)), changed])
+        return Erased(agent_memories=len(found))
+
+    # -- rows ------------------------------------------------------------------------------
+
+    def _delete_runs(self, pk: str, source_id: str) -> None:
+        """A pool's executions that read `source_id` (a session, a chat), and their saved
+        calls."""
         names = {
             str(r["name"])
             for r in self._rows(pk, KeyRange(prefix=EXEC_PREFIX))
-            if r.get("sessionId") == session.id
+            if r.get("sessionId") == source_id
         }
         if not names:
             return
 
-        def of_session(row: Record) -> bool:
+        def of_source(row: Record) -> bool:
             sk = str(row["sk"])
             if sk.startswith(EXEC_PREFIX):
                 return str(row.get("name")) in names
@@ -191,7 +330,7 @@ class ErasureRepository:
                 return sk[len(CALL_PREFIX) :].split("#", 1)[0] in names
             return False
 
-        self._delete_where(pk, of_session)
+        self._delete_where(pk, of_source)
 
     def _rows(self, pk: str, key_range: KeyRange | None = None) -> Iterator[Record]:
         after: str | None = None

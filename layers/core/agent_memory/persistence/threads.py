@@ -9,6 +9,8 @@
   thread list (a copy of the thread's view, title sealed alike), newest first per agent;
   `RESOURCE#<userId>` / `TLIST#<newest-first createdAt>#<threadId>`: the same copy, newest
   first across agents (so both lists page with a key, never a sort in memory).
+- `AGENT#<agentId>` / `THREAD#<threadId>`: the agent's threads (resource, createdAt), so
+  deleting the agent finds everyone's threads of it (persistence/erasure.py).
 - `THREAD#<id>` / `POS#<kind>`: the read position of one kind of background work on the
   thread (service/thread_learning.py): messages numbered below `position` are done.
 - Working memory: ONE entry of the engine's model (persistence/pools.py) under `MEM#<id>`,
@@ -31,6 +33,7 @@ from agent_memory.domain.events import thread_object
 from agent_memory.domain.observation import total_message_tokens
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence import keys
+from agent_memory.persistence.agents import agent_pk
 from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import Pool, PoolRepository
 from agent_memory.ports import (
@@ -83,6 +86,11 @@ def index_sk(thread: Thread) -> str:
 
 def all_sk(thread: Thread) -> str:
     return f"{ALL_PREFIX}{_newest_first(thread.created_at)}#{thread.id}"
+
+
+def agent_thread_sk(thread_id: str) -> str:
+    """The thread's row in its agent's partition (`AGENT#<agentId>`)."""
+    return f"{INDEX_PREFIX}{thread_id}"
 
 
 def position_sk(kind: str) -> str:
@@ -158,8 +166,21 @@ class ThreadRepository:
         index = self._index_row(thread, index_sk(thread))
         listed = self._index_row(thread, all_sk(thread))
         created = event_action(thread.org_id, "thread.created", _ids(thread), thread.created_at)
+        of_agent: Record = {
+            "pk": agent_pk(thread.agent_id),
+            "sk": agent_thread_sk(thread.id),
+            "type": "agent-thread",
+            "resourceId": thread.resource_id,
+            "createdAt": thread.created_at,
+        }
         self._store.write(
-            [Put(row, Absent()), Put(index, Absent()), Put(listed, Absent()), created]
+            [
+                Put(row, Absent()),
+                Put(index, Absent()),
+                Put(listed, Absent()),
+                Put(of_agent, Absent()),
+                created,
+            ]
         )
 
     @staticmethod

@@ -8,14 +8,26 @@ that finished answers what is left to remove (nothing).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from agent_memory.domain import recall as recall_rules
 from agent_memory.domain.access import authorize, require_org_admin, require_tenant
+from agent_memory.domain.agents import Agent
 from agent_memory.domain.erasure import DELETE_AGENT, DELETE_SESSION, USER_NOT_FOUND, Erased
 from agent_memory.domain.errors import NotFound
 from agent_memory.domain.identity import Principal
 from agent_memory.persistence.erasure import ErasureRepository
+from agent_memory.ports import Clock
+from agent_memory.ports.vectors import MAX_DELETE_BATCH, VectorIndex
+from agent_memory.service.bot_learning import KIND as BOT_KIND
+from agent_memory.service.bot_learning import learning_pool_id
+from agent_memory.service.observer import OBSERVE_KIND
+from agent_memory.service.recall import RECALL_KIND
+from agent_memory.service.thread_learning import TITLE_KIND
+
+# A thread's background work, each in its own executions partition.
+THREAD_KINDS = (TITLE_KIND, OBSERVE_KIND, RECALL_KIND)
 
 
 class BotMemoryEraser(Protocol):
@@ -29,6 +41,21 @@ class BotMemoryEraser(Protocol):
 ForgetVectors = Callable[[str, int], None]
 
 
+def vector_forgetter(index: VectorIndex) -> ForgetVectors:
+    """Removes a thread's message vectors from `index`, in the index's delete batches."""
+
+    def forget(thread_id: str, message_count: int) -> None:
+        keys = [recall_rules.vector_key(thread_id, seq) for seq in range(message_count)]
+        _delete_keys(index, keys)
+
+    return forget
+
+
+def _delete_keys(index: VectorIndex, keys: Sequence[str]) -> None:
+    for start in range(0, len(keys), MAX_DELETE_BATCH):
+        index.delete(keys[start : start + MAX_DELETE_BATCH])
+
+
 class ErasureService:
     def __init__(
         self,
@@ -37,12 +64,19 @@ class ErasureService:
         *,
         bot_memory: BotMemoryEraser | None = None,
         forget_vectors: ForgetVectors | None = None,
+        vectors: VectorIndex | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self._repo = repo
         # The organization a user id belongs to (None: no such user).
         self._user_org = user_org
         self._bot_memory = bot_memory
-        self.forget_vectors = forget_vectors
+        # The recall index: message vectors of deleted threads, agent_memories' vectors.
+        self._vectors = vectors
+        self.forget_vectors = forget_vectors or (
+            vector_forgetter(vectors) if vectors is not None else None
+        )
+        self._clock = clock
 
     def delete_session(self, principal: Principal, session_id: str) -> Erased:
         """Delete a session: items, entries, executions and saved calls; the agent memory
@@ -58,39 +92,70 @@ class ErasureService:
         return self._repo.delete_session(session)
 
     def delete_agent(self, principal: Principal, agent_id: str) -> Erased:
-        """Delete an agent with every session of it (everyone's), its memory, versions
-        and executions. Its owner or an organization admin; members 403, others 404."""
+        """Delete an agent with every session and thread of it (everyone's), its memory,
+        versions and executions. Its owner or an organization admin; members 403, others
+        404."""
         require_tenant(principal)
         found = self._repo.agent(agent_id)
         if found is None:
             raise NotFound("agent not found")
         agent, begun = found
         authorize(principal, agent.grants(), DELETE_AGENT, what="agent")
-        if not begun:
-            self._repo.mark_agent(agent.id)
-        erased = self._sessions(agent.id, owner=None)
-        self._repo.delete_agent(agent)
-        return erased
+        return self._agent(agent, begun)
 
     def erase_user(self, principal: Principal, org_id: str, user_id: str) -> Erased:
-        """Erase one person from the organization: their sessions (items, executions,
-        saved calls) under every agent, their threads (messages, working memory, vectors),
-        the bot memory entries that stand on their words (`from:<user>`, and what is built on
-        them) in every bot the organization uses. An
-        administrator of the organization (or the service admin); the person stays a user.
-        Resumable and idempotent: a second call finishes the work and counts what it
-        removed itself (0 after one that finished)."""
+        """Erase one person from the organization (domain/erasure.py says what goes): the
+        agents they own (as deletes), their sessions under others' agents, the chats they
+        own, their threads, the agent_memories about them, and the bot memory entries that
+        stand on their words in every bot the organization uses. An administrator of the
+        organization (or the service admin); the person stays a user. Resumable and
+        idempotent: a second call finishes the work and counts what it removed itself (0
+        after one that finished)."""
         require_org_admin(principal, org_id, ["orgId"])
         if self._user_org(user_id) != org_id:
             raise NotFound(USER_NOT_FOUND, ["userId"])
         erased = Erased()
-        for agent_id in list(self._repo.org_agent_ids(org_id)):
-            erased.add(self._sessions(agent_id, owner=user_id))
-        erased.add(self._repo.delete_threads(user_id, self.forget_vectors))
+        for agent_id, owner in self._repo.org_agents(org_id):
+            if owner != user_id:
+                erased.add(self._sessions(agent_id, owner=user_id))
+            elif (found := self._repo.agent(agent_id)) is not None:
+                erased.add(self._agent(*found))
+        for chat_id in self._repo.owned_chat_ids(user_id):
+            erased.add(self._chat(user_id, chat_id))
+        for thread_id in self._repo.user_thread_ids(user_id):
+            erased.add(self._repo.delete_thread(thread_id, THREAD_KINDS, self.forget_vectors))
+        erased.add(self._repo.delete_resource_rest(user_id))
+        now_ms = self._clock.now_ms() if self._clock is not None else 0
+        forget = self._forget_memories if self._vectors is not None else None
+        erased.add(self._repo.delete_memories_about(org_id, user_id, now_ms, forget))
         if self._bot_memory is not None:
             for bot_id in list(self._repo.org_bot_ids(org_id)):
                 erased.bot_entries += self._bot_memory.erase_person(bot_id, org_id, user_id)
         return erased
+
+    def _agent(self, agent: Agent, begun: bool) -> Erased:
+        if not begun:
+            self._repo.mark_agent(agent.id)
+        erased = self._sessions(agent.id, owner=None)
+        for thread_id in self._repo.agent_thread_ids(agent.id):
+            erased.add(self._repo.delete_thread(thread_id, THREAD_KINDS, self.forget_vectors))
+        self._repo.delete_agent(agent)
+        erased.agents = 1
+        return erased
+
+    def _chat(self, user_id: str, chat_id: str) -> Erased:
+        found = self._repo.chat(chat_id)
+        if found is None:
+            self._repo.forget_owned_chat(user_id, chat_id)  # gone meanwhile
+            return Erased()
+        chat, begun = found
+        if not begun:
+            self._repo.mark_chat(chat.id)
+        return self._repo.delete_chat(chat, (BOT_KIND, learning_pool_id(chat.bot_id, chat.org_id)))
+
+    def _forget_memories(self, memory_ids: Sequence[str]) -> None:
+        if self._vectors is not None:
+            _delete_keys(self._vectors, memory_ids)
 
     def _sessions(self, agent_id: str, *, owner: str | None) -> Erased:
         erased = Erased()

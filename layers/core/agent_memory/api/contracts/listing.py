@@ -91,6 +91,7 @@ class DeletedAgent(Answer):
     object: Literal["agent"] = "agent"
     deleted: Literal[True] = True
     sessions: int = Field(description="Sessions of the agent this call removed")
+    threads: int = Field(description="Threads of the agent this call removed (everyone's)")
 
 
 class ErasedUser(Answer):
@@ -104,6 +105,11 @@ class ErasedUser(Answer):
     messages: int
     workingMemory: int
     botEntries: int = Field(description="Bot memory entries (from:<user> and built on them)")
+    agents: int = Field(description="Agents the person owned, deleted with all they held")
+    observations: int = Field(description="Observation chunks of the deleted threads")
+    chats: int = Field(description="Chats the person owned")
+    chatItems: int = Field(description="Items of those chats")
+    agentMemories: int = Field(description="agent_memories about the person (entity actor)")
 
     @classmethod
     def of(cls, org_id: str, user_id: str, erased: Erased) -> ErasedUser:
@@ -116,4 +122,9 @@ class ErasedUser(Answer):
             messages=erased.messages,
             workingMemory=erased.working_memory,
             botEntries=erased.bot_entries,
+            agents=erased.agents,
+            observations=erased.observations,
+            chats=erased.chats,
+            chatItems=erased.chat_items,
+            agentMemories=erased.agent_memories,
         )

@@ -58,9 +58,12 @@ async def revoke_token(tokenPrefix: str, caller: CallerDep, svc: ServicesDep) ->
 
 @organizations.post("/{orgId}/users/{userId}/erase")
 async def erase_user(orgId: str, userId: str, caller: CallerDep, svc: ServicesDep) -> ErasedUser:
-    """Erase one person across the organization: their sessions (items, executions, saved
-    calls) and threads (messages, working memory). An administrator of the organization.
-    Agent memory learned from their sessions stays until forgotten. Resumable and
-    idempotent: a repeated call finishes the work and counts what it removed itself."""
+    """Erase one person across the organization: the agents they own (with all they
+    hold), their sessions under others' agents, the chats they own, their threads
+    (messages, observations, working memory, vectors), the agent_memories about them
+    (entity an actor with their id) and the bot memory entries from their words. An
+    administrator of the organization. Others' agents and chats stay, and agent memory
+    learned from their sessions stays until forgotten. Resumable and idempotent: a
+    repeated call finishes the work and counts what it removed itself."""
     erased = await run(svc, erasure(svc).erase_user, caller, orgId, userId)
     return ErasedUser.of(orgId, userId, erased)

@@ -43,8 +43,9 @@ async def get_agent(agentId: str, caller: CallerDep, svc: ServicesDep) -> AgentA
 
 @router.delete("/{agentId}")
 async def delete_agent(agentId: str, caller: CallerDep, svc: ServicesDep) -> DeletedAgent:
-    """Delete the agent with its memory, versions, executions and every session of it
-    (items, entries, executions, saved calls). Its owner or an organization admin; members
-    403. Resumable: a call cut short is finished by the next one."""
+    """Delete the agent with its memory, versions, executions, every session of it
+    (items, entries, executions, saved calls) and every thread of it (messages,
+    observations, working memory, recall vectors). Its owner or an organization admin;
+    members 403. Resumable: a call cut short is finished by the next one."""
     erased = await run(svc, erasure(svc).delete_agent, caller, agentId)
-    return DeletedAgent(id=agentId, sessions=erased.sessions)
+    return DeletedAgent(id=agentId, sessions=erased.sessions, threads=erased.threads)
