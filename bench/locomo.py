@@ -9,8 +9,10 @@ embedder, the in-process index). Each question is the new message of a turn on a
 thread of the same user (lastMessages 0, scope resource) and goes through
 `RecallService.recall` for every `topK` x `messageRange`. Recall is the share of the
 question's evidence turns (`evidence` dia_ids) among the returned messages (the recalled
-ones and their range). `bm25_recall`: `bm25s` over the same turn texts, the top `topK`
-turns of the user with the same range around each (within its session).
+ones and their range). `bm25_recall`: `bm25s` over the same turn texts under the same
+rule (its best turns of the user, skipping one inside the window of a better one kept, until
+`topK` windows of the same range within its session); `bm25_plain_recall`: its top `topK`
+turns with the range, overlapping or not (the baseline before that rule).
 
 The data set (CC BY-NC 4.0, evaluation only) is read from ../shared/bench-data, never
 copied: `LOCOMO_PATH` overrides, `LOCOMO_CONVERSATIONS=2` runs a subset.
@@ -33,7 +35,9 @@ from typing import Any
 from agent_memory.adapters.in_memory import FakeCipher, InMemoryStore
 from agent_memory.adapters.local_embedder import MiniLM
 from agent_memory.adapters.vector_index import InProcessVectorIndex
+from agent_memory.domain import recall as rules
 from agent_memory.domain.memory_options import effective_options
+from agent_memory.domain.recall import CANDIDATES
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.service.recall import RecallService, RecallTimings
@@ -143,7 +147,7 @@ class Loaded:
 
 
 def _evidence(question: dict[str, Any], where: dict[str, tuple[str, int]]) -> list[str]:
-    ids = []
+    ids: list[str] = []
     for raw in question.get("evidence") or []:
         # Some evidence fields hold several ids ("D8:6; D9:17").
         ids.extend(part.strip() for part in re.split(r"[;,]", str(raw)) if part.strip())
@@ -155,7 +159,7 @@ def _share(evidence: list[str], returned: set[str]) -> float:
 
 
 def _bm25(loaded: list[Loaded]) -> dict[str, Any]:
-    import bm25s
+    import bm25s  # type: ignore[import-untyped]
 
     indexes = {}
     for conversation in loaded:
@@ -169,22 +173,36 @@ def _bm25(loaded: list[Loaded]) -> dict[str, Any]:
 
 
 def _bm25_returned(
-    conversation: Loaded, retriever: Any, question: str, top_k: int, window: int
+    conversation: Loaded,
+    retriever: Any,
+    question: str,
+    top_k: int,
+    window: int,
+    distinct: bool = True,
 ) -> set[str]:
+    """The turns BM25 returns under the service's own rule: its best turns in rank order,
+    skipping a turn that lies in the window of a better one kept, until `top_k` windows
+    (`domain/recall.distinct_hits`), each with `window` turns either side in its session."""
     import bm25s
 
     tokens = bm25s.tokenize([question], stopwords="en", show_progress=False)
-    k = min(top_k, len(conversation.turns))
+    k = min(CANDIDATES, len(conversation.turns))
     try:
-        found, _scores = retriever.retrieve(tokens, k=k, show_progress=False)
+        found, scores = retriever.retrieve(tokens, k=k, show_progress=False)
     except (ValueError, IndexError):
         return set()
+    ranked = []
+    for index, score in zip(found[0], scores[0], strict=True):
+        thread_id, seq, _, _ = conversation.turns[int(index)]
+        ranked.append(rules.Hit(thread_id, seq, float(score)))
+    kept = (
+        rules.distinct_hits(ranked, top_k, window, window, "", None) if distinct else ranked[:top_k]
+    )
     by_position = {(t, s): d for t, s, d, _ in conversation.turns}
     returned = set()
-    for index in found[0]:
-        thread_id, seq, _, _ = conversation.turns[int(index)]
-        for near in range(seq - window, seq + window + 1):
-            dia = by_position.get((thread_id, near))
+    for hit in kept:
+        for near in range(hit.seq - window, hit.seq + window + 1):
+            dia = by_position.get((hit.thread_id, near))
             if dia is not None:
                 returned.add(dia)
     return returned
@@ -214,7 +232,15 @@ def run() -> dict[str, Any]:
 
     rows: dict[tuple[int, int], dict[str, Any]] = {}
     sums: dict[tuple[int, int], dict[str, Any]] = defaultdict(
-        lambda: {"n": 0, "recall": 0.0, "bm25": 0.0, "turns": 0, "cat": defaultdict(list)}
+        lambda: {
+            "n": 0,
+            "recall": 0.0,
+            "bm25": 0.0,
+            "turns": 0,
+            "bm25_turns": 0,
+            "bm25_plain": 0.0,
+            "cat": defaultdict(list),
+        }
     )
     embed_ms: list[float] = []
     query_ms: list[float] = []
@@ -255,6 +281,11 @@ def run() -> dict[str, Any]:
                     got = _share(evidence, returned)
                     s["recall"] += got
                     s["bm25"] += _share(evidence, lexical)
+                    s["bm25_turns"] += len(lexical)
+                    plain = _bm25_returned(
+                        conversation, bm25[conversation.user], text, top_k, window, False
+                    )
+                    s["bm25_plain"] += _share(evidence, plain)
                     s["cat"][str(question.get("category"))].append(got)
     for (top_k, window), s in sorted(sums.items()):
         rows[(top_k, window)] = {
@@ -264,6 +295,8 @@ def run() -> dict[str, Any]:
             "turns_returned": round(s["turns"] / s["n"], 2),
             "recall": round(100 * s["recall"] / s["n"], 1),
             "bm25_recall": round(100 * s["bm25"] / s["n"], 1),
+            "bm25_turns_returned": round(s["bm25_turns"] / s["n"], 2),
+            "bm25_plain_recall": round(100 * s["bm25_plain"] / s["n"], 1),
             "by_category": {
                 c: round(100 * statistics.fmean(v), 1) for c, v in sorted(s["cat"].items())
             },
@@ -275,7 +308,9 @@ def run() -> dict[str, Any]:
             "embedder": embedder.model,
             "ranking": (
                 "hybrid: the 100 nearest (cosine; each message embedded with the one before "
-                "it) re-ranked by cosine + 0.3 x BM25 over them, normalised"
+                "it) re-ranked by cosine + 0.3 x BM25 over them, normalised; topK windows "
+                "that each show something new (a hit inside a better hit's window skipped), "
+                "BM25 under the same rule"
             ),
             "rows": list(rows.values()),
             "model_load_s": round(load_s, 2),

@@ -68,6 +68,32 @@ def test_top_k_and_the_default_range(world: World) -> None:
     assert recalled[0] == "My sister Ana lives in Lisbon."
 
 
+def test_top_k_counts_windows_that_show_something_new(world: World) -> None:
+    recall_on(world, topK=2, messageRange=1)
+    past = world.thread()
+    chat = [
+        user("My neighbour has a dog called Rex."),
+        assistant("Dogs are loyal."),
+        user("My sister Ana lives in Lisbon."),
+        assistant("Lisbon is lovely."),
+        user("I started learning the cello in March."),
+        assistant("Music lessons take patience."),
+        user("I adopted a cat named Miso last spring."),
+        assistant("Miso the cat sounds adorable."),
+        user("My favourite food is spicy ramen."),
+        assistant("Noted."),
+    ]
+    world.save(past, *chat)
+    context = ask(world, world.thread(), "What is the name of my cat?")
+    # The answer about Miso lies in the Miso message's window: it is no second recall, so
+    # topK 2 brings a second place of the conversation, not the same one twice.
+    groups = [contents(g) for g in context["recalled"]]
+    assert len(groups) == 2, groups
+    assert "I adopted a cat named Miso last spring." in groups[0]
+    assert "Miso the cat sounds adorable." in groups[0]
+    assert not set(groups[0]) & set(groups[1])
+
+
 def test_scope_thread_recalls_this_thread_only(world: World) -> None:
     recall_on(world, topK=3, messageRange=0, scope="thread", last=1)
     past = world.thread()

@@ -56,6 +56,20 @@ def test_windows_merge_when_they_touch_and_stop_before_the_last_n() -> None:
     assert windows[0].hits == (5, 8)
 
 
+def test_a_hit_inside_a_better_hits_window_does_not_count_toward_top_k() -> None:
+    ranked = [
+        Hit("th_1", 10, 0.9),
+        Hit("th_1", 11, 0.8),  # inside 8..12: skipped
+        Hit("th_2", 11, 0.7),  # another thread: its own window
+        Hit("th_1", 13, 0.6),  # past 12: a window of its own (touching, merged when shown)
+        Hit("th_1", 30, 0.5),
+    ]
+    kept = rules.distinct_hits(ranked, 3, 2, 2, current_thread="th_9", recent_from=None)
+    assert kept == [Hit("th_1", 10, 0.9), Hit("th_2", 11, 0.7), Hit("th_1", 13, 0.6)]
+    # With no range every distinct message is a window of its own.
+    assert len(rules.distinct_hits(ranked, 5, 0, 0, "th_9", None)) == 5
+
+
 def test_a_window_whose_hit_was_deleted_shows_nothing() -> None:
     window = rules.Window("th_1", 3, 5, 0.9, (4,))
     assert rules.shown(window, [(3, "m3"), (5, "m5")], set()) is None

@@ -113,6 +113,41 @@ def kept_hits(
     return kept
 
 
+def _span(
+    hit: Hit, before: int, after: int, current_thread: str, recent_from: int | None
+) -> tuple[int, int]:
+    """The positions a hit's window covers: `before` and `after` around it, cut short of the
+    current thread's last N."""
+    last = hit.seq + after
+    if recent_from is not None and hit.thread_id == current_thread:
+        last = min(last, recent_from - 1)
+    return max(0, hit.seq - before), last
+
+
+def distinct_hits(
+    ranked: Iterable[Hit],
+    top_k: int,
+    before: int,
+    after: int,
+    current_thread: str,
+    recent_from: int | None,
+) -> list[Hit]:
+    """The best hits, in rank order, until `top_k` of them show something new: a hit whose
+    message already lies in the window of a better hit kept (same thread) is shown anyway
+    and is no recall of its own, so it is skipped and the next one taken."""
+    kept: list[Hit] = []
+    covered: dict[str, list[tuple[int, int]]] = {}
+    for hit in ranked:
+        if len(kept) == top_k:
+            break
+        spans = covered.setdefault(hit.thread_id, [])
+        if any(first <= hit.seq <= last for first, last in spans):
+            continue
+        spans.append(_span(hit, before, after, current_thread, recent_from))
+        kept.append(hit)
+    return kept
+
+
 def windows(
     hits: Sequence[Hit],
     before: int,
@@ -125,10 +160,7 @@ def windows(
     windows cut short of its last N; best score first."""
     by_thread: dict[str, list[tuple[int, int, float, int]]] = {}
     for hit in hits:
-        first = max(0, hit.seq - before)
-        last = hit.seq + after
-        if recent_from is not None and hit.thread_id == current_thread:
-            last = min(last, recent_from - 1)
+        first, last = _span(hit, before, after, current_thread, recent_from)
         by_thread.setdefault(hit.thread_id, []).append((first, last, hit.score, hit.seq))
     merged: list[Window] = []
     for thread_id, spans in by_thread.items():

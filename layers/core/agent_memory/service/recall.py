@@ -137,7 +137,16 @@ class RecallService:
             message, [texts[(h.thread_id, h.seq)].content for h in present]
         )
         timings.rerank_ms = (time.perf_counter() - started) * 1000
-        kept = rules.hybrid(present, lexical)[: settings.top_k]
+        # topK windows that each show something new (a hit inside a better hit's window
+        # would only repeat its messages).
+        kept = rules.distinct_hits(
+            rules.hybrid(present, lexical),
+            settings.top_k,
+            settings.before,
+            settings.after,
+            thread.id,
+            recent_from,
+        )
         windows = rules.windows(kept, settings.before, settings.after, thread.id, recent_from)
         timings.windows = windows
         started = time.perf_counter()
