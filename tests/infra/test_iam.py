@@ -317,9 +317,38 @@ def test_every_key_use_carries_an_encryption_context_condition(
 def test_every_api_family_function_has_the_api_policy_and_nothing_else(
     template: dict[str, Any], function: str
 ) -> None:
-    assert template["Resources"][function]["Properties"]["Policies"] == [{"Ref": "ApiPolicy"}]
+    listed = template["Resources"][function]["Properties"]["Policies"]
+    assert listed[0] == {"Ref": "ApiPolicy"}
     assert template["Resources"]["ApiFunction"]["Properties"]["Policies"] == [{"Ref": "ApiPolicy"}]
-    assert policy(template, function).statements == policy(template, "ApiFunction").statements
+    api = policy(template, "ApiFunction").statements
+    extra = [s for s in policy(template, function).statements if s not in api]
+    assert policy(template, function).statements[: len(api)] == api
+    # Only the threads family adds a grant: its observer's synchronous `blockAfter` call.
+    assert [s["Sid"] for s in extra] == (
+        ["InvokeAllowedModelsForBlockAfter"] if function == "ApiThreadsFunction" else []
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "allowed"),
+    [
+        ("foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0", True),
+        ("foundation-model/amazon.nova-lite-v1:0", True),
+        ("foundation-model/meta.llama3-70b-instruct-v1:0", False),
+    ],
+)
+def test_only_the_threads_family_calls_the_observer_model(
+    template: dict[str, Any], model: str, allowed: bool
+) -> None:
+    deployment = Deployment({"AllowedModels": "anthropic.claude,amazon.nova"})
+    arn = f"arn:aws:bedrock:us-west-2::{model}"
+    profile = f"arn:aws:bedrock:{REGION}:{ACCOUNT}:inference-profile/us.{model.split('/')[1]}"
+    for function in API_FAMILY_FUNCTIONS:
+        grants = policy(template, function, deployment)
+        expected = allowed and function == "ApiThreadsFunction"
+        assert grants.allows(Request("bedrock:InvokeModel", arn)) is expected, function
+        assert grants.allows(Request("bedrock:InvokeModel", profile)) is expected, function
+        assert grants.granted("bedrock:") <= {"bedrock:InvokeModel"}
 
 
 def test_the_api_cannot_forge_a_model_answer(template: dict[str, Any]) -> None:
