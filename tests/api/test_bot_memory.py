@@ -539,6 +539,13 @@ def test_every_change_moves_the_version_and_the_admin_token_reads_nothing(world:
     assert world.memory(ana)["version"] == 2
     bad = world.api.client.get(url + "?tags=Bad Tag", headers=ana.headers)
     assert error(bad) == (400, "ValidationError", ["tags", 0])
+    # The filter is what its OpenAPI array says: 1..10 tags, none empty.
+    many = ",".join(f"t{i}" for i in range(11))
+    for query, path in (("", ["tags", 0]), ("a,,b", ["tags", 1]), (many, ["tags"])):
+        refused = world.api.client.get(f"{url}?tags={query}", headers=ana.headers)
+        assert error(refused) == (400, "ValidationError", path), query
+    ten = world.api.client.get(f"{url}?tags={many.rsplit(',', 1)[0]}", headers=ana.headers)
+    assert ten.json()["entries"] == []
 
 
 def rule_rows(services: Any, world: World) -> set[str]:

@@ -80,9 +80,17 @@ MAX_TOPIC_NAMES = 500
 
 # --- Tags and filters ---------------------------------------------------------------------
 
+# Tags one read filters by at most: a count the OpenAPI array can state (`maxItems`), where
+# the query's length in characters could not be stated for its items.
+MAX_FILTER_TAGS = 10
+TOO_MANY_FILTER_TAGS = f"a read filters by at most {MAX_FILTER_TAGS} tags"
+
 
 def check_filter(tags: Sequence[str]) -> tuple[str, ...]:
-    """Tags a reader filters by (`?tags=a,b`): each must be a tag (400 naming it)."""
+    """Tags a reader filters by (`?tags=a,b`): at most MAX_FILTER_TAGS, each a tag (an
+    empty one too is a 400 naming it)."""
+    if len(tags) > MAX_FILTER_TAGS:
+        raise ValidationFailed(TOO_MANY_FILTER_TAGS, ["tags"])
     for index, tag in enumerate(tags):
         try:
             parse_tag(tag)

@@ -14,6 +14,7 @@ from pydantic import (
 from pydantic.config import JsonDict
 
 from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, Answer, Body, require_known_tag
+from agent_memory.domain.bot_memory import MAX_FILTER_TAGS
 from agent_memory.domain.bots import MAX_MEMBERS, MAX_NAME_LENGTH
 from agent_memory.domain.sessions import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
 
@@ -27,6 +28,29 @@ GRANTS: JsonDict = {"additionalProperties": {"enum": ["read", "write"]}}
 TAG_VALUE = r"[^:,\s\x1c-\x1f\x85]{1,128}"
 # A topic (domain/audiences.py): 1..64 lowercase letters, digits and dashes, not dashes only.
 TOPIC: JsonDict = {"pattern": "^[a-z0-9-]*[a-z0-9][a-z0-9-]*$", "minLength": 1, "maxLength": 64}
+# A tag a reader filters by (domain/audiences.py `parse_tag`): a topic, `for:bot`, or a
+# service tag's prefix and id.
+SERVICE_PREFIXES = "for:person|for:channel|from|forgot|org|chat|channel|app"
+FILTER_TAG: JsonDict = {
+    "anyOf": [
+        {"type": "string", **TOPIC},
+        {"type": "string", "const": "for:bot"},
+        {"type": "string", "pattern": f"^(?:{SERVICE_PREFIXES}):{TAG_VALUE}$"},
+    ]
+}
+# GET /v1/bots/{botId}/memory's `tags`, declared by hand: `a,b` is an array sent as one
+# comma-separated value (form, not exploded), which FastAPI cannot say of a str parameter.
+TAGS_QUERY: JsonDict = {
+    "name": "tags",
+    "in": "query",
+    "required": False,
+    "style": "form",
+    "explode": False,
+    "description": f"Entries that carry all these tags (at most {MAX_FILTER_TAGS}), "
+    "comma-separated: topics and service tags (`from:<userId>`, `for:bot`, ...)",
+    # `tags=` says no tag: a 400 (omit `tags` to filter by none).
+    "schema": {"type": "array", "minItems": 1, "maxItems": MAX_FILTER_TAGS, "items": FILTER_TAG},
+}
 ITEM_BOUND = f"At most {MAX_ITEM_BYTES} bytes as UTF-8 (413 TooLarge beyond)."
 MAX_MEMORY_CONTENT = 8000
 

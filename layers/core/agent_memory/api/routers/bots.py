@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Response
 
 from agent_memory.api.contracts.base import ITEM_ID_PATTERN
 from agent_memory.api.contracts.bots import (
+    TAGS_QUERY,
     AddItems,
     BotAnswer,
     BotMemory,
@@ -151,16 +152,18 @@ async def complete_turn(
 # --- bot memory -------------------------------------------------------------------------
 
 
-@router.get("/v1/bots/{botId}/memory")
+# `tags` is documented by TAGS_QUERY (an array, comma-separated); 2000 characters bound
+# the text before it is split (MAX_FILTER_TAGS tags of 140 characters at most fit).
+@router.get("/v1/bots/{botId}/memory", openapi_extra={"parameters": [TAGS_QUERY]})
 async def read_bot_memory(
     botId: str,
     caller: CallerDep,
     svc: ServicesDep,
-    tags: Annotated[str | None, Query(max_length=2000, description="tags, comma-separated")] = None,
+    tags: Annotated[str | None, Query(max_length=2000, include_in_schema=False)] = None,
 ) -> BotMemory:
     """Every entry for the caller in the caller's organization that carries all the tags,
     history included (retracted and invalidated entries with their status)."""
-    wanted = [t for t in (tags or "").split(",") if t]
+    wanted = [] if tags is None else tags.split(",")
     answer = await run(svc, svc.bot_memory.read, caller, botId, wanted)
     return BotMemory.model_validate(answer)
 
