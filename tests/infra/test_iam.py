@@ -799,6 +799,9 @@ def test_every_request_of_every_function_is_allowed(
     flow.wait_all()
 
     _walk_bots(call, flow, admin, org)
+    # Erasing Ana reaches every pool of hers: her agent, sessions, threads, chats, bots.
+    erased = call("POST", f"/v1/organizations/{org}/users/ana/erase", headers=admin)
+    assert (erased["agents"], erased["chats"]) == (1, 2), erased  # a private and a group chat
 
     # The scenario wrote every partition the policies grant writes on: nothing is untested.
     written = {
