@@ -19,13 +19,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from agent_memory.domain.consolidation import Decision, Rejection
-from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.errors import TooLarge
-from agent_memory.domain.memory_objects import MemoryObject
-from agent_memory.domain.proposals import ProposedRemember
+
+if TYPE_CHECKING:
+    # Annotations, and learning's rules that `within_bound` loads when it runs: the routes
+    # read these bounds at a cold start without loading the learning rules.
+    from agent_memory.domain.consolidation import Decision, Rejection
+    from agent_memory.domain.entries import EntryMeta
+    from agent_memory.domain.memory_objects import MemoryObject
 
 T = TypeVar("T")
 
@@ -116,6 +119,9 @@ def within_bound(
 ) -> Decision:
     """Learning's changes as far as the pool's bound allows: a Remember that would pass it
     is rejected with `POOL_FULL` (a change is applied whole or not at all)."""
+    from agent_memory.domain.consolidation import Decision, Rejection
+    from agent_memory.domain.proposals import ProposedRemember
+
     size = PoolSize.of(current.values())
     accepted: list[Any] = []
     refused: list[Rejection] = []

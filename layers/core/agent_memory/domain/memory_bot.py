@@ -18,7 +18,6 @@ from agent_memory.domain.bots import Chat, Turn
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.errors import ChatConflict, Forbidden, ValidationFailed, VersionConflict
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.tasks.learning_changes import MAX_ENTRIES
 
 REVIEW_HAS_NO_CONFIDE = "a review chat has no confide tool"
 TURN_COMPLETED = "the turn completed; confide belongs to an open turn"
@@ -87,8 +86,14 @@ class LearningView:
     topic_counts: Mapping[str, int]
 
 
-def learning_view(metas: Iterable[EntryMeta], limit: int = MAX_ENTRIES) -> LearningView:
-    """The first `limit` valid entries in memory order; topics counted over all valid ones."""
+def learning_view(metas: Iterable[EntryMeta], limit: int | None = None) -> LearningView:
+    """The first `limit` valid entries in memory order (None: as many as the learning task
+    shows its model, `MAX_ENTRIES`); topics counted over all valid ones."""
+    if limit is None:
+        # The learning task's rules load with learning, not with the bot routes' settings.
+        from agent_memory.domain.tasks.learning_changes import MAX_ENTRIES
+
+        limit = MAX_ENTRIES
     ordered = [m for m in memory_order(metas) if valid(m)]
     counts = Counter(topic for m in ordered for topic in topics_of(m))
     return LearningView(tuple(ordered[:limit]), dict(counts))

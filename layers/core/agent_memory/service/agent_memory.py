@@ -30,6 +30,7 @@ from agent_memory.domain.entries import Entry, EntryMeta
 from agent_memory.domain.errors import NotFound, SessionConflict, VersionConflict, WriteConflict
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_text import MemoryText, first_page
+from agent_memory.domain.pages import DEFAULT_LOG_LIMIT
 from agent_memory.domain.session_memory import Remember
 from agent_memory.persistence.agent_memory import AgentMemory, AgentMemoryRepository
 from agent_memory.persistence.agents import AgentRepository
@@ -41,9 +42,6 @@ from agent_memory.service.agents import person_of
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.memory_texts import newest_text
 from agent_memory.service.sessions import Learning
-
-DEFAULT_LOG_LIMIT = 100
-MAX_LOG_LIMIT = 1000
 
 
 class AgentMemoryService:

@@ -62,6 +62,7 @@ from agent_memory.domain.errors import (
 from agent_memory.domain.grants import ObjectAction, Reach
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_text import first_page
+from agent_memory.domain.pages import DEFAULT_LOG_LIMIT
 from agent_memory.domain.tasks.learning_changes import (
     FactChange,
     InvalidateChange,
@@ -88,7 +89,6 @@ WRITE_TRIES = 8
 # Entries a purge removes per transaction: base row + recency copy each, plus the head row,
 # the log row, the purge counter and the change's event (100 actions).
 PURGE_BATCH = 48
-DEFAULT_LOG_LIMIT = 100
 TOO_MANY = "more changes than one transaction holds; the next learning applies it"
 CHAT_NOT_HERE = "the chat is not one of this bot's in this organization"
 

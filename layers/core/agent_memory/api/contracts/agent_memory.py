@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
 from agent_memory.api.contracts.base import Answer, Body, require_known_tag
 from agent_memory.api.contracts.sessions import POOL_BOUND
-from agent_memory.domain import session_memory as memory
+
+if TYPE_CHECKING:
+    # Loaded with the services (every service module imports it), not with the routes:
+    # `to_domain` runs once the request has its services (a cold start stays cheap).
+    from agent_memory.domain import session_memory as memory
 
 LastingKind = Literal["procedure", "preference", "decision"]
 
@@ -20,6 +24,8 @@ class AgentRemember(Body):
     kind: LastingKind
 
     def to_domain(self) -> memory.Remember | memory.Forget:
+        from agent_memory.domain import session_memory as memory
+
         return memory.Remember(self.key, self.content, self.kind)
 
 
@@ -28,6 +34,8 @@ class AgentForget(Body):
     key: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
 
     def to_domain(self) -> memory.Remember | memory.Forget:
+        from agent_memory.domain import session_memory as memory
+
         return memory.Forget(self.key)
 
 

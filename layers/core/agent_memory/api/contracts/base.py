@@ -78,6 +78,11 @@ class Answer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# A pool's learning executions: sessions, agent memory and threads answer alike.
+class Executions(Answer):
+    executions: list[dict[str, Any]]
+
+
 def require_known_tag(value: Any, tags: Sequence[str], field: str = "command") -> None:
     """A missing or unknown `_tag` of a command is reported at `[field, "_tag"]` (pydantic
     would name the union's variants instead)."""

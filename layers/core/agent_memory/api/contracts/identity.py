@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
@@ -11,6 +11,10 @@ from agent_memory.api.contracts.base import (
     Answer,
     Body,
 )
+
+if TYPE_CHECKING:
+    # The annotation of `ErasedUser.of` only.
+    from agent_memory.domain.erasure import Erased
 
 
 class CreateOrganization(Body):
@@ -80,3 +84,39 @@ class OrganizationSettings(Answer):
     botMemory: bool
     botMemoryModel: str | None
     allowedModels: list[str] | None
+
+
+class ErasedUser(Answer):
+    """What one erasure removed; a repeated erasure counts only what it removed itself."""
+
+    userId: str
+    organizationId: str
+    sessions: int
+    items: int
+    threads: int
+    messages: int
+    workingMemory: int
+    botEntries: int = Field(description="Bot memory entries (from:<user> and built on them)")
+    agents: int = Field(description="Agents the person owned, deleted with all they held")
+    observations: int = Field(description="Observation chunks of the deleted threads")
+    chats: int = Field(description="Chats the person owned")
+    chatItems: int = Field(description="Items of those chats")
+    agentMemories: int = Field(description="agent_memories about the person (entity actor)")
+
+    @classmethod
+    def of(cls, org_id: str, user_id: str, erased: Erased) -> ErasedUser:
+        return cls(
+            userId=user_id,
+            organizationId=org_id,
+            sessions=erased.sessions,
+            items=erased.items,
+            threads=erased.threads,
+            messages=erased.messages,
+            workingMemory=erased.working_memory,
+            botEntries=erased.bot_entries,
+            agents=erased.agents,
+            observations=erased.observations,
+            chats=erased.chats,
+            chatItems=erased.chat_items,
+            agentMemories=erased.agent_memories,
+        )

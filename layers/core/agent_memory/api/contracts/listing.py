@@ -1,4 +1,5 @@
-"""Lists of agents, sessions and items, deletions and erasure (issue 17).
+"""Lists of agents, sessions and items, and deletions (issue 17); erasure's answer is in
+contracts/identity.py, with the admin routes (a cold start of theirs loads no session model).
 
 Lists page as agent_memories do (API.md, seed 004): `limit` 1..100 (default 10),
 `starting_after` the id of the last object of the previous page, and the answer
@@ -18,7 +19,6 @@ from agent_memory.api.contracts.sessions import AgentOut, SessionAnswer, Session
 if TYPE_CHECKING:
     # Annotations of `of` only: a cold start that lists nothing does not load them.
     from agent_memory.domain.agents import Agent
-    from agent_memory.domain.erasure import Erased
     from agent_memory.domain.sessions import Session
     from agent_memory.service.sessions import SessionItem
 
@@ -92,39 +92,3 @@ class DeletedAgent(Answer):
     deleted: Literal[True] = True
     sessions: int = Field(description="Sessions of the agent this call removed")
     threads: int = Field(description="Threads of the agent this call removed (everyone's)")
-
-
-class ErasedUser(Answer):
-    """What one erasure removed; a repeated erasure counts only what it removed itself."""
-
-    userId: str
-    organizationId: str
-    sessions: int
-    items: int
-    threads: int
-    messages: int
-    workingMemory: int
-    botEntries: int = Field(description="Bot memory entries (from:<user> and built on them)")
-    agents: int = Field(description="Agents the person owned, deleted with all they held")
-    observations: int = Field(description="Observation chunks of the deleted threads")
-    chats: int = Field(description="Chats the person owned")
-    chatItems: int = Field(description="Items of those chats")
-    agentMemories: int = Field(description="agent_memories about the person (entity actor)")
-
-    @classmethod
-    def of(cls, org_id: str, user_id: str, erased: Erased) -> ErasedUser:
-        return cls(
-            userId=user_id,
-            organizationId=org_id,
-            sessions=erased.sessions,
-            items=erased.items,
-            threads=erased.threads,
-            messages=erased.messages,
-            workingMemory=erased.working_memory,
-            botEntries=erased.bot_entries,
-            agents=erased.agents,
-            observations=erased.observations,
-            chats=erased.chats,
-            chatItems=erased.chat_items,
-            agentMemories=erased.agent_memories,
-        )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 from pydantic.config import JsonDict
@@ -14,10 +14,14 @@ from agent_memory.api.contracts.base import (
     Body,
     require_known_tag,
 )
-from agent_memory.domain import session_memory as memory
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.bounds import KEYED_POOL, MAX_SESSION_ITEMS
 from agent_memory.domain.sessions import MAX_ITEM_BYTES, MAX_TURN_ITEMS, Session
+
+if TYPE_CHECKING:
+    # Loaded with the services (every service module imports it), not with the routes:
+    # `to_domain` runs once the request has its services (a cold start stays cheap).
+    from agent_memory.domain import session_memory as memory
 
 Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
 Learning = Literal["started", "skipped"]
@@ -166,6 +170,8 @@ class RememberCommand(Body):
     kind: Kind
 
     def to_domain(self) -> memory.Command:
+        from agent_memory.domain import session_memory as memory
+
         return memory.Remember(self.key, self.content, self.kind)
 
 
@@ -174,6 +180,8 @@ class ForgetCommand(Body):
     key: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
 
     def to_domain(self) -> memory.Command:
+        from agent_memory.domain import session_memory as memory
+
         return memory.Forget(self.key)
 
 
@@ -186,6 +194,8 @@ class ConfigureCommand(Body):
     generate: bool | None = None
 
     def to_domain(self) -> memory.Command:
+        from agent_memory.domain import session_memory as memory
+
         return memory.Configure(self.model_dump(exclude_unset=True, exclude={"tag"}))
 
 
@@ -193,6 +203,8 @@ class RefreshCommand(Body):
     tag: Literal["Refresh"] = Field(alias="_tag")
 
     def to_domain(self) -> memory.Command:
+        from agent_memory.domain import session_memory as memory
+
         return memory.Refresh()
 
 
@@ -245,10 +257,6 @@ class MemoryText(Answer):
     keys: list[str]
     length: int
     maxLength: int
-
-
-class Executions(Answer):
-    executions: list[dict[str, Any]]
 
 
 # The name routers import; the class is named apart for clean OpenAPI schema names.

@@ -9,10 +9,10 @@ from agent_memory.api.contracts.identity import (
     CreatedUser,
     CreateOrganization,
     CreateUser,
+    ErasedUser,
     IssuedToken,
     IssueToken,
 )
-from agent_memory.api.contracts.listing import ErasedUser
 from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])

@@ -13,9 +13,10 @@ from agent_memory.api.contracts.agent_memory import (
     MemoryLog,
     Promote,
 )
-from agent_memory.api.contracts.sessions import AgentAnswer, AgentOut, Executions, MemoryText
+from agent_memory.api.contracts.base import Executions
+from agent_memory.api.contracts.sessions import AgentAnswer, AgentOut, MemoryText
 from agent_memory.api.deps import CallerDep, ServicesDep, run
-from agent_memory.service.agent_memory import DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT
+from agent_memory.domain.pages import DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT
 
 router = APIRouter(tags=["agent memory"])
 

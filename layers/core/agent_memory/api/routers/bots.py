@@ -39,7 +39,7 @@ from agent_memory.api.contracts.bots import (
 from agent_memory.api.deps import CallerDep, ServicesDep, run
 from agent_memory.domain.bots import NewChatItem
 from agent_memory.domain.grants import parse_levels
-from agent_memory.service.bot_memory import DEFAULT_LOG_LIMIT
+from agent_memory.domain.pages import DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT
 
 router = APIRouter(tags=["bots"])
 
@@ -188,7 +188,7 @@ async def bot_memory_log(
     botId: str,
     caller: CallerDep,
     svc: ServicesDep,
-    limit: Annotated[int, Query(ge=1, le=1000)] = DEFAULT_LOG_LIMIT,
+    limit: Annotated[int, Query(ge=1, le=MAX_LOG_LIMIT)] = DEFAULT_LOG_LIMIT,
     before: Annotated[
         int | None,
         Query(ge=1, description="a version: the changes older than it (the last one shown)"),

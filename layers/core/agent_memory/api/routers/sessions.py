@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from agent_memory.api.contracts.base import ITEM_ID_PATTERN
+from agent_memory.api.contracts.base import ITEM_ID_PATTERN, Executions
 from agent_memory.api.contracts.listing import (
     Cursor,
     DeletedSession,
@@ -17,7 +17,6 @@ from agent_memory.api.contracts.listing import (
 )
 from agent_memory.api.contracts.sessions import (
     CreateSession,
-    Executions,
     ForkSession,
     MemoryCommand,
     MemoryText,
@@ -29,7 +28,6 @@ from agent_memory.api.contracts.sessions import (
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
 from agent_memory.domain.sessions import NewItem
-from agent_memory.service.sessions import Default
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
@@ -37,6 +35,9 @@ router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 @router.post("", status_code=201)
 async def create_session(body: CreateSession, caller: CallerDep, svc: ServicesDep) -> SessionAnswer:
     """`model` left out: the deployment's default model; `null`: a Session without a model."""
+    # Loaded with the services (`svc`), not by this module: a cold start imports no service.
+    from agent_memory.service.sessions import Default
+
     model = body.model if "model" in body.model_fields_set else Default.MODEL
     session = await run(svc, svc.sessions.create, caller, body.agentId, model=model, kind=body.kind)
     return SessionAnswer.of(session)

@@ -6,8 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
+from agent_memory.api.contracts.base import Executions
 from agent_memory.api.contracts.observations import ObservationLog, RecallAnswer, RecallRequest
-from agent_memory.api.contracts.sessions import Executions
 from agent_memory.api.contracts.threads import (
     ContextAnswer,
     ContextRequest,
