@@ -313,3 +313,19 @@ def test_an_interrupted_erasure_is_finished_by_the_next_and_counts_stay_true(
         get(api, bob, f"/v1/threads/{thread_id}", 404)
     get(api, bob, f"/v1/chats/{chat}/items", 404)
     assert get(api, ana, "/v1/agent_memories")["data"] == []
+
+
+def test_erasing_a_person_takes_their_words_from_anothers_group_chat(
+    api: Api, people: tuple[User, User, User, User]
+) -> None:
+    ana, bob, boss, _stranger = people
+    bot = post(api, ana, "/v1/bots", {"name": "Helper", "grants": {bob.id: "read"}})["bot"]["id"]
+    channel = post(api, ana, "/v1/channels", {"name": "team", "members": [bob.id]})["channel"]
+    chat = post(api, ana, "/v1/chats", {"botId": bot, "channelId": channel["id"]})["chat"]["id"]
+    for user, text in ((ana, "Ana here."), (bob, "Bob here."), (bob, "Bob again.")):
+        post(api, user, f"/v1/chats/{chat}/turns", {"input": text})
+    answer = post(api, boss, f"/v1/organizations/{ana.org_id}/users/{bob.id}/erase", {})
+    assert (answer["chats"], answer["chatItems"]) == (0, 2)
+    # The group's chat stays, with Ana's words only.
+    items = get(api, ana, f"/v1/chats/{chat}/items")["items"]
+    assert [i["content"] for i in items] == ["Ana here."]

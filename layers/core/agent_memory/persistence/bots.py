@@ -5,7 +5,9 @@
 - `CHANNEL#<id>/META`: organization, name, creator, members, `rev`.
 - `CHAT#<id>/META`: bot, organization, owner, channel, kind, `itemCount` (ids ever given).
 - `RESOURCE#<owner>/CHAT#<id>`: the chats a person owns (bot, organization), written with
-  the chat: erasing the person finds them (persistence/erasure.py).
+  the chat, and `RESOURCE#<userId>/SPOKE#<id>`: the group chats of others where a person
+  started a Turn, written with its first: erasing the person finds them
+  (persistence/erasure.py).
 - `CHAT#<id>/TURN#<turnId>`: the saved actor, status, whether its input is a notice.
 - `CHAT#<id>/ITEM#<seq:08d>`: role, actor, app, turn in plaintext (learning checks them
   without decrypting); `text` sealed under {org, pool: chat id, field: item}, bound to `sk`.
@@ -43,6 +45,7 @@ from agent_memory.ports import (
 TURN_PREFIX = "TURN#"
 ITEM_PREFIX = "ITEM#"
 OWNED_CHAT_PREFIX = "CHAT#"
+SPOKEN_CHAT_PREFIX = "SPOKE#"
 # Condition names.
 CHAT_ITEMS = "chat-item-count"
 TURN_OPEN = "turn-open"
@@ -74,6 +77,11 @@ def chat_pk(chat_id: str) -> str:
 def owned_chat_key(owner: str, chat_id: str) -> tuple[str, str]:
     """The chat's row in its owner's partition (`RESOURCE#<userId>`, as threads')."""
     return f"RESOURCE#{owner}", f"{OWNED_CHAT_PREFIX}{chat_id}"
+
+
+def spoken_chat_key(user_id: str, chat_id: str) -> tuple[str, str]:
+    """A group chat of another owner in the partition of a person who spoke in it."""
+    return f"RESOURCE#{user_id}", f"{SPOKEN_CHAT_PREFIX}{chat_id}"
 
 
 def turn_sk(turn_id: str) -> str:
@@ -267,6 +275,10 @@ class BotRepository:
                     Absent(),
                 )
             )
+            if new_turn.actor != chat.owner:
+                spoke_pk, spoke_sk = spoken_chat_key(new_turn.actor, chat.id)
+                # Unconditional: every Turn of the person writes the same row again.
+                actions.append(Put({"pk": spoke_pk, "sk": spoke_sk, "type": "spoken-chat"}))
         if open_turn is not None:
             actions.append(
                 Update(

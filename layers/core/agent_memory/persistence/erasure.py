@@ -19,6 +19,9 @@ the next call finishes the work; a deletion that already finished finds nothing.
   its rows in the person's lists and the agent's (`AGENT#<agentId>/THREAD#<id>`), the
   person's resource-scope working memory of its agent, and (through the caller) its
   vectors.
+- The person's part of another's group chat: their items, and the enrichments,
+  confessions and memory Bot calls of their Turns (`CHAT#<id>`), then the row that found it
+  (`RESOURCE#<userId>/SPOKE#<id>`).
 - A chat: its partition (`CHAT#<id>`: items, turns, confessions, enrichments), its bot
   learning runs (`LEARN#bot#<pool>` rows with its `sessionId`, and their saved calls), its
   row in the owner's partition (`RESOURCE#<owner>/CHAT#<id>`).
@@ -41,13 +44,17 @@ from agent_memory.persistence import keys
 from agent_memory.persistence.agents import agent_pk, org_agents_pk
 from agent_memory.persistence.bots import (
     OWNED_CHAT_PREFIX,
+    SPOKEN_CHAT_PREFIX,
+    TURN_PREFIX,
     chat_of,
     chat_pk,
     org_bots_pk,
     owned_chat_key,
+    spoken_chat_key,
 )
 from agent_memory.persistence.events import event_action
 from agent_memory.persistence.executions import CALL_PREFIX, EXEC_PREFIX, partition
+from agent_memory.persistence.memory_bot import CONFESSION_PREFIX, ENRICHMENT_PREFIX
 from agent_memory.persistence.memory_objects import LAYOUT, list_partition, pool_of
 from agent_memory.persistence.observations import CHUNK_PREFIX
 from agent_memory.persistence.pools import PoolRepository
@@ -142,6 +149,11 @@ class ErasureRepository:
         """Every chat the person owns, from their partition."""
         rows = self._rows(resource_pk(user_id), KeyRange(prefix=OWNED_CHAT_PREFIX))
         return [str(r["sk"]).removeprefix(OWNED_CHAT_PREFIX) for r in rows]
+
+    def spoken_chat_ids(self, user_id: str) -> list[str]:
+        """Every group chat of another owner where the person started a Turn."""
+        rows = self._rows(resource_pk(user_id), KeyRange(prefix=SPOKEN_CHAT_PREFIX))
+        return [str(r["sk"]).removeprefix(SPOKEN_CHAT_PREFIX) for r in rows]
 
     def org_bot_ids(self, org_id: str) -> Iterator[str]:
         """Every bot the organization uses (its own, and those linked to it)."""
@@ -270,6 +282,32 @@ class ErasureRepository:
         removed.chats = 1
         return removed
 
+    def delete_contributions(self, chat_id: str, user_id: str) -> Erased:
+        """The person's items in another's group chat, with the enrichments (their words
+        as they wrote them), confessions and memory Bot call log of their Turns; the chat
+        and everyone else's words stay. The row that found the chat goes last."""
+        pk = chat_pk(chat_id)
+        rows = list(self._rows(pk))
+        turns = {
+            str(r["sk"]).removeprefix(TURN_PREFIX)
+            for r in rows
+            if r.get("type") == "turn" and r.get("actor") == user_id
+        }
+
+        def theirs(row: Record) -> bool:
+            sk = str(row["sk"])
+            if row.get("type") == "chat-item":
+                return row.get("actor") == user_id
+            if sk.startswith((ENRICHMENT_PREFIX, CONFESSION_PREFIX)):
+                return sk.rsplit("#", 1)[-1] in turns
+            # The memory Bot's call log of their Turns (its requests hold their words).
+            return row.get("type") == "memory-bot-call" and row.get("turnId") in turns
+
+        chosen = [r for r in rows if theirs(r)]
+        self._delete_rows(pk, chosen)
+        self._delete([Delete(*spoken_chat_key(user_id, chat_id))])
+        return Erased(chat_items=sum(1 for r in chosen if r.get("type") == "chat-item"))
+
     def forget_owned_chat(self, user_id: str, chat_id: str) -> None:
         """The owner's row of a chat that is gone."""
         self._delete([Delete(*owned_chat_key(user_id, chat_id))])
@@ -279,7 +317,8 @@ class ErasureRepository:
         rows of threads already gone, and working memory of agents whose threads are gone
         (a person belongs to one organization, so all of it is of that organization)."""
         resource = resource_pk(user_id)
-        rest = [r for r in self._rows(resource) if not str(r["sk"]).startswith(OWNED_CHAT_PREFIX)]
+        chats = (OWNED_CHAT_PREFIX, SPOKEN_CHAT_PREFIX)
+        rest = [r for r in self._rows(resource) if not str(r["sk"]).startswith(chats)]
         self._delete_rows(resource, rest)
         return Erased(working_memory=sum(1 for r in rest if _is_entry(r)))
 

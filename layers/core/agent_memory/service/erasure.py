@@ -106,7 +106,8 @@ class ErasureService:
     def erase_user(self, principal: Principal, org_id: str, user_id: str) -> Erased:
         """Erase one person from the organization (domain/erasure.py says what goes): the
         agents they own (as deletes), their sessions under others' agents, the chats they
-        own, their threads, the agent_memories about them, and the bot memory entries that
+        own (and their words in others' group chats), their threads, the agent_memories about
+        them, and the bot memory entries that
         stand on their words in every bot the organization uses. An administrator of the
         organization (or the service admin); the person stays a user. Resumable and
         idempotent: a second call finishes the work and counts what it removed itself (0
@@ -122,6 +123,8 @@ class ErasureService:
                 erased.add(self._agent(*found))
         for chat_id in self._repo.owned_chat_ids(user_id):
             erased.add(self._chat(user_id, chat_id))
+        for chat_id in self._repo.spoken_chat_ids(user_id):
+            erased.add(self._repo.delete_contributions(chat_id, user_id))
         for thread_id in self._repo.user_thread_ids(user_id):
             erased.add(self._repo.delete_thread(thread_id, THREAD_KINDS, self.forget_vectors))
         erased.add(self._repo.delete_resource_rest(user_id))
