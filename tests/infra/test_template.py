@@ -367,7 +367,7 @@ def test_every_alarm_exists(resources: dict[str, Any]) -> None:
         }
     expected = {
         ("AWS/Lambda", metric, json.dumps({"Ref": f}))
-        for f in FUNCTIONS
+        for f in (*FUNCTIONS, "McpFunction")
         for metric in ("Errors", "Throttles")
     }
     machine = json.dumps({"Ref": "LearningStateMachine"})
