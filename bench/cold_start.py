@@ -5,7 +5,12 @@
 template.yaml sets it), its samples interleaved with samples of `import boto3` so a busy
 machine slows both alike: `ratio` is the median over the median of those boto3 samples;
 `with_wiring_cpu_ratio` adds what the first request that needs services imports
-(bootstrap, every service module).
+(bootstrap, every service module). `first_request_ms` / `first_request_ratio` (next to
+`ratio`, same interleaved boto3 samples) is the real cold start of one request: a fresh
+process imports the handler and then serves one HTTP API event through `handler` (Mangum,
+the Powertools decorators, routing, the route's validation, the services wired with boto3
+clients, the error mapping): a GET of the family's first authenticated route without a token,
+answered 401 before any AWS call (`first_request_route`, `first_request_status`).
 `api` is the largest of them (the figure the cost model and the README use), `all_routes`
 the handler serving every route (`make run`, no longer a Lambda function), `mcp` the MCP
 function's own figure (not on the REST path), `quiet_machine` whether the 1-minute load
@@ -73,9 +78,47 @@ MCP = "import agent_memory_client.lambda_handler"
 FUNCTION_RUNS = 15
 WIRING = "import agent_memory.bootstrap"
 WIRING_RUNS = 3
+FIRST_REQUEST_RUNS = 7
+# One request after the import, through the Lambda entry point: the family's first GET route
+# that needs a token (its first GET route otherwise), path parameters filled in, no token.
+FIRST_REQUEST = """import functions.api.handler as h
+from fastapi.routing import APIRoute
+from agent_memory.api import families
+every = [r for router in families.routers(h.FAMILY) for r in router.routes]
+routes = [r for r in every if isinstance(r, APIRoute) and "GET" in r.methods]
+from agent_memory.api.deps import caller
+def needs_token(dependant):
+    return any(d.call is caller or needs_token(d) for d in dependant.dependencies)
+secured = [r for r in routes if needs_token(r.dependant)]
+import re
+path = re.sub(r"{[^}]+}", "x-1", (secured or routes)[0].path)
+class Context:
+    function_name = "api"
+    memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:api"
+    aws_request_id = "cold-start"
+event = {"version": "2.0", "routeKey": "$default", "rawPath": path, "rawQueryString": "",
+    "headers": {"host": "api.example.com"}, "isBase64Encoded": False,
+    "requestContext": {"http": {"method": "GET", "path": path, "protocol": "HTTP/1.1",
+        "sourceIp": "192.0.2.1", "userAgent": "bench"}, "requestId": "cold-start",
+        "stage": "$default", "routeKey": "$default", "accountId": "123456789012",
+        "apiId": "api", "domainName": "api.example.com", "domainPrefix": "api",
+        "time": "01/Dec/2026:00:00:00 +0000", "timeEpoch": 0}}
+answer = h.handler(event, Context())
+import sys
+print(path, answer["statusCode"], file=sys.stderr)"""
+# What the function has in Lambda (credentials from the environment: no lookup), never used:
+# the 401 is answered before any AWS call.
+FIRST_REQUEST_ENV = {
+    "AWS_ACCESS_KEY_ID": "cold-start",
+    "AWS_SECRET_ACCESS_KEY": "cold-start",
+    "TABLE_NAME": "agent-memory",
+    "POWERTOOLS_SERVICE_NAME": "agent-memory",
+    "LOG_LEVEL": "WARNING",
+}
 
 
-def _environment(family: str | None = None) -> dict[str, str]:
+def _environment(family: str | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = f"{ROOT / 'layers/core'}:{ROOT}"
     env.setdefault("AWS_DEFAULT_REGION", "us-east-1")
@@ -83,22 +126,49 @@ def _environment(family: str | None = None) -> dict[str, str]:
     env.pop("API_FAMILY", None)
     if family:
         env["API_FAMILY"] = family
+    env.update(extra or {})
     return env
 
 
-def _once(statement: str, family: str | None = None) -> tuple[float, float] | None:
-    done = subprocess.run(
+def _run_probe(
+    statement: str, family: str | None = None, extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-c", _PROBE.format(statement=statement)],
         capture_output=True,
         text=True,
-        env=_environment(family),
+        env=_environment(family, extra),
         cwd=ROOT,
         check=False,
     )
+
+
+def _once(
+    statement: str, family: str | None = None, extra: dict[str, str] | None = None
+) -> tuple[float, float] | None:
+    done = _run_probe(statement, family, extra)
     if done.returncode != 0:
         return None
     wall, cpu = done.stdout.strip().splitlines()[-1].split()
     return float(wall), float(cpu)
+
+
+def _first_request(family: str) -> tuple[float, float] | None:
+    return _once(_exec(FIRST_REQUEST), family, FIRST_REQUEST_ENV)
+
+
+def _exec(source: str) -> str:
+    """A multi-line probe as one statement of `_PROBE`."""
+    return f"exec({source!r})"
+
+
+def _first_route(family: str) -> tuple[str, int] | None:
+    """The path the first-request probe asks for, and the status it was answered."""
+    done = _run_probe(_exec(FIRST_REQUEST), family, FIRST_REQUEST_ENV)
+    if done.returncode != 0:
+        return None
+    path, status = done.stderr.strip().splitlines()[-1].split()
+    return path, int(status)
 
 
 def _importtime(statement: str, family: str | None = None) -> list[tuple[str, int]]:
@@ -178,12 +248,18 @@ def functions(runs: int = FUNCTION_RUNS) -> dict[str, Any]:
     names = _family_names()
     for name in names:
         _once(FUNCTION, name)  # .pyc files exist before measuring
+        _first_request(name)
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in [*names, "boto3"]}
-    for _ in range(runs):
+    first: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
+    for round_ in range(runs):
         for name in [*names, "boto3"]:
             sample = _once("import boto3") if name == "boto3" else _once(FUNCTION, name)
             if sample is not None:
                 samples[name].append(sample)
+            if name != "boto3" and round_ < FIRST_REQUEST_RUNS:
+                request = _first_request(name)
+                if request is not None:
+                    first[name].append(request)
     boto3 = samples.pop("boto3")
     baseline = statistics.median(wall for wall, _ in boto3) if boto3 else None
     cpu = min(c for _, c in boto3) if boto3 else None
@@ -198,11 +274,21 @@ def functions(runs: int = FUNCTION_RUNS) -> dict[str, Any]:
         # import and wiring together, as a first request after a cold start pays them.
         wired = [_once(f"{FUNCTION}; {WIRING}", name) for _ in range(WIRING_RUNS)]
         wired_cpu = min((c for _, c in filter(None, wired)), default=None)
+        served = first[name]
+        first_ms = round(statistics.median(w for w, _ in served), 1) if served else None
+        first_cpu = round(min(c for _, c in served), 1) if served else None
+        route = _first_route(name)
         found[name] = {
             "median_ms": median,
             "ratio": _ratio(median, baseline),
+            "first_request_ms": first_ms,
+            "first_request_ratio": _ratio(first_ms, baseline),
+            "first_request_route": route[0] if route else None,
+            "first_request_status": route[1] if route else None,
             "cpu_min_ms": cpu_min,
             "cpu_ratio": _ratio(cpu_min, cpu),
+            "first_request_cpu_min_ms": first_cpu,
+            "first_request_cpu_ratio": _ratio(first_cpu, cpu),
             "with_wiring_cpu_min_ms": round(wired_cpu, 1) if wired_cpu else None,
             "with_wiring_cpu_ratio": _ratio(wired_cpu, cpu),
         }
