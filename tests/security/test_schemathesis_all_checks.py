@@ -23,6 +23,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, cast
 
 from infra.gen_openapi import OPENAPI_PATH
 from tests.local_server import local_server
@@ -103,14 +104,8 @@ def _summary(log: str) -> str:
 
 def test_every_check_passes_over_http(tmp_path: Path) -> None:
     report = _run(tmp_path)
-    failures = report.get("failures") or []
-    found = sorted(
-        {
-            (str(f["code"]), str(op))
-            for f in failures  # type: ignore[union-attr]
-            for op in f["operations"]
-        }
-    )
+    failures = cast("list[dict[str, Any]]", report.get("failures") or [])
+    found = sorted({(str(f["code"]), str(op)) for f in failures for op in f["operations"]})
     log = (tmp_path / "schemathesis.txt").read_text()
     errors = report.get("errors") or []
     assert not found, f"contract mismatches {found}:\n{_summary(log)}"
