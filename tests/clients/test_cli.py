@@ -83,8 +83,10 @@ def test_purge_and_erase(capsys: pytest.CaptureFixture[str], local_service: Loca
     code, erased, _ = _cli(capsys, local_service, admin_token, "erase", org_id, member["id"])
     assert code == 0
     assert (erased["sessions"], erased["threads"], erased["messages"]) == (1, 1, 1)
+    # The member's own agent went with everything in it.
+    assert erased["agents"] == 1
     with Client(base_url=local_service.url, token=member["token"]) as c:
-        assert list(c.iter_sessions(agent.id)) == []
+        assert list(c.iter_agents()) == []
         assert c.get_bot_memory(bot.id).entries == []
     # A member may not erase anyone: the service's answer, on stderr, exit 1.
     code, _, err = _cli(capsys, local_service, member["token"], "erase", org_id, admin_id)

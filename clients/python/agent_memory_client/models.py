@@ -248,6 +248,7 @@ class DeletedAgent(Answer):
     object: Literal["agent"] = "agent"
     deleted: Literal[True] = True
     sessions: int
+    threads: int
 
 
 class ErasedUser(Answer):
@@ -261,6 +262,11 @@ class ErasedUser(Answer):
     messages: int
     working_memory: int
     bot_entries: int
+    agents: int
+    observations: int
+    chats: int
+    chat_items: int
+    agent_memories: int
 
 
 class Switches(Answer):
