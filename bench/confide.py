@@ -21,11 +21,10 @@ zero-latency model (what is measured is the service, not a provider):
 from __future__ import annotations
 
 import json
-import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from bench.support import AwsCalls, Emulator, timed
+from bench.support import LearningRig, learning_rig, timed
 
 CONFIDES = 200
 LEARNED = 20
@@ -33,7 +32,9 @@ MODEL = "openai/bench-memory-bot"
 # Per million tokens in micro-USD, as MODEL_PRICES names them (Claude Haiku 4.5's list price,
 # bench/cost_model.py): the charge path runs as a deployment's would.
 PRICES = json.dumps({MODEL: [1_000_000, 5_000_000]})
-DEADLINE_S = 60.0
+# Whole chat turns (turn, the Bot's answer, a confide, complete, its learning run).
+BOT_TURNS = 10
+BOT_ANSWER = {"role": "assistant", "content": "The 8:10, as every day."}
 
 
 @dataclass
@@ -56,6 +57,14 @@ class ZeroLatencyMemoryBot:
             person = [x["id"] for x in lines if x.get("role") == "user"][:1]
             fact = {"op": "fact", "content": "Ana takes the 8:10 train.", "topics": ["commute"]}
             answer = {"changes": [fact | {"sources": person}] if person else []}
+        elif request.task == "enrichment":
+            # The first entry shown helps: the input is written again with it.
+            lines = [json.loads(x) for x in request.user.splitlines() if x.startswith("{")]
+            said = request.user.rsplit("\n", 1)[-1]
+            answer = {"input": None, "used": []}
+            if lines:
+                used = lines[0]
+                answer = {"input": f"{said} (I know: {used['content']})", "used": [used["id"]]}
         else:
             answer = {"input": None, "used": []}
         text = json.dumps(answer)
@@ -64,6 +73,9 @@ class ZeroLatencyMemoryBot:
         self.reply_chars += len(text)
         usage = Usage(input_tokens=asked // 4, output_tokens=len(text) // 4)
         return ModelReply(text=text, model=self.name, usage=usage)
+
+    def reset(self) -> None:
+        self.calls = self.prompt_chars = self.reply_chars = 0
 
 
 @dataclass
@@ -79,151 +91,113 @@ def _percentile(samples: list[float], share: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 2)
 
 
-def _wait(sfn: Any, machine_arn: str) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        listed = sfn.list_executions(stateMachineArn=machine_arn)["executions"]
-        if all(e["status"] != "RUNNING" for e in listed):
-            return list(listed)
-        time.sleep(0.05)
-    raise RuntimeError(f"executions still running after {DEADLINE_S} s")
+def _per(shot: dict[str, Any], n: int, model: ZeroLatencyMemoryBot) -> dict[str, Any]:
+    """Counts of `n` requests (an `AwsCalls.snapshot()` and the model's), per request."""
+    return {
+        "dynamodb": round(shot["dynamodb"] / n, 2),
+        "kms": round(shot["kms"] / n, 2),
+        "stepfunctions": round(shot["stepfunctions"] / n, 2),
+        "by_operation": {k: round(v / n, 2) for k, v in shot["by_operation"].items()},
+        "rru_estimate": round(shot["rru_estimate"] / n, 2),
+        "wru_estimate": round(shot["wru_estimate"] / n, 2),
+        "model": round(model.calls / n, 2),
+        "prompt_chars": round(model.prompt_chars / n, 1),
+        "reply_chars": round(model.reply_chars / n, 1),
+    }
 
 
-def _transitions(sfn: Any, arn: str) -> int:
-    events = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
-    return sum(1 for e in events if str(e["type"]).endswith("StateEntered"))
+def _learned(rig: LearningRig, runs: list[dict[str, Any]], model: ZeroLatencyMemoryBot) -> Any:
+    """The workflow's share of the learned turns whose executions are `runs`, per run."""
+    step_shot = rig.step_calls.snapshot()
+    n = max(1, len(runs))
+    return {
+        **_per(step_shot, n, model),
+        "workflow_by_operation": {k: round(v / n, 2) for k, v in step_shot["by_operation"].items()},
+        "lambda_invocations": round(rig.tasks[0] / n, 2),
+        "task_own_ms": round(rig.task_ms[0] / n, 2),
+        "state_transitions": round(sum(rig.transitions(e["executionArn"]) for e in runs) / n, 2),
+        "executions": round(len(runs) / n, 2),
+    }
 
 
-def run(confides: int = CONFIDES, learned: int = LEARNED) -> dict[str, Any]:
-    import boto3
+def run(confides: int = CONFIDES, learned: int = LEARNED, turns: int = BOT_TURNS) -> dict[str, Any]:
     from fastapi.testclient import TestClient
 
     from agent_memory.api.app import create_app
-    from agent_memory.bootstrap import aws_adapters, build_services, step_services
-    from agent_memory.config import load_settings
     from agent_memory.domain.identity import SERVICE_ADMIN, Principal
-    from bench.learning import _dispatch_hook
-    from infra.local import aws
 
-    with aws.embedded_aws() as root:
-        local = aws.provision(root)
-        Emulator.install()  # own time: outside moto
-        environment = {**local.environment(), "DEFAULT_MODEL": "local/rules"}
-        settings = load_settings(environment | {"MODEL_PRICES": PRICES})
-        model = ZeroLatencyMemoryBot()
-        api_calls, step_calls = AwsCalls(), AwsCalls()
-        api_session = boto3.session.Session(region_name=aws.REGION)
-        step_session = boto3.session.Session(region_name=aws.REGION)
-        api_calls.install(api_session._session)
-        step_calls.install(step_session._session)
-        catalog = OneModel(model)
-        api = build_services(settings, replace(aws_adapters(settings, api_session), models=catalog))
-        steps = build_services(
-            settings, replace(aws_adapters(settings, step_session), models=catalog)
-        )
-        step_services.use(steps)
-        tasks = [0]
-        aws._invoke_hooks.insert(0, _dispatch_hook(tasks))
-        sfn = root.client("stepfunctions")
-        try:
-            api.identity.create_org(SERVICE_ADMIN, "bench", "Bench")
-            api.org_settings.patch(SERVICE_ADMIN, "bench", {"botMemoryModel": MODEL})
-            created = api.identity.create_user(SERVICE_ADMIN, "bench", "ana", "Ana", "member")
-            headers = {"Authorization": f"Bearer {created.token.secret}"}
-            ana = Principal("ana", "bench", "member")
-            bot = api.bots.create_bot(ana, "Bench", {})["id"]
-            chat = api.bots.create_chat(ana, bot, None, "chat")["id"]
-            base = f"/v1/chats/{chat}/turns"
+    model = ZeroLatencyMemoryBot()
+    with learning_rig(OneModel(model), {"MODEL_PRICES": PRICES}) as rig:
+        api = rig.api
+        api.identity.create_org(SERVICE_ADMIN, "bench", "Bench")
+        api.org_settings.patch(SERVICE_ADMIN, "bench", {"botMemoryModel": MODEL})
+        created = api.identity.create_user(SERVICE_ADMIN, "bench", "ana", "Ana", "member")
+        headers = {"Authorization": f"Bearer {created.token.secret}"}
+        ana = Principal("ana", "bench", "member")
+        bot = api.bots.create_bot(ana, "Bench", {})["id"]
+        chat = api.bots.create_chat(ana, bot, None, "chat")["id"]
+        base = f"/v1/chats/{chat}/turns"
 
-            def open_turn(n: int) -> str:
-                text = f"Note {n}: I take the 8:10 train on day {n}."
-                return str(api.bots.start_turn(ana, chat, text)["turn"]["id"])
+        def open_turn(n: int) -> str:
+            text = f"Note {n}: I take the 8:10 train on day {n}."
+            return str(api.bots.start_turn(ana, chat, text)["turn"]["id"])
 
-            with TestClient(create_app(lambda: api), raise_server_exceptions=False) as http:
+        with TestClient(create_app(lambda: api), raise_server_exceptions=False) as http:
 
-                def confide(turn_id: str) -> Any:
-                    body = {"text": "I booked the wrong day and did not say so."}
-                    answer = http.post(f"{base}/{turn_id}/confide", json=body, headers=headers)
-                    assert answer.status_code == 200, answer.text
-                    assert answer.json()["calm"] is False, answer.text
-                    return answer
+            def post(path: str, body: dict[str, Any], status: int = 200, at: str = base) -> Any:
+                answer = http.post(f"{at}{path}", json=body, headers=headers)
+                assert answer.status_code == status, answer.text
+                return answer.json()
 
-                # Warm: a confide and its learned turn before anything is measured.
-                first = open_turn(0)
-                confide(first)
-                http.post(f"{base}/{first}/complete", json={}, headers=headers)
-                _wait(sfn, local.state_machine_arn)
+            def confide(turn_id: str) -> Any:
+                body = {"text": "I booked the wrong day and did not say so."}
+                answer = post(f"/{turn_id}/confide", body)
+                assert answer["calm"] is False, answer
+                return answer
 
-                turns = [open_turn(n) for n in range(1, confides + 1)]
-                walls: list[float] = []
-                owns: list[float] = []
-                api_calls.reset()
-                model.calls = model.prompt_chars = model.reply_chars = 0
-                for turn_id in turns:
-                    _answer, spent = timed(lambda t=turn_id: confide(t))
-                    walls.append(spent.ms)
-                    owns.append(spent.own_ms)
-                shot = api_calls.snapshot()
-                per_confide = {
-                    "dynamodb": round(shot["dynamodb"] / confides, 2),
-                    "kms": round(shot["kms"] / confides, 2),
-                    "by_operation": {
-                        k: round(v / confides, 2) for k, v in shot["by_operation"].items()
-                    },
-                    "rru_estimate": round(shot["rru_estimate"] / confides, 2),
-                    "wru_estimate": round(shot["wru_estimate"] / confides, 2),
-                    "model": round(model.calls / confides, 2),
-                    "prompt_chars": round(model.prompt_chars / confides, 1),
-                    "reply_chars": round(model.reply_chars / confides, 1),
-                    "own_ms": round(sum(owns) / confides, 2),
-                }
+            # Warm: a confide and its learned turn before anything is measured.
+            first = open_turn(0)
+            confide(first)
+            post(f"/{first}/complete", {})
+            rig.executions()
 
-                # Learned turns: complete the first `learned` confided turns, in order.
-                before = {e["executionArn"] for e in _wait(sfn, local.state_machine_arn)}
-                api_calls.reset()
-                step_calls.reset()
-                model.calls = model.prompt_chars = model.reply_chars = 0
-                tasks[0] = 0
-                # One at a time, as one chat's turns end: runs racing on one chat's read
-                # position would count their re-reads, not a learned turn.
-                for turn_id in turns[:learned]:
-                    done = http.post(f"{base}/{turn_id}/complete", json={}, headers=headers)
-                    assert done.status_code == 200, done.text
-                    _wait(sfn, local.state_machine_arn)
-                runs = [
-                    e
-                    for e in _wait(sfn, local.state_machine_arn)
-                    if e["executionArn"] not in before
-                ]
-            succeeded = sum(1 for e in runs if e["status"] == "SUCCEEDED")
-            api_shot, step_shot = api_calls.snapshot(), step_calls.snapshot()
-            n = max(1, len(runs))
-            per_learned_turn = {
-                "dynamodb": round((api_shot["dynamodb"] + step_shot["dynamodb"]) / n, 2),
-                "kms": round((api_shot["kms"] + step_shot["kms"]) / n, 2),
-                "stepfunctions": round(api_shot["stepfunctions"] / n, 2),
-                "complete_request": {"dynamodb": round(api_shot["dynamodb"] / n, 2)},
-                "workflow_by_operation": {
-                    k: round(v / n, 2) for k, v in step_shot["by_operation"].items()
-                },
-                "rru_estimate": round(
-                    (api_shot["rru_estimate"] + step_shot["rru_estimate"]) / n, 2
-                ),
-                "wru_estimate": round(
-                    (api_shot["wru_estimate"] + step_shot["wru_estimate"]) / n, 2
-                ),
-                "model": round(model.calls / n, 2),
-                "prompt_chars": round(model.prompt_chars / n, 1),
-                "reply_chars": round(model.reply_chars / n, 1),
-                "lambda_invocations": round(tasks[0] / n, 2),
-                "state_transitions": round(
-                    sum(_transitions(sfn, e["executionArn"]) for e in runs) / n, 2
-                ),
+            opened = [open_turn(n) for n in range(1, confides + 1)]
+            walls: list[float] = []
+            owns: list[float] = []
+            rig.reset()
+            model.reset()
+            for turn_id in opened:
+                _answer, spent = timed(lambda t=turn_id: confide(t))
+                walls.append(spent.ms)
+                owns.append(spent.own_ms)
+            per_confide = _per(rig.api_calls.snapshot(), confides, model) | {
+                "own_ms": round(sum(owns) / confides, 2)
             }
-            spent = api.memory_bot.bot_settings(ana, bot)["spentMicros"]
-        finally:
-            aws._invoke_hooks.clear()
-            step_services.reset()
+
+            # Learned turns: complete the first `learned` confided turns, in order.
+            before = rig.reset()
+            model.reset()
+            # One at a time, as one chat's turns end: runs racing on one chat's read
+            # position would count their re-reads, not a learned turn.
+            for turn_id in opened[:learned]:
+                post(f"/{turn_id}/complete", {})
+                rig.executions()
+            runs = [e for e in rig.executions() if e["executionArn"] not in before]
+            api_shot = rig.api_calls.snapshot()
+            per_learned_turn = _learned(rig, runs, model)
+            per_learned_turn["complete_request"] = {"dynamodb": api_shot["dynamodb"] / len(runs)}
+            for name in ("dynamodb", "kms", "rru_estimate", "wru_estimate", "stepfunctions"):
+                per_learned_turn[name] = round(
+                    per_learned_turn[name] + api_shot[name] / max(1, len(runs)), 2
+                )
+            succeeded = sum(1 for e in runs if e["status"] == "SUCCEEDED")
+            # Whole turns in a chat of their own: the confided turns above stay open, and a
+            # chat learns its turns in order.
+            whole = api.bots.create_chat(ana, bot, None, "chat")["id"]
+            bot_turn = _bot_turns(
+                rig, model, lambda *a, **k: post(*a, **k, at=f"/v1/chats/{whole}/turns"), turns
+            )
+        spent = api.memory_bot.bot_settings(ana, bot)["spentMicros"]
     report: dict[str, Any] = {
         "confides": confides,
         "latency": {
@@ -235,11 +209,13 @@ def run(confides: int = CONFIDES, learned: int = LEARNED) -> dict[str, Any]:
         "per_confide": per_confide,
         "learned_turns": {"completed": learned, "runs": len(runs), "succeeded": succeeded},
         "per_learned_turn": per_learned_turn,
+        "bot_turn": bot_turn,
         "spent_micros": spent,
         "targets": {
             "one_model_call_per_confide": per_confide["model"] == 1.0,
             "no_kms_call_per_warm_confide": per_confide["kms"] == 0.0,
             "every_completed_turn_learned": succeeded == len(runs) == learned,
+            "every_bot_turn_enriched": bot_turn["enriched"] == turns,
             "model_calls_charged": spent > 0,
         },
         "note": "through HTTP (token lookup and rate-limit write included); zero-latency model",
@@ -248,6 +224,56 @@ def run(confides: int = CONFIDES, learned: int = LEARNED) -> dict[str, Any]:
 
     report["cost"] = cost_per_million_confides(report)
     return report
+
+
+def _bot_turns(
+    rig: LearningRig, model: ZeroLatencyMemoryBot, post: Any, turns: int
+) -> dict[str, Any]:
+    """`turns` whole chat turns, as a platform drives one (seed 002): start it (the memory
+    Bot enriches the input), add the Bot's answer, confide once, complete it (its learning
+    run goes on); every request and the run counted apart, per turn."""
+    parts = ("turn_start", "bot_items", "confide", "complete")
+    shots: dict[str, list[dict[str, Any]]] = {name: [] for name in (*parts, "learning")}
+    owns: dict[str, float] = dict.fromkeys(parts, 0.0)
+    enriched = 0
+
+    def measured(name: str, path: str, body: dict[str, Any], status: int = 200) -> Any:
+        rig.api_calls.reset()
+        model.reset()
+        answer, spent = timed(lambda: post(path, body, status))
+        shots[name].append(_per(rig.api_calls.snapshot(), 1, model))
+        owns[name] += spent.own_ms
+        return answer
+
+    for n in range(-1, turns):
+        if n == 0:  # the first turn of the chat is not measured
+            shots = {name: [] for name in shots}
+            owns = dict.fromkeys(parts, 0.0)
+            enriched = 0
+        started = measured(
+            "turn_start", "", {"input": f"Which train do I take on day {n}?"}, status=201
+        )
+        enriched += bool(started["enriched"])
+        turn_id = started["turn"]["id"]
+        measured("bot_items", f"/{turn_id}/items", {"items": [BOT_ANSWER]})
+        measured("confide", f"/{turn_id}/confide", {"text": "I missed the train and hid it."})
+        before = rig.reset()
+        model.reset()
+        measured("complete", f"/{turn_id}/complete", {})
+        runs = [e for e in rig.executions() if e["executionArn"] not in before]
+        shots["learning"].append(_learned(rig, runs, model))
+
+    def mean(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, v in rows[0].items() if isinstance(v, int | float)]
+        return {k: round(sum(float(r.get(k, 0)) for r in rows) / len(rows), 2) for k in keys} | {
+            "by_operation": rows[-1].get("by_operation", rows[-1].get("workflow_by_operation"))
+        }
+
+    components = {name: mean(rows) for name, rows in shots.items()}
+    for name in parts:
+        components[name]["own_ms"] = round(owns[name] / turns, 2)
+        components[name]["requests"] = 1.0
+    return {"turns": turns, "enriched": enriched, "per_component": components}
 
 
 if __name__ == "__main__":

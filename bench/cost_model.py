@@ -268,7 +268,8 @@ def cost_per_million_turns(results: dict[str, Any]) -> dict[str, Any]:
     usd["total"] = round(sum(lines.values()) * million, 2)
     usd["total_without_model"] = round(usd["total"] - usd["model_tokens_haiku"], 2)
     return {
-        "per_million_turns_usd": usd,
+        # by_turn: the seed-002 chat turn and the seed-003 thread turn (issue 19).
+        "per_million_turns_usd": usd | {"by_turn": cost_by_turn(results)},
         "alternatives_per_million_turns_usd": alternatives(),
         "units_per_turn": units,
         "assumptions": ASSUMPTIONS,
@@ -547,3 +548,113 @@ def cost_per_million_turns_recall() -> dict[str, Any]:
         "assumptions": RECALL_ASSUMPTIONS,
         "estimate": True,
     }
+
+
+# --- Cost by turn: the seed-002 chat turn and the seed-003 thread turn -------------------
+
+# What the benchmarks cannot measure offline, for the two turns below (with ASSUMPTIONS).
+BY_TURN_ASSUMPTIONS: dict[str, Any] = {
+    "embedding_latency_ms": 30.0,
+    "s3vectors_latency_ms": 15.0,
+    "notes": [
+        "each component is priced from the counts its benchmark measured in the same run "
+        "(bench/confide.py `bot_turn`, bench/threads.py `turn`), warm, per turn",
+        "an API request: API Gateway + one Lambda invocation of its route family's function "
+        "(ApiBotsFunction, ApiThreadsFunction: template.yaml's memory size), its duration "
+        "the measured own time + its AWS calls x ASSUMPTIONS' latencies (calls made side by "
+        "side counted one after the other: an upper bound) + the model's when it waits on one",
+        "a background run: its step Lambdas (CallModelFunction's memory size), their own "
+        "time, calls and the model's, and its workflow (Express: per execution and duration)",
+        "model tokens = characters of the Bedrock Converse request and answer / 4, priced as "
+        "Claude Haiku 4.5, reported apart (model_tokens_haiku); embeddings as Titan v2 "
+        "tokens (characters / 4), S3 Vectors per PutVectors (128 KB at least) and per query",
+        "cold starts are not included (the seed-000 figure charges 1%)",
+    ],
+}
+TURN_TARGET_USD = 52.0
+_TURNS = {
+    # by_turn name: (results key, section, the API function serving its routes)
+    "bot": ("confide", "bot_turn", "ApiBotsFunction"),
+    "thread": ("threads", "turn", "ApiThreadsFunction"),
+}
+
+
+def component_usd(part: dict[str, Any], *, function: str) -> dict[str, float]:
+    """USD of one component of a turn (one API request, or the background runs it
+    starts), by line, from its measured counts: a request has `requests`, a run
+    `lambda_invocations`."""
+    p = {name: value[0] for name, value in (PRICES | RECALL_PRICES).items()}
+    latency = ASSUMPTIONS["latency_ms"]
+    extra = BY_TURN_ASSUMPTIONS
+    chars = float(ASSUMPTIONS["chars_per_token"])
+
+    def n(name: str) -> float:
+        return float(part.get(name) or 0.0)
+
+    api = "requests" in part
+    calls_ms = (
+        n("dynamodb") * latency["dynamodb"]
+        + n("kms") * latency["kms"]
+        + n("stepfunctions") * latency["stepfunctions"]
+        + n("embed_calls") * extra["embedding_latency_ms"]
+        + (n("vector_puts") + n("vector_queries")) * extra["s3vectors_latency_ms"]
+        + n("model") * float(ASSUMPTIONS["model_latency_ms"])
+    )
+    own = n("own_ms") if api else n("task_own_ms")
+    ms = own + calls_ms
+    memory = _memory_gb(function if api else "CallModelFunction")
+    put_bytes = n("vectors_written") * RECALL_ASSUMPTIONS["vector_bytes"]
+    put_gb = max(n("vector_puts") * 128 * 1024, put_bytes) / 1024**3 if n("vector_puts") else 0.0
+    transitions = n("state_transitions")
+    lines = {
+        "lambda_requests": (n("requests") if api else n("lambda_invocations"))
+        * p["lambda_request"],
+        "lambda_gb_s": ms / 1000 * memory * p["lambda_gb_s_arm64"],
+        "api_gateway": n("requests") * p["api_gateway_http_request"],
+        "dynamodb": n("rru_estimate") * p["dynamodb_rru"] + n("wru_estimate") * p["dynamodb_wru"],
+        "kms": n("kms") * p["kms_request"],
+        "stepfunctions": 0.0
+        if api
+        else workflow_usd(
+            n("executions"), transitions, _run_seconds(ms, transitions, n("executions"))
+        ),
+        "embeddings": n("embedded_chars") / chars * p["titan_v2_input_token"],
+        "s3vectors": put_gb * p["s3vectors_put_gb"] + n("vector_queries") * p["s3vectors_query"],
+        "model_tokens_haiku": n("prompt_chars") / chars * p["haiku_input_token"]
+        + n("reply_chars") / chars * p["haiku_output_token"],
+    }
+    return lines
+
+
+def _per_million(lines: dict[str, float]) -> dict[str, float]:
+    out = {k: round(v * 1e6, 2) for k, v in lines.items()}
+    out["total"] = round(sum(lines.values()) * 1e6, 2)
+    out["total_without_model"] = round(out["total"] - out["model_tokens_haiku"], 2)
+    return out
+
+
+def cost_by_turn(results: dict[str, Any]) -> dict[str, Any]:
+    """USD per million turns of the seed-002 chat turn (`bot`) and the seed-003 thread turn
+    (`thread`), by line and by component, from the counts measured in the same run; a turn
+    whose benchmark did not run says so."""
+    found: dict[str, Any] = {}
+    for name, (key, section, function) in _TURNS.items():
+        measured = (results.get(key) or {}).get(section)
+        if not isinstance(measured, dict) or "per_component" not in measured:
+            found[name] = {"missing": f"{key}.{section} is not in these results"}
+            continue
+        parts = {
+            part: component_usd(counts, function=function)
+            for part, counts in measured["per_component"].items()
+        }
+        total = {line: sum(p[line] for p in parts.values()) for line in next(iter(parts.values()))}
+        usd = _per_million(total)
+        found[name] = {
+            **usd,
+            "per_component": {part: _per_million(lines) for part, lines in parts.items()},
+            "target_without_model": TURN_TARGET_USD,
+            "within_target": usd["total_without_model"] <= TURN_TARGET_USD,
+            "turns_measured": measured.get("turns"),
+        }
+    found["assumptions"] = BY_TURN_ASSUMPTIONS
+    return found

@@ -24,7 +24,7 @@ import importlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from bench.counting import Calls
@@ -97,96 +97,71 @@ def _per_turn(calls: Calls, turns: int, services: tuple[str, ...]) -> dict[str, 
 
 
 def run(sessions: int = SESSIONS, rounds: int = ROUNDS) -> dict[str, Any]:
-    import boto3
-
-    from agent_memory.bootstrap import aws_adapters, build_services, step_services
-    from agent_memory.config import load_settings
     from agent_memory.domain.identity import Principal
     from agent_memory.domain.sessions import NewItem
-    from infra.local import aws
+    from bench.support import learning_rig
 
-    with aws.embedded_aws() as root:
-        local = aws.provision(root)
-        settings = load_settings({**local.environment(), "DEFAULT_MODEL": "local/rules"})
-        model = ZeroLatencyModel()
-        api_calls, step_calls = Calls(), Calls()
-        api_session = boto3.session.Session(region_name=aws.REGION)
-        step_session = boto3.session.Session(region_name=aws.REGION)
-        api_calls.install(api_session._session)
-        step_calls.install(step_session._session)
-        catalog = OneModel(model)
-        api = build_services(settings, replace(aws_adapters(settings, api_session), models=catalog))
-        steps = build_services(
-            settings, replace(aws_adapters(settings, step_session), models=catalog)
-        )
-        step_services.use(steps)
-        tasks = [0]
-        aws._invoke_hooks.insert(0, _dispatch_hook(tasks))
-        sfn = root.client("stepfunctions")
-        try:
-            admin = Principal(None, None, "service-admin")
-            api.identity.create_org(admin, "bench", "Bench")
-            api.identity.create_user(admin, "bench", "ana", "Ana", "member")
-            ana = Principal("ana", "bench", "member")
-            agent = api.agents.create(ana, "Trip planner")
-            ids = [api.sessions.create(ana, agent.id).id for _ in range(sessions + 1)]
-            warm, measured = ids[0], ids[1:]
+    model = ZeroLatencyModel()
+    with learning_rig(OneModel(model)) as rig:
+        api, steps, api_calls = rig.api, rig.steps, rig.api_calls
+        admin = Principal(None, None, "service-admin")
+        api.identity.create_org(admin, "bench", "Bench")
+        api.identity.create_user(admin, "bench", "ana", "Ana", "member")
+        ana = Principal("ana", "bench", "member")
+        agent = api.agents.create(ana, "Trip planner")
+        ids = [api.sessions.create(ana, agent.id).id for _ in range(sessions + 1)]
+        warm, measured = ids[0], ids[1:]
 
-            def turn(session_id: str, n: int) -> str:
-                text = f"Trip note {n}: the budget for day {n} is {100 * n} EUR."
-                result = api.sessions.turn(ana, session_id, [NewItem("user", text)])
-                return result.learning
+        def turn(session_id: str, n: int) -> str:
+            text = f"Trip note {n}: the budget for day {n} is {100 * n} EUR."
+            result = api.sessions.turn(ana, session_id, [NewItem("user", text)])
+            return result.learning
 
-            assert turn(warm, 0) == "started"
-            _wait(sfn, local.state_machine_arn)
-            api_calls.reset()
-            step_calls.reset()
-            model.calls = 0
-            tasks[0] = 0
-            request_calls = Calls()
+        assert turn(warm, 0) == "started"
+        rig.executions()
+        rig.reset()
+        model.calls = 0
+        request_calls = Calls()
 
-            started = time.perf_counter()
-            for n in range(1, rounds + 1):
-                for session_id in measured:
-                    before = dict(api_calls.counts)
-                    assert turn(session_id, n) == "started"
-                    for key, value in api_calls.counts.items():
-                        if not key.startswith("sfn."):
-                            delta = value - before.get(key, 0)
-                            request_calls.counts[key] = request_calls.counts.get(key, 0) + delta
-                _wait(sfn, local.state_machine_arn)
-            elapsed = time.perf_counter() - started
-
-            turns = sessions * rounds
-            learned = 0
+        started = time.perf_counter()
+        for n in range(1, rounds + 1):
             for session_id in measured:
-                runs = steps.learning.executions(_pool(session_id))
-                learned += sum(1 for e in runs if e["status"] == "succeeded" and e["applied"])
-            workflow = Calls()
-            workflow.counts = dict(step_calls.counts)
-            workflow.counts["sfn.StartExecution"] = api_calls.counts.get("sfn.StartExecution", 0)
-            return {
-                "benchmark": "learning",
-                "sessions": sessions,
-                "turns": turns,
-                "learned_turns": learned,
-                "seconds": round(elapsed, 3),
-                "turns_per_s": round(learned / elapsed, 1),
-                "calls_per_turn": {
-                    "dynamodb": round(workflow.total("dynamodb") / learned, 2),
-                    "kms": round(workflow.total("kms") / learned, 2),
-                    "stepfunctions": round(workflow.total("sfn") / learned, 2),
-                    "model": round(model.calls / learned, 2),
-                },
-                "workflow_by_operation": {
-                    k: round(v / learned, 2) for k, v in sorted(workflow.counts.items())
-                },
-                "lambda_tasks_per_turn": round(tasks[0] / learned, 2),
-                "turn_request_per_turn": _per_turn(request_calls, turns, ("dynamodb", "kms")),
-            }
-        finally:
-            aws._invoke_hooks.clear()
-            step_services.reset()
+                before = dict(api_calls.counts)
+                assert turn(session_id, n) == "started"
+                for key, value in api_calls.counts.items():
+                    if not key.startswith("sfn."):
+                        delta = value - before.get(key, 0)
+                        request_calls.counts[key] = request_calls.counts.get(key, 0) + delta
+            rig.executions()
+        elapsed = time.perf_counter() - started
+
+        turns = sessions * rounds
+        learned = 0
+        for session_id in measured:
+            runs = steps.learning.executions(_pool(session_id))
+            learned += sum(1 for e in runs if e["status"] == "succeeded" and e["applied"])
+        workflow = Calls()
+        workflow.counts = dict(rig.step_calls.counts)
+        workflow.counts["sfn.StartExecution"] = api_calls.counts.get("sfn.StartExecution", 0)
+        return {
+            "benchmark": "learning",
+            "sessions": sessions,
+            "turns": turns,
+            "learned_turns": learned,
+            "seconds": round(elapsed, 3),
+            "turns_per_s": round(learned / elapsed, 1),
+            "calls_per_turn": {
+                "dynamodb": round(workflow.total("dynamodb") / learned, 2),
+                "kms": round(workflow.total("kms") / learned, 2),
+                "stepfunctions": round(workflow.total("sfn") / learned, 2),
+                "model": round(model.calls / learned, 2),
+            },
+            "workflow_by_operation": {
+                k: round(v / learned, 2) for k, v in sorted(workflow.counts.items())
+            },
+            "lambda_tasks_per_turn": round(rig.tasks[0] / learned, 2),
+            "turn_request_per_turn": _per_turn(request_calls, turns, ("dynamodb", "kms")),
+        }
 
 
 def _pool(session_id: str) -> Any:

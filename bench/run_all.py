@@ -231,7 +231,12 @@ def _load(r: dict[str, Any]) -> list[str]:
 
 def _cost(r: dict[str, Any]) -> list[str]:
     rows = ["| line | USD per million turns |", "|---|---:|"]
-    rows += [f"| {k} | {_f(v, 2)} |" for k, v in r["per_million_turns_usd"].items()]
+    usd = r["per_million_turns_usd"]
+    rows += [f"| {k} | {_f(v, 2)} |" for k, v in usd.items() if not isinstance(v, dict)]
+    for name, turn in (usd.get("by_turn") or {}).items():
+        if isinstance(turn, dict) and "total_without_model" in turn:
+            total = _f(turn["total_without_model"], 2)
+            rows.append(f"| by_turn.{name}: total_without_model | {total} |")
     alternatives = r.get("alternatives_per_million_turns_usd") or {}
     rows += [
         f"| managed: {k} | {_f(v, 2)} |" for k, v in alternatives.items() if isinstance(v, float)

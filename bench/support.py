@@ -14,6 +14,7 @@ import random
 import statistics
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -195,11 +196,15 @@ def _update_size(request: Mapping[str, Any]) -> int:
 
 class Emulator:
     """Time spent inside moto (the in-process AWS): what real AWS replaces with its own
-    latency. Summed over all threads (for requests served on another thread, e.g. by
-    TestClient) and per thread (for work that runs beside other AWS traffic)."""
+    latency. In all threads together, as wall time while at least one call is inside (calls
+    made side by side, e.g. the token read and the rate-limit count, overlap: summing them
+    would count their time twice), and per thread (for work that runs beside other AWS
+    traffic)."""
 
     _installed = False
     _total = 0.0
+    _active = 0
+    _since = 0.0
     _by_thread: dict[int, float] = {}
     _lock = threading.Lock()
 
@@ -213,14 +218,20 @@ class Emulator:
 
         def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
             started = time.perf_counter()
+            with cls._lock:
+                if cls._active == 0:
+                    cls._since = started
+                cls._active += 1
             try:
                 return original(self, *args, **kwargs)
             finally:
-                spent = time.perf_counter() - started
+                ended = time.perf_counter()
                 ident = threading.get_ident()
                 with cls._lock:
-                    cls._total += spent
-                    cls._by_thread[ident] = cls._by_thread.get(ident, 0.0) + spent
+                    cls._active -= 1
+                    if cls._active == 0:
+                        cls._total += ended - cls._since
+                    cls._by_thread[ident] = cls._by_thread.get(ident, 0.0) + ended - started
 
         BotocoreStubber.__call__ = timed  # type: ignore[method-assign]
         cls._installed = True
@@ -230,7 +241,8 @@ class Emulator:
         with cls._lock:
             if this_thread:
                 return cls._by_thread.get(threading.get_ident(), 0.0)
-            return cls._total
+            busy = time.perf_counter() - cls._since if cls._active else 0.0
+            return cls._total + busy
 
 
 @dataclass
@@ -274,6 +286,11 @@ def timed(action: Callable[[], Any], *, this_thread: bool = False) -> tuple[Any,
 # --- Models ------------------------------------------------------------------------------
 
 
+# Tasks the service always answers with local/rules (no network, no tokens, no wait): the
+# background embedding's one CallModel (domain/tasks/recall_index.py).
+LOCAL_TASKS = frozenset({"recall_index"})
+
+
 @dataclass
 class CountingCatalog:
     """A model catalog whose models count their calls and the size of what they are asked
@@ -296,6 +313,8 @@ class CountingCatalog:
     def record(self, request: Any, reply: Any) -> None:
         from agent_memory.adapters.bedrock import BedrockModel
 
+        if getattr(request, "task", None) in LOCAL_TASKS:
+            return  # answered by local/rules on every deployment: no provider call
         converse = BedrockModel("anthropic.claude-haiku", client=object()).converse_request(request)
         with self._lock:
             self.calls += 1
@@ -470,3 +489,223 @@ def cold_warm(
             )
             report[phase] = _http_report(calls, ciphers[0], answer, spent.own_ms)
     return report
+
+
+# --- The API and the learning steps, each on its own counted session -------------------
+
+
+@dataclass
+class LearningRig:
+    """The embedded AWS with the API's services and the learning steps' services, each on
+    its own boto3 session with its own `AwsCalls` (what a request costs, what the workflow
+    costs); moto's Step Functions runs learning.asl.json and dispatches every Lambda task
+    to the step handlers in this process (`tasks[0]` counts them)."""
+
+    root: Any
+    local: Any
+    settings: Any
+    api: Any
+    steps: Any
+    api_calls: AwsCalls
+    step_calls: AwsCalls
+    tasks: list[int]
+    sfn: Any
+    models: Any
+    # The step tasks' own time (outside moto), summed, in milliseconds.
+    task_ms: list[float]
+
+    def executions(self) -> list[dict[str, Any]]:
+        """Every execution of the learning state machine, once none is running."""
+        deadline = time.monotonic() + 60.0
+        arn = self.local.state_machine_arn
+        while time.monotonic() < deadline:
+            listed = self.sfn.list_executions(stateMachineArn=arn)["executions"]
+            if all(e["status"] != "RUNNING" for e in listed):
+                return list(listed)
+            time.sleep(0.05)
+        raise RuntimeError("executions still running after 60 s")
+
+    def transitions(self, arn: str) -> int:
+        """States entered by one execution (what Step Functions Standard bills)."""
+        events = self.sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+        return sum(1 for e in events if str(e["type"]).endswith("StateEntered"))
+
+    def reset(self) -> set[str]:
+        """Zero the counters; the executions so far (to tell the next ones apart)."""
+        self.api_calls.reset()
+        self.step_calls.reset()
+        self.tasks[0] = 0
+        self.task_ms[0] = 0.0
+        return {e["executionArn"] for e in self.executions()}
+
+
+@contextmanager
+def learning_rig(
+    models: Any = None, environment: Mapping[str, str] | None = None, **adapters: Any
+) -> Iterator[LearningRig]:
+    """A `LearningRig` whose services resolve models from `models` (both sides; None: the
+    deployment's catalog, counted in `rig.models`), with the settings `environment` adds,
+    and any adapter replaced by `adapters` (e.g. an embedder both sides share)."""
+    import boto3
+
+    from agent_memory.bootstrap import aws_adapters, build_services, model_catalog, step_services
+    from agent_memory.config import load_settings
+    from bench.learning import _dispatch_hook
+    from infra.local import aws
+
+    with aws.embedded_aws() as root:
+        local = aws.provision(root)
+        Emulator.install()  # own time: outside moto
+        values = {**local.environment(), "DEFAULT_MODEL": "local/rules", **(environment or {})}
+        settings = load_settings(values)
+        if models is None:
+            models = CountingCatalog(model_catalog(settings))
+
+        def services(calls: AwsCalls) -> Any:
+            session = boto3.session.Session(region_name=aws.REGION)
+            calls.install(session._session)
+            built = replace(aws_adapters(settings, session), models=models, **adapters)
+            return build_services(settings, built)
+
+        api_calls, step_calls = AwsCalls(), AwsCalls()
+        api, steps = services(api_calls), services(step_calls)
+        step_services.use(steps)
+        tasks = [0]
+        task_ms = [0.0]
+        dispatch = _dispatch_hook(tasks)
+
+        def hook(logical_id: str, event: dict[str, Any]) -> Any:
+            # Each task's own time (outside moto), on the thread moto runs it on.
+            result, spent = timed(lambda: dispatch(logical_id, event), this_thread=True)
+            task_ms[0] += spent.own_ms
+            return result
+
+        aws._invoke_hooks.insert(0, hook)
+        try:
+            yield LearningRig(
+                root,
+                local,
+                settings,
+                api,
+                steps,
+                api_calls,
+                step_calls,
+                tasks,
+                root.client("stepfunctions"),
+                models,
+                task_ms,
+            )
+        finally:
+            if hook in aws._invoke_hooks:
+                aws._invoke_hooks.remove(hook)
+            step_services.reset()
+
+
+# --- Semantic recall, counted -------------------------------------------------------------
+
+
+class CountingEmbedder:
+    """A deterministic embedder (a hash of each text's words: no model to load) that counts
+    its calls, the texts it embeds and their characters (what a provider bills as tokens)."""
+
+    model = "bench/hash"
+
+    def __init__(self, dimension: int = 1024) -> None:
+        self.dimension = dimension
+        self.calls = self.texts = self.chars = 0
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Any) -> list[list[float]]:
+        with self._lock:
+            self.calls += 1
+            self.texts += len(texts)
+            self.chars += sum(len(t) for t in texts)
+        vectors = []
+        for text in texts:
+            vector = [0.0] * self.dimension
+            for word in str(text).lower().split():
+                vector[zlib.crc32(word.encode()) % self.dimension] += 1.0
+            norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+            vectors.append([v / norm for v in vector])
+        return vectors
+
+    def reset(self) -> None:
+        with self._lock:
+            self.calls = self.texts = self.chars = 0
+
+
+class CountingVectors:
+    """A vector index (the in-process one) that counts its writes, their vectors and its
+    queries: what S3 Vectors bills per call."""
+
+    def __init__(self, dimension: int = 1024) -> None:
+        from agent_memory.adapters.vector_index import InProcessVectorIndex
+
+        self.inner = InProcessVectorIndex(dimension)
+        self.puts = self.vectors = self.queries = self.deletes = 0
+
+    def put(self, records: Any) -> None:
+        self.puts += 1
+        self.vectors += len(records)
+        self.inner.put(records)
+
+    def delete(self, keys: Any) -> None:
+        self.deletes += 1
+        self.inner.delete(keys)
+
+    def query(self, vector: Any, top_k: int, **scope: Any) -> Any:
+        self.queries += 1
+        return self.inner.query(vector, top_k, **scope)
+
+    def reset(self) -> None:
+        self.puts = self.vectors = self.queries = self.deletes = 0
+
+
+# --- Round trips ---------------------------------------------------------------------------
+
+
+class RoundTrips:
+    """DynamoDB calls grouped into round trips: while `of` runs, each call waits
+    `latency_s` before it is sent (as a network would), so calls made one after the other
+    and calls made side by side are told apart by their times (a round trip is a group of
+    calls whose spans overlap). Install before the clients are built."""
+
+    def __init__(self, botocore_session: Any, latency_s: float = 0.02) -> None:
+        self.latency_s = latency_s
+        self._spans: list[tuple[float, float, str]] = []
+        self._open: dict[int, tuple[float, str]] = {}
+        self._timing = False
+        self._lock = threading.Lock()
+        botocore_session.register("before-call.dynamodb", self._before)
+        botocore_session.register("after-call.dynamodb", self._after)
+
+    def _before(self, model: Any, **_: Any) -> None:
+        if not self._timing:
+            return
+        with self._lock:
+            self._open[threading.get_ident()] = (time.perf_counter(), model.name)
+        time.sleep(self.latency_s)
+
+    def _after(self, **_: Any) -> None:
+        ended = time.perf_counter()
+        with self._lock:
+            opened = self._open.pop(threading.get_ident(), None)
+            if opened is not None:
+                self._spans.append((opened[0], ended, opened[1]))
+
+    def of(self, action: Callable[[], Any]) -> tuple[Any, list[list[str]]]:
+        """What `action` answers, and the DynamoDB operations it sent, one list per round
+        trip in order."""
+        self._spans, self._timing = [], True
+        try:
+            answer = action()
+        finally:
+            self._timing = False
+        trips: list[list[str]] = []
+        last_end = -1.0
+        for started, ended, name in sorted(self._spans):
+            if started >= last_end:
+                trips.append([])
+            trips[-1].append(name)
+            last_end = max(last_end, ended)
+        return answer, [sorted(t) for t in trips]

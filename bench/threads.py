@@ -21,15 +21,26 @@ from typing import Any
 from bench.support import (
     AwsCalls,
     CountingCipher,
+    CountingEmbedder,
+    CountingVectors,
     Env,
     cold_warm,
     embedded,
+    learning_rig,
     scaling_row,
     timed,
 )
 
 SIZES = (100, 1_000, 10_000)
 LAST_MESSAGES = 10
+# The thread turn the cost model prices (bench/cost_model.py, by_turn.thread).
+THREAD_TURNS = 5
+TURN_OPTIONS: dict[str, Any] = {
+    "lastMessages": LAST_MESSAGES,
+    "workingMemory": True,
+    "semanticRecall": True,
+    "observationalMemory": {"observation": {"bufferOnIdle": True}},
+}
 Request = tuple[str, str, Any]
 
 
@@ -75,6 +86,146 @@ def _settle(env: Env, limit_s: float = 60.0) -> None:
         if not running["executions"]:
             return
         time.sleep(0.05)
+
+
+def thread_turns(turns: int = THREAD_TURNS) -> dict[str, Any]:
+    """`turns` whole thread turns (seed 003) as an agent drives one, the workflow on: POST
+    context (working memory, semantic recall: one embedding and one query), POST the two
+    messages of the turn (user and assistant: saved, then embedded by the recall step), and
+    the observer with `bufferOnIdle` (one run when the turn ends). Every request and the
+    background runs are counted apart, per turn; warm (one turn before the measurement)."""
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+    from agent_memory.domain.identity import SERVICE_ADMIN, Principal
+
+    embedder, vectors = CountingEmbedder(), CountingVectors()
+    with learning_rig(embedder=embedder, vectors=vectors) as rig:
+        api = rig.api
+        api.identity.create_org(SERVICE_ADMIN, "bench", "Bench")
+        created = api.identity.create_user(SERVICE_ADMIN, "bench", "ana", "Ana", "member")
+        headers = {"Authorization": f"Bearer {created.token.secret}"}
+        ana = Principal("ana", "bench", "member")
+        agent = api.agents.create(ana, "Bench")
+        api.agent_versions.edit_draft(ana, agent.id, {"options": TURN_OPTIONS})
+        api.agent_versions.publish(ana, agent.id)
+        api.agent_versions.activate(ana, agent.id, 1)
+        thread = api.threads.create(ana, agent.id, None)
+        api.threads.repo.set_title(thread, "Bench", thread.created_at)
+        base = f"/v1/threads/{thread.id}"
+        parts = ("context", "messages")
+        shots: dict[str, list[dict[str, Any]]] = {name: [] for name in (*parts, "background")}
+        with TestClient(create_app(lambda: api), raise_server_exceptions=False) as http:
+
+            def phase(path: str, body: dict[str, Any]) -> dict[str, Any]:
+                """One request and the runs it starts, counted apart: the request's calls
+                (with the model, embedder and index calls while it runs when `api_side`),
+                and the runs' calls."""
+                before = rig.reset()
+                rig.models.reset()
+                embedder.reset()
+                vectors.reset()
+                answer, spent = timed(lambda: http.post(path, json=body, headers=headers))
+                assert answer.status_code in (200, 201), answer.text
+                request = rig.api_calls.snapshot()
+                request_side = (rig.models.calls, embedder.calls, vectors.queries)
+                runs = [e for e in rig.executions() if e["executionArn"] not in before]
+                return {
+                    "request": _recall_counts(request, embedder, vectors)
+                    | _model_counts(rig.models)
+                    | {"own_ms": round(max(0.0, spent.own_ms), 1), "requests": 1},
+                    "runs": runs,
+                    "request_side": request_side,
+                }
+
+            def background(runs: list[dict[str, Any]]) -> dict[str, Any]:
+                return (
+                    _recall_counts(rig.step_calls.snapshot(), embedder, vectors)
+                    | _model_counts(rig.models)
+                    | {
+                        "lambda_invocations": rig.tasks[0],
+                        "task_own_ms": round(rig.task_ms[0], 1),
+                        "executions": len(runs),
+                        "succeeded": sum(1 for e in runs if e["status"] == "SUCCEEDED"),
+                        "state_transitions": sum(rig.transitions(e["executionArn"]) for e in runs),
+                    }
+                )
+
+            for n in range(-1, turns):
+                if n == 0:  # the first turn is not measured
+                    shots = {name: [] for name in shots}
+                said = f"Turn {n}: what should I pack for the trip to Lisbon on day {n}?"
+                asked = phase(f"{base}/context", {"message": {"role": "user", "content": said}})
+                # The context runs nothing in the background: all it calls is the request's.
+                assert not asked["runs"], asked["runs"]
+                shots["context"].append(asked["request"])
+                pair = [
+                    {"role": "user", "content": said},
+                    {"role": "assistant", "content": f"For day {n}: a light jacket and shoes."},
+                ]
+                saved = phase(f"{base}/messages", {"messages": pair})
+                # A save calls no model, embedder or index itself: those calls are the runs'.
+                assert saved["request_side"] == (0, 0, 0) or saved["runs"], saved
+                request = saved["request"]
+                for name in (*_MODEL_FIELDS, *_RECALL_FIELDS):
+                    request[name] = 0
+                shots["messages"].append(request)
+                shots["background"].append(background(saved["runs"]))
+    components = {name: _mean(rows) for name, rows in shots.items()}
+    return {
+        "turns": turns,
+        "options": TURN_OPTIONS,
+        "per_component": components,
+        "note": (
+            "background = the runs the save starts (semantic recall's embedding, the observer "
+            "with bufferOnIdle), every step's calls; the embedder is a counting hash "
+            "embedder (calls and characters counted, priced as Titan v2 by bench/cost_model)"
+        ),
+    }
+
+
+_MODEL_FIELDS = ("model", "prompt_chars", "reply_chars")
+_RECALL_FIELDS = (
+    "embed_calls",
+    "embedded_texts",
+    "embedded_chars",
+    "vector_puts",
+    "vectors_written",
+    "vector_queries",
+)
+
+
+def _model_counts(models: Any) -> dict[str, Any]:
+    return dict(
+        zip(_MODEL_FIELDS, (models.calls, models.prompt_chars, models.reply_chars), strict=True)
+    )
+
+
+def _recall_counts(shot: dict[str, Any], embedder: Any, vectors: Any) -> dict[str, Any]:
+    return {
+        k: shot[k]
+        for k in (
+            "dynamodb",
+            "kms",
+            "stepfunctions",
+            "by_operation",
+            "rru_estimate",
+            "wru_estimate",
+        )
+    } | {
+        "embed_calls": embedder.calls,
+        "embedded_texts": embedder.texts,
+        "embedded_chars": embedder.chars,
+        "vector_puts": vectors.puts,
+        "vectors_written": vectors.vectors,
+        "vector_queries": vectors.queries,
+    }
+
+
+def _mean(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    numbers = [k for k, v in rows[0].items() if isinstance(v, int | float)]
+    mean = {k: round(sum(float(r[k]) for r in rows) / len(rows), 2) for k in numbers}
+    return mean | {k: v for k, v in rows[-1].items() if k not in numbers}
 
 
 def run() -> dict[str, Any]:
@@ -166,6 +317,7 @@ def run() -> dict[str, Any]:
     }
     return {
         "aws_calls": aws_calls,
+        "turn": thread_turns(),
         "scaling": {"thread_context": scaling},
         "targets": targets,
         "note": "through HTTP (token lookup and rate-limit write included)",

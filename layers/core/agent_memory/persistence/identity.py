@@ -4,10 +4,17 @@
 - `USER#<id>/META`: organization, name, role. User ids are global: one GetItem finds a user.
 - `TOKEN#<sha256>/META`: the principal a token stands for (one GetItem per request).
 - `TOKENPREFIX#<prefix>/META`: the digest, so a token is revoked by its public prefix.
+
+A token's organization never changes, so once a token is known its row and its
+organization's row are read together (one BatchGetItem, both strongly consistent): the
+organization row is then this request's (`request_org`), and a settings read later in the
+same request takes it instead of another round trip (docs/decisions.md, "Reads in two round
+trips").
 """
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -33,6 +40,20 @@ class User:
     role: Role
 
 
+# The organization row read with this request's token (each request runs in its own
+# context: a row never outlives the request that read it).
+_REQUEST_ORG: ContextVar[Organization | None] = ContextVar("request_org", default=None)
+
+
+def request_org(org: Organization | None) -> None:
+    """Make `org` the organization row of the current request (None: no row yet)."""
+    _REQUEST_ORG.set(org)
+
+
+def _organization(org_id: str, row: Record) -> Organization:
+    return Organization(org_id, row["name"], dict(row.get("settings", {})), int(row["rev"]))
+
+
 class IdentityRepository:
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -56,10 +77,12 @@ class IdentityRepository:
         return Organization(org_id, name, {}, 0)
 
     def get_org(self, org_id: str) -> Organization | None:
+        """The organization; the row this request already read with its token if any."""
+        fresh = _REQUEST_ORG.get()
+        if fresh is not None and fresh.id == org_id:
+            return fresh
         row = self._store.get(keys.org(org_id), keys.HEAD)
-        if row is None:
-            return None
-        return Organization(org_id, row["name"], dict(row.get("settings", {})), int(row["rev"]))
+        return None if row is None else _organization(org_id, row)
 
     def save_settings(self, org: Organization, overrides: dict[str, Any]) -> Organization:
         """Replace the overrides if nobody else changed them since `org` was read."""
@@ -73,7 +96,11 @@ class IdentityRepository:
                 )
             ]
         )
-        return Organization(org.id, org.name, overrides, org.rev + 1)
+        saved = Organization(org.id, org.name, overrides, org.rev + 1)
+        fresh = _REQUEST_ORG.get()
+        if fresh is not None and fresh.id == org.id:
+            request_org(saved)  # a later read in this request sees what it wrote
+        return saved
 
     # -- users and tokens ----------------------------------------------------------------
 
@@ -150,9 +177,20 @@ class IdentityRepository:
 
     def principal_for(self, digest: str) -> Principal | None:
         row = self._store.get(keys.token(digest), keys.HEAD)
-        if row is None:
-            return None
-        return Principal(user_id=row["userId"], org_id=row["orgId"], role=row["role"])
+        return None if row is None else _principal(row)
+
+    def principal_and_org(
+        self, digest: str, org_id: str
+    ) -> tuple[Principal | None, Organization | None]:
+        """The token's principal and the row of `org_id` (the token's organization, known
+        from an earlier request), read in one strongly consistent batch."""
+        token_key, org_key = (keys.token(digest), keys.HEAD), (keys.org(org_id), keys.HEAD)
+        rows = {(r["pk"], r["sk"]): r for r in self._store.get_many([token_key, org_key])}
+        token, org = rows.get(token_key), rows.get(org_key)
+        return (
+            None if token is None else _principal(token),
+            None if org is None else _organization(org_id, org),
+        )
 
     def token_owner(self, prefix: str) -> tuple[str, str]:
         """(digest, user id) of the token with this public prefix."""
@@ -168,3 +206,7 @@ class IdentityRepository:
                 Delete(keys.token(digest), keys.HEAD),
             ]
         )
+
+
+def _principal(row: Record) -> Principal:
+    return Principal(user_id=row["userId"], org_id=row["orgId"], role=row["role"])

@@ -6,6 +6,9 @@ users and tokens answer exactly as ids that do not exist (same status, tag, mess
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from agent_memory.domain.access import require_org_admin
@@ -20,11 +23,19 @@ from agent_memory.domain.identity import (
     require_identifier,
     token_matches,
 )
-from agent_memory.persistence.identity import IdentityRepository, Organization, User
+from agent_memory.persistence.identity import (
+    IdentityRepository,
+    Organization,
+    User,
+    request_org,
+)
 from agent_memory.ports import Clock, Ids
 
 USER_NOT_FOUND = "user not found"
 TOKEN_NOT_FOUND = "token not found"
+# Tokens whose organization this process has seen (a token's organization never changes);
+# past this many, the oldest is forgotten and read again (one more round trip).
+KNOWN_TOKENS = 4096
 
 
 @dataclass(frozen=True)
@@ -41,23 +52,75 @@ class IdentityService:
         self._clock = clock
         self._ids = ids
         self._admin_digest = admin_token_sha256
+        self._known: dict[str, str] = {}  # token digest -> its organization
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
 
-    def authenticate(self, authorization: str | None) -> Principal:
+    def authenticate(
+        self, authorization: str | None, *, alongside: Callable[[], None] | None = None
+    ) -> Principal:
         """The principal behind `Authorization: Bearer <token>`; 401 otherwise.
 
         Every request reads the token row strongly consistently, so a revoked token stops
-        working at once.
+        working at once. A token this process has seen is read together with its
+        organization's row (one batch: the request's settings cost no round trip of their
+        own), and `alongside` (the rate-limit count) runs meanwhile; for a token not seen
+        yet, `alongside` runs after the token is found, so an unknown token writes nothing.
+        Errors of `alongside` (429) are raised after the token's (401).
         """
         scheme, _, token = (authorization or "").partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
             raise Unauthorized("send Authorization: Bearer <token>")
         if token_matches(token, self._admin_digest):
+            if alongside is not None:
+                alongside()
             return SERVICE_ADMIN
-        principal = self._repo.principal_for(hash_token(token))
+        digest = hash_token(token)
+        with self._lock:
+            org_id = self._known.get(digest)
+        if org_id is None:
+            principal = self._repo.principal_for(digest)
+            request_org(None)
+            if principal is None:
+                raise Unauthorized("unknown or revoked token")
+            self._remember(digest, principal)
+            if alongside is not None:
+                alongside()
+            return principal
+        counted = self._in_background(alongside)
+        try:
+            principal, org = self._repo.principal_and_org(digest, org_id)
+        finally:
+            # Never leave the count running past the request, whatever the read did.
+            done = counted.exception() if counted is not None else None
+        request_org(org if principal is not None and principal.org_id == org_id else None)
+        if principal is not None and principal.org_id != org_id:
+            self._remember(digest, principal)
         if principal is None:
+            with self._lock:
+                self._known.pop(digest, None)
             raise Unauthorized("unknown or revoked token")
+        if done is not None:
+            raise done
         return principal
+
+    def _remember(self, digest: str, principal: Principal) -> None:
+        if principal.org_id is None:
+            return
+        with self._lock:
+            if len(self._known) >= KNOWN_TOKENS:
+                self._known.pop(next(iter(self._known)))
+            self._known[digest] = principal.org_id
+
+    def _in_background(self, work: Callable[[], None] | None) -> Future[None] | None:
+        if work is None:
+            return None
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="admit")
+            pool = self._pool
+        return pool.submit(work)
 
     @staticmethod
     def _require_service_admin(principal: Principal) -> None:
