@@ -10,9 +10,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.errors import Unavailable
-from agent_memory.domain.recall import vector_key
 from agent_memory.ports import Delete
-from agent_memory.ports.vectors import VectorRecord, VectorScope
 from tests.api.test_listing import agent, get, post, session
 from tests.conftest import Api, User
 
@@ -108,7 +106,8 @@ def test_an_interrupted_delete_is_finished_by_the_next(
 ) -> None:
     ana = people[0]
     sid = session(api, ana, agent(api, ana))
-    for n in range(3):
+    # 120 items: more than one transaction of deletes.
+    for n in range(2):
         turn(api, ana, sid, *(f"line {n}-{k}" for k in range(60)))
     store = services.erasure._repo._store
     real = store.write
@@ -127,7 +126,7 @@ def test_an_interrupted_delete_is_finished_by_the_next(
     get(api, ana, f"/v1/sessions/{sid}", 404)
     answer = delete(api, ana, f"/v1/sessions/{sid}")
     assert answer["deleted"] is True
-    assert 0 < answer["items"] < 180
+    assert 0 < answer["items"] < 120
     delete(api, ana, f"/v1/sessions/{sid}", 404)
 
 
@@ -219,31 +218,6 @@ def thread(api: Api, user: User, agent_id: str, *texts: str) -> str:
     messages = [{"role": "user", "content": t} for t in texts]
     post(api, user, f"/v1/threads/{thread_id}/messages", {"messages": messages})
     return thread_id
-
-
-def test_deleting_an_agent_takes_everyones_threads_and_their_vectors(
-    api: Api, services: Any, adapters: Any, people: tuple[User, User, User, User]
-) -> None:
-    ana, bob, _boss, _stranger = people
-    agent_id, other = agent(api, ana, members=(bob.id,)), agent(api, ana, "other", (bob.id,))
-    threads = [thread(api, ana, agent_id, "one"), thread(api, bob, agent_id, "two", "three")]
-    kept = thread(api, bob, other, "mine")
-    index = services.erasure._vectors
-    one = [1.0] + [0.0] * (adapters.embedder.dimension - 1)
-    index.put(
-        [
-            VectorRecord(vector_key(threads[1], 0), one, VectorScope(ana.org_id, bob.id)),
-            VectorRecord(vector_key(kept, 0), one, VectorScope(ana.org_id, bob.id)),
-        ]
-    )
-    answer = delete(api, ana, f"/v1/agents/{agent_id}")
-    assert (answer["sessions"], answer["threads"]) == (0, 2)
-    get(api, ana, f"/v1/threads/{threads[0]}", 404)
-    get(api, bob, f"/v1/threads/{threads[1]}/messages", 404)
-    assert [t["id"] for t in get(api, bob, "/v1/threads")["threads"]] == [kept]
-    # Recall by meaning no longer finds the deleted thread's messages; the other stays.
-    hits = index.query(one, 10, org=ana.org_id, owner=bob.id)
-    assert [h.key for h in hits] == [vector_key(kept, 0)]
 
 
 def test_erasing_a_person_takes_their_chats_own_agents_and_memories_about_them(

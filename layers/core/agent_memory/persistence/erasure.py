@@ -71,6 +71,7 @@ from agent_memory.persistence.threads import (
     agent_thread_sk,
     all_sk,
     index_sk,
+    position_sk,
     resource_pk,
     thread_pk,
 )
@@ -219,9 +220,13 @@ class ErasureRepository:
         thread_id: str,
         learning_kinds: Sequence[str],
         forget_vectors: ForgetThreadVectors | None = None,
+        recall_kind: str | None = None,
     ) -> Erased:
         """Every row of a thread (marked first), its background executions, its list rows
-        and its person's resource-scope working memory of its agent; the head row last."""
+        and its person's resource-scope working memory of its agent; the head row last.
+        Its vectors are forgotten before any row goes (so a failure there leaves all that
+        finds them); with `recall_kind`, only when that step ever ran on the thread (its
+        read position or an execution of it: nothing else puts message vectors)."""
         removed = Erased()
         pk = thread_pk(thread_id)
         head = self._store.get(pk, keys.HEAD)
@@ -232,15 +237,18 @@ class ErasureRepository:
             self._mark(pk, THREAD_DELETING, add={"seq": 1})
             head = head | {"seq": int(head.get("seq", 0)) + 1}
         rows = [r for r in self._rows(pk) if r["sk"] != keys.HEAD]
+        if forget_vectors is not None and (
+            recall_kind is None
+            or any(r["sk"] == position_sk(recall_kind) for r in rows)
+            or self._store.query(partition(recall_kind, thread_id), limit=1).records
+        ):
+            forget_vectors(thread_id, int(head.get("seq", 0)))
         removed.messages = sum(1 for r in rows if str(r["sk"]).startswith(MESSAGE_PREFIX))
         removed.observations = sum(1 for r in rows if str(r["sk"]).startswith(CHUNK_PREFIX))
         removed.working_memory = sum(1 for r in rows if _is_entry(r))
         self._delete_rows(pk, rows)
         for kind in learning_kinds:
             self._delete_where(partition(kind, thread_id))
-        if forget_vectors is not None:
-            # Before the head row goes: a failure here leaves the thread to erase again.
-            forget_vectors(thread_id, int(head.get("seq", 0)))
         agent_id, user_id = str(head["agentId"]), str(head["resourceId"])
         resource = resource_pk(user_id)
         notes = keys.entry_sk(keyed_id(f"wm:{agent_id}:{user_id}", WORKING_MEMORY_KEY))

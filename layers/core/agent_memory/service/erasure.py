@@ -126,7 +126,7 @@ class ErasureService:
         for chat_id in self._repo.spoken_chat_ids(user_id):
             erased.add(self._repo.delete_contributions(chat_id, user_id))
         for thread_id in self._repo.user_thread_ids(user_id):
-            erased.add(self._repo.delete_thread(thread_id, THREAD_KINDS, self.forget_vectors))
+            erased.add(self._thread(thread_id))
         erased.add(self._repo.delete_resource_rest(user_id))
         now_ms = self._clock.now_ms() if self._clock is not None else 0
         forget = self._forget_memories if self._vectors is not None else None
@@ -141,7 +141,7 @@ class ErasureService:
             self._repo.mark_agent(agent.id)
         erased = self._sessions(agent.id, owner=None)
         for thread_id in self._repo.agent_thread_ids(agent.id):
-            erased.add(self._repo.delete_thread(thread_id, THREAD_KINDS, self.forget_vectors))
+            erased.add(self._thread(thread_id))
         self._repo.delete_agent(agent)
         erased.agents = 1
         return erased
@@ -155,6 +155,9 @@ class ErasureService:
         if not begun:
             self._repo.mark_chat(chat.id)
         return self._repo.delete_chat(chat, (BOT_KIND, learning_pool_id(chat.bot_id, chat.org_id)))
+
+    def _thread(self, thread_id: str) -> Erased:
+        return self._repo.delete_thread(thread_id, THREAD_KINDS, self.forget_vectors, RECALL_KIND)
 
     def _forget_memories(self, memory_ids: Sequence[str]) -> None:
         if self._vectors is not None:

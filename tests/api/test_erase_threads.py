@@ -1,0 +1,46 @@
+"""Deleting an agent takes everyone's threads of it with their vectors (issue 17), over
+HTTP with the learning workflow inline (the recall step embeds what a thread saves)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent_memory.domain.recall import vector_key
+from tests.api.test_erase import TinyEmbedder
+from tests.api.test_listing import agent, get
+from tests.api.test_threads import World, services, titler, user, world
+
+__all__ = ["services", "titler", "world"]
+
+
+@pytest.fixture
+def adapters(adapters: Any) -> Any:
+    adapters.embedder = TinyEmbedder()
+    return adapters
+
+
+def test_deleting_an_agent_takes_everyones_threads_and_their_vectors(
+    world: World, services: Any
+) -> None:
+    owner, member = world.owner, world.member
+    world.activate({"semanticRecall": True, "generateTitle": False})
+    threads = [world.thread(), world.thread(member)]
+    for thread_id, who in zip(threads, (owner, member), strict=True):
+        assert world.save(thread_id, user("Ana lives in Lisbon."), user=who).status_code == 200
+    other = agent(world.api, member, "other")
+    answer = world.api.client.post("/v1/threads", json={"agentId": other}, headers=member.headers)
+    kept = str(answer.json()["thread"]["id"])
+    index = services.erasure._vectors
+    probe = TinyEmbedder().embed(["x"])[0]
+    before = {h.key for h in index.query(probe, 10, org=member.org_id, owner=member.id)}
+    assert vector_key(threads[1], 0) in before  # the recall step embedded it
+    answer = world.api.client.delete(f"/v1/agents/{world.agent}", headers=owner.headers)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["threads"] == 2
+    get(world.api, owner, f"/v1/threads/{threads[0]}", 404)
+    get(world.api, member, f"/v1/threads/{threads[1]}/messages", 404)
+    assert [t["id"] for t in get(world.api, member, "/v1/threads")["threads"]] == [kept]
+    for who in (owner, member):
+        assert index.query(probe, 10, org=who.org_id, owner=who.id) == []
