@@ -13,6 +13,9 @@ zero-latency model (what is measured is the service, not a provider):
   Step Functions in this process, on their own boto3 session), the model calls, the state
   transitions and the Lambda tasks, one turn after the other (each run ends before the
   next turn completes). Warm: one turn is learned before the measurement.
+- `bot_turn`: whole chat turns (POST turns with enrichment, the Bot's items, one confide,
+  complete, the learning run it releases) in a chat of their own, per component: what
+  bench/cost_model.py prices as `cost.per_million_turns_usd.by_turn.bot`.
 - `cost`: USD per million confides (bench/cost_model.py), with and without their learned turn.
 
     python -m bench.confide      # prints JSON; `run()` returns it

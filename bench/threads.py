@@ -6,6 +6,9 @@
   next call); `thread.messages.first_answer` (the first answer of an untitled thread, the
   workflow on: its title run is started, one StartExecution, and titled in the background).
   Every request includes the token lookup and its rate-limit write.
+- `turn`: a whole thread turn (context, two messages saved, the recall and observer runs
+  they start, `bufferOnIdle`), per component: what bench/cost_model.py prices as
+  `cost.per_million_turns_usd.by_turn.thread`.
 - `scaling.thread_context`: the context of one thread at 100, 1,000 and 10,000 messages.
   Target: items read stay near `lastMessages` (the latest N are one Query of N rows).
 
