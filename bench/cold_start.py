@@ -107,13 +107,21 @@ event = {"version": "2.0", "routeKey": "$default", "rawPath": path, "rawQueryStr
 answer = h.handler(event, Context())
 import sys
 print(path, answer["statusCode"], file=sys.stderr)"""
-# What the function has in Lambda (credentials from the environment: no lookup), never used:
-# the 401 is answered before any AWS call.
+# The function's environment as template.yaml sets it (so the services wire the adapters
+# Lambda wires: S3 Vectors, Bedrock, Step Functions, KMS) and credentials from the
+# environment as Lambda gives them; never used: the 401 is answered before any AWS call.
 FIRST_REQUEST_ENV = {
     "AWS_ACCESS_KEY_ID": "cold-start",
     "AWS_SECRET_ACCESS_KEY": "cold-start",
     "TABLE_NAME": "agent-memory",
+    "KMS_KEY_ID": "arn:aws:kms:us-east-1:123456789012:key/00000000-0000-0000-0000-000000000000",
+    "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:agent-memory-learning",
+    "DEFAULT_MODEL": "bedrock/anthropic.claude-3-5-haiku-20241022-v1:0",
+    "EMBEDDING_MODEL": "bedrock/amazon.titan-embed-text-v2:0",
+    "VECTOR_BUCKET": "agent-memory-vectors-cold-start",
+    "VECTOR_INDEX": "messages-1024",
     "POWERTOOLS_SERVICE_NAME": "agent-memory",
+    "POWERTOOLS_METRICS_NAMESPACE": "AgentMemory",
     "LOG_LEVEL": "WARNING",
 }
 
@@ -123,6 +131,8 @@ def _environment(family: str | None = None, extra: dict[str, str] | None = None)
     env["PYTHONPATH"] = f"{ROOT / 'layers/core'}:{ROOT}"
     env.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     env.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    # As template.yaml sets it for every function.
+    env.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     env.pop("API_FAMILY", None)
     if family:
         env["API_FAMILY"] = family
