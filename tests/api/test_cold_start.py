@@ -55,10 +55,23 @@ loaded = lambda: sorted(m for m in sys.modules if m.startswith("agent_memory.api
 at_import = loaded()
 wired = "agent_memory.bootstrap" in sys.modules
 health = TestClient(h.app).get("/healthz").status_code
+services = sorted(m for m in sys.modules if m.startswith("agent_memory.service."))
+rules = sorted(m for m in {rules!r} if m in sys.modules)
 print(json.dumps({{"routers": at_import, "wired": wired, "health": health,
     "heavy": sorted(m for m in {heavy!r} if m in sys.modules),
-    "after_health": "agent_memory.bootstrap" in sys.modules}}))
+    "after_health": "agent_memory.bootstrap" in sys.modules,
+    "services": services, "rules": rules}}))
 """
+# Learning's rules (secret detectors, consolidation, proposals, the model tasks): loaded with
+# the services at the first request that needs them, never by a family's routes.
+RULES = (
+    "agent_memory.domain.secrets",
+    "agent_memory.domain.consolidation",
+    "agent_memory.domain.proposals",
+    "agent_memory.domain.session_memory",
+    "agent_memory.domain.tasks.learning_changes",
+    "agent_memory.persistence.keys",
+)
 
 
 def _run(probe: str, family: str | None = None) -> object:
@@ -66,7 +79,7 @@ def _run(probe: str, family: str | None = None) -> object:
     env.pop("API_FAMILY", None)
     env |= {"API_FAMILY": family} if family else {}
     done = subprocess.run(
-        [sys.executable, "-c", probe.format(heavy=HEAVY)],
+        [sys.executable, "-c", probe.format(heavy=HEAVY, rules=RULES)],
         capture_output=True,
         text=True,
         env=env,
@@ -126,4 +139,7 @@ def test_a_family_function_imports_only_its_routers(
         "health": health,
         "heavy": [],
         "after_health": False,
+        # The Services type only (the routes' annotations), no service module.
+        "services": ["agent_memory.service.registry"],
+        "rules": [],
     }
