@@ -44,3 +44,7 @@ def test_deleting_an_agent_takes_everyones_threads_and_their_vectors(
     assert [t["id"] for t in get(world.api, member, "/v1/threads")["threads"]] == [kept]
     for who in (owner, member):
         assert index.query(probe, 10, org=who.org_id, owner=who.id) == []
+    # A client following the feed learns it went.
+    events = get(world.api, member, "/v1/events?limit=100")["events"]
+    gone = [e["object"]["threadId"] for e in events if e["type"] == "thread.deleted"]
+    assert gone == [threads[1]]

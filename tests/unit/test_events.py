@@ -23,7 +23,7 @@ def test_event_ids_order_by_time_then_nonce() -> None:
 @pytest.mark.parametrize(
     ("type_", "ids", "nonce"),
     [
-        ("thread.deleted", {"threadId": "t"}, "0" * 10),
+        ("thread.archived", {"threadId": "t"}, "0" * 10),
         ("thread.created", {}, "0" * 10),
         ("thread.created", {"threadId": ""}, "0" * 10),
         ("thread.created", {"threadId": "t"}, "xyz"),

@@ -27,6 +27,8 @@ from agent_memory.domain.errors import ValidationFailed
 EventType = Literal[
     "thread.created",
     "thread.updated",
+    # A thread erased with its agent or its person (service/erasure.py).
+    "thread.deleted",
     "working_memory.updated",
     "memory.changed",
     "execution.ended",

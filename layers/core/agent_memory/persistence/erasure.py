@@ -37,6 +37,7 @@ from agent_memory.domain.agents import Agent
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.entries import keyed_id
 from agent_memory.domain.erasure import Erased, about_person
+from agent_memory.domain.events import thread_object
 from agent_memory.domain.memory_objects import entity_of
 from agent_memory.domain.sessions import Session
 from agent_memory.domain.threads import Thread
@@ -221,12 +222,14 @@ class ErasureRepository:
         learning_kinds: Sequence[str],
         forget_vectors: ForgetThreadVectors | None = None,
         recall_kind: str | None = None,
+        now_ms: int = 0,
     ) -> Erased:
         """Every row of a thread (marked first), its background executions, its list rows
         and its person's resource-scope working memory of its agent; the head row last.
         Its vectors are forgotten before any row goes (so a failure there leaves all that
         finds them); with `recall_kind`, only when that step ever ran on the thread (its
-        read position or an execution of it: nothing else puts message vectors)."""
+        read position or an execution of it: nothing else puts message vectors). The
+        `thread.deleted` event at `now_ms` commits with the head row's delete."""
         removed = Erased()
         pk = thread_pk(thread_id)
         head = self._store.get(pk, keys.HEAD)
@@ -268,6 +271,8 @@ class ErasureRepository:
                 Delete(resource, notes),
                 Delete(agent_pk(agent_id), agent_thread_sk(thread_id)),
                 Delete(pk, keys.HEAD, Equals("type", THREAD_DELETING)),
+                # A client following the feed drops the thread from its list.
+                event_action(thread.org_id, "thread.deleted", _thread_ids(thread), now_ms),
             ]
         )
         removed.threads = 1
@@ -414,3 +419,7 @@ class ErasureRepository:
 def _is_entry(row: Record) -> bool:
     """An entry's base row (working memory is one entry, without copies)."""
     return str(row["sk"]).startswith(keys.ENTRY_PREFIX)
+
+
+def _thread_ids(thread: Thread) -> dict[str, str]:
+    return thread_object(thread.id, thread.agent_id, thread.resource_id)

@@ -128,9 +128,8 @@ class ErasureService:
         for thread_id in self._repo.user_thread_ids(user_id):
             erased.add(self._thread(thread_id))
         erased.add(self._repo.delete_resource_rest(user_id))
-        now_ms = self._clock.now_ms() if self._clock is not None else 0
         forget = self._forget_memories if self._vectors is not None else None
-        erased.add(self._repo.delete_memories_about(org_id, user_id, now_ms, forget))
+        erased.add(self._repo.delete_memories_about(org_id, user_id, self._now(), forget))
         if self._bot_memory is not None:
             for bot_id in list(self._repo.org_bot_ids(org_id)):
                 erased.bot_entries += self._bot_memory.erase_person(bot_id, org_id, user_id)
@@ -157,7 +156,12 @@ class ErasureService:
         return self._repo.delete_chat(chat, (BOT_KIND, learning_pool_id(chat.bot_id, chat.org_id)))
 
     def _thread(self, thread_id: str) -> Erased:
-        return self._repo.delete_thread(thread_id, THREAD_KINDS, self.forget_vectors, RECALL_KIND)
+        return self._repo.delete_thread(
+            thread_id, THREAD_KINDS, self.forget_vectors, RECALL_KIND, self._now()
+        )
+
+    def _now(self) -> int:
+        return self._clock.now_ms() if self._clock is not None else 0
 
     def _forget_memories(self, memory_ids: Sequence[str]) -> None:
         if self._vectors is not None:
