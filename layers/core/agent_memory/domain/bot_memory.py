@@ -39,6 +39,7 @@ from agent_memory.domain.audiences import (
     topic_reason,
     valid,
 )
+from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
 from agent_memory.domain.bots import Chat, ChatItem
 from agent_memory.domain.entries import Entry, EntryMeta, EntrySource, ItemSource
 from agent_memory.domain.errors import EntryConflict, ValidationFailed
@@ -80,9 +81,6 @@ MAX_TOPIC_NAMES = 500
 
 # --- Tags and filters ---------------------------------------------------------------------
 
-# Tags one read filters by at most: a count the OpenAPI array can state (`maxItems`), where
-# the query's length in characters could not be stated for its items.
-MAX_FILTER_TAGS = 10
 TOO_MANY_FILTER_TAGS = f"a read filters by at most {MAX_FILTER_TAGS} tags"
 
 

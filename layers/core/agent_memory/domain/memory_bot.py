@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from agent_memory.domain.audiences import valid
+from agent_memory.domain.bot_limits import MAX_CONCURRENCY, MAX_INSTRUCTIONS
 from agent_memory.domain.bot_memory import memory_order
 from agent_memory.domain.bots import Chat, Turn
 from agent_memory.domain.entries import EntryMeta
@@ -170,8 +171,6 @@ def used_reason(used: Sequence[str], allowed: Iterable[str]) -> str | None:
 
 # --- The memory Bot's settings, budget and cost -------------------------------------------
 
-MAX_INSTRUCTIONS = 4000
-MAX_CONCURRENCY = 1000
 BudgetPeriod = Literal["day", "month"]
 STALE_SETTINGS = "the memory bot's settings changed since version {expected}; read them again"
 

@@ -14,7 +14,7 @@ from pydantic import (
 from pydantic.config import JsonDict
 
 from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, Answer, Body, require_known_tag
-from agent_memory.domain.bot_memory import MAX_FILTER_TAGS
+from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
 from agent_memory.domain.bots import MAX_MEMBERS, MAX_NAME_LENGTH
 from agent_memory.domain.sessions import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
 

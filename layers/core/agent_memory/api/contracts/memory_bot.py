@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer, Body
-from agent_memory.domain.memory_bot import MAX_CONCURRENCY, MAX_INSTRUCTIONS
+from agent_memory.domain.bot_limits import MAX_CONCURRENCY, MAX_INSTRUCTIONS
 from agent_memory.domain.sessions import MAX_ITEM_BYTES
 
 
