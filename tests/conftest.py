@@ -16,6 +16,10 @@ import pytest
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+# One BLAS thread (set before numpy loads): local/minilm's small matmuls on threads cost ~15x
+# more on 2 busy cores (0.06 s an embed against 0.9 s; docs/decisions.md, "Suite time").
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 ADMIN_TOKEN = "amk_admin_test-token-0123456789"
 

@@ -100,6 +100,7 @@ class World:
     _client: TestClient | None = None
     _opened: dict[bytes, Any] = field(default_factory=dict)
     _reader: Any = None
+    _clients: ReusedClients | None = None
 
     # -- wiring ------------------------------------------------------------------------------
 
@@ -108,8 +109,13 @@ class World:
         clients (a full retry quota), and the process's cipher with an empty data-key cache.
 
         The cipher itself is kept: building one costs a KMS client (~25 ms) and resolves the
-        key alias (kms.DescribeKey) once per process; test_kms_cold_start.py covers that."""
-        adapters = aws_adapters(self.settings, self.session)
+        key alias (kms.DescribeKey) once per process; test_kms_cold_start.py covers that.
+        So are the boto3 clients, given back with a full retry quota (what a new client
+        holds that an old one may have spent): building two cost ~80 ms a run."""
+        if self._clients is None:
+            self._clients = ReusedClients(self.session)
+        self._clients.refill()
+        adapters = aws_adapters(self.settings, self._clients)
         if self.cipher is None:
             self.cipher = adapters.cipher
         else:
@@ -216,6 +222,47 @@ class World:
         self.refs[f"{who}_id"] = answer.body["id"]
         self.refs[f"{who}_tokenPrefix"] = answer.body["tokenPrefix"]
         return str(answer.body["id"])
+
+
+class ReusedClients:
+    """A boto3 session whose `client` builds each client once and then hands back the same
+    one; `refill` gives every client built a full retry quota again (standard mode's token
+    bucket, the only state a client carries from one request to the next here: moto
+    answers before any connection is made)."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session._session  # the botocore session (KmsCipher, the injector)
+        self._boto3 = session
+        self._clients: dict[str, Any] = {}
+        self._quotas: list[Any] = []
+
+    def client(self, service: str, **kwargs: Any) -> Any:
+        if service not in self._clients:
+            from botocore.retries import quota
+
+            made: list[Any] = []
+            real = quota.RetryQuota
+
+            class Recorded(real):  # type: ignore[misc, valid-type]
+                def __init__(self, *args: Any, **inner: Any) -> None:
+                    super().__init__(*args, **inner)
+                    made.append(self)
+
+            quota.RetryQuota = Recorded
+            try:
+                self._clients[service] = self._boto3.client(service, **kwargs)
+            finally:
+                quota.RetryQuota = real
+            assert len(made) == 1, f"{service}: {len(made)} retry quotas (standard mode?)"
+            self._quotas.extend(made)
+        return self._clients[service]
+
+    def refill(self) -> None:
+        for bucket in self._quotas:
+            bucket._available_capacity = bucket._max_capacity
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._boto3, name)
 
 
 def moto_table(name: str) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -548,11 +549,25 @@ def answer(found: Audience | Hidden) -> Audience | None:
     return found if isinstance(found, Audience) else None
 
 
-PROPERTY = settings(max_examples=300, deadline=None)
+# 100 examples a property in `make test` (the pools are small: a few entries, readers and
+# links, drawn from a handful of tags and rules); each property also has a `slow` twin,
+# `<name>_at_length`, with 1000 (`pytest --run-slow`).
+PROPERTY = settings(max_examples=100, deadline=None)
+AT_LENGTH = settings(max_examples=1000, deadline=None)
 
 
-@PROPERTY
-@given(pools(), readers(), st.integers(0, 4))
+def prop(*strategies: st.SearchStrategy[Any]) -> Callable[[Callable[..., None]], Any]:
+    """`@given(*strategies)` at PROPERTY's budget, and its slow twin at AT_LENGTH's."""
+
+    def wrap(body: Callable[..., None]) -> Any:
+        twin = pytest.mark.slow(AT_LENGTH(given(*strategies)(body)))
+        globals()[f"{body.__name__}_at_length"] = twin
+        return PROPERTY(given(*strategies)(body))
+
+    return wrap
+
+
+@prop(pools(), readers(), st.integers(0, 4))
 def test_the_judge_agrees_with_the_seeds_rules_read_plainly(
     pool: Pool, everyone: list[Reader], max_depth: int
 ) -> None:
@@ -563,8 +578,7 @@ def test_the_judge_agrees_with_the_seeds_rules_read_plainly(
             assert j.sees(reader, e) == expected, (e.id, reader)
 
 
-@PROPERTY
-@given(pools(), readers())
+@prop(pools(), readers())
 def test_an_entry_is_never_seen_by_a_reader_who_cannot_see_one_of_its_sources(
     pool: Pool, everyone: list[Reader]
 ) -> None:
@@ -579,8 +593,7 @@ def test_an_entry_is_never_seen_by_a_reader_who_cannot_see_one_of_its_sources(
                     assert j.sees(reader, pool[source.entry])
 
 
-@PROPERTY
-@given(pools(), readers(), st.data())
+@prop(pools(), readers(), st.data())
 def test_adding_a_source_never_widens_any_audience(
     pool: Pool, everyone: list[Reader], data: st.DataObject
 ) -> None:
@@ -597,8 +610,7 @@ def test_adding_a_source_never_widens_any_audience(
                 assert before.sees(reader, pool[entry_id])
 
 
-@PROPERTY
-@given(pools(), readers())
+@prop(pools(), readers())
 def test_a_loop_hides_every_entry_on_it_and_every_entry_built_on_it(
     pool: Pool, everyone: list[Reader]
 ) -> None:
@@ -608,8 +620,7 @@ def test_a_loop_hides_every_entry_on_it_and_every_entry_built_on_it(
         assert not any(j.sees(reader, pool[entry_id]) for reader in everyone)
 
 
-@PROPERTY
-@given(pools(), readers(), st.data())
+@prop(pools(), readers(), st.data())
 def test_retracting_a_source_hides_its_dependents_and_keeps_its_own_history(
     pool: Pool, everyone: list[Reader], data: st.DataObject
 ) -> None:
@@ -621,8 +632,7 @@ def test_retracting_a_source_hides_its_dependents_and_keeps_its_own_history(
     assert answer(after.visibility(changed[target])) == answer(before.visibility(pool[target]))
 
 
-@PROPERTY
-@given(pools(), st.randoms(use_true_random=False))
+@prop(pools(), st.randoms(use_true_random=False))
 def test_the_order_of_questions_and_the_memo_never_change_an_answer(
     pool: Pool, rng: random.Random
 ) -> None:
@@ -635,8 +645,7 @@ def test_the_order_of_questions_and_the_memo_never_change_an_answer(
     assert {i: answer(by_id.visibility_of(i)) for i in reversed(order)} == alone
 
 
-@PROPERTY
-@given(st.one_of(pools(tidy=True), pools(tidy=True), pools()), readers(), st.data())
+@prop(st.one_of(pools(tidy=True), pools(tidy=True), pools()), readers(), st.data())
 def test_share_never_grants_a_reader_who_cannot_see_every_source(
     pool: Pool, everyone: list[Reader], data: st.DataObject
 ) -> None:
@@ -673,8 +682,7 @@ def test_share_never_grants_a_reader_who_cannot_see_every_source(
                 assert rule.admits(reader)
 
 
-@PROPERTY
-@given(
+@prop(
     st.sampled_from([FromPerson, ForPerson, ForChannel, InOrg, FromChat, FromChannel, FromApp]),
     st.from_regex(r"[A-Za-z0-9_.\-]{1,20}", fullmatch=True),
 )
@@ -701,8 +709,7 @@ TAG_TEXTS = (
 )
 
 
-@PROPERTY
-@given(st.lists(st.sampled_from(TAG_TEXTS), max_size=6))
+@prop(st.lists(st.sampled_from(TAG_TEXTS), max_size=6))
 def test_the_fast_reading_of_an_entrys_tags_agrees_with_the_parser(tags: list[str]) -> None:
     parsed = EntryTags.of(tags)
     proves = (
