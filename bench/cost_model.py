@@ -6,6 +6,10 @@ benchmark's (`aws_calls`, warm, with a share of cold starts); what the benchmark
 measure offline is an assumption, named in ASSUMPTIONS and in the output. Prices are
 published list prices (us-east-1), each with its source and the date it was read or
 published: docs/performance.md discusses them.
+
+`cost_by_turn` prices two more turns the same way, by component, from the counts their
+benchmarks measure in the same run: the seed-002 chat turn (`by_turn.bot`, bench/confide.py
+`bot_turn`) and the seed-003 thread turn (`by_turn.thread`, bench/threads.py `turn`).
 """
 
 from __future__ import annotations
