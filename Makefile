@@ -52,8 +52,10 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports
 
+# One BLAS thread per worker: two xdist workers on two cores, each embedding with numpy's
+# default thread pool, oversubscribe the machine (a short embedding went from ~30 ms to ~1 s).
 test: check cfn-lint checkov browser
-	$(PY) -m pytest -n 2 --cov --cov-report=term
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --cov --cov-report=term
 
 # Debian's Chromium for the browser tests (tests/browser): installed when absent; without
 # apt-get those tests skip and say why.
