@@ -44,8 +44,10 @@ TARGETS = {
     "learning_steps": "import functions.learning_steps.handler",
     "baseline_boto3": "import boto3",
 }
+# With the API package's own cold-start measures first (api/_cold_start.py: FastAPI's OpenAPI
+# models built on first use, no pydantic.v1 probe), as every family function has them.
 FRAMEWORK = (
-    "import fastapi, mangum; import agent_memory.observability; "
+    "import agent_memory.api, fastapi, mangum; import agent_memory.observability; "
     "mangum.Mangum(fastapi.FastAPI(), lifespan='off')"
 )
 # One app with one router module: what a function serving only that family imports today.
