@@ -221,14 +221,15 @@ class ErasureRepository:
         thread_id: str,
         learning_kinds: Sequence[str],
         forget_vectors: ForgetThreadVectors | None = None,
-        recall_kind: str | None = None,
+        embedding_kinds: Sequence[str] | None = None,
         now_ms: int = 0,
     ) -> Erased:
         """Every row of a thread (marked first), its background executions, its list rows
         and its person's resource-scope working memory of its agent; the head row last.
         Its vectors are forgotten before any row goes (so a failure there leaves all that
-        finds them); with `recall_kind`, only when that step ever ran on the thread (its
-        read position or an execution of it: nothing else puts message vectors). The
+        finds them); with `embedding_kinds` (the background kinds whose runs may put
+        message vectors), only when one of them ever ran on the thread (its read position
+        or an execution of it). The
         `thread.deleted` event at `now_ms` commits with the head row's delete."""
         removed = Erased()
         pk = thread_pk(thread_id)
@@ -241,9 +242,12 @@ class ErasureRepository:
             head = head | {"seq": int(head.get("seq", 0)) + 1}
         rows = [r for r in self._rows(pk) if r["sk"] != keys.HEAD]
         if forget_vectors is not None and (
-            recall_kind is None
-            or any(r["sk"] == position_sk(recall_kind) for r in rows)
-            or self._store.query(partition(recall_kind, thread_id), limit=1).records
+            embedding_kinds is None
+            or any(r["sk"] == position_sk(kind) for r in rows for kind in embedding_kinds)
+            or any(
+                self._store.query(partition(kind, thread_id), limit=1).records
+                for kind in embedding_kinds
+            )
         ):
             forget_vectors(thread_id, int(head.get("seq", 0)))
         removed.messages = sum(1 for r in rows if str(r["sk"]).startswith(MESSAGE_PREFIX))

@@ -28,6 +28,9 @@ from agent_memory.service.thread_learning import TITLE_KIND
 
 # A thread's background work, each in its own executions partition.
 THREAD_KINDS = (TITLE_KIND, OBSERVE_KIND, RECALL_KIND)
+# The kinds whose runs may put message vectors: recall's own, and the observer's, which
+# may carry recall's indexing (service/thread_learning.Carrying).
+EMBEDDING_KINDS = (RECALL_KIND, OBSERVE_KIND)
 
 
 class BotMemoryEraser(Protocol):
@@ -157,7 +160,7 @@ class ErasureService:
 
     def _thread(self, thread_id: str) -> Erased:
         return self._repo.delete_thread(
-            thread_id, THREAD_KINDS, self.forget_vectors, RECALL_KIND, self._now()
+            thread_id, THREAD_KINDS, self.forget_vectors, EMBEDDING_KINDS, self._now()
         )
 
     def _now(self) -> int:
