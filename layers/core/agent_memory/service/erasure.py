@@ -65,10 +65,10 @@ class ErasureService:
         repo: ErasureRepository,
         user_org: Callable[[str], str | None],
         *,
+        clock: Clock,
         bot_memory: BotMemoryEraser | None = None,
         forget_vectors: ForgetVectors | None = None,
         vectors: VectorIndex | None = None,
-        clock: Clock | None = None,
     ) -> None:
         self._repo = repo
         # The organization a user id belongs to (None: no such user).
@@ -164,7 +164,7 @@ class ErasureService:
         )
 
     def _now(self) -> int:
-        return self._clock.now_ms() if self._clock is not None else 0
+        return self._clock.now_ms()
 
     def _forget_memories(self, memory_ids: Sequence[str]) -> None:
         if self._vectors is not None:
