@@ -347,8 +347,8 @@ class ErasureRepository:
         forget_vectors: ForgetMemoryVectors | None = None,
     ) -> Erased:
         """The organization's agent_memories whose entity is the person, page by page:
-        their vectors, then each memory's rows and event in one transaction (nothing is
-        opened: the entity's type and id are plaintext tags)."""
+        their vectors, then their rows and events, each memory whole within one
+        transaction (nothing is opened: the entity's type and id are plaintext tags)."""
         pool = pool_of(org_id)
         found = [
             stored.meta
@@ -360,9 +360,17 @@ class ErasureRepository:
             page = found[start : start + BATCH]
             if forget_vectors is not None:
                 forget_vectors([meta.id for meta in page])
+            # Whole memories per transaction (at most 7 items each), up to 100 items.
+            batch: list[Action] = []
             for meta in page:
                 changed = event_action(org_id, "memory.changed", {"memoryId": meta.id}, now_ms)
-                self._delete([*(Delete(p, s) for p, s in LAYOUT.rows(pool, meta)), changed])
+                actions: list[Action] = [*(Delete(p, s) for p, s in LAYOUT.rows(pool, meta))]
+                actions.append(changed)
+                if len(batch) + len(actions) > BATCH:
+                    self._delete(batch)
+                    batch = []
+                batch += actions
+            self._delete(batch)
         return Erased(agent_memories=len(found))
 
     # -- rows ------------------------------------------------------------------------------
