@@ -259,7 +259,10 @@ def test_an_interrupted_erasure_is_finished_by_the_next_and_counts_stay_true(
     bot = post(api, ana, "/v1/bots", {"name": "Helper", "grants": {bob.id: "write"}})["bot"]["id"]
     chat = post(api, bob, "/v1/chats", {"botId": bot})["chat"]["id"]
     post(api, bob, f"/v1/chats/{chat}/turns", {"input": "Book the train."})
-    threads = [thread(api, bob, agent(api, bob), *(f"m{n}" for n in range(3))) for _ in "ab"]
+    threads = [thread(api, bob, agent(api, bob), *(f"m{n}" for n in range(k))) for k in (40, 3)]
+    for n in range(2):  # 120 messages: their deletes take two transactions
+        saved = [{"role": "user", "content": f"more {n}-{k}"} for k in range(40)]
+        post(api, bob, f"/v1/threads/{threads[0]}/messages", {"messages": saved})
     post(api, ana, "/v1/agent_memories", memory({"id": bob.id, "type": "actor"}))
     store = services.erasure._repo._store
     real = store.write
