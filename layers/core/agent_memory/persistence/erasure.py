@@ -229,8 +229,8 @@ class ErasureRepository:
         Its vectors are forgotten before any row goes (so a failure there leaves all that
         finds them); with `embedding_kinds` (the background kinds whose runs may put
         message vectors), only when one of them ever ran on the thread (its read position
-        or an execution of it). The
-        `thread.deleted` event at `now_ms` commits with the head row's delete."""
+        or an execution of it). The `thread.deleted` event at `now_ms` commits with the
+        head row's delete."""
         removed = Erased()
         pk = thread_pk(thread_id)
         head = self._store.get(pk, keys.HEAD)
