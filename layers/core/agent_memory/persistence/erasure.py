@@ -25,8 +25,8 @@ the next call finishes the work; a deletion that already finished finds nothing.
 - A chat: its partition (`CHAT#<id>`: items, turns, confessions, enrichments), its bot
   learning runs (`LEARN#bot#<pool>` rows with its `sessionId`, and their saved calls), its
   row in the owner's partition (`RESOURCE#<owner>/CHAT#<id>`).
-- An agent_memory about a person: its base row and copies, one transaction each with its
-  event, its vector first.
+- An agent_memory about a person: its base row and copies with its event, whole within
+  one transaction (several memories to a transaction), its vector first.
 """
 
 from __future__ import annotations
