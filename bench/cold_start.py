@@ -52,7 +52,8 @@ FRAMEWORK = (
 )
 # One app with one router module: what a function serving only that family imports today.
 FAMILY = (
-    "import fastapi, mangum; from agent_memory.api.errors import install_error_handlers; "
+    "import agent_memory.api, fastapi, mangum; "
+    "from agent_memory.api.errors import install_error_handlers; "
     "from agent_memory.api.routers import {family} as family; app = fastapi.FastAPI(); "
     "app.include_router(family.router); install_error_handlers(app); "
     "mangum.Mangum(app, lifespan='off')"
