@@ -500,7 +500,8 @@ def test_bedrock_only_on_the_allowed_model_families(
     for region in ("us-east-1", "us-west-2"):
         arn = f"arn:aws:bedrock:{region}::{model}"
         assert call_model.allows(Request("bedrock:InvokeModel", arn)) is allowed, arn
-    # Elsewhere only the embedding model of semantic recall (the context, the recall step).
+    # Elsewhere only the embedding model of semantic recall (the context, the recall step,
+    # and LoadEvidence, where an observer's run embeds first: thread_learning `Carrying`).
     titan = f"arn:aws:bedrock:{REGION}::foundation-model/amazon.titan-embed-text-v2:0"
     for function in ("ApiFunction", *STEPS[:1], *STEPS[2:]):
         grants = policy(template, function, deployment)
@@ -508,7 +509,7 @@ def test_bedrock_only_on_the_allowed_model_families(
         chat = f"arn:aws:bedrock:{REGION}::{model}"
         assert not grants.allows(Request("bedrock:InvokeModel", chat))
         if grants.granted("bedrock:"):
-            assert function in {"ApiFunction", "ApplyLearningFunction"}
+            assert function in {"ApiFunction", "LoadEvidenceFunction", "ApplyLearningFunction"}
             assert grants.allows(Request("bedrock:InvokeModel", titan))
 
 

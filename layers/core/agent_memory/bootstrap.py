@@ -50,6 +50,7 @@ from agent_memory.service.session_learning import SessionLearningPool
 from agent_memory.service.session_memory import SessionMemoryService
 from agent_memory.service.sessions import SessionAccess, SessionService
 from agent_memory.service.thread_learning import (
+    Carrying,
     ThreadBackground,
     ThreadReader,
     ThreadStep,
@@ -235,13 +236,15 @@ def thread_steps(settings: Settings, adapters: Adapters) -> list[ThreadStep]:
         AgentVersionRepository(adapters.store, adapters.cipher), adapters.clock
     )
     reader = ThreadReader(repo, versions, adapters.clock)
+    # semanticRecall: the saved messages' embeddings, batched per save.
+    recall = RecallStep(reader, recall_service(settings, adapters), adapters.store)
     return [
         # TITLE_MODEL (API.md); local/rules when it is not set.
         TitleStep(reader, adapters.store, adapters.clock, settings.title_model),
         # OBSERVER_MODEL (API.md); the options' own models win, local/rules without any.
-        ObserveStep(reader, observer(settings, adapters)),
-        # semanticRecall: the saved messages' embeddings, batched per save.
-        RecallStep(reader, recall_service(settings, adapters), adapters.store),
+        # A save the observer runs on embeds in the observer's execution (one, not two).
+        Carrying(ObserveStep(reader, observer(settings, adapters)), recall),
+        recall,
     ]
 
 

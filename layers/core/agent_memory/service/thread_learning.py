@@ -6,8 +6,10 @@ workflow runs one model call per execution, and each kind has its own read posit
 (`POS#<kind>` in the thread's partition) and its own executions. `ThreadBackground` is the
 one dispatcher: `ThreadService.save` calls `after_save` once per committed save, and each
 registered step whose `wanted` says so gets ONE execution for the whole save (its run reads
-every message after its read position), never one per message. How to add a step:
-docs/decisions.md, "Thread background work".
+every message after its read position), never one per message. A model-free step may
+ride along a model step (`Carrying`): a save that wants both starts ONE execution, whose
+LoadEvidence first does the rider's work (its own read position, its own conditional
+write). How to add a step: docs/decisions.md, "Thread background work".
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ TITLE_KIND: PoolKind = "thread-title"
 # The first user message is among the thread's first few.
 TITLE_LOOKAHEAD = 10
 DEFAULT_TITLE_MODEL = "local/rules"
+# The model of tasks answered without a network call (a step that may ride along another).
+LOCAL_MODEL = "local/rules"
 # What one run of a step reads at most (the sealed evidence must fit one execution row).
 MAX_MESSAGES = 200
 MESSAGE_BUDGET = 150_000
@@ -183,21 +187,34 @@ class ThreadBackground:
 
     def after_save(self, saved: Saved) -> dict[PoolKind, str]:
         """Start one run per step that wants this save ("started", "skipped", "throttled"
-        per kind). Never fails the save: it is committed, and a step that did not start
-        reads these messages with its next run."""
+        per kind); a rider of a started `Carrying` step starts none of its own (the
+        carrier's run does its work: "started" for both). Never fails the save: it is
+        committed, and a step that did not start reads these messages with its next run."""
         answers: dict[PoolKind, str] = {}
         if self._learning is None:
             return answers
-        for step in self.steps:
-            if not step.wanted(saved):
+        wanted = [step for step in self.steps if step.wanted(saved)]
+        carried: set[PoolKind] = set()
+        for step in wanted:
+            if step.kind in carried:
                 continue
-            pool = thread_pool(step.kind, saved.thread)
-            try:
-                answers[step.kind] = self._learning.start(pool, upto=saved.upto, reason="turn")
-            except Unavailable:
-                log.warning("thread background work not started: %s", step.kind)
-                answers[step.kind] = "skipped"
+            answers[step.kind] = self._start(step, saved)
+            if answers[step.kind] == "started":
+                for rider in getattr(step, "riders", ()):
+                    carried.add(rider.kind)
+                    answers[rider.kind] = "started"
         return answers
+
+    def _start(self, step: ThreadStep, saved: Saved) -> str:
+        if self._learning is None:
+            return "skipped"
+        try:
+            return self._learning.start(
+                thread_pool(step.kind, saved.thread), upto=saved.upto, reason="turn"
+            )
+        except Unavailable:
+            log.warning("thread background work not started: %s", step.kind)
+            return "skipped"
 
     def executions(self, thread: Thread, *, limit: int = 100) -> list[dict[str, Any]]:
         """Every step's executions on the thread, newest first, each with its `kind`."""
@@ -209,6 +226,53 @@ class ThreadBackground:
                 views.append(view | {"kind": step.kind})
         views.sort(key=lambda v: (int(v.get("startedAt") or 0), str(v["id"])), reverse=True)
         return views[:limit]
+
+
+class Carrying:
+    """A model step whose runs also do the work of model-free steps (`riders`, whose task
+    `local/rules` answers: semantic recall's indexing), so that a save wanting both starts
+    one execution, not one per kind. The riders' work is done in LoadEvidence, before the
+    model is asked, so a failed or refused model call leaves none of it undone; each rider
+    keeps its own read position, reads after it and commits its move in its own
+    conditional write, so a retried step or a run of the rider's own finds nothing left
+    and writes nothing twice. Everything else is the carrier's."""
+
+    def __init__(self, carrier: ThreadStep, *riders: ThreadStep) -> None:
+        self.kind: PoolKind = carrier.kind
+        self.carrier = carrier
+        self.riders: tuple[ThreadStep, ...] = riders
+
+    def wanted(self, saved: Saved) -> bool:
+        return self.carrier.wanted(saved)
+
+    def task(self, evidence: Evidence) -> Ask[Any, Any]:
+        return self.carrier.task(evidence)
+
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+        """Each rider's work up to `upto` first (done and committed), then the carrier's
+        evidence."""
+        for rider in self.riders:
+            ride(rider, PoolRef(rider.kind, pool.org_id, pool.pool_id), upto)
+        return self.carrier.load_evidence(pool, upto)
+
+    def apply(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Outcome:
+        return self.carrier.apply(evidence, changes, finish)
+
+
+def ride(step: ThreadStep, pool: PoolRef, upto: int | None) -> Outcome | None:
+    """Run a model-free step's work on `pool` through `upto` now, outside any execution of
+    its own: its evidence, its task's local answer, its apply with no execution to end.
+    None when it had nothing to do or another run applied it first."""
+    evidence = step.load_evidence(pool, upto)
+    if evidence is None:
+        return None
+    if evidence.model != LOCAL_MODEL:
+        raise ValueError(f"{step.kind} asks a model: it cannot ride along another step")
+    ask = step.task(evidence)
+    try:
+        return step.apply(evidence, ask.task.local_answer(ask.input), lambda _outcome: ())
+    except AlreadyApplied:
+        return None
 
 
 class TitleStep:

@@ -1,0 +1,162 @@
+"""One background execution per save (issue 19): a save the observer runs on embeds its
+messages for semantic recall in the observer's own execution, before the model is asked
+(service/thread_learning.py `Carrying`), so a failed observation leaves nothing unindexed
+and a step that repeats writes nothing twice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent_memory.domain.tasks.base import Ask
+from agent_memory.domain.tasks.recall_index import RECALL_INDEX, RecallIndex, RecallIndexInput
+from agent_memory.domain.threads import Message, Thread
+from agent_memory.service.learning_pools import AlreadyApplied, Evidence, Outcome, PoolRef
+from agent_memory.service.thread_learning import Carrying, Saved, ThreadBackground, ride
+from tests.api.test_observer import Observed, Stack, observed, stack, turn
+
+__all__ = ["observed", "stack"]
+
+ORDER = {"role": "user", "content": "My order number is 4471 and it ships Tuesday."}
+
+
+def both_on(observed: Observed) -> None:
+    observed.world.activate(
+        {
+            "lastMessages": 1,
+            "semanticRecall": {"topK": 1, "messageRange": 0},
+            "observationalMemory": {
+                "model": "openai/observer",
+                "observation": {"messageTokens": 1000, "bufferOnIdle": True},
+            },
+        }
+    )
+
+
+def recalled(observed: Observed, thread: str, text: str) -> list[str]:
+    answer = observed.world.api.client.post(
+        f"/v1/threads/{thread}/context",
+        json={"message": {"role": "user", "content": text}},
+        headers=observed.world.owner.headers,
+    )
+    assert answer.status_code == 200, answer.text
+    return [m["content"] for g in answer.json()["recalled"] for m in g["messages"]]
+
+
+def runs(observed: Observed, thread: str) -> list[tuple[str, str]]:
+    """The thread's executions but its title's (kind, status), newest first."""
+    found = observed.world.get(f"/v1/threads/{thread}/learning").json()["executions"]
+    return [(r["kind"], r["status"]) for r in found if r["kind"] != "thread-title"]
+
+
+@pytest.fixture
+def started(stack: Stack) -> Any:
+    """The pool kinds of the executions started for a thread (its title's apart)."""
+    workflow: Any = stack.adapters.orchestrator
+
+    def kinds(thread: str) -> list[str]:
+        pools = [payload["pool"] for payload in workflow.started.values()]
+        return [p["kind"] for p in pools if p["poolId"] == thread and p["kind"] != "thread-title"]
+
+    return kinds
+
+
+def test_a_turn_with_the_observer_and_recall_is_one_execution(
+    observed: Observed, started: Any
+) -> None:
+    both_on(observed)
+    past = observed.world.thread()
+    assert observed.world.save(past, ORDER, turn(1)[1]).status_code == 200
+    assert started(past) == ["thread-observe"]
+    assert runs(observed, past) == [("thread-observe", "succeeded")]
+    assert observed.script.tasks() == ["observation"]
+    # Embedded all the same: another thread of the user recalls the message.
+    assert ORDER["content"] in recalled(observed, observed.world.thread(), "order 4471")
+
+
+def test_a_failed_observation_leaves_no_message_unindexed(observed: Observed) -> None:
+    both_on(observed)
+    observed.script.failures = 5
+    past = observed.world.thread()
+    assert observed.world.save(past, ORDER, turn(1)[1]).status_code == 200
+    assert runs(observed, past) == [("thread-observe", "failed")]
+    assert ORDER["content"] in recalled(observed, observed.world.thread(), "order 4471")
+
+
+# --- the seam, without a stack ----------------------------------------------------------
+
+
+class Indexer:
+    """A model-free step over a list of messages: its position moves once per message."""
+
+    kind = "thread-recall"
+
+    def __init__(self, saved: int) -> None:
+        self.saved = saved
+        self.position = 0
+        self.indexed: list[int] = []
+
+    def wanted(self, saved: Saved) -> bool:
+        return True
+
+    def task(self, evidence: Evidence) -> Ask[RecallIndexInput, RecallIndex]:
+        return Ask(RECALL_INDEX, RecallIndexInput(len(evidence.items)))
+
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+        end = self.saved if upto is None else min(upto, self.saved)
+        if end <= self.position:
+            return None
+        return Evidence(pool, self.position, end, (), (), "local/rules", ())
+
+    def apply(self, evidence: Evidence, changes: Any, finish: Any) -> Outcome:
+        assert finish(Outcome([], [])) == ()  # no execution of its own to end
+        if evidence.position != self.position:
+            raise AlreadyApplied("moved")
+        self.indexed += range(evidence.position, evidence.upto)
+        self.position = evidence.upto
+        return Outcome([{"key": "embeddings", "op": f"embedded {changes.messages}"}], [])
+
+
+class Observer(Indexer):
+    kind = "thread-observe"
+
+
+class Starts:
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.started: list[str] = []
+
+    def start(self, pool: PoolRef, *, upto: int, reason: str) -> str:
+        self.started.append(pool.kind)
+        return self.answer if pool.kind == "thread-observe" else "started"
+
+    def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]:
+        return []
+
+
+def test_the_rider_is_done_once_whatever_repeats() -> None:
+    indexer, observer = Indexer(saved=4), Observer(saved=4)
+    carrying = Carrying(observer, indexer)
+    pool = PoolRef("thread-observe", "org_1", "th_1")
+    assert carrying.load_evidence(pool, 3) is not None
+    assert indexer.indexed == [0, 1, 2]
+    # A retried LoadEvidence (or ApplyLearning's re-read) finds nothing left to index.
+    carrying.load_evidence(pool, 3)
+    assert indexer.indexed == [0, 1, 2]
+    # The next save's run reads on from the rider's own position.
+    carrying.load_evidence(pool, None)
+    assert indexer.indexed == [0, 1, 2, 3]
+    assert ride(indexer, PoolRef("thread-recall", "org_1", "th_1"), None) is None
+
+
+def test_a_rider_starts_its_own_run_when_its_carrier_does_not() -> None:
+    thread = Thread("th_1", "org_1", "ag_1", "ana", None, 1_000)
+    saved = Saved(thread, {}, 0, 2, (Message("msg_1", "user", "hi", 0),))
+    indexer = Indexer(saved=2)
+    for answer, expected in (("started", ["thread-observe"]), ("throttled", None)):
+        learning = Starts(answer)
+        background = ThreadBackground(learning, [Carrying(Observer(2), indexer), indexer])
+        answers = background.after_save(saved)
+        assert learning.started == (expected or ["thread-observe", "thread-recall"])
+        assert answers == {"thread-observe": answer, "thread-recall": "started"}
