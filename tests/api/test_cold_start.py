@@ -2,8 +2,10 @@
 no pydantic v1, no X-Ray SDK and no pydantic-settings (docs/decisions.md, "Lazy wiring" and
 "Settings, secrets, tracing and logs"). The learning steps do not import FastAPI either.
 A family's function (API_FAMILY, docs/decisions.md "One function per API family") imports
-only its own routers, and not the wiring of the services (bootstrap), which loads with them
-at the first request that needs them."""
+only its own routers, no service module and none of learning's rules, and not the wiring of
+the services (bootstrap), which loads with them at the first request that needs them.
+FastAPI's OpenAPI models are built by the first `/openapi.json` (docs/decisions.md, "Cold
+start under 2x boto3")."""
 
 from __future__ import annotations
 
