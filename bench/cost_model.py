@@ -201,10 +201,21 @@ def _memory_gb(logical_id: str) -> float:
     return float(resource.get("MemorySize", 128)) / 1024
 
 
+def steps_gb_s(work_ms: float, model_ms: float) -> float:
+    """GB-seconds of a learning run's step Lambdas: the model wait on CallModelFunction's
+    memory, the rest (the steps' own time and AWS calls, CallModel's own part included: an
+    upper bound) on the largest of the other steps'."""
+    others = max(
+        _memory_gb(name)
+        for name in ("LoadEvidenceFunction", "ApplyLearningFunction", "RecordFailureFunction")
+    )
+    return work_ms / 1000 * others + model_ms / 1000 * _memory_gb("CallModelFunction")
+
+
 def _duration_ms(entry: dict[str, Any], cold: float, own: float) -> float:
     latency = ASSUMPTIONS["latency_ms"]
     return own + sum(
-        latency[s] * _mix(entry, s, cold) for s in ("dynamodb", "kms", "stepfunctions")
+        float(latency[s]) * _mix(entry, s, cold) for s in ("dynamodb", "kms", "stepfunctions")
     )
 
 
@@ -232,15 +243,12 @@ def per_turn_units(results: dict[str, Any]) -> dict[str, float]:
     api_ms = sum(_duration_ms(e, cold, _mix(e, "own_ms", cold)) + cold * init_ms for e in api)
     tasks = float(learning["warm"].get("lambda_invocations") or 3)
     steps_own = sum((learning["warm"].get("task_own_ms") or {}).values())
-    steps_ms = (
-        _duration_ms(learning, cold, steps_own)
-        + units["model_calls"] * ASSUMPTIONS["model_latency_ms"]
-        + tasks * cold * steps_init_ms
-    )
+    steps_work_ms = _duration_ms(learning, cold, steps_own) + tasks * cold * steps_init_ms
+    steps_model_ms = units["model_calls"] * ASSUMPTIONS["model_latency_ms"]
     units["api_lambda_ms"] = api_ms
-    units["steps_lambda_ms"] = steps_ms
-    units["lambda_gb_s"] = api_ms / 1000 * _memory_gb("ApiFunction") + steps_ms / 1000 * _memory_gb(
-        "CallModelFunction"
+    units["steps_lambda_ms"] = steps_work_ms + steps_model_ms
+    units["lambda_gb_s"] = api_ms / 1000 * _memory_gb("ApiFunction") + steps_gb_s(
+        steps_work_ms, steps_model_ms
     )
     chars = ASSUMPTIONS["chars_per_token"]
     units["input_tokens"] = _mix(learning, "prompt_chars", cold) / chars
@@ -312,11 +320,12 @@ def alternatives() -> dict[str, Any]:
 CONFIDE_ASSUMPTIONS: dict[str, Any] = {
     "model_latency_ms": 1500.0,
     "notes": [
-        "one confide is one API request (API Gateway + the ApiFunction), its duration the "
+        "one confide is one API request (API Gateway + the ApiBotsFunction), its duration the "
         "measured own time + the counted AWS calls x ASSUMPTIONS' latencies + the model's",
         "its learned turn is the Step Functions run its Turn's completion releases: the "
-        "step Lambdas (CallModelFunction's memory size for all three), their calls and "
-        "the model's; the complete request itself is the platform's, only its calls count",
+        "step Lambdas (the model wait on CallModelFunction's memory size, their calls on "
+        "the other steps'); the complete request itself is the platform's, only its calls "
+        "count",
         "tokens = characters of the model's request and answer / 4, priced as Claude Haiku "
         "4.5 (PRICES); cold starts are not included (see cost_per_million_turns)",
     ],
@@ -336,11 +345,11 @@ def cost_per_million_confides(report: dict[str, Any]) -> dict[str, Any]:
         calls_ms = dynamodb * latency["dynamodb"] + kms * latency["kms"]
         if api:
             ms = float(calls.get("own_ms", 0.0)) + calls_ms + model_ms * float(calls["model"])
-            gb_s = ms / 1000 * _memory_gb("ApiFunction")
+            gb_s = ms / 1000 * _memory_gb("ApiBotsFunction")
             requests = 1.0
         else:
             ms = calls_ms + model_ms * float(calls["model"])
-            gb_s = ms / 1000 * _memory_gb("CallModelFunction")
+            gb_s = steps_gb_s(calls_ms, model_ms * float(calls["model"]))
             requests = float(calls["lambda_invocations"])
         return {
             "lambda_requests": requests * price["lambda_request"],
@@ -567,8 +576,12 @@ BY_TURN_ASSUMPTIONS: dict[str, Any] = {
         "(ApiBotsFunction, ApiThreadsFunction: template.yaml's memory size), its duration "
         "the measured own time + its AWS calls x ASSUMPTIONS' latencies (calls made side by "
         "side counted one after the other: an upper bound) + the model's when it waits on one",
-        "a background run: its step Lambdas (CallModelFunction's memory size), their own "
-        "time, calls and the model's, and its workflow (Express: per execution and duration)",
+        "a background run: its step Lambdas (the model wait on CallModelFunction's memory "
+        "size, their own time and calls on the other steps'), and its workflow (Express: per "
+        "execution and duration)",
+        "own times are as measured on one core here; a Lambda's CPU share is its memory / "
+        "1,769 MB, so on Lambda they take longer (priced as measured: the own-time part is "
+        "a lower bound; the model waits, most of the Lambda line, are not CPU)",
         "model tokens = characters of the Bedrock Converse request and answer / 4, priced as "
         "Claude Haiku 4.5, reported apart (model_tokens_haiku); embeddings as Titan v2 "
         "tokens (characters / 4), S3 Vectors per PutVectors (128 KB at least) and per query",
@@ -606,14 +619,17 @@ def component_usd(part: dict[str, Any], *, function: str) -> dict[str, float]:
     )
     own = n("own_ms") if api else n("task_own_ms")
     ms = own + calls_ms
-    memory = _memory_gb(function if api else "CallModelFunction")
+    model_ms = n("model") * float(ASSUMPTIONS["model_latency_ms"])
     put_bytes = n("vectors_written") * RECALL_ASSUMPTIONS["vector_bytes"]
     put_gb = max(n("vector_puts") * 128 * 1024, put_bytes) / 1024**3 if n("vector_puts") else 0.0
     transitions = n("state_transitions")
     lines = {
         "lambda_requests": (n("requests") if api else n("lambda_invocations"))
         * p["lambda_request"],
-        "lambda_gb_s": ms / 1000 * memory * p["lambda_gb_s_arm64"],
+        "lambda_gb_s": (
+            ms / 1000 * _memory_gb(function) if api else steps_gb_s(ms - model_ms, model_ms)
+        )
+        * p["lambda_gb_s_arm64"],
         "api_gateway": n("requests") * p["api_gateway_http_request"],
         "dynamodb": n("rru_estimate") * p["dynamodb_rru"] + n("wru_estimate") * p["dynamodb_wru"],
         "kms": n("kms") * p["kms_request"],
