@@ -179,9 +179,15 @@ def thread_turns(turns: int = THREAD_TURNS) -> dict[str, Any]:
         "turns": turns,
         "options": TURN_OPTIONS,
         "per_component": components,
+        "targets": {
+            # The observer's run embeds the save's messages too (thread_learning `Carrying`).
+            "one_execution_per_save": components["background"]["executions"] == 1.0,
+            "every_message_embedded": components["background"]["vectors_written"] == 2.0,
+        },
         "note": (
-            "background = the runs the save starts (semantic recall's embedding, the observer "
-            "with bufferOnIdle), every step's calls; the embedder is a counting hash "
+            "background = the run the save starts (the observer with bufferOnIdle, which "
+            "embeds the saved messages for semantic recall first), every step's calls; the "
+            "embedder is a counting hash "
             "embedder (calls and characters counted, priced as Titan v2 by bench/cost_model)"
         ),
     }
