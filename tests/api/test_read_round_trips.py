@@ -1,14 +1,13 @@
 """A memory read in two DynamoDB round trips, with revocation and settings still immediate.
 
-Each AWS call here waits LATENCY_S before it is sent (as a network would), so calls made
-one after the other and calls made side by side can be told apart by their times: a round
-trip is a group of calls whose times overlap. The rate limit counts in the table, as on AWS.
+Each AWS call here waits 20 ms before it is sent, as a network would (bench.support's
+RoundTrips), so calls made one after the other and calls made side by side can be told apart
+by their times: a round trip is a group of calls whose times overlap. The rate limit
+counts in the table, as on AWS.
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -19,51 +18,8 @@ from fastapi.testclient import TestClient
 from agent_memory.api.app import create_app
 from agent_memory.bootstrap import aws_adapters, build_services
 from agent_memory.persistence.limits import TableCounters
+from bench.support import RoundTrips
 from tests.conftest import Api, User
-
-LATENCY_S = 0.02
-
-
-class RoundTrips:
-    """DynamoDB calls with their start and end times, grouped into round trips."""
-
-    def __init__(self, botocore_session: Any) -> None:
-        self.spans: list[tuple[float, float, str]] = []
-        self._open: dict[int, tuple[float, str]] = {}
-        self._lock = threading.Lock()
-        self._timing = False
-        botocore_session.register("before-call.dynamodb", self._before)
-        botocore_session.register("after-call.dynamodb", self._after)
-
-    def _before(self, model: Any, **_: Any) -> None:
-        if not self._timing:
-            return
-        with self._lock:
-            self._open[threading.get_ident()] = (time.perf_counter(), model.name)
-        time.sleep(LATENCY_S)
-
-    def _after(self, **_: Any) -> None:
-        end = time.perf_counter()
-        with self._lock:
-            opened = self._open.pop(threading.get_ident(), None)
-            if opened is not None:
-                self.spans.append((opened[0], end, opened[1]))
-
-    def of(self, action: Any) -> list[list[str]]:
-        """The operations `action` sent, one list per round trip."""
-        self.spans, self._timing = [], True
-        try:
-            action()
-        finally:
-            self._timing = False
-        trips: list[list[str]] = []
-        last_end = -1.0
-        for start, end, name in sorted(self.spans):
-            if start >= last_end:
-                trips.append([])
-            trips[-1].append(name)
-            last_end = max(last_end, end)
-        return [sorted(t) for t in trips]
 
 
 @pytest.fixture
@@ -100,13 +56,12 @@ def test_a_warm_memory_read_is_two_round_trips(deployment: tuple[Api, Api, Round
     path = f"/v1/sessions/{_session(other, ana)}/memory"
 
     # The token's first request here reads it alone, then counts it: 3 round trips.
-    first = trips.of(lambda: api.client.get(path, headers=ana.headers))
+    _answer, first = trips.of(lambda: api.client.get(path, headers=ana.headers))
     assert first == [["GetItem"], ["UpdateItem"], ["Query"], ["GetItem"]]
     # Known now: the token and its organization's settings in one batch, the count beside
     # it, then the session: 2 round trips (was 4: token, count, session, settings).
-    answers: list[Any] = []
-    warm = trips.of(lambda: answers.append(api.client.get(path, headers=ana.headers)))
-    assert answers[0].status_code == 200, answers[0].text
+    answer, warm = trips.of(lambda: api.client.get(path, headers=ana.headers))
+    assert answer.status_code == 200, answer.text
     assert warm == [["BatchGetItem", "UpdateItem"], ["Query"]]
 
 
