@@ -101,6 +101,22 @@ def test_deleting_a_session_removes_its_history_and_keeps_agent_memory(
     assert answer.status_code == 404
 
 
+def fail_delete_transaction(services: Any, monkeypatch: Any, nth: int) -> None:
+    """The erasure's store refuses its `nth` transaction of deletes (the table unavailable)."""
+    store = services.erasure._repo._store
+    real = store.write
+    calls = {"n": 0}
+
+    def failing(actions: Any) -> None:
+        if any(isinstance(a, Delete) for a in actions):
+            calls["n"] += 1
+            if calls["n"] == nth:
+                raise Unavailable("the table is unavailable")
+        real(actions)
+
+    monkeypatch.setattr(store, "write", failing)
+
+
 def test_an_interrupted_delete_is_finished_by_the_next(
     api: Api, services: Any, people: tuple[User, User, User, User], monkeypatch: Any
 ) -> None:
@@ -109,18 +125,7 @@ def test_an_interrupted_delete_is_finished_by_the_next(
     # 120 items: more than one transaction of deletes.
     for n in range(2):
         turn(api, ana, sid, *(f"line {n}-{k}" for k in range(60)))
-    store = services.erasure._repo._store
-    real = store.write
-    calls = {"n": 0}
-
-    def failing(actions: Any) -> None:
-        if any(isinstance(a, Delete) for a in actions):
-            calls["n"] += 1
-            if calls["n"] == 2:
-                raise Unavailable("the table is unavailable")
-        real(actions)
-
-    monkeypatch.setattr(store, "write", failing)
+    fail_delete_transaction(services, monkeypatch, 2)
     assert api.client.delete(f"/v1/sessions/{sid}", headers=ana.headers).status_code == 503
     # Half deleted: it reads as gone already, and a second DELETE finishes the work.
     get(api, ana, f"/v1/sessions/{sid}", 404)
@@ -264,18 +269,7 @@ def test_an_interrupted_erasure_is_finished_by_the_next_and_counts_stay_true(
         saved = [{"role": "user", "content": f"more {n}-{k}"} for k in range(40)]
         post(api, bob, f"/v1/threads/{threads[0]}/messages", {"messages": saved})
     post(api, ana, "/v1/agent_memories", memory({"id": bob.id, "type": "actor"}))
-    store = services.erasure._repo._store
-    real = store.write
-    calls = {"n": 0}
-
-    def failing(actions: Any) -> None:
-        if any(isinstance(a, Delete) for a in actions):
-            calls["n"] += 1
-            if calls["n"] == 6:
-                raise Unavailable("the table is unavailable")
-        real(actions)
-
-    monkeypatch.setattr(store, "write", failing)
+    fail_delete_transaction(services, monkeypatch, 6)
     url = f"/v1/organizations/{ana.org_id}/users/{bob.id}/erase"
     assert api.client.post(url, headers=boss.headers).status_code == 503
     # Cut short after some rows went: the next call finishes, and the two add up.
