@@ -43,9 +43,9 @@ log = logging.getLogger(__name__)
 TITLE_KIND: PoolKind = "thread-title"
 # The first user message is among the thread's first few.
 TITLE_LOOKAHEAD = 10
-DEFAULT_TITLE_MODEL = "local/rules"
 # The model of tasks answered without a network call (a step that may ride along another).
 LOCAL_MODEL = "local/rules"
+DEFAULT_TITLE_MODEL = LOCAL_MODEL
 # What one run of a step reads at most (the sealed evidence must fit one execution row).
 MAX_MESSAGES = 200
 MESSAGE_BUDGET = 150_000
