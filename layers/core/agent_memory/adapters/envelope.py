@@ -15,12 +15,18 @@ both seal the same message format through the functions here.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
 from agent_memory.domain.errors import IntegrityError
 
 SUITE_NAME = "AES_256_GCM_HKDF_SHA512_COMMIT_KEY"
+# Payloads from this size are zlib-compressed before encryption when that is smaller: a
+# sealed call log or evidence of several KB costs a write unit per KB (issue 19). A zlib
+# stream starts with 0x78 ("x"), a JSON payload with "{": old rows open as before.
+COMPRESS_FROM = 512
+_ZLIB_FIRST = b"x"
 
 
 def materials(
@@ -43,8 +49,14 @@ def materials(
 
 
 def bind(plaintext: str, row: str) -> bytes:
-    """The payload to encrypt: the text together with the row it belongs to."""
-    return json.dumps({"row": row, "text": plaintext}, ensure_ascii=False).encode()
+    """The payload to encrypt: the text together with the row it belongs to, compressed
+    when it is large enough for that to pay."""
+    payload = json.dumps({"row": row, "text": plaintext}, ensure_ascii=False).encode()
+    if len(payload) >= COMPRESS_FROM:
+        packed = zlib.compress(payload, 6)
+        if len(packed) < len(payload):
+            return packed
+    return payload
 
 
 def unbind(
@@ -53,6 +65,11 @@ def unbind(
     """The text of a decrypted payload, when it was sealed for this scope and row."""
     if any(context.get(k) != v for k, v in scope.items()):
         raise IntegrityError("stored content belongs to another organization or pool")
+    if payload[:1] == _ZLIB_FIRST:
+        try:
+            payload = zlib.decompress(payload)
+        except zlib.error:
+            raise IntegrityError("stored content cannot be decompressed") from None
     sealed = json.loads(payload)
     if sealed.get("row") != row:
         raise IntegrityError("stored content belongs to another row")

@@ -202,10 +202,12 @@ class ExecutionRepository:
         item_ids: list[str] | None = None,
         model: str | None = None,
         note: str | None = None,
+        waited: bool = False,
     ) -> None:
         """Write the row of a run that starts (with its `evidence` JSON, sealed) or that has
         nothing to learn (`evidence` None: skipped, with why when `note` says). A released
-        wait's row is taken over, keeping when it was released. Raises WriteConflict when
+        wait's row is taken over, keeping when it was released (`waited`: the run was a
+        wait, so its row is updated first, not put and refused). Raises WriteConflict when
         the row exists already and is not a released wait (a retried or repeated step)."""
         record = self._base(run)
         if evidence is None:
@@ -221,17 +223,20 @@ class ExecutionRepository:
                 "evidence": self._seal(run, run.sk, "evidence", evidence),
             }
         ended = self.ended(run, now) if evidence is None else []
+        fields = {k: v for k, v in record.items() if k not in ("pk", "sk", "startedAt")}
+        take_over = Update(run.pk, run.sk, set=fields, condition=Equals("status", "released"))
+        if waited:
+            # A refused write bills its full size: a released wait is updated at once.
+            with suppress(WriteConflict):
+                self._store.write([take_over, *ended])
+                return
         try:
             self._store.write([Put(record, Absent()), *ended])
         except WriteConflict:
+            if waited:
+                raise
             # Only a run that waited has a row before it begins (one more write, waits only).
-            fields = {k: v for k, v in record.items() if k not in ("pk", "sk", "startedAt")}
-            self._store.write(
-                [
-                    Update(run.pk, run.sk, set=fields, condition=Equals("status", "released")),
-                    *ended,
-                ]
-            )
+            self._store.write([take_over, *ended])
 
     def skipped(self, run: Run, now: int, note: str) -> Put:
         """The row of a run that was never started because its turn teaches nothing, with

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_memory.domain.bots import Chat
-from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.memory_bot import (
     BUDGET_WAITS,
     Price,
@@ -54,13 +53,12 @@ from agent_memory.persistence.memory_bot import (
 from agent_memory.ports import (
     Action,
     Clock,
-    Equals,
     EvidenceItem,
     ModelCatalog,
     ModelReply,
-    Update,
+    Put,
 )
-from agent_memory.service.bot_memory import BotMemoryService
+from agent_memory.service.bot_memory import BotMemoryService, Learned
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Deferred,
@@ -261,41 +259,38 @@ class BotLearningPool:
         move = self._positions.position_move(
             bot_id, pool.org_id, chat_id, evidence.position, evidence.upto, now
         )
-        ending = list(finish(Outcome([], [])))
+
+        def ending(learned: Learned) -> list[Action]:
+            # The run's end records what was applied and refused, in the same transaction;
+            # `learn` writes the memory's own `memory.changed` event.
+            return [move, *(a for a in finish(_outcome(learned, learnable)) if not _changed(a))]
+
         try:
-            learned = self._memory.learn(
-                bot_id, pool.org_id, chat_id, learnable, also=[move, *ending]
-            )
+            learned = self._memory.learn(bot_id, pool.org_id, chat_id, learnable, also=ending)
         except WriteConflict as error:
             if error.condition == READ_POSITION:
                 raise AlreadyApplied("the read position moved: another run applied") from None
             raise
-        outcome = Outcome(
-            applied=[{"key": str(a["id"]), "op": str(a["op"])} for a in learned.applied],
-            rejected=[
-                {"change": _dump(learnable[r["index"]]), "reason": r["reason"]}
-                for r in learned.rejected
-            ],
-        )
-        self._record(finish, outcome)
-        return outcome
+        return _outcome(learned, learnable)
 
-    def _record(self, finish: FinishActions, outcome: Outcome) -> None:
-        """What was applied and refused, on the execution that already ended (`learn`
-        takes its end before it knows the outcome). Best effort: the memory is learned."""
-        if not outcome.applied and not outcome.rejected:
-            return
-        actions: list[Action] = [
-            replace(action, condition=Equals("status", "succeeded"))
-            if isinstance(action, Update)
-            else action
-            for action in finish(outcome)
-            if not is_event(action)  # the run's and the memory's events came with `learn`
-        ]
-        try:
-            self._memory.repo.write(actions)
-        except (Unavailable, WriteConflict):
-            log.warning("bot learning: the outcome of an ended run was not recorded")
+
+def _outcome(learned: Learned, learnable: Sequence[Any]) -> Outcome:
+    return Outcome(
+        applied=[{"key": str(a["id"]), "op": str(a["op"])} for a in learned.applied],
+        rejected=[
+            {"change": _dump(learnable[r["index"]]), "reason": r["reason"]}
+            for r in learned.rejected
+        ],
+    )
+
+
+def _changed(action: Action) -> bool:
+    """A `memory.changed` event row (the run's own `execution.ended` stays)."""
+    return (
+        is_event(action)
+        and isinstance(action, Put)
+        and (action.record.get("eventType") == "memory.changed")
+    )
 
 
 def _dump(change: Any) -> dict[str, Any]:

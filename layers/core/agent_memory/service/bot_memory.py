@@ -11,7 +11,7 @@ audience judge (domain/audiences.py); only what the answer shows is decrypted.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -485,14 +485,15 @@ class BotMemoryService:
         chat_id: str,
         changes: Sequence[LearningChange],
         *,
-        also: Sequence[Action] = (),
+        also: Sequence[Action] | Callable[[Learned], Sequence[Action]] = (),
     ) -> Learned:
         """Apply the memory Bot's changes learned in a Chat of `org_id`, in ONE transaction
-        with `also` (the caller's read position and execution end), conditional on the
-        pool's version; each refused change keeps its reason. A fact's items must be items
-        of the Chat and one of them a person's words; its audience comes from the items'
-        Turns (saved actor, or the Channel group) and each item's rule is saved; an
-        observation stands on valid entries whose access is proved."""
+        with `also` (the caller's read position and execution end; a function of what was
+        learned when the end records it), conditional on the pool's version; each refused
+        change keeps its reason. A fact's items must be items of the Chat and one of them a
+        person's words; its audience comes from the items' Turns (saved actor, or the
+        Channel group) and each item's rule is saved; an observation stands on valid
+        entries whose access is proved."""
         chat = self._bots.repo.get_chat(chat_id)
         if chat is None or chat.bot_id != bot_id or chat.org_id != org_id:
             raise NotFound(CHAT_NOT_HERE)
@@ -501,13 +502,19 @@ class BotMemoryService:
         items = self._bots.repo.items_by_id(chat.id, cited)
         turns = self._bots.repo.turns(chat.id, sorted({i.turn_id for i in items.values()}))
         actors = {t.id: t.actor for t in turns.values()}
+
+        def extra(learned: Learned) -> Sequence[Action]:
+            return also(learned) if callable(also) else also
+
+        reserved = len(extra(Learned(0))) + 1
         for _attempt in range(WRITE_TRIES):
             snap = self.snapshot(pool)
-            learned, actions = self._plan(pool, chat, snap, changes, items, actors, len(also) + 1)
+            learned, actions = self._plan(pool, chat, snap, changes, items, actors, reserved)
             at = self._clock.now_ms()
             changed = event_action(org_id, "memory.changed", {"botId": bot_id}, at)
+            ending = extra(learned)
             try:
-                self.repo.write([*actions, *also, *([changed] if learned.applied else [])])
+                self.repo.write([*actions, *ending, *([changed] if learned.applied else [])])
             except WriteConflict as error:
                 if _raced(error):
                     continue

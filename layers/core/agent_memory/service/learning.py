@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -310,6 +311,7 @@ class LearningService:
                     position=evidence.position if evidence else None,
                     item_ids=[item.id for item in evidence.items] if evidence else None,
                     model=evidence.model if evidence else None,
+                    waited=is_wait_name(run.name),
                 )
             except WriteConflict:
                 # A retried step: the first attempt's row (and its evidence) stands.
@@ -577,6 +579,14 @@ def wait_name(pool: PoolRef, event: str) -> str:
     """The execution name of `pool`'s wait for `event`: one per pool and event."""
     digest = hashlib.sha256(event.encode()).hexdigest()[:16]
     return execution_name(pool, 0, f"w{digest}")
+
+
+def is_wait_name(name: str) -> bool:
+    """Whether `name` is a wait's (`wait_name`): its row exists before LoadEvidence."""
+    return _WAIT_NAME.search(name) is not None
+
+
+_WAIT_NAME = re.compile(r"-0-w[0-9a-f]{16}$")
 
 
 def _run(pool: PoolRef, name: str, now: int, reason: str, upto: int) -> Run:
