@@ -72,7 +72,10 @@ def record_failure(event: dict[str, Any], context: Any) -> dict[str, Any]:
 @logger.inject_lambda_context(clear_state=True)
 def wake_learning(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """The budget tick (an EventBridge schedule, template.yaml's BudgetTickFunction): learning
-    skipped while a memory Bot's budget was spent starts once its next period has begun."""
+    skipped while a memory Bot's budget was spent starts once its next period has begun;
+    semantic recall indexes the tail of threads gone idle (service/recall.py)."""
     started = services().memory_bot.wake_learning()
     metrics.add_metric(name="LearningWoken", unit=MetricUnit.Count, value=started)
-    return {"started": started}
+    flushed = services().threads.background.flush_idle()
+    metrics.add_metric(name="RecallFlushed", unit=MetricUnit.Count, value=flushed)
+    return {"started": started, "flushed": flushed}

@@ -25,7 +25,8 @@ def test_deleting_an_agent_takes_everyones_threads_and_their_vectors(
     world: World, services: Any
 ) -> None:
     owner, member = world.owner, world.member
-    world.activate({"semanticRecall": True, "generateTitle": False})
+    # lastMessages 1: a batch of one message, so each save is indexed by its own run.
+    world.activate({"lastMessages": 1, "semanticRecall": True, "generateTitle": False})
     threads = [world.thread(), world.thread(member)]
     for thread_id, who in zip(threads, (owner, member), strict=True):
         assert world.save(thread_id, user("Ana lives in Lisbon."), user=who).status_code == 200

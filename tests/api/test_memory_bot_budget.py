@@ -129,13 +129,13 @@ def test_a_spent_budget_wakes_its_learning_when_the_next_period_starts(
     assert learning_calls(script) == []
     tick = budget_tick()
     # The same day: the tick wakes nothing.
-    assert tick({}) == {"started": 0}
+    assert tick({})["started"] == 0
     assert learning_calls(script) == []
     assert [e["status"] for e in world.executions(world.ana)] == ["skipped"]
     # The next day: the tick starts the deferred learning, which reads the evidence.
     clock.offset_ms += DAY_MS
     assert settings_of(world, world.ana).json()["spentMicros"] == 0
-    assert tick({}) == {"started": 1}
+    assert tick({})["started"] == 1
     [learned] = learning_calls(script)
     assert "I take the 8:10 train." in learned.user
     woken = world.executions(world.ana)[0]
@@ -148,7 +148,7 @@ def test_a_spent_budget_wakes_its_learning_when_the_next_period_starts(
     # The learning call is charged to the new day.
     assert settings_of(world, world.ana).json()["spentMicros"] == 10
     # Later ticks start it no more.
-    assert tick({}) == {"started": 0}
+    assert tick({})["started"] == 0
     assert len(learning_calls(script)) == 1
 
 

@@ -118,7 +118,8 @@ def test_never_the_last_n_messages(world: World) -> None:
 
 
 def test_never_another_users_messages(world: World) -> None:
-    recall_on(world, topK=5, messageRange=2)
+    # A batch of one message: each save is indexed by its own run.
+    recall_on(world, topK=5, messageRange=2, last=1)
     theirs = world.thread(world.member)
     world.save(theirs, user("My cat is called Pixel."), user=world.member)
     mine = world.thread()
@@ -134,7 +135,7 @@ def test_off_by_default_and_deleted_messages_are_forgotten(world: World) -> None
     past = world.thread()
     world.save(past, *CHAT)
     assert ask(world, world.thread(), "What is my pet called?")["recalled"] == []
-    recall_on(world, topK=1, messageRange=0)
+    recall_on(world, topK=1, messageRange=0, last=1)
     thread = world.thread()
     world.save(thread, user("My passport number ends in 42."))
     later = world.thread()

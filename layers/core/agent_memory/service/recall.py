@@ -5,9 +5,10 @@ turn's new message, with the messages around them.
   index bounded to the thread's organization and user (and agent; with scope `thread`, the
   thread), then one Query per recalled window of messages. Hits among the context's last N
   are left out; windows never reach into them.
-- **The background** (`index_thread`): the messages saved after a read position are embedded
-  in batches and put in batches (S3 Vectors' limits: 500 vectors a call), never one at a
-  time and never on the request path.
+- **The background** (`index_thread`, `RecallStep`): the messages saved after a read
+  position are embedded and put in batches (S3 Vectors' limits: 500 vectors a call), never
+  one at a time and never on the request path; a thread's run indexes once its batch is
+  reached (`domain/recall_batches`), and an idle thread's tail by the schedule's flush.
 - **Deletes** (`forget`, `forget_thread`): the vectors of removed messages go with them; a
   hit whose message is gone anyway (a race with a delete) is dropped when read.
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_memory.domain import recall as rules
+from agent_memory.domain import recall_batches as batches
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.recall_index import (
@@ -33,8 +35,9 @@ from agent_memory.domain.tasks.recall_index import (
     RecallIndexInput,
 )
 from agent_memory.domain.threads import Message, Thread
+from agent_memory.persistence.recall_pending import NOTHING_LEFT, PendingRecalls
 from agent_memory.persistence.threads import THREAD_POSITION, ThreadRepository
-from agent_memory.ports import Store
+from agent_memory.ports import Action, Store
 from agent_memory.ports.vectors import (
     MAX_DELETE_BATCH,
     MAX_PUT_BATCH,
@@ -52,7 +55,7 @@ from agent_memory.service.learning_pools import (
     PoolKind,
     PoolRef,
 )
-from agent_memory.service.thread_learning import Saved, ThreadReader
+from agent_memory.service.thread_learning import Learning, Saved, ThreadReader
 
 RECALL_KIND: PoolKind = "thread-recall"
 # Messages one background run embeds at most (the local model: ~10 s on a busy machine).
@@ -63,6 +66,8 @@ RUN_BUDGET = 400_000
 EMBED_BATCH = 64
 # Messages read per Query while indexing.
 READ_BATCH = 200
+# The flush's event: one per minute of ticks (a repeated tick starts each run once).
+IDLE_EVENT = "recall-idle:{minute}"
 
 
 @dataclass
@@ -259,11 +264,18 @@ class RecallService:
 
 
 class RecallStep:
-    """`semanticRecall`'s background step (the `thread-recall` learning pool): after a save,
-    ONE execution embeds every message after the step's read position (500 at most a run;
-    the next save's run reads on), puts the vectors in batches of 500, then moves the read
-    position and ends the execution in one write. Its CallModel is `local/rules` on the
-    `recall_index` task (no network): the real work is in `apply`."""
+    """`semanticRecall`'s background step (the `thread-recall` learning pool), in batches:
+    a thread's messages are indexed once a multiple of its batch (`lastMessages`, at most
+    what fills one PutVectors' billed 128 KB: domain/recall_batches.py) is reached, every
+    message after the step's read position at once (500 at most a run; the next run reads
+    on), so one PutVectors carries the batch. On a save the observer runs on, the work rides
+    in the observer's execution (`load_carried`: only when the batch is due); else a save
+    that closes a batch starts a run of its own (`wanted`). Every save also puts the
+    thread's pending row (persistence/recall_pending.py) in its own transaction, and the
+    schedule's `flush_idle` indexes the tail of a thread idle for 5 minutes, so no message
+    stays unindexed. A run moves the read position and ends its execution in one write.
+    Its CallModel is `local/rules` on the `recall_index` task (no network): the real work
+    is in `apply`."""
 
     kind: PoolKind = RECALL_KIND
 
@@ -271,20 +283,42 @@ class RecallStep:
         self._reader = reader
         self._recall = recall
         self._store = store
+        self.pending = PendingRecalls(store)
+
+    def batch(self, options: Mapping[str, Any]) -> int:
+        """Messages one batch of this version's threads holds."""
+        return batches.batch_size(int(options["lastMessages"]), self._recall.embedder.dimension)
 
     def wanted(self, saved: Saved) -> bool:
-        """Recall on in the version the save followed, and something to embed."""
-        return rules.settings_of(saved.options) is not None and any(
-            rules.embedded(m.role, m.content) for m in saved.messages
+        """Recall on in the version the save followed, and the save closes a batch (no I/O:
+        the read position is at most where the save began)."""
+        return rules.settings_of(saved.options) is not None and batches.batch_due(
+            saved.first, saved.upto, self.batch(saved.options)
         )
+
+    def save_actions(
+        self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
+    ) -> list[Action]:
+        """The thread's pending row, put by every save with recall on (one more action in
+        the save's transaction): the idle flush finds the thread through it."""
+        if rules.settings_of(options) is None:
+            return []
+        return [self.pending.saved(thread, upto, now_ms)]
 
     def task(self, evidence: Evidence) -> Ask[RecallIndexInput, RecallIndex]:
         return Ask(RECALL_INDEX, RecallIndexInput(len(evidence.items)))
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
-        """The messages after the read position (none when recall is off now)."""
+        """The messages after the read position through `upto` (none when recall is off
+        now). With nothing left to index, the pending row through `upto` is marked done."""
+        found = self._reader.thread(pool)
+        if found is None or rules.settings_of(found[1]) is None:
+            self.pending.indexed(pool.pool_id, NOTHING_LEFT)
+            return None
         batch = self._reader.load(pool, upto, limit=RUN_MESSAGES, budget=RUN_BUDGET)
-        if batch is None or rules.settings_of(batch.options) is None:
+        if batch is None:
+            if upto is not None:
+                self.pending.indexed(pool.pool_id, upto)
             return None
         return Evidence(
             pool=pool,
@@ -297,9 +331,24 @@ class RecallStep:
             extra={"seqs": [seq for seq, _ in batch.messages]},
         )
 
+    def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+        """On the observer's run: the messages after the read position only when they close
+        a batch (a save below it skips the indexing; the next batch or the idle flush
+        takes them)."""
+        found = self._reader.thread(pool)
+        if found is None or rules.settings_of(found[1]) is None:
+            return None
+        stored, options = found
+        position = self._reader.repo.position(stored.thread.id, self.kind)
+        target = stored.seq if upto is None else min(upto, stored.seq)
+        if not batches.batch_due(position, target, self.batch(options)):
+            return None
+        return self.load_evidence(pool, upto)
+
     def apply(self, evidence: Evidence, changes: RecallIndex, finish: FinishActions) -> Outcome:
         """Embed and put the run's messages, then move the position with the execution's
-        end; AlreadyApplied when another run moved it first (its puts were the same)."""
+        end; AlreadyApplied when another run moved it first (its puts were the same). The
+        pending row through the new position is then marked done."""
         found = self._reader.thread(evidence.pool)
         if found is None:
             raise AlreadyApplied("the thread is gone")
@@ -321,7 +370,27 @@ class RecallStep:
             if error.condition == THREAD_POSITION:
                 raise AlreadyApplied("another run embedded these messages") from error
             raise
+        self.pending.indexed(thread.id, evidence.upto)
         return outcome
+
+    def flush_idle(self, learning: Learning) -> int:
+        """The schedule's tick: a run for each thread idle for `IDLE_MS` whose last save is
+        not indexed yet (a wait on this minute's event, released at once: waits and
+        releases touch only the LEARN# and WAIT# partitions, and each run starts once
+        however often the tick comes); done rows are deleted. Answers the runs started."""
+        now = self._reader.clock.now_ms()
+        event = IDLE_EVENT.format(minute=now // 60_000)
+        waiting = 0
+        for row in self.pending.rows():
+            if row.done:
+                self.pending.forget(row)
+            elif batches.idle(row.at, now):
+                pool = PoolRef(self.kind, row.org_id, row.thread_id)
+                learning.wait(pool, event=event, reason="idle", upto=row.upto)
+                waiting += 1
+        if not waiting:
+            return 0
+        return sum(1 for run in learning.release(event) if run.started)
 
 
 # Agent memories (seed 004) share the index: their own group, the organization as owner

@@ -8,15 +8,19 @@ one dispatcher: `ThreadService.save` calls `after_save` once per committed save,
 registered step whose `wanted` says so gets ONE execution for the whole save (its run reads
 every message after its read position), never one per message. A model-free step may
 ride along a model step (`Carrying`): a save that wants both starts ONE execution, whose
-LoadEvidence first does the rider's work (its own read position, its own conditional
-write). How to add a step: docs/decisions.md, "Thread background work".
+LoadEvidence first does the rider's work when the rider's batch is due (its own read
+position, its own conditional write). A step may also add rows to the save's own
+transaction (`save_actions`) and flush on the schedule (`flush_idle`: semantic recall's
+idle tail). How to add a step: docs/decisions.md, "Thread background work".
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -28,7 +32,7 @@ from agent_memory.domain.tasks.memory_changes import EvidenceItem
 from agent_memory.domain.tasks.title import TITLE, Title, TitleInput
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.threads import THREAD_POSITION, StoredThread, ThreadRepository
-from agent_memory.ports import Clock, Store, Update
+from agent_memory.ports import Action, Clock, Execution, Store, Update
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
@@ -109,6 +113,22 @@ def _size(text: str) -> int:
     return len(json.dumps(text, ensure_ascii=False).encode())
 
 
+# The threads (and their options) read inside `one_read()`, by (organization, thread id).
+_READS: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar("thread_reads", default=None)
+
+
+@contextmanager
+def one_read() -> Iterator[None]:
+    """Inside it, `ThreadReader.thread` reads each thread and its options once: a carried
+    run's steps (rider and carrier) load from the same snapshot instead of reading the
+    thread's row and its agent's version once each."""
+    token = _READS.set({})
+    try:
+        yield
+    finally:
+        _READS.reset(token)
+
+
 class ThreadReader:
     """What every thread step reads the same way: the thread of a pool, its options now,
     the messages after the step's read position, and the conditional move of it."""
@@ -117,15 +137,25 @@ class ThreadReader:
         self.repo = repo
         self._versions = versions
         self._clock = clock
+        self.clock = clock
 
     def thread(self, pool: PoolRef) -> tuple[StoredThread, dict[str, Any]] | None:
         """The pool's thread (of the pool's organization) and its effective options now;
-        None when it is gone."""
+        None when it is gone. Inside `one_read()`, read once."""
+        reads = _READS.get()
+        key = (pool.org_id, pool.pool_id)
+        if reads is not None and key in reads:
+            found: tuple[StoredThread, dict[str, Any]] | None = reads[key]
+            return found
         stored = self.repo.get(pool.pool_id)
         if stored is None or stored.thread.org_id != pool.org_id:
-            return None
-        _agent, options = self._versions.active_options(stored.thread.agent_id)
-        return stored, options
+            found = None
+        else:
+            _agent, options = self._versions.active_options(stored.thread.agent_id)
+            found = (stored, options)
+        if reads is not None:
+            reads[key] = found
+        return found
 
     def load(
         self,
@@ -173,6 +203,10 @@ class Learning(Protocol):
 
     def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]: ...
 
+    def wait(self, pool: PoolRef, *, event: str, reason: str, upto: int | None = None) -> str: ...
+
+    def release(self, event: str, *, upto: int | None = None) -> list[Execution]: ...
+
 
 class ThreadBackground:
     """The one dispatcher of background work after a thread's saves."""
@@ -205,6 +239,31 @@ class ThreadBackground:
                     answers[rider.kind] = "started"
         return answers
 
+    def save_actions(
+        self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
+    ) -> list[Action]:
+        """Rows the steps commit in the save's own transaction (a step's `save_actions`,
+        e.g. semantic recall's pending row), for a save that leaves `upto` messages."""
+        actions: list[Action] = []
+        for step in self.steps:
+            more = getattr(step, "save_actions", None)
+            if more is not None:
+                actions.extend(more(thread, options, upto, now_ms))
+        return actions
+
+    def flush_idle(self) -> int:
+        """The schedule's tick: each step's idle work (`flush_idle`, e.g. semantic recall's
+        tail of idle threads); answers how many runs started. Raises Unavailable when the
+        table or the workflow failed (the next tick flushes again)."""
+        if self._learning is None:
+            return 0
+        started = 0
+        for step in self.steps:
+            flush = getattr(step, "flush_idle", None)
+            if flush is not None:
+                started += int(flush(self._learning))
+        return started
+
     def _start(self, step: ThreadStep, saved: Saved) -> str:
         if self._learning is None:
             return "skipped"
@@ -235,7 +294,9 @@ class Carrying:
     model is asked, so a failed or refused model call leaves none of it undone; each rider
     keeps its own read position, reads after it and commits its move in its own
     conditional write, so a retried step or a run of the rider's own finds nothing left
-    and writes nothing twice. Everything else is the carrier's."""
+    and writes nothing twice. A rider with `load_carried` decides there whether its work is
+    due on this run (recall: only once its batch is reached). Rider and carrier read the
+    thread once (`one_read`). Everything else is the carrier's."""
 
     def __init__(self, carrier: ThreadStep, *riders: ThreadStep) -> None:
         self.kind: PoolKind = carrier.kind
@@ -249,21 +310,26 @@ class Carrying:
         return self.carrier.task(evidence)
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
-        """Each rider's work up to `upto` first (done and committed), then the carrier's
-        evidence."""
-        for rider in self.riders:
-            ride(rider, PoolRef(rider.kind, pool.org_id, pool.pool_id), upto)
-        return self.carrier.load_evidence(pool, upto)
+        """Each rider's work up to `upto` first when due (done and committed), then the
+        carrier's evidence."""
+        with one_read():
+            for rider in self.riders:
+                ride(rider, PoolRef(rider.kind, pool.org_id, pool.pool_id), upto, carried=True)
+            return self.carrier.load_evidence(pool, upto)
 
     def apply(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Outcome:
         return self.carrier.apply(evidence, changes, finish)
 
 
-def ride(step: ThreadStep, pool: PoolRef, upto: int | None) -> Outcome | None:
+def ride(
+    step: ThreadStep, pool: PoolRef, upto: int | None, *, carried: bool = False
+) -> Outcome | None:
     """Run a model-free step's work on `pool` through `upto` now, outside any execution of
-    its own: its evidence, its task's local answer, its apply with no execution to end.
+    its own: its evidence (`load_carried` when `carried` and the step has it: what is due
+    on a carrier's run), its task's local answer, its apply with no execution to end.
     None when it had nothing to do or another run applied it first."""
-    evidence = step.load_evidence(pool, upto)
+    load = getattr(step, "load_carried", None) if carried else None
+    evidence = (load or step.load_evidence)(pool, upto)
     if evidence is None:
         return None
     if evidence.model != LOCAL_MODEL:

@@ -166,7 +166,9 @@ class ThreadService:
         seq = stored.seq
         for attempt in range(SAVE_ATTEMPTS):
             try:
-                self._repo.append(stored.thread, seq, batch, now)
+                # The background's rows of this save (recall's pending row) commit with it.
+                also = self.background.save_actions(stored.thread, options, seq + len(batch), now)
+                self._repo.append(stored.thread, seq, batch, now, also)
                 break
             except WriteConflict as error:
                 if attempt == SAVE_ATTEMPTS - 1:

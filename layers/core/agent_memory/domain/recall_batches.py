@@ -1,0 +1,39 @@
+"""When semantic recall's background indexes a thread's new messages (issue 19): in batches,
+so that one PutVectors carries many vectors, and after the thread goes idle, so that no
+message is left unindexed.
+
+- **The batch**: a thread's last `lastMessages` messages are in its own context verbatim and
+  recall never returns them, so indexing them later costs the thread's own recall nothing.
+  The background indexes once a multiple of the batch size is reached (`batch_due`), every
+  message after its read position at once. S3 Vectors bills each PutVectors at 128 KB at
+  least, so a batch larger than what fills 128 KB saves nothing and only lags more.
+- **Idle**: a thread whose last save is `IDLE_MS` old has its tail (the messages after the
+  last batch) indexed by the schedule's flush.
+"""
+
+from __future__ import annotations
+
+# S3 Vectors bills each PutVectors as 128 KB at least (aws.amazon.com/s3/pricing).
+PUT_MIN_BYTES = 128 * 1024
+# A vector's key and metadata (ids only) next to its float32 values, bytes.
+VECTOR_OVERHEAD_BYTES = 200
+# No save for this long and a thread is idle: the observer's own "auto" idle (5 minutes).
+IDLE_MS = 5 * 60 * 1000
+
+
+def batch_size(last_messages: int, dimension: int) -> int:
+    """Messages one indexing batch holds: the thread's last N (`lastMessages`), at most as
+    many vectors of `dimension` as fill PutVectors' billed minimum, at least 1."""
+    fill = PUT_MIN_BYTES // (dimension * 4 + VECTOR_OVERHEAD_BYTES)
+    return max(1, min(last_messages, fill))
+
+
+def batch_due(indexed: int, upto: int, batch: int) -> bool:
+    """Whether messages saved through `upto`, those below `indexed` already indexed, close a
+    batch: a multiple of `batch` lies in `(indexed, upto]`."""
+    return upto // batch > indexed // batch
+
+
+def idle(last_save_ms: int, now_ms: int) -> bool:
+    """Whether a thread last saved at `last_save_ms` is idle at `now_ms`."""
+    return now_ms - last_save_ms >= IDLE_MS

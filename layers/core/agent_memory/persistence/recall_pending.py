@@ -1,0 +1,126 @@
+"""Threads whose newest messages semantic recall may not have indexed yet (issue 19), in the
+single table, for the schedule's idle flush (service/recall.py `RecallStep.flush_idle`).
+
+- `LEARN#recall-idle#<shard>` / `<threadId>`: organization, thread, `upto` (the thread's
+  message count after its last save), `at` (when), and `indexed` once a run has indexed
+  through at least `upto`. Every save of a thread with recall on puts the row whole, in
+  the save's own transaction (so a later save always leaves a row behind it); a run that
+  indexes through `upto` sets `indexed` (conditional on `upto`: a later save wins); the
+  flush deletes a row whose `indexed` reached its `upto` (conditional on `upto` again).
+- Ids and counts only, no content. Under `LEARN#` so that the schedule's function, which
+  may touch `LEARN#` and `WAIT#` only, reads and deletes them. The shard (a hash of the
+  thread id) spreads the saves of a busy deployment over a few partitions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import zlib
+from dataclasses import dataclass
+
+from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.threads import Thread
+from agent_memory.ports import AtMost, Delete, Equals, Put, Store, Update
+
+log = logging.getLogger(__name__)
+
+PENDING_PREFIX = "LEARN#recall-idle#"
+SHARDS = 8
+# Condition name: a save after the run (or the flush's read) moved the row's `upto`.
+PENDING_MOVED = "recall-pending-moved"
+# `indexed` of a thread that is gone or has recall off: nothing of it is left to index.
+NOTHING_LEFT = 2**62
+
+
+def pending_pk(thread_id: str) -> str:
+    return f"{PENDING_PREFIX}{zlib.crc32(thread_id.encode()) % SHARDS}"
+
+
+@dataclass(frozen=True)
+class PendingRecall:
+    org_id: str
+    thread_id: str
+    upto: int
+    at: int
+    indexed: int | None
+
+    @property
+    def done(self) -> bool:
+        """Indexed through its last save."""
+        return self.indexed is not None and self.indexed >= self.upto
+
+
+class PendingRecalls:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def saved(self, thread: Thread, upto: int, now_ms: int) -> Put:
+        """The row after a save of `thread` that leaves `upto` messages: commit it with
+        the save (it replaces the row, `indexed` included)."""
+        return Put(
+            {
+                "pk": pending_pk(thread.id),
+                "sk": thread.id,
+                "type": "recall-pending",
+                "orgId": thread.org_id,
+                "threadId": thread.id,
+                "upto": upto,
+                "at": now_ms,
+            }
+        )
+
+    def indexed(self, thread_id: str, reached: int) -> None:
+        """Messages below `reached` are indexed: the row is done if no later save came.
+        Best effort (the flush then runs once more and finds nothing to index)."""
+        try:
+            self._store.write(
+                [
+                    Update(
+                        pending_pk(thread_id),
+                        thread_id,
+                        set={"indexed": reached},
+                        condition=AtMost("upto", reached, name=PENDING_MOVED),
+                    )
+                ]
+            )
+        except WriteConflict:
+            pass  # no row, or a later save: the flush indexes the rest
+        except Unavailable:
+            log.warning("recall's pending row was not marked: the flush will look again")
+
+    def rows(self) -> list[PendingRecall]:
+        """Every pending row, shard by shard."""
+        found: list[PendingRecall] = []
+        for shard in range(SHARDS):
+            after: str | None = None
+            while True:
+                page = self._store.query(f"{PENDING_PREFIX}{shard}", after=after)
+                found.extend(
+                    PendingRecall(
+                        org_id=str(row["orgId"]),
+                        thread_id=str(row["threadId"]),
+                        upto=int(row["upto"]),
+                        at=int(row["at"]),
+                        indexed=int(row["indexed"]) if "indexed" in row else None,
+                    )
+                    for row in page.records
+                )
+                if page.next is None:
+                    break
+                after = page.next
+        return found
+
+    def forget(self, row: PendingRecall) -> None:
+        """Delete a done row, unless a save moved it since it was read (then it stays for
+        the next flush)."""
+        with contextlib.suppress(WriteConflict):
+            self._store.write(
+                [
+                    Delete(
+                        pending_pk(row.thread_id),
+                        row.thread_id,
+                        condition=Equals("upto", row.upto, name=PENDING_MOVED),
+                    )
+                ]
+            )

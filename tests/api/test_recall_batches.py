@@ -1,0 +1,189 @@
+"""Semantic recall indexes a thread in batches (issue 19): once its unindexed messages reach
+the batch (`lastMessages`: the messages its own context shows anyway), in one PutVectors,
+on the observer's run or a run of its own; an idle thread's tail is indexed by the
+schedule's tick; a failed put leaves the read position for the next run. Over HTTP, the
+learning workflow run inline, the real local embedder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.recall_batches import IDLE_MS
+from tests.api.test_observer import OBSERVER, Observed, observed, stack
+from tests.api.test_threads import assistant, user
+
+__all__ = ["observed", "stack"]
+
+SISTER = "My sister Ana lives in Lisbon."
+CAT = "I adopted a cat named Miso last spring."
+RAMEN = "My favourite food is spicy ramen."
+
+
+def recall_on(observed: Observed, *, last: int, observer: bool) -> None:
+    options: dict[str, Any] = {
+        "lastMessages": last,
+        "semanticRecall": {"topK": 1, "messageRange": 0},
+    }
+    if observer:
+        options["observationalMemory"] = {
+            "model": OBSERVER,
+            "observation": {"messageTokens": 100_000, "bufferOnIdle": True},
+        }
+    observed.world.activate(options)
+
+
+def save(observed: Observed, thread: str, said: str, answer: str = "Noted.") -> None:
+    saved = observed.world.save(thread, user(said), assistant(answer))
+    assert saved.status_code == 200, saved.text
+
+
+def recalled(observed: Observed, thread: str, text: str) -> list[str]:
+    answer = observed.world.api.client.post(
+        f"/v1/threads/{thread}/context",
+        json={"message": {"role": "user", "content": text}},
+        headers=observed.world.owner.headers,
+    )
+    assert answer.status_code == 200, answer.text
+    return [m["content"] for g in answer.json()["recalled"] for m in g["messages"]]
+
+
+def recall_runs(observed: Observed, thread: str) -> list[tuple[str, str]]:
+    found = observed.world.get(f"/v1/threads/{thread}/learning").json()["executions"]
+    return [(r["status"], r["reason"]) for r in found if r["kind"] == "thread-recall"]
+
+
+class Puts:
+    """The keys of each PutVectors the background makes."""
+
+    def __init__(self) -> None:
+        self.keys: list[list[str]] = []
+
+    def of(self, thread: str) -> list[int]:
+        """How many vectors of `thread` each put carried."""
+        counts = [sum(1 for k in keys if k.startswith(f"{thread}#")) for keys in self.keys]
+        return [n for n in counts if n]
+
+
+@pytest.fixture
+def puts(stack: Any, monkeypatch: pytest.MonkeyPatch) -> Puts:
+    index = stack.adapters.vectors
+    original = index.put
+    made = Puts()
+
+    def put(records: Any) -> None:
+        original(records)
+        made.keys.append([r.key for r in records])
+
+    monkeypatch.setattr(index, "put", put)
+    return made
+
+
+@pytest.fixture
+def tick(stack: Any) -> Iterator[Any]:
+    """The template's schedule (BudgetTickFunction) as `make run` runs it, on this stack."""
+    from agent_memory.bootstrap import step_services
+    from tests.api.test_memory_bot_budget import budget_tick
+
+    step_services.use(stack.services)
+    yield budget_tick()
+    step_services.reset()
+
+
+@pytest.mark.parametrize("observer", [False, True], ids=["own-run", "observer-run"])
+def test_a_batch_is_indexed_in_one_put_once_reached(
+    observed: Observed, puts: Puts, observer: bool
+) -> None:
+    recall_on(observed, last=4, observer=observer)
+    thread = observed.world.thread()
+    save(observed, thread, SISTER)
+    # Below the batch: this thread shows these messages verbatim; nothing is put yet.
+    assert puts.of(thread) == []
+    assert SISTER not in recalled(observed, observed.world.thread(), "Where does my sister live?")
+    save(observed, thread, CAT)
+    # The batch of four is one put, and another thread of the user recalls from it.
+    assert puts.of(thread) == [4]
+    assert SISTER in recalled(observed, observed.world.thread(), "Where does my sister live?")
+    save(observed, thread, RAMEN)
+    assert puts.of(thread) == [4]
+    if not observer:  # (the observer's context shows every message not yet observed)
+        # Pushed out of the last four by newer messages, it is recalled in its own thread.
+        assert recalled(observed, thread, "Where does my sister live?") == [SISTER]
+
+
+def test_an_idle_threads_tail_is_indexed_by_the_tick(
+    observed: Observed, puts: Puts, tick: Any
+) -> None:
+    recall_on(observed, last=10, observer=False)
+    thread = observed.world.thread()
+    save(observed, thread, SISTER)
+    other = observed.world.thread()
+    assert SISTER not in recalled(observed, other, "Where does my sister live?")
+    # Not idle yet: the tick leaves the thread alone.
+    tick({})
+    assert recall_runs(observed, thread) == []
+    observed.clock.ms += IDLE_MS
+    assert tick({})["flushed"] >= 1
+    assert recall_runs(observed, thread) == [("succeeded", "idle")]
+    assert SISTER in recalled(observed, other, "Where does my sister live?")
+    # Done: later ticks start no run for it (the first deletes its pending row).
+    observed.clock.ms += IDLE_MS
+    tick({})
+    tick({})
+    assert recall_runs(observed, thread) == [("succeeded", "idle")]
+    assert puts.of(thread) == [2]
+
+
+def test_a_message_deleted_before_its_batch_is_never_recalled(
+    observed: Observed, tick: Any
+) -> None:
+    recall_on(observed, last=10, observer=False)
+    thread = observed.world.thread()
+    save(observed, thread, SISTER, answer=CAT)
+    client, headers = observed.world.api.client, observed.world.owner.headers
+    assert client.delete(f"/v1/threads/{thread}/messages/last", headers=headers).status_code == 200
+    observed.clock.ms += IDLE_MS
+    tick({})
+    other = observed.world.thread()
+    assert SISTER in recalled(observed, other, "Where does my sister live?")
+    assert CAT not in recalled(observed, other, "What is my cat called?")
+
+
+def test_a_deleted_messages_vector_goes(observed: Observed) -> None:
+    recall_on(observed, last=2, observer=True)
+    thread = observed.world.thread()
+    save(observed, thread, SISTER, answer=CAT)
+    other = observed.world.thread()
+    assert CAT in recalled(observed, other, "What is my cat called?")
+    client, headers = observed.world.api.client, observed.world.owner.headers
+    assert client.delete(f"/v1/threads/{thread}/messages/last", headers=headers).status_code == 200
+    assert CAT not in recalled(observed, other, "What is my cat called?")
+
+
+@pytest.mark.parametrize("observer", [False, True], ids=["own-run", "observer-run"])
+def test_a_failed_put_leaves_the_messages_to_the_next_run(
+    observed: Observed, stack: Any, monkeypatch: pytest.MonkeyPatch, observer: bool
+) -> None:
+    recall_on(observed, last=2, observer=observer)
+    index = stack.adapters.vectors
+    original = index.put
+    failures = [1]
+
+    def put(records: Any) -> None:
+        if failures[0]:
+            failures[0] -= 1
+            raise Unavailable("S3 Vectors is unavailable")
+        original(records)
+
+    monkeypatch.setattr(index, "put", put)
+    thread = observed.world.thread()
+    save(observed, thread, SISTER)
+    other = observed.world.thread()
+    assert SISTER not in recalled(observed, other, "Where does my sister live?")
+    # The next batch's run reads from the position the failed run left: both turns.
+    save(observed, thread, CAT)
+    assert SISTER in recalled(observed, other, "Where does my sister live?")
+    assert CAT in recalled(observed, other, "What is my cat called?")
