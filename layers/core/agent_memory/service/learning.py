@@ -242,11 +242,11 @@ class LearningService:
         return started
 
     def _hand_over(self, run: Run, now: int) -> Execution:
-        """Start a released run and note that the workflow has it."""
+        """Start a released run. Nothing more is written: the orchestrator refuses a name
+        it started before (`started=False`), so a repeated release may ask again (a row of
+        before may still carry `handedAt`; issue 19: one write unit less a turn)."""
         assert self._orchestrator is not None  # callers checked
-        started = self._orchestrator.start(run.name, _payload(run))
-        self._runs.handed_over(run, now)
-        return started
+        return self._orchestrator.start(run.name, _payload(run))
 
     def _start_released(self, run: Run, now: int) -> Execution:
         """Start a run that was released but never handed over; any other is left alone."""

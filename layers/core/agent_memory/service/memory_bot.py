@@ -54,7 +54,7 @@ from agent_memory.domain.tasks.enrichment import (
     EnrichmentInput,
     VisibleEntry,
 )
-from agent_memory.persistence.bot_memory import pool_of
+from agent_memory.persistence.bot_memory import Snapshot, pool_of
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
 from agent_memory.ports import (
@@ -407,7 +407,8 @@ class MemoryBotService:
         usable, bot = self._usable(chat, settings)
         if usable is None:
             return text, False  # the budget is spent
-        visible = self._visible(chat)
+        snap = self._memory.snapshot(pool_of(chat.bot_id, chat.org_id))
+        visible = self._visible(chat, snap)
         if not visible:
             return text, False  # nothing the readers may see: the model is not asked
         model = usable
@@ -421,8 +422,12 @@ class MemoryBotService:
             return text, False
         if used_reason(answer.used, [e.id for e in visible]) is not None:
             return text, False
-        # The readers' access is checked again on the newest memory (validateReferences).
-        still = {e.id for e in self._visible(chat, limit=None)}
+        # The readers' access is checked again on the newest memory (validateReferences):
+        # the same entries while the pool's version has not moved (one read of its head).
+        pool = pool_of(chat.bot_id, chat.org_id)
+        if self._memory.repo.version(pool) != snap.version:
+            snap = self._memory.snapshot(pool)
+        still = {e.id for e in self._visible(chat, snap, limit=None)}
         if used_reason(answer.used, still) is not None:
             return text, False
         enriched = Enriched(
@@ -434,11 +439,12 @@ class MemoryBotService:
             return text, False  # an unrecorded rewrite is not given
         return answer.input, True
 
-    def _visible(self, chat: Chat, limit: int | None = ENRICH_ENTRIES) -> list[VisibleEntry]:
-        """Valid entries every reader of the Chat may see, in memory order (decrypted only
-        when `limit` is set: the re-check reads metadata only)."""
+    def _visible(
+        self, chat: Chat, snap: Snapshot, limit: int | None = ENRICH_ENTRIES
+    ) -> list[VisibleEntry]:
+        """Valid entries of `snap` every reader of the Chat may see (members read now), in
+        memory order (decrypted only when `limit` is set: the re-check reads metadata only)."""
         pool = pool_of(chat.bot_id, chat.org_id)
-        snap = self._memory.snapshot(pool)
         metas = snap.metas()
         members = Members(self._bots.repo, chat.owner, chat.org_id)
         members.load(channels_named(metas.values()))
