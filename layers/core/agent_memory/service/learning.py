@@ -488,7 +488,13 @@ class LearningService:
         retried step notes it again, the same row), then the run ends skipped with why."""
         self._wait_again(run, ref, deferred)
         try:
-            self._runs.begin(run, self._clock.now_ms(), evidence=None, note=deferred.note)
+            self._runs.begin(
+                run,
+                self._clock.now_ms(),
+                evidence=None,
+                note=deferred.note,
+                waited=is_wait_name(run.name),
+            )
         except WriteConflict:
             row = self._runs.get(run)  # a retried step: the first attempt's row stands
             if row is None:

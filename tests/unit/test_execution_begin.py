@@ -1,0 +1,61 @@
+"""LoadEvidence's row of a run that waited is taken over by one conditional update (a
+refused put bills its full size, issue 19); a run without a row, or one begun already,
+behaves as before."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent_memory.adapters.in_memory import FakeCipher, InMemoryStore
+from agent_memory.domain.errors import WriteConflict
+from agent_memory.persistence.executions import ExecutionRepository, Run
+from agent_memory.service.learning import is_wait_name, wait_name
+from agent_memory.service.learning_pools import PoolRef, SourceRef
+
+POOL = PoolRef("bot", "acme", "bot_1@acme", SourceRef("session", "chat_1"))
+
+
+class CountingStore(InMemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[list[Any]] = []
+
+    def write(self, actions: Any) -> None:
+        self.writes.append(list(actions))
+        super().write(actions)
+
+
+def _run(name: str) -> Run:
+    return Run("bot", "acme", "bot_1@acme", name, 1_000, "confide", 7, "chat_1")
+
+
+def test_a_wait_name_is_told_apart_from_a_turn_name() -> None:
+    assert is_wait_name(wait_name(POOL, "turn:acme:chat_1:turn_1"))
+    assert not is_wait_name("bot-acme-bot_1-acme-chat_1-7")
+
+
+def test_a_released_wait_is_begun_by_one_write() -> None:
+    store = CountingStore()
+    runs = ExecutionRepository(store, FakeCipher())
+    run = _run(wait_name(POOL, "turn:acme:chat_1:turn_1"))
+    assert runs.wait(run, "turn:acme:chat_1:turn_1", 1_000) == "waiting"
+    assert runs.claim(run, 7, 1_001)
+    store.writes.clear()
+    runs.begin(run, 1_002, evidence="{}", position=0, item_ids=["i-1"], waited=True)
+    assert len(store.writes) == 1
+    row = runs.get(run)
+    assert row is not None and (row.status, row.item_ids) == ("running", ["i-1"])
+    assert row.released_at == 1_001
+    assert runs.evidence(row) == "{}"
+
+
+def test_a_waited_name_without_a_row_is_put_and_a_begun_one_is_refused() -> None:
+    runs = ExecutionRepository(CountingStore(), FakeCipher())
+    run = _run(wait_name(POOL, "turn:acme:chat_1:turn_2"))
+    runs.begin(run, 1_002, evidence="{}", position=0, item_ids=[], waited=True)
+    row = runs.get(run)
+    assert row is not None and row.status == "running"
+    with pytest.raises(WriteConflict):
+        runs.begin(run, 1_003, evidence="{}", position=0, item_ids=[], waited=True)
