@@ -46,7 +46,8 @@ def test_a_released_wait_is_begun_by_one_write() -> None:
     runs.begin(run, 1_002, evidence="{}", position=0, item_ids=["i-1"], waited=True)
     assert len(store.writes) == 1
     row = runs.get(run)
-    assert row is not None and (row.status, row.item_ids) == ("running", ["i-1"])
+    assert row is not None
+    assert (row.status, row.item_ids) == ("running", ["i-1"])
     assert row.released_at == 1_001
     assert runs.evidence(row) == "{}"
 
@@ -56,6 +57,7 @@ def test_a_waited_name_without_a_row_is_put_and_a_begun_one_is_refused() -> None
     run = _run(wait_name(POOL, "turn:acme:chat_1:turn_2"))
     runs.begin(run, 1_002, evidence="{}", position=0, item_ids=[], waited=True)
     row = runs.get(run)
-    assert row is not None and row.status == "running"
+    assert row is not None
+    assert row.status == "running"
     with pytest.raises(WriteConflict):
         runs.begin(run, 1_003, evidence="{}", position=0, item_ids=[], waited=True)
