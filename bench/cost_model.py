@@ -320,7 +320,7 @@ def alternatives() -> dict[str, Any]:
 CONFIDE_ASSUMPTIONS: dict[str, Any] = {
     "model_latency_ms": 1500.0,
     "notes": [
-        "one confide is one API request (API Gateway + the ApiBotsFunction), its duration the "
+        "one confide is one API request (API Gateway + the ApiChatsFunction), its duration the "
         "measured own time + the counted AWS calls x ASSUMPTIONS' latencies + the model's",
         "its learned turn is the Step Functions run its Turn's completion releases: the "
         "step Lambdas (the model wait on CallModelFunction's memory size, their calls on "
@@ -345,7 +345,7 @@ def cost_per_million_confides(report: dict[str, Any]) -> dict[str, Any]:
         calls_ms = dynamodb * latency["dynamodb"] + kms * latency["kms"]
         if api:
             ms = float(calls.get("own_ms", 0.0)) + calls_ms + model_ms * float(calls["model"])
-            gb_s = ms / 1000 * _memory_gb("ApiBotsFunction")
+            gb_s = ms / 1000 * _memory_gb("ApiChatsFunction")
             requests = 1.0
         else:
             ms = calls_ms + model_ms * float(calls["model"])
@@ -573,7 +573,7 @@ BY_TURN_ASSUMPTIONS: dict[str, Any] = {
         "each component is priced from the counts its benchmark measured in the same run "
         "(bench/confide.py `bot_turn`, bench/threads.py `turn`), warm, per turn",
         "an API request: API Gateway + one Lambda invocation of its route family's function "
-        "(ApiBotsFunction, ApiThreadsFunction: template.yaml's memory size), its duration "
+        "(ApiChatsFunction, ApiThreadsFunction: template.yaml's memory size), its duration "
         "the measured own time + its AWS calls x ASSUMPTIONS' latencies (calls made side by "
         "side counted one after the other: an upper bound) + the model's when it waits on one",
         "a background run: its step Lambdas (the model wait on CallModelFunction's memory "
@@ -591,7 +591,7 @@ BY_TURN_ASSUMPTIONS: dict[str, Any] = {
 TURN_TARGET_USD = 52.0
 _TURNS = {
     # by_turn name: (results key, section, the API function serving its routes)
-    "bot": ("confide", "bot_turn", "ApiBotsFunction"),
+    "bot": ("confide", "bot_turn", "ApiChatsFunction"),
     "thread": ("threads", "turn", "ApiThreadsFunction"),
 }
 

@@ -130,6 +130,8 @@ def test_a_learning_step_cold_start_imports_no_web_framework_and_no_sdk() -> Non
     [
         ("identity", ["admin", "health", "me", "org_settings"], 200),
         ("bots", ["bots", "memory_bot"], 404),
+        ("chats", ["channels", "chats", "confide"], 404),
+        ("sessions", ["sessions"], 404),
     ],
 )
 def test_a_family_function_imports_only_its_routers(

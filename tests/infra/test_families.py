@@ -56,8 +56,8 @@ def test_no_prefix_is_claimed_by_two_families() -> None:
 
 
 def test_an_unknown_family_is_refused_by_name() -> None:
-    with pytest.raises(ValueError, match="'sessions' is not one of identity, agents"):
-        families.family("sessions")
+    with pytest.raises(ValueError, match="'conversations' is not one of identity, agents"):
+        families.family("conversations")
 
 
 def _functions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -42,8 +42,10 @@ STEPS = FUNCTIONS[1:]
 # every ApiFunction test here holds for them.
 API_FAMILY_FUNCTIONS = (
     "ApiAgentsFunction",
+    "ApiSessionsFunction",
     "ApiAgentMemoriesFunction",
     "ApiBotsFunction",
+    "ApiChatsFunction",
     "ApiThreadsFunction",
     "ApiDocsFunction",
 )

@@ -20,8 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 API_FUNCTIONS = (
     "ApiFunction",
     "ApiAgentsFunction",
+    "ApiSessionsFunction",
     "ApiAgentMemoriesFunction",
     "ApiBotsFunction",
+    "ApiChatsFunction",
     "ApiThreadsFunction",
     "ApiDocsFunction",
 )
@@ -136,8 +138,8 @@ def test_key_rotates_and_is_administered_by_the_account(resources: dict[str, Any
     assert all(":log-group:/aws/" in arn["Fn::Sub"] for arn in arns)
     assert all("${AWS::StackName}-" in arn["Fn::Sub"] for arn in arns)
     groups = [r for r in resources.values() if r["Type"] == "AWS::Logs::LogGroup"]
-    # Five learning functions, six API family functions, MCP, the state machine, the API.
-    assert len(groups) == 14
+    # Five learning functions, eight API family functions, MCP, the state machine, the API.
+    assert len(groups) == 16
     for group in groups:
         assert group["Properties"]["KmsKeyId"] == {"Fn::GetAtt": ["MemoryKey", "Arn"]}
         name = group["Properties"]["LogGroupName"]["Fn::Sub"]

@@ -37,13 +37,11 @@ FAMILIES: tuple[Family, ...] = (
         ("/healthz", "/v1/me", "/v1/admin", "/v1/organizations"),
         catch_all=True,
     ),
-    Family(
-        "agents",
-        ("agents", "sessions", "agent_memory", "agent_versions"),
-        ("/v1/agents", "/v1/sessions"),
-    ),
+    Family("agents", ("agents", "agent_memory", "agent_versions"), ("/v1/agents",)),
+    Family("sessions", ("sessions", "sessions:promote"), ("/v1/sessions",)),
     Family("agent_memories", ("memory_objects",), ("/v1/agent_memories",)),
-    Family("bots", ("bots", "memory_bot"), ("/v1/bots", "/v1/chats", "/v1/channels")),
+    Family("bots", ("bots", "memory_bot"), ("/v1/bots",)),
+    Family("chats", ("chats", "channels", "confide"), ("/v1/chats", "/v1/channels")),
     Family("threads", ("threads", "events"), ("/v1/threads", "/v1/events")),
     Family("docs", ("docs", "console"), ("/docs", "/console")),
 )

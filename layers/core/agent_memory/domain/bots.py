@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
+from agent_memory.domain.bot_limits import MAX_MEMBERS, MAX_NAME_LENGTH
 from agent_memory.domain.errors import (
     ChatConflict,
     Forbidden,
@@ -33,9 +34,7 @@ from agent_memory.domain.grants import GrantLevels, Level
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.sessions import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS, item_id
 
-MAX_NAME_LENGTH = 200
 MAX_GRANTS = 100
-MAX_MEMBERS = 500
 # A Chat's history: item ids stay below `i-50000`, as a Session's do.
 MAX_CHAT_ITEMS = 50_000
 

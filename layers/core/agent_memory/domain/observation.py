@@ -26,6 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agent_memory.domain import thread_limits
+
 # A chat message's role framing (OpenAI's chat format spends about four tokens on it).
 MESSAGE_OVERHEAD = 4
 # "auto" idle activation: the model provider's prompt-cache lifetime (Anthropic, Bedrock's
@@ -249,7 +251,8 @@ def place(chunk: Chunk) -> tuple[int, int]:
 # --- what the agent's model gets --------------------------------------------------------
 
 RECALL_TOOL = "recall"
-RECALL_MAX = 50
+# The recall route declares the same bound (domain/thread_limits.py).
+RECALL_MAX = thread_limits.RECALL_MAX
 OBSERVATIONS_NOTE = (
     "These are your observations of this conversation so far, oldest first: they replace "
     "its older messages. The messages after them are newer than every observation."

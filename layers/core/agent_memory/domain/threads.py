@@ -19,10 +19,6 @@ from agent_memory.domain.identity import Principal
 
 Role = Literal["user", "assistant", "tool", "system"]
 ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
-MAX_ITEM_BYTES = 32 * 1024
-MAX_CONTENT = 100_000
-# One save is one transaction with the thread row (DynamoDB: 100 actions at most).
-MAX_MESSAGES_PER_SAVE = 50
 # Working memory: a page of notes (Markdown) or a small JSON document.
 MAX_WORKING_MEMORY = 32 * 1024
 THREAD_NOT_FOUND = "thread not found"
@@ -84,11 +80,6 @@ def require_resource(principal: Principal, thread: Thread | None) -> Thread:
     if thread is None or not is_resource(principal, thread):
         raise NotFound(THREAD_NOT_FOUND)
     return thread
-
-
-def item_size(item: Mapping[str, Any]) -> int:
-    """Bytes of an opaque item as JSON (its 32 KB bound)."""
-    return len(json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode())
 
 
 # --- working memory -----------------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from agent_memory.api.contracts.base import Answer, Body, require_known_tag
-from agent_memory.api.contracts.sessions import POOL_BOUND
+from agent_memory.api.contracts.memory_text import POOL_BOUND
 
 if TYPE_CHECKING:
     # Loaded with the services (every service module imports it), not with the routes:
@@ -85,12 +85,6 @@ class ChangeOut(Answer):
 
 class MemoryLog(Answer):
     changes: list[ChangeOut]
-
-
-class Promote(Body):
-    """Left out, the name is derived from the session's agent."""
-
-    name: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 # The name routers import; the class is named apart for clean OpenAPI schema names.

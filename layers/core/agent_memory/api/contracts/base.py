@@ -4,8 +4,9 @@ import functools
 import types
 import typing
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Query
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic.config import JsonDict
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -27,6 +28,12 @@ MODEL_NAME: JsonDict = {"pattern": MODEL_NAME_PATTERN, "maxLength": MAX_NAME_LEN
 ID_PATTERN = IDENTIFIER_PATTERN
 # An item id as the service writes it (domain/sessions.py `item_id`): i-01, ..., i-100.
 ITEM_ID_PATTERN = r"^i-(?:0[1-9]|[1-9][0-9]+)$"
+# Lists page as agent_memories do (API.md, seed 004): `limit` 1..100 (default 10),
+# `starting_after` the id of the last object of the previous page, and the answer
+# `{"object": "list", "data": [...], "has_more": bool}`.
+MAX_PAGE = 100
+PageLimit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="1..100 objects per page")]
+Cursor = Annotated[str, Query(min_length=1, max_length=200)]
 # An Item's `app` is only on a tool result: any other role sends none (or null).
 APP_ONLY_ON_TOOLS: JsonDict = {
     "if": {"properties": {"role": {"not": {"const": "tool"}}}},

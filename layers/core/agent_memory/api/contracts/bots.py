@@ -1,25 +1,17 @@
-"""Bots, channels, chats and bot memory (API.md, "Bots, channels and chats", "Bot memory")."""
+"""Bots, their links and bot memory (API.md, "Bots, channels and chats", "Bot memory"); the
+chats' and channels' contracts are contracts/chats.py."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import (
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    field_validator,
-    model_serializer,
-)
+from pydantic import Field, field_validator
 from pydantic.config import JsonDict
 
-from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, Answer, Body, require_known_tag
+from agent_memory.api.contracts.base import Answer, Body, require_known_tag
+from agent_memory.api.contracts.bot_fields import Id, Name, Sparse
 from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
-from agent_memory.domain.bots import MAX_MEMBERS, MAX_NAME_LENGTH
-from agent_memory.domain.sessions import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
 
-Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH)]
-Id = Annotated[str, Field(min_length=1, max_length=128)]
 LevelText = Literal["read", "write"]
 # Declared, checked by the domain (its messages name the grant): a level per user id.
 GRANTS: JsonDict = {"additionalProperties": {"enum": ["read", "write"]}}
@@ -51,22 +43,7 @@ TAGS_QUERY: JsonDict = {
     # `tags=` says no tag: a 400 (omit `tags` to filter by none).
     "schema": {"type": "array", "minItems": 1, "maxItems": MAX_FILTER_TAGS, "items": FILTER_TAG},
 }
-ITEM_BOUND = f"At most {MAX_ITEM_BYTES} bytes as UTF-8 (413 TooLarge beyond)."
 MAX_MEMORY_CONTENT = 8000
-
-
-class Sparse(Answer):
-    """An answer whose optional fields are left out when they have no value (API.md's `?`)."""
-
-    optional: ClassVar[tuple[str, ...]] = ()
-
-    @model_serializer(mode="wrap")
-    def _sparse(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        for name in self.optional:
-            if data.get(name) is None:
-                data.pop(name, None)
-        return data
 
 
 # --- bots ---------------------------------------------------------------------------------
@@ -107,116 +84,6 @@ class LinkOut(Answer):
 
 class LinkAnswer(Answer):
     link: LinkOut
-
-
-# --- channels -----------------------------------------------------------------------------
-
-
-class CreateChannel(Body):
-    name: Name
-    members: list[Id] = Field(default_factory=list, max_length=MAX_MEMBERS)
-
-
-class ChangeMembers(Body):
-    add: list[Id] = Field(default_factory=list, max_length=MAX_MEMBERS)
-    remove: list[Id] = Field(default_factory=list, max_length=MAX_MEMBERS)
-
-
-class ChannelOut(Answer):
-    id: str
-    name: str
-    members: list[str]
-
-
-class ChannelAnswer(Answer):
-    channel: ChannelOut
-
-
-# --- chats, turns, items ------------------------------------------------------------------
-
-
-class CreateChat(Body):
-    botId: Id
-    channelId: Id | None = None
-    kind: Literal["chat", "review"] = "chat"
-
-
-class ChatOut(Answer):
-    id: str
-    botId: str
-    organizationId: str
-    owner: str
-    channelId: str | None
-    kind: Literal["chat", "review"]
-
-
-class ChatAnswer(Answer):
-    chat: ChatOut
-
-
-class StartTurn(Body):
-    input: str = Field(description=ITEM_BOUND)
-    notice: bool = Field(default=False, description="a notice is never a person's words")
-
-
-class ChatTurnOut(Answer):
-    id: str
-    actor: str
-    status: Literal["open", "completed"]
-
-
-class TurnStarted(Answer):
-    turn: ChatTurnOut
-    input: str
-    enriched: bool
-
-
-class CompletedTurn(Answer):
-    id: str
-    status: Literal["completed"]
-
-
-class TurnCompleted(Answer):
-    turn: CompletedTurn
-
-
-class ItemIn(Body):
-    model_config = ConfigDict(json_schema_extra=APP_ONLY_ON_TOOLS)
-
-    # `user` is refused with its reason (the person's words are the turn's input): the
-    # schema offers only what is accepted.
-    role: Literal["user", "assistant", "tool", "notice"] = Field(
-        description="assistant, tool or notice: the person's words are the turn's input",
-        json_schema_extra={"enum": ["assistant", "tool", "notice"]},
-    )
-    content: str = Field(description=ITEM_BOUND)
-    app: str | None = Field(default=None, min_length=1, max_length=MAX_APP_LENGTH)
-
-
-class AddItems(Body):
-    items: list[ItemIn] = Field(
-        description=f"1 to {MAX_TURN_ITEMS} items (413 TooLarge beyond)",
-        json_schema_extra={"minItems": 1, "maxItems": MAX_TURN_ITEMS},
-    )
-
-
-class ItemIds(Answer):
-    itemIds: list[str]
-
-
-class ItemOut(Sparse):
-    optional: ClassVar[tuple[str, ...]] = ("app",)
-
-    id: str
-    turnId: str
-    role: Literal["user", "assistant", "tool", "notice"]
-    actor: str | None
-    content: str
-    app: str | None = None
-
-
-class ChatItems(Answer):
-    items: list[ItemOut]
 
 
 # --- bot memory ---------------------------------------------------------------------------
@@ -334,10 +201,6 @@ class ContextText(Answer):
     text: str
     ids: list[str]
     hasEntries: bool
-
-
-# The name routers import; the class is named apart for clean OpenAPI schema names.
-TurnOut = ChatTurnOut
 
 
 # The name routers import; the class is named apart for clean OpenAPI schema names.

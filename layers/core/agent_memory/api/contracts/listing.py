@@ -1,42 +1,21 @@
-"""Lists of agents, sessions and items, and deletions (issue 17); erasure's answer is in
-contracts/identity.py, with the admin routes (a cold start of theirs loads no session model).
-
-Lists page as agent_memories do (API.md, seed 004): `limit` 1..100 (default 10),
-`starting_after` the id of the last object of the previous page, and the answer
-`{"object": "list", "data": [...], "has_more": bool}`.
+"""Lists of sessions and items, and a session's deletion (issue 17); the agents' are in
+contracts/agents.py, erasure's answer in contracts/identity.py, with the admin routes (a cold
+start of theirs loads no session model). Their paging (`PageLimit`, `Cursor`): contracts/base.py.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Literal
 
-from fastapi import Query
 from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer
-from agent_memory.api.contracts.sessions import AgentOut, SessionAnswer, SessionOut
+from agent_memory.api.contracts.sessions import SessionAnswer, SessionOut
 
 if TYPE_CHECKING:
     # Annotations of `of` only: a cold start that lists nothing does not load them.
-    from agent_memory.domain.agents import Agent
     from agent_memory.domain.sessions import Session
     from agent_memory.service.sessions import SessionItem
-
-MAX_PAGE = 100
-# The page size and the position of a list, as agent_memories take them.
-PageLimit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="1..100 objects per page")]
-Cursor = Annotated[str, Query(min_length=1, max_length=200)]
-
-
-class AgentList(Answer):
-    object: Literal["list"] = "list"
-    data: list[AgentOut]
-    has_more: bool
-
-    @classmethod
-    def of(cls, page: tuple[list[Agent], bool]) -> AgentList:
-        agents, more = page
-        return cls(data=[AgentOut.of(a) for a in agents], has_more=more)
 
 
 class SessionList(Answer):
@@ -84,11 +63,3 @@ class DeletedSession(Answer):
     object: Literal["session"] = "session"
     deleted: Literal[True] = True
     items: int = Field(description="Items this call removed")
-
-
-class DeletedAgent(Answer):
-    id: str
-    object: Literal["agent"] = "agent"
-    deleted: Literal[True] = True
-    sessions: int = Field(description="Sessions of the agent this call removed")
-    threads: int = Field(description="Threads of the agent this call removed (everyone's)")

@@ -1,4 +1,5 @@
-"""The memory Bot's routes (API.md, "Bots, channels and chats", "Bot memory")."""
+"""The memory Bot of a bot: its learning executions and settings (API.md, "Bot memory"); its
+routes in a chat are contracts/confide.py."""
 
 from __future__ import annotations
 
@@ -8,43 +9,6 @@ from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer, Body
 from agent_memory.domain.bot_limits import MAX_CONCURRENCY, MAX_INSTRUCTIONS
-from agent_memory.domain.sessions import MAX_ITEM_BYTES
-
-
-class Confide(Body):
-    text: str = Field(
-        min_length=1,
-        description=f"What the Bot confides. At most {MAX_ITEM_BYTES} bytes as UTF-8.",
-    )
-
-
-class ConfideAnswered(Answer):
-    answer: str
-    calm: bool = Field(description="the fixed calm answer was given (no model answered)")
-
-
-class ConfessionOut(Answer):
-    turnId: str
-    text: str
-    answer: str
-    calm: bool
-    at: int
-
-
-class Confessions(Answer):
-    confessions: list[ConfessionOut]
-
-
-class EnrichmentOut(Answer):
-    turnId: str
-    input: str
-    original: str
-    entryIds: list[str]
-    at: int
-
-
-class Enrichments(Answer):
-    enrichments: list[EnrichmentOut]
 
 
 class BotExecution(Answer):

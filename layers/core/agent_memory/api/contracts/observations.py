@@ -7,8 +7,7 @@ from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer, Body
 from agent_memory.api.contracts.threads import MessageOut
-from agent_memory.domain import observation as rules
-from agent_memory.domain import threads as thread_rules
+from agent_memory.domain import thread_limits as rules
 
 
 class ObservationLog(Answer):
@@ -18,7 +17,7 @@ class ObservationLog(Answer):
 
 
 class RecallRequest(Body):
-    query: str = Field(min_length=1, max_length=thread_rules.MAX_CONTENT)
+    query: str = Field(min_length=1, max_length=rules.MAX_CONTENT)
     limit: int | None = Field(default=None, ge=1, le=rules.RECALL_MAX)
 
 

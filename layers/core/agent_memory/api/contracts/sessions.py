@@ -1,4 +1,5 @@
-"""Agents, sessions and session memory (API.md, "Agents and sessions"; seed 000)."""
+"""Sessions and session memory (API.md, "Agents and sessions"; seed 000); the agents' are
+contracts/agents.py, the memory text and the pool bound contracts/memory_text.py."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from agent_memory.api.contracts.base import (
     Body,
     require_known_tag,
 )
-from agent_memory.domain.agents import Agent
-from agent_memory.domain.bounds import KEYED_POOL, MAX_SESSION_ITEMS
+from agent_memory.api.contracts.memory_text import POOL_BOUND
+from agent_memory.domain.bounds import MAX_SESSION_ITEMS
 from agent_memory.domain.sessions import MAX_ITEM_BYTES, MAX_TURN_ITEMS, Session
 
 if TYPE_CHECKING:
@@ -26,32 +27,14 @@ if TYPE_CHECKING:
 Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
 Learning = Literal["started", "skipped"]
 
-# --- agents -------------------------------------------------------------------------------
-
-
-class CreateAgent(Body):
-    name: str = Field(min_length=1, max_length=200)
-    members: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
-        default_factory=list, max_length=100
-    )
-
-
-class AgentOut(Answer):
-    id: str
-    name: str
-    owner: str
-    members: list[str]
-
-    @classmethod
-    def of(cls, agent: Agent) -> AgentOut:
-        return cls(id=agent.id, name=agent.name, owner=agent.owner, members=list(agent.members))
-
-
-class AgentAnswer(Answer):
-    agent: AgentOut
-
-
 # --- sessions -----------------------------------------------------------------------------
+
+
+# POST /v1/sessions/{sessionId}/promote's body (the agent memory route, routers/sessions.py).
+class Promote(Body):
+    """Left out, the name is derived from the session's agent."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 class CreateSession(Body):
@@ -94,11 +77,6 @@ class SessionAnswer(Answer):
 # Declared, not enforced by pydantic: over these the domain answers 413 TooLarge, not 400.
 _ITEM_CONTENT: JsonDict = {"maxLength": MAX_ITEM_BYTES}
 _TURN_ITEMS: JsonDict = {"minItems": 1, "maxItems": MAX_TURN_ITEMS}
-POOL_BOUND = (
-    f"A memory holds at most {KEYED_POOL.max_entries} entries and "
-    f"{KEYED_POOL.max_content} characters of content (retracted entries count): a Remember "
-    "that would pass either is 413 TooLarge."
-)
 
 
 class TurnItem(Body):
@@ -250,13 +228,6 @@ class SessionMemory(Answer):
     processed: list[str]
     settings: Switches
     overrides: dict[str, bool]
-
-
-class MemoryText(Answer):
-    text: str
-    keys: list[str]
-    length: int
-    maxLength: int
 
 
 # The name routers import; the class is named apart for clean OpenAPI schema names.

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from agent_memory.api.contracts.base import Answer, Body
-from agent_memory.domain import threads as rules
+from agent_memory.domain import thread_limits as rules
 
 Role = Literal["user", "assistant", "tool", "system"]
 

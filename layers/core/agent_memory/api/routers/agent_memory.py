@@ -1,5 +1,5 @@
-"""Agent memory, its log, text and learning, and promotion of a subagent Session (API.md,
-"Agents and sessions"; seed 000, "Agent memory")."""
+"""Agent memory, its log, text and learning (API.md, "Agents and sessions"; seed 000, "Agent
+memory"); promotion of a subagent Session is a `/v1/sessions` route (routers/sessions.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ from agent_memory.api.contracts.agent_memory import (
     AgentMemoryCommand,
     AgentMemoryOut,
     MemoryLog,
-    Promote,
 )
 from agent_memory.api.contracts.base import Executions
-from agent_memory.api.contracts.sessions import AgentAnswer, AgentOut, MemoryText
+from agent_memory.api.contracts.memory_text import MemoryText
 from agent_memory.api.deps import CallerDep, ServicesDep, run
 from agent_memory.domain.pages import DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT
 
@@ -61,13 +60,3 @@ async def agent_memory_text(agentId: str, caller: CallerDep, svc: ServicesDep) -
 async def agent_learning(agentId: str, caller: CallerDep, svc: ServicesDep) -> Executions:
     """One execution per completed turn of the agent's sessions, newest first."""
     return Executions(executions=await run(svc, svc.agent_memory.executions, caller, agentId))
-
-
-@router.post("/v1/sessions/{sessionId}/promote", status_code=201)
-async def promote_session(
-    sessionId: str, caller: CallerDep, svc: ServicesDep, body: Promote | None = None
-) -> AgentAnswer:
-    """A new agent whose memory is the subagent session's lasting, active entries."""
-    name = body.name if body is not None else None
-    agent = await run(svc, svc.agent_memory.promote, caller, sessionId, name)
-    return AgentAnswer(agent=AgentOut.of(agent))

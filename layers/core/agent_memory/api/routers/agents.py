@@ -6,8 +6,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from agent_memory.api.contracts.listing import AgentList, Cursor, DeletedAgent, PageLimit
-from agent_memory.api.contracts.sessions import AgentAnswer, AgentOut, CreateAgent
+from agent_memory.api.contracts.agents import (
+    AgentAnswer,
+    AgentList,
+    AgentOut,
+    CreateAgent,
+    DeletedAgent,
+)
+from agent_memory.api.contracts.base import Cursor, PageLimit
 from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
 
 router = APIRouter(prefix="/v1/agents", tags=["agents"])

@@ -1,4 +1,5 @@
-"""Sessions and session memory (API.md, "Agents and sessions"; seed 000, "Memory")."""
+"""Sessions and session memory (API.md, "Agents and sessions"; seed 000, "Memory"), and the
+promotion of a subagent Session (seed 000, "Agent memory"): every `/v1/sessions` route."""
 
 from __future__ import annotations
 
@@ -6,21 +7,21 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from agent_memory.api.contracts.base import ITEM_ID_PATTERN, Executions
+from agent_memory.api.contracts.agents import AgentAnswer, AgentOut
+from agent_memory.api.contracts.base import ITEM_ID_PATTERN, Cursor, Executions, PageLimit
 from agent_memory.api.contracts.listing import (
-    Cursor,
     DeletedSession,
-    PageLimit,
     SessionItemList,
     SessionItemOut,
     SessionList,
 )
+from agent_memory.api.contracts.memory_text import MemoryText
 from agent_memory.api.contracts.sessions import (
     CreateSession,
     ForkSession,
     MemoryCommand,
-    MemoryText,
     PostTurn,
+    Promote,
     SessionAnswer,
     SessionMemory,
     TurnAnswer,
@@ -30,6 +31,9 @@ from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
 from agent_memory.domain.sessions import NewItem
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+# Agent memory's route under /v1/sessions: its own router keeps its tag and its place in the
+# app (after the agent memory routes), so the sessions family serves every /v1/sessions path.
+promote = APIRouter(tags=["agent memory"])
 
 
 @router.post("", status_code=201)
@@ -165,3 +169,13 @@ async def memory_text(sessionId: str, caller: CallerDep, svc: ServicesDep) -> Me
 async def learning(sessionId: str, caller: CallerDep, svc: ServicesDep) -> Executions:
     executions = await run(svc, svc.session_memory.executions, caller, sessionId)
     return Executions(executions=executions)
+
+
+@promote.post("/v1/sessions/{sessionId}/promote", status_code=201)
+async def promote_session(
+    sessionId: str, caller: CallerDep, svc: ServicesDep, body: Promote | None = None
+) -> AgentAnswer:
+    """A new agent whose memory is the subagent session's lasting, active entries."""
+    name = body.name if body is not None else None
+    agent = await run(svc, svc.agent_memory.promote, caller, sessionId, name)
+    return AgentAnswer(agent=AgentOut.of(agent))

@@ -1,0 +1,55 @@
+"""Agents and their lists (API.md, "Agents and sessions"; issue 17): apart from the session
+contracts, so the agents family's function loads no session model."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import Field
+
+from agent_memory.api.contracts.base import Answer, Body
+
+if TYPE_CHECKING:
+    # Annotations of `of` only: loaded with the services, not with the routes.
+    from agent_memory.domain.agents import Agent
+
+
+class CreateAgent(Body):
+    name: str = Field(min_length=1, max_length=200)
+    members: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
+        default_factory=list, max_length=100
+    )
+
+
+class AgentOut(Answer):
+    id: str
+    name: str
+    owner: str
+    members: list[str]
+
+    @classmethod
+    def of(cls, agent: Agent) -> AgentOut:
+        return cls(id=agent.id, name=agent.name, owner=agent.owner, members=list(agent.members))
+
+
+class AgentAnswer(Answer):
+    agent: AgentOut
+
+
+class AgentList(Answer):
+    object: Literal["list"] = "list"
+    data: list[AgentOut]
+    has_more: bool
+
+    @classmethod
+    def of(cls, page: tuple[list[Agent], bool]) -> AgentList:
+        agents, more = page
+        return cls(data=[AgentOut.of(a) for a in agents], has_more=more)
+
+
+class DeletedAgent(Answer):
+    id: str
+    object: Literal["agent"] = "agent"
+    deleted: Literal[True] = True
+    sessions: int = Field(description="Sessions of the agent this call removed")
+    threads: int = Field(description="Threads of the agent this call removed (everyone's)")

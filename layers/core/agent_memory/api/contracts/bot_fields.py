@@ -1,0 +1,28 @@
+"""What the bot and the chat contracts share (contracts/bots.py, contracts/chats.py: apart so a
+family function imports only its own, docs/decisions.md "One function per API family")."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+
+from agent_memory.api.contracts.base import Answer
+from agent_memory.domain.bot_limits import MAX_NAME_LENGTH
+
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH)]
+Id = Annotated[str, Field(min_length=1, max_length=128)]
+
+
+class Sparse(Answer):
+    """An answer whose optional fields are left out when they have no value (API.md's `?`)."""
+
+    optional: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _sparse(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name in self.optional:
+            if data.get(name) is None:
+                data.pop(name, None)
+        return data

@@ -1,0 +1,129 @@
+"""Channels, chats, turns and items (API.md, "Bots, channels and chats"); the bots' and
+bot memory's contracts are contracts/bots.py."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import ConfigDict, Field
+
+from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, Answer, Body
+from agent_memory.api.contracts.bot_fields import Id, Name, Sparse
+from agent_memory.domain.bot_limits import MAX_MEMBERS
+from agent_memory.domain.sessions import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
+
+ITEM_BOUND = f"At most {MAX_ITEM_BYTES} bytes as UTF-8 (413 TooLarge beyond)."
+
+
+# --- channels -----------------------------------------------------------------------------
+
+
+class CreateChannel(Body):
+    name: Name
+    members: list[Id] = Field(default_factory=list, max_length=MAX_MEMBERS)
+
+
+class ChangeMembers(Body):
+    add: list[Id] = Field(default_factory=list, max_length=MAX_MEMBERS)
+    remove: list[Id] = Field(default_factory=list, max_length=MAX_MEMBERS)
+
+
+class ChannelOut(Answer):
+    id: str
+    name: str
+    members: list[str]
+
+
+class ChannelAnswer(Answer):
+    channel: ChannelOut
+
+
+# --- chats, turns, items ------------------------------------------------------------------
+
+
+class CreateChat(Body):
+    botId: Id
+    channelId: Id | None = None
+    kind: Literal["chat", "review"] = "chat"
+
+
+class ChatOut(Answer):
+    id: str
+    botId: str
+    organizationId: str
+    owner: str
+    channelId: str | None
+    kind: Literal["chat", "review"]
+
+
+class ChatAnswer(Answer):
+    chat: ChatOut
+
+
+class StartTurn(Body):
+    input: str = Field(description=ITEM_BOUND)
+    notice: bool = Field(default=False, description="a notice is never a person's words")
+
+
+class ChatTurnOut(Answer):
+    id: str
+    actor: str
+    status: Literal["open", "completed"]
+
+
+class TurnStarted(Answer):
+    turn: ChatTurnOut
+    input: str
+    enriched: bool
+
+
+class CompletedTurn(Answer):
+    id: str
+    status: Literal["completed"]
+
+
+class TurnCompleted(Answer):
+    turn: CompletedTurn
+
+
+class ItemIn(Body):
+    model_config = ConfigDict(json_schema_extra=APP_ONLY_ON_TOOLS)
+
+    # `user` is refused with its reason (the person's words are the turn's input): the
+    # schema offers only what is accepted.
+    role: Literal["user", "assistant", "tool", "notice"] = Field(
+        description="assistant, tool or notice: the person's words are the turn's input",
+        json_schema_extra={"enum": ["assistant", "tool", "notice"]},
+    )
+    content: str = Field(description=ITEM_BOUND)
+    app: str | None = Field(default=None, min_length=1, max_length=MAX_APP_LENGTH)
+
+
+class AddItems(Body):
+    items: list[ItemIn] = Field(
+        description=f"1 to {MAX_TURN_ITEMS} items (413 TooLarge beyond)",
+        json_schema_extra={"minItems": 1, "maxItems": MAX_TURN_ITEMS},
+    )
+
+
+class ItemIds(Answer):
+    itemIds: list[str]
+
+
+class ItemOut(Sparse):
+    optional: ClassVar[tuple[str, ...]] = ("app",)
+
+    id: str
+    turnId: str
+    role: Literal["user", "assistant", "tool", "notice"]
+    actor: str | None
+    content: str
+    app: str | None = None
+
+
+class ChatItems(Answer):
+    items: list[ItemOut]
+
+
+# The name routers import; the class is named apart for clean OpenAPI schema names.
+TurnOut = ChatTurnOut

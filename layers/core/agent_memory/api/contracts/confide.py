@@ -1,0 +1,45 @@
+"""The memory Bot in a chat: confide, confessions and enrichments (API.md, "Bots, channels and
+chats"); its learning executions and settings are contracts/memory_bot.py."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.domain.sessions import MAX_ITEM_BYTES
+
+
+class Confide(Body):
+    text: str = Field(
+        min_length=1,
+        description=f"What the Bot confides. At most {MAX_ITEM_BYTES} bytes as UTF-8.",
+    )
+
+
+class ConfideAnswered(Answer):
+    answer: str
+    calm: bool = Field(description="the fixed calm answer was given (no model answered)")
+
+
+class ConfessionOut(Answer):
+    turnId: str
+    text: str
+    answer: str
+    calm: bool
+    at: int
+
+
+class Confessions(Answer):
+    confessions: list[ConfessionOut]
+
+
+class EnrichmentOut(Answer):
+    turnId: str
+    input: str
+    original: str
+    entryIds: list[str]
+    at: int
+
+
+class Enrichments(Answer):
+    enrichments: list[EnrichmentOut]

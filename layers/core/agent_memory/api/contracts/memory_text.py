@@ -1,0 +1,20 @@
+"""What agent memory and session memory answer alike: the memory text, and the bound a
+Remember's content is documented with (API.md, "Agents and sessions")."""
+
+from __future__ import annotations
+
+from agent_memory.api.contracts.base import Answer
+from agent_memory.domain.bounds import KEYED_POOL
+
+POOL_BOUND = (
+    f"A memory holds at most {KEYED_POOL.max_entries} entries and "
+    f"{KEYED_POOL.max_content} characters of content (retracted entries count): a Remember "
+    "that would pass either is 413 TooLarge."
+)
+
+
+class MemoryText(Answer):
+    text: str
+    keys: list[str]
+    length: int
+    maxLength: int

@@ -1,0 +1,26 @@
+"""Channel groups (API.md, "Bots, channels and chats"): the `/v1/channels` routes."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from agent_memory.api.contracts.chats import ChangeMembers, ChannelAnswer, CreateChannel
+from agent_memory.api.deps import CallerDep, ServicesDep, run
+
+router = APIRouter(tags=["bots"])
+
+
+@router.post("/v1/channels", status_code=201)
+async def create_channel(body: CreateChannel, caller: CallerDep, svc: ServicesDep) -> ChannelAnswer:
+    """A Channel group of the caller's organization; the caller is a member."""
+    channel = await run(svc, svc.bots.create_channel, caller, body.name, body.members)
+    return ChannelAnswer.model_validate({"channel": channel})
+
+
+@router.post("/v1/channels/{channelId}/members")
+async def change_members(
+    channelId: str, body: ChangeMembers, caller: CallerDep, svc: ServicesDep
+) -> ChannelAnswer:
+    """The channel's creator or an organization admin adds and removes members."""
+    channel = await run(svc, svc.bots.change_members, caller, channelId, body.add, body.remove)
+    return ChannelAnswer.model_validate({"channel": channel})

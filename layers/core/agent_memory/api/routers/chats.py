@@ -1,0 +1,93 @@
+"""Chats, turns and items (API.md, "Bots, channels and chats"): the `/v1/chats` routes but
+the memory Bot's (routers/confide.py)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from agent_memory.api.contracts.base import ITEM_ID_PATTERN
+from agent_memory.api.contracts.chats import (
+    AddItems,
+    ChatAnswer,
+    ChatItems,
+    CreateChat,
+    ItemIds,
+    StartTurn,
+    TurnCompleted,
+    TurnStarted,
+)
+from agent_memory.api.deps import CallerDep, ServicesDep, run
+
+router = APIRouter(tags=["bots"])
+
+
+@router.post("/v1/chats", status_code=201)
+async def create_chat(body: CreateChat, caller: CallerDep, svc: ServicesDep) -> ChatAnswer:
+    """Read on the Bot; a member of the Channel for a group chat."""
+    chat = await run(svc, svc.bots.create_chat, caller, body.botId, body.channelId, body.kind)
+    return ChatAnswer.model_validate({"chat": chat})
+
+
+@router.get("/v1/chats/{chatId}/items")
+async def chat_items(
+    chatId: str,
+    caller: CallerDep,
+    svc: ServicesDep,
+    after: Annotated[
+        str | None, Query(max_length=16, pattern=ITEM_ID_PATTERN, description="an item id")
+    ] = None,
+) -> ChatItems:
+    """The history oldest first, keeping the person's own words."""
+    items = await run(svc, svc.bots.items, caller, chatId, after)
+    return ChatItems.model_validate({"items": items})
+
+
+@router.delete("/v1/chats/{chatId}/items", status_code=204)
+async def delete_chat_items(chatId: str, caller: CallerDep, svc: ServicesDep) -> Response:
+    """Delete the history (the owner); memory learned from it stays until `chat:` purge."""
+    await run(svc, svc.bots.delete_history, caller, chatId)
+    return Response(status_code=204)
+
+
+@router.post("/v1/chats/{chatId}/turns", status_code=201)
+async def start_turn(
+    chatId: str, body: StartTurn, caller: CallerDep, svc: ServicesDep
+) -> TurnStarted:
+    """A Turn whose saved actor is the caller; `input` is what the Bot's model should see."""
+    started = await run(svc, svc.bots.start_turn, caller, chatId, body.input, notice=body.notice)
+    # The memory Bot rewrites the input with entries that help (within 15 s).
+    started["input"], started["enriched"] = await run(
+        svc,
+        svc.memory_bot.enrich,
+        caller,
+        chatId,
+        started["turn"]["id"],
+        body.input,
+        notice=body.notice,
+    )
+    return TurnStarted.model_validate(started)
+
+
+@router.post("/v1/chats/{chatId}/turns/{turnId}/items")
+async def add_items(
+    chatId: str, turnId: str, body: AddItems, caller: CallerDep, svc: ServicesDep
+) -> ItemIds:
+    """The Bot's words, tool results (`app`) and notices of an open Turn."""
+    # Loaded with the services (`svc`), not by this module: a cold start loads no bot rule.
+    from agent_memory.domain.bots import NewChatItem
+
+    items = [NewChatItem(i.role, i.content, i.app) for i in body.items]
+    ids = await run(svc, svc.bots.add_items, caller, chatId, turnId, items)
+    return ItemIds(itemIds=ids)
+
+
+@router.post("/v1/chats/{chatId}/turns/{turnId}/complete")
+async def complete_turn(
+    chatId: str, turnId: str, caller: CallerDep, svc: ServicesDep
+) -> TurnCompleted:
+    turn = await run(svc, svc.bots.complete, caller, chatId, turnId)
+    # Learning executions waiting on this turn go on (a repeated complete releases again).
+    await run(svc, svc.memory_bot.turn_completed, chatId, turnId)
+    return TurnCompleted.model_validate({"turn": turn})
