@@ -246,6 +246,7 @@ def run() -> dict[str, Any]:
     query_ms: list[float] = []
     read_ms: list[float] = []
     rerank_ms: list[float] = []
+    texts_read: list[int] = []
     for conversation in loaded:
         for question in conversation.qa:
             evidence = _evidence(question, conversation.where)
@@ -269,6 +270,7 @@ def run() -> dict[str, Any]:
                         query_ms.append(timings.query_ms)
                         read_ms.append(timings.read_ms)
                         rerank_ms.append(timings.rerank_ms)
+                        texts_read.append(timings.texts_read)
                     returned = {
                         conversation.dia_of[m["id"]] for g in recalled for m in g["messages"]
                     }
@@ -308,7 +310,8 @@ def run() -> dict[str, Any]:
             "embedder": embedder.model,
             "ranking": (
                 "hybrid: the 100 nearest (cosine; each message embedded with the one before "
-                "it) re-ranked by cosine + 0.3 x BM25 over them, normalised; topK windows "
+                "it) re-ranked by cosine + 0.4 x BM25 over them, normalised, BM25 reading the "
+                "same text as the vector (the message with the one before it); topK windows "
                 "that each show something new (a hit inside a better hit's window skipped), "
                 "BM25 under the same rule"
             ),
@@ -319,6 +322,8 @@ def run() -> dict[str, Any]:
             "index_query_ms_median": round(statistics.median(query_ms), 3),
             "message_read_ms_median": round(statistics.median(read_ms), 3),
             "rerank_ms_median": round(statistics.median(rerank_ms), 3),
+            # Messages read per turn for the re-ranking: the candidates and their predecessors.
+            "texts_read_mean": round(statistics.fmean(texts_read), 1),
             "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         },
         "cost": cost_per_million_turns_recall(),

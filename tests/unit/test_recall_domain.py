@@ -81,6 +81,30 @@ def test_lexical_scores_favour_the_rare_shared_words() -> None:
     assert scores[0] > scores[2] > scores[1] == 0
 
 
+def test_the_lexical_ranking_reads_each_candidate_with_the_message_before_it() -> None:
+    hits = [Hit("t", 5, 0.9), Hit("t", 4, 0.8), Hit("u", 0, 0.7)]
+    # Each position once; the first message of a thread has none before it.
+    assert rules.text_positions(hits) == [("t", 4), ("t", 5), ("t", 3), ("u", 0)]
+    contents = {
+        ("t", 3): "Did you like the pottery class?",
+        ("t", 4): "Where did you go in May?",
+        ("t", 5): "Lisbon!",
+        ("u", 0): "Lisbon is lovely in May",
+    }
+    present, texts = rules.lexical_inputs([*hits, Hit("t", 9, 0.1)], contents)
+    # A candidate whose message is gone (t/9) is dropped; the others read as they embed.
+    assert present == hits
+    assert texts == [
+        "Where did you go in May?\nLisbon!",
+        "Did you like the pottery class?\nWhere did you go in May?",
+        "Lisbon is lovely in May",
+    ]
+    # The short answer now shares the question's words ("May"), its own text alone does not.
+    scores = rules.lexical_scores("Where did I go in May?", texts)
+    assert scores[0] > 0
+    assert rules.lexical_scores("Where did I go in May?", ["Lisbon!"]) == [0.0]
+
+
 def test_hybrid_adds_the_normalised_lexical_score() -> None:
     hits = [Hit("t", 1, 0.50), Hit("t", 2, 0.45)]
     fused = rules.hybrid(hits, [0.0, 2.0], weight=0.3)

@@ -211,8 +211,9 @@ def fuse(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, floa
 # The nearest vectors re-ranked lexically (all the index answers in one query: S3 Vectors'
 # top-K limit). Measured on LoCoMo (docs/decisions.md, "Semantic recall").
 CANDIDATES = 100
-# The lexical score's weight, normalised to [0, 1] over the candidates, added to the cosine.
-LEXICAL_WEIGHT = 0.3
+# The lexical score's weight, normalised to [0, 1] over the candidates, added to the cosine
+# (LoCoMo: 0.3..0.5 within 0.3 points of each other in every row; docs/decisions.md).
+LEXICAL_WEIGHT = 0.4
 _BM25_K1 = 1.5
 _BM25_B = 0.75
 _WORD = re.compile(r"[a-z0-9]+")
@@ -306,6 +307,34 @@ def embedding_input(previous: str | None, content: str) -> str:
     if previous:
         return f"{embedding_text(previous)[: MAX_EMBEDDED_CHARS // 2]}\n{text}"
     return text
+
+
+def text_positions(hits: Sequence[Hit]) -> list[tuple[str, int]]:
+    """The messages the lexical re-ranking reads, each once: every candidate and the message
+    before it (the text its vector embeds)."""
+    wanted: dict[tuple[str, int], None] = {}
+    for hit in hits:
+        if hit.seq > 0:
+            wanted[(hit.thread_id, hit.seq - 1)] = None
+        wanted[(hit.thread_id, hit.seq)] = None
+    return list(wanted)
+
+
+def lexical_inputs(
+    hits: Sequence[Hit], contents: Mapping[tuple[str, int], str]
+) -> tuple[list[Hit], list[str]]:
+    """The candidates whose message is still stored, each with the text the lexical score
+    reads: the message with the one before it, as its vector embeds it (`embedding_input`),
+    so a short answer matches the words of the question it answers."""
+    present: list[Hit] = []
+    texts: list[str] = []
+    for hit in hits:
+        content = contents.get((hit.thread_id, hit.seq))
+        if content is None:
+            continue
+        present.append(hit)
+        texts.append(embedding_input(contents.get((hit.thread_id, hit.seq - 1)), content))
+    return present, texts
 
 
 def words(text: str) -> list[str]:

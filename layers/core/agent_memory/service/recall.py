@@ -78,6 +78,7 @@ class RecallTimings:
     query_ms: float = 0.0
     read_ms: float = 0.0
     rerank_ms: float = 0.0
+    texts_read: int = 0
     windows: list[rules.Window] = field(default_factory=list)
 
 
@@ -131,16 +132,18 @@ class RecallService:
             and hit.scope.owner == thread.resource_id
             and hit.scope.org == thread.org_id
         ]
-        # Dense candidates re-ranked with the lexical score of their own text (hybrid).
+        # Dense candidates re-ranked with the lexical score of the text their vector embeds
+        # (each with the message before it: hybrid).
         candidates = rules.kept_hits(hits, len(hits), thread.id, recent_from)
         started = time.perf_counter()
         texts = self._repo.messages_at(
-            [(self._scoped(thread, h.thread_id), h.seq) for h in candidates]
+            [(self._scoped(thread, t), seq) for t, seq in rules.text_positions(candidates)]
         )
-        present = [h for h in candidates if (h.thread_id, h.seq) in texts]
-        lexical = rules.lexical_scores(
-            message, [texts[(h.thread_id, h.seq)].content for h in present]
+        present, inputs = rules.lexical_inputs(
+            candidates, {key: m.content for key, m in texts.items()}
         )
+        lexical = rules.lexical_scores(message, inputs)
+        timings.texts_read = len(texts)
         timings.rerank_ms = (time.perf_counter() - started) * 1000
         # topK windows that each show something new (a hit inside a better hit's window
         # would only repeat its messages).
