@@ -6,9 +6,11 @@
   next call); `thread.messages.first_answer` (the first answer of an untitled thread, the
   workflow on: its title run is started, one StartExecution, and titled in the background).
   Every request includes the token lookup and its rate-limit write.
-- `turn`: a whole thread turn (context, two messages saved, the recall and observer runs
-  they start, `bufferOnIdle`), per component: what bench/cost_model.py prices as
-  `cost.per_million_turns_usd.by_turn.thread`.
+- `turn`: a whole thread turn (context, two messages saved, the observer run each save
+  starts with `bufferOnIdle`, which indexes for semantic recall once a batch of
+  `lastMessages` is reached), per component, and `idle_flush` (the schedule's flush of the
+  conversation's unindexed tail once it goes idle, shared by its turns): what
+  bench/cost_model.py prices as `cost.per_million_turns_usd.by_turn.thread`.
 - `scaling.thread_context`: the context of one thread at 100, 1,000 and 10,000 messages.
   Target: items read stay near `lastMessages` (the latest N are one Query of N rows).
 
@@ -36,8 +38,10 @@ from bench.support import (
 
 SIZES = (100, 1_000, 10_000)
 LAST_MESSAGES = 10
-# The thread turn the cost model prices (bench/cost_model.py, by_turn.thread).
-THREAD_TURNS = 5
+# The thread turn the cost model prices (bench/cost_model.py, by_turn.thread): a
+# conversation of this many turns and the warm-up's, 22 messages, as a LoCoMo session (5,882
+# messages in 272 sessions: 21.6), then idle (the flush indexes what no batch did).
+THREAD_TURNS = 10
 TURN_OPTIONS: dict[str, Any] = {
     "lastMessages": LAST_MESSAGES,
     "workingMemory": True,
@@ -174,23 +178,75 @@ def thread_turns(turns: int = THREAD_TURNS) -> dict[str, Any]:
                     request[name] = 0
                 shots["messages"].append(request)
                 shots["background"].append(background(saved["runs"]))
+            flush = _idle_flush(rig, embedder, vectors, background)
     components = {name: _mean(rows) for name, rows in shots.items()}
+    # Once per conversation: shared by its turns.
+    components["idle_flush"] = {
+        k: round(v / turns, 3) if isinstance(v, int | float) else v for k, v in flush.items()
+    }
+    indexed = sum(row["vectors_written"] for row in shots["background"])
+    puts = sum(row["vector_puts"] for row in shots["background"]) + flush["vector_puts"]
+    messages = 2 * (turns + 1)  # the warm-up turn's too
+    batch = recall_batch(TURN_OPTIONS, embedder.dimension)
     return {
         "turns": turns,
         "options": TURN_OPTIONS,
         "per_component": components,
         "targets": {
-            # The observer's run embeds the save's messages too (thread_learning `Carrying`).
+            # The observer's run indexes for recall too (thread_learning `Carrying`).
             "one_execution_per_save": components["background"]["executions"] == 1.0,
-            "every_message_embedded": components["background"]["vectors_written"] == 2.0,
+            # The warm-up turn's, the measured turns' and the tail the flush indexed.
+            "every_message_embedded": indexed + flush["vectors_written"] == messages,
+            # One PutVectors per batch reached, and one for the tail.
+            "one_put_per_batch": puts == messages // batch + (1 if messages % batch else 0),
         },
+        "recall_batch": batch,
         "note": (
             "background = the run the save starts (the observer with bufferOnIdle, which "
-            "embeds the saved messages for semantic recall first), every step's calls; the "
-            "embedder is a counting hash "
+            "first indexes for semantic recall when the save closes a batch: with the "
+            "observer on, what fills one PutVectors' billed 128 KB, recall_batch messages; "
+            "one PutVectors a batch), every step's calls; idle_flush = the schedule's flush "
+            "of the conversation's tail (its tick's calls and the recall run it starts, the "
+            "idle wait skipped), divided by the turns; the embedder is a counting hash "
             "embedder (calls and characters counted, priced as Titan v2 by bench/cost_model)"
         ),
     }
+
+
+def recall_batch(options: dict[str, Any], dimension: int) -> int:
+    """The batch semantic recall indexes these options' threads in (service/recall.py)."""
+    from agent_memory.domain.memory_options import effective_options
+    from agent_memory.domain.recall_batches import batch_size
+
+    full = effective_options(options)
+    observing = full["observationalMemory"]["enabled"]
+    return batch_size(None if observing else int(full["lastMessages"]), dimension)
+
+
+def _idle_flush(rig: Any, embedder: Any, vectors: Any, background: Any) -> dict[str, Any]:
+    """The schedule's ticks once the conversation is idle (the wait skipped): their calls
+    on the tick function (no invocation of its own: the tick runs every 15 minutes anyway),
+    the recall run the first starts for the tail, and the next, which deletes the thread's
+    pending row (its shard Queries, shared by every thread of a tick, counted here whole)."""
+    from agent_memory.domain import recall_batches
+
+    before = rig.reset()
+    rig.models.reset()
+    embedder.reset()
+    vectors.reset()
+    idle_ms = recall_batches.IDLE_MS
+    recall_batches.IDLE_MS = 0
+    try:
+        started, spent = timed(rig.steps.threads.background.flush_idle)
+        runs = [e for e in rig.executions() if e["executionArn"] not in before]
+        again, next_spent = timed(rig.steps.threads.background.flush_idle)
+    finally:
+        recall_batches.IDLE_MS = idle_ms
+    assert (started, again) == (1, 0), (started, again)
+    flush: dict[str, Any] = background(runs)
+    own = max(0.0, spent.own_ms) + max(0.0, next_spent.own_ms)
+    flush["task_own_ms"] = round(flush["task_own_ms"] + own, 1)
+    return flush
 
 
 _MODEL_FIELDS = ("model", "prompt_chars", "reply_chars")

@@ -1,8 +1,8 @@
 """Semantic recall indexes a thread in batches (issue 19): once its unindexed messages reach
-the batch (`lastMessages`: the messages its own context shows anyway), in one PutVectors,
-on the observer's run or a run of its own; an idle thread's tail is indexed by the
-schedule's tick; a failed put leaves the read position for the next run. Over HTTP, the
-learning workflow run inline, the real local embedder."""
+the batch (`lastMessages`: the messages its own context shows anyway), in one PutVectors;
+an idle thread's tail is indexed by the schedule's tick; a failed put leaves the read
+position for the next run. Over HTTP, the learning workflow run inline, the real local
+embedder. With the observer on (its own batch and runs): tests/api/test_thread_background.py."""
 
 from __future__ import annotations
 
@@ -93,11 +93,8 @@ def tick(stack: Any) -> Iterator[Any]:
     step_services.reset()
 
 
-@pytest.mark.parametrize("observer", [False, True], ids=["own-run", "observer-run"])
-def test_a_batch_is_indexed_in_one_put_once_reached(
-    observed: Observed, puts: Puts, observer: bool
-) -> None:
-    recall_on(observed, last=4, observer=observer)
+def test_a_batch_is_indexed_in_one_put_once_reached(observed: Observed, puts: Puts) -> None:
+    recall_on(observed, last=4, observer=False)
     thread = observed.world.thread()
     save(observed, thread, SISTER)
     # Below the batch: this thread shows these messages verbatim; nothing is put yet.
@@ -109,9 +106,8 @@ def test_a_batch_is_indexed_in_one_put_once_reached(
     assert SISTER in recalled(observed, observed.world.thread(), "Where does my sister live?")
     save(observed, thread, RAMEN)
     assert puts.of(thread) == [4]
-    if not observer:  # (the observer's context shows every message not yet observed)
-        # Pushed out of the last four by newer messages, it is recalled in its own thread.
-        assert recalled(observed, thread, "Where does my sister live?") == [SISTER]
+    # Pushed out of the last four by newer messages, it is recalled in its own thread.
+    assert recalled(observed, thread, "Where does my sister live?") == [SISTER]
 
 
 def test_an_idle_threads_tail_is_indexed_by_the_tick(
@@ -153,7 +149,7 @@ def test_a_message_deleted_before_its_batch_is_never_recalled(
 
 
 def test_a_deleted_messages_vector_goes(observed: Observed) -> None:
-    recall_on(observed, last=2, observer=True)
+    recall_on(observed, last=2, observer=False)
     thread = observed.world.thread()
     save(observed, thread, SISTER, answer=CAT)
     other = observed.world.thread()
@@ -163,11 +159,10 @@ def test_a_deleted_messages_vector_goes(observed: Observed) -> None:
     assert CAT not in recalled(observed, other, "What is my cat called?")
 
 
-@pytest.mark.parametrize("observer", [False, True], ids=["own-run", "observer-run"])
 def test_a_failed_put_leaves_the_messages_to_the_next_run(
-    observed: Observed, stack: Any, monkeypatch: pytest.MonkeyPatch, observer: bool
+    observed: Observed, stack: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    recall_on(observed, last=2, observer=observer)
+    recall_on(observed, last=2, observer=False)
     index = stack.adapters.vectors
     original = index.put
     failures = [1]
@@ -184,6 +179,7 @@ def test_a_failed_put_leaves_the_messages_to_the_next_run(
     other = observed.world.thread()
     assert SISTER not in recalled(observed, other, "Where does my sister live?")
     # The next batch's run reads from the position the failed run left: both turns.
-    save(observed, thread, CAT)
+    save(observed, thread, CAT, answer="Miso is a lovely name.")
     assert SISTER in recalled(observed, other, "Where does my sister live?")
-    assert CAT in recalled(observed, other, "What is my cat called?")
+    cat = set(recalled(observed, other, "What is my cat called?"))
+    assert cat & {CAT, "Miso is a lovely name."}

@@ -1,7 +1,8 @@
-"""One background execution per save (issue 19): a save the observer runs on embeds its
-messages for semantic recall in the observer's own execution, before the model is asked
-(service/thread_learning.py `Carrying`), so a failed observation leaves nothing unindexed
-and a step that repeats writes nothing twice."""
+"""One background execution per save (issue 19): a save the observer runs on indexes for
+semantic recall in the observer's own execution when recall's batch is due (with the
+observer on: what fills one PutVectors, or messages observed out of the raw window),
+before the model is asked (service/thread_learning.py `Carrying`), so a failed observation
+leaves nothing unindexed and a step that repeats writes nothing twice."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def both_on(observed: Observed) -> None:
             "semanticRecall": {"topK": 1, "messageRange": 0},
             "observationalMemory": {
                 "model": "openai/observer",
+                "activateAfterIdle": "5m",
                 "observation": {"messageTokens": 1000, "bufferOnIdle": True},
             },
         }
@@ -62,6 +64,13 @@ def started(stack: Stack) -> Any:
     return kinds
 
 
+def observed_out(observed: Observed, thread: str) -> None:
+    """A pause past the observer's idle activation (`activateAfterIdle` 5m), then the
+    thread's context: its observed messages become active, out of its raw window."""
+    observed.clock.ms += 5 * 60_000
+    assert observed.context(thread)["observations"]
+
+
 def test_a_turn_with_the_observer_and_recall_is_one_execution(
     observed: Observed, started: Any
 ) -> None:
@@ -71,16 +80,24 @@ def test_a_turn_with_the_observer_and_recall_is_one_execution(
     assert started(past) == ["thread-observe"]
     assert runs(observed, past) == [("thread-observe", "succeeded")]
     assert observed.script.tasks() == ["observation"]
-    # Embedded all the same: another thread of the user recalls the message.
-    assert ORDER["content"] in recalled(observed, observed.world.thread(), "order 4471")
+    # Below recall's batch: the thread's context shows them verbatim; not indexed yet.
+    other = observed.world.thread()
+    assert ORDER["content"] not in recalled(observed, other, "order 4471")
+    # Observed out of the raw window: the next save's one execution indexes them.
+    observed_out(observed, past)
+    assert observed.world.save(past, *turn(2)).status_code == 200
+    assert started(past) == ["thread-observe", "thread-observe"]
+    assert ORDER["content"] in recalled(observed, other, "order 4471")
 
 
 def test_a_failed_observation_leaves_no_message_unindexed(observed: Observed) -> None:
     both_on(observed)
-    observed.script.failures = 5
     past = observed.world.thread()
     assert observed.world.save(past, ORDER, turn(1)[1]).status_code == 200
-    assert runs(observed, past) == [("thread-observe", "failed")]
+    observed_out(observed, past)
+    observed.script.failures = 5
+    assert observed.world.save(past, *turn(2)).status_code == 200
+    assert runs(observed, past)[0] == ("thread-observe", "failed")
     assert ORDER["content"] in recalled(observed, observed.world.thread(), "order 4471")
 
 

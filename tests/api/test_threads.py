@@ -454,12 +454,12 @@ def test_a_save_that_loses_a_race_renumbers_and_keeps_both(
     original = repo.append
     raced: list[int] = []
 
-    def append(stored_thread: Any, seq: int, messages: Any, now_ms: int, also: Any = ()) -> None:
+    def append(stored_thread: Any, seq: int, messages: Any, now_ms: int) -> None:
         if not raced:
             # Another save numbers its message first, between our read and our write.
             raced.append(seq)
             original(stored_thread, seq, [Message("msg_other", "user", "first", now_ms)], now_ms)
-        original(stored_thread, seq, messages, now_ms, also)
+        original(stored_thread, seq, messages, now_ms)
 
     monkeypatch.setattr(repo, "append", append)
     saved = world.save(thread, user("second"))

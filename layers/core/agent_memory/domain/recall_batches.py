@@ -3,7 +3,10 @@ so that one PutVectors carries many vectors, and after the thread goes idle, so 
 message is left unindexed.
 
 - **The batch**: a thread's last `lastMessages` messages are in its own context verbatim and
-  recall never returns them, so indexing them later costs the thread's own recall nothing.
+  recall never returns them, so indexing them later costs the thread's own recall nothing;
+  with the observer on, the context shows every message after the active observations
+  verbatim (`lastMessages` does not cut them), so the batch is what fills one put, and a
+  message is indexed as soon as it is observed out of the raw window (`observed_out`).
   The background indexes once a multiple of the batch size is reached (`batch_due`), every
   message after its read position at once. S3 Vectors bills each PutVectors at 128 KB at
   least, so a batch larger than what fills 128 KB saves nothing and only lags more.
@@ -21,17 +24,24 @@ VECTOR_OVERHEAD_BYTES = 200
 IDLE_MS = 5 * 60 * 1000
 
 
-def batch_size(last_messages: int, dimension: int) -> int:
-    """Messages one indexing batch holds: the thread's last N (`lastMessages`), at most as
+def batch_size(shown: int | None, dimension: int) -> int:
+    """Messages one indexing batch holds: the newest messages the thread's context shows
+    verbatim (`lastMessages`; None with the observer on: every unobserved one), at most as
     many vectors of `dimension` as fill PutVectors' billed minimum, at least 1."""
     fill = PUT_MIN_BYTES // (dimension * 4 + VECTOR_OVERHEAD_BYTES)
-    return max(1, min(last_messages, fill))
+    return max(1, fill if shown is None else min(shown, fill))
 
 
 def batch_due(indexed: int, upto: int, batch: int) -> bool:
     """Whether messages saved through `upto`, those below `indexed` already indexed, close a
     batch: a multiple of `batch` lies in `(indexed, upto]`."""
     return upto // batch > indexed // batch
+
+
+def observed_out(indexed: int, active: int) -> bool:
+    """Whether a message not indexed yet (numbered from `indexed`) has left the raw window
+    for the observer's active observations (messages below `active`)."""
+    return active > indexed
 
 
 def idle(last_save_ms: int, now_ms: int) -> bool:

@@ -3,8 +3,9 @@ single table, for the schedule's idle flush (service/recall.py `RecallStep.flush
 
 - `LEARN#recall-idle#<shard>` / `<threadId>`: organization, thread, `upto` (the thread's
   message count after its last save), `at` (when), and `indexed` once a run has indexed
-  through at least `upto`. Every save of a thread with recall on puts the row whole, in
-  the save's own transaction (so a later save always leaves a row behind it); a run that
+  through at least `upto`. Every save of a thread with recall on puts the row whole just
+  before its transaction (so a later save always leaves a row behind it; a save that
+  then fails leaves a row the flush finds nothing for, and marks done); a run that
   indexes through `upto` sets `indexed` (conditional on `upto`: a later save wins); the
   flush deletes a row whose `indexed` reached its `upto` (conditional on `upto` again).
 - Ids and counts only, no content. Under `LEARN#` so that the schedule's function, which
@@ -21,12 +22,14 @@ from dataclasses import dataclass
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.threads import Thread
+from agent_memory.persistence.observations import HEAD_SK
+from agent_memory.persistence.threads import thread_pk
 from agent_memory.ports import AtMost, Delete, Equals, Put, Store, Update
 
 log = logging.getLogger(__name__)
 
 PENDING_PREFIX = "LEARN#recall-idle#"
-SHARDS = 8
+SHARDS = 4
 # Condition name: a save after the run (or the flush's read) moved the row's `upto`.
 PENDING_MOVED = "recall-pending-moved"
 # `indexed` of a thread that is gone or has recall off: nothing of it is left to index.
@@ -35,6 +38,14 @@ NOTHING_LEFT = 2**62
 
 def pending_pk(thread_id: str) -> str:
     return f"{PENDING_PREFIX}{zlib.crc32(thread_id.encode()) % SHARDS}"
+
+
+def observed_boundary(store: Store, thread_id: str) -> int:
+    """Messages of the thread numbered below this are shown as the observer's active
+    observations, not verbatim (the `active` of its log head, persistence/observations.py;
+    0 before any activation). One read of one small row."""
+    head = store.get(thread_pk(thread_id), HEAD_SK)
+    return int(head.get("active", 0)) if head is not None else 0
 
 
 @dataclass(frozen=True)
@@ -55,10 +66,10 @@ class PendingRecalls:
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    def saved(self, thread: Thread, upto: int, now_ms: int) -> Put:
-        """The row after a save of `thread` that leaves `upto` messages: commit it with
-        the save (it replaces the row, `indexed` included)."""
-        return Put(
+    def saved(self, thread: Thread, upto: int, now_ms: int) -> None:
+        """Put the row of a save of `thread` that will leave `upto` messages (replacing the
+        row, `indexed` included). Raises Unavailable when the table is."""
+        row = Put(
             {
                 "pk": pending_pk(thread.id),
                 "sk": thread.id,
@@ -69,6 +80,7 @@ class PendingRecalls:
                 "at": now_ms,
             }
         )
+        self._store.write([row])
 
     def indexed(self, thread_id: str, reached: int) -> None:
         """Messages below `reached` are indexed: the row is done if no later save came.

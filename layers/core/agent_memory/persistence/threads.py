@@ -287,16 +287,9 @@ class ThreadRepository:
 
     # -- messages --------------------------------------------------------------------------
 
-    def append(
-        self,
-        thread: Thread,
-        seq: int,
-        messages: Sequence[Message],
-        now_ms: int,
-        also: Sequence[Action] = (),
-    ) -> None:
-        """Messages numbered from `seq`, in one transaction with the thread's count (and
-        `also`); WriteConflict(THREAD_SEQ) when another save numbered first."""
+    def append(self, thread: Thread, seq: int, messages: Sequence[Message], now_ms: int) -> None:
+        """Messages numbered from `seq`, in one transaction with the thread's count;
+        WriteConflict(THREAD_SEQ) when another save numbered first."""
         puts: list[Action] = [
             Put(row, Absent()) for row in self.message_rows(thread, seq, messages)
         ]
@@ -313,7 +306,7 @@ class ThreadRepository:
             add={"tokens": total_message_tokens([m.content for m in messages])},
             condition=condition,
         )
-        self._store.write([head, *puts, *also])
+        self._store.write([head, *puts])
 
     def message_rows(self, thread: Thread, seq: int, messages: Sequence[Message]) -> list[Record]:
         """The sealed rows of messages numbered from `seq` (a benchmark seeds with them)."""

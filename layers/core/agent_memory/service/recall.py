@@ -35,9 +35,13 @@ from agent_memory.domain.tasks.recall_index import (
     RecallIndexInput,
 )
 from agent_memory.domain.threads import Message, Thread
-from agent_memory.persistence.recall_pending import NOTHING_LEFT, PendingRecalls
+from agent_memory.persistence.recall_pending import (
+    NOTHING_LEFT,
+    PendingRecalls,
+    observed_boundary,
+)
 from agent_memory.persistence.threads import THREAD_POSITION, ThreadRepository
-from agent_memory.ports import Action, Store
+from agent_memory.ports import Store
 from agent_memory.ports.vectors import (
     MAX_DELETE_BATCH,
     MAX_PUT_BATCH,
@@ -55,7 +59,7 @@ from agent_memory.service.learning_pools import (
     PoolKind,
     PoolRef,
 )
-from agent_memory.service.thread_learning import Learning, Saved, ThreadReader
+from agent_memory.service.thread_learning import Learning, Saved, ThreadReader, one_read
 
 RECALL_KIND: PoolKind = "thread-recall"
 # Messages one background run embeds at most (the local model: ~10 s on a busy machine).
@@ -268,17 +272,17 @@ class RecallService:
 
 class RecallStep:
     """`semanticRecall`'s background step (the `thread-recall` learning pool), in batches:
-    a thread's messages are indexed once a multiple of its batch (`lastMessages`, at most
-    what fills one PutVectors' billed 128 KB: domain/recall_batches.py) is reached, every
+    a thread's messages are indexed once a multiple of its batch (`lastMessages`, or with
+    the observer on what fills one PutVectors' billed 128 KB: domain/recall_batches.py, and
+    as soon as a message is observed out of the raw window) is reached, every
     message after the step's read position at once (500 at most a run; the next run reads
     on), so one PutVectors carries the batch. On a save the observer runs on, the work rides
     in the observer's execution (`load_carried`: only when the batch is due); else a save
-    that closes a batch starts a run of its own (`wanted`). Every save also puts the
-    thread's pending row (persistence/recall_pending.py) in its own transaction, and the
-    schedule's `flush_idle` indexes the tail of a thread idle for 5 minutes, so no message
-    stays unindexed. A run moves the read position and ends its execution in one write.
-    Its CallModel is `local/rules` on the `recall_index` task (no network): the real work
-    is in `apply`."""
+    that closes a batch starts a run of its own (`wanted`). Every save first puts the
+    thread's pending row (persistence/recall_pending.py), and the schedule's `flush_idle`
+    indexes the tail of a thread idle for 5 minutes, so no message stays unindexed. A run
+    moves the read position and ends its execution in one write. Its CallModel is
+    `local/rules` on the `recall_index` task (no network): the real work is in `apply`."""
 
     kind: PoolKind = RECALL_KIND
 
@@ -290,7 +294,8 @@ class RecallStep:
 
     def batch(self, options: Mapping[str, Any]) -> int:
         """Messages one batch of this version's threads holds."""
-        return batches.batch_size(int(options["lastMessages"]), self._recall.embedder.dimension)
+        shown = None if _observing(options) else int(options["lastMessages"])
+        return batches.batch_size(shown, self._recall.embedder.dimension)
 
     def wanted(self, saved: Saved) -> bool:
         """Recall on in the version the save followed, and the save closes a batch (no I/O:
@@ -299,14 +304,14 @@ class RecallStep:
             saved.first, saved.upto, self.batch(saved.options)
         )
 
-    def save_actions(
+    def before_save(
         self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
-    ) -> list[Action]:
-        """The thread's pending row, put by every save with recall on (one more action in
-        the save's transaction): the idle flush finds the thread through it."""
-        if rules.settings_of(options) is None:
-            return []
-        return [self.pending.saved(thread, upto, now_ms)]
+    ) -> None:
+        """Put the thread's pending row before a save with recall on commits (one plain
+        write: its failure fails the save uncommitted, a save that fails after it leaves a
+        row the flush finds nothing for): the idle flush finds the thread through it."""
+        if rules.settings_of(options) is not None:
+            self.pending.saved(thread, upto, now_ms)
 
     def task(self, evidence: Evidence) -> Ask[RecallIndexInput, RecallIndex]:
         return Ask(RECALL_INDEX, RecallIndexInput(len(evidence.items)))
@@ -314,11 +319,12 @@ class RecallStep:
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
         """The messages after the read position through `upto` (none when recall is off
         now). With nothing left to index, the pending row through `upto` is marked done."""
-        found = self._reader.thread(pool)
-        if found is None or rules.settings_of(found[1]) is None:
-            self.pending.indexed(pool.pool_id, NOTHING_LEFT)
-            return None
-        batch = self._reader.load(pool, upto, limit=RUN_MESSAGES, budget=RUN_BUDGET)
+        with one_read():
+            found = self._reader.thread(pool)
+            if found is None or rules.settings_of(found[1]) is None:
+                self.pending.indexed(pool.pool_id, NOTHING_LEFT)
+                return None
+            batch = self._reader.load(pool, upto, limit=RUN_MESSAGES, budget=RUN_BUDGET)
         if batch is None:
             if upto is not None:
                 self.pending.indexed(pool.pool_id, upto)
@@ -344,9 +350,12 @@ class RecallStep:
         stored, options = found
         position = self._reader.repo.position(stored.thread.id, self.kind)
         target = stored.seq if upto is None else min(upto, stored.seq)
-        if not batches.batch_due(position, target, self.batch(options)):
-            return None
-        return self.load_evidence(pool, upto)
+        due = batches.batch_due(position, target, self.batch(options)) or (
+            _observing(options)
+            and position < target
+            and batches.observed_out(position, observed_boundary(self._store, stored.thread.id))
+        )
+        return self.load_evidence(pool, upto) if due else None
 
     def apply(self, evidence: Evidence, changes: RecallIndex, finish: FinishActions) -> Outcome:
         """Embed and put the run's messages, then move the position with the execution's
@@ -394,6 +403,11 @@ class RecallStep:
         if not waiting:
             return 0
         return sum(1 for run in learning.release(event) if run.started)
+
+
+def _observing(options: Mapping[str, Any]) -> bool:
+    """The observer is on: the context shows every message it has not made active."""
+    return bool(options["observationalMemory"]["enabled"]) and not options["readOnly"]
 
 
 # Agent memories (seed 004) share the index: their own group, the organization as owner

@@ -9,9 +9,9 @@ registered step whose `wanted` says so gets ONE execution for the whole save (it
 every message after its read position), never one per message. A model-free step may
 ride along a model step (`Carrying`): a save that wants both starts ONE execution, whose
 LoadEvidence first does the rider's work when the rider's batch is due (its own read
-position, its own conditional write). A step may also add rows to the save's own
-transaction (`save_actions`) and flush on the schedule (`flush_idle`: semantic recall's
-idle tail). How to add a step: docs/decisions.md, "Thread background work".
+position, its own conditional write). A step may also write before each save
+(`before_save`) and flush on the schedule (`flush_idle`: semantic recall's idle tail).
+How to add a step: docs/decisions.md, "Thread background work".
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from agent_memory.domain.tasks.memory_changes import EvidenceItem
 from agent_memory.domain.tasks.title import TITLE, Title, TitleInput
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.threads import THREAD_POSITION, StoredThread, ThreadRepository
-from agent_memory.ports import Action, Clock, Execution, Store, Update
+from agent_memory.ports import Clock, Execution, Store, Update
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
@@ -239,17 +239,16 @@ class ThreadBackground:
                     answers[rider.kind] = "started"
         return answers
 
-    def save_actions(
+    def before_save(
         self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
-    ) -> list[Action]:
-        """Rows the steps commit in the save's own transaction (a step's `save_actions`,
-        e.g. semantic recall's pending row), for a save that leaves `upto` messages."""
-        actions: list[Action] = []
+    ) -> None:
+        """What the steps write before a save that will leave `upto` messages commits (a
+        step's `before_save`, e.g. semantic recall's pending row). Raises Unavailable when
+        it could not: the save then fails uncommitted (retry it)."""
         for step in self.steps:
-            more = getattr(step, "save_actions", None)
-            if more is not None:
-                actions.extend(more(thread, options, upto, now_ms))
-        return actions
+            write = getattr(step, "before_save", None)
+            if write is not None:
+                write(thread, options, upto, now_ms)
 
     def flush_idle(self) -> int:
         """The schedule's tick: each step's idle work (`flush_idle`, e.g. semantic recall's

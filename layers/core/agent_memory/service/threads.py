@@ -166,9 +166,9 @@ class ThreadService:
         seq = stored.seq
         for attempt in range(SAVE_ATTEMPTS):
             try:
-                # The background's rows of this save (recall's pending row) commit with it.
-                also = self.background.save_actions(stored.thread, options, seq + len(batch), now)
-                self._repo.append(stored.thread, seq, batch, now, also)
+                # The background's rows for this save (recall's pending row), written first.
+                self.background.before_save(stored.thread, options, seq + len(batch), now)
+                self._repo.append(stored.thread, seq, batch, now)
                 break
             except WriteConflict as error:
                 if attempt == SAVE_ATTEMPTS - 1:
