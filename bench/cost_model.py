@@ -520,8 +520,15 @@ RECALL_ASSUMPTIONS: dict[str, Any] = {
     "vector_bytes": 1024 * 4 + 200,
     "candidates_read": 100,
     "notes": [
-        "a turn saves one user message and one answer in one save: one thread-recall "
-        "execution (one PutVectors of 2 vectors, billed at the 128 KB minimum) per save",
+        "a turn saves one user message and one answer in one save; the messages are "
+        "indexed in batches (service/recall.py RecallStep, domain/recall_batches.py): once "
+        "a multiple of lastMessages is reached (with the observer on: of what fills one "
+        "PutVectors' billed 128 KB, 30 vectors at 1,024 dimensions), one PutVectors a batch, "
+        "riding in the observer's execution or a run of its own; an idle thread's tail (5 "
+        "minutes without a save) by the schedule's flush, one run and one PutVectors; every "
+        "save first puts a small pending row (1 WRU). by_turn.thread measures it (bench/"
+        "threads.py: a 10-turn conversation, the flush shared by its turns); the "
+        "per-million-turn lines below still assume one put per save (an upper bound)",
         "each message is embedded with the one before it (tokens_per_embedded_message)",
         "the context embeds the new message once, queries once (top 100) and reads the "
         "candidates' text for the lexical re-ranking (one BatchGetItem of 100 rows, "

@@ -183,3 +183,60 @@ def test_a_failed_put_leaves_the_messages_to_the_next_run(
     assert SISTER in recalled(observed, other, "Where does my sister live?")
     cat = set(recalled(observed, other, "What is my cat called?"))
     assert cat & {CAT, "Miso is a lovely name."}
+
+
+def test_make_runs_tick_indexes_an_idle_threads_tail(tmp_path: Any) -> None:
+    """`make run`'s wiring (SQLite, the local cipher, the template's state machine run in
+    process, the template's schedule as its runner ticks it): a thread's one turn, below
+    its batch, is recalled from another thread once the thread is idle and the tick came."""
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from agent_memory.adapters.in_memory import FixedClock
+    from agent_memory.api.app import create_app
+    from agent_memory.bootstrap import build_services, local_adapters, step_services
+    from agent_memory.config import load_settings
+    from agent_memory.domain.identity import hash_token
+    from infra.local.runner import learning_workflow
+    from tests.api.test_agent_versions import agent_of
+    from tests.api.test_memory_bot_budget import budget_tick
+    from tests.api.test_threads import World
+    from tests.conftest import ADMIN_TOKEN, Api
+
+    settings = load_settings(
+        {"DEFAULT_MODEL": "local/rules", "MEMORY_ADMIN_TOKEN_SHA256": hash_token(ADMIN_TOKEN)}
+    )
+    _name, definition, tasks = learning_workflow()
+    clock = FixedClock(int(time.time() * 1000))
+    adapters = local_adapters(settings, tmp_path, workflow=definition, tasks=tasks)
+    adapters.clock = clock
+    services = build_services(settings, adapters)
+    step_services.use(services)
+    runner: Any = adapters.orchestrator
+    runner.run()
+    try:
+        with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
+            api = Api(client)
+            owner = api.user(api.org())
+            local = World(api, owner, owner, agent_of(api, owner))
+            local.activate({"lastMessages": 10, "semanticRecall": {"topK": 1, "messageRange": 0}})
+            thread = local.thread()
+            assert local.save(thread, user(SISTER), assistant("Noted.")).status_code == 200
+            clock.ms += IDLE_MS
+            assert budget_tick()({})["flushed"] == 1
+            deadline = time.monotonic() + 20
+            found: list[str] = []
+            while time.monotonic() < deadline and SISTER not in found:
+                answer = client.post(
+                    f"/v1/threads/{local.thread()}/context",
+                    json={"message": {"role": "user", "content": "Where does my sister live?"}},
+                    headers=owner.headers,
+                )
+                found = [m["content"] for g in answer.json()["recalled"] for m in g["messages"]]
+                time.sleep(0.05)
+            assert SISTER in found
+    finally:
+        runner.close()
+        step_services.reset()
+        adapters.store.close()

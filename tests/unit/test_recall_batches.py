@@ -7,6 +7,7 @@ from agent_memory.domain.recall_batches import (
     batch_due,
     batch_size,
     idle,
+    may_be_observed_out,
     observed_out,
 )
 
@@ -30,6 +31,9 @@ def test_a_batch_is_due_when_a_multiple_of_it_is_reached() -> None:
 
 
 def test_observed_out_and_idle() -> None:
+    assert not may_be_observed_out(300, 30_000, idle_activation=False)
+    assert may_be_observed_out(30_001, 30_000, idle_activation=False)
+    assert may_be_observed_out(0, 30_000, idle_activation=True)
     assert observed_out(4, 6)
     assert not observed_out(6, 6)
     assert not idle(1_000, 1_000 + IDLE_MS - 1)

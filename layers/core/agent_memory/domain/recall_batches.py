@@ -38,6 +38,13 @@ def batch_due(indexed: int, upto: int, batch: int) -> bool:
     return upto // batch > indexed // batch
 
 
+def may_be_observed_out(tokens: int, message_tokens: int, idle_activation: bool) -> bool:
+    """Whether the observer may have made messages active yet (so the log's boundary is
+    worth reading): only past `messageTokens` of the thread's saved tokens (`blockAfter` is
+    at least 1 x), or at any time with idle activation on."""
+    return idle_activation or tokens > message_tokens
+
+
 def observed_out(indexed: int, active: int) -> bool:
     """Whether a message not indexed yet (numbered from `indexed`) has left the raw window
     for the observer's active observations (messages below `active`)."""

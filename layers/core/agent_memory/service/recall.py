@@ -72,6 +72,8 @@ EMBED_BATCH = 64
 READ_BATCH = 200
 # The flush's event: one per minute of ticks (a repeated tick starts each run once).
 IDLE_EVENT = "recall-idle:{minute}"
+# Threads one tick flushes at most (its function's 60 s); the rest wait for the next tick.
+FLUSH_LIMIT = 500
 
 
 @dataclass
@@ -351,11 +353,23 @@ class RecallStep:
         position = self._reader.repo.position(stored.thread.id, self.kind)
         target = stored.seq if upto is None else min(upto, stored.seq)
         due = batches.batch_due(position, target, self.batch(options)) or (
-            _observing(options)
-            and position < target
-            and batches.observed_out(position, observed_boundary(self._store, stored.thread.id))
+            position < target and self._observed_out(stored.thread, options, position)
         )
         return self.load_evidence(pool, upto) if due else None
+
+    def _observed_out(self, thread: Thread, options: Mapping[str, Any], position: int) -> bool:
+        """Whether the observer made messages not indexed yet active (out of the raw
+        window); its log's head is read only when it may have."""
+        if not _observing(options):
+            return False
+        observation = options["observationalMemory"]["observation"]
+        if not batches.may_be_observed_out(
+            thread.tokens,
+            int(observation["messageTokens"]),
+            observation["activateAfterIdle"] is not False,
+        ):
+            return False
+        return batches.observed_out(position, observed_boundary(self._store, thread.id))
 
     def apply(self, evidence: Evidence, changes: RecallIndex, finish: FinishActions) -> Outcome:
         """Embed and put the run's messages, then move the position with the execution's
@@ -396,7 +410,7 @@ class RecallStep:
         for row in self.pending.rows():
             if row.done:
                 self.pending.forget(row)
-            elif batches.idle(row.at, now):
+            elif batches.idle(row.at, now) and waiting < FLUSH_LIMIT:
                 pool = PoolRef(self.kind, row.org_id, row.thread_id)
                 learning.wait(pool, event=event, reason="idle", upto=row.upto)
                 waiting += 1
