@@ -44,7 +44,6 @@ from agent_memory.ports import (
     Delete,
     Equals,
     KeyRange,
-    Present,
     Put,
     Record,
     Store,
@@ -568,9 +567,9 @@ class ExecutionRepository:
         now: int,
         also: Sequence[Action] = (),
     ) -> None:
-        """Save the answer, and point the execution's row at it (one transaction), so a
-        retried step finds it with the row it reads anyway; `also` (what the call cost)
-        commits with it. Raises WriteConflict(condition=CALL_OPEN) when it was saved."""
+        """Save the answer on its call row (a retried step finds it with `answered_call`);
+        `also` (what the call cost) commits with it. Raises WriteConflict(condition=
+        CALL_OPEN) when it was saved, or when the call row is gone (an erased pool)."""
         answered = {
             "status": "answered",
             "endedAt": now,
@@ -583,10 +582,24 @@ class ExecutionRepository:
                 Update(
                     run.pk, sk, set=answered, condition=Equals("status", "started", name=CALL_OPEN)
                 ),
-                Update(run.pk, run.sk, set={"answered": sk}, condition=Present()),
                 *also,
             ]
         )
+
+    def answered_call(self, run: Run, step: str) -> str | None:
+        """The sort key of a saved answer of `step`'s model call in this run (any attempt),
+        or None: one strongly consistent Query of the run's call rows. (Rows written
+        before also point at it from the execution row: `ExecutionRow.answered`.)"""
+        prefix = f"{CALL_PREFIX}{run.name}#{step}#"
+        after: str | None = None
+        while True:
+            page = self._store.query(run.pk, KeyRange(prefix=prefix), after=after)
+            for record in page.records:
+                if record.get("status") == "answered":
+                    return str(record["sk"])
+            if page.next is None:
+                return None
+            after = page.next
 
     def call_failed(
         self, run: Run, sk: str, kind: str, now: int, also: Sequence[Action] = ()

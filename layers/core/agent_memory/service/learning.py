@@ -333,9 +333,10 @@ class LearningService:
             row = self._running(run)
             if row is None:
                 return {"status": "ended"}
-            if row.answered:
+            saved = self._answered(run, row)
+            if saved:
                 # An earlier attempt saved its answer (it crashed, or its reply was lost).
-                return {"status": "answered", "call": row.answered, "reused": True}
+                return {"status": "answered", "call": saved, "reused": True}
             evidence = evidence_from_json(self._evidence(row))
             model = self._models.resolve(evidence.model)
             if model is None:
@@ -380,8 +381,8 @@ class LearningService:
                     if isinstance(error, WriteConflict) and error.condition == CALL_OPEN:
                         # The call is no longer open: an earlier try committed the answer (its
                         # reply was lost on the way), or something else closed it.
-                        saved = self._running(run)
-                        if saved is not None and saved.answered == sk:
+                        still = self._running(run)
+                        if still is not None and self._answered(run, still) == sk:
                             break
                         raise ExecutionLost("the saved call was closed before its answer") from None
                     # A conflict without a failed condition is another transaction on the
@@ -406,8 +407,9 @@ class LearningService:
             row = self._running(run)
             if row is None:
                 return {"status": "ended"}
-            if row.answered:
-                return {"status": "answered", "call": row.answered, "reused": True}
+            saved = self._answered(run, row)
+            if saved:
+                return {"status": "answered", "call": saved, "reused": True}
         raise Retryable("LearningBusy", "another copy of this execution is calling the model")
 
     def apply_learning(self, event: Mapping[str, Any]) -> dict[str, Any]:
@@ -517,6 +519,11 @@ class LearningService:
             return consolidation(kind, evidence)
         ask: Ask[Any, Any] = task(evidence)
         return ask
+
+    def _answered(self, run: Run, row: ExecutionRow) -> str | None:
+        """The call whose saved answer this run uses: a row of before points at it; else
+        the run's answered call row (the answer is saved there alone: issue 19)."""
+        return row.answered or self._runs.answered_call(run, CALL_STEP)
 
     def _running(self, run: Run) -> ExecutionRow | None:
         """The run's row while it runs; None once it ended. Raises when it is missing."""
