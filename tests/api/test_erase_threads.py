@@ -22,7 +22,7 @@ def adapters(adapters: Any) -> Any:
 
 
 def test_deleting_an_agent_takes_everyones_threads_and_their_vectors(
-    world: World, services: Any
+    world: World, services: Any, adapters: Any
 ) -> None:
     owner, member = world.owner, world.member
     # lastMessages 1: a batch of one message, so each save is indexed by its own run.
@@ -45,6 +45,11 @@ def test_deleting_an_agent_takes_everyones_threads_and_their_vectors(
     assert [t["id"] for t in get(world.api, member, "/v1/threads")["threads"]] == [kept]
     for who in (owner, member):
         assert index.query(probe, 10, org=who.org_id, owner=who.id) == []
+    # Nor does semantic recall's idle flush keep their ids.
+    from agent_memory.persistence.recall_pending import PendingRecalls
+
+    pending = {row.thread_id for row in PendingRecalls(adapters.store).rows()}
+    assert not pending & set(threads)
     # A client following the feed learns it went.
     events = get(world.api, member, "/v1/events?limit=100")["events"]
     gone = [e["object"]["threadId"] for e in events if e["type"] == "thread.deleted"]

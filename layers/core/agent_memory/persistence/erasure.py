@@ -59,6 +59,7 @@ from agent_memory.persistence.memory_bot import CONFESSION_PREFIX, ENRICHMENT_PR
 from agent_memory.persistence.memory_objects import LAYOUT, list_partition, pool_of
 from agent_memory.persistence.observations import CHUNK_PREFIX
 from agent_memory.persistence.pools import PoolRepository
+from agent_memory.persistence.recall_pending import pending_pk
 from agent_memory.persistence.sessions import (
     agent_sessions_pk,
     session_of,
@@ -275,6 +276,8 @@ class ErasureRepository:
                 Delete(resource, notes),
                 Delete(agent_pk(agent_id), agent_thread_sk(thread_id)),
                 Delete(pk, keys.HEAD, Equals("type", THREAD_DELETING)),
+                # Semantic recall's pending row (its idle flush has nothing left to find).
+                Delete(pending_pk(thread_id), thread_id),
                 # A client following the feed drops the thread from its list.
                 event_action(thread.org_id, "thread.deleted", _thread_ids(thread), now_ms),
             ]
