@@ -121,7 +121,10 @@ _READS: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar("thread_reads
 def one_read() -> Iterator[None]:
     """Inside it, `ThreadReader.thread` reads each thread and its options once: a carried
     run's steps (rider and carrier) load from the same snapshot instead of reading the
-    thread's row and its agent's version once each."""
+    thread's row and its agent's version once each. Nested, the outer snapshot holds."""
+    if _READS.get() is not None:
+        yield
+        return
     token = _READS.set({})
     try:
         yield
