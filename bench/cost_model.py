@@ -518,7 +518,8 @@ RECALL_ASSUMPTIONS: dict[str, Any] = {
     "tokens_per_embedded_message": 80,
     "tokens_per_query": 20,
     "vector_bytes": 1024 * 4 + 200,
-    "candidates_read": 100,
+    # The candidates and the message before each (LoCoMo's mean, bench/locomo.py).
+    "candidates_read": 144,
     "notes": [
         "a turn saves one user message and one answer in one save; the messages are "
         "indexed in batches (service/recall.py RecallStep, domain/recall_batches.py): once "
@@ -531,8 +532,9 @@ RECALL_ASSUMPTIONS: dict[str, Any] = {
         "per-million-turn lines below still assume one put per save (an upper bound)",
         "each message is embedded with the one before it (tokens_per_embedded_message)",
         "the context embeds the new message once, queries once (top 100) and reads the "
-        "candidates' text for the lexical re-ranking (one BatchGetItem of 100 rows, "
-        "strongly consistent, under 4 KB each: 100 read units)",
+        "candidates' text and the message before each for the lexical re-ranking (two "
+        "BatchGetItem calls, 144 rows on LoCoMo, strongly consistent, under 4 KB each: "
+        "144 read units)",
         "the execution's state transitions are the observer's transitions_per_run",
     ],
 }
