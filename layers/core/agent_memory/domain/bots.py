@@ -32,7 +32,8 @@ from agent_memory.domain.errors import (
 )
 from agent_memory.domain.grants import GrantLevels, Level
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.sessions import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS, item_id
+from agent_memory.domain.session_limits import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
+from agent_memory.domain.sessions import item_id
 
 MAX_GRANTS = 100
 # A Chat's history: item ids stay below `i-50000`, as a Session's do.

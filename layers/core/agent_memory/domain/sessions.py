@@ -16,17 +16,12 @@ from typing import Literal, get_args
 
 from agent_memory.domain.access import Grants
 from agent_memory.domain.errors import TooLarge, ValidationFailed
+from agent_memory.domain.session_limits import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
 
 SessionKind = Literal["chat", "review", "subagent"]
 SESSION_KINDS: tuple[str, ...] = get_args(SessionKind)
 ItemRole = Literal["user", "assistant", "tool", "notice"]
 ITEM_ROLES: tuple[str, ...] = get_args(ItemRole)
-
-# Limits of one Turn (docs/decisions.md, "Session memory"): a Turn is one transaction with the
-# head row, and an item is one row that must stay far below DynamoDB's 400 KB.
-MAX_TURN_ITEMS = 64
-MAX_ITEM_BYTES = 32 * 1024
-MAX_APP_LENGTH = 64
 
 
 @dataclass(frozen=True)

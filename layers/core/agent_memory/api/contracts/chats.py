@@ -10,7 +10,7 @@ from pydantic import ConfigDict, Field
 from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, Answer, Body
 from agent_memory.api.contracts.bot_fields import Id, Name, Sparse
 from agent_memory.domain.bot_limits import MAX_MEMBERS
-from agent_memory.domain.sessions import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
+from agent_memory.domain.session_limits import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
 
 ITEM_BOUND = f"At most {MAX_ITEM_BYTES} bytes as UTF-8 (413 TooLarge beyond)."
 

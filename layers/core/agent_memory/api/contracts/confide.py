@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer, Body
-from agent_memory.domain.sessions import MAX_ITEM_BYTES
+from agent_memory.domain.session_limits import MAX_ITEM_BYTES
 
 
 class Confide(Body):

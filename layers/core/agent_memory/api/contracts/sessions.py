@@ -17,12 +17,13 @@ from agent_memory.api.contracts.base import (
 )
 from agent_memory.api.contracts.memory_text import POOL_BOUND
 from agent_memory.domain.bounds import MAX_SESSION_ITEMS
-from agent_memory.domain.sessions import MAX_ITEM_BYTES, MAX_TURN_ITEMS, Session
+from agent_memory.domain.session_limits import MAX_ITEM_BYTES, MAX_TURN_ITEMS
 
 if TYPE_CHECKING:
     # Loaded with the services (every service module imports it), not with the routes:
     # `to_domain` runs once the request has its services (a cold start stays cheap).
     from agent_memory.domain import session_memory as memory
+    from agent_memory.domain.sessions import Session
 
 Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
 Learning = Literal["started", "skipped"]

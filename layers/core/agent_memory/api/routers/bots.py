@@ -26,7 +26,6 @@ from agent_memory.api.contracts.bots import (
     SharedEntry,
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, run
-from agent_memory.domain.grants import parse_levels
 from agent_memory.domain.pages import DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT
 
 router = APIRouter(tags=["bots"])
@@ -35,6 +34,9 @@ router = APIRouter(tags=["bots"])
 @router.post("/v1/bots", status_code=201)
 async def create_bot(body: CreateBot, caller: CallerDep, svc: ServicesDep) -> BotAnswer:
     """A Bot owned by the caller (who holds write), with grants for people of its org."""
+    # Loaded with the services (`svc`), not by this module: a cold start loads no grant rule.
+    from agent_memory.domain.grants import parse_levels
+
     levels = parse_levels(body.grants or {}, ["grants"])
     bot = await run(svc, svc.bots.create_bot, caller, body.name, levels)
     return BotAnswer.model_validate({"bot": bot})
@@ -49,6 +51,8 @@ async def get_bot(botId: str, caller: CallerDep, svc: ServicesDep) -> BotAnswer:
 @router.post("/v1/bots/{botId}/links", status_code=201)
 async def link_bot(botId: str, body: CreateLink, caller: CallerDep, svc: ServicesDep) -> LinkAnswer:
     """Let another organization's people use the Bot there (write in its own org)."""
+    from agent_memory.domain.grants import parse_levels
+
     levels = parse_levels(body.grants, ["grants"])
     link = await run(svc, svc.bots.link, caller, botId, body.organizationId, levels)
     return LinkAnswer.model_validate({"link": link})

@@ -28,7 +28,6 @@ from agent_memory.api.contracts.sessions import (
     TurnOut,
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
-from agent_memory.domain.sessions import NewItem
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 # Agent memory's route under /v1/sessions: its own router keeps its tag and its place in the
@@ -105,6 +104,9 @@ async def post_turn(
     sessionId: str, body: PostTurn, caller: CallerDep, svc: ServicesDep
 ) -> TurnAnswer:
     """Append a completed Turn's items; consolidation starts when `generate` is on."""
+    # Loaded with the services (`svc`), not by this module: a cold start loads no session rule.
+    from agent_memory.domain.sessions import NewItem
+
     items = [NewItem(i.role, i.content, i.app) for i in body.items]
     result = await run(
         svc,
