@@ -529,7 +529,7 @@ RECALL_ASSUMPTIONS: dict[str, Any] = {
         "minutes without a save) by the schedule's flush, one run and one PutVectors; every "
         "save first puts a small pending row (1 WRU). by_turn.thread measures it (bench/"
         "threads.py: a 10-turn conversation, the flush shared by its turns); the "
-        "per-million-turn lines below still assume one put per save (an upper bound)",
+        "per-million-turn lines below charge a turn its share of one full batch",
         "each message is embedded with the one before it (tokens_per_embedded_message)",
         "the context embeds the new message once, queries once (top 100) and reads the "
         "candidates' text and the message before each for the lexical re-ranking (two "
@@ -547,14 +547,20 @@ def cost_per_million_turns_recall() -> dict[str, Any]:
     a = RECALL_ASSUMPTIONS
     saved = a["messages_per_turn"] * a["tokens_per_embedded_message"]
     embed_tokens = saved + a["tokens_per_query"]
-    put_gb = max(128 * 1024, a["messages_per_turn"] * a["vector_bytes"]) / 1024**3
+    # Messages are indexed in batches: with the observer on, as many vectors as fill one
+    # PutVectors' billed minimum (domain/recall_batches.batch_size); a turn pays its share.
+    from agent_memory.domain.recall_batches import PUT_MIN_BYTES, VECTOR_OVERHEAD_BYTES, batch_size
+
+    batch = batch_size(None, (a["vector_bytes"] - VECTOR_OVERHEAD_BYTES) // 4)
+    put_gb = a["messages_per_turn"] * max(PUT_MIN_BYTES, batch * a["vector_bytes"]) / batch
+    put_gb /= 1024**3
     transitions = OBSERVER_ASSUMPTIONS["transitions_per_run"]
     lines = {
         "embeddings_titan_v2": embed_tokens * p["titan_v2_input_token"],
         "s3vectors_put": put_gb * p["s3vectors_put_gb"],
         "s3vectors_query": p["s3vectors_query"],
         "candidate_reads": a["candidates_read"] * p["dynamodb_rru"],
-        # One execution per save; its one step is the embedding call and the PutVectors.
+        # At most one execution per save (the observer's carries the indexing).
         "workflow_transitions": workflow_usd(
             1.0, transitions, _run_seconds(500.0, transitions, 1.0)
         ),
