@@ -7,14 +7,20 @@ that needs them (`services`), not here.
 
 from __future__ import annotations
 
+import gc
 import os
 from typing import TYPE_CHECKING, Any
 
-from mangum import Mangum
+# Everything this import builds lives as long as the process: the collector's passes over it
+# while it is built (about 15 ms CPU of a family's import) find almost nothing to free.
+_COLLECTING = gc.isenabled()
+gc.disable()
 
-from agent_memory.api import families
-from agent_memory.api.app import create_app
-from agent_memory.observability import logger, metrics
+from mangum import Mangum  # noqa: E402
+
+from agent_memory.api import families  # noqa: E402
+from agent_memory.api.app import create_app  # noqa: E402
+from agent_memory.observability import logger, metrics  # noqa: E402
 
 if TYPE_CHECKING:
     from agent_memory.bootstrap import ColdStart
@@ -52,6 +58,11 @@ services = _Wiring()
 FAMILY = os.environ.get("API_FAMILY") or None
 app = create_app(services, routers=families.routers(FAMILY) if FAMILY else None)
 _asgi = Mangum(app, lifespan="off")
+# The import's objects go to the permanent generation, so no later pass walks them either;
+# the few hundred cycles it left (about 770 objects) are kept, not collected.
+gc.freeze()
+if _COLLECTING:
+    gc.enable()
 
 
 @metrics.log_metrics

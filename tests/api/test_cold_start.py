@@ -21,9 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("boto3", "aws_encryption_sdk", "pydantic.v1", "aws_xray_sdk", "pydantic_settings")
 
 PROBE = """
-import json, sys
+import gc, json, sys
 HEAVY = {heavy!r}
 import functions.api.handler as h
+collector = [gc.isenabled(), gc.get_freeze_count() > 0]
 from fastapi.openapi import models
 from fastapi.testclient import TestClient
 def built():
@@ -39,7 +40,7 @@ after_health = built()
 document = TestClient(h.app).get("/openapi.json").json()
 print(json.dumps({{"status": answer.status_code, "at_import": before, "after_health": after,
     "openapi_models": [at_import, after_health, "OpenAPI" in built()],
-    "documented": "/v1/bots/{{botId}}" in document["paths"]}}))
+    "documented": "/v1/bots/{{botId}}" in document["paths"], "collector": collector}}))
 """
 
 STEPS_PROBE = """
@@ -95,13 +96,15 @@ def test_a_cold_start_imports_only_what_it_needs() -> None:
     """FastAPI's OpenAPI models are built by the first `/openapi.json`, not at import nor by
     a request (api/_cold_start.py: a pydantic or FastAPI upgrade that breaks the deferral
     fails here); the two built at import are the ones FastAPI's security classes and our
-    bearer dependency instantiate."""
+    bearer dependency instantiate. The collector, paused while the handler imports, is on
+    again after it, with what the import built frozen."""
     assert _run(PROBE) == {
         "status": 200,
         "at_import": [],
         "after_health": [],
         "openapi_models": [["HTTPBearer", "OAuthFlows"], ["HTTPBearer", "OAuthFlows"], True],
         "documented": True,
+        "collector": [True, True],
     }
 
 
