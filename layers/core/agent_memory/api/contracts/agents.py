@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.api.contracts.base import Answer, Body, empty_list
 
 if TYPE_CHECKING:
     # Annotations of `of` only: loaded with the services, not with the routes.
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 class CreateAgent(Body):
     name: str = Field(min_length=1, max_length=200)
     members: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
-        default_factory=list, max_length=100
+        default_factory=empty_list, max_length=100
     )
 
 

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, Answer, Body
+from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, Answer, Body, empty_list
 from agent_memory.api.contracts.bot_fields import Id, Name, Sparse
 from agent_memory.domain.bot_limits import MAX_MEMBERS
 from agent_memory.domain.session_limits import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
@@ -20,12 +20,12 @@ ITEM_BOUND = f"At most {MAX_ITEM_BYTES} bytes as UTF-8 (413 TooLarge beyond)."
 
 class CreateChannel(Body):
     name: Name
-    members: list[Id] = Field(default_factory=list, max_length=MAX_MEMBERS)
+    members: list[Id] = Field(default_factory=empty_list, max_length=MAX_MEMBERS)
 
 
 class ChangeMembers(Body):
-    add: list[Id] = Field(default_factory=list, max_length=MAX_MEMBERS)
-    remove: list[Id] = Field(default_factory=list, max_length=MAX_MEMBERS)
+    add: list[Id] = Field(default_factory=empty_list, max_length=MAX_MEMBERS)
+    remove: list[Id] = Field(default_factory=empty_list, max_length=MAX_MEMBERS)
 
 
 class ChannelOut(Answer):

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.api.contracts.base import Answer, Body, empty_list
 from agent_memory.domain.bot_limits import MAX_CONCURRENCY, MAX_INSTRUCTIONS
 
 
@@ -20,9 +20,9 @@ class BotExecution(Answer):
     turnId: str | None
     startedAt: int | None = None
     endedAt: int | None = None
-    itemIds: list[str] = Field(default_factory=list)
-    applied: list[dict[str, Any]] = Field(default_factory=list)
-    rejected: list[dict[str, Any]] = Field(default_factory=list)
+    itemIds: list[str] = Field(default_factory=empty_list)
+    applied: list[dict[str, Any]] = Field(default_factory=empty_list)
+    rejected: list[dict[str, Any]] = Field(default_factory=empty_list)
     reason: str | None = None
     model: str | None = None
     error: dict[str, Any] | None = None
