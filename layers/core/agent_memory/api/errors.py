@@ -12,7 +12,6 @@ from starlette.exceptions import HTTPException
 
 from agent_memory.api.observability import logger
 from agent_memory.domain.errors import DomainError
-from agent_memory.domain.limits import RateLimited
 
 # Where a request part comes first in a validation error's location.
 _LOCATIONS = {"body", "query", "path", "header"}
@@ -49,6 +48,10 @@ def install_error_handlers(app: FastAPI) -> None:
         if error.status >= 500:
             logger.error("request failed", extra={"tag": error.tag, "error": error.message})
         headers = {"Retry-After": "1"} if error.status in (429, 503) else None
+        # Imported here: only the services raise it, and they have loaded it by then (its
+        # three frozen dataclasses are about 2 ms of a family function's import).
+        from agent_memory.domain.limits import RateLimited
+
         if isinstance(error, RateLimited):
             # Seconds until the token's window frees up (domain/limits.py).
             headers = {"Retry-After": str(error.retry_after_s)}
