@@ -17,6 +17,13 @@ from typing import Any, Literal, cast, get_args
 from agent_memory.domain.entries import Entry, EntryMeta
 from agent_memory.domain.errors import Forbidden, ValidationFailed
 from agent_memory.domain.identity import Principal
+from agent_memory.domain.memory_object_limits import (
+    DEFAULT_IMPORTANCE,
+    MAX_CONTENT_CHARS,
+    MAX_ENTITY_ID_CHARS,
+    MAX_ENTITY_TEXT_CHARS,
+    MAX_PAGE,
+)
 
 Category = Literal["preference", "fact", "instruction"]
 EntityType = Literal["account", "actor", "entity"]
@@ -24,14 +31,9 @@ CATEGORIES: tuple[str, ...] = get_args(Category)
 ENTITY_TYPES: tuple[str, ...] = get_args(EntityType)
 
 ID_PREFIX = "mem_"
-# Limits (docs/decisions.md, "Agent memories"): a memory is a short note an agent reads.
-MAX_CONTENT_CHARS = 4000
+# Limits (docs/decisions.md, "Agent memories"): a memory is a short note an agent reads; the
+# routes' bounds are in domain/memory_object_limits.py (a route's module reads them alone).
 MAX_METADATA_BYTES = 16_384
-MAX_ENTITY_ID_CHARS = 255
-MAX_ENTITY_TEXT_CHARS = 500
-DEFAULT_IMPORTANCE = 0.5
-MAX_PAGE = 100
-DEFAULT_PAGE = 10
 
 _ID = re.compile(r"mem_[0-9a-z]{1,64}")
 _RFC3339 = re.compile(

@@ -18,9 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.model_name_bounds import MAX_NAME_LENGTH, PROVIDERS
 
-PROVIDERS = ("local", "openai", "bedrock", "anthropic")
-MAX_NAME_LENGTH = 200
 MAX_PATTERNS = 100
 
 _SEGMENT = re.compile(r"[A-Za-z0-9._:@+=,-]+")

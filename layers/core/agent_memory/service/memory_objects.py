@@ -13,9 +13,9 @@ from typing import Any
 from agent_memory.domain.bounds import memory_object_size, within_budget
 from agent_memory.domain.errors import Conflict, NotFound, ValidationFailed
 from agent_memory.domain.identity import Principal
+from agent_memory.domain.memory_object_limits import MAX_ENTITY_ID_CHARS
 from agent_memory.domain.memory_objects import (
     ID_PREFIX,
-    MAX_ENTITY_ID_CHARS,
     MemoryObject,
     MemoryPage,
     NewMemory,

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, WithJsonSchema
 
 from agent_memory.api.contracts.base import Answer, Body
-from agent_memory.domain.memory_objects import (
+from agent_memory.domain.memory_object_limits import (
     DEFAULT_IMPORTANCE,
     DEFAULT_PAGE,
     MAX_CONTENT_CHARS,
     MAX_ENTITY_ID_CHARS,
     MAX_ENTITY_TEXT_CHARS,
     MAX_PAGE,
-    Entity,
-    MemoryObject,
-    NewMemory,
-    format_timestamp,
 )
+
+# The rules and the entry model load with the services, or in the method that converts.
+if TYPE_CHECKING:
+    from agent_memory.domain.memory_objects import Entity, MemoryObject, NewMemory
 
 CategoryName = Literal["preference", "fact", "instruction"]
 EntityTypeName = Literal["account", "actor", "entity"]
@@ -36,6 +36,8 @@ class EntityIn(Body):
     handle: str | None = Field(default=None, max_length=MAX_ENTITY_TEXT_CHARS)
 
     def to_domain(self) -> Entity:
+        from agent_memory.domain.memory_objects import Entity
+
         return Entity(id=self.id, type=self.type, name=self.name, handle=self.handle)
 
 
@@ -50,6 +52,8 @@ class CreateAgentMemory(Body):
     )
 
     def to_domain(self) -> NewMemory:
+        from agent_memory.domain.memory_objects import NewMemory
+
         return NewMemory(
             category=self.category,
             content=self.content,
@@ -128,6 +132,8 @@ class AgentMemoryOut(Answer):
 
     @classmethod
     def of(cls, memory: MemoryObject) -> AgentMemoryOut:
+        from agent_memory.domain.memory_objects import format_timestamp
+
         entity = memory.entity
         return cls(
             id=memory.id,

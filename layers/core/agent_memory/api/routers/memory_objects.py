@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Query
 
@@ -16,7 +16,11 @@ from agent_memory.api.contracts.memory_objects import (
     UpdateAgentMemory,
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, run
-from agent_memory.domain.memory_objects import DEFAULT_PAGE, MAX_PAGE, MemoryPage
+from agent_memory.domain.memory_object_limits import DEFAULT_PAGE, MAX_PAGE
+
+if TYPE_CHECKING:
+    # The rules load with the services (docs/decisions.md, "One function per API family").
+    from agent_memory.domain.memory_objects import MemoryPage
 
 router = APIRouter(prefix="/v1/agent_memories", tags=["agent memories"])
 
