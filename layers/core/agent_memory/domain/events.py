@@ -22,29 +22,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
+from agent_memory.domain import event_limits
 from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.event_limits import MAX_CURSOR, EventType
 
-EventType = Literal[
-    "thread.created",
-    "thread.updated",
-    # A thread erased with its agent or its person (service/erasure.py).
-    "thread.deleted",
-    "working_memory.updated",
-    "memory.changed",
-    "execution.ended",
-]
 EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
-
-# A page answers 1..MAX_LIMIT events; DEFAULT_LIMIT without `limit`.
-DEFAULT_LIMIT = 50
-MAX_LIMIT = 100
+# A page answers 1..MAX_LIMIT events (the route declares it: domain/event_limits.py).
+MAX_LIMIT = event_limits.MAX_LIMIT
 # How late a change's transaction may commit after the time in its event id and still be
 # answered once (an SDK retry, a slow seal).
 SETTLE_MS = 5_000
 # Unsettled events a cursor remembers at most; past it, later events wait until settled.
 MAX_SEEN = 100
-# The longest cursor a caller may send (MAX_SEEN ids in base64 JSON, with room).
-MAX_CURSOR = 6_000
 
 _NONCE = re.compile(r"^[0-9a-f]{10}$")
 _ID = re.compile(r"^evt_[0-9]{13}[0-9a-f]{10}$")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer
-from agent_memory.domain.events import EventType
+from agent_memory.domain.event_limits import EventType
 
 
 class EventOut(Answer):

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 
 from agent_memory.api.contracts.events import EventsAnswer
 from agent_memory.api.deps import CallerDep, ServicesDep, run
-from agent_memory.domain.events import DEFAULT_LIMIT, MAX_CURSOR, MAX_LIMIT
+from agent_memory.domain.event_limits import DEFAULT_LIMIT, MAX_CURSOR, MAX_LIMIT
 
 router = APIRouter(tags=["events"])
 
