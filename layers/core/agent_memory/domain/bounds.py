@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from agent_memory.domain import pool_limits
 from agent_memory.domain.errors import TooLarge
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ LAMBDA_RESPONSE_BYTES = 6 * 1024 * 1024
 # What one answer's body may take as carried: 1 MiB is left for the envelope and headers.
 ANSWER_BUDGET = 5 * 1024 * 1024
 # A Session's history: its memory read lists every processed item id (`i-50000` at most).
-MAX_SESSION_ITEMS = 50_000
+MAX_SESSION_ITEMS = pool_limits.MAX_SESSION_ITEMS
 
 POOL_FULL = (
     "the memory is at its bound ({entries} entries, {content} characters of content); not kept"
@@ -57,7 +58,9 @@ class PoolBound:
 OBJECT_FRAME = 512
 
 # Seed 000's session and agent memory (one bound: a promotion copies a session's entries).
-KEYED_POOL = PoolBound(max_entries=500, max_content=100_000)
+KEYED_POOL = PoolBound(
+    max_entries=pool_limits.KEYED_POOL_ENTRIES, max_content=pool_limits.KEYED_POOL_CONTENT
+)
 
 
 @dataclass(frozen=True)

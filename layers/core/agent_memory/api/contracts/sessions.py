@@ -16,7 +16,7 @@ from agent_memory.api.contracts.base import (
     require_known_tag,
 )
 from agent_memory.api.contracts.memory_text import POOL_BOUND
-from agent_memory.domain.bounds import MAX_SESSION_ITEMS
+from agent_memory.domain.pool_limits import MAX_SESSION_ITEMS
 from agent_memory.domain.session_limits import MAX_ITEM_BYTES, MAX_TURN_ITEMS
 
 if TYPE_CHECKING:
