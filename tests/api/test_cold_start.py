@@ -150,3 +150,19 @@ def test_a_family_function_imports_only_its_routers(
         "services": ["agent_memory.service.registry"],
         "rules": [],
     }
+
+
+def test_what_the_process_keeps_is_built_without_collections_then_frozen() -> None:
+    """The import and the first wiring of the services pause the collector, then freeze
+    what they built; the collector is on again after, as it was before."""
+    import gc
+
+    import functions.api.handler as h
+
+    collecting, frozen = gc.isenabled(), gc.get_freeze_count()
+    with h._built_for_good():
+        paused = not gc.isenabled()
+        kept = [[n] for n in range(100)]
+    assert paused
+    assert gc.isenabled() == collecting
+    assert gc.get_freeze_count() >= frozen + len(kept)
