@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 # Everything this import builds lives as long as the process: the collector's passes over it
@@ -23,24 +21,11 @@ from mangum import Mangum  # noqa: E402
 from agent_memory.api import families  # noqa: E402
 from agent_memory.api.app import create_app  # noqa: E402
 from agent_memory.observability import logger, metrics  # noqa: E402
+from agent_memory.process import built_for_good  # noqa: E402
 
 if TYPE_CHECKING:
     from agent_memory.bootstrap import ColdStart
     from agent_memory.service.registry import Services
-
-
-@contextmanager
-def _built_for_good() -> Iterator[None]:
-    """No collection while the process builds what it keeps (the import, the services);
-    then those objects go to the permanent generation, so no later pass walks them."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if collecting:
-            gc.enable()
 
 
 class _Wiring:
@@ -49,25 +34,18 @@ class _Wiring:
 
     def __init__(self) -> None:
         self._cold: ColdStart | None = None
-        self._built = False
 
     def _holder(self) -> ColdStart:
         if self._cold is None:
-            with _built_for_good():
+            with built_for_good():
                 from agent_memory.bootstrap import services_from_environment
 
                 self._cold = services_from_environment()
         return self._cold
 
     def __call__(self) -> Services:
-        if self._built:
-            return self._holder()()
-        # The first build: boto3, its clients and every service module (about 70 ms of
-        # collections on the first request otherwise, measured).
-        with _built_for_good():
-            built = self._holder()()
-        self._built = True
-        return built
+        # The first build (boto3, its clients, every service) is ColdStart's, paused as well.
+        return self._holder()()
 
     def use(self, built: Services) -> None:
         self._holder().use(built)

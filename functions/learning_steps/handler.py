@@ -13,10 +13,14 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
+from agent_memory.process import built_for_good
 
-from agent_memory.bootstrap import step_services
-from agent_memory.observability import logger, metrics, set_correlation_id
+# What the import builds (every service module, Powertools) lives as long as the process.
+with built_for_good():
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    from agent_memory.bootstrap import step_services
+    from agent_memory.observability import logger, metrics, set_correlation_id
 
 Step = Callable[[dict[str, Any], Any], dict[str, Any]]
 # Built once per cold start from the environment; tests call `services.reset()` / `.use()`.

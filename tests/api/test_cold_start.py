@@ -157,12 +157,36 @@ def test_what_the_process_keeps_is_built_without_collections_then_frozen() -> No
     what they built; the collector is on again after, as it was before."""
     import gc
 
-    import functions.api.handler as h
+    from agent_memory.process import built_for_good
 
     collecting, frozen = gc.isenabled(), gc.get_freeze_count()
-    with h._built_for_good():
+    with built_for_good():
         paused = not gc.isenabled()
         kept = [[n] for n in range(100)]
     assert paused
     assert gc.isenabled() == collecting
     assert gc.get_freeze_count() >= frozen + len(kept)
+
+
+def test_a_cold_start_keeps_only_its_first_build_for_good() -> None:
+    """The process's first wiring of the services is built with the collector paused (the
+    learning steps' and the API's alike); a rebuild after `reset()` collects as usual."""
+    import gc
+    from typing import Any
+
+    from agent_memory.bootstrap import ColdStart
+
+    collecting: list[bool] = []
+
+    def build() -> Any:
+        collecting.append(gc.isenabled())
+        return object()
+
+    before = gc.isenabled()
+    cold = ColdStart(build)
+    first = cold()
+    assert cold() is first
+    cold.reset()
+    cold()
+    assert collecting == [False, before]
+    assert gc.isenabled() == before

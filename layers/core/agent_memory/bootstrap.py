@@ -27,6 +27,7 @@ from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, Store
 from agent_memory.ports.vectors import Embedder, VectorIndex
+from agent_memory.process import built_for_good
 from agent_memory.service.agent_learning import AgentLearning, AgentLearningPool
 from agent_memory.service.agent_memory import AgentMemoryService
 from agent_memory.service.agent_versions import AgentVersionService
@@ -477,14 +478,26 @@ class ColdStart:
         self._factory = factory
         self._built: Services | None = None
         self._lock = threading.Lock()
+        # The process's first build (boto3, its clients, every service) is kept for good:
+        # built with the collector paused, then frozen (agent_memory/process.py). Later
+        # builds (tests' resets) collect as usual, so what they drop is freed.
+        self._first = True
 
     def __call__(self) -> Services:
         built = self._built
         if built is None:
             with self._lock:
                 if self._built is None:
-                    self._built = self._factory()
+                    self._built = self._build()
                 built = self._built
+        return built
+
+    def _build(self) -> Services:
+        if not self._first:
+            return self._factory()
+        with built_for_good():
+            built = self._factory()
+        self._first = False
         return built
 
     def reset(self) -> None:
