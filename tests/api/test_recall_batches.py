@@ -14,6 +14,7 @@ import pytest
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.recall_batches import IDLE_MS
 from tests.api.test_observer import OBSERVER, Observed, observed, stack
+from tests.api.test_thread_background import recalled
 from tests.api.test_threads import assistant, user
 
 __all__ = ["observed", "stack"]
@@ -39,16 +40,6 @@ def recall_on(observed: Observed, *, last: int, observer: bool) -> None:
 def save(observed: Observed, thread: str, said: str, answer: str = "Noted.") -> None:
     saved = observed.world.save(thread, user(said), assistant(answer))
     assert saved.status_code == 200, saved.text
-
-
-def recalled(observed: Observed, thread: str, text: str) -> list[str]:
-    answer = observed.world.api.client.post(
-        f"/v1/threads/{thread}/context",
-        json={"message": {"role": "user", "content": text}},
-        headers=observed.world.owner.headers,
-    )
-    assert answer.status_code == 200, answer.text
-    return [m["content"] for g in answer.json()["recalled"] for m in g["messages"]]
 
 
 def recall_runs(observed: Observed, thread: str) -> list[tuple[str, str]]:
@@ -191,52 +182,25 @@ def test_make_runs_tick_indexes_an_idle_threads_tail(tmp_path: Any) -> None:
     its batch, is recalled from another thread once the thread is idle and the tick came."""
     import time
 
-    from fastapi.testclient import TestClient
-
     from agent_memory.adapters.in_memory import FixedClock
-    from agent_memory.api.app import create_app
-    from agent_memory.bootstrap import build_services, local_adapters, step_services
-    from agent_memory.config import load_settings
-    from agent_memory.domain.identity import hash_token
-    from infra.local.runner import learning_workflow
-    from tests.api.test_agent_versions import agent_of
     from tests.api.test_memory_bot_budget import budget_tick
-    from tests.api.test_threads import World
-    from tests.conftest import ADMIN_TOKEN, Api
+    from tests.api.test_threads import make_run_world
 
-    settings = load_settings(
-        {"DEFAULT_MODEL": "local/rules", "MEMORY_ADMIN_TOKEN_SHA256": hash_token(ADMIN_TOKEN)}
-    )
-    _name, definition, tasks = learning_workflow()
     clock = FixedClock(int(time.time() * 1000))
-    adapters = local_adapters(settings, tmp_path, workflow=definition, tasks=tasks)
-    adapters.clock = clock
-    services = build_services(settings, adapters)
-    step_services.use(services)
-    runner: Any = adapters.orchestrator
-    runner.run()
-    try:
-        with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
-            api = Api(client)
-            owner = api.user(api.org())
-            local = World(api, owner, owner, agent_of(api, owner))
-            local.activate({"lastMessages": 10, "semanticRecall": {"topK": 1, "messageRange": 0}})
-            thread = local.thread()
-            assert local.save(thread, user(SISTER), assistant("Noted.")).status_code == 200
-            clock.ms += IDLE_MS
-            assert budget_tick()({})["flushed"] == 1
-            deadline = time.monotonic() + 20
-            found: list[str] = []
-            while time.monotonic() < deadline and SISTER not in found:
-                answer = client.post(
-                    f"/v1/threads/{local.thread()}/context",
-                    json={"message": {"role": "user", "content": "Where does my sister live?"}},
-                    headers=owner.headers,
-                )
-                found = [m["content"] for g in answer.json()["recalled"] for m in g["messages"]]
-                time.sleep(0.05)
-            assert SISTER in found
-    finally:
-        runner.close()
-        step_services.reset()
-        adapters.store.close()
+    with make_run_world(tmp_path, clock) as local:
+        local.activate({"lastMessages": 10, "semanticRecall": {"topK": 1, "messageRange": 0}})
+        thread = local.thread()
+        assert local.save(thread, user(SISTER), assistant("Noted.")).status_code == 200
+        clock.ms += IDLE_MS
+        assert budget_tick()({})["flushed"] == 1
+        deadline = time.monotonic() + 20
+        found: list[str] = []
+        while time.monotonic() < deadline and SISTER not in found:
+            answer = local.api.client.post(
+                f"/v1/threads/{local.thread()}/context",
+                json={"message": {"role": "user", "content": "Where does my sister live?"}},
+                headers=local.owner.headers,
+            )
+            found = [m["content"] for g in answer.json()["recalled"] for m in g["messages"]]
+            time.sleep(0.05)
+        assert SISTER in found

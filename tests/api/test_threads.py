@@ -4,6 +4,8 @@ working memory in both formats and scopes, readOnly, and isolation between users
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -470,9 +472,11 @@ def test_a_save_that_loses_a_race_renumbers_and_keeps_both(
     assert contents == ["first", "second"]
 
 
-def test_make_runs_local_runner_titles_the_thread_in_the_background(tmp_path: Any) -> None:
+@contextmanager
+def make_run_world(tmp_path: Any, clock: Any = None) -> Iterator[World]:
     """`make run`'s wiring (SQLite, the local cipher, the template's state machine run in
-    process by the step handlers): the save answers at once, the runner titles after."""
+    process by the step handlers) with one organization's owner and agent; `clock`, when
+    given, is the adapters' clock."""
     from fastapi.testclient import TestClient
 
     from agent_memory.api.app import create_app
@@ -487,6 +491,8 @@ def test_make_runs_local_runner_titles_the_thread_in_the_background(tmp_path: An
     )
     _name, definition, tasks = learning_workflow()
     adapters = local_adapters(settings, tmp_path, workflow=definition, tasks=tasks)
+    if clock is not None:
+        adapters.clock = clock
     services = build_services(settings, adapters)
     step_services.use(services)
     runner: Any = adapters.orchestrator
@@ -494,25 +500,29 @@ def test_make_runs_local_runner_titles_the_thread_in_the_background(tmp_path: An
     try:
         with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
             api = Api(client)
-            org = api.org()
-            owner = api.user(org)
-            local = World(api, owner, owner, agent_of(api, owner))
-            thread = local.thread()
-            saved = local.save(thread, user("Plan my trip to Lisbon in May."), assistant("Sure."))
-            assert saved.status_code == 200, saved.text
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                runs = learning(local, thread)
-                if runs and runs[0]["status"] != "running":
-                    break
-                time.sleep(0.02)
-            assert [(r["kind"], r["status"]) for r in runs] == [("thread-title", "succeeded")]
-            title = local.get(f"/v1/threads/{thread}").json()["thread"]["title"]
-            assert title == "Plan my trip to Lisbon in"
+            owner = api.user(api.org())
+            yield World(api, owner, owner, agent_of(api, owner))
     finally:
         runner.close()
         step_services.reset()
         adapters.store.close()
+
+
+def test_make_runs_local_runner_titles_the_thread_in_the_background(tmp_path: Any) -> None:
+    """`make run`'s wiring: the save answers at once, the runner titles after."""
+    with make_run_world(tmp_path) as local:
+        thread = local.thread()
+        saved = local.save(thread, user("Plan my trip to Lisbon in May."), assistant("Sure."))
+        assert saved.status_code == 200, saved.text
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            runs = learning(local, thread)
+            if runs and runs[0]["status"] != "running":
+                break
+            time.sleep(0.02)
+        assert [(r["kind"], r["status"]) for r in runs] == [("thread-title", "succeeded")]
+        title = local.get(f"/v1/threads/{thread}").json()["thread"]["title"]
+        assert title == "Plan my trip to Lisbon in"
 
 
 def test_the_state_machine_titles_the_thread_on_the_embedded_aws(
