@@ -108,6 +108,7 @@ class Indexer:
     """A model-free step over a list of messages: its position moves once per message."""
 
     kind = "thread-recall"
+    riders: tuple[Any, ...] = ()
 
     def __init__(self, saved: int) -> None:
         self.saved = saved

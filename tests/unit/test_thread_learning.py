@@ -112,6 +112,8 @@ class Recorder:
 
 
 class Step:
+    riders: tuple[Any, ...] = ()
+
     def __init__(self, kind: str, wants: bool) -> None:
         self.kind = kind
         self.wants = wants

@@ -53,7 +53,7 @@ from agent_memory.service.learning_pools import (
     PoolKind,
     PoolRef,
 )
-from agent_memory.service.thread_learning import Saved, ThreadReader
+from agent_memory.service.thread_learning import Saved, ThreadReader, ThreadStep
 
 log = logging.getLogger(__name__)
 
@@ -297,6 +297,7 @@ class ObserveStep:
     """The background observer and reflector: the `thread-observe` learning pool."""
 
     kind: PoolKind = OBSERVE_KIND
+    riders: tuple[ThreadStep, ...] = ()
 
     def __init__(self, reader: ThreadReader, observer: Observer) -> None:
         self._reader = reader

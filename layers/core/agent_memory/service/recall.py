@@ -59,7 +59,13 @@ from agent_memory.service.learning_pools import (
     PoolKind,
     PoolRef,
 )
-from agent_memory.service.thread_learning import Learning, Saved, ThreadReader, one_read
+from agent_memory.service.thread_learning import (
+    Learning,
+    Saved,
+    ThreadReader,
+    ThreadStep,
+    one_read,
+)
 
 RECALL_KIND: PoolKind = "thread-recall"
 # Messages one background run embeds at most (the local model: ~10 s on a busy machine).
@@ -287,6 +293,7 @@ class RecallStep:
     `local/rules` on the `recall_index` task (no network): the real work is in `apply`."""
 
     kind: PoolKind = RECALL_KIND
+    riders: tuple[ThreadStep, ...] = ()
 
     def __init__(self, reader: ThreadReader, recall: RecallService, store: Store) -> None:
         self._reader = reader

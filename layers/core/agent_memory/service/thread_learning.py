@@ -72,6 +72,8 @@ class ThreadStep(Protocol):
     of its own kind, plus `wanted`."""
 
     kind: PoolKind
+    # Model-free steps whose work this step's runs do as well (`Carrying`); none for most.
+    riders: tuple[ThreadStep, ...]
 
     def wanted(self, saved: Saved) -> bool:
         """Whether this save starts a run (request path: no I/O, decided from `saved`)."""
@@ -237,7 +239,7 @@ class ThreadBackground:
                 continue
             answers[step.kind] = self._start(step, saved)
             if answers[step.kind] == "started":
-                for rider in getattr(step, "riders", ()):
+                for rider in step.riders:
                     carried.add(rider.kind)
                     answers[rider.kind] = "started"
         return answers
@@ -350,6 +352,7 @@ class TitleStep:
     next save with an answer tries again."""
 
     kind: PoolKind = TITLE_KIND
+    riders: tuple[ThreadStep, ...] = ()
 
     def __init__(
         self, reader: ThreadReader, store: Store, clock: Clock, title_model: str | None = None
