@@ -20,7 +20,12 @@ from agent_memory.persistence.erasure import ErasureRepository
 from agent_memory.persistence.events import EventRepository
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
-from agent_memory.persistence.limits import Counters, ProcessCounters, TableCounters
+from agent_memory.persistence.limits import (
+    BatchedCounters,
+    Counters,
+    ProcessCounters,
+    TableCounters,
+)
 from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
 from agent_memory.persistence.observations import ObservationRepository
 from agent_memory.persistence.sessions import SessionRepository
@@ -342,7 +347,9 @@ def session_access(settings: Settings, adapters: Adapters) -> SessionAccess:
 
 def build_services(settings: Settings, adapters: Adapters) -> Services:
     identity_repo = IdentityRepository(adapters.store)
-    limiter = Limiter(adapters.counters or TableCounters(adapters.store), adapters.clock)
+    # In the table, written in batches far below a limit (issue 19); one Limiter per process.
+    counters = adapters.counters or BatchedCounters(TableCounters(adapters.store))
+    limiter = Limiter(counters, adapters.clock)
     learning = LearningService(
         adapters.store,
         adapters.cipher,

@@ -8,9 +8,14 @@
   note and no request fails.
 
 A later route (confide, context) limits something new with `Limiter.take(scope, limit,
-subject)` and its own scope name. Each use is one small conditional write; when the table
-cannot count (an outage), the use is admitted: a limiter never makes the service less
-available than its table already is.
+subject)` and its own scope name. On AWS the counts are `BatchedCounters`
+(persistence/limits.py): far below a limit a process writes one conditional write per batch
+of uses, from half the limit on one per use, so a window admits at most `limit + P x
+(batch - 1)` uses with P warm processes, and one process is exact. Both limits use the same
+rule: the quota guards an organization's model-call rate, not its money (the Bot's budget
+does that), and near the quota it is as exact as the request limit. When the table cannot
+count (an outage), the use is admitted: a limiter never makes the service less available
+than its table already is.
 """
 
 from __future__ import annotations
@@ -33,7 +38,8 @@ _SUBJECT_HEX = 32
 
 class Limiter:
     """Fixed-window counting of uses per scope and subject (domain/limits.py), in the
-    table (`TableCounters`) or, where one process serves everything, in memory."""
+    table (`BatchedCounters` over `TableCounters`) or, where one process serves everything,
+    in memory."""
 
     def __init__(self, counters: Counters, clock: Clock) -> None:
         self._counters = counters
