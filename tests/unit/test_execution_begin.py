@@ -40,7 +40,8 @@ def test_a_released_wait_is_begun_by_one_write() -> None:
     store = CountingStore()
     runs = ExecutionRepository(store, FakeCipher())
     run = _run(wait_name(POOL, "turn:acme:chat_1:turn_1"))
-    assert runs.wait(run, "turn:acme:chat_1:turn_1", 1_000) == "waiting"
+    recorded = runs.wait(run, "turn:acme:chat_1:turn_1", 1_000)
+    assert (recorded.repeated, recorded.happened) == (False, None)  # waiting
     assert runs.claim(run, 7, 1_001)
     store.writes.clear()
     runs.begin(run, 1_002, evidence="{}", position=0, item_ids=["i-1"], waited=True)

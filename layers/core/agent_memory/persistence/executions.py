@@ -14,8 +14,13 @@ Recorded waits (an execution that starts when an event happens, docs/decisions.m
   `LINK#<name>` names one execution waiting on it (enough to rebuild its Run); `EVENT` is
   written once when the event happens, with what the release passes on (`upto`).
 - The execution's own row is `waiting` until the event releases it, then `released` (shown
-  as running) until LoadEvidence begins it. A wait is recorded in one transaction with a
-  check that `EVENT` is absent, so a wait and its event cannot miss each other.
+  as running) until LoadEvidence begins it. A wait writes its link, then its row, then
+  reads `EVENT` (plain single-row writes, a strongly consistent read); a release writes
+  `EVENT`, then reads the links. Each side writes its own row before it reads the other's,
+  so at least one sees the other, and the conditional `claim` (`waiting -> released`) lets
+  exactly one of them start the run (issue 19: 2 write units and a read, not a 6-unit
+  transaction). The link comes first because it names the run (and when it was asked
+  for): a wait retried after a crash finds it and writes the same row.
 
 Deferred runs (a step that may not learn now, e.g. a spent budget, docs/decisions.md):
 
@@ -39,7 +44,6 @@ from agent_memory.ports import (
     Absent,
     AbsentOrLessThan,
     Action,
-    Check,
     Cipher,
     Delete,
     Equals,
@@ -150,10 +154,14 @@ class Waiter:
 
 
 @dataclass(frozen=True)
-class Happened:
-    """The event a wait was for had already happened, with what it passed on."""
+class Recorded:
+    """A recorded wait: the run as its link names it (a retried wait keeps the first
+    call's), whether it was recorded whole before this call (`repeated`), and, when the
+    event had happened by the time both rows were written, what it passed on."""
 
-    data: dict[str, Any]
+    run: Run
+    repeated: bool
+    happened: dict[str, Any] | None
 
 
 class ExecutionRepository:
@@ -339,44 +347,36 @@ class ExecutionRepository:
 
     # -- recorded waits ----------------------------------------------------------------------
 
-    def wait(self, run: Run, event: str, now: int) -> Literal["waiting", "exists"] | Happened:
-        """Record `run` as waiting for `event`: its row (`waiting`) and its link in the
-        event's partition, in one transaction conditional on the event's row being absent.
-        "exists" when a run of this name was linked to the event before (a repeated wait);
-        `Happened` when the event came first (nothing written: start the run now)."""
-        row = self._base(run) | {"status": "waiting", "waitFor": event, "itemIds": []}
-        actions: list[Action] = [
-            Put(row, Absent()),
-            Put(self._link(run, event, now), Absent()),
-            Check(wait_partition(event), EVENT_SK, Absent()),
-        ]
+    def wait(self, run: Run, event: str, now: int) -> Recorded:
+        """Record `run` as waiting for `event`, then look for the event: the link in the
+        event's partition (`Absent`), then the run's row (`waiting`, `Absent`), then a
+        strongly consistent read of `EVENT`. A release writes `EVENT` before it reads the
+        links, so when this read misses the event the release sees the link (and the row,
+        written before the read); when it finds it, the caller claims the row (`claim`) as
+        the release does, and one of them wins.
+
+        A link written before (a repeated wait, or one retried after a crash between the
+        two writes) names the run: its row is written when missing, so a retried wait is
+        completed, never recorded twice. Raises Unavailable when the table is unavailable."""
         for _round in range(3):
             try:
-                self._store.write(actions)
-                return "waiting"
+                self._store.write([Put(self._link(run, event, now), Absent())])
+                linked = run
             except WriteConflict:
-                found = self._wait_rows(event, run.name)
-            if LINK_PREFIX + run.name in found:
-                return "exists"
-            if EVENT_SK in found:
-                return Happened(dict(found[EVENT_SK].get("data") or {}))
-            # Neither: a concurrent transaction on these rows won the race; look again.
+                link = self._store.get(wait_partition(event), LINK_PREFIX + run.name)
+                if link is None:
+                    continue  # it expired since the write was refused: link it again
+                linked = self._linked_run(link)
+            row = self._base(linked) | {"status": "waiting", "waitFor": event, "itemIds": []}
+            try:
+                self._store.write([Put(row, Absent())])
+                repeated = False
+            except WriteConflict:
+                repeated = True  # recorded whole before; where it is now, `claim` tells
+            found = self._store.get(wait_partition(event), EVENT_SK)
+            happened = dict(found.get("data") or {}) if found is not None else None
+            return Recorded(linked, repeated, happened)
         raise Unavailable("the wait could not be recorded; retry shortly")
-
-    def released_now(self, run: Run, event: str, now: int) -> bool:
-        """Record a run whose event already happened as released at once (its row, and its
-        link so that a repeated wait finds it). False when the link exists already."""
-        row = self._base(run) | {
-            "status": "released",
-            "waitFor": event,
-            "releasedAt": now,
-            "itemIds": [],
-        }
-        try:
-            self._store.write([Put(row, Absent()), Put(self._link(run, event, now), Absent())])
-        except WriteConflict:
-            return False
-        return True
 
     def happen(self, event: str, data: dict[str, Any], now: int) -> dict[str, Any]:
         """Record, once, that `event` happened; the first call's `data` stands and is
@@ -417,8 +417,10 @@ class ExecutionRepository:
         return self._linked_run(link) if link else None
 
     def claim(self, run: Run, upto: int, now: int) -> bool:
-        """Release a waiting run, reading items up to `upto`. False when it was not waiting
-        (released before, begun, or ended)."""
+        """Release a waiting run, reading items up to `upto`: its event's release, or the
+        wait that found the event, calls this and starts the run only when it answers True
+        (one conditional update: of two that race, one wins). False when it was not waiting
+        (released before, begun, or ended) or has no row (a wait half written)."""
         update = Update(
             run.pk,
             run.sk,
@@ -502,10 +504,6 @@ class ExecutionRepository:
             int(link["upto"]),
             link.get("sessionId"),
         )
-
-    def _wait_rows(self, event: str, name: str) -> dict[str, Record]:
-        keys = [(wait_partition(event), LINK_PREFIX + name), (wait_partition(event), EVENT_SK)]
-        return {str(r["sk"]): r for r in self._store.get_many(keys)}
 
     # -- saved model calls (the encrypted call log) -----------------------------------------
 

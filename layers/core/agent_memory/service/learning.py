@@ -29,7 +29,6 @@ from agent_memory.persistence.executions import (
     CALL_OPEN,
     ExecutionRepository,
     ExecutionRow,
-    Happened,
     Run,
 )
 from agent_memory.ports import (
@@ -172,8 +171,13 @@ class LearningService:
         """Save a learning execution of `pool` that starts when `event` happens (`release`),
         e.g. `turn:<org>:<chat>:<turn>` (a confide waits for its turn) or a budget period.
         The wait is a row: it survives restarts. One wait per pool and event: a repeated
-        call is "exists". When the event happened first, the run starts now ("started").
-        `upto` is the last item to read when known now; else the event's `upto` says.
+        call is "exists" (a call retried after a crash completes the first one's wait).
+        When the event happened first, the run starts now ("started"). `upto` is the last
+        item to read when known now; else the event's `upto` says.
+
+        The wait is written before the event is read, and a release writes the event before
+        it reads the waits, so one of them finds the other; when both do, the conditional
+        claim of the row starts it once (docs/decisions.md, issue 19).
 
         "skipped" when this deployment has no workflow (nothing is saved). Raises
         Unavailable when the table or, for an event that already happened, the workflow
@@ -183,18 +187,17 @@ class LearningService:
         now = self._clock.now_ms()
         run = _run(pool, wait_name(pool, event), now, reason, UPTO_LATER if upto is None else upto)
         recorded = self._runs.wait(run, event, now)
-        if recorded == "waiting":
-            return "waiting"
-        if isinstance(recorded, Happened):
-            run = replace(run, upto=_upto(recorded.data, upto, event))
-            if self._runs.released_now(run, event, now):
-                self._hand_over(run, now)
-                return "started"
-        # Saved before: a release (or this call, before) may have failed to hand it over.
-        linked = self._runs.linked(event, run.name)
-        if linked is not None and self._start_released(linked, now).started:
+        if recorded.happened is None:
+            return "exists" if recorded.repeated else "waiting"
+        named = None if recorded.run.upto == UPTO_LATER else recorded.run.upto
+        run = replace(recorded.run, upto=_upto(recorded.happened, named, event))
+        if self._runs.claim(run, run.upto, now):
+            self._hand_over(run, now)
             return "started"
-        return "exists"
+        if not recorded.repeated:
+            return "started"  # claimed by the event's release (or a repeated wait): it starts it
+        # Saved before: a release (or this call, before) may have failed to hand it over.
+        return "started" if self._start_released(run, now).started else "exists"
 
     def release(self, event: str, *, upto: int | None = None) -> list[Execution]:
         """`event` happened: record it (once: the first call's `upto` stands, and a wait
