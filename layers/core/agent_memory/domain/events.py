@@ -36,7 +36,9 @@ SETTLE_MS = 5_000
 MAX_SEEN = 100
 
 _NONCE = re.compile(r"^[0-9a-f]{10}$")
-_ID = re.compile(r"^evt_[0-9]{13}[0-9a-f]{10}$")
+# A row's own event, or the n-th event after it in that row (`<row id>.<n>`, n = 1..9: one
+# digit, so ids still sort in feed order as strings; persistence/events.py).
+_ID = re.compile(r"^evt_[0-9]{13}[0-9a-f]{10}(\.[1-9])?$")
 BAD_CURSOR = "`after` is not a cursor of your events feed"
 
 

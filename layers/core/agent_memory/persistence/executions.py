@@ -563,11 +563,11 @@ class ExecutionRepository:
         usage: dict[str, int],
         latency_ms: float,
         now: int,
-        also: Sequence[Action] = (),
     ) -> None:
-        """Save the answer on its call row (a retried step finds it with `answered_call`);
-        `also` (what the call cost) commits with it. Raises WriteConflict(condition=
-        CALL_OPEN) when it was saved, or when the call row is gone (an erased pool)."""
+        """Save the answer on its call row (a retried step finds it with `answered_call`),
+        one plain conditional write (what the call cost was written before it: issue 19).
+        Raises WriteConflict(condition=CALL_OPEN) when it was saved, or when the call row
+        is gone (an erased pool)."""
         answered = {
             "status": "answered",
             "endedAt": now,
@@ -579,8 +579,7 @@ class ExecutionRepository:
             [
                 Update(
                     run.pk, sk, set=answered, condition=Equals("status", "started", name=CALL_OPEN)
-                ),
-                *also,
+                )
             ]
         )
 
@@ -599,13 +598,11 @@ class ExecutionRepository:
                 return None
             after = page.next
 
-    def call_failed(
-        self, run: Run, sk: str, kind: str, now: int, also: Sequence[Action] = ()
-    ) -> None:
-        """The attempt ended without an answer to use; `also` (what a paid-for but unusable
-        answer cost) commits with it."""
+    def call_failed(self, run: Run, sk: str, kind: str, now: int) -> None:
+        """The attempt ended without an answer to use (a paid-for but unusable answer was
+        charged before: service/learning.py)."""
         failed = {"status": "failed", "endedAt": now, "errorKind": kind}
-        self._store.write([Update(run.pk, sk, set=failed), *also])
+        self._store.write([Update(run.pk, sk, set=failed)])
 
     def with_reply(self, run: Run, sk: str) -> tuple[ExecutionRow | None, str | None]:
         """The execution's row and the saved answer of call `sk`, in one request."""

@@ -43,7 +43,7 @@ from agent_memory.domain.tasks.learning_changes import (
 )
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.persistence.bots import BotRepository
-from agent_memory.persistence.events import is_event
+from agent_memory.persistence.events import without
 from agent_memory.persistence.memory_bot import (
     READ_POSITION,
     BotSettingsRepository,
@@ -56,7 +56,6 @@ from agent_memory.ports import (
     EvidenceItem,
     ModelCatalog,
     ModelReply,
-    Put,
 )
 from agent_memory.service.bot_memory import BotMemoryService, Learned
 from agent_memory.service.learning_pools import (
@@ -188,7 +187,8 @@ class BotLearningPool:
 
     def charge(self, evidence: Evidence, reply: ModelReply) -> list[Action]:
         """The call's confirmed cost added to the Bot's spend of this period (all
-        organizations), committed with the saved call: priced by the model that answered
+        organizations), written once per real call before its answer is saved (a reused
+        answer is not charged again: service/learning.py): priced by the model that answered
         (the Chat's organization's `botMemoryModel`); no price or no usage is unknown."""
         usage = reply.usage
         micros = cost_micros(self.prices.get(reply.model), usage.input_tokens, usage.output_tokens)
@@ -262,8 +262,8 @@ class BotLearningPool:
 
         def ending(learned: Learned) -> list[Action]:
             # The run's end records what was applied and refused, in the same transaction;
-            # `learn` writes the memory's own `memory.changed` event.
-            return [move, *(a for a in finish(_outcome(learned, learnable)) if not _changed(a))]
+            # `learn` tells the memory's own `memory.changed` (in the same event row).
+            return [move, *without(finish(_outcome(learned, learnable)), "memory.changed")]
 
         try:
             learned = self._memory.learn(bot_id, pool.org_id, chat_id, learnable, also=ending)
@@ -281,15 +281,6 @@ def _outcome(learned: Learned, learnable: Sequence[Any]) -> Outcome:
             {"change": _dump(learnable[r["index"]]), "reason": r["reason"]}
             for r in learned.rejected
         ],
-    )
-
-
-def _changed(action: Action) -> bool:
-    """A `memory.changed` event row (the run's own `execution.ended` stays)."""
-    return (
-        is_event(action)
-        and isinstance(action, Put)
-        and (action.record.get("eventType") == "memory.changed")
     )
 
 

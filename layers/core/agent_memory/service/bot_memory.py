@@ -76,7 +76,7 @@ from agent_memory.persistence.bot_memory import (
     Snapshot,
     pool_of,
 )
-from agent_memory.persistence.events import event_action
+from agent_memory.persistence.events import event_action, one_row
 from agent_memory.persistence.pools import Pool, StoredEntry
 from agent_memory.ports import Absent, Action, Clock, Ids, Present
 from agent_memory.service.bots import BotService, Members
@@ -514,7 +514,9 @@ class BotMemoryService:
             changed = event_action(org_id, "memory.changed", {"botId": bot_id}, at)
             ending = extra(learned)
             try:
-                self.repo.write([*actions, *ending, *([changed] if learned.applied else [])])
+                # One event row for the memory's change and the run's end (issue 19).
+                told = [changed] if learned.applied else []
+                self.repo.write(one_row([*actions, *told, *ending]))
             except WriteConflict as error:
                 if _raced(error):
                     continue

@@ -24,7 +24,7 @@ from agent_memory.domain.limits import quota_note
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import STEP_DEADLINE_S, Ask, Refusal
 from agent_memory.domain.tasks.memory_changes import consolidation
-from agent_memory.persistence.events import pool_changed
+from agent_memory.persistence.events import one_row, pool_changed
 from agent_memory.persistence.executions import (
     CALL_OPEN,
     ExecutionRepository,
@@ -39,6 +39,7 @@ from agent_memory.ports import (
     Ids,
     ModelCatalog,
     ModelFailure,
+    ModelReply,
     Orchestrator,
     Store,
 )
@@ -361,23 +362,23 @@ class LearningService:
             except ModelFailure as failure:
                 self._runs.call_failed(run, sk, failure.kind, self._clock.now_ms())
                 raise model_error(failure) from None
-            # What the pool spends on this call (e.g. a memory Bot's budget), committed with
-            # the saved call: an answer reused by a later attempt is never charged again.
-            charge = getattr(self._pool(run.kind), "charge", None)
-            also: list[Action] = list(charge(evidence, reply)) if charge is not None else []
+            # This real call is paid, whether or not its answer is saved or used: charge it
+            # now, once, before the answer is saved (docs/decisions.md, issue 19).
+            self._charge(run, evidence, reply)
             try:
                 if len(reply.text.encode()) > MAX_REPLY_BYTES:
                     raise InvalidModelOutput(f"the answer is over {MAX_REPLY_BYTES} bytes")
                 ask.parse(reply.text)
             except InvalidModelOutput:
-                self._runs.call_failed(run, sk, "invalid_output", self._clock.now_ms(), also=also)
+                self._runs.call_failed(run, sk, "invalid_output", self._clock.now_ms())
                 raise
             usage = {"input": reply.usage.input_tokens, "output": reply.usage.output_tokens}
-            # The answer is paid for: try harder to save it than a step retry would.
+            # The answer is paid for: try harder to save it than a step retry would (a try
+            # of this loop never charges: the call was charged once, above).
             for pause in (0.2, 0.5, None):
                 try:
                     self._runs.call_answered(
-                        run, sk, reply.text, usage, reply.latency_ms, self._clock.now_ms(), also
+                        run, sk, reply.text, usage, reply.latency_ms, self._clock.now_ms()
                     )
                     break
                 except (Unavailable, WriteConflict) as error:
@@ -395,6 +396,26 @@ class LearningService:
                         raise
                     time.sleep(pause)
         return {"status": "answered", "call": sk, "reused": False, "task": ask.name}
+
+    def _charge(self, run: Run, evidence: Evidence, reply: ModelReply) -> None:
+        """What the pool spends on one real model call (e.g. a memory Bot's budget), in a
+        plain write of its own, before the answer is saved: a crash after it calls the model
+        again on the step's retry, a second real call charged once more; an answer saved
+        and reused later (a retried step, the other copy of an execution) is never charged
+        again, as only a real call comes here. Retried on an outage like the save; past
+        that the step fails and its retry calls (and charges) anew."""
+        charge = getattr(self._pool(run.kind), "charge", None)
+        spent: list[Action] = list(charge(evidence, reply)) if charge is not None else []
+        if not spent:
+            return
+        for pause in (0.2, 0.5, None):
+            try:
+                self._store.write(spent)
+                return
+            except Unavailable:
+                if pause is None:
+                    raise
+                time.sleep(pause)
 
     def _claim_call(self, run: Run, event: Mapping[str, Any]) -> dict[str, Any] | None:
         """None when this copy of the execution may call the model. An asynchronous Express
@@ -551,17 +572,16 @@ class LearningService:
         def finish(outcome: Outcome) -> list[Action]:
             now = self._clock.now_ms()
             # The memory's event, in the transaction that changes it (docs: "Events").
+            # Both events (`memory.changed`, then `execution.ended`) in one row (issue 19).
             learned = pool_changed(run.kind, run.org_id, run.pool_id, now)
-            return [
-                *self._runs.finish_actions(
-                    run,
-                    now,
-                    status="succeeded",
-                    applied=outcome.applied,
-                    rejected=[r.to_dict() for r in refused] + outcome.rejected,
-                ),
-                *(learned if outcome.applied else []),
-            ]
+            ending = self._runs.finish_actions(
+                run,
+                now,
+                status="succeeded",
+                applied=outcome.applied,
+                rejected=[r.to_dict() for r in refused] + outcome.rejected,
+            )
+            return one_row([*(learned if outcome.applied else []), *ending])
 
         return finish
 

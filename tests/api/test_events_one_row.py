@@ -1,0 +1,102 @@
+"""A learning run's apply tells two events (`memory.changed`, `execution.ended`) in ONE event
+row (issue 19), and `GET /v1/events` still answers each of them once, in order, with an id
+of its own, a page of one event at a time walking through the row; a row written before
+(one event) reads as it did."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from agent_memory.domain.events import new_event
+from agent_memory.persistence.events import event_row, partition
+from agent_memory.ports import Put
+from tests.api.test_agent_memory import HELPER, InlineWorkflow, remember, replying
+from tests.api.test_events import everything, feed, person
+from tests.conftest import Api
+from tests.learning_support import Catalog, ScriptedModel
+
+
+@pytest.fixture
+def helper() -> ScriptedModel:
+    return ScriptedModel(name=HELPER, script=replying())
+
+
+@pytest.fixture
+def services(settings: Any, adapters: Any, helper: ScriptedModel) -> Any:
+    """Learning run inline at each start, with a scripted learning helper."""
+    from agent_memory.bootstrap import build_services
+
+    workflow = InlineWorkflow()
+    built = build_services(
+        settings, replace(adapters, orchestrator=workflow, models=Catalog({HELPER: helper}))
+    )
+    workflow.learning = built.learning
+    return built
+
+
+@pytest.fixture
+def org(api: Api) -> str:
+    org_id = api.org()
+    answer = api.client.patch(
+        f"/v1/organizations/{org_id}/settings", json={"helperModel": HELPER}, headers=api.admin
+    )
+    assert answer.status_code == 200, answer.text
+    return org_id
+
+
+def event_rows(adapters: Any, org: str) -> list[dict[str, Any]]:
+    return list(adapters.store.query(partition(org)).records)
+
+
+def test_one_apply_writes_one_row_and_the_feed_answers_both_events_once_in_order(
+    api: Api, org: str, helper: ScriptedModel, adapters: Any
+) -> None:
+    owner = person(api, org)
+    agent = owner.agent()
+    session = owner.session(agent)["id"]
+    before = len(event_rows(adapters, org))
+    helper.script = replying(remember("tests-first", "Run the tests first.", "procedure", "i-01"))
+    turn = owner.turn(session, "Always run the tests before you report that work is done.")
+    assert turn.status_code == 200, turn.text
+    [run] = owner.get(f"/v1/agents/{agent}/learning").json()["executions"]
+    assert run["status"] == "succeeded"
+
+    # The agent's learning run: one row for its memory's change and its end.
+    rows = event_rows(adapters, org)[before:]
+    ours = [r for r in rows if r["object"].get("agentId") == agent and "more" in r]
+    assert len(ours) == 1
+    [row] = ours
+    assert row["eventType"] == "memory.changed"
+    assert [m["eventType"] for m in row["more"]] == ["execution.ended"]
+
+    # The feed: both events, the memory's change first, each once, each with its own id.
+    def learned(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [e for e in events if e["object"].get("agentId") == agent]
+
+    whole = learned(everything(owner))
+    assert [(e["type"], e["object"]) for e in whole] == [
+        ("memory.changed", {"agentId": agent}),
+        ("execution.ended", {"executionId": run["id"], "agentId": agent, "sessionId": session}),
+    ]
+    row_id = str(row["sk"]).removeprefix("EVT#")
+    assert [e["id"] for e in whole] == [row_id, f"{row_id}.1"]
+    # One event a page: the cursor stops inside the row and resumes at its next event.
+    walked = everything(owner, limit=1)
+    assert len(walked) == len({e["id"] for e in walked})
+    assert learned(walked) == whole
+    assert feed(owner, feed(owner, limit=len(walked))["next"])["events"] == []
+
+
+def test_a_row_written_before_reads_as_one_event(api: Api, org: str, adapters: Any) -> None:
+    owner = person(api, org)
+    ids = {"threadId": "th_old", "agentId": "ag_old", "resourceId": owner.user.id}
+    old = new_event("thread.created", 1_800_000_000_000, ids, "00000000ab")
+    adapters.store.write([Put(event_row(org, old))])  # the layout of every row before
+    answered = everything(owner, limit=1)
+    assert answered == [old.view()]
+    page = feed(owner)
+    assert page["events"] == [old.view()]
+    assert feed(owner, page["next"])["events"] == []
