@@ -31,6 +31,7 @@ from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_changes import EvidenceItem
 from agent_memory.domain.tasks.title import TITLE, Title, TitleInput
 from agent_memory.domain.threads import Message, Thread
+from agent_memory.persistence.events import one_row
 from agent_memory.persistence.threads import THREAD_POSITION, StoredThread, ThreadRepository
 from agent_memory.ports import Clock, Execution, Store, Update
 from agent_memory.service.learning_pools import (
@@ -417,7 +418,8 @@ class TitleStep:
             *finish(outcome),
         ]
         try:
-            self._store.write(actions)
+            # thread.updated and execution.ended in one event row (persistence/events.py).
+            self._store.write(one_row(actions))
         except WriteConflict as error:
             if error.condition == THREAD_POSITION:
                 raise AlreadyApplied("another run titled the thread") from error
