@@ -281,25 +281,36 @@ def _oracle(pool: dict[str, EntryMeta], person: str) -> set[str]:
     return {entry_id for entry_id in pool if visible(entry_id)}
 
 
-def test_purge_keeps_the_rule_of_a_fact_learned_while_it_cleans_up(monkeypatch: Any) -> None:
-    memory, store = _world()
+def _one_chat(memory: BotMemoryService, *said: str) -> tuple[str, str, list[str]]:
+    """A bot, a private chat of ana's, and the ids of her inputs `said`."""
     bots = memory._bots
     bot_id = bots.create_bot(_principal("ana"), "Helper", {})["id"]
     chat = bots.create_chat(_principal("ana"), bot_id, None, "chat")["id"]
-    bots.start_turn(_principal("ana"), chat, "I run.")
-    first = bots.items(_principal("ana"), chat)[-1]["id"]
+    items = []
+    for text in said:
+        bots.start_turn(_principal("ana"), chat, text)
+        items.append(bots.items(_principal("ana"), chat)[-1]["id"])
+    return bot_id, chat, items
+
+
+def test_purge_keeps_the_rule_row_of_an_item_a_fact_cites_meanwhile(monkeypatch: Any) -> None:
+    memory, store = _world()
+    bot_id, chat, (first, second) = _one_chat(memory, "I run.", "I swim.")
     memory.learn(
         bot_id, ORG, chat, [FactChange(op="fact", content="r", topics=[], sources=[first])]
     )
-    bots.start_turn(_principal("ana"), chat, "I swim.")
-    second = bots.items(_principal("ana"), chat)[-1]["id"]
+    # A rule row as learning saved them before facts carried their rule, its fact purged
+    # since (a purge stopped before its clean-up): uncited when the purge reads.
+    legacy = {"pk": f"BOTMEM#{bot_id}#{ORG}", "sk": f"RULE#{chat}#{second}"}
+    rule = {"chatId": chat, "itemId": second, "tags": ["for:person:ana", f"org:{ORG}"]}
+    store.write([Put({**legacy, "type": "bot-memory-rule", **rule})])
     repo = memory.repo
     original = repo.rule_keys
     raced = {"done": False}
 
     def learn_meanwhile(pool: Any) -> Any:
         if not raced["done"]:
-            # A fact on a new item lands after the purge's snapshot, before its rule Query.
+            # A fact on that item lands after the purge's snapshot, before its rule Query.
             raced["done"] = True
             change = FactChange(op="fact", content="s", topics=[], sources=[second])
             memory.learn(bot_id, ORG, chat, [change])
@@ -308,4 +319,55 @@ def test_purge_keeps_the_rule_of_a_fact_learned_while_it_cleans_up(monkeypatch: 
     monkeypatch.setattr(repo, "rule_keys", learn_meanwhile)
     assert memory.purge(_principal("ana"), bot_id, "from:nobody") == 0
     rules_left = store.query(f"BOTMEM#{bot_id}#{ORG}", KeyRange(prefix="RULE#")).records
-    assert {r["itemId"] for r in rules_left} == {first, second}
+    assert {r["itemId"] for r in rules_left} == {second}
+
+
+def test_a_fact_and_its_rule_commit_together_or_not_at_all(monkeypatch: Any) -> None:
+    memory, store = _world()
+    bot_id, chat, (item,) = _one_chat(memory, "I run.")
+    original = memory.repo.write
+
+    def stopped(actions: Any) -> None:
+        raise RuntimeError("the function was stopped before its transaction")
+
+    monkeypatch.setattr(memory.repo, "write", stopped)
+    change = FactChange(op="fact", content="r", topics=[], sources=[item])
+    with pytest.raises(RuntimeError):
+        memory.learn(bot_id, ORG, chat, [change])
+    pk = f"BOTMEM#{bot_id}#{ORG}"
+    assert store.query(pk, KeyRange(low="", high="~")).records == []
+    monkeypatch.setattr(memory.repo, "write", original)
+    learned = memory.learn(bot_id, ORG, chat, [change])
+    rows = store.query(pk, KeyRange(prefix="MEM#")).records
+    assert [r["itemRule"] for r in rows] == [["for:person:ana", f"org:{ORG}"]]
+    assert learned.applied[0]["id"] == str(rows[0]["sk"]).removeprefix("MEM#")
+    assert store.query(pk, KeyRange(prefix="RULE#")).records == []
+
+
+def test_learn_commits_only_on_the_state_it_read(monkeypatch: Any) -> None:
+    memory, _store = _world()
+    bot_id, chat, (item,) = _one_chat(memory, "I run.")
+    repo = memory.repo
+    original = repo.read_for_change
+    reads = {"n": 0}
+
+    def person_changes_meanwhile(pool: Any) -> Any:
+        # A person's change commits after learning read the memory, before it writes.
+        snap = original(pool)
+        reads["n"] += 1
+        if reads["n"] == 1:
+            memory.remember(_principal("ana"), bot_id, "Mine.", [])
+        return snap
+
+    monkeypatch.setattr(repo, "read_for_change", person_changes_meanwhile)
+    change = FactChange(op="fact", content="r", topics=[], sources=[item])
+    learned = memory.learn(bot_id, ORG, chat, [change])
+    # Its transaction, conditional on the version read, failed and it read again.
+    assert (reads["n"], learned.version) == (2, 2)
+    read = memory.read(_principal("ana"), bot_id)
+    assert (len(read["entries"]), read["version"]) == (2, 2)
+    # A learning that applies nothing writes no version: it checks the version instead,
+    # so its refusals stand on the newest state too.
+    reads["n"] = 0
+    nothing = memory.learn(bot_id, ORG, chat, [InvalidateChange(op="invalidate", id="mem_x")])
+    assert (reads["n"], nothing.applied, nothing.version) == (2, [], 3)

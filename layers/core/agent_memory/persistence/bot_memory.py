@@ -8,7 +8,11 @@
 - `RECENT#<newest first>#<id>`: a full copy of each VALID entry (active, not invalidated),
   so the context text reads the head and the first page of valid entries in one Query;
 - `RULE#<chatId>#<itemId>`: the access rule saved for a source item when a fact was learned
-  (`tags`: its `for:` and `org:` tags). Private: no entry view shows it;
+  (`tags`: its `for:` and `org:` tags), by facts learned before issue 19: each fact now
+  carries its items' rule on its own base row (`itemRule`: every item of a fact has the
+  same rule, domain/bot_memory.py `fact`), written and purged with it. Private either way:
+  no entry view shows it. These rows are still read for a fact without `itemRule` and
+  deleted by a purge once no entry cites their item;
 - `LOG#<version:010d>`: one change: version and time in the clear (order), what made it and
   the changed ids sealed (seed 002: change logs are encrypted at rest), bound to the row;
 - `PURGE#<tag>`: how many entries purges of that tag have removed (resumable, idempotent).
@@ -18,7 +22,9 @@
 `PURGE#` rows between are few). Content is sealed under {org, pool: bot id, field: entry}
 and bound to the entry id. The snapshot: every change moves `version` in its transaction,
 so a read that finds the same version before and after its Query saw one state, and
-its topic names are those of the head row it read first.
+its topic names are those of the head row it read first. A change reads its snapshot
+without the second head read (`read_for_change`): its transaction is conditional on the
+version read first, so it commits only if no change committed since, the Query's included.
 """
 
 from __future__ import annotations
@@ -57,6 +63,8 @@ from agent_memory.ports import (
 MEMORY_VERSION = "bot-memory-version"
 LOG_PREFIX = "LOG#"
 RULE_PREFIX = "RULE#"
+# The access rule of a fact's source items, on the fact's base row.
+ITEM_RULE = "itemRule"
 PURGE_PREFIX = "PURGE#"
 
 
@@ -97,11 +105,13 @@ def purge_sk(tag: str) -> str:
 class Snapshot:
     """Every entry of a pool at one version (metadata in the clear, content sealed), and
     the topic names of that version. `metas` and `by_id` show topics by name; `stored_tags`
-    are the tags as the rows hold them (topic tokens)."""
+    are the tags as the rows hold them (topic tokens); `item_rules` the access rule each
+    fact carries for its source items (facts learned before it have a `RULE#` row)."""
 
     version: int
     entries: list[StoredEntry]
     topics: TopicNames = field(default_factory=TopicNames)
+    item_rules: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def metas(self) -> dict[str, EntryMeta]:
         return {e.meta.id: self.topics.named(e.meta) for e in self.entries}
@@ -153,12 +163,28 @@ class BotMemoryRepository:
     def read(self, pool: Pool) -> Snapshot | None:
         """Every entry at one version: the head's version before the Query equals the one
         after, else None (a change committed meanwhile; the caller reads again)."""
+        found = self.read_for_change(pool)
+        if self.version(pool) != found.version:
+            return None
+        return found
+
+    def read_for_change(self, pool: Pool) -> Snapshot:
+        """The head, then every entry: one state only if the version has not moved since
+        the head was read, which a change proves by committing conditional on
+        `Snapshot.version` (`head_change`), or checks with `version` before it uses what
+        it read without writing."""
         before = self.head(pool)
         page = self._store.query(pool.pk, keys.POOL_RANGE)
-        entries = [e for e in map(self.pools.parse, page.records) if e is not None]
-        if self.version(pool) != before.version:
-            return None
-        return Snapshot(before.version, entries, before.topics)
+        entries: list[StoredEntry] = []
+        rules: dict[str, tuple[str, ...]] = {}
+        for row in page.records:
+            entry = self.pools.parse(row)
+            if entry is None:
+                continue
+            entries.append(entry)
+            if row.get(ITEM_RULE) is not None:
+                rules[entry.meta.id] = tuple(str(t) for t in row[ITEM_RULE])
+        return Snapshot(before.version, entries, before.topics, rules)
 
     def newest(self, pool: Pool, first_page: int) -> tuple[int, Newest]:
         """The head's version and the valid entries newest first, read lazily (the head and
@@ -265,16 +291,14 @@ class BotMemoryRepository:
         }
         return Put(row, Absent())
 
-    def rule_put(self, pool: Pool, chat_id: str, item_id: str, tags: Sequence[str]) -> Put:
-        row: Record = {
-            "pk": pool.pk,
-            "sk": rule_sk(chat_id, item_id),
-            "type": "bot-memory-rule",
-            "chatId": chat_id,
-            "itemId": item_id,
-            "tags": list(tags),
-        }
-        return Put(row)
+    @staticmethod
+    def with_item_rule(base: Action, tags: Sequence[str]) -> Action:
+        """A fact's base row `Put` carrying its source items' access rule (`itemRule`): in
+        its transaction, gone with it, and never changed after (a metadata change updates
+        only the attributes it names)."""
+        if not isinstance(base, Put):
+            raise TypeError("a fact's base row is a Put")
+        return Put({**base.record, ITEM_RULE: list(tags)}, base.condition)
 
     def rule_delete(self, pool: Pool, chat_id: str, item_id: str) -> Delete:
         return Delete(pool.pk, rule_sk(chat_id, item_id))

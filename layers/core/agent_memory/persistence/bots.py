@@ -49,6 +49,7 @@ SPOKEN_CHAT_PREFIX = "SPOKE#"
 # Condition names.
 CHAT_ITEMS = "chat-item-count"
 TURN_OPEN = "turn-open"
+TURN_LAST_ITEM = "turn-last-item"
 BOT_REV = "bot-rev"
 CHANNEL_REV = "channel-rev"
 
@@ -305,14 +306,21 @@ class BotRepository:
             actions.append(Put(row, Absent()))
         self._store.write(actions)
 
-    def complete_turn(self, chat: Chat, turn_id: str, now_ms: int) -> None:
+    def complete_turn(self, chat: Chat, turn: Turn, now_ms: int) -> None:
+        """Complete the Turn, conditional on its last item being `turn.last_item` (a Turn
+        saved before it kept one: on the row existing), so the caller knows how far the
+        completed Turn reaches without reading it again. WriteConflict(TURN_LAST_ITEM) when
+        items were added meanwhile."""
+        condition = (
+            Equals("lastItem", turn.last_item, name=TURN_LAST_ITEM) if turn.last_item else Present()
+        )
         self._store.write(
             [
                 Update(
                     chat_pk(chat.id),
-                    turn_sk(turn_id),
+                    turn_sk(turn.id),
                     set={"status": "completed", "completedAt": now_ms},
-                    condition=Present(),
+                    condition=condition,
                 )
             ]
         )
@@ -338,6 +346,23 @@ class BotRepository:
         rows = self._store.get_many([(chat_pk(chat_id), item_sk(s)) for s in seqs])
         found = [item_of(r) for r in rows if r.get("type") == "chat-item"]
         return {item.id: item for item in found}
+
+    def chat_and_items(
+        self, chat_id: str, ids: Sequence[str]
+    ) -> tuple[Chat | None, dict[str, ChatItem]]:
+        """The chat row and items of it by id (metadata only), in one batch read."""
+        pk = chat_pk(chat_id)
+        seqs = [seq for seq in (item_seq(i) for i in ids) if seq is not None]
+        chat: Chat | None = None
+        found: dict[str, ChatItem] = {}
+        wanted = [(pk, keys.HEAD), *((pk, item_sk(s)) for s in dict.fromkeys(seqs))]
+        for row in self._store.get_many(wanted):
+            if row.get("type") == "chat":
+                chat = chat_of(row)
+            elif row.get("type") == "chat-item":
+                item = item_of(row)
+                found[item.id] = item
+        return chat, found
 
     def turns(self, chat_id: str, turn_ids: Sequence[str]) -> dict[str, Turn]:
         """Turns of the chat by id, in one batch read."""

@@ -319,9 +319,14 @@ class BotMemoryService:
             if meta is None:
                 raise EntryConflict(NOT_FOR_YOU, ["id"])
             items = [s for s in meta.sources if isinstance(s, ItemSource)]
-            rules = self.repo.rules(pool, [(s.conversation or "", s.item) for s in items])
+            # A fact carries its items' rule; one learned before that has `RULE#` rows.
+            carried = snap.item_rules.get(entry_id)
+            cited = [(s.conversation or "", s.item) for s in items]
+            rules = self.repo.rules(pool, cited) if carried is None else {}
 
-            def item_rule(source: ItemSource, rules: Any = rules) -> Any:
+            def item_rule(source: ItemSource, rules: Any = rules, carried: Any = carried) -> Any:
+                if carried is not None:
+                    return rule_of(carried)
                 return rule_of(rules.get((source.conversation or "", source.item), ()))
 
             reason = share_reason(judge, access.reader, meta, audience, item_rule)
@@ -390,8 +395,9 @@ class BotMemoryService:
             self._person_change(pool, snap.version, now, changes, tuple(batch), renamed)
 
     def _drop_orphan_rules(self, pool: Pool, snap: Snapshot) -> bool:
-        """Delete the access rules saved for items no entry cites any more (those of purged
-        facts; a purge stopped before this step leaves them to the next purge). Each batch
+        """Delete the `RULE#` rows saved for items no entry cites any more (those of purged
+        facts learned before facts carried their own rule; a purge stopped before this step
+        leaves them to the next purge). Each batch
         checks the pool is still at the snapshot's version, so a fact learned meanwhile
         keeps its rule. False when the pool changed (read again)."""
         cited = {
@@ -494,12 +500,11 @@ class BotMemoryService:
         person's words; its audience comes from the items' Turns (saved actor, or the
         Channel group) and each item's rule is saved; an observation stands on valid
         entries whose access is proved."""
-        chat = self._bots.repo.get_chat(chat_id)
+        cited = [s for c in changes if isinstance(c, FactChange) for s in c.sources]
+        chat, items = self._bots.repo.chat_and_items(chat_id, cited)
         if chat is None or chat.bot_id != bot_id or chat.org_id != org_id:
             raise NotFound(CHAT_NOT_HERE)
         pool = pool_of(bot_id, org_id)
-        cited = [s for c in changes if isinstance(c, FactChange) for s in c.sources]
-        items = self._bots.repo.items_by_id(chat.id, cited)
         turns = self._bots.repo.turns(chat.id, sorted({i.turn_id for i in items.values()}))
         actors = {t.id: t.actor for t in turns.values()}
 
@@ -508,8 +513,13 @@ class BotMemoryService:
 
         reserved = len(extra(Learned(0))) + 1
         for _attempt in range(WRITE_TRIES):
-            snap = self.snapshot(pool)
+            # No second head read: the transaction is conditional on this version, so it
+            # commits only on one state. One that applies nothing moves no version: its
+            # refusals stand on one state only if the version has not moved meanwhile.
+            snap = self.repo.read_for_change(pool)
             learned, actions = self._plan(pool, chat, snap, changes, items, actors, reserved)
+            if not actions and self.repo.version(pool) != snap.version:
+                continue
             at = self._clock.now_ms()
             changed = event_action(org_id, "memory.changed", {"botId": bot_id}, at)
             ending = extra(learned)
@@ -541,7 +551,6 @@ class BotMemoryService:
         now, version = self._clock.now_ms(), snap.version + 1
         learned = Learned(snap.version)
         writes: list[Action] = []
-        rules_written: set[tuple[str, str]] = set()
         names = snap.topics
         renamed: list[str] = []
         # The head row, the log row and the caller's actions share the transaction.
@@ -565,7 +574,7 @@ class BotMemoryService:
                     continue
                 tags, table = names.stored(plan.meta.tags)
                 plan = replace(plan, meta=replace(plan.meta, tags=tags))
-                planned = self._fact_actions(pool, plan, change.content, rules_written)
+                planned = self._fact_actions(pool, plan, change.content)
                 entry_id, op, new_tags = plan.meta.id, "fact", tags
             elif isinstance(change, ObservationChange):
                 meta = observation(
@@ -635,20 +644,12 @@ class BotMemoryService:
             self.repo.log_put(pool, logged),
         ]
 
-    def _fact_actions(
-        self, pool: Pool, plan: FactPlan, content: str, written: set[tuple[str, str]]
-    ) -> list[Action]:
-        """The fact's rows and each source item's rule (once per transaction: two facts of
-        one item save one rule row)."""
-        actions = self.repo.pools.put(pool, plan.meta, content, condition=Absent())
-        chat_id = next(
-            (s.conversation or "" for s in plan.meta.sources if isinstance(s, ItemSource)), ""
-        )
-        for item, tags in plan.rules.items():
-            if (chat_id, item) not in written:
-                written.add((chat_id, item))
-                actions.append(self.repo.rule_put(pool, chat_id, item, tags))
-        return actions
+    def _fact_actions(self, pool: Pool, plan: FactPlan, content: str) -> list[Action]:
+        """The fact's rows, its base row carrying its source items' access rule (`fact`
+        refuses items of different rules, so one rule is each item's)."""
+        base, *copies = self.repo.pools.put(pool, plan.meta, content, condition=Absent())
+        rule = next(iter(plan.rules.values()))
+        return [self.repo.with_item_rule(base, rule), *copies]
 
 
 def _entry_sources(meta: EntryMeta) -> list[EntrySource]:

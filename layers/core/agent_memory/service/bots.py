@@ -9,6 +9,7 @@ by its members. Every route belongs to a person: the admin token gets 403.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from agent_memory.domain.bots import (
@@ -44,7 +45,7 @@ from agent_memory.domain.errors import (
 from agent_memory.domain.grants import Level, ObjectAction, Reach, decide
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.sessions import item_seq
-from agent_memory.persistence.bots import CHAT_ITEMS, TURN_OPEN, BotRepository
+from agent_memory.persistence.bots import CHAT_ITEMS, TURN_LAST_ITEM, TURN_OPEN, BotRepository
 from agent_memory.ports import Clock, Ids
 
 # A write that lost to a concurrent one on the same chat is retried this often.
@@ -219,6 +220,14 @@ class BotService:
         self, principal: Principal, chat_id: str, text: str, *, notice: bool = False
     ) -> dict[str, Any]:
         """A new Turn whose saved actor is the caller, with its input as the first item."""
+        return self.begin_turn(principal, chat_id, text, notice=notice)[1]
+
+    def begin_turn(
+        self, principal: Principal, chat_id: str, text: str, *, notice: bool = False
+    ) -> tuple[Chat, dict[str, Any]]:
+        """`start_turn`, with the Chat as read for it: the enrichment of the same request
+        uses its bot, organization, owner, Channel and kind, which never change (its item
+        count is the one before this Turn)."""
         item = input_item(text, notice)
         for _attempt in range(RETRIES):
             chat, members = self.readable_chat(principal, chat_id)
@@ -231,7 +240,7 @@ class BotService:
                 if error.condition == CHAT_ITEMS or error.raced:
                     continue
                 raise
-            return {"turn": turn.view(), "input": text, "enriched": False}
+            return chat, {"turn": turn.view(), "input": text, "enriched": False}
         raise Conflict("the chat changed meanwhile; retry")
 
     def add_items(
@@ -272,10 +281,26 @@ class BotService:
 
     def complete(self, principal: Principal, chat_id: str, turn_id: str) -> dict[str, Any]:
         """The Turn completed (a repeated complete answers the same)."""
-        chat, turn = self._turn(principal, chat_id, turn_id)
-        if turn.status != "completed":
-            self.repo.complete_turn(chat, turn.id, self._clock.now_ms())
-        return {"id": turn.id, "status": "completed"}
+        return self.finish_turn(principal, chat_id, turn_id)[0]
+
+    def finish_turn(
+        self, principal: Principal, chat_id: str, turn_id: str
+    ) -> tuple[dict[str, Any], Chat, Turn]:
+        """`complete`, with the Chat and the Turn as completed: the Turn's last item is the
+        one read, because the completion is conditional on it (an item added meanwhile makes
+        it read again), and a completed Turn takes no more items (`add_items`)."""
+        for _attempt in range(RETRIES):
+            chat, turn = self._turn(principal, chat_id, turn_id)
+            if turn.status != "completed":
+                try:
+                    self.repo.complete_turn(chat, turn, self._clock.now_ms())
+                except WriteConflict as error:
+                    if error.condition == TURN_LAST_ITEM or error.raced:
+                        continue
+                    raise
+                turn = replace(turn, status="completed")
+            return {"id": turn.id, "status": "completed"}, chat, turn
+        raise Conflict("the turn changed meanwhile; retry")
 
     def items(
         self, principal: Principal, chat_id: str, after: str | None = None

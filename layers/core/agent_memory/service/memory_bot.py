@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from agent_memory.domain.audiences import Reader, chat_readers, valid
 from agent_memory.domain.bot_memory import channels_named, memory_order
-from agent_memory.domain.bots import Chat, check_content, may_read_chat, person_of
+from agent_memory.domain.bots import Chat, Turn, check_content, may_read_chat, person_of
 from agent_memory.domain.errors import NotFound, Unavailable
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_bot import (
@@ -317,12 +317,23 @@ class MemoryBotService:
         except Unavailable:
             log.warning("memory bot: the learning of a confide was not saved")
 
-    def turn_completed(self, chat_id: str, turn_id: str) -> None:
+    def turn_completed(
+        self, chat_id: str, turn_id: str, *, completed: tuple[Chat, Turn] | None = None
+    ) -> None:
         """Release the learning waiting on this Turn, through the Turn's last item (never
-        the Chat's: items of another Turn still open are not read early). Raises
-        Unavailable when it could not (completing again releases it)."""
-        chat, turn = self._bots.repo.chat_and_turn(chat_id, turn_id)
-        if chat is None or turn is None or chat.kind == "review" or self._learning is None:
+        the Chat's: items of another Turn still open are not read early). `completed`: the
+        Chat and Turn as the completion of this request left them (`BotService.finish_turn`),
+        read again only for a Turn saved before it kept its last item. Raises Unavailable
+        when it could not (completing again releases it)."""
+        if completed is not None and completed[1].last_item and completed[1].id == turn_id:
+            chat, found = completed
+            turn: Turn | None = found
+        else:
+            chat_or_none, turn = self._bots.repo.chat_and_turn(chat_id, turn_id)
+            if chat_or_none is None:
+                return
+            chat = chat_or_none
+        if turn is None or chat.kind == "review" or self._learning is None:
             return
         upto = turn.last_item or chat.item_count  # a Turn saved before it kept its last item
         self._learning.release(turn_event(chat.org_id, chat.id, turn_id), upto=upto)
@@ -385,15 +396,25 @@ class MemoryBotService:
     # -- enrichment ----------------------------------------------------------------------------
 
     def enrich(
-        self, principal: Principal, chat_id: str, turn_id: str, text: str, *, notice: bool
+        self,
+        principal: Principal,
+        chat_id: str,
+        turn_id: str,
+        text: str,
+        *,
+        notice: bool,
+        chat: Chat | None = None,
     ) -> tuple[str, bool]:
         """The input the Bot's model should see, and whether the memory Bot rewrote it:
         with entries every reader of the Chat may see, when they help and the model answers
         within 15 s; every entry the model says it used is checked again before the rewrite
-        is returned. Unchanged otherwise (a notice, a review Chat, botMemory off)."""
+        is returned. Unchanged otherwise (a notice, a review Chat, botMemory off). `chat`:
+        the Chat as the Turn's start read it in this request (not read again: what the
+        enrichment uses of it never changes)."""
         if notice:
             return text, False  # a notice is never a person's words: nothing is read
-        chat = self._bots.repo.get_chat(chat_id)
+        if chat is None or chat.id != chat_id:
+            chat = self._bots.repo.get_chat(chat_id)
         if chat is None:
             return text, False
         settings = self._org_settings.effective(chat.org_id)

@@ -56,8 +56,11 @@ async def start_turn(
     chatId: str, body: StartTurn, caller: CallerDep, svc: ServicesDep
 ) -> TurnStarted:
     """A Turn whose saved actor is the caller; `input` is what the Bot's model should see."""
-    started = await run(svc, svc.bots.start_turn, caller, chatId, body.input, notice=body.notice)
-    # The memory Bot rewrites the input with entries that help (within 15 s).
+    chat, started = await run(
+        svc, svc.bots.begin_turn, caller, chatId, body.input, notice=body.notice
+    )
+    # The memory Bot rewrites the input with entries that help (within 15 s); the chat row
+    # read for the Turn is not read again.
     started["input"], started["enriched"] = await run(
         svc,
         svc.memory_bot.enrich,
@@ -66,6 +69,7 @@ async def start_turn(
         started["turn"]["id"],
         body.input,
         notice=body.notice,
+        chat=chat,
     )
     return TurnStarted.model_validate(started)
 
@@ -87,7 +91,8 @@ async def add_items(
 async def complete_turn(
     chatId: str, turnId: str, caller: CallerDep, svc: ServicesDep
 ) -> TurnCompleted:
-    turn = await run(svc, svc.bots.complete, caller, chatId, turnId)
-    # Learning executions waiting on this turn go on (a repeated complete releases again).
-    await run(svc, svc.memory_bot.turn_completed, chatId, turnId)
+    turn, chat, completed = await run(svc, svc.bots.finish_turn, caller, chatId, turnId)
+    # Learning executions waiting on this turn go on (a repeated complete releases again),
+    # through the turn as completed here (not read again).
+    await run(svc, svc.memory_bot.turn_completed, chatId, turnId, completed=(chat, completed))
     return TurnCompleted.model_validate({"turn": turn})
