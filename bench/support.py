@@ -66,13 +66,17 @@ def _units(size: int, unit: int) -> int:
 
 
 class AwsCalls:
-    """AWS calls by service and operation, DynamoDB items read and estimated request units.
+    """AWS calls by service and operation, DynamoDB items read and request units.
 
-    Units follow DynamoDB's published rules: a consistent read is 1 RRU per 4 KB (a Query
-    sums the items it reads), an index read half that, a write 1 WRU per 1 KB, and every
-    action of a transaction twice as much. An Update is billed on the whole item, which the
-    request does not show: it is counted on the size it writes (an estimate, low for large
-    items)."""
+    Units follow DynamoDB's published rules ("Capacity unit consumption for write
+    operations", DynamoDB Developer Guide): a consistent read is 1 RRU per 4 KB (a Query
+    sums the items it reads), an index read half that, a write 1 WRU per 1 KB of the item,
+    and every action of a transaction twice as much. A Put that replaces an item, an
+    Update and a Delete are billed on the LARGER of the item's size before and after (a
+    refused conditional write too): the request does not show it, so against the embedded
+    AWS (moto, in this process) each written item's size is looked up before and after the
+    call with an uncounted client (`ItemSizes`). Elsewhere the units fall back to the size
+    the request writes (low for updates of large items)."""
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
@@ -82,11 +86,14 @@ class AwsCalls:
         self.params: list[tuple[str, dict[str, Any]]] = []
         self.record_params = False
         self._lock = threading.Lock()
+        self._sizes: ItemSizes | None = None
 
     def install(self, botocore_session: Any) -> AwsCalls:
         botocore_session.register("before-parameter-build.dynamodb", self._parameters)
         botocore_session.register("before-call", self._before)
         botocore_session.register("after-call.dynamodb", self._after_dynamodb)
+        region = botocore_session.get_config_variable("region")
+        self._sizes = ItemSizes(region) if ItemSizes.embedded() else None
         return self
 
     def _parameters(
@@ -97,6 +104,11 @@ class AwsCalls:
             return
         context["bench_index"] = "IndexName" in params
         units = _write_units(operation, params)
+        if self._sizes is not None:
+            # Billed on the items' sizes: the estimate is replaced after the call.
+            written = _written_items(operation, params)
+            if written:
+                context["bench_written"] = (units, written, self._sizes.before(written))
         with self._lock:
             self.wru += units
             if self.record_params:
@@ -112,6 +124,12 @@ class AwsCalls:
         self, model: Any, parsed: Mapping[str, Any], context: dict[str, Any], **_: Any
     ) -> None:
         name = model.name
+        found = context.get("bench_written")
+        if found is not None and self._sizes is not None:
+            estimated, written, before = found
+            billed = self._sizes.billed(written, before)
+            with self._lock:
+                self.wru += billed - estimated
         rru = 0.0
         items = 0
         if name in {"Query", "Scan"}:
@@ -150,6 +168,99 @@ class AwsCalls:
                 "rru_estimate": round(self.rru, 1),
                 "wru_estimate": round(self.wru, 1),
             }
+
+
+# A written item: (table, key in the low-level shape, times billed: 2 in a transaction,
+# the size the request writes when the item is new: a Put's item, else 0).
+Written = tuple[str, dict[str, Any], int, int]
+
+
+def _written_items(operation: str, body: Mapping[str, Any]) -> list[Written]:
+    """The items a write request writes or deletes (a ConditionCheck writes none)."""
+    table = str(body.get("TableName", ""))
+    if operation == "PutItem":
+        item = body.get("Item", {})
+        return [(table, _key_of(item), 1, item_size(item))]
+    if operation in {"UpdateItem", "DeleteItem"}:
+        return [(table, dict(body.get("Key", {})), 1, 0)]
+    if operation == "BatchWriteItem":
+        found: list[Written] = []
+        for name, rows in body.get("RequestItems", {}).items():
+            for row in rows:
+                if "PutRequest" in row:
+                    item = row["PutRequest"]["Item"]
+                    found.append((name, _key_of(item), 1, item_size(item)))
+                else:
+                    found.append((name, dict(row["DeleteRequest"]["Key"]), 1, 0))
+        return found
+    if operation == "TransactWriteItems":
+        found = []
+        for action in body.get("TransactItems", []):
+            kind, inner = next(iter(action.items()))
+            if kind == "Put":
+                item = inner["Item"]
+                found.append((str(inner["TableName"]), _key_of(item), 2, item_size(item)))
+            elif kind in {"Update", "Delete"}:
+                found.append((str(inner["TableName"]), dict(inner["Key"]), 2, 0))
+        return found
+    return []
+
+
+def _key_of(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: item[k] for k in ("pk", "sk") if k in item}
+
+
+class ItemSizes:
+    """Item sizes looked up in the embedded AWS with a client of its own (not counted, not
+    hooked), for billing writes on the larger of the item before and after."""
+
+    def __init__(self, region: str | None) -> None:
+        self._region = region or "us-east-1"
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def embedded() -> bool:
+        """Whether moto's in-process mock is active (a lookup costs no real AWS call)."""
+        import os
+
+        return os.environ.get("AWS_ENDPOINT_URL") is None and _mock_active()
+
+    def _get(self, table: str, key: dict[str, Any]) -> int:
+        with Emulator.aside():  # the benchmark's own lookup: not the service's time
+            return self._size(table, key)
+
+    def _size(self, table: str, key: dict[str, Any]) -> int:
+        with self._lock:
+            if self._client is None:
+                import boto3
+
+                self._client = boto3.session.Session(region_name=self._region).client("dynamodb")
+        try:
+            item = self._client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+        except Exception:
+            return 0
+        return item_size(item) if item else 0
+
+    def before(self, written: list[Written]) -> list[int]:
+        return [self._get(table, key) for table, key, _times, _new in written]
+
+    def billed(self, written: list[Written], before: list[int]) -> float:
+        """WRU of the items written: each on the larger of its size before and after."""
+        units = 0.0
+        for (table, key, times, new), old in zip(written, before, strict=True):
+            after = self._get(table, key)
+            units += times * _units(max(old, after, 0 if after or old else new), _WRITE_UNIT)
+        return units
+
+
+def _mock_active() -> bool:
+    """moto's mock is patching botocore in this process (embedded_aws)."""
+    try:
+        from moto.core.models import botocore_stubber
+    except ImportError:
+        return False
+    return bool(getattr(botocore_stubber, "enabled", False))
 
 
 def json_copy(value: Any) -> Any:
@@ -235,6 +346,22 @@ class Emulator:
 
         BotocoreStubber.__call__ = timed  # type: ignore[method-assign]
         cls._installed = True
+
+    @classmethod
+    @contextmanager
+    def aside(cls) -> Iterator[None]:
+        """The block is the benchmark's own work around a call (an uncounted lookup): its
+        time outside moto is counted as the emulator's too, so no one's own time grows."""
+        started = time.perf_counter()
+        inside = cls.seconds(this_thread=True)
+        try:
+            yield
+        finally:
+            outside = time.perf_counter() - started - (cls.seconds(this_thread=True) - inside)
+            ident = threading.get_ident()
+            with cls._lock:
+                cls._total += outside
+                cls._by_thread[ident] = cls._by_thread.get(ident, 0.0) + outside
 
     @classmethod
     def seconds(cls, *, this_thread: bool = False) -> float:
