@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.persistence.events import partition
-from agent_memory.ports import Action, Update, Usage
+from agent_memory.ports import Action, Put, Update, Usage
 from tests.api.test_agent_memory import _event
 from tests.api.test_bots import turn
 from tests.api.test_confide import Script, World, fact_from_person, settings_of
@@ -91,7 +91,13 @@ def held(
 
 
 def saving_answer(actions: Sequence[Action]) -> bool:
-    return any(isinstance(a, Update) and a.set.get("status") == "answered" for a in actions)
+    """The write that saves a model answer: its own row (issue 19), or the call row's update
+    of before."""
+    return any(
+        (isinstance(a, Put) and a.record.get("status") == "answered")
+        or (isinstance(a, Update) and a.set.get("status") == "answered")
+        for a in actions
+    )
 
 
 def test_a_failed_save_after_the_charge_is_retried_in_the_step_and_not_charged_twice(

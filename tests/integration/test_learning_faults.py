@@ -138,8 +138,8 @@ def test_saving_the_answer_is_retried_in_the_step_so_the_model_is_not_paid_twice
 ) -> None:
     ref = wf.new_pool()
     upto = wf.turn(ref, BUDGET, start=False)
-    # A session pool's answer is one conditional update of its call row (no transaction).
-    fault = wf.faults.add("dynamodb.UpdateItem", "ThrottlingException", when=_saving_answer)
+    # A session pool's answer is one plain Put of its own row (no transaction: issue 19).
+    fault = wf.faults.add("dynamodb.PutItem", "ThrottlingException", when=_saving_answer)
     wf.learning.start(ref, upto=upto, reason="turn")
     assert wf.wait(ref, upto)["status"] == "SUCCEEDED"
 

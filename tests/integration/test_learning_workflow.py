@@ -61,12 +61,16 @@ def test_the_workflow_carries_ids_and_the_table_keeps_content_sealed(wf: Workflo
     history = str(wf.history(described["executionArn"])) + described.get("output", "")
     assert "EUR" not in history
     rows = wf.adapters.store.query("LEARN#session#s-1").records
-    assert {r["type"] for r in rows} == {"learning-execution", "model-call", "call-claim"}
+    types = {r["type"] for r in rows}
+    assert types == {"learning-execution", "model-call", "model-reply", "call-claim"}
     for row in rows:
         assert "EUR" not in str({k: v for k, v in row.items() if not isinstance(v, bytes)})
+    # The answer is a row of its own beside its call (issue 19), both expiring.
     [call] = [r for r in rows if r["type"] == "model-call"]
-    assert call["status"] == "answered"
+    [reply] = [r for r in rows if r["type"] == "model-reply"]
+    assert (reply["sk"], reply["status"]) == (f"{call['sk']}#reply", "answered")
     assert call["ttl"] > call["startedAt"] // 1000
+    assert reply["ttl"] >= call["ttl"]
     [execution] = [r for r in rows if r["type"] == "learning-execution"]
     assert "evidence" not in execution  # removed in the transaction that ended the run
 
@@ -162,7 +166,11 @@ def test_a_step_that_crashes_after_its_work_is_retried_without_a_second_model_ca
     assert execution["applied"] == [{"key": "budget", "op": "remember"}]
     if function == "CallModelFunction":
         calls = wf.adapters.store.query("LEARN#session#s-1").records
-        assert [r["status"] for r in calls if r["type"] == "model-call"] == ["answered"]
+        # One call, answered once: its answer row (issue 19).
+        assert [r["type"] for r in calls if r["type"].startswith("model-")] == [
+            "model-call",
+            "model-reply",
+        ]
 
 
 def _barrier_model(wf: Workflow, parties: int) -> None:

@@ -6,7 +6,15 @@
   the error message); `evidence` seals the evidence while the run is running and is removed
   when it ends.
 - `CALL#<name>#<step>#<attempt:02d>`: one attempt of a model call (the encrypted call log):
-  the sealed request and reply, the model, usage, and how it ended; expires after `ttl`.
+  the sealed request, the model, and how it ended (`started`, or `failed` with why);
+  expires after `ttl`.
+- `CALL#<name>#<step>#<attempt:02d>#reply`: that attempt's answer, on a small row of its own
+  (`status: answered`, the sealed `reply`, `usage`, `latencyMs`, `endedAt`, its `ttl`),
+  written once (`Absent`). An update of the call row would bill its whole size, the sealed
+  request included (issue 19: 3 write units; this row 1). Sorted right after its call row,
+  so the Query of a run's call rows finds both. Calls answered before it existed carry
+  `status: answered` and the reply on the call row itself (older ones are pointed at from
+  the execution row too, `answered`): still found and reused.
 
 Recorded waits (an execution that starts when an event happens, docs/decisions.md):
 
@@ -61,6 +69,7 @@ NOT_BEGUN: frozenset[str] = frozenset({"waiting", "released"})
 EXEC_PREFIX = "EXEC#"
 CALL_PREFIX = "CALL#"
 CLAIM_PREFIX = "CLAIM#"
+REPLY_SUFFIX = "#reply"
 LINK_PREFIX = "LINK#"
 EVENT_SK = "EVENT"
 # Waits and events are kept this long (a month's budget period, with room to spare).
@@ -84,6 +93,11 @@ def execution_sk(requested_at: int, name: str) -> str:
 
 def call_sk(name: str, step: str, attempt: int) -> str:
     return f"{CALL_PREFIX}{name}#{step}#{attempt:02d}"
+
+
+def reply_sk(call: str) -> str:
+    """The sort key of the answer of the saved call `call` (a row of its own)."""
+    return f"{call}{REPLY_SUFFIX}"
 
 
 def wait_partition(event: str) -> str:
@@ -133,7 +147,8 @@ class ExecutionRow:
     applied: list[dict[str, str]]
     rejected_count: int
     error_type: str | None
-    # The saved model call whose answer this run uses (set when the answer is saved).
+    # The saved model call whose answer this run uses (rows of before: set when the answer
+    # was saved; now the answer's own row tells, `answered_call`).
     answered: str | None
     # The event a recorded wait waited for, and when the event released it.
     waited_for: str | None
@@ -564,29 +579,35 @@ class ExecutionRepository:
         latency_ms: float,
         now: int,
     ) -> None:
-        """Save the answer on its call row (a retried step finds it with `answered_call`),
-        one plain conditional write (what the call cost was written before it: issue 19).
-        Raises WriteConflict(condition=CALL_OPEN) when it was saved, or when the call row
-        is gone (an erased pool)."""
-        answered = {
+        """Save the answer of call `sk` on its own row, `reply_sk(sk)` (a retried step finds
+        it with `answered_call`): one plain Put of a small row, 1 write unit (issue 19; the
+        charge was written before it). Raises WriteConflict(condition=CALL_OPEN) when this
+        attempt's answer was saved already (an earlier try committed it, its reply lost).
+
+        Not conditional on the call row: a pool erased while the model worked may get an
+        answer row nothing reads (its execution row is gone, so no step uses it);
+        ApplyLearning deletes it when it finds the run gone (`forget_calls`), otherwise it
+        expires at its `ttl`. Checking the call row would need a transaction (a condition
+        check billed on the call row's whole size, twice), dearer than the update it replaces."""
+        answer = reply_sk(sk)
+        record: Record = {
+            "pk": run.pk,
+            "sk": answer,
+            "type": "model-reply",
             "status": "answered",
             "endedAt": now,
-            "reply": self._seal(run, sk, "reply", reply),
+            "reply": self._seal(run, answer, "reply", reply),
             "usage": usage,
             "latencyMs": round(latency_ms, 1),
+            "ttl": now // 1000 + self._call_ttl_s,
         }
-        self._store.write(
-            [
-                Update(
-                    run.pk, sk, set=answered, condition=Equals("status", "started", name=CALL_OPEN)
-                )
-            ]
-        )
+        self._store.write([Put(record, Absent(name=CALL_OPEN))])
 
     def answered_call(self, run: Run, step: str) -> str | None:
-        """The sort key of a saved answer of `step`'s model call in this run (any attempt),
-        or None: one strongly consistent Query of the run's call rows. (Rows written
-        before also point at it from the execution row: `ExecutionRow.answered`.)"""
+        """The sort key of a saved answer of `step`'s model call in this run (any attempt;
+        its reply row, or a call row of before answered in place), or None: one strongly
+        consistent Query of the run's call rows. (Older rows also point at it from the
+        execution row: `ExecutionRow.answered`.)"""
         prefix = f"{CALL_PREFIX}{run.name}#{step}#"
         after: str | None = None
         while True:
@@ -598,6 +619,21 @@ class ExecutionRepository:
                 return None
             after = page.next
 
+    def forget_calls(self, run: Run) -> None:
+        """Delete what a run whose execution row is gone (an erased pool) left of its model
+        calls: call and reply rows and claims, e.g. an answer saved after the erasure."""
+        keys: list[tuple[str, str]] = []
+        for prefix in (f"{CALL_PREFIX}{run.name}#", f"{CLAIM_PREFIX}{run.name}#"):
+            after: str | None = None
+            while True:
+                page = self._store.query(run.pk, KeyRange(prefix=prefix), after=after)
+                keys.extend((run.pk, str(record["sk"])) for record in page.records)
+                if page.next is None:
+                    break
+                after = page.next
+        for start in range(0, len(keys), MAX_ACTIONS):
+            self._store.write([Delete(pk, sk) for pk, sk in keys[start : start + MAX_ACTIONS]])
+
     def call_failed(self, run: Run, sk: str, kind: str, now: int) -> None:
         """The attempt ended without an answer to use (a paid-for but unusable answer was
         charged before: service/learning.py)."""
@@ -605,7 +641,8 @@ class ExecutionRepository:
         self._store.write([Update(run.pk, sk, set=failed)])
 
     def with_reply(self, run: Run, sk: str) -> tuple[ExecutionRow | None, str | None]:
-        """The execution's row and the saved answer of call `sk`, in one request."""
+        """The execution's row and the saved answer at `sk` (a reply row, or a call row of
+        before answered in place; each seals it under its own key), in one request."""
         found = {str(r["sk"]): r for r in self._store.get_many([(run.pk, run.sk), (run.pk, sk)])}
         record, call = found.get(run.sk), found.get(sk)
         row = self._row(run, record) if record else None

@@ -30,6 +30,7 @@ from agent_memory.persistence.executions import (
     ExecutionRepository,
     ExecutionRow,
     Run,
+    reply_sk,
 )
 from agent_memory.ports import (
     Action,
@@ -373,6 +374,7 @@ class LearningService:
                 self._runs.call_failed(run, sk, "invalid_output", self._clock.now_ms())
                 raise
             usage = {"input": reply.usage.input_tokens, "output": reply.usage.output_tokens}
+            answer = reply_sk(sk)  # the step's handle on the saved answer (its own row)
             # The answer is paid for: try harder to save it than a step retry would (a try
             # of this loop never charges: the call was charged once, above).
             for pause in (0.2, 0.5, None):
@@ -383,10 +385,10 @@ class LearningService:
                     break
                 except (Unavailable, WriteConflict) as error:
                     if isinstance(error, WriteConflict) and error.condition == CALL_OPEN:
-                        # The call is no longer open: an earlier try committed the answer (its
-                        # reply was lost on the way), or something else closed it.
+                        # The attempt's answer is saved already: an earlier try committed it
+                        # (its reply was lost on the way); accepted only if it is the run's.
                         still = self._running(run)
-                        if still is not None and self._answered(run, still) == sk:
+                        if still is not None and self._answered(run, still) == answer:
                             break
                         raise ExecutionLost("the saved call was closed before its answer") from None
                     # A conflict without a failed condition is another transaction on the
@@ -395,7 +397,7 @@ class LearningService:
                     if pause is None or not (isinstance(error, Unavailable) or lost_race):
                         raise
                     time.sleep(pause)
-        return {"status": "answered", "call": sk, "reused": False, "task": ask.name}
+        return {"status": "answered", "call": answer, "reused": False, "task": ask.name}
 
     def _charge(self, run: Run, evidence: Evidence, reply: ModelReply) -> None:
         """What the pool spends on one real model call (e.g. a memory Bot's budget), in a
@@ -448,6 +450,8 @@ class LearningService:
         with _transient():
             row, text = self._runs.with_reply(run, str(answered["call"]))
             if row is None:
+                # Its pool was erased while the model worked: what the call left goes too.
+                self._runs.forget_calls(run)
                 raise ExecutionLost("the execution's row is missing")
             if row.terminal:
                 return {"status": row.status}
@@ -545,8 +549,8 @@ class LearningService:
         return ask
 
     def _answered(self, run: Run, row: ExecutionRow) -> str | None:
-        """The call whose saved answer this run uses: a row of before points at it; else
-        the run's answered call row (the answer is saved there alone: issue 19)."""
+        """The saved answer this run uses: an older execution row points at it; else the
+        run's answer row (or a call row of before answered in place: issue 19)."""
         return row.answered or self._runs.answered_call(run, CALL_STEP)
 
     def _running(self, run: Run) -> ExecutionRow | None:
