@@ -143,8 +143,9 @@ def test_a_release_that_lost_the_workflow_is_finished_by_the_next(wf: Workflow) 
     with pytest.raises(Unavailable):
         wf.learning.release(TURN, upto=upto)
     assert executions_started(wf) == []
-    [running] = wf.executions(ref)
-    assert running["status"] == "running"  # released: the workflow owes it a run
+    [waiting] = wf.executions(ref)
+    # Nothing was written to release it (issue 19): it waits for the next release.
+    assert waiting["status"] == "waiting"
 
     [started] = wf.learning.release(TURN)
     assert started.started
@@ -187,5 +188,6 @@ def test_a_wait_and_its_event_at_the_same_moment_start_it_exactly_once() -> None
         wait_name(p, f"turn:{ORG}:{p.pool_id}:t-1") for p in pools
     )
     assert {payload["upto"] for payload in orchestrator.started.values()} == {7}
+    # Asked for, not begun yet (no step runs here): still `waiting` until LoadEvidence.
     for pool in pools:
-        assert [e["status"] for e in learning.executions(pool)] == ["running"]
+        assert [e["status"] for e in learning.executions(pool)] == ["waiting"]

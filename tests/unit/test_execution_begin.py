@@ -1,6 +1,7 @@
 """LoadEvidence's row of a run that waited is taken over by one conditional update (a
-refused put bills its full size, issue 19); a run without a row, or one begun already,
-behaves as before."""
+refused put bills its full size, issue 19): a `waiting` row (nothing is written to release
+it), or a `released` one written before that change; a run without a row is put, and one
+begun already is refused."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from agent_memory.adapters.in_memory import FakeCipher, InMemoryStore
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.persistence.executions import ExecutionRepository, Run
+from agent_memory.ports import Equals, Update
 from agent_memory.service.learning import is_wait_name, wait_name
 from agent_memory.service.learning_pools import PoolRef, SourceRef
 
@@ -36,21 +38,37 @@ def test_a_wait_name_is_told_apart_from_a_turn_name() -> None:
     assert not is_wait_name("bot-acme-bot_1-acme-chat_1-7")
 
 
-def test_a_released_wait_is_begun_by_one_write() -> None:
+def test_a_waiting_wait_is_begun_by_one_write() -> None:
     store = CountingStore()
     runs = ExecutionRepository(store, FakeCipher())
     run = _run(wait_name(POOL, "turn:acme:chat_1:turn_1"))
     recorded = runs.wait(run, "turn:acme:chat_1:turn_1", 1_000)
     assert (recorded.repeated, recorded.happened) == (False, None)  # waiting
-    assert runs.claim(run, 7, 1_001)
     store.writes.clear()
     runs.begin(run, 1_002, evidence="{}", position=0, item_ids=["i-1"], waited=True)
     assert len(store.writes) == 1
     row = runs.get(run)
     assert row is not None
-    assert (row.status, row.item_ids) == ("running", ["i-1"])
-    assert row.released_at == 1_001
+    assert (row.status, row.item_ids, row.run.upto) == ("running", ["i-1"], 7)
+    assert row.record["upto"] == 7  # the started run's, not the wait's
+    assert row.released_at is None
     assert runs.evidence(row) == "{}"
+
+
+def test_a_wait_released_before_the_change_is_still_taken_over() -> None:
+    store = CountingStore()
+    runs = ExecutionRepository(store, FakeCipher())
+    run = _run(wait_name(POOL, "turn:acme:chat_1:turn_3"))
+    runs.wait(run, "turn:acme:chat_1:turn_3", 1_000)
+    # What the release's claim wrote before issue 19's change.
+    released = {"status": "released", "upto": 7, "releasedAt": 1_001}
+    store.write([Update(run.pk, run.sk, set=released, condition=Equals("status", "waiting"))])
+    runs.begin(run, 1_002, evidence=None, note="nothing new", waited=True)
+    row = runs.get(run)
+    assert row is not None
+    assert (row.status, row.released_at, row.ended_at) == ("skipped", 1_001, 1_002)
+    with pytest.raises(WriteConflict):
+        runs.begin(run, 1_003, evidence="{}", position=0, item_ids=[], waited=True)
 
 
 def test_a_waited_name_without_a_row_is_put_and_a_begun_one_is_refused() -> None:

@@ -21,13 +21,15 @@ Recorded waits (an execution that starts when an event happens, docs/decisions.m
 - pk `WAIT#<event>`: one partition per event (`turn:<org>:<chat>:<turn>`, a budget period).
   `LINK#<name>` names one execution waiting on it (enough to rebuild its Run); `EVENT` is
   written once when the event happens, with what the release passes on (`upto`).
-- The execution's own row is `waiting` until the event releases it, then `released` (shown
-  as running) until LoadEvidence begins it. A wait writes its link, then its row, then
-  reads `EVENT` (plain single-row writes, a strongly consistent read); a release writes
-  `EVENT`, then reads the links. Each side writes its own row before it reads the other's,
-  so at least one sees the other, and the conditional `claim` (`waiting -> released`) lets
-  exactly one of them start the run (issue 19: 2 write units and a read, not a 6-unit
-  transaction). The link comes first because it names the run (and when it was asked
+- The execution's own row is `waiting` until LoadEvidence begins it (`begin`); the event's
+  release writes nothing on it. A wait writes its link, then its row, then reads `EVENT`
+  (plain single-row writes, a strongly consistent read); a release writes `EVENT`, then
+  reads the links. Each side writes its own row before it reads the other's, so at least
+  one sees the other and asks the workflow to start the run under its name; the
+  orchestrator refuses a name it started, so exactly one start happens (issue 19: 2 write
+  units and a read, not a 6-unit transaction, and no write to release it). Rows written
+  before that change may still be `released` (shown as running, as before): `begin` takes
+  them over too. The link comes first because it names the run (and when it was asked
   for): a wait retried after a crash finds it and writes the same row.
 
 Deferred runs (a step that may not learn now, e.g. a spent budget, docs/decisions.md):
@@ -227,10 +229,13 @@ class ExecutionRepository:
         waited: bool = False,
     ) -> None:
         """Write the row of a run that starts (with its `evidence` JSON, sealed) or that has
-        nothing to learn (`evidence` None: skipped, with why when `note` says). A released
-        wait's row is taken over, keeping when it was released (`waited`: the run was a
-        wait, so its row is updated first, not put and refused). Raises WriteConflict when
-        the row exists already and is not a released wait (a retried or repeated step)."""
+        nothing to learn (`evidence` None: skipped, with why when `note` says). A wait's
+        row that was not begun is taken over (`waited`: the run was a wait, so its row is
+        updated first, not put and refused): `waiting`, or `released` on a row of before
+        (keeping when it was released). A wait started from its link before its row was
+        written (a release racing a wait half written) has no row yet: it is put. Raises
+        WriteConflict when the row exists already and was begun (a retried or repeated
+        step, or a run started again once its name was forgotten)."""
         record = self._base(run)
         if evidence is None:
             record |= {"status": "skipped", "endedAt": now, "itemIds": []}
@@ -246,19 +251,20 @@ class ExecutionRepository:
             }
         ended = self.ended(run, now) if evidence is None else []
         fields = {k: v for k, v in record.items() if k not in ("pk", "sk", "startedAt")}
-        take_over = Update(run.pk, run.sk, set=fields, condition=Equals("status", "released"))
-        if waited:
-            # A refused write bills its full size: a released wait is updated at once.
+
+        def take_over(status: Status) -> list[Action]:
+            return [Update(run.pk, run.sk, set=fields, condition=Equals("status", status)), *ended]
+
+        put: list[Action] = [Put(record, Absent()), *ended]
+        # A refused write bills its full size, so the likeliest row goes first: a wait's
+        # row is `waiting`; a run that never waited has none. Only a row of before is still
+        # `released` (a deployment's first seconds): it is tried last.
+        tries = [take_over("waiting"), put, take_over("released")] if waited else [put]
+        for attempt in tries[:-1]:
             with suppress(WriteConflict):
-                self._store.write([take_over, *ended])
+                self._store.write(attempt)
                 return
-        try:
-            self._store.write([Put(record, Absent()), *ended])
-        except WriteConflict:
-            if waited:
-                raise
-            # Only a run that waited has a row before it begins (one more write, waits only).
-            self._store.write([take_over, *ended])
+        self._store.write(tries[-1])
 
     def skipped(self, run: Run, now: int, note: str) -> Put:
         """The row of a run that was never started because its turn teaches nothing, with
@@ -430,23 +436,6 @@ class ExecutionRepository:
         """The run that execution `name` waits (or waited) on `event` with, if linked."""
         link = self._store.get(wait_partition(event), LINK_PREFIX + name)
         return self._linked_run(link) if link else None
-
-    def claim(self, run: Run, upto: int, now: int) -> bool:
-        """Release a waiting run, reading items up to `upto`: its event's release, or the
-        wait that found the event, calls this and starts the run only when it answers True
-        (one conditional update: of two that race, one wins). False when it was not waiting
-        (released before, begun, or ended) or has no row (a wait half written)."""
-        update = Update(
-            run.pk,
-            run.sk,
-            set={"status": "released", "upto": upto, "releasedAt": now},
-            condition=Equals("status", "waiting"),
-        )
-        try:
-            self._store.write([update])
-        except WriteConflict:
-            return False
-        return True
 
     def handed_over(self, run: Run, now: int) -> None:
         """Note that the workflow accepted a released run, so a repeated release does not

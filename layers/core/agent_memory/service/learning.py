@@ -27,6 +27,7 @@ from agent_memory.domain.tasks.memory_changes import consolidation
 from agent_memory.persistence.events import one_row, pool_changed
 from agent_memory.persistence.executions import (
     CALL_OPEN,
+    WAIT_TTL_S,
     ExecutionRepository,
     ExecutionRow,
     Run,
@@ -178,8 +179,9 @@ class LearningService:
         item to read when known now; else the event's `upto` says.
 
         The wait is written before the event is read, and a release writes the event before
-        it reads the waits, so one of them finds the other; when both do, the conditional
-        claim of the row starts it once (docs/decisions.md, issue 19).
+        it reads the waits, so one of them finds the other; whichever does asks the workflow
+        to start the run under its name, and when both do, the orchestrator refuses the
+        second start (docs/decisions.md, issue 19: nothing is written to release it).
 
         "skipped" when this deployment has no workflow (nothing is saved). Raises
         Unavailable when the table or, for an event that already happened, the workflow
@@ -191,22 +193,24 @@ class LearningService:
         recorded = self._runs.wait(run, event, now)
         if recorded.happened is None:
             return "exists" if recorded.repeated else "waiting"
+        if _forgotten(recorded.run, now):
+            return "exists"
         named = None if recorded.run.upto == UPTO_LATER else recorded.run.upto
         run = replace(recorded.run, upto=_upto(recorded.happened, named, event))
-        if self._runs.claim(run, run.upto, now):
-            self._hand_over(run, now)
-            return "started"
-        if not recorded.repeated:
-            return "started"  # claimed by the event's release (or a repeated wait): it starts it
-        # Saved before: a release (or this call, before) may have failed to hand it over.
-        return "started" if self._start_released(run, now).started else "exists"
+        # Saved before or not, it is asked for: a release (or this call, before) may have
+        # failed to start it; a refused start means it started already.
+        if self._hand_over(run, now).started or not recorded.repeated:
+            return "started"  # a new wait refused: the event's release started it
+        return "exists"
 
     def release(self, event: str, *, upto: int | None = None) -> list[Execution]:
         """`event` happened: record it (once: the first call's `upto` stands, and a wait
         saved later starts at once) and start every execution waiting on it. Each is
-        started once: one that a release handed to the workflow before is not started again
-        (`started=False`); one released by a call that failed before the workflow took it
-        is asked again under its name, which the orchestrator refuses if it did start. Raises
+        started once: every linked run is asked for under its name, which the orchestrator
+        refuses when it started before (`started=False`), so a release that failed to start
+        one (or died before it could) is finished by the next. A run asked for before its
+        wait wrote its row (a wait half written) starts as well: its link names it, and
+        LoadEvidence writes its row. Nothing is written on the runs' rows (issue 19). Raises
         Unavailable when the table or the workflow service fails (call again)."""
         now = self._clock.now_ms()
         data = self._runs.happen(event, {} if upto is None else {"upto": upto}, now)
@@ -215,13 +219,13 @@ class LearningService:
         results: list[Execution] = []
         failed: Unavailable | None = None
         for waiter in self._runs.waiters(event):
+            if _forgotten(waiter.run, now):
+                results.append(Execution(name=waiter.run.name, started=False))
+                continue
             named = None if waiter.run.upto == UPTO_LATER else waiter.run.upto
             run = replace(waiter.run, upto=_upto(data, named, event))
             try:
-                if self._runs.claim(run, run.upto, now):
-                    results.append(self._hand_over(run, now))
-                else:
-                    results.append(self._start_released(run, now))
+                results.append(self._hand_over(run, now))
             except Unavailable as error:
                 failed = error  # the others still start; the next release retries this one
         if failed is not None:
@@ -247,18 +251,14 @@ class LearningService:
         return started
 
     def _hand_over(self, run: Run, now: int) -> Execution:
-        """Start a released run. Nothing more is written: the orchestrator refuses a name
-        it started before (`started=False`), so a repeated release may ask again (a row of
-        before may still carry `handedAt`; issue 19: one write unit less a turn)."""
+        """Ask the workflow to start a run whose event happened, reading up to `run.upto`
+        (the event's, else the wait's: the same for every caller, so each asks with the
+        same input). Nothing is written on its row: the orchestrator's claim of the name
+        lets one start happen and refuses the others (`started=False`), whoever asks and
+        however often; a run that began or ended is refused too. A start the workflow
+        refused gives the name back, so the next release or repeated wait asks again."""
         assert self._orchestrator is not None  # callers checked
         return self._orchestrator.start(run.name, _payload(run))
-
-    def _start_released(self, run: Run, now: int) -> Execution:
-        """Start a run that was released but never handed over; any other is left alone."""
-        row = self._runs.get(run)
-        if row is None or row.status != "released" or "handedAt" in row.record:
-            return Execution(name=run.name, started=False)
-        return self._hand_over(replace(run, upto=int(row.record["upto"])), now)
 
     def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]:
         """The pool's newest executions, newest first, in API.md's Execution shape."""
@@ -267,7 +267,9 @@ class LearningService:
         return [self._view(row, now) for row in rows]
 
     def _view(self, row: ExecutionRow, now: int) -> dict[str, Any]:
-        # A released wait has been handed to the workflow: it runs from then on.
+        # A wait shows `waiting` until LoadEvidence begins it, even once it was asked for
+        # (a second at most; nothing is written to release it). A `released` row (before
+        # issue 19's change) was handed to the workflow: it runs from then on.
         status: str = "running" if row.status == "released" else row.status
         details = self._runs.details(row) if "detail" in row.record else {}
         error = {"type": row.error_type, "message": details.get("error", "")}
@@ -646,6 +648,14 @@ def _upto(data: Mapping[str, Any], upto: int | None, event: str) -> int:
     if upto is None:
         raise ValueError(f"neither the wait nor the event {event!r} names the last item")
     return upto
+
+
+def _forgotten(run: Run, now: int) -> bool:
+    """Whether the wait of `run` is past its time (`WAIT_TTL_S` from when it was asked
+    for): its link and event are expired, only not deleted yet. The orchestrator keeps a
+    name at least that long from the start, which came later; past it, a start might no
+    longer be refused, so an expired wait is not asked for again."""
+    return now // 1000 >= run.requested_at // 1000 + WAIT_TTL_S
 
 
 def _payload(run: Run) -> dict[str, Any]:
