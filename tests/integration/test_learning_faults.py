@@ -37,8 +37,17 @@ def _learned_once(wf: Workflow, ref: PoolRef, upto: int) -> None:
     assert execution["status"] == "succeeded"
     assert execution["applied"] == [{"key": "budget", "op": "remember"}]
     assert len(wf.model.calls) == 1
+    _evidence_kept_apart(wf)
+
+
+def _evidence_kept_apart(wf: Workflow) -> None:
+    """No execution row holds evidence once its run ended; the evidence is on a row of its
+    own (issue 19), one per run at most, expiring like the saved calls."""
     rows = wf.adapters.store.query("LEARN#session#s-1").records
-    assert all("evidence" not in r for r in rows)
+    assert all("evidence" not in r for r in rows if r["type"] != "learning-evidence")
+    kept = [r for r in rows if r["type"] == "learning-evidence"]
+    assert len(kept) <= 1
+    assert all(r["ttl"] > 0 for r in kept)
 
 
 def _nothing_written(wf: Workflow, ref: PoolRef) -> None:
@@ -181,8 +190,7 @@ def test_a_lasting_fault_fails_the_run_with_nothing_half_written(
     assert execution["status"] == "failed"
     assert execution["error"]["type"] == error_type
     assert execution["error"]["message"].startswith(f"{step}: ")
-    rows = wf.adapters.store.query("LEARN#session#s-1").records
-    assert all("evidence" not in r for r in rows)
+    _evidence_kept_apart(wf)
 
     second = wf.turn(ref, HOTEL)
     assert wf.wait(ref, second)["status"] == "SUCCEEDED"

@@ -44,15 +44,16 @@ def test_a_waiting_wait_is_begun_by_one_write() -> None:
     run = _run(wait_name(POOL, "turn:acme:chat_1:turn_1"))
     recorded = runs.wait(run, "turn:acme:chat_1:turn_1", 1_000)
     assert (recorded.repeated, recorded.happened) == (False, None)  # waiting
+    assert runs.keep_evidence(run, "{}", 1_002) == "{}"
     store.writes.clear()
-    runs.begin(run, 1_002, evidence="{}", position=0, item_ids=["i-1"], waited=True)
+    runs.begin(run, 1_002, learns=True, position=0, item_ids=["i-1"], waited=True)
     assert len(store.writes) == 1
-    row = runs.get(run)
+    row = runs.get(run, evidence=True)
     assert row is not None
     assert (row.status, row.item_ids, row.run.upto) == ("running", ["i-1"], 7)
     assert row.record["upto"] == 7  # the started run's, not the wait's
     assert row.released_at is None
-    assert runs.evidence(row) == "{}"
+    assert runs.evidence(row) == "{}"  # on its own row (issue 19)
 
 
 def test_a_wait_released_before_the_change_is_still_taken_over() -> None:
@@ -63,20 +64,20 @@ def test_a_wait_released_before_the_change_is_still_taken_over() -> None:
     # What the release's claim wrote before issue 19's change.
     released = {"status": "released", "upto": 7, "releasedAt": 1_001}
     store.write([Update(run.pk, run.sk, set=released, condition=Equals("status", "waiting"))])
-    runs.begin(run, 1_002, evidence=None, note="nothing new", waited=True)
+    runs.begin(run, 1_002, learns=False, note="nothing new", waited=True)
     row = runs.get(run)
     assert row is not None
     assert (row.status, row.released_at, row.ended_at) == ("skipped", 1_001, 1_002)
     with pytest.raises(WriteConflict):
-        runs.begin(run, 1_003, evidence="{}", position=0, item_ids=[], waited=True)
+        runs.begin(run, 1_003, learns=True, position=0, item_ids=[], waited=True)
 
 
 def test_a_waited_name_without_a_row_is_put_and_a_begun_one_is_refused() -> None:
     runs = ExecutionRepository(CountingStore(), FakeCipher())
     run = _run(wait_name(POOL, "turn:acme:chat_1:turn_2"))
-    runs.begin(run, 1_002, evidence="{}", position=0, item_ids=[], waited=True)
+    runs.begin(run, 1_002, learns=True, position=0, item_ids=[], waited=True)
     row = runs.get(run)
     assert row is not None
     assert row.status == "running"
     with pytest.raises(WriteConflict):
-        runs.begin(run, 1_003, evidence="{}", position=0, item_ids=[], waited=True)
+        runs.begin(run, 1_003, learns=True, position=0, item_ids=[], waited=True)

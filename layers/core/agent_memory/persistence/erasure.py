@@ -54,7 +54,12 @@ from agent_memory.persistence.bots import (
     spoken_chat_key,
 )
 from agent_memory.persistence.events import event_action
-from agent_memory.persistence.executions import CALL_PREFIX, EXEC_PREFIX, partition
+from agent_memory.persistence.executions import (
+    CALL_PREFIX,
+    EVIDENCE_PREFIX,
+    EXEC_PREFIX,
+    partition,
+)
 from agent_memory.persistence.memory_bot import CONFESSION_PREFIX, ENRICHMENT_PREFIX
 from agent_memory.persistence.memory_objects import LAYOUT, list_partition, pool_of
 from agent_memory.persistence.observations import CHUNK_PREFIX
@@ -379,20 +384,26 @@ class ErasureRepository:
     # -- rows ------------------------------------------------------------------------------
 
     def _delete_runs(self, pk: str, source_id: str) -> None:
-        """A pool's executions that read `source_id` (a session, a chat), and their saved
-        calls."""
+        """A pool's executions that read `source_id` (a session, a chat), their evidence
+        rows (one may be left by a LoadEvidence that never wrote its execution row: it
+        names the source too) and their saved calls."""
         names = {
             str(r["name"])
             for r in self._rows(pk, KeyRange(prefix=EXEC_PREFIX))
             if r.get("sessionId") == source_id
         }
-        if not names:
+        if not names and not any(
+            r.get("sessionId") == source_id
+            for r in self._rows(pk, KeyRange(prefix=EVIDENCE_PREFIX))
+        ):
             return
 
         def of_source(row: Record) -> bool:
             sk = str(row["sk"])
             if sk.startswith(EXEC_PREFIX):
                 return str(row.get("name")) in names
+            if sk.startswith(EVIDENCE_PREFIX):
+                return str(row.get("name")) in names or row.get("sessionId") == source_id
             if sk.startswith(CALL_PREFIX):
                 return sk[len(CALL_PREFIX) :].split("#", 1)[0] in names
             return False

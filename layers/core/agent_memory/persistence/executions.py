@@ -3,8 +3,15 @@
 - pk `LEARN#<kind>#<poolId>`: every learning run of one pool (one Query lists them).
 - `EXEC#<requestedAt:013d>#<name>`: one execution. Plaintext metadata (status, times, item
   ids, applied keys, error type); `detail` seals what may hold content (rejected changes,
-  the error message); `evidence` seals the evidence while the run is running and is removed
-  when it ends.
+  the error message). Small for its whole life: rows begun before issue 19's change also
+  seal the evidence here (`evidence`), still read, and removed when the run ends.
+- `EVIDENCE#<requestedAt:013d>#<name>`: the run's evidence (`evidence`, sealed), on a row of
+  its own, written once by LoadEvidence (`keep_evidence`, `Absent`: a retried or repeated
+  LoadEvidence keeps the first attempt's) and read with the execution row in one request.
+  Not deleted when the run ends (a Delete in the end's transaction bills its whole size,
+  twice; an Update of an execution row holding it did too: issue 19): it expires at its
+  `ttl`, as long as the call row whose sealed request holds the same content. Erasure
+  deletes it with its run. Not under `EXEC#`, so the list of executions never reads it.
 - `CALL#<name>#<step>#<attempt:02d>`: one attempt of a model call (the encrypted call log):
   the sealed request, the model, and how it ended (`started`, or `failed` with why);
   expires after `ttl`.
@@ -69,6 +76,7 @@ TERMINAL: frozenset[str] = frozenset({"succeeded", "failed", "skipped"})
 # Not yet begun by LoadEvidence: a failure recorded now writes over these too.
 NOT_BEGUN: frozenset[str] = frozenset({"waiting", "released"})
 EXEC_PREFIX = "EXEC#"
+EVIDENCE_PREFIX = "EVIDENCE#"
 CALL_PREFIX = "CALL#"
 CLAIM_PREFIX = "CLAIM#"
 REPLY_SUFFIX = "#reply"
@@ -91,6 +99,11 @@ def partition(kind: str, pool_id: str) -> str:
 
 def execution_sk(requested_at: int, name: str) -> str:
     return f"{EXEC_PREFIX}{requested_at:013d}#{name}"
+
+
+def evidence_sk(requested_at: int, name: str) -> str:
+    """The sort key of the evidence row of execution `execution_sk(requested_at, name)`."""
+    return f"{EVIDENCE_PREFIX}{requested_at:013d}#{name}"
 
 
 def call_sk(name: str, step: str, attempt: int) -> str:
@@ -136,6 +149,10 @@ class Run:
     def sk(self) -> str:
         return execution_sk(self.requested_at, self.name)
 
+    @property
+    def evidence_sk(self) -> str:
+        return evidence_sk(self.requested_at, self.name)
+
 
 @dataclass(frozen=True)
 class ExecutionRow:
@@ -156,6 +173,8 @@ class ExecutionRow:
     waited_for: str | None
     released_at: int | None
     record: Record = field(repr=False)
+    # The run's evidence row, when it was read with the execution row (`get(evidence=True)`).
+    kept: Record | None = field(default=None, repr=False)
 
     @property
     def terminal(self) -> bool:
@@ -191,9 +210,15 @@ class ExecutionRepository:
 
     # -- execution rows --------------------------------------------------------------------
 
-    def get(self, run: Run) -> ExecutionRow | None:
-        record = self._store.get(run.pk, run.sk)
-        return self._row(run, record) if record else None
+    def get(self, run: Run, *, evidence: bool = False) -> ExecutionRow | None:
+        """The run's row; with its evidence row too when `evidence` (one request), for
+        `evidence(row)`."""
+        if not evidence:
+            record = self._store.get(run.pk, run.sk)
+            return self._row(run, record) if record else None
+        found = self._rows(run, run.sk, run.evidence_sk)
+        record = found.get(run.sk)
+        return self._row(run, record, found.get(run.evidence_sk)) if record else None
 
     def newest(self, kind: str, org_id: str, pool_id: str, limit: int) -> list[ExecutionRow]:
         """The newest `limit` executions of a pool, newest first (one Query)."""
@@ -216,28 +241,57 @@ class ExecutionRepository:
             rows.append(self._row(run, record))
         return rows
 
+    def keep_evidence(self, run: Run, evidence: str, now: int) -> str:
+        """Seal the run's `evidence` JSON on its own row, before `begin` writes the
+        execution row (which stays small: issue 19), and return the evidence the run learns
+        from: this one, or the one an earlier attempt of the run kept first (`Absent`: a
+        retried or repeated LoadEvidence may load different evidence, and the first one's
+        stands, so the execution row, its evidence and a saved answer all agree). One plain
+        Put, expiring at `ttl` (the saved calls' time). Raises Unavailable when the row is
+        refused yet not found (deleted meanwhile: the step is retried)."""
+        sk = run.evidence_sk
+        record: Record = {
+            "pk": run.pk,
+            "sk": sk,
+            "type": "learning-evidence",
+            "name": run.name,
+            "evidence": self._seal(run, sk, "evidence", evidence),
+            "ttl": now // 1000 + self._call_ttl_s,
+        }
+        if run.session:
+            record["sessionId"] = run.session  # erasure of the session finds it
+        try:
+            self._store.write([Put(record, Absent())])
+            return evidence
+        except WriteConflict:
+            kept = self._store.get(run.pk, sk)
+        if kept is None or "evidence" not in kept:
+            raise Unavailable("the run's evidence changed while it was kept; retry shortly")
+        return self._open(run, sk, "evidence", kept["evidence"])
+
     def begin(
         self,
         run: Run,
         now: int,
         *,
-        evidence: str | None,
+        learns: bool,
         position: int | None = None,
         item_ids: list[str] | None = None,
         model: str | None = None,
         note: str | None = None,
         waited: bool = False,
     ) -> None:
-        """Write the row of a run that starts (with its `evidence` JSON, sealed) or that has
-        nothing to learn (`evidence` None: skipped, with why when `note` says). A wait's
-        row that was not begun is taken over (`waited`: the run was a wait, so its row is
-        updated first, not put and refused): `waiting`, or `released` on a row of before
-        (keeping when it was released). A wait started from its link before its row was
-        written (a release racing a wait half written) has no row yet: it is put. Raises
-        WriteConflict when the row exists already and was begun (a retried or repeated
-        step, or a run started again once its name was forgotten)."""
+        """Write the row of a run that starts (`learns`: its evidence was kept first,
+        `keep_evidence`; the row holds its position, item ids and model) or that has
+        nothing to learn (skipped, with why when `note` says). A wait's row that was not
+        begun is taken over (`waited`: the run was a wait, so its row is updated first, not
+        put and refused): `waiting`, or `released` on a row of before (keeping when it was
+        released). A wait started from its link before its row was written (a release
+        racing a wait half written) has no row yet: it is put. Raises WriteConflict when
+        the row exists already and was begun (a retried or repeated step, or a run started
+        again once its name was forgotten)."""
         record = self._base(run)
-        if evidence is None:
+        if not learns:
             record |= {"status": "skipped", "endedAt": now, "itemIds": []}
             if note:
                 record["detail"] = self._seal(run, run.sk, "detail", json.dumps({"note": note}))
@@ -247,9 +301,8 @@ class ExecutionRepository:
                 "position": position,
                 "itemIds": item_ids or [],
                 "model": model,
-                "evidence": self._seal(run, run.sk, "evidence", evidence),
             }
-        ended = self.ended(run, now) if evidence is None else []
+        ended = [] if learns else self.ended(run, now)
         fields = {k: v for k, v in record.items() if k not in ("pk", "sk", "startedAt")}
 
         def take_over(status: Status) -> list[Action]:
@@ -279,10 +332,14 @@ class ExecutionRepository:
         return Put(record, Absent())
 
     def evidence(self, row: ExecutionRow) -> str | None:
-        """The evidence JSON of a running row (None once the run ended)."""
-        if "evidence" not in row.record:
+        """The evidence JSON of a row read with its evidence (`get(evidence=True)`): on the
+        row itself when it began before issue 19's change (removed when it ended), else on
+        its evidence row; None when neither holds it."""
+        if "evidence" in row.record:
+            return self._open(row.run, row.run.sk, "evidence", row.record["evidence"])
+        if row.kept is None or "evidence" not in row.kept:
             return None
-        return self._open(row.run, row.run.sk, "evidence", row.record["evidence"])
+        return self._open(row.run, row.run.evidence_sk, "evidence", row.kept["evidence"])
 
     def finish_actions(
         self,
@@ -295,7 +352,9 @@ class ExecutionRepository:
         note: str | None = None,
     ) -> list[Action]:
         """The execution's end, for the same transaction as the memory change. Conditional
-        on the run still running, so two attempts of one step cannot both end it."""
+        on the run still running, so two attempts of one step cannot both end it. A row
+        begun before issue 19's change loses its evidence here; the evidence row is left to
+        expire (deleting it here would bill its whole size, twice)."""
         detail: dict[str, Any] = {}
         if rejected:
             detail["rejected"] = rejected
@@ -343,8 +402,9 @@ class ExecutionRepository:
     def fail(
         self, run: Run, now: int, error_type: str, message: str, existing: ExecutionRow | None
     ) -> None:
-        """End the run as failed, with its error. Touches nothing but this row: the pool's
-        read position stays where it was. Raises WriteConflict when the row changed."""
+        """End the run as failed, with its error. Touches nothing but this row (a row of
+        before loses its evidence; an evidence row expires): the pool's read position stays
+        where it was. Raises WriteConflict when the row changed."""
         detail = self._seal(run, run.sk, "detail", json.dumps({"error": message[:MAX_MESSAGE]}))
         ending = {"status": "failed", "endedAt": now, "errorType": error_type, "detail": detail}
         if existing is None:
@@ -610,8 +670,11 @@ class ExecutionRepository:
 
     def forget_calls(self, run: Run) -> None:
         """Delete what a run whose execution row is gone (an erased pool) left of its model
-        calls: call and reply rows and claims, e.g. an answer saved after the erasure."""
+        calls: call and reply rows and claims, e.g. an answer saved after the erasure, and
+        its evidence row."""
         keys: list[tuple[str, str]] = []
+        if self._store.get(run.pk, run.evidence_sk) is not None:
+            keys.append((run.pk, run.evidence_sk))
         for prefix in (f"{CALL_PREFIX}{run.name}#", f"{CLAIM_PREFIX}{run.name}#"):
             after: str | None = None
             while True:
@@ -630,11 +693,12 @@ class ExecutionRepository:
         self._store.write([Update(run.pk, sk, set=failed)])
 
     def with_reply(self, run: Run, sk: str) -> tuple[ExecutionRow | None, str | None]:
-        """The execution's row and the saved answer at `sk` (a reply row, or a call row of
-        before answered in place; each seals it under its own key), in one request."""
-        found = {str(r["sk"]): r for r in self._store.get_many([(run.pk, run.sk), (run.pk, sk)])}
+        """The execution's row (with its evidence, for `evidence`) and the saved answer at
+        `sk` (a reply row, or a call row of before answered in place; each seals it under
+        its own key), in one request."""
+        found = self._rows(run, run.sk, run.evidence_sk, sk)
         record, call = found.get(run.sk), found.get(sk)
-        row = self._row(run, record) if record else None
+        row = self._row(run, record, found.get(run.evidence_sk)) if record else None
         if call is None or "reply" not in call:
             return row, None
         return row, self._open(run, sk, "reply", call["reply"])
@@ -658,8 +722,12 @@ class ExecutionRepository:
             record["sessionId"] = run.session
         return record
 
+    def _rows(self, run: Run, *sks: str) -> dict[str, Record]:
+        """The run's partition's rows at `sks` that exist, by sort key (one BatchGetItem)."""
+        return {str(r["sk"]): r for r in self._store.get_many([(run.pk, sk) for sk in sks])}
+
     @staticmethod
-    def _row(run: Run, record: Record) -> ExecutionRow:
+    def _row(run: Run, record: Record, kept: Record | None = None) -> ExecutionRow:
         return ExecutionRow(
             run=run,
             status=cast(Status, record["status"]),
@@ -675,6 +743,7 @@ class ExecutionRepository:
             waited_for=record.get("waitFor"),
             released_at=int(record["releasedAt"]) if "releasedAt" in record else None,
             record=record,
+            kept=kept,
         )
 
     # One coarse encryption context per pool (the data-key cache is partitioned by it); the

@@ -299,8 +299,10 @@ class LearningService:
     # -- the steps ---------------------------------------------------------------------------
 
     def load_evidence(self, event: Mapping[str, Any]) -> dict[str, Any]:
-        """LoadEvidence: the unprocessed items up to `upto`, sealed in the execution's row
-        (the row is written here, so a start that never ran leaves no "running" ghost)."""
+        """LoadEvidence: the unprocessed items up to `upto`, sealed on the run's evidence row,
+        then the execution's row (written here, so a start that never ran leaves no
+        "running" ghost; small, as its end bills its size twice: issue 19). A retried or
+        repeated step learns from the evidence its first attempt kept."""
         run, ref, _state, _attempt = step_run(event)
         with _transient():
             try:
@@ -310,11 +312,16 @@ class LearningService:
             text = evidence_json(evidence) if evidence else None
             if text is not None and len(text.encode()) > MAX_EVIDENCE_BYTES:
                 raise EvidenceTooLarge(f"the evidence is over {MAX_EVIDENCE_BYTES} bytes")
+            now = self._clock.now_ms()
+            if evidence is not None and text is not None:
+                kept = self._runs.keep_evidence(run, text, now)
+                if kept != text:  # an earlier attempt kept its evidence first: it stands
+                    evidence = evidence_from_json(kept)
             try:
                 self._runs.begin(
                     run,
-                    self._clock.now_ms(),
-                    evidence=text,
+                    now,
+                    learns=evidence is not None,
                     position=evidence.position if evidence else None,
                     item_ids=[item.id for item in evidence.items] if evidence else None,
                     model=evidence.model if evidence else None,
@@ -337,7 +344,7 @@ class LearningService:
         if (state.get("evidence") or {}).get("status") != "running":
             return {"status": "skipped"}
         with _transient():
-            row = self._running(run)
+            row = self._running(run, evidence=True)
             if row is None:
                 return {"status": "ended"}
             saved = self._answered(run, row)
@@ -523,7 +530,7 @@ class LearningService:
             self._runs.begin(
                 run,
                 self._clock.now_ms(),
-                evidence=None,
+                learns=False,
                 note=deferred.note,
                 waited=is_wait_name(run.name),
             )
@@ -555,9 +562,10 @@ class LearningService:
         run's answer row (or a call row of before answered in place: issue 19)."""
         return row.answered or self._runs.answered_call(run, CALL_STEP)
 
-    def _running(self, run: Run) -> ExecutionRow | None:
-        """The run's row while it runs; None once it ended. Raises when it is missing."""
-        row = self._runs.get(run)
+    def _running(self, run: Run, *, evidence: bool = False) -> ExecutionRow | None:
+        """The run's row while it runs (with its evidence when `evidence`, in the same
+        request); None once it ended. Raises when it is missing."""
+        row = self._runs.get(run, evidence=evidence)
         if row is None:
             raise ExecutionLost("the execution's row is missing")
         return None if row.terminal else row

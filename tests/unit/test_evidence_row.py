@@ -1,0 +1,345 @@
+"""A learning run's evidence is sealed on a row of its own, `EVIDENCE#<requestedAt>#<name>`,
+not on its execution row (issue 19): the run's end updates the execution row inside
+ApplyLearning's transaction, which bills the row's size before the update, twice, so the
+execution row stays small for its whole life. The evidence row is written once (the first
+attempt's stands), read with the execution row in one request, left to expire by the end,
+and deleted with its run by erasure. Rows begun before the change (evidence on the
+execution row) still learn and still lose it when they end: a deploy can land mid-run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from agent_memory.adapters.in_memory import FakeCipher, InMemoryStore
+from agent_memory.domain.bots import Chat
+from agent_memory.domain.errors import WriteConflict
+from agent_memory.persistence import keys
+from agent_memory.persistence.bots import chat_pk
+from agent_memory.persistence.erasure import CHAT_DELETING, ErasureRepository
+from agent_memory.persistence.executions import ExecutionRepository, Run, partition
+from agent_memory.ports import Action, Delete, Put, Update
+from agent_memory.service.learning_runs import step_run
+from tests.unit.test_learning_service import BUDGET, REF, Harness
+
+PK = partition("session", "s-1")
+
+
+@pytest.fixture
+def h() -> Harness:
+    return Harness()
+
+
+def _rows(h: Harness, kind: str) -> list[dict[str, Any]]:
+    return [r for r in h.store.query(PK).records if r["type"] == kind]
+
+
+def _writes(h: Harness, monkeypatch: pytest.MonkeyPatch) -> list[list[Action]]:
+    seen: list[list[Action]] = []
+    real = h.store.write
+
+    def write(actions: Sequence[Action]) -> None:
+        seen.append(list(actions))
+        real(actions)
+
+    monkeypatch.setattr(h.store, "write", write)
+    return seen
+
+
+def _key(action: Action) -> str:
+    return str(action.record["sk"]) if isinstance(action, Put) else action.sk
+
+
+def _step(h: Harness, name: str, state: dict[str, Any], step: str, path: str) -> None:
+    steps = {
+        "LoadEvidence": h.service.load_evidence,
+        "CallModel": h.service.call_model,
+        "ApplyLearning": h.service.apply_learning,
+    }
+    state[path] = steps[step](h.event(name, state, step))
+
+
+def test_the_execution_row_never_holds_the_evidence_and_the_run_learns(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes = _writes(h, monkeypatch)
+    name, state = h.turn(BUDGET)
+    _step(h, name, state, "LoadEvidence", "evidence")
+    [execution] = _rows(h, "learning-execution")
+    [kept] = _rows(h, "learning-evidence")
+    assert execution["status"] == "running"
+    assert "evidence" not in execution
+    assert kept["sk"] == execution["sk"].replace("EXEC#", "EVIDENCE#")
+    assert kept["name"] == name
+    assert kept["ttl"] > h.clock.now_ms() // 1000  # expires with the saved calls
+    assert BUDGET not in str(kept)  # sealed
+
+    _step(h, name, state, "CallModel", "model")
+    assert BUDGET in h.model.calls[0].user  # the model saw the kept evidence
+    writes.clear()
+    _step(h, name, state, "ApplyLearning", "result")
+
+    assert state["result"]["status"] == "succeeded"
+    assert "budget" in h.pool.entries(REF)
+    [execution] = _rows(h, "learning-execution")
+    assert execution["status"] == "succeeded"
+    assert "evidence" not in execution
+    # The end's transaction touches the execution row, not the evidence row (a Delete
+    # there would bill its whole size, twice): that row is left to expire.
+    [commit] = [w for w in writes if any(_key(a) == execution["sk"] for a in w)]
+    assert all(_key(a) != kept["sk"] for a in commit)
+    assert _rows(h, "learning-evidence") == [kept]
+
+
+def test_each_step_reads_the_row_and_its_evidence_in_one_request(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, state = h.turn(BUDGET)
+    _step(h, name, state, "LoadEvidence", "evidence")
+    reads: list[tuple[str, list[str]]] = []
+    real_get, real_many = h.store.get, h.store.get_many
+
+    def get(pk: str, sk: str) -> Any:
+        reads.append(("get", [sk]))
+        return real_get(pk, sk)
+
+    def get_many(keys_: Sequence[tuple[str, str]]) -> Any:
+        reads.append(("get_many", [sk for _pk, sk in keys_]))
+        return real_many(keys_)
+
+    monkeypatch.setattr(h.store, "get", get)
+    monkeypatch.setattr(h.store, "get_many", get_many)
+    for step, path in (("CallModel", "model"), ("ApplyLearning", "result")):
+        reads.clear()
+        _step(h, name, state, step, path)
+        evidence_reads = [r for r in reads if any(sk.startswith("EVIDENCE#") for sk in r[1])]
+        assert len(evidence_reads) == 1, step
+        kind, sks = evidence_reads[0]
+        assert kind == "get_many"
+        assert any(sk.startswith("EXEC#") for sk in sks)  # with the execution row
+    assert state["result"]["status"] == "succeeded"
+
+
+def test_a_retried_load_evidence_learns_from_what_the_first_attempt_kept(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, state = h.turn(BUDGET)
+    runs = h.service._runs
+    # The first attempt kept its evidence, then died before it wrote the execution row.
+    real_begin = runs.begin
+
+    def crash(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("the function was killed")
+
+    monkeypatch.setattr(runs, "begin", crash)
+    with pytest.raises(RuntimeError):
+        _step(h, name, state, "LoadEvidence", "evidence")
+    assert _rows(h, "learning-execution") == []
+    [first] = _rows(h, "learning-evidence")
+    monkeypatch.setattr(runs, "begin", real_begin)
+    # The retry loads other evidence (the pool changed meanwhile): the first one stands,
+    # so the execution row, the evidence and the model's answer all agree.
+    real_load = h.pool.load_evidence
+
+    def other(ref: Any, upto: int) -> Any:
+        loaded = real_load(ref, upto)
+        assert loaded is not None
+        extra = replace(loaded.items[0], id="i-other", content="Something else entirely.")
+        return replace(loaded, items=(*loaded.items, extra))
+
+    monkeypatch.setattr(h.pool, "load_evidence", other)
+    _step(h, name, state, "LoadEvidence", "evidence")
+    assert state["evidence"]["items"] == 1
+    [execution] = _rows(h, "learning-execution")
+    assert execution["status"] == "running"
+    assert execution["itemIds"] == ["i-01"]
+    assert _rows(h, "learning-evidence") == [first]
+    monkeypatch.setattr(h.pool, "load_evidence", real_load)
+    _step(h, name, state, "CallModel", "model")
+    assert "Something else" not in h.model.calls[0].user
+    _step(h, name, state, "ApplyLearning", "result")
+    assert state["result"]["status"] == "succeeded"
+    assert h.pool.entries(REF)["budget"]["sources"] == ["i-01"]
+
+
+def test_a_load_evidence_repeated_after_the_row_began_changes_nothing(h: Harness) -> None:
+    name, state = h.turn(BUDGET)
+    _step(h, name, state, "LoadEvidence", "evidence")
+    first = state["evidence"]
+    before = {r["sk"]: dict(r) for r in h.store.query(PK).records}
+    _step(h, name, state, "LoadEvidence", "evidence")  # the other copy of the execution
+    assert state["evidence"] == first
+    assert {r["sk"]: dict(r) for r in h.store.query(PK).records} == before
+
+
+def _as_before(h: Harness, name: str) -> None:
+    """Move a running row's evidence onto the execution row itself, as LoadEvidence wrote
+    it before issue 19's change (sealed under the execution row's key)."""
+    [execution] = _rows(h, "learning-execution")
+    [kept] = _rows(h, "learning-evidence")
+    run, _ref, _state, _attempt = step_run(h.event(name, _payload(h, name), "CallModel"))
+    runs = h.service._runs
+    row = runs.get(run, evidence=True)
+    assert row is not None
+    text = runs.evidence(row)
+    assert text is not None
+    inline = runs._seal(run, run.sk, "evidence", text)
+    h.store.write([Delete(PK, kept["sk"])])
+    h.store.write([Update(PK, execution["sk"], set={"evidence": inline})])
+
+
+def _payload(h: Harness, name: str) -> dict[str, Any]:
+    return dict(h.orchestrator.started[name])
+
+
+def test_a_row_begun_before_the_change_still_learns_and_ends_without_its_evidence(
+    h: Harness,
+) -> None:
+    name, state = h.turn(BUDGET)
+    _step(h, name, state, "LoadEvidence", "evidence")
+    _as_before(h, name)
+    assert _rows(h, "learning-evidence") == []
+    [execution] = _rows(h, "learning-execution")
+    assert "evidence" in execution
+
+    _step(h, name, state, "CallModel", "model")
+    _step(h, name, state, "ApplyLearning", "result")
+
+    assert state["result"]["status"] == "succeeded"
+    assert "budget" in h.pool.entries(REF)
+    [execution] = _rows(h, "learning-execution")
+    assert execution["status"] == "succeeded"
+    assert "evidence" not in execution  # removed in the transaction that ended it
+
+
+def test_a_row_of_before_retried_after_the_deploy_learns_from_its_own_evidence(
+    h: Harness,
+) -> None:
+    name, state = h.turn(BUDGET)
+    _step(h, name, state, "LoadEvidence", "evidence")
+    _as_before(h, name)
+    # LoadEvidence retried by the new code: it keeps an evidence row, the row stands.
+    _step(h, name, state, "LoadEvidence", "evidence")
+    assert state["evidence"]["status"] == "running"
+    _step(h, name, state, "CallModel", "model")
+    _step(h, name, state, "ApplyLearning", "result")
+    assert state["result"]["status"] == "succeeded"
+    [execution] = _rows(h, "learning-execution")
+    assert "evidence" not in execution
+
+
+def test_a_failed_run_leaves_its_execution_row_small_and_its_evidence_to_expire(
+    h: Harness,
+) -> None:
+    def refuse(request: Any) -> str:
+        from agent_memory.ports import ModelFailure
+
+        raise ModelFailure("config", "the model refused", retryable=False)
+
+    h.model.script = refuse
+    name, payload = h.turn(BUDGET)
+    state = h.drive(name, payload)
+    assert state["failure"]["status"] == "failed"
+    [execution] = _rows(h, "learning-execution")
+    assert (execution["status"], "evidence" in execution) == ("failed", False)
+    [kept] = _rows(h, "learning-evidence")
+    assert kept["ttl"] > 0
+    # The next turn's run reads the same evidence again and learns it.
+    h.model.script = None
+    name, payload = h.turn("And I travel by train.")
+    assert h.drive(name, payload)["result"]["status"] == "succeeded"
+    assert h.pool.head(REF)["position"] == 2
+
+
+def test_the_list_of_executions_never_counts_evidence_rows(h: Harness) -> None:
+    for text in (BUDGET, "I travel by train.", "I like window seats."):
+        name, payload = h.turn(text)
+        assert h.drive(name, payload)["result"]["status"] == "succeeded"
+    assert len(_rows(h, "learning-evidence")) == 3
+    listed = h.service.executions(REF, limit=2)
+    assert [e["status"] for e in listed] == ["succeeded", "succeeded"]
+    assert [e["itemIds"] for e in listed] == [["i-03"], ["i-02"]]
+    assert len(h.service.executions(REF)) == 3
+
+
+# -- erasure -------------------------------------------------------------------------------
+
+BOT_PK = partition("bot", "bot_1@acme")
+
+
+def _bot_run(runs: ExecutionRepository, chat: str, n: int, *, begin: bool = True) -> Run:
+    run = Run("bot", "acme", "bot_1@acme", f"bot-{chat}-{n}", 1_000 + n, "turn", n, chat)
+    runs.keep_evidence(run, _evidence_of(run), 1_000 + n)
+    if begin:
+        runs.begin(run, 1_000 + n, learns=True, position=0, item_ids=["i-01"])
+    return run
+
+
+def _evidence_of(run: Run) -> str:
+    """A minimal evidence JSON of `run` (its chat's items are not needed here)."""
+    return json.dumps(
+        {
+            "pool": ["bot", run.org_id, run.pool_id],
+            "source": ["session", run.session],
+            "position": 0,
+            "upto": run.upto,
+            "items": [],
+            "memory": [],
+            "model": None,
+            "allowedKinds": [],
+            "person": None,
+            "extra": {},
+        }
+    )
+
+
+def _erase_chat(store: InMemoryStore, chat_id: str) -> None:
+    store.write([Put({"pk": chat_pk(chat_id), "sk": keys.HEAD, "type": CHAT_DELETING})])
+    chat = Chat(chat_id, "bot_1", "acme", "ana", None, "chat")
+    ErasureRepository(store).delete_chat(chat, ("bot", "bot_1@acme"))
+
+
+def test_erasing_a_chat_deletes_the_evidence_rows_of_its_runs() -> None:
+    store = InMemoryStore()
+    runs = ExecutionRepository(store, FakeCipher())
+    _bot_run(runs, "chat_1", 1)
+    _bot_run(runs, "chat_1", 2, begin=False)  # kept, its execution row never written
+    other = _bot_run(runs, "chat_2", 3)
+    assert len(store.query(BOT_PK).records) == 5  # three evidence rows, two executions
+
+    _erase_chat(store, "chat_1")
+
+    left = store.query(BOT_PK).records
+    assert sorted(r["sk"] for r in left) == sorted([other.sk, other.evidence_sk])
+
+
+def test_erasing_a_chat_whose_only_trace_is_an_evidence_row_deletes_it() -> None:
+    store = InMemoryStore()
+    runs = ExecutionRepository(store, FakeCipher())
+    _bot_run(runs, "chat_1", 1, begin=False)
+    _erase_chat(store, "chat_1")
+    assert store.query(BOT_PK).records == []
+
+
+def test_keep_evidence_returns_the_first_attempts_evidence() -> None:
+    store = InMemoryStore()
+    runs = ExecutionRepository(store, FakeCipher(), call_ttl_s=60)
+    run = Run("bot", "acme", "bot_1@acme", "bot-chat_1-1", 1_000, "turn", 1, "chat_1")
+    assert runs.keep_evidence(run, '{"a": 1}', 5_000) == '{"a": 1}'
+    assert runs.keep_evidence(run, '{"a": 2}', 6_000) == '{"a": 1}'
+    kept = store.get(run.pk, run.evidence_sk)
+    assert kept is not None
+    assert (kept["ttl"], kept["sessionId"]) == (5 + 60, "chat_1")
+    runs.begin(run, 6_000, learns=True, position=0, item_ids=[])
+    row = runs.get(run, evidence=True)
+    assert row is not None
+    assert runs.evidence(row) == '{"a": 1}'
+    alone = runs.get(run)  # read without its evidence row
+    assert alone is not None
+    assert runs.evidence(alone) is None
+    with pytest.raises(WriteConflict):
+        runs.begin(run, 6_001, learns=True, position=0, item_ids=[])
