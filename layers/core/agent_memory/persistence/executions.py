@@ -497,16 +497,6 @@ class ExecutionRepository:
         link = self._store.get(wait_partition(event), LINK_PREFIX + name)
         return self._linked_run(link) if link else None
 
-    def handed_over(self, run: Run, now: int) -> None:
-        """Note that the workflow accepted a released run, so a repeated release does not
-        ask again. Nothing to note once LoadEvidence began it."""
-        update = Update(
-            run.pk, run.sk, set={"handedAt": now}, condition=Equals("status", "released")
-        )
-        # A conflict: it began (or ended) already, and a later release skips it anyway.
-        with suppress(WriteConflict):
-            self._store.write([update])
-
     # -- deferred runs -----------------------------------------------------------------------
 
     def deferral(self, run: Run, event: str, now: int) -> Put:
