@@ -286,3 +286,21 @@ def failing(kind: str, retryable: bool, message: str = "the model failed") -> Sc
         raise ModelFailure(kind, message, retryable=retryable)  # type: ignore[arg-type]
 
     return script
+
+
+def recorded_writes(store: Any, monkeypatch: Any) -> list[list[Action]]:
+    """Every write `store` makes from now on, in order (each still made)."""
+    seen: list[list[Action]] = []
+    real = store.write
+
+    def write(actions: Sequence[Action]) -> None:
+        seen.append(list(actions))
+        real(actions)
+
+    monkeypatch.setattr(store, "write", write)
+    return seen
+
+
+def written_key(action: Action) -> str:
+    """The sort key an action writes."""
+    return str(action.record["sk"]) if isinstance(action, Put) else str(getattr(action, "sk"))

@@ -5,46 +5,18 @@ of its own, a page of one event at a time walking through the row; a row written
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
-
-import pytest
 
 from agent_memory.domain.events import new_event
 from agent_memory.persistence.events import event_row, partition
 from agent_memory.ports import Put
-from tests.api.test_agent_memory import HELPER, InlineWorkflow, remember, replying
-from tests.api.test_events import everything, feed, person
+from tests.api.test_agent_memory import remember, replying
+from tests.api.test_events import everything, feed, helper, org, person, services
 from tests.conftest import Api
-from tests.learning_support import Catalog, ScriptedModel
+from tests.learning_support import ScriptedModel
 
-
-@pytest.fixture
-def helper() -> ScriptedModel:
-    return ScriptedModel(name=HELPER, script=replying())
-
-
-@pytest.fixture
-def services(settings: Any, adapters: Any, helper: ScriptedModel) -> Any:
-    """Learning run inline at each start, with a scripted learning helper."""
-    from agent_memory.bootstrap import build_services
-
-    workflow = InlineWorkflow()
-    built = build_services(
-        settings, replace(adapters, orchestrator=workflow, models=Catalog({HELPER: helper}))
-    )
-    workflow.learning = built.learning
-    return built
-
-
-@pytest.fixture
-def org(api: Api) -> str:
-    org_id = api.org()
-    answer = api.client.patch(
-        f"/v1/organizations/{org_id}/settings", json={"helperModel": HELPER}, headers=api.admin
-    )
-    assert answer.status_code == 200, answer.text
-    return org_id
+# The fixtures of the events feed's tests (a learning helper, its organization, inline runs).
+__all__ = ["helper", "org", "services"]
 
 
 def event_rows(adapters: Any, org: str) -> list[dict[str, Any]]:

@@ -3,37 +3,14 @@ client notices it: the same answers, a table written less often."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import replace
-from typing import Any
-
-import pytest
-
-from agent_memory.adapters.in_memory import FixedClock, RecordingOrchestrator
-from agent_memory.bootstrap import build_services
 from agent_memory.domain.identity import hash_token
 from agent_memory.domain.limits import window_at
 from agent_memory.persistence.limits import TableCounters
 from agent_memory.service.limits import REQUESTS_SCOPE
-from tests.api.test_rate_limits import T0, World, people
+from tests.api.test_rate_limits import T0, Serve, World, people, serve
 
-
-@pytest.fixture
-def at_rate(settings: Any, adapters: Any) -> Iterator[Any]:
-    """A deployment with `RATE_LIMIT_PER_MINUTE=rate`, counting in the table (the AWS wiring)."""
-    worlds: list[World] = []
-
-    def build(rate: int) -> World:
-        configured = settings.model_copy(update={"rate_limit_per_minute": rate})
-        clock, orchestrator = FixedClock(T0), RecordingOrchestrator()
-        wired = replace(adapters, clock=clock, orchestrator=orchestrator, counters=None)
-        world = World(build_services(configured, wired), adapters.store, clock, orchestrator)
-        worlds.append(world)
-        return world
-
-    yield build
-    for world in worlds:
-        world.http.close()
+# `serve` builds a deployment whose limits count in the table (the AWS wiring).
+__all__ = ["serve"]
 
 
 def counted(world: World, token: str) -> int:
@@ -41,8 +18,8 @@ def counted(world: World, token: str) -> int:
     return TableCounters(world.store).count(REQUESTS_SCOPE, subject, window_at(T0))
 
 
-def test_a_batched_limit_still_answers_429_on_the_first_request_over_it(at_rate: Any) -> None:
-    world = at_rate(40)
+def test_a_batched_limit_still_answers_429_on_the_first_request_over_it(serve: Serve) -> None:
+    world = serve(40)
     ana, bob = people(world)
     world.at(15_000)
     assert [world.get(ana).status_code for _ in range(40)] == [200] * 40
@@ -53,8 +30,8 @@ def test_a_batched_limit_still_answers_429_on_the_first_request_over_it(at_rate:
     assert world.get(bob).status_code == 200
 
 
-def test_far_below_the_limit_the_table_is_written_once_a_batch(at_rate: Any) -> None:
-    world = at_rate(1200)
+def test_far_below_the_limit_the_table_is_written_once_a_batch(serve: Serve) -> None:
+    world = serve(1200)
     (ana,) = people(world, 1)
     assert all(world.get(ana).status_code == 200 for _ in range(20))
     # Requests 1, 9 and 17 wrote (1 + 8 + 8 uses); the last 3 ride on the next write.

@@ -24,6 +24,7 @@ from agent_memory.persistence.erasure import CHAT_DELETING, ErasureRepository
 from agent_memory.persistence.executions import ExecutionRepository, Run, partition
 from agent_memory.ports import Action, Delete, Put, Update
 from agent_memory.service.learning_runs import step_run
+from tests.learning_support import recorded_writes, written_key
 from tests.unit.test_learning_service import BUDGET, REF, Harness
 
 PK = partition("session", "s-1")
@@ -39,19 +40,10 @@ def _rows(h: Harness, kind: str) -> list[dict[str, Any]]:
 
 
 def _writes(h: Harness, monkeypatch: pytest.MonkeyPatch) -> list[list[Action]]:
-    seen: list[list[Action]] = []
-    real = h.store.write
-
-    def write(actions: Sequence[Action]) -> None:
-        seen.append(list(actions))
-        real(actions)
-
-    monkeypatch.setattr(h.store, "write", write)
-    return seen
+    return recorded_writes(h.store, monkeypatch)
 
 
-def _key(action: Action) -> str:
-    return str(action.record["sk"]) if isinstance(action, Put) else action.sk
+_key = written_key
 
 
 def _step(h: Harness, name: str, state: dict[str, Any], step: str, path: str) -> None:

@@ -22,7 +22,7 @@ from agent_memory.persistence.executions import (
 )
 from agent_memory.ports import Absent, Action, Delete, Put, Update
 from agent_memory.service.learning_runs import ExecutionLost, step_run
-from tests.learning_support import remember_reply
+from tests.learning_support import recorded_writes, remember_reply, written_key
 from tests.unit.test_learning_service import BUDGET, REF, Harness
 
 PK = partition("session", "s-1")
@@ -40,20 +40,11 @@ def _loaded(h: Harness) -> tuple[str, dict[str, Any]]:
     return name, state
 
 
-def _key(action: Action) -> str:
-    return str(action.record["sk"]) if isinstance(action, Put) else action.sk
+_key = written_key
 
 
 def _writes(h: Harness, monkeypatch: pytest.MonkeyPatch) -> list[list[Action]]:
-    seen: list[list[Action]] = []
-    real = h.store.write
-
-    def write(actions: Sequence[Action]) -> None:
-        seen.append(list(actions))
-        real(actions)
-
-    monkeypatch.setattr(h.store, "write", write)
-    return seen
+    return recorded_writes(h.store, monkeypatch)
 
 
 def _answered_in_place(h: Harness, name: str, state: dict[str, Any]) -> str:

@@ -338,15 +338,6 @@ class BotRepository:
             (item_of(r), bytes(r["text"])) for r in page.records if r.get("type") == "chat-item"
         ]
 
-    def items_by_id(self, chat_id: str, ids: Sequence[str]) -> dict[str, ChatItem]:
-        """Items of the chat by id, metadata only (learning checks roles and actors)."""
-        seqs = [seq for seq in (item_seq(i) for i in ids) if seq is not None]
-        if not seqs:
-            return {}
-        rows = self._store.get_many([(chat_pk(chat_id), item_sk(s)) for s in seqs])
-        found = [item_of(r) for r in rows if r.get("type") == "chat-item"]
-        return {item.id: item for item in found}
-
     def chat_and_items(
         self, chat_id: str, ids: Sequence[str]
     ) -> tuple[Chat | None, dict[str, ChatItem]]:

@@ -433,8 +433,8 @@ class ExecutionRepository:
         event's partition (`Absent`), then the run's row (`waiting`, `Absent`), then a
         strongly consistent read of `EVENT`. A release writes `EVENT` before it reads the
         links, so when this read misses the event the release sees the link (and the row,
-        written before the read); when it finds it, the caller claims the row (`claim`) as
-        the release does, and one of them wins.
+        written before the read); when it finds it, the caller asks the workflow to start
+        the run as the release does, and the orchestrator's name claim lets one start happen.
 
         A link written before (a repeated wait, or one retried after a crash between the
         two writes) names the run: its row is written when missing, so a retried wait is
@@ -453,7 +453,7 @@ class ExecutionRepository:
                 self._store.write([Put(row, Absent())])
                 repeated = False
             except WriteConflict:
-                repeated = True  # recorded whole before; where it is now, `claim` tells
+                repeated = True  # recorded whole before (a repeated or retried wait)
             found = self._store.get(wait_partition(event), EVENT_SK)
             happened = dict(found.get("data") or {}) if found is not None else None
             return Recorded(linked, repeated, happened)

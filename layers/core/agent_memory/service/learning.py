@@ -92,6 +92,11 @@ RUN_LIMIT_MS = (300 + 300) * 1000
 UPTO_LATER = -1
 
 
+# A paid-for model call's charge and answer are written harder than a step retry would:
+# these pauses (seconds) between tries, None after the last.
+PAID_PAUSES_S: tuple[float | None, ...] = (0.2, 0.5, None)
+
+
 class LearningService:
     """Starts learning runs, lists them, and runs their steps for any registered pool."""
 
@@ -386,7 +391,7 @@ class LearningService:
             answer = reply_sk(sk)  # the step's handle on the saved answer (its own row)
             # The answer is paid for: try harder to save it than a step retry would (a try
             # of this loop never charges: the call was charged once, above).
-            for pause in (0.2, 0.5, None):
+            for pause in PAID_PAUSES_S:
                 try:
                     self._runs.call_answered(
                         run, sk, reply.text, usage, reply.latency_ms, self._clock.now_ms()
@@ -419,7 +424,7 @@ class LearningService:
         spent: list[Action] = list(charge(evidence, reply)) if charge is not None else []
         if not spent:
             return
-        for pause in (0.2, 0.5, None):
+        for pause in PAID_PAUSES_S:
             try:
                 self._store.write(spent)
                 return
