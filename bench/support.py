@@ -35,10 +35,50 @@ def median(samples: list[float]) -> float:
 # --- DynamoDB item sizes (for request-unit estimates) -----------------------------------
 
 
+# A sealed value is an Encryption SDK message whose header holds the data key as AWS KMS
+# wrapped it. moto's GenerateDataKey answers a 96-byte CiphertextBlob for an AES_256 key;
+# AWS KMS answers 167 bytes (the AWS CLI reference, `kms generate-data-key`, example 1:
+# its CiphertextBlob decodes to 167 bytes; read 2026-12-02). Sizes are counted as in AWS.
+_AWS_KMS_BLOB = 167
+_ESDK_V2 = b"\x02\x04\x78"  # message format 2, suite AES_256_GCM_HKDF_SHA512_COMMIT_KEY
+
+
+def _kms_blobs(message: bytes) -> list[int]:
+    """Lengths of the KMS-wrapped data keys in an Encryption SDK message's header (format
+    2: version, suite, 32-byte message id, the encryption context, the data keys)."""
+    try:
+        at = 35
+        at += 2 + int.from_bytes(message[at : at + 2], "big")
+        count = int.from_bytes(message[at : at + 2], "big")
+        at += 2
+        blobs = []
+        for _ in range(count):
+            fields = []
+            for _part in range(3):
+                length = int.from_bytes(message[at : at + 2], "big")
+                fields.append(message[at + 2 : at + 2 + length])
+                at += 2 + length
+            if fields[0] == b"aws-kms":
+                blobs.append(len(fields[2]))
+        return blobs
+    except (IndexError, ValueError):
+        return []
+
+
+def _binary_size(inner: bytes) -> int:
+    """A binary value's size, a sealed one with AWS KMS's wrapped data keys (see above)."""
+    size = len(inner)
+    if inner[:3] == _ESDK_V2:
+        size += sum(max(0, _AWS_KMS_BLOB - blob) for blob in _kms_blobs(inner))
+    return size
+
+
 def _value_size(value: Mapping[str, Any]) -> int:
     """Approximate stored size of one typed attribute value (DynamoDB's sizing rules)."""
     (kind, inner), *_ = value.items()
-    if kind in {"S", "B"}:
+    if kind == "B":
+        return _binary_size(bytes(inner))
+    if kind == "S":
         return len(inner.encode() if isinstance(inner, str) else inner)
     if kind == "N":
         return len(str(inner)) // 2 + 2
