@@ -144,6 +144,12 @@ class AwsCalls:
             return
         context["bench_index"] = "IndexName" in params
         units = _write_units(operation, params)
+        checked = _checked_items(operation, params)
+        if checked:
+            sizes = [self._sizes.size(t, k) for t, k in checked] if self._sizes else []
+            read = sum(2 * _units(size, _READ_UNIT) for size in sizes) or 2.0 * len(checked)
+            with self._lock:
+                self.rru += read
         if self._sizes is not None:
             # Billed on the items' sizes: the estimate is replaced after the call.
             written = _written_items(operation, params)
@@ -282,6 +288,10 @@ class ItemSizes:
             return 0
         return item_size(item) if item else 0
 
+    def size(self, table: str, key: dict[str, Any]) -> int:
+        """An item's size now (0 when absent)."""
+        return self._get(table, key)
+
     def before(self, written: list[Written]) -> list[int]:
         return [self._get(table, key) for table, key, _times, _new in written]
 
@@ -313,7 +323,7 @@ def json_copy(value: Any) -> Any:
 
 
 def _write_units(operation: str, body: Mapping[str, Any]) -> float:
-    """WRU (and transactional RRU, counted as writes' cost) of one request, estimated."""
+    """WRU of one request, estimated from what it writes (a transaction's twice)."""
     if operation == "PutItem":
         return _units(item_size(body.get("Item", {})), _WRITE_UNIT)
     if operation in {"UpdateItem", "DeleteItem"}:
@@ -331,10 +341,20 @@ def _write_units(operation: str, body: Mapping[str, Any]) -> float:
                 units += 2 * _units(item_size(action["Put"]["Item"]), _WRITE_UNIT)
             elif "Update" in action or "Delete" in action:
                 units += 2 * _units(_update_size(next(iter(action.values()))), _WRITE_UNIT)
-            elif "ConditionCheck" in action:
-                units += 2  # a transactional read of an item under 4 KB, billed as 2 RRU
-        return units
+        return units  # a ConditionCheck writes nothing: `_checked_items` bills its read
     return 0.0
+
+
+def _checked_items(operation: str, body: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The items a transaction's ConditionChecks read: each a transactional read, 2 RRU per
+    4 KB of the item ("reads for condition checks, writes for mutations")."""
+    if operation != "TransactWriteItems":
+        return []
+    return [
+        (str(action["ConditionCheck"]["TableName"]), dict(action["ConditionCheck"]["Key"]))
+        for action in body.get("TransactItems", [])
+        if "ConditionCheck" in action
+    ]
 
 
 def _update_size(request: Mapping[str, Any]) -> int:

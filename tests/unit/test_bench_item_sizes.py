@@ -16,3 +16,37 @@ def test_a_sealed_value_is_sized_with_aws_kms_wrapped_data_key() -> None:
         sealed = KmsCipher(key).seal("words", scope={"org": "o", "pool": "p"}, row="r")
     plain = {"pk": {"S": "P"}, "text": {"B": b"x" * len(sealed)}}
     assert item_size({"pk": {"S": "P"}, "text": {"B": sealed}}) == item_size(plain) + 167 - 96
+
+
+def test_a_condition_check_is_billed_as_a_transactional_read_not_a_write() -> None:
+    from botocore.session import Session
+
+    from bench.support import AwsCalls
+
+    with mock_aws():
+        session = Session()
+        session.set_config_variable("region", "us-east-1")
+        calls = AwsCalls().install(session)
+        db = session.create_client("dynamodb", region_name="us-east-1")
+        db.create_table(
+            TableName="t",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        db.put_item(TableName="t", Item={"pk": {"S": "head"}})
+        calls.reset()
+        db.transact_write_items(
+            TransactItems=[
+                {
+                    "ConditionCheck": {
+                        "TableName": "t",
+                        "Key": {"pk": {"S": "head"}},
+                        "ConditionExpression": "attribute_exists(pk)",
+                    }
+                },
+                {"Put": {"TableName": "t", "Item": {"pk": {"S": "new"}}}},
+            ]
+        )
+        shot = calls.snapshot()
+    assert (shot["wru_estimate"], shot["rru_estimate"]) == (2.0, 2.0)
