@@ -262,7 +262,8 @@ def _bot_turns(
         measured("confide", f"/{turn_id}/confide", {"text": "I missed the train and hid it."})
         before = rig.reset()
         model.reset()
-        measured("complete", f"/{turn_id}/complete", {})
+        with rig.held():  # the run it releases is counted apart, as "learning"
+            measured("complete", f"/{turn_id}/complete", {})
         runs = [e for e in rig.executions() if e["executionArn"] not in before]
         shots["learning"].append(_learned(rig, runs, model))
 

@@ -201,15 +201,36 @@ def _memory_gb(logical_id: str) -> float:
     return float(resource.get("MemorySize", 128)) / 1024
 
 
-def steps_gb_s(work_ms: float, model_ms: float) -> float:
+# A Lambda function gets memory / 1,769 MB of a vCPU (one full vCPU at 1,769 MB: "Lambda
+# allocates CPU power in proportion to the amount of memory configured", AWS Lambda
+# Developer Guide, "Configure Lambda function memory", read 2026-12-02).
+FULL_VCPU_GB = 1769 / 1024
+
+
+def cpu_gb_s(cpu_ms: float, memory_gb: float) -> float:
+    """GB-seconds of `cpu_ms` of CPU-bound work measured on one core here, on a function of
+    `memory_gb`: below a full vCPU it runs memory/1,769 MB as fast, so it bills the same
+    GB-seconds at any size up to 1,769 MB (half the memory, twice the time)."""
+    return cpu_ms / 1000 * max(memory_gb, FULL_VCPU_GB)
+
+
+def lambda_gb_s(memory_gb: float, *, cpu_ms: float, wait_ms: float) -> float:
+    """GB-seconds of one invocation: its CPU-bound own time at its CPU share, and its waits
+    (AWS calls, the model) at its memory."""
+    return cpu_gb_s(cpu_ms, memory_gb) + wait_ms / 1000 * memory_gb
+
+
+def steps_gb_s(cpu_ms: float, wait_ms: float, model_ms: float) -> float:
     """GB-seconds of a learning run's step Lambdas: the model wait on CallModelFunction's
-    memory, the rest (the steps' own time and AWS calls, CallModel's own part included: an
-    upper bound) on the largest of the other steps'."""
+    memory; the steps' own (CPU) time and AWS calls on the largest of the other steps'
+    (CallModel's own part included: an upper bound)."""
     others = max(
         _memory_gb(name)
         for name in ("LoadEvidenceFunction", "ApplyLearningFunction", "RecordFailureFunction")
     )
-    return work_ms / 1000 * others + model_ms / 1000 * _memory_gb("CallModelFunction")
+    return lambda_gb_s(others, cpu_ms=cpu_ms, wait_ms=wait_ms) + model_ms / 1000 * _memory_gb(
+        "CallModelFunction"
+    )
 
 
 def _duration_ms(entry: dict[str, Any], cold: float, own: float) -> float:
@@ -240,6 +261,7 @@ def per_turn_units(results: dict[str, Any]) -> dict[str, float]:
         "executions": _mix(learning, "executions", cold),
         "model_calls": _mix(learning, "model", cold),
     }
+    api_cpu_ms = sum(_mix(e, "own_ms", cold) for e in api)
     api_ms = sum(_duration_ms(e, cold, _mix(e, "own_ms", cold)) + cold * init_ms for e in api)
     tasks = float(learning["warm"].get("lambda_invocations") or 3)
     steps_own = sum((learning["warm"].get("task_own_ms") or {}).values())
@@ -247,9 +269,9 @@ def per_turn_units(results: dict[str, Any]) -> dict[str, float]:
     steps_model_ms = units["model_calls"] * ASSUMPTIONS["model_latency_ms"]
     units["api_lambda_ms"] = api_ms
     units["steps_lambda_ms"] = steps_work_ms + steps_model_ms
-    units["lambda_gb_s"] = api_ms / 1000 * _memory_gb("ApiFunction") + steps_gb_s(
-        steps_work_ms, steps_model_ms
-    )
+    units["lambda_gb_s"] = lambda_gb_s(
+        _memory_gb("ApiFunction"), cpu_ms=api_cpu_ms, wait_ms=api_ms - api_cpu_ms
+    ) + steps_gb_s(steps_own, steps_work_ms - steps_own, steps_model_ms)
     chars = ASSUMPTIONS["chars_per_token"]
     units["input_tokens"] = _mix(learning, "prompt_chars", cold) / chars
     units["output_tokens"] = _mix(learning, "reply_chars", cold) / chars
@@ -343,13 +365,17 @@ def cost_per_million_confides(report: dict[str, Any]) -> dict[str, Any]:
     def lines(calls: dict[str, Any], *, api: bool) -> dict[str, float]:
         dynamodb, kms = float(calls["dynamodb"]), float(calls["kms"])
         calls_ms = dynamodb * latency["dynamodb"] + kms * latency["kms"]
+        waited = model_ms * float(calls["model"])
         if api:
-            ms = float(calls.get("own_ms", 0.0)) + calls_ms + model_ms * float(calls["model"])
-            gb_s = ms / 1000 * _memory_gb("ApiChatsFunction")
+            own = float(calls.get("own_ms", 0.0))
+            ms = own + calls_ms + waited
+            gb_s = lambda_gb_s(
+                _memory_gb("ApiChatsFunction"), cpu_ms=own, wait_ms=calls_ms + waited
+            )
             requests = 1.0
         else:
-            ms = calls_ms + model_ms * float(calls["model"])
-            gb_s = steps_gb_s(calls_ms, model_ms * float(calls["model"]))
+            ms = calls_ms + waited
+            gb_s = steps_gb_s(0.0, calls_ms, waited)
             requests = float(calls["lambda_invocations"])
         return {
             "lambda_requests": requests * price["lambda_request"],
@@ -594,9 +620,10 @@ BY_TURN_ASSUMPTIONS: dict[str, Any] = {
         "a background run: its step Lambdas (the model wait on CallModelFunction's memory "
         "size, their own time and calls on the other steps'), and its workflow (Express: per "
         "execution and duration)",
-        "own times are as measured on one core here; a Lambda's CPU share is its memory / "
-        "1,769 MB, so on Lambda they take longer (priced as measured: the own-time part is "
-        "a lower bound; the model waits, most of the Lambda line, are not CPU)",
+        "own times are CPU-bound work as measured on one core here; a Lambda's CPU share is "
+        "its memory / 1,769 MB, so below 1,769 MB they take 1,769 MB / memory as long and "
+        "bill the GB-seconds of a full vCPU (cpu_gb_s); waits (AWS calls, the model) bill "
+        "the function's memory",
         "model tokens = characters of the Bedrock Converse request and answer / 4, priced as "
         "Claude Haiku 4.5, reported apart (model_tokens_haiku); embeddings as Titan v2 "
         "tokens (characters / 4), S3 Vectors per PutVectors (128 KB at least) and per query",
@@ -635,6 +662,7 @@ def component_usd(part: dict[str, Any], *, function: str) -> dict[str, float]:
     own = n("own_ms") if api else n("task_own_ms")
     ms = own + calls_ms
     model_ms = n("model") * float(ASSUMPTIONS["model_latency_ms"])
+    waits_ms = calls_ms - model_ms
     put_bytes = n("vectors_written") * RECALL_ASSUMPTIONS["vector_bytes"]
     put_gb = max(n("vector_puts") * 128 * 1024, put_bytes) / 1024**3 if n("vector_puts") else 0.0
     transitions = n("state_transitions")
@@ -642,7 +670,9 @@ def component_usd(part: dict[str, Any], *, function: str) -> dict[str, float]:
         "lambda_requests": (n("requests") if api else n("lambda_invocations"))
         * p["lambda_request"],
         "lambda_gb_s": (
-            ms / 1000 * _memory_gb(function) if api else steps_gb_s(ms - model_ms, model_ms)
+            lambda_gb_s(_memory_gb(function), cpu_ms=own, wait_ms=calls_ms)
+            if api
+            else steps_gb_s(own, waits_ms, model_ms)
         )
         * p["lambda_gb_s_arm64"],
         "api_gateway": n("requests") * p["api_gateway_http_request"],
