@@ -1,15 +1,24 @@
 """The memory Bot's rows in the single table.
 
 In the Chat's partition `CHAT#<chatId>` (persistence/bots.py), beside its items:
-- `CONFESS#<at:013d>#<turnId>`: one confession; `sealed` holds {text, answer} under
-  {org, pool: chat id, field: details}, bound to the row; `calm` and `at` in the clear.
+- `CONFESS#<at:013d>#<turnId>`: one confession, and the encrypted call log of its model
+  call: `sealed` holds {text, answer} under {org, pool: chat id, field: details}, bound to
+  the row, with {request, reply} beside them when a model was asked; `calm` and `at` in the
+  clear, and then the call's task, model, how it ended, tokens and latency (as a `CALL#` row
+  has them). No ttl: the call lives as the confession does (its request is the fixed
+  prompt, the owner's instructions and the confession's own text), and goes with it: the
+  Chat's erasure, a person's erasure of their Turns in another's group chat
+  (persistence/erasure.py); DELETE .../items takes the items only, as before. A confide
+  with no model call (no model, a spent budget) has none.
 - `ENRICH#<at:013d>#<turnId>`: one rewritten input; `sealed` holds {input, original} the
   same way; the entry ids used (ids are metadata) in the clear.
-- `CALL#<at:013d>#<turnId>#<task>`: the encrypted call log of the memory Bot's request-path
-  model calls (confide, enrichment): `sealed` holds {request, reply} the same way; the task,
-  model, how it ended, tokens and latency in the clear; expires after `ttl` (7 days, as the
-  learning steps' saved calls). Attribute names differ from the learning steps' CALL# rows
-  (`request`, `reply`, `usage`...), which the API may never write (template.yaml).
+- `CALL#<at:013d>#<turnId>#<task>`: the encrypted call log of the enrichment's model calls
+  (its request holds memory entries' text), and of a confide whose confession could not be
+  written (and of confides before issue 19): `sealed` holds {request, reply} the same way;
+  the task, model, how it ended, tokens and latency in the clear; expires after `ttl` (7
+  days, as the learning steps' saved calls). Attribute names differ from the learning
+  steps' CALL# rows (`request`, `reply`, `usage`...), which the API may never write
+  (template.yaml).
 
 In the Bot's partition `BOT#<botId>` (persistence/bots.py):
 - `MEMBOT`: the memory Bot's settings (`version`, `instructions`, `concurrency`, `budget`);
@@ -29,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping
+from typing import Any
 
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import VersionConflict, WriteConflict
@@ -92,9 +102,16 @@ class MemoryBotRepository:
 
     # -- confessions and enrichments ---------------------------------------------------------
 
-    def add_confession(self, chat: Chat, confession: Confession) -> None:
+    def add_confession(
+        self, chat: Chat, confession: Confession, call: ModelCall | None = None
+    ) -> None:
+        """Write the confession, with `call` (its model call, if one was made) on the same
+        row as its call log entry: one write per confide (issue 19). The row has one `at`,
+        the confession's (the call ended just before it)."""
         sk = _sk(CONFESSION_PREFIX, confession.at, confession.turn_id)
-        sealed = json.dumps({"text": confession.text, "answer": confession.answer})
+        payload: dict[str, Any] = {"text": confession.text, "answer": confession.answer}
+        if call is not None:
+            payload |= {"request": call.request, "reply": call.reply}
         row: Record = {
             "pk": chat_pk(chat.id),
             "sk": sk,
@@ -102,17 +119,19 @@ class MemoryBotRepository:
             "turnId": confession.turn_id,
             "calm": confession.calm,
             "at": confession.at,
-            "sealed": self._cipher.seal(sealed, scope=self._scope(chat), row=sk),
+            "sealed": self._cipher.seal(
+                json.dumps(payload, ensure_ascii=False), scope=self._scope(chat), row=sk
+            ),
         }
+        if call is not None:
+            row |= _call_attributes(call)
         self._store.write([Put(row, Absent())])
 
     def confessions(self, chat: Chat, limit: int = LIST_LIMIT) -> list[Confession]:
         """The Chat's confessions, newest first."""
         found: list[Confession] = []
         for row in self._rows(chat, CONFESSION_PREFIX, limit):
-            opened = json.loads(
-                self._cipher.open(bytes(row["sealed"]), scope=self._scope(chat), row=row["sk"])
-            )
+            opened = self._open(chat, row)
             found.append(
                 Confession(
                     str(row["turnId"]),
@@ -142,9 +161,7 @@ class MemoryBotRepository:
         """The Chat's rewritten inputs, newest first."""
         found: list[Enriched] = []
         for row in self._rows(chat, ENRICHMENT_PREFIX, limit):
-            opened = json.loads(
-                self._cipher.open(bytes(row["sealed"]), scope=self._scope(chat), row=row["sk"])
-            )
+            opened = self._open(chat, row)
             found.append(
                 Enriched(
                     str(row["turnId"]),
@@ -157,7 +174,7 @@ class MemoryBotRepository:
         return found
 
     def log_call(self, chat: Chat, call: ModelCall) -> None:
-        """Save one model call in the Chat's encrypted call log."""
+        """Save one model call on a call log row of its own (7 days)."""
         sk = f"{CALL_PREFIX}{call.at:013d}#{call.turn_id}#{call.task}"
         sealed = json.dumps({"request": call.request, "reply": call.reply}, ensure_ascii=False)
         row: Record = {
@@ -165,11 +182,7 @@ class MemoryBotRepository:
             "sk": sk,
             "type": "memory-bot-call",
             "turnId": call.turn_id,
-            "task": call.task,
-            "model": call.model,
-            "ended": call.ended,
-            "tokens": list(call.tokens) if call.tokens is not None else None,
-            "ms": call.latency_ms,
+            **_call_attributes(call),
             "at": call.at,
             "sealed": self._cipher.seal(sealed, scope=self._scope(chat), row=sk),
             "ttl": call.at // 1000 + CALL_TTL_S,
@@ -177,12 +190,16 @@ class MemoryBotRepository:
         self._store.write([Put(row)])
 
     def calls(self, chat: Chat, limit: int = LIST_LIMIT) -> list[ModelCall]:
-        """The Chat's logged model calls, newest first (opened: for tests and operators)."""
+        """The Chat's logged model calls, newest first (opened: for tests and operators):
+        the `CALL#` rows and the confessions that carry their confide's call."""
+        rows = [
+            *self._rows(chat, CALL_PREFIX, limit),
+            *(r for r in self._rows(chat, CONFESSION_PREFIX, limit) if "task" in r),
+        ]
+        rows.sort(key=lambda r: (int(r["at"]), str(r["sk"])), reverse=True)
         found: list[ModelCall] = []
-        for row in self._rows(chat, CALL_PREFIX, limit):
-            opened = json.loads(
-                self._cipher.open(bytes(row["sealed"]), scope=self._scope(chat), row=row["sk"])
-            )
+        for row in rows[:limit]:
+            opened = self._open(chat, row)
             tokens = row.get("tokens")
             found.append(
                 ModelCall(
@@ -198,6 +215,12 @@ class MemoryBotRepository:
                 )
             )
         return found
+
+    def _open(self, chat: Chat, row: Record) -> dict[str, Any]:
+        opened: dict[str, Any] = json.loads(
+            self._cipher.open(bytes(row["sealed"]), scope=self._scope(chat), row=row["sk"])
+        )
+        return opened
 
     def _rows(self, chat: Chat, prefix: str, limit: int) -> list[Record]:
         page = self._store.query(
@@ -311,6 +334,18 @@ def charge_action(bot_id: str, period: str, micros: int | None, now: int) -> Upd
         set={"type": "memory-bot-spend", "updatedAt": now},
         add=add,
     )
+
+
+def _call_attributes(call: ModelCall) -> Record:
+    """What a call log entry keeps in the clear: the task, the model, how it ended, the
+    tokens and the latency."""
+    return {
+        "task": call.task,
+        "model": call.model,
+        "ended": call.ended,
+        "tokens": list(call.tokens) if call.tokens is not None else None,
+        "ms": call.latency_ms,
+    }
 
 
 def _settings_of(row: Record | None) -> BotSettings:

@@ -218,19 +218,19 @@ class MemoryBotService:
         except Unavailable:
             log.warning("memory bot: a call's cost was not recorded")
 
-    def _log_call(
+    def _model_call(
         self,
-        chat: Chat,
         turn_id: str,
         model: str,
         request: ModelRequest,
         reply: ModelReply | None,
         ended: str,
-    ) -> None:
-        """The call in the Chat's encrypted call log (request and reply sealed, as the
-        learning steps save theirs). Best effort: the answer stands without it."""
+    ) -> ModelCall:
+        """A call for the Chat's encrypted call log (request and reply sealed, as the
+        learning steps save theirs): no reply, tokens nor latency when the model failed,
+        took over its window or had no free slot."""
         usage = reply.usage if reply is not None else None
-        call = ModelCall(
+        return ModelCall(
             turn_id,
             request.task,
             model,
@@ -244,6 +244,20 @@ class MemoryBotService:
             round(reply.latency_ms, 1) if reply is not None else None,
             self._clock.now_ms(),
         )
+
+    def _log_call(
+        self,
+        chat: Chat,
+        turn_id: str,
+        model: str,
+        request: ModelRequest,
+        reply: ModelReply | None,
+        ended: str,
+    ) -> None:
+        """The call on a call log row of its own. Best effort: the answer stands without it."""
+        self._save_call(chat, self._model_call(turn_id, model, request, reply, ended))
+
+    def _save_call(self, chat: Chat, call: ModelCall) -> None:
         try:
             self.repo.log_call(chat, call)
         except Unavailable:
@@ -286,18 +300,19 @@ class MemoryBotService:
         settings = self._org_settings.effective(chat.org_id)
         usable, bot = self._usable(chat, settings)
         answer: str | None = None
+        call: ModelCall | None = None
         if usable is not None:
             model = usable
             asked = ConfideInput(text, bot.instructions)
             request = CONFIDE_ANSWER.request(asked, deadline_s=WINDOW_S)
             replied, ended = self._ask(chat.bot_id, bot, lambda: model.propose(request))
             self._charge(chat.bot_id, bot, replied)
-            self._log_call(chat, turn.id, model.name, request, replied, ended)
+            call = self._model_call(turn.id, model.name, request, replied, ended)
             parsed = _parsed(lambda: CONFIDE_ANSWER.parse(replied.text, asked)) if replied else None
             answer = parsed.answer if parsed is not None else None
         calm = answer is None
         confession = Confession(turn.id, text, answer or CALM_ANSWER, calm, self._clock.now_ms())
-        self.repo.add_confession(chat, confession)
+        self._confess(chat, confession, call)
         skip = learning_skip(
             chat,
             bot_memory=bool(settings.get("botMemory")),
@@ -306,6 +321,17 @@ class MemoryBotService:
         if skip is None and self._learning is not None:
             self._wait(chat, turn.id)
         return {"answer": confession.answer, "calm": calm}
+
+    def _confess(self, chat: Chat, confession: Confession, call: ModelCall | None) -> None:
+        """The confession, with its model call as its call log entry on the same row (one
+        write). When that write fails the confide fails, and the call is still saved on a
+        call log row of its own (best effort): the model was asked and charged."""
+        try:
+            self.repo.add_confession(chat, confession, call)
+        except Unavailable:
+            if call is not None:
+                self._save_call(chat, call)
+            raise
 
     def _wait(self, chat: Chat, turn_id: str) -> None:
         """Save the learning of this confide, waiting for its Turn. The answer is given
