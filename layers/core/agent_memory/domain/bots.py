@@ -185,8 +185,23 @@ class Chat:
     owner: str
     channel_id: str | None
     kind: ChatKind
-    # How many items were ever added (the last id is `item_id(item_count)`).
+    # The chat row's `itemCount`: ids were given at least this far. It is the fence of item
+    # writers (their transaction checks it is still the count they read), moved only by
+    # history deletion (to the highest seq it deletes) and erasure (by one); item writers
+    # no longer write it (issue 19), so the last id given may be above it: `last_seq`.
     item_count: int = 0
+    # The newest item row's seq, read with the chat row for adding items
+    # (`BotRepository.chat_for_items`); None when the chat was read without it.
+    newest_item: int | None = None
+
+    @property
+    def last_seq(self) -> int:
+        """The last id given (`item_id(last_seq)`): the newest item, or the count when
+        history deletion removed items above it. Only on a Chat read for adding items: a
+        read-only route never pays for the newest item."""
+        if self.newest_item is None:
+            raise ValueError("the chat was read without its newest item")
+        return max(self.item_count, self.newest_item)
 
     def view(self) -> dict[str, Any]:
         return {
@@ -311,7 +326,7 @@ def check_added(items: Sequence[NewChatItem]) -> None:
 
 
 def check_history(chat: Chat, adding: int, path: list[str | int]) -> None:
-    if chat.item_count + adding > MAX_CHAT_ITEMS:
+    if chat.last_seq + adding > MAX_CHAT_ITEMS:
         raise TooLarge(HISTORY_FULL, path)
 
 
@@ -320,7 +335,7 @@ def stored_items(chat: Chat, turn: Turn, items: Sequence[NewChatItem]) -> list[C
     Turn's saved actor (the service never takes an author from the content)."""
     return [
         ChatItem(
-            chat.item_count + offset,
+            chat.last_seq + offset,
             turn.id,
             item.role,
             turn.actor if item.role == "user" else None,

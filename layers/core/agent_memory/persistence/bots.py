@@ -3,7 +3,9 @@
 - `BOT#<id>/META`: organization, name, owner, `levels` {user: read|write}, `links`
   {org: {user: level}}, `rev` (every change of grants or links moves it; conditional).
 - `CHANNEL#<id>/META`: organization, name, creator, members, `rev`.
-- `CHAT#<id>/META`: bot, organization, owner, channel, kind, `itemCount` (ids ever given).
+- `CHAT#<id>/META`: bot, organization, owner, channel, kind, `itemCount`: the fence of
+  item writers (ids were given at least this far), moved only by history deletion (up to
+  the highest seq it deletes) and erasure (by one), never by the writers themselves.
 - `RESOURCE#<owner>/CHAT#<id>`: the chats a person owns (bot, organization), written with
   the chat, and `RESOURCE#<userId>/SPOKE#<id>`: the group chats of others where a person
   started a Turn, written with its first: erasing the person finds them
@@ -12,13 +14,25 @@
 - `CHAT#<id>/ITEM#<seq:08d>`: role, actor, app, turn in plaintext (learning checks them
   without decrypting); `text` sealed under {org, pool: chat id, field: item}, bound to `sk`.
 
-A Turn with its input, or items added to a Turn, is ONE transaction with the chat row's
-`itemCount` (conditional on the count read), so ids are never given twice.
+A Turn with its input, or items added to a Turn, is ONE transaction: a ConditionCheck that
+the chat row's `itemCount` is still the count read, the Turn's Put or Update and the item
+Puts (each conditional on its row being absent). The next id is max(itemCount, newest
+item's seq) + 1, the newest item read with the chat row in one Query (`chat_for_items`), so
+the chat row is read (2 RRU in the transaction) but never written by a turn (issue 19):
+- two writers racing in a chat read the same newest item; the second one's item Put finds
+  the first one's row and fails (CHAT_ITEMS), and it retries with a fresh read;
+- erasure marks the chat row and moves `itemCount` by one: a writer that read it before
+  fails its check, re-reads and finds no chat, so no item lands in an erased chat;
+- a deletion of items (`delete_history`, erasing a person's words) first raises
+  `itemCount` to the highest seq it deletes (`raise_fence`): a writer that read the count
+  before fails its check and re-reads the raised count, so a deleted id is never given
+  again, though its row (the newest item) is gone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -29,12 +43,13 @@ from agent_memory.domain.sessions import item_seq
 from agent_memory.persistence import keys
 from agent_memory.ports import (
     Absent,
-    AbsentOrEquals,
     Action,
+    Check,
     Cipher,
     Delete,
     Equals,
     KeyRange,
+    LessThan,
     Present,
     Put,
     Record,
@@ -47,7 +62,10 @@ ITEM_PREFIX = "ITEM#"
 OWNED_CHAT_PREFIX = "CHAT#"
 SPOKEN_CHAT_PREFIX = "SPOKE#"
 # Condition names.
+# The chat's count moved, or an item row exists at an id read as free: read again.
 CHAT_ITEMS = "chat-item-count"
+# The chat's count is already at least the seq a deletion raises it to (or no chat row).
+CHAT_FENCE = "chat-item-fence"
 TURN_OPEN = "turn-open"
 TURN_LAST_ITEM = "turn-last-item"
 BOT_REV = "bot-rev"
@@ -91,6 +109,27 @@ def turn_sk(turn_id: str) -> str:
 
 def item_sk(seq: int) -> str:
     return f"{ITEM_PREFIX}{seq:08d}"
+
+
+def raise_fence(store: Store, chat_id: str, seq: int) -> None:
+    """Raise the chat row's `itemCount` to `seq` (left as it is when already at least that,
+    or when the row is gone): called before item rows up to `seq` are deleted, so an id
+    whose row is gone is still counted as given (module docstring). One plain Update,
+    conditional on the count being below `seq` (the count only ever grows)."""
+    try:
+        store.write(
+            [
+                Update(
+                    chat_pk(chat_id),
+                    keys.HEAD,
+                    set={"itemCount": seq},
+                    condition=LessThan("itemCount", seq, name=CHAT_FENCE),
+                )
+            ]
+        )
+    except WriteConflict as error:
+        if error.condition != CHAT_FENCE:
+            raise
 
 
 def _levels(raw: Any) -> Mapping[str, Level]:
@@ -192,12 +231,50 @@ class BotRepository:
     # -- chats ---------------------------------------------------------------------------
 
     def get_chat(self, chat_id: str) -> Chat | None:
+        """The chat row alone (its `newest_item` unknown): for routes that only read."""
         row = self._store.get(chat_pk(chat_id), keys.HEAD)
         return chat_of(row) if row is not None and row.get("type") == "chat" else None
 
-    def chat_and_turn(self, chat_id: str, turn_id: str) -> tuple[Chat | None, Turn | None]:
-        """The chat row and one turn row, in one batch read."""
+    def chat_for_items(self, chat_id: str) -> Chat | None:
+        """The chat row with its newest item's seq, for adding items (`Chat.last_seq`).
+
+        One Query, newest first, from the chat row down through the items: the chat row
+        (`META`) sorts just above the `ITEM#` range, so the rows read are the chat row and
+        the newest item (one more, which the store reads to tell whether a page follows:
+        usually all within one 4 KB read unit, as the chat row's Get alone was). A row of
+        another kind between them (none today) is passed over by a second Query.
+
+        The store reads it strongly consistent, but nothing depends on that: a stale newest
+        item only names an id that is taken, whose Put (`Absent`) then fails with
+        CHAT_ITEMS and the writer reads again; a stale count fails the transaction's check."""
         pk = chat_pk(chat_id)
+        rows = self._store.query(
+            pk, KeyRange(low=ITEM_PREFIX, high=keys.HEAD), limit=2, newest_first=True
+        ).records
+        head = next((r for r in rows if r["sk"] == keys.HEAD), None)
+        if head is None or head.get("type") != "chat":
+            return None
+        below = [r for r in rows if r["sk"] != keys.HEAD]
+        if below and not str(below[0]["sk"]).startswith(ITEM_PREFIX):
+            below = self._store.query(
+                pk, KeyRange(prefix=ITEM_PREFIX), limit=1, newest_first=True
+            ).records
+        newest = int(below[0]["seq"]) if below else 0
+        return replace(chat_of(head), newest_item=newest)
+
+    def chat_and_turn(
+        self, chat_id: str, turn_id: str, *, for_items: bool = False
+    ) -> tuple[Chat | None, Turn | None]:
+        """The chat row and one turn row, in one batch read; `for_items`: the chat with its
+        newest item (`chat_for_items`) and the turn row apart (the same read units)."""
+        pk = chat_pk(chat_id)
+        if for_items:
+            chat_for = self.chat_for_items(chat_id)
+            if chat_for is None:
+                return None, None
+            found = self._store.get(pk, turn_sk(turn_id))
+            turn_for = turn_of(chat_id, found) if found and found.get("type") == "turn" else None
+            return chat_for, turn_for
         chat: Chat | None = None
         turn: Turn | None = None
         for row in self._store.get_many([(pk, keys.HEAD), (pk, turn_sk(turn_id))]):
@@ -245,19 +322,18 @@ class BotRepository:
         new_turn: Turn | None = None,
         open_turn: str | None = None,
     ) -> None:
-        """Items (with their words) after the chat's last, in one transaction with the new
-        item count; with `new_turn` the Turn is created with them, with `open_turn` that
-        Turn must still be open. Raises WriteConflict(condition=...) when either changed."""
+        """Items (with their words) after the chat's last (`chat` as `chat_for_items` read
+        it), in one transaction with a check that the chat row's count is still the one
+        read; with `new_turn` the Turn is created with them, with `open_turn` that Turn must
+        still be open. Raises WriteConflict(condition=CHAT_ITEMS) when the count moved or
+        an item's id was taken meanwhile (read again), TURN_OPEN when the Turn completed.
+
+        The check is `Equals` even at a count of 0: a chat row gone (erased while this
+        write waited) fails it, so no item lands in an erased chat."""
         pk = chat_pk(chat.id)
+        last = chat.last_seq + len(items)
         actions: list[Action] = [
-            Update(
-                pk,
-                keys.HEAD,
-                set={"itemCount": chat.item_count + len(items), "updatedAt": now_ms},
-                condition=AbsentOrEquals("itemCount", 0, name=CHAT_ITEMS)
-                if chat.item_count == 0
-                else Equals("itemCount", chat.item_count, name=CHAT_ITEMS),
-            )
+            Check(pk, keys.HEAD, Equals("itemCount", chat.item_count, name=CHAT_ITEMS))
         ]
         if new_turn is not None:
             actions.append(
@@ -271,7 +347,7 @@ class BotRepository:
                         "notice": new_turn.notice,
                         "createdAt": now_ms,
                         # The Turn's last item: learning released by its end reads this far.
-                        "lastItem": chat.item_count + len(items),
+                        "lastItem": last,
                     },
                     Absent(),
                 )
@@ -285,7 +361,7 @@ class BotRepository:
                 Update(
                     pk,
                     turn_sk(open_turn),
-                    set={"updatedAt": now_ms, "lastItem": chat.item_count + len(items)},
+                    set={"updatedAt": now_ms, "lastItem": last},
                     condition=Equals("status", "open", name=TURN_OPEN),
                 )
             )
@@ -303,7 +379,7 @@ class BotRepository:
                 "text": self._cipher.seal(content, scope=self._scope(chat), row=sk),
                 "createdAt": now_ms,
             }
-            actions.append(Put(row, Absent()))
+            actions.append(Put(row, Absent(name=CHAT_ITEMS)))
         self._store.write(actions)
 
     def complete_turn(self, chat: Chat, turn: Turn, now_ms: int) -> None:
@@ -368,14 +444,17 @@ class BotRepository:
         return self._cipher.open(sealed, scope=self._scope(chat), row=item_sk(item.seq))
 
     def delete_history(self, chat: Chat) -> int:
-        """Delete every item row of the chat (transactions of 100); the item count stays,
-        so ids are never given again. Answers how many rows went."""
+        """Delete every item row of the chat (transactions of 100), oldest first. Before a
+        page goes, the chat row's count is raised to its highest seq (`raise_fence`): the
+        newest item may be among them, and the count then still says how far ids were
+        given, so they are never given again. Answers how many rows went."""
         pk = chat_pk(chat.id)
         removed = 0
         while True:
             page = self._store.query(pk, KeyRange(prefix=ITEM_PREFIX), limit=keys.MAX_ACTIONS)
             if not page.records:
                 return removed
+            raise_fence(self._store, chat.id, max(int(r["seq"]) for r in page.records))
             try:
                 self._store.write([Delete(pk, str(r["sk"])) for r in page.records])
             except WriteConflict as error:

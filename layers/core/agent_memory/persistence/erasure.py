@@ -51,6 +51,7 @@ from agent_memory.persistence.bots import (
     chat_pk,
     org_bots_pk,
     owned_chat_key,
+    raise_fence,
     spoken_chat_key,
 )
 from agent_memory.persistence.events import event_action
@@ -179,7 +180,8 @@ class ErasureRepository:
 
     def mark_chat(self, chat_id: str) -> None:
         """Reads treat the chat as absent; its item count moves (one id is never given),
-        so items racing this one fail their condition and re-read."""
+        so items racing this one fail their check of it and re-read (persistence/bots.py:
+        the count is the fence item writers check, though they never write it)."""
         self._mark(chat_pk(chat_id), CHAT_DELETING, add={"itemCount": 1})
 
     def _mark(self, pk: str, marked: str, add: dict[str, int] | None = None) -> None:
@@ -310,7 +312,9 @@ class ErasureRepository:
     def delete_contributions(self, chat_id: str, user_id: str) -> Erased:
         """The person's items in another's group chat, with the enrichments (their words
         as they wrote them), confessions and memory Bot call log of their Turns; the chat
-        and everyone else's words stay. The row that found the chat goes last."""
+        and everyone else's words stay. The row that found the chat goes last. The chat
+        row's count is first raised to their highest item (persistence/bots.py): the chat
+        lives on, and the ids of words that went are never given again."""
         pk = chat_pk(chat_id)
         rows = list(self._rows(pk))
         turns = {
@@ -329,6 +333,9 @@ class ErasureRepository:
             return row.get("type") == "memory-bot-call" and row.get("turnId") in turns
 
         chosen = [r for r in rows if theirs(r)]
+        seqs = [int(r["seq"]) for r in chosen if r.get("type") == "chat-item"]
+        if seqs:
+            raise_fence(self._store, chat_id, max(seqs))
         self._delete_rows(pk, chosen)
         self._delete([Delete(*spoken_chat_key(user_id, chat_id))])
         return Erased(chat_items=sum(1 for r in chosen if r.get("type") == "chat-item"))

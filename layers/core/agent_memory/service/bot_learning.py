@@ -159,10 +159,12 @@ class BotLearningPool:
             upcoming = next_period_key(budget.period, now)
             raise Deferred(budget_event(upcoming), BUDGET_WAITS.format(period=upcoming))
         position = self._positions.position(chat.bot_id, chat.org_id, chat.id)
-        target = chat.item_count if upto is None else min(upto, chat.item_count)
+        # Without `upto`, the items found bound the read: the chat row's count is not the
+        # last item (item writers never move it: persistence/bots.py).
+        target = position + MAX_ITEMS if upto is None else min(upto, position + MAX_ITEMS)
         if target <= position:
             return None
-        items, actors, last = self._items(chat, position, min(target, position + MAX_ITEMS))
+        items, actors, last = self._items(chat, position, target)
         if not items:
             return None
         return Evidence(

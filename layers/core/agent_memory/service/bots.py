@@ -205,11 +205,14 @@ class BotService:
         self.repo.create_chat(chat, self._clock.now_ms())
         return chat.view()
 
-    def readable_chat(self, principal: Principal, chat_id: str) -> tuple[Chat, Members]:
+    def readable_chat(
+        self, principal: Principal, chat_id: str, *, for_items: bool = False
+    ) -> tuple[Chat, Members]:
         """The Chat, for one of its readers (404 for anyone else), and the reader's
-        membership lookup."""
+        membership lookup; `for_items`: with its newest item, to add items after it
+        (`Chat.last_seq`; a route that only reads never pays for it)."""
         user, org = person_of(principal)
-        chat = self.repo.get_chat(chat_id)
+        chat = self.repo.chat_for_items(chat_id) if for_items else self.repo.get_chat(chat_id)
         if chat is None:
             raise NotFound("chat not found")
         members = Members(self.repo, user, org)
@@ -226,11 +229,11 @@ class BotService:
         self, principal: Principal, chat_id: str, text: str, *, notice: bool = False
     ) -> tuple[Chat, dict[str, Any]]:
         """`start_turn`, with the Chat as read for it: the enrichment of the same request
-        uses its bot, organization, owner, Channel and kind, which never change (its item
-        count is the one before this Turn)."""
+        uses its bot, organization, owner, Channel and kind, which never change (its last
+        item is the one before this Turn)."""
         item = input_item(text, notice)
         for _attempt in range(RETRIES):
-            chat, members = self.readable_chat(principal, chat_id)
+            chat, members = self.readable_chat(principal, chat_id, for_items=True)
             check_history(chat, 1, ["input"])
             turn = Turn(self._ids.new("turn_"), chat.id, members.user_id, "open", notice)
             rows = stored_items(chat, turn, [item])
@@ -249,7 +252,7 @@ class BotService:
         """The Bot's words, tool results and notices of an open Turn; answers their ids."""
         check_added(items)
         for _attempt in range(RETRIES):
-            chat, turn = self._turn(principal, chat_id, turn_id)
+            chat, turn = self._turn(principal, chat_id, turn_id, for_items=True)
             open_turn(turn)
             check_history(chat, len(items), ["items"])
             rows = stored_items(chat, turn, items)
@@ -269,9 +272,11 @@ class BotService:
             return [row.id for row in rows]
         raise Conflict("the chat changed meanwhile; retry")
 
-    def _turn(self, principal: Principal, chat_id: str, turn_id: str) -> tuple[Chat, Turn]:
+    def _turn(
+        self, principal: Principal, chat_id: str, turn_id: str, *, for_items: bool = False
+    ) -> tuple[Chat, Turn]:
         user, org = person_of(principal)
-        chat, turn = self.repo.chat_and_turn(chat_id, turn_id)
+        chat, turn = self.repo.chat_and_turn(chat_id, turn_id, for_items=for_items)
         if chat is None:
             raise NotFound("chat not found")
         may_read_chat(principal, chat, Members(self.repo, user, org))
