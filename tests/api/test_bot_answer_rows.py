@@ -54,8 +54,8 @@ def test_an_answer_landing_after_its_chat_was_erased_is_never_applied_nor_kept(
     faults.append(erase_first)
     answered = run.call(0)  # the Put is not conditional on the (erased) call row
     left = {r["type"] for r in _run_rows(adapters, run)}
-    # (Erasure leaves the run's claim, no content, till its ttl: persistence/erasure.py.)
-    assert left - {"call-claim"} == {"model-reply"}
+    # The claim was on the call row (issue 19): erasure took it with the call.
+    assert left == {"model-reply"}
 
     with pytest.raises(ExecutionLost):
         run.apply(answered)

@@ -67,14 +67,16 @@ def test_the_workflow_carries_ids_and_the_table_keeps_content_sealed(wf: Workflo
         "learning-evidence",
         "model-call",
         "model-reply",
-        "call-claim",
-    }
+    }  # no `call-claim` row: the claim is on the first call row (issue 19)
     for row in rows:
         assert "EUR" not in str({k: v for k, v in row.items() if not isinstance(v, bytes)})
     # The answer is a row of its own beside its call (issue 19), both expiring.
     [call] = [r for r in rows if r["type"] == "model-call"]
     [reply] = [r for r in rows if r["type"] == "model-reply"]
     assert (reply["sk"], reply["status"]) == (f"{call['sk']}#reply", "answered")
+    assert call["sk"].endswith("#CallModel#00")
+    assert call["owner"]
+    assert call["until"]
     assert call["ttl"] > call["startedAt"] // 1000
     assert reply["ttl"] >= call["ttl"]
     [execution] = [r for r in rows if r["type"] == "learning-execution"]

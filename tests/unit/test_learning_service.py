@@ -21,6 +21,7 @@ from agent_memory.adapters.in_memory import (
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.proposals import InvalidModelOutput
 from agent_memory.domain.tasks import Ask, ModelTask, Refusal, Review
+from agent_memory.persistence.executions import owner_tag
 from agent_memory.ports import Equals, EvidenceItem, Execution, KeyRange, ModelFailure, Put, Update
 from agent_memory.service.learning import (
     MAX_EVIDENCE_BYTES,
@@ -541,8 +542,10 @@ def _call_statuses(h: Harness) -> list[str]:
     return ["answered" if c["sk"] in replies else str(c["status"]) for c in calls]
 
 
-def _copy(h: Harness, name: str, state: dict[str, Any], execution_id: str) -> dict[str, Any]:
-    event = h.event(name, state, "CallModel")
+def _copy(
+    h: Harness, name: str, state: dict[str, Any], execution_id: str, attempt: int = 0
+) -> dict[str, Any]:
+    event = h.event(name, state, "CallModel", attempt)
     event["context"]["executionId"] = execution_id
     return event
 
@@ -586,14 +589,15 @@ def test_a_copy_gives_up_waiting_as_a_retryable_error_and_an_expired_claim_is_ta
     state = dict(payload)
     state["evidence"] = h.service.load_evidence(h.event(name, state, "LoadEvidence"))
     run_pk = "LEARN#session#s-1"
+    # The dead copy's claim, on the first attempt's call row (it never got an answer).
     h.store.write(
         [
             Put(
                 {
                     "pk": run_pk,
-                    "sk": f"CLAIM#{name}#CallModel",
+                    "sk": f"CALL#{name}#CallModel#00",
                     "type": "call-claim",
-                    "owner": "arn:copy-that-died",
+                    "owner": owner_tag("arn:copy-that-died"),
                     "until": h.clock.now_ms() + 60_000,
                 }
             )
@@ -604,7 +608,7 @@ def test_a_copy_gives_up_waiting_as_a_retryable_error_and_an_expired_claim_is_ta
         h.service.call_model(_copy(h, name, state, "arn:copy-b"))
     assert h.model.calls == []
 
-    h.clock.ms += 61_000  # the dead copy's claim has run out: this copy calls
-    answered = h.service.call_model(_copy(h, name, state, "arn:copy-b"))
+    h.clock.ms += 61_000  # the dead copy's claim has run out: the step's retry takes it, calls
+    answered = h.service.call_model(_copy(h, name, state, "arn:copy-b", attempt=1))
     assert answered["reused"] is False
     assert len(h.model.calls) == 1

@@ -15,6 +15,17 @@
 - `CALL#<name>#<step>#<attempt:02d>`: one attempt of a model call (the encrypted call log):
   the sealed request, the model, and how it ended (`started`, or `failed` with why);
   expires after `ttl`.
+- `CALL#<name>#<step>#00` also holds the step's claim (`owner`: a digest of the execution
+  id of the copy calling the model, `owner_tag`; `until`): an asynchronous Express
+  execution may run twice, and only one copy calls at a time (`claim_call`). The first
+  attempt claims with its call row, one Put (`Absent`): the claim costs no write of its own
+  (issue 19: -1 write unit on every learning run). A later attempt (a crash, a retry)
+  renews or takes over the claim on that row (its own, or one run out) before it writes its
+  own call row; when the first attempt never claimed (it failed before), the later one
+  writes the row as a bare claim (`type: call-claim`, no request). Every claim is a
+  condition on this one row, so two copies never both hold it. Rows of before
+  (`CALL#...#00` without an `owner`) were claimed on `CLAIM#<name>#<step>` (`owner`,
+  `until`): such a step keeps claiming there.
 - `CALL#<name>#<step>#<attempt:02d>#reply`: that attempt's answer, on a small row of its own
   (`status: answered`, the sealed `reply`, `usage`, `latencyMs`, `endedAt`, its `ttl`),
   written once (`Absent`). An update of the call row would bill its whole size, the sealed
@@ -48,6 +59,7 @@ Deferred runs (a step that may not learn now, e.g. a spent budget, docs/decision
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from contextlib import suppress
@@ -65,6 +77,7 @@ from agent_memory.ports import (
     Delete,
     Equals,
     KeyRange,
+    LessThan,
     Put,
     Record,
     Store,
@@ -91,6 +104,8 @@ MAX_MESSAGE = 500
 RUN_ENDS = "execution-running"
 # A saved call takes its answer once: a conflict on it means an earlier try saved it.
 CALL_OPEN = "model-call-open"
+# The claim of a step's model call: a conflict on it means the claim row changed.
+CALL_CLAIM = "call-claim"
 
 
 def partition(kind: str, pool_id: str) -> str:
@@ -113,6 +128,13 @@ def call_sk(name: str, step: str, attempt: int) -> str:
 def reply_sk(call: str) -> str:
     """The sort key of the answer of the saved call `call` (a row of its own)."""
     return f"{call}{REPLY_SUFFIX}"
+
+
+def owner_tag(execution_id: str) -> str:
+    """How a call row names the copy holding its claim: a digest of its execution id (an
+    ARN of ~130 bytes; the call row sits near a 1 KB write unit's edge, and the claim only
+    compares owners). 64 bits: two copies of one execution never share it."""
+    return hashlib.sha256(execution_id.encode()).hexdigest()[:16]
 
 
 def wait_partition(event: str) -> str:
@@ -198,6 +220,17 @@ class Recorded:
     run: Run
     repeated: bool
     happened: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What claiming a step's model call gave this copy: `call`, the sort key of its
+    attempt's saved call row (it may call the model now); else `holder`, the copy whose
+    live claim stands (wait for its answer); neither: attempt 0 found another copy's claim
+    run out (that copy is gone), which the next attempt takes over."""
+
+    call: str | None = None
+    holder: str | None = None
 
 
 class ExecutionRepository:
@@ -565,9 +598,124 @@ class ExecutionRepository:
         self, run: Run, step: str, attempt: int, model: str, request: str, now: int
     ) -> str:
         """Save an attempt before the model is called. An attempt number seen before (a
-        redriven step) overwrites its own earlier record."""
+        redriven step) overwrites its own earlier record. The first attempt's row is
+        written by `claim_call`, with the claim."""
         sk = call_sk(run.name, step, attempt)
+        self._store.write([Put(self._call_record(run, sk, step, attempt, model, request, now))])
+        return sk
+
+    def claim_call(
+        self,
+        run: Run,
+        step: str,
+        attempt: int,
+        owner: str,
+        model: str,
+        request: str,
+        now: int,
+        hold_ms: int,
+    ) -> Claim:
+        """Claim the model call of `step` for the copy of the execution named `owner` (its
+        execution id) until `now + hold_ms`, and save this attempt's call row (`request`)
+        when it may call. An asynchronous Express execution may run twice: only one copy
+        calls the model at a time, and a copy's own claim from an earlier attempt lets it go
+        on.
+
+        The claim is on the first attempt's call row. Attempt 0 writes that row with the
+        claim, one Put (`Absent`; its own row of before is overwritten). A later attempt
+        renews its own claim on it, takes over one run out, or writes it as a bare claim
+        when the first attempt never got that far; then it saves its call row. A live claim
+        of another copy is `Claim(holder=...)`; attempt 0 finding another copy's claim run
+        out is `Claim()`: the next attempt takes it over (its call row would be this one).
+        A first row of before (no `owner`) keeps the step on its `CLAIM#` row. Raises
+        Unavailable when the row kept changing."""
+        first = call_sk(run.name, step, 0)
+        tag = owner_tag(owner)
+        claim = {"owner": tag, "until": now + hold_ms}
+        for _round in range(3):
+            if attempt == 0:
+                record = self._call_record(run, first, step, 0, model, request, now) | claim
+                try:
+                    self._store.write([Put(record, Absent(name=CALL_CLAIM))])
+                    return Claim(first)
+                except WriteConflict as conflict:
+                    if conflict.condition != CALL_CLAIM:
+                        raise
+            held = self._store.get(run.pk, first)
+            if held is not None and "owner" not in held:
+                return self._claim_before(run, step, attempt, owner, model, request, now, hold_ms)
+            taking: Action
+            if held is None:
+                if attempt == 0:
+                    continue  # deleted since the Put was refused: put it again
+                taking = Put(
+                    self._bare_claim(run, first, step, now) | claim, Absent(name=CALL_CLAIM)
+                )
+            elif held["owner"] == tag:
+                if attempt == 0:  # this copy's own attempt 0, run again: its row is rewritten
+                    record = self._call_record(run, first, step, 0, model, request, now) | claim
+                    taking = Put(record, Equals("owner", tag, name=CALL_CLAIM))
+                else:
+                    taking = Update(
+                        run.pk, first, set=claim, condition=Equals("owner", tag, name=CALL_CLAIM)
+                    )
+            elif int(held["until"]) >= now:
+                return Claim(holder=str(held["owner"]))
+            elif attempt == 0:
+                return Claim()
+            else:
+                taking = Update(
+                    run.pk, first, set=claim, condition=LessThan("until", now, name=CALL_CLAIM)
+                )
+            try:
+                self._store.write([taking])
+            except WriteConflict as conflict:
+                if conflict.condition != CALL_CLAIM:
+                    raise
+                continue  # the row changed since it was read: look again
+            if attempt == 0:
+                return Claim(first)
+            return Claim(self.call_started(run, step, attempt, model, request, now))
+        raise Unavailable("the model call's claim kept changing; retry shortly")
+
+    def _claim_before(
+        self,
+        run: Run,
+        step: str,
+        attempt: int,
+        owner: str,
+        model: str,
+        request: str,
+        now: int,
+        hold_ms: int,
+    ) -> Claim:
+        """The claim of a step whose first call row was written before the claim moved onto
+        it (no `owner`): on `CLAIM#<name>#<step>`, as then (absent, run out, or this copy's
+        own from an earlier attempt; 1 write unit), then the attempt's call row."""
+        sk = f"{CLAIM_PREFIX}{run.name}#{step}"
         record: Record = {
+            "pk": run.pk,
+            "sk": sk,
+            "type": "call-claim",
+            "owner": owner,
+            "until": now + hold_ms,
+            "ttl": now // 1000 + self._call_ttl_s,
+        }
+        try:
+            self._store.write([Put(record, AbsentOrLessThan("until", now, name=CALL_CLAIM))])
+        except WriteConflict as conflict:
+            if conflict.condition != CALL_CLAIM:
+                raise
+            held = self._store.get(run.pk, sk)
+            if held is not None and held.get("owner") != owner:
+                return Claim(holder=str(held["owner"]))
+            self._store.write([Put(record)])  # this copy's own claim, from an attempt before
+        return Claim(self.call_started(run, step, attempt, model, request, now))
+
+    def _call_record(
+        self, run: Run, sk: str, step: str, attempt: int, model: str, request: str, now: int
+    ) -> Record:
+        return {
             "pk": run.pk,
             "sk": sk,
             "type": "model-call",
@@ -580,34 +728,17 @@ class ExecutionRepository:
             "request": self._seal(run, sk, "request", request),
             "ttl": now // 1000 + self._call_ttl_s,
         }
-        self._store.write([Put(record)])
-        return sk
 
-    def claim_call(self, run: Run, step: str, owner: str, now: int, hold_ms: int) -> str | None:
-        """Claim the model call of `step` for the copy of the execution named `owner` (its
-        execution id), for `hold_ms`. None: this copy may call (a new claim, an expired one,
-        or its own from an earlier attempt); otherwise the owner of the live claim. An
-        asynchronous Express execution may run twice: only one copy calls the model."""
-        sk = f"{CLAIM_PREFIX}{run.name}#{step}"
-        record: Record = {
+    def _bare_claim(self, run: Run, sk: str, step: str, now: int) -> Record:
+        """The first call row of a step whose first attempt never claimed: the claim alone."""
+        return {
             "pk": run.pk,
             "sk": sk,
             "type": "call-claim",
-            "owner": owner,
-            "until": now + hold_ms,
+            "execution": run.name,
+            "step": step,
             "ttl": now // 1000 + self._call_ttl_s,
         }
-        try:
-            self._store.write([Put(record, AbsentOrLessThan("until", now, name="call-claim"))])
-            return None
-        except WriteConflict as conflict:
-            if conflict.condition != "call-claim":
-                raise
-        held = self._store.get(run.pk, sk)
-        if held is not None and held.get("owner") != owner:
-            return str(held["owner"])
-        self._store.write([Put(record)])  # this copy's own claim, from an attempt before
-        return None
 
     def call_answered(
         self,

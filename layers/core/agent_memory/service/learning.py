@@ -360,18 +360,16 @@ class LearningService:
             model = self._models.resolve(evidence.model)
             if model is None:
                 raise NoModel(f"no model named {evidence.model!r} is configured here")
-            copy = self._claim_call(run, event)
-            if copy is not None:
-                return copy
             ask = self._ask(run.kind, evidence)
             request = ask.request(MODEL_DEADLINE_S)
             logged = json.dumps(
                 {"task": request.task, "system": request.system, "user": request.user},
                 ensure_ascii=False,
             )
-            sk = self._runs.call_started(
-                run, CALL_STEP, attempt, model.name, logged, self._clock.now_ms()
-            )
+            claimed = self._claim_call(run, event, attempt, model.name, logged)
+            if not isinstance(claimed, str):
+                return claimed  # the other copy's answer (or the run ended meanwhile)
+            sk = claimed
             try:
                 reply = model.propose(request)
             except ModelFailure as failure:
@@ -433,14 +431,23 @@ class LearningService:
                     raise
                 time.sleep(pause)
 
-    def _claim_call(self, run: Run, event: Mapping[str, Any]) -> dict[str, Any] | None:
-        """None when this copy of the execution may call the model. An asynchronous Express
-        execution can run twice: the copy that did not claim the call waits for the other's
-        saved answer (reused, never paid twice) instead of calling."""
+    def _claim_call(
+        self, run: Run, event: Mapping[str, Any], attempt: int, model: str, logged: str
+    ) -> str | dict[str, Any]:
+        """The call row of this attempt, saved with `logged` (the request), when this copy
+        of the execution may call the model. An asynchronous Express execution can run
+        twice: the copy that did not claim the call waits for the other's saved answer
+        (reused, never paid twice) instead of calling. The claim is on the first attempt's
+        call row: attempt 0 claims with it in one write (`ExecutionRepository.claim_call`)."""
         owner = str(event["context"].get("executionId") or run.name)
         hold_ms = int((MODEL_DEADLINE_S + 10) * 1000)
-        if self._runs.claim_call(run, CALL_STEP, owner, self._clock.now_ms(), hold_ms) is None:
-            return None
+        now = self._clock.now_ms()
+        claim = self._runs.claim_call(run, CALL_STEP, attempt, owner, model, logged, now, hold_ms)
+        if claim.call is not None:
+            return claim.call
+        if claim.holder is None:
+            # Another copy's first claim ran out: the next attempt takes it over (ASL retry).
+            raise Retryable("LearningBusy", "another copy's claim of the model call ran out")
         deadline = time.monotonic() + self.copy_wait_s
         while time.monotonic() < deadline:
             time.sleep(COPY_POLL_S)

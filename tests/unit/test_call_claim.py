@@ -1,0 +1,294 @@
+"""The claim of a learning run's model call (issue 19): it rides on the first attempt's call
+row, so two copies of one asynchronous Express execution never both call the model, a
+copy's retry after a crash calls again (charged once per real call), and no `CLAIM#` row is
+written on the way."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from agent_memory.domain.errors import Unavailable
+from agent_memory.persistence.executions import ExecutionRepository, Run, owner_tag
+from agent_memory.ports import Action, ModelReply, Put, Update
+from agent_memory.service.learning import MODEL_DEADLINE_S
+from agent_memory.service.learning_pools import Evidence
+from agent_memory.service.learning_runs import Retryable
+from tests.learning_support import NotesPool, remember_reply
+from tests.unit.test_learning_service import BUDGET, Harness, _copy
+
+RUN_PK = "LEARN#session#s-1"
+# How long a claim holds (service/learning.py): the model's deadline and a margin.
+HOLD_MS = int((MODEL_DEADLINE_S + 10) * 1000)
+REPLY = remember_reply("budget", "The budget is 1500 EUR.", "i-01")
+
+
+class ChargedPool(NotesPool):
+    """NotesPool that pays for each real model call on a counter row, as a memory Bot's
+    budget does (service/bot_learning.py)."""
+
+    def charge(self, evidence: Evidence, reply: ModelReply) -> list[Action]:
+        return [Update("SPEND", "calls", add={"paid": 1})]
+
+
+@pytest.fixture
+def h() -> Harness:
+    harness = Harness()
+    charged = ChargedPool(harness.store)
+    harness.service.register(charged)
+    harness.pool = charged
+    return harness
+
+
+def _loaded(h: Harness) -> tuple[str, dict[str, Any]]:
+    name, payload = h.turn(BUDGET)
+    state = dict(payload)
+    state["evidence"] = h.service.load_evidence(h.event(name, state, "LoadEvidence"))
+    assert state["evidence"]["status"] == "running"
+    return name, state
+
+
+def _paid(h: Harness) -> int:
+    row = h.store.get("SPEND", "calls")
+    return int(row["paid"]) if row else 0
+
+
+def _claim_rows(h: Harness) -> list[str]:
+    return [str(sk) for (pk, sk) in h.store.rows if pk == RUN_PK and str(sk).startswith("CLAIM#")]
+
+
+def _first_row(h: Harness, name: str) -> dict[str, Any]:
+    row = h.store.get(RUN_PK, f"CALL#{name}#CallModel#00")
+    assert row is not None
+    return row
+
+
+def _blocking(asked: threading.Event, release: threading.Event) -> Any:
+    def slow(request: Any) -> str:
+        asked.set()
+        assert release.wait(10)
+        return REPLY
+
+    return slow
+
+
+def test_two_copies_racing_the_first_attempt_make_one_model_call(h: Harness) -> None:
+    name, state = _loaded(h)
+    release = threading.Event()
+    h.model.script = _blocking(threading.Event(), release)
+    start = threading.Barrier(2)
+    results: dict[str, dict[str, Any]] = {}
+
+    def copy(owner: str) -> None:
+        start.wait(5)
+        results[owner] = h.service.call_model(_copy(h, name, state, owner))
+
+    threads = [threading.Thread(target=copy, args=(o,)) for o in ("arn:copy-a", "arn:copy-b")]
+    for thread in threads:
+        thread.start()
+    threading.Timer(0.4, release.set).start()
+    for thread in threads:
+        thread.join(10)
+
+    assert len(h.model.calls) == 1  # one copy called, the other waited for its answer
+    assert _paid(h) == 1
+    called, waited = sorted(results.values(), key=lambda r: r["reused"])
+    assert called["reused"] is False
+    assert waited["reused"] is True
+    assert waited["call"] == called["call"] == f"CALL#{name}#CallModel#00#reply"
+    # The claim is the first call row itself: no CLAIM# row, one write fewer.
+    assert _claim_rows(h) == []
+    assert _first_row(h, name)["owner"] in (owner_tag("arn:copy-a"), owner_tag("arn:copy-b"))
+
+
+def test_a_copy_at_a_later_attempt_waits_while_the_other_holds_the_first_claim(
+    h: Harness,
+) -> None:
+    name, state = _loaded(h)
+    asked, release = threading.Event(), threading.Event()
+    h.model.script = _blocking(asked, release)
+    first: dict[str, Any] = {}
+    copy_a = threading.Thread(
+        target=lambda: first.update(h.service.call_model(_copy(h, name, state, "arn:copy-a")))
+    )
+    copy_a.start()
+    assert asked.wait(10)
+
+    # Copy B already gave up waiting once: its retry (attempt 1) still must not call.
+    h.service.copy_wait_s = 0.3
+    with pytest.raises(Retryable, match="calling the model"):
+        h.service.call_model(_copy(h, name, state, "arn:copy-b", attempt=1))
+    assert len(h.model.calls) == 1
+
+    release.set()
+    copy_a.join(10)
+    again = h.service.call_model(_copy(h, name, state, "arn:copy-b", attempt=2))
+    assert again == {"status": "answered", "call": first["call"], "reused": True}
+    assert len(h.model.calls) == 1
+    assert _paid(h) == 1
+
+
+def test_a_copys_retry_after_a_crash_calls_again_and_is_charged_per_real_call(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, state = _loaded(h)
+    runs: ExecutionRepository = h.service._runs
+    real_answered = runs.call_answered
+    crashes = iter([True])
+
+    def crash_once(*args: Any, **kwargs: Any) -> None:
+        if next(crashes, False):
+            raise RuntimeError("the Lambda died after the model answered")
+        real_answered(*args, **kwargs)
+
+    monkeypatch.setattr(runs, "call_answered", crash_once)
+    h.model.script = lambda request: REPLY
+    with pytest.raises(RuntimeError):
+        h.service.call_model(_copy(h, name, state, "arn:copy-a"))
+    assert len(h.model.calls) == 1
+    assert _paid(h) == 1
+
+    # The step's retry, by the same copy, inside its own first claim: it calls again.
+    h.clock.ms += 5_000
+    asked, release = threading.Event(), threading.Event()
+    h.model.script = _blocking(asked, release)
+    retried: dict[str, Any] = {}
+    copy_a = threading.Thread(
+        target=lambda: retried.update(
+            h.service.call_model(_copy(h, name, state, "arn:copy-a", attempt=1))
+        )
+    )
+    copy_a.start()
+    assert asked.wait(10)
+    # The retry renewed the claim: past the first attempt's hold, the other copy still waits.
+    h.clock.ms += HOLD_MS - 2_000  # 3 s past the first attempt's claim, 2 s before the retry's
+    h.service.copy_wait_s = 0.3
+    with pytest.raises(Retryable):
+        h.service.call_model(_copy(h, name, state, "arn:copy-b", attempt=1))
+    release.set()
+    copy_a.join(10)
+
+    assert retried["reused"] is False
+    assert retried["call"] == f"CALL#{name}#CallModel#01#reply"
+    assert len(h.model.calls) == 2
+    assert _paid(h) == 2
+    reused = h.service.call_model(_copy(h, name, state, "arn:copy-b", attempt=2))
+    assert reused == {"status": "answered", "call": retried["call"], "reused": True}
+    assert len(h.model.calls) == 2
+    assert _paid(h) == 2
+
+
+def test_a_later_attempt_claims_the_first_row_when_the_first_attempt_never_did(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, state = _loaded(h)
+    runs: ExecutionRepository = h.service._runs
+    real_get = runs.get
+    outage = iter([True])
+
+    def get(*args: Any, **kwargs: Any) -> Any:
+        if next(outage, False):
+            raise Unavailable("the table is throttled")
+        return real_get(*args, **kwargs)
+
+    monkeypatch.setattr(runs, "get", get)
+    with pytest.raises(Retryable):  # attempt 0 failed before it claimed
+        h.service.call_model(_copy(h, name, state, "arn:copy-a"))
+    assert h.store.get(RUN_PK, f"CALL#{name}#CallModel#00") is None
+
+    asked, release = threading.Event(), threading.Event()
+    h.model.script = _blocking(asked, release)
+    retried: dict[str, Any] = {}
+    copy_a = threading.Thread(
+        target=lambda: retried.update(
+            h.service.call_model(_copy(h, name, state, "arn:copy-a", attempt=1))
+        )
+    )
+    copy_a.start()
+    assert asked.wait(10)
+    bare = _first_row(h, name)
+    assert bare["type"] == "call-claim"
+    assert bare["owner"] == owner_tag("arn:copy-a")
+    assert "request" not in bare
+    # The other copy, arriving at its first attempt, finds the claim: it does not call.
+    h.service.copy_wait_s = 0.3
+    with pytest.raises(Retryable):
+        h.service.call_model(_copy(h, name, state, "arn:copy-b"))
+    release.set()
+    copy_a.join(10)
+
+    assert len(h.model.calls) == 1
+    assert _paid(h) == 1
+    assert retried["call"] == f"CALL#{name}#CallModel#01#reply"
+    # What the run's calls left is erased with it, the bare claim included.
+    runs.forget_calls(_run(h, name, state))
+    assert [sk for (pk, sk) in h.store.rows if pk == RUN_PK and "#CallModel" in str(sk)] == []
+
+
+def test_a_first_attempt_finding_a_claim_run_out_leaves_it_to_the_next_attempt(
+    h: Harness,
+) -> None:
+    name, state = _loaded(h)
+    h.store.write([Put(_dead_claim(name, until=h.clock.now_ms() - 1))])
+
+    with pytest.raises(Retryable, match="ran out"):
+        h.service.call_model(_copy(h, name, state, "arn:copy-b"))
+    assert h.model.calls == []
+    answered = h.service.call_model(_copy(h, name, state, "arn:copy-b", attempt=1))
+    assert answered["reused"] is False
+    assert len(h.model.calls) == 1
+    assert _first_row(h, name)["owner"] == owner_tag("arn:copy-b")
+
+
+def test_a_step_claimed_before_the_change_keeps_its_claim_row(h: Harness) -> None:
+    """A first call row written before the claim moved onto it (no `owner`): the other copy's
+    live `CLAIM#` row still stands, and an own one lets the copy go on."""
+    name, state = _loaded(h)
+    now = h.clock.now_ms()
+    legacy = _dead_claim(name, until=now + 60_000)
+    legacy.pop("owner")
+    legacy.pop("until")
+    h.store.write(
+        [
+            Put(legacy),
+            Put(
+                {
+                    "pk": RUN_PK,
+                    "sk": f"CLAIM#{name}#CallModel",
+                    "type": "call-claim",
+                    "owner": "arn:copy-a",
+                    "until": now + 60_000,
+                }
+            ),
+        ]
+    )
+    h.service.copy_wait_s = 0.3
+    with pytest.raises(Retryable):
+        h.service.call_model(_copy(h, name, state, "arn:copy-b", attempt=1))
+    assert h.model.calls == []
+    answered = h.service.call_model(_copy(h, name, state, "arn:copy-a", attempt=1))
+    assert answered["reused"] is False
+    assert len(h.model.calls) == 1
+
+
+def _dead_claim(name: str, *, until: int) -> dict[str, Any]:
+    return {
+        "pk": RUN_PK,
+        "sk": f"CALL#{name}#CallModel#00",
+        "type": "model-call",
+        "execution": name,
+        "step": "CallModel",
+        "attempt": 0,
+        "status": "started",
+        "owner": owner_tag("arn:copy-that-died"),
+        "until": until,
+    }
+
+
+def _run(h: Harness, name: str, state: dict[str, Any]) -> Run:
+    from agent_memory.service.learning_runs import step_run
+
+    run, _ref, _state, _attempt = step_run(_copy(h, name, state, "arn:any"))
+    return run
