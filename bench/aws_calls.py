@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench.support import AwsCalls, CountingCatalog, Env, embedded, timed
+from bench.support import AwsCalls, CountingCatalog, Env, embedded, served, timed
 
 ENTRIES = 20
 MEMORIES = 30
@@ -264,7 +264,7 @@ def _measure(
     report: dict[str, Any] = {}
     learning: dict[str, Any] = {}
     headers = {"Authorization": f"Bearer {f.token}"}
-    with TestClient(app, raise_server_exceptions=False) as http:
+    with TestClient(served(app), raise_server_exceptions=False) as http:
         for phase in PHASES:
             method, path, body = op.prepare(phase)
             before = workflow.reset()

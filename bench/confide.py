@@ -27,7 +27,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from bench.support import LearningRig, learning_rig, timed
+from bench.support import LearningRig, learning_rig, served, timed
 
 CONFIDES = 200
 LEARNED = 20
@@ -145,7 +145,7 @@ def run(confides: int = CONFIDES, learned: int = LEARNED, turns: int = BOT_TURNS
             text = f"Note {n}: I take the 8:10 train on day {n}."
             return str(api.bots.start_turn(ana, chat, text)["turn"]["id"])
 
-        with TestClient(create_app(lambda: api), raise_server_exceptions=False) as http:
+        with TestClient(served(create_app(lambda: api)), raise_server_exceptions=False) as http:
 
             def post(path: str, body: dict[str, Any], status: int = 200, at: str = base) -> Any:
                 answer = http.post(f"{at}{path}", json=body, headers=headers)

@@ -220,14 +220,30 @@ def lambda_gb_s(memory_gb: float, *, cpu_ms: float, wait_ms: float) -> float:
     return cpu_gb_s(cpu_ms, memory_gb) + wait_ms / 1000 * memory_gb
 
 
+def cpu_wall_ms(cpu_ms: float, memory_gb: float) -> float:
+    """How long `cpu_ms` of CPU-bound work (one core here) lasts on a function of
+    `memory_gb`: memory / 1,769 MB of a vCPU, a full one at most for one thread."""
+    return cpu_ms * max(1.0, FULL_VCPU_GB / memory_gb)
+
+
+def _steps_memory_gb() -> float:
+    return max(
+        _memory_gb(name)
+        for name in ("LoadEvidenceFunction", "ApplyLearningFunction", "RecordFailureFunction")
+    )
+
+
+def steps_wall_ms(cpu_ms: float, wait_ms: float) -> float:
+    """How long a learning run's steps last on Lambda (what an Express run is billed for):
+    their CPU at the steps' CPU share, plus their waits."""
+    return cpu_wall_ms(cpu_ms, _steps_memory_gb()) + wait_ms
+
+
 def steps_gb_s(cpu_ms: float, wait_ms: float, model_ms: float) -> float:
     """GB-seconds of a learning run's step Lambdas: the model wait on CallModelFunction's
     memory; the steps' own (CPU) time and AWS calls on the largest of the other steps'
     (CallModel's own part included: an upper bound)."""
-    others = max(
-        _memory_gb(name)
-        for name in ("LoadEvidenceFunction", "ApplyLearningFunction", "RecordFailureFunction")
-    )
+    others = _steps_memory_gb()
     return lambda_gb_s(others, cpu_ms=cpu_ms, wait_ms=wait_ms) + model_ms / 1000 * _memory_gb(
         "CallModelFunction"
     )
@@ -268,7 +284,7 @@ def per_turn_units(results: dict[str, Any]) -> dict[str, float]:
     steps_work_ms = _duration_ms(learning, cold, steps_own) + tasks * cold * steps_init_ms
     steps_model_ms = units["model_calls"] * ASSUMPTIONS["model_latency_ms"]
     units["api_lambda_ms"] = api_ms
-    units["steps_lambda_ms"] = steps_work_ms + steps_model_ms
+    units["steps_lambda_ms"] = steps_wall_ms(steps_own, steps_work_ms - steps_own) + steps_model_ms
     units["lambda_gb_s"] = lambda_gb_s(
         _memory_gb("ApiFunction"), cpu_ms=api_cpu_ms, wait_ms=api_ms - api_cpu_ms
     ) + steps_gb_s(steps_own, steps_work_ms - steps_own, steps_model_ms)
@@ -660,7 +676,6 @@ def component_usd(part: dict[str, Any], *, function: str) -> dict[str, float]:
         + n("model") * float(ASSUMPTIONS["model_latency_ms"])
     )
     own = n("own_ms") if api else n("task_own_ms")
-    ms = own + calls_ms
     model_ms = n("model") * float(ASSUMPTIONS["model_latency_ms"])
     waits_ms = calls_ms - model_ms
     put_bytes = n("vectors_written") * RECALL_ASSUMPTIONS["vector_bytes"]
@@ -681,7 +696,9 @@ def component_usd(part: dict[str, Any], *, function: str) -> dict[str, float]:
         "stepfunctions": 0.0
         if api
         else workflow_usd(
-            n("executions"), transitions, _run_seconds(ms, transitions, n("executions"))
+            n("executions"),
+            transitions,
+            _run_seconds(steps_wall_ms(own, calls_ms), transitions, n("executions")),
         ),
         "embeddings": n("embedded_chars") / chars * p["titan_v2_input_token"],
         "s3vectors": put_gb * p["s3vectors_put_gb"] + n("vector_queries") * p["s3vectors_query"],

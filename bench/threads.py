@@ -33,6 +33,7 @@ from bench.support import (
     embedded,
     learning_rig,
     scaling_row,
+    served,
     timed,
 )
 
@@ -122,7 +123,7 @@ def thread_turns(turns: int = THREAD_TURNS) -> dict[str, Any]:
         base = f"/v1/threads/{thread.id}"
         parts = ("context", "messages")
         shots: dict[str, list[dict[str, Any]]] = {name: [] for name in (*parts, "background")}
-        with TestClient(create_app(lambda: api), raise_server_exceptions=False) as http:
+        with TestClient(served(create_app(lambda: api)), raise_server_exceptions=False) as http:
 
             def phase(path: str, body: dict[str, Any]) -> dict[str, Any]:
                 """One request and the runs it starts, counted apart: the request's calls
