@@ -5,17 +5,19 @@ zero-latency model (what is measured is the service, not a provider):
   milliseconds, p50 and p99 over `CONFIDES` confides on warm services, each in a fresh open
   Turn (so each saves its learning wait).
 - `per_confide`: AWS calls of one confide (the token lookup and its rate-limit write, the
-  chat and turn, settings and spend, the confession, the encrypted call log, the charge and
-  the learning wait), request units (estimated from item sizes) and the model's request and
+  chat and turn, settings and spend, the confession with its encrypted call log, the charge
+  and the learning wait), request units (estimated from item sizes) and the model's request and
   answer in characters.
 - `per_learned_turn`: AWS calls of `POST .../complete` of a confided Turn plus every call of
   the learning steps it releases (LoadEvidence -> CallModel -> ApplyLearning run by moto's
   Step Functions in this process, on their own boto3 session), the model calls, the state
   transitions and the Lambda tasks, one turn after the other (each run ends before the
   next turn completes). Warm: one turn is learned before the measurement.
-- `bot_turn`: whole chat turns (POST turns with enrichment, the Bot's items, one confide,
-  complete, the learning run it releases) in a chat of their own, per component: what
-  bench/cost_model.py prices as `cost.per_million_turns_usd.by_turn.bot`.
+- `bot_turn`: whole chat turns (POST turns with enrichment, one confide while the Bot's
+  model works, complete with the Bot's answer as `items`, the learning run it releases) in
+  a chat of their own, per component: what bench/cost_model.py prices as
+  `cost.per_million_turns_usd.by_turn.bot`; `bot_turn_items_apart` the same turns with the
+  answer in a request of its own before `complete` (`by_turn.bot_items_apart`).
 - `cost`: USD per million confides (bench/cost_model.py), with and without their learned turn.
 
     python -m bench.confide      # prints JSON; `run()` returns it
@@ -24,7 +26,7 @@ zero-latency model (what is measured is the service, not a provider):
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bench.support import LearningRig, learning_rig, served, timed
@@ -197,9 +199,23 @@ def run(confides: int = CONFIDES, learned: int = LEARNED, turns: int = BOT_TURNS
             # Whole turns in a chat of their own: the confided turns above stay open, and a
             # chat learns its turns in order.
             whole = api.bots.create_chat(ana, bot, None, "chat")["id"]
-            bot_turn = _bot_turns(
-                rig, model, lambda *a, **k: post(*a, **k, at=f"/v1/chats/{whole}/turns"), turns
+            apart = api.bots.create_chat(ana, bot, None, "chat")["id"]
+
+            def at(chat_id: str) -> Any:
+                return lambda *a, **k: post(*a, **k, at=f"/v1/chats/{chat_id}/turns")
+
+            measured_turns = _bot_turns(
+                rig,
+                model,
+                {
+                    "bot_turn": _TurnShape(at(whole), answer_apart=False),
+                    # The same turns with the Bot's answer in a request of its own.
+                    "bot_turn_items_apart": _TurnShape(at(apart), answer_apart=True),
+                },
+                turns,
             )
+            bot_turn = measured_turns["bot_turn"]
+            bot_turn_items_apart = measured_turns["bot_turn_items_apart"]
         spent = api.memory_bot.bot_settings(ana, bot)["spentMicros"]
     report: dict[str, Any] = {
         "confides": confides,
@@ -213,6 +229,7 @@ def run(confides: int = CONFIDES, learned: int = LEARNED, turns: int = BOT_TURNS
         "learned_turns": {"completed": learned, "runs": len(runs), "succeeded": succeeded},
         "per_learned_turn": per_learned_turn,
         "bot_turn": bot_turn,
+        "bot_turn_items_apart": bot_turn_items_apart,
         "spent_micros": spent,
         "targets": {
             "one_model_call_per_confide": per_confide["model"] == 1.0,
@@ -229,43 +246,68 @@ def run(confides: int = CONFIDES, learned: int = LEARNED, turns: int = BOT_TURNS
     return report
 
 
-def _bot_turns(
-    rig: LearningRig, model: ZeroLatencyMemoryBot, post: Any, turns: int
-) -> dict[str, Any]:
-    """`turns` whole chat turns, as a platform drives one (seed 002): start it (the memory
-    Bot enriches the input), add the Bot's answer, confide once, complete it (its learning
-    run goes on); every request and the run counted apart, per turn."""
-    parts = ("turn_start", "bot_items", "confide", "complete")
-    shots: dict[str, list[dict[str, Any]]] = {name: [] for name in (*parts, "learning")}
-    owns: dict[str, float] = dict.fromkeys(parts, 0.0)
-    enriched = 0
+@dataclass
+class _TurnShape:
+    """One way of driving a bot turn, and what its turns measured."""
 
-    def measured(name: str, path: str, body: dict[str, Any], status: int = 200) -> Any:
+    post: Any
+    # The Bot's answer in a request of its own (`items`, then `complete`).
+    answer_apart: bool
+    shots: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    owns: dict[str, float] = field(default_factory=dict)
+    enriched: int = 0
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        if self.answer_apart:
+            return ("turn_start", "bot_items", "confide", "complete")
+        return ("turn_start", "confide", "complete")
+
+    def reset(self) -> None:
+        self.shots = {name: [] for name in (*self.parts, "learning")}
+        self.owns = dict.fromkeys(self.parts, 0.0)
+        self.enriched = 0
+
+
+def _bot_turns(
+    rig: LearningRig, model: ZeroLatencyMemoryBot, shapes: dict[str, _TurnShape], turns: int
+) -> dict[str, dict[str, Any]]:
+    """`turns` whole chat turns of each shape, as a platform drives one (seed 002): start it
+    (the memory Bot enriches the input), the Bot's model confides once while it works on
+    the answer, then the answer is saved with the Turn's end (`complete` with `items`; with
+    `answer_apart`, `items` first and then `complete`); its learning run goes on. The
+    shapes take turns in one pool (each in a chat of its own), so both see it grow alike.
+    Every request and the run counted apart, per turn."""
+
+    def measured(
+        shape: _TurnShape, name: str, path: str, body: dict[str, Any], status: int = 200
+    ) -> Any:
         rig.api_calls.reset()
         model.reset()
-        answer, spent = timed(lambda: post(path, body, status))
-        shots[name].append(_per(rig.api_calls.snapshot(), 1, model))
-        owns[name] += spent.own_ms
+        answer, spent = timed(lambda: shape.post(path, body, status))
+        shape.shots[name].append(_per(rig.api_calls.snapshot(), 1, model))
+        shape.owns[name] += spent.own_ms
         return answer
 
     for n in range(-1, turns):
-        if n == 0:  # the first turn of the chat is not measured
-            shots = {name: [] for name in shots}
-            owns = dict.fromkeys(parts, 0.0)
-            enriched = 0
-        started = measured(
-            "turn_start", "", {"input": f"Which train do I take on day {n}?"}, status=201
-        )
-        enriched += bool(started["enriched"])
-        turn_id = started["turn"]["id"]
-        measured("bot_items", f"/{turn_id}/items", {"items": [BOT_ANSWER]})
-        measured("confide", f"/{turn_id}/confide", {"text": "I missed the train and hid it."})
-        before = rig.reset()
-        model.reset()
-        with rig.held():  # the run it releases is counted apart, as "learning"
-            measured("complete", f"/{turn_id}/complete", {})
-        runs = [e for e in rig.executions() if e["executionArn"] not in before]
-        shots["learning"].append(_learned(rig, runs, model))
+        for shape in shapes.values():
+            if n <= 0:
+                shape.reset()  # the first turn of each chat is not measured
+            body = {"input": f"Which train do I take on day {n}?"}
+            started = measured(shape, "turn_start", "", body, status=201)
+            shape.enriched += bool(started["enriched"])
+            turn_id = started["turn"]["id"]
+            if shape.answer_apart:
+                measured(shape, "bot_items", f"/{turn_id}/items", {"items": [BOT_ANSWER]})
+            text = {"text": "I missed the train and hid it."}
+            measured(shape, "confide", f"/{turn_id}/confide", text)
+            before = rig.reset()
+            model.reset()
+            ending = {} if shape.answer_apart else {"items": [BOT_ANSWER]}
+            with rig.held():  # the run it releases is counted apart, as "learning"
+                measured(shape, "complete", f"/{turn_id}/complete", ending)
+            runs = [e for e in rig.executions() if e["executionArn"] not in before]
+            shape.shots["learning"].append(_learned(rig, runs, model))
 
     def mean(rows: list[dict[str, Any]]) -> dict[str, Any]:
         keys = [k for k, v in rows[0].items() if isinstance(v, int | float)]
@@ -273,11 +315,14 @@ def _bot_turns(
             "by_operation": rows[-1].get("by_operation", rows[-1].get("workflow_by_operation"))
         }
 
-    components = {name: mean(rows) for name, rows in shots.items()}
-    for name in parts:
-        components[name]["own_ms"] = round(owns[name] / turns, 2)
-        components[name]["requests"] = 1.0
-    return {"turns": turns, "enriched": enriched, "per_component": components}
+    found: dict[str, dict[str, Any]] = {}
+    for key, shape in shapes.items():
+        components = {name: mean(rows) for name, rows in shape.shots.items()}
+        for name in shape.parts:
+            components[name]["own_ms"] = round(shape.owns[name] / turns, 2)
+            components[name]["requests"] = 1.0
+        found[key] = {"turns": turns, "enriched": shape.enriched, "per_component": components}
+    return found
 
 
 if __name__ == "__main__":

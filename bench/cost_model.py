@@ -650,6 +650,8 @@ TURN_TARGET_USD = 52.0
 _TURNS = {
     # by_turn name: (results key, section, the API function serving its routes)
     "bot": ("confide", "bot_turn", "ApiChatsFunction"),
+    # The same turn with the Bot's answer in its own request (`items`, then `complete`).
+    "bot_items_apart": ("confide", "bot_turn_items_apart", "ApiChatsFunction"),
     "thread": ("threads", "turn", "ApiThreadsFunction"),
 }
 

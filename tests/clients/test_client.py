@@ -204,3 +204,18 @@ def test_the_sync_client_is_generated_from_the_async_one() -> None:
         check=False,
     )
     assert check.returncode == 0, "run `python clients/python/unasync.py`"
+
+
+def test_a_turn_is_completed_with_the_bots_last_words(client: Client) -> None:
+    bot = client.create_bot("Helper")
+    chat = client.create_chat(bot.id)
+    turn = client.start_chat_turn(chat.id, "Which train do I take?").turn
+    done = client.complete_chat_turn(
+        chat.id, turn.id, items=[{"role": "assistant", "content": "The 8:10 from platform 2."}]
+    )
+    assert done.status == "completed"
+    history = client.chat_items(chat.id)
+    assert [(i.role, i.content) for i in history] == [
+        ("user", "Which train do I take?"),
+        ("assistant", "The 8:10 from platform 2."),
+    ]

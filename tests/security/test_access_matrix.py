@@ -208,6 +208,9 @@ BODIES: dict[tuple[str, str], Callable[[World], Any]] = {
         "items": [{"role": "assistant", "content": "Hello."}]
     },
     ("POST", "/v1/chats/{chatId}/turns/{turnId}/confide"): lambda w: {"text": "I was unsure."},
+    ("POST", "/v1/chats/{chatId}/turns/{turnId}/complete"): lambda w: {
+        "items": [{"role": "assistant", "content": "Goodbye."}]
+    },
     ("PATCH", "/v1/bots/{botId}/memory/bot"): lambda w: {"expected": 0, "concurrency": 1},
 }
 

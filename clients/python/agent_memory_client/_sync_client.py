@@ -534,8 +534,15 @@ class Client:
         body = m.Confide(text=text)
         return self._call(r.CONFIDE, body, chatId=chat_id, turnId=turn_id)
 
-    def complete_chat_turn(self, chat_id: str, turn_id: str) -> m.CompletedTurn:
-        answer = self._call(r.COMPLETE_TURN, chatId=chat_id, turnId=turn_id)
+    def complete_chat_turn(
+        self, chat_id: str, turn_id: str, *, items: list[m.Item | dict[str, Any]] | None = None
+    ) -> m.CompletedTurn:
+        """Complete the Turn; with `items`, the Bot's last words are saved with its end in
+        one request (what `add_chat_turn_items` then `complete_chat_turn` do)."""
+        body = (
+            m.CompleteTurn() if items is None else m.CompleteTurn.model_validate({"items": items})
+        )
+        answer = self._call(r.COMPLETE_TURN, body, chatId=chat_id, turnId=turn_id)
         return answer.turn
 
     def confessions(self, chat_id: str) -> list[m.Confession]:

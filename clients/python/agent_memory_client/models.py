@@ -611,6 +611,12 @@ class ItemIds(Answer):
     item_ids: list[str]
 
 
+class CompleteTurn(Body):
+    """`complete`'s body: the Bot's last items, saved with the Turn's end (one request)."""
+
+    items: list[Item] | None = None
+
+
 class Confide(Body):
     text: str
 
@@ -627,6 +633,7 @@ class CompletedTurn(Answer):
 
 class TurnCompleted(Answer):
     turn: CompletedTurn
+    item_ids: list[str] | None = None
 
 
 class ItemSource(Answer):

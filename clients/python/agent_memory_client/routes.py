@@ -103,7 +103,9 @@ DELETE_CHAT_ITEMS = EmptyRoute("DELETE", "/v1/chats/{chatId}/items")
 START_TURN = R("POST", "/v1/chats/{chatId}/turns", m.StartTurn, m.TurnStarted, 201)
 ADD_TURN_ITEMS = R("POST", "/v1/chats/{chatId}/turns/{turnId}/items", m.AddItems, m.ItemIds)
 CONFIDE = R("POST", "/v1/chats/{chatId}/turns/{turnId}/confide", m.Confide, m.ConfideAnswered)
-COMPLETE_TURN = R("POST", "/v1/chats/{chatId}/turns/{turnId}/complete", None, m.TurnCompleted)
+COMPLETE_TURN = R(
+    "POST", "/v1/chats/{chatId}/turns/{turnId}/complete", m.CompleteTurn, m.TurnCompleted
+)
 CONFESSIONS = R("GET", "/v1/chats/{chatId}/confessions", None, m.Confessions)
 ENRICHMENTS = R("GET", "/v1/chats/{chatId}/enrichments", None, m.Enrichments)
 GET_BOT_MEMORY = R("GET", "/v1/bots/{botId}/memory", None, m.BotMemory)

@@ -321,12 +321,15 @@ class BotRepository:
         *,
         new_turn: Turn | None = None,
         open_turn: str | None = None,
+        completes: bool = False,
     ) -> None:
         """Items (with their words) after the chat's last (`chat` as `chat_for_items` read
         it), in one transaction with a check that the chat row's count is still the one
         read; with `new_turn` the Turn is created with them, with `open_turn` that Turn must
-        still be open. Raises WriteConflict(condition=CHAT_ITEMS) when the count moved or
-        an item's id was taken meanwhile (read again), TURN_OPEN when the Turn completed.
+        still be open (and with `completes` it is completed by the same write: the Bot's
+        last words and the Turn's end in one request). Raises WriteConflict(condition=
+        CHAT_ITEMS) when the count moved or an item's id was taken meanwhile (read again),
+        TURN_OPEN when the Turn completed.
 
         The check is `Equals` even at a count of 0: a chat row gone (erased while this
         write waited) fails it, so no item lands in an erased chat."""
@@ -357,11 +360,12 @@ class BotRepository:
                 # Unconditional: every Turn of the person writes the same row again.
                 actions.append(Put({"pk": spoke_pk, "sk": spoke_sk, "type": "spoken-chat"}))
         if open_turn is not None:
+            ended = {"status": "completed", "completedAt": now_ms} if completes else {}
             actions.append(
                 Update(
                     pk,
                     turn_sk(open_turn),
-                    set={"updatedAt": now_ms, "lastItem": last},
+                    set={"updatedAt": now_ms, "lastItem": last, **ended},
                     condition=Equals("status", "open", name=TURN_OPEN),
                 )
             )

@@ -250,6 +250,29 @@ class BotService:
         self, principal: Principal, chat_id: str, turn_id: str, items: Sequence[NewChatItem]
     ) -> list[str]:
         """The Bot's words, tool results and notices of an open Turn; answers their ids."""
+        return self._add(principal, chat_id, turn_id, items, completes=False)[2]
+
+    def answer_and_complete(
+        self, principal: Principal, chat_id: str, turn_id: str, items: Sequence[NewChatItem]
+    ) -> tuple[dict[str, Any], Chat, Turn, list[str]]:
+        """`complete` with the Bot's last items (`add_items`) in the same write: one request
+        and one transaction for the Turn's end (API.md's `complete` with `items`). Only an
+        open Turn takes them: a completed one answers 409 `ChatConflict`, as `add_items`
+        does (a retry after a lost answer finds its items in the history)."""
+        chat, turn, ids = self._add(principal, chat_id, turn_id, items, completes=True)
+        return {"id": turn.id, "status": "completed"}, chat, turn, ids
+
+    def _add(
+        self,
+        principal: Principal,
+        chat_id: str,
+        turn_id: str,
+        items: Sequence[NewChatItem],
+        *,
+        completes: bool,
+    ) -> tuple[Chat, Turn, list[str]]:
+        """Items after the chat's last, in an open Turn (which `completes` ends in the same
+        transaction); the Chat as read and the Turn as written."""
         check_added(items)
         for _attempt in range(RETRIES):
             chat, turn = self._turn(principal, chat_id, turn_id, for_items=True)
@@ -262,6 +285,7 @@ class BotService:
                     [(row, item.content) for row, item in zip(rows, items, strict=True)],
                     self._clock.now_ms(),
                     open_turn=turn.id,
+                    completes=completes,
                 )
             except WriteConflict as error:
                 if error.condition == TURN_OPEN:
@@ -269,7 +293,12 @@ class BotService:
                 if error.condition == CHAT_ITEMS or error.raced:
                     continue
                 raise
-            return [row.id for row in rows]
+            written = replace(
+                turn,
+                status="completed" if completes else turn.status,
+                last_item=rows[-1].seq if rows else turn.last_item,
+            )
+            return chat, written, [row.id for row in rows]
         raise Conflict("the chat changed meanwhile; retry")
 
     def _turn(

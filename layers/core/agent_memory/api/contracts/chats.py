@@ -84,6 +84,9 @@ class CompletedTurn(Answer):
 
 class TurnCompleted(Answer):
     turn: CompletedTurn
+    itemIds: list[str] | None = Field(
+        default=None, description="the ids of the items sent with the completion, if any"
+    )
 
 
 class ItemIn(Body):
@@ -102,6 +105,17 @@ class ItemIn(Body):
 class AddItems(Body):
     items: list[ItemIn] = Field(
         description=f"1 to {MAX_TURN_ITEMS} items (413 TooLarge beyond)",
+        json_schema_extra={"minItems": 1, "maxItems": MAX_TURN_ITEMS},
+    )
+
+
+class CompleteTurn(Body):
+    items: list[ItemIn] | None = Field(
+        default=None,
+        description=(
+            f"the Bot's last items, 1 to {MAX_TURN_ITEMS} (413 TooLarge beyond), saved with "
+            "the Turn's end in one write; only an open Turn takes them (409 ChatConflict)"
+        ),
         json_schema_extra={"minItems": 1, "maxItems": MAX_TURN_ITEMS},
     )
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Body, Query, Response
 
 from agent_memory.api.contracts.base import ITEM_ID_PATTERN
 from agent_memory.api.contracts.chats import (
     AddItems,
     ChatAnswer,
     ChatItems,
+    CompleteTurn,
     CreateChat,
     ItemIds,
     StartTurn,
@@ -87,12 +88,27 @@ async def add_items(
     return ItemIds(itemIds=ids)
 
 
-@router.post("/v1/chats/{chatId}/turns/{turnId}/complete")
+@router.post("/v1/chats/{chatId}/turns/{turnId}/complete", response_model_exclude_none=True)
 async def complete_turn(
-    chatId: str, turnId: str, caller: CallerDep, svc: ServicesDep
+    chatId: str,
+    turnId: str,
+    caller: CallerDep,
+    svc: ServicesDep,
+    body: Annotated[CompleteTurn | None, Body()] = None,
 ) -> TurnCompleted:
-    turn, chat, completed = await run(svc, svc.bots.finish_turn, caller, chatId, turnId)
+    """The Turn completed; with `items`, the Bot's last words are saved with its end (one
+    request for what `items` then `complete` do)."""
+    ids: list[str] | None = None
+    if body is not None and body.items is not None:  # `[]` is refused (1 item at least)
+        from agent_memory.domain.bots import NewChatItem
+
+        items = [NewChatItem(i.role, i.content, i.app) for i in body.items]
+        turn, chat, completed, ids = await run(
+            svc, svc.bots.answer_and_complete, caller, chatId, turnId, items
+        )
+    else:
+        turn, chat, completed = await run(svc, svc.bots.finish_turn, caller, chatId, turnId)
     # Learning executions waiting on this turn go on (a repeated complete releases again),
     # through the turn as completed here (not read again).
     await run(svc, svc.memory_bot.turn_completed, chatId, turnId, completed=(chat, completed))
-    return TurnCompleted.model_validate({"turn": turn})
+    return TurnCompleted.model_validate({"turn": turn, "itemIds": ids})
