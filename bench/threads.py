@@ -238,9 +238,10 @@ def _idle_flush(rig: Any, embedder: Any, vectors: Any, background: Any) -> dict[
     idle_ms = recall_batches.IDLE_MS
     recall_batches.IDLE_MS = 0
     try:
-        started, spent = timed(rig.steps.threads.background.flush_idle)
+        # The tick runs in this thread: its CPU time outside moto, as the steps' are.
+        started, spent = timed(rig.steps.threads.background.flush_idle, this_thread=True)
         runs = [e for e in rig.executions() if e["executionArn"] not in before]
-        again, next_spent = timed(rig.steps.threads.background.flush_idle)
+        again, next_spent = timed(rig.steps.threads.background.flush_idle, this_thread=True)
     finally:
         recall_batches.IDLE_MS = idle_ms
     assert (started, again) == (1, 0), (started, again)
