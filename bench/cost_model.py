@@ -102,8 +102,9 @@ ASSUMPTIONS: dict[str, Any] = {
     "cold_share": 0.01,
     "chars_per_token": 4.0,
     "notes": [
-        "Lambda duration = the measured own time (outside the emulator) + the counted AWS "
-        "calls x the assumed latency of each; CallModel also waits for the model",
+        "Lambda duration = the measured own CPU time (the serving thread's, outside the "
+        "emulator) at the function's CPU share (memory / 1,769 MB of a vCPU) + the counted "
+        "AWS calls x the assumed latency of each; CallModel also waits for the model",
         "1% of invocations are cold starts: cold counts, plus the measured import time "
         "as billed INIT duration",
         "tokens = characters of the Bedrock Converse request (system, evidence, tool "
