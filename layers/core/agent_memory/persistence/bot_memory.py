@@ -24,7 +24,10 @@ and bound to the entry id. The snapshot: every change moves `version` in its tra
 so a read that finds the same version before and after its Query saw one state, and
 its topic names are those of the head row it read first. A change reads its snapshot
 without the second head read (`read_for_change`): its transaction is conditional on the
-version read first, so it commits only if no change committed since, the Query's included.
+version read first, so it commits only if no change committed since, the Query's included;
+the enrichment reads it so too, and checks the version after the model answered (issue 19).
+LoadEvidence reads the entries and the head in the one Query (`read_in_one_query`): its
+entries go to the model only, and ApplyLearning reads the pool again for its change.
 """
 
 from __future__ import annotations
@@ -36,8 +39,10 @@ from typing import cast
 
 from agent_memory.domain.audiences import valid
 from agent_memory.domain.bot_memory import LOG_BY, By, LogChange, TopicNames
+from agent_memory.domain.bots import Chat
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.persistence import keys
+from agent_memory.persistence.bots import chat_of, chat_pk
 from agent_memory.persistence.pools import (
     Newest,
     Pool,
@@ -146,6 +151,20 @@ def _head(row: Record | None) -> Head:
     return Head(_version(row), topics)
 
 
+def _snapshot(head: Head, rows: Sequence[Record]) -> Snapshot:
+    """The entries among the rows of a pool's Query, with the head's version and names."""
+    entries: list[StoredEntry] = []
+    rules: dict[str, tuple[str, ...]] = {}
+    for row in rows:
+        entry = PoolRepository.parse(row)
+        if entry is None:
+            continue
+        entries.append(entry)
+        if row.get(ITEM_RULE) is not None:
+            rules[entry.meta.id] = tuple(str(t) for t in row[ITEM_RULE])
+    return Snapshot(head.version, entries, head.topics, rules)
+
+
 class BotMemoryRepository:
     def __init__(self, store: Store, cipher: Cipher) -> None:
         self._store = store
@@ -171,20 +190,43 @@ class BotMemoryRepository:
     def read_for_change(self, pool: Pool) -> Snapshot:
         """The head, then every entry: one state only if the version has not moved since
         the head was read, which a change proves by committing conditional on
-        `Snapshot.version` (`head_change`), or checks with `version` before it uses what
-        it read without writing."""
+        `Snapshot.version` (`head_change`), or a reader checks with `version` before it
+        uses what it read (the enrichment: after the model answered, issue 19). Every
+        entry row is at least as new as `Snapshot.version`: the head is read before the
+        Query starts."""
         before = self.head(pool)
-        page = self._store.query(pool.pk, keys.POOL_RANGE)
-        entries: list[StoredEntry] = []
-        rules: dict[str, tuple[str, ...]] = {}
-        for row in page.records:
-            entry = self.pools.parse(row)
-            if entry is None:
-                continue
-            entries.append(entry)
-            if row.get(ITEM_RULE) is not None:
-                rules[entry.meta.id] = tuple(str(t) for t in row[ITEM_RULE])
-        return Snapshot(before.version, entries, before.topics, rules)
+        rows = self._store.query(pool.pk, keys.POOL_RANGE).records
+        return _snapshot(before, rows)
+
+    def read_in_one_query(self, pool: Pool) -> Snapshot:
+        """Every entry and the head in ONE Query (`MEM#`..`META` ends at the head row),
+        not one state when a change commits during the Query: the head may be newer than
+        some entries, so its version proves nothing about them. For a reader that only
+        shows the entries to a model and writes nothing it decided on them (LoadEvidence:
+        ApplyLearning reads the pool again for its change, `read_for_change`)."""
+        rows = self._store.query(pool.pk, keys.POOL_RANGE).records
+        head = next((r for r in rows if r["sk"] == keys.HEAD), None)
+        return _snapshot(_head(head), rows)
+
+    def chat_and_position(self, bot_id: str, org_id: str, chat_id: str) -> tuple[Chat | None, int]:
+        """A Chat's row and the learning's read position for it in the pool of `bot_id` in
+        `org_id` (`CHATPOS#<chat>`, persistence/memory_bot.py; 0 when never moved), in one
+        batch read: LoadEvidence knows both keys from its pool and source before it reads."""
+        # persistence/memory_bot.py imports this module: its key is looked up when used.
+        from agent_memory.persistence.memory_bot import position_sk
+
+        chat_key = (chat_pk(chat_id), keys.HEAD)
+        position_key = (pool_pk(bot_id, org_id), position_sk(chat_id))
+        rows = {
+            (str(r["pk"]), str(r["sk"])): r for r in self._store.get_many([chat_key, position_key])
+        }
+        chat_row = rows.get(chat_key)
+        chat = (
+            chat_of(chat_row) if chat_row is not None and chat_row.get("type") == "chat" else None
+        )
+        position_row = rows.get(position_key)
+        position = int(position_row.get("position", 0)) if position_row is not None else 0
+        return chat, position
 
     def newest(self, pool: Pool, first_page: int) -> tuple[int, Newest]:
         """The head's version and the valid entries newest first, read lazily (the head and

@@ -140,9 +140,10 @@ class BotLearningPool:
         """The Chat's items after the read position through `upto`, and the pool's valid
         entries; None when the Chat may not teach (review, botMemory off, no model) or
         nothing is unread."""
-        chat = self._bots.get_chat(pool.source.id) if pool.source is not None else None
-        if chat is None or learning_pool_id(chat.bot_id, chat.org_id) != pool.pool_id:
+        found = self._chat_and_position(pool)
+        if found is None:
             return None
+        chat, position = found
         settings = self._org_settings.effective(chat.org_id)
         model = settings.get("botMemoryModel")
         has_model = model is not None and (
@@ -158,7 +159,6 @@ class BotLearningPool:
             # Skipped with the read position unchanged; the run waits for the next period.
             upcoming = next_period_key(budget.period, now)
             raise Deferred(budget_event(upcoming), BUDGET_WAITS.format(period=upcoming))
-        position = self._positions.position(chat.bot_id, chat.org_id, chat.id)
         # Without `upto`, the items found bound the read: the chat row's count is not the
         # last item (item writers never move it: persistence/bots.py).
         target = position + MAX_ITEMS if upto is None else min(upto, position + MAX_ITEMS)
@@ -198,6 +198,19 @@ class BotLearningPool:
         period = period_key(evidence.extra.get("budgetPeriod", "month"), now)
         return [charge_action(str(evidence.extra["bot"]), period, micros, now)]
 
+    def _chat_and_position(self, pool: PoolRef) -> tuple[Chat, int] | None:
+        """The run's Chat and its read position, in one batch read (the pool names the Bot
+        and organization, the source the Chat); None when the source is not a Chat of
+        this pool's Bot in its organization."""
+        suffix = f"@{pool.org_id}"
+        if pool.source is None or not pool.pool_id.endswith(suffix):
+            return None
+        bot_id = pool.pool_id.removesuffix(suffix)
+        chat, position = self._memory.repo.chat_and_position(bot_id, pool.org_id, pool.source.id)
+        if chat is None or (chat.bot_id, chat.org_id) != (bot_id, pool.org_id):
+            return None
+        return chat, position
+
     def _items(
         self, chat: Chat, position: int, last: int
     ) -> tuple[list[EvidenceItem], dict[str, str], int]:
@@ -227,9 +240,12 @@ class BotLearningPool:
 
     def _entries(self, chat: Chat) -> dict[str, Any]:
         """The first valid entries in memory order (within the byte budget) and topic
-        counts over all valid entries; only the entries shown are decrypted."""
+        counts over all valid entries; only the entries shown are decrypted. One Query
+        (the head row comes with the entries): they go to the model only, and ApplyLearning
+        reads the pool again for its change, conditional on the version it reads there, so
+        a change committing meanwhile is never overwritten by what this read saw."""
         pool = pool_of(chat.bot_id, chat.org_id)
-        snap = self._memory.snapshot(pool)
+        snap = self._memory.repo.read_in_one_query(pool)
         shown = learning_view(snap.metas().values())
         stored = snap.by_id()
         entries: list[dict[str, Any]] = []

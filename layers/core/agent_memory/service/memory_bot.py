@@ -454,7 +454,12 @@ class MemoryBotService:
         usable, bot = self._usable(chat, settings)
         if usable is None:
             return text, False  # the budget is spent
-        snap = self._memory.snapshot(pool_of(chat.bot_id, chat.org_id))
+        pool = pool_of(chat.bot_id, chat.org_id)
+        # The head, then the entries (no second head read): every row is at least as new
+        # as `snap.version`, and they are one state unless a change commits meanwhile,
+        # which the version read after the model answers finds (it moved), so the entries
+        # the model used are then checked on a fresh snapshot (issue 19).
+        snap = self._memory.repo.read_for_change(pool)
         visible = self._visible(chat, snap)
         if not visible:
             return text, False  # nothing the readers may see: the model is not asked
@@ -470,8 +475,8 @@ class MemoryBotService:
         if used_reason(answer.used, [e.id for e in visible]) is not None:
             return text, False
         # The readers' access is checked again on the newest memory (validateReferences):
-        # the same entries while the pool's version has not moved (one read of its head).
-        pool = pool_of(chat.bot_id, chat.org_id)
+        # the same entries while the pool's version has not moved since the head read
+        # before the entries (no change committed since, during their Query neither).
         if self._memory.repo.version(pool) != snap.version:
             snap = self._memory.snapshot(pool)
         still = {e.id for e in self._visible(chat, snap, limit=None)}
