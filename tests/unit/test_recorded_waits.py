@@ -2,7 +2,8 @@
 wait writes its link, then its row, then reads the event; the release writes the event,
 then reads the links; whichever finds the other asks the workflow to start the run under
 its name, and the orchestrator's claim of the name lets one start happen (the run's row
-is not written to release it: it stays `waiting` until LoadEvidence begins it). Whatever
+is not written to release it: it stays `waiting` until the run ends, begun on its evidence
+row). Whatever
 order the two take, and wherever a wait or a release is cut short and called again, the
 run learns once.
 
@@ -346,7 +347,7 @@ def test_a_wait_that_finds_its_event_writes_nothing_more(h: WaitHarness) -> None
     h.assert_learned_once()
 
 
-def test_a_release_writes_its_event_alone_and_loadevidence_begins_the_row_in_one_write(
+def test_a_release_writes_its_event_alone_and_loadevidence_begins_on_the_evidence_row(
     h: WaitHarness,
 ) -> None:
     assert h.wait() == "waiting"
@@ -359,7 +360,13 @@ def test_a_release_writes_its_event_alone_and_loadevidence_begins_the_row_in_one
     h.store.calls.clear()
     h.service.load_evidence(h.event(name, dict(payload), "LoadEvidence"))
     on_row = [what for op, what in h.store.calls if op == "write" and _touches_exec(what)]
-    assert len(on_row) == 1  # the `waiting` row taken over at once
+    # The `waiting` row is read, not written: the run begins on its evidence row alone
+    # (issue 19), and the row is written once, when the run ends.
+    assert on_row == []
+    writes = [_put_sk(what) for op, what in h.store.calls if op == "write"]
+    assert [sk.split("#", 1)[0] for sk in writes] == ["EVIDENCE"]
+    [running] = h.service.executions(REF)
+    assert (running["status"], running["itemIds"]) == ("running", ["i-01"])
     h.assert_learned_once()
 
 

@@ -8,6 +8,11 @@
 - `EVIDENCE#<requestedAt:013d>#<name>`: the run's evidence (`evidence`, sealed), on a row of
   its own, written once by LoadEvidence (`keep_evidence`, `Absent`: a retried or repeated
   LoadEvidence keeps the first attempt's) and read with the execution row in one request.
+  A waited run begins on it (issue 19): its execution row stays `waiting` (or `released`)
+  until the run ends, and this row carries what `begin` would have written there
+  (`position`, `itemIds`, `model`, `beganAt`, plaintext). A `waiting`/`released` row with
+  its evidence row is running (`ExecutionRow.begun`); the run's end (or failure) writes
+  those fields on the execution row, from the row it read.
   Not deleted when the run ends (a Delete in the end's transaction bills its whole size,
   twice; an Update of an execution row holding it did too: issue 19): it expires at its
   `ttl`, as long as the call row whose sealed request holds the same content. Erasure
@@ -39,16 +44,18 @@ Recorded waits (an execution that starts when an event happens, docs/decisions.m
 - pk `WAIT#<event>`: one partition per event (`turn:<org>:<chat>:<turn>`, a budget period).
   `LINK#<name>` names one execution waiting on it (enough to rebuild its Run); `EVENT` is
   written once when the event happens, with what the release passes on (`upto`).
-- The execution's own row is `waiting` until LoadEvidence begins it (`begin`); the event's
-  release writes nothing on it. A wait writes its link, then its row, then reads `EVENT`
-  (plain single-row writes, a strongly consistent read); a release writes `EVENT`, then
-  reads the links. Each side writes its own row before it reads the other's, so at least
-  one sees the other and asks the workflow to start the run under its name; the
-  orchestrator refuses a name it started, so exactly one start happens (issue 19: 2 write
-  units and a read, not a 6-unit transaction, and no write to release it). Rows written
-  before that change may still be `released` (shown as running, as before): `begin` takes
-  them over too. The link comes first because it names the run (and when it was asked
-  for): a wait retried after a crash finds it and writes the same row.
+- The execution's own row is `waiting` until the run ends: LoadEvidence begins it on its
+  evidence row (above), and the event's release writes nothing on it. A wait writes its
+  link, then its row, then reads `EVENT` (plain single-row writes, a strongly consistent
+  read); a release writes `EVENT`, then reads the links. Each side writes its own row
+  before it reads the other's, so at least one sees the other and asks the workflow to
+  start the run under its name; the orchestrator refuses a name it started, so exactly one
+  start happens (issue 19: 2 write units and a read, not a 6-unit transaction, and no write
+  to release it). Rows written before that change may still be `released` (shown as
+  running, as before): they begin on their evidence row too. A wait started before its row
+  was written has no row at LoadEvidence: `begin` puts it, `running`. The link comes first
+  because it names the run (and when it was asked for): a wait retried after a crash finds
+  it and writes the same row.
 
 Deferred runs (a step that may not learn now, e.g. a spent budget, docs/decisions.md):
 
@@ -197,10 +204,18 @@ class ExecutionRow:
     record: Record = field(repr=False)
     # The run's evidence row, when it was read with the execution row (`get(evidence=True)`).
     kept: Record | None = field(default=None, repr=False)
+    # When a waited run began on its evidence row (`begun`), else None.
+    began_at: int | None = None
 
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL
+
+    @property
+    def begun(self) -> bool:
+        """Whether a waited run's row, still `waiting` (or `released`), began on its evidence
+        row (read with it): it is running, with the position, items and model that row holds."""
+        return self.status in NOT_BEGUN and self.kept is not None and "evidence" in self.kept
 
 
 @dataclass(frozen=True)
@@ -253,11 +268,25 @@ class ExecutionRepository:
         record = found.get(run.sk)
         return self._row(run, record, found.get(run.evidence_sk)) if record else None
 
-    def newest(self, kind: str, org_id: str, pool_id: str, limit: int) -> list[ExecutionRow]:
-        """The newest `limit` executions of a pool, newest first (one Query)."""
-        page = self._store.query(
-            partition(kind, pool_id), KeyRange(prefix=EXEC_PREFIX), limit=limit, newest_first=True
-        )
+    def newest(
+        self, kind: str, org_id: str, pool_id: str, limit: int, *, evidence: bool = False
+    ) -> list[ExecutionRow]:
+        """The newest `limit` executions of a pool, newest first (one Query). With
+        `evidence`, the rows still `waiting` (or `released`) are read with their evidence
+        rows (one more request, only when there are such rows): a waited run that began
+        there is running (`ExecutionRow.begun`)."""
+        pk = partition(kind, pool_id)
+        page = self._store.query(pk, KeyRange(prefix=EXEC_PREFIX), limit=limit, newest_first=True)
+        kept: dict[str, Record] = {}
+        if evidence:
+            waiting = [
+                EVIDENCE_PREFIX + str(r["sk"])[len(EXEC_PREFIX) :]
+                for r in page.records
+                if r.get("status") in NOT_BEGUN
+            ]
+            if waiting:
+                found = self._store.get_many([(pk, sk) for sk in waiting])
+                kept = {EXEC_PREFIX + str(r["sk"])[len(EVIDENCE_PREFIX) :]: r for r in found}
         rows = []
         for record in page.records:
             requested = int(str(record["sk"])[len(EXEC_PREFIX) :].split("#", 1)[0])
@@ -271,17 +300,31 @@ class ExecutionRepository:
                 int(record.get("upto", 0)),
                 record.get("sessionId"),
             )
-            rows.append(self._row(run, record))
+            rows.append(self._row(run, record, kept.get(str(record["sk"]))))
         return rows
 
-    def keep_evidence(self, run: Run, evidence: str, now: int) -> str:
+    def keep_evidence(
+        self,
+        run: Run,
+        evidence: str,
+        now: int,
+        *,
+        begins: bool = False,
+        position: int | None = None,
+        item_ids: list[str] | None = None,
+        model: str | None = None,
+    ) -> str:
         """Seal the run's `evidence` JSON on its own row, before `begin` writes the
         execution row (which stays small: issue 19), and return the evidence the run learns
         from: this one, or the one an earlier attempt of the run kept first (`Absent`: a
         retried or repeated LoadEvidence may load different evidence, and the first one's
         stands, so the execution row, its evidence and a saved answer all agree). One plain
         Put, expiring at `ttl` (the saved calls' time). Raises Unavailable when the row is
-        refused yet not found (deleted meanwhile: the step is retried)."""
+        refused yet not found (deleted meanwhile: the step is retried).
+
+        `begins`: a waited run whose `waiting` row is not written again (issue 19): the run
+        begins on this row, which carries its `position`, `itemIds`, `model` and `beganAt`
+        (the first attempt's stand with its evidence)."""
         sk = run.evidence_sk
         record: Record = {
             "pk": run.pk,
@@ -291,6 +334,13 @@ class ExecutionRepository:
             "evidence": self._seal(run, sk, "evidence", evidence),
             "ttl": now // 1000 + self._call_ttl_s,
         }
+        if begins:
+            record |= {
+                "position": position,
+                "itemIds": item_ids or [],
+                "model": model,
+                "beganAt": now,
+            }
         if run.session:
             record["sessionId"] = run.session  # erasure of the session finds it
         try:
@@ -383,34 +433,49 @@ class ExecutionRepository:
         applied: list[dict[str, str]],
         rejected: list[dict[str, Any]],
         note: str | None = None,
+        row: ExecutionRow | None = None,
     ) -> list[Action]:
         """The execution's end, for the same transaction as the memory change. Conditional
-        on the run still running, so two attempts of one step cannot both end it. A row
-        begun before issue 19's change loses its evidence here; the evidence row is left to
-        expire (deleting it here would bill its whole size, twice)."""
+        on the run still running as `row` (read with its evidence) shows it, so two attempts
+        of one step cannot both end it, nor end one a failure ended: `running`, or the
+        `waiting`/`released` status of a waited run that began on its evidence row, whose
+        position, items and model the end writes on the execution row (`row.begun`; the
+        evidence row expires). A row begun before issue 19's change loses its evidence here;
+        the evidence row is left to expire (deleting it here would bill its whole size,
+        twice)."""
         detail: dict[str, Any] = {}
         if rejected:
             detail["rejected"] = rejected
         if note:
             detail["note"] = note
+        ending: dict[str, Any] = {
+            "status": status,
+            "endedAt": now,
+            "applied": applied,
+            "rejectedCount": len(rejected),
+            "detail": self._seal(run, run.sk, "detail", json.dumps(detail)) if detail else None,
+            "evidence": None,
+        }
+        since: Status = "running"
+        if row is not None and row.begun:
+            since = row.status
+            ending |= self._began(run, row)
         return [
-            Update(
-                run.pk,
-                run.sk,
-                set={
-                    "status": status,
-                    "endedAt": now,
-                    "applied": applied,
-                    "rejectedCount": len(rejected),
-                    "detail": self._seal(run, run.sk, "detail", json.dumps(detail))
-                    if detail
-                    else None,
-                    "evidence": None,
-                },
-                condition=Equals("status", "running", name=RUN_ENDS),
-            ),
+            Update(run.pk, run.sk, set=ending, condition=Equals("status", since, name=RUN_ENDS)),
             *self.ended(run, now),
         ]
+
+    @staticmethod
+    def _began(run: Run, row: ExecutionRow) -> dict[str, Any]:
+        """What `begin` would have written on a waited run's row that began on its evidence
+        row (`row.begun`), for the write that ends it: the row keeps it once the evidence
+        row expired."""
+        return {
+            "position": row.position,
+            "itemIds": row.item_ids,
+            "model": row.model,
+            "upto": run.upto,
+        }
 
     @staticmethod
     def ended(run: Run, now: int) -> list[Action]:
@@ -425,10 +490,12 @@ class ExecutionRepository:
         status: Status,
         rejected: list[dict[str, Any]],
         note: str | None = None,
+        row: ExecutionRow | None = None,
     ) -> None:
-        """End a run that changes no memory (e.g. skipped: another run learned it first)."""
+        """End a run that changes no memory (e.g. skipped: another run learned it first);
+        `row` as for `finish_actions`."""
         actions = self.finish_actions(
-            run, now, status=status, applied=[], rejected=rejected, note=note
+            run, now, status=status, applied=[], rejected=rejected, note=note, row=row
         )
         self._store.write(actions)
 
@@ -437,7 +504,9 @@ class ExecutionRepository:
     ) -> None:
         """End the run as failed, with its error. Touches nothing but this row (a row of
         before loses its evidence; an evidence row expires): the pool's read position stays
-        where it was. Raises WriteConflict when the row changed."""
+        where it was. A waited run that began on its evidence row (`existing` read with it:
+        `begun`) gets the position, items and model that row holds. Raises WriteConflict
+        when the row changed."""
         detail = self._seal(run, run.sk, "detail", json.dumps({"error": message[:MAX_MESSAGE]}))
         ending = {"status": "failed", "endedAt": now, "errorType": error_type, "detail": detail}
         if existing is None:
@@ -445,8 +514,10 @@ class ExecutionRepository:
                 [Put(self._base(run) | ending | {"itemIds": []}, Absent()), *self.ended(run, now)]
             )
             return
-        # A released wait that failed before LoadEvidence began it ends from where it is.
+        # A wait ends from where it is (`waiting`/`released`), begun on its evidence or not.
         status = existing.status if existing.status in NOT_BEGUN else "running"
+        if existing.begun:
+            ending |= self._began(run, existing)
         update = Update(
             run.pk, run.sk, set=ending | {"evidence": None}, condition=Equals("status", status)
         )
@@ -849,14 +920,19 @@ class ExecutionRepository:
 
     @staticmethod
     def _row(run: Run, record: Record, kept: Record | None = None) -> ExecutionRow:
+        """The row as read; a waited run that began on its evidence row (`kept`) shows the
+        position, items and model written there."""
+        began = kept if record["status"] in NOT_BEGUN and kept and "evidence" in kept else None
+        shown = began if began is not None and "beganAt" in began else record
+        position = shown.get("position")
         return ExecutionRow(
             run=run,
             status=cast(Status, record["status"]),
             started_at=int(record["startedAt"]),
             ended_at=int(record["endedAt"]) if "endedAt" in record else None,
-            position=int(record["position"]) if "position" in record else None,
-            item_ids=[str(i) for i in record.get("itemIds", [])],
-            model=record.get("model"),
+            position=int(position) if position is not None else None,
+            item_ids=[str(i) for i in shown.get("itemIds", [])],
+            model=shown.get("model"),
             applied=[dict(a) for a in record.get("applied", [])],
             rejected_count=int(record.get("rejectedCount", 0)),
             error_type=record.get("errorType"),
@@ -865,6 +941,7 @@ class ExecutionRepository:
             released_at=int(record["releasedAt"]) if "releasedAt" in record else None,
             record=record,
             kept=kept,
+            began_at=int(began["beganAt"]) if began is not None and "beganAt" in began else None,
         )
 
     # One coarse encryption context per pool (the data-key cache is partitioned by it); the

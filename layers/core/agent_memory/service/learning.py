@@ -268,17 +268,21 @@ class LearningService:
     def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]:
         """The pool's newest executions, newest first, in API.md's Execution shape."""
         now = self._clock.now_ms()
-        rows = self._runs.newest(pool.kind, pool.org_id, pool.pool_id, limit)
+        rows = self._runs.newest(pool.kind, pool.org_id, pool.pool_id, limit, evidence=True)
         return [self._view(row, now) for row in rows]
 
     def _view(self, row: ExecutionRow, now: int) -> dict[str, Any]:
-        # A wait shows `waiting` until LoadEvidence begins it, even once it was asked for
-        # (a second at most; nothing is written to release it). A `released` row (before
-        # issue 19's change) was handed to the workflow: it runs from then on.
-        status: str = "running" if row.status == "released" else row.status
+        # A wait shows `waiting` until LoadEvidence begins it on its evidence row, even once
+        # it was asked for (a second at most; nothing is written to release it), then
+        # `running` until it ends (its row is not written in between: issue 19). A
+        # `released` row (before issue 19's change) was handed to the workflow: it runs
+        # from then on.
+        status: str = "running" if row.status == "released" or row.begun else row.status
         details = self._runs.details(row) if "detail" in row.record else {}
         error = {"type": row.error_type, "message": details.get("error", "")}
-        running_since = row.released_at if row.released_at is not None else row.started_at
+        running_since = next(
+            at for at in (row.began_at, row.released_at, row.started_at) if at is not None
+        )
         if status == "running" and now - running_since > RUN_LIMIT_MS:
             status = "failed"
             error = {"type": "States.Timeout", "message": "the run did not finish in time"}
@@ -307,9 +311,20 @@ class LearningService:
         """LoadEvidence: the unprocessed items up to `upto`, sealed on the run's evidence row,
         then the execution's row (written here, so a start that never ran leaves no
         "running" ghost; small, as its end bills its size twice: issue 19). A retried or
-        repeated step learns from the evidence its first attempt kept."""
+        repeated step learns from the evidence its first attempt kept.
+
+        A waited run (a confide's) whose `waiting` row exists begins on its evidence row
+        alone: that row carries the position, items and model, and the execution row is
+        written once, when the run ends (issue 19: one write unit less). Its row is read
+        first (1 read unit, less than the update it replaces): one that ended already (a
+        repeated step, a run started again once its name was forgotten) learns nothing,
+        and one not written yet (a wait started before its row was) is put by `begin`."""
         run, ref, _state, _attempt = step_run(event)
+        waited = is_wait_name(run.name)
         with _transient():
+            row = self._runs.get(run) if waited else None
+            if row is not None and row.terminal:
+                return {"status": row.status, "position": row.position, "items": len(row.item_ids)}
             try:
                 evidence = self._pool(ref.kind).load_evidence(ref, run.upto)
             except Deferred as deferred:
@@ -319,9 +334,24 @@ class LearningService:
                 raise EvidenceTooLarge(f"the evidence is over {MAX_EVIDENCE_BYTES} bytes")
             now = self._clock.now_ms()
             if evidence is not None and text is not None:
-                kept = self._runs.keep_evidence(run, text, now)
+                # A wait's evidence row says where it began, whoever writes its row.
+                kept = self._runs.keep_evidence(
+                    run,
+                    text,
+                    now,
+                    begins=waited,
+                    position=evidence.position,
+                    item_ids=[item.id for item in evidence.items],
+                    model=evidence.model,
+                )
                 if kept != text:  # an earlier attempt kept its evidence first: it stands
                     evidence = evidence_from_json(kept)
+                if row is not None:  # its `waiting` row: the run began on its evidence row
+                    return {
+                        "status": "running",
+                        "position": evidence.position,
+                        "items": len(evidence.items),
+                    }
             try:
                 self._runs.begin(
                     run,
@@ -330,7 +360,7 @@ class LearningService:
                     position=evidence.position if evidence else None,
                     item_ids=[item.id for item in evidence.items] if evidence else None,
                     model=evidence.model if evidence else None,
-                    waited=is_wait_name(run.name),
+                    waited=waited,
                 )
             except WriteConflict:
                 # A retried step: the first attempt's row (and its evidence) stands.
@@ -484,7 +514,7 @@ class LearningService:
             pool = self._pool(ref.kind)
             for _round in range(APPLY_ROUNDS):
                 try:
-                    finish = self._finisher(run, review.refused)
+                    finish = self._finisher(run, row, review.refused)
                     outcome = pool.apply(evidence, review.kept, finish)
                     return {
                         "status": "succeeded",
@@ -500,22 +530,24 @@ class LearningService:
                 except Deferred as deferred:
                     self._wait_again(run, ref, deferred)
                     kept = ask.describe(review.kept)
-                    return self._skip(run, kept, review.refused, deferred.note)
+                    return self._skip(run, row, kept, review.refused, deferred.note)
                 if fresh is None:
                     note = "another run learned this evidence first"
-                    return self._skip(run, ask.describe(review.kept), review.refused, note)
+                    return self._skip(run, row, ask.describe(review.kept), review.refused, note)
                 evidence = fresh
         raise Retryable("LearningConflict", "the pool kept changing while learning")
 
     def record_failure(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """RecordFailure: the error's type and message on the execution row. The pool is not
-        touched, so its read position stays and the next run reads this evidence again."""
+        touched, so its read position stays and the next run reads this evidence again. A
+        waited run's row is read with its evidence row, where it began (its items)."""
         run, _ref, state, _attempt = step_run(event)
         error_type, message = describe_error(state.get("error"))
         step = self._failed_step(state)
+        waited = is_wait_name(run.name)
         with _transient():
             for _round in range(2):
-                existing = self._runs.get(run)
+                existing = self._runs.get(run, evidence=waited)
                 if existing is not None and existing.terminal:
                     return {"status": existing.status, "recorded": False}
                 try:
@@ -592,8 +624,12 @@ class LearningService:
         row = self._runs.get(run)
         return {"status": row.status if row else (status or "skipped")}
 
-    def _finisher(self, run: Run, refused: Sequence[Refusal] = ()) -> FinishActions:
-        """The execution's end; what the task's own rules refused is recorded first."""
+    def _finisher(
+        self, run: Run, row: ExecutionRow, refused: Sequence[Refusal] = ()
+    ) -> FinishActions:
+        """The execution's end, from `row` as ApplyLearning read it (a waited run that began
+        on its evidence row ends from `waiting`); what the task's own rules refused is
+        recorded first."""
 
         def finish(outcome: Outcome) -> list[Action]:
             now = self._clock.now_ms()
@@ -606,6 +642,7 @@ class LearningService:
                 status="succeeded",
                 applied=outcome.applied,
                 rejected=[r.to_dict() for r in refused] + outcome.rejected,
+                row=row,
             )
             return one_row([*(learned if outcome.applied else []), *ending])
 
@@ -614,6 +651,7 @@ class LearningService:
     def _skip(
         self,
         run: Run,
+        row: ExecutionRow,
         changes: Sequence[Mapping[str, Any]],
         refused: Sequence[Refusal],
         note: str,
@@ -622,7 +660,7 @@ class LearningService:
         rejected += [{"change": dict(change), "reason": note} for change in changes]
         try:
             self._runs.finish(
-                run, self._clock.now_ms(), status="skipped", rejected=rejected, note=note
+                run, self._clock.now_ms(), status="skipped", rejected=rejected, note=note, row=row
             )
         except WriteConflict:
             return self._ended(run)
