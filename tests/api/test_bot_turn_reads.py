@@ -19,29 +19,15 @@ from agent_memory.persistence.memory_bot import position_sk
 from agent_memory.service.bot_learning import learning_pool_id
 from agent_memory.service.learning_pools import PoolRef, SourceRef
 from tests.api.test_bots import turn
-from tests.api.test_confide import Script, World, scripted_services
+from tests.api.test_confide import Script, World, script, services, world
 from tests.api.test_enrichment import (
     enrichment_calls,
     remember,
     rewrite_with_all,
     shown_entries,
 )
-from tests.conftest import Api
 
-
-@pytest.fixture
-def script() -> Script:
-    return Script()
-
-
-@pytest.fixture
-def services(settings: Any, adapters: Any, script: Script) -> Any:
-    return scripted_services(settings, adapters, script)
-
-
-@pytest.fixture
-def world(api: Api) -> World:
-    return World(api)
+__all__ = ["script", "services", "world"]  # the memory Bot fixtures of test_confide
 
 
 class Calls:

@@ -19,23 +19,9 @@ from agent_memory.persistence.bots import chat_pk
 from agent_memory.ports import ModelFailure, Put, Usage
 from agent_memory.service import memory_bot
 from tests.api.test_bots import make_channel, turn
-from tests.api.test_confide import HEARD, MEMORY_MODEL, Script, World, scripted_services
-from tests.conftest import Api
+from tests.api.test_confide import HEARD, MEMORY_MODEL, Script, World, script, services, world
 
-
-@pytest.fixture
-def script() -> Script:
-    return Script()
-
-
-@pytest.fixture
-def services(settings: Any, adapters: Any, script: Script) -> Any:
-    return scripted_services(settings, adapters, script)
-
-
-@pytest.fixture
-def world(api: Api) -> World:
-    return World(api)
+__all__ = ["script", "services", "world"]  # the memory Bot fixtures of test_confide
 
 
 def rows(adapters: Any, chat_id: str, prefix: str) -> list[dict[str, Any]]:

@@ -74,6 +74,24 @@ def _blocking(asked: threading.Event, release: threading.Event) -> Any:
     return slow
 
 
+def _calling(
+    h: Harness, name: str, state: dict[str, Any], owner: str, *, attempt: int
+) -> tuple[threading.Thread, dict[str, Any], threading.Event]:
+    """`owner`'s copy calling the model in the background at `attempt`, held inside the
+    call until the event returned is set; its answer lands in the dict returned."""
+    asked, release = threading.Event(), threading.Event()
+    h.model.script = _blocking(asked, release)
+    answer: dict[str, Any] = {}
+    thread = threading.Thread(
+        target=lambda: answer.update(
+            h.service.call_model(_copy(h, name, state, owner, attempt=attempt))
+        )
+    )
+    thread.start()
+    assert asked.wait(10)
+    return thread, answer, release
+
+
 def test_two_copies_racing_the_first_attempt_make_one_model_call(h: Harness) -> None:
     name, state = _loaded(h)
     release = threading.Event()
@@ -107,14 +125,7 @@ def test_a_copy_at_a_later_attempt_waits_while_the_other_holds_the_first_claim(
     h: Harness,
 ) -> None:
     name, state = _loaded(h)
-    asked, release = threading.Event(), threading.Event()
-    h.model.script = _blocking(asked, release)
-    first: dict[str, Any] = {}
-    copy_a = threading.Thread(
-        target=lambda: first.update(h.service.call_model(_copy(h, name, state, "arn:copy-a")))
-    )
-    copy_a.start()
-    assert asked.wait(10)
+    copy_a, first, release = _calling(h, name, state, "arn:copy-a", attempt=0)
 
     # Copy B already gave up waiting once: its retry (attempt 1) still must not call.
     h.service.copy_wait_s = 0.3
@@ -152,16 +163,7 @@ def test_a_copys_retry_after_a_crash_calls_again_and_is_charged_per_real_call(
 
     # The step's retry, by the same copy, inside its own first claim: it calls again.
     h.clock.ms += 5_000
-    asked, release = threading.Event(), threading.Event()
-    h.model.script = _blocking(asked, release)
-    retried: dict[str, Any] = {}
-    copy_a = threading.Thread(
-        target=lambda: retried.update(
-            h.service.call_model(_copy(h, name, state, "arn:copy-a", attempt=1))
-        )
-    )
-    copy_a.start()
-    assert asked.wait(10)
+    copy_a, retried, release = _calling(h, name, state, "arn:copy-a", attempt=1)
     # The retry renewed the claim: past the first attempt's hold, the other copy still waits.
     h.clock.ms += HOLD_MS - 2_000  # 3 s past the first attempt's claim, 2 s before the retry's
     h.service.copy_wait_s = 0.3
