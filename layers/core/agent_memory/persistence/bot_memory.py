@@ -39,10 +39,8 @@ from typing import cast
 
 from agent_memory.domain.audiences import valid
 from agent_memory.domain.bot_memory import LOG_BY, By, LogChange, TopicNames
-from agent_memory.domain.bots import Chat
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.persistence import keys
-from agent_memory.persistence.bots import chat_of, chat_pk
 from agent_memory.persistence.pools import (
     Newest,
     Pool,
@@ -207,26 +205,6 @@ class BotMemoryRepository:
         rows = self._store.query(pool.pk, keys.POOL_RANGE).records
         head = next((r for r in rows if r["sk"] == keys.HEAD), None)
         return _snapshot(_head(head), rows)
-
-    def chat_and_position(self, bot_id: str, org_id: str, chat_id: str) -> tuple[Chat | None, int]:
-        """A Chat's row and the learning's read position for it in the pool of `bot_id` in
-        `org_id` (`CHATPOS#<chat>`, persistence/memory_bot.py; 0 when never moved), in one
-        batch read: LoadEvidence knows both keys from its pool and source before it reads."""
-        # persistence/memory_bot.py imports this module: its key is looked up when used.
-        from agent_memory.persistence.memory_bot import position_sk
-
-        chat_key = (chat_pk(chat_id), keys.HEAD)
-        position_key = (pool_pk(bot_id, org_id), position_sk(chat_id))
-        rows = {
-            (str(r["pk"]), str(r["sk"])): r for r in self._store.get_many([chat_key, position_key])
-        }
-        chat_row = rows.get(chat_key)
-        chat = (
-            chat_of(chat_row) if chat_row is not None and chat_row.get("type") == "chat" else None
-        )
-        position_row = rows.get(position_key)
-        position = int(position_row.get("position", 0)) if position_row is not None else 0
-        return chat, position
 
     def newest(self, pool: Pool, first_page: int) -> tuple[int, Newest]:
         """The head's version and the valid entries newest first, read lazily (the head and

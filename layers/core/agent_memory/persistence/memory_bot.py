@@ -50,8 +50,9 @@ from agent_memory.domain.memory_bot import (
     Enriched,
     ModelCall,
 )
+from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_pk
-from agent_memory.persistence.bots import bot_pk, chat_pk
+from agent_memory.persistence.bots import bot_pk, chat_of, chat_pk
 from agent_memory.ports import (
     Absent,
     AbsentOrEquals,
@@ -230,9 +231,22 @@ class MemoryBotRepository:
 
     # -- the read position of learning, per Chat ---------------------------------------------
 
-    def position(self, bot_id: str, org_id: str, chat_id: str) -> int:
-        row = self._store.get(pool_pk(bot_id, org_id), position_sk(chat_id))
-        return int(row.get("position", 0)) if row is not None else 0
+    def chat_and_position(self, bot_id: str, org_id: str, chat_id: str) -> tuple[Chat | None, int]:
+        """A Chat's row and the learning's read position for it in the pool of `bot_id` in
+        `org_id` (0 when never moved), in one batch read: LoadEvidence knows both keys from
+        its pool and source before it reads."""
+        chat_key = (chat_pk(chat_id), keys.HEAD)
+        position_key = (pool_pk(bot_id, org_id), position_sk(chat_id))
+        rows = {
+            (str(r["pk"]), str(r["sk"])): r for r in self._store.get_many([chat_key, position_key])
+        }
+        chat_row = rows.get(chat_key)
+        chat = (
+            chat_of(chat_row) if chat_row is not None and chat_row.get("type") == "chat" else None
+        )
+        position_row = rows.get(position_key)
+        position = int(position_row.get("position", 0)) if position_row is not None else 0
+        return chat, position
 
     def position_move(
         self, bot_id: str, org_id: str, chat_id: str, before: int, after: int, now: int

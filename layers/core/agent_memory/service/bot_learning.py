@@ -206,7 +206,7 @@ class BotLearningPool:
         if pool.source is None or not pool.pool_id.endswith(suffix):
             return None
         bot_id = pool.pool_id.removesuffix(suffix)
-        chat, position = self._memory.repo.chat_and_position(bot_id, pool.org_id, pool.source.id)
+        chat, position = self._positions.chat_and_position(bot_id, pool.org_id, pool.source.id)
         if chat is None or (chat.bot_id, chat.org_id) != (bot_id, pool.org_id):
             return None
         return chat, position
