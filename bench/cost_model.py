@@ -391,8 +391,10 @@ def cost_per_million_confides(report: dict[str, Any]) -> dict[str, Any]:
             )
             requests = 1.0
         else:
-            ms = calls_ms + waited
-            gb_s = steps_gb_s(0.0, calls_ms, waited)
+            # The steps' own CPU, as `component_usd` bills a learning run.
+            own = float(calls.get("task_own_ms", 0.0))
+            ms = steps_wall_ms(own, calls_ms + waited)
+            gb_s = steps_gb_s(own, calls_ms, waited)
             requests = float(calls["lambda_invocations"])
         return {
             "lambda_requests": requests * price["lambda_request"],
