@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from agent_memory.domain.errors import IntegrityError, Unavailable, WriteConflict
+from agent_memory.domain.learning_notes import LEARNED_ELSEWHERE, NOTHING_NEW, failure_note
 from agent_memory.domain.limits import quota_note
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import STEP_DEADLINE_S, Ask, Refusal
@@ -54,6 +55,7 @@ from agent_memory.service.learning_pools import (
     Outcome,
     PoolKind,
     PoolRef,
+    Skipped,
     SourceRef,
 )
 from agent_memory.service.learning_runs import (
@@ -301,6 +303,8 @@ class LearningService:
             view["sessionId"] = row.run.session
         if status == "failed":
             view["error"] = error
+            # Said from its kind when shown, so a run timed out while listed says it too.
+            view["note"] = failure_note(str(error["type"]))
         if details.get("note"):
             view["note"] = details["note"]
         return view
@@ -325,10 +329,15 @@ class LearningService:
             row = self._runs.get(run) if waited else None
             if row is not None and row.terminal:
                 return {"status": row.status, "position": row.position, "items": len(row.item_ids)}
+            note: str | None = None
             try:
                 evidence = self._pool(ref.kind).load_evidence(ref, run.upto)
             except Deferred as deferred:
                 return self._defer(run, ref, deferred)
+            except Skipped as skipped:
+                evidence, note = None, skipped.reason
+            if evidence is None:
+                note = note or NOTHING_NEW
             text = evidence_json(evidence) if evidence else None
             if text is not None and len(text.encode()) > MAX_EVIDENCE_BYTES:
                 raise EvidenceTooLarge(f"the evidence is over {MAX_EVIDENCE_BYTES} bytes")
@@ -360,6 +369,7 @@ class LearningService:
                     position=evidence.position if evidence else None,
                     item_ids=[item.id for item in evidence.items] if evidence else None,
                     model=evidence.model if evidence else None,
+                    note=note,
                     waited=waited,
                 )
             except WriteConflict:
@@ -527,13 +537,16 @@ class LearningService:
                     return self._ended(run)
                 try:
                     fresh = pool.load_evidence(ref, run.upto)
-                except Deferred as deferred:
-                    self._wait_again(run, ref, deferred)
+                except Skipped as skipped:
+                    if isinstance(skipped, Deferred):
+                        self._wait_again(run, ref, skipped)
                     kept = ask.describe(review.kept)
-                    return self._skip(run, row, kept, review.refused, deferred.note)
+                    return self._skip(run, row, kept, review.refused, skipped.reason)
                 if fresh is None:
-                    note = "another run learned this evidence first"
-                    return self._skip(run, row, ask.describe(review.kept), review.refused, note)
+                    kept = ask.describe(review.kept)
+                    return self._skip(run, row, kept, review.refused, LEARNED_ELSEWHERE)
+                # The same answer, judged against what is still unread: the pool refuses a
+                # change citing an item the other run learned (LearningPool.apply).
                 evidence = fresh
         raise Retryable("LearningConflict", "the pool kept changing while learning")
 

@@ -83,7 +83,17 @@ class AlreadyApplied(Exception):
     """The read position already moved past this evidence: another run applied it."""
 
 
-class Deferred(Exception):
+class Skipped(Exception):
+    """Nothing may be learned from this run now, for `reason`: a fixed sentence a person
+    understands (domain/learning_notes.py), never content. The run ends skipped with it as
+    its `note`, its read position unchanged."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Deferred(Skipped):
     """Nothing may be learned now (e.g. a memory Bot's budget is spent): the run ends
     skipped with `note`, its read position unchanged, and is saved again to start when
     `event` happens (the next budget period's)."""
@@ -104,7 +114,9 @@ class LearningPool(Protocol):
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
         """Unprocessed items after the read position, up to item `upto` (all when None).
-        None when there is nothing to learn (the run ends as skipped)."""
+        None when nothing is unread through `upto` (the run ends skipped: nothing new).
+        Raises Skipped(reason) when something stops this run from learning (a setting, a
+        turn still open, its conversation gone), Deferred when it may learn later."""
         ...
 
     def apply(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Outcome:
@@ -112,5 +124,10 @@ class LearningPool(Protocol):
         Re-read the newest memory, check every proposed change against the pool's rules,
         and commit accepted changes + the read position `evidence.upto` + `finish(outcome)`
         in ONE conditional write, conditional on the read position still being
-        `evidence.position`. Raises AlreadyApplied when it moved (nothing written)."""
+        `evidence.position`. Raises AlreadyApplied when it moved (nothing written).
+
+        A change may cite only items of `evidence.items`: when another run moved the read
+        position first, the workflow calls `apply` again with the same answer and the
+        evidence still unread, so a change citing an item that run learned is refused
+        here, and no item is learned twice."""
         ...
