@@ -11,7 +11,7 @@ everything in a data directory so that a restart (or a crash) finds it all again
 
 Environment: PORT (default 8080), MEMORY_DATA_DIR, MEMORY_ADMIN_TOKEN (at least 32
 characters), DEFAULT_MODEL (default local/rules), OPENAI_BASE_URL / OPENAI_API_KEY,
-MEMORY_LEARNING_WORKERS, LOG_LEVEL.
+MEMORY_LEARNING_WORKERS, LOG_LEVEL; for crash tests only, MEMORY_KILL_AT (infra/local/crash.py).
 """
 
 from __future__ import annotations
@@ -139,6 +139,7 @@ def main() -> None:
     from agent_memory.config import load_settings
     from agent_memory.domain.identity import hash_token
     from agent_memory_client.asgi import with_mcp
+    from infra.local.crash import SETTING, with_kill_point
     from infra.local.runner import Ticker, learning_workflow, scheduled_ticks
 
     os.umask(0o077)  # every file this process creates (the table's journal too) is owner-only
@@ -154,6 +155,10 @@ def main() -> None:
     settings = settings.model_copy(update={"admin_token_sha256": hash_token(token.value)})
 
     _name, definition, tasks = learning_workflow()
+    try:
+        tasks = with_kill_point(tasks, os.environ.get(SETTING))
+    except ValueError as error:
+        raise RefusedToStart(str(error)) from None
     adapters = local_adapters(settings, data_dir, workflow=definition, tasks=tasks)
     services = build_services(settings, adapters)
     step_services.use(services)  # the step handlers run on these services
