@@ -140,6 +140,7 @@ def main() -> None:
     from agent_memory.domain.identity import hash_token
     from agent_memory_client.asgi import with_mcp
     from infra.local.crash import SETTING, with_kill_point
+    from infra.local.deadlines import bounded_requests
     from infra.local.runner import Ticker, learning_workflow, scheduled_ticks
 
     os.umask(0o077)  # every file this process creates (the table's journal too) is owner-only
@@ -148,6 +149,10 @@ def main() -> None:
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", os.environ.get("LOG_LEVEL", "WARNING"))
     port = int(os.environ.get("PORT", "8080"))
+    try:
+        protocol = bounded_requests()
+    except ValueError as error:
+        raise RefusedToStart(str(error)) from None
     settings = load_settings()
     data_dir = data_directory(settings.data_dir)
     held = lock(data_dir)
@@ -185,7 +190,7 @@ def main() -> None:
     try:
         # MCP at /mcp beside the API: its tools call the API in process with the caller's token.
         app = with_mcp(create_app(lambda: services))
-        uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", http=protocol)
     finally:
         ticker.close()
         runner.close()

@@ -7,7 +7,10 @@ One ASGI middleware, in front of routing and validation:
   without one (`Transfer-Encoding: chunked`) is counted as `receive()` yields it and answers
   413 as soon as the count passes the limit, without reading the rest;
 - a path parameter, a query parameter, or any string of a JSON body (a key or a value) that
-  cannot be encoded as UTF-8 answers 400 `ValidationError` whose `path` names it.
+  cannot be encoded as UTF-8 answers 400 `ValidationError` whose `path` names it;
+- a key that appears twice in one object of a JSON body, at any depth, answers 400
+  `ValidationError` whose `path` ends with that key (JSON parsers disagree on which one wins,
+  so the service takes neither: docs/adr/0017-duplicated-keys-and-slow-requests.md).
 
 The body it read is handed on to the app unchanged, so FastAPI parses what was checked.
 """
@@ -81,6 +84,11 @@ class RequestGuard:
         if where is not None:
             await _answer(send, 400, error_body("ValidationError", UNENCODABLE, where))
             return
+        where = duplicated_key(body)
+        if where is not None:
+            twice = f"the key {where[-1]!r} appears more than once in one object"
+            await _answer(send, 400, error_body("ValidationError", twice, where))
+            return
         whole = {"type": "http.request", "body": body, "more_body": False}
         await self.app(scope, _replay([whole], receive), send)
 
@@ -114,6 +122,53 @@ def _parsed(body: bytes) -> Any:
         except (ValueError, RecursionError):
             continue
     return _UNPARSED
+
+
+class _Repeated(dict[str, Any]):
+    """A JSON object in which `key` appeared more than once (the parser kept the last)."""
+
+    key: str = ""
+
+
+def duplicated_key(body: bytes) -> Path | None:
+    """The path of a key that appears twice in one object of a JSON body (the path of that
+    object, then the key; an object before those it holds, members in document order); None
+    when every key is unique, or when the body is not JSON (FastAPI answers that)."""
+    if not body:
+        return None
+    found: list[_Repeated] = []
+
+    def members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        built = dict(pairs)
+        if len(built) == len(pairs):
+            return built
+        repeated = _Repeated(built)
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                repeated.key = key
+                break
+            seen.add(key)
+        found.append(repeated)
+        return repeated
+
+    try:
+        value = json.loads(body, object_pairs_hook=members)
+    except (ValueError, RecursionError):
+        return None
+    if not found:
+        return None
+    # Iterative, so the deepest document the JSON parser accepts cannot exhaust the stack.
+    pending: list[tuple[Path, Any]] = [([], value)]
+    while pending:
+        path, node = pending.pop()
+        if isinstance(node, _Repeated):
+            return [*path, node.key]
+        if isinstance(node, dict):
+            pending.extend(reversed([([*path, key], child) for key, child in node.items()]))
+        elif isinstance(node, list):
+            pending.extend(reversed([([*path, index], item) for index, item in enumerate(node)]))
+    return None
 
 
 def bad_query(scope: Message) -> Path | None:
