@@ -15,7 +15,7 @@ from agent_memory.domain.proposals import (
 )
 from agent_memory.domain.secrets import key_secret, looks_secret
 from agent_memory.ports import EvidenceItem, KnownEntry, LearningRequest, ModelReply, Usage
-from tests.unit.test_secret_corpus import SECRETS
+from tests.support.secret_corpus import SECRETS
 
 
 def _ask(

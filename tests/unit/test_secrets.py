@@ -240,7 +240,7 @@ import functions.learning_steps.handler
 from fastapi.testclient import TestClient
 from agent_memory.domain.secrets import looks_secret
 TestClient(h.app).get("/healthz")
-before = sorted(m for m in ("detect_secrets", "requests") if m in sys.modules)
+before = sorted(m for m in ("detect_secrets", "mnemonic", "requests") if m in sys.modules)
 looks_secret("nothing to see")
 after = "detect_secrets" in sys.modules
 print(json.dumps({"before": before, "after": after}))

@@ -1,19 +1,23 @@
-"""Secrets that memory never keeps: passwords, logins, codes, keys, tokens, card numbers and
-links that give access.
+"""Secrets that memory never keeps: passwords, logins, codes, keys, tokens, card numbers,
+links that give access, and what recovers an account (recovery phrases, security answers,
+bank account numbers).
 
 `looks_secret(text)` answers what kind of secret the text holds (a short phrase such as
-"a password"), else None; `key_secret(key)` does the same for a memory key, whose words are
-joined by '-', '_' or '.'. Both err on the side of refusing: a fact dropped by mistake is
-cheap (a person can Remember it), a password kept in memory and repeated in every later turn
-is not. They still let ordinary facts pass ("my budget is 1500 EUR", "the meeting is at
-10:30", "my password manager is 1Password", a docs URL, a commit hash, a UUID, a phone
-number, a hotel room).
+"a password"), else None; `key_secret(key)` does the same for a memory key or topic, whose
+words are joined by '-', '_' or '.'. Both err on the side of refusing: a fact dropped by
+mistake is cheap (a person can Remember it), a password kept in memory and repeated in every
+later turn is not. They still let ordinary facts pass ("my budget is 1500 EUR", "the meeting
+is at 10:30", "my password manager is 1Password", a docs URL, a commit hash, a UUID, a phone
+number, a hotel room, "I am allergic to peanuts", "I live in Berlin").
 
-Our own rules read prose in English, German, French and Spanish (a password given before or
-after its word, with or without "is", a passphrase of plain words, a login with its password,
-one-time, recovery and door codes, PINs, payment cards with a valid Luhn digit, URLs and
-connection strings with credentials, long random strings near or away from a key word);
-detect-secrets' plugins (domain/secret_detectors.py) add the token formats of many vendors.
+Our own rules read prose in English, German, French and Spanish (a password, wifi key or
+code word given before or after its word, with or without "is", "X as my password", a
+passphrase of plain words, a login with its password, one-time, recovery, gate and door
+codes, PINs, payment cards with a valid Luhn digit, long random strings near or away from a
+key word); domain/secret_links.py reads links, domain/secret_accounts.py recovery phrases,
+security answers and bank accounts, and detect-secrets' plugins (domain/secret_detectors.py)
+add the token formats of many vendors. The corpus that specifies them all is
+tests/support/secret_corpus.py.
 """
 
 from __future__ import annotations
@@ -23,14 +27,52 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
-from urllib.parse import parse_qsl, urlsplit
 
+from agent_memory.domain.secret_accounts import (
+    BANK_ACCOUNT,
+    RECOVERY_PHRASE,
+    SECURITY_ANSWER,
+    account_secret,
+)
 from agent_memory.domain.secret_detectors import library_finding
+from agent_memory.domain.secret_links import URL, access_link
+from agent_memory.domain.secret_words import (
+    BARE_VALUE,
+    COMMON_USERS,
+    FOR,
+    IS,
+    IS_WORD,
+    NOT_A_VALUE,
+    NOT_A_VALUE_BEFORE,
+    NOW,
+    OWNERS,
+    UNITS,
+    VALUE,
+    WHO_USES,
+    credential,
+    is_value,
+    key_like,
+    windows,
+    wordset,
+)
 
-
-def _wordset(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
+__all__ = [
+    "ACCESS_LINK",
+    "API_TOKEN",
+    "BANK_ACCOUNT",
+    "CARD",
+    "CLOUD_KEY",
+    "LOGIN",
+    "ONE_TIME_CODE",
+    "PASSWORD",
+    "PIN",
+    "PRIVATE_KEY",
+    "RANDOM_STRING",
+    "RECOVERY_PHRASE",
+    "SECURITY_ANSWER",
+    "key_secret",
+    "looks_secret",
+]
 
 PRIVATE_KEY = "a private key"
 PASSWORD = "a password"
@@ -60,32 +102,20 @@ _TOKEN_FORMATS = re.compile(
 )
 _BEARER = re.compile(r"\bbearer\s+[A-Za-z0-9._~+/-]{16,}", re.IGNORECASE)
 
-# --- words ----------------------------------------------------------------------------------
-
-# "is" in the four languages, and the signs that assign a value.
-_IS = (
-    r"(?:is|was|are|were|equals|ist|war|lautet|sind|lauten|est|était|sont|es|era|son|é|è"
-    r"|:|=|->|=>)"
-)
-# "is" as a word, for a value given before its name ("hunter2 is my password").
-_IS_WORD = r"(?:is|was|ist|war|est|était|es|era|é|è)"
-# "is now ...": the value comes after these.
-_NOW = r"(?:(?:now|still|currently|jetzt|nun|maintenant|désormais|ahora|todavía)\s+)?"
-# A place or purpose between the word and "is": "the password for the staging db is ...".
-_FOR = (
-    r"(?:\s+(?:for|of|to|on|at|für|zum|zur|vom|von|pour|du|de|des|de\s+la|para|del|de\s+mi)"
-    r"\s+[\w .@'\u2019-]{1,40}?)?"
-)
-# An optional opening quote: a quoted value is a value whatever its words.
-# A value never starts like a variable, a call or a list ("$TOKEN", "(default", "[...]").
-_VALUE = r"\s*(?P<quote>[\"'`«“„\u2018]?)(?P<value>(?![$({\[<])[^\s\"'`«»“”„\u2018\u2019]{2,})"
-# The same without "is": after a space or a colon, never glued on ("token-based").
-_BARE_VALUE = rf"(?:\s*[:=]\s*|\s+)(?!-){_VALUE}"
+# --- passwords, wifi keys and code words ----------------------------------------------------
 
 _PASSWORD_WORD = (
     r"(?:pass(?:word|wort|phrase|code|wd)s?|pwd|pw|kennw(?:ort|örter)|passphrase"
     r"|mot\s+de\s+passe|mots\s+de\s+passe|mdp|phrase\s+(?:de\s+passe|secrète)"
-    r"|contrase(?:ñ|n)as?|clave\s+(?:de\s+acceso|secreta)|senha|frase\s+de\s+contrase(?:ñ|n)a)"
+    r"|contrase(?:ñ|n)as?|clave\s+(?:de\s+acceso|secreta)|senha|frase\s+de\s+contrase(?:ñ|n)a"
+    # The key of a wifi network is its password.
+    r"|(?:wi-?fi|wlan|wpa2?|wep|network|netzwerk|router)[\s-]*(?:key|schlüssel)"
+    r"|(?:wi-?fi|wlan|router)[\s-]*pass"
+    r"|cl[ée]\s+(?:du\s+|de\s+)?(?:wi-?fi|wpa|r[ée]seau)"
+    r"|clave\s+(?:del\s+|de\s+la\s+)?(?:wi-?fi|wpa|red)"
+    # A code word, safe word or secret word is a password said aloud.
+    r"|code[\s-]?words?|secret\s+words?|safe[\s-]?words?|codewort|losungswort"
+    r"|mot\s+(?:de\s+code|secret)|palabra\s+(?:clave|secreta))"
 )
 # Nouns that make "password" part of another thing: "my password manager is 1Password".
 _COMPOUND = (
@@ -93,73 +123,59 @@ _COMPOUND = (
     r"|requirements?|strength|changes?|expiry|expiration|prompts?|generators?|lists?|files?"
     r"|protection|protected|recovery|reuse|hash(?:es)?|length|complexity|forms?|pages?"
     r"|screens?|dialog|box|entry|input|menu|settings?|verwaltung|manager|gestionnaire"
-    r"|gestor|less)\b)"
+    r"|gestor|less|authentication|auth|logins?|access|based|only|games?)\b)"
 )
 _PASSWORD = re.compile(
-    rf"\b{_PASSWORD_WORD}\b{_COMPOUND}{_FOR}\s*{_IS}\s*{_NOW}{_VALUE}", re.IGNORECASE
+    rf"\b{_PASSWORD_WORD}\b{_COMPOUND}{WHO_USES}{FOR}\s*{IS}\s*{NOW}{VALUE}", re.IGNORECASE
 )
 # "password hunter2", "pass: hunter2": no "is", so the value must look like one.
 _PASSWORD_BARE = re.compile(
-    rf"\b(?:{_PASSWORD_WORD}\b{_COMPOUND}|pass(?=\s*[:=])){_BARE_VALUE}", re.IGNORECASE
+    rf"\b(?:{_PASSWORD_WORD}\b{_COMPOUND}|pass(?=\s*[:=])){BARE_VALUE}", re.IGNORECASE
 )
 # "I changed my password to Blue42!".
 _PASSWORD_TO = re.compile(
     rf"\b(?:changed|set|reset|updated|switched|changé|cambié|cambiado|geändert)\s+"
-    rf"(?:\w+\s+){{0,3}}?{_PASSWORD_WORD}{_FOR}\s+(?:to|in|en|auf|à|a)\s+{_VALUE}",
+    rf"(?:\w+\s+){{0,3}}?{_PASSWORD_WORD}{FOR}\s+(?:to|in|en|auf|à|a)\s+{VALUE}",
     re.IGNORECASE,
 )
-# "hunter2 is my password", "Sommer2024 ist mein Passwort", "gato2020 es mi contraseña".
-_OWNERS = (
-    r"(?:my|the|our|your|his|her|their|mein|meine|unser|unsere|dein|deine|das|die|der|sein"
-    r"|seine|ihr|ihre|mon|ma|notre|votre|ton|ta|le|la|son|sa|mi|tu|su|el|nuestra|nuestro)"
+# "I sign in with the password sunshine": after "with", any word that is not about it.
+_PASSWORD_WITH = re.compile(
+    rf"\b(?:with|using|mit|avec|con)\s+(?:(?:the|a|das|dem|le|la|el)\s+)?{_PASSWORD_WORD}\b"
+    rf"{_COMPOUND}\s+{VALUE}",
+    re.IGNORECASE,
 )
+# "password's hunter2": a contraction, so the value must look like one ("password's length").
+_PASSWORD_S = re.compile(rf"\b{_PASSWORD_WORD}['\u2019]s\s+{VALUE}", re.IGNORECASE)
+# "my password? it's hunter2".
+_PASSWORD_ITS = re.compile(
+    rf"\b{_PASSWORD_WORD}\b{_COMPOUND}\s*[?:,\u2013\u2014-]+\s*(?:it['\u2019]?s|it\s+is"
+    rf"|that['\u2019]?s|c['\u2019]est|das\s+ist|es\s+ist|es)\s+{VALUE}",
+    re.IGNORECASE,
+)
+# "wifi: LetMeIn2024": a network's name has no need of digits and letters together.
+_NETWORK_BARE = re.compile(rf"\b(?:wi-?fi|wlan)\b\s*[:=]\s*{VALUE}", re.IGNORECASE)
 _VALUE_FIRST = re.compile(
     r"(?P<start>^|[.!?:;,(]\s*|\n)?(?<![\w-])"
     r"(?:(?P<quote>[\"`«“„\u2018][^\"`»”\u2019\n]{2,60}[\"`»”\u2019])|(?P<value>[^\s\"'`«»“”„\u2018\u2019]{2,}))"
-    rf"\s+{_IS_WORD}\s+(?:{_OWNERS}\s+)?(?:[\w-]+\s+){{0,2}}?"
+    rf"\s+{IS_WORD}\s+(?:{OWNERS}\s+)?(?:[\w-]+\s+){{0,2}}?"
     rf"(?:{_PASSWORD_WORD}|pin|pin-?code|passcode|geheimzahl)\b{_COMPOUND}",
+    re.IGNORECASE,
+)
+# "I log in with Sunshine99 as my password", "Sonne99 als Passwort", "Sol99 como contraseña":
+# found by "as", the value is the word before it.
+_AS_PASSWORD = re.compile(
+    rf"\s(?:as|als|comme|como)\s+(?:{OWNERS}\s+)?(?:(?:new|neues|nouveau|nueva)\s+)?"
+    rf"{_PASSWORD_WORD}\b{_COMPOUND}",
     re.IGNORECASE,
 )
 # A passphrase is plain words: "the passphrase is correct horse battery staple".
 _PASSPHRASE = re.compile(
     rf"\b(?:pass\s*phrase|passphrase|phrase\s+(?:de\s+passe|secrète)|frase\s+de\s+contrase(?:ñ|n)a"
-    rf"|passwortsatz){_FOR}\s*{_IS}\s*(?P<words>[^.!?;\n]+)",
+    rf"|passwortsatz){FOR}\s*{IS}\s*(?P<words>[^.!?;\n]+)",
     re.IGNORECASE,
 )
 
-# Words that follow "password is" in sentences about a password rather than giving it.
-_NOT_A_VALUE = _wordset(
-    """required needed necessary wrong incorrect invalid expired missing empty blank too not
-    the a an my your their our his her its stored saved kept set changed reset rotated managed
-    weak strong secure long short case-sensitive different same ok okay fine correct protected
-    hashed encrypted in on at of for by with from via into being still now also always never
-    only what which whatever something anything nothing here there below above attached
-    visible hidden shown sent printed written known unknown lost forgotten easy hard simple
-    complicated complex good bad great terrible awful new old current this that these those
-    it shared private personal optional mandatory generated random unique temporary repeated
-    compromised leaked exposed reused used emailed texted displayed masked salted checked
-    verified validated accepted rejected ignored cached logged copied pasted typed entered
-    requested updated deleted removed revoked disabled enabled locked blocked
-    erforderlich nötig notwendig falsch ungültig abgelaufen gespeichert geändert zu nicht
-    kein keine ein eine der die das dem den mein meine im auf sicher stark schwach neu alt
-    gleich lang kurz requis requise nécessaire faux fausse incorrect expiré expirée
-    enregistré enregistrée changé changée trop pas le la les un une mon ma dans sur sécurisé
-    fort forte faible nouveau nouvelle même long longue court courte requerido requerida
-    necesaria necesario incorrecto incorrecta caducado caducada guardado guardada cambiado
-    cambiada demasiado no el los las una mi en sobre segura seguro fuerte débil nueva nuevo
-    igual larga largo corta corto"""
-)
-# "The password is 12 characters long": a number of something is not the value.
-_UNITS = _wordset(
-    """characters character chars letters digits symbols long days weeks months years hours
-    minutes old times zeichen stellen tage caractères chiffres jours caracteres dígitos días"""
-)
-# Words that stand in front of "is my password" without being it: "What is my password?".
-_NOT_A_VALUE_BEFORE = _wordset(
-    """what which who where how why when that this it here there mine yours ours one so then
-    also and or but name number date word same was wie was welches das dies es hier da
-    quel quelle quoi ce cela ça qui où cuál cuáles qué eso esto esta este aquí ahí"""
-)
+# --- logins ---------------------------------------------------------------------------------
 
 # "admin login is root / hunter2", "login: admin/admin", "user root pass hunter2".
 _LOGIN_WORD = (
@@ -172,30 +188,41 @@ _USER_PASS = (
     r"(?P<quote>[\"'`]?)(?P<user>[^\s/:|,\"'`]{2,64})"
     rf"{_SEPARATOR}[\"'`]?(?P<value>[^\s\"'`]{{3,}})"
 )
-_LOGIN = re.compile(rf"\b{_LOGIN_WORD}\b{_FOR}\s*{_IS}\s*{_USER_PASS}", re.IGNORECASE)
+_LOGIN = re.compile(rf"\b{_LOGIN_WORD}\b{FOR}\s*{IS}\s*{_USER_PASS}", re.IGNORECASE)
 # Without "is" (a key's words: "admin login root hunter2"), a space may part the two.
 _LOGIN_BARE = re.compile(
     r"\b(?:logins?|log-ins?|logons?|sign-?ins?|creds|credentials?)\s+"
-    + rf"(?!(?:{_IS_WORD}|are|were|sind|sont|son)\b)"
+    + rf"(?!(?:{IS_WORD}|are|were|sind|sont|son)\b)"
     + _USER_PASS.replace(_SEPARATOR, rf"(?:{_SEPARATOR}|\s+)"),
     re.IGNORECASE,
 )
 _USER_THEN_PASS = re.compile(
     r"\buser(?:name)?\s*[:=]?\s*(?P<user>[^\s,;]{2,64})[,;]?\s+"
-    rf"(?:pass(?:word)?|pw|pwd|kennwort|passwort)\s*[:=]?{_VALUE}",
+    rf"(?:pass(?:word)?|pw|pwd|kennwort|passwort)\s*[:=]?{VALUE}",
     re.IGNORECASE,
 )
-# Accounts whose name says little; with one of these, any password after it counts.
-_COMMON_USERS = _wordset(
-    "root admin administrator user sa postgres ubuntu pi guest test ec2-user oracle mysql"
+# "login for the router is admin and the pass is Tiger!88": a login word, then a password
+# word in the same sentence ("pass" alone counts here, never elsewhere: a boarding pass).
+_LOGIN_THEN_PASSWORD = re.compile(
+    r"\b(?:logins?|log-ins?|sign-?ins?|accounts?|user(?:name)?|(?:be)?nutzer(?:name)?"
+    r"|utilisateur|identifiant|usuario|zugang)\b[^.!?\n]{0,60}?\b(?:pass(?:word|wort)?|pw|pwd"
+    rf"|kennwort|mot\s+de\s+passe|contrase(?:ñ|n)a|clave|senha)\b(?P<is>{FOR}\s*{IS})?{VALUE}",
+    re.IGNORECASE,
 )
-# "root:hunter2@db.example.com", without a scheme.
-_USER_PASS_HOST = re.compile(
-    r"(?<![\w/])(?P<user>[\w.+-]{1,64}):(?P<value>[^\s@/:]{3,})@[A-Za-z0-9-]+"
-    r"(?:\.[A-Za-z0-9-]+)+"
+# "to log in to the router use admin / Tiger!88".
+_LOG_IN_WITH_PAIR = re.compile(
+    rf"\b(?:log(?:ged|s)?[\s-]*(?:in|into|on)|sign[\s-]*in)\b[^.!?\n]{{0,40}}?\b(?:use|with|using"
+    rf"|as)\s+{_USER_PASS}",
+    re.IGNORECASE,
 )
-# "mailto:ana@example.com", "Email:ana@example.com": an address, not user:password@host.
-_ADDRESS_LABELS = _wordset("mailto sip sips xmpp im email e-mail mail contact to from cc bcc")
+# "log into the router as admin with Tiger!88".
+_LOG_IN_AS = re.compile(
+    r"\blog(?:ged|s)?[\s-]*(?:in|into|on)\b[^.!?\n]{0,40}?\bas\s+(?P<user>[^\s,]{2,64})\s+"
+    rf"(?:with|using)\s+(?:the\s+)?(?:pass(?:word)?\s+)?{VALUE}",
+    re.IGNORECASE,
+)
+
+# --- codes and PINs -------------------------------------------------------------------------
 
 # One-time, verification, recovery and backup codes; card security codes.
 _OTP_WORD = (
@@ -210,31 +237,52 @@ _OTP_WORD = (
     r"|c[oó]digos?\s+(?:de\s+)?(?:verificaci[oó]n|recuperaci[oó]n|seguridad"
     r"|respaldo|un\s+solo\s+uso))"
 )
-# Door, gate, alarm and safe codes; PINs.
+# Door, gate, alarm, safe and phone-unlock codes; PINs.
 _PIN_WORD = (
-    r"(?:pin(?:\s*-?\s*(?:code|nummer|number))?|passcode|geheimzahl|code\s+pin"
+    r"(?:pin(?:\s*-?\s*(?:code|nummer|number))?|passcode|geheimzahl|code\s+pin|puk2?"
     r"|(?:door|gate|garage|alarm|safe|lock|keypad|entry|building|front[- ]door|access"
-    r"|entrance|lockbox|key\s*box)\s+(?:codes?|combination|pin)"
-    r"|codes?\s+(?:for|to|of)\s+(?:the\s+)?(?:front\s+|back\s+|main\s+)?(?:door|gate|garage"
-    r"|alarm|safe|building|lock|lockbox|entrance)"
+    r"|entrance|lockbox|key\s*box|unlock|padlock)\s+(?:codes?|combination|pin|pattern)"
+    r"|(?:codes?|combination)\s+(?:for|to|of)\s+(?:open\s+|unlock\s+)?(?:the\s+|my\s+|our\s+)?"
+    r"(?:front\s+|back\s+"
+    r"|main\s+)?(?:door|gate|garage|alarm|safe|building|lock|lockbox|entrance|padlock)"
     r"|türcode|tür-code|zugangscode|alarmcode|torcode|tresorcode|schlüsselkasten-code"
-    r"|digicode|code\s+(?:de\s+la\s+porte|d['\u2019]accès|d['\u2019]entrée|de\s+l['\u2019]alarme|du\s+portail"
-    r"|de\s+la\s+porte\s+d['\u2019]entrée|du\s+coffre)"
-    r"|c[oó]digo\s+(?:de\s+(?:la\s+)?(?:puerta|acceso|entrada|alarma|portal|caja\s+fuerte)))"
+    r"|entsperr(?:code|-?pin|muster)"
+    r"|code\s+(?:für\s+(?:das|die|den)\s+|fürs\s+|zum\s+|zur\s+)(?:tor|tür|haus|haustür"
+    r"|garage|alarmanlage|safe|tresor|eingang)"
+    r"|digicode|code\s+(?:de\s+la\s+porte|d['\u2019]accès|d['\u2019]entrée|de\s+l['\u2019]alarme"
+    r"|du\s+portail|de\s+la\s+porte\s+d['\u2019]entrée|du\s+coffre|du\s+garage"
+    r"|de\s+l['\u2019]immeuble|de\s+déverrouillage)"
+    r"|c[oó]digo\s+(?:de\s+(?:la\s+)?(?:puerta|acceso|entrada|alarma|portal|caja\s+fuerte"
+    r"|desbloqueo)|del\s+(?:port[oó]n|portal|garaje|edificio|candado)))"
 )
-_CODE_VALUE = r"#?(?<![\w-])(?P<value>[A-Za-z0-9][A-Za-z0-9 -]{1,40}?[A-Za-z0-9])(?![\w-])"
+_CODE_VALUE = r"[*#]?(?<![\w-])(?P<value>[A-Za-z0-9][A-Za-z0-9 -]{1,40}?[A-Za-z0-9])(?![\w-])"
 
 
 def _code_pattern(word: str) -> re.Pattern[str]:
     # With "is" a place may come between ("the PIN for my card is ..."); without, the code
     # follows its word at once ("PIN 4921", "OTP: 123456").
     return re.compile(
-        rf"\b{word}\b(?:{_FOR}\s*{_IS}\s*{_NOW}|\s*[:#]?\s*){_CODE_VALUE}", re.IGNORECASE
+        rf"\b{word}\b(?:{FOR}\s*{IS}\s*{NOW}|\s*[:#]?\s*){_CODE_VALUE}", re.IGNORECASE
     )
 
 
 _OTP = _code_pattern(_OTP_WORD)
 _PIN = _code_pattern(_PIN_WORD)
+# "the gate opens with 2580#", "das Tor öffnet mit 2580".
+_OPENS_WITH = re.compile(
+    r"\b(?:gate|door|garage|lock|safe|alarm|padlock|lockbox|tor|tür|tresor|porte|portail"
+    r"|coffre|puerta|port[oó]n|portal|candado)\s+(?:opens?|unlocks?|disarms?|öffnet|s['\u2019]"
+    r"ouvre|se\s+abre|abre)\s+(?:with|using|mit|avec|con)\s+(?:the\s+)?(?:code\s+)?" + _CODE_VALUE,
+    re.IGNORECASE,
+)
+# "gate: 2580#": a door's name, a colon and digits only ("gate: B22" is a boarding gate).
+_DOOR_COLON = re.compile(
+    r"\b(?:gate|door|garage|alarm|safe|lockbox|tor|tür|porte|portail|puerta|port[oó]n)\s*[:=]"
+    r"\s*[*#]?(?P<value>\d{3,8})#?(?![\w-])",
+    re.IGNORECASE,
+)
+
+# --- cards ----------------------------------------------------------------------------------
 
 # Payment cards: 13 to 19 digits, together or in groups (4-4-4-4, 4-6-5 for Amex).
 _CARD = re.compile(
@@ -251,6 +299,8 @@ _CARD_WORD = re.compile(
     r"\b(?:cards?|karte|carte|tarjeta|visa|mastercard|amex|maestro|cb)\b", re.IGNORECASE
 )
 
+# --- named keys and tokens ------------------------------------------------------------------
+
 _NAMED_SECRET_WORD = (
     r"(?:api[\s_-]?keys?|access[\s_-]?keys?(?:[\s_-]?id)?|secret(?:[\s_-]?(?:access[\s_-]?)?key)?"
     r"|client[\s_-]?secret|private[\s_-]?key|auth(?:entication)?[\s_-]?token|access[\s_-]?token"
@@ -260,42 +310,58 @@ _NAMED_SECRET_WORD = (
 )
 # Not after a colon: "arn:aws:secretsmanager:...:secret:name" names a secret, it is not one.
 _NAMED_SECRET = re.compile(
-    rf"(?<!:)\b{_NAMED_SECRET_WORD}\b{_FOR}\s*{_IS}\s*{_NOW}{_VALUE}", re.IGNORECASE
+    rf"(?<!:)\b{_NAMED_SECRET_WORD}\b{FOR}\s*{IS}\s*{NOW}{VALUE}", re.IGNORECASE
 )
-_NAMED_SECRET_BARE = re.compile(rf"(?<!:)\b{_NAMED_SECRET_WORD}\b{_BARE_VALUE}", re.IGNORECASE)
-
-# Any scheme: https, ftp, postgres, mysql, mongodb+srv, redis, amqp, ...
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,30}://[^\s<>\"'`)\]]+", re.IGNORECASE)
-# Query or fragment parameters that carry a credential (pre-signed S3, SAS, OAuth, API keys).
-_ACCESS_PARAMS = _wordset(
-    """token access_token id_token refresh_token auth auth_token authtoken key api_key apikey
-    api-key signature sig x-amz-signature x-amz-credential x-amz-security-token
-    x-goog-signature x-goog-credential googleaccessid key-pair-id password pass pwd passwd
-    secret client_secret session sessionid sid jwt otp ticket invite invite_code magic
-    magic_link login_token reset_token code_challenge st"""
-)
-# Path words of invitation, sign-in and password-reset links.
-_ACCESS_PATH = re.compile(
-    r"(?:^|/)(?:invite|invites|invitation|invitations|join|joinchat|magic|magic[-_]?link"
-    r"|magiclink|login[-_]?link|signin[-_]?link|passwordless|reset|reset[-_]?password"
-    r"|password[-_]?reset|recover|recovery|activate|activation|verify|confirm|onboard)(?:/|$)",
-    re.IGNORECASE,
-)
-# Hosts whose links are invitations by themselves.
-_INVITE_HOSTS = ("discord.gg", "chat.whatsapp.com", "join.slack.com", "t.me")
+_NAMED_SECRET_BARE = re.compile(rf"(?<!:)\b{_NAMED_SECRET_WORD}\b{BARE_VALUE}", re.IGNORECASE)
+# "my OpenAI key is 9f8e7d6c": any key, when its value has digits and letters (never "the
+# key is under the mat", "the key to success is ...").
+_ANY_KEY = re.compile(rf"(?<!:)\bkeys?\b{FOR}\s*{IS}\s*{NOW}{VALUE}", re.IGNORECASE)
 
 _CANDIDATE = re.compile(r"[A-Za-z0-9+=_-]{32,}")
 
 # Word stems that each family of rules needs in the (lowercased) text before its patterns
 # run: a substring test is ~100 times cheaper than the patterns, and most facts have none.
-_PASSWORD_STEMS = _wordset("pass pw kennw mdp contrase clave senha phrase pin geheimzahl")
-_LOGIN_STEMS = _wordset("log sign cred account zugang anmeld identif acceso user usuario")
-_CODE_STEMS = _wordset(
-    """code key pin pass token otp cvv cvc verification schlüssel prüfnummer digo geheimzahl
-    combination"""
+_PASSWORD_STEMS = wordset(
+    """pass pw kennw mdp contrase clave senha phrase pin geheimzahl key schlüssel clé word
+    wort mot palabra wifi wi-fi wlan"""
 )
-_NAMED_STEMS = _wordset("key secret token cred schlüssel clé clave jeton")
+_LOGIN_STEMS = wordset(
+    "log sign cred account zugang anmeld identif acceso user usuario nutzer utilisateur"
+)
+_LOGIN_PASSWORD_STEMS = wordset("pass pw kennw mot contrase clave senha")
+_CODE_STEMS = wordset(
+    """code key pin pass token otp cvv cvc verification schlüssel prüfnummer digo geheimzahl
+    combination puk entsperr"""
+)
+_OPENS_STEMS = wordset("open unlock disarm öffnet ouvre abre")
+_NAMED_STEMS = wordset("key secret token cred schlüssel clé clave jeton")
+# Longer texts are read in windows around these words (every family's stems, and doors).
+_RULE_WORDS = re.compile(
+    "|".join(
+        re.escape(stem)
+        for stem in sorted(
+            _PASSWORD_STEMS
+            | _LOGIN_STEMS
+            | _CODE_STEMS
+            | _OPENS_STEMS
+            | _NAMED_STEMS
+            | wordset("gate door garage alarm safe lockbox tor tür porte portail puerta port")
+        )
+    )
+)
+# The password rules start from one of these words (and "pass:").
+_PASSWORD_HIT = re.compile(rf"\b{_PASSWORD_WORD}|\bpass\s*[:=]|\bwi-?fi|\bwlan")
 _KEY_SEPARATORS = re.compile(r"[-_.]+")
+# Words of a key that name a secret, and technical words beside them that are not one.
+_KEY_SECRET_WORDS = wordset(
+    """password passwords passwort kennwort pass pw pwd passcode passphrase pin code key token
+    secret login wifi wlan wpa mdp clave contrasena"""
+)
+_TECHNICAL = wordset(
+    """oauth1 oauth2 sha1 sha256 sha384 sha512 md5 ipv4 ipv6 http2 http3 web3 wpa2 wpa3 tls12
+    tls13 aes128 aes256 utf8 utf16 base32 base64 x509 pkcs8 pkcs12 ed25519 rsa2048 rsa4096
+    argon2 bcrypt2 pbkdf2"""
+)
 
 
 def looks_secret(text: str) -> str | None:
@@ -311,29 +377,33 @@ def looks_secret(text: str) -> str | None:
     found = library_finding(text)
     if found:
         return found
-    if "://" in text and any(_is_access_link(url) for url in _URL.findall(text)):
+    if access_link(text):
         return ACCESS_LINK
-    if "@" in text and _user_pass_host(text):
-        return ACCESS_LINK
+    lowered = text.lower()
+    found = account_secret(text, lowered)
+    if found:
+        return found
     if sum(ch.isdigit() for ch in text) >= 13 and any(_card(m, text) for m in _CARD.finditer(text)):
         return CARD
-    return _phrased(text, text.lower()) or _random_string(text)
+    return _phrased(text, lowered) or _random_string(text)
 
 
 def key_secret(key: str, looks: Callable[[str], str | None] = looks_secret) -> str | None:
-    """What kind of secret a memory key holds, or None: the key as it is, and its words
-    ("admin-login-root-hunter2" reads "admin login root hunter2")."""
-    return looks(key) or looks(_KEY_SEPARATORS.sub(" ", key).strip())
+    """What kind of secret a memory key (or topic) holds, or None: the key as it is, its
+    words ("admin-login-root-hunter2" reads "admin login root hunter2"), and a value-like
+    word beside a secret's name in either order ("hunter2-password", "wifi-key-letmein24")."""
+    words = _KEY_SEPARATORS.sub(" ", key).strip()
+    return looks(key) or looks(words) or _named_in_key(words.lower().split())
 
 
-def _user_pass_host(text: str) -> bool:
-    for match in _USER_PASS_HOST.finditer(text):
-        user = match.group("user").lower()
-        if user not in _ADDRESS_LABELS and (
-            _credential(match.group("value"), loose=False) or user in _COMMON_USERS
-        ):
-            return True
-    return False
+def _named_in_key(words: list[str]) -> str | None:
+    for position, word in enumerate(words):
+        if word in _TECHNICAL or not credential(word, loose=False, minimum=5):
+            continue
+        near = words[max(0, position - 2) : position] + words[position + 1 : position + 3]
+        if any(other in _KEY_SECRET_WORDS for other in near):
+            return PASSWORD
+    return None
 
 
 def _has(lowered: str, stems: frozenset[str]) -> bool:
@@ -342,14 +412,29 @@ def _has(lowered: str, stems: frozenset[str]) -> bool:
 
 def _phrased(text: str, lowered: str) -> str | None:
     """Secrets said in words: logins, codes, PINs, passwords and named keys."""
-    if _has(lowered, _LOGIN_STEMS) and _login(text):
+    for window, window_lowered in windows(text, lowered, _RULE_WORDS):
+        found = _phrased_in(window, window_lowered)
+        if found:
+            return found
+    return None
+
+
+def _phrased_in(text: str, lowered: str) -> str | None:
+    if _has(lowered, _LOGIN_STEMS) and _login(text, lowered):
         return LOGIN
     if _has(lowered, _CODE_STEMS):
         if any(_code(m) for m in _OTP.finditer(text)):
             return ONE_TIME_CODE
         if any(_code(m) for m in _PIN.finditer(text)):
             return PIN
-    if _has(lowered, _PASSWORD_STEMS) and _password(text):
+    if _has(lowered, _OPENS_STEMS) and any(_code(m) for m in _OPENS_WITH.finditer(text)):
+        return PIN
+    if ":" in text and _DOOR_COLON.search(text):
+        return PIN
+    if _has(lowered, _PASSWORD_STEMS) and any(
+        _password(window, window_lowered)
+        for window, window_lowered in windows(text, lowered, _PASSWORD_HIT, before=100)
+    ):
         return PASSWORD
     if _has(lowered, _NAMED_STEMS) and _named_secret(text):
         return API_TOKEN
@@ -358,47 +443,89 @@ def _phrased(text: str, lowered: str) -> str | None:
 
 def _named_secret(text: str) -> bool:
     for match in _NAMED_SECRET.finditer(text):
-        if _looks_like_credential(match.group("value")) or match.group("quote"):
+        if key_like(match.group("value")) or match.group("quote"):
             return True
+    if any(_key_value(match.group("value")) for match in _ANY_KEY.finditer(text)):
+        return True
     return any(
-        _credential(match.group("value"), loose=False, minimum=8)
+        credential(match.group("value"), loose=False, minimum=8)
         for match in _NAMED_SECRET_BARE.finditer(text)
     )
 
 
-def _password(text: str) -> bool:
+def _key_value(value: str) -> bool:
+    """The value of a key of any name: digits with letters, or long and not a word."""
+    value = value.strip(".,;!?)")
+    has_digit = any(ch.isdigit() for ch in value)
+    has_alpha = any(ch.isalpha() for ch in value)
+    return len(value) >= 8 and ((has_digit and has_alpha) or (len(value) >= 20 and has_digit))
+
+
+def _password(text: str, lowered: str) -> bool:
     for match in _PASSWORD.finditer(text):
-        if match.group("quote") or _value(match.group("value"), text, match.end()):
+        if match.group("quote") or is_value(match.group("value"), text, match.end()):
             return True
-    for match in itertools.chain(_PASSWORD_BARE.finditer(text), _PASSWORD_TO.finditer(text)):
-        if _credential(match.group("value"), loose=False):
+    for match in _PASSWORD_WITH.finditer(text):
+        if match.group("quote") or is_value(match.group("value"), text, match.end()):
+            return True
+    for match in _PASSWORD_ITS.finditer(text):
+        if is_value(match.group("value"), text, match.end()):
+            return True
+    strict = itertools.chain(_PASSWORD_BARE.finditer(text), _PASSWORD_TO.finditer(text))
+    if "'s" in lowered or "\u2019s" in lowered:
+        strict = itertools.chain(strict, _PASSWORD_S.finditer(text))
+    if any(credential(match.group("value"), loose=False) for match in strict):
+        return True
+    for match in _NETWORK_BARE.finditer(text) if ":" in text or "=" in text else ():
+        value = match.group("value")
+        if credential(value, loose=False) and any(ch.isdigit() for ch in value):
             return True
     for match in _PASSPHRASE.finditer(text):
         words = [w.lower().strip(",\"'`") for w in match.group("words").split()]
-        if len([w for w in words if w and w not in _NOT_A_VALUE]) >= 2:
+        if len([w for w in words if w and w not in NOT_A_VALUE]) >= 2:
             return True
     for match in _VALUE_FIRST.finditer(text):
         if match.group("quote"):
             return True
-        value = match.group("value").strip(".,;!?")
-        if value.lower() in _NOT_A_VALUE_BEFORE or value.lower() in _NOT_A_VALUE:
-            continue
-        if _credential(value, loose=match.group("start") is not None):
+        # At the start of a sentence any word counts: "Sommer ist mein Passwort".
+        if _said_first(match.group("value"), loose=match.group("start") is not None):
+            return True
+    for match in _AS_PASSWORD.finditer(text):
+        before = text[: match.start()].rsplit(None, 1)
+        if before and _said_first(before[-1].strip("\"'`«»“”„\u2018\u2019"), loose=True):
             return True
     return False
 
 
-def _login(text: str) -> bool:
-    matches = itertools.chain(
-        _LOGIN.finditer(text), _LOGIN_BARE.finditer(text), _USER_THEN_PASS.finditer(text)
-    )
-    for match in matches:
+def _said_first(value: str, *, loose: bool) -> bool:
+    """A value said before its word ("hunter2 is my password", "X as my password")."""
+    value = value.strip(".,;!?")
+    if value.lower() in NOT_A_VALUE_BEFORE or value.lower() in NOT_A_VALUE:
+        return False
+    return credential(value, loose=loose)
+
+
+def _login(text: str, lowered: str) -> bool:
+    matches = [_LOGIN.finditer(text), _LOGIN_BARE.finditer(text), _USER_THEN_PASS.finditer(text)]
+    if "log" in lowered or "sign" in lowered:
+        matches += [_LOG_IN_AS.finditer(text), _LOG_IN_WITH_PAIR.finditer(text)]
+    for match in itertools.chain(*matches):
         user = match.group("user").strip(".,;!?").lower()
         password = match.group("value").strip(".,;!?")
-        if password.lower() in _NOT_A_VALUE or user in _NOT_A_VALUE:
+        if password.lower() in NOT_A_VALUE or user in NOT_A_VALUE:
             continue
-        if _credential(password, loose=False) or (
-            user in _COMMON_USERS and _credential(password, loose=True)
+        if credential(password, loose=False) or (
+            user in COMMON_USERS and credential(password, loose=True)
+        ):
+            return True
+    if not _has(lowered, _LOGIN_PASSWORD_STEMS):
+        return False
+    for match in _LOGIN_THEN_PASSWORD.finditer(text):
+        value = match.group("value")
+        if match.group("quote") or (
+            is_value(value, text, match.end())
+            if match.group("is")
+            else credential(value, loose=False)
         ):
             return True
     return False
@@ -408,7 +535,7 @@ def _code(match: re.Match[str]) -> bool:
     """A code after its word: with a digit ("4711", "8f3k-29dj") or in capital groups."""
     value = match.group("value")
     first = value.split()[0]
-    if first.lower() in _NOT_A_VALUE:
+    if first.lower() in NOT_A_VALUE:
         return False
     digits = sum(ch.isdigit() for ch in value)
     if digits >= 3 or (digits and any(ch.isalpha() for ch in first)):
@@ -419,45 +546,7 @@ def _code(match: re.Match[str]) -> bool:
 def _counts_something(value: str) -> bool:
     """ "4 digits", "6 characters long": the length of a code, not the code."""
     words = value.lower().split()
-    return len(words) >= 2 and words[0].isdigit() and words[1] in _UNITS
-
-
-def _value(value: str, text: str, end: int) -> bool:
-    """A word after "password is" that is the password, not something about it."""
-    value = value.strip(".,;!?)")
-    if len(value) < 2 or value.lower() in _NOT_A_VALUE:
-        return False
-    after = [word.lower().strip(".,;") for word in text[end : end + 30].split()[:1]]
-    if value.isdigit() and after and after[0] in _UNITS:
-        return False  # "is 12 characters long"
-    # "is kept in the vault": a lowercase participle followed by a preposition.
-    return not (value.islower() and value.endswith("ed") and after and after[0] in _NOT_A_VALUE)
-
-
-def _credential(value: str, *, loose: bool, minimum: int = 4) -> bool:
-    """A token that is a password or key: any plain word when `loose` (after "is" where
-    nothing else fits), otherwise digits with letters, mixed case, or symbols."""
-    value = value.strip(".,;:!?)")
-    if value.lower() in _NOT_A_VALUE or len(value) < (3 if loose else minimum):
-        return False
-    if loose:
-        return True
-    has_digit = any(ch.isdigit() for ch in value)
-    has_alpha = any(ch.isalpha() for ch in value)
-    mixed = any(ch.isupper() for ch in value[1:]) and any(ch.islower() for ch in value)
-    symbols = any(not ch.isalnum() for ch in value) and has_alpha
-    return (has_digit and has_alpha) or mixed or symbols
-
-
-def _looks_like_credential(value: str) -> bool:
-    """A value after "api key is" / "token:" that is a key, not a word ("expired")."""
-    value = value.strip(".,;!?")
-    if value.lower() in _NOT_A_VALUE or len(value) < 6:
-        return False
-    has_digit = any(ch.isdigit() for ch in value)
-    mixed = any(ch.isupper() for ch in value[1:]) and any(ch.islower() for ch in value)
-    symbols = any(ch in "_-./+=" for ch in value)
-    return has_digit or mixed or symbols or len(value) >= 20
+    return len(words) >= 2 and words[0].isdigit() and words[1] in UNITS
 
 
 def _card(match: re.Match[str], text: str) -> bool:
@@ -481,39 +570,8 @@ def _luhn_card(candidate: str) -> bool:
     return total % 10 == 0
 
 
-def _is_access_link(url: str) -> bool:
-    try:
-        parts = urlsplit(url.rstrip(".,;!?"))
-        password = parts.password
-        host = (parts.hostname or "").lower()
-    except ValueError:
-        return False
-    if password:
-        return True
-    params = [*parse_qsl(parts.query, keep_blank_values=False)]
-    params += parse_qsl(parts.fragment, keep_blank_values=False)
-    if any(name.lower() in _ACCESS_PARAMS and len(value) >= 4 for name, value in params):
-        return True
-    path = parts.path.rstrip("/")
-    if host in _INVITE_HOSTS or host.endswith(".discord.gg"):
-        return len(path.strip("/")) >= 4
-    if _ACCESS_PATH.search(path):
-        # An invite/reset path with a code after it, or a code in the query string.
-        tail = [segment for segment in path.split("/") if segment]
-        codes = [*tail[-1:], *(value for _name, value in params)]
-        return any(_looks_like_code(code) for code in codes)
-    return False
-
-
-def _looks_like_code(value: str) -> bool:
-    """A one-off code: long enough and not a plain word."""
-    if len(value) < 6 or _ACCESS_PATH.search("/" + value + "/"):
-        return False
-    return any(ch.isdigit() for ch in value) or (len(value) >= 16 and not value.isalpha())
-
-
 def _random_string(text: str) -> str | None:
-    for url_free in _URL.split(text):
+    for url_free in URL.split(text):
         for candidate in _CANDIDATE.findall(url_free):
             if _random(candidate):
                 return RANDOM_STRING

@@ -2,19 +2,25 @@
 
 It reads plain statements in the user's own items (never tool or App results) and answers
 in the same JSON protocol as the real models, so the domain parses and checks it the same
-way. Recognized, one sentence at a time:
+way. Recognized, one clause at a time, in English, German, French and Spanish:
 
+- what people say about themselves (domain/tasks/statements.py): "I am allergic to ...",
+  "I live in ...", "call me ...", "I work at/as ...", "I am 34", "I am vegetarian", "I don't
+  eat meat", and preferences ("I like/love/prefer/hate ...") -> a fact or preference keyed
+  by its attribute (`allergy`, `home-city`, `preferred-name`); an attribute with several
+  values keeps one entry each (`allergy`, `allergy-2`)
+- their negations ("I no longer live in Berlin") -> forget the entries that hold the value
 - "remember (that) ..."        -> the statement below, or a fact keyed by its subject
                                   ("the hotel is near the station" -> "hotel")
 - "my X is Y"                  -> fact, key = slug of X ("budget")
-- "I prefer/like/love ..."     -> preference ("I don't like/I dislike/I hate ..." too)
 - "always ..." / "never ..."   -> procedure
 - "we decided ..." / "let's use ..." / "we will use ..." -> decision
 - "forget (that|about) X"      -> forget the active entry whose key matches X
 
-A key comes from what a statement is about (X in "my X is Y"), never from the value Y: keys
-are plaintext metadata. A sentence that holds a secret (domain/secrets.py) is not read at
-all, and a key that would hold one is not proposed.
+A key comes from what a statement is about, never from the value: keys are plaintext
+metadata. A sentence that holds a secret (domain/secrets.py), alone or with the sentence
+beside it, is not read at all; an item whose secret spans more sentences is not read either;
+and a key or content that would hold one is not proposed.
 """
 
 from __future__ import annotations
@@ -31,6 +37,14 @@ from agent_memory.domain.proposals import (
     RememberAnswer,
 )
 from agent_memory.domain.secrets import key_secret, looks_secret
+from agent_memory.domain.tasks.statements import (
+    Statement,
+    about_oneself,
+    fold,
+    normalized,
+    slug,
+    words,
+)
 
 
 class _Item(Protocol):
@@ -47,6 +61,8 @@ class _Item(Protocol):
 class _Entry(Protocol):
     @property
     def key(self) -> str: ...
+    @property
+    def content(self) -> str: ...
     @property
     def kind(self) -> str: ...
     @property
@@ -74,25 +90,49 @@ def local_changes(request: Consolidation) -> MemoryChangesAnswer:
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _POLITE = re.compile(r"^(?:(?:please|pls|ok|okay|so|and|also|oh|btw|by the way)[,\s]+)+", re.I)
-_FORGET = re.compile(r"^forget\s+(?:(?:that|about|the fact that)\s+)?(?P<what>.+)$", re.I)
-_REMEMBER = re.compile(
-    r"^(?:remember|note|keep in mind|don't forget|do not forget)\s*(?:that\b|:)?\s*(?P<what>.+)$",
+# "I live in Lyon and I work at Renault", "Ich wohne in Berlin und bin allergisch ...": a
+# second clause starts with its own subject or a verb of the first person.
+_CLAUSE = re.compile(
+    r",?\s+(?:and|but|und|aber|et|mais|y|pero)\s+(?=(?:i|ich|je|j'|yo|bin|am|arbeite|wohne"
+    r"|trabajo|vivo|soy|tengo|suis|travaille|habite)\b)",
     re.I,
 )
-_MY_X_IS = re.compile(r"^my\s+(?P<x>[\w' -]{1,60}?)\s+(?P<verb>is|are|was|were)\s+(?P<y>.+)$", re.I)
+_SUBJECTS = {"bin": "ich", "arbeite": "ich", "wohne": "ich", "am": "I"}
+_FORGET = re.compile(r"^forget\s+(?:(?:that|about|the fact that)\s+)?(?P<what>.+)$", re.I)
+_REMEMBER = re.compile(
+    r"^(?:remember|note|keep in mind|don't forget|do not forget|merk dir|n'oublie pas"
+    r"|recuerda)\s*(?:that\b|dass\b|que\b|:)?\s*(?P<what>.+)$",
+    re.I,
+)
+_MY_X_IS = re.compile(
+    r"^(?:my|mein|meine|meines|mon|ma|mes|mi|mis)\s+(?P<x>[\w' -]{1,60}?)\s+"
+    r"(?P<verb>is|are|was|were|ist|sind|war|heißt|heisst|lautet|est|sont|s'appelle|es|son"
+    r"|se\s+llama)\s+(?P<y>.+)$",
+    re.I,
+)
+# Attributes said with their name in any language, kept under one key.
+_ATTRIBUTES = {
+    "name": "name",
+    "vorname": "name",
+    "nom": "name",
+    "prenom": "name",
+    "nombre": "name",
+    "job": "occupation",
+    "beruf": "occupation",
+    "profession": "occupation",
+    "metier": "occupation",
+    "profesion": "occupation",
+    "trabajo": "occupation",
+    "birthday": "birthday",
+    "geburtstag": "birthday",
+    "anniversaire": "birthday",
+    "cumpleanos": "birthday",
+}
+_ENGLISH_VERBS = {"is", "are", "was", "were"}
 # "the hotel is near the station": the subject, before its verb, names the fact.
 _X_IS = re.compile(
     r"^(?:(?:the|our|their|his|her|its|this|that|a|an)\s+)?(?P<x>[\w' -]{1,60}?)\s+"
     r"(?:is|are|was|were|will\s+be|has|have|had|starts?|ends?|leaves?|arrives?)\s+\S",
-    re.I,
-)
-_PREFER = re.compile(
-    r"^i\s+(?:really\s+|much\s+|usually\s+|generally\s+)?"
-    r"(?P<verb>prefer|like|love|enjoy|want|would like|would rather have)\s+(?P<what>.+)$",
-    re.I,
-)
-_DISLIKE = re.compile(
-    r"^i\s+(?:really\s+)?(?:don't|do not|dislike|hate)\s*(?:like|want|love|enjoy)?\s+(?P<what>.+)$",
     re.I,
 )
 _PROCEDURE = re.compile(r"^(?P<verb>always|never)\s+(?P<what>.+)$", re.I)
@@ -101,13 +141,6 @@ _DECISION = re.compile(
     r"|let'?s\s+(?P<use>use\s+.+)"
     r"|(?:we|the team)\s*(?:'ll|will)\s+(?P<will>use\s+.+))$",
     re.I,
-)
-_STOP_WORDS = frozenset(
-    str.split(
-        """a an the my our your their his her its this that these those to of for in on at by with
-    and or but is are was were be been it i we you me us them they he she please
-    all any some every each before after when then than so just also really very that's"""
-    )
 )
 _PRONOUNS = ((re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bme\b", re.I), "them"))
 
@@ -147,26 +180,69 @@ class _Extractor:
 
     def run(self) -> list[_Change]:
         for item in self.items:
-            for sentence in _sentences(item.content):
-                self._sentence(sentence, item.id)
+            for sentence in _readable(_sentences(item.content)):
+                for clause in _clauses(sentence):
+                    self._clause(clause, item.id)
         return list(self.changes.values())
 
-    def _sentence(self, sentence: str, source: str) -> None:
-        if looks_secret(sentence):
-            return
-        forget = _FORGET.match(sentence)
+    def _clause(self, text: str, source: str) -> None:
+        forget = _FORGET.match(text)
         if forget:
             key = self._existing_key(forget.group("what"))
             if key is not None:
                 self._put(_Change("forget", key, source))
             return
-        remember = _REMEMBER.match(sentence)
-        statement = remember.group("what") if remember else sentence
-        found = self._statement(statement, explicit=remember is not None)
-        if found is None:
+        remember = _REMEMBER.match(text)
+        statement = remember.group("what") if remember else text
+        personal = about_oneself(statement)
+        if personal:
+            for found in personal:
+                self._personal(found, source)
             return
-        key, content, kind = found
-        key = self._reuse(key, kind)
+        plain = self._statement(statement, explicit=remember is not None)
+        if plain is not None:
+            key, content, kind = plain
+            self._remember(self._reuse(key, kind), content, kind, source)
+
+    def _personal(self, statement: Statement, source: str) -> None:
+        if statement.negated:
+            for key in self._holding(statement.key, statement.value):
+                self._put(_Change("forget", key, source))
+            return
+        content = statement.content.format(who=self.subject)
+        self._remember(self._key_for(statement), content, statement.kind, source)
+
+    def _key_for(self, statement: Statement) -> str:
+        """The key a statement is kept under: the entry that already holds its value, the
+        same preference said the other way round, the attribute, or its next free number."""
+        for key in statement.reuse:
+            if key in self.active:
+                return key
+        if not statement.many:
+            return statement.key
+        held = self._holding(statement.key, statement.value)
+        if held:
+            return held[0]
+        taken = {*self.active, *self.retracted, *self.changes}
+        key, number = statement.key, 1
+        while key in taken:
+            number += 1
+            key = f"{statement.key}-{number}"
+        return key
+
+    def _holding(self, attribute: str, value: str) -> list[str]:
+        """The active (or just proposed) entries of `attribute` whose content holds `value`."""
+        family = re.compile(rf"{re.escape(attribute)}(?:-\d+)?")
+        contents = {key: entry.content for key, entry in self.active.items()}
+        contents |= {k: c.content for k, c in self.changes.items() if c.op == "remember"}
+        wanted = fold(value)
+        return [
+            key
+            for key, content in contents.items()
+            if family.fullmatch(key) and wanted and wanted in fold(content)
+        ]
+
+    def _remember(self, key: str, content: str, kind: str, source: str) -> None:
         if (
             kind not in self.allowed
             or key in self.retracted
@@ -178,42 +254,33 @@ class _Extractor:
         self._put(_Change("remember", key, source, content, kind))
 
     def _statement(self, text: str, *, explicit: bool) -> tuple[str, str, str] | None:
-        text = text.strip().rstrip(".!?").strip()
+        text = normalized(text)
         if not text:
             return None
         my = _MY_X_IS.match(text)
         if my:
             what = my.group("x").strip()
             verb = my.group("verb").lower()
+            verb = verb if verb in _ENGLISH_VERBS else "is"
             value = _third_person(my.group("y"))
-            return _slug(what), f"{_possessive(self.subject)} {what} {verb} {value}.", "fact"
-        prefer = _PREFER.match(text)
-        if prefer:
-            what = _third_person(prefer.group("what"))
-            verb = {"prefer": "prefers", "like": "likes", "love": "loves", "enjoy": "enjoys"}.get(
-                prefer.group("verb").lower(), "wants"
-            )
-            return _slug(what), f"{self.subject} {verb} {what}.", "preference"
-        dislike = _DISLIKE.match(text)
-        if dislike:
-            what = _third_person(dislike.group("what"))
-            return f"no-{_slug(what)}", f"{self.subject} does not like {what}.", "preference"
+            key = _ATTRIBUTES.get(slug(what), slug(what))
+            return key, f"{_possessive(self.subject)} {what} {verb} {value}.", "fact"
         procedure = _PROCEDURE.match(text)
         if procedure:
             what = _third_person(procedure.group("what"))
             verb = procedure.group("verb").capitalize()
-            key = _slug(what) if verb == "Always" else f"never-{_slug(what)}"
+            key = slug(what) if verb == "Always" else f"never-{slug(what)}"
             return key, f"{verb} {what}.", "procedure"
         decision = _DECISION.match(text)
         if decision:
             what = decision.group("what") or decision.group("use") or decision.group("will")
             what = _third_person(what)
-            return _slug(what), f"Decided: {what}.", "decision"
+            return slug(what), f"Decided: {what}.", "decision"
         if explicit:
             fact = _third_person(text)
             subject = _X_IS.match(fact)
             # Keyed by the subject; a statement without a verb is all subject.
-            key = _slug(subject.group("x")) if subject else _slug(fact, limit=3)
+            key = slug(subject.group("x")) if subject else slug(fact, limit=3)
             return key, f"{fact[0].upper()}{fact[1:]}.", "fact"
         return None
 
@@ -233,14 +300,14 @@ class _Extractor:
         """The active (or just proposed) key that `what` names."""
         what = what.strip().rstrip(".!?")
         my = _MY_X_IS.match(what)
-        words = set(_words(my.group("x") if my else what))
+        said = set(words(my.group("x") if my else what))
         candidates = [*self.active, *(k for k, c in self.changes.items() if c.op == "remember")]
         for key in candidates:
-            if key.lower() == _slug(what) or (my and key.lower() == _slug(my.group("x"))):
+            if key.lower() == slug(what) or (my and key.lower() == slug(my.group("x"))):
                 return key
         for key in candidates:
             parts = set(re.split(r"[-_.]", key.lower())) - {""}
-            if parts and parts <= words:
+            if parts and parts <= said:
                 return key
         return None
 
@@ -254,13 +321,29 @@ def _sentences(text: str) -> list[str]:
     return [part for part in parts if part]
 
 
-def _words(text: str) -> list[str]:
-    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP_WORDS]
+def _readable(sentences: list[str]) -> list[str]:
+    """The sentences that hold no secret, alone or with the one before or after; none at
+    all when a secret spans more of them ("1. left\\n2. stay ..." of a recovery phrase)."""
+    alone = {position for position, sentence in enumerate(sentences) if looks_secret(sentence)}
+    hidden = set(alone)
+    for position in range(1, len(sentences)):
+        pair = f"{sentences[position - 1]} {sentences[position]}"
+        if not alone & {position - 1, position} and looks_secret(pair):
+            hidden.update((position - 1, position))
+    kept = [sentence for position, sentence in enumerate(sentences) if position not in hidden]
+    if len(kept) > 1 and looks_secret("\n".join(kept)):
+        return []
+    return kept
 
 
-def _slug(text: str, limit: int = 4) -> str:
-    words = _words(text)[:limit] or re.findall(r"[a-z0-9]+", text.lower())[:limit]
-    return "-".join(words)[:100] or "note"
+def _clauses(sentence: str) -> list[str]:
+    parts = _CLAUSE.split(sentence)
+    clauses = [parts[0]]
+    for part in parts[1:]:
+        first = part.split(maxsplit=1)[0].lower()
+        subject = _SUBJECTS.get(first)
+        clauses.append(f"{subject} {part}" if subject else part)
+    return clauses
 
 
 def _third_person(text: str) -> str:
