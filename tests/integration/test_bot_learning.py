@@ -143,3 +143,24 @@ def test_a_crash_after_apply_applies_the_evidence_once(
     assert script.tasks().count("learning_changes") == 1
     assert len(bot.memory()) == 1
     assert bot.executions()[0]["status"] == "succeeded"
+
+
+def test_a_turn_left_open_stops_no_later_learning(wf: Workflow, bot: Bot, script: Script) -> None:
+    first = bot.said(bot.ana, "My sister visits in May.")  # left open for now
+    bot.confide(first, "x")
+    second = bot.said(bot.ana, "I take the 8:10 train.")
+    bot.confide(second, "y")
+    bot.complete(second)
+    [described] = wf.wait_all()
+    assert described["status"] == "SUCCEEDED"
+    [learned] = [c for c in script.calls if c.task == "learning_changes"]
+    assert "I take the 8:10 train." in learned.user
+    assert "My sister visits in May." not in learned.user
+    # The turn behind it completes later: its own run comes back for its item, once.
+    bot.complete(first)
+    assert [d["status"] for d in wf.wait_all()] == ["SUCCEEDED", "SUCCEEDED"]
+    later = [c for c in script.calls if c.task == "learning_changes"][-1]
+    assert "My sister visits in May." in later.user
+    assert "I take the 8:10 train." not in later.user
+    assert [e["status"] for e in bot.executions()] == ["succeeded", "succeeded"]
+    assert len({s["item"] for e in bot.memory() for s in e["sources"]}) == 2

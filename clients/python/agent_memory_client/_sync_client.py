@@ -523,6 +523,10 @@ class Client:
         body = m.StartTurn(input=input, notice=notice)
         return self._call(r.START_TURN, body, chatId=chat_id)
 
+    def chat_turn(self, chat_id: str, turn_id: str) -> m.ChatTurn:
+        """The Turn and its status now (`abandoned`: not completed within 24 hours)."""
+        return (self._call(r.GET_TURN, chatId=chat_id, turnId=turn_id)).turn
+
     def add_chat_turn_items(
         self, chat_id: str, turn_id: str, items: list[m.Item | dict[str, Any]]
     ) -> list[str]:

@@ -594,7 +594,12 @@ class StartTurn(Body):
 class ChatTurn(Answer):
     id: str
     actor: str
-    status: Literal["open", "completed"]
+    # abandoned: not completed within 24 hours of its last item (closed).
+    status: Literal["open", "completed", "abandoned"]
+
+
+class ChatTurnAnswer(Answer):
+    turn: ChatTurn
 
 
 class TurnStarted(Answer):

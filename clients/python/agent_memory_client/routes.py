@@ -101,6 +101,7 @@ CREATE_CHAT = R("POST", "/v1/chats", m.CreateChat, m.ChatAnswer, 201)
 CHAT_ITEMS = R("GET", "/v1/chats/{chatId}/items", None, m.ChatItems)
 DELETE_CHAT_ITEMS = EmptyRoute("DELETE", "/v1/chats/{chatId}/items")
 START_TURN = R("POST", "/v1/chats/{chatId}/turns", m.StartTurn, m.TurnStarted, 201)
+GET_TURN = R("GET", "/v1/chats/{chatId}/turns/{turnId}", None, m.ChatTurnAnswer)
 ADD_TURN_ITEMS = R("POST", "/v1/chats/{chatId}/turns/{turnId}/items", m.AddItems, m.ItemIds)
 CONFIDE = R("POST", "/v1/chats/{chatId}/turns/{turnId}/confide", m.Confide, m.ConfideAnswered)
 COMPLETE_TURN = R(

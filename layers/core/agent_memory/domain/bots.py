@@ -45,13 +45,17 @@ ItemRole = Literal["user", "assistant", "tool", "notice"]
 ITEM_ROLES: tuple[str, ...] = get_args(ItemRole)
 # What a client adds to a Turn: the person's words are its input, never an added item.
 ADDED_ROLES: tuple[str, ...] = ("assistant", "tool", "notice")
-TurnStatus = Literal["open", "completed"]
+TurnStatus = Literal["open", "completed", "abandoned"]
+# A Turn not completed within this time of its last item is closed as abandoned: a client
+# that crashed never holds back learning, and its items become readable (docs/adr/0025).
+ABANDONED_AFTER_MS = 24 * 3600 * 1000
 
 NOT_A_PERSON = "bots, channels and chats belong to a person: use a user's token"
 BAD_NAME = f"name is 1..{MAX_NAME_LENGTH} characters"
 PERSON_WORDS_ARE_INPUT = "a person's words are the turn's input; items are assistant, tool, notice"
 APP_ONLY_FOR_TOOLS = "only a tool result comes from an App"
 TURN_COMPLETED = "the turn completed; it takes no more items"
+TURN_ABANDONED = "the turn was closed as abandoned: not completed within 24 hours of its last item"
 NOT_A_MEMBER = "you are not a member of this channel"
 ONLY_OWNER_DELETES = "only the chat's owner deletes its history"
 ONLY_CREATOR_OR_ADMIN = "only the channel's creator or an organization admin changes members"
@@ -251,20 +255,40 @@ class Turn:
     id: str
     chat_id: str
     actor: str
+    # As stored: `open` or `completed`; `abandoned` is told by `state` from the time.
     status: TurnStatus
     notice: bool = False
     created_at: int = 0
     # The number of the Turn's last item (0: none recorded).
     last_item: int = 0
+    # When its last item was added (its start when none was added after its input).
+    active_at: int = 0
 
-    def view(self) -> dict[str, Any]:
-        return {"id": self.id, "actor": self.actor, "status": self.status}
+    def state(self, now_ms: int) -> TurnStatus:
+        """`completed`; `abandoned` once open for `ABANDONED_AFTER_MS` after its last item
+        (no writer is needed to close it); else `open`."""
+        if self.status != "open":
+            return self.status
+        if now_ms - max(self.created_at, self.active_at) >= ABANDONED_AFTER_MS:
+            return "abandoned"
+        return "open"
+
+    def ended(self, now_ms: int) -> bool:
+        """Completed or abandoned: its items are learned, and it takes no more."""
+        return self.state(now_ms) != "open"
+
+    def view(self, now_ms: int | None = None) -> dict[str, Any]:
+        status = self.status if now_ms is None else self.state(now_ms)
+        return {"id": self.id, "actor": self.actor, "status": status}
 
 
-def open_turn(turn: Turn) -> Turn:
-    """The Turn, if it still takes items (409 ChatConflict once completed)."""
-    if turn.status != "open":
+def open_turn(turn: Turn, now_ms: int) -> Turn:
+    """The Turn, if it still takes items (409 ChatConflict once completed or abandoned)."""
+    state = turn.state(now_ms)
+    if state == "completed":
         raise ChatConflict(TURN_COMPLETED)
+    if state == "abandoned":
+        raise ChatConflict(TURN_ABANDONED)
     return turn
 
 

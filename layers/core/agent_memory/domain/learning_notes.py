@@ -12,8 +12,8 @@ from __future__ import annotations
 NOTHING_NEW = "nothing new to learn: the items through this run were read by an earlier run"
 LEARNED_ELSEWHERE = "another run learned this evidence first"
 OPEN_TURN_AHEAD = (
-    "the unread items wait for a turn that is still open ahead of them; they are read once "
-    "it completes"
+    "the unread items through this run belong to turns still open; they are read once those "
+    "turns complete or are abandoned"
 )
 SOURCE_GONE = "the conversation this run reads is gone"
 POOL_GONE = "the memory this run teaches is gone"

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from agent_memory.domain.audiences import valid
 from agent_memory.domain.bot_limits import MAX_CONCURRENCY, MAX_INSTRUCTIONS
 from agent_memory.domain.bot_memory import memory_order
-from agent_memory.domain.bots import Chat, Turn
+from agent_memory.domain.bots import TURN_ABANDONED, Chat, Turn
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.errors import ChatConflict, Forbidden, ValidationFailed, VersionConflict
 from agent_memory.domain.identity import Principal
@@ -27,13 +27,21 @@ ONLY_OWNER_READS = "only the chat's owner sees its confessions and enrichments"
 REVIEW_TEACHES_NOTHING = "a review chat teaches nothing"
 BOT_MEMORY_OFF = "botMemory is off in this organization"
 NO_MODEL = "the organization names no botMemoryModel this deployment has"
+# A confide's learning whose Turn never completed: it never starts (docs/adr/0025).
+TURN_WAS_ABANDONED = (
+    "its turn was closed as abandoned (not completed within 24 hours of its last item); "
+    "its items are read by the chat's next learning run"
+)
 
 
-def may_confide(chat: Chat, turn: Turn) -> None:
+def may_confide(chat: Chat, turn: Turn, now_ms: int) -> None:
     """A Bot confides during an open Turn of a Chat that is not a review (409 otherwise)."""
     if chat.kind == "review":
         raise ChatConflict(REVIEW_HAS_NO_CONFIDE)
-    if turn.status != "open":
+    state = turn.state(now_ms)
+    if state == "abandoned":
+        raise ChatConflict(TURN_ABANDONED)
+    if state != "open":
         raise ChatConflict(TURN_COMPLETED)
 
 
@@ -46,6 +54,28 @@ def learning_skip(chat: Chat, *, bot_memory: bool, has_model: bool) -> str | Non
     if not has_model:
         return NO_MODEL
     return None
+
+
+@dataclass(frozen=True)
+class ReadMark:
+    """How far learning has read one Chat (docs/adr/0024): every item through `position`
+    except the `held` ones, items of Turns still open when a run read past them, which a
+    later run reads once their Turn has ended. `moves` counts the moves: a run's move is
+    conditional on the count it read, so the same evidence is never applied twice."""
+
+    position: int = 0
+    held: tuple[int, ...] = ()
+    moves: int = 0
+
+    def moved(
+        self, read: Iterable[int], held: Iterable[int], gone: Iterable[int], through: int
+    ) -> ReadMark:
+        """The mark once a run read `read`, held back `held` (items of open Turns after the
+        position), found `gone` of the held ones deleted, and looked through `through`."""
+        done = set(read) | set(gone)
+        kept = {h for h in self.held if h not in done} | set(held)
+        position = max(self.position, through)
+        return ReadMark(position, tuple(sorted(kept)), self.moves + 1)
 
 
 def enriches(chat: Chat, *, notice: bool, bot_memory: bool, has_model: bool) -> bool:

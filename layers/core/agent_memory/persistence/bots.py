@@ -418,6 +418,16 @@ class BotRepository:
             (item_of(r), bytes(r["text"])) for r in page.records if r.get("type") == "chat-item"
         ]
 
+    def items_at(self, chat: Chat, seqs: Sequence[int]) -> list[tuple[ChatItem, bytes]]:
+        """Items of the chat by number, words still sealed, in one batch read, oldest
+        first (deleted ones are left out)."""
+        if not seqs:
+            return []
+        pk = chat_pk(chat.id)
+        rows = self._store.get_many([(pk, item_sk(s)) for s in dict.fromkeys(seqs)])
+        found = [(item_of(r), bytes(r["text"])) for r in rows if r.get("type") == "chat-item"]
+        return sorted(found, key=lambda pair: pair[0].seq)
+
     def chat_and_items(
         self, chat_id: str, ids: Sequence[str]
     ) -> tuple[Chat | None, dict[str, ChatItem]]:
@@ -511,6 +521,7 @@ def turn_of(chat_id: str, row: Record) -> Turn:
         notice=bool(row.get("notice")),
         created_at=int(row.get("createdAt") or 0),
         last_item=int(row.get("lastItem") or 0),
+        active_at=int(row.get("updatedAt") or row.get("createdAt") or 0),
     )
 
 

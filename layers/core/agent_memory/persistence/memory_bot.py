@@ -28,9 +28,11 @@ In the Bot's partition `BOT#<botId>` (persistence/bots.py):
   organizations (`micros`), and how many calls had no price or no usage (`unknown`).
 
 In the Bot memory pool's partition `BOTMEM#<botId>#<orgId>` (persistence/bot_memory.py):
-- `CHATPOS#<chatId>`: how far learning has read that Chat (`position`: the last item
-  number learned). "CHATPOS#" sorts before "LOG#" and "MEM#", outside both of the pool's
-  Queries (`MEM#`..`META`, `META`..`RECENT#~`).
+- `CHATPOS#<chatId>`: how far learning has read that Chat (domain `ReadMark`): `position`,
+  every item number through it read but the `held` ones (items of Turns still open when a
+  run read past them), and `moves`, the count each move is conditional on. "CHATPOS#" sorts
+  before "LOG#" and "MEM#", outside both of the pool's Queries (`MEM#`..`META`,
+  `META`..`RECENT#~`).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from agent_memory.domain.memory_bot import (
     Confession,
     Enriched,
     ModelCall,
+    ReadMark,
 )
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_pk
@@ -231,10 +234,12 @@ class MemoryBotRepository:
 
     # -- the read position of learning, per Chat ---------------------------------------------
 
-    def chat_and_position(self, bot_id: str, org_id: str, chat_id: str) -> tuple[Chat | None, int]:
-        """A Chat's row and the learning's read position for it in the pool of `bot_id` in
-        `org_id` (0 when never moved), in one batch read: LoadEvidence knows both keys from
-        its pool and source before it reads."""
+    def chat_and_position(
+        self, bot_id: str, org_id: str, chat_id: str
+    ) -> tuple[Chat | None, ReadMark]:
+        """A Chat's row and the learning's read mark for it in the pool of `bot_id` in
+        `org_id` (nothing read yet when never moved), in one batch read: LoadEvidence knows
+        both keys from its pool and source before it reads."""
         chat_key = (chat_pk(chat_id), keys.HEAD)
         position_key = (pool_pk(bot_id, org_id), position_sk(chat_id))
         rows = {
@@ -244,23 +249,32 @@ class MemoryBotRepository:
         chat = (
             chat_of(chat_row) if chat_row is not None and chat_row.get("type") == "chat" else None
         )
-        position_row = rows.get(position_key)
-        position = int(position_row.get("position", 0)) if position_row is not None else 0
-        return chat, position
+        row = rows.get(position_key)
+        if row is None:
+            return chat, ReadMark()
+        held = tuple(sorted(int(h) for h in row.get("held") or ()))
+        return chat, ReadMark(int(row["position"]), held, int(row["moves"]))
 
     def position_move(
-        self, bot_id: str, org_id: str, chat_id: str, before: int, after: int, now: int
+        self, bot_id: str, org_id: str, chat_id: str, before: ReadMark, after: ReadMark, now: int
     ) -> Action:
-        """Move the Chat's read position, conditional on it still being `before`."""
+        """Move the Chat's read mark to `after`, conditional on it still being `before`
+        (its count of moves)."""
         condition = (
-            AbsentOrEquals("position", 0, name=READ_POSITION)
-            if before == 0
-            else Equals("position", before, name=READ_POSITION)
+            AbsentOrEquals("moves", 0, name=READ_POSITION)
+            if before.moves == 0
+            else Equals("moves", before.moves, name=READ_POSITION)
         )
         return Update(
             pool_pk(bot_id, org_id),
             position_sk(chat_id),
-            set={"position": after, "updatedAt": now, "type": "bot-read-position"},
+            set={
+                "position": after.position,
+                "held": list(after.held),
+                "moves": after.moves,
+                "updatedAt": now,
+                "type": "bot-read-position",
+            },
             condition=condition,
         )
 

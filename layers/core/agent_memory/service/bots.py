@@ -276,7 +276,7 @@ class BotService:
         check_added(items)
         for _attempt in range(RETRIES):
             chat, turn = self._turn(principal, chat_id, turn_id, for_items=True)
-            open_turn(turn)
+            open_turn(turn, self._clock.now_ms())
             check_history(chat, len(items), ["items"])
             rows = stored_items(chat, turn, items)
             try:
@@ -326,6 +326,7 @@ class BotService:
         for _attempt in range(RETRIES):
             chat, turn = self._turn(principal, chat_id, turn_id)
             if turn.status != "completed":
+                open_turn(turn, self._clock.now_ms())  # an abandoned Turn stays closed
                 try:
                     self.repo.complete_turn(chat, turn, self._clock.now_ms())
                 except WriteConflict as error:
@@ -335,6 +336,12 @@ class BotService:
                 turn = replace(turn, status="completed")
             return {"id": turn.id, "status": "completed"}, chat, turn
         raise Conflict("the turn changed meanwhile; retry")
+
+    def turn(self, principal: Principal, chat_id: str, turn_id: str) -> dict[str, Any]:
+        """A Turn of a Chat the caller reads: its saved actor and its status now (`open`,
+        `completed`, or `abandoned` once not completed within 24 hours of its last item)."""
+        _chat, turn = self._turn(principal, chat_id, turn_id)
+        return turn.view(self._clock.now_ms())
 
     def items(
         self, principal: Principal, chat_id: str, after: str | None = None

@@ -25,6 +25,7 @@ from agent_memory.domain.bots import Chat, Turn, check_content, may_read_chat, p
 from agent_memory.domain.errors import NotFound, Unavailable
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_bot import (
+    TURN_WAS_ABANDONED,
     BotSettings,
     Confession,
     Enriched,
@@ -296,7 +297,7 @@ class MemoryBotService:
         may_read_chat(principal, chat, Members(self._bots.repo, user, org))
         if turn is None:
             raise NotFound("turn not found")
-        may_confide(chat, turn)
+        may_confide(chat, turn, self._clock.now_ms())
         settings = self._org_settings.effective(chat.org_id)
         usable, bot = self._usable(chat, settings)
         answer: str | None = None
@@ -417,7 +418,23 @@ class MemoryBotService:
             view["chatId"] = chat_id
             view["turnId"] = turn_of_event(waits.get(view["id"]))
             shown.append(view)
+        self._abandoned_waits(shown)
         return shown
+
+    def _abandoned_waits(self, shown: list[dict[str, Any]]) -> None:
+        """A wait whose Turn was abandoned never starts (that Turn never completes): it is
+        shown skipped, with why. The Turns of waiting runs only are read (few, rare route)."""
+        waiting: dict[str, list[dict[str, Any]]] = {}
+        for view in shown:
+            if view["status"] == "waiting" and view.get("chatId") and view.get("turnId"):
+                waiting.setdefault(view["chatId"], []).append(view)
+        now = self._clock.now_ms()
+        for chat_id, views in waiting.items():
+            turns = self._bots.repo.turns(chat_id, [v["turnId"] for v in views])
+            for view in views:
+                found = turns.get(view["turnId"])
+                if found is not None and found.state(now) == "abandoned":
+                    view["status"], view["note"] = "skipped", TURN_WAS_ABANDONED
 
     # -- enrichment ----------------------------------------------------------------------------
 

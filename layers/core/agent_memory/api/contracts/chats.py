@@ -68,7 +68,13 @@ class StartTurn(Body):
 class ChatTurnOut(Answer):
     id: str
     actor: str
-    status: Literal["open", "completed"]
+    status: Literal["open", "completed", "abandoned"] = Field(
+        description="abandoned: not completed within 24 hours of its last item (closed)"
+    )
+
+
+class ChatTurnAnswer(Answer):
+    turn: ChatTurnOut
 
 
 class TurnStarted(Answer):

@@ -12,6 +12,7 @@ from agent_memory.api.contracts.chats import (
     AddItems,
     ChatAnswer,
     ChatItems,
+    ChatTurnAnswer,
     CompleteTurn,
     CreateChat,
     ItemIds,
@@ -73,6 +74,14 @@ async def start_turn(
         chat=chat,
     )
     return TurnStarted.model_validate(started)
+
+
+@router.get("/v1/chats/{chatId}/turns/{turnId}")
+async def get_turn(chatId: str, turnId: str, caller: CallerDep, svc: ServicesDep) -> ChatTurnAnswer:
+    """A Turn and its status now: `open`, `completed`, or `abandoned` once it was not
+    completed within 24 hours of its last item (the chat's readers)."""
+    found = await run(svc, svc.bots.turn, caller, chatId, turnId)
+    return ChatTurnAnswer.model_validate({"turn": found})
 
 
 @router.post("/v1/chats/{chatId}/turns/{turnId}/items")
