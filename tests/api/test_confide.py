@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agent_memory.bootstrap import build_services
-from agent_memory.domain.memory_bot import Price
+from agent_memory.domain.memory_bot import BOT_MEMORY_OFF, Price
 from agent_memory.domain.tasks.confide_answer import CALM_ANSWER
 from agent_memory.ports import LearningRequest, ModelFailure, ModelReply, Usage
 from agent_memory.service import memory_bot
@@ -304,7 +304,8 @@ def test_who_sees_which_executions_and_what_teaches_nothing(world: World, script
     assert {e["chatId"] for e in world.executions(world.ana)} == {ana_chat["id"], ben_chat["id"]}
     assert {e["chatId"] for e in world.executions(world.ben)} == {ben_chat["id"]}
     assert error(world.get(world.olga, f"/v1/bots/{world.bot['id']}/learning"))[0] == 404
-    # A review chat and botMemory off save no learning; confide is still answered.
+    # A review chat saves no learning; with botMemory off confide is still answered, and
+    # its run is skipped, saying why.
     review = world.chat(world.ana, kind="review")
     turn(world.api, world.ana, review["id"], "Look.")
     world.settings({"botMemory": False})
@@ -312,7 +313,10 @@ def test_who_sees_which_executions_and_what_teaches_nothing(world: World, script
     turn_id = turn(world.api, world.ana, chat["id"], "I take the bus.")["turn"]["id"]
     assert world.confide(world.ana, chat, turn_id, "hm").json() == {"answer": HEARD, "calm": False}
     world.complete(world.ana, chat, turn_id)
-    assert {e["chatId"] for e in world.executions(world.ana)} == {ana_chat["id"], ben_chat["id"]}
+    newest = world.executions(world.ana)
+    assert {e["chatId"] for e in newest} == {ana_chat["id"], ben_chat["id"], chat["id"]}
+    [off] = [e for e in newest if e["chatId"] == chat["id"]]
+    assert (off["status"], off["note"]) == ("skipped", BOT_MEMORY_OFF)
 
 
 def test_concurrent_completes_apply_the_evidence_once(world: World, script: Script) -> None:
@@ -572,8 +576,13 @@ def test_a_linked_bot_uses_the_model_of_the_chats_organization(
     )
     assert answer.status_code == 200, answer.text
     assert world.confide(world.olga, chat, turn_id, "y").json()["calm"] is False
-    # Olga's organization's executions are hers; the home organization sees none of them.
-    assert [e["chatId"] for e in world.executions(world.olga)] == [chat["id"]]
+    # Olga's organization's executions are hers (the first confide's skipped for want of a
+    # model, the second's waiting); the home organization sees none of them.
+    runs = world.executions(world.olga)
+    assert sorted((e["chatId"], e["status"]) for e in runs) == [
+        (chat["id"], "skipped"),
+        (chat["id"], "waiting"),
+    ]
     assert world.executions(world.ana) == []
 
 

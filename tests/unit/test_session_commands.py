@@ -17,6 +17,7 @@ from agent_memory.domain.errors import (
     WriteConflict,
 )
 from agent_memory.domain.identity import Principal, issue_token
+from agent_memory.domain.learning_notes import GENERATE_OFF
 from agent_memory.domain.proposals import ProposedForget, ProposedRemember
 from agent_memory.domain.session_memory import Configure, Forget, Refresh, Remember, entry_id
 from agent_memory.domain.sessions import NewItem
@@ -25,7 +26,7 @@ from agent_memory.persistence.identity import IdentityRepository, User
 from agent_memory.persistence.sessions import SessionRepository, session_pk
 from agent_memory.ports import Absent, Put
 from agent_memory.service.agents import AgentService
-from agent_memory.service.learning_pools import AlreadyApplied, Outcome, PoolRef
+from agent_memory.service.learning_pools import AlreadyApplied, Outcome, PoolRef, Skipped
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.session_learning import SessionLearningPool
 from agent_memory.service.session_memory import SessionMemoryService
@@ -427,7 +428,9 @@ def test_no_evidence_when_generate_is_off(world: World) -> None:
     session = world.session()
     world.turn(session.id, "one")
     world.command(session.id, Configure({"generate": False}))
-    assert world.pool.load_evidence(PoolRef("session", "acme", session.id), None) is None
+    with pytest.raises(Skipped) as skipped:
+        world.pool.load_evidence(PoolRef("session", "acme", session.id), None)
+    assert skipped.value.reason == GENERATE_OFF
 
 
 def test_the_conditional_write_guards_a_command_read_before_another_landed(world: World) -> None:

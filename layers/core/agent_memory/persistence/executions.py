@@ -402,9 +402,10 @@ class ExecutionRepository:
                 return
         self._store.write(tries[-1])
 
-    def skipped(self, run: Run, now: int, note: str) -> Put:
+    def skipped(self, run: Run, now: int, note: str, *, waited_for: str | None = None) -> Put:
         """The row of a run that was never started because its turn teaches nothing, with
-        why (`note`, sealed), for the caller's own transaction."""
+        why (`note`, sealed), for the caller's own transaction; `waited_for`: the event a
+        wait would have waited for (a confide's Turn), so the list names its Turn."""
         detail = self._seal(run, run.sk, "detail", json.dumps({"note": note}))
         record = self._base(run) | {
             "status": "skipped",
@@ -412,6 +413,8 @@ class ExecutionRepository:
             "itemIds": [],
             "detail": detail,
         }
+        if waited_for is not None:
+            record["waitFor"] = waited_for
         return Put(record, Absent())
 
     def evidence(self, row: ExecutionRow) -> str | None:

@@ -35,6 +35,7 @@ from agent_memory.domain.agent_memory import (
 from agent_memory.domain.bounds import within_bound
 from agent_memory.domain.consolidation import Decision, consolidate
 from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.learning_notes import ONLY_APP_RESULTS, POOL_GONE, SOURCE_GONE
 from agent_memory.domain.proposals import LASTING_KINDS, ProposedChange
 from agent_memory.domain.session_memory import effective_switches
 from agent_memory.domain.sessions import Session, item_id
@@ -59,6 +60,7 @@ from agent_memory.service.learning_pools import (
     Outcome,
     PoolKind,
     PoolRef,
+    Skipped,
     SourceRef,
 )
 from agent_memory.service.learning_runs import execution_name
@@ -184,20 +186,22 @@ class AgentLearningPool:
         return consolidation(self.kind, evidence)
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
-        """The Session's items after the agent's read position, up to `upto`; None when the
-        Session may not teach now, or when nothing it holds could be kept."""
+        """The Session's items after the agent's read position, up to `upto`; None when
+        nothing is unread. Skipped with why when the Session may not teach now (gone, a
+        setting, a review) or only App results are unread."""
         session = self._sessions.get(pool.session) if pool.session else None
         if session is None or (session.org_id, session.agent_id) != (pool.org_id, pool.pool_id):
-            return None
+            raise Skipped(SOURCE_GONE)
         settings = self._org_settings.effective(session.org_id)
         generate = effective_switches(settings["memory"], session.overrides)["generate"]
-        if skip_reason(
+        reason = skip_reason(
             session_kind=session.kind,
             generate=generate,
             agent_memory=bool(settings.get("agentMemory", True)),
             has_helper=settings.get("helperModel") is not None,
-        ):
-            return None
+        )
+        if reason is not None:
+            raise Skipped(reason)
         position = self._repo.position(pool.pool_id, session.id)
         target = session.item_count if upto is None else min(upto, session.item_count)
         last = min(target, position + MAX_ITEMS)
@@ -207,10 +211,10 @@ class AgentLearningPool:
         # App results alone support nothing: leave them for a turn that brings a person's
         # words (unless a full window of them would keep the read position stuck).
         if outside_only(items) and read_upto >= target:
-            return None
+            raise Skipped(ONLY_APP_RESULTS)
         found = self._repo.read(pool.pool_id)
         if found is None:
-            return None
+            raise Skipped(POOL_GONE)
         return Evidence(
             pool=pool,
             position=position,

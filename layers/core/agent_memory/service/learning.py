@@ -175,6 +175,21 @@ class LearningService:
         except (Unavailable, WriteConflict):
             log.warning("learning over the model-call quota: the skip was not recorded")
 
+    def skipped(self, pool: PoolRef, *, event: str, reason: str, note: str, at: int) -> None:
+        """Record, once per pool and `event`, the run a `wait` for `event` would have saved,
+        as skipped with why (`note`): nothing may be learned, so nothing waits. `at`: when
+        it was asked for, the same for every call of one event (a Turn's start), so a
+        repeated call finds its row. A later wait for the same event is a run of its own
+        (its name differs), so a model configured meanwhile still learns. Raises
+        Unavailable when the table is unavailable."""
+        now = self._clock.now_ms()
+        run = _run(pool, skip_name(pool, event), at, reason, 0)
+        try:
+            row = self._runs.skipped(run, now, note, waited_for=event)
+            self._store.write([row, *self._runs.ended(run, now)])
+        except WriteConflict:
+            pass  # recorded by an earlier call for the same event
+
     def wait(
         self, pool: PoolRef, *, event: str, reason: str, upto: int | None = None
     ) -> Literal["waiting", "started", "exists", "skipped"]:
@@ -692,6 +707,12 @@ def wait_name(pool: PoolRef, event: str) -> str:
     """The execution name of `pool`'s wait for `event`: one per pool and event."""
     digest = hashlib.sha256(event.encode()).hexdigest()[:16]
     return execution_name(pool, 0, f"w{digest}")
+
+
+def skip_name(pool: PoolRef, event: str) -> str:
+    """The execution name of `pool`'s skipped learning for `event`: one per pool and event."""
+    digest = hashlib.sha256(event.encode()).hexdigest()[:16]
+    return execution_name(pool, 0, f"s{digest}")
 
 
 def is_wait_name(name: str) -> bool:

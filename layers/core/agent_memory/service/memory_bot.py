@@ -321,6 +321,8 @@ class MemoryBotService:
         )
         if skip is None and self._learning is not None:
             self._wait(chat, turn.id)
+        elif skip is not None and self._learning is not None:
+            self._skip(chat, turn, skip)
         return {"answer": confession.answer, "calm": calm}
 
     def _confess(self, chat: Chat, confession: Confession, call: ModelCall | None) -> None:
@@ -343,6 +345,18 @@ class MemoryBotService:
             self._learning.wait(pool_ref(chat), event=event, reason="confide")
         except Unavailable:
             log.warning("memory bot: the learning of a confide was not saved")
+
+    def _skip(self, chat: Chat, turn: Turn, note: str) -> None:
+        """Record the learning of this confide as skipped, with why (no model, botMemory
+        off), once per Turn. The answer is given whether or not it is recorded."""
+        assert self._learning is not None  # the caller checked
+        event = turn_event(chat.org_id, chat.id, turn.id)
+        try:
+            self._learning.skipped(
+                pool_ref(chat), event=event, reason="confide", note=note, at=turn.created_at
+            )
+        except Unavailable:
+            log.warning("memory bot: the skipped learning of a confide was not recorded")
 
     def turn_completed(
         self, chat_id: str, turn_id: str, *, completed: tuple[Chat, Turn] | None = None

@@ -19,6 +19,7 @@ from agent_memory.domain.bounds import within_bound
 from agent_memory.domain.consolidation import Decision, Known, PoolRules, consolidate
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.learning_notes import GENERATE_OFF, SOURCE_GONE
 from agent_memory.domain.proposals import MEMORY_KINDS, ProposedChange
 from agent_memory.domain.session_memory import ENTRY_NAMESPACE, item_sources
 from agent_memory.domain.sessions import Session, item_id
@@ -35,6 +36,7 @@ from agent_memory.service.learning_pools import (
     Outcome,
     PoolKind,
     PoolRef,
+    Skipped,
 )
 from agent_memory.service.sessions import SessionAccess
 
@@ -64,12 +66,12 @@ class SessionLearningPool:
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
         """The unprocessed items up to `upto` (all when None); None when there is nothing to
-        learn, or when `generate` is off."""
+        learn. Skipped when the session is gone or its `generate` is off."""
         session = self._repo.get(pool.pool_id)
         if session is None or session.org_id != pool.org_id:
-            return None
+            raise Skipped(SOURCE_GONE)
         if not self._access.switches(session)["generate"]:
-            return None
+            raise Skipped(GENERATE_OFF)
         last = session.item_count if upto is None else min(upto, session.item_count)
         last = min(last, session.processed + MAX_ITEMS)
         if last <= session.processed:

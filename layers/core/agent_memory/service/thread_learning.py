@@ -27,6 +27,12 @@ from typing import Any, Protocol
 from agent_memory.domain import threads as rules
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.learning_notes import (
+    ALREADY_TITLED,
+    NO_USER_MESSAGE,
+    SOURCE_GONE,
+    TITLES_OFF,
+)
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_changes import EvidenceItem
 from agent_memory.domain.tasks.title import TITLE, Title, TitleInput
@@ -41,6 +47,7 @@ from agent_memory.service.learning_pools import (
     Outcome,
     PoolKind,
     PoolRef,
+    Skipped,
 )
 
 log = logging.getLogger(__name__)
@@ -334,7 +341,10 @@ def ride(
     on a carrier's run), its task's local answer, its apply with no execution to end.
     None when it had nothing to do or another run applied it first."""
     load = getattr(step, "load_carried", None) if carried else None
-    evidence = (load or step.load_evidence)(pool, upto)
+    try:
+        evidence = (load or step.load_evidence)(pool, upto)
+    except Skipped:
+        return None
     if evidence is None:
         return None
     if evidence.model != LOCAL_MODEL:
@@ -378,21 +388,24 @@ class TitleStep:
         return Ask(TITLE, TitleInput(evidence.items[0].content, instructions))
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
-        """The first user message of an untitled thread whose version titles; None when the
-        thread is titled (or was, by this step), titles are off, or it has no user text."""
+        """The first user message of an untitled thread whose version titles; Skipped with
+        why when the thread is gone or titled (or was, by this step), titles are off, or it
+        has no user text yet."""
         found = self._reader.thread(pool)
         if found is None:
-            return None
+            raise Skipped(SOURCE_GONE)
         stored, options = found
         title = options["generateTitle"]
-        if not title["enabled"] or stored.thread.title is not None:
-            return None
+        if not title["enabled"]:
+            raise Skipped(TITLES_OFF)
+        if stored.thread.title is not None:
+            raise Skipped(ALREADY_TITLED)
         position = self._repo.position(stored.thread.id, self.kind)
         if position > 0:
-            return None
+            raise Skipped(ALREADY_TITLED)
         first = rules.first_user_message(self._repo.first(stored.thread, TITLE_LOOKAHEAD))
         if first is None:
-            return None
+            raise Skipped(NO_USER_MESSAGE)
         return Evidence(
             pool=pool,
             position=position,
