@@ -1,7 +1,8 @@
 """The Bot memory pool of the learning workflow (seed 002, "How the Bot learns").
 
-A run reads one Chat's items after the pool's read position for that Chat (`CHATPOS#<chat>`
-in the pool's partition) through the Turn a confide waited for, asks `learning_changes`
+A run reads one Chat's unread items of ended Turns through the Turn a confide waited for
+(the pool's read mark for that Chat, `CHATPOS#<chat>` in the pool's partition, passes over
+items of Turns still open and holds them for a later run: docs/adr/0024), asks `learning_changes`
 with the first 300 valid entries in memory order and topic counts over all, and applies the
 answer through `BotMemoryService.learn`: the memory change, the read position and the
 execution's end in ONE transaction, conditional on the read position (a run that finds it
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent_memory.domain.bots import Chat
@@ -24,6 +26,7 @@ from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.learning_notes import OPEN_TURN_AHEAD, SOURCE_GONE, budget_note
 from agent_memory.domain.memory_bot import (
     Price,
+    ReadMark,
     budget_event,
     cost_micros,
     learning_skip,
@@ -78,6 +81,12 @@ KIND: PoolKind = "bot"
 # evidence must fit one row); the rest is read by the next run.
 MAX_ITEMS = 200
 ITEM_BUDGET = 120_000
+# A run without a last item looks this far past the read position (items of open Turns
+# passed over count too).
+MAX_SCAN = 1_000
+# Items of open Turns a read mark holds at most (its row stays small); past it, the mark
+# stops before the next such item until some of them are read.
+MAX_HELD = 1_000
 # The entries shown to the model, in bytes of their words (300 entries at most).
 ENTRY_BUDGET = 120_000
 
@@ -138,14 +147,14 @@ class BotLearningPool:
         return Ask(LEARNING_CHANGES, LearningInput(items, entries, counts, instructions))
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
-        """The Chat's items after the read position through `upto`, and the pool's valid
-        entries; None when nothing is unread. Skipped with why when the Chat may not teach
-        (gone, review, botMemory off, no model) or its unread items wait for an open Turn;
-        Deferred when the budget is spent."""
+        """The Chat's unread items of ended Turns through `upto` (`_items`), and the pool's
+        valid entries; None when nothing is unread. Skipped with why when the Chat may not
+        teach (gone, review, botMemory off, no model) or what is unread belongs to Turns
+        still open; Deferred when the budget is spent."""
         found = self._chat_and_position(pool)
         if found is None:
             raise Skipped(SOURCE_GONE)
-        chat, position = found
+        chat, mark = found
         settings = self._org_settings.effective(chat.org_id)
         model = settings.get("botMemoryModel")
         has_model = model is not None and (
@@ -164,25 +173,28 @@ class BotLearningPool:
             raise Deferred(budget_event(upcoming), budget_note(upcoming))
         # Without `upto`, the items found bound the read: the chat row's count is not the
         # last item (item writers never move it: persistence/bots.py).
-        target = position + MAX_ITEMS if upto is None else min(upto, position + MAX_ITEMS)
-        if target <= position:
-            return None
-        items, actors, last = self._items(chat, position, target)
-        if not items:
-            self._open_turn_ahead(chat, position)
+        through = mark.position + MAX_SCAN if upto is None else upto
+        read = self._items(chat, mark, through, now)
+        if not read.items:
+            if read.waiting:
+                # What is unread through this run's last item belongs to Turns still open.
+                raise Skipped(OPEN_TURN_AHEAD)
             return None
         return Evidence(
             pool=pool,
-            position=position,
-            upto=last,
-            items=tuple(items),
+            position=mark.position,
+            upto=read.mark.position,
+            items=tuple(read.items),
             memory=(),
             model=model,
             allowed_kinds=("fact", "observation"),
             extra={
                 "chat": chat.id,
                 "bot": chat.bot_id,
-                "actors": actors,
+                "actors": read.actors,
+                # The read mark the run starts from and the one its apply moves to.
+                "readMark": _mark_record(mark),
+                "readMarkAfter": _mark_record(read.mark),
                 # The owner's rules about privacy and sharing (the memory Bot's settings).
                 "instructions": bot.instructions,
                 # The period CallModel charges its call to (the month when no budget).
@@ -190,16 +202,6 @@ class BotLearningPool:
                 **self._entries(chat),
             },
         )
-
-    def _open_turn_ahead(self, chat: Chat, position: int) -> None:
-        """Skipped when the first unread item's Turn is still open (read here only when a
-        run found nothing to read, so it says what it waits for)."""
-        first = next(iter(self._bots.items(chat, after=position, limit=1)), None)
-        if first is None:
-            return
-        turn = self._bots.turns(chat.id, [first[0].turn_id]).get(first[0].turn_id)
-        if turn is not None and turn.status == "open":
-            raise Skipped(OPEN_TURN_AHEAD)
 
     def charge(self, evidence: Evidence, reply: ModelReply) -> list[Action]:
         """The call's confirmed cost added to the Bot's spend of this period (all
@@ -212,45 +214,61 @@ class BotLearningPool:
         period = period_key(evidence.extra.get("budgetPeriod", "month"), now)
         return [charge_action(str(evidence.extra["bot"]), period, micros, now)]
 
-    def _chat_and_position(self, pool: PoolRef) -> tuple[Chat, int] | None:
-        """The run's Chat and its read position, in one batch read (the pool names the Bot
+    def _chat_and_position(self, pool: PoolRef) -> tuple[Chat, ReadMark] | None:
+        """The run's Chat and its read mark, in one batch read (the pool names the Bot
         and organization, the source the Chat); None when the source is not a Chat of
         this pool's Bot in its organization."""
         suffix = f"@{pool.org_id}"
         if pool.source is None or not pool.pool_id.endswith(suffix):
             return None
         bot_id = pool.pool_id.removesuffix(suffix)
-        chat, position = self._positions.chat_and_position(bot_id, pool.org_id, pool.source.id)
+        chat, mark = self._positions.chat_and_position(bot_id, pool.org_id, pool.source.id)
         if chat is None or (chat.bot_id, chat.org_id) != (bot_id, pool.org_id):
             return None
-        return chat, position
+        return chat, mark
 
-    def _items(
-        self, chat: Chat, position: int, last: int
-    ) -> tuple[list[EvidenceItem], dict[str, str], int]:
-        items: list[EvidenceItem] = []
-        actors: dict[str, str] = {}
-        used, read = 0, position
-        rows = [
-            (item, sealed)
-            for item, sealed in self._bots.items(chat, after=position, limit=last - position)
-            if item.seq <= last
-        ]
-        # Another Turn still open: its items (and all after them) are read once it ends.
+    def _items(self, chat: Chat, mark: ReadMark, through: int, now: int) -> Read:
+        """The unread items of ended Turns through item `through`, oldest first: the held
+        ones whose Turn has ended since, then those after the mark's position. An item of
+        a Turn still open is passed over and held, so no Turn stops another's learning; a
+        run stops at `MAX_ITEMS` items, `ITEM_BUDGET` bytes, or `MAX_HELD` held."""
+        held = [h for h in mark.held if h <= through]
+        rows = self._bots.items_at(chat, held)
+        gone = set(held) - {item.seq for item, _sealed in rows}
+        if through > mark.position:
+            limit = min(through - mark.position, MAX_SCAN)
+            newer = self._bots.items(chat, after=mark.position, limit=limit)
+            rows += [(item, sealed) for item, sealed in newer if item.seq <= through]
         turns = self._bots.turns(chat.id, [item.turn_id for item, _sealed in rows])
+        read = Read(mark)
+        used, looked, kept = 0, mark.position, len(mark.held)
+        read_seqs: list[int] = []
+        newly_held: list[int] = []
         for item, sealed in rows:
             turn = turns.get(item.turn_id)
-            if turn is not None and turn.status == "open":
+            if turn is not None and not turn.ended(now):
+                read.waiting = True
+                if item.seq > mark.position:
+                    if kept >= MAX_HELD:
+                        break
+                    newly_held.append(item.seq)
+                    kept += 1
+                    looked = item.seq
+                continue
+            if len(read.items) >= MAX_ITEMS:
                 break
             content = self._bots.open_item(chat, item, sealed)
             used += _size(content)
-            if items and used > ITEM_BUDGET:
+            if read.items and used > ITEM_BUDGET:
                 break
-            items.append(EvidenceItem(item.id, item.role, content, item.app, chat.id))
+            read.items.append(EvidenceItem(item.id, item.role, content, item.app, chat.id))
             if item.actor is not None:
-                actors[item.id] = item.actor
-            read = item.seq
-        return items, actors, read
+                read.actors[item.id] = item.actor
+            read_seqs.append(item.seq)
+            if item.seq > mark.position:
+                looked = item.seq
+        read.mark = mark.moved(read_seqs, newly_held, gone, looked)
+        return read
 
     def _entries(self, chat: Chat) -> dict[str, Any]:
         """The first valid entries in memory order (within the byte budget) and topic
@@ -287,9 +305,11 @@ class BotLearningPool:
         chat_id, bot_id = str(evidence.extra["chat"]), str(evidence.extra["bot"])
         learnable = list(changes.changes)
         now = self._clock.now_ms()
-        move = self._positions.position_move(
-            bot_id, pool.org_id, chat_id, evidence.position, evidence.upto, now
+        before, after = (
+            _mark_of(evidence.extra["readMark"]),
+            _mark_of(evidence.extra["readMarkAfter"]),
         )
+        move = self._positions.position_move(bot_id, pool.org_id, chat_id, before, after, now)
 
         def ending(learned: Learned) -> list[Action]:
             # The run's end records what was applied and refused, in the same transaction;
@@ -303,6 +323,27 @@ class BotLearningPool:
                 raise AlreadyApplied("the read position moved: another run applied") from None
             raise
         return _outcome(learned, learnable)
+
+
+@dataclass
+class Read:
+    """What a run reads of a Chat: its items, their saved actors, the read mark once they
+    are learned, and whether items of Turns still open were passed over."""
+
+    mark: ReadMark
+    items: list[EvidenceItem] = field(default_factory=list)
+    actors: dict[str, str] = field(default_factory=dict)
+    waiting: bool = False
+
+
+
+def _mark_record(mark: ReadMark) -> dict[str, Any]:
+    return {"position": mark.position, "held": list(mark.held), "moves": mark.moves}
+
+
+def _mark_of(record: Mapping[str, Any]) -> ReadMark:
+    held = tuple(int(h) for h in record.get("held") or ())
+    return ReadMark(int(record["position"]), held, int(record["moves"]))
 
 
 def _outcome(learned: Learned, learnable: Sequence[Any]) -> Outcome:
