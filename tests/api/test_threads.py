@@ -227,12 +227,12 @@ def test_threads_page_newest_first_with_a_cursor(world: World) -> None:
     assert pages(f"&agentId={world.agent}") == [(mine[0:2], True), (mine[2:], False)]
     assert world.get("/v1/threads").json()["has_more"] is False
     # A cursor is one of the caller's threads (another's or none: 404, as the thread
-    # itself), of the agent listed (else 400); limit is 1..100.
+    # itself), of the agent listed (else 404: no position in that list); limit is 1..100.
     theirs = world.thread(world.member)
     for query, status in (
         (f"starting_after={theirs}", 404),
         ("starting_after=th_missing", 404),
-        (f"agentId={world.agent}&starting_after={newest[1]}", 400),
+        (f"agentId={world.agent}&starting_after={newest[1]}", 404),
     ):
         bad = world.get(f"/v1/threads?{query}")
         assert bad.status_code == status, query

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_memory.domain import events as feed
-from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.errors import NotFound
 from agent_memory.domain.events import Event, new_event
 
 NOW = 1_800_000_000_000
@@ -39,14 +39,14 @@ def test_a_cursor_round_trips_for_its_caller_only() -> None:
     text = feed.encode(cursor)
     assert feed.decode(text, "o", "u") == cursor
     for org, user in (("o", "v"), ("p", "u")):
-        with pytest.raises(ValidationFailed) as refused:
+        with pytest.raises(NotFound) as refused:
             feed.decode(text, org, user)
         assert refused.value.path == ["after"]
 
 
-def test_a_cursor_whose_seen_ids_precede_its_position_is_malformed() -> None:
+def test_a_cursor_whose_seen_ids_precede_its_position_is_no_cursor() -> None:
     bad = feed.Cursor(feed.binding("o", "u"), event(NOW, 2).id, frozenset({event(NOW, 1).id}))
-    with pytest.raises(ValidationFailed):
+    with pytest.raises(NotFound):
         feed.decode(feed.encode(bad), "o", "u")
 
 

@@ -22,3 +22,6 @@ MAX_LIMIT = 100
 # The longest cursor a caller may send (domain/events.py's MAX_SEEN ids in base64 JSON, with
 # room).
 MAX_CURSOR = 6_000
+# A cursor's alphabet (unpadded base64url): text outside it is malformed (400); text within it
+# that this feed did not issue to the caller names no position of theirs (404).
+CURSOR_PATTERN = r"^[A-Za-z0-9_-]+$"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
 from agent_memory.domain import event_limits
-from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.errors import NotFound
 from agent_memory.domain.event_limits import MAX_CURSOR, EventType
 
 EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
@@ -185,7 +185,9 @@ def encode(cursor: Cursor) -> str:
 
 
 def decode(text: str, org_id: str, user_id: str) -> Cursor:
-    """The cursor `text` of this caller; a malformed or foreign one is a 400 at `after`."""
+    """The cursor `text` of this caller; one this feed did not issue to the caller (another
+    caller's, or text in the cursor's alphabet that is no cursor) names no position of
+    theirs: a 404 at `after`, as for any unknown object."""
     try:
         if len(text) > MAX_CURSOR:
             raise ValueError("too long")
@@ -200,9 +202,9 @@ def decode(text: str, org_id: str, user_id: str) -> Cursor:
         if position is not None and any(s <= position for s in seen):
             raise ValueError("seen before the position")
     except (ValueError, TypeError, KeyError, json.JSONDecodeError) as error:
-        raise ValidationFailed(BAD_CURSOR, ["after"]) from error
+        raise NotFound(BAD_CURSOR, ["after"]) from error
     if bound != binding(org_id, user_id):
-        raise ValidationFailed(BAD_CURSOR, ["after"])
+        raise NotFound(BAD_CURSOR, ["after"])
     return Cursor(bound, position, frozenset(seen))
 
 

@@ -15,7 +15,6 @@ from agent_memory.domain.errors import (
     NotFound,
     ThreadConflict,
     Unavailable,
-    ValidationFailed,
     WriteConflict,
 )
 from agent_memory.domain.identity import Principal
@@ -114,7 +113,7 @@ class ThreadService:
         """The caller's threads, newest first (with `agent_id`, of that agent), `limit` at
         most, after the thread `starting_after` (the last of the page before: a thread of
         the caller, else 404 naming it as for any thread not theirs; one of another agent
-        than `agent_id` is a 400)."""
+        than `agent_id` is no position in this list: a 404 too)."""
         require_tenant(principal)
         if principal.user_id is None:
             raise Forbidden("threads belong to a person: use a user's token")
@@ -128,8 +127,9 @@ class ThreadService:
                 raise NotFound("starting_after must be one of your threads", ["starting_after"])
             after = stored.thread
             if agent_id is not None and after.agent_id != agent_id:
-                raise ValidationFailed(
-                    "starting_after must be a thread of the agent listed", ["starting_after"]
+                raise NotFound(
+                    "starting_after must be one of your threads of the agent listed",
+                    ["starting_after"],
                 )
         return self._repo.of_user(principal.user_id, agent_id, limit, after)
 

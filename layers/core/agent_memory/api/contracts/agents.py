@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer, Body, empty_list
+from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, NotBlank, empty_list
 
 if TYPE_CHECKING:
     # Annotations of `of` only: loaded with the services, not with the routes.
@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 
 
 class CreateAgent(Body):
-    name: str = Field(min_length=1, max_length=200)
+    name: Annotated[str, NotBlank] = Field(
+        min_length=1, max_length=200, json_schema_extra=NOT_BLANK
+    )
     members: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
         default_factory=empty_list, max_length=100
     )

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import Query
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic.config import JsonDict
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -28,6 +28,20 @@ MODEL_NAME: JsonDict = {"pattern": MODEL_NAME_PATTERN, "maxLength": MAX_NAME_LEN
 ID_PATTERN = IDENTIFIER_PATTERN
 # An item id as the service writes it (domain/sessions.py `item_id`): i-01, ..., i-100.
 ITEM_ID_PATTERN = r"^i-(?:0[1-9]|[1-9][0-9]+)$"
+# A text that is not blank: one character at least that `str.strip()` keeps (every
+# character of `str.isspace()` is in this class; tests/api/test_contract_truth.py checks it).
+NOT_BLANK_PATTERN = r"[^\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+NOT_BLANK: JsonDict = {"pattern": NOT_BLANK_PATTERN}
+
+
+def _not_blank(value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise PydanticCustomError("blank", "may not be blank")
+    return value
+
+
+# The check of NOT_BLANK, with a message a person reads (a pattern's would quote the pattern).
+NotBlank = AfterValidator(_not_blank)
 # Lists page as agent_memories do (API.md, seed 004): `limit` 1..100 (default 10),
 # `starting_after` the id of the last object of the previous page, and the answer
 # `{"object": "list", "data": [...], "has_more": bool}`.

@@ -7,10 +7,12 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from agent_memory.api.contracts.base import Answer
+from agent_memory.api.contracts.base import NOT_BLANK, Answer, NotBlank
 from agent_memory.domain.bot_limits import MAX_NAME_LENGTH
 
-Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH)]
+Name = Annotated[
+    str, Field(min_length=1, max_length=MAX_NAME_LENGTH, json_schema_extra=NOT_BLANK), NotBlank
+]
 Id = Annotated[str, Field(min_length=1, max_length=128)]
 
 

@@ -12,7 +12,13 @@ from agent_memory.api.contracts.bot_fields import Id, Name, Sparse
 from agent_memory.domain.bot_limits import MAX_MEMBERS
 from agent_memory.domain.session_limits import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
 
-ITEM_BOUND = f"At most {MAX_ITEM_BYTES} bytes as UTF-8 (413 TooLarge beyond)."
+# The schema's character bound is a 400 like any schema limit; the byte bound, which no JSON
+# Schema states, is API.md's 413 (docs/adr/0018-schema-limits-are-400s.md).
+ITEM_BOUND = (
+    f"At most {MAX_ITEM_BYTES} characters (400 beyond) and {MAX_ITEM_BYTES} bytes as UTF-8 "
+    "(413 TooLarge beyond)."
+)
+TURN_ITEMS = f"1 to {MAX_TURN_ITEMS} items (400 beyond)"
 
 
 # --- channels -----------------------------------------------------------------------------
@@ -61,7 +67,7 @@ class ChatAnswer(Answer):
 
 
 class StartTurn(Body):
-    input: str = Field(description=ITEM_BOUND)
+    input: str = Field(max_length=MAX_ITEM_BYTES, description=ITEM_BOUND)
     notice: bool = Field(default=False, description="a notice is never a person's words")
 
 
@@ -104,25 +110,23 @@ class ItemIn(Body):
         description="assistant, tool or notice: the person's words are the turn's input",
         json_schema_extra={"enum": ["assistant", "tool", "notice"]},
     )
-    content: str = Field(description=ITEM_BOUND)
+    content: str = Field(max_length=MAX_ITEM_BYTES, description=ITEM_BOUND)
     app: str | None = Field(default=None, min_length=1, max_length=MAX_APP_LENGTH)
 
 
 class AddItems(Body):
-    items: list[ItemIn] = Field(
-        description=f"1 to {MAX_TURN_ITEMS} items (413 TooLarge beyond)",
-        json_schema_extra={"minItems": 1, "maxItems": MAX_TURN_ITEMS},
-    )
+    items: list[ItemIn] = Field(min_length=1, max_length=MAX_TURN_ITEMS, description=TURN_ITEMS)
 
 
 class CompleteTurn(Body):
     items: list[ItemIn] | None = Field(
         default=None,
+        min_length=1,
+        max_length=MAX_TURN_ITEMS,
         description=(
-            f"the Bot's last items, 1 to {MAX_TURN_ITEMS} (413 TooLarge beyond), saved with "
-            "the Turn's end in one write; only an open Turn takes them (409 ChatConflict)"
+            f"the Bot's last items, {TURN_ITEMS}, saved with the Turn's end in one write; "
+            "only an open Turn takes them (409 ChatConflict)"
         ),
-        json_schema_extra={"minItems": 1, "maxItems": MAX_TURN_ITEMS},
     )
 
 

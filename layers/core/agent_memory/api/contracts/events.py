@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer
-from agent_memory.domain.event_limits import EventType
+from agent_memory.domain.event_limits import CURSOR_PATTERN, EventType
 
 
 class EventOut(Answer):
@@ -23,4 +23,7 @@ class EventsAnswer(Answer):
         description="the changes after `after` that the caller may see, oldest first; may "
         "be empty while `next` moves on (hidden events still advance it)"
     )
-    next: str = Field(description="opaque cursor: pass it as `after` for the following page")
+    next: str = Field(
+        description="opaque cursor: pass it as `after` for the following page",
+        json_schema_extra={"pattern": CURSOR_PATTERN},
+    )

@@ -3,11 +3,11 @@ routes in a chat are contracts/confide.py."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer, Body, empty_list
+from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, NotBlank, empty_list
 from agent_memory.domain.bot_limits import MAX_CONCURRENCY, MAX_INSTRUCTIONS
 
 
@@ -42,8 +42,8 @@ class BotSettingsPatch(Body):
     """A field sent sets it, `null` removes it, a missing one stays."""
 
     expected: int = Field(ge=0, description="the version read; stale: 409 VersionConflict")
-    instructions: str | None = Field(
-        default=None, max_length=MAX_INSTRUCTIONS, json_schema_extra={"minLength": 1}
+    instructions: Annotated[str | None, NotBlank] = Field(
+        default=None, max_length=MAX_INSTRUCTIONS, json_schema_extra={"minLength": 1, **NOT_BLANK}
     )
     concurrency: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY)
     budget: BudgetIn | None = None

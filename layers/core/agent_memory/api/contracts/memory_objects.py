@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, WithJsonSchema
 
-from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, NotBlank
 from agent_memory.domain.memory_object_limits import (
     DEFAULT_IMPORTANCE,
     DEFAULT_PAGE,
@@ -43,7 +43,12 @@ class EntityIn(Body):
 
 class CreateAgentMemory(Body):
     category: CategoryName
-    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS, description=_CONTENT)
+    content: Annotated[str, NotBlank] = Field(
+        min_length=1,
+        max_length=MAX_CONTENT_CHARS,
+        description=_CONTENT,
+        json_schema_extra=NOT_BLANK,
+    )
     metadata: Any = Field(default=None, description=_METADATA)
     entity: EntityIn | None = None
     importance: float = Field(default=DEFAULT_IMPORTANCE, ge=0, le=1, allow_inf_nan=False)
@@ -75,7 +80,10 @@ class UpdateAgentMemory(Body):
     ] = None
     content: Annotated[
         str | None,
-        WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS}),
+        NotBlank,
+        WithJsonSchema(
+            {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS, **NOT_BLANK}
+        ),
     ] = Field(default=None, min_length=1, max_length=MAX_CONTENT_CHARS)
     metadata: Any = Field(default=None, description=_METADATA)
     entity: EntityIn | None = None

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
-from pydantic.config import JsonDict
 
 from agent_memory.api.contracts.base import (
     APP_ONLY_ON_TOOLS,
@@ -75,18 +74,16 @@ class SessionAnswer(Answer):
         )
 
 
-# Declared, not enforced by pydantic: over these the domain answers 413 TooLarge, not 400.
-_ITEM_CONTENT: JsonDict = {"maxLength": MAX_ITEM_BYTES}
-_TURN_ITEMS: JsonDict = {"minItems": 1, "maxItems": MAX_TURN_ITEMS}
-
-
 class TurnItem(Body):
     model_config = ConfigDict(json_schema_extra=APP_ONLY_ON_TOOLS)
 
     role: Literal["user", "assistant", "tool", "notice"]
+    # The schema's character bound is a 400 like any schema limit; the byte bound, which no
+    # JSON Schema states, is API.md's 413 (docs/adr/0018-schema-limits-are-400s.md).
     content: str = Field(
-        description=f"At most {MAX_ITEM_BYTES} bytes as UTF-8 (413 TooLarge beyond).",
-        json_schema_extra=_ITEM_CONTENT,
+        max_length=MAX_ITEM_BYTES,
+        description=f"At most {MAX_ITEM_BYTES} characters (400 beyond) and {MAX_ITEM_BYTES} "
+        "bytes as UTF-8 (413 TooLarge beyond).",
     )
     app: str | None = Field(default=None, min_length=1, max_length=64)
 
@@ -94,11 +91,12 @@ class TurnItem(Body):
 class PostTurn(Body):
     model: str | None = Field(default=None, max_length=200, json_schema_extra=MODEL_NAME)
     items: list[TurnItem] = Field(
+        min_length=1,
+        max_length=MAX_TURN_ITEMS,
         description=(
-            f"1 to {MAX_TURN_ITEMS} items (413 TooLarge beyond); a session holds at most "
+            f"1 to {MAX_TURN_ITEMS} items (400 beyond); a session holds at most "
             f"{MAX_SESSION_ITEMS} items in all (413 TooLarge at items)."
         ),
-        json_schema_extra=_TURN_ITEMS,
     )
     expected: str | None = Field(default=None, max_length=100)
     revision: int | None = Field(default=None, ge=0)

@@ -15,7 +15,13 @@ Role = Literal["user", "assistant", "tool", "system"]
 
 class CreateThread(Body):
     agentId: str = Field(min_length=1, max_length=200)
-    resourceId: str | None = Field(default=None, min_length=1, max_length=200)
+    resourceId: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="whose thread it is: the caller (the default), the only resource a "
+        "person acts for; any other id is a 403 naming `resourceId`, and nothing is created",
+    )
 
 
 class ThreadOut(Answer):

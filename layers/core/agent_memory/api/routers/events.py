@@ -8,7 +8,12 @@ from fastapi import APIRouter, Query
 
 from agent_memory.api.contracts.events import EventsAnswer
 from agent_memory.api.deps import CallerDep, ServicesDep, run
-from agent_memory.domain.event_limits import DEFAULT_LIMIT, MAX_CURSOR, MAX_LIMIT
+from agent_memory.domain.event_limits import (
+    CURSOR_PATTERN,
+    DEFAULT_LIMIT,
+    MAX_CURSOR,
+    MAX_LIMIT,
+)
 
 router = APIRouter(tags=["events"])
 
@@ -22,9 +27,10 @@ async def list_events(
         Query(
             min_length=1,
             max_length=MAX_CURSOR,
-            description="the `next` of the previous page (opaque); without it, the oldest "
-            "kept events (kept at least 24 hours). A malformed cursor, or another caller's, "
-            "is a 400 naming `after`",
+            pattern=CURSOR_PATTERN,
+            description="the `next` of the previous page (opaque, in this pattern); without "
+            "it, the oldest kept events (kept at least 24 hours). One this feed did not issue "
+            "to you (another caller's, or made up) is a 404 naming `after`",
         ),
     ] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="events per page")] = (

@@ -47,7 +47,7 @@ async def list_threads(
             min_length=1,
             max_length=200,
             description="the id of the last thread of the page before: one of your threads "
-            "(else 404), of the agent listed (else 400)",
+            "of the agent listed (else 404)",
         ),
     ] = None,
 ) -> ThreadsAnswer:
