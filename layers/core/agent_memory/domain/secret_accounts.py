@@ -12,6 +12,7 @@ named beside it (a sort code, a routing number, "bank").
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from unicodedata import normalize
 
@@ -62,6 +63,10 @@ _ANSWER = (
     r"|apellido\s+de\s+soltera)"
 )
 _ANSWER_STEMS = (
+    "question",
+    "born",
+    "née",
+    "geboren",
     "answer",
     "antwort",
     "réponse",
@@ -76,6 +81,19 @@ _SECURITY_ANSWER = re.compile(
     # The question may be quoted between: the answer to the question "first pet" is ...
     rf"\b{_ANSWER}\b(?:\s+[\"“'][^\"”'\n]{{1,40}}[\"”'])?{FOR}\s*{IS}\s*"
     r"(?P<value>[^\s.,;!?]{2,})",
+    re.IGNORECASE,
+)
+# "my first pet's name, for the security question, is Rex": the question set apart, then a
+# value ("my security question is boring" says nothing of the answer).
+_QUESTION_IS = re.compile(
+    r"\b(?:security|secret)\s+questions?\s*[,:)\"\u201d'-]+\s*(?:\w+\s+){0,3}?(?:is|was)\s+"
+    r"(?P<value>[^\s.,;!?]{2,})",
+    re.IGNORECASE,
+)
+# "my mother was born Smith", "meine Mutter ist eine geborene Schneider".
+_BORN = re.compile(
+    r"\b(?:mother|mom|mum|mutter|mère|madre)\b[^.!?\n]{0,25}?\b(?:born|née|nee|geborene|geb\.)"
+    r"\s+(?P<value>[^\s.,;!?]{2,})",
     re.IGNORECASE,
 )
 # "security question: first pet? answer: Fluffy".
@@ -103,7 +121,10 @@ def account_secret(text: str, lowered: str) -> str | None:
     if _has_iban(text) or _has_account_number(text, lowered):
         return BANK_ACCOUNT
     if any(word in lowered for word in _ANSWER_STEMS):
-        for match in _SECURITY_ANSWER.finditer(text):
+        answers = itertools.chain(
+            _SECURITY_ANSWER.finditer(text), _QUESTION_IS.finditer(text), _BORN.finditer(text)
+        )
+        for match in answers:
             if is_value(match.group("value"), text, match.end()):
                 return SECURITY_ANSWER
         if any(True for _ in _QUESTION_THEN_ANSWER.finditer(text)):

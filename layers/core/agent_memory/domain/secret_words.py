@@ -27,7 +27,8 @@ IS_WORD = r"(?:is|was|ist|war|est|était|es|era|é|è)"
 NOW = r"(?:(?:now|still|currently|jetzt|nun|maintenant|désormais|ahora|todavía)\s+)?"
 # A place or purpose between the word and "is": "the password for the staging db is ...".
 FOR = (
-    r"(?:\s+(?:for|of|to|on|at|für|fürs|zum|zur|vom|von|pour|du|de|des|de\s+la|para|del"
+    r"(?:\s+(?:for|of|to|on|at|with|für|fürs|zum|zur|vom|von|bei|pour|du|de|des|de\s+la|avec"
+    r"|para|del|con"
     r"|de\s+mi)\s+[\w .@'\u2019-]{1,40}?)?"
 )
 # Who uses it, between the word and "is": "the password I use for everything is ...".

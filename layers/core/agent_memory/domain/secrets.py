@@ -110,7 +110,7 @@ _PASSWORD_WORD = (
     r"|contrase(?:ñ|n)as?|clave\s+(?:de\s+acceso|secreta)|senha|frase\s+de\s+contrase(?:ñ|n)a"
     # The key of a wifi network is its password.
     r"|(?:wi-?fi|wlan|wpa2?|wep|network|netzwerk|router)[\s-]*(?:key|schlüssel)"
-    r"|(?:wi-?fi|wlan|router)[\s-]*pass"
+    r"|(?:wi-?fi|wlan|router)[\s-]*(?:pass|code)|c(?:ode|ódigo|odigo)\s+(?:du\s+|del\s+)?wi-?fi"
     r"|cl[ée]\s+(?:du\s+|de\s+)?(?:wi-?fi|wpa|r[ée]seau)"
     r"|clave\s+(?:del\s+|de\s+la\s+)?(?:wi-?fi|wpa|red)"
     # A code word, safe word or secret word is a password said aloud.
@@ -157,7 +157,8 @@ _NETWORK_BARE = re.compile(rf"\b(?:wi-?fi|wlan)\b\s*[:=]\s*{VALUE}", re.IGNORECA
 _VALUE_FIRST = re.compile(
     r"(?P<start>^|[.!?:;,(]\s*|\n)?(?<![\w-])"
     r"(?:(?P<quote>[\"`«“„\u2018][^\"`»”\u2019\n]{2,60}[\"`»”\u2019])|(?P<value>[^\s\"'`«»“”„\u2018\u2019]{2,}))"
-    rf"\s+{IS_WORD}\s+(?:{OWNERS}\s+)?(?:[\w-]+\s+){{0,2}}?"
+    rf"\s+{IS_WORD}\s+(?:{OWNERS}\s+|what\s+(?:i|we|you|he|she|they)\s+use\s+(?:as|for)\s+)?"
+    r"(?:[\w-]+\s+){0,2}?"
     rf"(?:{_PASSWORD_WORD}|pin|pin-?code|passcode|geheimzahl)\b{_COMPOUND}",
     re.IGNORECASE,
 )
@@ -166,6 +167,13 @@ _VALUE_FIRST = re.compile(
 _AS_PASSWORD = re.compile(
     rf"\s(?:as|als|comme|como)\s+(?:{OWNERS}\s+)?(?:(?:new|neues|nouveau|nueva)\s+)?"
     rf"{_PASSWORD_WORD}\b{_COMPOUND}",
+    re.IGNORECASE,
+)
+# "I use LetMeIn2024 for the wifi": what opens a network, a device or an account.
+_USE_FOR = re.compile(
+    rf"\b(?:use|type|enter)\s+{VALUE}\s+(?:for|on|to\s+(?:log|sign|get)\s+in(?:to)?)\s+"
+    r"(?:the\s+|my\s+|our\s+)?(?:wi-?fi|wlan|router|network|account|login|laptop|computer"
+    r"|phone|e-?mail|mail|vpn|server|drive|safe)\b",
     re.IGNORECASE,
 )
 # A passphrase is plain words: "the passphrase is correct horse battery staple".
@@ -206,13 +214,14 @@ _USER_THEN_PASS = re.compile(
 _LOGIN_THEN_PASSWORD = re.compile(
     r"\b(?:logins?|log-ins?|sign-?ins?|accounts?|user(?:name)?|(?:be)?nutzer(?:name)?"
     r"|utilisateur|identifiant|usuario|zugang)\b[^.!?\n]{0,60}?\b(?:pass(?:word|wort)?|pw|pwd"
-    rf"|kennwort|mot\s+de\s+passe|contrase(?:ñ|n)a|clave|senha)\b(?P<is>{FOR}\s*{IS})?{VALUE}",
+    rf"|kennwort|mot\s+de\s+passe|contrase(?:ñ|n)a|clave|senha)\b(?:(?P<is>{FOR}\s*{IS})|\s*[:=]|\s)"
+    rf"{VALUE}",
     re.IGNORECASE,
 )
 # "to log in to the router use admin / Tiger!88".
 _LOG_IN_WITH_PAIR = re.compile(
     rf"\b(?:log(?:ged|s)?[\s-]*(?:in|into|on)|sign[\s-]*in)\b[^.!?\n]{{0,40}}?\b(?:use|with|using"
-    rf"|as)\s+{_USER_PASS}",
+    rf"|as|type|enter)\s+{_USER_PASS}",
     re.IGNORECASE,
 )
 # "log into the router as admin with Tiger!88".
@@ -333,6 +342,7 @@ _CODE_STEMS = wordset(
     """code key pin pass token otp cvv cvc verification schlüssel prüfnummer digo geheimzahl
     combination puk entsperr"""
 )
+_USE_STEMS = frozenset(("use ", "type ", "enter "))
 _OPENS_STEMS = wordset("open unlock disarm öffnet ouvre abre")
 _NAMED_STEMS = wordset("key secret token cred schlüssel clé clave jeton")
 # Longer texts are read in windows around these words (every family's stems, and doors).
@@ -345,6 +355,7 @@ _RULE_WORDS = re.compile(
             | _CODE_STEMS
             | _OPENS_STEMS
             | _NAMED_STEMS
+            | _USE_STEMS
             | wordset("gate door garage alarm safe lockbox tor tür porte portail puerta port")
         )
     )
@@ -431,6 +442,10 @@ def _phrased_in(text: str, lowered: str) -> str | None:
         return PIN
     if ":" in text and _DOOR_COLON.search(text):
         return PIN
+    if _has(lowered, _USE_STEMS) and any(
+        credential(match.group("value"), loose=False) for match in _USE_FOR.finditer(text)
+    ):
+        return PASSWORD
     if _has(lowered, _PASSWORD_STEMS) and any(
         _password(window, window_lowered)
         for window, window_lowered in windows(text, lowered, _PASSWORD_HIT, before=100)
