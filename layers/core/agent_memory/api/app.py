@@ -160,15 +160,17 @@ _ERROR_SCHEMA: dict[str, Any] = {
     },
 }
 _ERRORS = {
-    "400": "ValidationError: malformed body or unknown field; `path` names it",
+    "400": "ValidationError: malformed body, unknown field, a key written twice, or a value "
+    "outside this schema (its limits included); `path` names it",
     "401": "Unauthorized: missing, unknown or revoked token",
     "403": "Forbidden: the object is visible but the action needs a grant",
     "404": "NotFound: unknown object, or one of another organization",
     "409": "SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or "
     "Conflict: stale "
     "expected/revision, or a conflict the route names",
-    "413": "TooLarge: a body over the limit (1 MiB), a field over its documented limit, or "
-    "a write that would take a pool past its bound; `path` names the field",
+    "413": "TooLarge: what no schema states: a body over the limit (1 MiB), a text within "
+    "its characters but over its bytes as UTF-8, or a write that would take a pool past its "
+    "bound; `path` names the field",
     "429": "Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); "
     "`Retry-After` says when to retry",
     "503": "Unavailable: a dependency failed; nothing was written, retry",

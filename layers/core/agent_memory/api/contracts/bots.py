@@ -72,7 +72,10 @@ class BotAnswer(Answer):
 
 
 class CreateLink(Body):
-    organizationId: Id
+    organizationId: Id = Field(
+        description="another organization than the bot's own: the bot's own organization "
+        "is a 409 Conflict naming `organizationId` (a link there would change nothing)"
+    )
     grants: dict[str, str] = Field(json_schema_extra=GRANTS)
 
 
