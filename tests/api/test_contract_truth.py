@@ -20,6 +20,7 @@ from typing import Any
 from agent_memory.api.contracts.base import NOT_BLANK_PATTERN
 from infra.gen_openapi import OPENAPI_PATH
 from tests.conftest import Api, User
+from tests.security.test_access_matrix import BODIES, build_world
 
 DOCUMENT = json.loads(OPENAPI_PATH.read_text())
 SCHEMAS = DOCUMENT["components"]["schemas"]
@@ -46,6 +47,9 @@ def test_the_schema_states_non_blank_names_and_contents() -> None:
         ("CreateAgentMemory", "content"),
         ("UpdateAgentMemory", "content"),
         ("BotSettingsPatch", "instructions"),
+        ("RememberCommand", "content"),
+        ("AgentRemember", "content"),
+        ("RememberEntry", "content"),
     ):
         assert SCHEMAS[schema]["properties"][field]["pattern"] == NOT_BLANK_PATTERN, schema
 
@@ -64,6 +68,20 @@ def test_a_blank_name_or_content_is_a_400_naming_it(api: Api) -> None:
     assert api.client.get("/v1/agent_memories", headers=user.headers).json()["data"] == []
     named = api.client.post("/v1/channels", json={"name": " Team "}, headers=user.headers)
     assert named.status_code == 201, named.text
+
+
+def test_a_blank_remember_is_a_400_naming_its_content(api: Api) -> None:
+    world = build_world(api)
+    for path in (
+        "/v1/sessions/{sessionId}/memory",
+        "/v1/agents/{agentId}/memory",
+        "/v1/bots/{botId}/memory",
+    ):
+        body = BODIES[("POST", path)](world)
+        body["command"]["content"] = " \t "
+        url = re.sub(r"\{(\w+)\}", lambda m: world.ids[m.group(1)], path)
+        answer = api.client.post(url, json=body, headers=world.owner.headers)
+        assert _error(answer) == (400, "ValidationError", ["command", "content"]), path
 
 
 def _turn(api: Api, user: User) -> str:

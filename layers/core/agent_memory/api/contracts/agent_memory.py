@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from agent_memory.api.contracts.base import Answer, Body, require_known_tag
+from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, NotBlank, require_known_tag
 from agent_memory.api.contracts.memory_text import POOL_BOUND
 
 if TYPE_CHECKING:
@@ -20,7 +20,9 @@ LastingKind = Literal["procedure", "preference", "decision"]
 class AgentRemember(Body):
     tag: Literal["Remember"] = Field(alias="_tag")
     key: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
-    content: str = Field(min_length=1, max_length=8000, description=POOL_BOUND)
+    content: Annotated[str, NotBlank] = Field(
+        min_length=1, max_length=8000, description=POOL_BOUND, json_schema_extra=NOT_BLANK
+    )
     kind: LastingKind
 
     def to_domain(self) -> memory.Remember | memory.Forget:

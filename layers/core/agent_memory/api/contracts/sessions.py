@@ -10,8 +10,10 @@ from pydantic import ConfigDict, Field, field_validator
 from agent_memory.api.contracts.base import (
     APP_ONLY_ON_TOOLS,
     MODEL_NAME,
+    NOT_BLANK,
     Answer,
     Body,
+    NotBlank,
     require_known_tag,
 )
 from agent_memory.api.contracts.memory_text import POOL_BOUND
@@ -143,7 +145,9 @@ class ForkSession(Body):
 class RememberCommand(Body):
     tag: Literal["Remember"] = Field(alias="_tag")
     key: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
-    content: str = Field(min_length=1, max_length=8000, description=POOL_BOUND)
+    content: Annotated[str, NotBlank] = Field(
+        min_length=1, max_length=8000, description=POOL_BOUND, json_schema_extra=NOT_BLANK
+    )
     kind: Kind
 
     def to_domain(self) -> memory.Command:
