@@ -8,7 +8,13 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, field_validator
 from pydantic.config import JsonDict
 
-from agent_memory.api.contracts.base import Answer, Body, empty_list, require_known_tag
+from agent_memory.api.contracts.base import (
+    NOT_BLANK,
+    Answer,
+    Body,
+    empty_list,
+    require_known_tag,
+)
 from agent_memory.api.contracts.bot_fields import Id, Name, Sparse
 from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
 
@@ -123,7 +129,8 @@ class BotMemory(Answer):
 
 class RememberEntry(Body):
     tag: Literal["Remember"] = Field(alias="_tag")
-    content: str = Field(min_length=1, max_length=MAX_MEMORY_CONTENT)
+    # Blank content is refused by the domain (its message); the schema says so.
+    content: str = Field(min_length=1, max_length=MAX_MEMORY_CONTENT, json_schema_extra=NOT_BLANK)
     tags: list[Annotated[str, Field(json_schema_extra=TOPIC)]] = Field(
         default_factory=empty_list,
         max_length=32,
