@@ -280,6 +280,13 @@ class Catalog:
     def resolve(self, name: str | None) -> LearningModel | None:
         return self.models.get(name or "")
 
+    def providers(self) -> tuple[str, ...]:
+        """The providers of the test's models, in the port's order."""
+        from agent_memory.domain.model_name_bounds import PROVIDERS
+
+        named = {name.partition("/")[0] for name in self.models}
+        return tuple(p for p in PROVIDERS if p in named)
+
 
 def failing(kind: str, retryable: bool, message: str = "the model failed") -> Script:
     def script(request: LearningRequest) -> ModelReply:

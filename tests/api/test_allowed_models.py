@@ -15,7 +15,9 @@ DEPLOYMENT = "local/*, openai/gpt-4o-mini, bedrock/*"
 
 @pytest.fixture
 def settings(settings: Any) -> Any:
-    return settings.model_copy(update={"allowed_models": DEPLOYMENT})
+    # An OpenAI-compatible endpoint is configured: every provider named here can run.
+    endpoint = "http://127.0.0.1:9/v1"
+    return settings.model_copy(update={"allowed_models": DEPLOYMENT, "openai_base_url": endpoint})
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ Turn's `learningReason`. Over HTTP on the embedded AWS."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -13,8 +14,31 @@ from tests.conftest import Api, User
 
 @pytest.fixture
 def settings(settings: Any) -> Any:
-    # Anthropic is allowed but not configured here (no key): "the provider not configured".
-    return settings.model_copy(update={"allowed_models": "anthropic/*,local/*"})
+    # Anthropic is allowed and keyed, so a session may name it (until `Forgetting.lost`).
+    update = {"allowed_models": "anthropic/*,local/*", "anthropic_api_key": "sk-ant-test"}
+    return settings.model_copy(update=update)
+
+
+@dataclass
+class Forgetting:
+    """The deployment's catalog, until a restart without Anthropic's key (`lost`): a
+    session that named an Anthropic model then has a provider not configured."""
+
+    real: Any
+    lost: bool = False
+
+    def resolve(self, name: str | None) -> Any:
+        if self.lost and (name or "").startswith("anthropic/"):
+            return None
+        return self.real.resolve(name)
+
+    def providers(self) -> tuple[str, ...]:
+        return tuple(p for p in self.real.providers() if not (self.lost and p == "anthropic"))
+
+
+@pytest.fixture
+def adapters(adapters: Any) -> Any:
+    return replace(adapters, models=Forgetting(adapters.models))
 
 
 def post(api: Api, user: User, url: str, body: Any) -> Any:
@@ -160,7 +184,7 @@ class Refusing:
 
 
 def test_a_skipped_turn_says_why(
-    api: Api, services: Any, org: tuple[User, User, User, User]
+    api: Api, services: Any, adapters: Any, org: tuple[User, User, User, User]
 ) -> None:
     ana = org[0]
     agent_id = agent(api, ana)
@@ -173,7 +197,15 @@ def test_a_skipped_turn_says_why(
         return turn["learningReason"]
 
     assert reason() == "noModel"
-    assert reason(model="anthropic/claude-x") == "modelNotConfigured"
+    forgetting = adapters.models
+    named = session(api, ana, agent_id, model="anthropic/claude-x")
+    forgetting.lost = True
+    try:
+        sent = [{"role": "user", "content": "My budget is 1500 EUR."}]
+        turn = post(api, ana, f"/v1/sessions/{named}/turns", {"items": sent})["turn"]
+        assert turn["learningReason"] == "modelNotConfigured"
+    finally:
+        forgetting.lost = False
     app_only = [{"role": "tool", "content": "42", "app": "calc"}]
     assert reason(app_only, model="local/rules") == "appOnly"
     boss = api.user(ana.org_id, role="admin")

@@ -382,15 +382,22 @@ def test_the_reflector_condenses_the_log_past_its_threshold(observed: Observed) 
     )
     thread = observed.world.thread()
     observed.turns(thread, *range(1, 8))  # 1,400 tokens: seven buffered observations
+    assert "reflection" not in observed.script.tasks()
+    calls = len(observed.script.calls)
     context = observed.context(thread)  # five replace history: a log of about 1,500
     assert context["observations"].count("- chunk") == 5
-    assert "reflection" not in observed.script.tasks()
-    # The next run reflects in the background (the log passed 0.5 of 1,000): in reserve.
-    observed.turns(thread, 8)
-    assert observed.script.tasks()[-1] == "reflection"
+    # The activation took the log past 0.5 of 1,000: the reflector ran in the background
+    # at once, with no later save, and its reflection waits in reserve.
+    assert observed.script.tasks()[calls:] == ["reflection"]
     reflection = observed.script.calls[-1]
     assert reflection.user.count("- chunk") == 5
     assert observed.log(thread)["reflections"] == 0
+    runs = observed.world.get(f"/v1/threads/{thread}/learning").json()["executions"]
+    reflected = [r for r in runs if [a["op"] for a in r["applied"]] == ["reflect"]]
+    assert [r["status"] for r in reflected] == ["succeeded"]
+    # Another context changes nothing and starts no second reflection.
+    observed.context(thread)
+    assert observed.script.tasks()[calls:] == ["reflection"]
     # The log is past 1,000: the reflection replaces the five observations it condensed.
     context = observed.context(thread)
     assert context["observations"].startswith("- reflection")
@@ -409,8 +416,7 @@ def test_reflection_idle_activation_is_its_own(observed: Observed) -> None:
     )
     thread = observed.world.thread()
     observed.turns(thread, *range(1, 8))
-    observed.context(thread)
-    observed.turns(thread, 8)  # past 0.5 of 1,000: a reflection in reserve
+    observed.context(thread)  # past 0.5 of 1,000: a reflection in reserve at once
     assert observed.script.tasks()[-1] == "reflection"
     # Under observationTokens and not idle: the observations stay.
     assert "- chunk" in observed.context(thread)["observations"]
@@ -429,9 +435,11 @@ def test_past_reflection_block_after_the_reflector_runs_in_the_context(
     thread = observed.world.thread()
     observed.turns(thread, *range(1, 8))
     assert "reflection" not in observed.script.tasks()
+    calls = len(observed.script.calls)
     # Five observations of 450 tokens activate at once: 2,250 tokens, past 1.9 x 1,000.
     context = observed.context(thread)
-    assert observed.script.tasks()[-1] == "reflection"
+    # One reflection, in the request: the condensed log wants no background one.
+    assert observed.script.tasks()[calls:] == ["reflection"]
     assert context["observations"].startswith("- reflection")
     assert observed.log(thread)["reflections"] == 1
 

@@ -61,6 +61,18 @@ def _openai(request: pytest.FixtureRequest) -> Iterator[Embedder]:
         assert all(r["path"] == "/v1/embeddings" for r in server.requests)
 
 
+def _openai_of_unknown_size(request: pytest.FixtureRequest) -> Iterator[Embedder]:
+    # An Ollama or vLLM model: its size comes from its first answer.
+    from agent_memory.adapters.remote_embedders import OpenAIEmbedder
+    from tests.support.embedding_server import embedding_server
+
+    with embedding_server(dimensions=24) as server:
+        embedder = OpenAIEmbedder("nomic-embed-text", server.url)
+        assert embedder.dimension is None
+        yield embedder
+        assert embedder.dimension in (None, 24)
+
+
 def _bedrock(request: pytest.FixtureRequest) -> Iterator[Embedder]:
     import boto3
     from botocore.response import StreamingBody
@@ -99,6 +111,7 @@ def _bedrock(request: pytest.FixtureRequest) -> Iterator[Embedder]:
 EMBEDDERS: dict[str, Callable[[pytest.FixtureRequest], Iterator[Embedder]]] = {
     "local": _local,
     "openai": _openai,
+    "openai-of-unknown-size": _openai_of_unknown_size,
     "bedrock": _bedrock,
 }
 

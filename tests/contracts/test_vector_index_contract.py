@@ -90,16 +90,17 @@ def _memory(request: pytest.FixtureRequest) -> VectorIndex:
 class _Reopening:
     """The file-backed index, reopened from its log before every query."""
 
-    def __init__(self, path: Any) -> None:
+    def __init__(self, path: Any, dimension: int | None = DIM) -> None:
         from agent_memory.adapters.vector_index import InProcessVectorIndex
 
         self._path = path
-        self._index = InProcessVectorIndex(DIM, path)
+        self._dimension = dimension
+        self._index = InProcessVectorIndex(dimension, path)
 
     def _reopen(self) -> Any:
         from agent_memory.adapters.vector_index import InProcessVectorIndex
 
-        self._index = InProcessVectorIndex(DIM, self._path)
+        self._index = InProcessVectorIndex(self._dimension, self._path)
         return self._index
 
     def put(self, records: Any) -> None:
@@ -116,6 +117,11 @@ def _file(request: pytest.FixtureRequest) -> VectorIndex:
     return _Reopening(request.getfixturevalue("tmp_path") / "vectors.log")
 
 
+def _file_sized_by_its_first_vector(request: pytest.FixtureRequest) -> VectorIndex:
+    # An embedding model of unknown size: the index takes the size its log keeps.
+    return _Reopening(request.getfixturevalue("tmp_path") / "vectors.log", None)
+
+
 def _s3(request: pytest.FixtureRequest) -> VectorIndex:
     from agent_memory.adapters.s3vectors import S3VectorIndex
 
@@ -125,6 +131,7 @@ def _s3(request: pytest.FixtureRequest) -> VectorIndex:
 INDEXES: dict[str, Callable[[pytest.FixtureRequest], VectorIndex]] = {
     "in-process": _memory,
     "in-process-file": _file,
+    "in-process-file-sized-by-first-vector": _file_sized_by_its_first_vector,
     "s3vectors": _s3,
 }
 

@@ -37,6 +37,7 @@ ROUTES = sorted(
 AUDIENCE: list[tuple[str, str]] = [
     (r"^/v1/admin/", "service-admin"),
     (r"^/v1/me$", "self"),
+    (r"^/v1/capabilities$", "self"),  # what the deployment runs, for any valid token
     (r"^/v1/organizations/\{orgId\}/", "org-admin"),
     (r"^/v1/agent_memories", "org"),
     (r"^/v1/agents/\{agentId\}", "owner"),

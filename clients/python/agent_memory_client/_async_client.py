@@ -135,6 +135,11 @@ class AsyncClient:
         """Who this client's token is (user, organization, role)."""
         return (await self._call(r.ME)).user
 
+    async def capabilities(self) -> m.Capabilities:
+        """What the deployment can run: model providers, the models this caller may name,
+        its embedding and local models (ask before naming a model)."""
+        return await self._call(r.CAPABILITIES)
+
     # ------------------------------------------------------------------ administration
 
     async def create_organization(self, name: str, id: str | None = None) -> m.CreatedOrganization:

@@ -131,6 +131,11 @@ class Client:
         """Who this client's token is (user, organization, role)."""
         return (self._call(r.ME)).user
 
+    def capabilities(self) -> m.Capabilities:
+        """What the deployment can run: model providers, the models this caller may name,
+        its embedding and local models (ask before naming a model)."""
+        return self._call(r.CAPABILITIES)
+
     # ------------------------------------------------------------------ administration
 
     def create_organization(self, name: str, id: str | None = None) -> m.CreatedOrganization:

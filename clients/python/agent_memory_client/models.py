@@ -130,6 +130,34 @@ class MeAnswer(Answer):
     user: Caller
 
 
+class Unconfigured(Answer):
+    provider: str
+    # The settings that would let the deployment run this provider's models (no values).
+    needs: str
+
+
+class ModelCapabilities(Answer):
+    providers: list[str]
+    # Names and `provider/*` patterns this caller may name where a model is asked for.
+    allowed: list[str]
+    default: str | None
+    unconfigured: list[Unconfigured]
+
+
+class Embedder(Answer):
+    name: str
+    # None until an embedding model of unknown size has answered once.
+    dimensions: int | None
+
+
+class Capabilities(Answer):
+    """What the deployment can run: names and patterns, never keys."""
+
+    models: ModelCapabilities
+    embedders: list[Embedder]
+    local: list[str]
+
+
 # --------------------------------------------------------------------------- agents, sessions
 
 

@@ -49,6 +49,7 @@ PATCH_SETTINGS = R(
     "PATCH", "/v1/organizations/{orgId}/settings", m.SettingsPatch, m.OrganizationSettings
 )
 ME = R("GET", "/v1/me", None, m.MeAnswer)
+CAPABILITIES = R("GET", "/v1/capabilities", None, m.Capabilities)
 ERASE_USER = R("POST", "/v1/organizations/{orgId}/users/{userId}/erase", None, m.ErasedUser)
 # agents and sessions (seed 000)
 LIST_AGENTS = R("GET", "/v1/agents", None, m.AgentList)

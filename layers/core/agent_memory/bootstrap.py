@@ -40,6 +40,7 @@ from agent_memory.service.agents import AgentService
 from agent_memory.service.bot_learning import BotLearningPool
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
+from agent_memory.service.capabilities import CapabilitiesService
 from agent_memory.service.erasure import ErasureService
 from agent_memory.service.events import EventService
 from agent_memory.service.identity import IdentityService
@@ -48,6 +49,7 @@ from agent_memory.service.learning_pools import LearningPool
 from agent_memory.service.limits import Limiter, ModelCallQuota, RequestLimits
 from agent_memory.service.memory_bot import MemoryBotService
 from agent_memory.service.memory_objects import MemoryObjectService
+from agent_memory.service.model_choice import ModelChoice
 from agent_memory.service.observer import Observer, ObserverService, ObserveStep
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.recall import MemoryRecall, RecallService, RecallStep
@@ -147,6 +149,7 @@ def local_adapters(
     from agent_memory.adapters.clock import RandomIds, SystemClock
     from agent_memory.adapters.local_cipher import LocalCipher
     from agent_memory.adapters.local_orchestrator import LocalOrchestrator
+    from agent_memory.adapters.models import aws_credentials_found
     from agent_memory.adapters.sqlite_store import SqliteStore
 
     store = SqliteStore(data_dir / STORE_FILE)
@@ -169,16 +172,18 @@ def local_adapters(
         clock=SystemClock(),
         ids=RandomIds(),
         orchestrator=orchestrator,
-        models=model_catalog(settings),
+        # Bedrock only with AWS credentials at hand (docs/adr/0020).
+        models=model_catalog(settings, bedrock=aws_credentials_found()),
         # One process serves this data directory: its counts are exact without the table.
         counters=ProcessCounters(),
         vectors_file=data_dir / VECTORS_FILE,
     )
 
 
-def model_catalog(settings: Settings, session: Any = None) -> ModelCatalog:
+def model_catalog(settings: Settings, session: Any = None, *, bedrock: bool = True) -> ModelCatalog:
     """The learning models this deployment offers (`provider/model`). A provider's key kept
-    in Secrets Manager is read at its first model call (adapters/secrets.py)."""
+    in Secrets Manager is read at its first model call (adapters/secrets.py). `bedrock`:
+    whether Bedrock's models run here (on AWS they do)."""
     from agent_memory.adapters.models import ModelCatalogImpl
     from agent_memory.adapters.secrets import ApiKey, KeyedCatalog, SecretReader
 
@@ -191,6 +196,7 @@ def model_catalog(settings: Settings, session: Any = None) -> ModelCatalog:
             anthropic_api_key=settings.anthropic_api_key,
             anthropic_base_url=settings.anthropic_base_url,
             allowed=model_policy(settings),
+            bedrock=bedrock,
         )
 
     def secrets_client() -> Any:
@@ -210,6 +216,12 @@ def model_catalog(settings: Settings, session: Any = None) -> ModelCatalog:
 def model_policy(settings: Settings) -> ModelPolicy:
     """The models this deployment allows (`ALLOWED_MODELS`)."""
     return ModelPolicy.from_setting(settings.allowed_models)
+
+
+def model_choice(settings: Settings, adapters: Adapters) -> ModelChoice:
+    """The one check of a model a person names: allowed, and runnable by these adapters'
+    catalog."""
+    return ModelChoice(model_policy(settings), adapters.models or model_catalog(settings))
 
 
 def learning_pools(settings: Settings, adapters: Adapters) -> list[LearningPool]:
@@ -389,7 +401,7 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
         identity=IdentityService(
             identity_repo, adapters.clock, adapters.ids, settings.admin_token_sha256
         ),
-        org_settings=OrgSettingsService(identity_repo, model_policy(settings)),
+        org_settings=OrgSettingsService(identity_repo, model_choice(settings, adapters)),
         memory_objects=MemoryObjectService.build(
             adapters.store,
             adapters.cipher,
@@ -440,7 +452,7 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
         agent_versions=AgentVersionService(
             AgentVersionRepository(adapters.store, adapters.cipher),
             adapters.clock,
-            model_policy(settings),
+            model_choice(settings, adapters),
             OrgSettingsService(identity_repo),
         ),
         threads=ThreadService(
@@ -451,7 +463,7 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             adapters.clock,
             adapters.ids,
             background=ThreadBackground(learning, thread_steps(settings, adapters)),
-            observer=ObserverService(observer(settings, adapters)),
+            observer=ObserverService(observer(settings, adapters), learning=learning),
             recall=recall_service(settings, adapters),
         ),
         events=EventService(
@@ -469,6 +481,12 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             bot_memory=bot_memory,
             vectors=recall_service(settings, adapters).index,
             clock=adapters.clock,
+        ),
+        capabilities=CapabilitiesService(
+            model_choice(settings, adapters),
+            OrgSettingsService(identity_repo),
+            default_model=settings.default_model,
+            embedder=recall_service(settings, adapters).embedder,
         ),
     )
 

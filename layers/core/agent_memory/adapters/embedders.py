@@ -1,7 +1,9 @@
 """The deployment's embedder from its name (`EMBEDDING_MODEL`, named like models):
 `local/minilm` (the default: no network), `bedrock/amazon.titan-embed-text-v2:0`
-(`?dimensions=256|512|1024`), `openai/<model>` (`?dimensions=<n>` for models whose size is
-not known here). The OpenAI key is read at the first embedding (it may be a secret)."""
+(`?dimensions=256|512|1024`), `openai/<model>` (`?dimensions=<n>` asks a size; a model whose
+size is not known here takes its first answer's). Building one calls no model: a model that
+cannot be reached fails the embeddings that need it, never the start. The OpenAI key is read
+at the first embedding (it may be a secret)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ LOCAL_MINILM = "local/minilm"
 class _KeyedOpenAI:
     """An OpenAI embedder built at its first call, when its key is read."""
 
-    def __init__(self, build: Callable[[], Embedder], model: str, dimension: int) -> None:
+    def __init__(self, build: Callable[[], Embedder], model: str, dimension: int | None) -> None:
         self._build = build
         self._built: Embedder | None = None
         self._model = model
@@ -27,8 +29,9 @@ class _KeyedOpenAI:
         return self._model
 
     @property
-    def dimension(self) -> int:
-        return self._dimension
+    def dimension(self) -> int | None:
+        # The built embedder's once it answered (it may have learned its size).
+        return self._built.dimension if self._built is not None else self._dimension
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
         if not texts:

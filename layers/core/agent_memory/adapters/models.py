@@ -8,7 +8,8 @@
 - `anthropic/<model>` -> `AnthropicModel` when `ANTHROPIC_API_KEY` is set, or when the base
   URL is not the public one; otherwise None.
 - `bedrock/<modelId>` -> `BedrockModel` in the deployment's region, its clients built on
-  first use (one per deadline) and shared by every Bedrock model.
+  first use (one per deadline) and shared by every Bedrock model; when `bedrock` is off
+  (a single machine without AWS credentials: `aws_credentials_found`), None.
 - No name, a malformed name, an unknown provider, or a name outside `ALLOWED_MODELS` ->
   None (names are validated with a 400 where a person sets them; a stored name that no
   longer resolves is "no model").
@@ -29,6 +30,7 @@ from agent_memory.adapters.openai_compatible import DEFAULT_BASE_URL, OpenAIComp
 from agent_memory.adapters.rules_model import NAME as RULES_NAME
 from agent_memory.adapters.rules_model import RulesModel
 from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.model_name_bounds import PROVIDERS
 from agent_memory.domain.model_names import ModelPolicy, parse_model_name
 from agent_memory.ports.models import LearningModel
 
@@ -48,6 +50,7 @@ class ModelCatalogImpl:
         anthropic_api_key: str = "",
         anthropic_base_url: str = ANTHROPIC_BASE_URL,
         allowed: ModelPolicy | None = None,
+        bedrock: bool = True,
     ) -> None:
         # The deployment's default model name (Settings.default_model), for callers to pick.
         self.default_model = default_model
@@ -57,6 +60,7 @@ class ModelCatalogImpl:
         self._openai_timeout_s = openai_timeout_s
         self._anthropic_api_key = anthropic_api_key
         self._anthropic_base_url = anthropic_base_url.rstrip("/")
+        self._bedrock_on = bedrock
         self._bedrock = BedrockClients(
             bedrock_client_factory or (lambda seconds: default_client(region, seconds))
         )
@@ -75,6 +79,16 @@ class ModelCatalogImpl:
     def anthropic_configured(self) -> bool:
         """A key is set, or the endpoint is not the public one (a proxy holds the key)."""
         return bool(self._anthropic_api_key) or self._anthropic_base_url != ANTHROPIC_BASE_URL
+
+    def providers(self) -> tuple[str, ...]:
+        """The providers this catalog can run models of (`ports.ModelCatalog`)."""
+        configured = {
+            "local": True,
+            "openai": self.openai_configured,
+            "bedrock": self._bedrock_on,
+            "anthropic": self.anthropic_configured,
+        }
+        return tuple(p for p in PROVIDERS if configured.get(p))
 
     def resolve(self, name: str | None) -> LearningModel | None:
         """The model behind `provider/model`, or None when this deployment has none."""
@@ -110,5 +124,23 @@ class ModelCatalogImpl:
                 parsed.model, api_key=self._anthropic_api_key, base_url=self._anthropic_base_url
             )
         if parsed.provider == "bedrock":
+            if not self._bedrock_on:
+                return None
             return BedrockModel(parsed.model, clients=self._bedrock)
         return None
+
+
+def aws_credentials_found() -> bool:
+    """Whether AWS credentials are at hand without asking an instance metadata service (a
+    single machine: the environment, a profile, SSO, a credential process, a container
+    role): Bedrock is runnable there only with them. On AWS the functions always have them."""
+    import botocore.session
+    from botocore.exceptions import BotoCoreError
+
+    resolver = botocore.session.Session().get_component("credential_provider")
+    # The metadata service on a machine that is not an EC2 instance costs a second's timeout.
+    resolver.remove("iam-role")
+    try:
+        return resolver.load_credentials() is not None
+    except BotoCoreError:  # a broken profile is "no credentials", not a failed start
+        return False

@@ -5,7 +5,9 @@
   (256 and 512 on request: `bedrock/amazon.titan-embed-text-v2:0?dimensions=512`).
 - `openai/<model>`: the OpenAI-compatible `POST {base}/embeddings` with every text of a
   batch in one `input` list (`text-embedding-3-small`: 1,536 dimensions unless the name
-  asks `?dimensions=`); vectors are normalised here, as some servers answer raw ones.
+  asks `?dimensions=`); vectors are normalised here, as some servers answer raw ones. A
+  model of a size known neither here nor from its name (an Ollama or vLLM model) takes the
+  size of its first answer, and every later answer must have it.
 
 Failures become `EmbeddingFailure(retryable=...)` (the kinds of adapters/http_json.py and
 adapters/bedrock.py: throttling, timeouts and 5xx retry; configuration errors do not). The
@@ -139,13 +141,8 @@ class OpenAIEmbedder:
         self._endpoint = JsonEndpoint(base_url.rstrip("/") + "/embeddings", api_key)
         self._api_key = api_key
         self._asked = dimensions
-        known = dimensions or OPENAI_DIMENSIONS.get(model)
-        if known is None:
-            raise EmbeddingFailure(
-                f"say the dimensions of openai/{model}: openai/{model}?dimensions=<n>",
-                retryable=False,
-            )
-        self._dimensions = known
+        # None until the first answer tells it (a model this module does not know).
+        self._dimensions: int | None = dimensions or OPENAI_DIMENSIONS.get(model)
         self._post = post
 
     @property
@@ -153,7 +150,7 @@ class OpenAIEmbedder:
         return f"openai/{self._model}"
 
     @property
-    def dimension(self) -> int:
+    def dimension(self) -> int | None:
         return self._dimensions
 
     def body(self, texts: Sequence[str]) -> dict[str, Any]:
@@ -185,6 +182,7 @@ class OpenAIEmbedder:
         rows = data.get("data") if isinstance(data, dict) else None
         if not isinstance(rows, list) or len(rows) != len(texts):
             raise EmbeddingFailure("the answer has not one embedding per input", retryable=False)
+        size = self._dimensions or _first_size(rows)
         vectors: list[Vector | None] = [None] * len(texts)
         for position, row in enumerate(rows):
             index = row.get("index", position) if isinstance(row, dict) else None
@@ -193,10 +191,24 @@ class OpenAIEmbedder:
                 not isinstance(index, int)
                 or not 0 <= index < len(texts)
                 or not isinstance(vector, list)
-                or len(vector) != self._dimensions
+                or len(vector) != size
             ):
-                raise EmbeddingFailure("an embedding of the answer is malformed", retryable=False)
+                raise EmbeddingFailure(
+                    f"an embedding of the answer is malformed (expected {size} numbers)",
+                    retryable=False,
+                )
             vectors[index] = _unit(vector)
         if any(v is None for v in vectors):
             raise EmbeddingFailure("the answer has not one embedding per input", retryable=False)
+        # Learned once the whole answer holds: a malformed first answer teaches nothing.
+        self._dimensions = size
         return [v for v in vectors if v is not None]
+
+
+def _first_size(rows: Sequence[Any]) -> int:
+    """The length of an answer's first embedding (at least one number)."""
+    first = rows[0] if rows else None
+    vector = first.get("embedding") if isinstance(first, dict) else None
+    if not isinstance(vector, list) or not vector:
+        raise EmbeddingFailure("an embedding of the answer is malformed", retryable=False)
+    return len(vector)

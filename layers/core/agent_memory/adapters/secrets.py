@@ -149,6 +149,12 @@ class KeyedCatalog:
     def __repr__(self) -> str:
         return f"KeyedCatalog(providers={sorted(self._keys)})"
 
+    def providers(self) -> tuple[str, ...]:
+        """As the real catalog, a provider keyed by a secret counted as set (none is read)."""
+        plain = self._plain.providers()
+        secret = {p for p, key in self._keys.items() if key.from_secret}
+        return tuple(p for p in self._probe.providers() if p in plain or p in secret)
+
     def resolve(self, name: str | None) -> LearningModel | None:
         """As the real catalog; a secret-keyed provider's model reads its key when asked."""
         if not name:

@@ -6,6 +6,10 @@ to it as one JSON line (puts with their float32 vectors in base64, deletes by ke
 log is replayed on start, so the index keeps its data across restarts. The log is rewritten
 compactly once it holds more than twice the live vectors. Like S3 Vectors, it holds vectors
 and ids only, never text.
+
+Its dimension is given, or (an embedding model whose size is learned from its first answer)
+taken from the first vector put, which the log keeps: the index is made once with that
+size, and a vector of another size is refused with both sizes named.
 """
 
 from __future__ import annotations
@@ -33,14 +37,15 @@ _GROWTH = 1024
 
 
 class InProcessVectorIndex:
-    def __init__(self, dimension: int, path: Path | None = None) -> None:
+    def __init__(self, dimension: int | None, path: Path | None = None) -> None:
         import numpy as np
 
         self._np = np
+        # None until the first vector (put or replayed) sets it.
         self.dimension = dimension
         self._path = path
         self._lock = threading.Lock()
-        self._matrix = np.zeros((0, dimension), dtype=np.float32)
+        self._matrix = np.zeros((0, dimension or 0), dtype=np.float32)
         self._size = 0
         self._keys: list[str] = []
         self._rows: dict[str, int] = {}
@@ -58,9 +63,11 @@ class InProcessVectorIndex:
     def put(self, records: Sequence[VectorRecord]) -> None:
         if len(records) > MAX_PUT_BATCH:
             raise ValueError(f"at most {MAX_PUT_BATCH} vectors a put")
-        for record in records:
-            self._check(record)
         with self._lock:
+            if records and self.dimension is None:
+                self._made(len(records[0].vector))
+            for record in records:
+                self._check(record)
             for record in records:
                 self._put(record)
             self._log([{"put": [self._encode(r) for r in records]}], len(records))
@@ -73,13 +80,26 @@ class InProcessVectorIndex:
                 self._delete(key)
             self._log([{"delete": list(keys)}], len(keys))
 
+    def _made(self, dimension: int) -> None:
+        """Make the index for vectors of `dimension` (its first vector's size)."""
+        if dimension < 1:
+            raise ValueError("a vector has at least one dimension")
+        self.dimension = dimension
+        self._matrix = self._np.zeros((0, dimension), dtype=self._np.float32)
+
     def _check(self, record: VectorRecord) -> None:
         if not record.key or len(record.key) > MAX_KEY_LENGTH:
             raise ValueError("a vector key is 1..1024 characters")
-        if len(record.vector) != self.dimension:
-            raise ValueError(f"a vector has {self.dimension} dimensions")
+        self._sized(record.vector)
         if not record.scope.org or not record.scope.owner:
             raise ValueError("a vector belongs to an organization and an owner")
+
+    def _sized(self, vector: Vector) -> None:
+        if len(vector) != self.dimension:
+            raise ValueError(
+                f"this index holds vectors of {self.dimension} dimensions, not {len(vector)} "
+                "(was the embedding model changed?)"
+            )
 
     def _put(self, record: VectorRecord) -> None:
         np = self._np
@@ -135,6 +155,9 @@ class InProcessVectorIndex:
             raise ValueError(f"top_k is 1..{MAX_TOP_K}")
         np = self._np
         with self._lock:
+            if self.dimension is None:
+                return []  # nothing was ever put
+            self._sized(vector)
             rows = [
                 i
                 for i, s in enumerate(self._scopes)
@@ -214,7 +237,11 @@ class InProcessVectorIndex:
                     # A line cut by a crash mid-write: the batch was never acknowledged.
                     continue
                 for raw in line.get("put", []):
-                    self._put(self._decode(raw))
+                    record = self._decode(raw)
+                    if self.dimension is None:
+                        self._made(len(record.vector))
+                    self._sized(record.vector)
+                    self._put(record)
                     self._logged += 1
                 for key in line.get("delete", []):
                     self._delete(key)

@@ -33,8 +33,8 @@ class Family:
 FAMILIES: tuple[Family, ...] = (
     Family(
         "identity",
-        ("health", "me", "admin", "admin:organizations", "org_settings"),
-        ("/healthz", "/v1/me", "/v1/admin", "/v1/organizations"),
+        ("health", "me", "capabilities", "admin", "admin:organizations", "org_settings"),
+        ("/healthz", "/v1/me", "/v1/capabilities", "/v1/admin", "/v1/organizations"),
         catch_all=True,
     ),
     Family("agents", ("agents", "agent_memory", "agent_versions"), ("/v1/agents",)),

@@ -6,9 +6,11 @@
   them `.` or `..`: `bedrock/../../etc` is a 400, never a path.
 - A pattern is a name or `provider/*`.
 - `ALLOWED_MODELS` (the deployment) is a comma-separated list of patterns. Unset, every
-  known provider is allowed: a provider the deployment has not configured still counts as
-  "no model" (API.md), not as a 400. An organization's `allowedModels` only narrows it: a
-  model must match both lists.
+  known provider is allowed. An organization's `allowedModels` only narrows it: a model
+  must match both lists.
+- A model must also be one this deployment can run: where a person names one, a provider it
+  has not configured is a 400 saying which configuration is missing (`not_configured`); a
+  stored name whose provider stops being configured later counts as "no model".
 """
 
 from __future__ import annotations
@@ -21,6 +23,18 @@ from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.model_name_bounds import MAX_NAME_LENGTH, PROVIDERS
 
 MAX_PATTERNS = 100
+# The only local learning model (adapters/rules_model.py).
+LOCAL_MODELS = ("local/rules",)
+# What a provider needs before this deployment can run its models: what it lacks, and the
+# settings that configure it (never their values).
+NEEDS: dict[str, tuple[str, str]] = {
+    "openai": ("OpenAI-compatible endpoint", "OPENAI_API_KEY / OPENAI_BASE_URL"),
+    "anthropic": ("Anthropic key", "ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL"),
+    "bedrock": (
+        "AWS credentials for Amazon Bedrock",
+        "it runs on AWS; on one machine AWS_PROFILE or AWS_ACCESS_KEY_ID, and AWS_REGION",
+    ),
+}
 
 _SEGMENT = re.compile(r"[A-Za-z0-9._:@+=,-]+")
 
@@ -113,3 +127,30 @@ class ModelPolicy:
         if organization is not None and not matches(name, organization):
             raise ValidationFailed(f"model {name!r} is not allowed in this organization", path)
         return parsed
+
+
+def not_configured(name: str) -> str:
+    """Why this deployment cannot run `name` (a well-formed name of a known provider)."""
+    provider = name.partition("/")[0]
+    if provider not in NEEDS:
+        return f"{name}: this deployment has no such model (local: {', '.join(LOCAL_MODELS)})"
+    what, settings = NEEDS[provider]
+    return f"{name}: this deployment has no {what} configured ({settings})"
+
+
+def narrowed(patterns: Sequence[str], by: Sequence[str] | None) -> tuple[str, ...]:
+    """The names and patterns that match both `patterns` and `by` (None: no narrowing),
+    as patterns again: `openai/*` narrowed by `openai/gpt-4o` is `openai/gpt-4o`."""
+    if by is None:
+        return tuple(patterns)
+    out: list[str] = []
+    for pattern in patterns:
+        provider, _, rest = pattern.partition("/")
+        if rest != "*":
+            kept = [pattern] if matches(pattern, by) else []
+        elif pattern in by:
+            kept = [pattern]
+        else:
+            kept = [p for p in by if p.partition("/")[0] == provider and not p.endswith("/*")]
+        out += [p for p in kept if p not in out]
+    return tuple(out)

@@ -226,6 +226,22 @@ def wants_reflection(active: Sequence[Chunk], buffered_reflection: bool, t: Thre
     )
 
 
+def passes_reflection_share(
+    before: Sequence[Chunk],
+    reserved_before: bool,
+    after: Sequence[Chunk],
+    reserved_after: bool,
+    t: Thresholds,
+) -> bool:
+    """Whether a change of the active log (`before` -> `after`, with a reflection in
+    reserve or not) is the one that makes it want a background reflection: that change
+    starts the reflection at once, so it never waits for the next save, and a log that
+    already wanted one (its reflection under way) starts no second."""
+    return wants_reflection(after, reserved_after, t) and not wants_reflection(
+        before, reserved_before, t
+    )
+
+
 def activates_reflection(active_log: int, t: Thresholds, *, quiet: bool) -> bool:
     """A reflection in reserve replaces what it condensed once the log passes
     `observationTokens`, or after `reflection.activateAfterIdle`."""

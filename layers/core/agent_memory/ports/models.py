@@ -70,3 +70,8 @@ class ModelCatalog(Protocol):
         """The model behind `provider/model`, or None when this deployment has none
         (no name, or a known provider that is not configured here)."""
         ...
+
+    def providers(self) -> tuple[str, ...]:
+        """The providers whose models this deployment can run (`local` for its local
+        models), in the order of `domain.model_name_bounds.PROVIDERS`; never a key."""
+        ...

@@ -42,7 +42,10 @@ class Embedder(Protocol):
         ...
 
     @property
-    def dimension(self) -> int: ...
+    def dimension(self) -> int | None:
+        """The vectors' size; None until the first answer of a model whose size is known
+        neither here nor from its name tells it."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
         """One vector per text; `EmbeddingFailure` when the model cannot answer."""

@@ -11,9 +11,9 @@ from agent_memory.domain.access import authorize, require_tenant
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.errors import NotFound, VersionConflict, WriteConflict
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.model_names import ModelPolicy
 from agent_memory.persistence.agent_versions import AgentVersionRepository, Version
 from agent_memory.ports import Clock
+from agent_memory.service.model_choice import ModelChoice
 from agent_memory.service.org_settings import OrgSettingsService
 
 MAX_VERSIONS_PAGE = 100
@@ -53,12 +53,12 @@ class AgentVersionService:
         self,
         repo: AgentVersionRepository,
         clock: Clock,
-        allowed: ModelPolicy | None = None,
+        allowed: ModelChoice | None = None,
         org_settings: OrgSettingsService | None = None,
     ) -> None:
         self._repo = repo
         self._clock = clock
-        self._allowed = allowed or ModelPolicy()
+        self._allowed = allowed or ModelChoice()
         self._org_settings = org_settings
 
     def _agent(self, principal: Principal, agent: Agent | None, action: str) -> Agent:
@@ -84,7 +84,8 @@ class AgentVersionService:
         options = memory_options.effective(saved)["options"]
         models = list(_models(options))
         if models:
-            # A model outside the deployment's or the organization's list is a 400 at its field.
+            # A model outside the deployment's or the organization's list, or one this
+            # deployment cannot run, is a 400 at its field.
             narrowed = (
                 self._org_settings.effective(agent.org_id)["allowedModels"]
                 if self._org_settings is not None

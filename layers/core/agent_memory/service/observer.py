@@ -10,7 +10,9 @@
 - In the context request (`ObserverService.context`): buffered chunks replace raw history
   once the thresholds say so (domain/observation.py), the reflection in reserve replaces
   what it condensed, and the observer runs synchronously only past `blockAfter`, under a
-  20 s deadline (after it: raw history).
+  20 s deadline (after it: raw history). The activation that takes the active log past
+  `reflection.bufferActivation` starts the background reflection at once (a run of its
+  own), so it never waits for the next save.
 
 Decisions: docs/decisions.md, "Observational memory".
 """
@@ -26,7 +28,12 @@ from typing import Any, Protocol
 
 from agent_memory.domain import observation as rules
 from agent_memory.domain import threads as thread_rules
-from agent_memory.domain.errors import ThreadConflict, ValidationFailed, WriteConflict
+from agent_memory.domain.errors import (
+    ThreadConflict,
+    Unavailable,
+    ValidationFailed,
+    WriteConflict,
+)
 from agent_memory.domain.observation import Chunk
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import Ask
@@ -53,7 +60,13 @@ from agent_memory.service.learning_pools import (
     PoolKind,
     PoolRef,
 )
-from agent_memory.service.thread_learning import Saved, ThreadReader, ThreadStep
+from agent_memory.service.thread_learning import (
+    Learning,
+    Saved,
+    ThreadReader,
+    ThreadStep,
+    thread_pool,
+)
 
 log = logging.getLogger(__name__)
 
@@ -453,12 +466,15 @@ class ObserverService:
         observer: Observer,
         *,
         block_deadline_s: float = rules.BLOCK_DEADLINE_S,
+        learning: Learning | None = None,
     ) -> None:
         self._observer = observer
         self._threads = observer.threads
         self._logs = observer.logs
         # API.md: the synchronous observation has 20 s (a test passes less).
         self.block_deadline_s = block_deadline_s
+        # Starts the background reflection an activation makes due (None: the next save's).
+        self._learning = learning
 
     # -- the turn context ------------------------------------------------------------------
 
@@ -483,7 +499,7 @@ class ObserverService:
         raw = self._threads.numbered(thread, start, stored.seq, MAX_RAW_MESSAGES)
         last = raw[-1][1] if raw else next(iter(self._threads.latest(thread, 1)), None)
         if writable:
-            log_ = self._activate(thread, options, log_, last, t, started)
+            log_ = self._activate(thread, options, log_, last, t, started, stored.seq)
         shown = [m for seq, m in raw if seq >= log_.head.active]
         messages = thread_rules.newest_within(shown, thread_rules.CONTEXT_MESSAGES_BUDGET)
         active = log_.active
@@ -552,10 +568,13 @@ class ObserverService:
         last: Message | None,
         t: rules.Thresholds,
         started: float,
+        seq: int,
     ) -> Log:
         """Buffered observations replace raw history past the threshold (or when idle);
         the reflection in reserve replaces what it condensed past its own; past
-        `reflection.blockAfter` the reflector runs now. Answers the log as it now is."""
+        `reflection.blockAfter` the reflector runs now. The write that takes the active
+        log past its reflection share starts the background reflection at once. Answers
+        the log as it now is."""
         now = self._observer.clock.now_ms()
         at = last.created_at if last is not None else None
         head = log_.head
@@ -579,6 +598,7 @@ class ObserverService:
         reserve = next(
             (c for c in log_.chunks if c.kind == "reflection" and c.status == "buffered"), None
         )
+        reserved = reserve is not None
         quiet_log = rules.idle(at, now, t.reflect_idle_ms)
         if reserve is not None and rules.activates_reflection(active_log, t, quiet=quiet_log):
             for n in range(reserve.first, reserve.upto):
@@ -587,6 +607,7 @@ class ObserverService:
             chunks[reserve.n] = replace(reserve, status="active")
             actions.append(self._logs.set_status(thread, reserve, "active"))
             after = replace(after, reflections=after.reflections + 1)
+            reserved = False
         elif reserve is None and rules.must_reflect(active_log, t):
             reflected = self._reflect_now(thread, options, log_, active, started)
             if reflected is not None:
@@ -608,7 +629,21 @@ class ObserverService:
         except WriteConflict:
             # Another request or run changed the log first: answer with the log as it is.
             return self._logs.log(thread)
+        now_active = [c for c in chunks.values() if c.status == "active"]
+        if rules.passes_reflection_share(log_.active, reserve is not None, now_active, reserved, t):
+            self._reflect_soon(thread, seq)
         return self._logs.log(thread)
+
+    def _reflect_soon(self, thread: Thread, seq: int) -> None:
+        """Start the background reflection now (a run of the observer's pool: its evidence
+        is the reflection while the log wants one). Not started, the next save's run
+        reflects."""
+        if self._learning is None:
+            return
+        try:
+            self._learning.start(thread_pool(OBSERVE_KIND, thread), upto=seq, reason="reflect")
+        except Unavailable:
+            log.warning("the background reflection was not started; the next save starts it")
 
     def _reflect_now(
         self,

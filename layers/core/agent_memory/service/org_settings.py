@@ -8,17 +8,18 @@ from typing import Any
 from agent_memory.domain.access import require_org_admin
 from agent_memory.domain.errors import Conflict, NotFound
 from agent_memory.domain.identity import Principal, effective_settings, patch_settings
-from agent_memory.domain.model_names import ModelPolicy, parse_patterns
+from agent_memory.domain.model_names import parse_patterns
 from agent_memory.persistence.identity import IdentityRepository, Organization
+from agent_memory.service.model_choice import ModelChoice
 from agent_memory.service.retrying import until_it_lands
 
 _MODEL_FIELDS = ("helperModel", "botMemoryModel")
 
 
 class OrgSettingsService:
-    def __init__(self, repo: IdentityRepository, allowed: ModelPolicy | None = None) -> None:
+    def __init__(self, repo: IdentityRepository, allowed: ModelChoice | None = None) -> None:
         self._repo = repo
-        self._allowed = allowed or ModelPolicy()
+        self._allowed = allowed or ModelChoice()
 
     def _org(self, principal: Principal, org_id: str) -> Organization:
         require_org_admin(principal, org_id)
@@ -38,7 +39,8 @@ class OrgSettingsService:
     def patch(self, principal: Principal, org_id: str, patch: Mapping[str, Any]) -> dict[str, Any]:
         """Apply the Configure rule to the fields sent (value sets, null resets, missing keeps).
         A model named here must be allowed by the deployment and by the organization's
-        `allowedModels` as this patch leaves it (400 at the field otherwise)."""
+        `allowedModels` as this patch leaves it, and runnable here (400 at the field
+        otherwise)."""
         if patch.get("allowedModels") is not None:
             patterns = parse_patterns(patch["allowedModels"], ["allowedModels"])
             patch = {**patch, "allowedModels": list(patterns)}

@@ -11,6 +11,10 @@ turn's new message, with the messages around them.
   reached (`domain/recall_batches`), and an idle thread's tail by the schedule's flush.
 - **Deletes** (`forget`, `forget_thread`): the vectors of removed messages go with them; a
   hit whose message is gone anyway (a race with a delete) is dropped when read.
+- **An embedding model that cannot answer** (`EmbeddingFailure`): the turn context goes on
+  without `recalled`, a memory is saved without its vector, and a recall of agent memories
+  by `query` (nothing to answer without it) is 503 naming the model; a background run fails
+  with the reason and its messages wait for the next one.
 
 The index holds embeddings and ids only: a message's key is its thread and position
 (`domain/recall.vector_key`), its scope the organization, user, agent and thread ids.
@@ -19,6 +23,7 @@ The index holds embeddings and ids only: a message's key is its thread and posit
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +31,7 @@ from typing import Any
 
 from agent_memory.domain import recall as rules
 from agent_memory.domain import recall_batches as batches
-from agent_memory.domain.errors import WriteConflict
+from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.recall_index import (
     MODEL,
@@ -47,6 +52,7 @@ from agent_memory.ports.vectors import (
     MAX_PUT_BATCH,
     MAX_TOP_K,
     Embedder,
+    EmbeddingFailure,
     VectorIndex,
     VectorRecord,
     VectorScope,
@@ -66,6 +72,8 @@ from agent_memory.service.thread_learning import (
     ThreadStep,
     one_read,
 )
+
+log = logging.getLogger(__name__)
 
 RECALL_KIND: PoolKind = "thread-recall"
 # Messages one background run embeds at most (the local model: ~10 s on a busy machine).
@@ -120,7 +128,12 @@ class RecallService:
             return []
         timings = timings or RecallTimings()
         started = time.perf_counter()
-        vector = self.embedder.embed([rules.embedding_text(message)])[0]
+        try:
+            vector = self.embedder.embed([rules.embedding_text(message)])[0]
+        except EmbeddingFailure as failure:
+            # One part of the turn's context: the turn goes on without it (docs/api.md).
+            log.warning("semantic recall skipped: %s: %s", self.embedder.model, failure)
+            return []
         timings.embed_ms = (time.perf_counter() - started) * 1000
         # The last N are the thread's newest rows: none is older than seq - len(recent)
         # unless messages were removed, and those are caught by id below.
@@ -304,7 +317,10 @@ class RecallStep:
     def batch(self, options: Mapping[str, Any]) -> int:
         """Messages one batch of this version's threads holds."""
         shown = None if _observing(options) else int(options["lastMessages"])
-        return batches.batch_size(shown, self._recall.embedder.dimension)
+        dimension = self._recall.embedder.dimension
+        if dimension is None:
+            return 1  # the model's size is unknown until it answers: index now, and learn it
+        return batches.batch_size(shown, dimension)
 
     def wanted(self, saved: Saved) -> bool:
         """Recall on in the version the save followed, and the save closes a batch (no I/O:
@@ -448,8 +464,14 @@ class MemoryRecall:
         self._index = index
 
     def remember(self, org_id: str, memory_id: str, content: str) -> None:
-        """Embed a memory's content and put its vector (a rewrite replaces it)."""
-        vector = self._embedder.embed([rules.embedding_text(content)])[0]
+        """Embed a memory's content and put its vector (a rewrite replaces it). When the
+        model cannot answer, the memory stays without a vector (recall by `query` lists it
+        after the closest ones) until its content is written again."""
+        try:
+            vector = self._embedder.embed([rules.embedding_text(content)])[0]
+        except EmbeddingFailure as failure:
+            log.warning("memory saved without its vector: %s: %s", self._embedder.model, failure)
+            return
         scope = VectorScope(org_id, org_id, MEMORY_GROUP, "")
         self._index.put([VectorRecord(memory_id, vector, scope)])
 
@@ -458,8 +480,14 @@ class MemoryRecall:
 
     def closest(self, org_id: str, query: str, count: int) -> list[tuple[str, float]]:
         """The ids of the organization's memories closest to `query`, with their scores
-        (rounded: memories closer than that are ranked by importance), best first."""
-        vector = self._embedder.embed([rules.embedding_text(query)])[0]
+        (rounded: memories closer than that are ranked by importance), best first; 503
+        when the embedding model cannot answer."""
+        try:
+            vector = self._embedder.embed([rules.embedding_text(query)])[0]
+        except EmbeddingFailure as failure:
+            raise Unavailable(
+                f"the embedding model {self._embedder.model} could not answer: {failure}"
+            ) from None
         hits = self._index.query(
             vector, max(1, min(MAX_TOP_K, count)), org=org_id, owner=org_id, group=MEMORY_GROUP
         )

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from agent_memory.service.agents import AgentService
     from agent_memory.service.bot_memory import BotMemoryService
     from agent_memory.service.bots import BotService
+    from agent_memory.service.capabilities import CapabilitiesService
     from agent_memory.service.erasure import ErasureService
     from agent_memory.service.events import EventService
     from agent_memory.service.identity import IdentityService
@@ -48,3 +49,5 @@ class Services:
     limits: RequestLimits | None = None
     # Deleting sessions and agents, erasing a person (issue 17).
     erasure: ErasureService | None = None
+    # What this deployment can run (`GET /v1/capabilities`).
+    capabilities: CapabilitiesService | None = None

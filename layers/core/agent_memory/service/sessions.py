@@ -32,6 +32,7 @@ from agent_memory.ports import Action as WriteAction
 from agent_memory.ports import Clock, Ids, ModelCatalog
 from agent_memory.service.agents import AgentService, person_of
 from agent_memory.service.learning_pools import PoolRef
+from agent_memory.service.model_choice import ModelChoice
 from agent_memory.service.retrying import once, until_it_lands
 
 LearningAnswer = Literal["started", "skipped"]
@@ -120,7 +121,7 @@ class SessionAccess:
         self.repo = repo
         self._org_settings = org_settings
         self._models = models
-        self._allowed = allowed or ModelPolicy()
+        self._choice = ModelChoice(allowed, models)
 
     def load(self, principal: Principal, session_id: str, action: Action) -> Session:
         require_tenant(principal)  # before the read: the operator learns no session ids
@@ -139,9 +140,9 @@ class SessionAccess:
 
     def check_model(self, name: str, org_id: str, path: list[str | int]) -> None:
         """A 400 at `path` unless the deployment's and the organization's allowed models
-        both allow `name` (ALLOWED_MODELS, `allowedModels`)."""
+        both allow `name` (ALLOWED_MODELS, `allowedModels`) and this deployment runs it."""
         narrowed = self._org_settings.effective(org_id).get("allowedModels")
-        self._allowed.check(name, path, narrowed)
+        self._choice.check(name, path, narrowed)
 
     def has_model(self, name: str | None) -> bool:
         """A model is named and this deployment can run it ("no model" otherwise)."""

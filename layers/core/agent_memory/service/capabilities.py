@@ -1,0 +1,90 @@
+"""`GET /v1/capabilities`: what this deployment can run, for any caller with a valid token.
+
+Names and patterns only, never a key or an endpoint: the model providers it has configured
+(and, for the others, which setting would configure them), the names and patterns the caller
+may name where a model is asked for (what it runs, narrowed by `ALLOWED_MODELS` and the
+caller's organization's `allowedModels`: the same lists `ModelChoice.check` enforces), its
+default model, its embedding model and the local models that need no network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.model_name_bounds import PROVIDERS
+from agent_memory.domain.model_names import LOCAL_MODELS, NEEDS, narrowed
+from agent_memory.ports.vectors import Embedder
+from agent_memory.service.model_choice import ModelChoice
+from agent_memory.service.org_settings import OrgSettingsService
+
+
+@dataclass(frozen=True)
+class Unconfigured:
+    provider: str
+    needs: str
+
+
+@dataclass(frozen=True)
+class EmbeddingModel:
+    name: str
+    # None until a model whose size is learned from its answers has answered once.
+    dimensions: int | None
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    providers: tuple[str, ...]
+    allowed: tuple[str, ...]
+    unconfigured: tuple[Unconfigured, ...]
+    default_model: str | None
+    embedders: tuple[EmbeddingModel, ...]
+    local: tuple[str, ...]
+
+
+class CapabilitiesService:
+    def __init__(
+        self,
+        choice: ModelChoice,
+        org_settings: OrgSettingsService,
+        *,
+        default_model: str | None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self._choice = choice
+        self._org_settings = org_settings
+        self._default_model = default_model
+        self._embedder = embedder
+
+    def describe(self, principal: Principal) -> Capabilities:
+        """What the deployment runs, and what `principal` may name (its organization's
+        `allowedModels` narrow it; the service admin's list is the deployment's)."""
+        models = self._choice.models
+        providers = models.providers() if models is not None else PROVIDERS
+        runnable = [
+            name
+            for provider in providers
+            for name in (LOCAL_MODELS if provider == "local" else (f"{provider}/*",))
+        ]
+        allowed = narrowed(runnable, self._choice.policy.patterns)
+        if principal.org_id is not None:
+            allowed = narrowed(
+                allowed, self._org_settings.effective(principal.org_id)["allowedModels"]
+            )
+        embedders: tuple[EmbeddingModel, ...] = ()
+        local = list(LOCAL_MODELS) if "local" in providers else []
+        if self._embedder is not None:
+            embedder = self._embedder
+            embedders = (EmbeddingModel(embedder.model, embedder.dimension),)
+            if embedder.model.startswith("local/"):
+                local.append(embedder.model)
+        return Capabilities(
+            providers=tuple(providers),
+            allowed=allowed,
+            unconfigured=tuple(
+                Unconfigured(p, NEEDS[p][1]) for p in PROVIDERS if p not in providers and p in NEEDS
+            ),
+            default_model=self._default_model,
+            embedders=embedders,
+            local=tuple(local),
+        )
