@@ -42,7 +42,7 @@ def _facts(setup: Any, bot_id: str, org: str, chat_id: str, user: Any, count: in
         FactChange(op="fact", content=f"Fact {n}: prefers tea.", topics=[], sources=[item["id"]])
         for n in range(count)
     ]
-    learned = setup.bot_memory.learn(bot_id, org, chat_id, changes)
+    learned = setup.bot_memory.learn(bot_id, org, chat_id, changes, evidence=[item["id"]])
     return [a["id"] for a in learned.applied]
 
 

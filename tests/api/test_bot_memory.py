@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain import bot_memory as rules
+from agent_memory.domain import model_gate as gate
 from agent_memory.domain.entries import EntryMeta, EntrySource
 from agent_memory.domain.tasks.learning_changes import (
     FactChange,
@@ -65,8 +66,10 @@ class World:
         )
 
     def learn(self, chat: dict[str, Any], *changes: Any, org: str | None = None) -> Any:
+        """Changes learned as a run whose evidence is the items its facts cite."""
+        cited = [s for c in changes if isinstance(c, FactChange) for s in c.sources]
         return self.services.bot_memory.learn(
-            self.bot["id"], org or self.org, chat["id"], list(changes)
+            self.bot["id"], org or self.org, chat["id"], list(changes), evidence=cited
         )
 
     def said(self, user: User, chat: dict[str, Any], text: str) -> str:
@@ -173,7 +176,7 @@ def test_facts_cite_a_persons_words_and_are_for_who_saw_them(world: World) -> No
         (1, rules.FACT_NEEDS_PERSON),
         (2, rules.FACT_NEEDS_PERSON),
         (3, rules.FACT_NEEDS_PERSON),
-        (4, "'for:bot': a tag with a colon belongs to the service; only topics may be written"),
+        (4, "topic 1: a tag with a colon belongs to the service; only topics may be written"),
         (5, rules.UNKNOWN_ITEM.format(item="i-99")),
     ]
     memory = world.memory(ana)
@@ -197,28 +200,35 @@ def test_facts_cite_a_persons_words_and_are_for_who_saw_them(world: World) -> No
     assert [c["by"] for c in log.json()["changes"]] == ["memory_bot"]
 
 
-def test_an_observation_mixing_two_peoples_facts_is_hidden_from_both(world: World) -> None:
+def test_an_observation_is_for_readers_of_every_source_and_cites_only_what_the_chat_sees(
+    world: World,
+) -> None:
     ana, ben = world.ana, world.ben
     ana_chat = make_chat(world.api, ana, world.bot["id"])
     ben_chat = make_chat(world.api, ben, world.bot["id"])
+    group = make_chat(world.api, ana, world.bot["id"], channelId=world.channel["id"])
     a1 = world.learn(ana_chat, fact("Ana likes tea.", world.said(ana, ana_chat, "I like tea.")))
     a2 = world.learn(ana_chat, fact("Ana drinks it hot.", world.said(ana, ana_chat, "Hot.")))
     b1 = world.learn(ben_chat, fact("Ben likes tea.", world.said(ben, ben_chat, "Tea!")))
-    ana_fact, ana_hot, ben_fact = (x.applied[0]["id"] for x in (a1, a2, b1))
-    mixed = world.learn(ana_chat, observe("Both like tea.", ana_fact, ben_fact))
+    t1 = world.learn(group, fact("The team drinks tea.", world.said(ben, group, "Tea break!")))
+    ana_fact, ana_hot, ben_fact, team_fact = (x.applied[0]["id"] for x in (a1, a2, b1, t1))
+    # Ana's chat may not cite Ben's private fact: her chat's readers may not see it.
+    refused = world.learn(ana_chat, observe("Both like tea.", ana_fact, ben_fact))
+    assert refused.applied == []
+    assert [r["reason"] for r in refused.rejected] == [gate.NOT_SHOWN]
+    mixed = world.learn(ana_chat, observe("Ana and the team like tea.", ana_fact, team_fact))
     own = world.learn(ana_chat, observe("Ana likes hot tea.", ana_fact, ana_hot, confidence=0.9))
     mixed_id, own_id = mixed.applied[0]["id"], own.applied[0]["id"]
-    assert mixed_id not in world.ids(ana)
-    assert mixed_id not in world.ids(ben)
-    assert world.ids(ana) == {ana_fact, ana_hot, own_id}
-    assert world.ids(ben) == {ben_fact}
+    # A mix of Ana's fact and the team's is for readers of both: Ana, not Ben.
+    assert world.ids(ana) == {ana_fact, ana_hot, team_fact, mixed_id, own_id}
+    assert world.ids(ben) == {ben_fact, team_fact}
     shown = {e["id"]: e for e in world.memory(ana)["entries"]}[own_id]
     assert shown["layer"] == "observation"
     assert shown["confidence"] == 0.9
     assert shown["sources"] == [{"entry": ana_fact}, {"entry": ana_hot}]
-    # The log hides the change that made the mixed observation from both of them.
+    # The log hides the change that made the mixed observation from Ben.
     log = world.api.client.get(f"/v1/bots/{world.bot['id']}/memory/log", headers=ben.headers)
-    assert [c["ids"] for c in log.json()["changes"]] == [[ben_fact]]
+    assert [c["ids"] for c in log.json()["changes"]] == [[team_fact], [ben_fact]]
 
 
 def test_a_retracted_or_invalidated_source_hides_its_conclusions(world: World) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.audiences import BAD_TOPIC, COLON_TAG
+from agent_memory.domain.model_gate import RENAME_NOT_YOURS
 from agent_memory.domain.tasks.learning_changes import FactChange
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.ports import KeyRange, LearningRequest
@@ -105,7 +106,9 @@ def test_a_rename_covers_every_entry_without_rewriting_them(
             FactChange(op="fact", content=f"Trip plan {n}.", topics=["trip"], sources=[person])
             for n in range(start, start + 30)
         ]
-        services.bot_memory.learn(world.bot["id"], world.org, chat["id"], changes)
+        services.bot_memory.learn(
+            world.bot["id"], world.org, chat["id"], changes, evidence=[person]
+        )
     assert len(read(world, world.ana, "trip")) == 60
     before = entry_rows(services, world)
 
@@ -115,11 +118,12 @@ def test_a_rename_covers_every_entry_without_rewriting_them(
         chat,
         renames(("trip", "travel"), ("travel", "for:bot"), ("travel", "Trip Plans")),
     )
-    # The rename into an existing topic merges; a colon tag or a malformed topic: refused.
-    assert [a["op"] for a in done["applied"]] == ["renameTopic"]
-    assert [(r["change"]["to"], r["reason"]) for r in done["rejected"]] == [
-        ("for:bot", f"'for:bot': {COLON_TAG}"),
-        ("Trip Plans", f"'Trip Plans': {BAD_TOPIC}"),
+    # The rename into an existing topic merges; a colon tag or a malformed topic: refused,
+    # recorded by op, place and reason (a topic is words: the run's log never names one).
+    assert done["applied"] == [{"key": "", "op": "renameTopic"}]
+    assert [(r["change"], r["reason"]) for r in done["rejected"]] == [
+        ({"op": "renameTopic", "index": 1, "ids": []}, f"topic 2: {COLON_TAG}"),
+        ({"op": "renameTopic", "index": 2, "ids": []}, f"topic 2: {BAD_TOPIC}"),
     ]
     assert read(world, world.ana, "trip") == []
     merged = read(world, world.ana, "travel")
@@ -160,9 +164,7 @@ def test_a_renamed_name_learned_again_is_a_new_topic(world: World, script: Scrip
     # entry carries any more is not renamed (recorded with its reason).
     done = learn(world, script, chat, renames(("trip", "journey"), ("trip", "other")))
     assert [a["op"] for a in done["applied"]] == ["renameTopic"]
-    assert [r["reason"] for r in done["rejected"]] == [
-        "no entry of this memory carries the topic 'trip'"
-    ]
+    assert [r["reason"] for r in done["rejected"]] == [RENAME_NOT_YOURS]
     assert len(read(world, world.ana, "journey")) == 1
     assert len(read(world, world.ana, "travel")) == 1
     # A person's Remember of a renamed name is that name too.

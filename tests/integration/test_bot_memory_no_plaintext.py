@@ -62,6 +62,7 @@ def test_no_bot_memory_content_at_rest(api: Api, services: Any, local_aws: Any) 
                 op="fact", content=f"Ana's word is {MARKERS['fact']}.", topics=[], sources=["i-01"]
             )
         ],
+        evidence=["i-01"],
     )
     fact_id = learned.applied[0]["id"]
     services.bot_memory.learn(
@@ -77,6 +78,7 @@ def test_no_bot_memory_content_at_rest(api: Api, services: Any, local_aws: Any) 
                 sources=[fact_id],
             )
         ],
+        evidence=[],
     )
     channel = make_channel(api, ana, ben)
     group = make_chat(api, ana, bot["id"], channelId=channel["id"])
@@ -90,6 +92,7 @@ def test_no_bot_memory_content_at_rest(api: Api, services: Any, local_aws: Any) 
                 op="fact", content=f"Team word {MARKERS['group']}.", topics=[], sources=["i-01"]
             )
         ],
+        evidence=["i-01"],
     )
     url = f"/v1/bots/{bot['id']}/memory"
     remembered = client.post(

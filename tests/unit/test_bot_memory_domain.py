@@ -205,7 +205,7 @@ def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[An
             item = bots.items(_principal(speaker), chat)[-1]
             assert item["turnId"] == started["turn"]["id"]
             change = FactChange(op="fact", content="f", topics=[], sources=[item["id"]])
-            learned = memory.learn(bot_id, ORG, chat, [change])
+            learned = memory.learn(bot_id, ORG, chat, [change], evidence=[item["id"]])
         elif kind == "observe":
             if not made:
                 continue
@@ -213,12 +213,12 @@ def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[An
             change_o = ObservationChange(
                 op="observation", content="o", confidence=0.5, topics=[], sources=sources
             )
-            learned = memory.learn(bot_id, ORG, chats["ana"], [change_o])
+            learned = memory.learn(bot_id, ORG, chats["ana"], [change_o], evidence=[])
         elif kind == "invalidate":
             if not made:
                 continue
             change_i = InvalidateChange(op="invalidate", id=made[args[0] % len(made)])
-            learned = memory.learn(bot_id, ORG, chats["ana"], [change_i])
+            learned = memory.learn(bot_id, ORG, chats["ana"], [change_i], evidence=[])
             continue
         else:
             person, index = args
@@ -297,7 +297,11 @@ def test_purge_keeps_the_rule_row_of_an_item_a_fact_cites_meanwhile(monkeypatch:
     memory, store = _world()
     bot_id, chat, (first, second) = _one_chat(memory, "I run.", "I swim.")
     memory.learn(
-        bot_id, ORG, chat, [FactChange(op="fact", content="r", topics=[], sources=[first])]
+        bot_id,
+        ORG,
+        chat,
+        [FactChange(op="fact", content="r", topics=[], sources=[first])],
+        evidence=[first],
     )
     # A rule row as learning saved them before facts carried their rule, its fact purged
     # since (a purge stopped before its clean-up): uncited when the purge reads.
@@ -313,7 +317,7 @@ def test_purge_keeps_the_rule_row_of_an_item_a_fact_cites_meanwhile(monkeypatch:
             # A fact on that item lands after the purge's snapshot, before its rule Query.
             raced["done"] = True
             change = FactChange(op="fact", content="s", topics=[], sources=[second])
-            memory.learn(bot_id, ORG, chat, [change])
+            memory.learn(bot_id, ORG, chat, [change], evidence=[second])
         return original(pool)
 
     monkeypatch.setattr(repo, "rule_keys", learn_meanwhile)
@@ -333,11 +337,11 @@ def test_a_fact_and_its_rule_commit_together_or_not_at_all(monkeypatch: Any) -> 
     monkeypatch.setattr(memory.repo, "write", stopped)
     change = FactChange(op="fact", content="r", topics=[], sources=[item])
     with pytest.raises(RuntimeError):
-        memory.learn(bot_id, ORG, chat, [change])
+        memory.learn(bot_id, ORG, chat, [change], evidence=[item])
     pk = f"BOTMEM#{bot_id}#{ORG}"
     assert store.query(pk, KeyRange(low="", high="~")).records == []
     monkeypatch.setattr(memory.repo, "write", original)
-    learned = memory.learn(bot_id, ORG, chat, [change])
+    learned = memory.learn(bot_id, ORG, chat, [change], evidence=[item])
     rows = store.query(pk, KeyRange(prefix="MEM#")).records
     assert [r["itemRule"] for r in rows] == [["for:person:ana", f"org:{ORG}"]]
     assert learned.applied[0]["id"] == str(rows[0]["sk"]).removeprefix("MEM#")
@@ -361,7 +365,7 @@ def test_learn_commits_only_on_the_state_it_read(monkeypatch: Any) -> None:
 
     monkeypatch.setattr(repo, "read_for_change", person_changes_meanwhile)
     change = FactChange(op="fact", content="r", topics=[], sources=[item])
-    learned = memory.learn(bot_id, ORG, chat, [change])
+    learned = memory.learn(bot_id, ORG, chat, [change], evidence=[item])
     # Its transaction, conditional on the version read, failed and it read again.
     assert (reads["n"], learned.version) == (2, 2)
     read = memory.read(_principal("ana"), bot_id)
@@ -369,5 +373,7 @@ def test_learn_commits_only_on_the_state_it_read(monkeypatch: Any) -> None:
     # A learning that applies nothing writes no version: it checks the version instead,
     # so its refusals stand on the newest state too.
     reads["n"] = 0
-    nothing = memory.learn(bot_id, ORG, chat, [InvalidateChange(op="invalidate", id="mem_x")])
+    nothing = memory.learn(
+        bot_id, ORG, chat, [InvalidateChange(op="invalidate", id="mem_x")], evidence=[item]
+    )
     assert (reads["n"], nothing.applied, nothing.version) == (2, [], 3)

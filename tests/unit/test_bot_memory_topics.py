@@ -70,10 +70,11 @@ def test_a_metadata_change_keeps_the_tokens_an_entry_had() -> None:
 
 
 def test_a_bad_rename_is_refused_with_its_reason() -> None:
-    assert NAMES.renamed("trip", "for:bot", ["trip"]) == f"'for:bot': {COLON_TAG}"
-    assert NAMES.renamed("trip", "Trip Plans", ["trip"]) == f"'Trip Plans': {BAD_TOPIC}"
+    # The reasons name the topic's place, never the topic: a topic is words.
+    assert NAMES.renamed("trip", "for:bot", ["trip"]) == f"topic 2: {COLON_TAG}"
+    assert NAMES.renamed("trip", "Trip Plans", ["trip"]) == f"topic 2: {BAD_TOPIC}"
     assert NAMES.renamed("trip", "trip", ["trip"]) == rules.SAME_TOPIC
-    assert NAMES.renamed("trip", "travel", ["other"]) == rules.NO_SUCH_TOPIC.format(topic="trip")
+    assert NAMES.renamed("trip", "travel", ["other"]) == rules.NO_SUCH_TOPIC
     full = rules.TopicNames({f"t{n}": "x" for n in range(rules.MAX_TOPIC_NAMES)})
     assert full.renamed("trip", "travel", ["trip"]) == rules.TOO_MANY_TOPIC_NAMES
 
@@ -132,7 +133,7 @@ def _setup(facts: int, topic: str = "trip") -> tuple[Any, Any, str, str]:
             FactChange(op="fact", content=f"Plan {n}.", topics=[topic], sources=[item])
             for n in range(start, min(facts, start + 30))
         ]
-        memory.learn(bot_id, ORG, chat, changes)
+        memory.learn(bot_id, ORG, chat, changes, evidence=[item])
     return memory, store, bot_id, chat
 
 
@@ -153,7 +154,7 @@ def test_a_rename_of_more_entries_than_one_transaction_changes_one_row(monkeypat
     monkeypatch.setattr(
         store, "write", lambda actions: written.append(actions) or original(actions)
     )
-    learned = memory.learn(bot_id, ORG, chat, [rename("trip", "travel")])
+    learned = memory.learn(bot_id, ORG, chat, [rename("trip", "travel")], evidence=[])
     assert [a["op"] for a in learned.applied] == ["renameTopic"]
     # One transaction: the head row and the log row; no entry row rewritten.
     [actions] = written
@@ -180,7 +181,7 @@ def test_a_read_never_mixes_names_of_two_versions(monkeypatch: Any) -> None:
         if not raced["done"] and pk == pool_of(bot_id, ORG).pk:
             # The rename commits between the head read and the entries' Query.
             raced["done"] = True
-            memory.learn(bot_id, ORG, chat, [rename("trip", "travel")])
+            memory.learn(bot_id, ORG, chat, [rename("trip", "travel")], evidence=[])
         return page
 
     monkeypatch.setattr(store, "query", rename_meanwhile)
@@ -191,10 +192,10 @@ def test_a_read_never_mixes_names_of_two_versions(monkeypatch: Any) -> None:
 
 def test_a_name_used_again_after_a_rename_is_its_own_topic_and_purge_collects() -> None:
     memory, store, bot_id, chat = _setup(2)
-    memory.learn(bot_id, ORG, chat, [rename("trip", "travel")])
+    memory.learn(bot_id, ORG, chat, [rename("trip", "travel")], evidence=[])
     item = memory._bots.items(_principal("ana"), chat)[-1]["id"]
     again = FactChange(op="fact", content="New trip.", topics=["trip"], sources=[item])
-    new_id = memory.learn(bot_id, ORG, chat, [again]).applied[0]["id"]
+    new_id = memory.learn(bot_id, ORG, chat, [again], evidence=[item]).applied[0]["id"]
     ana = _principal("ana")
     assert [e["id"] for e in memory.read(ana, bot_id, ["trip"])["entries"]] == [new_id]
     assert len(memory.read(ana, bot_id, ["travel"])["entries"]) == 2
@@ -207,6 +208,7 @@ def test_a_name_used_again_after_a_rename_is_its_own_topic_and_purge_collects() 
             FactChange(op="fact", content="Another trip.", topics=["trip"], sources=[item]),
             rename("trip", "journey"),
         ],
+        evidence=[item],
     )
     assert [a["op"] for a in both.applied] == ["fact", "renameTopic"]
     assert len(memory.read(ana, bot_id, ["journey"])["entries"]) == 2

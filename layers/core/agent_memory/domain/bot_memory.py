@@ -72,7 +72,9 @@ BAD_CONFIDENCE = "confidence is from 0 to 1"
 ALREADY_INVALID = "entry {entry} is already retracted or invalidated"
 EMPTY_CONTENT = "an entry has content"
 SAME_TOPIC = "a topic is renamed to another name"
-NO_SUCH_TOPIC = "no entry of this memory carries the topic {topic!r}"
+# Reasons name no topic: a topic is words, and a run's log is read by people who may not
+# read the entries carrying it.
+NO_SUCH_TOPIC = "no entry of this memory carries the topic"
 TOO_MANY_TOPIC_NAMES = "this memory holds as many renamed topics as its head row keeps"
 # Renamed and allocated topic tokens the head row keeps (each at most 64 + 64 characters in
 # two maps: about 130 KB at most, far below DynamoDB's 400 KB item).
@@ -195,15 +197,14 @@ class TopicNames:
         """Every token named `old` named `new` (a merge when `new` exists), and the tokens
         renamed; or the reason the rename is refused. `carried`: every tag of the pool's
         entries (a topic no entry carries is not renamed)."""
-        for topic in (old, new):
-            reason = topic_reason(topic)
-            if reason is not None:
-                return f"{topic!r}: {reason}"
+        reason = topics_reason((old, new))
+        if reason is not None:
+            return reason
         if old == new:
             return SAME_TOPIC
         present = {t for t in carried if is_topic_token(t) and self.name(t) == old}
         if not present:
-            return NO_SUCH_TOPIC.format(topic=old)
+            return NO_SUCH_TOPIC
         tokens = sorted(present | {t for t, n in self.names.items() if n == old})
         names = {**self.names, **dict.fromkeys(tokens, new)}
         if len(names) > MAX_TOPIC_NAMES:
@@ -373,10 +374,11 @@ def item_rule(chat: Chat, actor: str | None) -> tuple[str, ...]:
 
 
 def topics_reason(topics: Sequence[str]) -> str | None:
-    for topic in topics:
+    """Why one of `topics` may not be written: its place and the rule, never the topic."""
+    for index, topic in enumerate(topics):
         reason = topic_reason(topic)
         if reason is not None:
-            return f"{topic!r}: {reason}"
+            return f"topic {index + 1}: {reason}"
     return None
 
 

@@ -27,8 +27,10 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agent_memory.domain import model_gate
+from agent_memory.domain.model_gate import label_secret, secret_reason
 from agent_memory.domain.proposals import ProposedChange, ProposedForget, ProposedRemember
-from agent_memory.domain.secrets import key_secret, looks_secret
+from agent_memory.domain.secrets import looks_secret
 from agent_memory.domain.text import UNENCODABLE, encodable
 
 DUPLICATE_KEY = "more than one change for this key in one answer"
@@ -36,13 +38,13 @@ NO_SOURCE = "names no source"
 NOT_READ = "names a source that is not one of the new items: {source}"
 OUTSIDE_ONLY = "only App results (outside data) support it"
 KIND_NOT_KEPT = "kind {kind} is not kept in this memory"
-# One reason for every secret; `what` names its kind ("a password"), never the secret.
-SECRET = "looks like {what}, which memory never keeps"
 STAYS_RETRACTED = "a retracted fact stays retracted; only a direct Remember brings it back"
 UNKNOWN_KEY = "no entry has this key"
 ALREADY_RETRACTED = "the entry is already retracted"
 EDITED_MEANWHILE = "a person changed this entry while the model worked; the edit is kept"
 TOO_MANY = "more changes than one step can apply; left for the next run"
+# The gate's one reason for a secret, the same for every pool.
+SECRET = model_gate.SECRET
 
 REDACTED = "[redacted]"
 
@@ -73,17 +75,22 @@ class Rejection:
     reason: str
 
     def record(self) -> dict[str, Any]:
-        """The rejection as kept on the execution: the change without its content.
+        """The rejection as kept on the execution: the change without its content."""
+        return {"change": change_record(self.change), "reason": self.reason}
 
-        Content is only ever stored encrypted, and a secret is never stored at all.
-        """
-        change: dict[str, Any] = {"op": _op(self.change), "key": self.change.key}
-        if key_secret(self.change.key):
-            change["key"] = REDACTED
-        if isinstance(self.change, ProposedRemember):
-            change["kind"] = self.change.kind
-        change["sources"] = list(self.change.sources)
-        return {"change": change, "reason": self.reason}
+
+def change_record(change: ProposedChange) -> dict[str, Any]:
+    """A change as a run's log keeps it: without its content, its key redacted when secret.
+
+    Content is only ever stored encrypted, and a secret is never stored at all.
+    """
+    record: dict[str, Any] = {"op": _op(change), "key": change.key}
+    if label_secret(change.key):
+        record["key"] = REDACTED
+    if isinstance(change, ProposedRemember):
+        record["kind"] = change.kind
+    record["sources"] = list(change.sources)
+    return record
 
 
 @dataclass(frozen=True)
@@ -143,9 +150,9 @@ def _unencodable_reason(change: ProposedChange) -> str | None:
 
 
 def _secret_reason(change: ProposedChange, secret: Callable[[str], str | None]) -> str | None:
+    # The gate on model output's secret rule (domain/model_gate.py), the same for every pool.
     content = change.content if isinstance(change, ProposedRemember) else ""
-    found = (content and secret(content)) or key_secret(change.key, secret)
-    return SECRET.format(what=found) if found else None
+    return secret_reason((content,), (change.key,), secret)
 
 
 def _sources_reason(change: ProposedChange, rules: PoolRules) -> str | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,7 @@ from agent_memory.domain.memory_bot import (
     spent,
     topics_of,
 )
+from agent_memory.domain.model_gate import refusal_record
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.learning_changes import (
     LEARNING_CHANGES,
@@ -61,6 +62,7 @@ from agent_memory.ports import (
     ModelReply,
 )
 from agent_memory.service.bot_memory import BotMemoryService, Learned
+from agent_memory.service.bots import Members
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Deferred,
@@ -271,14 +273,18 @@ class BotLearningPool:
         return read
 
     def _entries(self, chat: Chat) -> dict[str, Any]:
-        """The first valid entries in memory order (within the byte budget) and topic
-        counts over all valid entries; only the entries shown are decrypted. One Query
-        (the head row comes with the entries): they go to the model only, and ApplyLearning
-        reads the pool again for its change, conditional on the version it reads there, so
-        a change committing meanwhile is never overwritten by what this read saw."""
+        """The first valid entries every reader of the Chat may see, in memory order (within
+        the byte budget), and topic counts over all of those; only the entries shown are
+        decrypted (the model never reads words it could copy to readers not allowed them).
+        One Query (the head row comes with the entries): they go to the model only, and
+        ApplyLearning reads the pool again for its change, conditional on the version it
+        reads there, so a change committing meanwhile is never overwritten by this read."""
         pool = pool_of(chat.bot_id, chat.org_id)
         snap = self._memory.repo.read_in_one_query(pool)
-        shown = learning_view(snap.metas().values())
+        metas = snap.metas()
+        members = Members(self._bots, chat.owner, chat.org_id)
+        readers = self._memory.readers(chat, metas, members)
+        shown = learning_view(self._memory.judge(metas).visible(readers, metas.values()))
         stored = snap.by_id()
         entries: list[dict[str, Any]] = []
         used = 0
@@ -314,15 +320,22 @@ class BotLearningPool:
         def ending(learned: Learned) -> list[Action]:
             # The run's end records what was applied and refused, in the same transaction;
             # `learn` tells the memory's own `memory.changed` (in the same event row).
-            return [move, *without(finish(_outcome(learned, learnable)), "memory.changed")]
+            return [move, *without(finish(_outcome(learned)), "memory.changed")]
 
         try:
-            learned = self._memory.learn(bot_id, pool.org_id, chat_id, learnable, also=ending)
+            learned = self._memory.learn(
+                bot_id,
+                pool.org_id,
+                chat_id,
+                learnable,
+                evidence=[item.id for item in evidence.items],
+                also=ending,
+            )
         except WriteConflict as error:
             if error.condition == READ_POSITION:
                 raise AlreadyApplied("the read position moved: another run applied") from None
             raise
-        return _outcome(learned, learnable)
+        return _outcome(learned)
 
 
 @dataclass
@@ -346,16 +359,12 @@ def _mark_of(record: Mapping[str, Any]) -> ReadMark:
     return ReadMark(int(record["position"]), held, int(record["moves"]))
 
 
-def _outcome(learned: Learned, learnable: Sequence[Any]) -> Outcome:
+def _outcome(learned: Learned) -> Outcome:
+    """What the execution shows: ids and reasons, never a change's words or topics (a
+    writer of the Bot reads every run of the organization, not the entries behind them)."""
     return Outcome(
         applied=[{"key": str(a["id"]), "op": str(a["op"])} for a in learned.applied],
         rejected=[
-            {"change": _dump(learnable[r["index"]]), "reason": r["reason"]}
-            for r in learned.rejected
+            refusal_record(r["op"], r["index"], r["reason"], r["ids"]) for r in learned.rejected
         ],
     )
-
-
-def _dump(change: Any) -> dict[str, Any]:
-    dumped: dict[str, Any] = change.model_dump(mode="json", by_alias=True)
-    return dumped

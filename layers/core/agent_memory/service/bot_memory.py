@@ -11,12 +11,13 @@ audience judge (domain/audiences.py); only what the answer shows is decrypted.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agent_memory.domain.audiences import (
     SOURCE_AUDIENCES,
+    Hidden,
     InvalidTag,
     Judge,
     Person,
@@ -62,6 +63,7 @@ from agent_memory.domain.errors import (
 from agent_memory.domain.grants import ObjectAction, Reach
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_text import first_page
+from agent_memory.domain.model_gate import Proposal, Scope, gate_reason
 from agent_memory.domain.pages import DEFAULT_LOG_LIMIT
 from agent_memory.domain.tasks.learning_changes import (
     FactChange,
@@ -491,15 +493,19 @@ class BotMemoryService:
         chat_id: str,
         changes: Sequence[LearningChange],
         *,
+        evidence: Collection[str],
         also: Sequence[Action] | Callable[[Learned], Sequence[Action]] = (),
     ) -> Learned:
-        """Apply the memory Bot's changes learned in a Chat of `org_id`, in ONE transaction
-        with `also` (the caller's read position and execution end; a function of what was
-        learned when the end records it), conditional on the pool's version; each refused
-        change keeps its reason. A fact's items must be items of the Chat and one of them a
-        person's words; its audience comes from the items' Turns (saved actor, or the
-        Channel group) and each item's rule is saved; an observation stands on valid
-        entries whose access is proved."""
+        """Apply the memory Bot's changes learned in a Chat of `org_id` from the run's
+        `evidence` (its new item ids), in ONE transaction with `also` (the caller's read
+        position and execution end; a function of what was learned when the end records
+        it), conditional on the pool's version; each refused change keeps its reason.
+        The gate on model output comes first (domain/model_gate.py): no secret; a fact cites
+        only the evidence; an observation cites, and a change touches, only entries every
+        reader of the Chat may see. Then the pool's rules: a fact's items are items of the
+        Chat and one of them a person's words; its audience comes from the items' Turns
+        (saved actor, or the Channel group) and each item's rule is saved; an observation
+        stands on valid entries whose access is proved."""
         cited = [s for c in changes if isinstance(c, FactChange) for s in c.sources]
         chat, items = self._bots.repo.chat_and_items(chat_id, cited)
         if chat is None or chat.bot_id != bot_id or chat.org_id != org_id:
@@ -507,6 +513,8 @@ class BotMemoryService:
         pool = pool_of(bot_id, org_id)
         turns = self._bots.repo.turns(chat.id, sorted({i.turn_id for i in items.values()}))
         actors = {t.id: t.actor for t in turns.values()}
+        members = Members(self._bots.repo, chat.owner, chat.org_id)
+        run = _Run(chat, frozenset(evidence), members)
 
         def extra(learned: Learned) -> Sequence[Action]:
             return also(learned) if callable(also) else also
@@ -517,7 +525,7 @@ class BotMemoryService:
             # commits only on one state. One that applies nothing moves no version: its
             # refusals stand on one state only if the version has not moved meanwhile.
             snap = self.repo.read_for_change(pool)
-            learned, actions = self._plan(pool, chat, snap, changes, items, actors, reserved)
+            learned, actions = self._plan(pool, run, snap, changes, items, actors, reserved)
             if not actions and self.repo.version(pool) != snap.version:
                 continue
             at = self._clock.now_ms()
@@ -534,20 +542,29 @@ class BotMemoryService:
             return learned
         raise Unavailable("the bot memory kept changing; retry")
 
+    def readers(self, chat: Chat, metas: Mapping[str, EntryMeta], members: Members) -> Reader:
+        """Every reader of `chat`'s answers (its owner, with the Channels of `metas` looked
+        up, or its Channel group): what a run of the Chat may see, cite and change."""
+        if chat.channel_id is None:
+            members.load(channels_named(metas.values()))
+        return chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
+
     def _plan(
         self,
         pool: Pool,
-        chat: Chat,
+        run: _Run,
         snap: Snapshot,
         changes: Sequence[LearningChange],
         items: Mapping[str, Any],
         actors: Mapping[str, str],
         reserved: int,
     ) -> tuple[Learned, list[Action]]:
+        chat = run.chat
         metas = snap.metas()
         stored = snap.by_id()
         tokens = snap.stored_tags()
         judge = self.judge(metas)
+        scope = Scope(run.evidence, _Visible(judge, self.readers(chat, metas, run.members), metas))
         now, version = self._clock.now_ms(), snap.version + 1
         learned = Learned(snap.version)
         writes: list[Action] = []
@@ -557,6 +574,14 @@ class BotMemoryService:
         room = keys.MAX_ACTIONS - 2 - reserved
         for index, change in enumerate(changes):
             planned: list[Action]
+            proposal = _proposal(change, judge, metas, tokens, names)
+            known = [] if proposal.rename else scope.known(proposal.ids)
+            refused = gate_reason(proposal, scope)
+            if refused is not None:
+                learned.rejected.append(
+                    {"index": index, "op": change.op, "reason": refused, "ids": known}
+                )
+                continue
             if isinstance(change, FactChange):
                 plan = fact(
                     self._ids.new("mem_"),
@@ -570,12 +595,14 @@ class BotMemoryService:
                     version,
                 )
                 if isinstance(plan, str):
-                    learned.rejected.append({"index": index, "op": "fact", "reason": plan})
+                    learned.rejected.append(
+                        {"index": index, "op": "fact", "reason": plan, "ids": known}
+                    )
                     continue
                 tags, table = names.stored(plan.meta.tags)
                 plan = replace(plan, meta=replace(plan.meta, tags=tags))
                 planned = self._fact_actions(pool, plan, change.content)
-                entry_id, op, new_tags = plan.meta.id, "fact", tags
+                written, op, new_tags = plan.meta, "fact", tags
             elif isinstance(change, ObservationChange):
                 meta = observation(
                     self._ids.new("mem_"),
@@ -590,46 +617,52 @@ class BotMemoryService:
                     version,
                 )
                 if isinstance(meta, str):
-                    learned.rejected.append({"index": index, "op": "observation", "reason": meta})
+                    learned.rejected.append(
+                        {"index": index, "op": "observation", "reason": meta, "ids": known}
+                    )
                     continue
                 tags, table = names.stored(meta.tags)
                 meta = replace(meta, tags=tags)
                 planned = self.repo.pools.put(pool, meta, change.content, condition=Absent())
-                entry_id, op, new_tags = meta.id, "observation", tags
+                written, op, new_tags = meta, "observation", tags
             elif isinstance(change, RenameTopicChange):
                 outcome = names.renamed(
                     change.from_, change.to, (t for ts in tokens.values() for t in ts)
                 )
                 if isinstance(outcome, str):
-                    refused = {"index": index, "op": "renameTopic", "reason": outcome}
-                    learned.rejected.append(refused)
+                    learned.rejected.append(
+                        {"index": index, "op": "renameTopic", "reason": outcome, "ids": []}
+                    )
                     continue
                 # One change of the head row: no entry is rewritten or decrypted.
                 names, moved = outcome
                 renamed += moved
-                learned.applied.append(
-                    {"index": index, "op": "renameTopic", "id": f"{change.from_}->{change.to}"}
-                )
+                # No key: topics are words, and the run's log has readers who may not see them.
+                learned.applied.append({"index": index, "op": "renameTopic", "id": ""})
                 continue
             else:
                 after = invalidated(metas.get(change.id), change.id, now, version)
                 if isinstance(after, str):
-                    learned.rejected.append({"index": index, "op": "invalidate", "reason": after})
+                    learned.rejected.append(
+                        {"index": index, "op": "invalidate", "reason": after, "ids": known}
+                    )
                     continue
                 previous = metas[change.id]
                 tags, table = names.stored(after.tags, tokens.get(change.id, ()))
                 planned = self.repo.pools.change(
                     pool, previous, replace(after, tags=tags), stored=stored[change.id]
                 )
-                # A later change of this batch sees it invalid (no second invalidation).
-                metas[change.id] = after
-                entry_id, op, new_tags = change.id, "invalidate", tags
+                written, op, new_tags = after, "invalidate", tags
             if len(writes) + len(planned) > room:
-                learned.rejected.append({"index": index, "op": op, "reason": TOO_MANY})
+                learned.rejected.append(
+                    {"index": index, "op": op, "reason": TOO_MANY, "ids": known}
+                )
                 continue
             writes += planned
-            # A rename later in this batch covers the entries it wrote.
-            names, tokens[entry_id] = table, new_tags
+            entry_id = written.id
+            # A rename later in this batch covers the entries it wrote; a later change sees
+            # an invalidated entry invalid (no second invalidation).
+            names, tokens[entry_id], metas[entry_id] = table, new_tags, written
             learned.applied.append({"index": index, "op": op, "id": entry_id})
         if not learned.applied:
             return learned, []
@@ -654,3 +687,55 @@ class BotMemoryService:
 
 def _entry_sources(meta: EntryMeta) -> list[EntrySource]:
     return [s for s in meta.sources if isinstance(s, EntrySource)]
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What `learn` knows of the run: its Chat, its evidence items and the Chat's members."""
+
+    chat: Chat
+    evidence: frozenset[str]
+    members: Members
+
+
+@dataclass(frozen=True)
+class _Visible:
+    """The entries of `metas` that `reader` may see (the gate's scope of entries)."""
+
+    judge: Judge
+    reader: Reader
+    metas: Mapping[str, EntryMeta]
+
+    def __contains__(self, entry_id: object) -> bool:
+        meta = self.metas.get(entry_id) if isinstance(entry_id, str) else None
+        return meta is not None and self.judge.sees(self.reader, meta)
+
+
+def _proposal(
+    change: LearningChange,
+    judge: Judge,
+    metas: Mapping[str, EntryMeta],
+    tokens: Mapping[str, Sequence[str]],
+    names: TopicNames,
+) -> Proposal:
+    """The change as the gate reads it. A rename changes every entry carrying its topic,
+    except those hidden from everyone for good (a retracted, invalidated or missing source
+    hides them): renaming them shows nobody anything."""
+    if isinstance(change, FactChange):
+        return Proposal(
+            "fact", (change.content,), tuple(change.topics), items=tuple(change.sources)
+        )
+    if isinstance(change, ObservationChange):
+        return Proposal(
+            "observation", (change.content,), tuple(change.topics), entries=tuple(change.sources)
+        )
+    if isinstance(change, InvalidateChange):
+        return Proposal("invalidate", changes=(change.id,))
+    carriers = tuple(
+        entry_id
+        for entry_id, tags in tokens.items()
+        if any(is_topic_token(t) and names.name(t) == change.from_ for t in tags)
+        and entry_id in metas
+        and not isinstance(judge.visibility(metas[entry_id]), Hidden)
+    )
+    return Proposal("renameTopic", labels=(change.from_, change.to), changes=carriers, rename=True)

@@ -163,6 +163,11 @@ class LearningChangesTask(ModelTask[LearningInput, LearningChanges]):
             raise InvalidModelOutput(f"at most {MAX_CHANGES} changes fit in one step", ["changes"])
         return validated(LearningChanges, data)
 
+    def describe(self, output: LearningChanges) -> list[dict[str, Any]]:
+        """An answer none of which is applied, as a run's log keeps it: each change's op
+        and place, never its words, topics or ids (their readers are not known here)."""
+        return [{"op": change.op, "index": n} for n, change in enumerate(output.changes)]
+
     def local_answer(self, task_input: LearningInput) -> LearningChanges:
         """Facts from plain statements in people's own words (the `local/rules` extractor),
         each cited to its item and topped with its kind as topic; nothing else."""

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel
 
+from agent_memory.domain.consolidation import change_record
 from agent_memory.domain.learning_prompt import instructions_for, render_evidence
 from agent_memory.domain.proposals import (
     CHANGES_SCHEMA,
@@ -112,7 +113,8 @@ class MemoryChanges(ModelTask[LearningRequest, tuple[ProposedChange, ...]]):
         return parse_changes(text, known_keys=[entry.key for entry in task_input.memory])
 
     def describe(self, output: tuple[ProposedChange, ...]) -> list[dict[str, Any]]:
-        return [change.to_dict() for change in output]
+        """An answer none of which is applied, as a run's log keeps it: without content."""
+        return [change_record(change) for change in output]
 
     def request(
         self, task_input: LearningRequest, *, deadline_s: float = STEP_DEADLINE_S
