@@ -317,3 +317,21 @@ def test_a_bot_and_a_thread_show_what_the_signed_in_person_may_see(
     page.goto(f"{service.base}/console#/thread/{thread_id}")
     playwright_api.expect(page.locator("#messages")).to_contain_text("Plan a weekend in Lisbon.")
     _shot(page, "thread")
+
+
+def test_a_skipped_run_of_a_bot_shows_why(page: Any, world: dict[str, Any]) -> None:
+    service, token = world["service"], world["token"]
+    # No memory model is named (botMemoryModel: null): a confide teaches nothing, and says so.
+    bot = service.call(token, "POST", "/v1/bots", {"name": "Quiet bot"}, 201)["bot"]
+    chat = service.call(token, "POST", "/v1/chats", {"botId": bot["id"]}, 201)["chat"]
+    turns = f"/v1/chats/{chat['id']}/turns"
+    turn = service.call(token, "POST", turns, {"input": "I take the 8:10 train."}, 201)["turn"]
+    service.call(token, "POST", f"{turns}/{turn['id']}/confide", {"text": "I was unsure."})
+    service.call(token, "POST", f"{turns}/{turn['id']}/complete", {})
+    [run] = service.call(token, "GET", f"/v1/bots/{bot['id']}/learning")["executions"]
+    assert run["status"] == "skipped"
+    _sign_in(page, world, f"#/bot/{bot['id']}")
+    row = page.locator(f'#learning tr[data-execution="{run["id"]}"]')
+    playwright_api.expect(row.locator(".badge")).to_have_text("skipped")
+    playwright_api.expect(row.locator(".run-note")).to_have_text(run["note"])
+    assert "botMemoryModel" in run["note"]

@@ -673,7 +673,7 @@ function learning(executions) {
   return h(
     "table",
     { class: "learning" },
-    h("thead", {}, h("tr", {}, ["Status", "Started", "Ended", "Items read", "Applied", "Rejected", "Error"].map((name) => h("th", {}, name)))),
+    h("thead", {}, h("tr", {}, ["Status", "Started", "Ended", "Items read", "Applied", "Rejected", "Why"].map((name) => h("th", {}, name)))),
     h(
       "tbody",
       {},
@@ -691,7 +691,8 @@ function learning(executions) {
             { class: "rejected" },
             (run.rejected || []).length ? h("ul", { class: "plain" }, run.rejected.map((one) => h("li", {}, h("span", {}, describeChange(one.change)), " — ", h("strong", { class: "reason" }, one.reason)))) : empty("nothing"),
           ),
-          h("td", { class: "run-error" }, run.error ? `${run.error.type}: ${run.error.message}` : ""),
+          // Why a run ended without applying: the service's note in words, then a failure's kind and message.
+          h("td", { class: "run-why" }, run.note ? h("p", { class: "run-note" }, run.note) : null, run.error ? h("div", { class: "hint run-error" }, `${run.error.type}: ${run.error.message}`) : null),
         ),
       ),
     ),
