@@ -258,7 +258,7 @@ def pools() -> Pools:
     store, cipher, clock, ids = InMemoryStore(), FakeCipher(), FixedClock(), SequentialIds()
     identity = IdentityRepository(store)
     identity.create_org("acme", "Acme", 0)
-    identity.create_user(User("ana", "acme", "ana", "member"), issue_token(), 0)
+    identity.create_user(User("ana", "acme", "ana", "member"), issue_token(), "admin token", 0)
     access = SessionAccess(SessionRepository(store, cipher), OrgSettingsService(identity))
     agents = AgentService(AgentRepository(store), clock, ids)
     sessions = SessionService(access, agents, clock, ids, default_model="local/rules")

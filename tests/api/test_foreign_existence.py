@@ -52,6 +52,8 @@ WITHOUT_IDS = {
     ("GET", "/v1/threads"),  # the caller's own threads
     ("GET", "/v1/events"),  # the caller's own organization's feed
     ("GET", "/v1/me"),  # the caller itself
+    ("GET", "/v1/me/tokens"),  # the caller's own tokens
+    ("POST", "/v1/me/tokens"),
 }
 PARAMETER = re.compile(r"\{(\w+)\}")
 

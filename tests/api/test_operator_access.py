@@ -24,8 +24,12 @@ ADMINISTRATION = {
     ("GET", "/v1/organizations/{orgId}/settings"),
     ("PATCH", "/v1/organizations/{orgId}/settings"),
     ("GET", "/v1/me"),  # who the token is: the operator may ask too
+    ("GET", "/v1/me/tokens"),  # the operator's own tokens: none
     ("POST", "/v1/organizations/{orgId}/users/{userId}/erase"),  # removes, shows no content
 }
+# A person's own tokens: the admin token is configured, not issued, so it has none to add to
+# (409) or revoke (403).
+NOT_A_PERSON = {("POST", "/v1/me/tokens"): 409, ("DELETE", "/v1/me/tokens/{tokenPrefix}"): 403}
 # Tags of routes that read or change what tenants' people and agents wrote.
 TENANT_TAGS = {
     "agents",
@@ -50,6 +54,8 @@ def _tags(method: str, path: str) -> set[str]:
 def classify(method: str, path: str) -> str:
     if (method, path) in ADMINISTRATION:
         return "administration"
+    if (method, path) in NOT_A_PERSON:
+        return "person"
     if _tags(method, path) & TENANT_TAGS:
         return "tenant"
     raise AssertionError(
@@ -127,6 +133,19 @@ def test_the_operator_administers(api: Api, method: str, path: str) -> None:
     answer = _call(world, method, path, api.admin)
 
     assert answer.is_success, f"{method} {path}: {answer.status_code} {answer.text}"
+
+
+@pytest.mark.parametrize(
+    ("method", "path"), sorted(NOT_A_PERSON), ids=[f"{m} {p}" for m, p in sorted(NOT_A_PERSON)]
+)
+def test_the_operator_is_no_person(api: Api, method: str, path: str) -> None:
+    world = build_world(api)
+
+    answer = _call(world, method, path, api.admin)
+
+    assert answer.status_code == NOT_A_PERSON[(method, path)], answer.text
+    owner = api.client.get("/v1/me/tokens", headers=world.owner.headers).json()["tokens"]
+    assert world.ids["tokenPrefix"] in [t["prefix"] for t in owner]
 
 
 def test_the_operator_gets_403_for_a_session_that_does_not_exist(api: Api) -> None:

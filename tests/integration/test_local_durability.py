@@ -222,9 +222,8 @@ def test_acknowledged_writes_and_learning_survive_kill_9(tmp_path: Path, model: 
         first.call(admin, "PATCH", f"/v1/organizations/{org}/settings", {"agentMemory": False})
         user = first.call(admin, "POST", "/v1/admin/users", {"organizationId": org}, 201)
         ana = user["token"]
-        second_token = first.call(admin, "POST", f"/v1/admin/users/{user['id']}/tokens", {}, 201)[
-            "token"
-        ]
+        # Her own second token (an administrator's would replace the first).
+        second_token = first.call(ana, "POST", "/v1/me/tokens", {}, 201)["token"]
         agent = first.call(ana, "POST", "/v1/agents", {"name": "Planner"}, 201)["agent"]["id"]
         session = first.call(ana, "POST", "/v1/sessions", {"agentId": agent}, 201)["session"]
         sid = session["id"]

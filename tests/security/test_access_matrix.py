@@ -38,6 +38,8 @@ AUDIENCE: list[tuple[str, str]] = [
     (r"^/v1/admin/", "service-admin"),
     (r"^/v1/me$", "self"),
     (r"^/v1/capabilities$", "self"),  # what the deployment runs, for any valid token
+    (r"^/v1/me/tokens$", "self"),  # the caller's own tokens (the operator's list is empty)
+    (r"^/v1/me/tokens/", "owner"),  # revoking one of the caller's own tokens
     (r"^/v1/organizations/\{orgId\}/", "org-admin"),
     (r"^/v1/agent_memories", "org"),
     (r"^/v1/agents/\{agentId\}", "owner"),
@@ -91,7 +93,9 @@ def build_world(api: Api) -> World:
     client, headers = api.client, world.owner.headers
     world.ids["orgId"] = org
     world.ids["userId"] = world.owner.id
-    spare = client.post(f"/v1/admin/users/{world.owner.id}/tokens", json={}, headers=api.admin)
+    # The owner's own second token: an administrator's issuance would replace the first.
+    spare = client.post("/v1/me/tokens", json={}, headers=headers)
+    assert spare.status_code == 201, spare.text
     world.ids["tokenPrefix"] = spare.json()["tokenPrefix"]
     assert (
         client.delete(
@@ -151,6 +155,7 @@ BODIES: dict[tuple[str, str], Callable[[World], Any]] = {
     ("POST", "/v1/admin/organizations"): lambda w: {"name": "Globex"},
     ("POST", "/v1/admin/users"): lambda w: {"organizationId": w.org},
     ("POST", "/v1/admin/users/{userId}/tokens"): lambda w: {},
+    ("POST", "/v1/me/tokens"): lambda w: {},
     ("PATCH", "/v1/organizations/{orgId}/settings"): lambda w: {"agentMemory": False},
     ("POST", "/v1/agents"): lambda w: {"name": "another"},
     ("PATCH", "/v1/agents/{agentId}/draft"): lambda w: {"memory": {"options": {"lastMessages": 5}}},

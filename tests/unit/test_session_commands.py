@@ -83,7 +83,7 @@ def world() -> World:
     identity = IdentityRepository(store)
     identity.create_org("acme", "Acme", 0)
     for user in ("ana", "ben"):
-        identity.create_user(User(user, "acme", user, "member"), issue_token(), 0)
+        identity.create_user(User(user, "acme", user, "member"), issue_token(), "admin token", 0)
     org_settings = OrgSettingsService(identity)
     access = SessionAccess(SessionRepository(store, cipher), org_settings)
     learning = FakeLearning()

@@ -135,6 +135,18 @@ class AsyncClient:
         """Who this client's token is (user, organization, role)."""
         return (await self._call(r.ME)).user
 
+    async def my_tokens(self) -> list[m.MyToken]:
+        """The tokens this client's person holds, oldest first: who issued each and when."""
+        return (await self._call(r.MY_TOKENS)).tokens
+
+    async def add_my_token(self) -> m.IssuedToken:
+        """One more token for this client's person, beside the others (shown once)."""
+        return await self._call(r.ADD_MY_TOKEN, m.IssueToken())
+
+    async def revoke_my_token(self, token_prefix: str) -> None:
+        """Revoke one of this client's person's own tokens."""
+        await self._call_empty(r.REVOKE_MY_TOKEN, tokenPrefix=token_prefix)
+
     async def capabilities(self) -> m.Capabilities:
         """What the deployment can run: model providers, the models this caller may name,
         its embedding and local models (ask before naming a model)."""
@@ -162,6 +174,7 @@ class AsyncClient:
         return await self._call(r.CREATE_USER, body)
 
     async def issue_token(self, user_id: str) -> m.IssuedToken:
+        """A new token for `user_id`: a rotation (every token they held stops working)."""
         return await self._call(r.ISSUE_TOKEN, m.IssueToken(), userId=user_id)
 
     async def revoke_token(self, token_prefix: str) -> None:

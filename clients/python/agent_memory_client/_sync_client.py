@@ -131,6 +131,18 @@ class Client:
         """Who this client's token is (user, organization, role)."""
         return (self._call(r.ME)).user
 
+    def my_tokens(self) -> list[m.MyToken]:
+        """The tokens this client's person holds, oldest first: who issued each and when."""
+        return (self._call(r.MY_TOKENS)).tokens
+
+    def add_my_token(self) -> m.IssuedToken:
+        """One more token for this client's person, beside the others (shown once)."""
+        return self._call(r.ADD_MY_TOKEN, m.IssueToken())
+
+    def revoke_my_token(self, token_prefix: str) -> None:
+        """Revoke one of this client's person's own tokens."""
+        self._call_empty(r.REVOKE_MY_TOKEN, tokenPrefix=token_prefix)
+
     def capabilities(self) -> m.Capabilities:
         """What the deployment can run: model providers, the models this caller may name,
         its embedding and local models (ask before naming a model)."""
@@ -158,6 +170,7 @@ class Client:
         return self._call(r.CREATE_USER, body)
 
     def issue_token(self, user_id: str) -> m.IssuedToken:
+        """A new token for `user_id`: a rotation (every token they held stops working)."""
         return self._call(r.ISSUE_TOKEN, m.IssueToken(), userId=user_id)
 
     def revoke_token(self, token_prefix: str) -> None:

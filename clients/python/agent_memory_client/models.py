@@ -130,6 +130,19 @@ class MeAnswer(Answer):
     user: Caller
 
 
+class MyToken(Answer):
+    """One token the caller holds: never the token or its hash."""
+
+    prefix: str
+    # A user id (the caller's own, or an admin's), or "admin token".
+    issued_by: str
+    created_at: int
+
+
+class MyTokens(Answer):
+    tokens: list[MyToken]
+
+
 class Unconfigured(Answer):
     provider: str
     # The settings that would let the deployment run this provider's models (no values).

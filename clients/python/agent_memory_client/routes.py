@@ -49,6 +49,9 @@ PATCH_SETTINGS = R(
     "PATCH", "/v1/organizations/{orgId}/settings", m.SettingsPatch, m.OrganizationSettings
 )
 ME = R("GET", "/v1/me", None, m.MeAnswer)
+MY_TOKENS = R("GET", "/v1/me/tokens", None, m.MyTokens)
+ADD_MY_TOKEN = R("POST", "/v1/me/tokens", m.IssueToken, m.IssuedToken, 201)
+REVOKE_MY_TOKEN = EmptyRoute("DELETE", "/v1/me/tokens/{tokenPrefix}")
 CAPABILITIES = R("GET", "/v1/capabilities", None, m.Capabilities)
 ERASE_USER = R("POST", "/v1/organizations/{orgId}/users/{userId}/erase", None, m.ErasedUser)
 # agents and sessions (seed 000)

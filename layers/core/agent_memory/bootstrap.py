@@ -474,7 +474,9 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
             bots,
             threads=ThreadRepository(adapters.store, adapters.cipher),
         ),
-        limits=RequestLimits(limiter, settings.rate_limit_per_minute),
+        limits=RequestLimits(
+            limiter, settings.rate_limit_per_minute, settings.auth_failures_per_minute
+        ),
         erasure=ErasureService(
             ErasureRepository(adapters.store),
             identity_repo.user_org,

@@ -89,6 +89,8 @@ class Settings(BaseModel):
     org_model_calls_per_minute: int = Field(
         600, ge=0, validation_alias="ORG_MODEL_CALLS_PER_MINUTE"
     )
+    # Failed bearer-token checks per minute per source address; past them, 429; 0: off.
+    auth_failures_per_minute: int = Field(30, ge=0, validation_alias="AUTH_FAILURES_PER_MINUTE")
     # Run blocking store calls in a worker thread (a local server with many clients);
     # in Lambda one request runs at a time, so the thread hop only costs time.
     offload_blocking_calls: bool = Field(False, validation_alias="OFFLOAD_BLOCKING_CALLS")

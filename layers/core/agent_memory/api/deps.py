@@ -10,6 +10,7 @@ from anyio import to_thread
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from agent_memory.domain.errors import Unauthorized
 from agent_memory.domain.identity import Principal
 from agent_memory.service.registry import Services
 
@@ -41,22 +42,44 @@ _bearer = HTTPBearer(auto_error=False, description="A token from the admin route
 
 
 async def caller(
+    request: Request,
     svc: ServicesDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
-    """The authenticated caller; 401 without a valid token, 429 over its rate limit."""
+    """The authenticated caller; 401 without a valid token, 429 over its rate limit or when
+    its address is over its failed authentications."""
     if credentials is None:
         return await run(svc, svc.identity.authenticate, None)
-    return await run(svc, _admitted, svc, credentials.credentials)
+    return await run(svc, _admitted, svc, credentials.credentials, source(request))
 
 
-def _admitted(svc: Services, token: str) -> Principal:
+def source(request: Request) -> str:
+    """The address a request comes from: API Gateway's `sourceIp` in Lambda (Mangum keeps the
+    event in the scope), the peer of the connection on a local server."""
+    event = request.scope.get("aws.event")
+    if isinstance(event, dict):
+        address = event.get("requestContext", {}).get("http", {}).get("sourceIp")
+        if isinstance(address, str) and address:
+            return address
+    return request.client.host if request.client is not None else "unknown"
+
+
+def _admitted(svc: Services, token: str, address: str) -> Principal:
     """Authenticate, then count the request against the token's limit: only a known token
     is counted, so a flood of unknown tokens writes no row (one thread hop for both); for a
-    token already known here, the count runs beside the token's read (one round trip)."""
+    token already known here, the count runs beside the token's read (one round trip). A
+    token this process has not found good before is refused first, with no read, when its
+    address is over its failed checks; a failed check is counted against its address."""
     limits = svc.limits
-    admit = None if limits is None else (lambda: limits.admit(token))
-    return svc.identity.authenticate(f"Bearer {token}", alongside=admit)
+    if limits is None:
+        return svc.identity.authenticate(f"Bearer {token}")
+    if not svc.identity.recognizes(token):
+        limits.failures.check(address)
+    try:
+        return svc.identity.authenticate(f"Bearer {token}", alongside=lambda: limits.admit(token))
+    except Unauthorized:
+        limits.failures.failed(address)
+        raise
 
 
 CallerDep = Annotated[Principal, Depends(caller)]

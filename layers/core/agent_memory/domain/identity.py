@@ -64,6 +64,28 @@ def token_matches(token: str, digest: str) -> bool:
     return bool(digest) and hmac.compare_digest(hash_token(token), digest)
 
 
+# Who issued a token, as its holder reads it: an issuer's user id, or this (no id has a space).
+ADMIN_TOKEN_ISSUER = "admin token"
+# Tokens one person may hold at once; a rotation replaces them all in one transaction.
+MAX_TOKENS_PER_USER = 20
+
+
+def issuer(principal: Principal) -> str:
+    """Who `principal` is on the tokens it issues: its user id, or the admin token."""
+    if principal.user_id is None:
+        return ADMIN_TOKEN_ISSUER
+    return principal.user_id
+
+
+@dataclass(frozen=True)
+class HeldToken:
+    """One token a person holds, as they may see it: never its secret or its digest."""
+
+    prefix: str
+    issued_by: str
+    created_at: int
+
+
 # --- Organization settings ---------------------------------------------------------------
 
 SETTINGS_DEFAULTS: dict[str, Any] = {

@@ -70,14 +70,22 @@ def expires_at_s(window: Window) -> int:
 
 
 class RateLimited(Throttled):
-    """429 `Throttled`: the caller's token is over its requests per minute."""
+    """429 `Throttled` with when to retry (`Retry-After`): `why` is the limit passed."""
 
-    def __init__(self, per_window: int, refused: Refused) -> None:
-        super().__init__(
-            f"over {per_window} requests per minute for this token;"
-            f" retry after {refused.retry_after_s} s"
-        )
+    def __init__(self, why: str, refused: Refused) -> None:
+        super().__init__(f"{why}; retry after {refused.retry_after_s} s")
         self.retry_after_s = refused.retry_after_s
+
+
+def too_many_requests(per_window: int, refused: Refused) -> RateLimited:
+    """The caller's token is over its requests per minute."""
+    return RateLimited(f"over {per_window} requests per minute for this token", refused)
+
+
+def too_many_failures(per_window: int, refused: Refused) -> RateLimited:
+    """The caller's address is over its failed authentications per minute."""
+    why = f"over {per_window} failed authentications per minute from this address"
+    return RateLimited(why, refused)
 
 
 def quota_note(reason: str, refused: Refused) -> str:

@@ -2,6 +2,11 @@
 
 - `ORG#<id>/META`: name, settings overrides, `rev` (a counter for settings writes).
 - `USER#<id>/META`: organization, name, role. User ids are global: one GetItem finds a user.
+- `USER#<id>/META` also holds `tokenRev`, a counter every issuance bumps under the condition
+  that it is still what the issuer read: a rotation deletes every token it read, and no token
+  added meanwhile escapes it (the losing write reads again).
+- `USER#<id>/TOKEN#<prefix>`: the person's list (digest, who issued it, when): what
+  `GET /v1/me/tokens` shows and what a rotation or a user's deletion removes.
 - `TOKEN#<sha256>/META`: the principal a token stands for (one GetItem per request).
 - `TOKENPREFIX#<prefix>/META`: the digest, so a token is revoked by its public prefix.
 
@@ -19,9 +24,20 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from agent_memory.domain.errors import Conflict, NotFound, WriteConflict
-from agent_memory.domain.identity import IssuedToken, Principal, Role
+from agent_memory.domain.identity import HeldToken, IssuedToken, Principal, Role
 from agent_memory.persistence import keys
-from agent_memory.ports import Absent, Check, Delete, Equals, Present, Put, Record, Store, Update
+from agent_memory.ports import (
+    Absent,
+    Check,
+    Delete,
+    Equals,
+    KeyRange,
+    Present,
+    Put,
+    Record,
+    Store,
+    Update,
+)
 
 
 @dataclass(frozen=True)
@@ -38,6 +54,27 @@ class User:
     org_id: str
     name: str | None
     role: Role
+
+
+@dataclass(frozen=True)
+class StoredToken:
+    held: HeldToken
+    digest: str
+
+
+@dataclass(frozen=True)
+class Holding:
+    """A person, the `tokenRev` their tokens were read at, and those tokens (oldest first)."""
+
+    user: User
+    rev: int
+    tokens: list[StoredToken]
+
+
+TOKEN_NOT_FOUND = "token not found"
+# The condition of every issuance: the holder's tokens are still those the issuer read.
+TOKENS_CHANGED = "tokens-changed"
+_HELD_PREFIX = "TOKEN#"
 
 
 # The organization row read with this request's token (each request runs in its own
@@ -104,7 +141,7 @@ class IdentityRepository:
 
     # -- users and tokens ----------------------------------------------------------------
 
-    def create_user(self, user: User, token: IssuedToken, now_ms: int) -> None:
+    def create_user(self, user: User, token: IssuedToken, issued_by: str, now_ms: int) -> None:
         row: Record = {
             "pk": keys.user(user.id),
             "sk": keys.HEAD,
@@ -113,6 +150,7 @@ class IdentityRepository:
             "name": user.name,
             "role": user.role,
             "createdAt": now_ms,
+            "tokenRev": 0,
         }
         try:
             self._store.write(
@@ -120,7 +158,7 @@ class IdentityRepository:
                     # The organization must still exist when the user is added.
                     Check(keys.org(user.org_id), keys.HEAD, Present(name="organization")),
                     Put(row, Absent()),
-                    *self._token_rows(user, token, now_ms),
+                    *self._token_rows(user, token, issued_by, now_ms),
                 ]
             )
         except WriteConflict as error:
@@ -130,25 +168,91 @@ class IdentityRepository:
 
     def get_user(self, user_id: str) -> User | None:
         row = self._store.get(keys.user(user_id), keys.HEAD)
-        if row is None:
-            return None
-        return User(user_id, row["orgId"], row.get("name"), cast(Role, row["role"]))
+        return None if row is None else _user(user_id, row)
 
     def user_org(self, user_id: str) -> str | None:
         """The organization of a user (None: no such user)."""
         user = self.get_user(user_id)
         return user.org_id if user is not None else None
 
-    def add_token(self, user: User, token: IssuedToken, now_ms: int) -> None:
+    def holding(self, user_id: str) -> Holding | None:
+        """The user, their `tokenRev` and every token they hold (None: no such user).
+
+        The user row is read before the list, so a token added after the list was read has
+        bumped the counter the next write is conditioned on."""
+        row = self._store.get(keys.user(user_id), keys.HEAD)
+        if row is None:
+            return None
+        return Holding(_user(user_id, row), int(row["tokenRev"]), self._stored_tokens(user_id))
+
+    def held(self, user_id: str) -> list[HeldToken]:
+        """The tokens `user_id` holds, oldest first."""
+        return [stored.held for stored in self._stored_tokens(user_id)]
+
+    def _stored_tokens(self, user_id: str) -> list[StoredToken]:
+        rows: list[Record] = []
+        after = None
+        while True:
+            page = self._store.query(keys.user(user_id), KeyRange(prefix=_HELD_PREFIX), after=after)
+            rows.extend(page.records)
+            if page.next is None:
+                break
+            after = page.next
+        stored = [
+            StoredToken(
+                HeldToken(
+                    str(row["sk"]).removeprefix(_HELD_PREFIX),
+                    str(row["issuedBy"]),
+                    int(row["createdAt"]),
+                ),
+                str(row["digest"]),
+            )
+            for row in rows
+        ]
+        return sorted(stored, key=lambda s: (s.held.created_at, s.held.prefix))
+
+    def add_token(self, holding: Holding, token: IssuedToken, issued_by: str, now_ms: int) -> None:
+        """One more token for the holder, if their tokens did not change since `holding`
+        was read (WriteConflict otherwise)."""
         self._store.write(
             [
-                Check(keys.user(user.id), keys.HEAD, Present()),
-                *self._token_rows(user, token, now_ms),
+                self._bump(holding),
+                *self._token_rows(holding.user, token, issued_by, now_ms),
+            ]
+        )
+
+    def rotate(self, holding: Holding, token: IssuedToken, issued_by: str, now_ms: int) -> None:
+        """Replace every token of `holding` with `token`, in one transaction, if the holder's
+        tokens did not change since `holding` was read (WriteConflict otherwise)."""
+        user_id = holding.user.id
+        removed = [
+            delete
+            for stored in holding.tokens
+            for delete in (
+                Delete(keys.token(stored.digest), keys.HEAD),
+                Delete(keys.token_prefix(stored.held.prefix), keys.HEAD),
+                Delete(keys.user(user_id), _HELD_PREFIX + stored.held.prefix),
+            )
+        ]
+        self._store.write(
+            [
+                self._bump(holding),
+                *removed,
+                *self._token_rows(holding.user, token, issued_by, now_ms),
             ]
         )
 
     @staticmethod
-    def _token_rows(user: User, token: IssuedToken, now_ms: int) -> list[Put]:
+    def _bump(holding: Holding) -> Update:
+        return Update(
+            keys.user(holding.user.id),
+            keys.HEAD,
+            set={"tokenRev": holding.rev + 1},
+            condition=Equals("tokenRev", holding.rev, name=TOKENS_CHANGED),
+        )
+
+    @staticmethod
+    def _token_rows(user: User, token: IssuedToken, issued_by: str, now_ms: int) -> list[Put]:
         return [
             Put(
                 {
@@ -170,6 +274,17 @@ class IdentityRepository:
                     "type": "token-prefix",
                     "digest": token.digest,
                     "userId": user.id,
+                },
+                Absent(),
+            ),
+            Put(
+                {
+                    "pk": keys.user(user.id),
+                    "sk": _HELD_PREFIX + token.prefix,
+                    "type": "held-token",
+                    "digest": token.digest,
+                    "issuedBy": issued_by,
+                    "createdAt": now_ms,
                 },
                 Absent(),
             ),
@@ -196,16 +311,27 @@ class IdentityRepository:
         """(digest, user id) of the token with this public prefix."""
         row = self._store.get(keys.token_prefix(prefix), keys.HEAD)
         if row is None:
-            raise NotFound("token not found")
+            raise NotFound(TOKEN_NOT_FOUND)
         return str(row["digest"]), str(row["userId"])
 
-    def revoke(self, prefix: str, digest: str) -> None:
-        self._store.write(
-            [
-                Delete(keys.token_prefix(prefix), keys.HEAD, Present()),
-                Delete(keys.token(digest), keys.HEAD),
-            ]
-        )
+    def revoke(self, prefix: str, digest: str, user_id: str) -> None:
+        try:
+            self._store.write(
+                [
+                    Delete(keys.token_prefix(prefix), keys.HEAD, Present(name="token")),
+                    Delete(keys.token(digest), keys.HEAD),
+                    Delete(keys.user(user_id), _HELD_PREFIX + prefix),
+                ]
+            )
+        except WriteConflict as error:
+            if error.condition != "token":
+                raise
+            # Revoked meanwhile (or rotated away): as unknown as any other prefix.
+            raise NotFound(TOKEN_NOT_FOUND) from error
+
+
+def _user(user_id: str, row: Record) -> User:
+    return User(user_id, row["orgId"], row.get("name"), cast(Role, row["role"]))
 
 
 def _principal(row: Record) -> Principal:

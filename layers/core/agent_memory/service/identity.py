@@ -2,6 +2,11 @@
 
 An organization's admin manages its own people; to anyone outside an organization, its
 users and tokens answer exactly as ids that do not exist (same status, tag, message, path).
+
+Nobody acts as a person silently (docs/adr/0008-token-issuance-is-a-rotation.md): a token
+an administrator issues for a person replaces every token the person holds, in one write, and
+every issuance names its issuer in the person's own list (`GET /v1/me/tokens`). Only the
+person adds a token beside the others (`POST /v1/me/tokens`).
 """
 
 from __future__ import annotations
@@ -12,27 +17,32 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from agent_memory.domain.access import require_org_admin
-from agent_memory.domain.errors import Forbidden, NotFound, Unauthorized
+from agent_memory.domain.errors import Conflict, Forbidden, NotFound, Unauthorized
 from agent_memory.domain.identity import (
+    MAX_TOKENS_PER_USER,
     SERVICE_ADMIN,
+    HeldToken,
     IssuedToken,
     Principal,
     Role,
     hash_token,
     issue_token,
+    issuer,
     require_identifier,
     token_matches,
 )
 from agent_memory.persistence.identity import (
+    TOKEN_NOT_FOUND,
+    Holding,
     IdentityRepository,
     Organization,
     User,
     request_org,
 )
 from agent_memory.ports import Clock, Ids
+from agent_memory.service.retrying import until_it_lands
 
 USER_NOT_FOUND = "user not found"
-TOKEN_NOT_FOUND = "token not found"
 # Tokens whose organization this process has seen (a token's organization never changes);
 # past this many, the oldest is forgotten and read again (one more round trip).
 KNOWN_TOKENS = 4096
@@ -105,6 +115,13 @@ class IdentityService:
             raise done
         return principal
 
+    def recognizes(self, token: str) -> bool:
+        """Whether this process has found `token` good before (no read: it is read again on
+        its request, so a token revoked since fails as any other)."""
+        digest = hash_token(token)
+        with self._lock:
+            return digest in self._known
+
     def _remember(self, digest: str, principal: Principal) -> None:
         if principal.org_id is None:
             return
@@ -145,17 +162,65 @@ class IdentityService:
             require_org_admin(principal, org_id, path=["organizationId"])
         user_id = require_identifier(user_id, ["id"]) if user_id else self._ids.new("u_")
         token = issue_token()
-        self._repo.create_user(User(user_id, org_id, name, role), token, self._clock.now_ms())
+        user = User(user_id, org_id, name, role)
+        self._repo.create_user(user, token, issuer(principal), self._clock.now_ms())
         return NewUser(user_id, token)
 
     def issue_token(self, principal: Principal, user_id: str) -> IssuedToken:
-        user = self._repo.get_user(user_id)
-        if user is None or not principal.may_know(user.org_id):
-            raise NotFound(USER_NOT_FOUND)
-        require_org_admin(principal, user.org_id)
+        """A token for `user_id` from an administrator: a rotation. Every token the person
+        held stops working in the same write, and their list names who issued the new one."""
         token = issue_token()
-        self._repo.add_token(user, token, self._clock.now_ms())
+
+        def rotate() -> None:
+            holding = self._holding(principal, user_id)
+            self._repo.rotate(holding, token, issuer(principal), self._clock.now_ms())
+
+        until_it_lands(rotate, _kept_changing)
         return token
+
+    def _holding(self, principal: Principal, user_id: str) -> Holding:
+        holding = self._repo.holding(user_id)
+        if holding is None or not principal.may_know(holding.user.org_id):
+            raise NotFound(USER_NOT_FOUND)
+        require_org_admin(principal, holding.user.org_id)
+        return holding
+
+    def issue_own_token(self, principal: Principal) -> IssuedToken:
+        """One more token for the caller, beside those they hold (at most
+        MAX_TOKENS_PER_USER); the admin token is configured, not issued, and has none."""
+        user_id = principal.user_id
+        if user_id is None:
+            raise Conflict("the admin token is configured, not issued: it has no tokens to add to")
+        token = issue_token()
+
+        def add() -> None:
+            holding = self._repo.holding(user_id)
+            if holding is None:
+                raise NotFound(USER_NOT_FOUND)
+            if len(holding.tokens) >= MAX_TOKENS_PER_USER:
+                raise Conflict(
+                    f"you hold {MAX_TOKENS_PER_USER} tokens, the most one person may;"
+                    " revoke one first (DELETE /v1/me/tokens/{tokenPrefix})"
+                )
+            self._repo.add_token(holding, token, issuer(principal), self._clock.now_ms())
+
+        until_it_lands(add, _kept_changing)
+        return token
+
+    def own_tokens(self, principal: Principal) -> list[HeldToken]:
+        """The tokens the caller holds, oldest first: who issued each and when."""
+        if principal.user_id is None:
+            return []
+        return self._repo.held(principal.user_id)
+
+    def revoke_own_token(self, principal: Principal, prefix: str) -> None:
+        """Revoke one of the caller's own tokens; anyone else's answers as an unknown one."""
+        if principal.user_id is None:
+            raise Forbidden("the admin token holds no tokens of its own")
+        digest, user_id = self._repo.token_owner(prefix)
+        if user_id != principal.user_id:
+            raise NotFound(TOKEN_NOT_FOUND)
+        self._repo.revoke(prefix, digest, user_id)
 
     def revoke_token(self, principal: Principal, prefix: str) -> None:
         digest, user_id = self._repo.token_owner(prefix)
@@ -164,4 +229,9 @@ class IdentityService:
             if user is None or not principal.may_know(user.org_id):
                 raise NotFound(TOKEN_NOT_FOUND)
             require_org_admin(principal, user.org_id)
-        self._repo.revoke(prefix, digest)
+        self._repo.revoke(prefix, digest, user_id)
+
+
+def _kept_changing() -> Conflict:
+    """A person's tokens changed under every retry (an issuance or a rotation each time)."""
+    return Conflict("the person's tokens kept changing; try again")

@@ -1,8 +1,14 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer
+
+if TYPE_CHECKING:
+    # The annotation of `MyTokens.of` only.
+    from agent_memory.domain.identity import HeldToken
 
 
 class CallerOut(Answer):
@@ -13,3 +19,25 @@ class CallerOut(Answer):
 
 class MeAnswer(Answer):
     user: CallerOut
+
+
+class MyToken(Answer):
+    prefix: str = Field(description="The token's public prefix (never the token or its hash)")
+    issuedBy: str = Field(
+        description="Who issued it: a user id (the caller's own, or an admin's), or \"admin token\""
+    )
+    createdAt: int = Field(description="Milliseconds since the epoch")
+
+
+class MyTokens(Answer):
+    """The caller's own tokens, oldest first."""
+
+    tokens: list[MyToken]
+
+    @classmethod
+    def of(cls, held: list[HeldToken]) -> MyTokens:
+        return cls(
+            tokens=[
+                MyToken(prefix=t.prefix, issuedBy=t.issued_by, createdAt=t.created_at) for t in held
+            ]
+        )

@@ -46,6 +46,10 @@ async def create_user(body: CreateUser, caller: CallerDep, svc: ServicesDep) -> 
 async def issue_token(
     userId: str, caller: CallerDep, svc: ServicesDep, body: IssueToken | None = None
 ) -> IssuedToken:
+    """A rotation: the new token replaces every token the person holds (they stop working at
+    once), and the person sees who issued it in `GET /v1/me/tokens`. A person adds a token
+    beside their others with `POST /v1/me/tokens`. An org admin (their people), or the admin
+    token."""
     token = await run(svc, svc.identity.issue_token, caller, userId)
     return IssuedToken(token=token.secret, tokenPrefix=token.prefix)
 
