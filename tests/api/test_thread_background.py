@@ -101,6 +101,29 @@ def test_a_failed_observation_leaves_no_message_unindexed(observed: Observed) ->
     assert ORDER["content"] in recalled(observed, observed.world.thread(), "order 4471")
 
 
+def test_an_embedding_model_that_cannot_answer_never_stops_the_observer(
+    observed: Observed, stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_memory.ports.vectors import EmbeddingFailure
+
+    both_on(observed)
+    past = observed.world.thread()
+    assert observed.world.save(past, ORDER, turn(1)[1]).status_code == 200
+    observed_out(observed, past)  # recall's work is due on the next save's run
+
+    def down(texts: Any) -> Any:
+        raise EmbeddingFailure("the embedding server answered 503", retryable=True)
+
+    monkeypatch.setattr(stack.adapters.embedder, "embed", down)
+    assert observed.world.save(past, *turn(2)).status_code == 200
+    # The observer's run observes; the indexing it carried waits for a later run.
+    assert runs(observed, past)[0] == ("thread-observe", "succeeded")
+    assert "question2" in observed.log(past)["log"]
+    monkeypatch.undo()
+    assert observed.world.save(past, *turn(3)).status_code == 200
+    assert ORDER["content"] in recalled(observed, observed.world.thread(), "order 4471")
+
+
 # --- the seam, without a stack ----------------------------------------------------------
 
 

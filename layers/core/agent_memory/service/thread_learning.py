@@ -306,9 +306,11 @@ class Carrying:
     model is asked, so a failed or refused model call leaves none of it undone; each rider
     keeps its own read position, reads after it and commits its move in its own
     conditional write, so a retried step or a run of the rider's own finds nothing left
-    and writes nothing twice. A rider with `load_carried` decides there whether its work is
-    due on this run (recall: only once its batch is reached). Rider and carrier read the
-    thread once (`one_read`). Everything else is the carrier's."""
+    and writes nothing twice. A rider that fails (an embedding model that cannot answer)
+    leaves its work for its own runs and never fails the carrier's. A rider with
+    `load_carried` decides there whether its work is due on this run (recall: only once its
+    batch is reached). Rider and carrier read the thread once (`one_read`). Everything else
+    is the carrier's."""
 
     def __init__(self, carrier: ThreadStep, *riders: ThreadStep) -> None:
         self.kind: PoolKind = carrier.kind
@@ -326,7 +328,11 @@ class Carrying:
         carrier's evidence."""
         with one_read():
             for rider in self.riders:
-                ride(rider, PoolRef(rider.kind, pool.org_id, pool.pool_id), upto, carried=True)
+                try:
+                    ride(rider, PoolRef(rider.kind, pool.org_id, pool.pool_id), upto, carried=True)
+                except Exception as error:
+                    # Its read position did not move: its own run or the idle flush does it.
+                    log.warning("%s not done on a %s run: %s", rider.kind, self.kind, error)
             return self.carrier.load_evidence(pool, upto)
 
     def apply(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Outcome:
