@@ -11,6 +11,10 @@ from __future__ import annotations
 # Skipped: nothing to read.
 NOTHING_NEW = "nothing new to learn: the items through this run were read by an earlier run"
 LEARNED_ELSEWHERE = "another run learned this evidence first"
+LEARNED_IN_PART = (
+    "another run learned part of this evidence first, and items this run's model never saw "
+    "became readable since: a later run reads them with the rest"
+)
 OPEN_TURN_AHEAD = (
     "the unread items through this run belong to turns still open; they are read once those "
     "turns complete or are abandoned"

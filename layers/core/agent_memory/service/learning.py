@@ -20,7 +20,12 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from agent_memory.domain.errors import IntegrityError, Unavailable, WriteConflict
-from agent_memory.domain.learning_notes import LEARNED_ELSEWHERE, NOTHING_NEW, failure_note
+from agent_memory.domain.learning_notes import (
+    LEARNED_ELSEWHERE,
+    LEARNED_IN_PART,
+    NOTHING_NEW,
+    failure_note,
+)
 from agent_memory.domain.limits import quota_note
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import STEP_DEADLINE_S, Ask, Refusal
@@ -534,6 +539,7 @@ class LearningService:
             if text is None:
                 raise ExecutionLost("the saved model answer is gone")
             evidence = evidence_from_json(self._evidence(row))
+            seen = {item.id for item in evidence.items}
             ask = self._ask(ref.kind, evidence)
             review = ask.review(ask.parse(text))
             pool = self._pool(ref.kind)
@@ -560,6 +566,11 @@ class LearningService:
                 if fresh is None:
                     kept = ask.describe(review.kept)
                     return self._skip(run, row, kept, review.refused, LEARNED_ELSEWHERE)
+                if not {item.id for item in fresh.items} <= seen:
+                    # Applied there, the answer would mark items read that its model never
+                    # saw: they stay unread for a later run, with what is left of these.
+                    kept = ask.describe(review.kept)
+                    return self._skip(run, row, kept, review.refused, LEARNED_IN_PART)
                 # The same answer, judged against what is still unread: the pool refuses a
                 # change citing an item the other run learned (LearningPool.apply).
                 evidence = fresh
