@@ -289,9 +289,6 @@ def budget_events(now_ms: int) -> tuple[str, str]:
     return budget_event(period_key("day", now_ms)), budget_event(period_key("month", now_ms))
 
 
-BUDGET_WAITS = "the memory bot's budget is spent; learning waits for {period}"
-
-
 def spent(budget: Budget | None, spent_micros: int) -> bool:
     """The budget is spent when the confirmed cost reached its limit (API.md)."""
     return budget is not None and spent_micros >= budget.limit_micros
