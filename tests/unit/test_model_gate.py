@@ -9,7 +9,12 @@ import pytest
 
 from agent_memory.domain import model_gate as gate
 from agent_memory.domain.proposals import ProposedForget, ProposedRemember
-from agent_memory.domain.tasks.learning_changes import LEARNING_CHANGES, LearningChanges
+from agent_memory.domain.tasks.answers import InvalidModelOutput
+from agent_memory.domain.tasks.learning_changes import (
+    LEARNING_CHANGES,
+    LearningChanges,
+    LearningInput,
+)
 from agent_memory.domain.tasks.memory_changes import MEMORY_CHANGES
 
 SCOPE = gate.Scope(items=frozenset({"i-01", "i-02"}), entries=frozenset({"mem_mine"}))
@@ -94,3 +99,11 @@ def test_an_answer_none_of_which_is_applied_is_logged_without_its_words() -> Non
     )
     assert "1500" not in json.dumps(kept)
     assert "hunter2" not in json.dumps(kept)
+
+
+def test_a_model_answer_with_a_made_up_field_is_refused_without_repeating_it() -> None:
+    answer = json.dumps({"changes": [{"op": "invalidate", "id": "m", "Ben goes to Globex": 1}]})
+    with pytest.raises(InvalidModelOutput) as refused:
+        LEARNING_CHANGES.parse(answer, LearningInput((), ()))
+    assert "Globex" not in refused.value.message
+    assert refused.value.message == "an unknown field in changes.0"

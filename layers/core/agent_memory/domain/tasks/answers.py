@@ -101,7 +101,9 @@ def _message(error: Mapping[str, Any], path: Sequence[str | int]) -> str:
     if kind == "missing":
         return f"{where} is missing"
     if kind == "extra_forbidden":
-        return f"unknown field {path[-1]!r}" if path else "unknown field"
+        # The field's name is the model's text: an execution's error never repeats it.
+        parent = ".".join(str(part) for part in path[:-1]) or "the answer"
+        return f"an unknown field in {parent}"
     if kind in {"union_tag_invalid", "union_tag_not_found"}:
         expected = (error.get("ctx") or {}).get("expected_tags", "")
         return f"{where} must be one of {expected}"
