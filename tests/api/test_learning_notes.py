@@ -1,9 +1,9 @@
 """Every learning run that ends without applying says why, in words a person understands, on
-every execution list (issue: skipped and failed runs showed `note: null`): the bot's, a
-session's and an agent's. Notes are fixed sentences, never the words of an item.
+every execution list: the bot's, a session's, an agent's and a thread's. Notes are fixed
+sentences, never the words of an item.
 
 Bot runs run inline (`InlineWorkflow`: the real LearningService, the bot pool, DynamoDB and
-KMS on moto); session and agent runs are held (`HeldWorkflow`) so that a setting can change
+KMS on moto); session, agent and thread runs are held (`HeldWorkflow`) so that a setting can change
 between a run's start and its LoadEvidence, as it may while a run waits for its worker.
 """
 
@@ -20,6 +20,7 @@ from agent_memory.domain import agent_memory as agent_rules
 from agent_memory.domain import learning_notes as notes
 from agent_memory.domain.memory_bot import BOT_MEMORY_OFF, NO_MODEL, Price
 from agent_memory.ports import ModelFailure, Usage
+from tests.api.test_agent_versions import agent_of
 from tests.api.test_bots import turn
 from tests.api.test_confide import (
     MEMORY_MODEL,
@@ -30,6 +31,8 @@ from tests.api.test_confide import (
     scripted_services,
 )
 from tests.api.test_sessions import Client
+from tests.api.test_threads import World as ThreadWorld
+from tests.api.test_threads import assistant, user
 from tests.conftest import Api
 from tests.support.held_workflow import HeldRun, HeldWorkflow
 
@@ -121,22 +124,6 @@ def test_a_run_whose_setting_changed_before_it_began_says_why(
     [run] = world.executions(world.ana)
     assert (run["status"], run["note"], run["turnId"]) == ("skipped", note, turn_id)
     assert "learning_changes" not in script.tasks()
-
-
-def test_a_run_behind_a_turn_still_open_says_what_it_waits_for(
-    world: World, script: Script
-) -> None:
-    script.answers["learning_changes"] = fact_from_person
-    chat = world.chat(world.ana)
-    turn(world.api, world.ana, chat["id"], "I live in Lyon.")  # never completed
-    later = _confide(world, chat)
-    world.complete(world.ana, chat, later)
-    [run] = world.executions(world.ana)
-    # A run either learns the completed Turn, or says what it waits for: never a silent skip.
-    assert run["status"] == "succeeded" or (run["status"], run["note"]) == (
-        "skipped",
-        notes.OPEN_TURN_AHEAD,
-    ), run
 
 
 def test_a_spent_budget_says_until_when(world: World, script: Script, services: Any) -> None:
@@ -255,5 +242,25 @@ def test_a_session_run_with_nothing_unread_says_so(people: Any, held: HeldWorkfl
     runs = ana.get(f"/v1/sessions/{session}/learning").json()["executions"]
     assert sorted((r["status"], r.get("note")) for r in runs) == [
         ("skipped", notes.NOTHING_NEW),
+        ("succeeded", None),
+    ]
+
+
+def test_a_thread_title_run_after_the_thread_was_titled_says_so(
+    people: Any, held: HeldWorkflow
+) -> None:
+    api, org, _ana = people
+    owner = api.user(org)
+    threads = ThreadWorld(api, owner, owner, agent_of(api, owner, []))
+    thread = threads.thread()
+    for n in range(2):  # two saves with an answer: two title runs, held
+        saved = threads.save(thread, user(f"Plan trip {n} to Lisbon."), assistant("Sure."))
+        assert saved.status_code == 200, saved.text
+    first, second = [r for r in held.started.values() if r.state["pool"]["kind"] == "thread-title"]
+    _steps(held, first)
+    _steps(held, second)
+    runs = threads.get(f"/v1/threads/{thread}/learning").json()["executions"]
+    assert sorted((r["status"], r.get("note")) for r in runs) == [
+        ("skipped", notes.ALREADY_TITLED),
         ("succeeded", None),
     ]
