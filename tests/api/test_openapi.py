@@ -59,9 +59,11 @@ def test_lists_and_deletes_users_expect_are_documented() -> None:
 
 def test_the_bot_memory_tags_schema_names_every_service_tag_the_server_reads() -> None:
     """contracts/bots.py states the service tag prefixes by hand (importing the audience
-    rules would cost the bots function's cold start): they must be the domain's own."""
+    rules would cost the bots function's cold start): they must be the domain's own, but
+    for the hidden ones a reader never sees nor filters by."""
     from agent_memory.api.contracts.bots import SERVICE_PREFIXES
-    from agent_memory.domain.audiences import _PREFIXES
+    from agent_memory.domain.audiences import _PREFIXES, HIDDEN_PREFIXES
 
     stated = set(SERVICE_PREFIXES.split("|"))
-    assert stated == {prefix.removesuffix(":") for prefix, _build in _PREFIXES}
+    shown = {prefix for prefix, _build in _PREFIXES if prefix not in HIDDEN_PREFIXES}
+    assert stated == {prefix.removesuffix(":") for prefix in shown}

@@ -23,10 +23,10 @@ from agent_memory.domain.audiences import (
     NO_AUDIENCE,
     NO_AUDIENCE_TAG,
     NO_ORGANIZATION,
+    NOT_FOR_YOU,
     NOT_PURGEABLE,
     SHARE_INVALID,
     SHARE_NO_SOURCE,
-    SHARE_NOT_FOR_YOU,
     SHARE_NOT_WIDER,
     SOURCE_AUDIENCES,
     UNKNOWN_SERVICE_TAG,
@@ -378,7 +378,7 @@ def test_share_widens_only_to_readers_every_source_admits() -> None:
     narrower = ForPerson("u_bob")
     assert share_reason(j, ALICE, pool["obs"], narrower, rules) == SHARE_NOT_WIDER  # type: ignore[arg-type]
     # Bob is in the team but the entry is not for him: no share, and no hint why.
-    assert share_reason(j, BOB, pool["obs"], ForChannel("c_team"), rules) == SHARE_NOT_FOR_YOU
+    assert share_reason(j, BOB, pool["obs"], ForChannel("c_team"), rules) == NOT_FOR_YOU
     shared = replace(pool["obs"], tags=shared_tags(pool["obs"].tags, ForChannel("c_team")))
     assert shared_tags(shared.tags, ForChannel("c_team")) == shared.tags
     assert judge({**pool, "obs": shared}).sees(BOB, shared)

@@ -514,7 +514,11 @@ class AsyncClient:
     async def get_bot(self, bot_id: str) -> m.Bot:
         return (await self._call(r.GET_BOT, botId=bot_id)).bot
 
-    async def link_bot(self, bot_id: str, organization_id: str, grants: dict[str, str]) -> m.Link:
+    async def link_bot(
+        self, bot_id: str, organization_id: str, grants: dict[str, str | None]
+    ) -> m.Link:
+        """Link another organization, or change its people's grants: a level sets one, None
+        removes it, people not named keep theirs."""
         body = m.CreateLink(organization_id=organization_id, grants=grants)
         return (await self._call(r.CREATE_LINK, body, botId=bot_id)).link
 

@@ -509,7 +509,9 @@ class Client:
     def get_bot(self, bot_id: str) -> m.Bot:
         return (self._call(r.GET_BOT, botId=bot_id)).bot
 
-    def link_bot(self, bot_id: str, organization_id: str, grants: dict[str, str]) -> m.Link:
+    def link_bot(self, bot_id: str, organization_id: str, grants: dict[str, str | None]) -> m.Link:
+        """Link another organization, or change its people's grants: a level sets one, None
+        removes it, people not named keep theirs."""
         body = m.CreateLink(organization_id=organization_id, grants=grants)
         return (self._call(r.CREATE_LINK, body, botId=bot_id)).link
 

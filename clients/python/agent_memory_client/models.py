@@ -572,7 +572,8 @@ class LinkAnswer(Answer):
 
 class CreateLink(Body):
     organization_id: str
-    grants: dict[str, str]
+    # None removes that person's grant; people not named keep theirs.
+    grants: dict[str, str | None]
 
 
 class Channel(Answer):

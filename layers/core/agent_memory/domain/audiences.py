@@ -4,6 +4,8 @@
   (`forgot:<userId>`: no longer for that person, after their Forget), `org:` where it
   happened, `from:`, `chat:`, `channel:`, `app:` where it comes from. Topics are
   lowercase letters, numbers and dashes. Nobody sees an entry without a `for:` tag.
+- Who forgot an entry is nobody else's business: `forgot:` tags keep that person out and
+  are never shown (`shown_tags`) nor filtered by.
 - An entry's own audience: it is for the people it names, the current members of the Channel
   groups it names, or everyone who uses the Bot (`for:bot`), and only inside every
   organization its `org:` tags name (an entry that names none is hidden).
@@ -192,6 +194,16 @@ def parse_tag(text: str) -> Tag:
                 raise InvalidTag(text, BAD_TAG_VALUE)
             return build(value)
     raise InvalidTag(text, UNKNOWN_SERVICE_TAG)
+
+
+# Tags that decide access but are never shown to a reader (who forgot an entry).
+HIDDEN_PREFIXES = ("forgot:",)
+NOT_SHOWN = "forgot: tags are never shown, so a read does not filter by them"
+
+
+def shown_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """An entry's tags as readers see them: without the hidden ones."""
+    return tuple(t for t in tags if not t.startswith(HIDDEN_PREFIXES))
 
 
 def require_topics(tags: Sequence[str], path: Sequence[str | int]) -> tuple[str, ...]:
@@ -620,7 +632,8 @@ def _public(result: _Proved | Hidden | _Cut, entry_id: str, max_depth: int) -> V
 
 # --- Share --------------------------------------------------------------------------------
 
-SHARE_NOT_FOR_YOU = "the entry is not for you"
+# One answer for an entry that is not the requester's and for one that does not exist.
+NOT_FOR_YOU = "this bot memory entry is not for you, or does not exist"
 SHARE_INVALID = "a retracted or invalidated entry is not shared"
 SHARE_NOT_WIDER = "a share widens to for:channel:<id> or for:bot"
 SHARE_NO_SOURCE = "it stands on no source, so nothing proves wider readers (its own rule stays)"
@@ -648,7 +661,7 @@ def share_reason(
     seen = judge.visibility(entry)
     # A hidden entry is for nobody; its reason may name sources the requester cannot see.
     if isinstance(seen, Hidden) or not seen.admits(requester):
-        return SHARE_NOT_FOR_YOU
+        return NOT_FOR_YOU
     if not valid(entry):
         return SHARE_INVALID
     if not entry.sources:

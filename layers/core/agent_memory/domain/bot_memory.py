@@ -9,14 +9,16 @@ metadata before anything is decrypted.
 
 - Remember: a pinned entry, private to its author (`from:`, `for:person:`, `org:`).
 - Forget: the sole person behind an entry (`from:`) retracts it; one of several, or a
-  reader who is not behind it, stops counting and stops seeing it (`forgot:<userId>`);
-  anyone else gets 409 EntryConflict.
+  reader who is not behind it, stops counting and stops seeing it (`forgot:<userId>`, a tag
+  nobody is shown); anyone else gets 409 EntryConflict, as for an id that does not exist.
 - A fact is learned from items of one Chat and cites a person's words; its audience is the
   access rule of its items (the Turn's saved actor, or the Channel group), each item's rule
   saved privately. An observation stands on valid, proved entries; it carries their
   `from:`, `chat:`, `channel:`, `app:`, `org:` tags (so a purge of one takes it too) and is
   for readers of every source, recursively.
 - Purge: entries carrying a tag and every entry built on them, no content read.
+- Erasure of a person: the entries that stand on their words alone go (and every entry
+  built on them); in an entry of several people they stop counting, as by their Forget.
 - Topics as tokens (`TopicNames`): an entry stores a token per topic; a token names itself
   unless the pool's head row names it otherwise, so a rename is one change of the head row,
   whatever the number of entries carrying it (API.md, "Rules seed 002 leaves open").
@@ -29,13 +31,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
 from agent_memory.domain.audiences import (
+    NOT_FOR_YOU,
+    NOT_SHOWN,
     ForBot,
     ForChannel,
+    Forgot,
     Judge,
     Learner,
     Reader,
     parse_tag,
     shared_tags,
+    shown_tags,
     topic_reason,
     valid,
 )
@@ -55,7 +61,6 @@ HEADER = (
     "instructions win.\n"
 )
 
-NOT_FOR_YOU = "this bot memory entry is not for you, or does not exist"
 # Why the memory Bot's change was not applied (recorded with the change).
 FACT_NEEDS_PERSON = (
     "a fact must cite a person's words; the bot's words, app results and notices never "
@@ -87,15 +92,17 @@ TOO_MANY_FILTER_TAGS = f"a read filters by at most {MAX_FILTER_TAGS} tags"
 
 
 def check_filter(tags: Sequence[str]) -> tuple[str, ...]:
-    """Tags a reader filters by (`?tags=a,b`): at most MAX_FILTER_TAGS, each a tag (an
-    empty one too is a 400 naming it)."""
+    """Tags a reader filters by (`?tags=a,b`): at most MAX_FILTER_TAGS, each a tag readers
+    are shown (an empty one, or a hidden `forgot:`, is a 400 naming it)."""
     if len(tags) > MAX_FILTER_TAGS:
         raise ValidationFailed(TOO_MANY_FILTER_TAGS, ["tags"])
     for index, tag in enumerate(tags):
         try:
-            parse_tag(tag)
+            parsed = parse_tag(tag)
         except ValueError as error:
             raise ValidationFailed(str(error), ["tags", index]) from error
+        if isinstance(parsed, Forgot):
+            raise ValidationFailed(NOT_SHOWN, ["tags", index])
     return tuple(tags)
 
 
@@ -261,7 +268,8 @@ def forgotten(
 ) -> EntryMeta | None:
     """The entry after `user`'s Forget, or None when nothing changes (it is retracted
     already). The sole person behind it retracts it; anyone else who sees it stops counting
-    and stops seeing it. An entry the reader may not see: 409 EntryConflict."""
+    and stops seeing it. An entry the reader may not see: 409 EntryConflict, the answer
+    for an id that does not exist."""
     if meta is None or not judge.sees(reader, meta):
         raise EntryConflict(NOT_FOR_YOU, ["command", "id"])
     people = people_behind(meta)
@@ -269,9 +277,20 @@ def forgotten(
         if not meta.active:
             return None
         return meta.retracted(None, now_ms, version, "person")
+    return without_person(meta, user, now_ms, version)
+
+
+def without_person(meta: EntryMeta, user: str, now_ms: int, version: int) -> EntryMeta:
+    """The entry with `user` no longer one of its people nor one of its readers: `forgot:`
+    keeps them out whatever its other `for:` tags admit, and nobody is shown it."""
     tags = tuple(t for t in meta.tags if t != f"from:{user}")
+    gone = f"forgot:{user}"
     return replace(
-        meta, tags=(*tags, f"forgot:{user}"), updated_at=now_ms, rev=version, by="person"
+        meta,
+        tags=tags if gone in tags else (*tags, gone),
+        updated_at=now_ms,
+        rev=version,
+        by="person",
     )
 
 
@@ -306,13 +325,14 @@ def source_view(source: ItemSource | EntrySource) -> dict[str, str]:
 
 
 def view(entry: Entry) -> dict[str, Any]:
-    """An entry as API.md shows it (`confidence` for observations, `invalidatedAt` once set)."""
+    """An entry as API.md shows it (`confidence` for observations, `invalidatedAt` once set);
+    who forgot it is not shown."""
     meta = entry.meta
     answer: dict[str, Any] = {
         "id": meta.id,
         "layer": meta.layer,
         "content": entry.content,
-        "tags": list(meta.tags),
+        "tags": list(shown_tags(meta.tags)),
         "sources": [source_view(s) for s in meta.sources],
         "status": meta.status,
         "createdAt": meta.created_at,
@@ -514,7 +534,23 @@ def purge_targets(metas: Iterable[EntryMeta], tag: str) -> set[str]:
     """Entries carrying `tag` and every entry built on one of them, recursively (an
     observation carries its sources' tags; one that does not still stands on them)."""
     entries = list(metas)
-    targets = {m.id for m in entries if tag in m.tags}
+    return _with_dependents(entries, {m.id for m in entries if tag in m.tags})
+
+
+def erasure_targets(metas: Iterable[EntryMeta], user: str) -> tuple[set[str], list[str]]:
+    """What erasing `user` does to a pool: the ids of the entries that go (those whose only
+    person is `user`: their words alone, a Remember of theirs, and every entry built on
+    one) and the ids of the entries of several people they stop counting in
+    (`without_person`), which stay for the others."""
+    entries = list(metas)
+    theirs = [m for m in entries if f"from:{user}" in m.tags]
+    gone = _with_dependents(entries, {m.id for m in theirs if people_behind(m) == {user}})
+    return gone, sorted(m.id for m in theirs if m.id not in gone)
+
+
+def _with_dependents(entries: Sequence[EntryMeta], targets: set[str]) -> set[str]:
+    """`targets` and every entry built on one of them, recursively."""
+    targets = set(targets)
     dependents: dict[str, list[str]] = {}
     for meta in entries:
         for source in meta.sources:

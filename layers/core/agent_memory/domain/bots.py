@@ -3,7 +3,8 @@ and chats").
 
 - A Bot belongs to an organization; people hold `read` or `write` on it, its owner `write`
   (domain/grants.py). A link lets another organization's people use it there: it learns and
-  reads inside that organization only.
+  reads inside that organization only, and that organization's memory is a separate
+  tenant's (the home organization neither reads nor purges it).
 - A Channel is a group of people of one organization; its creator is a member.
 - A Chat is private (its owner reads it) or for a Channel (its current members read it); a
   `review` Chat has no confide tool and teaches nothing.
@@ -93,11 +94,6 @@ class Bot:
     def grants(self) -> GrantLevels:
         return GrantLevels.of(self.org_id, self.owner, self.levels, self.links)
 
-    @property
-    def orgs(self) -> tuple[str, ...]:
-        """Every organization the Bot has a memory pool in: its own, then its links."""
-        return (self.org_id, *sorted(self.links))
-
     def view(self, org_id: str, linked: bool) -> dict[str, Any]:
         """The Bot as API.md shows it to someone working in `org_id`: that organization's
         grants (a linked organization never sees the home organization's people)."""
@@ -122,11 +118,14 @@ def new_bot(bot_id: str, org_id: str, owner: str, name: str, levels: Mapping[str
     return Bot(bot_id, org_id, check_name(name), owner, MappingProxyType(own))
 
 
-def linked_bot(bot: Bot, org_id: str, levels: Mapping[str, Level]) -> Bot:
-    """The Bot with `org_id` linked in (or its link's levels replaced)."""
-    if len(levels) > MAX_GRANTS:
+def linked_bot(bot: Bot, org_id: str, changes: Mapping[str, Level | None]) -> Bot:
+    """The Bot with `org_id` linked in, or its link's grants changed (None removes a
+    person's grant; people not named keep theirs: domain/grants.py)."""
+    if len(changes) > MAX_GRANTS:
         raise ValidationFailed(f"at most {MAX_GRANTS} grants", ["grants"])
-    grants = bot.grants().linked(org_id, levels, what="bot")
+    grants = bot.grants().linked(org_id, changes, what="bot")
+    if len(grants.links[org_id]) > MAX_GRANTS:
+        raise ValidationFailed(f"at most {MAX_GRANTS} grants", ["grants"])
     return replace(bot, links=grants.links)
 
 

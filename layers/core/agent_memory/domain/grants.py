@@ -4,8 +4,11 @@
   `write`. The service admin and the admins of the object's own organization have `write`.
 - A link puts the object into another organization with that organization's users' grants:
   they use it there as a linked object, and its memory learns and reads inside that
-  organization only (the `Reach` says which). Purge, settings and new links do not pass
-  through a link: they need `write` in the object's own organization.
+  organization only (the `Reach` says which). Settings and links do not pass through a link:
+  they need `write` in the object's own organization. Purge acts on one organization's
+  memory: at home a writer's, through a link only that organization's admins'.
+- A link's grants change explicitly: a person named with a level gets it, a person named
+  with None loses it, and people not named keep theirs (an empty map changes nothing).
 - Someone without a level is told the object does not exist (404), as is anyone of another
   organization; a level too low for the action is 403.
 
@@ -35,7 +38,12 @@ HOME_ONLY: frozenset[ObjectAction] = frozenset({"purge", "configure", "link"})
 NEEDS_WRITE = "this action on the {what} needs write"
 NOT_THROUGH_LINK = "this action on the {what} needs write in its own organization, not a link"
 LINK_TO_HOME = "the {what} already belongs to this organization"
+PURGE_THROUGH_LINK = (
+    "purging a linked {what}'s memory in your organization is for your organization's admins"
+)
 BAD_LEVEL = "a grant is 'read' or 'write'"
+BAD_LINK_LEVEL = "a grant is 'read' or 'write', or null to remove it"
+LINK_NEEDS_PEOPLE = "a new link grants at least one person of that organization"
 
 
 def _frozen(levels: Mapping[str, Level]) -> Mapping[str, Level]:
@@ -71,10 +79,19 @@ class GrantLevels:
             MappingProxyType({org: _frozen(grants) for org, grants in links.items()}),
         )
 
-    def linked(self, org_id: str, levels: Mapping[str, Level], *, what: str) -> GrantLevels:
-        """These grants with `org_id` linked in (or its link's levels replaced)."""
+    def linked(self, org_id: str, changes: Mapping[str, Level | None], *, what: str) -> GrantLevels:
+        """These grants with `org_id` linked in, or its link's grants changed: a level given
+        is set, None removes that person's grant, and people not named keep theirs."""
         if org_id == self.org_id:
             raise ValidationFailed(LINK_TO_HOME.format(what=what), ["organizationId"])
+        levels = dict(self.links.get(org_id, {}))
+        for user, level in changes.items():
+            if level is None:
+                levels.pop(user, None)
+            else:
+                levels[user] = level
+        if org_id not in self.links and not levels:
+            raise ValidationFailed(LINK_NEEDS_PEOPLE, ["grants"])
         links = {**self.links, org_id: _frozen(levels)}
         return replace(self, links=MappingProxyType(links))
 
@@ -102,10 +119,16 @@ class Reach:
 
 def decide(principal: Principal, grants: GrantLevels, action: ObjectAction, *, what: str) -> Reach:
     """The principal's reach for `action`; raises NotFound (no level, or another
-    organization) or Forbidden (a level too low, or a home-only action through a link)."""
+    organization) or Forbidden (a level too low, or a home-only action through a link).
+    A purge through a link is for the linked organization's admins, in that organization."""
     level, linked = grants.level_of(principal)
+    if linked and action == "purge" and principal.administers(principal.org_id or ""):
+        # A linked organization's memory is its own: its admins purge it, grant or none.
+        return Reach(org_id=principal.org_id or "", level="write", linked=True)
     if level is None:
         raise NotFound(f"{what} not found")
+    if linked and action == "purge":
+        raise Forbidden(PURGE_THROUGH_LINK.format(what=what))
     if linked and action in HOME_ONLY:
         raise Forbidden(NOT_THROUGH_LINK.format(what=what))
     if _NEEDS[action] == "write" and level != "write":
@@ -122,3 +145,14 @@ def parse_levels(raw: Mapping[str, object], path: list[str | int]) -> dict[str, 
             raise ValidationFailed(BAD_LEVEL, [*path, user])
         levels[user] = "write" if level == "write" else "read"
     return levels
+
+
+def parse_link_changes(raw: Mapping[str, object], path: list[str | int]) -> dict[str, Level | None]:
+    """A link's grant changes as a client sends them (`{"u_1": "read", "u_2": null}`: null
+    removes u_2's grant); 400 naming the offending user."""
+    changes: dict[str, Level | None] = {}
+    for user, level in raw.items():
+        if level is not None and level not in LEVELS:
+            raise ValidationFailed(BAD_LINK_LEVEL, [*path, user])
+        changes[user] = None if level is None else "write" if level == "write" else "read"
+    return changes

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agent_memory.domain.audiences import (
+    NOT_FOR_YOU,
     SOURCE_AUDIENCES,
     Hidden,
     InvalidTag,
@@ -30,13 +31,13 @@ from agent_memory.domain.audiences import (
 )
 from agent_memory.domain.bot_memory import (
     HEADER,
-    NOT_FOR_YOU,
     FactPlan,
     LogChange,
     TopicNames,
     carries,
     channels_named,
     check_filter,
+    erasure_targets,
     fact,
     forgotten,
     invalidated,
@@ -49,6 +50,7 @@ from agent_memory.domain.bot_memory import (
     shared,
     view,
     visible_change,
+    without_person,
 )
 from agent_memory.domain.bots import Bot, Chat, person_of
 from agent_memory.domain.bounds import within_budget
@@ -91,6 +93,9 @@ WRITE_TRIES = 8
 # Entries a purge removes per transaction: base row + recency copy each, plus the head row,
 # the log row, the purge counter and the change's event (100 actions).
 PURGE_BATCH = 48
+# Actions of a purge's own rows and entry changes in one transaction (the head row, the log
+# row and the change's event are added to them).
+PURGE_ROOM = keys.MAX_ACTIONS - 3
 TOO_MANY = "more changes than one transaction holds; the next learning applies it"
 CHAT_NOT_HERE = "the chat is not one of this bot's in this organization"
 
@@ -356,45 +361,65 @@ class BotMemoryService:
     # -- purge -----------------------------------------------------------------------------
 
     def purge(self, principal: Principal, bot_id: str, tag_text: str) -> int:
-        """Remove every entry carrying one service tag, and every entry built on them, in
-        every organization of the Bot (write at home). Reads no content. Resumable and
-        idempotent: each transaction adds what it removed to the tag's counter, and a
-        repeated purge finishes the work and answers the counter."""
+        """Remove every entry carrying one service tag, and every entry built on them, from
+        the memory of the caller's organization only: at home a writer's, a linked
+        organization's by its admins (a linked organization is a separate tenant). Reads
+        no content. Resumable and idempotent: each transaction adds what it removed to the
+        tag's counter, and a repeated purge finishes the work and answers the counter."""
         person_of(principal)
         try:
             tag = str(purge_tag(tag_text))
         except InvalidTag as error:
             raise ValidationFailed(error.reason, ["tag"]) from error
-        bot, _reach = self._bots.reach(principal, bot_id, "purge")
-        return sum(self._purge_pool(pool_of(bot.id, org), tag) for org in bot.orgs)
+        bot, reach = self._bots.reach(principal, bot_id, "purge")
+        return self._purge_pool(pool_of(bot.id, reach.org_id), tag)
 
     def erase_person(self, bot_id: str, org_id: str, user_id: str) -> int:
-        """Purge `from:<user_id>` from the Bot's memory in `org_id`, for an erasure its
-        caller has authorized: how many entries this call removed (0 when done before)."""
+        """Erase `user_id` from the Bot's memory in `org_id`, for an erasure its caller has
+        authorized (`erasure_targets`): the entries on their words alone go, with what is
+        built on them; in entries of several people they stop counting, as by their Forget.
+        How many entries this call removed (0 when done before)."""
         tag = str(purge_tag(f"from:{user_id}"))
         pool = pool_of(bot_id, org_id)
         before = self.repo.purged(pool, tag)
-        return self._purge_pool(pool, tag) - before
+        return self._purge_pool(pool, tag, erased=user_id) - before
 
-    def _purge_pool(self, pool: Pool, tag: str) -> int:
+    def _purge_pool(self, pool: Pool, tag: str, *, erased: str | None = None) -> int:
+        """Remove the targets of `tag` in batches of one transaction each; for an erasure of
+        `erased`, its `erasure_targets`, whose entries of several people change instead."""
         while True:
             snap = self.snapshot(pool)
             metas = snap.metas()
-            targets = sorted(purge_targets(metas.values(), tag))
-            if not targets:
+            now, version = self._clock.now_ms(), snap.version + 1
+            if erased is None:
+                gone, afters = purge_targets(metas.values(), tag), []
+            else:
+                gone, kept = erasure_targets(metas.values(), erased)
+                afters = [without_person(metas[i], erased, now, version) for i in kept]
+            if not gone and not afters:
                 if self._drop_orphan_rules(pool, snap):
                     return self.repo.purged(pool, tag)
                 continue
-            batch = targets[:PURGE_BATCH]
-            now = self._clock.now_ms()
+            batch = sorted(gone)[:PURGE_BATCH]
             changes: list[Action] = [self.repo.purge_count(pool, tag, len(batch), now)]
             for entry_id in batch:
                 changes += self.repo.pools.remove(pool, metas[entry_id], condition=Present())
-            gone = set(batch)
-            left = [t for i, tags in snap.stored_tags().items() if i not in gone for t in tags]
+            stored = snap.by_id()
+            changed: list[str] = []
+            for after in afters:
+                change = self.repo.pools.change(
+                    pool, metas[after.id], self._as_stored(snap, after), stored=stored[after.id]
+                )
+                # Every transaction makes progress: its first change always goes in.
+                if (batch or changed) and len(changes) + len(change) > PURGE_ROOM:
+                    break
+                changes += change
+                changed.append(after.id)
+            removed = set(batch)
+            left = [t for i, tags in snap.stored_tags().items() if i not in removed for t in tags]
             names = snap.topics.collected(left)
             renamed = names if names != snap.topics else None
-            self._person_change(pool, snap.version, now, changes, tuple(batch), renamed)
+            self._person_change(pool, snap.version, now, changes, (*batch, *changed), renamed)
 
     def _drop_orphan_rules(self, pool: Pool, snap: Snapshot) -> bool:
         """Delete the `RULE#` rows saved for items no entry cites any more (those of purged

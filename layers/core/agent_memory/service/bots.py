@@ -50,6 +50,8 @@ from agent_memory.ports import Clock, Ids
 
 # A write that lost to a concurrent one on the same chat is retried this often.
 RETRIES = 5
+# One answer whatever is missing: the organization, a person, or a person being of another.
+LINK_NOT_FOUND = "no such organization with these people"
 
 
 class Members:
@@ -120,9 +122,16 @@ class BotService:
         return bot.view(reach.org_id, reach.linked)
 
     def link(
-        self, principal: Principal, bot_id: str, org_id: str, levels: Mapping[str, Level]
+        self,
+        principal: Principal,
+        bot_id: str,
+        org_id: str,
+        changes: Mapping[str, Level | None],
     ) -> dict[str, Any]:
-        """Let `org_id`'s people in `levels` use the Bot there (write at home needed)."""
+        """Let `org_id`'s people use the Bot there, or change their grants (write at home
+        needed): a level sets a person's grant, None removes it, people not named keep theirs.
+        An unknown organization, an unknown person and a person of another organization get
+        one answer: the home organization never learns another's ids from an error."""
         for _attempt in range(RETRIES):
             person_of(principal)
             found = self.repo.get_bot(bot_id)
@@ -130,16 +139,26 @@ class BotService:
                 raise NotFound("bot not found")
             bot, rev = found
             decide(principal, bot.grants(), "link", what="bot")
-            if org_id != bot.org_id and not self.repo.org_exists(org_id):
-                raise NotFound("organization not found", ["organizationId"])
-            linked = linked_bot(bot, org_id, levels)
-            self._check_people(org_id, levels, "grants")
+            linked = linked_bot(bot, org_id, changes)
+            self._check_linked_people(org_id, [u for u, lv in changes.items() if lv is not None])
             try:
                 self.repo.save_links(linked, rev, self._clock.now_ms())
             except WriteConflict:
                 continue
-            return {"botId": bot.id, "organizationId": org_id, "grants": dict(levels)}
+            grants = dict(linked.links[org_id])
+            return {"botId": bot.id, "organizationId": org_id, "grants": grants}
         raise Conflict("the bot changed while it was linked; retry")
+
+    def _check_linked_people(self, org_id: str, granted: Sequence[str]) -> None:
+        """Everyone granted is a person of `org_id` (a removal needs no check: it names
+        nobody new)."""
+        if not granted:
+            return
+        # Both reads always: the answer's time does not tell which one failed either.
+        known = self.repo.people_of(org_id, granted)
+        exists = self.repo.org_exists(org_id)
+        if not exists or not set(granted) <= known:
+            raise NotFound(LINK_NOT_FOUND, ["organizationId"])
 
     # -- channels ------------------------------------------------------------------------
 

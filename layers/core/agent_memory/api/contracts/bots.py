@@ -27,8 +27,8 @@ TAG_VALUE = r"[^:,\s\x1c-\x1f\x85]{1,128}"
 # A topic (domain/audiences.py): 1..64 lowercase letters, digits and dashes, not dashes only.
 TOPIC: JsonDict = {"pattern": "^[a-z0-9-]*[a-z0-9][a-z0-9-]*$", "minLength": 1, "maxLength": 64}
 # A tag a reader filters by (domain/audiences.py `parse_tag`): a topic, `for:bot`, or a
-# service tag's prefix and id.
-SERVICE_PREFIXES = "for:person|for:channel|from|forgot|org|chat|channel|app"
+# service tag's prefix and id (`forgot:` is never shown, so never filtered by).
+SERVICE_PREFIXES = "for:person|for:channel|from|org|chat|channel|app"
 FILTER_TAG: JsonDict = {
     "anyOf": [
         {"type": "string", **TOPIC},
@@ -77,12 +77,20 @@ class BotAnswer(Answer):
     bot: BotOut
 
 
+# A link's grant changes: a level, or null to remove that person's grant.
+LINK_GRANTS: JsonDict = {"additionalProperties": {"enum": ["read", "write", None]}}
+
+
 class CreateLink(Body):
     organizationId: Id = Field(
         description="another organization than the bot's own: the bot's own organization "
         "is a 409 Conflict naming `organizationId` (a link there would change nothing)"
     )
-    grants: dict[str, str] = Field(json_schema_extra=GRANTS)
+    grants: dict[str, str | None] = Field(
+        description='{userId: "read"|"write"|null}: a level sets that person\'s grant, null '
+        "removes it; people not named keep theirs (an empty map changes nothing)",
+        json_schema_extra=LINK_GRANTS,
+    )
 
 
 class LinkOut(Answer):

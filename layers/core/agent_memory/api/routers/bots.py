@@ -50,11 +50,13 @@ async def get_bot(botId: str, caller: CallerDep, svc: ServicesDep) -> BotAnswer:
 
 @router.post("/v1/bots/{botId}/links", status_code=201)
 async def link_bot(botId: str, body: CreateLink, caller: CallerDep, svc: ServicesDep) -> LinkAnswer:
-    """Let another organization's people use the Bot there (write in its own org)."""
-    from agent_memory.domain.grants import parse_levels
+    """Let another organization's people use the Bot there, or change their grants (write
+    in its own org): a level sets a person's grant, null removes it, people not named keep
+    theirs."""
+    from agent_memory.domain.grants import parse_link_changes
 
-    levels = parse_levels(body.grants, ["grants"])
-    link = await run(svc, svc.bots.link, caller, botId, body.organizationId, levels)
+    changes = parse_link_changes(body.grants, ["grants"])
+    link = await run(svc, svc.bots.link, caller, botId, body.organizationId, changes)
     return LinkAnswer.model_validate({"link": link})
 
 
@@ -112,7 +114,8 @@ async def bot_memory_log(
 @router.post("/v1/bots/{botId}/memory/purge")
 async def purge_bot_memory(botId: str, body: Purge, caller: CallerDep, svc: ServicesDep) -> Purged:
     """Remove, without reading them, the entries with one service tag and those built on
-    them (write on a bot that is not linked)."""
+    them, in the caller's organization's memory only (write on a bot that is not linked; a
+    linked organization's own memory: that organization's admins)."""
     return Purged(removed=await run(svc, svc.bot_memory.purge, caller, botId, body.tag))
 
 
