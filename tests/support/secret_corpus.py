@@ -344,6 +344,9 @@ ORDINARY = [
     "The seed phrase is stored in a safe deposit box.",
     "My wallet is in the car.",
     "python fastapi dynamodb lambda kms moto sqlite pytest ruff mypy uvicorn mangum",
+    "chunk 1: question1 answer1 question2 answer2 question3 answer3 question4 answer4 question5"
+    " answer5 question6 answer6",
+    "notes: beta beta beta beta beta beta beta beta beta beta beta beta beta beta beta",
     "we could go hiking tomorrow morning if the weather stays nice and warm again",
 ]
 

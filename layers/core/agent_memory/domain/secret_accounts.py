@@ -44,8 +44,10 @@ _SEED_STEMS = (
 )
 _SEED_HIT = re.compile("|".join(_SEED_STEMS))
 _SEED_NAMED = re.compile(rf"\b{_SEED_NAME}\b{FOR}\s*{IS}\s*(?P<words>[^.!?;\n]+)", re.IGNORECASE)
-# What may part the words of a phrase: spaces, commas, numbering ("1. left, 2. stay").
-_BETWEEN_WORDS = " \t\r\n,;:.)(-0123456789"
+# What may part the words of a phrase: spaces, commas, numbering on its own ("1. left, 2. stay";
+# never digits glued to a word: "question1 answer1" is no phrase).
+_PUNCTUATION = " \t\r\n,;:.)(-"
+_BETWEEN_WORDS = re.compile(r"[\s,;:.()-]*(?:\s\d{1,2}[.):]?\s+)?")
 _WORD = re.compile(r"([^\W\d_]+)")
 _LATIN_LISTS = ("english", "spanish", "french", "italian", "portuguese", "czech")
 _PHRASE_WORDS = 12
@@ -190,10 +192,13 @@ def _listed_phrase(lowered: str) -> bool:
         if word not in every:
             run = []
             continue
-        if run and before.strip(_BETWEEN_WORDS):
+        if run and not _BETWEEN_WORDS.fullmatch(before):
             run = []
         run.append(word)
-        if len(run) >= _PHRASE_WORDS and any(all(w in words for w in run) for words in lists):
+        last = run[-_PHRASE_WORDS:]
+        # Twelve words drawn from 2048 repeat one rarely: "beta beta beta ..." is no phrase.
+        varied = len(last) == _PHRASE_WORDS and len(set(last)) >= _PHRASE_WORDS - 2
+        if varied and any(all(w in words for w in last) for words in lists):
             return True
     return False
 
@@ -201,11 +206,11 @@ def _listed_phrase(lowered: str) -> bool:
 def _longest_run(tokens: list[str], every: frozenset[str]) -> int:
     longest = run = 0
     for token in tokens:
-        word = token.strip(_BETWEEN_WORDS)
+        word = token.strip(_PUNCTUATION)
         if word in every:
             run += 1
             longest = max(longest, run)
-        elif word:
+        elif not word.isdigit():
             run = 0
     return longest
 

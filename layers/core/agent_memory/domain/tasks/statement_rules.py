@@ -10,8 +10,6 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-FACT = "fact"
-
 
 def set_of(words: str) -> frozenset[str]:
     """The whitespace-separated words of `words`."""
@@ -92,17 +90,17 @@ def fold(text: str) -> str:
 
 # --- rules ----------------------------------------------------------------------------------
 
-# A rule: (pattern, key, frame, options). The key may depend on the value ("Berlin" is a
-# city, "a flat" is not); a key of None skips the statement.
+# The key may depend on the value ("Berlin" is a city, "a flat" is not); None skips it.
 Key = str | Callable[[str], str | None]
 
 
 @dataclass(frozen=True)
 class Rule:
+    """One way of saying an attribute: its pattern, its key and the frame of its content."""
+
     pattern: re.Pattern[str]
     key: Key
     frame: str
-    kind: str = FACT
     negated: bool = False
     many: bool = False
     split: bool = False  # "peanuts and shellfish": one statement per value
@@ -117,9 +115,7 @@ def _rule(
     many: bool = False,
     split: bool = False,
 ) -> Rule:
-    return Rule(
-        re.compile(rf"^(?:{pattern})$", re.IGNORECASE), key, frame, FACT, negated, many, split
-    )
+    return Rule(re.compile(rf"^(?:{pattern})$", re.IGNORECASE), key, frame, negated, many, split)
 
 
 def _place(kind: str) -> Callable[[str], str | None]:

@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass
 
 from agent_memory.domain.tasks.statement_rules import (
-    FACT,
     LIST_SPLIT,
     RULES,
     Rule,
@@ -36,6 +35,7 @@ __all__ = [
     "words",
 ]
 
+FACT = "fact"
 PREFERENCE = "preference"
 
 
@@ -121,7 +121,7 @@ def _statements(rule: Rule, match: re.Match[str]) -> list[Statement]:
         if key is None:
             continue
         content = rule.frame.format(who="{who}", v=one)
-        found.append(Statement(key, content, rule.kind, one, rule.negated, rule.many))
+        found.append(Statement(key, content, FACT, one, rule.negated, rule.many))
     return found
 
 
