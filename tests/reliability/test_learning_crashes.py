@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,8 +111,6 @@ def host(tmp_path: Path) -> Iterator[Host]:
 
 
 def _settled(host: Host, token: str, bot: str) -> list[dict[str, Any]]:
-    import time
-
     deadline = time.monotonic() + 60
     while True:
         runs: list[dict[str, Any]] = host.call(token, "GET", f"/v1/bots/{bot}/learning")[
