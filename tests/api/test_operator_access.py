@@ -25,6 +25,7 @@ ADMINISTRATION = {
     ("PATCH", "/v1/organizations/{orgId}/settings"),
     ("GET", "/v1/me"),  # who the token is: the operator may ask too
     ("GET", "/v1/me/tokens"),  # the operator's own tokens: none
+    ("GET", "/v1/capabilities"),  # what the deployment runs: names, never keys or content
     ("POST", "/v1/organizations/{orgId}/users/{userId}/erase"),  # removes, shows no content
 }
 # A person's own tokens: the admin token is configured, not issued, so it has none to add to
