@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from agent_memory.domain.model_gate import without_secrets
+from agent_memory.domain.secrets import looks_secret
 from agent_memory.domain.tasks.answers import (
     InvalidModelOutput,
     parse_answer,
@@ -156,7 +158,7 @@ class ObservationTask(ModelTask[ObservationInput, Observation]):
                 raise InvalidModelOutput(f"'workingMemory' must be {what}", ["workingMemory"])
         if answer.title is not None and not answer.title.strip():
             raise InvalidModelOutput("'title' is text or null, never blank", ["title"])
-        return answer
+        return _without_secrets(answer)
 
     def local_answer(self, task_input: ObservationInput) -> Observation:
         """A deterministic summary: one log line per new message (its role, its first
@@ -169,9 +171,28 @@ class ObservationTask(ModelTask[ObservationInput, Observation]):
         if task_input.thread_title and not task_input.title:
             first = next((m.content for m in task_input.messages if m.role == "user"), "")
             title = title_from(first) if first.strip() else None
-        return Observation(
-            observations="\n".join(lines), title=title, workingMemory=_local_notes(task_input)
+        return _without_secrets(
+            Observation(
+                observations="\n".join(lines), title=title, workingMemory=_local_notes(task_input)
+            )
         )
+
+
+def _without_secrets(answer: Observation) -> Observation:
+    """The gate on model output's secret rule (domain/model_gate.py): a log line or a line of
+    notes holding a secret is dropped; a title, or notes as an object, holding one leaves the
+    thread's as they are (null)."""
+    title = answer.title
+    if title is not None and looks_secret(title):
+        title = None
+    notes = answer.workingMemory
+    if isinstance(notes, str):
+        notes = without_secrets(notes)
+    elif notes is not None and looks_secret(json.dumps(notes, ensure_ascii=False)):
+        notes = None
+    return Observation(
+        observations=without_secrets(answer.observations), title=title, workingMemory=notes
+    )
 
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")

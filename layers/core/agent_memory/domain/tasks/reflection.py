@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
+from agent_memory.domain.model_gate import without_secrets
 from agent_memory.domain.tasks.answers import InvalidModelOutput, parse_answer
 from agent_memory.domain.tasks.base import ModelTask
 
@@ -51,9 +52,11 @@ class ReflectionTask(ModelTask[ReflectionInput, Reflection]):
 
     def parse(self, text: str, task_input: ReflectionInput) -> Reflection:
         answer = parse_answer(Reflection, text)
-        if task_input.observations.strip() and not answer.observations.strip():
+        # The gate on model output's secret rule: a line holding a secret is never kept.
+        kept = without_secrets(answer.observations)
+        if task_input.observations.strip() and not kept.strip():
             raise InvalidModelOutput("a reflection never empties the log", ["observations"])
-        return answer
+        return Reflection(observations=kept)
 
     def local_answer(self, task_input: ReflectionInput) -> Reflection:
         """The log without blank lines and without a line repeated (the first one stays)."""
@@ -64,7 +67,7 @@ class ReflectionTask(ModelTask[ReflectionInput, Reflection]):
             if key and key not in seen:
                 seen.add(key)
                 kept.append(line.rstrip())
-        return Reflection(observations="\n".join(kept))
+        return Reflection(observations=without_secrets("\n".join(kept)))
 
 
 REFLECTION = ReflectionTask()
