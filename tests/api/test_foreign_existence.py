@@ -54,6 +54,7 @@ WITHOUT_IDS = {
     ("GET", "/v1/me"),  # the caller itself
     ("GET", "/v1/me/tokens"),  # the caller's own tokens
     ("POST", "/v1/me/tokens"),
+    ("GET", "/v1/capabilities"),  # what this deployment runs, the same for every caller
 }
 PARAMETER = re.compile(r"\{(\w+)\}")
 

@@ -101,11 +101,12 @@ def test_link_errors_do_not_tell_another_organizations_ids(tenants: Tenants) -> 
     answers = [whole(a) for a in (unknown_person, home_person, third_person, one_missing)]
     assert all(a == whole(unknown_org) for a in answers), answers
     assert error(unknown_org) == (404, "NotFound", ["organizationId"])
-    # A new link without people is a 400 whether the organization exists or not.
+    # A new link without people is a 409 (the missing link decides it, not the body),
+    # whether the organization exists or not.
     empty = [whole(t.link({}, org=org)) for org in (t.other, "org_nowhere")]
     removal_only = whole(t.link({t.eve.id: None}, org="org_nowhere"))
     assert empty[0] == empty[1] == removal_only
-    assert empty[0][0] == 400
+    assert empty[0][0] == 409
     assert empty[0][1]["error"]["path"] == ["grants"]
     # Nothing above linked anything: Eve does not reach the bot.
     assert t.get(t.eve, f"/v1/bots/{t.bot['id']}").status_code == 404

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
 
-from agent_memory.domain.errors import Forbidden, NotFound, ValidationFailed
+from agent_memory.domain.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from agent_memory.domain.identity import Principal
 
 Level = Literal["read", "write"]
@@ -83,7 +83,7 @@ class GrantLevels:
         """These grants with `org_id` linked in, or its link's grants changed: a level given
         is set, None removes that person's grant, and people not named keep theirs."""
         if org_id == self.org_id:
-            raise ValidationFailed(LINK_TO_HOME.format(what=what), ["organizationId"])
+            raise Conflict(LINK_TO_HOME.format(what=what), ["organizationId"])
         levels = dict(self.links.get(org_id, {}))
         for user, level in changes.items():
             if level is None:
@@ -91,7 +91,8 @@ class GrantLevels:
             else:
                 levels[user] = level
         if org_id not in self.links and not levels:
-            raise ValidationFailed(LINK_NEEDS_PEOPLE, ["grants"])
+            # The link's absence decides it, not the body's shape: a conflict with the state.
+            raise Conflict(LINK_NEEDS_PEOPLE, ["grants"])
         links = {**self.links, org_id: _frozen(levels)}
         return replace(self, links=MappingProxyType(links))
 
