@@ -150,9 +150,9 @@ class BotLearningPool:
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
         """The Chat's unread items of ended Turns through `upto` (`_items`), and the pool's
-        valid entries; None when nothing is unread. Skipped with why when the Chat may not
-        teach (gone, review, botMemory off, no model) or what is unread belongs to Turns
-        still open; Deferred when the budget is spent."""
+        valid entries; None when nothing is unread. Skipped with why when the Chat may not teach
+        (gone, review, botMemory off, no model) or its unread items wait for an open Turn;
+        Deferred when the budget is spent."""
         found = self._chat_and_position(pool)
         if found is None:
             raise Skipped(SOURCE_GONE)
@@ -347,7 +347,6 @@ class Read:
     items: list[EvidenceItem] = field(default_factory=list)
     actors: dict[str, str] = field(default_factory=dict)
     waiting: bool = False
-
 
 
 def _mark_record(mark: ReadMark) -> dict[str, Any]:
