@@ -19,7 +19,7 @@ def _no_services() -> Any:
 def generate() -> str:
     from agent_memory.api.app import create_app
 
-    document = create_app(_no_services).openapi()
+    document = create_app(_no_services, deployment_document=False).openapi()
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
 

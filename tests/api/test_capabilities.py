@@ -8,6 +8,7 @@ embeds with `local/minilm`.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -190,3 +191,13 @@ class TestConfigured:
         assert models["unconfigured"] == []
         assert self.KEY not in answer.text
         assert "127.0.0.1" not in answer.text
+
+
+def test_the_served_document_names_only_the_models_this_deployment_runs(api: Api) -> None:
+    document = api.client.get("/openapi.json").json()
+    pattern = document["components"]["schemas"]["CreateSession"]["properties"]["model"]["pattern"]
+    for runnable in ("local/rules", "bedrock/anthropic.claude-3-haiku"):
+        assert re.fullmatch(pattern, runnable), runnable
+    # Not configured, or no such local model: the schema already says it is refused.
+    for refused in ("openai/gpt-4o", "anthropic/claude-haiku-4-5", "local/0"):
+        assert not re.fullmatch(pattern, refused), refused

@@ -714,12 +714,14 @@ def test_every_request_of_every_function_is_allowed(
     me = admin
     org = call("POST", "/v1/admin/organizations", {"name": "A"}, status=201)["id"]
     call("PATCH", f"/v1/organizations/{org}/settings", {"helperModel": HELPER})
-    user = call(
-        "POST", "/v1/admin/users", {"organizationId": org, "id": "ana", "name": "Ana"}, status=201
-    )
-    spare = call("POST", "/v1/admin/users/ana/tokens", {}, status=201)
+    call("POST", "/v1/admin/users", {"organizationId": org, "id": "ana", "name": "Ana"}, status=201)
+    # An admin's issuance rotates (the person's tokens are replaced); the person's own is added.
+    rotated = call("POST", "/v1/admin/users/ana/tokens", {}, status=201)
+    me = {"Authorization": f"Bearer {rotated['token']}"}
+    spare = call("POST", "/v1/me/tokens", {}, status=201)
+    me = admin
     call("DELETE", f"/v1/admin/tokens/{spare['tokenPrefix']}", status=204)
-    me = {"Authorization": f"Bearer {user['token']}"}
+    me = {"Authorization": f"Bearer {rotated['token']}"}
 
     agent = call("POST", "/v1/agents", {"name": "Coder", "members": []}, status=201)["agent"]["id"]
     chat = call("POST", "/v1/sessions", {"agentId": agent, "model": HELPER}, status=201)["session"]

@@ -37,7 +37,7 @@ from agent_memory.domain.sessions import NewItem
 from agent_memory.persistence.agent_memory import MEMORY_VERSION
 from agent_memory.ports import Action, EvidenceItem
 from agent_memory.service.agent_learning import AgentLearningPool, pool_of
-from agent_memory.service.learning_pools import AlreadyApplied, Outcome
+from agent_memory.service.learning_pools import AlreadyApplied, Outcome, Skipped
 from tests.learning_support import Catalog, ScriptedModel
 
 HELPER = "openai/helper"
@@ -374,7 +374,8 @@ def test_app_results_wait_for_a_person_unless_a_full_window_of_them_is_unread(
     for _ in range(4):
         last = world.services.sessions.turn(world.ana, session.id, results).session
 
-    assert world.pool.load_evidence(pool_of(last), 64) is None
+    with pytest.raises(Skipped):
+        world.pool.load_evidence(pool_of(last), 64)
     evidence = world.pool.load_evidence(pool_of(last), None)
     assert evidence is not None
     assert len(evidence.items) == 200

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.domain.errors import Forbidden, NotFound, ValidationFailed
+from agent_memory.domain.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from agent_memory.domain.grants import (
     NEEDS_WRITE,
     NOT_THROUGH_LINK,
+    PURGE_THROUGH_LINK,
     GrantLevels,
     ObjectAction,
     Reach,
@@ -76,7 +77,8 @@ def test_purge_settings_and_links_do_not_pass_through_a_link() -> None:
     for action in ("purge", "configure", "link"):
         with pytest.raises(Forbidden) as raised:
             decide(member("g_writer", GUEST), BOT, action, what="bot")
-        assert raised.value.message == NOT_THROUGH_LINK.format(what="bot")
+        home_only = PURGE_THROUGH_LINK if action == "purge" else NOT_THROUGH_LINK
+        assert raised.value.message == home_only.format(what="bot")
 
 
 def test_a_link_gives_only_the_linked_users_their_grants() -> None:
@@ -99,16 +101,19 @@ def test_grants_do_not_change_when_the_callers_dict_does() -> None:
     assert decide(member("u_1"), bot, "read", what="bot").level == "read"
 
 
-def test_a_new_link_replaces_that_organizations_grants() -> None:
+def test_changing_a_link_changes_only_the_people_it_names() -> None:
     relinked = BOT.linked(GUEST, {"g_reader": "write"}, what="bot")
     assert decide(member("g_reader", GUEST), relinked, "write", what="bot").linked
+    # Not named: kept. Named with None: removed.
+    assert decide(member("g_writer", GUEST), relinked, "write", what="bot").linked
+    removed = relinked.linked(GUEST, {"g_writer": None}, what="bot")
     with pytest.raises(NotFound):
-        decide(member("g_writer", GUEST), relinked, "read", what="bot")
+        decide(member("g_writer", GUEST), removed, "read", what="bot")
 
 
 def test_a_bot_is_not_linked_into_its_own_organization() -> None:
-    with pytest.raises(ValidationFailed) as raised:
-        BOT.linked(HOME, {}, what="bot")
+    with pytest.raises(Conflict) as raised:
+        BOT.linked(HOME, {"u_1": "read"}, what="bot")
     assert raised.value.path == ["organizationId"]
 
 

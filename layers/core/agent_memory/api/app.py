@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 
 from agent_memory.api.bodies import RequestGuard
+from agent_memory.api.contracts.base import MODEL_NAME_PATTERN, model_name_pattern
 from agent_memory.api.errors import install_error_handlers
 from agent_memory.api.observability import RequestContext
 from agent_memory.service.registry import Services
@@ -70,10 +71,13 @@ def create_app(
     *,
     max_body_bytes: int = 1_048_576,
     routers: Iterable[APIRouter] | None = None,
+    deployment_document: bool = True,
 ) -> FastAPI:
     """`services` is called on each request and should return the same (lazily built)
     Services: wiring happens on the first request, not at import. `routers`: one
-    family's (api/families.py); every router by default."""
+    family's (api/families.py); every router by default. `deployment_document`: the served
+    OpenAPI document names only the models this deployment runs and allows (the checked-in
+    one, generated without services, names every provider's)."""
     app = FastAPI(
         title="agent-memory",
         version="0.1.0",
@@ -91,7 +95,7 @@ def create_app(
     )
     app.add_middleware(RequestContext)
     app.add_middleware(AllowEveryMethod, app=app)
-    _document_errors(app)
+    _document_errors(app, deployment_document)
     return app
 
 
@@ -179,6 +183,23 @@ _ERRORS = {
 }
 
 
+def _served_model_names(schema: Any, svc: Services) -> None:
+    """Where the document states a model name, state this deployment's: a name it cannot
+    run or does not allow is a 400, so a client reading the schema never sends one."""
+    if svc.capabilities is None:
+        return
+    served = model_name_pattern(svc.capabilities.deployment_names())
+    todo = [schema]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            if node.get("pattern") == MODEL_NAME_PATTERN:
+                node["pattern"] = served
+            todo += node.values()
+        elif isinstance(node, list):
+            todo += node
+
+
 # The answers that say when to retry (API.md "Errors").
 _RETRY_AFTER = ("429", "503")
 _RETRY_AFTER_HEADER: dict[str, Any] = {
@@ -187,7 +208,7 @@ _RETRY_AFTER_HEADER: dict[str, Any] = {
 }
 
 
-def _document_errors(app: FastAPI) -> None:
+def _document_errors(app: FastAPI, deployment_document: bool) -> None:
     """Document the error answers API.md fixes, instead of FastAPI's 422 (never sent:
     validation errors answer 400 with the error body)."""
     generate = app.openapi
@@ -216,6 +237,8 @@ def _document_errors(app: FastAPI) -> None:
                     )
                     if status in _RETRY_AFTER:
                         answer.setdefault("headers", {})["Retry-After"] = _RETRY_AFTER_HEADER
+        if deployment_document:
+            _served_model_names(schema, app.state.services())
         app.openapi_schema = schema
         return schema
 

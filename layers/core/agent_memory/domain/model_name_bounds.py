@@ -7,3 +7,5 @@ from __future__ import annotations
 
 PROVIDERS = ("local", "openai", "bedrock", "anthropic")
 MAX_NAME_LENGTH = 200
+# The only local learning model (adapters/rules_model.py).
+LOCAL_MODELS = ("local/rules",)

@@ -20,11 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_memory.domain.errors import ValidationFailed
-from agent_memory.domain.model_name_bounds import MAX_NAME_LENGTH, PROVIDERS
+from agent_memory.domain.model_name_bounds import LOCAL_MODELS, MAX_NAME_LENGTH, PROVIDERS
 
 MAX_PATTERNS = 100
-# The only local learning model (adapters/rules_model.py).
-LOCAL_MODELS = ("local/rules",)
 # What a provider needs before this deployment can run its models: what it lacks, and the
 # settings that configure it (never their values).
 NEEDS: dict[str, tuple[str, str]] = {

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.model_name_bounds import PROVIDERS
-from agent_memory.domain.model_names import LOCAL_MODELS, NEEDS, narrowed
+from agent_memory.domain.model_name_bounds import LOCAL_MODELS, PROVIDERS
+from agent_memory.domain.model_names import NEEDS, narrowed
 from agent_memory.ports.vectors import Embedder
 from agent_memory.service.model_choice import ModelChoice
 from agent_memory.service.org_settings import OrgSettingsService
@@ -56,17 +56,25 @@ class CapabilitiesService:
         self._default_model = default_model
         self._embedder = embedder
 
+    def _providers(self) -> tuple[str, ...]:
+        models = self._choice.models
+        return tuple(models.providers()) if models is not None else PROVIDERS
+
+    def deployment_names(self) -> tuple[str, ...]:
+        """The names and `provider/*` patterns this deployment runs and allows, before any
+        organization's `allowedModels` (the served OpenAPI document states them)."""
+        runnable = [
+            name
+            for provider in self._providers()
+            for name in (LOCAL_MODELS if provider == "local" else (f"{provider}/*",))
+        ]
+        return narrowed(runnable, self._choice.policy.patterns)
+
     def describe(self, principal: Principal) -> Capabilities:
         """What the deployment runs, and what `principal` may name (its organization's
         `allowedModels` narrow it; the service admin's list is the deployment's)."""
-        models = self._choice.models
-        providers = models.providers() if models is not None else PROVIDERS
-        runnable = [
-            name
-            for provider in providers
-            for name in (LOCAL_MODELS if provider == "local" else (f"{provider}/*",))
-        ]
-        allowed = narrowed(runnable, self._choice.policy.patterns)
+        providers = self._providers()
+        allowed = self.deployment_names()
         if principal.org_id is not None:
             allowed = narrowed(
                 allowed, self._org_settings.effective(principal.org_id)["allowedModels"]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import types
 import typing
 from collections.abc import Sequence
@@ -12,7 +13,7 @@ from pydantic.config import JsonDict
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from agent_memory.domain.identity import IDENTIFIER_PATTERN
-from agent_memory.domain.model_name_bounds import MAX_NAME_LENGTH, PROVIDERS
+from agent_memory.domain.model_name_bounds import LOCAL_MODELS, MAX_NAME_LENGTH, PROVIDERS
 
 # What the service checks, stated in the schema (issue 17: the document tells the truth).
 # A model name (domain/model_names.py checks it): a known provider, then segments of
@@ -20,7 +21,25 @@ from agent_memory.domain.model_name_bounds import MAX_NAME_LENGTH, PROVIDERS
 _CHAR, _NOT_DOT = "[A-Za-z0-9._:@+=,-]", "[A-Za-z0-9_:@+=,-]"
 _SEGMENT = f"(?:{_NOT_DOT}{_CHAR}*|\\.{_NOT_DOT}{_CHAR}*|\\.\\.{_CHAR}+)"
 _PROVIDER = "(?:" + "|".join(PROVIDERS) + ")"
-MODEL_NAME_PATTERN = f"^{_PROVIDER}/{_SEGMENT}(?:/{_SEGMENT})*$"
+
+
+def model_name_pattern(allowed: Sequence[str]) -> str:
+    """The pattern of exactly the names `allowed` admits: a name, or `provider/*` for every
+    well-formed name of that provider."""
+    any_name = f"{_SEGMENT}(?:/{_SEGMENT})*"
+    choices = [
+        f"{re.escape(name[:-1])}{any_name}" if name.endswith("/*") else re.escape(name)
+        for name in allowed
+    ]
+    # No name at all: a pattern nothing matches.
+    return "^(?:" + "|".join(choices) + ")$" if choices else "^(?!)$"
+
+
+# Any deployment: the local models, and any name of the other providers; a deployment
+# serves its own narrower pattern (api/app.py), what it can run and allows.
+MODEL_NAME_PATTERN = model_name_pattern(
+    [*LOCAL_MODELS, *(f"{provider}/*" for provider in PROVIDERS if provider != "local")]
+)
 # An allowedModels entry: a model name or `provider/*`.
 MODEL_PATTERN_PATTERN = f"^{_PROVIDER}/(?:\\*|{_SEGMENT}(?:/{_SEGMENT})*)$"
 MODEL_NAME: JsonDict = {"pattern": MODEL_NAME_PATTERN, "maxLength": MAX_NAME_LENGTH}
