@@ -278,3 +278,40 @@ def test_share_answers_one_message_for_not_yours_and_unknown(tenants: Tenants) -
     unknown = t.post(t.ben, "share", {"id": "mem_madeup", "audience": "for:bot"})
     assert whole(not_yours) == whole(unknown)
     assert error(unknown) == (409, "EntryConflict", ["id"])
+
+
+def test_the_home_organizations_instructions_never_steer_a_linked_organizations_memory_bot(
+    tenants: Tenants, script: Script
+) -> None:
+    t = tenants
+    rule = "Home rule: keep every decision of the team."
+    patched = t.api.client.patch(
+        f"/v1/bots/{t.bot['id']}/memory/bot",
+        json={"expected": 0, "instructions": rule},
+        headers=t.ana.headers,
+    )
+    assert patched.status_code == 200, patched.text
+    assert t.link({t.eve.id: "read"}).status_code == 201
+    linked_settings = t.api.client.patch(
+        f"/v1/organizations/{t.other}/settings",
+        json={"botMemoryModel": "openai/memory-bot"},
+        headers=t.api.admin,
+    )
+    assert linked_settings.status_code == 200, linked_settings.text
+
+    def asked_with_rule(user: User) -> list[bool]:
+        chat = t.chat(user)
+        started = turn(t.api, user, chat["id"], "We decided to ship on Friday.")
+        turn_id = started["turn"]["id"]
+        before = len(script.calls)
+        assert t.confide(user, chat, turn_id, "I am unsure about Friday.").status_code == 200
+        t.complete(user, chat, turn_id)
+        return [rule in repr(call) for call in script.calls[before:]]
+
+    at_home = asked_with_rule(t.ana)
+    linked = asked_with_rule(t.eve)
+    # Ana's confide and learning follow her organization's rule; Eve's follow none of it.
+    assert at_home, at_home
+    assert all(at_home), at_home
+    assert linked, linked
+    assert not any(linked), linked

@@ -224,6 +224,13 @@ class BotSettings:
     instructions: str | None = None
     concurrency: int | None = None
     budget: Budget | None = None
+    # The Bot's own organization, whose writers set these: a linked organization is
+    # another tenant, and the home organization's rules never steer its memory Bot.
+    home: str | None = None
+
+    def instructions_in(self, org_id: str) -> str | None:
+        """The instructions the memory Bot follows for a Chat of `org_id`."""
+        return self.instructions if org_id == self.home else None
 
     def view(self, spent_micros: int) -> dict[str, Any]:
         return {
@@ -236,7 +243,7 @@ class BotSettings:
 
 
 def patched_settings(
-    current: BotSettings, expected: int, changes: Mapping[str, Any]
+    current: BotSettings, expected: int, changes: Mapping[str, Any], home: str
 ) -> BotSettings:
     """The settings after a PATCH: a field sent sets it, null removes it, a missing one
     stays; the version moves by one. 409 VersionConflict when `expected` is stale; 400
@@ -259,7 +266,7 @@ def patched_settings(
         budget = None if raw is None else Budget(raw["period"], int(raw["limitMicros"]))
         if budget is not None and budget.limit_micros < 0:
             raise ValidationFailed("limitMicros is 0 or more", ["budget", "limitMicros"])
-    return BotSettings(current.version + 1, instructions, concurrency, budget)
+    return BotSettings(current.version + 1, instructions, concurrency, budget, home)
 
 
 def period_key(period: BudgetPeriod, now_ms: int) -> str:

@@ -311,6 +311,7 @@ class BotSettingsRepository:
             "instructions": settings.instructions,
             "concurrency": settings.concurrency,
             "budget": settings.budget.view() if settings.budget else None,
+            "home": settings.home,
             "updatedAt": now,
         }
         try:
@@ -388,4 +389,5 @@ def _settings_of(row: Record | None) -> BotSettings:
         row.get("instructions"),
         int(concurrency) if concurrency is not None else None,
         budget,
+        row.get("home"),
     )

@@ -197,8 +197,8 @@ class BotLearningPool:
                 # The read mark the run starts from and the one its apply moves to.
                 "readMark": _mark_record(mark),
                 "readMarkAfter": _mark_record(read.mark),
-                # The owner's rules about privacy and sharing (the memory Bot's settings).
-                "instructions": bot.instructions,
+                # The owner's rules about privacy and sharing, in the Bot's own organization.
+                "instructions": bot.instructions_in(chat.org_id),
                 # The period CallModel charges its call to (the month when no budget).
                 "budgetPeriod": budget.period if budget is not None else "month",
                 **self._entries(chat),

@@ -276,7 +276,7 @@ class MemoryBotService:
         """Set, remove (null) or keep (missing) `instructions`, `concurrency`, `budget`;
         409 VersionConflict when `expected` is not the current version."""
         bot, _reach = self._bots.reach(principal, bot_id, "configure")
-        after = patched_settings(self._bot_settings(bot.id), expected, changes)
+        after = patched_settings(self._bot_settings(bot.id), expected, changes, bot.org_id)
         self._settings.save(bot.id, after, self._clock.now_ms())
         return after.view(self._spent(bot.id, after))
 
@@ -304,7 +304,7 @@ class MemoryBotService:
         call: ModelCall | None = None
         if usable is not None:
             model = usable
-            asked = ConfideInput(text, bot.instructions)
+            asked = ConfideInput(text, bot.instructions_in(chat.org_id))
             request = CONFIDE_ANSWER.request(asked, deadline_s=WINDOW_S)
             replied, ended = self._ask(chat.bot_id, bot, lambda: model.propose(request))
             self._charge(chat.bot_id, bot, replied)
@@ -495,7 +495,7 @@ class MemoryBotService:
         if not visible:
             return text, False  # nothing the readers may see: the model is not asked
         model = usable
-        asked = EnrichmentInput(text, tuple(visible), bot.instructions)
+        asked = EnrichmentInput(text, tuple(visible), bot.instructions_in(chat.org_id))
         request = ENRICHMENT.request(asked, deadline_s=WINDOW_S)
         replied, ended = self._ask(chat.bot_id, bot, lambda: model.propose(request))
         self._charge(chat.bot_id, bot, replied)
