@@ -236,8 +236,11 @@ class Observer:
             try:
                 notes = thread_rules.check_working_memory(answer.workingMemory, options)
             except ValidationFailed as error:
-                change = {"workingMemory": answer.workingMemory}
-                rejected.append({"change": change, "reason": error.message})
+                # The refused notes are content, and a schema's message may quote them: the
+                # record names what was refused and where, not its words.
+                where = "/".join(str(p) for p in error.path)
+                reason = f"the working memory does not fit this agent's options (at {where})"
+                rejected.append({"change": {"op": "workingMemory"}, "reason": reason})
             else:
                 scope = options["workingMemory"]["scope"]
                 actions += self.threads.working_memory_actions(

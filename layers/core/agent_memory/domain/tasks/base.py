@@ -114,10 +114,9 @@ class ModelTask(ABC, Generic[In, Out]):
         return Review(output)
 
     def describe(self, output: Out) -> list[dict[str, Any]]:
-        """The answer as records an execution shows when none of it is applied."""
-        if isinstance(output, BaseModel):
-            return [output.model_dump(mode="json", by_alias=True)]
-        return [{"answer": output}]
+        """The answer as records an execution shows when none of it is applied: the task
+        that answered, never its words (an execution row is plaintext metadata)."""
+        return [{"op": self.name}]
 
     def request(self, task_input: In, *, deadline_s: float = STEP_DEADLINE_S) -> ModelRequest:
         """What a provider is sent for this input."""
