@@ -5,7 +5,6 @@ integration tests)."""
 from __future__ import annotations
 
 import dataclasses
-
 import json
 from collections.abc import Callable
 from typing import Any
