@@ -20,7 +20,7 @@ from agent_memory.domain.tasks.learning_changes import (
     ObservationChange,
 )
 from agent_memory.persistence.bot_memory import pool_of
-from agent_memory.ports import KeyRange, Put, Update
+from agent_memory.ports import KeyRange
 from tests.api.test_bots import error, make_bot, make_channel, make_chat, turn
 from tests.conftest import Api, User
 
@@ -558,12 +558,6 @@ def test_every_change_moves_the_version_and_the_admin_token_reads_nothing(world:
     assert ten.json()["entries"] == []
 
 
-def rule_rows(services: Any, world: World) -> set[str]:
-    store = services.bot_memory.repo._store
-    page = store.query(pool_of(world.bot["id"], world.org).pk, KeyRange(prefix="RULE#"))
-    return {str(r["sk"]) for r in page.records}
-
-
 def carried_rules(services: Any, world: World) -> dict[str, list[str]]:
     """The access rule each entry's base row carries for its source items (private)."""
     store = services.bot_memory.repo._store
@@ -573,22 +567,6 @@ def carried_rules(services: Any, world: World) -> dict[str, list[str]]:
         for r in page.records
         if r.get("itemRule") is not None
     }
-
-
-def as_learned_before(
-    services: Any, world: World, chat_id: str, facts: dict[str, list[str]]
-) -> None:
-    """Make facts (id -> their items) as learning wrote them before issue 19: no rule on
-    the fact's row, one `RULE#<chat>#<item>` row per item (written in the fact's
-    transaction then)."""
-    store = services.bot_memory.repo._store
-    pk = pool_of(world.bot["id"], world.org).pk
-    rule = [f"for:channel:{world.channel['id']}", f"org:{world.org}"]
-    actions: list[Any] = [Update(pk, f"MEM#{fact_id}", set={"itemRule": None}) for fact_id in facts]
-    for item in sorted({i for items in facts.values() for i in items}):
-        row = {"pk": pk, "sk": f"RULE#{chat_id}#{item}", "type": "bot-memory-rule"}
-        actions.append(Put({**row, "chatId": chat_id, "itemId": item, "tags": rule}))
-    store.write(actions)
 
 
 def test_a_fact_carries_its_items_rule_and_a_purge_takes_it_with_the_fact(
@@ -601,10 +579,9 @@ def test_a_fact_carries_its_items_rule_and_a_purge_takes_it_with_the_fact(
     both = world.learn(group, fact("They book the trip.", ana_item, ben_item))
     bens = world.learn(group, fact("Ben books flights.", ben_item))
     both_id, ben_id = both.applied[0]["id"], bens.applied[0]["id"]
-    # The rule rides on each fact's own row, in its transaction: no `RULE#` row is written.
+    # The rule rides on each fact's own row, in its transaction.
     rule = [f"for:channel:{world.channel['id']}", f"org:{world.org}"]
     assert carried_rules(services, world) == {both_id: rule, ben_id: rule}
-    assert rule_rows(services, world) == set()
     # Private: no view shows it.
     assert all("itemRule" not in e for e in world.memory(ben)["entries"])
     # Share reads it: the group's rule refuses everyone (without a rule: "no saved rule").
@@ -616,49 +593,3 @@ def test_a_fact_carries_its_items_rule_and_a_purge_takes_it_with_the_fact(
     assert carried_rules(services, world) == {ben_id: rule}
     assert world.post(ana, "purge", {"tag": f"chat:{group['id']}"}).json() == {"removed": 1}
     assert carried_rules(services, world) == {}
-    assert rule_rows(services, world) == set()
-
-
-def test_purge_removes_the_rule_rows_of_facts_learned_before_and_resumes(
-    world: World, services: Any
-) -> None:
-    ana, ben = world.ana, world.ben
-    group = make_chat(world.api, ana, world.bot["id"], channelId=world.channel["id"])
-    ana_item = world.said(ana, group, "I book the hotel.")
-    ben_item = world.said(ben, group, "I book the flights.")
-    # A fact on both people's words saved each item's rule; Ben's own fact shares his item.
-    both = world.learn(group, fact("They book the trip.", ana_item, ben_item))
-    bens = world.learn(group, fact("Ben books flights.", ben_item))
-    assert both.rejected == []
-    both_id, ben_id = both.applied[0]["id"], bens.applied[0]["id"]
-    as_learned_before(
-        services, world, group["id"], {both_id: [ana_item, ben_item], ben_id: [ben_item]}
-    )
-    ana_rule = f"RULE#{group['id']}#{ana_item}"
-    ben_rule = f"RULE#{group['id']}#{ben_item}"
-    assert rule_rows(services, world) == {ana_rule, ben_rule}
-    assert carried_rules(services, world) == {}
-    # Share still reads the rows of such a fact.
-    refused = world.post(ben, "share", {"id": ben_id, "audience": "for:bot"})
-    assert "access rule does not admit" in refused.json()["error"]["message"]
-    # Purging Ana takes the shared fact: her item's rule goes, Ben's stays for his fact.
-    assert world.post(ana, "purge", {"tag": f"from:{ana.id}"}).json() == {"removed": 1}
-    assert rule_rows(services, world) == {ben_rule}
-    # A purge stopped after its entries went, before their rules: the next one removes them.
-    repo = services.bot_memory.repo
-    original = repo.write
-
-    def stops_before_rules(actions: Any) -> None:
-        if any(getattr(a, "sk", "").startswith("RULE#") for a in actions):
-            raise RuntimeError("the function was stopped")
-        original(actions)
-
-    repo.write = stops_before_rules
-    try:
-        assert world.post(ana, "purge", {"tag": f"chat:{group['id']}"}).status_code == 500
-    finally:
-        repo.write = original
-    assert world.ids(ben) == set()
-    assert rule_rows(services, world) == {ben_rule}
-    assert world.post(ana, "purge", {"tag": f"chat:{group['id']}"}).json() == {"removed": 1}
-    assert rule_rows(services, world) == set()

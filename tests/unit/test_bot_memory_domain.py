@@ -293,39 +293,6 @@ def _one_chat(memory: BotMemoryService, *said: str) -> tuple[str, str, list[str]
     return bot_id, chat, items
 
 
-def test_purge_keeps_the_rule_row_of_an_item_a_fact_cites_meanwhile(monkeypatch: Any) -> None:
-    memory, store = _world()
-    bot_id, chat, (first, second) = _one_chat(memory, "I run.", "I swim.")
-    memory.learn(
-        bot_id,
-        ORG,
-        chat,
-        [FactChange(op="fact", content="r", topics=[], sources=[first])],
-        evidence=[first],
-    )
-    # A rule row as learning saved them before facts carried their rule, its fact purged
-    # since (a purge stopped before its clean-up): uncited when the purge reads.
-    legacy = {"pk": f"BOTMEM#{bot_id}#{ORG}", "sk": f"RULE#{chat}#{second}"}
-    rule = {"chatId": chat, "itemId": second, "tags": ["for:person:ana", f"org:{ORG}"]}
-    store.write([Put({**legacy, "type": "bot-memory-rule", **rule})])
-    repo = memory.repo
-    original = repo.rule_keys
-    raced = {"done": False}
-
-    def learn_meanwhile(pool: Any) -> Any:
-        if not raced["done"]:
-            # A fact on that item lands after the purge's snapshot, before its rule Query.
-            raced["done"] = True
-            change = FactChange(op="fact", content="s", topics=[], sources=[second])
-            memory.learn(bot_id, ORG, chat, [change], evidence=[second])
-        return original(pool)
-
-    monkeypatch.setattr(repo, "rule_keys", learn_meanwhile)
-    assert memory.purge(_principal("ana"), bot_id, "from:nobody") == 0
-    rules_left = store.query(f"BOTMEM#{bot_id}#{ORG}", KeyRange(prefix="RULE#")).records
-    assert {r["itemId"] for r in rules_left} == {second}
-
-
 def test_a_fact_and_its_rule_commit_together_or_not_at_all(monkeypatch: Any) -> None:
     memory, store = _world()
     bot_id, chat, (item,) = _one_chat(memory, "I run.")
@@ -345,7 +312,6 @@ def test_a_fact_and_its_rule_commit_together_or_not_at_all(monkeypatch: Any) -> 
     rows = store.query(pk, KeyRange(prefix="MEM#")).records
     assert [r["itemRule"] for r in rows] == [["for:person:ana", f"org:{ORG}"]]
     assert learned.applied[0]["id"] == str(rows[0]["sk"]).removeprefix("MEM#")
-    assert store.query(pk, KeyRange(prefix="RULE#")).records == []
 
 
 def test_learn_commits_only_on_the_state_it_read(monkeypatch: Any) -> None:

@@ -1,18 +1,14 @@
 """Bot memory in the single table: ONE partition per Bot and organization.
 
 `BOTMEM#<botId>#<orgId>`:
-- `MEM#<entry id>`: an entry in the pool repository's row shape (persistence/pools.py);
+- `MEM#<entry id>`: an entry in the pool repository's row shape (persistence/pools.py); a
+  fact's row also carries its source items' access rule (`itemRule`: every item of a fact
+  has the same rule, domain/bot_memory.py `fact`), private: no entry view shows it;
 - `META`: the pool's head row: `version` (absent row = version 0), `updatedAt`, and the
   topic names (`topicNames` token -> name, `topicWrites` name -> token, `topicSeq`:
   domain/bot_memory.py `TopicNames`), so a rename is one change of this row;
 - `RECENT#<newest first>#<id>`: a full copy of each VALID entry (active, not invalidated),
   so the context text reads the head and the first page of valid entries in one Query;
-- `RULE#<chatId>#<itemId>`: the access rule saved for a source item when a fact was learned
-  (`tags`: its `for:` and `org:` tags), by facts learned before issue 19: each fact now
-  carries its items' rule on its own base row (`itemRule`: every item of a fact has the
-  same rule, domain/bot_memory.py `fact`), written and purged with it. Private either way:
-  no entry view shows it. These rows are still read for a fact without `itemRule` and
-  deleted by a purge once no entry cites their item;
 - `LOG#<version:010d>`: one change: version and time in the clear (order), what made it and
   the changed ids sealed (seed 002: change logs are encrypted at rest), bound to the row;
 - `PURGE#<tag>`: how many entries purges of that tag have removed (resumable, idempotent).
@@ -25,7 +21,7 @@ so a read that finds the same version before and after its Query saw one state, 
 its topic names are those of the head row it read first. A change reads its snapshot
 without the second head read (`read_for_change`): its transaction is conditional on the
 version read first, so it commits only if no change committed since, the Query's included;
-the enrichment reads it so too, and checks the version after the model answered (issue 19).
+the enrichment reads it so too, and checks the version after the model answered.
 LoadEvidence reads the entries and the head in the one Query (`read_in_one_query`): its
 entries go to the model only, and ApplyLearning reads the pool again for its change.
 """
@@ -52,9 +48,7 @@ from agent_memory.persistence.pools import (
 from agent_memory.ports import (
     Absent,
     Action,
-    Check,
     Cipher,
-    Delete,
     KeyRange,
     Put,
     Record,
@@ -65,7 +59,6 @@ from agent_memory.ports import (
 # A conflict on the head row: the pool changed since it was read (re-read and retry).
 MEMORY_VERSION = "bot-memory-version"
 LOG_PREFIX = "LOG#"
-RULE_PREFIX = "RULE#"
 # The access rule of a fact's source items, on the fact's base row.
 ITEM_RULE = "itemRule"
 PURGE_PREFIX = "PURGE#"
@@ -96,10 +89,6 @@ def log_sk(version: int) -> str:
     return f"{LOG_PREFIX}{version:010d}"
 
 
-def rule_sk(chat_id: str, item_id: str) -> str:
-    return f"{RULE_PREFIX}{chat_id}#{item_id}"
-
-
 def purge_sk(tag: str) -> str:
     return f"{PURGE_PREFIX}{tag}"
 
@@ -109,7 +98,7 @@ class Snapshot:
     """Every entry of a pool at one version (metadata in the clear, content sealed), and
     the topic names of that version. `metas` and `by_id` show topics by name; `stored_tags`
     are the tags as the rows hold them (topic tokens); `item_rules` the access rule each
-    fact carries for its source items (facts learned before it have a `RULE#` row)."""
+    fact carries for its source items."""
 
     version: int
     entries: list[StoredEntry]
@@ -189,7 +178,7 @@ class BotMemoryRepository:
         """The head, then every entry: one state only if the version has not moved since
         the head was read, which a change proves by committing conditional on
         `Snapshot.version` (`head_change`), or a reader checks with `version` before it
-        uses what it read (the enrichment: after the model answered, issue 19). Every
+        uses what it read (the enrichment: after the model answered). Every
         entry row is at least as new as `Snapshot.version`: the head is read before the
         Query starts."""
         before = self.head(pool)
@@ -220,18 +209,6 @@ class BotMemoryRepository:
         found = [self.pools.parse(r) for r in self._store.get_many(wanted)]
         return {e.meta.id: e.meta for e in found if e is not None}
 
-    def rules(
-        self, pool: Pool, sources: Iterable[tuple[str, str]]
-    ) -> dict[tuple[str, str], tuple[str, ...]]:
-        """The access rules saved for (chat, item) sources, in one batch read."""
-        wanted = [(pool.pk, rule_sk(c, i)) for c, i in dict.fromkeys(sources)]
-        if not wanted:
-            return {}
-        return {
-            (str(r["chatId"]), str(r["itemId"])): tuple(str(t) for t in r.get("tags") or ())
-            for r in self._store.get_many(wanted)
-        }
-
     def log(self, pool: Pool, *, limit: int, before: int | None = None) -> list[LogChange]:
         """Changes newest first (with `before`, those older than that version)."""
         high = f"{LOG_PREFIX}~" if before is None else log_sk(max(before - 1, 0))
@@ -240,23 +217,13 @@ class BotMemoryRepository:
         )
         return [self._change(pool, row) for row in page.records]
 
-    def rule_keys(self, pool: Pool) -> list[tuple[str, str]]:
-        """Every (chat, item) whose access rule the pool saved (no content: a Query of the
-        `RULE#` rows)."""
-        page = self._store.query(pool.pk, KeyRange(prefix=RULE_PREFIX))
-        return [(str(r["chatId"]), str(r["itemId"])) for r in page.records]
-
     @staticmethod
     def _log_scope(pool: Pool) -> dict[str, str]:
         return {**pool.scope, "field": "details"}
 
     def _change(self, pool: Pool, row: Record) -> LogChange:
-        sealed = row.get("sealed")
-        what = (
-            json.loads(self._cipher.open(sealed, scope=self._log_scope(pool), row=str(row["sk"])))
-            if sealed is not None
-            else row
-        )
+        sealed = self._cipher.open(row["sealed"], scope=self._log_scope(pool), row=str(row["sk"]))
+        what = json.loads(sealed)
         by = str(what["by"])
         return LogChange(
             version=int(row["version"]),
@@ -291,10 +258,6 @@ class BotMemoryRepository:
             condition=version_condition(before, MEMORY_VERSION),
         )
 
-    def head_check(self, pool: Pool, version: int) -> Check:
-        """The pool is still at `version` (a write that must not race a change)."""
-        return Check(pool.pk, keys.HEAD, version_condition(version, MEMORY_VERSION))
-
     def log_put(self, pool: Pool, change: LogChange) -> Put:
         sk = log_sk(change.version)
         body: dict[str, object] = {"by": change.by, "ids": list(change.ids)}
@@ -319,9 +282,6 @@ class BotMemoryRepository:
         if not isinstance(base, Put):
             raise TypeError("a fact's base row is a Put")
         return Put({**base.record, ITEM_RULE: list(tags)}, base.condition)
-
-    def rule_delete(self, pool: Pool, chat_id: str, item_id: str) -> Delete:
-        return Delete(pool.pk, rule_sk(chat_id, item_id))
 
     def purge_count(self, pool: Pool, tag: str, removed: int, now_ms: int) -> Update:
         return Update(

@@ -18,7 +18,7 @@ A Turn with its input, or items added to a Turn, is ONE transaction: a Condition
 the chat row's `itemCount` is still the count read, the Turn's Put or Update and the item
 Puts (each conditional on its row being absent). The next id is max(itemCount, newest
 item's seq) + 1, the newest item read with the chat row in one Query (`chat_for_items`), so
-the chat row is read (2 RRU in the transaction) but never written by a turn (issue 19):
+the chat row is read (2 RRU in the transaction) but never written by a turn:
 - two writers racing in a chat read the same newest item; the second one's item Put finds
   the first one's row and fails (CHAT_ITEMS), and it retries with a fresh read;
 - erasure marks the chat row and moves `itemCount` by one: a writer that read it before
@@ -50,7 +50,6 @@ from agent_memory.ports import (
     Equals,
     KeyRange,
     LessThan,
-    Present,
     Put,
     Record,
     Store,
@@ -387,13 +386,10 @@ class BotRepository:
         self._store.write(actions)
 
     def complete_turn(self, chat: Chat, turn: Turn, now_ms: int) -> None:
-        """Complete the Turn, conditional on its last item being `turn.last_item` (a Turn
-        saved before it kept one: on the row existing), so the caller knows how far the
-        completed Turn reaches without reading it again. WriteConflict(TURN_LAST_ITEM) when
-        items were added meanwhile."""
-        condition = (
-            Equals("lastItem", turn.last_item, name=TURN_LAST_ITEM) if turn.last_item else Present()
-        )
+        """Complete the Turn, conditional on its last item being `turn.last_item`, so the
+        caller knows how far the completed Turn reaches without reading it again.
+        WriteConflict(TURN_LAST_ITEM) when items were added meanwhile."""
+        condition = Equals("lastItem", turn.last_item, name=TURN_LAST_ITEM)
         self._store.write(
             [
                 Update(

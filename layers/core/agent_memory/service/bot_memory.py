@@ -101,8 +101,6 @@ CHAT_NOT_HERE = "the chat is not one of this bot's in this organization"
 
 # Log rows read per Query while a page of the log fills with changes the caller may see.
 LOG_SCAN_PAGE = 200
-# Orphaned access rules a purge deletes per transaction (plus the check of the head row).
-RULE_BATCH = keys.MAX_ACTIONS - 1
 
 LearningChange = FactChange | ObservationChange | InvalidateChange | RenameTopicChange
 
@@ -325,16 +323,11 @@ class BotMemoryService:
             meta = metas.get(entry_id)
             if meta is None:
                 raise EntryConflict(NOT_FOR_YOU, ["id"])
-            items = [s for s in meta.sources if isinstance(s, ItemSource)]
-            # A fact carries its items' rule; one learned before that has `RULE#` rows.
-            carried = snap.item_rules.get(entry_id)
-            cited = [(s.conversation or "", s.item) for s in items]
-            rules = self.repo.rules(pool, cited) if carried is None else {}
+            # A fact carries its items' rule on its base row (`fact`: one rule for all).
+            rule = rule_of(snap.item_rules.get(entry_id, ()))
 
-            def item_rule(source: ItemSource, rules: Any = rules, carried: Any = carried) -> Any:
-                if carried is not None:
-                    return rule_of(carried)
-                return rule_of(rules.get((source.conversation or "", source.item), ()))
+            def item_rule(_source: ItemSource, rule: Any = rule) -> Any:
+                return rule
 
             reason = share_reason(judge, access.reader, meta, audience, item_rule)
             if reason is not None:
@@ -397,9 +390,7 @@ class BotMemoryService:
                 gone, kept = erasure_targets(metas.values(), erased)
                 afters = [without_person(metas[i], erased, now, version) for i in kept]
             if not gone and not afters:
-                if self._drop_orphan_rules(pool, snap):
-                    return self.repo.purged(pool, tag)
-                continue
+                return self.repo.purged(pool, tag)
             batch = sorted(gone)[:PURGE_BATCH]
             changes: list[Action] = [self.repo.purge_count(pool, tag, len(batch), now)]
             for entry_id in batch:
@@ -420,34 +411,6 @@ class BotMemoryService:
             names = snap.topics.collected(left)
             renamed = names if names != snap.topics else None
             self._person_change(pool, snap.version, now, changes, (*batch, *changed), renamed)
-
-    def _drop_orphan_rules(self, pool: Pool, snap: Snapshot) -> bool:
-        """Delete the `RULE#` rows saved for items no entry cites any more (those of purged
-        facts learned before facts carried their own rule; a purge stopped before this step
-        leaves them to the next purge). Each batch
-        checks the pool is still at the snapshot's version, so a fact learned meanwhile
-        keeps its rule. False when the pool changed (read again)."""
-        cited = {
-            (s.conversation or "", s.item)
-            for stored in snap.entries
-            for s in stored.meta.sources
-            if isinstance(s, ItemSource)
-        }
-        orphans = [key for key in self.repo.rule_keys(pool) if key not in cited]
-        for start in range(0, len(orphans), RULE_BATCH):
-            batch = orphans[start : start + RULE_BATCH]
-            try:
-                self.repo.write(
-                    [
-                        self.repo.head_check(pool, snap.version),
-                        *(self.repo.rule_delete(pool, chat, item) for chat, item in batch),
-                    ]
-                )
-            except WriteConflict as error:
-                if _raced(error):
-                    return False
-                raise
-        return True
 
     # -- context ---------------------------------------------------------------------------
 
@@ -509,7 +472,7 @@ class BotMemoryService:
                 s.entry for m in found.values() for s in _entry_sources(m) if s.entry not in known
             ]
 
-    # -- learning (the memory Bot; issue 14 calls this from its apply step) ---------------
+    # -- learning (the memory Bot; its apply step calls this) ---------------------
 
     def learn(
         self,
@@ -557,7 +520,7 @@ class BotMemoryService:
             changed = event_action(org_id, "memory.changed", {"botId": bot_id}, at)
             ending = extra(learned)
             try:
-                # One event row for the memory's change and the run's end (issue 19).
+                # One event row for the memory's change and the run's end.
                 told = [changed] if learned.applied else []
                 self.repo.write(one_row([*actions, *told, *ending]))
             except WriteConflict as error:

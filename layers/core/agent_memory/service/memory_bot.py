@@ -364,9 +364,8 @@ class MemoryBotService:
         """Release the learning waiting on this Turn, through the Turn's last item (never
         the Chat's: items of another Turn still open are not read early). `completed`: the
         Chat and Turn as the completion of this request left them (`BotService.finish_turn`),
-        read again only for a Turn saved before it kept its last item. Raises Unavailable
-        when it could not (completing again releases it)."""
-        if completed is not None and completed[1].last_item and completed[1].id == turn_id:
+        else read. Raises Unavailable when it could not (completing again releases it)."""
+        if completed is not None and completed[1].id == turn_id:
             chat, found = completed
             turn: Turn | None = found
         else:
@@ -376,8 +375,7 @@ class MemoryBotService:
             chat = chat_or_none
         if turn is None or chat.kind == "review" or self._learning is None:
             return
-        upto = turn.last_item or chat.item_count  # a Turn saved before it kept its last item
-        self._learning.release(turn_event(chat.org_id, chat.id, turn_id), upto=upto)
+        self._learning.release(turn_event(chat.org_id, chat.id, turn_id), upto=turn.last_item)
 
     def wake_learning(self) -> int:
         """The budget tick (a schedule, docs/decisions.md): the budget periods `now` falls in
@@ -489,7 +487,7 @@ class MemoryBotService:
         # The head, then the entries (no second head read): every row is at least as new
         # as `snap.version`, and they are one state unless a change commits meanwhile,
         # which the version read after the model answers finds (it moved), so the entries
-        # the model used are then checked on a fresh snapshot (issue 19).
+        # the model used are then checked on a fresh snapshot.
         snap = self._memory.repo.read_for_change(pool)
         visible = self._visible(chat, snap)
         if not visible:
