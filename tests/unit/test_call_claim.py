@@ -1,7 +1,6 @@
-"""The claim of a learning run's model call (issue 19): it rides on the first attempt's call
+"""The claim of a learning run's model call: it rides on the first attempt's call
 row, so two copies of one asynchronous Express execution never both call the model, a
-copy's retry after a crash calls again (charged once per real call), and no `CLAIM#` row is
-written on the way."""
+copy's retry after a crash calls again (charged once per real call)."""
 
 from __future__ import annotations
 
@@ -53,10 +52,6 @@ def _loaded(h: Harness) -> tuple[str, dict[str, Any]]:
 def _paid(h: Harness) -> int:
     row = h.store.get("SPEND", "calls")
     return int(row["paid"]) if row else 0
-
-
-def _claim_rows(h: Harness) -> list[str]:
-    return [str(sk) for (pk, sk) in h.store.rows if pk == RUN_PK and str(sk).startswith("CLAIM#")]
 
 
 def _first_row(h: Harness, name: str) -> dict[str, Any]:
@@ -116,8 +111,7 @@ def test_two_copies_racing_the_first_attempt_make_one_model_call(h: Harness) -> 
     assert called["reused"] is False
     assert waited["reused"] is True
     assert waited["call"] == called["call"] == f"CALL#{name}#CallModel#00#reply"
-    # The claim is the first call row itself: no CLAIM# row, one write fewer.
-    assert _claim_rows(h) == []
+    # The claim is the first call row itself.
     assert _first_row(h, name)["owner"] in (owner_tag("arn:copy-a"), owner_tag("arn:copy-b"))
 
 
@@ -242,37 +236,6 @@ def test_a_first_attempt_finding_a_claim_run_out_leaves_it_to_the_next_attempt(
     assert answered["reused"] is False
     assert len(h.model.calls) == 1
     assert _first_row(h, name)["owner"] == owner_tag("arn:copy-b")
-
-
-def test_a_step_claimed_before_the_change_keeps_its_claim_row(h: Harness) -> None:
-    """A first call row written before the claim moved onto it (no `owner`): the other copy's
-    live `CLAIM#` row still stands, and an own one lets the copy go on."""
-    name, state = _loaded(h)
-    now = h.clock.now_ms()
-    legacy = _dead_claim(name, until=now + 60_000)
-    legacy.pop("owner")
-    legacy.pop("until")
-    h.store.write(
-        [
-            Put(legacy),
-            Put(
-                {
-                    "pk": RUN_PK,
-                    "sk": f"CLAIM#{name}#CallModel",
-                    "type": "call-claim",
-                    "owner": "arn:copy-a",
-                    "until": now + 60_000,
-                }
-            ),
-        ]
-    )
-    h.service.copy_wait_s = 0.3
-    with pytest.raises(Retryable):
-        h.service.call_model(_copy(h, name, state, "arn:copy-b", attempt=1))
-    assert h.model.calls == []
-    answered = h.service.call_model(_copy(h, name, state, "arn:copy-a", attempt=1))
-    assert answered["reused"] is False
-    assert len(h.model.calls) == 1
 
 
 def _dead_claim(name: str, *, until: int) -> dict[str, Any]:

@@ -1,10 +1,9 @@
 """A learning run's evidence is sealed on a row of its own, `EVIDENCE#<requestedAt>#<name>`,
-not on its execution row (issue 19): the run's end updates the execution row inside
-ApplyLearning's transaction, which bills the row's size before the update, twice, so the
-execution row stays small for its whole life. The evidence row is written once (the first
-attempt's stands), read with the execution row in one request, left to expire by the end,
-and deleted with its run by erasure. Rows begun before the change (evidence on the
-execution row) still learn and still lose it when they end: a deploy can land mid-run."""
+not on its execution row: the run's end updates the execution row inside ApplyLearning's
+transaction, which bills the row's size before the update, twice, so the execution row
+stays small for its whole life. The evidence row is written once (the first attempt's
+stands), read with the execution row in one request, left to expire by the end, and
+deleted with its run by erasure."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ from agent_memory.persistence import keys
 from agent_memory.persistence.bots import chat_pk
 from agent_memory.persistence.erasure import CHAT_DELETING, ErasureRepository
 from agent_memory.persistence.executions import ExecutionRepository, Run, partition
-from agent_memory.ports import Action, Delete, Put, Update
-from agent_memory.service.learning_runs import step_run
+from agent_memory.ports import Action, Put
 from tests.learning_support import recorded_writes, written_key
 from tests.unit.test_learning_service import BUDGET, REF, Harness
 
@@ -166,62 +164,6 @@ def test_a_load_evidence_repeated_after_the_row_began_changes_nothing(h: Harness
     _step(h, name, state, "LoadEvidence", "evidence")  # the other copy of the execution
     assert state["evidence"] == first
     assert {r["sk"]: dict(r) for r in h.store.query(PK).records} == before
-
-
-def _as_before(h: Harness, name: str) -> None:
-    """Move a running row's evidence onto the execution row itself, as LoadEvidence wrote
-    it before issue 19's change (sealed under the execution row's key)."""
-    [execution] = _rows(h, "learning-execution")
-    [kept] = _rows(h, "learning-evidence")
-    run, _ref, _state, _attempt = step_run(h.event(name, _payload(h, name), "CallModel"))
-    runs = h.service._runs
-    row = runs.get(run, evidence=True)
-    assert row is not None
-    text = runs.evidence(row)
-    assert text is not None
-    inline = runs._seal(run, run.sk, "evidence", text)
-    h.store.write([Delete(PK, kept["sk"])])
-    h.store.write([Update(PK, execution["sk"], set={"evidence": inline})])
-
-
-def _payload(h: Harness, name: str) -> dict[str, Any]:
-    return dict(h.orchestrator.started[name])
-
-
-def test_a_row_begun_before_the_change_still_learns_and_ends_without_its_evidence(
-    h: Harness,
-) -> None:
-    name, state = h.turn(BUDGET)
-    _step(h, name, state, "LoadEvidence", "evidence")
-    _as_before(h, name)
-    assert _rows(h, "learning-evidence") == []
-    [execution] = _rows(h, "learning-execution")
-    assert "evidence" in execution
-
-    _step(h, name, state, "CallModel", "model")
-    _step(h, name, state, "ApplyLearning", "result")
-
-    assert state["result"]["status"] == "succeeded"
-    assert "budget" in h.pool.entries(REF)
-    [execution] = _rows(h, "learning-execution")
-    assert execution["status"] == "succeeded"
-    assert "evidence" not in execution  # removed in the transaction that ended it
-
-
-def test_a_row_of_before_retried_after_the_deploy_learns_from_its_own_evidence(
-    h: Harness,
-) -> None:
-    name, state = h.turn(BUDGET)
-    _step(h, name, state, "LoadEvidence", "evidence")
-    _as_before(h, name)
-    # LoadEvidence retried by the new code: it keeps an evidence row, the row stands.
-    _step(h, name, state, "LoadEvidence", "evidence")
-    assert state["evidence"]["status"] == "running"
-    _step(h, name, state, "CallModel", "model")
-    _step(h, name, state, "ApplyLearning", "result")
-    assert state["result"]["status"] == "succeeded"
-    [execution] = _rows(h, "learning-execution")
-    assert "evidence" not in execution
 
 
 def test_a_failed_run_leaves_its_execution_row_small_and_its_evidence_to_expire(

@@ -1,7 +1,6 @@
-"""LoadEvidence's row of a run that waited is taken over by one conditional update (a
-refused put bills its full size, issue 19): a `waiting` row (nothing is written to release
-it), or a `released` one written before that change; a run without a row is put, and one
-begun already is refused."""
+"""LoadEvidence's row of a run that waited is taken over by one conditional update of its
+`waiting` row (a refused put bills its full size; nothing is written to release it); a run
+without a row is put, and one begun already is refused."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ import pytest
 from agent_memory.adapters.in_memory import FakeCipher, InMemoryStore
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.persistence.executions import ExecutionRepository, Run
-from agent_memory.ports import Equals, Update
 from agent_memory.service.learning import is_wait_name, wait_name
 from agent_memory.service.learning_pools import PoolRef, SourceRef
 
@@ -52,24 +50,7 @@ def test_a_waiting_wait_is_begun_by_one_write() -> None:
     assert row is not None
     assert (row.status, row.item_ids, row.run.upto) == ("running", ["i-1"], 7)
     assert row.record["upto"] == 7  # the started run's, not the wait's
-    assert row.released_at is None
-    assert runs.evidence(row) == "{}"  # on its own row (issue 19)
-
-
-def test_a_wait_released_before_the_change_is_still_taken_over() -> None:
-    store = CountingStore()
-    runs = ExecutionRepository(store, FakeCipher())
-    run = _run(wait_name(POOL, "turn:acme:chat_1:turn_3"))
-    runs.wait(run, "turn:acme:chat_1:turn_3", 1_000)
-    # What the release's claim wrote before issue 19's change.
-    released = {"status": "released", "upto": 7, "releasedAt": 1_001}
-    store.write([Update(run.pk, run.sk, set=released, condition=Equals("status", "waiting"))])
-    runs.begin(run, 1_002, learns=False, note="nothing new", waited=True)
-    row = runs.get(run)
-    assert row is not None
-    assert (row.status, row.released_at, row.ended_at) == ("skipped", 1_001, 1_002)
-    with pytest.raises(WriteConflict):
-        runs.begin(run, 1_003, learns=True, position=0, item_ids=[], waited=True)
+    assert runs.evidence(row) == "{}"  # on its own row
 
 
 def test_a_waited_name_without_a_row_is_put_and_a_begun_one_is_refused() -> None:

@@ -25,7 +25,7 @@ from agent_memory.adapters.in_memory import InMemoryStore, SequentialIds
 from agent_memory.adapters.stepfunctions import StepFunctionsOrchestrator, claim_pk
 from agent_memory.domain.errors import Unavailable
 from agent_memory.persistence.executions import WAIT_TTL_S, ExecutionRepository, Run
-from agent_memory.ports import Clock, Equals, Put, Store, Update
+from agent_memory.ports import Clock, Put, Store
 from agent_memory.service.learning import LearningService, wait_name
 from tests.learning_support import MODEL, Catalog, NotesPool
 from tests.unit.test_learning_service import BUDGET, REF, Harness
@@ -545,29 +545,4 @@ def test_a_run_started_twice_learns_once(h: WaitHarness) -> None:
     [(name, payload)] = h.orchestrator.started.items()
     again = h.drive(name, dict(payload))
     assert again["evidence"]["status"] == "succeeded"
-    h.assert_learned_once()
-
-
-# --- rows released before this change ----------------------------------------------------------
-
-
-def _release_the_old_way(h: WaitHarness) -> None:
-    """What a release wrote before issue 19's change: the event, then the row claimed."""
-    runs = ExecutionRepository(h.store, h.cipher)
-    runs.happen(EVENT, {"upto": h.upto}, h.clock.ms)
-    [row] = runs.newest(REF.kind, REF.org_id, REF.pool_id, 1)
-    released = {"status": "released", "upto": h.upto, "releasedAt": h.clock.ms}
-    update = Update(row.run.pk, row.run.sk, set=released, condition=Equals("status", "waiting"))
-    h.store.write([update])
-
-
-def test_a_row_released_before_the_change_and_never_started_is_started_and_taken_over(
-    h: WaitHarness,
-) -> None:
-    assert h.wait() == "waiting"
-    _release_the_old_way(h)  # ... and the release died before it started the run
-    assert [e["status"] for e in h.service.executions(REF)] == ["running"]  # as before
-    assert [e.started for e in h.release()] == [True]
-    assert [e.started for e in h.release()] == [False]  # started now: refused by its name
-    assert h.wait() == "exists"
     h.assert_learned_once()

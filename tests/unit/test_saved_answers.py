@@ -1,12 +1,9 @@
 """A model call's answer is saved on a small row of its own, `CALL#<name>#<step>#<attempt>#reply`
-(issue 19: a plain Put of ~0.7 KB bills 1 write unit; updating the call row, which holds the
-sealed request, billed its whole size). Answers saved the ways of before (on the call row
-itself, and pointed at from the execution row) are still found and reused: a deploy can
-land mid-run."""
+(a plain Put of a small row; updating the call row, which holds the sealed request, would
+bill its whole size)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +13,6 @@ from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.persistence.executions import (
     CALL_OPEN,
     ExecutionRepository,
-    Run,
     call_sk,
     partition,
 )
@@ -45,19 +41,6 @@ _key = written_key
 
 def _writes(h: Harness, monkeypatch: pytest.MonkeyPatch) -> list[list[Action]]:
     return recorded_writes(h.store, monkeypatch)
-
-
-def _answered_in_place(h: Harness, name: str, state: dict[str, Any]) -> str:
-    """Attempt 0 saved and answered as the code of before did: the reply on the call row."""
-    run = step_run(h.event(name, state, "CallModel"))[0]
-    runs = ExecutionRepository(h.store, h.cipher)
-    sk = runs.call_started(run, "CallModel", 0, "m", json.dumps({"user": "x"}), 1)
-    scope = {"org": run.org_id, "pool": f"{run.kind}:{run.pool_id}", "field": "learning"}
-    reply = remember_reply("budget", "The budget is 1500 EUR.", "i-01")
-    sealed = h.cipher.seal(reply, scope=scope, row=f"{sk}/reply")
-    answered = {"status": "answered", "endedAt": 2, "reply": sealed, "usage": {}}
-    h.store.write([Update(PK, sk, set=answered)])
-    return sk
 
 
 def test_the_answer_is_one_small_put_beside_its_call_row(
@@ -128,30 +111,6 @@ def test_a_save_whose_commit_was_lost_is_found_and_the_model_called_once(
     assert len(h.model.calls) == 1
     applied = h.service.apply_learning(h.event(name, state, "ApplyLearning"))
     assert applied["applied"] == 1
-
-
-def test_an_answer_saved_on_its_call_row_before_is_reused_and_applied(h: Harness) -> None:
-    name, state = _loaded(h)
-    old = _answered_in_place(h, name, state)
-
-    state["model"] = h.service.call_model(h.event(name, state, "CallModel", attempt=1))
-
-    assert state["model"] == {"status": "answered", "call": old, "reused": True}
-    assert h.model.calls == []
-    applied = h.service.apply_learning(h.event(name, state, "ApplyLearning"))
-    assert applied == {"status": "succeeded", "applied": 1, "rejected": 0}
-
-
-def test_an_answer_the_execution_row_points_at_is_reused(h: Harness) -> None:
-    name, state = _loaded(h)
-    old = _answered_in_place(h, name, state)
-    run: Run = step_run(h.event(name, state, "CallModel"))[0]
-    h.store.write([Update(run.pk, run.sk, set={"answered": old})])
-
-    again = h.service.call_model(h.event(name, state, "CallModel", attempt=1))
-
-    assert again == {"status": "answered", "call": old, "reused": True}
-    assert h.model.calls == []
 
 
 def test_an_answer_saved_after_its_run_was_erased_is_never_used_and_deleted(

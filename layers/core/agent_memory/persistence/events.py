@@ -9,14 +9,13 @@
 change's own transaction, so an event never reports a change that did not land and a change
 that landed always has its event.
 
-One row per transaction (issue 19): `one_row` folds the event Puts of a transaction's
-actions into one row, so a change that tells two events (a learning run's `memory.changed`
-and `execution.ended`) writes one row, not two (a row costs a transaction 2 write units).
-The row is the first event's, as before (`eventType`, `at`, `object`), with the events after
-it in `more`, in order; the feed reads them as events of their own, with ids `<row id>.<n>`
-(n = 1..MAX_MORE), which sort after the row's own id and before the next row's, so an event
-id compares as before and a page can stop in the middle of a row. A row without `more` (every
-row written before) is one event, as before.
+One row per transaction: `one_row` folds the event Puts of a transaction's actions into one
+row, so a change that tells two events (a learning run's `memory.changed` and
+`execution.ended`) writes one row, not two (a row costs a transaction 2 write units). The row
+is the first event's (`eventType`, `at`, `object`), with the events after it in `more`, in
+order; the feed reads them as events of their own, with ids `<row id>.<n>` (n = 1..MAX_MORE),
+which sort after the row's own id and before the next row's, so event ids keep their order
+and a page can stop in the middle of a row. A row without `more` is one event.
 """
 
 from __future__ import annotations

@@ -3,41 +3,35 @@
 - pk `LEARN#<kind>#<poolId>`: every learning run of one pool (one Query lists them).
 - `EXEC#<requestedAt:013d>#<name>`: one execution. Plaintext metadata (status, times, item
   ids, applied keys, error type); `detail` seals what may hold content (rejected changes,
-  the error message). Small for its whole life: rows begun before issue 19's change also
-  seal the evidence here (`evidence`), still read, and removed when the run ends.
+  the error message). It stays small for its whole life: its end bills its size twice.
 - `EVIDENCE#<requestedAt:013d>#<name>`: the run's evidence (`evidence`, sealed), on a row of
   its own, written once by LoadEvidence (`keep_evidence`, `Absent`: a retried or repeated
   LoadEvidence keeps the first attempt's) and read with the execution row in one request.
-  A waited run begins on it (issue 19): its execution row stays `waiting` (or `released`)
-  until the run ends, and this row carries what `begin` would have written there
-  (`position`, `itemIds`, `model`, `beganAt`, plaintext). A `waiting`/`released` row with
-  its evidence row is running (`ExecutionRow.begun`); the run's end (or failure) writes
-  those fields on the execution row, from the row it read.
-  Not deleted when the run ends (a Delete in the end's transaction bills its whole size,
-  twice; an Update of an execution row holding it did too: issue 19): it expires at its
-  `ttl`, as long as the call row whose sealed request holds the same content. Erasure
-  deletes it with its run. Not under `EXEC#`, so the list of executions never reads it.
+  A waited run begins on it: its execution row stays `waiting` until the run ends, and
+  this row carries what `begin` would write there (`position`, `itemIds`, `model`,
+  `beganAt`, plaintext). A `waiting` row with its evidence row is running
+  (`ExecutionRow.begun`); the run's end (or failure) writes those fields on the execution
+  row, from the row it read. Not deleted when the run ends (a Delete in the end's
+  transaction bills its whole size, twice): it expires at its `ttl`, as does the call row
+  whose sealed request holds the same content. Erasure deletes it with its run. Not under
+  `EXEC#`, so the list of executions never reads it.
 - `CALL#<name>#<step>#<attempt:02d>`: one attempt of a model call (the encrypted call log):
   the sealed request, the model, and how it ended (`started`, or `failed` with why);
   expires after `ttl`.
 - `CALL#<name>#<step>#00` also holds the step's claim (`owner`: a digest of the execution
   id of the copy calling the model, `owner_tag`; `until`): an asynchronous Express
   execution may run twice, and only one copy calls at a time (`claim_call`). The first
-  attempt claims with its call row, one Put (`Absent`): the claim costs no write of its own
-  (issue 19: -1 write unit on every learning run). A later attempt (a crash, a retry)
-  renews or takes over the claim on that row (its own, or one run out) before it writes its
-  own call row; when the first attempt never claimed (it failed before), the later one
-  writes the row as a bare claim (`type: call-claim`, no request). Every claim is a
-  condition on this one row, so two copies never both hold it. Rows of before
-  (`CALL#...#00` without an `owner`) were claimed on `CLAIM#<name>#<step>` (`owner`,
-  `until`): such a step keeps claiming there.
+  attempt claims with its call row, one Put (`Absent`), so the claim costs no write of its
+  own. A later attempt (a crash, a retry) renews or takes over the claim on that row (its
+  own, or one run out) before it writes its own call row; when the first attempt never
+  claimed (it failed before it could), the later one writes the row as a bare claim
+  (`type: call-claim`, no request). Every claim is a condition on this one row, so two
+  copies never both hold it.
 - `CALL#<name>#<step>#<attempt:02d>#reply`: that attempt's answer, on a small row of its own
   (`status: answered`, the sealed `reply`, `usage`, `latencyMs`, `endedAt`, its `ttl`),
-  written once (`Absent`). An update of the call row would bill its whole size, the sealed
-  request included (issue 19: 3 write units; this row 1). Sorted right after its call row,
-  so the Query of a run's call rows finds both. Calls answered before it existed carry
-  `status: answered` and the reply on the call row itself (older ones are pointed at from
-  the execution row too, `answered`): still found and reused.
+  written once (`Absent`): an update of the call row would bill its whole size, the sealed
+  request included. Sorted right after its call row, so the Query of a run's call rows
+  finds both.
 
 Recorded waits (an execution that starts when an event happens, docs/decisions.md):
 
@@ -50,12 +44,11 @@ Recorded waits (an execution that starts when an event happens, docs/decisions.m
   read); a release writes `EVENT`, then reads the links. Each side writes its own row
   before it reads the other's, so at least one sees the other and asks the workflow to
   start the run under its name; the orchestrator refuses a name it started, so exactly one
-  start happens (issue 19: 2 write units and a read, not a 6-unit transaction, and no write
-  to release it). Rows written before that change may still be `released` (shown as
-  running, as before): they begin on their evidence row too. A wait started before its row
-  was written has no row at LoadEvidence: `begin` puts it, `running`. The link comes first
-  because it names the run (and when it was asked for): a wait retried after a crash finds
-  it and writes the same row.
+  start happens, with no transaction and no write to release it. A wait whose run starts
+  before its row is written (a release racing a wait half written) has no row at
+  LoadEvidence: `begin` puts it, `running`. The link comes first because it names the run
+  (and when it was asked for): a wait retried after a crash finds it and writes the same
+  row.
 
 Deferred runs (a step that may not learn now, e.g. a spent budget, docs/decisions.md):
 
@@ -78,7 +71,6 @@ from agent_memory.persistence.events import execution_ended
 from agent_memory.persistence.keys import MAX_ACTIONS
 from agent_memory.ports import (
     Absent,
-    AbsentOrLessThan,
     Action,
     Cipher,
     Delete,
@@ -91,14 +83,13 @@ from agent_memory.ports import (
     Update,
 )
 
-Status = Literal["waiting", "released", "running", "succeeded", "failed", "skipped"]
+Status = Literal["waiting", "running", "succeeded", "failed", "skipped"]
 TERMINAL: frozenset[str] = frozenset({"succeeded", "failed", "skipped"})
 # Not yet begun by LoadEvidence: a failure recorded now writes over these too.
-NOT_BEGUN: frozenset[str] = frozenset({"waiting", "released"})
+NOT_BEGUN: frozenset[str] = frozenset({"waiting"})
 EXEC_PREFIX = "EXEC#"
 EVIDENCE_PREFIX = "EVIDENCE#"
 CALL_PREFIX = "CALL#"
-CLAIM_PREFIX = "CLAIM#"
 REPLY_SUFFIX = "#reply"
 LINK_PREFIX = "LINK#"
 EVENT_SK = "EVENT"
@@ -195,12 +186,8 @@ class ExecutionRow:
     applied: list[dict[str, str]]
     rejected_count: int
     error_type: str | None
-    # The saved model call whose answer this run uses (rows of before: set when the answer
-    # was saved; now the answer's own row tells, `answered_call`).
-    answered: str | None
-    # The event a recorded wait waited for, and when the event released it.
+    # The event a recorded wait waited for.
     waited_for: str | None
-    released_at: int | None
     record: Record = field(repr=False)
     # The run's evidence row, when it was read with the execution row (`get(evidence=True)`).
     kept: Record | None = field(default=None, repr=False)
@@ -213,7 +200,7 @@ class ExecutionRow:
 
     @property
     def begun(self) -> bool:
-        """Whether a waited run's row, still `waiting` (or `released`), began on its evidence
+        """Whether a waited run's row, still `waiting`, began on its evidence
         row (read with it): it is running, with the position, items and model that row holds."""
         return self.status in NOT_BEGUN and self.kept is not None and "evidence" in self.kept
 
@@ -272,7 +259,7 @@ class ExecutionRepository:
         self, kind: str, org_id: str, pool_id: str, limit: int, *, evidence: bool = False
     ) -> list[ExecutionRow]:
         """The newest `limit` executions of a pool, newest first (one Query). With
-        `evidence`, the rows still `waiting` (or `released`) are read with their evidence
+        `evidence`, the rows still `waiting` are read with their evidence
         rows (one more request, only when there are such rows): a waited run that began
         there is running (`ExecutionRow.begun`)."""
         pk = partition(kind, pool_id)
@@ -315,14 +302,14 @@ class ExecutionRepository:
         model: str | None = None,
     ) -> str:
         """Seal the run's `evidence` JSON on its own row, before `begin` writes the
-        execution row (which stays small: issue 19), and return the evidence the run learns
+        execution row (which stays small), and return the evidence the run learns
         from: this one, or the one an earlier attempt of the run kept first (`Absent`: a
         retried or repeated LoadEvidence may load different evidence, and the first one's
         stands, so the execution row, its evidence and a saved answer all agree). One plain
         Put, expiring at `ttl` (the saved calls' time). Raises Unavailable when the row is
         refused yet not found (deleted meanwhile: the step is retried).
 
-        `begins`: a waited run whose `waiting` row is not written again (issue 19): the run
+        `begins`: a waited run whose `waiting` row is not written again: the run
         begins on this row, which carries its `position`, `itemIds`, `model` and `beganAt`
         (the first attempt's stand with its evidence)."""
         sk = run.evidence_sk
@@ -367,12 +354,11 @@ class ExecutionRepository:
         """Write the row of a run that starts (`learns`: its evidence was kept first,
         `keep_evidence`; the row holds its position, item ids and model) or that has
         nothing to learn (skipped, with why when `note` says). A wait's row that was not
-        begun is taken over (`waited`: the run was a wait, so its row is updated first, not
-        put and refused): `waiting`, or `released` on a row of before (keeping when it was
-        released). A wait started from its link before its row was written (a release
-        racing a wait half written) has no row yet: it is put. Raises WriteConflict when
-        the row exists already and was begun (a retried or repeated step, or a run started
-        again once its name was forgotten)."""
+        begun is taken over (`waited`: the run was a wait, so its `waiting` row is updated
+        first, not put and refused). A wait started from its link before its row was
+        written (a release racing a wait half written) has no row yet: it is put. Raises
+        WriteConflict when the row exists already and was begun (a retried or repeated step,
+        or a run started again once its name was forgotten)."""
         record = self._base(run)
         if not learns:
             record |= {"status": "skipped", "endedAt": now, "itemIds": []}
@@ -393,14 +379,12 @@ class ExecutionRepository:
 
         put: list[Action] = [Put(record, Absent()), *ended]
         # A refused write bills its full size, so the likeliest row goes first: a wait's
-        # row is `waiting`; a run that never waited has none. Only a row of before is still
-        # `released` (a deployment's first seconds): it is tried last.
-        tries = [take_over("waiting"), put, take_over("released")] if waited else [put]
-        for attempt in tries[:-1]:
+        # row is `waiting`; a run that never waited has none.
+        if waited:
             with suppress(WriteConflict):
-                self._store.write(attempt)
+                self._store.write(take_over("waiting"))
                 return
-        self._store.write(tries[-1])
+        self._store.write(put)
 
     def skipped(self, run: Run, now: int, note: str, *, waited_for: str | None = None) -> Put:
         """The row of a run that was never started because its turn teaches nothing, with
@@ -418,11 +402,8 @@ class ExecutionRepository:
         return Put(record, Absent())
 
     def evidence(self, row: ExecutionRow) -> str | None:
-        """The evidence JSON of a row read with its evidence (`get(evidence=True)`): on the
-        row itself when it began before issue 19's change (removed when it ended), else on
-        its evidence row; None when neither holds it."""
-        if "evidence" in row.record:
-            return self._open(row.run, row.run.sk, "evidence", row.record["evidence"])
+        """The evidence JSON of a row read with its evidence (`get(evidence=True)`), from its
+        evidence row; None when there is none."""
         if row.kept is None or "evidence" not in row.kept:
             return None
         return self._open(row.run, row.run.evidence_sk, "evidence", row.kept["evidence"])
@@ -441,11 +422,9 @@ class ExecutionRepository:
         """The execution's end, for the same transaction as the memory change. Conditional
         on the run still running as `row` (read with its evidence) shows it, so two attempts
         of one step cannot both end it, nor end one a failure ended: `running`, or the
-        `waiting`/`released` status of a waited run that began on its evidence row, whose
-        position, items and model the end writes on the execution row (`row.begun`; the
-        evidence row expires). A row begun before issue 19's change loses its evidence here;
-        the evidence row is left to expire (deleting it here would bill its whole size,
-        twice)."""
+        `waiting` status of a waited run that began on its evidence row, whose position,
+        items and model the end writes on the execution row (`row.begun`). The evidence row
+        is left to expire (deleting it here would bill its whole size, twice)."""
         detail: dict[str, Any] = {}
         if rejected:
             detail["rejected"] = rejected
@@ -457,7 +436,6 @@ class ExecutionRepository:
             "applied": applied,
             "rejectedCount": len(rejected),
             "detail": self._seal(run, run.sk, "detail", json.dumps(detail)) if detail else None,
-            "evidence": None,
         }
         since: Status = "running"
         if row is not None and row.begun:
@@ -505,10 +483,10 @@ class ExecutionRepository:
     def fail(
         self, run: Run, now: int, error_type: str, message: str, existing: ExecutionRow | None
     ) -> None:
-        """End the run as failed, with its error. Touches nothing but this row (a row of
-        before loses its evidence; an evidence row expires): the pool's read position stays
-        where it was. A waited run that began on its evidence row (`existing` read with it:
-        `begun`) gets the position, items and model that row holds. Raises WriteConflict
+        """End the run as failed, with its error. Touches nothing but this row (the evidence
+        row expires): the pool's read position stays where it was. A waited run that began
+        on its evidence row (`existing` read with it: `begun`) gets the position, items and
+        model that row holds. Raises WriteConflict
         when the row changed."""
         detail = self._seal(run, run.sk, "detail", json.dumps({"error": message[:MAX_MESSAGE]}))
         ending = {"status": "failed", "endedAt": now, "errorType": error_type, "detail": detail}
@@ -517,13 +495,11 @@ class ExecutionRepository:
                 [Put(self._base(run) | ending | {"itemIds": []}, Absent()), *self.ended(run, now)]
             )
             return
-        # A wait ends from where it is (`waiting`/`released`), begun on its evidence or not.
+        # A wait ends from where it is (`waiting`), begun on its evidence or not.
         status = existing.status if existing.status in NOT_BEGUN else "running"
         if existing.begun:
             ending |= self._began(run, existing)
-        update = Update(
-            run.pk, run.sk, set=ending | {"evidence": None}, condition=Equals("status", status)
-        )
+        update = Update(run.pk, run.sk, set=ending, condition=Equals("status", status))
         self._store.write([update, *self.ended(run, now)])
 
     def details(self, row: ExecutionRow) -> dict[str, Any]:
@@ -587,7 +563,7 @@ class ExecutionRepository:
         return dict(data)
 
     def waiters(self, event: str) -> list[Waiter]:
-        """Every execution linked to `event`, in name order (released ones too)."""
+        """Every execution linked to `event`, in name order (started ones too)."""
         waiters: list[Waiter] = []
         after: str | None = None
         while True:
@@ -696,13 +672,12 @@ class ExecutionRepository:
         on.
 
         The claim is on the first attempt's call row. Attempt 0 writes that row with the
-        claim, one Put (`Absent`; its own row of before is overwritten). A later attempt
-        renews its own claim on it, takes over one run out, or writes it as a bare claim
-        when the first attempt never got that far; then it saves its call row. A live claim
-        of another copy is `Claim(holder=...)`; attempt 0 finding another copy's claim run
-        out is `Claim()`: the next attempt takes it over (its call row would be this one).
-        A first row of before (no `owner`) keeps the step on its `CLAIM#` row. Raises
-        Unavailable when the row kept changing."""
+        claim, one Put (`Absent`; this copy's own row from an earlier run is overwritten).
+        A later attempt renews its own claim on it, takes over one run out, or writes it as
+        a bare claim when the first attempt never got that far; then it saves its call row.
+        A live claim of another copy is `Claim(holder=...)`; attempt 0 finding another
+        copy's claim run out is `Claim()`: the next attempt takes it over (its call row would
+        be this one). Raises Unavailable when the row kept changing."""
         first = call_sk(run.name, step, 0)
         tag = owner_tag(owner)
         claim = {"owner": tag, "until": now + hold_ms}
@@ -716,8 +691,6 @@ class ExecutionRepository:
                     if conflict.condition != CALL_CLAIM:
                         raise
             held = self._store.get(run.pk, first)
-            if held is not None and "owner" not in held:
-                return self._claim_before(run, step, attempt, owner, model, request, now, hold_ms)
             taking: Action
             if held is None:
                 if attempt == 0:
@@ -751,40 +724,6 @@ class ExecutionRepository:
                 return Claim(first)
             return Claim(self.call_started(run, step, attempt, model, request, now))
         raise Unavailable("the model call's claim kept changing; retry shortly")
-
-    def _claim_before(
-        self,
-        run: Run,
-        step: str,
-        attempt: int,
-        owner: str,
-        model: str,
-        request: str,
-        now: int,
-        hold_ms: int,
-    ) -> Claim:
-        """The claim of a step whose first call row was written before the claim moved onto
-        it (no `owner`): on `CLAIM#<name>#<step>`, as then (absent, run out, or this copy's
-        own from an earlier attempt; 1 write unit), then the attempt's call row."""
-        sk = f"{CLAIM_PREFIX}{run.name}#{step}"
-        record: Record = {
-            "pk": run.pk,
-            "sk": sk,
-            "type": "call-claim",
-            "owner": owner,
-            "until": now + hold_ms,
-            "ttl": now // 1000 + self._call_ttl_s,
-        }
-        try:
-            self._store.write([Put(record, AbsentOrLessThan("until", now, name=CALL_CLAIM))])
-        except WriteConflict as conflict:
-            if conflict.condition != CALL_CLAIM:
-                raise
-            held = self._store.get(run.pk, sk)
-            if held is not None and held.get("owner") != owner:
-                return Claim(holder=str(held["owner"]))
-            self._store.write([Put(record)])  # this copy's own claim, from an attempt before
-        return Claim(self.call_started(run, step, attempt, model, request, now))
 
     def _call_record(
         self, run: Run, sk: str, step: str, attempt: int, model: str, request: str, now: int
@@ -824,8 +763,8 @@ class ExecutionRepository:
         now: int,
     ) -> None:
         """Save the answer of call `sk` on its own row, `reply_sk(sk)` (a retried step finds
-        it with `answered_call`): one plain Put of a small row, 1 write unit (issue 19; the
-        charge was written before it). Raises WriteConflict(condition=CALL_OPEN) when this
+        it with `answered_call`): one plain Put of a small row, 1 write unit (the
+        charge is written before it). Raises WriteConflict(condition=CALL_OPEN) when this
         attempt's answer was saved already (an earlier try committed it, its reply lost).
 
         Not conditional on the call row: a pool erased while the model worked may get an
@@ -848,16 +787,14 @@ class ExecutionRepository:
         self._store.write([Put(record, Absent(name=CALL_OPEN))])
 
     def answered_call(self, run: Run, step: str) -> str | None:
-        """The sort key of a saved answer of `step`'s model call in this run (any attempt;
-        its reply row, or a call row of before answered in place), or None: one strongly
-        consistent Query of the run's call rows. (Older rows also point at it from the
-        execution row: `ExecutionRow.answered`.)"""
+        """The sort key of a saved answer of `step`'s model call in this run (any attempt:
+        its reply row), or None: one strongly consistent Query of the run's call rows."""
         prefix = f"{CALL_PREFIX}{run.name}#{step}#"
         after: str | None = None
         while True:
             page = self._store.query(run.pk, KeyRange(prefix=prefix), after=after)
             for record in page.records:
-                if record.get("status") == "answered":
+                if str(record["sk"]).endswith(REPLY_SUFFIX):
                     return str(record["sk"])
             if page.next is None:
                 return None
@@ -865,19 +802,19 @@ class ExecutionRepository:
 
     def forget_calls(self, run: Run) -> None:
         """Delete what a run whose execution row is gone (an erased pool) left of its model
-        calls: call and reply rows and claims, e.g. an answer saved after the erasure, and
-        its evidence row."""
+        calls: call and reply rows (the claim with them), e.g. an answer saved after the
+        erasure, and its evidence row."""
         keys: list[tuple[str, str]] = []
         if self._store.get(run.pk, run.evidence_sk) is not None:
             keys.append((run.pk, run.evidence_sk))
-        for prefix in (f"{CALL_PREFIX}{run.name}#", f"{CLAIM_PREFIX}{run.name}#"):
-            after: str | None = None
-            while True:
-                page = self._store.query(run.pk, KeyRange(prefix=prefix), after=after)
-                keys.extend((run.pk, str(record["sk"])) for record in page.records)
-                if page.next is None:
-                    break
-                after = page.next
+        prefix = f"{CALL_PREFIX}{run.name}#"
+        after: str | None = None
+        while True:
+            page = self._store.query(run.pk, KeyRange(prefix=prefix), after=after)
+            keys.extend((run.pk, str(record["sk"])) for record in page.records)
+            if page.next is None:
+                break
+            after = page.next
         for start in range(0, len(keys), MAX_ACTIONS):
             self._store.write([Delete(pk, sk) for pk, sk in keys[start : start + MAX_ACTIONS]])
 
@@ -889,8 +826,7 @@ class ExecutionRepository:
 
     def with_reply(self, run: Run, sk: str) -> tuple[ExecutionRow | None, str | None]:
         """The execution's row (with its evidence, for `evidence`) and the saved answer at
-        `sk` (a reply row, or a call row of before answered in place; each seals it under
-        its own key), in one request."""
+        `sk` (a reply row, sealed under its own key), in one request."""
         found = self._rows(run, run.sk, run.evidence_sk, sk)
         record, call = found.get(run.sk), found.get(sk)
         row = self._row(run, record, found.get(run.evidence_sk)) if record else None
@@ -939,9 +875,7 @@ class ExecutionRepository:
             applied=[dict(a) for a in record.get("applied", [])],
             rejected_count=int(record.get("rejectedCount", 0)),
             error_type=record.get("errorType"),
-            answered=record.get("answered"),
             waited_for=record.get("waitFor"),
-            released_at=int(record["releasedAt"]) if "releasedAt" in record else None,
             record=record,
             kept=kept,
             began_at=int(began["beganAt"]) if began is not None and "beganAt" in began else None,

@@ -208,7 +208,7 @@ class LearningService:
         The wait is written before the event is read, and a release writes the event before
         it reads the waits, so one of them finds the other; whichever does asks the workflow
         to start the run under its name, and when both do, the orchestrator refuses the
-        second start (docs/decisions.md, issue 19: nothing is written to release it).
+        second start (docs/decisions.md: nothing is written to release it).
 
         "skipped" when this deployment has no workflow (nothing is saved). Raises
         Unavailable when the table or, for an event that already happened, the workflow
@@ -237,7 +237,7 @@ class LearningService:
         refuses when it started before (`started=False`), so a release that failed to start
         one (or died before it could) is finished by the next. A run asked for before its
         wait wrote its row (a wait half written) starts as well: its link names it, and
-        LoadEvidence writes its row. Nothing is written on the runs' rows (issue 19). Raises
+        LoadEvidence writes its row. Nothing is written on the runs' rows. Raises
         Unavailable when the table or the workflow service fails (call again)."""
         now = self._clock.now_ms()
         data = self._runs.happen(event, {} if upto is None else {"upto": upto}, now)
@@ -296,15 +296,11 @@ class LearningService:
     def _view(self, row: ExecutionRow, now: int) -> dict[str, Any]:
         # A wait shows `waiting` until LoadEvidence begins it on its evidence row, even once
         # it was asked for (a second at most; nothing is written to release it), then
-        # `running` until it ends (its row is not written in between: issue 19). A
-        # `released` row (before issue 19's change) was handed to the workflow: it runs
-        # from then on.
-        status: str = "running" if row.status == "released" or row.begun else row.status
+        # `running` until it ends (its row is not written in between).
+        status: str = "running" if row.begun else row.status
         details = self._runs.details(row) if "detail" in row.record else {}
         error = {"type": row.error_type, "message": details.get("error", "")}
-        running_since = next(
-            at for at in (row.began_at, row.released_at, row.started_at) if at is not None
-        )
+        running_since = next(at for at in (row.began_at, row.started_at) if at is not None)
         if status == "running" and now - running_since > RUN_LIMIT_MS:
             status = "failed"
             error = {"type": "States.Timeout", "message": "the run did not finish in time"}
@@ -334,12 +330,12 @@ class LearningService:
     def load_evidence(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """LoadEvidence: the unprocessed items up to `upto`, sealed on the run's evidence row,
         then the execution's row (written here, so a start that never ran leaves no
-        "running" ghost; small, as its end bills its size twice: issue 19). A retried or
+        "running" ghost; small, as its end bills its size twice). A retried or
         repeated step learns from the evidence its first attempt kept.
 
         A waited run (a confide's) whose `waiting` row exists begins on its evidence row
         alone: that row carries the position, items and model, and the execution row is
-        written once, when the run ends (issue 19: one write unit less). Its row is read
+        written once, when the run ends (one write unit less). Its row is read
         first (1 read unit, less than the update it replaces): one that ended already (a
         repeated step, a run started again once its name was forgotten) learns nothing,
         and one not written yet (a wait started before its row was) is put by `begin`."""
@@ -412,7 +408,7 @@ class LearningService:
             row = self._running(run, evidence=True)
             if row is None:
                 return {"status": "ended"}
-            saved = self._answered(run, row)
+            saved = self._answered(run)
             if saved:
                 # An earlier attempt saved its answer (it crashed, or its reply was lost).
                 return {"status": "answered", "call": saved, "reused": True}
@@ -436,7 +432,7 @@ class LearningService:
                 self._runs.call_failed(run, sk, failure.kind, self._clock.now_ms())
                 raise model_error(failure) from None
             # This real call is paid, whether or not its answer is saved or used: charge it
-            # now, once, before the answer is saved (docs/decisions.md, issue 19).
+            # now, once, before the answer is saved (docs/decisions.md).
             self._charge(run, evidence, reply)
             try:
                 if len(reply.text.encode()) > MAX_REPLY_BYTES:
@@ -460,7 +456,7 @@ class LearningService:
                         # The attempt's answer is saved already: an earlier try committed it
                         # (its reply was lost on the way); accepted only if it is the run's.
                         still = self._running(run)
-                        if still is not None and self._answered(run, still) == answer:
+                        if still is not None and self._answered(run) == answer:
                             break
                         raise ExecutionLost("the saved call was closed before its answer") from None
                     # A conflict without a failed condition is another transaction on the
@@ -514,7 +510,7 @@ class LearningService:
             row = self._running(run)
             if row is None:
                 return {"status": "ended"}
-            saved = self._answered(run, row)
+            saved = self._answered(run)
             if saved:
                 return {"status": "answered", "call": saved, "reused": True}
         raise Retryable("LearningBusy", "another copy of this execution is calling the model")
@@ -632,7 +628,7 @@ class LearningService:
 
     def _ask(self, kind: PoolKind, evidence: Evidence) -> Ask[Any, Any]:
         """The pool's task for this evidence. A pool that names no task learns by seed
-        000's consolidation (`memory_changes`), as every pool did before tasks existed."""
+        000's consolidation (`memory_changes`)."""
         pool = self._pool(kind)
         task = getattr(pool, "task", None)
         if task is None:
@@ -640,10 +636,9 @@ class LearningService:
         ask: Ask[Any, Any] = task(evidence)
         return ask
 
-    def _answered(self, run: Run, row: ExecutionRow) -> str | None:
-        """The saved answer this run uses: an older execution row points at it; else the
-        run's answer row (or a call row of before answered in place: issue 19)."""
-        return row.answered or self._runs.answered_call(run, CALL_STEP)
+    def _answered(self, run: Run) -> str | None:
+        """The saved answer this run uses: its answer row, when an attempt saved one."""
+        return self._runs.answered_call(run, CALL_STEP)
 
     def _running(self, run: Run, *, evidence: bool = False) -> ExecutionRow | None:
         """The run's row while it runs (with its evidence when `evidence`, in the same
@@ -673,7 +668,7 @@ class LearningService:
         def finish(outcome: Outcome) -> list[Action]:
             now = self._clock.now_ms()
             # The memory's event, in the transaction that changes it (docs: "Events").
-            # Both events (`memory.changed`, then `execution.ended`) in one row (issue 19).
+            # Both events (`memory.changed`, then `execution.ended`) in one row.
             learned = pool_changed(run.kind, run.org_id, run.pool_id, now)
             ending = self._runs.finish_actions(
                 run,

@@ -67,7 +67,7 @@ def execution_name(pool: PoolRef, upto: int, nonce: str | None = None) -> str:
     named = f"{pool.kind}\0{pool.org_id}\0{pool.pool_id}"
     source = pool.source
     if source is not None:  # the run reads one of the pool's conversations
-        # A session keeps its names of before (a repeated start stays refused).
+        # A session's runs are named by its id alone.
         label = source.id if source.kind == "session" else f"{source.kind}-{source.id}"
         base, named = f"{base}-{label}", f"{named}\0{label}"
     if not _NAME_SAFE.fullmatch(base) or len(base) + len(suffix) > 80:
@@ -85,7 +85,8 @@ def pool_json(pool: PoolRef) -> dict[str, Any]:
 
 
 def pool_from_json(ref: Mapping[str, Any]) -> PoolRef:
-    """The pool reference of a message (`sessionId`: messages of before the generic source)."""
+    """The pool reference of a message (`sessionId`: the session the run reads, as the
+    execution input names it)."""
     source = None
     raw = ref.get("source")
     if isinstance(raw, Mapping):
