@@ -76,23 +76,10 @@ def execution_name(pool: PoolRef, upto: int, nonce: str | None = None) -> str:
     return base + suffix
 
 
-def pool_json(pool: PoolRef) -> dict[str, Any]:
-    """A pool reference as the workflow's messages carry it (ids only)."""
-    ref: dict[str, Any] = {"kind": pool.kind, "orgId": pool.org_id, "poolId": pool.pool_id}
-    if pool.source is not None:
-        ref["source"] = {"kind": pool.source.kind, "id": pool.source.id}
-    return ref
-
-
 def pool_from_json(ref: Mapping[str, Any]) -> PoolRef:
     """The pool reference of a message (`sessionId`: the session the run reads, as the
     execution input names it)."""
-    source = None
-    raw = ref.get("source")
-    if isinstance(raw, Mapping):
-        source = SourceRef(str(raw["kind"]), str(raw["id"]))
-    elif ref.get("sessionId"):
-        source = SourceRef("session", str(ref["sessionId"]))
+    source = SourceRef("session", str(ref["sessionId"])) if ref.get("sessionId") else None
     return PoolRef(str(ref["kind"]), str(ref["orgId"]), str(ref["poolId"]), source)
 
 
