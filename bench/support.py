@@ -576,6 +576,10 @@ class CountingCatalog:
         model = self.inner.resolve(name)
         return None if model is None else _CountingModel(model, self)
 
+    def providers(self) -> tuple[str, ...]:
+        providers: tuple[str, ...] = self.inner.providers()
+        return providers
+
     def reset(self) -> None:
         with self._lock:
             self.calls = self.prompt_chars = self.reply_chars = 0
