@@ -14,7 +14,13 @@ from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.recall_index import RECALL_INDEX, RecallIndex, RecallIndexInput
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.service.learning_pools import AlreadyApplied, Evidence, Outcome, PoolRef
-from agent_memory.service.thread_learning import Carrying, Saved, ThreadBackground, ride
+from agent_memory.service.thread_learning import (
+    Carrying,
+    Saved,
+    StepDefaults,
+    ThreadBackground,
+    ride,
+)
 from tests.api.test_observer import Observed, Stack, observed, stack, turn
 
 __all__ = ["observed", "stack"]
@@ -127,11 +133,10 @@ def test_an_embedding_model_that_cannot_answer_never_stops_the_observer(
 # --- the seam, without a stack ----------------------------------------------------------
 
 
-class Indexer:
+class Indexer(StepDefaults):
     """A model-free step over a list of messages: its position moves once per message."""
 
     kind = "thread-recall"
-    riders: tuple[Any, ...] = ()
 
     def __init__(self, saved: int) -> None:
         self.saved = saved

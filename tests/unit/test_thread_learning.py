@@ -16,6 +16,7 @@ from agent_memory.persistence.threads import THREAD_POSITION, ThreadRepository
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.thread_learning import (
     Saved,
+    StepDefaults,
     ThreadBackground,
     ThreadReader,
     thread_pool,
@@ -111,8 +112,7 @@ class Recorder:
         return [{"id": f"{pool.kind}-1", "startedAt": started}]
 
 
-class Step:
-    riders: tuple[Any, ...] = ()
+class Step(StepDefaults):
 
     def __init__(self, kind: str, wants: bool) -> None:
         self.kind = kind

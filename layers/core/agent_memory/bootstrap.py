@@ -62,8 +62,8 @@ from agent_memory.service.thread_learning import (
     ThreadBackground,
     ThreadReader,
     ThreadStep,
-    TitleStep,
 )
+from agent_memory.service.thread_title import TitleStep
 from agent_memory.service.threads import ThreadService
 
 

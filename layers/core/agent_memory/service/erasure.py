@@ -24,7 +24,7 @@ from agent_memory.service.bot_learning import KIND as BOT_KIND
 from agent_memory.service.bot_learning import learning_pool_id
 from agent_memory.service.observer import OBSERVE_KIND
 from agent_memory.service.recall import RECALL_KIND
-from agent_memory.service.thread_learning import TITLE_KIND
+from agent_memory.service.thread_title import TITLE_KIND
 
 # A thread's background work, each in its own executions partition.
 THREAD_KINDS = (TITLE_KIND, OBSERVE_KIND, RECALL_KIND)

@@ -63,8 +63,8 @@ from agent_memory.service.learning_pools import (
 from agent_memory.service.thread_learning import (
     Learning,
     Saved,
+    StepDefaults,
     ThreadReader,
-    ThreadStep,
     thread_pool,
 )
 
@@ -309,11 +309,10 @@ def observed_upto(
     return observed_from + rules.total_message_tokens([m.content for m in messages])
 
 
-class ObserveStep:
+class ObserveStep(StepDefaults):
     """The background observer and reflector: the `thread-observe` learning pool."""
 
     kind: PoolKind = OBSERVE_KIND
-    riders: tuple[ThreadStep, ...] = ()
 
     def __init__(self, reader: ThreadReader, observer: Observer) -> None:
         self._reader = reader

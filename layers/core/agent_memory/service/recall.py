@@ -68,8 +68,8 @@ from agent_memory.service.learning_pools import (
 from agent_memory.service.thread_learning import (
     Learning,
     Saved,
+    StepDefaults,
     ThreadReader,
-    ThreadStep,
     one_read,
 )
 
@@ -291,7 +291,7 @@ class RecallService:
         self.forget_thread(thread, self._repo.position(thread.id, RECALL_KIND))
 
 
-class RecallStep:
+class RecallStep(StepDefaults):
     """`semanticRecall`'s background step (the `thread-recall` learning pool), in batches:
     a thread's messages are indexed once a multiple of its batch (`lastMessages`, or with
     the observer on what fills one PutVectors' billed 128 KB: domain/recall_batches.py, and
@@ -306,7 +306,6 @@ class RecallStep:
     `local/rules` on the `recall_index` task (no network): the real work is in `apply`."""
 
     kind: PoolKind = RECALL_KIND
-    riders: tuple[ThreadStep, ...] = ()
 
     def __init__(self, reader: ThreadReader, recall: RecallService, store: Store) -> None:
         self._reader = reader

@@ -1,16 +1,8 @@
-"""Background work on a thread after its saves (seed 003): the title now; semantic recall's
-embeddings and the observer/reflector (issue 16) plug in the same way.
-
-Each kind of work is a learning pool kind of its own (`thread-title`, ...): the learning
-workflow runs one model call per execution, and each kind has its own read position
-(`POS#<kind>` in the thread's partition) and its own executions. `ThreadBackground` is the
-one dispatcher: `ThreadService.save` calls `after_save` once per committed save, and each
-registered step whose `wanted` says so gets ONE execution for the whole save (its run reads
-every message after its read position), never one per message. A model-free step may
-ride along a model step (`Carrying`): a save that wants both starts ONE execution, whose
-LoadEvidence first does the rider's work when the rider's batch is due (its own read
-position, its own conditional write). A step may also write before each save
-(`before_save`) and flush on the schedule (`flush_idle`: semantic recall's idle tail).
+"""Background work on a thread after its saves (seed 003): each kind of work is a learning
+pool of its own (`thread-title`, `thread-observe`, `thread-recall`) with its own read
+position and executions. `ThreadBackground.after_save` starts at most ONE run per step for a
+whole save (the run reads every message after its read position). A model-free step may
+ride along a model step (`Carrying`) so that a save wanting both starts one execution.
 How to add a step: docs/decisions.md, "Thread background work".
 """
 
@@ -24,22 +16,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent_memory.domain import threads as rules
 from agent_memory.domain.agents import Agent
-from agent_memory.domain.errors import Unavailable, WriteConflict
-from agent_memory.domain.learning_notes import (
-    ALREADY_TITLED,
-    NO_USER_MESSAGE,
-    SOURCE_GONE,
-    TITLES_OFF,
-)
+from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_changes import EvidenceItem
-from agent_memory.domain.tasks.title import TITLE, Title, TitleInput
 from agent_memory.domain.threads import Message, Thread
-from agent_memory.persistence.events import one_row
-from agent_memory.persistence.threads import THREAD_POSITION, StoredThread, ThreadRepository
-from agent_memory.ports import Clock, Execution, Store, Update
+from agent_memory.persistence.threads import StoredThread, ThreadRepository
+from agent_memory.ports import Clock, Execution, Update
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
@@ -52,12 +35,8 @@ from agent_memory.service.learning_pools import (
 
 log = logging.getLogger(__name__)
 
-TITLE_KIND: PoolKind = "thread-title"
-# The first user message is among the thread's first few.
-TITLE_LOOKAHEAD = 10
 # The model of tasks answered without a network call (a step that may ride along another).
 LOCAL_MODEL = "local/rules"
-DEFAULT_TITLE_MODEL = LOCAL_MODEL
 # What one run of a step reads at most (the sealed evidence must fit one execution row).
 MAX_MESSAGES = 200
 MESSAGE_BUDGET = 150_000
@@ -75,12 +54,24 @@ class Saved:
     messages: tuple[Message, ...]
 
 
+class Learning(Protocol):
+    """The learning workflow, as threads use it (service/learning.py implements it)."""
+
+    def start(self, pool: PoolRef, *, upto: int, reason: str) -> str: ...
+
+    def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]: ...
+
+    def wait(self, pool: PoolRef, *, event: str, reason: str, upto: int | None = None) -> str: ...
+
+    def release(self, event: str, *, upto: int | None = None) -> list[Execution]: ...
+
+
 class ThreadStep(Protocol):
     """One kind of background work on threads: a `LearningPool` (service/learning_pools.py)
-    of its own kind, plus `wanted`."""
+    of its own kind, plus when a save wants it and what it does around saves."""
 
     kind: PoolKind
-    # Model-free steps whose work this step's runs do as well (`Carrying`); none for most.
+    # Model-free steps whose work this step's runs do as well (`Carrying`).
     riders: tuple[ThreadStep, ...]
 
     def wanted(self, saved: Saved) -> bool:
@@ -91,7 +82,41 @@ class ThreadStep(Protocol):
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None: ...
 
+    def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+        """The evidence of a rider's work that is due on its carrier's run."""
+        ...
+
     def apply(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Outcome: ...
+
+    def before_save(
+        self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
+    ) -> None:
+        """What the step writes before a save that will leave `upto` messages commits."""
+        ...
+
+    def flush_idle(self, learning: Learning) -> int:
+        """The schedule's tick: the runs this step starts for idle threads."""
+        ...
+
+
+class StepDefaults:
+    """What most steps do around saves: nothing; as a rider, all their unread work."""
+
+    riders: tuple[ThreadStep, ...] = ()
+
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+        raise NotImplementedError
+
+    def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+        return self.load_evidence(pool, upto)
+
+    def before_save(
+        self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
+    ) -> None:
+        return None
+
+    def flush_idle(self, learning: Learning) -> int:
+        return 0
 
 
 def thread_pool(kind: PoolKind, thread: Thread) -> PoolRef:
@@ -149,7 +174,6 @@ class ThreadReader:
     def __init__(self, repo: ThreadRepository, versions: ActiveOptions, clock: Clock) -> None:
         self.repo = repo
         self._versions = versions
-        self._clock = clock
         self.clock = clock
 
     def thread(self, pool: PoolRef) -> tuple[StoredThread, dict[str, Any]] | None:
@@ -206,19 +230,7 @@ class ThreadReader:
         """`kind`'s read position from `position` to `upto`: commit it with the step's rows
         and `finish(outcome)`; a WriteConflict named THREAD_POSITION means another run of
         the step applied first (raise AlreadyApplied)."""
-        return self.repo.advance(thread_id, kind, position, upto, self._clock.now_ms())
-
-
-class Learning(Protocol):
-    """The learning workflow, as threads use it (service/learning.py implements it)."""
-
-    def start(self, pool: PoolRef, *, upto: int, reason: str) -> str: ...
-
-    def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]: ...
-
-    def wait(self, pool: PoolRef, *, event: str, reason: str, upto: int | None = None) -> str: ...
-
-    def release(self, event: str, *, upto: int | None = None) -> list[Execution]: ...
+        return self.repo.advance(thread_id, kind, position, upto, self.clock.now_ms())
 
 
 class ThreadBackground:
@@ -227,10 +239,6 @@ class ThreadBackground:
     def __init__(self, learning: Learning | None, steps: Sequence[ThreadStep] = ()) -> None:
         self._learning = learning
         self.steps: list[ThreadStep] = list(steps)
-
-    def register(self, step: ThreadStep) -> None:
-        """Add a kind of background work (its pool must be registered with the workflow)."""
-        self.steps.append(step)
 
     def after_save(self, saved: Saved) -> dict[PoolKind, str]:
         """Start one run per step that wants this save ("started", "skipped", "throttled"
@@ -259,9 +267,7 @@ class ThreadBackground:
         step's `before_save`, e.g. semantic recall's pending row). Raises Unavailable when
         it could not: the save then fails uncommitted (retry it)."""
         for step in self.steps:
-            write = getattr(step, "before_save", None)
-            if write is not None:
-                write(thread, options, upto, now_ms)
+            step.before_save(thread, options, upto, now_ms)
 
     def flush_idle(self) -> int:
         """The schedule's tick: each step's idle work (`flush_idle`, e.g. semantic recall's
@@ -269,12 +275,7 @@ class ThreadBackground:
         table or the workflow failed (the next tick flushes again)."""
         if self._learning is None:
             return 0
-        started = 0
-        for step in self.steps:
-            flush = getattr(step, "flush_idle", None)
-            if flush is not None:
-                started += int(flush(self._learning))
-        return started
+        return sum(step.flush_idle(self._learning) for step in self.steps)
 
     def _start(self, step: ThreadStep, saved: Saved) -> str:
         if self._learning is None:
@@ -299,18 +300,13 @@ class ThreadBackground:
         return views[:limit]
 
 
-class Carrying:
-    """A model step whose runs also do the work of model-free steps (`riders`, whose task
-    `local/rules` answers: semantic recall's indexing), so that a save wanting both starts
-    one execution, not one per kind. The riders' work is done in LoadEvidence, before the
-    model is asked, so a failed or refused model call leaves none of it undone; each rider
-    keeps its own read position, reads after it and commits its move in its own
-    conditional write, so a retried step or a run of the rider's own finds nothing left
-    and writes nothing twice. A rider that fails (an embedding model that cannot answer)
-    leaves its work for its own runs and never fails the carrier's. A rider with
-    `load_carried` decides there whether its work is due on this run (recall: only once its
-    batch is reached). Rider and carrier read the thread once (`one_read`). Everything else
-    is the carrier's."""
+class Carrying(StepDefaults):
+    """A model step whose runs also do the work of model-free steps (`riders`: semantic
+    recall's indexing), so that a save wanting both starts one execution. The riders' work
+    is done in LoadEvidence, before the model is asked, so a failed model call leaves none
+    of it undone; each rider keeps its own read position and conditional write, so a retry
+    writes nothing twice, and a rider that fails leaves its work for its own runs without
+    failing the carrier's. Rider and carrier read the thread once (`one_read`)."""
 
     def __init__(self, carrier: ThreadStep, *riders: ThreadStep) -> None:
         self.kind: PoolKind = carrier.kind
@@ -343,12 +339,11 @@ def ride(
     step: ThreadStep, pool: PoolRef, upto: int | None, *, carried: bool = False
 ) -> Outcome | None:
     """Run a model-free step's work on `pool` through `upto` now, outside any execution of
-    its own: its evidence (`load_carried` when `carried` and the step has it: what is due
-    on a carrier's run), its task's local answer, its apply with no execution to end.
-    None when it had nothing to do or another run applied it first."""
-    load = getattr(step, "load_carried", None) if carried else None
+    its own (`carried`: only what is due on a carrier's run). None when it had nothing to do
+    or another run applied it first."""
+    load = step.load_carried if carried else step.load_evidence
     try:
-        evidence = (load or step.load_evidence)(pool, upto)
+        evidence = load(pool, upto)
     except Skipped:
         return None
     if evidence is None:
@@ -360,87 +355,3 @@ def ride(
         return step.apply(evidence, ask.task.local_answer(ask.input), lambda _outcome: ())
     except AlreadyApplied:
         return None
-
-
-class TitleStep:
-    """`generateTitle`: the thread's title from its first user message, once the first
-    answer is saved; `generateTitle.model`, else TITLE_MODEL, else `local/rules`. A failed
-    model call fails the run (its execution says why) and leaves the thread untitled; the
-    next save with an answer tries again."""
-
-    kind: PoolKind = TITLE_KIND
-    riders: tuple[ThreadStep, ...] = ()
-
-    def __init__(
-        self, reader: ThreadReader, store: Store, clock: Clock, title_model: str | None = None
-    ) -> None:
-        self._reader = reader
-        self._repo = reader.repo
-        self._store = store
-        self._clock = clock
-        self._title_model = title_model or DEFAULT_TITLE_MODEL
-
-    def wanted(self, saved: Saved) -> bool:
-        """An untitled thread, titles on, and an answer among the saved messages."""
-        return (
-            bool(saved.options["generateTitle"]["enabled"])
-            and saved.thread.title is None
-            and any(m.role == "assistant" for m in saved.messages)
-        )
-
-    def task(self, evidence: Evidence) -> Ask[TitleInput, Title]:
-        """`title` of the first user message, with `generateTitle.instructions`."""
-        instructions = evidence.extra.get("instructions")
-        return Ask(TITLE, TitleInput(evidence.items[0].content, instructions))
-
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
-        """The first user message of an untitled thread whose version titles; Skipped with
-        why when the thread is gone or titled (or was, by this step), titles are off, or it
-        has no user text yet."""
-        found = self._reader.thread(pool)
-        if found is None:
-            raise Skipped(SOURCE_GONE)
-        stored, options = found
-        title = options["generateTitle"]
-        if not title["enabled"]:
-            raise Skipped(TITLES_OFF)
-        if stored.thread.title is not None:
-            raise Skipped(ALREADY_TITLED)
-        position = self._repo.position(stored.thread.id, self.kind)
-        if position > 0:
-            raise Skipped(ALREADY_TITLED)
-        first = rules.first_user_message(self._repo.first(stored.thread, TITLE_LOOKAHEAD))
-        if first is None:
-            raise Skipped(NO_USER_MESSAGE)
-        return Evidence(
-            pool=pool,
-            position=position,
-            upto=max(1, stored.seq if upto is None else upto),
-            items=(EvidenceItem(first.id, first.role, first.content),),
-            memory=(),
-            model=title["model"] or self._title_model,
-            allowed_kinds=(),
-            extra={"instructions": title["instructions"]},
-        )
-
-    def apply(self, evidence: Evidence, changes: Title, finish: FinishActions) -> Outcome:
-        """Name the thread, move the step's position and end the execution in one write;
-        AlreadyApplied when another run titled it first (or the thread is gone)."""
-        found = self._reader.thread(evidence.pool)
-        if found is None or found[0].thread.title is not None:
-            raise AlreadyApplied("the thread is titled or gone")
-        thread = found[0].thread
-        outcome = Outcome(applied=[{"key": "title", "op": "title"}], rejected=[])
-        actions = [
-            *self._repo.title_actions(thread, changes.title, self._clock.now_ms()),
-            self._reader.advance(thread.id, self.kind, evidence.position, evidence.upto),
-            *finish(outcome),
-        ]
-        try:
-            # thread.updated and execution.ended in one event row (persistence/events.py).
-            self._store.write(one_row(actions))
-        except WriteConflict as error:
-            if error.condition == THREAD_POSITION:
-                raise AlreadyApplied("another run titled the thread") from error
-            raise
-        return outcome

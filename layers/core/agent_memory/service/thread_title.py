@@ -1,0 +1,116 @@
+"""`generateTitle` (seed 003): the thread's title from its first user message, as the
+background step `thread-title`."""
+
+from __future__ import annotations
+
+from agent_memory.domain import threads as rules
+from agent_memory.domain.errors import WriteConflict
+from agent_memory.domain.learning_notes import (
+    ALREADY_TITLED,
+    NO_USER_MESSAGE,
+    SOURCE_GONE,
+    TITLES_OFF,
+)
+from agent_memory.domain.tasks.base import Ask
+from agent_memory.domain.tasks.memory_changes import EvidenceItem
+from agent_memory.domain.tasks.title import TITLE, Title, TitleInput
+from agent_memory.persistence.events import one_row
+from agent_memory.persistence.threads import THREAD_POSITION
+from agent_memory.ports import Clock, Store
+from agent_memory.service.learning_pools import (
+    AlreadyApplied,
+    Evidence,
+    FinishActions,
+    Outcome,
+    PoolKind,
+    PoolRef,
+    Skipped,
+)
+from agent_memory.service.thread_learning import LOCAL_MODEL, Saved, StepDefaults, ThreadReader
+
+TITLE_KIND: PoolKind = "thread-title"
+# The first user message is among the thread's first few.
+TITLE_LOOKAHEAD = 10
+
+
+class TitleStep(StepDefaults):
+    """`generateTitle`: the thread's title from its first user message, once the first
+    answer is saved; `generateTitle.model`, else TITLE_MODEL, else `local/rules`. A failed
+    model call fails the run (its execution says why) and leaves the thread untitled; the
+    next save with an answer tries again."""
+
+    kind: PoolKind = TITLE_KIND
+
+    def __init__(
+        self, reader: ThreadReader, store: Store, clock: Clock, title_model: str | None = None
+    ) -> None:
+        self._reader = reader
+        self._repo = reader.repo
+        self._store = store
+        self._clock = clock
+        self._title_model = title_model or LOCAL_MODEL
+
+    def wanted(self, saved: Saved) -> bool:
+        """An untitled thread, titles on, and an answer among the saved messages."""
+        return (
+            bool(saved.options["generateTitle"]["enabled"])
+            and saved.thread.title is None
+            and any(m.role == "assistant" for m in saved.messages)
+        )
+
+    def task(self, evidence: Evidence) -> Ask[TitleInput, Title]:
+        """`title` of the first user message, with `generateTitle.instructions`."""
+        instructions = evidence.extra.get("instructions")
+        return Ask(TITLE, TitleInput(evidence.items[0].content, instructions))
+
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+        """The first user message of an untitled thread whose version titles; Skipped with
+        why when the thread is gone or titled (or was, by this step), titles are off, or it
+        has no user text yet."""
+        found = self._reader.thread(pool)
+        if found is None:
+            raise Skipped(SOURCE_GONE)
+        stored, options = found
+        title = options["generateTitle"]
+        if not title["enabled"]:
+            raise Skipped(TITLES_OFF)
+        if stored.thread.title is not None:
+            raise Skipped(ALREADY_TITLED)
+        position = self._repo.position(stored.thread.id, self.kind)
+        if position > 0:
+            raise Skipped(ALREADY_TITLED)
+        first = rules.first_user_message(self._repo.first(stored.thread, TITLE_LOOKAHEAD))
+        if first is None:
+            raise Skipped(NO_USER_MESSAGE)
+        return Evidence(
+            pool=pool,
+            position=position,
+            upto=max(1, stored.seq if upto is None else upto),
+            items=(EvidenceItem(first.id, first.role, first.content),),
+            memory=(),
+            model=title["model"] or self._title_model,
+            allowed_kinds=(),
+            extra={"instructions": title["instructions"]},
+        )
+
+    def apply(self, evidence: Evidence, changes: Title, finish: FinishActions) -> Outcome:
+        """Name the thread, move the step's position and end the execution in one write;
+        AlreadyApplied when another run titled it first (or the thread is gone)."""
+        found = self._reader.thread(evidence.pool)
+        if found is None or found[0].thread.title is not None:
+            raise AlreadyApplied("the thread is titled or gone")
+        thread = found[0].thread
+        outcome = Outcome(applied=[{"key": "title", "op": "title"}], rejected=[])
+        actions = [
+            *self._repo.title_actions(thread, changes.title, self._clock.now_ms()),
+            self._reader.advance(thread.id, self.kind, evidence.position, evidence.upto),
+            *finish(outcome),
+        ]
+        try:
+            # thread.updated and execution.ended in one event row (persistence/events.py).
+            self._store.write(one_row(actions))
+        except WriteConflict as error:
+            if error.condition == THREAD_POSITION:
+                raise AlreadyApplied("another run titled the thread") from error
+            raise
+        return outcome
