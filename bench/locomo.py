@@ -272,7 +272,7 @@ def run() -> dict[str, Any]:
                         rerank_ms.append(timings.rerank_ms)
                         texts_read.append(timings.texts_read)
                     returned = {
-                        conversation.dia_of[m["id"]] for g in recalled for m in g["messages"]
+                        conversation.dia_of[m.id] for g in recalled for m in g.messages
                     }
                     lexical = _bm25_returned(
                         conversation, bm25[conversation.user], text, top_k, window

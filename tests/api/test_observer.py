@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.observation import BLOCK_DEADLINE_S, message_tokens
+from agent_memory.domain.threads import Message, RecalledWindow
 from tests.api.test_agent_versions import agent_of
 from tests.api.test_threads import World
 from tests.conftest import Api
@@ -495,14 +496,17 @@ def test_recall_with_vector_fuses_semantic_recalls_nearest(
     }
     asked: list[Any] = []
 
+    def stored(view: dict[str, Any]) -> Message:
+        return Message(view["id"], view["role"], view["content"], view["createdAt"])
+
     class Nearest:
         """Semantic recall's index: the answer first, then the order (by meaning)."""
 
         def recall(self, t: Any, seq: int, options: Any, message: Any, recent: Any) -> Any:
             asked.append((options["semanticRecall"], message, seq))
             return [
-                {"threadId": t.id, "messages": [views[saved[1]]], "score": 0.9},
-                {"threadId": t.id, "messages": [views[saved[0]]], "score": 0.5},
+                RecalledWindow(t.id, (stored(views[saved[1]]),), 0.9),
+                RecalledWindow(t.id, (stored(views[saved[0]]),), 0.5),
             ]
 
     # Saved before semantic recall is on: nothing to embed in this test.

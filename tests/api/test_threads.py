@@ -436,11 +436,10 @@ def test_a_save_of_many_messages_starts_one_title_run(world: World) -> None:
 
 
 def test_the_newest_messages_that_fit_the_answer_are_kept_in_order() -> None:
-    from agent_memory.domain.bounds import carried_size
-    from agent_memory.domain.threads import Message, newest_within
+    from agent_memory.domain.threads import Message, message_size, newest_within
 
     messages = [Message(f"msg_{n}", "user", "x" * 1000, n) for n in range(10)]
-    one = carried_size(messages[0].view())
+    one = message_size(messages[0])
     kept = newest_within(messages, budget=3 * one + one // 2)
     assert [m.id for m in kept] == ["msg_7", "msg_8", "msg_9"]
     assert newest_within(messages) == messages

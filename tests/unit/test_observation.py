@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_memory.domain import observation as rules
+from agent_memory.domain import threads
 from agent_memory.domain.memory_options import effective
 from agent_memory.domain.observation import Chunk
 from agent_memory.domain.tasks.observation import (
@@ -241,7 +242,7 @@ def test_the_local_observer_summarizes_titles_and_keeps_notes() -> None:
 
 
 def test_the_observer_model_is_the_options_then_observer_model_then_local_rules() -> None:
-    from agent_memory.service.observer import observer_model, reflector_model
+    from agent_memory.service.observer import observer_model
 
     def om(block: Any) -> Any:
         return effective({"options": {"observationalMemory": block}})["options"][
@@ -253,14 +254,15 @@ def test_the_observer_model_is_the_options_then_observer_model_then_local_rules(
     assert observer_model(om({"model": "openai/top"}), "openai/small") == "openai/top"
     own = om({"observation": {"model": "openai/own"}, "reflection": {"model": "openai/r"}})
     assert observer_model(own, "openai/small") == "openai/own"
-    assert reflector_model(own, "openai/small") == "openai/r"
+    assert observer_model(own, "openai/small", "reflection") == "openai/r"
     # Unset, the reflector follows the observer's own model.
-    assert reflector_model(om({"observation": {"model": "openai/own"}}), None) == "openai/own"
+    follows = om({"observation": {"model": "openai/own"}})
+    assert observer_model(follows, None, "reflection") == "openai/own"
 
 
 def test_rank_fusion_prefers_what_both_rankings_found() -> None:
-    a, b, c = {"id": "a"}, {"id": "b"}, {"id": "c"}
+    a, b, c = (threads.Found("th_1", threads.Message(k, "user", k, 0), 1.0) for k in "abc")
     fused = rules.fuse([[a, b], [c, b]])
-    assert [m["id"] for m in fused] == ["b", "a", "c"]
-    assert fused[0]["score"] == round(1 / 62 + 1 / 62, 6)
+    assert [f.message.id for f in fused] == ["b", "a", "c"]
+    assert fused[0].score == round(1 / 62 + 1 / 62, 6)
     assert rules.fuse([]) == []

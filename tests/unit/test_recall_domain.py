@@ -113,12 +113,6 @@ def test_hybrid_adds_the_normalised_lexical_score() -> None:
     assert rules.hybrid(hits, [0.0, 0.0]) == hits
 
 
-def test_fusion_by_reciprocal_rank() -> None:
-    fused = rules.fuse([["a", "b", "c"], ["c", "a"]], k=60)
-    assert [key for key, _ in fused] == ["a", "c", "b"]
-    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
-
-
 def test_the_local_model_embeds_meaning() -> None:
     from agent_memory.adapters.local_embedder import shared_minilm
 

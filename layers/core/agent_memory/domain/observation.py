@@ -23,10 +23,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from agent_memory.domain import thread_limits
+from agent_memory.domain.threads import Found
 
 # A chat message's role framing (OpenAI's chat format spends about four tokens on it).
 MESSAGE_OVERHEAD = 4
@@ -75,6 +76,12 @@ def message_tokens(content: str) -> int:
 
 def total_message_tokens(contents: Sequence[str]) -> int:
     return sum(message_tokens(c) for c in contents)
+
+
+def observing(options: Mapping[str, Any]) -> bool:
+    """The observer is on and may write: the context shows every message it has not made
+    active."""
+    return bool(options["observationalMemory"]["enabled"]) and not options["readOnly"]
 
 
 # --- thresholds ---------------------------------------------------------------------------
@@ -253,6 +260,15 @@ def must_reflect(active_log: int, t: Thresholds) -> bool:
     return active_log > t.reflect_block
 
 
+@dataclass(frozen=True)
+class ShownLog:
+    """The log as a person reads it: its text, its tokens, the reflections that condensed it."""
+
+    text: str
+    tokens: int
+    reflections: int
+
+
 def render(chunks: Sequence[Chunk], texts: Mapping[int, str]) -> str:
     """The log as text, oldest first (a reflection stands where what it condensed was)."""
     return "\n".join(texts[c.n].strip() for c in sorted(chunks, key=place) if c.n in texts)
@@ -353,16 +369,16 @@ def lexical_rank(query: str, documents: Sequence[str]) -> list[tuple[int, float]
 _RRF_K = 60
 
 
-def fuse(rankings: Sequence[Sequence[Mapping[str, Any]]]) -> list[dict[str, Any]]:
-    """Reciprocal rank fusion of ranked message lists (by message id): each list adds
+def fuse(rankings: Sequence[Sequence[Found]]) -> list[Found]:
+    """Reciprocal rank fusion of ranked found messages (by message id): each list adds
     1 / (60 + rank) to a message's score; best first, ties by first appearance. The
     fused score replaces each list's own."""
     scores: dict[str, float] = {}
-    first: dict[str, Mapping[str, Any]] = {}
+    first: dict[str, Found] = {}
     for ranking in rankings:
-        for rank, message in enumerate(ranking, start=1):
-            key = str(message["id"])
+        for rank, found in enumerate(ranking, start=1):
+            key = found.message.id
             scores[key] = scores.get(key, 0.0) + 1.0 / (_RRF_K + rank)
-            first.setdefault(key, message)
+            first.setdefault(key, found)
     order = sorted(scores, key=lambda k: -scores[k])
-    return [{**first[k], "score": round(scores[k], 6)} for k in order]
+    return [replace(first[k], score=round(scores[k], 6)) for k in order]

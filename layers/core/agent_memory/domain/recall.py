@@ -15,6 +15,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agent_memory.domain.threads import Message
+
 # Roles whose content is conversation (tool results and system text are not recalled).
 EMBEDDED_ROLES = frozenset({"user", "assistant"})
 # Characters embedded from one message: the local model reads 256 tokens, Titan v2 8,192
@@ -184,26 +186,16 @@ def windows(
 
 
 def shown(
-    window: Window, found: Sequence[tuple[int, Any]], recent_ids: Collection[str]
-) -> list[Any] | None:
+    window: Window, found: Sequence[tuple[int, Message]], recent_ids: Collection[str]
+) -> list[Message] | None:
     """The messages of a window to show: those found in the store, none of the context's
     last N (by id); None when no hit of the window still exists (its message was deleted
     after it was embedded)."""
     positions = {seq for seq, _ in found}
     if not any(seq in positions for seq in window.hits):
         return None
-    messages = [m for _, m in found if getattr(m, "id", None) not in recent_ids]
+    messages = [m for _, m in found if m.id not in recent_ids]
     return messages or None
-
-
-def fuse(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, float]]:
-    """Reciprocal rank fusion of several rankings of keys (Cormack et al. 2009): each key
-    scores the sum of 1 / (k + rank) over the rankings it appears in; best first."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, key in enumerate(ranking, start=1):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
 # -- hybrid ranking ----------------------------------------------------------------------------

@@ -13,17 +13,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent_memory.domain.access import require_tenant
-from agent_memory.domain.bounds import ANSWER_BUDGET, within_budget
+from agent_memory.domain.bounds import ANSWER_BUDGET, carried_size, within_budget
 from agent_memory.domain.errors import NotFound, ThreadConflict, ValidationFailed
 from agent_memory.domain.identity import Principal
 
 Role = Literal["user", "assistant", "tool", "system"]
-ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
 # Working memory: a page of notes (Markdown) or a small JSON document.
 MAX_WORKING_MEMORY = 32 * 1024
 THREAD_NOT_FOUND = "thread not found"
 # The context's messages share the answer with the notes (32 KB), the system text and tools.
 CONTEXT_MESSAGES_BUDGET = ANSWER_BUDGET - 1024 * 1024
+# A message's JSON without its id, content and item: field names, role, timestamp.
+MESSAGE_FRAME = 96
 
 
 @dataclass(frozen=True)
@@ -39,15 +40,6 @@ class Thread:
     tokens: int = 0
     observed_tokens: int = 0
 
-    def view(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "agentId": self.agent_id,
-            "resourceId": self.resource_id,
-            "title": self.title,
-            "createdAt": self.created_at,
-        }
-
 
 @dataclass(frozen=True)
 class Message:
@@ -57,16 +49,44 @@ class Message:
     created_at: int
     item: dict[str, Any] | None = None
 
-    def view(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "id": self.id,
-            "role": self.role,
-            "content": self.content,
-            "createdAt": self.created_at,
-        }
-        if self.item is not None:
-            body["item"] = self.item
-        return body
+
+@dataclass(frozen=True)
+class Found:
+    """One message a recall found, in its thread, with its score."""
+
+    thread_id: str
+    message: Message
+    score: float
+
+
+@dataclass(frozen=True)
+class RecalledWindow:
+    """Semantic recall's window of messages of one thread around a hit, with its score."""
+
+    thread_id: str
+    messages: tuple[Message, ...]
+    score: float
+
+
+@dataclass(frozen=True)
+class Notes:
+    """A thread's working memory as the agent reads it (None: not written yet)."""
+
+    scope: str
+    format: str
+    content: str | dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """What the agent's model gets for a turn."""
+
+    messages: list[Message]
+    recalled: list[RecalledWindow]
+    working_memory: str | dict[str, Any] | None
+    observations: str | None
+    system: str
+    tools: list[dict[str, Any]]
 
 
 def is_resource(principal: Principal, thread: Thread) -> bool:
@@ -141,6 +161,14 @@ def working_memory_content(
         value = json.loads(text)
         return value if isinstance(value, dict) else None
     return text
+
+
+def notes(text: str | None, options: Mapping[str, Any]) -> Notes:
+    """The stored notes as the agent reads them, in the version's scope and format."""
+    working = options["workingMemory"]
+    return Notes(
+        working["scope"], working_memory_format(options), working_memory_content(text, options)
+    )
 
 
 # --- the turn context ---------------------------------------------------------------------
@@ -220,10 +248,15 @@ def context_tools(options: Mapping[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
+def message_size(message: Message) -> int:
+    """At least the bytes a message takes in an answer, as Lambda carries it."""
+    return MESSAGE_FRAME + carried_size([message.id, message.content, message.item])
+
+
 def newest_within(messages: Sequence[Message], budget: int = ANSWER_BUDGET) -> list[Message]:
-    """The newest messages whose views fit `budget` as Lambda carries them, in chronological
+    """The newest messages that fit `budget` as Lambda carries them, in chronological
     order: a long thread of large messages still answers under 6 MB (the oldest drop)."""
-    kept, _ = within_budget([m.view() for m in reversed(messages)], budget=budget)
+    kept, _ = within_budget(list(reversed(messages)), message_size, budget)
     return list(messages[len(messages) - len(kept) :])
 
 

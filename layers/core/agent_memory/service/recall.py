@@ -39,7 +39,7 @@ from agent_memory.domain.tasks.recall_index import (
     RecallIndex,
     RecallIndexInput,
 )
-from agent_memory.domain.threads import Message, Thread
+from agent_memory.domain.threads import Message, RecalledWindow, Thread
 from agent_memory.persistence.recall_pending import (
     NOTHING_LEFT,
     PendingRecalls,
@@ -53,6 +53,7 @@ from agent_memory.ports.vectors import (
     MAX_TOP_K,
     Embedder,
     EmbeddingFailure,
+    Vector,
     VectorIndex,
     VectorRecord,
     VectorScope,
@@ -102,6 +103,10 @@ class RecallTimings:
     windows: list[rules.Window] = field(default_factory=list)
 
 
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
 class RecallService:
     def __init__(self, repo: ThreadRepository, embedder: Embedder, index: VectorIndex) -> None:
         self._repo = repo
@@ -118,11 +123,10 @@ class RecallService:
         message: str | None,
         recent: Sequence[Message],
         timings: RecallTimings | None = None,
-    ) -> list[dict[str, Any]]:
-        """The context's `recalled`: `[{"threadId", "messages", "score"}]`, best first, for
-        the new `message` of a turn on `thread` (`seq`: its messages ever saved) whose
-        context already holds `recent` (the last N). Empty when recall is off or there is
-        no message."""
+    ) -> list[RecalledWindow]:
+        """The context's `recalled`, best first, for the new `message` of a turn on `thread`
+        (`seq`: its messages ever saved) whose context already holds `recent` (the last
+        N). Empty when recall is off or there is no message."""
         settings = rules.settings_of(options)
         if settings is None or message is None or not message.strip():
             return []
@@ -134,11 +138,26 @@ class RecallService:
             # One part of the turn's context: the turn goes on without it (docs/api.md).
             log.warning("semantic recall skipped: %s: %s", self.embedder.model, failure)
             return []
-        timings.embed_ms = (time.perf_counter() - started) * 1000
+        timings.embed_ms = _ms_since(started)
         # The last N are the thread's newest rows: none is older than seq - len(recent)
         # unless messages were removed, and those are caught by id below.
         recent_from = seq - len(recent) if recent else None
         wanted = rules.candidates_wanted(settings, len(recent), MAX_TOP_K)
+        hits = self._nearest(thread, vector, wanted, settings.scope, timings)
+        ranked = self._reranked(thread, message, hits, recent_from, timings)
+        # topK windows that each show something new (a hit inside a better hit's window
+        # would only repeat its messages).
+        before, after = settings.before, settings.after
+        kept = rules.distinct_hits(ranked, settings.top_k, before, after, thread.id, recent_from)
+        windows = rules.windows(kept, before, after, thread.id, recent_from)
+        timings.windows = windows
+        return self._read(thread, windows, {m.id for m in recent}, timings)
+
+    def _nearest(
+        self, thread: Thread, vector: Vector, wanted: int, scope: str, timings: RecallTimings
+    ) -> list[rules.Hit]:
+        """The index's nearest messages of the thread's user (and agent; in scope `thread`,
+        the thread)."""
         started = time.perf_counter()
         found = self.index.query(
             vector,
@@ -146,10 +165,10 @@ class RecallService:
             org=thread.org_id,
             owner=thread.resource_id,
             group=thread.agent_id,
-            thread=thread.id if settings.scope == "thread" else None,
+            thread=thread.id if scope == "thread" else None,
         )
-        timings.query_ms = (time.perf_counter() - started) * 1000
-        hits = [
+        timings.query_ms = _ms_since(started)
+        return [
             rules.Hit(parsed[0], parsed[1], hit.score)
             for hit in found
             if (parsed := rules.parse_key(hit.key)) is not None
@@ -157,53 +176,51 @@ class RecallService:
             and hit.scope.owner == thread.resource_id
             and hit.scope.org == thread.org_id
         ]
-        # Dense candidates re-ranked with the lexical score of the text their vector embeds
-        # (each with the message before it: hybrid).
+
+    def _reranked(
+        self,
+        thread: Thread,
+        message: str,
+        hits: list[rules.Hit],
+        recent_from: int | None,
+        timings: RecallTimings,
+    ) -> list[rules.Hit]:
+        """Dense candidates re-ranked with the lexical score of the text their vector embeds
+        (each with the message before it: hybrid)."""
         candidates = rules.kept_hits(hits, len(hits), thread.id, recent_from)
         started = time.perf_counter()
         texts = self._repo.messages_at(
             [(self._scoped(thread, t), seq) for t, seq in rules.text_positions(candidates)]
         )
-        present, inputs = rules.lexical_inputs(
-            candidates, {key: m.content for key, m in texts.items()}
-        )
+        contents = {key: m.content for key, m in texts.items()}
+        present, inputs = rules.lexical_inputs(candidates, contents)
         lexical = rules.lexical_scores(message, inputs)
         timings.texts_read = len(texts)
-        timings.rerank_ms = (time.perf_counter() - started) * 1000
-        # topK windows that each show something new (a hit inside a better hit's window
-        # would only repeat its messages).
-        kept = rules.distinct_hits(
-            rules.hybrid(present, lexical),
-            settings.top_k,
-            settings.before,
-            settings.after,
-            thread.id,
-            recent_from,
-        )
-        windows = rules.windows(kept, settings.before, settings.after, thread.id, recent_from)
-        timings.windows = windows
+        timings.rerank_ms = _ms_since(started)
+        return rules.hybrid(present, lexical)
+
+    def _read(
+        self,
+        thread: Thread,
+        windows: list[rules.Window],
+        recent_ids: set[str],
+        timings: RecallTimings,
+    ) -> list[RecalledWindow]:
+        """The messages of each window still stored, none of the context's last N."""
         started = time.perf_counter()
-        recent_ids = {m.id for m in recent}
-        recalled: list[dict[str, Any]] = []
+        recalled: list[RecalledWindow] = []
         threads: dict[str, Thread | None] = {thread.id: thread}
         for window in windows:
             owner = self._owned_thread(threads, window.thread_id, thread)
             if owner is None:
                 continue
-            read = self._repo.numbered(
-                owner, window.first, window.last + 1, window.last - window.first + 1
-            )
+            count = window.last - window.first + 1
+            read = self._repo.numbered(owner, window.first, window.last + 1, count)
             messages = rules.shown(window, read, recent_ids)
-            if messages is None:
-                continue
-            recalled.append(
-                {
-                    "threadId": window.thread_id,
-                    "messages": [m.view() for m in messages],
-                    "score": round(window.score, 6),
-                }
-            )
-        timings.read_ms = (time.perf_counter() - started) * 1000
+            if messages is not None:
+                shown = tuple(messages)
+                recalled.append(RecalledWindow(window.thread_id, shown, round(window.score, 6)))
+        timings.read_ms = _ms_since(started)
         return recalled
 
     @staticmethod

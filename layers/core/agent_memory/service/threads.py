@@ -18,11 +18,12 @@ from agent_memory.domain.errors import (
     WriteConflict,
 )
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.threads import Message, Thread
+from agent_memory.domain.observation import ShownLog
+from agent_memory.domain.threads import Found, Message, Notes, RecalledWindow, Thread, TurnContext
 from agent_memory.persistence.threads import StoredThread, ThreadPage, ThreadRepository
 from agent_memory.ports import Clock, Ids
 from agent_memory.service.agent_versions import AgentVersionService
-from agent_memory.service.observer import ObserverService
+from agent_memory.service.observer_context import ObserverService
 from agent_memory.service.recall import RecallService
 from agent_memory.service.thread_learning import Saved, ThreadBackground
 
@@ -207,23 +208,16 @@ class ThreadService:
 
     # -- working memory --------------------------------------------------------------------
 
-    def working_memory(self, principal: Principal, thread_id: str) -> dict[str, Any]:
+    def working_memory(self, principal: Principal, thread_id: str) -> Notes:
         thread = self._thread(principal, thread_id).thread
-        options = self._options(thread)
-        return self._working_view(thread, options)
+        return self._notes(thread, self._options(thread))
 
-    def _working_view(self, thread: Thread, options: dict[str, Any]) -> dict[str, Any]:
+    def _notes(self, thread: Thread, options: dict[str, Any]) -> Notes:
         working = options["workingMemory"]
         text = self._repo.working_memory(thread, working["scope"]) if working["enabled"] else None
-        return {
-            "scope": working["scope"],
-            "format": rules.working_memory_format(options),
-            "content": rules.working_memory_content(text, options),
-        }
+        return rules.notes(text, options)
 
-    def put_working_memory(
-        self, principal: Principal, thread_id: str, content: Any
-    ) -> dict[str, Any]:
+    def put_working_memory(self, principal: Principal, thread_id: str, content: Any) -> Notes:
         """Replace the notes; 409 ThreadConflict when they are not writable, 400 naming the
         path when they break the version's schema."""
         thread = self._thread(principal, thread_id).thread
@@ -232,49 +226,42 @@ class ThreadService:
         text = rules.check_working_memory(content, options)
         scope = options["workingMemory"]["scope"]
         self._repo.put_working_memory(thread, scope, text, self._clock.now_ms())
-        return {
-            "scope": scope,
-            "format": rules.working_memory_format(options),
-            "content": rules.working_memory_content(text, options),
-        }
+        return rules.notes(text, options)
 
     # -- the turn context ------------------------------------------------------------------
 
     def context(
         self, principal: Principal, thread_id: str, message: str | None = None
-    ) -> dict[str, Any]:
-        """What the agent's model gets this turn: the last N messages, the working memory,
-        the memory's system text and tools. Recall and observations come with issue 16."""
+    ) -> TurnContext:
+        """What the agent's model gets this turn: the last N messages (or the observer's
+        window), semantic recall, the working memory, the memory's system text and tools."""
         stored = self._thread(principal, thread_id)
-        thread = stored.thread
-        options = self._options(thread)
-        notes = self._working_view(thread, options)["content"]
+        options = self._options(stored.thread)
+        notes = self._notes(stored.thread, options).content
         if self.observer is not None and options["observationalMemory"]["enabled"]:
-            # The observer's window replaces lastMessages (docs/decisions.md, issue 16).
             observed = self.observer.context(stored, options)
-            return {
-                "messages": [m.view() for m in observed["messages"]],
-                "recalled": self._recalled(stored, options, message, observed["messages"]),
-                "workingMemory": notes,
-                "observations": observed["observations"],
-                "system": observing.system_text(
+            return TurnContext(
+                messages=observed.messages,
+                recalled=self._recalled(stored, options, message, observed.messages),
+                working_memory=notes,
+                observations=observed.observations,
+                system=observing.system_text(
                     rules.system_text(options, notes),
                     rules.MEMORY_HEADER,
-                    observed["observations"],
-                    observed["recall"],
+                    observed.observations,
+                    observed.recall,
                 ),
-                "tools": rules.context_tools(options) + observed["tools"],
-            }
-        latest = self._repo.latest(thread, options["lastMessages"])
-        messages = rules.newest_within(latest, rules.CONTEXT_MESSAGES_BUDGET)
-        return {
-            "messages": [m.view() for m in messages],
-            "recalled": self._recalled(stored, options, message, latest),
-            "workingMemory": notes,
-            "observations": None,
-            "system": rules.system_text(options, notes),
-            "tools": rules.context_tools(options),
-        }
+                tools=rules.context_tools(options) + observed.tools,
+            )
+        latest = self._repo.latest(stored.thread, options["lastMessages"])
+        return TurnContext(
+            messages=rules.newest_within(latest, rules.CONTEXT_MESSAGES_BUDGET),
+            recalled=self._recalled(stored, options, message, latest),
+            working_memory=notes,
+            observations=None,
+            system=rules.system_text(options, notes),
+            tools=rules.context_tools(options),
+        )
 
     def _recalled(
         self,
@@ -282,31 +269,30 @@ class ThreadService:
         options: dict[str, Any],
         message: str | None,
         recent: Sequence[Message],
-    ) -> list[dict[str, Any]]:
-        """Semantic recall for the turn's new message (service/recall.py), never the
-        messages already in the context."""
+    ) -> list[RecalledWindow]:
+        """Semantic recall for the turn's new message, never the messages already in the
+        context."""
         if self.semantic is None:
             return []
         return self.semantic.recall(stored.thread, stored.seq, options, message, recent)
 
-    # -- observational memory (service/observer.py) ---------------------------------------
+    # -- observational memory --------------------------------------------------------------
 
-    def observations(self, principal: Principal, thread_id: str) -> dict[str, Any]:
+    def observations(self, principal: Principal, thread_id: str) -> ShownLog:
         """The thread's observation log: every observation made, buffered or active."""
         thread = self._thread(principal, thread_id).thread
         if self.observer is None:
-            return {"log": "", "tokens": 0, "reflections": 0}
+            return ShownLog("", 0, 0)
         return self.observer.observations(thread)
 
     def recall(
         self, principal: Principal, thread_id: str, query: str, limit: int | None
-    ) -> list[dict[str, Any]]:
+    ) -> list[Found]:
         """The `recall` tool: the user's messages matching `query`, best first."""
         stored = self._thread(principal, thread_id)
         options = self._options(stored.thread)
         if self.observer is None:
             raise ThreadConflict("recall is not available in this deployment")
-        # `retrieval.vector`: semantic recall's index joins the words (service/observer.py).
         return self.observer.recall(
             stored.thread, options, query, limit, semantic=self.semantic, seq=stored.seq
         )

@@ -8,12 +8,18 @@ from pydantic import Field
 from agent_memory.api.contracts.base import Answer, Body
 from agent_memory.api.contracts.threads import MessageOut
 from agent_memory.domain import thread_limits as rules
+from agent_memory.domain.observation import ShownLog
+from agent_memory.domain.threads import Found
 
 
 class ObservationLog(Answer):
     log: str = Field(description="every observation made, buffered or active, oldest first")
     tokens: int = Field(description="the log's tokens (domain/observation.count_tokens)")
     reflections: int = Field(description="how many reflections condensed the log")
+
+    @classmethod
+    def of(cls, shown: ShownLog) -> ObservationLog:
+        return cls(log=shown.text, tokens=shown.tokens, reflections=shown.reflections)
 
 
 class RecallRequest(Body):
@@ -25,6 +31,23 @@ class RecalledMessage(MessageOut):
     threadId: str
     score: float = Field(description="Okapi BM25 of the query over the messages searched")
 
+    @classmethod
+    def found(cls, found: Found) -> RecalledMessage:
+        message = found.message
+        return cls(
+            id=message.id,
+            role=message.role,
+            content=message.content,
+            item=message.item,
+            createdAt=message.created_at,
+            threadId=found.thread_id,
+            score=found.score,
+        )
+
 
 class RecallAnswer(Answer):
     messages: list[RecalledMessage]
+
+    @classmethod
+    def of(cls, found: list[Found]) -> RecallAnswer:
+        return cls(messages=[RecalledMessage.found(f) for f in found])

@@ -9,6 +9,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, field_validator, mode
 
 from agent_memory.api.contracts.base import Answer, Body
 from agent_memory.domain import thread_limits as rules
+from agent_memory.domain.threads import Message, Notes, RecalledWindow, Thread, TurnContext
 
 Role = Literal["user", "assistant", "tool", "system"]
 
@@ -31,9 +32,23 @@ class ThreadOut(Answer):
     title: str | None
     createdAt: int
 
+    @classmethod
+    def of(cls, thread: Thread) -> ThreadOut:
+        return cls(
+            id=thread.id,
+            agentId=thread.agent_id,
+            resourceId=thread.resource_id,
+            title=thread.title,
+            createdAt=thread.created_at,
+        )
+
 
 class ThreadAnswer(Answer):
     thread: ThreadOut
+
+    @classmethod
+    def of(cls, thread: Thread) -> ThreadAnswer:
+        return cls(thread=ThreadOut.of(thread))
 
 
 class ThreadsAnswer(Answer):
@@ -41,6 +56,10 @@ class ThreadsAnswer(Answer):
     has_more: bool = Field(
         description="more threads follow: pass the last one's id as `starting_after`"
     )
+
+    @classmethod
+    def of(cls, threads: list[Thread], has_more: bool) -> ThreadsAnswer:
+        return cls(threads=[ThreadOut.of(t) for t in threads], has_more=has_more)
 
 
 class MessageIn(Body):
@@ -81,13 +100,31 @@ class MessageOut(Answer):
             body.pop("item", None)
         return body
 
+    @classmethod
+    def of(cls, message: Message) -> MessageOut:
+        return cls(
+            id=message.id,
+            role=message.role,
+            content=message.content,
+            item=message.item,
+            createdAt=message.created_at,
+        )
+
 
 class MessagesAnswer(Answer):
     messages: list[MessageOut]
 
+    @classmethod
+    def of(cls, messages: list[Message]) -> MessagesAnswer:
+        return cls(messages=[MessageOut.of(m) for m in messages])
+
 
 class RemovedMessage(Answer):
     message: MessageOut | None
+
+    @classmethod
+    def of(cls, message: Message | None) -> RemovedMessage:
+        return cls(message=MessageOut.of(message) if message is not None else None)
 
 
 class WorkingMemoryIn(Body):
@@ -98,6 +135,12 @@ class WorkingMemoryOut(Answer):
     scope: Literal["resource", "thread"]
     format: Literal["markdown", "json"]
     content: str | dict[str, Any] | None
+
+    @classmethod
+    def of(cls, notes: Notes) -> WorkingMemoryOut:
+        return cls.model_validate(
+            {"scope": notes.scope, "format": notes.format, "content": notes.content}
+        )
 
 
 class ContextMessage(Body):
@@ -120,6 +163,14 @@ class Recalled(Answer):
     messages: list[MessageOut]
     score: float
 
+    @classmethod
+    def of(cls, recalled: RecalledWindow) -> Recalled:
+        return cls(
+            threadId=recalled.thread_id,
+            messages=[MessageOut.of(m) for m in recalled.messages],
+            score=recalled.score,
+        )
+
 
 class ContextAnswer(Answer):
     messages: list[MessageOut]
@@ -128,3 +179,14 @@ class ContextAnswer(Answer):
     observations: str | None
     system: str
     tools: list[Tool]
+
+    @classmethod
+    def of(cls, context: TurnContext) -> ContextAnswer:
+        return cls(
+            messages=[MessageOut.of(m) for m in context.messages],
+            recalled=[Recalled.of(r) for r in context.recalled],
+            workingMemory=context.working_memory,
+            observations=context.observations,
+            system=context.system,
+            tools=[Tool.model_validate(t) for t in context.tools],
+        )

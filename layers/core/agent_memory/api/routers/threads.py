@@ -31,7 +31,7 @@ ID = Query(min_length=1, max_length=200)
 async def create_thread(body: CreateThread, caller: CallerDep, svc: ServicesDep) -> ThreadAnswer:
     """A new thread of the caller (its resource) with an agent the caller may read."""
     thread = await run(svc, svc.threads.create, caller, body.agentId, body.resourceId)
-    return ThreadAnswer.model_validate({"thread": thread.view()})
+    return ThreadAnswer.of(thread)
 
 
 @router.get("/v1/threads")
@@ -62,15 +62,13 @@ async def list_threads(
         limit=limit,
         starting_after=starting_after,
     )
-    return ThreadsAnswer.model_validate(
-        {"threads": [t.view() for t in page.threads], "has_more": page.has_more}
-    )
+    return ThreadsAnswer.of(page.threads, page.has_more)
 
 
 @router.get("/v1/threads/{threadId}")
 async def read_thread(threadId: str, caller: CallerDep, svc: ServicesDep) -> ThreadAnswer:
     thread = await run(svc, svc.threads.get, caller, threadId)
-    return ThreadAnswer.model_validate({"thread": thread.view()})
+    return ThreadAnswer.of(thread)
 
 
 @router.get("/v1/threads/{threadId}/learning")
@@ -100,14 +98,14 @@ async def list_messages(
 ) -> MessagesAnswer:
     """The latest `limit` messages in chronological order (1,000 at most)."""
     messages = await run(svc, svc.threads.messages, caller, threadId, limit)
-    return MessagesAnswer.model_validate({"messages": [m.view() for m in messages]})
+    return MessagesAnswer.of(messages)
 
 
 @router.delete("/v1/threads/{threadId}/messages/last")
 async def remove_last_message(threadId: str, caller: CallerDep, svc: ServicesDep) -> RemovedMessage:
     """Remove and answer the latest message (null when there is none)."""
     message = await run(svc, svc.threads.remove_last, caller, threadId)
-    return RemovedMessage.model_validate({"message": message.view() if message else None})
+    return RemovedMessage.of(message)
 
 
 @router.delete("/v1/threads/{threadId}/messages", status_code=204)
@@ -121,8 +119,8 @@ async def clear_messages(threadId: str, caller: CallerDep, svc: ServicesDep) -> 
 async def read_working_memory(
     threadId: str, caller: CallerDep, svc: ServicesDep
 ) -> WorkingMemoryOut:
-    answer = await run(svc, svc.threads.working_memory, caller, threadId)
-    return WorkingMemoryOut.model_validate(answer)
+    notes = await run(svc, svc.threads.working_memory, caller, threadId)
+    return WorkingMemoryOut.of(notes)
 
 
 @router.put("/v1/threads/{threadId}/working-memory")
@@ -132,8 +130,8 @@ async def replace_working_memory(
     """Replace the notes (validated against the version's schema when it sets one); 409
     ThreadConflict when the observer manages them, they are off, or the version is
     readOnly."""
-    answer = await run(svc, svc.threads.put_working_memory, caller, threadId, body.content)
-    return WorkingMemoryOut.model_validate(answer)
+    notes = await run(svc, svc.threads.put_working_memory, caller, threadId, body.content)
+    return WorkingMemoryOut.of(notes)
 
 
 @router.post("/v1/threads/{threadId}/context")
@@ -143,14 +141,14 @@ async def turn_context(
     """What the agent's model gets this turn: the last N messages (the version's
     lastMessages), working memory, the memory's system text and tools."""
     message = body.message.content if body is not None and body.message is not None else None
-    answer = await run(svc, svc.threads.context, caller, threadId, message)
-    return ContextAnswer.model_validate(answer)
+    context = await run(svc, svc.threads.context, caller, threadId, message)
+    return ContextAnswer.of(context)
 
 
 @router.get("/v1/threads/{threadId}/observations")
 async def read_observations(threadId: str, caller: CallerDep, svc: ServicesDep) -> ObservationLog:
     """The thread's observation log: every observation made, buffered or active."""
-    return ObservationLog.model_validate(await run(svc, svc.threads.observations, caller, threadId))
+    return ObservationLog.of(await run(svc, svc.threads.observations, caller, threadId))
 
 
 @router.post("/v1/threads/{threadId}/recall")
@@ -160,4 +158,4 @@ async def recall_messages(
     """The `recall` tool of `observationalMemory.retrieval`: the user's messages that
     match `query` best first; 409 ThreadConflict when retrieval is off."""
     found = await run(svc, svc.threads.recall, caller, threadId, body.query, body.limit)
-    return RecallAnswer.model_validate({"messages": found})
+    return RecallAnswer.of(found)

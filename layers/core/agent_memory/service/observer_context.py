@@ -1,0 +1,386 @@
+"""The observer on the request path (seed 003, "The observer"): the turn context's
+observations, the log as a person reads it, and the recall tool.
+
+In the context, buffered chunks replace raw history once the thresholds say so
+(domain/observation.py), the reflection in reserve replaces what it condensed, and the
+observer runs synchronously only past `blockAfter`, within a deadline (after it: raw
+history). The activation that takes the active log past `reflection.bufferActivation`
+starts the background reflection at once, so it never waits for the next save.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from agent_memory.domain import observation as rules
+from agent_memory.domain import threads as thread_rules
+from agent_memory.domain.errors import ThreadConflict, Unavailable, WriteConflict
+from agent_memory.domain.observation import Chunk, ShownLog
+from agent_memory.domain.tasks.answers import InvalidModelOutput
+from agent_memory.domain.tasks.base import Ask
+from agent_memory.domain.tasks.observation import OBSERVATION
+from agent_memory.domain.tasks.reflection import REFLECTION, Reflection, ReflectionInput
+from agent_memory.domain.threads import Found, Message, RecalledWindow, Thread
+from agent_memory.persistence.observations import Head, Log
+from agent_memory.persistence.threads import StoredThread
+from agent_memory.ports import Action, Delete, ModelFailure, Update
+from agent_memory.service.observer import (
+    MAX_CHANGED,
+    OBSERVE_KIND,
+    Observed,
+    Observer,
+    observed_upto,
+    observer_model,
+    thresholds,
+)
+from agent_memory.service.thread_learning import Learning, thread_pool
+
+log = logging.getLogger(__name__)
+
+# The raw history a context carries after the active observations (rows read at most).
+MAX_RAW_MESSAGES = 1000
+# The recall tool reads this many of the newest messages per thread, and of this many
+# threads in resource scope.
+RECALL_THREAD_MESSAGES = 1000
+RECALL_THREADS = 20
+RECALL_RESOURCE_MESSAGES = 200
+DEFAULT_RECALL_LIMIT = 10
+# Semantic recall's index answers at most this many per query (S3 Vectors' top-K bound).
+MAX_VECTOR_K = 30
+_FAILED = (ModelFailure, InvalidModelOutput, TimeoutError)
+
+
+class Semantic(Protocol):
+    """Semantic recall's query (service/recall.RecallService.recall)."""
+
+    def recall(
+        self,
+        thread: Thread,
+        seq: int,
+        options: Mapping[str, Any],
+        message: str | None,
+        recent: Sequence[Message],
+    ) -> list[RecalledWindow]: ...
+
+
+@dataclass(frozen=True)
+class ObservedContext:
+    """The observer's part of a turn context."""
+
+    messages: list[Message]
+    observations: str | None
+    recall: bool
+    tools: list[dict[str, Any]]
+
+
+@dataclass
+class _LogChange:
+    """How one context request changes the log: its chunks, the head after, the writes."""
+
+    chunks: dict[int, Chunk]
+    after: Head
+    actions: list[Action] = field(default_factory=list)
+
+    @property
+    def active(self) -> list[Chunk]:
+        return [c for c in self.chunks.values() if c.status == "active"]
+
+
+class ObserverService:
+    def __init__(
+        self,
+        observer: Observer,
+        *,
+        block_deadline_s: float = rules.BLOCK_DEADLINE_S,
+        learning: Learning | None = None,
+    ) -> None:
+        self._observer = observer
+        self._threads = observer.threads
+        self._logs = observer.logs
+        # API.md: the synchronous observation has 20 s (a test passes less).
+        self.block_deadline_s = block_deadline_s
+        # Starts the background reflection an activation makes due (None: the next save's).
+        self._learning = learning
+
+    # -- the turn context ------------------------------------------------------------------
+
+    def context(self, stored: StoredThread, options: Mapping[str, Any]) -> ObservedContext:
+        """The messages after the active observations, the observations, and the recall
+        tool, for a thread whose version has the observer on."""
+        t = thresholds(options, self._observer.platform_model)
+        started = time.monotonic()
+        thread = stored.thread
+        log_ = self._logs.log(thread)
+        writable = not options["readOnly"]
+        blocked = writable and rules.must_block(thread.tokens - thread.observed_tokens, t)
+        if blocked and self._observe_now(stored, options, log_, t, started):
+            stored = self._threads.get(thread.id) or stored
+            thread = stored.thread
+            log_ = self._logs.log(thread)
+        # The newest 1,000 after the active observations (numbers are never reused).
+        start = max(log_.head.active, stored.seq - MAX_RAW_MESSAGES)
+        raw = self._threads.numbered(thread, start, stored.seq, MAX_RAW_MESSAGES)
+        last = raw[-1][1] if raw else next(iter(self._threads.latest(thread, 1)), None)
+        if writable:
+            log_ = self._activate(thread, options, log_, last, t, started, stored.seq)
+        shown = [m for seq, m in raw if seq >= log_.head.active]
+        active = log_.active
+        text = rules.render(active, self._logs.texts(thread, log_, active)) if active else ""
+        retrieval = options["observationalMemory"]["retrieval"]
+        return ObservedContext(
+            messages=thread_rules.newest_within(shown, thread_rules.CONTEXT_MESSAGES_BUDGET),
+            observations=text or None,
+            recall=bool(retrieval["enabled"]),
+            tools=[rules.recall_tool(retrieval["instructions"])] if retrieval["enabled"] else [],
+        )
+
+    def _remaining(self, started: float) -> float:
+        return self.block_deadline_s - (time.monotonic() - started)
+
+    def _observe_now(
+        self,
+        stored: StoredThread,
+        options: Mapping[str, Any],
+        log_: Log,
+        t: rules.Thresholds,
+        started: float,
+    ) -> bool:
+        """`blockAfter`: observe the unobserved messages now, within the deadline, but the
+        newest that the activation share leaves raw. False when the model fails or is late
+        (the context answers raw history)."""
+        thread = stored.thread
+        position = self._threads.position(thread.id, OBSERVE_KIND)
+        read = self._threads.numbered(thread, position, stored.seq, MAX_RAW_MESSAGES)
+        if len(read) == MAX_RAW_MESSAGES:
+            upto = read[-1][0] + 1
+        else:
+            kept = rules.kept_raw([m.content for _seq, m in read], t)
+            read = read[: len(read) - kept] if kept < len(read) else read
+            upto = read[-1][0] + 1 if kept else stored.seq
+        if not read:
+            return False
+        messages = [m for _seq, m in read]
+        asked = self._observer.observation_input(thread, options, log_, messages)
+        model = observer_model(options["observationalMemory"], self._observer.platform_model)
+        try:
+            answer = self._observer.ask(model, Ask(OBSERVATION, asked), self._remaining(started))
+        except _FAILED as error:
+            log.warning("the synchronous observation failed: %s", type(error).__name__)
+            return False
+        tokens = observed_upto(stored, thread.observed_tokens, upto, messages)
+        observed = Observed(position, upto, tokens, answer)
+        actions, _outcome = self._observer.observation_actions(thread, options, log_, observed)
+        now = self._observer.clock.now_ms()
+        advance = self._threads.advance(thread.id, OBSERVE_KIND, position, upto, now)
+        # A conflict: the background run observed them first, and its chunk is as good.
+        with contextlib.suppress(WriteConflict):
+            self._observer.store.write([*actions, advance])
+        return True
+
+    def _activate(
+        self,
+        thread: Thread,
+        options: Mapping[str, Any],
+        log_: Log,
+        last: Message | None,
+        t: rules.Thresholds,
+        started: float,
+        seq: int,
+    ) -> Log:
+        """Buffered observations replace raw history past the threshold (or when idle);
+        the reflection in reserve replaces what it condensed past its own; past
+        `reflection.blockAfter` the reflector runs now. The write that takes the active
+        log past its reflection share starts the background reflection at once. Answers
+        the log as it now is."""
+        now = self._observer.clock.now_ms()
+        at = last.created_at if last is not None else None
+        change = _LogChange({c.n: c for c in log_.chunks}, log_.head)
+        self._activate_buffered(thread, log_, change, t, quiet=rules.idle(at, now, t.idle_ms))
+        reserve = next(iter(log_.of("reflection", "buffered")), None)
+        reserved = reserve is not None
+        active_log = rules.log_tokens(change.active)
+        quiet_log = rules.idle(at, now, t.reflect_idle_ms)
+        if reserve is not None and rules.activates_reflection(active_log, t, quiet=quiet_log):
+            self._activate_reflection(thread, reserve, change)
+            reserved = False
+        elif reserve is None and rules.must_reflect(active_log, t):
+            self._reflect_now(thread, options, log_, change, started)
+        if not change.actions:
+            return log_
+        committed = self._commit(thread, log_.head, change, now)
+        passed = rules.passes_reflection_share(
+            log_.active, reserve is not None, change.active, reserved, t
+        )
+        if committed and passed:
+            self._reflect_soon(thread, seq)
+        return self._logs.log(thread)
+
+    def _activate_buffered(
+        self, thread: Thread, log_: Log, change: _LogChange, t: rules.Thresholds, *, quiet: bool
+    ) -> None:
+        """The oldest buffered observations replace raw history (every one when idle)."""
+        head = log_.head
+        buffered = log_.of("observation", "buffered")
+        raw = thread.tokens - head.active_tokens
+        count = rules.activate_count(buffered, raw, head.active_tokens, t, quiet=quiet)
+        count = min(count, MAX_CHANGED)
+        for chunk in buffered[:count]:
+            change.chunks[chunk.n] = replace(chunk, status="active")
+            change.actions.append(self._logs.set_status(thread, chunk, "active"))
+        if count:
+            last = buffered[count - 1]
+            change.after = replace(change.after, active=last.upto, active_tokens=last.upto_tokens)
+
+    def _activate_reflection(self, thread: Thread, reserve: Chunk, change: _LogChange) -> None:
+        """The reflection in reserve replaces the active chunks it condensed."""
+        for n in range(reserve.first, reserve.upto):
+            chunk = change.chunks.get(n)
+            if chunk is not None and chunk.status == "active" and len(change.actions) < MAX_CHANGED:
+                change.actions.append(self._logs.remove(thread, change.chunks.pop(n)))
+        change.chunks[reserve.n] = replace(reserve, status="active")
+        change.actions.append(self._logs.set_status(thread, reserve, "active"))
+        change.after = replace(change.after, reflections=change.after.reflections + 1)
+
+    def _reflect_now(
+        self,
+        thread: Thread,
+        options: Mapping[str, Any],
+        log_: Log,
+        change: _LogChange,
+        started: float,
+    ) -> None:
+        """`reflection.blockAfter`: condense the active log now, within the deadline."""
+        om = options["observationalMemory"]
+        active = change.active
+        condensed = sorted(active, key=lambda c: c.n)[:MAX_CHANGED]
+        if len(condensed) < rules.MIN_REFLECTED_CHUNKS:
+            return
+        texts = self._logs.texts(thread, log_, condensed)
+        asked = ReflectionInput(rules.render(condensed, texts), om["reflection"]["instruction"])
+        model = observer_model(om, self._observer.platform_model, "reflection")
+        try:
+            answer: Reflection = self._observer.ask(
+                model, Ask(REFLECTION, asked), self._remaining(started)
+            )
+        except _FAILED as error:
+            log.warning("the synchronous reflection failed: %s", type(error).__name__)
+            return
+        text = answer.observations.strip()
+        chunk = replace(self._observer.reflection_chunk(log_, condensed, text), status="active")
+        for c in active[:MAX_CHANGED]:
+            if chunk.first <= c.n < chunk.upto:
+                change.actions.append(self._logs.remove(thread, change.chunks.pop(c.n)))
+        change.chunks[chunk.n] = chunk
+        change.actions += self._logs.add_chunk(thread, chunk, text)
+        after = change.after
+        change.after = replace(after, next=after.next + 1, reflections=after.reflections + 1)
+
+    def _commit(self, thread: Thread, head: Head, change: _LogChange, now: int) -> bool:
+        """Write the change, conditional on the head; False when another request or run
+        changed the log first."""
+        actions = [*change.actions, self._logs.head_action(thread, head, change.after, now)]
+        # A chunk activated and condensed in the same request is only deleted.
+        gone = {(a.pk, a.sk) for a in actions if isinstance(a, Delete)}
+        actions = [a for a in actions if not (isinstance(a, Update) and (a.pk, a.sk) in gone)]
+        try:
+            self._observer.store.write(actions)
+        except WriteConflict:
+            return False
+        return True
+
+    def _reflect_soon(self, thread: Thread, seq: int) -> None:
+        """Start the background reflection now (a run of the observer's pool: its evidence
+        is the reflection while the log wants one); not started, the next save's run
+        reflects."""
+        if self._learning is None:
+            return
+        try:
+            self._learning.start(thread_pool(OBSERVE_KIND, thread), upto=seq, reason="reflect")
+        except Unavailable:
+            log.warning("the background reflection was not started; the next save starts it")
+
+    # -- the log and recall ----------------------------------------------------------------
+
+    def observations(self, thread: Thread) -> ShownLog:
+        """`GET .../observations`: every observation made (buffered or active) after the
+        active reflection, its tokens, and how many reflections condensed it."""
+        log_ = self._logs.log(thread)
+        shown = log_.shown
+        text = rules.render(shown, self._logs.texts(thread, log_, shown))
+        return ShownLog(text, rules.count_tokens(text), log_.head.reflections)
+
+    def recall(
+        self,
+        thread: Thread,
+        options: Mapping[str, Any],
+        query: str,
+        limit: int | None,
+        *,
+        semantic: Semantic | None = None,
+        seq: int = 0,
+    ) -> list[Found]:
+        """`POST .../recall`: the user's messages that best match `query` (Okapi BM25 over
+        the newest messages of this thread, or of the user's threads with this agent in
+        resource scope), best first. With `retrieval.vector` and semantic recall's index,
+        its nearest messages join by reciprocal rank fusion. 409 when retrieval is off."""
+        retrieval = options["observationalMemory"]["retrieval"]
+        if not (options["observationalMemory"]["enabled"] and retrieval["enabled"]):
+            raise ThreadConflict("recall needs observationalMemory.retrieval on")
+        wanted = max(1, min(limit or DEFAULT_RECALL_LIMIT, rules.RECALL_MAX))
+        searched = self._searched(thread, retrieval["scope"])
+        ranked = rules.lexical_rank(query, [m.content for _t, m in searched])[:wanted]
+        lexical = [Found(searched[i][0].id, searched[i][1], round(s, 4)) for i, s in ranked]
+        if not (retrieval["vector"] and semantic is not None):
+            return lexical
+        nearest = self._nearest(thread, options, query, wanted, semantic, seq)
+        return rules.fuse([lexical, nearest])[:wanted] if nearest else lexical
+
+    def _searched(self, thread: Thread, scope: str) -> list[tuple[Thread, Message]]:
+        """The messages the recall tool searches: the thread's, or the user's threads'."""
+        if scope == "thread":
+            return [(thread, m) for m in self._threads.latest(thread, RECALL_THREAD_MESSAGES)]
+        found: list[tuple[Thread, Message]] = []
+        page = self._threads.of_user(thread.resource_id, thread.agent_id, RECALL_THREADS)
+        for other in page.threads:
+            # The list is the user's own: never another user's thread.
+            if other.resource_id != thread.resource_id:
+                continue
+            count = RECALL_THREAD_MESSAGES if other.id == thread.id else RECALL_RESOURCE_MESSAGES
+            found += [(other, m) for m in self._threads.latest(other, count)]
+        return found
+
+    @staticmethod
+    def _nearest(
+        thread: Thread,
+        options: Mapping[str, Any],
+        query: str,
+        wanted: int,
+        semantic: Semantic,
+        seq: int,
+    ) -> list[Found]:
+        """Semantic recall's nearest messages to `query` (no range around them), in the
+        retrieval's scope; none while `semanticRecall` is off (nothing is embedded)."""
+        recall = options["semanticRecall"]
+        if not recall["enabled"]:
+            return []
+        scope = options["observationalMemory"]["retrieval"]["scope"]
+        asked = {
+            **options,
+            "semanticRecall": {
+                **recall,
+                "topK": min(wanted, MAX_VECTOR_K),
+                "messageRange": {"before": 0, "after": 0},
+                "scope": scope,
+            },
+        }
+        windows = semantic.recall(thread, seq, asked, query, ())
+        return [
+            Found(window.thread_id, message, float(window.score))
+            for window in windows
+            for message in window.messages
+        ]
