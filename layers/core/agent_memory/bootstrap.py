@@ -53,7 +53,8 @@ from agent_memory.service.model_choice import ModelChoice
 from agent_memory.service.observer import Observer, ObserveStep
 from agent_memory.service.observer_context import ObserverService
 from agent_memory.service.org_settings import OrgSettingsService
-from agent_memory.service.recall import MemoryRecall, RecallService, RecallStep
+from agent_memory.service.recall import MemoryRecall, RecallService
+from agent_memory.service.recall_step import RecallStep
 from agent_memory.service.registry import Services
 from agent_memory.service.session_learning import SessionLearningPool
 from agent_memory.service.session_memory import SessionMemoryService

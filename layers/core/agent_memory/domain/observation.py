@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from agent_memory.domain import thread_limits
+from agent_memory.domain.recall import bm25
 from agent_memory.domain.threads import Found
 
 # A chat message's role framing (OpenAI's chat format spends about four tokens on it).
@@ -330,9 +331,8 @@ def recall_tool(instructions: str | None) -> dict[str, Any]:
 
 
 _TERMS = re.compile(r"[^\W_]+")
-# Okapi BM25's usual constants.
+# Okapi BM25's usual constant.
 _K1 = 1.2
-_B = 0.75
 
 
 def terms(text: str) -> list[str]:
@@ -344,24 +344,10 @@ def lexical_rank(query: str, documents: Sequence[str]) -> list[tuple[int, float]
     """Okapi BM25 of `query` over `documents`: (index, score) of the documents sharing a
     term with it, best first, ties oldest first."""
     wanted = set(terms(query))
-    if not wanted or not documents:
+    if not wanted:
         return []
-    bags = [terms(d) for d in documents]
-    average = sum(len(b) for b in bags) / len(bags) or 1.0
-    frequency = {t: sum(1 for b in bags if t in b) for t in wanted}
-    total = len(bags)
-    scored: list[tuple[int, float]] = []
-    for index, bag in enumerate(bags):
-        score = 0.0
-        for term in wanted:
-            count = bag.count(term)
-            if not count:
-                continue
-            idf = math.log(1 + (total - frequency[term] + 0.5) / (frequency[term] + 0.5))
-            norm = count + _K1 * (1 - _B + _B * len(bag) / average)
-            score += idf * count * (_K1 + 1) / norm
-        if score > 0:
-            scored.append((index, score))
+    scores = bm25(wanted, [terms(d) for d in documents], k1=_K1)
+    scored = [(index, score) for index, score in enumerate(scores) if score > 0]
     return sorted(scored, key=lambda pair: (-pair[1], pair[0]))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -209,87 +210,14 @@ LEXICAL_WEIGHT = 0.4
 _BM25_K1 = 1.5
 _BM25_B = 0.75
 _WORD = re.compile(r"[a-z0-9]+")
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "do",
-        "does",
-        "did",
-        "i",
-        "you",
-        "he",
-        "she",
-        "it",
-        "we",
-        "they",
-        "me",
-        "my",
-        "your",
-        "his",
-        "her",
-        "its",
-        "our",
-        "their",
-        "what",
-        "when",
-        "where",
-        "who",
-        "whom",
-        "which",
-        "why",
-        "how",
-        "that",
-        "this",
-        "these",
-        "those",
-        "as",
-        "by",
-        "from",
-        "about",
-        "into",
-        "over",
-        "after",
-        "before",
-        "than",
-        "then",
-        "so",
-        "if",
-        "not",
-        "no",
-        "yes",
-        "can",
-        "could",
-        "would",
-        "should",
-        "will",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "have",
-        "has",
-        "had",
-    ]
+# Words too common to tell messages apart.
+_COMMON = (
+    "a an the and or but of to in on at for with is are was were be been being do does did "
+    "i you he she it we they me my your his her its our their what when where who whom "
+    "which why how that this these those as by from about into over after before than then "
+    "so if not no yes can could would should will shall may might must have has had"
 )
+_STOPWORDS = frozenset(_COMMON.split())
 
 
 def embedding_input(previous: str | None, content: str) -> str:
@@ -337,31 +265,29 @@ def words(text: str) -> list[str]:
 def lexical_scores(query: str, texts: Sequence[str]) -> list[float]:
     """Okapi BM25 of each text for `query`, with the term statistics of `texts` themselves
     (the candidates: the index holds no text to count over)."""
-    docs = [words(t) for t in texts]
+    return bm25(set(words(query)), [words(t) for t in texts])
+
+
+def bm25(
+    query: Collection[str], docs: Sequence[Sequence[str]], k1: float = _BM25_K1
+) -> list[float]:
+    """Okapi BM25 of each document (its terms) for the query's terms, with the term
+    statistics of `docs` themselves."""
     if not docs:
         return []
     average = sum(len(d) for d in docs) / len(docs) or 1.0
-    frequency: dict[str, int] = {}
-    for doc in docs:
-        for word in set(doc):
-            frequency[word] = frequency.get(word, 0) + 1
-    terms = set(words(query))
+    frequency = {term: sum(1 for d in docs if term in d) for term in query}
     scores = []
     for doc in docs:
-        counts: dict[str, int] = {}
-        for word in doc:
-            counts[word] = counts.get(word, 0) + 1
+        counts = Counter(doc)
         score = 0.0
-        for term in terms & counts.keys():
-            df = frequency[term]
-            idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
-            tf = counts[term]
-            score += (
-                idf
-                * tf
-                * (_BM25_K1 + 1)
-                / (tf + _BM25_K1 * (1 - _BM25_B + _BM25_B * len(doc) / average))
-            )
+        for term in query:
+            tf = counts.get(term, 0)
+            if not tf:
+                continue
+            idf = math.log(1 + (len(docs) - frequency[term] + 0.5) / (frequency[term] + 0.5))
+            norm = tf + k1 * (1 - _BM25_B + _BM25_B * len(doc) / average)
+            score += idf * tf * (k1 + 1) / norm
         scores.append(score)
     return scores
 

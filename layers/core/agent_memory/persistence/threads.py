@@ -1,24 +1,19 @@
 """Threads of seed 003 in the single table.
 
-- `THREAD#<id>` / `META`: organization, agent, resource (user), sealed title, createdAt,
-  `seq` (messages ever saved: the next message's number).
-- `THREAD#<id>` / `MSG#<seq:010d>`: one message: id, role, createdAt, sealed content and
-  sealed item. The latest N are one Query newest first with `limit` N, however long the
-  thread is.
-- `RESOURCE#<userId>` / `THREAD#<agentId>#<newest-first createdAt>#<threadId>`: the user's
-  thread list (a copy of the thread's view, title sealed alike), newest first per agent;
-  `RESOURCE#<userId>` / `TLIST#<newest-first createdAt>#<threadId>`: the same copy, newest
-  first across agents (so both lists page with a key, never a sort in memory).
-- `AGENT#<agentId>` / `THREAD#<threadId>`: the agent's threads (resource, createdAt), so
-  deleting the agent finds everyone's threads of it (persistence/erasure.py).
-- `THREAD#<id>` / `POS#<kind>`: the read position of one kind of background work on the
-  thread (service/thread_learning.py): messages numbered below `position` are done.
-- Working memory: ONE entry of the engine's model (persistence/pools.py) under `MEM#<id>`,
-  in `RESOURCE#<userId>` (scope resource: pool `wm:<agent>:<user>`) or in `THREAD#<id>`
-  (scope thread: pool `wm:<thread>`). A pool with one entry needs no `RECENT#` copy.
+- `THREAD#<id>` / `META`: organization, agent, resource (user), sealed title, createdAt, `seq`
+  (messages ever saved: the next message's number), message tokens.
+- `THREAD#<id>` / `MSG#<seq:010d>`: one message (sealed content and item): the latest N are
+  one Query newest first.
+- `RESOURCE#<userId>` / `THREAD#<agentId>#<newest-first createdAt>#<threadId>` and
+  `TLIST#<newest-first createdAt>#<threadId>`: the user's thread lists per agent and across
+  agents, each a key-ordered page.
+- `AGENT#<agentId>` / `THREAD#<threadId>`: the agent's threads, for its deletion.
+- `THREAD#<id>` / `POS#<kind>`: the read position of one kind of background work.
+- Working memory: ONE entry (persistence/pools.py) in `RESOURCE#<userId>` (scope resource)
+  or `THREAD#<id>` (scope thread).
 
-Content (messages, items, titles) is sealed with the scope {org, pool: thread id, field:
-item}, bound to the message id (the title to "title"); working memory as pool content.
+Content is sealed with the scope {org, pool: thread id, field: item}, bound to the message
+id (the title to "title"); working memory as pool content.
 """
 
 from __future__ import annotations
@@ -133,8 +128,6 @@ class ThreadRepository:
         self._store = store
         self._cipher = cipher
         self.pools = PoolRepository(store, cipher)
-
-    # -- sealing ---------------------------------------------------------------------------
 
     @staticmethod
     def _scope(org_id: str, thread_id: str) -> dict[str, str]:
@@ -258,8 +251,12 @@ class ThreadRepository:
                 set={"title": sealed},
                 condition=Present(),
             ),
-            # Put whole: a thread created before the all-agents copy existed gets it now.
-            Put(self._index_row(thread, all_sk(thread)) | {"title": sealed}),
+            Update(
+                resource_pk(thread.resource_id),
+                all_sk(thread),
+                set={"title": sealed},
+                condition=Present(),
+            ),
             event_action(thread.org_id, "thread.updated", _ids(thread), now_ms),
         ]
 
@@ -383,30 +380,28 @@ class ThreadRepository:
             found[(thread_id, seq)] = self._message(threads[thread_id], row)
         return found
 
-    def newest_position(self, thread: Thread) -> int | None:
-        """The number of the thread's latest stored message (one Query of one row, nothing
-        opened); None when it has none."""
+    def _newest(self, thread: Thread) -> Record | None:
         page = self._store.query(
             thread_pk(thread.id), KeyRange(prefix=MESSAGE_PREFIX), limit=1, newest_first=True
         )
-        if not page.records:
-            return None
-        return int(str(page.records[0]["sk"])[len(MESSAGE_PREFIX) :])
+        return page.records[0] if page.records else None
+
+    def newest_position(self, thread: Thread) -> int | None:
+        """The number of the thread's latest stored message (nothing opened); None when it
+        has none."""
+        row = self._newest(thread)
+        return int(str(row["sk"])[len(MESSAGE_PREFIX) :]) if row is not None else None
 
     def first(self, thread: Thread, limit: int) -> list[Message]:
         page = self._store.query(thread_pk(thread.id), KeyRange(prefix=MESSAGE_PREFIX), limit=limit)
         return [self._message(thread, row) for row in page.records]
 
     def remove_last(self, thread: Thread) -> Message | None:
-        page = self._store.query(
-            thread_pk(thread.id), KeyRange(prefix=MESSAGE_PREFIX), limit=1, newest_first=True
-        )
-        if not page.records:
+        row = self._newest(thread)
+        if row is None:
             return None
-        row = page.records[0]
-        message = self._message(thread, row)
         self._store.write([Delete(thread_pk(thread.id), str(row["sk"]), Present())])
-        return message
+        return self._message(thread, row)
 
     def clear(self, thread: Thread) -> None:
         """Delete every message, a transaction of 100 at a time (working memory stays)."""

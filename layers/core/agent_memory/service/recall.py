@@ -3,18 +3,15 @@ turn's new message, with the messages around them.
 
 - **The request path** (`recall`): one embedding of the new message, one query of the vector
   index bounded to the thread's organization and user (and agent; with scope `thread`, the
-  thread), then one Query per recalled window of messages. Hits among the context's last N
-  are left out; windows never reach into them.
-- **The background** (`index_thread`, `RecallStep`): the messages saved after a read
-  position are embedded and put in batches (S3 Vectors' limits: 500 vectors a call), never
-  one at a time and never on the request path; a thread's run indexes once its batch is
-  reached (`domain/recall_batches`), and an idle thread's tail by the schedule's flush.
+  thread), then one Query per recalled window. Hits among the context's last N are left
+  out; windows never reach into them.
+- **The background** (`index_messages`, service/recall_step.py): new messages are embedded
+  and put in batches, never on the request path.
 - **Deletes** (`forget`, `forget_thread`): the vectors of removed messages go with them; a
   hit whose message is gone anyway (a race with a delete) is dropped when read.
 - **An embedding model that cannot answer** (`EmbeddingFailure`): the turn context goes on
   without `recalled`, a memory is saved without its vector, and a recall of agent memories
-  by `query` (nothing to answer without it) is 503 naming the model; a background run fails
-  with the reason and its messages wait for the next one.
+  by `query` is 503 naming the model.
 
 The index holds embeddings and ids only: a message's key is its thread and position
 (`domain/recall.vector_key`), its scope the organization, user, agent and thread ids.
@@ -30,23 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_memory.domain import recall as rules
-from agent_memory.domain import recall_batches as batches
-from agent_memory.domain.errors import Unavailable, WriteConflict
-from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.recall_index import (
-    MODEL,
-    RECALL_INDEX,
-    RecallIndex,
-    RecallIndexInput,
-)
+from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.threads import Message, RecalledWindow, Thread
-from agent_memory.persistence.recall_pending import (
-    NOTHING_LEFT,
-    PendingRecalls,
-    observed_boundary,
-)
-from agent_memory.persistence.threads import THREAD_POSITION, ThreadRepository
-from agent_memory.ports import Store
+from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.ports.vectors import (
     MAX_DELETE_BATCH,
     MAX_PUT_BATCH,
@@ -59,36 +42,16 @@ from agent_memory.ports.vectors import (
     VectorScope,
 )
 from agent_memory.service.learning_pools import (
-    AlreadyApplied,
-    Evidence,
-    FinishActions,
-    Outcome,
     PoolKind,
-    PoolRef,
-)
-from agent_memory.service.thread_learning import (
-    Learning,
-    Saved,
-    StepDefaults,
-    ThreadReader,
-    one_read,
 )
 
 log = logging.getLogger(__name__)
 
 RECALL_KIND: PoolKind = "thread-recall"
-# Messages one background run embeds at most (the local model: ~10 s on a busy machine).
-RUN_MESSAGES = 500
-RUN_BUDGET = 400_000
-
 # Messages embedded per embedder call (the local model's batch, Bedrock's one text a call).
 EMBED_BATCH = 64
 # Messages read per Query while indexing.
 READ_BATCH = 200
-# The flush's event: one per minute of ticks (a repeated tick starts each run once).
-IDLE_EVENT = "recall-idle:{minute}"
-# Threads one tick flushes at most (its function's 60 s); the rest wait for the next tick.
-FLUSH_LIMIT = 500
 
 
 @dataclass
@@ -306,161 +269,6 @@ class RecallService:
         position: one read). A run in flight may still put some: recall drops hits whose
         message is gone."""
         self.forget_thread(thread, self._repo.position(thread.id, RECALL_KIND))
-
-
-class RecallStep(StepDefaults):
-    """`semanticRecall`'s background step (the `thread-recall` learning pool), in batches:
-    a thread's messages are indexed once a multiple of its batch (`lastMessages`, or with
-    the observer on what fills one PutVectors' billed 128 KB: domain/recall_batches.py, and
-    as soon as a message is observed out of the raw window) is reached, every
-    message after the step's read position at once (500 at most a run; the next run reads
-    on), so one PutVectors carries the batch. On a save the observer runs on, the work rides
-    in the observer's execution (`load_carried`: only when the batch is due); else a save
-    that closes a batch starts a run of its own (`wanted`). Every save first puts the
-    thread's pending row (persistence/recall_pending.py), and the schedule's `flush_idle`
-    indexes the tail of a thread idle for 5 minutes, so no message stays unindexed. A run
-    moves the read position and ends its execution in one write. Its CallModel is
-    `local/rules` on the `recall_index` task (no network): the real work is in `apply`."""
-
-    kind: PoolKind = RECALL_KIND
-
-    def __init__(self, reader: ThreadReader, recall: RecallService, store: Store) -> None:
-        self._reader = reader
-        self._recall = recall
-        self._store = store
-        self.pending = PendingRecalls(store)
-
-    def batch(self, options: Mapping[str, Any]) -> int:
-        """Messages one batch of this version's threads holds."""
-        shown = None if _observing(options) else int(options["lastMessages"])
-        dimension = self._recall.embedder.dimension
-        if dimension is None:
-            return 1  # the model's size is unknown until it answers: index now, and learn it
-        return batches.batch_size(shown, dimension)
-
-    def wanted(self, saved: Saved) -> bool:
-        """Recall on in the version the save followed, and the save closes a batch (no I/O:
-        the read position is at most where the save began)."""
-        return rules.settings_of(saved.options) is not None and batches.batch_due(
-            saved.first, saved.upto, self.batch(saved.options)
-        )
-
-    def before_save(
-        self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
-    ) -> None:
-        """Put the thread's pending row before a save with recall on commits (one plain
-        write: its failure fails the save uncommitted, a save that fails after it leaves a
-        row the flush finds nothing for): the idle flush finds the thread through it."""
-        if rules.settings_of(options) is not None:
-            self.pending.saved(thread, upto, now_ms)
-
-    def task(self, evidence: Evidence) -> Ask[RecallIndexInput, RecallIndex]:
-        return Ask(RECALL_INDEX, RecallIndexInput(len(evidence.items)))
-
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
-        """The messages after the read position through `upto` (none when recall is off
-        now). With nothing left to index, the pending row through `upto` is marked done."""
-        with one_read():
-            found = self._reader.thread(pool)
-            if found is None or rules.settings_of(found[1]) is None:
-                self.pending.indexed(pool.pool_id, NOTHING_LEFT)
-                return None
-            batch = self._reader.load(pool, upto, limit=RUN_MESSAGES, budget=RUN_BUDGET)
-        if batch is None:
-            if upto is not None:
-                self.pending.indexed(pool.pool_id, upto)
-            return None
-        return Evidence(
-            pool=pool,
-            position=batch.position,
-            upto=batch.upto,
-            items=batch.items(),
-            memory=(),
-            model=MODEL,
-            allowed_kinds=(),
-            extra={"seqs": [seq for seq, _ in batch.messages]},
-        )
-
-    def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence | None:
-        """On the observer's run: the messages after the read position only when they close
-        a batch (a save below it skips the indexing; the next batch or the idle flush
-        takes them)."""
-        found = self._reader.thread(pool)
-        if found is None or rules.settings_of(found[1]) is None:
-            return None
-        stored, options = found
-        position = self._reader.repo.position(stored.thread.id, self.kind)
-        target = stored.seq if upto is None else min(upto, stored.seq)
-        due = batches.batch_due(position, target, self.batch(options)) or (
-            position < target and self._observed_out(stored.thread, options, position)
-        )
-        return self.load_evidence(pool, upto) if due else None
-
-    def _observed_out(self, thread: Thread, options: Mapping[str, Any], position: int) -> bool:
-        """Whether the observer made messages not indexed yet active (out of the raw
-        window); its log's head is read only when it may have."""
-        if not _observing(options):
-            return False
-        observation = options["observationalMemory"]["observation"]
-        if not batches.may_be_observed_out(
-            thread.tokens,
-            int(observation["messageTokens"]),
-            observation["activateAfterIdle"] is not False,
-        ):
-            return False
-        return batches.observed_out(position, observed_boundary(self._store, thread.id))
-
-    def apply(self, evidence: Evidence, changes: RecallIndex, finish: FinishActions) -> Outcome:
-        """Embed and put the run's messages, then move the position with the execution's
-        end; AlreadyApplied when another run moved it first (its puts were the same). The
-        pending row through the new position is then marked done."""
-        found = self._reader.thread(evidence.pool)
-        if found is None:
-            raise AlreadyApplied("the thread is gone")
-        thread = found[0].thread
-        seqs = [int(s) for s in evidence.extra.get("seqs", [])]
-        numbered = [
-            (seq, Message(item.id, item.role, item.content, 0))
-            for seq, item in zip(seqs, evidence.items, strict=True)
-        ]
-        count = self._recall.index_messages(thread, numbered)
-        outcome = Outcome(applied=[{"key": "embeddings", "op": f"embedded {count}"}], rejected=[])
-        actions = [
-            self._reader.advance(thread.id, self.kind, evidence.position, evidence.upto),
-            *finish(outcome),
-        ]
-        try:
-            self._store.write(actions)
-        except WriteConflict as error:
-            if error.condition == THREAD_POSITION:
-                raise AlreadyApplied("another run embedded these messages") from error
-            raise
-        self.pending.indexed(thread.id, evidence.upto)
-        return outcome
-
-    def flush_idle(self, learning: Learning) -> int:
-        """The schedule's tick: a run for each thread idle for `IDLE_MS` whose last save is
-        not indexed yet (a wait on this minute's event, released at once: waits and
-        releases touch only the LEARN# and WAIT# partitions, and each run starts once
-        however often the tick comes); done rows are deleted. Answers the runs started."""
-        now = self._reader.clock.now_ms()
-        event = IDLE_EVENT.format(minute=now // 60_000)
-        waiting = 0
-        for row in self.pending.rows():
-            if row.done:
-                self.pending.forget(row)
-            elif batches.idle(row.at, now) and waiting < FLUSH_LIMIT:
-                pool = PoolRef(self.kind, row.org_id, row.thread_id)
-                learning.wait(pool, event=event, reason="idle", upto=row.upto)
-                waiting += 1
-        if not waiting:
-            return 0
-        return sum(1 for run in learning.release(event) if run.started)
-
-
-def _observing(options: Mapping[str, Any]) -> bool:
-    """The observer is on: the context shows every message it has not made active."""
-    return bool(options["observationalMemory"]["enabled"]) and not options["readOnly"]
 
 
 # Agent memories (seed 004) share the index: their own group, the organization as owner
