@@ -62,7 +62,7 @@ def item_sk(seq: int) -> str:
     return f"{ITEM_PREFIX}{seq:08d}"
 
 
-def pool_of(session: Session) -> Pool:
+def session_pool(session: Session) -> Pool:
     """The session's memory pool: its own partition, sealed under its id."""
     return Pool(session_pk(session.id), session.org_id, session.id, RECENCY)
 
@@ -98,7 +98,7 @@ class SessionRepository:
 
     def get(self, session_id: str) -> Session | None:
         row = self._store.get(session_pk(session_id), keys.HEAD)
-        return _session(row) if row is not None and row.get("type") == "session" else None
+        return session_of(row) if row is not None and row.get("type") == "session" else None
 
     def memory(self, session_id: str) -> tuple[Session, list[StoredEntry]] | None:
         """The head row and every entry, in one Query."""
@@ -107,7 +107,7 @@ class SessionRepository:
         entries: list[StoredEntry] = []
         for row in page.records:
             if row["sk"] == keys.HEAD and row.get("type") == "session":
-                session = _session(row)
+                session = session_of(row)
             elif (entry := self.pools.parse(row)) is not None:
                 entries.append(entry)
         return (session, entries) if session is not None else None
@@ -118,7 +118,7 @@ class SessionRepository:
         probe = Pool(session_pk(session_id), "", session_id, RECENCY)
         read = self.pools.newest(probe, head=keys.HEAD, first_page=first_page)
         head = read.head
-        session = _session(head) if head is not None and head.get("type") == "session" else None
+        session = session_of(head) if head is not None and head.get("type") == "session" else None
         return session, read
 
     def with_entry(self, session_id: str, key_id: str) -> tuple[Session | None, StoredEntry | None]:
@@ -129,7 +129,7 @@ class SessionRepository:
         entry: StoredEntry | None = None
         for row in rows:
             if row["sk"] == keys.HEAD and row.get("type") == "session":
-                session = _session(row)
+                session = session_of(row)
             elif (parsed := self.pools.parse(row)) is not None:
                 entry = parsed
         return session, entry
@@ -165,7 +165,7 @@ class SessionRepository:
         return {"org": session.org_id, "pool": session.id, "field": field}
 
     def open_entry(self, session: Session, entry: StoredEntry) -> str:
-        return self.pools.open_content(pool_of(session), entry)
+        return self.pools.open_content(session_pool(session), entry)
 
     def open_item(self, session: Session, item: StoredItem) -> str:
         return self._cipher.open(
@@ -206,7 +206,7 @@ class SessionRepository:
                 break
             after = page.next
         rows = self._store.get_many([(session_pk(i), keys.HEAD) for i in ids[:limit]])
-        found = {s.id: s for s in (_session(r) for r in rows if r.get("type") == "session")}
+        found = {s.id: s for s in (session_of(r) for r in rows if r.get("type") == "session")}
         return [found[i] for i in ids[:limit] if i in found], len(ids) > limit
 
     def item_page(
@@ -268,13 +268,13 @@ class SessionRepository:
         order: int = 0,
     ) -> list[Action]:
         """Write an entry (new, or replacing `previous`, the one under its key)."""
-        return self.pools.put(pool_of(session), meta, content, previous=previous, order=order)
+        return self.pools.put(session_pool(session), meta, content, previous=previous, order=order)
 
     def entry_retract(
         self, session: Session, previous: EntryMeta, after: EntryMeta
     ) -> list[Action]:
         """Mark an existing entry retracted; its content stays as it was."""
-        return self.pools.change(pool_of(session), previous, after)
+        return self.pools.change(session_pool(session), previous, after)
 
     def write(self, actions: Sequence[Action]) -> None:
         """One conditional transaction; raises WriteConflict(index=...) when a condition fails."""
@@ -302,7 +302,8 @@ class SessionRepository:
             if row.get("type") == "item"
         ]
         puts += [
-            Put(row) for row in self.pools.copy_rows(pool_of(source), pool_of(fork), page.records)
+            Put(row)
+            for row in self.pools.copy_rows(session_pool(source), session_pool(fork), page.records)
         ]
         last: list[Action] = [
             Check(session_pk(source.id), keys.HEAD, Equals("revision", source.revision)),
@@ -349,11 +350,7 @@ class SessionRepository:
 
 
 def session_of(row: Record) -> Session:
-    """The Session in its head row (erasure reads head rows whose deletion began)."""
-    return _session(row)
-
-
-def _session(row: Record) -> Session:
+    """The Session in its head row."""
     return Session(
         id=str(row["pk"]).removeprefix("SESSION#"),
         org_id=str(row["orgId"]),

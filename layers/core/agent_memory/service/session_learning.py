@@ -26,7 +26,7 @@ from agent_memory.domain.sessions import Session, item_id
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
 from agent_memory.persistence.pools import StoredEntry
-from agent_memory.persistence.sessions import SESSION_REVISION, StoredItem, pool_of
+from agent_memory.persistence.sessions import SESSION_REVISION, StoredItem, session_pool
 from agent_memory.ports import Action, Clock, EvidenceItem, KnownEntry
 from agent_memory.service.keyed_learning import by_key, change_actions, fit, known_entries
 from agent_memory.service.learning_pools import (
@@ -162,7 +162,7 @@ class SessionLearningPool:
                 self._repo.head_change(session, after, now),
                 *change_actions(
                     self._repo.pools,
-                    pool_of(session),
+                    session_pool(session),
                     ENTRY_NAMESPACE,
                     decision,
                     current,
