@@ -50,7 +50,8 @@ from agent_memory.service.limits import Limiter, ModelCallQuota, RequestLimits
 from agent_memory.service.memory_bot import MemoryBotService
 from agent_memory.service.memory_objects import MemoryObjectService
 from agent_memory.service.model_choice import ModelChoice
-from agent_memory.service.observer import Observer, ObserveStep
+from agent_memory.service.observe_step import ObserveStep
+from agent_memory.service.observer import Observer
 from agent_memory.service.observer_context import ObserverService
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.recall import MemoryRecall, RecallService

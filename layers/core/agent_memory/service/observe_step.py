@@ -1,0 +1,205 @@
+"""The background observer and reflector (seed 003, "The observer"): the thread step
+`thread-observe`. A save starts a run only when the unobserved message tokens reach
+`bufferTokens` (or, with `bufferOnIdle`, when a turn ends): the run asks the `observation`
+task once for every message after the step's read position and keeps its answer as a
+*buffered* chunk of the log; when the active log has reached `reflection.bufferActivation`
+of `observationTokens`, the run asks the `reflection` task instead and keeps a buffered
+reflection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, replace
+from typing import Any
+
+from agent_memory.domain import observation as rules
+from agent_memory.domain.errors import WriteConflict
+from agent_memory.domain.tasks.base import Ask
+from agent_memory.domain.tasks.memory_changes import EvidenceItem
+from agent_memory.domain.tasks.observation import (
+    OBSERVATION,
+    ObservationInput,
+    WorkingMemory,
+)
+from agent_memory.domain.tasks.observation import Message as ObservedMessage
+from agent_memory.domain.tasks.reflection import REFLECTION, Reflection, ReflectionInput
+from agent_memory.domain.threads import Thread
+from agent_memory.persistence.observations import Log
+from agent_memory.persistence.threads import THREAD_POSITION, StoredThread
+from agent_memory.ports import Action
+from agent_memory.service.learning_pools import (
+    AlreadyApplied,
+    Evidence,
+    FinishActions,
+    Outcome,
+    PoolKind,
+    PoolRef,
+)
+from agent_memory.service.observer import (
+    MAX_CHANGED,
+    OBSERVE_KIND,
+    Observed,
+    Observer,
+    observed_upto,
+    observer_model,
+    thresholds,
+)
+from agent_memory.service.thread_learning import Saved, StepDefaults, ThreadReader
+
+
+class ObserveStep(StepDefaults):
+    """The background observer and reflector: the `thread-observe` learning pool."""
+
+    kind: PoolKind = OBSERVE_KIND
+
+    def __init__(self, reader: ThreadReader, observer: Observer) -> None:
+        self._reader = reader
+        self._observer = observer
+
+    def wanted(self, saved: Saved) -> bool:
+        """Unobserved message tokens reached `bufferTokens`, or a turn ended with
+        `bufferOnIdle` (no I/O: the thread's own token counts)."""
+        if not rules.observing(saved.options):
+            return False
+        t = thresholds(saved.options, self._observer.platform_model)
+        batch = rules.total_message_tokens([m.content for m in saved.messages])
+        pending = saved.thread.tokens + batch - saved.thread.observed_tokens
+        ended = any(m.role == "assistant" for m in saved.messages)
+        return rules.wants_observation(pending, t, turn_ended=ended)
+
+    def task(self, evidence: Evidence) -> Ask[Any, Any]:
+        extra = evidence.extra
+        if extra["phase"] == "reflection":
+            texts = "\n".join(item.content for item in evidence.items)
+            return Ask(REFLECTION, ReflectionInput(texts, extra.get("instruction")))
+        memory = extra.get("workingMemory")
+        return Ask(
+            OBSERVATION,
+            ObservationInput(
+                messages=tuple(ObservedMessage(i.id, i.role, i.content) for i in evidence.items),
+                observations=extra.get("log"),
+                title=extra.get("title"),
+                thread_title=bool(extra.get("threadTitle")),
+                working_memory=WorkingMemory(**memory) if memory is not None else None,
+                instruction=extra.get("instruction"),
+            ),
+        )
+
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+        """A reflection when the active log reached its share and none waits in reserve;
+        else the messages after the read position. None when the observer is off."""
+        found = self._reader.thread(pool)
+        if found is None or not rules.observing(found[1]):
+            return None
+        stored, options = found
+        log_ = self._observer.logs.log(stored.thread)
+        t = thresholds(options, self._observer.platform_model)
+        if rules.wants_reflection(log_.active, bool(log_.of("reflection", "buffered")), t):
+            return self._reflection_evidence(pool, stored.thread, options, log_)
+        return self._observation_evidence(pool, stored, options, log_, upto)
+
+    def _reflection_evidence(
+        self, pool: PoolRef, thread: Thread, options: Mapping[str, Any], log_: Log
+    ) -> Evidence:
+        om = options["observationalMemory"]
+        condensed = log_.active[:MAX_CHANGED]
+        texts = self._observer.logs.texts(thread, log_, condensed)
+        position = self._reader.repo.position(thread.id, self.kind)
+        return Evidence(
+            pool=pool,
+            position=position,
+            upto=position,
+            items=tuple(EvidenceItem(str(c.n), c.kind, texts[c.n]) for c in condensed),
+            memory=(),
+            model=observer_model(om, self._observer.platform_model, "reflection"),
+            allowed_kinds=(),
+            extra={
+                "phase": "reflection",
+                "instruction": om["reflection"]["instruction"],
+                "chunks": [c.n for c in condensed],
+            },
+        )
+
+    def _observation_evidence(
+        self,
+        pool: PoolRef,
+        stored: StoredThread,
+        options: Mapping[str, Any],
+        log_: Log,
+        upto: int | None,
+    ) -> Evidence | None:
+        batch = self._reader.load(pool, upto)
+        if batch is None or not batch.messages:
+            return None
+        thread = stored.thread
+        messages = [m for _seq, m in batch.messages]
+        asked = self._observer.observation_input(thread, options, log_, messages)
+        memory = asked.working_memory
+        return Evidence(
+            pool=pool,
+            position=batch.position,
+            upto=batch.upto,
+            items=batch.items(),
+            memory=(),
+            model=observer_model(options["observationalMemory"], self._observer.platform_model),
+            allowed_kinds=(),
+            extra={
+                "phase": "observation",
+                "log": asked.observations,
+                "title": asked.title,
+                "threadTitle": asked.thread_title,
+                "instruction": asked.instruction,
+                "workingMemory": None if memory is None else asdict(memory),
+                "observedTokens": observed_upto(
+                    stored, thread.observed_tokens, batch.upto, messages
+                ),
+            },
+        )
+
+    def apply(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Outcome:
+        """Keep the answer as a buffered chunk (or reflection), move the read position and
+        end the execution in one write; AlreadyApplied when another run moved it first."""
+        found = self._reader.thread(evidence.pool)
+        if found is None or not rules.observing(found[1]):
+            raise AlreadyApplied("the thread is gone or its observer is off")
+        stored, options = found
+        thread = stored.thread
+        log_ = self._observer.logs.log(thread)
+        advance = self._reader.advance(thread.id, self.kind, evidence.position, evidence.upto)
+        if evidence.extra["phase"] == "reflection":
+            actions, outcome = self._reflection(thread, log_, evidence, changes)
+        else:
+            observed = Observed(
+                evidence.position,
+                evidence.upto,
+                int(evidence.extra["observedTokens"]),
+                changes,
+            )
+            actions, outcome = self._observer.observation_actions(thread, options, log_, observed)
+        try:
+            self._observer.store.write([*actions, advance, *finish(outcome)])
+        except WriteConflict as error:
+            if error.condition == THREAD_POSITION:
+                raise AlreadyApplied("another run observed these messages") from error
+            raise
+        return outcome
+
+    def _reflection(
+        self, thread: Thread, log_: Log, evidence: Evidence, changes: Reflection
+    ) -> tuple[list[Action], Outcome]:
+        wanted = {int(n) for n in evidence.extra["chunks"]}
+        condensed = [c for c in log_.active if c.n in wanted]
+        if len(condensed) != len(wanted) or log_.of("reflection", "buffered"):
+            raise AlreadyApplied("the log changed: the reflection is no longer needed")
+        text = changes.observations.strip()
+        chunk = self._observer.reflection_chunk(log_, condensed, text)
+        now = self._observer.clock.now_ms()
+        after = replace(log_.head, next=log_.head.next + 1)
+        actions = [
+            *self._observer.logs.add_chunk(thread, chunk, text),
+            self._observer.logs.head_action(thread, log_.head, after, now),
+        ]
+        return actions, Outcome(
+            applied=[{"key": f"reflection:{chunk.n}", "op": "reflect"}], rejected=[]
+        )
