@@ -57,7 +57,7 @@ def _seed(setup: Any, env: Env, thread_id: str, start: int, count: int) -> None:
     thread's count moved past them."""
     from agent_memory.adapters.dynamodb.store import serialize
     from agent_memory.domain.threads import Message
-    from agent_memory.persistence.threads import thread_pk
+    from agent_memory.persistence.keys import thread_pk
 
     repo = setup.threads.repo
     stored = repo.get(thread_id)

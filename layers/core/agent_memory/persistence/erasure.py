@@ -61,6 +61,7 @@ from agent_memory.persistence.executions import (
     EXEC_PREFIX,
     partition,
 )
+from agent_memory.persistence.keys import resource_pk, thread_pk
 from agent_memory.persistence.memory_bot import CONFESSION_PREFIX, ENRICHMENT_PREFIX
 from agent_memory.persistence.memory_objects import LAYOUT, list_partition, pool_of
 from agent_memory.persistence.observations import CHUNK_PREFIX
@@ -75,14 +76,12 @@ from agent_memory.persistence.threads import (
     ALL_PREFIX,
     INDEX_PREFIX,
     MESSAGE_PREFIX,
-    WORKING_MEMORY_KEY,
     agent_thread_sk,
     all_sk,
     index_sk,
     position_sk,
-    resource_pk,
-    thread_pk,
 )
+from agent_memory.persistence.working_memory import WORKING_MEMORY_KEY
 from agent_memory.ports import Action, Delete, Equals, KeyRange, Present, Record, Store, Update
 
 SESSION_DELETING = "session-deleting"

@@ -22,6 +22,14 @@ def entry_sk(key: str) -> str:
     return f"{ENTRY_PREFIX}{key}"
 
 
+def thread_pk(thread_id: str) -> str:
+    return f"THREAD#{thread_id}"
+
+
+def resource_pk(user_id: str) -> str:
+    return f"RESOURCE#{user_id}"
+
+
 def org(org_id: str) -> str:
     return f"ORG#{org_id}"
 

@@ -22,8 +22,8 @@ from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.observation import Chunk, Kind, Status
 from agent_memory.domain.threads import Thread
 from agent_memory.persistence import keys
+from agent_memory.persistence.keys import thread_pk
 from agent_memory.persistence.pools import Pool, PoolRepository, StoredEntry, version_condition
-from agent_memory.persistence.threads import thread_pk
 from agent_memory.ports import Absent, Action, Cipher, Delete, KeyRange, Present, Store, Update
 
 HEAD_SK = "OBS"

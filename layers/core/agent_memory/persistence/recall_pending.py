@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.threads import Thread
+from agent_memory.persistence.keys import thread_pk
 from agent_memory.persistence.observations import HEAD_SK
-from agent_memory.persistence.threads import thread_pk
 from agent_memory.ports import AtMost, Delete, Equals, Put, Store, Update
 
 log = logging.getLogger(__name__)

@@ -9,11 +9,10 @@
   agents, each a key-ordered page.
 - `AGENT#<agentId>` / `THREAD#<threadId>`: the agent's threads, for its deletion.
 - `THREAD#<id>` / `POS#<kind>`: the read position of one kind of background work.
-- Working memory: ONE entry (persistence/pools.py) in `RESOURCE#<userId>` (scope resource)
-  or `THREAD#<id>` (scope thread).
+- Working memory: persistence/working_memory.py.
 
 Content is sealed with the scope {org, pool: thread id, field: item}, bound to the message
-id (the title to "title"); working memory as pool content.
+id (the title to "title").
 """
 
 from __future__ import annotations
@@ -23,14 +22,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent_memory.domain.entries import EntryMeta, keyed_id
 from agent_memory.domain.events import thread_object
 from agent_memory.domain.observation import total_message_tokens
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence import keys
 from agent_memory.persistence.agents import agent_pk
 from agent_memory.persistence.events import event_action
-from agent_memory.persistence.pools import Pool, PoolRepository
+from agent_memory.persistence.keys import resource_pk, thread_pk
+from agent_memory.persistence.working_memory import WorkingMemories
 from agent_memory.ports import (
     Absent,
     AbsentOrEquals,
@@ -54,17 +53,8 @@ POSITION_PREFIX = "POS#"
 THREAD_SEQ = "thread-seq"
 # Condition name: another run of the same background step moved its read position first.
 THREAD_POSITION = "thread-position"
-WORKING_MEMORY_KEY = "working-memory"
 TITLE_ROW = "title"
 _TIME_SPAN = 10**13
-
-
-def thread_pk(thread_id: str) -> str:
-    return f"THREAD#{thread_id}"
-
-
-def resource_pk(user_id: str) -> str:
-    return f"RESOURCE#{user_id}"
 
 
 def message_sk(seq: int) -> str:
@@ -92,25 +82,6 @@ def position_sk(kind: str) -> str:
     return f"{POSITION_PREFIX}{kind}"
 
 
-class SingleEntryLayout:
-    """A pool of one entry: its base row and no copies."""
-
-    def rows(self, pool: Pool, meta: EntryMeta, order: int = 0) -> list[tuple[str, str]]:
-        return [(pool.pk, keys.entry_sk(meta.id))]
-
-
-SINGLE = SingleEntryLayout()
-
-
-def working_memory_pool(thread: Thread, scope: str) -> Pool:
-    """Scope resource: one record per user (and agent), never across users; thread: one
-    per thread."""
-    if scope == "resource":
-        pool_id = f"wm:{thread.agent_id}:{thread.resource_id}"
-        return Pool(resource_pk(thread.resource_id), thread.org_id, pool_id, SINGLE)
-    return Pool(thread_pk(thread.id), thread.org_id, f"wm:{thread.id}", SINGLE)
-
-
 @dataclass(frozen=True)
 class StoredThread:
     thread: Thread
@@ -127,7 +98,7 @@ class ThreadRepository:
     def __init__(self, store: Store, cipher: Cipher) -> None:
         self._store = store
         self._cipher = cipher
-        self.pools = PoolRepository(store, cipher)
+        self.notes = WorkingMemories(store, cipher)
 
     @staticmethod
     def _scope(org_id: str, thread_id: str) -> dict[str, str]:
@@ -420,37 +391,6 @@ class ThreadRepository:
             if page.next is None:
                 return
             after = page.next
-
-    # -- working memory --------------------------------------------------------------------
-
-    def working_memory(self, thread: Thread, scope: str) -> str | None:
-        pool = working_memory_pool(thread, scope)
-        stored = self.pools.get(pool, keyed_id(pool.pool_id, WORKING_MEMORY_KEY))
-        return self.pools.open_content(pool, stored) if stored is not None else None
-
-    def put_working_memory(self, thread: Thread, scope: str, text: str, now_ms: int) -> None:
-        self._store.write(self.working_memory_actions(thread, scope, text, now_ms))
-
-    def working_memory_actions(
-        self, thread: Thread, scope: str, text: str, now_ms: int, by: str = "person"
-    ) -> list[Action]:
-        """The notes replaced (and their event), to commit alone or with other rows."""
-        pool = working_memory_pool(thread, scope)
-        entry_id = keyed_id(pool.pool_id, WORKING_MEMORY_KEY)
-        previous = self.pools.get(pool, entry_id)
-        created = previous.meta.created_at if previous is not None else now_ms
-        meta = EntryMeta(
-            id=entry_id,
-            key=WORKING_MEMORY_KEY,
-            kind="working-memory",
-            created_at=created,
-            updated_at=now_ms,
-            rev=(previous.meta.rev + 1) if previous is not None else 1,
-            length=len(text),
-            by=by,
-        )
-        updated = event_action(thread.org_id, "working_memory.updated", _ids(thread), now_ms)
-        return [*self.pools.put(pool, meta, text), updated]
 
 
 def _ids(thread: Thread) -> dict[str, str]:

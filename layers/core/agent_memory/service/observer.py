@@ -97,7 +97,7 @@ class Observer:
         if not _manages_notes(options):
             return None
         working = options["workingMemory"]
-        text = self.threads.working_memory(thread, working["scope"])
+        text = self.threads.notes.get(thread, working["scope"])
         return WorkingMemory(
             format="json" if working["schema"] is not None else "markdown",
             content=thread_rules.working_memory_content(text, options),
@@ -194,7 +194,7 @@ class Observer:
             return []
         outcome.applied.append({"key": "workingMemory", "op": "update"})
         scope = options["workingMemory"]["scope"]
-        return self.threads.working_memory_actions(thread, scope, notes, now, by="observer")
+        return self.threads.notes.actions(thread, scope, notes, now, by="observer")
 
     def reflection_chunk(self, log: Log, condensed: Sequence[Chunk], text: str) -> Chunk:
         return Chunk(

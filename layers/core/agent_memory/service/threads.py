@@ -214,7 +214,7 @@ class ThreadService:
 
     def _notes(self, thread: Thread, options: dict[str, Any]) -> Notes:
         working = options["workingMemory"]
-        text = self._repo.working_memory(thread, working["scope"]) if working["enabled"] else None
+        text = self._repo.notes.get(thread, working["scope"]) if working["enabled"] else None
         return rules.notes(text, options)
 
     def put_working_memory(self, principal: Principal, thread_id: str, content: Any) -> Notes:
@@ -225,7 +225,7 @@ class ThreadService:
         rules.writable_working_memory(options)
         text = rules.check_working_memory(content, options)
         scope = options["workingMemory"]["scope"]
-        self._repo.put_working_memory(thread, scope, text, self._clock.now_ms())
+        self._repo.notes.put(thread, scope, text, self._clock.now_ms())
         return rules.notes(text, options)
 
     # -- the turn context ------------------------------------------------------------------
