@@ -143,7 +143,7 @@ def run() -> dict[str, Any]:
             base = f"/v1/agents/{agent}"
 
             def version() -> int:
-                return int(setup.agent_memory.read(ana, agent)["version"])
+                return int(setup.agent_memory.read(ana, agent).version)
 
             counter = iter(range(1_000))
 

@@ -81,7 +81,7 @@ def _fixture(env: Env) -> Fixture:
         setup.session_memory.command(ana, memory_session, view.head, view.revision, command)
     if hasattr(setup, "agent_memory"):
         for key in keys:
-            version = int(setup.agent_memory.read(ana, agent)["version"])
+            version = int(setup.agent_memory.read(ana, agent).version)
             command = Remember(key, f"Agent fact {key}: prefers trains.", "preference")
             setup.agent_memory.command(ana, agent, version, command)
     for n in range(MEMORIES):
@@ -97,7 +97,7 @@ def _session_command(f: Fixture, command: dict[str, Any]) -> Request:
 
 
 def _agent_memory_command(f: Fixture, command: dict[str, Any]) -> Request:
-    version = int(f.setup.agent_memory.read(f.ana, f.agent)["version"])
+    version = int(f.setup.agent_memory.read(f.ana, f.agent).version)
     return "POST", f"/v1/agents/{f.agent}/memory", {"expected": version, "command": command}
 
 

@@ -16,8 +16,10 @@ from typing import Any
 import pytest
 
 from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
+from agent_memory.api.contracts.agent_memory import AgentMemoryAnswer
 from agent_memory.api.contracts.memory_objects import AgentMemoryList, AgentMemoryOut
-from agent_memory.domain import agent_memory, session_memory
+from agent_memory.api.contracts.sessions import SessionEntryOut
+from agent_memory.domain import session_memory
 from agent_memory.domain.bounds import (
     ANSWER_BUDGET,
     KEYED_POOL,
@@ -28,7 +30,7 @@ from agent_memory.domain.bounds import (
     memory_object_size,
     within_budget,
 )
-from agent_memory.domain.entries import Entry, EntryMeta, ItemSource
+from agent_memory.domain.entries import Entry, EntryMeta, ItemSource, KeyedMemory
 from agent_memory.domain.errors import TooLarge
 from agent_memory.domain.identity import Principal, issue_token
 from agent_memory.domain.memory_objects import (
@@ -95,7 +97,7 @@ def worst_session_memory() -> dict[str, Any]:
     sources = tuple(ItemSource(last) for _ in range(MAX_SOURCES))
     entries = [Entry(meta, content) for meta, content in _worst_metas(sources)]
     return {
-        "entries": {e.meta.name: session_memory.view(e) for e in entries},
+        "entries": {e.meta.name: SessionEntryOut.of(e).model_dump() for e in entries},
         "processed": [item_id(seq) for seq in range(1, MAX_SESSION_ITEMS + 1)],
         "settings": {"use": False, "generate": False},
         "overrides": {"use": False, "generate": False},
@@ -106,7 +108,7 @@ def worst_agent_memory() -> dict[str, Any]:
     last = item_id(MAX_SESSION_ITEMS)
     sources = tuple(ItemSource(last, SESSION_ID) for _ in range(MAX_SOURCES))
     entries = [Entry(meta, content) for meta, content in _worst_metas(sources)]
-    return {"entries": {e.meta.name: agent_memory.view(e) for e in entries}, "version": T}
+    return AgentMemoryAnswer.of(KeyedMemory(entries, T)).model_dump()
 
 
 @pytest.mark.parametrize("read", [worst_session_memory, worst_agent_memory])
@@ -304,10 +306,10 @@ def test_learning_at_the_bound_refuses_a_new_key_with_a_reason_and_applies_the_r
     assert outcome.applied == [{"key": "k3", "op": "remember"}]
     reason = POOL_FULL.format(entries=KEYED_POOL.max_entries, content=KEYED_POOL.max_content)
     assert [(r["change"]["key"], r["reason"]) for r in outcome.rejected] == [("budget", reason)]
-    memory = pools.memory.read(ana, session.id)
-    assert "budget" not in memory["entries"]
-    assert memory["entries"]["k3"]["content"] == "The trip budget is 1500 EUR."
-    assert len(memory["entries"]) == KEYED_POOL.max_entries
+    entries = {e.meta.name: e for e in pools.memory.read(ana, session.id).entries}
+    assert "budget" not in entries
+    assert entries["k3"].content == "The trip budget is 1500 EUR."
+    assert len(entries) == KEYED_POOL.max_entries
 
 
 # --- lists stop at one answer's budget ---------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agent_memory.api.contracts.sessions import SessionMemory
 from agent_memory.domain.errors import SessionConflict
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.session_memory import Command, Configure, Forget, Remember
@@ -90,7 +91,7 @@ def test_ten_remembers_with_the_same_revision_one_wins(services: Any, owner: Pri
     assert all(isinstance(e, SessionConflict) for e in errors), errors
     winner = results[0]
     assert winner.revision == session.revision + 1
-    memory = services.session_memory.read(owner, session.id)
+    memory = _memory(services, owner, session.id)
     assert len(memory["entries"]) == 1
     [(key, entry)] = memory["entries"].items()
     assert entry["content"] == f"Fact number {key.removeprefix('fact-')}."
@@ -118,7 +119,7 @@ def test_ten_different_commands_with_the_same_revision_one_wins(
         Remember("budget", "1200 EUR.", "decision"),
         Configure({"generate": True}),
     ]
-    before = services.session_memory.read(owner, session.id)
+    before = _memory(services, owner, session.id)
     results, errors = send_all(services, owner, session, commands)
 
     assert len(results) == 1
@@ -126,7 +127,7 @@ def test_ten_different_commands_with_the_same_revision_one_wins(
     assert all(isinstance(e, SessionConflict) for e in errors), errors
     after = services.sessions.get(owner, session.id)
     assert after.revision == session.revision + 1
-    memory = services.session_memory.read(owner, session.id)
+    memory = _memory(services, owner, session.id)
     changed_entries = [
         key for key, entry in memory["entries"].items() if before["entries"].get(key) != entry
     ]
@@ -147,3 +148,8 @@ def test_turns_without_a_condition_all_land_in_order(services: Any, owner: Princ
     assert sorted(r.item_ids[0] for r in results) == ["i-01", "i-02", "i-03"]
     after = services.sessions.get(owner, session.id)
     assert (after.item_count, after.revision) == (3, 3)
+
+
+def _memory(services: Any, owner: Principal, session_id: str) -> dict[str, Any]:
+    """The session memory as the API answers it."""
+    return SessionMemory.of(services.session_memory.read(owner, session_id)).model_dump()

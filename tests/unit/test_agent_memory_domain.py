@@ -16,6 +16,7 @@ from agent_memory.adapters.in_memory import (
     RecordingOrchestrator,
     SequentialIds,
 )
+from agent_memory.api.contracts.agent_memory import AgentMemoryAnswer, MemoryLog
 from agent_memory.bootstrap import Adapters, build_services
 from agent_memory.config import Settings
 from agent_memory.domain import agent_memory as am
@@ -150,7 +151,9 @@ def test_promotion_takes_active_lasting_entries_with_session_sources() -> None:
 
 def test_the_log_view() -> None:
     change = am.LogChange(3, 1234, "promotion", ("a", "b"))
-    assert change.view() == {"version": 3, "at": 1234, "by": "promotion", "keys": ["a", "b"]}
+    assert MemoryLog.of([change]).model_dump()["changes"] == [
+        {"version": 3, "at": 1234, "by": "promotion", "keys": ["a", "b"]}
+    ]
 
 
 def test_the_text_of_a_shared_agent_carries_privacy_rules_within_the_limit() -> None:
@@ -203,6 +206,11 @@ def turn(world: World, session_id: str, *texts: str) -> Any:
     return world.services.sessions.turn(world.ana, session_id, items)
 
 
+def _memory(world: World, agent_id: str) -> dict[str, Any]:
+    """The agent memory as the API answers it."""
+    return AgentMemoryAnswer.of(world.services.agent_memory.read(world.ana, agent_id)).model_dump()
+
+
 def no_finish(outcome: Outcome) -> Sequence[Action]:
     return []
 
@@ -252,7 +260,7 @@ def test_apply_keeps_a_person_edit_made_while_the_helper_worked(world: World) ->
 
     assert outcome.applied == []
     assert outcome.rejected[0]["reason"] == EDITED_MEANWHILE
-    held = world.services.agent_memory.read(world.ana, agent.id)
+    held = _memory(world, agent.id)
     assert held["version"] == 1
     assert held["entries"]["tests-first"]["content"] == "By hand."
     assert world.services.agent_memory._repo.position(agent.id, session.id) == 1
@@ -281,7 +289,7 @@ def test_apply_retries_when_the_version_moves_under_it(world: World) -> None:
         no_finish,
     )
     assert outcome.applied == [{"key": "tests-first", "op": "remember"}]
-    assert world.services.agent_memory.read(world.ana, agent.id)["version"] == 1
+    assert _memory(world, agent.id)["version"] == 1
 
 
 def test_an_answer_larger_than_one_transaction_is_cut_never_half_applied(world: World) -> None:
@@ -301,7 +309,7 @@ def test_an_answer_larger_than_one_transaction_is_cut_never_half_applied(world: 
     assert 40 <= applied < limit
     assert {r["reason"] for r in outcome.rejected} == {TOO_MANY}
     assert len(outcome.rejected) == 100 - applied
-    held = world.services.agent_memory.read(world.ana, agent.id)
+    held = _memory(world, agent.id)
     assert len(held["entries"]) == applied
     assert held["version"] == 1
 
@@ -319,12 +327,12 @@ def test_a_forget_learned_from_a_session_names_its_items(world: World) -> None:
 
     world.pool.apply(evidence, [ProposedForget("fridays", ("i-01",))], no_finish)
 
-    entry = world.services.agent_memory.read(world.ana, agent.id)["entries"]["fridays"]
+    entry = _memory(world, agent.id)["entries"]["fridays"]
     assert entry["status"] == "retracted"
     assert entry["content"] == "Deploy on Fridays."
     assert entry["sources"] == [{"session": session.id, "item": "i-01"}]
     log = world.services.agent_memory.log(world.ana, agent.id)
-    assert [(c["version"], c["by"]) for c in log] == [(2, "consolidation"), (1, "person")]
+    assert [(c.version, c.by) for c in log] == [(2, "consolidation"), (1, "person")]
 
 
 def test_content_is_sealed_and_bound_to_its_row(world: World) -> None:
@@ -360,7 +368,7 @@ def test_a_change_that_lost_to_another_sessions_learning_says_so(world: World) -
     )
 
     assert outcome.rejected[0]["reason"] == am.CHANGED_BY_LEARNING
-    entry = world.services.agent_memory.read(world.ana, agent.id)["entries"]["order"]
+    entry = _memory(world, agent.id)["entries"]["order"]
     assert entry["content"] == "Lint first."
     assert world.services.agent_memory._repo.position(agent.id, first.id) == 1
 

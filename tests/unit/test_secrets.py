@@ -214,8 +214,8 @@ def test_no_plaintext_row_carries_a_secret_a_model_proposed() -> None:
     results = [_drive(services, n, p)["result"] for n, p in orchestrator.started.items()]
 
     assert [r["status"] for r in results] == ["succeeded", "succeeded"]
-    session_memory = services.session_memory.read(ana, session.id)["entries"]
-    agent_memory = services.agent_memory.read(ana, agent.id)["entries"]
+    session_memory = {e.meta.name for e in services.session_memory.read(ana, session.id).entries}
+    agent_memory = {e.meta.name for e in services.agent_memory.read(ana, agent.id).entries}
     assert set(session_memory) == set(agent_memory) == {"budget"}
     for execution in [
         *services.learning.executions(PoolRef("session", "acme", session.id)),

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
+from agent_memory.api.contracts.sessions import SessionMemory
 from agent_memory.domain import consolidation as rules
 from agent_memory.domain.errors import (
     IntegrityError,
@@ -106,6 +107,11 @@ def world() -> World:
     )
 
 
+def read(world: World, principal: Principal, session_id: str) -> dict[str, Any]:
+    """The session memory as the API answers it."""
+    return SessionMemory.of(world.memory.read(principal, session_id)).model_dump()
+
+
 # --- commands -----------------------------------------------------------------------------
 
 
@@ -114,7 +120,7 @@ def test_remember_adds_an_edit_item_that_is_the_source_and_makes_a_new_head(worl
     after = world.command(session.id, Remember("budget", "The trip budget is 1500 EUR.", "fact"))
     assert after.revision == session.revision + 1
     assert after.head != session.head
-    memory = world.memory.read(world.ana, session.id)
+    memory = read(world, world.ana, session.id)
     assert memory["entries"]["budget"]["sources"] == ["i-01"]
     assert memory["entries"]["budget"]["status"] == "active"
     # The edit item is already memory: with nothing unread before it, it counts as read.
@@ -133,7 +139,7 @@ def test_an_edit_after_unread_items_leaves_them_unread(world: World) -> None:
     session = world.session()
     world.turn(session.id, "The budget is 1500 EUR.")
     world.command(session.id, Remember("budget", "The trip budget is 1500 EUR.", "fact"))
-    assert world.memory.read(world.ana, session.id)["processed"] == []
+    assert read(world, world.ana, session.id)["processed"] == []
 
 
 def test_a_stale_revision_or_head_is_a_conflict_that_writes_nothing(world: World) -> None:
@@ -159,7 +165,7 @@ def test_forget_retracts_and_an_unknown_key_is_a_conflict(world: World) -> None:
         world.command(session.id, Forget("hotel"))
     assert world.rows() == before
     forgotten = world.command(session.id, Forget("budget"))
-    entry = world.memory.read(world.ana, session.id)["entries"]["budget"]
+    entry = read(world, world.ana, session.id)["entries"]["budget"]
     assert entry["status"] == "retracted"
     assert entry["content"] == "The trip budget is 1500 EUR."
     assert entry["sources"] == ["i-02"]
@@ -171,7 +177,7 @@ def test_remember_brings_a_retracted_fact_back(world: World) -> None:
     world.command(session.id, Remember("budget", "1500 EUR.", "fact"))
     world.command(session.id, Forget("budget"))
     world.command(session.id, Remember("budget", "1800 EUR.", "decision"))
-    entry = world.memory.read(world.ana, session.id)["entries"]["budget"]
+    entry = read(world, world.ana, session.id)["entries"]["budget"]
     assert (entry["status"], entry["content"], entry["kind"]) == ("active", "1800 EUR.", "decision")
 
 
@@ -180,16 +186,16 @@ def test_configure_sets_resets_and_keeps_and_keeps_the_head(world: World) -> Non
     first = world.command(session.id, Configure({"generate": False}))
     assert first.head == session.head
     assert first.revision == session.revision + 1
-    memory = world.memory.read(world.ana, session.id)
+    memory = read(world, world.ana, session.id)
     assert memory["overrides"] == {"generate": False}
     assert memory["settings"] == {"use": True, "generate": False}
     world.command(session.id, Configure({"use": False}))  # generate missing: kept
-    assert world.memory.read(world.ana, session.id)["overrides"] == {
+    assert read(world, world.ana, session.id)["overrides"] == {
         "use": False,
         "generate": False,
     }
     world.command(session.id, Configure({"generate": None}))
-    memory = world.memory.read(world.ana, session.id)
+    memory = read(world, world.ana, session.id)
     assert memory["overrides"] == {"use": False}
     assert memory["settings"] == {"use": False, "generate": True}
 
@@ -198,9 +204,9 @@ def test_switches_follow_the_organization_unless_overridden(world: World) -> Non
     session = world.session()
     admin = Principal("root", "acme", "admin")
     world.org_settings.patch(admin, "acme", {"memory": {"use": False}})
-    assert world.memory.read(world.ana, session.id)["settings"] == {"use": False, "generate": True}
+    assert read(world, world.ana, session.id)["settings"] == {"use": False, "generate": True}
     world.command(session.id, Configure({"use": True}))
-    assert world.memory.read(world.ana, session.id)["settings"] == {"use": True, "generate": True}
+    assert read(world, world.ana, session.id)["settings"] == {"use": True, "generate": True}
 
 
 def test_refresh(world: World) -> None:
@@ -241,7 +247,7 @@ def test_when_a_turn_learns_nothing(world: World) -> None:
     app_only = world.sessions.turn(world.ana, session.id, [NewItem("tool", "{}", app="calendar")])
     assert app_only.learning == "skipped"
     assert app_only.session.item_count == 1
-    assert world.memory.read(world.ana, session.id)["entries"] == {}
+    assert read(world, world.ana, session.id)["entries"] == {}
 
     world.command(session.id, Configure({"generate": False}))
     assert world.turn(session.id, "Hi").learning == "skipped"
@@ -261,9 +267,9 @@ def test_a_turn_with_a_stale_revision_is_a_conflict(world: World) -> None:
 def test_only_the_owner_sees_a_session(world: World) -> None:
     session = world.session()
     with pytest.raises(NotFound):
-        world.memory.read(world.ben, session.id)
+        read(world, world.ben, session.id)
     with pytest.raises(NotFound):
-        world.memory.read(Principal("eve", "other", "member"), session.id)
+        read(world, Principal("eve", "other", "member"), session.id)
 
 
 # --- memory text --------------------------------------------------------------------------
@@ -297,17 +303,17 @@ def test_fork_copies_history_memory_and_overrides_then_both_are_independent(worl
     source = world.command(session.id, Configure({"generate": False}))
     fork = world.sessions.fork(world.ana, session.id)
     assert (fork.head, fork.revision, fork.parent_id) == (source.head, source.revision, session.id)
-    assert world.memory.read(world.ana, fork.id) == world.memory.read(world.ana, session.id)
+    assert read(world, world.ana, fork.id) == read(world, world.ana, session.id)
 
     world.command(fork.id, Forget("budget"))
-    assert world.memory.read(world.ana, session.id)["entries"]["budget"]["status"] == "active"
+    assert read(world, world.ana, session.id)["entries"]["budget"]["status"] == "active"
     # A ciphertext copied from one session to the other does not open.
     source_row = world.store.rows[(session_pk(session.id), f"MEM#{entry_id('budget')}")]
     world.store.rows[(session_pk(fork.id), f"MEM#{entry_id('budget')}")]["content"] = source_row[
         "content"
     ]
     with pytest.raises(IntegrityError):
-        world.memory.read(world.ana, fork.id)
+        read(world, world.ana, fork.id)
 
 
 def test_a_large_fork_writes_the_head_row_last(world: World) -> None:
@@ -350,7 +356,7 @@ def test_consolidation_changes_revision_not_head_and_moves_the_read_position(wor
     after = world.sessions.get(world.ana, session.id)
     assert after.head == turned.head
     assert after.revision == turned.revision + 1
-    memory = world.memory.read(world.ana, session.id)
+    memory = read(world, world.ana, session.id)
     assert memory["processed"] == ["i-01", "i-02"]
     assert memory["entries"]["budget"]["sources"] == ["i-02"]
     assert world.store.rows[("EXEC", "done")]["applied"] == outcome.applied
@@ -383,7 +389,7 @@ def test_an_edit_made_while_the_model_works_is_kept(world: World) -> None:
             "reason": rules.EDITED_MEANWHILE,
         }
     ]
-    entries = world.memory.read(world.ana, session.id)["entries"]
+    entries = read(world, world.ana, session.id)["entries"]
     assert entries["budget"]["content"] == "The budget is 900 EUR."
     assert entries["hotel"]["status"] == "retracted"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, get_args
+from typing import Literal, Protocol, get_args
 
 from agent_memory.domain.consolidation import (
     EDITED_MEANWHILE,
@@ -26,7 +26,7 @@ from agent_memory.domain.consolidation import (
     PoolRules,
     Rejection,
 )
-from agent_memory.domain.entries import Entry, EntryMeta, ItemSource, Source, keyed_id, keyed_view
+from agent_memory.domain.entries import EntryMeta, ItemSource, Source, keyed_id
 from agent_memory.domain.errors import ValidationFailed, VersionConflict
 from agent_memory.domain.proposals import LASTING_KINDS
 from agent_memory.domain.session_memory import Forget, Remember, check_command
@@ -126,16 +126,6 @@ def forgotten(meta: EntryMeta, now_ms: int, version: int) -> EntryMeta:
     return meta.retracted(None, now_ms, version, "person")
 
 
-def view(entry: Entry) -> dict[str, Any]:
-    """An agent memory entry as the seed shows it (sources are `{session, item}`)."""
-    sources: list[Any] = [
-        {"session": s.conversation or "", "item": s.item}
-        for s in entry.meta.sources
-        if isinstance(s, ItemSource)
-    ]
-    return keyed_view(entry, sources)
-
-
 # --- the log -----------------------------------------------------------------------------
 
 
@@ -147,9 +137,6 @@ class LogChange:
     at: int
     by: By
     keys: tuple[str, ...]
-
-    def view(self) -> dict[str, Any]:
-        return {"version": self.version, "at": self.at, "by": self.by, "keys": list(self.keys)}
 
 
 # --- learning ----------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Literal
 
 Status = Literal["active", "retracted"]
 ID_PREFIX = "mem_"
@@ -100,17 +100,12 @@ class Entry:
     details: str | None = None
 
 
-def keyed_view(entry: Entry, sources: list[Any]) -> dict[str, Any]:
-    """A keyed entry as seed 000 shows it; each pool says how its sources look."""
-    meta = entry.meta
-    return {
-        "key": meta.key,
-        "content": entry.content,
-        "kind": meta.kind,
-        "sources": sources,
-        "updatedAt": meta.updated_at,
-        "status": meta.status,
-    }
+@dataclass(frozen=True)
+class KeyedMemory:
+    """A keyed pool's entries (active and retracted) at its version."""
+
+    entries: list[Entry]
+    version: int
 
 
 def keyed_id(pool_id: str, key: str) -> str:

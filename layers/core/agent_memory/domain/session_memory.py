@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agent_memory.domain.entries import Entry, EntryMeta, ItemSource, Source, keyed_id, keyed_view
+from agent_memory.domain.entries import EntryMeta, ItemSource, Source, keyed_id
 from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.proposals import (
     KEY_PATTERN,
@@ -51,12 +51,6 @@ def fact(
 
 def item_sources(item_ids: tuple[str, ...] | list[str]) -> tuple[Source, ...]:
     return tuple(ItemSource(item) for item in item_ids)
-
-
-def view(entry: Entry) -> dict[str, Any]:
-    """A session memory entry as the seed shows it (sources are item ids)."""
-    sources = [s.item if isinstance(s, ItemSource) else s.entry for s in entry.meta.sources]
-    return keyed_view(entry, list(sources))
 
 
 # --- Commands ----------------------------------------------------------------------------

@@ -1,16 +1,16 @@
 """Agent memory (seed 000, "Agent memory"): read it, change it with Remember/Forget against
 its version, read its log and memory text, list its learning, promote a subagent Session.
 
-Owner and members read and change an Agent's memory; anyone else in the organization gets
-404 (agents are private), another organization 404. A command is ONE transaction: the head
-row's version (conditional on `expected`), the entry and the log entry.
+Owner and members read and change an Agent's memory; anyone else gets 404. A command is ONE
+transaction: the head row's version (conditional on `expected`), the entry and the log entry.
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
-from agent_memory.domain.access import Action, authorize
+from agent_memory.domain.access import Action
 from agent_memory.domain.agent_memory import (
     AgentCommand,
     LogChange,
@@ -22,11 +22,10 @@ from agent_memory.domain.agent_memory import (
     promoted_name,
     remembered,
     text_parts,
-    view,
 )
 from agent_memory.domain.agents import Agent, new_agent
-from agent_memory.domain.bounds import check_remember, within_budget
-from agent_memory.domain.entries import Entry, EntryMeta
+from agent_memory.domain.bounds import carried_size, check_remember, within_budget
+from agent_memory.domain.entries import Entry, EntryMeta, KeyedMemory
 from agent_memory.domain.errors import NotFound, SessionConflict, VersionConflict, WriteConflict
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_text import MemoryText, first_page
@@ -38,10 +37,10 @@ from agent_memory.persistence.events import event_action
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Action as WriteAction
 from agent_memory.ports import Clock, Ids
-from agent_memory.service.agents import person_of
+from agent_memory.service.agents import authorized, person_of
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.memory_texts import newest_text
-from agent_memory.service.sessions import Learning
+from agent_memory.service.sessions import Learning, learning_runs, session_authorized
 
 
 class AgentMemoryService:
@@ -69,35 +68,26 @@ class AgentMemoryService:
         found = self._repo.read(agent_id)
         if found is None:
             raise NotFound("agent not found")
-        authorize(principal, found.agent.grants(), action, what="agent")
+        authorized(principal, found.agent, action)
         return found
 
-    def _agent(self, principal: Principal, agent_id: str) -> Agent:
-        agent = self._agents.get(agent_id)
-        if agent is None:
-            raise NotFound("agent not found")
-        authorize(principal, agent.grants(), "read", what="agent")
-        return agent
-
-    @staticmethod
-    def _view(entries: list[Entry], version: int) -> dict[str, Any]:
-        return {"entries": {e.meta.name: view(e) for e in entries}, "version": version}
-
-    def read(self, principal: Principal, agent_id: str) -> dict[str, Any]:
-        """The seed's agent memory JSON: every entry (active and retracted) and the version."""
+    def read(self, principal: Principal, agent_id: str) -> KeyedMemory:
+        """Every entry (active and retracted) and the version."""
         found = self._memory(principal, agent_id, "read")
-        entries = [Entry(s.meta, self._repo.open(found.agent, s)) for s in found.entries]
-        return self._view(entries, found.version)
+        agent = found.agent
+        entries = [Entry(s.meta, self._repo.open(agent, s)) for s in found.entries]
+        return KeyedMemory(entries, found.version)
 
     def command(
         self, principal: Principal, agent_id: str, expected: int, command: AgentCommand
-    ) -> dict[str, Any]:
+    ) -> KeyedMemory:
         """Remember or Forget at version `expected`; answers the memory after the change.
         A stale version, or Forget of a key the memory does not hold: 409 VersionConflict."""
         check_agent_command(command)
         found = self._memory(principal, agent_id, "change")
+        agent = found.agent
         check_version(expected, found.version)
-        agent, version, now = found.agent, found.version + 1, self._clock.now_ms()
+        version, now = found.version + 1, self._clock.now_ms()
         stored = found.by_key()
         contents = {key: self._repo.open(agent, entry) for key, entry in stored.items()}
         metas: dict[str, EntryMeta] = {key: entry.meta for key, entry in stored.items()}
@@ -125,7 +115,7 @@ class AgentMemoryService:
             )
         except WriteConflict as error:
             raise VersionConflict("the agent memory changed; read it and retry") from error
-        return self._view([Entry(m, contents[k]) for k, m in metas.items()], version)
+        return KeyedMemory([Entry(m, contents[k]) for k, m in metas.items()], version)
 
     def log(
         self,
@@ -134,21 +124,18 @@ class AgentMemoryService:
         *,
         limit: int = DEFAULT_LOG_LIMIT,
         before: int | None = None,
-    ) -> list[dict[str, Any]]:
-        """Each change newest first: version, time, what made it, the changed keys. A page
-        stops early when the next change would not fit one answer (a promotion may name 500
-        keys): `before` the last version shown pages on."""
-        agent = self._agent(principal, agent_id)
+    ) -> list[LogChange]:
+        """Each change newest first. A page stops early when the next change would not fit
+        one answer (a promotion may name 500 keys): `before` the last version shown pages on."""
+        agent = authorized(principal, self._agents.get(agent_id), "read")
         changes = self._repo.log(agent.id, limit=limit, before=before)
-        return within_budget([c.view() for c in changes])[0]
+        return within_budget(changes, lambda change: carried_size(asdict(change)))[0]
 
     def text(self, principal: Principal, agent_id: str) -> MemoryText:
         """The agent's memory text; decrypts only the entries it shows."""
         limit = self._max_text_length
-        agent, newest = self._repo.newest(agent_id, first_page(limit))
-        if agent is None:
-            raise NotFound("agent not found")
-        authorize(principal, agent.grants(), "read", what="agent")
+        found, newest = self._repo.newest(agent_id, first_page(limit))
+        agent = authorized(principal, found, "read")
         header, always = text_parts(shared=bool(agent.members))
         return newest_text(
             newest,
@@ -160,21 +147,14 @@ class AgentMemoryService:
 
     def executions(self, principal: Principal, agent_id: str) -> list[dict[str, Any]]:
         """The agent's learning, one execution per completed turn of its sessions."""
-        agent = self._agent(principal, agent_id)
-        if self.learning is None:
-            return []
-        # The newest that fit one answer (domain/bounds.py): each may hold 100 rejections.
-        pool = PoolRef("agent", agent.org_id, agent.id)
-        return within_budget(self.learning.executions(pool))[0]
+        agent = authorized(principal, self._agents.get(agent_id), "read")
+        return learning_runs(self.learning, PoolRef("agent", agent.org_id, agent.id))
 
     def promote(self, principal: Principal, session_id: str, name: str | None = None) -> Agent:
         """A new Agent (owned by the caller) whose memory is the lasting, active entries of a
         subagent Session's memory; its log's first change says `promotion`."""
-        found = self._sessions.memory(session_id)
-        if found is None:
-            raise NotFound("session not found")
-        session, stored = found
-        authorize(principal, session.grants(), "change", what="session")
+        session, stored = self._sessions.memory(session_id) or (None, [])
+        session = session_authorized(principal, session, "change")
         owner, _org = person_of(principal)
         if session.kind != "subagent":
             raise SessionConflict("only a subagent session can be promoted")

@@ -7,31 +7,19 @@ from collections.abc import Iterator
 from typing import Any
 
 from agent_memory.domain import memory_options
-from agent_memory.domain.access import authorize, require_tenant
+from agent_memory.domain.access import require_tenant
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.errors import NotFound, VersionConflict, WriteConflict
 from agent_memory.domain.identity import Principal
 from agent_memory.persistence.agent_versions import AgentVersionRepository, Version
 from agent_memory.ports import Clock
+from agent_memory.service.agents import authorized
 from agent_memory.service.model_choice import ModelChoice
 from agent_memory.service.org_settings import OrgSettingsService
 
 MAX_VERSIONS_PAGE = 100
 # Version numbers fit the eight digits of their sort key.
 MAX_VERSION = 99_999_999
-
-
-def _draft_view(memory: dict[str, Any] | None) -> dict[str, Any]:
-    return {"memory": memory, "effective": {"memory": memory_options.effective(memory)}}
-
-
-def version_view(version: Version) -> dict[str, Any]:
-    return {
-        "number": version.number,
-        "memory": version.memory,
-        "effective": {"memory": memory_options.effective(version.memory)},
-        "publishedAt": version.published_at,
-    }
 
 
 def _models(options: dict[str, Any]) -> Iterator[tuple[str, tuple[str, ...]]]:
@@ -61,25 +49,19 @@ class AgentVersionService:
         self._allowed = allowed or ModelChoice()
         self._org_settings = org_settings
 
-    def _agent(self, principal: Principal, agent: Agent | None, action: str) -> Agent:
-        if agent is None:
-            raise NotFound("agent not found")
-        authorize(principal, agent.grants(), "read" if action == "read" else "change", what="agent")
-        return agent
-
-    def draft(self, principal: Principal, agent_id: str) -> dict[str, Any]:
-        """The draft's `memory` block as saved and its effective options."""
+    def draft(self, principal: Principal, agent_id: str) -> dict[str, Any] | None:
+        """The draft's `memory` block as saved."""
         require_tenant(principal)
         agent, memory = self._repo.agent_and_draft(agent_id)
-        self._agent(principal, agent, "read")
-        return _draft_view(memory)
+        authorized(principal, agent, "read")
+        return memory
 
-    def edit_draft(self, principal: Principal, agent_id: str, memory: Any) -> dict[str, Any]:
+    def edit_draft(self, principal: Principal, agent_id: str, memory: Any) -> dict[str, Any] | None:
         """Replace the draft's `memory` block (None: the platform defaults). A bad option is
         a 400 naming its path, and nothing is saved."""
         require_tenant(principal)
         agent, _ = self._repo.agent_and_draft(agent_id)
-        agent = self._agent(principal, agent, "change")
+        agent = authorized(principal, agent, "change")
         saved = memory_options.validate_memory(memory)
         options = memory_options.effective(saved)["options"]
         models = list(_models(options))
@@ -94,42 +76,41 @@ class AgentVersionService:
             for name, path in models:
                 self._allowed.check(name, [*memory_options.OPTIONS_PATH, *path], narrowed)
         self._repo.save_draft(agent, saved, self._clock.now_ms())
-        return _draft_view(saved)
+        return saved
 
-    def publish(self, principal: Principal, agent_id: str) -> dict[str, Any]:
+    def publish(self, principal: Principal, agent_id: str) -> Version:
         """A new version from the draft, numbered after the newest."""
         require_tenant(principal)
         agent, memory = self._repo.agent_and_draft(agent_id)
-        agent = self._agent(principal, agent, "change")
+        agent = authorized(principal, agent, "change")
         latest = self._repo.published(agent).latest
         try:
             version = self._repo.publish(agent, memory, latest, self._clock.now_ms())
         except WriteConflict as error:
             raise VersionConflict("another publish of this agent came first; retry") from error
-        return version_view(version)
+        return version
 
     def versions(
         self, principal: Principal, agent_id: str, *, before: int | None = None
-    ) -> dict[str, Any]:
+    ) -> tuple[list[Version], int | None]:
         """Published versions newest first (at most 100; `before` pages back) and the
         active one's number."""
         require_tenant(principal)
         agent, published = self._repo.agent_and_published(agent_id)
-        agent = self._agent(principal, agent, "read")
+        agent = authorized(principal, agent, "read")
         versions = self._repo.versions(agent, limit=MAX_VERSIONS_PAGE, before=before)
-        return {"versions": [version_view(v) for v in versions], "active": published.active}
+        return versions, published.active
 
-    def activate(self, principal: Principal, agent_id: str, number: int) -> dict[str, Any]:
+    def activate(self, principal: Principal, agent_id: str, number: int) -> None:
         """Make version `number` the one threads follow."""
         require_tenant(principal)
         agent, _ = self._repo.agent_and_published(agent_id)
-        agent = self._agent(principal, agent, "change")
+        agent = authorized(principal, agent, "change")
         # The agent is found first: an unknown agent answers alike for any number.
         version = self._repo.version(agent, number) if 1 <= number <= MAX_VERSION else None
         if version is None:
             raise NotFound("no such version of this agent", ["n"])
         self._repo.activate(agent, version, self._clock.now_ms())
-        return {"active": number}
 
     def active_options(self, agent_id: str) -> tuple[Agent | None, dict[str, Any]]:
         """The agent and the effective options its threads follow now (the platform

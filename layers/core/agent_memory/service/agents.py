@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_memory.domain.access import authorize
+from agent_memory.domain.access import Action, authorize
 from agent_memory.domain.agents import Agent, new_agent
 from agent_memory.domain.errors import Forbidden, NotFound
 from agent_memory.domain.identity import Principal
@@ -17,6 +17,14 @@ def person_of(principal: Principal) -> tuple[str, str]:
     if principal.user_id is None or principal.org_id is None:
         raise Forbidden("agents and sessions belong to a person: use a user's token")
     return principal.user_id, principal.org_id
+
+
+def authorized(principal: Principal, agent: Agent | None, action: Action) -> Agent:
+    """The Agent the caller may read or change; a missing one, or another's, is 404."""
+    if agent is None:
+        raise NotFound("agent not found")
+    authorize(principal, agent.grants(), action, what="agent")
+    return agent
 
 
 class AgentService:
@@ -38,11 +46,7 @@ class AgentService:
 
     def get(self, principal: Principal, agent_id: str) -> Agent:
         """The Agent, for its owner and members; anyone else gets 404."""
-        agent = self._repo.get(agent_id)
-        if agent is None:
-            raise NotFound("agent not found")
-        authorize(principal, agent.grants(), "read", what="agent")
-        return agent
+        return authorized(principal, self._repo.get(agent_id), "read")
 
     def list_agents(
         self, principal: Principal, *, limit: int, starting_after: str | None

@@ -7,20 +7,15 @@ a conflict writes nothing.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from agent_memory.domain.access import Action as Access
-from agent_memory.domain.access import authorize
-from agent_memory.domain.bounds import check_history, check_remember, within_budget
+from agent_memory.domain.bounds import check_history, check_remember
 from agent_memory.domain.entries import Entry, EntryMeta
-from agent_memory.domain.errors import NotFound, SessionConflict, WriteConflict
+from agent_memory.domain.errors import SessionConflict, WriteConflict
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory_text import (
-    MemoryText,
-    empty,
-    first_page,
-)
+from agent_memory.domain.memory_text import MemoryText, empty, first_page
 from agent_memory.domain.session_memory import (
     Command,
     Configure,
@@ -33,7 +28,6 @@ from agent_memory.domain.session_memory import (
     entry_id,
     fact,
     item_sources,
-    view,
 )
 from agent_memory.domain.sessions import Session, item_id
 from agent_memory.persistence.events import event_action
@@ -41,9 +35,24 @@ from agent_memory.persistence.pools import StoredEntry
 from agent_memory.persistence.sessions import ItemToAdd
 from agent_memory.ports import Action, Clock
 from agent_memory.service.memory_texts import newest_text
-from agent_memory.service.sessions import Learning, SessionAccess, pool_of
+from agent_memory.service.sessions import (
+    Learning,
+    SessionAccess,
+    learning_runs,
+    session_authorized,
+    session_pool_ref,
+)
 
 STALE = "the session changed since you read it; read it again and retry"
+
+
+@dataclass(frozen=True)
+class SessionMemory:
+    """A Session's memory as read: its entries and the switches in force."""
+
+    session: Session
+    entries: list[Entry]
+    switches: dict[str, bool]
 
 
 class SessionMemoryService:
@@ -65,31 +74,20 @@ class SessionMemoryService:
         self, principal: Principal, session_id: str, action: Access = "read"
     ) -> tuple[Session, list[StoredEntry]]:
         """The head row and every entry (one Query), after the access check."""
-        found = self._repo.memory(session_id)
-        if found is None:
-            raise NotFound("session not found")
-        authorize(principal, found[0].grants(), action, what="session")
-        return found
+        session, stored = self._repo.memory(session_id) or (None, [])
+        return session_authorized(principal, session, action), stored
 
-    def read(self, principal: Principal, session_id: str) -> dict[str, Any]:
-        """The seed's memory JSON: entries, processed, settings, overrides."""
+    def read(self, principal: Principal, session_id: str) -> SessionMemory:
+        """Every entry (active and retracted), the read position and the switches."""
         session, stored = self._memory(principal, session_id)
-        switches = self._access.switches(session)
         entries = [Entry(s.meta, self._repo.open_entry(session, s)) for s in stored]
-        return {
-            "entries": {str(entry.meta.key): view(entry) for entry in entries},
-            "processed": session.processed_ids(),
-            "settings": switches,
-            "overrides": dict(session.overrides),
-        }
+        return SessionMemory(session, entries, self._access.switches(session))
 
     def text(self, principal: Principal, session_id: str) -> MemoryText:
         """The memory text for the model's instructions; decrypts only what it shows."""
         limit = self._max_text_length
-        session, newest = self._repo.newest(session_id, first_page(limit))
-        if session is None:
-            raise NotFound("session not found")
-        authorize(principal, session.grants(), "read", what="session")
+        found, newest = self._repo.newest(session_id, first_page(limit))
+        session = session_authorized(principal, found, "read")
         if not self._access.switches(session)["use"]:
             return empty(limit)
         return newest_text(newest, lambda entry: self._repo.open_entry(session, entry), limit)
@@ -110,10 +108,8 @@ class SessionMemoryService:
         elif isinstance(command, Forget):
             # The head row and the entry under the key, in one request.
             found, stored = self._repo.with_entry(session_id, entry_id(command.key))
-            if found is None:
-                raise NotFound("session not found")
-            authorize(principal, found.grants(), "change", what="session")
-            session, previous = found, stored.meta if stored is not None else None
+            session = session_authorized(principal, found, "change")
+            previous = stored.meta if stored is not None else None
         else:
             session = self._access.load(principal, session_id, "change")
         if isinstance(command, Refresh):
@@ -178,16 +174,15 @@ class SessionMemoryService:
     def _refresh(self, session: Session) -> Session:
         if not self._access.switches(session)["generate"]:
             return session
-        if not self._access.has_model(session.model):
+        if self._access.missing_model(session.model) is not None:
             raise SessionConflict("the session has no model to learn with")
         if self.learning is not None:
-            self.learning.start(pool_of(session), upto=session.item_count, reason="refresh")
+            self.learning.start(
+                session_pool_ref(session), upto=session.item_count, reason="refresh"
+            )
         return session
 
     def executions(self, principal: Principal, session_id: str) -> list[dict[str, Any]]:
         """The learning runs of this Session, newest first."""
         session = self._access.load(principal, session_id, "read")
-        if self.learning is None:
-            return []
-        # The newest that fit one answer (domain/bounds.py): each may hold 100 rejections.
-        return within_budget(self.learning.executions(pool_of(session)))[0]
+        return learning_runs(self.learning, session_pool_ref(session))

@@ -12,7 +12,7 @@ from enum import Enum
 from typing import Any, Literal, Protocol
 
 from agent_memory.domain.access import Action, authorize, require_tenant
-from agent_memory.domain.bounds import check_history
+from agent_memory.domain.bounds import check_history, within_budget
 from agent_memory.domain.errors import NotFound, SessionConflict, Unavailable, ValidationFailed
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.model_names import ModelPolicy, parse_model_name
@@ -66,7 +66,7 @@ class Learning(Protocol):
 
 
 class AgentLearning(Protocol):
-    """Agent memory's hook after a Turn (issue 5): may start learning for the Agent."""
+    """Agent memory's hook after a Turn: may start learning for the Agent."""
 
     def after_turn(self, session: Session, upto: int, *, generate: bool) -> LearningAnswer: ...
 
@@ -103,8 +103,22 @@ class TurnResult:
     learning_reason: SkipReason | None = None
 
 
-def pool_of(session: Session) -> PoolRef:
+def session_pool_ref(session: Session) -> PoolRef:
     return PoolRef("session", session.org_id, session.id)
+
+
+def session_authorized(principal: Principal, session: Session | None, action: Action) -> Session:
+    """The Session the caller may read or change; a missing one, or another's, is 404."""
+    if session is None:
+        raise NotFound("session not found")
+    authorize(principal, session.grants(), action, what="session")
+    return session
+
+
+def learning_runs(learning: Learning | None, pool: PoolRef) -> list[dict[str, Any]]:
+    """The pool's learning runs, newest first: those that fit one answer (domain/bounds.py),
+    as each may hold 100 rejections."""
+    return within_budget(learning.executions(pool))[0] if learning is not None else []
 
 
 class SessionAccess:
@@ -125,11 +139,7 @@ class SessionAccess:
 
     def load(self, principal: Principal, session_id: str, action: Action) -> Session:
         require_tenant(principal)  # before the read: the operator learns no session ids
-        session = self.repo.get(session_id)
-        if session is None:
-            raise NotFound("session not found")
-        authorize(principal, session.grants(), action, what="session")
-        return session
+        return session_authorized(principal, self.repo.get(session_id), action)
 
     def switches(self, session: Session) -> dict[str, bool]:
         """The switches in force; the organization is read only for a switch not overridden."""
@@ -143,10 +153,6 @@ class SessionAccess:
         both allow `name` (ALLOWED_MODELS, `allowedModels`) and this deployment runs it."""
         narrowed = self._org_settings.effective(org_id).get("allowedModels")
         self._choice.check(name, path, narrowed)
-
-    def has_model(self, name: str | None) -> bool:
-        """A model is named and this deployment can run it ("no model" otherwise)."""
-        return self.missing_model(name) is None
 
     def missing_model(self, name: str | None) -> SkipReason | None:
         """Why `name` cannot run here: none named, or a provider this deployment has not
@@ -263,7 +269,6 @@ class SessionService:
         if model is not None:
             parse_model_name(model, ["model"])
         turn_id = self._ids.new("t_")
-        guarded = expected is not None or revision is not None
 
         def attempt() -> Session:
             session = self._access.load(principal, session_id, "change")
@@ -272,51 +277,55 @@ class SessionService:
             if (expected is not None and expected != session.head) or (
                 revision is not None and revision != session.revision
             ):
-                raise SessionConflict("the session changed since you read it")
-            check_history(session.item_count, len(items), ["items"])
-            after = session.with_items(len(items))
-            now = self._clock.now_ms()
-            adds = [
-                ItemToAdd(session.item_count + n, i.role, i.content, i.app, model, turn_id)
-                for n, i in enumerate(items, start=1)
-            ]
-            self._repo.write(
-                [
-                    self._repo.head_change(session, after, now),
-                    *(self._repo.item_put(session, add, now) for add in adds),
-                ]
-            )
-            return after
+                raise _changed()
+            return self._append(session, items, model, turn_id)
 
+        guarded = expected is not None or revision is not None
         after = once(attempt, _changed) if guarded else until_it_lands(attempt, _changed)
-        # The Turn is stored: from here an outage may only make learning "skipped" (its
-        # items stay unprocessed, the next Turn learns them), never fail the stored Turn.
-        agent_learning: LearningAnswer = "skipped"
+        skipped, agent_learning = self._after_turn(after, items, model)
+        first = after.item_count - len(items) + 1
+        ids = [item_id(seq) for seq in range(first, after.item_count + 1)]
+        learning: LearningAnswer = "started" if skipped is None else "skipped"
+        return TurnResult(after, turn_id, ids, learning, agent_learning, skipped)
+
+    def _append(
+        self, session: Session, items: Sequence[NewItem], model: str | None, turn_id: str
+    ) -> Session:
+        """Store the Turn's items and the new head in one conditional transaction."""
+        check_history(session.item_count, len(items), ["items"])
+        after = session.with_items(len(items))
+        now = self._clock.now_ms()
+        adds = [
+            ItemToAdd(session.item_count + n, i.role, i.content, i.app, model, turn_id)
+            for n, i in enumerate(items, start=1)
+        ]
+        self._repo.write(
+            [
+                self._repo.head_change(session, after, now),
+                *(self._repo.item_put(session, add, now) for add in adds),
+            ]
+        )
+        return after
+
+    def _after_turn(
+        self, after: Session, items: Sequence[NewItem], model: str | None
+    ) -> tuple[SkipReason | None, LearningAnswer]:
+        """Start the stored Turn's learning: why session learning skipped (None: started),
+        and what agent learning did. An outage here only skips learning: the Turn's items
+        stay unread and the next Turn learns them."""
         try:
             generate = self._access.switches(after)["generate"]
         except Unavailable:
-            return self._answer(after, turn_id, len(items), "unavailable", agent_learning)
+            return "unavailable", "skipped"
         skipped = self._learn(after, items, model, generate)
-        if self.agent_learning is not None:
-            try:
-                agent_learning = self.agent_learning.after_turn(
-                    after, after.item_count, generate=generate
-                )
-            except Unavailable:
-                agent_learning = "skipped"
-        return self._answer(after, turn_id, len(items), skipped, agent_learning)
-
-    @staticmethod
-    def _answer(
-        after: Session,
-        turn_id: str,
-        count: int,
-        skipped: SkipReason | None,
-        agent_learning: LearningAnswer,
-    ) -> TurnResult:
-        ids = [item_id(seq) for seq in range(after.item_count - count + 1, after.item_count + 1)]
-        learning: LearningAnswer = "started" if skipped is None else "skipped"
-        return TurnResult(after, turn_id, ids, learning, agent_learning, skipped)
+        if self.agent_learning is None:
+            return skipped, "skipped"
+        try:
+            return skipped, self.agent_learning.after_turn(
+                after, after.item_count, generate=generate
+            )
+        except Unavailable:
+            return skipped, "skipped"
 
     def _learn(
         self, session: Session, items: Sequence[NewItem], model: str | None, generate: bool
@@ -333,7 +342,9 @@ class SessionService:
         if self.learning is None:
             return "workflowUnreachable"
         try:
-            answer = self.learning.start(pool_of(session), upto=session.item_count, reason="turn")
+            answer = self.learning.start(
+                session_pool_ref(session), upto=session.item_count, reason="turn"
+            )
         except Unavailable:
             # The Turn is stored; its items stay unprocessed and the next Turn learns them.
             return "workflowUnreachable"

@@ -10,9 +10,11 @@ from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, NotBlank, r
 from agent_memory.api.contracts.memory_text import POOL_BOUND
 
 if TYPE_CHECKING:
-    # Loaded with the services (every service module imports it), not with the routes:
-    # `to_domain` runs once the request has its services (a cold start stays cheap).
+    # Loaded with the services (every service module imports them), not with the routes:
+    # `to_domain` and `of` run once the request has its services (a cold start stays cheap).
     from agent_memory.domain import session_memory as memory
+    from agent_memory.domain.agent_memory import LogChange
+    from agent_memory.domain.entries import Entry, KeyedMemory
 
 LastingKind = Literal["procedure", "preference", "decision"]
 
@@ -72,10 +74,33 @@ class AgentEntryOut(Answer):
     updatedAt: int
     status: Literal["active", "retracted"]
 
+    @classmethod
+    def of(cls, entry: Entry) -> AgentEntryOut:
+        from agent_memory.domain.entries import ItemSource
+
+        meta = entry.meta
+        return cls(
+            key=meta.name,
+            content=entry.content,
+            kind=meta.kind,
+            sources=[
+                SourceOut(session=s.conversation or "", item=s.item)
+                for s in meta.sources
+                if isinstance(s, ItemSource)
+            ],
+            updatedAt=meta.updated_at,
+            status=meta.status,
+        )
+
 
 class AgentMemoryAnswer(Answer):
     entries: dict[str, AgentEntryOut]
     version: int
+
+    @classmethod
+    def of(cls, memory: KeyedMemory) -> AgentMemoryAnswer:
+        entries = {e.meta.name: AgentEntryOut.of(e) for e in memory.entries}
+        return cls(entries=entries, version=memory.version)
 
 
 class ChangeOut(Answer):
@@ -88,6 +113,10 @@ class ChangeOut(Answer):
 class MemoryLog(Answer):
     changes: list[ChangeOut]
 
-
-# The name routers import; the class is named apart for clean OpenAPI schema names.
-AgentMemoryOut = AgentMemoryAnswer
+    @classmethod
+    def of(cls, changes: list[LogChange]) -> MemoryLog:
+        return cls(
+            changes=[
+                ChangeOut(version=c.version, at=c.at, by=c.by, keys=list(c.keys)) for c in changes
+            ]
+        )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer, Body
+
+if TYPE_CHECKING:
+    from agent_memory.persistence.agent_versions import Version
 
 _SWITCH = {"type": "boolean"}
 _MODEL = {"type": ["string", "null"], "description": "a model named provider/model"}
@@ -146,6 +149,14 @@ class EmptyBody(Body):
 class EffectiveMemory(Answer):
     memory: dict[str, Any]
 
+    @classmethod
+    def of(cls, memory: dict[str, Any] | None) -> EffectiveMemory:
+        """The block with every default filled in."""
+        # Loaded with the services, not with the routes (a cold start stays cheap).
+        from agent_memory.domain.memory_options import effective
+
+        return cls(memory=effective(memory))
+
 
 class DraftOut(Answer):
     memory: dict[str, Any] | None
@@ -155,12 +166,25 @@ class DraftOut(Answer):
 class DraftAnswer(Answer):
     draft: DraftOut
 
+    @classmethod
+    def of(cls, memory: dict[str, Any] | None) -> DraftAnswer:
+        return cls(draft=DraftOut(memory=memory, effective=EffectiveMemory.of(memory)))
+
 
 class VersionOut(Answer):
     number: int
     memory: dict[str, Any] | None
     effective: EffectiveMemory
     publishedAt: int
+
+    @classmethod
+    def of(cls, version: Version) -> VersionOut:
+        return cls(
+            number=version.number,
+            memory=version.memory,
+            effective=EffectiveMemory.of(version.memory),
+            publishedAt=version.published_at,
+        )
 
 
 class VersionAnswer(Answer):
@@ -170,6 +194,11 @@ class VersionAnswer(Answer):
 class VersionsAnswer(Answer):
     versions: list[VersionOut]
     active: int | None
+
+    @classmethod
+    def of(cls, page: tuple[list[Version], int | None]) -> VersionsAnswer:
+        versions, active = page
+        return cls(versions=[VersionOut.of(v) for v in versions], active=active)
 
 
 class ActiveAnswer(Answer):

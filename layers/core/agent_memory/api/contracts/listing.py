@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer
-from agent_memory.api.contracts.sessions import SessionAnswer, SessionOut
+from agent_memory.api.contracts.sessions import SessionOut
 
 if TYPE_CHECKING:
     # Annotations of `of` only: a cold start that lists nothing does not load them.
@@ -26,7 +26,7 @@ class SessionList(Answer):
     @classmethod
     def of(cls, page: tuple[list[Session], bool]) -> SessionList:
         sessions, more = page
-        return cls(data=[SessionAnswer.of(s).session for s in sessions], has_more=more)
+        return cls(data=[SessionOut.of(s) for s in sessions], has_more=more)
 
 
 class SessionItemOut(Answer):

@@ -24,7 +24,10 @@ if TYPE_CHECKING:
     # Loaded with the services (every service module imports it), not with the routes:
     # `to_domain` runs once the request has its services (a cold start stays cheap).
     from agent_memory.domain import session_memory as memory
+    from agent_memory.domain.entries import Entry
     from agent_memory.domain.sessions import Session
+    from agent_memory.service.session_memory import SessionMemory as MemoryRead
+    from agent_memory.service.sessions import TurnResult
 
 Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
 Learning = Literal["started", "skipped"]
@@ -56,24 +59,26 @@ class SessionOut(Answer):
     revision: int
     parentId: str | None
 
+    @classmethod
+    def of(cls, session: Session) -> SessionOut:
+        return cls(
+            id=session.id,
+            agentId=session.agent_id,
+            owner=session.owner,
+            kind=session.kind,
+            model=session.model,
+            head=session.head,
+            revision=session.revision,
+            parentId=session.parent_id,
+        )
+
 
 class SessionAnswer(Answer):
     session: SessionOut
 
     @classmethod
     def of(cls, session: Session) -> SessionAnswer:
-        return cls(
-            session=SessionOut(
-                id=session.id,
-                agentId=session.agent_id,
-                owner=session.owner,
-                kind=session.kind,
-                model=session.model,
-                head=session.head,
-                revision=session.revision,
-                parentId=session.parent_id,
-            )
-        )
+        return cls(session=SessionOut.of(session))
 
 
 class TurnItem(Body):
@@ -131,8 +136,20 @@ class TurnOut(Answer):
     agentLearning: Learning
 
 
-class TurnAnswer(SessionAnswer):
+class TurnAnswer(Answer):
+    session: SessionOut
     turn: TurnOut
+
+    @classmethod
+    def of(cls, result: TurnResult) -> TurnAnswer:
+        turn = TurnOut(
+            id=result.turn_id,
+            itemIds=result.item_ids,
+            learning=result.learning,
+            learningReason=result.learning_reason,
+            agentLearning=result.agent_learning,
+        )
+        return cls(session=SessionOut.of(result.session), turn=turn)
 
 
 class ForkSession(Body):
@@ -220,6 +237,20 @@ class SessionEntryOut(Answer):
     updatedAt: int
     status: Literal["active", "retracted"]
 
+    @classmethod
+    def of(cls, entry: Entry) -> SessionEntryOut:
+        from agent_memory.domain.entries import ItemSource
+
+        meta = entry.meta
+        return cls(
+            key=meta.name,
+            content=entry.content,
+            kind=meta.kind,
+            sources=[s.item if isinstance(s, ItemSource) else s.entry for s in meta.sources],
+            updatedAt=meta.updated_at,
+            status=meta.status,
+        )
+
 
 class Switches(Answer):
     use: bool
@@ -232,6 +263,11 @@ class SessionMemory(Answer):
     settings: Switches
     overrides: dict[str, bool]
 
-
-# The name routers import; the class is named apart for clean OpenAPI schema names.
-EntryOut = SessionEntryOut
+    @classmethod
+    def of(cls, memory: MemoryRead) -> SessionMemory:
+        return cls(
+            entries={e.meta.name: SessionEntryOut.of(e) for e in memory.entries},
+            processed=memory.session.processed_ids(),
+            settings=Switches(**memory.switches),
+            overrides=dict(memory.session.overrides),
+        )

@@ -8,8 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from agent_memory.api.contracts.agent_memory import (
+    AgentMemoryAnswer,
     AgentMemoryCommand,
-    AgentMemoryOut,
     MemoryLog,
 )
 from agent_memory.api.contracts.base import Executions
@@ -21,20 +21,20 @@ router = APIRouter(tags=["agent memory"])
 
 
 @router.get("/v1/agents/{agentId}/memory")
-async def read_agent_memory(agentId: str, caller: CallerDep, svc: ServicesDep) -> AgentMemoryOut:
+async def read_agent_memory(agentId: str, caller: CallerDep, svc: ServicesDep) -> AgentMemoryAnswer:
     """Every entry (active and retracted) and the memory's version."""
-    return AgentMemoryOut.model_validate(await run(svc, svc.agent_memory.read, caller, agentId))
+    return AgentMemoryAnswer.of(await run(svc, svc.agent_memory.read, caller, agentId))
 
 
 @router.post("/v1/agents/{agentId}/memory")
 async def change_agent_memory(
     agentId: str, body: AgentMemoryCommand, caller: CallerDep, svc: ServicesDep
-) -> AgentMemoryOut:
+) -> AgentMemoryAnswer:
     """Remember or Forget at version `expected` (409 VersionConflict otherwise)."""
     answer = await run(
         svc, svc.agent_memory.command, caller, agentId, body.expected, body.command.to_domain()
     )
-    return AgentMemoryOut.model_validate(answer)
+    return AgentMemoryAnswer.of(answer)
 
 
 @router.get("/v1/agents/{agentId}/memory/log")
@@ -47,7 +47,7 @@ async def agent_memory_log(
 ) -> MemoryLog:
     """Changes newest first; `before` (a version) pages back to older ones."""
     changes = await run(svc, svc.agent_memory.log, caller, agentId, limit=limit, before=before)
-    return MemoryLog.model_validate({"changes": changes})
+    return MemoryLog.of(changes)
 
 
 @router.get("/v1/agents/{agentId}/memory/text")

@@ -13,6 +13,7 @@ from agent_memory.api.contracts.agent_versions import (
     EmptyBody,
     PatchDraft,
     VersionAnswer,
+    VersionOut,
     VersionsAnswer,
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, run
@@ -23,8 +24,7 @@ router = APIRouter(tags=["agent versions"])
 @router.get("/v1/agents/{agentId}/draft")
 async def read_draft(agentId: str, caller: CallerDep, svc: ServicesDep) -> DraftAnswer:
     """The draft's `memory` block as saved, and `effective` with every default filled in."""
-    draft = await run(svc, svc.agent_versions.draft, caller, agentId)
-    return DraftAnswer.model_validate({"draft": draft})
+    return DraftAnswer.of(await run(svc, svc.agent_versions.draft, caller, agentId))
 
 
 @router.patch("/v1/agents/{agentId}/draft")
@@ -36,7 +36,7 @@ async def edit_draft(
         draft = await run(svc, svc.agent_versions.draft, caller, agentId)
     else:
         draft = await run(svc, svc.agent_versions.edit_draft, caller, agentId, body.memory)
-    return DraftAnswer.model_validate({"draft": draft})
+    return DraftAnswer.of(draft)
 
 
 @router.post("/v1/agents/{agentId}/publish", status_code=201)
@@ -45,7 +45,7 @@ async def publish(
 ) -> VersionAnswer:
     """A new version from the draft, numbered after the newest."""
     version = await run(svc, svc.agent_versions.publish, caller, agentId)
-    return VersionAnswer.model_validate({"version": version})
+    return VersionAnswer(version=VersionOut.of(version))
 
 
 @router.get("/v1/agents/{agentId}/versions")
@@ -56,8 +56,8 @@ async def list_versions(
     before: Annotated[int | None, Query(ge=1)] = None,
 ) -> VersionsAnswer:
     """Published versions newest first (100 at most; `before` pages back), and the active."""
-    answer = await run(svc, svc.agent_versions.versions, caller, agentId, before=before)
-    return VersionsAnswer.model_validate(answer)
+    page = await run(svc, svc.agent_versions.versions, caller, agentId, before=before)
+    return VersionsAnswer.of(page)
 
 
 @router.post("/v1/agents/{agentId}/versions/{n}/activate")
@@ -69,6 +69,5 @@ async def activate(
     body: EmptyBody | None = None,
 ) -> ActiveAnswer:
     """Threads follow version `n` from their next call."""
-    return ActiveAnswer.model_validate(
-        await run(svc, svc.agent_versions.activate, caller, agentId, n)
-    )
+    await run(svc, svc.agent_versions.activate, caller, agentId, n)
+    return ActiveAnswer(active=n)

@@ -25,7 +25,6 @@ from agent_memory.api.contracts.sessions import (
     SessionAnswer,
     SessionMemory,
     TurnAnswer,
-    TurnOut,
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
 
@@ -118,17 +117,7 @@ async def post_turn(
         expected=body.expected,
         revision=body.revision,
     )
-    answer = SessionAnswer.of(result.session)
-    return TurnAnswer(
-        session=answer.session,
-        turn=TurnOut(
-            id=result.turn_id,
-            itemIds=result.item_ids,
-            learning=result.learning,
-            learningReason=result.learning_reason,
-            agentLearning=result.agent_learning,
-        ),
-    )
+    return TurnAnswer.of(result)
 
 
 @router.post("/{sessionId}/fork", status_code=201)
@@ -141,7 +130,7 @@ async def fork_session(
 
 @router.get("/{sessionId}/memory")
 async def read_memory(sessionId: str, caller: CallerDep, svc: ServicesDep) -> SessionMemory:
-    return SessionMemory.model_validate(await run(svc, svc.session_memory.read, caller, sessionId))
+    return SessionMemory.of(await run(svc, svc.session_memory.read, caller, sessionId))
 
 
 @router.post("/{sessionId}/memory")
