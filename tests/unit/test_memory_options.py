@@ -13,7 +13,6 @@ from agent_memory.domain.memory_options import (
     DEFAULT_TEMPLATE,
     effective,
     effective_options,
-    platform_defaults,
     validate_memory,
 )
 
@@ -154,7 +153,7 @@ def test_an_unknown_key_of_the_memory_block_is_named() -> None:
 
 
 def test_the_platform_defaults() -> None:
-    options = platform_defaults()["options"]
+    options = effective(None)["options"]
     assert options["lastMessages"] == 10
     assert options["generateTitle"] == {"enabled": True, "model": None, "instructions": None}
     assert options["semanticRecall"] == {
@@ -274,7 +273,6 @@ def test_a_schema_replaces_the_template() -> None:
 
 def test_memory_null_is_the_defaults_and_is_saved_as_null() -> None:
     assert validate_memory(None) is None
-    assert effective(None) == platform_defaults()
     assert validate_memory({"options": {"lastMessages": 3}}) == {"options": {"lastMessages": 3}}
 
 
