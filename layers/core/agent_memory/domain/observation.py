@@ -1,21 +1,12 @@
-"""The observer's rules (seed 003, "The observer"): how tokens are counted, when the
-observer runs in the background, when buffered observations replace raw history, when the
-observer runs synchronously (`blockAfter`), and when the reflector condenses the log.
+"""The observer's rules (seed 003, "The observer"), pure: how tokens are counted, when the
+observer runs in the background, when buffered observations replace raw history, when it
+runs synchronously (`blockAfter`), and when the reflector condenses the log.
 
-Pure: no I/O. The service (service/observer.py) reads the log and the thread, asks these
-functions, and writes what they decide.
-
-Token counting (stated method, `count_tokens`): a piece estimate modelled on a BPE
-tokenizer's pre-tokenizer. Text is split into word runs (letters and underscores, an
-English contraction kept on its word), digit groups of at most three, punctuation runs and
-whitespace; an ASCII word is one token plus one per further ten characters (and one for a
-contraction), a non-ASCII letter run one token per two characters, a digit group one, a
-punctuation run one per three characters, a line break one. A message adds
-`MESSAGE_OVERHEAD` tokens for its role framing.
-Measured against o200k_base (`bpe-openai`, offline) in tests/unit/test_observation.py and
-`python -m bench.observer`: within 6 % in total on LoCoMo's chat turns (median 5 % per
-message, p90 13 %), 2 % on Python source, 5 % on Markdown docs; chars/4 is 15 % off
-on chat (median 14 %).
+Token counting (`count_tokens`) estimates a BPE tokenizer's pieces: an ASCII word is one
+token plus one per further ten characters, a non-ASCII letter run one per two characters,
+a digit group of up to three one, a punctuation run one per three characters, a line break
+one; a message adds `MESSAGE_OVERHEAD`. Measured against o200k_base in
+tests/unit/test_observation.py: within 6 % on chat, 2 % on code, 5 % on Markdown.
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
-"""When semantic recall's background indexes a thread's new messages (issue 19): in batches,
-so that one PutVectors carries many vectors, and after the thread goes idle, so that no
-message is left unindexed.
-
-- **The batch**: a thread's last `lastMessages` messages are in its own context verbatim and
-  recall never returns them, so indexing them later costs the thread's own recall nothing;
-  with the observer on, the context shows every message after the active observations
-  verbatim (`lastMessages` does not cut them), so the batch is what fills one put, and a
-  message is indexed as soon as it is observed out of the raw window (`observed_out`).
-  The background indexes once a multiple of the batch size is reached (`batch_due`), every
-  message after its read position at once. S3 Vectors bills each PutVectors at 128 KB at
-  least, so a batch larger than what fills 128 KB saves nothing and only lags more.
-- **Idle**: a thread whose last save is `IDLE_MS` old has its tail (the messages after the
-  last batch) indexed by the schedule's flush.
+"""When semantic recall's background indexes a thread's new messages: in batches, so that one
+PutVectors carries many vectors, and after the thread goes idle, so that none is left out.
+A thread's last `lastMessages` are in its own context verbatim (recall never returns them),
+so indexing them later costs nothing; with the observer on, the batch is what fills one
+billed put (128 KB), and a message is indexed once observed out of the raw window.
 """
 
 from __future__ import annotations

@@ -1,16 +1,13 @@
 """The observation log of a thread (seed 003, "The observer") in the single table.
 
-- `THREAD#<id>` / `OBS`: the log's head: `active` (messages numbered below it are
-  replaced by active observations), `activeTokens` (the thread's message tokens at that
-  boundary), `next` (the next chunk's number), `reflections` (reflections activated),
-  `titled` (the observer gave its first title), `version` (every write moves it).
-- `THREAD#<id>` / `OBS#<n:08d>`: one chunk of the log, an entry of the engine's model
-  (persistence/pools.py, pool `obs:<thread>`): its text sealed as the entry's content, its
-  place in plaintext metadata (`kind` observation or reflection, `layer` buffered or
-  active, numbers in tags). One Query of the prefix `OBS` reads the head and the log.
-- The thread's `META` carries `obsTokens`: the thread's message tokens the observer has
-  observed (its read position in tokens), so a save decides without a read whether the
-  observer runs (service/observer.py).
+- `THREAD#<id>` / `OBS`: the log's head: `active` (messages numbered below it are replaced
+  by active observations), `activeTokens`, `next` (the next chunk's number),
+  `reflections`, `titled` (the observer gave its first title), `version`.
+- `THREAD#<id>` / `OBS#<n:08d>`: one chunk, an entry of the engine's model (pool
+  `obs:<thread>`): its text sealed, its place in plaintext metadata. One Query of the
+  prefix `OBS` reads the head and the log.
+- The thread's `META` carries `obsTokens`, the message tokens the observer has read, so a
+  save decides without a read whether the observer runs.
 """
 
 from __future__ import annotations

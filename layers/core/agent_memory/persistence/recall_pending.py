@@ -1,16 +1,11 @@
-"""Threads whose newest messages semantic recall may not have indexed yet (issue 19), in the
-single table, for the schedule's idle flush (service/recall.py `RecallStep.flush_idle`).
+"""Threads whose newest messages semantic recall may not have indexed yet, for the schedule's
+idle flush (service/recall_step.py).
 
-- `LEARN#recall-idle#<shard>` / `<threadId>`: organization, thread, `upto` (the thread's
-  message count after its last save), `at` (when), and `indexed` once a run has indexed
-  through at least `upto`. Every save of a thread with recall on puts the row whole just
-  before its transaction (so a later save always leaves a row behind it; a save that
-  then fails leaves a row the flush finds nothing for, and marks done); a run that
-  indexes through `upto` sets `indexed` (conditional on `upto`: a later save wins); the
-  flush deletes a row whose `indexed` reached its `upto` (conditional on `upto` again).
-- Ids and counts only, no content. Under `LEARN#` so that the schedule's function, which
-  may touch `LEARN#` and `WAIT#` only, reads and deletes them. The shard (a hash of the
-  thread id) spreads the saves of a busy deployment over a few partitions.
+`LEARN#recall-idle#<shard>` / `<threadId>`: organization, thread, `upto` (the thread's
+message count after its last save), `at`, and `indexed` once a run indexed through `upto`.
+Every save with recall on puts the row whole before its transaction; a run sets `indexed`
+and the flush deletes a done row, both conditional on `upto` (a later save wins). Ids and
+counts only, under `LEARN#` so that the schedule's function may read and delete them.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ turn's new message, with the messages around them.
   out; windows never reach into them.
 - **The background** (`index_messages`, service/recall_step.py): new messages are embedded
   and put in batches, never on the request path.
-- **Deletes** (`forget`, `forget_thread`): the vectors of removed messages go with them; a
+- **Deletes** (`forget`, `forget_embedded`): the vectors of removed messages go with them; a
   hit whose message is gone anyway (a race with a delete) is dropped when read.
 - **An embedding model that cannot answer** (`EmbeddingFailure`): the turn context goes on
   without `recalled`, a memory is saved without its vector, and a recall of agent memories
@@ -259,16 +259,11 @@ class RecallService:
         for start in range(0, len(keys), MAX_DELETE_BATCH):
             self.index.delete(keys[start : start + MAX_DELETE_BATCH])
 
-    def forget_thread(self, thread: Thread, upto: int) -> None:
-        """Remove the vectors of every message of `thread` numbered below `upto` (a cleared
-        thread: keys are positions, so none has to be read first)."""
-        self.forget(thread, range(upto))
-
     def forget_embedded(self, thread: Thread) -> None:
         """Remove the vectors of every message the background step embedded (below its read
         position: one read). A run in flight may still put some: recall drops hits whose
         message is gone."""
-        self.forget_thread(thread, self._repo.position(thread.id, RECALL_KIND))
+        self.forget(thread, range(self._repo.position(thread.id, RECALL_KIND)))
 
 
 # Agent memories (seed 004) share the index: their own group, the organization as owner

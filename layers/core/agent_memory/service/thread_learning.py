@@ -83,7 +83,7 @@ class ThreadStep(Protocol):
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None: ...
 
     def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence | None:
-        """The evidence of a rider's work that is due on its carrier's run."""
+        """The rider's work that is due on its carrier's run."""
         ...
 
     def apply(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Outcome: ...
@@ -154,9 +154,8 @@ _READS: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar("thread_reads
 
 @contextmanager
 def one_read() -> Iterator[None]:
-    """Inside it, `ThreadReader.thread` reads each thread and its options once: a carried
-    run's steps (rider and carrier) load from the same snapshot instead of reading the
-    thread's row and its agent's version once each. Nested, the outer snapshot holds."""
+    """Inside it, `ThreadReader.thread` reads each thread and its options once (a carried
+    run's rider and carrier load from one snapshot); nested, the outer snapshot holds."""
     if _READS.get() is not None:
         yield
         return
@@ -203,9 +202,8 @@ class ThreadReader:
         budget: int = MESSAGE_BUDGET,
     ) -> ThreadBatch | None:
         """The messages after `pool.kind`'s read position through `upto` (all saved when
-        None), `limit` at most and `budget` bytes of content (at least one); `upto` of the
-        batch is where the position moves when they are done. None when the thread is gone
-        or nothing is unread."""
+        None), `limit` at most and `budget` bytes of content (at least one). None when the
+        thread is gone or nothing is unread."""
         found = self.thread(pool)
         if found is None:
             return None
@@ -227,9 +225,8 @@ class ThreadReader:
         return ThreadBatch(stored.thread, options, position, end, tuple(kept))
 
     def advance(self, thread_id: str, kind: PoolKind, position: int, upto: int) -> Update:
-        """`kind`'s read position from `position` to `upto`: commit it with the step's rows
-        and `finish(outcome)`; a WriteConflict named THREAD_POSITION means another run of
-        the step applied first (raise AlreadyApplied)."""
+        """`kind`'s read position from `position` to `upto`, to commit with the step's rows (a
+        WriteConflict named THREAD_POSITION: another run applied first)."""
         return self.repo.advance(thread_id, kind, position, upto, self.clock.now_ms())
 
 
@@ -242,9 +239,8 @@ class ThreadBackground:
 
     def after_save(self, saved: Saved) -> dict[PoolKind, str]:
         """Start one run per step that wants this save ("started", "skipped", "throttled"
-        per kind); a rider of a started `Carrying` step starts none of its own (the
-        carrier's run does its work: "started" for both). Never fails the save: it is
-        committed, and a step that did not start reads these messages with its next run."""
+        per kind; a rider of a started `Carrying` step starts none of its own). Never fails
+        the committed save: a step that did not start reads these messages next time."""
         answers: dict[PoolKind, str] = {}
         if self._learning is None:
             return answers
@@ -263,16 +259,13 @@ class ThreadBackground:
     def before_save(
         self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
     ) -> None:
-        """What the steps write before a save that will leave `upto` messages commits (a
-        step's `before_save`, e.g. semantic recall's pending row). Raises Unavailable when
-        it could not: the save then fails uncommitted (retry it)."""
+        """What the steps write before a save that will leave `upto` messages commits; raises
+        Unavailable when it could not (the save then fails uncommitted)."""
         for step in self.steps:
             step.before_save(thread, options, upto, now_ms)
 
     def flush_idle(self) -> int:
-        """The schedule's tick: each step's idle work (`flush_idle`, e.g. semantic recall's
-        tail of idle threads); answers how many runs started. Raises Unavailable when the
-        table or the workflow failed (the next tick flushes again)."""
+        """The schedule's tick: each step's idle work; answers how many runs started."""
         if self._learning is None:
             return 0
         return sum(step.flush_idle(self._learning) for step in self.steps)
