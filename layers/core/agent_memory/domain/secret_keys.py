@@ -1,0 +1,122 @@
+"""Keys and tokens: by their format (private keys, cloud keys, vendors' tokens, bearer tokens),
+named in words ("my API key is ..."), or a long random string that looks like a credential."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import Counter
+
+from agent_memory.domain.secret_links import URL
+from agent_memory.domain.secret_words import (
+    BARE_VALUE,
+    FOR,
+    IS,
+    NOW,
+    VALUE,
+    credential,
+    key_like,
+    wordset,
+)
+
+PRIVATE_KEY = "a private key"
+CLOUD_KEY = "a cloud access key"
+API_TOKEN = "an API key or token"
+RANDOM_STRING = "a long random string that looks like a credential"
+
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
+_AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b")
+_GOOGLE_KEY = re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")
+# Well-known token formats: OpenAI/Anthropic, Stripe, GitHub, GitLab, Slack, npm, PyPI, JWT.
+_TOKEN_FORMATS = re.compile(
+    r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{16,}"
+    r"|\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}"
+    r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
+    r"|\bgithub_pat_[A-Za-z0-9_]{20,}"
+    r"|\bglpat-[A-Za-z0-9_-]{20,}"
+    r"|\bxox[abposre]-[A-Za-z0-9-]{10,}"
+    r"|\bnpm_[A-Za-z0-9]{30,}"
+    r"|\bpypi-[A-Za-z0-9_-]{30,}"
+    r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+)
+_BEARER = re.compile(r"\bbearer\s+[A-Za-z0-9._~+/-]{16,}", re.IGNORECASE)
+
+
+_NAMED_SECRET_WORD = (
+    r"(?:api[\s_-]?keys?|access[\s_-]?keys?(?:[\s_-]?id)?|secret(?:[\s_-]?(?:access[\s_-]?)?key)?"
+    r"|client[\s_-]?secret|private[\s_-]?key|auth(?:entication)?[\s_-]?token|access[\s_-]?token"
+    r"|refresh[\s_-]?token|bearer[\s_-]?token|session[\s_-]?token|tokens?|credentials?"
+    r"|apikey|api[\s_-]?schlüssel|geheimer\s+schlüssel|clé\s+(?:d['\u2019]\s*)?api|clé\s+secrète"
+    r"|clave\s+(?:de\s+)?api|jeton|signing[\s_-]?key|webhook[\s_-]?secret)"
+)
+# Not after a colon: "arn:aws:secretsmanager:...:secret:name" names a secret, it is not one.
+_NAMED_SECRET = re.compile(
+    rf"(?<!:)\b{_NAMED_SECRET_WORD}\b{FOR}\s*{IS}\s*{NOW}{VALUE}", re.IGNORECASE
+)
+_NAMED_SECRET_BARE = re.compile(rf"(?<!:)\b{_NAMED_SECRET_WORD}\b{BARE_VALUE}", re.IGNORECASE)
+# "my OpenAI key is 9f8e7d6c": any key, when its value has digits and letters (never "the
+# key is under the mat", "the key to success is ...").
+_ANY_KEY = re.compile(rf"(?<!:)\bkeys?\b{FOR}\s*{IS}\s*{NOW}{VALUE}", re.IGNORECASE)
+
+_CANDIDATE = re.compile(r"[A-Za-z0-9+=_-]{32,}")
+
+NAMED_STEMS = wordset("key secret token cred schlüssel clé clave jeton")
+
+
+def format_secret(text: str) -> str | None:
+    """A private key, a cloud key or a token by its format alone."""
+    if _PRIVATE_KEY.search(text):
+        return PRIVATE_KEY
+    if _AWS_KEY_ID.search(text):
+        return CLOUD_KEY
+    if _GOOGLE_KEY.search(text) or _TOKEN_FORMATS.search(text) or _BEARER.search(text):
+        return API_TOKEN
+    return None
+
+
+def named_secret(text: str) -> bool:
+    for match in _NAMED_SECRET.finditer(text):
+        if key_like(match.group("value")) or match.group("quote"):
+            return True
+    if any(_key_value(match.group("value")) for match in _ANY_KEY.finditer(text)):
+        return True
+    return any(
+        credential(match.group("value"), loose=False, minimum=8)
+        for match in _NAMED_SECRET_BARE.finditer(text)
+    )
+
+
+def _key_value(value: str) -> bool:
+    """The value of a key of any name: digits with letters, or long and not a word."""
+    value = value.strip(".,;!?)")
+    has_digit = any(ch.isdigit() for ch in value)
+    has_alpha = any(ch.isalpha() for ch in value)
+    return len(value) >= 8 and ((has_digit and has_alpha) or (len(value) >= 20 and has_digit))
+
+
+def random_string(text: str) -> str | None:
+    for url_free in URL.split(text):
+        for candidate in _CANDIDATE.findall(url_free):
+            if _random(candidate):
+                return RANDOM_STRING
+    return None
+
+
+def _random(candidate: str) -> bool:
+    """Base64/base62-like, mixes letters and digits, and close to uniformly random."""
+    letters = sum(ch.isalpha() for ch in candidate)
+    digits = sum(ch.isdigit() for ch in candidate)
+    # Random strings switch between letters and digits often; slugs and names rarely do.
+    switches = sum(
+        a.isdigit() != b.isdigit()
+        for a, b in itertools.pairwise(candidate)
+        if a.isalnum() and b.isalnum()
+    )
+    if letters < 4 or digits < 2 or switches < 3:
+        return False
+    if re.fullmatch(r"[0-9a-fA-F-]+", candidate):
+        return False  # hashes and UUIDs identify things, they do not open them
+    counts = Counter(candidate)
+    entropy = -sum(n / len(candidate) * math.log2(n / len(candidate)) for n in counts.values())
+    return entropy >= 4.0
