@@ -126,6 +126,19 @@ def item_seq(value: str) -> int | None:
 
 
 @dataclass(frozen=True)
+class SessionItem:
+    """One item of a session's history, as stored (edit notices included)."""
+
+    id: str
+    role: str
+    content: str
+    app: str | None
+    model: str | None
+    turn_id: str | None
+    created_at: int
+
+
+@dataclass(frozen=True)
 class NewItem:
     """One item of a completed Turn, as the client sent it."""
 

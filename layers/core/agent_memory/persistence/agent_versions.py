@@ -4,7 +4,7 @@
 - `PUBLISHED`: the versions' head: `latest` (absent row = 0), `active` (absent = none
   activated), and a sealed copy of the active version's `memory` block, so a thread reads
   the agent row and its options with ONE BatchGetItem.
-- `VERSION#<n:08d>`: a published version: `number`, sealed `memory`, `publishedAt`.
+- `VERSION#<n:08d>`: a published version: `number`, sealed `memory`, `at` (published).
 
 None of these is under `MEM#`..`META` (the agent memory pool's one-Query range) nor
 `RECENT#` (its newest-first copies): "DRAFT" < "MEM#", and "PUBLISHED" / "VERSION#" sort
@@ -72,28 +72,27 @@ class AgentVersionRepository:
 
     def _seal(self, agent: Agent, sk: str, memory: dict[str, Any] | None) -> bytes:
         text = json.dumps(memory, ensure_ascii=False, separators=(",", ":"))
-        scope = {"org": agent.org_id, "pool": agent.id, "field": FIELD}
-        return self._cipher.seal(text, scope=scope, row=sk)
+        return self._cipher.seal(text, scope=_scope(agent), row=sk)
 
     def _open(self, agent: Agent, sk: str, blob: Any) -> dict[str, Any] | None:
-        scope = {"org": agent.org_id, "pool": agent.id, "field": FIELD}
-        value = json.loads(self._cipher.open(bytes(blob), scope=scope, row=sk))
+        value = json.loads(self._cipher.open(bytes(blob), scope=_scope(agent), row=sk))
         return value if isinstance(value, dict) else None
 
     # -- reads -----------------------------------------------------------------------------
 
+    def _agent_and(self, agent_id: str, sk: str) -> tuple[Agent | None, Record | None]:
+        """The agent row and its row `sk`, in one batch read."""
+        pk = agent_pk(agent_id)
+        rows = {str(r["sk"]): r for r in self._store.get_many([(pk, keys.HEAD), (pk, sk)])}
+        return agent_of(agent_id, rows.get(keys.HEAD)), rows.get(sk)
+
     def agent_and_published(self, agent_id: str) -> tuple[Agent | None, Published]:
         """The agent row and the versions' head, in one batch read."""
-        pk = agent_pk(agent_id)
-        rows = {str(r["sk"]): r for r in self._store.get_many([(pk, keys.HEAD), (pk, PUBLISHED)])}
-        agent = agent_of(agent_id, rows.get(keys.HEAD))
-        return agent, self._published(agent, rows.get(PUBLISHED))
+        agent, row = self._agent_and(agent_id, PUBLISHED)
+        return agent, self._published(agent, row)
 
     def agent_and_draft(self, agent_id: str) -> tuple[Agent | None, dict[str, Any] | None]:
-        pk = agent_pk(agent_id)
-        rows = {str(r["sk"]): r for r in self._store.get_many([(pk, keys.HEAD), (pk, DRAFT)])}
-        agent = agent_of(agent_id, rows.get(keys.HEAD))
-        draft = rows.get(DRAFT)
+        agent, draft = self._agent_and(agent_id, DRAFT)
         if agent is None or draft is None or draft.get("memory") is None:
             return agent, None
         return agent, self._open(agent, DRAFT, draft["memory"])
@@ -183,3 +182,7 @@ class AgentVersionRepository:
             condition=Present(),
         )
         self._store.write([head])
+
+
+def _scope(agent: Agent) -> dict[str, str]:
+    return {"org": agent.org_id, "pool": agent.id, "field": FIELD}

@@ -1,12 +1,8 @@
 """Agents in the table.
 
-`AGENT#<id>/META`: organization, name, owner, members. Agent memory (issue 5) keeps its
-entries in the same partition (`MEM#<key>`), so the agent row is also that pool's head row:
-it carries no field that pool needs to rename.
-
-`AGENTS#<org>/<agentId>`: the organization's list of agents (owner, members, name), written
-in the same transaction as the agent row; ids sort by creation, so a descending Query is
-newest first and `starting_after` is a key position.
+`AGENT#<id>/META`: organization, name, owner, members; agent memory keeps its entries in the
+same partition. `AGENTS#<org>/<agentId>`: the organization's list of agents, written in the
+agent row's transaction; ids sort by creation, so a descending Query is newest first.
 """
 
 from __future__ import annotations
@@ -59,16 +55,8 @@ class AgentRepository:
             page = self._store.query(
                 org_agents_pk(org_id), limit=_LIST_READ, after=after, newest_first=True
             )
-            for row in page.records:
-                agent = Agent(
-                    id=str(row["sk"]),
-                    org_id=org_id,
-                    name=str(row["name"]),
-                    owner=str(row["owner"]),
-                    members=tuple(row.get("members") or ()),
-                )
-                if visible(agent):
-                    kept.append(agent)
+            agents = (_agent(str(row["sk"]), org_id, row) for row in page.records)
+            kept += [agent for agent in agents if visible(agent)]
             if len(kept) > limit or page.next is None:
                 return kept[:limit], len(kept) > limit
             after = page.next
@@ -104,10 +92,10 @@ def agent_of(agent_id: str, row: Record | None) -> Agent | None:
     """The Agent in its row (None when the row is not an agent's)."""
     if row is None or row.get("type") != "agent":
         return None
-    return Agent(
-        id=agent_id,
-        org_id=str(row["orgId"]),
-        name=str(row["name"]),
-        owner=str(row["owner"]),
-        members=tuple(row.get("members") or ()),
-    )
+    return _agent(agent_id, str(row["orgId"]), row)
+
+
+def _agent(agent_id: str, org_id: str, row: Record) -> Agent:
+    """The Agent in its row or its list's row (both keep name, owner and members)."""
+    members = tuple(row.get("members") or ())
+    return Agent(agent_id, org_id, str(row["name"]), str(row["owner"]), members)

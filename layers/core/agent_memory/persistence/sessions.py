@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent_memory.domain.entries import EntryMeta
-from agent_memory.domain.sessions import Session
+from agent_memory.domain.sessions import Session, SessionItem, item_id
 from agent_memory.persistence import keys, pools
 from agent_memory.persistence.pools import RECENCY, Newest, Pool, PoolRepository, StoredEntry
 from agent_memory.ports import (
@@ -97,19 +97,22 @@ class SessionRepository:
     # -- reads ---------------------------------------------------------------------------
 
     def get(self, session_id: str) -> Session | None:
-        row = self._store.get(session_pk(session_id), keys.HEAD)
-        return session_of(row) if row is not None and row.get("type") == "session" else None
+        return _head(self._store.get(session_pk(session_id), keys.HEAD))
+
+    def _head_and_entries(self, rows: Sequence[Record]) -> tuple[Session | None, list[StoredEntry]]:
+        session: Session | None = None
+        entries: list[StoredEntry] = []
+        for row in rows:
+            if row["sk"] == keys.HEAD:
+                session = _head(row)
+            elif (entry := self.pools.parse(row)) is not None:
+                entries.append(entry)
+        return session, entries
 
     def memory(self, session_id: str) -> tuple[Session, list[StoredEntry]] | None:
         """The head row and every entry, in one Query."""
         page = self._store.query(session_pk(session_id), MEMORY_RANGE)
-        session: Session | None = None
-        entries: list[StoredEntry] = []
-        for row in page.records:
-            if row["sk"] == keys.HEAD and row.get("type") == "session":
-                session = session_of(row)
-            elif (entry := self.pools.parse(row)) is not None:
-                entries.append(entry)
+        session, entries = self._head_and_entries(page.records)
         return (session, entries) if session is not None else None
 
     def newest(self, session_id: str, first_page: int) -> tuple[Session | None, Newest]:
@@ -117,22 +120,14 @@ class SessionRepository:
         head in one Query)."""
         probe = Pool(session_pk(session_id), "", session_id, RECENCY)
         read = self.pools.newest(probe, head=keys.HEAD, first_page=first_page)
-        head = read.head
-        session = session_of(head) if head is not None and head.get("type") == "session" else None
-        return session, read
+        return _head(read.head), read
 
     def with_entry(self, session_id: str, key_id: str) -> tuple[Session | None, StoredEntry | None]:
         """The head row and one entry's base row, in one request."""
         pk = session_pk(session_id)
         rows = self._store.get_many([(pk, keys.HEAD), (pk, keys.entry_sk(key_id))])
-        session: Session | None = None
-        entry: StoredEntry | None = None
-        for row in rows:
-            if row["sk"] == keys.HEAD and row.get("type") == "session":
-                session = session_of(row)
-            elif (parsed := self.pools.parse(row)) is not None:
-                entry = parsed
-        return session, entry
+        session, entries = self._head_and_entries(rows)
+        return session, entries[0] if entries else None
 
     def items_and_memory(
         self, session: Session, after: int, upto: int
@@ -206,22 +201,32 @@ class SessionRepository:
                 break
             after = page.next
         rows = self._store.get_many([(session_pk(i), keys.HEAD) for i in ids[:limit]])
-        found = {s.id: s for s in (session_of(r) for r in rows if r.get("type") == "session")}
+        found = {s.id: s for s in map(_head, rows) if s is not None}
         return [found[i] for i in ids[:limit] if i in found], len(ids) > limit
 
     def item_page(
         self, session: Session, *, limit: int, after: int
-    ) -> tuple[list[tuple[StoredItem, str | None, int]], bool]:
-        """Items after `after` in order, with their turn and time: (at most `limit`,
-        whether more follow)."""
+    ) -> tuple[list[SessionItem], bool]:
+        """Items after `after` in order, opened: (at most `limit`, whether more follow)."""
         page = self._store.query(
             session_pk(session.id),
             KeyRange(low=item_sk(after + 1), high=item_sk(session.item_count)),
             limit=limit + 1,
         )
         rows = [r for r in page.records if r.get("type") == "item"]
-        items = [(_item(r), r.get("turnId"), int(r.get("createdAt", 0))) for r in rows]
-        return items[:limit], len(items) > limit
+        items = [
+            SessionItem(
+                id=item_id(int(row["seq"])),
+                role=str(row["role"]),
+                content=self.open_item(session, _item(row)),
+                app=row.get("app"),
+                model=row.get("model"),
+                turn_id=row.get("turnId"),
+                created_at=int(row.get("createdAt", 0)),
+            )
+            for row in rows[:limit]
+        ]
+        return items, len(rows) > limit
 
     def head_change(self, before: Session, after: Session, now_ms: int) -> Update:
         """Move the head row from `before` to `after`, if nobody changed it meanwhile.
@@ -347,6 +352,11 @@ class SessionRepository:
             "createdAt": now_ms,
             "updatedAt": now_ms,
         }
+
+
+def _head(row: Record | None) -> Session | None:
+    """The Session in a head row; None for no row or a session being deleted."""
+    return session_of(row) if row is not None and row.get("type") == "session" else None
 
 
 def session_of(row: Record) -> Session:

@@ -20,6 +20,7 @@ from agent_memory.domain.session_memory import effective_switches
 from agent_memory.domain.sessions import (
     NewItem,
     Session,
+    SessionItem,
     check_turn,
     forked,
     item_id,
@@ -77,19 +78,6 @@ class AgentLearning(Protocol):
 
 class OrgDefaults(Protocol):
     def effective(self, org_id: str) -> dict[str, Any]: ...
-
-
-@dataclass(frozen=True)
-class SessionItem:
-    """One item of a session's history, as `GET /v1/sessions/{id}/items` shows it."""
-
-    id: str
-    role: str
-    content: str
-    app: str | None
-    model: str | None
-    turn_id: str | None
-    created_at: int
 
 
 @dataclass(frozen=True)
@@ -234,20 +222,7 @@ class SessionService:
                 raise ValidationFailed("an item id such as i-01", ["starting_after"])
             after = seq
         session = self._access.load(principal, session_id, "read")
-        stored, more = self._repo.item_page(session, limit=limit, after=after)
-        items = [
-            SessionItem(
-                id=item_id(item.seq),
-                role=item.role,
-                content=self._repo.open_item(session, item),
-                app=item.app,
-                model=item.model,
-                turn_id=turn_id,
-                created_at=created_at,
-            )
-            for item, turn_id, created_at in stored
-        ]
-        return items, more
+        return self._repo.item_page(session, limit=limit, after=after)
 
     def turn(
         self,

@@ -1,5 +1,5 @@
-"""Agents and their lists (API.md, "Agents and sessions"; issue 17): apart from the session
-contracts, so the agents family's function loads no session model."""
+"""Agents and their lists (API.md, "Agents and sessions"): apart from the session contracts,
+so the agents family's function loads no session model."""
 
 from __future__ import annotations
 

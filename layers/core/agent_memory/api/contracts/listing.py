@@ -1,7 +1,4 @@
-"""Lists of sessions and items, and a session's deletion (issue 17); the agents' are in
-contracts/agents.py, erasure's answer in contracts/identity.py, with the admin routes (a cold
-start of theirs loads no session model). Their paging (`PageLimit`, `Cursor`): contracts/base.py.
-"""
+"""Lists of sessions and items, and a session's deletion."""
 
 from __future__ import annotations
 
@@ -14,8 +11,7 @@ from agent_memory.api.contracts.sessions import SessionOut
 
 if TYPE_CHECKING:
     # Annotations of `of` only: a cold start that lists nothing does not load them.
-    from agent_memory.domain.sessions import Session
-    from agent_memory.service.sessions import SessionItem
+    from agent_memory.domain.sessions import Session, SessionItem
 
 
 class SessionList(Answer):
