@@ -9,13 +9,13 @@ test models read the evidence (`items`, `memory`, `person`) from it directly.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from agent_memory.domain.consolidation import change_record
+from agent_memory.domain.evidence import Evidence, EvidenceItem, KnownEntry
 from agent_memory.domain.learning_prompt import instructions_for, render_evidence
 from agent_memory.domain.proposals import (
     CHANGES_SCHEMA,
@@ -28,27 +28,6 @@ from agent_memory.domain.tasks.memory_changes_local import local_changes
 
 NAME = "memory_changes"
 DESCRIPTION = "Record the proposed changes to the memory (an empty list when none)."
-
-
-@dataclass(frozen=True)
-class EvidenceItem:
-    """One unprocessed item of a conversation, as a learning model sees it."""
-
-    id: str
-    role: str  # user | assistant | tool | notice
-    content: str
-    app: str | None = None  # set on tool results that came from an App (outside data)
-    session: str | None = None  # set when evidence spans sessions (agent memory)
-
-
-@dataclass(frozen=True)
-class KnownEntry:
-    """An entry the pool already holds, so the model can reuse its key."""
-
-    key: str
-    content: str
-    kind: str
-    status: str
 
 
 @dataclass(frozen=True)
@@ -123,19 +102,6 @@ class MemoryChanges(ModelTask[LearningRequest, tuple[ProposedChange, ...]]):
 
 
 MEMORY_CHANGES = MemoryChanges()
-
-
-class Evidence(Protocol):
-    """What a keyed pool's learning run read (service `Evidence`, read structurally)."""
-
-    @property
-    def items(self) -> Sequence[EvidenceItem]: ...
-    @property
-    def memory(self) -> Sequence[KnownEntry]: ...
-    @property
-    def allowed_kinds(self) -> Sequence[str]: ...
-    @property
-    def person(self) -> str | None: ...
 
 
 def consolidation(

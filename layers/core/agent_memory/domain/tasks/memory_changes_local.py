@@ -26,10 +26,9 @@ and a key or content that would hold one is not proposed.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
+from agent_memory.domain.evidence import Statements
 from agent_memory.domain.proposals import (
     KEY_PATTERN,
     ForgetAnswer,
@@ -47,42 +46,7 @@ from agent_memory.domain.tasks.statements import (
 )
 
 
-class _Item(Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def role(self) -> str: ...
-    @property
-    def content(self) -> str: ...
-    @property
-    def app(self) -> str | None: ...
-
-
-class _Entry(Protocol):
-    @property
-    def key(self) -> str: ...
-    @property
-    def content(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def status(self) -> str: ...
-
-
-class Consolidation(Protocol):
-    """The input of `memory_changes`, as the extractor reads it."""
-
-    @property
-    def items(self) -> Sequence[_Item]: ...
-    @property
-    def memory(self) -> Sequence[_Entry]: ...
-    @property
-    def allowed_kinds(self) -> Sequence[str]: ...
-    @property
-    def person(self) -> str | None: ...
-
-
-def local_changes(request: Consolidation) -> MemoryChangesAnswer:
+def local_changes(request: Statements) -> MemoryChangesAnswer:
     """Changes for the plain user statements among the new items."""
     changes = _Extractor(request).run()
     return MemoryChangesAnswer(changes=[change.answer() for change in changes])
@@ -168,7 +132,7 @@ class _Change:
 
 
 class _Extractor:
-    def __init__(self, request: Consolidation) -> None:
+    def __init__(self, request: Statements) -> None:
         # Only what the user wrote: tool and App results are outside data.
         self.items = [i for i in request.items if i.role == "user" and i.app is None]
         self.allowed = set(request.allowed_kinds)
