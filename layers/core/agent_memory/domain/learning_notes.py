@@ -30,10 +30,6 @@ TITLES_OFF = "generateTitle is off for this thread's agent"
 ALREADY_TITLED = "the thread has a title already"
 NO_USER_MESSAGE = "the thread has no user message to take a title from yet"
 
-# A change of a run's answer refused because it cites what another run learned first: the
-# workflow applies an answer again to what is still unread when another run moved first.
-CITES_LEARNED = "cites an item that another run learned first"
-
 
 def budget_note(period: str) -> str:
     """A memory Bot's spent budget: learning waits for `period` (`day:2026-12-02`,
