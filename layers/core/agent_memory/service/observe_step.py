@@ -14,9 +14,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from agent_memory.domain import observation as rules
-from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.memory_changes import EvidenceItem
 from agent_memory.domain.tasks.observation import (
     OBSERVATION,
     ObservationInput,
@@ -26,8 +24,8 @@ from agent_memory.domain.tasks.observation import Message as ObservedMessage
 from agent_memory.domain.tasks.reflection import REFLECTION, Reflection, ReflectionInput
 from agent_memory.domain.threads import Thread
 from agent_memory.persistence.observations import Log
-from agent_memory.persistence.threads import THREAD_POSITION, StoredThread
-from agent_memory.ports import Action
+from agent_memory.persistence.threads import StoredThread
+from agent_memory.ports import Action, EvidenceItem
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
@@ -45,7 +43,7 @@ from agent_memory.service.observer import (
     observer_model,
     thresholds,
 )
-from agent_memory.service.thread_learning import Saved, StepDefaults, ThreadReader
+from agent_memory.service.thread_learning import Saved, StepDefaults, ThreadReader, commit_run
 
 
 class ObserveStep(StepDefaults):
@@ -177,12 +175,8 @@ class ObserveStep(StepDefaults):
                 changes,
             )
             actions, outcome = self._observer.observation_actions(thread, options, log_, observed)
-        try:
-            self._observer.store.write([*actions, advance, *finish(outcome)])
-        except WriteConflict as error:
-            if error.condition == THREAD_POSITION:
-                raise AlreadyApplied("another run observed these messages") from error
-            raise
+        actions += [advance, *finish(outcome)]
+        commit_run(self._observer.store, actions, "observed these messages")
         return outcome
 
     def _reflection(

@@ -8,7 +8,6 @@ from typing import Any
 
 from agent_memory.domain import recall as rules
 from agent_memory.domain import recall_batches as batches
-from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.observation import observing
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.recall_index import (
@@ -23,7 +22,6 @@ from agent_memory.persistence.recall_pending import (
     PendingRecalls,
     observed_boundary,
 )
-from agent_memory.persistence.threads import THREAD_POSITION
 from agent_memory.ports import Store
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
@@ -39,6 +37,7 @@ from agent_memory.service.thread_learning import (
     Saved,
     StepDefaults,
     ThreadReader,
+    commit_run,
     one_read,
 )
 
@@ -168,12 +167,7 @@ class RecallStep(StepDefaults):
             self._reader.advance(thread.id, self.kind, evidence.position, evidence.upto),
             *finish(outcome),
         ]
-        try:
-            self._store.write(actions)
-        except WriteConflict as error:
-            if error.condition == THREAD_POSITION:
-                raise AlreadyApplied("another run embedded these messages") from error
-            raise
+        commit_run(self._store, actions, "embedded these messages")
         self.pending.indexed(thread.id, evidence.upto)
         return outcome
 

@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent_memory.domain.agents import Agent
-from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.memory_changes import EvidenceItem
 from agent_memory.domain.threads import Message, Thread
-from agent_memory.persistence.threads import StoredThread, ThreadRepository
-from agent_memory.ports import Clock, Execution, Update
+from agent_memory.persistence.threads import THREAD_POSITION, StoredThread, ThreadRepository
+from agent_memory.ports import Action, Clock, EvidenceItem, Execution, Store, Update
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
@@ -117,6 +116,17 @@ class StepDefaults:
 
     def flush_idle(self, learning: Learning) -> int:
         return 0
+
+
+def commit_run(store: Store, actions: Sequence[Action], what: str) -> None:
+    """Write a run's rows with the move of its read position; AlreadyApplied when another
+    run of the step moved it first (`what` says what that run did)."""
+    try:
+        store.write(actions)
+    except WriteConflict as error:
+        if error.condition == THREAD_POSITION:
+            raise AlreadyApplied(f"another run {what}") from error
+        raise
 
 
 def thread_pool(kind: PoolKind, thread: Thread) -> PoolRef:

@@ -4,7 +4,6 @@ background step `thread-title`."""
 from __future__ import annotations
 
 from agent_memory.domain import threads as rules
-from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.learning_notes import (
     ALREADY_TITLED,
     NO_USER_MESSAGE,
@@ -12,11 +11,9 @@ from agent_memory.domain.learning_notes import (
     TITLES_OFF,
 )
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.memory_changes import EvidenceItem
 from agent_memory.domain.tasks.title import TITLE, Title, TitleInput
 from agent_memory.persistence.events import one_row
-from agent_memory.persistence.threads import THREAD_POSITION
-from agent_memory.ports import Clock, Store
+from agent_memory.ports import Clock, EvidenceItem, Store
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
@@ -26,7 +23,13 @@ from agent_memory.service.learning_pools import (
     PoolRef,
     Skipped,
 )
-from agent_memory.service.thread_learning import LOCAL_MODEL, Saved, StepDefaults, ThreadReader
+from agent_memory.service.thread_learning import (
+    LOCAL_MODEL,
+    Saved,
+    StepDefaults,
+    ThreadReader,
+    commit_run,
+)
 
 TITLE_KIND: PoolKind = "thread-title"
 # The first user message is among the thread's first few.
@@ -106,11 +109,6 @@ class TitleStep(StepDefaults):
             self._reader.advance(thread.id, self.kind, evidence.position, evidence.upto),
             *finish(outcome),
         ]
-        try:
-            # thread.updated and execution.ended in one event row (persistence/events.py).
-            self._store.write(one_row(actions))
-        except WriteConflict as error:
-            if error.condition == THREAD_POSITION:
-                raise AlreadyApplied("another run titled the thread") from error
-            raise
+        # thread.updated and execution.ended in one event row (persistence/events.py).
+        commit_run(self._store, one_row(actions), "titled the thread")
         return outcome
