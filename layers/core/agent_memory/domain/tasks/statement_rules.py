@@ -31,47 +31,26 @@ _FIRST_PERSON = (
     (re.compile(r"\bmine\b", re.I), "theirs"),
     (re.compile(r"\bmyself\b", re.I), "themselves"),
 )
+
+
+def _in_english(table: str) -> dict[str, str]:
+    """`english: word word ...` lines, read as {word: english}."""
+    pairs = (line.split(":") for line in table.strip().splitlines())
+    return {word: english.strip() for english, words in pairs for word in words.split()}
+
+
 # Closed words said in other languages, in the English of the frames.
-_ENGLISH = {
-    "verheiratet": "married",
-    "ledig": "single",
-    "geschieden": "divorced",
-    "verlobt": "engaged",
-    "verwitwet": "widowed",
-    "marié": "married",
-    "mariée": "married",
-    "célibataire": "single",
-    "divorcé": "divorced",
-    "divorcée": "divorced",
-    "fiancé": "engaged",
-    "fiancée": "engaged",
-    "veuf": "widowed",
-    "veuve": "widowed",
-    "casado": "married",
-    "casada": "married",
-    "soltero": "single",
-    "soltera": "single",
-    "divorciado": "divorced",
-    "divorciada": "divorced",
-    "comprometido": "engaged",
-    "comprometida": "engaged",
-    "viudo": "widowed",
-    "viuda": "widowed",
-    "vegetarier": "vegetarian",
-    "vegetarierin": "vegetarian",
-    "vegetarisch": "vegetarian",
-    "veganer": "vegan",
-    "veganerin": "vegan",
-    "végétarien": "vegetarian",
-    "végétarienne": "vegetarian",
-    "végétalien": "vegan",
-    "végétalienne": "vegan",
-    "végane": "vegan",
-    "vegetariano": "vegetarian",
-    "vegetariana": "vegetarian",
-    "vegano": "vegan",
-    "vegana": "vegan",
-}
+_ENGLISH = _in_english(
+    """
+    married: verheiratet marié mariée casado casada
+    single: ledig célibataire soltero soltera
+    divorced: geschieden divorcé divorcée divorciado divorciada
+    engaged: verlobt fiancé fiancée comprometido comprometida
+    widowed: verwitwet veuf veuve viudo viuda
+    vegetarian: vegetarier vegetarierin vegetarisch végétarien végétarienne vegetariano vegetariana
+    vegan: veganer veganerin végétalien végétalienne végane vegano vegana
+    """
+)
 
 
 def value(text: str) -> str:
