@@ -1,16 +1,11 @@
 """Agent memory (seed 000, "Agent memory"): what one Agent learns over all its Sessions.
 
-- Only lasting experience is kept: procedure, preference, decision. Facts for one task stay
-  in session memory.
-- One integer `version` for the whole memory; a person's Remember or Forget names the version
-  it read (`expected`), and every change adds a log entry saying what made it.
-- Sources are `{session, item}` pairs. Learning follows the consolidation rules of every pool
-  (domain/consolidation.py) with the agent's kinds; App results alone never support a change.
-- No Timeline: a Fork never changes agent memory, going back in a Session does not undo it.
+- Only lasting experience is kept: procedure, preference, decision.
+- One `version` for the whole memory; a person's Remember or Forget names the version it
+  read (`expected`), and every change adds a log entry saying what made it.
+- Sources are items of a Session (`ItemSource(item, conversation=session)`); App results
+  alone never support a change. A Fork never changes agent memory.
 - The memory text of a shared Agent (one with members) carries fixed privacy rules.
-
-Entries are the one entry model (domain/entries.py): `rev` is the version that wrote it,
-`by` what wrote it, sources are items of a Session (`ItemSource(item, conversation=session)`).
 """
 
 from __future__ import annotations

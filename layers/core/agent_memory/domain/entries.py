@@ -1,10 +1,7 @@
-"""The one entry model every memory pool stores (docs/decisions.md, "The entry model").
+"""The one entry model every pool stores; a pool's rules decide which fields it uses.
 
-Session memory and agent memory (seed 000), the agent_memory object (seed 004), bot memory
-(seed 002) and the pools of seed 003 all keep entries of this model; a pool's rules decide
-which fields it uses. Everything in `EntryMeta` is plaintext metadata, so access, order and
-the selection of a memory text are decided before anything is decrypted; `content` and
-`details` are the only sealed parts.
+Everything in `EntryMeta` is plaintext metadata, so access, order and the selection of a
+memory text are decided before anything is decrypted; `content` and `details` are sealed.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Session memory (seed 000, "Memory"): entries, the commands that change them, the switches.
 
-An entry (domain/entries.py) is one fact under a stable key; its server id derives from the
-key. Its content is the only secret part; kind, sources, status, time and the content's
-length are metadata, kept in plaintext so access, ordering and the memory text's selection
-are decided before anything is decrypted.
+An entry is one fact under a stable key; its server id derives from the key.
 """
 
 from __future__ import annotations
@@ -23,8 +20,6 @@ from agent_memory.domain.proposals import (
 from agent_memory.domain.secrets import key_secret
 
 SWITCHES: tuple[str, ...] = ("use", "generate")
-
-
 ENTRY_NAMESPACE = "session"
 
 

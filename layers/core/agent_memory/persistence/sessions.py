@@ -10,10 +10,8 @@
 `SESSIONS#<agentId>/<sessionId>` lists an agent's sessions (owner, organization), written
 with the head row; session ids sort by creation, so a descending Query is newest first.
 
-`sk BETWEEN "MEM#" AND "META"` reads every entry and the head row in one Query; the memory
-text reads `META` and the first `RECENT#` page in one Query. Content is sealed with the
-scope {org, pool: session id, field} and bound to its entry id (items: to their `sk`), so a
-ciphertext copied to another Session fails to open: a Fork re-seals.
+`sk BETWEEN "MEM#" AND "META"` reads every entry and the head row in one Query. Content is
+sealed with the scope {org, pool: session id, field} and bound to its row, so a Fork re-seals.
 """
 
 from __future__ import annotations

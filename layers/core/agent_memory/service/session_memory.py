@@ -47,7 +47,7 @@ STALE = "the session changed since you read it; read it again and retry"
 
 
 @dataclass(frozen=True)
-class SessionMemory:
+class MemoryRead:
     """A Session's memory as read: its entries and the switches in force."""
 
     session: Session
@@ -77,11 +77,11 @@ class SessionMemoryService:
         session, stored = self._repo.memory(session_id) or (None, [])
         return session_authorized(principal, session, action), stored
 
-    def read(self, principal: Principal, session_id: str) -> SessionMemory:
+    def read(self, principal: Principal, session_id: str) -> MemoryRead:
         """Every entry (active and retracted), the read position and the switches."""
         session, stored = self._memory(principal, session_id)
         entries = [Entry(s.meta, self._repo.open_entry(session, s)) for s in stored]
-        return SessionMemory(session, entries, self._access.switches(session))
+        return MemoryRead(session, entries, self._access.switches(session))
 
     def text(self, principal: Principal, session_id: str) -> MemoryText:
         """The memory text for the model's instructions; decrypts only what it shows."""

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from agent_memory.domain import session_memory as memory
     from agent_memory.domain.entries import Entry
     from agent_memory.domain.sessions import Session
-    from agent_memory.service.session_memory import SessionMemory as MemoryRead
+    from agent_memory.service.session_memory import MemoryRead
     from agent_memory.service.sessions import TurnResult
 
 Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
