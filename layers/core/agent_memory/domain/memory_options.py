@@ -29,6 +29,8 @@ from agent_memory.domain.option_values import (
 )
 
 OPTIONS_PATH: Path = ("memory", "options")
+# The fields of an option: each name's default and its check.
+Spec = Mapping[str, tuple[Any, Callable[[Any, Path], Any]]]
 
 MAX_LAST_MESSAGES = 200
 DEFAULT_LAST_MESSAGES = 10
@@ -80,14 +82,73 @@ def _message_range(value: Any, path: Path) -> dict[str, int]:
     return {"before": count, "after": count}
 
 
-def _semantic_recall(value: Any, path: Path) -> dict[str, Any]:
-    body = switch(value, ("topK", "messageRange", "scope"), path) or {"enabled": False}
+def _fields(body: Mapping[str, Any], spec: Spec, path: Path) -> dict[str, Any]:
+    """Each field `spec` names (name: its default, its check), checked at its path."""
     return {
-        "enabled": body["enabled"],
-        "topK": integer(body.get("topK", 5), 1, MAX_TOP_K, (*path, "topK")),
-        "messageRange": _message_range(body.get("messageRange", 2), (*path, "messageRange")),
-        "scope": choice(body.get("scope", "resource"), ("resource", "thread"), (*path, "scope")),
+        name: check(body.get(name, default), (*path, name))
+        for name, (default, check) in spec.items()
     }
+
+
+def _switched(value: Any, spec: Spec, path: Path) -> dict[str, Any]:
+    """An option with a switch (`true`, `false` or an object) and the fields of `spec`."""
+    body = switch(value, tuple(spec), path) or {"enabled": False}
+    return {"enabled": body["enabled"], **_fields(body, spec, path)}
+
+
+def _scope(value: Any, path: Path) -> str:
+    return choice(value, ("resource", "thread"), path)
+
+
+def _top_k(value: Any, path: Path) -> int:
+    return integer(value, 1, MAX_TOP_K, path)
+
+
+def _tokens(value: Any, path: Path) -> int:
+    return integer(value, MIN_TOKENS, MAX_TOKENS, path)
+
+
+def _closed_share(value: Any, path: Path) -> float:
+    return share(value, path, upper_closed=True)
+
+
+def _own_idle(value: Any, path: Path) -> int | str | bool | None:
+    return None if value is None else duration_ms(value, path)
+
+
+_SEMANTIC_RECALL: Spec = {
+    "topK": (5, _top_k),
+    "messageRange": (2, _message_range),
+    "scope": ("resource", _scope),
+}
+_RETRIEVAL: Spec = {
+    "vector": (False, boolean),
+    "scope": ("resource", _scope),
+    "instructions": (None, text),
+}
+_OBSERVATION: Spec = {
+    "model": (None, model_name),
+    "messageTokens": (30_000, _tokens),
+    "bufferTokens": (0.15, buffer_tokens),
+    "bufferActivation": (0.8, _closed_share),
+    "blockAfter": (1.9, multiplier),
+    "bufferOnIdle": (False, boolean),
+    "manageWorkingMemory": (False, boolean),
+    "threadTitle": (False, boolean),
+    "instruction": (None, text),
+    # Unset, it inherits the top-level activateAfterIdle; `false` switches it off.
+    "activateAfterIdle": (None, _own_idle),
+}
+_REFLECTION: Spec = {
+    # Unset, the reflector follows the observer's own model.
+    "model": (None, model_name),
+    "observationTokens": (40_000, _tokens),
+    "bufferActivation": (0.5, _closed_share),
+    "blockAfter": (1.9, multiplier),
+    # Not inherited from the top level (the seed's table).
+    "activateAfterIdle": (False, duration_ms),
+    "instruction": (None, text),
+}
 
 
 def _json_schema(value: Any, path: Path) -> dict[str, Any] | None:
@@ -130,86 +191,9 @@ def _working_memory(value: Any, path: Path) -> dict[str, Any]:
     }
 
 
-def _retrieval(value: Any, path: Path) -> dict[str, Any]:
-    body = switch(value, ("vector", "scope", "instructions"), path) or {"enabled": False}
-    return {
-        "enabled": body["enabled"],
-        "vector": boolean(body.get("vector", False), (*path, "vector")),
-        "scope": choice(body.get("scope", "resource"), ("resource", "thread"), (*path, "scope")),
-        "instructions": text(body.get("instructions"), (*path, "instructions")),
-    }
-
-
-_OBSERVATION_KEYS = (
-    "model",
-    "messageTokens",
-    "bufferTokens",
-    "bufferActivation",
-    "blockAfter",
-    "bufferOnIdle",
-    "manageWorkingMemory",
-    "threadTitle",
-    "instruction",
-    "activateAfterIdle",
-)
-_REFLECTION_KEYS = (
-    "model",
-    "observationTokens",
-    "bufferActivation",
-    "blockAfter",
-    "activateAfterIdle",
-    "instruction",
-)
-
-
-def _observation(value: Any, idle: int | str | bool, path: Path) -> dict[str, Any]:
-    body = json_object({} if value is None else value, _OBSERVATION_KEYS, path)
-    own_idle = body.get("activateAfterIdle")
-    return {
-        "model": model_name(body.get("model"), (*path, "model")),
-        "messageTokens": integer(
-            body.get("messageTokens", 30_000), MIN_TOKENS, MAX_TOKENS, (*path, "messageTokens")
-        ),
-        "bufferTokens": buffer_tokens(body.get("bufferTokens", 0.15), (*path, "bufferTokens")),
-        "bufferActivation": share(
-            body.get("bufferActivation", 0.8), (*path, "bufferActivation"), upper_closed=True
-        ),
-        "blockAfter": multiplier(body.get("blockAfter", 1.9), (*path, "blockAfter")),
-        "bufferOnIdle": boolean(body.get("bufferOnIdle", False), (*path, "bufferOnIdle")),
-        "manageWorkingMemory": boolean(
-            body.get("manageWorkingMemory", False), (*path, "manageWorkingMemory")
-        ),
-        "threadTitle": boolean(body.get("threadTitle", False), (*path, "threadTitle")),
-        "instruction": text(body.get("instruction"), (*path, "instruction")),
-        # Inherits the top-level activateAfterIdle; `false` switches it off for observations.
-        "activateAfterIdle": idle
-        if own_idle is None
-        else duration_ms(own_idle, (*path, "activateAfterIdle")),
-    }
-
-
-def _reflection(value: Any, observer_model: str | None, path: Path) -> dict[str, Any]:
-    body = json_object({} if value is None else value, _REFLECTION_KEYS, path)
-    model = model_name(body.get("model"), (*path, "model"))
-    return {
-        # Left unset, the reflector follows the observer's own model.
-        "model": model if model is not None else observer_model,
-        "observationTokens": integer(
-            body.get("observationTokens", 40_000),
-            MIN_TOKENS,
-            MAX_TOKENS,
-            (*path, "observationTokens"),
-        ),
-        "bufferActivation": share(
-            body.get("bufferActivation", 0.5), (*path, "bufferActivation"), upper_closed=True
-        ),
-        "blockAfter": multiplier(body.get("blockAfter", 1.9), (*path, "blockAfter")),
-        # Not inherited from the top level (the seed's table).
-        "activateAfterIdle": duration_ms(
-            body.get("activateAfterIdle", False), (*path, "activateAfterIdle")
-        ),
-        "instruction": text(body.get("instruction"), (*path, "instruction")),
-    }
+def _part(value: Any, spec: Spec, path: Path) -> dict[str, Any]:
+    body = json_object({} if value is None else value, tuple(spec), path)
+    return _fields(body, spec, path)
 
 
 def _observational_memory(value: Any, path: Path) -> dict[str, Any]:
@@ -217,29 +201,31 @@ def _observational_memory(value: Any, path: Path) -> dict[str, Any]:
     body = switch(value, keys, path) or {"enabled": False}
     model = model_name(body.get("model"), (*path, "model"))
     idle = duration_ms(body.get("activateAfterIdle", False), (*path, "activateAfterIdle"))
-    observation = _observation(body.get("observation"), idle, (*path, "observation"))
+    observation = _part(body.get("observation"), _OBSERVATION, (*path, "observation"))
+    if observation["activateAfterIdle"] is None:
+        observation["activateAfterIdle"] = idle
     if model is not None and observation["model"] is not None:
         raise fail(
             "observation.model is exclusive with the top-level model",
             (*path, "observation", "model"),
         )
-    return {
+    result = {
         "enabled": body["enabled"],
         "model": model,
         "scope": choice(body.get("scope", "thread"), ("thread",), (*path, "scope")),
         "activateAfterIdle": idle,
-        "retrieval": _retrieval(body.get("retrieval", False), (*path, "retrieval")),
+        "retrieval": _switched(body.get("retrieval", False), _RETRIEVAL, (*path, "retrieval")),
         "observation": observation,
-        "reflection": _reflection(
-            body.get("reflection"), observation["model"], (*path, "reflection")
-        ),
+        "reflection": _part(body.get("reflection"), _REFLECTION, (*path, "reflection")),
     }
+    result["reflection"]["model"] = result["reflection"]["model"] or observation["model"]
+    return result
 
 
 _OPTIONS: dict[str, Callable[[Any, Path], Any]] = {
     "lastMessages": _last_messages,
     "generateTitle": _generate_title,
-    "semanticRecall": _semantic_recall,
+    "semanticRecall": lambda value, path: _switched(value, _SEMANTIC_RECALL, path),
     "workingMemory": _working_memory,
     "observationalMemory": _observational_memory,
     "readOnly": boolean,

@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from agent_memory.domain.access import require_tenant
 from agent_memory.domain.bounds import ANSWER_BUDGET, carried_size, within_budget
 from agent_memory.domain.errors import NotFound, ThreadConflict, ValidationFailed
 from agent_memory.domain.identity import Principal
 
-Role = Literal["user", "assistant", "tool", "system"]
 # Working memory: a page of notes (Markdown) or a small JSON document.
 MAX_WORKING_MEMORY = 32 * 1024
 THREAD_NOT_FOUND = "thread not found"
