@@ -199,8 +199,6 @@ def shown(
     return messages or None
 
 
-# -- hybrid ranking ----------------------------------------------------------------------------
-
 # The nearest vectors re-ranked lexically (all the index answers in one query: S3 Vectors'
 # top-K limit). Measured on LoCoMo (docs/decisions.md, "Semantic recall").
 CANDIDATES = 100

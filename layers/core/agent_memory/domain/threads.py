@@ -101,9 +101,6 @@ def require_resource(principal: Principal, thread: Thread | None) -> Thread:
     return thread
 
 
-# --- working memory -----------------------------------------------------------------------
-
-
 def working_memory_format(options: Mapping[str, Any]) -> str:
     """`json` when the version sets a schema, `markdown` otherwise."""
     return "json" if options["workingMemory"]["schema"] is not None else "markdown"
@@ -169,8 +166,6 @@ def notes(text: str | None, options: Mapping[str, Any]) -> Notes:
         working["scope"], working_memory_format(options), working_memory_content(text, options)
     )
 
-
-# --- the turn context ---------------------------------------------------------------------
 
 WORKING_MEMORY_TOOL = "updateWorkingMemory"
 MEMORY_HEADER = (

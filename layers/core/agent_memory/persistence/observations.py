@@ -158,8 +158,6 @@ class ObservationRepository:
         pool = observation_pool(thread)
         return {c.n: self.pools.open_content(pool, log.stored[c.n]) for c in chunks}
 
-    # -- write actions ---------------------------------------------------------------------
-
     def head_action(self, thread: Thread, before: Head, after: Head, now_ms: int) -> Update:
         """The head moved from `before` (conditional on its version) to `after`."""
         return Update(

@@ -114,8 +114,6 @@ class ThreadRepository:
         blob = row.get("title")
         return self._open(org_id, thread_id, blob, TITLE_ROW) if blob is not None else None
 
-    # -- threads ---------------------------------------------------------------------------
-
     def create(self, thread: Thread) -> None:
         row: Record = {
             "pk": thread_pk(thread.id),
@@ -231,8 +229,6 @@ class ThreadRepository:
             event_action(thread.org_id, "thread.updated", _ids(thread), now_ms),
         ]
 
-    # -- read positions of background work -------------------------------------------------
-
     def position(self, thread_id: str, kind: str) -> int:
         """Messages numbered below this are done for background work `kind` (0: none)."""
         row = self._store.get(thread_pk(thread_id), position_sk(kind))
@@ -252,8 +248,6 @@ class ThreadRepository:
             set={"type": "thread-position", "position": upto, "updatedAt": now_ms},
             condition=condition,
         )
-
-    # -- messages --------------------------------------------------------------------------
 
     def append(self, thread: Thread, seq: int, messages: Sequence[Message], now_ms: int) -> None:
         """Messages numbered from `seq`, in one transaction with the thread's count;

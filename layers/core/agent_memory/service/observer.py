@@ -90,8 +90,6 @@ class Observer:
         self.models = models
         self.platform_model = platform_model
 
-    # -- what the observer is shown --------------------------------------------------------
-
     def working_memory(self, thread: Thread, options: Mapping[str, Any]) -> WorkingMemory | None:
         """The notes as the observer may rewrite them (`manageWorkingMemory`), else None."""
         if not _manages_notes(options):
@@ -127,8 +125,6 @@ class Observer:
             working_memory=self.working_memory(thread, options),
             instruction=obs["instruction"],
         )
-
-    # -- what an answer writes -------------------------------------------------------------
 
     def observation_actions(
         self,

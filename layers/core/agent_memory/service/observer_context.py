@@ -107,8 +107,6 @@ class ObserverService:
         # Starts the background reflection an activation makes due (None: the next save's).
         self._learning = learning
 
-    # -- the turn context ------------------------------------------------------------------
-
     def context(self, stored: StoredThread, options: Mapping[str, Any]) -> ObservedContext:
         """The messages after the active observations, the observations, and the recall
         tool, for a thread whose version has the observer on."""
@@ -303,8 +301,6 @@ class ObserverService:
             self._learning.start(thread_pool(OBSERVE_KIND, thread), upto=seq, reason="reflect")
         except Unavailable:
             log.warning("the background reflection was not started; the next save starts it")
-
-    # -- the log and recall ----------------------------------------------------------------
 
     def observations(self, thread: Thread) -> ShownLog:
         """`GET .../observations`: every observation made (buffered or active) after the

@@ -76,8 +76,6 @@ class RecallService:
         self.embedder = embedder
         self.index = index
 
-    # -- the turn context ------------------------------------------------------------------
-
     def recall(
         self,
         thread: Thread,
@@ -209,8 +207,6 @@ class RecallService:
             threads[thread_id] = other if same else None
         return threads[thread_id]
 
-    # -- the background --------------------------------------------------------------------
-
     def index_messages(self, thread: Thread, numbered: Sequence[tuple[int, Message]]) -> int:
         """Embed and put the given messages of `thread` (those recall reads), each with the
         message before it (`domain/recall.embedding_input`), in batches; answers how many
@@ -250,8 +246,6 @@ class RecallService:
             self.index_messages(thread, read)
             position = read[-1][0] + 1
         return upto
-
-    # -- deletes ---------------------------------------------------------------------------
 
     def forget(self, thread: Thread, seqs: Sequence[int]) -> None:
         """Remove the vectors of messages `seqs` of `thread`."""

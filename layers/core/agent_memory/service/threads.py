@@ -56,8 +56,6 @@ class ThreadService:
         # Semantic recall: the context's query, and the vectors of deleted messages.
         self.semantic = recall
 
-    # -- loading ---------------------------------------------------------------------------
-
     def _thread(self, principal: Principal, thread_id: str) -> StoredThread:
         require_tenant(principal)
         stored = self._repo.get(thread_id)
@@ -70,8 +68,6 @@ class ThreadService:
         """The effective options of the agent's active version now (defaults before any)."""
         _, options = self._versions.active_options(thread.agent_id)
         return options
-
-    # -- threads ---------------------------------------------------------------------------
 
     def create(self, principal: Principal, agent_id: str, resource_id: str | None) -> Thread:
         """A new thread of the caller with an agent the caller may read."""
@@ -141,8 +137,6 @@ class ThreadService:
     def get(self, principal: Principal, thread_id: str) -> Thread:
         return self._thread(principal, thread_id).thread
 
-    # -- messages --------------------------------------------------------------------------
-
     def save(
         self, principal: Principal, thread_id: str, messages: Sequence[dict[str, Any]]
     ) -> list[str]:
@@ -206,8 +200,6 @@ class ThreadService:
         if self.semantic is not None:
             self.semantic.forget_embedded(thread)
 
-    # -- working memory --------------------------------------------------------------------
-
     def working_memory(self, principal: Principal, thread_id: str) -> Notes:
         thread = self._thread(principal, thread_id).thread
         return self._notes(thread, self._options(thread))
@@ -227,8 +219,6 @@ class ThreadService:
         scope = options["workingMemory"]["scope"]
         self._repo.notes.put(thread, scope, text, self._clock.now_ms())
         return rules.notes(text, options)
-
-    # -- the turn context ------------------------------------------------------------------
 
     def context(
         self, principal: Principal, thread_id: str, message: str | None = None
@@ -275,8 +265,6 @@ class ThreadService:
         if self.semantic is None:
             return []
         return self.semantic.recall(stored.thread, stored.seq, options, message, recent)
-
-    # -- observational memory --------------------------------------------------------------
 
     def observations(self, principal: Principal, thread_id: str) -> ShownLog:
         """The thread's observation log: every observation made, buffered or active."""
