@@ -43,7 +43,6 @@ class ThreadService:
         observer: ObserverService | None = None,
         recall: RecallService | None = None,
     ) -> None:
-        self._repo = repo
         # Public for benchmarks that seed threads as the service seals them.
         self.repo = repo
         self._versions = versions
@@ -58,7 +57,7 @@ class ThreadService:
 
     def _thread(self, principal: Principal, thread_id: str) -> StoredThread:
         require_tenant(principal)
-        stored = self._repo.get(thread_id)
+        stored = self.repo.get(thread_id)
         if stored is None:
             raise NotFound(rules.THREAD_NOT_FOUND)
         rules.require_resource(principal, stored.thread)
@@ -85,7 +84,7 @@ class ThreadService:
             title=None,
             created_at=self._clock.now_ms(),
         )
-        self._repo.create(thread)
+        self.repo.create(thread)
         return thread
 
     def _agent(self, principal: Principal, agent_id: str) -> Agent:
@@ -118,7 +117,7 @@ class ThreadService:
             raise Forbidden("you may list your own threads only", ["resourceId"])
         after = None
         if starting_after is not None:
-            stored = self._repo.get(starting_after)
+            stored = self.repo.get(starting_after)
             if stored is None or not rules.is_resource(principal, stored.thread):
                 # API.md: a thread not the caller's is a 404, whoever else it belongs to.
                 raise NotFound("starting_after must be one of your threads", ["starting_after"])
@@ -128,7 +127,7 @@ class ThreadService:
                     "starting_after must be one of your threads of the agent listed",
                     ["starting_after"],
                 )
-        return self._repo.of_user(principal.user_id, agent_id, limit, after)
+        return self.repo.of_user(principal.user_id, agent_id, limit, after)
 
     def executions(self, principal: Principal, thread_id: str) -> list[dict[str, Any]]:
         """The background work on the thread (titles, ...), newest first."""
@@ -163,12 +162,12 @@ class ThreadService:
             try:
                 # The background's rows for this save (recall's pending row), written first.
                 self.background.before_save(stored.thread, options, seq + len(batch), now)
-                self._repo.append(stored.thread, seq, batch, now)
+                self.repo.append(stored.thread, seq, batch, now)
                 break
             except WriteConflict as error:
                 if attempt == SAVE_ATTEMPTS - 1:
                     raise Unavailable("the thread is busy; retry") from error
-                again = self._repo.get(thread_id)
+                again = self.repo.get(thread_id)
                 if again is None:
                     raise NotFound(rules.THREAD_NOT_FOUND) from error
                 seq = again.seq
@@ -180,23 +179,23 @@ class ThreadService:
         """The latest `limit` messages, in chronological order (the newest that fit one
         answer)."""
         return rules.newest_within(
-            self._repo.latest(self._thread(principal, thread_id).thread, limit)
+            self.repo.latest(self._thread(principal, thread_id).thread, limit)
         )
 
     def remove_last(self, principal: Principal, thread_id: str) -> Message | None:
         thread = self._thread(principal, thread_id).thread
         if self.semantic is None:
-            return self._repo.remove_last(thread)
+            return self.repo.remove_last(thread)
         # Its vector goes with it (the key is its position, read before it is removed).
-        position = self._repo.newest_position(thread)
-        removed = self._repo.remove_last(thread)
+        position = self.repo.newest_position(thread)
+        removed = self.repo.remove_last(thread)
         if removed is not None and position is not None:
             self.semantic.forget(thread, [position])
         return removed
 
     def clear(self, principal: Principal, thread_id: str) -> None:
         thread = self._thread(principal, thread_id).thread
-        self._repo.clear(thread)
+        self.repo.clear(thread)
         if self.semantic is not None:
             self.semantic.forget_embedded(thread)
 
@@ -206,7 +205,7 @@ class ThreadService:
 
     def _notes(self, thread: Thread, options: dict[str, Any]) -> Notes:
         working = options["workingMemory"]
-        text = self._repo.notes.get(thread, working["scope"]) if working["enabled"] else None
+        text = self.repo.notes.get(thread, working["scope"]) if working["enabled"] else None
         return rules.notes(text, options)
 
     def put_working_memory(self, principal: Principal, thread_id: str, content: Any) -> Notes:
@@ -217,7 +216,7 @@ class ThreadService:
         rules.writable_working_memory(options)
         text = rules.check_working_memory(content, options)
         scope = options["workingMemory"]["scope"]
-        self._repo.notes.put(thread, scope, text, self._clock.now_ms())
+        self.repo.notes.put(thread, scope, text, self._clock.now_ms())
         return rules.notes(text, options)
 
     def context(
@@ -243,7 +242,7 @@ class ThreadService:
                 ),
                 tools=rules.context_tools(options) + observed.tools,
             )
-        latest = self._repo.latest(stored.thread, options["lastMessages"])
+        latest = self.repo.latest(stored.thread, options["lastMessages"])
         return TurnContext(
             messages=rules.newest_within(latest, rules.CONTEXT_MESSAGES_BUDGET),
             recalled=self._recalled(stored, options, message, latest),
