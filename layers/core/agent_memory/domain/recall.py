@@ -167,21 +167,18 @@ def windows(
         by_thread.setdefault(hit.thread_id, []).append((first, last, hit.score, hit.seq))
     merged: list[Window] = []
     for thread_id, spans in by_thread.items():
-        spans.sort()
-        current: list[Any] | None = None
-        for first, last, score, seq in spans:
-            if current is not None and first <= current[1] + 1:
-                current[1] = max(current[1], last)
-                current[2] = max(current[2], score)
-                current[3].append(seq)
-                continue
-            if current is not None:
-                merged.append(
-                    Window(thread_id, current[0], current[1], current[2], tuple(current[3]))
+        for first, last, score, seq in sorted(spans):
+            touched = merged[-1] if merged and merged[-1].thread_id == thread_id else None
+            if touched is not None and first <= touched.last + 1:
+                merged[-1] = Window(
+                    thread_id,
+                    touched.first,
+                    max(touched.last, last),
+                    max(touched.score, score),
+                    (*touched.hits, seq),
                 )
-            current = [first, last, score, [seq]]
-        if current is not None:
-            merged.append(Window(thread_id, current[0], current[1], current[2], tuple(current[3])))
+            else:
+                merged.append(Window(thread_id, first, last, score, (seq,)))
     merged.sort(key=lambda w: (-w.score, w.thread_id, w.first))
     return merged
 
