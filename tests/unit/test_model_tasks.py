@@ -26,7 +26,6 @@ from agent_memory.domain.tasks.memory_changes import (
 )
 from agent_memory.domain.tasks.observation import (
     OBSERVATION,
-    Message,
     ObservationInput,
     WorkingMemory,
 )
@@ -55,8 +54,8 @@ WM_SCHEMA = {
 }
 OBSERVED = ObservationInput(
     messages=(
-        Message("m-1", "user", "Plan a trip to Lisbon in May.\nBudget 1500 EUR."),
-        Message("m-2", "assistant", "Lisbon in May: flights from 120 EUR."),
+        EvidenceItem("m-1", "user", "Plan a trip to Lisbon in May.\nBudget 1500 EUR."),
+        EvidenceItem("m-2", "assistant", "Lisbon in May: flights from 120 EUR."),
     ),
     thread_title=True,
 )

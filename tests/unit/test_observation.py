@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from agent_memory.domain import observation as rules
 from agent_memory.domain import threads
+from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.memory_options import effective
 from agent_memory.domain.observation import Chunk
 from agent_memory.domain.tasks.observation import (
     OBSERVATION,
-    Message,
     ObservationInput,
     WorkingMemory,
 )
@@ -216,8 +216,8 @@ def test_bm25_prefers_the_rarer_term() -> None:
 def test_the_local_observer_summarizes_titles_and_keeps_notes() -> None:
     asked = ObservationInput(
         messages=(
-            Message("m1", "user", "Hi there. My name is Ana and I live in Porto. Thanks."),
-            Message("m2", "assistant", "Welcome! Flights leave at 07:35. Enjoy your day."),
+            EvidenceItem("m1", "user", "Hi there. My name is Ana and I live in Porto. Thanks."),
+            EvidenceItem("m2", "assistant", "Welcome! Flights leave at 07:35. Enjoy your day."),
         ),
         thread_title=True,
         working_memory=WorkingMemory("markdown", None, "# User\n- Name:"),

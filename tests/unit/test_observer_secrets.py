@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 
-from agent_memory.domain.tasks.observation import OBSERVATION, Message, ObservationInput
+from agent_memory.domain.evidence import EvidenceItem
+from agent_memory.domain.tasks.observation import OBSERVATION, ObservationInput
 from agent_memory.domain.tasks.reflection import REFLECTION, ReflectionInput
 
 
 def test_the_observer_and_reflector_keep_no_secret_line() -> None:
     said = ObservationInput(
-        (Message("m1", "user", "My wifi password is hunter2. I live in Oslo."),),
+        (EvidenceItem("m1", "user", "My wifi password is hunter2. I live in Oslo."),),
         thread_title=True,
     )
     local = OBSERVATION.local_answer(said)

@@ -20,7 +20,6 @@ from agent_memory.domain.tasks.observation import (
     ObservationInput,
     WorkingMemory,
 )
-from agent_memory.domain.tasks.observation import Message as ObservedMessage
 from agent_memory.domain.tasks.reflection import REFLECTION, Reflection, ReflectionInput
 from agent_memory.domain.threads import Thread
 from agent_memory.persistence.observations import Log
@@ -75,7 +74,7 @@ class ObserveStep(StepDefaults):
         return Ask(
             OBSERVATION,
             ObservationInput(
-                messages=tuple(ObservedMessage(i.id, i.role, i.content) for i in evidence.items),
+                messages=tuple(evidence.items),
                 observations=extra.get("log"),
                 title=extra.get("title"),
                 thread_title=bool(extra.get("threadTitle")),

@@ -15,9 +15,9 @@ from typing import Any
 from agent_memory.domain import observation as rules
 from agent_memory.domain import threads as thread_rules
 from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.observation import Chunk
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.observation import Message as ObservedMessage
 from agent_memory.domain.tasks.observation import (
     Observation,
     ObservationInput,
@@ -117,7 +117,7 @@ class Observer:
     ) -> ObservationInput:
         obs = options["observationalMemory"]["observation"]
         return ObservationInput(
-            messages=tuple(ObservedMessage(m.id, m.role, m.content) for m in messages),
+            messages=tuple(EvidenceItem(m.id, m.role, m.content) for m in messages),
             observations=self.shown_log(thread, log),
             # Shown its own previous title: until its first, it names the thread anew.
             title=thread.title if log.head.titled else None,

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.model_gate import without_secrets
 from agent_memory.domain.secrets import looks_secret
 from agent_memory.domain.tasks.answers import (
@@ -35,13 +36,6 @@ LOCAL_LINE = 200
 
 
 @dataclass(frozen=True)
-class Message:
-    id: str
-    role: str  # user | assistant | tool | system
-    content: str
-
-
-@dataclass(frozen=True)
 class WorkingMemory:
     """The agent's working memory as the observer may update it."""
 
@@ -53,7 +47,7 @@ class WorkingMemory:
 
 @dataclass(frozen=True)
 class ObservationInput:
-    messages: tuple[Message, ...]
+    messages: tuple[EvidenceItem, ...]
     # The log so far (the observer appends to it), and the conversation's title.
     observations: str | None = None
     title: str | None = None
