@@ -38,7 +38,7 @@ from agent_memory.service.observer import (
     observer_model,
     thresholds,
 )
-from agent_memory.service.thread_learning import Learning, thread_pool
+from agent_memory.service.thread_learning import Workflow, thread_pool
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class ObserverService:
         observer: Observer,
         *,
         block_deadline_s: float = rules.BLOCK_DEADLINE_S,
-        learning: Learning | None = None,
+        learning: Workflow | None = None,
     ) -> None:
         self._observer = observer
         self._threads = observer.threads

@@ -33,10 +33,10 @@ from agent_memory.service.learning_pools import (
 )
 from agent_memory.service.recall import RECALL_KIND, RecallService
 from agent_memory.service.thread_learning import (
-    Learning,
     Saved,
     StepDefaults,
     ThreadReader,
+    Workflow,
     commit_run,
     one_read,
 )
@@ -171,7 +171,7 @@ class RecallStep(StepDefaults):
         self.pending.indexed(thread.id, evidence.upto)
         return outcome
 
-    def flush_idle(self, learning: Learning) -> int:
+    def flush_idle(self, workflow: Workflow) -> int:
         """The schedule's tick: a run for each thread idle for `IDLE_MS` whose last save is
         not indexed yet (a wait on this minute's event, released at once: waits and
         releases touch only the LEARN# and WAIT# partitions, and each run starts once
@@ -184,8 +184,8 @@ class RecallStep(StepDefaults):
                 self.pending.forget(row)
             elif batches.idle(row.at, now) and waiting < FLUSH_LIMIT:
                 pool = PoolRef(self.kind, row.org_id, row.thread_id)
-                learning.wait(pool, event=event, reason="idle", upto=row.upto)
+                workflow.wait(pool, event=event, reason="idle", upto=row.upto)
                 waiting += 1
         if not waiting:
             return 0
-        return sum(1 for run in learning.release(event) if run.started)
+        return sum(1 for run in workflow.release(event) if run.started)

@@ -53,7 +53,7 @@ class Saved:
     messages: tuple[Message, ...]
 
 
-class Learning(Protocol):
+class Workflow(Protocol):
     """The learning workflow, as threads use it (service/learning.py implements it)."""
 
     def start(self, pool: PoolRef, *, upto: int, reason: str) -> str: ...
@@ -93,7 +93,7 @@ class ThreadStep(Protocol):
         """What the step writes before a save that will leave `upto` messages commits."""
         ...
 
-    def flush_idle(self, learning: Learning) -> int:
+    def flush_idle(self, workflow: Workflow) -> int:
         """The schedule's tick: the runs this step starts for idle threads."""
         ...
 
@@ -114,7 +114,7 @@ class StepDefaults:
     ) -> None:
         return None
 
-    def flush_idle(self, learning: Learning) -> int:
+    def flush_idle(self, workflow: Workflow) -> int:
         return 0
 
 
@@ -243,7 +243,7 @@ class ThreadReader:
 class ThreadBackground:
     """The one dispatcher of background work after a thread's saves."""
 
-    def __init__(self, learning: Learning | None, steps: Sequence[ThreadStep] = ()) -> None:
+    def __init__(self, learning: Workflow | None, steps: Sequence[ThreadStep] = ()) -> None:
         self._learning = learning
         self.steps: list[ThreadStep] = list(steps)
 
