@@ -38,6 +38,10 @@ def chunk_id(n: int) -> str:
     return f"{n:08d}"
 
 
+def _row(thread: Thread, chunk: Chunk) -> tuple[str, str]:
+    return thread_pk(thread.id), f"{CHUNK_PREFIX}{chunk_id(chunk.n)}"
+
+
 class ChunkLayout:
     """A chunk's one row `OBS#<n>`: the log reads in order with one Query."""
 
@@ -184,13 +188,10 @@ class ObservationRepository:
 
     def set_status(self, thread: Thread, chunk: Chunk, status: Status) -> Action:
         """A chunk buffered -> active: metadata only, its sealed text stays."""
-        meta = _meta(chunk, 0)
-        pk, sk = CHUNKS.rows(observation_pool(thread), meta)[0]
-        return Update(pk, sk, set={"layer": status}, condition=Present())
+        return Update(*_row(thread, chunk), set={"layer": status}, condition=Present())
 
     def remove(self, thread: Thread, chunk: Chunk) -> Action:
-        pk, sk = CHUNKS.rows(observation_pool(thread), _meta(chunk, 0))[0]
-        return Delete(pk, sk)
+        return Delete(*_row(thread, chunk))
 
     @staticmethod
     def observed_tokens(thread: Thread, tokens: int) -> Update:

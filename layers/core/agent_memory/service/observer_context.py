@@ -13,9 +13,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 from agent_memory.domain import observation as rules
 from agent_memory.domain import threads as thread_rules
@@ -25,7 +25,7 @@ from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.observation import OBSERVATION
 from agent_memory.domain.tasks.reflection import REFLECTION, Reflection, ReflectionInput
-from agent_memory.domain.threads import Found, Message, RecalledWindow, Thread
+from agent_memory.domain.threads import Found, Message, Thread
 from agent_memory.persistence.observations import Head, Log
 from agent_memory.persistence.threads import StoredThread
 from agent_memory.ports import Action, Delete, ModelFailure, Update
@@ -38,6 +38,7 @@ from agent_memory.service.observer import (
     observer_model,
     thresholds,
 )
+from agent_memory.service.recall import RecallService
 from agent_memory.service.thread_learning import Workflow, thread_pool
 
 log = logging.getLogger(__name__)
@@ -53,19 +54,6 @@ DEFAULT_RECALL_LIMIT = 10
 # Semantic recall's index answers at most this many per query (S3 Vectors' top-K bound).
 MAX_VECTOR_K = 30
 _FAILED = (ModelFailure, InvalidModelOutput, TimeoutError)
-
-
-class Semantic(Protocol):
-    """Semantic recall's query (service/recall.RecallService.recall)."""
-
-    def recall(
-        self,
-        thread: Thread,
-        seq: int,
-        options: Mapping[str, Any],
-        message: str | None,
-        recent: Sequence[Message],
-    ) -> list[RecalledWindow]: ...
 
 
 @dataclass(frozen=True)
@@ -317,7 +305,7 @@ class ObserverService:
         query: str,
         limit: int | None,
         *,
-        semantic: Semantic | None = None,
+        semantic: RecallService | None = None,
         seq: int = 0,
     ) -> list[Found]:
         """`POST .../recall`: the user's messages that best match `query` (Okapi BM25 over
@@ -356,7 +344,7 @@ class ObserverService:
         options: Mapping[str, Any],
         query: str,
         wanted: int,
-        semantic: Semantic,
+        semantic: RecallService,
         seq: int,
     ) -> list[Found]:
         """Semantic recall's nearest messages to `query` (no range around them), in the
