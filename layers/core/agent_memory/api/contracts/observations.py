@@ -33,16 +33,8 @@ class RecalledMessage(MessageOut):
 
     @classmethod
     def found(cls, found: Found) -> RecalledMessage:
-        message = found.message
-        return cls(
-            id=message.id,
-            role=message.role,
-            content=message.content,
-            item=message.item,
-            createdAt=message.created_at,
-            threadId=found.thread_id,
-            score=found.score,
-        )
+        shown = MessageOut.of(found.message).model_dump()
+        return cls(**shown, threadId=found.thread_id, score=found.score)
 
 
 class RecallAnswer(Answer):
