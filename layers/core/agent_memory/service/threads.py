@@ -50,7 +50,7 @@ class ThreadService:
         self._ids = ids
         # Titles, recall embeddings, the observer: after each save, on the workflow.
         self.background = background or ThreadBackground(None)
-        # Observational memory on the request path (service/observer.py).
+        # Observational memory on the request path.
         self.observer = observer
         # Semantic recall: the context's query, and the vectors of deleted messages.
         self.semantic = recall

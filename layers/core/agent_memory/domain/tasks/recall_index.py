@@ -1,7 +1,7 @@
 """`recall_index` (seed 003 semantic recall): the background embedding of a thread's new
 messages. Not a chat-model question: the learning workflow runs one CallModel per
 execution, and this task is always answered by `local/rules` (no network, no tokens);
-the embedding itself is done when the run is applied (service/recall.py `RecallStep`).
+the embedding itself is done when the run is applied (service/recall_step.py).
 Out: `{"messages": int}`, how many messages the run reads.
 """
 
