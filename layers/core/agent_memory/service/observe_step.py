@@ -15,11 +15,7 @@ from typing import Any
 
 from agent_memory.domain import observation as rules
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.observation import (
-    OBSERVATION,
-    ObservationInput,
-    WorkingMemory,
-)
+from agent_memory.domain.tasks.observation import OBSERVATION, ObservationInput, WorkingMemory
 from agent_memory.domain.tasks.reflection import REFLECTION, Reflection, ReflectionInput
 from agent_memory.domain.threads import Thread
 from agent_memory.persistence.observations import Log

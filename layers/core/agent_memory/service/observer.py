@@ -18,19 +18,12 @@ from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.observation import Chunk
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.observation import (
-    Observation,
-    ObservationInput,
-    WorkingMemory,
-)
+from agent_memory.domain.tasks.observation import Observation, ObservationInput, WorkingMemory
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.observations import Log, ObservationRepository
 from agent_memory.persistence.threads import StoredThread, ThreadRepository
 from agent_memory.ports import Action, Clock, ModelCatalog, ModelFailure, Store, Update
-from agent_memory.service.learning_pools import (
-    Outcome,
-    PoolKind,
-)
+from agent_memory.service.learning_pools import Outcome, PoolKind
 
 log = logging.getLogger(__name__)
 

@@ -41,9 +41,7 @@ from agent_memory.ports.vectors import (
     VectorRecord,
     VectorScope,
 )
-from agent_memory.service.learning_pools import (
-    PoolKind,
-)
+from agent_memory.service.learning_pools import PoolKind
 
 log = logging.getLogger(__name__)
 

@@ -17,11 +17,7 @@ from agent_memory.domain.tasks.recall_index import (
     RecallIndexInput,
 )
 from agent_memory.domain.threads import Message, Thread
-from agent_memory.persistence.recall_pending import (
-    NOTHING_LEFT,
-    PendingRecalls,
-    observed_boundary,
-)
+from agent_memory.persistence.recall_pending import NOTHING_LEFT, PendingRecalls, observed_boundary
 from agent_memory.ports import Store
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
