@@ -22,8 +22,8 @@ MAX_WORKING_MEMORY = 32 * 1024
 THREAD_NOT_FOUND = "thread not found"
 # The context's messages share the answer with the notes (32 KB), the system text and tools.
 CONTEXT_MESSAGES_BUDGET = ANSWER_BUDGET - 1024 * 1024
-# A message's JSON without its id, content and item: field names, role, timestamp.
-MESSAGE_FRAME = 96
+# A message's JSON without its id, content and item: field names, role, timestamp (measured: 79).
+MESSAGE_FRAME = 80
 
 
 @dataclass(frozen=True)
