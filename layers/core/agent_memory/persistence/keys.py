@@ -44,3 +44,37 @@ def token(digest: str) -> str:
 
 def token_prefix(prefix: str) -> str:
     return f"TOKENPREFIX#{prefix}"
+
+
+# Learning runs: a pool's executions, their evidence and model calls share its `LEARN#` partition.
+EXEC_PREFIX = "EXEC#"
+EVIDENCE_PREFIX = "EVIDENCE#"
+CALL_PREFIX = "CALL#"
+# Recorded waits: one partition per event, a link per waiting run, the event once it happened.
+LINK_PREFIX = "LINK#"
+EVENT_SK = "EVENT"
+DEFERRED_PREFIX = "RUN#"
+
+
+def learn_pk(kind: str, pool_id: str) -> str:
+    return f"LEARN#{kind}#{pool_id}"
+
+
+def execution_sk(requested_at: int, name: str) -> str:
+    return f"{EXEC_PREFIX}{requested_at:013d}#{name}"
+
+
+def evidence_sk(requested_at: int, name: str) -> str:
+    return f"{EVIDENCE_PREFIX}{requested_at:013d}#{name}"
+
+
+def call_sk(name: str, step: str, attempt: int) -> str:
+    return f"{CALL_PREFIX}{name}#{step}#{attempt:02d}"
+
+
+def wait_pk(event: str) -> str:
+    return f"WAIT#{event}"
+
+
+def deferred_pk(event: str) -> str:
+    return f"LEARN#deferred#{event}"

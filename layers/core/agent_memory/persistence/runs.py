@@ -1,0 +1,156 @@
+"""A learning run as its rows name it, and what every kind of run row shares.
+
+A pool's runs live in its partition, `LEARN#<kind>#<poolId>` (persistence/keys.py): one
+execution row each (`EXEC#`), its evidence row (`EVIDENCE#`) and its model calls (`CALL#`).
+What may hold content is sealed under the pool's encryption context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, cast
+
+from agent_memory.persistence.keys import MAX_ACTIONS, evidence_sk, execution_sk, learn_pk
+from agent_memory.ports import Cipher, Delete, KeyRange, Record, Store
+
+Status = Literal["waiting", "running", "succeeded", "failed", "skipped"]
+TERMINAL: frozenset[str] = frozenset({"succeeded", "failed", "skipped"})
+
+
+@dataclass(frozen=True)
+class Run:
+    """One execution as its input names it: the pool, the name, when it was asked for,
+    why, and the last item it may read."""
+
+    kind: str
+    org_id: str
+    pool_id: str
+    name: str
+    requested_at: int
+    reason: str
+    upto: int
+    # Agent pools: the session whose items the run reads.
+    session: str | None = None
+
+    @property
+    def pk(self) -> str:
+        return learn_pk(self.kind, self.pool_id)
+
+    @property
+    def sk(self) -> str:
+        return execution_sk(self.requested_at, self.name)
+
+    @property
+    def evidence_sk(self) -> str:
+        return evidence_sk(self.requested_at, self.name)
+
+
+@dataclass(frozen=True)
+class ExecutionRow:
+    run: Run
+    status: Status
+    started_at: int
+    ended_at: int | None
+    position: int | None
+    item_ids: list[str]
+    model: str | None
+    applied: list[dict[str, str]]
+    error_type: str | None
+    record: Record = field(repr=False)
+    # The run's evidence row, when it was read with the execution row.
+    kept: Record | None = field(default=None, repr=False)
+    # When a waited run began on its evidence row (`begun`), else None.
+    began_at: int | None = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    @property
+    def begun(self) -> bool:
+        """A waited run stays `waiting` on its execution row once it began on its evidence
+        row: it is running, with the position, items and model that row holds."""
+        return self.status == "waiting" and self.kept is not None and "evidence" in self.kept
+
+
+class RunRows:
+    """The store, cipher and row shapes that every repository of run rows shares."""
+
+    def __init__(self, store: Store, cipher: Cipher, *, call_ttl_s: int = 7 * 24 * 3600) -> None:
+        self._store = store
+        self._cipher = cipher
+        self._call_ttl_s = call_ttl_s
+
+    def _ttl(self, now: int) -> int:
+        return now // 1000 + self._call_ttl_s
+
+    @staticmethod
+    def _base(run: Run) -> Record:
+        """The execution row's fields that every status writes."""
+        record: Record = {
+            "pk": run.pk,
+            "sk": run.sk,
+            "type": "learning-execution",
+            "name": run.name,
+            "org": run.org_id,
+            "reason": run.reason,
+            "upto": run.upto,
+            "startedAt": run.requested_at,
+            "applied": [],
+        }
+        if run.session:
+            record["sessionId"] = run.session
+        return record
+
+    @staticmethod
+    def _row(run: Run, record: Record, kept: Record | None = None) -> ExecutionRow:
+        """The row as read; a waited run that began on its evidence row (`kept`) shows the
+        position, items and model written there."""
+        began = kept if record["status"] == "waiting" and kept and "evidence" in kept else None
+        shown = began or record
+        position = shown.get("position")
+        return ExecutionRow(
+            run=run,
+            status=cast(Status, record["status"]),
+            started_at=int(record["startedAt"]),
+            ended_at=int(record["endedAt"]) if "endedAt" in record else None,
+            position=int(position) if position is not None else None,
+            item_ids=[str(i) for i in shown.get("itemIds", [])],
+            model=shown.get("model"),
+            applied=[dict(a) for a in record.get("applied", [])],
+            error_type=record.get("errorType"),
+            record=record,
+            kept=kept,
+            began_at=int(began["beganAt"]) if began else None,
+        )
+
+    def _rows(self, run: Run, *sks: str) -> dict[str, Record]:
+        """The run's partition's rows at `sks` that exist, by sort key (one BatchGetItem)."""
+        return {str(r["sk"]): r for r in self._store.get_many([(run.pk, sk) for sk in sks])}
+
+    def _every(self, pk: str, prefix: str) -> Iterator[Record]:
+        """Every row of `pk` under `prefix`, page by page."""
+        after: str | None = None
+        while True:
+            page = self._store.query(pk, KeyRange(prefix=prefix), after=after)
+            yield from page.records
+            if page.next is None:
+                return
+            after = page.next
+
+    def _delete(self, keys: Sequence[tuple[str, str]]) -> None:
+        for start in range(0, len(keys), MAX_ACTIONS):
+            self._store.write([Delete(pk, sk) for pk, sk in keys[start : start + MAX_ACTIONS]])
+
+    # One coarse encryption context per pool (the data-key cache is partitioned by it); the
+    # row and field are sealed inside, so a blob moved to another row or field fails to open.
+    @staticmethod
+    def _scope(run: Run) -> dict[str, str]:
+        return {"org": run.org_id, "pool": f"{run.kind}:{run.pool_id}", "field": "learning"}
+
+    def _seal(self, run: Run, sk: str, field_name: str, text: str) -> bytes:
+        return self._cipher.seal(text, scope=self._scope(run), row=f"{sk}/{field_name}")
+
+    def _open(self, run: Run, sk: str, field_name: str, blob: bytes) -> str:
+        return self._cipher.open(blob, scope=self._scope(run), row=f"{sk}/{field_name}")
