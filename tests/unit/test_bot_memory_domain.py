@@ -116,7 +116,7 @@ def test_forget_retracts_for_the_sole_person_and_excludes_the_others() -> None:
     members = {"ana", "ben", "cy"}
 
     def reader(user: str) -> Person:
-        return Person(user, ORG, lambda ch: ch == "ch_1" and user in members)
+        return Person(user, ORG, {"ch_1"} if user in members else set())
 
     after = rules.forgotten(judge, reader("ben"), shared, "ben", 9, 2)
     assert after is not None
