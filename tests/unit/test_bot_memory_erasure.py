@@ -40,7 +40,7 @@ def test_erasure_takes_a_persons_entries_alone_and_leaves_shared_ones_to_the_oth
     members = {"ana", "ben"}
 
     def reader(user: str) -> Person:
-        return Person(user, "o1", lambda channel: channel == "ch_1" and user in members)
+        return Person(user, "o1", {"ch_1"} if user in members else set())
 
     assert {m.id for m in after.values() if judge.sees(reader("ben"), m)} == {
         "both",
