@@ -62,8 +62,8 @@ def test_the_bot_memory_tags_schema_names_every_service_tag_the_server_reads() -
     rules would cost the bots function's cold start): they must be the domain's own, but
     for the hidden ones a reader never sees nor filters by."""
     from agent_memory.api.contracts.bots import SERVICE_PREFIXES
-    from agent_memory.domain.audiences import _PREFIXES, HIDDEN_PREFIXES
+    from agent_memory.domain.tags import HIDDEN_PREFIXES, PREFIXES
 
     stated = set(SERVICE_PREFIXES.split("|"))
-    shown = {prefix for prefix, _build in _PREFIXES if prefix not in HIDDEN_PREFIXES}
+    shown = {prefix for prefix, _kind in PREFIXES if prefix not in HIDDEN_PREFIXES}
     assert stated == {prefix.removesuffix(":") for prefix in shown}
