@@ -4,7 +4,7 @@ service's own recall path, against Okapi BM25 over the same turns.
 Each of the 10 conversations is one user; each of its sessions a thread of that user with
 one agent; every turn a message (speaker A as `user`, speaker B as `assistant`; a shared
 image's caption appended as the turn's text shows it). The messages are saved, sealed and
-embedded as the service does (`ThreadRepository`, `RecallService.index_thread`, the local
+embedded as the service does (`ThreadRepository`, `RecallService.index_messages`, the local
 embedder, the in-process index). Each question is the new message of a turn on a fresh
 thread of the same user (lastMessages 0, scope resource) and goes through
 `RecallService.recall` for every `topK` x `messageRange`. Recall is the share of the
@@ -226,7 +226,7 @@ def run() -> dict[str, Any]:
     started = time.perf_counter()
     for conversation in loaded:
         for thread, count in conversation.threads:
-            recall.index_thread(thread, 0, count)
+            recall.index_messages(thread, repo.numbered(thread, 0, count, count))
     index_s = time.perf_counter() - started
     bm25 = _bm25(loaded)
 
@@ -271,9 +271,7 @@ def run() -> dict[str, Any]:
                         read_ms.append(timings.read_ms)
                         rerank_ms.append(timings.rerank_ms)
                         texts_read.append(timings.texts_read)
-                    returned = {
-                        conversation.dia_of[m.id] for g in recalled for m in g.messages
-                    }
+                    returned = {conversation.dia_of[m.id] for g in recalled for m in g.messages}
                     lexical = _bm25_returned(
                         conversation, bm25[conversation.user], text, top_k, window
                     )

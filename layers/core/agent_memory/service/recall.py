@@ -48,8 +48,6 @@ log = logging.getLogger(__name__)
 RECALL_KIND: PoolKind = "thread-recall"
 # Messages embedded per embedder call (the local model's batch, Bedrock's one text a call).
 EMBED_BATCH = 64
-# Messages read per Query while indexing.
-READ_BATCH = 200
 
 
 @dataclass
@@ -232,18 +230,6 @@ class RecallService:
         for start in range(0, len(records), MAX_PUT_BATCH):
             self.index.put(records[start : start + MAX_PUT_BATCH])
         return len(records)
-
-    def index_thread(self, thread: Thread, after_seq: int, upto: int) -> int:
-        """Embed the messages numbered `after_seq <= seq < upto` still stored; answers the
-        position reached (`upto`). Re-running it puts the same keys again (idempotent)."""
-        position = after_seq
-        while position < upto:
-            read = self._repo.numbered(thread, position, upto, READ_BATCH)
-            if not read:
-                break
-            self.index_messages(thread, read)
-            position = read[-1][0] + 1
-        return upto
 
     def forget(self, thread: Thread, seqs: Sequence[int]) -> None:
         """Remove the vectors of messages `seqs` of `thread`."""
