@@ -18,7 +18,7 @@ and chats").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal, get_args
@@ -216,12 +216,13 @@ class Chat:
             "kind": self.kind,
         }
 
-    def readable_by(self, user_id: str, org_id: str, member_of: Callable[[str], bool]) -> bool:
-        """Its owner reads a private Chat; the Channel's current members read a group Chat."""
+    def readable_by(self, user_id: str, org_id: str, channels: Container[str]) -> bool:
+        """Its owner reads a private Chat; the Channel's current members (`channels`: the
+        reader's) read a group Chat."""
         if org_id != self.org_id:
             return False
         if self.channel_id is not None:
-            return member_of(self.channel_id)
+            return self.channel_id in channels
         return user_id == self.owner
 
 
@@ -233,10 +234,10 @@ def new_chat(
     return Chat(chat_id, bot_id, org_id, owner, channel_id, kind)  # type: ignore[arg-type]
 
 
-def may_read_chat(principal: Principal, chat: Chat, member_of: Callable[[str], bool]) -> str:
+def may_read_chat(principal: Principal, chat: Chat, channels: Container[str]) -> str:
     """The reader's user id; anyone who does not read the Chat is told it does not exist."""
     user, org = person_of(principal)
-    if not chat.readable_by(user, org, member_of):
+    if not chat.readable_by(user, org, channels):
         raise NotFound("chat not found")
     return user
 

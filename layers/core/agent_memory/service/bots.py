@@ -8,13 +8,12 @@ by its members. Every route belongs to a person: the admin token gets 403.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from agent_memory.domain.bots import (
     Bot,
-    Channel,
     Chat,
     NewChatItem,
     Turn,
@@ -55,31 +54,28 @@ LINK_NOT_FOUND = "no such organization with these people"
 
 
 class Members:
-    """Channel membership looked up once per request (a `for:channel:` audience follows the
-    current members: it is read at every request, never cached across them)."""
+    """The Channel groups one person is a member of in one organization, among those read
+    for this request (`load`): what the audience judge and a group Chat's readers are
+    judged on. Read at every request, never cached across them (membership changes)."""
 
     def __init__(self, repo: BotRepository, user_id: str, org_id: str) -> None:
         self._repo = repo
         self.user_id = user_id
         self.org_id = org_id
-        self._known: dict[str, Channel | None] = {}
+        self._read: set[str] = set()
+        self._member_of: set[str] = set()
 
-    def channel(self, channel_id: str) -> Channel | None:
-        if channel_id not in self._known:
-            found = self._repo.get_channel(channel_id)
-            self._known[channel_id] = found[0] if found is not None else None
-        return self._known[channel_id]
+    def load(self, channel_ids: Iterable[str | None]) -> Members:
+        """Read the Channels not read yet, in one batch read."""
+        missing = [c for c in dict.fromkeys(channel_ids) if c is not None and c not in self._read]
+        for channel in self._repo.channels(missing).values():
+            if channel.org_id == self.org_id and channel.has(self.user_id):
+                self._member_of.add(channel.id)
+        self._read.update(missing)
+        return self
 
-    def load(self, channel_ids: Sequence[str]) -> None:
-        """Look up several Channels in one batch read."""
-        missing = [c for c in dict.fromkeys(channel_ids) if c not in self._known]
-        found = self._repo.channels(missing)
-        for channel_id in missing:
-            self._known[channel_id] = found.get(channel_id)
-
-    def __call__(self, channel_id: str) -> bool:
-        channel = self.channel(channel_id)
-        return channel is not None and channel.org_id == self.org_id and channel.has(self.user_id)
+    def __contains__(self, channel_id: object) -> bool:
+        return channel_id in self._member_of
 
 
 class BotService:
@@ -162,10 +158,6 @@ class BotService:
 
     # -- channels ------------------------------------------------------------------------
 
-    def members(self, principal: Principal) -> Members:
-        user, org = person_of(principal)
-        return Members(self.repo, user, org)
-
     def create_channel(
         self, principal: Principal, name: str, members: Sequence[str]
     ) -> dict[str, Any]:
@@ -216,10 +208,9 @@ class BotService:
             bot, reach = self.reach(principal, bot_id, "read")
         except NotFound as error:
             raise NotFound("bot not found", ["botId"]) from error
-        if channel_id is not None:
-            members = Members(self.repo, user, reach.org_id)
-            if not members(channel_id):
-                raise NotFound("channel not found", ["channelId"])
+        members = Members(self.repo, user, reach.org_id)
+        if channel_id is not None and channel_id not in members.load([channel_id]):
+            raise NotFound("channel not found", ["channelId"])
         chat = new_chat(self._ids.new("chat_"), bot.id, reach.org_id, user, channel_id, kind)
         self.repo.create_chat(chat, self._clock.now_ms())
         return chat.view()
@@ -230,13 +221,20 @@ class BotService:
         """The Chat, for one of its readers (404 for anyone else), and the reader's
         membership lookup; `for_items`: with its newest item, to add items after it
         (`Chat.last_seq`; a route that only reads never pays for it)."""
-        user, org = person_of(principal)
         chat = self.repo.chat_for_items(chat_id) if for_items else self.repo.get_chat(chat_id)
         if chat is None:
             raise NotFound("chat not found")
+        return chat, self.may_read(principal, chat)
+
+    def may_read(self, principal: Principal, chat: Chat) -> Members:
+        """The reader's membership, with the Chat's Channel read (404 for anyone who does
+        not read the Chat)."""
+        user, org = person_of(principal)
         members = Members(self.repo, user, org)
+        if chat.org_id == org:
+            members.load([chat.channel_id])
         may_read_chat(principal, chat, members)
-        return chat, members
+        return members
 
     def start_turn(
         self, principal: Principal, chat_id: str, text: str, *, notice: bool = False
@@ -323,11 +321,10 @@ class BotService:
     def _turn(
         self, principal: Principal, chat_id: str, turn_id: str, *, for_items: bool = False
     ) -> tuple[Chat, Turn]:
-        user, org = person_of(principal)
         chat, turn = self.repo.chat_and_turn(chat_id, turn_id, for_items=for_items)
         if chat is None:
             raise NotFound("chat not found")
-        may_read_chat(principal, chat, Members(self.repo, user, org))
+        self.may_read(principal, chat)
         if turn is None:
             raise NotFound("turn not found")
         return chat, turn
