@@ -32,23 +32,25 @@ from typing import Any, Literal, get_args
 
 from agent_memory.domain.audiences import (
     NOT_FOR_YOU,
-    NOT_SHOWN,
-    ForBot,
-    ForChannel,
-    Forgot,
     Judge,
     Learner,
     Reader,
-    parse_tag,
     shared_tags,
-    shown_tags,
-    topic_reason,
     valid,
 )
 from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
 from agent_memory.domain.bots import Chat, ChatItem
 from agent_memory.domain.entries import Entry, EntryMeta, EntrySource, ItemSource
 from agent_memory.domain.errors import EntryConflict, ValidationFailed
+from agent_memory.domain.tags import (
+    NOT_SHOWN,
+    ForBot,
+    ForChannel,
+    Forgot,
+    parse_tag,
+    shown_tags,
+    topic_reason,
+)
 
 Layer = Literal["fact", "observation", "pinned"]
 LAYERS: tuple[str, ...] = get_args(Layer)
