@@ -19,13 +19,10 @@ from agent_memory.domain.audiences import (
     NOT_FOR_YOU,
     SOURCE_AUDIENCES,
     Hidden,
-    InvalidTag,
     Judge,
     Person,
     Reader,
     chat_readers,
-    purge_tag,
-    require_topics,
     rule_of,
     share_reason,
 )
@@ -67,6 +64,7 @@ from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_text import first_page
 from agent_memory.domain.model_gate import Proposal, Scope, gate_reason
 from agent_memory.domain.pages import DEFAULT_LOG_LIMIT
+from agent_memory.domain.tags import InvalidTag, purge_tag, require_topics
 from agent_memory.domain.tasks.learning_changes import (
     FactChange,
     InvalidateChange,
@@ -424,17 +422,20 @@ class BotMemoryService:
         chat = self._bots.repo.get_chat(chat_id)
         if chat is None or chat.bot_id != access.bot.id or chat.org_id != access.pool.org_id:
             raise NotFound("chat not found", ["chatId"])
-        if not chat.readable_by(access.reader.user_id, chat.org_id, access.members):
+        members = access.members.load([chat.channel_id])
+        if not chat.readable_by(access.reader.user_id, chat.org_id, members):
             raise NotFound("chat not found", ["chatId"])
         readers = chat_readers(chat.org_id, chat.owner, chat.channel_id, access.members)
         limit = max_length or self._max_text_length
         for _attempt in range(SNAPSHOT_TRIES):
-            answer = self._context(access.pool, readers, limit)
+            answer = self._context(access.pool, readers, limit, access.members)
             if answer is not None:
                 return answer
         raise Unavailable("the bot memory kept changing while it was read; retry")
 
-    def _context(self, pool: Pool, readers: Reader, limit: int) -> dict[str, Any] | None:
+    def _context(
+        self, pool: Pool, readers: Reader, limit: int, members: Members
+    ) -> dict[str, Any] | None:
         version, newest = self.repo.newest(pool, first_page(limit))
         known: dict[str, EntryMeta | None] = {}
         judge = SOURCE_AUDIENCES.judge(known.get)
@@ -444,6 +445,8 @@ class BotMemoryService:
             for stored in newest:
                 known[stored.meta.id] = stored.meta
                 self._load_sources(pool, stored.meta, known)
+                if isinstance(readers, Person):
+                    members.load(judge.channels(stored.meta))
                 if judge.sees(readers, stored.meta):
                     found["visible"] = True
                     yield stored
