@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from agent_memory.domain.audiences import Reader, chat_readers, valid
 from agent_memory.domain.bot_memory import channels_named, memory_order
-from agent_memory.domain.bots import Chat, Turn, check_content, may_read_chat, person_of
+from agent_memory.domain.bots import Chat, Turn, check_content, person_of
 from agent_memory.domain.errors import NotFound, Unavailable
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_bot import (
@@ -289,12 +289,12 @@ class MemoryBotService:
         a review Chat or after the Turn completed), recorded sealed; the calm answer when no
         model answers within 15 s. A Chat that teaches saves learning that waits for the
         Turn to complete."""
-        user, org = person_of(principal)
+        person_of(principal)
         check_content(text, ["text"])
         chat, turn = self._bots.repo.chat_and_turn(chat_id, turn_id)
         if chat is None:
             raise NotFound("chat not found")
-        may_read_chat(principal, chat, Members(self._bots.repo, user, org))
+        self._bots.may_read(principal, chat)
         if turn is None:
             raise NotFound("turn not found")
         may_confide(chat, turn, self._clock.now_ms())
