@@ -156,13 +156,13 @@ def parse_tag(text: str) -> Tag:
 
 
 # Tags that decide access but are never shown to a reader (who forgot an entry).
-HIDDENPREFIXES = (Forgot.prefix,)
+HIDDEN_PREFIXES = (Forgot.prefix,)
 NOT_SHOWN = "forgot: tags are never shown, so a read does not filter by them"
 
 
 def shown_tags(tags: Iterable[str]) -> tuple[str, ...]:
     """An entry's tags as readers see them: without the hidden ones."""
-    return tuple(t for t in tags if not t.startswith(HIDDENPREFIXES))
+    return tuple(t for t in tags if not t.startswith(HIDDEN_PREFIXES))
 
 
 def require_topics(tags: Sequence[str], path: Sequence[str | int]) -> tuple[str, ...]:
