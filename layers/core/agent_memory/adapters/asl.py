@@ -2,7 +2,7 @@
 
 `Machine.parse(definition)` reads a state machine definition (the checked-in
 `infra/statemachines/learning.asl.json`) and refuses anything it would not run exactly as
-Step Functions does: JSONPath only; `Task`, `Pass`, `Succeed` and `Fail` states; per state
+Step Functions does: JSONPath only; `Task`, `Succeed` and `Fail` states; per state
 `Parameters` (`"key.$"` paths into the state input `$` or the context `$$`), `ResultPath`,
 `TimeoutSeconds`, `Retry` and `Catch`; the machine's own `TimeoutSeconds`. A definition
 using more fails at start, naming what it used, instead of running differently.
@@ -32,7 +32,6 @@ _MACHINE_FIELDS = {"Comment", "StartAt", "States", "TimeoutSeconds", "QueryLangu
 _COMMON = {"Type", "Comment", "Next", "End"}
 _STATE_FIELDS = {
     "Task": _COMMON | {"Resource", "Parameters", "ResultPath", "TimeoutSeconds", "Retry", "Catch"},
-    "Pass": _COMMON | {"Parameters", "Result", "ResultPath"},
     "Succeed": {"Type", "Comment"},
     "Fail": {"Type", "Comment", "Error", "Cause"},
 }
@@ -72,7 +71,6 @@ class State:
     next: str | None = None
     resource: str | None = None
     parameters: Any = None
-    result: Any = None
     result_path: str | None = "$"
     timeout_s: float | None = None
     retry: tuple[Retrier, ...] = ()
@@ -146,6 +144,13 @@ def after_error(
             caught = {"Error": error, "Cause": cause}
             return Decision(next=catcher.next, document=put(document, catcher.result_path, caught))
     return Decision()
+
+
+def effective_input(state: State, document: Any, context: Mapping[str, Any]) -> Any:
+    """What a Task is given: its `Parameters` filled in, else the state input."""
+    if state.parameters is None:
+        return document
+    return parameters(state.parameters, document, context)
 
 
 def parameters(template: Any, document: Any, context: Mapping[str, Any]) -> Any:
@@ -225,7 +230,6 @@ def _state(name: str, raw: Any) -> State:
         next=raw.get("Next"),
         resource=raw.get("Resource"),
         parameters=raw.get("Parameters"),
-        result=raw.get("Result"),
         result_path=raw.get("ResultPath", "$"),
         timeout_s=_seconds(raw, f"state {name!r}"),
         retry=tuple(_retrier(name, r) for r in raw.get("Retry", ())),

@@ -1,0 +1,228 @@
+"""The local runner's rows and step threads (adapters/local_orchestrator.py runs them).
+
+- `WORKFLOW#<name>` / `RUN`: the input, the current state and its input, the retries made
+  in it, whether a Task attempt is under way (`inStep`), when the next may run
+  (`notBefore`), the time spent and a short event history; every change is conditional on
+  its `version`, so a runner that lost track writes nothing.
+- `WORKFLOW_OPEN` / `<startedAt>#<name>`: one per unfinished execution, removed in the
+  write that ends it.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_memory.adapters import asl
+from agent_memory.ports import Absent, Action, Delete, Equals, Put, Update
+
+Task = Callable[[dict[str, Any]], Any]
+
+OPEN_PK = "WORKFLOW_OPEN"
+NAME_TAKEN = "EXECUTION_NAME"
+RUNNING, SUCCEEDED, FAILED, TIMED_OUT = "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT"
+# Step Functions keeps a used name for 90 days; so does the run row.
+RETENTION_S = 90 * 24 * 3600
+_RUN_SK = "RUN"
+_VERSION = "EXECUTION_VERSION"
+# At most this many events are kept on a row (a retried step adds two per attempt).
+_MAX_EVENTS = 64
+
+
+def run_key(name: str) -> tuple[str, str]:
+    return f"WORKFLOW#{name}", _RUN_SK
+
+
+def _open_sk(started_ms: int, name: str) -> str:
+    return f"{started_ms:013d}#{name}"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def started(name: str, payload: Mapping[str, Any], start_at: str) -> list[Action]:
+    """The rows of a new execution; its name is taken when the first is refused."""
+    now = time.time()
+    started_ms = int(now * 1000)
+    text = _json(dict(payload))
+    pk, sk = run_key(name)
+    row = {
+        "pk": pk,
+        "sk": sk,
+        "name": name,
+        "input": text,
+        "document": text,
+        "status": RUNNING,
+        "state": start_at,
+        "startedAt": started_ms,
+        "spentMs": 0,
+        "version": 0,
+        "ttl": int(now) + RETENTION_S,
+    }
+    opened = {"pk": OPEN_PK, "sk": _open_sk(started_ms, name), "name": name}
+    return [Put(row, Absent(name=NAME_TAKEN)), Put(opened)]
+
+
+def described(row: Mapping[str, Any]) -> dict[str, Any]:
+    """An execution as Step Functions' DescribeExecution would tell it, with its events."""
+    found = {
+        "name": row["name"],
+        "status": row["status"],
+        "state": row["state"],
+        "input": json.loads(row["input"]),
+        "startedAt": row["startedAt"],
+        "endedAt": row.get("endedAt"),
+        "events": json.loads(row.get("events") or "[]"),
+    }
+    if "output" in row:
+        found["output"] = json.loads(row["output"])
+    if "error" in row:
+        found |= {"error": row["error"], "cause": row.get("cause", "")}
+    return found
+
+
+@dataclass
+class WorkflowRun:
+    """One execution as its row says, changed in memory and saved at each transition."""
+
+    name: str
+    row: dict[str, Any]
+    document: Any
+    retries: dict[int, int]
+    events: list[dict[str, Any]]
+    # The time spent in earlier processes, and when this one took the execution up.
+    spent_before: float = 0.0
+    resumed_at: float = field(default_factory=time.monotonic)
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> WorkflowRun:
+        retries = {int(k): int(v) for k, v in json.loads(row.get("retries") or "{}").items()}
+        return cls(
+            str(row["name"]),
+            row,
+            json.loads(row["document"]),
+            retries,
+            json.loads(row.get("events") or "[]"),
+            float(row.get("spentMs", 0)) / 1000,
+        )
+
+    @property
+    def state(self) -> str:
+        return str(self.row["state"])
+
+    @property
+    def retry_count(self) -> int:
+        return sum(self.retries.values())
+
+    def spent(self) -> float:
+        return self.spent_before + time.monotonic() - self.resumed_at
+
+    def event(self, kind: str, **details: Any) -> None:
+        self.events.append({"at": int(time.time() * 1000), "type": kind, **details})
+
+    def saving(self, changes: Mapping[str, Any]) -> Update:
+        """The conditional write of `changes` with the state so far; `saved` once written."""
+        return Update(
+            *run_key(self.name),
+            set={
+                "document": _json(self.document),
+                "retries": json.dumps({str(k): v for k, v in self.retries.items()}),
+                "events": _json(self.events[-_MAX_EVENTS:]),
+                "spentMs": int(self.spent() * 1000),
+                **changes,
+            },
+            add={"version": 1},
+            condition=Equals("version", int(self.row["version"]), name=_VERSION),
+        )
+
+    def ending(self, status: str, error: str | None, cause: str) -> dict[str, Any]:
+        """The changes that end the execution, for `closing`."""
+        self.event("ended", status=status, **({"error": error} if error else {}))
+        changes: dict[str, Any] = {
+            "status": status,
+            "endedAt": int(time.time() * 1000),
+            "inStep": None,
+            "notBefore": None,
+        }
+        if status == SUCCEEDED:
+            changes["output"] = _json(self.document)
+        if error is not None:
+            changes |= {"error": error, "cause": cause}
+        return changes
+
+    def closing(self, changes: Mapping[str, Any]) -> list[Action]:
+        """The writes that end the execution: its row, and its mark as unfinished gone."""
+        opened = _open_sk(int(self.row["startedAt"]), self.name)
+        return [self.saving(changes), Delete(OPEN_PK, opened)]
+
+    def saved(self, changes: Mapping[str, Any]) -> None:
+        self.row["version"] = int(self.row["version"]) + 1
+        for key, value in changes.items():
+            if value is None:
+                self.row.pop(key, None)
+            else:
+                self.row[key] = value
+
+    def context(self, state: asl.State) -> dict[str, Any]:
+        """The `$$` object: what the learning ASL reads from it, and a little more."""
+        return {
+            "Execution": {
+                "Id": f"local:execution:local:{self.name}",
+                "Name": self.name,
+                "Input": json.loads(self.row["input"]),
+                "StartTime": self.row["startedAt"],
+            },
+            "StateMachine": {"Name": "local"},
+            "State": {"Name": state.name, "RetryCount": self.retry_count},
+        }
+
+
+class StepThread:
+    """The thread a worker runs its step attempts in, so that one over its time limit can
+    be left to finish on its own (the worker then takes a new one). It is kept between
+    attempts: its store connection and caches stay warm."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name="workflow-step", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            job()
+
+    def call(self, task: Task, event: dict[str, Any], limit_s: float | None) -> tuple[str, Any]:
+        """("ok", result), ("error", (error, cause)) or ("timed_out", None)."""
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def attempt() -> None:
+            try:
+                box["result"] = task(event)
+            except BaseException as error:  # a step's SystemExit is its failure, not ours
+                box["error"] = error
+            finally:
+                done.set()
+
+        self._jobs.put(attempt)
+        if not done.wait(limit_s):
+            return "timed_out", None
+        if "error" in box:
+            error = box["error"]
+            return "error", (type(error).__name__, cause(type(error).__name__, str(error)))
+        return "ok", box.get("result")
+
+    def stop(self) -> None:
+        """End the thread once its attempt under way (if any) returns."""
+        self._jobs.put(None)
+
+
+def cause(error_type: str, message: str) -> str:
+    """A Cause as Lambda reports an unhandled error (describe_error reads it back)."""
+    return json.dumps({"errorType": error_type, "errorMessage": message})
