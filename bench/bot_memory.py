@@ -43,7 +43,7 @@ def _facts(setup: Any, bot_id: str, org: str, chat_id: str, user: Any, count: in
         for n in range(count)
     ]
     learned = setup.bot_memory.learn(bot_id, org, chat_id, changes, evidence=[item["id"]])
-    return [a["id"] for a in learned.applied]
+    return [a.entry_id for a in learned.applied]
 
 
 def _seed(

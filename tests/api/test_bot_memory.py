@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agent_memory.domain import bot_changes
 from agent_memory.domain import bot_memory as rules
 from agent_memory.domain import model_gate as gate
 from agent_memory.domain.entries import EntryMeta, EntrySource
@@ -171,13 +172,13 @@ def test_facts_cite_a_persons_words_and_are_for_who_saw_them(world: World) -> No
         fact("Bad tag.", said, topics=("for:bot",)),
         fact("Elsewhere.", "i-99"),
     )
-    assert [a["op"] for a in learned.applied] == ["fact"]
-    assert [(r["index"], r["reason"]) for r in learned.rejected] == [
-        (1, rules.FACT_NEEDS_PERSON),
-        (2, rules.FACT_NEEDS_PERSON),
-        (3, rules.FACT_NEEDS_PERSON),
+    assert [a.op for a in learned.applied] == ["fact"]
+    assert [(r.index, r.reason) for r in learned.rejected] == [
+        (1, bot_changes.FACT_NEEDS_PERSON),
+        (2, bot_changes.FACT_NEEDS_PERSON),
+        (3, bot_changes.FACT_NEEDS_PERSON),
         (4, "topic 1: a tag with a colon belongs to the service; only topics may be written"),
-        (5, rules.UNKNOWN_ITEM.format(item="i-99")),
+        (5, bot_changes.UNKNOWN_ITEM.format(item="i-99")),
     ]
     memory = world.memory(ana)
     assert memory["version"] == 1
@@ -211,14 +212,14 @@ def test_an_observation_is_for_readers_of_every_source_and_cites_only_what_the_c
     a2 = world.learn(ana_chat, fact("Ana drinks it hot.", world.said(ana, ana_chat, "Hot.")))
     b1 = world.learn(ben_chat, fact("Ben likes tea.", world.said(ben, ben_chat, "Tea!")))
     t1 = world.learn(group, fact("The team drinks tea.", world.said(ben, group, "Tea break!")))
-    ana_fact, ana_hot, ben_fact, team_fact = (x.applied[0]["id"] for x in (a1, a2, b1, t1))
+    ana_fact, ana_hot, ben_fact, team_fact = (x.applied[0].entry_id for x in (a1, a2, b1, t1))
     # Ana's chat may not cite Ben's private fact: her chat's readers may not see it.
     refused = world.learn(ana_chat, observe("Both like tea.", ana_fact, ben_fact))
-    assert refused.applied == []
-    assert [r["reason"] for r in refused.rejected] == [gate.NOT_SHOWN]
+    assert refused.applied == ()
+    assert [r.reason for r in refused.rejected] == [gate.NOT_SHOWN]
     mixed = world.learn(ana_chat, observe("Ana and the team like tea.", ana_fact, team_fact))
     own = world.learn(ana_chat, observe("Ana likes hot tea.", ana_fact, ana_hot, confidence=0.9))
-    mixed_id, own_id = mixed.applied[0]["id"], own.applied[0]["id"]
+    mixed_id, own_id = mixed.applied[0].entry_id, own.applied[0].entry_id
     # A mix of Ana's fact and the team's is for readers of both: Ana, not Ben.
     assert world.ids(ana) == {ana_fact, ana_hot, team_fact, mixed_id, own_id}
     assert world.ids(ben) == {ben_fact, team_fact}
@@ -236,16 +237,16 @@ def test_a_retracted_or_invalidated_source_hides_its_conclusions(world: World) -
     chat = make_chat(world.api, ana, world.bot["id"])
     f1 = world.learn(chat, fact("Ana lives in Oslo.", world.said(ana, chat, "I live in Oslo.")))
     f2 = world.learn(chat, fact("Ana cycles.", world.said(ana, chat, "I cycle to work.")))
-    fact1, fact2 = f1.applied[0]["id"], f2.applied[0]["id"]
-    o1 = world.learn(chat, observe("Ana cycles in Oslo.", fact1, fact2)).applied[0]["id"]
-    o2 = world.learn(chat, observe("Ana likes cold rides.", o1)).applied[0]["id"]
+    fact1, fact2 = f1.applied[0].entry_id, f2.applied[0].entry_id
+    o1 = world.learn(chat, observe("Ana cycles in Oslo.", fact1, fact2)).applied[0].entry_id
+    o2 = world.learn(chat, observe("Ana likes cold rides.", o1)).applied[0].entry_id
     assert world.ids(ana) == {fact1, fact2, o1, o2}
     forgot = world.command(ana, {"_tag": "Forget", "id": fact1})
     assert forgot.json()["entry"]["status"] == "retracted"
     # The retracted fact stays in her history; everything built on it is hidden, recursively.
     assert world.ids(ana) == {fact1, fact2}
     # An invalidated source does the same, and keeps its own history with invalidatedAt.
-    o3 = world.learn(chat, observe("Ana is fit.", fact2)).applied[0]["id"]
+    o3 = world.learn(chat, observe("Ana is fit.", fact2)).applied[0].entry_id
     assert o3 in world.ids(ana)
     world.learn(chat, InvalidateChange(op="invalidate", id=fact2))
     entries = {e["id"]: e for e in world.memory(ana)["entries"]}
@@ -254,9 +255,9 @@ def test_a_retracted_or_invalidated_source_hides_its_conclusions(world: World) -
     assert isinstance(entries[fact2]["invalidatedAt"], int)
     # Learning refuses conclusions on retracted or invalidated entries.
     refused = world.learn(chat, observe("Again.", fact2), observe("Again.", fact1))
-    assert [r["reason"] for r in refused.rejected] == [
-        rules.INVALID_SOURCE.format(entry=fact2),
-        rules.INVALID_SOURCE.format(entry=fact1),
+    assert [r.reason for r in refused.rejected] == [
+        bot_changes.INVALID_SOURCE.format(entry=fact2),
+        bot_changes.INVALID_SOURCE.format(entry=fact1),
     ]
 
 
@@ -264,7 +265,7 @@ def test_a_loop_in_source_links_hides_every_entry_on_it(world: World) -> None:
     ana = world.ana
     chat = make_chat(world.api, ana, world.bot["id"])
     base = world.learn(chat, fact("Ana plays chess.", world.said(ana, chat, "I play chess.")))
-    base_id = base.applied[0]["id"]
+    base_id = base.applied[0].entry_id
     # Learning never writes a loop (sources must exist first): old or damaged rows can.
     repo = world.services.bot_memory.repo
     pool = pool_of(world.bot["id"], world.org)
@@ -291,7 +292,7 @@ def test_two_people_behind_one_fact_and_one_forgets(world: World) -> None:
     i1 = world.said(ana, chat, "Let's ship on Friday.")
     i2 = world.said(ben, chat, "Friday works for me.")
     learned = world.learn(chat, fact("The team ships on Friday.", i1, i2))
-    fact_id = learned.applied[0]["id"]
+    fact_id = learned.applied[0].entry_id
     (entry,) = world.memory(cy)["entries"]
     assert entry["tags"] == [
         f"from:{ana.id}",
@@ -353,7 +354,7 @@ def test_a_linked_organization_and_home_see_none_of_each_others_memory(world: Wo
         fact("Olga's team uses Go.", world.said(olga, olga_chat, "We use Go.")),
         org=world.other,
     )
-    home_id, away_id = home.applied[0]["id"], away.applied[0]["id"]
+    home_id, away_id = home.applied[0].entry_id, away.applied[0].entry_id
     assert world.ids(ana) == {home_id}
     assert world.ids(olga) == {away_id}
     # The home chat is not learned into the linked organization, nor the other way round.
@@ -380,8 +381,8 @@ def test_purge_removes_tagged_entries_and_their_conclusions_without_reading(
     group = make_chat(world.api, ana, world.bot["id"], channelId=world.channel["id"])
     mine = world.learn(ana_chat, fact("Ana runs.", world.said(ana, ana_chat, "I run.")))
     team = world.learn(group, fact("Ben leads.", world.said(ben, group, "I lead the team.")))
-    mine_id, team_id = mine.applied[0]["id"], team.applied[0]["id"]
-    built = world.learn(ana_chat, observe("Ana is sporty.", mine_id)).applied[0]["id"]
+    mine_id, team_id = mine.applied[0].entry_id, team.applied[0].entry_id
+    built = world.learn(ana_chat, observe("Ana is sporty.", mine_id)).applied[0].entry_id
     pinned = world.command(ana, {"_tag": "Remember", "content": "Pinned."}).json()["entry"]["id"]
     # Only a writer at home purges; a tag that is not purgeable is a 400.
     assert error(world.post(ben, "purge", {"tag": f"from:{ana.id}"}))[:2] == (403, "Forbidden")
@@ -463,7 +464,7 @@ def test_share_passes_only_where_every_source_rule_admits(world: World) -> None:
     own = world.learn(
         private, fact("Ana's salary is private.", world.said(ana, private, "My salary..."))
     )
-    own_id = own.applied[0]["id"]
+    own_id = own.applied[0].entry_id
     channel = f"for:channel:{world.channel['id']}"
     # A private fact's item rule admits only ana: no share, not even by the bot's owner.
     refused = world.post(ana, "share", {"id": own_id, "audience": channel})
@@ -477,7 +478,7 @@ def test_share_passes_only_where_every_source_rule_admits(world: World) -> None:
     assert error(world.post(ana, "share", {"id": pinned, "audience": channel}))[0] == 409
     # An observation learned privately from the group's facts may be shared with the group.
     team = world.learn(group, fact("The team meets Mondays.", world.said(ben, group, "Mondays.")))
-    team_id = team.applied[0]["id"]
+    team_id = team.applied[0].entry_id
     repo = world.services.bot_memory.repo
     pool = pool_of(world.bot["id"], world.org)
     narrow = EntryMeta(
@@ -509,7 +510,7 @@ def test_context_keeps_memory_order_and_what_every_reader_may_see(world: World) 
     g1 = world.learn(group, fact("The team demo is Tuesday.", world.said(ben, group, "Demo Tue.")))
     g2 = world.learn(group, fact("The team uses Linear.", world.said(cy, group, "Linear.")))
     pinned = world.command(ana, {"_tag": "Remember", "content": "Ana's pinned note."})
-    p1_id, g1_id, g2_id = (x.applied[0]["id"] for x in (p1, g1, g2))
+    p1_id, g1_id, g2_id = (x.applied[0].entry_id for x in (p1, g1, g2))
     pin_id = pinned.json()["entry"]["id"]
     mine = world.post(ana, "context", {"chatId": private["id"]})
     assert mine.status_code == 200, mine.text
@@ -578,7 +579,7 @@ def test_a_fact_carries_its_items_rule_and_a_purge_takes_it_with_the_fact(
     ben_item = world.said(ben, group, "I book the flights.")
     both = world.learn(group, fact("They book the trip.", ana_item, ben_item))
     bens = world.learn(group, fact("Ben books flights.", ben_item))
-    both_id, ben_id = both.applied[0]["id"], bens.applied[0]["id"]
+    both_id, ben_id = both.applied[0].entry_id, bens.applied[0].entry_id
     # The rule rides on each fact's own row, in its transaction.
     rule = [f"for:channel:{world.channel['id']}", f"org:{world.org}"]
     assert carried_rules(services, world) == {both_id: rule, ben_id: rule}

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from agent_memory.domain.audiences import BAD_TOPIC, COLON_TAG
 from agent_memory.domain.model_gate import RENAME_NOT_YOURS
+from agent_memory.domain.tags import BAD_TOPIC, COLON_TAG
 from agent_memory.domain.tasks.learning_changes import FactChange
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.ports import KeyRange, LearningRequest

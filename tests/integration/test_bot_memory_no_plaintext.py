@@ -64,7 +64,7 @@ def test_no_bot_memory_content_at_rest(api: Api, services: Any, local_aws: Any) 
         ],
         evidence=["i-01"],
     )
-    fact_id = learned.applied[0]["id"]
+    fact_id = learned.applied[0].entry_id
     services.bot_memory.learn(
         bot["id"],
         org,

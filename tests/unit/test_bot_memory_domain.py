@@ -1,6 +1,6 @@
-"""Bot memory rules (domain/bot_memory.py), and a property over random source graphs built
-through the service (in-memory store and cipher): nobody ever sees an entry unless they
-may see every source, recursively."""
+"""Bot memory rules (domain/bot_memory.py, domain/bot_changes.py), and a property over
+random source graphs built through the service (in-memory store and cipher): nobody ever
+sees an entry unless they may see every source, recursively."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
+from agent_memory.domain import bot_changes as changes
 from agent_memory.domain import bot_memory as rules
 from agent_memory.domain.audiences import SOURCE_AUDIENCES, Person
 from agent_memory.domain.bots import Chat, ChatItem
@@ -53,16 +54,17 @@ def test_a_fact_needs_a_persons_words_and_takes_the_items_rule() -> None:
     }
     actors = {"t1": "ana"}
 
-    def make(chat: Chat, *cited: str) -> Any:
-        return rules.fact("mem_1", chat, cited, items, actors, ["food"], "x", 5, 1)
+    def make(chat: Chat, *cited: str, topics: tuple[str, ...] = ("food",)) -> Any:
+        run = changes.Run(chat, frozenset(), Person("ana", ORG), items, actors)
+        change = FactChange(op="fact", content="x", topics=list(topics), sources=list(cited))
+        return changes.fact("mem_1", run, change, 5, 1)
 
     for alone in ("i-02", "i-03", "i-04"):
-        assert make(PRIVATE, alone) == rules.FACT_NEEDS_PERSON
-    assert make(PRIVATE) == rules.FACT_NO_SOURCE
-    assert make(PRIVATE, "i-01", "i-09") == rules.UNKNOWN_ITEM.format(item="i-09")
-    plan = make(PRIVATE, "i-01", "i-03")
-    assert isinstance(plan, rules.FactPlan)
-    assert plan.meta.tags == (
+        assert make(PRIVATE, alone) == changes.FACT_NEEDS_PERSON
+    assert make(PRIVATE) == changes.FACT_NO_SOURCE
+    assert make(PRIVATE, "i-01", "i-09") == changes.UNKNOWN_ITEM.format(item="i-09")
+    meta, rule = make(PRIVATE, "i-01", "i-03")
+    assert meta.tags == (
         "from:ana",
         "for:person:ana",
         "org:o1",
@@ -70,13 +72,12 @@ def test_a_fact_needs_a_persons_words_and_takes_the_items_rule() -> None:
         "app:menu",
         "food",
     )
-    assert dict(plan.rules) == {"i-01": ("for:person:ana", "org:o1"), "i-03": plan.rules["i-03"]}
-    group = make(GROUP, "i-01")
-    assert isinstance(group, rules.FactPlan)
-    assert "for:channel:ch_1" in group.meta.tags
-    assert "channel:ch_1" in group.meta.tags
-    assert "for:person:ana" not in group.meta.tags
-    colon = rules.fact("mem_1", PRIVATE, ["i-01"], items, actors, ["a:b"], "x", 5, 1)
+    assert rule == ("for:person:ana", "org:o1")
+    group, _rule = make(GROUP, "i-01")
+    assert "for:channel:ch_1" in group.tags
+    assert "channel:ch_1" in group.tags
+    assert "for:person:ana" not in group.tags
+    colon = make(PRIVATE, "i-01", topics=("a:b",))
     assert isinstance(colon, str)
     assert "colon" in colon
 
@@ -89,7 +90,7 @@ def test_an_observation_carries_its_sources_tags_and_needs_proved_sources() -> N
         "hidden": entry("hidden", "org:o1"),
     }
     judge = SOURCE_AUDIENCES.judge(pool.get)
-    made = rules.observation("o", judge, ORG, ["a", "b"], pool, [], 0.5, "x", 1, 1)
+    made = changes.observation("o", judge, ORG, observe("a", "b"), pool, 1, 1)
     assert isinstance(made, EntryMeta)
     assert set(made.tags) >= {"from:ana", "from:ben", "chat:c1", "chat:c2", "org:o1"}
     pool["o"] = made
@@ -97,14 +98,19 @@ def test_an_observation_carries_its_sources_tags_and_needs_proved_sources() -> N
     assert not judge.sees(Person("ana", ORG), made)
     assert not judge.sees(Person("ben", ORG), made)
 
-    def refused(*cited: str, confidence: float = 0.5) -> Any:
-        return rules.observation("o2", judge, ORG, cited, pool, [], confidence, "x", 1, 1)
+    def refused(*cited: str) -> Any:
+        return changes.observation("o2", judge, ORG, observe(*cited), pool, 1, 1)
 
-    assert refused("gone") == rules.INVALID_SOURCE.format(entry="gone")
-    assert refused("hidden") == rules.UNPROVED_SOURCE.format(entry="hidden")
-    assert refused("nope") == rules.UNKNOWN_ENTRY.format(entry="nope")
-    assert refused() == rules.OBSERVATION_NO_SOURCE
-    assert refused("a", confidence=1.5) == rules.BAD_CONFIDENCE
+    assert refused("gone") == changes.INVALID_SOURCE.format(entry="gone")
+    assert refused("hidden") == changes.UNPROVED_SOURCE.format(entry="hidden")
+    assert refused("nope") == changes.UNKNOWN_ENTRY.format(entry="nope")
+    assert refused() == changes.OBSERVATION_NO_SOURCE
+
+
+def observe(*cited: str) -> ObservationChange:
+    return ObservationChange(
+        op="observation", content="x", confidence=0.5, topics=[], sources=list(cited)
+    )
 
 
 # --- forget, purge --------------------------------------------------------------------------
@@ -226,7 +232,7 @@ def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[An
                 with contextlib.suppress(EntryConflict):
                     memory.forget(_principal(person), bot_id, made[index % len(made)])
             continue
-        made += [a["id"] for a in learned.applied if a["op"] != "invalidate"]
+        made += [a.entry_id for a in learned.applied if a.op != "invalidate"]
 
     snapshot = memory.snapshot(memory._access(_principal("ana"), bot_id, "read").pool)
     pool = snapshot.metas()
@@ -311,7 +317,7 @@ def test_a_fact_and_its_rule_commit_together_or_not_at_all(monkeypatch: Any) -> 
     learned = memory.learn(bot_id, ORG, chat, [change], evidence=[item])
     rows = store.query(pk, KeyRange(prefix="MEM#")).records
     assert [r["itemRule"] for r in rows] == [["for:person:ana", f"org:{ORG}"]]
-    assert learned.applied[0]["id"] == str(rows[0]["sk"]).removeprefix("MEM#")
+    assert learned.applied[0].entry_id == str(rows[0]["sk"]).removeprefix("MEM#")
 
 
 def test_learn_commits_only_on_the_state_it_read(monkeypatch: Any) -> None:
@@ -342,4 +348,4 @@ def test_learn_commits_only_on_the_state_it_read(monkeypatch: Any) -> None:
     nothing = memory.learn(
         bot_id, ORG, chat, [InvalidateChange(op="invalidate", id="mem_x")], evidence=[item]
     )
-    assert (reads["n"], nothing.applied, nothing.version) == (2, [], 3)
+    assert (reads["n"], nothing.applied, nothing.version) == (2, (), 3)

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_memory.domain import bot_memory as rules
-from agent_memory.domain.audiences import BAD_TOPIC, COLON_TAG
 from agent_memory.domain.entries import EntryMeta
+from agent_memory.domain.tags import BAD_TOPIC, COLON_TAG
 from agent_memory.domain.tasks.learning_changes import FactChange, RenameTopicChange
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_of
@@ -155,7 +155,7 @@ def test_a_rename_of_more_entries_than_one_transaction_changes_one_row(monkeypat
         store, "write", lambda actions: written.append(actions) or original(actions)
     )
     learned = memory.learn(bot_id, ORG, chat, [rename("trip", "travel")], evidence=[])
-    assert [a["op"] for a in learned.applied] == ["renameTopic"]
+    assert [a.op for a in learned.applied] == ["renameTopic"]
     # One transaction: the head row and the log row; no entry row rewritten.
     [actions] = written
     touched = {(a.sk if hasattr(a, "sk") else a.record["sk"]) for a in actions}
@@ -195,7 +195,7 @@ def test_a_name_used_again_after_a_rename_is_its_own_topic_and_purge_collects() 
     memory.learn(bot_id, ORG, chat, [rename("trip", "travel")], evidence=[])
     item = memory._bots.items(_principal("ana"), chat)[-1]["id"]
     again = FactChange(op="fact", content="New trip.", topics=["trip"], sources=[item])
-    new_id = memory.learn(bot_id, ORG, chat, [again], evidence=[item]).applied[0]["id"]
+    new_id = memory.learn(bot_id, ORG, chat, [again], evidence=[item]).applied[0].entry_id
     ana = _principal("ana")
     assert [e["id"] for e in memory.read(ana, bot_id, ["trip"])["entries"]] == [new_id]
     assert len(memory.read(ana, bot_id, ["travel"])["entries"]) == 2
@@ -210,7 +210,7 @@ def test_a_name_used_again_after_a_rename_is_its_own_topic_and_purge_collects() 
         ],
         evidence=[item],
     )
-    assert [a["op"] for a in both.applied] == ["fact", "renameTopic"]
+    assert [a.op for a in both.applied] == ["fact", "renameTopic"]
     assert len(memory.read(ana, bot_id, ["journey"])["entries"]) == 2
     # Purging everything drops the allocated token from the head row.
     assert memory.purge(ana, bot_id, "from:ana") == 4

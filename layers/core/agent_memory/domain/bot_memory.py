@@ -30,17 +30,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
-from agent_memory.domain.audiences import (
-    NOT_FOR_YOU,
-    Judge,
-    Learner,
-    Reader,
-    shared_tags,
-    valid,
-)
+from agent_memory.domain.audiences import NOT_FOR_YOU, Judge, Reader, shared_tags
 from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
-from agent_memory.domain.bots import Chat, ChatItem
-from agent_memory.domain.entries import Entry, EntryMeta, EntrySource, ItemSource
+from agent_memory.domain.entries import Entry, EntryMeta, EntrySource, ItemSource, Source
 from agent_memory.domain.errors import EntryConflict, ValidationFailed
 from agent_memory.domain.tags import (
     NOT_SHOWN,
@@ -63,20 +55,6 @@ HEADER = (
     "instructions win.\n"
 )
 
-# Why the memory Bot's change was not applied (recorded with the change).
-FACT_NEEDS_PERSON = (
-    "a fact must cite a person's words; the bot's words, app results and notices never "
-    "support it alone"
-)
-FACT_NO_SOURCE = "a fact cites at least one item"
-UNKNOWN_ITEM = "source item {item} is not an item of this chat"
-MIXED_RULES = "the cited items have different access rules; one fact stands on one rule"
-OBSERVATION_NO_SOURCE = "an observation stands on at least one entry"
-UNKNOWN_ENTRY = "entry {entry} does not exist in this memory"
-INVALID_SOURCE = "entry {entry} is retracted or invalidated"
-UNPROVED_SOURCE = "entry {entry}'s access cannot be proved"
-BAD_CONFIDENCE = "confidence is from 0 to 1"
-ALREADY_INVALID = "entry {entry} is already retracted or invalidated"
 EMPTY_CONTENT = "an entry has content"
 SAME_TOPIC = "a topic is renamed to another name"
 # Reasons name no topic: a topic is words, and a run's log is read by people who may not
@@ -236,7 +214,44 @@ class TopicNames:
         )
 
 
+def topics_reason(topics: Sequence[str]) -> str | None:
+    """Why one of `topics` may not be written: its place and the rule, never the topic."""
+    for index, topic in enumerate(topics):
+        reason = topic_reason(topic)
+        if reason is not None:
+            return f"topic {index + 1}: {reason}"
+    return None
+
+
 # --- Remember and Forget ------------------------------------------------------------------
+
+
+def new_entry(
+    entry_id: str,
+    layer: Layer,
+    tags: Iterable[str],
+    content: str,
+    now_ms: int,
+    version: int,
+    *,
+    by: By,
+    sources: Iterable[Source] = (),
+    confidence: float | None = None,
+) -> EntryMeta:
+    """A new entry of the pool (`kind` repeats the layer, so the memory text names it)."""
+    return EntryMeta(
+        id=entry_id,
+        layer=layer,
+        kind=layer,
+        tags=tuple(tags),
+        sources=tuple(sources),
+        confidence=confidence,
+        created_at=now_ms,
+        updated_at=now_ms,
+        rev=version,
+        length=len(content),
+        by=by,
+    )
 
 
 def remembered(
@@ -252,17 +267,7 @@ def remembered(
     if not content.strip():
         raise ValidationFailed(EMPTY_CONTENT, ["command", "content"])
     tags = (f"from:{user}", f"for:person:{user}", f"org:{org_id}", *dict.fromkeys(topics))
-    return EntryMeta(
-        id=entry_id,
-        layer="pinned",
-        kind="pinned",
-        tags=tags,
-        created_at=now_ms,
-        updated_at=now_ms,
-        rev=version,
-        length=len(content),
-        by="person",
-    )
+    return new_entry(entry_id, "pinned", tags, content, now_ms, version, by="person")
 
 
 def forgotten(
@@ -382,151 +387,6 @@ def visible_change(
     every = [*change.ids, *renamed]
     ids = tuple(i for i in dict.fromkeys(every) if i in seen)
     return replace(change, ids=ids, topics=()) if ids else None
-
-
-# --- What the memory Bot writes -----------------------------------------------------------
-
-
-def item_rule(chat: Chat, actor: str | None) -> tuple[str, ...]:
-    """The access rule of an item of `chat` said in a Turn of `actor`: the people who saw it
-    happen (the Turn's person, or the Channel group in a group chat), in that organization."""
-    if chat.channel_id is not None:
-        return (f"for:channel:{chat.channel_id}", f"org:{chat.org_id}")
-    return (f"for:person:{actor or chat.owner}", f"org:{chat.org_id}")
-
-
-def topics_reason(topics: Sequence[str]) -> str | None:
-    """Why one of `topics` may not be written: its place and the rule, never the topic."""
-    for index, topic in enumerate(topics):
-        reason = topic_reason(topic)
-        if reason is not None:
-            return f"topic {index + 1}: {reason}"
-    return None
-
-
-@dataclass(frozen=True)
-class FactPlan:
-    """A fact ready to write: its entry and the rule saved for each source item."""
-
-    meta: EntryMeta
-    rules: Mapping[str, tuple[str, ...]]
-
-
-def fact(
-    entry_id: str,
-    chat: Chat,
-    cited: Sequence[str],
-    items: Mapping[str, ChatItem],
-    actors: Mapping[str, str],
-    topics: Sequence[str],
-    content: str,
-    now_ms: int,
-    version: int,
-) -> FactPlan | str:
-    """A fact from `cited` item ids of `chat` (`items`: those found, `actors`: each Turn's
-    saved actor), or the reason it is refused."""
-    reason = topics_reason(topics)
-    if reason is not None:
-        return reason
-    if not content.strip():
-        return EMPTY_CONTENT
-    if not cited:
-        return FACT_NO_SOURCE
-    found: list[ChatItem] = []
-    for item_id in dict.fromkeys(cited):
-        item = items.get(item_id)
-        if item is None:
-            return UNKNOWN_ITEM.format(item=item_id)
-        found.append(item)
-    if not any(item.person_words for item in found):
-        return FACT_NEEDS_PERSON
-    rules = {item.id: item_rule(chat, actors.get(item.turn_id)) for item in found}
-    if len(set(rules.values())) != 1:
-        return MIXED_RULES
-    people = [f"from:{item.actor}" for item in found if item.person_words]
-    apps = [f"app:{item.app}" for item in found if item.app]
-    where = [f"chat:{chat.id}"] + ([f"channel:{chat.channel_id}"] if chat.channel_id else [])
-    tags = (*people, *next(iter(rules.values())), *where, *apps, *topics)
-    meta = EntryMeta(
-        id=entry_id,
-        layer="fact",
-        kind="fact",
-        tags=tuple(dict.fromkeys(tags)),
-        sources=tuple(ItemSource(item.id, chat.id) for item in found),
-        created_at=now_ms,
-        updated_at=now_ms,
-        rev=version,
-        length=len(content),
-        by="memory_bot",
-    )
-    return FactPlan(meta, rules)
-
-
-# Tags an observation carries from its sources: where they come from, so purging one of
-# them takes it too, and who they are for (its own clause; the sources still intersect).
-_CARRIED = ("from:", "chat:", "channel:", "app:", "org:", "for:")
-
-
-def observation(
-    entry_id: str,
-    judge: Judge,
-    org_id: str,
-    cited: Sequence[str],
-    pool: Mapping[str, EntryMeta],
-    topics: Sequence[str],
-    confidence: float,
-    content: str,
-    now_ms: int,
-    version: int,
-) -> EntryMeta | str:
-    """An observation on `cited` entries of the pool, or the reason it is refused: every
-    source must exist, be valid and have proved access (the memory Bot of `org_id` sees it)."""
-    reason = topics_reason(topics)
-    if reason is not None:
-        return reason
-    if not content.strip():
-        return EMPTY_CONTENT
-    if not 0 <= confidence <= 1:
-        return BAD_CONFIDENCE
-    if not cited:
-        return OBSERVATION_NO_SOURCE
-    learner = Learner(org_id)
-    carried: dict[str, None] = {}
-    for source_id in dict.fromkeys(cited):
-        source = pool.get(source_id)
-        if source is None:
-            return UNKNOWN_ENTRY.format(entry=source_id)
-        if not valid(source):
-            return INVALID_SOURCE.format(entry=source_id)
-        if not judge.sees(learner, source):
-            return UNPROVED_SOURCE.format(entry=source_id)
-        for tag in source.tags:
-            if tag.startswith(_CARRIED):
-                carried[tag] = None
-    return EntryMeta(
-        id=entry_id,
-        layer="observation",
-        kind="observation",
-        tags=(*carried, *dict.fromkeys(topics)),
-        sources=tuple(EntrySource(s) for s in dict.fromkeys(cited)),
-        confidence=confidence,
-        created_at=now_ms,
-        updated_at=now_ms,
-        rev=version,
-        length=len(content),
-        by="memory_bot",
-    )
-
-
-def invalidated(
-    meta: EntryMeta | None, entry_id: str, now_ms: int, version: int
-) -> EntryMeta | str:
-    """The entry marked no longer true (its history stays), or the reason it is refused."""
-    if meta is None:
-        return UNKNOWN_ENTRY.format(entry=entry_id)
-    if not valid(meta):
-        return ALREADY_INVALID.format(entry=entry_id)
-    return replace(meta, invalidated_at=now_ms, updated_at=now_ms, rev=version, by="memory_bot")
 
 
 # --- Purge --------------------------------------------------------------------------------

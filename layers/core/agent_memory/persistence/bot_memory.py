@@ -62,6 +62,9 @@ LOG_PREFIX = "LOG#"
 # The access rule of a fact's source items, on the fact's base row.
 ITEM_RULE = "itemRule"
 PURGE_PREFIX = "PURGE#"
+# Rows one learned entry's write touches: its base row and its recency copy (a new valid
+# entry puts both; an invalidation updates one and deletes the other).
+ENTRY_ROWS = 2
 
 
 def pool_pk(bot_id: str, org_id: str) -> str:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_memory.domain.bot_changes import Learned
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.learning_notes import OPEN_TURN_AHEAD, SOURCE_GONE, budget_note
@@ -61,7 +62,7 @@ from agent_memory.ports import (
     ModelCatalog,
     ModelReply,
 )
-from agent_memory.service.bot_memory import BotMemoryService, Learned
+from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import Members
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
@@ -362,8 +363,6 @@ def _outcome(learned: Learned) -> Outcome:
     """What the execution shows: ids and reasons, never a change's words or topics (a
     writer of the Bot reads every run of the organization, not the entries behind them)."""
     return Outcome(
-        applied=[{"key": str(a["id"]), "op": str(a["op"])} for a in learned.applied],
-        rejected=[
-            refusal_record(r["op"], r["index"], r["reason"], r["ids"]) for r in learned.rejected
-        ],
+        applied=[{"key": a.entry_id, "op": a.op} for a in learned.applied],
+        rejected=[refusal_record(r.op, r.index, r.reason, r.ids) for r in learned.rejected],
     )

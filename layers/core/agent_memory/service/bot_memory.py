@@ -12,13 +12,12 @@ audience judge (domain/audiences.py); only what the answer shows is decrypted.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agent_memory.domain.audiences import (
     NOT_FOR_YOU,
     SOURCE_AUDIENCES,
-    Hidden,
     Judge,
     Person,
     Reader,
@@ -26,21 +25,26 @@ from agent_memory.domain.audiences import (
     rule_of,
     share_reason,
 )
+from agent_memory.domain.bot_changes import (
+    Invalidation,
+    Learned,
+    LearningChange,
+    PoolState,
+    Run,
+    Write,
+    decide,
+)
 from agent_memory.domain.bot_memory import (
     HEADER,
-    FactPlan,
     LogChange,
     TopicNames,
     carries,
     channels_named,
     check_filter,
     erasure_targets,
-    fact,
     forgotten,
-    invalidated,
     is_topic_token,
     memory_order,
-    observation,
     purge_targets,
     remembered,
     share_audience,
@@ -62,17 +66,12 @@ from agent_memory.domain.errors import (
 from agent_memory.domain.grants import ObjectAction, Reach
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_text import first_page
-from agent_memory.domain.model_gate import Proposal, Scope, gate_reason
 from agent_memory.domain.pages import DEFAULT_LOG_LIMIT
 from agent_memory.domain.tags import InvalidTag, purge_tag, require_topics
-from agent_memory.domain.tasks.learning_changes import (
-    FactChange,
-    InvalidateChange,
-    ObservationChange,
-    RenameTopicChange,
-)
+from agent_memory.domain.tasks.learning_changes import FactChange
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import (
+    ENTRY_ROWS,
     MEMORY_VERSION,
     BotMemoryRepository,
     Snapshot,
@@ -94,13 +93,10 @@ PURGE_BATCH = 48
 # Actions of a purge's own rows and entry changes in one transaction (the head row, the log
 # row and the change's event are added to them).
 PURGE_ROOM = keys.MAX_ACTIONS - 3
-TOO_MANY = "more changes than one transaction holds; the next learning applies it"
 CHAT_NOT_HERE = "the chat is not one of this bot's in this organization"
 
 # Log rows read per Query while a page of the log fills with changes the caller may see.
 LOG_SCAN_PAGE = 200
-
-LearningChange = FactChange | ObservationChange | InvalidateChange | RenameTopicChange
 
 
 @dataclass(frozen=True)
@@ -113,15 +109,6 @@ class Access:
     pool: Pool
     reader: Person
     members: Members
-
-
-@dataclass
-class Learned:
-    """What `learn` did: the ids written (in change order) and the refused changes."""
-
-    version: int
-    applied: list[dict[str, Any]] = field(default_factory=list)
-    rejected: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _raced(error: WriteConflict) -> bool:
@@ -475,7 +462,7 @@ class BotMemoryService:
                 s.entry for m in found.values() for s in _entry_sources(m) if s.entry not in known
             ]
 
-    # -- learning (the memory Bot; its apply step calls this) ---------------------
+    # -- learning (the memory Bot's apply step) ------------------------------------------
 
     def learn(
         self,
@@ -485,52 +472,43 @@ class BotMemoryService:
         changes: Sequence[LearningChange],
         *,
         evidence: Collection[str],
-        also: Sequence[Action] | Callable[[Learned], Sequence[Action]] = (),
+        also: Callable[[Learned], Sequence[Action]] = lambda _learned: (),
     ) -> Learned:
         """Apply the memory Bot's changes learned in a Chat of `org_id` from the run's
-        `evidence` (its new item ids), in ONE transaction with `also` (the caller's read
-        position and execution end; a function of what was learned when the end records
-        it), conditional on the pool's version; each refused change keeps its reason.
-        The gate on model output comes first (domain/model_gate.py): no secret; a fact cites
-        only the evidence; an observation cites, and a change touches, only entries every
-        reader of the Chat may see. Then the pool's rules: a fact's items are items of the
-        Chat and one of them a person's words; its audience comes from the items' Turns
-        (saved actor, or the Channel group) and each item's rule is saved; an observation
-        stands on valid entries whose access is proved."""
+        `evidence` (its new item ids) as `bot_changes.decide` judges them, in ONE
+        transaction with `also(learned)` (the caller's read position and execution end),
+        conditional on the pool's version."""
         cited = [s for c in changes if isinstance(c, FactChange) for s in c.sources]
         chat, items = self._bots.repo.chat_and_items(chat_id, cited)
         if chat is None or chat.bot_id != bot_id or chat.org_id != org_id:
             raise NotFound(CHAT_NOT_HERE)
-        pool = pool_of(bot_id, org_id)
         turns = self._bots.repo.turns(chat.id, sorted({i.turn_id for i in items.values()}))
         actors = {t.id: t.actor for t in turns.values()}
         members = Members(self._bots.repo, chat.owner, chat.org_id)
-        run = _Run(chat, frozenset(evidence), members)
-
-        def extra(learned: Learned) -> Sequence[Action]:
-            return also(learned) if callable(also) else also
-
-        reserved = len(extra(Learned(0))) + 1
+        # The head row, the log row and the caller's actions share the transaction.
+        room = keys.MAX_ACTIONS - 3 - len(also(Learned(0)))
+        pool = pool_of(bot_id, org_id)
         for _attempt in range(WRITE_TRIES):
-            # No second head read: the transaction is conditional on this version, so it
-            # commits only on one state. One that applies nothing moves no version: its
-            # refusals stand on one state only if the version has not moved meanwhile.
+            # No second head read: the transaction is conditional on this version. One that
+            # applies nothing moves no version: its refusals stand only if it has not moved.
             snap = self.repo.read_for_change(pool)
-            learned, actions = self._plan(pool, run, snap, changes, items, actors, reserved)
-            if not actions and self.repo.version(pool) != snap.version:
+            metas = snap.metas()
+            readers = self.readers(chat, metas, members)
+            run = Run(chat, frozenset(evidence), readers, items, actors)
+            state = PoolState(snap.version, metas, snap.stored_tags(), snap.topics)
+            now = self._clock.now_ms()
+            learned = decide(
+                changes,
+                state,
+                run,
+                new_id=lambda: self._ids.new("mem_"),
+                now_ms=now,
+                max_writes=room // ENTRY_ROWS,
+            )
+            if not learned.applied and self.repo.version(pool) != snap.version:
                 continue
-            at = self._clock.now_ms()
-            changed = event_action(org_id, "memory.changed", {"botId": bot_id}, at)
-            ending = extra(learned)
-            try:
-                # One event row for the memory's change and the run's end.
-                told = [changed] if learned.applied else []
-                self.repo.write(one_row([*actions, *told, *ending]))
-            except WriteConflict as error:
-                if _raced(error):
-                    continue
-                raise
-            return learned
+            if self._commit_learned(pool, snap, learned, now, also(learned)):
+                return learned
         raise Unavailable("the bot memory kept changing; retry")
 
     def readers(self, chat: Chat, metas: Mapping[str, EntryMeta], members: Members) -> Reader:
@@ -540,193 +518,40 @@ class BotMemoryService:
             members.load(channels_named(metas.values()))
         return chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
 
-    def _plan(
-        self,
-        pool: Pool,
-        run: _Run,
-        snap: Snapshot,
-        changes: Sequence[LearningChange],
-        items: Mapping[str, Any],
-        actors: Mapping[str, str],
-        reserved: int,
-    ) -> tuple[Learned, list[Action]]:
-        chat = run.chat
-        metas = snap.metas()
-        stored = snap.by_id()
-        tokens = snap.stored_tags()
-        judge = self.judge(metas)
-        scope = Scope(run.evidence, _Visible(judge, self.readers(chat, metas, run.members), metas))
-        now, version = self._clock.now_ms(), snap.version + 1
-        learned = Learned(snap.version)
-        writes: list[Action] = []
-        names = snap.topics
-        renamed: list[str] = []
-        # The head row, the log row and the caller's actions share the transaction.
-        room = keys.MAX_ACTIONS - 2 - reserved
-        for index, change in enumerate(changes):
-            planned: list[Action]
-            proposal = _proposal(change, judge, metas, tokens, names)
-            known = [] if proposal.rename else scope.known(proposal.ids)
-            refused = gate_reason(proposal, scope)
-            if refused is not None:
-                learned.rejected.append(
-                    {"index": index, "op": change.op, "reason": refused, "ids": known}
-                )
-                continue
-            if isinstance(change, FactChange):
-                plan = fact(
-                    self._ids.new("mem_"),
-                    chat,
-                    change.sources,
-                    items,
-                    actors,
-                    change.topics,
-                    change.content,
-                    now,
-                    version,
-                )
-                if isinstance(plan, str):
-                    learned.rejected.append(
-                        {"index": index, "op": "fact", "reason": plan, "ids": known}
-                    )
-                    continue
-                tags, table = names.stored(plan.meta.tags)
-                plan = replace(plan, meta=replace(plan.meta, tags=tags))
-                planned = self._fact_actions(pool, plan, change.content)
-                written, op, new_tags = plan.meta, "fact", tags
-            elif isinstance(change, ObservationChange):
-                meta = observation(
-                    self._ids.new("mem_"),
-                    judge,
-                    pool.org_id,
-                    change.sources,
-                    metas,
-                    change.topics,
-                    change.confidence,
-                    change.content,
-                    now,
-                    version,
-                )
-                if isinstance(meta, str):
-                    learned.rejected.append(
-                        {"index": index, "op": "observation", "reason": meta, "ids": known}
-                    )
-                    continue
-                tags, table = names.stored(meta.tags)
-                meta = replace(meta, tags=tags)
-                planned = self.repo.pools.put(pool, meta, change.content, condition=Absent())
-                written, op, new_tags = meta, "observation", tags
-            elif isinstance(change, RenameTopicChange):
-                outcome = names.renamed(
-                    change.from_, change.to, (t for ts in tokens.values() for t in ts)
-                )
-                if isinstance(outcome, str):
-                    learned.rejected.append(
-                        {"index": index, "op": "renameTopic", "reason": outcome, "ids": []}
-                    )
-                    continue
-                # One change of the head row: no entry is rewritten or decrypted.
-                names, moved = outcome
-                renamed += moved
-                # No key: topics are words, and the run's log has readers who may not see them.
-                learned.applied.append({"index": index, "op": "renameTopic", "id": ""})
-                continue
-            else:
-                after = invalidated(metas.get(change.id), change.id, now, version)
-                if isinstance(after, str):
-                    learned.rejected.append(
-                        {"index": index, "op": "invalidate", "reason": after, "ids": known}
-                    )
-                    continue
-                previous = metas[change.id]
-                tags, table = names.stored(after.tags, tokens.get(change.id, ()))
-                planned = self.repo.pools.change(
-                    pool, previous, replace(after, tags=tags), stored=stored[change.id]
-                )
-                written, op, new_tags = after, "invalidate", tags
-            if len(writes) + len(planned) > room:
-                learned.rejected.append(
-                    {"index": index, "op": op, "reason": TOO_MANY, "ids": known}
-                )
-                continue
-            writes += planned
-            entry_id = written.id
-            # A rename later in this batch covers the entries it wrote; a later change sees
-            # an invalidated entry invalid (no second invalidation).
-            names, tokens[entry_id], metas[entry_id] = table, new_tags, written
-            learned.applied.append({"index": index, "op": op, "id": entry_id})
-        if not learned.applied:
-            return learned, []
-        learned.version = version
-        ids = tuple(dict.fromkeys(a["id"] for a in learned.applied if a["op"] != "renameTopic"))
-        names = names.collected(t for ts in tokens.values() for t in ts)
-        topics = names if names != snap.topics else None
-        logged = LogChange(version, now, "memory_bot", ids, tuple(dict.fromkeys(renamed)))
-        return learned, [
-            self.repo.head_change(pool, snap.version, version, now, topics),
-            *writes,
-            self.repo.log_put(pool, logged),
-        ]
+    def _commit_learned(
+        self, pool: Pool, snap: Snapshot, learned: Learned, now: int, ending: Sequence[Action]
+    ) -> bool:
+        """Write what was learned with `ending`, one event row telling the memory's change
+        and the run's end; False when another writer moved the version first."""
+        actions: list[Action] = []
+        if learned.applied:
+            stored = snap.by_id()
+            logged = LogChange(learned.version, now, "memory_bot", learned.entry_ids)
+            actions = [
+                self.repo.head_change(pool, snap.version, learned.version, now, learned.topics),
+                *(a for write in learned.writes for a in self._write(pool, write, stored)),
+                self.repo.log_put(pool, replace(logged, topics=learned.renamed)),
+                event_action(pool.org_id, "memory.changed", {"botId": pool.pool_id}, now),
+            ]
+        try:
+            self.repo.write(one_row([*actions, *ending]))
+        except WriteConflict as error:
+            if _raced(error):
+                return False
+            raise
+        return True
 
-    def _fact_actions(self, pool: Pool, plan: FactPlan, content: str) -> list[Action]:
-        """The fact's rows, its base row carrying its source items' access rule (`fact`
-        refuses items of different rules, so one rule is each item's)."""
-        base, *copies = self.repo.pools.put(pool, plan.meta, content, condition=Absent())
-        rule = next(iter(plan.rules.values()))
-        return [self.repo.with_item_rule(base, rule), *copies]
+    def _write(self, pool: Pool, write: Write, stored: Mapping[str, StoredEntry]) -> list[Action]:
+        """A learned entry's rows; a fact's base row carries its items' access rule."""
+        if isinstance(write, Invalidation):
+            return self.repo.pools.change(
+                pool, write.before, write.meta, stored=stored.get(write.meta.id)
+            )
+        base, *copies = self.repo.pools.put(pool, write.meta, write.content, condition=Absent())
+        if write.rule is not None:
+            base = self.repo.with_item_rule(base, write.rule)
+        return [base, *copies]
 
 
 def _entry_sources(meta: EntryMeta) -> list[EntrySource]:
     return [s for s in meta.sources if isinstance(s, EntrySource)]
-
-
-@dataclass(frozen=True)
-class _Run:
-    """What `learn` knows of the run: its Chat, its evidence items and the Chat's members."""
-
-    chat: Chat
-    evidence: frozenset[str]
-    members: Members
-
-
-@dataclass(frozen=True)
-class _Visible:
-    """The entries of `metas` that `reader` may see (the gate's scope of entries)."""
-
-    judge: Judge
-    reader: Reader
-    metas: Mapping[str, EntryMeta]
-
-    def __contains__(self, entry_id: object) -> bool:
-        meta = self.metas.get(entry_id) if isinstance(entry_id, str) else None
-        return meta is not None and self.judge.sees(self.reader, meta)
-
-
-def _proposal(
-    change: LearningChange,
-    judge: Judge,
-    metas: Mapping[str, EntryMeta],
-    tokens: Mapping[str, Sequence[str]],
-    names: TopicNames,
-) -> Proposal:
-    """The change as the gate reads it. A rename changes every entry carrying its topic,
-    except those hidden from everyone for good (a retracted, invalidated or missing source
-    hides them): renaming them shows nobody anything."""
-    if isinstance(change, FactChange):
-        return Proposal(
-            "fact", (change.content,), tuple(change.topics), items=tuple(change.sources)
-        )
-    if isinstance(change, ObservationChange):
-        return Proposal(
-            "observation", (change.content,), tuple(change.topics), entries=tuple(change.sources)
-        )
-    if isinstance(change, InvalidateChange):
-        return Proposal("invalidate", changes=(change.id,))
-    carriers = tuple(
-        entry_id
-        for entry_id, tags in tokens.items()
-        if any(is_topic_token(t) and names.name(t) == change.from_ for t in tags)
-        and entry_id in metas
-        and not isinstance(judge.visibility(metas[entry_id]), Hidden)
-    )
-    return Proposal("renameTopic", labels=(change.from_, change.to), changes=carriers, rename=True)
