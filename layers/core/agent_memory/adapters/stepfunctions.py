@@ -95,10 +95,9 @@ class StepFunctionsOrchestrator:
         return Execution(name=name, started=True)
 
     def _release(self, name: str) -> None:
-        """Step Functions refused the start: the name is free again, its row deleted (a
-        refused start leaves the table as it found it). (A process that dies
-        between the claim and the start strands the name; the evidence stays unread and
-        the pool's next run reads it, as when it dies before starting today.)"""
+        """Step Functions refused the start: the name is free again. (A process that dies
+        between the claim and the start strands the name; the pool's next run reads the
+        evidence.)"""
         if self._claims is None:
             return
         with contextlib.suppress(Unavailable, WriteConflict):

@@ -143,18 +143,15 @@ class ExecutionRepository(ModelCallRows, WaitRows):
         has nothing to learn (skipped, with why in `note`). A wait's `waiting` row is taken
         over; a wait started before its row was written has none, and it is put. Raises
         WriteConflict when the row exists and was begun (a retried or repeated step)."""
-        record = self._base(run)
         if learns:
-            record |= {
+            record = self._base(run) | {
                 "status": "running",
                 "position": position,
                 "itemIds": item_ids or [],
                 "model": model,
             }
         else:
-            record |= {"status": "skipped", "endedAt": now, "itemIds": []}
-            if note:
-                record["detail"] = self._detail(run, {"note": note})
+            record = self._skipped(run, now, note)
         ended = [] if learns else self.ended(run, now)
         # A refused write bills its full size, so the likeliest row goes first.
         if waited:
@@ -169,15 +166,16 @@ class ExecutionRepository(ModelCallRows, WaitRows):
         """The row of a run never started because its turn teaches nothing, with why, for
         the caller's own transaction; `waited_for` names the event a wait would have
         waited for, so the list names its turn."""
-        record = self._base(run) | {
-            "status": "skipped",
-            "endedAt": now,
-            "itemIds": [],
-            "detail": self._detail(run, {"note": note}),
-        }
+        record = self._skipped(run, now, note)
         if waited_for is not None:
             record["waitFor"] = waited_for
         return Put(record, Absent())
+
+    def _skipped(self, run: Run, now: int, note: str | None) -> Record:
+        record = self._base(run) | {"status": "skipped", "endedAt": now, "itemIds": []}
+        if note:
+            record["detail"] = self._detail(run, {"note": note})
+        return record
 
     def evidence(self, row: ExecutionRow) -> str | None:
         """The evidence JSON of a row read with its evidence row, or None."""
@@ -277,15 +275,14 @@ def _began(run: Run, row: ExecutionRow) -> dict[str, Any]:
 
 
 def _listed(kind: str, org_id: str, pool_id: str, record: Record) -> Run:
-    """The run an execution row of a pool's list names."""
-    requested = int(str(record["sk"])[len(EXEC_PREFIX) :].split("#", 1)[0])
+    """The run an execution row of a pool's list names (it starts when it was asked for)."""
     return Run(
         kind,
         org_id,
         pool_id,
         str(record["name"]),
-        requested,
-        str(record.get("reason", "")),
-        int(record.get("upto", 0)),
+        int(record["startedAt"]),
+        str(record["reason"]),
+        int(record["upto"]),
         record.get("sessionId"),
     )

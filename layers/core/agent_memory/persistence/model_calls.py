@@ -124,18 +124,13 @@ class ModelCallRows(RunRows):
     def _call_record(
         self, run: Run, sk: str, step: str, attempt: int, model: str, request: str, now: int
     ) -> Record:
-        return {
-            "pk": run.pk,
-            "sk": sk,
+        return self._bare_claim(run, sk, step, now) | {
             "type": "model-call",
-            "execution": run.name,
-            "step": step,
             "attempt": attempt,
             "status": "started",
             "model": model,
             "startedAt": now,
             "request": self._seal(run, sk, "request", request),
-            "ttl": self._ttl(now),
         }
 
     def _bare_claim(self, run: Run, sk: str, step: str, now: int) -> Record:
