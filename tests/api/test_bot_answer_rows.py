@@ -1,4 +1,4 @@
-"""The memory Bot's learning answer on a row of its own (issue 19), through the real service
+"""The memory Bot's learning answer on a row of its own, through the real service
 and table: saved in one plain Put beside its call, and an answer that lands after its
 chat was erased is never applied and does not outlive the run."""
 
@@ -54,7 +54,7 @@ def test_an_answer_landing_after_its_chat_was_erased_is_never_applied_nor_kept(
     faults.append(erase_first)
     answered = run.call(0)  # the Put is not conditional on the (erased) call row
     left = {r["type"] for r in _run_rows(adapters, run)}
-    # The claim was on the call row (issue 19): erasure took it with the call.
+    # The claim was on the call row: erasure took it with the call.
     assert left == {"model-reply"}
 
     with pytest.raises(ExecutionLost):

@@ -1,4 +1,4 @@
-"""A recorded wait and its event's release, written without a transaction (issue 19): the
+"""A recorded wait and its event's release, written without a transaction: the
 wait writes its link, then its row, then reads the event; the release writes the event,
 then reads the links; whichever finds the other asks the workflow to start the run under
 its name, and the orchestrator's claim of the name lets one start happen (the run's row
@@ -360,8 +360,8 @@ def test_a_release_writes_its_event_alone_and_loadevidence_begins_on_the_evidenc
     h.store.calls.clear()
     h.service.load_evidence(h.event(name, dict(payload), "LoadEvidence"))
     on_row = [what for op, what in h.store.calls if op == "write" and _touches_exec(what)]
-    # The `waiting` row is read, not written: the run begins on its evidence row alone
-    # (issue 19), and the row is written once, when the run ends.
+    # The `waiting` row is read, not written: the run begins on its evidence row alone,
+    # and the row is written once, when the run ends.
     assert on_row == []
     writes = [_put_sk(what) for op, what in h.store.calls if op == "write"]
     assert [sk.split("#", 1)[0] for sk in writes] == ["EVIDENCE"]

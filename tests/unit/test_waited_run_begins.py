@@ -1,4 +1,4 @@
-"""A waited run (a confide's) begins on its evidence row alone (issue 19): its `waiting`
+"""A waited run (a confide's) begins on its evidence row alone: its `waiting`
 execution row is read at LoadEvidence, not written, until the run ends. It is listed as
 running while the model works, ends succeeded or failed with the items it read, a failure
 recorded meanwhile stops its apply, and a run that ended learns nothing when a step (or
