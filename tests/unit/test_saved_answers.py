@@ -10,18 +10,15 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
-from agent_memory.persistence.executions import (
-    CALL_OPEN,
-    ExecutionRepository,
-    call_sk,
-    partition,
-)
+from agent_memory.persistence.executions import ExecutionRepository
+from agent_memory.persistence.keys import call_sk, learn_pk
+from agent_memory.persistence.model_calls import CALL_OPEN
 from agent_memory.ports import Absent, Action, Delete, Put, Update
 from agent_memory.service.learning_runs import ExecutionLost, step_run
 from tests.learning_support import recorded_writes, remember_reply, written_key
 from tests.unit.test_learning_service import BUDGET, REF, Harness
 
-PK = partition("session", "s-1")
+PK = learn_pk("session", "s-1")
 
 
 @pytest.fixture

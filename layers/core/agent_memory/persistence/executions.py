@@ -24,7 +24,6 @@ from agent_memory.persistence.keys import (
     CALL_PREFIX,
     EVIDENCE_PREFIX,
     EXEC_PREFIX,
-    call_sk,
     learn_pk,
 )
 from agent_memory.persistence.model_calls import CALL_OPEN, ModelCallRows, owner_tag, reply_sk
@@ -42,7 +41,6 @@ __all__ = [
     "ExecutionRepository",
     "ExecutionRow",
     "Run",
-    "call_sk",
     "owner_tag",
     "partition",
     "reply_sk",
