@@ -140,15 +140,6 @@ class Confession:
     calm: bool
     at: int
 
-    def view(self) -> dict[str, Any]:
-        return {
-            "turnId": self.turn_id,
-            "text": self.text,
-            "answer": self.answer,
-            "calm": self.calm,
-            "at": self.at,
-        }
-
 
 @dataclass(frozen=True)
 class Enriched:
@@ -159,15 +150,6 @@ class Enriched:
     original: str
     entry_ids: tuple[str, ...]
     at: int
-
-    def view(self) -> dict[str, Any]:
-        return {
-            "turnId": self.turn_id,
-            "input": self.input,
-            "original": self.original,
-            "entryIds": list(self.entry_ids),
-            "at": self.at,
-        }
 
 
 @dataclass(frozen=True)
@@ -212,9 +194,6 @@ class Budget:
     period: BudgetPeriod
     limit_micros: int
 
-    def view(self) -> dict[str, Any]:
-        return {"period": self.period, "limitMicros": self.limit_micros}
-
 
 @dataclass(frozen=True)
 class BotSettings:
@@ -231,15 +210,6 @@ class BotSettings:
     def instructions_in(self, org_id: str) -> str | None:
         """The instructions the memory Bot follows for a Chat of `org_id`."""
         return self.instructions if org_id == self.home else None
-
-    def view(self, spent_micros: int) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "instructions": self.instructions,
-            "concurrency": self.concurrency,
-            "budget": self.budget.view() if self.budget else None,
-            "spentMicros": spent_micros,
-        }
 
 
 def patched_settings(

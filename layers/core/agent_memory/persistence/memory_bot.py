@@ -310,7 +310,7 @@ class BotSettingsRepository:
             "version": settings.version,
             "instructions": settings.instructions,
             "concurrency": settings.concurrency,
-            "budget": settings.budget.view() if settings.budget else None,
+            "budget": _budget_record(settings.budget),
             "home": settings.home,
             "updatedAt": now,
         }
@@ -375,6 +375,12 @@ def _call_attributes(call: ModelCall) -> Record:
         "tokens": list(call.tokens) if call.tokens is not None else None,
         "ms": call.latency_ms,
     }
+
+
+def _budget_record(budget: Budget | None) -> Record | None:
+    if budget is None:
+        return None
+    return {"period": budget.period, "limitMicros": budget.limit_micros}
 
 
 def _settings_of(row: Record | None) -> BotSettings:

@@ -156,9 +156,6 @@ class MemoryBotService:
 
     # -- settings, budget and cost ---------------------------------------------------------
 
-    def _bot_settings(self, bot_id: str) -> BotSettings:
-        return self._settings.get(bot_id)
-
     def _period(self, settings: BotSettings) -> str:
         period = settings.budget.period if settings.budget else "month"
         return period_key(period, self._clock.now_ms())
@@ -264,27 +261,25 @@ class MemoryBotService:
         except Unavailable:
             log.warning("memory bot: a model call was not saved in the call log")
 
-    def bot_settings(self, principal: Principal, bot_id: str) -> dict[str, Any]:
+    def bot_settings(self, principal: Principal, bot_id: str) -> tuple[BotSettings, int]:
         """The memory Bot's settings and this period's spend (write on a Bot not linked)."""
         bot, _reach = self._bots.reach(principal, bot_id, "configure")
-        settings = self._bot_settings(bot.id)
-        return settings.view(self._spent(bot.id, settings))
+        settings = self._settings.get(bot.id)
+        return settings, self._spent(bot.id, settings)
 
     def patch_bot_settings(
         self, principal: Principal, bot_id: str, expected: int, changes: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    ) -> tuple[BotSettings, int]:
         """Set, remove (null) or keep (missing) `instructions`, `concurrency`, `budget`;
         409 VersionConflict when `expected` is not the current version."""
         bot, _reach = self._bots.reach(principal, bot_id, "configure")
-        after = patched_settings(self._bot_settings(bot.id), expected, changes, bot.org_id)
+        after = patched_settings(self._settings.get(bot.id), expected, changes, bot.org_id)
         self._settings.save(bot.id, after, self._clock.now_ms())
-        return after.view(self._spent(bot.id, after))
+        return after, self._spent(bot.id, after)
 
     # -- confide -----------------------------------------------------------------------------
 
-    def confide(
-        self, principal: Principal, chat_id: str, turn_id: str, text: str
-    ) -> dict[str, Any]:
+    def confide(self, principal: Principal, chat_id: str, turn_id: str, text: str) -> Confession:
         """The memory Bot's answer to a confession during an open Turn (409 ChatConflict in
         a review Chat or after the Turn completed), recorded sealed; the calm answer when no
         model answers within 15 s. A Chat that teaches saves learning that waits for the
@@ -323,7 +318,7 @@ class MemoryBotService:
             self._wait(chat, turn.id)
         elif skip is not None and self._learning is not None:
             self._skip(chat, turn, skip)
-        return {"answer": confession.answer, "calm": calm}
+        return confession
 
     def _confess(self, chat: Chat, confession: Confession, call: ModelCall | None) -> None:
         """The confession, with its model call as its call log entry on the same row (one
@@ -391,17 +386,17 @@ class MemoryBotService:
 
     # -- lists -------------------------------------------------------------------------------
 
-    def confessions(self, principal: Principal, chat_id: str) -> list[dict[str, Any]]:
+    def confessions(self, principal: Principal, chat_id: str) -> list[Confession]:
         """The Chat's confessions, newest first: its owner only."""
         chat, _members = self._bots.readable_chat(principal, chat_id)
         owner_only(principal, chat)
-        return [c.view() for c in self.repo.confessions(chat)]
+        return self.repo.confessions(chat)
 
-    def enrichments(self, principal: Principal, chat_id: str) -> list[dict[str, Any]]:
+    def enrichments(self, principal: Principal, chat_id: str) -> list[Enriched]:
         """The Chat's rewritten inputs, newest first: its owner only."""
         chat, _members = self._bots.readable_chat(principal, chat_id)
         owner_only(principal, chat)
-        return [e.view() for e in self.repo.enrichments(chat)]
+        return self.repo.enrichments(chat)
 
     def executions(self, principal: Principal, bot_id: str) -> list[dict[str, Any]]:
         """The Bot's learning executions in the caller's organization, newest first: all of

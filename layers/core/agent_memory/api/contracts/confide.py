@@ -3,10 +3,15 @@ chats"); its learning executions and settings are contracts/memory_bot.py."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer, Body
 from agent_memory.domain.session_limits import MAX_ITEM_BYTES
+
+if TYPE_CHECKING:
+    from agent_memory.domain.memory_bot import Confession, Enriched
 
 
 class Confide(Body):
@@ -20,6 +25,10 @@ class ConfideAnswered(Answer):
     answer: str
     calm: bool = Field(description="the fixed calm answer was given (no model answered)")
 
+    @classmethod
+    def of(cls, confession: Confession) -> ConfideAnswered:
+        return cls(answer=confession.answer, calm=confession.calm)
+
 
 class ConfessionOut(Answer):
     turnId: str
@@ -27,6 +36,16 @@ class ConfessionOut(Answer):
     answer: str
     calm: bool
     at: int
+
+    @classmethod
+    def of(cls, confession: Confession) -> ConfessionOut:
+        return cls(
+            turnId=confession.turn_id,
+            text=confession.text,
+            answer=confession.answer,
+            calm=confession.calm,
+            at=confession.at,
+        )
 
 
 class Confessions(Answer):
@@ -39,6 +58,16 @@ class EnrichmentOut(Answer):
     original: str
     entryIds: list[str]
     at: int
+
+    @classmethod
+    def of(cls, enriched: Enriched) -> EnrichmentOut:
+        return cls(
+            turnId=enriched.turn_id,
+            input=enriched.input,
+            original=enriched.original,
+            entryIds=list(enriched.entry_ids),
+            at=enriched.at,
+        )
 
 
 class Enrichments(Answer):

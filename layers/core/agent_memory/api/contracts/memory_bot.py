@@ -3,12 +3,15 @@ routes in a chat are contracts/confide.py."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
 from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, NotBlank, empty_list
 from agent_memory.domain.bot_limits import MAX_CONCURRENCY, MAX_INSTRUCTIONS
+
+if TYPE_CHECKING:
+    from agent_memory.domain.memory_bot import BotSettings
 
 
 class BotExecution(Answer):
@@ -66,3 +69,16 @@ class BotSettingsOut(Answer):
     concurrency: int | None
     budget: BudgetOut | None
     spentMicros: int
+
+    @classmethod
+    def of(cls, settings: BotSettings, spent_micros: int) -> BotSettingsOut:
+        budget = settings.budget
+        return cls(
+            version=settings.version,
+            instructions=settings.instructions,
+            concurrency=settings.concurrency,
+            budget=BudgetOut(period=budget.period, limitMicros=budget.limit_micros)
+            if budget is not None
+            else None,
+            spentMicros=spent_micros,
+        )

@@ -6,9 +6,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from agent_memory.api.contracts.confide import (
+    ConfessionOut,
     Confessions,
     Confide,
     ConfideAnswered,
+    EnrichmentOut,
     Enrichments,
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, run
@@ -22,19 +24,19 @@ async def confide(
 ) -> ConfideAnswered:
     """The memory Bot's answer within 15 s (`calm`: the fixed calm answer); 409
     ChatConflict in a review chat or after the turn completed."""
-    answer = await run(svc, svc.memory_bot.confide, caller, chatId, turnId, body.text)
-    return ConfideAnswered.model_validate(answer)
+    confession = await run(svc, svc.memory_bot.confide, caller, chatId, turnId, body.text)
+    return ConfideAnswered.of(confession)
 
 
 @router.get("/v1/chats/{chatId}/confessions")
 async def confessions(chatId: str, caller: CallerDep, svc: ServicesDep) -> Confessions:
     """The chat's confessions, newest first: its owner only."""
     found = await run(svc, svc.memory_bot.confessions, caller, chatId)
-    return Confessions.model_validate({"confessions": found})
+    return Confessions(confessions=[ConfessionOut.of(c) for c in found])
 
 
 @router.get("/v1/chats/{chatId}/enrichments")
 async def enrichments(chatId: str, caller: CallerDep, svc: ServicesDep) -> Enrichments:
     """The chat's rewritten inputs, newest first: its owner only."""
     found = await run(svc, svc.memory_bot.enrichments, caller, chatId)
-    return Enrichments.model_validate({"enrichments": found})
+    return Enrichments(enrichments=[EnrichmentOut.of(e) for e in found])

@@ -22,8 +22,8 @@ async def bot_learning(botId: str, caller: CallerDep, svc: ServicesDep) -> BotEx
 @router.get("/v1/bots/{botId}/memory/bot")
 async def memory_bot_settings(botId: str, caller: CallerDep, svc: ServicesDep) -> BotSettingsOut:
     """The memory Bot's settings and this period's confirmed spend (write, not linked)."""
-    found = await run(svc, svc.memory_bot.bot_settings, caller, botId)
-    return BotSettingsOut.model_validate(found)
+    settings, spent = await run(svc, svc.memory_bot.bot_settings, caller, botId)
+    return BotSettingsOut.of(settings, spent)
 
 
 @router.patch("/v1/bots/{botId}/memory/bot")
@@ -31,7 +31,7 @@ async def patch_memory_bot_settings(
     botId: str, body: BotSettingsPatch, caller: CallerDep, svc: ServicesDep
 ) -> BotSettingsOut:
     """Change the memory Bot's settings; a stale `expected` is 409 VersionConflict."""
-    found = await run(
+    settings, spent = await run(
         svc, svc.memory_bot.patch_bot_settings, caller, botId, body.expected, body.changes()
     )
-    return BotSettingsOut.model_validate(found)
+    return BotSettingsOut.of(settings, spent)
