@@ -63,7 +63,7 @@ def _express(request: pytest.FixtureRequest) -> OrchestratorRig:
 def _step_functions_rig(request: pytest.FixtureRequest, *, express: bool) -> OrchestratorRig:
     from botocore.awsrequest import AWSResponse
 
-    from agent_memory.adapters.in_memory import InMemoryStore
+    from agent_memory.adapters.in_memory import FixedClock, InMemoryStore
     from agent_memory.adapters.stepfunctions import StepFunctionsOrchestrator
     from infra.local.aws import ACCOUNT, state_machine_type
 
@@ -105,8 +105,10 @@ def _step_functions_rig(request: pytest.FixtureRequest, *, express: bool) -> Orc
             found.setdefault(asked, []).append(json.loads(described["input"]))
         return found
 
-    claims = InMemoryStore() if express else None
-    return OrchestratorRig(StepFunctionsOrchestrator(client, machine, claims=claims), runs, outage)
+    orchestrator = StepFunctionsOrchestrator(
+        client, machine, claims=InMemoryStore(), clock=FixedClock()
+    )
+    return OrchestratorRig(orchestrator, runs, outage)
 
 
 def _settled(client: Any, arn: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
+from agent_memory.adapters.in_memory import FixedClock, InMemoryStore
 from agent_memory.adapters.stepfunctions import StepFunctionsOrchestrator
 from agent_memory.domain.errors import Unavailable
 from agent_memory.service.learning_pools import PoolRef
@@ -247,7 +248,10 @@ def stubbed() -> Iterator[tuple[StepFunctionsOrchestrator, Stubber]]:
         aws_secret_access_key="testing",
     )
     with Stubber(client) as stubber:
-        yield StepFunctionsOrchestrator(client, ARN), stubber
+        orchestrator = StepFunctionsOrchestrator(
+            client, ARN, claims=InMemoryStore(), clock=FixedClock()
+        )
+        yield orchestrator, stubber
         stubber.assert_no_pending_responses()
 
 

@@ -1,9 +1,8 @@
 """`ports.Orchestrator` over Step Functions (AWS, and moto's executor locally).
 
-A Standard state machine refuses a second execution with a name it has seen in the last 90
-days: a repeated start of the same learning is a no-op, which `Execution.started == False`
+A repeated start of the same learning is a no-op, which `Execution.started == False`
 reports. An asynchronous Express machine does not refuse a used name (AWS starts a second
-run), so with `claims` (the store) the adapter claims the name with a conditional row first,
+run), so the adapter claims the name with a conditional row in `claims` (the store) first,
 and the same contract holds on either type (docs/decisions.md, "Express learning").
 """
 
@@ -11,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,8 +40,8 @@ class StepFunctionsOrchestrator:
         client: Any,
         state_machine_arn: str,
         *,
-        claims: Store | None = None,
-        clock: Clock | None = None,
+        claims: Store,
+        clock: Clock,
     ) -> None:
         self._client = client
         self._arn = state_machine_arn
@@ -51,15 +49,14 @@ class StepFunctionsOrchestrator:
         self._clock = clock
 
     def start(self, name: str, payload: Mapping[str, Any]) -> Execution:
-        if self._claims is not None and not self._claim(name):
+        if not self._claim(name):
             return Execution(name=name, started=False)
         return self._start(name, payload)
 
     def _claim(self, name: str) -> bool:
         """Whether this start may go: the name is new, or a start of it that Step Functions
         refused was given back. One conditional write per start."""
-        assert self._claims is not None
-        now = (self._clock.now_ms() if self._clock else int(time.time() * 1000)) // 1000
+        now = self._clock.now_ms() // 1000
         row = {
             "pk": claim_pk(name),
             "sk": "NAME",
@@ -98,8 +95,6 @@ class StepFunctionsOrchestrator:
         """Step Functions refused the start: the name is free again. (A process that dies
         between the claim and the start strands the name; the pool's next run reads the
         evidence.)"""
-        if self._claims is None:
-            return
         with contextlib.suppress(Unavailable, WriteConflict):
             self._claims.write([Delete(claim_pk(name), "NAME")])
 
