@@ -35,14 +35,14 @@ Request = tuple[str, str, Any]
 def _facts(setup: Any, bot_id: str, org: str, chat_id: str, user: Any, count: int) -> list[str]:
     from agent_memory.domain.tasks.learning_changes import FactChange
 
-    started = setup.bots.start_turn(user, chat_id, "I prefer short answers and tea.")
-    item = setup.bots.items(user, chat_id)[-1]
-    assert item["turnId"] == started["turn"]["id"]
+    _chat, started = setup.bots.begin_turn(user, chat_id, "I prefer short answers and tea.")
+    item = setup.bots.items(user, chat_id)[-1][0]
+    assert item.turn_id == started.id
     changes = [
-        FactChange(op="fact", content=f"Fact {n}: prefers tea.", topics=[], sources=[item["id"]])
+        FactChange(op="fact", content=f"Fact {n}: prefers tea.", topics=[], sources=[item.id])
         for n in range(count)
     ]
-    learned = setup.bot_memory.learn(bot_id, org, chat_id, changes, evidence=[item["id"]])
+    learned = setup.bot_memory.learn(bot_id, org, chat_id, changes, evidence=[item.id])
     return [a.entry_id for a in learned.applied]
 
 
@@ -95,8 +95,8 @@ def run() -> dict[str, Any]:
         created = setup.identity.create_user(SERVICE_ADMIN, "bench", "ana", "Ana", "member")
         token = created.token.secret
         ana = Principal("ana", "bench", "member")
-        bot_id = setup.bots.create_bot(ana, "Bench", {})["id"]
-        chat_id = setup.bots.create_chat(ana, bot_id, None, "chat")["id"]
+        bot_id = setup.bots.create_bot(ana, "Bench", {}).id
+        chat_id = setup.bots.create_chat(ana, bot_id, None, "chat").id
         _facts(setup, bot_id, "bench", chat_id, ana, 20)
         memory = f"/v1/bots/{bot_id}/memory"
 
@@ -108,7 +108,7 @@ def run() -> dict[str, Any]:
             return ("POST", memory, {"command": {"_tag": "Forget", "id": made["entry"]["id"]}})
 
         def purge() -> Request:
-            chat = setup.bots.create_chat(ana, bot_id, None, "chat")["id"]
+            chat = setup.bots.create_chat(ana, bot_id, None, "chat").id
             _facts(setup, bot_id, "bench", chat, ana, 2)
             return ("POST", f"{memory}/purge", {"tag": f"chat:{chat}"})
 
@@ -123,8 +123,8 @@ def run() -> dict[str, Any]:
             aws_calls[name] = cold_warm(env, token, prepare)
 
         # Context at scale: a new bot whose pool grows to each size.
-        bot2 = setup.bots.create_bot(ana, "Scale", {})["id"]
-        chat2 = setup.bots.create_chat(ana, bot2, None, "chat")["id"]
+        bot2 = setup.bots.create_bot(ana, "Scale", {}).id
+        chat2 = setup.bots.create_chat(ana, bot2, None, "chat").id
         calls = AwsCalls()
         ciphers: list[CountingCipher] = []
 

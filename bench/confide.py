@@ -139,13 +139,13 @@ def run(confides: int = CONFIDES, learned: int = LEARNED, turns: int = BOT_TURNS
         created = api.identity.create_user(SERVICE_ADMIN, "bench", "ana", "Ana", "member")
         headers = {"Authorization": f"Bearer {created.token.secret}"}
         ana = Principal("ana", "bench", "member")
-        bot = api.bots.create_bot(ana, "Bench", {})["id"]
-        chat = api.bots.create_chat(ana, bot, None, "chat")["id"]
+        bot = api.bots.create_bot(ana, "Bench", {}).id
+        chat = api.bots.create_chat(ana, bot, None, "chat").id
         base = f"/v1/chats/{chat}/turns"
 
         def open_turn(n: int) -> str:
             text = f"Note {n}: I take the 8:10 train on day {n}."
-            return str(api.bots.start_turn(ana, chat, text)["turn"]["id"])
+            return str(api.bots.begin_turn(ana, chat, text)[1].id)
 
         with TestClient(served(create_app(lambda: api)), raise_server_exceptions=False) as http:
 
@@ -198,8 +198,8 @@ def run(confides: int = CONFIDES, learned: int = LEARNED, turns: int = BOT_TURNS
             succeeded = sum(1 for e in runs if e["status"] == "SUCCEEDED")
             # Whole turns in a chat of their own: the confided turns above stay open, and a
             # chat learns its turns in order.
-            whole = api.bots.create_chat(ana, bot, None, "chat")["id"]
-            apart = api.bots.create_chat(ana, bot, None, "chat")["id"]
+            whole = api.bots.create_chat(ana, bot, None, "chat").id
+            apart = api.bots.create_chat(ana, bot, None, "chat").id
 
             def at(chat_id: str) -> Any:
                 return lambda *a, **k: post(*a, **k, at=f"/v1/chats/{chat_id}/turns")

@@ -197,21 +197,21 @@ step = st.one_of(
 def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[Any]) -> None:
     memory, _store = _world()
     bots = memory._bots
-    bot_id = bots.create_bot(_principal("ana"), "Helper", {})["id"]
-    channel = bots.create_channel(_principal("ana"), "team", list(MEMBERS))["id"]
-    chats = {p: bots.create_chat(_principal(p), bot_id, None, "chat")["id"] for p in PEOPLE}
-    chats["group"] = bots.create_chat(_principal("ana"), bot_id, channel, "chat")["id"]
+    bot_id = bots.create_bot(_principal("ana"), "Helper", {}).id
+    channel = bots.create_channel(_principal("ana"), "team", list(MEMBERS)).id
+    chats = {p: bots.create_chat(_principal(p), bot_id, None, "chat").id for p in PEOPLE}
+    chats["group"] = bots.create_chat(_principal("ana"), bot_id, channel, "chat").id
     made: list[str] = []
     for kind, *args in steps:
         if kind == "fact":
             where, speaker = args
             speaker = where if where != "group" else speaker
             chat = chats[where]
-            started = bots.start_turn(_principal(speaker), chat, f"{speaker} says hi")
-            item = bots.items(_principal(speaker), chat)[-1]
-            assert item["turnId"] == started["turn"]["id"]
-            change = FactChange(op="fact", content="f", topics=[], sources=[item["id"]])
-            learned = memory.learn(bot_id, ORG, chat, [change], evidence=[item["id"]])
+            _chat, started = bots.begin_turn(_principal(speaker), chat, f"{speaker} says hi")
+            item = bots.items(_principal(speaker), chat)[-1][0]
+            assert item.turn_id == started.id
+            change = FactChange(op="fact", content="f", topics=[], sources=[item.id])
+            learned = memory.learn(bot_id, ORG, chat, [change], evidence=[item.id])
         elif kind == "observe":
             if not made:
                 continue
@@ -290,12 +290,12 @@ def _oracle(pool: dict[str, EntryMeta], person: str) -> set[str]:
 def _one_chat(memory: BotMemoryService, *said: str) -> tuple[str, str, list[str]]:
     """A bot, a private chat of ana's, and the ids of her inputs `said`."""
     bots = memory._bots
-    bot_id = bots.create_bot(_principal("ana"), "Helper", {})["id"]
-    chat = bots.create_chat(_principal("ana"), bot_id, None, "chat")["id"]
+    bot_id = bots.create_bot(_principal("ana"), "Helper", {}).id
+    chat = bots.create_chat(_principal("ana"), bot_id, None, "chat").id
     items = []
     for text in said:
-        bots.start_turn(_principal("ana"), chat, text)
-        items.append(bots.items(_principal("ana"), chat)[-1]["id"])
+        bots.begin_turn(_principal("ana"), chat, text)
+        items.append(bots.items(_principal("ana"), chat)[-1][0].id)
     return bot_id, chat, items
 
 

@@ -124,10 +124,10 @@ def test_every_entry_reads_as_the_names_its_topics_were_given_since(steps: list[
 def _setup(facts: int, topic: str = "trip") -> tuple[Any, Any, str, str]:
     memory, store = _world()
     bots = memory._bots
-    bot_id = bots.create_bot(_principal("ana"), "Helper", {})["id"]
-    chat = bots.create_chat(_principal("ana"), bot_id, None, "chat")["id"]
-    bots.start_turn(_principal("ana"), chat, "I plan trips.")
-    item = bots.items(_principal("ana"), chat)[-1]["id"]
+    bot_id = bots.create_bot(_principal("ana"), "Helper", {}).id
+    chat = bots.create_chat(_principal("ana"), bot_id, None, "chat").id
+    bots.begin_turn(_principal("ana"), chat, "I plan trips.")
+    item = bots.items(_principal("ana"), chat)[-1][0].id
     for start in range(0, facts, 30):
         changes = [
             FactChange(op="fact", content=f"Plan {n}.", topics=[topic], sources=[item])
@@ -193,7 +193,7 @@ def test_a_read_never_mixes_names_of_two_versions(monkeypatch: Any) -> None:
 def test_a_name_used_again_after_a_rename_is_its_own_topic_and_purge_collects() -> None:
     memory, store, bot_id, chat = _setup(2)
     memory.learn(bot_id, ORG, chat, [rename("trip", "travel")], evidence=[])
-    item = memory._bots.items(_principal("ana"), chat)[-1]["id"]
+    item = memory._bots.items(_principal("ana"), chat)[-1][0].id
     again = FactChange(op="fact", content="New trip.", topics=["trip"], sources=[item])
     new_id = memory.learn(bot_id, ORG, chat, [again], evidence=[item]).applied[0].entry_id
     ana = _principal("ana")

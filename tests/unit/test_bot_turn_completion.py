@@ -25,9 +25,9 @@ def _bots() -> tuple[BotService, InMemoryStore, str, str]:
     store = InMemoryStore()
     store.write([Put({"pk": keys.user("ana"), "sk": keys.HEAD, "orgId": ORG})])
     bots = BotService(BotRepository(store, FakeCipher()), FixedClock(step_ms=1), SequentialIds())
-    bot_id = bots.create_bot(ANA, "Helper", {})["id"]
-    chat_id = bots.create_chat(ANA, bot_id, None, "chat")["id"]
-    turn_id = bots.start_turn(ANA, chat_id, "I run.")["turn"]["id"]
+    bot_id = bots.create_bot(ANA, "Helper", {}).id
+    chat_id = bots.create_chat(ANA, bot_id, None, "chat").id
+    turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id
     return bots, store, chat_id, turn_id
 
 
@@ -44,11 +44,11 @@ def test_an_item_added_while_the_turn_completes_is_within_it(monkeypatch: Any) -
         original(chat, turn, now_ms)
 
     monkeypatch.setattr(bots.repo, "complete_turn", items_meanwhile)
-    view, chat, turn = bots.finish_turn(ANA, chat_id, turn_id)
-    assert view == {"id": turn_id, "status": "completed"}
+    chat, turn = bots.finish_turn(ANA, chat_id, turn_id)
+    assert turn.id == turn_id
     # The release reads through the item added meanwhile: the input (1) and the answer (2).
     assert (turn.status, turn.last_item, chat.id) == ("completed", 2, chat_id)
     # Completed: no more items, and a repeated complete answers the same Turn.
     with pytest.raises(ChatConflict):
         bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "Late.")])
-    assert bots.finish_turn(ANA, chat_id, turn_id)[2].last_item == 2
+    assert bots.finish_turn(ANA, chat_id, turn_id)[1].last_item == 2

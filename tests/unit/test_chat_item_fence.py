@@ -54,14 +54,14 @@ def _bots(store: InMemoryStore, *, channel: bool = False) -> tuple[BotService, s
     for user in ("ana", "ben"):
         store.write([Put({"pk": keys.user(user), "sk": keys.HEAD, "orgId": ORG})])
     bots = BotService(BotRepository(store, FakeCipher()), FixedClock(step_ms=1), SequentialIds())
-    bot_id = bots.create_bot(ANA, "Helper", {"ben": "read"})["id"]
-    channel_id = bots.create_channel(ANA, "team", ["ben"])["id"] if channel else None
-    chat_id = bots.create_chat(ANA, bot_id, channel_id, "chat")["id"]
+    bot_id = bots.create_bot(ANA, "Helper", {"ben": "read"}).id
+    channel_id = bots.create_channel(ANA, "team", ["ben"]).id if channel else None
+    chat_id = bots.create_chat(ANA, bot_id, channel_id, "chat").id
     return bots, chat_id
 
 
 def _ids(bots: BotService, chat_id: str) -> list[str]:
-    return [item["id"] for item in bots.items(ANA, chat_id)]
+    return [item.id for item, _content in bots.items(ANA, chat_id)]
 
 
 def _head(store: InMemoryStore, chat_id: str) -> dict[str, Any]:
@@ -77,11 +77,11 @@ def test_turns_number_items_without_writing_the_chat_row() -> None:
     store = RacingStore()
     bots, chat_id = _bots(store)
     head = _head(store, chat_id)
-    turn_id = bots.start_turn(ANA, chat_id, "I run.")["turn"]["id"]
+    turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id
     added = bots.add_items(
         ANA, chat_id, turn_id, [NewChatItem("assistant", "Nice."), NewChatItem("notice", "ok")]
     )
-    second = bots.start_turn(ANA, chat_id, "Again.")["turn"]["id"]
+    second = bots.begin_turn(ANA, chat_id, "Again.")[1].id
     assert added == ["i-02", "i-03"]
     assert _ids(bots, chat_id) == ["i-01", "i-02", "i-03", "i-04"]
     # The chat row is only checked, never written, by a turn.
@@ -99,20 +99,20 @@ def test_turns_number_items_without_writing_the_chat_row() -> None:
 def test_two_writers_racing_in_a_chat_both_land_with_distinct_ids() -> None:
     store = RacingStore()
     bots, chat_id = _bots(store, channel=True)
-    turn_id = bots.start_turn(ANA, chat_id, "I run.")["turn"]["id"]
+    turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id
     answers: dict[str, list[str]] = {}
 
     def ben_meanwhile() -> None:
-        answers["ben"] = [bots.start_turn(BEN, chat_id, "Me too.")["input"]]
+        answers["ben"] = [bots.begin_turn(BEN, chat_id, "Me too.")[1].actor]
 
     # Ana's answer read i-01 as the newest item; Ben's turn takes i-02 before she writes.
     store.meanwhile = ben_meanwhile
     ids = bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "Nice.")])
-    assert answers["ben"] == ["Me too."]
+    assert answers["ben"] == [BEN.user_id]
     # Her item Put found Ben's row at i-02 and retried after it.
     assert ids == ["i-03"]
     items = bots.items(ANA, chat_id)
-    assert [(i["id"], i["content"]) for i in items] == [
+    assert [(i.id, content) for i, content in items] == [
         ("i-01", "I run."),
         ("i-02", "Me too."),
         ("i-03", "Nice."),
@@ -122,7 +122,7 @@ def test_two_writers_racing_in_a_chat_both_land_with_distinct_ids() -> None:
 def test_a_writer_racing_erasure_leaves_no_item_in_the_erased_chat() -> None:
     store = RacingStore()
     bots, chat_id = _bots(store)
-    turn_id = bots.start_turn(ANA, chat_id, "I run.")["turn"]["id"]
+    turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id
     erasure = ErasureRepository(store)
 
     def erased_meanwhile() -> None:
@@ -143,20 +143,20 @@ def test_a_writer_racing_the_erasure_mark_fails_its_check_and_finds_no_chat() ->
     bots, chat_id = _bots(store)
     store.meanwhile = lambda: ErasureRepository(store).mark_chat(chat_id)
     with pytest.raises(NotFound):
-        bots.start_turn(ANA, chat_id, "I run.")
+        bots.begin_turn(ANA, chat_id, "I run.")
     assert _item_rows(store, chat_id) == []
 
 
 def test_a_deleted_newest_item_keeps_its_id_after_history_deletion() -> None:
     store = RacingStore()
     bots, chat_id = _bots(store)
-    turn_id = bots.start_turn(ANA, chat_id, "I run.")["turn"]["id"]
+    turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id
     bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "Nice.")])
     bots.delete_history(ANA, chat_id)
     assert _item_rows(store, chat_id) == []
     # The count was raised to the last id deleted: no row says it any more.
     assert _head(store, chat_id)["itemCount"] == 2
-    assert bots.start_turn(ANA, chat_id, "Again.")["turn"]
+    assert bots.begin_turn(ANA, chat_id, "Again.")[1]
     assert _ids(bots, chat_id) == ["i-03"]
 
 
@@ -183,12 +183,12 @@ class TornReadStore(RacingStore):
 def test_a_writer_racing_history_deletion_never_reuses_a_deleted_id() -> None:
     store = TornReadStore()
     bots, chat_id = _bots(store)
-    turn_id = bots.start_turn(ANA, chat_id, "I run.")["turn"]["id"]
+    turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id
     bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "Nice.")])
     # The next turn reads the count (0) before the deletion and the items (none) after
     # it: i-01 looks free. The deletion raised the count first, so its check fails.
     store.torn = lambda: bots.delete_history(ANA, chat_id)
-    bots.start_turn(ANA, chat_id, "Again.")
+    bots.begin_turn(ANA, chat_id, "Again.")
     assert _ids(bots, chat_id) == ["i-03"]
     assert len(store.turn_writes) == 4  # two turns, one answer, one retried turn
 
@@ -196,7 +196,7 @@ def test_a_writer_racing_history_deletion_never_reuses_a_deleted_id() -> None:
 def test_a_deletion_committing_before_the_write_makes_it_read_again() -> None:
     store = RacingStore()
     bots, chat_id = _bots(store)
-    turn_id = bots.start_turn(ANA, chat_id, "I run.")["turn"]["id"]
+    turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id
     store.meanwhile = lambda: bots.delete_history(ANA, chat_id)
     assert bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "Nice.")]) == ["i-02"]
     assert _ids(bots, chat_id) == ["i-02"]
@@ -206,12 +206,12 @@ def test_a_deletion_committing_before_the_write_makes_it_read_again() -> None:
 def test_erasing_a_persons_words_in_a_group_chat_keeps_their_ids() -> None:
     store = RacingStore()
     bots, chat_id = _bots(store, channel=True)
-    bots.start_turn(ANA, chat_id, "Hi.")
-    bots.start_turn(BEN, chat_id, "Ben's secret.")
+    bots.begin_turn(ANA, chat_id, "Hi.")
+    bots.begin_turn(BEN, chat_id, "Ben's secret.")
     removed = ErasureRepository(store).delete_contributions(chat_id, "ben")
     assert removed.chat_items == 1
     assert _head(store, chat_id)["itemCount"] == 2
-    bots.start_turn(ANA, chat_id, "Still here.")
+    bots.begin_turn(ANA, chat_id, "Still here.")
     assert _ids(bots, chat_id) == ["i-01", "i-03"]
 
 
@@ -223,7 +223,7 @@ def test_an_old_chat_counted_by_its_row_keeps_numbering_after_it(
     it when the history was deleted then (the count was kept)."""
     store = RacingStore()
     bots, chat_id = _bots(store)
-    turn_id = bots.start_turn(ANA, chat_id, "I run.")["turn"]["id"]
+    turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id
     bots.add_items(
         ANA, chat_id, turn_id, [NewChatItem("assistant", "a"), NewChatItem("assistant", "b")]
     )
@@ -236,7 +236,7 @@ def test_an_old_chat_counted_by_its_row_keeps_numbering_after_it(
 def test_a_full_chat_counts_its_newest_item_not_its_row() -> None:
     store = RacingStore()
     bots, chat_id = _bots(store)
-    turn_id = bots.start_turn(ANA, chat_id, "I run.")["turn"]["id"]
+    turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id
     # The newest item is the last a chat holds; the chat row still counts 0.
     row = dict(store.rows[(chat_pk(chat_id), item_sk(1))])
     store.rows[(chat_pk(chat_id), item_sk(MAX_CHAT_ITEMS))] = row | {
@@ -245,7 +245,7 @@ def test_a_full_chat_counts_its_newest_item_not_its_row() -> None:
     }
     assert _head(store, chat_id)["itemCount"] == 0
     with pytest.raises(TooLarge):
-        bots.start_turn(ANA, chat_id, "One more.")
+        bots.begin_turn(ANA, chat_id, "One more.")
     with pytest.raises(TooLarge):
         bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "One more.")])
 
@@ -253,7 +253,7 @@ def test_a_full_chat_counts_its_newest_item_not_its_row() -> None:
 def test_reading_a_chat_pays_no_query_for_its_newest_item() -> None:
     store = RacingStore()
     bots, chat_id = _bots(store)
-    bots.start_turn(ANA, chat_id, "I run.")
+    bots.begin_turn(ANA, chat_id, "I run.")
     before = store.requests
     bots.readable_chat(ANA, chat_id)
     assert store.requests - before == 1  # the chat row's Get alone

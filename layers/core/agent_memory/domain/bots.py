@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from agent_memory.domain.bot_limits import MAX_MEMBERS, MAX_NAME_LENGTH
 from agent_memory.domain.errors import (
@@ -43,7 +43,6 @@ MAX_CHAT_ITEMS = 50_000
 ChatKind = Literal["chat", "review"]
 CHAT_KINDS: tuple[str, ...] = get_args(ChatKind)
 ItemRole = Literal["user", "assistant", "tool", "notice"]
-ITEM_ROLES: tuple[str, ...] = get_args(ItemRole)
 # What a client adds to a Turn: the person's words are its input, never an added item.
 ADDED_ROLES: tuple[str, ...] = ("assistant", "tool", "notice")
 TurnStatus = Literal["open", "completed", "abandoned"]
@@ -57,7 +56,6 @@ PERSON_WORDS_ARE_INPUT = "a person's words are the turn's input; items are assis
 APP_ONLY_FOR_TOOLS = "only a tool result comes from an App"
 TURN_COMPLETED = "the turn completed; it takes no more items"
 TURN_ABANDONED = "the turn was closed as abandoned: not completed within 24 hours of its last item"
-NOT_A_MEMBER = "you are not a member of this channel"
 ONLY_OWNER_DELETES = "only the chat's owner deletes its history"
 ONLY_CREATOR_OR_ADMIN = "only the channel's creator or an organization admin changes members"
 HISTORY_FULL = f"a chat holds at most {MAX_CHAT_ITEMS} items; continue in a new chat"
@@ -94,20 +92,6 @@ class Bot:
     def grants(self) -> GrantLevels:
         return GrantLevels.of(self.org_id, self.owner, self.levels, self.links)
 
-    def view(self, org_id: str, linked: bool) -> dict[str, Any]:
-        """The Bot as API.md shows it to someone working in `org_id`: that organization's
-        grants (a linked organization never sees the home organization's people)."""
-        grants = self.grants()
-        levels = grants.links.get(org_id, {}) if linked else grants.levels
-        return {
-            "id": self.id,
-            "name": self.name,
-            "organizationId": self.org_id,
-            "owner": self.owner,
-            "grants": dict(levels),
-            "linked": linked,
-        }
-
 
 def new_bot(bot_id: str, org_id: str, owner: str, name: str, levels: Mapping[str, Level]) -> Bot:
     """A Bot owned by `owner` (who holds write whatever `levels` says)."""
@@ -141,9 +125,6 @@ class Channel:
     name: str
     creator: str
     members: tuple[str, ...] = ()
-
-    def view(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "members": list(self.members)}
 
     def has(self, user_id: str) -> bool:
         return user_id in self.members
@@ -188,10 +169,9 @@ class Chat:
     owner: str
     channel_id: str | None
     kind: ChatKind
-    # The chat row's `itemCount`: ids were given at least this far. It is the fence of item
-    # writers (their transaction checks it is still the count they read), moved only by
-    # history deletion (to the highest seq it deletes) and erasure (by one); item writers
-    # no longer write it (issue 19), so the last id given may be above it: `last_seq`.
+    # The chat row's `itemCount`: ids were given at least this far. The fence of item
+    # writers (their transaction checks it is still the count read), moved only by history
+    # deletion and erasure, so the last id given may be above it: `last_seq`.
     item_count: int = 0
     # The newest item row's seq, read with the chat row for adding items
     # (`BotRepository.chat_for_items`); None when the chat was read without it.
@@ -205,16 +185,6 @@ class Chat:
         if self.newest_item is None:
             raise ValueError("the chat was read without its newest item")
         return max(self.item_count, self.newest_item)
-
-    def view(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "botId": self.bot_id,
-            "organizationId": self.org_id,
-            "owner": self.owner,
-            "channelId": self.channel_id,
-            "kind": self.kind,
-        }
 
     def readable_by(self, user_id: str, org_id: str, channels: Container[str]) -> bool:
         """Its owner reads a private Chat; the Channel's current members (`channels`: the
@@ -276,10 +246,6 @@ class Turn:
     def ended(self, now_ms: int) -> bool:
         """Completed or abandoned: its items are learned, and it takes no more."""
         return self.state(now_ms) != "open"
-
-    def view(self, now_ms: int | None = None) -> dict[str, Any]:
-        status = self.status if now_ms is None else self.state(now_ms)
-        return {"id": self.id, "actor": self.actor, "status": status}
 
 
 def open_turn(turn: Turn, now_ms: int) -> Turn:
@@ -367,16 +333,3 @@ def stored_items(chat: Chat, turn: Turn, items: Sequence[NewChatItem]) -> list[C
         )
         for offset, item in enumerate(items, start=1)
     ]
-
-
-def item_view(item: ChatItem, content: str) -> dict[str, Any]:
-    view: dict[str, Any] = {
-        "id": item.id,
-        "turnId": item.turn_id,
-        "role": item.role,
-        "actor": item.actor,
-        "content": content,
-    }
-    if item.app is not None:
-        view["app"] = item.app
-    return view

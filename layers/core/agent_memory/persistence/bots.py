@@ -1,32 +1,19 @@
 """Bots, Channels, Chats, Turns and Items in the single table.
 
-- `BOT#<id>/META`: organization, name, owner, `levels` {user: read|write}, `links`
-  {org: {user: level}}, `rev` (every change of grants or links moves it; conditional).
-- `CHANNEL#<id>/META`: organization, name, creator, members, `rev`.
-- `CHAT#<id>/META`: bot, organization, owner, channel, kind, `itemCount`: the fence of
-  item writers (ids were given at least this far), moved only by history deletion (up to
-  the highest seq it deletes) and erasure (by one), never by the writers themselves.
-- `RESOURCE#<owner>/CHAT#<id>`: the chats a person owns (bot, organization), written with
-  the chat, and `RESOURCE#<userId>/SPOKE#<id>`: the group chats of others where a person
-  started a Turn, written with its first: erasing the person finds them
-  (persistence/erasure.py).
-- `CHAT#<id>/TURN#<turnId>`: the saved actor, status, whether its input is a notice.
-- `CHAT#<id>/ITEM#<seq:08d>`: role, actor, app, turn in plaintext (learning checks them
-  without decrypting); `text` sealed under {org, pool: chat id, field: item}, bound to `sk`.
+- `BOT#<id>/META` (grants and links, `rev`), `CHANNEL#<id>/META` (members, `rev`): changed
+  conditionally on `rev`. `BOTS#<org>/<botId>`: the bots an organization uses.
+- `CHAT#<id>/META`: `itemCount`, the fence of item writers. `RESOURCE#<owner>/CHAT#<id>` and
+  `RESOURCE#<userId>/SPOKE#<id>` (a group chat where a person started a Turn) let erasure
+  find a person's chats (persistence/erasure.py).
+- `CHAT#<id>/TURN#<turnId>` and `CHAT#<id>/ITEM#<seq:08d>`: metadata in plaintext (learning
+  checks it without decrypting), `text` sealed under {org, pool: chat id, field: item}.
 
-A Turn with its input, or items added to a Turn, is ONE transaction: a ConditionCheck that
-the chat row's `itemCount` is still the count read, the Turn's Put or Update and the item
-Puts (each conditional on its row being absent). The next id is max(itemCount, newest
-item's seq) + 1, the newest item read with the chat row in one Query (`chat_for_items`), so
-the chat row is read (2 RRU in the transaction) but never written by a turn:
-- two writers racing in a chat read the same newest item; the second one's item Put finds
-  the first one's row and fails (CHAT_ITEMS), and it retries with a fresh read;
-- erasure marks the chat row and moves `itemCount` by one: a writer that read it before
-  fails its check, re-reads and finds no chat, so no item lands in an erased chat;
-- a deletion of items (`delete_history`, erasing a person's words) first raises
-  `itemCount` to the highest seq it deletes (`raise_fence`): a writer that read the count
-  before fails its check and re-reads the raised count, so a deleted id is never given
-  again, though its row (the newest item) is gone.
+Items are added in ONE transaction: a check that `itemCount` is still the count read, the
+Turn's Put or Update, and the item Puts, each conditional on its row being absent. The next
+id is max(itemCount, newest item's seq) + 1, read with the chat row in one Query, so a turn
+never writes the chat row: a writer that lost a race finds the other's item row (CHAT_ITEMS)
+and reads again; erasure and history deletion move `itemCount` first (`raise_fence`), so a
+writer that read before fails its check and no deleted id is given again.
 """
 
 from __future__ import annotations
@@ -235,29 +222,17 @@ class BotRepository:
         return chat_of(row) if row is not None and row.get("type") == "chat" else None
 
     def chat_for_items(self, chat_id: str) -> Chat | None:
-        """The chat row with its newest item's seq, for adding items (`Chat.last_seq`).
-
-        One Query, newest first, from the chat row down through the items: the chat row
-        (`META`) sorts just above the `ITEM#` range, so the rows read are the chat row and
-        the newest item (one more, which the store reads to tell whether a page follows:
-        usually all within one 4 KB read unit, as the chat row's Get alone was). A row of
-        another kind between them (none today) is passed over by a second Query.
-
-        The store reads it strongly consistent, but nothing depends on that: a stale newest
-        item only names an id that is taken, whose Put (`Absent`) then fails with
-        CHAT_ITEMS and the writer reads again; a stale count fails the transaction's check."""
-        pk = chat_pk(chat_id)
+        """The chat row with its newest item's seq, for adding items (`Chat.last_seq`): one
+        Query, newest first, as the chat row (`META`) sorts just above the `ITEM#` range. A
+        stale read only names a taken id (its Put fails with CHAT_ITEMS) or a moved count
+        (the transaction's check fails): the writer reads again."""
         rows = self._store.query(
-            pk, KeyRange(low=ITEM_PREFIX, high=keys.HEAD), limit=2, newest_first=True
+            chat_pk(chat_id), KeyRange(low=ITEM_PREFIX, high=keys.HEAD), limit=2, newest_first=True
         ).records
         head = next((r for r in rows if r["sk"] == keys.HEAD), None)
         if head is None or head.get("type") != "chat":
             return None
         below = [r for r in rows if r["sk"] != keys.HEAD]
-        if below and not str(below[0]["sk"]).startswith(ITEM_PREFIX):
-            below = self._store.query(
-                pk, KeyRange(prefix=ITEM_PREFIX), limit=1, newest_first=True
-            ).records
         newest = int(below[0]["seq"]) if below else 0
         return replace(chat_of(head), newest_item=newest)
 
@@ -323,41 +298,17 @@ class BotRepository:
         completes: bool = False,
     ) -> None:
         """Items (with their words) after the chat's last (`chat` as `chat_for_items` read
-        it), in one transaction with a check that the chat row's count is still the one
-        read; with `new_turn` the Turn is created with them, with `open_turn` that Turn must
-        still be open (and with `completes` it is completed by the same write: the Bot's
-        last words and the Turn's end in one request). Raises WriteConflict(condition=
-        CHAT_ITEMS) when the count moved or an item's id was taken meanwhile (read again),
-        TURN_OPEN when the Turn completed.
-
-        The check is `Equals` even at a count of 0: a chat row gone (erased while this
-        write waited) fails it, so no item lands in an erased chat."""
+        it), with `new_turn` created by the same transaction, or `open_turn` still open (and
+        completed with them when `completes`). WriteConflict(CHAT_ITEMS) when the count
+        moved or an id was taken meanwhile (read again), TURN_OPEN when the Turn completed.
+        The check is `Equals` even at a count of 0, so no item lands in an erased chat."""
         pk = chat_pk(chat.id)
         last = chat.last_seq + len(items)
         actions: list[Action] = [
             Check(pk, keys.HEAD, Equals("itemCount", chat.item_count, name=CHAT_ITEMS))
         ]
         if new_turn is not None:
-            actions.append(
-                Put(
-                    {
-                        "pk": pk,
-                        "sk": turn_sk(new_turn.id),
-                        "type": "turn",
-                        "actor": new_turn.actor,
-                        "status": new_turn.status,
-                        "notice": new_turn.notice,
-                        "createdAt": now_ms,
-                        # The Turn's last item: learning released by its end reads this far.
-                        "lastItem": last,
-                    },
-                    Absent(),
-                )
-            )
-            if new_turn.actor != chat.owner:
-                spoke_pk, spoke_sk = spoken_chat_key(new_turn.actor, chat.id)
-                # Unconditional: every Turn of the person writes the same row again.
-                actions.append(Put({"pk": spoke_pk, "sk": spoke_sk, "type": "spoken-chat"}))
+            actions += self._new_turn(chat, new_turn, last, now_ms)
         if open_turn is not None:
             ended = {"status": "completed", "completedAt": now_ms} if completes else {}
             actions.append(
@@ -368,22 +319,44 @@ class BotRepository:
                     condition=Equals("status", "open", name=TURN_OPEN),
                 )
             )
-        for item, content in items:
-            sk = item_sk(item.seq)
-            row: Record = {
-                "pk": pk,
-                "sk": sk,
-                "type": "chat-item",
-                "seq": item.seq,
-                "turnId": item.turn_id,
-                "role": item.role,
-                "actor": item.actor,
-                "app": item.app,
-                "text": self._cipher.seal(content, scope=self._scope(chat), row=sk),
-                "createdAt": now_ms,
-            }
-            actions.append(Put(row, Absent(name=CHAT_ITEMS)))
+        actions += [self._item_put(chat, item, content, now_ms) for item, content in items]
         self._store.write(actions)
+
+    @staticmethod
+    def _new_turn(chat: Chat, turn: Turn, last: int, now_ms: int) -> list[Action]:
+        row: Record = {
+            "pk": chat_pk(chat.id),
+            "sk": turn_sk(turn.id),
+            "type": "turn",
+            "actor": turn.actor,
+            "status": turn.status,
+            "notice": turn.notice,
+            "createdAt": now_ms,
+            # The Turn's last item: learning released by its end reads this far.
+            "lastItem": last,
+        }
+        actions: list[Action] = [Put(row, Absent())]
+        if turn.actor != chat.owner:
+            spoke_pk, spoke_sk = spoken_chat_key(turn.actor, chat.id)
+            # Unconditional: every Turn of the person writes the same row again.
+            actions.append(Put({"pk": spoke_pk, "sk": spoke_sk, "type": "spoken-chat"}))
+        return actions
+
+    def _item_put(self, chat: Chat, item: ChatItem, content: str, now_ms: int) -> Put:
+        sk = item_sk(item.seq)
+        row: Record = {
+            "pk": chat_pk(chat.id),
+            "sk": sk,
+            "type": "chat-item",
+            "seq": item.seq,
+            "turnId": item.turn_id,
+            "role": item.role,
+            "actor": item.actor,
+            "app": item.app,
+            "text": self._cipher.seal(content, scope=self._scope(chat), row=sk),
+            "createdAt": now_ms,
+        }
+        return Put(row, Absent(name=CHAT_ITEMS))
 
     def complete_turn(self, chat: Chat, turn: Turn, now_ms: int) -> None:
         """Complete the Turn, conditional on its last item being `turn.last_item`, so the

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 from agent_memory.domain.bots import (
     Bot,
+    Channel,
     Chat,
+    ChatItem,
     NewChatItem,
     Turn,
     changed_members,
     check_added,
     check_history,
     input_item,
-    item_view,
     linked_bot,
     may_change_members,
     may_delete_history,
@@ -33,7 +33,6 @@ from agent_memory.domain.bots import (
     person_of,
     stored_items,
 )
-from agent_memory.domain.bounds import within_budget
 from agent_memory.domain.errors import (
     ChatConflict,
     Conflict,
@@ -101,9 +100,7 @@ class BotService:
             if user not in known:
                 raise NotFound("no such person in this organization", [path, user])
 
-    def create_bot(
-        self, principal: Principal, name: str, levels: Mapping[str, Level]
-    ) -> dict[str, Any]:
+    def create_bot(self, principal: Principal, name: str, levels: Mapping[str, Level]) -> Bot:
         """A new Bot owned by the caller, with `levels` for people of its organization."""
         owner, org_id = person_of(principal)
         bot = new_bot(self._ids.new("bot_"), org_id, owner, name, levels)
@@ -111,11 +108,7 @@ class BotService:
             org_id, {u: level for u, level in levels.items() if u != owner}, "grants"
         )
         self.repo.create_bot(bot, self._clock.now_ms())
-        return bot.view(org_id, False)
-
-    def get_bot(self, principal: Principal, bot_id: str) -> dict[str, Any]:
-        bot, reach = self.reach(principal, bot_id, "read")
-        return bot.view(reach.org_id, reach.linked)
+        return bot
 
     def link(
         self,
@@ -123,7 +116,7 @@ class BotService:
         bot_id: str,
         org_id: str,
         changes: Mapping[str, Level | None],
-    ) -> dict[str, Any]:
+    ) -> Bot:
         """Let `org_id`'s people use the Bot there, or change their grants (write at home
         needed): a level sets a person's grant, None removes it, people not named keep theirs.
         An unknown organization, an unknown person and a person of another organization get
@@ -141,8 +134,7 @@ class BotService:
                 self.repo.save_links(linked, rev, self._clock.now_ms())
             except WriteConflict:
                 continue
-            grants = dict(linked.links[org_id])
-            return {"botId": bot.id, "organizationId": org_id, "grants": grants}
+            return linked
         raise Conflict("the bot changed while it was linked; retry")
 
     def _check_linked_people(self, org_id: str, granted: Sequence[str]) -> None:
@@ -158,9 +150,7 @@ class BotService:
 
     # -- channels ------------------------------------------------------------------------
 
-    def create_channel(
-        self, principal: Principal, name: str, members: Sequence[str]
-    ) -> dict[str, Any]:
+    def create_channel(self, principal: Principal, name: str, members: Sequence[str]) -> Channel:
         """A Channel of the caller's organization; the caller is a member."""
         creator, org_id = person_of(principal)
         channel = new_channel(self._ids.new("ch_"), org_id, creator, name, members)
@@ -169,11 +159,11 @@ class BotService:
             if member != creator and member not in known:
                 raise NotFound("no such person in this organization", ["members", index])
         self.repo.save_channel(channel, None, self._clock.now_ms())
-        return channel.view()
+        return channel
 
     def change_members(
         self, principal: Principal, channel_id: str, add: Sequence[str], remove: Sequence[str]
-    ) -> dict[str, Any]:
+    ) -> Channel:
         """Members joined and removed (the channel's creator or an organization admin)."""
         _user, org_id = person_of(principal)
         for _attempt in range(RETRIES):
@@ -193,14 +183,14 @@ class BotService:
                 self.repo.save_channel(changed, rev, self._clock.now_ms())
             except WriteConflict:
                 continue
-            return changed.view()
+            return changed
         raise Conflict("the channel changed meanwhile; retry")
 
     # -- chats ---------------------------------------------------------------------------
 
     def create_chat(
         self, principal: Principal, bot_id: str, channel_id: str | None, kind: str
-    ) -> dict[str, Any]:
+    ) -> Chat:
         """A Chat of a Bot the caller may read, in the organization the caller reaches it
         in; a group Chat for a Channel of that organization the caller is a member of."""
         user, _org = person_of(principal)
@@ -213,7 +203,7 @@ class BotService:
             raise NotFound("channel not found", ["channelId"])
         chat = new_chat(self._ids.new("chat_"), bot.id, reach.org_id, user, channel_id, kind)
         self.repo.create_chat(chat, self._clock.now_ms())
-        return chat.view()
+        return chat
 
     def readable_chat(
         self, principal: Principal, chat_id: str, *, for_items: bool = False
@@ -236,18 +226,12 @@ class BotService:
         may_read_chat(principal, chat, members)
         return members
 
-    def start_turn(
-        self, principal: Principal, chat_id: str, text: str, *, notice: bool = False
-    ) -> dict[str, Any]:
-        """A new Turn whose saved actor is the caller, with its input as the first item."""
-        return self.begin_turn(principal, chat_id, text, notice=notice)[1]
-
     def begin_turn(
         self, principal: Principal, chat_id: str, text: str, *, notice: bool = False
-    ) -> tuple[Chat, dict[str, Any]]:
-        """`start_turn`, with the Chat as read for it: the enrichment of the same request
-        uses its bot, organization, owner, Channel and kind, which never change (its last
-        item is the one before this Turn)."""
+    ) -> tuple[Chat, Turn]:
+        """A new Turn whose saved actor is the caller, with its input as the first item; with
+        the Chat as read for it (the enrichment of the same request uses its bot,
+        organization, owner, Channel and kind, which never change)."""
         item = input_item(text, notice)
         for _attempt in range(RETRIES):
             chat, members = self.readable_chat(principal, chat_id, for_items=True)
@@ -260,7 +244,7 @@ class BotService:
                 if error.condition == CHAT_ITEMS or error.raced:
                     continue
                 raise
-            return chat, {"turn": turn.view(), "input": text, "enriched": False}
+            return chat, turn
         raise Conflict("the chat changed meanwhile; retry")
 
     def add_items(
@@ -271,13 +255,11 @@ class BotService:
 
     def answer_and_complete(
         self, principal: Principal, chat_id: str, turn_id: str, items: Sequence[NewChatItem]
-    ) -> tuple[dict[str, Any], Chat, Turn, list[str]]:
-        """`complete` with the Bot's last items (`add_items`) in the same write: one request
-        and one transaction for the Turn's end (API.md's `complete` with `items`). Only an
-        open Turn takes them: a completed one answers 409 `ChatConflict`, as `add_items`
-        does (a retry after a lost answer finds its items in the history)."""
-        chat, turn, ids = self._add(principal, chat_id, turn_id, items, completes=True)
-        return {"id": turn.id, "status": "completed"}, chat, turn, ids
+    ) -> tuple[Chat, Turn, list[str]]:
+        """`finish_turn` with the Bot's last items (`add_items`) in the same transaction.
+        Only an open Turn takes them: a completed one answers 409 `ChatConflict`, as
+        `add_items` does (a retry after a lost answer finds its items in the history)."""
+        return self._add(principal, chat_id, turn_id, items, completes=True)
 
     def _add(
         self,
@@ -329,16 +311,10 @@ class BotService:
             raise NotFound("turn not found")
         return chat, turn
 
-    def complete(self, principal: Principal, chat_id: str, turn_id: str) -> dict[str, Any]:
-        """The Turn completed (a repeated complete answers the same)."""
-        return self.finish_turn(principal, chat_id, turn_id)[0]
-
-    def finish_turn(
-        self, principal: Principal, chat_id: str, turn_id: str
-    ) -> tuple[dict[str, Any], Chat, Turn]:
-        """`complete`, with the Chat and the Turn as completed: the Turn's last item is the
-        one read, because the completion is conditional on it (an item added meanwhile makes
-        it read again), and a completed Turn takes no more items (`add_items`)."""
+    def finish_turn(self, principal: Principal, chat_id: str, turn_id: str) -> tuple[Chat, Turn]:
+        """The Turn completed (a repeated complete answers the same), with its Chat: its last
+        item is the one read, as the completion is conditional on it (an item added
+        meanwhile makes it read again), and a completed Turn takes no more items."""
         for _attempt in range(RETRIES):
             chat, turn = self._turn(principal, chat_id, turn_id)
             if turn.status != "completed":
@@ -350,20 +326,20 @@ class BotService:
                         continue
                     raise
                 turn = replace(turn, status="completed")
-            return {"id": turn.id, "status": "completed"}, chat, turn
+            return chat, turn
         raise Conflict("the turn changed meanwhile; retry")
 
-    def turn(self, principal: Principal, chat_id: str, turn_id: str) -> dict[str, Any]:
-        """A Turn of a Chat the caller reads: its saved actor and its status now (`open`,
-        `completed`, or `abandoned` once not completed within 24 hours of its last item)."""
+    def turn(self, principal: Principal, chat_id: str, turn_id: str) -> Turn:
+        """A Turn of a Chat the caller reads, with its status now (`open`, `completed`, or
+        `abandoned` once not completed within 24 hours of its last item)."""
         _chat, turn = self._turn(principal, chat_id, turn_id)
-        return turn.view(self._clock.now_ms())
+        return replace(turn, status=turn.state(self._clock.now_ms()))
 
     def items(
         self, principal: Principal, chat_id: str, after: str | None = None
-    ) -> list[dict[str, Any]]:
-        """The history oldest first (the person's own words), as much as one answer holds;
-        `after` an item id pages on."""
+    ) -> list[tuple[ChatItem, str]]:
+        """The history oldest first (the person's own words), 1000 items at most; `after` an
+        item id pages on."""
         chat, _members = self.readable_chat(principal, chat_id)
         start = 0
         if after is not None:
@@ -371,17 +347,13 @@ class BotService:
             if seq is None:
                 raise ValidationFailed("not an item id", ["after"])
             start = seq
-        views = [
-            item_view(item, self.repo.open_item(chat, item, sealed))
+        return [
+            (item, self.repo.open_item(chat, item, sealed))
             for item, sealed in self.repo.items(chat, after=start, limit=1000)
         ]
-        return within_budget(views)[0]
 
     def delete_history(self, principal: Principal, chat_id: str) -> None:
         """Delete the Chat's items (its owner); memory learned from them stays."""
         chat, _members = self.readable_chat(principal, chat_id)
         may_delete_history(principal, chat)
         self.repo.delete_history(chat)
-
-    def chat_of(self, chat_id: str) -> Chat | None:
-        return self.repo.get_chat(chat_id)

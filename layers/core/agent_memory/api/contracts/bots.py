@@ -3,7 +3,7 @@ chats' and channels' contracts are contracts/chats.py."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 from pydantic.config import JsonDict
@@ -18,15 +18,19 @@ from agent_memory.api.contracts.base import (
 from agent_memory.api.contracts.bot_fields import Id, Name, Sparse
 from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
 
+if TYPE_CHECKING:
+    # Loaded with the services, not with the routes: a cold start stays cheap.
+    from agent_memory.domain.bots import Bot
+
 LevelText = Literal["read", "write"]
 # Declared, checked by the domain (its messages name the grant): a level per user id.
 GRANTS: JsonDict = {"additionalProperties": {"enum": ["read", "write"]}}
-# The id in a service tag (domain/audiences.py `_VALUE`): no ':', ',' or blank, where a
+# The id in a service tag (domain/tags.py `VALUE`): no ':', ',' or blank, where a
 # blank is Python's (ECMA's \s lacks \x1c-\x1f and \x85, so they are spelled out).
 TAG_VALUE = r"[^:,\s\x1c-\x1f\x85]{1,128}"
-# A topic (domain/audiences.py): 1..64 lowercase letters, digits and dashes, not dashes only.
+# A topic (domain/tags.py): 1..64 lowercase letters, digits and dashes, not dashes only.
 TOPIC: JsonDict = {"pattern": "^[a-z0-9-]*[a-z0-9][a-z0-9-]*$", "minLength": 1, "maxLength": 64}
-# A tag a reader filters by (domain/audiences.py `parse_tag`): a topic, `for:bot`, or a
+# A tag a reader filters by (domain/tags.py `parse_tag`): a topic, `for:bot`, or a
 # service tag's prefix and id (`forgot:` is never shown, so never filtered by).
 SERVICE_PREFIXES = "for:person|for:channel|from|org|chat|channel|app"
 FILTER_TAG: JsonDict = {
@@ -72,6 +76,21 @@ class BotOut(Answer):
     grants: dict[str, LevelText]
     linked: bool
 
+    @classmethod
+    def of(cls, bot: Bot, org_id: str, linked: bool) -> BotOut:
+        """The Bot as someone working in `org_id` sees it: that organization's grants (a
+        linked organization never sees the home organization's people)."""
+        grants = bot.grants()
+        levels = grants.links.get(org_id, {}) if linked else grants.levels
+        return cls(
+            id=bot.id,
+            name=bot.name,
+            organizationId=bot.org_id,
+            owner=bot.owner,
+            grants=dict(levels),
+            linked=linked,
+        )
+
 
 class BotAnswer(Answer):
     bot: BotOut
@@ -97,6 +116,10 @@ class LinkOut(Answer):
     botId: str
     organizationId: str
     grants: dict[str, LevelText]
+
+    @classmethod
+    def of(cls, bot: Bot, org_id: str) -> LinkOut:
+        return cls(botId=bot.id, organizationId=org_id, grants=dict(bot.links[org_id]))
 
 
 class LinkAnswer(Answer):

@@ -3,7 +3,7 @@ bot memory's contracts are contracts/bots.py."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -11,6 +11,10 @@ from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, Answer, Body, emp
 from agent_memory.api.contracts.bot_fields import Id, Name, Sparse
 from agent_memory.domain.bot_limits import MAX_MEMBERS
 from agent_memory.domain.session_limits import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
+
+if TYPE_CHECKING:
+    # Loaded with the services, not with the routes: a cold start stays cheap.
+    from agent_memory.domain.bots import Channel, Chat, ChatItem, Turn
 
 # The schema's character bound is a 400 like any schema limit; the byte bound, which no JSON
 # Schema states, is API.md's 413 (docs/adr/0018-schema-limits-are-400s.md).
@@ -39,6 +43,10 @@ class ChannelOut(Answer):
     name: str
     members: list[str]
 
+    @classmethod
+    def of(cls, channel: Channel) -> ChannelOut:
+        return cls(id=channel.id, name=channel.name, members=list(channel.members))
+
 
 class ChannelAnswer(Answer):
     channel: ChannelOut
@@ -61,6 +69,17 @@ class ChatOut(Answer):
     channelId: str | None
     kind: Literal["chat", "review"]
 
+    @classmethod
+    def of(cls, chat: Chat) -> ChatOut:
+        return cls(
+            id=chat.id,
+            botId=chat.bot_id,
+            organizationId=chat.org_id,
+            owner=chat.owner,
+            channelId=chat.channel_id,
+            kind=chat.kind,
+        )
+
 
 class ChatAnswer(Answer):
     chat: ChatOut
@@ -77,6 +96,10 @@ class ChatTurnOut(Answer):
     status: Literal["open", "completed", "abandoned"] = Field(
         description="abandoned: not completed within 24 hours of its last item (closed)"
     )
+
+    @classmethod
+    def of(cls, turn: Turn) -> ChatTurnOut:
+        return cls(id=turn.id, actor=turn.actor, status=turn.status)
 
 
 class ChatTurnAnswer(Answer):
@@ -143,6 +166,17 @@ class ItemOut(Sparse):
     actor: str | None
     content: str
     app: str | None = None
+
+    @classmethod
+    def of(cls, item: ChatItem, content: str) -> ItemOut:
+        return cls(
+            id=item.id,
+            turnId=item.turn_id,
+            role=item.role,
+            actor=item.actor,
+            content=content,
+            app=item.app,
+        )
 
 
 class ChatItems(Answer):

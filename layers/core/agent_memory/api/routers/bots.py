@@ -14,11 +14,13 @@ from agent_memory.api.contracts.bots import (
     BotMemoryChange,
     BotMemoryCommand,
     BotMemoryLog,
+    BotOut,
     ContextAsk,
     ContextText,
     CreateBot,
     CreateLink,
     LinkAnswer,
+    LinkOut,
     Purge,
     Purged,
     RememberEntry,
@@ -39,13 +41,14 @@ async def create_bot(body: CreateBot, caller: CallerDep, svc: ServicesDep) -> Bo
 
     levels = parse_levels(body.grants or {}, ["grants"])
     bot = await run(svc, svc.bots.create_bot, caller, body.name, levels)
-    return BotAnswer.model_validate({"bot": bot})
+    return BotAnswer(bot=BotOut.of(bot, bot.org_id, linked=False))
 
 
 @router.get("/v1/bots/{botId}")
 async def get_bot(botId: str, caller: CallerDep, svc: ServicesDep) -> BotAnswer:
     """`linked` is true when the caller reaches the Bot through a link."""
-    return BotAnswer.model_validate({"bot": await run(svc, svc.bots.get_bot, caller, botId)})
+    bot, reach = await run(svc, svc.bots.reach, caller, botId, "read")
+    return BotAnswer(bot=BotOut.of(bot, reach.org_id, reach.linked))
 
 
 @router.post("/v1/bots/{botId}/links", status_code=201)
@@ -56,8 +59,8 @@ async def link_bot(botId: str, body: CreateLink, caller: CallerDep, svc: Service
     from agent_memory.domain.grants import parse_link_changes
 
     changes = parse_link_changes(body.grants, ["grants"])
-    link = await run(svc, svc.bots.link, caller, botId, body.organizationId, changes)
-    return LinkAnswer.model_validate({"link": link})
+    bot = await run(svc, svc.bots.link, caller, botId, body.organizationId, changes)
+    return LinkAnswer(link=LinkOut.of(bot, body.organizationId))
 
 
 # --- bot memory -------------------------------------------------------------------------

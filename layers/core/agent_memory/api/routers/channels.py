@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from agent_memory.api.contracts.chats import ChangeMembers, ChannelAnswer, CreateChannel
+from agent_memory.api.contracts.chats import (
+    ChangeMembers,
+    ChannelAnswer,
+    ChannelOut,
+    CreateChannel,
+)
 from agent_memory.api.deps import CallerDep, ServicesDep, run
 
 router = APIRouter(tags=["bots"])
@@ -14,7 +19,7 @@ router = APIRouter(tags=["bots"])
 async def create_channel(body: CreateChannel, caller: CallerDep, svc: ServicesDep) -> ChannelAnswer:
     """A Channel group of the caller's organization; the caller is a member."""
     channel = await run(svc, svc.bots.create_channel, caller, body.name, body.members)
-    return ChannelAnswer.model_validate({"channel": channel})
+    return ChannelAnswer(channel=ChannelOut.of(channel))
 
 
 @router.post("/v1/channels/{channelId}/members")
@@ -23,4 +28,4 @@ async def change_members(
 ) -> ChannelAnswer:
     """The channel's creator or an organization admin adds and removes members."""
     channel = await run(svc, svc.bots.change_members, caller, channelId, body.add, body.remove)
-    return ChannelAnswer.model_validate({"channel": channel})
+    return ChannelAnswer(channel=ChannelOut.of(channel))

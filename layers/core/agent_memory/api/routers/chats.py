@@ -12,10 +12,14 @@ from agent_memory.api.contracts.chats import (
     AddItems,
     ChatAnswer,
     ChatItems,
+    ChatOut,
     ChatTurnAnswer,
+    ChatTurnOut,
+    CompletedTurn,
     CompleteTurn,
     CreateChat,
     ItemIds,
+    ItemOut,
     StartTurn,
     TurnCompleted,
     TurnStarted,
@@ -29,7 +33,7 @@ router = APIRouter(tags=["bots"])
 async def create_chat(body: CreateChat, caller: CallerDep, svc: ServicesDep) -> ChatAnswer:
     """Read on the Bot; a member of the Channel for a group chat."""
     chat = await run(svc, svc.bots.create_chat, caller, body.botId, body.channelId, body.kind)
-    return ChatAnswer.model_validate({"chat": chat})
+    return ChatAnswer(chat=ChatOut.of(chat))
 
 
 @router.get("/v1/chats/{chatId}/items")
@@ -42,8 +46,11 @@ async def chat_items(
     ] = None,
 ) -> ChatItems:
     """The history oldest first, keeping the person's own words."""
+    from agent_memory.domain.bounds import within_budget
+
     items = await run(svc, svc.bots.items, caller, chatId, after)
-    return ChatItems.model_validate({"items": items})
+    views = [ItemOut.of(item, content).model_dump() for item, content in items]
+    return ChatItems.model_validate({"items": within_budget(views)[0]})
 
 
 @router.delete("/v1/chats/{chatId}/items", status_code=204)
@@ -58,30 +65,28 @@ async def start_turn(
     chatId: str, body: StartTurn, caller: CallerDep, svc: ServicesDep
 ) -> TurnStarted:
     """A Turn whose saved actor is the caller; `input` is what the Bot's model should see."""
-    chat, started = await run(
-        svc, svc.bots.begin_turn, caller, chatId, body.input, notice=body.notice
-    )
+    chat, turn = await run(svc, svc.bots.begin_turn, caller, chatId, body.input, notice=body.notice)
     # The memory Bot rewrites the input with entries that help (within 15 s); the chat row
     # read for the Turn is not read again.
-    started["input"], started["enriched"] = await run(
+    text, enriched = await run(
         svc,
         svc.memory_bot.enrich,
         caller,
         chatId,
-        started["turn"]["id"],
+        turn.id,
         body.input,
         notice=body.notice,
         chat=chat,
     )
-    return TurnStarted.model_validate(started)
+    return TurnStarted(turn=ChatTurnOut.of(turn), input=text, enriched=enriched)
 
 
 @router.get("/v1/chats/{chatId}/turns/{turnId}")
 async def get_turn(chatId: str, turnId: str, caller: CallerDep, svc: ServicesDep) -> ChatTurnAnswer:
     """A Turn and its status now: `open`, `completed`, or `abandoned` once it was not
     completed within 24 hours of its last item (the chat's readers)."""
-    found = await run(svc, svc.bots.turn, caller, chatId, turnId)
-    return ChatTurnAnswer.model_validate({"turn": found})
+    turn = await run(svc, svc.bots.turn, caller, chatId, turnId)
+    return ChatTurnAnswer(turn=ChatTurnOut.of(turn))
 
 
 @router.post("/v1/chats/{chatId}/turns/{turnId}/items")
@@ -112,12 +117,12 @@ async def complete_turn(
         from agent_memory.domain.bots import NewChatItem
 
         items = [NewChatItem(i.role, i.content, i.app) for i in body.items]
-        turn, chat, completed, ids = await run(
+        chat, completed, ids = await run(
             svc, svc.bots.answer_and_complete, caller, chatId, turnId, items
         )
     else:
-        turn, chat, completed = await run(svc, svc.bots.finish_turn, caller, chatId, turnId)
+        chat, completed = await run(svc, svc.bots.finish_turn, caller, chatId, turnId)
     # Learning executions waiting on this turn go on (a repeated complete releases again),
     # through the turn as completed here (not read again).
     await run(svc, svc.memory_bot.turn_completed, chatId, turnId, completed=(chat, completed))
-    return TurnCompleted.model_validate({"turn": turn, "itemIds": ids})
+    return TurnCompleted(turn=CompletedTurn(id=completed.id, status="completed"), itemIds=ids)
