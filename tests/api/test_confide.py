@@ -20,7 +20,7 @@ from agent_memory.bootstrap import build_services
 from agent_memory.domain.memory_bot import BOT_MEMORY_OFF, Price
 from agent_memory.domain.tasks.confide_answer import CALM_ANSWER
 from agent_memory.ports import LearningRequest, ModelFailure, ModelReply, Usage
-from agent_memory.service import memory_bot
+from agent_memory.service import memory_bot_calls
 from tests.api.test_agent_memory import InlineWorkflow
 from tests.api.test_bots import error, make_bot, make_channel, make_chat, turn
 from tests.conftest import Api, User
@@ -206,7 +206,7 @@ def test_no_model_a_failing_model_and_a_slow_model_give_the_calm_answer(
     script.answers["confide_answer"] = {"answer": ""}  # an invalid answer
     assert world.confide(world.ana, chat, turn_id, "two").json()["calm"] is True
     # A model slower than the window: the calm answer once the window passed.
-    monkeypatch.setattr(memory_bot, "WINDOW_S", 0.3)
+    monkeypatch.setattr(memory_bot_calls, "WINDOW_S", 0.3)
     script.answers["confide_answer"] = {"answer": HEARD}
     script.delay_s = 2.0
     began = time.monotonic()
@@ -389,7 +389,7 @@ def test_memory_bot_settings_need_write_and_the_current_version(world: World) ->
 def test_instructions_reach_the_model_and_a_spent_budget_gives_the_calm_answer(
     world: World, script: Script, services: Any
 ) -> None:
-    services.memory_bot.prices = {MEMORY_MODEL: Price(1_000_000, 2_000_000)}
+    services.memory_bot.calls.prices = {MEMORY_MODEL: Price(1_000_000, 2_000_000)}
     script.usage = Usage(input_tokens=600, output_tokens=200)  # 600 + 400 = 1000 micros
     body = {
         "expected": 0,
@@ -425,7 +425,7 @@ def test_instructions_reach_the_model_and_a_spent_budget_gives_the_calm_answer(
     # A usage the price table does not know is not charged.
     raised = {"expected": 1, "budget": {"period": "month", "limitMicros": 10_000}}
     assert patch_settings(world, world.ana, raised).status_code == 200
-    services.memory_bot.prices = {}
+    services.memory_bot.calls.prices = {}
     assert world.confide(world.ana, chat, turn_id, "three").json()["calm"] is False
     assert settings_of(world, world.ana).json()["spentMicros"] == 1000
 
@@ -502,7 +502,7 @@ def test_a_spent_budget_skips_learning_and_keeps_its_evidence(
     world: World, script: Script, services: Any
 ) -> None:
     script.answers["learning_changes"] = fact_from_person
-    services.memory_bot.prices = {MEMORY_MODEL: Price(1_000_000, 1_000_000)}
+    services.memory_bot.calls.prices = {MEMORY_MODEL: Price(1_000_000, 1_000_000)}
     script.usage = Usage(input_tokens=10, output_tokens=0)
     body = {"expected": 0, "budget": {"period": "day", "limitMicros": 10}}
     assert patch_settings(world, world.ana, body).status_code == 200

@@ -13,11 +13,10 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.errors import Unavailable
-from agent_memory.domain.memory_bot import Confession, ModelCall
 from agent_memory.domain.tasks.confide_answer import CALM_ANSWER
 from agent_memory.persistence.bots import chat_pk
 from agent_memory.ports import ModelFailure, Put, Usage
-from agent_memory.service import memory_bot
+from agent_memory.service import memory_bot_calls
 from tests.api.test_bots import make_channel, turn
 from tests.api.test_confide import HEARD, MEMORY_MODEL, Script, World, script, services, world
 
@@ -87,7 +86,7 @@ def test_a_failed_a_slow_and_an_invalid_model_log_what_they_logged_before(
     assert world.confide(world.ana, chat, turn_id, "one").json()["calm"] is True
     script.answers["confide_answer"] = {"answer": ""}  # not a valid answer
     assert world.confide(world.ana, chat, turn_id, "two").json()["calm"] is True
-    monkeypatch.setattr(memory_bot, "WINDOW_S", 0.3)
+    monkeypatch.setattr(memory_bot_calls, "WINDOW_S", 0.3)
     script.answers["confide_answer"] = {"answer": HEARD}
     script.delay_s = 1.0
     assert world.confide(world.ana, chat, turn_id, "three").json()["calm"] is True
@@ -137,38 +136,6 @@ def test_a_confession_that_cannot_be_written_still_leaves_its_call_in_the_log(
     assert "Owl-5150" in call.request
     [row] = rows(adapters, chat["id"], "CALL#")
     assert row["ttl"] > time.time()
-
-
-def test_confides_saved_on_two_rows_before_still_list(world: World, services: Any) -> None:
-    chat = world.chat(world.ana)
-    turn_id = turn(world.api, world.ana, chat["id"], "Hi.")["turn"]["id"]
-    repo, found = services.memory_bot.repo, stored(services, chat["id"])
-    # A confide as it was saved before issue 19: the call on its own row, then the
-    # confession without it.
-    old = ModelCall(
-        turn_id,
-        "confide_answer",
-        MEMORY_MODEL,
-        json.dumps({"task": "confide_answer", "system": "s", "user": "old one"}),
-        json.dumps({"answer": "Old answer."}),
-        "answered",
-        (10, 5),
-        12.5,
-        1_000,
-    )
-    repo.log_call(found, old)
-    repo.add_confession(found, Confession(turn_id, "old one", "Old answer.", False, 1_001))
-    # And a new one on one row.
-    assert world.confide(world.ana, chat, turn_id, "new one").json()["calm"] is False
-    listed = confessions(world, chat["id"])
-    assert [(c["text"], c["answer"]) for c in listed] == [
-        ("new one", HEARD),
-        ("old one", "Old answer."),
-    ]
-    calls = repo.calls(found)
-    assert [c.task for c in calls] == ["confide_answer", "confide_answer"]
-    assert "new one" in calls[0].request
-    assert calls[1] == old
 
 
 def test_calls_interleave_the_call_rows_and_the_confessions_newest_first(

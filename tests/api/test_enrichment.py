@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agent_memory.ports import LearningRequest
-from agent_memory.service import memory_bot
+from agent_memory.service import memory_bot_calls
 from tests.api.test_bots import error, make_channel, turn
 from tests.api.test_confide import Script, World, scripted_services
 from tests.conftest import Api, User
@@ -145,7 +145,7 @@ def test_an_unseen_entry_a_null_answer_or_a_slow_model_leave_the_input(
     script.answers["enrichment"] = {"input": None, "used": []}
     assert turn(world.api, world.ana, chat["id"], "Book my train.")["enriched"] is False
     script.answers["enrichment"] = rewrite_with_all
-    monkeypatch.setattr(memory_bot, "WINDOW_S", 0.3)
+    monkeypatch.setattr(memory_bot_calls, "WINDOW_S", 0.3)
     script.delay_s = 2.0
     began = time.monotonic()
     slow = turn(world.api, world.ana, chat["id"], "Book my train.")

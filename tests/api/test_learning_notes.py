@@ -128,7 +128,7 @@ def test_a_run_whose_setting_changed_before_it_began_says_why(
 
 def test_a_spent_budget_says_until_when(world: World, script: Script, services: Any) -> None:
     script.answers["learning_changes"] = fact_from_person
-    services.memory_bot.prices = {MEMORY_MODEL: Price(1_000_000, 1_000_000)}
+    services.memory_bot.calls.prices = {MEMORY_MODEL: Price(1_000_000, 1_000_000)}
     script.usage = Usage(input_tokens=10, output_tokens=0)
     body = {"expected": 0, "budget": {"period": "day", "limitMicros": 10}}
     assert patch_settings(world, world.ana, body).status_code == 200

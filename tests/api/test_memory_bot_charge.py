@@ -91,13 +91,8 @@ def held(
 
 
 def saving_answer(actions: Sequence[Action]) -> bool:
-    """The write that saves a model answer: its own row (issue 19), or the call row's update
-    of before."""
-    return any(
-        (isinstance(a, Put) and a.record.get("status") == "answered")
-        or (isinstance(a, Update) and a.set.get("status") == "answered")
-        for a in actions
-    )
+    """The write that saves a model answer on its own row."""
+    return any(isinstance(a, Put) and a.record.get("status") == "answered" for a in actions)
 
 
 def test_a_failed_save_after_the_charge_is_retried_in_the_step_and_not_charged_twice(

@@ -8,13 +8,13 @@ In the Chat's partition `CHAT#<chatId>` (persistence/bots.py), beside its items:
   has them). No ttl: the call lives as the confession does (its request is the fixed
   prompt, the owner's instructions and the confession's own text), and goes with it: the
   Chat's erasure, a person's erasure of their Turns in another's group chat
-  (persistence/erasure.py); DELETE .../items takes the items only, as before. A confide
-  with no model call (no model, a spent budget) has none.
+  (persistence/erasure.py); DELETE .../items takes the items only. A confide with no
+  model call (no model, a spent budget) has none.
 - `ENRICH#<at:013d>#<turnId>`: one rewritten input; `sealed` holds {input, original} the
   same way; the entry ids used (ids are metadata) in the clear.
 - `CALL#<at:013d>#<turnId>#<task>`: the encrypted call log of the enrichment's model calls
   (its request holds memory entries' text), and of a confide whose confession could not be
-  written (and of confides before issue 19): `sealed` holds {request, reply} the same way;
+  written: `sealed` holds {request, reply} the same way;
   the task, model, how it ended, tokens and latency in the clear; expires after `ttl` (7
   days, as the learning steps' saved calls). Attribute names differ from the learning
   steps' CALL# rows (`request`, `reply`, `usage`...), which the API may never write
@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from agent_memory.domain.bots import Chat
@@ -48,10 +47,12 @@ from agent_memory.domain.memory_bot import (
     STALE_SETTINGS,
     BotSettings,
     Budget,
+    BudgetPeriod,
     Confession,
     Enriched,
     ModelCall,
     ReadMark,
+    period_key,
 )
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_pk
@@ -84,6 +85,7 @@ SETTINGS_SK = "MEMBOT"
 SPEND_PREFIX = "SPEND#"
 LEASE_PREFIX = "LEASE#"
 SETTINGS_VERSION = "memory-bot-settings-version"
+PERIODS: tuple[BudgetPeriod, ...] = ("day", "month")
 # A Chat's confessions or enrichments one answer lists (newest first).
 LIST_LIMIT = 200
 
@@ -110,7 +112,7 @@ class MemoryBotRepository:
         self, chat: Chat, confession: Confession, call: ModelCall | None = None
     ) -> None:
         """Write the confession, with `call` (its model call, if one was made) on the same
-        row as its call log entry: one write per confide (issue 19). The row has one `at`,
+        row as its call log entry: one write per confide. The row has one `at`,
         the confession's (the call ended just before it)."""
         sk = _sk(CONFESSION_PREFIX, confession.at, confession.turn_id)
         payload: dict[str, Any] = {"text": confession.text, "answer": confession.answer}
@@ -288,10 +290,11 @@ class BotSettingsRepository:
     def get(self, bot_id: str) -> BotSettings:
         return _settings_of(self._store.get(bot_pk(bot_id), SETTINGS_SK))
 
-    def with_spent(self, bot_id: str, periods: Mapping[str, str]) -> tuple[BotSettings, int]:
-        """The settings and the spend of the period they budget (`periods`: the period key
-        of "day" and of "month" now; the month's when no budget), in one batch read."""
+    def with_spent(self, bot_id: str, now_ms: int) -> tuple[BotSettings, int]:
+        """The settings and the spend of the period `now_ms` falls in that they budget (the
+        month's when no budget), in one batch read."""
         pk = bot_pk(bot_id)
+        periods = {p: period_key(p, now_ms) for p in PERIODS}
         keys = [(pk, SETTINGS_SK)] + [(pk, f"{SPEND_PREFIX}{p}") for p in periods.values()]
         rows = {str(r["sk"]): r for r in self._store.get_many(keys)}
         settings = _settings_of(rows.get(SETTINGS_SK))

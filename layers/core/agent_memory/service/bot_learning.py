@@ -167,8 +167,7 @@ class BotLearningPool:
         if skip is not None:
             raise Skipped(skip)
         now = self._clock.now_ms()
-        periods = {"day": period_key("day", now), "month": period_key("month", now)}
-        bot, spent_micros = self._settings.with_spent(chat.bot_id, periods)
+        bot, spent_micros = self._settings.with_spent(chat.bot_id, now)
         budget = bot.budget
         if budget is not None and spent(budget, spent_micros):
             # Skipped with the read position unchanged; the run waits for the next period.

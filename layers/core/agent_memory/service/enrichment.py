@@ -1,0 +1,135 @@
+"""The memory Bot's enrichment (seed 002, "How the Bot uses memory"): a person's input
+rewritten with the bot memory entries every reader of the Chat may see, when they help and
+the model answers within 15 s; every entry the model says it used is checked again on the
+newest memory before the rewrite is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from agent_memory.domain.audiences import chat_readers, valid
+from agent_memory.domain.bot_memory import channels_named, memory_order
+from agent_memory.domain.bots import Chat
+from agent_memory.domain.entries import EntryMeta
+from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.memory_bot import BotSettings, Enriched, enriches, topics_of, used_reason
+from agent_memory.domain.tasks.base import Ask
+from agent_memory.domain.tasks.enrichment import ENRICHMENT, EnrichmentInput, VisibleEntry
+from agent_memory.domain.tasks.enrichment import Enrichment as Rewrite
+from agent_memory.persistence.bot_memory import Snapshot, pool_of
+from agent_memory.persistence.memory_bot import MemoryBotRepository
+from agent_memory.ports import Clock, LearningModel
+from agent_memory.service.bot_memory import BotMemoryService
+from agent_memory.service.bots import BotService, Members
+from agent_memory.service.memory_bot_calls import RequestCalls
+from agent_memory.service.sessions import OrgDefaults
+
+# The entries an enrichment may show the model: the first valid ones every reader sees.
+ENRICH_ENTRIES = 50
+
+
+class Enrichment:
+    def __init__(
+        self,
+        bots: BotService,
+        memory: BotMemoryService,
+        repo: MemoryBotRepository,
+        calls: RequestCalls,
+        org_settings: OrgDefaults,
+        clock: Clock,
+    ) -> None:
+        self._bots = bots
+        self._memory = memory
+        self._repo = repo
+        self._calls = calls
+        self._org_settings = org_settings
+        self._clock = clock
+
+    def enrich(
+        self, chat_id: str, turn_id: str, text: str, *, notice: bool, chat: Chat | None = None
+    ) -> tuple[str, bool]:
+        """The input the Bot's model should see, and whether the memory Bot rewrote it;
+        unchanged for a notice, in a review Chat, with botMemory off, without a model or
+        budget, or when no entry helps. `chat`: the Chat as the Turn's start read it in this
+        request (not read again: what the enrichment uses of it never changes)."""
+        if notice:
+            return text, False  # a notice is never a person's words: nothing is read
+        if chat is None or chat.id != chat_id:
+            chat = self._bots.repo.get_chat(chat_id)
+        if chat is None:
+            return text, False
+        model, bot = self._model(chat)
+        if model is None:
+            return text, False
+        rewrite = self._rewrite(chat, turn_id, text, model, bot)
+        if rewrite is None or rewrite.input is None:
+            return text, False
+        enriched = Enriched(
+            turn_id, rewrite.input, text, tuple(dict.fromkeys(rewrite.used)), self._clock.now_ms()
+        )
+        try:
+            self._repo.add_enrichment(chat, enriched)
+        except Unavailable:
+            return text, False  # an unrecorded rewrite is not given
+        return rewrite.input, True
+
+    def _model(self, chat: Chat) -> tuple[LearningModel | None, BotSettings]:
+        """The model to ask when the Chat's input is enriched and the budget is not spent."""
+        settings = self._org_settings.effective(chat.org_id)
+        has_model = self._calls.model(settings) is not None
+        bot_memory = bool(settings.get("botMemory"))
+        if not enriches(chat, notice=False, bot_memory=bot_memory, has_model=has_model):
+            return None, BotSettings()
+        return self._calls.usable(chat, settings)
+
+    def _rewrite(
+        self, chat: Chat, turn_id: str, text: str, model: LearningModel, bot: BotSettings
+    ) -> Rewrite | None:
+        """The model's rewrite with entries the readers may see, when every entry it used is
+        one they still see on the newest memory; the call goes to the Chat's call log."""
+        pool = pool_of(chat.bot_id, chat.org_id)
+        # The head, then the entries (no second head read): they are one state unless a
+        # change commits meanwhile, which the version read after the model answers finds.
+        snap = self._memory.repo.read_for_change(pool)
+        visible = self._visible(chat, snap)
+        if not visible:
+            return None  # nothing the readers may see: the model is not asked
+        given = EnrichmentInput(text, tuple(visible), bot.instructions_in(chat.org_id))
+        asked: Ask[EnrichmentInput, Rewrite] = Ask(ENRICHMENT, given)
+        answered = self._calls.ask(chat, turn_id, bot, model, asked)
+        answer, call = answered
+        self._calls.save(chat, call)
+        if answer is None or answer.input is None:
+            return None
+        if used_reason(answer.used, [e.id for e in visible]) is not None:
+            return None
+        # Checked again on the newest memory: the same entries while the version has not
+        # moved since the head read before the entries.
+        if self._memory.repo.version(pool) != snap.version:
+            snap = self._memory.snapshot(pool)
+        still = {e.id for e in self._visible(chat, snap, limit=None)}
+        return answer if used_reason(answer.used, still) is None else None
+
+    def _visible(
+        self, chat: Chat, snap: Snapshot, limit: int | None = ENRICH_ENTRIES
+    ) -> list[VisibleEntry]:
+        """Valid entries of `snap` every reader of the Chat may see (members read now), in
+        memory order (decrypted only when `limit` is set: the re-check reads metadata only)."""
+        metas = snap.metas()
+        seen = self._seen(chat, metas)
+        if limit is None:
+            return [VisibleEntry(m.id, "", topics_of(m)) for m in seen]
+        pool = pool_of(chat.bot_id, chat.org_id)
+        stored = snap.by_id()
+        open_content = self._memory.repo.pools.open_content
+        return [
+            VisibleEntry(m.id, open_content(pool, stored[m.id]), topics_of(m)) for m in seen[:limit]
+        ]
+
+    def _seen(self, chat: Chat, metas: Mapping[str, EntryMeta]) -> list[EntryMeta]:
+        members = Members(self._bots.repo, chat.owner, chat.org_id)
+        members.load(channels_named(metas.values()))
+        readers = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
+        judge = self._memory.judge(metas)
+        return [m for m in memory_order(metas.values()) if valid(m) and judge.sees(readers, m)]

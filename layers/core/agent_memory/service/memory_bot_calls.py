@@ -1,0 +1,217 @@
+"""The memory Bot's request-path model calls (confide, enrichment): the model the Chat's
+organization names, the Bot's budget and concurrency slots, the 15 s window, the charge and
+the Chat's encrypted call log.
+
+A call runs in a worker thread and is abandoned past its window (the provider's own timeout,
+given the same deadline, ends it); then the calm answer or the unchanged input stands.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, TypeVar
+
+from agent_memory.domain.bots import Chat
+from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.memory_bot import (
+    BotSettings,
+    ModelCall,
+    Price,
+    cost_micros,
+    period_key,
+    spent,
+)
+from agent_memory.domain.tasks.answers import InvalidModelOutput
+from agent_memory.domain.tasks.base import Ask, ModelRequest
+from agent_memory.domain.tasks.enrichment import ENRICHMENT_DEADLINE_S
+from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
+from agent_memory.ports import Clock, LearningModel, ModelCatalog, ModelFailure, ModelReply
+
+log = logging.getLogger(__name__)
+
+In = TypeVar("In")
+Out = TypeVar("Out")
+T = TypeVar("T")
+
+# Seed 002: the confide answer and the new input wait at most 15 seconds.
+WINDOW_S = ENRICHMENT_DEADLINE_S
+# A concurrency slot outlives a holder that crashed by this much (the call's own deadline is
+# the 15 s window).
+LEASE_TTL_MS = 60_000
+# How often a request waiting for a free slot tries again.
+SLOT_POLL_S = 0.05
+# Request-path model calls in flight per process; a call past its window keeps its worker
+# until the provider's timeout ends it.
+_WORKERS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memory-bot")
+
+
+def bot_memory_model(
+    models: ModelCatalog | None, org_settings: Mapping[str, Any]
+) -> LearningModel | None:
+    """The model the organization's `botMemoryModel` names, when this deployment has it."""
+    name = org_settings.get("botMemoryModel")
+    if name is None or models is None:
+        return None
+    return models.resolve(name)
+
+
+class RequestCalls:
+    def __init__(
+        self,
+        settings: BotSettingsRepository,
+        repo: MemoryBotRepository,
+        models: ModelCatalog | None,
+        clock: Clock,
+        prices: Mapping[str, Price] | None = None,
+    ) -> None:
+        self._settings = settings
+        self._repo = repo
+        self._models = models
+        self._clock = clock
+        # The deployment's price table (`provider/model` -> Price); a model without a price
+        # is charged as unknown.
+        self.prices = dict(prices or {})
+
+    def model(self, org_settings: Mapping[str, Any]) -> LearningModel | None:
+        return bot_memory_model(self._models, org_settings)
+
+    def usable(
+        self, chat: Chat, org_settings: Mapping[str, Any]
+    ) -> tuple[LearningModel | None, BotSettings]:
+        """The model to ask for `chat` (None: no model, or the Bot's budget is spent) and
+        the memory Bot's settings."""
+        bot, spent_micros = self._settings.with_spent(chat.bot_id, self._clock.now_ms())
+        model = self.model(org_settings)
+        if model is not None and spent(bot.budget, spent_micros):
+            return None, bot
+        return model, bot
+
+    def spent(self, bot_id: str, settings: BotSettings) -> int:
+        return self._settings.spent(bot_id, self._period(settings))
+
+    def ask(
+        self,
+        chat: Chat,
+        turn_id: str,
+        bot: BotSettings,
+        model: LearningModel,
+        asked: Ask[In, Out],
+    ) -> tuple[Out | None, ModelCall]:
+        """The model's parsed answer (None when it failed, took over its window, had no
+        free slot or answered out of protocol), charged to the Bot's budget, and the call
+        for the Chat's call log."""
+        request = asked.request(deadline_s=WINDOW_S)
+        replied, ended = self._within_slot(chat.bot_id, bot, lambda: model.propose(request))
+        self._charge(chat.bot_id, bot, replied)
+        call = self._model_call(turn_id, model.name, request, replied, ended)
+        if replied is None:
+            return None, call
+        try:
+            return asked.parse(replied.text), call
+        except InvalidModelOutput:
+            log.warning("memory bot: the model's answer was not valid")
+            return None, call
+
+    def save(self, chat: Chat, call: ModelCall) -> None:
+        """The call on a call log row of its own. Best effort: the answer stands without it."""
+        try:
+            self._repo.log_call(chat, call)
+        except Unavailable:
+            log.warning("memory bot: a model call was not saved in the call log")
+
+    def _period(self, settings: BotSettings) -> str:
+        period = settings.budget.period if settings.budget else "month"
+        return period_key(period, self._clock.now_ms())
+
+    def _within_slot(
+        self, bot_id: str, settings: BotSettings, call: Callable[[], T]
+    ) -> tuple[T | None, str]:
+        """`call()` within the 15 s window, counting the wait for a free concurrency slot
+        (`concurrency` across every server: leases in the table), and how it ended; no
+        result when no slot came free (`no_slot`) or the model did not answer in time."""
+        deadline = time.monotonic() + WINDOW_S
+        slots = settings.concurrency
+        if slots is None:
+            return _within(WINDOW_S, call)
+        repo, holder = self._settings, uuid.uuid4().hex
+        while True:
+            slot = repo.take_slot(bot_id, slots, holder, self._clock.now_ms(), LEASE_TTL_MS)
+            if slot is not None:
+                break
+            if time.monotonic() + SLOT_POLL_S >= deadline:
+                log.warning("memory bot: no concurrency slot came free within the window")
+                return None, "no_slot"
+            time.sleep(SLOT_POLL_S)
+        taken = slot
+
+        def free() -> None:
+            try:
+                repo.free_slot(bot_id, taken, holder)
+            except Unavailable:
+                log.warning("memory bot: a concurrency slot is left to expire")
+
+        return _within(max(deadline - time.monotonic(), 0.0), call, free)
+
+    def _charge(self, bot_id: str, settings: BotSettings, reply: ModelReply | None) -> None:
+        """Add a call's confirmed cost to the period. Best effort: the answer stands."""
+        if reply is None:
+            return
+        usage = reply.usage
+        micros = cost_micros(self.prices.get(reply.model), usage.input_tokens, usage.output_tokens)
+        try:
+            self._settings.charge(bot_id, self._period(settings), micros, self._clock.now_ms())
+        except Unavailable:
+            log.warning("memory bot: a call's cost was not recorded")
+
+    def _model_call(
+        self,
+        turn_id: str,
+        model: str,
+        request: ModelRequest,
+        reply: ModelReply | None,
+        ended: str,
+    ) -> ModelCall:
+        """A call for the Chat's encrypted call log (request and reply sealed, as the
+        learning steps save theirs): no reply, tokens nor latency when the model failed,
+        took over its window or had no free slot."""
+        usage = reply.usage if reply is not None else None
+        return ModelCall(
+            turn_id,
+            request.task,
+            model,
+            json.dumps(
+                {"task": request.task, "system": request.system, "user": request.user},
+                ensure_ascii=False,
+            ),
+            reply.text if reply is not None else None,
+            ended,
+            (usage.input_tokens, usage.output_tokens) if usage is not None else None,
+            round(reply.latency_ms, 1) if reply is not None else None,
+            self._clock.now_ms(),
+        )
+
+
+def _within(
+    seconds: float, call: Callable[[], T], done: Callable[[], None] | None = None
+) -> tuple[T | None, str]:
+    """`call()`'s result and how the call ended (`answered`, `timeout`, or the failure's
+    kind); no result when it failed as a model may or took over `seconds`. `done` runs when
+    the call ends, even after its window passed (a concurrency slot is held until the
+    provider's call really ends)."""
+    future = _WORKERS.submit(call)
+    if done is not None:
+        future.add_done_callback(lambda _future: done())
+    try:
+        return future.result(timeout=seconds), "answered"
+    except FutureTimeout:
+        log.warning("memory bot: the model took longer than %.0f s", seconds)
+        return None, "timeout"
+    except ModelFailure as failure:
+        log.warning("memory bot: the model failed (%s)", failure.kind)
+        return None, failure.kind
