@@ -16,6 +16,7 @@ from agent_memory.domain.bounds import check_history, within_budget
 from agent_memory.domain.errors import NotFound, SessionConflict, Unavailable, ValidationFailed
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.model_names import ModelPolicy, parse_model_name
+from agent_memory.domain.session_limits import SkipReason
 from agent_memory.domain.session_memory import effective_switches
 from agent_memory.domain.sessions import (
     NewItem,
@@ -40,16 +41,6 @@ LearningAnswer = Literal["started", "skipped"]
 # What starting learning did: "throttled" is a skip already recorded with its reason
 # (the organization's model-call quota); clients see it as "skipped".
 StartAnswer = Literal["started", "skipped", "throttled"]
-# Why a Turn's learning was skipped (API.md `learningReason`), one name per cause.
-SkipReason = Literal[
-    "appOnly",
-    "generateOff",
-    "noModel",
-    "modelNotConfigured",
-    "workflowUnreachable",
-    "throttled",
-    "unavailable",
-]
 
 
 class Default(Enum):

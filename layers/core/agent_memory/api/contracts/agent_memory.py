@@ -2,63 +2,40 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, NotBlank, require_known_tag
-from agent_memory.api.contracts.memory_text import POOL_BOUND
+from agent_memory.api.contracts.base import Answer
+from agent_memory.api.contracts.memory_text import CommandBody, ForgetBody, RememberBody
 
 if TYPE_CHECKING:
     # Loaded with the services (every service module imports them), not with the routes:
-    # `to_domain` and `of` run once the request has its services (a cold start stays cheap).
-    from agent_memory.domain import session_memory as memory
+    # `of` runs once the request has its services (a cold start stays cheap).
     from agent_memory.domain.agent_memory import LogChange
     from agent_memory.domain.entries import Entry, KeyedMemory
 
 LastingKind = Literal["procedure", "preference", "decision"]
 
 
-class AgentRemember(Body):
-    tag: Literal["Remember"] = Field(alias="_tag")
-    key: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
-    content: Annotated[str, NotBlank] = Field(
-        min_length=1, max_length=8000, description=POOL_BOUND, json_schema_extra=NOT_BLANK
-    )
+class AgentRemember(RememberBody):
     kind: LastingKind
 
-    def to_domain(self) -> memory.Remember | memory.Forget:
-        from agent_memory.domain import session_memory as memory
 
-        return memory.Remember(self.key, self.content, self.kind)
-
-
-class AgentForget(Body):
-    tag: Literal["Forget"] = Field(alias="_tag")
-    key: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
-
-    def to_domain(self) -> memory.Remember | memory.Forget:
-        from agent_memory.domain import session_memory as memory
-
-        return memory.Forget(self.key)
+class AgentForget(ForgetBody):
+    pass
 
 
-COMMAND_TAGS = ("Remember", "Forget")
 AgentCommand = Annotated[AgentRemember | AgentForget, Field(discriminator="tag")]
 
 
-class AgentMemoryCommand(Body):
+class AgentMemoryCommand(CommandBody):
     """A person's change: `expected` is the version last read."""
+
+    TAGS = ("Remember", "Forget")
 
     expected: int = Field(ge=0)
     command: AgentCommand
-
-    @field_validator("command", mode="wrap")
-    @classmethod
-    def _tag_first(cls, value: Any, handler: Any) -> Any:
-        """A missing or unknown `_tag` is reported at `["command", "_tag"]`."""
-        require_known_tag(value, COMMAND_TAGS)
-        return handler(value)
 
 
 class SourceOut(Answer):

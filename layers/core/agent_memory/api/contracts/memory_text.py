@@ -1,16 +1,64 @@
-"""What agent memory and session memory answer alike: the memory text, and the bound a
-Remember's content is documented with (API.md, "Agents and sessions")."""
+"""What agent memory and session memory share: the Remember and Forget bodies, the memory
+text, and the bound a Remember's content is documented with (API.md, "Agents and sessions")."""
 
 from __future__ import annotations
 
-from agent_memory.api.contracts.base import Answer
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+
+from pydantic import Field, field_validator
+
+from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, NotBlank, require_known_tag
 from agent_memory.domain.pool_limits import KEYED_POOL_CONTENT, KEYED_POOL_ENTRIES
+
+if TYPE_CHECKING:
+    # Loaded with the services (every service module imports it), not with the routes:
+    # `to_domain` runs once the request has its services (a cold start stays cheap).
+    from agent_memory.domain import session_memory as memory
 
 POOL_BOUND = (
     f"A memory holds at most {KEYED_POOL_ENTRIES} entries and "
     f"{KEYED_POOL_CONTENT} characters of content (retracted entries count): a Remember "
     "that would pass either is 413 TooLarge."
 )
+MemoryKey = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")]
+
+
+class RememberBody(Body):
+    tag: Literal["Remember"] = Field(alias="_tag")
+    key: MemoryKey
+    content: Annotated[str, NotBlank] = Field(
+        min_length=1, max_length=8000, description=POOL_BOUND, json_schema_extra=NOT_BLANK
+    )
+    # Each pool narrows the kinds it keeps.
+    kind: str
+
+    def to_domain(self) -> memory.Remember:
+        from agent_memory.domain import session_memory as memory
+
+        return memory.Remember(self.key, self.content, self.kind)
+
+
+class ForgetBody(Body):
+    tag: Literal["Forget"] = Field(alias="_tag")
+    key: MemoryKey
+
+    def to_domain(self) -> memory.Forget:
+        from agent_memory.domain import session_memory as memory
+
+        return memory.Forget(self.key)
+
+
+class CommandBody(Body):
+    """A body whose `command` is tagged by `_tag`, one of `TAGS`."""
+
+    TAGS: ClassVar[tuple[str, ...]]
+
+    @field_validator("command", mode="wrap", check_fields=False)
+    @classmethod
+    def _tag_first(cls, value: Any, handler: Any) -> Any:
+        """A missing or unknown `_tag` is reported at `["command", "_tag"]`."""
+        require_known_tag(value, cls.TAGS)
+        return handler(value)
 
 
 class MemoryText(Answer):

@@ -5,20 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field
 
-from agent_memory.api.contracts.base import (
-    APP_ONLY_ON_TOOLS,
-    MODEL_NAME,
-    NOT_BLANK,
-    Answer,
-    Body,
-    NotBlank,
-    require_known_tag,
-)
-from agent_memory.api.contracts.memory_text import POOL_BOUND
+from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, MODEL_NAME, Answer, Body
+from agent_memory.api.contracts.memory_text import CommandBody, ForgetBody, RememberBody
 from agent_memory.domain.pool_limits import MAX_SESSION_ITEMS
-from agent_memory.domain.session_limits import MAX_ITEM_BYTES, MAX_TURN_ITEMS
+from agent_memory.domain.session_limits import MAX_ITEM_BYTES, MAX_TURN_ITEMS, SkipReason
 
 if TYPE_CHECKING:
     # Loaded with the services (every service module imports it), not with the routes:
@@ -109,15 +101,6 @@ class PostTurn(Body):
     revision: int | None = Field(default=None, ge=0)
 
 
-LearningReason = Literal[
-    "appOnly",
-    "generateOff",
-    "noModel",
-    "modelNotConfigured",
-    "workflowUnreachable",
-    "throttled",
-    "unavailable",
-]
 _LEARNING_REASON = (
     "Why `learning` is skipped (only then present): `appOnly` (the Turn only runs an App "
     "action), `generateOff` (the session's `generate` switch), `noModel` (no model named), "
@@ -132,7 +115,7 @@ class TurnOut(Answer):
     id: str
     itemIds: list[str]
     learning: Learning
-    learningReason: LearningReason | None = Field(default=None, description=_LEARNING_REASON)
+    learningReason: SkipReason | None = Field(default=None, description=_LEARNING_REASON)
     agentLearning: Learning
 
 
@@ -159,28 +142,12 @@ class ForkSession(Body):
 # --- memory commands ----------------------------------------------------------------------
 
 
-class RememberCommand(Body):
-    tag: Literal["Remember"] = Field(alias="_tag")
-    key: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
-    content: Annotated[str, NotBlank] = Field(
-        min_length=1, max_length=8000, description=POOL_BOUND, json_schema_extra=NOT_BLANK
-    )
+class RememberCommand(RememberBody):
     kind: Kind
 
-    def to_domain(self) -> memory.Command:
-        from agent_memory.domain import session_memory as memory
 
-        return memory.Remember(self.key, self.content, self.kind)
-
-
-class ForgetCommand(Body):
-    tag: Literal["Forget"] = Field(alias="_tag")
-    key: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
-
-    def to_domain(self) -> memory.Command:
-        from agent_memory.domain import session_memory as memory
-
-        return memory.Forget(self.key)
+class ForgetCommand(ForgetBody):
+    pass
 
 
 class ConfigureCommand(Body):
@@ -206,24 +173,18 @@ class RefreshCommand(Body):
         return memory.Refresh()
 
 
-COMMAND_TAGS = ("Remember", "Forget", "Configure", "Refresh")
 Command = Annotated[
     RememberCommand | ForgetCommand | ConfigureCommand | RefreshCommand,
     Field(discriminator="tag"),
 ]
 
 
-class MemoryCommand(Body):
+class MemoryCommand(CommandBody):
+    TAGS = ("Remember", "Forget", "Configure", "Refresh")
+
     expected: str = Field(max_length=100)
     revision: int = Field(ge=0)
     command: Command
-
-    @field_validator("command", mode="wrap")
-    @classmethod
-    def _tag_first(cls, value: Any, handler: Any) -> Any:
-        """A missing or unknown `_tag` is reported at `["command", "_tag"]`."""
-        require_known_tag(value, COMMAND_TAGS)
-        return handler(value)
 
 
 # --- memory answers -----------------------------------------------------------------------
