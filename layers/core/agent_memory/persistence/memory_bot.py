@@ -4,12 +4,8 @@ In the Chat's partition `CHAT#<chatId>` (persistence/bots.py), beside its items:
 - `CONFESS#<at:013d>#<turnId>`: one confession, and the encrypted call log of its model
   call: `sealed` holds {text, answer} under {org, pool: chat id, field: details}, bound to
   the row, with {request, reply} beside them when a model was asked; `calm` and `at` in the
-  clear, and then the call's task, model, how it ended, tokens and latency (as a `CALL#` row
-  has them). No ttl: the call lives as the confession does (its request is the fixed
-  prompt, the owner's instructions and the confession's own text), and goes with it: the
-  Chat's erasure, a person's erasure of their Turns in another's group chat
-  (persistence/erasure.py); DELETE .../items takes the items only. A confide with no
-  model call (no model, a spent budget) has none.
+  clear, and the call's task, model, how it ended, tokens and latency. No ttl: the call
+  lives and goes as the confession does (the Chat's erasure, persistence/erasure.py).
 - `ENRICH#<at:013d>#<turnId>`: one rewritten input; `sealed` holds {input, original} the
   same way; the entry ids used (ids are metadata) in the clear.
 - `CALL#<at:013d>#<turnId>#<task>`: the encrypted call log of the enrichment's model calls

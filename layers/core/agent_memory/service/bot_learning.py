@@ -26,6 +26,7 @@ from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.learning_notes import OPEN_TURN_AHEAD, SOURCE_GONE, budget_note
 from agent_memory.domain.memory_bot import (
+    BotSettings,
     Price,
     ReadMark,
     budget_event,
@@ -158,21 +159,10 @@ class BotLearningPool:
         if found is None:
             raise Skipped(SOURCE_GONE)
         chat, mark = found
-        settings = self._org_settings.effective(chat.org_id)
-        model = settings.get("botMemoryModel")
-        has_model = model is not None and (
-            self._models is None or self._models.resolve(model) is not None
-        )
-        skip = learning_skip(chat, bot_memory=bool(settings.get("botMemory")), has_model=has_model)
-        if skip is not None:
-            raise Skipped(skip)
+        model = self._model(chat)
         now = self._clock.now_ms()
-        bot, spent_micros = self._settings.with_spent(chat.bot_id, now)
+        bot = self._within_budget(chat, now)
         budget = bot.budget
-        if budget is not None and spent(budget, spent_micros):
-            # Skipped with the read position unchanged; the run waits for the next period.
-            upcoming = next_period_key(budget.period, now)
-            raise Deferred(budget_event(upcoming), budget_note(upcoming))
         # Without `upto`, the items found bound the read: the chat row's count is not the
         # last item (item writers never move it: persistence/bots.py).
         through = mark.position + MAX_SCAN if upto is None else upto
@@ -204,6 +194,28 @@ class BotLearningPool:
                 **self._entries(chat),
             },
         )
+
+    def _model(self, chat: Chat) -> str | None:
+        """The model the Chat's organization names; Skipped with why when it may not teach."""
+        settings = self._org_settings.effective(chat.org_id)
+        model = settings.get("botMemoryModel")
+        has_model = model is not None and (
+            self._models is None or self._models.resolve(model) is not None
+        )
+        skip = learning_skip(chat, bot_memory=bool(settings.get("botMemory")), has_model=has_model)
+        if skip is not None:
+            raise Skipped(skip)
+        return model
+
+    def _within_budget(self, chat: Chat, now: int) -> BotSettings:
+        """The memory Bot's settings; Deferred to the next period when its budget is spent
+        (the read position stays)."""
+        bot, spent_micros = self._settings.with_spent(chat.bot_id, now)
+        budget = bot.budget
+        if budget is not None and spent(budget, spent_micros):
+            upcoming = next_period_key(budget.period, now)
+            raise Deferred(budget_event(upcoming), budget_note(upcoming))
+        return bot
 
     def charge(self, evidence: Evidence, reply: ModelReply) -> list[Action]:
         """The call's confirmed cost added to the Bot's spend of this period (all
