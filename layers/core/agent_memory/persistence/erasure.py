@@ -61,10 +61,16 @@ from agent_memory.persistence.executions import (
     EXEC_PREFIX,
     partition,
 )
-from agent_memory.persistence.keys import resource_pk, thread_pk
+from agent_memory.persistence.keys import (
+    CHUNK_PREFIX,
+    MESSAGE_PREFIX,
+    THREAD_INDEX_PREFIX,
+    THREAD_LIST_PREFIX,
+    resource_pk,
+    thread_pk,
+)
 from agent_memory.persistence.memory_bot import CONFESSION_PREFIX, ENRICHMENT_PREFIX
 from agent_memory.persistence.memory_objects import LAYOUT, list_partition, pool_of
-from agent_memory.persistence.observations import CHUNK_PREFIX
 from agent_memory.persistence.pools import PoolRepository
 from agent_memory.persistence.recall_pending import pending_pk
 from agent_memory.persistence.sessions import (
@@ -73,9 +79,6 @@ from agent_memory.persistence.sessions import (
     session_pk,
 )
 from agent_memory.persistence.threads import (
-    ALL_PREFIX,
-    INDEX_PREFIX,
-    MESSAGE_PREFIX,
     agent_thread_sk,
     all_sk,
     index_sk,
@@ -145,12 +148,12 @@ class ErasureRepository:
 
     def agent_thread_ids(self, agent_id: str) -> list[str]:
         """Every thread of the agent (everyone's), from the agent's partition."""
-        rows = self._rows(agent_pk(agent_id), KeyRange(prefix=INDEX_PREFIX))
-        return [str(r["sk"]).removeprefix(INDEX_PREFIX) for r in rows]
+        rows = self._rows(agent_pk(agent_id), KeyRange(prefix=THREAD_INDEX_PREFIX))
+        return [str(r["sk"]).removeprefix(THREAD_INDEX_PREFIX) for r in rows]
 
     def user_thread_ids(self, user_id: str) -> list[str]:
         """Every thread of the person, from their list across agents."""
-        rows = self._rows(resource_pk(user_id), KeyRange(prefix=ALL_PREFIX))
+        rows = self._rows(resource_pk(user_id), KeyRange(prefix=THREAD_LIST_PREFIX))
         return sorted({str(r["threadId"]) for r in rows if "threadId" in r})
 
     def owned_chat_ids(self, user_id: str) -> list[str]:

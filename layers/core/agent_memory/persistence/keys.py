@@ -78,3 +78,15 @@ def wait_pk(event: str) -> str:
 
 def deferred_pk(event: str) -> str:
     return f"LEARN#deferred#{event}"
+
+
+# Threads: messages, the steps' read positions and the observation log in `THREAD#<id>`;
+# the user's thread lists in `RESOURCE#<userId>` (per agent, and across agents); the
+# agent's threads in `AGENT#<agentId>`; recall's pending rows under `LEARN#`.
+MESSAGE_PREFIX = "MSG#"
+THREAD_INDEX_PREFIX = "THREAD#"
+THREAD_LIST_PREFIX = "TLIST#"
+THREAD_POSITION_PREFIX = "POS#"
+OBSERVER_HEAD = "OBS"
+CHUNK_PREFIX = "OBS#"
+RECALL_PENDING_PREFIX = "LEARN#recall-idle#"

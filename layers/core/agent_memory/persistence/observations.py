@@ -19,12 +19,10 @@ from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.observation import Chunk, Kind, Status
 from agent_memory.domain.threads import Thread
 from agent_memory.persistence import keys
-from agent_memory.persistence.keys import thread_pk
+from agent_memory.persistence.keys import CHUNK_PREFIX, OBSERVER_HEAD, thread_pk
 from agent_memory.persistence.pools import Pool, PoolRepository, StoredEntry, version_condition
 from agent_memory.ports import Absent, Action, Cipher, Delete, KeyRange, Present, Store, Update
 
-HEAD_SK = "OBS"
-CHUNK_PREFIX = "OBS#"
 # Condition name: another request or run wrote the log first (read it again).
 OBSERVER_LOG = "observer-log"
 PAGE = 1000
@@ -134,10 +132,10 @@ class ObservationRepository:
         after: str | None = None
         while True:
             page = self._store.query(
-                thread_pk(thread.id), KeyRange(prefix=HEAD_SK), limit=PAGE, after=after
+                thread_pk(thread.id), KeyRange(prefix=OBSERVER_HEAD), limit=PAGE, after=after
             )
             for row in page.records:
-                if row["sk"] == HEAD_SK:
+                if row["sk"] == OBSERVER_HEAD:
                     head = Head(
                         active=int(row.get("active", 0)),
                         active_tokens=int(row.get("activeTokens", 0)),
@@ -166,7 +164,7 @@ class ObservationRepository:
         """The head moved from `before` (conditional on its version) to `after`."""
         return Update(
             thread_pk(thread.id),
-            HEAD_SK,
+            OBSERVER_HEAD,
             set={
                 "type": "observer",
                 "active": after.active,

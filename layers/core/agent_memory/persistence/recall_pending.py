@@ -17,13 +17,11 @@ from dataclasses import dataclass
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.threads import Thread
-from agent_memory.persistence.keys import thread_pk
-from agent_memory.persistence.observations import HEAD_SK
+from agent_memory.persistence.keys import OBSERVER_HEAD, RECALL_PENDING_PREFIX, thread_pk
 from agent_memory.ports import AtMost, Delete, Equals, Put, Store, Update
 
 log = logging.getLogger(__name__)
 
-PENDING_PREFIX = "LEARN#recall-idle#"
 SHARDS = 4
 # Condition name: a save after the run (or the flush's read) moved the row's `upto`.
 PENDING_MOVED = "recall-pending-moved"
@@ -32,14 +30,14 @@ NOTHING_LEFT = 2**62
 
 
 def pending_pk(thread_id: str) -> str:
-    return f"{PENDING_PREFIX}{zlib.crc32(thread_id.encode()) % SHARDS}"
+    return f"{RECALL_PENDING_PREFIX}{zlib.crc32(thread_id.encode()) % SHARDS}"
 
 
 def observed_boundary(store: Store, thread_id: str) -> int:
     """Messages of the thread numbered below this are shown as the observer's active
     observations, not verbatim (the `active` of its log head, persistence/observations.py;
     0 before any activation). One read of one small row."""
-    head = store.get(thread_pk(thread_id), HEAD_SK)
+    head = store.get(thread_pk(thread_id), OBSERVER_HEAD)
     return int(head.get("active", 0)) if head is not None else 0
 
 
@@ -102,7 +100,7 @@ class PendingRecalls:
         for shard in range(SHARDS):
             after: str | None = None
             while True:
-                page = self._store.query(f"{PENDING_PREFIX}{shard}", after=after)
+                page = self._store.query(f"{RECALL_PENDING_PREFIX}{shard}", after=after)
                 found.extend(
                     PendingRecall(
                         org_id=str(row["orgId"]),

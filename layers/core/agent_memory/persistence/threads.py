@@ -28,7 +28,14 @@ from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence import keys
 from agent_memory.persistence.agents import agent_pk
 from agent_memory.persistence.events import event_action
-from agent_memory.persistence.keys import resource_pk, thread_pk
+from agent_memory.persistence.keys import (
+    MESSAGE_PREFIX,
+    THREAD_INDEX_PREFIX,
+    THREAD_LIST_PREFIX,
+    THREAD_POSITION_PREFIX,
+    resource_pk,
+    thread_pk,
+)
 from agent_memory.persistence.working_memory import WorkingMemories
 from agent_memory.ports import (
     Absent,
@@ -45,10 +52,6 @@ from agent_memory.ports import (
     Update,
 )
 
-MESSAGE_PREFIX = "MSG#"
-INDEX_PREFIX = "THREAD#"
-ALL_PREFIX = "TLIST#"
-POSITION_PREFIX = "POS#"
 # Condition name: another save numbered its messages first (retry with the new count).
 THREAD_SEQ = "thread-seq"
 # Condition name: another run of the same background step moved its read position first.
@@ -66,20 +69,20 @@ def _newest_first(created_at: int) -> str:
 
 
 def index_sk(thread: Thread) -> str:
-    return f"{INDEX_PREFIX}{thread.agent_id}#{_newest_first(thread.created_at)}#{thread.id}"
+    return f"{THREAD_INDEX_PREFIX}{thread.agent_id}#{_newest_first(thread.created_at)}#{thread.id}"
 
 
 def all_sk(thread: Thread) -> str:
-    return f"{ALL_PREFIX}{_newest_first(thread.created_at)}#{thread.id}"
+    return f"{THREAD_LIST_PREFIX}{_newest_first(thread.created_at)}#{thread.id}"
 
 
 def agent_thread_sk(thread_id: str) -> str:
     """The thread's row in its agent's partition (`AGENT#<agentId>`)."""
-    return f"{INDEX_PREFIX}{thread_id}"
+    return f"{THREAD_INDEX_PREFIX}{thread_id}"
 
 
 def position_sk(kind: str) -> str:
-    return f"{POSITION_PREFIX}{kind}"
+    return f"{THREAD_POSITION_PREFIX}{kind}"
 
 
 @dataclass(frozen=True)
@@ -180,10 +183,10 @@ class ThreadRepository:
         """The user's threads newest first (of one agent when `agent_id` is given), `limit`
         at most, after the thread `after` (a page's last): one Query either way."""
         if agent_id is not None:
-            prefix = f"{INDEX_PREFIX}{agent_id}#"
+            prefix = f"{THREAD_INDEX_PREFIX}{agent_id}#"
             start = index_sk(after) if after is not None else None
         else:
-            prefix = ALL_PREFIX
+            prefix = THREAD_LIST_PREFIX
             start = all_sk(after) if after is not None else None
         page = self._store.query(
             resource_pk(user_id), KeyRange(prefix=prefix), limit=limit, after=start
@@ -338,7 +341,7 @@ class ThreadRepository:
         rows = self._store.get_many([(thread_pk(t.id), message_sk(seq)) for t, seq in wanted])
         found: dict[tuple[str, int], Message] = {}
         for row in rows:
-            thread_id = str(row["pk"])[len(INDEX_PREFIX) :]
+            thread_id = str(row["pk"])[len(thread_pk("")) :]
             if row.get("type") != "thread-message" or thread_id not in threads:
                 continue
             seq = int(str(row["sk"])[len(MESSAGE_PREFIX) :])
