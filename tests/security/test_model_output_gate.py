@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain import model_gate as gate
-from agent_memory.domain.audiences import BAD_TOPIC
+from agent_memory.domain.tags import BAD_TOPIC
 from agent_memory.ports import LearningRequest
 from tests.api.test_bots import make_channel, turn
 from tests.api.test_confide import Script, World, scripted_services
