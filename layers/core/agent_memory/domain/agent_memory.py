@@ -68,8 +68,6 @@ def skip_reason(
     return None
 
 
-# --- commands ----------------------------------------------------------------------------
-
 AgentCommand = Remember | Forget
 
 
@@ -95,7 +93,6 @@ ENTRY_NAMESPACE = "agent"
 
 
 def entry_id(key: str) -> str:
-    """The server id of the agent memory entry under `key`."""
     return keyed_id(ENTRY_NAMESPACE, key)
 
 
@@ -121,9 +118,6 @@ def forgotten(meta: EntryMeta, now_ms: int, version: int) -> EntryMeta:
     return meta.retracted(None, now_ms, version, "person")
 
 
-# --- the log -----------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class LogChange:
     """One change of the memory: the version it made, when, what made it, which keys."""
@@ -132,9 +126,6 @@ class LogChange:
     at: int
     by: By
     keys: tuple[str, ...]
-
-
-# --- learning ----------------------------------------------------------------------------
 
 
 class Item(Protocol):
@@ -189,9 +180,6 @@ def sources_of(session_id: str, item_ids: Iterable[str]) -> tuple[Source, ...]:
     return tuple(ItemSource(item, session_id) for item in item_ids)
 
 
-# --- promotion ---------------------------------------------------------------------------
-
-
 def promotable(entries: Iterable[EntryMeta]) -> list[EntryMeta]:
     """The session memory entries a promoted subagent keeps: active and lasting, by key."""
     chosen = [e for e in entries if e.active and e.kind in LASTING_KINDS]
@@ -224,9 +212,6 @@ def promoted_name(name: str | None, source_agent: str | None) -> str:
         return name
     base = f"{source_agent} (promoted)" if source_agent else "Promoted subagent"
     return base[:MAX_PROMOTED_NAME]
-
-
-# --- memory text -------------------------------------------------------------------------
 
 
 def text_parts(shared: bool) -> tuple[str, str]:

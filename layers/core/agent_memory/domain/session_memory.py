@@ -48,9 +48,6 @@ def item_sources(item_ids: tuple[str, ...] | list[str]) -> tuple[Source, ...]:
     return tuple(ItemSource(item) for item in item_ids)
 
 
-# --- Commands ----------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Remember:
     """Add a fact, or replace the fact with this key; it becomes active."""
@@ -96,7 +93,7 @@ def check_key(key: str, path: list[str | int]) -> str:
 
 
 def check_command(command: Command) -> Command:
-    """Validate a command's fields; errors name `["command", <field>]`."""
+    """Errors name `["command", <field>]`."""
     match command:
         case Remember(key, content, kind):
             check_key(key, ["command", "key"])
@@ -128,9 +125,6 @@ def edit_note(command: Remember | Forget) -> str:
     if isinstance(command, Remember):
         return f'Remembered "{command.key}" ({command.kind}): {command.content}'
     return f'Forgot "{command.key}".'
-
-
-# --- Switches ----------------------------------------------------------------------------
 
 
 def configure(overrides: Mapping[str, bool], changes: Mapping[str, bool | None]) -> dict[str, bool]:

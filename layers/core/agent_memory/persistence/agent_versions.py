@@ -68,8 +68,6 @@ class AgentVersionRepository:
         self._store = store
         self._cipher = cipher
 
-    # -- sealing ---------------------------------------------------------------------------
-
     def _seal(self, agent: Agent, sk: str, memory: dict[str, Any] | None) -> bytes:
         text = json.dumps(memory, ensure_ascii=False, separators=(",", ":"))
         return self._cipher.seal(text, scope=_scope(agent), row=sk)
@@ -77,8 +75,6 @@ class AgentVersionRepository:
     def _open(self, agent: Agent, sk: str, blob: Any) -> dict[str, Any] | None:
         value = json.loads(self._cipher.open(bytes(blob), scope=_scope(agent), row=sk))
         return value if isinstance(value, dict) else None
-
-    # -- reads -----------------------------------------------------------------------------
 
     def _agent_and(self, agent_id: str, sk: str) -> tuple[Agent | None, Record | None]:
         """The agent row and its row `sk`, in one batch read."""
@@ -127,8 +123,6 @@ class AgentVersionRepository:
     def _version(self, agent: Agent, row: Record) -> Version:
         sk = str(row["sk"])
         return Version(int(row["number"]), self._open(agent, sk, row["memory"]), int(row["at"]))
-
-    # -- writes ----------------------------------------------------------------------------
 
     def save_draft(self, agent: Agent, memory: dict[str, Any] | None, now_ms: int) -> None:
         row: Record = {

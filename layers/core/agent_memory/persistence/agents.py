@@ -34,16 +34,8 @@ class AgentRepository:
 
     def index_put(self, agent: Agent, now_ms: int) -> Put:
         """The agent's row in its organization's list, for the agent row's transaction."""
-        row: Record = {
-            "pk": org_agents_pk(agent.org_id),
-            "sk": agent.id,
-            "type": "agent-index",
-            "name": agent.name,
-            "owner": agent.owner,
-            "members": list(agent.members),
-            "createdAt": now_ms,
-        }
-        return Put(row, Absent())
+        row: Record = {"pk": org_agents_pk(agent.org_id), "sk": agent.id, "type": "agent-index"}
+        return Put({**row, **_fields(agent, now_ms)}, Absent())
 
     def listed(
         self, org_id: str, visible: Callable[[Agent], bool], *, limit: int, after: str | None
@@ -63,17 +55,8 @@ class AgentRepository:
 
     def put(self, agent: Agent, now_ms: int) -> Put:
         """The new agent's row, for a transaction of the caller's (e.g. a promotion)."""
-        row: Record = {
-            "pk": agent_pk(agent.id),
-            "sk": keys.HEAD,
-            "type": "agent",
-            "orgId": agent.org_id,
-            "name": agent.name,
-            "owner": agent.owner,
-            "members": list(agent.members),
-            "createdAt": now_ms,
-        }
-        return Put(row, Absent())
+        row: Record = {"pk": agent_pk(agent.id), "sk": keys.HEAD, "type": "agent"}
+        return Put({**row, "orgId": agent.org_id, **_fields(agent, now_ms)}, Absent())
 
     def get(self, agent_id: str) -> Agent | None:
         return agent_of(agent_id, self._store.get(agent_pk(agent_id), keys.HEAD))
@@ -86,6 +69,16 @@ class AgentRepository:
         return {
             str(row["pk"]).removeprefix(keys.user("")) for row in rows if row.get("orgId") == org_id
         }
+
+
+def _fields(agent: Agent, now_ms: int) -> Record:
+    """What the agent row and its list's row both keep."""
+    return {
+        "name": agent.name,
+        "owner": agent.owner,
+        "members": list(agent.members),
+        "createdAt": now_ms,
+    }
 
 
 def agent_of(agent_id: str, row: Record | None) -> Agent | None:

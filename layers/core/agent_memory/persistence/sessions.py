@@ -92,8 +92,6 @@ class SessionRepository:
         self._cipher = cipher
         self.pools = PoolRepository(store, cipher)
 
-    # -- reads ---------------------------------------------------------------------------
-
     def get(self, session_id: str) -> Session | None:
         return _head(self._store.get(session_pk(session_id), keys.HEAD))
 
@@ -108,7 +106,6 @@ class SessionRepository:
         return session, entries
 
     def memory(self, session_id: str) -> tuple[Session, list[StoredEntry]] | None:
-        """The head row and every entry, in one Query."""
         page = self._store.query(session_pk(session_id), MEMORY_RANGE)
         session, entries = self._head_and_entries(page.records)
         return (session, entries) if session is not None else None
@@ -152,8 +149,6 @@ class SessionRepository:
         )
         return [_item(row) for row in page.records if row.get("type") == "item"]
 
-    # -- content -------------------------------------------------------------------------
-
     def _scope(self, session: Session, field: str) -> dict[str, str]:
         return {"org": session.org_id, "pool": session.id, "field": field}
 
@@ -164,8 +159,6 @@ class SessionRepository:
         return self._cipher.open(
             item.sealed, scope=self._scope(session, "item"), row=item_sk(item.seq)
         )
-
-    # -- actions -------------------------------------------------------------------------
 
     def create(self, session: Session, now_ms: int) -> None:
         self._store.write(
@@ -270,20 +263,18 @@ class SessionRepository:
         previous: EntryMeta | None,
         order: int = 0,
     ) -> list[Action]:
-        """Write an entry (new, or replacing `previous`, the one under its key)."""
+        """A new entry, or one replacing `previous` (the one under its key)."""
         return self.pools.put(session_pool(session), meta, content, previous=previous, order=order)
 
     def entry_retract(
         self, session: Session, previous: EntryMeta, after: EntryMeta
     ) -> list[Action]:
-        """Mark an existing entry retracted; its content stays as it was."""
+        """An entry retracted; its content stays as it was."""
         return self.pools.change(session_pool(session), previous, after)
 
     def write(self, actions: Sequence[Action]) -> None:
-        """One conditional transaction; raises WriteConflict(index=...) when a condition fails."""
+        """Raises WriteConflict(index=...) when a condition fails."""
         self._store.write(actions)
-
-    # -- fork ----------------------------------------------------------------------------
 
     def fork(
         self, source: Session, fork: Session, now_ms: int, also: Sequence[Action] = ()
@@ -328,8 +319,6 @@ class SessionRepository:
         copy["pk"] = session_pk(fork.id)
         copy[attribute] = self._cipher.seal(plain, scope=self._scope(fork, field), row=row["sk"])
         return copy
-
-    # -- rows ----------------------------------------------------------------------------
 
     def _head_row(self, session: Session, now_ms: int) -> Record:
         return {

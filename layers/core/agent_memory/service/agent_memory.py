@@ -1,9 +1,6 @@
-"""Agent memory (seed 000, "Agent memory"): read it, change it with Remember/Forget against
-its version, read its log and memory text, list its learning, promote a subagent Session.
-
-Owner and members read and change an Agent's memory; anyone else gets 404. A command is ONE
-transaction: the head row's version (conditional on `expected`), the entry and the log entry.
-"""
+"""Agent memory (seed 000, "Agent memory"): read, Remember/Forget against its version, log,
+memory text, learning, promotion of a subagent Session. Owner and members only (404 to anyone
+else). A command is ONE transaction: the version (on `expected`), the entry, the log entry."""
 
 from __future__ import annotations
 
@@ -64,7 +61,7 @@ class AgentMemoryService:
         self.learning = learning
 
     def _memory(self, principal: Principal, agent_id: str, action: Action) -> AgentMemory:
-        """The agent, version and entries (one Query), after the access check."""
+        """The agent, version and entries (one Query)."""
         found = self._repo.read(agent_id)
         if found is None:
             raise NotFound("agent not found")
@@ -72,7 +69,6 @@ class AgentMemoryService:
         return found
 
     def read(self, principal: Principal, agent_id: str) -> KeyedMemory:
-        """Every entry (active and retracted) and the version."""
         found = self._memory(principal, agent_id, "read")
         agent = found.agent
         entries = [Entry(s.meta, self._repo.open(agent, s)) for s in found.entries]
@@ -81,8 +77,8 @@ class AgentMemoryService:
     def command(
         self, principal: Principal, agent_id: str, expected: int, command: AgentCommand
     ) -> KeyedMemory:
-        """Remember or Forget at version `expected`; answers the memory after the change.
-        A stale version, or Forget of a key the memory does not hold: 409 VersionConflict."""
+        """The memory after the change. A stale version, or Forget of a key the memory does
+        not hold: 409 VersionConflict."""
         check_agent_command(command)
         found = self._memory(principal, agent_id, "change")
         agent = found.agent
@@ -132,7 +128,7 @@ class AgentMemoryService:
         return within_budget(changes, lambda change: carried_size(asdict(change)))[0]
 
     def text(self, principal: Principal, agent_id: str) -> MemoryText:
-        """The agent's memory text; decrypts only the entries it shows."""
+        """Decrypts only the entries it shows."""
         limit = self._max_text_length
         found, newest = self._repo.newest(agent_id, first_page(limit))
         agent = authorized(principal, found, "read")
@@ -146,7 +142,6 @@ class AgentMemoryService:
         )
 
     def executions(self, principal: Principal, agent_id: str) -> list[dict[str, Any]]:
-        """The agent's learning, one execution per completed turn of its sessions."""
         agent = authorized(principal, self._agents.get(agent_id), "read")
         return learning_runs(self.learning, PoolRef("agent", agent.org_id, agent.id))
 

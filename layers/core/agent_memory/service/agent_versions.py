@@ -50,7 +50,6 @@ class AgentVersionService:
         self._org_settings = org_settings
 
     def draft(self, principal: Principal, agent_id: str) -> dict[str, Any] | None:
-        """The draft's `memory` block as saved."""
         require_tenant(principal)
         agent, memory = self._repo.agent_and_draft(agent_id)
         authorized(principal, agent, "read")
@@ -66,8 +65,6 @@ class AgentVersionService:
         options = memory_options.effective(saved)["options"]
         models = list(_models(options))
         if models:
-            # A model outside the deployment's or the organization's list, or one this
-            # deployment cannot run, is a 400 at its field.
             narrowed = (
                 self._org_settings.effective(agent.org_id)["allowedModels"]
                 if self._org_settings is not None
@@ -79,7 +76,6 @@ class AgentVersionService:
         return saved
 
     def publish(self, principal: Principal, agent_id: str) -> Version:
-        """A new version from the draft, numbered after the newest."""
         require_tenant(principal)
         agent, memory = self._repo.agent_and_draft(agent_id)
         agent = authorized(principal, agent, "change")
@@ -93,8 +89,7 @@ class AgentVersionService:
     def versions(
         self, principal: Principal, agent_id: str, *, before: int | None = None
     ) -> tuple[list[Version], int | None]:
-        """Published versions newest first (at most 100; `before` pages back) and the
-        active one's number."""
+        """Published versions newest first and the active one's number."""
         require_tenant(principal)
         agent, published = self._repo.agent_and_published(agent_id)
         agent = authorized(principal, agent, "read")
@@ -102,7 +97,6 @@ class AgentVersionService:
         return versions, published.active
 
     def activate(self, principal: Principal, agent_id: str, number: int) -> None:
-        """Make version `number` the one threads follow."""
         require_tenant(principal)
         agent, _ = self._repo.agent_and_published(agent_id)
         agent = authorized(principal, agent, "change")

@@ -45,14 +45,12 @@ class AgentService:
         return agent
 
     def get(self, principal: Principal, agent_id: str) -> Agent:
-        """The Agent, for its owner and members; anyone else gets 404."""
         return authorized(principal, self._repo.get(agent_id), "read")
 
     def list_agents(
         self, principal: Principal, *, limit: int, starting_after: str | None
     ) -> tuple[list[Agent], bool]:
-        """The agents of the caller's organization that the caller owns or is a member of
-        (an organization admin: every one), newest first; whether more follow."""
+        """Newest first; whether more follow."""
         user, org_id = person_of(principal)
 
         def visible(agent: Agent) -> bool:

@@ -1,9 +1,6 @@
 """Session memory (seed 000): read it, change it with commands, render the memory text.
-
-Every command is one conditional transaction whose first action updates the head row on
-the condition that `revision` is still the one the client sent (and `expected` its head):
-a conflict writes nothing.
-"""
+Every command is one transaction conditional on the head row's `revision`: a conflict
+writes nothing."""
 
 from __future__ import annotations
 
@@ -73,7 +70,7 @@ class SessionMemoryService:
     def _memory(
         self, principal: Principal, session_id: str, action: Access = "read"
     ) -> tuple[Session, list[StoredEntry]]:
-        """The head row and every entry (one Query), after the access check."""
+        """The head row and every entry (one Query)."""
         session, stored = self._repo.memory(session_id) or (None, [])
         return session_authorized(principal, session, action), stored
 
@@ -95,18 +92,16 @@ class SessionMemoryService:
     def command(
         self, principal: Principal, session_id: str, expected: str, revision: int, command: Command
     ) -> Session:
-        """Remember, Forget, Configure or Refresh; answers the Session after the change."""
+        """The Session after the change."""
         check_command(command)
         previous: EntryMeta | None = None
         pool: list[EntryMeta] = []
         if isinstance(command, Remember):
-            # The head row and every entry (one Query): the pool's bound is checked on the
-            # entries' lengths, nothing is decrypted.
+            # The pool's bound is checked on the entries' lengths: nothing is decrypted.
             whole = self._memory(principal, session_id, "change")
             session, pool = whole[0], [s.meta for s in whole[1]]
             previous = next((m for m in pool if m.id == entry_id(command.key)), None)
         elif isinstance(command, Forget):
-            # The head row and the entry under the key, in one request.
             found, stored = self._repo.with_entry(session_id, entry_id(command.key))
             session = session_authorized(principal, found, "change")
             previous = stored.meta if stored is not None else None
@@ -183,6 +178,5 @@ class SessionMemoryService:
         return session
 
     def executions(self, principal: Principal, session_id: str) -> list[dict[str, Any]]:
-        """The learning runs of this Session, newest first."""
         session = self._access.load(principal, session_id, "read")
         return learning_runs(self.learning, session_pool_ref(session))

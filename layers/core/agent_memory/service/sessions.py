@@ -1,8 +1,5 @@
-"""Sessions: create, read, append a completed Turn (and start consolidation), fork.
-
-Learning runs elsewhere (the workflow, service/learning.py): this service only asks it to
-start, through the `Learning` protocol, once the Turn's items are stored.
-"""
+"""Sessions: create, read, list, append a completed Turn, fork. Learning runs in the workflow
+(service/learning.py): a stored Turn only asks it to start, through `Learning`."""
 
 from __future__ import annotations
 
@@ -101,7 +98,7 @@ def learning_runs(learning: Learning | None, pool: PoolRef) -> list[dict[str, An
 
 
 class SessionAccess:
-    """Loading a Session for a caller, its switches, and whether its model can run."""
+    """A Session as its caller may see it, its switches, and whether its model can run."""
 
     def __init__(
         self,
@@ -172,8 +169,7 @@ class SessionService:
         model: str | Default | None = Default.MODEL,
         kind: str = "chat",
     ) -> Session:
-        """A new Session of an Agent the caller may use; `model` None is a Session without
-        a model, left out it is the deployment's default model."""
+        """`model` None is a Session without a model; left out, the deployment's default."""
         owner, _org = person_of(principal)
         if isinstance(model, str):
             parse_model_name(model, ["model"])
@@ -191,8 +187,8 @@ class SessionService:
     def list_sessions(
         self, principal: Principal, agent_id: str, *, limit: int, starting_after: str | None
     ) -> tuple[list[Session], bool]:
-        """The caller's sessions of an agent they may read (an organization admin: every
-        one's), newest first; whether more follow. Sessions stay private to their owner."""
+        """The caller's sessions of the agent (an organization admin: everyone's), newest
+        first; whether more follow."""
         user, org_id = person_of(principal)
         agent = self._agents.usable(principal, agent_id)
 
@@ -204,8 +200,7 @@ class SessionService:
     def items(
         self, principal: Principal, session_id: str, *, limit: int, starting_after: str | None
     ) -> tuple[list[SessionItem], bool]:
-        """The session's items in order (the history as stored, edit notices included),
-        after the item id `starting_after`; whether more follow."""
+        """The history after the item id `starting_after`, in order; whether more follow."""
         after = 0
         if starting_after is not None:
             seq = item_seq(starting_after)
@@ -296,8 +291,7 @@ class SessionService:
     def _learn(
         self, session: Session, items: Sequence[NewItem], model: str | None, generate: bool
     ) -> SkipReason | None:
-        """Start the Turn's consolidation; why it was skipped, or None when it started."""
-        # A Turn that only runs an App action changes no memory: no model ran in it.
+        """Why the Turn's consolidation was skipped, or None when it started."""
         if only_runs_an_app_action(items):
             return "appOnly"
         if not generate:
@@ -320,11 +314,9 @@ class SessionService:
         return "throttled" if answer == "throttled" else "workflowUnreachable"
 
     def fork(self, principal: Principal, session_id: str) -> Session:
-        """A new Session with a copy of the history, memory and overrides, starting at its
-        source's head and revision. Afterwards the two are independent.
-
-        A Fork changes nothing of its source, so concurrent Forks of one Session all land;
-        one that races a change of its source copies it again (until_it_lands)."""
+        """A copy of the history, memory and overrides at its source's head and revision.
+        A Fork changes nothing of its source, so concurrent Forks all land; one that races a
+        change of its source copies it again."""
         fork_id = self._ids.new("s_")
 
         def attempt() -> Session:

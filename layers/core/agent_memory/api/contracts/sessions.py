@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
 Learning = Literal["started", "skipped"]
 
-# --- sessions -----------------------------------------------------------------------------
-
 
 # POST /v1/sessions/{sessionId}/promote's body (the agent memory route, routers/sessions.py).
 class Promote(Body):
@@ -139,9 +137,6 @@ class ForkSession(Body):
     pass
 
 
-# --- memory commands ----------------------------------------------------------------------
-
-
 class RememberCommand(RememberBody):
     kind: Kind
 
@@ -185,9 +180,6 @@ class MemoryCommand(CommandBody):
     expected: str = Field(max_length=100)
     revision: int = Field(ge=0)
     command: Command
-
-
-# --- memory answers -----------------------------------------------------------------------
 
 
 class SessionEntryOut(Answer):
