@@ -37,7 +37,6 @@ T = TypeVar("T")
 LAMBDA_RESPONSE_BYTES = 6 * 1024 * 1024
 # What one answer's body may take as carried: 1 MiB is left for the envelope and headers.
 ANSWER_BUDGET = 5 * 1024 * 1024
-# A Session's history: its memory read lists every processed item id (`i-50000` at most).
 MAX_SESSION_ITEMS = pool_limits.MAX_SESSION_ITEMS
 
 POOL_FULL = (
@@ -57,7 +56,6 @@ class PoolBound:
 # characters, category, importance, three timestamps, the entity's type (measured: 430).
 OBJECT_FRAME = 512
 
-# Seed 000's session and agent memory (one bound: a promotion copies a session's entries).
 KEYED_POOL = PoolBound(
     max_entries=pool_limits.KEYED_POOL_ENTRIES, max_content=pool_limits.KEYED_POOL_CONTENT
 )

@@ -29,19 +29,6 @@ class KnownEntry:
     status: str
 
 
-class Evidence(Protocol):
-    """A run's evidence as a keyed pool's task reads it."""
-
-    @property
-    def items(self) -> Sequence[EvidenceItem]: ...
-    @property
-    def memory(self) -> Sequence[KnownEntry]: ...
-    @property
-    def allowed_kinds(self) -> Sequence[str]: ...
-    @property
-    def person(self) -> str | None: ...
-
-
 class SaidItem(Protocol):
     """An item as the local extractor reads it: any conversation's, a chat's turn item too."""
 
@@ -66,3 +53,10 @@ class Statements(Protocol):
     def allowed_kinds(self) -> Sequence[str]: ...
     @property
     def person(self) -> str | None: ...
+
+
+class Evidence(Statements, Protocol):
+    """A run's evidence as a keyed pool's task reads it."""
+
+    @property
+    def items(self) -> Sequence[EvidenceItem]: ...

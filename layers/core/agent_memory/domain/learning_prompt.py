@@ -108,16 +108,10 @@ def render_evidence(request: Evidence) -> str:
 
 
 def _entry_line(entry: KnownEntry) -> str:
-    if entry.status != "active":
-        # A retracted entry's text is not shown again; its key must not come back.
-        fields = {"key": entry.key, "kind": entry.kind, "status": entry.status}
-    else:
-        fields = {
-            "key": entry.key,
-            "kind": entry.kind,
-            "status": entry.status,
-            "content": entry.content,
-        }
+    fields = {"key": entry.key, "kind": entry.kind, "status": entry.status}
+    # A retracted entry's text is not shown again; its key must not come back.
+    if entry.status == "active":
+        fields["content"] = entry.content
     return json.dumps(fields, ensure_ascii=False)
 
 

@@ -104,7 +104,6 @@ class ProposedForget:
     sources: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        """The change in API.md's shape (for recording a rejected change)."""
         return {"op": "forget", "key": self.key, "sources": list(self.sources)}
 
 
@@ -112,12 +111,9 @@ ProposedChange = ProposedRemember | ProposedForget
 
 
 def parse_changes(text: str, *, known_keys: Collection[str] = ()) -> tuple[ProposedChange, ...]:
-    """Parse a model's answer text into proposed changes, in the order given.
-
-    Accepts the JSON object alone or wrapped in one Markdown code fence. Raises
-    `InvalidModelOutput` for anything else. `known_keys` are keys the pool already holds:
-    they are accepted even when outside the key alphabet.
-    """
+    """The answer's changes in order, from the JSON object alone or in one Markdown code
+    fence (`InvalidModelOutput` otherwise). `known_keys`, the pool's, pass outside the key
+    alphabet."""
     data = decode_json(text)
     changes = data.get("changes") if isinstance(data, dict) else None
     if isinstance(changes, list) and len(changes) > MAX_CHANGES:

@@ -20,7 +20,6 @@ Path = list[str | int]
 
 
 def encodable(text: str) -> bool:
-    """True when `text` can be encoded as UTF-8."""
     return text.isascii() or _SURROGATE.search(text) is None
 
 

@@ -119,7 +119,6 @@ class ModelTask(ABC, Generic[In, Out]):
         return [{"op": self.name}]
 
     def request(self, task_input: In, *, deadline_s: float = STEP_DEADLINE_S) -> ModelRequest:
-        """What a provider is sent for this input."""
         return TaskRequest(self, task_input, deadline_s)
 
 
@@ -174,17 +173,14 @@ class Ask(Generic[In, Out]):
         return self.task.name
 
     def request(self, deadline_s: float = STEP_DEADLINE_S) -> ModelRequest:
-        """The provider request."""
         return self.task.request(self.input, deadline_s=deadline_s)
 
     def parse(self, text: str) -> Out:
-        """The answer text as the task's typed output (raises `InvalidModelOutput`)."""
+        """Raises `InvalidModelOutput`."""
         return self.task.parse(text, self.input)
 
     def review(self, output: Out) -> Review[Out]:
-        """The task's rules on the parsed output."""
         return self.task.review(output, self.input)
 
     def describe(self, output: Out) -> list[dict[str, Any]]:
-        """Records of an output none of which is applied."""
         return self.task.describe(output)
