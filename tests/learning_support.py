@@ -15,7 +15,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_memory.domain.proposals import MEMORY_KINDS, ProposedForget, ProposedRemember
+from agent_memory.domain.proposals import (
+    MEMORY_KINDS,
+    ProposedChange,
+    ProposedForget,
+    ProposedRemember,
+)
+from agent_memory.domain.tasks.base import Ask
+from agent_memory.domain.tasks.memory_changes import consolidation
 from agent_memory.ports import (
     Absent,
     Action,
@@ -35,6 +42,7 @@ from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
     FinishActions,
+    FreeOfCharge,
     Outcome,
     PoolRef,
 )
@@ -46,7 +54,7 @@ def _pk(pool: PoolRef) -> str:
     return f"NOTES#{pool.pool_id}"
 
 
-class NotesPool:
+class NotesPool(FreeOfCharge):
     """A tiny session-like pool: enough rules to tell applied from rejected changes."""
 
     kind = "session"
@@ -110,6 +118,9 @@ class NotesPool:
         return self.store.query(_pk(pool), KeyRange(prefix="LOG#")).records
 
     # -- LearningPool ----------------------------------------------------------------------
+
+    def task(self, evidence: Evidence) -> Ask[LearningRequest, tuple[ProposedChange, ...]]:
+        return consolidation(self.kind, evidence)
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
         head = self.head(pool)

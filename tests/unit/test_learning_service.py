@@ -33,6 +33,7 @@ from agent_memory.service.learning import (
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
+    FreeOfCharge,
     Outcome,
     PoolRef,
     SourceRef,
@@ -399,7 +400,7 @@ class ShoutTask(ModelTask[tuple[str, ...], Shout]):
 SHOUT = ShoutTask()
 
 
-class TaskPool:
+class TaskPool(FreeOfCharge):
     """A pool of any kind that asks `make(evidence)`: items in one partition, a head row with
     the read position and the last applied answer, committed with the execution's end."""
 

@@ -57,6 +57,7 @@ from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
     FinishActions,
+    FreeOfCharge,
     Outcome,
     PoolKind,
     PoolRef,
@@ -164,7 +165,7 @@ class AgentLearning:
         ]
 
 
-class AgentLearningPool:
+class AgentLearningPool(FreeOfCharge):
     kind: PoolKind = "agent"
 
     def __init__(

@@ -29,7 +29,6 @@ from agent_memory.domain.learning_notes import (
 from agent_memory.domain.limits import quota_note
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import STEP_DEADLINE_S, Ask, Refusal
-from agent_memory.domain.tasks.memory_changes import consolidation
 from agent_memory.persistence.events import one_row, pool_changed
 from agent_memory.persistence.executions import (
     CALL_OPEN,
@@ -474,8 +473,7 @@ class LearningService:
         and reused later (a retried step, the other copy of an execution) is never charged
         again, as only a real call comes here. Retried on an outage like the save; past
         that the step fails and its retry calls (and charges) anew."""
-        charge = getattr(self._pool(run.kind), "charge", None)
-        spent: list[Action] = list(charge(evidence, reply)) if charge is not None else []
+        spent = list(self._pool(run.kind).charge(evidence, reply))
         if not spent:
             return
         for pause in PAID_PAUSES_S:
@@ -627,14 +625,8 @@ class LearningService:
         return pool
 
     def _ask(self, kind: PoolKind, evidence: Evidence) -> Ask[Any, Any]:
-        """The pool's task for this evidence. A pool that names no task learns by seed
-        000's consolidation (`memory_changes`)."""
-        pool = self._pool(kind)
-        task = getattr(pool, "task", None)
-        if task is None:
-            return consolidation(kind, evidence)
-        ask: Ask[Any, Any] = task(evidence)
-        return ask
+        """The pool's task for this evidence."""
+        return self._pool(kind).task(evidence)
 
     def _answered(self, run: Run) -> str | None:
         """The saved answer this run uses: its answer row, when an attempt saved one."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.ports import Action, EvidenceItem, KnownEntry
+from agent_memory.ports import Action, EvidenceItem, KnownEntry, ModelReply
 
 # Open: any registered pool kind ("session", "agent", a bot's, a test's).
 PoolKind = str
@@ -107,6 +107,11 @@ class Deferred(Skipped):
 class LearningPool(Protocol):
     kind: PoolKind
 
+    def charge(self, evidence: Evidence, reply: ModelReply) -> Sequence[Action]:
+        """What one real model call of a run costs the pool (a memory Bot's budget), as
+        actions written before its answer is saved; none for a pool that spends nothing."""
+        ...
+
     def task(self, evidence: Evidence) -> Ask[Any, Any]:
         """The model task a run of this pool asks, bound to its input from `evidence`
         (domain/tasks). Its parsed answer is what `apply` gets as `changes`."""
@@ -131,3 +136,10 @@ class LearningPool(Protocol):
         evidence still unread, so a change citing an item that run learned is refused
         here, and no item is learned twice."""
         ...
+
+
+class FreeOfCharge:
+    """A pool whose model calls spend nothing of its own (no budget to charge)."""
+
+    def charge(self, evidence: Evidence, reply: ModelReply) -> Sequence[Action]:
+        return ()

@@ -33,6 +33,7 @@ from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
     FinishActions,
+    FreeOfCharge,
     Outcome,
     PoolKind,
     PoolRef,
@@ -52,7 +53,7 @@ def _size(text: str) -> int:
     return len(json.dumps(text, ensure_ascii=False).encode())
 
 
-class SessionLearningPool:
+class SessionLearningPool(FreeOfCharge):
     kind: PoolKind = "session"
 
     def __init__(self, access: SessionAccess, clock: Clock) -> None:

@@ -26,6 +26,7 @@ from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
     FinishActions,
+    FreeOfCharge,
     Outcome,
     PoolKind,
     PoolRef,
@@ -98,7 +99,7 @@ class ThreadStep(Protocol):
         ...
 
 
-class StepDefaults:
+class StepDefaults(FreeOfCharge):
     """What most steps do around saves: nothing; as a rider, all their unread work."""
 
     riders: tuple[ThreadStep, ...] = ()
