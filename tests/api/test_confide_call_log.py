@@ -14,7 +14,7 @@ import pytest
 
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.tasks.confide_answer import CALM_ANSWER
-from agent_memory.persistence.bots import chat_pk
+from agent_memory.persistence.bot_rows import chat_pk
 from agent_memory.ports import ModelFailure, Put, Usage
 from agent_memory.service import memory_bot_calls
 from tests.api.test_bots import make_channel, turn

@@ -16,13 +16,8 @@ from agent_memory.domain.bots import MAX_CHAT_ITEMS, NewChatItem
 from agent_memory.domain.errors import NotFound, TooLarge
 from agent_memory.domain.identity import Principal
 from agent_memory.persistence import keys
-from agent_memory.persistence.bots import (
-    CHAT_ITEMS,
-    ITEM_PREFIX,
-    BotRepository,
-    chat_pk,
-    item_sk,
-)
+from agent_memory.persistence.bot_rows import chat_pk, item_sk
+from agent_memory.persistence.bots import CHAT_ITEMS, BotRepository
 from agent_memory.persistence.erasure import ErasureRepository
 from agent_memory.ports import Action, Check, KeyRange, Page, Put, Update
 from agent_memory.service.bots import BotService
@@ -70,7 +65,7 @@ def _head(store: InMemoryStore, chat_id: str) -> dict[str, Any]:
 
 def _item_rows(store: InMemoryStore, chat_id: str) -> list[str]:
     pk = chat_pk(chat_id)
-    return sorted(sk for p, sk in store.rows if p == pk and sk.startswith(ITEM_PREFIX))
+    return sorted(sk for p, sk in store.rows if p == pk and sk.startswith(keys.ITEM_PREFIX))
 
 
 def test_turns_number_items_without_writing_the_chat_row() -> None:

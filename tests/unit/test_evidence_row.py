@@ -18,7 +18,7 @@ from agent_memory.adapters.in_memory import FakeCipher, InMemoryStore
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.persistence import keys
-from agent_memory.persistence.bots import chat_pk
+from agent_memory.persistence.bot_rows import chat_pk
 from agent_memory.persistence.erasure import CHAT_DELETING, ErasureRepository
 from agent_memory.persistence.executions import ExecutionRepository, Run, partition
 from agent_memory.ports import Action, Put

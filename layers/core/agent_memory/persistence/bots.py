@@ -1,33 +1,40 @@
-"""Bots, Channels, Chats, Turns and Items in the single table.
-
-- `BOT#<id>/META` (grants and links, `rev`), `CHANNEL#<id>/META` (members, `rev`): changed
-  conditionally on `rev`. `BOTS#<org>/<botId>`: the bots an organization uses.
-- `CHAT#<id>/META`: `itemCount`, the fence of item writers. `RESOURCE#<owner>/CHAT#<id>` and
-  `RESOURCE#<userId>/SPOKE#<id>` (a group chat where a person started a Turn) let erasure
-  find a person's chats (persistence/erasure.py).
-- `CHAT#<id>/TURN#<turnId>` and `CHAT#<id>/ITEM#<seq:08d>`: metadata in plaintext (learning
-  checks it without decrypting), `text` sealed under {org, pool: chat id, field: item}.
+"""Bots, Channels, Chats, Turns and Items in the single table (their rows:
+persistence/bot_rows.py).
 
 Items are added in ONE transaction: a check that `itemCount` is still the count read, the
 Turn's Put or Update, and the item Puts, each conditional on its row being absent. The next
 id is max(itemCount, newest item's seq) + 1, read with the chat row in one Query, so a turn
 never writes the chat row: a writer that lost a race finds the other's item row (CHAT_ITEMS)
-and reads again; erasure and history deletion move `itemCount` first (`raise_fence`), so a
-writer that read before fails its check and no deleted id is given again.
+and reads again; erasure and history deletion move `itemCount` first (`raise_fence`), so
+a writer that read before fails its check and no deleted id is given again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from types import MappingProxyType
-from typing import Any, cast
 
 from agent_memory.domain.bots import Bot, Channel, Chat, ChatItem, Turn
 from agent_memory.domain.errors import WriteConflict
-from agent_memory.domain.grants import Level
 from agent_memory.domain.sessions import item_seq
 from agent_memory.persistence import keys
+from agent_memory.persistence.bot_rows import (
+    bot_of,
+    bot_pk,
+    channel_of,
+    channel_pk,
+    chat_of,
+    chat_pk,
+    item_of,
+    item_sk,
+    org_bots_pk,
+    owned_chat_key,
+    raise_fence,
+    spoken_chat_key,
+    turn_of,
+    turn_sk,
+)
+from agent_memory.persistence.keys import ITEM_PREFIX
 from agent_memory.ports import (
     Absent,
     Action,
@@ -36,92 +43,23 @@ from agent_memory.ports import (
     Delete,
     Equals,
     KeyRange,
-    LessThan,
     Put,
     Record,
     Store,
     Update,
 )
 
-TURN_PREFIX = "TURN#"
-ITEM_PREFIX = "ITEM#"
-OWNED_CHAT_PREFIX = "CHAT#"
-SPOKEN_CHAT_PREFIX = "SPOKE#"
 # Condition names.
 # The chat's count moved, or an item row exists at an id read as free: read again.
 CHAT_ITEMS = "chat-item-count"
-# The chat's count is already at least the seq a deletion raises it to (or no chat row).
-CHAT_FENCE = "chat-item-fence"
 TURN_OPEN = "turn-open"
 TURN_LAST_ITEM = "turn-last-item"
 BOT_REV = "bot-rev"
 CHANNEL_REV = "channel-rev"
 
 
-def bot_pk(bot_id: str) -> str:
-    return f"BOT#{bot_id}"
-
-
-def org_bots_pk(org_id: str) -> str:
-    """The bots an organization uses (its own and linked ones): erasure reads their pools."""
-    return f"BOTS#{org_id}"
-
-
 def _org_bot(org_id: str, bot_id: str, now_ms: int) -> Put:
     return Put({"pk": org_bots_pk(org_id), "sk": bot_id, "type": "org-bot", "at": now_ms})
-
-
-def channel_pk(channel_id: str) -> str:
-    return f"CHANNEL#{channel_id}"
-
-
-def chat_pk(chat_id: str) -> str:
-    return f"CHAT#{chat_id}"
-
-
-def owned_chat_key(owner: str, chat_id: str) -> tuple[str, str]:
-    """The chat's row in its owner's partition (`RESOURCE#<userId>`, as threads')."""
-    return f"RESOURCE#{owner}", f"{OWNED_CHAT_PREFIX}{chat_id}"
-
-
-def spoken_chat_key(user_id: str, chat_id: str) -> tuple[str, str]:
-    """A group chat of another owner in the partition of a person who spoke in it."""
-    return f"RESOURCE#{user_id}", f"{SPOKEN_CHAT_PREFIX}{chat_id}"
-
-
-def turn_sk(turn_id: str) -> str:
-    return f"{TURN_PREFIX}{turn_id}"
-
-
-def item_sk(seq: int) -> str:
-    return f"{ITEM_PREFIX}{seq:08d}"
-
-
-def raise_fence(store: Store, chat_id: str, seq: int) -> None:
-    """Raise the chat row's `itemCount` to `seq` (left as it is when already at least that,
-    or when the row is gone): called before item rows up to `seq` are deleted, so an id
-    whose row is gone is still counted as given (module docstring). One plain Update,
-    conditional on the count being below `seq` (the count only ever grows)."""
-    try:
-        store.write(
-            [
-                Update(
-                    chat_pk(chat_id),
-                    keys.HEAD,
-                    set={"itemCount": seq},
-                    condition=LessThan("itemCount", seq, name=CHAT_FENCE),
-                )
-            ]
-        )
-    except WriteConflict as error:
-        if error.condition != CHAT_FENCE:
-            raise
-
-
-def _levels(raw: Any) -> Mapping[str, Level]:
-    return MappingProxyType(
-        {str(u): ("write" if v == "write" else "read") for u, v in (raw or {}).items()}
-    )
 
 
 class BotRepository:
@@ -445,61 +383,3 @@ class BotRepository:
                     raise
                 continue
             removed += len(page.records)
-
-
-def bot_of(row: Record) -> Bot:
-    links = {str(org): _levels(levels) for org, levels in (row.get("links") or {}).items()}
-    return Bot(
-        id=str(row["pk"]).removeprefix("BOT#"),
-        org_id=str(row["orgId"]),
-        name=str(row["name"]),
-        owner=str(row["owner"]),
-        levels=_levels(row.get("levels")),
-        links=MappingProxyType(links),
-    )
-
-
-def channel_of(row: Record) -> Channel:
-    return Channel(
-        id=str(row["pk"]).removeprefix("CHANNEL#"),
-        org_id=str(row["orgId"]),
-        name=str(row["name"]),
-        creator=str(row["creator"]),
-        members=tuple(str(m) for m in row.get("members") or ()),
-    )
-
-
-def chat_of(row: Record) -> Chat:
-    return Chat(
-        id=str(row["pk"]).removeprefix("CHAT#"),
-        bot_id=str(row["botId"]),
-        org_id=str(row["orgId"]),
-        owner=str(row["owner"]),
-        channel_id=row.get("channelId"),
-        kind="review" if row.get("kind") == "review" else "chat",
-        item_count=int(row.get("itemCount") or 0),
-    )
-
-
-def turn_of(chat_id: str, row: Record) -> Turn:
-    return Turn(
-        id=str(row["sk"]).removeprefix(TURN_PREFIX),
-        chat_id=chat_id,
-        actor=str(row["actor"]),
-        status="completed" if row.get("status") == "completed" else "open",
-        notice=bool(row.get("notice")),
-        created_at=int(row.get("createdAt") or 0),
-        last_item=int(row.get("lastItem") or 0),
-        active_at=int(row.get("updatedAt") or row.get("createdAt") or 0),
-    )
-
-
-def item_of(row: Record) -> ChatItem:
-    role = str(row["role"])
-    return ChatItem(
-        seq=int(row["seq"]),
-        turn_id=str(row["turnId"]),
-        role=cast(Any, role),
-        actor=row.get("actor"),
-        app=row.get("app"),
-    )

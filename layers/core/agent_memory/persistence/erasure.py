@@ -43,10 +43,7 @@ from agent_memory.domain.sessions import Session
 from agent_memory.domain.threads import Thread
 from agent_memory.persistence import keys
 from agent_memory.persistence.agents import agent_pk, org_agents_pk
-from agent_memory.persistence.bots import (
-    OWNED_CHAT_PREFIX,
-    SPOKEN_CHAT_PREFIX,
-    TURN_PREFIX,
+from agent_memory.persistence.bot_rows import (
     chat_of,
     chat_pk,
     org_bots_pk,
@@ -64,8 +61,11 @@ from agent_memory.persistence.executions import (
 from agent_memory.persistence.keys import (
     CHUNK_PREFIX,
     MESSAGE_PREFIX,
+    OWNED_CHAT_PREFIX,
+    SPOKEN_CHAT_PREFIX,
     THREAD_INDEX_PREFIX,
     THREAD_LIST_PREFIX,
+    TURN_PREFIX,
     resource_pk,
     thread_pk,
 )

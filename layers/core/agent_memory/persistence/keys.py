@@ -90,3 +90,15 @@ THREAD_POSITION_PREFIX = "POS#"
 OBSERVER_HEAD = "OBS"
 CHUNK_PREFIX = "OBS#"
 RECALL_PENDING_PREFIX = "LEARN#recall-idle#"
+
+# Bots: a Bot's, a Channel's and a Chat's partitions and the bots an organization uses
+# (`BOTS#<orgId>`); a chat's turns and items in its partition; in `RESOURCE#<userId>` the
+# chats a person owns and the group chats of others where they spoke.
+BOT_PREFIX = "BOT#"
+ORG_BOTS_PREFIX = "BOTS#"
+CHANNEL_PREFIX = "CHANNEL#"
+CHAT_PREFIX = "CHAT#"
+TURN_PREFIX = "TURN#"
+ITEM_PREFIX = "ITEM#"
+OWNED_CHAT_PREFIX = "CHAT#"
+SPOKEN_CHAT_PREFIX = "SPOKE#"

@@ -52,7 +52,7 @@ from agent_memory.domain.memory_bot import (
 )
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_pk
-from agent_memory.persistence.bots import bot_pk, chat_of, chat_pk
+from agent_memory.persistence.bot_rows import bot_pk, chat_of, chat_pk
 from agent_memory.ports import (
     Absent,
     AbsentOrEquals,
