@@ -20,8 +20,9 @@ from agent_memory.adapters.in_memory import (
 )
 from agent_memory.bootstrap import aws_adapters
 from agent_memory.domain.errors import Unavailable
-from agent_memory.service.learning import LearningService, wait_name
+from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import PoolRef
+from agent_memory.service.learning_start import wait_name
 from tests.integration.learning_harness import ORG, Workflow, workflow
 from tests.learning_support import Catalog
 

@@ -27,7 +27,6 @@ from agent_memory.ports import Equals, EvidenceItem, Execution, KeyRange, ModelF
 from agent_memory.service.learning import (
     MAX_EVIDENCE_BYTES,
     MODEL_DEADLINE_S,
-    RUN_LIMIT_MS,
     LearningService,
 )
 from agent_memory.service.learning_pools import (
@@ -49,6 +48,7 @@ from agent_memory.service.learning_runs import (
     evidence_json,
     execution_name,
 )
+from agent_memory.service.learning_start import RUN_LIMIT_MS
 from tests.learning_support import (
     MODEL,
     Catalog,

@@ -26,7 +26,8 @@ from agent_memory.adapters.stepfunctions import StepFunctionsOrchestrator, claim
 from agent_memory.domain.errors import Unavailable
 from agent_memory.persistence.executions import WAIT_TTL_S, ExecutionRepository, Run
 from agent_memory.ports import Clock, Put, Store
-from agent_memory.service.learning import LearningService, wait_name
+from agent_memory.service.learning import LearningService
+from agent_memory.service.learning_start import wait_name
 from tests.learning_support import MODEL, Catalog, NotesPool
 from tests.unit.test_learning_service import BUDGET, REF, Harness
 

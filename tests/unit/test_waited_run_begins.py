@@ -17,8 +17,8 @@ import pytest
 from agent_memory.domain.errors import Unavailable
 from agent_memory.persistence.executions import RUN_ENDS, ExecutionRepository, Run
 from agent_memory.ports import LearningRequest, ModelFailure, ModelReply, Put, Update
-from agent_memory.service.learning import wait_name
 from agent_memory.service.learning_runs import step_run
+from agent_memory.service.learning_start import wait_name
 from tests.learning_support import MODEL
 from tests.unit.test_learning_service import REF
 from tests.unit.test_recorded_waits import EVENT, WaitHarness, row_put

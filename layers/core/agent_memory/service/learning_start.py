@@ -1,0 +1,327 @@
+"""Durable learning, the API side: start a run, save one that waits for an event, release
+and wake waits, and list a pool's runs. The steps a run goes through are service/learning.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any, Literal
+
+from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.learning_notes import failure_note
+from agent_memory.domain.limits import quota_note
+from agent_memory.persistence.executions import (
+    WAIT_TTL_S,
+    ExecutionRepository,
+    ExecutionRow,
+    Run,
+)
+from agent_memory.ports import (
+    Cipher,
+    Clock,
+    Execution,
+    Ids,
+    ModelCatalog,
+    Orchestrator,
+    Store,
+)
+from agent_memory.service.learning_pools import LearningPool, PoolKind, PoolRef, SourceRef
+from agent_memory.service.learning_runs import LearningStepError, execution_name
+from agent_memory.service.limits import ModelCallQuota
+
+log = logging.getLogger(__name__)
+
+# The state machine's own TimeoutSeconds (300 s, Express's limit) plus a margin: a row still
+# "running" after that lost its execution (it timed out or RecordFailure itself failed).
+RUN_LIMIT_MS = (300 + 300) * 1000
+# The `upto` of a wait whose last item only its event will tell (a turn still open).
+UPTO_LATER = -1
+# How a copy of an execution waits for the other copy's model call (under CallModel's 120 s).
+COPY_WAIT_S = 100.0
+
+
+class LearningStarts:
+    """Starts, saves and lists learning runs for any registered pool."""
+
+    def __init__(
+        self,
+        store: Store,
+        cipher: Cipher,
+        clock: Clock,
+        ids: Ids,
+        orchestrator: Orchestrator | None,
+        models: ModelCatalog,
+        pools: Iterable[LearningPool] = (),
+        quota: ModelCallQuota | None = None,
+    ) -> None:
+        self._runs = ExecutionRepository(store, cipher)
+        self._store = store
+        # ORG_MODEL_CALLS_PER_MINUTE, taken by every start (service/limits.py).
+        self._quota = quota
+        self._clock = clock
+        self._ids = ids
+        self._orchestrator = orchestrator
+        self._models = models
+        self.copy_wait_s = COPY_WAIT_S
+        self._pools: dict[str, LearningPool] = {}
+        for pool in pools:
+            self.register(pool)
+
+    def register(self, pool: LearningPool) -> None:
+        """Plug in (or replace) the rules of one kind of pool."""
+        self._pools[pool.kind] = pool
+
+    # -- the API side ------------------------------------------------------------------------
+
+    def start(
+        self, pool: PoolRef, *, upto: int, reason: str
+    ) -> Literal["started", "skipped", "throttled"]:
+        """Start learning `pool` up to item `upto`. `reason` "turn" names the run after the
+        evidence alone, so a repeated start is a no-op; any other reason ("refresh", a retry)
+        adds a nonce, because Step Functions refuses a used name for 90 days.
+
+        "skipped" when this deployment has no workflow, or when a turn's start finds the
+        workflow service unavailable: the turn is already saved, the read position did not
+        move, and the next turn learns from this evidence too. Other reasons raise
+        Unavailable (503) so that the caller may retry.
+
+        Every start is a model call of the pool's organization: over its quota
+        (ORG_MODEL_CALLS_PER_MINUTE) the run is recorded as skipped with a note saying why,
+        and "throttled" is answered; the read position did not move."""
+        if self._orchestrator is None:
+            return "skipped"
+        nonce = None if reason == "turn" else self._ids.new("r")
+        name = execution_name(pool, upto, nonce)
+        refused = self._quota.take(pool.org_id) if self._quota is not None else None
+        if refused is not None:
+            self._record_skip(pool, name, upto, reason, quota_note(reason, refused))
+            return "throttled"
+        payload = _payload(_run(pool, name, self._clock.now_ms(), reason, upto))
+        try:
+            self._orchestrator.start(name, payload)
+        except Unavailable:
+            if reason != "turn":
+                raise
+            log.warning("learning not started: the workflow service is unavailable")
+            return "skipped"
+        return "started"
+
+    def _record_skip(self, pool: PoolRef, name: str, upto: int, reason: str, note: str) -> None:
+        """A run that never started, with why, for the pool's executions. Best effort: the
+        caller's request succeeds whether or not the row is written."""
+        now = self._clock.now_ms()
+        try:
+            run = _run(pool, name, now, reason, upto)
+            self._store.write([self._runs.skipped(run, now, note), *self._runs.ended(run, now)])
+        except (Unavailable, WriteConflict):
+            log.warning("learning over the model-call quota: the skip was not recorded")
+
+    def skipped(self, pool: PoolRef, *, event: str, reason: str, note: str, at: int) -> None:
+        """Record, once per pool and `event`, the run a `wait` for `event` would have saved,
+        as skipped with why (`note`): nothing may be learned, so nothing waits. `at`: when
+        it was asked for, the same for every call of one event (a Turn's start), so a
+        repeated call finds its row. A later wait for the same event is a run of its own
+        (its name differs), so a model configured meanwhile still learns. Raises
+        Unavailable when the table is unavailable."""
+        now = self._clock.now_ms()
+        run = _run(pool, skip_name(pool, event), at, reason, 0)
+        try:
+            row = self._runs.skipped(run, now, note, waited_for=event)
+            self._store.write([row, *self._runs.ended(run, now)])
+        except WriteConflict:
+            pass  # recorded by an earlier call for the same event
+
+    def wait(
+        self, pool: PoolRef, *, event: str, reason: str, upto: int | None = None
+    ) -> Literal["waiting", "started", "exists", "skipped"]:
+        """Save a learning execution of `pool` that starts when `event` happens (`release`),
+        e.g. `turn:<org>:<chat>:<turn>` (a confide waits for its turn) or a budget period.
+        The wait is a row: it survives restarts. One wait per pool and event: a repeated
+        call is "exists" (a call retried after a crash completes the first one's wait).
+        When the event happened first, the run starts now ("started"). `upto` is the last
+        item to read when known now; else the event's `upto` says.
+
+        The wait is written before the event is read, and a release writes the event before
+        it reads the waits, so one of them finds the other; whichever does asks the workflow
+        to start the run under its name, and when both do, the orchestrator refuses the
+        second start (docs/decisions.md: nothing is written to release it).
+
+        "skipped" when this deployment has no workflow (nothing is saved). Raises
+        Unavailable when the table or, for an event that already happened, the workflow
+        service is unavailable (call again: it is started once)."""
+        if self._orchestrator is None:
+            return "skipped"
+        now = self._clock.now_ms()
+        run = _run(pool, wait_name(pool, event), now, reason, UPTO_LATER if upto is None else upto)
+        recorded = self._runs.wait(run, event, now)
+        if recorded.happened is None:
+            return "exists" if recorded.repeated else "waiting"
+        if _forgotten(recorded.run, now):
+            return "exists"
+        named = None if recorded.run.upto == UPTO_LATER else recorded.run.upto
+        run = replace(recorded.run, upto=_upto(recorded.happened, named, event))
+        # Saved before or not, it is asked for: a release (or this call, before) may have
+        # failed to start it; a refused start means it started already.
+        if self._hand_over(run, now).started or not recorded.repeated:
+            return "started"  # a new wait refused: the event's release started it
+        return "exists"
+
+    def release(self, event: str, *, upto: int | None = None) -> list[Execution]:
+        """`event` happened: record it (once: the first call's `upto` stands, and a wait
+        saved later starts at once) and start every execution waiting on it. Each is
+        started once: every linked run is asked for under its name, which the orchestrator
+        refuses when it started before (`started=False`), so a release that failed to start
+        one (or died before it could) is finished by the next. A run asked for before its
+        wait wrote its row (a wait half written) starts as well: its link names it, and
+        LoadEvidence writes its row. Nothing is written on the runs' rows. Raises
+        Unavailable when the table or the workflow service fails (call again)."""
+        now = self._clock.now_ms()
+        data = self._runs.happen(event, {} if upto is None else {"upto": upto}, now)
+        if self._orchestrator is None:
+            return []
+        results: list[Execution] = []
+        failed: Unavailable | None = None
+        for waiter in self._runs.waiters(event):
+            if _forgotten(waiter.run, now):
+                results.append(Execution(name=waiter.run.name, started=False))
+                continue
+            named = None if waiter.run.upto == UPTO_LATER else waiter.run.upto
+            run = replace(waiter.run, upto=_upto(data, named, event))
+            try:
+                results.append(self._hand_over(run, now))
+            except Unavailable as error:
+                failed = error  # the others still start; the next release retries this one
+        if failed is not None:
+            raise failed
+        return results
+
+    def wake(self, event: str) -> list[Execution]:
+        """`event` happened (a budget period started): every run deferred to it is saved
+        again as a wait on it, reading as far as the farthest deferred run of its pool and
+        conversation, and the event is released (`release`: each run starts once, however
+        often this is called). Raises Unavailable when the table or the workflow failed
+        (call again)."""
+        deferred = self._runs.deferred(event)
+        farthest: dict[str, Run] = {}
+        for run in deferred:
+            key = wait_name(_ref(run), event)
+            if key not in farthest or farthest[key].upto < run.upto:
+                farthest[key] = run
+        for run in farthest.values():
+            self.wait(_ref(run), event=event, reason="budget", upto=run.upto)
+        started = self.release(event)
+        self._runs.forget_deferred(event, deferred)
+        return started
+
+    def _hand_over(self, run: Run, now: int) -> Execution:
+        """Ask the workflow to start a run whose event happened, reading up to `run.upto`
+        (the event's, else the wait's: the same for every caller, so each asks with the
+        same input). Nothing is written on its row: the orchestrator's claim of the name
+        lets one start happen and refuses the others (`started=False`), whoever asks and
+        however often; a run that began or ended is refused too. A start the workflow
+        refused gives the name back, so the next release or repeated wait asks again."""
+        assert self._orchestrator is not None  # callers checked
+        return self._orchestrator.start(run.name, _payload(run))
+
+    def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]:
+        """The pool's newest executions, newest first, in API.md's Execution shape."""
+        now = self._clock.now_ms()
+        rows = self._runs.newest(pool.kind, pool.org_id, pool.pool_id, limit, evidence=True)
+        return [self._view(row, now) for row in rows]
+
+    def _view(self, row: ExecutionRow, now: int) -> dict[str, Any]:
+        # A wait shows `waiting` until LoadEvidence begins it on its evidence row, even once
+        # it was asked for (a second at most; nothing is written to release it), then
+        # `running` until it ends (its row is not written in between).
+        status: str = "running" if row.begun else row.status
+        details = self._runs.details(row) if "detail" in row.record else {}
+        error = {"type": row.error_type, "message": details.get("error", "")}
+        running_since = next(at for at in (row.began_at, row.started_at) if at is not None)
+        if status == "running" and now - running_since > RUN_LIMIT_MS:
+            status = "failed"
+            error = {"type": "States.Timeout", "message": "the run did not finish in time"}
+        view: dict[str, Any] = {
+            "id": row.run.name,
+            "status": status,
+            "startedAt": row.started_at,
+            "endedAt": row.ended_at,
+            "itemIds": row.item_ids,
+            "applied": row.applied,
+            "rejected": details.get("rejected", []),
+            "reason": row.run.reason,
+            "model": row.model,
+        }
+        if row.run.session:
+            view["sessionId"] = row.run.session
+        if status == "failed":
+            view["error"] = error
+            # Said from its kind when shown, so a run timed out while listed says it too.
+            view["note"] = failure_note(str(error["type"]))
+        if details.get("note"):
+            view["note"] = details["note"]
+        return view
+
+    def _pool(self, kind: PoolKind) -> LearningPool:
+        pool = self._pools.get(kind)
+        if pool is None:
+            raise LearningStepError(f"no learning rules for pools of kind {kind!r}")
+        return pool
+
+
+def wait_name(pool: PoolRef, event: str) -> str:
+    """The execution name of `pool`'s wait for `event`: one per pool and event."""
+    digest = hashlib.sha256(event.encode()).hexdigest()[:16]
+    return execution_name(pool, 0, f"w{digest}")
+
+
+def skip_name(pool: PoolRef, event: str) -> str:
+    """The execution name of `pool`'s skipped learning for `event`: one per pool and event."""
+    digest = hashlib.sha256(event.encode()).hexdigest()[:16]
+    return execution_name(pool, 0, f"s{digest}")
+
+
+def is_wait_name(name: str) -> bool:
+    """Whether `name` is a wait's (`wait_name`): its row exists before LoadEvidence."""
+    return _WAIT_NAME.search(name) is not None
+
+
+_WAIT_NAME = re.compile(r"-0-w[0-9a-f]{16}$")
+
+
+def _run(pool: PoolRef, name: str, now: int, reason: str, upto: int) -> Run:
+    return Run(pool.kind, pool.org_id, pool.pool_id, name, now, reason, upto, pool.session)
+
+
+def _ref(run: Run) -> PoolRef:
+    """The pool (and conversation) a run learns, as its row names it."""
+    source = SourceRef("session", run.session) if run.session else None
+    return PoolRef(run.kind, run.org_id, run.pool_id, source)
+
+
+def _upto(data: Mapping[str, Any], upto: int | None, event: str) -> int:
+    """The last item a released run reads: the event's, else the one the wait named."""
+    if "upto" in data:
+        return int(data["upto"])
+    if upto is None:
+        raise ValueError(f"neither the wait nor the event {event!r} names the last item")
+    return upto
+
+
+def _forgotten(run: Run, now: int) -> bool:
+    """Whether the wait of `run` is past its time (`WAIT_TTL_S` from when it was asked
+    for): its link and event are expired, only not deleted yet. The orchestrator keeps a
+    name at least that long from the start, which came later; past it, a start might no
+    longer be refused, so an expired wait is not asked for again."""
+    return now // 1000 >= run.requested_at // 1000 + WAIT_TTL_S
+
+
+def _payload(run: Run) -> dict[str, Any]:
+    """The execution input of a run (infra/statemachines/README.md), as `start` builds it."""
+    ref: dict[str, str] = {"kind": run.kind, "orgId": run.org_id, "poolId": run.pool_id}
+    if run.session:
+        ref["sessionId"] = run.session
+    return {"pool": ref, "upto": run.upto, "reason": run.reason, "requestedAt": run.requested_at}
