@@ -113,7 +113,6 @@ class Recorder:
 
 
 class Step(StepDefaults):
-
     def __init__(self, kind: str, wants: bool) -> None:
         self.kind = kind
         self.wants = wants
