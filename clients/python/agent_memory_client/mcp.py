@@ -120,6 +120,18 @@ def build_server(connector: Connector) -> MCPServer:
             except AgentMemoryError as error:
                 raise _tool_error(error) from error
 
+    _add_writes(server, call)
+    _add_reads(server, call)
+    return server
+
+
+# One tool's call of the service, with the request's token (`build_server`'s `call`).
+Call = Callable[[Context, Callable[[AsyncClient], Awaitable[Any]]], Awaitable[Any]]
+
+
+def _add_writes(server: MCPServer, call: Call) -> None:
+    """remember and forget."""
+
     @server.tool(
         description=_REMEMBER,
         annotations=ToolAnnotations(title="Remember", readOnlyHint=False, idempotentHint=False),
@@ -172,6 +184,31 @@ def build_server(connector: Connector) -> MCPServer:
         return result
 
     @server.tool(
+        description=_FORGET,
+        annotations=ToolAnnotations(title="Forget", destructiveHint=True, idempotentHint=True),
+    )
+    async def forget(
+        id: Annotated[
+            str, Field(description="The id of the memory (from recall or list_memories)")
+        ],
+        ctx: Context,
+    ) -> dict[str, Any]:
+
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            try:
+                deleted = await client.delete_agent_memory(id)
+            except NotFound as error:
+                raise ToolError(f"NotFound: no memory {id} (already forgotten?)") from error
+            return {"id": deleted.id, "deleted": True}
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+
+def _add_reads(server: MCPServer, call: Call) -> None:
+    """recall and list_memories."""
+
+    @server.tool(
         description=_RECALL, annotations=ToolAnnotations(title="Recall", readOnlyHint=True)
     )
     async def recall(
@@ -207,27 +244,6 @@ def build_server(connector: Connector) -> MCPServer:
         return result
 
     @server.tool(
-        description=_FORGET,
-        annotations=ToolAnnotations(title="Forget", destructiveHint=True, idempotentHint=True),
-    )
-    async def forget(
-        id: Annotated[
-            str, Field(description="The id of the memory (from recall or list_memories)")
-        ],
-        ctx: Context,
-    ) -> dict[str, Any]:
-
-        async def work(client: AsyncClient) -> dict[str, Any]:
-            try:
-                deleted = await client.delete_agent_memory(id)
-            except NotFound as error:
-                raise ToolError(f"NotFound: no memory {id} (already forgotten?)") from error
-            return {"id": deleted.id, "deleted": True}
-
-        result: dict[str, Any] = await call(ctx, work)
-        return result
-
-    @server.tool(
         description=_LIST_MEMORIES,
         annotations=ToolAnnotations(title="List memories", readOnlyHint=True),
     )
@@ -248,8 +264,6 @@ def build_server(connector: Connector) -> MCPServer:
 
         result: dict[str, Any] = await call(ctx, work)
         return result
-
-    return server
 
 
 def _in_request(ctx: Context) -> bool:
