@@ -144,10 +144,7 @@ def main() -> None:
     from infra.local.runner import Ticker, learning_workflow, scheduled_ticks
 
     os.umask(0o077)  # every file this process creates (the table's journal too) is owner-only
-    os.environ.setdefault("DEFAULT_MODEL", "local/rules")
-    os.environ.setdefault("OFFLOAD_BLOCKING_CALLS", "true")
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", os.environ.get("LOG_LEVEL", "WARNING"))
+    _local_defaults()
     port = int(os.environ.get("PORT", "8080"))
     try:
         protocol = bounded_requests()
@@ -199,6 +196,14 @@ def main() -> None:
             close()
         held.close()
         print(f"agent-memory stopped; the data stays in {data_dir}", flush=True)
+
+
+def _local_defaults() -> None:
+    """One machine's defaults, unless the environment says otherwise."""
+    os.environ.setdefault("DEFAULT_MODEL", "local/rules")
+    os.environ.setdefault("OFFLOAD_BLOCKING_CALLS", "true")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", os.environ.get("LOG_LEVEL", "WARNING"))
 
 
 def _stopped(signum: int, frame: FrameType | None) -> None:
