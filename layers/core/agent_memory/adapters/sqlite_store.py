@@ -144,6 +144,17 @@ def decode_record(text: str) -> Record:
     return record
 
 
+def _range_terms(key_range: KeyRange | None) -> list[tuple[str, str]]:
+    """The sort key's bounds of a range: (comparison, bound) pairs."""
+    if key_range is None:
+        return []
+    low, high, below = key_range.low, key_range.high, None
+    if key_range.prefix is not None:
+        low, high, below = key_range.prefix, None, _after_prefix(key_range.prefix)
+    pairs = ((">=", low), ("<=", high), ("<", below))
+    return [(term, bound) for term, bound in pairs if bound is not None]
+
+
 def _after_prefix(prefix: str) -> str | None:
     """The least string greater than every string that starts with `prefix` (code-point
     order, which is SQLite's byte order of UTF-8); None when there is none."""
@@ -352,14 +363,9 @@ class SqliteStore:
             part, sort = "pk", "sk"
             where, order = ["pk = ?"], ["sk"]
         params: list[Any] = [pk]
-        if key_range is not None:
-            low, high, below = key_range.low, key_range.high, None
-            if key_range.prefix is not None:
-                low, high, below = key_range.prefix, None, _after_prefix(key_range.prefix)
-            for term, bound in ((">=", low), ("<=", high), ("<", below)):
-                if bound is not None:
-                    where.append(f"{sort} {term} ?")
-                    params.append(bound)
+        for term, bound in _range_terms(key_range):
+            where.append(f"{sort} {term} ?")
+            params.append(bound)
         if after is not None:
             beyond = "<" if newest_first else ">"
             if index is None:
