@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -221,99 +222,8 @@ def model_policy(settings: Settings) -> ModelPolicy:
     return ModelPolicy.from_setting(settings.allowed_models)
 
 
-def model_choice(settings: Settings, adapters: Adapters) -> ModelChoice:
-    """The one check of a model a person names: allowed, and runnable by these adapters'
-    catalog."""
-    return ModelChoice(model_policy(settings), adapters.models or model_catalog(settings))
-
-
-def learning_pools(settings: Settings, adapters: Adapters) -> list[LearningPool]:
-    """The pools durable learning serves, each with its own rules."""
-    identity = IdentityRepository(adapters.store)
-    return [
-        SessionLearningPool(session_access(settings, adapters), adapters.clock),
-        AgentLearningPool(
-            AgentMemoryRepository(adapters.store, adapters.cipher),
-            SessionRepository(adapters.store, adapters.cipher),
-            identity,
-            OrgSettingsService(identity),
-            adapters.clock,
-        ),
-        BotLearningPool(
-            BotRepository(adapters.store, adapters.cipher),
-            bot_memory_service(settings, adapters),
-            MemoryBotRepository(adapters.store, adapters.cipher),
-            OrgSettingsService(identity),
-            adapters.models or model_catalog(settings),
-            adapters.clock,
-            BotSettingsRepository(adapters.store),
-            prices=parse_prices(settings.model_prices),
-        ),
-        *thread_steps(settings, adapters),
-    ]
-
-
-def thread_steps(settings: Settings, adapters: Adapters) -> list[ThreadStep]:
-    """Background work after a thread's saves, each a learning pool kind of its own
-    (docs/decisions.md, "Thread background work": add a step here)."""
-    repo = ThreadRepository(adapters.store, adapters.cipher)
-    versions = AgentVersionService(
-        AgentVersionRepository(adapters.store, adapters.cipher), adapters.clock
-    )
-    reader = ThreadReader(repo, versions, adapters.clock)
-    # semanticRecall: the saved messages' embeddings, batched per save.
-    recall = RecallStep(reader, recall_service(settings, adapters), adapters.store)
-    return [
-        # TITLE_MODEL (API.md); local/rules when it is not set.
-        TitleStep(reader, adapters.store, adapters.clock, settings.title_model),
-        # OBSERVER_MODEL (API.md); the options' own models win, local/rules without any.
-        # A save the observer runs on embeds in the observer's execution (one, not two).
-        Carrying(ObserveStep(reader, observer(settings, adapters)), recall),
-        recall,
-    ]
-
-
 # The in-process index's log in a single-machine deployment's data directory.
 VECTORS_FILE = "vectors.log"
-
-
-def recall_service(settings: Settings, adapters: Adapters) -> RecallService:
-    """Semantic recall over the deployment's embedder (`EMBEDDING_MODEL`) and vector index
-    (S3 Vectors when `VECTOR_BUCKET` is set, else the in-process one), built once per
-    process and shared by the context and the background step."""
-    if adapters.embedder is None:
-        from agent_memory.adapters.embedders import embedder_for
-
-        openai_key = _openai_key(settings)
-        adapters.embedder = embedder_for(
-            settings.embedding_model,
-            region=settings.region,
-            openai_base_url=settings.openai_base_url,
-            openai_key=openai_key,
-        )
-    if adapters.vectors is None:
-        if settings.vector_bucket:
-            from agent_memory.adapters.s3vectors import S3VectorIndex
-            from agent_memory.adapters.s3vectors import default_client as vectors_client
-
-            adapters.vectors = S3VectorIndex(
-                vectors_client(settings.region), settings.vector_bucket, settings.vector_index
-            )
-        else:
-            from agent_memory.adapters.vector_index import InProcessVectorIndex
-
-            adapters.vectors = InProcessVectorIndex(
-                adapters.embedder.dimension, adapters.vectors_file
-            )
-    return RecallService(
-        ThreadRepository(adapters.store, adapters.cipher), adapters.embedder, adapters.vectors
-    )
-
-
-def memory_recall(settings: Settings, adapters: Adapters) -> MemoryRecall:
-    """Agent memories by meaning, over semantic recall's embedder and index."""
-    recall = recall_service(settings, adapters)
-    return MemoryRecall(recall.embedder, recall.index)
 
 
 def _openai_key(settings: Settings) -> Callable[[], str]:
@@ -331,169 +241,323 @@ def _openai_key(settings: Settings) -> Callable[[], str]:
     )
 
 
-def observer(settings: Settings, adapters: Adapters) -> Observer:
-    """Observational memory's shared core (the background step and the context's)."""
-    return Observer(
-        ThreadRepository(adapters.store, adapters.cipher),
-        ObservationRepository(adapters.store, adapters.cipher),
-        adapters.store,
-        adapters.clock,
-        adapters.models or model_catalog(settings),
-        settings.observer_model,
-    )
+class Wiring:
+    """Every repository and service of one process, each built once, when first needed."""
 
-
-def bot_memory_service(settings: Settings, adapters: Adapters) -> BotMemoryService:
-    """Bot memory as its routes and the memory Bot's learning use it."""
-    return BotMemoryService(
-        BotMemoryRepository(adapters.store, adapters.cipher),
-        BotService(BotRepository(adapters.store, adapters.cipher), adapters.clock, adapters.ids),
-        adapters.clock,
-        adapters.ids,
-        max_text_length=settings.memory_text_max_length,
-    )
-
-
-def session_access(settings: Settings, adapters: Adapters) -> SessionAccess:
-    """Sessions as every session use case loads them (repository, switches, models)."""
-    return SessionAccess(
-        SessionRepository(adapters.store, adapters.cipher),
-        OrgSettingsService(IdentityRepository(adapters.store)),
-        adapters.models or model_catalog(settings),
-        allowed=model_policy(settings),
-    )
-
-
-def build_services(settings: Settings, adapters: Adapters) -> Services:
-    identity_repo = IdentityRepository(adapters.store)
-    # In the table, written in batches far below a limit (issue 19); one Limiter per process.
-    counters = adapters.counters or BatchedCounters(TableCounters(adapters.store))
-    limiter = Limiter(counters, adapters.clock)
-    learning = LearningService(
-        adapters.store,
-        adapters.cipher,
-        adapters.clock,
-        adapters.ids,
-        adapters.orchestrator,
-        adapters.models or model_catalog(settings),
-        learning_pools(settings, adapters),
-        quota=ModelCallQuota(limiter, settings.org_model_calls_per_minute),
-    )
-    access = session_access(settings, adapters)
-    agents = AgentService(AgentRepository(adapters.store), adapters.clock, adapters.ids)
-    agent_memory_repo = AgentMemoryRepository(adapters.store, adapters.cipher)
-    bots = BotService(BotRepository(adapters.store, adapters.cipher), adapters.clock, adapters.ids)
-    bot_memory = BotMemoryService(
-        BotMemoryRepository(adapters.store, adapters.cipher),
-        bots,
-        adapters.clock,
-        adapters.ids,
-        max_text_length=settings.memory_text_max_length,
-    )
-    agent_learning = AgentLearning(
-        agent_memory_repo,
-        ExecutionRepository(adapters.store, adapters.cipher),
-        access.repo,
-        OrgSettingsService(identity_repo),
-        adapters.models or model_catalog(settings),
-        adapters.clock,
-        learning,
-    )
-    return Services(
-        settings=settings,
-        identity=IdentityService(
-            identity_repo, adapters.clock, adapters.ids, settings.admin_token_sha256
-        ),
-        org_settings=OrgSettingsService(identity_repo, model_choice(settings, adapters)),
-        memory_objects=MemoryObjectService.build(
+    def __init__(self, settings: Settings, adapters: Adapters) -> None:
+        self.settings = settings
+        self.adapters = adapters
+        self.store, self.cipher, self.clock, self.ids = (
             adapters.store,
             adapters.cipher,
             adapters.clock,
             adapters.ids,
-            semantic=memory_recall(settings, adapters),
-        ),
-        learning=learning,
-        agents=agents,
-        sessions=SessionService(
-            access,
-            agents,
-            adapters.clock,
-            adapters.ids,
-            default_model=settings.default_model,
-            learning=learning,
+        )
+
+    # -- repositories ------------------------------------------------------------------
+
+    @cached_property
+    def identity_repo(self) -> IdentityRepository:
+        return IdentityRepository(self.store)
+
+    @cached_property
+    def thread_repo(self) -> ThreadRepository:
+        return ThreadRepository(self.store, self.cipher)
+
+    @cached_property
+    def agent_memory_repo(self) -> AgentMemoryRepository:
+        return AgentMemoryRepository(self.store, self.cipher)
+
+    @cached_property
+    def executions(self) -> ExecutionRepository:
+        return ExecutionRepository(self.store, self.cipher)
+
+    # -- models --------------------------------------------------------------------------
+
+    @cached_property
+    def models(self) -> ModelCatalog:
+        return self.adapters.models or model_catalog(self.settings)
+
+    @cached_property
+    def model_choice(self) -> ModelChoice:
+        """The one check of a model a person names: allowed, and runnable here."""
+        return ModelChoice(model_policy(self.settings), self.models)
+
+    @cached_property
+    def org_settings(self) -> OrgSettingsService:
+        return OrgSettingsService(self.identity_repo, self.model_choice)
+
+    @cached_property
+    def limiter(self) -> Limiter:
+        # In the table, written in batches far below a limit; one Limiter per process.
+        counters = self.adapters.counters or BatchedCounters(TableCounters(self.store))
+        return Limiter(counters, self.clock)
+
+    # -- learning --------------------------------------------------------------------------
+
+    @cached_property
+    def learning(self) -> LearningService:
+        return LearningService(
+            self.store,
+            self.cipher,
+            self.clock,
+            self.ids,
+            self.adapters.orchestrator,
+            self.models,
+            self.learning_pools,
+            quota=ModelCallQuota(self.limiter, self.settings.org_model_calls_per_minute),
+        )
+
+    @cached_property
+    def learning_pools(self) -> list[LearningPool]:
+        """The pools durable learning serves, each with its own rules."""
+        agent_pool = AgentLearningPool(
+            self.agent_memory_repo,
+            self.access.repo,
+            self.identity_repo,
+            self.org_settings,
+            self.clock,
+        )
+        bot_pool = BotLearningPool(
+            BotRepository(self.store, self.cipher),
+            self.bot_memory,
+            self.memory_bot_repo,
+            self.org_settings,
+            self.models,
+            self.clock,
+            self.bot_settings,
+            prices=parse_prices(self.settings.model_prices),
+        )
+        session_pool = SessionLearningPool(self.access, self.clock)
+        pools: list[LearningPool] = [session_pool, agent_pool, bot_pool]
+        return [*pools, *self.thread_steps]
+
+    @cached_property
+    def thread_steps(self) -> list[ThreadStep]:
+        """Background work after a thread's saves, each a learning pool kind of its own
+        (docs/decisions.md, "Thread background work": add a step here)."""
+        reader = ThreadReader(self.thread_repo, self.agent_versions, self.clock)
+        # semanticRecall: the saved messages' embeddings, batched per save.
+        recall = RecallStep(reader, self.recall, self.store)
+        return [
+            # TITLE_MODEL (API.md); local/rules when it is not set.
+            TitleStep(reader, self.store, self.clock, self.settings.title_model),
+            # OBSERVER_MODEL (API.md); the options' own models win, local/rules without any.
+            # A save the observer runs on embeds in the observer's execution (one, not two).
+            Carrying(ObserveStep(reader, self.observer), recall),
+            recall,
+        ]
+
+    # -- semantic recall and the observer ------------------------------------------------
+
+    @cached_property
+    def recall(self) -> RecallService:
+        """Semantic recall over the deployment's embedder (`EMBEDDING_MODEL`) and vector
+        index (S3 Vectors when `VECTOR_BUCKET` is set, else the in-process one)."""
+        adapters, settings = self.adapters, self.settings
+        if adapters.embedder is None:
+            from agent_memory.adapters.embedders import embedder_for
+
+            adapters.embedder = embedder_for(
+                settings.embedding_model,
+                region=settings.region,
+                openai_base_url=settings.openai_base_url,
+                openai_key=_openai_key(settings),
+            )
+        if adapters.vectors is None:
+            adapters.vectors = _vector_index(settings, adapters.embedder, adapters.vectors_file)
+        return RecallService(self.thread_repo, adapters.embedder, adapters.vectors)
+
+    @cached_property
+    def observer(self) -> Observer:
+        """Observational memory's shared core (the background step and the context's)."""
+        return Observer(
+            self.thread_repo,
+            ObservationRepository(self.store, self.cipher),
+            self.store,
+            self.clock,
+            self.models,
+            self.settings.observer_model,
+        )
+
+    # -- services ----------------------------------------------------------------------------
+
+    @cached_property
+    def access(self) -> SessionAccess:
+        """Sessions as every session use case loads them (repository, switches, models)."""
+        return SessionAccess(
+            SessionRepository(self.store, self.cipher),
+            self.org_settings,
+            self.models,
+            allowed=model_policy(self.settings),
+        )
+
+    @cached_property
+    def agents(self) -> AgentService:
+        return AgentService(AgentRepository(self.store), self.clock, self.ids)
+
+    @cached_property
+    def bots(self) -> BotService:
+        return BotService(BotRepository(self.store, self.cipher), self.clock, self.ids)
+
+    @cached_property
+    def bot_memory(self) -> BotMemoryService:
+        return BotMemoryService(
+            BotMemoryRepository(self.store, self.cipher),
+            self.bots,
+            self.clock,
+            self.ids,
+            max_text_length=self.settings.memory_text_max_length,
+        )
+
+    @cached_property
+    def memory_bot_repo(self) -> MemoryBotRepository:
+        return MemoryBotRepository(self.store, self.cipher)
+
+    @cached_property
+    def bot_settings(self) -> BotSettingsRepository:
+        return BotSettingsRepository(self.store)
+
+    @cached_property
+    def agent_versions(self) -> AgentVersionService:
+        return AgentVersionService(
+            AgentVersionRepository(self.store, self.cipher),
+            self.clock,
+            self.model_choice,
+            self.org_settings,
+        )
+
+    @cached_property
+    def sessions(self) -> SessionService:
+        agent_learning = AgentLearning(
+            self.agent_memory_repo,
+            self.executions,
+            self.access.repo,
+            self.org_settings,
+            self.models,
+            self.clock,
+            self.learning,
+        )
+        return SessionService(
+            self.access,
+            self.agents,
+            self.clock,
+            self.ids,
+            default_model=self.settings.default_model,
+            learning=self.learning,
             agent_learning=agent_learning,
-        ),
-        session_memory=SessionMemoryService(
-            access,
-            adapters.clock,
-            max_text_length=settings.memory_text_max_length,
-            learning=learning,
-        ),
-        agent_memory=AgentMemoryService(
-            agent_memory_repo,
-            AgentRepository(adapters.store),
-            access.repo,
-            adapters.clock,
-            adapters.ids,
-            max_text_length=settings.memory_text_max_length,
-            learning=learning,
-        ),
-        bots=bots,
-        bot_memory=bot_memory,
-        memory_bot=MemoryBotService(
-            bots,
-            bot_memory,
-            MemoryBotRepository(adapters.store, adapters.cipher),
-            ExecutionRepository(adapters.store, adapters.cipher),
-            OrgSettingsService(identity_repo),
-            adapters.models or model_catalog(settings),
-            adapters.clock,
-            learning,
-            settings=BotSettingsRepository(adapters.store),
-            prices=parse_prices(settings.model_prices),
-        ),
-        agent_versions=AgentVersionService(
-            AgentVersionRepository(adapters.store, adapters.cipher),
-            adapters.clock,
-            model_choice(settings, adapters),
-            OrgSettingsService(identity_repo),
-        ),
-        threads=ThreadService(
-            ThreadRepository(adapters.store, adapters.cipher),
-            AgentVersionService(
-                AgentVersionRepository(adapters.store, adapters.cipher), adapters.clock
+        )
+
+    @cached_property
+    def memory_bot(self) -> MemoryBotService:
+        return MemoryBotService(
+            self.bots,
+            self.bot_memory,
+            self.memory_bot_repo,
+            self.executions,
+            self.org_settings,
+            self.models,
+            self.clock,
+            self.learning,
+            settings=self.bot_settings,
+            prices=parse_prices(self.settings.model_prices),
+        )
+
+    @cached_property
+    def threads(self) -> ThreadService:
+        return ThreadService(
+            self.thread_repo,
+            self.agent_versions,
+            self.clock,
+            self.ids,
+            background=ThreadBackground(self.learning, self.thread_steps),
+            observer=ObserverService(self.observer, learning=self.learning),
+            recall=self.recall,
+        )
+
+    def services(self) -> Services:
+        settings, max_text = self.settings, self.settings.memory_text_max_length
+        return Services(
+            settings=settings,
+            identity=IdentityService(
+                self.identity_repo, self.clock, self.ids, settings.admin_token_sha256
             ),
-            adapters.clock,
-            adapters.ids,
-            background=ThreadBackground(learning, thread_steps(settings, adapters)),
-            observer=ObserverService(observer(settings, adapters), learning=learning),
-            recall=recall_service(settings, adapters),
-        ),
-        events=EventService(
-            EventRepository(adapters.store),
-            adapters.clock,
-            access,
-            agents,
-            bots,
-            threads=ThreadRepository(adapters.store, adapters.cipher),
-        ),
-        limits=RequestLimits(
-            limiter, settings.rate_limit_per_minute, settings.auth_failures_per_minute
-        ),
-        erasure=ErasureService(
-            ErasureRepository(adapters.store),
-            identity_repo.user_org,
-            bot_memory=bot_memory,
-            vectors=recall_service(settings, adapters).index,
-            clock=adapters.clock,
-        ),
-        capabilities=CapabilitiesService(
-            model_choice(settings, adapters),
-            OrgSettingsService(identity_repo),
-            default_model=settings.default_model,
-            embedder=recall_service(settings, adapters).embedder,
-        ),
-    )
+            org_settings=self.org_settings,
+            memory_objects=MemoryObjectService.build(
+                self.store,
+                self.cipher,
+                self.clock,
+                self.ids,
+                semantic=MemoryRecall(self.recall.embedder, self.recall.index),
+            ),
+            learning=self.learning,
+            agents=self.agents,
+            sessions=self.sessions,
+            session_memory=SessionMemoryService(
+                self.access, self.clock, max_text_length=max_text, learning=self.learning
+            ),
+            agent_memory=AgentMemoryService(
+                self.agent_memory_repo,
+                AgentRepository(self.store),
+                self.access.repo,
+                self.clock,
+                self.ids,
+                max_text_length=max_text,
+                learning=self.learning,
+            ),
+            bots=self.bots,
+            bot_memory=self.bot_memory,
+            memory_bot=self.memory_bot,
+            agent_versions=self.agent_versions,
+            threads=self.threads,
+            events=EventService(
+                EventRepository(self.store),
+                self.clock,
+                self.access,
+                self.agents,
+                self.bots,
+                threads=self.thread_repo,
+            ),
+            limits=RequestLimits(
+                self.limiter, settings.rate_limit_per_minute, settings.auth_failures_per_minute
+            ),
+            erasure=ErasureService(
+                ErasureRepository(self.store),
+                self.identity_repo.user_org,
+                bot_memory=self.bot_memory,
+                vectors=self.recall.index,
+                clock=self.clock,
+            ),
+            capabilities=CapabilitiesService(
+                self.model_choice,
+                self.org_settings,
+                default_model=settings.default_model,
+                embedder=self.recall.embedder,
+            ),
+        )
+
+
+def _vector_index(settings: Settings, embedder: Embedder, log_file: Path | None) -> VectorIndex:
+    if settings.vector_bucket:
+        from agent_memory.adapters.s3vectors import S3VectorIndex
+        from agent_memory.adapters.s3vectors import default_client as vectors_client
+
+        return S3VectorIndex(
+            vectors_client(settings.region), settings.vector_bucket, settings.vector_index
+        )
+    from agent_memory.adapters.vector_index import InProcessVectorIndex
+
+    return InProcessVectorIndex(embedder.dimension, log_file)
+
+
+def session_access(settings: Settings, adapters: Adapters) -> SessionAccess:
+    """Sessions as every session use case loads them."""
+    return Wiring(settings, adapters).access
+
+
+def build_services(settings: Settings, adapters: Adapters) -> Services:
+    """Every service of one process, each repository and service built once."""
+    return Wiring(settings, adapters).services()
 
 
 def services_from_environment() -> ColdStart:

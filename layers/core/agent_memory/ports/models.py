@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from agent_memory.domain.evidence import EvidenceItem, KnownEntry
 from agent_memory.domain.tasks.base import ModelRequest
-from agent_memory.domain.tasks.memory_changes import EvidenceItem, KnownEntry, LearningRequest
+from agent_memory.domain.tasks.memory_changes import LearningRequest
 
 ModelErrorKind = Literal["timeout", "throttled", "unavailable", "invalid_output", "config"]
 

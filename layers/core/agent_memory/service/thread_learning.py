@@ -21,7 +21,7 @@ from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.threads import THREAD_POSITION, StoredThread, ThreadRepository
-from agent_memory.ports import Action, Clock, EvidenceItem, Execution, Store, Update
+from agent_memory.ports import Action, Clock, EvidenceItem, Execution, ModelReply, Store, Update
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
@@ -79,6 +79,8 @@ class ThreadStep(Protocol):
         ...
 
     def task(self, evidence: Evidence) -> Ask[Any, Any]: ...
+
+    def charge(self, evidence: Evidence, reply: ModelReply) -> Sequence[Action]: ...
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None: ...
 
