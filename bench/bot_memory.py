@@ -104,8 +104,9 @@ def run() -> dict[str, Any]:
             return ("POST", memory, {"command": {"_tag": "Remember", "content": "Short answers."}})
 
         def forget() -> Request:
-            made = setup.bot_memory.remember(ana, bot_id, "To forget.", [])
-            return ("POST", memory, {"command": {"_tag": "Forget", "id": made["entry"]["id"]}})
+            made = setup.bot_memory.remember(ana, bot_id, "To forget.", []).entry
+            assert made is not None
+            return ("POST", memory, {"command": {"_tag": "Forget", "id": made.meta.id}})
 
         def purge() -> Request:
             chat = setup.bots.create_chat(ana, bot_id, None, "chat").id

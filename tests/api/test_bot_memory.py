@@ -452,7 +452,7 @@ def test_purge_spans_transactions_and_resumes(world: World, services: Any) -> No
 
 
 def rules_batch() -> int:
-    from agent_memory.service.bot_memory import PURGE_BATCH
+    from agent_memory.service.bot_memory_purge import PURGE_BATCH
 
     return PURGE_BATCH
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent_memory.ports import LearningRequest
-from agent_memory.service import bot_memory
+from agent_memory.service import bot_memory_purge
 from tests.api.test_bots import error, make_bot, make_channel, make_chat, turn
 from tests.api.test_confide import Script, World, scripted_services
 from tests.conftest import Api, User
@@ -228,8 +228,8 @@ def test_erasure_takes_the_entries_on_a_persons_words_alone(
     t, cat = tenants, tenants.ben
     if room is not None:
         # One removal or one change per transaction: the erasure goes on until all is done.
-        monkeypatch.setattr(bot_memory, "PURGE_BATCH", 1)
-        monkeypatch.setattr(bot_memory, "PURGE_ROOM", room)
+        monkeypatch.setattr(bot_memory_purge, "PURGE_BATCH", 1)
+        monkeypatch.setattr(bot_memory_purge, "PURGE_ROOM", room)
     entries = group_facts(t, script, cat)
     pinned = t.remember(t.ana, "My locker is 12.")
     boss = t.api.user(t.org, role="admin")

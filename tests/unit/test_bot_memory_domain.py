@@ -15,6 +15,7 @@ from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStor
 from agent_memory.domain import bot_changes as changes
 from agent_memory.domain import bot_memory as rules
 from agent_memory.domain.audiences import SOURCE_AUDIENCES, Person
+from agent_memory.domain.bot_memory_purge import purge_targets
 from agent_memory.domain.bots import Chat, ChatItem
 from agent_memory.domain.entries import EntryMeta, EntrySource
 from agent_memory.domain.errors import EntryConflict
@@ -156,9 +157,9 @@ def test_purge_takes_tagged_entries_and_everything_built_on_them() -> None:
         entry("o2", sources=("o1",)),
         entry("o3", sources=("b",)),
     ]
-    assert rules.purge_targets(metas, "from:ana") == {"a", "o1", "o2"}
-    assert rules.purge_targets(metas, "from:ben") == {"b", "o1", "o2", "o3"}
-    assert rules.purge_targets(metas, "chat:none") == set()
+    assert purge_targets(metas, "from:ana") == {"a", "o1", "o2"}
+    assert purge_targets(metas, "from:ben") == {"b", "o1", "o2", "o3"}
+    assert purge_targets(metas, "chat:none") == set()
 
 
 # --- the property, through the service -----------------------------------------------------
@@ -196,7 +197,7 @@ step = st.one_of(
 @given(st.lists(step, min_size=1, max_size=14))
 def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[Any]) -> None:
     memory, _store = _world()
-    bots = memory._bots
+    bots = memory.bots
     bot_id = bots.create_bot(_principal("ana"), "Helper", {}).id
     channel = bots.create_channel(_principal("ana"), "team", list(MEMBERS)).id
     chats = {p: bots.create_chat(_principal(p), bot_id, None, "chat").id for p in PEOPLE}
@@ -237,7 +238,7 @@ def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[An
     snapshot = memory.snapshot(memory._access(_principal("ana"), bot_id, "read").pool)
     pool = snapshot.metas()
     for person in PEOPLE:
-        seen = {e["id"] for e in memory.read(_principal(person), bot_id)["entries"]}
+        seen = {e.meta.id for e in memory.read(_principal(person), bot_id).entries}
         assert seen == _oracle(pool, person)
         for entry_id in seen:
             for source in pool[entry_id].sources:
@@ -289,7 +290,7 @@ def _oracle(pool: dict[str, EntryMeta], person: str) -> set[str]:
 
 def _one_chat(memory: BotMemoryService, *said: str) -> tuple[str, str, list[str]]:
     """A bot, a private chat of ana's, and the ids of her inputs `said`."""
-    bots = memory._bots
+    bots = memory.bots
     bot_id = bots.create_bot(_principal("ana"), "Helper", {}).id
     chat = bots.create_chat(_principal("ana"), bot_id, None, "chat").id
     items = []
@@ -341,7 +342,7 @@ def test_learn_commits_only_on_the_state_it_read(monkeypatch: Any) -> None:
     # Its transaction, conditional on the version read, failed and it read again.
     assert (reads["n"], learned.version) == (2, 2)
     read = memory.read(_principal("ana"), bot_id)
-    assert (len(read["entries"]), read["version"]) == (2, 2)
+    assert (len(read.entries), read.version) == (2, 2)
     # A learning that applies nothing writes no version: it checks the version instead,
     # so its refusals stand on the newest state too.
     reads["n"] = 0

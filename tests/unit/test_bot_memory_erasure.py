@@ -3,8 +3,10 @@ what goes, what stays for the others, and who sees what afterwards."""
 
 from __future__ import annotations
 
+from agent_memory.api.contracts.bots import BotEntryOut
 from agent_memory.domain import bot_memory as rules
 from agent_memory.domain.audiences import SOURCE_AUDIENCES, Person
+from agent_memory.domain.bot_memory_purge import erasure_targets
 from agent_memory.domain.entries import Entry, EntryMeta, EntrySource
 
 GROUP = ("for:channel:ch_1", "org:o1")
@@ -27,10 +29,10 @@ def test_erasure_takes_a_persons_entries_alone_and_leaves_shared_ones_to_the_oth
         entry("on-on-ana", "from:ben", *GROUP, sources=("on-ana",)),
         entry("on-both", "from:ana", "from:ben", *GROUP, sources=("both",)),
     ]
-    gone, kept = rules.erasure_targets(metas, "ana")
+    gone, kept = erasure_targets(metas, "ana")
     assert gone == {"ana", "forgot", "on-ana", "on-on-ana"}
     assert kept == ["both", "on-both"]
-    assert rules.erasure_targets(metas, "cy") == (set(), [])
+    assert erasure_targets(metas, "cy") == (set(), [])
     after = {m.id: m for m in metas}
     for entry_id in kept:
         after[entry_id] = rules.without_person(after[entry_id], "ana", 9, 2)
@@ -51,6 +53,6 @@ def test_erasure_takes_a_persons_entries_alone_and_leaves_shared_ones_to_the_oth
     assert {m.id for m in after.values() if judge.sees(reader("ana"), m)} == {"ben"}
     # Nothing left names her, in what anyone is shown.
     for meta in after.values():
-        assert not [t for t in rules.view(Entry(meta, "x"))["tags"] if "ana" in t]
+        assert not [t for t in BotEntryOut.of(Entry(meta, "x")).tags if "ana" in t]
     # Done once, nothing is left to do.
-    assert rules.erasure_targets(after.values(), "ana") == (set(), [])
+    assert erasure_targets(after.values(), "ana") == (set(), [])

@@ -123,7 +123,7 @@ def test_every_entry_reads_as_the_names_its_topics_were_given_since(steps: list[
 
 def _setup(facts: int, topic: str = "trip") -> tuple[Any, Any, str, str]:
     memory, store = _world()
-    bots = memory._bots
+    bots = memory.bots
     bot_id = bots.create_bot(_principal("ana"), "Helper", {}).id
     chat = bots.create_chat(_principal("ana"), bot_id, None, "chat").id
     bots.begin_turn(_principal("ana"), chat, "I plan trips.")
@@ -163,12 +163,12 @@ def test_a_rename_of_more_entries_than_one_transaction_changes_one_row(monkeypat
     assert not [sk for sk in touched if sk.startswith(("MEM#", "RECENT#"))]
     assert _entry_rows(store, bot_id) == before
     ana = _principal("ana")
-    assert len(memory.read(ana, bot_id, ["travel"])["entries"]) == 150
-    assert memory.read(ana, bot_id, ["trip"])["entries"] == []
+    assert len(memory.read(ana, bot_id, ["travel"]).entries) == 150
+    assert memory.read(ana, bot_id, ["trip"]).entries == []
     # The log shows the rename with every entry it covered.
     [change, *_] = memory.log(ana, bot_id)
-    assert change["version"] == learned.version
-    assert len(change["ids"]) == 150
+    assert change.version == learned.version
+    assert len(change.ids) == 150
 
 
 def test_a_read_never_mixes_names_of_two_versions(monkeypatch: Any) -> None:
@@ -185,20 +185,20 @@ def test_a_read_never_mixes_names_of_two_versions(monkeypatch: Any) -> None:
         return page
 
     monkeypatch.setattr(store, "query", rename_meanwhile)
-    entries = memory.read(_principal("ana"), bot_id)["entries"]
+    entries = memory.read(_principal("ana"), bot_id).entries
     assert raced["done"]
-    assert {tuple(t for t in e["tags"] if ":" not in t) for e in entries} == {("travel",)}
+    assert {tuple(t for t in e.meta.tags if ":" not in t) for e in entries} == {("travel",)}
 
 
 def test_a_name_used_again_after_a_rename_is_its_own_topic_and_purge_collects() -> None:
     memory, store, bot_id, chat = _setup(2)
     memory.learn(bot_id, ORG, chat, [rename("trip", "travel")], evidence=[])
-    item = memory._bots.items(_principal("ana"), chat)[-1][0].id
+    item = memory.bots.items(_principal("ana"), chat)[-1][0].id
     again = FactChange(op="fact", content="New trip.", topics=["trip"], sources=[item])
     new_id = memory.learn(bot_id, ORG, chat, [again], evidence=[item]).applied[0].entry_id
     ana = _principal("ana")
-    assert [e["id"] for e in memory.read(ana, bot_id, ["trip"])["entries"]] == [new_id]
-    assert len(memory.read(ana, bot_id, ["travel"])["entries"]) == 2
+    assert [e.meta.id for e in memory.read(ana, bot_id, ["trip"]).entries] == [new_id]
+    assert len(memory.read(ana, bot_id, ["travel"]).entries) == 2
     # A rename and a fact in one answer: the fact written first is covered too.
     both = memory.learn(
         bot_id,
@@ -211,7 +211,7 @@ def test_a_name_used_again_after_a_rename_is_its_own_topic_and_purge_collects() 
         evidence=[item],
     )
     assert [a.op for a in both.applied] == ["fact", "renameTopic"]
-    assert len(memory.read(ana, bot_id, ["journey"])["entries"]) == 2
+    assert len(memory.read(ana, bot_id, ["journey"]).entries) == 2
     # Purging everything drops the allocated token from the head row.
     assert memory.purge(ana, bot_id, "from:ana") == 4
     head = store.get(pool_of(bot_id, ORG).pk, keys.HEAD)

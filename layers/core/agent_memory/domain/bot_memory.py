@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from agent_memory.domain.audiences import NOT_FOR_YOU, Judge, Reader, shared_tags
 from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
-from agent_memory.domain.entries import Entry, EntryMeta, EntrySource, ItemSource, Source
+from agent_memory.domain.entries import Entry, EntryMeta, Source
 from agent_memory.domain.errors import EntryConflict, ValidationFailed
 from agent_memory.domain.tags import (
     NOT_SHOWN,
@@ -40,7 +40,6 @@ from agent_memory.domain.tags import (
     ForChannel,
     Forgot,
     parse_tag,
-    shown_tags,
     topic_reason,
 )
 
@@ -322,34 +321,34 @@ def shared(meta: EntryMeta, audience: ForChannel | ForBot, now_ms: int, version:
     )
 
 
-# --- Views --------------------------------------------------------------------------------
+# --- Answers ------------------------------------------------------------------------------
 
 
-def source_view(source: ItemSource | EntrySource) -> dict[str, str]:
-    if isinstance(source, EntrySource):
-        return {"entry": source.entry}
-    return {"chat": source.conversation or "", "item": source.item}
+@dataclass(frozen=True)
+class Shown:
+    """The entries a reader sees, in memory order, at the pool's version."""
+
+    entries: list[Entry]
+    version: int
 
 
-def view(entry: Entry) -> dict[str, Any]:
-    """An entry as API.md shows it (`confidence` for observations, `invalidatedAt` once set);
-    who forgot it is not shown."""
-    meta = entry.meta
-    answer: dict[str, Any] = {
-        "id": meta.id,
-        "layer": meta.layer,
-        "content": entry.content,
-        "tags": list(shown_tags(meta.tags)),
-        "sources": [source_view(s) for s in meta.sources],
-        "status": meta.status,
-        "createdAt": meta.created_at,
-        "updatedAt": meta.updated_at,
-    }
-    if meta.confidence is not None:
-        answer["confidence"] = meta.confidence
-    if meta.invalidated_at is not None:
-        answer["invalidatedAt"] = meta.invalidated_at
-    return answer
+@dataclass(frozen=True)
+class Changed:
+    """A person's change: the entry after it (None once they no longer see it) and the
+    version it made."""
+
+    entry: Entry | None
+    version: int
+
+
+@dataclass(frozen=True)
+class BotContext:
+    """The memory text of a Chat's answer, the ids of the entries in it, and whether any
+    entry was for the Chat's readers."""
+
+    text: str
+    ids: list[str]
+    has_entries: bool
 
 
 def memory_order(metas: Iterable[EntryMeta]) -> list[EntryMeta]:
@@ -372,9 +371,6 @@ class LogChange:
     # Topic tokens a rename named anew: the change covers every entry carrying one.
     topics: tuple[str, ...] = ()
 
-    def view(self) -> dict[str, Any]:
-        return {"version": self.version, "at": self.at, "by": self.by, "ids": list(self.ids)}
-
 
 def visible_change(
     change: LogChange, visible: Iterable[str], carriers: Mapping[str, Sequence[str]] | None = None
@@ -387,41 +383,3 @@ def visible_change(
     every = [*change.ids, *renamed]
     ids = tuple(i for i in dict.fromkeys(every) if i in seen)
     return replace(change, ids=ids, topics=()) if ids else None
-
-
-# --- Purge --------------------------------------------------------------------------------
-
-
-def purge_targets(metas: Iterable[EntryMeta], tag: str) -> set[str]:
-    """Entries carrying `tag` and every entry built on one of them, recursively (an
-    observation carries its sources' tags; one that does not still stands on them)."""
-    entries = list(metas)
-    return _with_dependents(entries, {m.id for m in entries if tag in m.tags})
-
-
-def erasure_targets(metas: Iterable[EntryMeta], user: str) -> tuple[set[str], list[str]]:
-    """What erasing `user` does to a pool: the ids of the entries that go (those whose only
-    person is `user`: their words alone, a Remember of theirs, and every entry built on
-    one) and the ids of the entries of several people they stop counting in
-    (`without_person`), which stay for the others."""
-    entries = list(metas)
-    theirs = [m for m in entries if f"from:{user}" in m.tags]
-    gone = _with_dependents(entries, {m.id for m in theirs if people_behind(m) == {user}})
-    return gone, sorted(m.id for m in theirs if m.id not in gone)
-
-
-def _with_dependents(entries: Sequence[EntryMeta], targets: set[str]) -> set[str]:
-    """`targets` and every entry built on one of them, recursively."""
-    targets = set(targets)
-    dependents: dict[str, list[str]] = {}
-    for meta in entries:
-        for source in meta.sources:
-            if isinstance(source, EntrySource):
-                dependents.setdefault(source.entry, []).append(meta.id)
-    todo = list(targets)
-    while todo:
-        for dependent in dependents.get(todo.pop(), ()):
-            if dependent not in targets:
-                targets.add(dependent)
-                todo.append(dependent)
-    return targets

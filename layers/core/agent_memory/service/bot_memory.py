@@ -11,7 +11,7 @@ audience judge (domain/audiences.py); only what the answer shows is decrypted.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,37 +25,26 @@ from agent_memory.domain.audiences import (
     rule_of,
     share_reason,
 )
-from agent_memory.domain.bot_changes import (
-    Invalidation,
-    Learned,
-    LearningChange,
-    PoolState,
-    Run,
-    Write,
-    decide,
-)
+from agent_memory.domain.bot_changes import Learned, LearningChange
 from agent_memory.domain.bot_memory import (
-    HEADER,
+    BotContext,
+    Changed,
     LogChange,
+    Shown,
     TopicNames,
     carries,
     channels_named,
     check_filter,
-    erasure_targets,
     forgotten,
     is_topic_token,
     memory_order,
-    purge_targets,
     remembered,
     share_audience,
     shared,
-    view,
     visible_change,
-    without_person,
 )
 from agent_memory.domain.bots import Bot, Chat, person_of
-from agent_memory.domain.bounds import within_budget
-from agent_memory.domain.entries import Entry, EntryMeta, EntrySource, ItemSource
+from agent_memory.domain.entries import Entry, EntryMeta, ItemSource
 from agent_memory.domain.errors import (
     EntryConflict,
     NotFound,
@@ -65,36 +54,26 @@ from agent_memory.domain.errors import (
 )
 from agent_memory.domain.grants import ObjectAction, Reach
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory_text import first_page
 from agent_memory.domain.pages import DEFAULT_LOG_LIMIT
 from agent_memory.domain.tags import InvalidTag, purge_tag, require_topics
-from agent_memory.domain.tasks.learning_changes import FactChange
-from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import (
-    ENTRY_ROWS,
     MEMORY_VERSION,
     BotMemoryRepository,
     Snapshot,
     pool_of,
 )
-from agent_memory.persistence.events import event_action, one_row
+from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import Pool, StoredEntry
-from agent_memory.ports import Absent, Action, Clock, Ids, Present
+from agent_memory.ports import Absent, Action, Clock, Ids
+from agent_memory.service.bot_context import context_text
+from agent_memory.service.bot_memory_learn import apply_learned
+from agent_memory.service.bot_memory_purge import purge_pool
 from agent_memory.service.bots import BotService, Members
-from agent_memory.service.memory_texts import newest_text
 
 # Reads retry while changes keep committing between their two version reads; writes retry
 # when another change took the version first.
 SNAPSHOT_TRIES = 5
 WRITE_TRIES = 8
-# Entries a purge removes per transaction: base row + recency copy each, plus the head row,
-# the log row, the purge counter and the change's event (100 actions).
-PURGE_BATCH = 48
-# Actions of a purge's own rows and entry changes in one transaction (the head row, the log
-# row and the change's event are added to them).
-PURGE_ROOM = keys.MAX_ACTIONS - 3
-CHAT_NOT_HERE = "the chat is not one of this bot's in this organization"
-
 # Log rows read per Query while a page of the log fills with changes the caller may see.
 LOG_SCAN_PAGE = 200
 
@@ -111,10 +90,6 @@ class Access:
     members: Members
 
 
-def _raced(error: WriteConflict) -> bool:
-    return error.raced or error.condition == MEMORY_VERSION
-
-
 class BotMemoryService:
     def __init__(
         self,
@@ -126,17 +101,17 @@ class BotMemoryService:
         max_text_length: int,
     ) -> None:
         self.repo = repo
-        self._bots = bots
-        self._clock = clock
-        self._ids = ids
+        self.bots = bots
+        self.clock = clock
+        self.ids = ids
         self._max_text_length = max_text_length
 
     # -- access and snapshots --------------------------------------------------------------
 
     def _access(self, principal: Principal, bot_id: str, action: ObjectAction) -> Access:
         user, _org = person_of(principal)
-        bot, reach = self._bots.reach(principal, bot_id, action)
-        members = Members(self._bots.repo, user, reach.org_id)
+        bot, reach = self.bots.reach(principal, bot_id, action)
+        members = Members(self.bots.repo, user, reach.org_id)
         reader = Person(user, reach.org_id, members)
         return Access(bot, reach, pool_of(bot.id, reach.org_id), reader, members)
 
@@ -152,8 +127,8 @@ class BotMemoryService:
     def judge(metas: Mapping[str, EntryMeta]) -> Judge:
         return SOURCE_AUDIENCES.judge(metas.get)
 
-    def _open(self, pool: Pool, stored: StoredEntry) -> dict[str, Any]:
-        return view(self.repo.pools.open(pool, stored))
+    def _open(self, pool: Pool, stored: StoredEntry) -> Entry:
+        return self.repo.pools.open(pool, stored)
 
     def _shown(self, access: Access, snap: Snapshot) -> tuple[Judge, dict[str, EntryMeta]]:
         metas = snap.metas()
@@ -162,7 +137,7 @@ class BotMemoryService:
 
     # -- reads -----------------------------------------------------------------------------
 
-    def read(self, principal: Principal, bot_id: str, tags: Sequence[str] = ()) -> dict[str, Any]:
+    def read(self, principal: Principal, bot_id: str, tags: Sequence[str] = ()) -> Shown:
         """Every entry the caller may see in their organization that carries all `tags`,
         retracted and invalidated ones included, in memory order; decrypts only those."""
         wanted = check_filter(tags)
@@ -175,8 +150,8 @@ class BotMemoryService:
             for m in memory_order(metas.values())
             if carries(m, wanted) and judge.sees(access.reader, m)
         ]
-        views = [self._open(access.pool, stored[m.id]) for m in shown]
-        return {"entries": within_budget(views)[0], "version": snap.version}
+        entries = [self._open(access.pool, stored[m.id]) for m in shown]
+        return Shown(entries, snap.version)
 
     def log(
         self,
@@ -185,7 +160,7 @@ class BotMemoryService:
         *,
         limit: int = DEFAULT_LOG_LIMIT,
         before: int | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[LogChange]:
         """Changes newest first (with `before`, older than that version), each with only
         the ids of entries the caller may see; a change of none of them is left out, and
         the page reads on until it holds `limit` changes or the log's first. A rename shows
@@ -199,24 +174,24 @@ class BotMemoryService:
         for entry_id, tags in snap.stored_tags().items():
             for tag in filter(is_topic_token, tags):
                 carriers.setdefault(tag, []).append(entry_id)
-        changes: list[dict[str, Any]] = []
+        changes: list[LogChange] = []
         cursor = before if before is None else min(before, snap.version + 1)
         while len(changes) < limit and (cursor is None or cursor > 1):
             page = self.repo.log(access.pool, limit=LOG_SCAN_PAGE, before=cursor)
             for change in page:
                 shown = visible_change(change, visible, carriers)
                 if shown is not None and len(changes) < limit:
-                    changes.append(shown.view())
+                    changes.append(shown)
             if len(page) < LOG_SCAN_PAGE:
                 break
             cursor = page[-1].version
-        return within_budget(changes)[0]
+        return changes
 
     # -- commands ----------------------------------------------------------------------------
 
     def remember(
         self, principal: Principal, bot_id: str, content: str, topics: Sequence[str]
-    ) -> dict[str, Any]:
+    ) -> Changed:
         """A pinned entry only its author sees (topics only: a colon tag is a 400)."""
         require_topics(topics, ["command", "tags"])
         access = self._access(principal, bot_id, "read")
@@ -224,21 +199,21 @@ class BotMemoryService:
         for _attempt in range(WRITE_TRIES):
             head = self.repo.head(pool)
             before = head.version
-            now, version = self._clock.now_ms(), before + 1
+            now, version = self.clock.now_ms(), before + 1
             meta = remembered(
-                self._ids.new("mem_"), user, pool.org_id, content, topics, now, version
+                self.ids.new("mem_"), user, pool.org_id, content, topics, now, version
             )
             tags, names = head.topics.stored(meta.tags)
             changes = self.repo.pools.put(
                 pool, replace(meta, tags=tags), content, condition=Absent()
             )
             renamed = names if names != head.topics else None
-            if not self._person_change(pool, before, now, changes, (meta.id,), renamed):
+            if not self.commit_change(pool, before, now, changes, (meta.id,), renamed):
                 continue
-            return {"entry": view(Entry(meta, content)), "version": version}
+            return Changed(Entry(meta, content), version)
         raise Unavailable("the bot memory kept changing; retry")
 
-    def _person_change(
+    def commit_change(
         self,
         pool: Pool,
         before: int,
@@ -251,22 +226,27 @@ class BotMemoryService:
         new topic names), in one transaction. False when another writer moved the version
         first (read again)."""
         version = before + 1
+        return self.commit(
+            [
+                self.repo.head_change(pool, before, version, now, topics),
+                *changes,
+                self.repo.log_put(pool, LogChange(version, now, "person", ids)),
+                event_action(pool.org_id, "memory.changed", {"botId": pool.pool_id}, now),
+            ]
+        )
+
+    def commit(self, actions: Sequence[Action]) -> bool:
+        """Write one change of the pool; False when another writer moved the version first
+        (read again)."""
         try:
-            self.repo.write(
-                [
-                    self.repo.head_change(pool, before, version, now, topics),
-                    *changes,
-                    self.repo.log_put(pool, LogChange(version, now, "person", ids)),
-                    event_action(pool.org_id, "memory.changed", {"botId": pool.pool_id}, now),
-                ]
-            )
+            self.repo.write(actions)
         except WriteConflict as error:
-            if _raced(error):
+            if error.raced or error.condition == MEMORY_VERSION:
                 return False
             raise
         return True
 
-    def forget(self, principal: Principal, bot_id: str, entry_id: str) -> dict[str, Any]:
+    def forget(self, principal: Principal, bot_id: str, entry_id: str) -> Changed:
         """Take back the caller's part of an entry they may see (409 EntryConflict
         otherwise); the entry is answered when they still see it (a retracted one)."""
         access = self._access(principal, bot_id, "read")
@@ -274,29 +254,28 @@ class BotMemoryService:
         for _attempt in range(WRITE_TRIES):
             snap = self.snapshot(pool)
             judge, metas = self._shown(access, snap)
-            now, version = self._clock.now_ms(), snap.version + 1
+            now, version = self.clock.now_ms(), snap.version + 1
             previous = metas.get(entry_id)
             after = forgotten(judge, reader, previous, reader.user_id, now, version)
             stored = snap.by_id()
             if previous is None or after is None:
                 # Retracted already by its sole person: nothing changes (`forgotten` raised
                 # for an entry the caller may not see).
-                return {"entry": self._open(pool, stored[entry_id]), "version": snap.version}
+                return Changed(self._open(pool, stored[entry_id]), snap.version)
             changes = self.repo.pools.change(
-                pool, previous, self._as_stored(snap, after), stored=stored[entry_id]
+                pool, previous, self.as_stored(snap, after), stored=stored[entry_id]
             )
-            if not self._person_change(pool, snap.version, now, changes, (entry_id,)):
+            if not self.commit_change(pool, snap.version, now, changes, (entry_id,)):
                 continue
-            answer: dict[str, Any] = {"version": version}
-            if self.judge({**metas, entry_id: after}).sees(reader, after):
-                content = self.repo.pools.open_content(pool, stored[entry_id])
-                answer["entry"] = view(Entry(after, content))
-            return answer
+            if not self.judge({**metas, entry_id: after}).sees(reader, after):
+                return Changed(None, version)
+            content = self.repo.pools.open_content(pool, stored[entry_id])
+            return Changed(Entry(after, content), version)
         raise Unavailable("the bot memory kept changing; retry")
 
     def share(
         self, principal: Principal, bot_id: str, entry_id: str, audience_text: str
-    ) -> dict[str, Any]:
+    ) -> Changed:
         """Make an entry also for a Channel group or for everyone, only when every source's
         access rule admits those readers (409 EntryConflict otherwise)."""
         audience = share_audience(audience_text)
@@ -317,96 +296,57 @@ class BotMemoryService:
             reason = share_reason(judge, access.reader, meta, audience, item_rule)
             if reason is not None:
                 raise EntryConflict(reason, ["id"])
-            now, version = self._clock.now_ms(), snap.version + 1
+            now, version = self.clock.now_ms(), snap.version + 1
             after = shared(meta, audience, now, version)
             stored = snap.by_id()[entry_id]
-            changes = self.repo.pools.change(
-                pool, meta, self._as_stored(snap, after), stored=stored
-            )
-            if not self._person_change(pool, snap.version, now, changes, (entry_id,)):
+            changes = self.repo.pools.change(pool, meta, self.as_stored(snap, after), stored=stored)
+            if not self.commit_change(pool, snap.version, now, changes, (entry_id,)):
                 continue
             content = self.repo.pools.open_content(pool, stored)
-            return {"entry": view(Entry(after, content)), "version": version}
+            return Changed(Entry(after, content), version)
         raise Unavailable("the bot memory kept changing; retry")
 
     @staticmethod
-    def _as_stored(snap: Snapshot, after: EntryMeta) -> EntryMeta:
+    def as_stored(snap: Snapshot, after: EntryMeta) -> EntryMeta:
         """A metadata change of an entry of `snap` with its topic tokens as stored (its
         topics do not change: nothing is allocated)."""
         tags, _names = snap.topics.stored(after.tags, snap.stored_tags().get(after.id, ()))
         return replace(after, tags=tags)
 
-    # -- purge -----------------------------------------------------------------------------
+    # -- purge, erasure (service/bot_memory_purge.py) and the context text (bot_context.py)
 
     def purge(self, principal: Principal, bot_id: str, tag_text: str) -> int:
         """Remove every entry carrying one service tag, and every entry built on them, from
         the memory of the caller's organization only: at home a writer's, a linked
-        organization's by its admins (a linked organization is a separate tenant). Reads
-        no content. Resumable and idempotent: each transaction adds what it removed to the
-        tag's counter, and a repeated purge finishes the work and answers the counter."""
+        organization's by its admins (a linked organization is a separate tenant).
+        Resumable and idempotent: a repeated purge finishes the work and answers the tag's
+        counter."""
         person_of(principal)
         try:
             tag = str(purge_tag(tag_text))
         except InvalidTag as error:
             raise ValidationFailed(error.reason, ["tag"]) from error
-        bot, reach = self._bots.reach(principal, bot_id, "purge")
-        return self._purge_pool(pool_of(bot.id, reach.org_id), tag)
+        bot, reach = self.bots.reach(principal, bot_id, "purge")
+        return purge_pool(self, pool_of(bot.id, reach.org_id), tag)
 
     def erase_person(self, bot_id: str, org_id: str, user_id: str) -> int:
         """Erase `user_id` from the Bot's memory in `org_id`, for an erasure its caller has
-        authorized (`erasure_targets`): the entries on their words alone go, with what is
-        built on them; in entries of several people they stop counting, as by their Forget.
-        How many entries this call removed (0 when done before)."""
+        authorized: the entries on their words alone go, with what is built on them; in
+        entries of several people they stop counting, as by their Forget. How many entries
+        this call removed (0 when done before)."""
         tag = str(purge_tag(f"from:{user_id}"))
         pool = pool_of(bot_id, org_id)
         before = self.repo.purged(pool, tag)
-        return self._purge_pool(pool, tag, erased=user_id) - before
-
-    def _purge_pool(self, pool: Pool, tag: str, *, erased: str | None = None) -> int:
-        """Remove the targets of `tag` in batches of one transaction each; for an erasure of
-        `erased`, its `erasure_targets`, whose entries of several people change instead."""
-        while True:
-            snap = self.snapshot(pool)
-            metas = snap.metas()
-            now, version = self._clock.now_ms(), snap.version + 1
-            if erased is None:
-                gone, afters = purge_targets(metas.values(), tag), []
-            else:
-                gone, kept = erasure_targets(metas.values(), erased)
-                afters = [without_person(metas[i], erased, now, version) for i in kept]
-            if not gone and not afters:
-                return self.repo.purged(pool, tag)
-            batch = sorted(gone)[:PURGE_BATCH]
-            changes: list[Action] = [self.repo.purge_count(pool, tag, len(batch), now)]
-            for entry_id in batch:
-                changes += self.repo.pools.remove(pool, metas[entry_id], condition=Present())
-            stored = snap.by_id()
-            changed: list[str] = []
-            for after in afters:
-                change = self.repo.pools.change(
-                    pool, metas[after.id], self._as_stored(snap, after), stored=stored[after.id]
-                )
-                # Every transaction makes progress: its first change always goes in.
-                if (batch or changed) and len(changes) + len(change) > PURGE_ROOM:
-                    break
-                changes += change
-                changed.append(after.id)
-            removed = set(batch)
-            left = [t for i, tags in snap.stored_tags().items() if i not in removed for t in tags]
-            names = snap.topics.collected(left)
-            renamed = names if names != snap.topics else None
-            self._person_change(pool, snap.version, now, changes, (*batch, *changed), renamed)
-
-    # -- context ---------------------------------------------------------------------------
+        return purge_pool(self, pool, tag, erased=user_id) - before
 
     def context(
         self, principal: Principal, bot_id: str, chat_id: str, max_length: int | None = None
-    ) -> dict[str, Any]:
+    ) -> BotContext:
         """The memory text for a Chat's answer: valid entries every reader of the Chat may
         see, in memory order, stopping at the first that does not fit; only the entries
         shown are decrypted. The caller must be a reader of that Chat (404 otherwise)."""
         access = self._access(principal, bot_id, "read")
-        chat = self._bots.repo.get_chat(chat_id)
+        chat = self.bots.repo.get_chat(chat_id)
         if chat is None or chat.bot_id != access.bot.id or chat.org_id != access.pool.org_id:
             raise NotFound("chat not found", ["chatId"])
         members = access.members.load([chat.channel_id])
@@ -415,54 +355,12 @@ class BotMemoryService:
         readers = chat_readers(chat.org_id, chat.owner, chat.channel_id, access.members)
         limit = max_length or self._max_text_length
         for _attempt in range(SNAPSHOT_TRIES):
-            answer = self._context(access.pool, readers, limit, access.members)
+            answer = context_text(self.repo, access.pool, readers, limit, access.members)
             if answer is not None:
                 return answer
         raise Unavailable("the bot memory kept changing while it was read; retry")
 
-    def _context(
-        self, pool: Pool, readers: Reader, limit: int, members: Members
-    ) -> dict[str, Any] | None:
-        version, newest = self.repo.newest(pool, first_page(limit))
-        known: dict[str, EntryMeta | None] = {}
-        judge = SOURCE_AUDIENCES.judge(known.get)
-        found = {"visible": False}
-
-        def visible() -> Iterator[StoredEntry]:
-            for stored in newest:
-                known[stored.meta.id] = stored.meta
-                self._load_sources(pool, stored.meta, known)
-                if isinstance(readers, Person):
-                    members.load(judge.channels(stored.meta))
-                if judge.sees(readers, stored.meta):
-                    found["visible"] = True
-                    yield stored
-
-        text = newest_text(
-            visible(),
-            lambda stored: self.repo.pools.open_content(pool, stored),
-            limit,
-            header=HEADER,
-        )
-        if self.repo.version(pool) != version:
-            return None
-        return {"text": text.text, "ids": text.keys, "hasEntries": found["visible"]}
-
-    def _load_sources(
-        self, pool: Pool, meta: EntryMeta, known: dict[str, EntryMeta | None]
-    ) -> None:
-        """Read the entries `meta` stands on, recursively, a batch per level (a fact stands
-        on items only and costs nothing)."""
-        frontier = [s.entry for s in _entry_sources(meta) if s.entry not in known]
-        while frontier:
-            found = self.repo.entries(pool, frontier)
-            for entry_id in frontier:
-                known[entry_id] = found.get(entry_id)
-            frontier = [
-                s.entry for m in found.values() for s in _entry_sources(m) if s.entry not in known
-            ]
-
-    # -- learning (the memory Bot's apply step) ------------------------------------------
+    # -- learning (the memory Bot's apply step: service/bot_memory_learn.py) ---------------
 
     def learn(
         self,
@@ -478,38 +376,9 @@ class BotMemoryService:
         `evidence` (its new item ids) as `bot_changes.decide` judges them, in ONE
         transaction with `also(learned)` (the caller's read position and execution end),
         conditional on the pool's version."""
-        cited = [s for c in changes if isinstance(c, FactChange) for s in c.sources]
-        chat, items = self._bots.repo.chat_and_items(chat_id, cited)
-        if chat is None or chat.bot_id != bot_id or chat.org_id != org_id:
-            raise NotFound(CHAT_NOT_HERE)
-        turns = self._bots.repo.turns(chat.id, sorted({i.turn_id for i in items.values()}))
-        actors = {t.id: t.actor for t in turns.values()}
-        members = Members(self._bots.repo, chat.owner, chat.org_id)
-        # The head row, the log row and the caller's actions share the transaction.
-        room = keys.MAX_ACTIONS - 3 - len(also(Learned(0)))
-        pool = pool_of(bot_id, org_id)
-        for _attempt in range(WRITE_TRIES):
-            # No second head read: the transaction is conditional on this version. One that
-            # applies nothing moves no version: its refusals stand only if it has not moved.
-            snap = self.repo.read_for_change(pool)
-            metas = snap.metas()
-            readers = self.readers(chat, metas, members)
-            run = Run(chat, frozenset(evidence), readers, items, actors)
-            state = PoolState(snap.version, metas, snap.stored_tags(), snap.topics)
-            now = self._clock.now_ms()
-            learned = decide(
-                changes,
-                state,
-                run,
-                new_id=lambda: self._ids.new("mem_"),
-                now_ms=now,
-                max_writes=room // ENTRY_ROWS,
-            )
-            if not learned.applied and self.repo.version(pool) != snap.version:
-                continue
-            if self._commit_learned(pool, snap, learned, now, also(learned)):
-                return learned
-        raise Unavailable("the bot memory kept changing; retry")
+        return apply_learned(
+            self, bot_id, org_id, chat_id, changes, evidence=evidence, also=also, tries=WRITE_TRIES
+        )
 
     def readers(self, chat: Chat, metas: Mapping[str, EntryMeta], members: Members) -> Reader:
         """Every reader of `chat`'s answers (its owner, with the Channels of `metas` looked
@@ -517,41 +386,3 @@ class BotMemoryService:
         if chat.channel_id is None:
             members.load(channels_named(metas.values()))
         return chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
-
-    def _commit_learned(
-        self, pool: Pool, snap: Snapshot, learned: Learned, now: int, ending: Sequence[Action]
-    ) -> bool:
-        """Write what was learned with `ending`, one event row telling the memory's change
-        and the run's end; False when another writer moved the version first."""
-        actions: list[Action] = []
-        if learned.applied:
-            stored = snap.by_id()
-            logged = LogChange(learned.version, now, "memory_bot", learned.entry_ids)
-            actions = [
-                self.repo.head_change(pool, snap.version, learned.version, now, learned.topics),
-                *(a for write in learned.writes for a in self._write(pool, write, stored)),
-                self.repo.log_put(pool, replace(logged, topics=learned.renamed)),
-                event_action(pool.org_id, "memory.changed", {"botId": pool.pool_id}, now),
-            ]
-        try:
-            self.repo.write(one_row([*actions, *ending]))
-        except WriteConflict as error:
-            if _raced(error):
-                return False
-            raise
-        return True
-
-    def _write(self, pool: Pool, write: Write, stored: Mapping[str, StoredEntry]) -> list[Action]:
-        """A learned entry's rows; a fact's base row carries its items' access rule."""
-        if isinstance(write, Invalidation):
-            return self.repo.pools.change(
-                pool, write.before, write.meta, stored=stored.get(write.meta.id)
-            )
-        base, *copies = self.repo.pools.put(pool, write.meta, write.content, condition=Absent())
-        if write.rule is not None:
-            base = self.repo.with_item_rule(base, write.rule)
-        return [base, *copies]
-
-
-def _entry_sources(meta: EntryMeta) -> list[EntrySource]:
-    return [s for s in meta.sources if isinstance(s, EntrySource)]

@@ -3,7 +3,8 @@ chats' and channels' contracts are contracts/chats.py."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import Field, field_validator
 from pydantic.config import JsonDict
@@ -20,7 +21,9 @@ from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.
+    from agent_memory.domain.bot_memory import BotContext, Changed, LogChange, Shown
     from agent_memory.domain.bots import Bot
+    from agent_memory.domain.entries import Entry
 
 LevelText = Literal["read", "write"]
 # Declared, checked by the domain (its messages name the grant): a level per user id.
@@ -54,6 +57,7 @@ TAGS_QUERY: JsonDict = {
     "schema": {"type": "array", "minItems": 1, "maxItems": MAX_FILTER_TAGS, "items": FILTER_TAG},
 }
 MAX_MEMORY_CONTENT = 8000
+AnswerT = TypeVar("AnswerT", bound=Answer)
 
 
 # --- bots ---------------------------------------------------------------------------------
@@ -152,10 +156,43 @@ class BotEntryOut(Sparse):
     confidence: float | None = None
     invalidatedAt: int | None = None
 
+    @classmethod
+    def of(cls, entry: Entry) -> BotEntryOut:
+        """An entry as API.md shows it (`confidence` for observations, `invalidatedAt` once
+        set); who forgot it is not shown."""
+        from agent_memory.domain.entries import EntrySource
+        from agent_memory.domain.tags import shown_tags
+
+        meta = entry.meta
+        sources = [
+            EntrySourceOut(entry=s.entry)
+            if isinstance(s, EntrySource)
+            else ItemSourceOut(chat=s.conversation or "", item=s.item)
+            for s in meta.sources
+        ]
+        return cls(
+            id=meta.id,
+            layer=meta.layer,
+            content=entry.content,
+            tags=list(shown_tags(meta.tags)),
+            sources=sources,
+            status=meta.status,
+            createdAt=meta.created_at,
+            updatedAt=meta.updated_at,
+            confidence=meta.confidence,
+            invalidatedAt=meta.invalidated_at,
+        )
+
 
 class BotMemory(Answer):
     entries: list[BotEntryOut]
     version: int
+
+    @classmethod
+    def of(cls, shown: Shown) -> BotMemory:
+        """The entries that fit in one answer (domain/bounds.py), in memory order."""
+        entries = [BotEntryOut.of(e) for e in shown.entries]
+        return cls(entries=_within_budget(entries), version=shown.version)
 
 
 class RememberEntry(Body):
@@ -195,6 +232,11 @@ class BotMemoryChange(Sparse):
     entry: BotEntryOut | None = None
     version: int
 
+    @classmethod
+    def of(cls, changed: Changed) -> BotMemoryChange:
+        entry = None if changed.entry is None else BotEntryOut.of(changed.entry)
+        return cls(entry=entry, version=changed.version)
+
 
 class LogChangeOut(Answer):
     version: int
@@ -202,9 +244,18 @@ class LogChangeOut(Answer):
     by: Literal["memory_bot", "person", "promotion"]
     ids: list[str]
 
+    @classmethod
+    def of(cls, change: LogChange) -> LogChangeOut:
+        return cls(version=change.version, at=change.at, by=change.by, ids=list(change.ids))
+
 
 class BotMemoryLog(Answer):
     changes: list[LogChangeOut]
+
+    @classmethod
+    def of(cls, changes: Sequence[LogChange]) -> BotMemoryLog:
+        """The changes that fit in one answer (domain/bounds.py), newest first."""
+        return cls(changes=_within_budget([LogChangeOut.of(c) for c in changes]))
 
 
 class Purge(Body):
@@ -234,6 +285,13 @@ class SharedEntry(Answer):
     entry: BotEntryOut
     version: int
 
+    @classmethod
+    def of(cls, shared: Changed) -> SharedEntry:
+        """A share answers the entry it widened (its author still sees it)."""
+        if shared.entry is None:
+            raise ValueError("a share answers the entry it widened")
+        return cls(entry=BotEntryOut.of(shared.entry), version=shared.version)
+
 
 class ContextAsk(Body):
     chatId: Id
@@ -244,6 +302,18 @@ class ContextText(Answer):
     text: str
     ids: list[str]
     hasEntries: bool
+
+    @classmethod
+    def of(cls, context: BotContext) -> ContextText:
+        return cls(text=context.text, ids=list(context.ids), hasEntries=context.has_entries)
+
+
+def _within_budget(answers: Sequence[AnswerT]) -> list[AnswerT]:
+    """The first `answers` whose JSON fits in one Lambda answer, as `bounds.carried_size`
+    measures it."""
+    from agent_memory.domain.bounds import carried_size, within_budget
+
+    return within_budget(answers, lambda answer: carried_size(answer.model_dump()))[0]
 
 
 # The name routers import; the class is named apart for clean OpenAPI schema names.

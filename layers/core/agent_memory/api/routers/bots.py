@@ -78,8 +78,8 @@ async def read_bot_memory(
     """Every entry for the caller in the caller's organization that carries all the tags,
     history included (retracted and invalidated entries with their status)."""
     wanted = [] if tags is None else tags.split(",")
-    answer = await run(svc, svc.bot_memory.read, caller, botId, wanted)
-    return BotMemory.model_validate(answer)
+    shown = await run(svc, svc.bot_memory.read, caller, botId, wanted)
+    return BotMemory.of(shown)
 
 
 @router.post("/v1/bots/{botId}/memory")
@@ -89,12 +89,12 @@ async def change_bot_memory(
     """Remember (a pinned entry only you see) or Forget (take back your part)."""
     command = body.command
     if isinstance(command, RememberEntry):
-        answer = await run(
+        changed = await run(
             svc, svc.bot_memory.remember, caller, botId, command.content, command.tags
         )
     else:
-        answer = await run(svc, svc.bot_memory.forget, caller, botId, command.id)
-    return BotMemoryChange.model_validate(answer)
+        changed = await run(svc, svc.bot_memory.forget, caller, botId, command.id)
+    return BotMemoryChange.of(changed)
 
 
 @router.get("/v1/bots/{botId}/memory/log")
@@ -111,7 +111,7 @@ async def bot_memory_log(
     """Changes newest first, only of entries the caller may see; `before` (a version)
     pages back to older ones."""
     changes = await run(svc, svc.bot_memory.log, caller, botId, limit=limit, before=before)
-    return BotMemoryLog.model_validate({"changes": changes})
+    return BotMemoryLog.of(changes)
 
 
 @router.post("/v1/bots/{botId}/memory/purge")
@@ -127,8 +127,8 @@ async def share_bot_memory(
     botId: str, body: Share, caller: CallerDep, svc: ServicesDep
 ) -> SharedEntry:
     """Widen an entry's audience, only when every source's access rule allows it."""
-    answer = await run(svc, svc.bot_memory.share, caller, botId, body.id, body.audience)
-    return SharedEntry.model_validate(answer)
+    shared = await run(svc, svc.bot_memory.share, caller, botId, body.id, body.audience)
+    return SharedEntry.of(shared)
 
 
 @router.post("/v1/bots/{botId}/memory/context")
@@ -136,5 +136,5 @@ async def bot_memory_context(
     botId: str, body: ContextAsk, caller: CallerDep, svc: ServicesDep
 ) -> ContextText:
     """The memory text for a chat's answer: entries every reader of the chat may see."""
-    answer = await run(svc, svc.bot_memory.context, caller, botId, body.chatId, body.maxLength)
-    return ContextText.model_validate(answer)
+    context = await run(svc, svc.bot_memory.context, caller, botId, body.chatId, body.maxLength)
+    return ContextText.of(context)

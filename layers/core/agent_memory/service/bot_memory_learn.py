@@ -1,0 +1,112 @@
+"""The memory Bot's apply step (`BotMemoryService.learn`): the changes a run learned in a
+Chat, decided by `bot_changes.decide` on one snapshot of the pool and written in one
+transaction with the caller's own actions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from agent_memory.domain.bot_changes import (
+    Invalidation,
+    Learned,
+    LearningChange,
+    PoolState,
+    Run,
+    Write,
+    decide,
+)
+from agent_memory.domain.bot_memory import LogChange
+from agent_memory.domain.errors import NotFound, Unavailable
+from agent_memory.domain.tasks.learning_changes import FactChange
+from agent_memory.persistence import keys
+from agent_memory.persistence.bot_memory import ENTRY_ROWS, BotMemoryRepository, Snapshot, pool_of
+from agent_memory.persistence.events import event_action, one_row
+from agent_memory.persistence.pools import Pool, StoredEntry
+from agent_memory.ports import Absent, Action
+from agent_memory.service.bots import Members
+
+if TYPE_CHECKING:
+    from agent_memory.service.bot_memory import BotMemoryService
+
+CHAT_NOT_HERE = "the chat is not one of this bot's in this organization"
+
+
+def apply_learned(
+    memory: BotMemoryService,
+    bot_id: str,
+    org_id: str,
+    chat_id: str,
+    changes: Sequence[LearningChange],
+    *,
+    evidence: Collection[str],
+    also: Callable[[Learned], Sequence[Action]],
+    tries: int,
+) -> Learned:
+    """Apply the changes learned in a Chat of `org_id` from the run's `evidence` (its new
+    item ids), with `also(learned)`, conditional on the pool's version; `tries` times at
+    most while other writers move it."""
+    bots = memory.bots.repo
+    cited = [s for c in changes if isinstance(c, FactChange) for s in c.sources]
+    chat, items = bots.chat_and_items(chat_id, cited)
+    if chat is None or chat.bot_id != bot_id or chat.org_id != org_id:
+        raise NotFound(CHAT_NOT_HERE)
+    turns = bots.turns(chat.id, sorted({i.turn_id for i in items.values()}))
+    actors = {t.id: t.actor for t in turns.values()}
+    members = Members(bots, chat.owner, chat.org_id)
+    # The head row, the log row and the caller's actions share the transaction.
+    room = keys.MAX_ACTIONS - 3 - len(also(Learned(0)))
+    pool = pool_of(bot_id, org_id)
+    for _attempt in range(tries):
+        # No second head read: the transaction is conditional on this version. One that
+        # applies nothing moves no version: its refusals stand only if it has not moved.
+        snap = memory.repo.read_for_change(pool)
+        metas = snap.metas()
+        readers = memory.readers(chat, metas, members)
+        run = Run(chat, frozenset(evidence), readers, items, actors)
+        state = PoolState(snap.version, metas, snap.stored_tags(), snap.topics)
+        now = memory.clock.now_ms()
+        learned = decide(
+            changes,
+            state,
+            run,
+            new_id=lambda: memory.ids.new("mem_"),
+            now_ms=now,
+            max_writes=room // ENTRY_ROWS,
+        )
+        if not learned.applied and memory.repo.version(pool) != snap.version:
+            continue
+        actions = _learned_actions(memory.repo, pool, snap, learned, now)
+        if memory.commit(one_row([*actions, *also(learned)])):
+            return learned
+    raise Unavailable("the bot memory kept changing; retry")
+
+
+def _learned_actions(
+    repo: BotMemoryRepository, pool: Pool, snap: Snapshot, learned: Learned, now: int
+) -> list[Action]:
+    """What was learned, with one event row telling the memory's change (none when nothing
+    was applied: the caller's actions go alone)."""
+    if not learned.applied:
+        return []
+    stored = snap.by_id()
+    logged = LogChange(learned.version, now, "memory_bot", learned.entry_ids)
+    return [
+        repo.head_change(pool, snap.version, learned.version, now, learned.topics),
+        *(a for write in learned.writes for a in _write(repo, pool, write, stored)),
+        repo.log_put(pool, replace(logged, topics=learned.renamed)),
+        event_action(pool.org_id, "memory.changed", {"botId": pool.pool_id}, now),
+    ]
+
+
+def _write(
+    repo: BotMemoryRepository, pool: Pool, write: Write, stored: Mapping[str, StoredEntry]
+) -> list[Action]:
+    """A learned entry's rows; a fact's base row carries its items' access rule."""
+    if isinstance(write, Invalidation):
+        return repo.pools.change(pool, write.before, write.meta, stored=stored.get(write.meta.id))
+    base, *copies = repo.pools.put(pool, write.meta, write.content, condition=Absent())
+    if write.rule is not None:
+        base = repo.with_item_rule(base, write.rule)
+    return [base, *copies]

@@ -1,0 +1,59 @@
+"""Purge and erasure in bot memory (`BotMemoryService.purge` and `erase_person`): the
+targets of a tag removed in batches of one transaction each, reading no content."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agent_memory.domain.bot_memory import without_person
+from agent_memory.domain.bot_memory_purge import erasure_targets, purge_targets
+from agent_memory.persistence import keys
+from agent_memory.persistence.pools import Pool
+from agent_memory.ports import Action, Present
+
+if TYPE_CHECKING:
+    from agent_memory.service.bot_memory import BotMemoryService
+
+# Entries a purge removes per transaction: base row + recency copy each, plus the head row,
+# the log row, the purge counter and the change's event (100 actions).
+PURGE_BATCH = 48
+# Actions of a purge's own rows and entry changes in one transaction (the head row, the log
+# row and the change's event are added to them).
+PURGE_ROOM = keys.MAX_ACTIONS - 3
+
+
+def purge_pool(memory: BotMemoryService, pool: Pool, tag: str, *, erased: str | None = None) -> int:
+    """Remove the targets of `tag` in batches of one transaction each; for an erasure of
+    `erased`, its `erasure_targets`, whose entries of several people change instead. Each
+    transaction adds what it removed to the tag's counter, answered once nothing is left."""
+    while True:
+        snap = memory.snapshot(pool)
+        metas = snap.metas()
+        now, version = memory.clock.now_ms(), snap.version + 1
+        if erased is None:
+            gone, afters = purge_targets(metas.values(), tag), []
+        else:
+            gone, kept = erasure_targets(metas.values(), erased)
+            afters = [without_person(metas[i], erased, now, version) for i in kept]
+        if not gone and not afters:
+            return memory.repo.purged(pool, tag)
+        batch = sorted(gone)[:PURGE_BATCH]
+        changes: list[Action] = [memory.repo.purge_count(pool, tag, len(batch), now)]
+        for entry_id in batch:
+            changes += memory.repo.pools.remove(pool, metas[entry_id], condition=Present())
+        stored = snap.by_id()
+        changed: list[str] = []
+        for after in afters:
+            change = memory.repo.pools.change(
+                pool, metas[after.id], memory.as_stored(snap, after), stored=stored[after.id]
+            )
+            # Every transaction makes progress: its first change always goes in.
+            if (batch or changed) and len(changes) + len(change) > PURGE_ROOM:
+                break
+            changes += change
+            changed.append(after.id)
+        removed = set(batch)
+        left = [t for i, tags in snap.stored_tags().items() if i not in removed for t in tags]
+        names = snap.topics.collected(left)
+        renamed = names if names != snap.topics else None
+        memory.commit_change(pool, snap.version, now, changes, (*batch, *changed), renamed)
