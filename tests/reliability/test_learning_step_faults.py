@@ -139,7 +139,7 @@ def lab(module_aws: tuple[Any, Any, Any]) -> Iterator[Lab]:
             patch.setattr(logging.getLogger(name), "disabled", True)
         patch.setattr(botocore.endpoint, "time", _NoSleep([]))
         # CallModel's pauses between tries to save a paid answer (0.2 s, 0.5 s): recorded.
-        patch.setattr("agent_memory.service.learning.time", _NoSleep([]))
+        patch.setattr("agent_memory.service.learning_call.time", _NoSleep([]))
         # Name the step each invocation runs, in the thread that runs it.
         local_aws_module._invoke_hooks.insert(0, _marking(faults))
         admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}

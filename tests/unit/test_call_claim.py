@@ -13,7 +13,7 @@ from agent_memory.domain.errors import Unavailable
 from agent_memory.persistence.executions import ExecutionRepository, Run
 from agent_memory.persistence.model_calls import owner_tag
 from agent_memory.ports import Action, ModelReply, Put, Update
-from agent_memory.service.learning import MODEL_DEADLINE_S
+from agent_memory.service.learning_call import MODEL_DEADLINE_S
 from agent_memory.service.learning_pools import Evidence
 from agent_memory.service.learning_runs import Retryable
 from tests.learning_support import NotesPool, remember_reply

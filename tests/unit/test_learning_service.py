@@ -26,9 +26,9 @@ from agent_memory.persistence.executions import owner_tag
 from agent_memory.ports import Equals, EvidenceItem, Execution, KeyRange, ModelFailure, Put, Update
 from agent_memory.service.learning import (
     MAX_EVIDENCE_BYTES,
-    MODEL_DEADLINE_S,
     LearningService,
 )
+from agent_memory.service.learning_call import MODEL_DEADLINE_S
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Evidence,
