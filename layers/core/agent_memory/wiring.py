@@ -377,6 +377,36 @@ class Wiring:
             recall=self.recall,
         )
 
+    @cached_property
+    def events(self) -> EventService:
+        return EventService(
+            EventRepository(self.store),
+            self.clock,
+            self.access,
+            self.agents,
+            self.bots,
+            threads=self.thread_repo,
+        )
+
+    @cached_property
+    def erasure(self) -> ErasureService:
+        return ErasureService(
+            ErasureRepository(self.store),
+            self.identity_repo.user_org,
+            bot_memory=self.bot_memory,
+            vectors=self.recall.index,
+            clock=self.clock,
+        )
+
+    @cached_property
+    def capabilities(self) -> CapabilitiesService:
+        return CapabilitiesService(
+            self.model_choice,
+            self.org_settings,
+            default_model=self.settings.default_model,
+            embedder=self.recall.embedder,
+        )
+
     def services(self) -> Services:
         settings, max_text = self.settings, self.settings.memory_text_max_length
         return Services(
@@ -412,30 +442,12 @@ class Wiring:
             memory_bot=self.memory_bot,
             agent_versions=self.agent_versions,
             threads=self.threads,
-            events=EventService(
-                EventRepository(self.store),
-                self.clock,
-                self.access,
-                self.agents,
-                self.bots,
-                threads=self.thread_repo,
-            ),
+            events=self.events,
             limits=RequestLimits(
                 self.limiter, settings.rate_limit_per_minute, settings.auth_failures_per_minute
             ),
-            erasure=ErasureService(
-                ErasureRepository(self.store),
-                self.identity_repo.user_org,
-                bot_memory=self.bot_memory,
-                vectors=self.recall.index,
-                clock=self.clock,
-            ),
-            capabilities=CapabilitiesService(
-                self.model_choice,
-                self.org_settings,
-                default_model=settings.default_model,
-                embedder=self.recall.embedder,
-            ),
+            erasure=self.erasure,
+            capabilities=self.capabilities,
         )
 
 
