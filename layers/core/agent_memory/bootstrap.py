@@ -34,7 +34,7 @@ def aws_adapters(settings: Settings, session: Any = None) -> Adapters:
         max_pool_connections=50,
         # The requests are built by the adapters, never from raw input; DynamoDB and Step
         # Functions validate them anyway. Checking each against the service model costs
-        # ~0.3 ms of CPU per call, billed at a full vCPU's rate below 1,769 MB (issue 19).
+        # ~0.3 ms of CPU per call, billed at a full vCPU's rate below 1,769 MB.
         parameter_validation=False,
     )
     dynamodb = session.client("dynamodb", config=config)

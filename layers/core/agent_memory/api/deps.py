@@ -86,7 +86,7 @@ CallerDep = Annotated[Principal, Depends(caller)]
 
 
 def erasure(svc: Services) -> ErasureService:
-    """Deletions and erasure (issue 17); every wiring of the services has them."""
+    """Deletions and erasure; every wiring of the services has them."""
     if svc.erasure is None:
         raise RuntimeError("these services were built without erasure")
     return svc.erasure

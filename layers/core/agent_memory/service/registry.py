@@ -47,7 +47,7 @@ class Services:
     events: EventService
     # Requests per token (RATE_LIMIT_PER_MINUTE); None: not limited.
     limits: RequestLimits | None = None
-    # Deleting sessions and agents, erasing a person (issue 17).
+    # Deleting sessions and agents, erasing a person.
     erasure: ErasureService | None = None
     # What this deployment can run (`GET /v1/capabilities`).
     capabilities: CapabilitiesService | None = None

@@ -15,7 +15,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from agent_memory.domain.identity import IDENTIFIER_PATTERN
 from agent_memory.domain.model_name_bounds import LOCAL_MODELS, MAX_NAME_LENGTH, PROVIDERS
 
-# What the service checks, stated in the schema (issue 17: the document tells the truth).
+# What the service checks, stated in the schema: the document tells the truth.
 # A model name (domain/model_names.py checks it): a known provider, then segments of
 # [A-Za-z0-9._:@+=,-] between slashes, none of them "." or "..".
 _CHAR, _NOT_DOT = "[A-Za-z0-9._:@+=,-]", "[A-Za-z0-9_:@+=,-]"
