@@ -7,7 +7,7 @@ import copy
 import itertools
 import json
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_memory.domain.errors import IntegrityError, Unavailable, WriteConflict
@@ -26,27 +26,11 @@ from agent_memory.ports.store import (
     action_key,
     check_transaction,
     condition_holds,
+    cursor_of,
+    position_of,
 )
 
 _INDEX_KEYS = {"gsi1": ("gsi1pk", "gsi1sk")}
-
-
-def _kind(value: Any) -> type | None:
-    """DynamoDB's comparable kinds: number, string, binary (bool is not a number)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float
-    return type(value) if isinstance(value, str | bytes) else None
-
-
-def _compares(
-    row: Record | None, attribute: str, value: Any, holds: Callable[[Any, Any], bool]
-) -> bool:
-    if row is None or attribute not in row:
-        return False
-    kind = _kind(row[attribute])
-    return kind is not None and kind is _kind(value) and holds(row[attribute], value)
 
 
 class InMemoryStore:
@@ -94,7 +78,7 @@ class InMemoryStore:
         if newest_first:
             rows.reverse()
         if after is not None:
-            mark = tuple(json.loads(base64.urlsafe_b64decode(after))) if index else (after,)
+            mark = tuple(position_of(after)) if index else (after,)
             rows = [
                 r
                 for r in rows
@@ -105,11 +89,7 @@ class InMemoryStore:
         cursor = None
         if more and rows:
             last = order(rows[-1])
-            cursor = (
-                base64.urlsafe_b64encode(json.dumps(list(last)).encode()).decode()
-                if index
-                else last[0]
-            )
+            cursor = cursor_of(list(last)) if index else last[0]
         return Page([copy.deepcopy(r) for r in rows], cursor, len(rows))
 
     def write(self, actions: Sequence[Action]) -> None:

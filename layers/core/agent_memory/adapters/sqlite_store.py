@@ -1,42 +1,39 @@
 """The single table in one SQLite file, for a service that runs on one machine.
 
-- One row per (pk, sk); the record is kept as JSON that round-trips every value the port
-  stores (str, int, float, bool, None inside lists and maps, bytes, list, dict: int and
-  float stay apart, bytes stay bytes).
 - The index (`gsi1`) and the TTL attribute are SQLite expression indexes over the stored
-  record, declared by a `TableLayout` read from template.yaml's table: a changed template
-  rebuilds them on the next open, and no derived column can fall out of step.
-- Durable: WAL journal, `synchronous=FULL` (a commit is on disk before `write` returns),
-  so an acknowledged write survives `kill -9` and power loss; a transaction interrupted at
-  any point leaves nothing.
+  JSON record (adapters/sqlite_rows.py), so no derived column can fall out of step; a
+  changed template rebuilds them on the next open.
+- Durable: WAL journal, `synchronous=FULL`: an acknowledged write survives `kill -9` and
+  power loss.
 - Writes are serialized (`BEGIN IMMEDIATE` under a lock, conditions checked inside the
   transaction), so a lost race is a failed condition; a writer waits up to
-  `busy_timeout_s` for another one (another thread or process) and only then answers
-  `Unavailable`. Reads run beside writes on their own connection (one per thread).
-- Nothing is cached above SQLite's page cache: a query reads only the rows it returns.
-- Rows whose TTL attribute (epoch seconds) has passed are deleted in small batches every
-  `sweep_every` writes, as DynamoDB deletes them some time after they expire; until then
-  they read like any other row.
+  `busy_timeout_s` and only then answers `Unavailable`. Reads run beside writes on their
+  own connection (one per thread).
+- Rows whose TTL (epoch seconds) has passed are deleted in small batches every
+  `sweep_every` writes, as DynamoDB deletes them some time after they expire.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import json
-import math
 import os
-import re
 import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_memory.adapters.sqlite_rows import (
+    DEFAULT_LAYOUT,
+    TableLayout,
+    attribute_sql,
+    decode_record,
+    encode_record,
+    range_terms,
+)
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.ports.store import (
     Action,
@@ -50,128 +47,17 @@ from agent_memory.ports.store import (
     action_key,
     check_transaction,
     condition_holds,
+    cursor_of,
+    position_of,
     value_kind,
     written,
 )
 
 SWEEP_BATCH = 500
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# JSON has no bytes, and a map could use any key: both are tagged with a key that starts
-# with NUL, and a map that has such a key is itself kept as a tagged list of pairs.
-_TAG = "\x00"
-_BYTES = "\x00b"
-_MAP = "\x00m"
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 
 # Page cache of each connection, in KiB (docs/decisions.md, "make run keeps its data").
 CACHE_KIB = 128
-
-
-@dataclass(frozen=True)
-class TableLayout:
-    """The table's secondary indexes (name -> (partition, sort) attributes) and its TTL
-    attribute: what template.yaml's `AWS::DynamoDB::Table` declares."""
-
-    indexes: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    ttl_attribute: str | None = None
-
-    @classmethod
-    def from_template(cls, table_properties: Mapping[str, Any]) -> TableLayout:
-        """The layout of a table resource's `Properties` (template.yaml, parsed)."""
-
-        def keys(schema: Sequence[Mapping[str, str]]) -> tuple[str, str]:
-            by_type = {k["KeyType"]: k["AttributeName"] for k in schema}
-            return by_type["HASH"], by_type["RANGE"]
-
-        if keys(table_properties["KeySchema"]) != ("pk", "sk"):
-            raise ValueError("the single table's key must be (pk, sk)")
-        indexes = {}
-        for index in table_properties.get("GlobalSecondaryIndexes") or []:
-            if index.get("Projection", {}).get("ProjectionType") != "ALL":
-                raise ValueError(f"index {index['IndexName']} must project ALL attributes")
-            indexes[str(index["IndexName"])] = keys(index["KeySchema"])
-        ttl = table_properties.get("TimeToLiveSpecification") or {}
-        return cls(indexes, str(ttl["AttributeName"]) if ttl.get("Enabled") else None)
-
-
-# What template.yaml declares today (tests/integration/test_sqlite_store.py holds them equal).
-DEFAULT_LAYOUT = TableLayout({"gsi1": ("gsi1pk", "gsi1sk")}, "ttl")
-
-
-# --- Values -------------------------------------------------------------------------------
-
-
-def _encode(value: Any) -> Any:
-    if value is None or isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError("a stored number must be finite")
-        return value
-    if isinstance(value, bytes | bytearray | memoryview):
-        return {_BYTES: base64.b64encode(bytes(value)).decode()}
-    if isinstance(value, Mapping):
-        if not all(isinstance(k, str) for k in value):
-            raise TypeError("a stored map's keys must be strings")
-        if any(k.startswith(_TAG) for k in value):
-            return {_MAP: [[k, _encode(v)] for k, v in value.items()]}
-        return {k: _encode(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_encode(v) for v in value]
-    if isinstance(value, set | frozenset):
-        return [_encode(v) for v in sorted(value)]  # as DynamoDB's sets read back
-    raise TypeError(f"a store value cannot be a {type(value).__name__}")
-
-
-def _decode_object(obj: dict[str, Any]) -> Any:
-    if len(obj) == 1:
-        if _BYTES in obj:
-            return base64.b64decode(obj[_BYTES])
-        if _MAP in obj:
-            return dict(obj[_MAP])
-    return obj
-
-
-def encode_record(record: Mapping[str, Any]) -> str:
-    """The stored text of a record (attributes set to None are left out)."""
-    # The record itself is never tagged, so the index expressions find its attributes.
-    kept = {k: _encode(v) for k, v in record.items() if v is not None}
-    return json.dumps(kept, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-
-
-def decode_record(text: str) -> Record:
-    record: Record = json.loads(text, object_hook=_decode_object)
-    return record
-
-
-def _range_terms(key_range: KeyRange | None) -> list[tuple[str, str]]:
-    """The sort key's bounds of a range: (comparison, bound) pairs."""
-    if key_range is None:
-        return []
-    low, high, below = key_range.low, key_range.high, None
-    if key_range.prefix is not None:
-        low, high, below = key_range.prefix, None, _after_prefix(key_range.prefix)
-    pairs = ((">=", low), ("<=", high), ("<", below))
-    return [(term, bound) for term, bound in pairs if bound is not None]
-
-
-def _after_prefix(prefix: str) -> str | None:
-    """The least string greater than every string that starts with `prefix` (code-point
-    order, which is SQLite's byte order of UTF-8); None when there is none."""
-    while prefix:
-        last = ord(prefix[-1])
-        if last < 0x10FFFF:
-            following = last + 1 if last + 1 != 0xD800 else 0xE000  # no surrogates in UTF-8
-            return prefix[:-1] + chr(following)
-        prefix = prefix[:-1]
-    return None
-
-
-def _attribute(name: str) -> str:
-    """The SQL expression reading top-level attribute `name` of the stored record."""
-    if not _NAME.fullmatch(name):
-        raise ValueError(f"attribute name {name!r} cannot be indexed")
-    return f"json_extract(item, '$.\"{name}\"')"
 
 
 # --- Connections --------------------------------------------------------------------------
@@ -221,9 +107,10 @@ class SqliteStore:
         self._write_lock = threading.Lock()
         self._writes = 0
         self._indexes = {
-            name: (_attribute(pk), _attribute(sk)) for name, (pk, sk) in layout.indexes.items()
+            name: (attribute_sql(pk), attribute_sql(sk))
+            for name, (pk, sk) in layout.indexes.items()
         }
-        self._ttl = _attribute(layout.ttl_attribute) if layout.ttl_attribute else None
+        self._ttl = attribute_sql(layout.ttl_attribute) if layout.ttl_attribute else None
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # Owner-only: SQLite gives its WAL and shared-memory files the database's mode.
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
@@ -322,24 +209,13 @@ class SqliteStore:
 
     def get(self, pk: str, sk: str) -> Record | None:
         with self._mapped():
-            row = (
-                self._connection()
-                .execute("SELECT item FROM items WHERE pk = ? AND sk = ?", (pk, sk))
-                .fetchone()
-            )
-        return decode_record(row[0]) if row else None
+            return self._row(self._connection(), (pk, sk))
 
     def get_many(self, keys: Sequence[tuple[str, str]]) -> list[Record]:
         connection = self._connection()
-        records: list[Record] = []
         with self._mapped():
-            for pk, sk in dict.fromkeys(keys):
-                row = connection.execute(
-                    "SELECT item FROM items WHERE pk = ? AND sk = ?", (pk, sk)
-                ).fetchone()
-                if row:
-                    records.append(decode_record(row[0]))
-        return records
+            found = [self._row(connection, key) for key in dict.fromkeys(keys)]
+        return [record for record in found if record is not None]
 
     def query(
         self,
@@ -353,55 +229,59 @@ class SqliteStore:
     ) -> Page:
         if limit is not None and limit < 1:
             raise ValueError("a query's limit must be at least 1")
-        if index is not None:
-            if index not in self._indexes:
-                raise ValueError(f"the table has no index {index!r}")
-            part, sort = self._indexes[index]
-            where = [f"{part} IS NOT NULL", f"{sort} IS NOT NULL", f"{part} = ?"]
-            order = [sort, "pk", "sk"]
-        else:
-            part, sort = "pk", "sk"
-            where, order = ["pk = ?"], ["sk"]
-        params: list[Any] = [pk]
-        for term, bound in _range_terms(key_range):
-            where.append(f"{sort} {term} ?")
-            params.append(bound)
-        if after is not None:
-            beyond = "<" if newest_first else ">"
-            if index is None:
-                where.append(f"sk {beyond} ?")
-                params.append(after)
-            else:
-                mark = json.loads(base64.urlsafe_b64decode(after))
-                # The first term alone is what lets SQLite seek the index to the cursor.
-                where.append(f"{sort} {beyond}= ? AND ({sort}, pk, sk) {beyond} (?, ?, ?)")
-                params.extend([mark[0], *mark])
-        direction = " DESC" if newest_first else ""
-        # Only fixed columns and `_attribute` expressions (checked names) are spliced in.
-        sql = (
-            f"SELECT item, {', '.join(order)} FROM items WHERE {' AND '.join(where)}"  # noqa: S608
-            f" ORDER BY {', '.join(column + direction for column in order)}"
-        )
+        sql, params = self._select(pk, key_range, after, newest_first, index)
         if limit is not None:
             # One row more than wanted tells whether another page follows.
             sql += " LIMIT ?"
             params.append(limit + 1)
-        records: list[Record] = []
-        last: tuple[Any, ...] = ()
-        scanned = 0
         with self._mapped():
-            for item, *position in self._connection().execute(sql, params):
-                scanned += 1
-                if limit is not None and len(records) == limit:
-                    cursor = (
-                        base64.urlsafe_b64encode(json.dumps(list(last)).encode()).decode()
-                        if index
-                        else str(last[0])
-                    )
-                    return Page(records, cursor, scanned)
-                records.append(decode_record(item))
-                last = tuple(position)
-        return Page(records, None, scanned)
+            rows = self._connection().execute(sql, params).fetchall()
+        records: list[Record] = []
+        last: list[Any] = []
+        for item, *position in rows:
+            if len(records) == limit:
+                return Page(records, cursor_of(last) if index else str(last[0]), len(rows))
+            records.append(decode_record(item))
+            last = position
+        return Page(records, None, len(rows))
+
+    def _select(
+        self,
+        pk: str,
+        key_range: KeyRange | None,
+        after: str | None,
+        newest_first: bool,
+        index: str | None,
+    ) -> tuple[str, list[Any]]:
+        """A query's SQL and its parameters."""
+        if index is None:
+            sort, where, order = "sk", ["pk = ?"], ["sk"]
+        elif index in self._indexes:
+            part, sort = self._indexes[index]
+            where = [f"{part} IS NOT NULL", f"{sort} IS NOT NULL", f"{part} = ?"]
+            order = [sort, "pk", "sk"]
+        else:
+            raise ValueError(f"the table has no index {index!r}")
+        params: list[Any] = [pk]
+        for term, bound in range_terms(key_range):
+            where.append(f"{sort} {term} ?")
+            params.append(bound)
+        beyond = "<" if newest_first else ">"
+        if after is not None and index is None:
+            where.append(f"sk {beyond} ?")
+            params.append(after)
+        elif after is not None:
+            mark = position_of(after)
+            # The first term alone is what lets SQLite seek the index to the cursor.
+            where.append(f"{sort} {beyond}= ? AND ({sort}, pk, sk) {beyond} (?, ?, ?)")
+            params.extend([mark[0], *mark])
+        direction = " DESC" if newest_first else ""
+        # Only fixed columns and `attribute_sql` expressions (checked names) are spliced in.
+        sql = (
+            f"SELECT item, {', '.join(order)} FROM items WHERE {' AND '.join(where)}"  # noqa: S608
+            f" ORDER BY {', '.join(column + direction for column in order)}"
+        )
+        return sql, params
 
     # -- writes --------------------------------------------------------------------------
 

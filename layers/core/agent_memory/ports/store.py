@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -25,90 +27,56 @@ Record = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class Absent:
+class _Named:
+    name: str | None = field(default=None, kw_only=True)
+
+
+class Absent(_Named):
     """The row must not exist."""
 
-    name: str | None = field(default=None, kw_only=True)
 
-
-@dataclass(frozen=True)
-class Present:
+class Present(_Named):
     """The row must exist."""
 
+
+@dataclass(frozen=True)
+class _Compared:
+    attribute: str
+    value: Any
     name: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True)
-class Equals:
+class Equals(_Compared):
     """The row must exist and `attribute` must equal `value`."""
 
-    attribute: str
-    value: Any
-    name: str | None = field(default=None, kw_only=True)
 
-
-@dataclass(frozen=True)
-class LessThan:
+class LessThan(_Compared):
     """The row must exist and `attribute < value` (a lease that expired before `value`)."""
 
-    attribute: str
-    value: Any
-    name: str | None = field(default=None, kw_only=True)
 
-
-@dataclass(frozen=True)
-class AtMost:
+class AtMost(_Compared):
     """The row must exist and `attribute <= value` (a budget with room for one more)."""
 
-    attribute: str
-    value: Any
-    name: str | None = field(default=None, kw_only=True)
 
-
-@dataclass(frozen=True)
-class GreaterThan:
+class GreaterThan(_Compared):
     """The row must exist and `attribute > value` (a lease still held at `value`)."""
 
-    attribute: str
-    value: Any
-    name: str | None = field(default=None, kw_only=True)
 
-
-@dataclass(frozen=True)
-class AtLeast:
+class AtLeast(_Compared):
     """The row must exist and `attribute >= value`."""
 
-    attribute: str
-    value: Any
-    name: str | None = field(default=None, kw_only=True)
 
-
-@dataclass(frozen=True)
-class AbsentOrEquals:
+class AbsentOrEquals(_Compared):
     """The row is absent, or `attribute` equals `value` (first write of a counter)."""
 
-    attribute: str
-    value: Any
-    name: str | None = field(default=None, kw_only=True)
 
-
-@dataclass(frozen=True)
-class AbsentOrLessThan:
+class AbsentOrLessThan(_Compared):
     """The row is absent, or `attribute < value` (take a lease never taken or expired)."""
 
-    attribute: str
-    value: Any
-    name: str | None = field(default=None, kw_only=True)
 
-
-@dataclass(frozen=True)
-class AbsentOrAtMost:
+class AbsentOrAtMost(_Compared):
     """The row is absent, or `attribute <= value` (spend from a budget, the period's first
     spend included)."""
-
-    attribute: str
-    value: Any
-    name: str | None = field(default=None, kw_only=True)
 
 
 Comparison = Equals | LessThan | AtMost | GreaterThan | AtLeast
@@ -268,6 +236,16 @@ class Page:
     next: str | None
     # Rows the store read to answer (includes rows a filter dropped): for benchmarks.
     scanned: int = 0
+
+
+def cursor_of(position: Any) -> str:
+    """The opaque cursor of a page over an index: the last row's position, as JSON."""
+    return base64.urlsafe_b64encode(json.dumps(position).encode()).decode()
+
+
+def position_of(cursor: str) -> Any:
+    """The position a `cursor_of` cursor holds."""
+    return json.loads(base64.urlsafe_b64decode(cursor))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,126 @@
+"""The single table's rows as SQLite keeps them: the table's layout (its indexes and TTL
+attribute, as template.yaml declares them) and a record as JSON text that round-trips every
+value the port stores (int and float stay apart, bytes stay bytes)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_memory.ports.store import KeyRange, Record
+
+# JSON has no bytes, and a map could use any key: both are tagged with a key that starts
+# with NUL, and a map that has such a key is itself kept as a tagged list of pairs.
+_TAG = "\x00"
+_BYTES = "\x00b"
+_MAP = "\x00m"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    """The table's secondary indexes (name -> (partition, sort) attributes) and its TTL
+    attribute: what template.yaml's `AWS::DynamoDB::Table` declares."""
+
+    indexes: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    ttl_attribute: str | None = None
+
+    @classmethod
+    def from_template(cls, table_properties: Mapping[str, Any]) -> TableLayout:
+        """The layout of a table resource's `Properties` (template.yaml, parsed)."""
+
+        def keys(schema: Sequence[Mapping[str, str]]) -> tuple[str, str]:
+            by_type = {k["KeyType"]: k["AttributeName"] for k in schema}
+            return by_type["HASH"], by_type["RANGE"]
+
+        if keys(table_properties["KeySchema"]) != ("pk", "sk"):
+            raise ValueError("the single table's key must be (pk, sk)")
+        indexes = {}
+        for index in table_properties.get("GlobalSecondaryIndexes") or []:
+            if index.get("Projection", {}).get("ProjectionType") != "ALL":
+                raise ValueError(f"index {index['IndexName']} must project ALL attributes")
+            indexes[str(index["IndexName"])] = keys(index["KeySchema"])
+        ttl = table_properties.get("TimeToLiveSpecification") or {}
+        return cls(indexes, str(ttl["AttributeName"]) if ttl.get("Enabled") else None)
+
+
+# What template.yaml declares today (tests/integration/test_sqlite_store.py holds them equal).
+DEFAULT_LAYOUT = TableLayout({"gsi1": ("gsi1pk", "gsi1sk")}, "ttl")
+
+
+def _encode(value: Any) -> Any:
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("a stored number must be finite")
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {_BYTES: base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError("a stored map's keys must be strings")
+        if any(k.startswith(_TAG) for k in value):
+            return {_MAP: [[k, _encode(v)] for k, v in value.items()]}
+        return {k: _encode(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_encode(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return [_encode(v) for v in sorted(value)]  # as DynamoDB's sets read back
+    raise TypeError(f"a store value cannot be a {type(value).__name__}")
+
+
+def _decode_object(obj: dict[str, Any]) -> Any:
+    if len(obj) == 1:
+        if _BYTES in obj:
+            return base64.b64decode(obj[_BYTES])
+        if _MAP in obj:
+            return dict(obj[_MAP])
+    return obj
+
+
+def encode_record(record: Mapping[str, Any]) -> str:
+    """The stored text of a record (attributes set to None are left out)."""
+    # The record itself is never tagged, so the index expressions find its attributes.
+    kept = {k: _encode(v) for k, v in record.items() if v is not None}
+    return json.dumps(kept, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def decode_record(text: str) -> Record:
+    record: Record = json.loads(text, object_hook=_decode_object)
+    return record
+
+
+def range_terms(key_range: KeyRange | None) -> list[tuple[str, str]]:
+    """The sort key's bounds of a range: (comparison, bound) pairs."""
+    if key_range is None:
+        return []
+    low, high, below = key_range.low, key_range.high, None
+    if key_range.prefix is not None:
+        low, high, below = key_range.prefix, None, _after_prefix(key_range.prefix)
+    pairs = ((">=", low), ("<=", high), ("<", below))
+    return [(term, bound) for term, bound in pairs if bound is not None]
+
+
+def _after_prefix(prefix: str) -> str | None:
+    """The least string greater than every string that starts with `prefix` (code-point
+    order, which is SQLite's byte order of UTF-8); None when there is none."""
+    while prefix:
+        last = ord(prefix[-1])
+        if last < 0x10FFFF:
+            following = last + 1 if last + 1 != 0xD800 else 0xE000  # no surrogates in UTF-8
+            return prefix[:-1] + chr(following)
+        prefix = prefix[:-1]
+    return None
+
+
+def attribute_sql(name: str) -> str:
+    """The SQL expression reading top-level attribute `name` of the stored record."""
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"attribute name {name!r} cannot be indexed")
+    return f"json_extract(item, '$.\"{name}\"')"
