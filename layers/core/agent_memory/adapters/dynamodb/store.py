@@ -19,40 +19,28 @@ so an attempt the table applied may be sent again):
 
 from __future__ import annotations
 
-import base64
-import json
 import threading
 import uuid
 from collections.abc import Mapping, Sequence
-from decimal import Decimal
 from typing import Any
 
-from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
+from agent_memory.adapters.dynamodb.items import Expression, deserialize, key, serialize
 from agent_memory.domain.errors import TooLarge, Unavailable, WriteConflict
 from agent_memory.ports.store import (
     WRITER_ATTRIBUTE,
-    Absent,
-    AbsentOrAtMost,
-    AbsentOrEquals,
-    AbsentOrLessThan,
     Action,
-    AtLeast,
-    AtMost,
     Check,
-    Condition,
     Delete,
-    Equals,
-    GreaterThan,
     KeyRange,
-    LessThan,
     Page,
-    Present,
     Put,
     Record,
     Update,
     check_transaction,
+    cursor_of,
+    position_of,
 )
 
 _TRANSIENT = {
@@ -64,105 +52,6 @@ _TRANSIENT = {
     "LimitExceededException",
 }
 _INDEX_KEYS = {"gsi1": ("gsi1pk", "gsi1sk")}
-_SMALLEST = 1e-130  # the smallest positive number DynamoDB keeps
-
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
-
-
-def _to_dynamo(value: Any) -> Any:
-    if isinstance(value, float):
-        # DynamoDB numbers stop at 1e-130: a smaller magnitude is kept as 0, not refused.
-        return Decimal(repr(value)) if not 0 < abs(value) < _SMALLEST else Decimal(0)
-    if isinstance(value, dict):
-        return {k: _to_dynamo(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_to_dynamo(v) for v in value]
-    return value
-
-
-def _from_dynamo(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, Binary):
-        return bytes(value.value)
-    if isinstance(value, dict):
-        return {k: _from_dynamo(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_from_dynamo(v) for v in value]
-    if isinstance(value, set):
-        return sorted(_from_dynamo(v) for v in value)
-    return value
-
-
-def serialize(record: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: _serializer.serialize(_to_dynamo(v)) for k, v in record.items() if v is not None}
-
-
-def deserialize(item: Mapping[str, Any]) -> Record:
-    """A plain record; the writer token stays in the table."""
-    return {
-        k: _from_dynamo(_deserializer.deserialize(v))
-        for k, v in item.items()
-        if k != WRITER_ATTRIBUTE
-    }
-
-
-_OPERATORS: dict[type, str] = {
-    Equals: "=",
-    AbsentOrEquals: "=",
-    LessThan: "<",
-    AbsentOrLessThan: "<",
-    AtMost: "<=",
-    AbsentOrAtMost: "<=",
-    GreaterThan: ">",
-    AtLeast: ">=",
-}
-
-
-class _Expression:
-    """Collects placeholder names and values for one request."""
-
-    def __init__(self) -> None:
-        self.names: dict[str, str] = {}
-        self.values: dict[str, Any] = {}
-
-    def name(self, attribute: str) -> str:
-        placeholder = f"#n{len(self.names)}"
-        self.names[placeholder] = attribute
-        return placeholder
-
-    def value(self, value: Any) -> str:
-        placeholder = f":v{len(self.values)}"
-        self.values[placeholder] = _serializer.serialize(_to_dynamo(value))
-        return placeholder
-
-    def condition(self, condition: Condition) -> str:
-        match condition:
-            case Absent():
-                return f"attribute_not_exists({self.name('pk')})"
-            case Present():
-                return f"attribute_exists({self.name('pk')})"
-            case AbsentOrEquals() | AbsentOrLessThan() | AbsentOrAtMost():
-                compare = self._compare(condition.attribute, condition, condition.value)
-                return f"(attribute_not_exists({self.name('pk')}) OR {compare})"
-            case Equals() | LessThan() | AtMost() | GreaterThan() | AtLeast():
-                return self._compare(condition.attribute, condition, condition.value)
-        raise TypeError(condition)  # pragma: no cover
-
-    def _compare(self, attribute: str, condition: Condition, value: Any) -> str:
-        return f"{self.name(attribute)} {_OPERATORS[type(condition)]} {self.value(value)}"
-
-    def attach(self, request: dict[str, Any]) -> dict[str, Any]:
-        if self.names:
-            request["ExpressionAttributeNames"] = self.names
-        if self.values:
-            request["ExpressionAttributeValues"] = self.values
-        return request
-
-
-def _key(pk: str, sk: str) -> dict[str, Any]:
-    return {"pk": {"S": pk}, "sk": {"S": sk}}
 
 
 def _carries(item: Mapping[str, Any] | None, token: str) -> bool:
@@ -207,7 +96,7 @@ class DynamoStore:
 
     def get(self, pk: str, sk: str) -> Record | None:
         response = self._call(
-            "get_item", TableName=self._table, Key=_key(pk, sk), ConsistentRead=True
+            "get_item", TableName=self._table, Key=key(pk, sk), ConsistentRead=True
         )
         item = response.get("Item")
         return deserialize(item) if item else None
@@ -218,7 +107,7 @@ class DynamoStore:
         for start in range(0, len(unique), 100):
             request: dict[str, Any] = {
                 self._table: {
-                    "Keys": [_key(pk, sk) for pk, sk in unique[start : start + 100]],
+                    "Keys": [key(pk, sk) for pk, sk in unique[start : start + 100]],
                     "ConsistentRead": True,
                 }
             }
@@ -238,37 +127,53 @@ class DynamoStore:
         newest_first: bool = False,
         index: str | None = None,
     ) -> Page:
+        request = self._query_request(pk, key_range, newest_first, index)
+        if after and index:
+            request["ExclusiveStartKey"] = {k: {"S": str(v)} for k, v in position_of(after).items()}
+        elif after:
+            request["ExclusiveStartKey"] = key(pk, after)
+        # One row more than wanted tells whether another page exists without a second
+        # request that would come back empty.
+        records, scanned = self._read(request, None if limit is None else limit + 1)
+        if limit is None or len(records) <= limit:
+            return Page(records, None, scanned)
+        last = records[limit - 1]
+        if index:
+            cursor = cursor_of({k: last[k] for k in ("pk", "sk", *_INDEX_KEYS[index])})
+        else:
+            cursor = str(last["sk"])
+        return Page(records[:limit], cursor, scanned)
+
+    def _query_request(
+        self, pk: str, key_range: KeyRange | None, newest_first: bool, index: str | None
+    ) -> dict[str, Any]:
         pk_name, sk_name = _INDEX_KEYS[index] if index else ("pk", "sk")
-        expr = _Expression()
+        expr = Expression()
         key_condition = f"{expr.name(pk_name)} = {expr.value(pk)}"
-        if key_range is not None:
-            if key_range.prefix is not None:
-                key_condition += (
-                    f" AND begins_with({expr.name(sk_name)}, {expr.value(key_range.prefix)})"
-                )
-            elif key_range.low is not None and key_range.high is not None:
-                key_condition += (
-                    f" AND {expr.name(sk_name)} BETWEEN {expr.value(key_range.low)}"
-                    f" AND {expr.value(key_range.high)}"
-                )
-        request = expr.attach(
-            {
-                "TableName": self._table,
-                "KeyConditionExpression": key_condition,
-                "ScanIndexForward": not newest_first,
-            }
-        )
+        if key_range is not None and key_range.prefix is not None:
+            key_condition += (
+                f" AND begins_with({expr.name(sk_name)}, {expr.value(key_range.prefix)})"
+            )
+        elif key_range is not None and key_range.low is not None and key_range.high is not None:
+            key_condition += (
+                f" AND {expr.name(sk_name)} BETWEEN {expr.value(key_range.low)}"
+                f" AND {expr.value(key_range.high)}"
+            )
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": key_condition,
+            "ScanIndexForward": not newest_first,
+        }
         if index:
             request["IndexName"] = index
         else:
             request["ConsistentRead"] = True
-        if after:
-            request["ExclusiveStartKey"] = self._decode_cursor(after, pk, index)
+        return expr.attach(request)
+
+    def _read(self, request: dict[str, Any], wanted: int | None) -> tuple[list[Record], int]:
+        """The query's rows, `wanted` at most (all without it), and how many it scanned."""
         records: list[Record] = []
         scanned = 0
-        # Ask for one row more than wanted: it tells whether another page exists
-        # without a second request that would come back empty.
-        wanted = None if limit is None else limit + 1
         while True:
             if wanted is not None:
                 request["Limit"] = wanted - len(records)
@@ -277,27 +182,8 @@ class DynamoStore:
             records.extend(deserialize(i) for i in response.get("Items", []))
             last = response.get("LastEvaluatedKey")
             if not last or (wanted is not None and len(records) >= wanted):
-                break
+                return records, scanned
             request["ExclusiveStartKey"] = last
-        if limit is not None and len(records) > limit:
-            records = records[:limit]
-            return Page(records, self._encode_cursor(records[-1], index), scanned)
-        return Page(records, None, scanned)
-
-    @staticmethod
-    def _encode_cursor(record: Record, index: str | None) -> str:
-        if not index:
-            return str(record["sk"])
-        pk_name, sk_name = _INDEX_KEYS[index]
-        key = {k: record[k] for k in ("pk", "sk", pk_name, sk_name)}
-        return base64.urlsafe_b64encode(json.dumps(key).encode()).decode()
-
-    @staticmethod
-    def _decode_cursor(cursor: str, pk: str, index: str | None) -> dict[str, Any]:
-        if not index:
-            return _key(pk, cursor)
-        key = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        return {k: {"S": str(v)} for k, v in key.items()}
 
     # -- writes --------------------------------------------------------------------------
 
@@ -372,19 +258,19 @@ class DynamoStore:
             ) from error
 
     def _single(self, action: Action, token: str) -> dict[str, Any]:
-        expr = _Expression()
+        expr = Expression()
         request: dict[str, Any] = {"TableName": self._table}
         condition = expr.condition(action.condition) if action.condition is not None else None
         match action:
             case Put(record):
                 request["Item"] = serialize(record) | {WRITER_ATTRIBUTE: {"S": token}}
             case Update(pk, sk, set_, add):
-                request["Key"] = _key(pk, sk)
+                request["Key"] = key(pk, sk)
                 request["UpdateExpression"] = self._update_expression(
                     expr, {**set_, WRITER_ATTRIBUTE: token}, add
                 )
             case Delete(pk, sk) | Check(pk, sk):
-                request["Key"] = _key(pk, sk)
+                request["Key"] = key(pk, sk)
         if isinstance(action, Put | Update):
             # Not a row this very write already made: its retry must not apply it twice.
             writer = expr.name(WRITER_ATTRIBUTE)
@@ -402,7 +288,7 @@ class DynamoStore:
 
     @staticmethod
     def _update_expression(
-        expr: _Expression, set_: Mapping[str, Any], add: Mapping[str, int]
+        expr: Expression, set_: Mapping[str, Any], add: Mapping[str, int]
     ) -> str:
         sets = [f"{expr.name(k)} = {expr.value(v)}" for k, v in set_.items() if v is not None]
         removes = [expr.name(k) for k, v in set_.items() if v is None]
