@@ -5,16 +5,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agent_memory.adapters.choice import model_catalog
 from agent_memory.config import Settings, load_settings
-from agent_memory.persistence.limits import (
-    ProcessCounters,
-)
 from agent_memory.process import built_for_good
 from agent_memory.service.registry import Services
-from agent_memory.service.sessions import SessionAccess
-from agent_memory.wiring import VECTORS_FILE, Adapters, Wiring, model_catalog
+from agent_memory.wiring import VECTORS_FILE, Adapters, Wiring
+
+if TYPE_CHECKING:
+    from agent_memory.service.sessions import SessionAccess
+
+__all__ = ["Adapters", "aws_adapters", "build_services", "local_adapters", "model_catalog"]
 
 
 def aws_adapters(settings: Settings, session: Any = None) -> Adapters:
@@ -84,6 +86,7 @@ def local_adapters(
     from agent_memory.adapters.local_orchestrator import LocalOrchestrator
     from agent_memory.adapters.models import aws_credentials_found
     from agent_memory.adapters.sqlite_store import SqliteStore
+    from agent_memory.persistence.limits import ProcessCounters
 
     store = SqliteStore(data_dir / STORE_FILE)
     orchestrator = None
@@ -119,8 +122,8 @@ def session_access(settings: Settings, adapters: Adapters) -> SessionAccess:
 
 
 def build_services(settings: Settings, adapters: Adapters) -> Services:
-    """Every service of one process, each repository and service built once."""
-    return Wiring(settings, adapters).services()
+    """The services of one process, each built once, when first needed."""
+    return Wiring(settings, adapters)
 
 
 def services_from_environment() -> ColdStart:

@@ -1,72 +1,52 @@
 """The wiring of one process: which adapters it runs on, and every repository and service
-built once over them (`Wiring`). bootstrap.py picks the adapters and keeps the services."""
+built once over them (`Wiring`). bootstrap.py picks the adapters and keeps the wiring.
+
+Each service, and the module that defines it, is imported and built when a request first
+needs it: a family's function (api/families.py) builds only what its routes use.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agent_memory.config import Settings
-from agent_memory.domain.memory_bot import parse_prices
 from agent_memory.domain.model_names import ModelPolicy
-from agent_memory.persistence.agent_memory import AgentMemoryRepository
-from agent_memory.persistence.agent_versions import AgentVersionRepository
-from agent_memory.persistence.agents import AgentRepository
-from agent_memory.persistence.bot_memory import BotMemoryRepository
-from agent_memory.persistence.bots import BotRepository
-from agent_memory.persistence.erasure import ErasureRepository
-from agent_memory.persistence.events import EventRepository
-from agent_memory.persistence.executions import ExecutionRepository
-from agent_memory.persistence.identity import IdentityRepository
-from agent_memory.persistence.limits import (
-    BatchedCounters,
-    Counters,
-    TableCounters,
-)
-from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
-from agent_memory.persistence.observations import ObservationRepository
-from agent_memory.persistence.sessions import SessionRepository
-from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, Store
 from agent_memory.ports.vectors import Embedder, VectorIndex
-from agent_memory.service.agent_learning import AgentLearning, AgentLearningPool
-from agent_memory.service.agent_memory import AgentMemoryService
-from agent_memory.service.agent_versions import AgentVersionService
-from agent_memory.service.agents import AgentService
-from agent_memory.service.bot_learning import BotLearningPool
-from agent_memory.service.bot_memory import BotMemoryService
-from agent_memory.service.bots import BotService
-from agent_memory.service.capabilities import CapabilitiesService
-from agent_memory.service.erasure import ErasureService
-from agent_memory.service.events import EventService
-from agent_memory.service.identity import IdentityService
-from agent_memory.service.learning import LearningService
-from agent_memory.service.learning_pools import LearningPool
-from agent_memory.service.limits import Limiter, ModelCallQuota, RequestLimits
-from agent_memory.service.memory_bot import MemoryBotService
-from agent_memory.service.memory_objects import MemoryObjectService
-from agent_memory.service.model_choice import ModelChoice
-from agent_memory.service.observe_step import ObserveStep
-from agent_memory.service.observer import Observer
-from agent_memory.service.observer_context import ObserverService
-from agent_memory.service.org_settings import OrgSettingsService
-from agent_memory.service.recall import MemoryRecall, RecallService
-from agent_memory.service.recall_step import RecallStep
-from agent_memory.service.registry import Services
-from agent_memory.service.session_learning import SessionLearningPool
-from agent_memory.service.session_memory import SessionMemoryService
-from agent_memory.service.sessions import SessionAccess, SessionService
-from agent_memory.service.thread_learning import (
-    Carrying,
-    ThreadBackground,
-    ThreadReader,
-    ThreadStep,
-)
-from agent_memory.service.thread_title import TitleStep
-from agent_memory.service.threads import ThreadService
+
+if TYPE_CHECKING:
+    from agent_memory.persistence.agent_memory import AgentMemoryRepository
+    from agent_memory.persistence.bots import BotRepository
+    from agent_memory.persistence.executions import ExecutionRepository
+    from agent_memory.persistence.identity import IdentityRepository
+    from agent_memory.persistence.limits import Counters
+    from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
+    from agent_memory.persistence.threads import ThreadRepository
+    from agent_memory.service.agent_memory import AgentMemoryService
+    from agent_memory.service.agent_versions import AgentVersionService
+    from agent_memory.service.agents import AgentService
+    from agent_memory.service.bot_memory import BotMemoryService
+    from agent_memory.service.bots import BotService
+    from agent_memory.service.capabilities import CapabilitiesService
+    from agent_memory.service.erasure import ErasureService
+    from agent_memory.service.events import EventService
+    from agent_memory.service.identity import IdentityService
+    from agent_memory.service.learning import LearningService
+    from agent_memory.service.learning_pools import LearningPool
+    from agent_memory.service.limits import Limiter, RequestLimits
+    from agent_memory.service.memory_bot import MemoryBotService
+    from agent_memory.service.memory_objects import MemoryObjectService
+    from agent_memory.service.model_choice import ModelChoice
+    from agent_memory.service.observer import Observer
+    from agent_memory.service.org_settings import OrgSettingsService
+    from agent_memory.service.recall import RecallService
+    from agent_memory.service.session_memory import SessionMemoryService
+    from agent_memory.service.sessions import SessionAccess, SessionService
+    from agent_memory.service.thread_learning import ThreadStep
+    from agent_memory.service.threads import ThreadService
 
 
 @dataclass
@@ -86,39 +66,6 @@ class Adapters:
     vectors_file: Path | None = None
 
 
-def model_catalog(settings: Settings, session: Any = None, *, bedrock: bool = True) -> ModelCatalog:
-    """The learning models this deployment offers (`provider/model`). A provider's key kept
-    in Secrets Manager is read at its first model call (adapters/secrets.py). `bedrock`:
-    whether Bedrock's models run here (on AWS they do)."""
-    from agent_memory.adapters.models import ModelCatalogImpl
-    from agent_memory.adapters.secrets import ApiKey, KeyedCatalog, SecretReader
-
-    def catalog(keys: Mapping[str, str]) -> ModelCatalog:
-        return ModelCatalogImpl(
-            default_model=settings.default_model,
-            openai_base_url=settings.openai_base_url,
-            openai_api_key=keys.get("openai", ""),
-            region=settings.region,
-            anthropic_api_key=settings.anthropic_api_key,
-            anthropic_base_url=settings.anthropic_base_url,
-            allowed=model_policy(settings),
-            bedrock=bedrock,
-        )
-
-    def secrets_client() -> Any:
-        import boto3
-
-        return (session or boto3.session.Session(region_name=settings.region)).client(
-            "secretsmanager"
-        )
-
-    secrets = SecretReader(secrets_client)
-    return KeyedCatalog(
-        catalog,
-        {"openai": ApiKey(settings.openai_api_key, settings.openai_api_key_secret_arn, secrets)},
-    )
-
-
 def model_policy(settings: Settings) -> ModelPolicy:
     """The models this deployment allows (`ALLOWED_MODELS`)."""
     return ModelPolicy.from_setting(settings.allowed_models)
@@ -128,23 +75,9 @@ def model_policy(settings: Settings) -> ModelPolicy:
 VECTORS_FILE = "vectors.log"
 
 
-def _openai_key(settings: Settings) -> Callable[[], str]:
-    from agent_memory.adapters.secrets import ApiKey, SecretReader
-
-    def secrets_client() -> Any:
-        import boto3
-
-        return boto3.session.Session(region_name=settings.region).client("secretsmanager")
-
-    return ApiKey(
-        settings.openai_api_key,
-        settings.openai_api_key_secret_arn,
-        SecretReader(secrets_client),
-    )
-
-
 class Wiring:
-    """Every repository and service of one process, each built once, when first needed."""
+    """Every repository and service of one process (`service.registry.Services`), each
+    built once, when first needed."""
 
     def __init__(self, settings: Settings, adapters: Adapters) -> None:
         self.settings = settings
@@ -160,45 +93,113 @@ class Wiring:
 
     @cached_property
     def identity_repo(self) -> IdentityRepository:
+        from agent_memory.persistence.identity import IdentityRepository
+
         return IdentityRepository(self.store)
 
     @cached_property
     def thread_repo(self) -> ThreadRepository:
+        from agent_memory.persistence.threads import ThreadRepository
+
         return ThreadRepository(self.store, self.cipher)
 
     @cached_property
     def agent_memory_repo(self) -> AgentMemoryRepository:
+        from agent_memory.persistence.agent_memory import AgentMemoryRepository
+
         return AgentMemoryRepository(self.store, self.cipher)
 
     @cached_property
     def executions(self) -> ExecutionRepository:
+        from agent_memory.persistence.executions import ExecutionRepository
+
         return ExecutionRepository(self.store, self.cipher)
 
-    # -- models --------------------------------------------------------------------------
+    @cached_property
+    def bot_repo(self) -> BotRepository:
+        from agent_memory.persistence.bots import BotRepository
+
+        return BotRepository(self.store, self.cipher)
+
+    @cached_property
+    def memory_bot_repo(self) -> MemoryBotRepository:
+        from agent_memory.persistence.memory_bot import MemoryBotRepository
+
+        return MemoryBotRepository(self.store, self.cipher)
+
+    @cached_property
+    def bot_settings(self) -> BotSettingsRepository:
+        from agent_memory.persistence.memory_bot import BotSettingsRepository
+
+        return BotSettingsRepository(self.store)
+
+    # -- the door: identity and request limits ---------------------------------------------
+
+    @cached_property
+    def identity(self) -> IdentityService:
+        from agent_memory.service.identity import IdentityService
+
+        return IdentityService(
+            self.identity_repo, self.clock, self.ids, self.settings.admin_token_sha256
+        )
+
+    @cached_property
+    def limiter(self) -> Limiter:
+        from agent_memory.persistence.limits import BatchedCounters, TableCounters
+        from agent_memory.service.limits import Limiter
+
+        # In the table, written in batches far below a limit; one Limiter per process.
+        counters = self.adapters.counters or BatchedCounters(TableCounters(self.store))
+        return Limiter(counters, self.clock)
+
+    @cached_property
+    def limits(self) -> RequestLimits:
+        from agent_memory.service.limits import RequestLimits
+
+        settings = self.settings
+        return RequestLimits(
+            self.limiter, settings.rate_limit_per_minute, settings.auth_failures_per_minute
+        )
+
+    # -- models ------------------------------------------------------------------------------
 
     @cached_property
     def models(self) -> ModelCatalog:
+        from agent_memory.adapters.choice import model_catalog
+
         return self.adapters.models or model_catalog(self.settings)
 
     @cached_property
     def model_choice(self) -> ModelChoice:
         """The one check of a model a person names: allowed, and runnable here."""
+        from agent_memory.service.model_choice import ModelChoice
+
         return ModelChoice(model_policy(self.settings), self.models)
 
     @cached_property
     def org_settings(self) -> OrgSettingsService:
+        from agent_memory.service.org_settings import OrgSettingsService
+
         return OrgSettingsService(self.identity_repo, self.model_choice)
 
     @cached_property
-    def limiter(self) -> Limiter:
-        # In the table, written in batches far below a limit; one Limiter per process.
-        counters = self.adapters.counters or BatchedCounters(TableCounters(self.store))
-        return Limiter(counters, self.clock)
+    def capabilities(self) -> CapabilitiesService:
+        from agent_memory.service.capabilities import CapabilitiesService
+
+        return CapabilitiesService(
+            self.model_choice,
+            self.org_settings,
+            default_model=self.settings.default_model,
+            embedder=self.recall.embedder,
+        )
 
     # -- learning --------------------------------------------------------------------------
 
     @cached_property
     def learning(self) -> LearningService:
+        from agent_memory.service.learning import LearningService
+        from agent_memory.service.limits import ModelCallQuota
+
         return LearningService(
             self.store,
             self.cipher,
@@ -213,6 +214,11 @@ class Wiring:
     @cached_property
     def learning_pools(self) -> list[LearningPool]:
         """The pools durable learning serves, each with its own rules."""
+        from agent_memory.domain.memory_bot import parse_prices
+        from agent_memory.service.agent_learning import AgentLearningPool
+        from agent_memory.service.bot_learning import BotLearningPool
+        from agent_memory.service.session_learning import SessionLearningPool
+
         agent_pool = AgentLearningPool(
             self.agent_memory_repo,
             self.access.repo,
@@ -221,7 +227,7 @@ class Wiring:
             self.clock,
         )
         bot_pool = BotLearningPool(
-            BotRepository(self.store, self.cipher),
+            self.bot_repo,
             self.bot_memory,
             self.memory_bot_repo,
             self.org_settings,
@@ -231,13 +237,17 @@ class Wiring:
             prices=parse_prices(self.settings.model_prices),
         )
         session_pool = SessionLearningPool(self.access, self.clock)
-        pools: list[LearningPool] = [session_pool, agent_pool, bot_pool]
-        return [*pools, *self.thread_steps]
+        return [session_pool, agent_pool, bot_pool, *self.thread_steps]
 
     @cached_property
     def thread_steps(self) -> list[ThreadStep]:
         """Background work after a thread's saves, each a learning pool kind of its own
         (docs/decisions.md, "Thread background work": add a step here)."""
+        from agent_memory.service.observe_step import ObserveStep
+        from agent_memory.service.recall_step import RecallStep
+        from agent_memory.service.thread_learning import Carrying, ThreadReader
+        from agent_memory.service.thread_title import TitleStep
+
         reader = ThreadReader(self.thread_repo, self.agent_versions, self.clock)
         # semanticRecall: the saved messages' embeddings, batched per save.
         recall = RecallStep(reader, self.recall, self.store)
@@ -254,25 +264,23 @@ class Wiring:
 
     @cached_property
     def recall(self) -> RecallService:
-        """Semantic recall over the deployment's embedder (`EMBEDDING_MODEL`) and vector
-        index (S3 Vectors when `VECTOR_BUCKET` is set, else the in-process one)."""
-        adapters, settings = self.adapters, self.settings
-        if adapters.embedder is None:
-            from agent_memory.adapters.embedders import embedder_for
+        """Semantic recall over the deployment's embedder and vector index."""
+        from agent_memory.adapters.choice import embedder, vector_index
+        from agent_memory.service.recall import RecallService
 
-            adapters.embedder = embedder_for(
-                settings.embedding_model,
-                region=settings.region,
-                openai_base_url=settings.openai_base_url,
-                openai_key=_openai_key(settings),
-            )
+        adapters = self.adapters
+        if adapters.embedder is None:
+            adapters.embedder = embedder(self.settings)
         if adapters.vectors is None:
-            adapters.vectors = _vector_index(settings, adapters.embedder, adapters.vectors_file)
+            adapters.vectors = vector_index(self.settings, adapters.embedder, adapters.vectors_file)
         return RecallService(self.thread_repo, adapters.embedder, adapters.vectors)
 
     @cached_property
     def observer(self) -> Observer:
         """Observational memory's shared core (the background step and the context's)."""
+        from agent_memory.persistence.observations import ObservationRepository
+        from agent_memory.service.observer import Observer
+
         return Observer(
             self.thread_repo,
             ObservationRepository(self.store, self.cipher),
@@ -282,11 +290,14 @@ class Wiring:
             self.settings.observer_model,
         )
 
-    # -- services ----------------------------------------------------------------------------
+    # -- sessions and agents -------------------------------------------------------------------
 
     @cached_property
     def access(self) -> SessionAccess:
         """Sessions as every session use case loads them (repository, switches, models)."""
+        from agent_memory.persistence.sessions import SessionRepository
+        from agent_memory.service.sessions import SessionAccess
+
         return SessionAccess(
             SessionRepository(self.store, self.cipher),
             self.org_settings,
@@ -296,41 +307,16 @@ class Wiring:
 
     @cached_property
     def agents(self) -> AgentService:
+        from agent_memory.persistence.agents import AgentRepository
+        from agent_memory.service.agents import AgentService
+
         return AgentService(AgentRepository(self.store), self.clock, self.ids)
 
     @cached_property
-    def bots(self) -> BotService:
-        return BotService(BotRepository(self.store, self.cipher), self.clock, self.ids)
-
-    @cached_property
-    def bot_memory(self) -> BotMemoryService:
-        return BotMemoryService(
-            BotMemoryRepository(self.store, self.cipher),
-            self.bots,
-            self.clock,
-            self.ids,
-            max_text_length=self.settings.memory_text_max_length,
-        )
-
-    @cached_property
-    def memory_bot_repo(self) -> MemoryBotRepository:
-        return MemoryBotRepository(self.store, self.cipher)
-
-    @cached_property
-    def bot_settings(self) -> BotSettingsRepository:
-        return BotSettingsRepository(self.store)
-
-    @cached_property
-    def agent_versions(self) -> AgentVersionService:
-        return AgentVersionService(
-            AgentVersionRepository(self.store, self.cipher),
-            self.clock,
-            self.model_choice,
-            self.org_settings,
-        )
-
-    @cached_property
     def sessions(self) -> SessionService:
+        from agent_memory.service.agent_learning import AgentLearning
+        from agent_memory.service.sessions import SessionService
+
         agent_learning = AgentLearning(
             self.agent_memory_repo,
             self.executions,
@@ -351,7 +337,79 @@ class Wiring:
         )
 
     @cached_property
+    def session_memory(self) -> SessionMemoryService:
+        from agent_memory.service.session_memory import SessionMemoryService
+
+        return SessionMemoryService(
+            self.access,
+            self.clock,
+            max_text_length=self.settings.memory_text_max_length,
+            learning=self.learning,
+        )
+
+    @cached_property
+    def agent_memory(self) -> AgentMemoryService:
+        from agent_memory.persistence.agents import AgentRepository
+        from agent_memory.service.agent_memory import AgentMemoryService
+
+        return AgentMemoryService(
+            self.agent_memory_repo,
+            AgentRepository(self.store),
+            self.access.repo,
+            self.clock,
+            self.ids,
+            max_text_length=self.settings.memory_text_max_length,
+            learning=self.learning,
+        )
+
+    @cached_property
+    def agent_versions(self) -> AgentVersionService:
+        from agent_memory.persistence.agent_versions import AgentVersionRepository
+        from agent_memory.service.agent_versions import AgentVersionService
+
+        return AgentVersionService(
+            AgentVersionRepository(self.store, self.cipher),
+            self.clock,
+            self.model_choice,
+            self.org_settings,
+        )
+
+    @cached_property
+    def memory_objects(self) -> MemoryObjectService:
+        from agent_memory.service.memory_objects import MemoryObjectService
+        from agent_memory.service.recall import MemoryRecall
+
+        semantic = MemoryRecall(self.recall.embedder, self.recall.index)
+        return MemoryObjectService.build(
+            self.store, self.cipher, self.clock, self.ids, semantic=semantic
+        )
+
+    # -- bots, chats and threads ---------------------------------------------------------------
+
+    @cached_property
+    def bots(self) -> BotService:
+        from agent_memory.service.bots import BotService
+
+        return BotService(self.bot_repo, self.clock, self.ids)
+
+    @cached_property
+    def bot_memory(self) -> BotMemoryService:
+        from agent_memory.persistence.bot_memory import BotMemoryRepository
+        from agent_memory.service.bot_memory import BotMemoryService
+
+        return BotMemoryService(
+            BotMemoryRepository(self.store, self.cipher),
+            self.bots,
+            self.clock,
+            self.ids,
+            max_text_length=self.settings.memory_text_max_length,
+        )
+
+    @cached_property
     def memory_bot(self) -> MemoryBotService:
+        from agent_memory.domain.memory_bot import parse_prices
+        from agent_memory.service.memory_bot import MemoryBotService
+
         return MemoryBotService(
             self.bots,
             self.bot_memory,
@@ -367,6 +425,10 @@ class Wiring:
 
     @cached_property
     def threads(self) -> ThreadService:
+        from agent_memory.service.observer_context import ObserverService
+        from agent_memory.service.thread_learning import ThreadBackground
+        from agent_memory.service.threads import ThreadService
+
         return ThreadService(
             self.thread_repo,
             self.agent_versions,
@@ -379,6 +441,9 @@ class Wiring:
 
     @cached_property
     def events(self) -> EventService:
+        from agent_memory.persistence.events import EventRepository
+        from agent_memory.service.events import EventService
+
         return EventService(
             EventRepository(self.store),
             self.clock,
@@ -390,6 +455,9 @@ class Wiring:
 
     @cached_property
     def erasure(self) -> ErasureService:
+        from agent_memory.persistence.erasure import ErasureRepository
+        from agent_memory.service.erasure import ErasureService
+
         return ErasureService(
             ErasureRepository(self.store),
             self.identity_repo.user_org,
@@ -397,68 +465,3 @@ class Wiring:
             vectors=self.recall.index,
             clock=self.clock,
         )
-
-    @cached_property
-    def capabilities(self) -> CapabilitiesService:
-        return CapabilitiesService(
-            self.model_choice,
-            self.org_settings,
-            default_model=self.settings.default_model,
-            embedder=self.recall.embedder,
-        )
-
-    def services(self) -> Services:
-        settings, max_text = self.settings, self.settings.memory_text_max_length
-        return Services(
-            settings=settings,
-            identity=IdentityService(
-                self.identity_repo, self.clock, self.ids, settings.admin_token_sha256
-            ),
-            org_settings=self.org_settings,
-            memory_objects=MemoryObjectService.build(
-                self.store,
-                self.cipher,
-                self.clock,
-                self.ids,
-                semantic=MemoryRecall(self.recall.embedder, self.recall.index),
-            ),
-            learning=self.learning,
-            agents=self.agents,
-            sessions=self.sessions,
-            session_memory=SessionMemoryService(
-                self.access, self.clock, max_text_length=max_text, learning=self.learning
-            ),
-            agent_memory=AgentMemoryService(
-                self.agent_memory_repo,
-                AgentRepository(self.store),
-                self.access.repo,
-                self.clock,
-                self.ids,
-                max_text_length=max_text,
-                learning=self.learning,
-            ),
-            bots=self.bots,
-            bot_memory=self.bot_memory,
-            memory_bot=self.memory_bot,
-            agent_versions=self.agent_versions,
-            threads=self.threads,
-            events=self.events,
-            limits=RequestLimits(
-                self.limiter, settings.rate_limit_per_minute, settings.auth_failures_per_minute
-            ),
-            erasure=self.erasure,
-            capabilities=self.capabilities,
-        )
-
-
-def _vector_index(settings: Settings, embedder: Embedder, log_file: Path | None) -> VectorIndex:
-    if settings.vector_bucket:
-        from agent_memory.adapters.s3vectors import S3VectorIndex
-        from agent_memory.adapters.s3vectors import default_client as vectors_client
-
-        return S3VectorIndex(
-            vectors_client(settings.region), settings.vector_bucket, settings.vector_index
-        )
-    from agent_memory.adapters.vector_index import InProcessVectorIndex
-
-    return InProcessVectorIndex(embedder.dimension, log_file)

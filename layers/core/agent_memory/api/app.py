@@ -186,8 +186,6 @@ _ERRORS = {
 def _served_model_names(schema: Any, svc: Services) -> None:
     """Where the document states a model name, state this deployment's: a name it cannot
     run or does not allow is a 400, so a client reading the schema never sends one."""
-    if svc.capabilities is None:
-        return
     served = model_name_pattern(svc.capabilities.deployment_names())
     todo = [schema]
     while todo:

@@ -1,9 +1,9 @@
-"""The services one process serves, built once per cold start by `bootstrap`."""
+"""The services one process serves: each built once, when a request first needs it, so a
+family's function builds only what its routes use (agent_memory/wiring.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 # For the annotations only: a family's function imports the services its routers use,
 # not all of them (docs/decisions.md, "One function per API family").
@@ -28,26 +28,40 @@ if TYPE_CHECKING:
     from agent_memory.service.threads import ThreadService
 
 
-@dataclass
-class Services:
-    settings: Settings
-    identity: IdentityService
-    org_settings: OrgSettingsService
-    memory_objects: MemoryObjectService
-    learning: LearningService
-    agents: AgentService
-    sessions: SessionService
-    session_memory: SessionMemoryService
-    agent_memory: AgentMemoryService
-    bots: BotService
-    bot_memory: BotMemoryService
-    memory_bot: MemoryBotService
-    agent_versions: AgentVersionService
-    threads: ThreadService
-    events: EventService
-    # Requests per token (RATE_LIMIT_PER_MINUTE); None: not limited.
-    limits: RequestLimits | None = None
-    # Deleting sessions and agents, erasing a person.
-    erasure: ErasureService | None = None
-    # What this deployment can run (`GET /v1/capabilities`).
-    capabilities: CapabilitiesService | None = None
+class Services(Protocol):
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def identity(self) -> IdentityService: ...
+    @property
+    def org_settings(self) -> OrgSettingsService: ...
+    @property
+    def memory_objects(self) -> MemoryObjectService: ...
+    @property
+    def learning(self) -> LearningService: ...
+    @property
+    def agents(self) -> AgentService: ...
+    @property
+    def sessions(self) -> SessionService: ...
+    @property
+    def session_memory(self) -> SessionMemoryService: ...
+    @property
+    def agent_memory(self) -> AgentMemoryService: ...
+    @property
+    def bots(self) -> BotService: ...
+    @property
+    def bot_memory(self) -> BotMemoryService: ...
+    @property
+    def memory_bot(self) -> MemoryBotService: ...
+    @property
+    def agent_versions(self) -> AgentVersionService: ...
+    @property
+    def threads(self) -> ThreadService: ...
+    @property
+    def events(self) -> EventService: ...
+    @property
+    def limits(self) -> RequestLimits: ...
+    @property
+    def erasure(self) -> ErasureService: ...
+    @property
+    def capabilities(self) -> CapabilitiesService: ...
