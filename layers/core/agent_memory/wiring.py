@@ -1,9 +1,6 @@
-"""The wiring of one process: which adapters it runs on, and every repository and service
-built once over them (`Wiring`). bootstrap.py picks the adapters and keeps the wiring.
-
-Each service, and the module that defines it, is imported and built when a request first
-needs it: a family's function (api/families.py) builds only what its routes use.
-"""
+"""The wiring of one process: the adapters it runs on, and every service built once over
+them (`Wiring`). A service, and the module that defines it, is imported and built when a
+request first needs it: a family's function (api/families.py) builds only what it uses."""
 
 from __future__ import annotations
 
@@ -14,17 +11,24 @@ from typing import TYPE_CHECKING
 
 from agent_memory.config import Settings
 from agent_memory.domain.model_names import ModelPolicy
+from agent_memory.persistence.agent_memory import AgentMemoryRepository
+from agent_memory.persistence.agent_versions import AgentVersionRepository
+from agent_memory.persistence.agents import AgentRepository
+from agent_memory.persistence.bot_memory import BotMemoryRepository
+from agent_memory.persistence.bots import BotRepository
+from agent_memory.persistence.erasure import ErasureRepository
+from agent_memory.persistence.events import EventRepository
+from agent_memory.persistence.executions import ExecutionRepository
+from agent_memory.persistence.identity import IdentityRepository
+from agent_memory.persistence.limits import BatchedCounters, Counters, TableCounters
+from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
+from agent_memory.persistence.observations import ObservationRepository
+from agent_memory.persistence.sessions import SessionRepository
+from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.ports import Cipher, Clock, Ids, ModelCatalog, Orchestrator, Store
 from agent_memory.ports.vectors import Embedder, VectorIndex
 
 if TYPE_CHECKING:
-    from agent_memory.persistence.agent_memory import AgentMemoryRepository
-    from agent_memory.persistence.bots import BotRepository
-    from agent_memory.persistence.executions import ExecutionRepository
-    from agent_memory.persistence.identity import IdentityRepository
-    from agent_memory.persistence.limits import Counters
-    from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
-    from agent_memory.persistence.threads import ThreadRepository
     from agent_memory.service.agent_memory import AgentMemoryService
     from agent_memory.service.agent_versions import AgentVersionService
     from agent_memory.service.agents import AgentService
@@ -82,56 +86,17 @@ class Wiring:
     def __init__(self, settings: Settings, adapters: Adapters) -> None:
         self.settings = settings
         self.adapters = adapters
-        self.store, self.cipher, self.clock, self.ids = (
-            adapters.store,
-            adapters.cipher,
-            adapters.clock,
-            adapters.ids,
-        )
-
-    # -- repositories ------------------------------------------------------------------
-
-    @cached_property
-    def identity_repo(self) -> IdentityRepository:
-        from agent_memory.persistence.identity import IdentityRepository
-
-        return IdentityRepository(self.store)
-
-    @cached_property
-    def thread_repo(self) -> ThreadRepository:
-        from agent_memory.persistence.threads import ThreadRepository
-
-        return ThreadRepository(self.store, self.cipher)
-
-    @cached_property
-    def agent_memory_repo(self) -> AgentMemoryRepository:
-        from agent_memory.persistence.agent_memory import AgentMemoryRepository
-
-        return AgentMemoryRepository(self.store, self.cipher)
-
-    @cached_property
-    def executions(self) -> ExecutionRepository:
-        from agent_memory.persistence.executions import ExecutionRepository
-
-        return ExecutionRepository(self.store, self.cipher)
-
-    @cached_property
-    def bot_repo(self) -> BotRepository:
-        from agent_memory.persistence.bots import BotRepository
-
-        return BotRepository(self.store, self.cipher)
-
-    @cached_property
-    def memory_bot_repo(self) -> MemoryBotRepository:
-        from agent_memory.persistence.memory_bot import MemoryBotRepository
-
-        return MemoryBotRepository(self.store, self.cipher)
-
-    @cached_property
-    def bot_settings(self) -> BotSettingsRepository:
-        from agent_memory.persistence.memory_bot import BotSettingsRepository
-
-        return BotSettingsRepository(self.store)
+        self.store, self.cipher = adapters.store, adapters.cipher
+        self.clock, self.ids = adapters.clock, adapters.ids
+        store, cipher = self.store, self.cipher
+        # Repositories only hold the store (and cipher): built with the wiring.
+        self.identity_repo = IdentityRepository(store)
+        self.thread_repo = ThreadRepository(store, cipher)
+        self.agent_memory_repo = AgentMemoryRepository(store, cipher)
+        self.executions = ExecutionRepository(store, cipher)
+        self.bot_repo = BotRepository(store, cipher)
+        self.memory_bot_repo = MemoryBotRepository(store, cipher)
+        self.bot_settings = BotSettingsRepository(store)
 
     # -- the door: identity and request limits ---------------------------------------------
 
@@ -145,7 +110,6 @@ class Wiring:
 
     @cached_property
     def limiter(self) -> Limiter:
-        from agent_memory.persistence.limits import BatchedCounters, TableCounters
         from agent_memory.service.limits import Limiter
 
         # In the table, written in batches far below a limit; one Limiter per process.
@@ -213,52 +177,15 @@ class Wiring:
 
     @cached_property
     def learning_pools(self) -> list[LearningPool]:
-        """The pools durable learning serves, each with its own rules."""
-        from agent_memory.domain.memory_bot import parse_prices
-        from agent_memory.service.agent_learning import AgentLearningPool
-        from agent_memory.service.bot_learning import BotLearningPool
-        from agent_memory.service.session_learning import SessionLearningPool
+        from agent_memory.wiring_pools import learning_pools
 
-        agent_pool = AgentLearningPool(
-            self.agent_memory_repo,
-            self.access.repo,
-            self.identity_repo,
-            self.org_settings,
-            self.clock,
-        )
-        bot_pool = BotLearningPool(
-            self.bot_repo,
-            self.bot_memory,
-            self.memory_bot_repo,
-            self.org_settings,
-            self.models,
-            self.clock,
-            self.bot_settings,
-            prices=parse_prices(self.settings.model_prices),
-        )
-        session_pool = SessionLearningPool(self.access, self.clock)
-        return [session_pool, agent_pool, bot_pool, *self.thread_steps]
+        return learning_pools(self)
 
     @cached_property
     def thread_steps(self) -> list[ThreadStep]:
-        """Background work after a thread's saves, each a learning pool kind of its own
-        (docs/decisions.md, "Thread background work": add a step here)."""
-        from agent_memory.service.observe_step import ObserveStep
-        from agent_memory.service.recall_step import RecallStep
-        from agent_memory.service.thread_learning import Carrying, ThreadReader
-        from agent_memory.service.thread_title import TitleStep
+        from agent_memory.wiring_pools import thread_steps
 
-        reader = ThreadReader(self.thread_repo, self.agent_versions, self.clock)
-        # semanticRecall: the saved messages' embeddings, batched per save.
-        recall = RecallStep(reader, self.recall, self.store)
-        return [
-            # TITLE_MODEL (API.md); local/rules when it is not set.
-            TitleStep(reader, self.store, self.clock, self.settings.title_model),
-            # OBSERVER_MODEL (API.md); the options' own models win, local/rules without any.
-            # A save the observer runs on embeds in the observer's execution (one, not two).
-            Carrying(ObserveStep(reader, self.observer), recall),
-            recall,
-        ]
+        return thread_steps(self)
 
     # -- semantic recall and the observer ------------------------------------------------
 
@@ -278,7 +205,6 @@ class Wiring:
     @cached_property
     def observer(self) -> Observer:
         """Observational memory's shared core (the background step and the context's)."""
-        from agent_memory.persistence.observations import ObservationRepository
         from agent_memory.service.observer import Observer
 
         return Observer(
@@ -295,7 +221,6 @@ class Wiring:
     @cached_property
     def access(self) -> SessionAccess:
         """Sessions as every session use case loads them (repository, switches, models)."""
-        from agent_memory.persistence.sessions import SessionRepository
         from agent_memory.service.sessions import SessionAccess
 
         return SessionAccess(
@@ -307,7 +232,6 @@ class Wiring:
 
     @cached_property
     def agents(self) -> AgentService:
-        from agent_memory.persistence.agents import AgentRepository
         from agent_memory.service.agents import AgentService
 
         return AgentService(AgentRepository(self.store), self.clock, self.ids)
@@ -349,7 +273,6 @@ class Wiring:
 
     @cached_property
     def agent_memory(self) -> AgentMemoryService:
-        from agent_memory.persistence.agents import AgentRepository
         from agent_memory.service.agent_memory import AgentMemoryService
 
         return AgentMemoryService(
@@ -364,7 +287,6 @@ class Wiring:
 
     @cached_property
     def agent_versions(self) -> AgentVersionService:
-        from agent_memory.persistence.agent_versions import AgentVersionRepository
         from agent_memory.service.agent_versions import AgentVersionService
 
         return AgentVersionService(
@@ -394,7 +316,6 @@ class Wiring:
 
     @cached_property
     def bot_memory(self) -> BotMemoryService:
-        from agent_memory.persistence.bot_memory import BotMemoryRepository
         from agent_memory.service.bot_memory import BotMemoryService
 
         return BotMemoryService(
@@ -441,7 +362,6 @@ class Wiring:
 
     @cached_property
     def events(self) -> EventService:
-        from agent_memory.persistence.events import EventRepository
         from agent_memory.service.events import EventService
 
         return EventService(
@@ -455,7 +375,6 @@ class Wiring:
 
     @cached_property
     def erasure(self) -> ErasureService:
-        from agent_memory.persistence.erasure import ErasureRepository
         from agent_memory.service.erasure import ErasureService
 
         return ErasureService(
