@@ -1,12 +1,7 @@
 """What a Lambda process builds once and keeps for its whole life (the handler's import,
-the first wiring of the services): built with the cyclic collector paused, then frozen.
-
-The collector's passes over objects that live as long as the process find almost nothing
-to free (the API import ran 105 of them, 15-17 ms; the first wiring 280, 111-132 ms:
-docs/decisions.md, "Cold start: the collector paused while the handler imports"). Frozen
-objects go to the permanent generation, so no later pass walks them either; the few cycles
-the build left behind are kept, not collected.
-"""
+the first wiring of the services): built with the cyclic collector paused, then frozen, as
+the collector's passes over objects that live as long as the process find almost nothing to
+free (docs/decisions.md, "Cold start: the collector paused while the handler imports")."""
 
 from __future__ import annotations
 

@@ -27,10 +27,6 @@ from agent_memory.ports.vectors import (
     VectorScope,
 )
 
-FILTERABLE = ("org", "owner", "group", "thread")
-# Declared non-filterable on the index (template.yaml MetadataConfiguration).
-NON_FILTERABLE = ("ref",)
-
 
 class VectorIndexFailure(Exception):
     """S3 Vectors refused or failed a call; `retryable` for throttling and 5xx."""
