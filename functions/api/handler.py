@@ -21,41 +21,21 @@ from mangum import Mangum  # noqa: E402
 from agent_memory.api import families  # noqa: E402
 from agent_memory.api.app import create_app  # noqa: E402
 from agent_memory.observability import logger, metrics  # noqa: E402
-from agent_memory.process import built_for_good  # noqa: E402
+from agent_memory.process import ColdStart  # noqa: E402
 
 if TYPE_CHECKING:
-    from agent_memory.bootstrap import ColdStart
     from agent_memory.service.registry import Services
 
 
-class _Wiring:
-    """bootstrap's `ColdStart`, with bootstrap itself (every service module: about 1.2x a
-    bare `import boto3`) imported at the first request that needs services, as boto3 is."""
+def _from_environment() -> Services:
+    # bootstrap (the wiring, boto3) loads at the first request that needs services.
+    from agent_memory.bootstrap import from_environment
 
-    def __init__(self) -> None:
-        self._cold: ColdStart | None = None
-
-    def _holder(self) -> ColdStart:
-        if self._cold is None:
-            with built_for_good():
-                from agent_memory.bootstrap import services_from_environment
-
-                self._cold = services_from_environment()
-        return self._cold
-
-    def __call__(self) -> Services:
-        # The first build (boto3, its clients, every service) is ColdStart's, paused as well.
-        return self._holder()()
-
-    def use(self, built: Services) -> None:
-        self._holder().use(built)
-
-    def reset(self) -> None:
-        self._holder().reset()
+    return from_environment()
 
 
 # Built on the first request that needs them; tests pin theirs with `services.use(...)`.
-services = _Wiring()
+services = ColdStart(_from_environment)
 # One function per route family (template.yaml sets API_FAMILY): it imports only its routers.
 # Unset (`make run`, the tests): every route.
 FAMILY = os.environ.get("API_FAMILY") or None

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.adapters.choice import model_catalog
 from agent_memory.config import Settings, load_settings
-from agent_memory.process import built_for_good
+from agent_memory.process import ColdStart
 from agent_memory.service.registry import Services
 from agent_memory.wiring import VECTORS_FILE, Adapters, Wiring
 
 if TYPE_CHECKING:
     from agent_memory.service.sessions import SessionAccess
 
-__all__ = ["Adapters", "aws_adapters", "build_services", "local_adapters", "model_catalog"]
+__all__ = [
+    "Adapters",
+    "ColdStart",
+    "aws_adapters",
+    "build_services",
+    "local_adapters",
+    "model_catalog",
+]
 
 
 def aws_adapters(settings: Settings, session: Any = None) -> Adapters:
@@ -126,56 +132,10 @@ def build_services(settings: Settings, adapters: Adapters) -> Services:
     return Wiring(settings, adapters)
 
 
-def services_from_environment() -> ColdStart:
-    """Services for the API handler: built on the first request, then kept."""
-    return ColdStart(_from_environment)
-
-
-class ColdStart:
-    """Services built on first use and kept (a Lambda cold start), rebuilt after `reset()`.
-
-    The learning step handlers use `step_services`. Tests reset it for each fresh embedded
-    AWS (a new KMS key), or pin the services they built with `use(services)`.
-    """
-
-    def __init__(self, factory: Callable[[], Services]) -> None:
-        self._factory = factory
-        self._built: Services | None = None
-        self._lock = threading.Lock()
-        # The process's first build (boto3, its clients, every service) is kept for good:
-        # built with the collector paused, then frozen (agent_memory/process.py). Later
-        # builds (tests' resets) collect as usual, so what they drop is freed.
-        self._first = True
-
-    def __call__(self) -> Services:
-        built = self._built
-        if built is None:
-            with self._lock:
-                if self._built is None:
-                    self._built = self._build()
-                built = self._built
-        return built
-
-    def _build(self) -> Services:
-        if not self._first:
-            return self._factory()
-        with built_for_good():
-            built = self._factory()
-        self._first = False
-        return built
-
-    def reset(self) -> None:
-        with self._lock:
-            self._built = None
-
-    def use(self, services: Services) -> None:
-        with self._lock:
-            self._built = services
-
-
-def _from_environment() -> Services:
+def from_environment() -> Services:
+    """The services of the deployment the environment describes (on AWS)."""
     settings = load_settings()
     return build_services(settings, aws_adapters(settings))
 
 
-step_services = ColdStart(_from_environment)
+step_services = ColdStart(from_environment)

@@ -6,8 +6,13 @@ free (docs/decisions.md, "Cold start: the collector paused while the handler imp
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent_memory.service.registry import Services
 
 
 @contextmanager
@@ -22,3 +27,42 @@ def built_for_good() -> Iterator[None]:
         gc.freeze()
         if collecting:
             gc.enable()
+
+
+class ColdStart:
+    """Services built on first use and kept (a Lambda cold start), rebuilt after `reset()`.
+    Tests reset it for each fresh embedded AWS (a new KMS key), or pin the services they
+    built with `use(services)`."""
+
+    def __init__(self, factory: Callable[[], Services]) -> None:
+        self._factory = factory
+        self._built: Services | None = None
+        self._lock = threading.Lock()
+        # Only the process's first build is kept for good: later builds (tests' resets)
+        # collect as usual, so what they drop is freed.
+        self._first = True
+
+    def __call__(self) -> Services:
+        built = self._built
+        if built is None:
+            with self._lock:
+                if self._built is None:
+                    self._built = self._build()
+                built = self._built
+        return built
+
+    def _build(self) -> Services:
+        if not self._first:
+            return self._factory()
+        with built_for_good():
+            built = self._factory()
+        self._first = False
+        return built
+
+    def reset(self) -> None:
+        with self._lock:
+            self._built = None
+
+    def use(self, services: Services) -> None:
+        with self._lock:
+            self._built = services
