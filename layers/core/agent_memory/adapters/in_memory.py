@@ -10,7 +10,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent_memory.domain.errors import IntegrityError, Unavailable, WriteConflict
+from agent_memory.domain.errors import IntegrityError, Unavailable
 from agent_memory.ports import (
     Action,
     Check,
@@ -24,8 +24,8 @@ from agent_memory.ports import (
 )
 from agent_memory.ports.store import (
     action_key,
+    check_conditions,
     check_transaction,
-    condition_holds,
     cursor_of,
     position_of,
 )
@@ -96,14 +96,7 @@ class InMemoryStore:
         check_transaction(actions)
         self.requests += 1
         with self._lock:
-            for position, action in enumerate(actions):
-                key = action_key(action)
-                if not condition_holds(action.condition, self.rows.get(key)):
-                    raise WriteConflict(
-                        "the object changed since it was read",
-                        index=position,
-                        condition=action.condition.name if action.condition else None,
-                    )
+            check_conditions(actions, [self.rows.get(action_key(a)) for a in actions])
             for action in actions:
                 self._apply(action)
 

@@ -34,7 +34,7 @@ from agent_memory.adapters.sqlite_rows import (
     encode_record,
     range_terms,
 )
-from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.errors import Unavailable
 from agent_memory.ports.store import (
     Action,
     Check,
@@ -45,8 +45,8 @@ from agent_memory.ports.store import (
     Record,
     Update,
     action_key,
+    check_conditions,
     check_transaction,
-    condition_holds,
     cursor_of,
     position_of,
     value_kind,
@@ -296,13 +296,7 @@ class SqliteStore:
         encoded = [encode_record(a.record) if isinstance(a, Put) else None for a in actions]
         with self._transaction() as tx:
             rows = [self._row(tx, key) for key in keys]
-            for position, (action, row) in enumerate(zip(actions, rows, strict=True)):
-                if not condition_holds(action.condition, row):
-                    raise WriteConflict(
-                        "the object changed since it was read",
-                        index=position,
-                        condition=action.condition.name if action.condition else None,
-                    )
+            check_conditions(actions, rows)
             for action, key, row, text in zip(actions, keys, rows, encoded, strict=True):
                 self._apply(tx, action, key, row, text)
             self._writes += 1

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from agent_memory.domain.errors import TooLarge
+from agent_memory.domain.errors import TooLarge, WriteConflict
 
 Record = dict[str, Any]
 
@@ -167,8 +167,7 @@ def _compare(row: Record | None, attribute: str, value: Any, holds: Callable[[in
 
 
 def condition_holds(condition: Condition | None, row: Record | None) -> bool:
-    """Whether `condition` holds on `row` (None: absent), as DynamoDB decides it: for the
-    store adapters that check conditions themselves (in memory, SQLite)."""
+    """Whether `condition` holds on `row` (None: absent), as DynamoDB decides it."""
     match condition:
         case None:
             return True
@@ -189,6 +188,17 @@ def condition_holds(condition: Condition | None, row: Record | None) -> bool:
         case AtLeast(attribute, value):
             return _compare(row, attribute, value, lambda sign: sign >= 0)
     raise TypeError(condition)  # pragma: no cover
+
+
+def check_conditions(actions: Sequence[Action], rows: Sequence[Record | None]) -> None:
+    """`WriteConflict` at the first action whose condition fails on its row (None: absent),
+    for the store adapters that check conditions themselves (in memory, SQLite)."""
+    for position, (action, row) in enumerate(zip(actions, rows, strict=True)):
+        if not condition_holds(action.condition, row):
+            name = action.condition.name if action.condition else None
+            raise WriteConflict(
+                "the object changed since it was read", index=position, condition=name
+            )
 
 
 # A transaction holds at most this many actions (DynamoDB's limit, kept by every adapter).
