@@ -15,30 +15,12 @@ import json
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 from infra.local import aws
 
 Task = Callable[[dict[str, Any]], Any]
-
-
-class StepContext:
-    """The Lambda context a handler reads (Powertools' logger reads its names)."""
-
-    def __init__(self, function_name: str, timeout_s: float) -> None:
-        self.function_name = function_name
-        self.function_version = "$LATEST"
-        self.invoked_function_arn = aws.function_arn(function_name)
-        self.memory_limit_in_mb = 1024
-        self.aws_request_id = uuid.uuid4().hex
-        self.log_group_name = f"/aws/lambda/{function_name}"
-        self.log_stream_name = "local"
-        self._deadline = time.monotonic() + timeout_s
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 
 def learning_workflow() -> tuple[str, dict[str, Any], dict[str, Task]]:
@@ -68,7 +50,7 @@ def _in_process(logical_id: str, dotted: str, timeout_s: float) -> Task:
     handler = getattr(importlib.import_module(module_name), attribute)
 
     def run(event: dict[str, Any]) -> Any:
-        return handler(event, StepContext(logical_id, timeout_s))
+        return handler(event, aws._Context(logical_id, timeout_s))
 
     return run
 
