@@ -12,6 +12,7 @@ server, as `make run` runs it.
 from __future__ import annotations
 
 import asyncio
+import copy
 import threading
 import time
 import uuid
@@ -46,9 +47,9 @@ def _burst_over(services: Any) -> Burst:
     """Send every call at once to an app on `services`, as one server with worker threads."""
     from agent_memory.api.app import create_app
 
-    threaded = replace(
-        services, settings=services.settings.model_copy(update={"offload_blocking_calls": True})
-    )
+    # The same services, read through settings that offload blocking calls to threads.
+    threaded = copy.copy(services)
+    threaded.settings = services.settings.model_copy(update={"offload_blocking_calls": True})
     app = create_app(lambda: threaded)
 
     async def send(calls: Sequence[Call]) -> list[httpx.Response]:
