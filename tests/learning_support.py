@@ -40,10 +40,11 @@ from agent_memory.ports import (
 )
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
+    Change,
     Evidence,
     FinishActions,
-    FreeOfCharge,
     Outcome,
+    PoolDefaults,
     PoolRef,
 )
 
@@ -54,7 +55,7 @@ def _pk(pool: PoolRef) -> str:
     return f"NOTES#{pool.pool_id}"
 
 
-class NotesPool(FreeOfCharge):
+class NotesPool(PoolDefaults):
     """A tiny session-like pool: enough rules to tell applied from rejected changes."""
 
     kind = "session"
@@ -149,7 +150,7 @@ class NotesPool(FreeOfCharge):
             extra={"version": int(head["version"])},
         )
 
-    def apply(self, evidence: Evidence, changes: Sequence[Any], finish: FinishActions) -> Outcome:
+    def change(self, evidence: Evidence, changes: Sequence[Any], finish: FinishActions) -> Change:
         pool = evidence.pool
         head = self.head(pool)
         if int(head["position"]) != evidence.position:
@@ -187,20 +188,13 @@ class NotesPool(FreeOfCharge):
                 applied.append({"key": change.key, "op": "forget"})
         outcome = Outcome(applied=applied, rejected=rejected)
         log = {"pk": _pk(pool), "sk": f"LOG#{version:06d}", "keys": [a["key"] for a in applied]}
-        self.store.write(
-            [
-                Update(
-                    _pk(pool),
-                    "HEAD",
-                    set={"position": evidence.upto, "version": version},
-                    condition=Equals("version", head["version"]),
-                ),
-                *writes,
-                Put(log, Absent()),
-                *finish(outcome),
-            ]
+        head_move = Update(
+            _pk(pool),
+            "HEAD",
+            set={"position": evidence.upto, "version": version},
+            condition=Equals("version", head["version"]),
         )
-        return outcome
+        return Change([head_move, *writes, Put(log, Absent()), *finish(outcome)], outcome)
 
     @staticmethod
     def _reason(

@@ -49,7 +49,7 @@ from agent_memory.persistence.identity import IdentityRepository, User
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Absent, Put
 from agent_memory.service.agents import AgentService
-from agent_memory.service.learning_pools import Outcome, PoolRef
+from agent_memory.service.learning_pools import Outcome, PoolRef, apply_cycle
 from agent_memory.service.memory_objects import MemoryObjectService
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.session_learning import SessionLearningPool
@@ -253,6 +253,7 @@ class Pools:
     memory: SessionMemoryService
     learning: SessionLearningPool
     ana: Principal
+    store: InMemoryStore
 
 
 @pytest.fixture
@@ -266,7 +267,11 @@ def pools() -> Pools:
     sessions = SessionService(access, agents, clock, ids, default_model="local/rules")
     memory = SessionMemoryService(access, clock, max_text_length=8000)
     return Pools(
-        sessions, memory, SessionLearningPool(access, clock), Principal("ana", "acme", "member")
+        sessions,
+        memory,
+        SessionLearningPool(access, clock),
+        Principal("ana", "acme", "member"),
+        store,
     )
 
 
@@ -295,7 +300,9 @@ def test_learning_at_the_bound_refuses_a_new_key_with_a_reason_and_applies_the_r
     evidence = pools.learning.load_evidence(PoolRef("session", "acme", session.id), upto)
     assert evidence is not None
     source = (item_id(upto),)
-    outcome = pools.learning.apply(
+    outcome = apply_cycle(
+        pools.store,
+        pools.learning,
         evidence,
         [
             ProposedRemember("budget", "The trip budget is 1500 EUR.", "fact", source),

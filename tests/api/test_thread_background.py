@@ -10,10 +10,17 @@ from typing import Any
 
 import pytest
 
+from agent_memory.adapters.in_memory import InMemoryStore
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.recall_index import RECALL_INDEX, RecallIndex, RecallIndexInput
 from agent_memory.domain.threads import Message, Thread
-from agent_memory.service.learning_pools import AlreadyApplied, Evidence, Outcome, PoolRef
+from agent_memory.service.learning_pools import (
+    AlreadyApplied,
+    Change,
+    Evidence,
+    Outcome,
+    PoolRef,
+)
 from agent_memory.service.thread_learning import (
     Carrying,
     Saved,
@@ -139,6 +146,7 @@ class Indexer(StepDefaults):
     kind = "thread-recall"
 
     def __init__(self, saved: int) -> None:
+        self.store = InMemoryStore()
         self.saved = saved
         self.position = 0
         self.indexed: list[int] = []
@@ -155,13 +163,17 @@ class Indexer(StepDefaults):
             return None
         return Evidence(pool, self.position, end, (), (), "local/rules", ())
 
-    def apply(self, evidence: Evidence, changes: Any, finish: Any) -> Outcome:
+    def change(self, evidence: Evidence, changes: Any, finish: Any) -> Change:
         assert finish(Outcome([], [])) == ()  # no execution of its own to end
         if evidence.position != self.position:
             raise AlreadyApplied("moved")
-        self.indexed += range(evidence.position, evidence.upto)
-        self.position = evidence.upto
-        return Outcome([{"key": "embeddings", "op": f"embedded {changes.messages}"}], [])
+
+        def indexed() -> None:
+            self.indexed += range(evidence.position, evidence.upto)
+            self.position = evidence.upto
+
+        outcome = Outcome([{"key": "embeddings", "op": f"embedded {changes.messages}"}], [])
+        return Change([], outcome, then=indexed)
 
 
 class Observer(Indexer):

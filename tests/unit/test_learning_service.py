@@ -31,9 +31,10 @@ from agent_memory.service.learning import (
 from agent_memory.service.learning_call import MODEL_DEADLINE_S
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
+    Change,
     Evidence,
-    FreeOfCharge,
     Outcome,
+    PoolDefaults,
     PoolRef,
     SourceRef,
 )
@@ -400,7 +401,7 @@ class ShoutTask(ModelTask[tuple[str, ...], Shout]):
 SHOUT = ShoutTask()
 
 
-class TaskPool(FreeOfCharge):
+class TaskPool(PoolDefaults):
     """A pool of any kind that asks `make(evidence)`: items in one partition, a head row with
     the read position and the last applied answer, committed with the execution's end."""
 
@@ -440,7 +441,7 @@ class TaskPool(FreeOfCharge):
         items = tuple(EvidenceItem(f"i-{i:02d}", "user", r["content"]) for i, r in enumerate(rows))
         return Evidence(ref, position, last, items, (), MODEL, ())
 
-    def apply(self, evidence: Evidence, changes: Any, finish: Any) -> Outcome:
+    def change(self, evidence: Evidence, changes: Any, finish: Any) -> Change:
         if int(self.head(evidence.pool)["position"]) != evidence.position:
             raise AlreadyApplied()
         outcome = Outcome(applied=[{"key": "answer", "op": self.kind}], rejected=[])
@@ -451,8 +452,7 @@ class TaskPool(FreeOfCharge):
             set={"position": evidence.upto, "answer": answer},
             condition=Equals("position", evidence.position),
         )
-        self.store.write([move, *finish(outcome)])
-        return outcome
+        return Change([move, *finish(outcome)], outcome)
 
 
 def _dumped(answer: Any) -> Any:

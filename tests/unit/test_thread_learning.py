@@ -12,7 +12,8 @@ from agent_memory.domain.agents import Agent
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.memory_options import effective_options
 from agent_memory.domain.threads import Message, Thread
-from agent_memory.persistence.threads import THREAD_POSITION, ThreadRepository
+from agent_memory.persistence.keys import READ_POSITION
+from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.thread_learning import (
     Saved,
@@ -74,7 +75,7 @@ def test_a_stale_position_is_a_named_conflict(parts: Any) -> None:
     store.write([reader.advance(thread.id, KIND, 0, 2)])
     with pytest.raises(WriteConflict) as raised:
         store.write([reader.advance(thread.id, KIND, 0, 2)])
-    assert raised.value.condition == THREAD_POSITION
+    assert raised.value.condition == READ_POSITION
 
 
 def test_a_run_is_bounded_and_the_next_starts_where_it_stopped(parts: Any) -> None:
@@ -126,7 +127,7 @@ class Step(StepDefaults):
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Any:
         raise AssertionError("not run here")
 
-    def apply(self, evidence: Any, changes: Any, finish: Any) -> Any:
+    def change(self, evidence: Any, changes: Any, finish: Any) -> Any:
         raise AssertionError("not run here")
 
 

@@ -24,6 +24,7 @@ from agent_memory.domain.agents import Agent
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.persistence import keys
 from agent_memory.persistence.agents import AgentRepository, agent_of, agent_pk
+from agent_memory.persistence.keys import READ_POSITION
 from agent_memory.persistence.pools import (
     RECENCY,
     Newest,
@@ -46,8 +47,7 @@ from agent_memory.ports import (
 )
 
 MEMORY_HEAD = "MEMORY"
-# Condition names: a conflict on the read position means another run applied first.
-READ_POSITION = "agent-read-position"
+# Condition name: another writer changed the memory first.
 MEMORY_VERSION = "agent-memory-version"
 LOG_PREFIX = "LOG#"
 POSITION_PREFIX = "AGENTPOS#"

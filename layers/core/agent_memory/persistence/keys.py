@@ -16,6 +16,8 @@ ENTRY_PREFIX = "MEM#"
 POOL_RANGE = KeyRange(low=ENTRY_PREFIX, high=HEAD)
 # A transaction holds at most this many actions (the store port's limit).
 MAX_ACTIONS = MAX_TRANSACTION_ACTIONS
+# The condition on a learning read position: failing, it means another run applied first.
+READ_POSITION = "read-position"
 
 
 def entry_sk(key: str) -> str:

@@ -53,6 +53,7 @@ from agent_memory.domain.memory_bot import (
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_pk
 from agent_memory.persistence.bot_rows import bot_pk, chat_of, chat_pk
+from agent_memory.persistence.keys import READ_POSITION
 from agent_memory.ports import (
     Absent,
     AbsentOrEquals,
@@ -74,8 +75,6 @@ CALL_PREFIX = "CALL#"
 CALL_TTL_S = 7 * 24 * 3600
 ENRICHMENT_PREFIX = "ENRICH#"
 POSITION_PREFIX = "CHATPOS#"
-# A conflict on a Chat's read position: another run learned that evidence first.
-READ_POSITION = "bot-read-position"
 SEALED_FIELD = "details"
 SETTINGS_SK = "MEMBOT"
 SPEND_PREFIX = "SPEND#"

@@ -30,6 +30,7 @@ from agent_memory.persistence.agents import agent_pk
 from agent_memory.persistence.events import event_action
 from agent_memory.persistence.keys import (
     MESSAGE_PREFIX,
+    READ_POSITION,
     THREAD_INDEX_PREFIX,
     THREAD_LIST_PREFIX,
     THREAD_POSITION_PREFIX,
@@ -54,8 +55,6 @@ from agent_memory.ports import (
 
 # Condition name: another save numbered its messages first (retry with the new count).
 THREAD_SEQ = "thread-seq"
-# Condition name: another run of the same background step moved its read position first.
-THREAD_POSITION = "thread-position"
 TITLE_ROW = "title"
 _TIME_SPAN = 10**13
 
@@ -239,11 +238,11 @@ class ThreadRepository:
 
     def advance(self, thread_id: str, kind: str, position: int, upto: int, now_ms: int) -> Update:
         """Move `kind`'s read position from `position` to `upto`, conditional on it
-        (WriteConflict THREAD_POSITION when another run moved it first)."""
+        (WriteConflict READ_POSITION when another run moved it first)."""
         condition = (
-            AbsentOrEquals("position", 0, name=THREAD_POSITION)
+            AbsentOrEquals("position", 0, name=READ_POSITION)
             if position == 0
-            else Equals("position", position, name=THREAD_POSITION)
+            else Equals("position", position, name=READ_POSITION)
         )
         return Update(
             thread_pk(thread_id),

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -43,7 +42,6 @@ from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
 from agent_memory.persistence.agent_memory import (
     MEMORY_VERSION,
-    READ_POSITION,
     AgentMemory,
     AgentMemoryRepository,
 )
@@ -52,30 +50,34 @@ from agent_memory.persistence.executions import ExecutionRepository, Run
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.sessions import SessionRepository, StoredItem
 from agent_memory.ports import Action, Clock, EvidenceItem, KnownEntry, ModelCatalog
-from agent_memory.service.keyed_learning import by_key, change_actions, fit, known_entries
+from agent_memory.service.keyed_learning import (
+    by_key,
+    change_actions,
+    fit,
+    json_size,
+    known_entries,
+)
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
+    Change,
     Evidence,
     FinishActions,
-    FreeOfCharge,
     Outcome,
+    PoolDefaults,
     PoolKind,
     PoolRef,
     Skipped,
     SourceRef,
 )
 from agent_memory.service.learning_runs import execution_name
+from agent_memory.service.retrying import until_it_lands
 from agent_memory.service.session_learning import ITEM_BUDGET, MAX_ITEMS
 from agent_memory.service.sessions import Learning, LearningAnswer, OrgDefaults
 
 log = logging.getLogger(__name__)
 
-# Re-reads when the memory changes (a person, another session's run) while applying.
-ATTEMPTS = 3
-
-
-def _size(text: str) -> int:
-    return len(json.dumps(text, ensure_ascii=False).encode())
+# A skipped Turn's record is written again while other Turns move the read position.
+SKIP_TRIES = 3
 
 
 def pool_of(session: Session) -> PoolRef:
@@ -134,7 +136,8 @@ class AgentLearning:
         """The skipped execution of this Turn; a skip that passes over the items moves the
         read position past them in the same transaction."""
         ref = pool_of(session)
-        for _attempt in range(ATTEMPTS):
+
+        def attempt() -> None:
             now = self._clock.now_ms()
             name = execution_name(ref, upto)
             run = Run("agent", ref.org_id, ref.pool_id, name, now, "turn", upto, session.id)
@@ -148,14 +151,14 @@ class AgentLearning:
                     actions.append(
                         self._repo.position_move(session.agent_id, session.id, position, upto, now)
                     )
-            try:
-                self._repo.write(actions)
-                return
-            except WriteConflict:
-                continue  # another Turn moved the position first: read it again
-            except Unavailable:
-                break
-        log.warning("agent learning: the skipped turn could not be recorded")
+            self._repo.write(actions)  # another Turn moving the position first: read again
+
+        try:
+            until_it_lands(
+                attempt, lambda: Unavailable("the position kept moving"), tries=SKIP_TRIES
+            )
+        except Unavailable:
+            log.warning("agent learning: the skipped turn could not be recorded")
 
     def fork_actions(self, source: Session, fork: Session) -> Sequence[Action]:
         """A Fork's copied history is its source's to teach: the Fork's agent read position
@@ -165,7 +168,7 @@ class AgentLearning:
         ]
 
 
-class AgentLearningPool(FreeOfCharge):
+class AgentLearningPool(PoolDefaults):
     kind: PoolKind = "agent"
 
     def __init__(
@@ -237,7 +240,7 @@ class AgentLearningPool(FreeOfCharge):
         used = 0
         for row in stored:
             content = self._sessions.open_item(session, row)
-            used += _size(content)
+            used += json_size(content)
             if items and used > ITEM_BUDGET:
                 break
             items.append(EvidenceItem(item_id(row.seq), row.role, content, row.app, session.id))
@@ -252,38 +255,31 @@ class AgentLearningPool(FreeOfCharge):
         user = self._people.get_user(user_id)
         return user.name if user is not None and user.name else user_id
 
-    def apply(self, evidence: Evidence, changes: Sequence[Any], finish: FinishActions) -> Outcome:
-        """Apply the accepted changes to the newest memory (version + 1, a `consolidation`
-        log entry), move the Session's read position to `evidence.upto` and end the
-        execution, in one transaction."""
+    def lost(self, error: WriteConflict) -> bool:
+        """Another writer changed the memory first: check the changes again."""
+        return error.raced or error.condition == MEMORY_VERSION
+
+    def change(self, evidence: Evidence, changes: Sequence[Any], finish: FinishActions) -> Change:
+        """The accepted changes to the newest memory (version + 1, a `consolidation` log
+        entry), the Session's read position moved to `evidence.upto` and the execution's
+        end, as one transaction."""
         session_id = str(evidence.extra["session"])
         snapshot = int(evidence.extra["version"])
         agent_id = evidence.pool.pool_id
         rules = rules_for(evidence.items)
-        for _attempt in range(ATTEMPTS):
-            if self._repo.position(agent_id, session_id) != evidence.position:
-                raise AlreadyApplied("the read position moved: another run applied")
-            found = self._repo.read(agent_id)
-            if found is None:
-                raise AlreadyApplied("the agent is gone")
-            decision = explained(
-                consolidate(list(changes), known((s.meta for s in found.entries), snapshot), rules),
-                {s.meta.name: s.meta.by or "consolidation" for s in found.entries},
-            )
-            actions, outcome, finishing = self._transaction(
-                found, evidence, session_id, decision, finish
-            )
-            try:
-                self._repo.write([*actions, *finishing])
-            except WriteConflict as error:
-                if error.condition == READ_POSITION:
-                    raise AlreadyApplied("the read position moved: another run applied") from None
-                if not (error.raced or error.condition == MEMORY_VERSION):
-                    raise  # not the memory (the execution's own row): the workflow decides
-                continue  # the memory changed: check the changes again
-            return outcome
-        # The same evidence (and snapshot) is applied again when the workflow retries.
-        raise Unavailable("the agent memory kept changing while learning was applied")
+        if self._repo.position(agent_id, session_id) != evidence.position:
+            raise AlreadyApplied("the read position moved: another run applied")
+        found = self._repo.read(agent_id)
+        if found is None:
+            raise AlreadyApplied("the agent is gone")
+        decision = explained(
+            consolidate(list(changes), known((s.meta for s in found.entries), snapshot), rules),
+            {s.meta.name: s.meta.by or "consolidation" for s in found.entries},
+        )
+        actions, outcome, finishing = self._transaction(
+            found, evidence, session_id, decision, finish
+        )
+        return Change([*actions, *finishing], outcome)
 
     def _transaction(
         self,

@@ -15,7 +15,6 @@ kind; this pool reads it as a Chat id).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,7 +50,6 @@ from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.persistence.bots import BotRepository
 from agent_memory.persistence.events import without
 from agent_memory.persistence.memory_bot import (
-    READ_POSITION,
     BotSettingsRepository,
     MemoryBotRepository,
     charge_action,
@@ -65,8 +63,9 @@ from agent_memory.ports import (
 )
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import Members
+from agent_memory.service.keyed_learning import json_size
 from agent_memory.service.learning_pools import (
-    AlreadyApplied,
+    Change,
     Deferred,
     Evidence,
     FinishActions,
@@ -76,6 +75,7 @@ from agent_memory.service.learning_pools import (
     Skipped,
     SourceRef,
 )
+from agent_memory.service.retrying import AGAIN, Again
 from agent_memory.service.sessions import OrgDefaults
 
 log = logging.getLogger(__name__)
@@ -105,10 +105,6 @@ def pool_ref(chat: Chat) -> PoolRef:
     """The pool a Chat's Turns teach: its Bot's memory in the Chat's organization."""
     pool_id = learning_pool_id(chat.bot_id, chat.org_id)
     return PoolRef(KIND, chat.org_id, pool_id, SourceRef("session", chat.id))
-
-
-def _size(text: str) -> int:
-    return len(json.dumps(text, ensure_ascii=False).encode())
 
 
 class BotLearningPool:
@@ -272,7 +268,7 @@ class BotLearningPool:
             if len(read.items) >= MAX_ITEMS:
                 break
             content = self._bots.open_item(chat, item, sealed)
-            used += _size(content)
+            used += json_size(content)
             if read.items and used > ITEM_BUDGET:
                 break
             read.items.append(EvidenceItem(item.id, item.role, content, item.app, chat.id))
@@ -302,7 +298,7 @@ class BotLearningPool:
         used = 0
         for meta in shown.shown:
             content = self._memory.repo.pools.open_content(pool, stored[meta.id])
-            used += _size(content)
+            used += json_size(content)
             if used > ENTRY_BUDGET:
                 break
             entries.append(
@@ -315,10 +311,16 @@ class BotLearningPool:
             )
         return {"entries": entries, "topicCounts": dict(shown.topic_counts)}
 
-    def apply(self, evidence: Evidence, changes: LearningChanges, finish: FinishActions) -> Outcome:
-        """Apply the answer through `BotMemoryService.learn`, with the read position's move
-        and the execution's end in its transaction (conditional on the read position: a
-        run that finds it moved writes nothing, so it is not read first)."""
+    def lost(self, error: WriteConflict) -> bool:
+        return self._memory.lost(error)
+
+    def change(
+        self, evidence: Evidence, changes: LearningChanges, finish: FinishActions
+    ) -> Change | Again:
+        """The answer as bot memory judges it (`BotMemoryService.learned_change`), with the
+        read position's move and the execution's end in its transaction (conditional on
+        the read position: a run that finds it moved writes nothing, so it is not read
+        first)."""
         pool = evidence.pool
         chat_id, bot_id = str(evidence.extra["chat"]), str(evidence.extra["bot"])
         learnable = list(changes.changes)
@@ -334,20 +336,18 @@ class BotLearningPool:
             # `learn` tells the memory's own `memory.changed` (in the same event row).
             return [move, *without(finish(_outcome(learned)), "memory.changed")]
 
-        try:
-            learned = self._memory.learn(
-                bot_id,
-                pool.org_id,
-                chat_id,
-                learnable,
-                evidence=[item.id for item in evidence.items],
-                also=ending,
-            )
-        except WriteConflict as error:
-            if error.condition == READ_POSITION:
-                raise AlreadyApplied("the read position moved: another run applied") from None
-            raise
-        return _outcome(learned)
+        planned = self._memory.learned_change(
+            bot_id,
+            pool.org_id,
+            chat_id,
+            learnable,
+            evidence=[item.id for item in evidence.items],
+            also=ending,
+        )
+        if isinstance(planned, Again):
+            return AGAIN
+        actions, learned = planned
+        return Change(actions, _outcome(learned))
 
 
 @dataclass

@@ -66,9 +66,10 @@ from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import Pool, StoredEntry
 from agent_memory.ports import Absent, Action, Clock, Ids
 from agent_memory.service.bot_context import context_text
-from agent_memory.service.bot_memory_learn import apply_learned
+from agent_memory.service.bot_memory_learn import apply_learned, learned_change
 from agent_memory.service.bot_memory_purge import purge_pool
 from agent_memory.service.bots import BotService, Members
+from agent_memory.service.retrying import AGAIN, Again, until_it_lands
 
 # Reads retry while changes keep committing between their two version reads; writes retry
 # when another change took the version first.
@@ -117,11 +118,9 @@ class BotMemoryService:
 
     def snapshot(self, pool: Pool) -> Snapshot:
         """Every entry of `pool` at one version."""
-        for _attempt in range(SNAPSHOT_TRIES):
-            found = self.repo.read(pool)
-            if found is not None:
-                return found
-        raise Unavailable("the bot memory kept changing while it was read; retry")
+        return until_it_lands(
+            lambda: self.repo.read(pool) or AGAIN, _kept_changing_read, tries=SNAPSHOT_TRIES
+        )
 
     @staticmethod
     def judge(metas: Mapping[str, EntryMeta]) -> Judge:
@@ -196,7 +195,8 @@ class BotMemoryService:
         require_topics(topics, ["command", "tags"])
         access = self._access(principal, bot_id, "read")
         pool, user = access.pool, access.reader.user_id
-        for _attempt in range(WRITE_TRIES):
+
+        def attempt() -> Changed | Again:
             head = self.repo.head(pool)
             before = head.version
             now, version = self.clock.now_ms(), before + 1
@@ -209,9 +209,10 @@ class BotMemoryService:
             )
             renamed = names if names != head.topics else None
             if not self.commit_change(pool, before, now, changes, (meta.id,), renamed):
-                continue
+                return AGAIN
             return Changed(Entry(meta, content), version)
-        raise Unavailable("the bot memory kept changing; retry")
+
+        return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES)
 
     def commit_change(
         self,
@@ -241,7 +242,7 @@ class BotMemoryService:
         try:
             self.repo.write(actions)
         except WriteConflict as error:
-            if error.raced or error.condition == MEMORY_VERSION:
+            if self.lost(error):
                 return False
             raise
         return True
@@ -251,7 +252,8 @@ class BotMemoryService:
         otherwise); the entry is answered when they still see it (a retracted one)."""
         access = self._access(principal, bot_id, "read")
         pool, reader = access.pool, access.reader
-        for _attempt in range(WRITE_TRIES):
+
+        def attempt() -> Changed | Again:
             snap = self.snapshot(pool)
             judge, metas = self._shown(access, snap)
             now, version = self.clock.now_ms(), snap.version + 1
@@ -266,12 +268,13 @@ class BotMemoryService:
                 pool, previous, self.as_stored(snap, after), stored=stored[entry_id]
             )
             if not self.commit_change(pool, snap.version, now, changes, (entry_id,)):
-                continue
+                return AGAIN
             if not self.judge({**metas, entry_id: after}).sees(reader, after):
                 return Changed(None, version)
             content = self.repo.pools.open_content(pool, stored[entry_id])
             return Changed(Entry(after, content), version)
-        raise Unavailable("the bot memory kept changing; retry")
+
+        return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES)
 
     def share(
         self, principal: Principal, bot_id: str, entry_id: str, audience_text: str
@@ -281,7 +284,8 @@ class BotMemoryService:
         audience = share_audience(audience_text)
         access = self._access(principal, bot_id, "read")
         pool = access.pool
-        for _attempt in range(WRITE_TRIES):
+
+        def attempt() -> Changed | Again:
             snap = self.snapshot(pool)
             judge, metas = self._shown(access, snap)
             meta = metas.get(entry_id)
@@ -301,10 +305,11 @@ class BotMemoryService:
             stored = snap.by_id()[entry_id]
             changes = self.repo.pools.change(pool, meta, self.as_stored(snap, after), stored=stored)
             if not self.commit_change(pool, snap.version, now, changes, (entry_id,)):
-                continue
+                return AGAIN
             content = self.repo.pools.open_content(pool, stored)
             return Changed(Entry(after, content), version)
-        raise Unavailable("the bot memory kept changing; retry")
+
+        return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES)
 
     @staticmethod
     def as_stored(snap: Snapshot, after: EntryMeta) -> EntryMeta:
@@ -354,11 +359,11 @@ class BotMemoryService:
             raise NotFound("chat not found", ["chatId"])
         readers = chat_readers(chat.org_id, chat.owner, chat.channel_id, access.members)
         limit = max_length or self._max_text_length
-        for _attempt in range(SNAPSHOT_TRIES):
-            answer = context_text(self.repo, access.pool, readers, limit, access.members)
-            if answer is not None:
-                return answer
-        raise Unavailable("the bot memory kept changing while it was read; retry")
+        return until_it_lands(
+            lambda: context_text(self.repo, access.pool, readers, limit, access.members) or AGAIN,
+            _kept_changing_read,
+            tries=SNAPSHOT_TRIES,
+        )
 
     # -- learning (the memory Bot's apply step: service/bot_memory_learn.py) ---------------
 
@@ -380,9 +385,36 @@ class BotMemoryService:
             self, bot_id, org_id, chat_id, changes, evidence=evidence, also=also, tries=WRITE_TRIES
         )
 
+    def learned_change(
+        self,
+        bot_id: str,
+        org_id: str,
+        chat_id: str,
+        changes: Sequence[LearningChange],
+        *,
+        evidence: Collection[str],
+        also: Callable[[Learned], Sequence[Action]],
+    ) -> tuple[list[Action], Learned] | Again:
+        """`learn`'s one attempt, uncommitted: its transaction and what it learns (AGAIN
+        when the pool moved under a decision that applies nothing)."""
+        return learned_change(self, bot_id, org_id, chat_id, changes, evidence=evidence, also=also)
+
+    @staticmethod
+    def lost(error: WriteConflict) -> bool:
+        """Another change of the pool took its version first: read again."""
+        return error.raced or error.condition == MEMORY_VERSION
+
     def readers(self, chat: Chat, metas: Mapping[str, EntryMeta], members: Members) -> Reader:
         """Every reader of `chat`'s answers (its owner, with the Channels of `metas` looked
         up, or its Channel group): what a run of the Chat may see, cite and change."""
         if chat.channel_id is None:
             members.load(channels_named(metas.values()))
         return chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
+
+
+def _kept_changing() -> Unavailable:
+    return Unavailable("the bot memory kept changing; retry")
+
+
+def _kept_changing_read() -> Unavailable:
+    return Unavailable("the bot memory kept changing while it was read; retry")

@@ -26,6 +26,7 @@ from agent_memory.persistence.events import event_action, one_row
 from agent_memory.persistence.pools import Pool, StoredEntry
 from agent_memory.ports import Absent, Action
 from agent_memory.service.bots import Members
+from agent_memory.service.retrying import AGAIN, Again, until_it_lands
 
 if TYPE_CHECKING:
     from agent_memory.service.bot_memory import BotMemoryService
@@ -47,6 +48,35 @@ def apply_learned(
     """Apply the changes learned in a Chat of `org_id` from the run's `evidence` (its new
     item ids), with `also(learned)`, conditional on the pool's version; `tries` times at
     most while other writers move it."""
+
+    def attempt() -> Learned | Again:
+        planned = learned_change(
+            memory, bot_id, org_id, chat_id, changes, evidence=evidence, also=also
+        )
+        if isinstance(planned, Again):
+            return AGAIN
+        actions, learned = planned
+        return learned if memory.commit(actions) else AGAIN
+
+    return until_it_lands(
+        attempt, lambda: Unavailable("the bot memory kept changing; retry"), tries=tries
+    )
+
+
+def learned_change(
+    memory: BotMemoryService,
+    bot_id: str,
+    org_id: str,
+    chat_id: str,
+    changes: Sequence[LearningChange],
+    *,
+    evidence: Collection[str],
+    also: Callable[[Learned], Sequence[Action]],
+) -> tuple[list[Action], Learned] | Again:
+    """The changes learned in a Chat of `org_id` from the run's `evidence` (its new item
+    ids) as `bot_changes.decide` judges them on one snapshot of the pool, as one
+    transaction with `also(learned)`, conditional on the pool's version. AGAIN when it
+    applies nothing and the version moved: its refusals stand only on the newest state."""
     bots = memory.bots.repo
     cited = [s for c in changes if isinstance(c, FactChange) for s in c.sources]
     chat, items = bots.chat_and_items(chat_id, cited)
@@ -58,29 +88,25 @@ def apply_learned(
     # The head row, the log row and the caller's actions share the transaction.
     room = keys.MAX_ACTIONS - 3 - len(also(Learned(0)))
     pool = pool_of(bot_id, org_id)
-    for _attempt in range(tries):
-        # No second head read: the transaction is conditional on this version. One that
-        # applies nothing moves no version: its refusals stand only if it has not moved.
-        snap = memory.repo.read_for_change(pool)
-        metas = snap.metas()
-        readers = memory.readers(chat, metas, members)
-        run = Run(chat, frozenset(evidence), readers, items, actors)
-        state = PoolState(snap.version, metas, snap.stored_tags(), snap.topics)
-        now = memory.clock.now_ms()
-        learned = decide(
-            changes,
-            state,
-            run,
-            new_id=lambda: memory.ids.new("mem_"),
-            now_ms=now,
-            max_writes=room // ENTRY_ROWS,
-        )
-        if not learned.applied and memory.repo.version(pool) != snap.version:
-            continue
-        actions = _learned_actions(memory.repo, pool, snap, learned, now)
-        if memory.commit(one_row([*actions, *also(learned)])):
-            return learned
-    raise Unavailable("the bot memory kept changing; retry")
+    # No second head read: the transaction is conditional on this version.
+    snap = memory.repo.read_for_change(pool)
+    metas = snap.metas()
+    readers = memory.readers(chat, metas, members)
+    run = Run(chat, frozenset(evidence), readers, items, actors)
+    state = PoolState(snap.version, metas, snap.stored_tags(), snap.topics)
+    now = memory.clock.now_ms()
+    learned = decide(
+        changes,
+        state,
+        run,
+        new_id=lambda: memory.ids.new("mem_"),
+        now_ms=now,
+        max_writes=room // ENTRY_ROWS,
+    )
+    if not learned.applied and memory.repo.version(pool) != snap.version:
+        return AGAIN
+    actions = _learned_actions(memory.repo, pool, snap, learned, now)
+    return one_row([*actions, *also(learned)]), learned
 
 
 def _learned_actions(

@@ -45,6 +45,7 @@ from agent_memory.domain.identity import Principal
 from agent_memory.domain.sessions import item_seq
 from agent_memory.persistence.bots import CHAT_ITEMS, TURN_LAST_ITEM, TURN_OPEN, BotRepository
 from agent_memory.ports import Clock, Ids
+from agent_memory.service.retrying import until_it_lands
 
 # A write that lost to a concurrent one on the same chat is retried this often.
 RETRIES = 5
@@ -121,7 +122,8 @@ class BotService:
         needed): a level sets a person's grant, None removes it, people not named keep theirs.
         An unknown organization, an unknown person and a person of another organization get
         one answer: the home organization never learns another's ids from an error."""
-        for _attempt in range(RETRIES):
+
+        def attempt() -> Bot:
             person_of(principal)
             found = self.repo.get_bot(bot_id)
             if found is None:
@@ -130,12 +132,12 @@ class BotService:
             decide(principal, bot.grants(), "link", what="bot")
             linked = linked_bot(bot, org_id, changes)
             self._check_linked_people(org_id, [u for u, lv in changes.items() if lv is not None])
-            try:
-                self.repo.save_links(linked, rev, self._clock.now_ms())
-            except WriteConflict:
-                continue
+            self.repo.save_links(linked, rev, self._clock.now_ms())
             return linked
-        raise Conflict("the bot changed while it was linked; retry")
+
+        return until_it_lands(
+            attempt, lambda: Conflict("the bot changed while it was linked; retry"), tries=RETRIES
+        )
 
     def _check_linked_people(self, org_id: str, granted: Sequence[str]) -> None:
         """Everyone granted is a person of `org_id` (a removal needs no check: it names
@@ -166,7 +168,8 @@ class BotService:
     ) -> Channel:
         """Members joined and removed (the channel's creator or an organization admin)."""
         _user, org_id = person_of(principal)
-        for _attempt in range(RETRIES):
+
+        def attempt() -> Channel:
             found = self.repo.get_channel(channel_id)
             if found is None or found[0].org_id != org_id:
                 raise NotFound("channel not found")
@@ -179,12 +182,12 @@ class BotService:
                 if member not in known:
                     raise NotFound("no such person in this organization", ["add", index])
             changed = changed_members(channel, add, remove)
-            try:
-                self.repo.save_channel(changed, rev, self._clock.now_ms())
-            except WriteConflict:
-                continue
+            self.repo.save_channel(changed, rev, self._clock.now_ms())
             return changed
-        raise Conflict("the channel changed meanwhile; retry")
+
+        return until_it_lands(
+            attempt, lambda: Conflict("the channel changed meanwhile; retry"), tries=RETRIES
+        )
 
     # -- chats ---------------------------------------------------------------------------
 
@@ -233,19 +236,16 @@ class BotService:
         the Chat as read for it (the enrichment of the same request uses its bot,
         organization, owner, Channel and kind, which never change)."""
         item = input_item(text, notice)
-        for _attempt in range(RETRIES):
+
+        def attempt() -> tuple[Chat, Turn]:
             chat, members = self.readable_chat(principal, chat_id, for_items=True)
             check_history(chat, 1, ["input"])
             turn = Turn(self._ids.new("turn_"), chat.id, members.user_id, "open", notice)
             rows = stored_items(chat, turn, [item])
-            try:
-                self.repo.add_items(chat, [(rows[0], text)], self._clock.now_ms(), new_turn=turn)
-            except WriteConflict as error:
-                if error.condition == CHAT_ITEMS or error.raced:
-                    continue
-                raise
+            self.repo.add_items(chat, [(rows[0], text)], self._clock.now_ms(), new_turn=turn)
             return chat, turn
-        raise Conflict("the chat changed meanwhile; retry")
+
+        return until_it_lands(attempt, _chat_changed, tries=RETRIES, lost=_on_chat_items)
 
     def add_items(
         self, principal: Principal, chat_id: str, turn_id: str, items: Sequence[NewChatItem]
@@ -273,7 +273,8 @@ class BotService:
         """Items after the chat's last, in an open Turn (which `completes` ends in the same
         transaction); the Chat as read and the Turn as written."""
         check_added(items)
-        for _attempt in range(RETRIES):
+
+        def attempt() -> tuple[Chat, Turn, list[str]]:
             chat, turn = self._turn(principal, chat_id, turn_id, for_items=True)
             open_turn(turn, self._clock.now_ms())
             check_history(chat, len(items), ["items"])
@@ -289,8 +290,6 @@ class BotService:
             except WriteConflict as error:
                 if error.condition == TURN_OPEN:
                     raise ChatConflict("the turn completed; it takes no more items") from error
-                if error.condition == CHAT_ITEMS or error.raced:
-                    continue
                 raise
             written = replace(
                 turn,
@@ -298,7 +297,8 @@ class BotService:
                 last_item=rows[-1].seq if rows else turn.last_item,
             )
             return chat, written, [row.id for row in rows]
-        raise Conflict("the chat changed meanwhile; retry")
+
+        return until_it_lands(attempt, _chat_changed, tries=RETRIES, lost=_on_chat_items)
 
     def _turn(
         self, principal: Principal, chat_id: str, turn_id: str, *, for_items: bool = False
@@ -315,19 +315,21 @@ class BotService:
         """The Turn completed (a repeated complete answers the same), with its Chat: its last
         item is the one read, as the completion is conditional on it (an item added
         meanwhile makes it read again), and a completed Turn takes no more items."""
-        for _attempt in range(RETRIES):
+
+        def attempt() -> tuple[Chat, Turn]:
             chat, turn = self._turn(principal, chat_id, turn_id)
             if turn.status != "completed":
                 open_turn(turn, self._clock.now_ms())  # an abandoned Turn stays closed
-                try:
-                    self.repo.complete_turn(chat, turn, self._clock.now_ms())
-                except WriteConflict as error:
-                    if error.condition == TURN_LAST_ITEM or error.raced:
-                        continue
-                    raise
+                self.repo.complete_turn(chat, turn, self._clock.now_ms())
                 turn = replace(turn, status="completed")
             return chat, turn
-        raise Conflict("the turn changed meanwhile; retry")
+
+        return until_it_lands(
+            attempt,
+            lambda: Conflict("the turn changed meanwhile; retry"),
+            tries=RETRIES,
+            lost=lambda error: error.raced or error.condition == TURN_LAST_ITEM,
+        )
 
     def turn(self, principal: Principal, chat_id: str, turn_id: str) -> Turn:
         """A Turn of a Chat the caller reads, with its status now (`open`, `completed`, or
@@ -357,3 +359,12 @@ class BotService:
         chat, _members = self.readable_chat(principal, chat_id)
         may_delete_history(principal, chat)
         self.repo.delete_history(chat)
+
+
+def _on_chat_items(error: WriteConflict) -> bool:
+    """Another writer added items to the chat first: read its newest item again."""
+    return error.raced or error.condition == CHAT_ITEMS
+
+
+def _chat_changed() -> Conflict:
+    return Conflict("the chat changed meanwhile; retry")

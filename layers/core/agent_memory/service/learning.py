@@ -37,6 +37,7 @@ from agent_memory.service.learning_pools import (
     Outcome,
     PoolRef,
     Skipped,
+    apply_cycle,
 )
 from agent_memory.service.learning_runs import (
     EvidenceTooLarge,
@@ -157,7 +158,7 @@ class LearningService(ModelCallStep):
             for _round in range(APPLY_ROUNDS):
                 try:
                     finish = self._finisher(run, row, review.refused)
-                    outcome = pool.apply(evidence, review.kept, finish)
+                    outcome = apply_cycle(self._store, pool, evidence, review.kept, finish)
                     return {
                         "status": "succeeded",
                         "applied": len(outcome.applied),

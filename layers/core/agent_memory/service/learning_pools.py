@@ -1,10 +1,15 @@
 """The seam between the learning workflow and the memory pools it teaches.
 
 The workflow (service/learning.py, functions/learning_steps) is built once; each kind of
-pool (session memory, agent memory, bot memory later, or a test's toy pool) plugs in its
-rules and its model task by implementing `LearningPool` and registering with the workflow.
-The workflow never touches a pool's rows and never knows its task; a pool never talks to
-Step Functions or a model.
+pool (session memory, agent memory, bot memory, a thread's steps, or a test's toy pool)
+plugs in its rules and its model task by implementing `LearningPool` and registering with
+the workflow. The workflow never touches a pool's rows and never knows its task; a pool
+never talks to Step Functions or a model.
+
+Every pool applies an answer through the one cycle, `apply_cycle`: the pool reads its
+newest state and decides in domain code (`LearningPool.change`), the cycle commits that
+one transaction conditionally and, when another writer of the pool won the race
+(`LearningPool.lost`), asks the pool to decide again on what it reads then.
 """
 
 from __future__ import annotations
@@ -13,8 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.ports import Action, EvidenceItem, KnownEntry, ModelReply
+from agent_memory.persistence.keys import READ_POSITION
+from agent_memory.ports import Action, EvidenceItem, KnownEntry, ModelReply, Store
+from agent_memory.service.retrying import AGAIN, Again, until_it_lands
 
 # Open: any registered pool kind ("session", "agent", a bot's, a test's).
 PoolKind = str
@@ -77,6 +85,20 @@ class Outcome:
 # Given the outcome, the actions that record the execution's end, so the pool commits them
 # in the same transaction as the memory change and the new read position.
 FinishActions = Callable[[Outcome], Sequence[Action]]
+# A pool re-reads and decides again this many times while other writers change it; then the
+# step fails as retryable and the workflow applies the same answer later.
+APPLY_TRIES = 3
+
+
+@dataclass(frozen=True)
+class Change:
+    """One decision of a pool as one transaction: its actions (the accepted changes, the
+    read position's move and the execution's end) and what they do."""
+
+    actions: Sequence[Action]
+    outcome: Outcome
+    # Work that follows once the transaction holds (recall marks its pending row done).
+    then: Callable[[], None] | None = None
 
 
 class AlreadyApplied(Exception):
@@ -124,22 +146,68 @@ class LearningPool(Protocol):
         turn still open, its conversation gone), Deferred when it may learn later."""
         ...
 
-    def apply(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Outcome:
+    def change(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Change | Again:
         """`changes` is the task's parsed answer, after the task's own rules (`review`).
-        Re-read the newest memory, check every proposed change against the pool's rules,
-        and commit accepted changes + the read position `evidence.upto` + `finish(outcome)`
-        in ONE conditional write, conditional on the read position still being
-        `evidence.position`. Raises AlreadyApplied when it moved (nothing written).
+        Read the newest state, judge every proposed change by the pool's rules, and answer
+        ONE transaction: the accepted changes, the read position's move from
+        `evidence.position` to `evidence.upto` (conditional on it, named `READ_POSITION`
+        unless the pool's version guards it) and `finish(outcome)`. Raises AlreadyApplied
+        when the read position has moved; answers AGAIN when its read saw the pool move.
 
         A change may cite only items of `evidence.items`: when another run moved the read
-        position first, the workflow calls `apply` again with the same answer and the
-        evidence still unread, so a change citing an item that run learned is refused
-        here, and no item is learned twice."""
+        position first, the workflow asks again with the same answer and the evidence
+        still unread, so a change citing an item that run learned is refused here, and no
+        item is learned twice."""
+        ...
+
+    def lost(self, error: WriteConflict) -> bool:
+        """Whether the change's transaction lost to another writer of the pool (decide
+        again on the newest state) rather than failing for the caller to handle."""
         ...
 
 
-class FreeOfCharge:
-    """A pool whose model calls spend nothing of its own (no budget to charge)."""
+class PoolDefaults:
+    """A pool whose model calls spend nothing of its own (no budget to charge) and whose
+    change is guarded by its read position alone (a lost race is another run's: the
+    workflow reads what is still unread)."""
 
     def charge(self, evidence: Evidence, reply: ModelReply) -> Sequence[Action]:
         return ()
+
+    def lost(self, error: WriteConflict) -> bool:
+        return False
+
+
+def apply_cycle(
+    store: Store,
+    pool: LearningPool,
+    evidence: Evidence,
+    changes: Any,
+    finish: FinishActions,
+    *,
+    tries: int = APPLY_TRIES,
+) -> Outcome:
+    """Apply a run's answer to `pool`: read and decide (`pool.change`), commit, and decide
+    again while other writers of the pool win the race. AlreadyApplied when the read
+    position moved (another run applied this evidence); nothing is written then."""
+
+    def attempt() -> Outcome | Again:
+        change = pool.change(evidence, changes, finish)
+        if isinstance(change, Again):
+            return AGAIN
+        try:
+            store.write(change.actions)
+        except WriteConflict as error:
+            if error.condition == READ_POSITION:
+                raise AlreadyApplied("the read position moved: another run applied") from None
+            raise
+        if change.then is not None:
+            change.then()
+        return change.outcome
+
+    return until_it_lands(
+        attempt,
+        lambda: Unavailable(f"the {pool.kind} pool kept changing while learning was applied"),
+        tries=tries,
+        lost=pool.lost,
+    )

@@ -23,6 +23,7 @@ from agent_memory.persistence.threads import StoredThread
 from agent_memory.ports import Action, EvidenceItem
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
+    Change,
     Evidence,
     FinishActions,
     Outcome,
@@ -38,7 +39,7 @@ from agent_memory.service.observer import (
     observer_model,
     thresholds,
 )
-from agent_memory.service.thread_learning import Saved, StepDefaults, ThreadReader, commit_run
+from agent_memory.service.thread_learning import Saved, StepDefaults, ThreadReader
 
 
 class ObserveStep(StepDefaults):
@@ -49,6 +50,7 @@ class ObserveStep(StepDefaults):
     def __init__(self, reader: ThreadReader, observer: Observer) -> None:
         self._reader = reader
         self._observer = observer
+        self.store = observer.store
 
     def wanted(self, saved: Saved) -> bool:
         """Unobserved message tokens reached `bufferTokens`, or a turn ended with
@@ -150,9 +152,9 @@ class ObserveStep(StepDefaults):
             },
         )
 
-    def apply(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Outcome:
+    def change(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Change:
         """Keep the answer as a buffered chunk (or reflection), move the read position and
-        end the execution in one write; AlreadyApplied when another run moved it first."""
+        end the execution in one write; AlreadyApplied when the thread or observer is gone."""
         found = self._reader.thread(evidence.pool)
         if found is None or not rules.observing(found[1]):
             raise AlreadyApplied("the thread is gone or its observer is off")
@@ -170,9 +172,7 @@ class ObserveStep(StepDefaults):
                 changes,
             )
             actions, outcome = self._observer.observation_actions(thread, options, log_, observed)
-        actions += [advance, *finish(outcome)]
-        commit_run(self._observer.store, actions, "observed these messages")
-        return outcome
+        return Change([*actions, advance, *finish(outcome)], outcome)
 
     def _reflection(
         self, thread: Thread, log_: Log, evidence: Evidence, changes: Reflection

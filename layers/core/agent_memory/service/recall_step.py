@@ -21,6 +21,7 @@ from agent_memory.persistence.recall_pending import NOTHING_LEFT, PendingRecalls
 from agent_memory.ports import Store
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
+    Change,
     Evidence,
     FinishActions,
     Outcome,
@@ -33,7 +34,6 @@ from agent_memory.service.thread_learning import (
     StepDefaults,
     ThreadReader,
     Workflow,
-    commit_run,
     one_read,
 )
 
@@ -61,7 +61,7 @@ class RecallStep(StepDefaults):
     def __init__(self, reader: ThreadReader, recall: RecallService, store: Store) -> None:
         self._reader = reader
         self._recall = recall
-        self._store = store
+        self.store = store
         self.pending = PendingRecalls(store)
 
     def batch(self, options: Mapping[str, Any]) -> int:
@@ -142,12 +142,12 @@ class RecallStep(StepDefaults):
             observation["activateAfterIdle"] is not False,
         ):
             return False
-        return batches.observed_out(position, observed_boundary(self._store, thread.id))
+        return batches.observed_out(position, observed_boundary(self.store, thread.id))
 
-    def apply(self, evidence: Evidence, changes: RecallIndex, finish: FinishActions) -> Outcome:
+    def change(self, evidence: Evidence, changes: RecallIndex, finish: FinishActions) -> Change:
         """Embed and put the run's messages, then move the position with the execution's
-        end; AlreadyApplied when another run moved it first (its puts were the same). The
-        pending row through the new position is then marked done."""
+        end (another run that moved it first put the same vectors). The pending row through
+        the new position is marked done once that holds."""
         found = self._reader.thread(evidence.pool)
         if found is None:
             raise AlreadyApplied("the thread is gone")
@@ -163,9 +163,7 @@ class RecallStep(StepDefaults):
             self._reader.advance(thread.id, self.kind, evidence.position, evidence.upto),
             *finish(outcome),
         ]
-        commit_run(self._store, actions, "embedded these messages")
-        self.pending.indexed(thread.id, evidence.upto)
-        return outcome
+        return Change(actions, outcome, then=lambda: self.pending.indexed(thread.id, evidence.upto))
 
     def flush_idle(self, workflow: Workflow) -> int:
         """The schedule's tick: a run for each thread idle for `IDLE_MS` whose last save is

@@ -1,11 +1,13 @@
-"""Writes without a client's precondition: re-read and retry until they land.
+"""The one retry of the service: read, decide, write conditionally; on a lost race, again.
 
-A Turn without `expected`/`revision`, a PATCH or DELETE of an agent memory and a Fork ask
-for no state: when another writer wins the race (`WriteConflict`), the use case reads the
-newest state and writes again. Retries back off with full jitter (a random wait up to a
-doubling ceiling), so writers that collided spread out instead of colliding again in step,
-and they stop only when a time budget is spent, not after a count that 20 concurrent
-writers use up (docs/decisions.md, "Concurrent writers").
+Every use case that writes on what it read (a Turn without `expected`, a bot memory change,
+a learning apply, a link of a Bot) runs its attempt through `until_it_lands`. An attempt
+loses a race when its conditional write raises `WriteConflict` that `lost` recognises as
+another writer's (any other condition is the caller's error and passes through), or when it
+answers `AGAIN` (its read saw a state moving under it). Retries back off with full jitter (a
+random wait up to a doubling ceiling), so writers that collided spread out instead of
+colliding again in step; they stop when the time budget is spent or after `tries` attempts,
+and then raise `gave_up()` (a 409 or 503 for the client, a retried step for a workflow).
 """
 
 from __future__ import annotations
@@ -14,11 +16,22 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Final, TypeVar
 
-from agent_memory.domain.errors import Conflict, WriteConflict
+from agent_memory.domain.errors import WriteConflict
 
 T = TypeVar("T")
+
+
+class Again:
+    """What an attempt answers when its read saw the state move: read and decide again."""
+
+
+AGAIN: Final = Again()
+
+
+def any_race(_error: WriteConflict) -> bool:
+    return True
 
 
 @dataclass(frozen=True)
@@ -28,7 +41,7 @@ class Backoff:
     first_s: float = 0.004
     ceiling_s: float = 0.128
     # Far below the API function's 29 s timeout; only a writer that keeps losing for this
-    # long (hundreds of winners before it) answers 409.
+    # long (hundreds of winners before it) gives up.
     budget_s: float = 8.0
 
     def wait(self, retry: int) -> float:
@@ -41,33 +54,39 @@ BACKOFF = Backoff()
 
 
 def until_it_lands(
-    attempt: Callable[[], T],
-    gave_up: Callable[[], Conflict],
+    attempt: Callable[[], T | Again],
+    gave_up: Callable[[], Exception],
     *,
+    tries: int | None = None,
+    lost: Callable[[WriteConflict], bool] = any_race,
     backoff: Backoff = BACKOFF,
     sleep: Callable[[float], None] = time.sleep,
     monotonic: Callable[[], float] = time.monotonic,
 ) -> T:
-    """Run `attempt` (a read, then a conditional write) until its write holds.
+    """Run `attempt` until it answers something other than `AGAIN` without losing a race.
 
-    A `WriteConflict` means another writer changed the object first: wait a jittered moment
-    and run `attempt` again on what it reads then. Once `backoff.budget_s` is spent, raise
-    `gave_up()` (a 409 for the client). Any other error passes through at once.
+    `tries` bounds the attempts (a use case whose caller retries itself, such as a workflow
+    step, gives up early); without it only `backoff.budget_s` does.
     """
     deadline = monotonic() + backoff.budget_s
     retries = 0
     while True:
         try:
-            return attempt()
-        except WriteConflict:
-            retries += 1
-            wait = backoff.wait(retries)
-            if monotonic() + wait > deadline:
-                raise gave_up() from None
+            result = attempt()
+        except WriteConflict as error:
+            if not lost(error):
+                raise
+        else:
+            if not isinstance(result, Again):
+                return result
+        retries += 1
+        wait = backoff.wait(retries)
+        if (tries is not None and retries >= tries) or monotonic() + wait > deadline:
+            raise gave_up() from None
         sleep(wait)
 
 
-def once(attempt: Callable[[], T], gave_up: Callable[[], Conflict]) -> T:
+def once(attempt: Callable[[], T], gave_up: Callable[[], Exception]) -> T:
     """Run `attempt` once: a write with the client's precondition is not retried, a lost
     race is `gave_up()` (the client's state is stale)."""
     try:

@@ -3,22 +3,21 @@ reads from a Session, and how its model's answer is applied.
 
 - `load_evidence` decrypts the unprocessed items after the read position (bounded, so the
   evidence fits one execution row) and the current entries, for the model to reuse keys.
-- `apply` re-reads the newest memory, runs the consolidation rules on the proposed changes
-  and commits entries, the new read position and the execution's end in ONE transaction,
+- `change` re-reads the newest memory, runs the consolidation rules on the proposed changes
+  and answers entries, the new read position and the execution's end as ONE transaction,
   conditional on the head row's revision (so on the read position too): revision + 1, head
   unchanged. A read position that moved means another run applied: `AlreadyApplied`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_memory.domain.bounds import within_bound
 from agent_memory.domain.consolidation import Decision, Known, PoolRules, consolidate
 from agent_memory.domain.entries import EntryMeta
-from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.learning_notes import GENERATE_OFF, SOURCE_GONE
 from agent_memory.domain.proposals import MEMORY_KINDS, ProposedChange
 from agent_memory.domain.session_memory import ENTRY_NAMESPACE, item_sources
@@ -28,13 +27,20 @@ from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidat
 from agent_memory.persistence.pools import StoredEntry
 from agent_memory.persistence.sessions import SESSION_REVISION, StoredItem, session_pool
 from agent_memory.ports import Action, Clock, EvidenceItem, KnownEntry
-from agent_memory.service.keyed_learning import by_key, change_actions, fit, known_entries
+from agent_memory.service.keyed_learning import (
+    by_key,
+    change_actions,
+    fit,
+    json_size,
+    known_entries,
+)
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
+    Change,
     Evidence,
     FinishActions,
-    FreeOfCharge,
     Outcome,
+    PoolDefaults,
     PoolKind,
     PoolRef,
     Skipped,
@@ -45,15 +51,9 @@ from agent_memory.service.sessions import SessionAccess
 # evidence is kept in one execution row. What is left is read by the next run.
 MAX_ITEMS = 200
 ITEM_BUDGET = 150_000
-# Re-reads when a person changes the Session while the answer is applied.
-ATTEMPTS = 3
 
 
-def _size(text: str) -> int:
-    return len(json.dumps(text, ensure_ascii=False).encode())
-
-
-class SessionLearningPool(FreeOfCharge):
+class SessionLearningPool(PoolDefaults):
     kind: PoolKind = "session"
 
     def __init__(self, access: SessionAccess, clock: Clock) -> None:
@@ -103,7 +103,7 @@ class SessionLearningPool(FreeOfCharge):
         used = 0
         for row in stored:
             content = self._repo.open_item(session, row)
-            used += _size(content)
+            used += json_size(content)
             if items and used > ITEM_BUDGET:
                 break
             items.append(EvidenceItem(item_id(row.seq), row.role, content, row.app))
@@ -113,9 +113,13 @@ class SessionLearningPool(FreeOfCharge):
     def _memory(self, session: Session, stored: Sequence[StoredEntry]) -> list[KnownEntry]:
         return known_entries(stored, lambda entry: self._repo.open_entry(session, entry))
 
-    def apply(self, evidence: Evidence, changes: Sequence[Any], finish: FinishActions) -> Outcome:
-        """Apply the accepted changes to the newest memory, move the read position to
-        `evidence.upto` and end the execution, all in one transaction."""
+    def lost(self, error: WriteConflict) -> bool:
+        """A person changed the Session first (its revision moved): decide again."""
+        return error.raced or error.condition == SESSION_REVISION
+
+    def change(self, evidence: Evidence, changes: Sequence[Any], finish: FinishActions) -> Change:
+        """The accepted changes to the newest memory, the read position moved to
+        `evidence.upto` and the execution's end, as one transaction."""
         readable = frozenset(item.id for item in evidence.items)
         rules = PoolRules(
             allowed_kinds=evidence.allowed_kinds,
@@ -123,28 +127,19 @@ class SessionLearningPool(FreeOfCharge):
             outside=frozenset(item.id for item in evidence.items if item.app),
         )
         snapshot = int(evidence.extra.get("revision", -1))
-        for _attempt in range(ATTEMPTS):
-            found = self._repo.memory(evidence.pool.pool_id)
-            if found is None or found[0].processed != evidence.position:
-                raise AlreadyApplied("the read position moved: another run applied")
-            session, stored = found
-            current = {
-                s.meta.name: Known(s.meta.status, edited_meanwhile=s.meta.rev > snapshot)
-                for s in stored
-            }
-            decision = consolidate(list(changes), current, rules)
-            actions, outcome, finishing = self._transaction(
-                session, evidence, decision, by_key(stored), finish
-            )
-            try:
-                self._repo.write([*actions, *finishing])
-            except WriteConflict as error:
-                if not (error.raced or error.condition == SESSION_REVISION):
-                    raise  # not the session (the execution's own row): the workflow decides
-                continue
-            return outcome
-        # Not a WriteConflict: the step is retried with the same evidence (and snapshot).
-        raise Unavailable("the session kept changing while learning was applied")
+        found = self._repo.memory(evidence.pool.pool_id)
+        if found is None or found[0].processed != evidence.position:
+            raise AlreadyApplied("the read position moved: another run applied")
+        session, stored = found
+        current = {
+            s.meta.name: Known(s.meta.status, edited_meanwhile=s.meta.rev > snapshot)
+            for s in stored
+        }
+        decision = consolidate(list(changes), current, rules)
+        actions, outcome, finishing = self._transaction(
+            session, evidence, decision, by_key(stored), finish
+        )
+        return Change([*actions, *finishing], outcome)
 
     def _transaction(
         self,

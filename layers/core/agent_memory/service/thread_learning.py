@@ -20,17 +20,19 @@ from agent_memory.domain.agents import Agent
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.threads import Message, Thread
-from agent_memory.persistence.threads import THREAD_POSITION, StoredThread, ThreadRepository
+from agent_memory.persistence.threads import StoredThread, ThreadRepository
 from agent_memory.ports import Action, Clock, EvidenceItem, Execution, ModelReply, Store, Update
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
+    Change,
     Evidence,
     FinishActions,
-    FreeOfCharge,
     Outcome,
+    PoolDefaults,
     PoolKind,
     PoolRef,
     Skipped,
+    apply_cycle,
 )
 
 log = logging.getLogger(__name__)
@@ -73,6 +75,8 @@ class ThreadStep(Protocol):
     kind: PoolKind
     # Model-free steps whose work this step's runs do as well (`Carrying`).
     riders: tuple[ThreadStep, ...]
+    # Where the step's runs commit (a rider commits its work outside any execution).
+    store: Store
 
     def wanted(self, saved: Saved) -> bool:
         """Whether this save starts a run (request path: no I/O, decided from `saved`)."""
@@ -88,7 +92,9 @@ class ThreadStep(Protocol):
         """The rider's work that is due on its carrier's run."""
         ...
 
-    def apply(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Outcome: ...
+    def change(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Change: ...
+
+    def lost(self, error: WriteConflict) -> bool: ...
 
     def before_save(
         self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
@@ -101,7 +107,7 @@ class ThreadStep(Protocol):
         ...
 
 
-class StepDefaults(FreeOfCharge):
+class StepDefaults(PoolDefaults):
     """What most steps do around saves: nothing; as a rider, all their unread work."""
 
     riders: tuple[ThreadStep, ...] = ()
@@ -119,17 +125,6 @@ class StepDefaults(FreeOfCharge):
 
     def flush_idle(self, workflow: Workflow) -> int:
         return 0
-
-
-def commit_run(store: Store, actions: Sequence[Action], what: str) -> None:
-    """Write a run's rows with the move of its read position; AlreadyApplied when another
-    run of the step moved it first (`what` says what that run did)."""
-    try:
-        store.write(actions)
-    except WriteConflict as error:
-        if error.condition == THREAD_POSITION:
-            raise AlreadyApplied(f"another run {what}") from error
-        raise
 
 
 def thread_pool(kind: PoolKind, thread: Thread) -> PoolRef:
@@ -239,7 +234,7 @@ class ThreadReader:
 
     def advance(self, thread_id: str, kind: PoolKind, position: int, upto: int) -> Update:
         """`kind`'s read position from `position` to `upto`, to commit with the step's rows (a
-        WriteConflict named THREAD_POSITION: another run applied first)."""
+        WriteConflict named READ_POSITION: another run applied first)."""
         return self.repo.advance(thread_id, kind, position, upto, self.clock.now_ms())
 
 
@@ -318,6 +313,7 @@ class Carrying(StepDefaults):
         self.kind: PoolKind = carrier.kind
         self.carrier = carrier
         self.riders: tuple[ThreadStep, ...] = riders
+        self.store = carrier.store
 
     def wanted(self, saved: Saved) -> bool:
         return self.carrier.wanted(saved)
@@ -337,8 +333,8 @@ class Carrying(StepDefaults):
                     log.warning("%s not done on a %s run: %s", rider.kind, self.kind, error)
             return self.carrier.load_evidence(pool, upto)
 
-    def apply(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Outcome:
-        return self.carrier.apply(evidence, changes, finish)
+    def change(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Change:
+        return self.carrier.change(evidence, changes, finish)
 
 
 def ride(
@@ -358,6 +354,7 @@ def ride(
         raise ValueError(f"{step.kind} asks a model: it cannot ride along another step")
     ask = step.task(evidence)
     try:
-        return step.apply(evidence, ask.task.local_answer(ask.input), lambda _outcome: ())
+        answer = ask.task.local_answer(ask.input)
+        return apply_cycle(step.store, step, evidence, answer, lambda _outcome: ())
     except AlreadyApplied:
         return None

@@ -16,6 +16,7 @@ from agent_memory.persistence.events import one_row
 from agent_memory.ports import Clock, EvidenceItem, Store
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
+    Change,
     Evidence,
     FinishActions,
     Outcome,
@@ -28,7 +29,6 @@ from agent_memory.service.thread_learning import (
     Saved,
     StepDefaults,
     ThreadReader,
-    commit_run,
 )
 
 TITLE_KIND: PoolKind = "thread-title"
@@ -49,7 +49,7 @@ class TitleStep(StepDefaults):
     ) -> None:
         self._reader = reader
         self._repo = reader.repo
-        self._store = store
+        self.store = store
         self._clock = clock
         self._title_model = title_model or LOCAL_MODEL
 
@@ -96,7 +96,7 @@ class TitleStep(StepDefaults):
             extra={"instructions": title["instructions"]},
         )
 
-    def apply(self, evidence: Evidence, changes: Title, finish: FinishActions) -> Outcome:
+    def change(self, evidence: Evidence, changes: Title, finish: FinishActions) -> Change:
         """Name the thread, move the step's position and end the execution in one write;
         AlreadyApplied when another run titled it first (or the thread is gone)."""
         found = self._reader.thread(evidence.pool)
@@ -110,5 +110,4 @@ class TitleStep(StepDefaults):
             *finish(outcome),
         ]
         # thread.updated and execution.ended in one event row (persistence/events.py).
-        commit_run(self._store, one_row(actions), "titled the thread")
-        return outcome
+        return Change(one_row(actions), outcome)

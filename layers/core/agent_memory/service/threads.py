@@ -15,7 +15,6 @@ from agent_memory.domain.errors import (
     NotFound,
     ThreadConflict,
     Unavailable,
-    WriteConflict,
 )
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.observation import ShownLog
@@ -25,6 +24,7 @@ from agent_memory.ports import Clock, Ids
 from agent_memory.service.agent_versions import AgentVersionService
 from agent_memory.service.observer_context import ObserverService
 from agent_memory.service.recall import RecallService
+from agent_memory.service.retrying import until_it_lands
 from agent_memory.service.thread_learning import Saved, ThreadBackground
 
 # A save retries when another save of the same thread numbered its messages first.
@@ -157,20 +157,21 @@ class ThreadService:
             )
             for m in messages
         ]
-        seq = stored.seq
-        for attempt in range(SAVE_ATTEMPTS):
-            try:
-                # The background's rows for this save (recall's pending row), written first.
-                self.background.before_save(stored.thread, options, seq + len(batch), now)
-                self.repo.append(stored.thread, seq, batch, now)
-                break
-            except WriteConflict as error:
-                if attempt == SAVE_ATTEMPTS - 1:
-                    raise Unavailable("the thread is busy; retry") from error
-                again = self.repo.get(thread_id)
-                if again is None:
-                    raise NotFound(rules.THREAD_NOT_FOUND) from error
-                seq = again.seq
+        reads = iter([stored])
+
+        def attempt() -> int:
+            # The first attempt appends after the thread as read for access; a retry reads it.
+            current = next(reads, None) or self.repo.get(thread_id)
+            if current is None:
+                raise NotFound(rules.THREAD_NOT_FOUND)
+            # The background's rows for this save (recall's pending row), written first.
+            self.background.before_save(stored.thread, options, current.seq + len(batch), now)
+            self.repo.append(stored.thread, current.seq, batch, now)
+            return current.seq
+
+        seq = until_it_lands(
+            attempt, lambda: Unavailable("the thread is busy; retry"), tries=SAVE_ATTEMPTS
+        )
         saved = Saved(stored.thread, options, seq, seq + len(batch), tuple(batch))
         self.background.after_save(saved)
         return [m.id for m in batch]
