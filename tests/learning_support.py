@@ -55,10 +55,18 @@ def _pk(pool: PoolRef) -> str:
     return f"NOTES#{pool.pool_id}"
 
 
+@dataclass(frozen=True)
+class NotesDetail:
+    version: int
+
+
 class NotesPool(PoolDefaults):
     """A tiny session-like pool: enough rules to tell applied from rejected changes."""
 
     kind = "session"
+
+    def detail_of(self, data: Any) -> NotesDetail:
+        return NotesDetail(**data)
 
     def __init__(self, store: Store, model: str | None = MODEL) -> None:
         self.store = store
@@ -147,7 +155,7 @@ class NotesPool(PoolDefaults):
             memory=memory,
             model=self.model,
             allowed_kinds=MEMORY_KINDS,
-            extra={"version": int(head["version"])},
+            detail=NotesDetail(int(head["version"])),
         )
 
     def change(self, evidence: Evidence, changes: Sequence[Any], finish: FinishActions) -> Change:
@@ -211,7 +219,7 @@ class NotesPool(PoolDefaults):
         if (
             entry is not None
             and entry["by"] == "person"
-            and entry["version"] > int(evidence.extra["version"])
+            and entry["version"] > evidence.detail.version
         ):
             return "a person changed this entry while the model worked"
         if isinstance(change, ProposedForget) and (entry is None or entry["status"] != "active"):

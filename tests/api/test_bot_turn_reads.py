@@ -132,7 +132,7 @@ def test_load_evidence_reads_the_chat_with_its_position_and_the_pool_in_one_quer
     evidence = services.learning._pool("bot").load_evidence(ref, None)
     assert evidence is not None
     assert [i.content for i in evidence.items] == ["I moved to Hamburg."]
-    assert [e["content"] for e in evidence.extra["entries"]] == ["I take the 8:10 train to Berlin."]
+    assert [e.content for e in evidence.detail.entries] == ["I take the 8:10 train to Berlin."]
     # The Chat row and its read position first, in one batch read.
     assert calls.seen[0] == (
         "get_many",

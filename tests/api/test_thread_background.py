@@ -161,7 +161,7 @@ class Indexer(StepDefaults):
         end = self.saved if upto is None else min(upto, self.saved)
         if end <= self.position:
             return None
-        return Evidence(pool, self.position, end, (), (), "local/rules", ())
+        return Evidence(pool, self.position, end, (), (), "local/rules", (), None)
 
     def change(self, evidence: Evidence, changes: Any, finish: Any) -> Change:
         assert finish(Outcome([], [])) == ()  # no execution of its own to end

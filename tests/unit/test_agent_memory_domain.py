@@ -37,7 +37,7 @@ from agent_memory.domain.session_memory import Forget, Remember
 from agent_memory.domain.sessions import NewItem
 from agent_memory.persistence.agent_memory import MEMORY_VERSION
 from agent_memory.ports import Action, EvidenceItem
-from agent_memory.service.agent_learning import AgentLearningPool, pool_of
+from agent_memory.service.agent_learning import AgentDetail, AgentLearningPool, pool_of
 from agent_memory.service.learning_pools import AlreadyApplied, Outcome, Skipped
 from tests.learning_support import Catalog, ScriptedModel
 
@@ -239,7 +239,7 @@ def test_a_turn_starts_a_run_that_reads_the_session_for_the_agent(world: World) 
         1,
     )
     assert evidence.allowed_kinds == ("procedure", "preference", "decision")
-    assert evidence.extra == {"session": session.id, "version": 0}
+    assert evidence.detail == AgentDetail(session.id, 0)
 
 
 def test_apply_keeps_a_person_edit_made_while_the_helper_worked(world: World) -> None:

@@ -342,7 +342,7 @@ def test_evidence_survives_its_json_form(h: Harness) -> None:
     h.pool.add_turn(REF, BUDGET, "I prefer trains.")
     evidence = h.pool.load_evidence(REF, 2)
     assert evidence is not None
-    assert evidence_from_json(evidence_json(evidence)) == evidence
+    assert evidence_from_json(evidence_json(evidence), h.pool.detail_of) == evidence
 
 
 @pytest.mark.parametrize(
@@ -439,7 +439,7 @@ class TaskPool(PoolDefaults):
             self._pk(ref), KeyRange(low=f"ITEM#{position + 1:04d}", high=f"ITEM#{last:04d}")
         ).records
         items = tuple(EvidenceItem(f"i-{i:02d}", "user", r["content"]) for i, r in enumerate(rows))
-        return Evidence(ref, position, last, items, (), MODEL, ())
+        return Evidence(ref, position, last, items, (), MODEL, (), None)
 
     def change(self, evidence: Evidence, changes: Any, finish: Any) -> Change:
         if int(self.head(evidence.pool)["position"]) != evidence.position:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.domain.agent_memory import (
@@ -168,6 +169,15 @@ class AgentLearning:
         ]
 
 
+@dataclass(frozen=True)
+class AgentDetail:
+    """The Session the run read and the memory's version then: an entry edited after it
+    is a person's."""
+
+    session: str
+    version: int
+
+
 class AgentLearningPool(PoolDefaults):
     kind: PoolKind = "agent"
 
@@ -185,11 +195,11 @@ class AgentLearningPool(PoolDefaults):
         self._org_settings = org_settings
         self._clock = clock
 
-    def task(self, evidence: Evidence) -> Ask[LearningRequest, tuple[ProposedChange, ...]]:
+    def task(self, evidence: Evidence[Any]) -> Ask[LearningRequest, tuple[ProposedChange, ...]]:
         """Seed 000's consolidation of a keyed pool (`memory_changes`)."""
         return consolidation(self.kind, evidence)
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """The Session's items after the agent's read position, up to `upto`; None when
         nothing is unread. Skipped with why when the Session may not teach now (gone, a
         setting, a review) or only App results are unread."""
@@ -228,7 +238,7 @@ class AgentLearningPool(PoolDefaults):
             model=settings.get("helperModel"),
             allowed_kinds=LASTING_KINDS,
             person=self._person(session.owner),
-            extra={"session": session.id, "version": found.version},
+            detail=AgentDetail(session.id, found.version),
         )
 
     def _items(
@@ -255,16 +265,20 @@ class AgentLearningPool(PoolDefaults):
         user = self._people.get_user(user_id)
         return user.name if user is not None and user.name else user_id
 
+    def detail_of(self, data: Any) -> AgentDetail:
+        return AgentDetail(**data)
+
     def lost(self, error: WriteConflict) -> bool:
         """Another writer changed the memory first: check the changes again."""
         return error.raced or error.condition == MEMORY_VERSION
 
-    def change(self, evidence: Evidence, changes: Sequence[Any], finish: FinishActions) -> Change:
+    def change(
+        self, evidence: Evidence[AgentDetail], changes: Sequence[Any], finish: FinishActions
+    ) -> Change:
         """The accepted changes to the newest memory (version + 1, a `consolidation` log
         entry), the Session's read position moved to `evidence.upto` and the execution's
         end, as one transaction."""
-        session_id = str(evidence.extra["session"])
-        snapshot = int(evidence.extra["version"])
+        session_id, snapshot = evidence.detail.session, evidence.detail.version
         agent_id = evidence.pool.pool_id
         rules = rules_for(evidence.items)
         if self._repo.position(agent_id, session_id) != evidence.position:
@@ -284,7 +298,7 @@ class AgentLearningPool(PoolDefaults):
     def _transaction(
         self,
         found: AgentMemory,
-        evidence: Evidence,
+        evidence: Evidence[Any],
         session_id: str,
         decision: Decision,
         finish: FinishActions,

@@ -26,6 +26,7 @@ from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.learning_notes import OPEN_TURN_AHEAD, SOURCE_GONE, budget_note
 from agent_memory.domain.memory_bot import (
     BotSettings,
+    BudgetPeriod,
     Price,
     ReadMark,
     budget_event,
@@ -107,6 +108,39 @@ def pool_ref(chat: Chat) -> PoolRef:
     return PoolRef(KIND, chat.org_id, pool_id, SourceRef("session", chat.id))
 
 
+@dataclass(frozen=True)
+class BotDetail:
+    """What a run read of one Chat besides its items."""
+
+    chat: str
+    bot: str
+    actors: dict[str, str]
+    # The read mark the run starts from and the one its change moves to.
+    read_mark: ReadMark
+    read_mark_after: ReadMark
+    # The owner's rules about privacy and sharing, in the Bot's own organization.
+    instructions: str | None
+    # The period CallModel charges its call to (the month when no budget).
+    budget_period: BudgetPeriod
+    # The entries shown to the model, and topic counts over every entry it may see.
+    entries: tuple[KnownBotEntry, ...]
+    topic_counts: dict[str, int]
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> BotDetail:
+        return cls(
+            **{
+                **data,
+                "read_mark": _mark_of(data["read_mark"]),
+                "read_mark_after": _mark_of(data["read_mark_after"]),
+                "entries": tuple(
+                    KnownBotEntry(e["id"], e["layer"], e["content"], tuple(e["topics"]))
+                    for e in data["entries"]
+                ),
+            }
+        )
+
+
 class BotLearningPool:
     kind: PoolKind = KIND
 
@@ -131,22 +165,22 @@ class BotLearningPool:
         self._models = models
         self._clock = clock
 
-    def task(self, evidence: Evidence) -> Ask[LearningInput, LearningChanges]:
+    def detail_of(self, data: Any) -> BotDetail:
+        return BotDetail.of(data)
+
+    def task(self, evidence: Evidence[BotDetail]) -> Ask[LearningInput, LearningChanges]:
         """`learning_changes` over the evidence's items (ids, roles, actors) and entries."""
-        actors = evidence.extra.get("actors", {})
+        detail = evidence.detail
         items = tuple(
-            TurnItem(item.id, item.role, actors.get(item.id), item.content, item.app)
+            TurnItem(item.id, item.role, detail.actors.get(item.id), item.content, item.app)
             for item in evidence.items
         )
-        entries = tuple(
-            KnownBotEntry(e["id"], e["layer"], e["content"], tuple(e["topics"]))
-            for e in evidence.extra.get("entries", [])
+        return Ask(
+            LEARNING_CHANGES,
+            LearningInput(items, detail.entries, detail.topic_counts, detail.instructions),
         )
-        counts = {str(k): int(v) for k, v in evidence.extra.get("topicCounts", {}).items()}
-        instructions = evidence.extra.get("instructions")
-        return Ask(LEARNING_CHANGES, LearningInput(items, entries, counts, instructions))
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """The Chat's unread items of ended Turns through `upto` (`_items`), and the pool's
         valid entries; None when nothing is unread. Skipped with why when the Chat may not teach
         (gone, review, botMemory off, no model) or its unread items wait for an open Turn;
@@ -176,19 +210,16 @@ class BotLearningPool:
             memory=(),
             model=model,
             allowed_kinds=("fact", "observation"),
-            extra={
-                "chat": chat.id,
-                "bot": chat.bot_id,
-                "actors": read.actors,
-                # The read mark the run starts from and the one its apply moves to.
-                "readMark": _mark_record(mark),
-                "readMarkAfter": _mark_record(read.mark),
-                # The owner's rules about privacy and sharing, in the Bot's own organization.
-                "instructions": bot.instructions_in(chat.org_id),
-                # The period CallModel charges its call to (the month when no budget).
-                "budgetPeriod": budget.period if budget is not None else "month",
-                **self._entries(chat),
-            },
+            detail=BotDetail(
+                chat.id,
+                chat.bot_id,
+                read.actors,
+                mark,
+                read.mark,
+                bot.instructions_in(chat.org_id),
+                budget.period if budget is not None else "month",
+                *self._entries(chat),
+            ),
         )
 
     def _model(self, chat: Chat) -> str | None:
@@ -213,7 +244,7 @@ class BotLearningPool:
             raise Deferred(budget_event(upcoming), budget_note(upcoming))
         return bot
 
-    def charge(self, evidence: Evidence, reply: ModelReply) -> list[Action]:
+    def charge(self, evidence: Evidence[BotDetail], reply: ModelReply) -> list[Action]:
         """The call's confirmed cost added to the Bot's spend of this period (all
         organizations), written once per real call before its answer is saved (a reused
         answer is not charged again: service/learning.py): priced by the model that answered
@@ -221,8 +252,8 @@ class BotLearningPool:
         usage = reply.usage
         micros = cost_micros(self.prices.get(reply.model), usage.input_tokens, usage.output_tokens)
         now = self._clock.now_ms()
-        period = period_key(evidence.extra.get("budgetPeriod", "month"), now)
-        return [charge_action(str(evidence.extra["bot"]), period, micros, now)]
+        period = period_key(evidence.detail.budget_period, now)
+        return [charge_action(evidence.detail.bot, period, micros, now)]
 
     def _chat_and_position(self, pool: PoolRef) -> tuple[Chat, ReadMark] | None:
         """The run's Chat and its read mark, in one batch read (the pool names the Bot
@@ -280,7 +311,7 @@ class BotLearningPool:
         read.mark = mark.moved(read_seqs, newly_held, gone, looked)
         return read
 
-    def _entries(self, chat: Chat) -> dict[str, Any]:
+    def _entries(self, chat: Chat) -> tuple[tuple[KnownBotEntry, ...], dict[str, int]]:
         """The first valid entries every reader of the Chat may see, in memory order (within
         the byte budget), and topic counts over all of those; only the entries shown are
         decrypted (the model never reads words it could copy to readers not allowed them).
@@ -294,42 +325,34 @@ class BotLearningPool:
         readers = self._memory.readers(chat, metas, members)
         shown = learning_view(self._memory.judge(metas).visible(readers, metas.values()))
         stored = snap.by_id()
-        entries: list[dict[str, Any]] = []
+        entries: list[KnownBotEntry] = []
         used = 0
         for meta in shown.shown:
             content = self._memory.repo.pools.open_content(pool, stored[meta.id])
             used += json_size(content)
             if used > ENTRY_BUDGET:
                 break
-            entries.append(
-                {
-                    "id": meta.id,
-                    "layer": meta.layer,
-                    "content": content,
-                    "topics": list(topics_of(meta)),
-                }
-            )
-        return {"entries": entries, "topicCounts": dict(shown.topic_counts)}
+            entries.append(KnownBotEntry(meta.id, meta.layer, content, tuple(topics_of(meta))))
+        return tuple(entries), dict(shown.topic_counts)
 
     def lost(self, error: WriteConflict) -> bool:
         return self._memory.lost(error)
 
     def change(
-        self, evidence: Evidence, changes: LearningChanges, finish: FinishActions
+        self, evidence: Evidence[BotDetail], changes: LearningChanges, finish: FinishActions
     ) -> Change | Again:
         """The answer as bot memory judges it (`BotMemoryService.learned_change`), with the
         read position's move and the execution's end in its transaction (conditional on
         the read position: a run that finds it moved writes nothing, so it is not read
         first)."""
         pool = evidence.pool
-        chat_id, bot_id = str(evidence.extra["chat"]), str(evidence.extra["bot"])
+        detail = evidence.detail
+        chat_id, bot_id = detail.chat, detail.bot
         learnable = list(changes.changes)
         now = self._clock.now_ms()
-        before, after = (
-            _mark_of(evidence.extra["readMark"]),
-            _mark_of(evidence.extra["readMarkAfter"]),
+        move = self._positions.position_move(
+            bot_id, pool.org_id, chat_id, detail.read_mark, detail.read_mark_after, now
         )
-        move = self._positions.position_move(bot_id, pool.org_id, chat_id, before, after, now)
 
         def ending(learned: Learned) -> list[Action]:
             # The run's end records what was applied and refused, in the same transaction;
@@ -361,13 +384,8 @@ class Read:
     waiting: bool = False
 
 
-def _mark_record(mark: ReadMark) -> dict[str, Any]:
-    return {"position": mark.position, "held": list(mark.held), "moves": mark.moves}
-
-
 def _mark_of(record: Mapping[str, Any]) -> ReadMark:
-    held = tuple(int(h) for h in record.get("held") or ())
-    return ReadMark(int(record["position"]), held, int(record["moves"]))
+    return ReadMark(int(record["position"]), tuple(record["held"]), int(record["moves"]))
 
 
 def _outcome(learned: Learned) -> Outcome:

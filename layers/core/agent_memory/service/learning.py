@@ -114,7 +114,7 @@ class LearningService(ModelCallStep):
                 return {"status": row.status, "position": row.position, "items": len(row.item_ids)}
         return {"status": "skipped", "items": 0} if evidence is None else _began(evidence)
 
-    def _keep(self, run: Run, evidence: Evidence, now: int, *, waited: bool) -> Evidence:
+    def _keep(self, run: Run, evidence: Evidence[Any], now: int, *, waited: bool) -> Evidence[Any]:
         """Seal the evidence on the run's evidence row (a wait's row says where it began,
         whoever writes it); an earlier attempt's evidence, kept first, stands."""
         text = evidence_json(evidence)
@@ -129,7 +129,9 @@ class LearningService(ModelCallStep):
             item_ids=[item.id for item in evidence.items],
             model=evidence.model,
         )
-        return evidence if kept == text else evidence_from_json(kept)
+        return (
+            evidence if kept == text else evidence_from_json(kept, self._pool(run.kind).detail_of)
+        )
 
     def apply_learning(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """ApplyLearning: check the saved answer's changes against the pool's rules and commit
@@ -150,7 +152,7 @@ class LearningService(ModelCallStep):
                 return {"status": row.status}
             if text is None:
                 raise ExecutionLost("the saved model answer is gone")
-            evidence = evidence_from_json(self._evidence(row))
+            evidence = evidence_from_json(self._evidence(row), self._pool(ref.kind).detail_of)
             seen = {item.id for item in evidence.items}
             ask = self._ask(ref.kind, evidence)
             review = ask.review(ask.parse(text))
@@ -179,7 +181,7 @@ class LearningService(ModelCallStep):
 
     def _unread_again(
         self, run: Run, ref: PoolRef, seen: set[str]
-    ) -> tuple[Evidence | None, str | None]:
+    ) -> tuple[Evidence[Any] | None, str | None]:
         """What is still unread once another run moved first, or None and why the answer
         is not applied: nothing may be learned now, all of it was learned, or what is
         unread holds items its model never saw (they stay unread for a later run)."""
@@ -298,5 +300,5 @@ class LearningService(ModelCallStep):
         return "ApplyLearning"
 
 
-def _began(evidence: Evidence) -> dict[str, Any]:
+def _began(evidence: Evidence[Any]) -> dict[str, Any]:
     return {"status": "running", "position": evidence.position, "items": len(evidence.items)}

@@ -71,7 +71,7 @@ class ModelCallStep(LearningStarts):
             if saved:
                 # An earlier attempt saved its answer (it crashed, or its reply was lost).
                 return {"status": "answered", "call": saved, "reused": True}
-            evidence = evidence_from_json(self._evidence(row))
+            evidence = evidence_from_json(self._evidence(row), self._pool(run.kind).detail_of)
             model = self._models.resolve(evidence.model)
             if model is None:
                 raise NoModel(f"no model named {evidence.model!r} is configured here")
@@ -132,7 +132,7 @@ class ModelCallStep(LearningStarts):
                 time.sleep(pause)
         return answer
 
-    def _charge(self, run: Run, evidence: Evidence, reply: ModelReply) -> None:
+    def _charge(self, run: Run, evidence: Evidence[Any], reply: ModelReply) -> None:
         """What the pool spends on one real model call (e.g. a memory Bot's budget), in a
         plain write of its own, before the answer is saved: a crash after it calls the model
         again on the step's retry, a second real call charged once more; an answer saved
@@ -179,7 +179,7 @@ class ModelCallStep(LearningStarts):
                 return {"status": "answered", "call": saved, "reused": True}
         raise Retryable("LearningBusy", "another copy of this execution is calling the model")
 
-    def _ask(self, kind: PoolKind, evidence: Evidence) -> Ask[Any, Any]:
+    def _ask(self, kind: PoolKind, evidence: Evidence[Any]) -> Ask[Any, Any]:
         """The pool's task for this evidence."""
         return self._pool(kind).task(evidence)
 

@@ -15,8 +15,8 @@ one transaction conditionally and, when another writer of the pool won the race
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.tasks.base import Ask
@@ -56,8 +56,12 @@ class PoolRef:
         return source.id if source is not None and source.kind == "session" else None
 
 
+# A pool's own part of its evidence: a dataclass of its kind (JSON as `asdict`), or None.
+D = TypeVar("D")
+
+
 @dataclass(frozen=True)
-class Evidence:
+class Evidence(Generic[D]):
     """What one learning run reads: the unprocessed items after the read position."""
 
     pool: PoolRef
@@ -69,9 +73,10 @@ class Evidence:
     memory: tuple[KnownEntry, ...]
     model: str | None
     allowed_kinds: tuple[str, ...]
+    # What else the pool's `task` and `change` need of what the run read (its `detail_of`
+    # reads it back from the JSON the run keeps).
+    detail: D
     person: str | None = None
-    # Anything else the pool needs back in `apply` (JSON-serializable).
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -129,24 +134,30 @@ class Deferred(Skipped):
 class LearningPool(Protocol):
     kind: PoolKind
 
-    def charge(self, evidence: Evidence, reply: ModelReply) -> Sequence[Action]:
+    def charge(self, evidence: Evidence[Any], reply: ModelReply) -> Sequence[Action]:
         """What one real model call of a run costs the pool (a memory Bot's budget), as
         actions written before its answer is saved; none for a pool that spends nothing."""
         ...
 
-    def task(self, evidence: Evidence) -> Ask[Any, Any]:
+    def task(self, evidence: Evidence[Any]) -> Ask[Any, Any]:
         """The model task a run of this pool asks, bound to its input from `evidence`
         (domain/tasks). Its parsed answer is what `apply` gets as `changes`."""
         ...
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+    def detail_of(self, data: Any) -> Any:
+        """The pool's evidence detail from its JSON form (`dataclasses.asdict` of it)."""
+        ...
+
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """Unprocessed items after the read position, up to item `upto` (all when None).
         None when nothing is unread through `upto` (the run ends skipped: nothing new).
         Raises Skipped(reason) when something stops this run from learning (a setting, a
         turn still open, its conversation gone), Deferred when it may learn later."""
         ...
 
-    def change(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Change | Again:
+    def change(
+        self, evidence: Evidence[Any], changes: Any, finish: FinishActions
+    ) -> Change | Again:
         """`changes` is the task's parsed answer, after the task's own rules (`review`).
         Read the newest state, judge every proposed change by the pool's rules, and answer
         ONE transaction: the accepted changes, the read position's move from
@@ -167,21 +178,24 @@ class LearningPool(Protocol):
 
 
 class PoolDefaults:
-    """A pool whose model calls spend nothing of its own (no budget to charge) and whose
+    """A pool whose model calls spend nothing of its own (no budget to charge), whose
     change is guarded by its read position alone (a lost race is another run's: the
-    workflow reads what is still unread)."""
+    workflow reads what is still unread) and whose evidence has no detail."""
 
-    def charge(self, evidence: Evidence, reply: ModelReply) -> Sequence[Action]:
+    def charge(self, evidence: Evidence[Any], reply: ModelReply) -> Sequence[Action]:
         return ()
 
     def lost(self, error: WriteConflict) -> bool:
         return False
 
+    def detail_of(self, data: Any) -> Any:
+        return None
+
 
 def apply_cycle(
     store: Store,
     pool: LearningPool,
-    evidence: Evidence,
+    evidence: Evidence[Any],
     changes: Any,
     finish: FinishActions,
     *,

@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import asdict
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from agent_memory.domain.tasks.answers import InvalidModelOutput
@@ -83,7 +83,7 @@ def pool_from_json(ref: Mapping[str, Any]) -> PoolRef:
     return PoolRef(str(ref["kind"]), str(ref["orgId"]), str(ref["poolId"]), source)
 
 
-def evidence_json(evidence: Evidence) -> str:
+def evidence_json(evidence: Evidence[Any]) -> str:
     data: dict[str, Any] = {
         "pool": [evidence.pool.kind, evidence.pool.org_id, evidence.pool.pool_id],
         "position": evidence.position,
@@ -93,14 +93,22 @@ def evidence_json(evidence: Evidence) -> str:
         "model": evidence.model,
         "allowedKinds": list(evidence.allowed_kinds),
         "person": evidence.person,
-        "extra": evidence.extra,
+        "detail": _plain(evidence.detail),
     }
     if evidence.pool.source is not None:
         data["source"] = [evidence.pool.source.kind, evidence.pool.source.id]
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def evidence_from_json(text: str) -> Evidence:
+def _plain(detail: object) -> Any:
+    """A pool's evidence detail as JSON data: its fields (None when it has none)."""
+    if is_dataclass(detail) and not isinstance(detail, type):
+        return asdict(detail)
+    return None
+
+
+def evidence_from_json(text: str, detail_of: Callable[[Any], Any]) -> Evidence[Any]:
+    """The evidence a run kept, its detail read back by its pool's `detail_of`."""
     data = json.loads(text)
     kind, org_id, pool_id = data["pool"]
     source = SourceRef(*data["source"]) if data.get("source") else None
@@ -112,8 +120,8 @@ def evidence_from_json(text: str) -> Evidence:
         memory=tuple(KnownEntry(**entry) for entry in data["memory"]),
         model=data["model"],
         allowed_kinds=tuple(data["allowedKinds"]),
+        detail=detail_of(data["detail"]),
         person=data["person"],
-        extra=dict(data["extra"]),
     )
 
 

@@ -10,8 +10,8 @@ reflection.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from agent_memory.domain import observation as rules
 from agent_memory.domain.tasks.base import Ask
@@ -42,6 +42,32 @@ from agent_memory.service.observer import (
 from agent_memory.service.thread_learning import Saved, StepDefaults, ThreadReader
 
 
+@dataclass(frozen=True)
+class ObservationDetail:
+    """What an observation run's task is asked besides the messages, and the thread's
+    observed tokens once its messages are."""
+
+    log: str | None
+    title: str | None
+    thread_title: bool
+    instruction: str | None
+    working_memory: WorkingMemory | None
+    observed_tokens: int
+    phase: Literal["observation"] = "observation"
+
+
+@dataclass(frozen=True)
+class ReflectionDetail:
+    """The reflection's instruction and the numbers of the chunks it condenses."""
+
+    instruction: str | None
+    chunks: tuple[int, ...]
+    phase: Literal["reflection"] = "reflection"
+
+
+ObserveDetail = ObservationDetail | ReflectionDetail
+
+
 class ObserveStep(StepDefaults):
     """The background observer and reflector: the `thread-observe` learning pool."""
 
@@ -63,25 +89,32 @@ class ObserveStep(StepDefaults):
         ended = any(m.role == "assistant" for m in saved.messages)
         return rules.wants_observation(pending, t, turn_ended=ended)
 
-    def task(self, evidence: Evidence) -> Ask[Any, Any]:
-        extra = evidence.extra
-        if extra["phase"] == "reflection":
+    def detail_of(self, data: Any) -> ObserveDetail:
+        if data["phase"] == "reflection":
+            return ReflectionDetail(data["instruction"], tuple(data["chunks"]))
+        memory = data["working_memory"]
+        return ObservationDetail(
+            **{**data, "working_memory": WorkingMemory(**memory) if memory else None}
+        )
+
+    def task(self, evidence: Evidence[ObserveDetail]) -> Ask[Any, Any]:
+        detail = evidence.detail
+        if isinstance(detail, ReflectionDetail):
             texts = "\n".join(item.content for item in evidence.items)
-            return Ask(REFLECTION, ReflectionInput(texts, extra.get("instruction")))
-        memory = extra.get("workingMemory")
+            return Ask(REFLECTION, ReflectionInput(texts, detail.instruction))
         return Ask(
             OBSERVATION,
             ObservationInput(
                 messages=tuple(evidence.items),
-                observations=extra.get("log"),
-                title=extra.get("title"),
-                thread_title=bool(extra.get("threadTitle")),
-                working_memory=WorkingMemory(**memory) if memory is not None else None,
-                instruction=extra.get("instruction"),
+                observations=detail.log,
+                title=detail.title,
+                thread_title=detail.thread_title,
+                working_memory=detail.working_memory,
+                instruction=detail.instruction,
             ),
         )
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """A reflection when the active log reached its share and none waits in reserve;
         else the messages after the read position. None when the observer is off."""
         found = self._reader.thread(pool)
@@ -96,7 +129,7 @@ class ObserveStep(StepDefaults):
 
     def _reflection_evidence(
         self, pool: PoolRef, thread: Thread, options: Mapping[str, Any], log_: Log
-    ) -> Evidence:
+    ) -> Evidence[Any]:
         om = options["observationalMemory"]
         condensed = log_.active[:MAX_CHANGED]
         texts = self._observer.logs.texts(thread, log_, condensed)
@@ -109,11 +142,7 @@ class ObserveStep(StepDefaults):
             memory=(),
             model=observer_model(om, self._observer.platform_model, "reflection"),
             allowed_kinds=(),
-            extra={
-                "phase": "reflection",
-                "instruction": om["reflection"]["instruction"],
-                "chunks": [c.n for c in condensed],
-            },
+            detail=ReflectionDetail(om["reflection"]["instruction"], tuple(c.n for c in condensed)),
         )
 
     def _observation_evidence(
@@ -123,14 +152,13 @@ class ObserveStep(StepDefaults):
         options: Mapping[str, Any],
         log_: Log,
         upto: int | None,
-    ) -> Evidence | None:
+    ) -> Evidence[Any] | None:
         batch = self._reader.load(pool, upto)
         if batch is None or not batch.messages:
             return None
         thread = stored.thread
         messages = [m for _seq, m in batch.messages]
         asked = self._observer.observation_input(thread, options, log_, messages)
-        memory = asked.working_memory
         return Evidence(
             pool=pool,
             position=batch.position,
@@ -139,20 +167,17 @@ class ObserveStep(StepDefaults):
             memory=(),
             model=observer_model(options["observationalMemory"], self._observer.platform_model),
             allowed_kinds=(),
-            extra={
-                "phase": "observation",
-                "log": asked.observations,
-                "title": asked.title,
-                "threadTitle": asked.thread_title,
-                "instruction": asked.instruction,
-                "workingMemory": None if memory is None else asdict(memory),
-                "observedTokens": observed_upto(
-                    stored, thread.observed_tokens, batch.upto, messages
-                ),
-            },
+            detail=ObservationDetail(
+                asked.observations,
+                asked.title,
+                asked.thread_title,
+                asked.instruction,
+                asked.working_memory,
+                observed_upto(stored, thread.observed_tokens, batch.upto, messages),
+            ),
         )
 
-    def change(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Change:
+    def change(self, evidence: Evidence[Any], changes: Any, finish: FinishActions) -> Change:
         """Keep the answer as a buffered chunk (or reflection), move the read position and
         end the execution in one write; AlreadyApplied when the thread or observer is gone."""
         found = self._reader.thread(evidence.pool)
@@ -162,22 +187,18 @@ class ObserveStep(StepDefaults):
         thread = stored.thread
         log_ = self._observer.logs.log(thread)
         advance = self._reader.advance(thread.id, self.kind, evidence.position, evidence.upto)
-        if evidence.extra["phase"] == "reflection":
-            actions, outcome = self._reflection(thread, log_, evidence, changes)
+        detail = evidence.detail
+        if isinstance(detail, ReflectionDetail):
+            actions, outcome = self._reflection(thread, log_, detail, changes)
         else:
-            observed = Observed(
-                evidence.position,
-                evidence.upto,
-                int(evidence.extra["observedTokens"]),
-                changes,
-            )
+            observed = Observed(evidence.position, evidence.upto, detail.observed_tokens, changes)
             actions, outcome = self._observer.observation_actions(thread, options, log_, observed)
         return Change([*actions, advance, *finish(outcome)], outcome)
 
     def _reflection(
-        self, thread: Thread, log_: Log, evidence: Evidence, changes: Reflection
+        self, thread: Thread, log_: Log, detail: ReflectionDetail, changes: Reflection
     ) -> tuple[list[Action], Outcome]:
-        wanted = {int(n) for n in evidence.extra["chunks"]}
+        wanted = set(detail.chunks)
         condensed = [c for c in log_.active if c.n in wanted]
         if len(condensed) != len(wanted) or log_.of("reflection", "buffered"):
             raise AlreadyApplied("the log changed: the reflection is no longer needed")

@@ -4,6 +4,7 @@ batches, off the request path."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.domain import recall as rules
@@ -44,6 +45,13 @@ RUN_BUDGET = 400_000
 IDLE_EVENT = "recall-idle:{minute}"
 # Threads one tick flushes at most (its function's 60 s); the rest wait for the next tick.
 FLUSH_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class RecallDetail:
+    """The numbers of the run's messages in their thread (their vector keys)."""
+
+    seqs: tuple[int, ...]
 
 
 class RecallStep(StepDefaults):
@@ -88,10 +96,13 @@ class RecallStep(StepDefaults):
         if rules.settings_of(options) is not None:
             self.pending.saved(thread, upto, now_ms)
 
-    def task(self, evidence: Evidence) -> Ask[RecallIndexInput, RecallIndex]:
+    def detail_of(self, data: Any) -> RecallDetail:
+        return RecallDetail(tuple(data["seqs"]))
+
+    def task(self, evidence: Evidence[Any]) -> Ask[RecallIndexInput, RecallIndex]:
         return Ask(RECALL_INDEX, RecallIndexInput(len(evidence.items)))
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """The messages after the read position through `upto` (none when recall is off
         now). With nothing left to index, the pending row through `upto` is marked done."""
         with one_read():
@@ -112,10 +123,10 @@ class RecallStep(StepDefaults):
             memory=(),
             model=MODEL,
             allowed_kinds=(),
-            extra={"seqs": [seq for seq, _ in batch.messages]},
+            detail=RecallDetail(tuple(seq for seq, _ in batch.messages)),
         )
 
-    def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+    def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """On the observer's run: the messages after the read position only when they close
         a batch (a save below it skips the indexing; the next batch or the idle flush
         takes them)."""
@@ -144,7 +155,9 @@ class RecallStep(StepDefaults):
             return False
         return batches.observed_out(position, observed_boundary(self.store, thread.id))
 
-    def change(self, evidence: Evidence, changes: RecallIndex, finish: FinishActions) -> Change:
+    def change(
+        self, evidence: Evidence[RecallDetail], changes: RecallIndex, finish: FinishActions
+    ) -> Change:
         """Embed and put the run's messages, then move the position with the execution's
         end (another run that moved it first put the same vectors). The pending row through
         the new position is marked done once that holds."""
@@ -152,7 +165,7 @@ class RecallStep(StepDefaults):
         if found is None:
             raise AlreadyApplied("the thread is gone")
         thread = found[0].thread
-        seqs = [int(s) for s in evidence.extra.get("seqs", [])]
+        seqs = evidence.detail.seqs
         numbered = [
             (seq, Message(item.id, item.role, item.content, 0))
             for seq, item in zip(seqs, evidence.items, strict=True)

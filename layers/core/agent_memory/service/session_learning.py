@@ -12,6 +12,7 @@ reads from a Session, and how its model's answer is applied.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.domain.bounds import within_bound
@@ -53,6 +54,13 @@ MAX_ITEMS = 200
 ITEM_BUDGET = 150_000
 
 
+@dataclass(frozen=True)
+class SessionDetail:
+    """The Session's revision the run read: an entry edited after it is a person's."""
+
+    revision: int
+
+
 class SessionLearningPool(PoolDefaults):
     kind: PoolKind = "session"
 
@@ -61,11 +69,11 @@ class SessionLearningPool(PoolDefaults):
         self._repo = access.repo
         self._clock = clock
 
-    def task(self, evidence: Evidence) -> Ask[LearningRequest, tuple[ProposedChange, ...]]:
+    def task(self, evidence: Evidence[Any]) -> Ask[LearningRequest, tuple[ProposedChange, ...]]:
         """Seed 000's consolidation of a keyed pool (`memory_changes`)."""
         return consolidation(self.kind, evidence)
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """The unprocessed items up to `upto` (all when None); None when there is nothing to
         learn. Skipped when the session is gone or its `generate` is off."""
         session = self._repo.get(pool.pool_id)
@@ -90,7 +98,7 @@ class SessionLearningPool(PoolDefaults):
             model=model,
             allowed_kinds=MEMORY_KINDS,
             person=None,  # one person per Session: "the user" (docs/decisions.md)
-            extra={"revision": session.revision},
+            detail=SessionDetail(session.revision),
         )
 
     def _items(
@@ -113,11 +121,16 @@ class SessionLearningPool(PoolDefaults):
     def _memory(self, session: Session, stored: Sequence[StoredEntry]) -> list[KnownEntry]:
         return known_entries(stored, lambda entry: self._repo.open_entry(session, entry))
 
+    def detail_of(self, data: Any) -> SessionDetail:
+        return SessionDetail(**data)
+
     def lost(self, error: WriteConflict) -> bool:
         """A person changed the Session first (its revision moved): decide again."""
         return error.raced or error.condition == SESSION_REVISION
 
-    def change(self, evidence: Evidence, changes: Sequence[Any], finish: FinishActions) -> Change:
+    def change(
+        self, evidence: Evidence[SessionDetail], changes: Sequence[Any], finish: FinishActions
+    ) -> Change:
         """The accepted changes to the newest memory, the read position moved to
         `evidence.upto` and the execution's end, as one transaction."""
         readable = frozenset(item.id for item in evidence.items)
@@ -126,7 +139,7 @@ class SessionLearningPool(PoolDefaults):
             readable=readable,
             outside=frozenset(item.id for item in evidence.items if item.app),
         )
-        snapshot = int(evidence.extra.get("revision", -1))
+        snapshot = evidence.detail.revision
         found = self._repo.memory(evidence.pool.pool_id)
         if found is None or found[0].processed != evidence.position:
             raise AlreadyApplied("the read position moved: another run applied")
@@ -144,7 +157,7 @@ class SessionLearningPool(PoolDefaults):
     def _transaction(
         self,
         session: Session,
-        evidence: Evidence,
+        evidence: Evidence[Any],
         decision: Decision,
         current: Mapping[str, EntryMeta],
         finish: FinishActions,

@@ -82,19 +82,21 @@ class ThreadStep(Protocol):
         """Whether this save starts a run (request path: no I/O, decided from `saved`)."""
         ...
 
-    def task(self, evidence: Evidence) -> Ask[Any, Any]: ...
+    def task(self, evidence: Evidence[Any]) -> Ask[Any, Any]: ...
 
-    def charge(self, evidence: Evidence, reply: ModelReply) -> Sequence[Action]: ...
+    def charge(self, evidence: Evidence[Any], reply: ModelReply) -> Sequence[Action]: ...
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None: ...
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None: ...
 
-    def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+    def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """The rider's work that is due on its carrier's run."""
         ...
 
-    def change(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Change: ...
+    def change(self, evidence: Evidence[Any], changes: Any, finish: FinishActions) -> Change: ...
 
     def lost(self, error: WriteConflict) -> bool: ...
+
+    def detail_of(self, data: Any) -> Any: ...
 
     def before_save(
         self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
@@ -112,10 +114,10 @@ class StepDefaults(PoolDefaults):
 
     riders: tuple[ThreadStep, ...] = ()
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         raise NotImplementedError
 
-    def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+    def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         return self.load_evidence(pool, upto)
 
     def before_save(
@@ -318,10 +320,10 @@ class Carrying(StepDefaults):
     def wanted(self, saved: Saved) -> bool:
         return self.carrier.wanted(saved)
 
-    def task(self, evidence: Evidence) -> Ask[Any, Any]:
+    def task(self, evidence: Evidence[Any]) -> Ask[Any, Any]:
         return self.carrier.task(evidence)
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """Each rider's work up to `upto` first when due (done and committed), then the
         carrier's evidence."""
         with one_read():
@@ -333,7 +335,10 @@ class Carrying(StepDefaults):
                     log.warning("%s not done on a %s run: %s", rider.kind, self.kind, error)
             return self.carrier.load_evidence(pool, upto)
 
-    def change(self, evidence: Evidence, changes: Any, finish: FinishActions) -> Change:
+    def detail_of(self, data: Any) -> Any:
+        return self.carrier.detail_of(data)
+
+    def change(self, evidence: Evidence[Any], changes: Any, finish: FinishActions) -> Change:
         return self.carrier.change(evidence, changes, finish)
 
 

@@ -3,6 +3,9 @@ background step `thread-title`."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from agent_memory.domain import threads as rules
 from agent_memory.domain.learning_notes import (
     ALREADY_TITLED,
@@ -36,6 +39,13 @@ TITLE_KIND: PoolKind = "thread-title"
 TITLE_LOOKAHEAD = 10
 
 
+@dataclass(frozen=True)
+class TitleDetail:
+    """The thread's `generateTitle.instructions` when the run read it."""
+
+    instructions: str | None
+
+
 class TitleStep(StepDefaults):
     """`generateTitle`: the thread's title from its first user message, once the first
     answer is saved; `generateTitle.model`, else TITLE_MODEL, else `local/rules`. A failed
@@ -61,12 +71,14 @@ class TitleStep(StepDefaults):
             and any(m.role == "assistant" for m in saved.messages)
         )
 
-    def task(self, evidence: Evidence) -> Ask[TitleInput, Title]:
-        """`title` of the first user message, with `generateTitle.instructions`."""
-        instructions = evidence.extra.get("instructions")
-        return Ask(TITLE, TitleInput(evidence.items[0].content, instructions))
+    def detail_of(self, data: Any) -> TitleDetail:
+        return TitleDetail(**data)
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+    def task(self, evidence: Evidence[TitleDetail]) -> Ask[TitleInput, Title]:
+        """`title` of the first user message, with `generateTitle.instructions`."""
+        return Ask(TITLE, TitleInput(evidence.items[0].content, evidence.detail.instructions))
+
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """The first user message of an untitled thread whose version titles; Skipped with
         why when the thread is gone or titled (or was, by this step), titles are off, or it
         has no user text yet."""
@@ -93,10 +105,10 @@ class TitleStep(StepDefaults):
             memory=(),
             model=title["model"] or self._title_model,
             allowed_kinds=(),
-            extra={"instructions": title["instructions"]},
+            detail=TitleDetail(title["instructions"]),
         )
 
-    def change(self, evidence: Evidence, changes: Title, finish: FinishActions) -> Change:
+    def change(self, evidence: Evidence[Any], changes: Title, finish: FinishActions) -> Change:
         """Name the thread, move the step's position and end the execution in one write;
         AlreadyApplied when another run titled it first (or the thread is gone)."""
         found = self._reader.thread(evidence.pool)
