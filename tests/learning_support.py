@@ -2,8 +2,8 @@
 
 `NotesPool` is a minimal `LearningPool` (kind "session"): items and entries in one partition,
 a head row with the read position and a version that every change bumps. It follows the
-contract of service/learning_pools.py: `apply` re-reads the newest memory, checks every
-change, and commits the entries, the read position, a change record and `finish(outcome)` in
+contract of service/learning_pools.py: `change` re-reads the newest memory, checks every
+change, and answers the entries, the read position, a change record and `finish(outcome)` as
 one write, conditional on the head's version (so on the read position too).
 """
 
@@ -38,6 +38,7 @@ from agent_memory.ports import (
     Store,
     Update,
 )
+from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Change,
@@ -65,12 +66,12 @@ class NotesPool(PoolDefaults):
 
     kind = "session"
 
-    def detail_of(self, data: Any) -> NotesDetail:
-        return NotesDetail(**data)
-
     def __init__(self, store: Store, model: str | None = MODEL) -> None:
         self.store = store
         self.model = model
+
+    def detail_of(self, data: Any) -> NotesDetail:
+        return NotesDetail(**data)
 
     # -- what a session route would do ----------------------------------------------------
 
@@ -306,6 +307,32 @@ def failing(kind: str, retryable: bool, message: str = "the model failed") -> Sc
         raise ModelFailure(kind, message, retryable=retryable)  # type: ignore[arg-type]
 
     return script
+
+
+def step_event(name: str, state: dict[str, Any], step: str, attempt: int = 0) -> dict[str, Any]:
+    """The task event the state machine sends `step` of execution `name`."""
+    context = {"executionName": name, "executionId": name, "state": step, "attempt": attempt}
+    return {"input": json.loads(json.dumps(state)), "context": context}
+
+
+def drive(service: LearningService, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """LoadEvidence -> CallModel -> ApplyLearning, any error -> RecordFailure (no retries):
+    the state machine played in-process (the real ASL runs in the integration tests)."""
+    state = dict(payload)
+    steps = [
+        ("LoadEvidence", service.load_evidence, "evidence"),
+        ("CallModel", service.call_model, "model"),
+        ("ApplyLearning", service.apply_learning, "result"),
+    ]
+    for step, run, path in steps:
+        try:
+            state[path] = run(step_event(name, state, step))
+        except Exception as error:
+            cause = json.dumps({"errorType": type(error).__name__, "errorMessage": str(error)})
+            state["error"] = {"Error": type(error).__name__, "Cause": cause}
+            state["failure"] = service.record_failure(step_event(name, state, "RecordFailure"))
+            return state
+    return state
 
 
 def recorded_writes(store: Any, monkeypatch: Any) -> list[list[Action]]:

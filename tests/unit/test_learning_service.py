@@ -55,8 +55,10 @@ from tests.learning_support import (
     Catalog,
     NotesPool,
     ScriptedModel,
+    drive,
     failing,
     remember_reply,
+    step_event,
 )
 from tests.unit.test_model_tasks import CASES as TASK_CASES
 from tests.unit.test_model_tasks import IDS as TASK_IDS
@@ -90,31 +92,10 @@ class Harness:
         name = list(self.orchestrator.started)[-1]
         return name, dict(self.orchestrator.started[name])
 
-    def event(
-        self, name: str, state: dict[str, Any], step: str, attempt: int = 0
-    ) -> dict[str, Any]:
-        context = {"executionName": name, "executionId": name, "state": step, "attempt": attempt}
-        return {"input": json.loads(json.dumps(state)), "context": context}
+    event = staticmethod(step_event)
 
     def drive(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """LoadEvidence -> CallModel -> ApplyLearning, any error -> RecordFailure (no retries)."""
-        state = dict(payload)
-        steps = [
-            ("LoadEvidence", self.service.load_evidence, "evidence"),
-            ("CallModel", self.service.call_model, "model"),
-            ("ApplyLearning", self.service.apply_learning, "result"),
-        ]
-        for step, run, path in steps:
-            try:
-                state[path] = run(self.event(name, state, step))
-            except Exception as error:
-                cause = json.dumps({"errorType": type(error).__name__, "errorMessage": str(error)})
-                state["error"] = {"Error": type(error).__name__, "Cause": cause}
-                state["failure"] = self.service.record_failure(
-                    self.event(name, state, "RecordFailure")
-                )
-                return state
-        return state
+        return drive(self.service, name, payload)
 
 
 @pytest.fixture
