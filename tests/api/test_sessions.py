@@ -15,8 +15,8 @@ from agent_memory.adapters.in_memory import FixedClock
 from agent_memory.bootstrap import build_services, model_catalog, session_access
 from agent_memory.domain.learning_prompt import instructions_for
 from agent_memory.domain.proposals import parse_changes
-from agent_memory.ports import LearningRequest, ModelCatalog, ModelFailure
-from agent_memory.service.learning_pools import Outcome, PoolRef
+from agent_memory.ports import LearningRequest, ModelCatalog, ModelFailure, Store
+from agent_memory.service.learning_pools import Outcome, PoolRef, apply_cycle
 from agent_memory.service.session_learning import SessionLearningPool
 from tests.conftest import Api, User
 
@@ -29,6 +29,7 @@ class InlineLearning:
 
     pool: SessionLearningPool
     models: ModelCatalog
+    store: Store
     runs: list[dict[str, Any]] = field(default_factory=list)
 
     def start(self, pool: PoolRef, *, upto: int, reason: str) -> Any:
@@ -55,7 +56,7 @@ class InlineLearning:
             run.update(status="failed", error={"type": failure.kind, "message": str(failure)})
             return "started"
         changes = parse_changes(reply.text, known_keys=[e.key for e in evidence.memory])
-        outcome: Outcome = self.pool.apply(evidence, changes, lambda _outcome: [])
+        outcome: Outcome = apply_cycle(self.store, self.pool, evidence, changes, lambda _: [])
         run.update(status="succeeded", applied=outcome.applied, rejected=outcome.rejected)
         run["itemIds"] = [item.id for item in evidence.items]
         return "started"
@@ -69,7 +70,9 @@ def inline_services(settings: Any, adapters: Any) -> Any:
     fixed = replace(adapters, clock=FixedClock(SEED_TIME))
     built = build_services(settings, fixed)
     inline = InlineLearning(
-        SessionLearningPool(session_access(settings, fixed), fixed.clock), model_catalog(settings)
+        SessionLearningPool(session_access(settings, fixed), fixed.clock),
+        model_catalog(settings),
+        fixed.store,
     )
     built.sessions.learning = inline
     built.session_memory.learning = inline

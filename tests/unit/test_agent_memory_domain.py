@@ -37,8 +37,8 @@ from agent_memory.domain.session_memory import Forget, Remember
 from agent_memory.domain.sessions import NewItem
 from agent_memory.persistence.agent_memory import MEMORY_VERSION
 from agent_memory.ports import Action, EvidenceItem
-from agent_memory.service.agent_learning import AgentDetail, AgentLearningPool, pool_of
-from agent_memory.service.learning_pools import AlreadyApplied, Outcome, Skipped
+from agent_memory.service.agent_learning import AgentDetail, AgentLearningPool, agent_pool_ref
+from agent_memory.service.learning_pools import AlreadyApplied, Outcome, Skipped, apply_cycle
 from tests.learning_support import Catalog, ScriptedModel
 
 HELPER = "openai/helper"
@@ -229,7 +229,7 @@ def test_a_turn_starts_a_run_that_reads_the_session_for_the_agent(world: World) 
         "sessionId": session.id,
     }
     assert session.id in name or name.startswith("agent-h")
-    evidence = world.pool.load_evidence(pool_of(result.session), 1)
+    evidence = world.pool.load_evidence(agent_pool_ref(result.session), 1)
     assert evidence is not None
     assert [(i.id, i.session) for i in evidence.items] == [("i-01", session.id)]
     assert (evidence.person, evidence.model, evidence.position, evidence.upto) == (
@@ -246,13 +246,15 @@ def test_apply_keeps_a_person_edit_made_while_the_helper_worked(world: World) ->
     agent = world.services.agents.create(world.ana, "Coder")
     session = world.services.sessions.create(world.ana, agent.id)
     result = turn(world, session.id, "Always run the tests.")
-    evidence = world.pool.load_evidence(pool_of(result.session), 1)
+    evidence = world.pool.load_evidence(agent_pool_ref(result.session), 1)
     assert evidence is not None
     world.services.agent_memory.command(
         world.ana, agent.id, 0, Remember("tests-first", "By hand.", "procedure")
     )
 
-    outcome = world.pool.apply(
+    outcome = apply_cycle(
+        world.store,
+        world.pool,
         evidence,
         [ProposedRemember("tests-first", "Run the tests.", "procedure", ("i-01",))],
         no_finish,
@@ -265,14 +267,14 @@ def test_apply_keeps_a_person_edit_made_while_the_helper_worked(world: World) ->
     assert held["entries"]["tests-first"]["content"] == "By hand."
     assert world.services.agent_memory._repo.position(agent.id, session.id) == 1
     with pytest.raises(AlreadyApplied):
-        world.pool.apply(evidence, [], no_finish)
+        apply_cycle(world.store, world.pool, evidence, [], no_finish)
 
 
 def test_apply_retries_when_the_version_moves_under_it(world: World) -> None:
     agent = world.services.agents.create(world.ana, "Coder")
     session = world.services.sessions.create(world.ana, agent.id)
     result = turn(world, session.id, "Always run the tests.")
-    evidence = world.pool.load_evidence(pool_of(result.session), 1)
+    evidence = world.pool.load_evidence(agent_pool_ref(result.session), 1)
     assert evidence is not None
     real_write = world.store.write
     failures = [WriteConflict(index=0, condition=MEMORY_VERSION)]
@@ -283,7 +285,9 @@ def test_apply_retries_when_the_version_moves_under_it(world: World) -> None:
         real_write(actions)
 
     world.store.write = racing  # type: ignore[method-assign]
-    outcome = world.pool.apply(
+    outcome = apply_cycle(
+        world.store,
+        world.pool,
         evidence,
         [ProposedRemember("tests-first", "Run the tests.", "procedure", ("i-01",))],
         no_finish,
@@ -296,11 +300,11 @@ def test_an_answer_larger_than_one_transaction_is_cut_never_half_applied(world: 
     agent = world.services.agents.create(world.ana, "Coder")
     session = world.services.sessions.create(world.ana, agent.id)
     result = turn(world, session.id, "Many rules.")
-    evidence = world.pool.load_evidence(pool_of(result.session), 1)
+    evidence = world.pool.load_evidence(agent_pool_ref(result.session), 1)
     assert evidence is not None
     proposed = [ProposedRemember(f"k{n:03d}", "Do it.", "procedure", ("i-01",)) for n in range(100)]
 
-    outcome = world.pool.apply(evidence, proposed, no_finish)
+    outcome = apply_cycle(world.store, world.pool, evidence, proposed, no_finish)
 
     # One step applies what fits one transaction of 100 actions (an entry is its row and its
     # recency copy; plus head, log, read position): never more than `max_changes`.
@@ -321,11 +325,13 @@ def test_a_forget_learned_from_a_session_names_its_items(world: World) -> None:
     )
     session = world.services.sessions.create(world.ana, agent.id)
     result = turn(world, session.id, "We no longer deploy on Fridays.")
-    evidence = world.pool.load_evidence(pool_of(result.session), 1)
+    evidence = world.pool.load_evidence(agent_pool_ref(result.session), 1)
     assert evidence is not None
     assert [(e.key, e.content) for e in evidence.memory] == [("fridays", "Deploy on Fridays.")]
 
-    world.pool.apply(evidence, [ProposedForget("fridays", ("i-01",))], no_finish)
+    apply_cycle(
+        world.store, world.pool, evidence, [ProposedForget("fridays", ("i-01",))], no_finish
+    )
 
     entry = _memory(world, agent.id)["entries"]["fridays"]
     assert entry["status"] == "retracted"
@@ -355,16 +361,28 @@ def test_a_change_that_lost_to_another_sessions_learning_says_so(world: World) -
     agent = world.services.agents.create(world.ana, "Coder")
     first = world.services.sessions.create(world.ana, agent.id)
     second = world.services.sessions.create(world.ana, agent.id)
-    early = world.pool.load_evidence(pool_of(turn(world, first.id, "Tests first.").session), 1)
-    late = world.pool.load_evidence(pool_of(turn(world, second.id, "Lint first.").session), 1)
+    early = world.pool.load_evidence(
+        agent_pool_ref(turn(world, first.id, "Tests first.").session), 1
+    )
+    late = world.pool.load_evidence(
+        agent_pool_ref(turn(world, second.id, "Lint first.").session), 1
+    )
     assert early is not None
     assert late is not None
-    world.pool.apply(
-        late, [ProposedRemember("order", "Lint first.", "procedure", ("i-01",))], no_finish
+    apply_cycle(
+        world.store,
+        world.pool,
+        late,
+        [ProposedRemember("order", "Lint first.", "procedure", ("i-01",))],
+        no_finish,
     )
 
-    outcome = world.pool.apply(
-        early, [ProposedRemember("order", "Tests first.", "procedure", ("i-01",))], no_finish
+    outcome = apply_cycle(
+        world.store,
+        world.pool,
+        early,
+        [ProposedRemember("order", "Tests first.", "procedure", ("i-01",))],
+        no_finish,
     )
 
     assert outcome.rejected[0]["reason"] == am.CHANGED_BY_LEARNING
@@ -383,8 +401,8 @@ def test_app_results_wait_for_a_person_unless_a_full_window_of_them_is_unread(
         last = world.services.sessions.turn(world.ana, session.id, results).session
 
     with pytest.raises(Skipped):
-        world.pool.load_evidence(pool_of(last), 64)
-    evidence = world.pool.load_evidence(pool_of(last), None)
+        world.pool.load_evidence(agent_pool_ref(last), 64)
+    evidence = world.pool.load_evidence(agent_pool_ref(last), None)
     assert evidence is not None
     assert len(evidence.items) == 200
     assert evidence.upto == 200

@@ -27,7 +27,13 @@ from agent_memory.persistence.identity import IdentityRepository, User
 from agent_memory.persistence.sessions import SessionRepository, session_pk
 from agent_memory.ports import Absent, Put
 from agent_memory.service.agents import AgentService
-from agent_memory.service.learning_pools import AlreadyApplied, Outcome, PoolRef, Skipped
+from agent_memory.service.learning_pools import (
+    AlreadyApplied,
+    Outcome,
+    PoolRef,
+    Skipped,
+    apply_cycle,
+)
 from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.session_learning import SessionLearningPool
 from agent_memory.service.session_memory import SessionMemoryService
@@ -347,7 +353,9 @@ def test_consolidation_changes_revision_not_head_and_moves_the_read_position(wor
     assert evidence is not None
     assert [i.id for i in evidence.items] == ["i-01", "i-02"]
     assert evidence.items[1].content == "The budget is 1500 EUR."
-    outcome = world.pool.apply(
+    outcome = apply_cycle(
+        world.store,
+        world.pool,
         evidence,
         [ProposedRemember("budget", "The trip budget is 1500 EUR.", "fact", ("i-02",))],
         finish_marker(world),
@@ -362,7 +370,7 @@ def test_consolidation_changes_revision_not_head_and_moves_the_read_position(wor
     assert world.store.rows[("EXEC", "done")]["applied"] == outcome.applied
     # The same evidence is never applied twice.
     with pytest.raises(AlreadyApplied):
-        world.pool.apply(evidence, [], finish_marker(world, "again"))
+        apply_cycle(world.store, world.pool, evidence, [], finish_marker(world, "again"))
     assert world.pool.load_evidence(PoolRef("session", "acme", session.id), None) is None
 
 
@@ -374,7 +382,9 @@ def test_an_edit_made_while_the_model_works_is_kept(world: World) -> None:
     evidence = world.pool.load_evidence(ref, None)
     assert evidence is not None
     world.command(session.id, Remember("budget", "The budget is 900 EUR.", "fact"))  # meanwhile
-    outcome = world.pool.apply(
+    outcome = apply_cycle(
+        world.store,
+        world.pool,
         evidence,
         [
             ProposedRemember("budget", "The budget is 1500 EUR.", "fact", ("i-01",)),
@@ -402,7 +412,9 @@ def test_a_failed_finish_writes_nothing(world: World) -> None:
     world.store.write([Put({"pk": "EXEC", "sk": "done"})])
     before = world.rows()
     with pytest.raises(WriteConflict):
-        world.pool.apply(
+        apply_cycle(
+            world.store,
+            world.pool,
             evidence,
             [ProposedRemember("budget", "1500 EUR.", "fact", ("i-01",))],
             finish_marker(world),
@@ -416,7 +428,7 @@ def test_evidence_reads_only_unprocessed_items_and_hides_retracted_text(world: W
     ref = PoolRef("session", "acme", session.id)
     first = world.pool.load_evidence(ref, None)
     assert first is not None
-    world.pool.apply(first, [], finish_marker(world))
+    apply_cycle(world.store, world.pool, first, [], finish_marker(world))
     world.command(
         session.id, Remember("old", "Old fact.", "fact")
     )  # not auto-read: i-01 read, so it is

@@ -45,8 +45,8 @@ from agent_memory.persistence.agent_memory import (
     MEMORY_VERSION,
     AgentMemory,
     AgentMemoryRepository,
+    pool_of,
 )
-from agent_memory.persistence.agent_memory import pool_of as pool_of_agent
 from agent_memory.persistence.executions import ExecutionRepository, Run
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.sessions import SessionRepository, StoredItem
@@ -81,7 +81,7 @@ log = logging.getLogger(__name__)
 SKIP_TRIES = 3
 
 
-def pool_of(session: Session) -> PoolRef:
+def agent_pool_ref(session: Session) -> PoolRef:
     """The agent pool a Session's Turns teach: the Agent's, read from this Session."""
     return PoolRef("agent", session.org_id, session.agent_id, SourceRef("session", session.id))
 
@@ -125,7 +125,7 @@ class AgentLearning:
                 reason = QUEUED
         learning = self.learning
         if reason is None and learning is not None:
-            answer = learning.start(pool_of(session), upto=upto, reason="turn")
+            answer = learning.start(agent_pool_ref(session), upto=upto, reason="turn")
             if answer == "started":
                 return "started"
             if answer == "throttled":
@@ -136,7 +136,7 @@ class AgentLearning:
     def _skip(self, session: Session, upto: int, note: str) -> None:
         """The skipped execution of this Turn; a skip that passes over the items moves the
         read position past them in the same transaction."""
-        ref = pool_of(session)
+        ref = agent_pool_ref(session)
 
         def attempt() -> None:
             now = self._clock.now_ms()
@@ -316,7 +316,7 @@ class AgentLearningPool(PoolDefaults):
                 actions.append(self._repo.head_change(agent, found.version, version, now))
                 actions += change_actions(
                     self._repo.pools,
-                    pool_of_agent(agent),
+                    pool_of(agent),
                     ENTRY_NAMESPACE,
                     decision,
                     current,
