@@ -63,6 +63,7 @@ from agent_memory.ports import (
     ModelReply,
 )
 from agent_memory.service.bot_memory import BotMemoryService
+from agent_memory.service.bot_memory_learn import learned_change
 from agent_memory.service.bots import Members
 from agent_memory.service.keyed_learning import json_size
 from agent_memory.service.learning_pools import (
@@ -341,7 +342,7 @@ class BotLearningPool:
     def change(
         self, evidence: Evidence[BotDetail], changes: LearningChanges, finish: FinishActions
     ) -> Change | Again:
-        """The answer as bot memory judges it (`BotMemoryService.learned_change`), with the
+        """The answer as bot memory judges it (`bot_memory_learn.learned_change`), with the
         read position's move and the execution's end in its transaction (conditional on
         the read position: a run that finds it moved writes nothing, so it is not read
         first)."""
@@ -359,7 +360,8 @@ class BotLearningPool:
             # `learn` tells the memory's own `memory.changed` (in the same event row).
             return [move, *without(finish(_outcome(learned)), "memory.changed")]
 
-        planned = self._memory.learned_change(
+        planned = learned_change(
+            self._memory,
             bot_id,
             pool.org_id,
             chat_id,

@@ -66,10 +66,10 @@ from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import Pool, StoredEntry
 from agent_memory.ports import Absent, Action, Clock, Ids
 from agent_memory.service.bot_context import context_text
-from agent_memory.service.bot_memory_learn import apply_learned, learned_change
+from agent_memory.service.bot_memory_learn import apply_learned
 from agent_memory.service.bot_memory_purge import purge_pool
 from agent_memory.service.bots import BotService, Members
-from agent_memory.service.retrying import AGAIN, Again, until_it_lands
+from agent_memory.service.retrying import AGAIN, until_it_lands
 
 # Reads retry while changes keep committing between their two version reads; writes retry
 # when another change took the version first.
@@ -196,7 +196,7 @@ class BotMemoryService:
         access = self._access(principal, bot_id, "read")
         pool, user = access.pool, access.reader.user_id
 
-        def attempt() -> Changed | Again:
+        def attempt() -> Changed:
             head = self.repo.head(pool)
             before = head.version
             now, version = self.clock.now_ms(), before + 1
@@ -208,11 +208,10 @@ class BotMemoryService:
                 pool, replace(meta, tags=tags), content, condition=Absent()
             )
             renamed = names if names != head.topics else None
-            if not self.commit_change(pool, before, now, changes, (meta.id,), renamed):
-                return AGAIN
+            self.commit_change(pool, before, now, changes, (meta.id,), renamed)
             return Changed(Entry(meta, content), version)
 
-        return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES)
+        return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES, lost=self.lost)
 
     def commit_change(
         self,
@@ -222,12 +221,12 @@ class BotMemoryService:
         changes: Sequence[Action],
         ids: tuple[str, ...],
         topics: TopicNames | None = None,
-    ) -> bool:
+    ) -> None:
         """Commit a person's change of the pool at version `before` + 1 with its log row (and
-        new topic names), in one transaction. False when another writer moved the version
-        first (read again)."""
+        new topic names), in one transaction (a WriteConflict that `lost` recognises when
+        another writer moved the version first)."""
         version = before + 1
-        return self.commit(
+        self.repo.write(
             [
                 self.repo.head_change(pool, before, version, now, topics),
                 *changes,
@@ -236,24 +235,13 @@ class BotMemoryService:
             ]
         )
 
-    def commit(self, actions: Sequence[Action]) -> bool:
-        """Write one change of the pool; False when another writer moved the version first
-        (read again)."""
-        try:
-            self.repo.write(actions)
-        except WriteConflict as error:
-            if self.lost(error):
-                return False
-            raise
-        return True
-
     def forget(self, principal: Principal, bot_id: str, entry_id: str) -> Changed:
         """Take back the caller's part of an entry they may see (409 EntryConflict
         otherwise); the entry is answered when they still see it (a retracted one)."""
         access = self._access(principal, bot_id, "read")
         pool, reader = access.pool, access.reader
 
-        def attempt() -> Changed | Again:
+        def attempt() -> Changed:
             snap = self.snapshot(pool)
             judge, metas = self._shown(access, snap)
             now, version = self.clock.now_ms(), snap.version + 1
@@ -267,14 +255,13 @@ class BotMemoryService:
             changes = self.repo.pools.change(
                 pool, previous, self.as_stored(snap, after), stored=stored[entry_id]
             )
-            if not self.commit_change(pool, snap.version, now, changes, (entry_id,)):
-                return AGAIN
+            self.commit_change(pool, snap.version, now, changes, (entry_id,))
             if not self.judge({**metas, entry_id: after}).sees(reader, after):
                 return Changed(None, version)
             content = self.repo.pools.open_content(pool, stored[entry_id])
             return Changed(Entry(after, content), version)
 
-        return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES)
+        return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES, lost=self.lost)
 
     def share(
         self, principal: Principal, bot_id: str, entry_id: str, audience_text: str
@@ -285,7 +272,7 @@ class BotMemoryService:
         access = self._access(principal, bot_id, "read")
         pool = access.pool
 
-        def attempt() -> Changed | Again:
+        def attempt() -> Changed:
             snap = self.snapshot(pool)
             judge, metas = self._shown(access, snap)
             meta = metas.get(entry_id)
@@ -304,12 +291,11 @@ class BotMemoryService:
             after = shared(meta, audience, now, version)
             stored = snap.by_id()[entry_id]
             changes = self.repo.pools.change(pool, meta, self.as_stored(snap, after), stored=stored)
-            if not self.commit_change(pool, snap.version, now, changes, (entry_id,)):
-                return AGAIN
+            self.commit_change(pool, snap.version, now, changes, (entry_id,))
             content = self.repo.pools.open_content(pool, stored)
             return Changed(Entry(after, content), version)
 
-        return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES)
+        return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES, lost=self.lost)
 
     @staticmethod
     def as_stored(snap: Snapshot, after: EntryMeta) -> EntryMeta:
@@ -384,20 +370,6 @@ class BotMemoryService:
         return apply_learned(
             self, bot_id, org_id, chat_id, changes, evidence=evidence, also=also, tries=WRITE_TRIES
         )
-
-    def learned_change(
-        self,
-        bot_id: str,
-        org_id: str,
-        chat_id: str,
-        changes: Sequence[LearningChange],
-        *,
-        evidence: Collection[str],
-        also: Callable[[Learned], Sequence[Action]],
-    ) -> tuple[list[Action], Learned] | Again:
-        """`learn`'s one attempt, uncommitted: its transaction and what it learns (AGAIN
-        when the pool moved under a decision that applies nothing)."""
-        return learned_change(self, bot_id, org_id, chat_id, changes, evidence=evidence, also=also)
 
     @staticmethod
     def lost(error: WriteConflict) -> bool:

@@ -56,10 +56,14 @@ def apply_learned(
         if isinstance(planned, Again):
             return AGAIN
         actions, learned = planned
-        return learned if memory.commit(actions) else AGAIN
+        memory.repo.write(actions)
+        return learned
 
     return until_it_lands(
-        attempt, lambda: Unavailable("the bot memory kept changing; retry"), tries=tries
+        attempt,
+        lambda: Unavailable("the bot memory kept changing; retry"),
+        tries=tries,
+        lost=memory.lost,
     )
 
 

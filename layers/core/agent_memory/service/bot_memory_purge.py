@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from agent_memory.domain.bot_memory import without_person
 from agent_memory.domain.bot_memory_purge import erasure_targets, purge_targets
+from agent_memory.domain.errors import WriteConflict
 from agent_memory.persistence import keys
 from agent_memory.persistence.pools import Pool
 from agent_memory.ports import Action, Present
@@ -56,4 +57,8 @@ def purge_pool(memory: BotMemoryService, pool: Pool, tag: str, *, erased: str | 
         left = [t for i, tags in snap.stored_tags().items() if i not in removed for t in tags]
         names = snap.topics.collected(left)
         renamed = names if names != snap.topics else None
-        memory.commit_change(pool, snap.version, now, changes, (*batch, *changed), renamed)
+        try:
+            memory.commit_change(pool, snap.version, now, changes, (*batch, *changed), renamed)
+        except WriteConflict as error:
+            if not memory.lost(error):
+                raise  # another change took the version first: the next batch reads again
