@@ -556,11 +556,6 @@ def timed(action: Callable[[], Any], *, this_thread: bool = False) -> tuple[Any,
 # --- Models ------------------------------------------------------------------------------
 
 
-# Tasks the service always answers with local/rules (no network, no tokens, no wait): the
-# background embedding's one CallModel (domain/tasks/recall_index.py).
-LOCAL_TASKS = frozenset({"recall_index"})
-
-
 @dataclass
 class CountingCatalog:
     """A model catalog whose models count their calls and the size of what they are asked
@@ -587,8 +582,6 @@ class CountingCatalog:
     def record(self, request: Any, reply: Any) -> None:
         from agent_memory.adapters.bedrock import BedrockModel
 
-        if getattr(request, "task", None) in LOCAL_TASKS:
-            return  # answered by local/rules on every deployment: no provider call
         converse = BedrockModel("anthropic.claude-haiku", client=object()).converse_request(request)
         with self._lock:
             self.calls += 1

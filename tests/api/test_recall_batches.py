@@ -115,6 +115,9 @@ def test_an_idle_threads_tail_is_indexed_by_the_tick(
     observed.clock.ms += IDLE_MS
     assert tick({})["flushed"] >= 1
     assert recall_runs(observed, thread) == [("succeeded", "idle")]
+    # Embedding asks no model: the run went from LoadEvidence straight to ApplyLearning.
+    found = observed.world.get(f"/v1/threads/{thread}/learning").json()["executions"]
+    assert [r["model"] for r in found if r["kind"] == "thread-recall"] == [None]
     assert SISTER in recalled(observed, other, "Where does my sister live?")
     # Done: later ticks start no run for it (the first deletes its pending row).
     observed.clock.ms += IDLE_MS

@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 
 from agent_memory.adapters.in_memory import InMemoryStore
-from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.recall_index import RECALL_INDEX, RecallIndex, RecallIndexInput
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
@@ -154,14 +152,14 @@ class Indexer(StepDefaults):
     def wanted(self, saved: Saved) -> bool:
         return True
 
-    def task(self, evidence: Evidence) -> Ask[RecallIndexInput, RecallIndex]:
-        return Ask(RECALL_INDEX, RecallIndexInput(len(evidence.items)))
+    def task(self, evidence: Evidence) -> None:
+        return None  # model-free: its runs skip CallModel
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
         end = self.saved if upto is None else min(upto, self.saved)
         if end <= self.position:
             return None
-        return Evidence(pool, self.position, end, (), (), "local/rules", (), None)
+        return Evidence(pool, self.position, end, (), (), None, (), None)
 
     def change(self, evidence: Evidence, changes: Any, finish: Any) -> Change:
         assert finish(Outcome([], [])) == ()  # no execution of its own to end
@@ -172,7 +170,8 @@ class Indexer(StepDefaults):
             self.indexed += range(evidence.position, evidence.upto)
             self.position = evidence.upto
 
-        outcome = Outcome([{"key": "embeddings", "op": f"embedded {changes.messages}"}], [])
+        count = evidence.upto - evidence.position
+        outcome = Outcome([{"key": "embeddings", "op": f"embedded {count}"}], [])
         return Change([], outcome, then=indexed)
 
 

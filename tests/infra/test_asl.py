@@ -58,7 +58,12 @@ def test_flow(asl: dict[str, Any]) -> None:
     states = asl["States"]
     assert asl["StartAt"] == "LoadEvidence"
     assert set(tasks(asl)) == set(STEPS)
-    assert states["LoadEvidence"]["Next"] == "CallModel"
+    assert states["LoadEvidence"]["Next"] == "NeedsModel"
+    # Work that asks no model goes from LoadEvidence straight to ApplyLearning.
+    assert states["NeedsModel"]["Choices"] == [
+        {"Variable": "$.evidence.modelFree", "IsPresent": True, "Next": "ApplyLearning"}
+    ]
+    assert states["NeedsModel"]["Default"] == "CallModel"
     assert states["CallModel"]["Next"] == "ApplyLearning"
     assert states["ApplyLearning"]["Next"] == "Done"
     assert states["Done"]["Type"] == "Succeed"

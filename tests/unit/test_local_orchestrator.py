@@ -326,6 +326,16 @@ def test_an_unfinished_execution_survives_and_nothing_finished_runs_again(
     assert (resumed, names) == (1, {"waiting"})
 
 
+def test_work_that_asks_no_model_goes_straight_to_apply_learning(
+    runner: LocalOrchestrator, steps: Steps
+) -> None:
+    steps.behaviour["LoadEvidence"] = lambda event: {"status": "running", "modelFree": True}
+    runner.start("run-1", PAYLOAD)
+
+    assert _settled(runner, "run-1")["status"] == "SUCCEEDED"
+    assert steps.states() == [("LoadEvidence", 0), ("ApplyLearning", 0)]
+
+
 def test_a_result_that_is_not_json_fails_the_execution_uncaught(
     runner: LocalOrchestrator, steps: Steps
 ) -> None:
@@ -340,7 +350,11 @@ def test_a_result_that_is_not_json_fails_the_execution_uncaught(
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda d: d["States"]["LoadEvidence"].update(Type="Choice"), "'Choice' states"),
+        (lambda d: d["States"]["LoadEvidence"].update(Type="Parallel"), "'Parallel' states"),
+        (
+            lambda d: d["States"]["NeedsModel"]["Choices"][0].update(BooleanEquals=True),
+            "BooleanEquals",
+        ),
         (lambda d: d["States"]["CallModel"].update(InputPath="$.x"), "InputPath"),
         (lambda d: d.update(QueryLanguage="JSONata"), "JSONPath"),
         (lambda d: d["States"]["CallModel"].update(Next="Nowhere"), "Nowhere"),

@@ -2,7 +2,8 @@
 
 `Machine.parse(definition)` reads a state machine definition (the checked-in
 `infra/statemachines/learning.asl.json`) and refuses anything it would not run exactly as
-Step Functions does: JSONPath only; `Task`, `Succeed` and `Fail` states; per state
+Step Functions does: JSONPath only; `Task`, `Choice` (rules testing `IsPresent`, and a
+`Default`), `Succeed` and `Fail` states; per state
 `Parameters` (`"key.$"` paths into the state input `$` or the context `$$`), `ResultPath`,
 `TimeoutSeconds`, `Retry` and `Catch`; the machine's own `TimeoutSeconds`. A definition
 using more fails at start, naming what it used, instead of running differently.
@@ -32,11 +33,13 @@ _MACHINE_FIELDS = {"Comment", "StartAt", "States", "TimeoutSeconds", "QueryLangu
 _COMMON = {"Type", "Comment", "Next", "End"}
 _STATE_FIELDS = {
     "Task": _COMMON | {"Resource", "Parameters", "ResultPath", "TimeoutSeconds", "Retry", "Catch"},
+    "Choice": {"Type", "Comment", "Choices", "Default"},
     "Succeed": {"Type", "Comment"},
     "Fail": {"Type", "Comment", "Error", "Cause"},
 }
 _RETRY_FIELDS = {"ErrorEquals", "IntervalSeconds", "BackoffRate", "MaxAttempts", "MaxDelaySeconds"}
 _CATCH_FIELDS = {"ErrorEquals", "Next", "ResultPath"}
+_CHOICE_FIELDS = {"Variable", "IsPresent", "Next"}
 
 
 class DefinitionError(ValueError):
@@ -77,6 +80,15 @@ class State:
     catch: tuple[Catcher, ...] = ()
     error: str | None = None
     cause: str | None = None
+    # A Choice's rules: (variable, whether it must be present, the next state).
+    choices: tuple[tuple[str, bool, str], ...] = ()
+
+    def next_of(self, document: Any) -> str | None:
+        """The state after this one: a Choice's first rule that holds (else its Default)."""
+        for variable, present, target in self.choices:
+            if _present(variable, document) == present:
+                return target
+        return self.next
 
 
 @dataclass(frozen=True)
@@ -109,6 +121,7 @@ class Machine:
         start = definition.get("StartAt")
         targets = [start] + [s.next for s in states.values()]
         targets += [c.next for s in states.values() for c in s.catch]
+        targets += [target for s in states.values() for _v, _p, target in s.choices]
         for target in targets:
             if target is not None and target not in states:
                 raise DefinitionError(f"no state named {target!r}")
@@ -220,6 +233,8 @@ def _state(name: str, raw: Any) -> State:
         raise DefinitionError(f"state {name!r}: {kind!r} states do not run locally")
     _only(raw, allowed, f"state {name!r}")
     terminal = kind in ("Succeed", "Fail")
+    if kind == "Choice":
+        return _choice(name, raw)
     if not terminal and bool(raw.get("End")) == ("Next" in raw):
         raise DefinitionError(f"state {name!r} needs exactly one of Next or End")
     if kind == "Task" and not isinstance(raw.get("Resource"), str):
@@ -237,6 +252,29 @@ def _state(name: str, raw: Any) -> State:
         error=raw.get("Error"),
         cause=raw.get("Cause"),
     )
+
+
+def _choice(name: str, raw: Mapping[str, Any]) -> State:
+    rules = raw.get("Choices")
+    if not isinstance(rules, list) or not rules or "Default" not in raw:
+        raise DefinitionError(f"state {name!r} needs Choices and a Default")
+    choices = []
+    for rule in rules:
+        _only(rule, _CHOICE_FIELDS, f"a rule of {name!r}")
+        if not isinstance(rule.get("IsPresent"), bool) or "Variable" not in rule:
+            raise DefinitionError(f"a rule of {name!r} tests IsPresent on a Variable only")
+        _fields(str(rule["Variable"]), str(rule["Variable"])[1:])
+        choices.append((str(rule["Variable"]), bool(rule["IsPresent"]), str(rule["Next"])))
+    return State(name=name, type="Choice", next=str(raw["Default"]), choices=tuple(choices))
+
+
+def _present(path: str, document: Any) -> bool:
+    value = document
+    for name in _fields(path, path[1:]):
+        if not isinstance(value, Mapping) or name not in value:
+            return False
+        value = value[name]
+    return True
 
 
 def _retrier(state: str, raw: Mapping[str, Any]) -> Retrier:

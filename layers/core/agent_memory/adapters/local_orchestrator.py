@@ -267,12 +267,13 @@ class LocalOrchestrator:
             self._end(run, FAILED, state.error or "States.Fail", state.cause or "")
             return True
         run.document = output
-        if state.type == "Succeed" or state.next is None:
+        following = state.next_of(output)
+        if state.type == "Succeed" or following is None:
             self._end(run, SUCCEEDED)
             return True
         run.event("succeeded", state=state.name)
         run.retries = {}
-        self._save(run, {"state": state.next, "inStep": None, "notBefore": None})
+        self._save(run, {"state": following, "inStep": None, "notBefore": None})
         return None
 
     def _failed(self, run: WorkflowRun, state: asl.State, error: str, why: str) -> bool | None:

@@ -19,7 +19,7 @@ from agent_memory.domain.learning_notes import (
     LEARNED_IN_PART,
     NOTHING_NEW,
 )
-from agent_memory.domain.tasks.base import Refusal
+from agent_memory.domain.tasks.base import Refusal, Review
 from agent_memory.persistence.events import one_row, pool_changed
 from agent_memory.persistence.executions import (
     ExecutionRow,
@@ -94,7 +94,7 @@ class LearningService(ModelCallStep):
             if evidence is not None:
                 evidence = self._keep(run, evidence, now, waited=waited)
                 if row is not None:  # its `waiting` row: the run began on its evidence row
-                    return _began(evidence)
+                    return self._began(ref, evidence)
             try:
                 self._runs.begin(
                     run,
@@ -111,8 +111,20 @@ class LearningService(ModelCallStep):
                 row = self._runs.get(run)
                 if row is None:
                     raise Retryable("LearningConflict", "the execution row changed") from None
-                return {"status": row.status, "position": row.position, "items": len(row.item_ids)}
-        return {"status": "skipped", "items": 0} if evidence is None else _began(evidence)
+                began = {"status": row.status, "position": row.position, "items": len(row.item_ids)}
+                return began | self._model_free(ref, evidence)
+        return {"status": "skipped", "items": 0} if evidence is None else self._began(ref, evidence)
+
+    def _began(self, ref: PoolRef, evidence: Evidence[Any]) -> dict[str, Any]:
+        began = {"status": "running", "position": evidence.position, "items": len(evidence.items)}
+        return began | self._model_free(ref, evidence)
+
+    def _model_free(self, ref: PoolRef, evidence: Evidence[Any] | None) -> dict[str, Any]:
+        """`modelFree` for a run whose work asks no model: the state machine's NeedsModel
+        choice sends it from LoadEvidence straight to ApplyLearning."""
+        if evidence is not None and self._pool(ref.kind).task(evidence) is None:
+            return {"modelFree": True}
+        return {}
 
     def _keep(self, run: Run, evidence: Evidence[Any], now: int, *, waited: bool) -> Evidence[Any]:
         """Seal the evidence on the run's evidence row (a wait's row says where it began,
@@ -140,23 +152,29 @@ class LearningService(ModelCallStep):
         changes are checked again against what is still unprocessed (or the run is skipped)."""
         run, ref, state, _attempt = step_run(event)
         answered = state.get("model") or {}
-        if answered.get("status") != "answered":
+        model_free = "modelFree" in (state.get("evidence") or {})
+        if not model_free and answered.get("status") != "answered":
             return self._ended(run, (state.get("evidence") or {}).get("status", "skipped"))
         with transient():
-            row, text = self._runs.with_reply(run, str(answered["call"]))
+            if model_free:
+                row, text = self._runs.get(run, evidence=True), None
+            else:
+                row, text = self._runs.with_reply(run, str(answered["call"]))
             if row is None:
                 # Its pool was erased while the model worked: what the call left goes too.
                 self._runs.forget_calls(run)
                 raise ExecutionLost("the execution's row is missing")
             if row.terminal:
                 return {"status": row.status}
-            if text is None:
-                raise ExecutionLost("the saved model answer is gone")
-            evidence = evidence_from_json(self._evidence(row), self._pool(ref.kind).detail_of)
-            seen = {item.id for item in evidence.items}
-            ask = self._ask(ref.kind, evidence)
-            review = ask.review(ask.parse(text))
             pool = self._pool(ref.kind)
+            evidence = evidence_from_json(self._evidence(row), pool.detail_of)
+            seen = {item.id for item in evidence.items}
+            ask = pool.task(evidence)
+            review: Review[Any] = Review(None)
+            if ask is not None:
+                if text is None:
+                    raise ExecutionLost("the saved model answer is gone")
+                review = ask.review(ask.parse(text))
             for _round in range(APPLY_ROUNDS):
                 try:
                     finish = self._finisher(run, row, review.refused)
@@ -172,10 +190,10 @@ class LearningService(ModelCallStep):
                     return self._ended(run)
                 fresh, note = self._unread_again(run, ref, seen)
                 if fresh is None:
-                    kept = ask.describe(review.kept)
+                    kept = ask.describe(review.kept) if ask is not None else []
                     return self._skip(run, row, kept, review.refused, note or LEARNED_ELSEWHERE)
                 # The same answer, judged against what is still unread: the pool refuses a
-                # change citing an item the other run learned (LearningPool.apply).
+                # change citing an item the other run learned (LearningPool.change).
                 evidence = fresh
         raise Retryable("LearningConflict", "the pool kept changing while learning")
 
@@ -295,10 +313,6 @@ class LearningService(ModelCallStep):
     def _failed_step(state: Mapping[str, Any]) -> str:
         if "evidence" not in state:
             return "LoadEvidence"
-        if "model" not in state:
+        if "model" not in state and "modelFree" not in state["evidence"]:
             return "CallModel"
         return "ApplyLearning"
-
-
-def _began(evidence: Evidence[Any]) -> dict[str, Any]:
-    return {"status": "running", "position": evidence.position, "items": len(evidence.items)}

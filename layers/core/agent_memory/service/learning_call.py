@@ -72,10 +72,12 @@ class ModelCallStep(LearningStarts):
                 # An earlier attempt saved its answer (it crashed, or its reply was lost).
                 return {"status": "answered", "call": saved, "reused": True}
             evidence = evidence_from_json(self._evidence(row), self._pool(run.kind).detail_of)
+            ask = self._ask(run.kind, evidence)
+            if ask is None:
+                return {"status": "modelFree"}  # its work is done when it is applied
             model = self._models.resolve(evidence.model)
             if model is None:
                 raise NoModel(f"no model named {evidence.model!r} is configured here")
-            ask = self._ask(run.kind, evidence)
             request = ask.request(MODEL_DEADLINE_S)
             logged = {"task": request.task, "system": request.system, "user": request.user}
             claimed = self._claim_call(
@@ -179,8 +181,8 @@ class ModelCallStep(LearningStarts):
                 return {"status": "answered", "call": saved, "reused": True}
         raise Retryable("LearningBusy", "another copy of this execution is calling the model")
 
-    def _ask(self, kind: PoolKind, evidence: Evidence[Any]) -> Ask[Any, Any]:
-        """The pool's task for this evidence."""
+    def _ask(self, kind: PoolKind, evidence: Evidence[Any]) -> Ask[Any, Any] | None:
+        """The pool's task for this evidence (None when its work asks no model)."""
         return self._pool(kind).task(evidence)
 
     def _answered(self, run: Run) -> str | None:

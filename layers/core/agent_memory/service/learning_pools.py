@@ -139,9 +139,11 @@ class LearningPool(Protocol):
         actions written before its answer is saved; none for a pool that spends nothing."""
         ...
 
-    def task(self, evidence: Evidence[Any]) -> Ask[Any, Any]:
+    def task(self, evidence: Evidence[Any]) -> Ask[Any, Any] | None:
         """The model task a run of this pool asks, bound to its input from `evidence`
-        (domain/tasks). Its parsed answer is what `apply` gets as `changes`."""
+        (domain/tasks). Its parsed answer is what `change` gets as `changes`. None when the
+        work asks no model (a thread's vector indexing): the run goes from LoadEvidence
+        straight to ApplyLearning, and `change` gets None."""
         ...
 
     def detail_of(self, data: Any) -> Any:

@@ -1,5 +1,6 @@
 """Semantic recall's background step: the embeddings of a thread's new messages, in
-batches, off the request path."""
+batches, off the request path. It asks no model: its runs go from LoadEvidence straight to
+ApplyLearning, whose change embeds and puts the vectors."""
 
 from __future__ import annotations
 
@@ -10,13 +11,6 @@ from typing import Any
 from agent_memory.domain import recall as rules
 from agent_memory.domain import recall_batches as batches
 from agent_memory.domain.observation import observing
-from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.recall_index import (
-    MODEL,
-    RECALL_INDEX,
-    RecallIndex,
-    RecallIndexInput,
-)
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.recall_pending import NOTHING_LEFT, PendingRecalls, observed_boundary
 from agent_memory.ports import Store
@@ -99,8 +93,8 @@ class RecallStep(StepDefaults):
     def detail_of(self, data: Any) -> RecallDetail:
         return RecallDetail(tuple(data["seqs"]))
 
-    def task(self, evidence: Evidence[Any]) -> Ask[RecallIndexInput, RecallIndex]:
-        return Ask(RECALL_INDEX, RecallIndexInput(len(evidence.items)))
+    def task(self, evidence: Evidence[Any]) -> None:
+        return None
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """The messages after the read position through `upto` (none when recall is off
@@ -121,7 +115,7 @@ class RecallStep(StepDefaults):
             upto=batch.upto,
             items=batch.items(),
             memory=(),
-            model=MODEL,
+            model=None,
             allowed_kinds=(),
             detail=RecallDetail(tuple(seq for seq, _ in batch.messages)),
         )
@@ -156,7 +150,7 @@ class RecallStep(StepDefaults):
         return batches.observed_out(position, observed_boundary(self.store, thread.id))
 
     def change(
-        self, evidence: Evidence[RecallDetail], changes: RecallIndex, finish: FinishActions
+        self, evidence: Evidence[RecallDetail], changes: None, finish: FinishActions
     ) -> Change:
         """Embed and put the run's messages, then move the position with the execution's
         end (another run that moved it first put the same vectors). The pending row through

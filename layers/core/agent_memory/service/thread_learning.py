@@ -37,8 +37,6 @@ from agent_memory.service.learning_pools import (
 
 log = logging.getLogger(__name__)
 
-# The model of tasks answered without a network call (a step that may ride along another).
-LOCAL_MODEL = "local/rules"
 # What one run of a step reads at most (the sealed evidence must fit one execution row).
 MAX_MESSAGES = 200
 MESSAGE_BUDGET = 150_000
@@ -82,7 +80,7 @@ class ThreadStep(Protocol):
         """Whether this save starts a run (request path: no I/O, decided from `saved`)."""
         ...
 
-    def task(self, evidence: Evidence[Any]) -> Ask[Any, Any]: ...
+    def task(self, evidence: Evidence[Any]) -> Ask[Any, Any] | None: ...
 
     def charge(self, evidence: Evidence[Any], reply: ModelReply) -> Sequence[Action]: ...
 
@@ -320,7 +318,7 @@ class Carrying(StepDefaults):
     def wanted(self, saved: Saved) -> bool:
         return self.carrier.wanted(saved)
 
-    def task(self, evidence: Evidence[Any]) -> Ask[Any, Any]:
+    def task(self, evidence: Evidence[Any]) -> Ask[Any, Any] | None:
         return self.carrier.task(evidence)
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
@@ -355,11 +353,9 @@ def ride(
         return None
     if evidence is None:
         return None
-    if evidence.model != LOCAL_MODEL:
+    if step.task(evidence) is not None:
         raise ValueError(f"{step.kind} asks a model: it cannot ride along another step")
-    ask = step.task(evidence)
     try:
-        answer = ask.task.local_answer(ask.input)
-        return apply_cycle(step.store, step, evidence, answer, lambda _outcome: ())
+        return apply_cycle(step.store, step, evidence, None, lambda _outcome: ())
     except AlreadyApplied:
         return None

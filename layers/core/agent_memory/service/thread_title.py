@@ -28,7 +28,6 @@ from agent_memory.service.learning_pools import (
     Skipped,
 )
 from agent_memory.service.thread_learning import (
-    LOCAL_MODEL,
     Saved,
     StepDefaults,
     ThreadReader,
@@ -61,7 +60,7 @@ class TitleStep(StepDefaults):
         self._repo = reader.repo
         self.store = store
         self._clock = clock
-        self._title_model = title_model or LOCAL_MODEL
+        self._title_model = title_model or "local/rules"
 
     def wanted(self, saved: Saved) -> bool:
         """An untitled thread, titles on, and an answer among the saved messages."""
