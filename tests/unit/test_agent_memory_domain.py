@@ -226,7 +226,7 @@ def test_a_turn_starts_a_run_that_reads_the_session_for_the_agent(world: World) 
         "kind": "agent",
         "orgId": "acme",
         "poolId": agent.id,
-        "sessionId": session.id,
+        "source": ["session", session.id],
     }
     assert session.id in name or name.startswith("agent-h")
     evidence = world.pool.load_evidence(agent_pool_ref(result.session), 1)

@@ -206,7 +206,7 @@ BOT_PK = partition("bot", "bot_1@acme")
 
 
 def _bot_run(runs: ExecutionRepository, chat: str, n: int, *, begin: bool = True) -> Run:
-    run = Run("bot", "acme", "bot_1@acme", f"bot-{chat}-{n}", 1_000 + n, "turn", n, chat)
+    run = Run("bot", "acme", "bot_1@acme", f"bot-{chat}-{n}", 1_000 + n, "turn", n, ("chat", chat))
     runs.keep_evidence(run, _evidence_of(run), 1_000 + n)
     if begin:
         runs.begin(run, 1_000 + n, learns=True, position=0, item_ids=["i-01"])
@@ -218,7 +218,7 @@ def _evidence_of(run: Run) -> str:
     return json.dumps(
         {
             "pool": ["bot", run.org_id, run.pool_id],
-            "source": ["session", run.session],
+            "source": list(run.source or ()),
             "position": 0,
             "upto": run.upto,
             "items": [],
@@ -226,7 +226,7 @@ def _evidence_of(run: Run) -> str:
             "model": None,
             "allowedKinds": [],
             "person": None,
-            "extra": {},
+            "detail": None,
         }
     )
 
@@ -262,12 +262,12 @@ def test_erasing_a_chat_whose_only_trace_is_an_evidence_row_deletes_it() -> None
 def test_keep_evidence_returns_the_first_attempts_evidence() -> None:
     store = InMemoryStore()
     runs = ExecutionRepository(store, FakeCipher(), call_ttl_s=60)
-    run = Run("bot", "acme", "bot_1@acme", "bot-chat_1-1", 1_000, "turn", 1, "chat_1")
+    run = Run("bot", "acme", "bot_1@acme", "bot-chat_1-1", 1_000, "turn", 1, ("chat", "chat_1"))
     assert runs.keep_evidence(run, '{"a": 1}', 5_000) == '{"a": 1}'
     assert runs.keep_evidence(run, '{"a": 2}', 6_000) == '{"a": 1}'
     kept = store.get(run.pk, run.evidence_sk)
     assert kept is not None
-    assert (kept["ttl"], kept["sessionId"]) == (5 + 60, "chat_1")
+    assert (kept["ttl"], kept["sourceId"]) == (5 + 60, "chat_1")
     runs.begin(run, 6_000, learns=True, position=0, item_ids=[])
     row = runs.get(run, evidence=True)
     assert row is not None

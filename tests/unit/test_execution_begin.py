@@ -28,7 +28,7 @@ class CountingStore(InMemoryStore):
 
 
 def _run(name: str) -> Run:
-    return Run("bot", "acme", "bot_1@acme", name, 1_000, "confide", 7, "chat_1")
+    return Run("bot", "acme", "bot_1@acme", name, 1_000, "confide", 7, ("chat", "chat_1"))
 
 
 def test_a_wait_name_is_told_apart_from_a_turn_name() -> None:

@@ -11,7 +11,7 @@ the next call finishes the work; a deletion that already finished finds nothing.
 
 - A session: its partition (`SESSION#<id>`: items, entries, head), its learning executions
   and saved calls (`LEARN#session#<id>`), the agent learning runs that read it
-  (`LEARN#agent#<agentId>` rows with its `sessionId`, and their saved calls), agent
+  (`LEARN#agent#<agentId>` rows naming it (`sourceId`), and their saved calls), agent
   learning's read position in it (`AGENT#<agentId>/AGENTPOS#<id>`) and its row in the
   agent's list. Agent memory learned from it stays (`AGENT#<agentId>/MEM#...`).
 - A thread: its partition (`THREAD#<id>`: messages, observations, positions, thread-scope
@@ -23,7 +23,7 @@ the next call finishes the work; a deletion that already finished finds nothing.
   confessions and memory Bot calls of their Turns (`CHAT#<id>`), then the row that found it
   (`RESOURCE#<userId>/SPOKE#<id>`).
 - A chat: its partition (`CHAT#<id>`: items, turns, confessions, enrichments), its bot
-  learning runs (`LEARN#bot#<pool>` rows with its `sessionId`, and their saved calls), its
+  learning runs (`LEARN#bot#<pool>` rows naming it (`sourceId`), and their saved calls), its
   row in the owner's partition (`RESOURCE#<owner>/CHAT#<id>`).
 - An agent_memory about a person: its base row and copies with its event, whole within
   one transaction (several memories to a transaction), its vector first.
@@ -399,10 +399,10 @@ class ErasureRepository:
         names = {
             str(r["name"])
             for r in self._rows(pk, KeyRange(prefix=EXEC_PREFIX))
-            if r.get("sessionId") == source_id
+            if r.get("sourceId") == source_id
         }
         if not names and not any(
-            r.get("sessionId") == source_id
+            r.get("sourceId") == source_id
             for r in self._rows(pk, KeyRange(prefix=EVIDENCE_PREFIX))
         ):
             return
@@ -412,7 +412,7 @@ class ErasureRepository:
             if sk.startswith(EXEC_PREFIX):
                 return str(row.get("name")) in names
             if sk.startswith(EVIDENCE_PREFIX):
-                return str(row.get("name")) in names or row.get("sessionId") == source_id
+                return str(row.get("name")) in names or row.get("sourceId") == source_id
             if sk.startswith(CALL_PREFIX):
                 return sk[len(CALL_PREFIX) :].split("#", 1)[0] in names
             return False

@@ -27,7 +27,7 @@ from agent_memory.persistence.keys import (
     learn_pk,
 )
 from agent_memory.persistence.model_calls import CALL_OPEN, ModelCallRows, owner_tag, reply_sk
-from agent_memory.persistence.runs import ExecutionRow, Run, Status
+from agent_memory.persistence.runs import ExecutionRow, Run, Status, source_of
 from agent_memory.persistence.waits import WAIT_TTL_S, WaitRows
 from agent_memory.ports import Absent, Action, Equals, KeyRange, Put, Record, Update
 
@@ -114,8 +114,7 @@ class ExecutionRepository(ModelCallRows, WaitRows):
                 "model": model,
                 "beganAt": now,
             }
-        if run.session:
-            record["sessionId"] = run.session  # erasure of the session finds it
+        record |= run.source_fields  # erasure of the conversation finds it
         try:
             self._store.write([Put(record, Absent())])
             return evidence
@@ -219,7 +218,8 @@ class ExecutionRepository(ModelCallRows, WaitRows):
     @staticmethod
     def ended(run: Run, now: int) -> list[Action]:
         """The run's `execution.ended` event, for the transaction that ends it."""
-        return [*execution_ended(run.kind, run.org_id, run.pool_id, run.name, run.session, now)]
+        source = run.source[1] if run.source else None
+        return [*execution_ended(run.kind, run.org_id, run.pool_id, run.name, source, now)]
 
     def finish(
         self,
@@ -282,5 +282,5 @@ def _listed(kind: str, org_id: str, pool_id: str, record: Record) -> Run:
         int(record["startedAt"]),
         str(record["reason"]),
         int(record["upto"]),
-        record.get("sessionId"),
+        source_of(record),
     )

@@ -30,8 +30,16 @@ class Run:
     requested_at: int
     reason: str
     upto: int
-    # Agent pools: the session whose items the run reads.
-    session: str | None = None
+    # The conversation whose items the run reads, when its pool spans several: (kind, id),
+    # an agent's session or a bot's chat.
+    source: tuple[str, str] | None = None
+
+    @property
+    def source_fields(self) -> Record:
+        """The row fields naming the run's conversation (its erasure finds the run by them)."""
+        if self.source is None:
+            return {}
+        return {"sourceKind": self.source[0], "sourceId": self.source[1]}
 
     @property
     def pk(self) -> str:
@@ -44,6 +52,13 @@ class Run:
     @property
     def evidence_sk(self) -> str:
         return evidence_sk(self.requested_at, self.name)
+
+
+def source_of(record: Record) -> tuple[str, str] | None:
+    """The conversation a run's row names (`Run.source_fields`)."""
+    if "sourceId" not in record:
+        return None
+    return str(record["sourceKind"]), str(record["sourceId"])
 
 
 @dataclass(frozen=True)
@@ -99,9 +114,7 @@ class RunRows:
             "startedAt": run.requested_at,
             "applied": [],
         }
-        if run.session:
-            record["sessionId"] = run.session
-        return record
+        return record | run.source_fields
 
     @staticmethod
     def _row(run: Run, record: Record, kept: Record | None = None) -> ExecutionRow:

@@ -25,7 +25,7 @@ from agent_memory.persistence.keys import (
     deferred_pk,
     wait_pk,
 )
-from agent_memory.persistence.runs import Run, RunRows
+from agent_memory.persistence.runs import Run, RunRows, source_of
 from agent_memory.ports import Absent, Put, Record
 
 # Waits and events are kept this long (a month's budget period, with room to spare).
@@ -138,9 +138,7 @@ class WaitRows(RunRows):
             "upto": run.upto,
             "ttl": now // 1000 + WAIT_TTL_S,
         }
-        if run.session:
-            link["sessionId"] = run.session
-        return link
+        return link | run.source_fields
 
     @staticmethod
     def _linked_run(link: Record) -> Run:
@@ -152,5 +150,5 @@ class WaitRows(RunRows):
             int(link["requestedAt"]),
             str(link["reason"]),
             int(link["upto"]),
-            link.get("sessionId"),
+            source_of(link),
         )

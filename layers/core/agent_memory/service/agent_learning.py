@@ -141,7 +141,9 @@ class AgentLearning:
         def attempt() -> None:
             now = self._clock.now_ms()
             name = execution_name(ref, upto)
-            run = Run("agent", ref.org_id, ref.pool_id, name, now, "turn", upto, session.id)
+            run = Run(
+                "agent", ref.org_id, ref.pool_id, name, now, "turn", upto, ("session", session.id)
+            )
             actions: list[Action] = [
                 self._runs.skipped(run, now, note),
                 *self._runs.ended(run, now),

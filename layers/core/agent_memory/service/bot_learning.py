@@ -106,7 +106,7 @@ def learning_pool_id(bot_id: str, org_id: str) -> str:
 def pool_ref(chat: Chat) -> PoolRef:
     """The pool a Chat's Turns teach: its Bot's memory in the Chat's organization."""
     pool_id = learning_pool_id(chat.bot_id, chat.org_id)
-    return PoolRef(KIND, chat.org_id, pool_id, SourceRef("session", chat.id))
+    return PoolRef(KIND, chat.org_id, pool_id, SourceRef("chat", chat.id))
 
 
 @dataclass(frozen=True)

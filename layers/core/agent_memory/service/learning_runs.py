@@ -66,10 +66,8 @@ def execution_name(pool: PoolRef, upto: int, nonce: str | None = None) -> str:
     base = f"{pool.kind}-{pool.org_id}-{pool.pool_id}"
     named = f"{pool.kind}\0{pool.org_id}\0{pool.pool_id}"
     source = pool.source
-    if source is not None:  # the run reads one of the pool's conversations
-        # A session's runs are named by its id alone.
-        label = source.id if source.kind == "session" else f"{source.kind}-{source.id}"
-        base, named = f"{base}-{label}", f"{named}\0{label}"
+    if source is not None:  # the run reads one of the pool's conversations, named by its id
+        base, named = f"{base}-{source.id}", f"{named}\0{source.id}"
     if not _NAME_SAFE.fullmatch(base) or len(base) + len(suffix) > 80:
         digest = hashlib.sha256(named.encode())
         base = f"{pool.kind}-h{digest.hexdigest()[:32]}"
@@ -77,9 +75,9 @@ def execution_name(pool: PoolRef, upto: int, nonce: str | None = None) -> str:
 
 
 def pool_from_json(ref: Mapping[str, Any]) -> PoolRef:
-    """The pool reference of a message (`sessionId`: the session the run reads, as the
+    """The pool reference of a message (`source`: the conversation the run reads, as the
     execution input names it)."""
-    source = SourceRef("session", str(ref["sessionId"])) if ref.get("sessionId") else None
+    source = SourceRef(*ref["source"]) if ref.get("source") else None
     return PoolRef(str(ref["kind"]), str(ref["orgId"]), str(ref["poolId"]), source)
 
 
@@ -139,8 +137,8 @@ def step_run(event: Mapping[str, Any]) -> tuple[Run, PoolRef, dict[str, Any], in
         requested_at=int(state["requestedAt"]),
         reason=str(state.get("reason", "")),
         upto=int(state["upto"]),
-        # The execution row keeps `sessionId` (GET /v1/agents/{id}/learning shows it).
-        session=ref.session,
+        # The execution row names it (GET /v1/agents/{id}/learning shows its `sessionId`).
+        source=(ref.source.kind, ref.source.id) if ref.source is not None else None,
     )
     return run, ref, state, int(context.get("attempt", 0))
 

@@ -255,8 +255,9 @@ class LearningStarts:
             "reason": row.run.reason,
             "model": row.model,
         }
-        if row.run.session:
-            view["sessionId"] = row.run.session
+        if row.run.source is not None:
+            kind, source_id = row.run.source
+            view[f"{kind}Id"] = source_id  # the session or chat it read
         if status == "failed":
             view["error"] = error
             # Said from its kind when shown, so a run timed out while listed says it too.
@@ -293,12 +294,13 @@ _WAIT_NAME = re.compile(r"-0-w[0-9a-f]{16}$")
 
 
 def _run(pool: PoolRef, name: str, now: int, reason: str, upto: int) -> Run:
-    return Run(pool.kind, pool.org_id, pool.pool_id, name, now, reason, upto, pool.session)
+    source = (pool.source.kind, pool.source.id) if pool.source is not None else None
+    return Run(pool.kind, pool.org_id, pool.pool_id, name, now, reason, upto, source)
 
 
 def _ref(run: Run) -> PoolRef:
     """The pool (and conversation) a run learns, as its row names it."""
-    source = SourceRef("session", run.session) if run.session else None
+    source = SourceRef(*run.source) if run.source is not None else None
     return PoolRef(run.kind, run.org_id, run.pool_id, source)
 
 
@@ -321,7 +323,7 @@ def _forgotten(run: Run, now: int) -> bool:
 
 def _payload(run: Run) -> dict[str, Any]:
     """The execution input of a run (infra/statemachines/README.md), as `start` builds it."""
-    ref: dict[str, str] = {"kind": run.kind, "orgId": run.org_id, "poolId": run.pool_id}
-    if run.session:
-        ref["sessionId"] = run.session
+    ref: dict[str, Any] = {"kind": run.kind, "orgId": run.org_id, "poolId": run.pool_id}
+    if run.source is not None:
+        ref["source"] = list(run.source)
     return {"pool": ref, "upto": run.upto, "reason": run.reason, "requestedAt": run.requested_at}

@@ -228,7 +228,7 @@ class MemoryBotService:
         owned: dict[str, bool] = {}
         shown: list[dict[str, Any]] = []
         for view in views:
-            chat_id = view.pop("sessionId", None)
+            chat_id = view.get("chatId")
             if reach.level != "write":
                 if chat_id is None:
                     continue
