@@ -15,7 +15,7 @@ from agent_memory.api.app import create_app
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_pk
 from agent_memory.persistence.bot_rows import chat_pk
-from agent_memory.persistence.memory_bot import position_sk
+from agent_memory.persistence.positions import position_sk
 from agent_memory.service.bot_learning import learning_pool_id
 from agent_memory.service.learning_pools import PoolRef, SourceRef
 from tests.api.test_bots import turn

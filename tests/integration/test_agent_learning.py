@@ -224,4 +224,4 @@ def test_turns_in_a_row_ask_the_helper_at_most_once_each_and_read_each_item_once
     covered = {item for e in executions for item in e["itemIds"]}
     assert covered == {f"i-0{n}" for n in range(1, turns + 1)}
     # Every item was read once for good: the read position is past the last one.
-    assert world.flow.services.agent_memory._repo.position(agent, session) == turns
+    assert world.flow.services.agent_memory._repo.position(agent, session).position == turns

@@ -35,7 +35,7 @@ def _learning_record(key: tuple[str, str]) -> bool:
     agent_ended = " execution.ended " in sk and '"executionId": "agent-' in sk
     return (
         pk.startswith(("LEARN#agent#", "LEARN#NAME#"))
-        or sk.startswith("AGENTPOS#")
+        or sk.startswith("LEARNPOS#")
         or (pk.startswith("EVENTS#") and agent_ended)
     )
 

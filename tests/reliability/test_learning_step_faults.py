@@ -105,7 +105,7 @@ class Lab:
         else:
             held = self.call("agent", "GET", f"/v1/agents/{pool.agent}/memory")
             repo = AgentMemoryRepository(self.flow.adapters.store, self.flow.adapters.cipher)
-            position = repo.position(pool.agent, pool.session)
+            position = repo.position(pool.agent, pool.session).position
         return {k: e["sources"] for k, e in held["entries"].items()}, position
 
     def executions(self, pool: Pool) -> list[dict[str, Any]]:

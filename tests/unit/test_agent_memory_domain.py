@@ -265,7 +265,7 @@ def test_apply_keeps_a_person_edit_made_while_the_helper_worked(world: World) ->
     held = _memory(world, agent.id)
     assert held["version"] == 1
     assert held["entries"]["tests-first"]["content"] == "By hand."
-    assert world.services.agent_memory._repo.position(agent.id, session.id) == 1
+    assert world.services.agent_memory._repo.position(agent.id, session.id).position == 1
     with pytest.raises(AlreadyApplied):
         apply_cycle(world.store, world.pool, evidence, [], no_finish)
 
@@ -388,7 +388,7 @@ def test_a_change_that_lost_to_another_sessions_learning_says_so(world: World) -
     assert outcome.rejected[0]["reason"] == am.CHANGED_BY_LEARNING
     entry = _memory(world, agent.id)["entries"]["order"]
     assert entry["content"] == "Lint first."
-    assert world.services.agent_memory._repo.position(agent.id, first.id) == 1
+    assert world.services.agent_memory._repo.position(agent.id, first.id).position == 1
 
 
 def test_app_results_wait_for_a_person_unless_a_full_window_of_them_is_unread(

@@ -14,7 +14,7 @@ from agent_memory.domain.memory_options import effective_options
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.keys import READ_POSITION
 from agent_memory.persistence.threads import ThreadRepository
-from agent_memory.service.learning_pools import PoolRef
+from agent_memory.service.learning_pools import AlreadyApplied, PoolRef
 from agent_memory.service.thread_learning import (
     Saved,
     StepDefaults,
@@ -72,10 +72,15 @@ def test_a_run_reads_the_messages_after_its_position_and_moves_it(parts: Any) ->
 def test_a_stale_position_is_a_named_conflict(parts: Any) -> None:
     store, repo, reader, thread = parts
     add(repo, thread, "a", "b")
-    store.write([reader.advance(thread.id, KIND, 0, 2)])
+    first, second = reader.advance(thread.id, KIND, 0, 2), reader.advance(thread.id, KIND, 0, 2)
+    store.write([first])
+    # Built on the same read: the commit loses on the position's count of moves.
     with pytest.raises(WriteConflict) as raised:
-        store.write([reader.advance(thread.id, KIND, 0, 2)])
+        store.write([second])
     assert raised.value.condition == READ_POSITION
+    # Built after the move: the run is told at once that another applied.
+    with pytest.raises(AlreadyApplied):
+        reader.advance(thread.id, KIND, 0, 2)
 
 
 def test_a_run_is_bounded_and_the_next_starts_where_it_stopped(parts: Any) -> None:

@@ -4,11 +4,10 @@
 - `MEM#<entry id>` and, while active, `RECENT#...`: an entry in the pool repository's row
   shape (persistence/pools.py); `rev` is the version that wrote it, `by` what wrote it.
 - `LOG#<version:010d>`: one change: version, at, by, keys (keys are metadata, as in `sk`).
-- `AGENTPOS#<sessionId>`: how far agent learning read that Session (`position`: an item
-  number; absent row = 0).
+- `LEARNPOS#<sessionId>`: how far agent learning read that Session (persistence/positions.py).
 
 `"MEM#..." < "MEMORY" < "META"`, so `sk BETWEEN "MEM#" AND "META"` reads every entry, the
-head row and the agent row in ONE Query; `AGENTPOS#` and `LOG#` sort before it; the memory
+head row and the agent row in ONE Query; `LEARNPOS#` and `LOG#` sort before it; the memory
 text reads `META` and the first `RECENT#` page in one Query. Content is sealed with the
 scope {org, pool: agent id, field: entry} and bound to the entry's id.
 """
@@ -22,9 +21,9 @@ from typing import cast
 from agent_memory.domain.agent_memory import LOG_BY, By, LogChange
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.entries import EntryMeta
+from agent_memory.domain.memory_bot import ReadMark
 from agent_memory.persistence import keys
 from agent_memory.persistence.agents import AgentRepository, agent_of, agent_pk
-from agent_memory.persistence.keys import READ_POSITION
 from agent_memory.persistence.pools import (
     RECENCY,
     Newest,
@@ -33,12 +32,16 @@ from agent_memory.persistence.pools import (
     StoredEntry,
     version_condition,
 )
+from agent_memory.persistence.positions import (
+    ReadPositions,
+    advanced,
+    position_move,
+    position_put,
+)
 from agent_memory.ports import (
     Absent,
-    AbsentOrEquals,
     Action,
     Cipher,
-    Equals,
     KeyRange,
     Put,
     Record,
@@ -50,17 +53,12 @@ MEMORY_HEAD = "MEMORY"
 # Condition name: another writer changed the memory first.
 MEMORY_VERSION = "agent-memory-version"
 LOG_PREFIX = "LOG#"
-POSITION_PREFIX = "AGENTPOS#"
 READ_RANGE = keys.POOL_RANGE
 MAX_ACTIONS = keys.MAX_ACTIONS
 
 
 def log_sk(version: int) -> str:
     return f"{LOG_PREFIX}{version:010d}"
-
-
-def position_sk(session_id: str) -> str:
-    return f"{POSITION_PREFIX}{session_id}"
 
 
 def pool_of(agent: Agent) -> Pool:
@@ -85,6 +83,7 @@ class AgentMemoryRepository:
         self._store = store
         self._cipher = cipher
         self.pools = PoolRepository(store, cipher)
+        self._positions = ReadPositions(store)
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -124,10 +123,9 @@ class AgentMemoryRepository:
         )
         return [_change(row) for row in page.records]
 
-    def position(self, agent_id: str, session_id: str) -> int:
-        """How far agent learning read the Session (0: nothing yet)."""
-        row = self._store.get(agent_pk(agent_id), position_sk(session_id))
-        return int(row["position"]) if row is not None else 0
+    def position(self, agent_id: str, session_id: str) -> ReadMark:
+        """How far agent learning read the Session."""
+        return self._positions.mark(agent_pk(agent_id), session_id)
 
     # -- content -------------------------------------------------------------------------
 
@@ -170,34 +168,14 @@ class AgentMemoryRepository:
         return Put(row, Absent())
 
     def position_move(
-        self, agent_id: str, session_id: str, before: int, after: int, now_ms: int
+        self, agent_id: str, session_id: str, before: ReadMark, upto: int, now_ms: int
     ) -> Update:
-        """Move a Session's read position from `before` (its absent row is 0) to `after`."""
-        return Update(
-            agent_pk(agent_id),
-            position_sk(session_id),
-            set={
-                "type": "agent-read-position",
-                "sessionId": session_id,
-                "position": after,
-                "updatedAt": now_ms,
-            },
-            condition=AbsentOrEquals("position", 0, name=READ_POSITION)
-            if before == 0
-            else Equals("position", before, name=READ_POSITION),
-        )
+        """Move a Session's read position from `before` (as read) to item `upto`."""
+        return position_move(agent_pk(agent_id), session_id, before, advanced(before, upto), now_ms)
 
     def position_put(self, agent_id: str, session_id: str, position: int, now_ms: int) -> Put:
         """Set a new Session's read position (a Fork starts after its copied history)."""
-        row: Record = {
-            "pk": agent_pk(agent_id),
-            "sk": position_sk(session_id),
-            "type": "agent-read-position",
-            "sessionId": session_id,
-            "position": position,
-            "updatedAt": now_ms,
-        }
-        return Put(row)
+        return position_put(agent_pk(agent_id), session_id, ReadMark(position), now_ms)
 
     def write(self, actions: Sequence[Action]) -> None:
         """One conditional transaction; raises WriteConflict(index=...) when a condition fails."""

@@ -12,7 +12,7 @@ the next call finishes the work; a deletion that already finished finds nothing.
 - A session: its partition (`SESSION#<id>`: items, entries, head), its learning executions
   and saved calls (`LEARN#session#<id>`), the agent learning runs that read it
   (`LEARN#agent#<agentId>` rows naming it (`sourceId`), and their saved calls), agent
-  learning's read position in it (`AGENT#<agentId>/AGENTPOS#<id>`) and its row in the
+  learning's read position in it (`AGENT#<agentId>/LEARNPOS#<id>`) and its row in the
   agent's list. Agent memory learned from it stays (`AGENT#<agentId>/MEM#...`).
 - A thread: its partition (`THREAD#<id>`: messages, observations, positions, thread-scope
   working memory), its background executions (`LEARN#<kind>#<id>` of each thread kind),
@@ -72,6 +72,7 @@ from agent_memory.persistence.keys import (
 from agent_memory.persistence.memory_bot import CONFESSION_PREFIX, ENRICHMENT_PREFIX
 from agent_memory.persistence.memory_objects import LAYOUT, list_partition, pool_of
 from agent_memory.persistence.pools import PoolRepository
+from agent_memory.persistence.positions import position_sk
 from agent_memory.persistence.recall_pending import pending_pk
 from agent_memory.persistence.sessions import (
     agent_sessions_pk,
@@ -82,7 +83,6 @@ from agent_memory.persistence.threads import (
     agent_thread_sk,
     all_sk,
     index_sk,
-    position_sk,
 )
 from agent_memory.persistence.working_memory import WORKING_MEMORY_KEY
 from agent_memory.ports import Action, Delete, Equals, KeyRange, Present, Record, Store, Update
@@ -91,7 +91,6 @@ SESSION_DELETING = "session-deleting"
 AGENT_DELETING = "agent-deleting"
 THREAD_DELETING = "thread-deleting"
 CHAT_DELETING = "chat-deleting"
-AGENT_POSITION = "AGENTPOS#"
 BATCH = keys.MAX_ACTIONS
 
 # Called with a thread id and its message count before the thread's head row goes.
@@ -205,7 +204,7 @@ class ErasureRepository:
         # The list row goes with the head row: a session is listed until it is gone.
         self._delete(
             [
-                Delete(agent_pk(session.agent_id), f"{AGENT_POSITION}{session.id}"),
+                Delete(agent_pk(session.agent_id), position_sk(session.id)),
                 Delete(agent_sessions_pk(session.agent_id), session.id),
                 Delete(pk, keys.HEAD, Equals("type", SESSION_DELETING)),
             ]
@@ -402,8 +401,7 @@ class ErasureRepository:
             if r.get("sourceId") == source_id
         }
         if not names and not any(
-            r.get("sourceId") == source_id
-            for r in self._rows(pk, KeyRange(prefix=EVIDENCE_PREFIX))
+            r.get("sourceId") == source_id for r in self._rows(pk, KeyRange(prefix=EVIDENCE_PREFIX))
         ):
             return
 

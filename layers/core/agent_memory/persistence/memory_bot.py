@@ -24,11 +24,7 @@ In the Bot's partition `BOT#<botId>` (persistence/bots.py):
   organizations (`micros`), and how many calls had no price or no usage (`unknown`).
 
 In the Bot memory pool's partition `BOTMEM#<botId>#<orgId>` (persistence/bot_memory.py):
-- `CHATPOS#<chatId>`: how far learning has read that Chat (domain `ReadMark`): `position`,
-  every item number through it read but the `held` ones (items of Turns still open when a
-  run read past them), and `moves`, the count each move is conditional on. "CHATPOS#" sorts
-  before "LOG#" and "MEM#", outside both of the pool's Queries (`MEM#`..`META`,
-  `META`..`RECENT#~`).
+- `LEARNPOS#<chatId>`: how far learning has read that Chat (persistence/positions.py).
 """
 
 from __future__ import annotations
@@ -53,10 +49,9 @@ from agent_memory.domain.memory_bot import (
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_pk
 from agent_memory.persistence.bot_rows import bot_pk, chat_of, chat_pk
-from agent_memory.persistence.keys import READ_POSITION
+from agent_memory.persistence.positions import mark_of, position_move, position_sk
 from agent_memory.ports import (
     Absent,
-    AbsentOrEquals,
     AbsentOrLessThan,
     Action,
     Cipher,
@@ -74,7 +69,6 @@ CALL_PREFIX = "CALL#"
 # The call log is kept as long as the learning steps' saved calls.
 CALL_TTL_S = 7 * 24 * 3600
 ENRICHMENT_PREFIX = "ENRICH#"
-POSITION_PREFIX = "CHATPOS#"
 SEALED_FIELD = "details"
 SETTINGS_SK = "MEMBOT"
 SPEND_PREFIX = "SPEND#"
@@ -83,10 +77,6 @@ SETTINGS_VERSION = "memory-bot-settings-version"
 PERIODS: tuple[BudgetPeriod, ...] = ("day", "month")
 # A Chat's confessions or enrichments one answer lists (newest first).
 LIST_LIMIT = 200
-
-
-def position_sk(chat_id: str) -> str:
-    return f"{POSITION_PREFIX}{chat_id}"
 
 
 def _sk(prefix: str, at: int, turn_id: str) -> str:
@@ -246,34 +236,13 @@ class MemoryBotRepository:
         chat = (
             chat_of(chat_row) if chat_row is not None and chat_row.get("type") == "chat" else None
         )
-        row = rows.get(position_key)
-        if row is None:
-            return chat, ReadMark()
-        held = tuple(sorted(int(h) for h in row.get("held") or ()))
-        return chat, ReadMark(int(row["position"]), held, int(row["moves"]))
+        return chat, mark_of(rows.get(position_key))
 
     def position_move(
         self, bot_id: str, org_id: str, chat_id: str, before: ReadMark, after: ReadMark, now: int
     ) -> Action:
-        """Move the Chat's read mark to `after`, conditional on it still being `before`
-        (its count of moves)."""
-        condition = (
-            AbsentOrEquals("moves", 0, name=READ_POSITION)
-            if before.moves == 0
-            else Equals("moves", before.moves, name=READ_POSITION)
-        )
-        return Update(
-            pool_pk(bot_id, org_id),
-            position_sk(chat_id),
-            set={
-                "position": after.position,
-                "held": list(after.held),
-                "moves": after.moves,
-                "updatedAt": now,
-                "type": "bot-read-position",
-            },
-            condition=condition,
-        )
+        """Move the Chat's read mark to `after`, conditional on it still being `before`."""
+        return position_move(pool_pk(bot_id, org_id), chat_id, before, after, now)
 
 
 class BotSettingsRepository:

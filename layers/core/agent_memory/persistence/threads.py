@@ -8,7 +8,8 @@
   `TLIST#<newest-first createdAt>#<threadId>`: the user's thread lists per agent and across
   agents, each a key-ordered page.
 - `AGENT#<agentId>` / `THREAD#<threadId>`: the agent's threads, for its deletion.
-- `THREAD#<id>` / `POS#<kind>`: the read position of one kind of background work.
+- `THREAD#<id>` / `LEARNPOS#<kind>`: the read position of one kind of background work
+  (persistence/positions.py).
 - Working memory: persistence/working_memory.py.
 
 Content is sealed with the scope {org, pool: thread id, field: item}, bound to the message
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.domain.events import thread_object
+from agent_memory.domain.memory_bot import ReadMark
 from agent_memory.domain.observation import total_message_tokens
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence import keys
@@ -30,13 +32,12 @@ from agent_memory.persistence.agents import agent_pk
 from agent_memory.persistence.events import event_action
 from agent_memory.persistence.keys import (
     MESSAGE_PREFIX,
-    READ_POSITION,
     THREAD_INDEX_PREFIX,
     THREAD_LIST_PREFIX,
-    THREAD_POSITION_PREFIX,
     resource_pk,
     thread_pk,
 )
+from agent_memory.persistence.positions import ReadPositions, advanced, position_move
 from agent_memory.persistence.working_memory import WorkingMemories
 from agent_memory.ports import (
     Absent,
@@ -80,10 +81,6 @@ def agent_thread_sk(thread_id: str) -> str:
     return f"{THREAD_INDEX_PREFIX}{thread_id}"
 
 
-def position_sk(kind: str) -> str:
-    return f"{THREAD_POSITION_PREFIX}{kind}"
-
-
 @dataclass(frozen=True)
 class StoredThread:
     thread: Thread
@@ -101,6 +98,7 @@ class ThreadRepository:
         self._store = store
         self._cipher = cipher
         self.notes = WorkingMemories(store, cipher)
+        self._positions = ReadPositions(store)
 
     @staticmethod
     def _scope(org_id: str, thread_id: str) -> dict[str, str]:
@@ -231,25 +229,20 @@ class ThreadRepository:
             event_action(thread.org_id, "thread.updated", _ids(thread), now_ms),
         ]
 
+    def mark(self, thread_id: str, kind: str) -> ReadMark:
+        """How far background work `kind` has read the thread (persistence/positions.py)."""
+        return self._positions.mark(thread_pk(thread_id), kind)
+
     def position(self, thread_id: str, kind: str) -> int:
         """Messages numbered below this are done for background work `kind` (0: none)."""
-        row = self._store.get(thread_pk(thread_id), position_sk(kind))
-        return int(row.get("position", 0)) if row is not None else 0
+        return self.mark(thread_id, kind).position
 
-    def advance(self, thread_id: str, kind: str, position: int, upto: int, now_ms: int) -> Update:
-        """Move `kind`'s read position from `position` to `upto`, conditional on it
-        (WriteConflict READ_POSITION when another run moved it first)."""
-        condition = (
-            AbsentOrEquals("position", 0, name=READ_POSITION)
-            if position == 0
-            else Equals("position", position, name=READ_POSITION)
-        )
-        return Update(
-            thread_pk(thread_id),
-            position_sk(kind),
-            set={"type": "thread-position", "position": upto, "updatedAt": now_ms},
-            condition=condition,
-        )
+    def advance(
+        self, thread_id: str, kind: str, before: ReadMark, upto: int, now_ms: int
+    ) -> Update:
+        """Move `kind`'s read position from `before` (as read) to `upto` (WriteConflict
+        READ_POSITION when another run moved it first)."""
+        return position_move(thread_pk(thread_id), kind, before, advanced(before, upto), now_ms)
 
     def append(self, thread: Thread, seq: int, messages: Sequence[Message], now_ms: int) -> None:
         """Messages numbered from `seq`, in one transaction with the thread's count;

@@ -7,7 +7,7 @@
   `skipped`, with why in `note`), so `GET /v1/agents/{id}/learning` has one per Turn.
 - `AgentLearningPool` is the sibling of the session pool (service/session_learning.py): a
   run reads one Session's items after the agent's read position for that Session
-  (`AGENTPOS#<session>` in the agent's partition) and applies the helper's answer to the
+  (`LEARNPOS#<session>` in the agent's partition) and applies the helper's answer to the
   agent's memory, the read position and the execution's end in ONE transaction,
   conditional on the read position and the memory's version.
 """
@@ -36,6 +36,7 @@ from agent_memory.domain.bounds import within_bound
 from agent_memory.domain.consolidation import Decision, consolidate
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.learning_notes import ONLY_APP_RESULTS, POOL_GONE, SOURCE_GONE
+from agent_memory.domain.memory_bot import ReadMark
 from agent_memory.domain.proposals import LASTING_KINDS, ProposedChange
 from agent_memory.domain.session_memory import effective_switches
 from agent_memory.domain.sessions import Session, item_id
@@ -149,10 +150,10 @@ class AgentLearning:
                 *self._runs.ended(run, now),
             ]
             if note in PASSES_OVER:
-                position = self._repo.position(session.agent_id, session.id)
-                if position < upto:
+                mark = self._repo.position(session.agent_id, session.id)
+                if mark.position < upto:
                     actions.append(
-                        self._repo.position_move(session.agent_id, session.id, position, upto, now)
+                        self._repo.position_move(session.agent_id, session.id, mark, upto, now)
                     )
             self._repo.write(actions)  # another Turn moving the position first: read again
 
@@ -218,7 +219,7 @@ class AgentLearningPool(PoolDefaults):
         )
         if reason is not None:
             raise Skipped(reason)
-        position = self._repo.position(pool.pool_id, session.id)
+        position = self._repo.position(pool.pool_id, session.id).position
         target = session.item_count if upto is None else min(upto, session.item_count)
         last = min(target, position + MAX_ITEMS)
         items, read_upto = self._items(session, self._sessions.items(session, position, last))
@@ -283,7 +284,8 @@ class AgentLearningPool(PoolDefaults):
         session_id, snapshot = evidence.detail.session, evidence.detail.version
         agent_id = evidence.pool.pool_id
         rules = rules_for(evidence.items)
-        if self._repo.position(agent_id, session_id) != evidence.position:
+        mark = self._repo.position(agent_id, session_id)
+        if mark.position != evidence.position:
             raise AlreadyApplied("the read position moved: another run applied")
         found = self._repo.read(agent_id)
         if found is None:
@@ -292,22 +294,21 @@ class AgentLearningPool(PoolDefaults):
             consolidate(list(changes), known((s.meta for s in found.entries), snapshot), rules),
             {s.meta.name: s.meta.by or "consolidation" for s in found.entries},
         )
-        actions, outcome, finishing = self._transaction(
-            found, evidence, session_id, decision, finish
-        )
+        actions, outcome, finishing = self._transaction(found, evidence, mark, decision, finish)
         return Change([*actions, *finishing], outcome)
 
     def _transaction(
         self,
         found: AgentMemory,
-        evidence: Evidence[Any],
-        session_id: str,
+        evidence: Evidence[AgentDetail],
+        mark: ReadMark,
         decision: Decision,
         finish: FinishActions,
     ) -> tuple[list[Action], Outcome, list[Action]]:
         """Memory actions (the read position last), the outcome and the finishing actions,
         within one transaction's 100 actions."""
         agent, now = found.agent, self._clock.now_ms()
+        session_id = evidence.detail.session
         current = by_key(found.entries)
 
         def build(decision: Decision) -> list[Action]:
@@ -330,11 +331,7 @@ class AgentLearningPool(PoolDefaults):
                 change = LogChange(version, now, "consolidation", keys)
                 actions.append(self._repo.log_put(agent, change, session_id))
             # The read position last: a conflict there means another run applied.
-            actions.append(
-                self._repo.position_move(
-                    agent.id, session_id, evidence.position, evidence.upto, now
-                )
-            )
+            actions.append(self._repo.position_move(agent.id, session_id, mark, evidence.upto, now))
             return actions
 
         # A Remember that would take the pool past its bound is refused (POOL_FULL).

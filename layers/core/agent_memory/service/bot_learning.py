@@ -1,7 +1,7 @@
 """The Bot memory pool of the learning workflow (seed 002, "How the Bot learns").
 
 A run reads one Chat's unread items of ended Turns through the Turn a confide waited for
-(the pool's read mark for that Chat, `CHATPOS#<chat>` in the pool's partition, passes over
+(the pool's read mark for that Chat, `LEARNPOS#<chat>` in the pool's partition, passes over
 items of Turns still open and holds them for a later run: docs/adr/0024), asks `learning_changes`
 with the first 300 valid entries in memory order and topic counts over all, and applies the
 answer through `BotMemoryService.learn`: the memory change, the read position and the

@@ -140,7 +140,8 @@ class ObserverService:
         newest that the activation share leaves raw. False when the model fails or is late
         (the context answers raw history)."""
         thread = stored.thread
-        position = self._threads.position(thread.id, OBSERVE_KIND)
+        mark = self._threads.mark(thread.id, OBSERVE_KIND)
+        position = mark.position
         read = self._threads.numbered(thread, position, stored.seq, MAX_RAW_MESSAGES)
         if len(read) == MAX_RAW_MESSAGES:
             upto = read[-1][0] + 1
@@ -162,7 +163,7 @@ class ObserverService:
         observed = Observed(position, upto, tokens, answer)
         actions, _outcome = self._observer.observation_actions(thread, options, log_, observed)
         now = self._observer.clock.now_ms()
-        advance = self._threads.advance(thread.id, OBSERVE_KIND, position, upto, now)
+        advance = self._threads.advance(thread.id, OBSERVE_KIND, mark, upto, now)
         # A conflict: the background run observed them first, and its chunk is as good.
         with contextlib.suppress(WriteConflict):
             self._observer.store.write([*actions, advance])

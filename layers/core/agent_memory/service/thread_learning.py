@@ -233,9 +233,13 @@ class ThreadReader:
         return ThreadBatch(stored.thread, options, position, end, tuple(kept))
 
     def advance(self, thread_id: str, kind: PoolKind, position: int, upto: int) -> Update:
-        """`kind`'s read position from `position` to `upto`, to commit with the step's rows (a
-        WriteConflict named READ_POSITION: another run applied first)."""
-        return self.repo.advance(thread_id, kind, position, upto, self.clock.now_ms())
+        """`kind`'s read position from `position` to `upto`, to commit with the step's rows:
+        AlreadyApplied when another run moved it first (or a WriteConflict named
+        READ_POSITION, when it moves between this read and the commit)."""
+        mark = self.repo.mark(thread_id, kind)
+        if mark.position != position:
+            raise AlreadyApplied(f"another run of {kind} read these messages")
+        return self.repo.advance(thread_id, kind, mark, upto, self.clock.now_ms())
 
 
 class ThreadBackground:
