@@ -42,7 +42,7 @@ from agent_memory.domain.memory_objects import entity_of
 from agent_memory.domain.sessions import Session
 from agent_memory.domain.threads import Thread
 from agent_memory.persistence import keys
-from agent_memory.persistence.agents import agent_pk, org_agents_pk
+from agent_memory.persistence.agents import agent_of, agent_pk, org_agents_pk
 from agent_memory.persistence.bot_rows import (
     chat_of,
     chat_pk,
@@ -117,14 +117,8 @@ class ErasureRepository:
         row = self._store.get(agent_pk(agent_id), keys.HEAD)
         if row is None or row.get("type") not in ("agent", AGENT_DELETING):
             return None
-        agent = Agent(
-            id=agent_id,
-            org_id=str(row["orgId"]),
-            name=str(row["name"]),
-            owner=str(row["owner"]),
-            members=tuple(row.get("members") or ()),
-        )
-        return agent, row["type"] == AGENT_DELETING
+        agent = agent_of(agent_id, row | {"type": "agent"})
+        return (agent, row["type"] == AGENT_DELETING) if agent is not None else None
 
     def chat(self, chat_id: str) -> tuple[Chat, bool] | None:
         """The chat (also one whose deletion began) and whether its deletion began."""
@@ -250,14 +244,7 @@ class ErasureRepository:
             self._mark(pk, THREAD_DELETING, add={"seq": 1})
             head = head | {"seq": int(head.get("seq", 0)) + 1}
         rows = [r for r in self._rows(pk) if r["sk"] != keys.HEAD]
-        if forget_vectors is not None and (
-            embedding_kinds is None
-            or any(r["sk"] == position_sk(kind) for r in rows for kind in embedding_kinds)
-            or any(
-                self._store.query(partition(kind, thread_id), limit=1).records
-                for kind in embedding_kinds
-            )
-        ):
+        if forget_vectors is not None and self._embedded(thread_id, rows, embedding_kinds):
             forget_vectors(thread_id, int(head.get("seq", 0)))
         removed.messages = sum(1 for r in rows if str(r["sk"]).startswith(MESSAGE_PREFIX))
         removed.observations = sum(1 for r in rows if str(r["sk"]).startswith(CHUNK_PREFIX))
@@ -265,33 +252,50 @@ class ErasureRepository:
         self._delete_rows(pk, rows)
         for kind in learning_kinds:
             self._delete_where(partition(kind, thread_id))
-        agent_id, user_id = str(head["agentId"]), str(head["resourceId"])
-        resource = resource_pk(user_id)
-        notes = keys.entry_sk(keyed_id(f"wm:{agent_id}:{user_id}", WORKING_MEMORY_KEY))
-        removed.working_memory += 1 if self._store.get(resource, notes) is not None else 0
+        removed.working_memory += self._delete_thread_head(thread_id, head, now_ms)
+        removed.threads = 1
+        return removed
+
+    def _delete_thread_head(self, thread_id: str, head: Record, now_ms: int) -> int:
+        """The thread's list rows, its person's working memory of its agent (how many went)
+        and its head row, with its `thread.deleted` event."""
         thread = Thread(
-            id=thread_id,
-            org_id=str(head["orgId"]),
-            agent_id=agent_id,
-            resource_id=user_id,
-            title=None,
-            created_at=int(head["createdAt"]),
+            thread_id,
+            str(head["orgId"]),
+            str(head["agentId"]),
+            str(head["resourceId"]),
+            None,
+            int(head["createdAt"]),
         )
+        resource = resource_pk(thread.resource_id)
+        notes = keys.entry_sk(
+            keyed_id(f"wm:{thread.agent_id}:{thread.resource_id}", WORKING_MEMORY_KEY)
+        )
+        had_notes = self._store.get(resource, notes) is not None
         self._delete(
             [
                 Delete(resource, index_sk(thread)),
                 Delete(resource, all_sk(thread)),
                 Delete(resource, notes),
-                Delete(agent_pk(agent_id), agent_thread_sk(thread_id)),
-                Delete(pk, keys.HEAD, Equals("type", THREAD_DELETING)),
+                Delete(agent_pk(thread.agent_id), agent_thread_sk(thread_id)),
+                Delete(thread_pk(thread_id), keys.HEAD, Equals("type", THREAD_DELETING)),
                 # Semantic recall's pending row (its idle flush has nothing left to find).
                 Delete(pending_pk(thread_id), thread_id),
                 # A client following the feed drops the thread from its list.
                 event_action(thread.org_id, "thread.deleted", _thread_ids(thread), now_ms),
             ]
         )
-        removed.threads = 1
-        return removed
+        return int(had_notes)
+
+    def _embedded(
+        self, thread_id: str, rows: Sequence[Record], kinds: Sequence[str] | None
+    ) -> bool:
+        """Whether any of `kinds` ever ran on the thread (all may have, when None)."""
+        if kinds is None:
+            return True
+        return any(r["sk"] == position_sk(kind) for r in rows for kind in kinds) or any(
+            self._store.query(partition(kind, thread_id), limit=1).records for kind in kinds
+        )
 
     def delete_chat(self, chat: Chat, learning: tuple[str, str]) -> Erased:
         """Every row of a marked chat (items, turns, confessions, enrichments), the runs of

@@ -107,13 +107,18 @@ class LearningService(ModelCallStep):
                     waited=waited,
                 )
             except WriteConflict:
-                # A retried step: the first attempt's row (and its evidence) stands.
-                row = self._runs.get(run)
-                if row is None:
-                    raise Retryable("LearningConflict", "the execution row changed") from None
-                began = {"status": row.status, "position": row.position, "items": len(row.item_ids)}
-                return began | self._model_free(ref, evidence)
+                return self._begun_before(run, ref, evidence)
         return {"status": "skipped", "items": 0} if evidence is None else self._began(ref, evidence)
+
+    def _begun_before(
+        self, run: Run, ref: PoolRef, evidence: Evidence[Any] | None
+    ) -> dict[str, Any]:
+        """A retried LoadEvidence: the first attempt's row (and its evidence) stands."""
+        row = self._runs.get(run)
+        if row is None:
+            raise Retryable("LearningConflict", "the execution row changed") from None
+        began = {"status": row.status, "position": row.position, "items": len(row.item_ids)}
+        return began | self._model_free(ref, evidence)
 
     def _began(self, ref: PoolRef, evidence: Evidence[Any]) -> dict[str, Any]:
         began = {"status": "running", "position": evidence.position, "items": len(evidence.items)}
@@ -156,14 +161,7 @@ class LearningService(ModelCallStep):
         if not model_free and answered.get("status") != "answered":
             return self._ended(run, (state.get("evidence") or {}).get("status", "skipped"))
         with transient():
-            if model_free:
-                row, text = self._runs.get(run, evidence=True), None
-            else:
-                row, text = self._runs.with_reply(run, str(answered["call"]))
-            if row is None:
-                # Its pool was erased while the model worked: what the call left goes too.
-                self._runs.forget_calls(run)
-                raise ExecutionLost("the execution's row is missing")
+            row, text = self._answered_row(run, None if model_free else str(answered["call"]))
             if row.terminal:
                 return {"status": row.status}
             pool = self._pool(ref.kind)
@@ -196,6 +194,20 @@ class LearningService(ModelCallStep):
                 # change citing an item the other run learned (LearningPool.change).
                 evidence = fresh
         raise Retryable("LearningConflict", "the pool kept changing while learning")
+
+    def _answered_row(self, run: Run, call: str | None) -> tuple[ExecutionRow, str | None]:
+        """The run's row with its evidence, and the saved answer of `call` (none for a
+        model-free run)."""
+        row, text = (
+            (self._runs.get(run, evidence=True), None)
+            if call is None
+            else self._runs.with_reply(run, call)
+        )
+        if row is None:
+            # Its pool was erased while the model worked: what the call left goes too.
+            self._runs.forget_calls(run)
+            raise ExecutionLost("the execution's row is missing")
+        return row, text
 
     def _unread_again(
         self, run: Run, ref: PoolRef, seen: set[str]
