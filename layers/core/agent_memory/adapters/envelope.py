@@ -24,7 +24,7 @@ from agent_memory.domain.errors import IntegrityError
 SUITE_NAME = "AES_256_GCM_HKDF_SHA512_COMMIT_KEY"
 # Payloads from this size are zlib-compressed before encryption when that is smaller: a
 # sealed call log or evidence of several KB costs a write unit per KB. A zlib
-# stream starts with 0x78 ("x"), a JSON payload with "{": old rows open as before.
+# stream starts with 0x78 ("x"), a JSON payload with "{": each opens by its first byte.
 COMPRESS_FROM = 512
 _ZLIB_FIRST = b"x"
 
