@@ -66,10 +66,10 @@ from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import Pool, StoredEntry
 from agent_memory.ports import Absent, Action, Clock, Ids
 from agent_memory.service.bot_context import context_text
-from agent_memory.service.bot_memory_learn import apply_learned
+from agent_memory.service.bot_memory_learn import learned_change
 from agent_memory.service.bot_memory_purge import purge_pool
 from agent_memory.service.bots import BotService, Members
-from agent_memory.service.retrying import AGAIN, until_it_lands
+from agent_memory.service.retrying import AGAIN, Again, until_it_lands
 
 # Reads retry while changes keep committing between their two version reads; writes retry
 # when another change took the version first.
@@ -367,9 +367,17 @@ class BotMemoryService:
         `evidence` (its new item ids) as `bot_changes.decide` judges them, in ONE
         transaction with `also(learned)` (the caller's read position and execution end),
         conditional on the pool's version."""
-        return apply_learned(
-            self, bot_id, org_id, chat_id, changes, evidence=evidence, also=also, tries=WRITE_TRIES
-        )
+
+        def attempt() -> Learned | Again:
+            planned = learned_change(
+                self, bot_id, org_id, chat_id, changes, evidence=evidence, also=also
+            )
+            if isinstance(planned, Again):
+                return AGAIN
+            self.repo.write(planned[0])
+            return planned[1]
+
+        return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES, lost=self.lost)
 
     @staticmethod
     def lost(error: WriteConflict) -> bool:

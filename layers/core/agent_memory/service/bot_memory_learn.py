@@ -18,7 +18,7 @@ from agent_memory.domain.bot_changes import (
     decide,
 )
 from agent_memory.domain.bot_memory import LogChange
-from agent_memory.domain.errors import NotFound, Unavailable
+from agent_memory.domain.errors import NotFound
 from agent_memory.domain.tasks.learning_changes import FactChange
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import ENTRY_ROWS, BotMemoryRepository, Snapshot, pool_of
@@ -26,45 +26,12 @@ from agent_memory.persistence.events import event_action, one_row
 from agent_memory.persistence.pools import Pool, StoredEntry
 from agent_memory.ports import Absent, Action
 from agent_memory.service.bots import Members
-from agent_memory.service.retrying import AGAIN, Again, until_it_lands
+from agent_memory.service.retrying import AGAIN, Again
 
 if TYPE_CHECKING:
     from agent_memory.service.bot_memory import BotMemoryService
 
 CHAT_NOT_HERE = "the chat is not one of this bot's in this organization"
-
-
-def apply_learned(
-    memory: BotMemoryService,
-    bot_id: str,
-    org_id: str,
-    chat_id: str,
-    changes: Sequence[LearningChange],
-    *,
-    evidence: Collection[str],
-    also: Callable[[Learned], Sequence[Action]],
-    tries: int,
-) -> Learned:
-    """Apply the changes learned in a Chat of `org_id` from the run's `evidence` (its new
-    item ids), with `also(learned)`, conditional on the pool's version; `tries` times at
-    most while other writers move it."""
-
-    def attempt() -> Learned | Again:
-        planned = learned_change(
-            memory, bot_id, org_id, chat_id, changes, evidence=evidence, also=also
-        )
-        if isinstance(planned, Again):
-            return AGAIN
-        actions, learned = planned
-        memory.repo.write(actions)
-        return learned
-
-    return until_it_lands(
-        attempt,
-        lambda: Unavailable("the bot memory kept changing; retry"),
-        tries=tries,
-        lost=memory.lost,
-    )
 
 
 def learned_change(
