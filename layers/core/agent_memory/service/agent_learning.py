@@ -39,7 +39,7 @@ from agent_memory.domain.learning_notes import ONLY_APP_RESULTS, POOL_GONE, SOUR
 from agent_memory.domain.memory_bot import ReadMark
 from agent_memory.domain.proposals import LASTING_KINDS, ProposedChange
 from agent_memory.domain.session_memory import effective_switches
-from agent_memory.domain.sessions import Session, item_id
+from agent_memory.domain.sessions import Session
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
 from agent_memory.persistence.agent_memory import (
@@ -50,14 +50,15 @@ from agent_memory.persistence.agent_memory import (
 )
 from agent_memory.persistence.executions import ExecutionRepository, Run
 from agent_memory.persistence.identity import IdentityRepository
-from agent_memory.persistence.sessions import SessionRepository, StoredItem
-from agent_memory.ports import Action, Clock, EvidenceItem, KnownEntry, ModelCatalog
+from agent_memory.persistence.sessions import SessionRepository
+from agent_memory.ports import Action, Clock, KnownEntry, ModelCatalog
 from agent_memory.service.keyed_learning import (
+    MAX_ITEMS,
     by_key,
     change_actions,
     fit,
-    json_size,
     known_entries,
+    session_items,
 )
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
@@ -73,7 +74,6 @@ from agent_memory.service.learning_pools import (
 )
 from agent_memory.service.learning_runs import execution_name
 from agent_memory.service.retrying import until_it_lands
-from agent_memory.service.session_learning import ITEM_BUDGET, MAX_ITEMS
 from agent_memory.service.sessions import Learning, LearningAnswer, OrgDefaults
 
 log = logging.getLogger(__name__)
@@ -222,9 +222,12 @@ class AgentLearningPool(PoolDefaults):
         position = self._repo.position(pool.pool_id, session.id).position
         target = session.item_count if upto is None else min(upto, session.item_count)
         last = min(target, position + MAX_ITEMS)
-        items, read_upto = self._items(session, self._sessions.items(session, position, last))
-        if not items:
+        read = session_items(
+            self._sessions, session, self._sessions.items(session, position, last), session.id
+        )
+        if not read:
             return None
+        items, read_upto = [item for _row, item in read], read[-1][0].seq
         # App results alone support nothing: leave them for a turn that brings a person's
         # words (unless a full window of them would keep the read position stuck).
         if outside_only(items) and read_upto >= target:
@@ -243,22 +246,6 @@ class AgentLearningPool(PoolDefaults):
             person=self._person(session.owner),
             detail=AgentDetail(session.id, found.version),
         )
-
-    def _items(
-        self, session: Session, stored: Sequence[StoredItem]
-    ) -> tuple[list[EvidenceItem], int]:
-        """Items in order within the budget, and the number of the last one read."""
-        items: list[EvidenceItem] = []
-        last = 0
-        used = 0
-        for row in stored:
-            content = self._sessions.open_item(session, row)
-            used += json_size(content)
-            if items and used > ITEM_BUDGET:
-                break
-            items.append(EvidenceItem(item_id(row.seq), row.role, content, row.app, session.id))
-            last = row.seq
-        return items, last
 
     def _memory(self, found: AgentMemory) -> list[KnownEntry]:
         return known_entries(found.entries, lambda entry: self._repo.open(found.agent, entry))

@@ -13,17 +13,43 @@ from collections.abc import Callable, Mapping, Sequence
 from agent_memory.domain.consolidation import Decision
 from agent_memory.domain.entries import EntryMeta, Source, keyed_id
 from agent_memory.domain.proposals import ProposedRemember
+from agent_memory.domain.sessions import Session, item_id
 from agent_memory.persistence.keys import MAX_ACTIONS
 from agent_memory.persistence.pools import Pool, PoolRepository, StoredEntry
-from agent_memory.ports import Action, KnownEntry
+from agent_memory.persistence.sessions import SessionRepository, StoredItem
+from agent_memory.ports import Action, EvidenceItem, KnownEntry
 from agent_memory.service.learning_pools import FinishActions, Outcome
 
 # The current entries shown to the model, JSON-encoded, at most this many bytes.
 MEMORY_BUDGET = 90_000
+# One run reads at most this many items and this much text (JSON-encoded, UTF-8): the
+# evidence is kept in one execution row. What is left is read by the next run.
+MAX_ITEMS = 200
+ITEM_BUDGET = 150_000
 
 
 def json_size(text: str) -> int:
     return len(json.dumps(text, ensure_ascii=False).encode())
+
+
+def session_items(
+    sessions: SessionRepository,
+    session: Session,
+    stored: Sequence[StoredItem],
+    source: str | None = None,
+) -> list[tuple[StoredItem, EvidenceItem]]:
+    """A Session's items in order within `ITEM_BUDGET` (the first one always), each with
+    what the model is shown of it (`source`: the session named on each, for a pool that
+    reads several)."""
+    items: list[tuple[StoredItem, EvidenceItem]] = []
+    used = 0
+    for row in stored:
+        content = sessions.open_item(session, row)
+        used += json_size(content)
+        if items and used > ITEM_BUDGET:
+            break
+        items.append((row, EvidenceItem(item_id(row.seq), row.role, content, row.app, source)))
+    return items
 
 
 def known_entries(

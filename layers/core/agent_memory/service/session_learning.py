@@ -22,18 +22,19 @@ from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.learning_notes import GENERATE_OFF, SOURCE_GONE
 from agent_memory.domain.proposals import MEMORY_KINDS, ProposedChange
 from agent_memory.domain.session_memory import ENTRY_NAMESPACE, item_sources
-from agent_memory.domain.sessions import Session, item_id
+from agent_memory.domain.sessions import Session
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
 from agent_memory.persistence.pools import StoredEntry
-from agent_memory.persistence.sessions import SESSION_REVISION, StoredItem, session_pool
-from agent_memory.ports import Action, Clock, EvidenceItem, KnownEntry
+from agent_memory.persistence.sessions import SESSION_REVISION, session_pool
+from agent_memory.ports import Action, Clock, KnownEntry
 from agent_memory.service.keyed_learning import (
+    MAX_ITEMS,
     by_key,
     change_actions,
     fit,
-    json_size,
     known_entries,
+    session_items,
 )
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
@@ -47,11 +48,6 @@ from agent_memory.service.learning_pools import (
     Skipped,
 )
 from agent_memory.service.sessions import SessionAccess
-
-# One run reads at most this many items and this much text (JSON-encoded, UTF-8): the
-# evidence is kept in one execution row. What is left is read by the next run.
-MAX_ITEMS = 200
-ITEM_BUDGET = 150_000
 
 
 @dataclass(frozen=True)
@@ -86,9 +82,12 @@ class SessionLearningPool(PoolDefaults):
         if last <= session.processed:
             return None
         stored_items, stored_entries = self._repo.items_and_memory(session, session.processed, last)
-        items, model = self._items(session, stored_items)
-        if not items:
+        read = session_items(self._repo, session, stored_items)
+        if not read:
             return None
+        items = [item for _row, item in read]
+        # The model is the newest Turn's, else the Session's.
+        model = next((row.model for row, _item in reversed(read) if row.model), session.model)
         return Evidence(
             pool=pool,
             position=session.processed,
@@ -100,23 +99,6 @@ class SessionLearningPool(PoolDefaults):
             person=None,  # one person per Session: "the user" (docs/decisions.md)
             detail=SessionDetail(session.revision),
         )
-
-    def _items(
-        self, session: Session, stored: Sequence[StoredItem]
-    ) -> tuple[list[EvidenceItem], str | None]:
-        """Items in order within the budget; the model is the newest Turn's, else the
-        Session's."""
-        items: list[EvidenceItem] = []
-        model = session.model
-        used = 0
-        for row in stored:
-            content = self._repo.open_item(session, row)
-            used += json_size(content)
-            if items and used > ITEM_BUDGET:
-                break
-            items.append(EvidenceItem(item_id(row.seq), row.role, content, row.app))
-            model = row.model or model
-        return items, model
 
     def _memory(self, session: Session, stored: Sequence[StoredEntry]) -> list[KnownEntry]:
         return known_entries(stored, lambda entry: self._repo.open_entry(session, entry))
