@@ -267,7 +267,7 @@ def test_keep_evidence_returns_the_first_attempts_evidence() -> None:
     assert runs.keep_evidence(run, '{"a": 2}', 6_000) == '{"a": 1}'
     kept = store.get(run.pk, run.evidence_sk)
     assert kept is not None
-    assert (kept["ttl"], kept["sourceId"]) == (5 + 60, "chat_1")
+    assert (kept["ttl"], kept["chatId"]) == (5 + 60, "chat_1")
     runs.begin(run, 6_000, learns=True, position=0, item_ids=[])
     row = runs.get(run, evidence=True)
     assert row is not None

@@ -11,7 +11,7 @@ the next call finishes the work; a deletion that already finished finds nothing.
 
 - A session: its partition (`SESSION#<id>`: items, entries, head), its learning executions
   and saved calls (`LEARN#session#<id>`), the agent learning runs that read it
-  (`LEARN#agent#<agentId>` rows naming it (`sourceId`), and their saved calls), agent
+  (`LEARN#agent#<agentId>` rows naming it (`sessionId`), and their saved calls), agent
   learning's read position in it (`AGENT#<agentId>/LEARNPOS#<id>`) and its row in the
   agent's list. Agent memory learned from it stays (`AGENT#<agentId>/MEM#...`).
 - A thread: its partition (`THREAD#<id>`: messages, observations, positions, thread-scope
@@ -23,7 +23,7 @@ the next call finishes the work; a deletion that already finished finds nothing.
   confessions and memory Bot calls of their Turns (`CHAT#<id>`), then the row that found it
   (`RESOURCE#<userId>/SPOKE#<id>`).
 - A chat: its partition (`CHAT#<id>`: items, turns, confessions, enrichments), its bot
-  learning runs (`LEARN#bot#<pool>` rows naming it (`sourceId`), and their saved calls), its
+  learning runs (`LEARN#bot#<pool>` rows naming it (`chatId`), and their saved calls), its
   row in the owner's partition (`RESOURCE#<owner>/CHAT#<id>`).
 - An agent_memory about a person: its base row and copies with its event, whole within
   one transaction (several memories to a transaction), its vector first.
@@ -31,7 +31,7 @@ the next call finishes the work; a deletion that already finished finds nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.bots import Chat
@@ -194,7 +194,7 @@ class ErasureRepository:
             pk, lambda r: r["sk"] != keys.HEAD, count=lambda r: r.get("type") == "item"
         )
         self._delete_where(partition("session", session.id))
-        self._delete_runs(partition("agent", session.agent_id), session.id)
+        self._delete_runs(partition("agent", session.agent_id), {"sessionId": session.id})
         # The list row goes with the head row: a session is listed until it is gone.
         self._delete(
             [
@@ -306,7 +306,7 @@ class ErasureRepository:
         removed.chat_items = self._delete_where(
             pk, lambda r: r["sk"] != keys.HEAD, count=lambda r: r.get("type") == "chat-item"
         )
-        self._delete_runs(partition(*learning), chat.id)
+        self._delete_runs(partition(*learning), {"chatId": chat.id})
         owner_pk, owner_sk = owned_chat_key(chat.owner, chat.id)
         self._delete(
             [Delete(owner_pk, owner_sk), Delete(pk, keys.HEAD, Equals("type", CHAT_DELETING))]
@@ -395,18 +395,20 @@ class ErasureRepository:
 
     # -- rows ------------------------------------------------------------------------------
 
-    def _delete_runs(self, pk: str, source_id: str) -> None:
-        """A pool's executions that read `source_id` (a session, a chat), their evidence
-        rows (one may be left by a LoadEvidence that never wrote its execution row: it
-        names the source too) and their saved calls."""
+    def _delete_runs(self, pk: str, source: Mapping[str, str]) -> None:
+        """A pool's executions that read the conversation `source` names (`{"sessionId":
+        id}`, `{"chatId": id}`: their rows' field), their evidence rows (one may be left by a
+        LoadEvidence that never wrote its execution row: it names the source too) and their
+        saved calls."""
+        [(field, source_id)] = source.items()
+
+        def names_it(row: Record) -> bool:
+            return row.get(field) == source_id
+
         names = {
-            str(r["name"])
-            for r in self._rows(pk, KeyRange(prefix=EXEC_PREFIX))
-            if r.get("sourceId") == source_id
+            str(r["name"]) for r in self._rows(pk, KeyRange(prefix=EXEC_PREFIX)) if names_it(r)
         }
-        if not names and not any(
-            r.get("sourceId") == source_id for r in self._rows(pk, KeyRange(prefix=EVIDENCE_PREFIX))
-        ):
+        if not names and not any(map(names_it, self._rows(pk, KeyRange(prefix=EVIDENCE_PREFIX)))):
             return
 
         def of_source(row: Record) -> bool:
@@ -414,7 +416,7 @@ class ErasureRepository:
             if sk.startswith(EXEC_PREFIX):
                 return str(row.get("name")) in names
             if sk.startswith(EVIDENCE_PREFIX):
-                return str(row.get("name")) in names or row.get("sourceId") == source_id
+                return str(row.get("name")) in names or names_it(row)
             if sk.startswith(CALL_PREFIX):
                 return sk[len(CALL_PREFIX) :].split("#", 1)[0] in names
             return False

@@ -36,10 +36,12 @@ class Run:
 
     @property
     def source_fields(self) -> Record:
-        """The row fields naming the run's conversation (its erasure finds the run by them)."""
+        """The row field naming the run's conversation (`sessionId`, `chatId`): its erasure
+        finds the run by it."""
         if self.source is None:
             return {}
-        return {"sourceKind": self.source[0], "sourceId": self.source[1]}
+        kind, source_id = self.source
+        return {f"{kind}Id": source_id}
 
     @property
     def pk(self) -> str:
@@ -54,11 +56,16 @@ class Run:
         return evidence_sk(self.requested_at, self.name)
 
 
+# The kinds of conversation a run may read besides its pool's own.
+SOURCE_KINDS = ("session", "chat")
+
+
 def source_of(record: Record) -> tuple[str, str] | None:
     """The conversation a run's row names (`Run.source_fields`)."""
-    if "sourceId" not in record:
-        return None
-    return str(record["sourceKind"]), str(record["sourceId"])
+    for kind in SOURCE_KINDS:
+        if f"{kind}Id" in record:
+            return kind, str(record[f"{kind}Id"])
+    return None
 
 
 @dataclass(frozen=True)
