@@ -216,7 +216,7 @@ def run(confides: int = CONFIDES, learned: int = LEARNED, turns: int = BOT_TURNS
             )
             bot_turn = measured_turns["bot_turn"]
             bot_turn_items_apart = measured_turns["bot_turn_items_apart"]
-        spent = api.memory_bot.bot_settings(ana, bot)["spentMicros"]
+        _settings, spent = api.memory_bot.bot_settings(ana, bot)
     report: dict[str, Any] = {
         "confides": confides,
         "latency": {
