@@ -24,7 +24,6 @@ Layouts (docs/decisions.md, "Keys"):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -374,8 +373,3 @@ def _meta(row: Record) -> EntryMeta:
         length=int(row.get("length") or 0),
         by=row.get("by"),
     )
-
-
-def details_json(value: Any) -> str:
-    """A pool's sealed extras as JSON text (compact; non-ASCII kept)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
