@@ -6,34 +6,27 @@ import base64
 import copy
 import itertools
 import json
+import operator
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_memory.domain.errors import IntegrityError, Unavailable
-from agent_memory.ports import (
-    Action,
-    Check,
-    Delete,
-    Execution,
-    KeyRange,
-    Page,
-    Put,
-    Record,
-    Update,
-)
+from agent_memory.ports import Action, Check, Delete, Execution, KeyRange, Page, Put, Record, Update
 from agent_memory.ports.store import (
+    INDEX_KEYS,
+    Query,
+    StoreAdapter,
     action_key,
     check_conditions,
     check_transaction,
-    cursor_of,
+    page_of,
     position_of,
+    updated,
 )
 
-_INDEX_KEYS = {"gsi1": ("gsi1pk", "gsi1sk")}
 
-
-class InMemoryStore:
+class InMemoryStore(StoreAdapter):
     """`ports.Store` in a dict; writes are atomic under one lock."""
 
     def __init__(self) -> None:
@@ -50,47 +43,32 @@ class InMemoryStore:
         self.requests += 1
         return [copy.deepcopy(self.rows[k]) for k in dict.fromkeys(keys) if k in self.rows]
 
-    def query(
-        self,
-        pk: str,
-        key_range: KeyRange | None = None,
-        *,
-        limit: int | None = None,
-        after: str | None = None,
-        newest_first: bool = False,
-        index: str | None = None,
-    ) -> Page:
+    def page(self, query: Query) -> Page:
         self.requests += 1
-        pk_name, sk_name = _INDEX_KEYS[index] if index else ("pk", "sk")
-        rows = [r for r in self.rows.values() if r.get(pk_name) == pk and sk_name in r]
-
-        def in_range(sk: str) -> bool:
-            if key_range is None:
-                return True
-            if key_range.prefix is not None:
-                return sk.startswith(key_range.prefix)
-            return str(key_range.low) <= sk <= str(key_range.high)
+        pk_name, sk_name = INDEX_KEYS[query.index] if query.index else ("pk", "sk")
 
         def order(r: Record) -> tuple[str, str, str]:
             return (str(r[sk_name]), str(r["pk"]), str(r["sk"]))
 
-        rows = sorted((r for r in rows if in_range(str(r[sk_name]))), key=order)
-        if newest_first:
-            rows.reverse()
-        if after is not None:
-            mark = tuple(position_of(after)) if index else (after,)
-            rows = [
+        rows = sorted(
+            (
                 r
-                for r in rows
-                if (order(r)[: len(mark)] < mark if newest_first else order(r)[: len(mark)] > mark)
-            ]
-        more = limit is not None and len(rows) > limit
-        rows = rows[:limit] if limit is not None else rows
-        cursor = None
-        if more and rows:
-            last = order(rows[-1])
-            cursor = cursor_of(list(last)) if index else last[0]
-        return Page([copy.deepcopy(r) for r in rows], cursor, len(rows))
+                for r in self.rows.values()
+                if r.get(pk_name) == query.pk
+                and sk_name in r
+                and _in_range(str(r[sk_name]), query.key_range)
+            ),
+            key=order,
+            reverse=query.newest_first,
+        )
+        if query.after is not None:
+            mark = tuple(position_of(query.after)) if query.index else (query.after,)
+            beyond = operator.lt if query.newest_first else operator.gt
+            rows = [r for r in rows if beyond(order(r)[: len(mark)], mark)]
+        if query.limit is not None:
+            rows = rows[: query.limit + 1]
+        sort = sk_name if query.index else None
+        return page_of([copy.deepcopy(r) for r in rows], query.limit, sort, len(rows))
 
     def write(self, actions: Sequence[Action]) -> None:
         check_transaction(actions)
@@ -105,30 +83,29 @@ class InMemoryStore:
         match action:
             case Put(record):
                 self.rows[key] = {k: v for k, v in copy.deepcopy(record).items() if v is not None}
-            case Update(pk, sk, set_, add):
-                row = self.rows.setdefault(key, {"pk": pk, "sk": sk})
-                for name, value in set_.items():
-                    if value is None:
-                        row.pop(name, None)
-                    else:
-                        row[name] = copy.deepcopy(value)
-                for name, amount in add.items():
-                    row[name] = int(row.get(name, 0)) + amount
+            case Update():
+                self.rows[key] = copy.deepcopy(updated(self.rows.get(key), action))
             case Delete():
                 self.rows.pop(key, None)
             case Check():
                 pass
 
 
+def _in_range(sk: str, key_range: KeyRange | None) -> bool:
+    if key_range is None:
+        return True
+    if key_range.prefix is not None:
+        return sk.startswith(key_range.prefix)
+    return str(key_range.low) <= sk <= str(key_range.high)
+
+
 class FakeCipher:
     """Not encryption: a reversible wrapping that enforces the same scope and row binding."""
 
     def __init__(self) -> None:
-        self.seals = 0
         self.opens = 0
 
     def seal(self, plaintext: str, *, scope: Mapping[str, str], row: str) -> bytes:
-        self.seals += 1
         body = json.dumps({"scope": dict(scope), "row": row, "text": plaintext})
         return b"fake:" + base64.b64encode(body.encode()[::-1])
 

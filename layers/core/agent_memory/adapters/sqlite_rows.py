@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_memory.ports.store import KeyRange, Record
+from agent_memory.ports.store import INDEX_KEYS, KeyRange, Record
 
 # JSON has no bytes, and a map could use any key: both are tagged with a key that starts
 # with NUL, and a map that has such a key is itself kept as a tagged list of pairs.
@@ -50,7 +50,7 @@ class TableLayout:
 
 
 # What template.yaml declares today (tests/integration/test_sqlite_store.py holds them equal).
-DEFAULT_LAYOUT = TableLayout({"gsi1": ("gsi1pk", "gsi1sk")}, "ttl")
+DEFAULT_LAYOUT = TableLayout(INDEX_KEYS, "ttl")
 
 
 def _encode(value: Any) -> Any:

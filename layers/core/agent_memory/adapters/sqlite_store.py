@@ -39,16 +39,18 @@ from agent_memory.ports.store import (
     Action,
     Check,
     Delete,
-    KeyRange,
     Page,
     Put,
+    Query,
     Record,
+    StoreAdapter,
     Update,
     action_key,
     check_conditions,
     check_transaction,
-    cursor_of,
+    page_of,
     position_of,
+    updated,
     value_kind,
     written,
 )
@@ -81,7 +83,7 @@ class _PerThread(threading.local):
         self.held: _Connection | None = None
 
 
-class SqliteStore:
+class SqliteStore(StoreAdapter):
     """`ports.Store` in one SQLite file at `path` (created with its schema when new)."""
 
     def __init__(
@@ -217,68 +219,46 @@ class SqliteStore:
             found = [self._row(connection, key) for key in dict.fromkeys(keys)]
         return [record for record in found if record is not None]
 
-    def query(
-        self,
-        pk: str,
-        key_range: KeyRange | None = None,
-        *,
-        limit: int | None = None,
-        after: str | None = None,
-        newest_first: bool = False,
-        index: str | None = None,
-    ) -> Page:
-        if limit is not None and limit < 1:
+    def page(self, query: Query) -> Page:
+        if query.limit is not None and query.limit < 1:
             raise ValueError("a query's limit must be at least 1")
-        sql, params = self._select(pk, key_range, after, newest_first, index)
-        if limit is not None:
+        sql, params = self._select(query)
+        if query.limit is not None:
             # One row more than wanted tells whether another page follows.
             sql += " LIMIT ?"
-            params.append(limit + 1)
+            params.append(query.limit + 1)
         with self._mapped():
             rows = self._connection().execute(sql, params).fetchall()
-        records: list[Record] = []
-        last: list[Any] = []
-        for item, *position in rows:
-            if len(records) == limit:
-                return Page(records, cursor_of(last) if index else str(last[0]), len(rows))
-            records.append(decode_record(item))
-            last = position
-        return Page(records, None, len(rows))
+        sort = self._layout.indexes[query.index][1] if query.index else None
+        return page_of([decode_record(item) for (item,) in rows], query.limit, sort, len(rows))
 
-    def _select(
-        self,
-        pk: str,
-        key_range: KeyRange | None,
-        after: str | None,
-        newest_first: bool,
-        index: str | None,
-    ) -> tuple[str, list[Any]]:
+    def _select(self, query: Query) -> tuple[str, list[Any]]:
         """A query's SQL and its parameters."""
-        if index is None:
+        if query.index is None:
             sort, where, order = "sk", ["pk = ?"], ["sk"]
-        elif index in self._indexes:
-            part, sort = self._indexes[index]
+        elif query.index in self._indexes:
+            part, sort = self._indexes[query.index]
             where = [f"{part} IS NOT NULL", f"{sort} IS NOT NULL", f"{part} = ?"]
             order = [sort, "pk", "sk"]
         else:
-            raise ValueError(f"the table has no index {index!r}")
-        params: list[Any] = [pk]
-        for term, bound in range_terms(key_range):
+            raise ValueError(f"the table has no index {query.index!r}")
+        params: list[Any] = [query.pk]
+        for term, bound in range_terms(query.key_range):
             where.append(f"{sort} {term} ?")
             params.append(bound)
-        beyond = "<" if newest_first else ">"
-        if after is not None and index is None:
+        beyond = "<" if query.newest_first else ">"
+        if query.after is not None and query.index is None:
             where.append(f"sk {beyond} ?")
-            params.append(after)
-        elif after is not None:
-            mark = position_of(after)
+            params.append(query.after)
+        elif query.after is not None:
+            mark = position_of(query.after)
             # The first term alone is what lets SQLite seek the index to the cursor.
             where.append(f"{sort} {beyond}= ? AND ({sort}, pk, sk) {beyond} (?, ?, ?)")
             params.extend([mark[0], *mark])
-        direction = " DESC" if newest_first else ""
+        direction = " DESC" if query.newest_first else ""
         # Only fixed columns and `attribute_sql` expressions (checked names) are spliced in.
         sql = (
-            f"SELECT item, {', '.join(order)} FROM items WHERE {' AND '.join(where)}"  # noqa: S608
+            f"SELECT item FROM items WHERE {' AND '.join(where)}"  # noqa: S608
             f" ORDER BY {', '.join(column + direction for column in order)}"
         )
         return sql, params
@@ -334,18 +314,8 @@ class SqliteStore:
         match action:
             case Put():
                 pass
-            case Update(pk, sk, set_, add):
-                updated: Record = dict(row) if row is not None else {"pk": pk, "sk": sk}
-                for name, value in set_.items():
-                    if value is None:
-                        updated.pop(name, None)
-                    else:
-                        updated[name] = value
-                for name, amount in add.items():
-                    if name in updated and value_kind(updated[name]) != "number":
-                        raise ValueError(f"{name} is not a number: nothing can be added to it")
-                    updated[name] = updated.get(name, 0) + amount
-                text = encode_record(updated)
+            case Update():
+                text = encode_record(updated(row, action))
             case Delete():
                 tx.execute("DELETE FROM items WHERE pk = ? AND sk = ?", key)
                 return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -267,6 +268,49 @@ class KeyRange:
     high: str | None = None
 
 
+# The table's secondary indexes: name -> (partition, sort) attributes, as template.yaml has them.
+INDEX_KEYS = {"gsi1": ("gsi1pk", "gsi1sk")}
+
+
+@dataclass(frozen=True)
+class Query:
+    """The arguments of one `Store.query`."""
+
+    pk: str
+    key_range: KeyRange | None = None
+    limit: int | None = None
+    after: str | None = None
+    newest_first: bool = False
+    index: str | None = None
+
+
+def page_of(records: list[Record], limit: int | None, sort: str | None, scanned: int) -> Page:
+    """The page of `records` read with one more than `limit` (that one tells that another
+    page follows). `sort` is the index's sort attribute, None for the table's own `sk`: the
+    cursor is the last row's position in that order."""
+    if limit is None or len(records) <= limit:
+        return Page(records, None, scanned)
+    last = records[limit - 1]
+    cursor = str(last["sk"]) if sort is None else cursor_of([last[sort], last["pk"], last["sk"]])
+    return Page(records[:limit], cursor, scanned)
+
+
+def updated(row: Record | None, update: Update) -> Record:
+    """The row after `update`, for the adapters that apply updates themselves (a missing
+    row starts as its key alone)."""
+    result: Record = dict(row) if row is not None else {"pk": update.pk, "sk": update.sk}
+    for name, value in update.set.items():
+        if value is None:
+            result.pop(name, None)
+        else:
+            result[name] = value
+    for name, amount in update.add.items():
+        if name in result and value_kind(result[name]) != "number":
+            raise ValueError(f"{name} is not a number: nothing can be added to it")
+        result[name] = result.get(name, 0) + amount
+    return result
+
+
 @runtime_checkable
 class Store(Protocol):
     """The single table: rows addressed by (pk, sk), conditional writes, transactions."""
@@ -307,3 +351,23 @@ class Store(Protocol):
         committed, and which the SDK retried, answers success, not a conflict.
         """
         ...
+
+
+class StoreAdapter(ABC):
+    """The base of the store adapters: `query` hands its arguments to `page` as one `Query`."""
+
+    def query(
+        self,
+        pk: str,
+        key_range: KeyRange | None = None,
+        *,
+        limit: int | None = None,
+        after: str | None = None,
+        newest_first: bool = False,
+        index: str | None = None,
+    ) -> Page:
+        return self.page(Query(pk, key_range, limit, after, newest_first, index))
+
+    @abstractmethod
+    def page(self, query: Query) -> Page:
+        """The answer to `Store.query`."""

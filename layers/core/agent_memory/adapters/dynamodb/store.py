@@ -29,17 +29,19 @@ from botocore.exceptions import BotoCoreError, ClientError
 from agent_memory.adapters.dynamodb.items import Expression, deserialize, key, serialize
 from agent_memory.domain.errors import TooLarge, Unavailable, WriteConflict
 from agent_memory.ports.store import (
+    INDEX_KEYS,
     WRITER_ATTRIBUTE,
     Action,
     Check,
     Delete,
-    KeyRange,
     Page,
     Put,
+    Query,
     Record,
+    StoreAdapter,
     Update,
     check_transaction,
-    cursor_of,
+    page_of,
     position_of,
 )
 
@@ -51,7 +53,6 @@ _TRANSIENT = {
     "ServiceUnavailable",
     "LimitExceededException",
 }
-_INDEX_KEYS = {"gsi1": ("gsi1pk", "gsi1sk")}
 
 
 def _carries(item: Mapping[str, Any] | None, token: str) -> bool:
@@ -72,7 +73,7 @@ def _name(action: Action) -> str | None:
     return action.condition.name if action.condition is not None else None
 
 
-class DynamoStore:
+class DynamoStore(StoreAdapter):
     """`ports.Store` over one DynamoDB table (keys `pk`/`sk`, index `gsi1`)."""
 
     def __init__(self, client: Any, table_name: str) -> None:
@@ -117,39 +118,27 @@ class DynamoStore:
                 request = response.get("UnprocessedKeys") or {}
         return records
 
-    def query(
-        self,
-        pk: str,
-        key_range: KeyRange | None = None,
-        *,
-        limit: int | None = None,
-        after: str | None = None,
-        newest_first: bool = False,
-        index: str | None = None,
-    ) -> Page:
-        request = self._query_request(pk, key_range, newest_first, index)
-        if after and index:
-            request["ExclusiveStartKey"] = {k: {"S": str(v)} for k, v in position_of(after).items()}
-        elif after:
-            request["ExclusiveStartKey"] = key(pk, after)
+    def page(self, query: Query) -> Page:
+        request = self._query_request(query)
+        if query.after and query.index:
+            pk_name, sk_name = INDEX_KEYS[query.index]
+            sort, pk, sk = position_of(query.after)
+            index_key = {pk_name: {"S": query.pk}, sk_name: {"S": sort}}
+            request["ExclusiveStartKey"] = key(pk, sk) | index_key
+        elif query.after:
+            request["ExclusiveStartKey"] = key(query.pk, query.after)
         # One row more than wanted tells whether another page exists without a second
         # request that would come back empty.
-        records, scanned = self._read(request, None if limit is None else limit + 1)
-        if limit is None or len(records) <= limit:
-            return Page(records, None, scanned)
-        last = records[limit - 1]
-        if index:
-            cursor = cursor_of({k: last[k] for k in ("pk", "sk", *_INDEX_KEYS[index])})
-        else:
-            cursor = str(last["sk"])
-        return Page(records[:limit], cursor, scanned)
+        wanted = None if query.limit is None else query.limit + 1
+        records, scanned = self._read(request, wanted)
+        sort_name = INDEX_KEYS[query.index][1] if query.index else None
+        return page_of(records, query.limit, sort_name, scanned)
 
-    def _query_request(
-        self, pk: str, key_range: KeyRange | None, newest_first: bool, index: str | None
-    ) -> dict[str, Any]:
-        pk_name, sk_name = _INDEX_KEYS[index] if index else ("pk", "sk")
+    def _query_request(self, query: Query) -> dict[str, Any]:
+        pk_name, sk_name = INDEX_KEYS[query.index] if query.index else ("pk", "sk")
+        key_range = query.key_range
         expr = Expression()
-        key_condition = f"{expr.name(pk_name)} = {expr.value(pk)}"
+        key_condition = f"{expr.name(pk_name)} = {expr.value(query.pk)}"
         if key_range is not None and key_range.prefix is not None:
             key_condition += (
                 f" AND begins_with({expr.name(sk_name)}, {expr.value(key_range.prefix)})"
@@ -162,10 +151,10 @@ class DynamoStore:
         request: dict[str, Any] = {
             "TableName": self._table,
             "KeyConditionExpression": key_condition,
-            "ScanIndexForward": not newest_first,
+            "ScanIndexForward": not query.newest_first,
         }
-        if index:
-            request["IndexName"] = index
+        if query.index:
+            request["IndexName"] = query.index
         else:
             request["ConsistentRead"] = True
         return expr.attach(request)
