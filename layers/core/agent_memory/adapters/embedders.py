@@ -60,9 +60,10 @@ def embedder_for(
 
         return shared_minilm()
     if provider == "bedrock":
+        from agent_memory.adapters.bedrock import default_client
         from agent_memory.adapters.remote_embedders import BedrockEmbedder
 
-        client = bedrock_client() if bedrock_client is not None else _bedrock_client(region)
+        client = bedrock_client() if bedrock_client is not None else default_client(region, 10.0)
         return BedrockEmbedder(model, client, dimensions=dimensions or 1024)
     if provider == "openai" and model:
         from agent_memory.adapters.remote_embedders import OpenAIEmbedder
@@ -73,11 +74,3 @@ def embedder_for(
         probe = OpenAIEmbedder(model, openai_base_url, "", dimensions=dimensions)
         return _KeyedOpenAI(build, probe.model, probe.dimension)
     raise EmbeddingFailure(f"unknown embedding model {name}", retryable=False)
-
-
-def _bedrock_client(region: str) -> Any:
-    import boto3
-
-    from agent_memory.adapters.bedrock import client_config
-
-    return boto3.client("bedrock-runtime", region_name=region, config=client_config(10.0))

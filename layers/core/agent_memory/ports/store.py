@@ -196,10 +196,13 @@ def check_conditions(actions: Sequence[Action], rows: Sequence[Record | None]) -
     for the store adapters that check conditions themselves (in memory, SQLite)."""
     for position, (action, row) in enumerate(zip(actions, rows, strict=True)):
         if not condition_holds(action.condition, row):
-            name = action.condition.name if action.condition else None
-            raise WriteConflict(
-                "the object changed since it was read", index=position, condition=name
-            )
+            raise conflict(action, position)
+
+
+def conflict(action: Action, position: int) -> WriteConflict:
+    """The conflict of `action`'s failed condition, at `position` in its write."""
+    name = action.condition.name if action.condition is not None else None
+    return WriteConflict("the object changed since it was read", index=position, condition=name)
 
 
 # A transaction holds at most this many actions (DynamoDB's limit, kept by every adapter).

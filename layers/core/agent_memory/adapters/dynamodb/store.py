@@ -41,6 +41,7 @@ from agent_memory.ports.store import (
     StoreAdapter,
     Update,
     check_transaction,
+    conflict,
     page_of,
     position_of,
 )
@@ -67,10 +68,6 @@ class _Attempts(threading.local):
 
     def __init__(self) -> None:
         self.refused: list[bool] = []
-
-
-def _name(action: Action) -> str | None:
-    return action.condition.name if action.condition is not None else None
 
 
 class DynamoStore(StoreAdapter):
@@ -214,12 +211,7 @@ class DynamoStore(StoreAdapter):
         ):
             return None  # deletes and checks only: the rows are gone, as asked
         if failed:
-            position = failed[0]
-            return WriteConflict(
-                "the object changed since it was read",
-                index=position,
-                condition=_name(actions[position]) if position < len(actions) else None,
-            )
+            return conflict(actions[failed[0]], failed[0])
         if "TransactionConflict" in codes or not codes:
             # Another writer's transaction touched the same rows: it won the race.
             return WriteConflict("a concurrent change won", index=None)
@@ -242,9 +234,7 @@ class DynamoStore(StoreAdapter):
                 return  # an earlier attempt applied it; this retry met its own row
             if isinstance(action, Delete) and not old and self._maybe_applied():
                 return  # the row is gone, as asked
-            raise WriteConflict(
-                "the object changed since it was read", index=0, condition=_name(action)
-            ) from error
+            raise conflict(action, 0) from error
 
     def _single(self, action: Action, token: str) -> dict[str, Any]:
         expr = Expression()
