@@ -16,7 +16,14 @@ import itertools
 import re
 from unicodedata import normalize
 
-from agent_memory.domain.secret_words import FOR, IS, NOT_A_VALUE, is_value, windows
+from agent_memory.domain.secret_words import (
+    FOR,
+    IS,
+    NOT_A_VALUE,
+    LazyPattern,
+    is_value,
+    windows,
+)
 
 RECOVERY_PHRASE = "a wallet seed or recovery phrase"
 SECURITY_ANSWER = "an answer to a security question"
@@ -42,13 +49,13 @@ _SEED_STEMS = (
     "semilla",
     "recuperaci",
 )
-_SEED_HIT = re.compile("|".join(_SEED_STEMS))
-_SEED_NAMED = re.compile(rf"\b{_SEED_NAME}\b{FOR}\s*{IS}\s*(?P<words>[^.!?;\n]+)", re.IGNORECASE)
+_SEED_HIT = LazyPattern("|".join(_SEED_STEMS))
+_SEED_NAMED = LazyPattern(rf"\b{_SEED_NAME}\b{FOR}\s*{IS}\s*(?P<words>[^.!?;\n]+)", re.IGNORECASE)
 # What may part the words of a phrase: spaces, commas, numbering on its own ("1. left, 2. stay";
 # never digits glued to a word: "question1 answer1" is no phrase).
 _PUNCTUATION = " \t\r\n,;:.)(-"
-_BETWEEN_WORDS = re.compile(r"[\s,;:.()-]*(?:\s\d{1,2}[.):]?\s+)?")
-_WORD = re.compile(r"([^\W\d_]+)")
+_BETWEEN_WORDS = LazyPattern(r"[\s,;:.()-]*(?:\s\d{1,2}[.):]?\s+)?")
+_WORD = LazyPattern(r"([^\W\d_]+)")
 _LATIN_LISTS = ("english", "spanish", "french", "italian", "portuguese", "czech")
 _PHRASE_WORDS = 12
 
@@ -79,7 +86,7 @@ _ANSWER_STEMS = (
     "jeune fille",
     "soltera",
 )
-_SECURITY_ANSWER = re.compile(
+_SECURITY_ANSWER = LazyPattern(
     # The question may be quoted between: the answer to the question "first pet" is ...
     rf"\b{_ANSWER}\b(?:\s+[\"“'][^\"”'\n]{{1,40}}[\"”'])?{FOR}\s*{IS}\s*"
     r"(?P<value>[^\s.,;!?]{2,})",
@@ -87,31 +94,31 @@ _SECURITY_ANSWER = re.compile(
 )
 # "my first pet's name, for the security question, is Rex": the question set apart, then a
 # value ("my security question is boring" says nothing of the answer).
-_QUESTION_IS = re.compile(
+_QUESTION_IS = LazyPattern(
     r"\b(?:security|secret)\s+questions?\s*[,:)\"\u201d'-]+\s*(?:\w+\s+){0,3}?(?:is|was)\s+"
     r"(?P<value>[^\s.,;!?]{2,})",
     re.IGNORECASE,
 )
 # "my mother was born Smith", "meine Mutter ist eine geborene Schneider".
-_BORN = re.compile(
+_BORN = LazyPattern(
     r"\b(?:mother|mom|mum|mutter|mère|madre)\b[^.!?\n]{0,25}?\b(?:born|née|nee|geborene|geb\.)"
     r"\s+(?P<value>[^\s.,;!?]{2,})",
     re.IGNORECASE,
 )
 # "security question: first pet? answer: Fluffy".
-_QUESTION_THEN_ANSWER = re.compile(
+_QUESTION_THEN_ANSWER = LazyPattern(
     r"\b(?:security|secret)\s+question\b.{0,80}?\banswer\s*[:=]\s*(?P<value>[^\s.,;!?]{2,})",
     re.IGNORECASE,
 )
 
 # Two letters, two check digits, then 11 to 30 letters or digits, grouped by 4 or not.
-_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]){11,30}\b", re.IGNORECASE)
-_ACCOUNT_NUMBER = re.compile(
+_IBAN = LazyPattern(r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]){11,30}\b", re.IGNORECASE)
+_ACCOUNT_NUMBER = LazyPattern(
     r"\b(?:(?:bank\s+)?account\s+(?:number|no\.?|nr\.?|#)|kontonummer|num[ée]ro\s+de\s+compte"
     rf"|n[uú]mero\s+de\s+cuenta){FOR}\s*{IS}?\s*(?P<value>\d[\d -]{{4,20}}\d)",
     re.IGNORECASE,
 )
-_BANK_WORDS = re.compile(
+_BANK_WORDS = LazyPattern(
     r"\b(?:sort\s+code|routing|aba|bank|banks|blz|bankleitzahl|bic|swift|iban|rib|banque"
     r"|banco|bancaria|clabe)\b",
     re.IGNORECASE,

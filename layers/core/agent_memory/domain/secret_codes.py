@@ -6,7 +6,16 @@ from __future__ import annotations
 
 import re
 
-from agent_memory.domain.secret_words import FOR, IS, NOT_A_VALUE, NOW, UNITS, has_stem, wordset
+from agent_memory.domain.secret_words import (
+    FOR,
+    IS,
+    NOT_A_VALUE,
+    NOW,
+    UNITS,
+    LazyPattern,
+    has_stem,
+    wordset,
+)
 
 ONE_TIME_CODE = "a one-time or recovery code"
 PIN = "a PIN or an access code"
@@ -47,10 +56,10 @@ _PIN_WORD = (
 _CODE_VALUE = r"[*#]?(?<![\w-])(?P<value>[A-Za-z0-9][A-Za-z0-9 -]{1,40}?[A-Za-z0-9])(?![\w-])"
 
 
-def _code_pattern(word: str) -> re.Pattern[str]:
+def _code_pattern(word: str) -> LazyPattern:
     # With "is" a place may come between ("the PIN for my card is ..."); without, the code
     # follows its word at once ("PIN 4921", "OTP: 123456").
-    return re.compile(
+    return LazyPattern(
         rf"\b{word}\b(?:{FOR}\s*{IS}\s*{NOW}|\s*[:#]?\s*){_CODE_VALUE}", re.IGNORECASE
     )
 
@@ -58,14 +67,14 @@ def _code_pattern(word: str) -> re.Pattern[str]:
 _OTP = _code_pattern(_OTP_WORD)
 _PIN = _code_pattern(_PIN_WORD)
 # "the gate opens with 2580#", "das Tor öffnet mit 2580".
-_OPENS_WITH = re.compile(
+_OPENS_WITH = LazyPattern(
     r"\b(?:gate|door|garage|lock|safe|alarm|padlock|lockbox|tor|tür|tresor|porte|portail"
     r"|coffre|puerta|port[oó]n|portal|candado)\s+(?:opens?|unlocks?|disarms?|öffnet|s['\u2019]"
     r"ouvre|se\s+abre|abre)\s+(?:with|using|mit|avec|con)\s+(?:the\s+)?(?:code\s+)?" + _CODE_VALUE,
     re.IGNORECASE,
 )
 # "gate: 2580#": a door's name, a colon and digits only ("gate: B22" is a boarding gate).
-_DOOR_COLON = re.compile(
+_DOOR_COLON = LazyPattern(
     r"\b(?:gate|door|garage|alarm|safe|lockbox|tor|tür|porte|portail|puerta|port[oó]n)\s*[:=]"
     r"\s*[*#]?(?P<value>\d{3,8})#?(?![\w-])",
     re.IGNORECASE,
@@ -73,17 +82,17 @@ _DOOR_COLON = re.compile(
 
 
 # Payment cards: 13 to 19 digits, together or in groups (4-4-4-4, 4-6-5 for Amex).
-_CARD = re.compile(
+_CARD = LazyPattern(
     r"(?<![\d+.,/:-])(?:\d{13,19}|\d{4}(?:[ -]\d{4}){2}[ -]\d{1,7}|\d{4}[ -]\d{6}[ -]\d{4,5})"
     r"(?![\d.,/:-]\d)"
 )
 # A long number after these words is a reference, not a card (unless a card is named too).
-_REFERENCE = re.compile(
+_REFERENCE = LazyPattern(
     r"\b(?:order|invoice|tracking|reference|booking|ticket|shipment|parcel|customer|bestellung"
     r"|rechnung|sendung|commande|facture|pedido|factura|envío)\b",
     re.IGNORECASE,
 )
-_CARD_WORD = re.compile(
+_CARD_WORD = LazyPattern(
     r"\b(?:cards?|karte|carte|tarjeta|visa|mastercard|amex|maestro|cb)\b", re.IGNORECASE
 )
 

@@ -15,6 +15,7 @@ from agent_memory.domain.secret_words import (
     IS,
     NOW,
     VALUE,
+    LazyPattern,
     credential,
     key_like,
     wordset,
@@ -25,11 +26,11 @@ CLOUD_KEY = "a cloud access key"
 API_TOKEN = "an API key or token"
 RANDOM_STRING = "a long random string that looks like a credential"
 
-_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
-_AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b")
-_GOOGLE_KEY = re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")
+_PRIVATE_KEY = LazyPattern(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
+_AWS_KEY_ID = LazyPattern(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b")
+_GOOGLE_KEY = LazyPattern(r"\bAIza[0-9A-Za-z_-]{35}\b")
 # Well-known token formats: OpenAI/Anthropic, Stripe, GitHub, GitLab, Slack, npm, PyPI, JWT.
-_TOKEN_FORMATS = re.compile(
+_TOKEN_FORMATS = LazyPattern(
     r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{16,}"
     r"|\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}"
     r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
@@ -40,7 +41,7 @@ _TOKEN_FORMATS = re.compile(
     r"|\bpypi-[A-Za-z0-9_-]{30,}"
     r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
 )
-_BEARER = re.compile(r"\bbearer\s+[A-Za-z0-9._~+/-]{16,}", re.IGNORECASE)
+_BEARER = LazyPattern(r"\bbearer\s+[A-Za-z0-9._~+/-]{16,}", re.IGNORECASE)
 
 
 _NAMED_SECRET_WORD = (
@@ -51,15 +52,15 @@ _NAMED_SECRET_WORD = (
     r"|clave\s+(?:de\s+)?api|jeton|signing[\s_-]?key|webhook[\s_-]?secret)"
 )
 # Not after a colon: "arn:aws:secretsmanager:...:secret:name" names a secret, it is not one.
-_NAMED_SECRET = re.compile(
+_NAMED_SECRET = LazyPattern(
     rf"(?<!:)\b{_NAMED_SECRET_WORD}\b{FOR}\s*{IS}\s*{NOW}{VALUE}", re.IGNORECASE
 )
-_NAMED_SECRET_BARE = re.compile(rf"(?<!:)\b{_NAMED_SECRET_WORD}\b{BARE_VALUE}", re.IGNORECASE)
+_NAMED_SECRET_BARE = LazyPattern(rf"(?<!:)\b{_NAMED_SECRET_WORD}\b{BARE_VALUE}", re.IGNORECASE)
 # "my OpenAI key is 9f8e7d6c": any key, when its value has digits and letters (never "the
 # key is under the mat", "the key to success is ...").
-_ANY_KEY = re.compile(rf"(?<!:)\bkeys?\b{FOR}\s*{IS}\s*{NOW}{VALUE}", re.IGNORECASE)
+_ANY_KEY = LazyPattern(rf"(?<!:)\bkeys?\b{FOR}\s*{IS}\s*{NOW}{VALUE}", re.IGNORECASE)
 
-_CANDIDATE = re.compile(r"[A-Za-z0-9+=_-]{32,}")
+_CANDIDATE = LazyPattern(r"[A-Za-z0-9+=_-]{32,}")
 
 NAMED_STEMS = wordset("key secret token cred schlüssel clé clave jeton")
 

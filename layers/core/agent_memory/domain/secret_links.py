@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, urlsplit
 
-from agent_memory.domain.secret_words import COMMON_USERS, credential, wordset
+from agent_memory.domain.secret_words import COMMON_USERS, LazyPattern, credential, wordset
 
 # Any scheme: https, ftp, postgres, mysql, mongodb+srv, redis, amqp, ...
-URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,30}://[^\s<>\"'`)\]]+", re.IGNORECASE)
+URL = LazyPattern(r"\b[a-z][a-z0-9+.-]{1,30}://[^\s<>\"'`)\]]+", re.IGNORECASE)
 # Query or fragment parameters that carry a credential (pre-signed S3, SAS, OAuth, API keys).
 _ACCESS_PARAMS = wordset(
     """token access_token id_token refresh_token auth auth_token authtoken key api_key apikey
@@ -22,7 +22,7 @@ _ACCESS_PARAMS = wordset(
     magic_link login_token reset_token code_challenge st"""
 )
 # Path words of invitation, sign-in and password-reset links.
-_ACCESS_PATH = re.compile(
+_ACCESS_PATH = LazyPattern(
     r"(?:^|/)(?:invite|invites|invitation|invitations|join|joinchat|magic|magic[-_]?link"
     r"|magiclink|login[-_]?link|signin[-_]?link|passwordless|reset|reset[-_]?password"
     r"|password[-_]?reset|recover|recovery|activate|activation|verify|confirm|onboard)(?:/|$)",
@@ -32,7 +32,7 @@ _ACCESS_PATH = re.compile(
 _INVITE_HOSTS = ("discord.gg", "chat.whatsapp.com", "join.slack.com", "t.me")
 
 # "root:hunter2@db.example.com", without a scheme.
-_USER_PASS_HOST = re.compile(
+_USER_PASS_HOST = LazyPattern(
     r"(?<![\w/])(?P<user>[\w.+-]{1,64}):(?P<value>[^\s@/:]{3,})@[A-Za-z0-9-]+"
     r"(?:\.[A-Za-z0-9-]+)+"
 )

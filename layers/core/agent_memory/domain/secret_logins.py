@@ -13,6 +13,7 @@ from agent_memory.domain.secret_words import (
     IS_WORD,
     NOT_A_VALUE,
     VALUE,
+    LazyPattern,
     credential,
     has_stem,
     is_value,
@@ -33,22 +34,22 @@ _USER_PASS = (
     r"(?P<quote>[\"'`]?)(?P<user>[^\s/:|,\"'`]{2,64})"
     rf"{_SEPARATOR}[\"'`]?(?P<value>[^\s\"'`]{{3,}})"
 )
-_LOGIN = re.compile(rf"\b{_LOGIN_WORD}\b{FOR}\s*{IS}\s*{_USER_PASS}", re.IGNORECASE)
+_LOGIN = LazyPattern(rf"\b{_LOGIN_WORD}\b{FOR}\s*{IS}\s*{_USER_PASS}", re.IGNORECASE)
 # Without "is" (a key's words: "admin login root hunter2"), a space may part the two.
-_LOGIN_BARE = re.compile(
+_LOGIN_BARE = LazyPattern(
     r"\b(?:logins?|log-ins?|logons?|sign-?ins?|creds|credentials?)\s+"
     + rf"(?!(?:{IS_WORD}|are|were|sind|sont|son)\b)"
     + _USER_PASS.replace(_SEPARATOR, rf"(?:{_SEPARATOR}|\s+)"),
     re.IGNORECASE,
 )
-_USER_THEN_PASS = re.compile(
+_USER_THEN_PASS = LazyPattern(
     r"\buser(?:name)?\s*[:=]?\s*(?P<user>[^\s,;]{2,64})[,;]?\s+"
     rf"(?:pass(?:word)?|pw|pwd|kennwort|passwort)\s*[:=]?{VALUE}",
     re.IGNORECASE,
 )
 # "login for the router is admin and the pass is Tiger!88": a login word, then a password
 # word in the same sentence ("pass" alone counts here, never elsewhere: a boarding pass).
-_LOGIN_THEN_PASSWORD = re.compile(
+_LOGIN_THEN_PASSWORD = LazyPattern(
     r"\b(?:logins?|log-ins?|sign-?ins?|accounts?|user(?:name)?|(?:be)?nutzer(?:name)?"
     r"|utilisateur|identifiant|usuario|zugang)\b[^.!?\n]{0,60}?\b(?:pass(?:word|wort)?|pw|pwd"
     rf"|kennwort|mot\s+de\s+passe|contrase(?:ñ|n)a|clave|senha)\b(?:(?P<is>{FOR}\s*{IS})|\s*[:=]|\s)"
@@ -56,13 +57,13 @@ _LOGIN_THEN_PASSWORD = re.compile(
     re.IGNORECASE,
 )
 # "to log in to the router use admin / Tiger!88".
-_LOG_IN_WITH_PAIR = re.compile(
+_LOG_IN_WITH_PAIR = LazyPattern(
     rf"\b(?:log(?:ged|s)?[\s-]*(?:in|into|on)|sign[\s-]*in)\b[^.!?\n]{{0,40}}?\b(?:use|with|using"
     rf"|as|type|enter)\s+{_USER_PASS}",
     re.IGNORECASE,
 )
 # "log into the router as admin with Tiger!88".
-_LOG_IN_AS = re.compile(
+_LOG_IN_AS = LazyPattern(
     r"\blog(?:ged|s)?[\s-]*(?:in|into|on)\b[^.!?\n]{0,40}?\bas\s+(?P<user>[^\s,]{2,64})\s+"
     rf"(?:with|using)\s+(?:the\s+)?(?:pass(?:word)?\s+)?{VALUE}",
     re.IGNORECASE,

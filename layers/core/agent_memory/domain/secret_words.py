@@ -2,13 +2,48 @@
 four languages say "is", where a value starts, and which words after "password is" say
 something *about* a password instead of giving it.
 
-Patterns here are fragments to compose (`rf"...{IS}..."`), read case-insensitively.
+Patterns here are fragments to compose (`rf"...{IS}..."`), read case-insensitively, into
+each rule's `LazyPattern`.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
+from typing import Any
+
+
+class LazyPattern:
+    """A rule's regular expression, compiled at its first use. The secret rules' patterns
+    take about 20 ms to compile: a process pays that when it first checks a text, not while
+    it starts (a learning step that checks none never pays it)."""
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.source = source
+        self.flags = flags
+
+    @functools.cached_property
+    def compiled(self) -> re.Pattern[str]:
+        return re.compile(self.source, self.flags)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled.search(text)
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return self.compiled.fullmatch(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text)
+
+    def findall(self, text: str) -> list[Any]:
+        return self.compiled.findall(text)
+
+    def split(self, text: str) -> list[str | Any]:
+        return self.compiled.split(text)
+
+    def sub(self, replacement: str, text: str) -> str:
+        return self.compiled.sub(replacement, text)
 
 
 def wordset(words: str) -> frozenset[str]:
@@ -139,7 +174,7 @@ WHOLE = 1000
 
 
 def windows(
-    text: str, lowered: str, hits: re.Pattern[str], *, before: int = 150, after: int = 250
+    text: str, lowered: str, hits: LazyPattern, *, before: int = 150, after: int = 250
 ) -> Iterator[tuple[str, str]]:
     """`(text, lowered)` itself when short, else the windows around each hit of `hits` in
     `lowered` (merged where they overlap), each starting at a word."""

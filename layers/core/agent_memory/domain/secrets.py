@@ -56,6 +56,7 @@ from agent_memory.domain.secret_words import (
     OWNERS,
     VALUE,
     WHO_USES,
+    LazyPattern,
     credential,
     has_stem,
     is_value,
@@ -108,36 +109,36 @@ _COMPOUND = (
     r"|screens?|dialog|box|entry|input|menu|settings?|verwaltung|manager|gestionnaire"
     r"|gestor|less|authentication|auth|logins?|access|based|only|games?)\b)"
 )
-_PASSWORD = re.compile(
+_PASSWORD = LazyPattern(
     rf"\b{_PASSWORD_WORD}\b{_COMPOUND}{WHO_USES}{FOR}\s*{IS}\s*{NOW}{VALUE}", re.IGNORECASE
 )
 # "password hunter2", "pass: hunter2": no "is", so the value must look like one.
-_PASSWORD_BARE = re.compile(
+_PASSWORD_BARE = LazyPattern(
     rf"\b(?:{_PASSWORD_WORD}\b{_COMPOUND}|pass(?=\s*[:=])){BARE_VALUE}", re.IGNORECASE
 )
 # "I changed my password to Blue42!".
-_PASSWORD_TO = re.compile(
+_PASSWORD_TO = LazyPattern(
     rf"\b(?:changed|set|reset|updated|switched|changé|cambié|cambiado|geändert)\s+"
     rf"(?:\w+\s+){{0,3}}?{_PASSWORD_WORD}{FOR}\s+(?:to|in|en|auf|à|a)\s+{VALUE}",
     re.IGNORECASE,
 )
 # "I sign in with the password sunshine": after "with", any word that is not about it.
-_PASSWORD_WITH = re.compile(
+_PASSWORD_WITH = LazyPattern(
     rf"\b(?:with|using|mit|avec|con)\s+(?:(?:the|a|das|dem|le|la|el)\s+)?{_PASSWORD_WORD}\b"
     rf"{_COMPOUND}\s+{VALUE}",
     re.IGNORECASE,
 )
 # "password's hunter2": a contraction, so the value must look like one ("password's length").
-_PASSWORD_S = re.compile(rf"\b{_PASSWORD_WORD}['\u2019]s\s+{VALUE}", re.IGNORECASE)
+_PASSWORD_S = LazyPattern(rf"\b{_PASSWORD_WORD}['\u2019]s\s+{VALUE}", re.IGNORECASE)
 # "my password? it's hunter2".
-_PASSWORD_ITS = re.compile(
+_PASSWORD_ITS = LazyPattern(
     rf"\b{_PASSWORD_WORD}\b{_COMPOUND}\s*[?:,\u2013\u2014-]+\s*(?:it['\u2019]?s|it\s+is"
     rf"|that['\u2019]?s|c['\u2019]est|das\s+ist|es\s+ist|es)\s+{VALUE}",
     re.IGNORECASE,
 )
 # "wifi: LetMeIn2024": a network's name has no need of digits and letters together.
-_NETWORK_BARE = re.compile(rf"\b(?:wi-?fi|wlan)\b\s*[:=]\s*{VALUE}", re.IGNORECASE)
-_VALUE_FIRST = re.compile(
+_NETWORK_BARE = LazyPattern(rf"\b(?:wi-?fi|wlan)\b\s*[:=]\s*{VALUE}", re.IGNORECASE)
+_VALUE_FIRST = LazyPattern(
     r"(?P<start>^|[.!?:;,(]\s*|\n)?(?<![\w-])"
     r"(?:(?P<quote>[\"`«“„\u2018][^\"`»”\u2019\n]{2,60}[\"`»”\u2019])|(?P<value>[^\s\"'`«»“”„\u2018\u2019]{2,}))"
     rf"\s+{IS_WORD}\s+(?:{OWNERS}\s+|what\s+(?:i|we|you|he|she|they)\s+use\s+(?:as|for)\s+)?"
@@ -147,20 +148,20 @@ _VALUE_FIRST = re.compile(
 )
 # "I log in with Sunshine99 as my password", "Sonne99 als Passwort", "Sol99 como contraseña":
 # found by "as", the value is the word before it.
-_AS_PASSWORD = re.compile(
+_AS_PASSWORD = LazyPattern(
     rf"\s(?:as|als|comme|como)\s+(?:{OWNERS}\s+)?(?:(?:new|neues|nouveau|nueva)\s+)?"
     rf"{_PASSWORD_WORD}\b{_COMPOUND}",
     re.IGNORECASE,
 )
 # "I use LetMeIn2024 for the wifi": what opens a network, a device or an account.
-_USE_FOR = re.compile(
+_USE_FOR = LazyPattern(
     rf"\b(?:use|type|enter)\s+{VALUE}\s+(?:for|on|to\s+(?:log|sign|get)\s+in(?:to)?)\s+"
     r"(?:the\s+|my\s+|our\s+)?(?:wi-?fi|wlan|router|network|account|login|laptop|computer"
     r"|phone|e-?mail|mail|vpn|server|drive|safe)\b",
     re.IGNORECASE,
 )
 # A passphrase is plain words: "the passphrase is correct horse battery staple".
-_PASSPHRASE = re.compile(
+_PASSPHRASE = LazyPattern(
     rf"\b(?:pass\s*phrase|passphrase|phrase\s+(?:de\s+passe|secrète)|frase\s+de\s+contrase(?:ñ|n)a"
     rf"|passwortsatz){FOR}\s*{IS}\s*(?P<words>[^.!?;\n]+)",
     re.IGNORECASE,
@@ -175,7 +176,7 @@ _PASSWORD_STEMS = wordset(
 )
 _USE_STEMS = frozenset(("use ", "type ", "enter "))
 # Longer texts are read in windows around these words (every family's stems, and doors).
-_RULE_WORDS = re.compile(
+_RULE_WORDS = LazyPattern(
     "|".join(
         re.escape(stem)
         for stem in sorted(
@@ -190,8 +191,8 @@ _RULE_WORDS = re.compile(
     )
 )
 # The password rules start from one of these words (and "pass:").
-_PASSWORD_HIT = re.compile(rf"\b{_PASSWORD_WORD}|\bpass\s*[:=]|\bwi-?fi|\bwlan")
-_KEY_SEPARATORS = re.compile(r"[-_.]+")
+_PASSWORD_HIT = LazyPattern(rf"\b{_PASSWORD_WORD}|\bpass\s*[:=]|\bwi-?fi|\bwlan")
+_KEY_SEPARATORS = LazyPattern(r"[-_.]+")
 # Words of a key that name a secret, and technical words beside them that are not one.
 _KEY_SECRET_WORDS = wordset(
     """password passwords passwort kennwort pass pw pwd passcode passphrase pin code key token
