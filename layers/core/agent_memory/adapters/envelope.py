@@ -29,16 +29,18 @@ COMPRESS_FROM = 512
 _ZLIB_FIRST = b"x"
 
 
-def materials(
-    provider: Any, *, max_age: float, max_messages: int, capacity: int
-) -> tuple[Any, Any, Any]:
+# Data keys the cache holds: one per scope in use.
+CACHE_CAPACITY = 1000
+
+
+def materials(provider: Any, *, max_age: float, max_messages: int) -> tuple[Any, Any, Any]:
     """(client, caching materials manager, algorithm suite) over a master key provider."""
     import aws_encryption_sdk
     from aws_encryption_sdk.identifiers import Algorithm, CommitmentPolicy
 
     cmm = aws_encryption_sdk.CachingCryptoMaterialsManager(
         master_key_provider=provider,
-        cache=aws_encryption_sdk.LocalCryptoMaterialsCache(capacity=capacity),
+        cache=aws_encryption_sdk.LocalCryptoMaterialsCache(capacity=CACHE_CAPACITY),
         max_age=max_age,
         max_messages_encrypted=max_messages,
     )

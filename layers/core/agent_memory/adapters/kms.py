@@ -26,14 +26,12 @@ class KmsCipher:
         kms_client: Any = None,
         cache_seconds: float = 300.0,
         cache_messages: int = 100_000,
-        cache_capacity: int = 1000,
     ) -> None:
         self._key_id = key_id
         self._botocore_session = botocore_session
         self._kms_client = kms_client
         self._cache_seconds = cache_seconds
         self._cache_messages = cache_messages
-        self._cache_capacity = cache_capacity
         self._lock = threading.Lock()
         self._ready: tuple[Any, Any, Any] | None = None
         # The SDK wraps a failed KMS Decrypt in "unable to decrypt any data key" and drops
@@ -79,7 +77,6 @@ class KmsCipher:
             provider,
             max_age=self._cache_seconds,
             max_messages=self._cache_messages,
-            capacity=self._cache_capacity,
         )
 
     def _record_kms_answer(self, parsed: Any = None, **_: Any) -> None:

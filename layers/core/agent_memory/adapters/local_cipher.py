@@ -39,7 +39,6 @@ class LocalCipher:
         *,
         cache_seconds: float = 300.0,
         cache_messages: int = 100_000,
-        cache_capacity: int = 1000,
     ) -> None:
         from aws_encryption_sdk.identifiers import EncryptionKeyType, WrappingAlgorithm
         from aws_encryption_sdk.internal.crypto.wrapping_keys import WrappingKey
@@ -59,7 +58,6 @@ class LocalCipher:
             master_key,
             max_age=cache_seconds,
             max_messages=cache_messages,
-            capacity=cache_capacity,
         )
 
     def __repr__(self) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 
 from agent_memory.adapters import asl
 from agent_memory.ports import Absent, Action, Delete, Equals, Put, Update
+from agent_memory.ports.store import updated
 
 Task = Callable[[dict[str, Any]], Any]
 
@@ -162,12 +163,7 @@ class WorkflowRun:
         return [self.saving(changes), Delete(OPEN_PK, opened)]
 
     def saved(self, changes: Mapping[str, Any]) -> None:
-        self.row["version"] = int(self.row["version"]) + 1
-        for key, value in changes.items():
-            if value is None:
-                self.row.pop(key, None)
-            else:
-                self.row[key] = value
+        self.row = updated(self.row, Update(*run_key(self.name), set=changes, add={"version": 1}))
 
     def context(self, state: asl.State) -> dict[str, Any]:
         """The `$$` object: what the learning ASL reads from it, and a little more."""

@@ -55,9 +55,6 @@ class InProcessVectorIndex:
         if path is not None and path.exists():
             self._replay(path)
 
-    def __len__(self) -> int:
-        return self._size
-
     # -- writes ----------------------------------------------------------------------------
 
     def put(self, records: Sequence[VectorRecord]) -> None:

@@ -11,9 +11,7 @@ dict) with string keys `pk` and `sk`. It is a key-value row, not a DynamoDB item
 adapter owns the translation.
 """
 
-from agent_memory.ports.crypto import (
-    Cipher,
-)
+from agent_memory.ports.crypto import Cipher
 from agent_memory.ports.models import (
     EvidenceItem,
     KnownEntry,
@@ -25,12 +23,7 @@ from agent_memory.ports.models import (
     ModelReply,
     Usage,
 )
-from agent_memory.ports.runtime import (
-    Clock,
-    Execution,
-    Ids,
-    Orchestrator,
-)
+from agent_memory.ports.runtime import Clock, Execution, Ids, Orchestrator
 from agent_memory.ports.store import (
     WRITER_ATTRIBUTE,
     Absent,
