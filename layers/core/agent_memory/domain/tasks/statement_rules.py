@@ -5,6 +5,7 @@ kept under (the attribute, never the value) and the frame of its content.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -77,24 +78,18 @@ Key = str | Callable[[str], str | None]
 class Rule:
     """One way of saying an attribute: its pattern, its key and the frame of its content."""
 
-    pattern: re.Pattern[str]
+    source: str  # the whole sentence matches it, in any case
     key: Key
     frame: str
     negated: bool = False
     many: bool = False
     split: bool = False  # "peanuts and shellfish": one statement per value
 
-
-def _rule(
-    pattern: str,
-    key: Key,
-    frame: str,
-    *,
-    negated: bool = False,
-    many: bool = False,
-    split: bool = False,
-) -> Rule:
-    return Rule(re.compile(rf"^(?:{pattern})$", re.IGNORECASE), key, frame, negated, many, split)
+    # Compiled at the first sentence read: the rules take about 6 ms to compile, which a
+    # process whose learning asks a model, not the `local/rules` extractor, never pays.
+    @functools.cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(rf"^(?:{self.source})$", re.IGNORECASE)
 
 
 def _place(kind: str) -> Callable[[str], str | None]:
@@ -165,27 +160,27 @@ _ANYMORE = r"(?:\s+(?:anymore|any\s+more))?"
 
 RULES: tuple[Rule, ...] = (
     # -- names ---------------------------------------------------------------------------------
-    _rule(
+    Rule(
         rf"{_HI}(?:my\s+name\s+is|my\s+name's|i\s+am\s+called|people\s+call\s+me|i\s+go\s+by"
         rf"|ich\s+hei(?:ß|ss)e|mein\s+name\s+ist|je\s+m'appelle|mon\s+nom\s+est"
         rf"|mon\s+prénom\s+est|me\s+llamo|mi\s+nombre\s+es)\s+{_NAME}",
         "name",
         "{who}'s name is {v}.",
     ),
-    _rule(rf"{_HI}i\s+am\s+{_NAME}", _named, "{who}'s name is {v}."),
-    _rule(
+    Rule(rf"{_HI}i\s+am\s+{_NAME}", _named, "{who}'s name is {v}."),
+    Rule(
         r"(?:(?:please|you\s+can|just)\s+)?(?:call\s+me|nenn\s+mich|nennt\s+mich|nennen\s+sie"
         r"\s+mich|appelle-moi|appelez-moi|ll[aá]mame|ll[aá]menme)\s+" + _NAME,
         "preferred-name",
         "{who} wants to be called {v}.",
     ),
-    _rule(
+    Rule(
         r"(?:please\s+)?(?:do\s+not|never|stop)\s+call(?:ing)?\s+me\s+" + _NAME,
         "preferred-name",
         "",
         negated=True,
     ),
-    _rule(
+    Rule(
         r"(?:nenn|nennt)\s+mich\s+nicht\s+(?:mehr\s+)?"
         + _NAME
         + r"|ne\s+m'appel(?:le|lez)\s+(?:pas|plus)\s+"
@@ -197,42 +192,42 @@ RULES: tuple[Rule, ...] = (
         negated=True,
     ),
     # -- age, origin, birth --------------------------------------------------------------------
-    _rule(
+    Rule(
         r"(?:i\s+am|ich\s+bin|j'ai|tengo)\s+(?P<v>\d{1,3})(?:\s+(?:years\s+old|years\s+of\s+age"
         r"|jahre\s+alt|ans|años))?",
         "age",
         "{who} is {v} years old.",
     ),
-    _rule(
+    Rule(
         r"(?:i\s+am\s+(?:originally\s+)?from|i\s+come\s+from|ich\s+(?:bin|komme)\s+aus"
         r"|je\s+viens\s+(?:de|d')|soy\s+de|vengo\s+de)\s*(?P<v>.+)",
         "origin",
         "{who} is from {v}.",
     ),
-    _rule(r"i\s+was\s+born\s+in\s+(?P<v>\d{4})", "birth-year", "{who} was born in {v}."),
-    _rule(r"i\s+was\s+born\s+in\s+(?P<v>\D.*)", "birthplace", "{who} was born in {v}."),
+    Rule(r"i\s+was\s+born\s+in\s+(?P<v>\d{4})", "birth-year", "{who} was born in {v}."),
+    Rule(r"i\s+was\s+born\s+in\s+(?P<v>\D.*)", "birthplace", "{who} was born in {v}."),
     # -- where they live -----------------------------------------------------------------------
-    _rule(
+    Rule(
         r"i\s+(?:live|am\s+living|reside|am\s+based|have\s+lived|have\s+been\s+living)"
         r"(?:\s+(?:now|currently|right\s+now))?\s+(?:in|at)\s+(?P<v>.+)",
         _place("home"),
         "{who} lives in {v}.",
     ),
-    _rule(
+    Rule(
         r"(?:i\s+(?:just\s+|recently\s+)?moved\s+(?:from\s+.+?\s+)?to|ich\s+bin\s+nach"
         r"|j'ai\s+déménagé\s+(?:à|a|en|au)|me\s+mudé\s+a)\s+(?P<v>.+?)(?:\s+gezogen)?",
         _place("home"),
         "{who} moved to {v}.",
     ),
-    _rule(
+    Rule(
         r"(?:ich\s+(?:wohne|lebe)|j'habite|je\s+(?:vis|réside)|(?:yo\s+)?vivo|resido)"
         r"(?:\s+(?:jetzt|derzeit|seit\s+\w+|maintenant|actuellement|ahora))?"
         r"\s+(?:in|à|a|en|au|aux|dans)\s+(?P<v>.+)",
         _place("home"),
         "{who} lives in {v}.",
     ),
-    _rule(r"i\s+live\s+with\s+(?P<v>.+)", "household", "{who} lives with {v}."),
-    _rule(
+    Rule(r"i\s+live\s+with\s+(?P<v>.+)", "household", "{who} lives with {v}."),
+    Rule(
         rf"i\s+(?:am\s+)?{_NO_LONGER}\s+(?:live|living)\s+(?:in|at)\s+(?P<v>.+?){_ANYMORE}"
         r"|i\s+moved\s+(?:away\s+from|out\s+of)\s+(?P<out>.+)"
         r"|ich\s+(?:wohne|lebe)\s+nicht\s+mehr\s+in\s+(?P<de>.+)"
@@ -243,34 +238,34 @@ RULES: tuple[Rule, ...] = (
         negated=True,
     ),
     # -- work ----------------------------------------------------------------------------------
-    _rule(
+    Rule(
         r"i\s+work\s+(?P<v>(?:from|at)\s+home|(?:from|at)\s+the\s+office|remotely)",
         "work-location",
         "{who} works {v}.",
     ),
-    _rule(
+    Rule(
         r"(?:i\s+work\s+as|ich\s+arbeite\s+als|je\s+travaille\s+comme|trabajo\s+como)"
         r"\s+(?P<v>.+)",
         "occupation",
         "{who} works as {v}.",
     ),
-    _rule(
+    Rule(
         r"(?:i\s+(?:work|am\s+employed)\s+(?:at|for|by)|ich\s+arbeite\s+(?:bei|für)"
         r"|je\s+travaille\s+(?:chez|pour)|trabajo\s+para)\s+(?P<v>.+)",
         "employer",
         "{who} works at {v}.",
     ),
-    _rule(
+    Rule(
         r"(?:i\s+work\s+in|trabajo\s+en)\s+(?P<v>.+)",
         _employer_or_field,
         "{who} works in {v}.",
     ),
-    _rule(
+    Rule(
         r"i\s+am\s+(?P<v>an?\s+(?:[\w-]+\s+){0,3}[\w-]+(?:\s+(?:at|for|in)\s+.+)?)",
         _occupation,
         "{who} is {v}.",
     ),
-    _rule(
+    Rule(
         rf"i\s+(?:{_NO_LONGER}\s+work\s+(?:at|for)|left|quit\s+my\s+job\s+at)\s+"
         rf"(?P<v>.+?){_ANYMORE}"
         r"|ich\s+arbeite\s+nicht\s+mehr\s+(?:bei|für)\s+(?P<de>.+)"
@@ -280,9 +275,9 @@ RULES: tuple[Rule, ...] = (
         "",
         negated=True,
     ),
-    _rule(rf"i\s+am\s+{_NO_LONGER}\s+an?\s+(?P<v>.+?){_ANYMORE}", "occupation", "", negated=True),
+    Rule(rf"i\s+am\s+{_NO_LONGER}\s+an?\s+(?P<v>.+?){_ANYMORE}", "occupation", "", negated=True),
     # -- allergies, intolerances, diet, health -------------------------------------------------
-    _rule(
+    Rule(
         r"(?:i\s+am\s+(?:very\s+|severely\s+|mildly\s+|also\s+)?allergic\s+to"
         r"|i\s+have\s+an?\s+allergy\s+to|ich\s+bin\s+(?:auch\s+)?allergisch\s+(?:gegen|auf)"
         r"|je\s+suis\s+(?:aussi\s+)?allergique\s+(?:à|a|au|aux)"
@@ -292,13 +287,13 @@ RULES: tuple[Rule, ...] = (
         many=True,
         split=True,
     ),
-    _rule(
+    Rule(
         r"i\s+have\s+an?\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)\s+allergy",
         "allergy",
         "{who} is allergic to {v}.",
         many=True,
     ),
-    _rule(
+    Rule(
         rf"i\s+am\s+(?:{_NO_LONGER}|no)\s+(?:longer\s+)?allergic\s+to\s+(?P<v>.+?){_ANYMORE}"
         r"|ich\s+bin\s+nicht\s+mehr\s+allergisch\s+(?:gegen|auf)\s+(?P<de>.+)"
         r"|je\s+ne\s+suis\s+plus\s+allergique\s+(?:à|a|au|aux)\s+(?P<fr>.+)"
@@ -309,20 +304,20 @@ RULES: tuple[Rule, ...] = (
         many=True,
         split=True,
     ),
-    _rule(
+    Rule(
         r"i\s+am\s+(?P<v>lactose|gluten|fructose|histamine)[\s-]intolerant",
         "intolerance",
         "{who} is {v} intolerant.",
         many=True,
     ),
-    _rule(
+    Rule(
         r"i\s+am\s+intolerant\s+to\s+(?P<v>.+)",
         "intolerance",
         "{who} is intolerant to {v}.",
         many=True,
         split=True,
     ),
-    _rule(
+    Rule(
         rf"i\s+am\s+(?:an?\s+|strictly\s+)?{_DIETS}"
         r"|ich\s+bin\s+(?P<de>vegetarier(?:in)?|veganer(?:in)?|vegetarisch|vegan)"
         r"|je\s+suis\s+(?P<fr>végétarien(?:ne)?|végétalien(?:ne)?|vegan|végane)"
@@ -331,20 +326,20 @@ RULES: tuple[Rule, ...] = (
         "{who} is {v}.",
         many=True,
     ),
-    _rule(
+    Rule(
         r"(?:i\s+(?:do\s+not|never)\s+eat|i\s+eat\s+no|ich\s+esse\s+kein(?:e|en)?"
         r"|je\s+ne\s+mange\s+(?:pas|jamais)\s+(?:de|d')|no\s+como)\s*(?P<v>.+)",
         "diet",
         "{who} does not eat {v}.",
         many=True,
     ),
-    _rule(
+    Rule(
         r"i\s+(?:do\s+not|never)\s+drink\s+(?P<v>.+)",
         "diet",
         "{who} does not drink {v}.",
         many=True,
     ),
-    _rule(
+    Rule(
         rf"i\s+am\s+no\s+longer\s+(?:an?\s+)?{_DIETS}"
         r"|ich\s+bin\s+kein(?:e)?\s+(?P<de>vegetarier(?:in)?|veganer(?:in)?)\s+mehr"
         r"|i\s+eat\s+(?P<again>.+?)\s+again",
@@ -353,9 +348,9 @@ RULES: tuple[Rule, ...] = (
         negated=True,
         many=True,
     ),
-    _rule(rf"i\s+am\s+{_HEALTH}", "health", "{who} is {v}.", many=True),
+    Rule(rf"i\s+am\s+{_HEALTH}", "health", "{who} is {v}.", many=True),
     # -- family status, nationality --------------------------------------------------------------
-    _rule(
+    Rule(
         rf"i\s+am\s+{_STATUS}|i\s+am\s+(?P<rel>in\s+a\s+relationship)"
         r"|ich\s+bin\s+(?P<de>verheiratet|ledig|geschieden|verlobt|verwitwet)"
         r"|je\s+suis\s+(?P<fr>mariée?|célibataire|divorcée?|fiancée?|veu(?:f|ve))"
@@ -363,7 +358,7 @@ RULES: tuple[Rule, ...] = (
         "relationship-status",
         "{who} is {v}.",
     ),
-    _rule(rf"i\s+am\s+no\s+longer\s+{_STATUS}", "relationship-status", "", negated=True),
-    _rule(rf"i\s+am\s+{_NATIONS}", "nationality", "{who} is {v}."),
-    _rule(r"i\s+speak\s+(?P<v>.+)", "languages", "{who} speaks {v}."),
+    Rule(rf"i\s+am\s+no\s+longer\s+{_STATUS}", "relationship-status", "", negated=True),
+    Rule(rf"i\s+am\s+{_NATIONS}", "nationality", "{who} is {v}."),
+    Rule(r"i\s+speak\s+(?P<v>.+)", "languages", "{who} speaks {v}."),
 )
