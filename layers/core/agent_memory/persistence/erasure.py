@@ -1,5 +1,6 @@
 """Deleting sessions, agents, threads and chats, and erasing one person: which rows go, in
-batches.
+batches (where each row lives is its repository's: persistence/sessions.py, threads.py,
+bot_rows.py, memory_bot.py, runs.py, working_memory.py, memory_objects.py).
 
 Every deletion here spans more rows than one transaction, so it is resumable: the object's
 head row is first marked (`type` becomes `session-deleting` / `agent-deleting` /
@@ -8,30 +9,11 @@ concurrent write is conditioned on moves, so that write fails, re-reads and find
 then its rows go in transactions of at most 100 deletes, the head row LAST with the index
 rows that find it. A deletion cut short leaves the marked head row where it is listed, and
 the next call finishes the work; a deletion that already finished finds nothing.
-
-- A session: its partition (`SESSION#<id>`: items, entries, head), its learning executions
-  and saved calls (`LEARN#session#<id>`), the agent learning runs that read it
-  (`LEARN#agent#<agentId>` rows naming it (`sessionId`), and their saved calls), agent
-  learning's read position in it (`AGENT#<agentId>/LEARNPOS#<id>`) and its row in the
-  agent's list. Agent memory learned from it stays (`AGENT#<agentId>/MEM#...`).
-- A thread: its partition (`THREAD#<id>`: messages, observations, positions, thread-scope
-  working memory), its background executions (`LEARN#<kind>#<id>` of each thread kind),
-  its rows in the person's lists and the agent's (`AGENT#<agentId>/THREAD#<id>`), the
-  person's resource-scope working memory of its agent, and (through the caller) its
-  vectors.
-- The person's part of another's group chat: their items, and the enrichments,
-  confessions and memory Bot calls of their Turns (`CHAT#<id>`), then the row that found it
-  (`RESOURCE#<userId>/SPOKE#<id>`).
-- A chat: its partition (`CHAT#<id>`: items, turns, confessions, enrichments), its bot
-  learning runs (`LEARN#bot#<pool>` rows naming it (`chatId`), and their saved calls), its
-  row in the owner's partition (`RESOURCE#<owner>/CHAT#<id>`).
-- An agent_memory about a person: its base row and copies with its event, whole within
-  one transaction (several memories to a transaction), its vector first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.bots import Chat
@@ -50,41 +32,18 @@ from agent_memory.persistence.bot_rows import (
     owned_chat_key,
     raise_fence,
     spoken_chat_key,
+    turn_sk,
 )
 from agent_memory.persistence.events import event_action
-from agent_memory.persistence.executions import (
-    CALL_PREFIX,
-    EVIDENCE_PREFIX,
-    EXEC_PREFIX,
-    partition,
-)
-from agent_memory.persistence.keys import (
-    CHUNK_PREFIX,
-    MESSAGE_PREFIX,
-    OWNED_CHAT_PREFIX,
-    SPOKEN_CHAT_PREFIX,
-    THREAD_INDEX_PREFIX,
-    THREAD_LIST_PREFIX,
-    TURN_PREFIX,
-    resource_pk,
-    thread_pk,
-)
 from agent_memory.persistence.memory_bot import CONFESSION_PREFIX, ENRICHMENT_PREFIX
-from agent_memory.persistence.memory_objects import LAYOUT, list_partition, pool_of
+from agent_memory.persistence.memory_objects import list_partition, pool_of
 from agent_memory.persistence.pools import PoolRepository
 from agent_memory.persistence.positions import position_sk
 from agent_memory.persistence.recall_pending import pending_pk
-from agent_memory.persistence.sessions import (
-    agent_sessions_pk,
-    session_of,
-    session_pk,
-)
-from agent_memory.persistence.threads import (
-    agent_thread_sk,
-    all_sk,
-    index_sk,
-)
-from agent_memory.persistence.working_memory import WORKING_MEMORY_KEY
+from agent_memory.persistence.runs import source_of
+from agent_memory.persistence.sessions import agent_sessions_pk, session_of, session_pk
+from agent_memory.persistence.threads import agent_thread_sk, all_sk, index_sk
+from agent_memory.persistence.working_memory import WORKING_MEMORY_KEY, working_memory_pool
 from agent_memory.ports import Action, Delete, Equals, KeyRange, Present, Record, Store, Update
 
 SESSION_DELETING = "session-deleting"
@@ -107,25 +66,27 @@ class ErasureRepository:
 
     def session(self, session_id: str) -> tuple[Session, bool] | None:
         """The session (also one whose deletion began) and whether its deletion began."""
-        row = self._store.get(session_pk(session_id), keys.HEAD)
-        if row is None or row.get("type") not in ("session", SESSION_DELETING):
-            return None
-        return session_of(row | {"type": "session"}), row["type"] == SESSION_DELETING
+        found = self._head(session_pk(session_id), "session", SESSION_DELETING)
+        return (session_of(found[0]), found[1]) if found is not None else None
 
     def agent(self, agent_id: str) -> tuple[Agent, bool] | None:
         """The agent (also one whose deletion began) and whether its deletion began."""
-        row = self._store.get(agent_pk(agent_id), keys.HEAD)
-        if row is None or row.get("type") not in ("agent", AGENT_DELETING):
+        found = self._head(agent_pk(agent_id), "agent", AGENT_DELETING)
+        if found is None or (agent := agent_of(agent_id, found[0])) is None:
             return None
-        agent = agent_of(agent_id, row | {"type": "agent"})
-        return (agent, row["type"] == AGENT_DELETING) if agent is not None else None
+        return agent, found[1]
 
     def chat(self, chat_id: str) -> tuple[Chat, bool] | None:
         """The chat (also one whose deletion began) and whether its deletion began."""
-        row = self._store.get(chat_pk(chat_id), keys.HEAD)
-        if row is None or row.get("type") not in ("chat", CHAT_DELETING):
+        found = self._head(chat_pk(chat_id), "chat", CHAT_DELETING)
+        return (chat_of(found[0]), found[1]) if found is not None else None
+
+    def _head(self, pk: str, kind: str, marked: str) -> tuple[Record, bool] | None:
+        """The head row of a `kind`, also one marked `marked`, and whether it is marked."""
+        row = self._store.get(pk, keys.HEAD)
+        if row is None or row.get("type") not in (kind, marked):
             return None
-        return chat_of(row | {"type": "chat"}), row["type"] == CHAT_DELETING
+        return row | {"type": kind}, row["type"] == marked
 
     def org_agents(self, org_id: str) -> list[tuple[str, str]]:
         """(id, owner) of every agent in the organization's list (deleted ones leave it)."""
@@ -141,27 +102,29 @@ class ErasureRepository:
 
     def agent_thread_ids(self, agent_id: str) -> list[str]:
         """Every thread of the agent (everyone's), from the agent's partition."""
-        rows = self._rows(agent_pk(agent_id), KeyRange(prefix=THREAD_INDEX_PREFIX))
-        return [str(r["sk"]).removeprefix(THREAD_INDEX_PREFIX) for r in rows]
+        return self._ids(agent_pk(agent_id), agent_thread_sk(""))
 
     def user_thread_ids(self, user_id: str) -> list[str]:
         """Every thread of the person, from their list across agents."""
-        rows = self._rows(resource_pk(user_id), KeyRange(prefix=THREAD_LIST_PREFIX))
+        rows = self._rows(keys.resource_pk(user_id), KeyRange(prefix=keys.THREAD_LIST_PREFIX))
         return sorted({str(r["threadId"]) for r in rows if "threadId" in r})
 
     def owned_chat_ids(self, user_id: str) -> list[str]:
         """Every chat the person owns, from their partition."""
-        rows = self._rows(resource_pk(user_id), KeyRange(prefix=OWNED_CHAT_PREFIX))
-        return [str(r["sk"]).removeprefix(OWNED_CHAT_PREFIX) for r in rows]
+        return self._ids(*owned_chat_key(user_id, ""))
 
     def spoken_chat_ids(self, user_id: str) -> list[str]:
         """Every group chat of another owner where the person started a Turn."""
-        rows = self._rows(resource_pk(user_id), KeyRange(prefix=SPOKEN_CHAT_PREFIX))
-        return [str(r["sk"]).removeprefix(SPOKEN_CHAT_PREFIX) for r in rows]
+        return self._ids(*spoken_chat_key(user_id, ""))
 
     def org_bot_ids(self, org_id: str) -> Iterator[str]:
         """Every bot the organization uses (its own, and those linked to it)."""
         yield from (str(r["sk"]) for r in self._rows(org_bots_pk(org_id)))
+
+    def _ids(self, pk: str, prefix: str) -> list[str]:
+        """The ids that the partition's sort keys under `prefix` end with."""
+        rows = self._rows(pk, KeyRange(prefix=prefix))
+        return [str(r["sk"]).removeprefix(prefix) for r in rows]
 
     # -- marking ---------------------------------------------------------------------------
 
@@ -187,32 +150,31 @@ class ErasureRepository:
     # -- deleting --------------------------------------------------------------------------
 
     def delete_session(self, session: Session) -> Erased:
-        """Every row of a marked session, its head row last; what was removed."""
-        removed = Erased()
+        """Every row of a marked session (items, entries), its learning executions and
+        saved calls, the agent learning runs that read it, agent learning's read position
+        in it and its row in the agent's list, its head row last; what was removed. Agent
+        memory learned from it stays."""
         pk = session_pk(session.id)
-        removed.items = self._delete_where(
-            pk, lambda r: r["sk"] != keys.HEAD, count=lambda r: r.get("type") == "item"
-        )
-        self._delete_where(partition("session", session.id))
-        self._delete_runs(partition("agent", session.agent_id), {"sessionId": session.id})
+        items = _typed(self._delete_all(pk, but_head=True), "item")
+        self._delete_all(keys.learn_pk("session", session.id))
+        self._delete_runs(keys.learn_pk("agent", session.agent_id), ("session", session.id))
         # The list row goes with the head row: a session is listed until it is gone.
-        self._delete(
+        self._write(
             [
                 Delete(agent_pk(session.agent_id), position_sk(session.id)),
                 Delete(agent_sessions_pk(session.agent_id), session.id),
                 Delete(pk, keys.HEAD, Equals("type", SESSION_DELETING)),
             ]
         )
-        removed.sessions = 1
-        return removed
+        return Erased(sessions=1, items=items)
 
     def delete_agent(self, agent: Agent) -> None:
         """The marked agent's own rows (memory, log, versions, executions, its lists), its
         head row last. Its sessions and threads are deleted before, one by one."""
-        self._delete_where(agent_pk(agent.id), lambda r: r["sk"] != keys.HEAD)
-        self._delete_where(partition("agent", agent.id))
-        self._delete_where(agent_sessions_pk(agent.id))
-        self._delete(
+        self._delete_all(agent_pk(agent.id), but_head=True)
+        self._delete_all(keys.learn_pk("agent", agent.id))
+        self._delete_all(agent_sessions_pk(agent.id))
+        self._write(
             [
                 Delete(org_agents_pk(agent.org_id), agent.id),
                 Delete(agent_pk(agent.id), keys.HEAD, Equals("type", AGENT_DELETING)),
@@ -223,96 +185,91 @@ class ErasureRepository:
         self,
         thread_id: str,
         learning_kinds: Sequence[str],
-        forget_vectors: ForgetThreadVectors | None = None,
-        embedding_kinds: Sequence[str] | None = None,
-        now_ms: int = 0,
+        forget_vectors: ForgetThreadVectors | None,
+        embedding_kinds: Sequence[str],
+        now_ms: int,
     ) -> Erased:
-        """Every row of a thread (marked first), its background executions, its list rows
-        and its person's resource-scope working memory of its agent; the head row last.
-        Its vectors are forgotten before any row goes (so a failure there leaves all that
-        finds them); with `embedding_kinds` (the background kinds whose runs may put
-        message vectors), only when one of them ever ran on the thread (its read position
-        or an execution of it). The `thread.deleted` event at `now_ms` commits with the
-        head row's delete."""
-        removed = Erased()
-        pk = thread_pk(thread_id)
-        head = self._store.get(pk, keys.HEAD)
-        if head is None or head.get("type") not in ("thread", THREAD_DELETING):
-            return removed
-        if head["type"] == "thread":
-            # `seq` moves: a save racing this one fails its condition and re-reads.
-            self._mark(pk, THREAD_DELETING, add={"seq": 1})
-            head = head | {"seq": int(head.get("seq", 0)) + 1}
+        """Every row of a thread (marked first: messages, observations, positions, its
+        working memory), its background executions, its list rows, its person's
+        resource-scope working memory of its agent and semantic recall's pending row; the
+        head row last. Its vectors are forgotten before any row goes (so a failure there
+        leaves all that finds them), when one of `embedding_kinds` (the background kinds
+        whose runs may put message vectors) ever ran on the thread (its read position or an
+        execution of it). The `thread.deleted` event at `now_ms` commits with the head
+        row's delete."""
+        head = self._marked_thread(thread_id)
+        if head is None:
+            return Erased()
+        pk = keys.thread_pk(thread_id)
         rows = [r for r in self._rows(pk) if r["sk"] != keys.HEAD]
         if forget_vectors is not None and self._embedded(thread_id, rows, embedding_kinds):
             forget_vectors(thread_id, int(head.get("seq", 0)))
-        removed.messages = sum(1 for r in rows if str(r["sk"]).startswith(MESSAGE_PREFIX))
-        removed.observations = sum(1 for r in rows if str(r["sk"]).startswith(CHUNK_PREFIX))
-        removed.working_memory = sum(1 for r in rows if _is_entry(r))
         self._delete_rows(pk, rows)
         for kind in learning_kinds:
-            self._delete_where(partition(kind, thread_id))
-        removed.working_memory += self._delete_thread_head(thread_id, head, now_ms)
-        removed.threads = 1
-        return removed
+            self._delete_all(keys.learn_pk(kind, thread_id))
+        notes = self._delete_thread_head(_thread_of(thread_id, head), now_ms)
+        return Erased(
+            threads=1,
+            messages=_under(rows, keys.MESSAGE_PREFIX),
+            observations=_under(rows, keys.CHUNK_PREFIX),
+            working_memory=_under(rows, keys.ENTRY_PREFIX) + notes,
+        )
 
-    def _delete_thread_head(self, thread_id: str, head: Record, now_ms: int) -> int:
+    def _marked_thread(self, thread_id: str) -> Record | None:
+        """The thread's head row once marked (None: no such thread, or it went)."""
+        found = self._head(keys.thread_pk(thread_id), "thread", THREAD_DELETING)
+        if found is None:
+            return None
+        head, begun = found
+        if not begun:
+            # `seq` moves: a save racing this one fails its condition and re-reads.
+            self._mark(keys.thread_pk(thread_id), THREAD_DELETING, add={"seq": 1})
+            head = head | {"seq": int(head.get("seq", 0)) + 1}
+        return head
+
+    def _delete_thread_head(self, thread: Thread, now_ms: int) -> int:
         """The thread's list rows, its person's working memory of its agent (how many went)
         and its head row, with its `thread.deleted` event."""
-        thread = Thread(
-            thread_id,
-            str(head["orgId"]),
-            str(head["agentId"]),
-            str(head["resourceId"]),
-            None,
-            int(head["createdAt"]),
-        )
-        resource = resource_pk(thread.resource_id)
-        notes = keys.entry_sk(
-            keyed_id(f"wm:{thread.agent_id}:{thread.resource_id}", WORKING_MEMORY_KEY)
-        )
-        had_notes = self._store.get(resource, notes) is not None
-        self._delete(
+        resource = keys.resource_pk(thread.resource_id)
+        notes = working_memory_pool(thread, "resource")
+        notes_sk = keys.entry_sk(keyed_id(notes.pool_id, WORKING_MEMORY_KEY))
+        had_notes = self._store.get(notes.pk, notes_sk) is not None
+        ids = thread_object(thread.id, thread.agent_id, thread.resource_id)
+        self._write(
             [
                 Delete(resource, index_sk(thread)),
                 Delete(resource, all_sk(thread)),
-                Delete(resource, notes),
-                Delete(agent_pk(thread.agent_id), agent_thread_sk(thread_id)),
-                Delete(thread_pk(thread_id), keys.HEAD, Equals("type", THREAD_DELETING)),
+                Delete(notes.pk, notes_sk),
+                Delete(agent_pk(thread.agent_id), agent_thread_sk(thread.id)),
+                Delete(keys.thread_pk(thread.id), keys.HEAD, Equals("type", THREAD_DELETING)),
                 # Semantic recall's pending row (its idle flush has nothing left to find).
-                Delete(pending_pk(thread_id), thread_id),
+                Delete(pending_pk(thread.id), thread.id),
                 # A client following the feed drops the thread from its list.
-                event_action(thread.org_id, "thread.deleted", _thread_ids(thread), now_ms),
+                event_action(thread.org_id, "thread.deleted", ids, now_ms),
             ]
         )
         return int(had_notes)
 
-    def _embedded(
-        self, thread_id: str, rows: Sequence[Record], kinds: Sequence[str] | None
-    ) -> bool:
-        """Whether any of `kinds` ever ran on the thread (all may have, when None)."""
-        if kinds is None:
-            return True
+    def _embedded(self, thread_id: str, rows: Sequence[Record], kinds: Sequence[str]) -> bool:
+        """Whether any of `kinds` ever ran on the thread."""
         return any(r["sk"] == position_sk(kind) for r in rows for kind in kinds) or any(
-            self._store.query(partition(kind, thread_id), limit=1).records for kind in kinds
+            self._store.query(keys.learn_pk(kind, thread_id), limit=1).records for kind in kinds
         )
 
     def delete_chat(self, chat: Chat, learning: tuple[str, str]) -> Erased:
         """Every row of a marked chat (items, turns, confessions, enrichments), the runs of
         its bot's `learning` pool (kind, pool id) that read it, its owner's row; the head
         row last."""
-        removed = Erased()
         pk = chat_pk(chat.id)
-        removed.chat_items = self._delete_where(
-            pk, lambda r: r["sk"] != keys.HEAD, count=lambda r: r.get("type") == "chat-item"
+        items = _typed(self._delete_all(pk, but_head=True), "chat-item")
+        self._delete_runs(keys.learn_pk(*learning), ("chat", chat.id))
+        self._write(
+            [
+                Delete(*owned_chat_key(chat.owner, chat.id)),
+                Delete(pk, keys.HEAD, Equals("type", CHAT_DELETING)),
+            ]
         )
-        self._delete_runs(partition(*learning), {"chatId": chat.id})
-        owner_pk, owner_sk = owned_chat_key(chat.owner, chat.id)
-        self._delete(
-            [Delete(owner_pk, owner_sk), Delete(pk, keys.HEAD, Equals("type", CHAT_DELETING))]
-        )
-        removed.chats = 1
-        return removed
+        return Erased(chats=1, chat_items=items)
 
     def delete_contributions(self, chat_id: str, user_id: str) -> Erased:
         """The person's items in another's group chat, with the enrichments (their words
@@ -323,7 +280,7 @@ class ErasureRepository:
         pk = chat_pk(chat_id)
         rows = list(self._rows(pk))
         turns = {
-            str(r["sk"]).removeprefix(TURN_PREFIX)
+            str(r["sk"]).removeprefix(turn_sk(""))
             for r in rows
             if r.get("type") == "turn" and r.get("actor") == user_id
         }
@@ -342,22 +299,22 @@ class ErasureRepository:
         if seqs:
             raise_fence(self._store, chat_id, max(seqs))
         self._delete_rows(pk, chosen)
-        self._delete([Delete(*spoken_chat_key(user_id, chat_id))])
-        return Erased(chat_items=sum(1 for r in chosen if r.get("type") == "chat-item"))
+        self._write([Delete(*spoken_chat_key(user_id, chat_id))])
+        return Erased(chat_items=len(seqs))
 
     def forget_owned_chat(self, user_id: str, chat_id: str) -> None:
         """The owner's row of a chat that is gone."""
-        self._delete([Delete(*owned_chat_key(user_id, chat_id))])
+        self._write([Delete(*owned_chat_key(user_id, chat_id))])
 
     def delete_resource_rest(self, user_id: str) -> Erased:
         """What is left in the person's partition once their threads and chats went: list
         rows of threads already gone, and working memory of agents whose threads are gone
         (a person belongs to one organization, so all of it is of that organization)."""
-        resource = resource_pk(user_id)
-        chats = (OWNED_CHAT_PREFIX, SPOKEN_CHAT_PREFIX)
+        resource = keys.resource_pk(user_id)
+        chats = (keys.OWNED_CHAT_PREFIX, keys.SPOKEN_CHAT_PREFIX)
         rest = [r for r in self._rows(resource) if not str(r["sk"]).startswith(chats)]
         self._delete_rows(resource, rest)
-        return Erased(working_memory=sum(1 for r in rest if _is_entry(r)))
+        return Erased(working_memory=_under(rest, keys.ENTRY_PREFIX))
 
     def delete_memories_about(
         self,
@@ -380,48 +337,46 @@ class ErasureRepository:
             page = found[start : start + BATCH]
             if forget_vectors is not None:
                 forget_vectors([meta.id for meta in page])
-            # Whole memories per transaction (at most 7 items each), up to 100 items.
-            batch: list[Action] = []
-            for meta in page:
-                changed = event_action(org_id, "memory.changed", {"memoryId": meta.id}, now_ms)
-                actions: list[Action] = [*(Delete(p, s) for p, s in LAYOUT.rows(pool, meta))]
-                actions.append(changed)
-                if len(batch) + len(actions) > BATCH:
-                    self._delete(batch)
-                    batch = []
-                batch += actions
-            self._delete(batch)
+            # Whole memories per transaction (at most 7 rows each).
+            self._write_whole(
+                [
+                    *(Delete(pk, sk) for pk, sk in pool.layout.rows(pool, meta)),
+                    event_action(org_id, "memory.changed", {"memoryId": meta.id}, now_ms),
+                ]
+                for meta in page
+            )
         return Erased(agent_memories=len(found))
 
     # -- rows ------------------------------------------------------------------------------
 
-    def _delete_runs(self, pk: str, source: Mapping[str, str]) -> None:
-        """A pool's executions that read the conversation `source` names (`{"sessionId":
-        id}`, `{"chatId": id}`: their rows' field), their evidence rows (one may be left by a
+    def _delete_runs(self, pk: str, source: tuple[str, str]) -> None:
+        """A pool's executions that read the conversation `source` ((kind, id), as their
+        rows name it: persistence/runs.py), their evidence rows (one may be left by a
         LoadEvidence that never wrote its execution row: it names the source too) and their
         saved calls."""
-        [(field, source_id)] = source.items()
 
         def names_it(row: Record) -> bool:
-            return row.get(field) == source_id
+            return source_of(row) == source
 
         names = {
-            str(r["name"]) for r in self._rows(pk, KeyRange(prefix=EXEC_PREFIX)) if names_it(r)
+            str(r["name"]) for r in self._rows(pk, KeyRange(prefix=keys.EXEC_PREFIX)) if names_it(r)
         }
-        if not names and not any(map(names_it, self._rows(pk, KeyRange(prefix=EVIDENCE_PREFIX)))):
+        if not names and not any(
+            map(names_it, self._rows(pk, KeyRange(prefix=keys.EVIDENCE_PREFIX)))
+        ):
             return
 
         def of_source(row: Record) -> bool:
             sk = str(row["sk"])
-            if sk.startswith(EXEC_PREFIX):
+            if sk.startswith(keys.EXEC_PREFIX):
                 return str(row.get("name")) in names
-            if sk.startswith(EVIDENCE_PREFIX):
+            if sk.startswith(keys.EVIDENCE_PREFIX):
                 return str(row.get("name")) in names or names_it(row)
-            if sk.startswith(CALL_PREFIX):
-                return sk[len(CALL_PREFIX) :].split("#", 1)[0] in names
+            if sk.startswith(keys.CALL_PREFIX):
+                return sk[len(keys.CALL_PREFIX) :].split("#", 1)[0] in names
             return False
 
-        self._delete_where(pk, of_source)
+        self._delete_rows(pk, [r for r in self._rows(pk) if of_source(r)])
 
     def _rows(self, pk: str, key_range: KeyRange | None = None) -> Iterator[Record]:
         after: str | None = None
@@ -432,33 +387,48 @@ class ErasureRepository:
                 return
             after = page.next
 
-    def _delete_where(
-        self,
-        pk: str,
-        keep: Callable[[Record], bool] = lambda _row: True,
-        *,
-        count: Callable[[Record], bool] = lambda _row: True,
-    ) -> int:
-        """Delete the partition's rows that `keep` selects; how many `count` counts."""
-        chosen = [r for r in self._rows(pk) if keep(r)]
-        self._delete_rows(pk, chosen)
-        return sum(1 for r in chosen if count(r))
+    def _delete_all(self, pk: str, *, but_head: bool = False) -> list[Record]:
+        """Delete every row of the partition (but its head row, when `but_head`); the rows
+        that went."""
+        rows = [r for r in self._rows(pk) if not (but_head and r["sk"] == keys.HEAD)]
+        self._delete_rows(pk, rows)
+        return rows
 
-    def _delete_rows(self, pk: str, rows: list[Record]) -> None:
-        """100 deletes per transaction: each one that lands stays done, so a call cut
-        short resumes with what is left."""
-        for start in range(0, len(rows), BATCH):
-            self._delete([Delete(pk, str(r["sk"])) for r in rows[start : start + BATCH]])
+    def _delete_rows(self, pk: str, rows: Sequence[Record]) -> None:
+        self._write_whole([Delete(pk, str(r["sk"]))] for r in rows)
 
-    def _delete(self, actions: list[Action]) -> None:
+    def _write_whole(self, groups: Iterable[Sequence[Action]]) -> None:
+        """Each group of actions within one transaction, as many groups to a transaction
+        as fit in 100 actions: each one that lands stays done, so a call cut short resumes
+        with what is left."""
+        batch: list[Action] = []
+        for group in groups:
+            if len(batch) + len(group) > BATCH:
+                self._write(batch)
+                batch = []
+            batch += group
+        self._write(batch)
+
+    def _write(self, actions: Sequence[Action]) -> None:
         if actions:
             self._store.write(actions)
 
 
-def _is_entry(row: Record) -> bool:
-    """An entry's base row (working memory is one entry, without copies)."""
-    return str(row["sk"]).startswith(keys.ENTRY_PREFIX)
+def _thread_of(thread_id: str, head: Record) -> Thread:
+    """The thread a head row holds (its title stays sealed: erasure never reads it)."""
+    return Thread(
+        thread_id,
+        str(head["orgId"]),
+        str(head["agentId"]),
+        str(head["resourceId"]),
+        None,
+        int(head["createdAt"]),
+    )
 
 
-def _thread_ids(thread: Thread) -> dict[str, str]:
-    return thread_object(thread.id, thread.agent_id, thread.resource_id)
+def _typed(rows: Iterable[Record], row_type: str) -> int:
+    return sum(1 for r in rows if r.get("type") == row_type)
+
+
+def _under(rows: Iterable[Record], prefix: str) -> int:
+    return sum(1 for r in rows if str(r["sk"]).startswith(prefix))

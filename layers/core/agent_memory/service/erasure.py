@@ -17,7 +17,8 @@ from agent_memory.domain.agents import Agent
 from agent_memory.domain.erasure import DELETE_AGENT, DELETE_SESSION, USER_NOT_FOUND, Erased
 from agent_memory.domain.errors import NotFound
 from agent_memory.domain.identity import Principal
-from agent_memory.persistence.erasure import ErasureRepository
+from agent_memory.domain.sessions import Session
+from agent_memory.persistence.erasure import ErasureRepository, ForgetThreadVectors
 from agent_memory.ports import Clock
 from agent_memory.ports.vectors import MAX_DELETE_BATCH, VectorIndex
 from agent_memory.service.bot_learning import KIND as BOT_KIND
@@ -39,13 +40,9 @@ class BotMemoryEraser(Protocol):
     def erase_person(self, bot_id: str, org_id: str, user_id: str) -> int: ...
 
 
-# Called with a thread id and its message count once its messages are gone: the recall
-# index removes their vectors (keys are positions, so nothing is read first).
-ForgetVectors = Callable[[str, int], None]
-
-
-def vector_forgetter(index: VectorIndex) -> ForgetVectors:
-    """Removes a thread's message vectors from `index`, in the index's delete batches."""
+def vector_forgetter(index: VectorIndex) -> ForgetThreadVectors:
+    """Removes a thread's message vectors from `index`, in the index's delete batches (keys
+    are positions, so nothing is read first)."""
 
     def forget(thread_id: str, message_count: int) -> None:
         keys = [recall_rules.vector_key(thread_id, seq) for seq in range(message_count)]
@@ -67,7 +64,6 @@ class ErasureService:
         *,
         clock: Clock,
         bot_memory: BotMemoryEraser | None = None,
-        forget_vectors: ForgetVectors | None = None,
         vectors: VectorIndex | None = None,
     ) -> None:
         self._repo = repo
@@ -76,9 +72,7 @@ class ErasureService:
         self._bot_memory = bot_memory
         # The recall index: message vectors of deleted threads, agent_memories' vectors.
         self._vectors = vectors
-        self.forget_vectors = forget_vectors or (
-            vector_forgetter(vectors) if vectors is not None else None
-        )
+        self._forget_thread = vector_forgetter(vectors) if vectors is not None else None
         self._clock = clock
 
     def delete_session(self, principal: Principal, session_id: str) -> Erased:
@@ -88,11 +82,8 @@ class ErasureService:
         found = self._repo.session(session_id)
         if found is None:
             raise NotFound("session not found")
-        session, begun = found
-        authorize(principal, session.grants(), DELETE_SESSION, what="session")
-        if not begun:
-            self._repo.mark_session(session.id)
-        return self._repo.delete_session(session)
+        authorize(principal, found[0].grants(), DELETE_SESSION, what="session")
+        return self._session(*found)
 
     def delete_agent(self, principal: Principal, agent_id: str) -> Erased:
         """Delete an agent with every session and thread of it (everyone's), its memory,
@@ -160,7 +151,7 @@ class ErasureService:
 
     def _thread(self, thread_id: str) -> Erased:
         return self._repo.delete_thread(
-            thread_id, THREAD_KINDS, self.forget_vectors, EMBEDDING_KINDS, self._now()
+            thread_id, THREAD_KINDS, self._forget_thread, EMBEDDING_KINDS, self._now()
         )
 
     def _now(self) -> int:
@@ -173,11 +164,12 @@ class ErasureService:
     def _sessions(self, agent_id: str, *, owner: str | None) -> Erased:
         erased = Erased()
         for session_id in self._repo.session_ids(agent_id, owner):
-            found = self._repo.session(session_id)
-            if found is None:
-                continue  # gone meanwhile (its list row goes with its head row)
-            session, begun = found
-            if not begun:
-                self._repo.mark_session(session.id)
-            erased.add(self._repo.delete_session(session))
+            # A session gone meanwhile is not found (its list row goes with its head row).
+            if (found := self._repo.session(session_id)) is not None:
+                erased.add(self._session(*found))
         return erased
+
+    def _session(self, session: Session, begun: bool) -> Erased:
+        if not begun:
+            self._repo.mark_session(session.id)
+        return self._repo.delete_session(session)
