@@ -33,8 +33,6 @@ class AnthropicModel:
         return f"AnthropicModel(model={self.model!r}, url={self._endpoint.url!r})"
 
     def propose(self, request: ModelRequest) -> ModelReply:
-        """Ask for the task's answer through its forced tool; raise `ModelFailure` when the
-        API cannot answer."""
         headers = {"anthropic-version": API_VERSION}
         if self._api_key:  # a proxy at ANTHROPIC_BASE_URL may hold the key itself
             headers["x-api-key"] = self._api_key

@@ -124,7 +124,6 @@ class BedrockModel:
         return self._clients.for_deadline(deadline_s)
 
     def propose(self, request: ModelRequest) -> ModelReply:
-        """Ask the model for the task's answer; raise `ModelFailure` when it cannot."""
         deadline = request.deadline_s
         if deadline <= 0:
             raise _late(deadline)

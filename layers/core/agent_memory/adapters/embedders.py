@@ -7,38 +7,12 @@ at the first embedding (it may be a secret)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from agent_memory.ports.vectors import Embedder, EmbeddingFailure, Vector
+from agent_memory.ports.vectors import Embedder, EmbeddingFailure
 
 LOCAL_MINILM = "local/minilm"
-
-
-class _KeyedOpenAI:
-    """An OpenAI embedder built at its first call, when its key is read."""
-
-    def __init__(self, build: Callable[[], Embedder], model: str, dimension: int | None) -> None:
-        self._build = build
-        self._built: Embedder | None = None
-        self._model = model
-        self._dimension = dimension
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def dimension(self) -> int | None:
-        # The built embedder's once it answered (it may have learned its size).
-        return self._built.dimension if self._built is not None else self._dimension
-
-    def embed(self, texts: Sequence[str]) -> list[Vector]:
-        if not texts:
-            return []
-        if self._built is None:
-            self._built = self._build()
-        return self._built.embed(texts)
 
 
 def embedder_for(
@@ -68,9 +42,5 @@ def embedder_for(
     if provider == "openai" and model:
         from agent_memory.adapters.remote_embedders import OpenAIEmbedder
 
-        def build() -> Embedder:
-            return OpenAIEmbedder(model, openai_base_url, openai_key(), dimensions=dimensions)
-
-        probe = OpenAIEmbedder(model, openai_base_url, "", dimensions=dimensions)
-        return _KeyedOpenAI(build, probe.model, probe.dimension)
+        return OpenAIEmbedder(model, openai_base_url, openai_key, dimensions=dimensions)
     raise EmbeddingFailure(f"unknown embedding model {name}", retryable=False)

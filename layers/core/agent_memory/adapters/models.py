@@ -81,7 +81,6 @@ class ModelCatalogImpl:
         return bool(self._anthropic_api_key) or self._anthropic_base_url != ANTHROPIC_BASE_URL
 
     def providers(self) -> tuple[str, ...]:
-        """The providers this catalog can run models of (`ports.ModelCatalog`)."""
         configured = {
             "local": True,
             "openai": self.openai_configured,
@@ -91,7 +90,6 @@ class ModelCatalogImpl:
         return tuple(p for p in PROVIDERS if configured.get(p))
 
     def resolve(self, name: str | None) -> LearningModel | None:
-        """The model behind `provider/model`, or None when this deployment has none."""
         if not name:
             return None
         with self._lock:

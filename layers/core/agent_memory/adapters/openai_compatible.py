@@ -40,7 +40,6 @@ class OpenAICompatibleModel:
         return f"OpenAICompatibleModel(model={self.model!r}, url={self._endpoint.url!r})"
 
     def propose(self, request: ModelRequest) -> ModelReply:
-        """Ask the endpoint for the task's answer; raise `ModelFailure` when it cannot."""
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         deadline = min(request.deadline_s, self._timeout_s)
         data, latency_ms = self._endpoint.post(self.body(request), headers, deadline)

@@ -126,24 +126,25 @@ class BedrockEmbedder:
 
 
 class OpenAIEmbedder:
-    """An OpenAI-compatible `/embeddings` route."""
+    """An OpenAI-compatible `/embeddings` route. A key given as a callable (it may be a
+    secret) is read when the first text is sent, then kept."""
 
     def __init__(
         self,
         model: str,
         base_url: str,
-        api_key: str = "",
+        api_key: str | Callable[[], str] = "",
         *,
         dimensions: int | None = None,
-        post: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         self._model = model
-        self._endpoint = JsonEndpoint(base_url.rstrip("/") + "/embeddings", api_key)
+        self._url = base_url.rstrip("/") + "/embeddings"
         self._api_key = api_key
+        self._endpoint: JsonEndpoint | None = None
+        self._headers: dict[str, str] = {}
         self._asked = dimensions
         # None until the first answer tells it (a model this module does not know).
         self._dimensions: int | None = dimensions or OPENAI_DIMENSIONS.get(model)
-        self._post = post
 
     @property
     def model(self) -> str:
@@ -169,14 +170,17 @@ class OpenAIEmbedder:
             out.extend(self._batch(texts[start : start + OPENAI_BATCH]))
         return out
 
+    def _connected(self) -> tuple[JsonEndpoint, dict[str, str]]:
+        if self._endpoint is None:
+            key = self._api_key() if callable(self._api_key) else self._api_key
+            self._endpoint = JsonEndpoint(self._url, key)
+            self._headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return self._endpoint, self._headers
+
     def _batch(self, texts: Sequence[str]) -> list[Vector]:
-        body = self.body(texts)
+        endpoint, headers = self._connected()
         try:
-            if self._post is not None:
-                data = self._post(body)
-            else:
-                headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-                data, _latency = self._endpoint.post(body, headers, DEADLINE_S)
+            data, _latency = endpoint.post(self.body(texts), headers, DEADLINE_S)
         except ModelFailure as failure:
             raise EmbeddingFailure(str(failure), retryable=failure.retryable) from None
         rows = data.get("data") if isinstance(data, dict) else None
