@@ -158,13 +158,11 @@ class ErasureRepository:
         items = _typed(self._delete_all(pk, but_head=True), "item")
         self._delete_all(keys.learn_pk("session", session.id))
         self._delete_runs(keys.learn_pk("agent", session.agent_id), ("session", session.id))
-        # The list row goes with the head row: a session is listed until it is gone.
-        self._write(
-            [
-                Delete(agent_pk(session.agent_id), position_sk(session.id)),
-                Delete(agent_sessions_pk(session.agent_id), session.id),
-                Delete(pk, keys.HEAD, Equals("type", SESSION_DELETING)),
-            ]
+        self._delete_head(
+            pk,
+            SESSION_DELETING,
+            Delete(agent_pk(session.agent_id), position_sk(session.id)),
+            Delete(agent_sessions_pk(session.agent_id), session.id),
         )
         return Erased(sessions=1, items=items)
 
@@ -174,11 +172,8 @@ class ErasureRepository:
         self._delete_all(agent_pk(agent.id), but_head=True)
         self._delete_all(keys.learn_pk("agent", agent.id))
         self._delete_all(agent_sessions_pk(agent.id))
-        self._write(
-            [
-                Delete(org_agents_pk(agent.org_id), agent.id),
-                Delete(agent_pk(agent.id), keys.HEAD, Equals("type", AGENT_DELETING)),
-            ]
+        self._delete_head(
+            agent_pk(agent.id), AGENT_DELETING, Delete(org_agents_pk(agent.org_id), agent.id)
         )
 
     def delete_thread(
@@ -263,12 +258,7 @@ class ErasureRepository:
         pk = chat_pk(chat.id)
         items = _typed(self._delete_all(pk, but_head=True), "chat-item")
         self._delete_runs(keys.learn_pk(*learning), ("chat", chat.id))
-        self._write(
-            [
-                Delete(*owned_chat_key(chat.owner, chat.id)),
-                Delete(pk, keys.HEAD, Equals("type", CHAT_DELETING)),
-            ]
-        )
+        self._delete_head(pk, CHAT_DELETING, Delete(*owned_chat_key(chat.owner, chat.id)))
         return Erased(chats=1, chat_items=items)
 
     def delete_contributions(self, chat_id: str, user_id: str) -> Erased:
@@ -377,6 +367,11 @@ class ErasureRepository:
             return False
 
         self._delete_rows(pk, [r for r in self._rows(pk) if of_source(r)])
+
+    def _delete_head(self, pk: str, marked: str, *found_by: Delete) -> None:
+        """A marked head row, with the rows that find it: an object is listed until it is
+        gone."""
+        self._write([*found_by, Delete(pk, keys.HEAD, Equals("type", marked))])
 
     def _rows(self, pk: str, key_range: KeyRange | None = None) -> Iterator[Record]:
         after: str | None = None
