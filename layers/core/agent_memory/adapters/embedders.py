@@ -8,7 +8,6 @@ at the first embedding (it may be a secret)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from agent_memory.ports.vectors import Embedder, EmbeddingFailure
 
@@ -21,7 +20,6 @@ def embedder_for(
     region: str = "us-east-1",
     openai_base_url: str = "https://api.openai.com/v1",
     openai_key: Callable[[], str] = lambda: "",
-    bedrock_client: Callable[[], Any] | None = None,
 ) -> Embedder:
     """The embedder `name` names; EmbeddingFailure (not retryable) for an unknown one."""
     from agent_memory.adapters.remote_embedders import split_name
@@ -37,8 +35,7 @@ def embedder_for(
         from agent_memory.adapters.bedrock import default_client
         from agent_memory.adapters.remote_embedders import BedrockEmbedder
 
-        client = bedrock_client() if bedrock_client is not None else default_client(region, 10.0)
-        return BedrockEmbedder(model, client, dimensions=dimensions or 1024)
+        return BedrockEmbedder(model, default_client(region, 10.0), dimensions=dimensions or 1024)
     if provider == "openai" and model:
         from agent_memory.adapters.remote_embedders import OpenAIEmbedder
 

@@ -23,13 +23,12 @@ class KmsCipher:
         key_id: str,
         *,
         botocore_session: Any = None,
-        kms_client: Any = None,
         cache_seconds: float = 300.0,
         cache_messages: int = 100_000,
     ) -> None:
         self._key_id = key_id
         self._botocore_session = botocore_session
-        self._kms_client = kms_client
+        self._kms_client: Any = None
         self._cache_seconds = cache_seconds
         self._cache_messages = cache_messages
         self._lock = threading.Lock()

@@ -60,8 +60,7 @@ def _erf(x: Any) -> Any:
 class MiniLM:
     """all-MiniLM-L6-v2 in numpy; `embed` is thread-safe (the model is read-only)."""
 
-    def __init__(self, directory: Path | None = None) -> None:
-        self._directory = directory
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._weights: dict[str, Any] | None = None
         self._tokenizer: Any = None
@@ -84,7 +83,7 @@ class MiniLM:
             from safetensors.numpy import load_file
             from tokenizers import Tokenizer
 
-            directory = self._directory or model_dir()
+            directory = model_dir()
             tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")

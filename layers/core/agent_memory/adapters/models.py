@@ -46,7 +46,6 @@ class ModelCatalogImpl:
         bedrock_client_factory: Callable[[float], Any] | None = None,
         region: str = "us-east-1",
         *,
-        openai_timeout_s: float = 60.0,
         anthropic_api_key: str = "",
         anthropic_base_url: str = ANTHROPIC_BASE_URL,
         allowed: ModelPolicy | None = None,
@@ -57,7 +56,6 @@ class ModelCatalogImpl:
         self.allowed = allowed or ModelPolicy()
         self._openai_base_url = openai_base_url.rstrip("/")
         self._openai_api_key = openai_api_key
-        self._openai_timeout_s = openai_timeout_s
         self._anthropic_api_key = anthropic_api_key
         self._anthropic_base_url = anthropic_base_url.rstrip("/")
         self._bedrock_on = bedrock
@@ -113,7 +111,6 @@ class ModelCatalogImpl:
                 parsed.model,
                 base_url=self._openai_base_url,
                 api_key=self._openai_api_key,
-                timeout_s=self._openai_timeout_s,
             )
         if parsed.provider == "anthropic":
             if not self.anthropic_configured:
