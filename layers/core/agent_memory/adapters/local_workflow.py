@@ -71,7 +71,6 @@ def started(name: str, payload: Mapping[str, Any], start_at: str) -> list[Action
 
 
 def described(row: Mapping[str, Any]) -> dict[str, Any]:
-    """An execution as Step Functions' DescribeExecution would tell it, with its events."""
     found = {
         "name": row["name"],
         "status": row["status"],

@@ -92,16 +92,6 @@ class S3VectorIndex:
             raise ValueError(f"at most {MAX_DELETE_BATCH} keys a delete")
         self._call("delete_vectors", keys=list(keys))
 
-    @staticmethod
-    def filter_of(org: str, owner: str, group: str | None, thread: str | None) -> dict[str, Any]:
-        """The metadata filter of a query (public for tests): always org and owner."""
-        terms: list[dict[str, Any]] = [{"org": {"$eq": org}}, {"owner": {"$eq": owner}}]
-        if group is not None:
-            terms.append({"group": {"$eq": group}})
-        if thread is not None:
-            terms.append({"thread": {"$eq": thread}})
-        return {"$and": terms}
-
     def query(
         self,
         vector: Vector,
@@ -120,7 +110,7 @@ class S3VectorIndex:
             "query_vectors",
             topK=top_k,
             queryVector={"float32": [float(v) for v in vector]},
-            filter=self.filter_of(org, owner, group, thread),
+            filter=_filter(org, owner, group, thread),
             returnMetadata=True,
             returnDistance=True,
         )
@@ -138,6 +128,16 @@ class S3VectorIndex:
             hits.append(VectorHit(str(found["key"]), score, scope, str(meta.get("ref", ""))))
         hits.sort(key=lambda h: -h.score)
         return hits
+
+
+def _filter(org: str, owner: str, group: str | None, thread: str | None) -> dict[str, Any]:
+    """The metadata filter of a query: always org and owner."""
+    terms: list[dict[str, Any]] = [{"org": {"$eq": org}}, {"owner": {"$eq": owner}}]
+    if group is not None:
+        terms.append({"group": {"$eq": group}})
+    if thread is not None:
+        terms.append({"thread": {"$eq": thread}})
+    return {"$and": terms}
 
 
 def default_client(region: str) -> Any:
