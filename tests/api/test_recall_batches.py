@@ -61,7 +61,8 @@ class Puts:
 
 @pytest.fixture
 def puts(stack: Any, monkeypatch: pytest.MonkeyPatch) -> Puts:
-    index = stack.adapters.vectors
+    # The recall service builds the index on first use: any test of the module may be first.
+    index = stack.services.threads.semantic.index
     original = index.put
     made = Puts()
 
@@ -157,7 +158,8 @@ def test_a_failed_put_leaves_the_messages_to_the_next_run(
     observed: Observed, stack: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     recall_on(observed, last=2, observer=False)
-    index = stack.adapters.vectors
+    # The recall service builds the index on first use: any test of the module may be first.
+    index = stack.services.threads.semantic.index
     original = index.put
     failures = [1]
 
