@@ -59,7 +59,7 @@ class AgentService:
         return self._repo.listed(org_id, visible, limit=limit, after=starting_after)
 
     def usable(self, principal: Principal, agent_id: str) -> Agent:
-        """The Agent a new Session runs with: one the caller may read (`agentId` names it)."""
+        """The Agent a new Session runs with: one the caller may read."""
         try:
             return self.get(principal, agent_id)
         except NotFound as error:

@@ -1,6 +1,4 @@
-"""The memory text of a Chat's answer (`BotMemoryService.context`): the newest entries its
-readers may see, with the entries they stand on read to judge them, decrypting only the
-entries shown."""
+"""The memory text of a Chat's answer: the newest entries its readers may see."""
 
 from __future__ import annotations
 
@@ -19,8 +17,7 @@ from agent_memory.service.memory_texts import newest_text
 def context_text(
     repo: BotMemoryRepository, pool: Pool, readers: Reader, limit: int, members: Members
 ) -> BotContext | None:
-    """The text of at most `limit` characters, or None when the pool's version moved while
-    it was read (read again)."""
+    """The text, or None when the pool's version moved while it was read."""
     version, newest = repo.newest(pool, first_page(limit))
     known: dict[str, EntryMeta | None] = {}
     judge = SOURCE_AUDIENCES.judge(known.get)
@@ -50,8 +47,7 @@ def context_text(
 def _load_sources(
     repo: BotMemoryRepository, pool: Pool, meta: EntryMeta, known: dict[str, EntryMeta | None]
 ) -> None:
-    """Read the entries `meta` stands on, recursively, a batch per level (a fact stands
-    on items only and costs nothing)."""
+    """Read the entries `meta` stands on, recursively, a batch per level."""
     frontier = [s.entry for s in _entry_sources(meta) if s.entry not in known]
     while frontier:
         found = repo.entries(pool, frontier)

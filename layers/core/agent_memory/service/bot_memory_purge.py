@@ -1,5 +1,4 @@
-"""Purge and erasure in bot memory (`BotMemoryService.purge` and `erase_person`): the
-targets of a tag removed in batches of one transaction each, reading no content."""
+"""Purge and erasure in bot memory: batches of one transaction each, reading no content."""
 
 from __future__ import annotations
 
@@ -15,18 +14,14 @@ from agent_memory.ports import Action, Present
 if TYPE_CHECKING:
     from agent_memory.service.bot_memory import BotMemoryService
 
-# Entries a purge removes per transaction: base row + recency copy each, plus the head row,
-# the log row, the purge counter and the change's event (100 actions).
+# Two rows per entry, plus the head row, log row, counter and event: 100 actions.
 PURGE_BATCH = 48
-# Actions of a purge's own rows and entry changes in one transaction (the head row, the log
-# row and the change's event are added to them).
+# The head row, the log row and the change's event take the other three.
 PURGE_ROOM = keys.MAX_ACTIONS - 3
 
 
 def purge_pool(memory: BotMemoryService, pool: Pool, tag: str, *, erased: str | None = None) -> int:
-    """Remove the targets of `tag` in batches of one transaction each; for an erasure of
-    `erased`, its `erasure_targets`, whose entries of several people change instead. Each
-    transaction adds what it removed to the tag's counter, answered once nothing is left."""
+    """Remove the targets of `tag` (or `erased`'s); the tag's count once nothing is left."""
     while True:
         snap = memory.snapshot(pool)
         metas = snap.metas()

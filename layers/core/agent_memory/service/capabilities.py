@@ -1,10 +1,6 @@
 """`GET /v1/capabilities`: what this deployment can run, for any caller with a valid token.
 
-Names and patterns only, never a key or an endpoint: the model providers it has configured
-(and, for the others, which setting would configure them), the names and patterns the caller
-may name where a model is asked for (what it runs, narrowed by `ALLOWED_MODELS` and the
-caller's organization's `allowedModels`: the same lists `ModelChoice.check` enforces), its
-default model, its embedding model and the local models that need no network.
+Names and patterns only, never a key or an endpoint; the lists `ModelChoice.check` enforces.
 """
 
 from __future__ import annotations
@@ -28,7 +24,7 @@ class Unconfigured:
 @dataclass(frozen=True)
 class EmbeddingModel:
     name: str
-    # None until a model whose size is learned from its answers has answered once.
+    # None until a model whose size is learned from its answers has answered.
     dimensions: int | None
 
 
@@ -61,8 +57,7 @@ class CapabilitiesService:
         return tuple(models.providers()) if models is not None else PROVIDERS
 
     def deployment_names(self) -> tuple[str, ...]:
-        """The names and `provider/*` patterns this deployment runs and allows, before any
-        organization's `allowedModels` (the served OpenAPI document states them)."""
+        """The names and `provider/*` patterns run and allowed before any organization's."""
         runnable = [
             name
             for provider in self._providers()
@@ -71,8 +66,7 @@ class CapabilitiesService:
         return narrowed(runnable, self._choice.policy.patterns)
 
     def describe(self, principal: Principal) -> Capabilities:
-        """What the deployment runs, and what `principal` may name (its organization's
-        `allowedModels` narrow it; the service admin's list is the deployment's)."""
+        """What the deployment runs, and what `principal` may name."""
         providers = self._providers()
         allowed = self.deployment_names()
         if principal.org_id is not None:

@@ -1,6 +1,5 @@
-"""The memory text of any pool, rendered from a lazy newest-first read of its entries
-(persistence/pools.py `Newest`): it chooses on metadata as it reads, stops reading at the
-first entry that does not fit, and decrypts only the entries it renders."""
+"""The memory text of any pool from a lazy newest-first read: it stops at the first entry
+that does not fit and decrypts only the entries it renders."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ def newest_text(
     header: str = HEADER,
     always: str = "",
 ) -> MemoryText:
-    """The text of the entries `newest` yields (active ones, newest first)."""
     read: dict[str, StoredEntry] = {}
 
     def in_order() -> Iterator[EntryMeta]:

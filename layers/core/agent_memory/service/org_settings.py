@@ -37,10 +37,7 @@ class OrgSettingsService:
         return effective_settings(self._org(principal, org_id).overrides)
 
     def patch(self, principal: Principal, org_id: str, patch: Mapping[str, Any]) -> dict[str, Any]:
-        """Apply the Configure rule to the fields sent (value sets, null resets, missing keeps).
-        A model named here must be allowed by the deployment and by the organization's
-        `allowedModels` as this patch leaves it, and runnable here (400 at the field
-        otherwise)."""
+        """Value sets, null resets, missing keeps; models checked against the patched list."""
         if patch.get("allowedModels") is not None:
             patterns = parse_patterns(patch["allowedModels"], ["allowedModels"])
             patch = {**patch, "allowedModels": list(patterns)}

@@ -1,12 +1,10 @@
-"""The services one process serves: each built once, when a request first needs it, so a
-family's function builds only what its routes use (agent_memory/wiring.py)."""
+"""The services one process serves, each built when a request first needs it."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-# For the annotations only: a family's function imports the services its routers use,
-# not all of them (docs/decisions.md, "One function per API family").
+# A family's function imports only the services its routers use.
 if TYPE_CHECKING:
     from agent_memory.config import Settings
     from agent_memory.service.agent_memory import AgentMemoryService

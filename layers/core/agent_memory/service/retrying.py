@@ -1,13 +1,8 @@
 """The one retry of the service: read, decide, write conditionally; on a lost race, again.
 
-Every use case that writes on what it read (a Turn without `expected`, a bot memory change,
-a learning apply, a link of a Bot) runs its attempt through `until_it_lands`. An attempt
-loses a race when its conditional write raises `WriteConflict` that `lost` recognises as
-another writer's (any other condition is the caller's error and passes through), or when it
-answers `AGAIN` (its read saw a state moving under it). Retries back off with full jitter (a
-random wait up to a doubling ceiling), so writers that collided spread out instead of
-colliding again in step; they stop when the time budget is spent or after `tries` attempts,
-and then raise `gave_up()` (a 409 or 503 for the client, a retried step for a workflow).
+An attempt loses when its write raises a `WriteConflict` that `lost` recognises as another
+writer's (others pass through) or when it answers `AGAIN`. Retries back off with full jitter
+until the time budget or `tries` is spent, then raise `gave_up()`.
 """
 
 from __future__ import annotations
@@ -40,12 +35,10 @@ class Backoff:
 
     first_s: float = 0.004
     ceiling_s: float = 0.128
-    # Far below the API function's 29 s timeout; only a writer that keeps losing for this
-    # long (hundreds of winners before it) gives up.
+    # Far below the API function's 29 s timeout.
     budget_s: float = 8.0
 
     def wait(self, retry: int) -> float:
-        """The wait before retry `retry` (1-based): uniform in [0, min(ceiling, first * 2^n))."""
         # Jitter spreads writers apart; it guards nothing, so any generator serves.
         return random.uniform(0.0, min(self.ceiling_s, self.first_s * 2**retry))  # noqa: S311
 
@@ -63,11 +56,7 @@ def until_it_lands(
     sleep: Callable[[float], None] = time.sleep,
     monotonic: Callable[[], float] = time.monotonic,
 ) -> T:
-    """Run `attempt` until it answers something other than `AGAIN` without losing a race.
-
-    `tries` bounds the attempts (a use case whose caller retries itself, such as a workflow
-    step, gives up early); without it only `backoff.budget_s` does.
-    """
+    """Run `attempt` until it answers other than `AGAIN` without losing a race."""
     deadline = monotonic() + backoff.budget_s
     retries = 0
     while True:
@@ -87,8 +76,7 @@ def until_it_lands(
 
 
 def once(attempt: Callable[[], T], gave_up: Callable[[], Exception]) -> T:
-    """Run `attempt` once: a write with the client's precondition is not retried, a lost
-    race is `gave_up()` (the client's state is stale)."""
+    """Run `attempt` once (the client's precondition): a lost race is `gave_up()`."""
     try:
         return attempt()
     except WriteConflict:
