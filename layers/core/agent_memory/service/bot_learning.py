@@ -1,16 +1,7 @@
-"""The Bot memory pool of the learning workflow (seed 002, "How the Bot learns").
+"""The Bot memory pool of the learning workflow: one Chat's unread items of ended Turns.
 
-A run reads one Chat's unread items of ended Turns through the Turn a confide waited for
-(the pool's read mark for that Chat, `LEARNPOS#<chat>` in the pool's partition, passes over
-items of Turns still open and holds them for a later run: docs/adr/0024), asks `learning_changes`
-with the first 300 valid entries in memory order and topic counts over all, and applies the
-answer through `BotMemoryService.learn`: the memory change, the read position and the
-execution's end in ONE transaction, conditional on the read position (a run that finds it
-moved applied nothing: another run learned that evidence first).
-
-The run's source is the Chat, carried as the workflow's conversation id (`SourceRef` of kind
-"session": the execution row and the step messages carry one conversation id, whatever its
-kind; this pool reads it as a Chat id).
+The Chat's read mark passes over items of Turns still open and holds them for a later run
+(docs/adr/0024).
 """
 
 from __future__ import annotations
@@ -83,23 +74,19 @@ from agent_memory.service.sessions import OrgDefaults
 log = logging.getLogger(__name__)
 
 KIND: PoolKind = "bot"
-# A run reads at most this many items and this many bytes of their words (the sealed
-# evidence must fit one row); the rest is read by the next run.
+# The sealed evidence must fit one row; the rest is read by the next run.
 MAX_ITEMS = 200
 ITEM_BUDGET = 120_000
-# A run without a last item looks this far past the read position (items of open Turns
-# passed over count too).
+# How far past the read position a run without a last item looks.
 MAX_SCAN = 1_000
-# Items of open Turns a read mark holds at most (its row stays small); past it, the mark
-# stops before the next such item until some of them are read.
+# Held items of open Turns, so the read mark's row stays small.
 MAX_HELD = 1_000
-# The entries shown to the model, in bytes of their words (300 entries at most).
+# Bytes of the entries shown to the model.
 ENTRY_BUDGET = 120_000
 
 
 def learning_pool_id(bot_id: str, org_id: str) -> str:
-    """The learning pool id of a Bot in one organization: the executions' partition is per
-    pool id, and each organization of a shared Bot has its own memory and executions."""
+    """Each organization of a shared Bot has its own memory and executions."""
     return f"{bot_id}@{org_id}"
 
 
@@ -116,14 +103,12 @@ class BotDetail:
     chat: str
     bot: str
     actors: dict[str, str]
-    # The read mark the run starts from and the one its change moves to.
     read_mark: ReadMark
     read_mark_after: ReadMark
-    # The owner's rules about privacy and sharing, in the Bot's own organization.
     instructions: str | None
     # The period CallModel charges its call to (the month when no budget).
     budget_period: BudgetPeriod
-    # The entries shown to the model, and topic counts over every entry it may see.
+    # Topic counts are over every entry the model may see, not only those shown.
     entries: tuple[KnownBotEntry, ...]
     topic_counts: dict[str, int]
 
@@ -157,7 +142,6 @@ class BotLearningPool:
         prices: Mapping[str, Price] | None = None,
     ) -> None:
         self._settings = settings
-        # The deployment's price table (MODEL_PRICES), as the memory Bot's confide uses it.
         self.prices = dict(prices or {})
         self._bots = bots
         self._memory = memory
@@ -170,7 +154,6 @@ class BotLearningPool:
         return BotDetail.of(data)
 
     def task(self, evidence: Evidence[BotDetail]) -> Ask[LearningInput, LearningChanges]:
-        """`learning_changes` over the evidence's items (ids, roles, actors) and entries."""
         detail = evidence.detail
         items = tuple(
             TurnItem(item.id, item.role, detail.actors.get(item.id), item.content, item.app)
@@ -182,10 +165,8 @@ class BotLearningPool:
         )
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
-        """The Chat's unread items of ended Turns through `upto` (`_items`), and the pool's
-        valid entries; None when nothing is unread. Skipped with why when the Chat may not teach
-        (gone, review, botMemory off, no model) or its unread items wait for an open Turn;
-        Deferred when the budget is spent."""
+        """Skipped when the Chat may not teach or waits for an open Turn; Deferred when the
+        budget is spent."""
         found = self._chat_and_position(pool)
         if found is None:
             raise Skipped(SOURCE_GONE)
@@ -194,13 +175,11 @@ class BotLearningPool:
         now = self._clock.now_ms()
         bot = self._within_budget(chat, now)
         budget = bot.budget
-        # Without `upto`, the items found bound the read: the chat row's count is not the
-        # last item (item writers never move it: persistence/bots.py).
+        # The chat row's count is not the last item: item writers never move it.
         through = mark.position + MAX_SCAN if upto is None else upto
         read = self._items(chat, mark, through, now)
         if not read.items:
             if read.waiting:
-                # What is unread through this run's last item belongs to Turns still open.
                 raise Skipped(OPEN_TURN_AHEAD)
             return None
         return Evidence(
@@ -224,7 +203,6 @@ class BotLearningPool:
         )
 
     def _model(self, chat: Chat) -> str | None:
-        """The model the Chat's organization names; Skipped with why when it may not teach."""
         settings = self._org_settings.effective(chat.org_id)
         model = settings.get("botMemoryModel")
         has_model = model is not None and (
@@ -236,8 +214,7 @@ class BotLearningPool:
         return model
 
     def _within_budget(self, chat: Chat, now: int) -> BotSettings:
-        """The memory Bot's settings; Deferred to the next period when its budget is spent
-        (the read position stays)."""
+        """The memory Bot's settings; Deferred to the next period when its budget is spent."""
         bot, spent_micros = self._settings.with_spent(chat.bot_id, now)
         budget = bot.budget
         if budget is not None and spent(budget, spent_micros):
@@ -246,10 +223,7 @@ class BotLearningPool:
         return bot
 
     def charge(self, evidence: Evidence[BotDetail], reply: ModelReply) -> list[Action]:
-        """The call's confirmed cost added to the Bot's spend of this period (all
-        organizations), written once per real call before its answer is saved (a reused
-        answer is not charged again: service/learning.py): priced by the model that answered
-        (the Chat's organization's `botMemoryModel`); no price or no usage is unknown."""
+        """The call's cost added to the Bot's spend of this period, over all organizations."""
         usage = reply.usage
         micros = cost_micros(self.prices.get(reply.model), usage.input_tokens, usage.output_tokens)
         now = self._clock.now_ms()
@@ -257,9 +231,7 @@ class BotLearningPool:
         return [charge_action(evidence.detail.bot, period, micros, now)]
 
     def _chat_and_position(self, pool: PoolRef) -> tuple[Chat, ReadMark] | None:
-        """The run's Chat and its read mark, in one batch read (the pool names the Bot
-        and organization, the source the Chat); None when the source is not a Chat of
-        this pool's Bot in its organization."""
+        """None when the source is not a Chat of this pool's Bot in its organization."""
         suffix = f"@{pool.org_id}"
         if pool.source is None or not pool.pool_id.endswith(suffix):
             return None
@@ -270,10 +242,8 @@ class BotLearningPool:
         return chat, mark
 
     def _items(self, chat: Chat, mark: ReadMark, through: int, now: int) -> Read:
-        """The unread items of ended Turns through item `through`, oldest first: the held
-        ones whose Turn has ended since, then those after the mark's position. An item of
-        a Turn still open is passed over and held, so no Turn stops another's learning; a
-        run stops at `MAX_ITEMS` items, `ITEM_BUDGET` bytes, or `MAX_HELD` held."""
+        """Held items whose Turn has ended, then newer ones; an open Turn's items are held,
+        so no Turn stops another's learning."""
         held = [h for h in mark.held if h <= through]
         rows = self._bots.items_at(chat, held)
         gone = set(held) - {item.seq for item, _sealed in rows}
@@ -313,12 +283,8 @@ class BotLearningPool:
         return read
 
     def _entries(self, chat: Chat) -> tuple[tuple[KnownBotEntry, ...], dict[str, int]]:
-        """The first valid entries every reader of the Chat may see, in memory order (within
-        the byte budget), and topic counts over all of those; only the entries shown are
-        decrypted (the model never reads words it could copy to readers not allowed them).
-        One Query (the head row comes with the entries): they go to the model only, and
-        ApplyLearning reads the pool again for its change, conditional on the version it
-        reads there, so a change committing meanwhile is never overwritten by this read."""
+        """Entries every reader of the Chat may see, so the model never copies words to a
+        reader not allowed them; ApplyLearning reads the pool again for its change."""
         pool = pool_of(chat.bot_id, chat.org_id)
         snap = self._memory.repo.read_in_one_query(pool)
         metas = snap.metas()
@@ -342,10 +308,7 @@ class BotLearningPool:
     def change(
         self, evidence: Evidence[BotDetail], changes: LearningChanges, finish: FinishActions
     ) -> Change | Again:
-        """The answer as bot memory judges it (`bot_memory_learn.learned_change`), with the
-        read position's move and the execution's end in its transaction (conditional on
-        the read position: a run that finds it moved writes nothing, so it is not read
-        first)."""
+        """The answer as bot memory judges it, with the read mark's move in its transaction."""
         pool = evidence.pool
         detail = evidence.detail
         chat_id, bot_id = detail.chat, detail.bot
@@ -356,8 +319,7 @@ class BotLearningPool:
         )
 
         def ending(learned: Learned) -> list[Action]:
-            # The run's end records what was applied and refused, in the same transaction;
-            # `learn` tells the memory's own `memory.changed` (in the same event row).
+            # `learned_change` tells its own `memory.changed` in the same event row.
             return [move, *without(finish(_outcome(learned)), "memory.changed")]
 
         planned = learned_change(
@@ -377,8 +339,7 @@ class BotLearningPool:
 
 @dataclass
 class Read:
-    """What a run reads of a Chat: its items, their saved actors, the read mark once they
-    are learned, and whether items of Turns still open were passed over."""
+    """What a run reads of a Chat; `waiting` when items of open Turns were passed over."""
 
     mark: ReadMark
     items: list[EvidenceItem] = field(default_factory=list)
@@ -391,8 +352,7 @@ def _mark_of(record: Mapping[str, Any]) -> ReadMark:
 
 
 def _outcome(learned: Learned) -> Outcome:
-    """What the execution shows: ids and reasons, never a change's words or topics (a
-    writer of the Bot reads every run of the organization, not the entries behind them)."""
+    """Ids and reasons, never words or topics: a Bot's writer reads every run, not entries."""
     return Outcome(
         applied=[{"key": a.entry_id, "op": a.op} for a in learned.applied],
         rejected=[refusal_record(r.op, r.index, r.reason, r.ids) for r in learned.rejected],

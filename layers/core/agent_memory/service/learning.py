@@ -1,10 +1,7 @@
-"""Durable learning: start a workflow run per completed turn, and the four steps it runs.
+"""The steps of a learning run: LoadEvidence -> CallModel -> ApplyLearning, or RecordFailure.
 
-Built once for every kind of pool: the pool's rules plug in through `LearningPool`
-(service/learning_pools.py). The steps run as Lambda tasks of `learning.asl.json`:
-LoadEvidence -> CallModel -> ApplyLearning, any failure -> RecordFailure. Workflow messages
-carry ids and counts only; the evidence, the model's request and reply, rejected changes and
-error messages are sealed in the table. Decisions: docs/decisions.md, "Durable learning".
+Workflow messages carry ids and counts only; evidence, model calls and errors are sealed in
+the table.
 """
 
 from __future__ import annotations
@@ -59,22 +56,10 @@ APPLY_ROUNDS = 3
 
 
 class LearningService(ModelCallStep):
-    """Starts learning runs, lists them, and runs their steps for any registered pool."""
-
-    # -- the steps ---------------------------------------------------------------------------
-
     def load_evidence(self, event: Mapping[str, Any]) -> dict[str, Any]:
-        """LoadEvidence: the unprocessed items up to `upto`, sealed on the run's evidence row,
-        then the execution's row (written here, so a start that never ran leaves no
-        "running" ghost; small, as its end bills its size twice). A retried or
-        repeated step learns from the evidence its first attempt kept.
-
-        A waited run (a confide's) whose `waiting` row exists begins on its evidence row
-        alone: that row carries the position, items and model, and the execution row is
-        written once, when the run ends (one write unit less). Its row is read
-        first (1 read unit, less than the update it replaces): one that ended already (a
-        repeated step, a run started again once its name was forgotten) learns nothing,
-        and one not written yet (a wait started before its row was) is put by `begin`."""
+        """Seal the unread items on the run's evidence row, then write the execution's row,
+        so a start that never ran leaves no "running" ghost; a retry keeps the first
+        attempt's evidence. A waited run begins on its evidence row alone."""
         run, ref, _state, _attempt = step_run(event)
         waited = is_wait_name(run.name)
         with transient():
@@ -113,7 +98,6 @@ class LearningService(ModelCallStep):
     def _begun_before(
         self, run: Run, ref: PoolRef, evidence: Evidence[Any] | None
     ) -> dict[str, Any]:
-        """A retried LoadEvidence: the first attempt's row (and its evidence) stands."""
         row = self._runs.get(run)
         if row is None:
             raise Retryable("LearningConflict", "the execution row changed") from None
@@ -125,15 +109,13 @@ class LearningService(ModelCallStep):
         return began | self._model_free(ref, evidence)
 
     def _model_free(self, ref: PoolRef, evidence: Evidence[Any] | None) -> dict[str, Any]:
-        """`modelFree` for a run whose work asks no model: the state machine's NeedsModel
-        choice sends it from LoadEvidence straight to ApplyLearning."""
+        """`modelFree` sends the run from LoadEvidence straight to ApplyLearning."""
         if evidence is not None and self._pool(ref.kind).task(evidence) is None:
             return {"modelFree": True}
         return {}
 
     def _keep(self, run: Run, evidence: Evidence[Any], now: int, *, waited: bool) -> Evidence[Any]:
-        """Seal the evidence on the run's evidence row (a wait's row says where it began,
-        whoever writes it); an earlier attempt's evidence, kept first, stands."""
+        """Seal the evidence on the run's row; an earlier attempt's evidence stands."""
         text = evidence_json(evidence)
         if len(text.encode()) > MAX_EVIDENCE_BYTES:
             raise EvidenceTooLarge(f"the evidence is over {MAX_EVIDENCE_BYTES} bytes")
@@ -151,10 +133,8 @@ class LearningService(ModelCallStep):
         )
 
     def apply_learning(self, event: Mapping[str, Any]) -> dict[str, Any]:
-        """ApplyLearning: check the saved answer's changes against the pool's rules and commit
-        them, the read position and the execution's end in one transaction, conditional on
-        the read position the run started from. When another run moved it first, the
-        changes are checked again against what is still unprocessed (or the run is skipped)."""
+        """Commit the saved answer, the read position and the execution's end in one
+        transaction; when another run moved first, judge it again on what is still unread."""
         run, ref, state, _attempt = step_run(event)
         answered = state.get("model") or {}
         model_free = "modelFree" in (state.get("evidence") or {})
@@ -190,14 +170,11 @@ class LearningService(ModelCallStep):
                 if fresh is None:
                     kept = ask.describe(review.kept) if ask is not None else []
                     return self._skip(run, row, kept, review.refused, note or LEARNED_ELSEWHERE)
-                # The same answer, judged against what is still unread: the pool refuses a
-                # change citing an item the other run learned (LearningPool.change).
+                # The pool refuses a change citing an item the other run learned.
                 evidence = fresh
         raise Retryable("LearningConflict", "the pool kept changing while learning")
 
     def _answered_row(self, run: Run, call: str | None) -> tuple[ExecutionRow, str | None]:
-        """The run's row with its evidence, and the saved answer of `call` (none for a
-        model-free run)."""
         row, text = (
             (self._runs.get(run, evidence=True), None)
             if call is None
@@ -212,9 +189,7 @@ class LearningService(ModelCallStep):
     def _unread_again(
         self, run: Run, ref: PoolRef, seen: set[str]
     ) -> tuple[Evidence[Any] | None, str | None]:
-        """What is still unread once another run moved first, or None and why the answer
-        is not applied: nothing may be learned now, all of it was learned, or what is
-        unread holds items its model never saw (they stay unread for a later run)."""
+        """What is still unread, or None and why: items its model never saw stay unread."""
         try:
             fresh = self._pool(ref.kind).load_evidence(ref, run.upto)
         except Skipped as skipped:
@@ -228,9 +203,7 @@ class LearningService(ModelCallStep):
         return fresh, None
 
     def record_failure(self, event: Mapping[str, Any]) -> dict[str, Any]:
-        """RecordFailure: the error's type and message on the execution row. The pool is not
-        touched, so its read position stays and the next run reads this evidence again. A
-        waited run's row is read with its evidence row, where it began (its items)."""
+        """Record the error on the execution row; the read position stays for the next run."""
         run, _ref, state, _attempt = step_run(event)
         error_type, message = describe_error(state.get("error"))
         step = self._failed_step(state)
@@ -249,16 +222,12 @@ class LearningService(ModelCallStep):
                     continue
         raise Retryable("LearningConflict", "the execution row kept changing")
 
-    # -- helpers -----------------------------------------------------------------------------
-
     def _wait_again(self, run: Run, ref: PoolRef, deferred: Deferred) -> None:
-        """Note a deferred run in `deferred.event`'s list, for `wake` to save again as a
-        wait (a step writes no wait itself: only the API and the tick start learning)."""
+        """Note a deferred run for `wake`: only the API and the tick start learning."""
         self._store.write([self._runs.deferral(run, deferred.event, self._clock.now_ms())])
 
     def _defer(self, run: Run, ref: PoolRef, deferred: Deferred) -> dict[str, Any]:
-        """LoadEvidence of a run its pool may not learn now: noted for `wake` first (a
-        retried step notes it again, the same row), then the run ends skipped with why."""
+        """Note the run for `wake`, then end it skipped with why."""
         self._wait_again(run, ref, deferred)
         try:
             self._runs.begin(
@@ -282,13 +251,10 @@ class LearningService(ModelCallStep):
     def _finisher(
         self, run: Run, row: ExecutionRow, refused: Sequence[Refusal] = ()
     ) -> FinishActions:
-        """The execution's end, from `row` as ApplyLearning read it (a waited run that began
-        on its evidence row ends from `waiting`); what the task's own rules refused is
-        recorded first."""
+        """The execution's end, from `row` as ApplyLearning read it."""
 
         def finish(outcome: Outcome) -> list[Action]:
             now = self._clock.now_ms()
-            # The memory's event, in the transaction that changes it (docs: "Events").
             # Both events (`memory.changed`, then `execution.ended`) in one row.
             learned = pool_changed(run.kind, run.org_id, run.pool_id, now)
             ending = self._runs.finish_actions(

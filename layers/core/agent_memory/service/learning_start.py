@@ -1,5 +1,7 @@
-"""Durable learning, the API side: start a run, save one that waits for an event, release
-and wake waits, and list a pool's runs. The steps a run goes through are service/learning.py.
+"""Durable learning, the API side: start runs, save and release waits, list a pool's runs.
+
+A wait is written before its event is read and a release writes the event before it reads
+the waits, so one finds the other; the orchestrator refuses a name's second start.
 """
 
 from __future__ import annotations
@@ -35,8 +37,7 @@ from agent_memory.service.limits import ModelCallQuota
 
 log = logging.getLogger(__name__)
 
-# The state machine's own TimeoutSeconds (300 s, Express's limit) plus a margin: a row still
-# "running" after that lost its execution (it timed out or RecordFailure itself failed).
+# The state machine's TimeoutSeconds plus a margin: a row still "running" lost its execution.
 RUN_LIMIT_MS = (300 + 300) * 1000
 # The `upto` of a wait whose last item only its event will tell (a turn still open).
 UPTO_LATER = -1
@@ -60,7 +61,6 @@ class LearningStarts:
     ) -> None:
         self._runs = ExecutionRepository(store, cipher)
         self._store = store
-        # ORG_MODEL_CALLS_PER_MINUTE, taken by every start (service/limits.py).
         self._quota = quota
         self._clock = clock
         self._ids = ids
@@ -75,23 +75,13 @@ class LearningStarts:
         """Plug in (or replace) the rules of one kind of pool."""
         self._pools[pool.kind] = pool
 
-    # -- the API side ------------------------------------------------------------------------
-
     def start(
         self, pool: PoolRef, *, upto: int, reason: str
     ) -> Literal["started", "skipped", "throttled"]:
-        """Start learning `pool` up to item `upto`. `reason` "turn" names the run after the
-        evidence alone, so a repeated start is a no-op; any other reason ("refresh", a retry)
-        adds a nonce, because Step Functions refuses a used name for 90 days.
-
-        "skipped" when this deployment has no workflow, or when a turn's start finds the
-        workflow service unavailable: the turn is already saved, the read position did not
-        move, and the next turn learns from this evidence too. Other reasons raise
-        Unavailable (503) so that the caller may retry.
-
-        Every start is a model call of the pool's organization: over its quota
-        (ORG_MODEL_CALLS_PER_MINUTE) the run is recorded as skipped with a note saying why,
-        and "throttled" is answered; the read position did not move."""
+        """Start learning `pool` up to item `upto`; a "turn" start is named after its
+        evidence alone, so repeating it is a no-op. A turn's start skips when the workflow
+        is unavailable (the next turn learns this evidence too); others raise Unavailable.
+        Over the organization's model-call quota the run is recorded skipped: "throttled"."""
         if self._orchestrator is None:
             return "skipped"
         nonce = None if reason == "turn" else self._ids.new("r")
@@ -111,8 +101,7 @@ class LearningStarts:
         return "started"
 
     def _record_skip(self, pool: PoolRef, name: str, upto: int, reason: str, note: str) -> None:
-        """A run that never started, with why, for the pool's executions. Best effort: the
-        caller's request succeeds whether or not the row is written."""
+        """A run that never started, with why; best effort."""
         now = self._clock.now_ms()
         try:
             run = _run(pool, name, now, reason, upto)
@@ -121,12 +110,8 @@ class LearningStarts:
             log.warning("learning over the model-call quota: the skip was not recorded")
 
     def skipped(self, pool: PoolRef, *, event: str, reason: str, note: str, at: int) -> None:
-        """Record, once per pool and `event`, the run a `wait` for `event` would have saved,
-        as skipped with why (`note`): nothing may be learned, so nothing waits. `at`: when
-        it was asked for, the same for every call of one event (a Turn's start), so a
-        repeated call finds its row. A later wait for the same event is a run of its own
-        (its name differs), so a model configured meanwhile still learns. Raises
-        Unavailable when the table is unavailable."""
+        """Record, once per pool and `event`, the run a `wait` would have saved, as skipped;
+        `at` is the same for every call of one event, so a repeated call finds its row."""
         now = self._clock.now_ms()
         run = _run(pool, skip_name(pool, event), at, reason, 0)
         try:
@@ -138,21 +123,9 @@ class LearningStarts:
     def wait(
         self, pool: PoolRef, *, event: str, reason: str, upto: int | None = None
     ) -> Literal["waiting", "started", "exists", "skipped"]:
-        """Save a learning execution of `pool` that starts when `event` happens (`release`),
-        e.g. `turn:<org>:<chat>:<turn>` (a confide waits for its turn) or a budget period.
-        The wait is a row: it survives restarts. One wait per pool and event: a repeated
-        call is "exists" (a call retried after a crash completes the first one's wait).
-        When the event happened first, the run starts now ("started"). `upto` is the last
-        item to read when known now; else the event's `upto` says.
-
-        The wait is written before the event is read, and a release writes the event before
-        it reads the waits, so one of them finds the other; whichever does asks the workflow
-        to start the run under its name, and when both do, the orchestrator refuses the
-        second start (docs/decisions.md: nothing is written to release it).
-
-        "skipped" when this deployment has no workflow (nothing is saved). Raises
-        Unavailable when the table or, for an event that already happened, the workflow
-        service is unavailable (call again: it is started once)."""
+        """Save a run of `pool` that starts when `event` happens, one per pool and event
+        (a repeat is "exists"); it starts now when the event happened first. `upto` is the
+        last item when known now, else the event's."""
         if self._orchestrator is None:
             return "skipped"
         now = self._clock.now_ms()
@@ -164,21 +137,14 @@ class LearningStarts:
             return "exists"
         named = None if recorded.run.upto == UPTO_LATER else recorded.run.upto
         run = replace(recorded.run, upto=_upto(recorded.happened, named, event))
-        # Saved before or not, it is asked for: a release (or this call, before) may have
-        # failed to start it; a refused start means it started already.
+        # A release may have failed to start it; a refused start means it started already.
         if self._hand_over(run, now).started or not recorded.repeated:
             return "started"  # a new wait refused: the event's release started it
         return "exists"
 
     def release(self, event: str, *, upto: int | None = None) -> list[Execution]:
-        """`event` happened: record it (once: the first call's `upto` stands, and a wait
-        saved later starts at once) and start every execution waiting on it. Each is
-        started once: every linked run is asked for under its name, which the orchestrator
-        refuses when it started before (`started=False`), so a release that failed to start
-        one (or died before it could) is finished by the next. A run asked for before its
-        wait wrote its row (a wait half written) starts as well: its link names it, and
-        LoadEvidence writes its row. Nothing is written on the runs' rows. Raises
-        Unavailable when the table or the workflow service fails (call again)."""
+        """Record `event` (the first call's `upto` stands) and start every run waiting on
+        it, each once under its name, so the next release finishes a failed one."""
         now = self._clock.now_ms()
         data = self._runs.happen(event, {} if upto is None else {"upto": upto}, now)
         if self._orchestrator is None:
@@ -200,11 +166,8 @@ class LearningStarts:
         return results
 
     def wake(self, event: str) -> list[Execution]:
-        """`event` happened (a budget period started): every run deferred to it is saved
-        again as a wait on it, reading as far as the farthest deferred run of its pool and
-        conversation, and the event is released (`release`: each run starts once, however
-        often this is called). Raises Unavailable when the table or the workflow failed
-        (call again)."""
+        """Wait again on `event` for the runs deferred to it (the farthest per pool and
+        conversation), then release it."""
         deferred = self._runs.deferred(event)
         farthest: dict[str, Run] = {}
         for run in deferred:
@@ -218,12 +181,8 @@ class LearningStarts:
         return started
 
     def _hand_over(self, run: Run, now: int) -> Execution:
-        """Ask the workflow to start a run whose event happened, reading up to `run.upto`
-        (the event's, else the wait's: the same for every caller, so each asks with the
-        same input). Nothing is written on its row: the orchestrator's claim of the name
-        lets one start happen and refuses the others (`started=False`), whoever asks and
-        however often; a run that began or ended is refused too. A start the workflow
-        refused gives the name back, so the next release or repeated wait asks again."""
+        """Start a run whose event happened; the orchestrator's claim of the name refuses
+        every other start, so nothing is written on its row."""
         assert self._orchestrator is not None  # callers checked
         return self._orchestrator.start(run.name, _payload(run))
 
@@ -234,9 +193,7 @@ class LearningStarts:
         return [self._view(row, now) for row in rows]
 
     def _view(self, row: ExecutionRow, now: int) -> dict[str, Any]:
-        # A wait shows `waiting` until LoadEvidence begins it on its evidence row, even once
-        # it was asked for (a second at most; nothing is written to release it), then
-        # `running` until it ends (its row is not written in between).
+        # A wait shows `waiting` until LoadEvidence begins it, even once it was asked for.
         status: str = "running" if row.begun else row.status
         details = self._runs.details(row) if "detail" in row.record else {}
         error = {"type": row.error_type, "message": details.get("error", "")}
@@ -260,7 +217,7 @@ class LearningStarts:
             view[f"{kind}Id"] = source_id  # the session or chat it read
         if status == "failed":
             view["error"] = error
-            # Said from its kind when shown, so a run timed out while listed says it too.
+            # From its kind when shown, so a run timed out while listed says it too.
             view["note"] = failure_note(str(error["type"]))
         if details.get("note"):
             view["note"] = details["note"]
@@ -274,13 +231,11 @@ class LearningStarts:
 
 
 def wait_name(pool: PoolRef, event: str) -> str:
-    """The execution name of `pool`'s wait for `event`: one per pool and event."""
     digest = hashlib.sha256(event.encode()).hexdigest()[:16]
     return execution_name(pool, 0, f"w{digest}")
 
 
 def skip_name(pool: PoolRef, event: str) -> str:
-    """The execution name of `pool`'s skipped learning for `event`: one per pool and event."""
     digest = hashlib.sha256(event.encode()).hexdigest()[:16]
     return execution_name(pool, 0, f"s{digest}")
 
@@ -299,7 +254,6 @@ def _run(pool: PoolRef, name: str, now: int, reason: str, upto: int) -> Run:
 
 
 def _ref(run: Run) -> PoolRef:
-    """The pool (and conversation) a run learns, as its row names it."""
     source = SourceRef(*run.source) if run.source is not None else None
     return PoolRef(run.kind, run.org_id, run.pool_id, source)
 
@@ -314,15 +268,12 @@ def _upto(data: Mapping[str, Any], upto: int | None, event: str) -> int:
 
 
 def _forgotten(run: Run, now: int) -> bool:
-    """Whether the wait of `run` is past its time (`WAIT_TTL_S` from when it was asked
-    for): its link and event are expired, only not deleted yet. The orchestrator keeps a
-    name at least that long from the start, which came later; past it, a start might no
-    longer be refused, so an expired wait is not asked for again."""
+    """Whether the wait is past `WAIT_TTL_S`, after which a second start may not be refused."""
     return now // 1000 >= run.requested_at // 1000 + WAIT_TTL_S
 
 
 def _payload(run: Run) -> dict[str, Any]:
-    """The execution input of a run (infra/statemachines/README.md), as `start` builds it."""
+    """The execution input of a run (infra/statemachines/README.md)."""
     ref: dict[str, Any] = {"kind": run.kind, "orgId": run.org_id, "poolId": run.pool_id}
     if run.source is not None:
         ref["source"] = list(run.source)

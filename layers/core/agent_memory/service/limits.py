@@ -1,25 +1,7 @@
-"""Per-caller limits: one mechanism, `Limiter`, and the two limits built on it.
+"""Per-caller limits: one mechanism, `Limiter`, and the limits built on it.
 
-- `RequestLimits`: `RATE_LIMIT_PER_MINUTE` requests per token (API.md "Local run"); over it
-  a request is 429 `Throttled` with `Retry-After`. Checked after the token is known
-  (api/deps.py), so a request with an unknown token writes nothing.
-- `FailedAuthentications`: `AUTH_FAILURES_PER_MINUTE` failed bearer-token checks per source
-  address; past them a token from the address that this process has not found good before is
-  429 `Throttled` with `Retry-After` until the minute ends, before it is looked up
-  (docs/adr/0010).
-- `ModelCallQuota`: `ORG_MODEL_CALLS_PER_MINUTE` model-invoking starts per organization,
-  taken where learning starts (`LearningService.start`); over it, the run is skipped with a
-  note and no request fails.
-
-A later route (confide, context) limits something new with `Limiter.take(scope, limit,
-subject)` and its own scope name. On AWS the counts are `BatchedCounters`
-(persistence/limits.py): far below a limit a process writes one conditional write per batch
-of uses, from half the limit on one per use, so a window admits at most `limit + P x
-(batch - 1)` uses with P warm processes, and one process is exact. Both limits use the same
-rule: the quota guards an organization's model-call rate, not its money (the Bot's budget
-does that), and near the quota it is as exact as the request limit. When the table cannot
-count (an outage), the use is admitted: a limiter never makes the service less available
-than its table already is.
+When the table cannot count, the use is admitted: a limiter never makes the service less
+available than its table already is.
 """
 
 from __future__ import annotations
@@ -45,17 +27,14 @@ log = logging.getLogger(__name__)
 REQUESTS_SCOPE = "requests"
 MODEL_CALLS_SCOPE = "model-calls"
 AUTH_FAILURES_SCOPE = "auth-failures"
-# Addresses this process remembers as refused until their minute ends; past this many, the
-# oldest is forgotten (its next guess is counted in the table again, and refused there).
+# Past this many refused addresses, the oldest is forgotten (the table still refuses it).
 KNOWN_REFUSED = 4096
 # Enough of the token's SHA-256 to tell tokens apart; the key never holds the token.
 _SUBJECT_HEX = 32
 
 
 class Limiter:
-    """Fixed-window counting of uses per scope and subject (domain/limits.py), in the
-    table (`BatchedCounters` over `TableCounters`) or, where one process serves everything,
-    in memory."""
+    """Fixed-window counting of uses per scope and subject (domain/limits.py)."""
 
     def __init__(self, counters: Counters, clock: Clock) -> None:
         self._counters = counters
@@ -65,8 +44,7 @@ class Limiter:
         return self._clock.now_ms()
 
     def used(self, scope: str, limit: Limit, subject: str) -> int:
-        """Uses of `subject` counted in the current window of `limit` (0 when off or when
-        the table cannot answer)."""
+        """Uses in the current window (0 when off or when the table cannot answer)."""
         if not limit.enabled:
             return 0
         try:
@@ -75,8 +53,7 @@ class Limiter:
             return 0
 
     def take(self, scope: str, limit: Limit, subject: str) -> Refused | None:
-        """Count one use of `subject` under `limit`; a `Refused` (with when to retry) when
-        its window is full. An off limit counts nothing and writes nothing."""
+        """Count one use; a `Refused` when its window is full. An off limit writes nothing."""
         if not limit.enabled:
             return None
         now = self._clock.now_ms()
@@ -93,16 +70,9 @@ class Limiter:
 class FailedAuthentications:
     """`per_minute` failed bearer-token checks per source address; 0 turns it off.
 
-    A failure is counted with the other limits' counters (`Limiter`, one row per address and
-    minute in the table on AWS). When an address's minute is full, this process remembers it
-    until the minute ends and refuses every token from it that the process has not found good
-    before, with no read at all (a guess that happened to be right would not tell). Another
-    process learns it from the table at its next failed check from that address (its count
-    is refused), so an address gets at most `per_minute` answers of 401 a minute and each
-    warm process checks at most one more of its unknown tokens. A token the process has
-    already found good is never refused here: people who share an address (an office, the
-    MCP function) with a guesser go on working. A good token is never counted, and a request
-    without a token is no failed check.
+    A full address is refused every token this process has not found good before, with no
+    read (a right guess would not tell); people sharing the address with a guesser go on
+    working (docs/adr/0010).
     """
 
     def __init__(self, limiter: Limiter, per_minute: int) -> None:
@@ -112,7 +82,7 @@ class FailedAuthentications:
         self._lock = threading.Lock()
 
     def check(self, source: str) -> None:
-        """Raise RateLimited (429) when this process knows `source`'s minute is full (no I/O)."""
+        """Raise RateLimited when this process knows `source`'s minute is full (no I/O)."""
         if not self.limit.enabled:
             return
         now = self._limiter.now_ms()
@@ -126,8 +96,7 @@ class FailedAuthentications:
             raise too_many_failures(self.limit.per_window, Refused(retry_after_s(now, window)))
 
     def failed(self, source: str) -> None:
-        """Count one failed check from `source`; raise RateLimited (429) when its minute was
-        already full (the caller's 401 otherwise stands)."""
+        """Count one failed check; RateLimited when its minute was already full."""
         if not self.limit.enabled:
             return
         refused = self._limiter.take(AUTH_FAILURES_SCOPE, self.limit, source)
@@ -149,9 +118,7 @@ class FailedAuthentications:
 
 
 class RequestLimits:
-    """What a request meets at the door: `per_minute` requests per token (the admin token
-    counts too) and `failures_per_minute` failed authentications per address; 0 turns
-    either off."""
+    """Requests per token (the admin's too) and failed authentications per address."""
 
     def __init__(self, limiter: Limiter, per_minute: int, failures_per_minute: int = 0) -> None:
         self._limiter = limiter
@@ -163,8 +130,7 @@ class RequestLimits:
         return self.limit.enabled
 
     def admit(self, token: str) -> None:
-        """Count one request of an authenticated `token`; raises RateLimited (429) when the
-        token's minute is full."""
+        """Count one request of an authenticated `token`; RateLimited when its minute is full."""
         if not self.limit.enabled:
             return
         subject = hash_token(token)[:_SUBJECT_HEX]
@@ -181,5 +147,4 @@ class ModelCallQuota:
         self.limit = Limit(per_minute)
 
     def take(self, org_id: str) -> Refused | None:
-        """Count one model call of `org_id`; `Refused` when its minute is spent."""
         return self._limiter.take(MODEL_CALLS_SCOPE, self.limit, org_id)

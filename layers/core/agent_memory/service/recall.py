@@ -1,20 +1,6 @@
-"""Semantic recall (seed 003 "Long-term recall"): the past messages closest in meaning to a
-turn's new message, with the messages around them.
-
-- **The request path** (`recall`): one embedding of the new message, one query of the vector
-  index bounded to the thread's organization and user (and agent; with scope `thread`, the
-  thread), then one Query per recalled window. Hits among the context's last N are left
-  out; windows never reach into them.
-- **The background** (`index_messages`, service/recall_step.py): new messages are embedded
-  and put in batches, never on the request path.
-- **Deletes** (`forget`, `forget_embedded`): the vectors of removed messages go with them; a
-  hit whose message is gone anyway (a race with a delete) is dropped when read.
-- **An embedding model that cannot answer** (`EmbeddingFailure`): the turn context goes on
-  without `recalled`, a memory is saved without its vector, and a recall of agent memories
-  by `query` is 503 naming the model.
-
-The index holds embeddings and ids only: a message's key is its thread and position
-(`domain/recall.vector_key`), its scope the organization, user, agent and thread ids.
+"""Semantic recall: the past messages closest in meaning to a turn's new message, with the
+messages around them. The index holds embeddings and ids only; messages are embedded in
+the background, never on the request path.
 """
 
 from __future__ import annotations
@@ -81,9 +67,7 @@ class RecallService:
         recent: Sequence[Message],
         timings: RecallTimings | None = None,
     ) -> list[RecalledWindow]:
-        """The context's `recalled`, best first, for the new `message` of a turn on `thread`
-        (`seq`: its messages ever saved) whose context already holds `recent` (the last
-        N). Empty when recall is off or there is no message."""
+        """The context's `recalled`, best first, none of `recent` (`seq`: messages ever saved)."""
         settings = rules.settings_of(options)
         if settings is None or message is None or not message.strip():
             return []
@@ -92,7 +76,7 @@ class RecallService:
         try:
             vector = self.embedder.embed([rules.embedding_text(message)])[0]
         except EmbeddingFailure as failure:
-            # One part of the turn's context: the turn goes on without it (docs/api.md).
+            # The turn goes on without it.
             log.warning("semantic recall skipped: %s: %s", self.embedder.model, failure)
             return []
         timings.embed_ms = _ms_since(started)
@@ -102,8 +86,7 @@ class RecallService:
         wanted = rules.candidates_wanted(settings, len(recent), MAX_TOP_K)
         hits = self._nearest(thread, vector, wanted, settings.scope, timings)
         ranked = self._reranked(thread, message, hits, recent_from, timings)
-        # topK windows that each show something new (a hit inside a better hit's window
-        # would only repeat its messages).
+        # A hit inside a better hit's window would only repeat its messages.
         before, after = settings.before, settings.after
         kept = rules.distinct_hits(ranked, settings.top_k, before, after, thread.id, recent_from)
         windows = rules.windows(kept, before, after, thread.id, recent_from)
@@ -113,8 +96,7 @@ class RecallService:
     def _nearest(
         self, thread: Thread, vector: Vector, wanted: int, scope: str, timings: RecallTimings
     ) -> list[rules.Hit]:
-        """The index's nearest messages of the thread's user (and agent; in scope `thread`,
-        the thread)."""
+        """The index's nearest messages of the thread's user and agent (or the thread)."""
         started = time.perf_counter()
         found = self.index.query(
             vector,
@@ -142,8 +124,7 @@ class RecallService:
         recent_from: int | None,
         timings: RecallTimings,
     ) -> list[rules.Hit]:
-        """Dense candidates re-ranked with the lexical score of the text their vector embeds
-        (each with the message before it: hybrid)."""
+        """Dense candidates re-ranked with the lexical score of the text their vector embeds."""
         candidates = rules.kept_hits(hits, len(hits), thread.id, recent_from)
         started = time.perf_counter()
         texts = self._repo.messages_at(
@@ -182,15 +163,13 @@ class RecallService:
 
     @staticmethod
     def _scoped(current: Thread, thread_id: str) -> Thread:
-        """The thread of a candidate as far as reading its sealed text needs (its ids; the
-        index's filter bounded it to the current user, and windows check its owner)."""
+        """A candidate's thread, its ids only: windows check its owner."""
         return Thread(thread_id, current.org_id, current.agent_id, current.resource_id, None, 0)
 
     def _owned_thread(
         self, threads: dict[str, Thread | None], thread_id: str, current: Thread
     ) -> Thread | None:
-        """A recalled thread, read once, only if it is the same user's with the same agent
-        (a second check behind the index's filter)."""
+        """A recalled thread of the same user and agent: a check behind the index's filter."""
         if thread_id not in threads:
             stored = self._repo.get(thread_id)
             other = stored.thread if stored is not None else None
@@ -204,9 +183,7 @@ class RecallService:
         return threads[thread_id]
 
     def index_messages(self, thread: Thread, numbered: Sequence[tuple[int, Message]]) -> int:
-        """Embed and put the given messages of `thread` (those recall reads), each with the
-        message before it (`domain/recall.embedding_input`), in batches; answers how many
-        vectors were put."""
+        """Embed and put the messages in batches; how many vectors were put."""
         before: dict[int, str] = {}
         if numbered and numbered[0][0] > 0:
             first = numbered[0][0]
@@ -232,38 +209,30 @@ class RecallService:
         return len(records)
 
     def forget(self, thread: Thread, seqs: Sequence[int]) -> None:
-        """Remove the vectors of messages `seqs` of `thread`."""
         keys = [rules.vector_key(thread.id, seq) for seq in seqs]
         for start in range(0, len(keys), MAX_DELETE_BATCH):
             self.index.delete(keys[start : start + MAX_DELETE_BATCH])
 
     def forget_embedded(self, thread: Thread) -> None:
-        """Remove the vectors of every message the background step embedded (below its read
-        position: one read). A run in flight may still put some: recall drops hits whose
-        message is gone."""
+        """Remove every embedded message's vector; recall drops those a run in flight puts."""
         self.forget(thread, range(self._repo.position(thread.id, RECALL_KIND)))
 
 
-# Agent memories (seed 004) share the index: their own group, the organization as owner
-# (any user of an organization may use its memories), the memory id as key.
+# Agent memories share the index; any user of an organization may use its memories.
 MEMORY_GROUP = "agent_memories"
 # Score digits that count when ranking memories: closer than this, importance decides.
 MEMORY_SCORE_DIGITS = 3
 
 
 class MemoryRecall:
-    """`POST /v1/agent_memories/recall` with a `query`: memories by meaning. A memory's
-    content is embedded when it is written (one embedding; with `local/minilm` ~10 ms on
-    this machine, docs/decisions.md) and its vector removed when it is deleted."""
+    """Agent memories by meaning: embedded when written, removed when deleted."""
 
     def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
         self._embedder = embedder
         self._index = index
 
     def remember(self, org_id: str, memory_id: str, content: str) -> None:
-        """Embed a memory's content and put its vector (a rewrite replaces it). When the
-        model cannot answer, the memory stays without a vector (recall by `query` lists it
-        after the closest ones) until its content is written again."""
+        """Put the content's vector; without an answering model the memory has none."""
         try:
             vector = self._embedder.embed([rules.embedding_text(content)])[0]
         except EmbeddingFailure as failure:
@@ -276,9 +245,7 @@ class MemoryRecall:
         self._index.delete([memory_id])
 
     def closest(self, org_id: str, query: str, count: int) -> list[tuple[str, float]]:
-        """The ids of the organization's memories closest to `query`, with their scores
-        (rounded: memories closer than that are ranked by importance), best first; 503
-        when the embedding model cannot answer."""
+        """Ids and rounded scores, best first; 503 when the embedding model cannot answer."""
         try:
             vector = self._embedder.embed([rules.embedding_text(query)])[0]
         except EmbeddingFailure as failure:

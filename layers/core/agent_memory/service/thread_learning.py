@@ -1,9 +1,7 @@
-"""Background work on a thread after its saves (seed 003): each kind of work is a learning
-pool of its own (`thread-title`, `thread-observe`, `thread-recall`) with its own read
-position and executions. `ThreadBackground.after_save` starts at most ONE run per step for a
-whole save (the run reads every message after its read position). A model-free step may
-ride along a model step (`Carrying`) so that a save wanting both starts one execution.
-How to add a step: docs/decisions.md, "Thread background work".
+"""Background work on a thread after its saves: each step is a learning pool of its own.
+
+A save starts at most one run per step; a model-free step may ride along a model step
+(`Carrying`) so that a save wanting both starts one execution.
 """
 
 from __future__ import annotations
@@ -37,15 +35,14 @@ from agent_memory.service.learning_pools import (
 
 log = logging.getLogger(__name__)
 
-# What one run of a step reads at most (the sealed evidence must fit one execution row).
+# The sealed evidence must fit one execution row.
 MAX_MESSAGES = 200
 MESSAGE_BUDGET = 150_000
 
 
 @dataclass(frozen=True)
 class Saved:
-    """One committed save: the messages numbered `first <= seq < upto`, and the effective
-    options of the agent's active version the save followed."""
+    """One committed save: messages `first <= seq < upto` and the options it followed."""
 
     thread: Thread
     options: Mapping[str, Any]
@@ -55,8 +52,6 @@ class Saved:
 
 
 class Workflow(Protocol):
-    """The learning workflow, as threads use it (service/learning.py implements it)."""
-
     def start(self, pool: PoolRef, *, upto: int, reason: str) -> str: ...
 
     def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]: ...
@@ -67,17 +62,16 @@ class Workflow(Protocol):
 
 
 class ThreadStep(Protocol):
-    """One kind of background work on threads: a `LearningPool` (service/learning_pools.py)
-    of its own kind, plus when a save wants it and what it does around saves."""
+    """A `LearningPool` of its own kind, plus when a save wants it and what it does then."""
 
     kind: PoolKind
     # Model-free steps whose work this step's runs do as well (`Carrying`).
     riders: tuple[ThreadStep, ...]
-    # Where the step's runs commit (a rider commits its work outside any execution).
+    # A rider commits its work here, outside any execution.
     store: Store
 
     def wanted(self, saved: Saved) -> bool:
-        """Whether this save starts a run (request path: no I/O, decided from `saved`)."""
+        """Whether this save starts a run; no I/O (request path)."""
         ...
 
     def task(self, evidence: Evidence[Any]) -> Ask[Any, Any] | None: ...
@@ -108,8 +102,6 @@ class ThreadStep(Protocol):
 
 
 class StepDefaults(PoolDefaults):
-    """What most steps do around saves: nothing; as a rider, all their unread work."""
-
     riders: tuple[ThreadStep, ...] = ()
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
@@ -128,7 +120,6 @@ class StepDefaults(PoolDefaults):
 
 
 def thread_pool(kind: PoolKind, thread: Thread) -> PoolRef:
-    """The pool of one step's work on one thread: its executions are the thread's."""
     return PoolRef(kind, thread.org_id, thread.id)
 
 
@@ -138,8 +129,7 @@ class ActiveOptions(Protocol):
 
 @dataclass(frozen=True)
 class ThreadBatch:
-    """What a step's run reads: the thread, the options now, and the messages numbered
-    `position <= seq < upto` still stored (oldest first)."""
+    """The thread, its options now, and its messages `position <= seq < upto` still stored."""
 
     thread: Thread
     options: dict[str, Any]
@@ -148,7 +138,6 @@ class ThreadBatch:
     messages: tuple[tuple[int, Message], ...]
 
     def items(self) -> tuple[EvidenceItem, ...]:
-        """The messages as evidence items (ids, roles, contents)."""
         return tuple(EvidenceItem(m.id, m.role, m.content) for _seq, m in self.messages)
 
 
@@ -156,14 +145,13 @@ def _size(text: str) -> int:
     return len(json.dumps(text, ensure_ascii=False).encode())
 
 
-# The threads (and their options) read inside `one_read()`, by (organization, thread id).
+# By (organization, thread id).
 _READS: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar("thread_reads", default=None)
 
 
 @contextmanager
 def one_read() -> Iterator[None]:
-    """Inside it, `ThreadReader.thread` reads each thread and its options once (a carried
-    run's rider and carrier load from one snapshot); nested, the outer snapshot holds."""
+    """A rider and its carrier read each thread once; nested, the outer snapshot holds."""
     if _READS.get() is not None:
         yield
         return
@@ -175,8 +163,7 @@ def one_read() -> Iterator[None]:
 
 
 class ThreadReader:
-    """What every thread step reads the same way: the thread of a pool, its options now,
-    the messages after the step's read position, and the conditional move of it."""
+    """What every thread step reads the same way, and the conditional move of its position."""
 
     def __init__(self, repo: ThreadRepository, versions: ActiveOptions, clock: Clock) -> None:
         self.repo = repo
@@ -184,8 +171,7 @@ class ThreadReader:
         self.clock = clock
 
     def thread(self, pool: PoolRef) -> tuple[StoredThread, dict[str, Any]] | None:
-        """The pool's thread (of the pool's organization) and its effective options now;
-        None when it is gone. Inside `one_read()`, read once."""
+        """The pool's thread and its options now; None when it is gone."""
         reads = _READS.get()
         key = (pool.org_id, pool.pool_id)
         if reads is not None and key in reads:
@@ -209,9 +195,7 @@ class ThreadReader:
         limit: int = MAX_MESSAGES,
         budget: int = MESSAGE_BUDGET,
     ) -> ThreadBatch | None:
-        """The messages after `pool.kind`'s read position through `upto` (all saved when
-        None), `limit` at most and `budget` bytes of content (at least one). None when the
-        thread is gone or nothing is unread."""
+        """Unread messages through `upto`, at least one, within `budget`; None when none."""
         found = self.thread(pool)
         if found is None:
             return None
@@ -233,9 +217,7 @@ class ThreadReader:
         return ThreadBatch(stored.thread, options, position, end, tuple(kept))
 
     def advance(self, thread_id: str, kind: PoolKind, position: int, upto: int) -> Update:
-        """`kind`'s read position from `position` to `upto`, to commit with the step's rows:
-        AlreadyApplied when another run moved it first (or a WriteConflict named
-        READ_POSITION, when it moves between this read and the commit)."""
+        """The read position's move, to commit with the step's rows; AlreadyApplied if moved."""
         mark = self.repo.mark(thread_id, kind)
         if mark.position != position:
             raise AlreadyApplied(f"another run of {kind} read these messages")
@@ -243,16 +225,12 @@ class ThreadReader:
 
 
 class ThreadBackground:
-    """The one dispatcher of background work after a thread's saves."""
-
     def __init__(self, learning: Workflow | None, steps: Sequence[ThreadStep] = ()) -> None:
         self._learning = learning
         self.steps: list[ThreadStep] = list(steps)
 
     def after_save(self, saved: Saved) -> dict[PoolKind, str]:
-        """Start one run per step that wants this save ("started", "skipped", "throttled"
-        per kind; a rider of a started `Carrying` step starts none of its own). Never fails
-        the committed save: a step that did not start reads these messages next time."""
+        """Start one run per step that wants this save; never fails the committed save."""
         answers: dict[PoolKind, str] = {}
         if self._learning is None:
             return answers
@@ -271,13 +249,12 @@ class ThreadBackground:
     def before_save(
         self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
     ) -> None:
-        """What the steps write before a save that will leave `upto` messages commits; raises
-        Unavailable when it could not (the save then fails uncommitted)."""
+        """What the steps write before a save; Unavailable fails the save uncommitted."""
         for step in self.steps:
             step.before_save(thread, options, upto, now_ms)
 
     def flush_idle(self) -> int:
-        """The schedule's tick: each step's idle work; answers how many runs started."""
+        """The schedule's tick: how many runs started."""
         if self._learning is None:
             return 0
         return sum(step.flush_idle(self._learning) for step in self.steps)
@@ -294,7 +271,6 @@ class ThreadBackground:
             return "skipped"
 
     def executions(self, thread: Thread, *, limit: int = 100) -> list[dict[str, Any]]:
-        """Every step's executions on the thread, newest first, each with its `kind`."""
         if self._learning is None:
             return []
         views: list[dict[str, Any]] = []
@@ -306,12 +282,8 @@ class ThreadBackground:
 
 
 class Carrying(StepDefaults):
-    """A model step whose runs also do the work of model-free steps (`riders`: semantic
-    recall's indexing), so that a save wanting both starts one execution. The riders' work
-    is done in LoadEvidence, before the model is asked, so a failed model call leaves none
-    of it undone; each rider keeps its own read position and conditional write, so a retry
-    writes nothing twice, and a rider that fails leaves its work for its own runs without
-    failing the carrier's. Rider and carrier read the thread once (`one_read`)."""
+    """A model step whose runs also do its riders' work, in LoadEvidence before the model is
+    asked; each rider keeps its own read position, so a retry writes nothing twice."""
 
     def __init__(self, carrier: ThreadStep, *riders: ThreadStep) -> None:
         self.kind: PoolKind = carrier.kind
@@ -326,8 +298,7 @@ class Carrying(StepDefaults):
         return self.carrier.task(evidence)
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
-        """Each rider's work up to `upto` first when due (done and committed), then the
-        carrier's evidence."""
+        """Each rider's due work first, committed, then the carrier's evidence."""
         with one_read():
             for rider in self.riders:
                 try:
@@ -347,9 +318,7 @@ class Carrying(StepDefaults):
 def ride(
     step: ThreadStep, pool: PoolRef, upto: int | None, *, carried: bool = False
 ) -> Outcome | None:
-    """Run a model-free step's work on `pool` through `upto` now, outside any execution of
-    its own (`carried`: only what is due on a carrier's run). None when it had nothing to do
-    or another run applied it first."""
+    """Run a model-free step's work now, outside any execution; None when nothing was done."""
     load = step.load_carried if carried else step.load_evidence
     try:
         evidence = load(pool, upto)
