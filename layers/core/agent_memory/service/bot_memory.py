@@ -1,12 +1,8 @@
-"""Bot memory (seed 002, "Read and change it"; API.md "Bot memory"): read it, Remember and
-Forget, its log, purge, share, the context text, and `learn`, the one way the memory Bot
-writes learned facts, observations and invalidations.
+"""Bot memory: read, Remember, Forget, log, purge, share, context, and the memory Bot's `learn`.
 
-Every use case works on ONE snapshot of one pool (a Bot in one organization): a read takes
-the head's version before and after its Query and reads again when they differ; a change is
-one transaction conditional on the version it read (the seed's exclusive lock), moving it
-by one and writing one log row. Who sees what is decided on plaintext metadata by the
-audience judge (domain/audiences.py); only what the answer shows is decrypted.
+Every use case works on ONE snapshot of one pool: a read retries while the version moves; a
+change is one transaction conditional on the version it read, with one log row. Who sees
+what is judged on plaintext metadata; only what the answer shows is decrypted.
 """
 
 from __future__ import annotations
@@ -71,18 +67,14 @@ from agent_memory.service.bot_memory_purge import purge_pool
 from agent_memory.service.bots import BotService, Members
 from agent_memory.service.retrying import AGAIN, Again, until_it_lands
 
-# Reads retry while changes keep committing between their two version reads; writes retry
-# when another change took the version first.
 SNAPSHOT_TRIES = 5
 WRITE_TRIES = 8
-# Log rows read per Query while a page of the log fills with changes the caller may see.
 LOG_SCAN_PAGE = 200
 
 
 @dataclass(frozen=True)
 class Access:
-    """How a person reaches one Bot's memory: the pool of the organization they work in,
-    and themselves as a reader (channel membership looked up at this request)."""
+    """How a person reaches one Bot's memory: the pool of their organization, as a reader."""
 
     bot: Bot
     reach: Reach
@@ -107,8 +99,6 @@ class BotMemoryService:
         self.ids = ids
         self._max_text_length = max_text_length
 
-    # -- access and snapshots --------------------------------------------------------------
-
     def _access(self, principal: Principal, bot_id: str, action: ObjectAction) -> Access:
         user, _org = person_of(principal)
         bot, reach = self.bots.reach(principal, bot_id, action)
@@ -117,7 +107,6 @@ class BotMemoryService:
         return Access(bot, reach, pool_of(bot.id, reach.org_id), reader, members)
 
     def snapshot(self, pool: Pool) -> Snapshot:
-        """Every entry of `pool` at one version."""
         return until_it_lands(
             lambda: self.repo.read(pool) or AGAIN, _kept_changing_read, tries=SNAPSHOT_TRIES
         )
@@ -134,11 +123,8 @@ class BotMemoryService:
         access.members.load(channels_named(metas.values()))
         return self.judge(metas), metas
 
-    # -- reads -----------------------------------------------------------------------------
-
     def read(self, principal: Principal, bot_id: str, tags: Sequence[str] = ()) -> Shown:
-        """Every entry the caller may see in their organization that carries all `tags`,
-        retracted and invalidated ones included, in memory order; decrypts only those."""
+        """Every entry the caller may see carrying all `tags`, retracted ones included."""
         wanted = check_filter(tags)
         access = self._access(principal, bot_id, "read")
         snap = self.snapshot(access.pool)
@@ -160,11 +146,8 @@ class BotMemoryService:
         limit: int = DEFAULT_LOG_LIMIT,
         before: int | None = None,
     ) -> list[LogChange]:
-        """Changes newest first (with `before`, older than that version), each with only
-        the ids of entries the caller may see; a change of none of them is left out, and
-        the page reads on until it holds `limit` changes or the log's first. A rename shows
-        the entries carrying a topic token it renamed. `before` = the last version shown
-        pages back."""
+        """Changes newest first, each with only the ids of entries the caller may see; a
+        change of none of them is left out. `before`, the last version shown, pages back."""
         access = self._access(principal, bot_id, "read")
         snap = self.snapshot(access.pool)
         judge, metas = self._shown(access, snap)
@@ -185,8 +168,6 @@ class BotMemoryService:
                 break
             cursor = page[-1].version
         return changes
-
-    # -- commands ----------------------------------------------------------------------------
 
     def remember(
         self, principal: Principal, bot_id: str, content: str, topics: Sequence[str]
@@ -222,9 +203,7 @@ class BotMemoryService:
         ids: tuple[str, ...],
         topics: TopicNames | None = None,
     ) -> None:
-        """Commit a person's change of the pool at version `before` + 1 with its log row (and
-        new topic names), in one transaction (a WriteConflict that `lost` recognises when
-        another writer moved the version first)."""
+        """Commit a change at version `before` + 1 with its log row, in one transaction."""
         version = before + 1
         self.repo.write(
             [
@@ -236,8 +215,7 @@ class BotMemoryService:
         )
 
     def forget(self, principal: Principal, bot_id: str, entry_id: str) -> Changed:
-        """Take back the caller's part of an entry they may see (409 EntryConflict
-        otherwise); the entry is answered when they still see it (a retracted one)."""
+        """Take back the caller's part of an entry they may see (409 EntryConflict otherwise)."""
         access = self._access(principal, bot_id, "read")
         pool, reader = access.pool, access.reader
 
@@ -249,8 +227,7 @@ class BotMemoryService:
             after = forgotten(judge, reader, previous, reader.user_id, now, version)
             stored = snap.by_id()
             if previous is None or after is None:
-                # Retracted already by its sole person: nothing changes (`forgotten` raised
-                # for an entry the caller may not see).
+                # Retracted already by its sole person: nothing changes.
                 return Changed(self._open(pool, stored[entry_id]), snap.version)
             changes = self.repo.pools.change(
                 pool, previous, self.as_stored(snap, after), stored=stored[entry_id]
@@ -266,8 +243,7 @@ class BotMemoryService:
     def share(
         self, principal: Principal, bot_id: str, entry_id: str, audience_text: str
     ) -> Changed:
-        """Make an entry also for a Channel group or for everyone, only when every source's
-        access rule admits those readers (409 EntryConflict otherwise)."""
+        """Widen an entry's readers when every source's rule admits them (409 otherwise)."""
         audience = share_audience(audience_text)
         access = self._access(principal, bot_id, "read")
         pool = access.pool
@@ -299,19 +275,13 @@ class BotMemoryService:
 
     @staticmethod
     def as_stored(snap: Snapshot, after: EntryMeta) -> EntryMeta:
-        """A metadata change of an entry of `snap` with its topic tokens as stored (its
-        topics do not change: nothing is allocated)."""
+        """A metadata change with its topic tokens as stored: nothing is allocated."""
         tags, _names = snap.topics.stored(after.tags, snap.stored_tags().get(after.id, ()))
         return replace(after, tags=tags)
 
-    # -- purge, erasure (service/bot_memory_purge.py) and the context text (bot_context.py)
-
     def purge(self, principal: Principal, bot_id: str, tag_text: str) -> int:
-        """Remove every entry carrying one service tag, and every entry built on them, from
-        the memory of the caller's organization only: at home a writer's, a linked
-        organization's by its admins (a linked organization is a separate tenant).
-        Resumable and idempotent: a repeated purge finishes the work and answers the tag's
-        counter."""
+        """Remove every entry carrying one service tag, and what is built on them, in the
+        caller's organization only. Idempotent: a repeat finishes the work."""
         person_of(principal)
         try:
             tag = str(purge_tag(tag_text))
@@ -321,10 +291,8 @@ class BotMemoryService:
         return purge_pool(self, pool_of(bot.id, reach.org_id), tag)
 
     def erase_person(self, bot_id: str, org_id: str, user_id: str) -> int:
-        """Erase `user_id` from the Bot's memory in `org_id`, for an erasure its caller has
-        authorized: the entries on their words alone go, with what is built on them; in
-        entries of several people they stop counting, as by their Forget. How many entries
-        this call removed (0 when done before)."""
+        """Erase `user_id` (the caller authorized it): their entries go, shared ones forget
+        them; how many entries this call removed."""
         tag = str(purge_tag(f"from:{user_id}"))
         pool = pool_of(bot_id, org_id)
         before = self.repo.purged(pool, tag)
@@ -333,9 +301,7 @@ class BotMemoryService:
     def context(
         self, principal: Principal, bot_id: str, chat_id: str, max_length: int | None = None
     ) -> BotContext:
-        """The memory text for a Chat's answer: valid entries every reader of the Chat may
-        see, in memory order, stopping at the first that does not fit; only the entries
-        shown are decrypted. The caller must be a reader of that Chat (404 otherwise)."""
+        """The memory text for a Chat's answer; the caller must read the Chat (404 otherwise)."""
         access = self._access(principal, bot_id, "read")
         chat = self.bots.repo.get_chat(chat_id)
         if chat is None or chat.bot_id != access.bot.id or chat.org_id != access.pool.org_id:
@@ -351,8 +317,6 @@ class BotMemoryService:
             tries=SNAPSHOT_TRIES,
         )
 
-    # -- learning (the memory Bot's apply step: service/bot_memory_learn.py) ---------------
-
     def learn(
         self,
         bot_id: str,
@@ -363,10 +327,7 @@ class BotMemoryService:
         evidence: Collection[str],
         also: Callable[[Learned], Sequence[Action]] = lambda _learned: (),
     ) -> Learned:
-        """Apply the memory Bot's changes learned in a Chat of `org_id` from the run's
-        `evidence` (its new item ids) as `bot_changes.decide` judges them, in ONE
-        transaction with `also(learned)` (the caller's read position and execution end),
-        conditional on the pool's version."""
+        """Apply the memory Bot's learned changes with `also(learned)` in ONE transaction."""
 
         def attempt() -> Learned | Again:
             planned = learned_change(
@@ -381,12 +342,10 @@ class BotMemoryService:
 
     @staticmethod
     def lost(error: WriteConflict) -> bool:
-        """Another change of the pool took its version first: read again."""
         return error.raced or error.condition == MEMORY_VERSION
 
     def readers(self, chat: Chat, metas: Mapping[str, EntryMeta], members: Members) -> Reader:
-        """Every reader of `chat`'s answers (its owner, with the Channels of `metas` looked
-        up, or its Channel group): what a run of the Chat may see, cite and change."""
+        """Every reader of `chat`'s answers: what a run of the Chat may see, cite and change."""
         if chat.channel_id is None:
             members.load(channels_named(metas.values()))
         return chat_readers(chat.org_id, chat.owner, chat.channel_id, members)

@@ -1,10 +1,4 @@
-"""Bots, Channel groups, Chats, Turns and Items (API.md, "Bots, channels and chats").
-
-Access: a Bot through `domain/grants.decide` (404 without a level or from another
-organization, 403 with a level too low or for a home-only action through a link); a Chat
-through its readers (its owner, or the current members of its Channel); a Channel is seen
-by its members. Every route belongs to a person: the admin token gets 403.
-"""
+"""Bots, Channel groups, Chats, Turns and Items; every route belongs to a person."""
 
 from __future__ import annotations
 
@@ -47,16 +41,13 @@ from agent_memory.persistence.bots import CHAT_ITEMS, TURN_LAST_ITEM, TURN_OPEN,
 from agent_memory.ports import Clock, Ids
 from agent_memory.service.retrying import until_it_lands
 
-# A write that lost to a concurrent one on the same chat is retried this often.
 RETRIES = 5
-# One answer whatever is missing: the organization, a person, or a person being of another.
+# One answer whatever is missing, so no organization learns another's ids.
 LINK_NOT_FOUND = "no such organization with these people"
 
 
 class Members:
-    """The Channel groups one person is a member of in one organization, among those read
-    for this request (`load`): what the audience judge and a group Chat's readers are
-    judged on. Read at every request, never cached across them (membership changes)."""
+    """One person's Channel groups among those read for this request; never cached."""
 
     def __init__(self, repo: BotRepository, user_id: str, org_id: str) -> None:
         self._repo = repo
@@ -66,7 +57,6 @@ class Members:
         self._member_of: set[str] = set()
 
     def load(self, channel_ids: Iterable[str | None]) -> Members:
-        """Read the Channels not read yet, in one batch read."""
         missing = [c for c in dict.fromkeys(channel_ids) if c is not None and c not in self._read]
         for channel in self._repo.channels(missing).values():
             if channel.org_id == self.org_id and channel.has(self.user_id):
@@ -84,10 +74,7 @@ class BotService:
         self._clock = clock
         self._ids = ids
 
-    # -- bots ----------------------------------------------------------------------------
-
     def reach(self, principal: Principal, bot_id: str, action: ObjectAction) -> tuple[Bot, Reach]:
-        """The Bot and how the caller reaches it for `action` (404 / 403 otherwise)."""
         person_of(principal)
         found = self.repo.get_bot(bot_id)
         if found is None:
@@ -102,7 +89,7 @@ class BotService:
                 raise NotFound("no such person in this organization", [path, user])
 
     def create_bot(self, principal: Principal, name: str, levels: Mapping[str, Level]) -> Bot:
-        """A new Bot owned by the caller, with `levels` for people of its organization."""
+        """A new Bot owned by the caller."""
         owner, org_id = person_of(principal)
         bot = new_bot(self._ids.new("bot_"), org_id, owner, name, levels)
         self._check_people(
@@ -118,10 +105,7 @@ class BotService:
         org_id: str,
         changes: Mapping[str, Level | None],
     ) -> Bot:
-        """Let `org_id`'s people use the Bot there, or change their grants (write at home
-        needed): a level sets a person's grant, None removes it, people not named keep theirs.
-        An unknown organization, an unknown person and a person of another organization get
-        one answer: the home organization never learns another's ids from an error."""
+        """Set `org_id`'s people's grants on the Bot: None removes one, others stay."""
 
         def attempt() -> Bot:
             person_of(principal)
@@ -140,20 +124,15 @@ class BotService:
         )
 
     def _check_linked_people(self, org_id: str, granted: Sequence[str]) -> None:
-        """Everyone granted is a person of `org_id` (a removal needs no check: it names
-        nobody new)."""
         if not granted:
             return
-        # Both reads always: the answer's time does not tell which one failed either.
+        # Both reads always, so the answer's time does not tell which failed.
         known = self.repo.people_of(org_id, granted)
         exists = self.repo.org_exists(org_id)
         if not exists or not set(granted) <= known:
             raise NotFound(LINK_NOT_FOUND, ["organizationId"])
 
-    # -- channels ------------------------------------------------------------------------
-
     def create_channel(self, principal: Principal, name: str, members: Sequence[str]) -> Channel:
-        """A Channel of the caller's organization; the caller is a member."""
         creator, org_id = person_of(principal)
         channel = new_channel(self._ids.new("ch_"), org_id, creator, name, members)
         known = self.repo.people_of(org_id, [m for m in channel.members if m != creator])
@@ -166,7 +145,7 @@ class BotService:
     def change_members(
         self, principal: Principal, channel_id: str, add: Sequence[str], remove: Sequence[str]
     ) -> Channel:
-        """Members joined and removed (the channel's creator or an organization admin)."""
+        """By the channel's creator or an organization admin."""
         _user, org_id = person_of(principal)
 
         def attempt() -> Channel:
@@ -189,13 +168,10 @@ class BotService:
             attempt, lambda: Conflict("the channel changed meanwhile; retry"), tries=RETRIES
         )
 
-    # -- chats ---------------------------------------------------------------------------
-
     def create_chat(
         self, principal: Principal, bot_id: str, channel_id: str | None, kind: str
     ) -> Chat:
-        """A Chat of a Bot the caller may read, in the organization the caller reaches it
-        in; a group Chat for a Channel of that organization the caller is a member of."""
+        """A Chat in the organization the caller reaches the Bot in (a group's: a member's)."""
         user, _org = person_of(principal)
         try:
             bot, reach = self.reach(principal, bot_id, "read")
@@ -211,17 +187,14 @@ class BotService:
     def readable_chat(
         self, principal: Principal, chat_id: str, *, for_items: bool = False
     ) -> tuple[Chat, Members]:
-        """The Chat, for one of its readers (404 for anyone else), and the reader's
-        membership lookup; `for_items`: with its newest item, to add items after it
-        (`Chat.last_seq`; a route that only reads never pays for it)."""
+        """The Chat for one of its readers (404 otherwise); `for_items` reads its newest item."""
         chat = self.repo.chat_for_items(chat_id) if for_items else self.repo.get_chat(chat_id)
         if chat is None:
             raise NotFound("chat not found")
         return chat, self.may_read(principal, chat)
 
     def may_read(self, principal: Principal, chat: Chat) -> Members:
-        """The reader's membership, with the Chat's Channel read (404 for anyone who does
-        not read the Chat)."""
+        """The reader's membership (404 for anyone who does not read the Chat)."""
         user, org = person_of(principal)
         members = Members(self.repo, user, org)
         if chat.org_id == org:
@@ -232,9 +205,7 @@ class BotService:
     def begin_turn(
         self, principal: Principal, chat_id: str, text: str, *, notice: bool = False
     ) -> tuple[Chat, Turn]:
-        """A new Turn whose saved actor is the caller, with its input as the first item; with
-        the Chat as read for it (the enrichment of the same request uses its bot,
-        organization, owner, Channel and kind, which never change)."""
+        """A new Turn with the caller's input as its first item, and the Chat as read."""
         item = input_item(text, notice)
 
         def attempt() -> tuple[Chat, Turn]:
@@ -250,15 +221,12 @@ class BotService:
     def add_items(
         self, principal: Principal, chat_id: str, turn_id: str, items: Sequence[NewChatItem]
     ) -> list[str]:
-        """The Bot's words, tool results and notices of an open Turn; answers their ids."""
         return self._add(principal, chat_id, turn_id, items, completes=False)[2]
 
     def answer_and_complete(
         self, principal: Principal, chat_id: str, turn_id: str, items: Sequence[NewChatItem]
     ) -> tuple[Chat, Turn, list[str]]:
-        """`finish_turn` with the Bot's last items (`add_items`) in the same transaction.
-        Only an open Turn takes them: a completed one answers 409 `ChatConflict`, as
-        `add_items` does (a retry after a lost answer finds its items in the history)."""
+        """`finish_turn` with the Bot's last items in the same transaction."""
         return self._add(principal, chat_id, turn_id, items, completes=True)
 
     def _add(
@@ -270,8 +238,7 @@ class BotService:
         *,
         completes: bool,
     ) -> tuple[Chat, Turn, list[str]]:
-        """Items after the chat's last, in an open Turn (which `completes` ends in the same
-        transaction); the Chat as read and the Turn as written."""
+        """Items after the chat's last, in an open Turn that `completes` may end."""
         check_added(items)
 
         def attempt() -> tuple[Chat, Turn, list[str]]:
@@ -312,9 +279,7 @@ class BotService:
         return chat, turn
 
     def finish_turn(self, principal: Principal, chat_id: str, turn_id: str) -> tuple[Chat, Turn]:
-        """The Turn completed (a repeated complete answers the same), with its Chat: its last
-        item is the one read, as the completion is conditional on it (an item added
-        meanwhile makes it read again), and a completed Turn takes no more items."""
+        """Complete the Turn, conditional on its last item read; a repeat answers the same."""
 
         def attempt() -> tuple[Chat, Turn]:
             chat, turn = self._turn(principal, chat_id, turn_id)
@@ -332,16 +297,14 @@ class BotService:
         )
 
     def turn(self, principal: Principal, chat_id: str, turn_id: str) -> Turn:
-        """A Turn of a Chat the caller reads, with its status now (`open`, `completed`, or
-        `abandoned` once not completed within 24 hours of its last item)."""
+        """A Turn of a Chat the caller reads, with its status now."""
         _chat, turn = self._turn(principal, chat_id, turn_id)
         return replace(turn, status=turn.state(self._clock.now_ms()))
 
     def items(
         self, principal: Principal, chat_id: str, after: str | None = None
     ) -> list[tuple[ChatItem, str]]:
-        """The history oldest first (the person's own words), 1000 items at most; `after` an
-        item id pages on."""
+        """The history oldest first; `after` an item id pages on."""
         chat, _members = self.readable_chat(principal, chat_id)
         start = 0
         if after is not None:
@@ -355,14 +318,13 @@ class BotService:
         ]
 
     def delete_history(self, principal: Principal, chat_id: str) -> None:
-        """Delete the Chat's items (its owner); memory learned from them stays."""
+        """Delete the Chat's items; memory learned from them stays."""
         chat, _members = self.readable_chat(principal, chat_id)
         may_delete_history(principal, chat)
         self.repo.delete_history(chat)
 
 
 def _on_chat_items(error: WriteConflict) -> bool:
-    """Another writer added items to the chat first: read its newest item again."""
     return error.raced or error.condition == CHAT_ITEMS
 
 

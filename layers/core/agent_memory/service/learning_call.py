@@ -1,6 +1,5 @@
-"""CallModel, the learning step that asks a pool's task of its model: one call per attempt,
-claimed so that a second copy of an execution waits for the first's answer instead of paying
-again, charged to the pool once, and saved harder than a step retry would."""
+"""CallModel: one model call per attempt, claimed so that a second copy of an execution waits
+for the first's answer instead of paying again."""
 
 from __future__ import annotations
 
@@ -45,21 +44,16 @@ log = logging.getLogger(__name__)
 CALL_STEP = "CallModel"
 # A model answer larger than this is not a memory update (100 changes of a few sentences).
 MAX_REPLY_BYTES = 200_000
-# A learning step's model call gives up first, with a kind, inside the 120 s CallModel step.
+# Gives up first, with a kind, inside the CallModel step's timeout.
 MODEL_DEADLINE_S = STEP_DEADLINE_S
-# How often a copy of an execution looks for the other copy's saved answer.
 COPY_POLL_S = 0.25
-# A paid-for model call's charge and answer are written harder than a step retry would:
-# these pauses (seconds) between tries, None after the last.
+# A paid call's charge and answer are written harder than a step retry would.
 PAID_PAUSES_S: tuple[float | None, ...] = (0.2, 0.5, None)
 
 
 class ModelCallStep(LearningStarts):
-    """The CallModel step, and what the other steps read of a run as it runs."""
-
     def call_model(self, event: Mapping[str, Any]) -> dict[str, Any]:
-        """CallModel: one model call, saved with its attempt; a saved answer of an earlier
-        attempt of this execution is reused instead of calling the model again."""
+        """One model call, saved; an earlier attempt's saved answer is reused instead."""
         run, _ref, state, attempt = step_run(event)
         if (state.get("evidence") or {}).get("status") != "running":
             return {"status": "skipped"}
@@ -91,15 +85,13 @@ class ModelCallStep(LearningStarts):
             except ModelFailure as failure:
                 self._runs.call_failed(run, sk, failure.kind, self._clock.now_ms())
                 raise model_error(failure) from None
-            # This real call is paid, whether or not its answer is saved or used: charge it
-            # now, once, before the answer is saved (docs/decisions.md).
+            # Paid whether or not its answer is saved: charged once, before the save.
             self._charge(run, evidence, reply)
             self._check_reply(run, sk, ask, reply)
             answer = self._save_answer(run, sk, reply)
         return {"status": "answered", "call": answer, "reused": False, "task": ask.name}
 
     def _check_reply(self, run: Run, sk: str, ask: Ask[Any, Any], reply: ModelReply) -> None:
-        """A reply too large or not parseable fails its call (and the step)."""
         try:
             if len(reply.text.encode()) > MAX_REPLY_BYTES:
                 raise InvalidModelOutput(f"the answer is over {MAX_REPLY_BYTES} bytes")
@@ -109,8 +101,7 @@ class ModelCallStep(LearningStarts):
             raise
 
     def _save_answer(self, run: Run, sk: str, reply: ModelReply) -> str:
-        """Save a paid answer, harder than a step retry would (a try here never charges: the
-        call was charged once); the step's handle on it (its own row)."""
+        """Save a paid answer; the step's handle on it."""
         usage = {"input": reply.usage.input_tokens, "output": reply.usage.output_tokens}
         answer = reply_sk(sk)
         for pause in PAID_PAUSES_S:
@@ -121,13 +112,11 @@ class ModelCallStep(LearningStarts):
                 return answer
             except (Unavailable, WriteConflict) as error:
                 if isinstance(error, WriteConflict) and error.condition == CALL_OPEN:
-                    # The attempt's answer is saved already: an earlier try committed it
-                    # (its reply was lost on the way); accepted only if it is the run's.
+                    # An earlier try committed it and its reply was lost.
                     if self._running(run) is not None and self._answered(run) == answer:
                         return answer
                     raise ExecutionLost("the saved call was closed before its answer") from None
-                # A conflict without a failed condition is another transaction on the
-                # same rows (TransactionConflict): transient, like an outage.
+                # No failed condition: a TransactionConflict, transient like an outage.
                 lost_race = isinstance(error, WriteConflict) and error.index is None
                 if pause is None or not (isinstance(error, Unavailable) or lost_race):
                     raise
@@ -135,12 +124,7 @@ class ModelCallStep(LearningStarts):
         return answer
 
     def _charge(self, run: Run, evidence: Evidence[Any], reply: ModelReply) -> None:
-        """What the pool spends on one real model call (e.g. a memory Bot's budget), in a
-        plain write of its own, before the answer is saved: a crash after it calls the model
-        again on the step's retry, a second real call charged once more; an answer saved
-        and reused later (a retried step, the other copy of an execution) is never charged
-        again, as only a real call comes here. Retried on an outage like the save; past
-        that the step fails and its retry calls (and charges) anew."""
+        """Charge one real call in a write of its own; a reused answer never comes here."""
         spent = list(self._pool(run.kind).charge(evidence, reply))
         if not spent:
             return
@@ -156,11 +140,8 @@ class ModelCallStep(LearningStarts):
     def _claim_call(
         self, run: Run, event: Mapping[str, Any], attempt: int, model: str, logged: str
     ) -> str | dict[str, Any]:
-        """The call row of this attempt, saved with `logged` (the request), when this copy
-        of the execution may call the model. An asynchronous Express execution can run
-        twice: the copy that did not claim the call waits for the other's saved answer
-        (reused, never paid twice) instead of calling. The claim is on the first attempt's
-        call row: attempt 0 claims with it in one write (`ExecutionRepository.claim_call`)."""
+        """This attempt's call row when this copy may call the model; an Express execution
+        can run twice, and the copy that did not claim waits for the other's answer."""
         owner = str(event["context"].get("executionId") or run.name)
         hold_ms = int((MODEL_DEADLINE_S + 10) * 1000)
         now = self._clock.now_ms()
@@ -182,16 +163,13 @@ class ModelCallStep(LearningStarts):
         raise Retryable("LearningBusy", "another copy of this execution is calling the model")
 
     def _ask(self, kind: PoolKind, evidence: Evidence[Any]) -> Ask[Any, Any] | None:
-        """The pool's task for this evidence (None when its work asks no model)."""
         return self._pool(kind).task(evidence)
 
     def _answered(self, run: Run) -> str | None:
-        """The saved answer this run uses: its answer row, when an attempt saved one."""
         return self._runs.answered_call(run, CALL_STEP)
 
     def _running(self, run: Run, *, evidence: bool = False) -> ExecutionRow | None:
-        """The run's row while it runs (with its evidence when `evidence`, in the same
-        request); None once it ended. Raises when it is missing."""
+        """The run's row while it runs; None once it ended; raises when it is missing."""
         row = self._runs.get(run, evidence=evidence)
         if row is None:
             raise ExecutionLost("the execution's row is missing")
@@ -206,9 +184,8 @@ class ModelCallStep(LearningStarts):
 
 @contextmanager
 def transient() -> Iterator[None]:
-    """Turn a transient AWS failure into Retryable, for the ASL to retry. IntegrityError too:
-    the Encryption SDK reports a failed KMS Decrypt (throttled, 5xx) as "cannot decrypt", so
-    the cipher cannot tell an outage from a bad blob; a bad blob fails after the retries."""
+    """Turn a transient AWS failure into Retryable; IntegrityError too, as a throttled KMS
+    Decrypt reads as "cannot decrypt" (a bad blob fails after the retries)."""
     try:
         yield
     except (Unavailable, IntegrityError) as error:

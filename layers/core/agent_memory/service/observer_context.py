@@ -1,11 +1,7 @@
-"""The observer on the request path (seed 003, "The observer"): the turn context's
-observations, the log as a person reads it, and the recall tool.
+"""The observer on the request path: the turn context's observations, the log, the recall tool.
 
-In the context, buffered chunks replace raw history once the thresholds say so
-(domain/observation.py), the reflection in reserve replaces what it condensed, and the
-observer runs synchronously only past `blockAfter`, within a deadline (after it: raw
-history). The activation that takes the active log past `reflection.bufferActivation`
-starts the background reflection at once, so it never waits for the next save.
+The observer runs synchronously only past `blockAfter`, within a deadline (after it: raw
+history).
 """
 
 from __future__ import annotations
@@ -43,23 +39,19 @@ from agent_memory.service.thread_learning import Workflow, thread_pool
 
 log = logging.getLogger(__name__)
 
-# The raw history a context carries after the active observations (rows read at most).
 MAX_RAW_MESSAGES = 1000
-# The recall tool reads this many of the newest messages per thread, and of this many
-# threads in resource scope.
+# Newest messages per thread, and threads in resource scope, the recall tool reads.
 RECALL_THREAD_MESSAGES = 1000
 RECALL_THREADS = 20
 RECALL_RESOURCE_MESSAGES = 200
 DEFAULT_RECALL_LIMIT = 10
-# Semantic recall's index answers at most this many per query (S3 Vectors' top-K bound).
+# S3 Vectors' top-K bound.
 MAX_VECTOR_K = 30
 _FAILED = (ModelFailure, InvalidModelOutput, TimeoutError)
 
 
 @dataclass(frozen=True)
 class ObservedContext:
-    """The observer's part of a turn context."""
-
     messages: list[Message]
     observations: str | None
     recall: bool
@@ -90,14 +82,12 @@ class ObserverService:
         self._observer = observer
         self._threads = observer.threads
         self._logs = observer.logs
-        # API.md: the synchronous observation has 20 s (a test passes less).
         self.block_deadline_s = block_deadline_s
-        # Starts the background reflection an activation makes due (None: the next save's).
+        # None: the next save's run reflects.
         self._learning = learning
 
     def context(self, stored: StoredThread, options: Mapping[str, Any]) -> ObservedContext:
-        """The messages after the active observations, the observations, and the recall
-        tool, for a thread whose version has the observer on."""
+        """The messages after the active observations, the observations, and the recall tool."""
         t = thresholds(options, self._observer.platform_model)
         started = time.monotonic()
         thread = stored.thread
@@ -136,9 +126,7 @@ class ObserverService:
         t: rules.Thresholds,
         started: float,
     ) -> bool:
-        """`blockAfter`: observe the unobserved messages now, within the deadline, but the
-        newest that the activation share leaves raw. False when the model fails or is late
-        (the context answers raw history)."""
+        """Observe now, within the deadline; False when the model fails or is late."""
         thread = stored.thread
         mark = self._threads.mark(thread.id, OBSERVE_KIND)
         position = mark.position
@@ -179,11 +167,8 @@ class ObserverService:
         started: float,
         seq: int,
     ) -> Log:
-        """Buffered observations replace raw history past the threshold (or when idle);
-        the reflection in reserve replaces what it condensed past its own; past
-        `reflection.blockAfter` the reflector runs now. The write that takes the active
-        log past its reflection share starts the background reflection at once. Answers
-        the log as it now is."""
+        """Activate what the thresholds say; the write that makes a reflection due starts it
+        at once, so it never waits for the next save."""
         now = self._observer.clock.now_ms()
         at = last.created_at if last is not None else None
         change = _LogChange({c.n: c for c in log_.chunks}, log_.head)
@@ -210,7 +195,6 @@ class ObserverService:
     def _activate_buffered(
         self, thread: Thread, log_: Log, change: _LogChange, t: rules.Thresholds, *, quiet: bool
     ) -> None:
-        """The oldest buffered observations replace raw history (every one when idle)."""
         head = log_.head
         buffered = log_.of("observation", "buffered")
         raw = thread.tokens - head.active_tokens
@@ -224,7 +208,6 @@ class ObserverService:
             change.after = replace(change.after, active=last.upto, active_tokens=last.upto_tokens)
 
     def _activate_reflection(self, thread: Thread, reserve: Chunk, change: _LogChange) -> None:
-        """The reflection in reserve replaces the active chunks it condensed."""
         for n in range(reserve.first, reserve.upto):
             chunk = change.chunks.get(n)
             if chunk is not None and chunk.status == "active" and len(change.actions) < MAX_CHANGED:
@@ -241,7 +224,6 @@ class ObserverService:
         change: _LogChange,
         started: float,
     ) -> None:
-        """`reflection.blockAfter`: condense the active log now, within the deadline."""
         om = options["observationalMemory"]
         active = change.active
         condensed = sorted(active, key=lambda c: c.n)[:MAX_CHANGED]
@@ -268,8 +250,7 @@ class ObserverService:
         change.after = replace(after, next=after.next + 1, reflections=after.reflections + 1)
 
     def _commit(self, thread: Thread, head: Head, change: _LogChange, now: int) -> bool:
-        """Write the change, conditional on the head; False when another request or run
-        changed the log first."""
+        """False when another request or run changed the log first."""
         actions = [*change.actions, self._logs.head_action(thread, head, change.after, now)]
         # A chunk activated and condensed in the same request is only deleted.
         gone = {(a.pk, a.sk) for a in actions if isinstance(a, Delete)}
@@ -281,9 +262,7 @@ class ObserverService:
         return True
 
     def _reflect_soon(self, thread: Thread, seq: int) -> None:
-        """Start the background reflection now (a run of the observer's pool: its evidence
-        is the reflection while the log wants one); not started, the next save's run
-        reflects."""
+        """Start the background reflection now; not started, the next save's run reflects."""
         if self._learning is None:
             return
         try:
@@ -292,8 +271,7 @@ class ObserverService:
             log.warning("the background reflection was not started; the next save starts it")
 
     def observations(self, thread: Thread) -> ShownLog:
-        """`GET .../observations`: every observation made (buffered or active) after the
-        active reflection, its tokens, and how many reflections condensed it."""
+        """Every observation after the active reflection, with how many reflections condensed it."""
         log_ = self._logs.log(thread)
         shown = log_.shown
         text = rules.render(shown, self._logs.texts(thread, log_, shown))
@@ -309,10 +287,8 @@ class ObserverService:
         semantic: RecallService | None = None,
         seq: int = 0,
     ) -> list[Found]:
-        """`POST .../recall`: the user's messages that best match `query` (Okapi BM25 over
-        the newest messages of this thread, or of the user's threads with this agent in
-        resource scope), best first. With `retrieval.vector` and semantic recall's index,
-        its nearest messages join by reciprocal rank fusion. 409 when retrieval is off."""
+        """The user's messages best matching `query` by BM25, fused with semantic recall's
+        nearest when `retrieval.vector`; 409 when retrieval is off."""
         retrieval = options["observationalMemory"]["retrieval"]
         if not (options["observationalMemory"]["enabled"] and retrieval["enabled"]):
             raise ThreadConflict("recall needs observationalMemory.retrieval on")
@@ -326,7 +302,6 @@ class ObserverService:
         return rules.fuse([lexical, nearest])[:wanted] if nearest else lexical
 
     def _searched(self, thread: Thread, scope: str) -> list[tuple[Thread, Message]]:
-        """The messages the recall tool searches: the thread's, or the user's threads'."""
         if scope == "thread":
             return [(thread, m) for m in self._threads.latest(thread, RECALL_THREAD_MESSAGES)]
         found: list[tuple[Thread, Message]] = []
@@ -348,8 +323,7 @@ class ObserverService:
         semantic: RecallService,
         seq: int,
     ) -> list[Found]:
-        """Semantic recall's nearest messages to `query` (no range around them), in the
-        retrieval's scope; none while `semanticRecall` is off (nothing is embedded)."""
+        """Semantic recall's nearest messages; none while `semanticRecall` is off."""
         recall = options["semanticRecall"]
         if not recall["enabled"]:
             return []
