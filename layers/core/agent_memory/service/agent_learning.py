@@ -1,15 +1,7 @@
 """Agent memory learning: the hook after a Turn and the agent pool of the learning workflow.
 
-- `AgentLearning.after_turn` decides, once the Turn is stored, whether the organization's
-  helper model is asked (a learning run is started) or the Turn teaches nothing: agentMemory
-  off, a review Session, `generate` off, no helper model, a later Turn already stored, or the
-  workflow cannot start. A Turn that teaches nothing still gets its execution row (status
-  `skipped`, with why in `note`), so `GET /v1/agents/{id}/learning` has one per Turn.
-- `AgentLearningPool` is the sibling of the session pool (service/session_learning.py): a
-  run reads one Session's items after the agent's read position for that Session
-  (`LEARNPOS#<session>` in the agent's partition) and applies the helper's answer to the
-  agent's memory, the read position and the execution's end in ONE transaction,
-  conditional on the read position and the memory's version.
+A Turn that teaches nothing still gets a skipped execution row, so the Agent's learning
+lists one per Turn.
 """
 
 from __future__ import annotations
@@ -78,18 +70,14 @@ from agent_memory.service.sessions import Learning, LearningAnswer, OrgDefaults
 
 log = logging.getLogger(__name__)
 
-# A skipped Turn's record is written again while other Turns move the read position.
 SKIP_TRIES = 3
 
 
 def agent_pool_ref(session: Session) -> PoolRef:
-    """The agent pool a Session's Turns teach: the Agent's, read from this Session."""
     return PoolRef("agent", session.org_id, session.agent_id, SourceRef("session", session.id))
 
 
 class AgentLearning:
-    """The `SessionService.agent_learning` hook."""
-
     def __init__(
         self,
         repo: AgentMemoryRepository,
@@ -109,8 +97,7 @@ class AgentLearning:
         self.learning = learning
 
     def after_turn(self, session: Session, upto: int, *, generate: bool) -> LearningAnswer:
-        """Start learning the Agent from this Session's unread items, or record why the Turn
-        teaches nothing. The Turn is stored already: failures here never fail it."""
+        """Start learning, or record why the Turn teaches nothing; never fails the Turn."""
         settings = self._org_settings.effective(session.org_id)
         helper = settings.get("helperModel")
         reason = skip_reason(
@@ -135,8 +122,7 @@ class AgentLearning:
         return "skipped"
 
     def _skip(self, session: Session, upto: int, note: str) -> None:
-        """The skipped execution of this Turn; a skip that passes over the items moves the
-        read position past them in the same transaction."""
+        """A skip that passes over the items moves the read position in the same write."""
         ref = agent_pool_ref(session)
 
         def attempt() -> None:
@@ -165,8 +151,7 @@ class AgentLearning:
             log.warning("agent learning: the skipped turn could not be recorded")
 
     def fork_actions(self, source: Session, fork: Session) -> Sequence[Action]:
-        """A Fork's copied history is its source's to teach: the Fork's agent read position
-        starts after it, so a Fork never teaches the Agent the same items again."""
+        """A Fork's read position starts after its copied history, never taught twice."""
         return [
             self._repo.position_put(fork.agent_id, fork.id, fork.item_count, self._clock.now_ms())
         ]
@@ -174,8 +159,7 @@ class AgentLearning:
 
 @dataclass(frozen=True)
 class AgentDetail:
-    """The Session the run read and the memory's version then: an entry edited after it
-    is a person's."""
+    """The Session read and the memory's version then: an entry edited after is a person's."""
 
     session: str
     version: int
@@ -199,13 +183,10 @@ class AgentLearningPool(PoolDefaults):
         self._clock = clock
 
     def task(self, evidence: Evidence[Any]) -> Ask[LearningRequest, tuple[ProposedChange, ...]]:
-        """Seed 000's consolidation of a keyed pool (`memory_changes`)."""
         return consolidation(self.kind, evidence)
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
-        """The Session's items after the agent's read position, up to `upto`; None when
-        nothing is unread. Skipped with why when the Session may not teach now (gone, a
-        setting, a review) or only App results are unread."""
+        """Skipped when the Session may not teach now or only App results are unread."""
         session = self._sessions.get(pool.session) if pool.session else None
         if session is None or (session.org_id, session.agent_id) != (pool.org_id, pool.pool_id):
             raise Skipped(SOURCE_GONE)
@@ -228,8 +209,7 @@ class AgentLearningPool(PoolDefaults):
         if not read:
             return None
         items, read_upto = [item for _row, item in read], read[-1][0].seq
-        # App results alone support nothing: leave them for a turn that brings a person's
-        # words (unless a full window of them would keep the read position stuck).
+        # App results alone support nothing, unless a full window would stick the position.
         if outside_only(items) and read_upto >= target:
             raise Skipped(ONLY_APP_RESULTS)
         found = self._repo.read(pool.pool_id)
@@ -251,7 +231,6 @@ class AgentLearningPool(PoolDefaults):
         return known_entries(found.entries, lambda entry: self._repo.open(found.agent, entry))
 
     def _person(self, user_id: str) -> str:
-        """Who the Agent works with in this Session, as the helper should name them."""
         user = self._people.get_user(user_id)
         return user.name if user is not None and user.name else user_id
 
@@ -259,15 +238,11 @@ class AgentLearningPool(PoolDefaults):
         return AgentDetail(**data)
 
     def lost(self, error: WriteConflict) -> bool:
-        """Another writer changed the memory first: check the changes again."""
         return error.raced or error.condition == MEMORY_VERSION
 
     def change(
         self, evidence: Evidence[AgentDetail], changes: Sequence[Any], finish: FinishActions
     ) -> Change:
-        """The accepted changes to the newest memory (version + 1, a `consolidation` log
-        entry), the Session's read position moved to `evidence.upto` and the execution's
-        end, as one transaction."""
         session_id, snapshot = evidence.detail.session, evidence.detail.version
         agent_id = evidence.pool.pool_id
         rules = rules_for(evidence.items)
@@ -292,8 +267,7 @@ class AgentLearningPool(PoolDefaults):
         decision: Decision,
         finish: FinishActions,
     ) -> tuple[list[Action], Outcome, list[Action]]:
-        """Memory actions (the read position last), the outcome and the finishing actions,
-        within one transaction's 100 actions."""
+        """Memory actions, outcome and finish within one transaction's 100 actions."""
         agent, now = found.agent, self._clock.now_ms()
         session_id = evidence.detail.session
         current = by_key(found.entries)

@@ -1,8 +1,6 @@
-"""The memory Bot (seed 002, "The memory Bot"; API.md "Bots, channels and chats"): it
-answers a confide at once, saves the learning that waits for the confide's Turn, releases
-it when the Turn completes, lists executions, confessions and enrichments, and rewrites a
-person's input (service/enrichment.py). It is not bot memory itself (the pool of entries:
-service/bot_memory.py), only the model that keeps it.
+"""The memory Bot: the model that keeps bot memory, not the memory itself.
+
+It answers a confide at once and saves the learning that waits for the confide's Turn.
 """
 
 from __future__ import annotations
@@ -75,7 +73,7 @@ class MemoryBotService:
         self._enrichment = Enrichment(bots, memory, repo, self.calls, org_settings, clock)
 
     def bot_settings(self, principal: Principal, bot_id: str) -> tuple[BotSettings, int]:
-        """The memory Bot's settings and this period's spend (write on a Bot not linked)."""
+        """The settings and this period's spend (write on a Bot not linked)."""
         bot, _reach = self._bots.reach(principal, bot_id, "configure")
         settings = self._settings.get(bot.id)
         return settings, self.calls.spent(bot.id, settings)
@@ -83,20 +81,15 @@ class MemoryBotService:
     def patch_bot_settings(
         self, principal: Principal, bot_id: str, expected: int, changes: Mapping[str, Any]
     ) -> tuple[BotSettings, int]:
-        """Set, remove (null) or keep (missing) `instructions`, `concurrency`, `budget`;
-        409 VersionConflict when `expected` is not the current version."""
+        """Set, remove (null) or keep (missing); 409 when `expected` is not the version."""
         bot, _reach = self._bots.reach(principal, bot_id, "configure")
         after = patched_settings(self._settings.get(bot.id), expected, changes, bot.org_id)
         self._settings.save(bot.id, after, self._clock.now_ms())
         return after, self.calls.spent(bot.id, after)
 
-    # -- confide -----------------------------------------------------------------------------
-
     def confide(self, principal: Principal, chat_id: str, turn_id: str, text: str) -> Confession:
-        """The memory Bot's answer to a confession during an open Turn (409 ChatConflict in
-        a review Chat or after the Turn completed), recorded sealed; the calm answer when no
-        model answers within 15 s. A Chat that teaches saves learning that waits for the
-        Turn to complete."""
+        """The answer to a confession during an open Turn, recorded sealed; the calm answer
+        when no model answers in time."""
         person_of(principal)
         check_content(text, ["text"])
         chat, turn = self._bots.repo.chat_and_turn(chat_id, turn_id)
@@ -124,8 +117,6 @@ class MemoryBotService:
     def _answer(
         self, chat: Chat, turn_id: str, text: str, settings: Mapping[str, Any]
     ) -> tuple[str | None, ModelCall | None]:
-        """The model's answer to a confession (None: no model, a spent budget, or no
-        answer in time) and its call."""
         model, bot = self.calls.usable(chat, settings)
         if model is None:
             return None, None
@@ -136,9 +127,8 @@ class MemoryBotService:
         return (parsed.answer if parsed is not None else None), call
 
     def _confess(self, chat: Chat, confession: Confession, call: ModelCall | None) -> None:
-        """The confession, with its model call as its call log entry on the same row (one
-        write). When that write fails the confide fails, and the call is still saved on a
-        call log row of its own (best effort): the model was asked and charged."""
+        """The confession with its call on one row; if that fails, the call is still saved:
+        the model was asked and charged."""
         try:
             self.repo.add_confession(chat, confession, call)
         except Unavailable:
@@ -147,8 +137,7 @@ class MemoryBotService:
             raise
 
     def _wait(self, chat: Chat, turn_id: str) -> None:
-        """Save the learning of this confide, waiting for its Turn. The answer is given
-        whether or not the wait is saved (a later confide of the Turn saves it)."""
+        """Best effort: a later confide of the Turn saves the wait too."""
         assert self._learning is not None  # the caller checked
         event = turn_event(chat.org_id, chat.id, turn_id)
         try:
@@ -157,8 +146,7 @@ class MemoryBotService:
             log.warning("memory bot: the learning of a confide was not saved")
 
     def _skip(self, chat: Chat, turn: Turn, note: str) -> None:
-        """Record the learning of this confide as skipped, with why (no model, botMemory
-        off), once per Turn. The answer is given whether or not it is recorded."""
+        """Record this Turn's learning as skipped, with why; best effort."""
         assert self._learning is not None  # the caller checked
         event = turn_event(chat.org_id, chat.id, turn.id)
         try:
@@ -171,10 +159,8 @@ class MemoryBotService:
     def turn_completed(
         self, chat_id: str, turn_id: str, *, completed: tuple[Chat, Turn] | None = None
     ) -> None:
-        """Release the learning waiting on this Turn, through the Turn's last item (never
-        the Chat's: items of another Turn still open are not read early). `completed`: the
-        Chat and Turn as the completion of this request left them (`BotService.finish_turn`),
-        else read. Raises Unavailable when it could not (completing again releases it)."""
+        """Release the learning waiting on this Turn through the Turn's last item, so items
+        of another open Turn are not read early."""
         if completed is not None and completed[1].id == turn_id:
             chat, found = completed
             turn: Turn | None = found
@@ -188,10 +174,7 @@ class MemoryBotService:
         self._learning.release(turn_event(chat.org_id, chat.id, turn_id), upto=turn.last_item)
 
     def wake_learning(self) -> int:
-        """The budget tick (a schedule, docs/decisions.md): the budget periods `now` falls in
-        have started, so learning skipped while a budget was spent starts again (each run
-        once, however often the tick comes). Answers how many runs this call started.
-        Raises Unavailable when the table or the workflow failed (the next tick retries)."""
+        """The budget tick: learning deferred while a budget was spent starts again."""
         if self._learning is None:
             return 0
         started = 0
@@ -199,23 +182,20 @@ class MemoryBotService:
             started += sum(run.started for run in self._learning.wake(event))
         return started
 
-    # -- lists -------------------------------------------------------------------------------
-
     def confessions(self, principal: Principal, chat_id: str) -> list[Confession]:
-        """The Chat's confessions, newest first: its owner only."""
+        """Newest first: its owner only."""
         chat, _members = self._bots.readable_chat(principal, chat_id)
         owner_only(principal, chat)
         return self.repo.confessions(chat)
 
     def enrichments(self, principal: Principal, chat_id: str) -> list[Enriched]:
-        """The Chat's rewritten inputs, newest first: its owner only."""
+        """Newest first: its owner only."""
         chat, _members = self._bots.readable_chat(principal, chat_id)
         owner_only(principal, chat)
         return self.repo.enrichments(chat)
 
     def executions(self, principal: Principal, bot_id: str) -> list[dict[str, Any]]:
-        """The Bot's learning executions in the caller's organization, newest first: all of
-        them for a writer of the Bot, else those of Chats the caller owns."""
+        """All of them for a writer of the Bot, else those of Chats the caller owns."""
         user, _org = person_of(principal)
         bot, reach = self._bots.reach(principal, bot_id, "read")
         if self._learning is None:
@@ -244,8 +224,7 @@ class MemoryBotService:
         return shown
 
     def _abandoned_waits(self, shown: list[dict[str, Any]]) -> None:
-        """A wait whose Turn was abandoned never starts (that Turn never completes): it is
-        shown skipped, with why. The Turns of waiting runs only are read (few, rare route)."""
+        """A wait whose Turn was abandoned never starts: it is shown skipped, with why."""
         waiting: dict[str, list[dict[str, Any]]] = {}
         for view in shown:
             if view["status"] == "waiting" and view.get("chatId") and view.get("turnId"):
@@ -268,6 +247,5 @@ class MemoryBotService:
         notice: bool,
         chat: Chat | None = None,
     ) -> tuple[str, bool]:
-        """The input the Bot's model should see, and whether the memory Bot rewrote it
-        (`Enrichment.enrich`)."""
+        """The input the Bot's model should see, and whether the memory Bot rewrote it."""
         return self._enrichment.enrich(chat_id, turn_id, text, notice=notice, chat=chat)

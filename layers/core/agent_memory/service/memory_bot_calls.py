@@ -1,9 +1,7 @@
-"""The memory Bot's request-path model calls (confide, enrichment): the model the Chat's
-organization names, the Bot's budget and concurrency slots, the 15 s window, the charge and
-the Chat's encrypted call log.
+"""The memory Bot's request-path model calls: budget, concurrency slots, window, call log.
 
-A call runs in a worker thread and is abandoned past its window (the provider's own timeout,
-given the same deadline, ends it); then the calm answer or the unchanged input stands.
+A call past its window is abandoned; the provider's own timeout, given the same deadline,
+ends it.
 """
 
 from __future__ import annotations
@@ -39,22 +37,17 @@ In = TypeVar("In")
 Out = TypeVar("Out")
 T = TypeVar("T")
 
-# Seed 002: the confide answer and the new input wait at most 15 seconds.
 WINDOW_S = ENRICHMENT_DEADLINE_S
-# A concurrency slot outlives a holder that crashed by this much (the call's own deadline is
-# the 15 s window).
+# A concurrency slot outlives a holder that crashed by this much.
 LEASE_TTL_MS = 60_000
-# How often a request waiting for a free slot tries again.
 SLOT_POLL_S = 0.05
-# Request-path model calls in flight per process; a call past its window keeps its worker
-# until the provider's timeout ends it.
+# A call past its window keeps its worker until the provider's timeout ends it.
 _WORKERS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memory-bot")
 
 
 def bot_memory_model(
     models: ModelCatalog | None, org_settings: Mapping[str, Any]
 ) -> LearningModel | None:
-    """The model the organization's `botMemoryModel` names, when this deployment has it."""
     name = org_settings.get("botMemoryModel")
     if name is None or models is None:
         return None
@@ -74,8 +67,7 @@ class RequestCalls:
         self._repo = repo
         self._models = models
         self._clock = clock
-        # The deployment's price table (`provider/model` -> Price); a model without a price
-        # is charged as unknown.
+        # A model without a price is charged as unknown.
         self.prices = dict(prices or {})
 
     def model(self, org_settings: Mapping[str, Any]) -> LearningModel | None:
@@ -84,8 +76,7 @@ class RequestCalls:
     def usable(
         self, chat: Chat, org_settings: Mapping[str, Any]
     ) -> tuple[LearningModel | None, BotSettings]:
-        """The model to ask for `chat` (None: no model, or the Bot's budget is spent) and
-        the memory Bot's settings."""
+        """The model to ask (None: no model, or the budget is spent) and the settings."""
         bot, spent_micros = self._settings.with_spent(chat.bot_id, self._clock.now_ms())
         model = self.model(org_settings)
         if model is not None and spent(bot.budget, spent_micros):
@@ -103,9 +94,7 @@ class RequestCalls:
         model: LearningModel,
         asked: Ask[In, Out],
     ) -> tuple[Out | None, ModelCall]:
-        """The model's parsed answer (None when it failed, took over its window, had no
-        free slot or answered out of protocol), charged to the Bot's budget, and the call
-        for the Chat's call log."""
+        """The parsed answer (None when none came in time), charged, and the call to log."""
         request = asked.request(deadline_s=WINDOW_S)
         replied, ended = self._within_slot(chat.bot_id, bot, lambda: model.propose(request))
         self._charge(chat.bot_id, bot, replied)
@@ -119,7 +108,7 @@ class RequestCalls:
             return None, call
 
     def save(self, chat: Chat, call: ModelCall) -> None:
-        """The call on a call log row of its own. Best effort: the answer stands without it."""
+        """Best effort: the answer stands without it."""
         try:
             self._repo.log_call(chat, call)
         except Unavailable:
@@ -132,9 +121,7 @@ class RequestCalls:
     def _within_slot(
         self, bot_id: str, settings: BotSettings, call: Callable[[], T]
     ) -> tuple[T | None, str]:
-        """`call()` within the 15 s window, counting the wait for a free concurrency slot
-        (`concurrency` across every server: leases in the table), and how it ended; no
-        result when no slot came free (`no_slot`) or the model did not answer in time."""
+        """`call()` within the window, counting the wait for a slot, and how it ended."""
         deadline = time.monotonic() + WINDOW_S
         slots = settings.concurrency
         if slots is None:
@@ -159,7 +146,7 @@ class RequestCalls:
         return _within(max(deadline - time.monotonic(), 0.0), call, free)
 
     def _charge(self, bot_id: str, settings: BotSettings, reply: ModelReply | None) -> None:
-        """Add a call's confirmed cost to the period. Best effort: the answer stands."""
+        """Best effort: the answer stands."""
         if reply is None:
             return
         usage = reply.usage
@@ -177,9 +164,7 @@ class RequestCalls:
         reply: ModelReply | None,
         ended: str,
     ) -> ModelCall:
-        """A call for the Chat's encrypted call log (request and reply sealed, as the
-        learning steps save theirs): no reply, tokens nor latency when the model failed,
-        took over its window or had no free slot."""
+        """A call for the Chat's encrypted call log; no reply when none came."""
         usage = reply.usage if reply is not None else None
         return ModelCall(
             turn_id,
@@ -200,10 +185,8 @@ class RequestCalls:
 def _within(
     seconds: float, call: Callable[[], T], done: Callable[[], None] | None = None
 ) -> tuple[T | None, str]:
-    """`call()`'s result and how the call ended (`answered`, `timeout`, or the failure's
-    kind); no result when it failed as a model may or took over `seconds`. `done` runs when
-    the call ends, even after its window passed (a concurrency slot is held until the
-    provider's call really ends)."""
+    """`call()`'s result and how it ended; `done` runs when the call really ends, even after
+    its window, so a concurrency slot is held until then."""
     future = _WORKERS.submit(call)
     if done is not None:
         future.add_done_callback(lambda _future: done())

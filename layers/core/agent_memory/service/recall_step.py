@@ -1,6 +1,4 @@
-"""Semantic recall's background step: the embeddings of a thread's new messages, in
-batches, off the request path. It asks no model: its runs go from LoadEvidence straight to
-ApplyLearning, whose change embeds and puts the vectors."""
+"""Semantic recall's background step: a thread's new messages embedded in batches."""
 
 from __future__ import annotations
 
@@ -32,31 +30,22 @@ from agent_memory.service.thread_learning import (
     one_read,
 )
 
-# Messages one background run embeds at most (the local model: ~10 s on a busy machine).
 RUN_MESSAGES = 500
 RUN_BUDGET = 400_000
-# The flush's event: one per minute of ticks (a repeated tick starts each run once).
+# One per minute, so a repeated tick starts each run once.
 IDLE_EVENT = "recall-idle:{minute}"
-# Threads one tick flushes at most (its function's 60 s); the rest wait for the next tick.
+# Within the tick function's 60 s; the rest wait for the next tick.
 FLUSH_LIMIT = 500
 
 
 @dataclass(frozen=True)
 class RecallDetail:
-    """The numbers of the run's messages in their thread (their vector keys)."""
-
     seqs: tuple[int, ...]
 
 
 class RecallStep(StepDefaults):
-    """`semanticRecall`'s background step (the `thread-recall` learning pool). A thread's
-    messages are indexed once a multiple of its batch is reached (domain/recall_batches.py),
-    every message after the read position at once, so one PutVectors carries the batch. On a
-    save the observer runs on, the work rides in the observer's execution (`load_carried`);
-    else a save that closes a batch starts a run of its own. Every save first puts the
-    thread's pending row (persistence/recall_pending.py), so the schedule's `flush_idle`
-    indexes the tail of an idle thread. A run moves the read position and ends its
-    execution in one write."""
+    """Indexes a thread once a batch is full, so one PutVectors carries it; a pending row
+    put before every save lets `flush_idle` index an idle thread's tail."""
 
     kind: PoolKind = RECALL_KIND
 
@@ -67,16 +56,14 @@ class RecallStep(StepDefaults):
         self.pending = PendingRecalls(store)
 
     def batch(self, options: Mapping[str, Any]) -> int:
-        """Messages one batch of this version's threads holds."""
         shown = None if observing(options) else int(options["lastMessages"])
         dimension = self._recall.embedder.dimension
         if dimension is None:
-            return 1  # the model's size is unknown until it answers: index now, and learn it
+            return 1  # the model's size is unknown until it answers
         return batches.batch_size(shown, dimension)
 
     def wanted(self, saved: Saved) -> bool:
-        """Recall on in the version the save followed, and the save closes a batch (no I/O:
-        the read position is at most where the save began)."""
+        """Recall on and the save closes a batch; no I/O."""
         return rules.settings_of(saved.options) is not None and batches.batch_due(
             saved.first, saved.upto, self.batch(saved.options)
         )
@@ -84,9 +71,7 @@ class RecallStep(StepDefaults):
     def before_save(
         self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
     ) -> None:
-        """Put the thread's pending row before a save with recall on commits (one plain
-        write: its failure fails the save uncommitted, a save that fails after it leaves a
-        row the flush finds nothing for): the idle flush finds the thread through it."""
+        """The thread's pending row, so the idle flush finds it."""
         if rules.settings_of(options) is not None:
             self.pending.saved(thread, upto, now_ms)
 
@@ -97,8 +82,7 @@ class RecallStep(StepDefaults):
         return None
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
-        """The messages after the read position through `upto` (none when recall is off
-        now). With nothing left to index, the pending row through `upto` is marked done."""
+        """With nothing left to index, the pending row through `upto` is marked done."""
         with one_read():
             found = self._reader.thread(pool)
             if found is None or rules.settings_of(found[1]) is None:
@@ -121,9 +105,7 @@ class RecallStep(StepDefaults):
         )
 
     def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
-        """On the observer's run: the messages after the read position only when they close
-        a batch (a save below it skips the indexing; the next batch or the idle flush
-        takes them)."""
+        """On the observer's run, only when the messages close a batch."""
         found = self._reader.thread(pool)
         if found is None or rules.settings_of(found[1]) is None:
             return None
@@ -136,8 +118,7 @@ class RecallStep(StepDefaults):
         return self.load_evidence(pool, upto) if due else None
 
     def _observed_out(self, thread: Thread, options: Mapping[str, Any], position: int) -> bool:
-        """Whether the observer made messages not indexed yet active (out of the raw
-        window); its log's head is read only when it may have."""
+        """Whether the observer made messages not indexed yet active (out of the raw window)."""
         if not observing(options):
             return False
         observation = options["observationalMemory"]["observation"]
@@ -152,9 +133,7 @@ class RecallStep(StepDefaults):
     def change(
         self, evidence: Evidence[RecallDetail], changes: None, finish: FinishActions
     ) -> Change:
-        """Embed and put the run's messages, then move the position with the execution's
-        end (another run that moved it first put the same vectors). The pending row through
-        the new position is marked done once that holds."""
+        """Embed and put, then move the position; another run that moved first put the same."""
         found = self._reader.thread(evidence.pool)
         if found is None:
             raise AlreadyApplied("the thread is gone")
@@ -173,10 +152,7 @@ class RecallStep(StepDefaults):
         return Change(actions, outcome, then=lambda: self.pending.indexed(thread.id, evidence.upto))
 
     def flush_idle(self, workflow: Workflow) -> int:
-        """The schedule's tick: a run for each thread idle for `IDLE_MS` whose last save is
-        not indexed yet (a wait on this minute's event, released at once: waits and
-        releases touch only the LEARN# and WAIT# partitions, and each run starts once
-        however often the tick comes); done rows are deleted. Answers the runs started."""
+        """The schedule's tick: a run for each idle thread not indexed yet; runs started."""
         now = self._reader.clock.now_ms()
         event = IDLE_EVENT.format(minute=now // 60_000)
         waiting = 0

@@ -1,5 +1,4 @@
-"""Sessions: create, read, list, append a completed Turn, fork. Learning runs in the workflow
-(service/learning.py): a stored Turn only asks it to start, through `Learning`."""
+"""Sessions: create, read, list, append a completed Turn, fork; a Turn only starts learning."""
 
 from __future__ import annotations
 
@@ -35,32 +34,27 @@ from agent_memory.service.model_choice import ModelChoice
 from agent_memory.service.retrying import once, until_it_lands
 
 LearningAnswer = Literal["started", "skipped"]
-# What starting learning did: "throttled" is a skip already recorded with its reason
-# (the organization's model-call quota); clients see it as "skipped".
+# "throttled" is a skip already recorded with its reason; clients see "skipped".
 StartAnswer = Literal["started", "skipped", "throttled"]
 
 
 class Default(Enum):
-    """What `model` is when a client leaves it out: the deployment's default model."""
+    """`model` left out: the deployment's default model."""
 
     MODEL = "default"
 
 
 class Learning(Protocol):
-    """The learning workflow, as sessions see it (service/learning.py implements it)."""
-
     def start(self, pool: PoolRef, *, upto: int, reason: str) -> StartAnswer: ...
 
     def executions(self, pool: PoolRef) -> list[dict[str, Any]]: ...
 
 
 class AgentLearning(Protocol):
-    """Agent memory's hook after a Turn: may start learning for the Agent."""
-
     def after_turn(self, session: Session, upto: int, *, generate: bool) -> LearningAnswer: ...
 
     def fork_actions(self, source: Session, fork: Session) -> Sequence[WriteAction]:
-        """Rows written with a Fork: its copied history is the source's to teach, not its own."""
+        """Rows written with a Fork: its copied history is the source's to teach."""
         ...
 
 
@@ -84,7 +78,7 @@ def session_pool_ref(session: Session) -> PoolRef:
 
 
 def session_authorized(principal: Principal, session: Session | None, action: Action) -> Session:
-    """The Session the caller may read or change; a missing one, or another's, is 404."""
+    """A missing Session, or another's, is 404."""
     if session is None:
         raise NotFound("session not found")
     authorize(principal, session.grants(), action, what="session")
@@ -92,8 +86,7 @@ def session_authorized(principal: Principal, session: Session | None, action: Ac
 
 
 def learning_runs(learning: Learning | None, pool: PoolRef) -> list[dict[str, Any]]:
-    """The pool's learning runs, newest first: those that fit one answer (domain/bounds.py),
-    as each may hold 100 rejections."""
+    """The pool's newest learning runs that fit one answer."""
     return within_budget(learning.executions(pool))[0] if learning is not None else []
 
 
@@ -118,21 +111,19 @@ class SessionAccess:
         return session_authorized(principal, self.repo.get(session_id), action)
 
     def switches(self, session: Session) -> dict[str, bool]:
-        """The switches in force; the organization is read only for a switch not overridden."""
+        """The organization is read only for a switch not overridden."""
         org_memory: Mapping[str, Any] = {}
         if any(name not in session.overrides for name in ("use", "generate")):
             org_memory = self._org_settings.effective(session.org_id)["memory"]
         return effective_switches(org_memory, session.overrides)
 
     def check_model(self, name: str, org_id: str, path: list[str | int]) -> None:
-        """A 400 at `path` unless the deployment's and the organization's allowed models
-        both allow `name` (ALLOWED_MODELS, `allowedModels`) and this deployment runs it."""
+        """A 400 at `path` unless `name` is allowed and runs here."""
         narrowed = self._org_settings.effective(org_id).get("allowedModels")
         self._choice.check(name, path, narrowed)
 
     def missing_model(self, name: str | None) -> SkipReason | None:
-        """Why `name` cannot run here: none named, or a provider this deployment has not
-        configured; None when it can run."""
+        """Why `name` cannot run here; None when it can."""
         if name is None:
             return "noModel"
         if self._models is not None and self._models.resolve(name) is None:
@@ -187,8 +178,7 @@ class SessionService:
     def list_sessions(
         self, principal: Principal, agent_id: str, *, limit: int, starting_after: str | None
     ) -> tuple[list[Session], bool]:
-        """The caller's sessions of the agent (an organization admin: everyone's), newest
-        first; whether more follow."""
+        """Newest first (an organization admin sees everyone's); whether more follow."""
         user, org_id = person_of(principal)
         agent = self._agents.usable(principal, agent_id)
 
@@ -200,7 +190,6 @@ class SessionService:
     def items(
         self, principal: Principal, session_id: str, *, limit: int, starting_after: str | None
     ) -> tuple[list[SessionItem], bool]:
-        """The history after the item id `starting_after`, in order; whether more follow."""
         after = 0
         if starting_after is not None:
             seq = item_seq(starting_after)
@@ -220,12 +209,8 @@ class SessionService:
         expected: str | None = None,
         revision: int | None = None,
     ) -> TurnResult:
-        """Append a completed Turn's items (new head, next revision), then start learning.
-
-        With `expected`/`revision` the Turn applies only to that state (409 otherwise);
-        without them it is appended to whatever the Session is by then: a lost race
-        re-reads and retries (service/retrying.py) until it lands.
-        """
+        """Append a completed Turn, then start learning; with `expected`/`revision` only to
+        that state (409 otherwise), else retried until it lands."""
         check_turn(items)
         if model is not None:
             parse_model_name(model, ["model"])
@@ -252,7 +237,6 @@ class SessionService:
     def _append(
         self, session: Session, items: Sequence[NewItem], model: str | None, turn_id: str
     ) -> Session:
-        """Store the Turn's items and the new head in one conditional transaction."""
         check_history(session.item_count, len(items), ["items"])
         after = session.with_items(len(items))
         now = self._clock.now_ms()
@@ -271,9 +255,7 @@ class SessionService:
     def _after_turn(
         self, after: Session, items: Sequence[NewItem], model: str | None
     ) -> tuple[SkipReason | None, LearningAnswer]:
-        """Start the stored Turn's learning: why session learning skipped (None: started),
-        and what agent learning did. An outage here only skips learning: the Turn's items
-        stay unread and the next Turn learns them."""
+        """An outage here only skips learning: the next Turn learns these items."""
         try:
             generate = self._access.switches(after)["generate"]
         except Unavailable:
@@ -291,7 +273,6 @@ class SessionService:
     def _learn(
         self, session: Session, items: Sequence[NewItem], model: str | None, generate: bool
     ) -> SkipReason | None:
-        """Why the Turn's consolidation was skipped, or None when it started."""
         if only_runs_an_app_action(items):
             return "appOnly"
         if not generate:
@@ -306,7 +287,6 @@ class SessionService:
                 session_pool_ref(session), upto=session.item_count, reason="turn"
             )
         except Unavailable:
-            # The Turn is stored; its items stay unprocessed and the next Turn learns them.
             return "workflowUnreachable"
         if answer == "started":
             return None
@@ -314,9 +294,7 @@ class SessionService:
         return "throttled" if answer == "throttled" else "workflowUnreachable"
 
     def fork(self, principal: Principal, session_id: str) -> Session:
-        """A copy of the history, memory and overrides at its source's head and revision.
-        A Fork changes nothing of its source, so concurrent Forks all land; one that races a
-        change of its source copies it again."""
+        """A copy at its source's head; one racing a change of its source copies again."""
         fork_id = self._ids.new("s_")
 
         def attempt() -> Session:
