@@ -1,9 +1,7 @@
 """Deleting sessions and agents, and erasing a person from their organization.
 
-Each spans more rows than one transaction: the object is marked first (every read then
-treats it as gone), its rows go in batches, its head row last (persistence/erasure.py). So
-a call cut short by an outage is finished by the next one, and a call repeated after one
-that finished answers what is left to remove (nothing).
+The object is marked first, its rows go in batches and its head row last, so the next call
+finishes one cut short.
 """
 
 from __future__ import annotations
@@ -27,22 +25,17 @@ from agent_memory.service.observer import OBSERVE_KIND
 from agent_memory.service.recall import RECALL_KIND
 from agent_memory.service.thread_title import TITLE_KIND
 
-# A thread's background work, each in its own executions partition.
 THREAD_KINDS = (TITLE_KIND, OBSERVE_KIND, RECALL_KIND)
-# The kinds whose runs may put message vectors: recall's own, and the observer's, which
-# may carry recall's indexing (service/thread_learning.Carrying).
+# The observer's runs may carry recall's indexing.
 EMBEDDING_KINDS = (RECALL_KIND, OBSERVE_KIND)
 
 
 class BotMemoryEraser(Protocol):
-    """Bot memory, as erasure sees it (service/bot_memory.py implements it)."""
-
     def erase_person(self, bot_id: str, org_id: str, user_id: str) -> int: ...
 
 
 def vector_forgetter(index: VectorIndex) -> ForgetThreadVectors:
-    """Removes a thread's message vectors from `index`, in the index's delete batches (keys
-    are positions, so nothing is read first)."""
+    """Keys are positions, so nothing is read first."""
 
     def forget(thread_id: str, message_count: int) -> None:
         keys = [recall_rules.vector_key(thread_id, seq) for seq in range(message_count)]
@@ -67,17 +60,14 @@ class ErasureService:
         vectors: VectorIndex | None = None,
     ) -> None:
         self._repo = repo
-        # The organization a user id belongs to (None: no such user).
         self._user_org = user_org
         self._bot_memory = bot_memory
-        # The recall index: message vectors of deleted threads, agent_memories' vectors.
         self._vectors = vectors
         self._forget_thread = vector_forgetter(vectors) if vectors is not None else None
         self._clock = clock
 
     def delete_session(self, principal: Principal, session_id: str) -> Erased:
-        """Delete a session: items, entries, executions and saved calls; the agent memory
-        learned from it stays. Its owner or an organization admin; others 404."""
+        """The agent memory learned from it stays; others than its owner or an admin 404."""
         require_tenant(principal)
         found = self._repo.session(session_id)
         if found is None:
@@ -86,9 +76,7 @@ class ErasureService:
         return self._session(*found)
 
     def delete_agent(self, principal: Principal, agent_id: str) -> Erased:
-        """Delete an agent with every session and thread of it (everyone's), its memory,
-        versions and executions. Its owner or an organization admin; members 403, others
-        404."""
+        """With everyone's sessions and threads of it; members 403, others 404."""
         require_tenant(principal)
         found = self._repo.agent(agent_id)
         if found is None:
@@ -98,14 +86,8 @@ class ErasureService:
         return self._agent(agent, begun)
 
     def erase_user(self, principal: Principal, org_id: str, user_id: str) -> Erased:
-        """Erase one person from the organization (domain/erasure.py says what goes): the
-        agents they own (as deletes), their sessions under others' agents, the chats they
-        own (and their words in others' group chats), their threads, the agent_memories about
-        them, and the bot memory entries that
-        stand on their words in every bot the organization uses. An administrator of the
-        organization (or the service admin); the person stays a user. Resumable and
-        idempotent: a second call finishes the work and counts what it removed itself (0
-        after one that finished)."""
+        """Erase one person's data from the organization (domain/erasure.py); the person
+        stays a user. Idempotent: a repeat counts only what it removed itself."""
         require_org_admin(principal, org_id, ["orgId"])
         if self._user_org(user_id) != org_id:
             raise NotFound(USER_NOT_FOUND, ["userId"])

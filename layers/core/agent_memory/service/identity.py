@@ -1,12 +1,7 @@
 """Authentication and administration: organizations, users, tokens.
 
-An organization's admin manages its own people; to anyone outside an organization, its
-users and tokens answer exactly as ids that do not exist (same status, tag, message, path).
-
-Nobody acts as a person silently (docs/adr/0008-token-issuance-is-a-rotation.md): a token
-an administrator issues for a person replaces every token the person holds, in one write, and
-every issuance names its issuer in the person's own list (`GET /v1/me/tokens`). Only the
-person adds a token beside the others (`POST /v1/me/tokens`).
+To anyone outside an organization, its users and tokens answer exactly as unknown ids. An
+administrator's issuance replaces every token the person holds (docs/adr/0008).
 """
 
 from __future__ import annotations
@@ -43,8 +38,7 @@ from agent_memory.ports import Clock, Ids
 from agent_memory.service.retrying import until_it_lands
 
 USER_NOT_FOUND = "user not found"
-# Tokens whose organization this process has seen (a token's organization never changes);
-# past this many, the oldest is forgotten and read again (one more round trip).
+# A token's organization never changes; past this many, the oldest is read again.
 KNOWN_TOKENS = 4096
 
 
@@ -69,15 +63,9 @@ class IdentityService:
     def authenticate(
         self, authorization: str | None, *, alongside: Callable[[], None] | None = None
     ) -> Principal:
-        """The principal behind `Authorization: Bearer <token>`; 401 otherwise.
-
-        Every request reads the token row strongly consistently, so a revoked token stops
-        working at once. A token this process has seen is read together with its
-        organization's row (one batch: the request's settings cost no round trip of their
-        own), and `alongside` (the rate-limit count) runs meanwhile; for a token not seen
-        yet, `alongside` runs after the token is found, so an unknown token writes nothing.
-        Errors of `alongside` (429) are raised after the token's (401).
-        """
+        """The principal behind a bearer token; 401 otherwise. Read strongly consistently, so
+        a revoked token stops at once; `alongside` runs only for a known token, its errors
+        after the token's."""
         scheme, _, token = (authorization or "").partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
@@ -116,8 +104,7 @@ class IdentityService:
         return principal
 
     def recognizes(self, token: str) -> bool:
-        """Whether this process has found `token` good before (no read: it is read again on
-        its request, so a token revoked since fails as any other)."""
+        """Whether this process has found `token` good before (no read)."""
         digest = hash_token(token)
         with self._lock:
             return digest in self._known
@@ -158,7 +145,6 @@ class IdentityService:
         role: Role,
     ) -> NewUser:
         if not principal.is_service_admin:
-            # An organization's admin may add people to it; nobody else may.
             require_org_admin(principal, org_id, path=["organizationId"])
         user_id = require_identifier(user_id, ["id"]) if user_id else self._ids.new("u_")
         token = issue_token()
@@ -167,8 +153,7 @@ class IdentityService:
         return NewUser(user_id, token)
 
     def issue_token(self, principal: Principal, user_id: str) -> IssuedToken:
-        """A token for `user_id` from an administrator: a rotation. Every token the person
-        held stops working in the same write, and their list names who issued the new one."""
+        """An administrator's token for `user_id`: every token the person held stops working."""
         token = issue_token()
 
         def rotate() -> None:
@@ -186,8 +171,7 @@ class IdentityService:
         return holding
 
     def issue_own_token(self, principal: Principal) -> IssuedToken:
-        """One more token for the caller, beside those they hold (at most
-        MAX_TOKENS_PER_USER); the admin token is configured, not issued, and has none."""
+        """One more token for the caller; the admin token is configured, not issued."""
         user_id = principal.user_id
         if user_id is None:
             raise Conflict("the admin token is configured, not issued: it has no tokens to add to")
@@ -208,13 +192,13 @@ class IdentityService:
         return token
 
     def own_tokens(self, principal: Principal) -> list[HeldToken]:
-        """The tokens the caller holds, oldest first: who issued each and when."""
+        """Oldest first: who issued each and when."""
         if principal.user_id is None:
             return []
         return self._repo.held(principal.user_id)
 
     def revoke_own_token(self, principal: Principal, prefix: str) -> None:
-        """Revoke one of the caller's own tokens; anyone else's answers as an unknown one."""
+        """Anyone else's token answers as an unknown one."""
         if principal.user_id is None:
             raise Forbidden("the admin token holds no tokens of its own")
         digest, user_id = self._repo.token_owner(prefix)
@@ -233,5 +217,4 @@ class IdentityService:
 
 
 def _kept_changing() -> Conflict:
-    """A person's tokens changed under every retry (an issuance or a rotation each time)."""
     return Conflict("the person's tokens kept changing; try again")

@@ -1,9 +1,4 @@
-"""What every keyed pool (seed 000's session and agent memory) does the same way when a
-learning run reads it and when its model's answer is applied: the entries the model is
-shown, the write actions of an accepted change, and fitting a decision into one
-transaction. The pools (service/session_learning.py, service/agent_learning.py) keep only
-what differs: where evidence comes from, their rules, their head row and read position.
-"""
+"""What the keyed pools (session and agent memory) read and write the same way."""
 
 from __future__ import annotations
 
@@ -20,10 +15,9 @@ from agent_memory.persistence.sessions import SessionRepository, StoredItem
 from agent_memory.ports import Action, EvidenceItem, KnownEntry
 from agent_memory.service.learning_pools import FinishActions, Outcome
 
-# The current entries shown to the model, JSON-encoded, at most this many bytes.
+# Bytes of the current entries shown to the model, JSON-encoded.
 MEMORY_BUDGET = 90_000
-# One run reads at most this many items and this much text (JSON-encoded, UTF-8): the
-# evidence is kept in one execution row. What is left is read by the next run.
+# The evidence is kept in one execution row; what is left is read by the next run.
 MAX_ITEMS = 200
 ITEM_BUDGET = 150_000
 
@@ -38,9 +32,7 @@ def session_items(
     stored: Sequence[StoredItem],
     source: str | None = None,
 ) -> list[tuple[StoredItem, EvidenceItem]]:
-    """A Session's items in order within `ITEM_BUDGET` (the first one always), each with
-    what the model is shown of it (`source`: the session named on each, for a pool that
-    reads several)."""
+    """A Session's items within `ITEM_BUDGET` (the first one always)."""
     items: list[tuple[StoredItem, EvidenceItem]] = []
     used = 0
     for row in stored:
@@ -55,8 +47,7 @@ def session_items(
 def known_entries(
     stored: Sequence[StoredEntry], open_content: Callable[[StoredEntry], str]
 ) -> list[KnownEntry]:
-    """Active entries newest first, then retracted keys (without their text: the key must
-    not come back, the content is not needed), within the budget."""
+    """Active entries, then retracted keys without text, so a key does not come back."""
     known: list[KnownEntry] = []
     used = 0
     for entry in sorted(stored, key=lambda s: (not s.meta.active, -s.meta.updated_at)):
@@ -81,8 +72,7 @@ def change_actions(
     rev: int,
     by: str | None = None,
 ) -> list[Action]:
-    """The write actions of every accepted change of a keyed pool: a Remember puts the entry
-    under its key (replacing the current one), a Forget retracts it (content kept)."""
+    """A Remember replaces the entry under its key; a Forget retracts it, content kept."""
     actions: list[Action] = []
     # Entries written together share time and revision; their names order them.
     ranked = sorted(decision.accepted, key=lambda change: change.key)
@@ -115,9 +105,7 @@ def fit(
     finish: FinishActions,
     build: Callable[[Decision], list[Action]],
 ) -> tuple[Decision, list[Action], Outcome, list[Action]]:
-    """The largest prefix of the accepted changes whose actions (from `build`) and the
-    execution's finishing actions fit one transaction; the rest are rejected with a reason,
-    never half-applied."""
+    """The largest prefix of changes that fits one transaction; the rest are rejected."""
     while True:
         outcome = Outcome(decision.applied_records(), decision.rejected_records())
         finishing = list(finish(outcome))

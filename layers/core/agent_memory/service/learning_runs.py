@@ -1,9 +1,7 @@
-"""What a learning run carries from step to step: its name, its task event, its evidence
-(as sealed JSON), and the errors a step raises (infra/statemachines/README.md).
+"""What a learning run carries from step to step: its name, task event, evidence and errors.
 
-A step asks the state machine for a retry by raising `Retryable`: its class name is the error
-the ASL retries. Any other exception ends the run in RecordFailure, where `describe_error`
-reads it back.
+`Retryable`'s class name is the error the ASL retries; any other exception ends the run in
+RecordFailure.
 """
 
 from __future__ import annotations
@@ -35,7 +33,7 @@ class LearningStepError(Exception):
 
 
 class ModelTimeout(LearningStepError):
-    """The model did not answer within its client timeout (below the step's 2 minutes)."""
+    """The model did not answer within its client timeout."""
 
 
 class ModelUnavailable(LearningStepError):
@@ -59,14 +57,13 @@ class ExecutionLost(LearningStepError):
 
 
 def execution_name(pool: PoolRef, upto: int, nonce: str | None = None) -> str:
-    """The Step Functions name of learning `pool` up to item `upto` (<= 80 characters of
-    [A-Za-z0-9_-]). Without a nonce it depends on the evidence only, so starting the same
-    learning twice is refused by Step Functions; a deliberate retry passes a nonce."""
+    """Without a nonce the name depends on the evidence only, so Step Functions refuses a
+    second start; a deliberate retry passes a nonce."""
     suffix = f"-{upto}" + (f"-{nonce}" if nonce else "")
     base = f"{pool.kind}-{pool.org_id}-{pool.pool_id}"
     named = f"{pool.kind}\0{pool.org_id}\0{pool.pool_id}"
     source = pool.source
-    if source is not None:  # the run reads one of the pool's conversations, named by its id
+    if source is not None:
         base, named = f"{base}-{source.id}", f"{named}\0{source.id}"
     if not _NAME_SAFE.fullmatch(base) or len(base) + len(suffix) > 80:
         digest = hashlib.sha256(named.encode())
@@ -75,8 +72,6 @@ def execution_name(pool: PoolRef, upto: int, nonce: str | None = None) -> str:
 
 
 def pool_from_json(ref: Mapping[str, Any]) -> PoolRef:
-    """The pool reference of a message (`source`: the conversation the run reads, as the
-    execution input names it)."""
     source = SourceRef(*ref["source"]) if ref.get("source") else None
     return PoolRef(str(ref["kind"]), str(ref["orgId"]), str(ref["poolId"]), source)
 
@@ -99,14 +94,12 @@ def evidence_json(evidence: Evidence[Any]) -> str:
 
 
 def _plain(detail: object) -> Any:
-    """A pool's evidence detail as JSON data: its fields (None when it has none)."""
     if is_dataclass(detail) and not isinstance(detail, type):
         return asdict(detail)
     return None
 
 
 def evidence_from_json(text: str, detail_of: Callable[[Any], Any]) -> Evidence[Any]:
-    """The evidence a run kept, its detail read back by its pool's `detail_of`."""
     data = json.loads(text)
     kind, org_id, pool_id = data["pool"]
     source = SourceRef(*data["source"]) if data.get("source") else None
@@ -124,8 +117,7 @@ def evidence_from_json(text: str, detail_of: Callable[[Any], Any]) -> Evidence[A
 
 
 def step_run(event: Mapping[str, Any]) -> tuple[Run, PoolRef, dict[str, Any], int]:
-    """The run, its pool, the state so far and the attempt number of a task event
-    (infra/statemachines/README.md)."""
+    """The run, its pool, the state so far and the attempt number of a task event."""
     state = dict(event["input"])
     context = event["context"]
     ref = pool_from_json(state["pool"])
@@ -137,7 +129,6 @@ def step_run(event: Mapping[str, Any]) -> tuple[Run, PoolRef, dict[str, Any], in
         requested_at=int(state["requestedAt"]),
         reason=str(state.get("reason", "")),
         upto=int(state["upto"]),
-        # The execution row names it (GET /v1/agents/{id}/learning shows its `sessionId`).
         source=(ref.source.kind, ref.source.id) if ref.source is not None else None,
     )
     return run, ref, state, int(context.get("attempt", 0))
@@ -146,7 +137,7 @@ def step_run(event: Mapping[str, Any]) -> tuple[Run, PoolRef, dict[str, Any], in
 def model_error(failure: ModelFailure) -> Exception:
     message = str(failure)
     if failure.kind == "timeout":
-        # Never retried: one attempt may take the whole 2-minute step; the next turn retries.
+        # One attempt may take the whole step; the next turn retries.
         return ModelTimeout(message)
     if failure.kind == "invalid_output":
         return InvalidModelOutput(message)
@@ -159,8 +150,7 @@ def model_error(failure: ModelFailure) -> Exception:
 
 
 def describe_error(error: Mapping[str, Any] | None) -> tuple[str, str]:
-    """(type, message) of the error the ASL caught: `{"Error": ..., "Cause": ...}`, where
-    Cause is the Lambda error's JSON (`errorType`, `errorMessage`) or plain text."""
+    """(type, message) of the error the ASL caught; Cause is the Lambda's JSON or text."""
     error = error or {}
     error_type = str(error.get("Error") or "LearningFailed")
     cause = error.get("Cause")

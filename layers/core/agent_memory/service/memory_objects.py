@@ -1,8 +1,4 @@
-"""Agent memories (seed 004): create, retrieve, update, delete, list and recall.
-
-Any user of an organization may use its memories; another organization's memory is unknown
-(404) and the service admin token, which belongs to no organization, is refused (403).
-"""
+"""Agent memories: any user of an organization may use its memories; the admin token may not."""
 
 from __future__ import annotations
 
@@ -44,7 +40,6 @@ class MemoryObjectService:
         self._repo = repo
         self._clock = clock
         self._ids = ids
-        # Recall by meaning (`query`): memories embedded on write, removed on delete.
         self._semantic = semantic
 
     @classmethod
@@ -59,7 +54,6 @@ class MemoryObjectService:
         return cls(MemoryObjectRepository(store, cipher), clock, ids, semantic)
 
     def create(self, principal: Principal, new: NewMemory) -> MemoryObject:
-        """Save a memory in the caller's organization."""
         org_id = memory_org(principal)
         memory = create_memory(self._ids.new(ID_PREFIX), org_id, new, self._clock.now_ms())
         self._repo.create(memory)
@@ -68,17 +62,13 @@ class MemoryObjectService:
         return memory
 
     def get(self, principal: Principal, memory_id: str) -> MemoryObject:
-        """A memory by id, expired or not."""
+        """Expired or not."""
         return self._find(memory_org(principal), memory_id)
 
     def update(
         self, principal: Principal, memory_id: str, patch: Mapping[str, Any]
     ) -> MemoryObject:
-        """Change the given fields only. An empty patch changes nothing (no write).
-
-        PATCH has no precondition: one that loses a race re-reads the memory and applies its
-        fields to what it finds, so concurrent PATCHes all land and each keeps the fields
-        the others did not send (the last write of a field wins)."""
+        """Change the given fields only; concurrent PATCHes all land, the last of a field wins."""
         org_id = memory_org(principal)
         changes = parse_patch(patch)
 
@@ -96,10 +86,7 @@ class MemoryObjectService:
         return updated
 
     def delete(self, principal: Principal, memory_id: str) -> None:
-        """Delete a memory and its index rows; an unknown (or already deleted) one is 404.
-
-        A PATCH that wins the race is re-read and deleted too; a DELETE that wins makes this
-        one a 404."""
+        """An unknown or already deleted memory is 404; a PATCH that wins is deleted too."""
         org_id = memory_org(principal)
 
         def attempt() -> None:
@@ -118,8 +105,7 @@ class MemoryObjectService:
         category: str | None = None,
         entity_id: str | None = None,
     ) -> MemoryPage:
-        """Unexpired memories, newest first. `starting_after` is a position (a memory id):
-        the memory need not exist any more, so paging survives deletes."""
+        """Newest first; `starting_after` need not exist any more, so paging survives deletes."""
         org_id = memory_org(principal)
         check_limit(limit, ["limit"])
         if starting_after is not None and not is_memory_id(starting_after):
@@ -145,9 +131,7 @@ class MemoryObjectService:
         entity_id: str | None = None,
         query: str | None = None,
     ) -> MemoryPage:
-        """What an agent should take in: unexpired, highest importance first, ties newest
-        first, optionally only about one entity. With `query`, closest in meaning first,
-        ties by importance; memories with no vector yet follow by importance."""
+        """Highest importance first; with `query`, closest in meaning first, then by importance."""
         org_id = memory_org(principal)
         check_limit(limit, ["limit"])
         _check_entity_id(entity_id)
@@ -177,8 +161,7 @@ class MemoryObjectService:
 
 
 def _fitting(page: MemoryPage) -> MemoryPage:
-    """The page as far as one answer holds it (100 memories may take ~11 MB): what is left
-    out is `has_more`, and `starting_after` the last one shown pages on."""
+    """The page as far as one answer holds it; what is left out is `has_more`."""
     kept, cut = within_budget(page.memories, memory_object_size)
     return replace(page, memories=kept, has_more=True) if cut else page
 

@@ -1,13 +1,4 @@
-"""Session memory as a learning pool (service/learning_pools.py): what a consolidation run
-reads from a Session, and how its model's answer is applied.
-
-- `load_evidence` decrypts the unprocessed items after the read position (bounded, so the
-  evidence fits one execution row) and the current entries, for the model to reuse keys.
-- `change` re-reads the newest memory, runs the consolidation rules on the proposed changes
-  and answers entries, the new read position and the execution's end as ONE transaction,
-  conditional on the head row's revision (so on the read position too): revision + 1, head
-  unchanged. A read position that moved means another run applied: `AlreadyApplied`.
-"""
+"""Session memory as a learning pool; its change is conditional on the head row's revision."""
 
 from __future__ import annotations
 
@@ -52,7 +43,7 @@ from agent_memory.service.sessions import SessionAccess
 
 @dataclass(frozen=True)
 class SessionDetail:
-    """The Session's revision the run read: an entry edited after it is a person's."""
+    """An entry edited after this revision is a person's."""
 
     revision: int
 
@@ -66,12 +57,10 @@ class SessionLearningPool(PoolDefaults):
         self._clock = clock
 
     def task(self, evidence: Evidence[Any]) -> Ask[LearningRequest, tuple[ProposedChange, ...]]:
-        """Seed 000's consolidation of a keyed pool (`memory_changes`)."""
         return consolidation(self.kind, evidence)
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
-        """The unprocessed items up to `upto` (all when None); None when there is nothing to
-        learn. Skipped when the session is gone or its `generate` is off."""
+        """Skipped when the session is gone or its `generate` is off."""
         session = self._repo.get(pool.pool_id)
         if session is None or session.org_id != pool.org_id:
             raise Skipped(SOURCE_GONE)
@@ -96,7 +85,7 @@ class SessionLearningPool(PoolDefaults):
             memory=tuple(self._memory(session, stored_entries)),
             model=model,
             allowed_kinds=MEMORY_KINDS,
-            person=None,  # one person per Session: "the user" (docs/decisions.md)
+            person=None,  # one person per Session: "the user"
             detail=SessionDetail(session.revision),
         )
 
@@ -107,14 +96,11 @@ class SessionLearningPool(PoolDefaults):
         return SessionDetail(**data)
 
     def lost(self, error: WriteConflict) -> bool:
-        """A person changed the Session first (its revision moved): decide again."""
         return error.raced or error.condition == SESSION_REVISION
 
     def change(
         self, evidence: Evidence[SessionDetail], changes: Sequence[Any], finish: FinishActions
     ) -> Change:
-        """The accepted changes to the newest memory, the read position moved to
-        `evidence.upto` and the execution's end, as one transaction."""
         readable = frozenset(item.id for item in evidence.items)
         rules = PoolRules(
             allowed_kinds=evidence.allowed_kinds,
@@ -144,7 +130,6 @@ class SessionLearningPool(PoolDefaults):
         current: Mapping[str, EntryMeta],
         finish: FinishActions,
     ) -> tuple[list[Action], Outcome, list[Action]]:
-        """The memory actions, the outcome and the finishing actions, within 100 actions."""
         after = session.consolidated(evidence.upto)
         now = self._clock.now_ms()
 

@@ -1,5 +1,4 @@
-"""Threads (seed 003): a user's conversations with an agent, their messages, titles,
-working memory and the turn context. Every call follows the agent's active version."""
+"""Threads: a user's conversations with an agent; every call follows its active version."""
 
 from __future__ import annotations
 
@@ -27,7 +26,6 @@ from agent_memory.service.recall import RecallService
 from agent_memory.service.retrying import until_it_lands
 from agent_memory.service.thread_learning import Saved, ThreadBackground
 
-# A save retries when another save of the same thread numbered its messages first.
 SAVE_ATTEMPTS = 3
 
 
@@ -48,11 +46,8 @@ class ThreadService:
         self._versions = versions
         self._clock = clock
         self._ids = ids
-        # Titles, recall embeddings, the observer: after each save, on the workflow.
         self.background = background or ThreadBackground(None)
-        # Observational memory on the request path.
         self.observer = observer
-        # Semantic recall: the context's query, and the vectors of deleted messages.
         self.semantic = recall
 
     def _thread(self, principal: Principal, thread_id: str) -> StoredThread:
@@ -64,12 +59,10 @@ class ThreadService:
         return stored
 
     def _options(self, thread: Thread) -> dict[str, Any]:
-        """The effective options of the agent's active version now (defaults before any)."""
         _, options = self._versions.active_options(thread.agent_id)
         return options
 
     def create(self, principal: Principal, agent_id: str, resource_id: str | None) -> Thread:
-        """A new thread of the caller with an agent the caller may read."""
         require_tenant(principal)
         if principal.user_id is None or principal.org_id is None:
             raise Forbidden("threads belong to a person: use a user's token")
@@ -106,10 +99,7 @@ class ThreadService:
         limit: int = 100,
         starting_after: str | None = None,
     ) -> ThreadPage:
-        """The caller's threads, newest first (with `agent_id`, of that agent), `limit` at
-        most, after the thread `starting_after` (the last of the page before: a thread of
-        the caller, else 404 naming it as for any thread not theirs; one of another agent
-        than `agent_id` is no position in this list: a 404 too)."""
+        """Newest first; `starting_after` must be a thread of this list, else 404."""
         require_tenant(principal)
         if principal.user_id is None:
             raise Forbidden("threads belong to a person: use a user's token")
@@ -119,7 +109,6 @@ class ThreadService:
         if starting_after is not None:
             stored = self.repo.get(starting_after)
             if stored is None or not rules.is_resource(principal, stored.thread):
-                # API.md: a thread not the caller's is a 404, whoever else it belongs to.
                 raise NotFound("starting_after must be one of your threads", ["starting_after"])
             after = stored.thread
             if agent_id is not None and after.agent_id != agent_id:
@@ -130,7 +119,6 @@ class ThreadService:
         return self.repo.of_user(principal.user_id, agent_id, limit, after)
 
     def executions(self, principal: Principal, thread_id: str) -> list[dict[str, Any]]:
-        """The background work on the thread (titles, ...), newest first."""
         return self.background.executions(self._thread(principal, thread_id).thread)
 
     def get(self, principal: Principal, thread_id: str) -> Thread:
@@ -139,9 +127,8 @@ class ThreadService:
     def save(
         self, principal: Principal, thread_id: str, messages: Sequence[dict[str, Any]]
     ) -> list[str]:
-        """Save messages in order and answer their ids; with readOnly nothing is saved.
-        Then one run per background step that wants the save (the title once the first
-        answer is saved): never on the request path, never one per message."""
+        """Save messages and answer their ids (readOnly saves nothing); one background run
+        per step per save, never per message."""
         stored = self._thread(principal, thread_id)
         options = self._options(stored.thread)
         if options["readOnly"] or not messages:
@@ -164,7 +151,6 @@ class ThreadService:
             current = next(reads, None) or self.repo.get(thread_id)
             if current is None:
                 raise NotFound(rules.THREAD_NOT_FOUND)
-            # The background's rows for this save (recall's pending row), written first.
             self.background.before_save(stored.thread, options, current.seq + len(batch), now)
             self.repo.append(stored.thread, current.seq, batch, now)
             return current.seq
@@ -177,8 +163,7 @@ class ThreadService:
         return [m.id for m in batch]
 
     def messages(self, principal: Principal, thread_id: str, limit: int) -> list[Message]:
-        """The latest `limit` messages, in chronological order (the newest that fit one
-        answer)."""
+        """The latest `limit` messages that fit one answer, oldest first."""
         return rules.newest_within(
             self.repo.latest(self._thread(principal, thread_id).thread, limit)
         )
@@ -187,7 +172,7 @@ class ThreadService:
         thread = self._thread(principal, thread_id).thread
         if self.semantic is None:
             return self.repo.remove_last(thread)
-        # Its vector goes with it (the key is its position, read before it is removed).
+        # The vector's key is its position, read before it is removed.
         position = self.repo.newest_position(thread)
         removed = self.repo.remove_last(thread)
         if removed is not None and position is not None:
@@ -210,8 +195,7 @@ class ThreadService:
         return rules.notes(text, options)
 
     def put_working_memory(self, principal: Principal, thread_id: str, content: Any) -> Notes:
-        """Replace the notes; 409 ThreadConflict when they are not writable, 400 naming the
-        path when they break the version's schema."""
+        """409 when the notes are not writable, 400 when they break the version's schema."""
         thread = self._thread(principal, thread_id).thread
         options = self._options(thread)
         rules.writable_working_memory(options)
@@ -223,8 +207,7 @@ class ThreadService:
     def context(
         self, principal: Principal, thread_id: str, message: str | None = None
     ) -> TurnContext:
-        """What the agent's model gets this turn: the last N messages (or the observer's
-        window), semantic recall, the working memory, the memory's system text and tools."""
+        """What the agent's model gets this turn."""
         stored = self._thread(principal, thread_id)
         options = self._options(stored.thread)
         notes = self._notes(stored.thread, options).content
@@ -260,14 +243,11 @@ class ThreadService:
         message: str | None,
         recent: Sequence[Message],
     ) -> list[RecalledWindow]:
-        """Semantic recall for the turn's new message, never the messages already in the
-        context."""
         if self.semantic is None:
             return []
         return self.semantic.recall(stored.thread, stored.seq, options, message, recent)
 
     def observations(self, principal: Principal, thread_id: str) -> ShownLog:
-        """The thread's observation log: every observation made, buffered or active."""
         thread = self._thread(principal, thread_id).thread
         if self.observer is None:
             return ShownLog("", 0, 0)
@@ -276,7 +256,6 @@ class ThreadService:
     def recall(
         self, principal: Principal, thread_id: str, query: str, limit: int | None
     ) -> list[Found]:
-        """The `recall` tool: the user's messages matching `query`, best first."""
         stored = self._thread(principal, thread_id)
         options = self._options(stored.thread)
         if self.observer is None:
