@@ -1,6 +1,4 @@
-"""Agent memory (seed 000, "Agent memory"): read, Remember/Forget against its version, log,
-memory text, learning, promotion of a subagent Session. Owner and members only (404 to anyone
-else). A command is ONE transaction: the version (on `expected`), the entry, the log entry."""
+"""Agent memory, for its owner and members only; a command is ONE transaction."""
 
 from __future__ import annotations
 
@@ -61,7 +59,6 @@ class AgentMemoryService:
         self.learning = learning
 
     def _memory(self, principal: Principal, agent_id: str, action: Action) -> AgentMemory:
-        """The agent, version and entries (one Query)."""
         found = self._repo.read(agent_id)
         if found is None:
             raise NotFound("agent not found")
@@ -77,8 +74,7 @@ class AgentMemoryService:
     def command(
         self, principal: Principal, agent_id: str, expected: int, command: AgentCommand
     ) -> KeyedMemory:
-        """The memory after the change. A stale version, or Forget of a key the memory does
-        not hold: 409 VersionConflict."""
+        """409 VersionConflict on a stale version or a Forget of a key not held."""
         check_agent_command(command)
         found = self._memory(principal, agent_id, "change")
         agent = found.agent
@@ -121,8 +117,7 @@ class AgentMemoryService:
         limit: int = DEFAULT_LOG_LIMIT,
         before: int | None = None,
     ) -> list[LogChange]:
-        """Each change newest first. A page stops early when the next change would not fit
-        one answer (a promotion may name 500 keys): `before` the last version shown pages on."""
+        """Newest first, as many as fit one answer; `before` the last version shown pages on."""
         agent = authorized(principal, self._agents.get(agent_id), "read")
         changes = self._repo.log(agent.id, limit=limit, before=before)
         return within_budget(changes, lambda change: carried_size(asdict(change)))[0]
@@ -146,8 +141,7 @@ class AgentMemoryService:
         return learning_runs(self.learning, PoolRef("agent", agent.org_id, agent.id))
 
     def promote(self, principal: Principal, session_id: str, name: str | None = None) -> Agent:
-        """A new Agent (owned by the caller) whose memory is the lasting, active entries of a
-        subagent Session's memory; its log's first change says `promotion`."""
+        """A new Agent whose memory is a subagent Session's lasting, active entries."""
         session, stored = self._sessions.memory(session_id) or (None, [])
         session = session_authorized(principal, session, "change")
         owner, _org = person_of(principal)

@@ -1,5 +1,4 @@
-"""Agent versions (seed 003): edit the draft, publish, activate; threads follow the active
-version's memory options (API.md, "Agents' memory options")."""
+"""Agent versions: edit the draft, publish, activate; threads follow the active version."""
 
 from __future__ import annotations
 
@@ -56,8 +55,7 @@ class AgentVersionService:
         return memory
 
     def edit_draft(self, principal: Principal, agent_id: str, memory: Any) -> dict[str, Any] | None:
-        """Replace the draft's `memory` block (None: the platform defaults). A bad option is
-        a 400 naming its path, and nothing is saved."""
+        """Replace the draft's `memory` block (None: the platform defaults)."""
         require_tenant(principal)
         agent, _ = self._repo.agent_and_draft(agent_id)
         agent = authorized(principal, agent, "change")
@@ -89,7 +87,6 @@ class AgentVersionService:
     def versions(
         self, principal: Principal, agent_id: str, *, before: int | None = None
     ) -> tuple[list[Version], int | None]:
-        """Published versions newest first and the active one's number."""
         require_tenant(principal)
         agent, published = self._repo.agent_and_published(agent_id)
         agent = authorized(principal, agent, "read")
@@ -107,7 +104,6 @@ class AgentVersionService:
         self._repo.activate(agent, version, self._clock.now_ms())
 
     def active_options(self, agent_id: str) -> tuple[Agent | None, dict[str, Any]]:
-        """The agent and the effective options its threads follow now (the platform
-        defaults before any activation): one batch read. No access check: callers check."""
+        """The options the agent's threads follow now; no access check: callers check."""
         agent, published = self._repo.agent_and_published(agent_id)
         return agent, memory_options.effective(published.memory)["options"]

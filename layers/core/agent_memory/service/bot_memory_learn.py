@@ -1,6 +1,4 @@
-"""The memory Bot's apply step (`BotMemoryService.learn`): the changes a run learned in a
-Chat, decided by `bot_changes.decide` on one snapshot of the pool and written in one
-transaction with the caller's own actions."""
+"""The memory Bot's apply step: a run's changes judged on one snapshot, in one transaction."""
 
 from __future__ import annotations
 
@@ -44,10 +42,8 @@ def learned_change(
     evidence: Collection[str],
     also: Callable[[Learned], Sequence[Action]],
 ) -> tuple[list[Action], Learned] | Again:
-    """The changes learned in a Chat of `org_id` from the run's `evidence` (its new item
-    ids) as `bot_changes.decide` judges them on one snapshot of the pool, as one
-    transaction with `also(learned)`, conditional on the pool's version. AGAIN when it
-    applies nothing and the version moved: its refusals stand only on the newest state."""
+    """The learned changes with `also(learned)`, conditional on the pool's version; AGAIN
+    when it applies nothing and the version moved (refusals stand only on the newest)."""
     bots = memory.bots.repo
     cited = [s for c in changes if isinstance(c, FactChange) for s in c.sources]
     chat, items = bots.chat_and_items(chat_id, cited)
@@ -59,7 +55,6 @@ def learned_change(
     # The head row, the log row and the caller's actions share the transaction.
     room = keys.MAX_ACTIONS - 3 - len(also(Learned(0)))
     pool = pool_of(bot_id, org_id)
-    # No second head read: the transaction is conditional on this version.
     snap = memory.repo.read_for_change(pool)
     metas = snap.metas()
     readers = memory.readers(chat, metas, members)
@@ -83,8 +78,7 @@ def learned_change(
 def _learned_actions(
     repo: BotMemoryRepository, pool: Pool, snap: Snapshot, learned: Learned, now: int
 ) -> list[Action]:
-    """What was learned, with one event row telling the memory's change (none when nothing
-    was applied: the caller's actions go alone)."""
+    """What was learned, with one event row; none when nothing was applied."""
     if not learned.applied:
         return []
     stored = snap.by_id()

@@ -1,7 +1,6 @@
-"""The memory Bot's enrichment (seed 002, "How the Bot uses memory"): a person's input
-rewritten with the bot memory entries every reader of the Chat may see, when they help and
-the model answers within 15 s; every entry the model says it used is checked again on the
-newest memory before the rewrite is given.
+"""The memory Bot's enrichment: a person's input rewritten with entries every reader may see.
+
+Every entry the model says it used is checked again on the newest memory first.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from agent_memory.service.bots import BotService, Members
 from agent_memory.service.memory_bot_calls import RequestCalls
 from agent_memory.service.sessions import OrgDefaults
 
-# The entries an enrichment may show the model: the first valid ones every reader sees.
 ENRICH_ENTRIES = 50
 
 
@@ -50,9 +48,7 @@ class Enrichment:
         self, chat_id: str, turn_id: str, text: str, *, notice: bool, chat: Chat | None = None
     ) -> tuple[str, bool]:
         """The input the Bot's model should see, and whether the memory Bot rewrote it;
-        unchanged for a notice, in a review Chat, with botMemory off, without a model or
-        budget, or when no entry helps. `chat`: the Chat as the Turn's start read it in this
-        request (not read again: what the enrichment uses of it never changes)."""
+        `chat` as this request read it (what the enrichment uses of it never changes)."""
         if notice:
             return text, False  # a notice is never a person's words: nothing is read
         if chat is None or chat.id != chat_id:
@@ -75,7 +71,6 @@ class Enrichment:
         return rewrite.input, True
 
     def _model(self, chat: Chat) -> tuple[LearningModel | None, BotSettings]:
-        """The model to ask when the Chat's input is enriched and the budget is not spent."""
         settings = self._org_settings.effective(chat.org_id)
         has_model = self._calls.model(settings) is not None
         bot_memory = bool(settings.get("botMemory"))
@@ -86,11 +81,9 @@ class Enrichment:
     def _rewrite(
         self, chat: Chat, turn_id: str, text: str, model: LearningModel, bot: BotSettings
     ) -> Rewrite | None:
-        """The model's rewrite with entries the readers may see, when every entry it used is
-        one they still see on the newest memory; the call goes to the Chat's call log."""
+        """The rewrite, when every entry it used is one the readers still see."""
         pool = pool_of(chat.bot_id, chat.org_id)
-        # The head, then the entries (no second head read): they are one state unless a
-        # change commits meanwhile, which the version read after the model answers finds.
+        # A change committing meanwhile is found by the version read after the answer.
         snap = self._memory.repo.read_for_change(pool)
         visible = self._visible(chat, snap)
         if not visible:
@@ -104,8 +97,6 @@ class Enrichment:
             return None
         if used_reason(answer.used, [e.id for e in visible]) is not None:
             return None
-        # Checked again on the newest memory: the same entries while the version has not
-        # moved since the head read before the entries.
         if self._memory.repo.version(pool) != snap.version:
             snap = self._memory.snapshot(pool)
         still = {e.id for e in self._visible(chat, snap, limit=None)}
@@ -114,8 +105,7 @@ class Enrichment:
     def _visible(
         self, chat: Chat, snap: Snapshot, limit: int | None = ENRICH_ENTRIES
     ) -> list[VisibleEntry]:
-        """Valid entries of `snap` every reader of the Chat may see (members read now), in
-        memory order (decrypted only when `limit` is set: the re-check reads metadata only)."""
+        """Entries every reader may see; decrypted only with `limit` (the re-check reads none)."""
         metas = snap.metas()
         seen = self._seen(chat, metas)
         if limit is None:

@@ -1,10 +1,7 @@
-"""The events feed (API.md "Events"): a page of the caller's organization's changes that
-the caller may see, with the cursor of the next page.
+"""The events feed: the caller's organization's changes the caller may see.
 
-Emitters add `event_action(...)` (persistence/events.py) to the transaction of the change
-they report. Visibility is decided here, at read time, by the access rule of the object an
-event names (domain/events.subject): a reader never learns of an object they may not see,
-and a page whose events were all hidden still moves the cursor.
+Visibility is decided at read time by the access rule of the object an event names; a page
+whose events were all hidden still moves the cursor.
 """
 
 from __future__ import annotations
@@ -45,8 +42,7 @@ class EventService:
         self._threads = threads
 
     def page(self, principal: Principal, after: str | None, limit: int) -> dict[str, Any]:
-        """`{"events": [...], "next": cursor}`: the events after `after` (from the oldest
-        kept without it) that the caller may see, at most `limit`."""
+        """`{"events": [...], "next": cursor}`: at most `limit` events after `after`."""
         user_id, org_id = person_of(principal)
         if not 1 <= limit <= feed.MAX_LIMIT:
             raise ValidationFailed(f"limit is 1..{feed.MAX_LIMIT}", ["limit"])
@@ -69,7 +65,6 @@ class EventService:
         return {"events": shown, "next": feed.encode(following)}
 
     def _sees(self, principal: Principal, user_id: str, org_id: str, found: Subject) -> bool:
-        """Whether the caller may see the object, by the object's own access rule."""
         if found.rule == feed.RESOURCE:
             return found.id == user_id
         if found.rule == feed.THREAD:
@@ -84,11 +79,10 @@ class EventService:
         level = self._bot_level(principal, found.id, org_id)
         if found.rule == feed.BOT:
             return level is not None
-        # A bot's execution, as its learning listing: a writer, or the owner of its chat.
+        # As the bot's learning listing: a writer, or the owner of its chat.
         return level == "write" or (level is not None and self._owns_chat(user_id, found.chat))
 
     def _bot_level(self, principal: Principal, bot_id: str, org_id: str) -> str | None:
-        """The caller's level on the bot in the feed's organization (None: not a reader)."""
         try:
             _bot, reach = self._bots.reach(principal, bot_id, "read")
         except (NotFound, Forbidden):

@@ -1,10 +1,7 @@
-"""The background observer and reflector (seed 003, "The observer"): the thread step
-`thread-observe`. A save starts a run only when the unobserved message tokens reach
-`bufferTokens` (or, with `bufferOnIdle`, when a turn ends): the run asks the `observation`
-task once for every message after the step's read position and keeps its answer as a
-*buffered* chunk of the log; when the active log has reached `reflection.bufferActivation`
-of `observationTokens`, the run asks the `reflection` task instead and keeps a buffered
-reflection.
+"""The background observer and reflector: the thread step `thread-observe`.
+
+A run keeps its answer as a buffered chunk, or a buffered reflection once the active log
+reaches its share.
 """
 
 from __future__ import annotations
@@ -44,8 +41,7 @@ from agent_memory.service.thread_learning import Saved, StepDefaults, ThreadRead
 
 @dataclass(frozen=True)
 class ObservationDetail:
-    """What an observation run's task is asked besides the messages, and the thread's
-    observed tokens once its messages are."""
+    """What the task is asked besides the messages, and the observed tokens after them."""
 
     log: str | None
     title: str | None
@@ -58,8 +54,6 @@ class ObservationDetail:
 
 @dataclass(frozen=True)
 class ReflectionDetail:
-    """The reflection's instruction and the numbers of the chunks it condenses."""
-
     instruction: str | None
     chunks: tuple[int, ...]
     phase: Literal["reflection"] = "reflection"
@@ -69,8 +63,6 @@ ObserveDetail = ObservationDetail | ReflectionDetail
 
 
 class ObserveStep(StepDefaults):
-    """The background observer and reflector: the `thread-observe` learning pool."""
-
     kind: PoolKind = OBSERVE_KIND
 
     def __init__(self, reader: ThreadReader, observer: Observer) -> None:
@@ -79,8 +71,7 @@ class ObserveStep(StepDefaults):
         self.store = observer.store
 
     def wanted(self, saved: Saved) -> bool:
-        """Unobserved message tokens reached `bufferTokens`, or a turn ended with
-        `bufferOnIdle` (no I/O: the thread's own token counts)."""
+        """Unobserved tokens reached `bufferTokens`, or a turn ended with `bufferOnIdle`."""
         if not rules.observing(saved.options):
             return False
         t = thresholds(saved.options, self._observer.platform_model)
@@ -115,8 +106,7 @@ class ObserveStep(StepDefaults):
         )
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
-        """A reflection when the active log reached its share and none waits in reserve;
-        else the messages after the read position. None when the observer is off."""
+        """A reflection when due and none waits in reserve, else the unread messages."""
         found = self._reader.thread(pool)
         if found is None or not rules.observing(found[1]):
             return None
@@ -178,8 +168,7 @@ class ObserveStep(StepDefaults):
         )
 
     def change(self, evidence: Evidence[Any], changes: Any, finish: FinishActions) -> Change:
-        """Keep the answer as a buffered chunk (or reflection), move the read position and
-        end the execution in one write; AlreadyApplied when the thread or observer is gone."""
+        """AlreadyApplied when the thread or observer is gone."""
         found = self._reader.thread(evidence.pool)
         if found is None or not rules.observing(found[1]):
             raise AlreadyApplied("the thread is gone or its observer is off")

@@ -1,7 +1,6 @@
-"""Observational memory (seed 003, "The observer"): what the observer is shown, what its
-answer writes, and its model call; shared by the background step (service/observe_step.py)
-and the request path (service/observer_context.py). Decisions: docs/decisions.md,
-"Observational memory".
+"""Observational memory: what the observer is shown, what its answer writes, its model call.
+
+Shared by the background step and the request path.
 """
 
 from __future__ import annotations
@@ -29,17 +28,16 @@ log = logging.getLogger(__name__)
 
 OBSERVE_KIND: PoolKind = "thread-observe"
 DEFAULT_OBSERVER_MODEL = "local/rules"
-# The observer is shown the newest part of the log so far (it appends to it).
+# The observer is shown the newest part of the log (it appends to it).
 LOG_SHOWN_CHARS = 40_000
-# Chunks changed in one transaction (DynamoDB: 100 actions with the head and the rest).
+# Leaves room for the head and the rest within 100 actions.
 MAX_CHANGED = 80
 
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="observer")
 
 
 def observer_model(om: Mapping[str, Any], platform: str | None, phase: str = "observation") -> str:
-    """The phase's own model (`reflection.model` follows `observation.model`), else the
-    top-level `model`, else OBSERVER_MODEL, else local/rules."""
+    """The phase's model, else the top-level `model`, else OBSERVER_MODEL, else local/rules."""
     return str(om[phase]["model"] or om["model"] or platform or DEFAULT_OBSERVER_MODEL)
 
 
@@ -55,7 +53,7 @@ def thresholds(options: Mapping[str, Any], platform: str | None) -> rules.Thresh
 
 @dataclass(frozen=True)
 class Observed:
-    """One observation ready to commit: the messages numbered `position <= seq < upto`."""
+    """One observation ready to commit: messages `position <= seq < upto`."""
 
     position: int
     upto: int
@@ -64,9 +62,6 @@ class Observed:
 
 
 class Observer:
-    """What the background step and the synchronous path share: the observation input,
-    and the rows an answer writes."""
-
     def __init__(
         self,
         threads: ThreadRepository,
@@ -84,7 +79,7 @@ class Observer:
         self.platform_model = platform_model
 
     def working_memory(self, thread: Thread, options: Mapping[str, Any]) -> WorkingMemory | None:
-        """The notes as the observer may rewrite them (`manageWorkingMemory`), else None."""
+        """The notes when `manageWorkingMemory` lets the observer rewrite them."""
         if not _manages_notes(options):
             return None
         working = options["workingMemory"]
@@ -126,9 +121,7 @@ class Observer:
         log: Log,
         observed: Observed,
     ) -> tuple[list[Action], Outcome]:
-        """The buffered chunk, the head, the thread's observed tokens, and the title and
-        working memory when the observer changed them (a working memory that breaks the
-        version's schema is refused, with its reason)."""
+        """The buffered chunk, the head, observed tokens, and a changed title or notes."""
         now = self.clock.now_ms()
         answer, head = observed.answer, log.head
         obs = options["observationalMemory"]["observation"]
@@ -169,14 +162,12 @@ class Observer:
         now: int,
         outcome: Outcome,
     ) -> list[Action]:
-        """The observer's working memory, or its refusal when it breaks the version's schema."""
         if answer.workingMemory is None or not _manages_notes(options):
             return []
         try:
             notes = thread_rules.check_working_memory(answer.workingMemory, options)
         except ValidationFailed as error:
-            # The refused notes are content, and a schema's message may quote them: the
-            # record names what was refused and where, not its words.
+            # A schema's message may quote the refused notes: record only where.
             where = "/".join(str(p) for p in error.path)
             reason = f"the working memory does not fit this agent's options (at {where})"
             outcome.rejected.append({"change": {"op": "workingMemory"}, "reason": reason})
@@ -197,8 +188,7 @@ class Observer:
         )
 
     def ask(self, model_name: str, request_ask: Ask[Any, Any], deadline_s: float) -> Any:
-        """One call of `model_name` for the task, parsed; raises ModelFailure, a parse
-        error, or TimeoutError past `deadline_s` (the call is left to finish alone)."""
+        """The parsed answer; TimeoutError past `deadline_s` leaves the call to finish alone."""
         model = self.models.resolve(model_name)
         if model is None:
             raise ModelFailure(
@@ -211,8 +201,7 @@ class Observer:
 
 
 def merged(actions: Sequence[Action]) -> list[Action]:
-    """Updates of one row as one (a title and the observed tokens both set the thread's
-    row; a transaction touches a row once). The first update's condition stands."""
+    """Updates of one row as one: a transaction touches a row once; the first condition stands."""
     out: list[Action] = []
     at: dict[tuple[str, str], int] = {}
     for action in actions:
@@ -236,8 +225,7 @@ def merged(actions: Sequence[Action]) -> list[Action]:
 def observed_upto(
     stored: StoredThread, observed_from: int, upto: int, messages: Sequence[Message]
 ) -> int:
-    """The thread's message tokens through `upto`: exact (the thread's own count) when the
-    batch reaches the newest message, else the tokens before it plus the batch's."""
+    """The thread's message tokens through `upto`; exact when the batch reaches the newest."""
     if upto >= stored.seq:
         return stored.thread.tokens
     return observed_from + rules.total_message_tokens([m.content for m in messages])

@@ -1,6 +1,4 @@
-"""Session memory (seed 000): read it, change it with commands, render the memory text.
-Every command is one transaction conditional on the head row's `revision`: a conflict
-writes nothing."""
+"""Session memory: every command is one transaction conditional on the head's `revision`."""
 
 from __future__ import annotations
 
@@ -45,8 +43,6 @@ STALE = "the session changed since you read it; read it again and retry"
 
 @dataclass(frozen=True)
 class MemoryRead:
-    """A Session's memory as read: its entries and the switches in force."""
-
     session: Session
     entries: list[Entry]
     switches: dict[str, bool]
@@ -70,18 +66,16 @@ class SessionMemoryService:
     def _memory(
         self, principal: Principal, session_id: str, action: Access = "read"
     ) -> tuple[Session, list[StoredEntry]]:
-        """The head row and every entry (one Query)."""
         session, stored = self._repo.memory(session_id) or (None, [])
         return session_authorized(principal, session, action), stored
 
     def read(self, principal: Principal, session_id: str) -> MemoryRead:
-        """Every entry (active and retracted), the read position and the switches."""
         session, stored = self._memory(principal, session_id)
         entries = [Entry(s.meta, self._repo.open_entry(session, s)) for s in stored]
         return MemoryRead(session, entries, self._access.switches(session))
 
     def text(self, principal: Principal, session_id: str) -> MemoryText:
-        """The memory text for the model's instructions; decrypts only what it shows."""
+        """Decrypts only what it shows."""
         limit = self._max_text_length
         found, newest = self._repo.newest(session_id, first_page(limit))
         session = session_authorized(principal, found, "read")
@@ -92,7 +86,6 @@ class SessionMemoryService:
     def command(
         self, principal: Principal, session_id: str, expected: str, revision: int, command: Command
     ) -> Session:
-        """The Session after the change."""
         check_command(command)
         previous: EntryMeta | None = None
         pool: list[EntryMeta] = []
@@ -108,7 +101,7 @@ class SessionMemoryService:
         else:
             session = self._access.load(principal, session_id, "change")
         if isinstance(command, Refresh):
-            # Refresh does not check expected and revision (the seed), though both are sent.
+            # Refresh does not check expected and revision, though both are sent.
             return self._refresh(session)
         if session.head != expected or session.revision != revision:
             raise SessionConflict(STALE)
@@ -133,8 +126,7 @@ class SessionMemoryService:
         if isinstance(command, Configure):
             after = session.configured(configure(session.overrides, command.changes))
             return after, [self._repo.head_change(session, after, now)]
-        # Remember and Forget add an Item recording the edit; it is the change's source.
-        # When everything before it was read, it is read too: its fact is already memory.
+        # The edit's Item is the change's source; read too when all before it was read.
         seq = session.item_count + 1
         after = session.with_items(1, mark_processed=session.processed == session.item_count)
         sources = (item_id(seq),)

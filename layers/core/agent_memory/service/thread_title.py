@@ -1,5 +1,4 @@
-"""`generateTitle` (seed 003): the thread's title from its first user message, as the
-background step `thread-title`."""
+"""`generateTitle`: the thread's title from its first user message, a background step."""
 
 from __future__ import annotations
 
@@ -40,16 +39,11 @@ TITLE_LOOKAHEAD = 10
 
 @dataclass(frozen=True)
 class TitleDetail:
-    """The thread's `generateTitle.instructions` when the run read it."""
-
     instructions: str | None
 
 
 class TitleStep(StepDefaults):
-    """`generateTitle`: the thread's title from its first user message, once the first
-    answer is saved; `generateTitle.model`, else TITLE_MODEL, else `local/rules`. A failed
-    model call fails the run (its execution says why) and leaves the thread untitled; the
-    next save with an answer tries again."""
+    """A failed call leaves the thread untitled; the next save with an answer tries again."""
 
     kind: PoolKind = TITLE_KIND
 
@@ -63,7 +57,6 @@ class TitleStep(StepDefaults):
         self._title_model = title_model or "local/rules"
 
     def wanted(self, saved: Saved) -> bool:
-        """An untitled thread, titles on, and an answer among the saved messages."""
         return (
             bool(saved.options["generateTitle"]["enabled"])
             and saved.thread.title is None
@@ -74,13 +67,10 @@ class TitleStep(StepDefaults):
         return TitleDetail(**data)
 
     def task(self, evidence: Evidence[TitleDetail]) -> Ask[TitleInput, Title]:
-        """`title` of the first user message, with `generateTitle.instructions`."""
         return Ask(TITLE, TitleInput(evidence.items[0].content, evidence.detail.instructions))
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
-        """The first user message of an untitled thread whose version titles; Skipped with
-        why when the thread is gone or titled (or was, by this step), titles are off, or it
-        has no user text yet."""
+        """Skipped when the thread is gone or titled, titles are off, or no user text yet."""
         found = self._reader.thread(pool)
         if found is None:
             raise Skipped(SOURCE_GONE)
@@ -108,8 +98,7 @@ class TitleStep(StepDefaults):
         )
 
     def change(self, evidence: Evidence[Any], changes: Title, finish: FinishActions) -> Change:
-        """Name the thread, move the step's position and end the execution in one write;
-        AlreadyApplied when another run titled it first (or the thread is gone)."""
+        """AlreadyApplied when another run titled it first (or the thread is gone)."""
         found = self._reader.thread(evidence.pool)
         if found is None or found[0].thread.title is not None:
             raise AlreadyApplied("the thread is titled or gone")
@@ -120,5 +109,5 @@ class TitleStep(StepDefaults):
             self._reader.advance(thread.id, self.kind, evidence.position, evidence.upto),
             *finish(outcome),
         ]
-        # thread.updated and execution.ended in one event row (persistence/events.py).
+        # thread.updated and execution.ended in one event row.
         return Change(one_row(actions), outcome)
