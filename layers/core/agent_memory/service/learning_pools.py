@@ -164,8 +164,6 @@ def apply_cycle(
     evidence: Evidence[Any],
     changes: Any,
     finish: FinishActions,
-    *,
-    tries: int = APPLY_TRIES,
 ) -> Outcome:
     """Apply a run's answer to `pool`, deciding again while other writers win the race."""
 
@@ -186,6 +184,6 @@ def apply_cycle(
     return until_it_lands(
         attempt,
         lambda: Unavailable(f"the {pool.kind} pool kept changing while learning was applied"),
-        tries=tries,
+        tries=APPLY_TRIES,
         lost=pool.lost,
     )

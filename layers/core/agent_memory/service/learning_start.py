@@ -113,7 +113,7 @@ class LearningStarts:
         """Record, once per pool and `event`, the run a `wait` would have saved, as skipped;
         `at` is the same for every call of one event, so a repeated call finds its row."""
         now = self._clock.now_ms()
-        run = _run(pool, skip_name(pool, event), at, reason, 0)
+        run = _run(pool, wait_name(pool, event, "s"), at, reason, 0)
         try:
             row = self._runs.skipped(run, now, note, waited_for=event)
             self._store.write([row, *self._runs.ended(run, now)])
@@ -230,14 +230,10 @@ class LearningStarts:
         return pool
 
 
-def wait_name(pool: PoolRef, event: str) -> str:
+def wait_name(pool: PoolRef, event: str, mark: str = "w") -> str:
+    """One name per pool and event: a wait's, or with `mark` "s" a skip's."""
     digest = hashlib.sha256(event.encode()).hexdigest()[:16]
-    return execution_name(pool, 0, f"w{digest}")
-
-
-def skip_name(pool: PoolRef, event: str) -> str:
-    digest = hashlib.sha256(event.encode()).hexdigest()[:16]
-    return execution_name(pool, 0, f"s{digest}")
+    return execution_name(pool, 0, f"{mark}{digest}")
 
 
 def is_wait_name(name: str) -> bool:
