@@ -1,11 +1,7 @@
 """`anthropic/<model>`: the Anthropic Messages API, over the standard library.
 
-`POST {base_url}/v1/messages` with `x-api-key` and `anthropic-version: 2023-06-01`. The
-answer is structured by one forced tool: its `name` is the task's name and its
-`input_schema` the task's schema, with `tool_choice: {"type": "tool", "name": <task>}`, so
-the answer arrives as the `tool_use` block's `input`; it is passed on as JSON text and the
-domain parses it like any other model's answer. The deadline is the HTTP timeout; failures
-map as adapters/http_json.py says (Anthropic's 529 "overloaded" is `unavailable`).
+One forced tool named after the task, with the task's schema, makes the answer structured
+JSON; failures map as adapters/http_json.py says (529 "overloaded" is `unavailable`).
 """
 
 from __future__ import annotations

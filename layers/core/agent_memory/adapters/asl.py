@@ -1,18 +1,8 @@
 """The part of the Amazon States Language that the local workflow runner executes.
 
-`Machine.parse(definition)` reads a state machine definition (the checked-in
-`infra/statemachines/learning.asl.json`) and refuses anything it would not run exactly as
-Step Functions does: JSONPath only; `Task`, `Choice` (rules testing `IsPresent`, and a
-`Default`), `Succeed` and `Fail` states; per state
-`Parameters` (`"key.$"` paths into the state input `$` or the context `$$`), `ResultPath`,
-`TimeoutSeconds`, `Retry` and `Catch`; the machine's own `TimeoutSeconds`. A definition
-using more fails at start, naming what it used, instead of running differently.
-
-Retry and catch follow the Step Functions rules: the first retrier whose `ErrorEquals`
-names the error decides (its own attempt count, `IntervalSeconds * BackoffRate ** n`, at
-most `MaxDelaySeconds`); once it is spent, or when none matches, the first matching catcher
-moves on with `{"Error", "Cause"}` at its `ResultPath`; else the execution fails.
-`States.ALL` matches every error, `States.TaskFailed` every error but `States.Timeout`.
+`Machine.parse` refuses, naming it, anything it would not run exactly as Step Functions does:
+JSONPath only; `Task`, `Choice` (`IsPresent` rules, `Default`), `Succeed` and `Fail` states;
+`Parameters`, `ResultPath`, `TimeoutSeconds`, `Retry` and `Catch` per state.
 """
 
 from __future__ import annotations
@@ -93,8 +83,7 @@ class State:
 
 @dataclass(frozen=True)
 class Decision:
-    """What follows an error: a retry after `delay_s` (by retrier `retrier`), a catcher's
-    next state with the new state input, or the execution's failure (both None)."""
+    """A retry after `delay_s`, a catcher's next state and input, or failure (both None)."""
 
     retrier: int | None = None
     delay_s: float = 0.0
@@ -110,7 +99,6 @@ class Machine:
 
     @classmethod
     def parse(cls, definition: Mapping[str, Any]) -> Machine:
-        """The machine of an ASL definition; raises DefinitionError for what it cannot run."""
         _only(definition, _MACHINE_FIELDS, "the state machine")
         if definition.get("QueryLanguage", "JSONPath") != "JSONPath":
             raise DefinitionError("only JSONPath state machines run locally")
@@ -128,7 +116,6 @@ class Machine:
         return cls(str(start), states, _seconds(definition, "the state machine"))
 
     def tasks(self) -> set[str]:
-        """The resources its Task states name."""
         return {s.resource for s in self.states.values() if s.resource is not None}
 
 
@@ -144,8 +131,7 @@ def matches(names: Sequence[str], error: str) -> bool:
 def after_error(
     state: State, error: str, cause: str, document: Any, retries: Mapping[int, int]
 ) -> Decision:
-    """What Step Functions does next when `state` failed with `error`; `retries` counts
-    the retries each retrier (by position) has made in this state so far."""
+    """What Step Functions does next; `retries` counts each retrier's retries (by position)."""
     for position, retrier in enumerate(state.retry):
         if matches(retrier.errors, error):
             done = retries.get(position, 0)
@@ -167,8 +153,7 @@ def effective_input(state: State, document: Any, context: Mapping[str, Any]) -> 
 
 
 def parameters(template: Any, document: Any, context: Mapping[str, Any]) -> Any:
-    """`Parameters` filled in: a key ending in `.$` takes the value at its path (`$...` in
-    the state input, `$$...` in the context), every other value is copied as it is."""
+    """A key ending in `.$` takes the value at its path (`$` input, `$$` context)."""
     if isinstance(template, Mapping):
         filled: dict[str, Any] = {}
         for key, value in template.items():
@@ -198,8 +183,7 @@ def resolve(path: str, document: Any, context: Mapping[str, Any]) -> Any:
 
 
 def put(document: Any, path: str | None, value: Any) -> Any:
-    """The state output for a ResultPath: `$` replaces the input, `$.a.b` sets a field
-    (creating the objects on the way), None keeps the input as it was."""
+    """The state output for a ResultPath; None keeps the input as it was."""
     if path is None:
         return copy.deepcopy(document)
     names = _fields(path, path[1:])

@@ -1,11 +1,7 @@
 """`bedrock/<modelId>`: Amazon Bedrock's Converse API with one forced tool.
 
-The model is made to call one tool named after the task, whose input schema is the task's
-schema, so the answer arrives as structured tool input; it is passed on as JSON text and the
-domain parses it like any other model's answer. AWS errors become `ModelFailure`s.
-
-The request's deadline is the client's read timeout: botocore has no per-call timeout, so a
-client is built (once) per deadline, rounded up to the second; a late answer is a timeout.
+botocore has no per-call timeout, so a client is built once per deadline (rounded up to the
+second) and its read timeout is the deadline.
 """
 
 from __future__ import annotations
@@ -61,8 +57,7 @@ _ERRORS: dict[str, tuple[ModelErrorKind, bool]] = {
 
 
 def client_config(read_timeout_s: float = READ_TIMEOUT_S) -> Any:
-    """The botocore Config for Bedrock Runtime: the deadline as read timeout (under the
-    step's 120 s by default) and one retry for long deadlines (the workflow retries too)."""
+    """One SDK retry for long deadlines only (the workflow retries too)."""
     from botocore.config import Config
 
     attempts = 2 if read_timeout_s >= RETRY_FROM_S else 1
@@ -74,15 +69,13 @@ def client_config(read_timeout_s: float = READ_TIMEOUT_S) -> Any:
 
 
 def default_client(region: str, read_timeout_s: float = READ_TIMEOUT_S) -> Any:
-    """A `bedrock-runtime` client for `region` with `client_config(read_timeout_s)`."""
     import boto3
 
     return boto3.client("bedrock-runtime", region_name=region, config=client_config(read_timeout_s))
 
 
 class BedrockClients:
-    """Bedrock Runtime clients, one per deadline (rounded up to the second), built on first
-    use and shared by every Bedrock model of a catalog."""
+    """Bedrock Runtime clients, one per deadline, shared by every Bedrock model of a catalog."""
 
     def __init__(self, factory: ClientFactory) -> None:
         self._factory = factory
@@ -98,11 +91,7 @@ class BedrockClients:
 
 
 class BedrockModel:
-    """`ports.LearningModel` over Bedrock Converse. `model_id` is the part after `bedrock/`.
-
-    Give `client` (used for every deadline: tests), or `clients` (shared, one per deadline),
-    or `region` for default clients built on first use.
-    """
+    """`ports.LearningModel` over Bedrock Converse; `client` serves every deadline (tests)."""
 
     def __init__(
         self,
@@ -118,7 +107,6 @@ class BedrockModel:
         self._clients = clients or BedrockClients(lambda s: default_client(region, s))
 
     def runtime(self, deadline_s: float = READ_TIMEOUT_S) -> Any:
-        """The client a call with this deadline uses."""
         if self._client is not None:
             return self._client
         return self._clients.for_deadline(deadline_s)

@@ -32,8 +32,7 @@ def openai_key(settings: Settings, session: Any = None) -> ApiKey:
 
 
 def model_catalog(settings: Settings, session: Any = None, *, bedrock: bool = True) -> ModelCatalog:
-    """The learning models this deployment offers (`provider/model`). `bedrock`: whether
-    Bedrock's models run here (on AWS they do)."""
+    """The learning models this deployment offers; `bedrock`: whether Bedrock runs here."""
     from agent_memory.adapters.models import ModelCatalogImpl
     from agent_memory.adapters.secrets import KeyedCatalog
 
@@ -53,7 +52,6 @@ def model_catalog(settings: Settings, session: Any = None, *, bedrock: bool = Tr
 
 
 def embedder(settings: Settings) -> Embedder:
-    """The embedder of `EMBEDDING_MODEL`."""
     from agent_memory.adapters.embedders import embedder_for
 
     return embedder_for(
@@ -65,8 +63,7 @@ def embedder(settings: Settings) -> Embedder:
 
 
 def vector_index(settings: Settings, embedder: Embedder, log_file: Path | None) -> VectorIndex:
-    """S3 Vectors when `VECTOR_BUCKET` is set, else the in-process index (kept in
-    `log_file` on a single machine)."""
+    """S3 Vectors when `VECTOR_BUCKET` is set, else the in-process index."""
     if settings.vector_bucket:
         from agent_memory.adapters.s3vectors import S3VectorIndex
         from agent_memory.adapters.s3vectors import default_client as vectors_client

@@ -1,9 +1,8 @@
-"""The deployment's embedder from its name (`EMBEDDING_MODEL`, named like models):
-`local/minilm` (the default: no network), `bedrock/amazon.titan-embed-text-v2:0`
-(`?dimensions=256|512|1024`), `openai/<model>` (`?dimensions=<n>` asks a size; a model whose
-size is not known here takes its first answer's). Building one calls no model: a model that
-cannot be reached fails the embeddings that need it, never the start. The OpenAI key is read
-at the first embedding (it may be a secret)."""
+"""The deployment's embedder from its name (`EMBEDDING_MODEL`, named like models).
+
+Building one calls no model: a model that cannot be reached fails the embeddings that need
+it, never the start.
+"""
 
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
 """The Encryption SDK envelope every content cipher shares, whatever wraps its data keys.
 
-- Algorithm suite: AES_256_GCM_HKDF_SHA512_COMMIT_KEY (key commitment, no ECDSA signature:
-  signing costs about 10x per message and buys nothing when the writer is also the reader).
-- A caching materials manager reuses data keys: sealing or opening many entries of one
-  scope derives (or unwraps) one data key, not one per entry.
-- The encryption context is the coarse scope (organization, pool, field) because the cache
-  is partitioned by it; the row id is sealed inside the payload and checked after decrypt,
-  so a ciphertext copied to another row, pool or organization fails to open.
-
-`adapters/kms.py` wraps data keys with KMS, `adapters/local_cipher.py` with a local key:
-both seal the same message format through the functions here.
+Committing suite without ECDSA (the writer is also the reader); a caching materials manager
+reuses data keys per scope, so the encryption context is that coarse scope and the row id is
+sealed inside the payload and checked after decrypt.
 """
 
 from __future__ import annotations
@@ -22,9 +15,7 @@ from typing import Any
 from agent_memory.domain.errors import IntegrityError
 
 SUITE_NAME = "AES_256_GCM_HKDF_SHA512_COMMIT_KEY"
-# Payloads from this size are zlib-compressed before encryption when that is smaller: a
-# sealed call log or evidence of several KB costs a write unit per KB. A zlib
-# stream starts with 0x78 ("x"), a JSON payload with "{": each opens by its first byte.
+# zlib streams start with "x", JSON with "{": a payload opens by its first byte.
 COMPRESS_FROM = 512
 _ZLIB_FIRST = b"x"
 
@@ -51,8 +42,7 @@ def materials(provider: Any, *, max_age: float, max_messages: int) -> tuple[Any,
 
 
 def bind(plaintext: str, row: str) -> bytes:
-    """The payload to encrypt: the text together with the row it belongs to, compressed
-    when it is large enough for that to pay."""
+    """The text with the row it belongs to, compressed when that pays."""
     payload = json.dumps({"row": row, "text": plaintext}, ensure_ascii=False).encode()
     if len(payload) >= COMPRESS_FROM:
         packed = zlib.compress(payload, 6)

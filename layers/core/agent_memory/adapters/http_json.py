@@ -1,11 +1,8 @@
-"""One JSON POST to a model provider over the standard library, with the deadline as its
-timeout and every failure mapped to a `ModelFailure` kind (shared by the OpenAI-compatible
-and the Anthropic adapters, so both map errors the same way).
+"""One JSON POST to a model provider, every failure mapped to a `ModelFailure` kind.
 
-- no answer within the deadline (connect, read, or a late answer) -> `timeout`, retryable;
-- 429 -> `throttled`; 408 -> `timeout`; 5xx (529 included) -> `unavailable`, retryable;
-- 400/401/402/403/404/405/413/415/422 -> `config`, not retryable;
-- a refused or broken connection -> `unavailable`, retryable.
+- no answer within the deadline, or 408 -> `timeout`, retryable;
+- 429 -> `throttled`; 5xx (529 included) or a refused connection -> `unavailable`, retryable;
+- 400/401/402/403/404/405/413/415/422 -> `config`, not retryable.
 
 The API key is never logged and is blanked out of any error text.
 """

@@ -1,8 +1,4 @@
-"""Content encryption with the AWS Encryption SDK under one KMS key.
-
-The suite, the data-key cache and the row binding are `adapters/envelope.py`'s (shared
-with the local cipher); warm reads make no KMS call.
-"""
+"""Content encryption with the AWS Encryption SDK under one KMS key (adapters/envelope.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +11,7 @@ from agent_memory.domain.errors import IntegrityError, Unavailable
 
 
 class KmsCipher:
-    """`ports.Cipher` over KMS. The SDK is imported on first use: a cold start that serves
-    no content (health checks, admin routes) never pays for it."""
+    """`ports.Cipher` over KMS; the SDK is imported on first use to keep cold starts light."""
 
     def __init__(
         self,
@@ -33,9 +28,7 @@ class KmsCipher:
         self._cache_messages = cache_messages
         self._lock = threading.Lock()
         self._ready: tuple[Any, Any, Any] | None = None
-        # The SDK wraps a failed KMS Decrypt in "unable to decrypt any data key" and drops
-        # the cause: the last KMS error of this thread is recorded here to tell an outage
-        # (503, retry) from a ciphertext that does not open (integrity).
+        # The SDK drops the KMS cause: this thread's last KMS error tells an outage apart.
         self._kms_error = threading.local()
 
     def _materials(self) -> tuple[Any, Any, Any]:
@@ -46,8 +39,6 @@ class KmsCipher:
                     try:
                         self._ready = self._build()
                     except Exception as error:
-                        # Resolving the key (DescribeKey) failed: nothing is cached, the
-                        # next call tries again.
                         raise self._failure(error) from error
         return self._ready
 

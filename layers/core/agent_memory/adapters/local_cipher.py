@@ -1,11 +1,7 @@
 """Content encryption on one machine: the AWS message format under a locally kept key.
 
-The Encryption SDK's raw AES master key (the raw AES keyring of the newer material
-providers library, same wire format) wraps each data key with a 256-bit key read from a
-file; everything else (suite, data-key cache, row binding) is `adapters/envelope.py`'s,
-shared with the KMS cipher. The key file is created at the first start with owner-only
-permissions; a key file that group or others may read, or of the wrong length, is refused.
-The key is never logged, printed or shown in a repr.
+The key file is created at the first start with owner-only permissions; one that group or
+others may read, or of the wrong length, is refused. The key is never logged or shown.
 """
 
 from __future__ import annotations
@@ -76,8 +72,7 @@ class LocalCipher:
         try:
             payload, header = self._client.decrypt(source=blob, materials_manager=self._cmm)
         except Exception as error:
-            # Nothing here is transient (no key service): it was tampered with, or sealed
-            # under another key file.
+            # Nothing here is transient: tampered with, or sealed under another key file.
             raise IntegrityError("stored content could not be decrypted") from error
         return envelope.unbind(payload, header.encryption_context, scope=scope, row=row)
 

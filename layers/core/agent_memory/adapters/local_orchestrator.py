@@ -1,14 +1,7 @@
 """`ports.Orchestrator` on one machine: a durable runner of an ASL state machine.
 
-Executions are rows in the Store (adapters/local_workflow.py), so they survive a restart
-or a `kill -9`: `run()` resumes each unfinished one from its last completed state. As in
-Step Functions: a used name is not started again; an attempt a stopped process left under
-way fails with `Lambda.Unknown` (a crashed runtime's error), so the ASL's Retry decides; a
-Task over its `TimeoutSeconds` fails with `States.Timeout` (its thread finishes on its
-own, its answer dropped); an execution over the machine's `TimeoutSeconds` ends
-`TIMED_OUT`. Time while the process was down does not count. Past `backlog` open
-executions `start` is `Unavailable`, like a throttled StartExecution (docs/decisions.md,
-"make run keeps its data").
+Executions are Store rows, so `run()` resumes each unfinished one after a restart; an attempt
+a stopped process left under way fails with `Lambda.Unknown`, so the ASL's Retry decides.
 """
 
 from __future__ import annotations
@@ -51,14 +44,10 @@ _BUSY_PAUSE_S = 1.0
 
 
 class LocalOrchestrator:
-    """Runs `definition` for every started execution, in `workers` threads of this process.
+    """Runs `definition` in `workers` threads; `tasks` maps each Task's `Resource` to its callable.
 
-    `tasks` maps each Task state's `Resource` to the callable that runs it (it gets the
-    state's `Parameters` filled in and returns its result; an exception is the task's
-    error, named by its class as Lambda names it). `time_scale` multiplies every duration
-    of the definition (tests run the checked-in intervals faster); `backlog` bounds the
-    open executions. Call `run()` to resume unfinished executions and start working, and
-    `close()` to stop.
+    An exception is the task's error, named by its class as Lambda names it; `time_scale`
+    multiplies every duration of the definition (tests run faster).
     """
 
     def __init__(
@@ -89,8 +78,6 @@ class LocalOrchestrator:
         self._threads: list[threading.Thread] = []
         self._local = threading.local()  # each worker's step thread
 
-    # -- the port --------------------------------------------------------------------------
-
     def start(self, name: str, payload: Mapping[str, Any]) -> Execution:
         if not _NAME.fullmatch(name):
             raise ValueError(f"{name!r} is not a valid execution name")
@@ -111,11 +98,8 @@ class LocalOrchestrator:
         self._schedule(name, 0.0)
         return Execution(name=name, started=True)
 
-    # -- running -----------------------------------------------------------------------------
-
     def run(self) -> int:
-        """Resume every unfinished execution and start the workers; returns how many
-        executions were resumed."""
+        """Resume every unfinished execution and start the workers; returns how many resumed."""
         resumed = 0
         after: str | None = None
         while True:
@@ -140,8 +124,7 @@ class LocalOrchestrator:
         return resumed
 
     def close(self, timeout_s: float = 5.0) -> None:
-        """Stop taking work; a step under way is left to the next `run()` if it does not
-        end within `timeout_s` (it is resumed as a step cut short)."""
+        """Stop; a step not done within `timeout_s` is resumed by the next `run()` as cut short."""
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
@@ -165,8 +148,6 @@ class LocalOrchestrator:
         """An execution as Step Functions' DescribeExecution would tell it, with its events."""
         row = self._store.get(*run_key(name))
         return None if row is None else described(row)
-
-    # -- the workers -------------------------------------------------------------------------
 
     def _schedule(self, name: str, delay_s: float) -> None:
         with self._cond:
@@ -277,8 +258,7 @@ class LocalOrchestrator:
         return None
 
     def _failed(self, run: WorkflowRun, state: asl.State, error: str, why: str) -> bool | None:
-        """Follow the state's Retry and Catch: the execution's end (True), a wait for the
-        retry (False), or the catcher's state (None)."""
+        """Retry and Catch: the execution's end (True), a retry wait (False), a catcher (None)."""
         decision = asl.after_error(state, error, why, run.document, run.retries)
         if decision.retrier is not None:
             delay = self._seconds(decision.delay_s) or 0.0

@@ -1,9 +1,7 @@
 """The local runner's rows and step threads (adapters/local_orchestrator.py runs them).
 
-- `WORKFLOW#<name>` / `RUN`: the input, the current state and its input, the retries made
-  in it, whether a Task attempt is under way (`inStep`), when the next may run
-  (`notBefore`), the time spent and a short event history; every change is conditional on
-  its `version`, so a runner that lost track writes nothing.
+- `WORKFLOW#<name>` / `RUN`: the execution's state; every change is conditional on its
+  `version`, so a runner that lost track writes nothing.
 - `WORKFLOW_OPEN` / `<startedAt>#<name>`: one per unfinished execution, removed in the
   write that ends it.
 """
@@ -142,7 +140,6 @@ class WorkflowRun:
         )
 
     def ending(self, status: str, error: str | None, cause: str) -> dict[str, Any]:
-        """The changes that end the execution, for `closing`."""
         self.event("ended", status=status, **({"error": error} if error else {}))
         changes: dict[str, Any] = {
             "status": status,
@@ -179,9 +176,7 @@ class WorkflowRun:
 
 
 class StepThread:
-    """The thread a worker runs its step attempts in, so that one over its time limit can
-    be left to finish on its own (the worker then takes a new one). It is kept between
-    attempts: its store connection and caches stay warm."""
+    """A worker's step thread: one over its time limit is left to finish on its own."""
 
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()

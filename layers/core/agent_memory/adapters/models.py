@@ -1,20 +1,7 @@
 """The model catalog: `provider/model` names to models (API.md, "Models").
 
-- `local/rules` -> the built-in `RulesModel` (any task's local answer). No other `local/`
-  model exists: another `local/...` name resolves to None ("no model"), like an
-  unconfigured provider.
-- `openai/<model>` -> `OpenAICompatibleModel` when an API key is configured, or when the
-  base URL is not the public default (a local server needs no key); otherwise None.
-- `anthropic/<model>` -> `AnthropicModel` when `ANTHROPIC_API_KEY` is set, or when the base
-  URL is not the public one; otherwise None.
-- `bedrock/<modelId>` -> `BedrockModel` in the deployment's region, its clients built on
-  first use (one per deadline) and shared by every Bedrock model; when `bedrock` is off
-  (a single machine without AWS credentials: `aws_credentials_found`), None.
-- No name, a malformed name, an unknown provider, or a name outside `ALLOWED_MODELS` ->
-  None (names are validated with a 400 where a person sets them; a stored name that no
-  longer resolves is "no model").
-
-Instances are cached per name: a warm Lambda reuses clients and connections.
+A name that does not resolve (unknown provider, no key for a public endpoint, Bedrock off,
+outside `ALLOWED_MODELS`) is None, "no model". Instances are cached per name for warm reuse.
 """
 
 from __future__ import annotations
@@ -36,8 +23,6 @@ from agent_memory.ports.models import LearningModel
 
 
 class ModelCatalogImpl:
-    """`ports.ModelCatalog` over the four providers."""
-
     def __init__(
         self,
         default_model: str | None = RULES_NAME,
@@ -126,9 +111,7 @@ class ModelCatalogImpl:
 
 
 def aws_credentials_found() -> bool:
-    """Whether AWS credentials are at hand without asking an instance metadata service (a
-    single machine: the environment, a profile, SSO, a credential process, a container
-    role): Bedrock is runnable there only with them. On AWS the functions always have them."""
+    """Whether AWS credentials are at hand without the instance metadata service."""
     import botocore.session
     from botocore.exceptions import BotoCoreError
 

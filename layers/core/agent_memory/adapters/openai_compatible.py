@@ -1,10 +1,7 @@
 """`openai/<model>`: any OpenAI-compatible Chat Completions endpoint, over the standard library.
 
-`POST {base_url}/chat/completions` with the task's system text and user message,
-temperature 0 and `response_format` `json_schema` (strict) whose `name` is the task's name
-and whose schema is the task's. The answer text is `choices[0].message.content`; the domain
-parses it. The request's deadline is the HTTP timeout; failures map as adapters/http_json.py
-says.
+The answer is constrained by a strict `json_schema` response format; failures map as
+adapters/http_json.py says.
 """
 
 from __future__ import annotations
@@ -18,10 +15,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 class OpenAICompatibleModel:
-    """`ports.LearningModel` over Chat Completions. `model` is the part after `openai/`.
-
-    `timeout_s` caps every call's deadline (a slow local server cannot hold a step longer).
-    """
+    """`ports.LearningModel` over Chat Completions; `timeout_s` caps every call's deadline."""
 
     def __init__(
         self,

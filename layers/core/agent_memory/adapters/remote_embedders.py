@@ -1,17 +1,7 @@
-"""Embedders over the network, named like models (API.md, "Threads"):
+"""Embedders over the network, named like models (API.md, "Threads").
 
-- `bedrock/amazon.titan-embed-text-v2:0`: Bedrock Runtime `InvokeModel`, one text a call
-  (Titan v2 embeds one `inputText`), `normalize: true`, 1,024 dimensions by default
-  (256 and 512 on request: `bedrock/amazon.titan-embed-text-v2:0?dimensions=512`).
-- `openai/<model>`: the OpenAI-compatible `POST {base}/embeddings` with every text of a
-  batch in one `input` list (`text-embedding-3-small`: 1,536 dimensions unless the name
-  asks `?dimensions=`); vectors are normalised here, as some servers answer raw ones. A
-  model of a size known neither here nor from its name (an Ollama or vLLM model) takes the
-  size of its first answer, and every later answer must have it.
-
-Failures become `EmbeddingFailure(retryable=...)` (the kinds of adapters/http_json.py and
-adapters/bedrock.py: throttling, timeouts and 5xx retry; configuration errors do not). The
-texts never appear in an error.
+Vectors are normalised here, as some servers answer raw ones; a model of unknown size takes
+its first answer's. Texts never appear in an error.
 """
 
 from __future__ import annotations
@@ -126,8 +116,7 @@ class BedrockEmbedder:
 
 
 class OpenAIEmbedder:
-    """An OpenAI-compatible `/embeddings` route. A key given as a callable (it may be a
-    secret) is read when the first text is sent, then kept."""
+    """An OpenAI-compatible `/embeddings` route; a callable key is read at the first text."""
 
     def __init__(
         self,

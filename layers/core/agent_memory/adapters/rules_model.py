@@ -1,9 +1,6 @@
 """`local/rules`: the deterministic local model that needs no network.
 
-It serves any task: it answers the task's own local answer (`ModelRequest.local_answer()`,
-written next to the task's prompt in domain/tasks), in the task's JSON protocol, so the
-domain parses and checks it like any other model's answer. For `memory_changes` that is the
-extractor of plain user statements (domain/tasks/memory_changes_local.py).
+It answers any task with the task's own `ModelRequest.local_answer()`.
 """
 
 from __future__ import annotations
@@ -16,8 +13,6 @@ NAME = "local/rules"
 
 
 class RulesModel:
-    """`ports.LearningModel` for `local/rules`."""
-
     name = NAME
 
     def propose(self, request: ModelRequest) -> ModelReply:

@@ -1,15 +1,7 @@
 """`ports.VectorIndex` over Amazon S3 Vectors (boto3 `s3vectors`).
 
-One vector bucket and one cosine index per embedding model's dimension (template.yaml),
-shared by every organization: a vector's filterable metadata holds the ids that bound
-every query (`org`, `owner`, `group`, `thread`, a few dozen bytes of the 2 KB allowed);
-`ref` (a message's position) is declared non-filterable on the index. No text is ever in
-the metadata (API.md). One index rather than one per organization: an index takes up to
-2,500 vectors written a second and 1,000 write calls a second, far above what the
-background writes batch to, while 10,000 indexes a bucket would cap the organizations.
-
-Limits kept (S3 Vectors' "Limitations and restrictions"): 500 vectors per PutVectors and
-per DeleteVectors (the port's batch bounds), top-K at most 100 per QueryVectors.
+One index per dimension shared by every organization (10,000 indexes a bucket would cap
+them): the ids that bound every query are filterable metadata; no text is ever stored.
 """
 
 from __future__ import annotations

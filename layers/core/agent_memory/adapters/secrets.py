@@ -1,14 +1,7 @@
 """Model providers' API keys: the environment's value, or a Secrets Manager secret.
 
-In AWS a provider's key lives in Secrets Manager (template.yaml's `OpenAIApiKeySecretArn`,
-granted to the functions that call models). It is read at the first model call that needs
-it, not at cold start and not when a request only checks that a model name is available,
-and kept `max_age_s` seconds, so that a rotated key is picked up without a redeploy. A key
-set in the environment (`OPENAI_API_KEY`, a local run) wins: no secret is read.
-
-The secret's `SecretString` is the key itself. A read that fails is a `ModelFailure` of the
-call that needed it: "config" (no such secret, access denied, empty) is recorded at once,
-"unavailable" (throttled, a network or service error) is retried by the workflow.
+The secret is read at the first model call that needs it and kept `max_age_s` seconds, so a
+rotated key is picked up without a redeploy; a failed read is that call's `ModelFailure`.
 """
 
 from __future__ import annotations
@@ -44,10 +37,7 @@ _CONFIG_ERRORS = frozenset(
 
 
 class SecretReader:
-    """Secret strings by id (an ARN), each read at most once per `max_age_s` seconds.
-
-    `client_factory` builds the Secrets Manager client on the first read, so a function
-    that never reads a secret never creates the client."""
+    """Secret strings by ARN, each read at most once per `max_age_s`; the client is built lazily."""
 
     def __init__(
         self,
@@ -129,11 +119,8 @@ class ApiKey:
 class KeyedCatalog:
     """`ports.ModelCatalog` that reads providers' keys at their first model call.
 
-    `build(keys)` makes the real catalog for `{provider: key}`. A provider whose key is in
-    the environment resolves through `build` at once. A provider whose key is a secret
-    resolves, when the real catalog would resolve the name with some key (its own rules
-    and ALLOWED_MODELS decide), to a model that, when asked, reads the key (cached by the
-    reader) and calls the model `build` makes with it; a changed key builds a new one."""
+    `build(keys)` makes the real catalog; a secret-keyed provider's model reads its key when
+    asked and is rebuilt when the key changes."""
 
     def __init__(
         self, build: Callable[[Mapping[str, str]], ModelCatalog], keys: Mapping[str, ApiKey]

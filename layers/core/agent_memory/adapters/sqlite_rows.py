@@ -1,6 +1,6 @@
-"""The single table's rows as SQLite keeps them: the table's layout (its indexes and TTL
-attribute, as template.yaml declares them) and a record as JSON text that round-trips every
-value the port stores (int and float stay apart, bytes stay bytes)."""
+"""The single table's rows as SQLite keeps them: the layout template.yaml declares, and
+records as JSON text that keeps int apart from float and bytes as bytes.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ from typing import Any
 
 from agent_memory.ports.store import INDEX_KEYS, KeyRange, Record
 
-# JSON has no bytes, and a map could use any key: both are tagged with a key that starts
-# with NUL, and a map that has such a key is itself kept as a tagged list of pairs.
+# Bytes, and maps with a NUL-led key, are tagged with a key that starts with NUL.
 _TAG = "\x00"
 _BYTES = "\x00b"
 _MAP = "\x00m"
@@ -24,8 +23,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 @dataclass(frozen=True)
 class TableLayout:
-    """The table's secondary indexes (name -> (partition, sort) attributes) and its TTL
-    attribute: what template.yaml's `AWS::DynamoDB::Table` declares."""
+    """Secondary indexes (name -> (partition, sort)) and TTL attribute, as template.yaml says."""
 
     indexes: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     ttl_attribute: str | None = None
@@ -108,8 +106,7 @@ def range_terms(key_range: KeyRange | None) -> list[tuple[str, str]]:
 
 
 def _after_prefix(prefix: str) -> str | None:
-    """The least string greater than every string that starts with `prefix` (code-point
-    order, which is SQLite's byte order of UTF-8); None when there is none."""
+    """The least string above every string starting with `prefix` (code-point order)."""
     while prefix:
         last = ord(prefix[-1])
         if last < 0x10FFFF:

@@ -1,16 +1,7 @@
 """The single table in one SQLite file, for a service that runs on one machine.
 
-- The index (`gsi1`) and the TTL attribute are SQLite expression indexes over the stored
-  JSON record (adapters/sqlite_rows.py), so no derived column can fall out of step; a
-  changed template rebuilds them on the next open.
-- Durable: WAL journal, `synchronous=FULL`: an acknowledged write survives `kill -9` and
-  power loss.
-- Writes are serialized (`BEGIN IMMEDIATE` under a lock, conditions checked inside the
-  transaction), so a lost race is a failed condition; a writer waits up to
-  `busy_timeout_s` and only then answers `Unavailable`. Reads run beside writes on their
-  own connection (one per thread).
-- Rows whose TTL (epoch seconds) has passed are deleted in small batches every
-  `sweep_every` writes, as DynamoDB deletes them some time after they expire.
+Indexes are expression indexes over the JSON record, so no derived column can fall out of
+step; writes are serialized under a lock, so a lost race is a failed condition.
 """
 
 from __future__ import annotations
@@ -58,11 +49,8 @@ from agent_memory.ports.store import (
 SWEEP_BATCH = 500
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 
-# Page cache of each connection, in KiB (docs/decisions.md, "make run keeps its data").
+# Page cache of each connection, in KiB.
 CACHE_KIB = 128
-
-
-# --- Connections --------------------------------------------------------------------------
 
 
 class _Connection:
@@ -118,8 +106,6 @@ class SqliteStore(StoreAdapter):
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
         self._create_schema()
 
-    # -- connections ---------------------------------------------------------------------
-
     def _connection(self) -> sqlite3.Connection:
         held = self._local.held
         if held is None:
@@ -130,8 +116,7 @@ class SqliteStore(StoreAdapter):
                 check_same_thread=False,  # closed by whichever thread collects it
             )
             connection.execute(f"PRAGMA synchronous={self._synchronous}")
-            # Negative: KiB. A small page cache per connection (the OS caches the file):
-            # SQLite's default 2 MiB per thread's connection grew the server's RSS in soaks.
+            # Negative means KiB; the OS caches the file, so each connection keeps little.
             connection.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
             held = self._local.held = _Connection(connection)
             self._open.add(held)
@@ -207,8 +192,6 @@ class SqliteStore(StoreAdapter):
                 # Built from the rows already there when the template adds an index.
                 tx.execute(f'CREATE INDEX IF NOT EXISTS "{name}" ON items {definition}')
 
-    # -- reads ---------------------------------------------------------------------------
-
     def get(self, pk: str, sk: str) -> Record | None:
         with self._mapped():
             return self._row(self._connection(), (pk, sk))
@@ -262,8 +245,6 @@ class SqliteStore(StoreAdapter):
             f" ORDER BY {', '.join(column + direction for column in order)}"
         )
         return sql, params
-
-    # -- writes --------------------------------------------------------------------------
 
     def write(self, actions: Sequence[Action]) -> None:
         if not actions:
@@ -326,8 +307,6 @@ class SqliteStore(StoreAdapter):
             " ON CONFLICT (pk, sk) DO UPDATE SET item = excluded.item",
             (*key, text),
         )
-
-    # -- expiry --------------------------------------------------------------------------
 
     def sweep_expired(self, limit: int = SWEEP_BATCH) -> int:
         """Delete up to `limit` rows whose TTL (a number of epoch seconds) has passed."""

@@ -1,9 +1,7 @@
 """`ports.Orchestrator` over Step Functions (AWS, and moto's executor locally).
 
-A repeated start of the same learning is a no-op, which `Execution.started == False`
-reports. An asynchronous Express machine does not refuse a used name (AWS starts a second
-run), so the adapter claims the name with a conditional row in `claims` (the store) first,
-and the same contract holds on either type (docs/decisions.md, "Express learning").
+An Express machine does not refuse a used name, so the adapter claims it with a conditional
+row first: a repeated start reports `Execution.started == False` on either machine type.
 """
 
 from __future__ import annotations
@@ -54,8 +52,7 @@ class StepFunctionsOrchestrator:
         return self._start(name, payload)
 
     def _claim(self, name: str) -> bool:
-        """Whether this start may go: the name is new, or a start of it that Step Functions
-        refused was given back. One conditional write per start."""
+        """Whether this start may go: the name is new, or its refused start gave it back."""
         now = self._clock.now_ms() // 1000
         row = {
             "pk": claim_pk(name),
@@ -92,14 +89,11 @@ class StepFunctionsOrchestrator:
         return Execution(name=name, started=True)
 
     def _release(self, name: str) -> None:
-        """Step Functions refused the start: the name is free again. (A process that dies
-        between the claim and the start strands the name; the pool's next run reads the
-        evidence.)"""
+        """Step Functions refused the start: the name is free again."""
         with contextlib.suppress(Unavailable, WriteConflict):
             self._claims.write([Delete(claim_pk(name), "NAME")])
 
 
 def claim_pk(name: str) -> str:
-    """The claim's partition: under `LEARN#`, which every function that starts learning
-    may already write (template.yaml), and apart from every pool's `LEARN#<kind>#<pool>`."""
+    """Under `LEARN#`, which learning starters may write, apart from every pool's partition."""
     return f"LEARN#NAME#{name}"

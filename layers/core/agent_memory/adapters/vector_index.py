@@ -1,15 +1,7 @@
-"""The in-process vector index (`make run`, the tests, the benchmarks): exact cosine search
-in numpy over the vectors of the asked scope.
+"""The in-process vector index: exact cosine search in numpy (`make run`, tests, benchmarks).
 
-In memory by default; given a file (`make run`: `.data/vectors.log`), every batch is appended
-to it as one JSON line (puts with their float32 vectors in base64, deletes by key) and the
-log is replayed on start, so the index keeps its data across restarts. The log is rewritten
-compactly once it holds more than twice the live vectors. Like S3 Vectors, it holds vectors
-and ids only, never text.
-
-Its dimension is given, or (an embedding model whose size is learned from its first answer)
-taken from the first vector put, which the log keeps: the index is made once with that
-size, and a vector of another size is refused with both sizes named.
+Given a file, every batch is appended as one JSON line and replayed on start; it holds
+vectors and ids only, never text, like S3 Vectors.
 """
 
 from __future__ import annotations
@@ -55,8 +47,6 @@ class InProcessVectorIndex:
         if path is not None and path.exists():
             self._replay(path)
 
-    # -- writes ----------------------------------------------------------------------------
-
     def put(self, records: Sequence[VectorRecord]) -> None:
         if len(records) > MAX_PUT_BATCH:
             raise ValueError(f"at most {MAX_PUT_BATCH} vectors a put")
@@ -78,7 +68,6 @@ class InProcessVectorIndex:
             self._log([{"delete": list(keys)}], len(keys))
 
     def _made(self, dimension: int) -> None:
-        """Make the index for vectors of `dimension` (its first vector's size)."""
         if dimension < 1:
             raise ValueError("a vector has at least one dimension")
         self.dimension = dimension
@@ -136,8 +125,6 @@ class InProcessVectorIndex:
         self._refs.pop()
         self._size = last
 
-    # -- queries ---------------------------------------------------------------------------
-
     def query(
         self,
         vector: Vector,
@@ -179,8 +166,6 @@ class InProcessVectorIndex:
                 )
                 for i in best
             ]
-
-    # -- the log ---------------------------------------------------------------------------
 
     def _encode(self, record: VectorRecord) -> dict[str, Any]:
         data = self._np.asarray(record.vector, dtype="<f4").tobytes()

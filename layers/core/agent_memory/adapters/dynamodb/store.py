@@ -1,20 +1,13 @@
 """The single table over DynamoDB: typed rows in, plain rows out, conflicts as domain errors.
 
-Every write is safe under the SDK's own retries (standard mode retries a timeout or a 5xx,
-so an attempt the table applied may be sent again):
+Every write is safe under the SDK's own retries (an attempt the table applied may be sent again):
 
-- each `write()` draws a token and keeps it on every row it puts or updates
-  (`WRITER_ATTRIBUTE`, hidden from returned records); each put or update also asks that
-  the row not carry that token already, and for the old row when a condition fails
-  (`ReturnValuesOnConditionCheckFailure`). A retry of an applied write fails on its own
-  token: that answers success, not a conflict.
-- a transaction also sends the token as `ClientRequestToken`: DynamoDB answers a retry
-  within 10 minutes without applying it again (moto does not, the row token covers it).
-- a conditional delete leaves no row to carry a token: when its condition fails on a
-  retry after an attempt that may have been applied (a timeout or a 5xx, not a 4xx such as
-  a throttle) and the row is gone, it answers success. The row is gone as asked; what this
-  can hide is another writer deleting it between that attempt and the retry. The same
-  holds for a transaction of deletes and checks only.
+- each `write()` keeps a fresh token on every row it puts or updates (`WRITER_ATTRIBUTE`)
+  and asks that the row not carry it already: a retry of an applied write fails on its own
+  token, which answers success, not a conflict.
+- a transaction also sends the token as `ClientRequestToken`.
+- a conditional delete (or a transaction of deletes and checks only) whose condition fails
+  on a retry after a timeout or a 5xx, with the row gone, answers success.
 """
 
 from __future__ import annotations
@@ -62,9 +55,7 @@ def _carries(item: Mapping[str, Any] | None, token: str) -> bool:
 
 
 class _Attempts(threading.local):
-    """How each attempt of this thread's current write was answered, in order: True for a
-    4xx (the table refused it: not applied), False for a timeout, a lost connection or a
-    5xx (it may have been applied)."""
+    """Per attempt of this thread's write: True for a 4xx (not applied), else False."""
 
     def __init__(self) -> None:
         self.refused: list[bool] = []
@@ -89,8 +80,6 @@ class DynamoStore(StoreAdapter):
     def _maybe_applied(self) -> bool:
         """An attempt before the last one of this write may have been applied."""
         return not all(self._attempts.refused[:-1])
-
-    # -- reads ---------------------------------------------------------------------------
 
     def get(self, pk: str, sk: str) -> Record | None:
         response = self._call(
@@ -124,8 +113,7 @@ class DynamoStore(StoreAdapter):
             request["ExclusiveStartKey"] = key(pk, sk) | index_key
         elif query.after:
             request["ExclusiveStartKey"] = key(query.pk, query.after)
-        # One row more than wanted tells whether another page exists without a second
-        # request that would come back empty.
+        # One row more than wanted tells whether another page exists.
         wanted = None if query.limit is None else query.limit + 1
         records, scanned = self._read(request, wanted)
         sort_name = INDEX_KEYS[query.index][1] if query.index else None
@@ -170,8 +158,6 @@ class DynamoStore(StoreAdapter):
             if not last or (wanted is not None and len(records) >= wanted):
                 return records, scanned
             request["ExclusiveStartKey"] = last
-
-    # -- writes --------------------------------------------------------------------------
 
     def write(self, actions: Sequence[Action]) -> None:
         if not actions:
@@ -280,8 +266,6 @@ class DynamoStore(StoreAdapter):
         if adds:
             parts.append("ADD " + ", ".join(adds))
         return " ".join(parts)
-
-    # -- errors --------------------------------------------------------------------------
 
     def _call(self, method: str, **request: Any) -> Any:
         try:
