@@ -1,7 +1,4 @@
-"""The memory Bot: the model that keeps bot memory, not the memory itself.
-
-It answers a confide at once and saves the learning that waits for the confide's Turn.
-"""
+"""The memory Bot: the model that keeps bot memory (service/bot_memory.py), not the memory."""
 
 from __future__ import annotations
 

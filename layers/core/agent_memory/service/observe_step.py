@@ -1,8 +1,4 @@
-"""The background observer and reflector: the thread step `thread-observe`.
-
-A run keeps its answer as a buffered chunk, or a buffered reflection once the active log
-reaches its share.
-"""
+"""The background observer and reflector: the thread step `thread-observe`."""
 
 from __future__ import annotations
 

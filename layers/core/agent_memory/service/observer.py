@@ -1,7 +1,4 @@
-"""Observational memory: what the observer is shown, what its answer writes, its model call.
-
-Shared by the background step and the request path.
-"""
+"""Observational memory shared by the background step and the request path."""
 
 from __future__ import annotations
 

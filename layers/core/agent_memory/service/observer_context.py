@@ -1,8 +1,4 @@
-"""The observer on the request path: the turn context's observations, the log, the recall tool.
-
-The observer runs synchronously only past `blockAfter`, within a deadline (after it: raw
-history).
-"""
+"""The observer on the request path; it runs synchronously only past `blockAfter`."""
 
 from __future__ import annotations
 

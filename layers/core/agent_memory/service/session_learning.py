@@ -75,7 +75,6 @@ class SessionLearningPool(PoolDefaults):
         if not read:
             return None
         items = [item for _row, item in read]
-        # The model is the newest Turn's, else the Session's.
         model = next((row.model for row, _item in reversed(read) if row.model), session.model)
         return Evidence(
             pool=pool,
