@@ -1,10 +1,5 @@
 """Keep FastAPI from importing `pydantic.v1` (about 70 ms of a cold start) to learn that
-none of our models is a pydantic v1 model.
-
-FastAPI 0.163 asks `isinstance(x, pydantic.v1.BaseModel)` for every route annotation and
-every response it encodes, importing `pydantic.v1` to do so. When `pydantic.v1` was never
-imported, nothing can be an instance of it: the answer is False without the import.
-A test (tests/api/test_cold_start.py) fails if a FastAPI upgrade changes this.
+none of our models is a pydantic v1 model; tests/api/test_cold_start.py guards the hooks.
 """
 
 from __future__ import annotations
@@ -30,7 +25,6 @@ def skip_pydantic_v1_probes() -> None:
     is_v1_model_class._agent_memory = True  # type: ignore[attr-defined]
     shared.is_pydantic_v1_model_class = is_v1_model_class
     shared.is_pydantic_v1_model_instance = is_v1_model_instance
-    # Modules that imported the names directly.
     from fastapi import _compat, encoders
 
     _compat.is_pydantic_v1_model_instance = is_v1_model_instance
@@ -41,17 +35,10 @@ OPENAPI_MODELS = "fastapi.openapi.models"
 
 
 def defer_openapi_models() -> None:
-    """Build FastAPI's OpenAPI document models (about 40 pydantic models, a third of an
-    empty FastAPI app's import) when `/openapi.json` first needs them, not at import: no
-    REST request validates an OpenAPI model (docs/decisions.md, "OpenAPI models built on
-    first use").
+    """Build FastAPI's OpenAPI models (a third of its import) at first use: no request needs them.
 
-    While `fastapi.openapi.models` is imported, its classes get pydantic's public
-    `defer_build` setting (through pydantic's private `ConfigWrapper.for_model`, the one
-    place a class's config is assembled) and the module's own `model_rebuild()` calls at
-    its end are skipped; pydantic builds each model at its first validation. Nothing happens
-    when FastAPI is already imported. tests/api/test_cold_start.py fails loudly if a pydantic
-    or FastAPI upgrade changes either hook."""
+    While `fastapi.openapi.models` is imported, its classes get pydantic's `defer_build` and
+    its own `model_rebuild()` calls are skipped; nothing happens once FastAPI is imported."""
     if OPENAPI_MODELS in sys.modules:
         return
     from pydantic import BaseModel

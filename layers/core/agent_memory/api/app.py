@@ -17,8 +17,7 @@ from agent_memory.service.registry import Services
 
 
 def all_routers() -> tuple[APIRouter, ...]:
-    """Every router, in the order the app serves them. Imported when an app is built: a
-    family's function imports only its own (api/families.py)."""
+    """Every router, in serving order; imported only when an app is built (api/families.py)."""
     from agent_memory.api.routers import (
         admin,
         agent_memory,
@@ -73,11 +72,8 @@ def create_app(
     routers: Iterable[APIRouter] | None = None,
     deployment_document: bool = True,
 ) -> FastAPI:
-    """`services` is called on each request and should return the same (lazily built)
-    Services: wiring happens on the first request, not at import. `routers`: one
-    family's (api/families.py); every router by default. `deployment_document`: the served
-    OpenAPI document names only the models this deployment runs and allows (the checked-in
-    one, generated without services, names every provider's)."""
+    """`services` is called per request and builds lazily; `deployment_document` narrows the
+    served document's model names to what this deployment runs and allows."""
     app = FastAPI(
         title="agent-memory",
         version="0.1.0",
@@ -100,10 +96,7 @@ def create_app(
 
 
 class AllowEveryMethod:
-    """A 405's `Allow` lists every method of the path, not only the first route's.
-
-    Starlette answers 405 from the first route whose path matches, so `Allow` named one
-    method where a path has several routes (`GET` and `POST /v1/agents`)."""
+    """A 405's `Allow` lists every method of the path, not only the first matching route's."""
 
     def __init__(self, asgi: Any, *, app: FastAPI) -> None:
         self._asgi = asgi
@@ -128,8 +121,7 @@ def _methods_of(app: FastAPI, scope: Any) -> set[str]:
     """The documented methods of the request's path (its OpenAPI path template)."""
     path = str(scope.get("path", ""))
     paths: dict[str, Any] = app.openapi().get("paths", {})
-    # A path without parameters is served by its own routes (`/v1/agent_memories/recall`,
-    # not `/v1/agent_memories/{memoryId}`).
+    # A path without parameters is served by its own routes, not a template's.
     if path in paths:
         return {method.upper() for method in paths[path]}
     methods: set[str] = set()
@@ -141,7 +133,6 @@ def _methods_of(app: FastAPI, scope: Any) -> set[str]:
 
 @functools.cache
 def _template(template: str) -> re.Pattern[str]:
-    """`/v1/agents/{agentId}` as a pattern: a parameter is one non-empty path segment."""
     parts = re.split(r"(\{[^}]+\})", template)
     return re.compile("".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts))
 
@@ -184,8 +175,7 @@ _ERRORS = {
 
 
 def _served_model_names(schema: Any, svc: Services) -> None:
-    """Where the document states a model name, state this deployment's: a name it cannot
-    run or does not allow is a 400, so a client reading the schema never sends one."""
+    """State this deployment's model names, so a client reading the schema never sends a 400."""
     served = model_name_pattern(svc.capabilities.deployment_names())
     todo = [schema]
     while todo:
@@ -207,8 +197,7 @@ _RETRY_AFTER_HEADER: dict[str, Any] = {
 
 
 def _document_errors(app: FastAPI, deployment_document: bool) -> None:
-    """Document the error answers API.md fixes, instead of FastAPI's 422 (never sent:
-    validation errors answer 400 with the error body)."""
+    """Document API.md's error answers instead of FastAPI's 422, which is never sent."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:

@@ -1,18 +1,8 @@
-"""The request guard: bodies bounded while they stream, and text that cannot be stored
-refused on every route (docs/decisions.md, "Bodies bounded while they stream", "Bad text").
+"""The request guard, one ASGI middleware in front of routing and validation.
 
-One ASGI middleware, in front of routing and validation:
-
-- a `Content-Length` over the limit answers 413 `TooLarge` before anything is read; a body
-  without one (`Transfer-Encoding: chunked`) is counted as `receive()` yields it and answers
-  413 as soon as the count passes the limit, without reading the rest;
-- a path parameter, a query parameter, or any string of a JSON body (a key or a value) that
-  cannot be encoded as UTF-8 answers 400 `ValidationError` whose `path` names it;
-- a key that appears twice in one object of a JSON body, at any depth, answers 400
-  `ValidationError` whose `path` ends with that key (JSON parsers disagree on which one wins,
-  so the service takes neither: docs/adr/0017-duplicated-keys-and-slow-requests.md).
-
-The body it read is handed on to the app unchanged, so FastAPI parses what was checked.
+- a body over the limit answers 413 `TooLarge`, counted while it streams, the rest unread;
+- a path or query parameter, or a JSON string, that cannot be encoded as UTF-8 answers 400;
+- a key twice in one JSON object answers 400 (docs/adr/0017-duplicated-keys-and-slow-requests.md).
 """
 
 from __future__ import annotations
@@ -49,8 +39,7 @@ class RequestGuard:
     ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
-        # The app's path templates (`/v1/agents/{agentId}`), to name a bad path parameter;
-        # asked for only when a path holds bad text.
+        # Asked for only when a path holds bad text.
         self.paths = paths
 
     async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
@@ -99,8 +88,7 @@ class RequestGuard:
 
 
 def bad_body(body: bytes) -> Path | None:
-    """The path of the first string of a JSON body that cannot be encoded; None when there
-    is none, or when the body is not JSON (FastAPI answers that)."""
+    """The path of the first unencodable string of a JSON body; None for none or not JSON."""
     if not body:
         return None
     if json.detect_encoding(body) == "utf-8" and _ESCAPED_SURROGATE.search(body) is None:
@@ -114,8 +102,7 @@ def bad_body(body: bytes) -> Path | None:
 
 
 def _parsed(body: bytes) -> Any:
-    # A byte that is not UTF-8 becomes a lone surrogate, so the walk can name its field;
-    # other encodings JSON allows (UTF-16, UTF-32) are parsed as FastAPI parses them.
+    # A byte that is not UTF-8 becomes a lone surrogate, so the walk can name its field.
     for text in (body.decode("utf-8", "surrogateescape"), body):
         try:
             return json.loads(text)
@@ -131,9 +118,7 @@ class _Repeated(dict[str, Any]):
 
 
 def duplicated_key(body: bytes) -> Path | None:
-    """The path of a key that appears twice in one object of a JSON body (the path of that
-    object, then the key; an object before those it holds, members in document order); None
-    when every key is unique, or when the body is not JSON (FastAPI answers that)."""
+    """The path of the first key repeated in one JSON object (outer objects first); else None."""
     if not body:
         return None
     found: list[_Repeated] = []
@@ -184,8 +169,7 @@ def bad_query(scope: Message) -> Path | None:
 
 
 def bad_path(scope: Message, paths: Callable[[], Iterable[str]]) -> Path | None:
-    """The name of the path parameter that cannot be encoded, for a route that matches; None
-    when the path is fine or no route matches (that is a 404)."""
+    """The unencodable path parameter of the matching route; None when fine or unmatched."""
     raw = scope.get("raw_path")
     path = unquote(raw.decode("latin-1"), errors="surrogateescape") if raw else scope["path"]
     if encodable(path):

@@ -31,8 +31,7 @@ ServicesDep = Annotated[Services, Depends(services)]
 
 
 async def run(svc: Services, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Call a blocking use case: inline in Lambda (one request at a time), in a worker
-    thread on a local server that serves many clients at once."""
+    """Call a blocking use case: inline in Lambda, in a worker thread on a local server."""
     if svc.settings.offload_blocking_calls:
         return await to_thread.run_sync(functools.partial(fn, *args, **kwargs))
     return fn(*args, **kwargs)
@@ -46,16 +45,14 @@ async def caller(
     svc: ServicesDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
-    """The authenticated caller; 401 without a valid token, 429 over its rate limit or when
-    its address is over its failed authentications."""
+    """The authenticated caller; 401 without a valid token, 429 over a limit."""
     if credentials is None:
         return await run(svc, svc.identity.authenticate, None)
     return await run(svc, _admitted, svc, credentials.credentials, source(request))
 
 
 def source(request: Request) -> str:
-    """The address a request comes from: API Gateway's `sourceIp` in Lambda (Mangum keeps the
-    event in the scope), the peer of the connection on a local server."""
+    """API Gateway's `sourceIp` in Lambda, else the connection's peer."""
     event = request.scope.get("aws.event")
     if isinstance(event, dict):
         address = event.get("requestContext", {}).get("http", {}).get("sourceIp")
@@ -84,5 +81,4 @@ CallerDep = Annotated[Principal, Depends(caller)]
 
 
 def erasure(svc: Services) -> ErasureService:
-    """Deletions and erasure."""
     return svc.erasure

@@ -48,8 +48,7 @@ def install_error_handlers(app: FastAPI) -> None:
         if error.status >= 500:
             logger.error("request failed", extra={"tag": error.tag, "error": error.message})
         headers = {"Retry-After": "1"} if error.status in (429, 503) else None
-        # Imported here: only the services raise it, and they have loaded it by then (its
-        # three frozen dataclasses are about 2 ms of a family function's import).
+        # Imported here: only the services raise it, and they have loaded it by then.
         from agent_memory.domain.limits import RateLimited
 
         if isinstance(error, RateLimited):

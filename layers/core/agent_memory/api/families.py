@@ -1,13 +1,7 @@
-"""The API's route families: one Lambda function per family behind the one HTTP API
-(docs/decisions.md, "One function per API family").
+"""The API's route families: one Lambda function per family behind the one HTTP API.
 
-A family names its router modules (imported by name, only when its app is built, so a family
-function never imports another family's routers or contracts) and the path prefixes the HTTP
-API sends to it (`/v1/bots` and `/v1/bots/{proxy+}` for the prefix `/v1/bots`). The catch-all
-family also answers every path no other family claims (`/{proxy+}`), so an unknown path
-still gets the API's 404. tests/infra/test_families.py fails if a router of `create_app`'s
-full list belongs to no family, or if two families claim one path; tests/infra/test_template.py
-checks that template.yaml routes each prefix to its family's function.
+A family imports only its own routers; the catch-all family also answers every path no other
+family claims, so an unknown path still gets the API's 404.
 """
 
 from __future__ import annotations
@@ -70,7 +64,6 @@ def family_of(path: str) -> Family:
 
 
 def routers(name: str) -> tuple[APIRouter, ...]:
-    """The routers of family `name`, importing only their modules."""
     found = []
     for reference in family(name).routers:
         module, _, attribute = reference.partition(":")

@@ -1,8 +1,7 @@
-"""The request middleware: correlation id and request metrics (the body limit is
-api/bodies.py's).
+"""The request middleware: correlation id and request metrics.
 
-The Logger and Metrics are agent_memory.observability's (one of each per process, shared with
-the learning steps, which must not import the api package and with it FastAPI).
+The Logger and Metrics are agent_memory.observability's, shared with the learning steps, which
+must not import FastAPI.
 """
 
 from __future__ import annotations

@@ -10,8 +10,7 @@ from agent_memory.api.contracts.base import Answer
 from agent_memory.api.contracts.memory_text import CommandBody, ForgetBody, RememberBody
 
 if TYPE_CHECKING:
-    # Loaded with the services (every service module imports them), not with the routes:
-    # `of` runs once the request has its services (a cold start stays cheap).
+    # Loaded with the services, not with the routes: a cold start stays cheap.
     from agent_memory.domain.agent_memory import LogChange
     from agent_memory.domain.entries import Entry, KeyedMemory
 

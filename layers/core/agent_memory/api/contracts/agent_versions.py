@@ -43,9 +43,7 @@ def _object(properties: dict[str, Any], *, nullable: bool = False) -> dict[str, 
     return {"type": kind, "additionalProperties": False, "properties": properties}
 
 
-# Seed 003's options as a JSON Schema, so an editor can validate what it sends; the
-# service's own checks (domain/memory_options.py) are the reference and also check rules
-# between fields.
+# A JSON Schema for editors; domain/memory_options.py stays the reference.
 MEMORY_OPTIONS_SCHEMA: dict[str, Any] = _object(
     {
         "lastMessages": {

@@ -1,5 +1,4 @@
-"""Agents and their lists (API.md, "Agents and sessions"): apart from the session contracts,
-so the agents family's function loads no session model."""
+"""Agents and their lists (API.md, "Agents and sessions"), apart from the session contracts."""
 
 from __future__ import annotations
 

@@ -16,8 +16,7 @@ from agent_memory.domain.identity import IDENTIFIER_PATTERN
 from agent_memory.domain.model_name_bounds import LOCAL_MODELS, MAX_NAME_LENGTH, PROVIDERS
 
 # What the service checks, stated in the schema: the document tells the truth.
-# A model name (domain/model_names.py checks it): a known provider, then segments of
-# [A-Za-z0-9._:@+=,-] between slashes, none of them "." or "..".
+# A model name, as domain/model_names.py checks it.
 _CHAR, _NOT_DOT = "[A-Za-z0-9._:@+=,-]", "[A-Za-z0-9_:@+=,-]"
 _SEGMENT = f"(?:{_NOT_DOT}{_CHAR}*|\\.{_NOT_DOT}{_CHAR}*|\\.\\.{_CHAR}+)"
 _PROVIDER = "(?:" + "|".join(PROVIDERS) + ")"
@@ -35,8 +34,7 @@ def model_name_pattern(allowed: Sequence[str]) -> str:
     return "^(?:" + "|".join(choices) + ")$" if choices else "^(?!)$"
 
 
-# Any deployment: the local models, and any name of the other providers; a deployment
-# serves its own narrower pattern (api/app.py), what it can run and allows.
+# Any deployment's names; a deployment serves its own narrower pattern (api/app.py).
 MODEL_NAME_PATTERN = model_name_pattern(
     [*LOCAL_MODELS, *(f"{provider}/*" for provider in PROVIDERS if provider != "local")]
 )
@@ -47,8 +45,7 @@ MODEL_NAME: JsonDict = {"pattern": MODEL_NAME_PATTERN, "maxLength": MAX_NAME_LEN
 ID_PATTERN = IDENTIFIER_PATTERN
 # An item id as the service writes it (domain/sessions.py `item_id`): i-01, ..., i-100.
 ITEM_ID_PATTERN = r"^i-(?:0[1-9]|[1-9][0-9]+)$"
-# A text that is not blank: one character at least that `str.strip()` keeps (every
-# character of `str.isspace()` is in this class; tests/api/test_contract_truth.py checks it).
+# Not blank as `str.strip()` sees it (tests/api/test_contract_truth.py checks the class).
 NOT_BLANK_PATTERN = r"[^\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 NOT_BLANK: JsonDict = {"pattern": NOT_BLANK_PATTERN}
 
@@ -61,9 +58,7 @@ def _not_blank(value: str | None) -> str | None:
 
 # The check of NOT_BLANK, with a message a person reads (a pattern's would quote the pattern).
 NotBlank = AfterValidator(_not_blank)
-# Lists page as agent_memories do (API.md, seed 004): `limit` 1..100 (default 10),
-# `starting_after` the id of the last object of the previous page, and the answer
-# `{"object": "list", "data": [...], "has_more": bool}`.
+# Lists page as agent_memories do (API.md, seed 004).
 MAX_PAGE = 100
 PageLimit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="1..100 objects per page")]
 Cursor = Annotated[str, Query(min_length=1, max_length=200)]

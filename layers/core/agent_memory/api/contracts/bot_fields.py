@@ -1,5 +1,4 @@
-"""What the bot and the chat contracts share (contracts/bots.py, contracts/chats.py: apart so a
-family function imports only its own, docs/decisions.md "One function per API family")."""
+"""What the bot and the chat contracts share, apart so a family function imports only its own."""
 
 from __future__ import annotations
 

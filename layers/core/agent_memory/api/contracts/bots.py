@@ -1,5 +1,4 @@
-"""Bots, their links and bot memory (API.md, "Bots, channels and chats", "Bot memory"); the
-chats' and channels' contracts are contracts/chats.py."""
+"""Bots, their links and bot memory (API.md, "Bots, channels and chats", "Bot memory")."""
 
 from __future__ import annotations
 
@@ -28,13 +27,11 @@ if TYPE_CHECKING:
 LevelText = Literal["read", "write"]
 # Declared, checked by the domain (its messages name the grant): a level per user id.
 GRANTS: JsonDict = {"additionalProperties": {"enum": ["read", "write"]}}
-# The id in a service tag (domain/tags.py `VALUE`): no ':', ',' or blank, where a
-# blank is Python's (ECMA's \s lacks \x1c-\x1f and \x85, so they are spelled out).
+# A service tag's id (domain/tags.py): ECMA's \s lacks some Python blanks, so they are spelled out.
 TAG_VALUE = r"[^:,\s\x1c-\x1f\x85]{1,128}"
 # A topic (domain/tags.py): 1..64 lowercase letters, digits and dashes, not dashes only.
 TOPIC: JsonDict = {"pattern": "^[a-z0-9-]*[a-z0-9][a-z0-9-]*$", "minLength": 1, "maxLength": 64}
-# A tag a reader filters by (domain/tags.py `parse_tag`): a topic, `for:bot`, or a
-# service tag's prefix and id (`forgot:` is never shown, so never filtered by).
+# A tag a reader filters by (domain/tags.py `parse_tag`).
 SERVICE_PREFIXES = "for:person|for:channel|from|org|chat|channel|app"
 FILTER_TAG: JsonDict = {
     "anyOf": [
@@ -43,8 +40,7 @@ FILTER_TAG: JsonDict = {
         {"type": "string", "pattern": f"^(?:{SERVICE_PREFIXES}):{TAG_VALUE}$"},
     ]
 }
-# GET /v1/bots/{botId}/memory's `tags`, declared by hand: `a,b` is an array sent as one
-# comma-separated value (form, not exploded), which FastAPI cannot say of a str parameter.
+# Declared by hand: FastAPI cannot say a str parameter is a comma-separated array.
 TAGS_QUERY: JsonDict = {
     "name": "tags",
     "in": "query",
@@ -58,9 +54,6 @@ TAGS_QUERY: JsonDict = {
 }
 MAX_MEMORY_CONTENT = 8000
 AnswerT = TypeVar("AnswerT", bound=Answer)
-
-
-# --- bots ---------------------------------------------------------------------------------
 
 
 class CreateBot(Body):
@@ -128,9 +121,6 @@ class LinkOut(Answer):
 
 class LinkAnswer(Answer):
     link: LinkOut
-
-
-# --- bot memory ---------------------------------------------------------------------------
 
 
 class ItemSourceOut(Answer):

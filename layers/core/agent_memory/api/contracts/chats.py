@@ -1,5 +1,4 @@
-"""Channels, chats, turns and items (API.md, "Bots, channels and chats"); the bots' and
-bot memory's contracts are contracts/bots.py."""
+"""Channels, chats, turns and items (API.md, "Bots, channels and chats")."""
 
 from __future__ import annotations
 
@@ -16,16 +15,12 @@ if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.
     from agent_memory.domain.bots import Channel, Chat, ChatItem, Turn
 
-# The schema's character bound is a 400 like any schema limit; the byte bound, which no JSON
-# Schema states, is API.md's 413 (docs/adr/0018-schema-limits-are-400s.md).
+# The character bound is a 400; the byte bound is a 413 (docs/adr/0018-schema-limits-are-400s.md).
 ITEM_BOUND = (
     f"At most {MAX_ITEM_BYTES} characters (400 beyond) and {MAX_ITEM_BYTES} bytes as UTF-8 "
     "(413 TooLarge beyond)."
 )
 TURN_ITEMS = f"1 to {MAX_TURN_ITEMS} items (400 beyond)"
-
-
-# --- channels -----------------------------------------------------------------------------
 
 
 class CreateChannel(Body):
@@ -50,9 +45,6 @@ class ChannelOut(Answer):
 
 class ChannelAnswer(Answer):
     channel: ChannelOut
-
-
-# --- chats, turns, items ------------------------------------------------------------------
 
 
 class CreateChat(Body):
@@ -127,8 +119,7 @@ class TurnCompleted(Answer):
 class ItemIn(Body):
     model_config = ConfigDict(json_schema_extra=APP_ONLY_ON_TOOLS)
 
-    # `user` is refused with its reason (the person's words are the turn's input): the
-    # schema offers only what is accepted.
+    # `user` is refused with its reason: the schema offers only what is accepted.
     role: Literal["user", "assistant", "tool", "notice"] = Field(
         description="assistant, tool or notice: the person's words are the turn's input",
         json_schema_extra={"enum": ["assistant", "tool", "notice"]},

@@ -1,5 +1,4 @@
-"""The memory Bot in a chat: confide, confessions and enrichments (API.md, "Bots, channels and
-chats"); its learning executions and settings are contracts/memory_bot.py."""
+"""The memory Bot in a chat: confide, confessions and enrichments (API.md)."""
 
 from __future__ import annotations
 

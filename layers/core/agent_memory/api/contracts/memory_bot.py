@@ -1,5 +1,4 @@
-"""The memory Bot of a bot: its learning executions and settings (API.md, "Bot memory"); its
-routes in a chat are contracts/confide.py."""
+"""The memory Bot of a bot: its learning executions and settings (API.md, "Bot memory")."""
 
 from __future__ import annotations
 

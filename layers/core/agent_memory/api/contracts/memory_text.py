@@ -1,5 +1,4 @@
-"""What agent memory and session memory share: the Remember and Forget bodies, the memory
-text, and the bound a Remember's content is documented with (API.md, "Agents and sessions")."""
+"""What agent memory and session memory share: Remember and Forget bodies, the memory text."""
 
 from __future__ import annotations
 
@@ -11,8 +10,7 @@ from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, NotBlank, r
 from agent_memory.domain.pool_limits import KEYED_POOL_CONTENT, KEYED_POOL_ENTRIES
 
 if TYPE_CHECKING:
-    # Loaded with the services (every service module imports it), not with the routes:
-    # `to_domain` runs once the request has its services (a cold start stays cheap).
+    # Loaded with the services, not with the routes: a cold start stays cheap.
     from agent_memory.domain import session_memory as memory
 
 POOL_BOUND = (

@@ -1,5 +1,4 @@
-"""Observational memory's routes (API.md, "Threads"; seed 003 "The observer"):
-`GET /v1/threads/{threadId}/observations` and `POST /v1/threads/{threadId}/recall`."""
+"""Observational memory's routes (API.md, "Threads"; seed 003 "The observer")."""
 
 from __future__ import annotations
 

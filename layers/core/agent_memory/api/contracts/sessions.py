@@ -1,5 +1,4 @@
-"""Sessions and session memory (API.md, "Agents and sessions"; seed 000); the agents' are
-contracts/agents.py, the memory text and the pool bound contracts/memory_text.py."""
+"""Sessions and session memory (API.md, "Agents and sessions"; seed 000)."""
 
 from __future__ import annotations
 
@@ -13,8 +12,7 @@ from agent_memory.domain.pool_limits import MAX_SESSION_ITEMS
 from agent_memory.domain.session_limits import MAX_ITEM_BYTES, MAX_TURN_ITEMS, SkipReason
 
 if TYPE_CHECKING:
-    # Loaded with the services (every service module imports it), not with the routes:
-    # `to_domain` runs once the request has its services (a cold start stays cheap).
+    # Loaded with the services, not with the routes: a cold start stays cheap.
     from agent_memory.domain import session_memory as memory
     from agent_memory.domain.entries import Entry
     from agent_memory.domain.sessions import Session
@@ -75,8 +73,7 @@ class TurnItem(Body):
     model_config = ConfigDict(json_schema_extra=APP_ONLY_ON_TOOLS)
 
     role: Literal["user", "assistant", "tool", "notice"]
-    # The schema's character bound is a 400 like any schema limit; the byte bound, which no
-    # JSON Schema states, is API.md's 413 (docs/adr/0018-schema-limits-are-400s.md).
+    # The character bound is a 400, the byte bound a 413 (docs/adr/0018-schema-limits-are-400s.md).
     content: str = Field(
         max_length=MAX_ITEM_BYTES,
         description=f"At most {MAX_ITEM_BYTES} characters (400 beyond) and {MAX_ITEM_BYTES} "

@@ -1,5 +1,4 @@
-"""Threads and their messages, working memory and turn context (API.md, "Threads";
-seed 003)."""
+"""Threads and their messages, working memory and turn context (API.md, "Threads")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Agent memory, its log, text and learning (API.md, "Agents and sessions"; seed 000, "Agent
-memory"); promotion of a subagent Session is a `/v1/sessions` route (routers/sessions.py)."""
+"""Agent memory, its log, text and learning (API.md, "Agents and sessions")."""
 
 from __future__ import annotations
 

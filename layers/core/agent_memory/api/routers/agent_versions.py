@@ -1,5 +1,4 @@
-"""Agent versions: the draft, publish, the versions and activation (API.md, "Agents' memory
-options"; seed 003)."""
+"""Agent versions: the draft, publish, the versions and activation (seed 003)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Bots, their links and bot memory (API.md, "Bots, channels and chats", "Bot memory"): the
-`/v1/bots` routes; chats are routers/chats.py, channels routers/channels.py."""
+"""Bots, their links and bot memory: the `/v1/bots` routes but the memory Bot's."""
 
 from __future__ import annotations
 
@@ -63,11 +62,7 @@ async def link_bot(botId: str, body: CreateLink, caller: CallerDep, svc: Service
     return LinkAnswer(link=LinkOut.of(bot, body.organizationId))
 
 
-# --- bot memory -------------------------------------------------------------------------
-
-
-# `tags` is documented by TAGS_QUERY (an array, comma-separated); 2000 characters bound
-# the text before it is split (MAX_FILTER_TAGS tags of 140 characters at most fit).
+# `tags` is documented by TAGS_QUERY; 2000 characters fit MAX_FILTER_TAGS tags of 140.
 @router.get("/v1/bots/{botId}/memory", openapi_extra={"parameters": [TAGS_QUERY]})
 async def read_bot_memory(
     botId: str,

@@ -1,5 +1,4 @@
-"""What this deployment can run (`GET /v1/capabilities`): a client or the console asks it
-before naming a model, instead of learning from a 400."""
+"""What this deployment can run: a client asks before naming a model, not after a 400."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Chats, turns and items (API.md, "Bots, channels and chats"): the `/v1/chats` routes but
-the memory Bot's (routers/confide.py)."""
+"""Chats, turns and items: the `/v1/chats` routes but the memory Bot's (routers/confide.py)."""
 
 from __future__ import annotations
 
@@ -66,8 +65,7 @@ async def start_turn(
 ) -> TurnStarted:
     """A Turn whose saved actor is the caller; `input` is what the Bot's model should see."""
     chat, turn = await run(svc, svc.bots.begin_turn, caller, chatId, body.input, notice=body.notice)
-    # The memory Bot rewrites the input with entries that help (within 15 s); the chat row
-    # read for the Turn is not read again.
+    # The memory Bot rewrites the input with entries that help.
     text, enriched = await run(
         svc,
         svc.memory_bot.enrich,
@@ -122,7 +120,6 @@ async def complete_turn(
         )
     else:
         chat, completed = await run(svc, svc.bots.finish_turn, caller, chatId, turnId)
-    # Learning executions waiting on this turn go on (a repeated complete releases again),
-    # through the turn as completed here (not read again).
+    # Learning executions waiting on this turn go on (a repeated complete releases again).
     await run(svc, svc.memory_bot.turn_completed, chatId, turnId, completed=(chat, completed))
     return TurnCompleted(turn=CompletedTurn(id=completed.id, status="completed"), itemIds=ids)

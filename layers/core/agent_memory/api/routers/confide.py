@@ -1,5 +1,4 @@
-"""The memory Bot in a chat: confide, confessions and enrichments (API.md, "Bots, channels and
-chats"); its `/v1/bots` routes are routers/memory_bot.py."""
+"""The memory Bot in a chat: confide, confessions and enrichments."""
 
 from __future__ import annotations
 

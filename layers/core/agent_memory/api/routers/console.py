@@ -1,8 +1,7 @@
-"""The web console at `/console` (seed 003 "In the Studio"; the memory and learning inspector).
+"""The web console at `/console`, shipped with the API (no CDN, no build step).
 
-Static files shipped with the API: no CDN, no build step. The page itself needs no token; every
-call it makes carries the bearer token the person signs in with, kept in session storage, so
-the console can do exactly what that token may do over the API and nothing more.
+The page needs no token; every call it makes carries the signed-in person's bearer token, so
+it can do exactly what that token may do over the API.
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""The API's docs page at `/docs`: Swagger UI on this deployment's OpenAPI document.
-
-Swagger UI's files come from the pinned `fastapi-offline` package (its `static/` folder,
-Swagger UI 5), served by the API itself: no CDN. The page and its files need no token; the
-calls a reader tries from it carry the bearer token they type into "Authorize".
-"""
+"""The API's docs page at `/docs`: Swagger UI from `fastapi-offline`, served without a CDN."""
 
 from __future__ import annotations
 

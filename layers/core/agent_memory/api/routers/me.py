@@ -1,5 +1,4 @@
-"""Who the bearer token is (`GET /v1/me`): what a client or the console shows after sign-in,
-and the caller's own tokens: who issued each and when, one more, one fewer."""
+"""Who the bearer token is (`GET /v1/me`), and the caller's own tokens."""
 
 from __future__ import annotations
 

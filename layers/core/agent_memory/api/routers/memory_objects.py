@@ -19,7 +19,7 @@ from agent_memory.api.deps import CallerDep, ServicesDep, run
 from agent_memory.domain.memory_object_limits import DEFAULT_PAGE, MAX_PAGE
 
 if TYPE_CHECKING:
-    # The rules load with the services (docs/decisions.md, "One function per API family").
+    # The rules load with the services: a family function's cold start stays cheap.
     from agent_memory.domain.memory_objects import MemoryPage
 
 router = APIRouter(prefix="/v1/agent_memories", tags=["agent memories"])

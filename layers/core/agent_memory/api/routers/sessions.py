@@ -1,5 +1,4 @@
-"""Sessions and session memory (API.md, "Agents and sessions"; seed 000, "Memory"), and the
-promotion of a subagent Session (seed 000, "Agent memory"): every `/v1/sessions` route."""
+"""Sessions, session memory and the promotion of a subagent Session: every `/v1/sessions` route."""
 
 from __future__ import annotations
 
@@ -29,8 +28,7 @@ from agent_memory.api.contracts.sessions import (
 from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
-# Agent memory's route under /v1/sessions: its own router keeps its tag and its place in the
-# app (after the agent memory routes), so the sessions family serves every /v1/sessions path.
+# Its own router keeps agent memory's tag and place; the sessions family serves the path.
 promote = APIRouter(tags=["agent memory"])
 
 
