@@ -46,9 +46,7 @@ _BUSY_PAUSE_S = 1.0
 class LocalOrchestrator:
     """Runs `definition` in `workers` threads; `tasks` maps each Task's `Resource` to its callable.
 
-    An exception is the task's error, named by its class as Lambda names it; `time_scale`
-    multiplies every duration of the definition (tests run faster).
-    """
+    A task's exception is its error, named by its class as Lambda names it."""
 
     def __init__(
         self,

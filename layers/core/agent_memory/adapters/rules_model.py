@@ -1,7 +1,4 @@
-"""`local/rules`: the deterministic local model that needs no network.
-
-It answers any task with the task's own `ModelRequest.local_answer()`.
-"""
+"""`local/rules`: the deterministic local model, answering each task's `local_answer()`."""
 
 from __future__ import annotations
 

@@ -62,11 +62,8 @@ def source(request: Request) -> str:
 
 
 def _admitted(svc: Services, token: str, address: str) -> Principal:
-    """Authenticate, then count the request against the token's limit: only a known token
-    is counted, so a flood of unknown tokens writes no row (one thread hop for both); for a
-    token already known here, the count runs beside the token's read (one round trip). A
-    token this process has not found good before is refused first, with no read, when its
-    address is over its failed checks; a failed check is counted against its address."""
+    """Authenticate, then count against the token's limit: unknown tokens write no row, and
+    a token not yet known good is refused unread when its address is over its failed checks."""
     limits = svc.limits
     if not svc.identity.recognizes(token):
         limits.failures.check(address)
