@@ -80,16 +80,12 @@ class SqliteStore(StoreAdapter):
         *,
         layout: TableLayout = DEFAULT_LAYOUT,
         busy_timeout_s: float = 5.0,
-        synchronous: str = "FULL",
         sweep_every: int = 1000,
         now_s: Callable[[], float] = time.time,
     ) -> None:
-        if synchronous not in ("FULL", "NORMAL", "EXTRA"):
-            raise ValueError("synchronous must be FULL, EXTRA or NORMAL")
         self.path = Path(path)
         self._layout = layout
         self._busy_timeout_s = busy_timeout_s
-        self._synchronous = synchronous
         self._sweep_every = sweep_every
         self._now_s = now_s
         self._local = _PerThread()
@@ -115,7 +111,7 @@ class SqliteStore(StoreAdapter):
                 isolation_level=None,  # transactions are begun and committed here
                 check_same_thread=False,  # closed by whichever thread collects it
             )
-            connection.execute(f"PRAGMA synchronous={self._synchronous}")
+            connection.execute("PRAGMA synchronous=FULL")
             # Negative means KiB; the OS caches the file, so each connection keeps little.
             connection.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
             held = self._local.held = _Connection(connection)
