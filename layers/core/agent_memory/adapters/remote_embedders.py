@@ -199,7 +199,6 @@ class OpenAIEmbedder:
 
 
 def _first_size(rows: Sequence[Any]) -> int:
-    """The length of an answer's first embedding (at least one number)."""
     first = rows[0] if rows else None
     vector = first.get("embedding") if isinstance(first, dict) else None
     if not isinstance(vector, list) or not vector:

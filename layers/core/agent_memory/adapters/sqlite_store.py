@@ -137,7 +137,6 @@ class SqliteStore(StoreAdapter):
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: the lock, BEGIN IMMEDIATE, COMMIT or ROLLBACK."""
         if not self._write_lock.acquire(timeout=self._busy_timeout_s):
             raise Unavailable("the store is busy; retry shortly")
         try:
@@ -212,7 +211,6 @@ class SqliteStore(StoreAdapter):
         return page_of([decode_record(item) for (item,) in rows], query.limit, sort, len(rows))
 
     def _select(self, query: Query) -> tuple[str, list[Any]]:
-        """A query's SQL and its parameters."""
         if query.index is None:
             sort, where, order = "sk", ["pk = ?"], ["sk"]
         elif query.index in self._indexes:

@@ -118,7 +118,6 @@ class AllowEveryMethod:
 
 
 def _methods_of(app: FastAPI, scope: Any) -> set[str]:
-    """The documented methods of the request's path (its OpenAPI path template)."""
     path = str(scope.get("path", ""))
     paths: dict[str, Any] = app.openapi().get("paths", {})
     # A path without parameters is served by its own routes, not a template's.
