@@ -17,7 +17,7 @@ help:
 	@echo "make aws-local  the embedded AWS (moto) on 127.0.0.1:4566, for the AWS CLI and sam local"
 	@echo "make lint       ruff, mypy, import-linter, cfn-lint, sam validate --lint, checkov"
 	@echo "make openapi    regenerate infra/openapi.json"
-	@echo "make bench      benchmarks -> bench/results.json;  make load: the load test"
+	@echo "make bench      benchmarks -> bench/results/;     make load: the load test"
 	@echo "make deploy     sam build && sam deploy (ENV=default|prod)"
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml

@@ -18,7 +18,7 @@
      acknowledged writes of a session share a revision, a write acknowledged before another
      started has the lower revision, a read never sees a revision older than a write
      acknowledged before it started, and the final revision is not below any of them.
-4. Writes `load` into bench/results.json; exits 1 on a 5xx or a history violation (never on
+4. Writes `load` into bench/results/results.json; exits 1 on a 5xx or a history violation (never on
    a timing).
 
     python -m bench.load      # or: make load
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results.json"
+RESULTS = ROOT / "bench" / "results" / "results.json"
 COMMAND_KEYS = tuple(f"cmd-{n}" for n in range(6))
 # "My <topic> is ..." teaches local/rules a fact under the key <topic>: never a command key.
 TOPICS = ("budget", "hotel", "airline", "seat", "city", "cuisine")
@@ -438,7 +438,7 @@ def run() -> dict[str, Any]:
 
 
 def write(report: dict[str, Any]) -> None:
-    """`load` into bench/results.json, and the readable table brought up to date."""
+    """`load` into bench/results/results.json, and the readable table brought up to date."""
     from bench.run_all import TABLE, table
 
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}

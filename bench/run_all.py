@@ -1,4 +1,4 @@
-"""`make bench`: every benchmark, offline, into bench/results.json and a readable table.
+"""`make bench`: every benchmark, offline, into bench/results/results.json and a readable table.
 
 Each benchmark runs in its own process (a fresh embedded AWS, no state shared between
 them) with a time limit (BENCH_TIMEOUT seconds, default 600). A benchmark that is missing,
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results.json"
-TABLE = ROOT / "bench" / "results.md"
+RESULTS = ROOT / "bench" / "results" / "results.json"
+TABLE = ROOT / "bench" / "results" / "results.md"
 # (results key, module); the first five hold the keys readers rely on.
 BENCHMARKS = (
     ("cold_start", "bench.cold_start"),
