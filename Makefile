@@ -8,7 +8,7 @@ PORT ?= 8080
 export PYTHONPATH := $(CURDIR)/layers/core:$(CURDIR)
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: help venv run aws-local test unit check lint fmt typecheck imports openapi bench load \
+.PHONY: help venv run aws-local test unit check lint fmt typecheck imports openapi bench bench-recall-quick load \
 	build clean console-screenshots browser
 
 help:
@@ -82,6 +82,10 @@ bench: $(STAMP)
 
 load: $(STAMP)
 	$(PY) -m bench.load
+
+# The LoCoMo recall rankings re-scored from the vectors the last run cached in .cache/bench.
+bench-recall-quick: $(STAMP)
+	LOCOMO_QUICK=1 $(PY) -m bench.locomo
 
 build: sam-build
 

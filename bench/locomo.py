@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.adapters.in_memory import FakeCipher, InMemoryStore
-from agent_memory.adapters.local_embedder import MiniLM
 from agent_memory.adapters.vector_index import InProcessVectorIndex
 from agent_memory.domain import recall as rules
 from agent_memory.domain.memory_options import effective_options
@@ -42,6 +41,7 @@ from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.service.recall import RecallService, RecallTimings
 from bench.cost_model import cost_per_million_turns_recall
+from bench.vector_cache import CachedEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PATH = ROOT.parent / "shared" / "bench-data" / "locomo" / "locomo10.json"
@@ -75,7 +75,7 @@ class Remembering:
     """The embedder, answering a text it embedded before from memory: each question is
     asked under 9 configurations, and its embedding is timed once (the first)."""
 
-    def __init__(self, embedder: MiniLM) -> None:
+    def __init__(self, embedder: CachedEmbedder) -> None:
         self._embedder = embedder
         self._seen: dict[str, list[float]] = {}
         self.model = embedder.model
@@ -215,7 +215,8 @@ def run() -> dict[str, Any]:
         data = data[:limit]
     store, cipher = InMemoryStore(), FakeCipher()
     repo = ThreadRepository(store, cipher)
-    embedder = MiniLM()
+    # Every run saves its vectors in .cache/bench; LOCOMO_QUICK=1 re-scores from them.
+    embedder = CachedEmbedder("locomo", reuse=os.environ.get("LOCOMO_QUICK") == "1")
     started = time.perf_counter()
     embedder.load()
     load_s = time.perf_counter() - started
@@ -301,6 +302,7 @@ def run() -> dict[str, Any]:
                 c: round(100 * statistics.fmean(v), 1) for c, v in sorted(s["cat"].items())
             },
         }
+    embedder.save()
     return {
         "locomo": {
             "conversations": len(loaded),
