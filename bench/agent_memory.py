@@ -118,7 +118,7 @@ def run() -> dict[str, Any]:
     from agent_memory.domain.identity import SERVICE_ADMIN, Principal
     from agent_memory.domain.session_memory import Remember
     from agent_memory.domain.sessions import NewItem
-    from bench.learning import _dispatch_hook
+    from bench.dispatch import dispatch_hook
     from infra.local import aws
 
     helper = Helper()
@@ -135,7 +135,7 @@ def run() -> dict[str, Any]:
             command = Remember(f"k{n}", f"Procedure {n}: run the tests first.", "procedure")
             setup.agent_memory.command(ana, agent, n, command)
         tasks = [0]
-        hook = _dispatch_hook(tasks)
+        hook = dispatch_hook(tasks)
         aws._invoke_hooks.insert(0, hook)
         step_calls = AwsCalls()
         step_services.use(env.services(step_calls, models=catalog))

@@ -172,7 +172,7 @@ class Workflow:
 
     def __init__(self, env: Env) -> None:
         from agent_memory.bootstrap import model_catalog
-        from bench.learning import _dispatch_hook
+        from bench.dispatch import dispatch_hook
         from infra.local import aws
 
         self.env = env
@@ -181,7 +181,7 @@ class Workflow:
         self.tasks = [0]
         self.task_ms: dict[str, float] = {}
         self.sfn = env.root.client("stepfunctions")
-        dispatch = _dispatch_hook(self.tasks)
+        dispatch = dispatch_hook(self.tasks)
 
         def hook(logical_id: str, event: dict[str, Any]) -> Any:
             result, spent = timed(lambda: dispatch(logical_id, event), this_thread=True)

@@ -20,14 +20,13 @@ task, ~0.1 s, which no deployed run pays).
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from bench.counting import Calls
+from bench.support import learning_rig
 
 SESSIONS = 8
 ROUNDS = 4
@@ -67,21 +66,6 @@ class OneModel:
         return self.model if name else None
 
 
-def _dispatch_hook(counter: list[int]) -> Callable[[str, dict[str, Any]], Any]:
-    from infra.local import aws
-
-    handlers = {}
-    for logical_id, dotted in aws.lambda_handlers().items():
-        module_name, _, attribute = dotted.rpartition(".")
-        handlers[logical_id] = getattr(importlib.import_module(module_name), attribute)
-
-    def hook(logical_id: str, event: dict[str, Any]) -> Any:
-        counter[0] += 1
-        return handlers[logical_id](event, aws._Context(logical_id))
-
-    return hook
-
-
 def _wait(sfn: Any, machine_arn: str) -> list[str]:
     deadline = time.monotonic() + DEADLINE_S
     while time.monotonic() < deadline:
@@ -99,7 +83,6 @@ def _per_turn(calls: Calls, turns: int, services: tuple[str, ...]) -> dict[str, 
 def run(sessions: int = SESSIONS, rounds: int = ROUNDS) -> dict[str, Any]:
     from agent_memory.domain.identity import Principal
     from agent_memory.domain.sessions import NewItem
-    from bench.support import learning_rig
 
     model = ZeroLatencyModel()
     with learning_rig(OneModel(model)) as rig:

@@ -830,7 +830,7 @@ def learning_rig(
 
     from agent_memory.bootstrap import aws_adapters, build_services, model_catalog, step_services
     from agent_memory.config import load_settings
-    from bench.learning import _dispatch_hook
+    from bench.dispatch import dispatch_hook
     from infra.local import aws
 
     with aws.embedded_aws() as root:
@@ -852,7 +852,7 @@ def learning_rig(
         step_services.use(steps)
         tasks = [0]
         task_ms = [0.0]
-        dispatch = _dispatch_hook(tasks)
+        dispatch = dispatch_hook(tasks)
 
         gate = threading.Event()
         gate.set()
