@@ -136,7 +136,7 @@ def run() -> dict[str, Any]:
             setup.agent_memory.command(ana, agent, n, command)
         tasks = [0]
         hook = dispatch_hook(tasks)
-        aws._invoke_hooks.insert(0, hook)
+        remove_hook = aws.add_invoke_hook(hook)
         step_calls = AwsCalls()
         step_services.use(env.services(step_calls, models=catalog))
         try:
@@ -215,7 +215,7 @@ def run() -> dict[str, Any]:
                 for service in ("dynamodb", "kms", "stepfunctions")
             }
         finally:
-            aws._invoke_hooks.remove(hook)
+            remove_hook()
             step_services.reset()
 
     def added(name: str, baseline: str) -> dict[str, int]:

@@ -188,8 +188,7 @@ class Workflow:
             self.task_ms[logical_id] = self.task_ms.get(logical_id, 0.0) + spent.own_ms
             return result
 
-        self._hook = hook
-        aws._invoke_hooks.insert(0, self._hook)
+        self._remove_hook = aws.add_invoke_hook(hook)
 
     def cold_start(self) -> None:
         from agent_memory.bootstrap import step_services
@@ -236,10 +235,8 @@ class Workflow:
 
     def close(self) -> None:
         from agent_memory.bootstrap import step_services
-        from infra.local import aws
 
-        if self._hook in aws._invoke_hooks:
-            aws._invoke_hooks.remove(self._hook)
+        self._remove_hook()
         step_services.reset()
 
 

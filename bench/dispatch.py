@@ -19,6 +19,6 @@ def dispatch_hook(counter: list[int]) -> Callable[[str, dict[str, Any]], Any]:
 
     def hook(logical_id: str, event: dict[str, Any]) -> Any:
         counter[0] += 1
-        return handlers[logical_id](event, aws._Context(logical_id))
+        return handlers[logical_id](event, aws.LambdaContext(logical_id))
 
     return hook

@@ -11,7 +11,7 @@ KMS on the embedded AWS) -> memory learned.
   on the clients' sessions (the Encryption SDK's KMS client included); `turn_request` is
   what storing the turn costs besides. Warm: one turn learns before the measurement starts.
 
-Moto's executor dispatches each task through `infra.local.aws._invoke_hooks`; the hook here
+Moto's executor dispatches each task through `infra.local.aws.add_invoke_hook`; the hook here
 resolves the template's handler map once (the default dispatch parses template.yaml on every
 task, ~0.1 s, which no deployed run pays).
 

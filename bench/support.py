@@ -864,7 +864,7 @@ def learning_rig(
             task_ms[0] += spent.own_ms
             return result
 
-        aws._invoke_hooks.insert(0, hook)
+        remove_hook = aws.add_invoke_hook(hook)
         try:
             yield LearningRig(
                 root,
@@ -881,8 +881,7 @@ def learning_rig(
                 gate,
             )
         finally:
-            if hook in aws._invoke_hooks:
-                aws._invoke_hooks.remove(hook)
+            remove_hook()
             step_services.reset()
 
 

@@ -196,7 +196,7 @@ def lambda_handlers() -> dict[str, str]:
     return handlers
 
 
-class _Context:
+class LambdaContext:
     """Enough of the Lambda context object for Powertools and the handlers."""
 
     def __init__(self, function_name: str, timeout_s: float = 120.0) -> None:
@@ -221,6 +221,35 @@ Invoker = Callable[[str, dict[str, Any]], Any]
 _invoke_hooks: list[Invoker] = []
 
 
+def add_invoke_hook(hook: Invoker, *, first: bool = True) -> Callable[[], None]:
+    """Let `hook` answer a function's invocations before the template's handler (an answer
+    of None passes on): fault injection and call counting. Returns the hook's remover."""
+    if first:
+        _invoke_hooks.insert(0, hook)
+    else:
+        _invoke_hooks.append(hook)
+
+    def remove() -> None:
+        if hook in _invoke_hooks:
+            _invoke_hooks.remove(hook)
+
+    return remove
+
+
+@contextmanager
+def invoke_hook(hook: Invoker) -> Iterator[None]:
+    """`add_invoke_hook` for the duration of a `with`."""
+    remove = add_invoke_hook(hook)
+    try:
+        yield
+    finally:
+        remove()
+
+
+def clear_invoke_hooks() -> None:
+    _invoke_hooks.clear()
+
+
 def _dispatch(function_name: str, event: dict[str, Any]) -> Any:
     logical_id = function_name.rsplit(":", 1)[-1]
     for hook in _invoke_hooks:  # tests may intercept a function (fault injection)
@@ -230,7 +259,7 @@ def _dispatch(function_name: str, event: dict[str, Any]) -> Any:
     dotted = lambda_handlers()[logical_id]
     module_name, _, attribute = dotted.rpartition(".")
     handler = getattr(importlib.import_module(module_name), attribute)
-    return handler(event, _Context(logical_id))
+    return handler(event, LambdaContext(logical_id))
 
 
 def dispatch_lambda_in_process() -> None:

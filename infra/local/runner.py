@@ -50,7 +50,7 @@ def _in_process(logical_id: str, dotted: str, timeout_s: float) -> Task:
     handler = getattr(importlib.import_module(module_name), attribute)
 
     def run(event: dict[str, Any]) -> Any:
-        return handler(event, aws._Context(logical_id, timeout_s))
+        return handler(event, aws.LambdaContext(logical_id, timeout_s))
 
     return run
 

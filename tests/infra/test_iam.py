@@ -679,10 +679,10 @@ def recorded(local_aws: Any, settings: Any, monkeypatch: pytest.MonkeyPatch) -> 
 
     def as_step(logical_id: str, event: dict[str, Any]) -> Any:
         with running(logical_id):
-            return handlers[logical_id](event, local_aws_module._Context(logical_id))
+            return handlers[logical_id](event, local_aws_module.LambdaContext(logical_id))
 
     with workflow(local_aws, settings, monkeypatch, model=HELPER, notes=False) as flow:
-        local_aws_module._invoke_hooks.insert(0, as_step)
+        local_aws_module.add_invoke_hook(as_step)
         flow.model.script = _remember
         app = create_app(lambda: flow.services)
 

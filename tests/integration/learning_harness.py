@@ -166,7 +166,7 @@ def workflow(
     if notes:
         services.learning.register(pool)
     step_services.use(services)
-    local_aws_module._invoke_hooks.append(cached_dispatch())
+    local_aws_module.add_invoke_hook(cached_dispatch(), first=False)
     flow = Workflow(
         services,
         pool,
@@ -185,7 +185,7 @@ def workflow(
             flow.wait_all()
         finally:
             step_services.reset()
-            local_aws_module._invoke_hooks.clear()
+            local_aws_module.clear_invoke_hooks()
 
 
 @functools.cache
@@ -203,7 +203,7 @@ def cached_dispatch() -> Callable[[str, dict[str, Any]], Any]:
     handlers = _handlers()
 
     def hook(logical_id: str, event: dict[str, Any]) -> Any:
-        return handlers[logical_id](event, local_aws_module._Context(logical_id))
+        return handlers[logical_id](event, local_aws_module.LambdaContext(logical_id))
 
     return hook
 
@@ -231,7 +231,7 @@ def crash_after(function: str, times: int = 1) -> Callable[[str, dict[str, Any]]
         if logical_id != function or crashed[0] >= times:
             return None
         crashed[0] += 1
-        real(event, local_aws_module._Context(logical_id))
+        real(event, local_aws_module.LambdaContext(logical_id))
         raise ServiceException("the response was lost")
 
     return hook

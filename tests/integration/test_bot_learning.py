@@ -118,7 +118,7 @@ def test_a_confide_learns_after_its_turn_completes(wf: Workflow, bot: Bot, scrip
 def test_a_crash_after_the_model_answered_is_recovered_without_a_second_call(
     wf: Workflow, bot: Bot, script: Script
 ) -> None:
-    local_aws_module._invoke_hooks.insert(0, crash_after("CallModelFunction"))
+    local_aws_module.add_invoke_hook(crash_after("CallModelFunction"))
     turn_id = bot.said(bot.ana, "I take the 8:10 train.")
     bot.confide(turn_id, "x")
     bot.complete(turn_id)
@@ -133,7 +133,7 @@ def test_a_crash_after_the_model_answered_is_recovered_without_a_second_call(
 def test_a_crash_after_apply_applies_the_evidence_once(
     wf: Workflow, bot: Bot, script: Script
 ) -> None:
-    local_aws_module._invoke_hooks.insert(0, crash_after("ApplyLearningFunction"))
+    local_aws_module.add_invoke_hook(crash_after("ApplyLearningFunction"))
     turn_id = bot.said(bot.ana, "I take the 8:10 train.")
     bot.confide(turn_id, "x")
     bot.complete(turn_id)

@@ -166,7 +166,7 @@ def test_refresh_after_a_failure_runs_again_under_a_new_name(wf: Workflow) -> No
 def test_a_step_that_crashes_after_its_work_is_retried_without_a_second_model_call(
     wf: Workflow, function: str
 ) -> None:
-    local_aws_module._invoke_hooks.insert(0, crash_after(function))
+    local_aws_module.add_invoke_hook(crash_after(function))
     ref = wf.new_pool()
     upto = wf.turn(ref, BUDGET)
     described = wf.wait(ref, upto)

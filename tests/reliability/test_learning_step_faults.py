@@ -141,7 +141,7 @@ def lab(module_aws: tuple[Any, Any, Any]) -> Iterator[Lab]:
         # CallModel's pauses between tries to save a paid answer (0.2 s, 0.5 s): recorded.
         patch.setattr("agent_memory.service.learning_call.time", _NoSleep([]))
         # Name the step each invocation runs, in the thread that runs it.
-        local_aws_module._invoke_hooks.insert(0, _marking(faults))
+        local_aws_module.add_invoke_hook(_marking(faults))
         admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
         with TestClient(create_app(lambda: flow.services), raise_server_exceptions=False) as c:
             orgs, headers = {}, {}
@@ -328,11 +328,8 @@ def test_a_step_that_crashes_after_its_work_recovers_without_a_second_model_call
     lab: Lab, kind: str, function: str
 ) -> None:
     pool = _reset(lab, kind)
-    local_aws_module._invoke_hooks.insert(0, crash_after(function))
-    try:
+    with local_aws_module.invoke_hook(crash_after(function)):
         described = lab.learn(pool, 1)
-    finally:
-        del local_aws_module._invoke_hooks[0]
     assert described["status"] == "SUCCEEDED"
     states = lab.flow.task_states(described["executionArn"])
     assert states.count(function.removesuffix("Function")) == 2
