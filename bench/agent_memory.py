@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.support import AwsCalls, Env, embedded
+from bench.counting import AwsCalls
+from bench.rigs import Env, embedded
 
 ENTRIES = 20
 SESSIONS = 3

@@ -26,7 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench.support import AwsCalls, CountingCatalog, Env, embedded, served, timed
+from bench.counting import AwsCalls, CountingCatalog
+from bench.rigs import Env, embedded
+from bench.timing import served, timed
 
 ENTRIES = 20
 MEMORIES = 30

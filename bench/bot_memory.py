@@ -18,15 +18,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from bench.support import (
-    AwsCalls,
-    CountingCipher,
-    Env,
-    cold_warm,
-    embedded,
-    scaling_row,
-    timed,
-)
+from bench.counting import AwsCalls, CountingCipher
+from bench.rigs import Env, cold_warm, embedded
+from bench.timing import scaling_row, timed
 
 SIZES = (100, 1_000, 10_000)
 Request = tuple[str, str, Any]

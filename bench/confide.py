@@ -29,7 +29,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.support import LearningRig, learning_rig, served, timed
+from bench.rigs import LearningRig, learning_rig
+from bench.timing import served, timed
 
 CONFIDES = 200
 LEARNED = 20

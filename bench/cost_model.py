@@ -109,7 +109,7 @@ ASSUMPTIONS: dict[str, Any] = {
         "as billed INIT duration",
         "tokens = characters of the Bedrock Converse request (system, evidence, tool "
         "schema) and of the answer, / 4",
-        "request units are estimated from item sizes (see bench/support.py); an Update is "
+        "request units are estimated from item sizes (see bench/sizes.py); an Update is "
         "counted on what it writes",
         "each of the three step functions keeps its own key cache in AWS; the benchmark "
         "shares one, so warm KMS counts of learning are a lower bound",

@@ -1,7 +1,7 @@
 """The events feed (API.md "Events") on the embedded AWS, through the HTTP app:
 
 - `writes`: for each kind of change, the warm request's DynamoDB write requests and WRU
-  (estimated as bench.support counts them), and the part of it that is the event row
+  (estimated as bench.counting counts them), and the part of it that is the event row
   (`event_wru`: one more Put in the change's own transaction).
 - `feed`: two pages of `GET /v1/events` (limit 50): thread events (decided without a
   read) and session memory changes (one session read per page): requests, items, RRU.
@@ -16,7 +16,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench.support import AwsCalls, embedded, item_size
+from bench.counting import AwsCalls
+from bench.rigs import embedded
+from bench.sizes import item_size
 
 _WRITE_UNIT = 1024
 

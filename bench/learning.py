@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.counting import Calls
-from bench.support import learning_rig
+from bench.rigs import learning_rig
 
 SESSIONS = 8
 ROUNDS = 4

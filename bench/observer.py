@@ -86,7 +86,7 @@ def aws_calls() -> dict[str, Any]:
     """The context and a save of a thread whose version has the observer on (messageTokens
     1,000; local/rules observes), after its first activation: the steady state."""
     from agent_memory.domain.identity import SERVICE_ADMIN, Principal
-    from bench.support import cold_warm, embedded
+    from bench.rigs import cold_warm, embedded
 
     with embedded() as env:
         setup = env.services(learning=False)

@@ -21,7 +21,9 @@ import os
 import uuid
 from typing import Any
 
-from bench.support import AwsCalls, CountingCipher, embedded, median, seed_entries, timed
+from bench.counting import AwsCalls, CountingCipher
+from bench.rigs import embedded, seed_entries
+from bench.timing import median, timed
 
 ENTRIES = 100
 REPS = 15

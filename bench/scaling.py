@@ -15,7 +15,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench.support import AwsCalls, CountingCipher, embedded, scaling_row, seed_entries, timed
+from bench.counting import AwsCalls, CountingCipher
+from bench.rigs import embedded, seed_entries
+from bench.timing import scaling_row, timed
 
 SIZES = (100, 1_000, 10_000)
 # Repetitions per size (median); the largest size is measured once: moto takes ~20 s there.

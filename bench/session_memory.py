@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from bench.counting import Calls, CountingCipher
-from bench.support import RoundTrips, load_entries
+from bench.counting import Calls, CountingCipher, RoundTrips
+from bench.rigs import load_entries
 
 ENTRIES = 20
 LARGE = 10_000

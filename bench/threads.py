@@ -23,19 +23,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from bench.support import (
-    AwsCalls,
-    CountingCipher,
-    CountingEmbedder,
-    CountingVectors,
-    Env,
-    cold_warm,
-    embedded,
-    learning_rig,
-    scaling_row,
-    served,
-    timed,
-)
+from bench.counting import AwsCalls, CountingCipher, CountingEmbedder, CountingVectors
+from bench.rigs import Env, cold_warm, embedded, learning_rig
+from bench.timing import scaling_row, served, timed
 
 SIZES = (100, 1_000, 10_000)
 LAST_MESSAGES = 10

@@ -219,9 +219,9 @@ def test_deleting_the_history_keeps_the_confession_and_its_call_together(
 def test_the_merged_row_stays_under_2_kb(world: World, local_aws: Any) -> None:
     """A typical confide (a sentence confessed, a short answer, the owner's instructions):
     the confession and its call, sealed and compressed, sized as DynamoDB bills it (with
-    AWS KMS's wrapped data key, bench/support.py), stay under 2 KB: 2 write units, where
+    AWS KMS's wrapped data key, bench/sizes.py), stay under 2 KB: 2 write units, where
     the two rows took 3."""
-    from bench.support import item_size
+    from bench.sizes import item_size
 
     body = {"expected": 0, "instructions": "Never share health details. Be brief and kind."}
     patched = world.api.client.patch(

@@ -1,6 +1,6 @@
 """A memory read in two DynamoDB round trips, with revocation and settings still immediate.
 
-Each AWS call here waits 20 ms before it is sent, as a network would (bench.support's
+Each AWS call here waits 20 ms before it is sent, as a network would (bench.counting's
 RoundTrips), so calls made one after the other and calls made side by side can be told apart
 by their times: a round trip is a group of calls whose times overlap. The rate limit
 counts in the table, as on AWS.
@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from agent_memory.api.app import create_app
 from agent_memory.bootstrap import aws_adapters, build_services
 from agent_memory.persistence.limits import TableCounters
-from bench.support import RoundTrips
+from bench.counting import RoundTrips
 from tests.conftest import Api, User
 
 

@@ -7,7 +7,7 @@ import boto3
 from moto import mock_aws
 
 from agent_memory.adapters.kms import KmsCipher
-from bench.support import item_size
+from bench.sizes import item_size
 
 
 def test_a_sealed_value_is_sized_with_aws_kms_wrapped_data_key() -> None:
@@ -21,7 +21,7 @@ def test_a_sealed_value_is_sized_with_aws_kms_wrapped_data_key() -> None:
 def test_a_condition_check_is_billed_as_a_transactional_read_not_a_write() -> None:
     from botocore.session import Session
 
-    from bench.support import AwsCalls
+    from bench.counting import AwsCalls
 
     with mock_aws():
         session = Session()
