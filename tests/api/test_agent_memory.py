@@ -9,8 +9,8 @@ the same through the real state machine.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -18,47 +18,14 @@ import pytest
 from agent_memory.bootstrap import build_services
 from agent_memory.domain import agent_memory as rules
 from agent_memory.domain.consolidation import KIND_NOT_KEPT, OUTSIDE_ONLY, SECRET, STAYS_RETRACTED
-from agent_memory.ports import Execution, LearningRequest
+from agent_memory.ports import LearningRequest
 from tests.api.test_sessions import Client, error
 from tests.conftest import Api
 from tests.learning_support import Catalog, ScriptedModel
+from tests.support.workflow import InlineWorkflow
 
 HELPER = "openai/helper"
 TESTS_FIRST = "Always run the tests before you report that work is done."
-
-
-@dataclass
-class InlineWorkflow:
-    """An Orchestrator that runs LoadEvidence -> CallModel -> ApplyLearning at once, any
-    error -> RecordFailure, as the state machine does (without its retries)."""
-
-    learning: Any = None
-    started: dict[str, Mapping[str, Any]] = field(default_factory=dict)
-
-    def start(self, name: str, payload: Mapping[str, Any]) -> Execution:
-        if name in self.started:
-            return Execution(name=name, started=False)
-        self.started[name] = dict(payload)
-        state: dict[str, Any] = json.loads(json.dumps(payload))
-        steps = [
-            ("LoadEvidence", self.learning.load_evidence, "evidence"),
-            ("CallModel", self.learning.call_model, "model"),
-            ("ApplyLearning", self.learning.apply_learning, "result"),
-        ]
-        for step, run, path in steps:
-            try:
-                state[path] = run(_event(name, state, step))
-            except Exception as failure:
-                cause = {"errorType": type(failure).__name__, "errorMessage": str(failure)}
-                state["error"] = {"Error": type(failure).__name__, "Cause": json.dumps(cause)}
-                self.learning.record_failure(_event(name, state, "RecordFailure"))
-                break
-        return Execution(name=name, started=True)
-
-
-def _event(name: str, state: dict[str, Any], step: str) -> dict[str, Any]:
-    context = {"executionName": name, "executionId": name, "state": step, "attempt": 0}
-    return {"input": json.loads(json.dumps(state)), "context": context}
 
 
 def changes(*items: dict[str, Any]) -> str:

@@ -12,8 +12,8 @@ import pytest
 from agent_memory.persistence.executions import partition
 from agent_memory.ports import Action
 from agent_memory.service.learning_runs import ExecutionLost
-from tests.api.test_confide import Script
 from tests.api.test_memory_bot_charge import Run, Write, held, saving_answer, script
+from tests.support.bots import Script
 
 __all__ = ["held", "script"]  # the fixtures this module uses
 

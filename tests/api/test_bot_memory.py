@@ -22,8 +22,8 @@ from agent_memory.domain.tasks.learning_changes import (
 )
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.ports import KeyRange
-from tests.api.test_bots import error, make_bot, make_channel, make_chat, turn
 from tests.conftest import Api, User
+from tests.support.bots import error, make_bot, make_channel, make_chat, turn
 
 
 def fact(content: str, *items: str, topics: tuple[str, ...] = ()) -> FactChange:

@@ -19,9 +19,8 @@ from agent_memory.domain.tags import BAD_TOPIC, COLON_TAG
 from agent_memory.domain.tasks.learning_changes import FactChange
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.ports import KeyRange, LearningRequest
-from tests.api.test_bots import error, turn
-from tests.api.test_confide import Script, World, scripted_services
 from tests.conftest import Api, User
+from tests.support.bots import Script, World, error, scripted_services, turn
 
 Answer = Callable[[LearningRequest], str]
 

@@ -7,40 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Api, User
-
-
-def error(answer: Any) -> tuple[int, str, list[Any]]:
-    body = answer.json()["error"]
-    return answer.status_code, body["_tag"], body["path"]
-
-
-def make_bot(api: Api, owner: User, grants: dict[str, str] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"name": "Helper"} | ({"grants": grants} if grants else {})
-    answer = api.client.post("/v1/bots", json=body, headers=owner.headers)
-    assert answer.status_code == 201, answer.text
-    return dict(answer.json()["bot"])
-
-
-def make_chat(api: Api, user: User, bot_id: str, **extra: Any) -> dict[str, Any]:
-    answer = api.client.post("/v1/chats", json={"botId": bot_id, **extra}, headers=user.headers)
-    assert answer.status_code == 201, answer.text
-    return dict(answer.json()["chat"])
-
-
-def make_channel(api: Api, creator: User, *members: User) -> dict[str, Any]:
-    body = {"name": "team", "members": [m.id for m in members]}
-    answer = api.client.post("/v1/channels", json=body, headers=creator.headers)
-    assert answer.status_code == 201, answer.text
-    return dict(answer.json()["channel"])
-
-
-def turn(api: Api, user: User, chat_id: str, text: str, **extra: Any) -> dict[str, Any]:
-    answer = api.client.post(
-        f"/v1/chats/{chat_id}/turns", json={"input": text, **extra}, headers=user.headers
-    )
-    assert answer.status_code == 201, answer.text
-    return dict(answer.json())
+from tests.conftest import Api
+from tests.support.bots import error, make_bot, make_channel, make_chat, turn
 
 
 @pytest.fixture

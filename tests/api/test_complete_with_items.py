@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.api.test_bots import error, turn
-from tests.api.test_confide import World, fact_from_person, script, services, world
 from tests.conftest import Api
+from tests.support.bots import World, error, fact_from_person, script, services, turn, world
 
 __all__ = ["script", "services", "world"]
 

@@ -11,127 +11,33 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from agent_memory.bootstrap import build_services
 from agent_memory.domain.memory_bot import BOT_MEMORY_OFF, Price
 from agent_memory.domain.tasks.confide_answer import CALM_ANSWER
-from agent_memory.ports import LearningRequest, ModelFailure, ModelReply, Usage
+from agent_memory.ports import LearningRequest, ModelFailure, Usage
 from agent_memory.service import memory_bot_calls
-from tests.api.test_agent_memory import InlineWorkflow
-from tests.api.test_bots import error, make_bot, make_channel, make_chat, turn
-from tests.conftest import Api, User
-from tests.learning_support import Catalog, ScriptedModel
+from tests.conftest import User
+from tests.support.bots import (
+    HEARD,
+    MEMORY_MODEL,
+    Script,
+    World,
+    error,
+    fact_from_person,
+    make_channel,
+    make_chat,
+    script,
+    scripted_services,
+    services,
+    settings_of,
+    turn,
+    world,
+)
 
-MEMORY_MODEL = "openai/memory-bot"
-HEARD = "I hear you. A mistake is part of the work: tell the person plainly and fix it."
-
-
-class Script:
-    """The memory Bot's model: an answer per task, each call recorded by task."""
-
-    def __init__(self) -> None:
-        self.answers: dict[str, Any] = {
-            "confide_answer": {"answer": HEARD},
-            "learning_changes": {"changes": []},
-            "enrichment": {"input": None, "used": []},
-        }
-        self.calls: list[LearningRequest] = []
-        self.delay_s = 0.0
-        # The usage the provider confirms with each answer (None: none confirmed).
-        self.usage: Usage | None = None
-
-    def __call__(self, request: LearningRequest) -> str | ModelReply:
-        self.calls.append(request)
-        if self.delay_s:
-            time.sleep(self.delay_s)
-        answer = self.answers[request.task]
-        if isinstance(answer, Exception):
-            raise answer
-        text = answer(request) if callable(answer) else json.dumps(answer)
-        if self.usage is None:
-            return str(text)
-        return ModelReply(text=str(text), model=MEMORY_MODEL, usage=self.usage)
-
-    def tasks(self) -> list[str]:
-        return [call.task for call in self.calls]
-
-
-@pytest.fixture
-def script() -> Script:
-    return Script()
-
-
-@pytest.fixture
-def services(settings: Any, adapters: Any, script: Script) -> Any:
-    return scripted_services(settings, adapters, script)
-
-
-def scripted_services(settings: Any, adapters: Any, script: Script) -> Any:
-    """Services whose memory Bot model is `script`, with learning run inline."""
-    workflow = InlineWorkflow()
-    model = ScriptedModel(name=MEMORY_MODEL, script=script)
-    built = build_services(
-        settings,
-        replace(adapters, orchestrator=workflow, models=Catalog({MEMORY_MODEL: model})),
-    )
-    workflow.learning = built.learning
-    return built
-
-
-class World:
-    def __init__(self, api: Api) -> None:
-        self.api = api
-        self.org = api.org()
-        self.other = api.org()
-        self.ana = api.user(self.org)
-        self.ben = api.user(self.org)
-        self.olga = api.user(self.other)
-        self.bot = make_bot(api, self.ana, {self.ben.id: "read"})
-        self.settings({"botMemoryModel": MEMORY_MODEL})
-
-    def settings(self, patch: dict[str, Any]) -> None:
-        answer = self.api.client.patch(
-            f"/v1/organizations/{self.org}/settings", json=patch, headers=self.api.admin
-        )
-        assert answer.status_code == 200, answer.text
-
-    def chat(self, user: User, **extra: Any) -> dict[str, Any]:
-        return make_chat(self.api, user, self.bot["id"], **extra)
-
-    def confide(self, user: User, chat: dict[str, Any], turn_id: str, text: str) -> Any:
-        return self.api.client.post(
-            f"/v1/chats/{chat['id']}/turns/{turn_id}/confide",
-            json={"text": text},
-            headers=user.headers,
-        )
-
-    def complete(self, user: User, chat: dict[str, Any], turn_id: str) -> None:
-        answer = self.api.client.post(
-            f"/v1/chats/{chat['id']}/turns/{turn_id}/complete", json={}, headers=user.headers
-        )
-        assert answer.status_code == 200, answer.text
-
-    def get(self, user: User, path: str) -> Any:
-        return self.api.client.get(path, headers=user.headers)
-
-    def executions(self, user: User) -> list[dict[str, Any]]:
-        answer = self.get(user, f"/v1/bots/{self.bot['id']}/learning")
-        assert answer.status_code == 200, answer.text
-        return list(answer.json()["executions"])
-
-    def memory(self, user: User) -> list[dict[str, Any]]:
-        answer = self.get(user, f"/v1/bots/{self.bot['id']}/memory")
-        assert answer.status_code == 200, answer.text
-        return list(answer.json()["entries"])
-
-
-@pytest.fixture
-def world(api: Api) -> World:
-    return World(api)
+__all__ = ["script", "services", "world"]  # the memory Bot fixtures
 
 
 def test_confide_is_answered_by_the_model_and_recorded_for_the_owner(
@@ -227,14 +133,6 @@ def test_no_model_a_failing_model_and_a_slow_model_give_the_calm_answer(
         ("two", True),
         ("one", True),
     ]
-
-
-def fact_from_person(request: LearningRequest) -> str:
-    """A fact citing the first person item the request shows."""
-    lines = [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
-    person = next(line for line in lines if line.get("role") == "user")
-    change = {"op": "fact", "content": "Ana takes the 8:10 train.", "topics": ["commute"]}
-    return json.dumps({"changes": [change | {"sources": [person["id"]]}]})
 
 
 def test_learning_waits_for_the_turn_then_learns_once(world: World, script: Script) -> None:
@@ -333,10 +231,6 @@ def test_concurrent_completes_apply_the_evidence_once(world: World, script: Scri
         thread.join()
     assert len(world.memory(world.ana)) == 1
     assert [e["status"] for e in world.executions(world.ana)] == ["succeeded"]
-
-
-def settings_of(world: World, user: User) -> Any:
-    return world.get(user, f"/v1/bots/{world.bot['id']}/memory/bot")
 
 
 def patch_settings(world: World, user: User, body: dict[str, Any]) -> Any:

@@ -17,8 +17,17 @@ from agent_memory.domain.tasks.confide_answer import CALM_ANSWER
 from agent_memory.persistence.bot_rows import chat_pk
 from agent_memory.ports import ModelFailure, Put, Usage
 from agent_memory.service import memory_bot_calls
-from tests.api.test_bots import make_channel, turn
-from tests.api.test_confide import HEARD, MEMORY_MODEL, Script, World, script, services, world
+from tests.support.bots import (
+    HEARD,
+    MEMORY_MODEL,
+    Script,
+    World,
+    make_channel,
+    script,
+    services,
+    turn,
+    world,
+)
 
 __all__ = ["script", "services", "world"]  # the memory Bot fixtures of test_confide
 

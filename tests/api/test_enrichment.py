@@ -13,9 +13,8 @@ import pytest
 
 from agent_memory.ports import LearningRequest
 from agent_memory.service import memory_bot_calls
-from tests.api.test_bots import error, make_channel, turn
-from tests.api.test_confide import Script, World, scripted_services
 from tests.conftest import Api, User
+from tests.support.bots import Script, World, error, make_channel, scripted_services, turn
 
 REWRITTEN = "Book my usual 8:10 train to Berlin for Friday."
 

@@ -16,10 +16,9 @@ import pytest
 from agent_memory.bootstrap import build_services
 from agent_memory.domain.learning_notes import OPEN_TURN_AHEAD
 from agent_memory.ports import LearningRequest
-from tests.api.test_bots import turn
-from tests.api.test_confide import MEMORY_MODEL, Script, World
 from tests.conftest import Api
 from tests.learning_support import Catalog, ScriptedModel
+from tests.support.bots import MEMORY_MODEL, Script, World, turn
 from tests.support.held_workflow import HeldWorkflow
 
 

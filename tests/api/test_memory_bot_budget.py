@@ -19,18 +19,19 @@ import pytest
 
 from agent_memory.bootstrap import build_services, step_services
 from agent_memory.ports import Execution, Usage
-from tests.api.test_agent_memory import InlineWorkflow, _event
-from tests.api.test_bots import make_chat, turn
-from tests.api.test_confide import (
+from tests.api.test_confide import patch_settings
+from tests.conftest import Api
+from tests.learning_support import Catalog, ScriptedModel
+from tests.support.bots import (
     MEMORY_MODEL,
     Script,
     World,
     fact_from_person,
-    patch_settings,
+    make_chat,
     settings_of,
+    turn,
 )
-from tests.conftest import Api
-from tests.learning_support import Catalog, ScriptedModel
+from tests.support.workflow import InlineWorkflow, step_event
 
 DAY_MS = 24 * 3600 * 1000
 # One micro-USD per token in and out: a call of 10 input tokens costs 10.
@@ -208,17 +209,17 @@ def test_a_reused_saved_call_is_not_charged_again(
         [(name, payload)] = workflow.started.items()
         learning = services.learning
         state: dict[str, Any] = dict(payload)
-        state["evidence"] = learning.load_evidence(_event(name, state, "LoadEvidence"))
-        first = learning.call_model(_event(name, state, "CallModel"))
+        state["evidence"] = learning.load_evidence(step_event(name, state, "LoadEvidence"))
+        first = learning.call_model(step_event(name, state, "CallModel"))
         assert settings_of(world, world.ana).json()["spentMicros"] == 20
         # The step is retried (its answer was lost on the way back): the saved call is
         # reused, neither asked nor charged again.
-        retried = _event(name, state, "CallModel")
+        retried = step_event(name, state, "CallModel")
         retried["context"]["attempt"] = 1
         again = learning.call_model(retried)
         assert (again["reused"], again["call"]) == (True, first["call"])
         assert len(learning_calls(script)) == 1
         assert settings_of(world, world.ana).json()["spentMicros"] == 20
         state["model"] = again
-        assert learning.apply_learning(_event(name, state, "ApplyLearning"))["applied"] == 1
+        assert learning.apply_learning(step_event(name, state, "ApplyLearning"))["applied"] == 1
         assert [e["status"] for e in world.executions(world.ana)] == ["succeeded"]

@@ -16,11 +16,10 @@ from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.persistence.events import partition
 from agent_memory.ports import Action, Put, Update, Usage
-from tests.api.test_agent_memory import _event
-from tests.api.test_bots import turn
-from tests.api.test_confide import Script, World, fact_from_person, settings_of
 from tests.api.test_memory_bot_budget import HeldWorkflow, MovableClock, built, learning_calls
 from tests.conftest import Api
+from tests.support.bots import Script, World, fact_from_person, settings_of, turn
+from tests.support.workflow import step_event
 
 Write = Callable[[Sequence[Action]], None]
 
@@ -46,11 +45,11 @@ class Run:
         self.world = world
         self.state: dict[str, Any] = dict(payload)
         self.state["evidence"] = self.learning.load_evidence(
-            _event(self.name, self.state, "LoadEvidence")
+            step_event(self.name, self.state, "LoadEvidence")
         )
 
     def call(self, attempt: int) -> dict[str, Any]:
-        event = _event(self.name, self.state, "CallModel")
+        event = step_event(self.name, self.state, "CallModel")
         event["context"]["attempt"] = attempt
         answered: dict[str, Any] = self.learning.call_model(event)
         return answered
@@ -58,7 +57,7 @@ class Run:
     def apply(self, answered: dict[str, Any]) -> dict[str, Any]:
         self.state["model"] = answered
         applied: dict[str, Any] = self.learning.apply_learning(
-            _event(self.name, self.state, "ApplyLearning")
+            step_event(self.name, self.state, "ApplyLearning")
         )
         return applied
 

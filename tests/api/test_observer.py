@@ -140,9 +140,9 @@ def stack() -> Iterator[Stack]:
     from agent_memory.domain.identity import hash_token
     from agent_memory.persistence.limits import ProcessCounters
     from infra.local.aws import embedded_aws, provision
-    from tests.api.test_agent_memory import InlineWorkflow
     from tests.conftest import ADMIN_TOKEN
     from tests.learning_support import Catalog, ScriptedModel
+    from tests.support.workflow import InlineWorkflow
 
     with embedded_aws() as session, pytest.MonkeyPatch.context() as patch:
         environment = {

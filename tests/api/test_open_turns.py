@@ -20,10 +20,9 @@ import pytest
 from agent_memory.bootstrap import build_services
 from agent_memory.domain.bots import ABANDONED_AFTER_MS
 from agent_memory.ports import Execution, LearningRequest
-from tests.api.test_bots import error, make_channel, turn
-from tests.api.test_confide import MEMORY_MODEL, Script, World
 from tests.conftest import Api, User
 from tests.learning_support import Catalog, ScriptedModel
+from tests.support.bots import MEMORY_MODEL, Script, World, error, make_channel, turn
 
 STEPS = (
     ("LoadEvidence", "load_evidence", "evidence"),

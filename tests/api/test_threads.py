@@ -80,8 +80,8 @@ def services(settings: Any, adapters: Any, titler: Any) -> Any:
 
     from agent_memory.adapters.rules_model import RulesModel
     from agent_memory.bootstrap import build_services
-    from tests.api.test_agent_memory import InlineWorkflow
     from tests.learning_support import Catalog
+    from tests.support.workflow import InlineWorkflow
 
     workflow = InlineWorkflow()
     catalog = Catalog({TITLER: titler, "local/rules": RulesModel()})

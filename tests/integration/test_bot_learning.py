@@ -14,10 +14,9 @@ from fastapi.testclient import TestClient
 
 from agent_memory.api.app import create_app
 from infra.local import aws as local_aws_module
-from tests.api.test_bots import make_bot, make_chat, turn
-from tests.api.test_confide import MEMORY_MODEL, Script, fact_from_person
 from tests.conftest import Api, User
 from tests.integration.learning_harness import Workflow, crash_after, workflow
+from tests.support.bots import MEMORY_MODEL, Script, fact_from_person, make_bot, make_chat, turn
 
 
 @pytest.fixture

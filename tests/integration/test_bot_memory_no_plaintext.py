@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.domain.tasks.learning_changes import FactChange, ObservationChange
-from tests.api.test_bots import make_bot, make_channel, make_chat, turn
 from tests.conftest import Api
 from tests.integration.test_no_plaintext import _all_text
+from tests.support.bots import make_bot, make_channel, make_chat, turn
 
 MARKERS = {
     "input": "Zephyr-6120",

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.ports import LearningRequest, ModelFailure
-from tests.api.test_confide import Script, fact_from_person
 from tests.integration.learning_harness import Workflow
 from tests.integration.test_bot_learning import Bot, bot, script, wf
+from tests.support.bots import Script, fact_from_person
 
 __all__ = ["bot", "script", "wf"]  # the fixtures this module uses
 

@@ -17,9 +17,17 @@ import pytest
 
 from agent_memory.ports import LearningRequest
 from agent_memory.service import bot_memory_purge
-from tests.api.test_bots import error, make_bot, make_channel, make_chat, turn
-from tests.api.test_confide import Script, World, scripted_services
 from tests.conftest import Api, User
+from tests.support.bots import (
+    Script,
+    World,
+    error,
+    make_bot,
+    make_channel,
+    make_chat,
+    scripted_services,
+    turn,
+)
 
 
 @pytest.fixture

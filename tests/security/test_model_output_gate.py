@@ -19,9 +19,8 @@ import pytest
 from agent_memory.domain import model_gate as gate
 from agent_memory.domain.tags import BAD_TOPIC
 from agent_memory.ports import LearningRequest
-from tests.api.test_bots import make_channel, turn
-from tests.api.test_confide import Script, World, scripted_services
 from tests.conftest import Api, User
+from tests.support.bots import Script, World, make_channel, scripted_services, turn
 
 Answer = Callable[[LearningRequest], str]
 

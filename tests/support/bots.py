@@ -1,0 +1,172 @@
+"""Builders of seed 002 objects over HTTP (bots, channels, chats, turns) and the memory Bot's
+scripted world."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from agent_memory.bootstrap import build_services
+from agent_memory.ports import LearningRequest, ModelReply, Usage
+from tests.conftest import Api, User
+from tests.learning_support import Catalog, ScriptedModel
+from tests.support.workflow import InlineWorkflow
+
+
+def error(answer: Any) -> tuple[int, str, list[Any]]:
+    body = answer.json()["error"]
+    return answer.status_code, body["_tag"], body["path"]
+
+
+def make_bot(api: Api, owner: User, grants: dict[str, str] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": "Helper"} | ({"grants": grants} if grants else {})
+    answer = api.client.post("/v1/bots", json=body, headers=owner.headers)
+    assert answer.status_code == 201, answer.text
+    return dict(answer.json()["bot"])
+
+
+def make_chat(api: Api, user: User, bot_id: str, **extra: Any) -> dict[str, Any]:
+    answer = api.client.post("/v1/chats", json={"botId": bot_id, **extra}, headers=user.headers)
+    assert answer.status_code == 201, answer.text
+    return dict(answer.json()["chat"])
+
+
+def make_channel(api: Api, creator: User, *members: User) -> dict[str, Any]:
+    body = {"name": "team", "members": [m.id for m in members]}
+    answer = api.client.post("/v1/channels", json=body, headers=creator.headers)
+    assert answer.status_code == 201, answer.text
+    return dict(answer.json()["channel"])
+
+
+def turn(api: Api, user: User, chat_id: str, text: str, **extra: Any) -> dict[str, Any]:
+    answer = api.client.post(
+        f"/v1/chats/{chat_id}/turns", json={"input": text, **extra}, headers=user.headers
+    )
+    assert answer.status_code == 201, answer.text
+    return dict(answer.json())
+
+
+MEMORY_MODEL = "openai/memory-bot"
+
+
+HEARD = "I hear you. A mistake is part of the work: tell the person plainly and fix it."
+
+
+class Script:
+    """The memory Bot's model: an answer per task, each call recorded by task."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, Any] = {
+            "confide_answer": {"answer": HEARD},
+            "learning_changes": {"changes": []},
+            "enrichment": {"input": None, "used": []},
+        }
+        self.calls: list[LearningRequest] = []
+        self.delay_s = 0.0
+        # The usage the provider confirms with each answer (None: none confirmed).
+        self.usage: Usage | None = None
+
+    def __call__(self, request: LearningRequest) -> str | ModelReply:
+        self.calls.append(request)
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        answer = self.answers[request.task]
+        if isinstance(answer, Exception):
+            raise answer
+        text = answer(request) if callable(answer) else json.dumps(answer)
+        if self.usage is None:
+            return str(text)
+        return ModelReply(text=str(text), model=MEMORY_MODEL, usage=self.usage)
+
+    def tasks(self) -> list[str]:
+        return [call.task for call in self.calls]
+
+
+@pytest.fixture
+def script() -> Script:
+    return Script()
+
+
+@pytest.fixture
+def services(settings: Any, adapters: Any, script: Script) -> Any:
+    return scripted_services(settings, adapters, script)
+
+
+def scripted_services(settings: Any, adapters: Any, script: Script) -> Any:
+    """Services whose memory Bot model is `script`, with learning run inline."""
+    workflow = InlineWorkflow()
+    model = ScriptedModel(name=MEMORY_MODEL, script=script)
+    built = build_services(
+        settings,
+        replace(adapters, orchestrator=workflow, models=Catalog({MEMORY_MODEL: model})),
+    )
+    workflow.learning = built.learning
+    return built
+
+
+class World:
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.org = api.org()
+        self.other = api.org()
+        self.ana = api.user(self.org)
+        self.ben = api.user(self.org)
+        self.olga = api.user(self.other)
+        self.bot = make_bot(api, self.ana, {self.ben.id: "read"})
+        self.settings({"botMemoryModel": MEMORY_MODEL})
+
+    def settings(self, patch: dict[str, Any]) -> None:
+        answer = self.api.client.patch(
+            f"/v1/organizations/{self.org}/settings", json=patch, headers=self.api.admin
+        )
+        assert answer.status_code == 200, answer.text
+
+    def chat(self, user: User, **extra: Any) -> dict[str, Any]:
+        return make_chat(self.api, user, self.bot["id"], **extra)
+
+    def confide(self, user: User, chat: dict[str, Any], turn_id: str, text: str) -> Any:
+        return self.api.client.post(
+            f"/v1/chats/{chat['id']}/turns/{turn_id}/confide",
+            json={"text": text},
+            headers=user.headers,
+        )
+
+    def complete(self, user: User, chat: dict[str, Any], turn_id: str) -> None:
+        answer = self.api.client.post(
+            f"/v1/chats/{chat['id']}/turns/{turn_id}/complete", json={}, headers=user.headers
+        )
+        assert answer.status_code == 200, answer.text
+
+    def get(self, user: User, path: str) -> Any:
+        return self.api.client.get(path, headers=user.headers)
+
+    def executions(self, user: User) -> list[dict[str, Any]]:
+        answer = self.get(user, f"/v1/bots/{self.bot['id']}/learning")
+        assert answer.status_code == 200, answer.text
+        return list(answer.json()["executions"])
+
+    def memory(self, user: User) -> list[dict[str, Any]]:
+        answer = self.get(user, f"/v1/bots/{self.bot['id']}/memory")
+        assert answer.status_code == 200, answer.text
+        return list(answer.json()["entries"])
+
+
+@pytest.fixture
+def world(api: Api) -> World:
+    return World(api)
+
+
+def fact_from_person(request: LearningRequest) -> str:
+    """A fact citing the first person item the request shows."""
+    lines = [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
+    person = next(line for line in lines if line.get("role") == "user")
+    change = {"op": "fact", "content": "Ana takes the 8:10 train.", "topics": ["commute"]}
+    return json.dumps({"changes": [change | {"sources": [person["id"]]}]})
+
+
+def settings_of(world: World, user: User) -> Any:
+    return world.get(user, f"/v1/bots/{world.bot['id']}/memory/bot")

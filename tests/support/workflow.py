@@ -1,0 +1,45 @@
+"""A workflow that runs the learning steps at once, in the calling thread, as the state machine
+would (without its retries)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_memory.ports import Execution
+
+
+@dataclass
+class InlineWorkflow:
+    """An Orchestrator that runs LoadEvidence -> CallModel -> ApplyLearning at once, any
+    error -> RecordFailure, as the state machine does (without its retries)."""
+
+    learning: Any = None
+    started: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def start(self, name: str, payload: Mapping[str, Any]) -> Execution:
+        if name in self.started:
+            return Execution(name=name, started=False)
+        self.started[name] = dict(payload)
+        state: dict[str, Any] = json.loads(json.dumps(payload))
+        steps = [
+            ("LoadEvidence", self.learning.load_evidence, "evidence"),
+            ("CallModel", self.learning.call_model, "model"),
+            ("ApplyLearning", self.learning.apply_learning, "result"),
+        ]
+        for step, run, path in steps:
+            try:
+                state[path] = run(step_event(name, state, step))
+            except Exception as failure:
+                cause = {"errorType": type(failure).__name__, "errorMessage": str(failure)}
+                state["error"] = {"Error": type(failure).__name__, "Cause": json.dumps(cause)}
+                self.learning.record_failure(step_event(name, state, "RecordFailure"))
+                break
+        return Execution(name=name, started=True)
+
+
+def step_event(name: str, state: dict[str, Any], step: str) -> dict[str, Any]:
+    context = {"executionName": name, "executionId": name, "state": step, "attempt": 0}
+    return {"input": json.loads(json.dumps(state)), "context": context}
