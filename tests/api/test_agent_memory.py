@@ -19,9 +19,9 @@ from agent_memory.bootstrap import build_services
 from agent_memory.domain import agent_memory as rules
 from agent_memory.domain.consolidation import KIND_NOT_KEPT, OUTSIDE_ONLY, SECRET, STAYS_RETRACTED
 from agent_memory.ports import LearningRequest
-from tests.api.test_sessions import Client, error
 from tests.conftest import Api
 from tests.learning_support import Catalog, ScriptedModel
+from tests.support.sessions import Client, error
 from tests.support.workflow import InlineWorkflow
 
 HELPER = "openai/helper"

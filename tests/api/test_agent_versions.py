@@ -7,16 +7,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import Api, User
+from tests.support.threads import agent_of
 from tests.unit.test_memory_options import BAD
 
 P = ["memory", "options"]
-
-
-def agent_of(api: Api, owner: User, members: list[str] | None = None) -> str:
-    body: dict[str, Any] = {"name": "helper"} | ({"members": members} if members else {})
-    answer = api.client.post("/v1/agents", json=body, headers=owner.headers)
-    assert answer.status_code == 201, answer.text
-    return str(answer.json()["agent"]["id"])
 
 
 def patch(api: Api, user: User, agent: str, memory: Any) -> Any:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.api.test_agent_versions import agent_of
 from tests.conftest import Api, User
+from tests.support.threads import agent_of
 
 OPENAI_MISSING = (
     "openai/gpt-4o: this deployment has no OpenAI-compatible endpoint configured "

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tests.api.test_recall import CHAT, ask, contents, recall_on
-from tests.api.test_threads import World, services, titler, user, world
 from tests.support.embedding_server import EmbeddingServer, embedding_server
+from tests.support.threads import World, services, titler, user, world
 
 __all__ = ["services", "titler", "world"]
 

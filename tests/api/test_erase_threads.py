@@ -10,7 +10,7 @@ import pytest
 from agent_memory.domain.recall import vector_key
 from tests.api.test_erase import TinyEmbedder
 from tests.api.test_listing import agent, get
-from tests.api.test_threads import World, services, titler, user, world
+from tests.support.threads import World, services, titler, user, world
 
 __all__ = ["services", "titler", "world"]
 

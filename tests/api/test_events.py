@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from tests.api.test_agent_memory import HELPER, remember, replying
-from tests.api.test_sessions import Client
 from tests.conftest import Api
 from tests.learning_support import Catalog, ScriptedModel
+from tests.support.sessions import Client
 from tests.support.workflow import InlineWorkflow
 
 TITLER = "openai/titler"

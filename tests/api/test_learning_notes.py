@@ -20,11 +20,8 @@ from agent_memory.domain import agent_memory as agent_rules
 from agent_memory.domain import learning_notes as notes
 from agent_memory.domain.memory_bot import BOT_MEMORY_OFF, NO_MODEL, Price
 from agent_memory.ports import ModelFailure, Usage
-from tests.api.test_agent_versions import agent_of
 from tests.api.test_confide import patch_settings
-from tests.api.test_sessions import Client
 from tests.api.test_threads import World as ThreadWorld
-from tests.api.test_threads import assistant, user
 from tests.conftest import Api
 from tests.support.bots import (
     MEMORY_MODEL,
@@ -35,6 +32,8 @@ from tests.support.bots import (
     turn,
 )
 from tests.support.held_workflow import HeldRun, HeldWorkflow
+from tests.support.sessions import Client
+from tests.support.threads import agent_of, assistant, user
 
 SAID = "I take the 8:10 train."
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 # The fixtures of the thread tests: the inline learning workflow, the world of two users.
-from tests.api.test_threads import World, assistant, services, titler, user, world
+from tests.support.threads import World, assistant, services, titler, user, world
 
 __all__ = ["services", "titler", "world"]
 

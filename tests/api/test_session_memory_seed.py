@@ -15,8 +15,8 @@ import pytest
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.memory_text import HEADER
 from agent_memory.service.learning_pools import PoolRef
-from tests.api.test_sessions import SEED_TIME, Client, InlineLearning, error, inline_services
 from tests.conftest import Api
+from tests.support.sessions import SEED_TIME, Client, InlineLearning, error, inline_services
 
 READ_MEMORY = """{
   "entries": {

@@ -26,7 +26,7 @@ from agent_memory.service.thread_learning import (
     ThreadBackground,
     ride,
 )
-from tests.api.test_observer import Observed, Stack, observed, stack, turn
+from tests.support.observer import Observed, Stack, observed, stack, turn
 
 __all__ = ["observed", "stack"]
 

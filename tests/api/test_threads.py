@@ -6,103 +6,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from tests.api.test_agent_versions import agent_of
-from tests.conftest import Api, User
+from tests.conftest import Api
+from tests.support.threads import TITLER, World, agent_of, assistant, services, titler, user, world
 
-
-@dataclass
-class World:
-    api: Api
-    owner: User
-    member: User
-    agent: str
-
-    def activate(self, options: dict[str, Any] | None) -> None:
-        """Publish `options` as the agent's next version and activate it."""
-        client, headers = self.api.client, self.owner.headers
-        memory = None if options is None else {"options": options}
-        saved = client.patch(
-            f"/v1/agents/{self.agent}/draft", json={"memory": memory}, headers=headers
-        )
-        assert saved.status_code == 200, saved.text
-        version = client.post(f"/v1/agents/{self.agent}/publish", json={}, headers=headers)
-        number = version.json()["version"]["number"]
-        url = f"/v1/agents/{self.agent}/versions/{number}/activate"
-        assert client.post(url, json={}, headers=headers).status_code == 200
-
-    def thread(self, user: User | None = None) -> str:
-        who = user or self.owner
-        answer = self.api.client.post(
-            "/v1/threads", json={"agentId": self.agent}, headers=who.headers
-        )
-        assert answer.status_code == 201, answer.text
-        return str(answer.json()["thread"]["id"])
-
-    def save(self, thread: str, *messages: dict[str, Any], user: User | None = None) -> Any:
-        who = user or self.owner
-        return self.api.client.post(
-            f"/v1/threads/{thread}/messages", json={"messages": list(messages)}, headers=who.headers
-        )
-
-    def context(self, thread: str, user: User | None = None) -> Any:
-        who = user or self.owner
-        return self.api.client.post(
-            f"/v1/threads/{thread}/context",
-            json={"message": {"role": "user", "content": "hi"}},
-            headers=who.headers,
-        )
-
-    def get(self, url: str, user: User | None = None) -> Any:
-        return self.api.client.get(url, headers=(user or self.owner).headers)
-
-
-TITLER = "openai/titler"
-
-
-@pytest.fixture
-def titler() -> Any:
-    from tests.learning_support import ScriptedModel
-
-    return ScriptedModel(name=TITLER, script=lambda request: '{"title": "Lisbon in May"}')
-
-
-@pytest.fixture
-def services(settings: Any, adapters: Any, titler: Any) -> Any:
-    """The services with the learning workflow run inline at each start (as the state
-    machine runs it, without its retries) and a catalog of a scripted title model and
-    local/rules; the real Step Functions and `make run`'s runner have their own tests."""
-    from dataclasses import replace
-
-    from agent_memory.adapters.rules_model import RulesModel
-    from agent_memory.bootstrap import build_services
-    from tests.learning_support import Catalog
-    from tests.support.workflow import InlineWorkflow
-
-    workflow = InlineWorkflow()
-    catalog = Catalog({TITLER: titler, "local/rules": RulesModel()})
-    built = build_services(settings, replace(adapters, orchestrator=workflow, models=catalog))
-    workflow.learning = built.learning
-    return built
-
-
-@pytest.fixture
-def world(api: Api) -> World:
-    org = api.org()
-    owner, member = api.user(org), api.user(org)
-    return World(api, owner, member, agent_of(api, owner, [member.id]))
-
-
-def user(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": text}
-
-
-def assistant(text: str) -> dict[str, Any]:
-    return {"role": "assistant", "content": text}
+__all__ = ["services", "titler", "world"]  # the fixtures this module uses
 
 
 def test_messages_are_saved_with_ids_and_read_back_in_order(world: World) -> None:

@@ -1,0 +1,139 @@
+"""Seed 000 over HTTP: a client for one person, the learning run inline, an organization with
+a user."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pytest
+
+from agent_memory.adapters.in_memory import FixedClock
+from agent_memory.bootstrap import build_services, model_catalog, session_access
+from agent_memory.domain.learning_prompt import instructions_for
+from agent_memory.domain.proposals import parse_changes
+from agent_memory.ports import LearningRequest, ModelCatalog, ModelFailure, Store
+from agent_memory.service.learning_pools import Outcome, PoolRef, apply_cycle
+from agent_memory.service.session_learning import SessionLearningPool
+from tests.conftest import Api, User
+
+SEED_TIME = 1792486800000
+
+
+@dataclass
+class InlineLearning:
+    """Consolidation run at once, in the caller's thread: evidence, model, apply."""
+
+    pool: SessionLearningPool
+    models: ModelCatalog
+    store: Store
+    runs: list[dict[str, Any]] = field(default_factory=list)
+
+    def start(self, pool: PoolRef, *, upto: int, reason: str) -> Any:
+        evidence = self.pool.load_evidence(pool, upto)
+        run: dict[str, Any] = {"id": f"run-{len(self.runs) + 1}", "reason": reason, "upto": upto}
+        self.runs.insert(0, run)
+        if evidence is None:
+            run["status"] = "skipped"
+            return "started"
+        model = self.models.resolve(evidence.model)
+        assert model is not None
+        request = LearningRequest(
+            "session",
+            instructions_for("session", evidence.allowed_kinds, evidence.person),
+            evidence.items,
+            evidence.memory,
+            evidence.allowed_kinds,
+            evidence.person,
+        )
+        try:
+            reply = model.propose(request)
+        except ModelFailure as failure:
+            # As the workflow does: record the error; the read position stays.
+            run.update(status="failed", error={"type": failure.kind, "message": str(failure)})
+            return "started"
+        changes = parse_changes(reply.text, known_keys=[e.key for e in evidence.memory])
+        outcome: Outcome = apply_cycle(self.store, self.pool, evidence, changes, lambda _: [])
+        run.update(status="succeeded", applied=outcome.applied, rejected=outcome.rejected)
+        run["itemIds"] = [item.id for item in evidence.items]
+        return "started"
+
+    def executions(self, pool: PoolRef) -> list[dict[str, Any]]:
+        return list(self.runs)
+
+
+def inline_services(settings: Any, adapters: Any) -> Any:
+    """The real services on the embedded AWS, at the seed's time, learning inline."""
+    fixed = replace(adapters, clock=FixedClock(SEED_TIME))
+    built = build_services(settings, fixed)
+    inline = InlineLearning(
+        SessionLearningPool(session_access(settings, fixed), fixed.clock),
+        model_catalog(settings),
+        fixed.store,
+    )
+    built.sessions.learning = inline
+    built.session_memory.learning = inline
+    return built
+
+
+@pytest.fixture
+def services(settings: Any, adapters: Any) -> Any:
+    return inline_services(settings, adapters)
+
+
+@dataclass
+class Client:
+    """One person using the API."""
+
+    api: Api
+    user: User
+
+    def post(self, url: str, body: Any) -> Any:
+        return self.api.client.post(url, json=body, headers=self.user.headers)
+
+    def get(self, url: str) -> Any:
+        return self.api.client.get(url, headers=self.user.headers)
+
+    def agent(self, name: str = "Trip planner", members: list[str] | None = None) -> str:
+        answer = self.post("/v1/agents", {"name": name, "members": members or []})
+        assert answer.status_code == 201, answer.text
+        return str(answer.json()["agent"]["id"])
+
+    def session(self, agent: str | None = None, **body: Any) -> dict[str, Any]:
+        answer = self.post("/v1/sessions", {"agentId": agent or self.agent(), **body})
+        assert answer.status_code == 201, answer.text
+        return dict(answer.json()["session"])
+
+    def view(self, session_id: str) -> dict[str, Any]:
+        answer = self.get(f"/v1/sessions/{session_id}")
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json()["session"])
+
+    def turn(self, session_id: str, *texts: str, **body: Any) -> Any:
+        items = [{"role": "user", "content": t} for t in texts]
+        return self.post(f"/v1/sessions/{session_id}/turns", {"items": items, **body})
+
+    def command(self, session_id: str, command: dict[str, Any], **override: Any) -> Any:
+        view = self.view(session_id)
+        body = {"expected": view["head"], "revision": view["revision"], "command": command}
+        return self.post(f"/v1/sessions/{session_id}/memory", body | override)
+
+    def memory(self, session_id: str) -> dict[str, Any]:
+        answer = self.get(f"/v1/sessions/{session_id}/memory")
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json())
+
+
+@pytest.fixture
+def org(api: Api) -> str:
+    return api.org()
+
+
+@pytest.fixture
+def ana(api: Api, org: str) -> Client:
+    return Client(api, api.user(org, user_id="ana"))
+
+
+def error(answer: Any) -> tuple[int, str, list[Any]]:
+    body = answer.json()["error"]
+    return answer.status_code, body["_tag"], body["path"]
