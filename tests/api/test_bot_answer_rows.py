@@ -12,10 +12,10 @@ import pytest
 from agent_memory.persistence.executions import partition
 from agent_memory.ports import Action
 from agent_memory.service.learning_runs import ExecutionLost
-from tests.api.test_memory_bot_charge import Run, Write, held, saving_answer, script
 from tests.support.bots import Script
+from tests.support.memory_bot import Run, Write, charged_script, held, saving_answer
 
-__all__ = ["held", "script"]  # the fixtures this module uses
+__all__ = ["charged_script", "held"]  # the fixtures this module uses
 
 
 def _run_rows(adapters: Any, run: Run) -> list[dict[str, Any]]:

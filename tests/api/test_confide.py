@@ -19,7 +19,6 @@ from agent_memory.domain.memory_bot import BOT_MEMORY_OFF, Price
 from agent_memory.domain.tasks.confide_answer import CALM_ANSWER
 from agent_memory.ports import LearningRequest, ModelFailure, Usage
 from agent_memory.service import memory_bot_calls
-from tests.conftest import User
 from tests.support.bots import (
     HEARD,
     MEMORY_MODEL,
@@ -29,6 +28,7 @@ from tests.support.bots import (
     fact_from_person,
     make_channel,
     make_chat,
+    patch_settings,
     script,
     scripted_services,
     services,
@@ -231,12 +231,6 @@ def test_concurrent_completes_apply_the_evidence_once(world: World, script: Scri
         thread.join()
     assert len(world.memory(world.ana)) == 1
     assert [e["status"] for e in world.executions(world.ana)] == ["succeeded"]
-
-
-def patch_settings(world: World, user: User, body: dict[str, Any]) -> Any:
-    return world.api.client.patch(
-        f"/v1/bots/{world.bot['id']}/memory/bot", json=body, headers=user.headers
-    )
 
 
 def test_memory_bot_settings_need_write_and_the_current_version(world: World) -> None:

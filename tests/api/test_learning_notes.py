@@ -20,7 +20,6 @@ from agent_memory.domain import agent_memory as agent_rules
 from agent_memory.domain import learning_notes as notes
 from agent_memory.domain.memory_bot import BOT_MEMORY_OFF, NO_MODEL, Price
 from agent_memory.ports import ModelFailure, Usage
-from tests.api.test_confide import patch_settings
 from tests.api.test_threads import World as ThreadWorld
 from tests.conftest import Api
 from tests.support.bots import (
@@ -28,6 +27,7 @@ from tests.support.bots import (
     Script,
     World,
     fact_from_person,
+    patch_settings,
     scripted_services,
     turn,
 )

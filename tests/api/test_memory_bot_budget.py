@@ -11,57 +11,32 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
 
-from agent_memory.bootstrap import build_services, step_services
-from agent_memory.ports import Execution, Usage
-from tests.api.test_confide import patch_settings
+from agent_memory.bootstrap import step_services
+from agent_memory.ports import Usage
 from tests.conftest import Api
-from tests.learning_support import Catalog, ScriptedModel
 from tests.support.bots import (
     MEMORY_MODEL,
     Script,
     World,
     fact_from_person,
     make_chat,
+    patch_settings,
     settings_of,
     turn,
 )
+from tests.support.memory_bot import (
+    DAY_MS,
+    HeldWorkflow,
+    MovableClock,
+    budget_tick,
+    built,
+    learning_calls,
+)
 from tests.support.workflow import InlineWorkflow, step_event
-
-DAY_MS = 24 * 3600 * 1000
-# One micro-USD per token in and out: a call of 10 input tokens costs 10.
-PRICES = json.dumps({MEMORY_MODEL: [1_000_000, 1_000_000]})
-
-
-class MovableClock:
-    """The system clock, moved forward by the test (a period rolls over)."""
-
-    def __init__(self) -> None:
-        self.offset_ms = 0
-
-    def now_ms(self) -> int:
-        import time
-
-        return time.time_ns() // 1_000_000 + self.offset_ms
-
-
-@dataclass
-class HeldWorkflow:
-    """An Orchestrator that only keeps what it was asked to start: the test runs the steps."""
-
-    started: dict[str, dict[str, Any]] = field(default_factory=dict)
-    learning: Any = None
-
-    def start(self, name: str, payload: Any) -> Execution:
-        if name in self.started:
-            return Execution(name=name, started=False)
-        self.started[name] = json.loads(json.dumps(payload))
-        return Execution(name=name, started=True)
 
 
 @pytest.fixture
@@ -77,18 +52,6 @@ def clock() -> MovableClock:
     return MovableClock()
 
 
-def built(settings: Any, adapters: Any, script: Script, clock: MovableClock, workflow: Any) -> Any:
-    model = ScriptedModel(name=MEMORY_MODEL, script=script)
-    services = build_services(
-        settings.model_copy(update={"model_prices": PRICES}),
-        replace(
-            adapters, orchestrator=workflow, models=Catalog({MEMORY_MODEL: model}), clock=clock
-        ),
-    )
-    workflow.learning = services.learning
-    return services
-
-
 @pytest.fixture
 def services(settings: Any, adapters: Any, script: Script, clock: MovableClock) -> Any:
     found = built(settings, adapters, script, clock, InlineWorkflow())
@@ -100,19 +63,6 @@ def services(settings: Any, adapters: Any, script: Script, clock: MovableClock) 
 @pytest.fixture
 def world(api: Api) -> World:
     return World(api)
-
-
-def learning_calls(script: Script) -> list[Any]:
-    return [c for c in script.calls if c.task == "learning_changes"]
-
-
-def budget_tick() -> Any:
-    """The template's schedule, as `make run` runs it (infra/local/runner.py)."""
-    from infra.local.runner import scheduled_ticks
-
-    [(name, period_s, task)] = scheduled_ticks()
-    assert (name, period_s) == ("BudgetTickFunction", 900.0)
-    return task
 
 
 def test_a_spent_budget_wakes_its_learning_when_the_next_period_starts(

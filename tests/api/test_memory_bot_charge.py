@@ -6,92 +6,26 @@ and once more for the second real call a step retried after a crash makes. Its a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.persistence.events import partition
-from agent_memory.ports import Action, Put, Update, Usage
-from tests.api.test_memory_bot_budget import HeldWorkflow, MovableClock, built, learning_calls
-from tests.conftest import Api
-from tests.support.bots import Script, World, fact_from_person, settings_of, turn
-from tests.support.workflow import step_event
+from agent_memory.ports import Action, Update
+from tests.support.bots import Script, fact_from_person
+from tests.support.memory_bot import (
+    Run,
+    Write,
+    charged_script,
+    held,
+    learning_calls,
+    saving_answer,
+)
 
-Write = Callable[[Sequence[Action]], None]
-
-
-@pytest.fixture
-def script() -> Script:
-    found = Script()
-    found.answers["learning_changes"] = fact_from_person
-    found.usage = Usage(input_tokens=10, output_tokens=0)  # 10 micro-USD a call
-    return found
-
-
-class Run:
-    """A held learning run of one confided, completed turn, its steps run by the test."""
-
-    def __init__(self, services: Any, world: World, workflow: HeldWorkflow) -> None:
-        chat = world.chat(world.ana)
-        turn_id = turn(world.api, world.ana, chat["id"], "I take the 8:10 train.")["turn"]["id"]
-        world.confide(world.ana, chat, turn_id, "x")  # 10
-        world.complete(world.ana, chat, turn_id)
-        [(self.name, payload)] = workflow.started.items()
-        self.learning = services.learning
-        self.world = world
-        self.state: dict[str, Any] = dict(payload)
-        self.state["evidence"] = self.learning.load_evidence(
-            step_event(self.name, self.state, "LoadEvidence")
-        )
-
-    def call(self, attempt: int) -> dict[str, Any]:
-        event = step_event(self.name, self.state, "CallModel")
-        event["context"]["attempt"] = attempt
-        answered: dict[str, Any] = self.learning.call_model(event)
-        return answered
-
-    def apply(self, answered: dict[str, Any]) -> dict[str, Any]:
-        self.state["model"] = answered
-        applied: dict[str, Any] = self.learning.apply_learning(
-            step_event(self.name, self.state, "ApplyLearning")
-        )
-        return applied
-
-    def spent(self) -> int:
-        return int(settings_of(self.world, self.world.ana).json()["spentMicros"])
-
-
-@pytest.fixture
-def held(
-    settings: Any, adapters: Any, script: Script, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[Run, list[Write]]]:
-    """A run held before CallModel, and the faults its store's writes meet (each a function
-    called before a write goes through; it may raise)."""
-    from agent_memory.api.app import create_app
-
-    workflow = HeldWorkflow()
-    services = built(settings, adapters, script, MovableClock(), workflow)
-    faults: list[Write] = []
-    store = adapters.store
-    real = store.write
-
-    def write(actions: Sequence[Action]) -> None:
-        for fault in list(faults):
-            fault(actions)
-        real(actions)
-
-    monkeypatch.setattr(store, "write", write)
-    with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
-        yield Run(services, World(Api(client)), workflow), faults
-
-
-def saving_answer(actions: Sequence[Action]) -> bool:
-    """The write that saves a model answer on its own row."""
-    return any(isinstance(a, Put) and a.record.get("status") == "answered" for a in actions)
+__all__ = ["charged_script", "held"]  # the fixtures this module uses
 
 
 def test_a_failed_save_after_the_charge_is_retried_in_the_step_and_not_charged_twice(

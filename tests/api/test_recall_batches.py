@@ -78,7 +78,7 @@ def puts(stack: Any, monkeypatch: pytest.MonkeyPatch) -> Puts:
 def tick(stack: Any) -> Iterator[Any]:
     """The template's schedule (BudgetTickFunction) as `make run` runs it, on this stack."""
     from agent_memory.bootstrap import step_services
-    from tests.api.test_memory_bot_budget import budget_tick
+    from tests.support.memory_bot import budget_tick
 
     step_services.use(stack.services)
     yield budget_tick()
@@ -188,8 +188,8 @@ def test_make_runs_tick_indexes_an_idle_threads_tail(tmp_path: Any) -> None:
     import time
 
     from agent_memory.adapters.in_memory import FixedClock
-    from tests.api.test_memory_bot_budget import budget_tick
     from tests.api.test_threads import make_run_world
+    from tests.support.memory_bot import budget_tick
 
     clock = FixedClock(int(time.time() * 1000))
     with make_run_world(tmp_path, clock) as local:

@@ -170,3 +170,9 @@ def fact_from_person(request: LearningRequest) -> str:
 
 def settings_of(world: World, user: User) -> Any:
     return world.get(user, f"/v1/bots/{world.bot['id']}/memory/bot")
+
+
+def patch_settings(world: World, user: User, body: dict[str, Any]) -> Any:
+    return world.api.client.patch(
+        f"/v1/bots/{world.bot['id']}/memory/bot", json=body, headers=user.headers
+    )
