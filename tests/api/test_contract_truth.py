@@ -20,7 +20,7 @@ from typing import Any
 from agent_memory.api.contracts.base import NOT_BLANK_PATTERN
 from infra.gen_openapi import OPENAPI_PATH
 from tests.conftest import Api, User
-from tests.security.test_access_matrix import BODIES, build_world
+from tests.support.access import BODIES, build_world
 
 DOCUMENT = json.loads(OPENAPI_PATH.read_text())
 SCHEMAS = DOCUMENT["components"]["schemas"]

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from tests.conftest import Api
-from tests.security.test_access_matrix import BODIES, DOCUMENT, ROUTES, World, build_world
+from tests.support.access import BODIES, DOCUMENT, ROUTES, World, build_world
 
 JSON = {"content-type": "application/json"}
 BODY_ROUTES = [

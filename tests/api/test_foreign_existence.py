@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Api, User
-from tests.security.test_access_matrix import BODIES, DOCUMENT, ROUTES, World, build_world
+from tests.support.access import BODIES, DOCUMENT, ROUTES, World, build_world
 
 # Routes whose body names an object of an organization: how to name one in a body.
 BODY_IDS: dict[tuple[str, str], Callable[[str], dict[str, Any]]] = {

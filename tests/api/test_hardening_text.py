@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tests.conftest import Api
-from tests.security.test_access_matrix import BODIES, DOCUMENT, ROUTES, World, build_world
+from tests.support.access import BODIES, DOCUMENT, ROUTES, World, build_world
 
 BAD = "bad \ud800"
 # A lone surrogate in a URL: its UTF-8-like bytes (CESU-8), which are not UTF-8.

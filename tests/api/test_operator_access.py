@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Api
-from tests.security.test_access_matrix import DOCUMENT, ROUTES, World, _call, build_world
+from tests.support.access import DOCUMENT, ROUTES, World, build_world, call_route
 
 ADMINISTRATION = {
     ("POST", "/v1/admin/organizations"),
@@ -117,7 +117,7 @@ def test_the_operator_gets_403_on_tenant_routes(api: Api, method: str, path: str
     world = _with_content(api)
     before = _tenant_view(world)
 
-    answer = _call(world, method, path, api.admin)
+    answer = call_route(world, method, path, api.admin)
 
     assert answer.status_code == 403, f"{method} {path}: {answer.status_code} {answer.text}"
     assert answer.json()["error"]["_tag"] == "Forbidden"
@@ -131,7 +131,7 @@ def test_the_operator_gets_403_on_tenant_routes(api: Api, method: str, path: str
 def test_the_operator_administers(api: Api, method: str, path: str) -> None:
     world = build_world(api)
 
-    answer = _call(world, method, path, api.admin)
+    answer = call_route(world, method, path, api.admin)
 
     assert answer.is_success, f"{method} {path}: {answer.status_code} {answer.text}"
 
@@ -142,7 +142,7 @@ def test_the_operator_administers(api: Api, method: str, path: str) -> None:
 def test_the_operator_is_no_person(api: Api, method: str, path: str) -> None:
     world = build_world(api)
 
-    answer = _call(world, method, path, api.admin)
+    answer = call_route(world, method, path, api.admin)
 
     assert answer.status_code == NOT_A_PERSON[(method, path)], answer.text
     owner = api.client.get("/v1/me/tokens", headers=world.owner.headers).json()["tokens"]
