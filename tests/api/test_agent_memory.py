@@ -8,8 +8,6 @@ the same through the real state machine.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -18,26 +16,13 @@ import pytest
 from agent_memory.bootstrap import build_services
 from agent_memory.domain import agent_memory as rules
 from agent_memory.domain.consolidation import KIND_NOT_KEPT, OUTSIDE_ONLY, SECRET, STAYS_RETRACTED
-from agent_memory.ports import LearningRequest
 from tests.conftest import Api
 from tests.learning_support import Catalog, ScriptedModel
+from tests.support.agents import HELPER, remember, replying
 from tests.support.sessions import Client, error
 from tests.support.workflow import InlineWorkflow
 
-HELPER = "openai/helper"
 TESTS_FIRST = "Always run the tests before you report that work is done."
-
-
-def changes(*items: dict[str, Any]) -> str:
-    return json.dumps({"changes": list(items)})
-
-
-def remember(key: str, content: str, kind: str, *sources: str) -> dict[str, Any]:
-    return {"op": "remember", "key": key, "content": content, "kind": kind, "sources": [*sources]}
-
-
-def replying(*items: dict[str, Any]) -> Callable[[LearningRequest], str]:
-    return lambda request: changes(*items)
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.api.test_agent_memory import HELPER, remember, replying
 from tests.conftest import Api
 from tests.learning_support import Catalog, ScriptedModel
+from tests.support.agents import HELPER, remember, replying
 from tests.support.sessions import Client
 from tests.support.workflow import InlineWorkflow
 

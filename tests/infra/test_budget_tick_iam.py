@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from tests.infra.test_iam import MACHINE_ARN, Request, item, policy, sealed
+from tests.support.iam import MACHINE_ARN, Request, item, policy, sealed
 
 
 @pytest.fixture(scope="module")
 def template() -> dict[str, Any]:
     from infra.cfn_yaml import load_template
-    from tests.infra.test_iam import ROOT
+    from tests.support.iam import ROOT
 
     return load_template(ROOT / "template.yaml")
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agent_memory.persistence.recall_pending import pending_pk
-from tests.infra.test_iam import item, policy
+from tests.support.iam import item, policy
 
 PENDING = pending_pk("th_1")
 
@@ -17,7 +17,7 @@ PENDING = pending_pk("th_1")
 @pytest.fixture(scope="module")
 def template() -> dict[str, Any]:
     from infra.cfn_yaml import load_template
-    from tests.infra.test_iam import ROOT
+    from tests.support.iam import ROOT
 
     return load_template(ROOT / "template.yaml")
 

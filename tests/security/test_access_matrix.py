@@ -52,16 +52,6 @@ AUDIENCE: list[tuple[str, str]] = [
 ]
 
 
-
-
-
-
-
-
-
-
-
-
 def audience(path: str) -> str:
     for pattern, who in AUDIENCE:
         if re.search(pattern, path):
@@ -94,8 +84,6 @@ def expected(method: str, path: str, caller: str) -> set[int]:
         creates = path in ("/v1/sessions", "/v1/chats") or (method, path) == ("POST", "/v1/threads")
         return {404} if names_object or creates else {0}
     return {0}
-
-
 
 
 @pytest.fixture(scope="module")
