@@ -12,9 +12,18 @@ from typing import Any
 
 import pytest
 
-from tests.api.test_recall import CHAT, ask, contents, recall_on
 from tests.support.embedding_server import EmbeddingServer, embedding_server
-from tests.support.threads import World, services, titler, user, world
+from tests.support.threads import (
+    CHAT,
+    World,
+    ask,
+    contents,
+    recall_on,
+    services,
+    titler,
+    user,
+    world,
+)
 
 __all__ = ["services", "titler", "world"]
 

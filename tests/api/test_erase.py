@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
-import math
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from agent_memory.domain.errors import Unavailable
 from agent_memory.ports import Delete
-from tests.api.test_listing import agent, get, post, session
 from tests.conftest import Api, User
+from tests.support.embedders import TinyEmbedder
+from tests.support.requests import agent, get, post, session
 
 COUNTS = (
     "sessions",
@@ -27,22 +25,6 @@ COUNTS = (
     "chatItems",
     "agentMemories",
 )
-
-
-class TinyEmbedder:
-    """Eight numbers from a text's hash: these tests need vectors, not meaning (minilm
-    costs ~0.5 s an embedding on this machine)."""
-
-    model = "test/tiny"
-    dimension = 8
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        vectors = []
-        for text in texts:
-            raw = [b + 1.0 for b in hashlib.blake2b(text.encode(), digest_size=8).digest()]
-            norm = math.sqrt(sum(x * x for x in raw))
-            vectors.append([x / norm for x in raw])
-        return vectors
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.recall import vector_key
-from tests.api.test_erase import TinyEmbedder
-from tests.api.test_listing import agent, get
+from tests.support.embedders import TinyEmbedder
+from tests.support.requests import agent, get
 from tests.support.threads import World, services, titler, user, world
 
 __all__ = ["services", "titler", "world"]

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import Api, User
+from tests.support.memory_objects import URL, create, recall
 
-URL = "/v1/agent_memories"
 FIELDS = {
     "id",
     "object",
@@ -33,13 +33,6 @@ def ana(api: Api) -> User:
     return api.user(api.org())
 
 
-def create(api: Api, user: User, **fields: Any) -> dict[str, Any]:
-    body = {"category": "fact", "content": "Ships express."} | fields
-    answer = api.client.post(URL, json=body, headers=user.headers)
-    assert answer.status_code == 201, answer.text
-    return dict(answer.json())
-
-
 def listed(api: Api, user: User, query: str = "") -> dict[str, Any]:
     answer = api.client.get(f"{URL}{query}", headers=user.headers)
     assert answer.status_code == 200, answer.text
@@ -48,12 +41,6 @@ def listed(api: Api, user: User, query: str = "") -> dict[str, Any]:
 
 def ids(page: dict[str, Any]) -> list[str]:
     return [m["id"] for m in page["data"]]
-
-
-def recall(api: Api, user: User, **body: Any) -> dict[str, Any]:
-    answer = api.client.post(f"{URL}/recall", json=body, headers=user.headers)
-    assert answer.status_code == 200, answer.text
-    return dict(answer.json())
 
 
 def assert_error(answer: Any, status: int, path: list[Any] | None = None) -> None:

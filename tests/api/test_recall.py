@@ -9,36 +9,20 @@ from __future__ import annotations
 from typing import Any
 
 # The fixtures of the thread tests: the inline learning workflow, the world of two users.
-from tests.support.threads import World, assistant, services, titler, user, world
+from tests.support.threads import (
+    CHAT,
+    World,
+    ask,
+    assistant,
+    contents,
+    recall_on,
+    services,
+    titler,
+    user,
+    world,
+)
 
 __all__ = ["services", "titler", "world"]
-
-CHAT = [
-    user("My sister Ana lives in Lisbon."),
-    assistant("Lisbon is lovely."),
-    user("I adopted a cat named Miso last spring."),
-    assistant("Cats are great company."),
-    user("My favourite food is spicy ramen."),
-    assistant("Noted."),
-]
-
-
-def recall_on(world: World, **options: Any) -> None:
-    world.activate({"lastMessages": options.pop("last", 2), "semanticRecall": options or True})
-
-
-def ask(world: World, thread: str, text: str, who: Any = None) -> dict[str, Any]:
-    answer = world.api.client.post(
-        f"/v1/threads/{thread}/context",
-        json={"message": {"role": "user", "content": text}},
-        headers=(who or world.owner).headers,
-    )
-    assert answer.status_code == 200, answer.text
-    return dict(answer.json())
-
-
-def contents(group: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in group["messages"]]
 
 
 def test_recall_across_the_users_threads_with_the_range(world: World) -> None:
@@ -169,7 +153,7 @@ def test_no_message_recalls_nothing(world: World) -> None:
 
 
 def test_agent_memories_recall_by_meaning_ties_by_importance(api: Any) -> None:
-    from tests.api.test_memory_objects import URL, create, recall
+    from tests.support.memory_objects import URL, create, recall
 
     ana = api.user(api.org())
     bob = api.user(api.org())

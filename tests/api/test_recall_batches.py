@@ -13,8 +13,7 @@ import pytest
 
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.recall_batches import IDLE_MS
-from tests.api.test_thread_background import recalled
-from tests.support.observer import OBSERVER, Observed, observed, stack
+from tests.support.observer import OBSERVER, Observed, observed, recalled, stack
 from tests.support.threads import assistant, user
 
 __all__ = ["observed", "stack"]

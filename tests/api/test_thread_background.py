@@ -26,7 +26,7 @@ from agent_memory.service.thread_learning import (
     ThreadBackground,
     ride,
 )
-from tests.support.observer import Observed, Stack, observed, stack, turn
+from tests.support.observer import Observed, Stack, observed, recalled, stack, turn
 
 __all__ = ["observed", "stack"]
 
@@ -45,16 +45,6 @@ def both_on(observed: Observed) -> None:
             },
         }
     )
-
-
-def recalled(observed: Observed, thread: str, text: str) -> list[str]:
-    answer = observed.world.api.client.post(
-        f"/v1/threads/{thread}/context",
-        json={"message": {"role": "user", "content": text}},
-        headers=observed.world.owner.headers,
-    )
-    assert answer.status_code == 200, answer.text
-    return [m["content"] for g in answer.json()["recalled"] for m in g["messages"]]
 
 
 def runs(observed: Observed, thread: str) -> list[tuple[str, str]]:

@@ -184,3 +184,13 @@ def observed(stack: Stack) -> Iterator[Observed]:
 
 def firsts(context: dict[str, Any]) -> list[str]:
     return [m["content"].split()[0] for m in context["messages"]]
+
+
+def recalled(observed: Observed, thread: str, text: str) -> list[str]:
+    answer = observed.world.api.client.post(
+        f"/v1/threads/{thread}/context",
+        json={"message": {"role": "user", "content": text}},
+        headers=observed.world.owner.headers,
+    )
+    assert answer.status_code == 200, answer.text
+    return [m["content"] for g in answer.json()["recalled"] for m in g["messages"]]

@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import Api, User
 
+# The fixtures of the thread tests: the inline learning workflow, the world of two users.
+
 
 def agent_of(api: Api, owner: User, members: list[str] | None = None) -> str:
     body: dict[str, Any] = {"name": "helper"} | ({"members": members} if members else {})
@@ -106,3 +108,31 @@ def user(text: str) -> dict[str, Any]:
 
 def assistant(text: str) -> dict[str, Any]:
     return {"role": "assistant", "content": text}
+
+
+CHAT = [
+    user("My sister Ana lives in Lisbon."),
+    assistant("Lisbon is lovely."),
+    user("I adopted a cat named Miso last spring."),
+    assistant("Cats are great company."),
+    user("My favourite food is spicy ramen."),
+    assistant("Noted."),
+]
+
+
+def recall_on(world: World, **options: Any) -> None:
+    world.activate({"lastMessages": options.pop("last", 2), "semanticRecall": options or True})
+
+
+def ask(world: World, thread: str, text: str, who: Any = None) -> dict[str, Any]:
+    answer = world.api.client.post(
+        f"/v1/threads/{thread}/context",
+        json={"message": {"role": "user", "content": text}},
+        headers=(who or world.owner).headers,
+    )
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def contents(group: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in group["messages"]]
