@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import Api, User
+from tests.support.options import BAD
 from tests.support.threads import agent_of
-from tests.unit.test_memory_options import BAD
 
 P = ["memory", "options"]
 

@@ -157,8 +157,7 @@ def test_an_unseen_entry_a_null_answer_or_a_slow_model_leave_the_input(
 def test_confessions_and_enrichments_are_sealed_at_rest(
     world: World, script: Script, local_aws: Any, services: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from tests.integration.test_bot_memory_no_plaintext import _scan
-    from tests.integration.test_no_plaintext import _all_text
+    from tests.support.plaintext import all_text, scan_rows
 
     remember(world, world.ana, "My locker is number Quartz-4411.")
     script.answers["enrichment"] = lambda request: json.dumps(
@@ -173,7 +172,7 @@ def test_confessions_and_enrichments_are_sealed_at_rest(
     assert started["enriched"] is True
     confided = world.confide(world.ana, chat, started["turn"]["id"], "I fear Mango-5528.")
     assert confided.json()["answer"] == "Calm now, Falcon-3190."
-    at_rest = "\n".join(_all_text(item) for item in _scan(local_aws))
+    at_rest = "\n".join(all_text(item) for item in scan_rows(local_aws))
     for marker in ("Quartz-4411", "Heron-2207", "Falcon-3190", "Mango-5528"):
         assert marker not in at_rest
     # The owner reads them back in the clear.

@@ -7,8 +7,8 @@ from typing import Any
 
 from agent_memory.domain.tasks.learning_changes import FactChange, ObservationChange
 from tests.conftest import Api
-from tests.integration.test_no_plaintext import _all_text
 from tests.support.bots import make_bot, make_channel, make_chat, turn
+from tests.support.plaintext import all_text, scan_rows
 
 MARKERS = {
     "input": "Zephyr-6120",
@@ -19,19 +19,6 @@ MARKERS = {
     "remember": "Juniper-4408",
     "group": "Saffron-9153",
 }
-
-
-def _scan(local_aws: Any) -> list[Any]:
-    session, local = local_aws
-    dynamodb = session.client("dynamodb")
-    items: list[Any] = []
-    scan: dict[str, Any] = {"TableName": local.table_name}
-    while True:
-        page = dynamodb.scan(**scan)
-        items += page["Items"]
-        if "LastEvaluatedKey" not in page:
-            return items
-        scan["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 def test_no_bot_memory_content_at_rest(api: Api, services: Any, local_aws: Any) -> None:
@@ -112,8 +99,8 @@ def test_no_bot_memory_content_at_rest(api: Api, services: Any, local_aws: Any) 
     purged = client.post(f"{url}/purge", json={"tag": f"chat:{group['id']}"}, headers=ana.headers)
     assert purged.json() == {"removed": 1}
 
-    items = _scan(local_aws)
-    dump = _all_text(items)
+    items = scan_rows(local_aws)
+    dump = all_text(items)
     assert len(items) > 20
     for where, marker in MARKERS.items():
         assert marker not in dump, f"{where} is stored in plaintext"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import base64
 import time
 from typing import Any
 
 from tests.conftest import Api
+from tests.support.plaintext import all_text
 
 MARKERS = {
     "turn": "Zanzibar-7781",
@@ -26,18 +26,6 @@ def _wait_for_learning(api: Api, headers: dict[str, str], session_id: str) -> No
             return
         time.sleep(0.05)
     raise AssertionError("learning did not finish")
-
-
-def _all_text(value: Any) -> str:
-    """Every string in a raw DynamoDB item, binary values decoded as UTF-8 and base64."""
-    if isinstance(value, dict):
-        return " ".join(_all_text(v) for v in value.values())
-    if isinstance(value, list):
-        return " ".join(_all_text(v) for v in value)
-    if isinstance(value, bytes | bytearray):
-        raw = bytes(value)
-        return raw.decode("utf-8", "replace") + " " + base64.b64encode(raw).decode()
-    return str(value)
 
 
 def test_no_plaintext_content_at_rest(api: Api, local_aws) -> None:
@@ -107,7 +95,7 @@ def test_no_plaintext_content_at_rest(api: Api, local_aws) -> None:
         if "LastEvaluatedKey" not in page:
             break
         scan["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-    dump = _all_text(items)
+    dump = all_text(items)
     assert len(items) > 10
     for where, marker in MARKERS.items():
         assert marker not in dump, f"{where} content is stored in plaintext"

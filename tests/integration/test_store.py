@@ -23,7 +23,7 @@ from agent_memory.ports.store import (
     Put,
     Update,
 )
-from tests.contracts.test_store_contract import LostAnswers
+from tests.support.store import LostAnswers
 
 
 def _stubbed(local_aws) -> tuple[DynamoStore, Stubber]:

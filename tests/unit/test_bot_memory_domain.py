@@ -11,7 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 from agent_memory.domain import bot_changes as changes
 from agent_memory.domain import bot_memory as rules
 from agent_memory.domain.audiences import SOURCE_AUDIENCES, Person
@@ -19,20 +18,15 @@ from agent_memory.domain.bot_memory_purge import purge_targets
 from agent_memory.domain.bots import Chat, ChatItem
 from agent_memory.domain.entries import EntryMeta, EntrySource
 from agent_memory.domain.errors import EntryConflict
-from agent_memory.domain.identity import Principal
 from agent_memory.domain.tasks.learning_changes import (
     FactChange,
     InvalidateChange,
     ObservationChange,
 )
-from agent_memory.persistence import keys
-from agent_memory.persistence.bot_memory import BotMemoryRepository
-from agent_memory.persistence.bots import BotRepository
-from agent_memory.ports import KeyRange, Put
+from agent_memory.ports import KeyRange
 from agent_memory.service.bot_memory import BotMemoryService
-from agent_memory.service.bots import BotService
+from tests.support.bot_memory import ORG, PEOPLE, bot_memory_world, principal_of
 
-ORG = "o1"
 PRIVATE = Chat("chat_p", "bot_1", ORG, "ana", None, "chat")
 GROUP = Chat("chat_g", "bot_1", ORG, "ana", "ch_1", "chat")
 
@@ -164,25 +158,7 @@ def test_purge_takes_tagged_entries_and_everything_built_on_them() -> None:
 
 # --- the property, through the service -----------------------------------------------------
 
-PEOPLE = ("ana", "ben", "cy", "dee")
 MEMBERS = ("ana", "ben", "cy")
-
-
-def _world() -> tuple[BotMemoryService, InMemoryStore]:
-    store, cipher = InMemoryStore(), FakeCipher()
-    clock, ids = FixedClock(step_ms=1), SequentialIds()
-    people = [Put({"pk": keys.user(p), "sk": keys.HEAD, "orgId": ORG}) for p in PEOPLE]
-    store.write(people)
-    bots = BotService(BotRepository(store, cipher), clock, ids)
-    memory = BotMemoryService(
-        BotMemoryRepository(store, cipher), bots, clock, ids, max_text_length=8000
-    )
-    return memory, store
-
-
-def _principal(user: str) -> Principal:
-    # Organization admins hold write on the bot; it still gives them no one else's memory.
-    return Principal(user, ORG, "admin")
 
 
 step = st.one_of(
@@ -196,20 +172,20 @@ step = st.one_of(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(step, min_size=1, max_size=14))
 def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[Any]) -> None:
-    memory, _store = _world()
+    memory, _store = bot_memory_world()
     bots = memory.bots
-    bot_id = bots.create_bot(_principal("ana"), "Helper", {}).id
-    channel = bots.create_channel(_principal("ana"), "team", list(MEMBERS)).id
-    chats = {p: bots.create_chat(_principal(p), bot_id, None, "chat").id for p in PEOPLE}
-    chats["group"] = bots.create_chat(_principal("ana"), bot_id, channel, "chat").id
+    bot_id = bots.create_bot(principal_of("ana"), "Helper", {}).id
+    channel = bots.create_channel(principal_of("ana"), "team", list(MEMBERS)).id
+    chats = {p: bots.create_chat(principal_of(p), bot_id, None, "chat").id for p in PEOPLE}
+    chats["group"] = bots.create_chat(principal_of("ana"), bot_id, channel, "chat").id
     made: list[str] = []
     for kind, *args in steps:
         if kind == "fact":
             where, speaker = args
             speaker = where if where != "group" else speaker
             chat = chats[where]
-            _chat, started = bots.begin_turn(_principal(speaker), chat, f"{speaker} says hi")
-            item = bots.items(_principal(speaker), chat)[-1][0]
+            _chat, started = bots.begin_turn(principal_of(speaker), chat, f"{speaker} says hi")
+            item = bots.items(principal_of(speaker), chat)[-1][0]
             assert item.turn_id == started.id
             change = FactChange(op="fact", content="f", topics=[], sources=[item.id])
             learned = memory.learn(bot_id, ORG, chat, [change], evidence=[item.id])
@@ -231,14 +207,14 @@ def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[An
             person, index = args
             if made:
                 with contextlib.suppress(EntryConflict):
-                    memory.forget(_principal(person), bot_id, made[index % len(made)])
+                    memory.forget(principal_of(person), bot_id, made[index % len(made)])
             continue
         made += [a.entry_id for a in learned.applied if a.op != "invalidate"]
 
-    snapshot = memory.snapshot(memory._access(_principal("ana"), bot_id, "read").pool)
+    snapshot = memory.snapshot(memory._access(principal_of("ana"), bot_id, "read").pool)
     pool = snapshot.metas()
     for person in PEOPLE:
-        seen = {e.meta.id for e in memory.read(_principal(person), bot_id).entries}
+        seen = {e.meta.id for e in memory.read(principal_of(person), bot_id).entries}
         assert seen == _oracle(pool, person)
         for entry_id in seen:
             for source in pool[entry_id].sources:
@@ -291,17 +267,17 @@ def _oracle(pool: dict[str, EntryMeta], person: str) -> set[str]:
 def _one_chat(memory: BotMemoryService, *said: str) -> tuple[str, str, list[str]]:
     """A bot, a private chat of ana's, and the ids of her inputs `said`."""
     bots = memory.bots
-    bot_id = bots.create_bot(_principal("ana"), "Helper", {}).id
-    chat = bots.create_chat(_principal("ana"), bot_id, None, "chat").id
+    bot_id = bots.create_bot(principal_of("ana"), "Helper", {}).id
+    chat = bots.create_chat(principal_of("ana"), bot_id, None, "chat").id
     items = []
     for text in said:
-        bots.begin_turn(_principal("ana"), chat, text)
-        items.append(bots.items(_principal("ana"), chat)[-1][0].id)
+        bots.begin_turn(principal_of("ana"), chat, text)
+        items.append(bots.items(principal_of("ana"), chat)[-1][0].id)
     return bot_id, chat, items
 
 
 def test_a_fact_and_its_rule_commit_together_or_not_at_all(monkeypatch: Any) -> None:
-    memory, store = _world()
+    memory, store = bot_memory_world()
     bot_id, chat, (item,) = _one_chat(memory, "I run.")
     original = memory.repo.write
 
@@ -322,7 +298,7 @@ def test_a_fact_and_its_rule_commit_together_or_not_at_all(monkeypatch: Any) -> 
 
 
 def test_learn_commits_only_on_the_state_it_read(monkeypatch: Any) -> None:
-    memory, _store = _world()
+    memory, _store = bot_memory_world()
     bot_id, chat, (item,) = _one_chat(memory, "I run.")
     repo = memory.repo
     original = repo.read_for_change
@@ -333,7 +309,7 @@ def test_learn_commits_only_on_the_state_it_read(monkeypatch: Any) -> None:
         snap = original(pool)
         reads["n"] += 1
         if reads["n"] == 1:
-            memory.remember(_principal("ana"), bot_id, "Mine.", [])
+            memory.remember(principal_of("ana"), bot_id, "Mine.", [])
         return snap
 
     monkeypatch.setattr(repo, "read_for_change", person_changes_meanwhile)
@@ -341,7 +317,7 @@ def test_learn_commits_only_on_the_state_it_read(monkeypatch: Any) -> None:
     learned = memory.learn(bot_id, ORG, chat, [change], evidence=[item])
     # Its transaction, conditional on the version read, failed and it read again.
     assert (reads["n"], learned.version) == (2, 2)
-    read = memory.read(_principal("ana"), bot_id)
+    read = memory.read(principal_of("ana"), bot_id)
     assert (len(read.entries), read.version) == (2, 2)
     # A learning that applies nothing writes no version: it checks the version instead,
     # so its refusals stand on the newest state too.

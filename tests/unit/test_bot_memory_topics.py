@@ -17,7 +17,7 @@ from agent_memory.domain.tasks.learning_changes import FactChange, RenameTopicCh
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.ports import KeyRange
-from tests.unit.test_bot_memory_domain import ORG, _principal, _world
+from tests.support.bot_memory import ORG, bot_memory_world, principal_of
 
 NAMES = rules.TopicNames()
 
@@ -122,12 +122,12 @@ def test_every_entry_reads_as_the_names_its_topics_were_given_since(steps: list[
 
 
 def _setup(facts: int, topic: str = "trip") -> tuple[Any, Any, str, str]:
-    memory, store = _world()
+    memory, store = bot_memory_world()
     bots = memory.bots
-    bot_id = bots.create_bot(_principal("ana"), "Helper", {}).id
-    chat = bots.create_chat(_principal("ana"), bot_id, None, "chat").id
-    bots.begin_turn(_principal("ana"), chat, "I plan trips.")
-    item = bots.items(_principal("ana"), chat)[-1][0].id
+    bot_id = bots.create_bot(principal_of("ana"), "Helper", {}).id
+    chat = bots.create_chat(principal_of("ana"), bot_id, None, "chat").id
+    bots.begin_turn(principal_of("ana"), chat, "I plan trips.")
+    item = bots.items(principal_of("ana"), chat)[-1][0].id
     for start in range(0, facts, 30):
         changes = [
             FactChange(op="fact", content=f"Plan {n}.", topics=[topic], sources=[item])
@@ -162,7 +162,7 @@ def test_a_rename_of_more_entries_than_one_transaction_changes_one_row(monkeypat
     assert {keys.HEAD, f"LOG#{learned.version:010d}"} <= touched
     assert not [sk for sk in touched if sk.startswith(("MEM#", "RECENT#"))]
     assert _entry_rows(store, bot_id) == before
-    ana = _principal("ana")
+    ana = principal_of("ana")
     assert len(memory.read(ana, bot_id, ["travel"]).entries) == 150
     assert memory.read(ana, bot_id, ["trip"]).entries == []
     # The log shows the rename with every entry it covered.
@@ -185,7 +185,7 @@ def test_a_read_never_mixes_names_of_two_versions(monkeypatch: Any) -> None:
         return page
 
     monkeypatch.setattr(store, "query", rename_meanwhile)
-    entries = memory.read(_principal("ana"), bot_id).entries
+    entries = memory.read(principal_of("ana"), bot_id).entries
     assert raced["done"]
     assert {tuple(t for t in e.meta.tags if ":" not in t) for e in entries} == {("travel",)}
 
@@ -193,10 +193,10 @@ def test_a_read_never_mixes_names_of_two_versions(monkeypatch: Any) -> None:
 def test_a_name_used_again_after_a_rename_is_its_own_topic_and_purge_collects() -> None:
     memory, store, bot_id, chat = _setup(2)
     memory.learn(bot_id, ORG, chat, [rename("trip", "travel")], evidence=[])
-    item = memory.bots.items(_principal("ana"), chat)[-1][0].id
+    item = memory.bots.items(principal_of("ana"), chat)[-1][0].id
     again = FactChange(op="fact", content="New trip.", topics=["trip"], sources=[item])
     new_id = memory.learn(bot_id, ORG, chat, [again], evidence=[item]).applied[0].entry_id
-    ana = _principal("ana")
+    ana = principal_of("ana")
     assert [e.meta.id for e in memory.read(ana, bot_id, ["trip"]).entries] == [new_id]
     assert len(memory.read(ana, bot_id, ["travel"]).entries) == 2
     # A rename and a fact in one answer: the fact written first is covered too.

@@ -17,7 +17,7 @@ from agent_memory.service.learning_call import MODEL_DEADLINE_S
 from agent_memory.service.learning_pools import Evidence
 from agent_memory.service.learning_runs import Retryable
 from tests.learning_support import NotesPool, remember_reply
-from tests.unit.test_learning_service import BUDGET, Harness, _copy
+from tests.support.learning import BUDGET, Harness, copy_of
 
 RUN_PK = "LEARN#session#s-1"
 # How long a claim holds (service/learning.py): the model's deadline and a margin.
@@ -80,7 +80,7 @@ def _calling(
     answer: dict[str, Any] = {}
     thread = threading.Thread(
         target=lambda: answer.update(
-            h.service.call_model(_copy(h, name, state, owner, attempt=attempt))
+            h.service.call_model(copy_of(h, name, state, owner, attempt=attempt))
         )
     )
     thread.start()
@@ -97,7 +97,7 @@ def test_two_copies_racing_the_first_attempt_make_one_model_call(h: Harness) -> 
 
     def copy(owner: str) -> None:
         start.wait(5)
-        results[owner] = h.service.call_model(_copy(h, name, state, owner))
+        results[owner] = h.service.call_model(copy_of(h, name, state, owner))
 
     threads = [threading.Thread(target=copy, args=(o,)) for o in ("arn:copy-a", "arn:copy-b")]
     for thread in threads:
@@ -125,12 +125,12 @@ def test_a_copy_at_a_later_attempt_waits_while_the_other_holds_the_first_claim(
     # Copy B already gave up waiting once: its retry (attempt 1) still must not call.
     h.service.copy_wait_s = 0.3
     with pytest.raises(Retryable, match="calling the model"):
-        h.service.call_model(_copy(h, name, state, "arn:copy-b", attempt=1))
+        h.service.call_model(copy_of(h, name, state, "arn:copy-b", attempt=1))
     assert len(h.model.calls) == 1
 
     release.set()
     copy_a.join(10)
-    again = h.service.call_model(_copy(h, name, state, "arn:copy-b", attempt=2))
+    again = h.service.call_model(copy_of(h, name, state, "arn:copy-b", attempt=2))
     assert again == {"status": "answered", "call": first["call"], "reused": True}
     assert len(h.model.calls) == 1
     assert _paid(h) == 1
@@ -152,7 +152,7 @@ def test_a_copys_retry_after_a_crash_calls_again_and_is_charged_per_real_call(
     monkeypatch.setattr(runs, "call_answered", crash_once)
     h.model.script = lambda request: REPLY
     with pytest.raises(RuntimeError):
-        h.service.call_model(_copy(h, name, state, "arn:copy-a"))
+        h.service.call_model(copy_of(h, name, state, "arn:copy-a"))
     assert len(h.model.calls) == 1
     assert _paid(h) == 1
 
@@ -163,7 +163,7 @@ def test_a_copys_retry_after_a_crash_calls_again_and_is_charged_per_real_call(
     h.clock.ms += HOLD_MS - 2_000  # 3 s past the first attempt's claim, 2 s before the retry's
     h.service.copy_wait_s = 0.3
     with pytest.raises(Retryable):
-        h.service.call_model(_copy(h, name, state, "arn:copy-b", attempt=1))
+        h.service.call_model(copy_of(h, name, state, "arn:copy-b", attempt=1))
     release.set()
     copy_a.join(10)
 
@@ -171,7 +171,7 @@ def test_a_copys_retry_after_a_crash_calls_again_and_is_charged_per_real_call(
     assert retried["call"] == f"CALL#{name}#CallModel#01#reply"
     assert len(h.model.calls) == 2
     assert _paid(h) == 2
-    reused = h.service.call_model(_copy(h, name, state, "arn:copy-b", attempt=2))
+    reused = h.service.call_model(copy_of(h, name, state, "arn:copy-b", attempt=2))
     assert reused == {"status": "answered", "call": retried["call"], "reused": True}
     assert len(h.model.calls) == 2
     assert _paid(h) == 2
@@ -192,7 +192,7 @@ def test_a_later_attempt_claims_the_first_row_when_the_first_attempt_never_did(
 
     monkeypatch.setattr(runs, "get", get)
     with pytest.raises(Retryable):  # attempt 0 failed before it claimed
-        h.service.call_model(_copy(h, name, state, "arn:copy-a"))
+        h.service.call_model(copy_of(h, name, state, "arn:copy-a"))
     assert h.store.get(RUN_PK, f"CALL#{name}#CallModel#00") is None
 
     asked, release = threading.Event(), threading.Event()
@@ -200,7 +200,7 @@ def test_a_later_attempt_claims_the_first_row_when_the_first_attempt_never_did(
     retried: dict[str, Any] = {}
     copy_a = threading.Thread(
         target=lambda: retried.update(
-            h.service.call_model(_copy(h, name, state, "arn:copy-a", attempt=1))
+            h.service.call_model(copy_of(h, name, state, "arn:copy-a", attempt=1))
         )
     )
     copy_a.start()
@@ -212,7 +212,7 @@ def test_a_later_attempt_claims_the_first_row_when_the_first_attempt_never_did(
     # The other copy, arriving at its first attempt, finds the claim: it does not call.
     h.service.copy_wait_s = 0.3
     with pytest.raises(Retryable):
-        h.service.call_model(_copy(h, name, state, "arn:copy-b"))
+        h.service.call_model(copy_of(h, name, state, "arn:copy-b"))
     release.set()
     copy_a.join(10)
 
@@ -231,9 +231,9 @@ def test_a_first_attempt_finding_a_claim_run_out_leaves_it_to_the_next_attempt(
     h.store.write([Put(_dead_claim(name, until=h.clock.now_ms() - 1))])
 
     with pytest.raises(Retryable, match="ran out"):
-        h.service.call_model(_copy(h, name, state, "arn:copy-b"))
+        h.service.call_model(copy_of(h, name, state, "arn:copy-b"))
     assert h.model.calls == []
-    answered = h.service.call_model(_copy(h, name, state, "arn:copy-b", attempt=1))
+    answered = h.service.call_model(copy_of(h, name, state, "arn:copy-b", attempt=1))
     assert answered["reused"] is False
     assert len(h.model.calls) == 1
     assert _first_row(h, name)["owner"] == owner_tag("arn:copy-b")
@@ -256,5 +256,5 @@ def _dead_claim(name: str, *, until: int) -> dict[str, Any]:
 def _run(h: Harness, name: str, state: dict[str, Any]) -> Run:
     from agent_memory.service.learning_runs import step_run
 
-    run, _ref, _state, _attempt = step_run(_copy(h, name, state, "arn:any"))
+    run, _ref, _state, _attempt = step_run(copy_of(h, name, state, "arn:any"))
     return run

@@ -23,7 +23,7 @@ from agent_memory.persistence.erasure import CHAT_DELETING, ErasureRepository
 from agent_memory.persistence.executions import ExecutionRepository, Run, partition
 from agent_memory.ports import Action, Put
 from tests.learning_support import recorded_writes, written_key
-from tests.unit.test_learning_service import BUDGET, REF, Harness
+from tests.support.learning import BUDGET, REF, Harness
 
 PK = partition("session", "s-1")
 

@@ -13,10 +13,6 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from agent_memory.adapters.in_memory import (
-    FakeCipher,
-    FixedClock,
-    InMemoryStore,
-    RecordingOrchestrator,
     SequentialIds,
 )
 from agent_memory.domain.errors import Unavailable
@@ -53,49 +49,12 @@ from agent_memory.service.learning_start import RUN_LIMIT_MS
 from tests.learning_support import (
     MODEL,
     Catalog,
-    NotesPool,
-    ScriptedModel,
-    drive,
     failing,
     remember_reply,
-    step_event,
 )
+from tests.support.learning import BUDGET, REF, Harness, copy_of
 from tests.unit.test_model_tasks import CASES as TASK_CASES
 from tests.unit.test_model_tasks import IDS as TASK_IDS
-
-REF = PoolRef("session", "o-1", "s-1")
-BUDGET = "Remember that my budget is 1500 EUR."
-
-
-class Harness:
-    def __init__(self, orchestrator: Any = None) -> None:
-        self.store = InMemoryStore()
-        self.cipher = FakeCipher()
-        self.clock = FixedClock(step_ms=1)
-        self.orchestrator = orchestrator or RecordingOrchestrator()
-        self.model = ScriptedModel()
-        self.pool = NotesPool(self.store)
-        self.service = LearningService(
-            self.store,
-            self.cipher,
-            self.clock,
-            SequentialIds(),
-            self.orchestrator,
-            Catalog({MODEL: self.model}),
-            [self.pool],
-        )
-        self.pool.create(REF)
-
-    def turn(self, *texts: str) -> tuple[str, dict[str, Any]]:
-        upto = self.pool.add_turn(REF, *texts)
-        assert self.service.start(REF, upto=upto, reason="turn") == "started"
-        name = list(self.orchestrator.started)[-1]
-        return name, dict(self.orchestrator.started[name])
-
-    event = staticmethod(step_event)
-
-    def drive(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
-        return drive(self.service, name, payload)
 
 
 @pytest.fixture
@@ -562,14 +521,6 @@ def _call_statuses(h: Harness) -> list[str]:
     return ["answered" if c["sk"] in replies else str(c["status"]) for c in calls]
 
 
-def _copy(
-    h: Harness, name: str, state: dict[str, Any], execution_id: str, attempt: int = 0
-) -> dict[str, Any]:
-    event = h.event(name, state, "CallModel", attempt)
-    event["context"]["executionId"] = execution_id
-    return event
-
-
 def test_a_second_copy_of_an_execution_waits_for_the_first_copys_answer(h: Harness) -> None:
     import threading
 
@@ -587,12 +538,12 @@ def test_a_second_copy_of_an_execution_waits_for_the_first_copys_answer(h: Harne
     h.model.script = slow
     first: dict[str, Any] = {}
     copy_a = threading.Thread(
-        target=lambda: first.update(h.service.call_model(_copy(h, name, state, "arn:copy-a")))
+        target=lambda: first.update(h.service.call_model(copy_of(h, name, state, "arn:copy-a")))
     )
     copy_a.start()
     assert asked.wait(10)
     threading.Timer(0.3, answer.set).start()
-    second = h.service.call_model(_copy(h, name, state, "arn:copy-b"))
+    second = h.service.call_model(copy_of(h, name, state, "arn:copy-b"))
     copy_a.join(10)
 
     assert first["reused"] is False
@@ -625,10 +576,10 @@ def test_a_copy_gives_up_waiting_as_a_retryable_error_and_an_expired_claim_is_ta
     )
     h.service.copy_wait_s = 0.3
     with pytest.raises(Retryable):
-        h.service.call_model(_copy(h, name, state, "arn:copy-b"))
+        h.service.call_model(copy_of(h, name, state, "arn:copy-b"))
     assert h.model.calls == []
 
     h.clock.ms += 61_000  # the dead copy's claim has run out: the step's retry takes it, calls
-    answered = h.service.call_model(_copy(h, name, state, "arn:copy-b", attempt=1))
+    answered = h.service.call_model(copy_of(h, name, state, "arn:copy-b", attempt=1))
     assert answered["reused"] is False
     assert len(h.model.calls) == 1

@@ -9,20 +9,15 @@ from typing import Any
 import pytest
 
 from agent_memory.adapters.rules_model import RulesModel
-from agent_memory.domain.proposals import MEMORY_KINDS, ProposedRemember
+from agent_memory.domain.proposals import ProposedRemember
 from agent_memory.domain.tasks import InvalidModelOutput, ModelTask, TaskRequest
 from agent_memory.domain.tasks.confide_answer import CALM_ANSWER, CONFIDE_ANSWER, Confession
 from agent_memory.domain.tasks.enrichment import ENRICHMENT, EnrichmentInput, VisibleEntry
 from agent_memory.domain.tasks.learning_changes import (
     LEARNING_CHANGES,
-    KnownBotEntry,
-    LearningInput,
-    TurnItem,
 )
 from agent_memory.domain.tasks.memory_changes import (
     MEMORY_CHANGES,
-    EvidenceItem,
-    LearningRequest,
 )
 from agent_memory.domain.tasks.observation import (
     OBSERVATION,
@@ -31,51 +26,12 @@ from agent_memory.domain.tasks.observation import (
 )
 from agent_memory.domain.tasks.reflection import REFLECTION, ReflectionInput
 from agent_memory.domain.tasks.title import TITLE, UNTITLED, TitleInput, title_from
+from tests.support.model_tasks import CASES, CONSOLIDATION, IDS, OBSERVED, TURN
 
-CONSOLIDATION = LearningRequest(
-    "session",
-    "instructions",
-    (EvidenceItem("i-01", "user", "Remember that my budget is 1500 EUR."),),
-    (),
-    MEMORY_KINDS,
-)
-TURN = LearningInput(
-    items=(
-        TurnItem("i-1", "user", "ana", "I prefer window seats. My budget is 1500 EUR."),
-        TurnItem("i-2", "assistant", "bot", "I will remember that you like aisle seats."),
-        TurnItem("i-3", "tool", None, "My hotel is the Adlon.", app="hotels"),
-    ),
-    entries=(KnownBotEntry("mem_1", "fact", "Ana flies from Berlin.", ("travel",)),),
-    topic_counts={"travel": 3},
-)
 WM_SCHEMA = {
     "type": "object",
     "properties": {"name": {"type": "string"}, "seat": {"type": ["string", "null"]}},
 }
-OBSERVED = ObservationInput(
-    messages=(
-        EvidenceItem("m-1", "user", "Plan a trip to Lisbon in May.\nBudget 1500 EUR."),
-        EvidenceItem("m-2", "assistant", "Lisbon in May: flights from 120 EUR."),
-    ),
-    thread_title=True,
-)
-# (task, input, a fragment the prompt must hold)
-CASES: list[tuple[ModelTask[Any, Any], Any, str]] = [
-    (MEMORY_CHANGES, CONSOLIDATION, "instructions"),
-    (CONFIDE_ANSWER, Confession("I made a mistake: I deleted the wrong file."), "priest"),
-    (LEARNING_CHANGES, TURN, "never support a fact alone"),
-    (
-        ENRICHMENT,
-        EnrichmentInput(
-            "Book a flight for me.", (VisibleEntry("mem_1", "Ana flies from Berlin."),)
-        ),
-        "Keep everything the person says and asks",
-    ),
-    (TITLE, TitleInput("what's the weather in Lisbon in May? and hotels"), "first message"),
-    (OBSERVATION, OBSERVED, "dense observations"),
-    (REFLECTION, ReflectionInput("- a\n- a\n\n- b"), "Condense"),
-]
-IDS = [task.name for task, _input, _fragment in CASES]
 
 
 def _objects(node: Any) -> list[dict[str, Any]]:

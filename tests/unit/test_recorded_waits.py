@@ -21,59 +21,17 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from agent_memory.adapters.in_memory import InMemoryStore, SequentialIds
 from agent_memory.adapters.stepfunctions import StepFunctionsOrchestrator, claim_pk
 from agent_memory.domain.errors import Unavailable
 from agent_memory.persistence.executions import WAIT_TTL_S, ExecutionRepository, Run
 from agent_memory.ports import Clock, Put, Store
-from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_start import wait_name
-from tests.learning_support import MODEL, Catalog, NotesPool
-from tests.unit.test_learning_service import BUDGET, REF, Harness
-
-EVENT = "turn:o-1:s-1:t-1"
-Match = Callable[[str, Any], bool]
-
-
-class SteppedStore(InMemoryStore):
-    """The in-memory table, running each hook once just before the first call it matches
-    (a hook may raise, as a crash or an outage does; it may call the store itself)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.hooks: list[tuple[Match, Callable[[], None]]] = []
-        self.calls: list[tuple[str, Any]] = []
-
-    def at(self, match: Match, hook: Callable[[], None]) -> None:
-        self.hooks.append((match, hook))
-
-    def _reached(self, op: str, what: Any) -> None:
-        self.calls.append((op, what))
-        for entry in list(self.hooks):
-            if entry in self.hooks and entry[0](op, what):
-                self.hooks.remove(entry)
-                entry[1]()
-
-    def write(self, actions: Any) -> None:
-        self._reached("write", list(actions))
-        super().write(actions)
-
-    def get(self, pk: str, sk: str) -> Any:
-        self._reached("get", (pk, sk))
-        return super().get(pk, sk)
-
-    def query(self, pk: str, *args: Any, **kwargs: Any) -> Any:
-        self._reached("query", pk)
-        return super().query(pk, *args, **kwargs)
+from tests.support.learning import EVENT, REF, Match, WaitHarness, put_sk, row_put
 
 
 # The wait's three store calls, as a hook matches them.
 def link_put(op: str, what: Any) -> bool:
-    return op == "write" and _put_sk(what).startswith("LINK#")
-
-
-def row_put(op: str, what: Any) -> bool:
-    return op == "write" and _put_sk(what).startswith("EXEC#")
+    return op == "write" and put_sk(what).startswith("LINK#")
 
 
 def event_read(op: str, what: Any) -> bool:
@@ -82,59 +40,6 @@ def event_read(op: str, what: Any) -> bool:
 
 def links_query(op: str, what: Any) -> bool:
     return op == "query" and what == "WAIT#" + EVENT
-
-
-def _put_sk(actions: list[Any]) -> str:
-    if len(actions) == 1 and isinstance(actions[0], Put):
-        return str(actions[0].record["sk"])
-    return ""
-
-
-class WaitHarness(Harness):
-    """Harness (one session pool, the steps played by `drive`) over a SteppedStore."""
-
-    def __init__(self, orchestrator: Any = None) -> None:
-        super().__init__(orchestrator)
-        self.store = SteppedStore()
-        self.pool = NotesPool(self.store)
-        self.service = self.build()
-        self.pool.create(REF)
-        self.upto = self.pool.add_turn(REF, BUDGET)
-        self.driven: set[str] = set()
-
-    def build(self) -> LearningService:
-        """The service over this harness's table, clock and orchestrator."""
-        return LearningService(
-            self.store,
-            self.cipher,
-            self.clock,
-            SequentialIds(),
-            self.orchestrator,
-            Catalog({MODEL: self.model}),
-            [self.pool],
-        )
-
-    def wait(self) -> str:
-        return self.service.wait(REF, event=EVENT, reason="confide")
-
-    def release(self) -> list[Any]:
-        return self.service.release(EVENT, upto=self.upto)
-
-    def run_started(self) -> None:
-        """Play every execution the workflow was handed and has not run yet."""
-        for name, payload in list(self.orchestrator.started.items()):
-            if name not in self.driven:
-                self.driven.add(name)
-                self.drive(name, dict(payload))
-
-    def assert_learned_once(self) -> None:
-        self.run_started()
-        assert list(self.orchestrator.started) == [wait_name(REF, EVENT)]
-        [execution] = self.service.executions(REF)
-        assert (execution["status"], execution["itemIds"]) == ("succeeded", ["i-01"])
-        assert execution["applied"] == [{"key": "budget", "op": "remember"}]
-        assert len(self.model.calls) == 1
-        assert self.pool.head(REF)["position"] == self.upto
 
 
 @pytest.fixture
@@ -335,7 +240,7 @@ def test_a_wait_is_two_single_row_writes_and_one_read(h: WaitHarness) -> None:
     assert h.wait() == "waiting"
     writes = [what for op, what in h.store.calls if op == "write"]
     assert [len(actions) for actions in writes] == [1, 1]  # no transaction, no check
-    assert [_put_sk(actions).split("#", 1)[0] for actions in writes] == ["LINK", "EXEC"]
+    assert [put_sk(actions).split("#", 1)[0] for actions in writes] == ["LINK", "EXEC"]
     assert [what for op, what in h.store.calls if op != "write"] == [("WAIT#" + EVENT, "EVENT")]
 
 
@@ -344,7 +249,7 @@ def test_a_wait_that_finds_its_event_writes_nothing_more(h: WaitHarness) -> None
     h.store.calls.clear()
     assert h.wait() == "started"
     writes = [what for op, what in h.store.calls if op == "write"]
-    assert [_put_sk(actions).split("#", 1)[0] for actions in writes] == ["LINK", "EXEC"]
+    assert [put_sk(actions).split("#", 1)[0] for actions in writes] == ["LINK", "EXEC"]
     h.assert_learned_once()
 
 
@@ -355,7 +260,7 @@ def test_a_release_writes_its_event_alone_and_loadevidence_begins_on_the_evidenc
     h.store.calls.clear()
     assert [e.started for e in h.release()] == [True]
     writes = [what for op, what in h.store.calls if op == "write"]
-    assert [_put_sk(actions) for actions in writes] == ["EVENT"]  # nothing on the run's row
+    assert [put_sk(actions) for actions in writes] == ["EVENT"]  # nothing on the run's row
 
     [(name, payload)] = h.orchestrator.started.items()
     h.store.calls.clear()
@@ -364,7 +269,7 @@ def test_a_release_writes_its_event_alone_and_loadevidence_begins_on_the_evidenc
     # The `waiting` row is read, not written: the run begins on its evidence row alone,
     # and the row is written once, when the run ends.
     assert on_row == []
-    writes = [_put_sk(what) for op, what in h.store.calls if op == "write"]
+    writes = [put_sk(what) for op, what in h.store.calls if op == "write"]
     assert [sk.split("#", 1)[0] for sk in writes] == ["EVIDENCE"]
     [running] = h.service.executions(REF)
     assert (running["status"], running["itemIds"]) == ("running", ["i-01"])

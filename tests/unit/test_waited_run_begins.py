@@ -20,8 +20,7 @@ from agent_memory.ports import LearningRequest, ModelFailure, ModelReply, Put, U
 from agent_memory.service.learning_runs import step_run
 from agent_memory.service.learning_start import wait_name
 from tests.learning_support import MODEL
-from tests.unit.test_learning_service import REF
-from tests.unit.test_recorded_waits import EVENT, WaitHarness, row_put
+from tests.support.learning import EVENT, REF, WaitHarness, row_put
 
 
 @pytest.fixture
