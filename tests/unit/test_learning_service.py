@@ -53,8 +53,8 @@ from tests.learning_support import (
     remember_reply,
 )
 from tests.support.learning import BUDGET, REF, Harness, copy_of
-from tests.unit.test_model_tasks import CASES as TASK_CASES
-from tests.unit.test_model_tasks import IDS as TASK_IDS
+from tests.support.model_tasks import CASES as TASK_CASES
+from tests.support.model_tasks import IDS as TASK_IDS
 
 
 @pytest.fixture
