@@ -20,19 +20,11 @@ from agent_memory.domain.tasks.learning_changes import FactChange
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.ports import KeyRange, LearningRequest
 from tests.conftest import Api, User
-from tests.support.bots import Script, World, error, scripted_services, turn
+from tests.support.bots import Script, World, error, script, services, turn
+
+__all__ = ["script", "services"]  # the memory Bot fixtures
 
 Answer = Callable[[LearningRequest], str]
-
-
-@pytest.fixture
-def script() -> Script:
-    return Script()
-
-
-@pytest.fixture
-def services(settings: Any, adapters: Any, script: Script) -> Any:
-    return scripted_services(settings, adapters, script)
 
 
 @pytest.fixture

@@ -14,19 +14,19 @@ import pytest
 from agent_memory.ports import LearningRequest
 from agent_memory.service import memory_bot_calls
 from tests.conftest import Api, User
-from tests.support.bots import Script, World, error, make_channel, scripted_services, turn
+from tests.support.bots import (
+    Script,
+    World,
+    error,
+    make_channel,
+    script,
+    services,
+    turn,
+)
+
+__all__ = ["script", "services"]  # the memory Bot fixtures
 
 REWRITTEN = "Book my usual 8:10 train to Berlin for Friday."
-
-
-@pytest.fixture
-def script() -> Script:
-    return Script()
-
-
-@pytest.fixture
-def services(settings: Any, adapters: Any, script: Script) -> Any:
-    return scripted_services(settings, adapters, script)
 
 
 @pytest.fixture

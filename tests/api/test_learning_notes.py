@@ -28,24 +28,17 @@ from tests.support.bots import (
     World,
     fact_from_person,
     patch_settings,
-    scripted_services,
+    script,
+    services,
     turn,
 )
 from tests.support.held_workflow import HeldRun, HeldWorkflow
 from tests.support.sessions import Client
 from tests.support.threads import agent_of, assistant, user
 
+__all__ = ["script", "services"]  # the memory Bot fixtures
+
 SAID = "I take the 8:10 train."
-
-
-@pytest.fixture
-def script() -> Script:
-    return Script()
-
-
-@pytest.fixture
-def services(settings: Any, adapters: Any, script: Script) -> Any:
-    return scripted_services(settings, adapters, script)
 
 
 @pytest.fixture

@@ -25,19 +25,12 @@ from tests.support.bots import (
     make_bot,
     make_channel,
     make_chat,
-    scripted_services,
+    script,
+    services,
     turn,
 )
 
-
-@pytest.fixture
-def script() -> Script:
-    return Script()
-
-
-@pytest.fixture
-def services(settings: Any, adapters: Any, script: Script) -> Any:
-    return scripted_services(settings, adapters, script)
+__all__ = ["script", "services"]  # the memory Bot fixtures
 
 
 class Tenants(World):

@@ -20,21 +20,20 @@ from agent_memory.domain import model_gate as gate
 from agent_memory.domain.tags import BAD_TOPIC
 from agent_memory.ports import LearningRequest
 from tests.conftest import Api, User
-from tests.support.bots import Script, World, make_channel, scripted_services, turn
+from tests.support.bots import (
+    Script,
+    World,
+    make_channel,
+    script,
+    services,
+    turn,
+)
+
+__all__ = ["script", "services"]  # the memory Bot fixtures
 
 Answer = Callable[[LearningRequest], str]
 
 BEN_SAYS = "Between us: I'm interviewing at Globex next Tuesday."
-
-
-@pytest.fixture
-def script() -> Script:
-    return Script()
-
-
-@pytest.fixture
-def services(settings: Any, adapters: Any, script: Script) -> Any:
-    return scripted_services(settings, adapters, script)
 
 
 @pytest.fixture
