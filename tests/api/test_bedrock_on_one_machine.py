@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.api.test_threads import make_run_world
+from tests.support.threads import make_run_world
 
 NOVA = "bedrock/amazon.nova-lite-v1:0"
 CREDENTIALS = (

@@ -18,13 +18,8 @@ from agent_memory.persistence.bot_rows import chat_pk
 from agent_memory.persistence.positions import position_sk
 from agent_memory.service.bot_learning import learning_pool_id
 from agent_memory.service.learning_pools import PoolRef, SourceRef
-from tests.api.test_enrichment import (
-    enrichment_calls,
-    remember,
-    rewrite_with_all,
-    shown_entries,
-)
 from tests.support.bots import Script, World, script, services, turn, world
+from tests.support.enrichment import enrichment_calls, remember, rewrite_with_all, shown_entries
 
 __all__ = ["script", "services", "world"]  # the memory Bot fixtures of test_confide
 

@@ -23,39 +23,20 @@ from tests.support.bots import (
     services,
     turn,
 )
+from tests.support.enrichment import (
+    REWRITTEN,
+    enrichment_calls,
+    remember,
+    rewrite_with_all,
+    shown_entries,
+)
 
 __all__ = ["script", "services"]  # the memory Bot fixtures
-
-REWRITTEN = "Book my usual 8:10 train to Berlin for Friday."
 
 
 @pytest.fixture
 def world(api: Api) -> World:
     return World(api)
-
-
-def remember(world: World, user: User, content: str) -> str:
-    answer = world.api.client.post(
-        f"/v1/bots/{world.bot['id']}/memory",
-        json={"command": {"_tag": "Remember", "content": content, "tags": ["commute"]}},
-        headers=user.headers,
-    )
-    assert answer.status_code == 200, answer.text
-    return str(answer.json()["entry"]["id"])
-
-
-def shown_entries(request: LearningRequest) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
-
-
-def rewrite_with_all(request: LearningRequest) -> str:
-    """Rewrite the input with every entry the request shows."""
-    used = [entry["id"] for entry in shown_entries(request)]
-    return json.dumps({"input": REWRITTEN, "used": used})
-
-
-def enrichment_calls(script: Script) -> list[LearningRequest]:
-    return [call for call in script.calls if call.task == "enrichment"]
 
 
 def items(world: World, user: User, chat: dict[str, Any]) -> list[str]:

@@ -20,7 +20,6 @@ from agent_memory.domain import agent_memory as agent_rules
 from agent_memory.domain import learning_notes as notes
 from agent_memory.domain.memory_bot import BOT_MEMORY_OFF, NO_MODEL, Price
 from agent_memory.ports import ModelFailure, Usage
-from tests.api.test_threads import World as ThreadWorld
 from tests.conftest import Api
 from tests.support.bots import (
     MEMORY_MODEL,
@@ -34,6 +33,7 @@ from tests.support.bots import (
 )
 from tests.support.held_workflow import HeldRun, HeldWorkflow
 from tests.support.sessions import Client
+from tests.support.threads import World as ThreadWorld
 from tests.support.threads import agent_of, assistant, user
 
 __all__ = ["script", "services"]  # the memory Bot fixtures

@@ -187,8 +187,8 @@ def test_make_runs_tick_indexes_an_idle_threads_tail(tmp_path: Any) -> None:
     import time
 
     from agent_memory.adapters.in_memory import FixedClock
-    from tests.api.test_threads import make_run_world
     from tests.support.memory_bot import budget_tick
+    from tests.support.threads import make_run_world
 
     clock = FixedClock(int(time.time() * 1000))
     with make_run_world(tmp_path, clock) as local:

@@ -4,14 +4,22 @@ working memory in both formats and scopes, readOnly, and isolation between users
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
 from tests.conftest import Api
-from tests.support.threads import TITLER, World, agent_of, assistant, services, titler, user, world
+from tests.support.threads import (
+    TITLER,
+    World,
+    agent_of,
+    assistant,
+    make_run_world,
+    services,
+    titler,
+    user,
+    world,
+)
 
 __all__ = ["services", "titler", "world"]  # the fixtures this module uses
 
@@ -380,42 +388,6 @@ def test_a_save_that_loses_a_race_renumbers_and_keeps_both(
         m["content"] for m in world.get(f"/v1/threads/{thread}/messages").json()["messages"]
     ]
     assert contents == ["first", "second"]
-
-
-@contextmanager
-def make_run_world(tmp_path: Any, clock: Any = None) -> Iterator[World]:
-    """`make run`'s wiring (SQLite, the local cipher, the template's state machine run in
-    process by the step handlers) with one organization's owner and agent; `clock`, when
-    given, is the adapters' clock."""
-    from fastapi.testclient import TestClient
-
-    from agent_memory.api.app import create_app
-    from agent_memory.bootstrap import build_services, local_adapters, step_services
-    from agent_memory.config import load_settings
-    from agent_memory.domain.identity import hash_token
-    from infra.local.runner import learning_workflow
-    from tests.conftest import ADMIN_TOKEN
-
-    settings = load_settings(
-        {"DEFAULT_MODEL": "local/rules", "MEMORY_ADMIN_TOKEN_SHA256": hash_token(ADMIN_TOKEN)}
-    )
-    _name, definition, tasks = learning_workflow()
-    adapters = local_adapters(settings, tmp_path, workflow=definition, tasks=tasks)
-    if clock is not None:
-        adapters.clock = clock
-    services = build_services(settings, adapters)
-    step_services.use(services)
-    runner: Any = adapters.orchestrator
-    runner.run()
-    try:
-        with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
-            api = Api(client)
-            owner = api.user(api.org())
-            yield World(api, owner, owner, agent_of(api, owner))
-    finally:
-        runner.close()
-        step_services.reset()
-        adapters.store.close()
 
 
 def test_make_runs_local_runner_titles_the_thread_in_the_background(tmp_path: Any) -> None:

@@ -3,14 +3,15 @@ the scripted title model."""
 
 from __future__ import annotations
 
+# The fixtures of the thread tests: the inline learning workflow, the world of two users.
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from tests.conftest import Api, User
-
-# The fixtures of the thread tests: the inline learning workflow, the world of two users.
 
 
 def agent_of(api: Api, owner: User, members: list[str] | None = None) -> str:
@@ -136,3 +137,39 @@ def ask(world: World, thread: str, text: str, who: Any = None) -> dict[str, Any]
 
 def contents(group: dict[str, Any]) -> list[str]:
     return [m["content"] for m in group["messages"]]
+
+
+@contextmanager
+def make_run_world(tmp_path: Any, clock: Any = None) -> Iterator[World]:
+    """`make run`'s wiring (SQLite, the local cipher, the template's state machine run in
+    process by the step handlers) with one organization's owner and agent; `clock`, when
+    given, is the adapters' clock."""
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+    from agent_memory.bootstrap import build_services, local_adapters, step_services
+    from agent_memory.config import load_settings
+    from agent_memory.domain.identity import hash_token
+    from infra.local.runner import learning_workflow
+    from tests.conftest import ADMIN_TOKEN
+
+    settings = load_settings(
+        {"DEFAULT_MODEL": "local/rules", "MEMORY_ADMIN_TOKEN_SHA256": hash_token(ADMIN_TOKEN)}
+    )
+    _name, definition, tasks = learning_workflow()
+    adapters = local_adapters(settings, tmp_path, workflow=definition, tasks=tasks)
+    if clock is not None:
+        adapters.clock = clock
+    services = build_services(settings, adapters)
+    step_services.use(services)
+    runner: Any = adapters.orchestrator
+    runner.run()
+    try:
+        with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
+            api = Api(client)
+            owner = api.user(api.org())
+            yield World(api, owner, owner, agent_of(api, owner))
+    finally:
+        runner.close()
+        step_services.reset()
+        adapters.store.close()
