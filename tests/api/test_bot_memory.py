@@ -22,8 +22,9 @@ from agent_memory.domain.tasks.learning_changes import (
 )
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.ports import KeyRange
-from tests.conftest import Api, User
-from tests.support.bots import error, make_bot, make_channel, make_chat, turn
+from tests.conftest import Api
+from tests.support.bot_memory import World
+from tests.support.bots import error, make_chat
 
 
 def fact(content: str, *items: str, topics: tuple[str, ...] = ()) -> FactChange:
@@ -34,56 +35,6 @@ def observe(content: str, *entries: str, confidence: float = 0.8) -> Observation
     return ObservationChange(
         op="observation", content=content, confidence=confidence, topics=[], sources=list(entries)
     )
-
-
-class World:
-    def __init__(self, api: Api, services: Any) -> None:
-        self.api = api
-        self.services = services
-        self.org = api.org()
-        self.other = api.org()
-        self.ana = api.user(self.org)
-        self.ben = api.user(self.org)
-        self.cy = api.user(self.org)
-        self.dee = api.user(self.org)
-        self.olga = api.user(self.other)
-        self.bot = make_bot(
-            api, self.ana, {self.ben.id: "read", self.cy.id: "read", self.dee.id: "read"}
-        )
-        self.channel = make_channel(api, self.ana, self.ben, self.cy)
-
-    def memory(self, user: User, tags: str | None = None) -> dict[str, Any]:
-        url = f"/v1/bots/{self.bot['id']}/memory" + (f"?tags={tags}" if tags else "")
-        answer = self.api.client.get(url, headers=user.headers)
-        assert answer.status_code == 200, answer.text
-        return dict(answer.json())
-
-    def ids(self, user: User) -> set[str]:
-        return {e["id"] for e in self.memory(user)["entries"]}
-
-    def command(self, user: User, command: dict[str, Any]) -> Any:
-        return self.api.client.post(
-            f"/v1/bots/{self.bot['id']}/memory", json={"command": command}, headers=user.headers
-        )
-
-    def learn(self, chat: dict[str, Any], *changes: Any, org: str | None = None) -> Any:
-        """Changes learned as a run whose evidence is the items its facts cite."""
-        cited = [s for c in changes if isinstance(c, FactChange) for s in c.sources]
-        return self.services.bot_memory.learn(
-            self.bot["id"], org or self.org, chat["id"], list(changes), evidence=cited
-        )
-
-    def said(self, user: User, chat: dict[str, Any], text: str) -> str:
-        """A turn of `user` in `chat`; answers its input item's id."""
-        started = turn(self.api, user, chat["id"], text)
-        items = self.api.client.get(f"/v1/chats/{chat['id']}/items", headers=user.headers)
-        mine = [i for i in items.json()["items"] if i["turnId"] == started["turn"]["id"]]
-        return str(mine[0]["id"])
-
-    def post(self, user: User, path: str, body: dict[str, Any]) -> Any:
-        return self.api.client.post(
-            f"/v1/bots/{self.bot['id']}/memory/{path}", json=body, headers=user.headers
-        )
 
 
 @pytest.fixture

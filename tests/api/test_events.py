@@ -4,72 +4,15 @@ creation, title and working memory, memory changes and execution ends, through
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
-import pytest
-
 from tests.conftest import Api
-from tests.learning_support import Catalog, ScriptedModel
-from tests.support.agents import HELPER, remember, replying
+from tests.learning_support import ScriptedModel
+from tests.support.agents import remember, replying
+from tests.support.events import TITLER, everything, feed, helper, org, person, services
 from tests.support.sessions import Client
-from tests.support.workflow import InlineWorkflow
 
-TITLER = "openai/titler"
-
-
-@pytest.fixture
-def helper() -> ScriptedModel:
-    return ScriptedModel(name=HELPER, script=replying())
-
-
-@pytest.fixture
-def services(settings: Any, adapters: Any, helper: ScriptedModel) -> Any:
-    """Learning run inline at each start; a scripted title model and learning helper."""
-    from agent_memory.adapters.rules_model import RulesModel
-    from agent_memory.bootstrap import build_services
-
-    titler = ScriptedModel(name=TITLER, script=lambda request: '{"title": "Lisbon in May"}')
-    workflow = InlineWorkflow()
-    catalog = Catalog({TITLER: titler, HELPER: helper, "local/rules": RulesModel()})
-    built = build_services(settings, replace(adapters, orchestrator=workflow, models=catalog))
-    workflow.learning = built.learning
-    return built
-
-
-@pytest.fixture
-def org(api: Api) -> str:
-    org_id = api.org()
-    answer = api.client.patch(
-        f"/v1/organizations/{org_id}/settings", json={"helperModel": HELPER}, headers=api.admin
-    )
-    assert answer.status_code == 200, answer.text
-    return org_id
-
-
-def person(api: Api, org: str) -> Client:
-    return Client(api, api.user(org))
-
-
-def feed(client: Client, after: str | None = None, limit: int | None = None) -> dict[str, Any]:
-    query = {"after": after, "limit": limit}
-    params = {k: v for k, v in query.items() if v is not None}
-    answer = client.api.client.get("/v1/events", params=params, headers=client.user.headers)
-    assert answer.status_code == 200, answer.text
-    return dict(answer.json())
-
-
-def everything(client: Client, limit: int = 100) -> list[dict[str, Any]]:
-    """Every event the client may see now, page by page (stops at an empty page)."""
-    events: list[dict[str, Any]] = []
-    after = None
-    for _page in range(50):
-        page = feed(client, after, limit)
-        if not page["events"] and after is not None:
-            return events
-        events += page["events"]
-        after = page["next"]
-    raise AssertionError("the feed never ends")
+__all__ = ["helper", "org", "services"]  # the fixtures this module uses
 
 
 def activate(client: Client, agent: str, options: dict[str, Any]) -> None:
@@ -238,7 +181,7 @@ def test_the_admin_token_has_no_feed(api: Api) -> None:
 def test_bot_memory_changes_reach_the_bots_readers_in_their_own_organization(
     api: Api, services: Any
 ) -> None:
-    from tests.api.test_bot_memory import World
+    from tests.support.bot_memory import World
 
     world = World(api, services)
     nobody = api.user(world.org)  # of the organization, without a grant on the bot

@@ -10,7 +10,7 @@ from typing import Any
 
 from agent_memory.ports import LearningRequest, ModelFailure
 from tests.integration.learning_harness import Workflow
-from tests.integration.test_bot_learning import Bot, bot, script, wf
+from tests.support.bot_learning import Bot, bot, script, wf
 from tests.support.bots import Script, fact_from_person
 
 __all__ = ["bot", "script", "wf"]  # the fixtures this module uses

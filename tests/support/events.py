@@ -1,0 +1,70 @@
+"""The events feed as a test reads it, and an organization whose agents have a scripted helper."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from tests.conftest import Api
+from tests.learning_support import Catalog, ScriptedModel
+from tests.support.agents import HELPER, replying
+from tests.support.sessions import Client
+from tests.support.workflow import InlineWorkflow
+
+TITLER = "openai/titler"
+
+
+@pytest.fixture
+def helper() -> ScriptedModel:
+    return ScriptedModel(name=HELPER, script=replying())
+
+
+@pytest.fixture
+def services(settings: Any, adapters: Any, helper: ScriptedModel) -> Any:
+    """Learning run inline at each start; a scripted title model and learning helper."""
+    from agent_memory.adapters.rules_model import RulesModel
+    from agent_memory.bootstrap import build_services
+
+    titler = ScriptedModel(name=TITLER, script=lambda request: '{"title": "Lisbon in May"}')
+    workflow = InlineWorkflow()
+    catalog = Catalog({TITLER: titler, HELPER: helper, "local/rules": RulesModel()})
+    built = build_services(settings, replace(adapters, orchestrator=workflow, models=catalog))
+    workflow.learning = built.learning
+    return built
+
+
+@pytest.fixture
+def org(api: Api) -> str:
+    org_id = api.org()
+    answer = api.client.patch(
+        f"/v1/organizations/{org_id}/settings", json={"helperModel": HELPER}, headers=api.admin
+    )
+    assert answer.status_code == 200, answer.text
+    return org_id
+
+
+def person(api: Api, org: str) -> Client:
+    return Client(api, api.user(org))
+
+
+def feed(client: Client, after: str | None = None, limit: int | None = None) -> dict[str, Any]:
+    query = {"after": after, "limit": limit}
+    params = {k: v for k, v in query.items() if v is not None}
+    answer = client.api.client.get("/v1/events", params=params, headers=client.user.headers)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def everything(client: Client, limit: int = 100) -> list[dict[str, Any]]:
+    """Every event the client may see now, page by page (stops at an empty page)."""
+    events: list[dict[str, Any]] = []
+    after = None
+    for _page in range(50):
+        page = feed(client, after, limit)
+        if not page["events"] and after is not None:
+            return events
+        events += page["events"]
+        after = page["next"]
+    raise AssertionError("the feed never ends")
