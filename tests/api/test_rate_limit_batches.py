@@ -7,7 +7,7 @@ from agent_memory.domain.identity import hash_token
 from agent_memory.domain.limits import window_at
 from agent_memory.persistence.limits import TableCounters
 from agent_memory.service.limits import REQUESTS_SCOPE
-from tests.api.test_rate_limits import T0, Serve, World, people, serve
+from tests.support.rate_limits import T0, Serve, World, people, serve
 
 # `serve` builds a deployment whose limits count in the table (the AWS wiring).
 __all__ = ["serve"]
