@@ -1,14 +1,8 @@
-"""Deleting sessions, agents, threads and chats, and erasing one person: which rows go, in
-batches (where each row lives is its repository's: persistence/sessions.py, threads.py,
-bot_rows.py, memory_bot.py, runs.py, working_memory.py, memory_objects.py).
+"""Deleting sessions, agents, threads and chats, and erasing one person, in batches.
 
-Every deletion here spans more rows than one transaction, so it is resumable: the object's
-head row is first marked (`type` becomes `session-deleting` / `agent-deleting` /
-`thread-deleting` / `chat-deleting`, which every read treats as absent, and the counter a
-concurrent write is conditioned on moves, so that write fails, re-reads and finds nothing),
-then its rows go in transactions of at most 100 deletes, the head row LAST with the index
-rows that find it. A deletion cut short leaves the marked head row where it is listed, and
-the next call finishes the work; a deletion that already finished finds nothing.
+Resumable: the head row is first marked `<kind>-deleting` (every read treats it as absent,
+and the counter concurrent writes are conditioned on moves), then the rows go in
+transactions of at most 100 deletes, the head row last with the index rows that find it.
 """
 
 from __future__ import annotations
@@ -52,9 +46,8 @@ THREAD_DELETING = "thread-deleting"
 CHAT_DELETING = "chat-deleting"
 BATCH = keys.MAX_ACTIONS
 
-# Called with a thread id and its message count before the thread's head row goes.
+# Called before the rows go: (thread id, message count), or agent_memory ids.
 ForgetThreadVectors = Callable[[str, int], None]
-# Called with agent_memory ids before their rows go.
 ForgetMemoryVectors = Callable[[Sequence[str]], None]
 
 
@@ -62,27 +55,22 @@ class ErasureRepository:
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    # -- finding ---------------------------------------------------------------------------
-
     def session(self, session_id: str) -> tuple[Session, bool] | None:
         """The session (also one whose deletion began) and whether its deletion began."""
         found = self._head(session_pk(session_id), "session", SESSION_DELETING)
         return (session_of(found[0]), found[1]) if found is not None else None
 
     def agent(self, agent_id: str) -> tuple[Agent, bool] | None:
-        """The agent (also one whose deletion began) and whether its deletion began."""
         found = self._head(agent_pk(agent_id), "agent", AGENT_DELETING)
         if found is None or (agent := agent_of(agent_id, found[0])) is None:
             return None
         return agent, found[1]
 
     def chat(self, chat_id: str) -> tuple[Chat, bool] | None:
-        """The chat (also one whose deletion began) and whether its deletion began."""
         found = self._head(chat_pk(chat_id), "chat", CHAT_DELETING)
         return (chat_of(found[0]), found[1]) if found is not None else None
 
     def _head(self, pk: str, kind: str, marked: str) -> tuple[Record, bool] | None:
-        """The head row of a `kind`, also one marked `marked`, and whether it is marked."""
         row = self._store.get(pk, keys.HEAD)
         if row is None or row.get("type") not in (kind, marked):
             return None
@@ -93,7 +81,6 @@ class ErasureRepository:
         return [(str(r["sk"]), str(r.get("owner", ""))) for r in self._rows(org_agents_pk(org_id))]
 
     def session_ids(self, agent_id: str, owner: str | None = None) -> list[str]:
-        """The agent's sessions (of `owner` only, when given), from the agent's list."""
         return [
             str(r["sk"])
             for r in self._rows(agent_sessions_pk(agent_id))
@@ -101,16 +88,14 @@ class ErasureRepository:
         ]
 
     def agent_thread_ids(self, agent_id: str) -> list[str]:
-        """Every thread of the agent (everyone's), from the agent's partition."""
+        """Every thread of the agent, everyone's."""
         return self._ids(agent_pk(agent_id), agent_thread_sk(""))
 
     def user_thread_ids(self, user_id: str) -> list[str]:
-        """Every thread of the person, from their list across agents."""
         rows = self._rows(keys.resource_pk(user_id), KeyRange(prefix=keys.THREAD_LIST_PREFIX))
         return sorted({str(r["threadId"]) for r in rows if "threadId" in r})
 
     def owned_chat_ids(self, user_id: str) -> list[str]:
-        """Every chat the person owns, from their partition."""
         return self._ids(*owned_chat_key(user_id, ""))
 
     def spoken_chat_ids(self, user_id: str) -> list[str]:
@@ -122,24 +107,18 @@ class ErasureRepository:
         yield from (str(r["sk"]) for r in self._rows(org_bots_pk(org_id)))
 
     def _ids(self, pk: str, prefix: str) -> list[str]:
-        """The ids that the partition's sort keys under `prefix` end with."""
         rows = self._rows(pk, KeyRange(prefix=prefix))
         return [str(r["sk"]).removeprefix(prefix) for r in rows]
 
-    # -- marking ---------------------------------------------------------------------------
-
     def mark_session(self, session_id: str) -> None:
-        """Every read now treats the session as absent; its revision moves, so a Turn or
-        command racing this one fails its condition and re-reads (and finds nothing)."""
+        """Its revision moves, so a racing Turn or command fails its condition and re-reads."""
         self._mark(session_pk(session_id), SESSION_DELETING, add={"revision": 1})
 
     def mark_agent(self, agent_id: str) -> None:
         self._mark(agent_pk(agent_id), AGENT_DELETING)
 
     def mark_chat(self, chat_id: str) -> None:
-        """Reads treat the chat as absent; its item count moves (one id is never given),
-        so items racing this one fail their check of it and re-read (persistence/bots.py:
-        the count is the fence item writers check, though they never write it)."""
+        """Its item count (the fence item writers check) moves, so racing items re-read."""
         self._mark(chat_pk(chat_id), CHAT_DELETING, add={"itemCount": 1})
 
     def _mark(self, pk: str, marked: str, add: dict[str, int] | None = None) -> None:
@@ -147,12 +126,8 @@ class ErasureRepository:
             [Update(pk, keys.HEAD, set={"type": marked}, add=add or {}, condition=Present())]
         )
 
-    # -- deleting --------------------------------------------------------------------------
-
     def delete_session(self, session: Session) -> Erased:
-        """Every row of a marked session (items, entries), its learning executions and
-        saved calls, the agent learning runs that read it, agent learning's read position
-        in it and its row in the agent's list, its head row last; what was removed. Agent
+        """A marked session's rows, executions and the agent runs that read it; agent
         memory learned from it stays."""
         pk = session_pk(session.id)
         items = _typed(self._delete_all(pk, but_head=True), "item")
@@ -167,8 +142,7 @@ class ErasureRepository:
         return Erased(sessions=1, items=items)
 
     def delete_agent(self, agent: Agent) -> None:
-        """The marked agent's own rows (memory, log, versions, executions, its lists), its
-        head row last. Its sessions and threads are deleted before, one by one."""
+        """The marked agent's own rows; its sessions and threads must be gone before."""
         self._delete_all(agent_pk(agent.id), but_head=True)
         self._delete_all(keys.learn_pk("agent", agent.id))
         self._delete_all(agent_sessions_pk(agent.id))
@@ -184,14 +158,8 @@ class ErasureRepository:
         embedding_kinds: Sequence[str],
         now_ms: int,
     ) -> Erased:
-        """Every row of a thread (marked first: messages, observations, positions, its
-        working memory), its background executions, its list rows, its person's
-        resource-scope working memory of its agent and semantic recall's pending row; the
-        head row last. Its vectors are forgotten before any row goes (so a failure there
-        leaves all that finds them), when one of `embedding_kinds` (the background kinds
-        whose runs may put message vectors) ever ran on the thread (its read position or an
-        execution of it). The `thread.deleted` event at `now_ms` commits with the head
-        row's delete."""
+        """Every row of a thread; its vectors go first (a failure leaves all that finds
+        them) when one of `embedding_kinds` ever ran on it."""
         head = self._marked_thread(thread_id)
         if head is None:
             return Erased()
@@ -211,7 +179,6 @@ class ErasureRepository:
         )
 
     def _marked_thread(self, thread_id: str) -> Record | None:
-        """The thread's head row once marked (None: no such thread, or it went)."""
         found = self._head(keys.thread_pk(thread_id), "thread", THREAD_DELETING)
         if found is None:
             return None
@@ -223,8 +190,7 @@ class ErasureRepository:
         return head
 
     def _delete_thread_head(self, thread: Thread, now_ms: int) -> int:
-        """The thread's list rows, its person's working memory of its agent (how many went)
-        and its head row, with its `thread.deleted` event."""
+        """Returns how many working memory rows went."""
         resource = keys.resource_pk(thread.resource_id)
         notes = working_memory_pool(thread, "resource")
         notes_sk = keys.entry_sk(keyed_id(notes.pool_id, WORKING_MEMORY_KEY))
@@ -237,24 +203,21 @@ class ErasureRepository:
                 Delete(notes.pk, notes_sk),
                 Delete(agent_pk(thread.agent_id), agent_thread_sk(thread.id)),
                 Delete(keys.thread_pk(thread.id), keys.HEAD, Equals("type", THREAD_DELETING)),
-                # Semantic recall's pending row (its idle flush has nothing left to find).
                 Delete(pending_pk(thread.id), thread.id),
-                # A client following the feed drops the thread from its list.
                 event_action(thread.org_id, "thread.deleted", ids, now_ms),
             ]
         )
         return int(had_notes)
 
     def _embedded(self, thread_id: str, rows: Sequence[Record], kinds: Sequence[str]) -> bool:
-        """Whether any of `kinds` ever ran on the thread."""
+        """Whether any of `kinds` ever ran on the thread (a read position or an execution)."""
         return any(r["sk"] == position_sk(kind) for r in rows for kind in kinds) or any(
             self._store.query(keys.learn_pk(kind, thread_id), limit=1).records for kind in kinds
         )
 
     def delete_chat(self, chat: Chat, learning: tuple[str, str]) -> Erased:
-        """Every row of a marked chat (items, turns, confessions, enrichments), the runs of
-        its bot's `learning` pool (kind, pool id) that read it, its owner's row; the head
-        row last."""
+        """Every row of a marked chat and the runs of its bot's `learning` (kind, pool id)
+        that read it."""
         pk = chat_pk(chat.id)
         items = _typed(self._delete_all(pk, but_head=True), "chat-item")
         self._delete_runs(keys.learn_pk(*learning), ("chat", chat.id))
@@ -262,11 +225,8 @@ class ErasureRepository:
         return Erased(chats=1, chat_items=items)
 
     def delete_contributions(self, chat_id: str, user_id: str) -> Erased:
-        """The person's items in another's group chat, with the enrichments (their words
-        as they wrote them), confessions and memory Bot call log of their Turns; the chat
-        and everyone else's words stay. The row that found the chat goes last. The chat
-        row's count is first raised to their highest item (persistence/bots.py): the chat
-        lives on, and the ids of words that went are never given again."""
+        """The person's items in another's group chat, with what their Turns left; the
+        fence rises first so the ids of words that went are never given again."""
         pk = chat_pk(chat_id)
         rows = list(self._rows(pk))
         turns = {
@@ -281,7 +241,7 @@ class ErasureRepository:
                 return row.get("actor") == user_id
             if sk.startswith((ENRICHMENT_PREFIX, CONFESSION_PREFIX)):
                 return sk.rsplit("#", 1)[-1] in turns
-            # The memory Bot's call log of their Turns (its requests hold their words).
+            # The memory Bot's call log holds their words.
             return row.get("type") == "memory-bot-call" and row.get("turnId") in turns
 
         chosen = [r for r in rows if theirs(r)]
@@ -293,13 +253,10 @@ class ErasureRepository:
         return Erased(chat_items=len(seqs))
 
     def forget_owned_chat(self, user_id: str, chat_id: str) -> None:
-        """The owner's row of a chat that is gone."""
         self._write([Delete(*owned_chat_key(user_id, chat_id))])
 
     def delete_resource_rest(self, user_id: str) -> Erased:
-        """What is left in the person's partition once their threads and chats went: list
-        rows of threads already gone, and working memory of agents whose threads are gone
-        (a person belongs to one organization, so all of it is of that organization)."""
+        """What is left in the person's partition once their threads and chats went."""
         resource = keys.resource_pk(user_id)
         chats = (keys.OWNED_CHAT_PREFIX, keys.SPOKEN_CHAT_PREFIX)
         rest = [r for r in self._rows(resource) if not str(r["sk"]).startswith(chats)]
@@ -313,9 +270,8 @@ class ErasureRepository:
         now_ms: int,
         forget_vectors: ForgetMemoryVectors | None = None,
     ) -> Erased:
-        """The organization's agent_memories whose entity is the person, page by page:
-        their vectors, then their rows and events, each memory whole within one
-        transaction (nothing is opened: the entity's type and id are plaintext tags)."""
+        """The organization's agent_memories whose entity is the person (a plaintext tag),
+        vectors first, each memory whole within one transaction."""
         pool = pool_of(org_id)
         found = [
             stored.meta
@@ -327,7 +283,6 @@ class ErasureRepository:
             page = found[start : start + BATCH]
             if forget_vectors is not None:
                 forget_vectors([meta.id for meta in page])
-            # Whole memories per transaction (at most 7 rows each).
             self._write_whole(
                 [
                     *(Delete(pk, sk) for pk, sk in pool.layout.rows(pool, meta)),
@@ -337,13 +292,9 @@ class ErasureRepository:
             )
         return Erased(agent_memories=len(found))
 
-    # -- rows ------------------------------------------------------------------------------
-
     def _delete_runs(self, pk: str, source: tuple[str, str]) -> None:
-        """A pool's executions that read the conversation `source` ((kind, id), as their
-        rows name it: persistence/runs.py), their evidence rows (one may be left by a
-        LoadEvidence that never wrote its execution row: it names the source too) and their
-        saved calls."""
+        """A pool's executions that read `source`, their evidence rows (also one left
+        without its execution row) and their saved calls."""
 
         def names_it(row: Record) -> bool:
             return source_of(row) == source
@@ -369,8 +320,7 @@ class ErasureRepository:
         self._delete_rows(pk, [r for r in self._rows(pk) if of_source(r)])
 
     def _delete_head(self, pk: str, marked: str, *found_by: Delete) -> None:
-        """A marked head row, with the rows that find it: an object is listed until it is
-        gone."""
+        """With the rows that find it: an object is listed until it is gone."""
         self._write([*found_by, Delete(pk, keys.HEAD, Equals("type", marked))])
 
     def _rows(self, pk: str, key_range: KeyRange | None = None) -> Iterator[Record]:
@@ -383,8 +333,6 @@ class ErasureRepository:
             after = page.next
 
     def _delete_all(self, pk: str, *, but_head: bool = False) -> list[Record]:
-        """Delete every row of the partition (but its head row, when `but_head`); the rows
-        that went."""
         rows = [r for r in self._rows(pk) if not (but_head and r["sk"] == keys.HEAD)]
         self._delete_rows(pk, rows)
         return rows
@@ -393,9 +341,7 @@ class ErasureRepository:
         self._write_whole([Delete(pk, str(r["sk"]))] for r in rows)
 
     def _write_whole(self, groups: Iterable[Sequence[Action]]) -> None:
-        """Each group of actions within one transaction, as many groups to a transaction
-        as fit in 100 actions: each one that lands stays done, so a call cut short resumes
-        with what is left."""
+        """Each group within one transaction, as many as fit in 100 actions."""
         batch: list[Action] = []
         for group in groups:
             if len(batch) + len(group) > BATCH:
@@ -410,7 +356,8 @@ class ErasureRepository:
 
 
 def _thread_of(thread_id: str, head: Record) -> Thread:
-    """The thread a head row holds (its title stays sealed: erasure never reads it)."""
+    """The thread a head row holds; its title stays sealed."""
+
     return Thread(
         thread_id,
         str(head["orgId"]),

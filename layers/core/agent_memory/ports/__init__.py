@@ -1,14 +1,7 @@
-"""Ports: what services need from the outside world, as Protocols.
+"""Ports: what services need from the outside world, as Protocols (contracts in tests/contracts/).
 
-Adapters (DynamoDB, KMS, Step Functions, models) implement them; the in-memory fakes in
-`adapters/in_memory.py` implement the same contracts for unit tests. One module a port:
-`store` (the single table), `crypto` (the cipher), `models` (model tasks), `runtime`
-(clock, ids, the orchestrator), `vectors` (embeddings and the vector index: import
-`agent_memory.ports.vectors`). Each port has one contract suite in tests/contracts/.
-
-A `Record` is a plain dict of Python values (str, int, float, bool, None, bytes, list,
-dict) with string keys `pk` and `sk`. It is a key-value row, not a DynamoDB item: the
-adapter owns the translation.
+A `Record` is a plain dict of Python values with string keys `pk` and `sk`: a key-value row,
+not a DynamoDB item; the adapter owns the translation. Import `ports.vectors` directly.
 """
 
 from agent_memory.ports.crypto import Cipher

@@ -7,12 +7,8 @@ from typing import Protocol
 
 
 class Cipher(Protocol):
-    """Envelope encryption of content, bound to where it is stored.
-
-    `scope` is the coarse encryption context (organization, pool, field): it partitions the
-    data-key cache, so keep it coarse. `row` is sealed inside the payload and checked on
-    open, so a ciphertext copied to another row fails to open.
-    """
+    """`scope` (organization, pool, field) partitions the data-key cache, so keep it coarse;
+    `row` is sealed inside the payload, so a ciphertext copied to another row fails to open."""
 
     def seal(self, plaintext: str, *, scope: Mapping[str, str], row: str) -> bytes: ...
 

@@ -1,10 +1,8 @@
 """The model port: what any model provider is asked (a task's request) and answers.
 
-A provider serves every task the same way: it sends `request.system` and `request.user`,
-asks for `request.schema` under the name `request.task` (OpenAI's `json_schema.name`, the
-forced tool of Bedrock and Anthropic), gives up after `request.deadline_s` seconds, and
-returns the answer's text with its usage and latency. `local/rules` answers
-`request.local_answer()`. The domain (domain/tasks) builds requests and parses answers.
+A provider sends `request.system` and `request.user`, asks for `request.schema` named
+`request.task`, and gives up after `request.deadline_s`; `local/rules` answers
+`request.local_answer()`.
 """
 
 from __future__ import annotations
@@ -68,11 +66,10 @@ class LearningModel(Protocol):
 
 class ModelCatalog(Protocol):
     def resolve(self, name: str | None) -> LearningModel | None:
-        """The model behind `provider/model`, or None when this deployment has none
-        (no name, or a known provider that is not configured here)."""
+        """None when this deployment has no such model (or no name is given)."""
         ...
 
     def providers(self) -> tuple[str, ...]:
-        """The providers whose models this deployment can run (`local` for its local
-        models), in the order of `domain.model_name_bounds.PROVIDERS`; never a key."""
+        """The providers this deployment can run, in `PROVIDERS` order; never a key."""
+
         ...

@@ -24,16 +24,11 @@ class Execution:
 
 
 class Orchestrator(Protocol):
-    """Starts durable learning workflows (Step Functions in AWS and locally).
+    """Starts durable learning workflows.
 
-    The contract (tests/contracts/test_orchestrator_contract.py): `start` runs the workflow
-    once under `name`, with `payload` as its input; a repeated start of a used name runs
-    nothing and answers `started=False` (Step Functions itself answers success, and the
-    adapter `started=True`, for an identical input while the first run is still open: still
-    no second run); a busy or unreachable service raises Unavailable and uses nothing up.
-    Waiting is not the orchestrator's: a waiting execution is a row, started through
-    `start` when its event happens (LearningService.wait/release), whatever the workflow
-    type behind this port.
+    `start` runs the workflow once under `name`; a repeated start of a used name runs
+    nothing and answers `started=False` (or `True` for an identical input while the first
+    run is open); a busy or unreachable service raises Unavailable and uses nothing up.
     """
 
     def start(self, name: str, payload: Mapping[str, Any]) -> Execution: ...

@@ -14,17 +14,9 @@ from agent_memory.domain.errors import TooLarge, WriteConflict
 Record = dict[str, Any]
 
 
-# --- Conditions -------------------------------------------------------------------------
-#
-# A condition is checked against the row as it is before the write. Every condition takes
-# an optional keyword `name`: a failed write raises `WriteConflict(condition=name)`, so a
-# service tells which of its guards failed without counting positions.
-#
-# Comparisons follow DynamoDB: numbers compare with numbers, strings with strings (by code
-# point), bytes with bytes; a missing row, a missing attribute or values of different kinds
-# fail every comparison. The `AbsentOr...` forms also pass when the row does not exist yet:
-# they exist for the comparisons a first write passes (a counter at zero, a lease never
-# taken), so there is no `AbsentOrGreaterThan`.
+# Conditions hold on the row before the write; a failed one raises
+# `WriteConflict(condition=name)`. Comparisons follow DynamoDB: values of different kinds,
+# a missing row or attribute fail. `AbsentOr...` also pass on a row not yet written.
 
 
 @dataclass(frozen=True)
@@ -76,21 +68,15 @@ class AbsentOrLessThan(_Compared):
 
 
 class AbsentOrAtMost(_Compared):
-    """The row is absent, or `attribute <= value` (spend from a budget, the period's first
-    spend included)."""
+    """The row is absent, or `attribute <= value` (spend from a budget)."""
 
 
 Comparison = Equals | LessThan | AtMost | GreaterThan | AtLeast
 AbsentOrComparison = AbsentOrEquals | AbsentOrLessThan | AbsentOrAtMost
 Condition = Absent | Present | Comparison | AbsentOrComparison
 
-# Kept on every row the DynamoDB adapter writes (the token of the write that made it, to
-# recognise its own write when the SDK retries one whose answer was lost) and never shown
-# in a returned record: a record may not use this attribute.
+# The DynamoDB adapter's write token, to recognise its own retried write; never returned.
 WRITER_ATTRIBUTE = "_writer"
-
-
-# --- Write actions ----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -125,9 +111,6 @@ class Check:
 
 
 Action = Put | Update | Delete | Check
-
-
-# --- How a condition holds on a row (DynamoDB's comparison rules) ----------------------
 
 
 def value_kind(value: Any) -> str:
@@ -192,40 +175,35 @@ def condition_holds(condition: Condition | None, row: Record | None) -> bool:
 
 
 def check_conditions(actions: Sequence[Action], rows: Sequence[Record | None]) -> None:
-    """`WriteConflict` at the first action whose condition fails on its row (None: absent),
-    for the store adapters that check conditions themselves (in memory, SQLite)."""
+    """`WriteConflict` at the first action whose condition fails on its row (None: absent)."""
     for position, (action, row) in enumerate(zip(actions, rows, strict=True)):
         if not condition_holds(action.condition, row):
             raise conflict(action, position)
 
 
 def conflict(action: Action, position: int) -> WriteConflict:
-    """The conflict of `action`'s failed condition, at `position` in its write."""
     name = action.condition.name if action.condition is not None else None
     return WriteConflict("the object changed since it was read", index=position, condition=name)
 
 
-# A transaction holds at most this many actions (DynamoDB's limit, kept by every adapter).
+# DynamoDB's limit, kept by every adapter.
 MAX_TRANSACTION_ACTIONS = 100
 
 
 def check_transaction(actions: Sequence[Action]) -> None:
-    """What every store refuses before it looks at a row: too many actions (`TooLarge`),
-    two actions on one row, or a record using the store's reserved attribute (ValueError)."""
+    """What every store refuses before it looks at a row."""
     if len(actions) > MAX_TRANSACTION_ACTIONS:
         raise TooLarge(
             f"one change may write at most {MAX_TRANSACTION_ACTIONS} rows, not {len(actions)}"
         )
     keys = [action_key(a) for a in actions]
     if len(set(keys)) != len(keys):
-        # As DynamoDB: "Transaction request cannot include multiple operations on one item".
         raise ValueError("a transaction may touch each row only once")
     if any(WRITER_ATTRIBUTE in written(a) for a in actions):
         raise ValueError(f"{WRITER_ATTRIBUTE} is reserved for the store")
 
 
 def action_key(action: Action) -> tuple[str, str]:
-    """The (pk, sk) of the row an action touches."""
     if isinstance(action, Put):
         pk, sk = action.record.get("pk"), action.record.get("sk")
         if not isinstance(pk, str) or not isinstance(sk, str):
@@ -235,7 +213,6 @@ def action_key(action: Action) -> tuple[str, str]:
 
 
 def written(action: Action) -> Mapping[str, Any]:
-    """The attributes an action writes (their names are what matters)."""
     if isinstance(action, Put):
         return action.record
     if isinstance(action, Update):
@@ -248,17 +225,16 @@ class Page:
     records: list[Record]
     # The last sort key read when more may follow; pass it back as `after`.
     next: str | None
-    # Rows the store read to answer (includes rows a filter dropped): for benchmarks.
+    # Rows read to answer, filtered ones included: for benchmarks.
     scanned: int = 0
 
 
 def cursor_of(position: Any) -> str:
-    """The opaque cursor of a page over an index: the last row's position, as JSON."""
+    """The opaque cursor of a page over an index."""
     return base64.urlsafe_b64encode(json.dumps(position).encode()).decode()
 
 
 def position_of(cursor: str) -> Any:
-    """The position a `cursor_of` cursor holds."""
     return json.loads(base64.urlsafe_b64decode(cursor))
 
 
@@ -277,8 +253,6 @@ INDEX_KEYS = {"gsi1": ("gsi1pk", "gsi1sk")}
 
 @dataclass(frozen=True)
 class Query:
-    """The arguments of one `Store.query`."""
-
     pk: str
     key_range: KeyRange | None = None
     limit: int | None = None
@@ -288,9 +262,8 @@ class Query:
 
 
 def page_of(records: list[Record], limit: int | None, sort: str | None, scanned: int) -> Page:
-    """The page of `records` read with one more than `limit` (that one tells that another
-    page follows). `sort` is the index's sort attribute, None for the table's own `sk`: the
-    cursor is the last row's position in that order."""
+    """`records` were read with one more than `limit`, which tells that a page follows;
+    `sort` is the index's sort attribute, None for the table's `sk`."""
     if limit is None or len(records) <= limit:
         return Page(records, None, scanned)
     last = records[limit - 1]
@@ -299,8 +272,7 @@ def page_of(records: list[Record], limit: int | None, sort: str | None, scanned:
 
 
 def updated(row: Record | None, update: Update) -> Record:
-    """The row after `update`, for the adapters that apply updates themselves (a missing
-    row starts as its key alone)."""
+    """The row after `update` (a missing row starts as its key alone)."""
     result: Record = dict(row) if row is not None else {"pk": update.pk, "sk": update.sk}
     for name, value in update.set.items():
         if value is None:
@@ -336,28 +308,23 @@ class Store(Protocol):
         newest_first: bool = False,
         index: str | None = None,
     ) -> Page:
-        """Rows of one partition in sort-key order (descending with `newest_first`).
-
-        With `index`, `pk`/`key_range` address the index's keys (`gsi1pk`/`gsi1sk`) and
-        `after` is the opaque cursor returned in `Page.next`.
-        """
+        """Rows of one partition in sort-key order; with `index`, `pk`/`key_range` address
+        the index's keys and `after` is the opaque cursor of `Page.next`."""
         ...
 
     def write(self, actions: Sequence[Action]) -> None:
         """Apply all actions or none.
 
-        Raises `WriteConflict(index=..., condition=...)` when a condition fails (the first
-        failing action's position and its condition's `name`), `WriteConflict(index=None,
-        condition=None)` when a concurrent transaction won, `Unavailable` on transient
-        failure, `TooLarge` over 100 actions, `ValueError` when two actions touch one row
-        or a record uses `WRITER_ATTRIBUTE`. A write whose answer was lost after it
-        committed, and which the SDK retried, answers success, not a conflict.
+        Raises `WriteConflict(index, condition)` of the first failing condition (both None
+        when a concurrent transaction won), `Unavailable` on transient failure, `TooLarge`
+        over 100 actions, `ValueError` when two actions touch one row or a record uses
+        `WRITER_ATTRIBUTE`. A retried write whose answer was lost answers success.
         """
         ...
 
 
 class StoreAdapter(ABC):
-    """The base of the store adapters: `query` hands its arguments to `page` as one `Query`."""
+    """The base of the store adapters: `query` hands its arguments to `page`."""
 
     def query(
         self,
@@ -372,5 +339,4 @@ class StoreAdapter(ABC):
         return self.page(Query(pk, key_range, limit, after, newest_first, index))
 
     @abstractmethod
-    def page(self, query: Query) -> Page:
-        """The answer to `Store.query`."""
+    def page(self, query: Query) -> Page: ...

@@ -1,12 +1,7 @@
-"""Embeddings and the vector index (seed 003 "Long-term recall", seed 004 recall by meaning).
+"""Embeddings and the vector index, which holds vectors and plaintext ids, never text.
 
-An `Embedder` turns texts into unit-length vectors of a fixed `dimension`; a `VectorIndex`
-keeps vectors under keys with a few plaintext ids (`VectorScope`) and answers the nearest
-to a query within a scope. The index holds embeddings and ids only: never text (API.md,
-"Rules seed 003 leaves open").
-
-Every query is bounded to one organization and one owner (`VectorScope.org` and
-`VectorScope.owner` are required), so no caller can ask across users by leaving a filter out.
+Every query requires an organization and an owner, so none can ask across users by leaving
+a filter out.
 """
 
 from __future__ import annotations
@@ -17,8 +12,7 @@ from typing import Protocol
 
 Vector = list[float]
 
-# S3 Vectors' limits (its "Limitations and restrictions" page): the batches every adapter
-# keeps to, so the in-process index behaves like the real one.
+# S3 Vectors' limits, kept by every adapter so the in-process index behaves like the real one.
 MAX_PUT_BATCH = 500
 MAX_DELETE_BATCH = 500
 MAX_TOP_K = 100
@@ -37,25 +31,22 @@ class Embedder(Protocol):
     """Texts to unit vectors of `dimension` floats, one per text, in order."""
 
     @property
-    def model(self) -> str:
-        """The model's name as configured (`local/minilm`, `bedrock/...`, `openai/...`)."""
-        ...
+    def model(self) -> str: ...
 
     @property
     def dimension(self) -> int | None:
-        """The vectors' size; None until the first answer of a model whose size is known
-        neither here nor from its name tells it."""
+        """None until the first answer of a model whose size is not known in advance."""
         ...
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
-        """One vector per text; `EmbeddingFailure` when the model cannot answer."""
+        """Raises `EmbeddingFailure` when the model cannot answer."""
         ...
 
 
 @dataclass(frozen=True)
 class VectorScope:
-    """Who a vector belongs to. `org` and `owner` (the user, or the agent_memories owner)
-    bound every query; `group` (an agent, a memory space) and `thread` narrow it."""
+    """`org` and `owner` bound every query; `group` (an agent, a memory space) and `thread`
+    narrow it."""
 
     org: str
     owner: str
@@ -101,6 +92,6 @@ class VectorIndex(Protocol):
         group: str | None = None,
         thread: str | None = None,
     ) -> list[VectorHit]:
-        """At most `top_k` (1..MAX_TOP_K) nearest vectors of `org` and `owner` (and of
-        `group`, `thread` when given), closest first."""
+        """At most `top_k` (1..MAX_TOP_K) nearest vectors in the scope, closest first."""
+
         ...
