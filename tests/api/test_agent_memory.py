@@ -18,9 +18,11 @@ from agent_memory.domain import agent_memory as rules
 from agent_memory.domain.consolidation import KIND_NOT_KEPT, OUTSIDE_ONLY, SECRET, STAYS_RETRACTED
 from tests.conftest import Api
 from tests.learning_support import Catalog, ScriptedModel
-from tests.support.agents import HELPER, remember, replying
+from tests.support.agents import HELPER, org, remember, replying
 from tests.support.sessions import Client, error
 from tests.support.workflow import InlineWorkflow
+
+__all__ = ["org"]  # the fixture this module shares
 
 TESTS_FIRST = "Always run the tests before you report that work is done."
 
@@ -38,16 +40,6 @@ def services(settings: Any, adapters: Any, helper: ScriptedModel) -> Any:
     )
     workflow.learning = built.learning
     return built
-
-
-@pytest.fixture
-def org(api: Api) -> str:
-    org_id = api.org()
-    answer = api.client.patch(
-        f"/v1/organizations/{org_id}/settings", json={"helperModel": HELPER}, headers=api.admin
-    )
-    assert answer.status_code == 200, answer.text
-    return org_id
 
 
 def person(api: Api, org: str, user_id: str, name: str | None = None) -> Client:

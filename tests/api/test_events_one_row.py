@@ -12,8 +12,8 @@ from agent_memory.persistence.events import event_row, partition
 from agent_memory.ports import Put
 from tests.conftest import Api
 from tests.learning_support import ScriptedModel
-from tests.support.agents import remember, replying
-from tests.support.events import everything, feed, helper, org, person, services
+from tests.support.agents import org, remember, replying
+from tests.support.events import everything, feed, helper, person, services
 
 # The fixtures of the events feed's tests (a learning helper, its organization, inline runs).
 __all__ = ["helper", "org", "services"]

@@ -6,7 +6,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from agent_memory.ports import LearningRequest
+from tests.conftest import Api
 
 HELPER = "openai/helper"
 
@@ -21,3 +24,14 @@ def remember(key: str, content: str, kind: str, *sources: str) -> dict[str, Any]
 
 def replying(*items: dict[str, Any]) -> Callable[[LearningRequest], str]:
     return lambda request: changes(*items)
+
+
+# An organization whose agents learn with the scripted helper.
+@pytest.fixture
+def org(api: Api) -> str:
+    org_id = api.org()
+    answer = api.client.patch(
+        f"/v1/organizations/{org_id}/settings", json={"helperModel": HELPER}, headers=api.admin
+    )
+    assert answer.status_code == 200, answer.text
+    return org_id

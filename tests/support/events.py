@@ -35,16 +35,6 @@ def services(settings: Any, adapters: Any, helper: ScriptedModel) -> Any:
     return built
 
 
-@pytest.fixture
-def org(api: Api) -> str:
-    org_id = api.org()
-    answer = api.client.patch(
-        f"/v1/organizations/{org_id}/settings", json={"helperModel": HELPER}, headers=api.admin
-    )
-    assert answer.status_code == 200, answer.text
-    return org_id
-
-
 def person(api: Api, org: str) -> Client:
     return Client(api, api.user(org))
 
