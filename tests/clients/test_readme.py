@@ -1,23 +1,56 @@
-"""The README's Python and MCP examples run as written against the local service (the Agents
-SDK one needs a model, so only its session part is run, in test_openai_agents.py)."""
+"""The README's curl walk-through and its Python and MCP examples run as written against the
+local service."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+from pathlib import Path
 
 import pytest
 
 from tests.clients.conftest import ROOT, LocalService, run_example
 
+WALK = "## A walk-through with curl"
 SECTION = "## From Python, an MCP client, or an OpenAI Agents SDK agent"
 
 
-def _examples() -> list[str]:
+def _blocks(heading: str, language: str) -> list[str]:
     text = (ROOT / "README.md").read_text()
-    section = text[text.index(SECTION) : text.index("\n## ", text.index(SECTION) + 1)]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
-    assert len(blocks) == 3
-    return [b for b in blocks if "from agents import" not in b]
+    section = text[text.index(heading) : text.index("\n## ", text.index(heading) + 1)]
+    return re.findall(rf"```{language}\n(.*?)```", section, re.DOTALL)
+
+
+def test_the_curl_walk_through_runs_as_written_twice(
+    local_service: LocalService, tmp_path: Path
+) -> None:
+    script = "\n".join(_blocks(WALK, "sh"))
+    env = os.environ | {"MEMORY_ADMIN_TOKEN": local_service.admin_token, "API": local_service.url}
+    for _run in range(2):
+        done = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", script],
+            check=False,
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        out = done.stdout
+        assert '{"status":"ok"}' in out
+        assert "The user's budget is 1500 EUR." in out, "session memory learned the turn"
+        assert "is vegetarian." in out, "the memory bot learned the person's words"
+        assert '"name":"updateWorkingMemory"' in out, "the thread's context has the tool"
+        assert out.count("Always wants express shipping.") == 2, "saved, then recalled"
+        assert '"_tag"' not in out, "no call answered an error"
+
+
+def _examples() -> list[str]:
+    blocks = _blocks(SECTION, "python")
+    assert len(blocks) == 2
+    return blocks
 
 
 @pytest.mark.parametrize(
