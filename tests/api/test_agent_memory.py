@@ -17,8 +17,8 @@ from agent_memory.bootstrap import build_services
 from agent_memory.domain import agent_memory as rules
 from agent_memory.domain.consolidation import KIND_NOT_KEPT, OUTSIDE_ONLY, SECRET, STAYS_RETRACTED
 from tests.conftest import Api
-from tests.learning_support import Catalog, ScriptedModel
 from tests.support.agents import HELPER, org, remember, replying
+from tests.support.learning_doubles import Catalog, ScriptedModel
 from tests.support.sessions import Client, error
 from tests.support.workflow import InlineWorkflow
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from tests.conftest import Api
-from tests.learning_support import ScriptedModel
 from tests.support.agents import org, remember, replying
 from tests.support.events import TITLER, everything, feed, helper, person, services
+from tests.support.learning_doubles import ScriptedModel
 from tests.support.sessions import Client
 
 __all__ = ["helper", "org", "services"]  # the fixtures this module uses

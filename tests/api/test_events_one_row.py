@@ -11,9 +11,9 @@ from agent_memory.domain.events import new_event
 from agent_memory.persistence.events import event_row, partition
 from agent_memory.ports import Put
 from tests.conftest import Api
-from tests.learning_support import ScriptedModel
 from tests.support.agents import org, remember, replying
 from tests.support.events import everything, feed, helper, person, services
+from tests.support.learning_doubles import ScriptedModel
 
 # The fixtures of the events feed's tests (a learning helper, its organization, inline runs).
 __all__ = ["helper", "org", "services"]

@@ -17,9 +17,9 @@ from agent_memory.bootstrap import build_services
 from agent_memory.domain.learning_notes import OPEN_TURN_AHEAD
 from agent_memory.ports import LearningRequest
 from tests.conftest import Api
-from tests.learning_support import Catalog, ScriptedModel
 from tests.support.bots import MEMORY_MODEL, Script, World, turn
 from tests.support.held_workflow import HeldWorkflow
+from tests.support.learning_doubles import Catalog, ScriptedModel
 
 
 def fact_per_person_item(request: LearningRequest) -> str:

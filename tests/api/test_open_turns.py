@@ -21,8 +21,8 @@ from agent_memory.bootstrap import build_services
 from agent_memory.domain.bots import ABANDONED_AFTER_MS
 from agent_memory.ports import Execution, LearningRequest
 from tests.conftest import Api, User
-from tests.learning_support import Catalog, ScriptedModel
 from tests.support.bots import MEMORY_MODEL, Script, World, error, make_channel, turn
+from tests.support.learning_doubles import Catalog, ScriptedModel
 
 STEPS = (
     ("LoadEvidence", "load_evidence", "evidence"),

@@ -322,7 +322,7 @@ def test_generate_title_asks_its_own_model_with_its_instructions(world: World, t
 def test_a_failing_title_model_leaves_the_thread_untitled_and_the_run_failed(
     world: World, titler: Any
 ) -> None:
-    from tests.learning_support import failing
+    from tests.support.learning_doubles import failing
 
     titler.script = failing("timeout", retryable=True)
     world.activate({"generateTitle": {"model": TITLER}})

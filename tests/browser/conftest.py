@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.local_server import LocalServer
-from tests.local_server import local_server as serve
+from tests.support.local_server import LocalServer
+from tests.support.local_server import local_server as serve
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.local_server import LocalServer, local_server
+from tests.support.local_server import LocalServer, local_server
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = os.environ.get("CONSOLE_SCREENSHOTS")
@@ -96,7 +96,7 @@ class ScriptedModel:
 
 
 class Service:
-    """Calls to the local server (tests/local_server.py) as one token or another."""
+    """Calls to the local server (tests/support/local_server.py) as one token or another."""
 
     def __init__(self, server: LocalServer) -> None:
         self.base = server.url

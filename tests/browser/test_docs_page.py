@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.local_server import LocalServer
+from tests.support.local_server import LocalServer
 
 
 def test_the_docs_page_shows_every_route_and_loads_nothing_from_elsewhere(

@@ -37,7 +37,7 @@ def _local(request: pytest.FixtureRequest) -> Iterator[Embedder]:
 
 def _openai(request: pytest.FixtureRequest) -> Iterator[Embedder]:
     from agent_memory.adapters.remote_embedders import OpenAIEmbedder
-    from tests.http_fake import Reply, fake_server
+    from tests.support.http_fake import Reply, fake_server
 
     with fake_server("/v1") as server:
 

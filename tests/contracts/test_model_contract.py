@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agent_memory.domain.tasks import ModelTask
 from agent_memory.ports import LearningModel, ModelErrorKind, ModelFailure
-from tests.http_fake import FakeServer, Reply, fake_server
+from tests.support.http_fake import FakeServer, Reply, fake_server
 
 RETRYABLE: dict[str, bool] = {
     "timeout": True,

@@ -458,7 +458,7 @@ def recorded(local_aws: Any, settings: Any, monkeypatch: pytest.MonkeyPatch) -> 
 
     from agent_memory.api.app import create_app
     from infra.local import aws as local_aws_module
-    from tests.integration.learning_harness import _handlers, workflow
+    from tests.support.state_machine import _handlers, workflow
 
     session, local = local_aws
     recorder = Recorder()

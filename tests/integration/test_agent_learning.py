@@ -15,7 +15,7 @@ from agent_memory.ports import LearningRequest, ModelFailure
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.learning_runs import execution_name
 from tests.conftest import ADMIN_TOKEN
-from tests.integration.learning_harness import Workflow, workflow
+from tests.support.state_machine import Workflow, workflow
 
 HELPER = "openai/helper"
 TESTS_FIRST = "Always run the tests before you report that work is done."

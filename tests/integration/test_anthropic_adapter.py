@@ -13,7 +13,7 @@ from agent_memory.domain.learning_prompt import instructions_for, render_evidenc
 from agent_memory.domain.proposals import CHANGES_SCHEMA, MEMORY_KINDS, parse_changes
 from agent_memory.domain.tasks.title import TITLE, TitleInput
 from agent_memory.ports import EvidenceItem, LearningRequest, ModelFailure, Usage
-from tests.http_fake import FakeServer, Reply, fake_server
+from tests.support.http_fake import FakeServer, Reply, fake_server
 
 API_KEY = "sk-ant-test-0123456789abcdefghij"
 ANSWER = {

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from infra.local import aws as local_aws_module
-from tests.integration.learning_harness import Workflow, crash_after
 from tests.support.bot_learning import Bot, bot, script, wf
 from tests.support.bots import Script
+from tests.support.state_machine import Workflow, crash_after
 
 __all__ = ["bot", "script", "wf"]  # the fixtures this module uses
 

@@ -17,7 +17,7 @@ from agent_memory.adapters.in_memory import FixedClock, InMemoryStore
 from agent_memory.adapters.stepfunctions import StepFunctionsOrchestrator
 from agent_memory.domain.errors import Unavailable
 from agent_memory.service.learning_pools import PoolRef
-from tests.integration.learning_harness import Workflow, canceled, workflow
+from tests.support.state_machine import Workflow, canceled, workflow
 
 BUDGET = "Remember that my budget is 1500 EUR."
 HOTEL = "My hotel is the Adlon."

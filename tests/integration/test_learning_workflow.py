@@ -15,8 +15,8 @@ import pytest
 from agent_memory.ports import LearningRequest, ModelReply
 from infra.local import aws as local_aws_module
 from infra.local.aws import state_machine_definition
-from tests.integration.learning_harness import Workflow, crash_after, workflow
-from tests.learning_support import failing, remember_reply
+from tests.support.learning_doubles import failing, remember_reply
+from tests.support.state_machine import Workflow, crash_after, workflow
 
 BUDGET = "Remember that my budget is 1500 EUR."
 HOTEL = "My hotel is the Adlon."

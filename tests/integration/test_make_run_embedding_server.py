@@ -11,8 +11,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.local_server import LocalServer, local_server
 from tests.support.embedding_server import embedding_server
+from tests.support.local_server import LocalServer, local_server
 
 MODEL = "openai/nomic-embed-text"
 

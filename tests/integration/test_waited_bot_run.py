@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.ports import LearningRequest, ModelFailure
-from tests.integration.learning_harness import Workflow
 from tests.support.bot_learning import Bot, bot, script, wf
 from tests.support.bots import Script, fact_from_person
+from tests.support.state_machine import Workflow
 
 __all__ = ["bot", "script", "wf"]  # the fixtures this module uses
 

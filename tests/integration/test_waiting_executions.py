@@ -23,8 +23,8 @@ from agent_memory.domain.errors import Unavailable
 from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.learning_start import wait_name
-from tests.integration.learning_harness import ORG, Workflow, workflow
-from tests.learning_support import Catalog
+from tests.support.learning_doubles import Catalog
+from tests.support.state_machine import ORG, Workflow, workflow
 
 BUDGET = "Remember that my budget is 1500 EUR."
 TURN = "turn:o-1:c-1:t-1"

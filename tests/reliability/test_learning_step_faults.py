@@ -34,12 +34,12 @@ from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.learning_runs import execution_name
 from infra.local import aws as local_aws_module
 from tests.conftest import ADMIN_TOKEN
-from tests.integration.learning_harness import Workflow, cached_dispatch, crash_after, workflow
 from tests.reliability import faults as F
 from tests.reliability.faults import FaultInjector
 from tests.reliability.world import put_back, snapshot
+from tests.support.state_machine import Workflow, cached_dispatch, crash_after, workflow
 
-MODEL = "local/rules"  # the real extractor, counted (tests/learning_support.ScriptedModel)
+MODEL = "local/rules"  # the real extractor, counted (tests/support/learning_doubles.ScriptedModel)
 # Two Turns per pool kind: the rules model learns one entry from each.
 TEXTS = {
     "session": ("Remember that my budget is 1500 EUR.", "My hotel is the Adlon."),

@@ -33,7 +33,7 @@ from typing import Any, cast
 
 import pytest
 
-from tests.local_server import local_server
+from tests.support.local_server import local_server
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 # Keeps generation to what HTTP sends and the service reads; allows no status.

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from infra.local.deadlines import bounded_requests
-from tests.local_server import LocalServer, local_server
+from tests.support.local_server import LocalServer, local_server
 
 HEAD_S = 2.0
 BODY_S = 3.0

@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 
 from agent_memory.api.app import create_app
 from tests.conftest import Api, User
-from tests.integration.learning_harness import Workflow, workflow
 from tests.support.bots import MEMORY_MODEL, Script, fact_from_person, make_bot, make_chat, turn
+from tests.support.state_machine import Workflow, workflow
 
 
 @pytest.fixture

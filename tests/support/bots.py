@@ -13,7 +13,7 @@ import pytest
 from agent_memory.bootstrap import build_services
 from agent_memory.ports import LearningRequest, ModelReply, Usage
 from tests.conftest import Api, User
-from tests.learning_support import Catalog, ScriptedModel
+from tests.support.learning_doubles import Catalog, ScriptedModel
 from tests.support.workflow import InlineWorkflow
 
 

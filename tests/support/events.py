@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import Api
-from tests.learning_support import Catalog, ScriptedModel
 from tests.support.agents import HELPER, replying
+from tests.support.learning_doubles import Catalog, ScriptedModel
 from tests.support.sessions import Client
 from tests.support.workflow import InlineWorkflow
 

@@ -20,14 +20,14 @@ from agent_memory.service.learning_pools import (
     PoolRef,
 )
 from agent_memory.service.learning_start import wait_name
-from tests.learning_support import (
+from tests.support.learning_doubles import (
     MODEL,
     Catalog,
     NotesPool,
     ScriptedModel,
     drive,
-    step_event,
 )
+from tests.support.workflow import step_event
 
 REF = PoolRef("session", "o-1", "s-1")
 BUDGET = "Remember that my budget is 1500 EUR."

@@ -14,7 +14,6 @@ from fastapi.testclient import TestClient
 from agent_memory.bootstrap import build_services
 from agent_memory.ports import Action, Execution, Put, Usage
 from tests.conftest import Api
-from tests.learning_support import Catalog, ScriptedModel
 from tests.support.bots import (
     MEMORY_MODEL,
     Script,
@@ -23,6 +22,7 @@ from tests.support.bots import (
     settings_of,
     turn,
 )
+from tests.support.learning_doubles import Catalog, ScriptedModel
 from tests.support.workflow import step_event
 
 DAY_MS = 24 * 3600 * 1000

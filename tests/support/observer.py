@@ -133,7 +133,7 @@ def stack() -> Iterator[Stack]:
     from agent_memory.persistence.limits import ProcessCounters
     from infra.local.aws import embedded_aws, provision
     from tests.conftest import ADMIN_TOKEN
-    from tests.learning_support import Catalog, ScriptedModel
+    from tests.support.learning_doubles import Catalog, ScriptedModel
     from tests.support.workflow import InlineWorkflow
 
     with embedded_aws() as session, pytest.MonkeyPatch.context() as patch:

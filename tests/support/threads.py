@@ -72,7 +72,7 @@ TITLER = "openai/titler"
 
 @pytest.fixture
 def titler() -> Any:
-    from tests.learning_support import ScriptedModel
+    from tests.support.learning_doubles import ScriptedModel
 
     return ScriptedModel(name=TITLER, script=lambda request: '{"title": "Lisbon in May"}')
 
@@ -86,7 +86,7 @@ def services(settings: Any, adapters: Any, titler: Any) -> Any:
 
     from agent_memory.adapters.rules_model import RulesModel
     from agent_memory.bootstrap import build_services
-    from tests.learning_support import Catalog
+    from tests.support.learning_doubles import Catalog
     from tests.support.workflow import InlineWorkflow
 
     workflow = InlineWorkflow()

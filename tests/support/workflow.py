@@ -40,6 +40,7 @@ class InlineWorkflow:
         return Execution(name=name, started=True)
 
 
-def step_event(name: str, state: dict[str, Any], step: str) -> dict[str, Any]:
-    context = {"executionName": name, "executionId": name, "state": step, "attempt": 0}
+def step_event(name: str, state: dict[str, Any], step: str, attempt: int = 0) -> dict[str, Any]:
+    """The task event the state machine sends `step` of execution `name`."""
+    context = {"executionName": name, "executionId": name, "state": step, "attempt": attempt}
     return {"input": json.loads(json.dumps(state)), "context": context}

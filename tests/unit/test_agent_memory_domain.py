@@ -39,7 +39,7 @@ from agent_memory.persistence.agent_memory import MEMORY_VERSION
 from agent_memory.ports import Action, EvidenceItem
 from agent_memory.service.agent_learning import AgentDetail, AgentLearningPool, agent_pool_ref
 from agent_memory.service.learning_pools import AlreadyApplied, Outcome, Skipped, apply_cycle
-from tests.learning_support import Catalog, ScriptedModel
+from tests.support.learning_doubles import Catalog, ScriptedModel
 
 HELPER = "openai/helper"
 

@@ -16,8 +16,8 @@ from agent_memory.ports import Action, ModelReply, Put, Update
 from agent_memory.service.learning_call import MODEL_DEADLINE_S
 from agent_memory.service.learning_pools import Evidence
 from agent_memory.service.learning_runs import Retryable
-from tests.learning_support import NotesPool, remember_reply
 from tests.support.learning import BUDGET, Harness, copy_of
+from tests.support.learning_doubles import NotesPool, remember_reply
 
 RUN_PK = "LEARN#session#s-1"
 # How long a claim holds (service/learning.py): the model's deadline and a margin.

@@ -13,8 +13,8 @@ from agent_memory.adapters.embedders import embedder_for
 from agent_memory.adapters.remote_embedders import OpenAIEmbedder
 from agent_memory.adapters.vector_index import InProcessVectorIndex
 from agent_memory.ports.vectors import EmbeddingFailure, VectorRecord, VectorScope
-from tests.http_fake import Reply, fake_server
 from tests.support.embedding_server import embedding_server
+from tests.support.http_fake import Reply, fake_server
 
 SCOPE = VectorScope("o1", "u1", "a1", "t1")
 

@@ -22,8 +22,8 @@ from agent_memory.persistence.bot_rows import chat_pk
 from agent_memory.persistence.erasure import CHAT_DELETING, ErasureRepository
 from agent_memory.persistence.executions import ExecutionRepository, Run, partition
 from agent_memory.ports import Action, Put
-from tests.learning_support import recorded_writes, written_key
 from tests.support.learning import BUDGET, REF, Harness
+from tests.support.learning_doubles import recorded_writes, written_key
 
 PK = partition("session", "s-1")
 

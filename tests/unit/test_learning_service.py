@@ -46,13 +46,13 @@ from agent_memory.service.learning_runs import (
     execution_name,
 )
 from agent_memory.service.learning_start import RUN_LIMIT_MS
-from tests.learning_support import (
+from tests.support.learning import BUDGET, REF, Harness, copy_of
+from tests.support.learning_doubles import (
     MODEL,
     Catalog,
     failing,
     remember_reply,
 )
-from tests.support.learning import BUDGET, REF, Harness, copy_of
 from tests.support.model_tasks import CASES as TASK_CASES
 from tests.support.model_tasks import IDS as TASK_IDS
 

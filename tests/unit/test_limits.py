@@ -33,7 +33,7 @@ from agent_memory.ports import KeyRange
 from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.limits import Limiter, ModelCallQuota, RequestLimits
-from tests.learning_support import MODEL, Catalog, NotesPool, ScriptedModel
+from tests.support.learning_doubles import MODEL, Catalog, NotesPool, ScriptedModel
 
 # A minute boundary: 2026-10-20T00:00:00Z.
 T0 = 1_792_454_400_000

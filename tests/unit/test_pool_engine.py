@@ -40,7 +40,7 @@ from agent_memory.service.learning_pools import (
     PoolRef,
     apply_cycle,
 )
-from tests.learning_support import MODEL, Catalog, ScriptedModel, drive, remember_reply
+from tests.support.learning_doubles import MODEL, Catalog, ScriptedModel, drive, remember_reply
 
 REF = PoolRef("glossary", "o-1", "g-1")
 

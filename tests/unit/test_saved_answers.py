@@ -15,8 +15,8 @@ from agent_memory.persistence.keys import call_sk, learn_pk
 from agent_memory.persistence.model_calls import CALL_OPEN
 from agent_memory.ports import Absent, Action, Delete, Put, Update
 from agent_memory.service.learning_runs import ExecutionLost, step_run
-from tests.learning_support import recorded_writes, remember_reply, written_key
 from tests.support.learning import BUDGET, REF, Harness
+from tests.support.learning_doubles import recorded_writes, remember_reply, written_key
 
 PK = learn_pk("session", "s-1")
 

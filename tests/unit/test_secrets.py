@@ -41,7 +41,7 @@ from agent_memory.domain.secrets import (
 from agent_memory.domain.sessions import NewItem
 from agent_memory.ports import LearningRequest
 from agent_memory.service.learning_pools import PoolRef
-from tests.learning_support import Catalog, ScriptedModel
+from tests.support.learning_doubles import Catalog, ScriptedModel
 
 
 @pytest.mark.parametrize(

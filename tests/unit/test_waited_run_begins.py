@@ -19,8 +19,8 @@ from agent_memory.persistence.executions import RUN_ENDS, ExecutionRepository, R
 from agent_memory.ports import LearningRequest, ModelFailure, ModelReply, Put, Update
 from agent_memory.service.learning_runs import step_run
 from agent_memory.service.learning_start import wait_name
-from tests.learning_support import MODEL
 from tests.support.learning import EVENT, REF, WaitHarness, row_put
+from tests.support.learning_doubles import MODEL
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ from agent_memory.bootstrap import Adapters, aws_adapters, build_services, step_
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.learning_runs import execution_name
 from infra.local import aws as local_aws_module
-from tests.learning_support import MODEL, Catalog, NotesPool, ScriptedModel
+from tests.support.learning_doubles import MODEL, Catalog, NotesPool, ScriptedModel
 
 ORG = "o-1"
 DEADLINE_S = 20.0

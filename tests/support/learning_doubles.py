@@ -48,6 +48,7 @@ from agent_memory.service.learning_pools import (
     PoolDefaults,
     PoolRef,
 )
+from tests.support.workflow import step_event
 
 MODEL = "test/model"
 
@@ -307,12 +308,6 @@ def failing(kind: str, retryable: bool, message: str = "the model failed") -> Sc
         raise ModelFailure(kind, message, retryable=retryable)  # type: ignore[arg-type]
 
     return script
-
-
-def step_event(name: str, state: dict[str, Any], step: str, attempt: int = 0) -> dict[str, Any]:
-    """The task event the state machine sends `step` of execution `name`."""
-    context = {"executionName": name, "executionId": name, "state": step, "attempt": attempt}
-    return {"input": json.loads(json.dumps(state)), "context": context}
 
 
 def drive(service: LearningService, name: str, payload: dict[str, Any]) -> dict[str, Any]:
