@@ -8,19 +8,17 @@ the same through the real state machine.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from agent_memory.bootstrap import build_services
 from agent_memory.domain import agent_memory as rules
 from agent_memory.domain.consolidation import KIND_NOT_KEPT, OUTSIDE_ONLY, SECRET, STAYS_RETRACTED
 from tests.conftest import Api
 from tests.support.agents import HELPER, org, remember, replying
-from tests.support.learning_doubles import Catalog, ScriptedModel
+from tests.support.learning_doubles import ScriptedModel
 from tests.support.sessions import Client, error
-from tests.support.workflow import InlineWorkflow
+from tests.support.workflow import wired_services
 
 __all__ = ["org"]  # the fixture this module shares
 
@@ -34,12 +32,7 @@ def helper() -> ScriptedModel:
 
 @pytest.fixture
 def services(settings: Any, adapters: Any, helper: ScriptedModel) -> Any:
-    workflow = InlineWorkflow()
-    built = build_services(
-        settings, replace(adapters, orchestrator=workflow, models=Catalog({HELPER: helper}))
-    )
-    workflow.learning = built.learning
-    return built
+    return wired_services(settings, adapters, {HELPER: helper})
 
 
 def person(api: Api, org: str, user_id: str, name: str | None = None) -> Client:

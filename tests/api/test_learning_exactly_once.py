@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from agent_memory.bootstrap import build_services
 from agent_memory.domain.learning_notes import OPEN_TURN_AHEAD
 from agent_memory.ports import LearningRequest
 from tests.conftest import Api
-from tests.support.bots import MEMORY_MODEL, Script, World, turn
+from tests.support.bots import Script, World, scripted_services, turn
 from tests.support.held_workflow import HeldWorkflow
-from tests.support.learning_doubles import Catalog, ScriptedModel
 
 
 def fact_per_person_item(request: LearningRequest) -> str:
@@ -47,13 +44,7 @@ def script() -> Script:
 
 @pytest.fixture
 def services(settings: Any, adapters: Any, script: Script, workflow: HeldWorkflow) -> Any:
-    model = ScriptedModel(name=MEMORY_MODEL, script=script)
-    built = build_services(
-        settings,
-        replace(adapters, orchestrator=workflow, models=Catalog({MEMORY_MODEL: model})),
-    )
-    workflow.learning = built.learning
-    return built
+    return scripted_services(settings, adapters, script, workflow)
 
 
 @pytest.fixture

@@ -10,12 +10,10 @@ between a run's start and its LoadEvidence, as it may while a run waits for its 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from agent_memory.bootstrap import build_services
 from agent_memory.domain import agent_memory as agent_rules
 from agent_memory.domain import learning_notes as notes
 from agent_memory.domain.memory_bot import BOT_MEMORY_OFF, NO_MODEL, Price
@@ -35,6 +33,7 @@ from tests.support.held_workflow import HeldRun, HeldWorkflow
 from tests.support.sessions import Client
 from tests.support.threads import World as ThreadWorld
 from tests.support.threads import agent_of, assistant, user
+from tests.support.workflow import wired_services
 
 __all__ = ["script", "services"]  # the memory Bot fixtures
 
@@ -162,9 +161,7 @@ def held() -> HeldWorkflow:
 
 @pytest.fixture
 def session_services(settings: Any, adapters: Any, held: HeldWorkflow) -> Any:
-    built = build_services(settings, replace(adapters, orchestrator=held))
-    held.learning = built.learning
-    return built
+    return wired_services(settings, adapters, workflow=held)
 
 
 @pytest.fixture

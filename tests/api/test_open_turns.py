@@ -12,17 +12,21 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from agent_memory.bootstrap import build_services
 from agent_memory.domain.bots import ABANDONED_AFTER_MS
 from agent_memory.ports import Execution, LearningRequest
 from tests.conftest import Api, User
-from tests.support.bots import MEMORY_MODEL, Script, World, error, make_channel, turn
-from tests.support.learning_doubles import Catalog, ScriptedModel
+from tests.support.bots import (
+    Script,
+    World,
+    error,
+    make_channel,
+    scripted_services,
+    turn,
+)
 
 STEPS = (
     ("LoadEvidence", "load_evidence", "evidence"),
@@ -109,13 +113,7 @@ def clock() -> MovableClock:
 def services(
     settings: Any, adapters: Any, script: Script, workflow: HeldWorkflow, clock: MovableClock
 ) -> Any:
-    model = ScriptedModel(name=MEMORY_MODEL, script=script)
-    wired = replace(
-        adapters, orchestrator=workflow, models=Catalog({MEMORY_MODEL: model}), clock=clock
-    )
-    built = build_services(settings, wired)
-    workflow.learning = built.learning
-    return built
+    return scripted_services(settings, adapters, script, workflow, clock=clock)
 
 
 class Chats(World):

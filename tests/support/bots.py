@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from agent_memory.bootstrap import build_services
 from agent_memory.ports import LearningRequest, ModelReply, Usage
 from tests.conftest import Api, User
-from tests.support.learning_doubles import Catalog, ScriptedModel
-from tests.support.workflow import InlineWorkflow
+from tests.support.learning_doubles import ScriptedModel
+from tests.support.workflow import wired_services
 
 
 def error(answer: Any) -> tuple[int, str, list[Any]]:
@@ -96,16 +94,13 @@ def services(settings: Any, adapters: Any, script: Script) -> Any:
     return scripted_services(settings, adapters, script)
 
 
-def scripted_services(settings: Any, adapters: Any, script: Script) -> Any:
-    """Services whose memory Bot model is `script`, with learning run inline."""
-    workflow = InlineWorkflow()
+def scripted_services(
+    settings: Any, adapters: Any, script: Script, workflow: Any = None, **swap: Any
+) -> Any:
+    """Services whose memory Bot model is `script`, learning run inline unless a `workflow`
+    is given."""
     model = ScriptedModel(name=MEMORY_MODEL, script=script)
-    built = build_services(
-        settings,
-        replace(adapters, orchestrator=workflow, models=Catalog({MEMORY_MODEL: model})),
-    )
-    workflow.learning = built.learning
-    return built
+    return wired_services(settings, adapters, {MEMORY_MODEL: model}, workflow, **swap)
 
 
 class World:

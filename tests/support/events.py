@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from tests.conftest import Api
 from tests.support.agents import HELPER, replying
-from tests.support.learning_doubles import Catalog, ScriptedModel
+from tests.support.learning_doubles import ScriptedModel
 from tests.support.sessions import Client
-from tests.support.workflow import InlineWorkflow
+from tests.support.workflow import wired_services
 
 TITLER = "openai/titler"
 
@@ -25,14 +24,11 @@ def helper() -> ScriptedModel:
 def services(settings: Any, adapters: Any, helper: ScriptedModel) -> Any:
     """Learning run inline at each start; a scripted title model and learning helper."""
     from agent_memory.adapters.rules_model import RulesModel
-    from agent_memory.bootstrap import build_services
 
     titler = ScriptedModel(name=TITLER, script=lambda request: '{"title": "Lisbon in May"}')
-    workflow = InlineWorkflow()
-    catalog = Catalog({TITLER: titler, HELPER: helper, "local/rules": RulesModel()})
-    built = build_services(settings, replace(adapters, orchestrator=workflow, models=catalog))
-    workflow.learning = built.learning
-    return built
+    return wired_services(
+        settings, adapters, {TITLER: titler, HELPER: helper, "local/rules": RulesModel()}
+    )
 
 
 def person(api: Api, org: str) -> Client:

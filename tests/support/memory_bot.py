@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from agent_memory.bootstrap import build_services
 from agent_memory.ports import Action, Execution, Put, Usage
 from tests.conftest import Api
 from tests.support.bots import (
@@ -19,10 +18,10 @@ from tests.support.bots import (
     Script,
     World,
     fact_from_person,
+    scripted_services,
     settings_of,
     turn,
 )
-from tests.support.learning_doubles import Catalog, ScriptedModel
 from tests.support.workflow import step_event
 
 DAY_MS = 24 * 3600 * 1000
@@ -59,15 +58,8 @@ class HeldWorkflow:
 
 
 def built(settings: Any, adapters: Any, script: Script, clock: MovableClock, workflow: Any) -> Any:
-    model = ScriptedModel(name=MEMORY_MODEL, script=script)
-    services = build_services(
-        settings.model_copy(update={"model_prices": PRICES}),
-        replace(
-            adapters, orchestrator=workflow, models=Catalog({MEMORY_MODEL: model}), clock=clock
-        ),
-    )
-    workflow.learning = services.learning
-    return services
+    priced = settings.model_copy(update={"model_prices": PRICES})
+    return scripted_services(priced, adapters, script, workflow, clock=clock)
 
 
 def learning_calls(script: Script) -> list[Any]:

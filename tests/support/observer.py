@@ -127,7 +127,7 @@ def stack() -> Iterator[Stack]:
     from agent_memory.adapters.in_memory import FixedClock
     from agent_memory.adapters.rules_model import RulesModel
     from agent_memory.api.app import create_app
-    from agent_memory.bootstrap import aws_adapters, build_services
+    from agent_memory.bootstrap import aws_adapters
     from agent_memory.config import load_settings
     from agent_memory.domain.identity import hash_token
     from agent_memory.persistence.limits import ProcessCounters
@@ -146,24 +146,23 @@ def stack() -> Iterator[Stack]:
             patch.setenv(name, value)
         settings = load_settings()
         script = Script()
-        catalog = Catalog(
-            {
-                OBSERVER: ScriptedModel(name=OBSERVER, script=script),
-                REFLECTOR: ScriptedModel(name=REFLECTOR, script=script),
-                "local/rules": RulesModel(),
-            }
-        )
+        models = {
+            OBSERVER: ScriptedModel(name=OBSERVER, script=script),
+            REFLECTOR: ScriptedModel(name=REFLECTOR, script=script),
+            "local/rules": RulesModel(),
+        }
+        from tests.support.workflow import wired_services
+
         workflow = InlineWorkflow()
         clock = FixedClock(int(time.time() * 1000))
         adapters = replace(
             aws_adapters(settings, session),
             counters=ProcessCounters(),
             orchestrator=workflow,
-            models=catalog,
+            models=Catalog(models),
             clock=clock,
         )
-        services = build_services(settings, adapters)
-        workflow.learning = services.learning
+        services = wired_services(settings, adapters, workflow=workflow)
         with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
             yield Stack(Api(client), script, services, clock, adapters)
 

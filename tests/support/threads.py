@@ -82,18 +82,10 @@ def services(settings: Any, adapters: Any, titler: Any) -> Any:
     """The services with the learning workflow run inline at each start (as the state
     machine runs it, without its retries) and a catalog of a scripted title model and
     local/rules; the real Step Functions and `make run`'s runner have their own tests."""
-    from dataclasses import replace
-
     from agent_memory.adapters.rules_model import RulesModel
-    from agent_memory.bootstrap import build_services
-    from tests.support.learning_doubles import Catalog
-    from tests.support.workflow import InlineWorkflow
+    from tests.support.workflow import wired_services
 
-    workflow = InlineWorkflow()
-    catalog = Catalog({TITLER: titler, "local/rules": RulesModel()})
-    built = build_services(settings, replace(adapters, orchestrator=workflow, models=catalog))
-    workflow.learning = built.learning
-    return built
+    return wired_services(settings, adapters, {TITLER: titler, "local/rules": RulesModel()})
 
 
 @pytest.fixture

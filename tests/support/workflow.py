@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agent_memory.ports import Execution
@@ -38,6 +38,30 @@ class InlineWorkflow:
                 self.learning.record_failure(step_event(name, state, "RecordFailure"))
                 break
         return Execution(name=name, started=True)
+
+
+def wired_services(
+    settings: Any,
+    adapters: Any,
+    models: Mapping[str, Any] | None = None,
+    workflow: Any = None,
+    **swap: Any,
+) -> Any:
+    """The real services over `adapters`, their learning started through `workflow` (an
+    InlineWorkflow when none is given), with the models named in `models` and any other
+    adapter swapped in by keyword (a clock, counters)."""
+    from agent_memory.bootstrap import build_services
+    from tests.support.learning_doubles import Catalog
+
+    flow = InlineWorkflow() if workflow is None else workflow
+    if models is not None:
+        swap["models"] = Catalog(dict(models))
+    if swap or adapters.orchestrator is not flow:
+        adapters = replace(adapters, orchestrator=flow, **swap)
+    # Pools built at their first step fill in `adapters`: a caller's own object is kept.
+    built = build_services(settings, adapters)
+    flow.learning = built.learning
+    return built
 
 
 def step_event(name: str, state: dict[str, Any], step: str, attempt: int = 0) -> dict[str, Any]:
