@@ -17,16 +17,12 @@ from agent_memory.adapters.in_memory import FixedClock, InMemoryStore
 from agent_memory.adapters.stepfunctions import StepFunctionsOrchestrator
 from agent_memory.domain.errors import Unavailable
 from agent_memory.service.learning_pools import PoolRef
-from tests.support.state_machine import Workflow, canceled, workflow
+from tests.support.state_machine import Workflow, canceled, wf
 
 BUDGET = "Remember that my budget is 1500 EUR."
 HOTEL = "My hotel is the Adlon."
 
-
-@pytest.fixture
-def wf(local_aws: Any, settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workflow]:
-    with workflow(local_aws, settings, monkeypatch) as flow:
-        yield flow
+__all__ = ["wf"]  # the fixture this module uses
 
 
 def _learned_once(wf: Workflow, ref: PoolRef, upto: int) -> None:

@@ -16,16 +16,12 @@ from agent_memory.ports import LearningRequest, ModelReply
 from infra.local import aws as local_aws_module
 from infra.local.aws import state_machine_definition
 from tests.support.learning_doubles import failing, remember_reply
-from tests.support.state_machine import Workflow, crash_after, workflow
+from tests.support.state_machine import Workflow, crash_after, wf, workflow
 
 BUDGET = "Remember that my budget is 1500 EUR."
 HOTEL = "My hotel is the Adlon."
 
-
-@pytest.fixture
-def wf(local_aws: Any, settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workflow]:
-    with workflow(local_aws, settings, monkeypatch) as flow:
-        yield flow
+__all__ = ["wf"]  # the fixture this module uses
 
 
 def test_a_turn_becomes_memory(wf: Workflow) -> None:

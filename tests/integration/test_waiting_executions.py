@@ -6,7 +6,6 @@ turn to complete; a spent budget waits for the next period): recorded as rows, l
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,16 +23,12 @@ from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.learning_start import wait_name
 from tests.support.learning_doubles import Catalog
-from tests.support.state_machine import ORG, Workflow, workflow
+from tests.support.state_machine import ORG, Workflow, wf
 
 BUDGET = "Remember that my budget is 1500 EUR."
 TURN = "turn:o-1:c-1:t-1"
 
-
-@pytest.fixture
-def wf(local_aws: Any, settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workflow]:
-    with workflow(local_aws, settings, monkeypatch) as flow:
-        yield flow
+__all__ = ["wf"]  # the fixture this module uses
 
 
 def executions_started(wf: Workflow) -> list[str]:

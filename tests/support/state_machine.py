@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from botocore.awsrequest import AWSResponse
 
 from agent_memory.bootstrap import Adapters, aws_adapters, build_services, step_services
@@ -186,6 +187,13 @@ def workflow(
         finally:
             step_services.reset()
             local_aws_module.clear_invoke_hooks()
+
+
+@pytest.fixture
+def wf(local_aws: Any, settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workflow]:
+    """The state machine over a fresh embedded AWS, with the test pool and model."""
+    with workflow(local_aws, settings, monkeypatch) as flow:
+        yield flow
 
 
 @functools.cache
