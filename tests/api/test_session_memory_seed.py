@@ -10,13 +10,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.memory_text import HEADER
 from agent_memory.service.learning_pools import PoolRef
 from tests.conftest import Api
-from tests.support.sessions import SEED_TIME, Client, InlineLearning, error, inline_services
+from tests.support.sessions import (
+    SEED_TIME,
+    Client,
+    InlineLearning,
+    ana,
+    error,
+    org,
+    services,
+)
+
+__all__ = ["ana", "org", "services"]  # the fixtures this module uses
 
 READ_MEMORY = """{
   "entries": {
@@ -56,21 +64,6 @@ FOLLOW_ORG = """{
   "command": { "_tag": "Configure", "generate": null }
 }"""
 REFRESH = '{ "expected": "v-9f13", "revision": 9, "command": { "_tag": "Refresh" } }'
-
-
-@pytest.fixture
-def services(settings: Any, adapters: Any) -> Any:
-    return inline_services(settings, adapters)
-
-
-@pytest.fixture
-def org(api: Api) -> str:
-    return api.org()
-
-
-@pytest.fixture
-def ana(api: Api, org: str) -> Client:
-    return Client(api, api.user(org, user_id="ana"))
 
 
 def send(ana: Client, session_id: str, seed_body: str, heads: dict[str, str]) -> Any:
