@@ -6,45 +6,19 @@ the bot pool and DynamoDB on moto; everything else goes through HTTP."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
 import pytest
 
 from agent_memory.domain.learning_notes import OPEN_TURN_AHEAD
-from agent_memory.ports import LearningRequest
 from tests.conftest import Api
-from tests.support.bots import Script, World, scripted_services, turn
+from tests.support.bots import World, turn
+from tests.support.clock import clock
+from tests.support.held_bot import script, services, workflow
 from tests.support.held_workflow import HeldWorkflow
 
-
-def fact_per_person_item(request: LearningRequest) -> str:
-    """A fact for every person's item the request shows, each cited to its own item."""
-    lines = [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
-    people = [line for line in lines if line.get("role") == "user" and "actor" in line]
-    facts = [
-        {"op": "fact", "content": f"Noted: {p['content']}", "topics": [], "sources": [p["id"]]}
-        for p in people
-    ]
-    return json.dumps({"changes": facts})
-
-
-@pytest.fixture
-def workflow() -> HeldWorkflow:
-    return HeldWorkflow()
-
-
-@pytest.fixture
-def script() -> Script:
-    found = Script()
-    found.answers["learning_changes"] = fact_per_person_item
-    return found
-
-
-@pytest.fixture
-def services(settings: Any, adapters: Any, script: Script, workflow: HeldWorkflow) -> Any:
-    return scripted_services(settings, adapters, script, workflow)
+__all__ = ["clock", "script", "services", "workflow"]  # the fixtures this module uses
 
 
 @pytest.fixture

@@ -28,15 +28,17 @@ from tests.support.bots import (
     settings_of,
     turn,
 )
+from tests.support.clock import MovableClock, clock
+from tests.support.held_workflow import HeldWorkflow
 from tests.support.memory_bot import (
     DAY_MS,
-    HeldWorkflow,
-    MovableClock,
     budget_tick,
     built,
     learning_calls,
 )
 from tests.support.workflow import InlineWorkflow, step_event
+
+__all__ = ["clock"]  # the fixtures this module uses
 
 
 @pytest.fixture
@@ -45,11 +47,6 @@ def script() -> Script:
     found.answers["learning_changes"] = fact_from_person
     found.usage = Usage(input_tokens=10, output_tokens=0)
     return found
-
-
-@pytest.fixture
-def clock() -> MovableClock:
-    return MovableClock()
 
 
 @pytest.fixture
@@ -156,9 +153,9 @@ def test_a_reused_saved_call_is_not_charged_again(
         turn_id = turn(world.api, world.ana, chat["id"], "I take the 8:10 train.")["turn"]["id"]
         world.confide(world.ana, chat, turn_id, "x")  # 10
         world.complete(world.ana, chat, turn_id)
-        [(name, payload)] = workflow.started.items()
+        [held] = workflow.started.values()
         learning = services.learning
-        state: dict[str, Any] = dict(payload)
+        name, state = held.name, held.state
         state["evidence"] = learning.load_evidence(step_event(name, state, "LoadEvidence"))
         first = learning.call_model(step_event(name, state, "CallModel"))
         assert settings_of(world, world.ana).json()["spentMicros"] == 20

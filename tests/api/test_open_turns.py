@@ -17,72 +17,20 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.bots import ABANDONED_AFTER_MS
-from agent_memory.ports import Execution, LearningRequest
+from agent_memory.ports import LearningRequest
 from tests.conftest import Api, User
 from tests.support.bots import (
     Script,
     World,
     error,
     make_channel,
-    scripted_services,
     turn,
 )
+from tests.support.clock import MovableClock, clock
+from tests.support.held_bot import script, services, shown_items, workflow
+from tests.support.held_workflow import HeldWorkflow
 
-STEPS = (
-    ("LoadEvidence", "load_evidence", "evidence"),
-    ("CallModel", "call_model", "model"),
-    ("ApplyLearning", "apply_learning", "result"),
-)
-
-
-class HeldWorkflow:
-    """An Orchestrator that keeps what it is asked to start; `run` runs one held run's
-    steps with the real LearningService, as the state machine would."""
-
-    def __init__(self) -> None:
-        self.learning: Any = None
-        self.started: dict[str, dict[str, Any]] = {}
-
-    def start(self, name: str, payload: Any) -> Execution:
-        if name in self.started:
-            return Execution(name=name, started=False)
-        self.started[name] = json.loads(json.dumps(dict(payload)))
-        return Execution(name=name, started=True)
-
-    def run(self, name: str) -> None:
-        state = self.started[name]
-        for step, method, path in STEPS:
-            context = {"executionName": name, "executionId": name, "state": step, "attempt": 0}
-            event = {"input": json.loads(json.dumps(state)), "context": context}
-            state[path] = getattr(self.learning, method)(event)
-
-
-class MovableClock:
-    """The system clock, moved forward by the test."""
-
-    def __init__(self) -> None:
-        self.offset_ms = 0
-
-    def now_ms(self) -> int:
-        import time
-
-        return time.time_ns() // 1_000_000 + self.offset_ms
-
-
-def shown_items(request: LearningRequest) -> list[dict[str, Any]]:
-    """The items a `learning_changes` request shows the model."""
-    lines = [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
-    return [line for line in lines if "role" in line]
-
-
-def fact_per_person_item(request: LearningRequest) -> str:
-    """A fact for every person's item the request shows, each cited to its own item."""
-    people = [i for i in shown_items(request) if i["role"] == "user"]
-    facts = [
-        {"op": "fact", "content": f"Noted: {p['content']}", "topics": [], "sources": [p["id"]]}
-        for p in people
-    ]
-    return json.dumps({"changes": facts})
+__all__ = ["clock", "script", "services", "workflow"]  # the fixtures this module uses
 
 
 def one_fact_from_everyone(request: LearningRequest) -> str:
@@ -90,30 +38,6 @@ def one_fact_from_everyone(request: LearningRequest) -> str:
     people = [i["id"] for i in shown_items(request) if i["role"] == "user"]
     change = {"op": "fact", "content": "The team meets on Mondays.", "topics": ["team"]}
     return json.dumps({"changes": [change | {"sources": people}] if people else []})
-
-
-@pytest.fixture
-def script() -> Script:
-    found = Script()
-    found.answers["learning_changes"] = fact_per_person_item
-    return found
-
-
-@pytest.fixture
-def workflow() -> HeldWorkflow:
-    return HeldWorkflow()
-
-
-@pytest.fixture
-def clock() -> MovableClock:
-    return MovableClock()
-
-
-@pytest.fixture
-def services(
-    settings: Any, adapters: Any, script: Script, workflow: HeldWorkflow, clock: MovableClock
-) -> Any:
-    return scripted_services(settings, adapters, script, workflow, clock=clock)
 
 
 class Chats(World):

@@ -48,3 +48,8 @@ class HeldWorkflow:
         result: dict[str, Any] = getattr(self.learning, method)(run.event(step))
         run.state[path] = result
         return result
+
+    def run(self, name: str) -> None:
+        """Every step of the held run `name`, in order."""
+        for step, _method, _path in STEPS:
+            self.step(self.started[name], step)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from agent_memory.ports import Action, Execution, Put, Usage
+from agent_memory.ports import Action, Put, Usage
 from tests.conftest import Api
 from tests.support.bots import (
     MEMORY_MODEL,
@@ -22,6 +21,8 @@ from tests.support.bots import (
     settings_of,
     turn,
 )
+from tests.support.clock import MovableClock
+from tests.support.held_workflow import HeldWorkflow
 from tests.support.workflow import step_event
 
 DAY_MS = 24 * 3600 * 1000
@@ -29,32 +30,6 @@ DAY_MS = 24 * 3600 * 1000
 
 # One micro-USD per token in and out: a call of 10 input tokens costs 10.
 PRICES = json.dumps({MEMORY_MODEL: [1_000_000, 1_000_000]})
-
-
-class MovableClock:
-    """The system clock, moved forward by the test (a period rolls over)."""
-
-    def __init__(self) -> None:
-        self.offset_ms = 0
-
-    def now_ms(self) -> int:
-        import time
-
-        return time.time_ns() // 1_000_000 + self.offset_ms
-
-
-@dataclass
-class HeldWorkflow:
-    """An Orchestrator that only keeps what it was asked to start: the test runs the steps."""
-
-    started: dict[str, dict[str, Any]] = field(default_factory=dict)
-    learning: Any = None
-
-    def start(self, name: str, payload: Any) -> Execution:
-        if name in self.started:
-            return Execution(name=name, started=False)
-        self.started[name] = json.loads(json.dumps(payload))
-        return Execution(name=name, started=True)
 
 
 def built(settings: Any, adapters: Any, script: Script, clock: MovableClock, workflow: Any) -> Any:
@@ -83,10 +58,11 @@ class Run:
         turn_id = turn(world.api, world.ana, chat["id"], "I take the 8:10 train.")["turn"]["id"]
         world.confide(world.ana, chat, turn_id, "x")  # 10
         world.complete(world.ana, chat, turn_id)
-        [(self.name, payload)] = workflow.started.items()
+        [held] = workflow.started.values()
+        self.name = held.name
         self.learning = services.learning
         self.world = world
-        self.state: dict[str, Any] = dict(payload)
+        self.state: dict[str, Any] = held.state
         self.state["evidence"] = self.learning.load_evidence(
             step_event(self.name, self.state, "LoadEvidence")
         )
