@@ -16,18 +16,14 @@ from agent_memory.domain import agent_memory as rules
 from agent_memory.domain.consolidation import KIND_NOT_KEPT, OUTSIDE_ONLY, SECRET, STAYS_RETRACTED
 from tests.conftest import Api
 from tests.support.agents import HELPER, org, remember, replying
+from tests.support.events import helper
 from tests.support.learning_doubles import ScriptedModel
 from tests.support.sessions import Client, error
 from tests.support.workflow import wired_services
 
-__all__ = ["org"]  # the fixture this module shares
+__all__ = ["helper", "org"]  # the fixtures this module uses
 
 TESTS_FIRST = "Always run the tests before you report that work is done."
-
-
-@pytest.fixture
-def helper() -> ScriptedModel:
-    return ScriptedModel(name=HELPER, script=replying())
 
 
 @pytest.fixture

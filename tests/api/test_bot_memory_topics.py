@@ -12,24 +12,17 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from agent_memory.domain.model_gate import RENAME_NOT_YOURS
 from agent_memory.domain.tags import BAD_TOPIC, COLON_TAG
 from agent_memory.domain.tasks.learning_changes import FactChange
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.ports import KeyRange, LearningRequest
-from tests.conftest import Api, User
-from tests.support.bots import Script, World, error, script, services, turn
+from tests.conftest import User
+from tests.support.bots import Script, World, error, script, services, turn, world
 
-__all__ = ["script", "services"]  # the memory Bot fixtures
+__all__ = ["script", "services", "world"]  # the fixtures this module uses
 
 Answer = Callable[[LearningRequest], str]
-
-
-@pytest.fixture
-def world(api: Api) -> World:
-    return World(api)
 
 
 def lines(request: LearningRequest) -> list[dict[str, Any]]:

@@ -13,16 +13,8 @@ import pytest
 
 from agent_memory.ports import LearningRequest
 from agent_memory.service import memory_bot_calls
-from tests.conftest import Api, User
-from tests.support.bots import (
-    Script,
-    World,
-    error,
-    make_channel,
-    script,
-    services,
-    turn,
-)
+from tests.conftest import User
+from tests.support.bots import Script, World, error, make_channel, script, services, turn, world
 from tests.support.enrichment import (
     REWRITTEN,
     enrichment_calls,
@@ -31,12 +23,7 @@ from tests.support.enrichment import (
     shown_entries,
 )
 
-__all__ = ["script", "services"]  # the memory Bot fixtures
-
-
-@pytest.fixture
-def world(api: Api) -> World:
-    return World(api)
+__all__ = ["script", "services", "world"]  # the fixtures this module uses
 
 
 def items(world: World, user: User, chat: dict[str, Any]) -> list[str]:

@@ -12,18 +12,12 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.learning_notes import OPEN_TURN_AHEAD
-from tests.conftest import Api
-from tests.support.bots import World, turn
+from tests.support.bots import World, turn, world
 from tests.support.clock import clock
 from tests.support.held_bot import script, services, workflow
 from tests.support.held_workflow import HeldWorkflow
 
-__all__ = ["clock", "script", "services", "workflow"]  # the fixtures this module uses
-
-
-@pytest.fixture
-def world(api: Api) -> World:
-    return World(api)
+__all__ = ["clock", "script", "services", "workflow", "world"]  # the fixtures this module uses
 
 
 def _sources(world: World) -> Counter[str]:

@@ -28,6 +28,7 @@ from tests.support.bots import (
     script,
     services,
     turn,
+    world,
 )
 from tests.support.held_workflow import HeldRun, HeldWorkflow
 from tests.support.sessions import Client
@@ -35,14 +36,9 @@ from tests.support.threads import World as ThreadWorld
 from tests.support.threads import agent_of, assistant, user
 from tests.support.workflow import wired_services
 
-__all__ = ["script", "services"]  # the memory Bot fixtures
+__all__ = ["script", "services", "world"]  # the fixtures this module uses
 
 SAID = "I take the 8:10 train."
-
-
-@pytest.fixture
-def world(api: Api) -> World:
-    return World(api)
 
 
 def _confide(world: World, chat: dict[str, Any], text: str = SAID) -> str:

@@ -27,6 +27,7 @@ from tests.support.bots import (
     patch_settings,
     settings_of,
     turn,
+    world,
 )
 from tests.support.clock import MovableClock, clock
 from tests.support.held_workflow import HeldWorkflow
@@ -38,7 +39,7 @@ from tests.support.memory_bot import (
 )
 from tests.support.workflow import InlineWorkflow, step_event
 
-__all__ = ["clock"]  # the fixtures this module uses
+__all__ = ["clock", "world"]  # the fixtures this module uses
 
 
 @pytest.fixture
@@ -55,11 +56,6 @@ def services(settings: Any, adapters: Any, script: Script, clock: MovableClock) 
     step_services.use(found)  # the budget tick's handler runs on these services
     yield found
     step_services.reset()
-
-
-@pytest.fixture
-def world(api: Api) -> World:
-    return World(api)
 
 
 def test_a_spent_budget_wakes_its_learning_when_the_next_period_starts(

@@ -10,15 +10,6 @@ import pytest
 
 from tests.support.iam import MACHINE_ARN, Request, item, policy, sealed
 
-
-@pytest.fixture(scope="module")
-def template() -> dict[str, Any]:
-    from infra.cfn_yaml import load_template
-    from tests.support.iam import ROOT
-
-    return load_template(ROOT / "template.yaml")
-
-
 # What LearningService.wake does: the deferred notes (Query, Delete), the wait (the link,
 # the execution row, then a consistent read of the event: no transaction), the event (Put,
 # Get), the waiters (Query), the rows of runs saved before (Update, Get).

@@ -26,7 +26,6 @@ from typing import Any
 
 import pytest
 
-from infra.cfn_yaml import load_template
 from tests.support.iam import (
     ACCOUNT,
     API_FAMILY_FUNCTIONS,
@@ -34,7 +33,6 @@ from tests.support.iam import (
     KEY_ARN,
     MACHINE_ARN,
     REGION,
-    ROOT,
     SECRET_ARN,
     STEPS,
     TABLE,
@@ -51,11 +49,6 @@ from tests.support.iam import (
 )
 
 # ------------------------------------------------------------------ the template, resolved
-
-
-@pytest.fixture(scope="module")
-def template() -> dict[str, Any]:
-    return load_template(ROOT / "template.yaml")
 
 
 # ------------------------------------------------------------------ the evaluator

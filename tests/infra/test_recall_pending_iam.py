@@ -14,14 +14,6 @@ from tests.support.iam import item, policy
 PENDING = pending_pk("th_1")
 
 
-@pytest.fixture(scope="module")
-def template() -> dict[str, Any]:
-    from infra.cfn_yaml import load_template
-    from tests.support.iam import ROOT
-
-    return load_template(ROOT / "template.yaml")
-
-
 @pytest.mark.parametrize(
     ("function", "action"),
     [

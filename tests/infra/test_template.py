@@ -50,11 +50,6 @@ ENV_VARS = {
 
 
 @pytest.fixture(scope="module")
-def template() -> dict[str, Any]:
-    return load_template(ROOT / "template.yaml")
-
-
-@pytest.fixture(scope="module")
 def resources(template: dict[str, Any]) -> dict[str, Any]:
     found: dict[str, Any] = template["Resources"]
     return found

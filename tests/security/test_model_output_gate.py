@@ -14,31 +14,17 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from agent_memory.domain import model_gate as gate
 from agent_memory.domain.tags import BAD_TOPIC
 from agent_memory.ports import LearningRequest
 from tests.conftest import Api, User
-from tests.support.bots import (
-    Script,
-    World,
-    make_channel,
-    script,
-    services,
-    turn,
-)
+from tests.support.bots import Script, World, make_channel, script, services, turn, world
 
-__all__ = ["script", "services"]  # the memory Bot fixtures
+__all__ = ["script", "services", "world"]  # the fixtures this module uses
 
 Answer = Callable[[LearningRequest], str]
 
 BEN_SAYS = "Between us: I'm interviewing at Globex next Tuesday."
-
-
-@pytest.fixture
-def world(api: Api) -> World:
-    return World(api)
 
 
 def items(request: LearningRequest) -> list[dict[str, Any]]:
