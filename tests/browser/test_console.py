@@ -9,13 +9,9 @@ With CONSOLE_SCREENSHOTS=<dir> the test saves the main views there (docs/console
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -23,76 +19,12 @@ import httpx
 import pytest
 
 from tests.support.local_server import LocalServer, local_server
+from tests.support.notes_model import NotesModel
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = os.environ.get("CONSOLE_SCREENSHOTS")
 
 playwright_api = pytest.importorskip("playwright.sync_api")
-
-
-class ScriptedModel:
-    """Chat Completions that learn "My X is Y." from each user item, plus one change citing
-    an item id that is not in the evidence (the service must reject it, with its reason)."""
-
-    def __init__(self) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                changes: list[dict[str, Any]] = []
-                for line in body["messages"][-1]["content"].splitlines():
-                    if not (line.startswith("{") and '"id"' in line):
-                        continue
-                    item = json.loads(line)
-                    match = re.match(r"My (\w+) is (.+?)\.?$", item.get("content", ""))
-                    if item.get("role") == "user" and match:
-                        topic, value = match.groups()
-                        changes.append(
-                            {
-                                "op": "remember",
-                                "key": topic.lower(),
-                                "content": f"The {topic} is {value}.",
-                                "kind": "fact",
-                                "sources": [item["id"]],
-                            }
-                        )
-                changes.append(
-                    {
-                        "op": "remember",
-                        "key": "made-up",
-                        "content": "Something nobody said.",
-                        "kind": "fact",
-                        "sources": ["i-not-in-the-evidence"],
-                    }
-                )
-                reply = {
-                    "choices": [
-                        {
-                            "message": {
-                                "role": "assistant",
-                                "content": json.dumps({"changes": changes}),
-                            }
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 10},
-                }
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 class Service:
@@ -114,7 +46,7 @@ class Service:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A running service with one admin user, an agent, and a session whose turn was learned."""
-    model = ScriptedModel()
+    model = NotesModel(invent=True)
     settings = {
         "OPENAI_BASE_URL": model.url,
         "OPENAI_API_KEY": "sk-test-console",

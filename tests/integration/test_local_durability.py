@@ -10,98 +10,24 @@ the fact learned before the kills once, and the interrupted evidence learned onc
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.support.notes_model import NotesModel
+
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "openai/notes-1"
-
-
-class NotesModel:
-    """Chat Completions that learn "My X is Y." from each user item it is shown; while
-    `slow` is set, a request is held (until `release`) after `asked` is signalled."""
-
-    def __init__(self) -> None:
-        self.asked_about: list[list[str]] = []
-        self.slow = False
-        self.asked = threading.Event()
-        self.release = threading.Event()
-        model = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                items = _items(body["messages"][-1]["content"])
-                model.asked_about.append([item["id"] for item in items])
-                if model.slow:
-                    model.asked.set()
-                    model.release.wait(60)
-                answer = json.dumps({"changes": [_change(item) for item in items if _fact(item)]})
-                reply = {
-                    "choices": [{"message": {"role": "assistant", "content": answer}}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 10},
-                }
-                data = json.dumps(reply).encode()
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass  # the service that asked was killed
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
-
-    def close(self) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def _items(user_message: str) -> list[dict[str, Any]]:
-    found = []
-    for line in user_message.splitlines():
-        if line.startswith("{") and '"id"' in line:
-            found.append(json.loads(line))
-    return [item for item in found if item.get("role") == "user"]
-
-
-def _fact(item: dict[str, Any]) -> re.Match[str] | None:
-    return re.match(r"My (\w+) is (.+?)\.?$", item["content"])
-
-
-def _change(item: dict[str, Any]) -> dict[str, Any]:
-    match = _fact(item)
-    assert match is not None
-    topic, value = match.groups()
-    return {
-        "op": "remember",
-        "key": topic.lower(),
-        "content": f"The {topic} is {value}.",
-        "kind": "fact",
-        "sources": [item["id"]],
-    }
 
 
 class Service:

@@ -8,13 +8,12 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+
+from tests.support.http_fake import PostServer, Reply
 
 
 def bag_of_words(text: str, dimensions: int) -> list[float]:
@@ -45,40 +44,24 @@ def embedding_server(dimensions: int = 48) -> Iterator[EmbeddingServer]:
     """The server on 127.0.0.1; `url` is its OpenAI base URL (`.../v1`)."""
     state = EmbeddingServer(dimensions=dimensions)
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-            if self.path != "/v1/embeddings" or state.down:
-                return self._answer(503 if state.down else 404, {"error": "not here"})
-            state.models.append(str(body.get("model")))
-            state.asked.append(body.get("dimensions"))
-            # A size asked in the request is honoured, as OpenAI's models honour it.
-            size = int(body.get("dimensions") or state.dimensions)
-            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-            data = [
-                {"object": "embedding", "index": i, "embedding": bag_of_words(t, size)}
-                for i, t in enumerate(texts)
-            ]
-            self._answer(200, {"object": "list", "data": data, "model": body.get("model")})
+    def answer(path: str, headers: dict[str, str], raw: bytes) -> Reply:
+        body = json.loads(raw)
+        if path != "/v1/embeddings" or state.down:
+            return Reply.json({"error": "not here"}, 503 if state.down else 404)
+        state.models.append(str(body.get("model")))
+        state.asked.append(body.get("dimensions"))
+        # A size asked in the request is honoured, as OpenAI's models honour it.
+        size = int(body.get("dimensions") or state.dimensions)
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [
+            {"object": "embedding", "index": i, "embedding": bag_of_words(t, size)}
+            for i, t in enumerate(texts)
+        ]
+        return Reply.json({"object": "list", "data": data, "model": body.get("model")})
 
-        def _answer(self, status: int, data: Any) -> None:
-            raw = json.dumps(data).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    server = PostServer(answer, "/v1")
+    state.url = server.url
     try:
         yield state
     finally:
-        httpd.shutdown()
-        httpd.server_close()
+        server.close()
