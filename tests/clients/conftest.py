@@ -6,9 +6,7 @@ from __future__ import annotations
 import os
 import secrets
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +14,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.support.local_server import free_port, spawn
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,29 +59,17 @@ def run_example(
 @pytest.fixture(scope="session")
 def local_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
     base = tmp_path_factory.mktemp("local-service")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    port = free_port()
     admin_token = f"amk_admin_{secrets.token_hex(24)}"
-    env = {k: v for k, v in os.environ.items() if k not in ("AWS_ENDPOINT_URL",)}
-    env |= {
+    env = {
         "PORT": str(port),
         "MEMORY_DATA_DIR": str(base / "data"),
         "MEMORY_ADMIN_TOKEN": admin_token,
-        "PYTHONPATH": f"{ROOT / 'layers/core'}:{ROOT}",
         "DEFAULT_MODEL": "local/rules",
         "LOG_LEVEL": "WARNING",
     }
     log = base / "serve.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "infra.local.serve"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    proc = spawn(env, log)
     service = LocalService(f"http://127.0.0.1:{port}", admin_token, log)
     deadline = time.monotonic() + 60
     try:

@@ -13,9 +13,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.local_server import free_port, spawn
 from tests.support.notes_model import NotesModel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,33 +32,17 @@ class Service:
     """One run of `python -m infra.local.serve` in its own process group."""
 
     def __init__(self, data_dir: Path, model: NotesModel, log: Path) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = int(probe.getsockname()[1])
+        self.port = free_port()
         env = {
-            key: value
-            for key, value in os.environ.items()
-            if key not in ("MEMORY_ADMIN_TOKEN", "AWS_ENDPOINT_URL")
-        }
-        env |= {
             "PORT": str(self.port),
             "MEMORY_DATA_DIR": str(data_dir),
-            "PYTHONPATH": f"{ROOT / 'layers/core'}:{ROOT}",
             "OPENAI_BASE_URL": model.url,
             "OPENAI_API_KEY": "sk-test-durability",
             "DEFAULT_MODEL": MODEL,
             "LOG_LEVEL": "WARNING",
         }
         self.log = log
-        with log.open("w") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "infra.local.serve"],
-                cwd=ROOT,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        self.proc = spawn(env, log)
         self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=20)
         deadline = time.monotonic() + 40
         while True:

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -18,18 +16,13 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.local_server import free_port, spawn
+
 ADMIN_TOKEN = "amk_admin_killable-server-test-token-0123456789"
 
 
 class Down(Exception):
     """The server did not answer (it was killed, or is starting again)."""
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass
@@ -71,24 +64,14 @@ class Host:
     def start(self, **extra: str) -> Life:
         """Start the server (with `extra` environment) and wait for /healthz, or for its
         end by SIGKILL (a kill point reached by a resumed run before it serves)."""
-        env = {k: v for k, v in os.environ.items() if k not in ("AWS_ENDPOINT_URL",)}
-        env |= self.env | extra
+        env = self.env | extra
         env |= {
             "PORT": str(self.port),
             "MEMORY_DATA_DIR": str(self.workdir / "data"),
             "MEMORY_ADMIN_TOKEN": ADMIN_TOKEN,
-            "PYTHONPATH": f"{ROOT / 'layers' / 'core'}{os.pathsep}{ROOT}",
         }
         log = self.workdir / f"server-{len(self.lives)}.log"
-        with log.open("wb") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "infra.local.serve"],
-                cwd=ROOT,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        proc = spawn(env, log)
         life = Life(proc, log)
         self.lives.append(life)
         deadline = time.monotonic() + 60

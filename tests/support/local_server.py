@@ -41,32 +41,42 @@ class LocalServer:
             return json.load(answer)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def spawn(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """`python -m infra.local.serve` in its own process group, its output in `log`: this
+    environment without the embedded AWS's endpoint or an admin token, plus `env`."""
+    inherited = {
+        k: v for k, v in os.environ.items() if k not in ("AWS_ENDPOINT_URL", "MEMORY_ADMIN_TOKEN")
+    }
+    path = {"PYTHONPATH": f"{ROOT / 'layers' / 'core'}{os.pathsep}{ROOT}"}
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "infra.local.serve"],
+            cwd=ROOT,
+            env=inherited | path | env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 @contextmanager
 def local_server(workdir: Path, **settings: str) -> Iterator[LocalServer]:
     """Start the server (with `settings` as extra environment), wait for /healthz, stop it
     afterwards."""
-    port = _free_port()
-    env = (
-        os.environ
-        | settings
-        | {
-            "PORT": str(port),
-            "MEMORY_DATA_DIR": str(workdir / "data"),
-            "MEMORY_ADMIN_TOKEN": ADMIN_TOKEN,
-            "PYTHONPATH": f"{ROOT / 'layers' / 'core'}{os.pathsep}{ROOT}",
-        }
-    )
+    port = free_port()
+    env = settings | {
+        "PORT": str(port),
+        "MEMORY_DATA_DIR": str(workdir / "data"),
+        "MEMORY_ADMIN_TOKEN": ADMIN_TOKEN,
+    }
     log = workdir / "server.log"
-    with log.open("wb") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "infra.local.serve"], cwd=ROOT, env=env, stdout=out, stderr=out
-        )
+    server = spawn(env, log)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
