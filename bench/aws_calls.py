@@ -257,7 +257,7 @@ def _measure(
     services = env.services(calls, models=models)
     app = create_app(lambda: services)
     if op.name.startswith("agent_memory.") and not _has_agent_memory(app):
-        return {"missing": f"no {AGENT_MEMORY_ROUTE} route in this build (issue 5)"}, None
+        return {"missing": f"no {AGENT_MEMORY_ROUTE} route in this build"}, None
     if op.learns:
         workflow.cold_start()
     report: dict[str, Any] = {}

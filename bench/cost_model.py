@@ -319,7 +319,7 @@ def cost_per_million_turns(results: dict[str, Any]) -> dict[str, Any]:
     usd["total"] = round(sum(lines.values()) * million, 2)
     usd["total_without_model"] = round(usd["total"] - usd["model_tokens_haiku"], 2)
     return {
-        # by_turn: the seed-002 chat turn and the seed-003 thread turn (issue 19).
+        # by_turn: the seed-002 chat turn and the seed-003 thread turn.
         "per_million_turns_usd": usd | {"by_turn": cost_by_turn(results)},
         "alternatives_per_million_turns_usd": alternatives(),
         "units_per_turn": units,

@@ -1,4 +1,4 @@
-"""Semantic recall on LoCoMo (issue 16): the LoCoMo paper's retrieval recall through the
+"""Semantic recall on LoCoMo: the LoCoMo paper's retrieval recall through the
 service's own recall path, against Okapi BM25 over the same turns.
 
 Each of the 10 conversations is one user; each of its sessions a thread of that user with

@@ -41,7 +41,7 @@ BENCHMARKS = (
     # The memory Bot's confide: latency (zero-latency model), calls, cost per million.
     ("confide", "bench.confide"),
     ("threads", "bench.threads"),
-    # Semantic recall on LoCoMo (issue 16): recall.locomo.
+    # Semantic recall on LoCoMo: recall.locomo.
     ("recall", "bench.locomo"),
     # The observer's token count against o200k, and its model calls per conversation.
     ("observer", "bench.observer"),
@@ -49,7 +49,6 @@ BENCHMARKS = (
     # `make run`'s RSS under 20,000 mixed requests (LOCAL_SOAK_QUICK=1: 3,000).
     ("local_soak", "bench.local_soak"),
 )
-ISSUE = {"agent_memory": "agent memory, issue 5"}
 
 
 def _environment() -> dict[str, str]:
@@ -69,9 +68,8 @@ def _child(module: str, out: str) -> None:
 
 def _run_one(key: str, module: str, timeout: float) -> dict[str, Any]:
     if importlib.util.find_spec(module) is None:
-        what = ISSUE.get(key, key)
-        print(f"!! {module} is missing: {what} is not measured in this run", flush=True)
-        return {"missing": f"{module} does not exist in this checkout ({what})"}
+        print(f"!! {module} is missing: {key} is not measured in this run", flush=True)
+        return {"missing": f"{module} does not exist in this checkout"}
     print(f"-- {key} ...", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"

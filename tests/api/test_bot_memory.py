@@ -1,6 +1,6 @@
 """Bot memory (seed 002, "Memory"; API.md "Bot memory") through HTTP on the embedded AWS.
 
-Learning is the memory Bot's (issue 14): here facts, observations and invalidations are
+Learning is the memory Bot's: here facts, observations and invalidations are
 written the way it writes them, through `BotMemoryService.learn` (no HTTP route), and every
 rule a person meets is walked over HTTP.
 """

@@ -1,4 +1,4 @@
-"""The bot pool's reads on the bot turn (issue 19): the enrichment reads the pool's head once
+"""The bot pool's reads on the bot turn: the enrichment reads the pool's head once
 before its entries (no second head read) and still refuses an entry a change took away while
 the model worked, the change committing even inside the pool's Query; LoadEvidence reads the
 Chat row with its read position in one batch read and the pool in one Query, no head read.
@@ -137,5 +137,5 @@ def test_load_evidence_reads_the_chat_with_its_position_and_the_pool_in_one_quer
     assert ("get", (pool, keys.HEAD)) not in calls.seen
     assert not any(m == "get_many" and (pool, keys.HEAD) in w for m, w in calls.seen)
     # Chat and position, the organization, the memory Bot's settings and spend, the
-    # Chat's items, their Turns, the pool: six calls (nine before issue 19).
+    # Chat's items, their Turns, the pool: six calls.
     assert len(calls.seen) == 6, calls.seen

@@ -1,4 +1,4 @@
-"""`complete` with the Bot's last items (API.md, "Bots, channels and chats", issue 19): the
+"""`complete` with the Bot's last items (API.md, "Bots, channels and chats"): the
 answer and the Turn's end in one request, learned as if `items` then `complete` were sent."""
 
 from __future__ import annotations

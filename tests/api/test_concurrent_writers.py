@@ -1,4 +1,4 @@
-"""Concurrent writers on one object (issue 11): requests without a precondition all land,
+"""Concurrent writers on one object: requests without a precondition all land,
 requests with a stale one answer 409, and nothing answers 503 or 500.
 
 Requests go through the app with blocking calls offloaded to worker threads, as `make run`

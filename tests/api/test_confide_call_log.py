@@ -1,4 +1,4 @@
-"""The confide's call log on its confession's row (issue 19, seed 002 "Model requests and
+"""The confide's call log on its confession's row (seed 002 "Model requests and
 results stay in the encrypted call log"): one row per confide holds the confession and the
 model call, `calls()` lists it with its request and reply, a calm confide logs what it
 logged before, erasure takes the row, and confides saved on two rows still list.

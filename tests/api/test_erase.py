@@ -1,4 +1,4 @@
-"""Deleting sessions and agents, erasing a person (issue 17), over HTTP on the embedded AWS."""
+"""Deleting sessions and agents, erasing a person, over HTTP on the embedded AWS."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Deleting an agent takes everyone's threads of it with their vectors (issue 17), over
+"""Deleting an agent takes everyone's threads of it with their vectors, over
 HTTP with the learning workflow inline (the recall step embeds what a thread saves)."""
 
 from __future__ import annotations

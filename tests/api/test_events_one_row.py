@@ -1,7 +1,6 @@
 """A learning run's apply tells two events (`memory.changed`, `execution.ended`) in ONE event
-row (issue 19), and `GET /v1/events` still answers each of them once, in order, with an id
-of its own, a page of one event at a time walking through the row; a row written before
-(one event) reads as it did."""
+row, and `GET /v1/events` still answers each of them once, in order, with an id of its own,
+a page of one event at a time walking through the row; a row of one event reads as it."""
 
 from __future__ import annotations
 
@@ -62,11 +61,11 @@ def test_one_apply_writes_one_row_and_the_feed_answers_both_events_once_in_order
     assert feed(owner, feed(owner, limit=len(walked))["next"])["events"] == []
 
 
-def test_a_row_written_before_reads_as_one_event(api: Api, org: str, adapters: Any) -> None:
+def test_a_row_of_one_event_reads_as_that_event(api: Api, org: str, adapters: Any) -> None:
     owner = person(api, org)
     ids = {"threadId": "th_old", "agentId": "ag_old", "resourceId": owner.user.id}
     old = new_event("thread.created", 1_800_000_000_000, ids, "00000000ab")
-    adapters.store.write([Put(event_row(org, old))])  # the layout of every row before
+    adapters.store.write([Put(event_row(org, old))])  # a transaction that tells one event
     answered = everything(owner, limit=1)
     assert answered == [old.view()]
     page = feed(owner)

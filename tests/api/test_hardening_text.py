@@ -163,7 +163,7 @@ def test_every_query_parameter_refuses_bad_text(api: Api) -> None:
         _refused(answer, [name], f"{method} {path} ?{name}")
 
 
-# --- the examples of issue 11 ---------------------------------------------------------------
+# --- the examples of bad text ---------------------------------------------------------------
 
 
 def test_a_turn_with_a_lone_surrogate_is_refused_and_the_session_is_unchanged(api: Api) -> None:

@@ -1,4 +1,4 @@
-"""Lists users expect (issue 17): agents, an agent's sessions, a session's items; and a
+"""Lists users expect: agents, an agent's sessions, a session's items; and a
 Turn's `learningReason`. Over HTTP on the embedded AWS."""
 
 from __future__ import annotations

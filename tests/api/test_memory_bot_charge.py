@@ -1,5 +1,5 @@
 """The memory Bot's learning call is charged in a plain write of its own, right after the
-model answered and before the answer is saved (issue 19): once per real call, never again for
+model answered and before the answer is saved: once per real call, never again for
 a saved answer that is reused, never twice when saving the answer is retried in the step,
 and once more for the second real call a step retried after a crash makes. Its apply tells
 `memory.changed` and `execution.ended` in one event row."""

@@ -1,4 +1,4 @@
-"""The per-token rate limit on AWS counts in batches far below the limit (issue 19), as a
+"""The per-token rate limit on AWS counts in batches far below the limit, as a
 client notices it: the same answers, a table written less often."""
 
 from __future__ import annotations

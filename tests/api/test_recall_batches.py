@@ -1,4 +1,4 @@
-"""Semantic recall indexes a thread in batches (issue 19): once its unindexed messages reach
+"""Semantic recall indexes a thread in batches: once its unindexed messages reach
 the batch (`lastMessages`: the messages its own context shows anyway), in one PutVectors;
 an idle thread's tail is indexed by the schedule's tick; a failed put leaves the read
 position for the next run. Over HTTP, the learning workflow run inline, the real local

@@ -1,4 +1,4 @@
-"""One background execution per save (issue 19): a save the observer runs on indexes for
+"""One background execution per save: a save the observer runs on indexes for
 semantic recall in the observer's own execution when recall's batch is due (with the
 observer on: what fills one PutVectors, or messages observed out of the raw window),
 before the model is asked (service/thread_learning.py `Carrying`), so a failed observation

@@ -1,4 +1,4 @@
-"""The console at /console, driven in headless Chromium as a person would use it (issue 18).
+"""The console at /console, driven in headless Chromium as a person would use it.
 
 The real local service (`python -m infra.local.serve`, what `make run` runs) serves the page and
 the API; a scripted OpenAI-compatible model learns "My X is Y." and also proposes one change

@@ -149,7 +149,7 @@ def test_the_api_cannot_forge_a_model_answer(template: dict[str, Any]) -> None:
     call = ["pk", "sk", "type", "execution", "step", "attempt", "request", "model"]
     assert not api.allows(item("PutItem", learn, call))
     assert not api.allows(item("UpdateItem", learn, ["status", "reply", "usage"]))
-    # The answer's own row (issue 19): a Put with the same attribute names.
+    # The answer's own row: a Put with the same attribute names.
     answer = ["pk", "sk", "type", "status", "endedAt", "reply", "usage", "latencyMs", "ttl"]
     assert not api.allows(item("PutItem", learn, answer))
     assert policy(template, "CallModelFunction").allows(item("PutItem", learn, answer))

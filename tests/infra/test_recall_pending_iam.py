@@ -1,4 +1,4 @@
-"""Semantic recall's pending rows (persistence/recall_pending.py, issue 19) under the IAM
+"""Semantic recall's pending rows (persistence/recall_pending.py) under the IAM
 each function already has: the save puts them (a plain write before it), the indexing steps mark
 them, the schedule's tick reads and deletes them and starts the flush through a wait."""
 

@@ -39,7 +39,7 @@ def _learned_once(wf: Workflow, ref: PoolRef, upto: int) -> None:
 
 def _evidence_kept_apart(wf: Workflow) -> None:
     """No execution row holds evidence once its run ended; the evidence is on a row of its
-    own (issue 19), one per run at most, expiring like the saved calls."""
+    own, one per run at most, expiring like the saved calls."""
     rows = wf.adapters.store.query("LEARN#session#s-1").records
     assert all("evidence" not in r for r in rows if r["type"] != "learning-evidence")
     kept = [r for r in rows if r["type"] == "learning-evidence"]
@@ -144,7 +144,7 @@ def test_saving_the_answer_is_retried_in_the_step_so_the_model_is_not_paid_twice
 ) -> None:
     ref = wf.new_pool()
     upto = wf.turn(ref, BUDGET, start=False)
-    # A session pool's answer is one plain Put of its own row (no transaction: issue 19).
+    # A session pool's answer is one plain Put of its own row (no transaction).
     fault = wf.faults.add("dynamodb.PutItem", "ThrottlingException", when=_saving_answer)
     wf.learning.start(ref, upto=upto, reason="turn")
     assert wf.wait(ref, upto)["status"] == "SUCCEEDED"

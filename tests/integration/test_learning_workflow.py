@@ -63,10 +63,10 @@ def test_the_workflow_carries_ids_and_the_table_keeps_content_sealed(wf: Workflo
         "learning-evidence",
         "model-call",
         "model-reply",
-    }  # no `call-claim` row: the claim is on the first call row (issue 19)
+    }  # no `call-claim` row: the claim is on the first call row
     for row in rows:
         assert "EUR" not in str({k: v for k, v in row.items() if not isinstance(v, bytes)})
-    # The answer is a row of its own beside its call (issue 19), both expiring.
+    # The answer is a row of its own beside its call, both expiring.
     [call] = [r for r in rows if r["type"] == "model-call"]
     [reply] = [r for r in rows if r["type"] == "model-reply"]
     assert (reply["sk"], reply["status"]) == (f"{call['sk']}#reply", "answered")
@@ -76,7 +76,7 @@ def test_the_workflow_carries_ids_and_the_table_keeps_content_sealed(wf: Workflo
     assert call["ttl"] > call["startedAt"] // 1000
     assert reply["ttl"] >= call["ttl"]
     [execution] = [r for r in rows if r["type"] == "learning-execution"]
-    assert "evidence" not in execution  # never on it: a row of its own (issue 19)
+    assert "evidence" not in execution  # never on it: a row of its own
     # The evidence row is not deleted by the run's end (a Delete there bills its whole
     # size, twice): it expires with the saved calls, whose request holds the same content.
     [kept] = [r for r in rows if r["type"] == "learning-evidence"]
@@ -178,7 +178,7 @@ def test_a_step_that_crashes_after_its_work_is_retried_without_a_second_model_ca
     assert execution["applied"] == [{"key": "budget", "op": "remember"}]
     if function == "CallModelFunction":
         calls = wf.adapters.store.query("LEARN#session#s-1").records
-        # One call, answered once: its answer row (issue 19).
+        # One call, answered once: its answer row.
         assert [r["type"] for r in calls if r["type"].startswith("model-")] == [
             "model-call",
             "model-reply",

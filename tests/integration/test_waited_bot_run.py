@@ -1,4 +1,4 @@
-"""A confide's learning run begins on its evidence row (issue 19), through the real state
+"""A confide's learning run begins on its evidence row, through the real state
 machine on the embedded AWS and the HTTP API: the Bot's executions show it `running` while
 its model call is slow and `succeeded` after, with the items it read; a failed model call is
 recorded as failed and the next turn reads the same words again.

@@ -140,7 +140,7 @@ def test_a_release_that_lost_the_workflow_is_finished_by_the_next(wf: Workflow) 
         wf.learning.release(TURN, upto=upto)
     assert executions_started(wf) == []
     [waiting] = wf.executions(ref)
-    # Nothing was written to release it (issue 19): it waits for the next release.
+    # Nothing was written to release it: it waits for the next release.
     assert waiting["status"] == "waiting"
 
     [started] = wf.learning.release(TURN)

@@ -1,5 +1,5 @@
 """The cost model sizes a sealed value as AWS stores it: moto's KMS wraps a data key in a
-shorter blob than AWS KMS, and a write unit is billed per KB of the item (issue 19)."""
+shorter blob than AWS KMS, and a write unit is billed per KB of the item."""
 
 from __future__ import annotations
 

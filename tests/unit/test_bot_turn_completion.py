@@ -1,4 +1,4 @@
-"""A Turn's completion knows how far the Turn reaches without reading it again (issue 19):
+"""A Turn's completion knows how far the Turn reaches without reading it again:
 the completion is conditional on the last item it read, so an item added meanwhile makes it
 read again, and the learning it releases reads through every item of the Turn."""
 

@@ -1,4 +1,4 @@
-"""A chat's items are numbered without writing the chat row (issue 19): the next id is
+"""A chat's items are numbered without writing the chat row: the next id is
 max(the chat row's `itemCount`, the newest item) + 1, and a turn's transaction only checks
 the count (persistence/bots.py). What a user would notice if that broke: two writers
 given one id, an item left in an erased chat, a deleted id given again, an old chat
@@ -211,11 +211,11 @@ def test_erasing_a_persons_words_in_a_group_chat_keeps_their_ids() -> None:
 
 
 @pytest.mark.parametrize(("count", "newest", "next_id"), [(3, 3, "i-04"), (5, 3, "i-06")])
-def test_an_old_chat_counted_by_its_row_keeps_numbering_after_it(
+def test_numbering_goes_on_after_the_chat_rows_count_when_it_is_higher(
     count: int, newest: int, next_id: str
 ) -> None:
-    """Before issue 19 every turn moved the count: it equals the newest item, or is above
-    it when the history was deleted then (the count was kept)."""
+    """The chat row's count is a fence (raised when history is deleted): a new item is
+    numbered after the higher of it and the newest item."""
     store = RacingStore()
     bots, chat_id = _bots(store)
     turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id

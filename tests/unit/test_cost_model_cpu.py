@@ -1,5 +1,5 @@
 """The cost model bills a Lambda's CPU-bound time at its CPU share (memory / 1,769 MB of a
-vCPU) and its waits at its memory (issue 19: the figures must not fall by shrinking memory
+vCPU) and its waits at its memory (the figures must not fall by shrinking memory
 under CPU-bound work)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Large sealed payloads are compressed before encryption (issue 19: a write unit per KB),
+"""Large sealed payloads are compressed before encryption (a write unit per KB),
 and rows sealed before compression existed still open."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One event row per transaction (persistence/events.py, issue 19): a change that tells
+"""One event row per transaction (persistence/events.py): a change that tells
 several events writes one row holding them all, in order, and the feed still answers each
 event once, with an id of its own, and can stop in the middle of a row."""
 
@@ -116,7 +116,7 @@ def test_a_page_can_stop_inside_a_row_and_resume_at_its_next_event() -> None:
     assert [e.object["sessionId"] for e in repo.after(ORG, walked[1].id, 2)] == ["s-3", "s-4"]
 
 
-def test_a_row_written_before_reads_as_one_event_as_before() -> None:
+def test_a_row_without_more_events_reads_as_its_one_event() -> None:
     store = InMemoryStore()
     old = new_event("thread.created", AT, {"threadId": "th_1"}, "00000000aa")
     store.write([Put(event_row(ORG, old))])

@@ -514,7 +514,7 @@ def test_every_task_runs_through_the_generic_workflow(
 
 def _call_statuses(h: Harness) -> list[str]:
     """How each saved model call ended, as the call log tells it: answered when its answer
-    row exists (the call row itself stays `started`: issue 19)."""
+    row exists (the call row itself stays `started`)."""
     rows = list(h.store.rows.values())
     replies = {str(r["sk"]).removesuffix("#reply") for r in rows if r.get("type") == "model-reply"}
     calls = [r for r in rows if r.get("type") == "model-call"]

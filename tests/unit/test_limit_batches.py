@@ -1,4 +1,4 @@
-"""Limits counted in batches (issue 19): far below a limit a process writes one counter
+"""Limits counted in batches: far below a limit a process writes one counter
 write per batch of uses; from half the limit on every use is written and the first over the
 limit is refused; several processes on one table never admit more than the limit plus
 `batch - 1` a process; small limits are exact as before; an outage admits."""

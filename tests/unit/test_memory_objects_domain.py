@@ -344,7 +344,7 @@ def test_a_delete_that_loses_a_race_deletes_the_new_rows() -> None:
 
 
 def test_a_patch_that_loses_races_reads_again_and_lands_keeping_the_winners_fields() -> None:
-    # PATCH has no precondition: it never answers 409 for a race it lost (issue 11).
+    # PATCH has no precondition: it never answers 409 for a race it lost.
     store = RacingStore()
     h = Harness(store)
     memory = h.add()

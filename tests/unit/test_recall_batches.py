@@ -1,4 +1,4 @@
-"""The batch rules of semantic recall's indexing (domain/recall_batches.py, issue 19)."""
+"""The batch rules of semantic recall's indexing (domain/recall_batches.py)."""
 
 from __future__ import annotations
 
