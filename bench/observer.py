@@ -38,7 +38,7 @@ def _locomo() -> list[str]:
 
 
 def _corpora() -> dict[str, list[str]]:
-    docs = (ROOT / "docs" / "decisions.md").read_text()
+    docs = "".join(p.read_text() for p in sorted((ROOT / "docs" / "adr").glob("*.md")))
     code = "".join(p.read_text() for p in sorted((ROOT / "layers/core/agent_memory").rglob("*.py")))
     found = {
         "docs": [docs[i : i + 3000] for i in range(0, len(docs), 3000)],

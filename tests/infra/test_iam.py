@@ -67,7 +67,7 @@ def test_no_wildcard_action_or_resource(template: dict[str, Any], function: str)
         for resource in _list(statement["Resource"]):
             assert resource != "*", f"{function}: {statement['Sid']} on *"
             # Only Bedrock's model ARNs are patterns (regions, families): recorded in
-            # docs/decisions.md. Nothing else names more than one resource.
+            # ADR 0048. Nothing else names more than one resource.
             if "*" in resource:
                 assert resource.startswith("arn:aws:bedrock:"), resource
 

@@ -1,4 +1,4 @@
-"""What schemathesis found, pinned as plain examples (docs/decisions.md, "Findings")."""
+"""What schemathesis found, pinned as plain examples (ADR 0065)."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ CHAT = [
 
 
 def _corpus() -> dict[str, list[str]]:
-    docs = (ROOT / "docs" / "decisions.md").read_text()
+    docs = "".join(p.read_text() for p in sorted((ROOT / "docs" / "adr").glob("*.md")))
     code = (ROOT / "layers/core/agent_memory/domain/memory_options.py").read_text()
     return {
         "chat": CHAT,

@@ -6,8 +6,7 @@ logged while a request or a step runs carries its `correlation_id`: the `agent_m
 package logger, parent of each `logging.getLogger(__name__)` in service/, persistence/ and
 adapters/, writes through the same handler, which stamps each record with the correlation id
 of the context that logged it. Tracing is Lambda's active tracing (template.yaml
-`Tracing: Active`): no X-Ray SDK is imported (docs/decisions.md, "Settings, secrets,
-tracing and logs").
+`Tracing: Active`): no X-Ray SDK is imported (ADR 0043).
 """
 
 from __future__ import annotations

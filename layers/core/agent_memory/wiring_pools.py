@@ -114,8 +114,7 @@ def _thread_step(wiring: Wiring, kind: PoolKind) -> LearningPool:
 
 
 def thread_steps(wiring: Wiring) -> list[ThreadStep]:
-    """Background work after a thread's saves, each a learning pool kind of its own
-    (docs/decisions.md, "Thread background work")."""
+    """Background work after a thread's saves, each a learning pool kind of its own (ADR 0059)."""
     from agent_memory.service.observe_step import ObserveStep
     from agent_memory.service.recall_step import RecallStep
     from agent_memory.service.thread_learning import Carrying, ThreadReader

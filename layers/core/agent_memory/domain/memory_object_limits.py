@@ -1,5 +1,5 @@
-"""Bounds the agent memory routes declare on their bodies and queries (docs/decisions.md,
-"Agent memories": a memory is a short note an agent reads). Here, not with the rules that
+"""Bounds the agent memory routes declare on their bodies and queries (ADR 0037: a memory is a
+short note an agent reads). Here, not with the rules that
 enforce them (domain/memory_objects.py), so a route's module reads them without loading
 those rules and the entry model."""
 

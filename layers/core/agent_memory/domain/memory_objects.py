@@ -31,7 +31,7 @@ CATEGORIES: tuple[str, ...] = get_args(Category)
 ENTITY_TYPES: tuple[str, ...] = get_args(EntityType)
 
 ID_PREFIX = "mem_"
-# Limits (docs/decisions.md, "Agent memories"): a memory is a short note an agent reads; the
+# Limits (ADR 0037): a memory is a short note an agent reads; the
 # routes' bounds are in domain/memory_object_limits.py (a route's module reads them alone).
 MAX_METADATA_BYTES = 16_384
 

@@ -197,10 +197,10 @@ def shown(
 
 
 # The nearest vectors re-ranked lexically (all the index answers in one query: S3 Vectors'
-# top-K limit). Measured on LoCoMo (docs/decisions.md, "Semantic recall").
+# top-K limit). Measured on LoCoMo (ADR 0067).
 CANDIDATES = 100
 # The lexical score's weight, normalised to [0, 1] over the candidates, added to the cosine
-# (LoCoMo: 0.3..0.5 within 0.3 points of each other in every row; docs/decisions.md).
+# (LoCoMo: 0.3..0.5 within 0.3 points of each other in every row; docs/performance.md).
 LEXICAL_WEIGHT = 0.4
 _BM25_K1 = 1.5
 _BM25_B = 0.75

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-# Limits of one Turn (docs/decisions.md, "Session memory"): a Turn is one transaction with the
+# Limits of one Turn (ADR 0032): a Turn is one transaction with the
 # head row, and an item is one row that must stay far below DynamoDB's 400 KB.
 MAX_TURN_ITEMS = 64
 MAX_ITEM_BYTES = 32 * 1024

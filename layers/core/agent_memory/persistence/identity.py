@@ -13,8 +13,7 @@
 A token's organization never changes, so once a token is known its row and its
 organization's row are read together (one BatchGetItem, both strongly consistent): the
 organization row is then this request's (`request_org`), and a settings read later in the
-same request takes it instead of another round trip (docs/decisions.md, "Reads in two round
-trips").
+same request takes it instead of another round trip (ADR 0069).
 """
 
 from __future__ import annotations

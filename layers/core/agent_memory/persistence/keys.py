@@ -1,4 +1,4 @@
-"""The single table's key layout (docs/decisions.md, "Keys").
+"""The single table's key layout (ADR 0031).
 
 A pool's partition holds its head row (`META`) and entries (`MEM#<key>`), so
 `sk BETWEEN "MEM#" AND "META"` reads every entry and the head in one Query.

@@ -1,4 +1,4 @@
-"""Agent memories in the table (docs/decisions.md, "Agent memories (seed 004)", "Keys").
+"""Agent memories in the table (ADR 0038).
 
 A memory is one base row plus index rows, all written in ONE transaction, each a full copy
 (ciphertext included) so that a page is one Query and nothing else:
@@ -109,7 +109,7 @@ def row_keys(memory: MemoryObject) -> list[tuple[str, str]]:
 
 
 def _changed(memory: MemoryObject, at: int | None = None) -> Action:
-    """The memory's event, in the transaction that changes it (docs/decisions.md "Events")."""
+    """The memory's event, in the transaction that changes it (ADR 0066)."""
     when = memory.updated_at_ms if at is None else at
     return event_action(memory.org_id, "memory.changed", {"memoryId": memory.id}, when)
 

@@ -12,7 +12,7 @@ the same shape:
 Content is sealed with the coarse scope {org, pool, field} and bound to the entry's id, so a
 ciphertext copied to another entry fails to open while the copies of one entry open alike.
 
-Layouts (docs/decisions.md, "Keys"):
+Layouts (ADRs 0031, 0042):
 
 - `RecencyLayout` (session memory, agent memory: a pool in ONE partition): the base row at
   `MEM#<id>`, and while the entry is active a copy at `RECENT#<newest-first order>#<id>`.
