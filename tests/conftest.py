@@ -1,5 +1,10 @@
 """Shared fixtures: the embedded AWS (in-process moto), the wired services, an HTTP client.
 
+The embedded AWS is fresh for every test (`local_aws`). Where a module's tests share one
+world built once (tests/reliability, whose world is restored before every run; the observer's
+stack; the access matrix and schemathesis), it is one per module, through
+tests/support/aws.py's `embedded_settings`.
+
 `api` gives tests a client plus helpers to create organizations and users through the
 admin routes, as a real client would.
 """
@@ -17,7 +22,7 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 # One BLAS thread (set before numpy loads): local/minilm's small matmuls on threads cost ~15x
-# more on 2 busy cores (0.06 s an embed against 0.9 s; docs/decisions.md, "Suite time").
+# more on 2 busy cores (0.06 s an embed against 0.9 s).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 

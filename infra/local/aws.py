@@ -293,7 +293,8 @@ def dispatch_lambda_in_process() -> None:
 
 # --- DynamoDB's per-item atomicity ------------------------------------------------------
 
-_DYNAMODB_LOCK = threading.RLock()
+# Held by every moto DynamoDB operation; a test holds it to read or change moto's tables directly.
+DYNAMODB_LOCK = threading.RLock()
 
 
 def make_dynamodb_atomic() -> None:
@@ -318,7 +319,7 @@ def make_dynamodb_atomic() -> None:
             continue
 
         def locked(*args: Any, __method: Any = method, **kwargs: Any) -> Any:
-            with _DYNAMODB_LOCK:
+            with DYNAMODB_LOCK:
                 return __method(*args, **kwargs)
 
         functools.update_wrapper(locked, method)
@@ -397,7 +398,7 @@ def make_dynamodb_rollback_rows() -> None:
     original = DynamoDBBackend.transact_write_items
 
     def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
-        with _DYNAMODB_LOCK:
+        with DYNAMODB_LOCK:
             saved = _touched_rows(self, transact_items)
             try:
                 original(self, transact_items)

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.reliability.world import World, embedded_settings, reproducible_world
+from tests.reliability.world import World, reproducible_world
+from tests.support.aws import embedded_settings
 
 
 @pytest.fixture(scope="module")

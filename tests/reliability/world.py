@@ -34,7 +34,7 @@ from agent_memory.api.app import create_app
 from agent_memory.bootstrap import aws_adapters, build_services
 from agent_memory.domain.identity import TOKEN_SCHEME, IssuedToken, hash_token
 from agent_memory.service.registry import Services
-from infra.local.aws import _DYNAMODB_LOCK, ACCOUNT, REGION
+from infra.local.aws import ACCOUNT, DYNAMODB_LOCK, REGION
 from tests.conftest import ADMIN_TOKEN
 from tests.reliability.faults import FaultInjector
 
@@ -152,7 +152,7 @@ class World:
     def scan_raw(self) -> list[dict[str, Any]]:
         """A full scan, read from moto's backend (its HTTP serializer is slow, and this runs
         once or twice per fault)."""
-        with _DYNAMODB_LOCK:
+        with DYNAMODB_LOCK:
             return [item.to_json()["Attributes"] for item in self._table().all_items()]
 
     def rows(self) -> Rows:
@@ -273,36 +273,15 @@ def moto_table(name: str) -> Any:
 
 def snapshot(table_name: str) -> Any:
     """Every item of the table, as moto holds them (a copy)."""
-    with _DYNAMODB_LOCK:
+    with DYNAMODB_LOCK:
         return copy.deepcopy(moto_table(table_name).items)
 
 
 def put_back(table_name: str, saved: Any) -> None:
     """The table as it was at `snapshot` (moto copies every table in each transaction, for
     its rollback: a small table keeps a run's transactions cheap)."""
-    with _DYNAMODB_LOCK:
+    with DYNAMODB_LOCK:
         moto_table(table_name).items = copy.deepcopy(saved)
-
-
-@contextmanager
-def embedded_settings() -> Iterator[tuple[Any, Any, Any]]:
-    """(boto3 session, LocalAws, Settings) of a fresh embedded AWS, with the environment the
-    settings came from set for as long as it lives (for module-scoped fixtures)."""
-    import pytest
-
-    from agent_memory.config import load_settings
-    from infra.local.aws import embedded_aws, provision
-
-    with pytest.MonkeyPatch.context() as patch, embedded_aws() as session:
-        local = provision(session)
-        environment = {
-            **local.environment(),
-            "MEMORY_ADMIN_TOKEN_SHA256": hash_token(ADMIN_TOKEN),
-            "DEFAULT_MODEL": "local/rules",
-        }
-        for name, value in environment.items():
-            patch.setenv(name, value)
-        yield session, local, load_settings()
 
 
 @contextmanager

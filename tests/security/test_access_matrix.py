@@ -98,7 +98,7 @@ def shared() -> Iterator[tuple[Api, Any]]:
     from agent_memory.api.app import create_app
     from agent_memory.bootstrap import aws_adapters, build_services, step_services
     from agent_memory.persistence.limits import ProcessCounters
-    from tests.reliability.world import embedded_settings
+    from tests.support.aws import embedded_settings
 
     with embedded_settings() as (session, _local, settings):
         counters = ProcessCounters()

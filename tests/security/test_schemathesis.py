@@ -127,7 +127,7 @@ def target() -> Iterator[Target]:
 
     from agent_memory.api.app import create_app
     from agent_memory.bootstrap import aws_adapters, build_services
-    from tests.reliability.world import embedded_settings
+    from tests.support.aws import embedded_settings
 
     with embedded_settings() as (session, _local, settings):
         services = build_services(settings, aws_adapters(settings, session))

@@ -122,37 +122,25 @@ class Stack:
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[Stack]:
+    """One embedded AWS for a module's observer tests (each test makes its own threads)."""
     from fastapi.testclient import TestClient
 
     from agent_memory.adapters.in_memory import FixedClock
     from agent_memory.adapters.rules_model import RulesModel
     from agent_memory.api.app import create_app
     from agent_memory.bootstrap import aws_adapters
-    from agent_memory.config import load_settings
-    from agent_memory.domain.identity import hash_token
     from agent_memory.persistence.limits import ProcessCounters
-    from infra.local.aws import embedded_aws, provision
-    from tests.conftest import ADMIN_TOKEN
+    from tests.support.aws import embedded_settings
     from tests.support.learning_doubles import Catalog, ScriptedModel
-    from tests.support.workflow import InlineWorkflow
+    from tests.support.workflow import InlineWorkflow, wired_services
 
-    with embedded_aws() as session, pytest.MonkeyPatch.context() as patch:
-        environment = {
-            **provision(session).environment(),
-            "MEMORY_ADMIN_TOKEN_SHA256": hash_token(ADMIN_TOKEN),
-            "DEFAULT_MODEL": "local/rules",
-        }
-        for name, value in environment.items():
-            patch.setenv(name, value)
-        settings = load_settings()
+    with embedded_settings() as (session, _local, settings):
         script = Script()
         models = {
             OBSERVER: ScriptedModel(name=OBSERVER, script=script),
             REFLECTOR: ScriptedModel(name=REFLECTOR, script=script),
             "local/rules": RulesModel(),
         }
-        from tests.support.workflow import wired_services
-
         workflow = InlineWorkflow()
         clock = FixedClock(int(time.time() * 1000))
         adapters = replace(
