@@ -9,24 +9,15 @@ from typing import Any
 import pytest
 
 from agent_memory.adapters.anthropic import AnthropicModel
-from agent_memory.domain.learning_prompt import instructions_for, render_evidence
-from agent_memory.domain.proposals import CHANGES_SCHEMA, MEMORY_KINDS, parse_changes
+from agent_memory.domain.learning_prompt import render_evidence
+from agent_memory.domain.proposals import CHANGES_SCHEMA, parse_changes
 from agent_memory.domain.tasks.title import TITLE, TitleInput
-from agent_memory.ports import EvidenceItem, LearningRequest, ModelFailure, Usage
+from agent_memory.ports import ModelFailure, Usage
 from tests.support.http_fake import FakeServer, Reply, fake_server
+from tests.support.model_tasks import BUDGET_ANSWER, budget_request
 
 API_KEY = "sk-ant-test-0123456789abcdefghij"
-ANSWER = {
-    "changes": [
-        {
-            "op": "remember",
-            "key": "budget",
-            "content": "The trip budget is 1500 EUR.",
-            "kind": "fact",
-            "sources": ["i-02"],
-        }
-    ]
-}
+ANSWER = BUDGET_ANSWER
 
 
 def message(content: list[dict[str, Any]], stop: str = "tool_use") -> dict[str, Any]:
@@ -52,16 +43,6 @@ def server() -> Iterator[FakeServer]:
         yield state
 
 
-def _request() -> LearningRequest:
-    return LearningRequest(
-        pool_kind="session",
-        instructions=instructions_for("session", MEMORY_KINDS, None),
-        items=(EvidenceItem("i-02", "user", "Remember that my budget is 1500 EUR"),),
-        memory=(),
-        allowed_kinds=MEMORY_KINDS,
-    )
-
-
 def _model(server: FakeServer, api_key: str = API_KEY) -> AnthropicModel:
     return AnthropicModel("claude-haiku-4-5", api_key=api_key, base_url=server.url)
 
@@ -70,7 +51,7 @@ def test_happy_path_forces_the_tasks_tool_and_returns_its_input(server: FakeServ
     server.replies.append(
         Reply.json(message([{"type": "text", "text": "Sure."}, tool_use(ANSWER)]))
     )
-    request = _request()
+    request = budget_request()
     reply = _model(server).propose(request)
 
     assert json.loads(reply.text) == ANSWER
@@ -130,7 +111,7 @@ def test_api_errors_are_mapped(
     body = {"type": "error", "error": {"type": error_type, "message": f"bad key {API_KEY}"}}
     server.replies.append(Reply.json(body, status))
     with pytest.raises(ModelFailure) as raised:
-        _model(server).propose(_request())
+        _model(server).propose(budget_request())
     assert (raised.value.kind, raised.value.retryable) == (kind, retryable)
     assert str(status) in str(raised.value)
     assert API_KEY not in str(raised.value)
@@ -150,13 +131,13 @@ def test_api_errors_are_mapped(
 def test_an_answer_without_the_tool_input_is_invalid_output(server: FakeServer, body: Any) -> None:
     server.replies.append(Reply.json(body))
     with pytest.raises(ModelFailure) as raised:
-        _model(server).propose(_request())
+        _model(server).propose(budget_request())
     assert (raised.value.kind, raised.value.retryable) == ("invalid_output", False)
 
 
 def test_a_proxy_without_a_key_gets_no_key_header(server: FakeServer) -> None:
     server.replies.append(Reply.json(message([tool_use({"changes": []})])))
-    _model(server, api_key="").propose(_request())
+    _model(server, api_key="").propose(budget_request())
     assert "x-api-key" not in server.requests[0]["headers"]
 
 

@@ -14,35 +14,16 @@ from botocore.exceptions import ReadTimeoutError
 from botocore.stub import Stubber
 
 from agent_memory.adapters.bedrock import BedrockClients, BedrockModel, client_config
-from agent_memory.domain.learning_prompt import instructions_for, render_evidence
-from agent_memory.domain.proposals import CHANGES_SCHEMA, MEMORY_KINDS, parse_changes
-from agent_memory.ports import EvidenceItem, LearningRequest, ModelFailure, Usage
+from agent_memory.domain.learning_prompt import render_evidence
+from agent_memory.domain.proposals import CHANGES_SCHEMA, parse_changes
+from agent_memory.ports import ModelFailure, Usage
+from tests.support.model_tasks import BUDGET_ANSWER, budget_request
 
 # The forced tool is named after the task (the same name OpenAI's json_schema gets).
 TOOL_NAME = "memory_changes"
 
 MODEL_ID = "anthropic.claude-3-5-haiku-20241022-v1:0"
-ANSWER = {
-    "changes": [
-        {
-            "op": "remember",
-            "key": "budget",
-            "content": "The trip budget is 1500 EUR.",
-            "kind": "fact",
-            "sources": ["i-02"],
-        }
-    ]
-}
-
-
-def _request() -> LearningRequest:
-    return LearningRequest(
-        pool_kind="session",
-        instructions=instructions_for("session", MEMORY_KINDS, None),
-        items=(EvidenceItem("i-02", "user", "Remember that my budget is 1500 EUR"),),
-        memory=(),
-        allowed_kinds=MEMORY_KINDS,
-    )
+ANSWER = BUDGET_ANSWER
 
 
 @pytest.fixture
@@ -78,7 +59,7 @@ def _tool_use(tool_input: Any, name: str = TOOL_NAME) -> dict[str, Any]:
 
 
 def test_happy_path_forces_the_tool_and_returns_its_input(client: Any, stubber: Stubber) -> None:
-    request = _request()
+    request = budget_request()
     stubber.add_response(
         "converse",
         _reply([_tool_use(ANSWER)]),
@@ -114,7 +95,7 @@ def test_happy_path_forces_the_tool_and_returns_its_input(client: Any, stubber: 
 
 def test_a_text_answer_after_the_tool_call_is_ignored(client: Any, stubber: Stubber) -> None:
     stubber.add_response("converse", _reply([{"text": "Here you go."}, _tool_use(ANSWER)]))
-    reply = BedrockModel(MODEL_ID, client).propose(_request())
+    reply = BedrockModel(MODEL_ID, client).propose(budget_request())
     assert json.loads(reply.text) == ANSWER
 
 
@@ -142,7 +123,7 @@ def test_errors_are_mapped_to_failure_kinds(
         "converse", service_error_code=code, service_message="nope", http_status_code=status
     )
     with pytest.raises(ModelFailure) as raised:
-        BedrockModel(MODEL_ID, client).propose(_request())
+        BedrockModel(MODEL_ID, client).propose(budget_request())
     assert (raised.value.kind, raised.value.retryable) == (kind, retryable)
     assert code in str(raised.value)
 
@@ -160,7 +141,7 @@ def test_an_answer_without_the_tool_call_is_invalid_output(
 ) -> None:
     stubber.add_response("converse", _reply(content, stop="end_turn"))
     with pytest.raises(ModelFailure) as raised:
-        BedrockModel(MODEL_ID, client).propose(_request())
+        BedrockModel(MODEL_ID, client).propose(budget_request())
     assert (raised.value.kind, raised.value.retryable) == ("invalid_output", False)
     assert TOOL_NAME in str(raised.value)
 
@@ -168,7 +149,7 @@ def test_an_answer_without_the_tool_call_is_invalid_output(
 def test_a_cut_off_answer_is_invalid_output(client: Any, stubber: Stubber) -> None:
     stubber.add_response("converse", _reply([_tool_use({"changes": []})], stop="max_tokens"))
     with pytest.raises(ModelFailure) as raised:
-        BedrockModel(MODEL_ID, client).propose(_request())
+        BedrockModel(MODEL_ID, client).propose(budget_request())
     assert raised.value.kind == "invalid_output"
 
 
@@ -178,7 +159,7 @@ def test_a_read_timeout_is_a_retryable_timeout(client: Any) -> None:
 
     client.meta.events.register("before-send.bedrock-runtime.Converse", time_out)
     with pytest.raises(ModelFailure) as raised:
-        BedrockModel(MODEL_ID, client).propose(_request())
+        BedrockModel(MODEL_ID, client).propose(budget_request())
     assert (raised.value.kind, raised.value.retryable) == ("timeout", True)
 
 
@@ -193,8 +174,8 @@ def test_the_client_is_built_once_on_first_use(client: Any, stubber: Stubber) ->
     assert built == []
     stubber.add_response("converse", _reply([_tool_use(ANSWER)]))
     stubber.add_response("converse", _reply([_tool_use(ANSWER)]))
-    model.propose(_request())
-    model.propose(_request())
+    model.propose(budget_request())
+    model.propose(budget_request())
     # One client for the step's deadline, built on the first call.
     assert built == [100.0]
 

@@ -10,25 +10,14 @@ from typing import Any
 import pytest
 
 from agent_memory.adapters.openai_compatible import OpenAICompatibleModel
-from agent_memory.domain.learning_prompt import instructions_for, render_evidence
-from agent_memory.domain.proposals import CHANGES_SCHEMA, MEMORY_KINDS, parse_changes
-from agent_memory.ports import EvidenceItem, LearningRequest, ModelFailure, Usage
+from agent_memory.domain.learning_prompt import render_evidence
+from agent_memory.domain.proposals import CHANGES_SCHEMA, parse_changes
+from agent_memory.ports import ModelFailure, Usage
 from tests.support.http_fake import FakeServer, Reply, fake_server
+from tests.support.model_tasks import BUDGET_ANSWER, budget_request
 
 API_KEY = "sk-test-0123456789abcdefghij"
-ANSWER = json.dumps(
-    {
-        "changes": [
-            {
-                "op": "remember",
-                "key": "budget",
-                "content": "The trip budget is 1500 EUR.",
-                "kind": "fact",
-                "sources": ["i-02"],
-            }
-        ]
-    }
-)
+ANSWER = json.dumps(BUDGET_ANSWER)
 
 
 def _completion(content: Any, finish: str = "stop") -> dict[str, Any]:
@@ -53,16 +42,6 @@ def server() -> Iterator[FakeServer]:
         yield state
 
 
-def _request() -> LearningRequest:
-    return LearningRequest(
-        pool_kind="session",
-        instructions=instructions_for("session", MEMORY_KINDS, None),
-        items=(EvidenceItem("i-02", "user", "Remember that my budget is 1500 EUR"),),
-        memory=(),
-        allowed_kinds=MEMORY_KINDS,
-    )
-
-
 def _model(
     server: FakeServer, api_key: str = API_KEY, timeout_s: float = 5
 ) -> OpenAICompatibleModel:
@@ -73,7 +52,7 @@ def _model(
 
 def test_happy_path_sends_the_protocol_and_records_usage(server: FakeServer) -> None:
     server.replies.append(Reply(200, json.dumps(_completion(ANSWER)).encode()))
-    request = _request()
+    request = budget_request()
     reply = _model(server).propose(request)
 
     assert reply.text == ANSWER
@@ -101,7 +80,7 @@ def test_happy_path_sends_the_protocol_and_records_usage(server: FakeServer) -> 
 
 def test_a_local_server_needs_no_key(server: FakeServer) -> None:
     server.replies.append(Reply(200, json.dumps(_completion('{"changes": []}')).encode()))
-    _model(server, api_key="").propose(_request())
+    _model(server, api_key="").propose(budget_request())
     assert "authorization" not in server.requests[0]["headers"]
 
 
@@ -124,7 +103,7 @@ def test_http_errors_are_mapped(
     error = {"error": {"message": f"Incorrect API key provided: {API_KEY}", "type": "x"}}
     server.replies.append(Reply(status, json.dumps(error).encode()))
     with pytest.raises(ModelFailure) as raised:
-        _model(server).propose(_request())
+        _model(server).propose(budget_request())
     assert (raised.value.kind, raised.value.retryable) == (kind, retryable)
     assert str(status) in str(raised.value)
     assert API_KEY not in str(raised.value)
@@ -146,7 +125,7 @@ def test_http_errors_are_mapped(
 def test_a_body_that_is_not_the_protocol_is_invalid_output(server: FakeServer, body: bytes) -> None:
     server.replies.append(Reply(200, body))
     with pytest.raises(ModelFailure) as raised:
-        _model(server).propose(_request())
+        _model(server).propose(budget_request())
     assert (raised.value.kind, raised.value.retryable) == ("invalid_output", False)
 
 
@@ -155,7 +134,7 @@ def test_a_refusal_is_invalid_output_with_the_reason(server: FakeServer) -> None
     completion["choices"][0]["message"]["refusal"] = "I cannot help with that."
     server.replies.append(Reply(200, json.dumps(completion).encode()))
     with pytest.raises(ModelFailure, match="refused: I cannot help") as raised:
-        _model(server).propose(_request())
+        _model(server).propose(budget_request())
     assert raised.value.kind == "invalid_output"
 
 
@@ -163,7 +142,7 @@ def test_a_slow_server_is_a_retryable_timeout(server: FakeServer) -> None:
     server.replies.append(Reply(200, json.dumps(_completion(ANSWER)).encode(), delay_s=1.0))
     started = time.monotonic()
     with pytest.raises(ModelFailure) as raised:
-        _model(server, timeout_s=0.2).propose(_request())
+        _model(server, timeout_s=0.2).propose(budget_request())
     assert time.monotonic() - started < 0.9
     assert (raised.value.kind, raised.value.retryable) == ("timeout", True)
 
@@ -176,14 +155,14 @@ def test_a_refused_connection_is_retryable_unavailable() -> None:
         port = sock.getsockname()[1]
     model = OpenAICompatibleModel("m", base_url=f"http://127.0.0.1:{port}/v1", timeout_s=2)
     with pytest.raises(ModelFailure) as raised:
-        model.propose(_request())
+        model.propose(budget_request())
     assert (raised.value.kind, raised.value.retryable) == ("unavailable", True)
 
 
 def test_a_non_http_base_url_is_a_configuration_error() -> None:
     model = OpenAICompatibleModel("m", base_url="file:///etc", api_key=API_KEY)
     with pytest.raises(ModelFailure) as raised:
-        model.propose(_request())
+        model.propose(budget_request())
     assert (raised.value.kind, raised.value.retryable) == ("config", False)
 
 

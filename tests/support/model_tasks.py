@@ -74,3 +74,29 @@ CASES: list[tuple[ModelTask[Any, Any], Any, str]] = [
 
 
 IDS = [task.name for task, _input, _fragment in CASES]
+
+
+# A learning request of one person's item, and the answer every provider's tests send back.
+BUDGET_ANSWER: dict[str, Any] = {
+    "changes": [
+        {
+            "op": "remember",
+            "key": "budget",
+            "content": "The trip budget is 1500 EUR.",
+            "kind": "fact",
+            "sources": ["i-02"],
+        }
+    ]
+}
+
+
+def budget_request() -> LearningRequest:
+    from agent_memory.domain.learning_prompt import instructions_for
+
+    return LearningRequest(
+        pool_kind="session",
+        instructions=instructions_for("session", MEMORY_KINDS, None),
+        items=(EvidenceItem("i-02", "user", "Remember that my budget is 1500 EUR"),),
+        memory=(),
+        allowed_kinds=MEMORY_KINDS,
+    )
