@@ -1,7 +1,7 @@
 """What a cold start imports, checked in a fresh interpreter: no AWS SDK, no Encryption SDK,
-no pydantic v1, no X-Ray SDK and no pydantic-settings (docs/decisions.md, "Lazy wiring" and
-"Settings, secrets, tracing and logs"). The learning steps do not import FastAPI either.
-A family's function (API_FAMILY, docs/decisions.md "One function per API family") imports
+no pydantic v1, no X-Ray SDK and no pydantic-settings (ADRs 0027 and
+0043). The learning steps do not import FastAPI either.
+A family's function (API_FAMILY, ADR 0069) imports
 only its own routers, no service module and none of learning's rules, and not the wiring of
 the services (bootstrap), which loads with them at the first request that needs them.
 FastAPI's OpenAPI models are built by the first `/openapi.json` (docs/decisions.md, "Cold

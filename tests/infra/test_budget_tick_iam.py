@@ -1,5 +1,4 @@
-"""The budget tick's IAM policy (template.yaml BudgetTickFunction, docs/decisions.md "The
-memory Bot: learning is charged, a spent budget wakes"), and CallModel's charge: every
+"""The budget tick's IAM policy (template.yaml BudgetTickFunction, ADR 0055), and CallModel's charge: every
 request the tick makes is allowed, nothing else is."""
 
 from __future__ import annotations

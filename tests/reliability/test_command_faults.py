@@ -226,8 +226,8 @@ def base(world: World) -> World:
 
 @dataclass(frozen=True)
 class Known:
-    """A finding reported in docs/decisions.md ("Findings"), not fixed here (another
-    engineer's module). Strict: once fixed, the entry must go (the test says so)."""
+    """A finding pinned while its fix is open. Strict: once fixed, the entry must go (the
+    test says so)."""
 
     id: str
     commands: str  # a regular expression on the command's name
@@ -242,9 +242,7 @@ class Known:
         )
 
 
-# Findings reported in docs/decisions.md and not fixed yet (none today). R2 (a stored
-# Turn answered 503 when an outage hit the reads after its commit) is fixed in
-# service/sessions.py `turn`: the Turn answers with learning "skipped".
+# Findings not fixed yet (none today).
 KNOWN: list[Known] = []
 
 

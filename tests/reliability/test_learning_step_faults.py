@@ -287,10 +287,7 @@ def _case(
     return _untouched_then_next_turn_learns(lab, pool, step)
 
 
-# Findings reported in docs/decisions.md ("Findings"), not fixed here: (step, call, fault).
-# Findings reported in docs/decisions.md and not fixed yet (none today). L1 (a
-# TransactionConflict while CallModel saved the paid answer failed the run) is fixed in
-# service/learning.py `call_model`: the save is retried like an outage.
+# Findings not fixed yet, by (step, call, fault) (none today).
 KNOWN: dict[tuple[str, str, str], str] = {}
 
 

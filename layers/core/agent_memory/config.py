@@ -5,8 +5,9 @@ blank variable means the default (the template passes `""` for an unset paramete
 `DEFAULT_MODEL`, where blank means "no default model".
 
 `Settings` itself is a plain pydantic model so that importing this module stays cheap:
-pydantic-settings (about 19 ms to import; ADR 0043) is imported by the first `load_settings`, which runs when the services are built on
-the first request that needs them, not while a Lambda function initializes.
+pydantic-settings (about 19 ms to import; ADR 0043) is imported by the first `load_settings`,
+which runs when the services are built on the first request that needs them, not while a
+Lambda function initializes.
 """
 
 from __future__ import annotations

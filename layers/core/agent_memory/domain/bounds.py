@@ -1,5 +1,5 @@
 """Bounds that keep every answer under Lambda's 6 MB response payload by construction
-(docs/decisions.md, "Answers bounded by construction").
+(ADR 0049).
 
 Two ways, one per kind of answer:
 

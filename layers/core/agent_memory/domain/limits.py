@@ -4,7 +4,7 @@ A limit allows `per_window` uses of something (requests of one token, model call
 organization) in each window of `window_ms`. Windows are fixed and aligned on the epoch
 (every minute starts at a multiple of 60,000 ms), so every process computes the same
 window from the clock alone and one counter row per subject and window suffices.
-docs/decisions.md, "Rate limits and the model-call quota".
+ADR 0047.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 JSON lets a client write a lone UTF-16 surrogate (`"\\ud800"`), and a byte that is not UTF-8
 decodes (with `surrogateescape`) to one too. Such a string cannot be sealed, written to
 DynamoDB or sent back, so it is refused where it enters, with the path of the field that
-holds it, before anything is read or stored (docs/decisions.md, "Bad text").
+holds it, before anything is read or stored (ADR 0049).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ request). Never for Lambda, where each instance would count only its own request
 
 `BatchedCounters` (AWS, in front of `TableCounters`): far below a limit, a process writes its
 uses in batches; from half the limit on, every use is one exact conditional write as above.
-Its docstring gives the rule and the bound (docs/decisions.md).
+Its docstring gives the rule and the bound (ADR 0047).
 
 The subject is hashed by the caller when it is a secret (a token): never a token here.
 """
