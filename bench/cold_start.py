@@ -16,12 +16,12 @@ the handler serving every route (`make run`, no longer a Lambda function), `mcp`
 function's own figure (not on the REST path), `quiet_machine` whether the 1-minute load
 average stayed under the number of cores while measuring (`load_average`: before, after).
 
-Also, for the function layout (ADR 0069): the framework floors (an empty FastAPI app under Mangum with the Powertools Logger;
-Powertools' own HTTP resolver), one app per route family (one router module, as one
-function per family would import it), and what the optional libraries would add on top of
-the API handler's imports. Each figure has the wall-clock median (`median_ms`, the number
-the README quotes) and the minimum CPU time (`cpu_min_ms`), which a busy machine moves far
-less; compare ratios only within one run.
+Also, for the function layout (ADR 0069): the framework floors (an empty FastAPI app under
+Mangum with the Powertools Logger; Powertools' own HTTP resolver), one app per route family
+(one router module, as one function per family would import it), and what the optional
+libraries would add on top of the API handler's imports. Each figure has the wall-clock median
+(`median_ms`, the number the README quotes) and the minimum CPU time (`cpu_min_ms`), which a
+busy machine moves far less; compare ratios only within one run.
 
     python -m bench.cold_start          # prints JSON
 """

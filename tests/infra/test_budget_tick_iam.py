@@ -1,5 +1,5 @@
-"""The budget tick's IAM policy (template.yaml BudgetTickFunction, ADR 0055), and CallModel's charge: every
-request the tick makes is allowed, nothing else is."""
+"""The budget tick's IAM policy (template.yaml BudgetTickFunction, ADR 0055), and CallModel's
+charge: every request the tick makes is allowed, nothing else is."""
 
 from __future__ import annotations
 
