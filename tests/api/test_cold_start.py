@@ -4,8 +4,7 @@ no pydantic v1, no X-Ray SDK and no pydantic-settings (ADRs 0027 and
 A family's function (API_FAMILY, ADR 0069) imports
 only its own routers, no service module and none of learning's rules, and not the wiring of
 the services (bootstrap), which loads with them at the first request that needs them.
-FastAPI's OpenAPI models are built by the first `/openapi.json` (docs/decisions.md, "Cold
-start under 2x boto3")."""
+FastAPI's OpenAPI models are built by the first `/openapi.json` (ADR 0071)."""
 
 from __future__ import annotations
 

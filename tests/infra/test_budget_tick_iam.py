@@ -24,7 +24,7 @@ ALLOWED = [
     ("GetItem", "LEARN#bot#bot_1@org_1"),
 ]
 REFUSED = [
-    # The wait is no transaction (docs/decisions.md, "Recorded waits without a transaction").
+    # The wait is no transaction (ADR 0073).
     ("ConditionCheckItem", "WAIT#budget:day:2026-12-02"),
     ("GetItem", "CHAT#chat_1"),
     ("PutItem", "BOTMEM#bot_1#org_1"),

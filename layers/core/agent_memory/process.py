@@ -1,7 +1,7 @@
 """What a Lambda process builds once and keeps for its whole life (the handler's import,
 the first wiring of the services): built with the cyclic collector paused, then frozen, as
 the collector's passes over objects that live as long as the process find almost nothing to
-free (docs/decisions.md, "Cold start: the collector paused while the handler imports")."""
+free (ADR 0071)."""
 
 from __future__ import annotations
 

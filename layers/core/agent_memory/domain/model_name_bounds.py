@@ -1,7 +1,6 @@
 """What a model name may be, as the API's schema states it: the known providers and the
 longest name. Here, not with the rules that parse names (domain/model_names.py), so the
-contracts read them without loading those rules (docs/decisions.md, "Cold start: the
-collector paused while the handler imports")."""
+contracts read them without loading those rules (ADR 0071)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Recorded waits and deferred runs: a run that starts when an event happens
-(docs/decisions.md).
+(ADR 0073).
 
 - `WAIT#<event>`: `LINK#<name>` names one run waiting on the event (enough to rebuild it);
   `EVENT` is written once when it happens, with what the release passes on (`upto`). A wait
