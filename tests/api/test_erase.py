@@ -9,8 +9,10 @@ import pytest
 from agent_memory.domain.errors import Unavailable
 from agent_memory.ports import Delete
 from tests.conftest import Api, User
-from tests.support.embedders import TinyEmbedder
+from tests.support.embedders import adapters
 from tests.support.requests import agent, get, post, session
+
+__all__ = ["adapters"]  # the fixture this module uses
 
 COUNTS = (
     "sessions",
@@ -25,12 +27,6 @@ COUNTS = (
     "chatItems",
     "agentMemories",
 )
-
-
-@pytest.fixture
-def adapters(adapters: Any) -> Any:
-    adapters.embedder = TinyEmbedder()
-    return adapters
 
 
 @pytest.fixture

@@ -5,20 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from agent_memory.domain.recall import vector_key
-from tests.support.embedders import TinyEmbedder
+from tests.support.embedders import TinyEmbedder, adapters
 from tests.support.requests import agent, get
 from tests.support.threads import World, services, titler, user, world
 
-__all__ = ["services", "titler", "world"]
-
-
-@pytest.fixture
-def adapters(adapters: Any) -> Any:
-    adapters.embedder = TinyEmbedder()
-    return adapters
+__all__ = ["adapters", "services", "titler", "world"]
 
 
 def test_deleting_an_agent_takes_everyones_threads_and_their_vectors(

@@ -5,6 +5,9 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Sequence
+from typing import Any
+
+import pytest
 
 
 class TinyEmbedder:
@@ -21,3 +24,10 @@ class TinyEmbedder:
             norm = math.sqrt(sum(x * x for x in raw))
             vectors.append([x / norm for x in raw])
         return vectors
+
+
+@pytest.fixture
+def adapters(adapters: Any) -> Any:
+    """The embedded AWS's adapters with TinyEmbedder as the embedding model."""
+    adapters.embedder = TinyEmbedder()
+    return adapters

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from agent_memory.adapters.in_memory import (
     FakeCipher,
     FixedClock,
@@ -165,3 +167,8 @@ class SteppedStore(InMemoryStore):
 
 
 Match = Callable[[str, Any], bool]
+
+
+@pytest.fixture
+def h() -> Harness:
+    return Harness()

@@ -22,15 +22,12 @@ from agent_memory.persistence.bot_rows import chat_pk
 from agent_memory.persistence.erasure import CHAT_DELETING, ErasureRepository
 from agent_memory.persistence.executions import ExecutionRepository, Run, partition
 from agent_memory.ports import Action, Put
-from tests.support.learning import BUDGET, REF, Harness
+from tests.support.learning import BUDGET, REF, Harness, h
 from tests.support.learning_doubles import recorded_writes, written_key
 
+__all__ = ["h"]  # the fixture this module uses
+
 PK = partition("session", "s-1")
-
-
-@pytest.fixture
-def h() -> Harness:
-    return Harness()
 
 
 def _rows(h: Harness, kind: str) -> list[dict[str, Any]]:

@@ -46,7 +46,7 @@ from agent_memory.service.learning_runs import (
     execution_name,
 )
 from agent_memory.service.learning_start import RUN_LIMIT_MS
-from tests.support.learning import BUDGET, REF, Harness, copy_of
+from tests.support.learning import BUDGET, REF, Harness, copy_of, h
 from tests.support.learning_doubles import (
     MODEL,
     Catalog,
@@ -56,10 +56,7 @@ from tests.support.learning_doubles import (
 from tests.support.model_tasks import CASES as TASK_CASES
 from tests.support.model_tasks import IDS as TASK_IDS
 
-
-@pytest.fixture
-def h() -> Harness:
-    return Harness()
+__all__ = ["h"]  # the fixture this module uses
 
 
 # --- names and starts -------------------------------------------------------------------------

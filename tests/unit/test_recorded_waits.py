@@ -27,6 +27,9 @@ from agent_memory.persistence.executions import WAIT_TTL_S, ExecutionRepository,
 from agent_memory.ports import Clock, Put, Store
 from agent_memory.service.learning_start import wait_name
 from tests.support.learning import EVENT, REF, Match, WaitHarness, put_sk, row_put
+from tests.support.waits import h
+
+__all__ = ["h"]  # the fixture this module uses
 
 
 # The wait's three store calls, as a hook matches them.
@@ -40,11 +43,6 @@ def event_read(op: str, what: Any) -> bool:
 
 def links_query(op: str, what: Any) -> bool:
     return op == "query" and what == "WAIT#" + EVENT
-
-
-@pytest.fixture
-def h() -> WaitHarness:
-    return WaitHarness()
 
 
 # --- a confide whose turn completes at the same time -----------------------------------------
@@ -158,9 +156,9 @@ def test_many_confides_racing_their_turns_each_learn_once() -> None:
         for thread in threads:
             thread.join()
 
-    for h in harnesses:
-        race(h)
-        h.assert_learned_once()
+    for harness in harnesses:
+        race(harness)
+        harness.assert_learned_once()
 
 
 # --- a wait cut short, and called again ------------------------------------------------------

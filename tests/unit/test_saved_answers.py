@@ -15,15 +15,12 @@ from agent_memory.persistence.keys import call_sk, learn_pk
 from agent_memory.persistence.model_calls import CALL_OPEN
 from agent_memory.ports import Absent, Action, Delete, Put, Update
 from agent_memory.service.learning_runs import ExecutionLost, step_run
-from tests.support.learning import BUDGET, REF, Harness
+from tests.support.learning import BUDGET, REF, Harness, h
 from tests.support.learning_doubles import recorded_writes, remember_reply, written_key
 
+__all__ = ["h"]  # the fixture this module uses
+
 PK = learn_pk("session", "s-1")
-
-
-@pytest.fixture
-def h() -> Harness:
-    return Harness()
 
 
 def _loaded(h: Harness) -> tuple[str, dict[str, Any]]:

@@ -21,11 +21,9 @@ from agent_memory.service.learning_runs import step_run
 from agent_memory.service.learning_start import wait_name
 from tests.support.learning import EVENT, REF, WaitHarness, row_put
 from tests.support.learning_doubles import MODEL
+from tests.support.waits import h
 
-
-@pytest.fixture
-def h() -> WaitHarness:
-    return WaitHarness()
+__all__ = ["h"]  # the fixture this module uses
 
 
 def _released(h: WaitHarness) -> tuple[str, dict[str, Any]]:
