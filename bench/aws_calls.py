@@ -37,7 +37,6 @@ TURNS = {
     "cold": "My budget is 1500 EUR. I prefer window seats.",
     "warm": "My hotel is the Grand Central. I prefer quiet rooms.",
 }
-AGENT_MEMORY_ROUTE = "/v1/agents/{agentId}/memory"
 
 Request = tuple[str, str, Any]  # method, path, JSON body
 
@@ -165,10 +164,6 @@ def operations(f: Fixture) -> list[Operation]:
     ]
 
 
-def _has_agent_memory(app: Any) -> bool:
-    return AGENT_MEMORY_ROUTE in app.openapi().get("paths", {})
-
-
 class Workflow:
     """The learning workflow's side: step handlers pinned to counted services."""
 
@@ -256,8 +251,6 @@ def _measure(
     models = CountingCatalog(model_catalog(env.settings))
     services = env.services(calls, models=models)
     app = create_app(lambda: services)
-    if op.name.startswith("agent_memory.") and not _has_agent_memory(app):
-        return {"missing": f"no {AGENT_MEMORY_ROUTE} route in this build"}, None
     if op.learns:
         workflow.cold_start()
     report: dict[str, Any] = {}
