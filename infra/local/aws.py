@@ -466,6 +466,9 @@ def embedded_aws() -> Iterator[Any]:
     from moto import mock_aws
 
     prepare_moto()
+    # moto's own executors (Step Functions calling Lambda) use boto3's default session: one
+    # made before moto was imported lacks moto's handler and would call AWS for real.
+    boto3.DEFAULT_SESSION = None
     with mock_aws(config=MOTO_CONFIG):
         yield boto3.session.Session(region_name=REGION)
 
