@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bench.counting import Calls, CountingCipher, RoundTrips
@@ -52,7 +53,49 @@ def _measure(calls: Calls, cipher: CountingCipher, action: Callable[[], Any]) ->
     }
 
 
-def run() -> dict[str, Any]:
+COMMANDS: tuple[tuple[str, dict[str, Any]], ...] = (
+    (
+        "Remember",
+        {
+            "_tag": "Remember",
+            "key": "budget",
+            "content": "The trip budget is 1500 EUR.",
+            "kind": "fact",
+        },
+    ),
+    ("Forget", {"_tag": "Forget", "key": "budget"}),
+    ("Configure", {"_tag": "Configure", "generate": False}),
+    ("Refresh", {"_tag": "Refresh"}),
+)
+
+
+@dataclass
+class Rig:
+    """The served app on the embedded AWS, its calls counted, as one user of one organization."""
+
+    http: Any
+    headers: dict[str, str]
+    calls: Calls
+    cipher: CountingCipher
+    trips: RoundTrips
+    services: Any
+    session: Any
+    table: str
+
+    def post(self, url: str, body: Any) -> Any:
+        return self.http.post(url, json=body, headers=self.headers)
+
+    def get(self, url: str) -> Any:
+        return self.http.get(url, headers=self.headers)
+
+    def command(self, base: str, command: dict[str, Any]) -> Any:
+        view = self.get(base).json()["session"]
+        body = {"expected": view["head"], "revision": view["revision"], "command": command}
+        return lambda: self.post(f"{base}/memory", body)
+
+
+@contextmanager
+def _rig() -> Iterator[Rig]:
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     from fastapi.testclient import TestClient
@@ -80,100 +123,85 @@ def run() -> dict[str, Any]:
         services.identity.create_org(SERVICE_ADMIN, "bench", "Bench")
         user = services.identity.create_user(SERVICE_ADMIN, "bench", "ana", "Ana", "member")
         headers = {"Authorization": f"Bearer {user.token.secret}"}
-
         with TestClient(create_app(lambda: services)) as http:
+            yield Rig(http, headers, calls, cipher, trips, services, session, settings.table_name)
 
-            def post(url: str, body: Any) -> Any:
-                return http.post(url, json=body, headers=headers)
 
-            def get(url: str) -> Any:
-                return http.get(url, headers=headers)
+def _session_with_entries(rig: Rig) -> tuple[str, str]:
+    """A session of ENTRIES remembered facts: (its agent, its path)."""
+    agent = rig.post("/v1/agents", {"name": "Bench"}).json()["agent"]["id"]
+    sid = rig.post("/v1/sessions", {"agentId": agent}).json()["session"]["id"]
+    base = f"/v1/sessions/{sid}"
+    rig.post(f"{base}/turns", {"items": [{"role": "user", "content": "Plan a trip."}]})
+    for n in range(ENTRIES):
+        fact = {"_tag": "Remember", "key": f"k{n}", "content": f"Fact {n}.", "kind": "fact"}
+        rig.command(base, fact)()
+    rig.get(f"{base}/memory")  # warms the key cache for this session's entries
+    return agent, base
 
-            agent = post("/v1/agents", {"name": "Bench"}).json()["agent"]["id"]
-            sid = post("/v1/sessions", {"agentId": agent}).json()["session"]["id"]
-            base = f"/v1/sessions/{sid}"
-            post(f"{base}/turns", {"items": [{"role": "user", "content": "Plan a trip."}]})
-            for n in range(ENTRIES):
-                view = get(base).json()["session"]
-                post(
-                    f"{base}/memory",
-                    {
-                        "expected": view["head"],
-                        "revision": view["revision"],
-                        "command": {
-                            "_tag": "Remember",
-                            "key": f"k{n}",
-                            "content": f"Fact {n}.",
-                            "kind": "fact",
-                        },
-                    },
-                )
-            get(f"{base}/memory")  # warms the key cache for this session's entries
 
-            read = _measure(calls, cipher, lambda: get(f"{base}/memory"))
-            text = _measure(calls, cipher, lambda: get(f"{base}/memory/text"))
-            # Round trips of the same reads (a known token: its organization's row comes in
-            # the token's batch, the rate-limit count beside it).
-            read["round_trips"] = trips.of(lambda: get(f"{base}/memory"))[1]
-            text["round_trips"] = trips.of(lambda: get(f"{base}/memory/text"))[1]
-            commands: dict[str, Any] = {}
-            for name, command in (
-                (
-                    "Remember",
-                    {
-                        "_tag": "Remember",
-                        "key": "budget",
-                        "content": "The trip budget is 1500 EUR.",
-                        "kind": "fact",
-                    },
-                ),
-                ("Forget", {"_tag": "Forget", "key": "budget"}),
-                ("Configure", {"_tag": "Configure", "generate": False}),
-                ("Refresh", {"_tag": "Refresh"}),
-            ):
-                view = get(base).json()["session"]
-                body = {"expected": view["head"], "revision": view["revision"], "command": command}
-                commands[name] = _measure(
-                    calls, cipher, lambda body=body: post(f"{base}/memory", body)
-                )
-                commands[name].pop("answer")
+def _reads(rig: Rig, base: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    read = _measure(rig.calls, rig.cipher, lambda: rig.get(f"{base}/memory"))
+    text = _measure(rig.calls, rig.cipher, lambda: rig.get(f"{base}/memory/text"))
+    # Round trips of the same reads (a known token: its organization's row comes in the
+    # token's batch, the rate-limit count beside it).
+    read["round_trips"] = rig.trips.of(lambda: rig.get(f"{base}/memory"))[1]
+    text["round_trips"] = rig.trips.of(lambda: rig.get(f"{base}/memory/text"))[1]
+    return read, text
 
-            big = post("/v1/sessions", {"agentId": agent}).json()["session"]["id"]
-            load_entries(
-                services,
-                session.client("dynamodb"),
-                settings.table_name,
-                big,
-                range(LARGE),
-                seed=SEED,
-            )
-            get(f"/v1/sessions/{big}/memory/text")  # warm
-            large_text = _measure(calls, cipher, lambda: get(f"/v1/sessions/{big}/memory/text"))
 
-    rendered = len(large_text["answer"]["keys"])
-    read_ok = read["dynamodb_requests"] <= 3 and read["kms_calls"] == 0
-    trips_ok = all(len(r["round_trips"]) <= 2 for r in (read, text))
-    # Every request also counts itself against its token's rate limit (one UpdateItem):
-    # not the command's write.
+def _commands(rig: Rig, base: str) -> dict[str, Any]:
+    commands: dict[str, Any] = {}
+    for name, command in COMMANDS:
+        commands[name] = _measure(rig.calls, rig.cipher, rig.command(base, command))
+        commands[name].pop("answer")
+    return commands
+
+
+def _large_text(rig: Rig, agent: str) -> dict[str, Any]:
+    big = rig.post("/v1/sessions", {"agentId": agent}).json()["session"]["id"]
+    dynamodb = rig.session.client("dynamodb")
+    load_entries(rig.services, dynamodb, rig.table, big, range(LARGE), seed=SEED)
+    rig.get(f"/v1/sessions/{big}/memory/text")  # warm
+    return _measure(rig.calls, rig.cipher, lambda: rig.get(f"/v1/sessions/{big}/memory/text"))
+
+
+def _targets(
+    read: dict[str, Any], text: dict[str, Any], commands: dict[str, Any], large: dict[str, Any]
+) -> dict[str, bool]:
+    # Every request also counts itself against its token's rate limit (one UpdateItem): not
+    # the command's write.
+    writes = {"TransactWriteItems", "UpdateItem", "PutItem"}
     commands_ok = all(
         c["dynamodb_requests"] - RATE_COUNT <= 3
-        and sum(
-            n
-            for op, n in c["by_operation"].items()
-            if op in {"TransactWriteItems", "UpdateItem", "PutItem"}
-        )
-        - RATE_COUNT
-        <= 1
+        and sum(n for op, n in c["by_operation"].items() if op in writes) - RATE_COUNT <= 1
         for c in commands.values()
     )
-    transact_ok = all(
-        commands[name]["by_operation"].get("TransactWriteItems") == 1
-        for name in ("Remember", "Forget")
-    )
-    text_ok = large_text["decrypts"] <= rendered + 1
-    read.pop("answer")
-    text.pop("answer")
-    large_text.pop("answer")
+    return {
+        "read_at_most_3_requests_0_kms": read["dynamodb_requests"] <= 3 and read["kms_calls"] == 0,
+        "read_and_text_at_most_2_round_trips": all(
+            len(r["round_trips"]) <= 2 for r in (read, text)
+        ),
+        "command_at_most_3_requests_one_write": commands_ok,
+        "remember_forget_one_transact_write_items": all(
+            commands[name]["by_operation"].get("TransactWriteItems") == 1
+            for name in ("Remember", "Forget")
+        ),
+        "text_decrypts_at_most_rendered_plus_one": large["decrypts"]
+        <= len(large["answer"]["keys"]) + 1,
+    }
+
+
+def run() -> dict[str, Any]:
+    with _rig() as rig:
+        agent, base = _session_with_entries(rig)
+        read, text = _reads(rig, base)
+        commands = _commands(rig, base)
+        large_text = _large_text(rig, agent)
+    targets = _targets(read, text, commands, large_text)
+    rendered = len(large_text["answer"]["keys"])
+    for measured in (read, text, large_text):
+        measured.pop("answer")
     return {
         "note": (
             "through HTTP: each request includes the token's read (with its organization's "
@@ -184,13 +212,7 @@ def run() -> dict[str, Any]:
         "memory_text": text,
         "commands": commands,
         "memory_text_10000_entries": {**large_text, "entries": LARGE, "rendered": rendered},
-        "targets": {
-            "read_at_most_3_requests_0_kms": read_ok,
-            "read_and_text_at_most_2_round_trips": trips_ok,
-            "command_at_most_3_requests_one_write": commands_ok,
-            "remember_forget_one_transact_write_items": transact_ok,
-            "text_decrypts_at_most_rendered_plus_one": text_ok,
-        },
+        "targets": targets,
     }
 
 
