@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,11 +115,29 @@ def _wait(env: Env) -> None:
     wait_all(env.root.client("stepfunctions"), env.local.state_machine_arn)
 
 
-def run() -> dict[str, Any]:
+@dataclass
+class World:
+    """One organization's agent with ENTRIES procedures, its owner's token, and the learning
+    steps' services counted apart."""
+
+    env: Env
+    catalog: Catalog
+    helper: Helper
+    setup: Any
+    ana: Any
+    agent: str
+    token: str
+    step_calls: AwsCalls
+
+    def measure(self, request: Callable[[], Request], hook: bool = True) -> dict[str, Any]:
+        return _cold_warm(self.env, self.catalog, self.token, request, hook=hook)
+
+
+@contextmanager
+def _world() -> Iterator[World]:
     from agent_memory.bootstrap import step_services
     from agent_memory.domain.identity import SERVICE_ADMIN, Principal
     from agent_memory.domain.session_memory import Remember
-    from agent_memory.domain.sessions import NewItem
     from bench.dispatch import dispatch_hook
     from infra.local import aws
 
@@ -128,114 +147,132 @@ def run() -> dict[str, Any]:
         setup = env.services(models=catalog)
         setup.identity.create_org(SERVICE_ADMIN, "bench", "Bench")
         token = setup.identity.create_user(SERVICE_ADMIN, "bench", "ana", "Ana", "member")
-        token_secret = token.token.secret
         setup.org_settings.patch(SERVICE_ADMIN, "bench", {"helperModel": HELPER})
         ana = Principal("ana", "bench", "member")
         agent = setup.agents.create(ana, "Bench").id
         for n in range(ENTRIES):
             command = Remember(f"k{n}", f"Procedure {n}: run the tests first.", "procedure")
             setup.agent_memory.command(ana, agent, n, command)
-        tasks = [0]
-        hook = dispatch_hook(tasks)
-        remove_hook = aws.add_invoke_hook(hook)
+        remove_hook = aws.add_invoke_hook(dispatch_hook([0]))
         step_calls = AwsCalls()
         step_services.use(env.services(step_calls, models=catalog))
         try:
-            base = f"/v1/agents/{agent}"
-
-            def version() -> int:
-                return int(setup.agent_memory.read(ana, agent).version)
-
-            counter = iter(range(1_000))
-
-            def remember() -> Request:
-                body = {
-                    "_tag": "Remember",
-                    "key": f"new-{next(counter)}",
-                    "content": "Prefer small commits.",
-                    "kind": "preference",
-                }
-                return "POST", f"{base}/memory", {"expected": version(), "command": body}
-
-            def forget() -> Request:
-                key = f"k{next(counter)}"
-                return (
-                    "POST",
-                    f"{base}/memory",
-                    {"expected": version(), "command": {"_tag": "Forget", "key": key}},
-                )
-
-            reads = {
-                name: _cold_warm(env, catalog, token_secret, lambda url=url: ("GET", url, None))
-                for name, url in (
-                    ("read", f"{base}/memory"),
-                    ("text", f"{base}/memory/text"),
-                    ("log", f"{base}/memory/log"),
-                    ("learning", f"{base}/learning"),
-                )
-            }
-            commands = {
-                "Remember": _cold_warm(env, catalog, token_secret, remember),
-                "Forget": _cold_warm(env, catalog, token_secret, forget),
-            }
-
-            def turn_of(session_id: str) -> Callable[[], Request]:
-                items = {"items": [{"role": "user", "content": "Always write a test first."}]}
-                return lambda: ("POST", f"/v1/sessions/{session_id}/turns", items)
-
-            chat = setup.sessions.create(ana, agent).id
-            review = setup.sessions.create(ana, agent, kind="review").id
-            turns = {
-                "teaches": _cold_warm(env, catalog, token_secret, turn_of(chat)),
-                "teaches_without_hook": _cold_warm(
-                    env, catalog, token_secret, turn_of(chat), hook=False
-                ),
-                "skipped_review": _cold_warm(env, catalog, token_secret, turn_of(review)),
-                "skipped_without_hook": _cold_warm(
-                    env, catalog, token_secret, turn_of(review), hook=False
-                ),
-            }
-            _wait(env)
-
-            sessions = [setup.sessions.create(ana, agent).id for _ in range(SESSIONS)]
-            helper.calls = 0
-            step_calls.reset()
-            started = 0
-            for n in range(ROUNDS):
-                for session_id in sessions:
-                    result = setup.sessions.turn(
-                        ana, session_id, [NewItem("user", f"Always check step {n}.")]
-                    )
-                    started += result.agent_learning == "started"
-                _wait(env)
-            learned = SESSIONS * ROUNDS
-            calls_per_turn = round(helper.calls / learned, 2)
-            workflow = step_calls.snapshot()
-            workflow_per_turn = {
-                service: round(workflow[service] / learned, 2)
-                for service in ("dynamodb", "kms", "stepfunctions")
-            }
+            yield World(env, catalog, helper, setup, ana, agent, token.token.secret, step_calls)
         finally:
             remove_hook()
             step_services.reset()
 
+
+def _reads(w: World) -> dict[str, Any]:
+    base = f"/v1/agents/{w.agent}"
+    paths = {"read": "/memory", "text": "/memory/text", "log": "/memory/log"}
+    paths["learning"] = "/learning"
+    return {
+        name: w.measure(lambda url=f"{base}{path}": ("GET", url, None))
+        for name, path in paths.items()
+    }
+
+
+def _commands(w: World) -> dict[str, Any]:
+    base = f"/v1/agents/{w.agent}"
+    counter = iter(range(1_000))
+
+    def version() -> int:
+        return int(w.setup.agent_memory.read(w.ana, w.agent).version)
+
+    def remember() -> Request:
+        body = {
+            "_tag": "Remember",
+            "key": f"new-{next(counter)}",
+            "content": "Prefer small commits.",
+            "kind": "preference",
+        }
+        return "POST", f"{base}/memory", {"expected": version(), "command": body}
+
+    def forget() -> Request:
+        body = {"_tag": "Forget", "key": f"k{next(counter)}"}
+        return "POST", f"{base}/memory", {"expected": version(), "command": body}
+
+    return {"Remember": w.measure(remember), "Forget": w.measure(forget)}
+
+
+def _turn_requests(w: World) -> dict[str, Any]:
+    def turn_of(session_id: str) -> Callable[[], Request]:
+        items = {"items": [{"role": "user", "content": "Always write a test first."}]}
+        return lambda: ("POST", f"/v1/sessions/{session_id}/turns", items)
+
+    chat = w.setup.sessions.create(w.ana, w.agent).id
+    review = w.setup.sessions.create(w.ana, w.agent, kind="review").id
+    turns = {
+        "teaches": w.measure(turn_of(chat)),
+        "teaches_without_hook": w.measure(turn_of(chat), hook=False),
+        "skipped_review": w.measure(turn_of(review)),
+        "skipped_without_hook": w.measure(turn_of(review), hook=False),
+    }
+    _wait(w.env)
+    return turns
+
+
+def _through_the_workflow(w: World) -> dict[str, Any]:
+    """SESSIONS x ROUNDS turns learned through the workflow: calls per learned turn."""
+    from agent_memory.domain.sessions import NewItem
+
+    sessions = [w.setup.sessions.create(w.ana, w.agent).id for _ in range(SESSIONS)]
+    w.helper.calls = 0
+    w.step_calls.reset()
+    started = 0
+    for n in range(ROUNDS):
+        for session_id in sessions:
+            item = NewItem("user", f"Always check step {n}.")
+            started += w.setup.sessions.turn(w.ana, session_id, [item]).agent_learning == "started"
+        _wait(w.env)
+    learned = SESSIONS * ROUNDS
+    workflow = w.step_calls.snapshot()
+    return {
+        "helper_calls_per_turn": round(w.helper.calls / learned, 2),
+        "workflow_calls_per_turn": {
+            service: round(workflow[service] / learned, 2)
+            for service in ("dynamodb", "kms", "stepfunctions")
+        },
+        "turns_through_the_workflow": learned,
+        "turns_started": started,
+    }
+
+
+def _hook_adds(turns: dict[str, Any]) -> dict[str, Any]:
     def added(name: str, baseline: str) -> dict[str, int]:
         warm, base_warm = turns[name]["warm"], turns[baseline]["warm"]
-        return {
-            service: warm[service] - base_warm[service]
-            for service in ("dynamodb", "kms", "stepfunctions")
-        }
+        return {s: warm[s] - base_warm[s] for s in ("dynamodb", "kms", "stepfunctions")}
 
+    return {
+        "teaches": added("teaches", "teaches_without_hook"),
+        "skipped": added("skipped_review", "skipped_without_hook"),
+    }
+
+
+def _targets(reads: dict[str, Any], commands: dict[str, Any], helper_calls: float) -> Any:
     most = {"read": 2, "text": 2, "log": 3, "learning": 3}
-    read_ok = all(
-        r["warm"]["dynamodb"] <= most[name] and r["warm"]["kms"] == 0 for name, r in reads.items()
-    )
-    commands_ok = all(
-        c["steady"]["dynamodb"] <= 3
-        and c["steady"]["kms"] == 0
-        and c["steady"]["by_operation"].get("dynamodb.TransactWriteItems") == 1
-        for c in commands.values()
-    )
+    return {
+        "reads_one_query_0_kms_warm": all(
+            r["warm"]["dynamodb"] <= most[name] and r["warm"]["kms"] == 0
+            for name, r in reads.items()
+        ),
+        "command_at_most_3_requests_one_transact_write_items_0_kms_steady": all(
+            c["steady"]["dynamodb"] <= 3
+            and c["steady"]["kms"] == 0
+            and c["steady"]["by_operation"].get("dynamodb.TransactWriteItems") == 1
+            for c in commands.values()
+        ),
+        "at_most_one_helper_call_per_turn": helper_calls <= 1,
+    }
+
+
+def run() -> dict[str, Any]:
+    with _world() as w:
+        reads = _reads(w)
+        commands = _commands(w)
+        turns = _turn_requests(w)
+        workflow = _through_the_workflow(w)
     return {
         "benchmark": "agent_memory",
         "note": (
@@ -246,19 +283,9 @@ def run() -> dict[str, Any]:
         "reads": reads,
         "commands": commands,
         "turn_requests": turns,
-        "agent_hook_adds_per_turn": {
-            "teaches": added("teaches", "teaches_without_hook"),
-            "skipped": added("skipped_review", "skipped_without_hook"),
-        },
-        "helper_calls_per_turn": calls_per_turn,
-        "workflow_calls_per_turn": workflow_per_turn,
-        "turns_through_the_workflow": learned,
-        "turns_started": started,
-        "targets": {
-            "reads_one_query_0_kms_warm": read_ok,
-            "command_at_most_3_requests_one_transact_write_items_0_kms_steady": commands_ok,
-            "at_most_one_helper_call_per_turn": calls_per_turn <= 1,
-        },
+        "agent_hook_adds_per_turn": _hook_adds(turns),
+        **workflow,
+        "targets": _targets(reads, commands, workflow["helper_calls_per_turn"]),
     }
 
 
