@@ -26,6 +26,8 @@ zero-latency model (what is measured is the service, not a provider):
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,7 +128,38 @@ def _learned(rig: LearningRig, runs: list[dict[str, Any]], model: ZeroLatencyMem
     }
 
 
-def run(confides: int = CONFIDES, learned: int = LEARNED, turns: int = BOT_TURNS) -> dict[str, Any]:
+@dataclass
+class _Chat:
+    """The served app over the learning rig, and one person's chat with a Bot."""
+
+    rig: Any
+    model: ZeroLatencyMemoryBot
+    api: Any
+    ana: Any
+    bot: str
+    chat: str
+    http: Any
+    headers: dict[str, str]
+
+    def post(self, path: str, body: dict[str, Any], status: int = 200, at: str = "") -> Any:
+        url = f"{at or f'/v1/chats/{self.chat}/turns'}{path}"
+        answer = self.http.post(url, json=body, headers=self.headers)
+        assert answer.status_code == status, answer.text
+        return answer.json()
+
+    def open_turn(self, n: int) -> str:
+        text = f"Note {n}: I take the 8:10 train on day {n}."
+        return str(self.api.bots.begin_turn(self.ana, self.chat, text)[1].id)
+
+    def confide(self, turn_id: str) -> Any:
+        body = {"text": "I booked the wrong day and did not say so."}
+        answer = self.post(f"/{turn_id}/confide", body)
+        assert answer["calm"] is False, answer
+        return answer
+
+
+@contextmanager
+def _served_chat() -> Iterator[_Chat]:
     from fastapi.testclient import TestClient
 
     from agent_memory.api.app import create_app
@@ -142,95 +175,91 @@ def run(confides: int = CONFIDES, learned: int = LEARNED, turns: int = BOT_TURNS
         ana = Principal("ana", "bench", "member")
         bot = api.bots.create_bot(ana, "Bench", {}).id
         chat = api.bots.create_chat(ana, bot, None, "chat").id
-        base = f"/v1/chats/{chat}/turns"
-
-        def open_turn(n: int) -> str:
-            text = f"Note {n}: I take the 8:10 train on day {n}."
-            return str(api.bots.begin_turn(ana, chat, text)[1].id)
-
         with TestClient(served(create_app(lambda: api)), raise_server_exceptions=False) as http:
+            yield _Chat(rig, model, api, ana, bot, chat, http, headers)
 
-            def post(path: str, body: dict[str, Any], status: int = 200, at: str = base) -> Any:
-                answer = http.post(f"{at}{path}", json=body, headers=headers)
-                assert answer.status_code == status, answer.text
-                return answer.json()
 
-            def confide(turn_id: str) -> Any:
-                body = {"text": "I booked the wrong day and did not say so."}
-                answer = post(f"/{turn_id}/confide", body)
-                assert answer["calm"] is False, answer
-                return answer
+def _confides(c: _Chat, confides: int) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+    """`confides` confided turns left open: (their ids, latency, calls per confide)."""
+    # Warm: a confide and its learned turn before anything is measured.
+    first = c.open_turn(0)
+    c.confide(first)
+    c.post(f"/{first}/complete", {})
+    c.rig.executions()
+    opened = [c.open_turn(n) for n in range(1, confides + 1)]
+    walls: list[float] = []
+    owns: list[float] = []
+    c.rig.reset()
+    c.model.reset()
+    for turn_id in opened:
+        _answer, spent = timed(lambda t=turn_id: c.confide(t))
+        walls.append(spent.ms)
+        owns.append(spent.own_ms)
+    per_confide = _per(c.rig.api_calls.snapshot(), confides, c.model) | {
+        "own_ms": round(sum(owns) / confides, 2)
+    }
+    latency = {
+        "wall_p50_ms": _percentile(walls, 0.5),
+        "wall_p99_ms": _percentile(walls, 0.99),
+        "own_p50_ms": _percentile(owns, 0.5),
+        "own_p99_ms": _percentile(owns, 0.99),
+    }
+    return opened, latency, per_confide
 
-            # Warm: a confide and its learned turn before anything is measured.
-            first = open_turn(0)
-            confide(first)
-            post(f"/{first}/complete", {})
-            rig.executions()
 
-            opened = [open_turn(n) for n in range(1, confides + 1)]
-            walls: list[float] = []
-            owns: list[float] = []
-            rig.reset()
-            model.reset()
-            for turn_id in opened:
-                _answer, spent = timed(lambda t=turn_id: confide(t))
-                walls.append(spent.ms)
-                owns.append(spent.own_ms)
-            per_confide = _per(rig.api_calls.snapshot(), confides, model) | {
-                "own_ms": round(sum(owns) / confides, 2)
-            }
+def _learned_turns(c: _Chat, turn_ids: list[str]) -> tuple[dict[str, Any], list[Any]]:
+    """Complete the confided turns in order: (calls per learned turn, the runs)."""
+    before = c.rig.reset()
+    c.model.reset()
+    # One at a time, as one chat's turns end: runs racing on one chat's read position would
+    # count their re-reads, not a learned turn.
+    for turn_id in turn_ids:
+        c.post(f"/{turn_id}/complete", {})
+        c.rig.executions()
+    runs = [e for e in c.rig.executions() if e["executionArn"] not in before]
+    api_shot = c.rig.api_calls.snapshot()
+    per_learned_turn = _learned(c.rig, runs, c.model)
+    per_learned_turn["complete_request"] = {"dynamodb": api_shot["dynamodb"] / len(runs)}
+    for name in ("dynamodb", "kms", "rru_estimate", "wru_estimate", "stepfunctions"):
+        per_learned_turn[name] = round(
+            per_learned_turn[name] + api_shot[name] / max(1, len(runs)), 2
+        )
+    return per_learned_turn, runs
 
-            # Learned turns: complete the first `learned` confided turns, in order.
-            before = rig.reset()
-            model.reset()
-            # One at a time, as one chat's turns end: runs racing on one chat's read
-            # position would count their re-reads, not a learned turn.
-            for turn_id in opened[:learned]:
-                post(f"/{turn_id}/complete", {})
-                rig.executions()
-            runs = [e for e in rig.executions() if e["executionArn"] not in before]
-            api_shot = rig.api_calls.snapshot()
-            per_learned_turn = _learned(rig, runs, model)
-            per_learned_turn["complete_request"] = {"dynamodb": api_shot["dynamodb"] / len(runs)}
-            for name in ("dynamodb", "kms", "rru_estimate", "wru_estimate", "stepfunctions"):
-                per_learned_turn[name] = round(
-                    per_learned_turn[name] + api_shot[name] / max(1, len(runs)), 2
-                )
-            succeeded = sum(1 for e in runs if e["status"] == "SUCCEEDED")
-            # Whole turns in a chat of their own: the confided turns above stay open, and a
-            # chat learns its turns in order.
-            whole = api.bots.create_chat(ana, bot, None, "chat").id
-            apart = api.bots.create_chat(ana, bot, None, "chat").id
 
-            def at(chat_id: str) -> Any:
-                return lambda *a, **k: post(*a, **k, at=f"/v1/chats/{chat_id}/turns")
+def _whole_bot_turns(c: _Chat, turns: int) -> dict[str, Any]:
+    # Whole turns in a chat of their own: the confided turns above stay open, and a chat
+    # learns its turns in order.
+    whole = c.api.bots.create_chat(c.ana, c.bot, None, "chat").id
+    apart = c.api.bots.create_chat(c.ana, c.bot, None, "chat").id
 
-            measured_turns = _bot_turns(
-                rig,
-                model,
-                {
-                    "bot_turn": _TurnShape(at(whole), answer_apart=False),
-                    # The same turns with the Bot's answer in a request of its own.
-                    "bot_turn_items_apart": _TurnShape(at(apart), answer_apart=True),
-                },
-                turns,
-            )
-            bot_turn = measured_turns["bot_turn"]
-            bot_turn_items_apart = measured_turns["bot_turn_items_apart"]
-        _settings, spent = api.memory_bot.bot_settings(ana, bot)
+    def at(chat_id: str) -> Any:
+        return lambda *a, **k: c.post(*a, **k, at=f"/v1/chats/{chat_id}/turns")
+
+    shapes = {
+        "bot_turn": _TurnShape(at(whole), answer_apart=False),
+        # The same turns with the Bot's answer in a request of its own.
+        "bot_turn_items_apart": _TurnShape(at(apart), answer_apart=True),
+    }
+    return _bot_turns(c.rig, c.model, shapes, turns)
+
+
+def run(confides: int = CONFIDES, learned: int = LEARNED, turns: int = BOT_TURNS) -> dict[str, Any]:
+    with _served_chat() as c:
+        opened, latency, per_confide = _confides(c, confides)
+        per_learned_turn, runs = _learned_turns(c, opened[:learned])
+        measured_turns = _whole_bot_turns(c, turns)
+        _settings, spent = c.api.memory_bot.bot_settings(c.ana, c.bot)
+    succeeded = sum(1 for e in runs if e["status"] == "SUCCEEDED")
+    bot_turn = measured_turns["bot_turn"]
     report: dict[str, Any] = {
         "confides": confides,
-        "latency": {
-            "wall_p50_ms": _percentile(walls, 0.5),
-            "wall_p99_ms": _percentile(walls, 0.99),
-            "own_p50_ms": _percentile(owns, 0.5),
-            "own_p99_ms": _percentile(owns, 0.99),
-        },
+        "latency": latency,
         "per_confide": per_confide,
         "learned_turns": {"completed": learned, "runs": len(runs), "succeeded": succeeded},
         "per_learned_turn": per_learned_turn,
         "bot_turn": bot_turn,
-        "bot_turn_items_apart": bot_turn_items_apart,
+        "bot_turn_items_apart": measured_turns["bot_turn_items_apart"],
         "spent_micros": spent,
         "targets": {
             "one_model_call_per_confide": per_confide["model"] == 1.0,
