@@ -20,7 +20,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from bench.counting import AwsCalls, CountingCipher, CountingEmbedder, CountingVectors
@@ -86,12 +88,74 @@ def _settle(env: Env, limit_s: float = 60.0) -> None:
         time.sleep(0.05)
 
 
-def thread_turns(turns: int = THREAD_TURNS) -> dict[str, Any]:
-    """`turns` whole thread turns (seed 003) as an agent drives one, the workflow on: POST
-    context (working memory, semantic recall: one embedding and one query), POST the two
-    messages of the turn (user and assistant: saved, then embedded by the recall step), and
-    the observer with `bufferOnIdle` (one run when the turn ends). Every request and the
-    background runs are counted apart, per turn; warm (one turn before the measurement)."""
+@dataclass
+class _Turns:
+    """A served thread of one person with the turn options, and its calls counted apart."""
+
+    rig: Any
+    http: Any
+    headers: dict[str, str]
+    base: str
+    embedder: CountingEmbedder
+    vectors: CountingVectors
+
+    def phase(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """One request and the runs it starts, counted apart: the request's calls (with the
+        model, embedder and index calls made while it runs) and the runs'."""
+        rig, embedder, vectors = self.rig, self.embedder, self.vectors
+        before = rig.reset()
+        rig.models.reset()
+        embedder.reset()
+        vectors.reset()
+        answer, spent = timed(lambda: self.http.post(path, json=body, headers=self.headers))
+        assert answer.status_code in (200, 201), answer.text
+        request = rig.api_calls.snapshot()
+        request_side = (rig.models.calls, embedder.calls, vectors.queries)
+        runs = [e for e in rig.executions() if e["executionArn"] not in before]
+        return {
+            "request": _recall_counts(request, embedder, vectors)
+            | _model_counts(rig.models)
+            | {"own_ms": round(max(0.0, spent.own_ms), 1), "requests": 1},
+            "runs": runs,
+            "request_side": request_side,
+        }
+
+    def background(self, runs: list[dict[str, Any]]) -> dict[str, Any]:
+        rig = self.rig
+        return (
+            _recall_counts(rig.step_calls.snapshot(), self.embedder, self.vectors)
+            | _model_counts(rig.models)
+            | {
+                "lambda_invocations": rig.tasks[0],
+                "task_own_ms": round(rig.task_ms[0], 1),
+                "executions": len(runs),
+                "succeeded": sum(1 for e in runs if e["status"] == "SUCCEEDED"),
+                "state_transitions": sum(rig.transitions(e["executionArn"]) for e in runs),
+            }
+        )
+
+    def turn(self, n: int, shots: dict[str, list[dict[str, Any]]]) -> None:
+        said = f"Turn {n}: what should I pack for the trip to Lisbon on day {n}?"
+        asked = self.phase(f"{self.base}/context", {"message": {"role": "user", "content": said}})
+        # The context runs nothing in the background: all it calls is the request's.
+        assert not asked["runs"], asked["runs"]
+        shots["context"].append(asked["request"])
+        pair = [
+            {"role": "user", "content": said},
+            {"role": "assistant", "content": f"For day {n}: a light jacket and shoes."},
+        ]
+        saved = self.phase(f"{self.base}/messages", {"messages": pair})
+        # A save calls no model, embedder or index itself: those calls are the runs'.
+        assert saved["request_side"] == (0, 0, 0) or saved["runs"], saved
+        request = saved["request"]
+        for name in (*_MODEL_FIELDS, *_RECALL_FIELDS):
+            request[name] = 0
+        shots["messages"].append(request)
+        shots["background"].append(self.background(saved["runs"]))
+
+
+@contextmanager
+def _served_thread() -> Iterator[_Turns]:
     from fastapi.testclient import TestClient
 
     from agent_memory.api.app import create_app
@@ -110,66 +174,30 @@ def thread_turns(turns: int = THREAD_TURNS) -> dict[str, Any]:
         api.agent_versions.activate(ana, agent.id, 1)
         thread = api.threads.create(ana, agent.id, None)
         api.threads.repo.set_title(thread, "Bench", thread.created_at)
-        base = f"/v1/threads/{thread.id}"
-        parts = ("context", "messages")
-        shots: dict[str, list[dict[str, Any]]] = {name: [] for name in (*parts, "background")}
         with TestClient(served(create_app(lambda: api)), raise_server_exceptions=False) as http:
+            yield _Turns(rig, http, headers, f"/v1/threads/{thread.id}", embedder, vectors)
 
-            def phase(path: str, body: dict[str, Any]) -> dict[str, Any]:
-                """One request and the runs it starts, counted apart: the request's calls
-                (with the model, embedder and index calls while it runs when `api_side`),
-                and the runs' calls."""
-                before = rig.reset()
-                rig.models.reset()
-                embedder.reset()
-                vectors.reset()
-                answer, spent = timed(lambda: http.post(path, json=body, headers=headers))
-                assert answer.status_code in (200, 201), answer.text
-                request = rig.api_calls.snapshot()
-                request_side = (rig.models.calls, embedder.calls, vectors.queries)
-                runs = [e for e in rig.executions() if e["executionArn"] not in before]
-                return {
-                    "request": _recall_counts(request, embedder, vectors)
-                    | _model_counts(rig.models)
-                    | {"own_ms": round(max(0.0, spent.own_ms), 1), "requests": 1},
-                    "runs": runs,
-                    "request_side": request_side,
-                }
 
-            def background(runs: list[dict[str, Any]]) -> dict[str, Any]:
-                return (
-                    _recall_counts(rig.step_calls.snapshot(), embedder, vectors)
-                    | _model_counts(rig.models)
-                    | {
-                        "lambda_invocations": rig.tasks[0],
-                        "task_own_ms": round(rig.task_ms[0], 1),
-                        "executions": len(runs),
-                        "succeeded": sum(1 for e in runs if e["status"] == "SUCCEEDED"),
-                        "state_transitions": sum(rig.transitions(e["executionArn"]) for e in runs),
-                    }
-                )
+def thread_turns(turns: int = THREAD_TURNS) -> dict[str, Any]:
+    """`turns` whole thread turns (seed 003) as an agent drives one, the workflow on: POST
+    context (working memory, semantic recall: one embedding and one query), POST the two
+    messages of the turn (user and assistant: saved, then embedded by the recall step), and
+    the observer with `bufferOnIdle` (one run when the turn ends). Every request and the
+    background runs are counted apart, per turn; warm (one turn before the measurement)."""
+    names = ("context", "messages", "background")
+    with _served_thread() as t:
+        t.turn(-1, {name: [] for name in names})  # the first turn is not measured
+        shots: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+        for n in range(turns):
+            t.turn(n, shots)
+        flush = _idle_flush(t.rig, t.embedder, t.vectors, t.background)
+        dimension = t.embedder.dimension
+    return _thread_turns_report(turns, shots, flush, dimension)
 
-            for n in range(-1, turns):
-                if n == 0:  # the first turn is not measured
-                    shots = {name: [] for name in shots}
-                said = f"Turn {n}: what should I pack for the trip to Lisbon on day {n}?"
-                asked = phase(f"{base}/context", {"message": {"role": "user", "content": said}})
-                # The context runs nothing in the background: all it calls is the request's.
-                assert not asked["runs"], asked["runs"]
-                shots["context"].append(asked["request"])
-                pair = [
-                    {"role": "user", "content": said},
-                    {"role": "assistant", "content": f"For day {n}: a light jacket and shoes."},
-                ]
-                saved = phase(f"{base}/messages", {"messages": pair})
-                # A save calls no model, embedder or index itself: those calls are the runs'.
-                assert saved["request_side"] == (0, 0, 0) or saved["runs"], saved
-                request = saved["request"]
-                for name in (*_MODEL_FIELDS, *_RECALL_FIELDS):
-                    request[name] = 0
-                shots["messages"].append(request)
-                shots["background"].append(background(saved["runs"]))
-            flush = _idle_flush(rig, embedder, vectors, background)
+
+def _thread_turns_report(
+    turns: int, shots: dict[str, list[dict[str, Any]]], flush: dict[str, Any], dimension: int
+) -> dict[str, Any]:
     components = {name: _mean(rows) for name, rows in shots.items()}
     # Once per conversation: shared by its turns.
     components["idle_flush"] = {
@@ -178,7 +206,7 @@ def thread_turns(turns: int = THREAD_TURNS) -> dict[str, Any]:
     indexed = sum(row["vectors_written"] for row in shots["background"])
     puts = sum(row["vector_puts"] for row in shots["background"]) + flush["vector_puts"]
     messages = 2 * (turns + 1)  # the warm-up turn's too
-    batch = recall_batch(TURN_OPTIONS, embedder.dimension)
+    batch = recall_batch(TURN_OPTIONS, dimension)
     return {
         "turns": turns,
         "options": TURN_OPTIONS,
