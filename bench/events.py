@@ -14,6 +14,9 @@ Every request includes the token lookup and its rate-limit write.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from bench.counting import AwsCalls
@@ -36,14 +39,43 @@ def _event_wru(calls: AwsCalls) -> float:
     return units
 
 
-def run() -> dict[str, Any]:
+@dataclass
+class _Feed:
+    """The served app as one person with an agent, a thread and a session; calls counted."""
+
+    http: Any
+    headers: dict[str, str]
+    calls: AwsCalls
+    setup: Any
+    ana: Any
+    agent: str
+    thread: str
+    session: str
+
+    def request(self, method: str, path: str, body: Any) -> Any:
+        return self.http.request(method, path, json=body, headers=self.headers)
+
+    def remember(self, n: int) -> tuple[str, str, Any]:
+        url = f"/v1/sessions/{self.session}"
+        view = self.http.get(url, headers=self.headers).json()["session"]
+        command = {"_tag": "Remember", "key": f"k{n}", "content": "x", "kind": "fact"}
+        body = {"expected": view["head"], "revision": view["revision"], "command": command}
+        return ("POST", f"{url}/memory", body)
+
+    def agent_remember(self, n: int) -> tuple[str, str, Any]:
+        url = f"/v1/agents/{self.agent}/memory"
+        version = self.http.get(url, headers=self.headers).json()
+        command = {"_tag": "Remember", "key": f"k{n}", "content": "x", "kind": "procedure"}
+        return ("POST", url, {"expected": version["version"], "command": command})
+
+
+@contextmanager
+def _served_feed() -> Iterator[_Feed]:
     from fastapi.testclient import TestClient
 
     from agent_memory.api.app import create_app
     from agent_memory.domain.identity import SERVICE_ADMIN, Principal
 
-    writes: dict[str, Any] = {}
-    feed: dict[str, Any] = {}
     with embedded() as env:
         setup = env.services(learning=False)
         setup.identity.create_org(SERVICE_ADMIN, "bench", "Bench")
@@ -60,66 +92,69 @@ def run() -> dict[str, Any]:
         services = env.services(calls, learning=False)
         headers = {"Authorization": f"Bearer {token.token.secret}"}
         with TestClient(create_app(lambda: services)) as http:
+            yield _Feed(http, headers, calls, setup, ana, agent.id, thread.id, session.id)
 
-            def remember(n: int) -> tuple[str, str, Any]:
-                view = http.get(f"/v1/sessions/{session.id}", headers=headers).json()["session"]
-                command = {"_tag": "Remember", "key": f"k{n}", "content": "x", "kind": "fact"}
-                body = {"expected": view["head"], "revision": view["revision"], "command": command}
-                return ("POST", f"/v1/sessions/{session.id}/memory", body)
 
-            def agent_remember(n: int) -> tuple[str, str, Any]:
-                version = http.get(f"/v1/agents/{agent.id}/memory", headers=headers).json()
-                command = {"_tag": "Remember", "key": f"k{n}", "content": "x", "kind": "procedure"}
-                body = {"expected": version["version"], "command": command}
-                return ("POST", f"/v1/agents/{agent.id}/memory", body)
+def _writes(f: _Feed) -> dict[str, Any]:
+    """Each kind of change, warm: its write requests and its event row's write units."""
+    operations = {
+        "thread.created": lambda n: ("POST", "/v1/threads", {"agentId": f.agent}),
+        "working_memory.updated": lambda n: (
+            "PUT",
+            f"/v1/threads/{f.thread}/working-memory",
+            {"content": f"# User\n- Note {n}"},
+        ),
+        "memory.changed (session Remember)": f.remember,
+        "memory.changed (agent Remember)": f.agent_remember,
+        "memory.changed (agent_memories create)": lambda n: (
+            "POST",
+            "/v1/agent_memories",
+            {"category": "fact", "content": f"Fact {n}."},
+        ),
+    }
+    writes: dict[str, Any] = {}
+    for name, prepare in operations.items():
+        for n in range(2):  # the second is warm
+            method, path, body = prepare(n)
+            f.calls.reset()
+            answer = f.request(method, path, body)
+            assert answer.status_code in (200, 201), answer.text
+        shot = f.calls.snapshot()
+        written = {"PutItem", "UpdateItem", "TransactWriteItems"}
+        writes[name] = {
+            "write_requests": sum(
+                v for k, v in shot["by_operation"].items() if k.split(".")[1] in written
+            ),
+            "wru_estimate": shot["wru_estimate"],
+            "event_wru": _event_wru(f.calls),
+        }
+    return writes
 
-            operations = {
-                "thread.created": lambda n: ("POST", "/v1/threads", {"agentId": agent.id}),
-                "working_memory.updated": lambda n: (
-                    "PUT",
-                    f"/v1/threads/{thread.id}/working-memory",
-                    {"content": f"# User\n- Note {n}"},
-                ),
-                "memory.changed (session Remember)": remember,
-                "memory.changed (agent Remember)": agent_remember,
-                "memory.changed (agent_memories create)": lambda n: (
-                    "POST",
-                    "/v1/agent_memories",
-                    {"category": "fact", "content": f"Fact {n}."},
-                ),
-            }
-            for name, prepare in operations.items():
-                for n in range(2):  # the second is warm
-                    method, path, body = prepare(n)
-                    calls.reset()
-                    answer = http.request(method, path, json=body, headers=headers)
-                    assert answer.status_code in (200, 201), answer.text
-                shot = calls.snapshot()
-                writes[name] = {
-                    "write_requests": sum(
-                        v
-                        for k, v in shot["by_operation"].items()
-                        if k.split(".")[1] in {"PutItem", "UpdateItem", "TransactWriteItems"}
-                    ),
-                    "wru_estimate": shot["wru_estimate"],
-                    "event_wru": _event_wru(calls),
-                }
 
-            for _ in range(50):
-                setup.threads.create(ana, agent.id, None)
-            for n in range(50):
-                method, path, body = remember(100 + n)
-                http.request(method, path, json=body, headers=headers)
-            # Page 1: the writes above and 40-odd new threads (no lookup for a thread:
-            # its resource is in the event); page 2: the rest, then session memory
-            # changes (one read of the session decides them all, once per page).
-            calls.reset()
-            page = http.get("/v1/events?limit=50", headers=headers)
-            feed["page 1"] = _read(calls, page)
-            calls.reset()
-            after = page.json()["next"]
-            page = http.get("/v1/events", params={"limit": 50, "after": after}, headers=headers)
-            feed["page 2"] = _read(calls, page)
+def _pages(f: _Feed) -> dict[str, Any]:
+    """Two pages of the feed after 50 new threads and 50 session memory changes."""
+    for _ in range(50):
+        f.setup.threads.create(f.ana, f.agent, None)
+    for n in range(50):
+        f.request(*f.remember(100 + n))
+    # Page 1: the writes above and 40-odd new threads (no lookup for a thread: its resource
+    # is in the event); page 2: the rest, then session memory changes (one read of the
+    # session decides them all, once per page).
+    feed: dict[str, Any] = {}
+    f.calls.reset()
+    page = f.http.get("/v1/events?limit=50", headers=f.headers)
+    feed["page 1"] = _read(f.calls, page)
+    f.calls.reset()
+    after = page.json()["next"]
+    page = f.http.get("/v1/events", params={"limit": 50, "after": after}, headers=f.headers)
+    feed["page 2"] = _read(f.calls, page)
+    return feed
+
+
+def run() -> dict[str, Any]:
+    with _served_feed() as f:
+        writes = _writes(f)
+        feed = _pages(f)
     targets = {
         # One event row (under 1 KB) per change: 2 WRU inside the change's transaction.
         "one_event_item_per_change": all(w["event_wru"] == 2 for w in writes.values()),
