@@ -75,78 +75,83 @@ def _seed(
             request = client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
 
 
-def run() -> dict[str, Any]:
+def _aws_calls(env: Env, setup: Any, ana: Any, token: str) -> dict[str, Any]:
+    """Each bot memory route, cold and warm, on a Bot whose pool holds 20 facts."""
+    bot_id = setup.bots.create_bot(ana, "Bench", {}).id
+    chat_id = setup.bots.create_chat(ana, bot_id, None, "chat").id
+    _facts(setup, bot_id, "bench", chat_id, ana, 20)
+    memory = f"/v1/bots/{bot_id}/memory"
+
+    def remember() -> Request:
+        return ("POST", memory, {"command": {"_tag": "Remember", "content": "Short answers."}})
+
+    def forget() -> Request:
+        made = setup.bot_memory.remember(ana, bot_id, "To forget.", []).entry
+        assert made is not None
+        return ("POST", memory, {"command": {"_tag": "Forget", "id": made.meta.id}})
+
+    def purge() -> Request:
+        chat = setup.bots.create_chat(ana, bot_id, None, "chat").id
+        _facts(setup, bot_id, "bench", chat, ana, 2)
+        return ("POST", f"{memory}/purge", {"tag": f"chat:{chat}"})
+
+    operations: dict[str, Callable[[], Request]] = {
+        "bot_memory.read": lambda: ("GET", memory, None),
+        "bot_memory.context": lambda: ("POST", f"{memory}/context", {"chatId": chat_id}),
+        "bot_memory.remember": remember,
+        "bot_memory.forget": forget,
+        "bot_memory.purge": purge,
+    }
+    return {name: cold_warm(env, token, prepare) for name, prepare in operations.items()}
+
+
+def _context_at_scale(env: Env, setup: Any, ana: Any, token: str) -> list[dict[str, Any]]:
+    """The chat context of a new Bot whose pool grows to each of SIZES."""
     from fastapi.testclient import TestClient
 
     from agent_memory.api.app import create_app
+
+    bot = setup.bots.create_bot(ana, "Scale", {}).id
+    chat = setup.bots.create_chat(ana, bot, None, "chat").id
+    calls = AwsCalls()
+    ciphers: list[CountingCipher] = []
+
+    def count(cipher: Any) -> CountingCipher:
+        ciphers.append(CountingCipher(cipher))
+        return ciphers[-1]
+
+    services = env.services(calls, cipher=count, learning=False)
+    headers = {"Authorization": f"Bearer {token}"}
+    scaling: list[dict[str, Any]] = []
+    seeded = 0
+    with TestClient(create_app(lambda: services)) as http:
+        path = f"/v1/bots/{bot}/memory/context"
+        for size in SIZES:
+            _seed(setup, env, bot, "bench", "ana", chat, seeded, size - seeded)
+            seeded = size
+            http.post(path, json={"chatId": chat}, headers=headers)  # warm
+            calls.reset()
+            ciphers[0].opens = 0
+            answer, spent = timed(lambda: http.post(path, json={"chatId": chat}, headers=headers))
+            assert answer.status_code == 200, answer.text
+            scaling.append(
+                scaling_row(spent, calls.snapshot(), ciphers[0].opens, entries=size)
+                | {"rendered": len(answer.json()["ids"])}
+            )
+    return scaling
+
+
+def run() -> dict[str, Any]:
     from agent_memory.domain.identity import SERVICE_ADMIN, Principal
 
-    aws_calls: dict[str, Any] = {}
-    scaling: list[dict[str, Any]] = []
     with embedded() as env:
         setup = env.services(learning=False)
         setup.identity.create_org(SERVICE_ADMIN, "bench", "Bench")
         created = setup.identity.create_user(SERVICE_ADMIN, "bench", "ana", "Ana", "member")
         token = created.token.secret
         ana = Principal("ana", "bench", "member")
-        bot_id = setup.bots.create_bot(ana, "Bench", {}).id
-        chat_id = setup.bots.create_chat(ana, bot_id, None, "chat").id
-        _facts(setup, bot_id, "bench", chat_id, ana, 20)
-        memory = f"/v1/bots/{bot_id}/memory"
-
-        def remember() -> Request:
-            return ("POST", memory, {"command": {"_tag": "Remember", "content": "Short answers."}})
-
-        def forget() -> Request:
-            made = setup.bot_memory.remember(ana, bot_id, "To forget.", []).entry
-            assert made is not None
-            return ("POST", memory, {"command": {"_tag": "Forget", "id": made.meta.id}})
-
-        def purge() -> Request:
-            chat = setup.bots.create_chat(ana, bot_id, None, "chat").id
-            _facts(setup, bot_id, "bench", chat, ana, 2)
-            return ("POST", f"{memory}/purge", {"tag": f"chat:{chat}"})
-
-        operations: dict[str, Callable[[], Request]] = {
-            "bot_memory.read": lambda: ("GET", memory, None),
-            "bot_memory.context": lambda: ("POST", f"{memory}/context", {"chatId": chat_id}),
-            "bot_memory.remember": remember,
-            "bot_memory.forget": forget,
-            "bot_memory.purge": purge,
-        }
-        for name, prepare in operations.items():
-            aws_calls[name] = cold_warm(env, token, prepare)
-
-        # Context at scale: a new bot whose pool grows to each size.
-        bot2 = setup.bots.create_bot(ana, "Scale", {}).id
-        chat2 = setup.bots.create_chat(ana, bot2, None, "chat").id
-        calls = AwsCalls()
-        ciphers: list[CountingCipher] = []
-
-        def count(cipher: Any) -> CountingCipher:
-            ciphers.append(CountingCipher(cipher))
-            return ciphers[-1]
-
-        services = env.services(calls, cipher=count, learning=False)
-        headers = {"Authorization": f"Bearer {token}"}
-        seeded = 0
-        with TestClient(create_app(lambda: services)) as http:
-            path = f"/v1/bots/{bot2}/memory/context"
-            for size in SIZES:
-                _seed(setup, env, bot2, "bench", "ana", chat2, seeded, size - seeded)
-                seeded = size
-                http.post(path, json={"chatId": chat2}, headers=headers)  # warm
-                calls.reset()
-                ciphers[0].opens = 0
-                answer, spent = timed(
-                    lambda: http.post(path, json={"chatId": chat2}, headers=headers)
-                )
-                assert answer.status_code == 200, answer.text
-                shot = calls.snapshot()
-                scaling.append(
-                    scaling_row(spent, shot, ciphers[0].opens, entries=size)
-                    | {"rendered": len(answer.json()["ids"])}
-                )
+        aws_calls = _aws_calls(env, setup, ana, token)
+        scaling = _context_at_scale(env, setup, ana, token)
     targets = {
         "context_decrypts_at_most_rendered_plus_1": all(
             r["decrypts"] <= r["rendered"] + 1 for r in scaling
