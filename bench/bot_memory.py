@@ -18,9 +18,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from bench.counting import AwsCalls, CountingCipher
-from bench.rigs import Env, cold_warm, embedded
-from bench.timing import scaling_row, timed
+from bench.rigs import Env, at_sizes, cold_warm, embedded
 
 SIZES = (100, 1_000, 10_000)
 Request = tuple[str, str, Any]
@@ -107,38 +105,22 @@ def _aws_calls(env: Env, setup: Any, ana: Any, token: str) -> dict[str, Any]:
 
 def _context_at_scale(env: Env, setup: Any, ana: Any, token: str) -> list[dict[str, Any]]:
     """The chat context of a new Bot whose pool grows to each of SIZES."""
-    from fastapi.testclient import TestClient
-
-    from agent_memory.api.app import create_app
-
     bot = setup.bots.create_bot(ana, "Scale", {}).id
     chat = setup.bots.create_chat(ana, bot, None, "chat").id
-    calls = AwsCalls()
-    ciphers: list[CountingCipher] = []
 
-    def count(cipher: Any) -> CountingCipher:
-        ciphers.append(CountingCipher(cipher))
-        return ciphers[-1]
+    def grow(have: int, want: int) -> None:
+        _seed(setup, env, bot, "bench", "ana", chat, have, want - have)
 
-    services = env.services(calls, cipher=count, learning=False)
-    headers = {"Authorization": f"Bearer {token}"}
-    scaling: list[dict[str, Any]] = []
-    seeded = 0
-    with TestClient(create_app(lambda: services)) as http:
-        path = f"/v1/bots/{bot}/memory/context"
-        for size in SIZES:
-            _seed(setup, env, bot, "bench", "ana", chat, seeded, size - seeded)
-            seeded = size
-            http.post(path, json={"chatId": chat}, headers=headers)  # warm
-            calls.reset()
-            ciphers[0].opens = 0
-            answer, spent = timed(lambda: http.post(path, json={"chatId": chat}, headers=headers))
-            assert answer.status_code == 200, answer.text
-            scaling.append(
-                scaling_row(spent, calls.snapshot(), ciphers[0].opens, entries=size)
-                | {"rendered": len(answer.json()["ids"])}
-            )
-    return scaling
+    return at_sizes(
+        env,
+        token,
+        f"/v1/bots/{bot}/memory/context",
+        {"chatId": chat},
+        SIZES,
+        grow,
+        "entries",
+        lambda answer: {"rendered": len(answer.json()["ids"])},
+    )
 
 
 def run() -> dict[str, Any]:

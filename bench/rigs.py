@@ -5,13 +5,13 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
 from bench.counting import AwsCalls, CountingCatalog, CountingCipher
-from bench.timing import Emulator, served, timed
+from bench.timing import Emulator, scaling_row, served, timed
 
 ADMIN_TOKEN = "amk_admin_bench-token-0123456789"
 
@@ -283,3 +283,45 @@ def learning_rig(
         finally:
             remove_hook()
             step_services.reset()
+
+
+def at_sizes(
+    env: Env,
+    token: str,
+    path: str,
+    body: dict[str, Any],
+    sizes: Sequence[int],
+    grow: Callable[[int, int], None],
+    unit: str,
+    shown: Callable[[Any], int],
+) -> list[dict[str, Any]]:
+    """One POST of `body` to `path`, measured warm (time, calls, decrypts) each time
+    `grow(have, want)` has brought its data to the next of `sizes`; `shown(answer)` counts
+    what it returned."""
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+
+    calls = AwsCalls()
+    ciphers: list[CountingCipher] = []
+
+    def count(cipher: Any) -> CountingCipher:
+        ciphers.append(CountingCipher(cipher))
+        return ciphers[-1]
+
+    services = env.services(calls, cipher=count, learning=False)
+    headers = {"Authorization": f"Bearer {token}"}
+    rows: list[dict[str, Any]] = []
+    have = 0
+    with TestClient(create_app(lambda: services)) as http:
+        for size in sizes:
+            grow(have, size)
+            have = size
+            http.post(path, json=body, headers=headers)  # warm
+            calls.reset()
+            ciphers[0].opens = 0
+            answer, spent = timed(lambda: http.post(path, json=body, headers=headers))
+            assert answer.status_code == 200, answer.text
+            row = scaling_row(spent, calls.snapshot(), ciphers[0].opens, **{unit: size})
+            rows.append(row | shown(answer))
+    return rows

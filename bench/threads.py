@@ -25,9 +25,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from bench.counting import AwsCalls, CountingCipher, CountingEmbedder, CountingVectors
-from bench.rigs import Env, cold_warm, embedded, learning_rig
-from bench.timing import scaling_row, served, timed
+from bench.counting import CountingEmbedder, CountingVectors
+from bench.rigs import Env, at_sizes, cold_warm, embedded, learning_rig
+from bench.timing import served, timed
 
 SIZES = (100, 1_000, 10_000)
 LAST_MESSAGES = 10
@@ -42,6 +42,8 @@ TURN_OPTIONS: dict[str, Any] = {
     "observationalMemory": {"observation": {"bufferOnIdle": True}},
 }
 Request = tuple[str, str, Any]
+
+TURN = {"message": {"role": "user", "content": "And now?"}}
 
 
 def _seed(setup: Any, env: Env, thread_id: str, start: int, count: int) -> None:
@@ -313,85 +315,75 @@ def _mean(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return mean | {k: v for k, v in rows[-1].items() if k not in numbers}
 
 
-def run() -> dict[str, Any]:
-    from fastapi.testclient import TestClient
+def _thread_aws_calls(env: Env, setup: Any, ana: Any, token: str, agent: str) -> Any:
+    """A turn's context and save, cold and warm, on a titled thread of 20 messages; and a new
+    thread's first answer (its title run starts)."""
+    thread = setup.threads.create(ana, agent, None)
+    setup.threads.save(ana, thread.id, [{"role": "user", "content": "Hello."}] * 20)
+    setup.threads.put_working_memory(ana, thread.id, "# User\n- Name: Ana")
+    # Titled (as the background title step does): a later save starts no run.
+    setup.threads.repo.set_title(thread, "Bench", thread.created_at)
+    base = f"/v1/threads/{thread.id}"
+    pair = {
+        "messages": [
+            {"role": "user", "content": "What is next?"},
+            {"role": "assistant", "content": "The report."},
+        ]
+    }
+    operations: dict[str, Callable[[], Request]] = {
+        "thread.context": lambda: ("POST", f"{base}/context", TURN),
+        "thread.messages": lambda: ("POST", f"{base}/messages", pair),
+    }
+    aws_calls = {name: cold_warm(env, token, prepare) for name, prepare in operations.items()}
 
-    from agent_memory.api.app import create_app
+    def first_answer() -> Request:
+        """A new untitled thread whose first answer is the request."""
+        fresh = setup.threads.create(ana, agent, None)
+        setup.threads.save(ana, fresh.id, [{"role": "user", "content": "Plan the report."}])
+        answer = {"messages": [{"role": "assistant", "content": "Here is a plan."}]}
+        return ("POST", f"/v1/threads/{fresh.id}/messages", answer)
+
+    aws_calls["thread.messages.first_answer"] = cold_warm(env, token, first_answer, learning=True)
+    # The title runs go on in moto's threads: let them end before timing anything else.
+    _settle(env)
+    return aws_calls
+
+
+def _thread_context_at_scale(env: Env, setup: Any, ana: Any, token: str, agent: str) -> Any:
+    """The context of a new thread that grows to each of SIZES."""
+    big = setup.threads.create(ana, agent, None)
+
+    def grow(have: int, want: int) -> None:
+        _seed(setup, env, big.id, have, want - have)
+
+    return at_sizes(
+        env,
+        token,
+        f"/v1/threads/{big.id}/context",
+        TURN,
+        SIZES,
+        grow,
+        "messages",
+        lambda answer: {"returned": len(answer.json()["messages"])},
+    )
+
+
+def run() -> dict[str, Any]:
     from agent_memory.domain.identity import SERVICE_ADMIN, Principal
 
-    aws_calls: dict[str, Any] = {}
-    scaling: list[dict[str, Any]] = []
     with embedded() as env:
         setup = env.services(learning=False)
         setup.identity.create_org(SERVICE_ADMIN, "bench", "Bench")
         created = setup.identity.create_user(SERVICE_ADMIN, "bench", "ana", "Ana", "member")
         token = created.token.secret
         ana = Principal("ana", "bench", "member")
-        agent = setup.agents.create(ana, "Bench")
+        agent = setup.agents.create(ana, "Bench").id
         options = {"lastMessages": LAST_MESSAGES, "workingMemory": True}
-        setup.agent_versions.edit_draft(ana, agent.id, {"options": options})
-        setup.agent_versions.publish(ana, agent.id)
-        setup.agent_versions.activate(ana, agent.id, 1)
-        thread = setup.threads.create(ana, agent.id, None)
-        setup.threads.save(ana, thread.id, [{"role": "user", "content": "Hello."}] * 20)
-        setup.threads.put_working_memory(ana, thread.id, "# User\n- Name: Ana")
-        # Titled (as the background title step does): a later save starts no run.
-        setup.threads.repo.set_title(thread, "Bench", thread.created_at)
-        base = f"/v1/threads/{thread.id}"
-        turn = {"message": {"role": "user", "content": "And now?"}}
-        pair = {
-            "messages": [
-                {"role": "user", "content": "What is next?"},
-                {"role": "assistant", "content": "The report."},
-            ]
-        }
-        operations: dict[str, Callable[[], Request]] = {
-            "thread.context": lambda: ("POST", f"{base}/context", turn),
-            "thread.messages": lambda: ("POST", f"{base}/messages", pair),
-        }
-        for name, prepare in operations.items():
-            aws_calls[name] = cold_warm(env, token, prepare)
-
-        def first_answer() -> Request:
-            """A new untitled thread whose first answer is the request."""
-            fresh = setup.threads.create(ana, agent.id, None)
-            setup.threads.save(ana, fresh.id, [{"role": "user", "content": "Plan the report."}])
-            answer = {"messages": [{"role": "assistant", "content": "Here is a plan."}]}
-            return ("POST", f"/v1/threads/{fresh.id}/messages", answer)
-
-        aws_calls["thread.messages.first_answer"] = cold_warm(
-            env, token, first_answer, learning=True
-        )
-        # The title runs go on in moto's threads: let them end before timing anything else.
-        _settle(env)
-
-        # Context at scale: a new thread that grows to each size.
-        big = setup.threads.create(ana, agent.id, None)
-        calls = AwsCalls()
-        ciphers: list[CountingCipher] = []
-
-        def count(cipher: Any) -> CountingCipher:
-            ciphers.append(CountingCipher(cipher))
-            return ciphers[-1]
-
-        services = env.services(calls, cipher=count, learning=False)
-        headers = {"Authorization": f"Bearer {token}"}
-        seeded = 0
-        with TestClient(create_app(lambda: services)) as http:
-            path = f"/v1/threads/{big.id}/context"
-            for size in SIZES:
-                _seed(setup, env, big.id, seeded, size - seeded)
-                seeded = size
-                http.post(path, json=turn, headers=headers)  # warm
-                calls.reset()
-                ciphers[0].opens = 0
-                answer, spent = timed(lambda: http.post(path, json=turn, headers=headers))
-                assert answer.status_code == 200, answer.text
-                shot = calls.snapshot()
-                scaling.append(
-                    scaling_row(spent, shot, ciphers[0].opens, messages=size)
-                    | {"returned": len(answer.json()["messages"])}
-                )
+        setup.agent_versions.edit_draft(ana, agent, {"options": options})
+        setup.agent_versions.publish(ana, agent)
+        setup.agent_versions.activate(ana, agent, 1)
+        aws_calls = _thread_aws_calls(env, setup, ana, token, agent)
+        scaling = _thread_context_at_scale(env, setup, ana, token, agent)
     targets = {
         # The latest N, the thread row, the agent and version head, the notes, the token.
         "context_items_read_near_last_messages": all(
