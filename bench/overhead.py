@@ -21,8 +21,7 @@ import os
 import uuid
 from typing import Any
 
-from bench.counting import AwsCalls, CountingCipher
-from bench.rigs import embedded, seed_entries
+from bench.rigs import counted_services, embedded, seed_entries
 from bench.timing import median, timed
 
 ENTRIES = 100
@@ -127,14 +126,7 @@ def run(reps: int = REPS) -> dict[str, Any]:
         os.environ.update(env.environment)
         import functions.api.handler as entry
 
-        calls = AwsCalls()
-        counting: list[CountingCipher] = []
-
-        def count(cipher: Any) -> CountingCipher:
-            counting.append(CountingCipher(cipher))
-            return counting[-1]
-
-        services = env.services(calls, cipher=count, learning=False)
+        services, calls, counting = counted_services(env)
         entry.app.state.services = lambda: services
         event = http_event("GET", f"/v1/sessions/{session_id}/memory", user.token.secret)
         context = LambdaContext()

@@ -285,6 +285,19 @@ def learning_rig(
             step_services.reset()
 
 
+def counted_services(env: Env) -> tuple[Any, AwsCalls, list[CountingCipher]]:
+    """Services without learning whose AWS calls and decrypts are counted: (services, the
+    calls, the counting cipher they were built with, in a list filled when they are)."""
+    calls = AwsCalls()
+    ciphers: list[CountingCipher] = []
+
+    def count(cipher: Any) -> CountingCipher:
+        ciphers.append(CountingCipher(cipher))
+        return ciphers[-1]
+
+    return env.services(calls, cipher=count, learning=False), calls, ciphers
+
+
 def at_sizes(
     env: Env,
     token: str,
@@ -302,14 +315,7 @@ def at_sizes(
 
     from agent_memory.api.app import create_app
 
-    calls = AwsCalls()
-    ciphers: list[CountingCipher] = []
-
-    def count(cipher: Any) -> CountingCipher:
-        ciphers.append(CountingCipher(cipher))
-        return ciphers[-1]
-
-    services = env.services(calls, cipher=count, learning=False)
+    services, calls, ciphers = counted_services(env)
     headers = {"Authorization": f"Bearer {token}"}
     rows: list[dict[str, Any]] = []
     have = 0

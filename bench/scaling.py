@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench.counting import AwsCalls, CountingCipher
-from bench.rigs import embedded, seed_entries
+from bench.counting import AwsCalls
+from bench.rigs import counted_services, embedded, seed_entries
 from bench.timing import scaling_row, timed
 
 SIZES = (100, 1_000, 10_000)
@@ -55,14 +55,7 @@ def run() -> dict[str, Any]:
         user = setup.identity.create_user(SERVICE_ADMIN, "bench", "ana", "Ana", "member")
         ana = Principal("ana", "bench", "member")
         session_id = setup.sessions.create(ana, setup.agents.create(ana, "Bench").id).id
-        calls = AwsCalls()
-        ciphers: list[CountingCipher] = []
-
-        def count(cipher: Any) -> CountingCipher:
-            ciphers.append(CountingCipher(cipher))
-            return ciphers[-1]
-
-        services = env.services(calls, cipher=count, learning=False)
+        services, calls, ciphers = counted_services(env)
         headers = {"Authorization": f"Bearer {user.token.secret}"}
         base = f"/v1/sessions/{session_id}/memory"
         seeded = 0
