@@ -80,13 +80,37 @@ def _per_turn(calls: Calls, turns: int, services: tuple[str, ...]) -> dict[str, 
     return {s: round(calls.total(s) / turns, 2) for s in services}
 
 
+def _turn(api: Any, ana: Any, session_id: str, n: int) -> str:
+    from agent_memory.domain.sessions import NewItem
+
+    text = f"Trip note {n}: the budget for day {n} is {100 * n} EUR."
+    return str(api.sessions.turn(ana, session_id, [NewItem("user", text)]).learning)
+
+
+def _rounds(rig: Any, ana: Any, measured: list[str], rounds: int) -> tuple[Calls, float]:
+    """`rounds` turns in every measured session, each round's runs finished before the next:
+    (the turn requests' own calls, the seconds it took)."""
+    api_calls = rig.api_calls
+    request_calls = Calls()
+    started = time.perf_counter()
+    for n in range(1, rounds + 1):
+        for session_id in measured:
+            before = dict(api_calls.counts)
+            assert _turn(rig.api, ana, session_id, n) == "started"
+            for key, value in api_calls.counts.items():
+                if not key.startswith("sfn."):
+                    delta = value - before.get(key, 0)
+                    request_calls.counts[key] = request_calls.counts.get(key, 0) + delta
+        rig.executions()
+    return request_calls, time.perf_counter() - started
+
+
 def run(sessions: int = SESSIONS, rounds: int = ROUNDS) -> dict[str, Any]:
     from agent_memory.domain.identity import Principal
-    from agent_memory.domain.sessions import NewItem
 
     model = ZeroLatencyModel()
     with learning_rig(OneModel(model)) as rig:
-        api, steps, api_calls = rig.api, rig.steps, rig.api_calls
+        api = rig.api
         admin = Principal(None, None, "service-admin")
         api.identity.create_org(admin, "bench", "Bench")
         api.identity.create_user(admin, "bench", "ana", "Ana", "member")
@@ -94,57 +118,40 @@ def run(sessions: int = SESSIONS, rounds: int = ROUNDS) -> dict[str, Any]:
         agent = api.agents.create(ana, "Trip planner")
         ids = [api.sessions.create(ana, agent.id).id for _ in range(sessions + 1)]
         warm, measured = ids[0], ids[1:]
-
-        def turn(session_id: str, n: int) -> str:
-            text = f"Trip note {n}: the budget for day {n} is {100 * n} EUR."
-            result = api.sessions.turn(ana, session_id, [NewItem("user", text)])
-            return result.learning
-
-        assert turn(warm, 0) == "started"
+        assert _turn(api, ana, warm, 0) == "started"
         rig.executions()
         rig.reset()
         model.calls = 0
-        request_calls = Calls()
-
-        started = time.perf_counter()
-        for n in range(1, rounds + 1):
-            for session_id in measured:
-                before = dict(api_calls.counts)
-                assert turn(session_id, n) == "started"
-                for key, value in api_calls.counts.items():
-                    if not key.startswith("sfn."):
-                        delta = value - before.get(key, 0)
-                        request_calls.counts[key] = request_calls.counts.get(key, 0) + delta
-            rig.executions()
-        elapsed = time.perf_counter() - started
-
-        turns = sessions * rounds
-        learned = 0
-        for session_id in measured:
-            runs = steps.learning.executions(_pool(session_id))
-            learned += sum(1 for e in runs if e["status"] == "succeeded" and e["applied"])
+        request_calls, elapsed = _rounds(rig, ana, measured, rounds)
+        learned = sum(
+            1
+            for session_id in measured
+            for e in rig.steps.learning.executions(_pool(session_id))
+            if e["status"] == "succeeded" and e["applied"]
+        )
         workflow = Calls()
         workflow.counts = dict(rig.step_calls.counts)
-        workflow.counts["sfn.StartExecution"] = api_calls.counts.get("sfn.StartExecution", 0)
-        return {
-            "benchmark": "learning",
-            "sessions": sessions,
-            "turns": turns,
-            "learned_turns": learned,
-            "seconds": round(elapsed, 3),
-            "turns_per_s": round(learned / elapsed, 1),
-            "calls_per_turn": {
-                "dynamodb": round(workflow.total("dynamodb") / learned, 2),
-                "kms": round(workflow.total("kms") / learned, 2),
-                "stepfunctions": round(workflow.total("sfn") / learned, 2),
-                "model": round(model.calls / learned, 2),
-            },
-            "workflow_by_operation": {
-                k: round(v / learned, 2) for k, v in sorted(workflow.counts.items())
-            },
-            "lambda_tasks_per_turn": round(rig.tasks[0] / learned, 2),
-            "turn_request_per_turn": _per_turn(request_calls, turns, ("dynamodb", "kms")),
-        }
+        workflow.counts["sfn.StartExecution"] = rig.api_calls.counts.get("sfn.StartExecution", 0)
+        tasks = rig.tasks[0]
+    return {
+        "benchmark": "learning",
+        "sessions": sessions,
+        "turns": sessions * rounds,
+        "learned_turns": learned,
+        "seconds": round(elapsed, 3),
+        "turns_per_s": round(learned / elapsed, 1),
+        "calls_per_turn": {
+            "dynamodb": round(workflow.total("dynamodb") / learned, 2),
+            "kms": round(workflow.total("kms") / learned, 2),
+            "stepfunctions": round(workflow.total("sfn") / learned, 2),
+            "model": round(model.calls / learned, 2),
+        },
+        "workflow_by_operation": {
+            k: round(v / learned, 2) for k, v in sorted(workflow.counts.items())
+        },
+        "lambda_tasks_per_turn": round(tasks / learned, 2),
+        "turn_request_per_turn": _per_turn(request_calls, sessions * rounds, ("dynamodb", "kms")),
+    }
 
 
 def _pool(session_id: str) -> Any:
