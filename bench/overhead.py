@@ -155,13 +155,28 @@ def run(reps: int = REPS) -> dict[str, Any]:
             service_samples.append(timed(service)[1])
             floor_samples.append(timed(floor)[1])
 
+    measured = {"entries": entries, "reps": reps}
+    return (
+        measured
+        | _report(service_samples, floor_samples)
+        | {
+            "dynamodb_requests": [op for op, _params in recorded],
+            "service_calls": service_calls,
+            "decrypts": {"service": service_decrypts, "floor": floor_decrypts},
+            "note": (
+                "wall times include the embedded AWS (moto) answering the same requests for both; "
+                "own_* exclude it"
+            ),
+        }
+    )
+
+
+def _report(service_samples: list[Any], floor_samples: list[Any]) -> dict[str, Any]:
     service_ms = median([s.ms for s in service_samples])
     floor_ms = median([s.ms for s in floor_samples])
     service_own = median([s.own_ms for s in service_samples])
     floor_own = median([s.own_ms for s in floor_samples])
     return {
-        "entries": entries,
-        "reps": reps,
         "service_ms": service_ms,
         "floor_ms": floor_ms,
         "ratio": round(service_ms / floor_ms, 2) if floor_ms else None,
@@ -169,13 +184,6 @@ def run(reps: int = REPS) -> dict[str, Any]:
         "floor_own_ms": floor_own,
         "own_ratio": round(service_own / floor_own, 2) if floor_own else None,
         "emulator_ms": median([s.emulator_ms for s in service_samples]),
-        "dynamodb_requests": [op for op, _params in recorded],
-        "service_calls": service_calls,
-        "decrypts": {"service": service_decrypts, "floor": floor_decrypts},
-        "note": (
-            "wall times include the embedded AWS (moto) answering the same requests for both; "
-            "own_* exclude it"
-        ),
     }
 
 
