@@ -43,7 +43,12 @@ class Harness:
         self.orchestrator = orchestrator or RecordingOrchestrator()
         self.model = ScriptedModel()
         self.pool = NotesPool(self.store)
-        self.service = LearningService(
+        self.service = self.build()
+        self.pool.create(REF)
+
+    def build(self) -> LearningService:
+        """The service over this harness's table, clock and orchestrator."""
+        return LearningService(
             self.store,
             self.cipher,
             self.clock,
@@ -52,7 +57,6 @@ class Harness:
             Catalog({MODEL: self.model}),
             [self.pool],
         )
-        self.pool.create(REF)
 
     def turn(self, *texts: str) -> tuple[str, dict[str, Any]]:
         upto = self.pool.add_turn(REF, *texts)
@@ -92,18 +96,6 @@ class WaitHarness(Harness):
         self.pool.create(REF)
         self.upto = self.pool.add_turn(REF, BUDGET)
         self.driven: set[str] = set()
-
-    def build(self) -> LearningService:
-        """The service over this harness's table, clock and orchestrator."""
-        return LearningService(
-            self.store,
-            self.cipher,
-            self.clock,
-            SequentialIds(),
-            self.orchestrator,
-            Catalog({MODEL: self.model}),
-            [self.pool],
-        )
 
     def wait(self) -> str:
         return self.service.wait(REF, event=EVENT, reason="confide")
