@@ -267,6 +267,13 @@ def run(confides: int = CONFIDES, learned: int = LEARNED, turns: int = BOT_TURNS
             "every_completed_turn_learned": succeeded == len(runs) == learned,
             "every_bot_turn_enriched": bot_turn["enriched"] == turns,
             "model_calls_charged": spent > 0,
+            # The confide reads its chat, turn, settings and spend in batches and writes the
+            # confession as its own call log (ADR 0055): 8.1 calls today.
+            "confide_at_most_9_dynamodb_calls": per_confide["dynamodb"] <= 9,
+            # LoadEvidence reads the chat with its read position in one batch and the pool in
+            # one Query; CallModel and ApplyLearning read the execution row with its evidence
+            # in one batch: 14 reads per learned turn today.
+            "learned_turn_at_most_14_reads": _reads(per_learned_turn) <= 14,
         },
         "note": "through HTTP (token lookup and rate-limit write included); zero-latency model",
     }
@@ -274,6 +281,11 @@ def run(confides: int = CONFIDES, learned: int = LEARNED, turns: int = BOT_TURNS
 
     report["cost"] = cost_per_million_confides(report)
     return report
+
+
+def _reads(per: dict[str, Any]) -> float:
+    reads = ("dynamodb.GetItem", "dynamodb.BatchGetItem", "dynamodb.Query")
+    return sum(per["by_operation"].get(op, 0.0) for op in reads)
 
 
 @dataclass

@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -210,47 +211,56 @@ def _learning_idle(url: str, users: list[dict[str, str]], timeout: float = 300) 
             time.sleep(0.5)
 
 
-def run() -> dict[str, Any]:
-    quick = os.environ.get("LOCAL_SOAK_QUICK") == "1"
-    total = int(os.environ.get("LOCAL_SOAK_REQUESTS", "3000" if quick else "20000"))
-    with tempfile.TemporaryDirectory(prefix="local-soak-") as tmp:
-        server = Server(Path(tmp))
-        try:
-            users = _provision(server.url)
-            pid = server.proc.pid
-            samples: list[tuple[int, float]] = [(0, rss_mb(pid))]
-            load = Load(server.url, users, total)
-            stop = threading.Event()
+@dataclass
+class Soak:
+    """The resident memory as the load went, and what learning did once it stopped."""
 
-            def sample() -> None:
-                while not stop.wait(0.25):
-                    samples.append((load.sent, rss_mb(pid)))
+    load: Load
+    samples: list[tuple[int, float]]
+    burst: tuple[int, float, float]  # requests, resident MB and seconds after the 8 x 150
+    seconds: float
+    end_rss: float
+    idle: Counter[str]
+    idle_seconds: float
+    idle_rss: float
 
-            sampler = threading.Thread(target=sample, daemon=True)
-            sampler.start()
-            started = time.monotonic()
-            load.run(BURST)  # the 8 x 150 soak
-            burst_requests, burst_rss = load.sent, rss_mb(pid)
-            burst_seconds = time.monotonic() - started
-            load.run(total)  # on to the total
-            seconds = time.monotonic() - started
-            stop.set()
-            sampler.join()
-            end_rss = rss_mb(pid)
-            load_ended = time.monotonic()
-            idle = _learning_idle(server.url, users)
-            idle_seconds = time.monotonic() - load_ended
-            idle_rss = rss_mb(pid)
-        finally:
-            server.stop()
+    def at(self, count: int) -> float:
+        return next((rss for sent, rss in self.samples if sent >= count), self.end_rss)
 
-    def at(count: int) -> float:
-        return next((rss for sent, rss in samples if sent >= count), end_rss)
 
-    before, at_1000 = samples[0][1], at(1000)
+def _soak(server: Server, total: int) -> Soak:
+    users = _provision(server.url)
+    pid = server.proc.pid
+    samples: list[tuple[int, float]] = [(0, rss_mb(pid))]
+    load = Load(server.url, users, total)
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.25):
+            samples.append((load.sent, rss_mb(pid)))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    started = time.monotonic()
+    load.run(BURST)  # the 8 x 150 soak
+    burst = (load.sent, rss_mb(pid), time.monotonic() - started)
+    load.run(total)  # on to the total
+    seconds = time.monotonic() - started
+    stop.set()
+    sampler.join()
+    end_rss = rss_mb(pid)
+    load_ended = time.monotonic()
+    idle = _learning_idle(server.url, users)
+    idle_seconds = time.monotonic() - load_ended
+    return Soak(load, samples, burst, seconds, end_rss, idle, idle_seconds, rss_mb(pid))
+
+
+def _report(soak: Soak) -> dict[str, Any]:
+    load, (burst_requests, burst_rss, burst_seconds) = soak.load, soak.burst
+    before, at_1000 = soak.samples[0][1], soak.at(1000)
     first_1000 = round(at_1000 - before, 1)
-    after_1000 = round(end_rss - at_1000, 1)
-    report = {
+    after_1000 = round(soak.end_rss - at_1000, 1)
+    return {
         "requests": load.sent,
         "clients": CLIENTS,
         "mix": dict(MIX),
@@ -258,8 +268,8 @@ def run() -> dict[str, Any]:
             "before": before,
             "after_8x150": burst_rss,
             "at_1000": at_1000,
-            f"at_{load.sent}": end_rss,
-            "after_learning_idle": idle_rss,
+            f"at_{load.sent}": soak.end_rss,
+            "after_learning_idle": soak.idle_rss,
         },
         "growth_mb": {
             "8x150": round(burst_rss - before, 1),
@@ -268,20 +278,31 @@ def run() -> dict[str, Any]:
         },
         "statuses": dict(load.statuses),
         "requests_by_op": dict(load.by_op),
-        "seconds": round(seconds, 1),
-        "rps": round(load.sent / seconds, 1) if seconds else None,
+        "seconds": round(soak.seconds, 1),
+        "rps": round(load.sent / soak.seconds, 1) if soak.seconds else None,
         "burst": {"requests": burst_requests, "seconds": round(burst_seconds, 1)},
         "turn_learning": dict(load.learning),
         # The newest 100 executions of each session, once learning is idle.
-        "newest_executions": dict(idle),
-        "learning_caught_up_seconds": round(idle_seconds, 1),
-        "rss_samples": samples[:: max(1, len(samples) // 40)],
+        "newest_executions": dict(soak.idle),
+        "learning_caught_up_seconds": round(soak.idle_seconds, 1),
+        "rss_samples": soak.samples[:: max(1, len(soak.samples) // 40)],
         "targets": {
             "8x150_under_300_mb": burst_rss - before < 300,
             "long_no_more_than_first_1000": after_1000 <= max(first_1000, 0.0),
         },
     }
-    return report
+
+
+def run() -> dict[str, Any]:
+    quick = os.environ.get("LOCAL_SOAK_QUICK") == "1"
+    total = int(os.environ.get("LOCAL_SOAK_REQUESTS", "3000" if quick else "20000"))
+    with tempfile.TemporaryDirectory(prefix="local-soak-") as tmp:
+        server = Server(Path(tmp))
+        try:
+            soak = _soak(server, total)
+        finally:
+            server.stop()
+    return _report(soak)
 
 
 def main() -> None:

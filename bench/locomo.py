@@ -208,122 +208,131 @@ def _bm25_returned(
     return returned
 
 
-def run() -> dict[str, Any]:
-    data = json.loads(_path().read_text())
+RANKING = (
+    "hybrid: the 100 nearest (cosine; each message embedded with the one before "
+    "it) re-ranked by cosine + 0.4 x BM25 over them, normalised, BM25 reading the "
+    "same text as the vector (the message with the one before it); topK windows "
+    "that each show something new (a hit inside a better hit's window skipped), "
+    "BM25 under the same rule"
+)
+
+
+class Sums:
+    """What one `topK` x `messageRange` configuration found over all questions."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.recall = self.bm25 = self.bm25_plain = 0.0
+        self.turns = self.bm25_turns = 0
+        self.by_category: dict[str, list[float]] = defaultdict(list)
+
+    def row(self, top_k: int, window: int) -> dict[str, Any]:
+        n = self.n
+        return {
+            "topK": top_k,
+            "messageRange": window,
+            "questions": n,
+            "turns_returned": round(self.turns / n, 2),
+            "recall": round(100 * self.recall / n, 1),
+            "bm25_recall": round(100 * self.bm25 / n, 1),
+            "bm25_turns_returned": round(self.bm25_turns / n, 2),
+            "bm25_plain_recall": round(100 * self.bm25_plain / n, 1),
+            "by_category": {
+                c: round(100 * statistics.fmean(v), 1) for c, v in sorted(self.by_category.items())
+            },
+        }
+
+
+class Scoring:
+    """Every question asked under every configuration, with the first one's timings."""
+
+    def __init__(self, recall: RecallService, bm25: dict[str, Any]) -> None:
+        self._recall = recall
+        self._bm25 = bm25
+        self.sums: dict[tuple[int, int], Sums] = defaultdict(Sums)
+        self.timings: list[RecallTimings] = []
+
+    def ask(self, conversation: Loaded, question: dict[str, Any]) -> None:
+        evidence = _evidence(question, conversation.where)
+        if not evidence:
+            return
+        text = str(question["question"])
+        retriever = self._bm25[conversation.user]
+        for top_k in TOP_KS:
+            for window in RANGES:
+                options = effective_options(
+                    {"lastMessages": 0, "semanticRecall": {"topK": top_k, "messageRange": window}}
+                )
+                timings = RecallTimings()
+                recalled = self._recall.recall(
+                    conversation.question_thread, 0, options, text, [], timings
+                )
+                if top_k == TOP_KS[0] and window == RANGES[0]:
+                    self.timings.append(timings)
+                returned = {conversation.dia_of[m.id] for g in recalled for m in g.messages}
+                lexical = _bm25_returned(conversation, retriever, text, top_k, window)
+                plain = _bm25_returned(conversation, retriever, text, top_k, window, False)
+                s = self.sums[(top_k, window)]
+                got = _share(evidence, returned)
+                s.n += 1
+                s.turns += len(returned)
+                s.recall += got
+                s.bm25 += _share(evidence, lexical)
+                s.bm25_turns += len(lexical)
+                s.bm25_plain += _share(evidence, plain)
+                s.by_category[str(question.get("category"))].append(got)
+
+    def medians(self) -> dict[str, float]:
+        def median(values: list[float], digits: int) -> float:
+            return round(statistics.median(values), digits)
+
+        t = self.timings
+        return {
+            "query_embedding_ms_median": median([x.embed_ms for x in t], 2),
+            "index_query_ms_median": median([x.query_ms for x in t], 3),
+            "message_read_ms_median": median([x.read_ms for x in t], 3),
+            "rerank_ms_median": median([x.rerank_ms for x in t], 3),
+            # Messages read per turn for the re-ranking: the candidates and their predecessors.
+            "texts_read_mean": round(statistics.fmean(x.texts_read for x in t), 1),
+        }
+
+
+def _conversations() -> list[dict[str, Any]]:
+    data: list[dict[str, Any]] = json.loads(_path().read_text())
     limit = int(os.environ.get("LOCOMO_CONVERSATIONS", "0") or 0)
-    if limit:
-        data = data[:limit]
-    store, cipher = InMemoryStore(), FakeCipher()
-    repo = ThreadRepository(store, cipher)
+    return data[:limit] if limit else data
+
+
+def run() -> dict[str, Any]:
+    repo = ThreadRepository(InMemoryStore(), FakeCipher())
     # Every run saves its vectors in .cache/bench; LOCOMO_QUICK=1 re-scores from them.
     embedder = CachedEmbedder("locomo", reuse=os.environ.get("LOCOMO_QUICK") == "1")
     started = time.perf_counter()
     embedder.load()
     load_s = time.perf_counter() - started
-    index = InProcessVectorIndex(embedder.dimension)
-    recall = RecallService(repo, Remembering(embedder), index)
-    loaded = [Loaded(n, sample, repo) for n, sample in enumerate(data)]
+    recall = RecallService(repo, Remembering(embedder), InProcessVectorIndex(embedder.dimension))
+    loaded = [Loaded(n, sample, repo) for n, sample in enumerate(_conversations())]
     messages = sum(count for c in loaded for _, count in c.threads)
     started = time.perf_counter()
     for conversation in loaded:
         for thread, count in conversation.threads:
             recall.index_messages(thread, repo.numbered(thread, 0, count, count))
     index_s = time.perf_counter() - started
-    bm25 = _bm25(loaded)
-
-    rows: dict[tuple[int, int], dict[str, Any]] = {}
-    sums: dict[tuple[int, int], dict[str, Any]] = defaultdict(
-        lambda: {
-            "n": 0,
-            "recall": 0.0,
-            "bm25": 0.0,
-            "turns": 0,
-            "bm25_turns": 0,
-            "bm25_plain": 0.0,
-            "cat": defaultdict(list),
-        }
-    )
-    embed_ms: list[float] = []
-    query_ms: list[float] = []
-    read_ms: list[float] = []
-    rerank_ms: list[float] = []
-    texts_read: list[int] = []
+    scoring = Scoring(recall, _bm25(loaded))
     for conversation in loaded:
         for question in conversation.qa:
-            evidence = _evidence(question, conversation.where)
-            if not evidence:
-                continue
-            text = str(question["question"])
-            for top_k in TOP_KS:
-                for window in RANGES:
-                    options = effective_options(
-                        {
-                            "lastMessages": 0,
-                            "semanticRecall": {"topK": top_k, "messageRange": window},
-                        }
-                    )
-                    timings = RecallTimings()
-                    recalled = recall.recall(
-                        conversation.question_thread, 0, options, text, [], timings
-                    )
-                    if top_k == TOP_KS[0] and window == RANGES[0]:
-                        embed_ms.append(timings.embed_ms)
-                        query_ms.append(timings.query_ms)
-                        read_ms.append(timings.read_ms)
-                        rerank_ms.append(timings.rerank_ms)
-                        texts_read.append(timings.texts_read)
-                    returned = {conversation.dia_of[m.id] for g in recalled for m in g.messages}
-                    lexical = _bm25_returned(
-                        conversation, bm25[conversation.user], text, top_k, window
-                    )
-                    s = sums[(top_k, window)]
-                    s["n"] += 1
-                    s["turns"] += len(returned)
-                    got = _share(evidence, returned)
-                    s["recall"] += got
-                    s["bm25"] += _share(evidence, lexical)
-                    s["bm25_turns"] += len(lexical)
-                    plain = _bm25_returned(
-                        conversation, bm25[conversation.user], text, top_k, window, False
-                    )
-                    s["bm25_plain"] += _share(evidence, plain)
-                    s["cat"][str(question.get("category"))].append(got)
-    for (top_k, window), s in sorted(sums.items()):
-        rows[(top_k, window)] = {
-            "topK": top_k,
-            "messageRange": window,
-            "questions": s["n"],
-            "turns_returned": round(s["turns"] / s["n"], 2),
-            "recall": round(100 * s["recall"] / s["n"], 1),
-            "bm25_recall": round(100 * s["bm25"] / s["n"], 1),
-            "bm25_turns_returned": round(s["bm25_turns"] / s["n"], 2),
-            "bm25_plain_recall": round(100 * s["bm25_plain"] / s["n"], 1),
-            "by_category": {
-                c: round(100 * statistics.fmean(v), 1) for c, v in sorted(s["cat"].items())
-            },
-        }
+            scoring.ask(conversation, question)
     embedder.save()
     return {
         "locomo": {
             "conversations": len(loaded),
             "messages": messages,
             "embedder": embedder.model,
-            "ranking": (
-                "hybrid: the 100 nearest (cosine; each message embedded with the one before "
-                "it) re-ranked by cosine + 0.4 x BM25 over them, normalised, BM25 reading the "
-                "same text as the vector (the message with the one before it); topK windows "
-                "that each show something new (a hit inside a better hit's window skipped), "
-                "BM25 under the same rule"
-            ),
-            "rows": list(rows.values()),
+            "ranking": RANKING,
+            "rows": [s.row(*key) for key, s in sorted(scoring.sums.items())],
             "model_load_s": round(load_s, 2),
             "embedding_ms_per_message": round(1000 * index_s / max(1, messages), 2),
-            "query_embedding_ms_median": round(statistics.median(embed_ms), 2),
-            "index_query_ms_median": round(statistics.median(query_ms), 3),
-            "message_read_ms_median": round(statistics.median(read_ms), 3),
-            "rerank_ms_median": round(statistics.median(rerank_ms), 3),
-            # Messages read per turn for the re-ranking: the candidates and their predecessors.
-            "texts_read_mean": round(statistics.fmean(texts_read), 1),
+            **scoring.medians(),
             "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         },
         "cost": cost_per_million_turns_recall(),

@@ -47,7 +47,7 @@ def confessions(world: World, chat_id: str) -> list[dict[str, Any]]:
     return list(answer.json()["confessions"])
 
 
-def test_a_confide_writes_one_row_and_its_call_is_listed_with_request_and_reply(
+def test_a_confides_call_is_listed_with_request_and_reply(
     world: World, script: Script, services: Any, adapters: Any
 ) -> None:
     script.usage = Usage(input_tokens=321, output_tokens=45)
@@ -55,11 +55,6 @@ def test_a_confide_writes_one_row_and_its_call_is_listed_with_request_and_reply(
     turn_id = turn(world.api, world.ana, chat["id"], "Book the 8:10.")["turn"]["id"]
     answer = world.confide(world.ana, chat, turn_id, "I booked the wrong day, Lark-7731.")
     assert answer.json() == {"answer": HEARD, "calm": False}
-    # One row: the confession, which is its call's log entry too (no ttl, no CALL# row).
-    assert rows(adapters, chat["id"], "CALL#") == []
-    [row] = rows(adapters, chat["id"], "CONFESS#")
-    assert "ttl" not in row
-    assert (row["task"], row["model"], row["ended"]) == ("confide_answer", MEMORY_MODEL, "answered")
     [call] = services.memory_bot.repo.calls(stored(services, chat["id"]))
     assert (call.turn_id, call.task, call.model, call.ended) == (
         turn_id,
@@ -74,15 +69,13 @@ def test_a_confide_writes_one_row_and_its_call_is_listed_with_request_and_reply(
     assert json.loads(call.reply or "") == {"answer": HEARD}
     assert call.tokens == (321, 45)
     assert call.latency_ms is not None
-    assert call.at == row["at"]
-    # GET .../confessions is as before.
     [listed] = confessions(world, chat["id"])
     assert listed == {
         "turnId": turn_id,
         "text": "I booked the wrong day, Lark-7731.",
         "answer": HEARD,
         "calm": False,
-        "at": row["at"],
+        "at": call.at,
     }
 
 

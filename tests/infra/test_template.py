@@ -14,25 +14,21 @@ import pytest
 
 from infra import admin_token, gen_layer_requirements
 from infra.cfn_yaml import load_template, loads
+from tests.support import iam
 
 ROOT = Path(__file__).resolve().parents[2]
 # One function per API family (api/families.py); ApiFunction also answers unclaimed paths.
-API_FUNCTIONS = (
-    "ApiFunction",
-    "ApiAgentsFunction",
-    "ApiSessionsFunction",
-    "ApiAgentMemoriesFunction",
-    "ApiBotsFunction",
-    "ApiChatsFunction",
-    "ApiThreadsFunction",
-    "ApiDocsFunction",
-)
+API_FUNCTIONS = (iam.FUNCTIONS[0], *iam.API_FAMILY_FUNCTIONS)
 FUNCTIONS = {
     **dict.fromkeys(API_FUNCTIONS, "api.handler.handler"),
-    "LoadEvidenceFunction": "learning_steps.handler.load_evidence",
-    "CallModelFunction": "learning_steps.handler.call_model",
-    "ApplyLearningFunction": "learning_steps.handler.apply_learning",
-    "RecordFailureFunction": "learning_steps.handler.record_failure",
+    **{
+        step: f"learning_steps.handler.{handler}"
+        for step, handler in zip(
+            iam.STEPS,
+            ("load_evidence", "call_model", "apply_learning", "record_failure"),
+            strict=True,
+        )
+    },
 }
 ENV_VARS = {
     "TABLE_NAME",

@@ -2,13 +2,11 @@
 not on its execution row: the run's end updates the execution row inside ApplyLearning's
 transaction, which bills the row's size before the update, twice, so the execution row
 stays small for its whole life. The evidence row is written once (the first attempt's
-stands), read with the execution row in one request, left to expire by the end, and
-deleted with its run by erasure."""
+stands), left to expire by the end, and deleted with its run by erasure."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -80,35 +78,6 @@ def test_the_execution_row_never_holds_the_evidence_and_the_run_learns(
     [commit] = [w for w in writes if any(_key(a) == execution["sk"] for a in w)]
     assert all(_key(a) != kept["sk"] for a in commit)
     assert _rows(h, "learning-evidence") == [kept]
-
-
-def test_each_step_reads_the_row_and_its_evidence_in_one_request(
-    h: Harness, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    name, state = h.turn(BUDGET)
-    _step(h, name, state, "LoadEvidence", "evidence")
-    reads: list[tuple[str, list[str]]] = []
-    real_get, real_many = h.store.get, h.store.get_many
-
-    def get(pk: str, sk: str) -> Any:
-        reads.append(("get", [sk]))
-        return real_get(pk, sk)
-
-    def get_many(keys_: Sequence[tuple[str, str]]) -> Any:
-        reads.append(("get_many", [sk for _pk, sk in keys_]))
-        return real_many(keys_)
-
-    monkeypatch.setattr(h.store, "get", get)
-    monkeypatch.setattr(h.store, "get_many", get_many)
-    for step, path in (("CallModel", "model"), ("ApplyLearning", "result")):
-        reads.clear()
-        _step(h, name, state, step, path)
-        evidence_reads = [r for r in reads if any(sk.startswith("EVIDENCE#") for sk in r[1])]
-        assert len(evidence_reads) == 1, step
-        kind, sks = evidence_reads[0]
-        assert kind == "get_many"
-        assert any(sk.startswith("EXEC#") for sk in sks)  # with the execution row
-    assert state["result"]["status"] == "succeeded"
 
 
 def test_a_retried_load_evidence_learns_from_what_the_first_attempt_kept(
