@@ -9,7 +9,7 @@ export PYTHONPATH := $(CURDIR)/layers/core:$(CURDIR)
 export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: help venv run aws-local test unit check lint fmt typecheck imports openapi bench bench-recall-quick load \
-	build clean console-screenshots browser
+	build clean console-screenshots browser e2e
 
 help:
 	@echo "make run        serve the API on http://127.0.0.1:$(PORT), data kept in MEMORY_DATA_DIR (.data/)"
@@ -19,6 +19,7 @@ help:
 	@echo "make openapi    regenerate infra/openapi.json"
 	@echo "make bench      benchmarks -> bench/results/;     make load: the load test"
 	@echo "make deploy     sam build && sam deploy (ENV=default|prod)"
+	@echo "make e2e        check a deployment: BASE_URL=https://... ADMIN_TOKEN=... [MODEL=local/rules]"
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,12 +38,12 @@ aws-local: $(STAMP)
 	$(PY) -m infra.local.aws_only
 
 fmt: $(STAMP)
-	$(VENV)/bin/ruff format layers functions infra tests bench clients
-	$(VENV)/bin/ruff check --fix layers functions infra tests bench clients
+	$(VENV)/bin/ruff format layers functions infra tests bench clients e2e
+	$(VENV)/bin/ruff check --fix layers functions infra tests bench clients e2e
 
 check: $(STAMP)
-	$(VENV)/bin/ruff check layers functions infra tests bench clients
-	$(VENV)/bin/ruff format --check layers functions infra tests bench clients
+	$(VENV)/bin/ruff check layers functions infra tests bench clients e2e
+	$(VENV)/bin/ruff format --check layers functions infra tests bench clients e2e
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
@@ -82,6 +83,13 @@ bench: $(STAMP)
 
 load: $(STAMP)
 	$(PY) -m bench.load
+
+# The black-box check of a deployment (e2e/suite.py, standard library only); `make test` runs it
+# against the local service (tests/clients/test_e2e_suite.py).
+MODEL ?= local/rules
+e2e:
+	@test -n "$(BASE_URL)" -a -n "$(ADMIN_TOKEN)" || { echo "usage: make e2e BASE_URL=... ADMIN_TOKEN=... [MODEL=...]"; exit 2; }
+	$(PYTHON) -m e2e.suite --base-url "$(BASE_URL)" --admin-token "$(ADMIN_TOKEN)" --model "$(MODEL)"
 
 # The LoCoMo recall rankings re-scored from the vectors the last run cached in .cache/bench.
 bench-recall-quick: $(STAMP)
