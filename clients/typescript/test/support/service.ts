@@ -38,6 +38,7 @@ function freePort(): Promise<number> {
 export interface User {
   organizationId: string;
   userId: string;
+  token: string;
   client: AgentMemory;
 }
 
@@ -135,7 +136,7 @@ export class LocalService {
     const admin = this.client(this.adminToken);
     const orgId = organizationId ?? (await admin.admin.createOrganization({ name: "ts-client" })).id;
     const created = await admin.admin.createUser({ organizationId: orgId, role });
-    return { organizationId: orgId, userId: created.id, client: this.client(created.token) };
+    return { organizationId: orgId, userId: created.id, token: created.token, client: this.client(created.token) };
   }
 
   private kill(signal: NodeJS.Signals): void {
