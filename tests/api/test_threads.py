@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from agent_memory.persistence.keys import resource_pk
 from tests.conftest import Api
 from tests.support.threads import (
     TITLER,
@@ -290,7 +291,7 @@ def test_no_message_title_or_note_is_stored_in_the_clear(world: World, adapters:
         headers=world.owner.headers,
     )
     rows = adapters.store.query(f"THREAD#{thread}").records
-    rows += adapters.store.query(f"RESOURCE#{world.owner.id}").records
+    rows += adapters.store.query(resource_pk(world.owner.org_id, world.owner.id)).records
     assert len(rows) >= 5
     assert b"Robinson" not in repr(rows).encode()
 

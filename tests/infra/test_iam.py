@@ -604,8 +604,8 @@ def test_every_request_of_every_function_is_allowed(
         for f, found in recorder.requests.items()
     }
     assert written == {
-        "ApiFunction": {"ORG", "USER", "TOKEN", "TOKENPREFIX", "AGENT", "SESSION", "AMEM"}
-        | {"LEARN", "WAIT", "RATE", "THREAD", "RESOURCE", "EVENTS", "AGENTS", "SESSIONS"}
+        "ApiFunction": {"ORG", "USER", "USERID", "TOKEN", "TOKENPREFIX", "AGENT", "SESSION"}
+        | {"AMEM", "LEARN", "WAIT", "RATE", "THREAD", "RESOURCE", "EVENTS", "AGENTS", "SESSIONS"}
         | {"BOT", "BOTS", "BOTMEM", "CHANNEL", "CHAT"},
         "LoadEvidenceFunction": {"LEARN"},
         # The memory Bot's spend (BOT#<id>/SPEND#<period>) is charged where the model answers.

@@ -24,7 +24,7 @@ ORG = "o1"
 def bot_memory_world() -> tuple[BotMemoryService, InMemoryStore]:
     store, cipher = InMemoryStore(), FakeCipher()
     clock, ids = FixedClock(step_ms=1), SequentialIds()
-    people = [Put({"pk": keys.user(p), "sk": keys.HEAD, "orgId": ORG}) for p in PEOPLE]
+    people = [Put({"pk": keys.user(ORG, p), "sk": keys.HEAD}) for p in PEOPLE]
     store.write(people)
     bots = BotService(BotRepository(store, cipher), clock, ids)
     memory = BotMemoryService(

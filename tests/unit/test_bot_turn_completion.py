@@ -23,7 +23,7 @@ ANA = Principal("ana", ORG, "member")
 
 def _bots() -> tuple[BotService, InMemoryStore, str, str]:
     store = InMemoryStore()
-    store.write([Put({"pk": keys.user("ana"), "sk": keys.HEAD, "orgId": ORG})])
+    store.write([Put({"pk": keys.user(ORG, "ana"), "sk": keys.HEAD})])
     bots = BotService(BotRepository(store, FakeCipher()), FixedClock(step_ms=1), SequentialIds())
     bot_id = bots.create_bot(ANA, "Helper", {}).id
     chat_id = bots.create_chat(ANA, bot_id, None, "chat").id

@@ -47,7 +47,7 @@ class RacingStore(InMemoryStore):
 
 def _bots(store: InMemoryStore, *, channel: bool = False) -> tuple[BotService, str]:
     for user in ("ana", "ben"):
-        store.write([Put({"pk": keys.user(user), "sk": keys.HEAD, "orgId": ORG})])
+        store.write([Put({"pk": keys.user(ORG, user), "sk": keys.HEAD})])
     bots = BotService(BotRepository(store, FakeCipher()), FixedClock(step_ms=1), SequentialIds())
     bot_id = bots.create_bot(ANA, "Helper", {"ben": "read"}).id
     channel_id = bots.create_channel(ANA, "team", ["ben"]).id if channel else None
@@ -203,7 +203,7 @@ def test_erasing_a_persons_words_in_a_group_chat_keeps_their_ids() -> None:
     bots, chat_id = _bots(store, channel=True)
     bots.begin_turn(ANA, chat_id, "Hi.")
     bots.begin_turn(BEN, chat_id, "Ben's secret.")
-    removed = ErasureRepository(store).delete_contributions(chat_id, "ben")
+    removed = ErasureRepository(store).delete_contributions(ORG, chat_id, "ben")
     assert removed.chat_items == 1
     assert _head(store, chat_id)["itemCount"] == 2
     bots.begin_turn(ANA, chat_id, "Still here.")

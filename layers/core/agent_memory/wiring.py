@@ -379,7 +379,7 @@ class Wiring:
 
         return ErasureService(
             ErasureRepository(self.store),
-            self.identity_repo.user_org,
+            self.identity_repo.has_user,
             bot_memory=self.bot_memory,
             vectors=self.recall.index,
             clock=self.clock,

@@ -65,10 +65,8 @@ class AgentRepository:
         """Which of `user_ids` are people of `org_id` (one batch read)."""
         if not user_ids:
             return set()
-        rows = self._store.get_many([(keys.user(u), keys.HEAD) for u in user_ids])
-        return {
-            str(row["pk"]).removeprefix(keys.user("")) for row in rows if row.get("orgId") == org_id
-        }
+        rows = self._store.get_many([(keys.user(org_id, u), keys.HEAD) for u in user_ids])
+        return {str(row["pk"]).removeprefix(keys.user(org_id, "")) for row in rows}
 
 
 def _fields(agent: Agent, now_ms: int) -> Record:

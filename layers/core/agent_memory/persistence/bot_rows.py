@@ -55,14 +55,14 @@ def chat_pk(chat_id: str) -> str:
     return f"{CHAT_PREFIX}{chat_id}"
 
 
-def owned_chat_key(owner: str, chat_id: str) -> tuple[str, str]:
-    """The chat's row in its owner's partition (`RESOURCE#<userId>`, as threads')."""
-    return resource_pk(owner), f"{OWNED_CHAT_PREFIX}{chat_id}"
+def owned_chat_key(org_id: str, owner: str, chat_id: str) -> tuple[str, str]:
+    """The chat's row in its owner's partition (`RESOURCE#<orgId>#<userId>`, as threads')."""
+    return resource_pk(org_id, owner), f"{OWNED_CHAT_PREFIX}{chat_id}"
 
 
-def spoken_chat_key(user_id: str, chat_id: str) -> tuple[str, str]:
+def spoken_chat_key(org_id: str, user_id: str, chat_id: str) -> tuple[str, str]:
     """A group chat of another owner in the partition of a person who spoke in it."""
-    return resource_pk(user_id), f"{SPOKEN_CHAT_PREFIX}{chat_id}"
+    return resource_pk(org_id, user_id), f"{SPOKEN_CHAT_PREFIX}{chat_id}"
 
 
 def turn_sk(turn_id: str) -> str:

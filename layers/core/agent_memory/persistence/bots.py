@@ -113,9 +113,8 @@ class BotRepository:
         """Which of `user_ids` are people of `org_id` (one batch read)."""
         if not user_ids:
             return set()
-        rows = self._store.get_many([(keys.user(u), keys.HEAD) for u in user_ids])
-        prefix = keys.user("")
-        return {str(r["pk"]).removeprefix(prefix) for r in rows if r.get("orgId") == org_id}
+        rows = self._store.get_many([(keys.user(org_id, u), keys.HEAD) for u in user_ids])
+        return {str(r["pk"]).removeprefix(keys.user(org_id, "")) for r in rows}
 
     def org_exists(self, org_id: str) -> bool:
         return self._store.get(keys.org(org_id), keys.HEAD) is not None
@@ -209,7 +208,7 @@ class BotRepository:
             "itemCount": 0,
             "createdAt": now_ms,
         }
-        owner_pk, owner_sk = owned_chat_key(chat.owner, chat.id)
+        owner_pk, owner_sk = owned_chat_key(chat.org_id, chat.owner, chat.id)
         owned: Record = {
             "pk": owner_pk,
             "sk": owner_sk,
@@ -275,7 +274,7 @@ class BotRepository:
         }
         actions: list[Action] = [Put(row, Absent())]
         if turn.actor != chat.owner:
-            spoke_pk, spoke_sk = spoken_chat_key(turn.actor, chat.id)
+            spoke_pk, spoke_sk = spoken_chat_key(chat.org_id, turn.actor, chat.id)
             # Unconditional: every Turn of the person writes the same row again.
             actions.append(Put({"pk": spoke_pk, "sk": spoke_sk, "type": "spoken-chat"}))
         return actions

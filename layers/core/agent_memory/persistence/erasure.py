@@ -91,16 +91,17 @@ class ErasureRepository:
         """Every thread of the agent, everyone's."""
         return self._ids(agent_pk(agent_id), agent_thread_sk(""))
 
-    def user_thread_ids(self, user_id: str) -> list[str]:
-        rows = self._rows(keys.resource_pk(user_id), KeyRange(prefix=keys.THREAD_LIST_PREFIX))
+    def user_thread_ids(self, org_id: str, user_id: str) -> list[str]:
+        resource = keys.resource_pk(org_id, user_id)
+        rows = self._rows(resource, KeyRange(prefix=keys.THREAD_LIST_PREFIX))
         return sorted({str(r["threadId"]) for r in rows if "threadId" in r})
 
-    def owned_chat_ids(self, user_id: str) -> list[str]:
-        return self._ids(*owned_chat_key(user_id, ""))
+    def owned_chat_ids(self, org_id: str, user_id: str) -> list[str]:
+        return self._ids(*owned_chat_key(org_id, user_id, ""))
 
-    def spoken_chat_ids(self, user_id: str) -> list[str]:
+    def spoken_chat_ids(self, org_id: str, user_id: str) -> list[str]:
         """Every group chat of another owner where the person started a Turn."""
-        return self._ids(*spoken_chat_key(user_id, ""))
+        return self._ids(*spoken_chat_key(org_id, user_id, ""))
 
     def org_bot_ids(self, org_id: str) -> Iterator[str]:
         """Every bot the organization uses (its own, and those linked to it)."""
@@ -191,7 +192,7 @@ class ErasureRepository:
 
     def _delete_thread_head(self, thread: Thread, now_ms: int) -> int:
         """Returns how many working memory rows went."""
-        resource = keys.resource_pk(thread.resource_id)
+        resource = keys.resource_pk(thread.org_id, thread.resource_id)
         notes = working_memory_pool(thread, "resource")
         notes_sk = keys.entry_sk(keyed_id(notes.pool_id, WORKING_MEMORY_KEY))
         had_notes = self._store.get(notes.pk, notes_sk) is not None
@@ -221,10 +222,12 @@ class ErasureRepository:
         pk = chat_pk(chat.id)
         items = _typed(self._delete_all(pk, but_head=True), "chat-item")
         self._delete_runs(keys.learn_pk(*learning), ("chat", chat.id))
-        self._delete_head(pk, CHAT_DELETING, Delete(*owned_chat_key(chat.owner, chat.id)))
+        self._delete_head(
+            pk, CHAT_DELETING, Delete(*owned_chat_key(chat.org_id, chat.owner, chat.id))
+        )
         return Erased(chats=1, chat_items=items)
 
-    def delete_contributions(self, chat_id: str, user_id: str) -> Erased:
+    def delete_contributions(self, org_id: str, chat_id: str, user_id: str) -> Erased:
         """The person's items in another's group chat, with what their Turns left; the
         fence rises first so the ids of words that went are never given again."""
         pk = chat_pk(chat_id)
@@ -249,15 +252,15 @@ class ErasureRepository:
         if seqs:
             raise_fence(self._store, chat_id, max(seqs))
         self._delete_rows(pk, chosen)
-        self._write([Delete(*spoken_chat_key(user_id, chat_id))])
+        self._write([Delete(*spoken_chat_key(org_id, user_id, chat_id))])
         return Erased(chat_items=len(seqs))
 
-    def forget_owned_chat(self, user_id: str, chat_id: str) -> None:
-        self._write([Delete(*owned_chat_key(user_id, chat_id))])
+    def forget_owned_chat(self, org_id: str, user_id: str, chat_id: str) -> None:
+        self._write([Delete(*owned_chat_key(org_id, user_id, chat_id))])
 
-    def delete_resource_rest(self, user_id: str) -> Erased:
+    def delete_resource_rest(self, org_id: str, user_id: str) -> Erased:
         """What is left in the person's partition once their threads and chats went."""
-        resource = keys.resource_pk(user_id)
+        resource = keys.resource_pk(org_id, user_id)
         chats = (keys.OWNED_CHAT_PREFIX, keys.SPOKEN_CHAT_PREFIX)
         rest = [r for r in self._rows(resource) if not str(r["sk"]).startswith(chats)]
         self._delete_rows(resource, rest)

@@ -1,11 +1,14 @@
 """Organizations, users and tokens in the table.
 
 - `ORG#<id>/META`: name, settings overrides, `rev` (a counter for settings writes).
-- `USER#<id>/META`: organization, name, role. User ids are global: one GetItem finds a user.
-- `USER#<id>/META` also holds `tokenRev`, a counter every issuance bumps under the condition
-  that it is still what the issuer read: a rotation deletes every token it read, and no token
-  added meanwhile escapes it (the losing write reads again).
-- `USER#<id>/TOKEN#<prefix>`: the person's list (digest, who issued it, when): what
+- `USER#<orgId>#<id>/META`: name, role. A user id belongs to its organization: `ana` of two
+  organizations are two people.
+- `USERID#<id>/ORG#<orgId>`: the organizations an id exists in, for the admin token's routes
+  that name a user without an organization.
+- `USER#<orgId>#<id>/META` also holds `tokenRev`, a counter every issuance bumps under the
+  condition that it is still what the issuer read: a rotation deletes every token it read, and
+  no token added meanwhile escapes it (the losing write reads again).
+- `USER#<orgId>#<id>/TOKEN#<prefix>`: the person's list (digest, who issued it, when): what
   `GET /v1/me/tokens` shows and what a rotation or a user's deletion removes.
 - `TOKEN#<sha256>/META`: the principal a token stands for (one GetItem per request).
 - `TOKENPREFIX#<prefix>/META`: the digest, so a token is revoked by its public prefix.
@@ -59,6 +62,16 @@ class User:
 class StoredToken:
     held: HeldToken
     digest: str
+
+
+@dataclass(frozen=True)
+class TokenOwner:
+    """A token found by its public prefix: its digest and whose it is."""
+
+    prefix: str
+    digest: str
+    org_id: str
+    user_id: str
 
 
 @dataclass(frozen=True)
@@ -142,10 +155,9 @@ class IdentityRepository:
 
     def create_user(self, user: User, token: IssuedToken, issued_by: str, now_ms: int) -> None:
         row: Record = {
-            "pk": keys.user(user.id),
+            "pk": keys.user(user.org_id, user.id),
             "sk": keys.HEAD,
             "type": "user",
-            "orgId": user.org_id,
             "name": user.name,
             "role": user.role,
             "createdAt": now_ms,
@@ -157,6 +169,7 @@ class IdentityRepository:
                     # The organization must still exist when the user is added.
                     Check(keys.org(user.org_id), keys.HEAD, Present(name="organization")),
                     Put(row, Absent()),
+                    Put({"pk": keys.user_orgs(user.id), "sk": keys.org(user.org_id)}),
                     *self._token_rows(user, token, issued_by, now_ms),
                 ]
             )
@@ -165,34 +178,39 @@ class IdentityRepository:
                 raise NotFound("organization not found", ["organizationId"]) from error
             raise Conflict(f"user {user.id!r} already exists", ["id"]) from error
 
-    def get_user(self, user_id: str) -> User | None:
-        row = self._store.get(keys.user(user_id), keys.HEAD)
-        return None if row is None else _user(user_id, row)
+    def get_user(self, org_id: str, user_id: str) -> User | None:
+        row = self._store.get(keys.user(org_id, user_id), keys.HEAD)
+        return None if row is None else _user(org_id, user_id, row)
 
-    def user_org(self, user_id: str) -> str | None:
-        """The organization of a user (None: no such user)."""
-        user = self.get_user(user_id)
-        return user.org_id if user is not None else None
+    def has_user(self, org_id: str, user_id: str) -> bool:
+        return self.get_user(org_id, user_id) is not None
 
-    def holding(self, user_id: str) -> Holding | None:
+    def orgs_of(self, user_id: str) -> list[str]:
+        """Every organization `user_id` exists in."""
+        page = self._store.query(keys.user_orgs(user_id))
+        return [str(row["sk"]).removeprefix(keys.org("")) for row in page.records]
+
+    def holding(self, org_id: str, user_id: str) -> Holding | None:
         """The user, their `tokenRev` and every token they hold (None: no such user).
 
         The user row is read before the list, so a token added after the list was read has
         bumped the counter the next write is conditioned on."""
-        row = self._store.get(keys.user(user_id), keys.HEAD)
+        row = self._store.get(keys.user(org_id, user_id), keys.HEAD)
         if row is None:
             return None
-        return Holding(_user(user_id, row), int(row["tokenRev"]), self._stored_tokens(user_id))
+        user = _user(org_id, user_id, row)
+        return Holding(user, int(row["tokenRev"]), self._stored_tokens(user))
 
-    def held(self, user_id: str) -> list[HeldToken]:
-        """The tokens `user_id` holds, oldest first."""
-        return [stored.held for stored in self._stored_tokens(user_id)]
+    def held(self, user: User) -> list[HeldToken]:
+        """The tokens `user` holds, oldest first."""
+        return [stored.held for stored in self._stored_tokens(user)]
 
-    def _stored_tokens(self, user_id: str) -> list[StoredToken]:
+    def _stored_tokens(self, user: User) -> list[StoredToken]:
         rows: list[Record] = []
         after = None
+        pk = keys.user(user.org_id, user.id)
         while True:
-            page = self._store.query(keys.user(user_id), KeyRange(prefix=_HELD_PREFIX), after=after)
+            page = self._store.query(pk, KeyRange(prefix=_HELD_PREFIX), after=after)
             rows.extend(page.records)
             if page.next is None:
                 break
@@ -223,14 +241,14 @@ class IdentityRepository:
     def rotate(self, holding: Holding, token: IssuedToken, issued_by: str, now_ms: int) -> None:
         """Replace every token of `holding` with `token`, in one transaction, if the holder's
         tokens did not change since `holding` was read (WriteConflict otherwise)."""
-        user_id = holding.user.id
+        user_pk = keys.user(holding.user.org_id, holding.user.id)
         removed = [
             delete
             for stored in holding.tokens
             for delete in (
                 Delete(keys.token(stored.digest), keys.HEAD),
                 Delete(keys.token_prefix(stored.held.prefix), keys.HEAD),
-                Delete(keys.user(user_id), _HELD_PREFIX + stored.held.prefix),
+                Delete(user_pk, _HELD_PREFIX + stored.held.prefix),
             )
         ]
         self._store.write(
@@ -244,7 +262,7 @@ class IdentityRepository:
     @staticmethod
     def _bump(holding: Holding) -> Update:
         return Update(
-            keys.user(holding.user.id),
+            keys.user(holding.user.org_id, holding.user.id),
             keys.HEAD,
             set={"tokenRev": holding.rev + 1},
             condition=Equals("tokenRev", holding.rev, name=TOKENS_CHANGED),
@@ -273,12 +291,13 @@ class IdentityRepository:
                     "type": "token-prefix",
                     "digest": token.digest,
                     "userId": user.id,
+                    "orgId": user.org_id,
                 },
                 Absent(),
             ),
             Put(
                 {
-                    "pk": keys.user(user.id),
+                    "pk": keys.user(user.org_id, user.id),
                     "sk": _HELD_PREFIX + token.prefix,
                     "type": "held-token",
                     "digest": token.digest,
@@ -306,20 +325,20 @@ class IdentityRepository:
             None if org is None else _organization(org_id, org),
         )
 
-    def token_owner(self, prefix: str) -> tuple[str, str]:
-        """(digest, user id) of the token with this public prefix."""
+    def token_owner(self, prefix: str) -> TokenOwner:
+        """Whose is the token with this public prefix."""
         row = self._store.get(keys.token_prefix(prefix), keys.HEAD)
         if row is None:
             raise NotFound(TOKEN_NOT_FOUND)
-        return str(row["digest"]), str(row["userId"])
+        return TokenOwner(prefix, str(row["digest"]), str(row["orgId"]), str(row["userId"]))
 
-    def revoke(self, prefix: str, digest: str, user_id: str) -> None:
+    def revoke(self, owner: TokenOwner) -> None:
         try:
             self._store.write(
                 [
-                    Delete(keys.token_prefix(prefix), keys.HEAD, Present(name="token")),
-                    Delete(keys.token(digest), keys.HEAD),
-                    Delete(keys.user(user_id), _HELD_PREFIX + prefix),
+                    Delete(keys.token_prefix(owner.prefix), keys.HEAD, Present(name="token")),
+                    Delete(keys.token(owner.digest), keys.HEAD),
+                    Delete(keys.user(owner.org_id, owner.user_id), _HELD_PREFIX + owner.prefix),
                 ]
             )
         except WriteConflict as error:
@@ -329,8 +348,8 @@ class IdentityRepository:
             raise NotFound(TOKEN_NOT_FOUND) from error
 
 
-def _user(user_id: str, row: Record) -> User:
-    return User(user_id, row["orgId"], row.get("name"), cast(Role, row["role"]))
+def _user(org_id: str, user_id: str, row: Record) -> User:
+    return User(user_id, org_id, row.get("name"), cast(Role, row["role"]))
 
 
 def _principal(row: Record) -> Principal:

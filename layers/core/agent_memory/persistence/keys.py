@@ -28,16 +28,23 @@ def thread_pk(thread_id: str) -> str:
     return f"THREAD#{thread_id}"
 
 
-def resource_pk(user_id: str) -> str:
-    return f"RESOURCE#{user_id}"
+def resource_pk(org_id: str, user_id: str) -> str:
+    """A person's partition: user ids belong to their organization."""
+    return f"RESOURCE#{org_id}#{user_id}"
 
 
 def org(org_id: str) -> str:
     return f"ORG#{org_id}"
 
 
-def user(user_id: str) -> str:
-    return f"USER#{user_id}"
+def user(org_id: str, user_id: str) -> str:
+    return f"USER#{org_id}#{user_id}"
+
+
+def user_orgs(user_id: str) -> str:
+    """The organizations a user id exists in (`ORG#<orgId>` rows): for the admin token's
+    routes that name a user without an organization."""
+    return f"USERID#{user_id}"
 
 
 def token(digest: str) -> str:

@@ -148,7 +148,7 @@ class ThreadRepository:
     @staticmethod
     def _index_row(thread: Thread, sk: str) -> Record:
         return {
-            "pk": resource_pk(thread.resource_id),
+            "pk": resource_pk(thread.org_id, thread.resource_id),
             "sk": sk,
             "type": "thread-index",
             "threadId": thread.id,
@@ -175,7 +175,12 @@ class ThreadRepository:
         return StoredThread(thread, int(row.get("seq", 0)))
 
     def of_user(
-        self, user_id: str, agent_id: str | None, limit: int, after: Thread | None = None
+        self,
+        org_id: str,
+        user_id: str,
+        agent_id: str | None,
+        limit: int,
+        after: Thread | None = None,
     ) -> ThreadPage:
         """The user's threads newest first (of one agent when `agent_id` is given), `limit`
         at most, after the thread `after` (a page's last): one Query either way."""
@@ -186,7 +191,7 @@ class ThreadRepository:
             prefix = THREAD_LIST_PREFIX
             start = all_sk(after) if after is not None else None
         page = self._store.query(
-            resource_pk(user_id), KeyRange(prefix=prefix), limit=limit, after=start
+            resource_pk(org_id, user_id), KeyRange(prefix=prefix), limit=limit, after=start
         )
         threads = [
             Thread(
@@ -215,13 +220,13 @@ class ThreadRepository:
                 condition=Present(),
             ),
             Update(
-                resource_pk(thread.resource_id),
+                resource_pk(thread.org_id, thread.resource_id),
                 index_sk(thread),
                 set={"title": sealed},
                 condition=Present(),
             ),
             Update(
-                resource_pk(thread.resource_id),
+                resource_pk(thread.org_id, thread.resource_id),
                 all_sk(thread),
                 set={"title": sealed},
                 condition=Present(),

@@ -32,7 +32,7 @@ def working_memory_pool(thread: Thread, scope: str) -> Pool:
     per thread."""
     if scope == "resource":
         pool_id = f"wm:{thread.agent_id}:{thread.resource_id}"
-        return Pool(resource_pk(thread.resource_id), thread.org_id, pool_id, SINGLE)
+        return Pool(resource_pk(thread.org_id, thread.resource_id), thread.org_id, pool_id, SINGLE)
     return Pool(thread_pk(thread.id), thread.org_id, f"wm:{thread.id}", SINGLE)
 
 

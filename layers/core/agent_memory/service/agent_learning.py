@@ -223,15 +223,15 @@ class AgentLearningPool(PoolDefaults):
             memory=tuple(self._memory(found)),
             model=settings.get("helperModel"),
             allowed_kinds=LASTING_KINDS,
-            person=self._person(session.owner),
+            person=self._person(session.org_id, session.owner),
             detail=AgentDetail(session.id, found.version),
         )
 
     def _memory(self, found: AgentMemory) -> list[KnownEntry]:
         return known_entries(found.entries, lambda entry: self._repo.open(found.agent, entry))
 
-    def _person(self, user_id: str) -> str:
-        user = self._people.get_user(user_id)
+    def _person(self, org_id: str, user_id: str) -> str:
+        user = self._people.get_user(org_id, user_id)
         return user.name if user is not None and user.name else user_id
 
     def detail_of(self, data: Any) -> AgentDetail:

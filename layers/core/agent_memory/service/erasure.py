@@ -53,14 +53,14 @@ class ErasureService:
     def __init__(
         self,
         repo: ErasureRepository,
-        user_org: Callable[[str], str | None],
+        has_user: Callable[[str, str], bool],
         *,
         clock: Clock,
         bot_memory: BotMemoryEraser | None = None,
         vectors: VectorIndex | None = None,
     ) -> None:
         self._repo = repo
-        self._user_org = user_org
+        self._has_user = has_user
         self._bot_memory = bot_memory
         self._vectors = vectors
         self._forget_thread = vector_forgetter(vectors) if vectors is not None else None
@@ -89,7 +89,7 @@ class ErasureService:
         """Erase one person's data from the organization (domain/erasure.py); the person
         stays a user. Idempotent: a repeat counts only what it removed itself."""
         require_org_admin(principal, org_id, ["orgId"])
-        if self._user_org(user_id) != org_id:
+        if not self._has_user(org_id, user_id):
             raise NotFound(USER_NOT_FOUND, ["userId"])
         erased = Erased()
         for agent_id, owner in self._repo.org_agents(org_id):
@@ -97,13 +97,13 @@ class ErasureService:
                 erased.add(self._sessions(agent_id, owner=user_id))
             elif (found := self._repo.agent(agent_id)) is not None:
                 erased.add(self._agent(*found))
-        for chat_id in self._repo.owned_chat_ids(user_id):
-            erased.add(self._chat(user_id, chat_id))
-        for chat_id in self._repo.spoken_chat_ids(user_id):
-            erased.add(self._repo.delete_contributions(chat_id, user_id))
-        for thread_id in self._repo.user_thread_ids(user_id):
+        for chat_id in self._repo.owned_chat_ids(org_id, user_id):
+            erased.add(self._chat(org_id, user_id, chat_id))
+        for chat_id in self._repo.spoken_chat_ids(org_id, user_id):
+            erased.add(self._repo.delete_contributions(org_id, chat_id, user_id))
+        for thread_id in self._repo.user_thread_ids(org_id, user_id):
             erased.add(self._thread(thread_id))
-        erased.add(self._repo.delete_resource_rest(user_id))
+        erased.add(self._repo.delete_resource_rest(org_id, user_id))
         forget = self._forget_memories if self._vectors is not None else None
         erased.add(self._repo.delete_memories_about(org_id, user_id, self._now(), forget))
         if self._bot_memory is not None:
@@ -121,10 +121,10 @@ class ErasureService:
         erased.agents = 1
         return erased
 
-    def _chat(self, user_id: str, chat_id: str) -> Erased:
+    def _chat(self, org_id: str, user_id: str, chat_id: str) -> Erased:
         found = self._repo.chat(chat_id)
         if found is None:
-            self._repo.forget_owned_chat(user_id, chat_id)  # gone meanwhile
+            self._repo.forget_owned_chat(org_id, user_id, chat_id)  # gone meanwhile
             return Erased()
         chat, begun = found
         if not begun:

@@ -12,7 +12,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from agent_memory.domain.access import require_org_admin
-from agent_memory.domain.errors import Conflict, Forbidden, NotFound, Unauthorized
+from agent_memory.domain.errors import (
+    Conflict,
+    Forbidden,
+    NotFound,
+    Unauthorized,
+    ValidationFailed,
+)
 from agent_memory.domain.identity import (
     MAX_TOKENS_PER_USER,
     SERVICE_ADMIN,
@@ -28,7 +34,6 @@ from agent_memory.domain.identity import (
 )
 from agent_memory.persistence.identity import (
     TOKEN_NOT_FOUND,
-    Holding,
     IdentityRepository,
     Organization,
     User,
@@ -152,23 +157,40 @@ class IdentityService:
         self._repo.create_user(user, token, issuer(principal), self._clock.now_ms())
         return NewUser(user_id, token)
 
-    def issue_token(self, principal: Principal, user_id: str) -> IssuedToken:
+    def issue_token(
+        self, principal: Principal, user_id: str, org_id: str | None = None
+    ) -> IssuedToken:
         """An administrator's token for `user_id`: every token the person held stops working."""
+        org_id = self._org_of(principal, user_id, org_id)
         token = issue_token()
 
         def rotate() -> None:
-            holding = self._holding(principal, user_id)
+            holding = self._repo.holding(org_id, user_id)
+            if holding is None:
+                raise NotFound(USER_NOT_FOUND)
+            require_org_admin(principal, org_id)
             self._repo.rotate(holding, token, issuer(principal), self._clock.now_ms())
 
         until_it_lands(rotate, _kept_changing)
         return token
 
-    def _holding(self, principal: Principal, user_id: str) -> Holding:
-        holding = self._repo.holding(user_id)
-        if holding is None or not principal.may_know(holding.user.org_id):
+    def _org_of(self, principal: Principal, user_id: str, org_id: str | None) -> str:
+        """The organization of the user a route names without one: the caller's own for a
+        person; for the admin token the only one the id exists in, else the
+        body must say which."""
+        if org_id is None and principal.org_id is not None:
+            org_id = principal.org_id
+        if org_id is None:
+            orgs = self._repo.orgs_of(user_id)
+            if len(orgs) > 1:
+                raise ValidationFailed(
+                    f"user {user_id!r} exists in {len(orgs)} organizations: name one",
+                    ["organizationId"],
+                )
+            org_id = orgs[0] if orgs else None
+        if org_id is None or not principal.may_know(org_id):
             raise NotFound(USER_NOT_FOUND)
-        require_org_admin(principal, holding.user.org_id)
-        return holding
+        return org_id
 
     def issue_own_token(self, principal: Principal) -> IssuedToken:
         """One more token for the caller; the admin token is configured, not issued."""
@@ -177,8 +199,11 @@ class IdentityService:
             raise Conflict("the admin token is configured, not issued: it has no tokens to add to")
         token = issue_token()
 
+        org_id = principal.org_id
+        assert org_id is not None  # a person's principal always has one
+
         def add() -> None:
-            holding = self._repo.holding(user_id)
+            holding = self._repo.holding(org_id, user_id)
             if holding is None:
                 raise NotFound(USER_NOT_FOUND)
             if len(holding.tokens) >= MAX_TOKENS_PER_USER:
@@ -193,27 +218,26 @@ class IdentityService:
 
     def own_tokens(self, principal: Principal) -> list[HeldToken]:
         """Oldest first: who issued each and when."""
-        if principal.user_id is None:
+        if principal.user_id is None or principal.org_id is None:
             return []
-        return self._repo.held(principal.user_id)
+        user = self._repo.get_user(principal.org_id, principal.user_id)
+        return [] if user is None else self._repo.held(user)
 
     def revoke_own_token(self, principal: Principal, prefix: str) -> None:
         """Anyone else's token answers as an unknown one."""
         if principal.user_id is None:
             raise Forbidden("the admin token holds no tokens of its own")
-        digest, user_id = self._repo.token_owner(prefix)
-        if user_id != principal.user_id:
+        owner = self._repo.token_owner(prefix)
+        if (owner.org_id, owner.user_id) != (principal.org_id, principal.user_id):
             raise NotFound(TOKEN_NOT_FOUND)
-        self._repo.revoke(prefix, digest, user_id)
+        self._repo.revoke(owner)
 
     def revoke_token(self, principal: Principal, prefix: str) -> None:
-        digest, user_id = self._repo.token_owner(prefix)
-        if not principal.is_service_admin:
-            user = self._repo.get_user(user_id)
-            if user is None or not principal.may_know(user.org_id):
-                raise NotFound(TOKEN_NOT_FOUND)
-            require_org_admin(principal, user.org_id)
-        self._repo.revoke(prefix, digest, user_id)
+        owner = self._repo.token_owner(prefix)
+        if not principal.may_know(owner.org_id):
+            raise NotFound(TOKEN_NOT_FOUND)
+        require_org_admin(principal, owner.org_id)
+        self._repo.revoke(owner)
 
 
 def _kept_changing() -> Conflict:

@@ -301,7 +301,9 @@ class ObserverService:
         if scope == "thread":
             return [(thread, m) for m in self._threads.latest(thread, RECALL_THREAD_MESSAGES)]
         found: list[tuple[Thread, Message]] = []
-        page = self._threads.of_user(thread.resource_id, thread.agent_id, RECALL_THREADS)
+        page = self._threads.of_user(
+            thread.org_id, thread.resource_id, thread.agent_id, RECALL_THREADS
+        )
         for other in page.threads:
             # The list is the user's own: never another user's thread.
             if other.resource_id != thread.resource_id:

@@ -116,7 +116,9 @@ class ThreadService:
                     "starting_after must be one of your threads of the agent listed",
                     ["starting_after"],
                 )
-        return self.repo.of_user(principal.user_id, agent_id, limit, after)
+        org_id = principal.org_id
+        assert org_id is not None  # a tenant's principal always has one
+        return self.repo.of_user(org_id, principal.user_id, agent_id, limit, after)
 
     def executions(self, principal: Principal, thread_id: str) -> list[dict[str, Any]]:
         return self.background.executions(self._thread(principal, thread_id).thread)

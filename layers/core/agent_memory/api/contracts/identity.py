@@ -43,7 +43,8 @@ class CreatedUser(Answer):
 
 
 class IssueToken(Body):
-    pass
+    # Needed only when the id exists in more than one organization (ids are per organization).
+    organizationId: str | None = Field(default=None, min_length=1, max_length=64)
 
 
 class IssuedToken(Answer):

@@ -50,7 +50,8 @@ async def issue_token(
     once), and the person sees who issued it in `GET /v1/me/tokens`. A person adds a token
     beside their others with `POST /v1/me/tokens`. An org admin (their people), or the admin
     token."""
-    token = await run(svc, svc.identity.issue_token, caller, userId)
+    org_id = body.organizationId if body is not None else None
+    token = await run(svc, svc.identity.issue_token, caller, userId, org_id)
     return IssuedToken(token=token.secret, tokenPrefix=token.prefix)
 
 
