@@ -87,6 +87,12 @@ export class LocalService {
     const service = new LocalService(`http://127.0.0.1:${port}`, adminToken, child, workdir, logFile);
     // Should this test process end without stop() (a crash, a cancelled run), the service goes too.
     process.once("exit", () => service.kill("SIGKILL"));
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      process.once(signal, () => {
+        service.kill("SIGKILL");
+        process.exit(128 + (signal === "SIGINT" ? 2 : 15));
+      });
+    }
     try {
       await service.waitHealthy(timeoutMs);
     } catch (error) {
