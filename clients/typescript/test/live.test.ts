@@ -3,7 +3,11 @@
  * file on a free port with its own data directory, and stopped at the end however it went.
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
 
 import {
   AgentMemory,
@@ -18,7 +22,7 @@ import {
   type Event,
   type FetchLike,
 } from "../src/index.js";
-import { LocalService, type User } from "./support/service.js";
+import { LocalService, repoRoot, type User } from "./support/service.js";
 
 let service: LocalService;
 let alice: User;
@@ -452,5 +456,27 @@ describe("errors and access", () => {
   test("an unknown token is Unauthorized", async () => {
     const error = await rejection(service.client("amk_nobody_0000000000000000").me());
     assert.ok(error instanceof Unauthorized);
+  });
+});
+
+describe("README", () => {
+  const folder = join(repoRoot(), "clients", "typescript");
+
+  test("its quickstart is examples/quickstart.ts, and it runs", async () => {
+    const readme = readFileSync(join(folder, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Quickstart"));
+    const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.equal(block, readFileSync(join(folder, "examples", "quickstart.ts"), "utf8"));
+
+    const erin = await service.user();
+    const { stdout } = await promisify(execFile)(process.execPath, [join(folder, "dist", "examples", "quickstart.js")], {
+      env: { ...process.env, AGENT_MEMORY_URL: service.url, AGENT_MEMORY_TOKEN: erin.token },
+      timeout: 30_000,
+    });
+    assert.match(stdout, /^user: Remember that my budget is 1500 EUR$/m);
+    assert.match(stdout, /budget: The user's budget is 1500 EUR\./);
+    assert.match(stdout, /^tools: updateWorkingMemory, recall$/m);
+    assert.match(stdout, /^recalled: My cat is called Miso\.$/m);
+    assert.match(stdout, /^404 NotFound: session not found$/m);
   });
 });
