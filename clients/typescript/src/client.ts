@@ -19,21 +19,19 @@ export interface RetryOptions {
 }
 
 /**
- * Read the current state, build a command from it, apply it at that state's version; on the
- * given conflict (someone changed it meanwhile) read and build again.
+ * Read the current state and `apply` a change built from it at that state's version; on the
+ * given conflict (someone changed it meanwhile) read and apply again, up to `attempts` times.
  */
 async function optimistic<S, R>(
   conflict: typeof SessionConflict | typeof VersionConflict,
   attempts: number,
   read: () => Promise<S>,
-  apply: (state: S) => Promise<R> | null,
-): Promise<R | S> {
+  apply: (state: S) => Promise<R>,
+): Promise<R> {
   for (let attempt = 1; ; attempt++) {
     const state = await read();
-    const applied = apply(state);
-    if (applied === null) return state;
     try {
-      return await applied;
+      return await apply(state);
     } catch (error) {
       if (!(error instanceof conflict) || attempt >= attempts) throw error;
     }
@@ -117,9 +115,9 @@ export class AgentMemoryOfAgent extends Group {
       VersionConflict,
       attempts,
       () => this.get(agentId),
-      (memory) => {
+      async (memory) => {
         const command = build(memory);
-        return command === null ? null : this.command(agentId, { expected: memory.version, command });
+        return command === null ? memory : this.command(agentId, { expected: memory.version, command });
       },
     );
   }
@@ -294,16 +292,15 @@ export class SessionMemoryOfSession extends Group {
       const session = await this.sessions.get(sessionId);
       return { session, memory: await this.get(sessionId) };
     };
-    const result = await optimistic(SessionConflict, attempts, read, ({ session, memory }) => {
+    return optimistic(SessionConflict, attempts, read, async ({ session, memory }) => {
       const command = build(session, memory);
-      if (command === null) return null;
+      if (command === null) return session;
       return this.command(sessionId, {
         expected: session.head,
         revision: session.revision,
         command,
       });
     });
-    return "session" in result ? result.session : result;
   }
 
   /** What the agent's model is given (`text` is "" when the memory's `use` is off). */
@@ -518,9 +515,9 @@ export class BotSettingsOfBot extends Group {
       VersionConflict,
       attempts,
       () => this.get(botId),
-      (settings) => {
+      async (settings) => {
         const change = build(settings);
-        return change === null ? null : this.patch(botId, { ...change, expected: settings.version });
+        return change === null ? settings : this.patch(botId, { ...change, expected: settings.version });
       },
     );
   }

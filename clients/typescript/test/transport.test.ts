@@ -16,6 +16,7 @@ import {
   Throttled,
   Unavailable,
   ValidationError,
+  VersionConflict,
   parseRetryAfter,
   type ClientOptions,
 } from "../src/index.js";
@@ -230,6 +231,58 @@ describe("errors", () => {
     const error = await rejection(client().sessions.get("s_1"));
     assert.ok(error instanceof AgentMemoryError);
     assert.match(error.message, /not JSON/);
+  });
+});
+
+describe("optimistic updates", () => {
+  const MEMORY = { entries: {}, overrides: {}, processed: [], settings: { use: true, generate: true } };
+  const NEWER = { session: { ...SESSION.session, head: "v-2", revision: 1 } };
+
+  test("on SessionConflict, update reads the session again and rebuilds the command", async () => {
+    fake.script(
+      { status: 200, body: SESSION },
+      { status: 200, body: MEMORY },
+      { status: 409, body: apiError("SessionConflict", "the session changed since you read it") },
+      { status: 200, body: NEWER },
+      { status: 200, body: MEMORY },
+      { status: 200, body: { session: { ...NEWER.session, revision: 2 } } },
+    );
+    const built: string[] = [];
+    const session = await client().sessions.memory.update("s_1", (current) => {
+      built.push(current.head);
+      return { _tag: "Forget", key: "budget" };
+    });
+    assert.equal(session.revision, 2);
+    assert.deepEqual(built, ["v-1", "v-2"]);
+    const commands = fake.requests.filter((r) => r.method === "POST").map((r) => JSON.parse(r.body));
+    assert.deepEqual(
+      commands.map((c) => [c.expected, c.revision]),
+      [
+        ["v-1", 0],
+        ["v-2", 1],
+      ],
+    );
+  });
+
+  test("update gives up after `attempts`, and does not retry other errors", async () => {
+    const stale = { status: 409, body: apiError("VersionConflict", "stale") } as const;
+    const memory = { status: 200, body: { entries: {}, version: 4 } } as const;
+    fake.script(memory, stale, memory, stale);
+    const build = () => ({ _tag: "Forget", key: "tone" }) as const;
+    const error = await rejection(client().agents.memory.update("ag_1", build, { attempts: 2 }));
+    assert.ok(error instanceof VersionConflict);
+    assert.equal(fake.requests.length, 4);
+
+    fake.script(memory, { status: 404, body: apiError("NotFound", "agent not found") });
+    assert.ok((await rejection(client().agents.memory.update("ag_1", build))) instanceof NotFound);
+    assert.equal(fake.requests.length, 2);
+  });
+
+  test("build returning null applies nothing", async () => {
+    fake.script({ status: 200, body: { version: 3, instructions: null, concurrency: null, budget: null, spentMicros: 0 } });
+    const settings = await client().bots.settings.update("b_1", () => null);
+    assert.equal(settings.version, 3);
+    assert.equal(fake.requests.length, 1);
   });
 });
 
