@@ -53,13 +53,15 @@ class Http:
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"the base URL must be http(s): {self.base_url!r}")
 
-    def call(self, method: str, path: str, token: str, body: Json = None) -> Answer:
+    def call(
+        self, method: str, path: str, token: str, body: Json = None, act_as: str | None = None
+    ) -> Answer:
         data = None if body is None else json.dumps(body).encode()
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        if act_as is not None:
+            headers["Act-As"] = act_as
         request = urllib.request.Request(  # noqa: S310 (the scheme is checked above)
-            f"{self.base_url.rstrip('/')}{path}",
-            data=data,
-            method=method,
-            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+            f"{self.base_url.rstrip('/')}{path}", data=data, method=method, headers=headers
         )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as reply:  # noqa: S310
@@ -77,9 +79,16 @@ def _json(raw: bytes) -> Json:
 
 @dataclass
 class Person:
+    """A person as the suite calls for them: their own token, or (`act_as`) the
+    organization's service key acting for them, as a platform's backend does."""
+
     org: str
     id: str
     token: str
+    act_as: str | None = None
+
+    def call(self, http: Http, method: str, path: str, body: Json = None) -> Answer:
+        return http.call(method, path, self.token, body, self.act_as)
 
 
 @dataclass
@@ -88,31 +97,37 @@ class Made:
 
     orgs: list[str] = field(default_factory=list)
     people: list[Person] = field(default_factory=list)
-    agents: list[tuple[str, str]] = field(default_factory=list)  # (token, agent id)
-    memories: list[tuple[str, str]] = field(default_factory=list)  # (token, memory id)
+    # What a person deletes at the end: (who, path).
+    owned: list[tuple[Person, str]] = field(default_factory=list)
+    keys: list[tuple[str, str]] = field(default_factory=list)  # (organization, service key id)
     bots: list[str] = field(default_factory=list)
 
 
 class Suite:
-    def __init__(self, http: Http, admin_token: str, model: str, wait_s: float) -> None:
+    def __init__(
+        self, http: Http, admin_token: str, model: str, wait_s: float, platform: bool = False
+    ) -> None:
         self.http = http
+        # Every person reached through their organization's service key and `Act-As`.
+        self.platform = platform
         self.admin = admin_token
         self.model = model
         self.wait_s = wait_s
         self.made = Made()
         self.tag = f"e2e-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
         self.ids: dict[str, str] = {}
+        self.keys: dict[str, str] = {}  # organization -> its service key
 
     # -- HTTP as one person ---------------------------------------------------------------
 
     def get(self, who: Person, path: str) -> Answer:
-        return self.http.call("GET", path, who.token)
+        return who.call(self.http, "GET", path)
 
     def post(self, who: Person, path: str, body: Json, status: int = 200) -> Json:
-        return self.http.call("POST", path, who.token, body).expect(status, f"POST {path}")
+        return who.call(self.http, "POST", path, body).expect(status, f"POST {path}")
 
     def patch(self, who: Person, path: str, body: Json) -> Json:
-        return self.http.call("PATCH", path, who.token, body).expect(200, f"PATCH {path}")
+        return who.call(self.http, "PATCH", path, body).expect(200, f"PATCH {path}")
 
     def until(self, what: str, probe: Callable[[], bool]) -> None:
         """Learning runs in the background: wait for what it should bring, at most wait_s."""
@@ -152,17 +167,35 @@ class Suite:
         )
 
     def _person(self, org: str, role: str) -> Person:
-        user = self.http.call(
-            "POST", "/v1/admin/users", self.admin, {"organizationId": org, "role": role}
-        ).expect(201, "POST /v1/admin/users")
-        person = Person(org, user["id"], user["token"])
+        if self.platform:
+            person = self._platform_person(org, role)
+        else:
+            user = self.http.call(
+                "POST", "/v1/admin/users", self.admin, {"organizationId": org, "role": role}
+            ).expect(201, "POST /v1/admin/users")
+            person = Person(org, user["id"], user["token"])
         self.made.people.append(person)
         return person
+
+    def _platform_person(self, org: str, role: str) -> Person:
+        """A person without a token, made by the organization's service key."""
+        key = next((k for o, k in self.made.keys if o == org), None)
+        if key is None:
+            body = {"name": f"{self.tag} backend"}
+            made = self.http.call("POST", f"/v1/organizations/{org}/service-keys", self.admin, body)
+            created = made.expect(201, "POST service-keys")
+            self.made.keys.append((org, created["id"]))
+            self.keys[org] = key = created["key"]
+        else:
+            key = self.keys[org]
+        path = f"/v1/organizations/{org}/users"
+        user = self.http.call("POST", path, key, {"role": role}).expect(201, f"POST {path}")
+        return Person(org, user["user"]["id"], key, act_as=user["user"]["id"])
 
     def session_memory(self) -> None:
         """Seed 000: a turn is learned into the session's memory, served as text."""
         agent = self.post(self.ana, "/v1/agents", {"name": "Trip planner"}, 201)["agent"]["id"]
-        self.made.agents.append((self.ana.token, agent))
+        self.made.owned.append((self.ana, f"/v1/agents/{agent}"))
         body = {"agentId": agent, "model": self.model}
         session = self.post(self.ana, "/v1/sessions", body, 201)["session"]["id"]
         self.ids |= {"agent": agent, "session": session}
@@ -210,7 +243,7 @@ class Suite:
         body = {"category": "preference", "content": "Always wants express shipping."}
         saved = self.post(self.ana, "/v1/agent_memories", body | {"importance": 0.9}, 201)
         self.ids["agent_memory"] = saved["id"]
-        self.made.memories.append((self.ana.token, saved["id"]))
+        self.made.owned.append((self.ana, f"/v1/agent_memories/{saved['id']}"))
         got = self.get(self.ana, f"/v1/agent_memories/{saved['id']}").expect(200, "GET memory")
         if got["content"] != body["content"]:
             raise Failed(f"the memory reads back as {got['content']!r}")
@@ -256,8 +289,8 @@ class Suite:
         ]
         self.post(self.ana, f"/v1/threads/{first}/messages", {"messages": said})
         self.ids["thread"] = first
-        put = self.http.call(
-            "PUT", f"/v1/threads/{first}/working-memory", self.ana.token, {"content": "- Lisbon"}
+        put = self.ana.call(
+            self.http, "PUT", f"/v1/threads/{first}/working-memory", {"content": "- Lisbon"}
         )
         put.expect(200, "PUT working-memory")
         second = self._thread(agent)
@@ -328,22 +361,34 @@ class Suite:
         """Delete the agents (with their sessions and threads) and agent memories, erase every
         person made (their chats, threads and bot memory), then revoke their tokens. The
         organizations and the bot stay, emptied: no route deletes them yet."""
-        made = [(t, f"/v1/agents/{a}") for t, a in self.made.agents]
-        made += [(t, f"/v1/agent_memories/{m}") for t, m in self.made.memories]
         problems: list[str] = []
-        for token, path in made:
-            gone = self.http.call("DELETE", path, token)
+        for who, path in self.made.owned:
+            gone = who.call(self.http, "DELETE", path)
             if gone.status not in (200, 404):
                 problems.append(f"DELETE {path}: HTTP {gone.status}")
         for person in self.made.people:
-            problems += self._erase(person)
+            problems += self._delete(person) if self.platform else self._erase(person)
+        for org, key_id in self.made.keys:
+            path = f"/v1/organizations/{org}/service-keys/{key_id}"
+            if self.http.call("DELETE", path, self.admin).status != 204:
+                problems.append(f"DELETE {path} failed")
         for problem in problems:
             say(f"FAIL clean_up: {problem}")
         if not problems:
-            say(f"ok   clean_up ({len(self.made.people)} people erased, tokens revoked)")
+            how = "deleted" if self.platform else "erased, tokens revoked"
+            say(f"ok   clean_up ({len(self.made.people)} people {how})")
         left = f"organizations {', '.join(self.made.orgs)}; bots {', '.join(self.made.bots)}"
         say(f"left (emptied; no route deletes them yet): {left}")
         return not problems
+
+    def _delete(self, person: Person) -> list[str]:
+        """The person's erasure, then their record: the service key acts for them no more."""
+        path = f"/v1/organizations/{person.org}/users/{person.id}"
+        deleted = self.http.call("DELETE", path, person.token)
+        problems = [] if deleted.status == 200 else [f"DELETE {path}: HTTP {deleted.status}"]
+        if person.call(self.http, "GET", "/v1/me").status != 404:
+            problems.append(f"the service key still acts for {person.id}")
+        return problems
 
     def _erase(self, person: Person) -> list[str]:
         path = f"/v1/organizations/{person.org}/users/{person.id}/erase"
@@ -367,8 +412,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--admin-token", required=True, help="the deployment's admin token")
     parser.add_argument("--model", default="local/rules", help="a model the deployment allows")
     parser.add_argument("--wait", type=float, default=60.0, help="seconds to wait for learning")
+    parser.add_argument(
+        "--platform",
+        action="store_true",
+        help="reach every person through a service key and Act-As, as a platform's backend does",
+    )
     args = parser.parse_args(argv)
-    suite = Suite(Http(args.base_url), args.admin_token, args.model, args.wait)
+    suite = Suite(Http(args.base_url), args.admin_token, args.model, args.wait, args.platform)
     say(f"agent-memory e2e against {args.base_url} as {suite.tag}")
     return 0 if suite.run() else 1
 

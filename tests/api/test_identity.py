@@ -125,6 +125,7 @@ def test_settings_defaults(api: Api) -> None:
         "botMemory": True,
         "botMemoryModel": None,
         "allowedModels": None,
+        "autoProvisionUsers": False,
     }
 
 

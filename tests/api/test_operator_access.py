@@ -27,6 +27,13 @@ ADMINISTRATION = {
     ("GET", "/v1/me/tokens"),  # the operator's own tokens: none
     ("GET", "/v1/capabilities"),  # what the deployment runs: names, never keys or content
     ("POST", "/v1/organizations/{orgId}/users/{userId}/erase"),  # removes, shows no content
+    # An organization's people and service keys: ids, names and times, never content.
+    ("GET", "/v1/organizations/{orgId}/users"),
+    ("POST", "/v1/organizations/{orgId}/users"),
+    ("DELETE", "/v1/organizations/{orgId}/users/{userId}"),
+    ("GET", "/v1/organizations/{orgId}/service-keys"),
+    ("POST", "/v1/organizations/{orgId}/service-keys"),
+    ("DELETE", "/v1/organizations/{orgId}/service-keys/{keyId}"),
 }
 # A person's own tokens: the admin token is configured, not issued, so it has none to add to
 # (409) or revoke (403).

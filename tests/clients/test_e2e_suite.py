@@ -12,8 +12,13 @@ from e2e.suite import Failed, Http, Suite
 from tests.clients.conftest import ROOT, LocalService
 
 
-def test_the_suite_passes_against_the_local_service(local_service: LocalService) -> None:
-    args = ["--base-url", local_service.url, "--admin-token", local_service.admin_token]
+@pytest.mark.parametrize("mode", [[], ["--platform"]], ids=["tokens", "service-key"])
+def test_the_suite_passes_against_the_local_service(
+    local_service: LocalService, mode: list[str]
+) -> None:
+    """With each person's own token, and as a platform: one service key of each
+    organization acting for its people (`Act-As`), with the same answers."""
+    args = ["--base-url", local_service.url, "--admin-token", local_service.admin_token, *mode]
     done = subprocess.run(
         [sys.executable, "-m", "e2e.suite", *args],
         cwd=ROOT,
@@ -26,7 +31,8 @@ def test_the_suite_passes_against_the_local_service(local_service: LocalService)
     for step in ("session_memory", "agent_memory", "agent_memories", "bot_memory", "threads"):
         assert f"ok   {step}" in done.stdout
     assert "ok   access" in done.stdout
-    assert "ok   clean_up (3 people erased, tokens revoked)" in done.stdout
+    gone = "deleted" if mode else "erased, tokens revoked"
+    assert f"ok   clean_up (3 people {gone})" in done.stdout
 
 
 def test_a_failed_step_still_erases_what_the_run_made(
@@ -51,9 +57,8 @@ def test_a_failed_step_still_erases_what_the_run_made(
         again = http.call("POST", path, local_service.admin_token, {}).expect(200, "erase")
         counts = {k: v for k, v in again.items() if isinstance(v, int)}
         assert set(counts.values()) == {0}, again
-    agent = suite.made.agents[0][1]
-    [ana] = [p for p in suite.made.people if p.token == suite.made.agents[0][0]]
-    assert http.call("GET", f"/v1/agents/{agent}", ana.token).status == 401
+    [(ana, agent)] = [(who, path) for who, path in suite.made.owned if "/agents/" in path]
+    assert ana.call(http, "GET", agent).status == 401
 
 
 def test_a_model_the_deployment_refuses_fails_the_setup_and_says_where(

@@ -177,6 +177,11 @@ def _objects(client: Any, app: Any) -> Target:
     ids["n"] = "1"  # a version number: the route answers whether or not it exists
     ids["threadId"] = post("/v1/threads", {"agentId": agent}, member)["thread"]["id"]
     ids["threadId.delete"] = post("/v1/threads", {"agentId": agent}, member)["thread"]["id"]
+    # A DELETE names the organization it acts in; its own person and key go.
+    ids["orgId.delete"] = org
+    ids["userId.delete"] = post(f"/v1/organizations/{org}/users", {}, member)["user"]["id"]
+    ids["keyId"] = post(f"/v1/organizations/{org}/service-keys", {"name": "k"}, member)["id"]
+    ids["keyId.delete"] = ids["keyId"]
     return Target(app, ids, member)
 
 

@@ -64,6 +64,11 @@ def build_world(api: Api) -> World:
     spare = client.post("/v1/me/tokens", json={}, headers=headers)
     assert spare.status_code == 201, spare.text
     world.ids["tokenPrefix"] = spare.json()["tokenPrefix"]
+    key = client.post(
+        f"/v1/organizations/{org}/service-keys", json={"name": "backend"}, headers=api.admin
+    )
+    assert key.status_code == 201, key.text
+    world.ids["keyId"] = key.json()["id"]
     assert (
         client.delete(
             f"/v1/admin/tokens/{world.revoked.token_prefix}", headers=api.admin
@@ -124,6 +129,8 @@ BODIES: dict[tuple[str, str], Callable[[World], Any]] = {
     ("POST", "/v1/admin/users/{userId}/tokens"): lambda w: {},
     ("POST", "/v1/me/tokens"): lambda w: {},
     ("PATCH", "/v1/organizations/{orgId}/settings"): lambda w: {"agentMemory": False},
+    ("POST", "/v1/organizations/{orgId}/service-keys"): lambda w: {"name": "backend"},
+    ("POST", "/v1/organizations/{orgId}/users"): lambda w: {"name": "Dora"},
     ("POST", "/v1/agents"): lambda w: {"name": "another"},
     ("PATCH", "/v1/agents/{agentId}/draft"): lambda w: {"memory": {"options": {"lastMessages": 5}}},
     ("POST", "/v1/agents/{agentId}/publish"): lambda w: {},

@@ -40,6 +40,10 @@ class AsyncClient:
     Error answers raise `agent_memory_client.errors.AgentMemoryError` subclasses carrying
     the API's `code` (`_tag`), `message` and `path`. `transport` is an httpx transport (for
     example `httpx.ASGITransport(app)` to call an app in process).
+
+    A platform's backend passes its organization's service key as `token` and names the
+    person each call is for: `act_as="ana"` here, or `client.acting_for("ana")`, a client
+    that shares this one's connections and sends `Act-As: ana`.
     """
 
     def __init__(
@@ -52,8 +56,10 @@ class AsyncClient:
         backoff: float = 0.5,
         max_wait: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        act_as: str | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.act_as = act_as
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_wait = max_wait
@@ -73,6 +79,13 @@ class AsyncClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
+    def acting_for(self, user_id: str) -> AsyncClient:
+        """This client for one person of the service key's organization (`Act-As`); closing
+        either closes both."""
+        person = object.__new__(type(self))
+        person.__dict__.update(self.__dict__, act_as=user_id)
+        return person
+
     # ------------------------------------------------------------------ plumbing
 
     async def _sleep(self, seconds: float) -> None:
@@ -89,7 +102,10 @@ class AsyncClient:
         """One call with the retry rule; raises the typed error of an error answer."""
         attempt = 0
         while True:
-            response = await self._http.request(method, path, json=json, params=params)
+            headers = {"Act-As": self.act_as} if self.act_as is not None else None
+            response = await self._http.request(
+                method, path, json=json, params=params, headers=headers
+            )
             if response.status_code not in RETRY_STATUSES or attempt >= self.max_retries:
                 break
             await self._sleep(retry_delay(response, attempt, self.backoff, self.max_wait))
@@ -173,9 +189,11 @@ class AsyncClient:
         )
         return await self._call(r.CREATE_USER, body)
 
-    async def issue_token(self, user_id: str) -> m.IssuedToken:
-        """A new token for `user_id`: a rotation (every token they held stops working)."""
-        return await self._call(r.ISSUE_TOKEN, m.IssueToken(), userId=user_id)
+    async def issue_token(self, user_id: str, organization_id: str | None = None) -> m.IssuedToken:
+        """A new token for `user_id`: a rotation (every token they held stops working). The
+        admin token names the organization when the id exists in more than one."""
+        body = m.IssueToken.model_validate(given(organization_id=organization_id or UNSET))
+        return await self._call(r.ISSUE_TOKEN, body, userId=user_id)
 
     async def revoke_token(self, token_prefix: str) -> None:
         await self._call_empty(r.REVOKE_TOKEN, tokenPrefix=token_prefix)
@@ -193,6 +211,7 @@ class AsyncClient:
         bot_memory: bool | None = UNSET,
         bot_memory_model: str | None = UNSET,
         allowed_models: list[str] | None = UNSET,
+        auto_provision_users: bool | None = UNSET,
     ) -> m.OrganizationSettings:
         """A value sets, `None` resets to the default, an argument left out keeps."""
         fields = given(
@@ -202,6 +221,7 @@ class AsyncClient:
             bot_memory=bot_memory,
             bot_memory_model=bot_memory_model,
             allowed_models=allowed_models,
+            auto_provision_users=auto_provision_users,
         )
         body = m.SettingsPatch.model_validate(fields)
         return await self._call(r.PATCH_SETTINGS, body, orgId=org_id)
@@ -210,6 +230,36 @@ class AsyncClient:
         """Erase one person across the organization (an organization admin); a repeated
         call finishes an erasure cut short and counts what it removed itself."""
         return await self._call(r.ERASE_USER, orgId=org_id, userId=user_id)
+
+    async def list_users(
+        self, org_id: str, *, limit: int = 100, after: str | None = None
+    ) -> m.OrgUsers:
+        """A page of the organization's people in id order (an org admin or its service key)."""
+        params = query(limit=limit, after=after)
+        return await self._call(r.LIST_USERS, params=params, orgId=org_id)
+
+    async def add_user(
+        self, org_id: str, id: str | None = None, name: str | None = None, role: str = "member"
+    ) -> m.OrgUser:
+        """A person without a token, for the organization's service key to act for."""
+        fields = given(id=id or UNSET, name=name or UNSET)
+        body = m.AddUser.model_validate({"role": role, **fields})
+        return (await self._call(r.ADD_USER, body, orgId=org_id)).user
+
+    async def delete_user(self, org_id: str, user_id: str) -> m.ErasedUser:
+        """The person's erasure, then their record and every token."""
+        return await self._call(r.DELETE_USER, orgId=org_id, userId=user_id)
+
+    async def create_service_key(self, org_id: str, name: str) -> m.CreatedServiceKey:
+        """A key for the organization's backend; `key` is shown this once."""
+        body = m.CreateServiceKey(name=name)
+        return await self._call(r.CREATE_SERVICE_KEY, body, orgId=org_id)
+
+    async def list_service_keys(self, org_id: str) -> list[m.ServiceKey]:
+        return (await self._call(r.LIST_SERVICE_KEYS, orgId=org_id)).service_keys
+
+    async def revoke_service_key(self, org_id: str, key_id: str) -> None:
+        await self._call_empty(r.REVOKE_SERVICE_KEY, orgId=org_id, keyId=key_id)
 
     # ------------------------------------------------------------------ agents, sessions
 

@@ -82,7 +82,53 @@ class CreatedUser(Answer):
 
 
 class IssueToken(Body):
-    pass
+    # Only when the id exists in more than one organization.
+    organization_id: str | None = None
+
+
+class AddUser(Body):
+    id: str | None = None
+    name: str | None = None
+    role: Literal["member", "admin"] = "member"
+
+
+class OrgUser(Answer):
+    id: str
+    name: str | None
+    role: str
+    created_at: int
+
+
+class AddedUser(Answer):
+    user: OrgUser
+
+
+class OrgUsers(Answer):
+    users: list[OrgUser]
+    next: str | None
+
+
+class CreateServiceKey(Body):
+    name: str
+
+
+class CreatedServiceKey(Answer):
+    id: str
+    name: str
+    key: str
+    created_at: int
+
+
+class ServiceKey(Answer):
+    id: str
+    name: str
+    prefix: str
+    created_at: int
+    last_used_at: int | None
+
+
+class ServiceKeys(Answer):
+    service_keys: list[ServiceKey]
 
 
 class IssuedToken(Answer):
@@ -102,6 +148,7 @@ class OrganizationSettings(Answer):
     bot_memory: bool
     bot_memory_model: str | None
     allowed_models: list[str] | None
+    auto_provision_users: bool
 
 
 class MemorySwitchesPatch(Body):
@@ -118,12 +165,15 @@ class SettingsPatch(Body):
     bot_memory: bool | None = None
     bot_memory_model: str | None = None
     allowed_models: list[str] | None = None
+    auto_provision_users: bool | None = None
 
 
 class Caller(Answer):
     id: str | None
     organization_id: str | None
-    role: Literal["member", "admin", "service-admin"]
+    role: Literal["member", "admin", "service-admin", "service-key"]
+    # The service key a request came through (with Act-As).
+    service_key_id: str | None = None
 
 
 class MeAnswer(Answer):

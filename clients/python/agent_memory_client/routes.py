@@ -54,6 +54,15 @@ ADD_MY_TOKEN = R("POST", "/v1/me/tokens", m.IssueToken, m.IssuedToken, 201)
 REVOKE_MY_TOKEN = EmptyRoute("DELETE", "/v1/me/tokens/{tokenPrefix}")
 CAPABILITIES = R("GET", "/v1/capabilities", None, m.Capabilities)
 ERASE_USER = R("POST", "/v1/organizations/{orgId}/users/{userId}/erase", None, m.ErasedUser)
+# an organization's people and service keys
+LIST_USERS = R("GET", "/v1/organizations/{orgId}/users", None, m.OrgUsers)
+ADD_USER = R("POST", "/v1/organizations/{orgId}/users", m.AddUser, m.AddedUser, 201)
+DELETE_USER = R("DELETE", "/v1/organizations/{orgId}/users/{userId}", None, m.ErasedUser)
+CREATE_SERVICE_KEY = R(
+    "POST", "/v1/organizations/{orgId}/service-keys", m.CreateServiceKey, m.CreatedServiceKey, 201
+)
+LIST_SERVICE_KEYS = R("GET", "/v1/organizations/{orgId}/service-keys", None, m.ServiceKeys)
+REVOKE_SERVICE_KEY = EmptyRoute("DELETE", "/v1/organizations/{orgId}/service-keys/{keyId}")
 # agents and sessions (seed 000)
 LIST_AGENTS = R("GET", "/v1/agents", None, m.AgentList)
 DELETE_AGENT = R("DELETE", "/v1/agents/{agentId}", None, m.DeletedAgent)

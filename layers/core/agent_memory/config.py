@@ -91,6 +91,10 @@ class Settings(BaseModel):
     )
     # Failed bearer-token checks per minute per source address; past them, 429; 0: off.
     auth_failures_per_minute: int = Field(30, ge=0, validation_alias="AUTH_FAILURES_PER_MINUTE")
+    # A service key's own requests per minute, beside each person's RATE_LIMIT_PER_MINUTE.
+    service_key_requests_per_minute: int = Field(
+        60_000, ge=0, validation_alias="SERVICE_KEY_REQUESTS_PER_MINUTE"
+    )
     # Run blocking store calls in a worker thread (a local server with many clients);
     # in Lambda one request runs at a time, so the thread hop only costs time.
     offload_blocking_calls: bool = Field(False, validation_alias="OFFLOAD_BLOCKING_CALLS")

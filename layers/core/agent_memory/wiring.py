@@ -122,7 +122,10 @@ class Wiring:
 
         settings = self.settings
         return RequestLimits(
-            self.limiter, settings.rate_limit_per_minute, settings.auth_failures_per_minute
+            self.limiter,
+            settings.rate_limit_per_minute,
+            settings.auth_failures_per_minute,
+            settings.service_key_requests_per_minute,
         )
 
     # -- models ------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -10,8 +11,8 @@ from anyio import to_thread
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from agent_memory.domain.errors import Unauthorized
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.errors import Forbidden, Unauthorized
+from agent_memory.domain.identity import ACT_AS, KEY_ALONE_PATHS, Principal, is_service_key
 from agent_memory.service.registry import Services
 
 if TYPE_CHECKING:
@@ -45,10 +46,15 @@ async def caller(
     svc: ServicesDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
-    """The authenticated caller; 401 without a valid token, 429 over a limit."""
+    """The authenticated caller; 401 without a valid token, 429 over a limit. A service key
+    without a person reaches only the routes that manage the organization's people."""
     if credentials is None:
         return await run(svc, svc.identity.authenticate, None)
-    return await run(svc, _admitted, svc, credentials.credentials, source(request))
+    act_as = request.headers.get(ACT_AS)
+    principal = await run(svc, _admitted, svc, credentials.credentials, source(request), act_as)
+    if principal.is_bare_key and not re.match(KEY_ALONE_PATHS, request.url.path):
+        raise Forbidden(f"a service key reads nothing as itself: name the person in {ACT_AS}")
+    return principal
 
 
 def source(request: Request) -> str:
@@ -61,14 +67,24 @@ def source(request: Request) -> str:
     return request.client.host if request.client is not None else "unknown"
 
 
-def _admitted(svc: Services, token: str, address: str) -> Principal:
-    """Authenticate, then count against the token's limit: unknown tokens write no row, and
-    a token not yet known good is refused unread when its address is over its failed checks."""
+def _admitted(svc: Services, token: str, address: str, act_as: str | None) -> Principal:
+    """Authenticate, then count against the token's limit (a service key's own, and the
+    person's it acts for): unknown tokens write no row, and a token not yet known good is
+    refused unread when its address is over its failed checks."""
     limits = svc.limits
     if not svc.identity.recognizes(token):
         limits.failures.check(address)
+
+    def admit() -> None:
+        if not is_service_key(token):
+            limits.admit(token)
+            return
+        limits.admit_key(token)
+        if act_as is not None:
+            limits.admit(f"{token}\n{act_as}")
+
     try:
-        return svc.identity.authenticate(f"Bearer {token}", alongside=lambda: limits.admit(token))
+        return svc.identity.authenticate(f"Bearer {token}", alongside=admit, act_as=act_as)
     except Unauthorized:
         limits.failures.failed(address)
         raise

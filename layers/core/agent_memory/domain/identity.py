@@ -14,19 +14,35 @@ from agent_memory.domain.errors import ValidationFailed
 
 Role = Literal["member", "admin"]
 TOKEN_SCHEME = "amk"
+SERVICE_KEY_SCHEME = "amsk"
+# The header a service key names the person it acts for in.
+ACT_AS = "Act-As"
+# A service key without a person may use these routes only: it never reads content as itself.
+KEY_ALONE_PATHS = r"^/v1/(organizations/[^/]+/users(/[^/]+)?|capabilities|me)$"
 
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is calling. The service admin (the admin token) belongs to no organization."""
+    """Who is calling. The service admin (the admin token) belongs to no organization. A
+    service key acting for a person is that person (`key_id` says which key); without one,
+    its role is `service-key` and it may only manage the organization's users."""
 
     user_id: str | None
     org_id: str | None
-    role: Role | Literal["service-admin"]
+    role: Role | Literal["service-admin", "service-key"]
+    key_id: str | None = None
 
     @property
     def is_service_admin(self) -> bool:
         return self.role == "service-admin"
+
+    @property
+    def is_bare_key(self) -> bool:
+        return self.role == "service-key"
+
+    def manages_users_of(self, org_id: str) -> bool:
+        """An administrator of the organization, the admin token, or the organization's key."""
+        return self.administers(org_id) or (self.is_bare_key and self.org_id == org_id)
 
     def administers(self, org_id: str) -> bool:
         return self.is_service_admin or (self.org_id == org_id and self.role == "admin")
@@ -54,10 +70,14 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def issue_token() -> IssuedToken:
-    prefix = f"{TOKEN_SCHEME}_{secrets.token_hex(6)}"
+def issue_token(scheme: str = TOKEN_SCHEME) -> IssuedToken:
+    prefix = f"{scheme}_{secrets.token_hex(6)}"
     secret = f"{prefix}_{secrets.token_hex(20)}"
     return IssuedToken(secret=secret, prefix=prefix, digest=hash_token(secret))
+
+
+def is_service_key(token: str) -> bool:
+    return token.startswith(f"{SERVICE_KEY_SCHEME}_")
 
 
 def token_matches(token: str, digest: str) -> bool:
@@ -72,6 +92,8 @@ MAX_TOKENS_PER_USER = 20
 
 def issuer(principal: Principal) -> str:
     """Who `principal` is on the tokens it issues: its user id, or the admin token."""
+    if principal.key_id is not None and principal.user_id is None:
+        return f"service key {principal.key_id}"
     if principal.user_id is None:
         return ADMIN_TOKEN_ISSUER
     return principal.user_id
@@ -96,6 +118,8 @@ SETTINGS_DEFAULTS: dict[str, Any] = {
     "botMemoryModel": None,
     # Model names or `provider/*` patterns; None: the deployment's list (ALLOWED_MODELS).
     "allowedModels": None,
+    # A service key acting for an unknown id of the organization creates that member.
+    "autoProvisionUsers": False,
 }
 _MEMORY_SWITCHES = ("use", "generate")
 

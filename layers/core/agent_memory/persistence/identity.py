@@ -5,6 +5,8 @@
   organizations are two people.
 - `USERID#<id>/ORG#<orgId>`: the organizations an id exists in, for the admin token's routes
   that name a user without an organization.
+- `ORG#<orgId>/USER#<id>`: the organization's people in id order (name, role, creation), for
+  its paged list.
 - `USER#<orgId>#<id>/META` also holds `tokenRev`, a counter every issuance bumps under the
   condition that it is still what the issuer read: a rotation deletes every token it read, and
   no token added meanwhile escapes it (the losing write reads again).
@@ -65,6 +67,14 @@ class StoredToken:
 
 
 @dataclass(frozen=True)
+class ListedUser:
+    id: str
+    name: str | None
+    role: Role
+    created_at: int
+
+
+@dataclass(frozen=True)
 class TokenOwner:
     """A token found by its public prefix: its digest and whose it is."""
 
@@ -87,6 +97,7 @@ TOKEN_NOT_FOUND = "token not found"
 # The condition of every issuance: the holder's tokens are still those the issuer read.
 TOKENS_CHANGED = "tokens-changed"
 _HELD_PREFIX = "TOKEN#"
+_LISTED_USER = "USER#"
 
 
 # The organization row read with this request's token (each request runs in its own
@@ -106,6 +117,10 @@ def _organization(org_id: str, row: Record) -> Organization:
 class IdentityRepository:
     def __init__(self, store: Store) -> None:
         self._store = store
+
+    @property
+    def store(self) -> Store:
+        return self._store
 
     # -- organizations -------------------------------------------------------------------
 
@@ -153,7 +168,10 @@ class IdentityRepository:
 
     # -- users and tokens ----------------------------------------------------------------
 
-    def create_user(self, user: User, token: IssuedToken, issued_by: str, now_ms: int) -> None:
+    def create_user(
+        self, user: User, token: IssuedToken | None, issued_by: str, now_ms: int
+    ) -> None:
+        """The user with their first token (a person a service key acts for has none)."""
         row: Record = {
             "pk": keys.user(user.org_id, user.id),
             "sk": keys.HEAD,
@@ -170,7 +188,8 @@ class IdentityRepository:
                     Check(keys.org(user.org_id), keys.HEAD, Present(name="organization")),
                     Put(row, Absent()),
                     Put({"pk": keys.user_orgs(user.id), "sk": keys.org(user.org_id)}),
-                    *self._token_rows(user, token, issued_by, now_ms),
+                    Put(_listed_user(user, now_ms)),
+                    *(self._token_rows(user, token, issued_by, now_ms) if token else []),
                 ]
             )
         except WriteConflict as error:
@@ -184,6 +203,50 @@ class IdentityRepository:
 
     def has_user(self, org_id: str, user_id: str) -> bool:
         return self.get_user(org_id, user_id) is not None
+
+    def user_and_org(self, org_id: str, user_id: str) -> tuple[User | None, Organization | None]:
+        """The person and their organization's row, in one strongly consistent batch."""
+        user_key, org_key = (keys.user(org_id, user_id), keys.HEAD), (keys.org(org_id), keys.HEAD)
+        rows = {(r["pk"], r["sk"]): r for r in self._store.get_many([user_key, org_key])}
+        user, org = rows.get(user_key), rows.get(org_key)
+        return (
+            None if user is None else _user(org_id, user_id, user),
+            None if org is None else _organization(org_id, org),
+        )
+
+    def users(self, org_id: str, after: str | None, limit: int) -> tuple[list[ListedUser], bool]:
+        """A page of the organization's people in id order, and whether more follow."""
+        page = self._store.query(
+            keys.org(org_id),
+            KeyRange(prefix=_LISTED_USER),
+            limit=limit + 1,
+            after=f"{_LISTED_USER}{after}" if after is not None else None,
+        )
+        listed = [
+            ListedUser(
+                str(row["sk"]).removeprefix(_LISTED_USER),
+                row.get("name"),
+                cast(Role, row["role"]),
+                int(row["createdAt"]),
+            )
+            for row in page.records
+        ]
+        return listed[:limit], len(listed) > limit
+
+    def delete_user(self, holding: Holding) -> None:
+        """The person's record, list row and every token, if their tokens did not change
+        since `holding` was read (WriteConflict otherwise)."""
+        user = holding.user
+        record = keys.user(user.org_id, user.id)
+        unchanged = Equals("tokenRev", holding.rev, name=TOKENS_CHANGED)
+        self._store.write(
+            [
+                *self._token_deletes(holding)[1:],
+                Delete(record, keys.HEAD, unchanged),
+                Delete(keys.user_orgs(user.id), keys.org(user.org_id)),
+                Delete(keys.org(user.org_id), f"{_LISTED_USER}{user.id}"),
+            ]
+        )
 
     def orgs_of(self, user_id: str) -> list[str]:
         """Every organization `user_id` exists in."""
@@ -241,23 +304,28 @@ class IdentityRepository:
     def rotate(self, holding: Holding, token: IssuedToken, issued_by: str, now_ms: int) -> None:
         """Replace every token of `holding` with `token`, in one transaction, if the holder's
         tokens did not change since `holding` was read (WriteConflict otherwise)."""
-        user_pk = keys.user(holding.user.org_id, holding.user.id)
-        removed = [
-            delete
-            for stored in holding.tokens
-            for delete in (
-                Delete(keys.token(stored.digest), keys.HEAD),
-                Delete(keys.token_prefix(stored.held.prefix), keys.HEAD),
-                Delete(user_pk, _HELD_PREFIX + stored.held.prefix),
-            )
-        ]
         self._store.write(
             [
-                self._bump(holding),
-                *removed,
+                *self._token_deletes(holding),
                 *self._token_rows(holding.user, token, issued_by, now_ms),
             ]
         )
+
+    def _token_deletes(self, holding: Holding) -> list[Update | Delete]:
+        """The holder's `tokenRev` bumped on its condition, then every token of `holding`."""
+        user_pk = keys.user(holding.user.org_id, holding.user.id)
+        return [
+            self._bump(holding),
+            *(
+                delete
+                for stored in holding.tokens
+                for delete in (
+                    Delete(keys.token(stored.digest), keys.HEAD),
+                    Delete(keys.token_prefix(stored.held.prefix), keys.HEAD),
+                    Delete(user_pk, _HELD_PREFIX + stored.held.prefix),
+                )
+            ),
+        ]
 
     @staticmethod
     def _bump(holding: Holding) -> Update:
@@ -346,6 +414,17 @@ class IdentityRepository:
                 raise
             # Revoked meanwhile (or rotated away): as unknown as any other prefix.
             raise NotFound(TOKEN_NOT_FOUND) from error
+
+
+def _listed_user(user: User, now_ms: int) -> Record:
+    return {
+        "pk": keys.org(user.org_id),
+        "sk": f"{_LISTED_USER}{user.id}",
+        "type": "listed-user",
+        "name": user.name,
+        "role": user.role,
+        "createdAt": now_ms,
+    }
 
 
 def _user(org_id: str, user_id: str, row: Record) -> User:

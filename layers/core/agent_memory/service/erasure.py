@@ -88,7 +88,8 @@ class ErasureService:
     def erase_user(self, principal: Principal, org_id: str, user_id: str) -> Erased:
         """Erase one person's data from the organization (domain/erasure.py); the person
         stays a user. Idempotent: a repeat counts only what it removed itself."""
-        require_org_admin(principal, org_id, ["orgId"])
+        if not principal.manages_users_of(org_id):
+            require_org_admin(principal, org_id, ["orgId"])
         if not self._has_user(org_id, user_id):
             raise NotFound(USER_NOT_FOUND, ["userId"])
         erased = Erased()

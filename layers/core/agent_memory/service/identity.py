@@ -20,13 +20,17 @@ from agent_memory.domain.errors import (
     ValidationFailed,
 )
 from agent_memory.domain.identity import (
+    ACT_AS,
     MAX_TOKENS_PER_USER,
     SERVICE_ADMIN,
+    SERVICE_KEY_SCHEME,
     HeldToken,
     IssuedToken,
     Principal,
     Role,
+    effective_settings,
     hash_token,
+    is_service_key,
     issue_token,
     issuer,
     require_identifier,
@@ -35,10 +39,12 @@ from agent_memory.domain.identity import (
 from agent_memory.persistence.identity import (
     TOKEN_NOT_FOUND,
     IdentityRepository,
+    ListedUser,
     Organization,
     User,
     request_org,
 )
+from agent_memory.persistence.service_keys import ListedKey, ServiceKeyRepository
 from agent_memory.ports import Clock, Ids
 from agent_memory.service.retrying import until_it_lands
 
@@ -55,9 +61,15 @@ class NewUser:
 
 class IdentityService:
     def __init__(
-        self, repo: IdentityRepository, clock: Clock, ids: Ids, admin_token_sha256: str
+        self,
+        repo: IdentityRepository,
+        clock: Clock,
+        ids: Ids,
+        admin_token_sha256: str,
+        service_keys: ServiceKeyRepository | None = None,
     ) -> None:
         self._repo = repo
+        self._keys = service_keys or ServiceKeyRepository(repo.store)
         self._clock = clock
         self._ids = ids
         self._admin_digest = admin_token_sha256
@@ -66,15 +78,23 @@ class IdentityService:
         self._pool: ThreadPoolExecutor | None = None
 
     def authenticate(
-        self, authorization: str | None, *, alongside: Callable[[], None] | None = None
+        self,
+        authorization: str | None,
+        *,
+        alongside: Callable[[], None] | None = None,
+        act_as: str | None = None,
     ) -> Principal:
         """The principal behind a bearer token; 401 otherwise. Read strongly consistently, so
         a revoked token stops at once; `alongside` runs only for a known token, its errors
-        after the token's."""
+        after the token's. A service key with `act_as` is that person of its organization."""
         scheme, _, token = (authorization or "").partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
             raise Unauthorized("send Authorization: Bearer <token>")
+        if is_service_key(token):
+            return self._as_key(hash_token(token), act_as, alongside)
+        if act_as is not None:
+            raise ValidationFailed(f"only a service key acts for a person: drop {ACT_AS}", [ACT_AS])
         if token_matches(token, self._admin_digest):
             if alongside is not None:
                 alongside()
@@ -107,6 +127,39 @@ class IdentityService:
         if done is not None:
             raise done
         return principal
+
+    def _as_key(
+        self, digest: str, act_as: str | None, alongside: Callable[[], None] | None
+    ) -> Principal:
+        key = self._keys.find(digest)
+        request_org(None)
+        if key is None:
+            raise Unauthorized("unknown or revoked service key")
+        if alongside is not None:
+            alongside()
+        self._keys.touch(key, self._clock.now_ms())
+        if act_as is None:
+            return Principal(None, key.org_id, "service-key", key.id)
+        require_identifier(act_as, [ACT_AS])
+        user, org = self._repo.user_and_org(key.org_id, act_as)
+        if user is None:
+            if org is None or not effective_settings(org.overrides)["autoProvisionUsers"]:
+                raise NotFound(f"no person {act_as!r} in the organization", [ACT_AS])
+            user = self._provision(key.org_id, act_as, key.id)
+        request_org(org)
+        return Principal(user.id, key.org_id, user.role, key.id)
+
+    def _provision(self, org_id: str, user_id: str, key_id: str) -> User:
+        """A member first seen through a service key; one created meanwhile stands."""
+        user = User(user_id, org_id, None, "member")
+        try:
+            self._repo.create_user(user, None, f"service key {key_id}", self._clock.now_ms())
+        except Conflict:
+            found = self._repo.get_user(org_id, user_id)
+            if found is None:
+                raise
+            return found
+        return user
 
     def recognizes(self, token: str) -> bool:
         """Whether this process has found `token` good before (no read)."""
@@ -156,6 +209,66 @@ class IdentityService:
         user = User(user_id, org_id, name, role)
         self._repo.create_user(user, token, issuer(principal), self._clock.now_ms())
         return NewUser(user_id, token)
+
+    # -- an organization's people and service keys -------------------------------------------
+
+    def _require_user_manager(self, principal: Principal, org_id: str) -> None:
+        if not principal.manages_users_of(org_id):
+            require_org_admin(principal, org_id, ["orgId"])
+
+    def add_person(
+        self, principal: Principal, org_id: str, user_id: str | None, name: str | None, role: Role
+    ) -> ListedUser:
+        """A person without a token: a platform's service key acts for them."""
+        self._require_user_manager(principal, org_id)
+        user_id = require_identifier(user_id, ["id"]) if user_id else self._ids.new("u_")
+        now = self._clock.now_ms()
+        self._repo.create_user(User(user_id, org_id, name, role), None, issuer(principal), now)
+        return ListedUser(user_id, name, role, now)
+
+    def people(
+        self, principal: Principal, org_id: str, after: str | None, limit: int
+    ) -> tuple[list[ListedUser], bool]:
+        self._require_user_manager(principal, org_id)
+        return self._repo.users(org_id, after, limit)
+
+    def require_person(self, principal: Principal, org_id: str, user_id: str) -> None:
+        """The caller manages the organization's people and `user_id` is one (404 else)."""
+        self._require_user_manager(principal, org_id)
+        if not self._repo.has_user(org_id, user_id):
+            raise NotFound(USER_NOT_FOUND, ["userId"])
+
+    def delete_person(self, principal: Principal, org_id: str, user_id: str) -> None:
+        """The record and every token; the caller erased the person's data first."""
+        self._require_user_manager(principal, org_id)
+
+        def delete() -> None:
+            holding = self._repo.holding(org_id, user_id)
+            if holding is not None:
+                self._repo.delete_user(holding)
+
+        until_it_lands(delete, _kept_changing)
+
+    def create_key(
+        self, principal: Principal, org_id: str, name: str
+    ) -> tuple[str, IssuedToken, int]:
+        """(id, the key shown once, creation time)."""
+        require_org_admin(principal, org_id, ["orgId"])
+        key_id, key, now = (
+            self._ids.new("sk_"),
+            issue_token(SERVICE_KEY_SCHEME),
+            self._clock.now_ms(),
+        )
+        self._keys.create(org_id, key_id, name, key, now)
+        return key_id, key, now
+
+    def keys_of(self, principal: Principal, org_id: str) -> list[ListedKey]:
+        require_org_admin(principal, org_id, ["orgId"])
+        return self._keys.listed(org_id)
+
+    def revoke_key(self, principal: Principal, org_id: str, key_id: str) -> None:
+        require_org_admin(principal, org_id, ["orgId"])
+        self._keys.revoke(org_id, key_id)
 
     def issue_token(
         self, principal: Principal, user_id: str, org_id: str | None = None

@@ -120,9 +120,17 @@ class FailedAuthentications:
 class RequestLimits:
     """Requests per token (the admin's too) and failed authentications per address."""
 
-    def __init__(self, limiter: Limiter, per_minute: int, failures_per_minute: int = 0) -> None:
+    def __init__(
+        self,
+        limiter: Limiter,
+        per_minute: int,
+        failures_per_minute: int = 0,
+        key_per_minute: int = 0,
+    ) -> None:
         self._limiter = limiter
         self.limit = Limit(per_minute)
+        # A service key serves many people: its own limit, beside each person's.
+        self.key_limit = Limit(key_per_minute)
         self.failures = FailedAuthentications(limiter, failures_per_minute)
 
     @property
@@ -131,12 +139,19 @@ class RequestLimits:
 
     def admit(self, token: str) -> None:
         """Count one request of an authenticated `token`; RateLimited when its minute is full."""
-        if not self.limit.enabled:
+        self._take(self.limit, token)
+
+    def admit_key(self, key: str) -> None:
+        """Count one request of a service key against its own limit."""
+        self._take(self.key_limit, key)
+
+    def _take(self, limit: Limit, token: str) -> None:
+        if not limit.enabled:
             return
         subject = hash_token(token)[:_SUBJECT_HEX]
-        refused = self._limiter.take(REQUESTS_SCOPE, self.limit, subject)
+        refused = self._limiter.take(REQUESTS_SCOPE, limit, subject)
         if refused is not None:
-            raise too_many_requests(self.limit.per_window, refused)
+            raise too_many_requests(limit.per_window, refused)
 
 
 class ModelCallQuota:

@@ -13,8 +13,10 @@ from agent_memory.api.contracts.base import (
 )
 
 if TYPE_CHECKING:
-    # The annotation of `ErasedUser.of` only.
+    # Annotations of the `of` builders only.
     from agent_memory.domain.erasure import Erased
+    from agent_memory.persistence.identity import ListedUser
+    from agent_memory.persistence.service_keys import ListedKey
 
 
 class CreateOrganization(Body):
@@ -71,6 +73,7 @@ class SettingsPatch(Body):
         ]
         | None
     ) = Field(default=None, max_length=100)
+    autoProvisionUsers: bool | None = None
 
 
 class MemorySettings(Answer):
@@ -85,6 +88,7 @@ class OrganizationSettings(Answer):
     botMemory: bool
     botMemoryModel: str | None
     allowedModels: list[str] | None
+    autoProvisionUsers: bool
 
 
 class ErasedUser(Answer):
@@ -121,3 +125,62 @@ class ErasedUser(Answer):
             chatItems=erased.chat_items,
             agentMemories=erased.agent_memories,
         )
+
+
+class AddUser(Body):
+    id: str | None = Field(default=None, min_length=1, max_length=64, pattern=ID_PATTERN)
+    name: str | None = Field(default=None, max_length=200)
+    role: Literal["member", "admin"] = "member"
+
+
+class UserOut(Answer):
+    id: str
+    name: str | None
+    role: str
+    createdAt: int
+
+    @classmethod
+    def of(cls, user: ListedUser) -> UserOut:
+        return cls(id=user.id, name=user.name, role=user.role, createdAt=user.created_at)
+
+
+class AddedUser(Answer):
+    user: UserOut
+
+
+class OrgUsers(Answer):
+    users: list[UserOut]
+    next: str | None = Field(description="Pass as `after` for the next page; null at the end")
+
+
+class CreateServiceKey(Body):
+    name: str = Field(min_length=1, max_length=200)
+
+
+class CreatedServiceKey(Answer):
+    id: str
+    name: str
+    key: str = Field(description="Shown once; only its SHA-256 is stored")
+    createdAt: int
+
+
+class ServiceKeyOut(Answer):
+    id: str
+    name: str
+    prefix: str
+    createdAt: int
+    lastUsedAt: int | None
+
+    @classmethod
+    def of(cls, key: ListedKey) -> ServiceKeyOut:
+        return cls(
+            id=key.id,
+            name=key.name,
+            prefix=key.prefix,
+            createdAt=key.created_at,
+            lastUsedAt=key.last_used_at,
+        )
+
+
+class ServiceKeys(Answer):
+    serviceKeys: list[ServiceKeyOut]

@@ -14,7 +14,10 @@ if TYPE_CHECKING:
 class CallerOut(Answer):
     id: str | None
     organizationId: str | None
-    role: Literal["member", "admin", "service-admin"]
+    role: Literal["member", "admin", "service-admin", "service-key"]
+    serviceKeyId: str | None = Field(
+        default=None, description="The service key the request came through, with Act-As"
+    )
 
 
 class MeAnswer(Answer):

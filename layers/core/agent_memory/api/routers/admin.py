@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from typing import Annotated
 
+from fastapi import APIRouter, Query, Response
+
+from agent_memory.api.contracts.base import Cursor, PageLimit
 from agent_memory.api.contracts.identity import (
+    AddedUser,
+    AddUser,
     CreatedOrganization,
+    CreatedServiceKey,
     CreatedUser,
     CreateOrganization,
+    CreateServiceKey,
     CreateUser,
     ErasedUser,
     IssuedToken,
     IssueToken,
+    OrgUsers,
+    ServiceKeyOut,
+    ServiceKeys,
+    UserOut,
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
 
@@ -72,3 +83,64 @@ async def erase_user(orgId: str, userId: str, caller: CallerDep, svc: ServicesDe
     repeated call finishes the work and counts what it removed itself."""
     erased = await run(svc, erasure(svc).erase_user, caller, orgId, userId)
     return ErasedUser.of(orgId, userId, erased)
+
+
+# -- an organization's people and service keys (an org admin or the admin token; the people
+# routes also for the organization's service key, without Act-As) --------------------------
+
+
+@organizations.get("/{orgId}/users")
+async def list_users(
+    orgId: str,
+    caller: CallerDep,
+    svc: ServicesDep,
+    limit: PageLimit = 100,
+    after: Annotated[Cursor | None, Query(description="The last user id of a page")] = None,
+) -> OrgUsers:
+    """The organization's people in id order (no content)."""
+    people, more = await run(svc, svc.identity.people, caller, orgId, after, limit)
+    return OrgUsers(
+        users=[UserOut.of(p) for p in people], next=people[-1].id if more and people else None
+    )
+
+
+@organizations.post("/{orgId}/users", status_code=201)
+async def add_user(orgId: str, body: AddUser, caller: CallerDep, svc: ServicesDep) -> AddedUser:
+    """A person without a token: the organization's service key acts for them."""
+    user = await run(svc, svc.identity.add_person, caller, orgId, body.id, body.name, body.role)
+    return AddedUser(user=UserOut.of(user))
+
+
+@organizations.delete("/{orgId}/users/{userId}")
+async def delete_user(orgId: str, userId: str, caller: CallerDep, svc: ServicesDep) -> ErasedUser:
+    """The person's erasure (as `.../erase` answers it), then their record and every token:
+    the id is free again. Resumable: a call cut short is finished by the next."""
+    await run(svc, svc.identity.require_person, caller, orgId, userId)
+    erased = await run(svc, erasure(svc).erase_user, caller, orgId, userId)
+    await run(svc, svc.identity.delete_person, caller, orgId, userId)
+    return ErasedUser.of(orgId, userId, erased)
+
+
+@organizations.post("/{orgId}/service-keys", status_code=201)
+async def create_service_key(
+    orgId: str, body: CreateServiceKey, caller: CallerDep, svc: ServicesDep
+) -> CreatedServiceKey:
+    """A key for the organization's backend, shown once: with `Act-As: <userId>` each
+    request is that person; without it, it may only manage the organization's people."""
+    key_id, key, created = await run(svc, svc.identity.create_key, caller, orgId, body.name)
+    return CreatedServiceKey(id=key_id, name=body.name, key=key.secret, createdAt=created)
+
+
+@organizations.get("/{orgId}/service-keys")
+async def list_service_keys(orgId: str, caller: CallerDep, svc: ServicesDep) -> ServiceKeys:
+    listed = await run(svc, svc.identity.keys_of, caller, orgId)
+    return ServiceKeys(serviceKeys=[ServiceKeyOut.of(k) for k in listed])
+
+
+@organizations.delete("/{orgId}/service-keys/{keyId}", status_code=204)
+async def revoke_service_key(
+    orgId: str, keyId: str, caller: CallerDep, svc: ServicesDep
+) -> Response:
+    """The key stops working at once."""
+    await run(svc, svc.identity.revoke_key, caller, orgId, keyId)
+    return Response(status_code=204)

@@ -15,7 +15,12 @@ router = APIRouter(tags=["identity"])
 async def me(caller: CallerDep) -> MeAnswer:
     """The caller's user id, organization and role; the admin token is the service admin."""
     return MeAnswer(
-        user=CallerOut(id=caller.user_id, organizationId=caller.org_id, role=caller.role)
+        user=CallerOut(
+            id=caller.user_id,
+            organizationId=caller.org_id,
+            role=caller.role,
+            serviceKeyId=caller.key_id,
+        )
     )
 
 
