@@ -66,7 +66,76 @@ export class Admin extends Group {
   }
 }
 
+/** An organization's service keys: its backend acting for its people (`Act-As`). */
+export class ServiceKeys extends Group {
+  /** A key, shown once (only its hash is stored). An org admin, or the admin token. */
+  async create(orgId: string, body: t.CreateServiceKey): Promise<t.CreatedServiceKey> {
+    return this.http.call("post", "/v1/organizations/{orgId}/service-keys", {
+      path: { orgId },
+      body,
+    });
+  }
+
+  async list(orgId: string): Promise<t.ServiceKey[]> {
+    const answer = await this.http.call("get", "/v1/organizations/{orgId}/service-keys", {
+      path: { orgId },
+    });
+    return answer.serviceKeys;
+  }
+
+  /** The key stops working at once. */
+  async revoke(orgId: string, keyId: string): Promise<void> {
+    await this.http.call("delete", "/v1/organizations/{orgId}/service-keys/{keyId}", {
+      path: { orgId, keyId },
+    });
+  }
+}
+
+/** An organization's people (an org admin, or a service key without `Act-As`). */
+export class OrganizationPeople extends Group {
+  /** One page, in id order; pass the answer's `next` as `after` for the following one. */
+  async list(
+    orgId: string,
+    query: t.Query<"/v1/organizations/{orgId}/users", "get"> = {},
+  ): Promise<t.OrganizationUsers> {
+    return this.http.call("get", "/v1/organizations/{orgId}/users", { path: { orgId }, query });
+  }
+
+  /** Every person of the organization, in id order, across pages (`next` until null). */
+  async *iterate(
+    orgId: string,
+    { pageSize = 100 }: PageOptions = {},
+  ): AsyncGenerator<t.OrganizationUser, void, undefined> {
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.list(orgId, { limit: pageSize, after });
+      yield* page.users;
+      if (!page.next) return;
+      after = page.next;
+    }
+  }
+
+  /** A person without a token: the organization's service key acts for them. */
+  async add(orgId: string, body: t.AddUser = {}): Promise<t.OrganizationUser> {
+    const answer = await this.http.call("post", "/v1/organizations/{orgId}/users", {
+      path: { orgId },
+      body,
+    });
+    return answer.user;
+  }
+
+  /** Erase the person, then remove their record and every token (the id is free again). */
+  async delete(orgId: string, userId: string): Promise<t.ErasedUser> {
+    return this.http.call("delete", "/v1/organizations/{orgId}/users/{userId}", {
+      path: { orgId, userId },
+    });
+  }
+}
+
 export class Organizations extends Group {
+  readonly serviceKeys = new ServiceKeys(this.http);
+  readonly users = new OrganizationPeople(this.http);
+
   async getSettings(orgId: string): Promise<t.OrganizationSettings> {
     return this.http.call("get", "/v1/organizations/{orgId}/settings", { path: { orgId } });
   }
@@ -819,8 +888,10 @@ export class AgentMemory {
   readonly threads: Threads;
   readonly events: Events;
   private readonly http: Transport;
+  private readonly options: ClientOptions;
 
   constructor(options: ClientOptions) {
+    this.options = options;
     this.http = new Transport(options);
     this.admin = new Admin(this.http);
     this.organizations = new Organizations(this.http);
@@ -836,6 +907,14 @@ export class AgentMemory {
 
   get baseUrl(): string {
     return this.http.baseUrl;
+  }
+
+  /**
+   * The same client acting for `userId` of the service key's organization (`Act-As`): every
+   * rule of every route is then that person's.
+   */
+  actingFor(userId: string): AgentMemory {
+    return new AgentMemory({ ...this.options, actAs: userId });
   }
 
   /** Liveness (needs no token). */

@@ -29,6 +29,8 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Extra headers sent with every request. */
   headers?: Record<string, string>;
+  /** With a service key: the person of its organization every request acts for (`Act-As`). */
+  actAs?: string;
 }
 
 export interface RequestOptions {
@@ -129,6 +131,7 @@ export class Transport {
       Accept: "application/json",
       Authorization: `Bearer ${options.token}`,
     };
+    if (options.actAs !== undefined) this.headers["Act-As"] = options.actAs;
     // Called through a closure: some runtimes refuse a `fetch` detached from globalThis.
     this.fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   }

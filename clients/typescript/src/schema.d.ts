@@ -928,6 +928,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/organizations/{orgId}/service-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Service Keys */
+        get: operations["list_service_keys_v1_organizations__orgId__service_keys_get"];
+        put?: never;
+        /**
+         * Create Service Key
+         * @description A key for the organization's backend, shown once: with `Act-As: <userId>` each
+         *     request is that person; without it, it may only manage the organization's people.
+         */
+        post: operations["create_service_key_v1_organizations__orgId__service_keys_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{orgId}/service-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke Service Key
+         * @description The key stops working at once.
+         */
+        delete: operations["revoke_service_key_v1_organizations__orgId__service_keys__keyId__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/organizations/{orgId}/settings": {
         parameters: {
             query?: never;
@@ -947,6 +989,51 @@ export interface paths {
          * @description A value sets, `null` resets to the default, a missing field keeps.
          */
         patch: operations["patch_settings_v1_organizations__orgId__settings_patch"];
+        trace?: never;
+    };
+    "/v1/organizations/{orgId}/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Users
+         * @description The organization's people in id order (no content).
+         */
+        get: operations["list_users_v1_organizations__orgId__users_get"];
+        put?: never;
+        /**
+         * Add User
+         * @description A person without a token: the organization's service key acts for them.
+         */
+        post: operations["add_user_v1_organizations__orgId__users_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{orgId}/users/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete User
+         * @description The person's erasure (as `.../erase` answers it), then their record and every token:
+         *     the id is free again. Resumable: a call cut short is finished by the next.
+         */
+        delete: operations["delete_user_v1_organizations__orgId__users__userId__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/organizations/{orgId}/users/{userId}/erase": {
@@ -1372,6 +1459,23 @@ export interface components {
              */
             items: components["schemas"]["ItemIn"][];
         };
+        /** AddUser */
+        AddUser: {
+            /** Id */
+            id?: string | null;
+            /** Name */
+            name?: string | null;
+            /**
+             * Role
+             * @default member
+             * @enum {string}
+             */
+            role?: "member" | "admin";
+        };
+        /** AddedUser */
+        AddedUser: {
+            user: components["schemas"]["UserOut"];
+        };
         /** AgentAnswer */
         AgentAnswer: {
             agent: components["schemas"]["AgentOut"];
@@ -1660,7 +1764,12 @@ export interface components {
              * Role
              * @enum {string}
              */
-            role: "member" | "admin" | "service-admin";
+            role: "member" | "admin" | "service-admin" | "service-key";
+            /**
+             * Servicekeyid
+             * @description The service key the request came through, with Act-As
+             */
+            serviceKeyId?: string | null;
         };
         /** CapabilitiesAnswer */
         CapabilitiesAnswer: {
@@ -1961,6 +2070,11 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** CreateServiceKey */
+        CreateServiceKey: {
+            /** Name */
+            name: string;
+        };
         /** CreateSession */
         CreateSession: {
             /** Agentid */
@@ -2003,6 +2117,20 @@ export interface components {
         CreatedOrganization: {
             /** Id */
             id: string;
+            /** Name */
+            name: string;
+        };
+        /** CreatedServiceKey */
+        CreatedServiceKey: {
+            /** Createdat */
+            createdAt: number;
+            /** Id */
+            id: string;
+            /**
+             * Key
+             * @description Shown once; only its SHA-256 is stored
+             */
+            key: string;
             /** Name */
             name: string;
         };
@@ -2513,12 +2641,24 @@ export interface components {
              */
             tokens: number;
         };
+        /** OrgUsers */
+        OrgUsers: {
+            /**
+             * Next
+             * @description Pass as `after` for the next page; null at the end
+             */
+            next: string | null;
+            /** Users */
+            users: components["schemas"]["UserOut"][];
+        };
         /** OrganizationSettings */
         OrganizationSettings: {
             /** Agentmemory */
             agentMemory: boolean;
             /** Allowedmodels */
             allowedModels: string[] | null;
+            /** Autoprovisionusers */
+            autoProvisionUsers: boolean;
             /** Botmemory */
             botMemory: boolean;
             /** Botmemorymodel */
@@ -2743,6 +2883,24 @@ export interface components {
             /** Messages */
             messages: components["schemas"]["MessageIn"][];
         };
+        /** ServiceKeyOut */
+        ServiceKeyOut: {
+            /** Createdat */
+            createdAt: number;
+            /** Id */
+            id: string;
+            /** Lastusedat */
+            lastUsedAt: number | null;
+            /** Name */
+            name: string;
+            /** Prefix */
+            prefix: string;
+        };
+        /** ServiceKeys */
+        ServiceKeys: {
+            /** Servicekeys */
+            serviceKeys: components["schemas"]["ServiceKeyOut"][];
+        };
         /** SessionAnswer */
         SessionAnswer: {
             session: components["schemas"]["SessionOut"];
@@ -2868,6 +3026,8 @@ export interface components {
             agentMemory?: boolean | null;
             /** Allowedmodels */
             allowedModels?: string[] | null;
+            /** Autoprovisionusers */
+            autoProvisionUsers?: boolean | null;
             /** Botmemory */
             botMemory?: boolean | null;
             /** Botmemorymodel */
@@ -3054,6 +3214,17 @@ export interface components {
              * @description Any JSON value (object, array, string, number, boolean or null), at most 16 KB.
              */
             metadata?: unknown;
+        };
+        /** UserOut */
+        UserOut: {
+            /** Createdat */
+            createdAt: number;
+            /** Id */
+            id: string;
+            /** Name */
+            name: string | null;
+            /** Role */
+            role: string;
         };
         /** VersionAnswer */
         VersionAnswer: {
@@ -8530,6 +8701,303 @@ export interface operations {
             };
         };
     };
+    list_service_keys_v1_organizations__orgId__service_keys_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceKeys"];
+                };
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_service_key_v1_organizations__orgId__service_keys_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateServiceKey"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedServiceKey"];
+                };
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revoke_service_key_v1_organizations__orgId__service_keys__keyId__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     get_settings_v1_organizations__orgId__settings_get: {
         parameters: {
             query?: never;
@@ -8650,6 +9118,310 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizationSettings"];
+                };
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_users_v1_organizations__orgId__users_get: {
+        parameters: {
+            query?: {
+                /** @description 1..100 objects per page */
+                limit?: number;
+                /** @description The last user id of a page */
+                after?: string | null;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgUsers"];
+                };
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    add_user_v1_organizations__orgId__users_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddUser"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddedUser"];
+                };
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_user_v1_organizations__orgId__users__userId__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasedUser"];
                 };
             };
             /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */

@@ -97,6 +97,10 @@ export type CreatedOrganization = Schemas["CreatedOrganization"];
 export type CreatedUser = Schemas["CreatedUser"];
 export type OrganizationSettings = Schemas["OrganizationSettings"];
 export type ErasedUser = Schemas["ErasedUser"];
+export type ServiceKey = Schemas["ServiceKeyOut"];
+export type CreatedServiceKey = Schemas["CreatedServiceKey"];
+export type OrganizationUser = Schemas["UserOut"];
+export type OrganizationUsers = Schemas["OrgUsers"];
 export type Health = Answer<"/healthz", "get">;
 
 // Bodies the service takes.
@@ -131,3 +135,5 @@ export type WorkingMemoryIn = Schemas["WorkingMemoryIn"];
 export type CreateOrganization = Schemas["CreateOrganization"];
 export type CreateUser = Schemas["CreateUser"];
 export type SettingsPatch = Schemas["SettingsPatch"];
+export type CreateServiceKey = Schemas["CreateServiceKey"];
+export type AddUser = Schemas["AddUser"];

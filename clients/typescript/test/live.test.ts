@@ -102,6 +102,40 @@ describe("identity", () => {
   });
 });
 
+describe("service keys and an organization's people", () => {
+  test("a service key acts for a person with Act-As; people are listed, added and removed", async () => {
+    const admin = await service.user("admin");
+    const orgId = admin.organizationId;
+    const key = await admin.client.organizations.serviceKeys.create(orgId, { name: "backend" });
+    assert.deepEqual(
+      (await admin.client.organizations.serviceKeys.list(orgId)).map((k) => k.id),
+      [key.id],
+    );
+    const backend = service.client(key.key);
+    const ana = await backend.organizations.users.add(orgId, { id: "ana", name: "Ana" });
+    assert.equal(ana.id, "ana");
+    await backend.organizations.users.add(orgId, { id: "ben" });
+    const people = await collect(backend.organizations.users.iterate(orgId, { pageSize: 1 }));
+    assert.deepEqual(
+      people.map((person) => person.id).sort(),
+      ["ana", "ben", admin.userId].sort(),
+    );
+
+    const asAna = backend.actingFor("ana");
+    assert.equal((await asAna.me()).id, "ana");
+    const agent = await asAna.agents.create({ name: "Ana's agent" });
+    assert.equal(agent.owner, "ana");
+    const nobody = await rejection(backend.actingFor("nobody").me());
+    assert.ok(nobody instanceof NotFound);
+    assert.deepEqual(nobody.path, ["Act-As"]);
+
+    const erased = await admin.client.organizations.users.delete(orgId, "ana");
+    assert.equal(erased.agents, 1);
+    await admin.client.organizations.serviceKeys.revoke(orgId, key.id);
+    assert.ok((await rejection(backend.organizations.users.list(orgId))) instanceof Unauthorized);
+  });
+});
+
 describe("sessions", () => {
   test("a session with items and turns, and its memory text", async () => {
     const { client } = alice;

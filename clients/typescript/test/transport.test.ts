@@ -313,6 +313,17 @@ describe("requests", () => {
     assert.deepEqual(JSON.parse(sent!.body), { agentId: "ag_1", model: null });
   });
 
+  test("actingFor sends Act-As with the same token; the original client does not", async () => {
+    fake.script({ status: 200, body: SESSION }, { status: 200, body: SESSION });
+    const backend = client({ token: "key_backend" });
+    await backend.actingFor("ana").sessions.get("s_1");
+    await backend.sessions.get("s_1");
+    const [acting, plain] = fake.requests;
+    assert.equal(acting!.headers["act-as"], "ana");
+    assert.equal(acting!.headers.authorization, "Bearer key_backend");
+    assert.equal(plain!.headers["act-as"], undefined);
+  });
+
   test("a custom fetch is used", async () => {
     const seen: string[] = [];
     const c = new AgentMemory({
