@@ -110,3 +110,31 @@ def test_the_console_script_needs_a_url_and_a_token(
         [str(script), "settings", "get", "o"], env=env, capture_output=True, text=True, check=False
     )
     assert (run.returncode, run.stderr.split(":")[:2]) == (1, ["error", " Unauthorized"])
+
+
+def test_a_platform_sets_up_its_key_and_people(
+    capsys: pytest.CaptureFixture[str], local_service: LocalService
+) -> None:
+    admin = local_service.admin_token
+    _code, org, _ = _cli(capsys, local_service, admin, "orgs", "create", "Platform")
+    code, key, _ = _cli(capsys, local_service, admin, "service-keys", "create", org["id"], "web")
+    assert code == 0
+    assert key["key"].startswith("amsk_")
+    code, listed, _ = _cli(capsys, local_service, admin, "service-keys", "list", org["id"])
+    assert [k["id"] for k in listed["serviceKeys"]] == [key["id"]]
+    for person in ("ana", "ben"):
+        code, added, _ = _cli(
+            capsys, local_service, key["key"], "users", "add", org["id"], "--id", person
+        )
+        assert (code, added["id"]) == (0, person)
+    code, people, _ = _cli(capsys, local_service, key["key"], "users", "list", org["id"])
+    assert [p["id"] for p in people["users"]] == ["ana", "ben"]
+    code, erased, _ = _cli(capsys, local_service, key["key"], "users", "delete", org["id"], "ana")
+    assert (code, erased["userId"]) == (0, "ana")
+    code, revoked, _ = _cli(
+        capsys, local_service, admin, "service-keys", "revoke", org["id"], key["id"]
+    )
+    assert (code, revoked) == (0, {"ok": True})
+    code, _, err = _cli(capsys, local_service, key["key"], "users", "list", org["id"])
+    assert code == 1
+    assert "Unauthorized" in err

@@ -1,8 +1,9 @@
 """`agent-memory`: the operator's command line (API.md "Administration").
 
-Reads `AGENT_MEMORY_URL` and `AGENT_MEMORY_TOKEN` (or `--url`, `--token`); `orgs`, `users`
-and `tokens` need the admin token, `settings` an organization admin or the admin token,
-`purge` write on the bot, `erase` an organization admin. Prints the service's answer as JSON;
+Reads `AGENT_MEMORY_URL` and `AGENT_MEMORY_TOKEN` (or `--url`, `--token`); `orgs`,
+`users create` and `tokens` need the admin token; `users list/add/delete` an organization
+admin or its service key; `service-keys` and `settings` an organization admin or the admin
+token; `purge` write on the bot, `erase` an organization admin. Prints the service's answer as JSON;
 an error answer prints `error: <code>: <message>` on stderr and exits 1.
 """
 
@@ -46,6 +47,38 @@ def _models(value: str) -> list[str] | None:
     return [name.strip() for name in value.split(",") if name.strip()]
 
 
+def _people_parsers(groups: Any) -> None:
+    users = groups.add_parser("users", help="an organization's people").add_subparsers(
+        dest="action", required=True
+    )
+    create_user = users.add_parser("create", help="create a user; prints its token once")
+    create_user.add_argument("organization_id")
+    create_user.add_argument("--id")
+    create_user.add_argument("--name")
+    create_user.add_argument("--role", choices=["member", "admin"], default="member")
+    listed = users.add_parser("list", help="the organization's people (or its service key)")
+    listed.add_argument("organization_id")
+    add = users.add_parser("add", help="a person without a token, for the service key")
+    add.add_argument("organization_id")
+    add.add_argument("--id")
+    add.add_argument("--name")
+    add.add_argument("--role", choices=["member", "admin"], default="member")
+    delete = users.add_parser("delete", help="erase a person, then their record and tokens")
+    delete.add_argument("organization_id")
+    delete.add_argument("user_id")
+
+    keys = groups.add_parser("service-keys", help="an organization's service keys").add_subparsers(
+        dest="action", required=True
+    )
+    create_key = keys.add_parser("create", help="a key for a backend; prints it once")
+    create_key.add_argument("organization_id")
+    create_key.add_argument("name")
+    keys.add_parser("list").add_argument("organization_id")
+    revoke_key = keys.add_parser("revoke", help="the key stops working at once")
+    revoke_key.add_argument("organization_id")
+    revoke_key.add_argument("key_id")
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="agent-memory", description=__doc__.splitlines()[0])
     top.add_argument("--url", default=os.environ.get("AGENT_MEMORY_URL"), help="$AGENT_MEMORY_URL")
@@ -61,14 +94,7 @@ def parser() -> argparse.ArgumentParser:
     create_org.add_argument("name")
     create_org.add_argument("--id", help="its id (default: one is made)")
 
-    users = groups.add_parser("users", help="users (admin token)").add_subparsers(
-        dest="action", required=True
-    )
-    create_user = users.add_parser("create", help="create a user; prints its token once")
-    create_user.add_argument("organization_id")
-    create_user.add_argument("--id")
-    create_user.add_argument("--name")
-    create_user.add_argument("--role", choices=["member", "admin"], default="member")
+    _people_parsers(groups)
 
     tokens = groups.add_parser("tokens", help="tokens (admin token)").add_subparsers(
         dest="action", required=True
@@ -115,11 +141,37 @@ def _settings_patch(client: Client, args: argparse.Namespace) -> BaseModel:
     )
 
 
+def _all_users(client: Client, org_id: str) -> dict[str, Any]:
+    people: list[dict[str, Any]] = []
+    after: str | None = None
+    while True:
+        page = client.list_users(org_id, after=after)
+        people += [u.model_dump(mode="json", by_alias=True) for u in page.users]
+        if page.next is None:
+            return {"users": people}
+        after = page.next
+
+
 def _command(args: argparse.Namespace) -> Callable[[Client], Any]:
     commands: dict[tuple[str, str | None], Callable[[Client], Any]] = {
         ("orgs", "create"): lambda c: c.create_organization(args.name, id=args.id),
         ("users", "create"): lambda c: c.create_user(
             args.organization_id, id=args.id, name=args.name, role=args.role
+        ),
+        ("users", "list"): lambda c: _all_users(c, args.organization_id),
+        ("users", "add"): lambda c: c.add_user(
+            args.organization_id, id=args.id, name=args.name, role=args.role
+        ),
+        ("users", "delete"): lambda c: c.delete_user(args.organization_id, args.user_id),
+        ("service-keys", "create"): lambda c: c.create_service_key(args.organization_id, args.name),
+        ("service-keys", "list"): lambda c: {
+            "serviceKeys": [
+                k.model_dump(mode="json", by_alias=True)
+                for k in c.list_service_keys(args.organization_id)
+            ]
+        },
+        ("service-keys", "revoke"): lambda c: c.revoke_service_key(
+            args.organization_id, args.key_id
         ),
         ("tokens", "issue"): lambda c: c.issue_token(args.user_id),
         ("tokens", "revoke"): lambda c: c.revoke_token(args.token_prefix),
