@@ -124,22 +124,34 @@ def api(shared: tuple[Api, Any]) -> Api:
 CALLERS = ("anonymous", "revoked", "outsider", "outsider-admin", "operator", "stranger", "owner")
 
 
+@pytest.mark.parametrize("credential", ["token", "service-key"])
 @pytest.mark.parametrize(("method", "path"), ROUTES, ids=[f"{m} {p}" for m, p in ROUTES])
-def test_route_access(api: Api, method: str, path: str) -> None:
+def test_route_access(api: Api, method: str, path: str, credential: str) -> None:
+    """Each person with their own token, and again reached through their organization's
+    service key (`Act-As`): the same answers."""
     world = None
     for caller in CALLERS:
         if world is None:
             world = build_world(api)  # fresh objects: an allowed DELETE must not hide the next
             outsider_admin = api.user(world.outsider.org_id, role="admin")
-        headers = {
-            "anonymous": {},
-            "revoked": world.revoked.headers,
-            "outsider": world.outsider.headers,
-            "outsider-admin": outsider_admin.headers,
-            "operator": api.admin,
-            "stranger": world.stranger.headers,
-            "owner": world.owner.headers,
-        }[caller]
+        if credential == "token":
+            people = {
+                "revoked": world.revoked.headers,
+                "outsider": world.outsider.headers,
+                "outsider-admin": outsider_admin.headers,
+                "stranger": world.stranger.headers,
+                "owner": world.owner.headers,
+            }
+        else:
+            revoked = {"Authorization": f"Bearer {world.revoked_key}", "Act-As": world.owner.id}
+            people = {
+                "revoked": revoked,
+                "outsider": world.acting(world.outsider),
+                "outsider-admin": world.acting(outsider_admin),
+                "stranger": world.acting(world.stranger),
+                "owner": world.acting(world.owner),
+            }
+        headers = {"anonymous": {}, "operator": api.admin, **people}[caller]
         answer = call_route(world, method, path, headers)
         if answer.status_code < 400 and method != "GET":
             world = None  # a refused call or a read changed nothing; an allowed write may have

@@ -34,6 +34,13 @@ class World:
     outsider: User
     revoked: User
     ids: dict[str, str] = field(default_factory=dict)
+    # Each organization's service key, and one of this organization revoked.
+    keys: dict[str, str] = field(default_factory=dict)
+    revoked_key: str = ""
+
+    def acting(self, person: User) -> dict[str, str]:
+        """The headers of `person` reached through their organization's service key."""
+        return {"Authorization": f"Bearer {self.keys[person.org_id]}", "Act-As": person.id}
 
     def session_view(self) -> dict[str, Any]:
         answer = self.api.client.get(
@@ -64,11 +71,18 @@ def build_world(api: Api) -> World:
     spare = client.post("/v1/me/tokens", json={}, headers=headers)
     assert spare.status_code == 201, spare.text
     world.ids["tokenPrefix"] = spare.json()["tokenPrefix"]
-    key = client.post(
-        f"/v1/organizations/{org}/service-keys", json={"name": "backend"}, headers=api.admin
-    )
-    assert key.status_code == 201, key.text
-    world.ids["keyId"] = key.json()["id"]
+    for of_org in (org, other, org):
+        key = client.post(
+            f"/v1/organizations/{of_org}/service-keys", json={"name": "backend"}, headers=api.admin
+        )
+        assert key.status_code == 201, key.text
+        if of_org in world.keys:  # the second key of this organization: revoked
+            world.revoked_key = key.json()["key"]
+            gone = f"/v1/organizations/{of_org}/service-keys/{key.json()['id']}"
+            assert client.delete(gone, headers=api.admin).status_code == 204
+        else:
+            world.keys[of_org] = key.json()["key"]
+            world.ids.setdefault("keyId", key.json()["id"])
     assert (
         client.delete(
             f"/v1/admin/tokens/{world.revoked.token_prefix}", headers=api.admin
