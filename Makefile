@@ -9,7 +9,7 @@ export PYTHONPATH := $(CURDIR)/layers/core:$(CURDIR)
 export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: help venv run aws-local test unit check lint fmt typecheck imports openapi bench bench-recall-quick load \
-	build clean console-screenshots browser e2e
+	build clean console-screenshots browser e2e test-ts
 
 help:
 	@echo "make run        serve the API on http://127.0.0.1:$(PORT), data kept in MEMORY_DATA_DIR (.data/)"
@@ -55,8 +55,13 @@ imports: $(STAMP)
 
 # One BLAS thread per worker: two xdist workers on two cores, each embedding with numpy's
 # default thread pool, oversubscribe the machine (a short embedding went from ~30 ms to ~1 s).
-test: check cfn-lint checkov browser
+test: check cfn-lint checkov browser test-ts
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --cov --cov-report=term
+
+# The TypeScript client (clients/typescript): its types against infra/openapi.json, and its
+# tests against the local service this venv runs.
+test-ts: $(STAMP)
+	cd clients/typescript && npm ci --no-audit --no-fund && npm test
 
 # Debian's Chromium for the browser tests (tests/browser): installed when absent; without
 # apt-get those tests skip and say why.

@@ -13,7 +13,7 @@ import pytest
 from tests.clients.conftest import ROOT, LocalService, run_example
 
 WALK = "## A walk-through with curl"
-SECTION = "## From Python, an MCP client, or an OpenAI Agents SDK agent"
+SECTION = "## From Python, TypeScript, an MCP client, or an OpenAI Agents SDK agent"
 
 
 def _blocks(heading: str, language: str) -> list[str]:
