@@ -161,3 +161,41 @@ def test_a_throttled_token_gets_the_service_answer_and_its_retry_after() -> None
     assert answer.status_code == 429
     assert answer.headers["retry-after"] == "7"
     assert answer.json()["error"]["_tag"] == "Throttled"
+
+
+def test_a_service_key_reaches_the_tools_as_the_person_it_names(
+    local_service: LocalService,
+) -> None:
+    """A platform's key plus `Act-As` per MCP session: the memories are that person's; a
+    person outside the key's organization is refused before any MCP message."""
+    admin = {"Authorization": f"Bearer {local_service.admin_token}"}
+    org = httpx.post(
+        f"{local_service.url}/v1/admin/organizations", json={"name": "P"}, headers=admin
+    ).json()["id"]
+    key = httpx.post(
+        f"{local_service.url}/v1/organizations/{org}/service-keys",
+        json={"name": "mcp"},
+        headers=admin,
+    ).json()["key"]
+    with Client(base_url=local_service.url, token=key) as platform:
+        platform.add_user(org, id="ana")
+
+    def session(person: str) -> McpClient:
+        headers = {"Authorization": f"Bearer {key}", "Act-As": person}
+        http = httpx2.AsyncClient(headers=headers, timeout=30)
+        return McpClient(streamable_http_client(f"{local_service.url}/mcp", http_client=http))
+
+    async def scenario() -> None:
+        async with session("ana") as mcp:
+            _answer(await mcp.call_tool("remember", {"content": "Prefers aisle seats."}))
+
+    anyio.run(scenario)
+    refused = httpx.post(
+        f"{local_service.url}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Authorization": f"Bearer {key}", "Act-As": "nobody"},
+    )
+    assert refused.status_code == 404
+    assert refused.json()["error"]["path"] == ["Act-As"]
+    with Client(base_url=local_service.url, token=key, act_as="ana") as ana:
+        assert [m.content for m in ana.iter_agent_memories()] == ["Prefers aisle seats."]

@@ -1,7 +1,8 @@
 """The agent-memory MCP server: tools over the caller's agent memories (seed 004).
 
 - stdio, for desktop clients: `python -m agent_memory_client.mcp` with `AGENT_MEMORY_URL` and
-  `AGENT_MEMORY_TOKEN` in the environment.
+  `AGENT_MEMORY_TOKEN` in the environment (a service key with `AGENT_MEMORY_ACT_AS`, the
+  person it acts for; over HTTP, the request's `Act-As` header).
 - streamable HTTP, inside the service: `agent_memory_client.asgi.with_mcp(api_app)` serves
   `/mcp` beside the API's routes, behind the same bearer token (checked with `GET /v1/me`
   before any MCP message is read); each tool calls the API with the caller's own token, in
@@ -61,12 +62,16 @@ class Connector:
     base_url: str
     token: str | None = None
     transport: httpx.AsyncBaseTransport | None = None
+    # The person a service key `token` acts for (stdio).
+    act_as: str | None = None
 
     def client(self, headers: Mapping[str, str] | None) -> AsyncClient:
-        token = bearer(headers) or self.token
+        from_request = bearer(headers)
+        token = from_request or self.token
         if not token:
             raise ToolError("no token: set AGENT_MEMORY_TOKEN, or send Authorization: Bearer")
-        return AsyncClient(self.base_url, token, transport=self.transport)
+        person = acting_for(headers) if from_request else self.act_as
+        return AsyncClient(self.base_url, token, transport=self.transport, act_as=person)
 
 
 def bearer(headers: Mapping[str, str] | None) -> str | None:
@@ -78,6 +83,13 @@ def bearer(headers: Mapping[str, str] | None) -> str | None:
     if scheme.lower() != "bearer":
         return None
     return token.strip() or None
+
+
+def acting_for(headers: Mapping[str, str] | None) -> str | None:
+    """The person an `Act-As` header names, if there is one."""
+    if not headers:
+        return None
+    return next((v.strip() for k, v in headers.items() if k.lower() == "act-as"), None)
 
 
 def _shown(memory: Any) -> dict[str, Any]:
@@ -293,7 +305,7 @@ class McpEndpoint:
             await _no_lifespan(receive, send)
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        refusal = await self._refusal(bearer(headers))
+        refusal = await self._refusal(bearer(headers), acting_for(headers))
         if refusal is not None:
             await _send_error(send, refusal)
             return
@@ -307,12 +319,17 @@ class McpEndpoint:
         async with manager.run():
             await manager.handle_request(scope, receive, send)
 
-    async def _refusal(self, token: str | None) -> AgentMemoryError | None:
-        """The service's refusal of this token (None: it may go on)."""
+    async def _refusal(self, token: str | None, person: str | None) -> AgentMemoryError | None:
+        """The service's refusal of this token, or of the person a service key acts for
+        (None: it may go on)."""
         if not token:
             return Unauthorized(401, "missing bearer token")
         async with AsyncClient(
-            self.connector.base_url, token, transport=self.connector.transport, max_retries=0
+            self.connector.base_url,
+            token,
+            transport=self.connector.transport,
+            max_retries=0,
+            act_as=person,
         ) as client:
             try:
                 await client.me()
@@ -357,7 +374,8 @@ def main() -> None:
     token = os.environ.get("AGENT_MEMORY_TOKEN", "").strip()
     if not url or not token:
         raise SystemExit("agent-memory MCP: set AGENT_MEMORY_URL and AGENT_MEMORY_TOKEN")
-    server = build_server(Connector(url, token=token))
+    act_as = os.environ.get("AGENT_MEMORY_ACT_AS", "").strip() or None
+    server = build_server(Connector(url, token=token, act_as=act_as))
     anyio.run(server.run_stdio_async)
 
 
