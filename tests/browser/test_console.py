@@ -142,6 +142,18 @@ def test_signing_in_with_a_wrong_token_says_so_and_keeps_the_form(
     playwright_api.expect(page.get_by_label("Bearer token")).to_be_visible()
 
 
+def test_a_service_key_cannot_sign_in(page: Any, world: dict[str, Any]) -> None:
+    service = world["service"]
+    key = service.call(
+        service.admin, "POST", "/v1/organizations/acme/service-keys", {"name": "backend"}, 201
+    )["key"]
+    page.goto(f"{service.base}/console")
+    page.get_by_label("Bearer token").fill(key)
+    page.get_by_role("button", name="Sign in").click()
+    playwright_api.expect(page.get_by_role("alert")).to_contain_text("service key cannot sign in")
+    playwright_api.expect(page.get_by_label("Bearer token")).to_be_visible()
+
+
 def test_switching_an_option_and_saving_changes_the_draft(page: Any, world: dict[str, Any]) -> None:
     _sign_in(page, world, f"#/agent/{world['agent']['id']}")
     page.get_by_label("Semantic recall").check()

@@ -141,9 +141,18 @@ function signedOut(reason) {
   input.focus();
 }
 
+// A service key acts for the people of its organization (Act-As) and reads nothing as
+// itself: the console is for a person, or the operator.
+const SERVICE_KEY_REFUSED =
+  "A service key cannot sign in: it acts for the people of its organization. Sign in with a person's token.";
+
 async function whoami() {
   const me = await api("GET", "/v1/me");
   const user = me.user;
+  if (user.role === "service-key") {
+    signedOut(SERVICE_KEY_REFUSED);
+    throw Object.assign(new Error(SERVICE_KEY_REFUSED), { status: 401 });
+  }
   document.getElementById("whoami").textContent =
     user.role === "service-admin" ? "service admin" : `${user.id} · ${user.organizationId} · ${user.role}`;
   document.getElementById("sign-out").hidden = false;
