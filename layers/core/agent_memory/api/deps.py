@@ -38,7 +38,15 @@ async def run(svc: Services, fn: Callable[..., T], *args: Any, **kwargs: Any) ->
     return fn(*args, **kwargs)
 
 
-_bearer = HTTPBearer(auto_error=False, description="A token from the admin routes")
+_bearer = HTTPBearer(
+    auto_error=False,
+    description=(
+        "A person's token, the deployment's admin token, or an organization's service key "
+        "(`amsk_...`). With a service key, the `Act-As: <userId>` header names the person "
+        "the request is for; without it, the key may only manage the organization's people "
+        "(`/v1/organizations/{orgId}/users`), `/v1/me` and `/v1/capabilities`."
+    ),
+)
 
 
 async def caller(
