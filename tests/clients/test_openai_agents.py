@@ -22,7 +22,7 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from agent_memory_client import AsyncClient, Client, ValidationError
+from agent_memory_client import AsyncClient, Client, NotFound, ValidationError
 from agent_memory_client.openai_agents import AgentMemorySession
 from tests.clients.conftest import LocalService
 
@@ -273,3 +273,27 @@ def test_a_session_input_callback_prepares_the_input(rest: Client, agent_id: str
 
 def _token(client: Client) -> str:
     return str(client._http.headers["Authorization"]).removeprefix("Bearer ")
+
+
+def test_a_platform_keeps_each_persons_conversation_through_its_service_key(
+    local_service: LocalService,
+) -> None:
+    """One service key; the SDK session of each person is on that person's own thread."""
+    with Client(base_url=local_service.url, token=local_service.admin_token) as admin:
+        org = admin.create_organization("Platform").id
+        key = admin.create_service_key(org, "agents").key
+    with Client(base_url=local_service.url, token=key) as platform:
+        for person in ("ana", "ben"):
+            platform.add_user(org, id=person)
+        ana, ben = platform.acting_for("ana"), platform.acting_for("ben")
+        agent = ana.create_agent("Helper").id
+        session = AgentMemorySession(ana.create_thread(agent).id, client=ana)
+
+        async def scenario() -> list[Any]:
+            await session.add_items([{"role": "user", "content": "I am Ana."}])
+            return await session.get_items()
+
+        assert [i["content"] for i in asyncio.run(scenario())] == ["I am Ana."]
+        assert ana.get_thread(session.session_id).resource_id == "ana"
+        with pytest.raises(NotFound):
+            ben.list_messages(session.session_id)
