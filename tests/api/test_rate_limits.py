@@ -53,6 +53,33 @@ def test_the_limit_passes_then_answers_429_with_retry_after(serve: Serve, counte
     assert world.get(ana).status_code == 429
 
 
+def test_a_service_key_counts_per_person_and_on_its_own(serve: Serve) -> None:
+    """Each person a key acts for has the per-token limit; the key has its own in all."""
+    world = serve(rate=3, key_rate=5)
+    world.at(-MINUTE_MS)
+    org = world.api.org()
+    made = world.http.post(
+        f"/v1/organizations/{org}/service-keys", json={"name": "web"}, headers=world.api.admin
+    )
+    key = {"Authorization": f"Bearer {made.json()['key']}"}
+    for person in ("ana", "ben"):
+        world.http.post(f"/v1/organizations/{org}/users", json={"id": person}, headers=key)
+    world.at(0)
+
+    def get(person: str) -> int:
+        answer = world.http.get("/v1/agent_memories", headers=key | {"Act-As": person})
+        return int(answer.status_code)
+
+    assert [get("ana") for _ in range(3)] == [200, 200, 200]
+    assert get("ana") == 429  # Ana's minute is full; Ben's is not
+    assert [get("ben"), get("ben")] == [200, 200]
+    # Five requests of the key went through (Ana's refused one is not counted against it):
+    # its own limit (5) refuses everyone now.
+    assert get("ben") == 429
+    world.at(MINUTE_MS)
+    assert get("ana") == 200
+
+
 def test_every_route_that_takes_a_token_counts_and_health_does_not(serve: Serve) -> None:
     world = serve(rate=2)
     (ana,) = people(world, 1)

@@ -48,9 +48,15 @@ def serve(settings: Any, adapters: Any) -> Iterator[Serve]:
     """Build a deployment with `RATE_LIMIT_PER_MINUTE=rate`, `ORG_MODEL_CALLS_PER_MINUTE=calls`."""
     worlds: list[World] = []
 
-    def build(rate: int = 1200, calls: int = 600, counters: Any = None) -> World:
+    def build(
+        rate: int = 1200, calls: int = 600, counters: Any = None, key_rate: int = 60_000
+    ) -> World:
         configured = settings.model_copy(
-            update={"rate_limit_per_minute": rate, "org_model_calls_per_minute": calls}
+            update={
+                "rate_limit_per_minute": rate,
+                "org_model_calls_per_minute": calls,
+                "service_key_requests_per_minute": key_rate,
+            }
         )
         clock, orchestrator = FixedClock(T0), RecordingOrchestrator()
         wired = replace(adapters, clock=clock, orchestrator=orchestrator, counters=counters)

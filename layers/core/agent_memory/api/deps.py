@@ -87,9 +87,10 @@ def _admitted(svc: Services, token: str, address: str, act_as: str | None) -> Pr
         if not is_service_key(token):
             limits.admit(token)
             return
-        limits.admit_key(token)
+        # The person first: one person over their limit does not use up the key's.
         if act_as is not None:
             limits.admit(f"{token}\n{act_as}")
+        limits.admit_key(token)
 
     try:
         return svc.identity.authenticate(f"Bearer {token}", alongside=admit, act_as=act_as)
