@@ -169,3 +169,20 @@ def test_deleting_a_person_leaves_no_row_of_theirs_and_no_working_token(
     # The id is free again: a new person, who inherits nothing.
     new = api.user(org, user_id="ana")
     assert api.client.get("/v1/threads", headers=new.headers).json()["threads"] == []
+
+
+def test_a_change_through_a_key_records_the_person_and_the_key(api: Api) -> None:
+    platform = Platform(api)
+    platform.add("ana")
+    agent = platform.post("/v1/agents", {"name": "Trip"}, "ana").json()["agent"]["id"]
+    remember = {"_tag": "Remember", "key": "seat", "content": "Aisle.", "kind": "preference"}
+    changed = platform.post(
+        f"/v1/agents/{agent}/memory", {"expected": 0, "command": remember}, "ana"
+    )
+    assert changed.status_code == 200, changed.text
+    [change] = platform.get(f"/v1/agents/{agent}/memory/log", "ana").json()["changes"]
+    assert (change["by"], change["person"], change["serviceKeyId"]) == (
+        "person",
+        "ana",
+        platform.key_id,
+    )

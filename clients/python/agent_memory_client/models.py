@@ -469,6 +469,9 @@ class MemoryChange(Answer):
     at: int
     by: Literal["consolidation", "person", "promotion"]
     keys: list[str]
+    # A person's change: who, and the service key it came through.
+    person: str | None = None
+    service_key_id: str | None = None
 
 
 class MemoryLog(Answer):

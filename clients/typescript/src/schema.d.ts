@@ -1800,6 +1800,16 @@ export interface components {
             by: "consolidation" | "person" | "promotion";
             /** Keys */
             keys: string[];
+            /**
+             * Person
+             * @description Who made a person's change
+             */
+            person?: string | null;
+            /**
+             * Servicekeyid
+             * @description The service key a person's change came through
+             */
+            serviceKeyId?: string | null;
             /** Version */
             version: number;
         };

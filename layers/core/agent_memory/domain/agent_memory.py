@@ -126,6 +126,9 @@ class LogChange:
     at: int
     by: By
     keys: tuple[str, ...]
+    # A person's change: who, and the service key it came through (if any).
+    person: str | None = None
+    service_key: str | None = None
 
 
 class Item(Protocol):

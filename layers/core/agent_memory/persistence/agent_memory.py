@@ -165,6 +165,10 @@ class AgentMemoryRepository:
         }
         if session_id is not None:
             row["sessionId"] = session_id
+        if change.person is not None:
+            row["person"] = change.person
+        if change.service_key is not None:
+            row["serviceKeyId"] = change.service_key
         return Put(row, Absent())
 
     def position_move(
@@ -227,4 +231,6 @@ def _change(row: Record) -> LogChange:
         at=int(row["at"]),
         by=cast(By, by if by in LOG_BY else "consolidation"),
         keys=tuple(str(k) for k in row.get("keys") or ()),
+        person=row.get("person"),
+        service_key=row.get("serviceKeyId"),
     )

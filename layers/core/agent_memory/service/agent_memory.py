@@ -101,7 +101,17 @@ class AgentMemoryService:
                 [
                     self._repo.head_change(agent, found.version, version, now),
                     *change,
-                    self._repo.log_put(agent, LogChange(version, now, "person", (command.key,))),
+                    self._repo.log_put(
+                        agent,
+                        LogChange(
+                            version,
+                            now,
+                            "person",
+                            (command.key,),
+                            principal.user_id,
+                            principal.key_id,
+                        ),
+                    ),
                     event_action(agent.org_id, "memory.changed", {"agentId": agent.id}, now),
                 ]
             )

@@ -84,6 +84,10 @@ class ChangeOut(Answer):
     at: int
     by: Literal["consolidation", "person", "promotion"]
     keys: list[str]
+    person: str | None = Field(default=None, description="Who made a person's change")
+    serviceKeyId: str | None = Field(
+        default=None, description="The service key a person's change came through"
+    )
 
 
 class MemoryLog(Answer):
@@ -93,6 +97,14 @@ class MemoryLog(Answer):
     def of(cls, changes: list[LogChange]) -> MemoryLog:
         return cls(
             changes=[
-                ChangeOut(version=c.version, at=c.at, by=c.by, keys=list(c.keys)) for c in changes
+                ChangeOut(
+                    version=c.version,
+                    at=c.at,
+                    by=c.by,
+                    keys=list(c.keys),
+                    person=c.person,
+                    serviceKeyId=c.service_key,
+                )
+                for c in changes
             ]
         )

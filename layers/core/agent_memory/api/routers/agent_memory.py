@@ -36,7 +36,7 @@ async def change_agent_memory(
     return AgentMemoryAnswer.of(answer)
 
 
-@router.get("/v1/agents/{agentId}/memory/log")
+@router.get("/v1/agents/{agentId}/memory/log", response_model_exclude_none=True)
 async def agent_memory_log(
     agentId: str,
     caller: CallerDep,
