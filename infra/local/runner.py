@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from agent_memory.observability import serving
 from infra.local import aws
 
 Task = Callable[[dict[str, Any]], Any]
@@ -50,7 +51,8 @@ def _in_process(logical_id: str, dotted: str, timeout_s: float) -> Task:
     handler = getattr(importlib.import_module(module_name), attribute)
 
     def run(event: dict[str, Any]) -> Any:
-        return handler(event, aws.LambdaContext(logical_id, timeout_s))
+        with serving(logical_id):
+            return handler(event, aws.LambdaContext(logical_id, timeout_s))
 
     return run
 

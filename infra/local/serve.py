@@ -26,7 +26,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import IO
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN_FILE = "admin-token"
@@ -186,7 +186,7 @@ def main() -> None:
         signal.signal(stop, _stopped)
     try:
         # MCP at /mcp beside the API: its tools call the API in process with the caller's token.
-        app = with_mcp(create_app(lambda: services))
+        app = named_by_function(with_mcp(create_app(lambda: services)))
         uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", http=protocol)
     finally:
         ticker.close()
@@ -196,6 +196,40 @@ def main() -> None:
             close()
         held.close()
         print(f"agent-memory stopped; the data stays in {data_dir}", flush=True)
+
+
+# The MCP endpoint's own function in the template (its HttpApi event's path).
+MCP_PATH, MCP_FUNCTION = "/mcp", "McpFunction"
+
+
+def family_functions() -> dict[str, str]:
+    """The template's function for each API family (its `API_FAMILY`)."""
+    from infra.local import aws
+
+    found: dict[str, str] = {}
+    for logical_id, resource in aws.template()["Resources"].items():
+        variables = resource.get("Properties", {}).get("Environment", {}).get("Variables") or {}
+        if "API_FAMILY" in variables:
+            found[str(variables["API_FAMILY"])] = logical_id
+    return found
+
+
+def named_by_function(app: Any) -> Any:
+    """ASGI middleware: each request's log lines name the function that serves its path in
+    AWS (one per API family), as they would there."""
+    from agent_memory.api.families import family_of
+    from agent_memory.observability import serve_as
+
+    functions = family_functions()
+
+    async def serve(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            path = str(scope.get("path", ""))
+            mcp = path == MCP_PATH or path.startswith(f"{MCP_PATH}/")
+            serve_as(MCP_FUNCTION if mcp else functions.get(family_of(path).name))
+        await app(scope, receive, send)
+
+    return serve
 
 
 def _local_defaults() -> None:

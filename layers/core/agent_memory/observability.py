@@ -12,6 +12,8 @@ of the context that logged it. Tracing is Lambda's active tracing (template.yaml
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 
 from aws_lambda_powertools import Logger, Metrics
@@ -22,6 +24,9 @@ metrics = Metrics(namespace="AgentMemory", service="agent-memory")
 # Per context (a request's asyncio task, and the worker threads anyio copies it into), so
 # that concurrent requests of a local server do not stamp each other's id.
 _correlation_id: ContextVar[str | None] = ContextVar("correlation_id", default=None)
+# The function serving the work, where one process serves several (`make run`): the Lambda
+# context's keys are the logger's, shared by every thread, so they name the last invoked.
+_function_name: ContextVar[str | None] = ContextVar("function_name", default=None)
 
 
 class _StampCorrelationId(logging.Filter):
@@ -29,6 +34,9 @@ class _StampCorrelationId(logging.Filter):
         correlation_id = _correlation_id.get()
         if correlation_id is not None:
             record.correlation_id = correlation_id
+        function_name = _function_name.get()
+        if function_name is not None:
+            record.function_name = function_name
         return True
 
 
@@ -40,8 +48,10 @@ def _log_package_lines_through_powertools() -> None:
     if handler not in package.handlers:
         package.addHandler(handler)
     package.setLevel(logger.log_level)
-    # Lambda's root handler would print each line a second time, as plain text.
+    # Lambda's root handler (or one a library adds to the root, as the MCP SDK does) would
+    # print each line a second time.
     package.propagate = False
+    logging.getLogger(logger.name).propagate = False
 
 
 _log_package_lines_through_powertools()
@@ -51,3 +61,18 @@ def set_correlation_id(correlation_id: str | None) -> None:
     """Stamp every line logged from now on in this context with `correlation_id`."""
     _correlation_id.set(correlation_id)
     logger.set_correlation_id(correlation_id)
+
+
+@contextmanager
+def serving(function_name: str | None) -> Iterator[None]:
+    """Stamp every line logged inside with `function_name` (a process serving several)."""
+    token = _function_name.set(function_name)
+    try:
+        yield
+    finally:
+        _function_name.reset(token)
+
+
+def serve_as(function_name: str | None) -> None:
+    """Stamp every line logged from now on in this context with `function_name`."""
+    _function_name.set(function_name)
