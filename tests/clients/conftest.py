@@ -45,6 +45,19 @@ class LocalService:
         assert user.status_code == 201, user.text
         return org_id, user.json()["id"], user.json()["token"]
 
+    def platform(self, *people: str) -> tuple[str, str]:
+        """A new organization, its service key, and `people` added by the key (no tokens):
+        (organization id, service key)."""
+        from agent_memory_client import Client
+
+        with Client(base_url=self.url, token=self.admin_token) as admin:
+            org = admin.create_organization("Platform").id
+            key = admin.create_service_key(org, "backend").key
+        with Client(base_url=self.url, token=key) as platform:
+            for person in people:
+                platform.add_user(org, id=person)
+        return org, key
+
 
 def run_example(
     code: str, service: LocalService, token: str, monkeypatch: pytest.MonkeyPatch

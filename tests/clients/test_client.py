@@ -226,22 +226,7 @@ def test_a_service_key_acts_for_each_person_of_its_organization(
 ) -> None:
     """A platform's backend: one key, a person per call (`acting_for`) or per client
     (`act_as`), and what one person saves is that person's alone."""
-    admin = {"Authorization": f"Bearer {local_service.admin_token}"}
-    org = httpx.post(
-        f"{local_service.url}/v1/admin/organizations", json={"name": "P"}, headers=admin
-    ).json()["id"]
-    key = httpx.post(
-        f"{local_service.url}/v1/organizations/{org}/service-keys",
-        json={"name": "backend"},
-        headers=admin,
-    ).json()["key"]
-    for person in ("ana", "ben"):
-        added = httpx.post(
-            f"{local_service.url}/v1/organizations/{org}/users",
-            json={"id": person},
-            headers={"Authorization": f"Bearer {key}"},
-        )
-        assert added.status_code == 201, added.text
+    _org, key = local_service.platform("ana", "ben")
     with Client(base_url=local_service.url, token=key) as platform:
         ana, ben = platform.acting_for("ana"), platform.acting_for("ben")
         agent = ana.create_agent("Trip")

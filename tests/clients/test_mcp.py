@@ -168,17 +168,7 @@ def test_a_service_key_reaches_the_tools_as_the_person_it_names(
 ) -> None:
     """A platform's key plus `Act-As` per MCP session: the memories are that person's; a
     person outside the key's organization is refused before any MCP message."""
-    admin = {"Authorization": f"Bearer {local_service.admin_token}"}
-    org = httpx.post(
-        f"{local_service.url}/v1/admin/organizations", json={"name": "P"}, headers=admin
-    ).json()["id"]
-    key = httpx.post(
-        f"{local_service.url}/v1/organizations/{org}/service-keys",
-        json={"name": "mcp"},
-        headers=admin,
-    ).json()["key"]
-    with Client(base_url=local_service.url, token=key) as platform:
-        platform.add_user(org, id="ana")
+    _org, key = local_service.platform("ana")
 
     def session(person: str) -> McpClient:
         headers = {"Authorization": f"Bearer {key}", "Act-As": person}

@@ -279,12 +279,8 @@ def test_a_platform_keeps_each_persons_conversation_through_its_service_key(
     local_service: LocalService,
 ) -> None:
     """One service key; the SDK session of each person is on that person's own thread."""
-    with Client(base_url=local_service.url, token=local_service.admin_token) as admin:
-        org = admin.create_organization("Platform").id
-        key = admin.create_service_key(org, "agents").key
+    _org, key = local_service.platform("ana", "ben")
     with Client(base_url=local_service.url, token=key) as platform:
-        for person in ("ana", "ben"):
-            platform.add_user(org, id=person)
         ana, ben = platform.acting_for("ana"), platform.acting_for("ben")
         agent = ana.create_agent("Helper").id
         session = AgentMemorySession(ana.create_thread(agent).id, client=ana)
