@@ -322,6 +322,25 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     await this.append(person, [{ ...record, updatedAt: new Date().toISOString() }], state);
   }
 
+  // ---- the service side ----------------------------------------------------------------
+
+  /**
+   * The service thread holding a Mastra thread (null: none), and the client acting for its
+   * person: for the service's own routes, e.g. `client.threads.context(serviceThreadId, text)`
+   * (its lastMessages, semantic recall, working memory and observations) or
+   * `client.threads.recall(serviceThreadId, { query })`.
+   */
+  async serviceThread({
+    threadId,
+    resourceId,
+  }: {
+    threadId: string;
+    resourceId?: string;
+  }): Promise<{ serviceThreadId: string; client: AgentMemory } | null> {
+    const found = await this.locate(threadId, resourceId);
+    return found ? { serviceThreadId: found.record.serviceThreadId, client: found.person.client } : null;
+  }
+
   // ---- MemoryStorage -------------------------------------------------------------------
 
   override async dangerouslyClearAll(): Promise<void> {

@@ -117,9 +117,21 @@ describe("memory domain on the service (one person's token)", () => {
     const byIds = await store.listMessagesById({ messageIds: ["m-3", "m-1", "m-none"] });
     assert.deepEqual(byIds.messages.map((m) => m.id), ["m-1", "m-3"]);
 
-    // The service holds the text as content and Mastra's message as the item.
-    const serviceThreadId = (await store.listThreads({ filter: { resourceId: "res-a" } })).threads.length;
-    assert.ok(serviceThreadId >= 1);
+    // The service holds the text as content and Mastra's message (its id too) as the item.
+    const side = await store.serviceThread({ threadId: "t-msg" });
+    assert.ok(side);
+    const held = await side.client.threads.messages.list(side.serviceThreadId);
+    assert.deepEqual(held.map((m) => [m.role, m.content]), [
+      ["user", "My cat is called Miso."],
+      ["assistant", "What a lovely name!"],
+      ["user", "She is three."],
+      ["assistant", "Noted."],
+    ]);
+    assert.equal((held[0]!["item"] as { message: { id: string } }).message.id, "m-1");
+    assert.notEqual(held[0]!.id, "m-1");
+    // The service's own context for that thread (its lastMessages) sees the same turns.
+    const context = await side.client.threads.context(side.serviceThreadId, "What is my cat called?");
+    assert.ok(JSON.stringify(context.messages).includes("My cat is called Miso."));
   });
 
   test("update and delete messages rewrite the thread", async () => {
