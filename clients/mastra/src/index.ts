@@ -43,6 +43,13 @@ export interface AgentMemoryStoreOptions {
    * the adapter keeps resources apart.
    */
   actAsResource?: boolean;
+  /**
+   * With `actAsResource`: the resource of a Mastra thread, for the calls Mastra makes with a
+   * thread id alone (`getThreadById({ threadId })`, `listMessagesById`, ...) about a thread
+   * this process has not seen yet (after a restart, say). Without it such a call searches
+   * only the resources this process has seen. Example: thread ids made as `${userId}:...`.
+   */
+  resolveResource?: (threadId: string) => string | undefined | Promise<string | undefined>;
   /** The Mastra store's id (default `agent-memory`). */
   id?: string;
 }
@@ -161,6 +168,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
   private readonly client: AgentMemory;
   private readonly agentId: string;
   private readonly actAsResource: boolean;
+  private readonly resolveResource: AgentMemoryStoreOptions["resolveResource"];
   private readonly people = new Map<string, Person>();
   /** Mastra thread id -> resource id, for lookups Mastra makes without a resource. */
   private readonly resourceOfThread = new Map<string, string>();
@@ -170,6 +178,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     this.client = options.client;
     this.agentId = options.agentId;
     this.actAsResource = options.actAsResource ?? false;
+    this.resolveResource = options.resolveResource;
   }
 
   // ---- people and the index ------------------------------------------------------------
@@ -188,10 +197,12 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
   }
 
   /** The people to search for a thread or message whose resource is not known. */
-  private candidates(threadId?: string): Person[] {
+  private async candidates(threadId?: string): Promise<Person[]> {
     if (!this.actAsResource) return [this.person(undefined)];
-    const known = threadId === undefined ? undefined : this.resourceOfThread.get(threadId);
-    if (known !== undefined) return [this.person(known)];
+    if (threadId !== undefined) {
+      const known = this.resourceOfThread.get(threadId) ?? (await this.resolveResource?.(threadId));
+      if (known !== undefined) return [this.person(known)];
+    }
     return [...this.people.values()];
   }
 
@@ -272,7 +283,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     threadId: string,
     resourceId?: string,
   ): Promise<{ person: Person; state: IndexState; record: ThreadRecord } | null> {
-    const people = resourceId !== undefined ? [this.person(resourceId)] : this.candidates(threadId);
+    const people = resourceId !== undefined ? [this.person(resourceId)] : await this.candidates(threadId);
     for (const person of people) {
       const state = await this.readIndex(person);
       const record = state.threads.get(threadId);
@@ -367,19 +378,24 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     if (existing && !existing.deleted && existing.resourceId !== thread.resourceId) {
       throw new Error(`thread ${thread.id} belongs to another resource`);
     }
+    const live = existing && !existing.deleted ? existing : undefined;
+    // A deleted thread's service thread is empty (cleared): a thread saved again under its id reuses it.
     const serviceThreadId =
       existing?.serviceThreadId ?? (await person.client.threads.create({ agentId: this.agentId })).id;
-    const now = new Date().toISOString();
     const record: ThreadRecord = {
       kind: "thread",
       id: thread.id,
       serviceThreadId,
       resourceId: thread.resourceId,
-      createdAt: (thread.createdAt ? new Date(thread.createdAt) : new Date()).toISOString(),
-      updatedAt: (thread.updatedAt ? new Date(thread.updatedAt) : new Date(now)).toISOString(),
+      // Saving a thread that exists (Mastra's upsert) keeps its creation time, and the title
+      // and metadata the new one leaves out.
+      createdAt: live?.createdAt ?? (thread.createdAt ? new Date(thread.createdAt) : new Date()).toISOString(),
+      updatedAt: (thread.updatedAt ? new Date(thread.updatedAt) : new Date()).toISOString(),
     };
-    if (thread.title !== undefined) record.title = thread.title;
-    if (thread.metadata !== undefined) record.metadata = thread.metadata;
+    const title = thread.title ?? live?.title;
+    const metadata = thread.metadata ?? live?.metadata;
+    if (title !== undefined) record.title = title;
+    if (metadata !== undefined) record.metadata = metadata;
     await this.append(person, [record], state);
     this.resourceOfThread.set(thread.id, thread.resourceId);
     return threadOf(record);
@@ -415,7 +431,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
 
   override async listThreads(args: StorageListThreadsInput): Promise<StorageListThreadsOutput> {
     const resourceId = args.filter?.resourceId;
-    const people = this.actAsResource ? (resourceId !== undefined ? [this.person(resourceId)] : this.candidates()) : [this.person(undefined)];
+    const people = this.actAsResource ? (resourceId !== undefined ? [this.person(resourceId)] : await this.candidates()) : [this.person(undefined)];
     let threads: ThreadRecord[] = [];
     for (const person of people) {
       const state = await this.readIndex(person);
@@ -534,7 +550,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
         if (messages.some((message) => message.id === id)) return { person: found.person, record: found.record, messages };
       }
     }
-    for (const person of this.candidates()) {
+    for (const person of await this.candidates()) {
       const state = await this.readIndex(person);
       for (const record of state.threads.values()) {
         if (record.deleted || record.id === threadId) continue;
@@ -551,7 +567,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     if (wanted.size === 0) return { messages: out };
     // The service has no lookup by message id: the threads of every person this adapter
     // knows are read until all are found.
-    for (const person of this.candidates()) {
+    for (const person of await this.candidates()) {
       const state = await this.readIndex(person);
       for (const record of state.threads.values()) {
         if (record.deleted) continue;
@@ -648,7 +664,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
 
   override async deleteMessages(messageIds: string[]): Promise<void> {
     const pending = new Set(messageIds);
-    for (const person of this.candidates()) {
+    for (const person of await this.candidates()) {
       if (pending.size === 0) break;
       const state = await this.readIndex(person);
       for (const record of state.threads.values()) {

@@ -217,6 +217,17 @@ describe("a service key acting for each resource", () => {
     assert.ok(bobThreads.every((t) => t.resourceId === "bob"));
     assert.ok(anaThreads.every((t) => t.resourceId === "ana"));
     assert.ok(!bobThreads.some((b) => anaThreads.some((a) => a.id === b.id)));
+    // A new process knows no resource: a thread id alone finds nothing, unless resolveResource says whose.
+    const cold = new AgentMemoryStore({ client: backend, agentId: agent.id, actAsResource: true }).memory;
+    assert.equal(await cold.getThreadById({ threadId: "ana-1" }), null);
+    const resolving = new AgentMemoryStore({
+      client: backend,
+      agentId: agent.id,
+      actAsResource: true,
+      resolveResource: (threadId) => threadId.split("-")[0],
+    }).memory;
+    assert.equal((await resolving.getThreadById({ threadId: "ana-1" }))?.title, "Ana's");
+    assert.deepEqual((await resolving.listMessagesById({ messageIds: ["ana-m"] })).messages.map((m) => m.id), ["ana-m"]);
     for (const t of bobThreads) {
       const texts = (await backend.actingFor("bob").threads.messages.list(t.id)).map((m) => m.content);
       assert.ok(!texts.includes("secret of ana"));
