@@ -682,6 +682,20 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     }
   }
 
+  override async updateThreadResourceId({
+    threadId,
+    resourceId,
+  }: {
+    threadId: string;
+    resourceId: string;
+  }): Promise<StorageThreadType> {
+    const { record } = await this.require(threadId);
+    if (record.resourceId === resourceId) return threadOf(record);
+    throw new UnsupportedByService(
+      `updateThreadResourceId: a service thread belongs to one person for good; thread ${threadId} cannot move from resource ${record.resourceId} to ${resourceId}`,
+    );
+  }
+
   override async getResourceById({ resourceId }: { resourceId: string }): Promise<StorageResourceType | null> {
     const state = await this.readIndex(this.person(resourceId));
     const record = state.resources.get(resourceId);
