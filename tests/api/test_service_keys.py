@@ -186,3 +186,16 @@ def test_a_change_through_a_key_records_the_person_and_the_key(api: Api) -> None
         "ana",
         platform.key_id,
     )
+
+
+def test_an_administrator_cannot_erase_or_delete_themselves(api: Api) -> None:
+    org = api.org()
+    admin = api.user(org, role="admin")
+    for method, path in (
+        ("POST", f"/v1/organizations/{org}/users/{admin.id}/erase"),
+        ("DELETE", f"/v1/organizations/{org}/users/{admin.id}"),
+    ):
+        refused = api.client.request(method, path, headers=admin.headers)
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["path"] == ["userId"]
+    assert api.client.get("/v1/me", headers=admin.headers).status_code == 200

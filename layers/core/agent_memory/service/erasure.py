@@ -13,7 +13,7 @@ from agent_memory.domain import recall as recall_rules
 from agent_memory.domain.access import authorize, require_org_admin, require_tenant
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.erasure import DELETE_AGENT, DELETE_SESSION, USER_NOT_FOUND, Erased
-from agent_memory.domain.errors import NotFound
+from agent_memory.domain.errors import Conflict, NotFound
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.sessions import Session
 from agent_memory.persistence.erasure import ErasureRepository, ForgetThreadVectors
@@ -26,6 +26,10 @@ from agent_memory.service.recall import RECALL_KIND
 from agent_memory.service.thread_title import TITLE_KIND
 
 THREAD_KINDS = (TITLE_KIND, OBSERVE_KIND, RECALL_KIND)
+ERASE_YOURSELF = (
+    "you cannot erase yourself: another administrator of the organization, or the admin "
+    "token, can"
+)
 # The observer's runs may carry recall's indexing.
 EMBEDDING_KINDS = (RECALL_KIND, OBSERVE_KIND)
 
@@ -92,6 +96,9 @@ class ErasureService:
             require_org_admin(principal, org_id, ["orgId"])
         if not self._has_user(org_id, user_id):
             raise NotFound(USER_NOT_FOUND, ["userId"])
+        if (principal.org_id, principal.user_id) == (org_id, user_id):
+            # An administrator erasing themselves would lose, mid-session, what they act on.
+            raise Conflict(ERASE_YOURSELF, ["userId"])
         erased = Erased()
         for agent_id, owner in self._repo.org_agents(org_id):
             if owner != user_id:
