@@ -18,6 +18,9 @@ import type { AgentMemory, Message } from "@agent-memory/client";
 import type { MastraDBMessage, StorageThreadType } from "@mastra/core/memory";
 import { MastraCompositeStore, MemoryStorage } from "@mastra/core/storage";
 import type {
+  StorageCloneThreadInput,
+  StorageCopyThreadOutput,
+  StorageListMessagesByResourceIdInput,
   StorageListMessagesInput,
   StorageListMessagesOutput,
   StorageListThreadsInput,
@@ -470,6 +473,33 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     if (threadIds.length === 0 || threadIds.some((id) => !id.trim())) {
       throw new Error("threadId must be a non-empty string or array of non-empty strings");
     }
+    this.validatePaginationInput(args.page ?? 0, args.perPage ?? 40);
+    const messages: MastraDBMessage[] = [];
+    for (const threadId of threadIds) {
+      const found = await this.locate(threadId, args.resourceId);
+      if (found) messages.push(...(await this.threadMessages(found.person, found.record)));
+    }
+    return this.window(messages, args, threadIds.length === 1 ? threadIds[0] : undefined);
+  }
+
+  override async listMessagesByResourceId(args: StorageListMessagesByResourceIdInput): Promise<StorageListMessagesOutput> {
+    const person = this.person(args.resourceId);
+    const state = await this.readIndex(person);
+    const messages: MastraDBMessage[] = [];
+    for (const record of state.threads.values()) {
+      if (record.deleted || record.resourceId !== args.resourceId) continue;
+      this.resourceOfThread.set(record.id, record.resourceId);
+      messages.push(...(await this.threadMessages(person, record)));
+    }
+    return this.window(messages, args, undefined);
+  }
+
+  /** Filter, order, page and add the `include`d messages with their context, as Mastra's stores do. */
+  private async window(
+    all: MastraDBMessage[],
+    args: StorageListMessagesByResourceIdInput | StorageListMessagesInput,
+    onlyThreadId: string | undefined,
+  ): Promise<StorageListMessagesOutput> {
     const page = args.page ?? 0;
     const perPageInput = args.perPage ?? 40;
     this.validatePaginationInput(page, perPageInput);
@@ -478,12 +508,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
       const difference = time(a.createdAt) - time(b.createdAt);
       return direction === "ASC" ? difference : -difference;
     };
-
-    let messages: MastraDBMessage[] = [];
-    for (const threadId of threadIds) {
-      const found = await this.locate(threadId, args.resourceId);
-      if (found) messages.push(...(await this.threadMessages(found.person, found.record)));
-    }
+    let messages = all;
     const range = args.filter?.dateRange;
     if (range) {
       messages = messages.filter((message) => {
@@ -516,7 +541,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     const out = [...selected];
     const seen = new Set(out.map((message) => message.id));
     for (const include of args.include ?? []) {
-      const found = await this.findMessage(include.id, include.threadId ?? (threadIds.length === 1 ? threadIds[0] : undefined));
+      const found = await this.findMessage(include.id, include.threadId ?? onlyThreadId);
       if (!found) continue;
       if (args.resourceId !== undefined && found.record.resourceId !== args.resourceId) continue;
       const window = found.messages.sort((a, b) => time(a.createdAt) - time(b.createdAt));
@@ -680,6 +705,44 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
         );
       }
     }
+  }
+
+  override async copyThread(args: StorageCloneThreadInput): Promise<StorageCopyThreadOutput> {
+    const { person: sourcePerson, record: source } = await this.require(args.sourceThreadId);
+    const newThreadId = args.newThreadId || crypto.randomUUID();
+    const resourceId = args.resourceId || source.resourceId;
+    if (await this.locate(newThreadId, resourceId)) throw new Error(`Thread with id ${newThreadId} already exists`);
+    let messages = (await this.threadMessages(sourcePerson, source)).sort((a, b) => time(a.createdAt) - time(b.createdAt));
+    const filter = args.options?.messageFilter;
+    if (filter?.messageIds && filter.messageIds.length > 0) {
+      const ids = new Set(filter.messageIds);
+      messages = messages.filter((message) => ids.has(message.id));
+    }
+    if (filter?.startDate) messages = messages.filter((message) => time(message.createdAt) >= time(filter.startDate));
+    if (filter?.endDate) messages = messages.filter((message) => time(message.createdAt) <= time(filter.endDate));
+    const limit = args.options?.messageLimit;
+    if (limit && limit > 0 && messages.length > limit) messages = messages.slice(-limit);
+    const now = new Date();
+    const lastMessageId = messages.at(-1)?.id;
+    const title = args.title || (source.title ? `Clone of ${source.title}` : undefined);
+    const thread = await this.saveThread({
+      thread: {
+        id: newThreadId,
+        resourceId,
+        ...(title === undefined ? {} : { title }),
+        metadata: { ...args.metadata, clone: { sourceThreadId: source.id, clonedAt: now, ...(lastMessageId ? { lastMessageId } : {}) } },
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+    const messageIdMap: Record<string, string> = {};
+    const copies = messages.map((message) => {
+      const id = crypto.randomUUID();
+      messageIdMap[message.id] = id;
+      return { ...message, id, threadId: newThreadId, resourceId };
+    });
+    if (copies.length > 0) await this.saveMessages({ messages: copies });
+    return { thread, messageIdMap };
   }
 
   override async updateThreadResourceId({

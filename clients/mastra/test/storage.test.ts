@@ -174,6 +174,34 @@ describe("memory domain on the service (one person's token)", () => {
     assert.deepEqual((await store.listMessagesById({ messageIds: ["d-1"] })).messages, []);
   });
 
+  test("clone a thread, list a resource's messages, refuse to move a thread", async () => {
+    const { thread: copy, clonedMessages, messageIdMap } = await store.cloneThread({
+      sourceThreadId: "t-msg",
+      newThreadId: "t-copy",
+      options: { messageLimit: 2 },
+    });
+    assert.equal(copy.id, "t-copy");
+    assert.equal(copy.resourceId, "res-a");
+    assert.equal((copy.metadata?.["clone"] as { sourceThreadId: string }).sourceThreadId, "t-msg");
+    assert.deepEqual(clonedMessages.map((m) => m.content.parts), [
+      [{ type: "text", text: "She is three." }],
+      [{ type: "text", text: "Noted." }],
+    ]);
+    assert.deepEqual(Object.keys(messageIdMap ?? {}), ["m-3", "m-4"]);
+    assert.deepEqual(clonedMessages.map((m) => m.id), [messageIdMap!["m-3"], messageIdMap!["m-4"]]);
+
+    await store.saveThread({ thread: thread("t-b1", "res-b") });
+    await store.saveMessages({ messages: [message("b-1", "t-b1", "res-b", "b one")] });
+    await store.saveMessages({ messages: [message("b-2", "t-other", "res-b", "b two")] });
+    const ofB = await store.listMessagesByResourceId({ resourceId: "res-b", perPage: false });
+    assert.deepEqual(ofB.messages.map((m) => m.id), ["b-1", "b-2"]);
+
+    await assert.rejects(store.updateThreadResourceId({ threadId: "t-b1", resourceId: "res-a" }), {
+      name: "UnsupportedByService",
+    });
+    assert.equal((await store.updateThreadResourceId({ threadId: "t-b1", resourceId: "res-b" })).id, "t-b1");
+  });
+
   test("a new adapter instance (another process) reads the same threads", async () => {
     const other = new AgentMemoryStore({ client, agentId }).memory;
     const got = await other.getThreadById({ threadId: "t-1" });
