@@ -6,6 +6,7 @@ import { after, before, describe, test } from "node:test";
 
 import type { AgentMemory, Thread } from "@agent-memory/client";
 import type { MastraDBMessage } from "@mastra/core/memory";
+import { Agent } from "@mastra/core/agent";
 import { Memory } from "@mastra/memory";
 
 import { AgentMemoryMemoryStorage, AgentMemoryStore } from "../src/index.js";
@@ -284,6 +285,44 @@ describe("Mastra's own Memory on this storage", () => {
     assert.equal(recalled.messages[1]!.content.parts[0]!.type, "text");
     const threads = await memory.listThreads({ filter: { resourceId: "res-mem" } });
     assert.deepEqual(threads.threads.map((t) => t.id), [created.id]);
+  });
+
+  test("an Agent with this memory gets the earlier turns (a local fake model, no network)", async () => {
+    const prompts: unknown[] = [];
+    const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+    // A LanguageModelV2 by hand: answers "answer <n>" and keeps the prompts it was given.
+    const model = {
+      specificationVersion: "v2" as const,
+      provider: "fake",
+      modelId: "fake",
+      supportedUrls: {},
+      async doGenerate(options: { prompt: unknown }) {
+        prompts.push(options.prompt);
+        return { content: [{ type: "text" as const, text: `answer ${prompts.length}` }], finishReason: "stop" as const, usage, warnings: [] };
+      },
+      async doStream(): Promise<never> {
+        throw new Error("not used");
+      },
+    };
+    const memory = new Memory({ storage: new AgentMemoryStore({ client, agentId }), options: { lastMessages: 10 } });
+    const agent = new Agent({ id: "fake", name: "fake", instructions: "be brief", model, memory });
+    const first = await agent.generate("My name is Ana", { memory: { thread: "agent-thread", resource: "res-agent" } });
+    assert.equal(first.text, "answer 1");
+    const second = await agent.generate("What is my name?", { memory: { thread: "agent-thread", resource: "res-agent" } });
+    assert.equal(second.text, "answer 2");
+    const prompt = JSON.stringify(prompts[1]);
+    assert.ok(prompt.includes("My name is Ana") && prompt.includes("answer 1"), prompt);
+
+    const stored = await memory.recall({ threadId: "agent-thread", resourceId: "res-agent" });
+    assert.deepEqual(
+      stored.messages.map((m) => [m.role, m.content.parts.filter((p) => p.type === "text").map((p) => (p as { text: string }).text).join("")]),
+      [
+        ["user", "My name is Ana"],
+        ["assistant", "answer 1"],
+        ["user", "What is my name?"],
+        ["assistant", "answer 2"],
+      ],
+    );
   });
 
   test("workingMemory (resource scope) is kept in the resource record", async () => {
