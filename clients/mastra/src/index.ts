@@ -78,7 +78,32 @@ interface ResourceRecord {
   updatedAt: string;
 }
 
-type IndexRecord = ThreadRecord | ResourceRecord;
+/**
+ * A change of some fields of a thread (title, metadata, updatedAt, deleted), folded over its
+ * record: two changes of different fields made at once (a title Mastra generates while its
+ * messages are saved) do not undo each other.
+ */
+interface ThreadPatch {
+  kind: "thread-patch";
+  id: string;
+  updatedAt: string;
+  title?: string;
+  metadata?: Record<string, unknown>;
+  deleted?: boolean;
+}
+
+type IndexRecord = ThreadRecord | ThreadPatch | ResourceRecord;
+
+function fold(state: Pick<IndexState, "threads" | "resources">, record: IndexRecord): void {
+  if (record.kind === "thread") state.threads.set(record.id, record);
+  else if (record.kind === "resource") state.resources.set(record.id, record);
+  else {
+    const current = state.threads.get(record.id);
+    if (!current) return;
+    const { kind: _kind, ...fields } = record;
+    state.threads.set(record.id, { ...current, ...fields });
+  }
+}
 
 interface IndexState {
   threads: Map<string, ThreadRecord>;
@@ -240,9 +265,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     for (const message of messages) {
       const item = (message as Record<string, unknown>)["item"] as { [MARK]?: string; record?: IndexRecord } | undefined;
       const record = item?.[MARK] === "index" ? item.record : undefined;
-      if (!record) continue;
-      if (record.kind === "thread") state.threads.set(record.id, record);
-      else state.resources.set(record.id, record);
+      if (record) fold(state, record);
     }
     return state;
   }
@@ -255,10 +278,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
       item: { [MARK]: "index", record } as Record<string, unknown>,
     });
     if (state && state.records + records.length >= COMPACT_AT) {
-      for (const record of records) {
-        if (record.kind === "thread") state.threads.set(record.id, record);
-        else state.resources.set(record.id, record);
-      }
+      for (const record of records) fold(state, record);
       const folded: IndexRecord[] = [...state.threads.values(), ...state.resources.values()];
       await person.client.threads.messages.clear(indexId);
       for (let start = 0; start < folded.length; start += 100) {
@@ -333,7 +353,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
   }
 
   private async touch(person: Person, state: IndexState, record: ThreadRecord): Promise<void> {
-    await this.append(person, [{ ...record, updatedAt: new Date().toISOString() }], state);
+    await this.append(person, [{ kind: "thread-patch", id: record.id, updatedAt: new Date().toISOString() }], state);
   }
 
   // ---- the service side ----------------------------------------------------------------
@@ -414,12 +434,13 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     metadata?: Record<string, unknown>;
   }): Promise<StorageThreadType> {
     const { person, state, record } = await this.require(id);
-    const updated: ThreadRecord = { ...record, updatedAt: new Date().toISOString() };
-    if (title !== undefined) updated.title = title;
+    const patch: ThreadPatch = { kind: "thread-patch", id, updatedAt: new Date().toISOString() };
+    if (title !== undefined) patch.title = title;
     // As Mastra's own stores do: the metadata given is merged over what the thread holds.
-    if (metadata !== undefined) updated.metadata = { ...(record.metadata ?? {}), ...metadata };
-    await this.append(person, [updated], state);
-    return threadOf(updated);
+    if (metadata !== undefined) patch.metadata = { ...(record.metadata ?? {}), ...metadata };
+    await this.append(person, [patch], state);
+    const { kind: _kind, ...fields } = patch;
+    return threadOf({ ...record, ...fields });
   }
 
   override async deleteThread({ threadId }: { threadId: string }): Promise<void> {
@@ -428,7 +449,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     const { person, state, record } = found;
     // The service has no thread deletion: its messages are cleared and the index forgets it.
     await person.client.threads.messages.clear(record.serviceThreadId);
-    await this.append(person, [{ ...record, deleted: true, updatedAt: new Date().toISOString() }], state);
+    await this.append(person, [{ kind: "thread-patch", id: threadId, deleted: true, updatedAt: new Date().toISOString() }], state);
     this.resourceOfThread.delete(threadId);
   }
 

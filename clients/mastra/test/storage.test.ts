@@ -168,6 +168,13 @@ describe("memory domain on the service (one person's token)", () => {
     assert.equal(got?.title, "New");
     assert.deepEqual(got?.metadata, { a: 1, b: 2, c: 3 });
 
+    // A title written while messages are saved (Mastra's generateTitle runs beside the save) stays.
+    await Promise.all([
+      store.updateThread({ id: "t-up", title: "Raced" }),
+      store.saveMessages({ messages: [message("r-1", "t-up", "res-a", "hello")] }),
+    ]);
+    assert.equal((await store.getThreadById({ threadId: "t-up" }))?.title, "Raced");
+
     await store.saveMessages({ messages: [message("d-1", "t-up", "res-a", "bye")] });
     await store.deleteThread({ threadId: "t-up" });
     assert.equal(await store.getThreadById({ threadId: "t-up" }), null);
