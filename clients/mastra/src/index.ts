@@ -53,6 +53,11 @@ export interface AgentMemoryStoreOptions {
    * only the resources this process has seen. Example: thread ids made as `${userId}:...`.
    */
   resolveResource?: (threadId: string) => string | undefined | Promise<string | undefined>;
+  /**
+   * Rewrite a person's index folded (one record a thread and a resource) once it holds this
+   * many records (default 600; at most 900, since the service lists 1000 messages at most).
+   */
+  indexCompactAt?: number;
   /** The Mastra store's id (default `agent-memory`). */
   id?: string;
 }
@@ -197,6 +202,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
   private readonly agentId: string;
   private readonly actAsResource: boolean;
   private readonly resolveResource: AgentMemoryStoreOptions["resolveResource"];
+  private readonly compactAt: number;
   private readonly people = new Map<string, Person>();
   /** Mastra thread id -> resource id, for lookups Mastra makes without a resource. */
   private readonly resourceOfThread = new Map<string, string>();
@@ -207,6 +213,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     this.agentId = options.agentId;
     this.actAsResource = options.actAsResource ?? false;
     this.resolveResource = options.resolveResource;
+    this.compactAt = Math.max(2, Math.min(900, options.indexCompactAt ?? COMPACT_AT));
   }
 
   // ---- people and the index ------------------------------------------------------------
@@ -277,7 +284,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
       content: INDEX_CONTENT,
       item: { [MARK]: "index", record } as Record<string, unknown>,
     });
-    if (state && state.records + records.length >= COMPACT_AT) {
+    if (state && state.records + records.length >= this.compactAt) {
       for (const record of records) fold(state, record);
       const folded: IndexRecord[] = [...state.threads.values(), ...state.resources.values()];
       await person.client.threads.messages.clear(indexId);

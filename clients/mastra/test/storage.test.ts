@@ -218,6 +218,31 @@ describe("memory domain on the service (one person's token)", () => {
     assert.equal(messages.messages.length, 4);
   });
 
+  test("the index is rewritten folded when it grows", async () => {
+    const agent = (await client.agents.create({ name: "compaction" })).id;
+    const small = new AgentMemoryStore({ client, agentId: agent, indexCompactAt: 6 }).memory;
+    await small.saveThread({ thread: thread("c-1", "res-c", "one", { k: 0 }) });
+    await small.saveThread({ thread: thread("c-2", "res-c", "two") });
+    for (let k = 1; k <= 8; k++) await small.updateThread({ id: "c-1", metadata: { k } });
+    await small.updateResource({ resourceId: "res-c", workingMemory: "wm" });
+    await small.deleteThread({ threadId: "c-2" });
+    const fresh = new AgentMemoryStore({ client, agentId: agent }).memory;
+    const got = await fresh.getThreadById({ threadId: "c-1" });
+    assert.equal(got?.title, "one");
+    assert.deepEqual(got?.metadata, { k: 8 });
+    assert.equal(await fresh.getThreadById({ threadId: "c-2" }), null);
+    assert.equal((await fresh.getResourceById({ resourceId: "res-c" }))?.workingMemory, "wm");
+    // The service holds the index and the two threads; the index is short.
+    const threads: Thread[] = [];
+    for await (const t of client.threads.iterate({ agentId: agent })) threads.push(t);
+    assert.equal(threads.length, 3);
+    const lists = await Promise.all(threads.map((t) => client.threads.messages.list(t.id)));
+    const isIndex = (m: Record<string, unknown>) => (m["item"] as Record<string, unknown> | undefined)?.["agentMemoryMastra"] === "index";
+    const indexes = lists.filter((list) => list.length > 0 && list.every(isIndex));
+    assert.equal(indexes.length, 1);
+    assert.ok(indexes[0]!.length < 6, `index of ${indexes[0]!.length} records`);
+  });
+
   test("resources' working memory and metadata", async () => {
     assert.equal(await store.getResourceById({ resourceId: "res-a" }), null);
     await store.updateResource({ resourceId: "res-a", workingMemory: "# User\n- name: Ana" });
