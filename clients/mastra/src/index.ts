@@ -252,14 +252,13 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
   }
 
   private async findOrCreateIndex(person: Person): Promise<string> {
-    const threads = [];
+    const threads: { id: string }[] = [];
     for await (const thread of person.client.threads.iterate({ agentId: this.agentId })) threads.push(thread);
     // Newest first: the index is the first thread this adapter made, so look from the oldest.
     for (const thread of threads.reverse()) {
       const [last] = await person.client.threads.messages.list(thread.id, { limit: 1 });
       const item = last ? (last as Record<string, unknown>)["item"] : undefined;
       if (item && typeof item === "object" && (item as Record<string, unknown>)[MARK] === "index") return thread.id;
-      if (last) continue;
     }
     const created = await person.client.threads.create({ agentId: this.agentId });
     return created.id;
