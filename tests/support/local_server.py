@@ -47,11 +47,18 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+# What the server inherits from the test process: the machine's basics and the suite's quiet
+# defaults, never a setting another test left in the environment (a model provider's URL
+# changes the document it serves, and so what a generated client asks).
+INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+INHERITED_PREFIXES = ("POWERTOOLS_",)
+
+
 def spawn(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    """`python -m infra.local.serve` in its own process group, its output in `log`: this
-    environment without the embedded AWS's endpoint or an admin token, plus `env`."""
+    """`python -m infra.local.serve` in its own process group, its output in `log`: the
+    machine's basics and the suite's defaults (`INHERITED`), plus `env`."""
     inherited = {
-        k: v for k, v in os.environ.items() if k not in ("AWS_ENDPOINT_URL", "MEMORY_ADMIN_TOKEN")
+        k: v for k, v in os.environ.items() if k in INHERITED or k.startswith(INHERITED_PREFIXES)
     }
     path = {"PYTHONPATH": f"{ROOT / 'layers' / 'core'}{os.pathsep}{ROOT}"}
     with log.open("wb") as out:

@@ -151,7 +151,7 @@ def test_promotion_takes_active_lasting_entries_with_session_sources() -> None:
 
 def test_the_log_view() -> None:
     change = am.LogChange(3, 1234, "promotion", ("a", "b"))
-    assert MemoryLog.of([change]).model_dump()["changes"] == [
+    assert MemoryLog.of([change]).model_dump(exclude_none=True)["changes"] == [
         {"version": 3, "at": 1234, "by": "promotion", "keys": ["a", "b"]}
     ]
 
