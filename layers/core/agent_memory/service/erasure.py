@@ -27,8 +27,7 @@ from agent_memory.service.thread_title import TITLE_KIND
 
 THREAD_KINDS = (TITLE_KIND, OBSERVE_KIND, RECALL_KIND)
 ERASE_YOURSELF = (
-    "you cannot erase yourself: another administrator of the organization, or the admin "
-    "token, can"
+    "you cannot erase yourself: another administrator of the organization, or the admin token, can"
 )
 # The observer's runs may carry recall's indexing.
 EMBEDDING_KINDS = (RECALL_KIND, OBSERVE_KIND)
