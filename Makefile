@@ -58,10 +58,11 @@ imports: $(STAMP)
 test: check cfn-lint checkov browser test-ts
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --cov --cov-report=term
 
-# The TypeScript client (clients/typescript): its types against infra/openapi.json, and its
-# tests against the local service this venv runs.
+# The TypeScript client (clients/typescript) and the Mastra storage adapter (clients/mastra):
+# the client's types against infra/openapi.json, and both against the local service.
 test-ts: $(STAMP)
 	cd clients/typescript && npm ci --no-audit --no-fund && npm test
+	cd clients/mastra && npm ci --no-audit --no-fund && npm test
 
 # Debian's Chromium for the browser tests (tests/browser): installed when absent; without
 # apt-get those tests skip and say why.
