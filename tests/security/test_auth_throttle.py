@@ -229,3 +229,22 @@ def test_in_lambda_the_source_is_the_api_gateway_source_ip(settings: Any, adapte
         assert fine["statusCode"] == 200
     finally:
         module.services.reset()
+
+
+def test_a_service_key_found_good_goes_on_from_a_throttled_address(deploy: Deploy) -> None:
+    world = deploy(counters=ProcessCounters())
+    neighbour, attacker = world.from_(NEIGHBOUR), world.from_(ATTACKER)
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    org = neighbour.post("/v1/admin/organizations", json={"name": "P"}, headers=admin).json()
+    made = neighbour.post(
+        f"/v1/organizations/{org['id']}/service-keys", json={"name": "web"}, headers=admin
+    )
+    key = {"Authorization": f"Bearer {made.json()['key']}"}
+    world.at(15_000)
+    for n in range(FAILURES):
+        attacker.get("/v1/me", headers=forged(n))
+    # Not yet seen good by this process: refused unread, like a token.
+    assert attacker.get("/v1/me", headers=key).status_code == 429
+    assert neighbour.get("/v1/me", headers=key).status_code == 200
+    # Found good: the key's backend shares the address with a guesser and is not held up.
+    assert attacker.get("/v1/me", headers=key).status_code == 200

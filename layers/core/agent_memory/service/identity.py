@@ -138,6 +138,8 @@ class IdentityService:
         if alongside is not None:
             alongside()
         self._keys.touch(key, self._clock.now_ms())
+        # Known good: its address's failed checks no longer stop it (as for a token).
+        self._remember(digest, Principal(None, key.org_id, "service-key", key.id))
         if act_as is None:
             return Principal(None, key.org_id, "service-key", key.id)
         require_identifier(act_as, [ACT_AS])
