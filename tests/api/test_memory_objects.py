@@ -22,6 +22,9 @@ FIELDS = {
     "expires_at",
     "created_at",
     "updated_at",
+    # A key-value client's place for it (ADR 0082), null for others.
+    "namespace",
+    "key",
 }
 RFC3339_UTC = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 PAST = "2001-02-03T04:05:06Z"

@@ -22,6 +22,10 @@ from agent_memory.domain.memory_object_limits import (
     MAX_CONTENT_CHARS,
     MAX_ENTITY_ID_CHARS,
     MAX_ENTITY_TEXT_CHARS,
+    MAX_KEY_CHARS,
+    MAX_NAMESPACE_DEPTH,
+    MAX_NAMESPACE_KEY_BYTES,
+    MAX_NAMESPACE_LABEL_CHARS,
     MAX_PAGE,
 )
 
@@ -67,6 +71,10 @@ class MemoryObject:
     updated_at_ms: int
     # Bumped by every write: the condition that keeps a memory and its index rows in step.
     rev: int = 0
+    # Where a key-value client (a LangGraph store, ADR 0082) keeps it: a path of labels and a
+    # key unique within it; both or neither, and neither changes after creation.
+    namespace: tuple[str, ...] | None = None
+    key: str | None = None
 
     def is_expired(self, now_ms: int) -> bool:
         """Past `expires_at` a memory is left out of lists and recall (still read by id)."""
@@ -207,6 +215,68 @@ def check_expires_at(value: str | None) -> int | None:
     return None if value is None else parse_timestamp(value, ["expires_at"])
 
 
+def check_namespace(value: Any, path: list[str | int]) -> tuple[str, ...]:
+    """1 to MAX_NAMESPACE_DEPTH labels, each 1 to MAX_NAMESPACE_LABEL_CHARS characters."""
+    if not isinstance(value, list | tuple) or not 1 <= len(value) <= MAX_NAMESPACE_DEPTH:
+        raise ValidationFailed(
+            f"namespace must be a list of 1 to {MAX_NAMESPACE_DEPTH} labels", path
+        )
+    for index, label in enumerate(value):
+        if not isinstance(label, str) or not 1 <= len(label) <= MAX_NAMESPACE_LABEL_CHARS:
+            raise ValidationFailed(
+                f"a namespace label holds 1 to {MAX_NAMESPACE_LABEL_CHARS} characters",
+                [*path, index],
+            )
+    return tuple(value)
+
+
+def check_namespace_key(namespace: Any, key: Any) -> tuple[tuple[str, ...], str] | None:
+    """A memory's (namespace, key): both or neither."""
+    if namespace is None and key is None:
+        return None
+    if namespace is None:
+        raise ValidationFailed("a key needs a namespace", ["namespace"])
+    labels = check_namespace(namespace, ["namespace"])
+    if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY_CHARS:
+        raise ValidationFailed(
+            f"key must hold 1 to {MAX_KEY_CHARS} characters (with a namespace)", ["key"]
+        )
+    if len(namespace_key_position(labels, key).encode()) > MAX_NAMESPACE_KEY_BYTES:
+        raise ValidationFailed(
+            f"namespace and key together may take at most {MAX_NAMESPACE_KEY_BYTES} bytes",
+            ["key"],
+        )
+    return labels, key
+
+
+def _label(text: str) -> str:
+    """A label or key as a part of a position: `/` and `#` cannot split it."""
+    return text.replace("%", "%25").replace("/", "%2F").replace("#", "%23")
+
+
+def _unlabel(text: str) -> str:
+    return text.replace("%2F", "/").replace("%23", "#").replace("%25", "%")
+
+
+def namespace_position(labels: tuple[str, ...]) -> str:
+    """`a/b/` for ("a", "b"): a prefix of this position is a prefix of labels, never of a
+    label's characters, so ("a",) matches ("a", "b") and not ("ab",)."""
+    return "".join(f"{_label(label)}/" for label in labels)
+
+
+def namespace_key_position(labels: tuple[str, ...], key: str) -> str:
+    """`a/b/#<key>`: one item's place among its organization's namespaced memories."""
+    return f"{namespace_position(labels)}#{_label(key)}"
+
+
+def namespace_of_position(position: str) -> tuple[str, ...]:
+    return tuple(_unlabel(label) for label in position.split("/")[:-1])
+
+
+def in_namespace(memory: MemoryObject, prefix: tuple[str, ...]) -> bool:
+    return memory.namespace is not None and memory.namespace[: len(prefix)] == prefix
+
+
 def check_limit(value: int, path: list[str | int]) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PAGE:
         raise ValidationFailed(f"limit must be an integer from 1 to {MAX_PAGE}", path)
@@ -230,10 +300,13 @@ class NewMemory:
     entity: Entity | None = None
     importance: float = DEFAULT_IMPORTANCE
     expires_at: str | None = None
+    namespace: Any = None
+    key: Any = None
 
 
 def create_memory(memory_id: str, org_id: str, new: NewMemory, now_ms: int) -> MemoryObject:
     """A validated memory; an `expires_at` in the past is allowed (stored, hidden)."""
+    place = check_namespace_key(new.namespace, new.key)
     return MemoryObject(
         id=memory_id,
         org_id=org_id,
@@ -245,6 +318,8 @@ def create_memory(memory_id: str, org_id: str, new: NewMemory, now_ms: int) -> M
         expires_at_ms=check_expires_at(new.expires_at),
         created_at_ms=now_ms,
         updated_at_ms=now_ms,
+        namespace=place[0] if place else None,
+        key=place[1] if place else None,
     )
 
 
@@ -279,6 +354,8 @@ def apply_patch(memory: MemoryObject, changes: Mapping[str, Any], now_ms: int) -
 # --- As an entry of the one entry model ----------------------------------------------------
 
 ENTITY_TAG = "entity:"
+# `ns:<namespace position>`: a namespaced memory's labels (its key is the entry's key).
+NAMESPACE_TAG = "ns:"
 
 
 def entity_of(meta: EntryMeta) -> tuple[str, str] | None:
@@ -294,9 +371,12 @@ def memory_entry(memory: MemoryObject) -> tuple[EntryMeta, str, str | None]:
     """The memory as an entry: metadata in the clear, content and details (metadata, the
     entity's name and handle, as JSON) to be sealed."""
     entity = memory.entity
-    tags = (f"{ENTITY_TAG}{entity.type}:{entity.id}",) if entity is not None else ()
+    tags: tuple[str, ...] = (f"{ENTITY_TAG}{entity.type}:{entity.id}",) if entity else ()
+    if memory.namespace is not None:
+        tags += (f"{NAMESPACE_TAG}{namespace_position(memory.namespace)}",)
     meta = EntryMeta(
         id=memory.id,
+        key=memory.key,
         kind=memory.category,
         tags=tags,
         importance=memory.importance,
@@ -315,6 +395,14 @@ def memory_entry(memory: MemoryObject) -> tuple[EntryMeta, str, str | None]:
     return meta, memory.content, details
 
 
+def namespace_tag(meta: EntryMeta) -> str | None:
+    """The namespace position of a namespaced entry (its `ns:` tag)."""
+    for tag in meta.tags:
+        if tag.startswith(NAMESPACE_TAG):
+            return tag.removeprefix(NAMESPACE_TAG)
+    return None
+
+
 def memory_of(org_id: str, entry: Entry) -> MemoryObject:
     """The memory an entry of an organization's pool holds."""
     meta = entry.meta
@@ -329,6 +417,7 @@ def memory_of(org_id: str, entry: Entry) -> MemoryObject:
             name=text.get("name"),
             handle=text.get("handle"),
         )
+    position = namespace_tag(meta)
     return MemoryObject(
         id=meta.id,
         org_id=org_id,
@@ -341,4 +430,6 @@ def memory_of(org_id: str, entry: Entry) -> MemoryObject:
         created_at_ms=meta.created_at,
         updated_at_ms=meta.updated_at,
         rev=meta.rev,
+        namespace=namespace_of_position(position) if position is not None else None,
+        key=meta.key if position is not None else None,
     )

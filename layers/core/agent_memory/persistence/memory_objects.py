@@ -11,6 +11,7 @@ A memory is one base row plus index rows, all written in ONE transaction, each a
 | `AMEM#<org>#E#<entity>#C#<category>` | `<id>`                 | list ?entity=&category=  |
 | `AMEM#<org>#R`                       | `<importance>#<id>`    | recall                   |
 | `AMEM#<org>#E#<entity>#R`            | `<importance>#<id>`    | recall {entity}          |
+| `AMEM#<org>#N`                       | `<a>/<b>/#<key>`       | list ?namespace=&key=    |
 
 Ids are time-sortable, so `sk = id` read descending is newest first and `starting_after`
 is a plain key position. `<importance>` is the IEEE-754 bits of the (non-negative) float
@@ -18,7 +19,9 @@ in hex, which sorts like the number. Copies carry the `ttl` of an expiring memor
 DynamoDB garbage-collects them after expiry; the base row never expires (read by id).
 The category is the entry's `kind`, the entity id and type a service tag
 (`entity:<type>:<id>`); content is sealed, and metadata with the entity's name and handle
-are the entry's sealed `details`.
+are the entry's sealed `details`. A namespaced memory (ADR 0082) has one more copy, keyed by
+its namespace's labels and its key (identifiers, like entity ids, not content): written only
+if absent, it keeps a key unique within its namespace; a prefix of it is a namespace prefix.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from agent_memory.domain.memory_objects import (
     entity_of,
     memory_entry,
     memory_of,
+    namespace_key_position,
+    namespace_tag,
 )
 from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import Pool, PoolRepository
@@ -67,6 +72,15 @@ def recall_partition(org_id: str, entity_id: str | None) -> str:
     return f"{prefix}#R"
 
 
+def namespace_partition(org_id: str) -> str:
+    """Where an organization's namespaced memories are, ordered by namespace and key."""
+    return f"{_base(org_id)}#N"
+
+
+# The name of the condition that fails when a namespace already holds the key.
+KEY_TAKEN = "key"
+
+
 def _importance_key(importance: float) -> str:
     return struct.pack(">d", importance + 0.0).hex()
 
@@ -91,7 +105,15 @@ class MemoryObjectLayout:
                 (list_partition(org, category, entity_id), mid),
                 (recall_partition(org, entity_id), ranked),
             ]
+        position = namespace_tag(meta)
+        if position is not None and meta.key is not None:
+            keys.append((namespace_partition(org), f"{position}#{_key_part(meta.key)}"))
         return keys
+
+
+def _key_part(key: str) -> str:
+    # The domain's encoding of a key within a position (one rule for both).
+    return namespace_key_position((), key).removeprefix("#")
 
 
 LAYOUT = MemoryObjectLayout()
@@ -127,6 +149,14 @@ class MemoryObjectRepository:
         meta, content, details = memory_entry(memory)
         pool = pool_of(memory.org_id)
         actions = self._pools.put(pool, meta, content, details=details, condition=Absent())
+        named = namespace_partition(memory.org_id)
+        # The namespace copy only if absent: a second memory under one key is a WriteConflict.
+        actions = [
+            Put(a.record, Absent(name=KEY_TAKEN))
+            if isinstance(a, Put) and a.record["pk"] == named
+            else a
+            for a in actions
+        ]
         self._store.write([*actions, _changed(memory)])
 
     def replace(self, old: MemoryObject, new: MemoryObject) -> None:
@@ -183,6 +213,21 @@ class MemoryObjectRepository:
         pk = list_partition(org_id, category, entity_id)
         return self._read(org_id, pk, limit, starting_after, now_ms, KeyRange(prefix=ID_PREFIX))
 
+    def in_namespace(
+        self, org_id: str, *, position: str, limit: int, after: str | None, now_ms: int
+    ) -> MemoryPage:
+        """Unexpired memories whose namespace position starts with `position`, in order of
+        namespace and key, after the sort key `after`."""
+        return self._read(
+            org_id,
+            namespace_partition(org_id),
+            limit,
+            after,
+            now_ms,
+            KeyRange(prefix=position) if position else None,
+            newest_first=False,
+        )
+
     def recall(self, org_id: str, *, limit: int, entity_id: str | None, now_ms: int) -> MemoryPage:
         """Unexpired memories, highest importance first, ties newest first."""
         return self._read(org_id, recall_partition(org_id, entity_id), limit, None, now_ms, None)
@@ -195,6 +240,8 @@ class MemoryObjectRepository:
         after: str | None,
         now_ms: int,
         key_range: KeyRange | None,
+        *,
+        newest_first: bool = True,
     ) -> MemoryPage:
         kept: list[Record] = []
         skipped = 0
@@ -204,7 +251,9 @@ class MemoryObjectRepository:
             # expired rows keep coming does each further request double in size.
             size = min(_MAX_READ, (limit + 1 - len(kept)) << max(0, rounds - 1))
             rounds += 1
-            page = self._store.query(pk, key_range, limit=size, after=after, newest_first=True)
+            page = self._store.query(
+                pk, key_range, limit=size, after=after, newest_first=newest_first
+            )
             for row in page.records:
                 stored = self._pools.parse(row)
                 if stored is None:

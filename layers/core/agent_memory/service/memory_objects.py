@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from agent_memory.domain.bounds import memory_object_size, within_budget
-from agent_memory.domain.errors import Conflict, NotFound, ValidationFailed
+from agent_memory.domain.errors import Conflict, NotFound, ValidationFailed, WriteConflict
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_object_limits import MAX_ENTITY_ID_CHARS
 from agent_memory.domain.memory_objects import (
@@ -18,12 +18,17 @@ from agent_memory.domain.memory_objects import (
     apply_patch,
     check_category,
     check_limit,
+    check_namespace,
+    check_namespace_key,
     create_memory,
+    in_namespace,
     is_memory_id,
     memory_org,
+    namespace_key_position,
+    namespace_position,
     parse_patch,
 )
-from agent_memory.persistence.memory_objects import MemoryObjectRepository
+from agent_memory.persistence.memory_objects import KEY_TAKEN, MemoryObjectRepository
 from agent_memory.ports import Cipher, Clock, Ids, Store
 from agent_memory.service.recall import MemoryRecall
 from agent_memory.service.retrying import until_it_lands
@@ -56,7 +61,14 @@ class MemoryObjectService:
     def create(self, principal: Principal, new: NewMemory) -> MemoryObject:
         org_id = memory_org(principal)
         memory = create_memory(self._ids.new(ID_PREFIX), org_id, new, self._clock.now_ms())
-        self._repo.create(memory)
+        try:
+            self._repo.create(memory)
+        except WriteConflict as error:
+            if error.condition != KEY_TAKEN:
+                raise
+            raise Conflict(
+                "an agent memory of this namespace already has this key: update it", ["key"]
+            ) from error
         if self._semantic is not None:
             self._semantic.remember(org_id, memory.id, memory.content)
         return memory
@@ -104,8 +116,12 @@ class MemoryObjectService:
         starting_after: str | None = None,
         category: str | None = None,
         entity_id: str | None = None,
+        namespace: list[str] | None = None,
+        key: str | None = None,
     ) -> MemoryPage:
-        """Newest first; `starting_after` need not exist any more, so paging survives deletes."""
+        """Newest first; `starting_after` need not exist any more, so paging survives deletes.
+        With `namespace` (a prefix of labels), namespaced memories in order of namespace and
+        key; with `key` too, the one memory of exactly that namespace and key."""
         org_id = memory_org(principal)
         check_limit(limit, ["limit"])
         if starting_after is not None and not is_memory_id(starting_after):
@@ -113,6 +129,12 @@ class MemoryObjectService:
         if category is not None:
             check_category(category)
         _check_entity_id(entity_id)
+        if namespace is not None or key is not None:
+            if category is not None or entity_id is not None:
+                raise ValidationFailed(
+                    "namespace cannot be combined with category or entity", ["namespace"]
+                )
+            return self._in_namespace(org_id, namespace, key, limit, starting_after)
         page = self._repo.newest(
             org_id,
             limit=limit,
@@ -123,6 +145,40 @@ class MemoryObjectService:
         )
         return _fitting(page)
 
+    def _in_namespace(
+        self,
+        org_id: str,
+        namespace: list[str] | None,
+        key: str | None,
+        limit: int,
+        starting_after: str | None,
+    ) -> MemoryPage:
+        if key is not None:
+            place = check_namespace_key(namespace, key)
+            assert place is not None  # a key with its namespace
+            position = namespace_key_position(*place)
+        else:
+            position = namespace_position(check_namespace(namespace, ["namespace"]))
+        after = None
+        if starting_after is not None:
+            last = self._repo.get(org_id, starting_after)
+            if last is None or last.namespace is None or last.key is None:
+                raise ValidationFailed(
+                    "starting_after must be a namespaced agent memory that still exists",
+                    ["starting_after"],
+                )
+            after = namespace_key_position(last.namespace, last.key)
+        page = self._repo.in_namespace(
+            org_id, position=position, limit=limit, after=after, now_ms=self._clock.now_ms()
+        )
+        if key is not None:
+            # A prefix of `<ns>#<key>` is also `<ns>#<key><more>`: only the exact key.
+            kept = [
+                m for m in page.memories if m.key == key and list(m.namespace or ()) == namespace
+            ]
+            page = replace(page, memories=kept, has_more=False)
+        return _fitting(page)
+
     def recall(
         self,
         principal: Principal,
@@ -130,21 +186,43 @@ class MemoryObjectService:
         limit: int,
         entity_id: str | None = None,
         query: str | None = None,
+        namespace: list[str] | None = None,
     ) -> MemoryPage:
-        """Highest importance first; with `query`, closest in meaning first, then by importance."""
+        """Highest importance first; with `query`, closest in meaning first, then by importance.
+        With `namespace` (a prefix of labels), only memories under it: the closest in meaning
+        first, then the rest in order of namespace and key."""
         org_id = memory_org(principal)
         check_limit(limit, ["limit"])
         _check_entity_id(entity_id)
         now = self._clock.now_ms()
-        page = self._repo.recall(org_id, limit=limit, entity_id=entity_id, now_ms=now)
+        prefix: tuple[str, ...] | None = None
+        if namespace is not None:
+            if entity_id is not None:
+                raise ValidationFailed("namespace cannot be combined with entity", ["namespace"])
+            prefix = check_namespace(namespace, ["namespace"])
+            page = self._repo.in_namespace(
+                org_id,
+                position=namespace_position(prefix),
+                limit=limit,
+                after=None,
+                now_ms=now,
+            )
+        else:
+            page = self._repo.recall(org_id, limit=limit, entity_id=entity_id, now_ms=now)
         if query is None or not query.strip() or self._semantic is None:
             return _fitting(page)
         ranked: list[tuple[float, float, MemoryObject]] = []
-        for memory_id, score in self._semantic.closest(org_id, query, 3 * limit):
+        # Under a namespace the closest of the organization are filtered: ask for more.
+        wanted = 3 * limit if prefix is None else _NAMESPACE_CANDIDATES
+        for memory_id, score in self._semantic.closest(org_id, query, wanted):
+            if prefix is not None and len(ranked) >= limit and score < ranked[-1][0]:
+                break  # best first: the rest are farther (each costs a read)
             memory = self._repo.get(org_id, memory_id) if is_memory_id(memory_id) else None
             if memory is None or memory.is_expired(now):
                 continue
             if entity_id is not None and (memory.entity is None or memory.entity.id != entity_id):
+                continue
+            if prefix is not None and not in_namespace(memory, prefix):
                 continue
             ranked.append((score, memory.importance, memory))
         ranked.sort(key=lambda r: (-r[0], -r[1]))
@@ -158,6 +236,10 @@ class MemoryObjectService:
         if memory is None:
             raise NotFound("agent memory not found")
         return memory
+
+
+# Candidates by meaning read for a recall under a namespace (the index's most per query).
+_NAMESPACE_CANDIDATES = 100
 
 
 def _fitting(page: MemoryPage) -> MemoryPage:

@@ -13,6 +13,9 @@ from agent_memory.domain.memory_object_limits import (
     MAX_CONTENT_CHARS,
     MAX_ENTITY_ID_CHARS,
     MAX_ENTITY_TEXT_CHARS,
+    MAX_KEY_CHARS,
+    MAX_NAMESPACE_DEPTH,
+    MAX_NAMESPACE_LABEL_CHARS,
     MAX_PAGE,
 )
 
@@ -24,6 +27,12 @@ CategoryName = Literal["preference", "fact", "instruction"]
 EntityTypeName = Literal["account", "actor", "entity"]
 _METADATA = "Any JSON value (object, array, string, number, boolean or null), at most 16 KB."
 _EXPIRES = "RFC 3339 date-time with any offset (stored in UTC, to the millisecond), or null."
+Label = Annotated[str, Field(min_length=1, max_length=MAX_NAMESPACE_LABEL_CHARS)]
+_NAMESPACE = (
+    "Where a key-value client keeps the memory (e.g. a LangGraph store's namespace): "
+    f"1 to {MAX_NAMESPACE_DEPTH} labels; set at creation with `key`, never changed."
+)
+_KEY = "The memory's key, unique within its namespace (a second create is a 409 at key)."
 _CONTENT = f"Plain text for an agent to read, 1 to {MAX_CONTENT_CHARS} characters."
 
 
@@ -55,6 +64,10 @@ class CreateAgentMemory(Body):
     expires_at: str | None = Field(
         default=None, description=_EXPIRES, json_schema_extra={"format": "date-time"}
     )
+    namespace: list[Label] | None = Field(
+        default=None, min_length=1, max_length=MAX_NAMESPACE_DEPTH, description=_NAMESPACE
+    )
+    key: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS, description=_KEY)
 
     def to_domain(self) -> NewMemory:
         from agent_memory.domain.memory_objects import NewMemory
@@ -66,6 +79,8 @@ class CreateAgentMemory(Body):
             entity=self.entity.to_domain() if self.entity else None,
             importance=self.importance,
             expires_at=self.expires_at,
+            namespace=self.namespace,
+            key=self.key,
         )
 
 
@@ -116,6 +131,12 @@ class RecallAgentMemories(Body):
     entity: str | None = Field(
         default=None, min_length=1, max_length=MAX_ENTITY_ID_CHARS, description="An entity id"
     )
+    namespace: list[Label] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_NAMESPACE_DEPTH,
+        description="Only memories under this namespace prefix (labels)",
+    )
 
 
 class EntityOut(Answer):
@@ -137,6 +158,8 @@ class AgentMemoryOut(Answer):
     expires_at: str | None
     created_at: str
     updated_at: str
+    namespace: list[str] | None = None
+    key: str | None = None
 
     @classmethod
     def of(cls, memory: MemoryObject) -> AgentMemoryOut:
@@ -159,6 +182,8 @@ class AgentMemoryOut(Answer):
             ),
             created_at=format_timestamp(memory.created_at_ms),
             updated_at=format_timestamp(memory.updated_at_ms),
+            namespace=list(memory.namespace) if memory.namespace is not None else None,
+            key=memory.key,
         )
 
 

@@ -16,7 +16,12 @@ from agent_memory.api.contracts.memory_objects import (
     UpdateAgentMemory,
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, run
-from agent_memory.domain.memory_object_limits import DEFAULT_PAGE, MAX_PAGE
+from agent_memory.domain.memory_object_limits import (
+    DEFAULT_PAGE,
+    MAX_KEY_CHARS,
+    MAX_NAMESPACE_DEPTH,
+    MAX_PAGE,
+)
 
 if TYPE_CHECKING:
     # The rules load with the services: a family function's cold start stays cheap.
@@ -52,8 +57,25 @@ async def list_agent_memories(
     entity: Annotated[
         str | None, Query(min_length=1, max_length=255, description="An entity id")
     ] = None,
+    namespace: Annotated[
+        list[str] | None,
+        Query(
+            max_length=MAX_NAMESPACE_DEPTH,
+            description="A namespace prefix, one label per parameter "
+            "(`?namespace=users&namespace=u1`): namespaced memories under it, in order of "
+            "namespace and key",
+        ),
+    ] = None,
+    key: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=MAX_KEY_CHARS,
+            description="With `namespace`: the memory of exactly that namespace and key",
+        ),
+    ] = None,
 ) -> AgentMemoryList:
-    """Unexpired memories, newest first."""
+    """Unexpired memories, newest first (with `namespace`, in order of namespace and key)."""
     page = await run(
         svc,
         svc.memory_objects.list_memories,
@@ -62,6 +84,8 @@ async def list_agent_memories(
         starting_after=starting_after,
         category=category,
         entity_id=entity,
+        namespace=namespace,
+        key=key,
     )
     return _page(page)
 
@@ -79,6 +103,7 @@ async def recall_agent_memories(
         limit=body.limit,
         entity_id=body.entity,
         query=body.query,
+        namespace=body.namespace,
     )
     return _page(page)
 
