@@ -7,7 +7,7 @@ This file is the source of truth; `_sync_client.py` is generated from it by
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeVar
 
 import httpx
@@ -481,12 +481,18 @@ class AsyncClient:
         entity: m.EntityIn | dict[str, Any] | None = None,
         metadata: Any = UNSET,
         expires_at: str | None = None,
+        namespace: Sequence[str] | None = None,
+        key: str | None = None,
     ) -> m.AgentMemoryObject:
+        """With `namespace` and `key`: the one memory of that key in that namespace (a
+        second one is `Conflict` at `["key"]`)."""
         fields = given(
             importance=UNSET if importance is None else importance,
             entity=entity if entity is not None else UNSET,
             metadata=metadata,
             expires_at=expires_at or UNSET,
+            namespace=list(namespace) if namespace is not None else UNSET,
+            key=key if key is not None else UNSET,
         )
         body = m.CreateAgentMemory.model_validate(
             {"content": content, "category": category, **fields}
@@ -529,8 +535,19 @@ class AsyncClient:
         starting_after: str | None = None,
         category: str | None = None,
         entity: str | None = None,
+        namespace: Sequence[str] | None = None,
+        key: str | None = None,
     ) -> m.AgentMemoryList:
-        params = query(limit=limit, starting_after=starting_after, category=category, entity=entity)
+        """Newest first; with `namespace` (a prefix of labels), the namespaced memories under
+        it in order of namespace and key; with `key` too, the one of exactly that place."""
+        params = query(
+            limit=limit,
+            starting_after=starting_after,
+            category=category,
+            entity=entity,
+            namespace=list(namespace) if namespace is not None else None,
+            key=key,
+        )
         return await self._call(r.LIST_AGENT_MEMORIES, params=params)
 
     def iter_agent_memories(
@@ -546,12 +563,22 @@ class AsyncClient:
         return self._pages(page, lambda memory: memory.id)
 
     async def recall_agent_memories(
-        self, *, limit: int = 10, entity: str | None = None, query: str | None = None
+        self,
+        *,
+        limit: int = 10,
+        entity: str | None = None,
+        query: str | None = None,
+        namespace: Sequence[str] | None = None,
     ) -> m.AgentMemoryList:
         """Unexpired memories, highest importance first (with `query`, closest in meaning
-        first, where the deployment has semantic recall)."""
+        first, where the deployment has semantic recall); with `namespace`, only those under
+        that prefix of labels."""
+        labels = list(namespace) if namespace is not None else UNSET
         body = m.RecallAgentMemories.model_validate(
-            {"limit": limit, **given(entity=entity or UNSET, query=query or UNSET)}
+            {
+                "limit": limit,
+                **given(entity=entity or UNSET, query=query or UNSET, namespace=labels),
+            }
         )
         return await self._call(r.RECALL_AGENT_MEMORIES, body)
 

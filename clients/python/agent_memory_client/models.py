@@ -552,6 +552,9 @@ class AgentMemoryObject(SnakeAnswer):
     expires_at: str | None
     created_at: str
     updated_at: str
+    # Where a key-value client keeps it (a LangGraph store's item): labels and a key.
+    namespace: list[str] | None = None
+    key: str | None = None
 
 
 class AgentMemoryList(SnakeAnswer):
@@ -567,6 +570,8 @@ class CreateAgentMemory(SnakeBody):
     entity: EntityIn | None = None
     importance: float = 0.5
     expires_at: str | None = None
+    namespace: list[str] | None = None
+    key: str | None = None
 
 
 class UpdateAgentMemory(SnakeBody):
@@ -584,6 +589,7 @@ class RecallAgentMemories(SnakeBody):
     limit: int = 10
     entity: str | None = None
     query: str | None = None
+    namespace: list[str] | None = None
 
 
 class DeletedAgentMemory(SnakeAnswer):
