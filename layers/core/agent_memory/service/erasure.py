@@ -7,7 +7,7 @@ finishes one cut short.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from agent_memory.domain import recall as recall_rules
 from agent_memory.domain.access import authorize, require_org_admin, require_tenant
@@ -24,6 +24,9 @@ from agent_memory.service.bot_learning import learning_pool_id
 from agent_memory.service.observer import OBSERVE_KIND
 from agent_memory.service.recall import RECALL_KIND
 from agent_memory.service.thread_title import TITLE_KIND
+
+if TYPE_CHECKING:
+    from agent_memory.service.export import ExportService
 
 THREAD_KINDS = (TITLE_KIND, OBSERVE_KIND, RECALL_KIND)
 ERASE_YOURSELF = (
@@ -68,6 +71,12 @@ class ErasureService:
         self._vectors = vectors
         self._forget_thread = vector_forgetter(vectors) if vectors is not None else None
         self._clock = clock
+
+    def person_export(self) -> ExportService:
+        """A person's export finds their objects as erasing them does (docs/adr/0085)."""
+        from agent_memory.service.export import ExportService
+
+        return ExportService(self._repo, self._clock)
 
     def delete_session(self, principal: Principal, session_id: str) -> Erased:
         """The agent memory learned from it stays; others than its owner or an admin 404."""

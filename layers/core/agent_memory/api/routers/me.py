@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
+from fastapi.responses import StreamingResponse
 
 from agent_memory.api.contracts.identity import IssuedToken, IssueToken
 from agent_memory.api.contracts.me import CallerOut, MeAnswer, MyTokens
 from agent_memory.api.deps import CallerDep, ServicesDep, run
 
 router = APIRouter(tags=["identity"])
+
+EXPORT_LINE = {
+    "type": "object",
+    "description": "The first line: `format` (`agent-memory-export`), `version`, `userId`, "
+    "`organizationId`, `exportedAt` (ms). Every other line: `type` (agent, agentDraft, "
+    "agentVersion, agentMemory, agentMemoryChange, session, sessionItem, sessionMemory, "
+    "thread, threadMessage, workingMemory, observations, chatItem, chatTurn, confession, "
+    "enrichment, botEntry, botMemoryChange, agentMemoryObject, event), the id of the object "
+    "it belongs to, and the object as its own read route answers it.",
+    "additionalProperties": True,
+}
 
 
 @router.get("/v1/me")
@@ -48,3 +60,28 @@ async def revoke_my_token(tokenPrefix: str, caller: CallerDep, svc: ServicesDep)
     prefix answers 404 as an unknown one does."""
     await run(svc, svc.identity.revoke_own_token, caller, tokenPrefix)
     return Response(status_code=204)
+
+
+@router.get(
+    "/v1/me/export",
+    tags=["export"],
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "One JSON object a line, streamed",
+            "content": {"application/x-ndjson": {"schema": EXPORT_LINE}},
+        }
+    },
+)
+async def export(caller: CallerDep, svc: ServicesDep) -> StreamingResponse:
+    """Everything the caller owns or may see, as their read routes answer it: their agents
+    (with the draft, versions and agent memory), their sessions with items and memory, their
+    threads with messages, working memory and observations, their chats with items, turns,
+    confessions and enrichments, the bot memory entries for them (sources as far as they
+    may see them), the agent_memories about them, and the events they may see. Rate limited
+    as one read; the admin token is refused (403)."""
+    from agent_memory.api.person_export import export_lines
+
+    first = await run(svc, lambda: svc.erasure.person_export().header(caller))
+    lines = export_lines(svc, caller, first)
+    return StreamingResponse(lines, media_type="application/x-ndjson")

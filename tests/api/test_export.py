@@ -1,0 +1,229 @@
+"""A person's export (`GET /v1/me/export`) holds exactly what their read routes answer.
+
+One world per module: Ana owns an agent (with a published version, agent memory, a session
+with items), a thread with messages and working memory, a chat with the bot; Ben is a
+member of her agent with his own session; each keeps a private bot memory entry, and a
+learned fact of Ana's chat is hers alone. Every line of each export is checked against the
+route that answers it, as that person.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from agent_memory.domain.tasks.learning_changes import FactChange
+from tests.conftest import Api, User
+from tests.support.bot_memory import World
+from tests.support.bots import make_chat
+from tests.support.requests import agent, get, post, session
+
+# What route answers each kind of line: its URL from the line, and where the line sits in it.
+SINGLE = {
+    "agent": ("/v1/agents/{id}", "agent"),
+    "session": ("/v1/sessions/{id}", "session"),
+    "thread": ("/v1/threads/{id}", "thread"),
+}
+WHOLE = {
+    "agentDraft": ("/v1/agents/{agentId}/draft"),
+    "agentMemory": ("/v1/agents/{agentId}/memory"),
+    "sessionMemory": ("/v1/sessions/{sessionId}/memory"),
+    "workingMemory": ("/v1/threads/{threadId}/working-memory"),
+    "observations": ("/v1/threads/{threadId}/observations"),
+}
+LISTED = {
+    "agentVersion": ("/v1/agents/{agentId}/versions", "versions"),
+    "agentMemoryChange": ("/v1/agents/{agentId}/memory/log", "changes"),
+    "sessionItem": ("/v1/sessions/{sessionId}/items?limit=100", "data"),
+    "threadMessage": ("/v1/threads/{threadId}/messages", "messages"),
+    "chatItem": ("/v1/chats/{chatId}/items", "items"),
+    "confession": ("/v1/chats/{chatId}/confessions", "confessions"),
+    "enrichment": ("/v1/chats/{chatId}/enrichments", "enrichments"),
+    "botEntry": ("/v1/bots/{botId}/memory", "entries"),
+    "botMemoryChange": ("/v1/bots/{botId}/memory/log", "changes"),
+}
+PARENTS = ("agentId", "sessionId", "threadId", "chatId", "botId")
+
+
+@dataclass
+class Built:
+    world: World
+    agent_id: str
+    ana_session: str
+    ben_session: str
+    thread_id: str
+    chat: dict[str, Any]
+    ana_entry: str
+    ben_entry: str
+    learned: str
+
+
+def export(api: Api, user: User) -> list[dict[str, Any]]:
+    answer = api.client.get("/v1/me/export", headers=user.headers)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"].startswith("application/x-ndjson")
+    return [json.loads(line) for line in answer.text.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def module_api() -> Iterator[tuple[Api, Any]]:
+    """One embedded AWS and app for the module's tests."""
+    from dataclasses import replace
+
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+    from agent_memory.bootstrap import aws_adapters, build_services, step_services
+    from agent_memory.persistence.limits import ProcessCounters
+    from tests.support.aws import embedded_settings
+
+    with embedded_settings() as (session, _local, settings):
+        adapters = replace(aws_adapters(settings, session), counters=ProcessCounters())
+        services = build_services(settings, adapters)
+        step_services.use(services)
+        try:
+            with TestClient(create_app(lambda: services), raise_server_exceptions=False) as c:
+                yield Api(c), services
+        finally:
+            step_services.reset()
+
+
+@pytest.fixture(scope="module")
+def built(module_api: tuple[Api, Any]) -> Built:
+    api, services = module_api
+    world = World(api, services)
+    ana, ben = world.ana, world.ben
+    agent_id = agent(api, ana, members=(ben.id,))
+    post(api, ana, f"/v1/agents/{agent_id}/publish", {})
+    command = {"_tag": "Remember", "key": "tone", "kind": "preference", "content": "Be brief."}
+    post(api, ana, f"/v1/agents/{agent_id}/memory", {"expected": 0, "command": command})
+    ana_session = session(api, ana, agent_id)
+    items = [{"role": "user", "content": "My cat is called Miso."}]
+    post(api, ana, f"/v1/sessions/{ana_session}/turns", {"items": items})
+    ben_session = session(api, ben, agent_id)
+    items = [{"role": "user", "content": "Ben's secret plan."}]
+    post(api, ben, f"/v1/sessions/{ben_session}/turns", {"items": items})
+    thread_id = post(api, ana, "/v1/threads", {"agentId": agent_id})["thread"]["id"]
+    messages = [{"role": "user", "content": "Plan the trip to Lisbon."}]
+    post(api, ana, f"/v1/threads/{thread_id}/messages", {"messages": messages})
+    api.client.put(
+        f"/v1/threads/{thread_id}/working-memory", json={"content": "# Trip"}, headers=ana.headers
+    )
+    chat = make_chat(api, ana, world.bot["id"])
+    said = world.said(ana, chat, "I like green tea.")
+    learned = (
+        world.learn(
+            chat, FactChange(op="fact", content="Ana likes green tea.", topics=[], sources=[said])
+        )
+        .applied[0]
+        .entry_id
+    )
+    ana_entry = world.command(ana, {"_tag": "Remember", "content": "Ana's pin."}).json()
+    ben_entry = world.command(ben, {"_tag": "Remember", "content": "Ben's pin."}).json()
+    return Built(
+        world,
+        agent_id,
+        ana_session,
+        ben_session,
+        thread_id,
+        chat,
+        _entry_id(ana_entry),
+        _entry_id(ben_entry),
+        learned,
+    )
+
+
+def _entry_id(answer: dict[str, Any]) -> str:
+    return str(answer["entry"]["id"] if "entry" in answer else answer["id"])
+
+
+def _lines_of(lines: list[dict[str, Any]], kind: str) -> Iterator[dict[str, Any]]:
+    return (line for line in lines[1:] if line["type"] == kind)
+
+
+def _route_of(line: dict[str, Any], template: str) -> str:
+    return template.format(id=line.get("id"), **{k: line.get(k) for k in PARENTS})
+
+
+def _without(line: dict[str, Any], *names: str) -> dict[str, Any]:
+    return {k: v for k, v in line.items() if k not in ("type", *names)}
+
+
+def assert_as_read(api: Api, user: User, lines: list[dict[str, Any]]) -> None:
+    """Every line is what its route answers the person, and every listed element is a line."""
+    for line in lines[1:]:
+        kind = line["type"]
+        parents = [k for k in PARENTS if k in line]
+        if kind in SINGLE:
+            url, key = SINGLE[kind]
+            assert get(api, user, _route_of(line, url))[key] == _without(line), kind
+        elif kind in WHOLE:
+            answer = get(api, user, _route_of(line, WHOLE[kind]))
+            assert answer == _without(line, *parents), kind
+    for kind, (url, key) in LISTED.items():
+        by_parent: dict[str, list[dict[str, Any]]] = {}
+        for line in _lines_of(lines, kind):
+            by_parent.setdefault(_route_of(line, url), []).append(_without(line, *PARENTS))
+        for route, exported in by_parent.items():
+            assert get(api, user, route)[key] == exported, route
+
+
+def test_an_export_is_each_persons_reads_and_nothing_else(
+    built: Built, module_api: tuple[Api, Any]
+) -> None:
+    api, _services = module_api
+    world = built.world
+    ana, ben = world.ana, world.ben
+    mine, bens = export(api, ana), export(api, ben)
+    assert mine[0] == {
+        "format": "agent-memory-export",
+        "version": 1,
+        "userId": ana.id,
+        "organizationId": world.org,
+        "exportedAt": mine[0]["exportedAt"],
+    }
+
+    assert_as_read(api, ana, mine)
+    assert_as_read(api, ben, bens)
+    kinds = {line["type"] for line in mine[1:]}
+    assert kinds >= {
+        "agent", "agentDraft", "agentVersion", "agentMemory", "agentMemoryChange", "session",
+        "sessionItem", "sessionMemory", "thread", "threadMessage", "workingMemory",
+        "observations", "chatItem", "chatTurn", "botEntry", "botMemoryChange", "end",
+    }  # fmt: skip
+    assert mine[-1] == {"type": "end", "lines": len(mine) - 1}
+    # Ana's own objects, and her entries: not Ben's session nor his pin.
+    assert {x["id"] for x in _lines_of(mine, "session")} == {built.ana_session}
+    assert {x["id"] for x in _lines_of(mine, "botEntry")} == {built.ana_entry, built.learned}
+    text = json.dumps(mine)
+    assert "Miso" in text
+    assert "Lisbon" in text
+    assert "green tea" in text
+    assert "Ben's secret plan" not in text
+    assert "Ben's pin" not in text
+    # Ben: his session under Ana's agent, his pin; not her agent, thread, chat or entries.
+    assert {x["id"] for x in _lines_of(bens, "session")} == {built.ben_session}
+    assert {x["id"] for x in _lines_of(bens, "botEntry")} == {built.ben_entry}
+    assert not set(_lines_of(bens, "agent"))
+    assert not set(_lines_of(bens, "thread"))
+    ben_text = json.dumps(bens)
+    assert "Miso" not in ben_text
+    assert "green tea" not in ben_text
+    assert "Ana's pin" not in ben_text
+
+
+def test_the_operator_reads_no_export_and_a_stranger_none_of_theirs(
+    built: Built, module_api: tuple[Api, Any]
+) -> None:
+    api, _services = module_api
+    answer = api.client.get("/v1/me/export", headers=api.admin)
+    assert answer.status_code == 403, answer.text
+    assert api.client.get("/v1/me/export").status_code == 401
+    # A person of another organization with nothing of their own: the header alone.
+    olga = export(api, built.world.olga)
+    assert olga[0]["userId"] == built.world.olga.id
+    assert olga[1:] == [{"type": "end", "lines": 1}]
