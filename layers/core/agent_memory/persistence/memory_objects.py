@@ -228,6 +228,14 @@ class MemoryObjectRepository:
             newest_first=False,
         )
 
+    def holding(self, org_id: str, position: str) -> MemoryObject | None:
+        """The memory at a namespace-and-key position, expired or not."""
+        page = self._store.query(
+            namespace_partition(org_id), KeyRange(low=position, high=position), limit=1
+        )
+        rows = [row for row in page.records if self._pools.parse(row) is not None]
+        return self._open(pool_of(org_id), org_id, rows[0]) if rows else None
+
     def recall(self, org_id: str, *, limit: int, entity_id: str | None, now_ms: int) -> MemoryPage:
         """Unexpired memories, highest importance first, ties newest first."""
         return self._read(org_id, recall_partition(org_id, entity_id), limit, None, now_ms, None)

@@ -64,14 +64,34 @@ class MemoryObjectService:
         try:
             self._repo.create(memory)
         except WriteConflict as error:
-            if error.condition != KEY_TAKEN:
+            if error.condition != KEY_TAKEN or not self._freed(memory):
+                if error.condition == KEY_TAKEN:
+                    raise Conflict(
+                        "an agent memory of this namespace already has this key: update it",
+                        ["key"],
+                    ) from error
                 raise
-            raise Conflict(
-                "an agent memory of this namespace already has this key: update it", ["key"]
-            ) from error
+            self._repo.create(memory)
         if self._semantic is not None:
             self._semantic.remember(org_id, memory.id, memory.content)
         return memory
+
+    def _freed(self, memory: MemoryObject) -> bool:
+        """Whether the key `memory` wants was held by an expired memory, now deleted: an
+        item past its TTL is gone for the client, so its key is free again."""
+        assert memory.namespace is not None
+        assert memory.key is not None
+        position = namespace_key_position(memory.namespace, memory.key)
+        holder = self._repo.holding(memory.org_id, position)
+        if holder is None or not holder.is_expired(self._clock.now_ms()):
+            return False
+        try:
+            self._repo.delete(holder, self._clock.now_ms())
+        except WriteConflict:
+            return False
+        if self._semantic is not None:
+            self._semantic.forget(holder.id)
+        return True
 
     def get(self, principal: Principal, memory_id: str) -> MemoryObject:
         """Expired or not."""
