@@ -31,11 +31,38 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List Organizations
+         * @description Every organization in id order: ids, names, creation and how many people; no content.
+         */
+        get: operations["list_organizations_v1_admin_organizations_get"];
         put?: never;
         /** Create Organization */
         post: operations["create_organization_v1_admin_organizations_post"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/organizations/{orgId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete Organization
+         * @description The organization and everything in it: every person's data (their erasure), their
+         *     records and tokens, its agents, agent_memories, bots (its links to others' bots), channels,
+         *     settings, service keys and events. Marked first, so nothing is added to it meanwhile;
+         *     a call cut short is finished by the next; once nothing of it is left, 404.
+         */
+        delete: operations["delete_organization_v1_admin_organizations__orgId__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -107,7 +134,7 @@ export interface paths {
         };
         /**
          * List Agent Memories
-         * @description Unexpired memories, newest first.
+         * @description Unexpired memories, newest first (with `namespace`, in order of namespace and key).
          */
         get: operations["list_agent_memories_v1_agent_memories_get"];
         put?: never;
@@ -880,6 +907,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/me/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export
+         * @description Everything the caller owns or may see, as their read routes answer it: their agents
+         *     (with the draft, versions and agent memory), their sessions with items and memory, their
+         *     threads with messages, working memory and observations, their chats with items, turns,
+         *     confessions and enrichments, the bot memory entries for them (sources as far as they
+         *     may see them), the agent_memories about them, and the events they may see. Rate limited
+         *     as one read; the admin token is refused (403).
+         */
+        get: operations["export_v1_me_export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/me/tokens": {
         parameters: {
             query?: never;
@@ -1033,7 +1085,11 @@ export interface paths {
         delete: operations["delete_user_v1_organizations__orgId__users__userId__delete"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Rename User
+         * @description The person's name (an org admin, the admin token, or the organization's service key).
+         */
+        patch: operations["rename_user_v1_organizations__orgId__users__userId__patch"];
         trace?: never;
     };
     "/v1/organizations/{orgId}/users/{userId}/erase": {
@@ -1282,10 +1338,20 @@ export interface paths {
         get: operations["read_thread_v1_threads__threadId__get"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete Thread
+         * @description The thread with its messages, working memory, observations and recall vectors; its
+         *     resource alone (others 404). Idempotent for its resource: a call cut short is finished
+         *     by the next, and a thread already gone is 404.
+         */
+        delete: operations["delete_thread_v1_threads__threadId__delete"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update Thread
+         * @description Sets the title and/or metadata sent; the thread's resource alone (others 404).
+         */
+        patch: operations["update_thread_v1_threads__threadId__patch"];
         trace?: never;
     };
     "/v1/threads/{threadId}/context": {
@@ -1571,8 +1637,12 @@ export interface components {
             id: string;
             /** Importance */
             importance: number;
+            /** Key */
+            key?: string | null;
             /** Metadata */
             metadata: unknown;
+            /** Namespace */
+            namespace?: string[] | null;
             /**
              * Object
              * @default agent_memory
@@ -2019,10 +2089,20 @@ export interface components {
              */
             importance?: number;
             /**
+             * Key
+             * @description The memory's key, unique within its namespace (a second create is a 409 at key).
+             */
+            key?: string | null;
+            /**
              * Metadata
              * @description Any JSON value (object, array, string, number, boolean or null), at most 16 KB.
              */
             metadata?: unknown;
+            /**
+             * Namespace
+             * @description Where a key-value client keeps the memory (e.g. a LangGraph store's namespace): 1 to 10 labels; set at creation with `key`, never changed.
+             */
+            namespace?: string[] | null;
         };
         /** CreateBot */
         CreateBot: {
@@ -2103,10 +2183,22 @@ export interface components {
             /** Agentid */
             agentId: string;
             /**
+             * Metadata
+             * @description an opaque JSON object about the thread (at most 8192 bytes), sealed like content and returned as sent
+             */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /**
              * Resourceid
              * @description whose thread it is: the caller (the default), the only resource a person acts for; any other id is a 403 naming `resourceId`, and nothing is created
              */
             resourceId?: string | null;
+            /**
+             * Title
+             * @description the thread's title; given, `generateTitle` leaves the thread as titled
+             */
+            title?: string | null;
         };
         /** CreateUser */
         CreateUser: {
@@ -2201,6 +2293,16 @@ export interface components {
              */
             object?: "agent_memory";
         };
+        /** DeletedOrganization */
+        DeletedOrganization: {
+            /**
+             * Deleted
+             * @description What this call removed, by kind; a call that finishes one cut short counts only what it removed itself
+             */
+            deleted: {
+                [key: string]: number;
+            };
+        };
         /** DeletedSession */
         DeletedSession: {
             /**
@@ -2222,6 +2324,28 @@ export interface components {
              * @constant
              */
             object?: "session";
+        };
+        /** DeletedThread */
+        DeletedThread: {
+            /**
+             * Deleted
+             * @default true
+             * @constant
+             */
+            deleted?: true;
+            /** Id */
+            id: string;
+            /**
+             * Messages
+             * @description Messages this call removed
+             */
+            messages: number;
+            /**
+             * Object
+             * @default thread
+             * @constant
+             */
+            object?: "thread";
         };
         /** DraftAnswer */
         DraftAnswer: {
@@ -2661,6 +2785,25 @@ export interface components {
             /** Users */
             users: components["schemas"]["UserOut"][];
         };
+        /** OrganizationOut */
+        OrganizationOut: {
+            /** Createdat */
+            createdAt: number;
+            /**
+             * Deleting
+             * @description Its deletion began and was cut short: DELETE it again
+             */
+            deleting: boolean;
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            /**
+             * Users
+             * @description How many people it holds
+             */
+            users: number;
+        };
         /** OrganizationSettings */
         OrganizationSettings: {
             /** Agentmemory */
@@ -2676,6 +2819,16 @@ export interface components {
             /** Helpermodel */
             helperModel: string | null;
             memory: components["schemas"]["MemorySettings"];
+        };
+        /** Organizations */
+        Organizations: {
+            /**
+             * Next
+             * @description Pass as `after` for the next page; null at the end
+             */
+            next: string | null;
+            /** Organizations */
+            organizations: components["schemas"]["OrganizationOut"][];
         };
         /**
          * PatchDraft
@@ -2812,6 +2965,11 @@ export interface components {
              */
             limit?: number;
             /**
+             * Namespace
+             * @description Only memories under this namespace prefix (labels)
+             */
+            namespace?: string[] | null;
+            /**
              * Query
              * @description Rank by meaning (closest first, ties by importance)
              */
@@ -2887,6 +3045,11 @@ export interface components {
         /** RemovedMessage */
         RemovedMessage: {
             message: components["schemas"]["MessageOut"] | null;
+        };
+        /** RenameUser */
+        RenameUser: {
+            /** Name */
+            name: string;
         };
         /** SaveMessages */
         SaveMessages: {
@@ -3102,6 +3265,13 @@ export interface components {
             createdAt: number;
             /** Id */
             id: string;
+            /**
+             * Metadata
+             * @description as the client set it, else null
+             */
+            metadata: {
+                [key: string]: unknown;
+            } | null;
             /** Resourceid */
             resourceId: string;
             /** Title */
@@ -3225,6 +3395,21 @@ export interface components {
              */
             metadata?: unknown;
         };
+        /** UpdateThread */
+        UpdateThread: {
+            /**
+             * Metadata
+             * @description replaces the thread's metadata whole (a JSON object, at most 8192 bytes); `{}` clears it
+             */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Title
+             * @description the new title (`generateTitle` then leaves the thread)
+             */
+            title?: string | null;
+        };
         /** UserOut */
         UserOut: {
             /** Createdat */
@@ -3314,6 +3499,107 @@ export interface operations {
             };
         };
     };
+    list_organizations_v1_admin_organizations_get: {
+        parameters: {
+            query?: {
+                /** @description 1..100 objects per page */
+                limit?: number;
+                /** @description The last organization id of a page */
+                after?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organizations"];
+                };
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     create_organization_v1_admin_organizations_post: {
         parameters: {
             query?: never;
@@ -3334,6 +3620,104 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CreatedOrganization"];
+                };
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_organization_v1_admin_organizations__orgId__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedOrganization"];
                 };
             };
             /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
@@ -3721,6 +4105,10 @@ export interface operations {
                 category?: ("preference" | "fact" | "instruction") | null;
                 /** @description An entity id */
                 entity?: string | null;
+                /** @description A namespace prefix, one label per parameter (`?namespace=users&namespace=u1`): namespaced memories under it, in order of namespace and key */
+                namespace?: string[] | null;
+                /** @description With `namespace`: the memory of exactly that namespace and key */
+                key?: string | null;
             };
             header?: never;
             path?: never;
@@ -8419,6 +8807,104 @@ export interface operations {
             };
         };
     };
+    export_v1_me_export_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One JSON object a line, streamed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     my_tokens_v1_me_tokens_get: {
         parameters: {
             query?: never;
@@ -9432,6 +9918,109 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErasedUser"];
+                };
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rename_user_v1_organizations__orgId__users__userId__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenameUser"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddedUser"];
                 };
             };
             /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
@@ -11027,6 +11616,206 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadAnswer"];
+                };
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_thread_v1_threads__threadId__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                threadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedThread"];
+                };
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    update_thread_v1_threads__threadId__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                threadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateThread"];
+            };
+        };
         responses: {
             /** @description Successful Response */
             200: {
