@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import operator
+import re
 from collections.abc import Iterator
 from typing import Annotated, Any, TypedDict
 
@@ -19,7 +20,7 @@ from langgraph.store.memory import InMemoryStore
 
 from agent_memory_client import Client, Unauthorized
 from agent_memory_client.langgraph import AgentMemoryStore
-from tests.clients.conftest import LocalService
+from tests.clients.conftest import ROOT, LocalService, run_example
 
 
 @pytest.fixture(scope="module")
@@ -163,3 +164,16 @@ def test_a_refused_token_raises_the_clients_error(local_service: LocalService) -
     client = Client(base_url=local_service.url, token="amk_not_a_token", max_retries=0)
     with client, pytest.raises(Unauthorized):
         AgentMemoryStore(client).get(("a",), "b")
+
+
+def test_the_readme_example_runs(
+    local_service: LocalService,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    text = (ROOT / "clients/python/README.md").read_text()
+    section = text[text.index("## LangGraph") :]
+    [example] = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 1)], re.S)
+    _org, _user, token = local_service.user()
+    run_example(example, local_service, token, monkeypatch)
+    assert capsys.readouterr().out.strip() == "['I am vegetarian.']"
