@@ -109,6 +109,34 @@ def test_generate_title_off_leaves_the_thread_untitled(world: World) -> None:
     assert learning(world, thread) == []
 
 
+def test_a_client_names_its_thread_and_keeps_its_metadata(world: World) -> None:
+    client, headers = world.api.client, world.owner.headers
+    body = {"agentId": world.agent, "title": "Trip", "metadata": {"mastra": {"id": "t-1"}}}
+    created = client.post("/v1/threads", json=body, headers=headers)
+    assert created.status_code == 201, created.text
+    thread = created.json()["thread"]
+    assert (thread["title"], thread["metadata"]) == ("Trip", {"mastra": {"id": "t-1"}})
+    # A title the client set is the thread's: the title step leaves it.
+    world.save(thread["id"], user("Plan my trip to Lisbon in May."), assistant("Sure."))
+    assert world.get(f"/v1/threads/{thread['id']}").json()["thread"]["title"] == "Trip"
+    renamed = client.patch(
+        f"/v1/threads/{thread['id']}", json={"metadata": {"n": 2}}, headers=headers
+    )
+    assert renamed.json()["thread"]["title"] == "Trip"
+    assert renamed.json()["thread"]["metadata"] == {"n": 2}
+    client.patch(f"/v1/threads/{thread['id']}", json={"title": "Lisbon"}, headers=headers)
+    listed = world.get(f"/v1/threads?agentId={world.agent}").json()["threads"]
+    assert [(t["title"], t["metadata"]) for t in listed] == [("Lisbon", {"n": 2})]
+    assert world.get("/v1/threads").json()["threads"][0]["metadata"] == {"n": 2}
+    untitled = world.get(f"/v1/threads/{world.thread()}").json()["thread"]
+    assert (untitled["title"], untitled["metadata"]) == (None, None)
+    too_big = {"metadata": {"x": "y" * 9000}}
+    refused = client.patch(f"/v1/threads/{thread['id']}", json=too_big, headers=headers)
+    assert refused.status_code == 400 and refused.json()["error"]["path"] == ["metadata"]
+    empty = client.patch(f"/v1/threads/{thread['id']}", json={"title": ""}, headers=headers)
+    assert empty.status_code == 400 and empty.json()["error"]["path"] == ["title"]
+
+
 def test_threads_are_listed_newest_first(world: World) -> None:
     first = world.thread()
     time.sleep(0.005)  # a later millisecond: newest first is by creation time
@@ -261,6 +289,11 @@ def test_a_thread_belongs_to_its_user_alone(world: World, api: Api) -> None:
             assert world.get(f"/v1/threads/{thread}{url}", other).status_code == 404
         assert world.context(thread, other).status_code == 404
         assert world.save(thread, user("x"), user=other).status_code == 404
+        patched = api.client.patch(
+            f"/v1/threads/{thread}", json={"title": "x"}, headers=other.headers
+        )
+        assert patched.status_code == 404
+        assert api.client.delete(f"/v1/threads/{thread}", headers=other.headers).status_code == 404
     assert world.get(f"/v1/threads?agentId={world.agent}", world.member).json()["threads"] == []
     for other in (world.member, admin, outsider):
         assert world.get("/v1/threads", other).json()["threads"] == []
@@ -277,9 +310,16 @@ def test_a_thread_belongs_to_its_user_alone(world: World, api: Api) -> None:
     assert foreign_agent.status_code == 404
 
 
-def test_no_message_title_or_note_is_stored_in_the_clear(world: World, adapters: Any) -> None:
+def test_no_message_title_metadata_or_note_is_stored_in_the_clear(
+    world: World, adapters: Any
+) -> None:
     world.activate({"workingMemory": True})
     thread = world.thread()
+    world.api.client.patch(
+        f"/v1/threads/{thread}",
+        json={"title": "Robinson's order", "metadata": {"customer": "Robinson"}},
+        headers=world.owner.headers,
+    )
     world.save(
         thread,
         {**user("Robinson orders 40 pallets"), "item": {"note": "Robinson item"}},

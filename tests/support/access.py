@@ -150,6 +150,7 @@ BODIES: dict[tuple[str, str], Callable[[World], Any]] = {
     ("POST", "/v1/agents/{agentId}/publish"): lambda w: {},
     ("POST", "/v1/agents/{agentId}/versions/{n}/activate"): lambda w: {},
     ("POST", "/v1/threads"): lambda w: {"agentId": w.ids["agentId"]},
+    ("PATCH", "/v1/threads/{threadId}"): lambda w: {"title": "Renamed", "metadata": {"n": 1}},
     ("POST", "/v1/threads/{threadId}/messages"): lambda w: {
         "messages": [{"role": "user", "content": "hello"}]
     },

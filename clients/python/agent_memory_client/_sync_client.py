@@ -724,11 +724,48 @@ class Client:
 
     # ------------------------------------------------------------------ threads (seed 003)
 
-    def create_thread(self, agent_id: str, resource_id: str | None = None) -> m.Thread:
+    def create_thread(
+        self,
+        agent_id: str,
+        resource_id: str | None = None,
+        *,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> m.Thread:
+        """A thread of the caller; a `title` given here is kept (no title step runs), and
+        `metadata` is the client's own JSON object about it, returned as sent."""
         body = m.CreateThread.model_validate(
-            {"agentId": agent_id, **given(resourceId=resource_id or UNSET)}
+            {
+                "agentId": agent_id,
+                **given(
+                    resourceId=resource_id or UNSET,
+                    title=UNSET if title is None else title,
+                    metadata=UNSET if metadata is None else metadata,
+                ),
+            }
         )
         return (self._call(r.CREATE_THREAD, body)).thread
+
+    def update_thread(
+        self,
+        thread_id: str,
+        *,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> m.Thread:
+        """Sets the title and/or replaces the metadata (`{}` clears it)."""
+        body = m.UpdateThread.model_validate(
+            given(
+                title=UNSET if title is None else title,
+                metadata=UNSET if metadata is None else metadata,
+            )
+        )
+        return (self._call(r.UPDATE_THREAD, body, threadId=thread_id)).thread
+
+    def delete_thread(self, thread_id: str) -> m.DeletedThread:
+        """The thread with its messages, working memory, observations and recall vectors
+        (the person's working memory with the agent, kept across threads, stays)."""
+        return self._call(r.DELETE_THREAD, threadId=thread_id)
 
     def list_threads(
         self,

@@ -908,7 +908,15 @@ class Thread(Answer):
     agent_id: str
     resource_id: str
     title: str | None
+    metadata: dict[str, Any] | None = None
     created_at: int
+
+
+class DeletedThread(Answer):
+    id: str
+    object: Literal["thread"] = "thread"
+    deleted: Literal[True] = True
+    messages: int
 
 
 class ThreadAnswer(Answer):
@@ -923,6 +931,13 @@ class ThreadsAnswer(Answer):
 class CreateThread(Body):
     agent_id: str
     resource_id: str | None = None
+    title: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class UpdateThread(Body):
+    title: str | None = None
+    metadata: dict[str, Any] | None = None
 
 
 class MessageIn(Body):

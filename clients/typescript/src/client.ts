@@ -793,6 +793,20 @@ export class Threads extends Group {
     return answer.thread;
   }
 
+  /** Set the title and/or replace the metadata (`{}` clears it); a title set here is kept. */
+  async update(threadId: string, body: t.UpdateThread): Promise<t.Thread> {
+    const answer = await this.http.call("patch", "/v1/threads/{threadId}", {
+      path: { threadId },
+      body,
+    });
+    return answer.thread;
+  }
+
+  /** The thread with its messages, working memory, observations and recall vectors. */
+  async delete(threadId: string): Promise<t.DeletedThread> {
+    return this.http.call("delete", "/v1/threads/{threadId}", { path: { threadId } });
+  }
+
   /** One page of the caller's threads, newest first, with titles. */
   async list(query: t.Query<"/v1/threads", "get"> = {}): Promise<t.ThreadList> {
     return this.http.call("get", "/v1/threads", { query });

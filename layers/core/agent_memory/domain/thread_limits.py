@@ -9,6 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 MAX_ITEM_BYTES = 32 * 1024
+# A thread's own metadata (a client's JSON object about it) and title.
+MAX_METADATA_BYTES = 8 * 1024
+MAX_TITLE = 500
 MAX_CONTENT = 100_000
 # One save is one transaction with the thread row (DynamoDB: 100 actions at most).
 MAX_MESSAGES_PER_SAVE = 50

@@ -38,6 +38,8 @@ class Thread:
     # observer has read: a save decides from these alone whether the observer runs.
     tokens: int = 0
     observed_tokens: int = 0
+    # The client's own JSON object about the thread (sealed like content), returned as sent.
+    metadata: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

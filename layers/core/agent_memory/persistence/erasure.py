@@ -70,6 +70,11 @@ class ErasureRepository:
         found = self._head(chat_pk(chat_id), "chat", CHAT_DELETING)
         return (chat_of(found[0]), found[1]) if found is not None else None
 
+    def thread(self, thread_id: str) -> Thread | None:
+        """The thread (also one whose deletion began), its title and metadata sealed."""
+        found = self._head(keys.thread_pk(thread_id), "thread", THREAD_DELETING)
+        return _thread_of(thread_id, found[0]) if found is not None else None
+
     def _head(self, pk: str, kind: str, marked: str) -> tuple[Record, bool] | None:
         row = self._store.get(pk, keys.HEAD)
         if row is None or row.get("type") not in (kind, marked):
@@ -158,9 +163,12 @@ class ErasureRepository:
         forget_vectors: ForgetThreadVectors | None,
         embedding_kinds: Sequence[str],
         now_ms: int,
+        *,
+        resource_notes: bool = True,
     ) -> Erased:
         """Every row of a thread; its vectors go first (a failure leaves all that finds
-        them) when one of `embedding_kinds` ever ran on it."""
+        them) when one of `embedding_kinds` ever ran on it. With `resource_notes`, also the
+        working memory its person keeps with the agent across threads (they all go)."""
         head = self._marked_thread(thread_id)
         if head is None:
             return Erased()
@@ -171,7 +179,7 @@ class ErasureRepository:
         self._delete_rows(pk, rows)
         for kind in learning_kinds:
             self._delete_all(keys.learn_pk(kind, thread_id))
-        notes = self._delete_thread_head(_thread_of(thread_id, head), now_ms)
+        notes = self._delete_thread_head(_thread_of(thread_id, head), now_ms, resource_notes)
         return Erased(
             threads=1,
             messages=_under(rows, keys.MESSAGE_PREFIX),
@@ -190,18 +198,18 @@ class ErasureRepository:
             head = head | {"seq": int(head.get("seq", 0)) + 1}
         return head
 
-    def _delete_thread_head(self, thread: Thread, now_ms: int) -> int:
-        """Returns how many working memory rows went."""
+    def _delete_thread_head(self, thread: Thread, now_ms: int, resource_notes: bool) -> int:
+        """Returns how many of the person's resource working memory rows went."""
         resource = keys.resource_pk(thread.org_id, thread.resource_id)
         notes = working_memory_pool(thread, "resource")
         notes_sk = keys.entry_sk(keyed_id(notes.pool_id, WORKING_MEMORY_KEY))
-        had_notes = self._store.get(notes.pk, notes_sk) is not None
+        had_notes = resource_notes and self._store.get(notes.pk, notes_sk) is not None
         ids = thread_object(thread.id, thread.agent_id, thread.resource_id)
         self._write(
             [
                 Delete(resource, index_sk(thread)),
                 Delete(resource, all_sk(thread)),
-                Delete(notes.pk, notes_sk),
+                *([Delete(notes.pk, notes_sk)] if resource_notes else []),
                 Delete(agent_pk(thread.agent_id), agent_thread_sk(thread.id)),
                 Delete(keys.thread_pk(thread.id), keys.HEAD, Equals("type", THREAD_DELETING)),
                 Delete(pending_pk(thread.id), thread.id),
@@ -359,7 +367,7 @@ class ErasureRepository:
 
 
 def _thread_of(thread_id: str, head: Record) -> Thread:
-    """The thread a head row holds; its title stays sealed."""
+    """The thread a head row holds; its title and metadata stay sealed."""
 
     return Thread(
         thread_id,

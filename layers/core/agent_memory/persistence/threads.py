@@ -1,26 +1,26 @@
 """Threads of seed 003 in the single table.
 
-- `THREAD#<id>` / `META`: organization, agent, resource (user), sealed title, createdAt, `seq`
-  (messages ever saved: the next message's number), message tokens.
+- `THREAD#<id>` / `META`: organization, agent, resource (user), sealed title and metadata,
+  createdAt, `seq` (messages ever saved: the next message's number), message tokens.
 - `THREAD#<id>` / `MSG#<seq:010d>`: one message (sealed content and item): the latest N are
   one Query newest first.
 - `RESOURCE#<userId>` / `THREAD#<agentId>#<newest-first createdAt>#<threadId>` and
   `TLIST#<newest-first createdAt>#<threadId>`: the user's thread lists per agent and across
-  agents, each a key-ordered page.
+  agents, each a key-ordered page (with the sealed title and metadata, so a page is one read).
 - `AGENT#<agentId>` / `THREAD#<threadId>`: the agent's threads, for its deletion.
 - `THREAD#<id>` / `LEARNPOS#<kind>`: the read position of one kind of background work
   (persistence/positions.py).
 - Working memory: persistence/working_memory.py.
 
 Content is sealed with the scope {org, pool: thread id, field: item}, bound to the message
-id (the title to "title").
+id (the title to "title", the metadata to "metadata").
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agent_memory.domain.events import thread_object
@@ -57,6 +57,7 @@ from agent_memory.ports import (
 # Condition name: another save numbered its messages first (retry with the new count).
 THREAD_SEQ = "thread-seq"
 TITLE_ROW = "title"
+METADATA_ROW = "metadata"
 _TIME_SPAN = 10**13
 
 
@@ -114,6 +115,23 @@ class ThreadRepository:
         blob = row.get("title")
         return self._open(org_id, thread_id, blob, TITLE_ROW) if blob is not None else None
 
+    def _metadata(self, row: Record, org_id: str, thread_id: str) -> dict[str, Any] | None:
+        blob = row.get("metadata")
+        if blob is None:
+            return None
+        opened: dict[str, Any] = json.loads(self._open(org_id, thread_id, blob, METADATA_ROW))
+        return opened
+
+    def _described(self, thread: Thread) -> Record:
+        """The sealed title and metadata a thread's row and its list rows carry."""
+        fields: Record = {}
+        if thread.title is not None:
+            fields["title"] = self._seal(thread.org_id, thread.id, thread.title, TITLE_ROW)
+        if thread.metadata is not None:
+            text = json.dumps(thread.metadata, ensure_ascii=False, separators=(",", ":"))
+            fields["metadata"] = self._seal(thread.org_id, thread.id, text, METADATA_ROW)
+        return fields
+
     def create(self, thread: Thread) -> None:
         row: Record = {
             "pk": thread_pk(thread.id),
@@ -124,9 +142,10 @@ class ThreadRepository:
             "resourceId": thread.resource_id,
             "createdAt": thread.created_at,
             "seq": 0,
+            **self._described(thread),
         }
-        index = self._index_row(thread, index_sk(thread))
-        listed = self._index_row(thread, all_sk(thread))
+        index = self._index_row(thread, index_sk(thread)) | self._described(thread)
+        listed = self._index_row(thread, all_sk(thread)) | self._described(thread)
         created = event_action(thread.org_id, "thread.created", _ids(thread), thread.created_at)
         of_agent: Record = {
             "pk": agent_pk(thread.agent_id),
@@ -171,6 +190,7 @@ class ThreadRepository:
             created_at=int(row["createdAt"]),
             tokens=int(row.get("tokens", 0)),
             observed_tokens=int(row.get("obsTokens", 0)),
+            metadata=self._metadata(row, org_id, thread_id),
         )
         return StoredThread(thread, int(row.get("seq", 0)))
 
@@ -201,6 +221,7 @@ class ThreadRepository:
                 resource_id=user_id,
                 title=self._title(row, str(row["orgId"]), str(row["threadId"])),
                 created_at=int(row["createdAt"]),
+                metadata=self._metadata(row, str(row["orgId"]), str(row["threadId"])),
             )
             for row in page.records
         ]
@@ -209,28 +230,29 @@ class ThreadRepository:
     def set_title(self, thread: Thread, title: str, now_ms: int) -> None:
         self._store.write(self.title_actions(thread, title, now_ms))
 
+    def describe(self, thread: Thread, now_ms: int) -> None:
+        """`thread`'s title and metadata as given, on its row and both list copies; a thread
+        deleted meanwhile is not brought back (ConditionFailed)."""
+        self._store.write(self.describe_actions(thread, now_ms))
+
     def title_actions(self, thread: Thread, title: str, now_ms: int) -> list[Action]:
         """The thread's row and both list copies renamed (sealed), to commit with others."""
-        sealed = self._seal(thread.org_id, thread.id, title, TITLE_ROW)
+        return self.describe_actions(replace(thread, title=title, metadata=None), now_ms)
+
+    def describe_actions(self, thread: Thread, now_ms: int) -> list[Action]:
+        """The sealed title and metadata of `thread` set where it is kept (a None leaves
+        that field as stored), to commit with others."""
+        fields = self._described(thread)
+        resource = resource_pk(thread.org_id, thread.resource_id)
         return [
             Update(
                 thread_pk(thread.id),
                 keys.HEAD,
-                set={"title": sealed, "updatedAt": now_ms},
-                condition=Present(),
+                set=fields | {"updatedAt": now_ms},
+                condition=Equals("type", "thread"),
             ),
-            Update(
-                resource_pk(thread.org_id, thread.resource_id),
-                index_sk(thread),
-                set={"title": sealed},
-                condition=Present(),
-            ),
-            Update(
-                resource_pk(thread.org_id, thread.resource_id),
-                all_sk(thread),
-                set={"title": sealed},
-                condition=Present(),
-            ),
+            Update(resource, index_sk(thread), set=fields, condition=Present()),
+            Update(resource, all_sk(thread), set=fields, condition=Present()),
             event_action(thread.org_id, "thread.updated", _ids(thread), now_ms),
         ]
 

@@ -14,9 +14,11 @@ from agent_memory.domain.access import authorize, require_org_admin, require_ten
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.erasure import DELETE_AGENT, DELETE_SESSION, USER_NOT_FOUND, Erased
 from agent_memory.domain.errors import Conflict, NotFound
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.identity import SERVICE_ADMIN, Principal
 from agent_memory.domain.sessions import Session
+from agent_memory.domain.threads import require_resource
 from agent_memory.persistence.erasure import ErasureRepository, ForgetThreadVectors
+from agent_memory.persistence.org_contents import OrgContents
 from agent_memory.ports import Clock
 from agent_memory.ports.vectors import MAX_DELETE_BATCH, VectorIndex
 from agent_memory.service.bot_learning import KIND as BOT_KIND
@@ -97,6 +99,15 @@ class ErasureService:
         authorize(principal, agent.grants(), DELETE_AGENT, what="agent")
         return self._agent(agent, begun)
 
+    def delete_thread(self, principal: Principal, thread_id: str) -> Erased:
+        """With its messages, working memory, observations and vectors; only its resource
+        (the person it is for) deletes it, for everyone else it does not exist."""
+        require_tenant(principal)
+        stored = self._repo.thread(thread_id)
+        require_resource(principal, stored)
+        # The person's working memory with the agent serves their other threads: it stays.
+        return self._thread(thread_id, resource_notes=False)
+
     def erase_user(self, principal: Principal, org_id: str, user_id: str) -> Erased:
         """Erase one person's data from the organization (domain/erasure.py); the person
         stays a user. Idempotent: a repeat counts only what it removed itself."""
@@ -147,9 +158,14 @@ class ErasureService:
             self._repo.mark_chat(chat.id)
         return self._repo.delete_chat(chat, (BOT_KIND, learning_pool_id(chat.bot_id, chat.org_id)))
 
-    def _thread(self, thread_id: str) -> Erased:
+    def _thread(self, thread_id: str, *, resource_notes: bool = True) -> Erased:
         return self._repo.delete_thread(
-            thread_id, THREAD_KINDS, self._forget_thread, EMBEDDING_KINDS, self._now()
+            thread_id,
+            THREAD_KINDS,
+            self._forget_thread,
+            EMBEDDING_KINDS,
+            self._now(),
+            resource_notes=resource_notes,
         )
 
     def _now(self) -> int:
@@ -171,3 +187,20 @@ class ErasureService:
         if not begun:
             self._repo.mark_session(session.id)
         return self._repo.delete_session(session)
+
+    def erase_organization(
+        self, org_id: str, people: Sequence[str], contents: OrgContents
+    ) -> Erased:
+        """For an organization's deletion (service/organizations.py, the admin token's):
+        each person's data as their erasure removes it, then the agents and the
+        agent_memories no person's erasure took, vectors first."""
+        erased = Erased()
+        for user_id in people:
+            if self._has_user(org_id, user_id):
+                erased.add(self.erase_user(SERVICE_ADMIN, org_id, user_id))
+        for agent_id, _owner in self._repo.org_agents(org_id):
+            if (found := self._repo.agent(agent_id)) is not None:
+                erased.add(self._agent(*found))
+        forget = self._forget_memories if self._vectors is not None else None
+        erased.agent_memories += contents.delete_memories(org_id, forget)
+        return erased

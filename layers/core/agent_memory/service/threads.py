@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from agent_memory.domain import observation as observing
@@ -14,6 +15,7 @@ from agent_memory.domain.errors import (
     NotFound,
     ThreadConflict,
     Unavailable,
+    WriteConflict,
 )
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.observation import ShownLog
@@ -62,7 +64,15 @@ class ThreadService:
         _, options = self._versions.active_options(thread.agent_id)
         return options
 
-    def create(self, principal: Principal, agent_id: str, resource_id: str | None) -> Thread:
+    def create(
+        self,
+        principal: Principal,
+        agent_id: str,
+        resource_id: str | None,
+        *,
+        title: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Thread:
         require_tenant(principal)
         if principal.user_id is None or principal.org_id is None:
             raise Forbidden("threads belong to a person: use a user's token")
@@ -74,8 +84,9 @@ class ThreadService:
             org_id=agent.org_id,
             agent_id=agent.id,
             resource_id=principal.user_id,
-            title=None,
+            title=title,
             created_at=self._clock.now_ms(),
+            metadata=metadata,
         )
         self.repo.create(thread)
         return thread
@@ -125,6 +136,29 @@ class ThreadService:
 
     def get(self, principal: Principal, thread_id: str) -> Thread:
         return self._thread(principal, thread_id).thread
+
+    def describe(
+        self,
+        principal: Principal,
+        thread_id: str,
+        title: str | None,
+        metadata: Mapping[str, Any] | None,
+    ) -> Thread:
+        """Sets the title and/or metadata given (metadata replaced whole); a title set
+        here is the thread's, so `generateTitle` leaves it."""
+        thread = self._thread(principal, thread_id).thread
+        changed = replace(thread, title=title, metadata=metadata)
+        try:
+            self.repo.describe(changed, self._clock.now_ms())
+        except WriteConflict as lost:
+            if lost.index is None:
+                raise  # a concurrent write won: the client may try again (409)
+            raise NotFound(rules.THREAD_NOT_FOUND) from lost  # deleted meanwhile
+        return replace(
+            thread,
+            title=thread.title if title is None else title,
+            metadata=thread.metadata if metadata is None else metadata,
+        )
 
     def save(
         self, principal: Principal, thread_id: str, messages: Sequence[dict[str, Any]]

@@ -22,6 +22,47 @@ class CreateThread(Body):
         description="whose thread it is: the caller (the default), the only resource a "
         "person acts for; any other id is a 403 naming `resourceId`, and nothing is created",
     )
+    title: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=rules.MAX_TITLE,
+        description="the thread's title; given, `generateTitle` leaves the thread as titled",
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None,
+        description=f"an opaque JSON object about the thread (at most {rules.MAX_METADATA_BYTES} "
+        "bytes), sealed like content and returned as sent",
+    )
+
+    @field_validator("metadata")
+    @classmethod
+    def _bounded(cls, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+        return _within(metadata, rules.MAX_METADATA_BYTES, "metadata")
+
+
+class UpdateThread(Body):
+    title: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=rules.MAX_TITLE,
+        description="the new title (`generateTitle` then leaves the thread)",
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None,
+        description=f"replaces the thread's metadata whole (a JSON object, at most "
+        f"{rules.MAX_METADATA_BYTES} bytes); `{{}}` clears it",
+    )
+
+    @field_validator("metadata")
+    @classmethod
+    def _bounded(cls, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+        return _within(metadata, rules.MAX_METADATA_BYTES, "metadata")
+
+
+def _within(value: dict[str, Any] | None, limit: int, what: str) -> dict[str, Any] | None:
+    if value is not None and rules.item_size(value) > limit:
+        raise ValueError(f"{what} is at most {limit} bytes of JSON")
+    return value
 
 
 class ThreadOut(Answer):
@@ -29,6 +70,7 @@ class ThreadOut(Answer):
     agentId: str
     resourceId: str
     title: str | None
+    metadata: dict[str, Any] | None = Field(description="as the client set it, else null")
     createdAt: int
 
     @classmethod
@@ -38,6 +80,7 @@ class ThreadOut(Answer):
             agentId=thread.agent_id,
             resourceId=thread.resource_id,
             title=thread.title,
+            metadata=dict(thread.metadata) if thread.metadata is not None else None,
             createdAt=thread.created_at,
         )
 
@@ -71,9 +114,7 @@ class MessageIn(Body):
     @field_validator("item")
     @classmethod
     def _bounded(cls, item: dict[str, Any] | None) -> dict[str, Any] | None:
-        if item is not None and rules.item_size(item) > rules.MAX_ITEM_BYTES:
-            raise ValueError(f"an item is at most {rules.MAX_ITEM_BYTES} bytes of JSON")
-        return item
+        return _within(item, rules.MAX_ITEM_BYTES, "an item")
 
 
 class SaveMessages(Body):
@@ -116,6 +157,13 @@ class MessagesAnswer(Answer):
     @classmethod
     def of(cls, messages: list[Message]) -> MessagesAnswer:
         return cls(messages=[MessageOut.of(m) for m in messages])
+
+
+class DeletedThread(Answer):
+    id: str
+    object: Literal["thread"] = "thread"
+    deleted: Literal[True] = True
+    messages: int = Field(description="Messages this call removed")
 
 
 class RemovedMessage(Answer):

@@ -12,16 +12,18 @@ from agent_memory.api.contracts.threads import (
     ContextAnswer,
     ContextRequest,
     CreateThread,
+    DeletedThread,
     MessageIds,
     MessagesAnswer,
     RemovedMessage,
     SaveMessages,
     ThreadAnswer,
     ThreadsAnswer,
+    UpdateThread,
     WorkingMemoryIn,
     WorkingMemoryOut,
 )
-from agent_memory.api.deps import CallerDep, ServicesDep, run
+from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
 
 router = APIRouter(tags=["threads"])
 ID = Query(min_length=1, max_length=200)
@@ -30,7 +32,15 @@ ID = Query(min_length=1, max_length=200)
 @router.post("/v1/threads", status_code=201)
 async def create_thread(body: CreateThread, caller: CallerDep, svc: ServicesDep) -> ThreadAnswer:
     """A new thread of the caller (its resource) with an agent the caller may read."""
-    thread = await run(svc, svc.threads.create, caller, body.agentId, body.resourceId)
+    thread = await run(
+        svc,
+        svc.threads.create,
+        caller,
+        body.agentId,
+        body.resourceId,
+        title=body.title,
+        metadata=body.metadata,
+    )
     return ThreadAnswer.of(thread)
 
 
@@ -69,6 +79,24 @@ async def list_threads(
 async def read_thread(threadId: str, caller: CallerDep, svc: ServicesDep) -> ThreadAnswer:
     thread = await run(svc, svc.threads.get, caller, threadId)
     return ThreadAnswer.of(thread)
+
+
+@router.patch("/v1/threads/{threadId}")
+async def update_thread(
+    threadId: str, body: UpdateThread, caller: CallerDep, svc: ServicesDep
+) -> ThreadAnswer:
+    """Sets the title and/or metadata sent; the thread's resource alone (others 404)."""
+    thread = await run(svc, svc.threads.describe, caller, threadId, body.title, body.metadata)
+    return ThreadAnswer.of(thread)
+
+
+@router.delete("/v1/threads/{threadId}")
+async def delete_thread(threadId: str, caller: CallerDep, svc: ServicesDep) -> DeletedThread:
+    """The thread with its messages, working memory, observations and recall vectors; its
+    resource alone (others 404). Idempotent for its resource: a call cut short is finished
+    by the next, and a thread already gone is 404."""
+    erased = await run(svc, erasure(svc).delete_thread, caller, threadId)
+    return DeletedThread(id=threadId, messages=erased.messages)
 
 
 @router.get("/v1/threads/{threadId}/learning")
