@@ -117,6 +117,33 @@ class KmsCipher:
         return envelope.unbind(payload, header.encryption_context, scope=scope, row=row)
 
 
+    def unwrap(self, blob: bytes) -> tuple[bytes, dict[str, str]]:
+        """The sealed payload and its encryption context, unchecked: a move re-seals them
+        as they are for another key (adapters/recipient_key.py)."""
+        client, cmm, _suite = self._materials()
+        self._kms_error.code = None
+        try:
+            payload, header = client.decrypt(source=blob, materials_manager=cmm)
+        except Exception as error:
+            raise self._failure(error) from error
+        return bytes(payload), dict(header.encryption_context)
+
+    def wrap(self, payload: bytes, context: Mapping[str, str]) -> bytes:
+        """`payload` sealed under this key with `context`, as `seal` seals a bound text."""
+        client, cmm, suite = self._materials()
+        self._kms_error.code = None
+        try:
+            ciphertext, _header = client.encrypt(
+                source=payload,
+                materials_manager=cmm,
+                encryption_context=dict(context),
+                algorithm=suite,
+            )
+        except Exception as error:
+            raise self._failure(error) from error
+        return bytes(ciphertext)
+
+
 _KMS_TRANSIENT = {
     "ThrottlingException",
     "LimitExceededException",

@@ -77,6 +77,26 @@ class LocalCipher:
         return envelope.unbind(payload, header.encryption_context, scope=scope, row=row)
 
 
+    def unwrap(self, blob: bytes) -> tuple[bytes, dict[str, str]]:
+        """The sealed payload and its encryption context, unchecked: a move re-seals them
+        as they are for another key (adapters/recipient_key.py)."""
+        try:
+            payload, header = self._client.decrypt(source=blob, materials_manager=self._cmm)
+        except Exception as error:
+            raise IntegrityError("stored content could not be decrypted") from error
+        return bytes(payload), dict(header.encryption_context)
+
+    def wrap(self, payload: bytes, context: Mapping[str, str]) -> bytes:
+        """`payload` sealed under this key with `context`, as `seal` seals a bound text."""
+        ciphertext, _header = self._client.encrypt(
+            source=payload,
+            materials_manager=self._cmm,
+            encryption_context=dict(context),
+            algorithm=self._suite,
+        )
+        return bytes(ciphertext)
+
+
 def load_or_create_key(path: Path) -> bytes:
     """The wrapping key in `path`; a new random one, owner-only, when there is none yet."""
     with contextlib.suppress(FileNotFoundError):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -87,6 +87,19 @@ class DynamoStore(StoreAdapter):
         )
         item = response.get("Item")
         return deserialize(item) if item else None
+
+    def rows(self) -> Iterator[Record]:
+        """Every row, a page of the table's scan at a time (a deployment's move)."""
+        request: dict[str, Any] = {"TableName": self._table, "ConsistentRead": True}
+        while True:
+            response = self._call("scan", **request)
+            for item in response.get("Items", []):
+                record = deserialize(item)
+                record.pop(WRITER_ATTRIBUTE, None)
+                yield record
+            if "LastEvaluatedKey" not in response:
+                return
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     def get_many(self, keys: Sequence[tuple[str, str]]) -> list[Record]:
         records: list[Record] = []

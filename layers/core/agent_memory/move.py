@@ -1,0 +1,200 @@
+"""Moving a whole deployment without anyone reading it (docs/adr/0085).
+
+- `recipient` (on the target): a one-time RSA key pair; the private half is kept in the
+  target's own table, sealed under the target's key (KMS on AWS, the key file locally); the
+  public half is printed.
+- `export` (on the source): every row of the table, one JSON line each, in key order. Each
+  sealed value is opened under the source's key and sealed again, payload and encryption
+  context unchanged, for the recipient's public key: the archive holds no content in the
+  clear, and the operator who carries it cannot open it. The last line counts the rows,
+  names the organizations and carries the SHA-256 of every line before it.
+- `import` (on the target): checks the whole archive first (format, recipient, digest),
+  refuses it when the target already holds one of its organizations, then writes the rows
+  with each sealed value opened by the private half and sealed under the target's key.
+  A marker row names the archive while it is imported: run again after a stop, the same
+  archive is written again over what is there (same keys, nothing duplicated); once done,
+  the marker says so and the recipient's key pair is deleted.
+
+Token rows move as they are (hashes), so people keep their tokens; the admin token is the
+deployment's configuration, never a row, and does not move.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any, Protocol
+
+from agent_memory.adapters.recipient_key import RecipientCipher, is_sealed, key_id, new_key_pair
+from agent_memory.adapters.sqlite_rows import decode_record, encode_record
+from agent_memory.ports import Cipher, Delete, Put, Store
+
+FORMAT = "agent-memory-deployment"
+VERSION = 1
+MOVE_PK = "MOVE#RECIPIENT"
+IMPORT_PK = "MOVE#IMPORT"
+ORG_PREFIX, HEAD = "ORG#", "META"
+# Rows a transaction writes, and the encoded size past which a batch is written early
+# (DynamoDB takes 100 actions and 4 MB a transaction).
+WRITE_ROWS = 25
+WRITE_BYTES = 2_000_000
+_RECIPIENT_SCOPE = {"pool": "move", "field": "recipient"}
+
+
+class Refused(Exception):
+    """The archive or the target is not fit for an import; nothing was written."""
+
+
+class Resealing(Protocol):
+    def unwrap(self, blob: bytes) -> tuple[bytes, dict[str, str]]: ...
+
+    def wrap(self, payload: bytes, context: Mapping[str, str]) -> bytes: ...
+
+
+class DeploymentCipher(Cipher, Resealing, Protocol):
+    """The deployment's own cipher, which can also hand a sealed payload over as it is."""
+
+
+class Table(Store, Protocol):
+    def rows(self) -> Iterator[dict[str, Any]]: ...
+
+
+@dataclass
+class Counted:
+    rows: int = 0
+    sealed: int = 0
+    organizations: list[str] = field(default_factory=list)
+
+
+def make_recipient(store: Store, cipher: Cipher, now_ms: int) -> str:
+    """A new key pair on the target; answers its public half."""
+    private_pem, public = new_key_pair()
+    kid = key_id(public)
+    sealed = cipher.seal(private_pem.decode(), scope=_RECIPIENT_SCOPE, row=f"{MOVE_PK}/{kid}")
+    store.write(
+        [Put({"pk": MOVE_PK, "sk": kid, "public": public, "private": sealed, "at": now_ms})]
+    )
+    return public
+
+
+def export_archive(table: Table, cipher: Resealing, public: str, out: IO[bytes]) -> Counted:
+    """Every row of the source into `out`, sealed values re-sealed for `public`."""
+    recipient = RecipientCipher(public)
+    digest = hashlib.sha256()
+    counted = Counted()
+
+    def emit(value: Mapping[str, Any]) -> None:
+        line = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        digest.update(line)
+        out.write(line)
+
+    exported_at = int(time.time() * 1000)
+    emit({"format": FORMAT, "version": VERSION, "recipient": recipient.key_id, "at": exported_at})
+    for row in table.rows():
+        if str(row["pk"]).startswith(("MOVE#",)):
+            continue  # the source's own key pairs and imports stay with it
+        if row["pk"].startswith(ORG_PREFIX) and row["sk"] == HEAD:
+            counted.organizations.append(row["pk"].removeprefix(ORG_PREFIX))
+        moved = _resealed(row, cipher, recipient, counted)
+        emit({"row": json.loads(encode_record(moved))})
+        counted.rows += 1
+    end = {
+        "rows": counted.rows,
+        "organizations": counted.organizations,
+        "digest": digest.hexdigest(),
+    }
+    out.write(json.dumps({"end": end}, separators=(",", ":")).encode() + b"\n")
+    return counted
+
+
+def _resealed(value: Any, source: Resealing, target: Resealing, counted: Counted) -> Any:
+    if is_sealed(value):
+        counted.sealed += 1
+        return target.wrap(*source.unwrap(bytes(value)))
+    if isinstance(value, dict):
+        return {k: _resealed(v, source, target, counted) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resealed(v, source, target, counted) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Checked:
+    recipient: str
+    digest: str
+    rows: int
+    organizations: list[str]
+
+
+def check_archive(lines: Iterable[bytes]) -> Checked:
+    """The archive's end, once every line before it matches its digest and count."""
+    digest = hashlib.sha256()
+    header: dict[str, Any] | None = None
+    rows = 0
+    for raw in lines:
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            raise Refused("the archive has a line that is not JSON: it is damaged") from None
+        if isinstance(parsed, dict) and "end" in parsed:
+            end = parsed["end"]
+            if header is None or end.get("digest") != digest.hexdigest() or end.get("rows") != rows:
+                raise Refused("the archive does not match its digest: it was changed or cut")
+            return Checked(header["recipient"], end["digest"], rows, list(end["organizations"]))
+        digest.update(raw)
+        if header is None:
+            if parsed.get("format") != FORMAT or parsed.get("version") != VERSION:
+                raise Refused(f"not an archive of this service ({FORMAT} {VERSION})")
+            header = parsed
+        else:
+            rows += 1
+    raise Refused("the archive has no end line: it was cut short")
+
+
+def import_archive(
+    archive: Iterable[bytes], again: Iterable[bytes], store: Store, cipher: DeploymentCipher
+) -> Counted:
+    """Check `archive`, then write the rows of `again` (the same archive, read anew)."""
+    checked = check_archive(archive)
+    found = store.get(MOVE_PK, checked.recipient)
+    marker = store.get(IMPORT_PK, checked.digest)
+    if marker is not None and marker.get("done"):
+        return Counted(0, 0, checked.organizations)
+    if found is None:
+        raise Refused(
+            "this deployment holds no recipient key for this archive: run "
+            "`agent-memory-admin recipient` here and export again for its public key"
+        )
+    if marker is None:
+        taken = [o for o in checked.organizations if store.get(ORG_PREFIX + o, HEAD)]
+        if taken:
+            raise Refused(f"this deployment already holds organization(s) {', '.join(taken)}")
+        store.write([Put({"pk": IMPORT_PK, "sk": checked.digest, "done": False})])
+    private = cipher.open(found["private"], scope=_RECIPIENT_SCOPE, row=f"{MOVE_PK}/{found['sk']}")
+    recipient = RecipientCipher(str(found["public"]), private.encode())
+    counted = Counted(organizations=checked.organizations)
+    batch: list[Put] = []
+    size = 0
+    for raw in again:
+        parsed = json.loads(raw)
+        if "row" not in parsed:
+            continue
+        record = decode_record(json.dumps(parsed["row"]))
+        if str(record["pk"]).startswith("MOVE#"):
+            continue  # never exported: a key pair or marker is this deployment's own
+        record = _resealed(record, recipient, cipher, counted)
+        batch.append(Put(record))
+        size += len(raw)
+        if len(batch) >= WRITE_ROWS or size >= WRITE_BYTES:
+            store.write(batch)
+            counted.rows += len(batch)
+            batch, size = [], 0
+    if batch:
+        store.write(batch)
+        counted.rows += len(batch)
+    store.write([Put({"pk": IMPORT_PK, "sk": checked.digest, "done": True})])
+    store.write([Delete(MOVE_PK, checked.recipient)])  # one-time: its work is done
+    return counted

@@ -1,0 +1,254 @@
+"""Moving a deployment (`agent-memory-admin recipient | export | import`, docs/adr/0085):
+a populated one-machine deployment moves into fresh ones (another key file; the embedded
+AWS with KMS), and every person's export, which is their read routes' answers, is the same
+byte for byte there; the archive holds no content in the clear; a tampered archive, an
+occupied target and an import cut short are handled.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_memory import admin_cli
+from agent_memory.adapters.sqlite_rows import decode_record
+from agent_memory.domain.tasks.learning_changes import FactChange
+from tests.conftest import ADMIN_TOKEN, Api, User
+from tests.support.bots import make_bot, make_chat
+from tests.support.plaintext import all_text
+from tests.support.requests import agent, post, session
+
+SECRETS = ("My cat is called Miso", "Plan the trip to Lisbon", "Ana likes green tea", "Ben's pin")
+
+
+@dataclass
+class Source:
+    path: Path
+    people: list[User]
+    exports: dict[str, bytes]
+    org_id: str
+
+
+@contextmanager
+def local(path: Path) -> Iterator[tuple[Api, Any]]:
+    """`make run`'s store and key file in `path`, served in process."""
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+    from agent_memory.bootstrap import build_services, local_adapters
+    from agent_memory.config import load_settings
+    from agent_memory.domain.identity import hash_token
+
+    settings = load_settings(
+        {"DEFAULT_MODEL": "local/rules", "MEMORY_ADMIN_TOKEN_SHA256": hash_token(ADMIN_TOKEN)}
+    )
+    adapters = local_adapters(settings, path)
+    services = build_services(settings, adapters)
+    try:
+        with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
+            yield Api(client), services
+    finally:
+        store: Any = adapters.store  # the SQLite store's own: its connections
+        store.close()
+
+
+def exports(api: Api, people: list[User]) -> dict[str, bytes]:
+    """Each person's export without its first line's time: their reads, byte for byte."""
+    found = {}
+    for person in people:
+        answer = api.client.get("/v1/me/export", headers=person.headers)
+        assert answer.status_code == 200, answer.text
+        first, rest = answer.content.split(b"\n", 1)
+        header = json.loads(first)
+        header.pop("exportedAt")
+        found[person.id] = json.dumps(header).encode() + b"\n" + rest
+    return found
+
+
+def populate(api: Api, services: Any) -> tuple[str, list[User]]:
+    org = api.org()
+    ana, ben = api.user(org), api.user(org)
+    agent_id = agent(api, ana, members=(ben.id,))
+    post(api, ana, f"/v1/agents/{agent_id}/publish", {})
+    command = {"_tag": "Remember", "key": "tone", "kind": "preference", "content": "Be brief."}
+    post(api, ana, f"/v1/agents/{agent_id}/memory", {"expected": 0, "command": command})
+    sid = session(api, ana, agent_id)
+    items = [{"role": "user", "content": "My cat is called Miso."}]
+    post(api, ana, f"/v1/sessions/{sid}/turns", {"items": items})
+    thread_id = post(api, ana, "/v1/threads", {"agentId": agent_id})["thread"]["id"]
+    messages = [{"role": "user", "content": "Plan the trip to Lisbon."}]
+    post(api, ana, f"/v1/threads/{thread_id}/messages", {"messages": messages})
+    bot = make_bot(api, ana, {ben.id: "read"})
+    chat = make_chat(api, ana, bot["id"])
+    started = post(api, ana, f"/v1/chats/{chat['id']}/turns", {"input": "I like green tea."})
+    items_of = api.client.get(f"/v1/chats/{chat['id']}/items", headers=ana.headers).json()
+    said = [i["id"] for i in items_of["items"] if i["turnId"] == started["turn"]["id"]]
+    change = FactChange(op="fact", content="Ana likes green tea.", topics=[], sources=said)
+    services.bot_memory.learn(bot["id"], org, chat["id"], [change], evidence=said)
+    for person, text in ((ana, "Ana's pin."), (ben, "Ben's pin.")):
+        body = {"command": {"_tag": "Remember", "content": text}}
+        post(api, person, f"/v1/bots/{bot['id']}/memory", body)
+    return org, [ana, ben]
+
+
+def run(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> tuple[int, bytes, bytes]:
+    code = admin_cli.main(list(argv))
+    out, err = capsysbinary.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Source:
+    path = tmp_path_factory.mktemp("source")
+    with local(path) as (api, services):
+        org, people = populate(api, services)
+        before = exports(api, people)
+    shown = b"".join(before.values()).decode()
+    assert all(secret in shown for secret in SECRETS)
+    return Source(path, people, before, org)
+
+
+def archive_for(
+    source: Source, capsysbinary: pytest.CaptureFixture[bytes], path: Path, *target: str
+) -> Path:
+    """A recipient made on the target (`target`: its `--data-dir`, or none for AWS), and the
+    source's archive for it in `path`; nothing either command says holds content."""
+    code, public, _ = run(capsysbinary, *target, "recipient")
+    assert code == 0
+    assert public.startswith(b"amrk1_")
+    argv = ("--data-dir", str(source.path), "export", "--recipient", public.decode().strip())
+    code, archive, said = run(capsysbinary, *argv)
+    assert code == 0, said
+    assert said.startswith(b"exported ")
+    scanned = all_text([decode_record(json.dumps(r["row"])) for r in _rows(archive)])
+    leaked = [s for s in SECRETS if s.encode() in archive + said + public or s in scanned]
+    assert leaked == []
+    path.write_bytes(archive)
+    return path
+
+
+def _rows(archive: bytes) -> list[dict[str, Any]]:
+    return [r for r in (json.loads(line) for line in archive.splitlines()) if "row" in r]
+
+
+def imported(capsysbinary: pytest.CaptureFixture[bytes], archive: Path, *target: str) -> int:
+    code, out, err = run(capsysbinary, *target, "import", str(archive))
+    assert not [s for s in SECRETS if s.encode() in out + err]
+    return code
+
+
+def test_a_deployment_moves_to_another_machine_as_its_people_read_it(
+    source: Source, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    target = ("--data-dir", str(tmp_path / "target"))
+    archive = archive_for(source, capsysbinary, tmp_path / "archive", *target)
+    assert imported(capsysbinary, archive, *target) == 0
+    with local(tmp_path / "target") as (api, _services):
+        assert exports(api, source.people) == source.exports
+    # Once done, the same archive again changes nothing; the recipient's key pair is gone.
+    assert imported(capsysbinary, archive, *target) == 0
+    other = archive_for(source, capsysbinary, tmp_path / "other", *target)
+    assert imported(capsysbinary, other, *target) == 2  # its organization is there now
+
+
+def test_a_deployment_moves_into_the_embedded_aws_under_kms(
+    source: Source, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    from dataclasses import replace
+
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+    from agent_memory.bootstrap import aws_adapters, build_services
+    from agent_memory.persistence.limits import ProcessCounters
+    from tests.support.aws import embedded_settings
+
+    with embedded_settings() as (session, _local, settings):
+        archive = archive_for(source, capsysbinary, tmp_path / "archive")
+        assert imported(capsysbinary, archive) == 0
+        adapters = replace(aws_adapters(settings, session), counters=ProcessCounters())
+        services = build_services(settings, adapters)
+        with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
+            assert exports(Api(client), source.people) == source.exports
+
+
+def test_a_changed_or_cut_archive_is_refused_and_nothing_is_written(
+    source: Source, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    from agent_memory.adapters.sqlite_store import SqliteStore
+    from agent_memory.bootstrap import STORE_FILE
+
+    target = ("--data-dir", str(tmp_path / "target"))
+    archive = archive_for(source, capsysbinary, tmp_path / "archive", *target)
+    lines = archive.read_bytes().splitlines(keepends=True)
+    changed = tmp_path / "changed"
+    # Ben made an admin: a plaintext field of a row, changed by one who carries the archive.
+    changed.write_bytes(b"".join(line.replace(b'"member"', b'"admin"') for line in lines))
+    assert changed.read_bytes() != archive.read_bytes()
+    cut = tmp_path / "cut"
+    cut.write_bytes(b"".join(lines[:-1]))
+    for refused in (changed, cut):
+        code, _out, err = run(capsysbinary, *target, "import", str(refused))
+        assert code == 2
+        assert err.startswith(
+            (b"refused: the archive does not match", b"refused: the archive has no end")
+        )
+    store = SqliteStore(tmp_path / "target" / STORE_FILE)
+    assert store.get(f"ORG#{source.org_id}", "META") is None
+    store.close()
+
+
+def test_an_import_into_an_occupied_deployment_is_refused(
+    source: Source, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    target = ("--data-dir", str(tmp_path / "target"))
+    archive = archive_for(source, capsysbinary, tmp_path / "archive", *target)
+    with local(tmp_path / "target") as (api, _services):
+        api.org(source.org_id, name="Already here")
+    code, _out, err = run(capsysbinary, *target, "import", str(archive))
+    assert code == 2
+    assert source.org_id.encode() in err
+
+
+def test_an_import_cut_short_runs_again_to_the_same_deployment(
+    source: Source, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    from agent_memory.adapters.local_cipher import LocalCipher
+    from agent_memory.adapters.sqlite_store import SqliteStore
+    from agent_memory.bootstrap import KEY_FILE, STORE_FILE
+    from agent_memory.move import import_archive
+
+    root = tmp_path / "target"
+    archive = archive_for(source, capsysbinary, tmp_path / "archive", "--data-dir", str(root))
+    store = SqliteStore(root / STORE_FILE)
+
+    class Stopped(Exception):
+        pass
+
+    class StopsAfterThree:
+        writes = 0
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(store, name)
+
+        def write(self, actions: Any) -> None:
+            self.writes += 1
+            if self.writes > 3:
+                raise Stopped
+            store.write(actions)
+
+    lines = archive.read_bytes().splitlines(keepends=True)
+    with pytest.raises(Stopped):
+        import_archive(lines, lines, StopsAfterThree(), LocalCipher(root / KEY_FILE))
+    store.close()
+    assert imported(capsysbinary, archive, "--data-dir", str(root)) == 0
+    with local(root) as (api, services):
+        assert exports(api, source.people) == source.exports
+        moved = [r for r in services.store.rows() if not r["pk"].startswith("MOVE#")]
+    assert len(moved) == len(_rows(archive.read_bytes()))
