@@ -597,6 +597,11 @@ def test_every_request_of_every_function_is_allowed(
     # Erasing Ana reaches every pool of hers: her agent, sessions, threads, chats, bots.
     erased = call("POST", f"/v1/organizations/{org}/users/ana/erase", headers=admin)
     assert (erased["agents"], erased["chats"]) == (1, 2), erased  # a private and a group chat
+    # A service key, then the organization's deletion with everything in it (ADR 0086).
+    call("POST", f"/v1/organizations/{org}/service-keys", {"name": "b"}, headers=admin, status=201)
+    call("GET", "/v1/admin/organizations", headers=admin)
+    deleted = call("DELETE", f"/v1/admin/organizations/{org}", headers=admin)["deleted"]
+    assert (deleted["organizations"], deleted["serviceKeys"]) == (1, 1), deleted
 
     # The scenario wrote every partition the policies grant writes on: nothing is untested.
     written = {
@@ -606,7 +611,7 @@ def test_every_request_of_every_function_is_allowed(
     assert written == {
         "ApiFunction": {"ORG", "USER", "USERID", "TOKEN", "TOKENPREFIX", "AGENT", "SESSION"}
         | {"AMEM", "LEARN", "WAIT", "RATE", "THREAD", "RESOURCE", "EVENTS", "AGENTS", "SESSIONS"}
-        | {"BOT", "BOTS", "BOTMEM", "CHANNEL", "CHAT"},
+        | {"BOT", "BOTS", "BOTMEM", "CHANNEL", "CHAT", "ORGS", "CHANNELS", "SKEY"},
         "LoadEvidenceFunction": {"LEARN"},
         # The memory Bot's spend (BOT#<id>/SPEND#<period>) is charged where the model answers.
         "CallModelFunction": {"LEARN", "BOT"},

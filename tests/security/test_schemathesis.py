@@ -113,6 +113,8 @@ class Target:
         """Real objects for the path; a DELETE gets its own (the first example deletes it)."""
         names = [p["name"] for p in _parameters(label) if p["in"] == "path"]
         deleting = label.startswith("DELETE ")
+        if label == "DELETE /v1/admin/organizations/{orgId}":
+            return {"orgId": self.ids["orgId.gone"]}  # an organization of its own
         return {n: self.ids[f"{n}.delete" if deleting else n] for n in names}
 
 
@@ -182,6 +184,7 @@ def _objects(client: Any, app: Any) -> Target:
     ids["userId.delete"] = post(f"/v1/organizations/{org}/users", {}, member)["user"]["id"]
     ids["keyId"] = post(f"/v1/organizations/{org}/service-keys", {"name": "k"}, member)["id"]
     ids["keyId.delete"] = ids["keyId"]
+    ids["orgId.gone"] = post("/v1/admin/organizations", {"name": "Gone"}, admin)["id"]
     return Target(app, ids, member)
 
 

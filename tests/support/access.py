@@ -145,6 +145,7 @@ BODIES: dict[tuple[str, str], Callable[[World], Any]] = {
     ("PATCH", "/v1/organizations/{orgId}/settings"): lambda w: {"agentMemory": False},
     ("POST", "/v1/organizations/{orgId}/service-keys"): lambda w: {"name": "backend"},
     ("POST", "/v1/organizations/{orgId}/users"): lambda w: {"name": "Dora"},
+    ("PATCH", "/v1/organizations/{orgId}/users/{userId}"): lambda w: {"name": "Dora Ito"},
     ("POST", "/v1/agents"): lambda w: {"name": "another"},
     ("PATCH", "/v1/agents/{agentId}/draft"): lambda w: {"memory": {"options": {"lastMessages": 5}}},
     ("POST", "/v1/agents/{agentId}/publish"): lambda w: {},

@@ -35,6 +35,7 @@ from agent_memory.persistence.bot_rows import (
     turn_sk,
 )
 from agent_memory.persistence.keys import ITEM_PREFIX
+from agent_memory.persistence.organizations import org_channels_pk
 from agent_memory.ports import (
     Absent,
     Action,
@@ -149,7 +150,11 @@ class BotRepository:
             "updatedAt": now_ms,
         }
         condition = Absent() if rev is None else Equals("rev", rev, name=CHANNEL_REV)
-        self._store.write([Put(row, condition)])
+        # A new channel is listed in its organization's index, for the organization's deletion.
+        listed = Put(
+            {"pk": org_channels_pk(channel.org_id), "sk": channel.id, "type": "org-channel"}
+        )
+        self._store.write([Put(row, condition), *([listed] if rev is None else [])])
 
     # -- chats ---------------------------------------------------------------------------
 

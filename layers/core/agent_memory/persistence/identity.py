@@ -1,6 +1,5 @@
-"""Organizations, users and tokens in the table.
+"""Users and tokens in the table (organizations: persistence/organizations.py).
 
-- `ORG#<id>/META`: name, settings overrides, `rev` (a counter for settings writes).
 - `USER#<orgId>#<id>/META`: name, role. A user id belongs to its organization: `ana` of two
   organizations are two people.
 - `USERID#<id>/ORG#<orgId>`: the organizations an id exists in, for the admin token's routes
@@ -14,22 +13,23 @@
   `GET /v1/me/tokens` shows and what a rotation or a user's deletion removes.
 - `TOKEN#<sha256>/META`: the principal a token stands for (one GetItem per request).
 - `TOKENPREFIX#<prefix>/META`: the digest, so a token is revoked by its public prefix.
-
-A token's organization never changes, so once a token is known its row and its
-organization's row are read together (one BatchGetItem, both strongly consistent): the
-organization row is then this request's (`request_org`), and a settings read later in the
-same request takes it instead of another round trip (ADR 0069).
 """
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from agent_memory.domain.errors import Conflict, NotFound, WriteConflict
 from agent_memory.domain.identity import HeldToken, IssuedToken, Principal, Role
 from agent_memory.persistence import keys
+from agent_memory.persistence.organizations import (
+    ORG_ALIVE,
+    ORG_IS_ALIVE,
+    Organization,
+    OrganizationRepository,
+    live_org,
+)
 from agent_memory.ports import (
     Absent,
     Check,
@@ -39,17 +39,8 @@ from agent_memory.ports import (
     Present,
     Put,
     Record,
-    Store,
     Update,
 )
-
-
-@dataclass(frozen=True)
-class Organization:
-    id: str
-    name: str
-    overrides: dict[str, Any]
-    rev: int
 
 
 @dataclass(frozen=True)
@@ -100,71 +91,8 @@ _HELD_PREFIX = "TOKEN#"
 _LISTED_USER = "USER#"
 
 
-# The organization row read with this request's token (each request runs in its own
-# context: a row never outlives the request that read it).
-_REQUEST_ORG: ContextVar[Organization | None] = ContextVar("request_org", default=None)
-
-
-def request_org(org: Organization | None) -> None:
-    """Make `org` the organization row of the current request (None: no row yet)."""
-    _REQUEST_ORG.set(org)
-
-
-def _organization(org_id: str, row: Record) -> Organization:
-    return Organization(org_id, row["name"], dict(row.get("settings", {})), int(row["rev"]))
-
-
-class IdentityRepository:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    # -- organizations -------------------------------------------------------------------
-
-    def create_org(self, org_id: str, name: str, now_ms: int) -> Organization:
-        row: Record = {
-            "pk": keys.org(org_id),
-            "sk": keys.HEAD,
-            "type": "org",
-            "name": name,
-            "settings": {},
-            "rev": 0,
-            "createdAt": now_ms,
-        }
-        try:
-            self._store.write([Put(row, Absent())])
-        except WriteConflict as error:
-            raise Conflict(f"organization {org_id!r} already exists", ["id"]) from error
-        return Organization(org_id, name, {}, 0)
-
-    def get_org(self, org_id: str) -> Organization | None:
-        """The organization; the row this request already read with its token if any."""
-        fresh = _REQUEST_ORG.get()
-        if fresh is not None and fresh.id == org_id:
-            return fresh
-        row = self._store.get(keys.org(org_id), keys.HEAD)
-        return None if row is None else _organization(org_id, row)
-
-    def save_settings(self, org: Organization, overrides: dict[str, Any]) -> Organization:
-        """Replace the overrides if nobody else changed them since `org` was read."""
-        self._store.write(
-            [
-                Update(
-                    keys.org(org.id),
-                    keys.HEAD,
-                    set={"settings": overrides, "rev": org.rev + 1},
-                    condition=Equals("rev", org.rev),
-                )
-            ]
-        )
-        saved = Organization(org.id, org.name, overrides, org.rev + 1)
-        fresh = _REQUEST_ORG.get()
-        if fresh is not None and fresh.id == org.id:
-            request_org(saved)  # a later read in this request sees what it wrote
-        return saved
+class IdentityRepository(OrganizationRepository):
+    """People and their tokens, beside their organizations' rows."""
 
     # -- users and tokens ----------------------------------------------------------------
 
@@ -185,7 +113,7 @@ class IdentityRepository:
             self._store.write(
                 [
                     # The organization must still exist when the user is added.
-                    Check(keys.org(user.org_id), keys.HEAD, Present(name="organization")),
+                    Check(keys.org(user.org_id), keys.HEAD, ORG_IS_ALIVE),
                     Put(row, Absent()),
                     Put({"pk": keys.user_orgs(user.id), "sk": keys.org(user.org_id)}),
                     Put(_listed_user(user, now_ms)),
@@ -193,7 +121,7 @@ class IdentityRepository:
                 ]
             )
         except WriteConflict as error:
-            if error.condition == "organization":
+            if error.condition == ORG_ALIVE:
                 raise NotFound("organization not found", ["organizationId"]) from error
             raise Conflict(f"user {user.id!r} already exists", ["id"]) from error
 
@@ -211,7 +139,7 @@ class IdentityRepository:
         user, org = rows.get(user_key), rows.get(org_key)
         return (
             None if user is None else _user(org_id, user_id, user),
-            None if org is None else _organization(org_id, org),
+            live_org(org_id, org),
         )
 
     def users(self, org_id: str, after: str | None, limit: int) -> tuple[list[ListedUser], bool]:
@@ -247,6 +175,37 @@ class IdentityRepository:
                 Delete(keys.org(user.org_id), f"{_LISTED_USER}{user.id}"),
             ]
         )
+
+    def rename_user(self, org_id: str, user_id: str, name: str) -> ListedUser:
+        """The person's name on their record and their list row, together; NotFound when
+        there is no such person."""
+        try:
+            self._store.write(
+                [
+                    Update(
+                        keys.user(org_id, user_id), keys.HEAD, {"name": name}, condition=Present()
+                    ),
+                    Update(
+                        keys.org(org_id),
+                        f"{_LISTED_USER}{user_id}",
+                        {"name": name},
+                        condition=Present(),
+                    ),
+                ]
+            )
+        except WriteConflict as error:
+            raise NotFound("user not found", ["userId"]) from error
+        row = self._store.get(keys.org(org_id), f"{_LISTED_USER}{user_id}")
+        if row is None:
+            raise NotFound("user not found", ["userId"])  # deleted meanwhile
+        return ListedUser(user_id, name, cast(Role, row["role"]), int(row["createdAt"]))
+
+    def drop_tokens(self, holding: Holding) -> int:
+        """Every token of the holder, if their tokens did not change since `holding` was
+        read (WriteConflict otherwise): how many went."""
+        if holding.tokens:
+            self._store.write(self._token_deletes(holding))
+        return len(holding.tokens)
 
     def orgs_of(self, user_id: str) -> list[str]:
         """Every organization `user_id` exists in."""
@@ -387,11 +346,10 @@ class IdentityRepository:
         from an earlier request), read in one strongly consistent batch."""
         token_key, org_key = (keys.token(digest), keys.HEAD), (keys.org(org_id), keys.HEAD)
         rows = {(r["pk"], r["sk"]): r for r in self._store.get_many([token_key, org_key])}
-        token, org = rows.get(token_key), rows.get(org_key)
-        return (
-            None if token is None else _principal(token),
-            None if org is None else _organization(org_id, org),
-        )
+        token, org = rows.get(token_key), live_org(org_id, rows.get(org_key))
+        if org is None and token is not None and str(token["orgId"]) == org_id:
+            return None, None  # its organization is going: as a revoked token
+        return (None if token is None else _principal(token)), org
 
     def token_owner(self, prefix: str) -> TokenOwner:
         """Whose is the token with this public prefix."""

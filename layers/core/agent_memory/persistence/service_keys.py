@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from agent_memory.domain.errors import NotFound, WriteConflict
 from agent_memory.domain.identity import IssuedToken
 from agent_memory.persistence import keys
+from agent_memory.persistence.organizations import ORG_IS_ALIVE
 from agent_memory.ports import Absent, Check, Delete, KeyRange, Present, Put, Record, Store, Update
 
 KEY_NOT_FOUND = "service key not found"
@@ -54,7 +55,7 @@ class ServiceKeyRepository:
         try:
             self._store.write(
                 [
-                    Check(keys.org(org_id), keys.HEAD, Present(name="organization")),
+                    Check(keys.org(org_id), keys.HEAD, ORG_IS_ALIVE),
                     Put(found | {"orgId": org_id, "keyId": key_id}, Absent()),
                     Put(
                         listed
@@ -124,6 +125,18 @@ class ServiceKeyRepository:
             )
         except WriteConflict as error:  # revoked meanwhile
             raise NotFound(KEY_NOT_FOUND, ["keyId"]) from error
+
+    def revoke_all(self, org_id: str) -> int:
+        """Every key of the organization (its deletion): how many went."""
+        listed = self._store.query(keys.org(org_id), KeyRange(prefix=_LISTED)).records
+        for row in listed:
+            self._store.write(
+                [
+                    Delete(key_pk(str(row["digest"])), keys.HEAD),
+                    Delete(keys.org(org_id), str(row["sk"])),
+                ]
+            )
+        return len(listed)
 
 
 def _ms(value: object) -> int | None:

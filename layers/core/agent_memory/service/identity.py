@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agent_memory.domain.access import require_org_admin
 from agent_memory.domain.errors import (
@@ -40,13 +41,15 @@ from agent_memory.persistence.identity import (
     TOKEN_NOT_FOUND,
     IdentityRepository,
     ListedUser,
-    Organization,
     User,
-    request_org,
 )
+from agent_memory.persistence.organizations import ListedOrg, Organization, request_org
 from agent_memory.persistence.service_keys import ListedKey, ServiceKeyRepository
 from agent_memory.ports import Clock, Ids
 from agent_memory.service.retrying import until_it_lands
+
+if TYPE_CHECKING:
+    from agent_memory.service.organizations import OrgEraser
 
 USER_NOT_FOUND = "user not found"
 # A token's organization never changes; past this many, the oldest is read again.
@@ -161,6 +164,7 @@ class IdentityService:
             if found is None:
                 raise
             return found
+        self._repo.count_people(org_id, 1)
         return user
 
     def recognizes(self, token: str) -> bool:
@@ -196,6 +200,22 @@ class IdentityService:
         org_id = require_identifier(org_id, ["id"]) if org_id else self._ids.new("org_")
         return self._repo.create_org(org_id, name, self._clock.now_ms())
 
+    def organizations(
+        self, principal: Principal, after: str | None, limit: int
+    ) -> tuple[list[ListedOrg], bool]:
+        """Every organization, in id order: names and counts, never content."""
+        self._require_service_admin(principal)
+        return self._repo.organizations(after, limit)
+
+    def delete_org(self, principal: Principal, org_id: str, eraser: OrgEraser) -> dict[str, int]:
+        """The organization and everything in it (service/organizations.py)."""
+        from agent_memory.service.organizations import ORG_NOT_FOUND, delete_organization
+
+        if not principal.may_know(org_id):
+            raise NotFound(ORG_NOT_FOUND, ["orgId"])  # another organization: as no organization
+        self._require_service_admin(principal)
+        return delete_organization(self._repo, self._keys, org_id, eraser)
+
     def create_user(
         self,
         principal: Principal,
@@ -210,6 +230,7 @@ class IdentityService:
         token = issue_token()
         user = User(user_id, org_id, name, role)
         self._repo.create_user(user, token, issuer(principal), self._clock.now_ms())
+        self._repo.count_people(org_id, 1)
         return NewUser(user_id, token)
 
     # -- an organization's people and service keys -------------------------------------------
@@ -226,6 +247,7 @@ class IdentityService:
         user_id = require_identifier(user_id, ["id"]) if user_id else self._ids.new("u_")
         now = self._clock.now_ms()
         self._repo.create_user(User(user_id, org_id, name, role), None, issuer(principal), now)
+        self._repo.count_people(org_id, 1)
         return ListedUser(user_id, name, role, now)
 
     def people(
@@ -244,12 +266,20 @@ class IdentityService:
         """The record and every token; the caller erased the person's data first."""
         self._require_user_manager(principal, org_id)
 
-        def delete() -> None:
+        def delete() -> bool:
             holding = self._repo.holding(org_id, user_id)
             if holding is not None:
                 self._repo.delete_user(holding)
+            return holding is not None
 
-        until_it_lands(delete, _kept_changing)
+        if until_it_lands(delete, _kept_changing):
+            self._repo.count_people(org_id, -1)
+
+    def rename_person(
+        self, principal: Principal, org_id: str, user_id: str, name: str
+    ) -> ListedUser:
+        self._require_user_manager(principal, org_id)
+        return self._repo.rename_user(org_id, user_id, name)
 
     def create_key(
         self, principal: Principal, org_id: str, name: str

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     # Annotations of the `of` builders only.
     from agent_memory.domain.erasure import Erased
     from agent_memory.persistence.identity import ListedUser
+    from agent_memory.persistence.organizations import ListedOrg
     from agent_memory.persistence.service_keys import ListedKey
 
 
@@ -151,6 +152,40 @@ class AddedUser(Answer):
 class OrgUsers(Answer):
     users: list[UserOut]
     next: str | None = Field(description="Pass as `after` for the next page; null at the end")
+
+
+class RenameUser(Body):
+    name: str = Field(min_length=1, max_length=200)
+
+
+class OrganizationOut(Answer):
+    id: str
+    name: str
+    createdAt: int
+    users: int = Field(description="How many people it holds")
+    deleting: bool = Field(description="Its deletion began and was cut short: DELETE it again")
+
+    @classmethod
+    def of(cls, org: ListedOrg) -> OrganizationOut:
+        return cls(
+            id=org.id,
+            name=org.name,
+            createdAt=org.created_at,
+            users=org.users,
+            deleting=org.deleting,
+        )
+
+
+class Organizations(Answer):
+    organizations: list[OrganizationOut]
+    next: str | None = Field(description="Pass as `after` for the next page; null at the end")
+
+
+class DeletedOrganization(Answer):
+    deleted: dict[str, int] = Field(
+        description="What this call removed, by kind; a call that finishes one cut short"
+        " counts only what it removed itself"
+    )
 
 
 class CreateServiceKey(Body):

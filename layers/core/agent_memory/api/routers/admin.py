@@ -16,10 +16,14 @@ from agent_memory.api.contracts.identity import (
     CreateOrganization,
     CreateServiceKey,
     CreateUser,
+    DeletedOrganization,
     ErasedUser,
     IssuedToken,
     IssueToken,
+    OrganizationOut,
+    Organizations,
     OrgUsers,
+    RenameUser,
     ServiceKeyOut,
     ServiceKeys,
     UserOut,
@@ -37,6 +41,33 @@ async def create_organization(
 ) -> CreatedOrganization:
     org = await run(svc, svc.identity.create_org, caller, body.id, body.name)
     return CreatedOrganization(id=org.id, name=org.name)
+
+
+@router.get("/organizations")
+async def list_organizations(
+    caller: CallerDep,
+    svc: ServicesDep,
+    limit: PageLimit = 100,
+    after: Annotated[Cursor | None, Query(description="The last organization id of a page")] = None,
+) -> Organizations:
+    """Every organization in id order: ids, names, creation and how many people; no content."""
+    orgs, more = await run(svc, svc.identity.organizations, caller, after, limit)
+    return Organizations(
+        organizations=[OrganizationOut.of(o) for o in orgs],
+        next=orgs[-1].id if more and orgs else None,
+    )
+
+
+@router.delete("/organizations/{orgId}")
+async def delete_organization(
+    orgId: str, caller: CallerDep, svc: ServicesDep
+) -> DeletedOrganization:
+    """The organization and everything in it: every person's data (their erasure), their
+    records and tokens, its agents, agent_memories, bots (its links to others' bots), channels,
+    settings, service keys and events. Marked first, so nothing is added to it meanwhile;
+    a call cut short is finished by the next; once nothing of it is left, 404."""
+    deleted = await run(svc, svc.identity.delete_org, caller, orgId, erasure(svc))
+    return DeletedOrganization(deleted=deleted)
 
 
 @router.post("/users", status_code=201)
@@ -108,6 +139,15 @@ async def list_users(
 async def add_user(orgId: str, body: AddUser, caller: CallerDep, svc: ServicesDep) -> AddedUser:
     """A person without a token: the organization's service key acts for them."""
     user = await run(svc, svc.identity.add_person, caller, orgId, body.id, body.name, body.role)
+    return AddedUser(user=UserOut.of(user))
+
+
+@organizations.patch("/{orgId}/users/{userId}")
+async def rename_user(
+    orgId: str, userId: str, body: RenameUser, caller: CallerDep, svc: ServicesDep
+) -> AddedUser:
+    """The person's name (an org admin, the admin token, or the organization's service key)."""
+    user = await run(svc, svc.identity.rename_person, caller, orgId, userId, body.name)
     return AddedUser(user=UserOut.of(user))
 
 

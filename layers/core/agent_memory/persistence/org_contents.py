@@ -1,0 +1,157 @@
+"""What an organization holds beside its people's data, found from its own index rows, for its
+deletion (ADR 0086). Every step deletes what finds the rest last, so a call cut short leaves
+what the next call needs.
+
+- agent_memories: `AMEM#<org>` lists each one; each goes whole (every copy) in one
+  transaction, its vector first.
+- Bots: `BOTS#<org>/<botId>` lists the bots the organization uses. Each one's memory pool of
+  this organization (`BOTMEM#<botId>#<org>`) and its learning runs go; a bot of this
+  organization goes whole (`BOT#<botId>`: its settings, leases and spend); another
+  organization's bot loses its link to this one and is otherwise untouched.
+- Channels: `CHANNELS#<org>/<channelId>` (written with the channel).
+- Waits of its Turns (`WAIT#turn:<org>:<chat>:<turn>`, `LEARN#deferred#...`), found through
+  the chats its people own, before the chats go.
+- The events feed, `EVENTS#<org>`, last of all: every other step may still add to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+from agent_memory.domain.errors import WriteConflict
+from agent_memory.domain.memory_bot import turn_event
+from agent_memory.persistence import keys
+from agent_memory.persistence.bot_memory import pool_pk
+from agent_memory.persistence.bot_rows import (
+    bot_pk,
+    chat_pk,
+    org_bots_pk,
+    owned_chat_key,
+    turn_sk,
+)
+from agent_memory.persistence.events import PARTITION_PREFIX
+from agent_memory.persistence.memory_objects import list_partition, pool_of
+from agent_memory.persistence.organizations import org_channels_pk
+from agent_memory.persistence.pools import PoolRepository
+from agent_memory.ports import Delete, Equals, KeyRange, Record, Store, Update
+
+BATCH = keys.MAX_ACTIONS
+BOT_REV = "bot-rev"
+
+# Called before memories' rows go, with their ids (their vector keys).
+ForgetVectors = Callable[[Sequence[str]], None]
+
+
+class OrgContents:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def delete_memories(self, org_id: str, forget: ForgetVectors | None) -> int:
+        """Every agent_memory of the organization, each whole; vectors before rows."""
+        pool = pool_of(org_id)
+        metas = [
+            stored.meta
+            for row in self._rows(list_partition(org_id, None, None))
+            if (stored := PoolRepository.parse(row)) is not None
+        ]
+        for start in range(0, len(metas), BATCH):
+            page = metas[start : start + BATCH]
+            if forget is not None:
+                forget([meta.id for meta in page])
+            batch: list[Delete] = []
+            for meta in page:
+                rows = [Delete(pk, sk) for pk, sk in pool.layout.rows(pool, meta)]
+                if len(batch) + len(rows) > BATCH:
+                    self._store.write(batch)
+                    batch = []
+                # The base row (first) finds the copies: it goes in their transaction.
+                batch += rows
+            if batch:
+                self._store.write(batch)
+        return len(metas)
+
+    def delete_turn_waits(self, org_id: str, user_ids: Sequence[str]) -> None:
+        """The waits of every Turn in chats the organization's people own (ids only), before
+        the chats and their Turns go."""
+        for user_id in user_ids:
+            pk, prefix = owned_chat_key(org_id, user_id, "")
+            for owned in list(self._rows(pk, KeyRange(prefix=prefix))):
+                chat_id = str(owned["sk"]).removeprefix(prefix)
+                for turn in list(self._rows(chat_pk(chat_id), KeyRange(prefix=turn_sk("")))):
+                    event = turn_event(org_id, chat_id, str(turn["sk"]).removeprefix(turn_sk("")))
+                    self._delete_all(keys.deferred_pk(event))
+                    self._delete_all(keys.wait_pk(event))
+
+    def delete_bots(self, org_id: str, learning_pk: Callable[[str], str]) -> tuple[int, int]:
+        """(bots of the organization deleted, links of others' bots removed). `learning_pk`
+        names a bot's learning partition for this organization."""
+        own = links = 0
+        for listed in list(self._rows(org_bots_pk(org_id))):
+            bot_id = str(listed["sk"])
+            self._delete_all(pool_pk(bot_id, org_id))
+            self._delete_all(learning_pk(bot_id))
+            bot = self._store.get(bot_pk(bot_id), keys.HEAD)
+            if bot is not None and bot.get("orgId") == org_id:
+                self._delete_all(bot_pk(bot_id), but_head=True)
+                self._store.write(
+                    [Delete(bot_pk(bot_id), keys.HEAD), Delete(org_bots_pk(org_id), bot_id)]
+                )
+                own += 1
+                continue
+            links += self._unlink(bot_id, org_id)
+            self._store.write([Delete(org_bots_pk(org_id), bot_id)])
+        return own, links
+
+    def _unlink(self, bot_id: str, org_id: str) -> int:
+        """Another organization's bot forgets its link to this one (1 when it had one)."""
+        while True:
+            bot = self._store.get(bot_pk(bot_id), keys.HEAD)
+            if bot is None or org_id not in (bot.get("links") or {}):
+                return 0
+            rev = int(bot.get("rev", 0))
+            links = {o: v for o, v in (bot.get("links") or {}).items() if o != org_id}
+            try:
+                self._store.write(
+                    [
+                        Update(
+                            bot_pk(bot_id),
+                            keys.HEAD,
+                            set={"links": links, "rev": rev + 1},
+                            condition=Equals("rev", rev, name=BOT_REV),
+                        )
+                    ]
+                )
+            except WriteConflict:
+                continue  # the bot changed meanwhile: read it again
+            return 1
+
+    def delete_channels(self, org_id: str) -> int:
+        count = 0
+        for listed in list(self._rows(org_channels_pk(org_id))):
+            channel_id = str(listed["sk"])
+            self._store.write(
+                [
+                    Delete(f"{keys.CHANNEL_PREFIX}{channel_id}", keys.HEAD),
+                    Delete(org_channels_pk(org_id), channel_id),
+                ]
+            )
+            count += 1
+        return count
+
+    def delete_events(self, org_id: str) -> int:
+        return len(self._delete_all(f"{PARTITION_PREFIX}{org_id}"))
+
+    def _rows(self, pk: str, key_range: KeyRange | None = None) -> Iterator[Record]:
+        after: str | None = None
+        while True:
+            page = self._store.query(pk, key_range, limit=BATCH, after=after)
+            yield from page.records
+            if page.next is None:
+                return
+            after = page.next
+
+    def _delete_all(self, pk: str, *, but_head: bool = False) -> list[Record]:
+        rows = [r for r in self._rows(pk) if not (but_head and r["sk"] == keys.HEAD)]
+        for start in range(0, len(rows), BATCH):
+            self._store.write([Delete(pk, str(r["sk"])) for r in rows[start : start + BATCH]])
+        return rows

@@ -1,0 +1,86 @@
+"""Deleting an organization and everything in it (ADR 0086), for the admin token.
+
+The organization is marked first (nothing is added to it from then on: no person, no key, no
+settings, and its people's tokens answer as revoked), then its service keys and its people's
+tokens go, so no request of its own starts again; then each person's data through their
+erasure, the agents and agent_memories nobody's erasure took, the people's records, its bots
+(or its links to others' bots), its channels, its events, and its own rows last. Each step
+reads what is left, so a call cut short is finished by the next, which counts only what it
+removed itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Protocol
+
+from agent_memory.domain.erasure import Erased
+from agent_memory.domain.errors import Conflict, NotFound
+from agent_memory.persistence import keys
+from agent_memory.persistence.identity import IdentityRepository
+from agent_memory.persistence.org_contents import OrgContents
+from agent_memory.persistence.service_keys import ServiceKeyRepository
+from agent_memory.service.bot_learning import KIND as BOT_LEARNING
+from agent_memory.service.bot_learning import learning_pool_id
+from agent_memory.service.retrying import until_it_lands
+
+ORG_NOT_FOUND = "organization not found"
+_PEOPLE = "USER#"
+
+
+class OrgEraser(Protocol):
+    def erase_organization(
+        self, org_id: str, people: Sequence[str], contents: OrgContents
+    ) -> Erased: ...
+
+
+def delete_organization(
+    repo: IdentityRepository, service_keys: ServiceKeyRepository, org_id: str, eraser: OrgEraser
+) -> dict[str, int]:
+    """What this call removed, by kind; NotFound when nothing of the organization is left."""
+    if not repo.begin_deletion(org_id):
+        raise NotFound(ORG_NOT_FOUND, ["orgId"])
+    contents = OrgContents(repo.store)
+    counts = {"serviceKeys": service_keys.revoke_all(org_id)}
+    people = [str(r["sk"]).removeprefix(_PEOPLE) for r in repo.rows_of(org_id, _PEOPLE)]
+    counts["tokens"] = sum(_drop_tokens(repo, org_id, user_id) for user_id in people)
+    contents.delete_turn_waits(org_id, people)
+    erased = eraser.erase_organization(org_id, people, contents)
+    counts |= {_camel(name): count for name, count in asdict(erased).items()}
+    counts["users"] = sum(_delete_person(repo, org_id, user_id) for user_id in people)
+    counts["bots"], counts["botLinks"] = contents.delete_bots(
+        org_id, lambda bot_id: keys.learn_pk(BOT_LEARNING, learning_pool_id(bot_id, org_id))
+    )
+    counts["channels"] = contents.delete_channels(org_id)
+    counts["events"] = contents.delete_events(org_id)
+    counts["organizations"] = repo.finish_deletion(org_id)
+    return counts
+
+
+def _drop_tokens(repo: IdentityRepository, org_id: str, user_id: str) -> int:
+    def drop() -> int:
+        holding = repo.holding(org_id, user_id)
+        return 0 if holding is None else repo.drop_tokens(holding)
+
+    return until_it_lands(drop, _kept_changing)
+
+
+def _delete_person(repo: IdentityRepository, org_id: str, user_id: str) -> int:
+    def delete() -> int:
+        holding = repo.holding(org_id, user_id)
+        if holding is None:
+            return 0
+        repo.delete_user(holding)
+        return 1
+
+    return until_it_lands(delete, _kept_changing)
+
+
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(part.title() for part in rest)
+
+
+def _kept_changing() -> Conflict:
+    return Conflict("a person's tokens kept changing; try again")
