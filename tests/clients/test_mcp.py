@@ -20,7 +20,22 @@ from agent_memory_client import Client
 from agent_memory_client.mcp import Connector, McpEndpoint
 from tests.clients.conftest import ROOT, LocalService
 
-TOOLS = {"remember", "recall", "forget", "list_memories"}
+TOOLS = {
+    "remember",
+    "recall",
+    "forget",
+    "list_memories",
+    "thread_context",
+    "read_working_memory",
+    "update_working_memory",
+    "recall_messages",
+    "read_session_memory",
+    "remember_in_session",
+    "forget_in_session",
+    "read_bot_memory",
+    "remember_for_bot",
+    "forget_for_bot",
+}
 
 
 def _http(service: LocalService, token: str, mode: str = "auto") -> McpClient:

@@ -14,6 +14,7 @@ from agent_memory_client import Client
 from agent_memory_client.lambda_handler import base_url, handler
 from infra.cfn_yaml import load_template
 from tests.clients.conftest import LocalService
+from tests.clients.test_mcp import TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,12 +74,7 @@ def test_the_tools_answer_through_the_lambda_handler(
     assert result["structuredContent"]["content"] == "Uses Lambda."
     # A second invocation reuses the endpoint (Lambda keeps the process warm).
     listed = json.loads(handler(_event(token, _rpc("tools/list", {}, 2)), None)["body"])
-    assert {t["name"] for t in listed["result"]["tools"]} == {
-        "remember",
-        "recall",
-        "forget",
-        "list_memories",
-    }
+    assert {t["name"] for t in listed["result"]["tools"]} == TOOLS
     with Client(base_url=local_service.url, token=token) as rest:
         assert [m.content for m in rest.iter_agent_memories()] == ["Uses Lambda."]
 

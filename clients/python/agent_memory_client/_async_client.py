@@ -840,7 +840,12 @@ class AsyncClient:
     async def thread_context(self, thread_id: str, message: str | None = None) -> m.ContextAnswer:
         """What the agent's model gets for this turn (history, recall, working memory)."""
         body = m.ContextRequest(
-            **given(message=m.ContextMessage(content=message) if message is not None else UNSET)
+            # The role is sent, not left to the default (bodies leave out unset fields).
+            **given(
+                message=m.ContextMessage(role="user", content=message)
+                if message is not None
+                else UNSET
+            )
         )
         return await self._call(r.THREAD_CONTEXT, body, threadId=thread_id)
 

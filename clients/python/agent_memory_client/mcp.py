@@ -1,4 +1,5 @@
-"""The agent-memory MCP server: tools over the caller's agent memories (seed 004).
+"""The agent-memory MCP server: tools over the caller's agent memories (seed 004), a thread's
+context, working memory and recall (seed 003), session memory (seed 000) and bot memory (002).
 
 - stdio, for desktop clients: `python -m agent_memory_client.mcp` with `AGENT_MEMORY_URL` and
   `AGENT_MEMORY_TOKEN` in the environment (a service key with `AGENT_MEMORY_ACT_AS`, the
@@ -32,6 +33,7 @@ from pydantic import Field
 
 from agent_memory_client._async_client import AsyncClient
 from agent_memory_client.errors import AgentMemoryError, NotFound, Unauthorized, ValidationError
+from agent_memory_client.models import ForgetCommand, RememberCommand
 
 # ASGI's types, as Starlette spells them.
 Scope = MutableMapping[str, Any]
@@ -47,7 +49,10 @@ INSTRUCTIONS = (
     "`recall` at the start of a task to load what is known; call `remember` when the user "
     "states a lasting preference, fact or instruction (not small talk); call `forget` with a "
     "memory's id when the user retracts it or it is wrong; `list_memories` browses newest "
-    "first."
+    "first. With a thread id: `thread_context` (what the model gets for a turn), "
+    "`read_working_memory`/`update_working_memory`, `recall_messages`. With a session id: "
+    "`read_session_memory`, `remember_in_session`, `forget_in_session`. With a bot id: "
+    "`read_bot_memory`, `remember_for_bot`, `forget_for_bot`."
 )
 
 Category = Literal["preference", "fact", "instruction"]
@@ -122,7 +127,7 @@ _LIST_MEMORIES = "List the user's long-term memories, newest first (optionally o
 
 
 def build_server(connector: Connector) -> MCPServer:
-    """The MCP server with its four tools, each calling the service through `connector`."""
+    """The MCP server and its tools, each calling the service through `connector`."""
     server = MCPServer("agent-memory", instructions=INSTRUCTIONS, version="0.1.0")
 
     async def call(ctx: Context, work: Callable[[AsyncClient], Awaitable[Any]]) -> Any:
@@ -131,9 +136,15 @@ def build_server(connector: Connector) -> MCPServer:
                 return await work(client)
             except AgentMemoryError as error:
                 raise _tool_error(error) from error
+            except httpx.TransportError as error:
+                # One plain tool error, not the transport's exception chain.
+                raise ToolError(f"Unavailable: the service could not be reached: {error}") from None
 
     _add_writes(server, call)
     _add_reads(server, call)
+    _add_thread_tools(server, call)
+    _add_session_tools(server, call)
+    _add_bot_tools(server, call)
     return server
 
 
@@ -273,6 +284,243 @@ def _add_reads(server: MCPServer, call: Call) -> None:
         async def work(client: AsyncClient) -> dict[str, Any]:
             page = await client.list_agent_memories(limit=limit, category=category)
             return {"memories": [_shown(m) for m in page.data], "has_more": page.has_more}
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+
+# --------------------------------------------------------------------------- beyond agent memories
+
+ThreadId = Annotated[
+    str, Field(description="The id of a thread of the user (thr_...)", min_length=1, max_length=100)
+]
+SessionId = Annotated[
+    str,
+    Field(description="The id of a session of the user (ses_...)", min_length=1, max_length=100),
+]
+BotId = Annotated[
+    str,
+    Field(description="The id of a bot the user may use (bot_...)", min_length=1, max_length=100),
+]
+SessionKind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
+
+
+def _json(answer: Any) -> dict[str, Any]:
+    """A client answer as the API gives it (camelCase where the API is)."""
+    data: dict[str, Any] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return data
+
+
+def _add_thread_tools(server: MCPServer, call: Call) -> None:
+    """A thread's turn context, its working memory (read, update) and recall."""
+
+    @server.tool(
+        description="What the agent's model gets for a turn of a thread: the last messages, "
+        "messages recalled from the user's other threads, the working memory, the "
+        "observations and the system text. Give the user's new message to recall by it.",
+        annotations=ToolAnnotations(title="Thread context", readOnlyHint=True),
+    )
+    async def thread_context(
+        thread_id: ThreadId,
+        ctx: Context,
+        message: Annotated[
+            str | None,
+            Field(description="The user's message of this turn (recall looks for it)"),
+        ] = None,
+    ) -> dict[str, Any]:
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            return _json(await client.thread_context(thread_id, message))
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+    @server.tool(
+        description="Read a thread's working memory: the notes (markdown, or a JSON object "
+        "when the agent has a schema) kept across its turns, or across the user's threads.",
+        annotations=ToolAnnotations(title="Read working memory", readOnlyHint=True),
+    )
+    async def read_working_memory(thread_id: ThreadId, ctx: Context) -> dict[str, Any]:
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            return _json(await client.get_working_memory(thread_id))
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+    @server.tool(
+        description="Replace a thread's working memory with new notes: the whole text "
+        "(markdown), or the whole JSON object when the agent has a schema (checked).",
+        annotations=ToolAnnotations(
+            title="Update working memory", readOnlyHint=False, idempotentHint=True
+        ),
+    )
+    async def update_working_memory(
+        thread_id: ThreadId,
+        content: Annotated[
+            str | dict[str, Any],
+            Field(description="The new working memory, whole: markdown text or a JSON object"),
+        ],
+        ctx: Context,
+    ) -> dict[str, Any]:
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            return _json(await client.put_working_memory(thread_id, content))
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+    @server.tool(
+        description="Find the messages of the user's past conversations closest in meaning "
+        "to a query (where the agent has recall on), with their thread.",
+        annotations=ToolAnnotations(title="Recall messages", readOnlyHint=True),
+    )
+    async def recall_messages(
+        thread_id: ThreadId,
+        query: Annotated[
+            str, Field(description="What to look for, in words", min_length=1, max_length=10000)
+        ],
+        ctx: Context,
+        limit: Annotated[
+            int | None, Field(description="How many messages at most (1 to 50)", ge=1, le=50)
+        ] = None,
+    ) -> dict[str, Any]:
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            return {"messages": await client.recall_thread(thread_id, query, limit=limit)}
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+
+def _add_session_tools(server: MCPServer, call: Call) -> None:
+    """A session's memory: read, remember, forget (seed 000)."""
+
+    @server.tool(
+        description="Read a session's memory: its entries by key (content, kind, status: "
+        "'retracted' once forgotten), what is switched on, and which turns were learned from.",
+        annotations=ToolAnnotations(title="Read session memory", readOnlyHint=True),
+    )
+    async def read_session_memory(session_id: SessionId, ctx: Context) -> dict[str, Any]:
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            return _json(await client.get_session_memory(session_id))
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+    @server.tool(
+        description="Remember something in a session's memory under a short key (a new "
+        "content for an existing key replaces it). Answers the session's new revision.",
+        annotations=ToolAnnotations(
+            title="Remember in session", readOnlyHint=False, idempotentHint=True
+        ),
+    )
+    async def remember_in_session(
+        session_id: SessionId,
+        key: Annotated[
+            str,
+            Field(description="A short stable name, e.g. 'budget'", min_length=1, max_length=200),
+        ],
+        content: Annotated[
+            str,
+            Field(
+                description="The statement to keep, self-contained", min_length=1, max_length=4000
+            ),
+        ],
+        ctx: Context,
+        kind: Annotated[
+            SessionKind,
+            Field(description="fact, decision, preference, procedure or hypothesis"),
+        ] = "fact",
+    ) -> dict[str, Any]:
+        command = RememberCommand(key=key, content=content, kind=kind)
+
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            session = await client.update_session_memory(session_id, lambda _s, _m: command)
+            return {"sessionId": session.id, "revision": session.revision, "key": key}
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+    @server.tool(
+        description="Forget the entry of a key in a session's memory.",
+        annotations=ToolAnnotations(
+            title="Forget in session", destructiveHint=True, idempotentHint=True
+        ),
+    )
+    async def forget_in_session(
+        session_id: SessionId,
+        key: Annotated[
+            str, Field(description="The key of the entry (from read_session_memory)", min_length=1)
+        ],
+        ctx: Context,
+    ) -> dict[str, Any]:
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            def build(_session: Any, memory: Any) -> ForgetCommand:
+                entry = memory.entries.get(key)
+                if entry is None or entry.status != "active":
+                    raise ToolError(f"NotFound: no entry {key!r} in this session's memory")
+                return ForgetCommand(key=key)
+
+            session = await client.update_session_memory(session_id, build)
+            return {"sessionId": session.id, "revision": session.revision, "forgotten": key}
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+
+def _add_bot_tools(server: MCPServer, call: Call) -> None:
+    """A bot's memory: read, remember, forget (seed 002)."""
+
+    @server.tool(
+        description="Read a bot's memory: its entries (id, content, tags), optionally only "
+        "those with all the given tags.",
+        annotations=ToolAnnotations(title="Read bot memory", readOnlyHint=True),
+    )
+    async def read_bot_memory(
+        bot_id: BotId,
+        ctx: Context,
+        tags: Annotated[
+            list[str] | None, Field(description="Only entries with every one of these tags")
+        ] = None,
+    ) -> dict[str, Any]:
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            return _json(await client.get_bot_memory(bot_id, tags=tags))
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+    @server.tool(
+        description="Remember an entry in a bot's memory (needs write on the bot). Answers "
+        "the entry with its id.",
+        annotations=ToolAnnotations(title="Remember for bot", readOnlyHint=False),
+    )
+    async def remember_for_bot(
+        bot_id: BotId,
+        content: Annotated[
+            str,
+            Field(
+                description="The statement to keep, self-contained", min_length=1, max_length=4000
+            ),
+        ],
+        ctx: Context,
+        tags: Annotated[
+            list[str] | None, Field(description="Topics to file it under, e.g. ['billing']")
+        ] = None,
+    ) -> dict[str, Any]:
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            return _json(await client.remember_entry(bot_id, content, tags))
+
+        result: dict[str, Any] = await call(ctx, work)
+        return result
+
+    @server.tool(
+        description="Forget one entry of a bot's memory by its id (needs write on the bot).",
+        annotations=ToolAnnotations(title="Forget for bot", destructiveHint=True),
+    )
+    async def forget_for_bot(
+        bot_id: BotId,
+        entry_id: Annotated[str, Field(description="The entry's id (from read_bot_memory)")],
+        ctx: Context,
+    ) -> dict[str, Any]:
+        async def work(client: AsyncClient) -> dict[str, Any]:
+            return _json(await client.forget_entry(bot_id, entry_id))
 
         result: dict[str, Any] = await call(ctx, work)
         return result
