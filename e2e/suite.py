@@ -3,8 +3,9 @@
 It makes its own organizations and people with the admin token, walks each seed's main path
 over HTTP(S) (session memory with learning, agent memory, agent memories, a bot with a confide
 and its learning, an agent's memory options with threads, working memory and recall), checks
-that a reader who must not see an object gets 404, and removes what it made at the end, even
-when a step fails. Standard library only, so it runs wherever Python 3.11 does:
+that a reader who must not see an object gets 404, and deletes the organizations it made at the
+end (with everything in them: `DELETE /v1/admin/organizations/{orgId}`), even when a step
+fails. Standard library only, so it runs wherever Python 3.11 does:
 
     python3 -m e2e.suite --base-url https://<api> --admin-token <token> [--model local/rules]
 
@@ -93,14 +94,11 @@ class Person:
 
 @dataclass
 class Made:
-    """What the run created, for the clean-up."""
+    """What the run created: its organizations hold all the rest, and go whole at the end."""
 
     orgs: list[str] = field(default_factory=list)
     people: list[Person] = field(default_factory=list)
-    # What a person deletes at the end: (who, path).
-    owned: list[tuple[Person, str]] = field(default_factory=list)
     keys: list[tuple[str, str]] = field(default_factory=list)  # (organization, service key id)
-    bots: list[str] = field(default_factory=list)
 
 
 class Suite:
@@ -195,7 +193,6 @@ class Suite:
     def session_memory(self) -> None:
         """Seed 000: a turn is learned into the session's memory, served as text."""
         agent = self.post(self.ana, "/v1/agents", {"name": "Trip planner"}, 201)["agent"]["id"]
-        self.made.owned.append((self.ana, f"/v1/agents/{agent}"))
         body = {"agentId": agent, "model": self.model}
         session = self.post(self.ana, "/v1/sessions", body, 201)["session"]["id"]
         self.ids |= {"agent": agent, "session": session}
@@ -243,7 +240,6 @@ class Suite:
         body = {"category": "preference", "content": "Always wants express shipping."}
         saved = self.post(self.ana, "/v1/agent_memories", body | {"importance": 0.9}, 201)
         self.ids["agent_memory"] = saved["id"]
-        self.made.owned.append((self.ana, f"/v1/agent_memories/{saved['id']}"))
         got = self.get(self.ana, f"/v1/agent_memories/{saved['id']}").expect(200, "GET memory")
         if got["content"] != body["content"]:
             raise Failed(f"the memory reads back as {got['content']!r}")
@@ -255,7 +251,6 @@ class Suite:
     def bot_memory(self) -> None:
         """Seed 002: a person's turn with a confide; the memory bot learns for that person."""
         bot = self.post(self.ana, "/v1/bots", {"name": "Concierge"}, 201)["bot"]["id"]
-        self.made.bots.append(bot)
         chat = self.post(self.ana, "/v1/chats", {"botId": bot}, 201)["chat"]["id"]
         self.ids |= {"bot": bot, "chat": chat}
         base = f"/v1/chats/{chat}/turns"
@@ -358,48 +353,42 @@ class Suite:
         return self.clean_up() and passed
 
     def clean_up(self) -> bool:
-        """Delete the agents (with their sessions and threads) and agent memories, erase every
-        person made (their chats, threads and bot memory), then revoke their tokens. The
-        organizations and the bot stay, emptied: no route deletes them yet."""
+        """Delete every organization the run made, with everything in it (people and their
+        tokens, service keys, agents, sessions, threads, memories, bots, chats), then check
+        that none is listed any more and that no person's credentials still work."""
         problems: list[str] = []
-        for who, path in self.made.owned:
-            gone = who.call(self.http, "DELETE", path)
+        for org in self.made.orgs:
+            path = f"/v1/admin/organizations/{org}"
+            gone = self.http.call("DELETE", path, self.admin)
+            # 404: nothing of it is left (a run cut short that was cleaned up by hand).
             if gone.status not in (200, 404):
-                problems.append(f"DELETE {path}: HTTP {gone.status}")
+                problems.append(f"DELETE {path}: HTTP {gone.status}: {gone.body}")
+        try:
+            listed = self.organizations()
+        except Failed as error:
+            problems.append(str(error))
+        else:
+            problems += [f"organization {o} is still listed" for o in self.made.orgs if o in listed]
         for person in self.made.people:
-            problems += self._delete(person) if self.platform else self._erase(person)
-        for org, key_id in self.made.keys:
-            path = f"/v1/organizations/{org}/service-keys/{key_id}"
-            if self.http.call("DELETE", path, self.admin).status != 204:
-                problems.append(f"DELETE {path} failed")
+            if person.call(self.http, "GET", "/v1/me").status != 401:
+                problems.append(f"{person.id}'s credentials still work")
         for problem in problems:
             say(f"FAIL clean_up: {problem}")
         if not problems:
-            how = "deleted" if self.platform else "erased, tokens revoked"
-            say(f"ok   clean_up ({len(self.made.people)} people {how})")
-        left = f"organizations {', '.join(self.made.orgs)}; bots {', '.join(self.made.bots)}"
-        say(f"left (emptied; no route deletes them yet): {left}")
+            say(f"ok   clean_up ({len(self.made.orgs)} organizations deleted)")
         return not problems
 
-    def _delete(self, person: Person) -> list[str]:
-        """The person's erasure, then their record: the service key acts for them no more."""
-        path = f"/v1/organizations/{person.org}/users/{person.id}"
-        deleted = self.http.call("DELETE", path, person.token)
-        problems = [] if deleted.status == 200 else [f"DELETE {path}: HTTP {deleted.status}"]
-        if person.call(self.http, "GET", "/v1/me").status != 404:
-            problems.append(f"the service key still acts for {person.id}")
-        return problems
-
-    def _erase(self, person: Person) -> list[str]:
-        path = f"/v1/organizations/{person.org}/users/{person.id}/erase"
-        erased = self.http.call("POST", path, self.admin, {})
-        problems = [] if erased.status == 200 else [f"erase {person.id}: HTTP {erased.status}"]
-        held = self.http.call("GET", "/v1/me/tokens", person.token)
-        for token in held.body["tokens"] if held.status == 200 else []:
-            self.http.call("DELETE", f"/v1/admin/tokens/{token['prefix']}", self.admin)
-        if self.http.call("GET", "/v1/me", person.token).status != 401:
-            problems.append(f"{person.id}'s token still works")
-        return problems
+    def organizations(self) -> set[str]:
+        """Every organization the deployment lists (the admin token's paged list)."""
+        found: set[str] = set()
+        after = ""
+        while True:
+            path = "/v1/admin/organizations?limit=100" + (f"&after={after}" if after else "")
+            page = self.http.call("GET", path, self.admin).expect(200, "GET organizations")
+            found |= {o["id"] for o in page["organizations"]}
+            if not page["next"]:
+                return found
+            after = page["next"]
 
 
 def say(line: str) -> None:
