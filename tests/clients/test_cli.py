@@ -138,3 +138,33 @@ def test_a_platform_sets_up_its_key_and_people(
     code, _, err = _cli(capsys, local_service, key["key"], "users", "list", org["id"])
     assert code == 1
     assert "Unauthorized" in err
+
+
+def test_an_operator_renames_people_provisions_on_sight_and_deletes_an_organization(
+    capsys: pytest.CaptureFixture[str], local_service: LocalService
+) -> None:
+    admin = local_service.admin_token
+    _code, org, _ = _cli(capsys, local_service, admin, "orgs", "create", "Going")
+    org_id = org["id"]
+    code, settings, _ = _cli(
+        capsys, local_service, admin, "settings", "set", org_id, "--auto-provision-users", "on"
+    )
+    assert (code, settings["autoProvisionUsers"]) == (0, True)
+    _code, key, _ = _cli(capsys, local_service, admin, "service-keys", "create", org_id, "web")
+    # A person first seen through the key is created, then renamed.
+    with Client(base_url=local_service.url, token=key["key"], act_as="kim") as kim:
+        assert kim.me().id == "kim"
+    code, renamed, _ = _cli(capsys, local_service, admin, "users", "rename", org_id, "kim", "Kim")
+    assert (code, renamed["id"], renamed["name"]) == (0, "kim", "Kim")
+    code, listed, _ = _cli(capsys, local_service, admin, "orgs", "list")
+    assert {"id": org_id, "name": "Going", "users": 1} in [
+        {k: o[k] for k in ("id", "name", "users")} for o in listed["organizations"]
+    ]
+    code, deleted, _ = _cli(capsys, local_service, admin, "orgs", "delete", org_id)
+    assert code == 0
+    assert (deleted["deleted"]["organizations"], deleted["deleted"]["users"]) == (1, 1)
+    code, listed, _ = _cli(capsys, local_service, admin, "orgs", "list")
+    assert org_id not in [o["id"] for o in listed["organizations"]]
+    code, _, err = _cli(capsys, local_service, admin, "orgs", "delete", org_id)
+    assert code == 1
+    assert "NotFound" in err

@@ -174,6 +174,18 @@ class AsyncClient:
         body = m.CreateOrganization(name=name, **given(id=id if id else UNSET))
         return await self._call(r.CREATE_ORGANIZATION, body)
 
+    async def list_organizations(
+        self, *, limit: int = 100, after: str | None = None
+    ) -> m.Organizations:
+        """A page of every organization in id order: ids, names, creation, people (admin
+        token; no content)."""
+        return await self._call(r.LIST_ORGANIZATIONS, params=query(limit=limit, after=after))
+
+    async def delete_organization(self, org_id: str) -> dict[str, int]:
+        """The organization and everything in it (admin token): what this call removed, by
+        kind. A call cut short is finished by the next; once it is gone, NotFound."""
+        return (await self._call(r.DELETE_ORGANIZATION, orgId=org_id)).deleted
+
     async def create_user(
         self,
         organization_id: str,
@@ -245,6 +257,11 @@ class AsyncClient:
         fields = given(id=id or UNSET, name=name or UNSET)
         body = m.AddUser.model_validate({"role": role, **fields})
         return (await self._call(r.ADD_USER, body, orgId=org_id)).user
+
+    async def rename_user(self, org_id: str, user_id: str, name: str) -> m.OrgUser:
+        """The person's name (an org admin, the admin token or the organization's key)."""
+        body = m.RenameUser(name=name)
+        return (await self._call(r.RENAME_USER, body, orgId=org_id, userId=user_id)).user
 
     async def delete_user(self, org_id: str, user_id: str) -> m.ErasedUser:
         """The person's erasure, then their record and every token."""

@@ -1,10 +1,10 @@
 """`agent-memory`: the operator's command line (API.md "Administration").
 
 Reads `AGENT_MEMORY_URL` and `AGENT_MEMORY_TOKEN` (or `--url`, `--token`); `orgs`,
-`users create` and `tokens` need the admin token; `users list/add/delete` an organization
-admin or its service key; `service-keys` and `settings` an organization admin or the admin
-token; `purge` write on the bot, `erase` an organization admin. Prints the service's answer as JSON;
-an error answer prints `error: <code>: <message>` on stderr and exits 1.
+`users create` and `tokens` need the admin token; `users list/add/rename/delete` an
+organization admin or its service key; `service-keys` and `settings` an organization admin or
+the admin token; `purge` write on the bot, `erase` an organization admin. Prints the service's
+answer as JSON; an error answer prints `error: <code>: <message>` on stderr and exits 1.
 """
 
 from __future__ import annotations
@@ -63,6 +63,10 @@ def _people_parsers(groups: Any) -> None:
     add.add_argument("--id")
     add.add_argument("--name")
     add.add_argument("--role", choices=["member", "admin"], default="member")
+    rename = users.add_parser("rename", help="change a person's name")
+    rename.add_argument("organization_id")
+    rename.add_argument("user_id")
+    rename.add_argument("name")
     delete = users.add_parser("delete", help="erase a person, then their record and tokens")
     delete.add_argument("organization_id")
     delete.add_argument("user_id")
@@ -93,6 +97,11 @@ def parser() -> argparse.ArgumentParser:
     create_org = orgs.add_parser("create", help="create an organization")
     create_org.add_argument("name")
     create_org.add_argument("--id", help="its id (default: one is made)")
+    orgs.add_parser("list", help="every organization: ids, names, people (no content)")
+    delete_org = orgs.add_parser(
+        "delete", help="delete an organization and everything in it (run again if cut short)"
+    )
+    delete_org.add_argument("org_id")
 
     _people_parsers(groups)
 
@@ -117,6 +126,12 @@ def parser() -> argparse.ArgumentParser:
     change.add_argument(
         "--allowed-models", type=_models, default=UNSET, help="comma-separated, or default"
     )
+    change.add_argument(
+        "--auto-provision-users",
+        type=_switch,
+        default=UNSET,
+        help="on: a service key acting for an unknown id creates that member",
+    )
 
     purge = groups.add_parser("purge", help="remove a bot's memory entries carrying a tag")
     purge.add_argument("bot_id")
@@ -138,6 +153,7 @@ def _settings_patch(client: Client, args: argparse.Namespace) -> BaseModel:
         helper_model=args.helper_model,
         bot_memory_model=args.bot_memory_model,
         allowed_models=args.allowed_models,
+        auto_provision_users=args.auto_provision_users,
     )
 
 
@@ -152,9 +168,22 @@ def _all_users(client: Client, org_id: str) -> dict[str, Any]:
         after = page.next
 
 
+def _all_orgs(client: Client) -> dict[str, Any]:
+    found: list[dict[str, Any]] = []
+    after: str | None = None
+    while True:
+        page = client.list_organizations(after=after)
+        found += [o.model_dump(mode="json", by_alias=True) for o in page.organizations]
+        if page.next is None:
+            return {"organizations": found}
+        after = page.next
+
+
 def _command(args: argparse.Namespace) -> Callable[[Client], Any]:
     commands: dict[tuple[str, str | None], Callable[[Client], Any]] = {
         ("orgs", "create"): lambda c: c.create_organization(args.name, id=args.id),
+        ("orgs", "list"): _all_orgs,
+        ("orgs", "delete"): lambda c: {"deleted": c.delete_organization(args.org_id)},
         ("users", "create"): lambda c: c.create_user(
             args.organization_id, id=args.id, name=args.name, role=args.role
         ),
@@ -162,6 +191,7 @@ def _command(args: argparse.Namespace) -> Callable[[Client], Any]:
         ("users", "add"): lambda c: c.add_user(
             args.organization_id, id=args.id, name=args.name, role=args.role
         ),
+        ("users", "rename"): lambda c: c.rename_user(args.organization_id, args.user_id, args.name),
         ("users", "delete"): lambda c: c.delete_user(args.organization_id, args.user_id),
         ("service-keys", "create"): lambda c: c.create_service_key(args.organization_id, args.name),
         ("service-keys", "list"): lambda c: {

@@ -108,6 +108,31 @@ class OrgUsers(Answer):
     next: str | None
 
 
+class RenameUser(Body):
+    name: str
+
+
+class Organization(Answer):
+    """An organization as the admin token lists it: no content."""
+
+    id: str
+    name: str
+    created_at: int
+    users: int
+    deleting: bool = False
+
+
+class Organizations(Answer):
+    organizations: list[Organization]
+    next: str | None
+
+
+class DeletedOrganization(Answer):
+    """What one deletion removed, by kind (camelCase, as the service names them)."""
+
+    deleted: dict[str, int]
+
+
 class CreateServiceKey(Body):
     name: str
 

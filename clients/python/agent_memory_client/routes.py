@@ -58,6 +58,9 @@ ERASE_USER = R("POST", "/v1/organizations/{orgId}/users/{userId}/erase", None, m
 LIST_USERS = R("GET", "/v1/organizations/{orgId}/users", None, m.OrgUsers)
 ADD_USER = R("POST", "/v1/organizations/{orgId}/users", m.AddUser, m.AddedUser, 201)
 DELETE_USER = R("DELETE", "/v1/organizations/{orgId}/users/{userId}", None, m.ErasedUser)
+RENAME_USER = R("PATCH", "/v1/organizations/{orgId}/users/{userId}", m.RenameUser, m.AddedUser)
+LIST_ORGANIZATIONS = R("GET", "/v1/admin/organizations", None, m.Organizations)
+DELETE_ORGANIZATION = R("DELETE", "/v1/admin/organizations/{orgId}", None, m.DeletedOrganization)
 CREATE_SERVICE_KEY = R(
     "POST", "/v1/organizations/{orgId}/service-keys", m.CreateServiceKey, m.CreatedServiceKey, 201
 )
