@@ -451,8 +451,29 @@ def make_dynamodb_scale() -> None:
     Table.all_items = all_items  # type: ignore[method-assign]
 
 
+def check_definitions_once() -> None:
+    """moto checks a state machine's definition by parsing it (half a second for ours);
+    a definition found valid stays valid, so each is checked once per process (every
+    embedded AWS a test makes creates the same state machine)."""
+    from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+
+    original = StepFunctionsParserBackend._validate_definition
+    if getattr(original, "_agent_memory", False):
+        return
+    valid: set[str] = set()
+
+    def validate(definition: str) -> None:
+        if definition not in valid:
+            original(definition=definition)
+            valid.add(definition)
+
+    validate._agent_memory = True  # type: ignore[attr-defined]
+    StepFunctionsParserBackend._validate_definition = staticmethod(validate)  # type: ignore[method-assign]
+
+
 def prepare_moto() -> None:
     fake_credentials()
+    check_definitions_once()
     make_dynamodb_atomic()
     make_dynamodb_rollback_rows()
     make_dynamodb_scale()

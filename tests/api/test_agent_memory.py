@@ -8,6 +8,7 @@ the same through the real state machine.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -447,10 +448,25 @@ def test_only_a_subagent_session_can_be_promoted(ana: Client) -> None:
     assert error(blank) == (400, "ValidationError", ["name"])
 
 
-def test_promotion_splits_a_large_memory_and_keeps_every_entry(services: Any, ana: Client) -> None:
+def test_promotion_splits_a_large_memory_and_keeps_every_entry(
+    services: Any, ana: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Transactions of 10 actions here (DynamoDB's are 100), so a memory of 25 entries needs
+    # three of them and the test stays short.
+    from agent_memory.persistence import agent_memory as stored_memory
+
+    monkeypatch.setattr(stored_memory, "MAX_ACTIONS", 10)
+    repo = services.agent_memory._repo
+    sizes: list[int] = []
+    write = repo._store.write
+
+    def counted(actions: Any) -> None:
+        sizes.append(len(actions))
+        write(actions)
+
     session = ana.session(kind="subagent")["id"]
     turn(ana, session, user("Work."))
-    for n in range(120):
+    for n in range(25):
         body = {
             "_tag": "Remember",
             "key": f"p{n:03d}",
@@ -459,12 +475,16 @@ def test_promotion_splits_a_large_memory_and_keeps_every_entry(services: Any, an
         }
         assert ana.command(session, body).status_code == 200
 
+    monkeypatch.setattr(repo, "_store", SimpleNamespace(write=counted))
     promoted = ana.post(f"/v1/sessions/{session}/promote", {}).json()["agent"]["id"]
+    monkeypatch.undo()
+    assert len(sizes) >= 3
+    assert max(sizes) <= 10
 
     held = memory(ana, promoted)
-    assert len(held["entries"]) == 120
+    assert len(held["entries"]) == 25
     assert held["version"] == 1
-    assert len(log(ana, promoted)[0]["keys"]) == 120
+    assert len(log(ana, promoted)[0]["keys"]) == 25
 
 
 # --- memory text -------------------------------------------------------------------------

@@ -132,9 +132,11 @@ def test_a_client_names_its_thread_and_keeps_its_metadata(world: World) -> None:
     assert (untitled["title"], untitled["metadata"]) == (None, None)
     too_big = {"metadata": {"x": "y" * 9000}}
     refused = client.patch(f"/v1/threads/{thread['id']}", json=too_big, headers=headers)
-    assert refused.status_code == 400 and refused.json()["error"]["path"] == ["metadata"]
+    assert refused.status_code == 400
+    assert refused.json()["error"]["path"] == ["metadata"]
     empty = client.patch(f"/v1/threads/{thread['id']}", json={"title": ""}, headers=headers)
-    assert empty.status_code == 400 and empty.json()["error"]["path"] == ["title"]
+    assert empty.status_code == 400
+    assert empty.json()["error"]["path"] == ["title"]
 
 
 def test_threads_are_listed_newest_first(world: World) -> None:

@@ -25,20 +25,25 @@ def _blocks(heading: str, language: str) -> list[str]:
 def test_the_curl_walk_through_runs_as_written_twice(
     local_service: LocalService, tmp_path: Path
 ) -> None:
+    """Twice at once on one server: a reader may run it again, or beside a colleague."""
     script = "\n".join(_blocks(WALK, "sh"))
     env = os.environ | {"MEMORY_ADMIN_TOKEN": local_service.admin_token, "API": local_service.url}
-    for _run in range(2):
-        done = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", script],
-            check=False,
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
+    runs = []
+    for run in range(2):
+        (tmp_path / str(run)).mkdir()
+        runs.append(
+            subprocess.Popen(
+                ["bash", "-e", "-o", "pipefail", "-c", script],
+                cwd=tmp_path / str(run),
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
         )
-        assert done.returncode == 0, done.stderr
-        out = done.stdout
+    for process in runs:
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
         assert '{"status":"ok"}' in out
         assert "The user's budget is 1500 EUR." in out, "session memory learned the turn"
         assert "is vegetarian." in out, "the memory bot learned the person's words"
