@@ -200,13 +200,6 @@ class IdentityRepository(OrganizationRepository):
             raise NotFound("user not found", ["userId"])  # deleted meanwhile
         return ListedUser(user_id, name, cast(Role, row["role"]), int(row["createdAt"]))
 
-    def drop_tokens(self, holding: Holding) -> int:
-        """Every token of the holder, if their tokens did not change since `holding` was
-        read (WriteConflict otherwise): how many went."""
-        if holding.tokens:
-            self._store.write(self._token_deletes(holding))
-        return len(holding.tokens)
-
     def orgs_of(self, user_id: str) -> list[str]:
         """Every organization `user_id` exists in."""
         page = self._store.query(keys.user_orgs(user_id))

@@ -189,15 +189,23 @@ class ErasureService:
         return self._repo.delete_session(session)
 
     def erase_organization(
-        self, org_id: str, people: Sequence[str], contents: OrgContents
+        self,
+        org_id: str,
+        people: Sequence[str],
+        contents: OrgContents,
+        gone: Callable[[str], None],
     ) -> Erased:
         """For an organization's deletion (service/organizations.py, the admin token's):
-        each person's data as their erasure removes it, then the agents and the
-        agent_memories no person's erasure took, vectors first."""
+        each person's data as their erasure removes it (the waits of their chats' Turns
+        first), then `gone(user_id)` (their record may go: a call cut short starts again
+        from those left); then the agents and the agent_memories no person's erasure took,
+        vectors first."""
         erased = Erased()
         for user_id in people:
             if self._has_user(org_id, user_id):
+                contents.delete_turn_waits(org_id, [user_id])
                 erased.add(self.erase_user(SERVICE_ADMIN, org_id, user_id))
+            gone(user_id)
         for agent_id, _owner in self._repo.org_agents(org_id):
             if (found := self._repo.agent(agent_id)) is not None:
                 erased.add(self._agent(*found))

@@ -106,14 +106,7 @@ class IdentityService:
         with self._lock:
             org_id = self._known.get(digest)
         if org_id is None:
-            principal = self._repo.principal_for(digest)
-            request_org(None)
-            if principal is None:
-                raise Unauthorized("unknown or revoked token")
-            self._remember(digest, principal)
-            if alongside is not None:
-                alongside()
-            return principal
+            return self._first_sight(digest, alongside)
         counted = self._in_background(alongside)
         try:
             principal, org = self._repo.principal_and_org(digest, org_id)
@@ -129,6 +122,23 @@ class IdentityService:
             raise Unauthorized("unknown or revoked token")
         if done is not None:
             raise done
+        return principal
+
+    def _first_sight(self, digest: str, alongside: Callable[[], None] | None) -> Principal:
+        """A token this process has not found good before: its row, then its organization's
+        (an organization being deleted answers as a revoked token)."""
+        principal = self._repo.principal_for(digest)
+        request_org(None)
+        if principal is None:
+            raise Unauthorized("unknown or revoked token")
+        if principal.org_id is not None:
+            org = self._repo.get_org(principal.org_id)
+            if org is None:
+                raise Unauthorized("unknown or revoked token")
+            request_org(org)
+        self._remember(digest, principal)
+        if alongside is not None:
+            alongside()
         return principal
 
     def _as_key(
@@ -147,8 +157,10 @@ class IdentityService:
             return Principal(None, key.org_id, "service-key", key.id)
         require_identifier(act_as, [ACT_AS])
         user, org = self._repo.user_and_org(key.org_id, act_as)
+        if org is None:
+            raise Unauthorized("unknown or revoked service key")  # its organization is going
         if user is None:
-            if org is None or not effective_settings(org.overrides)["autoProvisionUsers"]:
+            if not effective_settings(org.overrides)["autoProvisionUsers"]:
                 raise NotFound(f"no person {act_as!r} in the organization", [ACT_AS])
             user = self._provision(key.org_id, act_as, key.id)
         request_org(org)
@@ -286,11 +298,8 @@ class IdentityService:
     ) -> tuple[str, IssuedToken, int]:
         """(id, the key shown once, creation time)."""
         require_org_admin(principal, org_id, ["orgId"])
-        key_id, key, now = (
-            self._ids.new("sk_"),
-            issue_token(SERVICE_KEY_SCHEME),
-            self._clock.now_ms(),
-        )
+        key_id, key = self._ids.new("sk_"), issue_token(SERVICE_KEY_SCHEME)
+        now = self._clock.now_ms()
         self._keys.create(org_id, key_id, name, key, now)
         return key_id, key, now
 

@@ -1,17 +1,17 @@
 """Deleting an organization and everything in it (ADR 0086), for the admin token.
 
 The organization is marked first (nothing is added to it from then on: no person, no key, no
-settings, and its people's tokens answer as revoked), then its service keys and its people's
-tokens go, so no request of its own starts again; then each person's data through their
-erasure, the agents and agent_memories nobody's erasure took, the people's records, its bots
-(or its links to others' bots), its channels, its events, and its own rows last. Each step
+settings, and its people's tokens and keys answer as revoked), then its service keys go; then
+each person's data through their erasure, and their record and tokens with it; the agents and
+agent_memories nobody's erasure took, its bots (or its links to others' bots), its channels,
+its events, and its own rows last. Each step
 reads what is left, so a call cut short is finished by the next, which counts only what it
 removed itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Protocol
 
@@ -31,7 +31,11 @@ _PEOPLE = "USER#"
 
 class OrgEraser(Protocol):
     def erase_organization(
-        self, org_id: str, people: Sequence[str], contents: OrgContents
+        self,
+        org_id: str,
+        people: Sequence[str],
+        contents: OrgContents,
+        gone: Callable[[str], None],
     ) -> Erased: ...
 
 
@@ -42,13 +46,18 @@ def delete_organization(
     if not repo.begin_deletion(org_id):
         raise NotFound(ORG_NOT_FOUND, ["orgId"])
     contents = OrgContents(repo.store)
-    counts = {"serviceKeys": service_keys.revoke_all(org_id)}
+    counts = {"serviceKeys": service_keys.revoke_all(org_id), "users": 0, "tokens": 0}
     people = [str(r["sk"]).removeprefix(_PEOPLE) for r in repo.rows_of(org_id, _PEOPLE)]
-    counts["tokens"] = sum(_drop_tokens(repo, org_id, user_id) for user_id in people)
-    contents.delete_turn_waits(org_id, people)
-    erased = eraser.erase_organization(org_id, people, contents)
+
+    def gone(user_id: str) -> None:
+        """A person whose data went: their record, list rows and every token."""
+        tokens = _delete_person(repo, org_id, user_id)
+        if tokens is not None:
+            counts["users"] += 1
+            counts["tokens"] += tokens
+
+    erased = eraser.erase_organization(org_id, people, contents, gone)
     counts |= {_camel(name): count for name, count in asdict(erased).items()}
-    counts["users"] = sum(_delete_person(repo, org_id, user_id) for user_id in people)
     counts["bots"], counts["botLinks"] = contents.delete_bots(
         org_id, lambda bot_id: keys.learn_pk(BOT_LEARNING, learning_pool_id(bot_id, org_id))
     )
@@ -58,21 +67,15 @@ def delete_organization(
     return counts
 
 
-def _drop_tokens(repo: IdentityRepository, org_id: str, user_id: str) -> int:
-    def drop() -> int:
-        holding = repo.holding(org_id, user_id)
-        return 0 if holding is None else repo.drop_tokens(holding)
+def _delete_person(repo: IdentityRepository, org_id: str, user_id: str) -> int | None:
+    """How many tokens went with the person (None: no such person any more)."""
 
-    return until_it_lands(drop, _kept_changing)
-
-
-def _delete_person(repo: IdentityRepository, org_id: str, user_id: str) -> int:
-    def delete() -> int:
+    def delete() -> int | None:
         holding = repo.holding(org_id, user_id)
         if holding is None:
-            return 0
+            return None
         repo.delete_user(holding)
-        return 1
+        return len(holding.tokens)
 
     return until_it_lands(delete, _kept_changing)
 
