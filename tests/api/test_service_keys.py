@@ -186,6 +186,34 @@ def test_a_change_through_a_key_records_the_person_and_the_key(api: Api) -> None
         "ana",
         platform.key_id,
     )
+    # The events feed names the key to everyone who sees the change, the person to
+    # themselves alone; a change with a person's own token names neither.
+    platform.add("bob")
+    shared = {"name": "Team", "members": ["bob"]}
+    team = platform.post("/v1/agents", shared, "ana").json()["agent"]["id"]
+    platform.post(f"/v1/agents/{team}/memory", {"expected": 0, "command": remember}, "ana")
+
+    def changed_memory(person: str) -> list[dict[str, Any]]:
+        events = platform.get("/v1/events?limit=100", person).json()["events"]
+        return [e for e in events if e["type"] == "memory.changed"]
+
+    as_ana = changed_memory("ana")
+    assert [(e["serviceKeyId"], e["person"]) for e in as_ana] == [(platform.key_id, "ana")] * 2
+    [as_bob] = changed_memory("bob")
+    assert as_bob["object"] == {"agentId": team}
+    assert as_bob["serviceKeyId"] == platform.key_id
+    assert "person" not in as_bob
+    token = api.user(platform.org)
+    own = api.client.post("/v1/agents", json={"name": "Own"}, headers=token.headers)
+    own_agent = own.json()["agent"]["id"]
+    api.client.post(
+        f"/v1/agents/{own_agent}/memory",
+        json={"expected": 0, "command": remember},
+        headers=token.headers,
+    )
+    mine = api.client.get("/v1/events?limit=100", headers=token.headers).json()["events"]
+    [by_token] = [e for e in mine if e["type"] == "memory.changed"]
+    assert "serviceKeyId" not in by_token
 
 
 def test_an_administrator_cannot_erase_or_delete_themselves(api: Api) -> None:

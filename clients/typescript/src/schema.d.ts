@@ -2519,6 +2519,16 @@ export interface components {
                 [key: string]: string;
             };
             /**
+             * Person
+             * @description with `serviceKeyId`, the person the key acted for: shown to that person alone (who changed what others share is not shown)
+             */
+            person?: string | null;
+            /**
+             * Servicekeyid
+             * @description present when the change came through an organization's service key: which key (its id, never the key)
+             */
+            serviceKeyId?: string | null;
+            /**
              * Type
              * @enum {string}
              */

@@ -12,7 +12,13 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agent_memory.domain.errors import Forbidden, Unauthorized
-from agent_memory.domain.identity import ACT_AS, KEY_ALONE_PATHS, Principal, is_service_key
+from agent_memory.domain.identity import (
+    ACT_AS,
+    KEY_ALONE_PATHS,
+    THROUGH_KEY,
+    Principal,
+    is_service_key,
+)
 from agent_memory.service.registry import Services
 
 if TYPE_CHECKING:
@@ -62,6 +68,8 @@ async def caller(
     principal = await run(svc, _admitted, svc, credentials.credentials, source(request), act_as)
     if principal.is_bare_key and not re.match(KEY_ALONE_PATHS, request.url.path):
         raise Forbidden(f"a service key reads nothing as itself: name the person in {ACT_AS}")
+    if principal.key_id is not None and principal.user_id is not None:
+        THROUGH_KEY.set((principal.key_id, principal.user_id))
     return principal
 
 

@@ -50,9 +50,23 @@ class Event:
     type: str
     at: int
     object: Mapping[str, str]
+    # A change made through a service key: {"serviceKeyId", "person"}.
+    by: Mapping[str, str] | None = None
 
-    def view(self) -> dict[str, Any]:
-        return {"id": self.id, "type": self.type, "at": self.at, "object": dict(self.object)}
+    def view(self, reader: str | None = None) -> dict[str, Any]:
+        """The key a change came through is shown to every reader; the person it acted
+        for only to that person (who changed a shared entry is not shown: ADR 0012)."""
+        shown: dict[str, Any] = {
+            "id": self.id,
+            "type": self.type,
+            "at": self.at,
+            "object": dict(self.object),
+        }
+        if self.by is not None:
+            shown["serviceKeyId"] = self.by["serviceKeyId"]
+            if self.by["person"] == reader:
+                shown["person"] = reader
+        return shown
 
 
 def new_event(type_: str, at: int, object_ids: Mapping[str, str], nonce: str) -> Event:

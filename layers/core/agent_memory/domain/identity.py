@@ -7,6 +7,7 @@ import hmac
 import re
 import secrets
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,6 +18,9 @@ TOKEN_SCHEME = "amk"
 SERVICE_KEY_SCHEME = "amsk"
 # The header a service key names the person it acts for in.
 ACT_AS = "Act-As"
+# The (service key id, person) of the request being served when it came through a service
+# key: the change records it writes (the events feed) name both.
+THROUGH_KEY: ContextVar[tuple[str, str] | None] = ContextVar("through_key", default=None)
 # A service key without a person may use these routes only: it never reads content as itself.
 KEY_ALONE_PATHS = r"^/v1/(organizations/[^/]+/users(/[^/]+)?|capabilities|me)$"
 

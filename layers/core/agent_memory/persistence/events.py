@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agent_memory.domain.events import Event, execution_object, new_event, pool_object
+from agent_memory.domain.identity import THROUGH_KEY
 from agent_memory.ports import Absent, Action, KeyRange, Put, Record, Store
 
 PARTITION_PREFIX = "EVENTS#"
@@ -45,7 +46,7 @@ def event_sk(event_id: str) -> str:
 
 
 def event_row(org_id: str, event: Event) -> Record:
-    return {
+    row: Record = {
         "pk": partition(org_id),
         "sk": event_sk(event.id),
         "type": ROW_TYPE,
@@ -54,6 +55,11 @@ def event_row(org_id: str, event: Event) -> Record:
         "object": dict(event.object),
         "ttl": event.at // 1000 + KEEP_S,
     }
+    through = THROUGH_KEY.get()
+    if through is not None:
+        # Every event of a row is of one request's change, so the row says who once.
+        row["by"] = {"serviceKeyId": through[0], "person": through[1]}
+    return row
 
 
 def event_action(org_id: str, type_: str, object_ids: Mapping[str, str], at: int) -> Put:
@@ -143,6 +149,7 @@ def _more_row(row: Record, n: int, more: Mapping[str, Any]) -> Record:
         "at": more["at"],
         "object": dict(more["object"]),
         "ttl": int(more["at"]) // 1000 + KEEP_S,
+        **({"by": row["by"]} if "by" in row else {}),
     }
 
 
@@ -165,11 +172,13 @@ def _events(row: Record) -> list[Event]:
 
 def _event(row: Record) -> Event:
     ids: Any = row.get("object") or {}
+    by: Any = row.get("by")
     return Event(
         id=str(row["sk"])[len(EVENT_PREFIX) :],
         type=str(row["eventType"]),
         at=int(row["at"]),
         object={str(k): str(v) for k, v in dict(ids).items()},
+        by={str(k): str(v) for k, v in dict(by).items()} if by else None,
     )
 
 

@@ -61,7 +61,7 @@ class EventService:
             if found is not None and found not in known:
                 known[found] = self._sees(principal, user_id, org_id, found)
             if found is not None and known[found]:
-                shown.append(event.view())
+                shown.append(event.view(user_id))
         return {"events": shown, "next": feed.encode(following)}
 
     def _sees(self, principal: Principal, user_id: str, org_id: str, found: Subject) -> bool:

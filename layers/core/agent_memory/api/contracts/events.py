@@ -16,6 +16,16 @@ class EventOut(Answer):
         description="ids of what changed (threadId, agentId, resourceId, sessionId, botId, "
         "chatId, memoryId, executionId): never content, never titles"
     )
+    serviceKeyId: str | None = Field(
+        default=None,
+        description="present when the change came through an organization's service key: "
+        "which key (its id, never the key)",
+    )
+    person: str | None = Field(
+        default=None,
+        description="with `serviceKeyId`, the person the key acted for: shown to that person "
+        "alone (who changed what others share is not shown)",
+    )
 
 
 class EventsAnswer(Answer):

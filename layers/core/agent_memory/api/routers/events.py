@@ -18,7 +18,7 @@ from agent_memory.domain.event_limits import (
 router = APIRouter(tags=["events"])
 
 
-@router.get("/v1/events")
+@router.get("/v1/events", response_model_exclude_none=True)
 async def list_events(
     caller: CallerDep,
     svc: ServicesDep,
