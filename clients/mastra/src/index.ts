@@ -2,19 +2,23 @@
  * A Mastra (`@mastra/core` 1.x) storage adapter for the memory domain, kept in the
  * agent-memory service's threads.
  *
- * - A Mastra thread is a service thread of one agent (`POST /v1/threads`). The service picks
- *   thread ids and has no thread metadata, rename or delete route, so each person keeps one
- *   more service thread, the *index*: an append-only log of records (Mastra thread id ->
- *   service thread id, title, metadata, resource, tombstones; resources' working memory and
- *   metadata). The index is read on every lookup, so several processes see each other's
- *   writes, but two processes writing the same person's index at once are not serialized.
+ * - A Mastra thread is a service thread of one agent (`POST /v1/threads`). Its title is the
+ *   service thread's title; Mastra's own fields live in the service thread's metadata,
+ *   `{"mastra": {"id", "resourceId", "metadata", "createdAt", "updatedAt"}}`, since the service
+ *   picks thread ids. A thread is found by its Mastra id in the person's thread list, and its
+ *   service id is kept in this process, so later lookups are one `GET /v1/threads/{id}` that
+ *   also sees what other processes changed. `updateThread` is a PATCH, `deleteThread` a DELETE.
+ * - A Mastra resource (its working memory and metadata) is one message-less service thread of
+ *   the person, `{"mastraResource": {...}}` in its metadata: the service's own resource working
+ *   memory belongs to the agent's options (its scope, schema and observer) and holds one text a
+ *   person, and agent memories are read by the whole organization, so neither can hold it.
  * - A Mastra message is a service message: `content` holds its text (what the service's own
  *   title, observer, embedding and context work read), `item` holds the whole Mastra message
  *   (`MastraDBMessage`, with Mastra's own id), returned exactly as sent.
  * - Messages cannot be changed in place: an update or deletion of messages, or a save of an
  *   id the thread already holds, clears the thread's messages and writes them again.
  */
-import type { AgentMemory, Message } from "@agent-memory/client";
+import type { AgentMemory, Message, Thread } from "@agent-memory/client";
 import type { MastraDBMessage, StorageThreadType } from "@mastra/core/memory";
 import { MastraCompositeStore, MemoryStorage } from "@mastra/core/storage";
 import type {
@@ -30,9 +34,14 @@ import type {
 
 /** Marks the service messages this adapter writes. */
 const MARK = "agentMemoryMastra";
-const INDEX_CONTENT = "[mastra thread index: not a conversation]";
-/** Rewrite the index folded once it holds this many records (the service lists 1000 at most). */
-const COMPACT_AT = 600;
+/** The service thread metadata's key holding a Mastra thread's fields. */
+const THREAD_KEY = "mastra";
+/** The service thread metadata's key holding a Mastra resource's record. */
+const RESOURCE_KEY = "mastraResource";
+/** The title of a resource's record thread, for whoever lists the person's threads. */
+const RESOURCE_TITLE = "Mastra resource record";
+/** The longest title the service keeps (in characters). */
+const MAX_TITLE = 500;
 
 export interface AgentMemoryStoreOptions {
   /** A client of the service: a person's token, or a service key (see `actAsResource`). */
@@ -53,17 +62,23 @@ export interface AgentMemoryStoreOptions {
    * only the resources this process has seen. Example: thread ids made as `${userId}:...`.
    */
   resolveResource?: (threadId: string) => string | undefined | Promise<string | undefined>;
-  /**
-   * Rewrite a person's index folded (one record a thread and a resource) once it holds this
-   * many records (default 600; at most 900, since the service lists 1000 messages at most).
-   */
-  indexCompactAt?: number;
   /** The Mastra store's id (default `agent-memory`). */
   id?: string;
 }
 
+/** A Mastra thread's fields in its service thread's metadata (`metadata.mastra`). */
+interface ThreadSide {
+  id: string;
+  resourceId: string;
+  metadata?: Record<string, unknown>;
+  /** Only a title the service cannot hold (empty, or longer than it keeps). */
+  title?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A Mastra thread as read from its service thread. */
 interface ThreadRecord {
-  kind: "thread";
   id: string;
   serviceThreadId: string;
   resourceId: string;
@@ -71,11 +86,11 @@ interface ThreadRecord {
   metadata?: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
-  deleted?: boolean;
+  side: ThreadSide;
 }
 
-interface ResourceRecord {
-  kind: "resource";
+/** A Mastra resource's record in its service thread's metadata (`metadata.mastraResource`). */
+interface ResourceSide {
   id: string;
   workingMemory?: string;
   metadata?: Record<string, unknown>;
@@ -83,37 +98,15 @@ interface ResourceRecord {
   updatedAt: string;
 }
 
-/**
- * A change of some fields of a thread (title, metadata, updatedAt, deleted), folded over its
- * record: two changes of different fields made at once (a title Mastra generates while its
- * messages are saved) do not undo each other.
- */
-interface ThreadPatch {
-  kind: "thread-patch";
-  id: string;
-  updatedAt: string;
+interface ResourceRecord extends ResourceSide {
+  serviceThreadId: string;
+}
+
+/** What a write changes of a thread; a field left out is left as it is. */
+interface ThreadChange {
   title?: string;
   metadata?: Record<string, unknown>;
-  deleted?: boolean;
-}
-
-type IndexRecord = ThreadRecord | ThreadPatch | ResourceRecord;
-
-function fold(state: Pick<IndexState, "threads" | "resources">, record: IndexRecord): void {
-  if (record.kind === "thread") state.threads.set(record.id, record);
-  else if (record.kind === "resource") state.resources.set(record.id, record);
-  else {
-    const current = state.threads.get(record.id);
-    if (!current) return;
-    const { kind: _kind, ...fields } = record;
-    state.threads.set(record.id, { ...current, ...fields });
-  }
-}
-
-interface IndexState {
-  threads: Map<string, ThreadRecord>;
-  resources: Map<string, ResourceRecord>;
-  records: number;
+  updatedAt: string;
 }
 
 /** A stored Mastra message, as kept in a service message's `item`. */
@@ -122,10 +115,76 @@ interface StoredMessage {
   message: Omit<MastraDBMessage, "createdAt"> & { createdAt: string };
 }
 
-/** A person of the service: a client, and (once found) the id of their index thread. */
+/** A person of the service: the key the adapter knows them by, and a client acting for them. */
 interface Person {
+  key: string;
   client: AgentMemory;
-  indexThreadId?: Promise<string>;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isNotFound(error: unknown): boolean {
+  return isObject(error) && error["status"] === 404;
+}
+
+function iso(value: Date | string | number | undefined): string {
+  return (value === undefined ? new Date() : new Date(value)).toISOString();
+}
+
+/**
+ * Where a Mastra title goes: the service keeps 1 to 500 characters; any other title is kept
+ * whole on Mastra's side (and a long one cut to 500 for the service's own lists).
+ */
+function splitTitle(title: string): { service?: string; side?: string } {
+  const characters = [...title];
+  if (characters.length >= 1 && characters.length <= MAX_TITLE) return { service: title };
+  if (characters.length === 0) return { side: title };
+  return { service: characters.slice(0, MAX_TITLE).join(""), side: title };
+}
+
+function threadRecordOf(thread: Thread): ThreadRecord | null {
+  const side = thread.metadata?.[THREAD_KEY];
+  if (!isObject(side) || typeof side["id"] !== "string" || typeof side["resourceId"] !== "string") return null;
+  const fields = side as unknown as ThreadSide;
+  const record: ThreadRecord = {
+    id: fields.id,
+    serviceThreadId: thread.id,
+    resourceId: fields.resourceId,
+    createdAt: fields.createdAt,
+    updatedAt: fields.updatedAt,
+    side: fields,
+  };
+  const title = fields.title ?? thread.title;
+  if (title !== undefined && title !== null) record.title = title;
+  if (fields.metadata !== undefined) record.metadata = fields.metadata;
+  return record;
+}
+
+function resourceRecordOf(thread: Thread): ResourceRecord | null {
+  const side = thread.metadata?.[RESOURCE_KEY];
+  if (!isObject(side) || typeof side["id"] !== "string") return null;
+  return { ...(side as unknown as ResourceSide), serviceThreadId: thread.id };
+}
+
+function threadSideOf(fields: Omit<ThreadSide, "title">, title: string | undefined): Record<string, unknown> {
+  const side: ThreadSide = {
+    id: fields.id,
+    resourceId: fields.resourceId,
+    createdAt: fields.createdAt,
+    updatedAt: fields.updatedAt,
+  };
+  if (fields.metadata !== undefined) side.metadata = fields.metadata;
+  if (title !== undefined) side.title = title;
+  return { [THREAD_KEY]: side };
+}
+
+function resourceSideOf(record: ResourceSide): Record<string, unknown> {
+  const side: ResourceSide = { id: record.id, createdAt: record.createdAt, updatedAt: record.updatedAt };
+  if (record.workingMemory !== undefined) side.workingMemory = record.workingMemory;
+  if (record.metadata !== undefined) side.metadata = record.metadata;
+  return { [RESOURCE_KEY]: side };
 }
 
 function textOf(message: MastraDBMessage): string {
@@ -168,7 +227,7 @@ function threadOf(record: ThreadRecord): StorageThreadType {
   return thread;
 }
 
-function resourceOf(record: ResourceRecord): StorageResourceType {
+function resourceOf(record: ResourceSide): StorageResourceType {
   const resource: StorageResourceType = {
     id: record.id,
     createdAt: new Date(record.createdAt),
@@ -202,10 +261,15 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
   private readonly agentId: string;
   private readonly actAsResource: boolean;
   private readonly resolveResource: AgentMemoryStoreOptions["resolveResource"];
-  private readonly compactAt: number;
   private readonly people = new Map<string, Person>();
   /** Mastra thread id -> resource id, for lookups Mastra makes without a resource. */
   private readonly resourceOfThread = new Map<string, string>();
+  /** (person, Mastra thread id) -> service thread id: the service picks ids, Mastra's live in metadata. */
+  private readonly threadIds = new Map<string, string>();
+  /** (person, Mastra resource id) -> the service thread holding the resource's record. */
+  private readonly resourceThreadIds = new Map<string, string>();
+  /** The writes of one thread or resource record in this process, one after the other. */
+  private readonly queues = new Map<string, Promise<unknown>>();
 
   constructor(options: AgentMemoryStoreOptions) {
     super();
@@ -213,10 +277,9 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     this.agentId = options.agentId;
     this.actAsResource = options.actAsResource ?? false;
     this.resolveResource = options.resolveResource;
-    this.compactAt = Math.max(2, Math.min(900, options.indexCompactAt ?? COMPACT_AT));
   }
 
-  // ---- people and the index ------------------------------------------------------------
+  // ---- people, and finding Mastra's threads and resources among their service threads ----
 
   private person(resourceId: string | undefined): Person {
     const key = this.actAsResource ? resourceId : "";
@@ -225,7 +288,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     }
     let person = this.people.get(key);
     if (!person) {
-      person = { client: this.actAsResource ? this.client.actingFor(key) : this.client };
+      person = { key, client: this.actAsResource ? this.client.actingFor(key) : this.client };
       this.people.set(key, person);
     }
     return person;
@@ -241,58 +304,139 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     return [...this.people.values()];
   }
 
-  private indexThreadId(person: Person): Promise<string> {
-    if (!person.indexThreadId) {
-      person.indexThreadId = this.findOrCreateIndex(person).catch((error: unknown) => {
-        person.indexThreadId = undefined;
-        throw error;
-      });
-    }
-    return person.indexThreadId;
+  private static key(person: Person, id: string): string {
+    return `${person.key}\u0000${id}`;
   }
 
-  private async findOrCreateIndex(person: Person): Promise<string> {
-    const threads: { id: string }[] = [];
-    for await (const thread of person.client.threads.iterate({ agentId: this.agentId })) threads.push(thread);
-    // Newest first: the index is the first thread this adapter made, so look from the oldest.
-    for (const thread of threads.reverse()) {
-      const [last] = await person.client.threads.messages.list(thread.id, { limit: 1 });
-      const item = last ? (last as Record<string, unknown>)["item"] : undefined;
-      if (item && typeof item === "object" && (item as Record<string, unknown>)[MARK] === "index") return thread.id;
-    }
-    const created = await person.client.threads.create({ agentId: this.agentId });
-    return created.id;
-  }
-
-  private async readIndex(person: Person): Promise<IndexState> {
-    const indexId = await this.indexThreadId(person);
-    const messages = await person.client.threads.messages.list(indexId, { limit: 1000 });
-    const state: IndexState = { threads: new Map(), resources: new Map(), records: messages.length };
-    for (const message of messages) {
-      const item = (message as Record<string, unknown>)["item"] as { [MARK]?: string; record?: IndexRecord } | undefined;
-      const record = item?.[MARK] === "index" ? item.record : undefined;
-      if (record) fold(state, record);
-    }
-    return state;
-  }
-
-  private async append(person: Person, records: IndexRecord[], state?: IndexState): Promise<void> {
-    const indexId = await this.indexThreadId(person);
-    const toMessage = (record: IndexRecord) => ({
-      role: "system" as const,
-      content: INDEX_CONTENT,
-      item: { [MARK]: "index", record } as Record<string, unknown>,
+  /**
+   * Run `work` after the writes queued under `key` in this process: a read-modify-write of a
+   * thread's metadata (PATCH replaces it whole) never undoes another one made here at once.
+   */
+  private serialized<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const run = (this.queues.get(key) ?? Promise.resolve()).then(work, work);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.queues.set(key, tail);
+    void tail.then(() => {
+      if (this.queues.get(key) === tail) this.queues.delete(key);
     });
-    if (state && state.records + records.length >= this.compactAt) {
-      for (const record of records) fold(state, record);
-      const folded: IndexRecord[] = [...state.threads.values(), ...state.resources.values()];
-      await person.client.threads.messages.clear(indexId);
-      for (let start = 0; start < folded.length; start += 100) {
-        await this.saveChecked(person, indexId, folded.slice(start, start + 100).map(toMessage));
+    return run;
+  }
+
+  /** Every Mastra thread and resource record among the person's service threads of the agent. */
+  private async scan(person: Person): Promise<{ threads: ThreadRecord[]; resources: ResourceRecord[] }> {
+    const listed: Thread[] = [];
+    for await (const thread of person.client.threads.iterate({ agentId: this.agentId })) listed.push(thread);
+    const threads = new Map<string, ThreadRecord>();
+    const resources = new Map<string, ResourceRecord>();
+    // Newest first: read from the oldest, so that of two service threads that two processes
+    // made for one Mastra id at once, every process uses the same one (the first made).
+    for (const thread of listed.reverse()) {
+      const record = threadRecordOf(thread);
+      if (record && !threads.has(record.id)) {
+        threads.set(record.id, record);
+        this.threadIds.set(AgentMemoryMemoryStorage.key(person, record.id), record.serviceThreadId);
+        continue;
       }
-      return;
+      const resource = resourceRecordOf(thread);
+      if (resource && !resources.has(resource.id)) {
+        resources.set(resource.id, resource);
+        this.resourceThreadIds.set(AgentMemoryMemoryStorage.key(person, resource.id), resource.serviceThreadId);
+      }
     }
-    await this.saveChecked(person, indexId, records.map(toMessage));
+    return { threads: [...threads.values()], resources: [...resources.values()] };
+  }
+
+  /** The person's Mastra thread `threadId`: by the service id known here, else through their list. */
+  private async findThread(person: Person, threadId: string): Promise<ThreadRecord | null> {
+    const key = AgentMemoryMemoryStorage.key(person, threadId);
+    const known = this.threadIds.get(key);
+    if (known !== undefined) {
+      try {
+        const record = threadRecordOf(await person.client.threads.get(known));
+        if (record && record.id === threadId) return record;
+      } catch (error) {
+        // Deleted by another process: look again through the list.
+        if (!isNotFound(error)) throw error;
+      }
+      this.threadIds.delete(key);
+    }
+    const { threads } = await this.scan(person);
+    return threads.find((record) => record.id === threadId) ?? null;
+  }
+
+  private async findResource(person: Person, resourceId: string): Promise<ResourceRecord | null> {
+    const key = AgentMemoryMemoryStorage.key(person, resourceId);
+    const known = this.resourceThreadIds.get(key);
+    if (known !== undefined) {
+      try {
+        const record = resourceRecordOf(await person.client.threads.get(known));
+        if (record && record.id === resourceId) return record;
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+      this.resourceThreadIds.delete(key);
+    }
+    const { resources } = await this.scan(person);
+    return resources.find((record) => record.id === resourceId) ?? null;
+  }
+
+  /** The thread's record, searching the people this process knows when no resource is given. */
+  private async locate(threadId: string, resourceId?: string): Promise<{ person: Person; record: ThreadRecord } | null> {
+    const people = resourceId !== undefined ? [this.person(resourceId)] : await this.candidates(threadId);
+    for (const person of people) {
+      const record = await this.findThread(person, threadId);
+      if (record && (resourceId === undefined || record.resourceId === resourceId)) {
+        this.resourceOfThread.set(threadId, record.resourceId);
+        return { person, record };
+      }
+    }
+    return null;
+  }
+
+  private async require(threadId: string): Promise<{ person: Person; record: ThreadRecord }> {
+    const found = await this.locate(threadId);
+    if (!found) throw new Error(`thread ${threadId} not found`);
+    return found;
+  }
+
+  /** PATCH the service thread with `change`: the title when one is given, the metadata whole. */
+  private async patch(person: Person, current: ThreadRecord, change: ThreadChange): Promise<ThreadRecord> {
+    const body: { title?: string; metadata: Record<string, unknown> } = { metadata: {} };
+    let sideTitle = current.side.title;
+    if (change.title !== undefined) {
+      const split = splitTitle(change.title);
+      if (split.service !== undefined) body.title = split.service;
+      sideTitle = split.side;
+    }
+    const metadata = change.metadata !== undefined ? change.metadata : current.metadata;
+    body.metadata = threadSideOf(
+      {
+        id: current.id,
+        resourceId: current.resourceId,
+        createdAt: current.createdAt,
+        updatedAt: change.updatedAt,
+        ...(metadata === undefined ? {} : { metadata }),
+      },
+      sideTitle,
+    );
+    const record = threadRecordOf(await person.client.threads.update(current.serviceThreadId, body));
+    if (!record) throw new Error(`thread ${current.id}: the service answered without its metadata`);
+    return record;
+  }
+
+  /** Change a thread as it is now in the service (read afresh), one change at a time here. */
+  private change(
+    person: Person,
+    threadId: string,
+    change: (current: ThreadRecord) => ThreadChange,
+  ): Promise<ThreadRecord | null> {
+    return this.serialized(`thread\u0000${AgentMemoryMemoryStorage.key(person, threadId)}`, async () => {
+      const current = await this.findThread(person, threadId);
+      return current ? this.patch(person, current, change(current)) : null;
+    });
   }
 
   private async saveChecked(
@@ -307,29 +451,6 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     }
   }
 
-  /** The thread's record, searching the people this process knows when no resource is given. */
-  private async locate(
-    threadId: string,
-    resourceId?: string,
-  ): Promise<{ person: Person; state: IndexState; record: ThreadRecord } | null> {
-    const people = resourceId !== undefined ? [this.person(resourceId)] : await this.candidates(threadId);
-    for (const person of people) {
-      const state = await this.readIndex(person);
-      const record = state.threads.get(threadId);
-      if (record && !record.deleted && (resourceId === undefined || record.resourceId === resourceId)) {
-        this.resourceOfThread.set(threadId, record.resourceId);
-        return { person, state, record };
-      }
-    }
-    return null;
-  }
-
-  private async require(threadId: string): Promise<{ person: Person; state: IndexState; record: ThreadRecord }> {
-    const found = await this.locate(threadId);
-    if (!found) throw new Error(`thread ${threadId} not found`);
-    return found;
-  }
-
   // ---- messages of one thread ----------------------------------------------------------
 
   private async threadMessages(person: Person, record: ThreadRecord): Promise<MastraDBMessage[]> {
@@ -342,14 +463,12 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     return out;
   }
 
-  private async rewrite(person: Person, record: ThreadRecord, messages: MastraDBMessage[]): Promise<void> {
-    await person.client.threads.messages.clear(record.serviceThreadId);
-    const sorted = [...messages].sort((a, b) => time(a.createdAt) - time(b.createdAt));
-    for (let start = 0; start < sorted.length; start += 100) {
+  private async append(person: Person, record: ThreadRecord, messages: MastraDBMessage[]): Promise<void> {
+    for (let start = 0; start < messages.length; start += 100) {
       await this.saveChecked(
         person,
         record.serviceThreadId,
-        sorted.slice(start, start + 100).map((message) => ({
+        messages.slice(start, start + 100).map((message) => ({
           role: serviceRole(message.role),
           content: textOf(message),
           item: toStored(message) as unknown as Record<string, unknown>,
@@ -358,8 +477,14 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     }
   }
 
-  private async touch(person: Person, state: IndexState, record: ThreadRecord): Promise<void> {
-    await this.append(person, [{ kind: "thread-patch", id: record.id, updatedAt: new Date().toISOString() }], state);
+  private async rewrite(person: Person, record: ThreadRecord, messages: MastraDBMessage[]): Promise<void> {
+    await person.client.threads.messages.clear(record.serviceThreadId);
+    await this.append(person, record, [...messages].sort((a, b) => time(a.createdAt) - time(b.createdAt)));
+  }
+
+  /** A thread whose messages changed is updated now (Mastra lists threads by `updatedAt`). */
+  private async touch(person: Person, record: ThreadRecord): Promise<void> {
+    await this.change(person, record.id, () => ({ updatedAt: new Date().toISOString() }));
   }
 
   // ---- the service side ----------------------------------------------------------------
@@ -383,10 +508,24 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
 
   // ---- MemoryStorage -------------------------------------------------------------------
 
+  /**
+   * Deletes every Mastra thread and resource record of the agent's threads in the people this
+   * adapter reaches: the token's person, or (with `actAsResource`) the resources seen here.
+   */
   override async dangerouslyClearAll(): Promise<void> {
-    throw new UnsupportedByService(
-      "dangerouslyClearAll: the service has no route to delete threads; delete them with deleteThread, or erase the person",
-    );
+    for (const person of await this.candidates()) {
+      const { threads, resources } = await this.scan(person);
+      for (const serviceThreadId of [...threads, ...resources].map((record) => record.serviceThreadId)) {
+        try {
+          await person.client.threads.delete(serviceThreadId);
+        } catch (error) {
+          if (!isNotFound(error)) throw error;
+        }
+      }
+    }
+    this.threadIds.clear();
+    this.resourceThreadIds.clear();
+    this.resourceOfThread.clear();
   }
 
   override async getThreadById({
@@ -402,30 +541,40 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
 
   override async saveThread({ thread }: { thread: StorageThreadType }): Promise<StorageThreadType> {
     const person = this.person(thread.resourceId);
-    const state = await this.readIndex(person);
-    const existing = state.threads.get(thread.id);
-    if (existing && !existing.deleted && existing.resourceId !== thread.resourceId) {
-      throw new Error(`thread ${thread.id} belongs to another resource`);
-    }
-    const live = existing && !existing.deleted ? existing : undefined;
-    // A deleted thread's service thread is empty (cleared): a thread saved again under its id reuses it.
-    const serviceThreadId =
-      existing?.serviceThreadId ?? (await person.client.threads.create({ agentId: this.agentId })).id;
-    const record: ThreadRecord = {
-      kind: "thread",
-      id: thread.id,
-      serviceThreadId,
-      resourceId: thread.resourceId,
-      // Saving a thread that exists (Mastra's upsert) keeps its creation time, and the title
-      // and metadata the new one leaves out.
-      createdAt: live?.createdAt ?? (thread.createdAt ? new Date(thread.createdAt) : new Date()).toISOString(),
-      updatedAt: (thread.updatedAt ? new Date(thread.updatedAt) : new Date()).toISOString(),
-    };
-    const title = thread.title ?? live?.title;
-    const metadata = thread.metadata ?? live?.metadata;
-    if (title !== undefined) record.title = title;
-    if (metadata !== undefined) record.metadata = metadata;
-    await this.append(person, [record], state);
+    const record = await this.serialized(`thread\u0000${AgentMemoryMemoryStorage.key(person, thread.id)}`, async () => {
+      const existing = await this.findThread(person, thread.id);
+      if (existing && existing.resourceId !== thread.resourceId) {
+        throw new Error(`thread ${thread.id} belongs to another resource`);
+      }
+      const updatedAt = iso(thread.updatedAt);
+      if (existing) {
+        // Saving a thread that exists (Mastra's upsert) keeps its creation time, and the
+        // title and metadata the new one leaves out.
+        const change: ThreadChange = { updatedAt };
+        if (thread.title !== undefined) change.title = thread.title;
+        if (thread.metadata !== undefined) change.metadata = thread.metadata;
+        return this.patch(person, existing, change);
+      }
+      const split = thread.title === undefined ? {} : splitTitle(thread.title);
+      const created = await person.client.threads.create({
+        agentId: this.agentId,
+        ...(split.service === undefined ? {} : { title: split.service }),
+        metadata: threadSideOf(
+          {
+            id: thread.id,
+            resourceId: thread.resourceId,
+            createdAt: iso(thread.createdAt),
+            updatedAt,
+            ...(thread.metadata === undefined ? {} : { metadata: thread.metadata }),
+          },
+          split.side,
+        ),
+      });
+      const made = threadRecordOf(created);
+      if (!made) throw new Error(`thread ${thread.id}: the service answered without its metadata`);
+      this.threadIds.set(AgentMemoryMemoryStorage.key(person, thread.id), created.id);
+      return made;
+    });
     this.resourceOfThread.set(thread.id, thread.resourceId);
     return threadOf(record);
   }
@@ -439,23 +588,31 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     title?: string;
     metadata?: Record<string, unknown>;
   }): Promise<StorageThreadType> {
-    const { person, state, record } = await this.require(id);
-    const patch: ThreadPatch = { kind: "thread-patch", id, updatedAt: new Date().toISOString() };
-    if (title !== undefined) patch.title = title;
-    // As Mastra's own stores do: the metadata given is merged over what the thread holds.
-    if (metadata !== undefined) patch.metadata = { ...(record.metadata ?? {}), ...metadata };
-    await this.append(person, [patch], state);
-    const { kind: _kind, ...fields } = patch;
-    return threadOf({ ...record, ...fields });
+    const { person } = await this.require(id);
+    const record = await this.change(person, id, (current) => {
+      const change: ThreadChange = { updatedAt: new Date().toISOString() };
+      if (title !== undefined) change.title = title;
+      // As Mastra's own stores do: the metadata given is merged over what the thread holds.
+      if (metadata !== undefined) change.metadata = { ...(current.metadata ?? {}), ...metadata };
+      return change;
+    });
+    if (!record) throw new Error(`thread ${id} not found`);
+    return threadOf(record);
   }
 
   override async deleteThread({ threadId }: { threadId: string }): Promise<void> {
     const found = await this.locate(threadId);
     if (!found) return;
-    const { person, state, record } = found;
-    // The service has no thread deletion: its messages are cleared and the index forgets it.
-    await person.client.threads.messages.clear(record.serviceThreadId);
-    await this.append(person, [{ kind: "thread-patch", id: threadId, deleted: true, updatedAt: new Date().toISOString() }], state);
+    const { person, record } = found;
+    await this.serialized(`thread\u0000${AgentMemoryMemoryStorage.key(person, threadId)}`, async () => {
+      try {
+        // The service deletes the thread with its messages, working memory and recall vectors.
+        await person.client.threads.delete(record.serviceThreadId);
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    });
+    this.threadIds.delete(AgentMemoryMemoryStorage.key(person, threadId));
     this.resourceOfThread.delete(threadId);
   }
 
@@ -463,10 +620,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     const resourceId = args.filter?.resourceId;
     const people = this.actAsResource ? (resourceId !== undefined ? [this.person(resourceId)] : await this.candidates()) : [this.person(undefined)];
     let threads: ThreadRecord[] = [];
-    for (const person of people) {
-      const state = await this.readIndex(person);
-      threads.push(...[...state.threads.values()].filter((record) => !record.deleted));
-    }
+    for (const person of people) threads.push(...(await this.scan(person)).threads);
     if (resourceId !== undefined) threads = threads.filter((record) => record.resourceId === resourceId);
     const wanted = args.filter?.metadata;
     if (wanted) {
@@ -511,10 +665,9 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
 
   override async listMessagesByResourceId(args: StorageListMessagesByResourceIdInput): Promise<StorageListMessagesOutput> {
     const person = this.person(args.resourceId);
-    const state = await this.readIndex(person);
     const messages: MastraDBMessage[] = [];
-    for (const record of state.threads.values()) {
-      if (record.deleted || record.resourceId !== args.resourceId) continue;
+    for (const record of (await this.scan(person)).threads) {
+      if (record.resourceId !== args.resourceId) continue;
       this.resourceOfThread.set(record.id, record.resourceId);
       messages.push(...(await this.threadMessages(person, record)));
     }
@@ -603,9 +756,8 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
       }
     }
     for (const person of await this.candidates()) {
-      const state = await this.readIndex(person);
-      for (const record of state.threads.values()) {
-        if (record.deleted || record.id === threadId) continue;
+      for (const record of (await this.scan(person)).threads) {
+        if (record.id === threadId) continue;
         const messages = await this.threadMessages(person, record);
         if (messages.some((message) => message.id === id)) return { person, record, messages };
       }
@@ -620,9 +772,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     // The service has no lookup by message id: the threads of every person this adapter
     // knows are read until all are found.
     for (const person of await this.candidates()) {
-      const state = await this.readIndex(person);
-      for (const record of state.threads.values()) {
-        if (record.deleted) continue;
+      for (const record of (await this.scan(person)).threads) {
         for (const message of await this.threadMessages(person, record)) {
           if (wanted.has(message.id)) {
             out.push(message);
@@ -649,7 +799,7 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
       const resourceId = batch.find((message) => message.resourceId)?.resourceId;
       const found = await this.locate(threadId, this.actAsResource ? resourceId : undefined);
       if (!found) throw new Error(`thread ${threadId} not found`);
-      const { person, state, record } = found;
+      const { person, record } = found;
       const existing = await this.threadMessages(person, record);
       const known = new Set(existing.map((message) => message.id));
       const stamped = batch.map((message) => ({ ...message, threadId: record.id, resourceId: record.resourceId }));
@@ -660,19 +810,9 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
         for (const message of stamped) if (!known.has(message.id)) merged.push(message);
         await this.rewrite(person, record, merged);
       } else {
-        for (let start = 0; start < stamped.length; start += 100) {
-          await this.saveChecked(
-            person,
-            record.serviceThreadId,
-            stamped.slice(start, start + 100).map((message) => ({
-              role: serviceRole(message.role),
-              content: textOf(message),
-              item: toStored(message) as unknown as Record<string, unknown>,
-            })),
-          );
-        }
+        await this.append(person, record, stamped);
       }
-      await this.touch(person, state, record);
+      await this.touch(person, record);
     }
     return { messages };
   }
@@ -718,9 +858,8 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     const pending = new Set(messageIds);
     for (const person of await this.candidates()) {
       if (pending.size === 0) break;
-      const state = await this.readIndex(person);
-      for (const record of state.threads.values()) {
-        if (record.deleted || pending.size === 0) continue;
+      for (const record of (await this.scan(person)).threads) {
+        if (pending.size === 0) break;
         const messages = await this.threadMessages(person, record);
         if (!messages.some((message) => pending.has(message.id))) continue;
         for (const message of messages) pending.delete(message.id);
@@ -786,24 +925,40 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     );
   }
 
+  // ---- resources: one message-less service thread each, the record in its metadata ------
+
   override async getResourceById({ resourceId }: { resourceId: string }): Promise<StorageResourceType | null> {
-    const state = await this.readIndex(this.person(resourceId));
-    const record = state.resources.get(resourceId);
+    const record = await this.findResource(this.person(resourceId), resourceId);
     return record ? resourceOf(record) : null;
   }
 
+  /** Write a resource's record: a PATCH of its thread, or a new thread for a new resource. */
+  private writeResource(
+    person: Person,
+    resourceId: string,
+    make: (current: ResourceRecord | null) => ResourceSide,
+  ): Promise<ResourceSide> {
+    return this.serialized(`resource\u0000${AgentMemoryMemoryStorage.key(person, resourceId)}`, async () => {
+      const current = await this.findResource(person, resourceId);
+      const record = make(current);
+      const metadata = resourceSideOf(record);
+      if (current) {
+        await person.client.threads.update(current.serviceThreadId, { metadata });
+      } else {
+        const created = await person.client.threads.create({ agentId: this.agentId, title: RESOURCE_TITLE, metadata });
+        this.resourceThreadIds.set(AgentMemoryMemoryStorage.key(person, resourceId), created.id);
+      }
+      return record;
+    });
+  }
+
   override async saveResource({ resource }: { resource: StorageResourceType }): Promise<StorageResourceType> {
-    const person = this.person(resource.id);
-    const state = await this.readIndex(person);
-    const record: ResourceRecord = {
-      kind: "resource",
-      id: resource.id,
-      createdAt: new Date(resource.createdAt ?? Date.now()).toISOString(),
-      updatedAt: new Date(resource.updatedAt ?? Date.now()).toISOString(),
-    };
-    if (resource.workingMemory !== undefined) record.workingMemory = resource.workingMemory;
-    if (resource.metadata !== undefined) record.metadata = resource.metadata;
-    await this.append(person, [record], state);
+    const record = await this.writeResource(this.person(resource.id), resource.id, () => {
+      const side: ResourceSide = { id: resource.id, createdAt: iso(resource.createdAt), updatedAt: iso(resource.updatedAt) };
+      if (resource.workingMemory !== undefined) side.workingMemory = resource.workingMemory;
+      if (resource.metadata !== undefined) side.metadata = resource.metadata;
+      return side;
+    });
     return resourceOf(record);
   }
 
@@ -816,13 +971,16 @@ export class AgentMemoryMemoryStorage extends MemoryStorage {
     workingMemory?: string;
     metadata?: Record<string, unknown>;
   }): Promise<StorageResourceType> {
-    const person = this.person(resourceId);
-    const state = await this.readIndex(person);
-    const now = new Date().toISOString();
-    const record: ResourceRecord = { ...(state.resources.get(resourceId) ?? { kind: "resource", id: resourceId, createdAt: now }), updatedAt: now };
-    if (workingMemory !== undefined) record.workingMemory = workingMemory;
-    if (metadata !== undefined) record.metadata = { ...(record.metadata ?? {}), ...metadata };
-    await this.append(person, [record], state);
+    const record = await this.writeResource(this.person(resourceId), resourceId, (current) => {
+      const now = new Date().toISOString();
+      const side: ResourceSide = current
+        ? { id: current.id, createdAt: current.createdAt, updatedAt: now }
+        : { id: resourceId, createdAt: now, updatedAt: now };
+      const kept = workingMemory ?? current?.workingMemory;
+      if (kept !== undefined) side.workingMemory = kept;
+      if (metadata !== undefined || current?.metadata !== undefined) side.metadata = { ...(current?.metadata ?? {}), ...(metadata ?? {}) };
+      return side;
+    });
     return resourceOf(record);
   }
 }

@@ -218,29 +218,51 @@ describe("memory domain on the service (one person's token)", () => {
     assert.equal(messages.messages.length, 4);
   });
 
-  test("the index is rewritten folded when it grows", async () => {
-    const agent = (await client.agents.create({ name: "compaction" })).id;
-    const small = new AgentMemoryStore({ client, agentId: agent, indexCompactAt: 6 }).memory;
-    await small.saveThread({ thread: thread("c-1", "res-c", "one", { k: 0 }) });
-    await small.saveThread({ thread: thread("c-2", "res-c", "two") });
-    for (let k = 1; k <= 8; k++) await small.updateThread({ id: "c-1", metadata: { k } });
-    await small.updateResource({ resourceId: "res-c", workingMemory: "wm" });
-    await small.deleteThread({ threadId: "c-2" });
-    const fresh = new AgentMemoryStore({ client, agentId: agent }).memory;
-    const got = await fresh.getThreadById({ threadId: "c-1" });
-    assert.equal(got?.title, "one");
-    assert.deepEqual(got?.metadata, { k: 8 });
-    assert.equal(await fresh.getThreadById({ threadId: "c-2" }), null);
-    assert.equal((await fresh.getResourceById({ resourceId: "res-c" }))?.workingMemory, "wm");
-    // The service holds the index and the two threads; the index is short.
-    const threads: Thread[] = [];
-    for await (const t of client.threads.iterate({ agentId: agent })) threads.push(t);
-    assert.equal(threads.length, 3);
-    const lists = await Promise.all(threads.map((t) => client.threads.messages.list(t.id)));
-    const isIndex = (m: Record<string, unknown>) => (m["item"] as Record<string, unknown> | undefined)?.["agentMemoryMastra"] === "index";
-    const indexes = lists.filter((list) => list.length > 0 && list.every(isIndex));
-    assert.equal(indexes.length, 1);
-    assert.ok(indexes[0]!.length < 6, `index of ${indexes[0]!.length} records`);
+  test("each Mastra thread is one service thread: renamed and deleted in the service itself", async () => {
+    const agent = (await client.agents.create({ name: "one-to-one" })).id;
+    const mine = new AgentMemoryStore({ client, agentId: agent }).memory;
+    const other = new AgentMemoryStore({ client, agentId: agent }).memory;
+    await mine.saveThread({ thread: thread("s-1", "res-s", "Planning", { topic: "trip" }) });
+    await mine.saveThread({ thread: thread("s-2", "res-s", "Doomed") });
+    await mine.saveMessages({ messages: [message("s-m", "s-2", "res-s", "to be deleted")] });
+    const side = await mine.serviceThread({ threadId: "s-2" });
+    assert.ok(side);
+
+    // Another process renames s-1 and deletes s-2; this one (which knows their service ids) sees both.
+    await other.updateThread({ id: "s-1", title: "Trip to Lisbon", metadata: { day: 2 } });
+    await other.deleteThread({ threadId: "s-2" });
+    assert.equal((await mine.getThreadById({ threadId: "s-1" }))?.title, "Trip to Lisbon");
+    assert.equal(await mine.getThreadById({ threadId: "s-2" }), null);
+
+    // The service's own list shows the title, with Mastra's id and metadata in the thread's metadata.
+    const listed: Thread[] = [];
+    for await (const t of client.threads.iterate({ agentId: agent })) listed.push(t);
+    assert.equal(listed.length, 1, "no other service thread: no index");
+    assert.equal(listed[0]!.title, "Trip to Lisbon");
+    assert.deepEqual((listed[0]!.metadata as { mastra: { id: string; metadata: unknown } }).mastra.id, "s-1");
+    assert.deepEqual((listed[0]!.metadata as { mastra: { metadata: unknown } }).mastra.metadata, { topic: "trip", day: 2 });
+    // The deleted thread is gone from the service, its messages with it.
+    await assert.rejects(client.threads.get(side.serviceThreadId), { status: 404 });
+    await assert.rejects(client.threads.messages.list(side.serviceThreadId), { status: 404 });
+
+    // A title the service cannot hold (empty, or over 500 characters) is kept whole for Mastra.
+    const long = "x".repeat(600);
+    await mine.updateThread({ id: "s-1", title: long });
+    assert.equal((await other.getThreadById({ threadId: "s-1" }))?.title, long);
+    assert.equal((await client.threads.get(listed[0]!.id)).title, "x".repeat(500));
+
+    // A resource's record is one more thread of the person, apart from Mastra's threads.
+    await mine.updateResource({ resourceId: "res-s", workingMemory: "# Notes", metadata: { plan: "pro" } });
+    assert.deepEqual((await mine.listThreads({ filter: { resourceId: "res-s" } })).threads.map((t) => t.id), ["s-1"]);
+    assert.equal((await other.getResourceById({ resourceId: "res-s" }))?.workingMemory, "# Notes");
+
+    // Clearing everything deletes this adapter's threads and records in the service.
+    await mine.dangerouslyClearAll();
+    const left: Thread[] = [];
+    for await (const t of client.threads.iterate({ agentId: agent })) left.push(t);
+    assert.deepEqual(left, []);
+    assert.equal(await other.getThreadById({ threadId: "s-1" }), null);
+    assert.equal(await other.getResourceById({ resourceId: "res-s" }), null);
   });
 
   test("resources' working memory and metadata", async () => {
@@ -248,6 +270,15 @@ describe("memory domain on the service (one person's token)", () => {
     await store.updateResource({ resourceId: "res-a", workingMemory: "# User\n- name: Ana" });
     const resource = await store.getResourceById({ resourceId: "res-a" });
     assert.equal(resource?.workingMemory, "# User\n- name: Ana");
+    await store.updateResource({ resourceId: "res-a", metadata: { plan: "pro" } });
+    // Another process reads the same record: working memory kept, metadata merged in.
+    const again = await new AgentMemoryStore({ client, agentId }).memory.getResourceById({ resourceId: "res-a" });
+    assert.equal(again?.workingMemory, "# User\n- name: Ana");
+    assert.deepEqual(again?.metadata, { plan: "pro" });
+    await store.saveResource({ resource: { id: "res-a", workingMemory: "replaced", createdAt: new Date(), updatedAt: new Date() } });
+    const saved = await store.getResourceById({ resourceId: "res-a" });
+    assert.equal(saved?.workingMemory, "replaced");
+    assert.equal(saved?.metadata, undefined);
   });
 });
 
