@@ -64,6 +64,38 @@ export class Admin extends Group {
   async revokeToken(tokenPrefix: string): Promise<void> {
     await this.http.call("delete", "/v1/admin/tokens/{tokenPrefix}", { path: { tokenPrefix } });
   }
+
+  /** One page of every organization, in id order (ids, names, people; no content). */
+  async listOrganizations(
+    query: t.Query<"/v1/admin/organizations", "get"> = {},
+  ): Promise<t.OrganizationList> {
+    return this.http.call("get", "/v1/admin/organizations", { query });
+  }
+
+  /** Every organization, across pages (`next` until null). */
+  async *iterateOrganizations({
+    pageSize = 100,
+  }: PageOptions = {}): AsyncGenerator<t.ListedOrganization, void, undefined> {
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.listOrganizations({ limit: pageSize, after });
+      yield* page.organizations;
+      if (!page.next) return;
+      after = page.next;
+    }
+  }
+
+  /**
+   * The organization and everything in it: what this call removed, by kind. A call cut short
+   * is finished by the next (so it is retried like a GET); once it is gone, `NotFound`.
+   */
+  async deleteOrganization(orgId: string): Promise<Record<string, number>> {
+    const answer = await this.http.call("delete", "/v1/admin/organizations/{orgId}", {
+      path: { orgId },
+      idempotent: true,
+    });
+    return answer.deleted;
+  }
 }
 
 /** An organization's service keys: its backend acting for its people (`Act-As`). */
@@ -120,6 +152,15 @@ export class OrganizationPeople extends Group {
     const answer = await this.http.call("post", "/v1/organizations/{orgId}/users", {
       path: { orgId },
       body,
+    });
+    return answer.user;
+  }
+
+  /** The person's name (an org admin, the admin token, or the organization's key). */
+  async rename(orgId: string, userId: string, name: string): Promise<t.OrganizationUser> {
+    const answer = await this.http.call("patch", "/v1/organizations/{orgId}/users/{userId}", {
+      path: { orgId, userId },
+      body: { name },
     });
     return answer.user;
   }

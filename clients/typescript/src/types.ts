@@ -101,6 +101,10 @@ export type ServiceKey = Schemas["ServiceKeyOut"];
 export type CreatedServiceKey = Schemas["CreatedServiceKey"];
 export type OrganizationUser = Schemas["UserOut"];
 export type OrganizationUsers = Schemas["OrgUsers"];
+export type ListedOrganization = Schemas["OrganizationOut"];
+export type OrganizationList = Schemas["Organizations"];
+export type DeletedOrganization = Schemas["DeletedOrganization"];
+export type RenameUser = Schemas["RenameUser"];
 export type Health = Answer<"/healthz", "get">;
 
 // Bodies the service takes.
