@@ -1,8 +1,10 @@
 """Semantic recall indexes a thread in batches: once its unindexed messages reach
 the batch (`lastMessages`: the messages its own context shows anyway), in one PutVectors;
 an idle thread's tail is indexed by the schedule's tick; a failed put leaves the read
-position for the next run. Over HTTP, the learning workflow run inline, the real local
-embedder. With the observer on (its own batch and runs): tests/api/test_thread_background.py."""
+position for the next run. Meanwhile the next turn ranks the unindexed tail itself: what
+was just said is recalled from another thread at once (ADR 0084). Over HTTP, the learning
+workflow run inline, the real local embedder. With the observer on (its own batch and
+runs): tests/api/test_thread_background.py."""
 
 from __future__ import annotations
 
@@ -88,9 +90,10 @@ def test_a_batch_is_indexed_in_one_put_once_reached(observed: Observed, puts: Pu
     recall_on(observed, last=4, observer=False)
     thread = observed.world.thread()
     save(observed, thread, SISTER)
-    # Below the batch: this thread shows these messages verbatim; nothing is put yet.
+    # Below the batch: this thread shows these messages verbatim; nothing is put yet, and
+    # another thread of the user recalls it from the unindexed tail.
     assert puts.of(thread) == []
-    assert SISTER not in recalled(observed, observed.world.thread(), "Where does my sister live?")
+    assert SISTER in recalled(observed, observed.world.thread(), "Where does my sister live?")
     save(observed, thread, CAT)
     # The batch of four is one put, and another thread of the user recalls from it.
     assert puts.of(thread) == [4]
@@ -108,7 +111,9 @@ def test_an_idle_threads_tail_is_indexed_by_the_tick(
     thread = observed.world.thread()
     save(observed, thread, SISTER)
     other = observed.world.thread()
-    assert SISTER not in recalled(observed, other, "Where does my sister live?")
+    # Recalled at once from the tail, though not indexed until the thread idles.
+    assert SISTER in recalled(observed, other, "Where does my sister live?")
+    assert puts.of(thread) == []
     # Not idle yet: the tick leaves the thread alone.
     tick({})
     assert recall_runs(observed, thread) == []
@@ -172,7 +177,8 @@ def test_a_failed_put_leaves_the_messages_to_the_next_run(
     thread = observed.world.thread()
     save(observed, thread, SISTER)
     other = observed.world.thread()
-    assert SISTER not in recalled(observed, other, "Where does my sister live?")
+    # The put failed; the turn still ranks the unindexed messages itself.
+    assert SISTER in recalled(observed, other, "Where does my sister live?")
     # The next batch's run reads from the position the failed run left: both turns.
     save(observed, thread, CAT, answer="Miso is a lovely name.")
     assert SISTER in recalled(observed, other, "Where does my sister live?")
@@ -208,3 +214,45 @@ def test_make_runs_tick_indexes_an_idle_threads_tail(tmp_path: Any) -> None:
             found = [m["content"] for g in answer.json()["recalled"] for m in g["messages"]]
             time.sleep(0.05)
         assert SISTER in found
+
+
+def test_a_tail_is_recalled_by_its_user_only_and_under_scope_thread_by_its_thread_only(
+    observed: Observed,
+) -> None:
+    recall_on(observed, last=10, observer=False)
+    world = observed.world
+    theirs = world.thread(world.member)
+    saved = world.save(theirs, user(SISTER), assistant("Noted."), user=world.member)
+    assert saved.status_code == 200, saved.text
+    mine = world.thread()
+    assert SISTER not in recalled(observed, mine, "Where does my sister live?")
+    world.activate(
+        {"lastMessages": 10, "semanticRecall": {"topK": 1, "messageRange": 0, "scope": "thread"}}
+    )
+    save(observed, world.thread(), CAT)
+    assert recalled(observed, mine, "What is my cat called?") == []
+
+
+def test_a_tail_row_goes_once_indexed_or_once_its_thread_is_deleted(
+    observed: Observed, stack: Any
+) -> None:
+    from agent_memory.persistence.recall_pending import RecallTails
+
+    recall_on(observed, last=4, observer=False)
+    world = observed.world
+    owner = world.owner
+    tails = RecallTails(stack.adapters.store)
+
+    def rows() -> list[str]:
+        return [t.thread_id for t in tails.of_user(owner.org_id, owner.id, world.agent)]
+
+    indexed, gone = world.thread(), world.thread()
+    save(observed, indexed, SISTER)
+    save(observed, gone, RAMEN)
+    assert sorted(rows()) == sorted([indexed, gone])
+    save(observed, indexed, CAT)  # closes the batch of four: indexed
+    answer = world.api.client.delete(f"/v1/threads/{gone}", headers=owner.headers)
+    assert answer.status_code in (200, 204), answer.text
+    # The next turn reads both rows, finds one indexed and one thread gone, and deletes them.
+    assert SISTER in recalled(observed, world.thread(), "Where does my sister live?")
+    assert rows() == []

@@ -81,9 +81,10 @@ def test_a_turn_with_the_observer_and_recall_is_one_execution(
     assert started(past) == ["thread-observe"]
     assert runs(observed, past) == [("thread-observe", "succeeded")]
     assert observed.script.tasks() == ["observation"]
-    # Below recall's batch: the thread's context shows them verbatim; not indexed yet.
+    # Below recall's batch: not indexed yet, but another thread's turn ranks the
+    # unindexed tail itself (ADR 0084).
     other = observed.world.thread()
-    assert ORDER["content"] not in recalled(observed, other, "order 4471")
+    assert ORDER["content"] in recalled(observed, other, "order 4471")
     # Observed out of the raw window: the next save's one execution indexes them.
     observed_out(observed, past)
     assert observed.world.save(past, *turn(2)).status_code == 200

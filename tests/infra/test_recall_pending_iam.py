@@ -37,3 +37,11 @@ def test_the_tick_still_reads_no_thread(template: dict[str, Any]) -> None:
     tick = policy(template, "BudgetTickFunction")
     assert not tick.allows(item("GetItem", "THREAD#th_1"))
     assert not tick.allows(item("Query", "THREAD#th_1"))
+
+
+@pytest.mark.parametrize("action", ["PutItem", "Query", "DeleteItem"])
+def test_the_api_puts_reads_and_deletes_the_users_tail_rows(
+    template: dict[str, Any], action: str
+) -> None:
+    # The save puts the row in the user's partition; the turn's recall reads and deletes it.
+    assert policy(template, "ApiThreadsFunction").allows(item(action, "RESOURCE#org_1#usr_1"))

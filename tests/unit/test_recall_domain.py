@@ -128,3 +128,16 @@ def test_the_local_model_embeds_meaning() -> None:
     assert cosine(food, bread) == pytest.approx(0.7553, abs=2e-3)
     assert cosine(food, violin) < 0.1
     assert math.isclose(cosine(food, food), 1.0, abs_tol=1e-5)
+
+
+def test_a_tail_is_its_newest_unindexed_messages_within_the_room() -> None:
+    assert rules.tail_span(10, 14, 16) == (10, 14)
+    assert rules.tail_span(0, 40, 16) == (24, 40)
+    assert rules.tail_span(14, 14, 16) == (14, 14)
+    assert rules.tail_span(3, 9, 0) == (9, 9)
+
+
+def test_tail_hits_score_by_cosine_beside_the_indexes_hits() -> None:
+    hits = rules.tail_hits([1.0, 0.0], [("t", 4, [0.6, 0.8]), ("u", 2, [1.0, 0.0])])
+    assert [(h.thread_id, h.seq) for h in hits] == [("t", 4), ("u", 2)]
+    assert [h.score for h in hits] == pytest.approx([0.6, 1.0])

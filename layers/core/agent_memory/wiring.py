@@ -196,6 +196,7 @@ class Wiring:
     def recall(self) -> RecallService:
         """Semantic recall over the deployment's embedder and vector index."""
         from agent_memory.adapters.choice import embedder, vector_index
+        from agent_memory.persistence.recall_pending import RecallTails
         from agent_memory.service.recall import RecallService
 
         adapters = self.adapters
@@ -203,7 +204,9 @@ class Wiring:
             adapters.embedder = embedder(self.settings)
         if adapters.vectors is None:
             adapters.vectors = vector_index(self.settings, adapters.embedder, adapters.vectors_file)
-        return RecallService(self.thread_repo, adapters.embedder, adapters.vectors)
+        # The user's unindexed tails ranked on the turn (ADR 0084).
+        tails = RecallTails(self.store)
+        return RecallService(self.thread_repo, adapters.embedder, adapters.vectors, tails)
 
     @cached_property
     def observer(self) -> Observer:

@@ -298,3 +298,29 @@ def hybrid(
         for h, s in zip(hits, lexical, strict=True)
     ]
     return sorted(fused, key=lambda h: -h.score)
+
+
+# A turn ranks itself the newest messages saved and not indexed yet (the index takes them in
+# batches, ADR 0074): at most TAIL_MESSAGES, from the TAIL_THREADS threads saved last. The
+# batch is what a thread's own context shows verbatim, so this many cover another thread's
+# unindexed tail at the defaults, and embedding them stays within the turn's budget.
+TAIL_MESSAGES = 16
+TAIL_THREADS = 4
+
+
+def tail_span(position: int, upto: int, room: int) -> tuple[int, int]:
+    """The positions `[first, end)` of a thread's newest messages not indexed (those from
+    `position` below `upto`), `room` at most; empty when there is none or no room."""
+    end = max(position, upto)
+    return max(position, end - max(0, room)), end
+
+
+def tail_hits(
+    query: Sequence[float], tail: Sequence[tuple[str, int, Sequence[float]]]
+) -> list[Hit]:
+    """The cosine of each unindexed message's vector (unit length, as the index's are) to
+    the query's: hits ranked beside the index's own."""
+    return [
+        Hit(thread_id, seq, sum(a * b for a, b in zip(query, vector, strict=True)))
+        for thread_id, seq, vector in tail
+    ]

@@ -6,6 +6,13 @@ message count after its last save), `at`, and `indexed` once a run indexed throu
 Every save with recall on puts the row whole before its transaction; a run sets `indexed`
 and the flush deletes a done row, both conditional on `upto` (a later save wins). Ids and
 counts only, under `LEARN#` so that the schedule's function may read and delete them.
+
+`RESOURCE#<orgId>#<userId>` / `RECALL-TAIL#<agentId>#<threadId>` (`RecallTails`): the same
+save's count in the user's own partition, so that the next turn's recall finds, in one
+Query, the user's threads whose newest messages may not be indexed yet and ranks them
+itself (service/recall.py). The turn that reads a row whose messages are all indexed (or
+whose thread is gone) deletes it, conditional on `upto`; erasing the person deletes the
+partition.
 """
 
 from __future__ import annotations
@@ -17,8 +24,13 @@ from dataclasses import dataclass
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.threads import Thread
-from agent_memory.persistence.keys import OBSERVER_HEAD, RECALL_PENDING_PREFIX, thread_pk
-from agent_memory.ports import AtMost, Delete, Equals, Put, Store, Update
+from agent_memory.persistence.keys import (
+    OBSERVER_HEAD,
+    RECALL_PENDING_PREFIX,
+    resource_pk,
+    thread_pk,
+)
+from agent_memory.ports import AtMost, Delete, Equals, KeyRange, Put, Store, Update
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +138,71 @@ class PendingRecalls:
                         pending_pk(row.thread_id),
                         row.thread_id,
                         condition=Equals("upto", row.upto, name=PENDING_MOVED),
+                    )
+                ]
+            )
+
+
+TAIL_PREFIX = "RECALL-TAIL#"
+# A user's tail rows read per turn: rows are deleted once indexed, so few are left at once.
+TAIL_ROWS = 100
+
+
+def tail_sk(agent_id: str, thread_id: str) -> str:
+    return f"{TAIL_PREFIX}{agent_id}#{thread_id}"
+
+
+@dataclass(frozen=True)
+class Tail:
+    """A thread of the user whose messages below `upto` were saved, at `at` (ms)."""
+
+    thread_id: str
+    upto: int
+    at: int
+
+
+class RecallTails:
+    """The user's threads whose newest messages the index may not hold yet."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def saved(self, thread: Thread, upto: int, now_ms: int) -> None:
+        """Put the row of a save of `thread` that will leave `upto` messages. Raises
+        Unavailable when the table is."""
+        row = Put(
+            {
+                "pk": resource_pk(thread.org_id, thread.resource_id),
+                "sk": tail_sk(thread.agent_id, thread.id),
+                "type": "recall-tail",
+                "threadId": thread.id,
+                "upto": upto,
+                "at": now_ms,
+            }
+        )
+        self._store.write([row])
+
+    def of_user(self, org_id: str, user_id: str, agent_id: str) -> list[Tail]:
+        """The user's rows with the agent, the most recently saved first (one Query)."""
+        page = self._store.query(
+            resource_pk(org_id, user_id),
+            KeyRange(prefix=tail_sk(agent_id, "")),
+            limit=TAIL_ROWS,
+        )
+        tails = [
+            Tail(str(row["threadId"]), int(row["upto"]), int(row["at"])) for row in page.records
+        ]
+        return sorted(tails, key=lambda t: -t.at)
+
+    def forget(self, org_id: str, user_id: str, agent_id: str, tail: Tail) -> None:
+        """Delete a row found indexed (or of a gone thread), unless a save moved it since."""
+        with contextlib.suppress(WriteConflict, Unavailable):
+            self._store.write(
+                [
+                    Delete(
+                        resource_pk(org_id, user_id),
+                        tail_sk(agent_id, tail.thread_id),
+                        condition=Equals("upto", tail.upto, name=PENDING_MOVED),
                     )
                 ]
             )

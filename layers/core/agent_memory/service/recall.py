@@ -1,13 +1,17 @@
 """Semantic recall: the past messages closest in meaning to a turn's new message, with the
-messages around them. The index holds embeddings and ids only; messages are embedded in
-the background, never on the request path.
+messages around them. The index holds embeddings and ids only; messages are indexed in the
+background in batches (ADR 0074). The newest messages saved and not indexed yet (the user's
+threads' tails, `RecallTails`) are embedded on the turn, a few at most, and ranked beside
+the index's hits, so what was just said is recallable at once (ADR 0084).
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +19,7 @@ from typing import Any
 from agent_memory.domain import recall as rules
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.threads import Message, RecalledWindow, Thread
+from agent_memory.persistence.recall_pending import RecallTails, Tail
 from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.ports.vectors import (
     MAX_DELETE_BATCH,
@@ -34,6 +39,11 @@ log = logging.getLogger(__name__)
 RECALL_KIND: PoolKind = "thread-recall"
 # Messages embedded per embedder call (the local model's batch, Bedrock's one text a call).
 EMBED_BATCH = 64
+# Vectors of unindexed messages a process keeps, so that consecutive turns embed each once.
+TAIL_CACHE = 2048
+# A tail row saved this long before the user's newest one is indexed by now (the idle flush
+# indexes a thread 5 to 20 minutes after its last save): deleted without a read.
+STALE_TAIL_MS = 60 * 60 * 1000
 
 
 @dataclass
@@ -45,6 +55,9 @@ class RecallTimings:
     read_ms: float = 0.0
     rerank_ms: float = 0.0
     texts_read: int = 0
+    # The user's messages not indexed yet, embedded on this turn (cached ones not counted).
+    tail_ms: float = 0.0
+    tail_embedded: int = 0
     windows: list[rules.Window] = field(default_factory=list)
 
 
@@ -53,10 +66,19 @@ def _ms_since(started: float) -> float:
 
 
 class RecallService:
-    def __init__(self, repo: ThreadRepository, embedder: Embedder, index: VectorIndex) -> None:
+    def __init__(
+        self,
+        repo: ThreadRepository,
+        embedder: Embedder,
+        index: VectorIndex,
+        tails: RecallTails | None = None,
+    ) -> None:
         self._repo = repo
         self.embedder = embedder
         self.index = index
+        self._tails = tails
+        self._tail_vectors: OrderedDict[str, Vector] = OrderedDict()
+        self._tail_lock = threading.Lock()
 
     def recall(
         self,
@@ -85,6 +107,7 @@ class RecallService:
         recent_from = seq - len(recent) if recent else None
         wanted = rules.candidates_wanted(settings, len(recent), MAX_TOP_K)
         hits = self._nearest(thread, vector, wanted, settings.scope, timings)
+        hits.extend(self._unindexed(thread, vector, settings.scope, recent_from, timings))
         ranked = self._reranked(thread, message, hits, recent_from, timings)
         # A hit inside a better hit's window would only repeat its messages.
         before, after = settings.before, settings.after
@@ -115,6 +138,99 @@ class RecallService:
             and hit.scope.owner == thread.resource_id
             and hit.scope.org == thread.org_id
         ]
+
+    def _unindexed(
+        self,
+        thread: Thread,
+        vector: Vector,
+        scope: str,
+        recent_from: int | None,
+        timings: RecallTimings,
+    ) -> list[rules.Hit]:
+        """The user's newest messages the index lacks yet, scored against the query: the
+        tails of the threads saved last (one Query of the user's tail rows, then a read
+        position and the messages of each), embedded here."""
+        if self._tails is None:
+            return []
+        started = time.perf_counter()
+        owner = (thread.org_id, thread.resource_id, thread.agent_id)
+        rows = self._tails.of_user(*owner)
+        newest = rows[0].at if rows else 0
+        for stale in [r for r in rows if newest - r.at > STALE_TAIL_MS]:
+            self._tails.forget(*owner, stale)
+        rows = [r for r in rows if newest - r.at <= STALE_TAIL_MS]
+        if scope == "thread":
+            rows = [r for r in rows if r.thread_id == thread.id]
+        texts: list[tuple[str, int, str]] = []
+        room = rules.TAIL_MESSAGES
+        for tail in rows[: rules.TAIL_THREADS]:
+            found = self._tail_texts(thread, tail, recent_from, room)
+            texts.extend(found)
+            room -= len(found)
+            if room <= 0:
+                break
+        if not texts:
+            timings.tail_ms = _ms_since(started)
+            return []
+        try:
+            vectors = self._tail_embedded([text for _, _, text in texts], timings)
+        except EmbeddingFailure as failure:
+            log.warning("unindexed messages not recalled: %s: %s", self.embedder.model, failure)
+            return []
+        timings.tail_ms = _ms_since(started)
+        return rules.tail_hits(
+            vector,
+            [(t, seq, v) for (t, seq, _), v in zip(texts, vectors, strict=True)],
+        )
+
+    def _tail_texts(
+        self, thread: Thread, tail: Tail, recent_from: int | None, room: int
+    ) -> list[tuple[str, int, str]]:
+        """A tail's messages not indexed, as their vectors will embed them; the row is
+        deleted once its messages are indexed or its thread is gone."""
+        owner = (thread.org_id, thread.resource_id, thread.agent_id)
+        position = self._repo.position(tail.thread_id, RECALL_KIND)
+        if position >= tail.upto:
+            self._tails_forget(owner, tail)
+            return []
+        upto = tail.upto
+        if tail.thread_id == thread.id and recent_from is not None:
+            upto = min(upto, recent_from)  # the context's last N are shown anyway
+        first, end = rules.tail_span(position, upto, room)
+        if first >= end:
+            return []
+        read = self._repo.numbered(
+            self._scoped(thread, tail.thread_id), max(0, first - 1), end, end - first + 1
+        )
+        if not read and self._repo.get(tail.thread_id) is None:
+            self._tails_forget(owner, tail)
+            return []
+        contents = {seq: m.content for seq, m in read}
+        return [
+            (tail.thread_id, seq, rules.embedding_input(contents.get(seq - 1), m.content))
+            for seq, m in read
+            if seq >= first and rules.embedded(m.role, m.content)
+        ]
+
+    def _tails_forget(self, owner: tuple[str, str, str], tail: Tail) -> None:
+        if self._tails is not None:
+            self._tails.forget(*owner, tail)
+
+    def _tail_embedded(self, texts: list[str], timings: RecallTimings) -> list[Vector]:
+        """Vectors of the texts, those embedded on an earlier turn from memory."""
+        with self._tail_lock:
+            known = {t: self._tail_vectors[t] for t in texts if t in self._tail_vectors}
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        if missing:
+            made = self.embedder.embed(missing)
+            timings.tail_embedded = len(missing)
+            with self._tail_lock:
+                for text, vector in zip(missing, made, strict=True):
+                    known[text] = vector
+                    self._tail_vectors[text] = vector
+                while len(self._tail_vectors) > TAIL_CACHE:
+                    self._tail_vectors.popitem(last=False)
+        return [known[t] for t in texts]
 
     def _reranked(
         self,

@@ -10,7 +10,12 @@ from agent_memory.domain import recall as rules
 from agent_memory.domain import recall_batches as batches
 from agent_memory.domain.observation import observing
 from agent_memory.domain.threads import Message, Thread
-from agent_memory.persistence.recall_pending import NOTHING_LEFT, PendingRecalls, observed_boundary
+from agent_memory.persistence.recall_pending import (
+    NOTHING_LEFT,
+    PendingRecalls,
+    RecallTails,
+    observed_boundary,
+)
 from agent_memory.ports import Store
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
@@ -54,6 +59,7 @@ class RecallStep(StepDefaults):
         self._recall = recall
         self.store = store
         self.pending = PendingRecalls(store)
+        self.tails = RecallTails(store)
 
     def batch(self, options: Mapping[str, Any]) -> int:
         shown = None if observing(options) else int(options["lastMessages"])
@@ -71,9 +77,11 @@ class RecallStep(StepDefaults):
     def before_save(
         self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
     ) -> None:
-        """The thread's pending row, so the idle flush finds it."""
+        """The thread's pending row, so the idle flush finds it, and its tail row in the
+        user's partition, so the next turn's recall ranks what the index lacks yet."""
         if rules.settings_of(options) is not None:
             self.pending.saved(thread, upto, now_ms)
+            self.tails.saved(thread, upto, now_ms)
 
     def detail_of(self, data: Any) -> RecallDetail:
         return RecallDetail(tuple(data["seqs"]))
