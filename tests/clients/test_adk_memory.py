@@ -6,6 +6,7 @@ is a scripted one: nothing leaves the machine."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -24,7 +25,7 @@ from pydantic import Field
 
 from agent_memory_client import AsyncClient, Client
 from agent_memory_client.adk import AgentMemoryService
-from tests.clients.conftest import LocalService
+from tests.clients.conftest import ROOT, LocalService, run_example
 
 APP = "travel"
 
@@ -159,3 +160,16 @@ def test_events_memories_and_deletes(local_service: LocalService) -> None:
                 await memory.search_memory(app_name=APP, user_id="someone-else", query="x")
 
     asyncio.run(scenario())
+
+
+def test_the_readme_example_runs(
+    local_service: LocalService,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    text = (ROOT / "clients/python/README.md").read_text()
+    section = text[text.index("## Google ADK") :]
+    [example] = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 1)], re.S)
+    _org, _user, token = local_service.user()
+    run_example(example, local_service, token, monkeypatch)
+    assert capsys.readouterr().out.strip() == "['I am allergic to peanuts.']"
