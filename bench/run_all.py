@@ -33,6 +33,8 @@ BENCHMARKS = (
     ("aws_calls", "bench.aws_calls"),
     ("overhead", "bench.overhead"),
     ("scaling", "bench.scaling"),
+    # One Bot's memory pool at its peak hour, simulated from AWS's limits (docs/scale.md).
+    ("pool_sim", "bench.pool_sim"),
     ("learning", "bench.learning"),
     ("session_memory", "bench.session_memory"),
     ("agent_memory", "bench.agent_memory"),

@@ -1,4 +1,5 @@
-"""Memory text and memory read at 100, 1,000 and 10,000 entries, through the HTTP app.
+"""Memory text and memory read at 100, 1,000 and 10,000 entries, through the HTTP app; and a
+person's bot memory read in a pool of 10,000 and 100,000 entries (`bot_memory_read`).
 
 One session grows from 100 to 10,000 entries; its entries are sealed as the service seals
 them and written in bulk (BatchWriteItem) between measurements, which is setup only. At each
@@ -6,6 +7,11 @@ size: wall time, the part of it spent inside the embedded AWS (moto, whose Query
 cost about 1-2 ms per item here and nothing like it on AWS) and the rest (`own_ms`),
 DynamoDB requests, items read, decrypts, and what the answer holds (`rendered`: keys in the
 memory text, entries in the read). Each request includes the token lookup (one GetItem).
+
+The bot memory pool holds `OWN` entries of the reader and the rest of other people (each
+with its base row, recency copy and audience row, sealed as the service seals them, written
+in bulk): the read goes through the reader's audience rows (ADR 0083), so what it reads
+follows what the reader sees, not the pool (`pool_rows` is what a whole-pool read reads).
 
     python -m bench.scaling      # prints JSON; `run()` returns it
 """
@@ -20,6 +26,9 @@ from bench.rigs import counted_services, embedded, seed_entries
 from bench.timing import scaling_row, timed
 
 SIZES = (100, 1_000, 10_000)
+BOT_POOL_SIZES = (10_000, 100_000)
+# The reader's own entries in the bot memory pool; the others are other people's.
+OWN = 20
 # Repetitions per size (median); the largest size is measured once: moto takes ~20 s there.
 REPS = {100: 3, 1_000: 3, 10_000: 1}
 
@@ -76,12 +85,81 @@ def run() -> dict[str, Any]:
     return {
         "memory_text": text_rows,
         "memory_read": read_rows,
+        "bot_memory_read": bot_memory_read(),
         "reps": {str(k): v for k, v in REPS.items()},
         "note": (
             "through HTTP (token lookup included); ms includes moto answering the Query "
             "(emulator_ms); own_ms is the service's own time"
         ),
     }
+
+
+def _seed_bot_pool(services: Any, env: Any, bot_id: str, org: str, numbers: range) -> None:
+    """Entries of the pool in bulk (setup only): the first `OWN` are Ana's, the others each
+    of one of 5,000 other people."""
+    from agent_memory.adapters.dynamodb.items import serialize
+    from agent_memory.domain.entries import EntryMeta, ItemSource
+    from agent_memory.persistence.bot_memory import pool_of
+
+    repo = services.bot_memory.repo
+    pool = pool_of(bot_id, org)
+    client, table = env.root.client("dynamodb"), env.settings.table_name
+    items: list[dict[str, Any]] = []
+    for n in numbers:
+        person = "ana" if n < OWN else f"u{n % 5_000:04d}"
+        content = f"Fact {n}: " + "detail " * (2 + n % 28)
+        meta = EntryMeta(
+            id=f"mem_{n:07d}",
+            layer="fact",
+            kind="fact",
+            tags=(f"from:{person}", f"for:person:{person}", f"org:{org}", f"chat:c{n % 997}"),
+            sources=(ItemSource(f"i-{n % 50 + 1}", f"c{n % 997}"),),
+            created_at=1_700_000_000_000 + n,
+            updated_at=1_700_000_000_000 + n,
+            rev=1,
+            length=len(content),
+            by="memory_bot",
+        )
+        for action in repo.pools.put(pool, meta, content):
+            items.append({"PutRequest": {"Item": serialize(action.record)}})
+        if len(items) >= 2_500 or n == numbers[-1]:
+            for first in range(0, len(items), 25):
+                request: dict[str, Any] = {table: items[first : first + 25]}
+                while request:
+                    answer = client.batch_write_item(RequestItems=request)
+                    request = answer.get("UnprocessedItems") or {}
+            items = []
+
+
+def bot_memory_read() -> list[dict[str, Any]]:
+    """Ana's GET /v1/bots/{id}/memory at each pool size: what it reads and returns."""
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+    from agent_memory.domain.identity import SERVICE_ADMIN, Principal
+
+    rows: list[dict[str, Any]] = []
+    with embedded() as env:
+        setup = env.services(learning=False)
+        setup.identity.create_org(SERVICE_ADMIN, "bench", "Bench")
+        user = setup.identity.create_user(SERVICE_ADMIN, "bench", "ana", "Ana", "member")
+        bot_id = setup.bots.create_bot(Principal("ana", "bench", "member"), "Helper", {}).id
+        services, calls, ciphers = counted_services(env)
+        headers = {"Authorization": f"Bearer {user.token.secret}"}
+        path = f"/v1/bots/{bot_id}/memory"
+        seeded = 0
+        with TestClient(create_app(lambda: services)) as http:
+            for size in BOT_POOL_SIZES:
+                _seed_bot_pool(setup, env, bot_id, "bench", range(seeded, size))
+                seeded = size
+                http.get(path, headers=headers)  # warm clients and key cache
+                reads = []
+                for _ in range(3):
+                    read, row = _measure(http, path, headers, calls, ciphers[0])
+                    reads.append({**row, "rendered": len(read["entries"])})
+                # Base row, recency copy and audience row of every entry, and the head.
+                rows.append({"entries": size, "pool_rows": 3 * size + 1, **_median_row(reads)})
+    return rows
 
 
 if __name__ == "__main__":

@@ -24,18 +24,29 @@ version read first, so it commits only if no change committed since, the Query's
 the enrichment reads it so too, and checks the version after the model answered.
 LoadEvidence reads the entries and the head in the one Query (`read_in_one_query`): its
 entries go to the model only, and ApplyLearning reads the pool again for its change.
+
+The audience rows (ADR 0083): every entry also has a full copy per `for:` tag at
+`AUD#<audience>#<id>` (`p#<userId>`, `c#<channelId>`, `b` for the Bot), whatever its status
+(a reader's history stays), and each shared audience that an entry ever named has a mark
+`MEMAUD#<audience>` (never removed: a mark whose entries are gone costs one empty Query).
+`"MEM#..." < "MEMAUD#..." < "META"`: the marks and the head are one Query
+(`audiences_head`). A reader's snapshot (`read_audiences`) reads the head with the marks,
+then only the audience rows that can admit that reader (the judge's own clause: a reader
+an entry admits is named by one of its `for:` tags), then the entries they stand on by id;
+the version read first, checked after (a read) or by the change's condition (a change),
+makes it one state, as for the whole pool.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast
 
 from agent_memory.domain.audiences import valid
 from agent_memory.domain.bot_memory import LOG_BY, By, LogChange, TopicNames
-from agent_memory.domain.entries import EntryMeta
+from agent_memory.domain.entries import EntryMeta, EntrySource
 from agent_memory.persistence import keys
 from agent_memory.persistence.pools import (
     Newest,
@@ -62,25 +73,74 @@ LOG_PREFIX = "LOG#"
 # The access rule of a fact's source items, on the fact's base row.
 ITEM_RULE = "itemRule"
 PURGE_PREFIX = "PURGE#"
-# Rows one learned entry's write touches: its base row and its recency copy (a new valid
-# entry puts both; an invalidation updates one and deletes the other).
-ENTRY_ROWS = 2
+# Rows one learned entry's write touches at least: its base row, its recency copy and one
+# audience row (a fact names one audience; an observation may name more: the apply counts
+# its actions before it commits).
+ENTRY_ROWS = 3
+AUDIENCE_PREFIX = "AUD#"
+MARK_PREFIX = "MEMAUD#"
+# The marks and the head row in one Query.
+MARKS_AND_HEAD = KeyRange(low=MARK_PREFIX, high=keys.HEAD)
+EVERYONE = "b"
+_FOR_PERSON, _FOR_CHANNEL, _FOR_BOT = "for:person:", "for:channel:", "for:bot"
 
 
 def pool_pk(bot_id: str, org_id: str) -> str:
     return f"BOTMEM#{bot_id}#{org_id}"
 
 
+def person_audience(user_id: str) -> str:
+    return f"p#{user_id}"
+
+
+def channel_audience(channel_id: str) -> str:
+    return f"c#{channel_id}"
+
+
+def audiences_of(tags: Iterable[str]) -> list[str]:
+    """The audiences an entry's `for:` tags name, each once."""
+    found: dict[str, None] = {}
+    for tag in tags:
+        if tag == _FOR_BOT:
+            found[EVERYONE] = None
+        elif tag.startswith(_FOR_PERSON):
+            found[person_audience(tag.removeprefix(_FOR_PERSON))] = None
+        elif tag.startswith(_FOR_CHANNEL):
+            found[channel_audience(tag.removeprefix(_FOR_CHANNEL))] = None
+    return list(found)
+
+
+def audience_sk(audience: str, entry_id: str) -> str:
+    return f"{AUDIENCE_PREFIX}{audience}#{entry_id}"
+
+
+def mark_sk(audience: str) -> str:
+    return f"{MARK_PREFIX}{audience}"
+
+
 class BotMemoryLayout:
     """Base rows `MEM#<id>`; a recency copy while the entry is valid (the context text and
-    learning input only ever show valid entries)."""
+    learning input only ever show valid entries); a copy per audience its `for:` tags name,
+    always (a person's read shows history too)."""
 
     def rows(self, pool: Pool, meta: EntryMeta, order: int = 0) -> list[tuple[str, str]]:
         base = (pool.pk, keys.entry_sk(meta.id))
-        return [base, (pool.pk, recent_sk(meta, order))] if valid(meta) else [base]
+        recent = [(pool.pk, recent_sk(meta, order))] if valid(meta) else []
+        audiences = [(pool.pk, audience_sk(a, meta.id)) for a in audiences_of(meta.tags)]
+        return [base, *recent, *audiences]
 
 
 BOT_MEMORY_LAYOUT = BotMemoryLayout()
+
+
+@dataclass(frozen=True)
+class ReaderPool(Pool):
+    """A pool read for one reader: `audiences(marks)` names the audience rows that can hold
+    an entry admitting them, given the shared audiences the pool marks (the service loads
+    the reader's Channel membership there). Its snapshots hold those entries and what they
+    stand on, not the whole pool."""
+
+    audiences: Callable[[frozenset[str]], Iterable[str]] = field(compare=False)
 
 
 def pool_of(bot_id: str, org_id: str) -> Pool:
@@ -155,6 +215,17 @@ def _snapshot(head: Head, rows: Sequence[Record]) -> Snapshot:
     return Snapshot(head.version, entries, head.topics, rules)
 
 
+def _sources_of(rows: Iterable[Record], looked: Collection[str]) -> list[str]:
+    """Ids of the entries the rows' entries stand on that were not looked up yet."""
+    wanted: dict[str, None] = {}
+    for row in rows:
+        entry = PoolRepository.parse(row)
+        for source in entry.meta.sources if entry is not None else ():
+            if isinstance(source, EntrySource) and source.entry not in looked:
+                wanted[source.entry] = None
+    return list(wanted)
+
+
 class BotMemoryRepository:
     def __init__(self, store: Store, cipher: Cipher) -> None:
         self._store = store
@@ -178,12 +249,16 @@ class BotMemoryRepository:
         return found
 
     def read_for_change(self, pool: Pool) -> Snapshot:
-        """The head, then every entry: one state only if the version has not moved since
-        the head was read, which a change proves by committing conditional on
-        `Snapshot.version` (`head_change`), or a reader checks with `version` before it
-        uses what it read (the enrichment: after the model answered). Every
-        entry row is at least as new as `Snapshot.version`: the head is read before the
-        Query starts."""
+        """The head, then every entry (of a `ReaderPool`: the head with the audience marks,
+        then its reader's audience rows and what they stand on): one state only if the
+        version has not moved since the head was read, which a change proves by committing
+        conditional on `Snapshot.version` (`head_change`), or a reader checks with
+        `version` before it uses what it read (the enrichment: after the model answered).
+        Every entry row is at least as new as `Snapshot.version`: the head is read before
+        the Query starts."""
+        if isinstance(pool, ReaderPool):
+            head, marks = self.audiences_head(pool)
+            return self.read_audiences(pool, head, pool.audiences(marks))
         before = self.head(pool)
         rows = self._store.query(pool.pk, keys.POOL_RANGE).records
         return _snapshot(before, rows)
@@ -197,6 +272,38 @@ class BotMemoryRepository:
         rows = self._store.query(pool.pk, keys.POOL_RANGE).records
         head = next((r for r in rows if r["sk"] == keys.HEAD), None)
         return _snapshot(_head(head), rows)
+
+    def audiences_head(self, pool: Pool) -> tuple[Head, frozenset[str]]:
+        """The head and the shared audiences the pool's entries ever named (their marks),
+        in one Query: the version of a reader's snapshot is read here, first."""
+        rows = self._store.query(pool.pk, MARKS_AND_HEAD).records
+        head = next((r for r in rows if r["sk"] == keys.HEAD), None)
+        marks = frozenset(
+            str(r["sk"]).removeprefix(MARK_PREFIX)
+            for r in rows
+            if str(r["sk"]).startswith(MARK_PREFIX)
+        )
+        return _head(head), marks
+
+    def read_audiences(self, pool: Pool, head: Head, audiences: Iterable[str]) -> Snapshot:
+        """The entries with a row in any of `audiences`, and every entry they stand on (by
+        id, a batch per level), at `head`'s version when it has not moved since it was read:
+        the caller checks (`version`), or its change's condition does. Only entries the
+        judge may need: a reader admitted by an entry is named by one of its `for:` tags."""
+        rows: dict[str, Record] = {}
+        for audience in dict.fromkeys(audiences):
+            span = KeyRange(prefix=f"{AUDIENCE_PREFIX}{audience}#")
+            for row in self._store.query(pool.pk, span).records:
+                rows.setdefault(str(row["id"]), row)
+        looked: set[str] = set(rows)
+        frontier = _sources_of(rows.values(), looked)
+        while frontier:
+            looked.update(frontier)
+            found = self._store.get_many([(pool.pk, keys.entry_sk(i)) for i in frontier])
+            for row in found:
+                rows.setdefault(str(row["id"]), row)
+            frontier = _sources_of(found, looked)
+        return _snapshot(head, list(rows.values()))
 
     def newest(self, pool: Pool, first_page: int) -> tuple[int, Newest]:
         """The head's version and the valid entries newest first, read lazily (the head and
@@ -285,6 +392,22 @@ class BotMemoryRepository:
         if not isinstance(base, Put):
             raise TypeError("a fact's base row is a Put")
         return Put({**base.record, ITEM_RULE: list(tags)}, base.condition)
+
+    @staticmethod
+    def marks(pool: Pool, read: Iterable[EntryMeta], written: Iterable[EntryMeta]) -> list[Put]:
+        """Marks of the shared audiences `written` names that no entry of `read` names.
+        An entry naming an audience exists only with its mark, so `read` (any snapshot
+        holding the entries a change stands on) names every audience already marked."""
+        known = {a for meta in read for a in audiences_of(meta.tags)}
+        new = {
+            a
+            for meta in written
+            for a in audiences_of(meta.tags)
+            if a not in known and not a.startswith("p#")
+        }
+        return [
+            Put({"pk": pool.pk, "sk": mark_sk(a), "type": "bot-memory-mark"}) for a in sorted(new)
+        ]
 
     def purge_count(self, pool: Pool, tag: str, removed: int, now_ms: int) -> Update:
         return Update(

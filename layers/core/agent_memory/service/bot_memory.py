@@ -2,7 +2,9 @@
 
 Every use case works on ONE snapshot of one pool: a read retries while the version moves; a
 change is one transaction conditional on the version it read, with one log row. Who sees
-what is judged on plaintext metadata; only what the answer shows is decrypted.
+what is judged on plaintext metadata; only what the answer shows is decrypted. A person's
+read and log, and the memory Bot's apply, read only the audience rows that can admit their
+reader and what those entries stand on (`reader_snapshot`, ADR 0083), not the pool.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from agent_memory.ports import Absent, Action, Clock, Ids
 from agent_memory.service.bot_context import context_text
 from agent_memory.service.bot_memory_learn import learned_change
 from agent_memory.service.bot_memory_purge import purge_pool
+from agent_memory.service.bot_memory_readers import for_reader
 from agent_memory.service.bots import BotService, Members
 from agent_memory.service.retrying import AGAIN, Again, until_it_lands
 
@@ -111,6 +114,10 @@ class BotMemoryService:
             lambda: self.repo.read(pool) or AGAIN, _kept_changing_read, tries=SNAPSHOT_TRIES
         )
 
+    def reader_snapshot(self, pool: Pool, reader: Reader, members: Members) -> Snapshot:
+        """Every entry `reader` may see and what they stand on, at one version."""
+        return self.snapshot(for_reader(pool, reader, members))
+
     @staticmethod
     def judge(metas: Mapping[str, EntryMeta]) -> Judge:
         return SOURCE_AUDIENCES.judge(metas.get)
@@ -127,7 +134,7 @@ class BotMemoryService:
         """Every entry the caller may see carrying all `tags`, retracted ones included."""
         wanted = check_filter(tags)
         access = self._access(principal, bot_id, "read")
-        snap = self.snapshot(access.pool)
+        snap = self.reader_snapshot(access.pool, access.reader, access.members)
         judge, metas = self._shown(access, snap)
         stored = snap.by_id()
         shown = [
@@ -149,7 +156,7 @@ class BotMemoryService:
         """Changes newest first, each with only the ids of entries the caller may see; a
         change of none of them is left out. `before`, the last version shown, pages back."""
         access = self._access(principal, bot_id, "read")
-        snap = self.snapshot(access.pool)
+        snap = self.reader_snapshot(access.pool, access.reader, access.members)
         judge, metas = self._shown(access, snap)
         visible = {m.id for m in metas.values() if judge.sees(access.reader, m)}
         carriers: dict[str, list[str]] = {}
@@ -267,6 +274,7 @@ class BotMemoryService:
             after = shared(meta, audience, now, version)
             stored = snap.by_id()[entry_id]
             changes = self.repo.pools.change(pool, meta, self.as_stored(snap, after), stored=stored)
+            changes += self.repo.marks(pool, metas.values(), [after])
             self.commit_change(pool, snap.version, now, changes, (entry_id,))
             content = self.repo.pools.open_content(pool, stored)
             return Changed(Entry(after, content), version)

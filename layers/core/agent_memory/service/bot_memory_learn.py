@@ -1,4 +1,9 @@
-"""The memory Bot's apply step: a run's changes judged on one snapshot, in one transaction."""
+"""The memory Bot's apply step: a run's changes judged on one snapshot, in one transaction.
+
+The snapshot holds what the Chat's readers may see and what it stands on (ADR 0083): every
+change the gate lets through touches or cites only such entries, so the rules decide as on
+the whole pool. A rename, or a pool whose head names topics, reads the whole pool: a rename
+changes every carrier, and the topic table is tidied against every entry."""
 
 from __future__ import annotations
 
@@ -6,23 +11,26 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from agent_memory.domain.audiences import chat_readers
 from agent_memory.domain.bot_changes import (
     Invalidation,
     Learned,
     LearningChange,
+    NewEntry,
     PoolState,
     Run,
     Write,
     decide,
 )
-from agent_memory.domain.bot_memory import LogChange
+from agent_memory.domain.bot_memory import LogChange, channels_named
 from agent_memory.domain.errors import NotFound
-from agent_memory.domain.tasks.learning_changes import FactChange
+from agent_memory.domain.tasks.learning_changes import FactChange, RenameTopicChange
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import ENTRY_ROWS, BotMemoryRepository, Snapshot, pool_of
 from agent_memory.persistence.events import event_action, one_row
 from agent_memory.persistence.pools import Pool, StoredEntry
 from agent_memory.ports import Absent, Action
+from agent_memory.service.bot_memory_readers import for_reader
 from agent_memory.service.bots import Members
 from agent_memory.service.retrying import AGAIN, Again
 
@@ -55,24 +63,37 @@ def learned_change(
     # The head row, the log row and the caller's actions share the transaction.
     room = keys.MAX_ACTIONS - 3 - len(also(Learned(0)))
     pool = pool_of(bot_id, org_id)
-    snap = memory.repo.read_for_change(pool)
+    readers = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
+    snap: Snapshot | None = None
+    if not any(isinstance(c, RenameTopicChange) for c in changes):
+        snap = memory.repo.read_for_change(for_reader(pool, readers, members))
+    if snap is None or snap.topics.names or snap.topics.writes:
+        snap = memory.repo.read_for_change(pool)
     metas = snap.metas()
-    readers = memory.readers(chat, metas, members)
+    members.load(channels_named(metas.values()))
     run = Run(chat, frozenset(evidence), readers, items, actors)
     state = PoolState(snap.version, metas, snap.stored_tags(), snap.topics)
     now = memory.clock.now_ms()
-    learned = decide(
-        changes,
-        state,
-        run,
-        new_id=lambda: memory.ids.new("mem_"),
-        now_ms=now,
-        max_writes=room // ENTRY_ROWS,
-    )
-    if not learned.applied and memory.repo.version(pool) != snap.version:
-        return AGAIN
-    actions = _learned_actions(memory.repo, pool, snap, learned, now)
-    return one_row([*actions, *also(learned)]), learned
+    # An entry writes at least ENTRY_ROWS rows; one naming more audiences writes more, so
+    # the batch shrinks until its actions fit (what is left is refused TOO_MANY).
+    most = room // ENTRY_ROWS
+    while True:
+        learned = decide(
+            changes,
+            state,
+            run,
+            new_id=lambda: memory.ids.new("mem_"),
+            now_ms=now,
+            max_writes=most,
+        )
+        if not learned.applied and memory.repo.version(pool) != snap.version:
+            return AGAIN
+        actions = one_row(
+            [*_learned_actions(memory.repo, pool, snap, learned, now), *also(learned)]
+        )
+        if len(actions) <= keys.MAX_ACTIONS or most == 0:
+            return actions, learned
+        most -= 1
 
 
 def _learned_actions(
@@ -83,9 +104,11 @@ def _learned_actions(
         return []
     stored = snap.by_id()
     logged = LogChange(learned.version, now, "memory_bot", learned.entry_ids)
+    written = [w.meta for w in learned.writes if isinstance(w, NewEntry)]
     return [
         repo.head_change(pool, snap.version, learned.version, now, learned.topics),
         *(a for write in learned.writes for a in _write(repo, pool, write, stored)),
+        *repo.marks(pool, (e.meta for e in snap.entries), written),
         repo.log_put(pool, replace(logged, topics=learned.renamed)),
         event_action(pool.org_id, "memory.changed", {"botId": pool.pool_id}, now),
     ]

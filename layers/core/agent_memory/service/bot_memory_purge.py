@@ -8,16 +8,18 @@ from agent_memory.domain.bot_memory import without_person
 from agent_memory.domain.bot_memory_purge import erasure_targets, purge_targets
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.persistence import keys
+from agent_memory.persistence.bot_memory import ENTRY_ROWS
 from agent_memory.persistence.pools import Pool
 from agent_memory.ports import Action, Present
 
 if TYPE_CHECKING:
     from agent_memory.service.bot_memory import BotMemoryService
 
-# Two rows per entry, plus the head row, log row, counter and event: 100 actions.
-PURGE_BATCH = 48
-# The head row, the log row and the change's event take the other three.
+# The head row, the log row and the change's event take three actions of the transaction.
 PURGE_ROOM = keys.MAX_ACTIONS - 3
+# Entries of one audience (base row, recency copy, audience row) one batch removes beside
+# its counter; an entry naming more audiences leaves room for fewer.
+PURGE_BATCH = (PURGE_ROOM - 1) // ENTRY_ROWS
 
 
 def purge_pool(memory: BotMemoryService, pool: Pool, tag: str, *, erased: str | None = None) -> int:
@@ -33,10 +35,16 @@ def purge_pool(memory: BotMemoryService, pool: Pool, tag: str, *, erased: str | 
             afters = [without_person(metas[i], erased, now, version) for i in kept]
         if not gone and not afters:
             return memory.repo.purged(pool, tag)
-        batch = sorted(gone)[:PURGE_BATCH]
-        changes: list[Action] = [memory.repo.purge_count(pool, tag, len(batch), now)]
-        for entry_id in batch:
-            changes += memory.repo.pools.remove(pool, metas[entry_id], condition=Present())
+        batch: list[str] = []
+        removals: list[Action] = []
+        for entry_id in sorted(gone)[:PURGE_BATCH]:
+            rows = memory.repo.pools.remove(pool, metas[entry_id], condition=Present())
+            # Every transaction makes progress: its first entry always goes in.
+            if batch and 1 + len(removals) + len(rows) > PURGE_ROOM:
+                break
+            batch.append(entry_id)
+            removals += rows
+        changes: list[Action] = [memory.repo.purge_count(pool, tag, len(batch), now), *removals]
         stored = snap.by_id()
         changed: list[str] = []
         for after in afters:
