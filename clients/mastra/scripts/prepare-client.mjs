@@ -1,7 +1,8 @@
 // Make ../typescript (@agent-memory/client, a `file:` dependency) usable: install its dev
 // dependencies when it has none and build it when its dist/ is missing or older than its
-// src/. An up-to-date build is left alone, so a test run of that package in the same
-// checkout is not disturbed by its dist/ being removed and rebuilt under it.
+// src/ or test/support/ (this package's tests use its local-service starter from there). An
+// up-to-date build is left alone, so a test run of that package in the same checkout is not
+// disturbed by its dist/ being removed and rebuilt under it.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -28,8 +29,10 @@ function newest(dir) {
 if (!existsSync(join(client, "node_modules", "typescript", "bin", "tsc"))) {
   run(["ci", "--no-audit", "--no-fund"]);
 }
-const built = join(client, "dist", "src", "index.js");
-const declarations = join(client, "dist", "src", "index.d.ts");
-if (!existsSync(built) || !existsSync(declarations) || statSync(built).mtimeMs < newest(join(client, "src"))) {
+const outputs = ["src/index.js", "src/index.d.ts", "test/support/service.js", "test/support/service.d.ts"].map((path) =>
+  join(client, "dist", path),
+);
+const sources = Math.max(newest(join(client, "src")), newest(join(client, "test", "support")));
+if (outputs.some((path) => !existsSync(path) || statSync(path).mtimeMs < sources)) {
   run(["run", "build"]);
 }

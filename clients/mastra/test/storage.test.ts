@@ -10,7 +10,14 @@ import { Agent } from "@mastra/core/agent";
 import { Memory } from "@mastra/memory";
 
 import { AgentMemoryMemoryStorage, AgentMemoryStore } from "../src/index.js";
-import { LocalService } from "./support/service.js";
+
+// One local-service starter for both packages: ../typescript's, from its build (made by
+// scripts/prepare-client.mjs before these tests). Typed by its path from here (test/), loaded
+// by its path from where this file runs (dist/test/).
+type Starter = typeof import("../../typescript/dist/test/support/service.js");
+const starter = new URL("../../../typescript/dist/test/support/service.js", import.meta.url);
+const { LocalService } = (await import(starter.href)) as Starter;
+type LocalService = Awaited<ReturnType<Starter["LocalService"]["start"]>>;
 
 let service: LocalService;
 let client: AgentMemory;

@@ -1,6 +1,7 @@
 /**
  * The real local service (`python -m infra.local.serve`, what `make run` runs) on a free
- * port with a temporary data directory and a random admin token, for the live tests.
+ * port with a temporary data directory and a random admin token, for the live tests of this
+ * package and of clients/mastra (which imports this file's build from dist/test/support/).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -56,7 +57,7 @@ export class LocalService {
     const root = repoRoot();
     const python = join(root, ".venv", "bin", "python");
     if (!existsSync(python)) throw new Error(`${python} is missing: run \`make\` at the repo root first`);
-    const workdir = mkdtempSync(join(tmpdir(), "agent-memory-ts-"));
+    const workdir = mkdtempSync(join(tmpdir(), "agent-memory-live-"));
     const logFile = join(workdir, "serve.log");
     const port = await freePort();
     const adminToken = `amk_admin_${randomBytes(20).toString("hex")}`;
@@ -140,7 +141,7 @@ export class LocalService {
   /** A new organization and a user of it, with a client holding the user's token. */
   async user(role: "member" | "admin" = "admin", organizationId?: string): Promise<User> {
     const admin = this.client(this.adminToken);
-    const orgId = organizationId ?? (await admin.admin.createOrganization({ name: "ts-client" })).id;
+    const orgId = organizationId ?? (await admin.admin.createOrganization({ name: "live-test" })).id;
     const created = await admin.admin.createUser({ organizationId: orgId, role });
     return { organizationId: orgId, userId: created.id, token: created.token, client: this.client(created.token) };
   }
