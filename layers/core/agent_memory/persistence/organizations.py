@@ -162,17 +162,23 @@ class OrganizationRepository:
             return False
         if row.get("type") == ORG_DELETING:
             return True
+        # The list row is written whole: an organization made before it was listed gets one.
+        listed = {"type": "listed-org", "name": row["name"], "createdAt": row.get("createdAt", 0)}
         try:
             self._store.write(
                 [
                     Update(
-                        keys.org(org_id), keys.HEAD, set={"type": ORG_DELETING}, condition=Present()
+                        keys.org(org_id),
+                        keys.HEAD,
+                        set={"type": ORG_DELETING},
+                        condition=ORG_IS_ALIVE,
                     ),
-                    Update(ORGS_PK, org_id, set={"deleting": True}, condition=Present()),
+                    Update(ORGS_PK, org_id, set=listed | {"deleting": True}),
                 ]
             )
         except WriteConflict:
-            return self.begin_deletion(org_id)  # deleted or marked meanwhile: read again
+            # Marked or deleted meanwhile: whichever it is, it is no longer alive.
+            return self._store.get(keys.org(org_id), keys.HEAD) is not None
         return True
 
     def rows_of(self, org_id: str, prefix: str) -> list[Record]:

@@ -128,15 +128,19 @@ class ServiceKeyRepository:
 
     def revoke_all(self, org_id: str) -> int:
         """Every key of the organization (its deletion): how many went."""
-        listed = self._store.query(keys.org(org_id), KeyRange(prefix=_LISTED)).records
-        for row in listed:
-            self._store.write(
-                [
-                    Delete(key_pk(str(row["digest"])), keys.HEAD),
-                    Delete(keys.org(org_id), str(row["sk"])),
-                ]
-            )
-        return len(listed)
+        count = 0
+        while True:
+            listed = self._store.query(keys.org(org_id), KeyRange(prefix=_LISTED), limit=50)
+            for row in listed.records:
+                self._store.write(
+                    [
+                        Delete(key_pk(str(row["digest"])), keys.HEAD),
+                        Delete(keys.org(org_id), str(row["sk"])),
+                    ]
+                )
+            count += len(listed.records)
+            if listed.next is None:
+                return count
 
 
 def _ms(value: object) -> int | None:
