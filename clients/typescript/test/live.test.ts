@@ -134,6 +134,24 @@ describe("service keys and an organization's people", () => {
     await admin.client.organizations.serviceKeys.revoke(orgId, key.id);
     assert.ok((await rejection(backend.organizations.users.list(orgId))) instanceof Unauthorized);
   });
+
+  test("an org admin renames a person; the admin token lists and deletes an organization", async () => {
+    const admin = await service.user("admin");
+    const orgId = admin.organizationId;
+    const member = await service.user("member", orgId);
+    const renamed = await admin.client.organizations.users.rename(orgId, member.userId, "Ben Ito");
+    assert.equal(renamed.name, "Ben Ito");
+    const operator = service.client(service.adminToken).admin;
+    const listed = await collect(operator.iterateOrganizations({ pageSize: 1 }));
+    assert.deepEqual(
+      listed.filter((org) => org.id === orgId).map((org) => [org.users, org.deleting]),
+      [[2, false]],
+    );
+    const deleted = await operator.deleteOrganization(orgId);
+    assert.deepEqual([deleted.organizations, deleted.users, deleted.tokens], [1, 2, 2]);
+    assert.ok((await rejection(member.client.me())) instanceof Unauthorized);
+    assert.ok((await rejection(operator.deleteOrganization(orgId))) instanceof NotFound);
+  });
 });
 
 describe("sessions", () => {
