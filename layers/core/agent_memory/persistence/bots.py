@@ -35,7 +35,7 @@ from agent_memory.persistence.bot_rows import (
     turn_sk,
 )
 from agent_memory.persistence.keys import ITEM_PREFIX
-from agent_memory.persistence.organizations import org_channels_pk
+from agent_memory.persistence.organizations import live_org, org_channels_pk
 from agent_memory.ports import (
     Absent,
     Action,
@@ -118,7 +118,8 @@ class BotRepository:
         return {str(r["pk"]).removeprefix(keys.user(org_id, "")) for r in rows}
 
     def org_exists(self, org_id: str) -> bool:
-        return self._store.get(keys.org(org_id), keys.HEAD) is not None
+        """An organization one may link to: it exists and its deletion has not begun."""
+        return live_org(org_id, self._store.get(keys.org(org_id), keys.HEAD)) is not None
 
     # -- channels ------------------------------------------------------------------------
 
