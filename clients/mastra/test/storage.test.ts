@@ -252,6 +252,10 @@ describe("memory domain on the service (one person's token)", () => {
     await assert.rejects(client.threads.get(side.serviceThreadId), { status: 404 });
     await assert.rejects(client.threads.messages.list(side.serviceThreadId), { status: 404 });
 
+    // Metadata over the service's 8 KB is refused by the service, and nothing changes.
+    await assert.rejects(other.updateThread({ id: "s-1", metadata: { big: "y".repeat(9000) } }), { status: 400 });
+    assert.deepEqual((await mine.getThreadById({ threadId: "s-1" }))?.metadata, { topic: "trip", day: 2 });
+
     // A title the service cannot hold (empty, or over 500 characters) is kept whole for Mastra.
     const long = "x".repeat(600);
     await mine.updateThread({ id: "s-1", title: long });
