@@ -46,7 +46,6 @@ QUERY_IDS: dict[tuple[str, str], dict[str, str]] = {
 WITHOUT_IDS = {
     ("GET", "/v1/agents"),  # the caller's own and shared agents
     ("POST", "/v1/admin/organizations"),
-    ("GET", "/v1/admin/organizations"),  # every organization, for the admin token only
     ("GET", "/v1/agent_memories"),
     ("POST", "/v1/agent_memories"),
     ("POST", "/v1/agent_memories/recall"),
@@ -55,6 +54,7 @@ WITHOUT_IDS = {
     ("GET", "/v1/me"),  # the caller itself
     ("GET", "/v1/me/tokens"),  # the caller's own tokens
     ("POST", "/v1/me/tokens"),
+    ("GET", "/v1/me/export"),  # the caller's own objects
     ("GET", "/v1/capabilities"),  # what this deployment runs, the same for every caller
 }
 PARAMETER = re.compile(r"\{(\w+)\}")

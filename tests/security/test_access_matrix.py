@@ -36,6 +36,7 @@ AUDIENCE: list[tuple[str, str]] = [
     (r"^/v1/capabilities$", "self"),  # what the deployment runs, for any valid token
     (r"^/v1/me/tokens$", "self"),  # the caller's own tokens (the operator's list is empty)
     (r"^/v1/me/tokens/", "owner"),  # revoking one of the caller's own tokens
+    (r"^/v1/me/export$", "org"),  # each person's own objects; the operator's is 403
     (r"^/v1/organizations/\{orgId\}/", "org-admin"),
     (r"^/v1/agent_memories", "org"),
     (r"^/v1/agents/\{agentId\}", "owner"),
