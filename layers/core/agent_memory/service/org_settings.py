@@ -9,7 +9,8 @@ from agent_memory.domain.access import require_org_admin
 from agent_memory.domain.errors import Conflict, NotFound
 from agent_memory.domain.identity import Principal, effective_settings, patch_settings
 from agent_memory.domain.model_names import parse_patterns
-from agent_memory.persistence.identity import IdentityRepository, Organization
+from agent_memory.persistence.identity import IdentityRepository
+from agent_memory.persistence.organizations import Organization
 from agent_memory.service.model_choice import ModelChoice
 from agent_memory.service.retrying import until_it_lands
 
