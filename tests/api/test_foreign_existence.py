@@ -46,6 +46,7 @@ QUERY_IDS: dict[tuple[str, str], dict[str, str]] = {
 WITHOUT_IDS = {
     ("GET", "/v1/agents"),  # the caller's own and shared agents
     ("POST", "/v1/admin/organizations"),
+    ("GET", "/v1/admin/organizations"),  # every organization, for the admin token only
     ("GET", "/v1/agent_memories"),
     ("POST", "/v1/agent_memories"),
     ("POST", "/v1/agent_memories/recall"),

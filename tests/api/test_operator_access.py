@@ -21,6 +21,9 @@ ADMINISTRATION = {
     ("POST", "/v1/admin/users"),
     ("POST", "/v1/admin/users/{userId}/tokens"),
     ("DELETE", "/v1/admin/tokens/{tokenPrefix}"),
+    # Tenants come and go: ids, names, times and counts; the deletion shows no content.
+    ("GET", "/v1/admin/organizations"),
+    ("DELETE", "/v1/admin/organizations/{orgId}"),
     ("GET", "/v1/organizations/{orgId}/settings"),
     ("PATCH", "/v1/organizations/{orgId}/settings"),
     ("GET", "/v1/me"),  # who the token is: the operator may ask too
@@ -31,6 +34,7 @@ ADMINISTRATION = {
     ("GET", "/v1/organizations/{orgId}/users"),
     ("POST", "/v1/organizations/{orgId}/users"),
     ("DELETE", "/v1/organizations/{orgId}/users/{userId}"),
+    ("PATCH", "/v1/organizations/{orgId}/users/{userId}"),
     ("GET", "/v1/organizations/{orgId}/service-keys"),
     ("POST", "/v1/organizations/{orgId}/service-keys"),
     ("DELETE", "/v1/organizations/{orgId}/service-keys/{keyId}"),
