@@ -3,8 +3,8 @@
 Every use case works on ONE snapshot of one pool: a read retries while the version moves; a
 change is one transaction conditional on the version it read, with one log row. Who sees
 what is judged on plaintext metadata; only what the answer shows is decrypted. A person's
-read and log, and the memory Bot's apply, read only the audience rows that can admit their
-reader and what those entries stand on (`reader_snapshot`, ADR 0083), not the pool.
+read, log and Forget, and the memory Bot's apply, read only the audience rows that can admit
+their reader and what those entries stand on (`reader_snapshot`, ADR 0083), not the pool.
 """
 
 from __future__ import annotations
@@ -227,7 +227,8 @@ class BotMemoryService:
         pool, reader = access.pool, access.reader
 
         def attempt() -> Changed:
-            snap = self.snapshot(pool)
+            # What the caller may see is all a Forget may touch: their audience rows.
+            snap = self.reader_snapshot(pool, reader, access.members)
             judge, metas = self._shown(access, snap)
             now, version = self.clock.now_ms(), snap.version + 1
             previous = metas.get(entry_id)
