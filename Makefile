@@ -103,7 +103,12 @@ e2e:
 bench-recall-quick: $(STAMP)
 	LOCOMO_QUICK=1 $(PY) -m bench.locomo
 
-build: sam-build
+# The packages SAM built, checked before anything deploys: each function with its layers
+# within Lambda's 250 MB unzipped, and every AWS request the suite sees each function make
+# granted by that function's policy (tests/infra/test_iam.py).
+build: sam-build $(STAMP)
+	$(PY) -m infra.package_sizes
+	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q -p no:randomly -p no:cacheprovider tests/infra/test_iam.py
 
 clean:
 	rm -rf $(VENV) .venv-sam .venv-checkov .aws-sam .coverage .mypy_cache .ruff_cache

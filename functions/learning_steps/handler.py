@@ -10,6 +10,7 @@ execution's name as its correlation id.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -17,11 +18,12 @@ from agent_memory.process import built_for_good
 
 # What the import builds (every service module, Powertools) lives as long as the process.
 with built_for_good():
-    from aws_lambda_powertools.metrics import MetricUnit
+    from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
     from agent_memory.bootstrap import step_services
-    from agent_memory.observability import logger, metrics, set_correlation_id
+    from agent_memory.observability import NAMESPACE, SERVICE, logger, metrics, set_correlation_id
 
+METRICS_OFF = "POWERTOOLS_METRICS_DISABLED"
 Step = Callable[[dict[str, Any], Any], dict[str, Any]]
 # Built once per cold start from the environment; tests call `services.reset()` / `.use()`.
 services = step_services
@@ -42,18 +44,39 @@ def _step(run: Step) -> Step:
     return wrapped
 
 
+def _skipped(result: dict[str, Any]) -> None:
+    """A run that ended learning nothing, counted by its reason (a short fixed sentence)."""
+    # single_metric prints even when metrics are off (`make run` turns them off).
+    if result.get("status") != "skipped" or os.environ.get(METRICS_OFF, "").lower() == "true":
+        return
+    reason = str(result.get("reason") or "nothing to learn")
+    with single_metric(
+        name="LearningSkipped",
+        unit=MetricUnit.Count,
+        value=1,
+        namespace=NAMESPACE,
+        default_dimensions={"service": SERVICE},
+    ) as metric:
+        metric.add_dimension(name="reason", value=reason[:250])
+
+
 @_step
 def load_evidence(event: dict[str, Any], context: Any) -> dict[str, Any]:
     result = services().learning.load_evidence(event)
     metrics.add_metric(name="EvidenceItems", unit=MetricUnit.Count, value=result.get("items", 0))
+    _skipped(result)
     return result
 
 
 @_step
 def call_model(event: dict[str, Any], context: Any) -> dict[str, Any]:
     result = services().learning.call_model(event)
-    name = "ModelCallsReused" if result.get("reused") else "ModelCalls"
-    metrics.add_metric(name=name, unit=MetricUnit.Count, value=int(result["status"] == "answered"))
+    answered, reused = result["status"] == "answered", bool(result.get("reused"))
+    metrics.add_metric(name="ModelCalls", unit=MetricUnit.Count, value=answered and not reused)
+    metrics.add_metric(name="ModelCallsReused", unit=MetricUnit.Count, value=answered and reused)
+    tokens_in, tokens_out = result.get("tokens") or (0, 0)
+    metrics.add_metric(name="ModelInputTokens", unit=MetricUnit.Count, value=tokens_in)
+    metrics.add_metric(name="ModelOutputTokens", unit=MetricUnit.Count, value=tokens_out)
     return result
 
 
@@ -61,6 +84,12 @@ def call_model(event: dict[str, Any], context: Any) -> dict[str, Any]:
 def apply_learning(event: dict[str, Any], context: Any) -> dict[str, Any]:
     result = services().learning.apply_learning(event)
     metrics.add_metric(name="ChangesApplied", unit=MetricUnit.Count, value=result.get("applied", 0))
+    metrics.add_metric(
+        name="ChangesRejected", unit=MetricUnit.Count, value=result.get("rejected", 0)
+    )
+    succeeded = int(result.get("status") == "succeeded")
+    metrics.add_metric(name="LearningSucceeded", unit=MetricUnit.Count, value=succeeded)
+    _skipped(result)
     return result
 
 

@@ -163,3 +163,45 @@ def test_a_learning_step_logs_with_its_execution_name(
     assert lines["recording the failure"]["correlation_id"] == "session-acme-s1-00042"
     assert lines["learning failed"]["correlation_id"] == "session-acme-s1-00042"
     assert lines["learning failed"]["function_name"] == "ApiFunction"
+
+
+def test_the_learning_steps_count_runs_by_outcome_and_model_tokens(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the dashboard's learning widgets read (template.yaml's OperatorDashboard)."""
+    import functions.learning_steps.handler as steps
+
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+
+    class Learning:
+        def load_evidence(self, event: dict[str, Any]) -> dict[str, Any]:
+            return {"status": "skipped", "items": 0, "reason": "nothing new to learn"}
+
+        def call_model(self, event: dict[str, Any]) -> dict[str, Any]:
+            return {"status": "answered", "call": "c", "reused": False, "tokens": [120, 30]}
+
+        def apply_learning(self, event: dict[str, Any]) -> dict[str, Any]:
+            return {"status": "succeeded", "applied": 2, "rejected": 1}
+
+    class Services:
+        learning = Learning()
+
+    steps.services.use(Services())  # type: ignore[arg-type]
+    capsys.readouterr()
+    try:
+        event = {"input": {}, "context": {"executionName": "session-acme-s1-00042"}}
+        for step in (steps.load_evidence, steps.call_model, steps.apply_learning):
+            step(event, _Context())
+    finally:
+        steps.services.reset()
+    blobs = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    seen: dict[str, Any] = {}
+    for blob in blobs:
+        for declared in blob["_aws"]["CloudWatchMetrics"]:
+            for metric in declared["Metrics"]:
+                seen[metric["Name"]] = (blob[metric["Name"]], declared["Dimensions"], blob)
+    assert seen["LearningSkipped"][1] == [["service", "reason"]]
+    assert seen["LearningSkipped"][2]["reason"] == "nothing new to learn"
+    assert (seen["ModelInputTokens"][0], seen["ModelOutputTokens"][0]) == ([120.0], [30.0])
+    assert (seen["LearningSucceeded"][0], seen["ChangesApplied"][0]) == ([1.0], [2.0])
+    assert seen["ChangesRejected"][0] == [1.0]

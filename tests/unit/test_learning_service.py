@@ -16,6 +16,7 @@ from agent_memory.adapters.in_memory import (
     SequentialIds,
 )
 from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.learning_notes import NOTHING_NEW
 from agent_memory.domain.proposals import InvalidModelOutput
 from agent_memory.domain.tasks import Ask, ModelTask, Refusal, Review
 from agent_memory.persistence.executions import owner_tag
@@ -132,7 +133,7 @@ def test_nothing_to_learn_ends_as_skipped_without_a_model_call(h: Harness) -> No
     name2 = list(h.orchestrator.started)[-1]
     state = h.drive(name2, dict(h.orchestrator.started[name2]))
 
-    assert state["evidence"] == {"status": "skipped", "items": 0}
+    assert state["evidence"] == {"status": "skipped", "items": 0, "reason": NOTHING_NEW}
     assert state["model"] == {"status": "skipped"}
     assert state["result"] == {"status": "skipped"}
     assert len(h.model.calls) == 1

@@ -19,7 +19,9 @@ from contextvars import ContextVar
 from aws_lambda_powertools import Logger, Metrics
 
 logger = Logger(service="agent-memory")
-metrics = Metrics(namespace="AgentMemory", service="agent-memory")
+NAMESPACE = "AgentMemory"
+SERVICE = "agent-memory"
+metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
 
 # Per context (a request's asyncio task, and the worker threads anyio copies it into), so
 # that concurrent requests of a local server do not stamp each other's id.

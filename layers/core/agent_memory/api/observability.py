@@ -71,3 +71,5 @@ class RequestContext:
             metrics.add_metric(name="Latency", unit=MetricUnit.Milliseconds, value=elapsed_ms)
             if status >= 500:
                 metrics.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1)
+            elif status == 429:
+                metrics.add_metric(name="Throttled", unit=MetricUnit.Count, value=1)

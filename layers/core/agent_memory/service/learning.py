@@ -93,7 +93,9 @@ class LearningService(ModelCallStep):
                 )
             except WriteConflict:
                 return self._begun_before(run, ref, evidence)
-        return {"status": "skipped", "items": 0} if evidence is None else self._began(ref, evidence)
+        if evidence is None:
+            return {"status": "skipped", "items": 0, "reason": note}
+        return self._began(ref, evidence)
 
     def _begun_before(
         self, run: Run, ref: PoolRef, evidence: Evidence[Any] | None
@@ -285,7 +287,7 @@ class LearningService(ModelCallStep):
             )
         except WriteConflict:
             return self._ended(run)
-        return {"status": "skipped", "applied": 0, "rejected": len(rejected)}
+        return {"status": "skipped", "applied": 0, "rejected": len(rejected), "reason": note}
 
     @staticmethod
     def _failed_step(state: Mapping[str, Any]) -> str:

@@ -89,7 +89,14 @@ class ModelCallStep(LearningStarts):
             self._charge(run, evidence, reply)
             self._check_reply(run, sk, ask, reply)
             answer = self._save_answer(run, sk, reply)
-        return {"status": "answered", "call": answer, "reused": False, "task": ask.name}
+        usage = reply.usage
+        return {
+            "status": "answered",
+            "call": answer,
+            "reused": False,
+            "task": ask.name,
+            "tokens": [usage.input_tokens, usage.output_tokens],
+        }
 
     def _check_reply(self, run: Run, sk: str, ask: Ask[Any, Any], reply: ModelReply) -> None:
         try:
