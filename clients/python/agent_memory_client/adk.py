@@ -18,7 +18,6 @@ Needs the `google-adk` extra (`pip install './clients/python[google-adk]'`).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -29,8 +28,9 @@ from google.adk.memory.memory_entry import MemoryEntry
 from google.genai import types
 
 from agent_memory_client._async_client import AsyncClient
+from agent_memory_client._people import READ_LIMIT, People, recall, save
 from agent_memory_client.errors import NotFound
-from agent_memory_client.models import Message, MessageIn
+from agent_memory_client.models import Message
 
 if TYPE_CHECKING:
     from google.adk.sessions.session import Session
@@ -38,14 +38,8 @@ if TYPE_CHECKING:
 # The thread of events added without a session, and of memories added directly.
 NO_SESSION = "__unknown_session_id__"
 MEMORIES = "__memories__"
-# The service's bounds (API.md "Threads"): messages per save, messages per read, recall.
-SAVE_BATCH = 50
-READ_LIMIT = 1000
+# As many as ADK's own in-memory service answers.
 RECALL_LIMIT = 10
-# What the app's agent remembers with: recall over the person's threads of the app.
-AGENT_OPTIONS: dict[str, Any] = {
-    "observationalMemory": {"retrieval": {"scope": "resource", "vector": True}}
-}
 _KEY = "adk"
 
 
@@ -58,11 +52,8 @@ class AgentMemoryService(BaseMemoryService):
 
     def __init__(self, client: AsyncClient) -> None:
         self.client = client
-        self._caller: Any = None
-        self._people: dict[str, AsyncClient] = {}
-        self._agents: dict[tuple[str, str], str] = {}
+        self._people = People(client)
         self._threads: dict[tuple[str, str, str], str] = {}
-        self._lock = asyncio.Lock()
 
     # ------------------------------------------------------------------ the interface
 
@@ -105,12 +96,9 @@ class AgentMemoryService(BaseMemoryService):
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str
     ) -> SearchMemoryResponse:
-        person = await self._person(user_id)
-        agent = await self._agent(person, user_id, app_name)
-        threads = await person.list_threads(agent_id=agent, limit=1)
-        if not threads.threads or not query.strip():
-            return SearchMemoryResponse()
-        found = await person.recall_thread(threads.threads[0].id, query, limit=RECALL_LIMIT)
+        person = await self._people.person(user_id)
+        agent = await self._people.agent(person, user_id, app_name)
+        found = await recall(person, agent, query, RECALL_LIMIT)
         return SearchMemoryResponse(memories=[_entry(m) for m in found])
 
     async def delete_memory(
@@ -123,7 +111,7 @@ class AgentMemoryService(BaseMemoryService):
         thread_id, _, message_id = memory_id.partition("/")
         if not message_id:
             return
-        person = await self._person(user_id)
+        person = await self._people.person(user_id)
         try:
             messages = await person.list_messages(thread_id, limit=READ_LIMIT)
         except NotFound:
@@ -132,15 +120,15 @@ class AgentMemoryService(BaseMemoryService):
         if len(kept) == len(messages):
             return
         await person.clear_messages(thread_id)
-        await _save(person, thread_id, [_again(m) for m in kept])
+        await save(person, thread_id, [_again(m) for m in kept])
 
     # ------------------------------------------------------------------ helpers
 
     async def _add(
         self, app_name: str, user_id: str, session_id: str, events: Sequence[Event]
     ) -> None:
-        person = await self._person(user_id)
-        agent = await self._agent(person, user_id, app_name)
+        person = await self._people.person(user_id)
+        agent = await self._people.agent(person, user_id, app_name)
         thread = await self._thread(person, agent, user_id, session_id)
         saved: set[str | None] = set()
         if thread is not None:
@@ -151,48 +139,7 @@ class AgentMemoryService(BaseMemoryService):
         if thread is None:
             thread = (await person.create_thread(agent)).id
             self._threads[(agent, user_id, session_id)] = thread
-        await _save(person, thread, [_message(e, session_id) for e in fresh])
-
-    async def _person(self, user_id: str) -> AsyncClient:
-        """The client acting as the ADK user: a service key's person (added on first use),
-        or the token's own user."""
-        async with self._lock:
-            if user_id in self._people:
-                return self._people[user_id]
-            if self._caller is None:
-                self._caller = await self.client.me()
-            caller = self._caller
-            if caller.role != "service-key":
-                if user_id != caller.id:
-                    raise ValueError(
-                        f"ADK user {user_id!r} is not this token's user ({caller.id}): use "
-                        "the user's own token, or a service key to serve many users"
-                    )
-                person = self.client
-            else:
-                person = self.client.acting_for(user_id)
-                try:
-                    await person.me()
-                except NotFound:
-                    await self.client.add_user(caller.organization_id, id=user_id)
-            self._people[user_id] = person
-            return person
-
-    async def _agent(self, person: AsyncClient, user_id: str, app_name: str) -> str:
-        """The person's agent named after the app, made with recall on first use."""
-        if (user_id, app_name) in self._agents:
-            return self._agents[(user_id, app_name)]
-        found = None
-        async for agent in person.iter_agents():
-            if agent.name == app_name:
-                found = agent.id
-                break
-        if found is None:
-            found = (await person.create_agent(app_name)).id
-            await person.patch_draft(found, {"options": AGENT_OPTIONS})
-            await person.activate(found, (await person.publish(found)).number)
-        self._agents[(user_id, app_name)] = found
-        return found
+        await save(person, thread, [_message(e, session_id) for e in fresh])
 
     async def _thread(
         self, person: AsyncClient, agent: str, user_id: str, session: str
@@ -211,12 +158,6 @@ class AgentMemoryService(BaseMemoryService):
         if found is not None:
             self._threads[(agent, user_id, session)] = found
         return found
-
-
-async def _save(person: AsyncClient, thread: str, messages: list[dict[str, Any]]) -> None:
-    for start in range(0, len(messages), SAVE_BATCH):
-        batch: list[MessageIn | dict[str, Any]] = [*messages[start : start + SAVE_BATCH]]
-        await person.save_messages(thread, batch)
 
 
 def _text(event: Event) -> str:
