@@ -34,6 +34,8 @@ REPLACEMENTS = [
     ("__aenter__", "__enter__"),
     ("__aexit__", "__exit__"),
     ("aclose", "close"),
+    ("aiter_lines", "iter_lines"),
+    ("aread()", "read()"),
     ("asyncio.sleep", "time.sleep"),
     ("import asyncio", "import time"),
 ]

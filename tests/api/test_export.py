@@ -227,3 +227,32 @@ def test_the_operator_reads_no_export_and_a_stranger_none_of_theirs(
     olga = export(api, built.world.olga)
     assert olga[0]["userId"] == built.world.olga.id
     assert olga[1:] == [{"type": "end", "lines": 1}]
+
+
+def test_the_python_client_reads_the_export_line_by_line(
+    built: Built, module_api: tuple[Api, Any]
+) -> None:
+    import asyncio
+
+    import httpx
+
+    from agent_memory.api.app import create_app
+    from agent_memory_client import AsyncClient
+    from agent_memory_client.errors import AgentMemoryError
+
+    api, services = module_api
+    ana = built.world.ana
+    transport = httpx.ASGITransport(create_app(lambda: services))
+    operator_token = api.admin["Authorization"].removeprefix("Bearer ")
+
+    async def read(token: str) -> list[dict[str, Any]]:
+        async with AsyncClient(base_url="http://app", token=token, transport=transport) as client:
+            return [line async for line in client.export()]
+
+    lines = asyncio.run(read(ana.token))
+    assert lines[0]["userId"] == ana.id
+    assert lines[-1] == {"type": "end", "lines": len(lines) - 1}
+    assert {x["id"] for x in lines if x.get("type") == "session"} == {built.ana_session}
+    with pytest.raises(AgentMemoryError) as refused:
+        asyncio.run(read(operator_token))
+    assert refused.value.status == 403

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
+from json import loads
 from typing import Any, TypeVar
 
 import httpx
@@ -162,6 +163,27 @@ class AsyncClient:
     async def revoke_my_token(self, token_prefix: str) -> None:
         """Revoke one of this client's person's own tokens."""
         await self._call_empty(r.REVOKE_MY_TOKEN, tokenPrefix=token_prefix)
+
+    async def export(self) -> AsyncIterator[dict[str, Any]]:
+        """This client's person's export, a line at a time as the service streams it: first
+        `{"format": "agent-memory-export", "version", "userId", "organizationId",
+        "exportedAt"}`, then each object as its read route answers it with its `type`, last
+        `{"type": "end", "lines": n}` (an export cut short has none)."""
+        attempt = 0
+        while True:
+            headers = {"Act-As": self.act_as} if self.act_as is not None else None
+            async with self._http.stream("GET", r.EXPORT.path, headers=headers) as response:
+                retry = response.status_code in RETRY_STATUSES and attempt < self.max_retries
+                if not retry:
+                    if response.status_code >= 400:
+                        await response.aread()
+                        raise_for_answer(response)
+                    async for line in response.aiter_lines():
+                        if line:
+                            yield loads(line)
+                    return
+            await self._sleep(retry_delay(response, attempt, self.backoff, self.max_wait))
+            attempt += 1
 
     async def capabilities(self) -> m.Capabilities:
         """What the deployment can run: model providers, the models this caller may name,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
+from json import loads
 from typing import Any, TypeVar
 
 import httpx
@@ -156,6 +157,27 @@ class Client:
     def revoke_my_token(self, token_prefix: str) -> None:
         """Revoke one of this client's person's own tokens."""
         self._call_empty(r.REVOKE_MY_TOKEN, tokenPrefix=token_prefix)
+
+    def export(self) -> Iterator[dict[str, Any]]:
+        """This client's person's export, a line at a time as the service streams it: first
+        `{"format": "agent-memory-export", "version", "userId", "organizationId",
+        "exportedAt"}`, then each object as its read route answers it with its `type`, last
+        `{"type": "end", "lines": n}` (an export cut short has none)."""
+        attempt = 0
+        while True:
+            headers = {"Act-As": self.act_as} if self.act_as is not None else None
+            with self._http.stream("GET", r.EXPORT.path, headers=headers) as response:
+                retry = response.status_code in RETRY_STATUSES and attempt < self.max_retries
+                if not retry:
+                    if response.status_code >= 400:
+                        response.read()
+                        raise_for_answer(response)
+                    for line in response.iter_lines():
+                        if line:
+                            yield loads(line)
+                    return
+            self._sleep(retry_delay(response, attempt, self.backoff, self.max_wait))
+            attempt += 1
 
     def capabilities(self) -> m.Capabilities:
         """What the deployment can run: model providers, the models this caller may name,

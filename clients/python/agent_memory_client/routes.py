@@ -35,6 +35,14 @@ class EmptyRoute:
     status: int = 204
 
 
+@dataclass(frozen=True)
+class LinesRoute(EmptyRoute):
+    """A route that answers 200 with one JSON object a line (`application/x-ndjson`),
+    streamed: read line by line, never held whole."""
+
+    status: int = 200
+
+
 R = Route
 HEALTH = R("GET", "/healthz", None, m.Health)
 # administration
@@ -52,6 +60,7 @@ ME = R("GET", "/v1/me", None, m.MeAnswer)
 MY_TOKENS = R("GET", "/v1/me/tokens", None, m.MyTokens)
 ADD_MY_TOKEN = R("POST", "/v1/me/tokens", m.IssueToken, m.IssuedToken, 201)
 REVOKE_MY_TOKEN = EmptyRoute("DELETE", "/v1/me/tokens/{tokenPrefix}")
+EXPORT = LinesRoute("GET", "/v1/me/export")
 CAPABILITIES = R("GET", "/v1/capabilities", None, m.Capabilities)
 ERASE_USER = R("POST", "/v1/organizations/{orgId}/users/{userId}/erase", None, m.ErasedUser)
 # an organization's people and service keys
