@@ -997,6 +997,16 @@ export class AgentMemory {
     await this.http.call("delete", "/v1/me/tokens/{tokenPrefix}", { path: { tokenPrefix } });
   }
 
+  /**
+   * This client's person's export, a line at a time as the service streams it: first
+   * `{format: "agent-memory-export", version, userId, organizationId, exportedAt}`, then each
+   * object as its read route answers it with its `type`, last `{type: "end", lines}` (an
+   * export cut short has none).
+   */
+  export(signal?: AbortSignal): AsyncGenerator<Record<string, unknown>> {
+    return this.http.lines("get", "/v1/me/export", signal);
+  }
+
   /** What the deployment can run: model providers, allowed models, embedders. */
   async capabilities(): Promise<t.Capabilities> {
     return this.http.call("get", "/v1/capabilities");

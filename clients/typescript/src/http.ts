@@ -200,6 +200,47 @@ export class Transport {
     }
   }
 
+  /**
+   * A route that answers one JSON object a line (`application/x-ndjson`), read as it
+   * streams: each line is parsed when it arrives, the whole answer is never held. An error
+   * answer throws as `request` does; a 429 is retried the same way, before any line.
+   */
+  async *lines<P extends Path>(
+    method: HttpMethod,
+    path: P,
+    signal?: AbortSignal,
+  ): AsyncGenerator<Record<string, unknown>> {
+    const url = `${this.baseUrl}${path}`;
+    const headers = { ...this.headers, Accept: "application/x-ndjson" };
+    for (let attempt = 0; ; attempt++) {
+      const response = await this.fetchImpl(url, { method: method.toUpperCase(), headers, signal });
+      if (response.status >= 400) {
+        const text = await response.text();
+        const retryAfter = parseRetryAfter(response.headers.get("retry-after"));
+        const wait = retryAfter === null ? this.backoff(attempt) : retryAfter * 1000;
+        if (response.status === 429 && attempt < this.maxRetries && wait <= this.maxWaitMs) {
+          await sleep(wait, signal);
+          continue;
+        }
+        throw errorFromAnswer(response.status, text, retryAfter);
+      }
+      if (response.body === null) return;
+      const decoder = new TextDecoder();
+      let pending = "";
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        pending += decoder.decode(chunk, { stream: true });
+        for (let end = pending.indexOf("\n"); end >= 0; end = pending.indexOf("\n")) {
+          const line = pending.slice(0, end);
+          pending = pending.slice(end + 1);
+          if (line.trim()) yield JSON.parse(line) as Record<string, unknown>;
+        }
+      }
+      pending += decoder.decode();
+      if (pending.trim()) yield JSON.parse(pending) as Record<string, unknown>;
+      return;
+    }
+  }
+
   /** Exponential backoff with jitter: spreads clients that were turned away together. */
   private backoff(attempt: number): number {
     const delay = this.backoffMs * 2 ** attempt * (0.5 + Math.random() / 2);

@@ -346,3 +346,22 @@ describe("requests", () => {
     assert.equal(parseRetryAfter("soon", now), null);
   });
 });
+
+describe("a streamed export", () => {
+  test("is read a line at a time after a 429, and an error answer throws", async () => {
+    const text = '{"format":"agent-memory-export","version":1}\n{"type":"session","id":"s_1"}\n{"type":"end","lines":2}\n';
+    fake.script(
+      { status: 429, body: apiError("Throttled", "slow down"), headers: { "Retry-After": "0" } },
+      { status: 200, text },
+      { status: 403, body: apiError("Forbidden", "the operator reads no content") },
+    );
+    const lines: Record<string, unknown>[] = [];
+    for await (const line of client().export()) lines.push(line);
+    assert.deepEqual(lines.map((line) => line["type"] ?? line["format"]), ["agent-memory-export", "session", "end"]);
+    assert.equal(fake.requests.at(-1)!.url, "/v1/me/export");
+    const error = await rejection((async () => {
+      for await (const _line of client().export()) assert.fail("an error answer has no lines");
+    })());
+    assert.ok(error instanceof AgentMemoryError && error.status === 403);
+  });
+});
