@@ -18,7 +18,9 @@ EXPORT_LINE = {
     "agentVersion, agentMemory, agentMemoryChange, session, sessionItem, sessionMemory, "
     "thread, threadMessage, workingMemory, observations, chatItem, chatTurn, confession, "
     "enrichment, botEntry, botMemoryChange, agentMemoryObject, event), the id of the object "
-    "it belongs to, and the object as its own read route answers it.",
+    "it belongs to, and the object as its own read route answers it. The last line: "
+    '`{"type": "end", "lines": n}`, n counting the lines before it (an export cut short by '
+    "a failure has none).",
     "additionalProperties": True,
 }
 
