@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import httpx
+
 from agent_memory_client._async_client import AsyncClient
 from agent_memory_client.errors import NotFound
 from agent_memory_client.models import MessageIn
@@ -31,9 +33,24 @@ class People:
         self._people: dict[str, AsyncClient] = {}
         self._agents: dict[tuple[str, str], str] = {}
         self._lock = asyncio.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _bind(self) -> None:
+        """Frameworks run their calls in event loops of their own (Strands' sync agent call,
+        then the caller's `asyncio.run`): connections opened in one loop cannot serve
+        another, so each new loop gets the client anew (same token, same settings)."""
+        loop = asyncio.get_running_loop()
+        if self._loop is loop:
+            return
+        if self._loop is not None:
+            self.client = _rebound(self.client)
+            self._people.clear()
+            self._lock = asyncio.Lock()
+        self._loop = loop
 
     async def person(self, user_id: str | None) -> AsyncClient:
         """The client acting as `user_id` (None: the token's own user)."""
+        self._bind()
         async with self._lock:
             key = user_id or ""
             if key in self._people:
@@ -75,6 +92,22 @@ class People:
             await person.activate(found, (await person.publish(found)).number)
         self._agents[key] = found
         return found
+
+
+def _rebound(client: AsyncClient) -> AsyncClient:
+    """`client` with a connection pool of its own (its transport kept when it was given one
+    that holds no connections, such as an in-process app's)."""
+    old = client._http  # this package's own client: its settings are read here
+    transport = old._transport
+    fresh = object.__new__(type(client))
+    fresh.__dict__.update(client.__dict__)
+    fresh._http = httpx.AsyncClient(
+        base_url=old.base_url,
+        headers=old.headers,
+        timeout=old.timeout,
+        transport=None if isinstance(transport, httpx.AsyncHTTPTransport) else transport,
+    )
+    return fresh
 
 
 async def save(person: AsyncClient, thread: str, messages: list[dict[str, Any]]) -> None:
