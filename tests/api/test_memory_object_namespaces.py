@@ -93,7 +93,7 @@ def test_another_organization_sees_nothing_of_a_namespace(api: Api, ana: User) -
     assert mine.status_code == 201
 
 
-BAD = [
+BAD: list[tuple[dict[str, Any], list[Any]]] = [
     ({"namespace": ["a"]}, ["key"]),
     ({"key": "k"}, ["namespace"]),
     ({"namespace": [], "key": "k"}, ["namespace"]),
