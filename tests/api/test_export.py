@@ -38,6 +38,7 @@ WHOLE = {
 LISTED = {
     "agentVersion": ("/v1/agents/{agentId}/versions", "versions"),
     "agentMemoryChange": ("/v1/agents/{agentId}/memory/log", "changes"),
+    "agentMemoryObject": ("/v1/agent_memories?entity={userId}&limit=100", "data"),
     "sessionItem": ("/v1/sessions/{sessionId}/items?limit=100", "data"),
     "threadMessage": ("/v1/threads/{threadId}/messages", "messages"),
     "chatItem": ("/v1/chats/{chatId}/items", "items"),
@@ -122,6 +123,13 @@ def built(module_api: tuple[Api, Any]) -> Built:
         .applied[0]
         .entry_id
     )
+    about_ana = {
+        "category": "fact",
+        "content": "Ana is vegetarian.",
+        "entity": {"type": "actor", "id": ana.id},
+    }
+    post(api, ben, "/v1/agent_memories", about_ana)
+    post(api, ben, "/v1/agent_memories", {"category": "fact", "content": "Ben's own memo."})
     ana_entry = world.command(ana, {"_tag": "Remember", "content": "Ana's pin."}).json()
     ben_entry = world.command(ben, {"_tag": "Remember", "content": "Ben's pin."}).json()
     return Built(
@@ -145,8 +153,9 @@ def _lines_of(lines: list[dict[str, Any]], kind: str) -> Iterator[dict[str, Any]
     return (line for line in lines[1:] if line["type"] == kind)
 
 
-def _route_of(line: dict[str, Any], template: str) -> str:
-    return template.format(id=line.get("id"), **{k: line.get(k) for k in PARENTS})
+def _route_of(line: dict[str, Any], template: str, user: User | None = None) -> str:
+    parents = {k: line.get(k) for k in PARENTS}
+    return template.format(id=line.get("id"), userId=user.id if user else None, **parents)
 
 
 def _without(line: dict[str, Any], *names: str) -> dict[str, Any]:
@@ -167,7 +176,8 @@ def assert_as_read(api: Api, user: User, lines: list[dict[str, Any]]) -> None:
     for kind, (url, key) in LISTED.items():
         by_parent: dict[str, list[dict[str, Any]]] = {}
         for line in _lines_of(lines, kind):
-            by_parent.setdefault(_route_of(line, url), []).append(_without(line, *PARENTS))
+            route = _route_of(line, url, user)
+            by_parent.setdefault(route, []).append(_without(line, *PARENTS))
         for route, exported in by_parent.items():
             assert get(api, user, route)[key] == exported, route
 
@@ -193,12 +203,14 @@ def test_an_export_is_each_persons_reads_and_nothing_else(
     assert kinds >= {
         "agent", "agentDraft", "agentVersion", "agentMemory", "agentMemoryChange", "session",
         "sessionItem", "sessionMemory", "thread", "threadMessage", "workingMemory",
-        "observations", "chatItem", "chatTurn", "botEntry", "botMemoryChange", "end",
+        "observations", "chatItem", "chatTurn", "botEntry", "botMemoryChange",
+        "agentMemoryObject", "end",
     }  # fmt: skip
     assert mine[-1] == {"type": "end", "lines": len(mine) - 1}
     # Ana's own objects, and her entries: not Ben's session nor his pin.
     assert {x["id"] for x in _lines_of(mine, "session")} == {built.ana_session}
     assert {x["id"] for x in _lines_of(mine, "botEntry")} == {built.ana_entry, built.learned}
+    assert [x["content"] for x in _lines_of(mine, "agentMemoryObject")] == ["Ana is vegetarian."]
     text = json.dumps(mine)
     assert "Miso" in text
     assert "Lisbon" in text
@@ -214,6 +226,18 @@ def test_an_export_is_each_persons_reads_and_nothing_else(
     assert "Miso" not in ben_text
     assert "green tea" not in ben_text
     assert "Ana's pin" not in ben_text
+
+
+def test_an_organization_admins_export_is_their_reads_not_their_peoples(
+    built: Built, module_api: tuple[Api, Any]
+) -> None:
+    api, _services = module_api
+    boss = api.user(built.world.org, role="admin")
+    lines = export(api, boss)
+    assert_as_read(api, boss, lines)
+    # An admin may read everyone's sessions, but exports only their own objects.
+    assert not list(_lines_of(lines, "session"))
+    assert "Miso" not in json.dumps(lines)
 
 
 def test_the_operator_reads_no_export_and_a_stranger_none_of_theirs(
