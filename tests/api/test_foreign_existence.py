@@ -41,6 +41,7 @@ BODY_ID_OF = {
 # Routes whose query names an object: which world id each query parameter is.
 QUERY_IDS: dict[tuple[str, str], dict[str, str]] = {
     ("GET", "/v1/sessions"): {"agentId": "agentId"},
+    ("GET", "/v1/chats"): {"botId": "botId"},  # a filter by a bot the caller reaches
 }
 # Routes that name no object: the caller's own organization is implied.
 WITHOUT_IDS = {
@@ -51,6 +52,8 @@ WITHOUT_IDS = {
     ("POST", "/v1/agent_memories"),
     ("POST", "/v1/agent_memories/recall"),
     ("GET", "/v1/threads"),  # the caller's own threads
+    ("GET", "/v1/bots"),  # the bots the caller reaches
+    ("GET", "/v1/channels"),  # the caller's channels
     ("GET", "/v1/events"),  # the caller's own organization's feed
     ("GET", "/v1/me"),  # the caller itself
     ("GET", "/v1/me/tokens"),  # the caller's own tokens

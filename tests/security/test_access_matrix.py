@@ -82,7 +82,10 @@ def expected(method: str, path: str, caller: str) -> set[int]:
     if who == "org":
         return {404} if caller == "outsider" and names_object else {0}
     if caller in ("stranger", "outsider"):
-        creates = path in ("/v1/sessions", "/v1/chats") or (method, path) == ("POST", "/v1/threads")
+        # `GET /v1/chats` lists the caller's own chats: a stranger's list is theirs, empty.
+        creates = path == "/v1/sessions" or (
+            method == "POST" and path in ("/v1/chats", "/v1/threads")
+        )
         return {404} if names_object or creates else {0}
     return {0}
 

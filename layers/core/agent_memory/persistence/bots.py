@@ -110,6 +110,18 @@ class BotRepository:
             ]
         )
 
+    def bots(self, bot_ids: Sequence[str]) -> list[Bot]:
+        """Several Bots in one batch read (missing ones are left out)."""
+        if not bot_ids:
+            return []
+        rows = self._store.get_many([(bot_pk(b), keys.HEAD) for b in bot_ids])
+        return [bot_of(r) for r in rows if r.get("type") == "bot"]
+
+    def org_bot_ids(self, org_id: str, after: str | None) -> tuple[list[str], str | None]:
+        """One page of the bots the organization uses (its own and linked ones), newest
+        first, after the bot id `after`: (ids, the last id when more may follow)."""
+        return self._listed(org_bots_pk(org_id), "", after)
+
     def people_of(self, org_id: str, user_ids: Sequence[str]) -> set[str]:
         """Which of `user_ids` are people of `org_id` (one batch read)."""
         if not user_ids:
@@ -136,6 +148,11 @@ class BotRepository:
         rows = self._store.get_many([(channel_pk(c), keys.HEAD) for c in channel_ids])
         found = [channel_of(r) for r in rows if r.get("type") == "channel"]
         return {c.id: c for c in found}
+
+    def org_channel_ids(self, org_id: str, after: str | None) -> tuple[list[str], str | None]:
+        """One page of the organization's channels, newest first, after the channel id
+        `after` (as `org_bot_ids`)."""
+        return self._listed(org_channels_pk(org_id), "", after)
 
     def save_channel(self, channel: Channel, rev: int | None, now_ms: int) -> None:
         """Create the Channel (`rev` None) or change its members from `rev`."""
@@ -200,6 +217,40 @@ class BotRepository:
             elif row.get("type") == "turn":
                 turn = turn_of(chat_id, row)
         return chat, turn
+
+    def chats(self, chat_ids: Sequence[str]) -> list[Chat]:
+        """Several chat rows in one batch read (missing and deleting ones are left out)."""
+        if not chat_ids:
+            return []
+        rows = self._store.get_many([(chat_pk(c), keys.HEAD) for c in chat_ids])
+        return [chat_of(r) for r in rows if r.get("type") == "chat"]
+
+    def owned_chat_ids(
+        self, org_id: str, user_id: str, after: str | None
+    ) -> tuple[list[str], str | None]:
+        """One page of the chats the person owns, newest first, after the chat id `after`."""
+        pk, prefix = owned_chat_key(org_id, user_id, "")
+        return self._listed(pk, prefix, after)
+
+    def spoken_chat_ids(
+        self, org_id: str, user_id: str, after: str | None
+    ) -> tuple[list[str], str | None]:
+        """One page of others' group chats where the person started a Turn, newest first."""
+        pk, prefix = spoken_chat_key(org_id, user_id, "")
+        return self._listed(pk, prefix, after)
+
+    def _listed(self, pk: str, prefix: str, after: str | None) -> tuple[list[str], str | None]:
+        """Ids under `prefix` of a list partition, newest first (ids sort by creation), a
+        page of at most 100 after the id `after`."""
+        page = self._store.query(
+            pk,
+            KeyRange(prefix=prefix) if prefix else None,
+            limit=keys.MAX_ACTIONS,
+            after=None if after is None else f"{prefix}{after}",
+            newest_first=True,
+        )
+        ids = [str(r["sk"]).removeprefix(prefix) for r in page.records]
+        return ids, (ids[-1] if page.next is not None and ids else None)
 
     def create_chat(self, chat: Chat, now_ms: int) -> None:
         row: Record = {

@@ -228,6 +228,13 @@ class ErasureRepository:
         """Every row of a marked chat and the runs of its bot's `learning` (kind, pool id)
         that read it."""
         pk = chat_pk(chat.id)
+        # Others' rows that list it among chats they spoke in go first, while its Turns
+        # still name them (a call cut short finds them again).
+        actors = {str(r.get("actor")) for r in self._rows(pk, KeyRange(prefix=turn_sk("")))}
+        self._write_whole(
+            [Delete(*spoken_chat_key(chat.org_id, actor, chat.id))]
+            for actor in sorted(actors - {chat.owner})
+        )
         items = _typed(self._delete_all(pk, but_head=True), "chat-item")
         self._delete_runs(keys.learn_pk(*learning), ("chat", chat.id))
         self._delete_head(

@@ -93,6 +93,11 @@ class OrgContents:
             bot = self._store.get(bot_pk(bot_id), keys.HEAD)
             if bot is not None and bot.get("orgId") == org_id:
                 self._delete_all(bot_pk(bot_id), but_head=True)
+                # The linked organizations' bot lists stop showing it (before its row goes,
+                # which names them).
+                linked = [Delete(org_bots_pk(o), bot_id) for o in (bot.get("links") or {})]
+                for start in range(0, len(linked), BATCH):
+                    self._store.write(linked[start : start + BATCH])
                 self._store.write(
                     [Delete(bot_pk(bot_id), keys.HEAD), Delete(org_bots_pk(org_id), bot_id)]
                 )

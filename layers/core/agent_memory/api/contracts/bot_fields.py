@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar
 
+from fastapi import Query
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from agent_memory.api.contracts.base import NOT_BLANK, Answer, NotBlank
@@ -13,6 +14,13 @@ Name = Annotated[
     str, Field(min_length=1, max_length=MAX_NAME_LENGTH, json_schema_extra=NOT_BLANK), NotBlank
 ]
 Id = Annotated[str, Field(min_length=1, max_length=128)]
+# The paging of `GET /v1/bots`, `/v1/channels` and `/v1/chats`, as `GET /v1/threads` pages.
+LIMIT = Query(ge=1, le=100, description="objects per page")
+AFTER = Query(
+    min_length=1,
+    max_length=200,
+    description="the id of the last object of the page before: one this list shows you (else 404)",
+)
 
 
 class Sparse(Answer):

@@ -93,6 +93,13 @@ class BotAnswer(Answer):
     bot: BotOut
 
 
+class BotsAnswer(Answer):
+    bots: list[BotOut]
+    has_more: bool = Field(
+        description="more bots follow: pass the last one's id as `starting_after`"
+    )
+
+
 # A link's grant changes: a level, or null to remove that person's grant.
 LINK_GRANTS: JsonDict = {"additionalProperties": {"enum": ["read", "write", None]}}
 

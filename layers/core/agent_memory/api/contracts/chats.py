@@ -47,6 +47,13 @@ class ChannelAnswer(Answer):
     channel: ChannelOut
 
 
+class ChannelsAnswer(Answer):
+    channels: list[ChannelOut]
+    has_more: bool = Field(
+        description="more channels follow: pass the last one's id as `starting_after`"
+    )
+
+
 class CreateChat(Body):
     botId: Id
     channelId: Id | None = None
@@ -75,6 +82,13 @@ class ChatOut(Answer):
 
 class ChatAnswer(Answer):
     chat: ChatOut
+
+
+class ChatsAnswer(Answer):
+    chats: list[ChatOut]
+    has_more: bool = Field(
+        description="more chats follow: pass the last one's id as `starting_after`"
+    )
 
 
 class StartTurn(Body):

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from agent_memory.api.contracts.bot_fields import AFTER, LIMIT
 from agent_memory.api.contracts.bots import (
     TAGS_QUERY,
     BotAnswer,
@@ -14,6 +15,7 @@ from agent_memory.api.contracts.bots import (
     BotMemoryCommand,
     BotMemoryLog,
     BotOut,
+    BotsAnswer,
     ContextAsk,
     ContextText,
     CreateBot,
@@ -41,6 +43,22 @@ async def create_bot(body: CreateBot, caller: CallerDep, svc: ServicesDep) -> Bo
     levels = parse_levels(body.grants or {}, ["grants"])
     bot = await run(svc, svc.bots.create_bot, caller, body.name, levels)
     return BotAnswer(bot=BotOut.of(bot, bot.org_id, linked=False))
+
+
+@router.get("/v1/bots")
+async def list_bots(
+    caller: CallerDep,
+    svc: ServicesDep,
+    limit: Annotated[int, LIMIT] = 100,
+    starting_after: Annotated[str | None, AFTER] = None,
+) -> BotsAnswer:
+    """The bots the caller reaches (a grant, a link; an admin: the organization's), newest
+    first, each as `GET /v1/bots/{botId}` shows it; `has_more`: pass the last id on."""
+    found, more = await run(
+        svc, svc.bots.list_bots, caller, limit=limit, starting_after=starting_after
+    )
+    bots = [BotOut.of(bot, reach.org_id, reach.linked) for bot, reach in found]
+    return BotsAnswer(bots=bots, has_more=more)
 
 
 @router.get("/v1/bots/{botId}")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from fastapi import APIRouter
 
+from agent_memory.api.contracts.bot_fields import AFTER, LIMIT
 from agent_memory.api.contracts.chats import (
     ChangeMembers,
     ChannelAnswer,
     ChannelOut,
+    ChannelsAnswer,
     CreateChannel,
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, run
@@ -20,6 +24,20 @@ async def create_channel(body: CreateChannel, caller: CallerDep, svc: ServicesDe
     """A Channel group of the caller's organization; the caller is a member."""
     channel = await run(svc, svc.bots.create_channel, caller, body.name, body.members)
     return ChannelAnswer(channel=ChannelOut.of(channel))
+
+
+@router.get("/v1/channels")
+async def list_channels(
+    caller: CallerDep,
+    svc: ServicesDep,
+    limit: Annotated[int, LIMIT] = 100,
+    starting_after: Annotated[str | None, AFTER] = None,
+) -> ChannelsAnswer:
+    """The caller's channels (an organization admin: all of them), newest first."""
+    found, more = await run(
+        svc, svc.bots.list_channels, caller, limit=limit, starting_after=starting_after
+    )
+    return ChannelsAnswer(channels=[ChannelOut.of(c) for c in found], has_more=more)
 
 
 @router.post("/v1/channels/{channelId}/members")

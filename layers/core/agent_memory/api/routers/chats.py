@@ -7,11 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Query, Response
 
 from agent_memory.api.contracts.base import ITEM_ID_PATTERN
+from agent_memory.api.contracts.bot_fields import AFTER, LIMIT
 from agent_memory.api.contracts.chats import (
     AddItems,
     ChatAnswer,
     ChatItems,
     ChatOut,
+    ChatsAnswer,
     ChatTurnAnswer,
     ChatTurnOut,
     CompletedTurn,
@@ -33,6 +35,33 @@ async def create_chat(body: CreateChat, caller: CallerDep, svc: ServicesDep) -> 
     """Read on the Bot; a member of the Channel for a group chat."""
     chat = await run(svc, svc.bots.create_chat, caller, body.botId, body.channelId, body.kind)
     return ChatAnswer(chat=ChatOut.of(chat))
+
+
+@router.get("/v1/chats")
+async def list_chats(
+    caller: CallerDep,
+    svc: ServicesDep,
+    botId: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=200,
+            description="only the chats of this bot, one you reach (else 404)",
+        ),
+    ] = None,
+    limit: Annotated[int, LIMIT] = 100,
+    starting_after: Annotated[str | None, AFTER] = None,
+) -> ChatsAnswer:
+    """The chats the caller owns or started a turn in, while they read them, newest first."""
+    found, more = await run(
+        svc,
+        svc.bots.list_chats,
+        caller,
+        limit=limit,
+        starting_after=starting_after,
+        bot_id=botId,
+    )
+    return ChatsAnswer(chats=[ChatOut.of(c) for c in found], has_more=more)
 
 
 @router.get("/v1/chats/{chatId}/items")
