@@ -20,11 +20,18 @@ from agent_memory import admin_cli
 from agent_memory.adapters.sqlite_rows import decode_record
 from agent_memory.domain.tasks.learning_changes import FactChange
 from tests.conftest import ADMIN_TOKEN, Api, User
-from tests.support.bots import make_bot, make_chat
+from tests.support.bots import make_bot, make_channel, make_chat
 from tests.support.plaintext import all_text
 from tests.support.requests import agent, post, session
 
-SECRETS = ("My cat is called Miso", "Plan the trip to Lisbon", "Ana likes green tea", "Ben's pin")
+SECRETS = (
+    "My cat is called Miso",
+    "Plan the trip to Lisbon",
+    "Ana likes green tea",
+    "Ben's pin",
+    "breaks for tea at four",
+    "Ana is vegetarian",
+)
 
 
 @dataclass
@@ -91,6 +98,22 @@ def populate(api: Api, services: Any) -> tuple[str, list[User]]:
     said = [i["id"] for i in items_of["items"] if i["turnId"] == started["turn"]["id"]]
     change = FactChange(op="fact", content="Ana likes green tea.", topics=[], sources=said)
     services.bot_memory.learn(bot["id"], org, chat["id"], [change], evidence=said)
+    # A group chat's fact is for the channel's members: a second audience.
+    channel = make_channel(api, ana, ben)
+    group = make_chat(api, ana, bot["id"], channelId=channel["id"])
+    turn = post(api, ben, f"/v1/chats/{group['id']}/turns", {"input": "Tea break at four."})
+    items_of = api.client.get(f"/v1/chats/{group['id']}/items", headers=ben.headers).json()
+    said = [i["id"] for i in items_of["items"] if i["turnId"] == turn["turn"]["id"]]
+    change = FactChange(
+        op="fact", content="The team breaks for tea at four.", topics=[], sources=said
+    )
+    services.bot_memory.learn(bot["id"], org, group["id"], [change], evidence=said)
+    about = {
+        "category": "fact",
+        "content": "Ana is vegetarian.",
+        "entity": {"type": "actor", "id": ana.id},
+    }
+    post(api, ben, "/v1/agent_memories", about)
     for person, text in ((ana, "Ana's pin."), (ben, "Ben's pin.")):
         body = {"command": {"_tag": "Remember", "content": text}}
         post(api, person, f"/v1/bots/{bot['id']}/memory", body)
