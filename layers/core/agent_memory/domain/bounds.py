@@ -176,7 +176,7 @@ def within_budget(
 def memory_object_size(memory: MemoryObject) -> int:
     """At least the bytes a seed 004 object takes in an answer, as carried."""
     entity = memory.entity
-    texts = [memory.content, memory.metadata]
+    texts = [memory.content, memory.metadata, memory.key, *(memory.namespace or ())]
     if entity is not None:
         texts += [entity.id, entity.name, entity.handle]
     return OBJECT_FRAME + carried_size(texts)
