@@ -630,6 +630,68 @@ class AsyncClient:
     async def get_bot(self, bot_id: str) -> m.Bot:
         return (await self._call(r.GET_BOT, botId=bot_id)).bot
 
+    async def list_bots(
+        self, *, limit: int | None = None, starting_after: str | None = None
+    ) -> m.BotsAnswer:
+        """The bots the caller reaches (a grant, a link), newest first (`has_more`: pass the
+        last id as `starting_after`)."""
+        params = query(limit=limit, starting_after=starting_after)
+        return await self._call(r.LIST_BOTS, params=params)
+
+    async def iter_bots(self, *, page_size: int = 100) -> AsyncIterator[m.Bot]:
+        """Every bot the caller reaches, newest first, across pages."""
+        after: str | None = None
+        while True:
+            page = await self.list_bots(limit=page_size, starting_after=after)
+            for bot in page.bots:
+                yield bot
+            if not page.has_more or not page.bots:
+                return
+            after = page.bots[-1].id
+
+    async def list_channels(
+        self, *, limit: int | None = None, starting_after: str | None = None
+    ) -> m.ChannelsAnswer:
+        """The caller's channels (an organization admin: all), newest first."""
+        params = query(limit=limit, starting_after=starting_after)
+        return await self._call(r.LIST_CHANNELS, params=params)
+
+    async def iter_channels(self, *, page_size: int = 100) -> AsyncIterator[m.Channel]:
+        """Every channel of the caller, newest first, across pages."""
+        after: str | None = None
+        while True:
+            page = await self.list_channels(limit=page_size, starting_after=after)
+            for channel in page.channels:
+                yield channel
+            if not page.has_more or not page.channels:
+                return
+            after = page.channels[-1].id
+
+    async def list_chats(
+        self,
+        *,
+        bot_id: str | None = None,
+        limit: int | None = None,
+        starting_after: str | None = None,
+    ) -> m.ChatsAnswer:
+        """The chats the caller owns or started a turn in and still reads (of one bot, when
+        given), newest first."""
+        params = query(botId=bot_id, limit=limit, starting_after=starting_after)
+        return await self._call(r.LIST_CHATS, params=params)
+
+    async def iter_chats(
+        self, *, bot_id: str | None = None, page_size: int = 100
+    ) -> AsyncIterator[m.Chat]:
+        """Every chat of the caller (of one bot, when given), newest first, across pages."""
+        after: str | None = None
+        while True:
+            page = await self.list_chats(bot_id=bot_id, limit=page_size, starting_after=after)
+            for chat in page.chats:
+                yield chat
+            if not page.has_more or not page.chats:
+                return
+            after = page.chats[-1].id
+
     async def link_bot(
         self, bot_id: str, organization_id: str, grants: dict[str, str | None]
     ) -> m.Link:

@@ -5,6 +5,10 @@ Reads `AGENT_MEMORY_URL` and `AGENT_MEMORY_TOKEN` (or `--url`, `--token`); `orgs
 organization admin or its service key; `service-keys` and `settings` an organization admin or
 the admin token; `purge` write on the bot, `erase` an organization admin. Prints the service's
 answer as JSON; an error answer prints `error: <code>: <message>` on stderr and exits 1.
+
+A person's token (or a service key with `--act-as`) lists what that person may see (`agents`,
+`sessions`, `threads`, `bots`, `channels`, `chats`, `memories`, `tokens list`: every page) and
+reads and changes memory: `memory session|agent|bot get|remember|forget`.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
+from agent_memory_client import models as m
 from agent_memory_client._base import UNSET
 from agent_memory_client._sync_client import Client
 from agent_memory_client.errors import AgentMemoryError
@@ -83,11 +88,87 @@ def _people_parsers(groups: Any) -> None:
     revoke_key.add_argument("key_id")
 
 
+def _list_parsers(groups: Any) -> None:
+    """`<collection> list` for what a person lists: every page, newest first."""
+    for name, what in [
+        ("agents", "your own and shared agents"),
+        ("sessions", "your sessions of an agent (an admin: everyone's)"),
+        ("threads", "your threads"),
+        ("bots", "the bots you reach (a grant, a link)"),
+        ("channels", "your channels (an admin: all)"),
+        ("chats", "the chats you own or speak in"),
+        ("memories", "your agent_memories (unexpired)"),
+    ]:
+        group = groups.add_parser(name, help=what).add_subparsers(dest="action", required=True)
+        listed = group.add_parser("list", help=what)
+        if name == "sessions":
+            listed.add_argument("agent_id")
+        if name == "threads":
+            listed.add_argument("--agent", help="only this agent's")
+        if name == "chats":
+            listed.add_argument("--bot", help="only this bot's")
+        if name == "memories":
+            listed.add_argument("--category")
+            listed.add_argument("--entity", help="an entity id")
+
+
+def _memory_parsers(groups: Any) -> None:
+    """`memory session|agent|bot get|remember|forget`: read and change one pool."""
+    scopes = groups.add_parser("memory", help="read and change memory").add_subparsers(
+        dest="scope", required=True
+    )
+    session = scopes.add_parser("session", help="a session's memory").add_subparsers(
+        dest="verb", required=True
+    )
+    agent = scopes.add_parser("agent", help="an agent's memory").add_subparsers(
+        dest="verb", required=True
+    )
+    bot = scopes.add_parser("bot", help="your part of a bot's memory").add_subparsers(
+        dest="verb", required=True
+    )
+    for scope, verbs, owner in [(session, "session", "session_id"), (agent, "agent", "agent_id")]:
+        scope.add_parser("get").set_defaults(action=f"{verbs} get")
+        scope.choices["get"].add_argument(owner)
+        remember = scope.add_parser("remember", help="set one key (retried on a conflict)")
+        remember.set_defaults(action=f"{verbs} remember")
+        remember.add_argument(owner)
+        remember.add_argument("key")
+        remember.add_argument("content")
+        kinds = (
+            ["fact", "decision", "preference", "procedure", "hypothesis"]
+            if verbs == "session"
+            else ["procedure", "preference", "decision"]
+        )
+        remember.add_argument("--kind", choices=kinds, default=kinds[0])
+        forget = scope.add_parser("forget", help="remove one key (retried on a conflict)")
+        forget.set_defaults(action=f"{verbs} forget")
+        forget.add_argument(owner)
+        forget.add_argument("key")
+    get = bot.add_parser("get", help="the entries for you")
+    get.set_defaults(action="bot get")
+    get.add_argument("bot_id")
+    get.add_argument("--tags", help="comma-separated: entries with all of them")
+    remember = bot.add_parser("remember", help="a pinned entry only you see")
+    remember.set_defaults(action="bot remember")
+    remember.add_argument("bot_id")
+    remember.add_argument("content")
+    remember.add_argument("--tags", help="comma-separated topics")
+    forget = bot.add_parser("forget", help="take back your part of an entry")
+    forget.set_defaults(action="bot forget")
+    forget.add_argument("bot_id")
+    forget.add_argument("entry_id")
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="agent-memory", description=__doc__.splitlines()[0])
     top.add_argument("--url", default=os.environ.get("AGENT_MEMORY_URL"), help="$AGENT_MEMORY_URL")
     top.add_argument(
         "--token", default=os.environ.get("AGENT_MEMORY_TOKEN"), help="$AGENT_MEMORY_TOKEN"
+    )
+    top.add_argument(
+        "--act-as",
+        default=os.environ.get("AGENT_MEMORY_ACT_AS"),
+        help="with a service key: the person it acts for ($AGENT_MEMORY_ACT_AS)",
     )
     groups = top.add_subparsers(dest="group", required=True)
 
@@ -110,6 +191,9 @@ def parser() -> argparse.ArgumentParser:
     )
     tokens.add_parser("issue", help="a new token for a user").add_argument("user_id")
     tokens.add_parser("revoke", help="revoke a token at once").add_argument("token_prefix")
+    tokens.add_parser("list", help="your own tokens: prefixes, who issued them, when")
+    _list_parsers(groups)
+    _memory_parsers(groups)
 
     settings = groups.add_parser("settings", help="an organization's settings").add_subparsers(
         dest="action", required=True
@@ -179,6 +263,60 @@ def _all_orgs(client: Client) -> dict[str, Any]:
         after = page.next
 
 
+def _dumped(key: str, objects: Iterable[BaseModel]) -> dict[str, Any]:
+    return {key: [o.model_dump(mode="json", by_alias=True) for o in objects]}
+
+
+def _tags(value: str | None) -> list[str] | None:
+    return [t.strip() for t in value.split(",") if t.strip()] if value else None
+
+
+def _memory(args: argparse.Namespace) -> dict[tuple[str, str | None], Callable[[Client], Any]]:
+    """`memory ...`: a session's and an agent's commands read first and retry on a conflict."""
+
+    def remember_session(c: Client) -> Any:
+        command = m.RememberCommand(key=args.key, content=args.content, kind=args.kind)
+        return c.update_session_memory(args.session_id, lambda _s, _m: command)
+
+    def remember_agent(c: Client) -> Any:
+        command = m.AgentRemember(key=args.key, content=args.content, kind=args.kind)
+        return c.update_agent_memory(args.agent_id, lambda _m: command)
+
+    return {
+        ("memory", "session get"): lambda c: c.get_session_memory(args.session_id),
+        ("memory", "session remember"): remember_session,
+        ("memory", "session forget"): lambda c: c.update_session_memory(
+            args.session_id, lambda _s, _m: m.ForgetCommand(key=args.key)
+        ),
+        ("memory", "agent get"): lambda c: c.get_agent_memory(args.agent_id),
+        ("memory", "agent remember"): remember_agent,
+        ("memory", "agent forget"): lambda c: c.update_agent_memory(
+            args.agent_id, lambda _m: m.AgentForget(key=args.key)
+        ),
+        ("memory", "bot get"): lambda c: c.get_bot_memory(args.bot_id, tags=_tags(args.tags)),
+        ("memory", "bot remember"): lambda c: c.remember_entry(
+            args.bot_id, args.content, _tags(args.tags)
+        ),
+        ("memory", "bot forget"): lambda c: c.forget_entry(args.bot_id, args.entry_id),
+    }
+
+
+def _lists(args: argparse.Namespace) -> dict[tuple[str, str | None], Callable[[Client], Any]]:
+    """`<collection> list`: every page, as one JSON object."""
+    return {
+        ("agents", "list"): lambda c: _dumped("agents", c.iter_agents()),
+        ("sessions", "list"): lambda c: _dumped("sessions", c.iter_sessions(args.agent_id)),
+        ("threads", "list"): lambda c: _dumped("threads", c.iter_threads(agent_id=args.agent)),
+        ("bots", "list"): lambda c: _dumped("bots", c.iter_bots()),
+        ("channels", "list"): lambda c: _dumped("channels", c.iter_channels()),
+        ("chats", "list"): lambda c: _dumped("chats", c.iter_chats(bot_id=args.bot)),
+        ("memories", "list"): lambda c: _dumped(
+            "memories", c.iter_agent_memories(category=args.category, entity=args.entity)
+        ),
+        ("tokens", "list"): lambda c: _dumped("tokens", c.my_tokens()),
+    }
+
+
 def _command(args: argparse.Namespace) -> Callable[[Client], Any]:
     commands: dict[tuple[str, str | None], Callable[[Client], Any]] = {
         ("orgs", "create"): lambda c: c.create_organization(args.name, id=args.id),
@@ -209,6 +347,8 @@ def _command(args: argparse.Namespace) -> Callable[[Client], Any]:
         ("settings", "set"): lambda c: _settings_patch(c, args),
         ("purge", None): lambda c: {"removed": c.purge_bot_memory(args.bot_id, args.tag)},
         ("erase", None): lambda c: c.erase_user(args.org_id, args.user_id),
+        **_lists(args),
+        **_memory(args),
     }
     return commands[(args.group, getattr(args, "action", None))]
 
@@ -221,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    with Client(base_url=args.url, token=args.token) as client:
+    with Client(base_url=args.url, token=args.token, act_as=args.act_as) as client:
         try:
             answer = _command(args)(client)
         except AgentMemoryError as error:

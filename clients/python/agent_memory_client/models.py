@@ -639,6 +639,13 @@ class BotAnswer(Answer):
     bot: Bot
 
 
+class BotsAnswer(Answer):
+    """A page of the bots the caller reaches, newest first."""
+
+    bots: list[Bot]
+    has_more: bool = Field(alias="has_more")
+
+
 class CreateBot(Body):
     name: str
     grants: dict[str, str] | None = None
@@ -670,6 +677,13 @@ class ChannelAnswer(Answer):
     channel: Channel
 
 
+class ChannelsAnswer(Answer):
+    """A page of the caller's channels, newest first."""
+
+    channels: list[Channel]
+    has_more: bool = Field(alias="has_more")
+
+
 class CreateChannel(Body):
     name: str
     members: list[str] = Field(default_factory=list)
@@ -691,6 +705,13 @@ class Chat(Answer):
 
 class ChatAnswer(Answer):
     chat: Chat
+
+
+class ChatsAnswer(Answer):
+    """A page of the chats the caller owns or speaks in, newest first."""
+
+    chats: list[Chat]
+    has_more: bool = Field(alias="has_more")
 
 
 class CreateChat(Body):
