@@ -202,6 +202,28 @@ def _scaling(r: dict[str, Any]) -> list[str]:
                 f"{row['dynamodb_requests']} | {row['items_read']:,} | {row['decrypts']:,} | "
                 f"{row['rendered']:,} |"
             )
+    for row in r.get("bot_memory_read") or ():
+        rows.append(
+            f"| bot_memory_read (of {row['pool_rows']:,} rows) | {row['entries']:,} | "
+            f"{_f(row['ms'])} ({_f(row['own_ms'])}) | {row['dynamodb_requests']} | "
+            f"{row['items_read']:,} | {row['decrypts']:,} | {row['rendered']:,} |"
+        )
+    return rows
+
+
+def _pool_sim(r: dict[str, Any]) -> list[str]:
+    rows = [
+        "| people | design | days | pool entries | applies | committed | failed | "
+        "conflict retries | lag p99 s | GET p99 s | request reads past 15 s |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in r["rows"]:
+        rows.append(
+            f"| {row['people']:,} | {row['design']} | {_f(row['days_of_growth'], 2)} | "
+            f"{row['pool_entries']:,} | {row['applies']:,} | {row['committed']:,} | "
+            f"{row['failed']:,} | {row['conflict_retries']:,} | {_f(row['lag_p99_s'])} | "
+            f"{_f(row['read_p99_s'])} | {row['request_reads_past_15s']:,} |"
+        )
     return rows
 
 
@@ -279,6 +301,7 @@ def table(results: dict[str, Any]) -> str:
         ("Overhead of GET memory (100 entries) over the floor", "overhead", _overhead),
         ("Learning through the local workflow", "learning", _learning),
         ("Memory text and read at scale", "scaling", _scaling),
+        ("One Bot's memory pool at its peak, simulated (docs/scale.md)", "pool_sim", _pool_sim),
         ("Threads (seed 003): AWS calls and the context at scale", "threads", _threads),
         ("Load test (`make load`)", "load", _load),
         ("Cost per million turns (estimate)", "cost", _cost),
