@@ -646,6 +646,20 @@ export class Bots extends Group {
     return (await this.http.call("get", "/v1/bots/{botId}", { path: { botId } })).bot;
   }
 
+  /** One page of the bots the caller reaches (a grant, a link), newest first. */
+  async list(query: t.Query<"/v1/bots", "get"> = {}): Promise<t.BotList> {
+    return this.http.call("get", "/v1/bots", { query });
+  }
+
+  /** Every bot the caller reaches, newest first, across pages. */
+  iterate({ pageSize = 100 }: PageOptions = {}): AsyncGenerator<t.Bot, void, undefined> {
+    return pages(
+      (after) => this.list({ limit: pageSize, starting_after: after }),
+      (page) => ({ items: page.bots, hasMore: page.has_more }),
+      (bot) => bot.id,
+    );
+  }
+
   /**
    * Link another organization, or change its people's grants: a level sets one, `null`
    * removes it, people not named keep theirs.
@@ -666,6 +680,20 @@ export class Channels extends Group {
   /** A channel; the creator is a member. */
   async create(body: t.CreateChannel): Promise<t.Channel> {
     return (await this.http.call("post", "/v1/channels", { body })).channel;
+  }
+
+  /** One page of the caller's channels (an organization admin: all), newest first. */
+  async list(query: t.Query<"/v1/channels", "get"> = {}): Promise<t.ChannelList> {
+    return this.http.call("get", "/v1/channels", { query });
+  }
+
+  /** Every channel of the caller, newest first, across pages. */
+  iterate({ pageSize = 100 }: PageOptions = {}): AsyncGenerator<t.Channel, void, undefined> {
+    return pages(
+      (after) => this.list({ limit: pageSize, starting_after: after }),
+      (page) => ({ items: page.channels, hasMore: page.has_more }),
+      (channel) => channel.id,
+    );
   }
 
   /** The channel's creator or an organization admin. */
@@ -744,6 +772,27 @@ export class Chats extends Group {
 
   async create(body: t.CreateChat): Promise<t.Chat> {
     return (await this.http.call("post", "/v1/chats", { body })).chat;
+  }
+
+  /** One page of the chats the caller owns or started a turn in, newest first. */
+  async list(query: t.Query<"/v1/chats", "get"> = {}): Promise<t.ChatList> {
+    return this.http.call("get", "/v1/chats", { query });
+  }
+
+  /** Every chat of the caller (of one bot, when given), newest first, across pages. */
+  iterate({
+    botId,
+    pageSize = 100,
+  }: Pick<t.Query<"/v1/chats", "get">, "botId"> & PageOptions = {}): AsyncGenerator<
+    t.Chat,
+    void,
+    undefined
+  > {
+    return pages(
+      (after) => this.list({ botId, limit: pageSize, starting_after: after }),
+      (page) => ({ items: page.chats, hasMore: page.has_more }),
+      (chat) => chat.id,
+    );
   }
 
   /** The chat's confide calls (its owner only). */

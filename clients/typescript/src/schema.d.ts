@@ -410,7 +410,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List Bots
+         * @description The bots the caller reaches (a grant, a link; an admin: the organization's), newest
+         *     first, each as `GET /v1/bots/{botId}` shows it; `has_more`: pass the last id on.
+         */
+        get: operations["list_bots_v1_bots_get"];
         put?: never;
         /**
          * Create Bot
@@ -646,7 +651,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List Channels
+         * @description The caller's channels (an organization admin: all of them), newest first.
+         */
+        get: operations["list_channels_v1_channels_get"];
         put?: never;
         /**
          * Create Channel
@@ -686,7 +695,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List Chats
+         * @description The chats the caller owns or started a turn in, while they read them, newest first.
+         */
+        get: operations["list_chats_v1_chats_get"];
         put?: never;
         /**
          * Create Chat
@@ -1801,6 +1814,16 @@ export interface components {
             /** Instructions */
             instructions?: string | null;
         };
+        /** BotsAnswer */
+        BotsAnswer: {
+            /** Bots */
+            bots: components["schemas"]["BotOut"][];
+            /**
+             * Has More
+             * @description more bots follow: pass the last one's id as `starting_after`
+             */
+            has_more: boolean;
+        };
         /** BudgetIn */
         BudgetIn: {
             /**
@@ -1896,6 +1919,16 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** ChannelsAnswer */
+        ChannelsAnswer: {
+            /** Channels */
+            channels: components["schemas"]["ChannelOut"][];
+            /**
+             * Has More
+             * @description more channels follow: pass the last one's id as `starting_after`
+             */
+            has_more: boolean;
+        };
         /** ChatAnswer */
         ChatAnswer: {
             chat: components["schemas"]["ChatOut"];
@@ -1939,6 +1972,16 @@ export interface components {
              * @enum {string}
              */
             status: "open" | "completed" | "abandoned";
+        };
+        /** ChatsAnswer */
+        ChatsAnswer: {
+            /** Chats */
+            chats: components["schemas"]["ChatOut"][];
+            /**
+             * Has More
+             * @description more chats follow: pass the last one's id as `starting_after`
+             */
+            has_more: boolean;
         };
         /** CompleteTurn */
         CompleteTurn: {
@@ -6110,6 +6153,107 @@ export interface operations {
             };
         };
     };
+    list_bots_v1_bots_get: {
+        parameters: {
+            query?: {
+                /** @description objects per page */
+                limit?: number;
+                /** @description the id of the last object of the page before: one this list shows you (else 404) */
+                starting_after?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotsAnswer"];
+                };
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     create_bot_v1_bots_post: {
         parameters: {
             query?: never;
@@ -7415,6 +7559,107 @@ export interface operations {
             };
         };
     };
+    list_channels_v1_channels_get: {
+        parameters: {
+            query?: {
+                /** @description objects per page */
+                limit?: number;
+                /** @description the id of the last object of the page before: one this list shows you (else 404) */
+                starting_after?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelsAnswer"];
+                };
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     create_channel_v1_channels_post: {
         parameters: {
             query?: never;
@@ -7537,6 +7782,109 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelAnswer"];
+                };
+            };
+            /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the object is visible but the action needs a grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NotFound: unknown object, or one of another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SessionConflict, VersionConflict, EntryConflict, ChatConflict, ThreadConflict or Conflict: stale expected/revision, or a conflict the route names */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); `Retry-After` says when to retry */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: a dependency failed; nothing was written, retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_chats_v1_chats_get: {
+        parameters: {
+            query?: {
+                /** @description only the chats of this bot, one you reach (else 404) */
+                botId?: string | null;
+                /** @description objects per page */
+                limit?: number;
+                /** @description the id of the last object of the page before: one this list shows you (else 404) */
+                starting_after?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatsAnswer"];
                 };
             };
             /** @description ValidationError: malformed body, unknown field, a key written twice, or a value outside this schema (its limits included); `path` names it */
