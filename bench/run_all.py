@@ -50,6 +50,8 @@ BENCHMARKS = (
     ("events", "bench.events"),
     # `make run`'s RSS under 20,000 mixed requests (LOCAL_SOAK_QUICK=1: 3,000).
     ("local_soak", "bench.local_soak"),
+    # Moving a deployment: export and import rows a second and peak memory (ADR 0085).
+    ("move", "bench.move"),
 )
 
 
