@@ -263,6 +263,26 @@ def test_a_bot_and_a_thread_show_what_the_signed_in_person_may_see(
     _shot(page, "thread")
 
 
+def test_the_home_lists_your_agents_sessions_threads_and_bots(
+    page: Any, world: dict[str, Any]
+) -> None:
+    service, token = world["service"], world["token"]
+    bot = service.call(token, "POST", "/v1/bots", {"name": "Desk bot"}, 201)["bot"]
+    body = {"agentId": world["agent"]["id"], "title": "Lisbon weekend"}
+    thread = service.call(token, "POST", "/v1/threads", body, 201)["thread"]
+    _sign_in(page, world)
+    for where, one, text in [
+        ("#home-agents", world["agent"]["id"], "Trip planner"),
+        ("#home-sessions", world["session"]["id"], "Trip planner"),
+        ("#home-threads", thread["id"], "Lisbon weekend"),
+        ("#home-bots", bot["id"], "Desk bot"),
+    ]:
+        playwright_api.expect(page.locator(f'{where} li[data-id="{one}"]')).to_contain_text(text)
+    _shot(page, "home")
+    page.locator(f'#home-bots li[data-id="{bot["id"]}"] a').click()
+    playwright_api.expect(page).to_have_url(f"{service.base}/console#/bot/{bot['id']}")
+
+
 def test_a_skipped_run_of_a_bot_shows_why(page: Any, world: dict[str, Any]) -> None:
     service, token = world["service"], world["token"]
     # No memory model is named (botMemoryModel: null): a confide teaches nothing, and says so.

@@ -179,7 +179,11 @@ async function home() {
     });
     return form;
   };
-  const agents = h("div", {}, h("p", { class: "empty" }, "Loading your agents…"));
+  const loading = (what, id) => h("div", { id }, h("p", { class: "empty" }, `Loading your ${what}…`));
+  const agents = loading("agents", "home-agents");
+  const sessions = loading("sessions", "home-sessions");
+  const threads = loading("threads", "home-threads");
+  const bots = loading("bots", "home-bots");
   show(
     h("h1", {}, "Memory"),
     h(
@@ -192,17 +196,47 @@ async function home() {
       opener("thread", "Thread id"),
     ),
     h("section", { class: "card" }, h("h2", {}, "Your agents"), agents),
+    h("section", { class: "card" }, h("h2", {}, "Your sessions"), sessions),
+    h("section", { class: "card" }, h("h2", {}, "Your threads"), threads),
+    h("section", { class: "card" }, h("h2", {}, "Your bots"), bots),
   );
+  const listedAgents = listInto(agents, "agents", "/v1/agents?limit=50", (page) => page.data || page.agents || [], (agent) => link(`#/agent/${encodeURIComponent(agent.id)}`, `${agent.name} (${agent.id})`), "You have no agents yet. Create one with POST /v1/agents.");
+  const listedThreads = listInto(threads, "threads", "/v1/threads?limit=50", (page) => page.threads || [], (thread) => link(`#/thread/${encodeURIComponent(thread.id)}`, `${thread.title || "Untitled"} (${thread.id})`), "You have no threads yet.");
+  const listedBots = listInto(bots, "bots", "/v1/bots?limit=50", (page) => page.bots || [], (bot) => [link(`#/bot/${encodeURIComponent(bot.id)}`, `${bot.name} (${bot.id})`), bot.linked ? h("span", { class: "hint" }, " · linked from another organization") : null], "No bot is yours or shared with you yet.");
+  // Sessions are listed per agent: the newest of each of your agents, newest first overall.
+  const shownAgents = (await listedAgents) || [];
+  await listInto(
+    sessions,
+    "sessions",
+    null,
+    async () => {
+      const pages = await Promise.all(shownAgents.slice(0, 20).map((agent) => optional("GET", `/v1/sessions?agentId=${encodeURIComponent(agent.id)}&limit=20`)));
+      if (pages.every((page) => page === null)) return null;
+      const names = new Map(shownAgents.map((agent) => [agent.id, agent.name]));
+      return pages.flatMap((page) => (page ? page.data : [])).sort((a, b) => (a.id < b.id ? 1 : -1)).slice(0, 50).map((one) => ({ ...one, agentName: names.get(one.agentId) }));
+    },
+    (one) => [link(`#/session/${encodeURIComponent(one.id)}`, one.id), h("span", { class: "hint" }, ` · ${one.kind} · ${one.agentName || one.agentId}`)],
+    "You have no sessions yet.",
+  );
+  await Promise.all([listedThreads, listedBots]);
+}
+
+// One list of the home page: `path` read and its objects `pick`ed (with `path` null, `pick()`
+// answers them), each a row. Answers the objects, or null when this server has no such list.
+async function listInto(node, what, path, pick, row, none) {
   try {
-    const listed = await optional("GET", "/v1/agents?limit=50");
-    const rows = listed ? listed.agents || listed.data || [] : [];
-    fill(agents, 
-      rows.length
-        ? h("ul", { class: "plain" }, rows.map((agent) => h("li", {}, link(`#/agent/${encodeURIComponent(agent.id)}`, `${agent.name} (${agent.id})`))))
-        : empty(listed ? "You have no agents yet. Create one with POST /v1/agents." : "This server does not list agents: open one by its id above."),
+    const listed = path === null ? await pick() : await optional("GET", path);
+    const rows = listed === null ? null : path === null ? listed : pick(listed);
+    fill(
+      node,
+      rows && rows.length
+        ? h("ul", { class: "plain" }, rows.map((one) => h("li", { "data-id": one.id }, row(one))))
+        : empty(rows ? none : `This server does not list ${what}: open one by its id above.`),
     );
+    return rows;
   } catch (error) {
-    fill(agents, problem(error, "your agents"));
+    fill(node, problem(error, `your ${what}`));
+    return null;
   }
 }
 
