@@ -22,7 +22,7 @@ from agent_memory.domain.tasks.learning_changes import FactChange
 from tests.conftest import ADMIN_TOKEN, Api, User
 from tests.support.bots import make_bot, make_channel, make_chat
 from tests.support.plaintext import all_text
-from tests.support.requests import agent, post, session
+from tests.support.requests import agent, get, post, session
 
 SECRETS = (
     "My cat is called Miso",
@@ -40,27 +40,36 @@ class Source:
     people: list[User]
     exports: dict[str, bytes]
     org_id: str
+    session_id: str
 
 
 @contextmanager
-def local(path: Path) -> Iterator[tuple[Api, Any]]:
-    """`make run`'s store and key file in `path`, served in process."""
+def local(path: Path) -> Iterator[tuple[Api, Any, Any]]:
+    """`make run`'s wiring in `path` (SQLite, the key file, the learning workflow run in
+    process), served in process: (api, services, the learning runner)."""
     from fastapi.testclient import TestClient
 
     from agent_memory.api.app import create_app
-    from agent_memory.bootstrap import build_services, local_adapters
+    from agent_memory.bootstrap import build_services, local_adapters, step_services
     from agent_memory.config import load_settings
     from agent_memory.domain.identity import hash_token
+    from infra.local.runner import learning_workflow
 
     settings = load_settings(
         {"DEFAULT_MODEL": "local/rules", "MEMORY_ADMIN_TOKEN_SHA256": hash_token(ADMIN_TOKEN)}
     )
-    adapters = local_adapters(settings, path)
+    _name, definition, tasks = learning_workflow()
+    adapters = local_adapters(settings, path, workflow=definition, tasks=tasks)
     services = build_services(settings, adapters)
+    step_services.use(services)
+    runner: Any = adapters.orchestrator
+    runner.run()
     try:
         with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
-            yield Api(client), services
+            yield Api(client), services, runner
     finally:
+        runner.close()
+        step_services.reset()
         store: Any = adapters.store  # the SQLite store's own: its connections
         store.close()
 
@@ -78,14 +87,14 @@ def exports(api: Api, people: list[User]) -> dict[str, bytes]:
     return found
 
 
-def populate(api: Api, services: Any) -> tuple[str, list[User]]:
+def populate(api: Api, services: Any) -> tuple[str, list[User], str]:
     org = api.org()
     ana, ben = api.user(org), api.user(org)
     agent_id = agent(api, ana, members=(ben.id,))
     post(api, ana, f"/v1/agents/{agent_id}/publish", {})
     command = {"_tag": "Remember", "key": "tone", "kind": "preference", "content": "Be brief."}
     post(api, ana, f"/v1/agents/{agent_id}/memory", {"expected": 0, "command": command})
-    sid = session(api, ana, agent_id)
+    sid = session(api, ana, agent_id, model="local/rules")
     items = [{"role": "user", "content": "My cat is called Miso."}]
     post(api, ana, f"/v1/sessions/{sid}/turns", {"items": items})
     thread_id = post(api, ana, "/v1/threads", {"agentId": agent_id})["thread"]["id"]
@@ -117,7 +126,7 @@ def populate(api: Api, services: Any) -> tuple[str, list[User]]:
     for person, text in ((ana, "Ana's pin."), (ben, "Ben's pin.")):
         body = {"command": {"_tag": "Remember", "content": text}}
         post(api, person, f"/v1/bots/{bot['id']}/memory", body)
-    return org, [ana, ben]
+    return org, [ana, ben], sid
 
 
 def run(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> tuple[int, bytes, bytes]:
@@ -129,12 +138,13 @@ def run(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> tuple[int, by
 @pytest.fixture(scope="module")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Source:
     path = tmp_path_factory.mktemp("source")
-    with local(path) as (api, services):
-        org, people = populate(api, services)
+    with local(path) as (api, services, runner):
+        org, people, sid = populate(api, services)
+        assert runner.idle(60), "the session's learning did not finish"
         before = exports(api, people)
     shown = b"".join(before.values()).decode()
     assert all(secret in shown for secret in SECRETS)
-    return Source(path, people, before, org)
+    return Source(path, people, before, org, sid)
 
 
 def archive_for(
@@ -166,16 +176,41 @@ def imported(capsysbinary: pytest.CaptureFixture[bytes], archive: Path, *target:
     return code
 
 
+def learns_on(api: Api, runner: Any, ana: User, session_id: str) -> dict[str, Any]:
+    """A new turn in a moved session is learned from where the source stopped: its run reads
+    the new item alone, and the memory keeps what was learned before. Answers the memory."""
+    url = f"/v1/sessions/{session_id}"
+    before = get(api, ana, f"{url}/memory")
+    assert before["processed"] == ["i-01"]
+    assert before["entries"]
+    items = [{"role": "user", "content": "I prefer short answers."}]
+    turn = post(api, ana, f"{url}/turns", {"items": items})["turn"]
+    assert turn["learning"] == "started"
+    assert runner.idle(60), "the session's learning did not finish"
+    runs = get(api, ana, f"{url}/learning")["executions"]
+    # Newest first: the new run read i-02 alone, the moved one i-01.
+    assert [r["itemIds"] for r in runs if r["status"] == "succeeded"] == [["i-02"], ["i-01"]]
+    after = get(api, ana, f"{url}/memory")
+    assert after["processed"] == ["i-01", "i-02"]
+    assert set(after["entries"]) > set(before["entries"])
+    return dict(after)
+
+
 def test_a_deployment_moves_to_another_machine_as_its_people_read_it(
     source: Source, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     target = ("--data-dir", str(tmp_path / "target"))
     archive = archive_for(source, capsysbinary, tmp_path / "archive", *target)
     assert imported(capsysbinary, archive, *target) == 0
-    with local(tmp_path / "target") as (api, _services):
+    with local(tmp_path / "target") as (api, _services, runner):
         assert exports(api, source.people) == source.exports
-    # Once done, the same archive again changes nothing; the recipient's key pair is gone.
+        learned = learns_on(api, runner, source.people[0], source.session_id)
+    # Once done, the same archive again changes nothing (the new turn stays); the recipient's
+    # key pair is gone.
     assert imported(capsysbinary, archive, *target) == 0
+    with local(tmp_path / "target") as (api, _services, _runner):
+        memory = get(api, source.people[0], f"/v1/sessions/{source.session_id}/memory")
+        assert memory == learned
     other = archive_for(source, capsysbinary, tmp_path / "other", *target)
     assert imported(capsysbinary, other, *target) == 2  # its organization is there now
 
@@ -232,7 +267,7 @@ def test_an_import_into_an_occupied_deployment_is_refused(
 ) -> None:
     target = ("--data-dir", str(tmp_path / "target"))
     archive = archive_for(source, capsysbinary, tmp_path / "archive", *target)
-    with local(tmp_path / "target") as (api, _services):
+    with local(tmp_path / "target") as (api, _services, _runner):
         api.org(source.org_id, name="Already here")
     code, _out, err = run(capsysbinary, *target, "import", str(archive))
     assert code == 2
@@ -271,7 +306,7 @@ def test_an_import_cut_short_runs_again_to_the_same_deployment(
         import_archive(lines, lines, StopsAfterThree(), LocalCipher(root / KEY_FILE))
     store.close()
     assert imported(capsysbinary, archive, "--data-dir", str(root)) == 0
-    with local(root) as (api, services):
+    with local(root) as (api, services, _runner):
         assert exports(api, source.people) == source.exports
         moved = [r for r in services.store.rows() if not r["pk"].startswith("MOVE#")]
     assert len(moved) == len(_rows(archive.read_bytes()))
