@@ -178,10 +178,15 @@ def import_archive(
     counted = Counted(organizations=checked.organizations)
     batch: list[Put] = []
     size = 0
+    # The second read must be the archive the first one checked.
+    digest = hashlib.sha256()
     for raw in again:
         parsed = json.loads(raw)
         if "row" not in parsed:
+            if "end" not in parsed:
+                digest.update(raw)
             continue
+        digest.update(raw)
         record = decode_record(json.dumps(parsed["row"]))
         if str(record["pk"]).startswith("MOVE#"):
             continue  # never exported: a key pair or marker is this deployment's own
@@ -195,6 +200,8 @@ def import_archive(
     if batch:
         store.write(batch)
         counted.rows += len(batch)
+    if digest.hexdigest() != checked.digest:
+        raise Refused("the archive changed while it was imported: run the import again")
     store.write([Put({"pk": IMPORT_PK, "sk": checked.digest, "done": True})])
     store.write([Delete(MOVE_PK, checked.recipient)])  # one-time: its work is done
     return counted

@@ -186,7 +186,7 @@ async def _bot(svc: Services, caller: Principal, bot_id: str) -> Lines:
 
 
 async def _agent_memories(svc: Services, caller: Principal) -> Lines:
-    """The organization's agent_memories about the person (their entity)."""
+    """The organization's agent_memories about the person (entity `actor` with their id)."""
     from agent_memory.api.routers import memory_objects
     from agent_memory.domain.memory_object_limits import MAX_PAGE
 
@@ -196,7 +196,9 @@ async def _agent_memories(svc: Services, caller: Principal) -> Lines:
             caller, svc, limit=MAX_PAGE, starting_after=after, entity=caller.user_id
         )
         for memory in page.data:
-            yield line("agentMemoryObject", dumped(memory))
+            # The entity filter matches ids alone: an account could share the person's id.
+            if memory.entity is not None and memory.entity.type == "actor":
+                yield line("agentMemoryObject", dumped(memory))
         if not page.has_more or not page.data:
             return
         after = page.data[-1].id
