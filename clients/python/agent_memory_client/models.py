@@ -119,7 +119,7 @@ class Organization(Answer):
     name: str
     created_at: int
     users: int
-    deleting: bool = False
+    deleting: bool
 
 
 class Organizations(Answer):
@@ -954,7 +954,7 @@ class Thread(Answer):
     agent_id: str
     resource_id: str
     title: str | None
-    metadata: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None
     created_at: int
 
 
@@ -1068,6 +1068,9 @@ class Event(Answer):
     type: str
     at: int
     object: dict[str, str]
+    # A change made through a service key: the key, and the person to that person alone.
+    service_key_id: str | None = None
+    person: str | None = None
 
 
 class EventsAnswer(Answer):
