@@ -1,6 +1,6 @@
 """`make run`'s log, as an operator reads it: each request logged once, as one JSON line that
 names the function serving its path in AWS (not whichever handler ran last in the process),
-also after the MCP endpoint has been used."""
+also after the MCP endpoint has been used, and no metrics dump (CloudWatch's format) in it."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ def test_each_request_is_logged_once_naming_the_function_that_serves_it(tmp_path
             for method, path, body in calls:
                 http.request(method, path, json=body, headers=mcp if body else None)
     lines = _request_lines(tmp_path / "server.log")  # complete once the server stopped
+    assert '"_aws"' not in (tmp_path / "server.log").read_text(), "a metrics dump in the log"
     # The start's wait polled /healthz; then the calls above, in order.
     served = [
         (line["route"], line["function_name"]) for line in lines if line["route"] != "/healthz"
