@@ -240,6 +240,25 @@ def test_an_organization_admins_export_is_their_reads_not_their_peoples(
     assert "Miso" not in json.dumps(lines)
 
 
+def test_a_service_key_acting_for_a_person_exports_what_the_person_does(
+    built: Built, module_api: tuple[Api, Any]
+) -> None:
+    api, _services = module_api
+    world = built.world
+    made = api.client.post(
+        f"/v1/organizations/{world.org}/service-keys", json={"name": "backend"}, headers=api.admin
+    )
+    assert made.status_code == 201, made.text
+    key = {"Authorization": f"Bearer {made.json()['key']}"}
+    acting = api.client.get("/v1/me/export", headers=key | {"Act-As": world.ben.id})
+    assert acting.status_code == 200, acting.text
+    theirs = [json.loads(line) for line in acting.text.splitlines()]
+    own = export(api, world.ben)
+    assert theirs[1:] == own[1:]
+    # The key alone is no person: it reads nothing.
+    assert api.client.get("/v1/me/export", headers=key).status_code == 403
+
+
 def test_the_operator_reads_no_export_and_a_stranger_none_of_theirs(
     built: Built, module_api: tuple[Api, Any]
 ) -> None:
