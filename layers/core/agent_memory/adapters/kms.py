@@ -116,7 +116,6 @@ class KmsCipher:
             raise self._failure(error) from error
         return envelope.unbind(payload, header.encryption_context, scope=scope, row=row)
 
-
     def unwrap(self, blob: bytes) -> tuple[bytes, dict[str, str]]:
         """The sealed payload and its encryption context, unchecked: a move re-seals them
         as they are for another key (adapters/recipient_key.py)."""

@@ -76,7 +76,6 @@ class LocalCipher:
             raise IntegrityError("stored content could not be decrypted") from error
         return envelope.unbind(payload, header.encryption_context, scope=scope, row=row)
 
-
     def unwrap(self, blob: bytes) -> tuple[bytes, dict[str, str]]:
         """The sealed payload and its encryption context, unchecked: a move re-seals them
         as they are for another key (adapters/recipient_key.py)."""
