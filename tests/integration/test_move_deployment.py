@@ -31,6 +31,8 @@ SECRETS = (
     "Ben's pin",
     "breaks for tea at four",
     "Ana is vegetarian",
+    "I like rooibos tea",
+    "I sleep badly",
 )
 
 
@@ -41,6 +43,8 @@ class Source:
     exports: dict[str, bytes]
     org_id: str
     session_id: str
+    # A chat turn left open with a confide: its learning waits for the turn to complete.
+    waiting: tuple[str, str, str]
 
 
 @contextmanager
@@ -87,7 +91,7 @@ def exports(api: Api, people: list[User]) -> dict[str, bytes]:
     return found
 
 
-def populate(api: Api, services: Any) -> tuple[str, list[User], str]:
+def populate(api: Api, services: Any) -> tuple[str, list[User], str, tuple[str, str, str]]:
     org = api.org()
     ana, ben = api.user(org), api.user(org)
     agent_id = agent(api, ana, members=(ben.id,))
@@ -126,7 +130,40 @@ def populate(api: Api, services: Any) -> tuple[str, list[User], str]:
     for person, text in ((ana, "Ana's pin."), (ben, "Ben's pin.")):
         body = {"command": {"_tag": "Remember", "content": text}}
         post(api, person, f"/v1/bots/{bot['id']}/memory", body)
-    return org, [ana, ben], sid
+    waiting = leave_waiting(api, org, ana, bot["id"])
+    return org, [ana, ben], sid, waiting
+
+
+def leave_waiting(api: Api, org: str, ana: User, bot_id: str) -> tuple[str, str, str]:
+    """A confide in a turn left open: its learning run waits for the turn. (bot, chat, turn)"""
+    settings = {"botMemoryModel": "local/rules"}
+    changed = api.client.patch(
+        f"/v1/organizations/{org}/settings", json=settings, headers=api.admin
+    )
+    assert changed.status_code == 200, changed.text
+    chat = make_chat(api, ana, bot_id)
+    turn = post(api, ana, f"/v1/chats/{chat['id']}/turns", {"input": "I like rooibos tea."})
+    turn_id = turn["turn"]["id"]
+    confide = {"text": "Remember that I sleep badly."}
+    post(api, ana, f"/v1/chats/{chat['id']}/turns/{turn_id}/confide", confide)
+    return bot_id, chat["id"], turn_id
+
+
+def waits_then_learns(api: Api, runner: Any, ana: User, waiting: tuple[str, str, str]) -> None:
+    """The moved run still waits for its turn; the turn completes here and it learns."""
+    bot_id, chat_id, turn_id = waiting
+
+    def run() -> dict[str, Any]:
+        runs = get(api, ana, f"/v1/bots/{bot_id}/learning")["executions"]
+        (found,) = [r for r in runs if r["turnId"] == turn_id]
+        return dict(found)
+
+    assert run()["status"] == "waiting"
+    post(api, ana, f"/v1/chats/{chat_id}/turns/{turn_id}/complete", {})
+    assert runner.idle(60), "the released learning did not finish"
+    assert run()["status"] == "succeeded"
+    entries = get(api, ana, f"/v1/bots/{bot_id}/memory")["entries"]
+    assert [e for e in entries if {"chat": chat_id, "item": "i-01"} in e["sources"]]
 
 
 def run(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> tuple[int, bytes, bytes]:
@@ -139,12 +176,12 @@ def run(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> tuple[int, by
 def source(tmp_path_factory: pytest.TempPathFactory) -> Source:
     path = tmp_path_factory.mktemp("source")
     with local(path) as (api, services, runner):
-        org, people, sid = populate(api, services)
+        org, people, sid, waiting = populate(api, services)
         assert runner.idle(60), "the session's learning did not finish"
         before = exports(api, people)
     shown = b"".join(before.values()).decode()
     assert all(secret in shown for secret in SECRETS)
-    return Source(path, people, before, org, sid)
+    return Source(path, people, before, org, sid, waiting)
 
 
 def archive_for(
@@ -205,6 +242,7 @@ def test_a_deployment_moves_to_another_machine_as_its_people_read_it(
     with local(tmp_path / "target") as (api, _services, runner):
         assert exports(api, source.people) == source.exports
         learned = learns_on(api, runner, source.people[0], source.session_id)
+        waits_then_learns(api, runner, source.people[0], source.waiting)
     # Once done, the same archive again changes nothing (the new turn stays); the recipient's
     # key pair is gone.
     assert imported(capsysbinary, archive, *target) == 0
