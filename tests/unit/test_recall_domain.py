@@ -106,11 +106,31 @@ def test_the_lexical_ranking_reads_each_candidate_with_the_message_before_it() -
 
 
 def test_hybrid_adds_the_normalised_lexical_score() -> None:
-    hits = [Hit("t", 1, 0.50), Hit("t", 2, 0.45)]
+    hits = [Hit("t", 1, 0.50), Hit("t", 5, 0.45)]
     fused = rules.hybrid(hits, [0.0, 2.0], weight=0.3)
-    assert [h.seq for h in fused] == [2, 1]
+    assert [h.seq for h in fused] == [5, 1]
     assert fused[0].score == pytest.approx(0.75)
     assert rules.hybrid(hits, [0.0, 0.0]) == hits
+
+
+def test_hybrid_lifts_a_hit_whose_neighbour_is_a_hit_too() -> None:
+    # Seq 7 alone scores higher, but 3 answers what 2 asked: both are candidates.
+    hits = [Hit("t", 7, 0.52), Hit("t", 3, 0.50), Hit("t", 2, 0.30), Hit("u", 4, 0.49)]
+    fused = rules.hybrid(hits, [0.0, 0.0, 0.0, 0.0], neighbour=0.2)
+    assert [h.seq for h in fused] == [3, 7, 4, 2]
+    assert fused[0].score == pytest.approx(0.50 + 0.2 * 0.30)
+    # A neighbour in another thread is no neighbour.
+    assert fused[2].score == pytest.approx(0.49)
+
+
+def test_lexical_words_are_stemmed() -> None:
+    assert rules.words("She painted sunsets while painting") == [
+        "paint",
+        "sunset",
+        "while",
+        "paint",
+    ]
+    assert rules.lexical_scores("Who is painting?", ["I paint", "I swim"])[0] > 0
 
 
 def test_the_local_model_embeds_meaning() -> None:
