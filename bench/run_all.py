@@ -215,16 +215,17 @@ def _scaling(r: dict[str, Any]) -> list[str]:
 
 def _pool_sim(r: dict[str, Any]) -> list[str]:
     rows = [
-        "| people | design | days | pool entries | applies | committed | failed | "
+        "| people | design | days | pool entries | applies | committed | failed | unfinished | "
         "conflict retries | lag p99 s | GET p99 s | request reads past 15 s |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in r["rows"]:
         rows.append(
             f"| {row['people']:,} | {row['design']} | {_f(row['days_of_growth'], 2)} | "
             f"{row['pool_entries']:,} | {row['applies']:,} | {row['committed']:,} | "
-            f"{row['failed']:,} | {row['conflict_retries']:,} | {_f(row['lag_p99_s'])} | "
-            f"{_f(row['read_p99_s'])} | {row['request_reads_past_15s']:,} |"
+            f"{row['failed']:,} | {row['unfinished']:,} | {row['conflict_retries']:,} | "
+            f"{_f(row['lag_p99_s'])} | {_f(row['read_p99_s'])} | "
+            f"{row['request_reads_past_15s']:,} of {row['request_reads']:,} |"
         )
     return rows
 
