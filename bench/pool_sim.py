@@ -20,11 +20,9 @@ published limits and the service's own apply sequence:
 Designs, by what each read covers (the enrichment of every turn, LoadEvidence and the apply
 of every learning run, a person's GET):
 
-- `pool`: today's, every one of them reads the whole pool;
-- `built`: ADR 0083 as this change builds it: the apply and a person's GET read only the
-  audience rows of the Chat's readers or the person; the enrichment and LoadEvidence still
-  read the whole pool (their call sites are outside the pool's own code);
-- `audience`: all four read by audience (those two call sites switched to a `ReaderPool`);
+- `pool`: before ADR 0083, every one of them reads the whole pool;
+- `audience`: ADR 0083 as built, all four read only the audience rows of the Chat's readers
+  or the person (a `ReaderPool`);
 - `audience+batch`: the same, and the runs that queue on one pool commit together, up to one
   transaction's 100 actions (the next ceiling, at about a million people).
 
@@ -235,7 +233,6 @@ class Pool:
         """Entries one read at `site` (enrichment, evidence, apply, get) goes through."""
         whole = {
             "pool": ("enrichment", "evidence", "apply", "get"),
-            "built": ("enrichment", "evidence"),
         }
         if site in whole.get(self.design, ()):
             return float(self.load.pool_entries)
@@ -404,7 +401,7 @@ def _quantile(values: list[float], q: float) -> float | None:
 
 
 SIZES = (10_000, 100_000, 1_000_000)
-DESIGNS = ("pool", "built", "audience", "audience+batch")
+DESIGNS = ("pool", "audience", "audience+batch")
 
 
 def run(seconds: float = 600.0) -> dict[str, Any]:

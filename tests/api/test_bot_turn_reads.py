@@ -11,8 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agent_memory.api.app import create_app
-from agent_memory.persistence import keys
-from agent_memory.persistence.bot_memory import pool_pk
+from agent_memory.persistence.bot_memory import MARKS_AND_HEAD, pool_pk
 from tests.support.bots import Script, World, script, services, turn, world
 from tests.support.enrichment import enrichment_calls, remember, rewrite_with_all, shown_entries
 
@@ -22,10 +21,10 @@ __all__ = ["script", "services", "world"]  # the memory Bot fixtures of test_con
 def test_a_forget_committing_inside_the_enrichments_pool_read_voids_the_rewrite(
     world: World, script: Script, services: Any, adapters: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The enrichment reads the head, then the entries (rows as they were before the Forget);
-    the Forget commits before the Query answers, so the model is shown the entry, uses it, and
-    the version read after its answer has moved: the fresh snapshot no longer shows the entry,
-    and the input stays the person's words."""
+    """The enrichment reads the head, then the entries its readers may see (rows as they were
+    before the Forget); the Forget commits before the Query answers, so the model is shown the
+    entry, uses it, and the version read after its answer has moved: the fresh snapshot no
+    longer shows the entry, and the input stays the person's words."""
     entry = remember(world, world.ana, "I take the 8:10 train to Berlin.")
     pool = pool_pk(world.bot["id"], world.org)
     store = adapters.store
@@ -35,7 +34,8 @@ def test_a_forget_committing_inside_the_enrichments_pool_read_voids_the_rewrite(
 
         def racing_query(pk: str, key_range: Any = None, **kwargs: Any) -> Any:
             page = query(pk, key_range, **kwargs)
-            if armed["on"] and pk == pool and key_range == keys.POOL_RANGE:
+            # The first read after the head: the person's audience rows (ADR 0083).
+            if armed["on"] and pk == pool and key_range != MARKS_AND_HEAD:
                 armed["on"] = False  # the Forget's own reads go through untouched
                 forgot = other.post(
                     f"/v1/bots/{world.bot['id']}/memory",

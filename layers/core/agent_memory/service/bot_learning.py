@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_memory.domain.audiences import chat_readers
 from agent_memory.domain.bot_changes import Learned
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import WriteConflict
@@ -286,9 +287,11 @@ class BotLearningPool:
         """Entries every reader of the Chat may see, so the model never copies words to a
         reader not allowed them; ApplyLearning reads the pool again for its change."""
         pool = pool_of(chat.bot_id, chat.org_id)
-        snap = self._memory.repo.read_in_one_query(pool)
-        metas = snap.metas()
         members = Members(self._bots, chat.owner, chat.org_id)
+        # Only the audience rows that can admit the Chat's readers (ADR 0083).
+        reader = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
+        snap = self._memory.reader_snapshot(pool, reader, members)
+        metas = snap.metas()
         readers = self._memory.readers(chat, metas, members)
         shown = learning_view(self._memory.judge(metas).visible(readers, metas.values()))
         stored = snap.by_id()

@@ -20,6 +20,7 @@ from agent_memory.persistence.bot_memory import Snapshot, pool_of
 from agent_memory.persistence.memory_bot import MemoryBotRepository
 from agent_memory.ports import Clock, LearningModel
 from agent_memory.service.bot_memory import BotMemoryService
+from agent_memory.service.bot_memory_readers import for_reader
 from agent_memory.service.bots import BotService, Members
 from agent_memory.service.memory_bot_calls import RequestCalls
 from agent_memory.service.sessions import OrgDefaults
@@ -83,8 +84,13 @@ class Enrichment:
     ) -> Rewrite | None:
         """The rewrite, when every entry it used is one the readers still see."""
         pool = pool_of(chat.bot_id, chat.org_id)
-        # A change committing meanwhile is found by the version read after the answer.
-        snap = self._memory.repo.read_for_change(pool)
+        members = Members(self._bots.repo, chat.owner, chat.org_id)
+        # Only the audience rows that can admit the Chat's readers (ADR 0083); a change
+        # committing meanwhile is found by the version read after the answer.
+        readable = for_reader(
+            pool, chat_readers(chat.org_id, chat.owner, chat.channel_id, members), members
+        )
+        snap = self._memory.repo.read_for_change(readable)
         visible = self._visible(chat, snap)
         if not visible:
             return None  # nothing the readers may see: the model is not asked
@@ -98,7 +104,7 @@ class Enrichment:
         if used_reason(answer.used, [e.id for e in visible]) is not None:
             return None
         if self._memory.repo.version(pool) != snap.version:
-            snap = self._memory.snapshot(pool)
+            snap = self._memory.snapshot(readable)
         still = {e.id for e in self._visible(chat, snap, limit=None)}
         return answer if used_reason(answer.used, still) is None else None
 
