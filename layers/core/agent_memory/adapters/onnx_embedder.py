@@ -93,6 +93,9 @@ class OnnxEmbedder:
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = _threads()
             options.inter_op_num_threads = 1
+            # The basic rewrites only: the extended fusions run this int8 graph about 12%
+            # slower on this machine (9.5 against 10.8 ms of CPU for 4 texts of 90 tokens).
+            options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
             session = onnxruntime.InferenceSession(
                 str(onnx_file), options, providers=["CPUExecutionProvider"]
             )
