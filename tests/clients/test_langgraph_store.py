@@ -1,7 +1,8 @@
 """AgentMemoryStore with the real `langgraph` package against the local service: a compiled
 graph reading across a user's threads, the store's operations side by side with LangGraph's
 own InMemoryStore (LangGraph ships no conformance suite for stores; its reference is the
-in-memory one), TTL, and two organizations that see nothing of each other."""
+in-memory one), TTL, and people (of one organization or two) who see nothing of each
+other's."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Annotated, Any, TypedDict
 
+import httpx
 import pytest
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
@@ -18,7 +20,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from agent_memory_client import Client, Unauthorized
+from agent_memory_client import Client, NotFound, Unauthorized
 from agent_memory_client.langgraph import AgentMemoryStore
 from tests.clients.conftest import ROOT, LocalService, run_example
 
@@ -83,7 +85,7 @@ def test_a_compiled_graph_reads_in_one_thread_what_another_put(ana: Client, ben:
     assert other.invoke({"ask": "peanuts"}, _config("t1", "u1"))["recalled"] == []
     assert AgentMemoryStore(ben).list_namespaces() == []
     assert AgentMemoryStore(ben).get(("memories", "u1"), "m0") is None
-    # What the graph saved is the organization's agent memories, with the values sealed.
+    # What the graph saved is the person's agent memories, with the values sealed.
     [peanuts] = [m for m in ana.iter_agent_memories() if m.content == "I am allergic to peanuts."]
     assert (peanuts.namespace, peanuts.key) == (["memories", "u1"], "m0")
 
@@ -177,3 +179,74 @@ def test_the_readme_example_runs(
     _org, _user, token = local_service.user()
     run_example(example, local_service, token, monkeypatch)
     assert capsys.readouterr().out.strip() == "['I am vegetarian.']"
+
+
+def _colleague(service: LocalService, org_id: str) -> str:
+    """A token of another person of `org_id`."""
+    made = httpx.post(
+        f"{service.url}/v1/admin/users",
+        json={"organizationId": org_id, "role": "member"},
+        headers={"Authorization": f"Bearer {service.admin_token}"},
+    )
+    assert made.status_code == 201, made.text
+    return str(made.json()["token"])
+
+
+def test_two_people_and_two_organizations_see_nothing_of_each_others(
+    local_service: LocalService,
+) -> None:
+    org, _user, first = local_service.user()
+    tokens = [first, _colleague(local_service, org), local_service.user()[2]]
+    with (
+        Client(base_url=local_service.url, token=tokens[0]) as ana,
+        Client(base_url=local_service.url, token=tokens[1]) as amy,
+        Client(base_url=local_service.url, token=tokens[2]) as cal,
+    ):
+        people = (ana, amy, cal)
+        stores = [AgentMemoryStore(c, index={"fields": ["text"]}) for c in people]
+        # The same namespace and key for all three: LangGraph apps name users alike.
+        for store, name in zip(stores, ("Ana", "Amy", "Cal"), strict=True):
+            store.put(("memories", "me"), "diet", {"text": f"{name} is vegetarian."})
+            store.put(("memories", "me", name.lower()), "city", {"text": f"{name} lives here."})
+        ids = {
+            name: {m.id for m in client.list_agent_memories(namespace=["memories"]).data}
+            for name, client in zip(("Ana", "Amy", "Cal"), people, strict=True)
+        }
+        for store, client, name in zip(stores, people, ("Ana", "Amy", "Cal"), strict=True):
+            got = store.get(("memories", "me"), "diet")
+            assert got is not None
+            assert got.value == {"text": f"{name} is vegetarian."}
+            for found in (
+                store.search(("memories",), limit=100),
+                store.search(("memories",), query="vegetarian", limit=100),
+                store.search((), limit=100),
+                store.search((), query="who lives where", limit=100),
+            ):
+                assert {i.value["text"] for i in found} <= {
+                    f"{name} is vegetarian.",
+                    f"{name} lives here.",
+                }
+                assert found
+            assert store.list_namespaces() == [
+                ("memories", "me"),
+                ("memories", "me", name.lower()),
+            ]
+            # Through /v1/agent_memories: a list, a recall, and the others' ids are unknown.
+            listed = {m.id for m in client.iter_agent_memories()}
+            recalled = {
+                m.id for m in client.recall_agent_memories(query="vegetarian", limit=100).data
+            }
+            assert listed == recalled == ids[name]
+            for other, theirs in ids.items():
+                if other == name:
+                    continue
+                for memory_id in theirs:
+                    with pytest.raises(NotFound):
+                        client.get_agent_memory_object(memory_id)
+                    with pytest.raises(NotFound):
+                        client.delete_agent_memory(memory_id)
+        # A delete in one person's store leaves the others' items at the same place.
+        stores[1].delete(("memories", "me"), "diet")
+        assert stores[1].get(("memories", "me"), "diet") is None
+        for store in (stores[0], stores[2]):
+            assert store.get(("memories", "me"), "diet") is not None

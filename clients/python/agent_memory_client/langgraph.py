@@ -4,12 +4,13 @@
     store = AgentMemoryStore(Client(base_url=..., token=...), index={"fields": ["text"]})
     graph = builder.compile(store=store)
 
-Each item is one agent memory of the caller's organization, placed by its `namespace` and
-`key` (unique within it, enforced by the service); the value round-trips as JSON in the
-memory's sealed `metadata`, and the memory's `content` is the text the service embeds for
-`search(query=...)`: the value's `IndexConfig` `fields` (the whole value as JSON without
-them), at most 4,000 characters. A TTL (`TTLConfig`, or `put(ttl=minutes)`) is the memory's
-`expires_at`; past it the item is gone from reads. `abatch` runs `batch` in a worker thread.
+Each item is one agent memory of the caller (the person, who alone sees it), placed by its
+`namespace` and `key` (unique within it, enforced by the service); the value round-trips
+as JSON in the memory's sealed `metadata`, and the memory's `content` is the text the
+service embeds for `search(query=...)`: the value's `IndexConfig` `fields` (the whole value
+as JSON without them), at most 4,000 characters. A TTL (`TTLConfig`, or
+`put(ttl=minutes)`) is the memory's `expires_at`; past it the item is gone from reads.
+`abatch` runs `batch` in a worker thread.
 
 Needs the `langgraph` extra (`pip install './clients/python[langgraph]'`).
 """
@@ -52,7 +53,7 @@ CATEGORY = "fact"
 
 
 class AgentMemoryStore(BaseStore):
-    """A LangGraph store whose items are agent memories of the client's organization.
+    """A LangGraph store whose items are agent memories of the client's person.
 
     `client` is a `Client` (a user's token, or a service key acting for a person). `index`
     takes `fields` (JSON paths of the value to embed; default the whole value); the
@@ -191,7 +192,7 @@ class AgentMemoryStore(BaseStore):
     # ------------------------------------------------------------------ helpers
 
     def _under(self, prefix: tuple[str, ...]) -> Iterator[AgentMemoryObject]:
-        """The organization's unexpired namespaced memories under `prefix`, in order of
+        """The person's unexpired namespaced memories under `prefix`, in order of
         namespace and key (every memory, newest first, for the empty prefix)."""
         after: str | None = None
         while True:

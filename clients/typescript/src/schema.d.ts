@@ -2133,7 +2133,7 @@ export interface components {
             importance?: number;
             /**
              * Key
-             * @description The memory's key, unique within its namespace (a second create is a 409 at key).
+             * @description The memory's key, unique within the creator's namespace (a second create is a 409 at key).
              */
             key?: string | null;
             /**
@@ -2143,7 +2143,7 @@ export interface components {
             metadata?: unknown;
             /**
              * Namespace
-             * @description Where a key-value client keeps the memory (e.g. a LangGraph store's namespace): 1 to 10 labels; set at creation with `key`, never changed.
+             * @description Where a key-value client keeps the memory (e.g. a LangGraph store's namespace): 1 to 10 labels; set at creation with `key`, never changed. A namespaced memory is its creator's alone (404 to everyone else of the organization).
              */
             namespace?: string[] | null;
         };
@@ -4158,7 +4158,7 @@ export interface operations {
                 category?: ("preference" | "fact" | "instruction") | null;
                 /** @description An entity id */
                 entity?: string | null;
-                /** @description A namespace prefix, one label per parameter (`?namespace=users&namespace=u1`): namespaced memories under it, in order of namespace and key */
+                /** @description A namespace prefix, one label per parameter (`?namespace=users&namespace=u1`): the caller's namespaced memories under it, in order of namespace and key */
                 namespace?: string[] | null;
                 /** @description With `namespace`: the memory of exactly that namespace and key */
                 key?: string | null;

@@ -1,7 +1,9 @@
 """Agent memories (seed 004): what an agent saved for recall in future runs.
 
-A memory belongs to one organization. Every rule of the resource lives here: the fields and
-their limits, RFC 3339 time, expiry, and the PATCH rule (only given fields change).
+A memory belongs to one organization; a namespaced one (ADR 0082) also to the person who
+made it, and no one else of the organization sees it. Every rule of the resource lives here:
+the fields and their limits, RFC 3339 time, expiry, and the PATCH rule (only given fields
+change).
 """
 
 from __future__ import annotations
@@ -75,6 +77,8 @@ class MemoryObject:
     # key unique within it; both or neither, and neither changes after creation.
     namespace: tuple[str, ...] | None = None
     key: str | None = None
+    # The person (user id) a namespaced memory belongs to: everyone else's 404.
+    owner: str | None = None
 
     def is_expired(self, now_ms: int) -> bool:
         """Past `expires_at` a memory is left out of lists and recall (still read by id)."""
@@ -102,6 +106,23 @@ def memory_org(principal: Principal) -> str:
     if principal.org_id is None:
         raise Forbidden("agent memories belong to an organization: call with a user's token")
     return principal.org_id
+
+
+def namespace_owner(principal: Principal) -> str:
+    """The person a namespaced memory of the caller belongs to: a user's own, or the person a
+    service key acts for. Without a person (a bare key) there is no one to keep it for."""
+    if principal.user_id is None:
+        raise Forbidden(
+            "a namespaced agent memory belongs to a person: call with a user's token "
+            "or a service key acting for a person",
+            ["namespace"],
+        )
+    return principal.user_id
+
+
+def visible_to(memory: MemoryObject, user_id: str | None) -> bool:
+    """A plain memory is the organization's; a namespaced one its owner's alone."""
+    return memory.owner is None or memory.owner == user_id
 
 
 def is_memory_id(value: str) -> bool:
@@ -304,9 +325,14 @@ class NewMemory:
     key: Any = None
 
 
-def create_memory(memory_id: str, org_id: str, new: NewMemory, now_ms: int) -> MemoryObject:
-    """A validated memory; an `expires_at` in the past is allowed (stored, hidden)."""
+def create_memory(
+    memory_id: str, org_id: str, new: NewMemory, now_ms: int, owner: str | None = None
+) -> MemoryObject:
+    """A validated memory; an `expires_at` in the past is allowed (stored, hidden). A
+    namespaced one needs its `owner`."""
     place = check_namespace_key(new.namespace, new.key)
+    if place is not None and owner is None:
+        raise Forbidden("a namespaced agent memory belongs to a person", ["namespace"])
     return MemoryObject(
         id=memory_id,
         org_id=org_id,
@@ -320,6 +346,7 @@ def create_memory(memory_id: str, org_id: str, new: NewMemory, now_ms: int) -> M
         updated_at_ms=now_ms,
         namespace=place[0] if place else None,
         key=place[1] if place else None,
+        owner=owner if place else None,
     )
 
 
@@ -356,6 +383,8 @@ def apply_patch(memory: MemoryObject, changes: Mapping[str, Any], now_ms: int) -
 ENTITY_TAG = "entity:"
 # `ns:<namespace position>`: a namespaced memory's labels (its key is the entry's key).
 NAMESPACE_TAG = "ns:"
+# `owner:<user id>`: the person a namespaced memory belongs to (an id, in the clear).
+OWNER_TAG = "owner:"
 
 
 def entity_of(meta: EntryMeta) -> tuple[str, str] | None:
@@ -374,6 +403,8 @@ def memory_entry(memory: MemoryObject) -> tuple[EntryMeta, str, str | None]:
     tags: tuple[str, ...] = (f"{ENTITY_TAG}{entity.type}:{entity.id}",) if entity else ()
     if memory.namespace is not None:
         tags += (f"{NAMESPACE_TAG}{namespace_position(memory.namespace)}",)
+    if memory.owner is not None:
+        tags += (f"{OWNER_TAG}{memory.owner}",)
     meta = EntryMeta(
         id=memory.id,
         key=memory.key,
@@ -400,6 +431,14 @@ def namespace_tag(meta: EntryMeta) -> str | None:
     for tag in meta.tags:
         if tag.startswith(NAMESPACE_TAG):
             return tag.removeprefix(NAMESPACE_TAG)
+    return None
+
+
+def owner_of(meta: EntryMeta) -> str | None:
+    """The person a namespaced entry belongs to (its `owner:` tag)."""
+    for tag in meta.tags:
+        if tag.startswith(OWNER_TAG):
+            return tag.removeprefix(OWNER_TAG)
     return None
 
 
@@ -432,4 +471,5 @@ def memory_of(org_id: str, entry: Entry) -> MemoryObject:
         rev=meta.rev,
         namespace=namespace_of_position(position) if position is not None else None,
         key=meta.key if position is not None else None,
+        owner=owner_of(meta),
     )

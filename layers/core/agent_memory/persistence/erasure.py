@@ -30,7 +30,7 @@ from agent_memory.persistence.bot_rows import (
 )
 from agent_memory.persistence.events import event_action
 from agent_memory.persistence.memory_bot import CONFESSION_PREFIX, ENRICHMENT_PREFIX
-from agent_memory.persistence.memory_objects import list_partition, pool_of
+from agent_memory.persistence.memory_objects import list_partition, namespace_partition, pool_of
 from agent_memory.persistence.pools import PoolRepository
 from agent_memory.persistence.positions import position_sk
 from agent_memory.persistence.recall_pending import pending_pk
@@ -289,13 +289,20 @@ class ErasureRepository:
         forget_vectors: ForgetMemoryVectors | None = None,
     ) -> Erased:
         """The organization's agent_memories whose entity is the person (a plaintext tag),
-        vectors first, each memory whole within one transaction."""
+        and the person's own namespaced ones (ADR 0082: their copy in the person's partition
+        never expires), vectors first, each memory whole within one transaction."""
         pool = pool_of(org_id)
         found = [
             stored.meta
             for row in self._rows(list_partition(org_id, None, user_id))
             if (stored := PoolRepository.parse(row)) is not None
             and about_person(entity_of(stored.meta), user_id)
+        ]
+        about = {meta.id for meta in found}
+        found += [
+            stored.meta
+            for row in self._rows(namespace_partition(org_id, user_id))
+            if (stored := PoolRepository.parse(row)) is not None and stored.meta.id not in about
         ]
         for start in range(0, len(found), BATCH):
             page = found[start : start + BATCH]

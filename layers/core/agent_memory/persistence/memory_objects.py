@@ -11,7 +11,7 @@ A memory is one base row plus index rows, all written in ONE transaction, each a
 | `AMEM#<org>#E#<entity>#C#<category>` | `<id>`                 | list ?entity=&category=  |
 | `AMEM#<org>#R`                       | `<importance>#<id>`    | recall                   |
 | `AMEM#<org>#E#<entity>#R`            | `<importance>#<id>`    | recall {entity}          |
-| `AMEM#<org>#N`                       | `<a>/<b>/#<key>`       | list ?namespace=&key=    |
+| `AMEM#<org>#U#<person>#N`            | `<a>/<b>/#<key>`       | list ?namespace=&key=    |
 
 Ids are time-sortable, so `sk = id` read descending is newest first and `starting_after`
 is a plain key position. `<importance>` is the IEEE-754 bits of the (non-negative) float
@@ -19,14 +19,18 @@ in hex, which sorts like the number. Copies carry the `ttl` of an expiring memor
 DynamoDB garbage-collects them after expiry; the base row never expires (read by id).
 The category is the entry's `kind`, the entity id and type a service tag
 (`entity:<type>:<id>`); content is sealed, and metadata with the entity's name and handle
-are the entry's sealed `details`. A namespaced memory (ADR 0082) has one more copy, keyed by
+are the entry's sealed `details`. A namespaced memory (ADR 0082) belongs to the person who
+made it (an `owner:<user id>` tag) and has one more copy in that person's partition, keyed by
 its namespace's labels and its key (identifiers, like entity ids, not content): written only
-if absent, it keeps a key unique within its namespace; a prefix of it is a namespace prefix.
+if absent, it keeps a key unique within the person's namespace; a prefix of it is a
+namespace prefix. That copy never expires, so erasing the person finds every one of theirs;
+reads of the organization's partitions step over other people's namespaced memories.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Sequence
 
 from agent_memory.domain.entries import Entry, EntryMeta
 from agent_memory.domain.memory_objects import (
@@ -38,6 +42,7 @@ from agent_memory.domain.memory_objects import (
     memory_of,
     namespace_key_position,
     namespace_tag,
+    owner_of,
 )
 from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import Pool, PoolRepository
@@ -72,9 +77,9 @@ def recall_partition(org_id: str, entity_id: str | None) -> str:
     return f"{prefix}#R"
 
 
-def namespace_partition(org_id: str) -> str:
-    """Where an organization's namespaced memories are, ordered by namespace and key."""
-    return f"{_base(org_id)}#N"
+def namespace_partition(org_id: str, owner: str) -> str:
+    """Where a person's namespaced memories are, ordered by namespace and key."""
+    return f"{_base(org_id)}#U#{_part(owner)}#N"
 
 
 # The name of the condition that fails when a namespace already holds the key.
@@ -106,8 +111,9 @@ class MemoryObjectLayout:
                 (recall_partition(org, entity_id), ranked),
             ]
         position = namespace_tag(meta)
-        if position is not None and meta.key is not None:
-            keys.append((namespace_partition(org), f"{position}#{_key_part(meta.key)}"))
+        owner = owner_of(meta)
+        if position is not None and meta.key is not None and owner is not None:
+            keys.append((namespace_partition(org, owner), f"{position}#{_key_part(meta.key)}"))
         return keys
 
 
@@ -130,6 +136,34 @@ def row_keys(memory: MemoryObject) -> list[tuple[str, str]]:
     return LAYOUT.rows(pool_of(memory.org_id), meta)
 
 
+def _owned_copy(
+    actions: Sequence[Action], memory: MemoryObject, condition: Absent | None = None
+) -> list[Action]:
+    """`actions` with the owner's namespace copy kept past expiry (erasure finds it) and,
+    given `condition`, written only under it."""
+    if memory.owner is None:
+        return list(actions)
+    named = namespace_partition(memory.org_id, memory.owner)
+    changed: list[Action] = []
+    for action in actions:
+        if isinstance(action, Put) and action.record["pk"] == named:
+            record = {k: v for k, v in action.record.items() if k != "ttl"}
+            changed.append(Put(record, condition or action.condition))
+        else:
+            changed.append(action)
+    return changed
+
+
+def _seen_by(viewer: str | None) -> Callable[[EntryMeta], bool]:
+    """Plain memories, and the namespaced ones of `viewer` (a person, or None: no one's)."""
+
+    def visible(meta: EntryMeta) -> bool:
+        owner = owner_of(meta)
+        return owner is None or owner == viewer
+
+    return visible
+
+
 def _changed(memory: MemoryObject, at: int | None = None) -> Action:
     """The memory's event, in the transaction that changes it (ADR 0066)."""
     when = memory.updated_at_ms if at is None else at
@@ -149,14 +183,8 @@ class MemoryObjectRepository:
         meta, content, details = memory_entry(memory)
         pool = pool_of(memory.org_id)
         actions = self._pools.put(pool, meta, content, details=details, condition=Absent())
-        named = namespace_partition(memory.org_id)
         # The namespace copy only if absent: a second memory under one key is a WriteConflict.
-        actions = [
-            Put(a.record, Absent(name=KEY_TAKEN))
-            if isinstance(a, Put) and a.record["pk"] == named
-            else a
-            for a in actions
-        ]
+        actions = _owned_copy(actions, memory, Absent(name=KEY_TAKEN))
         self._store.write([*actions, _changed(memory)])
 
     def replace(self, old: MemoryObject, new: MemoryObject) -> None:
@@ -172,7 +200,7 @@ class MemoryObjectRepository:
             previous=before,
             condition=Equals("rev", old.rev),
         )
-        self._store.write([*actions, _changed(new)])
+        self._store.write([*_owned_copy(actions, new), _changed(new)])
 
     def delete(self, memory: MemoryObject, now_ms: int | None = None) -> None:
         """Delete `memory` and its copies if it is unchanged (WriteConflict otherwise)."""
@@ -190,7 +218,7 @@ class MemoryObjectRepository:
         """Every row of `memory`, sealed (the base row first). Public for bulk loading."""
         meta, content, details = memory_entry(memory)
         actions = self._pools.put(pool_of(memory.org_id), meta, content, details=details)
-        return [action.record for action in actions if isinstance(action, Put)]
+        return [action.record for action in _owned_copy(actions, memory) if isinstance(action, Put)]
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -208,19 +236,35 @@ class MemoryObjectRepository:
         category: str | None,
         entity_id: str | None,
         now_ms: int,
+        viewer: str | None,
     ) -> MemoryPage:
-        """Unexpired memories, newest first, after the position `starting_after`."""
+        """Unexpired memories `viewer` sees, newest first, after the position `starting_after`."""
         pk = list_partition(org_id, category, entity_id)
-        return self._read(org_id, pk, limit, starting_after, now_ms, KeyRange(prefix=ID_PREFIX))
-
-    def in_namespace(
-        self, org_id: str, *, position: str, limit: int, after: str | None, now_ms: int
-    ) -> MemoryPage:
-        """Unexpired memories whose namespace position starts with `position`, in order of
-        namespace and key, after the sort key `after`."""
         return self._read(
             org_id,
-            namespace_partition(org_id),
+            pk,
+            limit,
+            starting_after,
+            now_ms,
+            KeyRange(prefix=ID_PREFIX),
+            visible=_seen_by(viewer),
+        )
+
+    def in_namespace(
+        self,
+        org_id: str,
+        owner: str,
+        *,
+        position: str,
+        limit: int,
+        after: str | None,
+        now_ms: int,
+    ) -> MemoryPage:
+        """`owner`'s unexpired memories whose namespace position starts with `position`, in
+        order of namespace and key, after the sort key `after`."""
+        return self._read(
+            org_id,
+            namespace_partition(org_id, owner),
             limit,
             after,
             now_ms,
@@ -228,17 +272,20 @@ class MemoryObjectRepository:
             newest_first=False,
         )
 
-    def holding(self, org_id: str, position: str) -> MemoryObject | None:
-        """The memory at a namespace-and-key position, expired or not."""
+    def holding(self, org_id: str, owner: str, position: str) -> MemoryObject | None:
+        """`owner`'s memory at a namespace-and-key position, expired or not."""
         page = self._store.query(
-            namespace_partition(org_id), KeyRange(low=position, high=position), limit=1
+            namespace_partition(org_id, owner), KeyRange(low=position, high=position), limit=1
         )
         rows = [row for row in page.records if self._pools.parse(row) is not None]
         return self._open(pool_of(org_id), org_id, rows[0]) if rows else None
 
-    def recall(self, org_id: str, *, limit: int, entity_id: str | None, now_ms: int) -> MemoryPage:
-        """Unexpired memories, highest importance first, ties newest first."""
-        return self._read(org_id, recall_partition(org_id, entity_id), limit, None, now_ms, None)
+    def recall(
+        self, org_id: str, *, limit: int, entity_id: str | None, now_ms: int, viewer: str | None
+    ) -> MemoryPage:
+        """Unexpired memories `viewer` sees, highest importance first, ties newest first."""
+        pk = recall_partition(org_id, entity_id)
+        return self._read(org_id, pk, limit, None, now_ms, None, visible=_seen_by(viewer))
 
     def _read(
         self,
@@ -250,7 +297,10 @@ class MemoryObjectRepository:
         key_range: KeyRange | None,
         *,
         newest_first: bool = True,
+        visible: Callable[[EntryMeta], bool] | None = None,
     ) -> MemoryPage:
+        """A page of `pk`'s memories (those `visible` keeps, where the partition holds more
+        than one person's)."""
         kept: list[Record] = []
         skipped = 0
         rounds = 0
@@ -268,7 +318,9 @@ class MemoryObjectRepository:
                     continue
                 if stored.meta.expired(now_ms):
                     skipped += 1
-                else:
+                elif visible is None or visible(stored.meta):
+                    # Another person's namespaced memory is stepped over like an expired
+                    # one: the page still ends where the next one starts.
                     kept.append(row)
             if len(kept) > limit or page.next is None:
                 break

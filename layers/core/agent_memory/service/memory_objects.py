@@ -1,4 +1,6 @@
-"""Agent memories: any user of an organization may use its memories; the admin token may not."""
+"""Agent memories: any user of an organization may use its memories; the admin token may not.
+A namespaced memory (ADR 0082) is its maker's alone: everyone else gets 404 for it and never
+lists or recalls it."""
 
 from __future__ import annotations
 
@@ -25,8 +27,10 @@ from agent_memory.domain.memory_objects import (
     is_memory_id,
     memory_org,
     namespace_key_position,
+    namespace_owner,
     namespace_position,
     parse_patch,
+    visible_to,
 )
 from agent_memory.persistence.memory_objects import KEY_TAKEN, MemoryObjectRepository
 from agent_memory.ports import Cipher, Clock, Ids, Store
@@ -59,8 +63,11 @@ class MemoryObjectService:
         return cls(MemoryObjectRepository(store, cipher), clock, ids, semantic)
 
     def create(self, principal: Principal, new: NewMemory) -> MemoryObject:
+        # A namespaced memory is refused to a caller without a person at its field first.
+        named = new.namespace is not None or new.key is not None
+        owner = namespace_owner(principal) if named else None
         org_id = memory_org(principal)
-        memory = create_memory(self._ids.new(ID_PREFIX), org_id, new, self._clock.now_ms())
+        memory = create_memory(self._ids.new(ID_PREFIX), org_id, new, self._clock.now_ms(), owner)
         try:
             self._repo.create(memory)
         except WriteConflict as error:
@@ -81,8 +88,9 @@ class MemoryObjectService:
         item past its TTL is gone for the client, so its key is free again."""
         assert memory.namespace is not None
         assert memory.key is not None
+        assert memory.owner is not None
         position = namespace_key_position(memory.namespace, memory.key)
-        holder = self._repo.holding(memory.org_id, position)
+        holder = self._repo.holding(memory.org_id, memory.owner, position)
         if holder is None or not holder.is_expired(self._clock.now_ms()):
             return False
         try:
@@ -95,7 +103,7 @@ class MemoryObjectService:
 
     def get(self, principal: Principal, memory_id: str) -> MemoryObject:
         """Expired or not."""
-        return self._find(memory_org(principal), memory_id)
+        return self._find(principal, memory_id)
 
     def update(
         self, principal: Principal, memory_id: str, patch: Mapping[str, Any]
@@ -105,7 +113,7 @@ class MemoryObjectService:
         changes = parse_patch(patch)
 
         def attempt() -> MemoryObject:
-            current = self._find(org_id, memory_id)
+            current = self._find(principal, memory_id)
             if not changes:
                 return current
             changed = apply_patch(current, changes, self._clock.now_ms())
@@ -119,10 +127,10 @@ class MemoryObjectService:
 
     def delete(self, principal: Principal, memory_id: str) -> None:
         """An unknown or already deleted memory is 404; a PATCH that wins is deleted too."""
-        org_id = memory_org(principal)
+        memory_org(principal)
 
         def attempt() -> None:
-            self._repo.delete(self._find(org_id, memory_id), self._clock.now_ms())
+            self._repo.delete(self._find(principal, memory_id), self._clock.now_ms())
 
         until_it_lands(attempt, _kept_changing)
         if self._semantic is not None:
@@ -141,7 +149,8 @@ class MemoryObjectService:
     ) -> MemoryPage:
         """Newest first; `starting_after` need not exist any more, so paging survives deletes.
         With `namespace` (a prefix of labels), namespaced memories in order of namespace and
-        key; with `key` too, the one memory of exactly that namespace and key."""
+        key; with `key` too, the one memory of exactly that namespace and key (the caller's
+        own: namespaced memories are their maker's alone)."""
         org_id = memory_org(principal)
         check_limit(limit, ["limit"])
         if starting_after is not None and not is_memory_id(starting_after):
@@ -154,7 +163,8 @@ class MemoryObjectService:
                 raise ValidationFailed(
                     "namespace cannot be combined with category or entity", ["namespace"]
                 )
-            return self._in_namespace(org_id, namespace, key, limit, starting_after)
+            owner = namespace_owner(principal)
+            return self._in_namespace(org_id, owner, namespace, key, limit, starting_after)
         page = self._repo.newest(
             org_id,
             limit=limit,
@@ -162,12 +172,14 @@ class MemoryObjectService:
             category=category,
             entity_id=entity_id,
             now_ms=self._clock.now_ms(),
+            viewer=principal.user_id,
         )
         return _fitting(page)
 
     def _in_namespace(
         self,
         org_id: str,
+        owner: str,
         namespace: list[str] | None,
         key: str | None,
         limit: int,
@@ -182,14 +194,14 @@ class MemoryObjectService:
         after = None
         if starting_after is not None:
             last = self._repo.get(org_id, starting_after)
-            if last is None or last.namespace is None or last.key is None:
+            if last is None or last.namespace is None or last.key is None or last.owner != owner:
                 raise ValidationFailed(
                     "starting_after must be a namespaced agent memory that still exists",
                     ["starting_after"],
                 )
             after = namespace_key_position(last.namespace, last.key)
         page = self._repo.in_namespace(
-            org_id, position=position, limit=limit, after=after, now_ms=self._clock.now_ms()
+            org_id, owner, position=position, limit=limit, after=after, now_ms=self._clock.now_ms()
         )
         if key is not None:
             # A prefix of `<ns>#<key>` is also `<ns>#<key><more>`: only the exact key.
@@ -209,8 +221,8 @@ class MemoryObjectService:
         namespace: list[str] | None = None,
     ) -> MemoryPage:
         """Highest importance first; with `query`, closest in meaning first, then by importance.
-        With `namespace` (a prefix of labels), only memories under it: the closest in meaning
-        first, then the rest in order of namespace and key."""
+        With `namespace` (a prefix of labels), only the caller's memories under it: the closest
+        in meaning first, then the rest in order of namespace and key."""
         org_id = memory_org(principal)
         check_limit(limit, ["limit"])
         _check_entity_id(entity_id)
@@ -222,13 +234,16 @@ class MemoryObjectService:
             prefix = check_namespace(namespace, ["namespace"])
             page = self._repo.in_namespace(
                 org_id,
+                namespace_owner(principal),
                 position=namespace_position(prefix),
                 limit=limit,
                 after=None,
                 now_ms=now,
             )
         else:
-            page = self._repo.recall(org_id, limit=limit, entity_id=entity_id, now_ms=now)
+            page = self._repo.recall(
+                org_id, limit=limit, entity_id=entity_id, now_ms=now, viewer=principal.user_id
+            )
         if query is None or not query.strip() or self._semantic is None:
             return _fitting(page)
         ranked: list[tuple[float, float, MemoryObject]] = []
@@ -239,6 +254,8 @@ class MemoryObjectService:
                 break  # best first: the rest are farther (each costs a read)
             memory = self._repo.get(org_id, memory_id) if is_memory_id(memory_id) else None
             if memory is None or memory.is_expired(now):
+                continue
+            if not visible_to(memory, principal.user_id):
                 continue
             if entity_id is not None and (memory.entity is None or memory.entity.id != entity_id):
                 continue
@@ -251,9 +268,11 @@ class MemoryObjectService:
         chosen += [m for m in page.memories if m.id not in seen][: limit - len(chosen)]
         return _fitting(replace(page, memories=chosen))
 
-    def _find(self, org_id: str, memory_id: str) -> MemoryObject:
+    def _find(self, principal: Principal, memory_id: str) -> MemoryObject:
+        """The memory as the caller may see it: another person's namespaced one is unknown."""
+        org_id = memory_org(principal)
         memory = self._repo.get(org_id, memory_id) if is_memory_id(memory_id) else None
-        if memory is None:
+        if memory is None or not visible_to(memory, principal.user_id):
             raise NotFound("agent memory not found")
         return memory
 

@@ -30,9 +30,10 @@ _EXPIRES = "RFC 3339 date-time with any offset (stored in UTC, to the millisecon
 Label = Annotated[str, Field(min_length=1, max_length=MAX_NAMESPACE_LABEL_CHARS)]
 _NAMESPACE = (
     "Where a key-value client keeps the memory (e.g. a LangGraph store's namespace): "
-    f"1 to {MAX_NAMESPACE_DEPTH} labels; set at creation with `key`, never changed."
+    f"1 to {MAX_NAMESPACE_DEPTH} labels; set at creation with `key`, never changed. A "
+    "namespaced memory is its creator's alone (404 to everyone else of the organization)."
 )
-_KEY = "The memory's key, unique within its namespace (a second create is a 409 at key)."
+_KEY = "The memory's key, unique within the creator's namespace (a second create is a 409 at key)."
 _CONTENT = f"Plain text for an agent to read, 1 to {MAX_CONTENT_CHARS} characters."
 
 

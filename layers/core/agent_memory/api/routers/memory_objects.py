@@ -1,4 +1,5 @@
-"""Agent memories (API.md, "Agent memories (seed 004)"): any user of the organization."""
+"""Agent memories (API.md, "Agent memories (seed 004)"): any user of the organization; a
+namespaced memory its creator alone (ADR 0082)."""
 
 from __future__ import annotations
 
@@ -62,8 +63,8 @@ async def list_agent_memories(
         Query(
             max_length=MAX_NAMESPACE_DEPTH,
             description="A namespace prefix, one label per parameter "
-            "(`?namespace=users&namespace=u1`): namespaced memories under it, in order of "
-            "namespace and key",
+            "(`?namespace=users&namespace=u1`): the caller's namespaced memories under it, in "
+            "order of namespace and key",
         ),
     ] = None,
     key: Annotated[
