@@ -76,10 +76,13 @@ class TestSized:
 
     def test_a_size_named_in_the_model_wins(self, world: World, server: EmbeddingServer) -> None:
         assert embedders(world) == [{"name": f"openai/{MODEL}", "dimensions": 16}]
-        recall_on(world, topK=1, messageRange=0, last=2)
+        recall_on(world, topK=1, messageRange=1, last=2)
         world.save(world.thread(), *CHAT)
         context = ask(world, world.thread(), "Where does my sister live?")
-        assert [contents(g) for g in context["recalled"]] == [["My sister Ana lives in Lisbon."]]
+        # The fake server's vectors carry no meaning: the lexical score finds the pair (the
+        # answer is read with the message before it), the window shows both.
+        [group] = context["recalled"]
+        assert "My sister Ana lives in Lisbon." in contents(group)
         assert set(server.asked) == {16}
 
 
