@@ -40,6 +40,12 @@ def _learning_record(key: tuple[str, str]) -> bool:
     )
 
 
+def _people_count(key: tuple[str, str]) -> bool:
+    """The organization's count of people in the admin's list, moved after the person's own
+    commit (persistence/organizations.py, ADR 0086): a fault may leave it as it was."""
+    return key[0] == "ORGS#"
+
+
 def _guarded(refs: dict[str, str], command: dict[str, Any]) -> dict[str, Any]:
     return {"expected": refs["head"], "revision": int(refs["revision"]), "command": command}
 
@@ -155,6 +161,7 @@ COMMANDS = [
         "/v1/admin/users",
         "admin",
         lambda r: {"organizationId": r["org"], "role": "member"},
+        best_effort=_people_count,
     ),
     Command("issue-token", "POST", "/v1/admin/users/{spare_id}/tokens", "boss", lambda r: {}),
     Command("revoke-token", "DELETE", "/v1/admin/tokens/{spare_tokenPrefix}", "boss"),

@@ -17,14 +17,16 @@ same request takes it instead of another round trip (ADR 0069).
 
 from __future__ import annotations
 
+import logging
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from agent_memory.domain.errors import Conflict, WriteConflict
+from agent_memory.domain.errors import Conflict, Unavailable, WriteConflict
 from agent_memory.persistence import keys
 from agent_memory.ports import Absent, Delete, Equals, KeyRange, Present, Put, Record, Store, Update
 
+log = logging.getLogger(__name__)
 ORGS_PK = "ORGS#"
 ORG_LIVE = "org"
 ORG_DELETING = "org-deleting"
@@ -147,11 +149,15 @@ class OrganizationRepository:
 
     def count_people(self, org_id: str, change: int) -> None:
         """Move the listed count of people. Beside the person's own transaction, not in it:
-        the list row would make every two creations in an organization race each other."""
+        the list row would make every two creations in an organization race each other. The
+        person's change has landed, so a count that cannot move now is left (and said): the
+        request still answers what it did."""
         try:
             self._store.write([Update(ORGS_PK, org_id, add={"users": change}, condition=Present())])
         except WriteConflict:
             return  # the organization went meanwhile
+        except Unavailable:
+            log.warning("an organization's count of people was not moved", extra={"org": org_id})
 
     # -- deletion ----------------------------------------------------------------------------
 
