@@ -270,10 +270,12 @@ def run(confides: int = CONFIDES, learned: int = LEARNED, turns: int = BOT_TURNS
             # The confide reads its chat, turn, settings and spend in batches and writes the
             # confession as its own call log (ADR 0055): 8.1 calls today.
             "confide_at_most_9_dynamodb_calls": per_confide["dynamodb"] <= 9,
-            # LoadEvidence reads the chat with its read position in one batch and the pool in
-            # one Query; CallModel and ApplyLearning read the execution row with its evidence
-            # in one batch: 14 reads per learned turn today.
-            "learned_turn_at_most_14_reads": _reads(per_learned_turn) <= 14,
+            # LoadEvidence reads the chat with its read position in one batch, then the pool
+            # as its Chat's readers see it (the head with the audience marks, then their
+            # audience rows: ADR 0083); CallModel and ApplyLearning read the execution row
+            # with its evidence in one batch, the apply the pool as LoadEvidence: 16 reads
+            # per learned turn today, each proportional to what the Chat's readers see.
+            "learned_turn_at_most_16_reads": _reads(per_learned_turn) <= 16,
         },
         "note": "through HTTP (token lookup and rate-limit write included); zero-latency model",
     }
