@@ -39,6 +39,7 @@ LISTED = {
     "agentVersion": ("/v1/agents/{agentId}/versions", "versions"),
     "agentMemoryChange": ("/v1/agents/{agentId}/memory/log", "changes"),
     "agentMemoryObject": ("/v1/agent_memories?entity={userId}&limit=100", "data"),
+    "agentMemoryItem": ("/v1/agent_memories?namespace=prefs&limit=100", "data"),
     "sessionItem": ("/v1/sessions/{sessionId}/items?limit=100", "data"),
     "threadMessage": ("/v1/threads/{threadId}/messages", "messages"),
     "chatItem": ("/v1/chats/{chatId}/items", "items"),
@@ -130,6 +131,10 @@ def built(module_api: tuple[Api, Any]) -> Built:
     }
     post(api, ben, "/v1/agent_memories", about_ana)
     post(api, ben, "/v1/agent_memories", {"category": "fact", "content": "Ben's own memo."})
+    # A key-value client's items (ADR 0082): each person's own, in the same place.
+    for who, content in ((ana, "Ana's store item."), (ben, "Ben's store item.")):
+        item = {"category": "fact", "content": content, "namespace": ["prefs"], "key": "food"}
+        post(api, who, "/v1/agent_memories", item)
     ana_entry = world.command(ana, {"_tag": "Remember", "content": "Ana's pin."}).json()
     ben_entry = world.command(ben, {"_tag": "Remember", "content": "Ben's pin."}).json()
     return Built(
@@ -204,13 +209,15 @@ def test_an_export_is_each_persons_reads_and_nothing_else(
         "agent", "agentDraft", "agentVersion", "agentMemory", "agentMemoryChange", "session",
         "sessionItem", "sessionMemory", "thread", "threadMessage", "workingMemory",
         "observations", "chatItem", "chatTurn", "botEntry", "botMemoryChange",
-        "agentMemoryObject", "end",
+        "agentMemoryObject", "agentMemoryItem", "end",
     }  # fmt: skip
     assert mine[-1] == {"type": "end", "lines": len(mine) - 1}
     # Ana's own objects, and her entries: not Ben's session nor his pin.
     assert {x["id"] for x in _lines_of(mine, "session")} == {built.ana_session}
     assert {x["id"] for x in _lines_of(mine, "botEntry")} == {built.ana_entry, built.learned}
     assert [x["content"] for x in _lines_of(mine, "agentMemoryObject")] == ["Ana is vegetarian."]
+    assert [x["content"] for x in _lines_of(mine, "agentMemoryItem")] == ["Ana's store item."]
+    assert [x["content"] for x in _lines_of(bens, "agentMemoryItem")] == ["Ben's store item."]
     text = json.dumps(mine)
     assert "Miso" in text
     assert "Lisbon" in text

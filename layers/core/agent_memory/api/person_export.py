@@ -186,22 +186,29 @@ async def _bot(svc: Services, caller: Principal, bot_id: str) -> Lines:
 
 
 async def _agent_memories(svc: Services, caller: Principal) -> Lines:
-    """The organization's agent_memories about the person (entity `actor` with their id)."""
+    """The organization's agent_memories about the person (entity `actor` with their id),
+    then the person's own namespaced ones (a LangGraph store's items: ADR 0082)."""
     from agent_memory.api.routers import memory_objects
     from agent_memory.domain.memory_object_limits import MAX_PAGE
 
-    after: str | None = None
-    while True:
-        page = await memory_objects.list_agent_memories(
-            caller, svc, limit=MAX_PAGE, starting_after=after, entity=caller.user_id
-        )
-        for memory in page.data:
-            # The entity filter matches ids alone: an account could share the person's id.
-            if memory.entity is not None and memory.entity.type == "actor":
-                yield line("agentMemoryObject", dumped(memory))
-        if not page.has_more or not page.data:
-            return
-        after = page.data[-1].id
+    given: set[str] = set()
+    for entity in (caller.user_id, None):
+        after: str | None = None
+        while True:
+            page = await memory_objects.list_agent_memories(
+                caller, svc, limit=MAX_PAGE, starting_after=after, entity=entity
+            )
+            for memory in page.data:
+                # The entity filter matches ids alone: an account could share the person's
+                # id; a plain list shows the caller's own namespaced memories, no others'.
+                about = memory.entity is not None and memory.entity.type == "actor"
+                mine = entity is None and memory.namespace is not None
+                if (about if entity is not None else mine) and memory.id not in given:
+                    given.add(memory.id)
+                    yield line("agentMemoryObject" if about else "agentMemoryItem", dumped(memory))
+            if not page.has_more or not page.data:
+                break
+            after = page.data[-1].id
 
 
 async def _events(svc: Services, caller: Principal) -> Lines:
