@@ -81,7 +81,8 @@ def test_deleting_a_thread_takes_its_messages_and_vectors_and_keeps_the_rest(
     assert again.status_code == 404
     assert [t["id"] for t in get(world.api, owner, "/v1/threads")["threads"]] == [kept]
     left = {h.key for h in index.query(probe, 10, org=owner.org_id, owner=owner.id)}
-    assert vector_key(gone, 0) not in left and vector_key(kept, 0) in left
+    assert vector_key(gone, 0) not in left
+    assert vector_key(kept, 0) in left
     # The person's working memory with the agent serves their other threads: it stays.
     assert (
         get(world.api, owner, f"/v1/threads/{kept}/working-memory")["content"] == "Prefers mornings"

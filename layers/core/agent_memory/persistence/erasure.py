@@ -33,7 +33,7 @@ from agent_memory.persistence.memory_bot import CONFESSION_PREFIX, ENRICHMENT_PR
 from agent_memory.persistence.memory_objects import list_partition, namespace_partition, pool_of
 from agent_memory.persistence.pools import PoolRepository
 from agent_memory.persistence.positions import position_sk
-from agent_memory.persistence.recall_pending import pending_pk
+from agent_memory.persistence.recall_pending import pending_pk, tail_sk
 from agent_memory.persistence.runs import source_of
 from agent_memory.persistence.sessions import agent_sessions_pk, session_of, session_pk
 from agent_memory.persistence.threads import agent_thread_sk, all_sk, index_sk
@@ -213,6 +213,7 @@ class ErasureRepository:
                 Delete(agent_pk(thread.agent_id), agent_thread_sk(thread.id)),
                 Delete(keys.thread_pk(thread.id), keys.HEAD, Equals("type", THREAD_DELETING)),
                 Delete(pending_pk(thread.id), thread.id),
+                Delete(resource, tail_sk(thread.agent_id, thread.id)),
                 event_action(thread.org_id, "thread.deleted", ids, now_ms),
             ]
         )
