@@ -118,10 +118,40 @@ def test_a_bad_namespace_or_key_is_400_naming_it(api: Api, ana: User) -> None:
         )
         assert answer.status_code == 400, (body, answer.text)
         assert answer.json()["error"]["path"] == path, body
-    for query in ("namespace=a&namespace=&key=k", "namespace=a&category=fact", "key=k"):
-        listed = api.client.get(f"{URL}?{query}", headers=ana.headers)
-        assert listed.status_code == 400, (query, listed.text)
+    listed = api.client.get(f"{URL}?namespace=a&namespace=&key=k", headers=ana.headers)
+    assert listed.status_code == 400, listed.text
     assert api.client.get(URL, headers=ana.headers).json()["data"] == []
+
+
+def test_filters_combine_with_a_namespace_and_a_key_alone_looks_everywhere(
+    api: Api, ana: User
+) -> None:
+    """Every request the schema allows is answered: a category or an entity narrows a
+    namespace's listing (read on past what they leave, so a page is full or the last), and a
+    key without a namespace is that key in any of the caller's namespaces."""
+    about = {"type": "actor", "id": "u1"}
+    for n in range(5):
+        create(api, ana, namespace=["prefs", f"n{n}"], key="food", category="preference")
+        create(api, ana, namespace=["prefs", f"n{n}"], key="city", entity=about)
+    create(api, ana, namespace=["other"], key="food")
+    facts = _listed(api, ana, "namespace=prefs&category=fact&limit=3")
+    assert [(m["namespace"][1], m["key"]) for m in facts] == [
+        ("n0", "city"),
+        ("n1", "city"),
+        ("n2", "city"),
+    ]
+    answer = api.client.get(
+        f"{URL}?namespace=prefs&category=fact&limit=3&starting_after={facts[-1]['id']}",
+        headers=ana.headers,
+    ).json()
+    assert [m["namespace"][1] for m in answer["data"]] == ["n3", "n4"]
+    assert answer["has_more"] is False
+    assert len(_listed(api, ana, "namespace=prefs&entity=u1&limit=100")) == 5
+    assert [m["namespace"] for m in _listed(api, ana, "key=food&limit=100")] == [
+        ["other"],
+        *(["prefs", f"n{n}"] for n in range(5)),
+    ]
+    assert len(recall(api, ana, limit=10, namespace=["prefs"], entity="u1")["data"]) == 5
 
 
 # --- A namespaced memory is its maker's alone -----------------------------------------------
@@ -165,11 +195,11 @@ def test_a_namespaced_memory_is_its_makers_alone(
     assert [m["id"] for m in _listed(api, boss, "limit=100")] == [plain["id"]]
     assert _listed(api, boss, "namespace=memories") == []
     assert _listed(api, stranger, "namespace=memories") == []
-    # Another's memory is no position in one's own namespace.
+    # Another's memory is no position in one's own namespace: as if it did not exist.
     after = api.client.get(
         f"{URL}?namespace=memories&starting_after={anas['id']}", headers=bob.headers
     )
-    assert after.status_code == 400
+    assert after.status_code == 404
     assert after.json()["error"]["path"] == ["starting_after"]
 
 

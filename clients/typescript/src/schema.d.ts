@@ -1584,7 +1584,10 @@ export interface components {
              * @enum {string}
              */
             _tag: "Forget";
-            /** Key */
+            /**
+             * Key
+             * @description What the entry is about, kept in plaintext: a key that looks like a secret (a credential, a long random string, a card number) is a 400 naming it
+             */
             key: string;
         };
         /** AgentList */
@@ -1688,7 +1691,10 @@ export interface components {
              * @description A memory holds at most 500 entries and 100000 characters of content (retracted entries count): a Remember that would pass either is 413 TooLarge.
              */
             content: string;
-            /** Key */
+            /**
+             * Key
+             * @description What the entry is about, kept in plaintext: a key that looks like a secret (a credential, a long random string, a card number) is a 400 naming it
+             */
             key: string;
             /**
              * Kind
@@ -2146,6 +2152,12 @@ export interface components {
              * @description Where a key-value client keeps the memory (e.g. a LangGraph store's namespace): 1 to 10 labels; set at creation with `key`, never changed. A namespaced memory is its creator's alone (404 to everyone else of the organization).
              */
             namespace?: string[] | null;
+        } | {
+            key?: null;
+            namespace?: null;
+        } | {
+            key: string;
+            namespace: unknown[];
         };
         /** CreateBot */
         CreateBot: {
@@ -2604,7 +2616,10 @@ export interface components {
              * @enum {string}
              */
             _tag: "Forget";
-            /** Key */
+            /**
+             * Key
+             * @description What the entry is about, kept in plaintext: a key that looks like a secret (a credential, a long random string, a card number) is a 400 naming it
+             */
             key: string;
         };
         /** ForgetEntry */
@@ -3072,7 +3087,10 @@ export interface components {
              * @description A memory holds at most 500 entries and 100000 characters of content (retracted entries count): a Remember that would pass either is 413 TooLarge.
              */
             content: string;
-            /** Key */
+            /**
+             * Key
+             * @description What the entry is about, kept in plaintext: a key that looks like a secret (a credential, a long random string, a card number) is a 400 naming it
+             */
             key: string;
             /**
              * Kind

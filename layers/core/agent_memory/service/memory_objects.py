@@ -5,7 +5,7 @@ lists or recalls it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agent_memory.domain.bounds import memory_object_size, within_budget
@@ -159,12 +159,9 @@ class MemoryObjectService:
             check_category(category)
         _check_entity_id(entity_id)
         if namespace is not None or key is not None:
-            if category is not None or entity_id is not None:
-                raise ValidationFailed(
-                    "namespace cannot be combined with category or entity", ["namespace"]
-                )
             owner = namespace_owner(principal)
-            return self._in_namespace(org_id, owner, namespace, key, limit, starting_after)
+            wanted = _Wanted(namespace, key, category, entity_id)
+            return self._in_namespace(org_id, owner, wanted, limit, starting_after)
         page = self._repo.newest(
             org_id,
             limit=limit,
@@ -177,39 +174,44 @@ class MemoryObjectService:
         return _fitting(page)
 
     def _in_namespace(
-        self,
-        org_id: str,
-        owner: str,
-        namespace: list[str] | None,
-        key: str | None,
-        limit: int,
-        starting_after: str | None,
+        self, org_id: str, owner: str, wanted: _Wanted, limit: int, starting_after: str | None
     ) -> MemoryPage:
-        if key is not None:
-            place = check_namespace_key(namespace, key)
-            assert place is not None  # a key with its namespace
-            position = namespace_key_position(*place)
-        else:
-            position = namespace_position(check_namespace(namespace, ["namespace"]))
         after = None
         if starting_after is not None:
             last = self._repo.get(org_id, starting_after)
             if last is None or last.namespace is None or last.key is None or last.owner != owner:
-                raise ValidationFailed(
-                    "starting_after must be a namespaced agent memory that still exists",
+                # A namespaced page goes on from its last memory's place: one of the caller's.
+                raise NotFound(
+                    "starting_after must be one of your namespaced agent memories that still "
+                    "exists",
                     ["starting_after"],
                 )
             after = namespace_key_position(last.namespace, last.key)
-        page = self._repo.in_namespace(
-            org_id, owner, position=position, limit=limit, after=after, now_ms=self._clock.now_ms()
-        )
-        if key is not None:
-            # A prefix of `<ns>#<key>` is also `<ns>#<key><more>`: only the exact key.
-            kept = [
-                m for m in page.memories if m.key == key and list(m.namespace or ()) == namespace
-            ]
-            page = replace(page, memories=kept, has_more=False)
-        return _fitting(page)
+        return self._owned(org_id, owner, wanted, limit, after)
+
+    def _owned(
+        self, org_id: str, owner: str, wanted: _Wanted, limit: int, after: str | None
+    ) -> MemoryPage:
+        """Up to `limit` of `owner`'s memories that `wanted` keeps, in order of namespace and
+        key after the sort key `after`: reads on past those it leaves, so a short page means
+        no more (a `key` under its namespace is one exact place)."""
+        position = wanted.position()
+        found: list[MemoryObject] = []
+        now = self._clock.now_ms()
+        while True:
+            page = self._repo.in_namespace(
+                org_id, owner, position=position, limit=limit, after=after, now_ms=now
+            )
+            found += [m for m in page.memories if wanted.keeps(m)]
+            if len(found) >= limit or not page.has_more or not page.memories:
+                more = len(found) > limit or (page.has_more and bool(page.memories))
+                if wanted.key is not None and wanted.namespace is not None:
+                    more = False  # one exact place holds one memory
+                return _fitting(replace(page, memories=found[:limit], has_more=more))
+            last = page.memories[-1]
+            assert last.namespace is not None  # read by namespace
+            assert last.key is not None
+            after = namespace_key_position(last.namespace, last.key)
 
     def recall(
         self,
@@ -229,17 +231,9 @@ class MemoryObjectService:
         now = self._clock.now_ms()
         prefix: tuple[str, ...] | None = None
         if namespace is not None:
-            if entity_id is not None:
-                raise ValidationFailed("namespace cannot be combined with entity", ["namespace"])
             prefix = check_namespace(namespace, ["namespace"])
-            page = self._repo.in_namespace(
-                org_id,
-                namespace_owner(principal),
-                position=namespace_position(prefix),
-                limit=limit,
-                after=None,
-                now_ms=now,
-            )
+            wanted = _Wanted(list(prefix), None, None, entity_id)
+            page = self._owned(org_id, namespace_owner(principal), wanted, limit, None)
         else:
             page = self._repo.recall(
                 org_id, limit=limit, entity_id=entity_id, now_ms=now, viewer=principal.user_id
@@ -248,8 +242,8 @@ class MemoryObjectService:
             return _fitting(page)
         ranked: list[tuple[float, float, MemoryObject]] = []
         # Under a namespace the closest of the organization are filtered: ask for more.
-        wanted = 3 * limit if prefix is None else _NAMESPACE_CANDIDATES
-        for memory_id, score in self._semantic.closest(org_id, query, wanted):
+        asked = 3 * limit if prefix is None else _NAMESPACE_CANDIDATES
+        for memory_id, score in self._semantic.closest(org_id, query, asked):
             if prefix is not None and len(ranked) >= limit and score < ranked[-1][0]:
                 break  # best first: the rest are farther (each costs a read)
             memory = self._repo.get(org_id, memory_id) if is_memory_id(memory_id) else None
@@ -279,6 +273,40 @@ class MemoryObjectService:
 
 # Candidates by meaning read for a recall under a namespace (the index's most per query).
 _NAMESPACE_CANDIDATES = 100
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    """A read of a person's namespaced memories: under `namespace` (a prefix of labels, or
+    all of them), at `key` (exactly, under its namespace; anywhere without one), of a
+    `category` and about an `entity_id` when given."""
+
+    namespace: list[str] | None
+    key: str | None
+    category: str | None
+    entity_id: str | None
+
+    def position(self) -> str:
+        if self.namespace is None:
+            return ""
+        if self.key is None:
+            return namespace_position(check_namespace(self.namespace, ["namespace"]))
+        place = check_namespace_key(self.namespace, self.key)
+        assert place is not None  # a key with its namespace
+        return namespace_key_position(*place)
+
+    def keeps(self, memory: MemoryObject) -> bool:
+        # A prefix of `<ns>#<key>` is also `<ns>#<key><more>`: a key is kept exactly.
+        at_key = self.key is None or (
+            memory.key == self.key
+            and (self.namespace is None or list(memory.namespace or ()) == self.namespace)
+        )
+        entity = memory.entity
+        return (
+            at_key
+            and (self.category is None or memory.category == self.category)
+            and (self.entity_id is None or (entity is not None and entity.id == self.entity_id))
+        )
 
 
 def _fitting(page: MemoryPage) -> MemoryPage:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, WithJsonSchema
+from pydantic import ConfigDict, Field, WithJsonSchema
+from pydantic.config import JsonDict
 
 from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, NotBlank
 from agent_memory.domain.memory_object_limits import (
@@ -51,7 +52,21 @@ class EntityIn(Body):
         return Entity(id=self.id, type=self.type, name=self.name, handle=self.handle)
 
 
+# `namespace` and `key` come together or not at all (null is absent): the schema says so.
+_BOTH_OR_NEITHER: JsonDict = {
+    "anyOf": [
+        {"properties": {"namespace": {"type": "null"}, "key": {"type": "null"}}},
+        {
+            "required": ["namespace", "key"],
+            "properties": {"namespace": {"type": "array"}, "key": {"type": "string"}},
+        },
+    ]
+}
+
+
 class CreateAgentMemory(Body):
+    model_config = ConfigDict(**Body.model_config, json_schema_extra=_BOTH_OR_NEITHER)
+
     category: CategoryName
     content: Annotated[str, NotBlank] = Field(
         min_length=1,

@@ -18,7 +18,16 @@ POOL_BOUND = (
     f"{KEYED_POOL_CONTENT} characters of content (retracted entries count): a Remember "
     "that would pass either is 413 TooLarge."
 )
-MemoryKey = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")]
+MemoryKey = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=100,
+        pattern=r"^[A-Za-z0-9._-]+$",
+        description="What the entry is about, kept in plaintext: a key that looks like a secret "
+        "(a credential, a long random string, a card number) is a 400 naming it",
+    ),
+]
 
 
 class RememberBody(Body):

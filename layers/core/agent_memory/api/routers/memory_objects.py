@@ -13,6 +13,7 @@ from agent_memory.api.contracts.memory_objects import (
     CategoryName,
     CreateAgentMemory,
     DeletedAgentMemory,
+    Label,
     RecallAgentMemories,
     UpdateAgentMemory,
 )
@@ -59,7 +60,7 @@ async def list_agent_memories(
         str | None, Query(min_length=1, max_length=255, description="An entity id")
     ] = None,
     namespace: Annotated[
-        list[str] | None,
+        list[Label] | None,
         Query(
             max_length=MAX_NAMESPACE_DEPTH,
             description="A namespace prefix, one label per parameter "
