@@ -33,6 +33,9 @@ import struct
 from collections.abc import Callable, Sequence
 
 from agent_memory.domain.entries import Entry, EntryMeta
+from agent_memory.domain.memory_namespaces import (
+    namespace_key_position,
+)
 from agent_memory.domain.memory_objects import (
     ID_PREFIX,
     MemoryObject,
@@ -40,7 +43,6 @@ from agent_memory.domain.memory_objects import (
     entity_of,
     memory_entry,
     memory_of,
-    namespace_key_position,
     namespace_tag,
     owner_of,
 )

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from itertools import islice
-from typing import TypeVar
 
 from agent_memory.domain.bots import (
     Bot,
@@ -45,12 +42,6 @@ from agent_memory.ports import Clock, Ids
 from agent_memory.service.retrying import until_it_lands
 
 RETRIES = 5
-# How many ids a list reads and judges at a time (one Query page, one batch read).
-LIST_BATCH = 100
-NOT_IN_LIST = "starting_after must be one of the {what}s this list shows you"
-T = TypeVar("T")
-# One page of a list partition's ids after an id: (ids newest first, the last when more follow).
-IdPage = Callable[[str | None], tuple[list[str], str | None]]
 # One answer whatever is missing, so no organization learns another's ids.
 LINK_NOT_FOUND = "no such organization with these people"
 
@@ -90,86 +81,6 @@ class BotService:
             raise NotFound("bot not found")
         bot = found[0]
         return bot, decide(principal, bot.grants(), action, what="bot")
-
-    # -- lists: exactly what each object's own read route shows the caller --------------
-
-    def list_bots(
-        self, principal: Principal, *, limit: int, starting_after: str | None
-    ) -> tuple[list[tuple[Bot, Reach]], bool]:
-        """The bots the caller reaches (a grant at home or through a link; an admin every
-        bot of the organization), newest first, from the organization's bot list; whether
-        more follow."""
-        _user, org_id = person_of(principal)
-        if starting_after is not None:
-            try:
-                self.reach(principal, starting_after, "read")
-            except NotFound as error:
-                raise NotFound(NOT_IN_LIST.format(what="bot"), ["starting_after"]) from error
-
-        def reached(ids: list[str]) -> dict[str, tuple[Bot, Reach]]:
-            found: dict[str, tuple[Bot, Reach]] = {}
-            for bot in self.repo.bots(ids):
-                try:
-                    found[bot.id] = (bot, decide(principal, bot.grants(), "read", what="bot"))
-                except NotFound:
-                    continue
-            return found
-
-        ids = _ids(lambda after: self.repo.org_bot_ids(org_id, after), starting_after)
-        return _page(ids, reached, limit)
-
-    def list_channels(
-        self, principal: Principal, *, limit: int, starting_after: str | None
-    ) -> tuple[list[Channel], bool]:
-        """The organization's channels the caller is a member of (an admin: all, as an
-        admin changes any channel's members), newest first; whether more follow."""
-        user, org_id = person_of(principal)
-
-        def visible(channel: Channel) -> bool:
-            return channel.org_id == org_id and (channel.has(user) or principal.administers(org_id))
-
-        if starting_after is not None:
-            found = self.repo.get_channel(starting_after)
-            if found is None or not visible(found[0]):
-                raise NotFound(NOT_IN_LIST.format(what="channel"), ["starting_after"])
-
-        def kept(ids: list[str]) -> dict[str, Channel]:
-            return {c.id: c for c in self.repo.channels(ids).values() if visible(c)}
-
-        ids = _ids(lambda after: self.repo.org_channel_ids(org_id, after), starting_after)
-        return _page(ids, kept, limit)
-
-    def list_chats(
-        self,
-        principal: Principal,
-        *,
-        limit: int,
-        starting_after: str | None,
-        bot_id: str | None = None,
-    ) -> tuple[list[Chat], bool]:
-        """The chats the caller owns or started a Turn in and still reads (a group chat's:
-        while a member of its channel), of `bot_id` when given, newest first; whether more
-        follow (docs/adr/0088). `bot_id` names a bot the caller reaches (else 404)."""
-        user, org_id = person_of(principal)
-        if bot_id is not None:
-            try:
-                self.reach(principal, bot_id, "read")
-            except NotFound as error:
-                raise NotFound("bot not found", ["botId"]) from error
-        if starting_after is not None:
-            try:
-                self.readable_chat(principal, starting_after)
-            except NotFound as error:
-                raise NotFound(NOT_IN_LIST.format(what="chat"), ["starting_after"]) from error
-
-        def readable(ids: list[str]) -> dict[str, Chat]:
-            chats = [c for c in self.repo.chats(ids) if bot_id is None or c.bot_id == bot_id]
-            members = Members(self.repo, user, org_id).load(c.channel_id for c in chats)
-            return {c.id: c for c in chats if c.readable_by(user, org_id, members)}
-
-        owned = _ids(lambda a: self.repo.owned_chat_ids(org_id, user, a), starting_after)
-        spoken = _ids(lambda a: self.repo.spoken_chat_ids(org_id, user, a), starting_after)
-        return _page(_distinct(heapq.merge(owned, spoken, reverse=True)), readable, limit)
 
     def _check_people(self, org_id: str, levels: Mapping[str, Level], path: str) -> None:
         known = self.repo.people_of(org_id, list(levels))
@@ -411,39 +322,6 @@ class BotService:
         chat, _members = self.readable_chat(principal, chat_id)
         may_delete_history(principal, chat)
         self.repo.delete_history(chat)
-
-
-def _ids(read: IdPage, after: str | None) -> Iterator[str]:
-    """Every id of a list partition after `after`, newest first, read a page at a time."""
-    while True:
-        ids, after = read(after)
-        yield from ids
-        if after is None:
-            return
-
-
-def _distinct(ids: Iterable[str]) -> Iterator[str]:
-    """Sorted ids with repeats left out (a chat listed twice is shown once)."""
-    last: str | None = None
-    for one in ids:
-        if one != last:
-            yield one
-        last = one
-
-
-def _page(
-    ids: Iterator[str], keep: Callable[[list[str]], Mapping[str, T]], limit: int
-) -> tuple[list[T], bool]:
-    """The first `limit` objects that `keep` answers for `ids` (a batch at a time, in the
-    ids' order), and whether one more follows."""
-    kept: list[T] = []
-    while len(kept) <= limit:
-        batch = list(islice(ids, LIST_BATCH))
-        if not batch:
-            break
-        found = keep(batch)
-        kept += [found[i] for i in batch if i in found]
-    return kept[:limit], len(kept) > limit
 
 
 def _on_chat_items(error: WriteConflict) -> bool:

@@ -11,6 +11,15 @@ from typing import Any
 from agent_memory.domain.bounds import memory_object_size, within_budget
 from agent_memory.domain.errors import Conflict, NotFound, ValidationFailed, WriteConflict
 from agent_memory.domain.identity import Principal
+from agent_memory.domain.memory_namespaces import (
+    check_namespace,
+    check_namespace_key,
+    in_namespace,
+    namespace_key_position,
+    namespace_owner,
+    namespace_position,
+    visible_to,
+)
 from agent_memory.domain.memory_object_limits import MAX_ENTITY_ID_CHARS
 from agent_memory.domain.memory_objects import (
     ID_PREFIX,
@@ -20,17 +29,10 @@ from agent_memory.domain.memory_objects import (
     apply_patch,
     check_category,
     check_limit,
-    check_namespace,
-    check_namespace_key,
     create_memory,
-    in_namespace,
     is_memory_id,
     memory_org,
-    namespace_key_position,
-    namespace_owner,
-    namespace_position,
     parse_patch,
-    visible_to,
 )
 from agent_memory.persistence.memory_objects import KEY_TAKEN, MemoryObjectRepository
 from agent_memory.ports import Cipher, Clock, Ids, Store

@@ -54,8 +54,10 @@ async def list_bots(
 ) -> BotsAnswer:
     """The bots the caller reaches (a grant, a link; an admin: the organization's), newest
     first, each as `GET /v1/bots/{botId}` shows it; `has_more`: pass the last id on."""
+    from agent_memory.service.bot_lists import list_bots
+
     found, more = await run(
-        svc, svc.bots.list_bots, caller, limit=limit, starting_after=starting_after
+        svc, list_bots, svc.bots, caller, limit=limit, starting_after=starting_after
     )
     bots = [BotOut.of(bot, reach.org_id, reach.linked) for bot, reach in found]
     return BotsAnswer(bots=bots, has_more=more)

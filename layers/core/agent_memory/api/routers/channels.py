@@ -34,8 +34,10 @@ async def list_channels(
     starting_after: Annotated[str | None, AFTER] = None,
 ) -> ChannelsAnswer:
     """The caller's channels (an organization admin: all of them), newest first."""
+    from agent_memory.service.bot_lists import list_channels
+
     found, more = await run(
-        svc, svc.bots.list_channels, caller, limit=limit, starting_after=starting_after
+        svc, list_channels, svc.bots, caller, limit=limit, starting_after=starting_after
     )
     return ChannelsAnswer(channels=[ChannelOut.of(c) for c in found], has_more=more)
 

@@ -53,9 +53,12 @@ async def list_chats(
     starting_after: Annotated[str | None, AFTER] = None,
 ) -> ChatsAnswer:
     """The chats the caller owns or started a turn in, while they read them, newest first."""
+    from agent_memory.service.bot_lists import list_chats
+
     found, more = await run(
         svc,
-        svc.bots.list_chats,
+        list_chats,
+        svc.bots,
         caller,
         limit=limit,
         starting_after=starting_after,
