@@ -4,6 +4,7 @@ runs) on a free port and a temporary data directory, one per test worker."""
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -67,6 +68,18 @@ def run_example(
     monkeypatch.setenv("AGENT_MEMORY_URL", service.url)
     monkeypatch.setenv("AGENT_MEMORY_TOKEN", token)
     exec(compile(code, "<example>", "exec"), {"__name__": "__main__"})
+
+
+def run_readme_example(
+    heading: str, service: LocalService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run the one Python example of the client README's section `heading`, as a new
+    person of a new organization."""
+    text = (ROOT / "clients/python/README.md").read_text()
+    section = text[text.index(heading) :]
+    [example] = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 1)], re.S)
+    _org, _user, token = service.user()
+    run_example(example, service, token, monkeypatch)
 
 
 @pytest.fixture(scope="session")

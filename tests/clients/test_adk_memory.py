@@ -6,7 +6,6 @@ is a scripted one: nothing leaves the machine."""
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -25,7 +24,7 @@ from pydantic import Field
 
 from agent_memory_client import AsyncClient, Client
 from agent_memory_client.adk import AgentMemoryService
-from tests.clients.conftest import ROOT, LocalService, run_example
+from tests.clients.conftest import LocalService, run_readme_example
 
 APP = "travel"
 
@@ -167,9 +166,5 @@ def test_the_readme_example_runs(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    text = (ROOT / "clients/python/README.md").read_text()
-    section = text[text.index("## Google ADK") :]
-    [example] = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 1)], re.S)
-    _org, _user, token = local_service.user()
-    run_example(example, local_service, token, monkeypatch)
+    run_readme_example("## Google ADK", local_service, monkeypatch)
     assert capsys.readouterr().out.strip() == "['I am allergic to peanuts.']"

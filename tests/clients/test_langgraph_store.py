@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import operator
-import re
 from collections.abc import Iterator
 from typing import Annotated, Any, TypedDict
 
@@ -22,7 +21,7 @@ from langgraph.store.memory import InMemoryStore
 
 from agent_memory_client import Client, NotFound, Unauthorized
 from agent_memory_client.langgraph import AgentMemoryStore
-from tests.clients.conftest import ROOT, LocalService, run_example
+from tests.clients.conftest import LocalService, run_readme_example
 
 
 @pytest.fixture(scope="module")
@@ -173,11 +172,7 @@ def test_the_readme_example_runs(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    text = (ROOT / "clients/python/README.md").read_text()
-    section = text[text.index("## LangGraph") :]
-    [example] = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 1)], re.S)
-    _org, _user, token = local_service.user()
-    run_example(example, local_service, token, monkeypatch)
+    run_readme_example("## LangGraph", local_service, monkeypatch)
     assert capsys.readouterr().out.strip() == "['I am vegetarian.']"
 
 

@@ -6,7 +6,6 @@ leaves the machine."""
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -18,7 +17,7 @@ from strands.models import Model
 
 from agent_memory_client import AsyncClient, Client
 from agent_memory_client.strands import AgentMemoryStore
-from tests.clients.conftest import ROOT, LocalService, run_example
+from tests.clients.conftest import LocalService, run_readme_example
 
 
 class ScriptedModel(Model):
@@ -131,9 +130,5 @@ def test_the_readme_example_runs(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    text = (ROOT / "clients/python/README.md").read_text()
-    section = text[text.index("## Strands") :]
-    [example] = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 1)], re.S)
-    _org, _user, token = local_service.user()
-    run_example(example, local_service, token, monkeypatch)
+    run_readme_example("## Strands", local_service, monkeypatch)
     assert capsys.readouterr().out.strip() == "['I am allergic to peanuts.']"

@@ -93,28 +93,11 @@ class KmsCipher:
         return self._kms_client
 
     def seal(self, plaintext: str, *, scope: Mapping[str, str], row: str) -> bytes:
-        client, cmm, suite = self._materials()
-        payload = envelope.bind(plaintext, row)
-        self._kms_error.code = None
-        try:
-            ciphertext, _header = client.encrypt(
-                source=payload,
-                materials_manager=cmm,
-                encryption_context=dict(scope),
-                algorithm=suite,
-            )
-        except Exception as error:
-            raise self._failure(error) from error
-        return bytes(ciphertext)
+        return self.wrap(envelope.bind(plaintext, row), scope)
 
     def open(self, blob: bytes, *, scope: Mapping[str, str], row: str) -> str:
-        client, cmm, _suite = self._materials()
-        self._kms_error.code = None
-        try:
-            payload, header = client.decrypt(source=blob, materials_manager=cmm)
-        except Exception as error:
-            raise self._failure(error) from error
-        return envelope.unbind(payload, header.encryption_context, scope=scope, row=row)
+        payload, context = self.unwrap(blob)
+        return envelope.unbind(payload, context, scope=scope, row=row)
 
     def unwrap(self, blob: bytes) -> tuple[bytes, dict[str, str]]:
         """The sealed payload and its encryption context, unchecked: a move re-seals them

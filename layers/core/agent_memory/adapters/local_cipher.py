@@ -60,21 +60,11 @@ class LocalCipher:
         return f"LocalCipher(key_file={str(self.key_file)!r})"
 
     def seal(self, plaintext: str, *, scope: Mapping[str, str], row: str) -> bytes:
-        ciphertext, _header = self._client.encrypt(
-            source=envelope.bind(plaintext, row),
-            materials_manager=self._cmm,
-            encryption_context=dict(scope),
-            algorithm=self._suite,
-        )
-        return bytes(ciphertext)
+        return self.wrap(envelope.bind(plaintext, row), scope)
 
     def open(self, blob: bytes, *, scope: Mapping[str, str], row: str) -> str:
-        try:
-            payload, header = self._client.decrypt(source=blob, materials_manager=self._cmm)
-        except Exception as error:
-            # Nothing here is transient: tampered with, or sealed under another key file.
-            raise IntegrityError("stored content could not be decrypted") from error
-        return envelope.unbind(payload, header.encryption_context, scope=scope, row=row)
+        payload, context = self.unwrap(blob)
+        return envelope.unbind(payload, context, scope=scope, row=row)
 
     def unwrap(self, blob: bytes) -> tuple[bytes, dict[str, str]]:
         """The sealed payload and its encryption context, unchecked: a move re-seals them
@@ -82,6 +72,7 @@ class LocalCipher:
         try:
             payload, header = self._client.decrypt(source=blob, materials_manager=self._cmm)
         except Exception as error:
+            # Nothing here is transient: tampered with, or sealed under another key file.
             raise IntegrityError("stored content could not be decrypted") from error
         return bytes(payload), dict(header.encryption_context)
 

@@ -350,18 +350,10 @@ class ErasureRepository:
         self._write([*found_by, Delete(pk, keys.HEAD, Equals("type", marked))])
 
     def _rows(self, pk: str, key_range: KeyRange | None = None) -> Iterator[Record]:
-        after: str | None = None
-        while True:
-            page = self._store.query(pk, key_range, limit=BATCH, after=after)
-            yield from page.records
-            if page.next is None:
-                return
-            after = page.next
+        return partition_rows(self._store, pk, key_range)
 
     def _delete_all(self, pk: str, *, but_head: bool = False) -> list[Record]:
-        rows = [r for r in self._rows(pk) if not (but_head and r["sk"] == keys.HEAD)]
-        self._delete_rows(pk, rows)
-        return rows
+        return delete_partition(self._store, pk, but_head=but_head)
 
     def _delete_rows(self, pk: str, rows: Sequence[Record]) -> None:
         self._write_whole([Delete(pk, str(r["sk"]))] for r in rows)
@@ -379,6 +371,25 @@ class ErasureRepository:
     def _write(self, actions: Sequence[Action]) -> None:
         if actions:
             self._store.write(actions)
+
+
+def partition_rows(store: Store, pk: str, key_range: KeyRange | None = None) -> Iterator[Record]:
+    """Every row of a partition (in `key_range`), read a page at a time."""
+    after: str | None = None
+    while True:
+        page = store.query(pk, key_range, limit=BATCH, after=after)
+        yield from page.records
+        if page.next is None:
+            return
+        after = page.next
+
+
+def delete_partition(store: Store, pk: str, *, but_head: bool = False) -> list[Record]:
+    """Every row of a partition (but its head row), deleted in batches; the rows it held."""
+    rows = [r for r in partition_rows(store, pk) if not (but_head and r["sk"] == keys.HEAD)]
+    for start in range(0, len(rows), BATCH):
+        store.write([Delete(pk, str(r["sk"])) for r in rows[start : start + BATCH]])
+    return rows
 
 
 def _thread_of(thread_id: str, head: Record) -> Thread:

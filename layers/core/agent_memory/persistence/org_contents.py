@@ -29,6 +29,7 @@ from agent_memory.persistence.bot_rows import (
     owned_chat_key,
     turn_sk,
 )
+from agent_memory.persistence.erasure import delete_partition, partition_rows
 from agent_memory.persistence.events import PARTITION_PREFIX
 from agent_memory.persistence.memory_objects import list_partition, pool_of
 from agent_memory.persistence.organizations import org_channels_pk
@@ -147,16 +148,7 @@ class OrgContents:
         return len(self._delete_all(f"{PARTITION_PREFIX}{org_id}"))
 
     def _rows(self, pk: str, key_range: KeyRange | None = None) -> Iterator[Record]:
-        after: str | None = None
-        while True:
-            page = self._store.query(pk, key_range, limit=BATCH, after=after)
-            yield from page.records
-            if page.next is None:
-                return
-            after = page.next
+        return partition_rows(self._store, pk, key_range)
 
     def _delete_all(self, pk: str, *, but_head: bool = False) -> list[Record]:
-        rows = [r for r in self._rows(pk) if not (but_head and r["sk"] == keys.HEAD)]
-        for start in range(0, len(rows), BATCH):
-            self._store.write([Delete(pk, str(r["sk"])) for r in rows[start : start + BATCH]])
-        return rows
+        return delete_partition(self._store, pk, but_head=but_head)
