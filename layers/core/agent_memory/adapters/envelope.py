@@ -41,6 +41,44 @@ def materials(provider: Any, *, max_age: float, max_messages: int) -> tuple[Any,
     return client, cmm, getattr(Algorithm, SUITE_NAME)
 
 
+class RawKeySealing:
+    """Seal and open under a raw wrapping key held in this process (the local key file, a
+    move's recipient key): `_client`, `_cmm`, `_suite` come from `materials`."""
+
+    _client: Any
+    _cmm: Any
+    _suite: Any
+    # What `unwrap` says of a blob it cannot decrypt (nothing here is transient: tampered
+    # with, or sealed under another key).
+    UNREADABLE = "stored content could not be decrypted"
+
+    def seal(self, plaintext: str, *, scope: Mapping[str, str], row: str) -> bytes:
+        return self.wrap(bind(plaintext, row), scope)
+
+    def open(self, blob: bytes, *, scope: Mapping[str, str], row: str) -> str:
+        payload, context = self.unwrap(blob)
+        return unbind(payload, context, scope=scope, row=row)
+
+    def wrap(self, payload: bytes, context: Mapping[str, str]) -> bytes:
+        """`payload` sealed under this key with `context`, as `seal` seals a bound text."""
+        ciphertext, _header = self._client.encrypt(
+            source=payload,
+            materials_manager=self._cmm,
+            encryption_context=dict(context),
+            algorithm=self._suite,
+        )
+        return bytes(ciphertext)
+
+    def unwrap(self, blob: bytes) -> tuple[bytes, dict[str, str]]:
+        """The sealed payload and its encryption context, unchecked: a move re-seals them
+        as they are for another key (adapters/recipient_key.py)."""
+        try:
+            payload, header = self._client.decrypt(source=blob, materials_manager=self._cmm)
+        except Exception as error:
+            raise IntegrityError(self.UNREADABLE) from error
+        return bytes(payload), dict(header.encryption_context)
+
+
 def bind(plaintext: str, row: str) -> bytes:
     """The text with the row it belongs to, compressed when that pays."""
     payload = json.dumps({"row": row, "text": plaintext}, ensure_ascii=False).encode()

@@ -11,11 +11,9 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Mapping
 from pathlib import Path
 
 from agent_memory.adapters import envelope
-from agent_memory.domain.errors import IntegrityError
 
 KEY_BYTES = 32  # AES-256
 PROVIDER_ID = "agent-memory-local"
@@ -26,7 +24,7 @@ class KeyFileRefused(Exception):
     """The key file exists but is not safe or not a key: the service must not start."""
 
 
-class LocalCipher:
+class LocalCipher(envelope.RawKeySealing):
     """`ports.Cipher` under a wrapping key kept in `key_file` (created on first use)."""
 
     def __init__(
@@ -58,33 +56,6 @@ class LocalCipher:
 
     def __repr__(self) -> str:
         return f"LocalCipher(key_file={str(self.key_file)!r})"
-
-    def seal(self, plaintext: str, *, scope: Mapping[str, str], row: str) -> bytes:
-        return self.wrap(envelope.bind(plaintext, row), scope)
-
-    def open(self, blob: bytes, *, scope: Mapping[str, str], row: str) -> str:
-        payload, context = self.unwrap(blob)
-        return envelope.unbind(payload, context, scope=scope, row=row)
-
-    def unwrap(self, blob: bytes) -> tuple[bytes, dict[str, str]]:
-        """The sealed payload and its encryption context, unchecked: a move re-seals them
-        as they are for another key (adapters/recipient_key.py)."""
-        try:
-            payload, header = self._client.decrypt(source=blob, materials_manager=self._cmm)
-        except Exception as error:
-            # Nothing here is transient: tampered with, or sealed under another key file.
-            raise IntegrityError("stored content could not be decrypted") from error
-        return bytes(payload), dict(header.encryption_context)
-
-    def wrap(self, payload: bytes, context: Mapping[str, str]) -> bytes:
-        """`payload` sealed under this key with `context`, as `seal` seals a bound text."""
-        ciphertext, _header = self._client.encrypt(
-            source=payload,
-            materials_manager=self._cmm,
-            encryption_context=dict(context),
-            algorithm=self._suite,
-        )
-        return bytes(ciphertext)
 
 
 def load_or_create_key(path: Path) -> bytes:

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Mapping
 from typing import Any
 
 from agent_memory.adapters import envelope
-from agent_memory.domain.errors import IntegrityError
 
 KEY_BITS = 3072
 PROVIDER_ID = "agent-memory-move"
@@ -59,8 +57,10 @@ def key_id(public: str) -> str:
     return hashlib.sha256(public_der(public)).hexdigest()[:32]
 
 
-class RecipientCipher:
+class RecipientCipher(envelope.RawKeySealing):
     """Seals payloads for the recipient (public half) or opens them (private half)."""
+
+    UNREADABLE = "archived content could not be decrypted"
 
     def __init__(self, public: str, private_pem: bytes | None = None) -> None:
         from aws_encryption_sdk.identifiers import EncryptionKeyType, WrappingAlgorithm
@@ -96,22 +96,6 @@ class RecipientCipher:
 
     def __repr__(self) -> str:
         return f"RecipientCipher(key_id={self.key_id!r})"
-
-    def wrap(self, payload: bytes, context: Mapping[str, str]) -> bytes:
-        ciphertext, _header = self._client.encrypt(
-            source=payload,
-            materials_manager=self._cmm,
-            encryption_context=dict(context),
-            algorithm=self._suite,
-        )
-        return bytes(ciphertext)
-
-    def unwrap(self, blob: bytes) -> tuple[bytes, dict[str, str]]:
-        try:
-            payload, header = self._client.decrypt(source=blob, materials_manager=self._cmm)
-        except Exception as error:
-            raise IntegrityError("archived content could not be decrypted") from error
-        return bytes(payload), dict(header.encryption_context)
 
 
 def is_sealed(value: Any) -> bool:
