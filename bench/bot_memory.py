@@ -18,7 +18,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from bench.rigs import Env, at_sizes, cold_warm, embedded
+from bench.rigs import Env, at_sizes, batch_put, bot_fact, cold_warm, embedded
 
 SIZES = (100, 1_000, 10_000)
 Request = tuple[str, str, Any]
@@ -43,7 +43,6 @@ def _seed(
 ) -> None:
     """Facts for `user`, sealed as the service seals them, written with BatchWriteItem."""
     from agent_memory.adapters.dynamodb.store import serialize
-    from agent_memory.domain.entries import EntryMeta, ItemSource
     from agent_memory.persistence.bot_memory import pool_of
 
     repo = setup.bot_memory.repo
@@ -52,25 +51,10 @@ def _seed(
     items: list[dict[str, Any]] = []
     for n in range(start, start + count):
         content = f"Fact {n}: " + "detail " * rng.randrange(2, 30)
-        meta = EntryMeta(
-            id=f"mem_seed{n:06d}",
-            layer="fact",
-            kind="fact",
-            tags=(f"from:{user}", f"for:person:{user}", f"org:{org}", f"chat:{chat_id}"),
-            sources=(ItemSource("i-01", chat_id),),
-            created_at=1_700_000_000_000 + n,
-            updated_at=1_700_000_000_000 + n,
-            rev=1,
-            length=len(content),
-            by="memory_bot",
-        )
+        meta = bot_fact(f"mem_seed{n:06d}", user, org, ("i-01", chat_id), content, n)
         for action in repo.pools.put(pool, meta, content):
             items.append({"PutRequest": {"Item": serialize(action.record)}})
-    client = env.root.client("dynamodb")
-    for first in range(0, len(items), 25):
-        request: dict[str, Any] = {env.settings.table_name: items[first : first + 25]}
-        while request:
-            request = client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+    batch_put(env.root.client("dynamodb"), env.settings.table_name, items)
 
 
 def _aws_calls(env: Env, setup: Any, ana: Any, token: str) -> dict[str, Any]:

@@ -106,10 +106,38 @@ def load_entries(
         )
         for action in repo.entry_put(session, meta, content, None):
             items.append({"PutRequest": {"Item": serialize(action.record)}})
+    batch_put(client, table, items)
+
+
+def batch_put(client: Any, table: str, items: Sequence[dict[str, Any]]) -> None:
+    """`PutRequest`s in BatchWriteItem calls of 25, again for what DynamoDB leaves unprocessed."""
     for first in range(0, len(items), 25):
-        request: dict[str, Any] = {table: items[first : first + 25]}
+        request: dict[str, Any] = {table: list(items[first : first + 25])}
         while request:
             request = client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+
+
+def bot_fact(
+    entry_id: str, person: str, org: str, source: tuple[str, str], content: str, n: int
+) -> Any:
+    """A memory Bot's fact for `person` from one item (`source`: item id, chat id), as its
+    learning would store it, created at the n-th millisecond of the seed."""
+    from agent_memory.domain.entries import EntryMeta, ItemSource
+
+    item_id, chat_id = source
+    at = 1_700_000_000_000 + n
+    return EntryMeta(
+        id=entry_id,
+        layer="fact",
+        kind="fact",
+        tags=(f"from:{person}", f"for:person:{person}", f"org:{org}", f"chat:{chat_id}"),
+        sources=(ItemSource(item_id, chat_id),),
+        created_at=at,
+        updated_at=at,
+        rev=1,
+        length=len(content),
+        by="memory_bot",
+    )
 
 
 def _http_report(calls: AwsCalls, cipher: CountingCipher, answer: Any, ms: float) -> dict[str, Any]:

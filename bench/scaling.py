@@ -22,7 +22,7 @@ import json
 from typing import Any
 
 from bench.counting import AwsCalls
-from bench.rigs import counted_services, embedded, seed_entries
+from bench.rigs import batch_put, bot_fact, counted_services, embedded, seed_entries
 from bench.timing import scaling_row, timed
 
 SIZES = (100, 1_000, 10_000)
@@ -102,7 +102,6 @@ def _seed_bot_pool(services: Any, env: Any, bot_id: str, org: str, numbers: rang
     """Entries of the pool in bulk (setup only): the first `OWN` are Ana's, the others each
     of one of 5,000 other people."""
     from agent_memory.adapters.dynamodb.items import serialize
-    from agent_memory.domain.entries import EntryMeta, ItemSource
     from agent_memory.persistence.bot_memory import pool_of
 
     repo = services.bot_memory.repo
@@ -112,26 +111,11 @@ def _seed_bot_pool(services: Any, env: Any, bot_id: str, org: str, numbers: rang
     for n in numbers:
         person = "ana" if n < OWN else f"u{n % 5_000:04d}"
         content = f"Fact {n}: " + "detail " * (2 + n % 28)
-        meta = EntryMeta(
-            id=f"mem_{n:07d}",
-            layer="fact",
-            kind="fact",
-            tags=(f"from:{person}", f"for:person:{person}", f"org:{org}", f"chat:c{n % 997}"),
-            sources=(ItemSource(f"i-{n % 50 + 1}", f"c{n % 997}"),),
-            created_at=1_700_000_000_000 + n,
-            updated_at=1_700_000_000_000 + n,
-            rev=1,
-            length=len(content),
-            by="memory_bot",
-        )
+        meta = bot_fact(f"mem_{n:07d}", person, org, (f"i-{n % 50 + 1}", f"c{n % 997}"), content, n)
         for action in repo.pools.put(pool, meta, content):
             items.append({"PutRequest": {"Item": serialize(action.record)}})
         if len(items) >= 2_500 or n == numbers[-1]:
-            for first in range(0, len(items), 25):
-                request: dict[str, Any] = {table: items[first : first + 25]}
-                while request:
-                    answer = client.batch_write_item(RequestItems=request)
-                    request = answer.get("UnprocessedItems") or {}
+            batch_put(client, table, items)
             items = []
 
 
