@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from anyio import to_thread
 from fastapi import Depends, Request
@@ -20,10 +20,6 @@ from agent_memory.domain.identity import (
     is_service_key,
 )
 from agent_memory.service.registry import Services
-
-if TYPE_CHECKING:
-    # An annotation only: erasure's modules load with the services (a cold start is cheaper).
-    from agent_memory.service.erasure import ErasureService
 
 T = TypeVar("T")
 
@@ -108,7 +104,3 @@ def _admitted(svc: Services, token: str, address: str, act_as: str | None) -> Pr
 
 
 CallerDep = Annotated[Principal, Depends(caller)]
-
-
-def erasure(svc: Services) -> ErasureService:
-    return svc.erasure

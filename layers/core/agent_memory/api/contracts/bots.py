@@ -311,7 +311,3 @@ def _within_budget(answers: Sequence[AnswerT]) -> list[AnswerT]:
     from agent_memory.domain.bounds import carried_size, within_budget
 
     return within_budget(answers, lambda answer: carried_size(answer.model_dump()))[0]
-
-
-# The name routers import; the class is named apart for clean OpenAPI schema names.
-EntryOut = BotEntryOut

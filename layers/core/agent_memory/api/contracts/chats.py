@@ -186,7 +186,3 @@ class ItemOut(Sparse):
 
 class ChatItems(Answer):
     items: list[ItemOut]
-
-
-# The name routers import; the class is named apart for clean OpenAPI schema names.
-TurnOut = ChatTurnOut

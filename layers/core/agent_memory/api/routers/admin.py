@@ -28,7 +28,7 @@ from agent_memory.api.contracts.identity import (
     ServiceKeys,
     UserOut,
 )
-from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
+from agent_memory.api.deps import CallerDep, ServicesDep, run
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 # Routes of one organization's administrators (the service admin may use them too).
@@ -66,7 +66,7 @@ async def delete_organization(
     records and tokens, its agents, agent_memories, bots (its links to others' bots), channels,
     settings, service keys and events. Marked first, so nothing is added to it meanwhile;
     a call cut short is finished by the next; once nothing of it is left, 404."""
-    deleted = await run(svc, svc.identity.delete_org, caller, orgId, erasure(svc))
+    deleted = await run(svc, svc.identity.delete_org, caller, orgId, svc.erasure)
     return DeletedOrganization(deleted=deleted)
 
 
@@ -112,7 +112,7 @@ async def erase_user(orgId: str, userId: str, caller: CallerDep, svc: ServicesDe
     administrator of the organization. Others' agents and chats stay, and agent memory
     learned from their sessions stays until forgotten. Resumable and idempotent: a
     repeated call finishes the work and counts what it removed itself."""
-    erased = await run(svc, erasure(svc).erase_user, caller, orgId, userId)
+    erased = await run(svc, svc.erasure.erase_user, caller, orgId, userId)
     return ErasedUser.of(orgId, userId, erased)
 
 
@@ -156,7 +156,7 @@ async def delete_user(orgId: str, userId: str, caller: CallerDep, svc: ServicesD
     """The person's erasure (as `.../erase` answers it), then their record and every token:
     the id is free again. Resumable: a call cut short is finished by the next."""
     await run(svc, svc.identity.require_person, caller, orgId, userId)
-    erased = await run(svc, erasure(svc).erase_user, caller, orgId, userId)
+    erased = await run(svc, svc.erasure.erase_user, caller, orgId, userId)
     await run(svc, svc.identity.delete_person, caller, orgId, userId)
     return ErasedUser.of(orgId, userId, erased)
 

@@ -14,7 +14,7 @@ from agent_memory.api.contracts.agents import (
     DeletedAgent,
 )
 from agent_memory.api.contracts.base import Cursor, PageLimit
-from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
+from agent_memory.api.deps import CallerDep, ServicesDep, run
 
 router = APIRouter(prefix="/v1/agents", tags=["agents"])
 
@@ -53,5 +53,5 @@ async def delete_agent(agentId: str, caller: CallerDep, svc: ServicesDep) -> Del
     (items, entries, executions, saved calls) and every thread of it (messages,
     observations, working memory, recall vectors). Its owner or an organization admin;
     members 403. Resumable: a call cut short is finished by the next one."""
-    erased = await run(svc, erasure(svc).delete_agent, caller, agentId)
+    erased = await run(svc, svc.erasure.delete_agent, caller, agentId)
     return DeletedAgent(id=agentId, sessions=erased.sessions, threads=erased.threads)

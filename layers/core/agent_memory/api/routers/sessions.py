@@ -25,7 +25,7 @@ from agent_memory.api.contracts.sessions import (
     SessionMemory,
     TurnAnswer,
 )
-from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
+from agent_memory.api.deps import CallerDep, ServicesDep, run
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 # Its own router keeps agent memory's tag and place; the sessions family serves the path.
@@ -74,7 +74,7 @@ async def delete_session(sessionId: str, caller: CallerDep, svc: ServicesDep) ->
     """Delete the session: items, entries, executions and saved calls. Agent memory learned
     from it stays until forgotten. Its owner or an organization admin. Resumable: a call
     cut short is finished by the next one; after one that finished, 404."""
-    erased = await run(svc, erasure(svc).delete_session, caller, sessionId)
+    erased = await run(svc, svc.erasure.delete_session, caller, sessionId)
     return DeletedSession(id=sessionId, items=erased.items)
 
 

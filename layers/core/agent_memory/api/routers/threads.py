@@ -23,7 +23,7 @@ from agent_memory.api.contracts.threads import (
     WorkingMemoryIn,
     WorkingMemoryOut,
 )
-from agent_memory.api.deps import CallerDep, ServicesDep, erasure, run
+from agent_memory.api.deps import CallerDep, ServicesDep, run
 
 router = APIRouter(tags=["threads"])
 ID = Query(min_length=1, max_length=200)
@@ -95,7 +95,7 @@ async def delete_thread(threadId: str, caller: CallerDep, svc: ServicesDep) -> D
     """The thread with its messages, working memory, observations and recall vectors; its
     resource alone (others 404). Idempotent for its resource: a call cut short is finished
     by the next, and a thread already gone is 404."""
-    erased = await run(svc, erasure(svc).delete_thread, caller, threadId)
+    erased = await run(svc, svc.erasure.delete_thread, caller, threadId)
     return DeletedThread(id=threadId, messages=erased.messages)
 
 
