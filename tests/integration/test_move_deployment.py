@@ -33,7 +33,18 @@ SECRETS = (
     "Ana is vegetarian",
     "I like rooibos tea",
     "I sleep badly",
+    "My sister lives in Porto",
+    "I adopted a cat named Miso",
+    "spicy ramen",
+    "plays the cello",
+    "desk is by the window",
 )
+# What semantic recall finds by meaning (seeds 003 and 004): a thread's past messages and
+# agent memories; each question's answer is not the newest nor the most important.
+SAID = ("My sister lives in Porto.", "I adopted a cat named Miso.", "I love spicy ramen.")
+ASKED = "What is the name of my pet?"
+NOTES = (("Ana plays the cello on Sundays.", 0.1), ("Ana's desk is by the window.", 0.9))
+QUERY = "Which musical instrument does Ana play?"
 
 
 @dataclass
@@ -45,6 +56,9 @@ class Source:
     session_id: str
     # A chat turn left open with a confide: its learning waits for the turn to complete.
     waiting: tuple[str, str, str]
+    # Ana's thread with semantic recall on, and what recall by meaning answers her.
+    recalling: str
+    recalled: dict[str, list[str]]
 
 
 @contextmanager
@@ -134,6 +148,34 @@ def populate(api: Api, services: Any) -> tuple[str, list[User], str, tuple[str, 
     return org, [ana, ben], sid, waiting
 
 
+def remembers_by_meaning(api: Api, ana: User, ben: User) -> str:
+    """A thread of an agent with semantic recall on (its messages indexed in batches of 2 by
+    the background), and agent memories about Ana (embedded when written). Its id."""
+    from tests.support.threads import World, assistant, user
+
+    world = World(api, ana, ben, agent(api, ana, name="recaller"))
+    world.activate({"lastMessages": 2, "semanticRecall": {"topK": 1, "messageRange": 0}})
+    thread_id = world.thread()
+    for said in SAID:
+        assert world.save(thread_id, user(said), assistant("Noted.")).status_code == 200
+    for content, importance in NOTES:
+        about = {"type": "actor", "id": ana.id}
+        body = {"category": "fact", "content": content, "entity": about, "importance": importance}
+        post(api, ben, "/v1/agent_memories", body)
+    return thread_id
+
+
+def recalled(api: Api, ana: User, thread_id: str) -> dict[str, list[str]]:
+    """The ids semantic recall answers Ana: a thread's context and a recall of memories."""
+    asked = {"message": {"role": "user", "content": ASKED}}
+    context = post(api, ana, f"/v1/threads/{thread_id}/context", asked)
+    memories = post(api, ana, "/v1/agent_memories/recall", {"query": QUERY, "limit": 3})["data"]
+    return {
+        "messages": [m["id"] for w in context["recalled"] for m in w["messages"]],
+        "memories": [m["id"] for m in memories],
+    }
+
+
 def leave_waiting(api: Api, org: str, ana: User, bot_id: str) -> tuple[str, str, str]:
     """A confide in a turn left open: its learning run waits for the turn. (bot, chat, turn)"""
     settings = {"botMemoryModel": "local/rules"}
@@ -177,11 +219,22 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Source:
     path = tmp_path_factory.mktemp("source")
     with local(path) as (api, services, runner):
         org, people, sid, waiting = populate(api, services)
+        recalling = remembers_by_meaning(api, *people)
         assert runner.idle(60), "the session's learning did not finish"
         before = exports(api, people)
+        found = recalled(api, people[0], recalling)
+        memories = get(api, people[0], "/v1/agent_memories?limit=10")["data"]
+        thread = get(api, people[0], f"/v1/threads/{recalling}/messages")["messages"]
     shown = b"".join(before.values()).decode()
     assert all(secret in shown for secret in SECRETS)
-    return Source(path, people, before, org, sid, waiting)
+    # By meaning: the cat or the answer to it (a vector embeds a message after the one it
+    # answers), not in the context's last 2; the cello before the more important desk.
+    cat = [m["id"] for m in thread if m["content"] == SAID[1]]
+    answered = [thread[i + 1]["id"] for i, m in enumerate(thread) if m["id"] in cat]
+    assert found["messages"] and set(found["messages"]) <= {*cat, *answered}
+    cello = [m["id"] for m in memories if m["content"] == NOTES[0][0]]
+    assert found["memories"][:1] == cello
+    return Source(path, people, before, org, sid, waiting, recalling, found)
 
 
 def archive_for(
@@ -241,6 +294,7 @@ def test_a_deployment_moves_to_another_machine_as_its_people_read_it(
     assert imported(capsysbinary, archive, *target) == 0
     with local(tmp_path / "target") as (api, _services, runner):
         assert exports(api, source.people) == source.exports
+        assert recalled(api, source.people[0], source.recalling) == source.recalled
         learned = learns_on(api, runner, source.people[0], source.session_id)
         waits_then_learns(api, runner, source.people[0], source.waiting)
     # Once done, the same archive again changes nothing (the new turn stays); the recipient's
@@ -346,5 +400,6 @@ def test_an_import_cut_short_runs_again_to_the_same_deployment(
     assert imported(capsysbinary, archive, "--data-dir", str(root)) == 0
     with local(root) as (api, services, _runner):
         assert exports(api, source.people) == source.exports
+        assert recalled(api, source.people[0], source.recalling) == source.recalled
         moved = [r for r in services.store.rows() if not r["pk"].startswith("MOVE#")]
     assert len(moved) == len(_rows(archive.read_bytes()))

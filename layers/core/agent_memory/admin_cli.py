@@ -6,8 +6,10 @@
     agent-memory-admin [--data-dir DIR] import archive
 
 With `--data-dir` (or `MEMORY_DATA_DIR`), the deployment of one machine (`make run`): its
-SQLite file and key file. Without, the AWS deployment the environment names (`TABLE_NAME`,
-`KMS_KEY_ID`, the AWS region and credentials), as the functions read them.
+SQLite file, key file and vector log. Without, the AWS deployment the environment names
+(`TABLE_NAME`, `KMS_KEY_ID`, `VECTOR_BUCKET`, `VECTOR_INDEX`, `EMBEDDING_MODEL`, the AWS
+region and credentials), as the functions read them. `import` also embeds again, with the
+target's embedding model, what semantic recall finds by meaning (move_recall.py).
 """
 
 from __future__ import annotations
@@ -21,27 +23,31 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.move import Refused, export_archive, import_archive, make_recipient
+from agent_memory.move_recall import RecallRebuilt
+from agent_memory.ports.vectors import EmbeddingFailure
+from agent_memory.wiring import Wiring
 
 
-def _deployment(data_dir: str | None) -> tuple[Any, Any]:
-    """(table, cipher) of the local or AWS deployment."""
-    if data_dir:
-        from agent_memory.adapters.local_cipher import LocalCipher
-        from agent_memory.adapters.sqlite_store import SqliteStore
-        from agent_memory.bootstrap import KEY_FILE, STORE_FILE
-
-        root = Path(data_dir)
-        return SqliteStore(root / STORE_FILE), LocalCipher(root / KEY_FILE)
-    import boto3
-
-    from agent_memory.adapters.dynamodb import DynamoStore
-    from agent_memory.adapters.kms import KmsCipher
+def _deployment(data_dir: str | None) -> Wiring:
+    """The services of the local or AWS deployment (its table, cipher and recall)."""
+    from agent_memory.bootstrap import aws_adapters, local_adapters
     from agent_memory.config import load_settings
 
     settings = load_settings()
-    session = boto3.session.Session(region_name=settings.region)
-    store = DynamoStore(session.client("dynamodb"), settings.table_name)
-    return store, KmsCipher(settings.kms_key_id, botocore_session=session._session)
+    if data_dir:
+        return Wiring(settings, local_adapters(settings, Path(data_dir)))
+    return Wiring(settings, aws_adapters(settings))
+
+
+def _recall_rebuilt(deployment: Wiring) -> RecallRebuilt:
+    """Semantic recall's vectors, made again on the target as an archive's rows land."""
+    from agent_memory.persistence.memory_objects import MemoryObjectRepository
+
+    return RecallRebuilt(
+        deployment.thread_repo,
+        MemoryObjectRepository(deployment.store, deployment.cipher),
+        deployment.recall,
+    )
 
 
 def _lines(path: str) -> Iterator[bytes]:
@@ -59,7 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     importing = commands.add_parser("import", help="write an archive's rows here")
     importing.add_argument("archive")
     args = parser.parse_args(argv)
-    table, cipher = _deployment(args.data_dir)
+    deployment = _deployment(args.data_dir)
+    table: Any = deployment.store  # a table of rows: SQLite's or DynamoDB's
+    cipher: Any = deployment.cipher
     try:
         if args.command == "recipient":
             print(make_recipient(table, cipher, int(time.time() * 1000)))
@@ -72,15 +80,28 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
         else:
-            counted = import_archive(_lines(args.archive), _lines(args.archive), table, cipher)
-            print(
-                f"imported {counted.rows} rows ({counted.sealed} sealed values) of "
-                f"organization(s) {', '.join(counted.organizations)}"
-            )
+            _import(deployment, args.archive)
     except Refused as refused:
         print(f"refused: {refused}", file=sys.stderr)
         return 2
+    except EmbeddingFailure as failure:
+        print(f"stopped: the embedding model could not answer ({failure})", file=sys.stderr)
+        print("every row written is kept: run the same import again", file=sys.stderr)
+        return 1
     return 0
+
+
+def _import(deployment: Wiring, archive: str) -> None:
+    rebuilt = _recall_rebuilt(deployment)
+    cipher: Any = deployment.cipher
+    counted = import_archive(
+        _lines(archive), _lines(archive), deployment.store, cipher, rebuilt.of_archive
+    )
+    print(
+        f"imported {counted.rows} rows ({counted.sealed} sealed values) of "
+        f"organization(s) {', '.join(counted.organizations)}; semantic recall: "
+        f"{rebuilt.memories} agent memories and {rebuilt.messages} messages embedded"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

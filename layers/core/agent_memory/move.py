@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
@@ -154,15 +154,50 @@ def check_archive(lines: Iterable[bytes]) -> Checked:
     raise Refused("the archive has no end line: it was cut short")
 
 
+class AfterRows(Protocol):
+    """What else an import does with the rows it writes (semantic recall's vectors,
+    move_recall.py): told of every batch once written, finished before the import is done."""
+
+    def written(self, records: Sequence[Mapping[str, Any]]) -> None: ...
+
+    def finish(self) -> None: ...
+
+
 def import_archive(
-    archive: Iterable[bytes], again: Iterable[bytes], store: Store, cipher: DeploymentCipher
+    archive: Iterable[bytes],
+    again: Iterable[bytes],
+    store: Store,
+    cipher: DeploymentCipher,
+    following: Callable[[Sequence[str]], AfterRows] | None = None,
 ) -> Counted:
-    """Check `archive`, then write the rows of `again` (the same archive, read anew)."""
+    """Check `archive`, then write the rows of `again` (the same archive, read anew);
+    `following` makes, for the archive's organizations, what follows the rows written."""
     checked = check_archive(archive)
-    found = store.get(MOVE_PK, checked.recipient)
+    found = _admitted(store, checked)
+    if found is None:
+        return Counted(0, 0, checked.organizations)  # imported already
+    after = following(checked.organizations) if following is not None else None
+    private = cipher.open(found["private"], scope=_RECIPIENT_SCOPE, row=f"{MOVE_PK}/{found['sk']}")
+    recipient = RecipientCipher(str(found["public"]), private.encode())
+    counted = Counted(organizations=checked.organizations)
+    digest = _write_rows(again, store, recipient, cipher, after, counted)
+    if digest != checked.digest:
+        raise Refused("the archive changed while it was imported: run the import again")
+    if after is not None:
+        after.finish()
+    store.write([Put({"pk": IMPORT_PK, "sk": checked.digest, "done": True})])
+    store.write([Delete(MOVE_PK, checked.recipient)])  # one-time: its work is done
+    return counted
+
+
+def _admitted(store: Store, checked: Checked) -> dict[str, Any] | None:
+    """The recipient's key row for an archive to import (None: imported already); the
+    marker row of its import, written before its first row. Refused when the target holds
+    no key for it, or holds one of its organizations and is not resuming its import."""
     marker = store.get(IMPORT_PK, checked.digest)
     if marker is not None and marker.get("done"):
-        return Counted(0, 0, checked.organizations)
+        return None
+    found = store.get(MOVE_PK, checked.recipient)
     if found is None:
         raise Refused(
             "this deployment holds no recipient key for this archive: run "
@@ -173,35 +208,44 @@ def import_archive(
         if taken:
             raise Refused(f"this deployment already holds organization(s) {', '.join(taken)}")
         store.write([Put({"pk": IMPORT_PK, "sk": checked.digest, "done": False})])
-    private = cipher.open(found["private"], scope=_RECIPIENT_SCOPE, row=f"{MOVE_PK}/{found['sk']}")
-    recipient = RecipientCipher(str(found["public"]), private.encode())
-    counted = Counted(organizations=checked.organizations)
+    return dict(found)
+
+
+def _write_rows(
+    lines: Iterable[bytes],
+    store: Store,
+    recipient: Resealing,
+    cipher: Resealing,
+    after: AfterRows | None,
+    counted: Counted,
+) -> str:
+    """The archive's rows written re-sealed, in batches; answers the digest of the lines
+    read, which must be the archive that was checked."""
     batch: list[Put] = []
     size = 0
-    # The second read must be the archive the first one checked.
     digest = hashlib.sha256()
-    for raw in again:
+    for raw in lines:
         parsed = json.loads(raw)
-        if "row" not in parsed:
-            if "end" not in parsed:
-                digest.update(raw)
+        if "end" in parsed:
             continue
         digest.update(raw)
+        if "row" not in parsed:
+            continue  # the header
         record = decode_record(json.dumps(parsed["row"]))
         if str(record["pk"]).startswith("MOVE#"):
             continue  # never exported: a key pair or marker is this deployment's own
-        record = _resealed(record, recipient, cipher, counted)
-        batch.append(Put(record))
+        batch.append(Put(_resealed(record, recipient, cipher, counted)))
         size += len(raw)
         if len(batch) >= WRITE_ROWS or size >= WRITE_BYTES:
-            store.write(batch)
-            counted.rows += len(batch)
+            _write(store, batch, after, counted)
             batch, size = [], 0
     if batch:
-        store.write(batch)
-        counted.rows += len(batch)
-    if digest.hexdigest() != checked.digest:
-        raise Refused("the archive changed while it was imported: run the import again")
-    store.write([Put({"pk": IMPORT_PK, "sk": checked.digest, "done": True})])
-    store.write([Delete(MOVE_PK, checked.recipient)])  # one-time: its work is done
-    return counted
+        _write(store, batch, after, counted)
+    return digest.hexdigest()
+
+
+def _write(store: Store, batch: list[Put], after: AfterRows | None, counted: Counted) -> None:
+    store.write(batch)
+    counted.rows += len(batch)
+    if after is not None:
+        after.written([put.record for put in batch])
