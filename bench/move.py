@@ -1,15 +1,16 @@
 """Moving a deployment (`agent-memory-admin export | import`, ADR 0085): rows a second and
 peak memory of the export and of the import, for one-machine deployments of 10,000 and
-100,000 rows (2,500 and 25,000 agent memories: each a sealed head row with its list and
-index rows).
+100,000 learned entries (session memory facts, 100 a session: each a sealed entry row and
+its recency copy), and how fast the import embeds agent memories again for semantic recall.
 
 Each phase runs in a process of its own, so its peak RSS is its own; `baselineMb` is the
 peak of a process that loads the same modules and moves nothing. Memory stays flat when the
 phases' peaks above the baseline do not grow with the deployment (the archive is streamed
-both ways, the import reads it twice and holds one batch of rows).
+both ways, the import reads it twice and holds one batch of rows). The entries are written
+in bulk as the service seals and lays them out (setup, not measured).
 
     python -m bench.move                       # prints JSON; `run()` returns it
-    MOVE_BENCH_SIZES=500,2000 python -m bench.move   # agent memories
+    MOVE_BENCH_SIZES=1000,5000 python -m bench.move   # entries
 """
 
 from __future__ import annotations
@@ -26,39 +27,43 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-SIZES = (2_500, 25_000)  # agent memories: 10,000 and 100,000 rows
+SIZES = (10_000, 100_000)  # learned entries
 SEED = 32
 BATCH = 25
+ENTRIES_A_SESSION = 100
+# Agent memories embedded again (local/minilm) to measure the import's recall rate.
+REEMBEDDED = 200
+ORG = "org_bench"
 
 
-def _populate(data_dir: Path, memories: int) -> int:
-    """`memories` agent memories of one organization, sealed and written as the service
-    writes them (rows in transactions of 25); answers the rows written."""
+def _populate(data_dir: Path, entries: int) -> int:
+    """`entries` session memory facts of one organization, sealed and laid out as session
+    learning writes them, in transactions of 25 rows; answers the rows written."""
     from agent_memory.adapters.local_cipher import LocalCipher
     from agent_memory.adapters.sqlite_store import SqliteStore
     from agent_memory.bootstrap import KEY_FILE, STORE_FILE
-    from agent_memory.domain.memory_objects import Entity, NewMemory, create_memory
-    from agent_memory.persistence.memory_objects import MemoryObjectRepository
-    from agent_memory.ports import Put
+    from agent_memory.domain.session_memory import fact, item_sources
+    from agent_memory.domain.sessions import Session
+    from agent_memory.persistence.sessions import SessionRepository
+    from agent_memory.ports import Action
 
     store = SqliteStore(data_dir / STORE_FILE)
-    repo = MemoryObjectRepository(store, LocalCipher(data_dir / KEY_FILE))
+    repo = SessionRepository(store, LocalCipher(data_dir / KEY_FILE))
     rng = random.Random(SEED)
     now = int(time.time() * 1000)
-    batch: list[Put] = []
+    batch: list[Action] = []
     rows = 0
-    for n in range(memories):
-        new = NewMemory(
-            category=("preference", "fact", "instruction")[n % 3],
-            content=f"Memory {n}: the customer prefers option {rng.randrange(100)}.",
-            metadata=None,
-            entity=Entity(id=f"cus_{n % 50}", type="account", name=None) if n % 3 == 0 else None,
-            importance=round(rng.random(), 3),
-            expires_at=None,
+    for n in range(entries):
+        number = n // ENTRIES_A_SESSION
+        session = Session(
+            f"ses_{number:08d}", ORG, "agt_bench", "usr_bench", "chat", None, "i-00", 0, 0, 0
         )
-        memory = create_memory(f"mem_{n:012d}", "org_bench", new, now - memories + n)
-        for row in repo.rows(memory):
-            batch.append(Put(row))
+        content = f"Fact {n}: the customer prefers option {rng.randrange(100)}. " + "detail " * (
+            rng.randrange(2, 30)
+        )
+        meta = fact(f"fact-{n:06d}", "fact", content, item_sources(["i-01"]), now - entries + n, 1)
+        for action in repo.entry_put(session, meta, content, None):
+            batch.append(action)
             if len(batch) == BATCH:
                 store.write(batch)
                 rows += len(batch)
@@ -70,9 +75,42 @@ def _populate(data_dir: Path, memories: int) -> int:
     return rows
 
 
+def _reembedding(memories: int) -> dict[str, Any]:
+    """Agent memories written to a deployment, then embedded again as an import does
+    (move_recall.RecallRebuilt over their rows, the local embedding model): a second."""
+    from agent_memory.bootstrap import local_adapters
+    from agent_memory.config import load_settings
+    from agent_memory.domain.memory_objects import NewMemory, create_memory
+    from agent_memory.move_recall import RecallRebuilt
+    from agent_memory.persistence.memory_objects import MemoryObjectRepository
+    from agent_memory.ports import Put
+    from agent_memory.wiring import Wiring
+
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = load_settings()
+        deployment = Wiring(settings, local_adapters(settings, Path(tmp)))
+        repo = MemoryObjectRepository(deployment.store, deployment.cipher)
+        rows = []
+        for n in range(memories):
+            new = NewMemory("fact", f"Memory {n}: the customer prefers option {n % 97}.")
+            rows.extend(repo.rows(create_memory(f"mem_{n:012d}", ORG, new, 1_700_000_000_000)))
+        for first in range(0, len(rows), BATCH):
+            deployment.store.write([Put(r) for r in rows[first : first + BATCH]])
+        rebuilt = RecallRebuilt(deployment.thread_repo, repo, deployment.recall)
+        rebuilt.of_archive([ORG]).written(rows[:1])  # the model loads: not measured
+        started = time.perf_counter()
+        rebuilt.written(rows)
+        seconds = time.perf_counter() - started
+    return {
+        "memories": rebuilt.memories - 1,
+        "memoriesPerSecond": round((rebuilt.memories - 1) / seconds),
+        "model": settings.embedding_model,
+    }
+
+
 def _phase(argv: list[str]) -> dict[str, Any]:
     """One phase in this process: `idle`, `recipient DIR`, `export DIR PUBLIC ARCHIVE`,
-    `import DIR ARCHIVE`; its seconds, rows and peak RSS."""
+    `import DIR ARCHIVE` (its seconds, rows and peak RSS), or `reembed COUNT`."""
     from agent_memory.adapters.local_cipher import LocalCipher
     from agent_memory.adapters.sqlite_store import SqliteStore
     from agent_memory.bootstrap import KEY_FILE, STORE_FILE
@@ -80,6 +118,8 @@ def _phase(argv: list[str]) -> dict[str, Any]:
 
     started = time.perf_counter()
     answer: dict[str, Any] = {}
+    if argv[0] == "reembed":
+        return _reembedding(int(argv[1]))
     if argv[0] != "idle":
         root = Path(argv[1])
         store, cipher = SqliteStore(root / STORE_FILE), LocalCipher(root / KEY_FILE)
@@ -116,12 +156,12 @@ def _child(*argv: str) -> dict[str, Any]:
     return result
 
 
-def _size(memories: int, baseline: float) -> dict[str, Any]:
+def _size(entries: int, baseline: float) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         source, target, archive = Path(tmp, "source"), Path(tmp, "target"), Path(tmp, "archive")
         source.mkdir()
         target.mkdir()
-        rows = _populate(source, memories)
+        rows = _populate(source, entries)
         public = _child("recipient", str(target))["public"]
         exported = _child("export", str(source), public, str(archive))
         size = archive.stat().st_size
@@ -137,7 +177,7 @@ def _size(memories: int, baseline: float) -> dict[str, Any]:
         }
 
     return {
-        "memories": memories,
+        "entries": entries,
         "rowsWritten": rows,
         "archiveMb": round(size / 1e6, 1),
         "export": figures(exported),
@@ -153,6 +193,7 @@ def run() -> dict[str, Any]:
     return {
         "baselineMb": round(baseline, 1),
         "sizes": by_size,
+        "recallReembedding": _child("reembed", str(REEMBEDDED)),
         # Peak memory of the largest against the smallest, above the baseline: ~1 is flat.
         "exportMemoryGrowth": round(
             last["export"]["aboveBaselineMb"] / max(first["export"]["aboveBaselineMb"], 1), 2
