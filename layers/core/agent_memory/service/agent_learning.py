@@ -24,16 +24,13 @@ from agent_memory.domain.agent_memory import (
     skip_reason,
     sources_of,
 )
-from agent_memory.domain.bounds import within_bound
 from agent_memory.domain.consolidation import Decision, consolidate
-from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.learning_notes import ONLY_APP_RESULTS, POOL_GONE, SOURCE_GONE
 from agent_memory.domain.memory_bot import ReadMark
-from agent_memory.domain.proposals import LASTING_KINDS, ProposedChange
+from agent_memory.domain.proposals import LASTING_KINDS
 from agent_memory.domain.session_memory import effective_switches
 from agent_memory.domain.sessions import Session
-from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
 from agent_memory.persistence.agent_memory import (
     MEMORY_VERSION,
     AgentMemory,
@@ -46,6 +43,7 @@ from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Action, Clock, KnownEntry, ModelCatalog
 from agent_memory.service.keyed_learning import (
     MAX_ITEMS,
+    KeyedPool,
     by_key,
     change_actions,
     fit,
@@ -57,16 +55,15 @@ from agent_memory.service.learning_pools import (
     Change,
     Evidence,
     FinishActions,
-    Outcome,
-    PoolDefaults,
     PoolKind,
     PoolRef,
     Skipped,
     SourceRef,
+    Workflow,
 )
 from agent_memory.service.learning_runs import execution_name
 from agent_memory.service.retrying import until_it_lands
-from agent_memory.service.sessions import Learning, LearningAnswer, OrgDefaults
+from agent_memory.service.sessions import LearningAnswer, OrgDefaults
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +83,7 @@ class AgentLearning:
         org_settings: OrgDefaults,
         models: ModelCatalog | None,
         clock: Clock,
-        learning: Learning | None = None,
+        learning: Workflow | None = None,
     ) -> None:
         self._repo = repo
         self._runs = runs
@@ -165,8 +162,10 @@ class AgentDetail:
     version: int
 
 
-class AgentLearningPool(PoolDefaults):
+class AgentLearningPool(KeyedPool):
     kind: PoolKind = "agent"
+    detail = AgentDetail
+    version_condition = MEMORY_VERSION
 
     def __init__(
         self,
@@ -181,9 +180,6 @@ class AgentLearningPool(PoolDefaults):
         self._people = people
         self._org_settings = org_settings
         self._clock = clock
-
-    def task(self, evidence: Evidence[Any]) -> Ask[LearningRequest, tuple[ProposedChange, ...]]:
-        return consolidation(self.kind, evidence)
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """Skipped when the Session may not teach now or only App results are unread."""
@@ -234,12 +230,6 @@ class AgentLearningPool(PoolDefaults):
         user = self._people.get_user(org_id, user_id)
         return user.name if user is not None and user.name else user_id
 
-    def detail_of(self, data: Any) -> AgentDetail:
-        return AgentDetail(**data)
-
-    def lost(self, error: WriteConflict) -> bool:
-        return error.raced or error.condition == MEMORY_VERSION
-
     def change(
         self, evidence: Evidence[AgentDetail], changes: Sequence[Any], finish: FinishActions
     ) -> Change:
@@ -256,8 +246,7 @@ class AgentLearningPool(PoolDefaults):
             consolidate(list(changes), known((s.meta for s in found.entries), snapshot), rules),
             {s.meta.name: s.meta.by or "consolidation" for s in found.entries},
         )
-        actions, outcome, finishing = self._transaction(found, evidence, mark, decision, finish)
-        return Change([*actions, *finishing], outcome)
+        return self._transaction(found, evidence, mark, decision, finish)
 
     def _transaction(
         self,
@@ -266,7 +255,7 @@ class AgentLearningPool(PoolDefaults):
         mark: ReadMark,
         decision: Decision,
         finish: FinishActions,
-    ) -> tuple[list[Action], Outcome, list[Action]]:
+    ) -> Change:
         """Memory actions, outcome and finish within one transaction's 100 actions."""
         agent, now = found.agent, self._clock.now_ms()
         session_id = evidence.detail.session
@@ -295,6 +284,4 @@ class AgentLearningPool(PoolDefaults):
             actions.append(self._repo.position_move(agent.id, session_id, mark, evidence.upto, now))
             return actions
 
-        # A Remember that would take the pool past its bound is refused (POOL_FULL).
-        _decision, actions, outcome, finishing = fit(within_bound(decision, current), finish, build)
-        return actions, outcome, finishing
+        return fit(decision, current, finish, build)

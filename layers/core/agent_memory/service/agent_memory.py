@@ -33,9 +33,9 @@ from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Action as WriteAction
 from agent_memory.ports import Clock, Ids
 from agent_memory.service.agents import authorized, person_of
-from agent_memory.service.learning_pools import PoolRef
+from agent_memory.service.learning_pools import PoolRef, Workflow
 from agent_memory.service.memory_texts import newest_text
-from agent_memory.service.sessions import Learning, learning_runs, session_authorized
+from agent_memory.service.sessions import learning_runs, session_authorized
 
 
 class AgentMemoryService:
@@ -48,7 +48,7 @@ class AgentMemoryService:
         ids: Ids,
         *,
         max_text_length: int,
-        learning: Learning | None = None,
+        learning: Workflow | None = None,
     ) -> None:
         self._repo = repo
         self._agents = agents

@@ -57,7 +57,6 @@ from agent_memory.ports import (
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bot_memory_learn import learned_change
 from agent_memory.service.bots import Members
-from agent_memory.service.keyed_learning import json_size
 from agent_memory.service.learning_pools import (
     Change,
     Deferred,
@@ -68,6 +67,7 @@ from agent_memory.service.learning_pools import (
     PoolRef,
     Skipped,
     SourceRef,
+    json_size,
 )
 from agent_memory.service.retrying import AGAIN, Again
 from agent_memory.service.sessions import OrgDefaults

@@ -2,28 +2,36 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
 
+from agent_memory.domain.bounds import within_bound
 from agent_memory.domain.consolidation import Decision
 from agent_memory.domain.entries import EntryMeta, Source, keyed_id
-from agent_memory.domain.proposals import ProposedRemember
+from agent_memory.domain.errors import WriteConflict
+from agent_memory.domain.proposals import ProposedChange, ProposedRemember
 from agent_memory.domain.sessions import Session, item_id
+from agent_memory.domain.tasks.base import Ask
+from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
 from agent_memory.persistence.keys import MAX_ACTIONS
 from agent_memory.persistence.pools import Pool, PoolRepository, StoredEntry
 from agent_memory.persistence.sessions import SessionRepository, StoredItem
 from agent_memory.ports import Action, EvidenceItem, KnownEntry
-from agent_memory.service.learning_pools import FinishActions, Outcome
+from agent_memory.service.learning_pools import (
+    Change,
+    Evidence,
+    FinishActions,
+    Outcome,
+    PoolDefaults,
+    PoolKind,
+    json_size,
+)
 
 # Bytes of the current entries shown to the model, JSON-encoded.
 MEMORY_BUDGET = 90_000
 # The evidence is kept in one execution row; what is left is read by the next run.
 MAX_ITEMS = 200
 ITEM_BUDGET = 150_000
-
-
-def json_size(text: str) -> int:
-    return len(json.dumps(text, ensure_ascii=False).encode())
 
 
 def session_items(
@@ -100,19 +108,41 @@ def change_actions(
     return actions
 
 
+class KeyedPool(PoolDefaults):
+    """A pool of entries under keys (a session's, an agent's): the consolidation task, its
+    evidence detail, and the condition its version guards."""
+
+    kind: PoolKind
+    detail: ClassVar[type[Any]]
+    # The write condition on the pool's version: losing it means another writer won.
+    version_condition: ClassVar[str]
+
+    def task(self, evidence: Evidence[Any]) -> Ask[LearningRequest, tuple[ProposedChange, ...]]:
+        return consolidation(self.kind, evidence)
+
+    def detail_of(self, data: Any) -> Any:
+        return self.detail(**data)
+
+    def lost(self, error: WriteConflict) -> bool:
+        return error.raced or error.condition == self.version_condition
+
+
 def fit(
     decision: Decision,
+    current: Mapping[str, EntryMeta],
     finish: FinishActions,
     build: Callable[[Decision], list[Action]],
-) -> tuple[Decision, list[Action], Outcome, list[Action]]:
-    """The largest prefix of changes that fits one transaction; the rest are rejected."""
+) -> Change:
+    """The decision within the pool's bound (a Remember past it is refused: POOL_FULL), then
+    the largest prefix of its changes that fits one transaction; the rest are rejected."""
+    decision = within_bound(decision, current)
     while True:
         outcome = Outcome(decision.applied_records(), decision.rejected_records())
         finishing = list(finish(outcome))
         actions = build(decision)
         excess = len(actions) + len(finishing) - MAX_ACTIONS
         if excess <= 0 or not decision.accepted:
-            return decision, actions, outcome, finishing
+            return Change([*actions, *finishing], outcome)
         # A change costs at most three actions (its row, its copy, a stale copy).
         decision = decision.limited(max(0, len(decision.accepted) - max(1, excess // 3)))
 

@@ -6,18 +6,24 @@ Functions or a model. `apply_cycle` commits a pool's decision and asks again on 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.persistence.keys import READ_POSITION
-from agent_memory.ports import Action, EvidenceItem, KnownEntry, ModelReply, Store
+from agent_memory.ports import Action, EvidenceItem, Execution, KnownEntry, ModelReply, Store
 from agent_memory.service.retrying import AGAIN, Again, until_it_lands
 
 # Open: any registered pool kind ("session", "agent", a bot's, a test's).
 PoolKind = str
+
+
+def json_size(text: str) -> int:
+    """The bytes `text` takes in sealed evidence: UTF-8 of its JSON string."""
+    return len(json.dumps(text, ensure_ascii=False).encode())
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,22 @@ class LearningPool(Protocol):
     def lost(self, error: WriteConflict) -> bool:
         """Whether the transaction lost to another writer of the pool (decide again)."""
         ...
+
+
+# "throttled" is a skip already recorded with its reason; clients see "skipped".
+StartAnswer = Literal["started", "skipped", "throttled"]
+
+
+class Workflow(Protocol):
+    """What a use case asks of durable learning (`service/learning_start.LearningStarts`)."""
+
+    def start(self, pool: PoolRef, *, upto: int, reason: str) -> StartAnswer: ...
+
+    def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]: ...
+
+    def wait(self, pool: PoolRef, *, event: str, reason: str, upto: int | None = None) -> str: ...
+
+    def release(self, event: str, *, upto: int | None = None) -> list[Execution]: ...
 
 
 class PoolDefaults:

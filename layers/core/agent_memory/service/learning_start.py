@@ -31,7 +31,13 @@ from agent_memory.ports import (
     Orchestrator,
     Store,
 )
-from agent_memory.service.learning_pools import LearningPool, PoolKind, PoolRef, SourceRef
+from agent_memory.service.learning_pools import (
+    LearningPool,
+    PoolKind,
+    PoolRef,
+    SourceRef,
+    StartAnswer,
+)
 from agent_memory.service.learning_runs import LearningStepError, execution_name
 from agent_memory.service.limits import ModelCallQuota
 
@@ -75,9 +81,7 @@ class LearningStarts:
         """Plug in (or replace) the rules of one kind of pool."""
         self._pools[pool.kind] = pool
 
-    def start(
-        self, pool: PoolRef, *, upto: int, reason: str
-    ) -> Literal["started", "skipped", "throttled"]:
+    def start(self, pool: PoolRef, *, upto: int, reason: str) -> StartAnswer:
         """Start learning `pool` up to item `upto`; a "turn" start is named after its
         evidence alone, so repeating it is a no-op. A turn's start skips when the workflow
         is unavailable (the next turn learns this evidence too); others raise Unavailable.

@@ -21,6 +21,7 @@ from agent_memory.domain.threads import Found, Message, Thread
 from agent_memory.persistence.observations import Head, Log
 from agent_memory.persistence.threads import StoredThread
 from agent_memory.ports import Action, Delete, ModelFailure, Update
+from agent_memory.service.learning_pools import Workflow
 from agent_memory.service.observer import (
     MAX_CHANGED,
     OBSERVE_KIND,
@@ -31,7 +32,7 @@ from agent_memory.service.observer import (
     thresholds,
 )
 from agent_memory.service.recall import RecallService
-from agent_memory.service.thread_learning import Workflow, thread_pool
+from agent_memory.service.thread_learning import thread_pool
 
 log = logging.getLogger(__name__)
 

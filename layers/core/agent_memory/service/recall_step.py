@@ -25,13 +25,13 @@ from agent_memory.service.learning_pools import (
     Outcome,
     PoolKind,
     PoolRef,
+    Workflow,
 )
 from agent_memory.service.recall import RECALL_KIND, RecallService
 from agent_memory.service.thread_learning import (
     Saved,
     StepDefaults,
     ThreadReader,
-    Workflow,
     one_read,
 )
 

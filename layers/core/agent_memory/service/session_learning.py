@@ -6,21 +6,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent_memory.domain.bounds import within_bound
 from agent_memory.domain.consolidation import Decision, Known, PoolRules, consolidate
 from agent_memory.domain.entries import EntryMeta
-from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.learning_notes import GENERATE_OFF, SOURCE_GONE
-from agent_memory.domain.proposals import MEMORY_KINDS, ProposedChange
+from agent_memory.domain.proposals import MEMORY_KINDS
 from agent_memory.domain.session_memory import ENTRY_NAMESPACE, item_sources
 from agent_memory.domain.sessions import Session
-from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
 from agent_memory.persistence.pools import StoredEntry
 from agent_memory.persistence.sessions import SESSION_REVISION, session_pool
 from agent_memory.ports import Action, Clock, KnownEntry
 from agent_memory.service.keyed_learning import (
     MAX_ITEMS,
+    KeyedPool,
     by_key,
     change_actions,
     fit,
@@ -32,8 +29,6 @@ from agent_memory.service.learning_pools import (
     Change,
     Evidence,
     FinishActions,
-    Outcome,
-    PoolDefaults,
     PoolKind,
     PoolRef,
     Skipped,
@@ -48,16 +43,15 @@ class SessionDetail:
     revision: int
 
 
-class SessionLearningPool(PoolDefaults):
+class SessionLearningPool(KeyedPool):
     kind: PoolKind = "session"
+    detail = SessionDetail
+    version_condition = SESSION_REVISION
 
     def __init__(self, access: SessionAccess, clock: Clock) -> None:
         self._access = access
         self._repo = access.repo
         self._clock = clock
-
-    def task(self, evidence: Evidence[Any]) -> Ask[LearningRequest, tuple[ProposedChange, ...]]:
-        return consolidation(self.kind, evidence)
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """Skipped when the session is gone or its `generate` is off."""
@@ -91,12 +85,6 @@ class SessionLearningPool(PoolDefaults):
     def _memory(self, session: Session, stored: Sequence[StoredEntry]) -> list[KnownEntry]:
         return known_entries(stored, lambda entry: self._repo.open_entry(session, entry))
 
-    def detail_of(self, data: Any) -> SessionDetail:
-        return SessionDetail(**data)
-
-    def lost(self, error: WriteConflict) -> bool:
-        return error.raced or error.condition == SESSION_REVISION
-
     def change(
         self, evidence: Evidence[SessionDetail], changes: Sequence[Any], finish: FinishActions
     ) -> Change:
@@ -116,10 +104,7 @@ class SessionLearningPool(PoolDefaults):
             for s in stored
         }
         decision = consolidate(list(changes), current, rules)
-        actions, outcome, finishing = self._transaction(
-            session, evidence, decision, by_key(stored), finish
-        )
-        return Change([*actions, *finishing], outcome)
+        return self._transaction(session, evidence, decision, by_key(stored), finish)
 
     def _transaction(
         self,
@@ -128,7 +113,7 @@ class SessionLearningPool(PoolDefaults):
         decision: Decision,
         current: Mapping[str, EntryMeta],
         finish: FinishActions,
-    ) -> tuple[list[Action], Outcome, list[Action]]:
+    ) -> Change:
         after = session.consolidated(evidence.upto)
         now = self._clock.now_ms()
 
@@ -147,6 +132,4 @@ class SessionLearningPool(PoolDefaults):
                 ),
             ]
 
-        # A Remember that would take the pool past its bound is refused (POOL_FULL).
-        _decision, actions, outcome, finishing = fit(within_bound(decision, current), finish, build)
-        return actions, outcome, finishing
+        return fit(decision, current, finish, build)

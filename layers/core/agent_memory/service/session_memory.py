@@ -29,9 +29,9 @@ from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import StoredEntry
 from agent_memory.persistence.sessions import ItemToAdd
 from agent_memory.ports import Action, Clock
+from agent_memory.service.learning_pools import Workflow
 from agent_memory.service.memory_texts import newest_text
 from agent_memory.service.sessions import (
-    Learning,
     SessionAccess,
     learning_runs,
     session_authorized,
@@ -55,7 +55,7 @@ class SessionMemoryService:
         clock: Clock,
         *,
         max_text_length: int,
-        learning: Learning | None = None,
+        learning: Workflow | None = None,
     ) -> None:
         self._access = access
         self._repo = access.repo

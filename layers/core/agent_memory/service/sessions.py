@@ -29,25 +29,17 @@ from agent_memory.persistence.sessions import ItemToAdd, SessionRepository
 from agent_memory.ports import Action as WriteAction
 from agent_memory.ports import Clock, Ids, ModelCatalog
 from agent_memory.service.agents import AgentService, person_of
-from agent_memory.service.learning_pools import PoolRef
+from agent_memory.service.learning_pools import PoolRef, Workflow
 from agent_memory.service.model_choice import ModelChoice
 from agent_memory.service.retrying import once, until_it_lands
 
 LearningAnswer = Literal["started", "skipped"]
-# "throttled" is a skip already recorded with its reason; clients see "skipped".
-StartAnswer = Literal["started", "skipped", "throttled"]
 
 
 class Default(Enum):
     """`model` left out: the deployment's default model."""
 
     MODEL = "default"
-
-
-class Learning(Protocol):
-    def start(self, pool: PoolRef, *, upto: int, reason: str) -> StartAnswer: ...
-
-    def executions(self, pool: PoolRef) -> list[dict[str, Any]]: ...
 
 
 class AgentLearning(Protocol):
@@ -85,7 +77,7 @@ def session_authorized(principal: Principal, session: Session | None, action: Ac
     return session
 
 
-def learning_runs(learning: Learning | None, pool: PoolRef) -> list[dict[str, Any]]:
+def learning_runs(learning: Workflow | None, pool: PoolRef) -> list[dict[str, Any]]:
     """The pool's newest learning runs that fit one answer."""
     return within_budget(learning.executions(pool))[0] if learning is not None else []
 
@@ -140,7 +132,7 @@ class SessionService:
         ids: Ids,
         *,
         default_model: str | None,
-        learning: Learning | None = None,
+        learning: Workflow | None = None,
         agent_learning: AgentLearning | None = None,
     ) -> None:
         self._access = access

@@ -6,7 +6,6 @@ A save starts at most one run per step; a model-free step may ride along a model
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -19,7 +18,7 @@ from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.threads import StoredThread, ThreadRepository
-from agent_memory.ports import Action, Clock, EvidenceItem, Execution, ModelReply, Store, Update
+from agent_memory.ports import Action, Clock, EvidenceItem, ModelReply, Store, Update
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Change,
@@ -30,7 +29,9 @@ from agent_memory.service.learning_pools import (
     PoolKind,
     PoolRef,
     Skipped,
+    Workflow,
     apply_cycle,
+    json_size,
 )
 
 log = logging.getLogger(__name__)
@@ -49,16 +50,6 @@ class Saved:
     first: int
     upto: int
     messages: tuple[Message, ...]
-
-
-class Workflow(Protocol):
-    def start(self, pool: PoolRef, *, upto: int, reason: str) -> str: ...
-
-    def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]: ...
-
-    def wait(self, pool: PoolRef, *, event: str, reason: str, upto: int | None = None) -> str: ...
-
-    def release(self, event: str, *, upto: int | None = None) -> list[Execution]: ...
 
 
 class ThreadStep(Protocol):
@@ -141,10 +132,6 @@ class ThreadBatch:
         return tuple(EvidenceItem(m.id, m.role, m.content) for _seq, m in self.messages)
 
 
-def _size(text: str) -> int:
-    return len(json.dumps(text, ensure_ascii=False).encode())
-
-
 # By (organization, thread id).
 _READS: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar("thread_reads", default=None)
 
@@ -208,7 +195,7 @@ class ThreadReader:
         kept: list[tuple[int, Message]] = []
         used = 0
         for seq, message in read:
-            used += _size(message.content)
+            used += json_size(message.content)
             if kept and used > budget:
                 break
             kept.append((seq, message))
