@@ -39,17 +39,6 @@ def _deployment(data_dir: str | None) -> Wiring:
     return Wiring(settings, aws_adapters(settings))
 
 
-def _recall_rebuilt(deployment: Wiring) -> RecallRebuilt:
-    """Semantic recall's vectors, made again on the target as an archive's rows land."""
-    from agent_memory.persistence.memory_objects import MemoryObjectRepository
-
-    return RecallRebuilt(
-        deployment.thread_repo,
-        MemoryObjectRepository(deployment.store, deployment.cipher),
-        deployment.recall,
-    )
-
-
 def _lines(path: str) -> Iterator[bytes]:
     with open(path, "rb") as archive:
         yield from archive
@@ -80,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
         else:
-            _import(deployment, args.archive)
+            _import(deployment, args.archive, local=bool(args.data_dir))
     except Refused as refused:
         print(f"refused: {refused}", file=sys.stderr)
         return 2
@@ -91,16 +80,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _import(deployment: Wiring, archive: str) -> None:
-    rebuilt = _recall_rebuilt(deployment)
+def _import(deployment: Wiring, archive: str, local: bool) -> None:
+    """Write the archive's rows, and semantic recall's vectors where the deployment keeps
+    them: a one-machine deployment's vector log, or the S3 Vectors index `VECTOR_BUCKET`
+    names (an AWS deployment without one has no lasting index to fill)."""
+    from agent_memory.persistence.memory_objects import MemoryObjectRepository
+
+    rebuilt = None
+    if local or deployment.settings.vector_bucket:
+        memories = MemoryObjectRepository(deployment.store, deployment.cipher)
+        rebuilt = RecallRebuilt(deployment.thread_repo, memories, deployment.recall)
     cipher: Any = deployment.cipher
     counted = import_archive(
-        _lines(archive), _lines(archive), deployment.store, cipher, rebuilt.of_archive
+        _lines(archive),
+        _lines(archive),
+        deployment.store,
+        cipher,
+        rebuilt.of_archive if rebuilt is not None else None,
+    )
+    recall = (
+        f"{rebuilt.memories} agent memories and {rebuilt.messages} messages embedded"
+        if rebuilt is not None
+        else "no vector index here (VECTOR_BUCKET): nothing embedded"
     )
     print(
         f"imported {counted.rows} rows ({counted.sealed} sealed values) of "
-        f"organization(s) {', '.join(counted.organizations)}; semantic recall: "
-        f"{rebuilt.memories} agent memories and {rebuilt.messages} messages embedded"
+        f"organization(s) {', '.join(counted.organizations)}; semantic recall: {recall}"
     )
 
 
