@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer
+from agent_memory.api.contracts.base import Answer, Mirror
 from agent_memory.api.contracts.memory_text import CommandBody, ForgetBody, RememberBody
 
 if TYPE_CHECKING:
@@ -79,14 +79,16 @@ class AgentMemoryAnswer(Answer):
         return cls(entries=entries, version=memory.version)
 
 
-class ChangeOut(Answer):
+class ChangeOut(Mirror):
     version: int
     at: int
     by: Literal["consolidation", "person", "promotion"]
     keys: list[str]
     person: str | None = Field(default=None, description="Who made a person's change")
     serviceKeyId: str | None = Field(
-        default=None, description="The service key a person's change came through"
+        default=None,
+        validation_alias="service_key",
+        description="The service key a person's change came through",
     )
 
 
@@ -95,16 +97,4 @@ class MemoryLog(Answer):
 
     @classmethod
     def of(cls, changes: list[LogChange]) -> MemoryLog:
-        return cls(
-            changes=[
-                ChangeOut(
-                    version=c.version,
-                    at=c.at,
-                    by=c.by,
-                    keys=list(c.keys),
-                    person=c.person,
-                    serviceKeyId=c.service_key,
-                )
-                for c in changes
-            ]
-        )
+        return cls(changes=[ChangeOut.of(c) for c in changes])

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, NotBlank, empty_list
+from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, Mirror, NotBlank, empty_list
 
 if TYPE_CHECKING:
     # Annotations of `of` only: loaded with the services, not with the routes.
@@ -22,15 +22,11 @@ class CreateAgent(Body):
     )
 
 
-class AgentOut(Answer):
+class AgentOut(Mirror):
     id: str
     name: str
     owner: str
     members: list[str]
-
-    @classmethod
-    def of(cls, agent: Agent) -> AgentOut:
-        return cls(id=agent.id, name=agent.name, owner=agent.owner, members=list(agent.members))
 
 
 class AgentAnswer(Answer):

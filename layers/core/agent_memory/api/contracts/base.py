@@ -5,10 +5,18 @@ import re
 import types
 import typing
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from fastapi import Query
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    AliasGenerator,
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+    model_validator,
+)
+from pydantic.alias_generators import to_snake
 from pydantic.config import JsonDict
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -118,6 +126,21 @@ def _admits_int(annotation: Any) -> bool:
 
 class Answer(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class Mirror(Answer):
+    """An answer that shows a domain object as it is: each field is read from the object's
+    attribute of the same name in snake_case (`createdAt` from `created_at`), nested
+    mirrors too; a field whose attribute is named otherwise says so with `validation_alias`.
+    The aliases are read-side only, so the OpenAPI document names the fields as declared."""
+
+    model_config = ConfigDict(
+        alias_generator=AliasGenerator(validation_alias=to_snake), validate_by_name=True
+    )
+
+    @classmethod
+    def of(cls, source: object) -> Self:
+        return cls.model_validate(source, from_attributes=True)
 
 
 # A pool's learning executions: sessions, agent memory and threads answer alike.

@@ -12,6 +12,7 @@ from agent_memory.api.contracts.base import (
     NOT_BLANK,
     Answer,
     Body,
+    Mirror,
     empty_list,
     require_known_tag,
 )
@@ -20,7 +21,7 @@ from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.
-    from agent_memory.domain.bot_memory import BotContext, Changed, LogChange, Shown
+    from agent_memory.domain.bot_memory import Changed, LogChange, Shown
     from agent_memory.domain.bots import Bot
     from agent_memory.domain.entries import Entry
 
@@ -235,15 +236,11 @@ class BotMemoryChange(Sparse):
         return cls(entry=entry, version=changed.version)
 
 
-class LogChangeOut(Answer):
+class LogChangeOut(Mirror):
     version: int
     at: int
     by: Literal["memory_bot", "person", "promotion"]
     ids: list[str]
-
-    @classmethod
-    def of(cls, change: LogChange) -> LogChangeOut:
-        return cls(version=change.version, at=change.at, by=change.by, ids=list(change.ids))
 
 
 class BotMemoryLog(Answer):
@@ -295,14 +292,10 @@ class ContextAsk(Body):
     maxLength: int | None = Field(default=None, ge=1, le=100_000)
 
 
-class ContextText(Answer):
+class ContextText(Mirror):
     text: str
     ids: list[str]
     hasEntries: bool
-
-    @classmethod
-    def of(cls, context: BotContext) -> ContextText:
-        return cls(text=context.text, ids=list(context.ids), hasEntries=context.has_entries)
 
 
 def _within_budget(answers: Sequence[AnswerT]) -> list[AnswerT]:

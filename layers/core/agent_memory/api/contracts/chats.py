@@ -6,14 +6,14 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, Answer, Body, empty_list
+from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, Answer, Body, Mirror, empty_list
 from agent_memory.api.contracts.bot_fields import Id, Name, Sparse
 from agent_memory.domain.bot_limits import MAX_MEMBERS
 from agent_memory.domain.session_limits import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.
-    from agent_memory.domain.bots import Channel, Chat, ChatItem, Turn
+    from agent_memory.domain.bots import ChatItem
 
 # The character bound is a 400; the byte bound is a 413 (docs/adr/0018-schema-limits-are-400s.md).
 ITEM_BOUND = (
@@ -33,14 +33,10 @@ class ChangeMembers(Body):
     remove: list[Id] = Field(default_factory=empty_list, max_length=MAX_MEMBERS)
 
 
-class ChannelOut(Answer):
+class ChannelOut(Mirror):
     id: str
     name: str
     members: list[str]
-
-    @classmethod
-    def of(cls, channel: Channel) -> ChannelOut:
-        return cls(id=channel.id, name=channel.name, members=list(channel.members))
 
 
 class ChannelAnswer(Answer):
@@ -60,24 +56,13 @@ class CreateChat(Body):
     kind: Literal["chat", "review"] = "chat"
 
 
-class ChatOut(Answer):
+class ChatOut(Mirror):
     id: str
     botId: str
-    organizationId: str
+    organizationId: str = Field(validation_alias="org_id")
     owner: str
     channelId: str | None
     kind: Literal["chat", "review"]
-
-    @classmethod
-    def of(cls, chat: Chat) -> ChatOut:
-        return cls(
-            id=chat.id,
-            botId=chat.bot_id,
-            organizationId=chat.org_id,
-            owner=chat.owner,
-            channelId=chat.channel_id,
-            kind=chat.kind,
-        )
 
 
 class ChatAnswer(Answer):
@@ -96,16 +81,12 @@ class StartTurn(Body):
     notice: bool = Field(default=False, description="a notice is never a person's words")
 
 
-class ChatTurnOut(Answer):
+class ChatTurnOut(Mirror):
     id: str
     actor: str
     status: Literal["open", "completed", "abandoned"] = Field(
         description="abandoned: not completed within 24 hours of its last item (closed)"
     )
-
-    @classmethod
-    def of(cls, turn: Turn) -> ChatTurnOut:
-        return cls(id=turn.id, actor=turn.actor, status=turn.status)
 
 
 class ChatTurnAnswer(Answer):

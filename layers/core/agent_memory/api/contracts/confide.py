@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.api.contracts.base import Answer, Body, Mirror
 from agent_memory.domain.session_limits import MAX_ITEM_BYTES
-
-if TYPE_CHECKING:
-    from agent_memory.domain.memory_bot import Confession, Enriched
 
 
 class Confide(Body):
@@ -20,53 +15,29 @@ class Confide(Body):
     )
 
 
-class ConfideAnswered(Answer):
+class ConfideAnswered(Mirror):
     answer: str
     calm: bool = Field(description="the fixed calm answer was given (no model answered)")
 
-    @classmethod
-    def of(cls, confession: Confession) -> ConfideAnswered:
-        return cls(answer=confession.answer, calm=confession.calm)
 
-
-class ConfessionOut(Answer):
+class ConfessionOut(Mirror):
     turnId: str
     text: str
     answer: str
     calm: bool
     at: int
 
-    @classmethod
-    def of(cls, confession: Confession) -> ConfessionOut:
-        return cls(
-            turnId=confession.turn_id,
-            text=confession.text,
-            answer=confession.answer,
-            calm=confession.calm,
-            at=confession.at,
-        )
-
 
 class Confessions(Answer):
     confessions: list[ConfessionOut]
 
 
-class EnrichmentOut(Answer):
+class EnrichmentOut(Mirror):
     turnId: str
     input: str
     original: str
     entryIds: list[str]
     at: int
-
-    @classmethod
-    def of(cls, enriched: Enriched) -> EnrichmentOut:
-        return cls(
-            turnId=enriched.turn_id,
-            input=enriched.input,
-            original=enriched.original,
-            entryIds=list(enriched.entry_ids),
-            at=enriched.at,
-        )
 
 
 class Enrichments(Answer):

@@ -10,14 +10,12 @@ from agent_memory.api.contracts.base import (
     MODEL_PATTERN_PATTERN,
     Answer,
     Body,
+    Mirror,
 )
 
 if TYPE_CHECKING:
-    # Annotations of the `of` builders only.
+    # The annotation of `ErasedUser.of` only.
     from agent_memory.domain.erasure import Erased
-    from agent_memory.persistence.identity import ListedUser
-    from agent_memory.persistence.organizations import ListedOrg
-    from agent_memory.persistence.service_keys import ListedKey
 
 
 class CreateOrganization(Body):
@@ -134,15 +132,11 @@ class AddUser(Body):
     role: Literal["member", "admin"] = "member"
 
 
-class UserOut(Answer):
+class UserOut(Mirror):
     id: str
     name: str | None
     role: str
     createdAt: int
-
-    @classmethod
-    def of(cls, user: ListedUser) -> UserOut:
-        return cls(id=user.id, name=user.name, role=user.role, createdAt=user.created_at)
 
 
 class AddedUser(Answer):
@@ -158,22 +152,12 @@ class RenameUser(Body):
     name: str = Field(min_length=1, max_length=200)
 
 
-class OrganizationOut(Answer):
+class OrganizationOut(Mirror):
     id: str
     name: str
     createdAt: int
     users: int = Field(description="How many people it holds")
     deleting: bool = Field(description="Its deletion began and was cut short: DELETE it again")
-
-    @classmethod
-    def of(cls, org: ListedOrg) -> OrganizationOut:
-        return cls(
-            id=org.id,
-            name=org.name,
-            createdAt=org.created_at,
-            users=org.users,
-            deleting=org.deleting,
-        )
 
 
 class Organizations(Answer):
@@ -199,22 +183,12 @@ class CreatedServiceKey(Answer):
     createdAt: int
 
 
-class ServiceKeyOut(Answer):
+class ServiceKeyOut(Mirror):
     id: str
     name: str
     prefix: str
     createdAt: int
     lastUsedAt: int | None
-
-    @classmethod
-    def of(cls, key: ListedKey) -> ServiceKeyOut:
-        return cls(
-            id=key.id,
-            name=key.name,
-            prefix=key.prefix,
-            createdAt=key.created_at,
-            lastUsedAt=key.last_used_at,
-        )
 
 
 class ServiceKeys(Answer):

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer
+from agent_memory.api.contracts.base import Answer, Mirror
 from agent_memory.api.contracts.sessions import SessionOut
 
 if TYPE_CHECKING:
     # Annotations of `of` only: a cold start that lists nothing does not load them.
-    from agent_memory.domain.sessions import Session, SessionItem
+    from agent_memory.domain.sessions import Session
 
 
 class SessionList(Answer):
@@ -25,7 +25,7 @@ class SessionList(Answer):
         return cls(data=[SessionOut.of(s) for s in sessions], has_more=more)
 
 
-class SessionItemOut(Answer):
+class SessionItemOut(Mirror):
     id: str = Field(description="The item's id (`i-01`, ...)")
     object: Literal["session_item"] = "session_item"
     role: Literal["user", "assistant", "tool", "notice"]
@@ -34,18 +34,6 @@ class SessionItemOut(Answer):
     model: str | None = Field(description="The Turn's model, when the Turn named one")
     turnId: str | None = Field(description="The Turn that added it (null: a memory edit)")
     createdAt: int = Field(description="Milliseconds since the epoch")
-
-    @classmethod
-    def of(cls, item: SessionItem) -> SessionItemOut:
-        return cls(
-            id=item.id,
-            role=item.role,
-            content=item.content,
-            app=item.app,
-            model=item.model,
-            turnId=item.turn_id,
-            createdAt=item.created_at,
-        )
 
 
 class SessionItemList(Answer):

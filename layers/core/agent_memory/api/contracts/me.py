@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer
+from agent_memory.api.contracts.base import Answer, Mirror
 
 if TYPE_CHECKING:
     # The annotation of `MyTokens.of` only.
@@ -24,7 +24,7 @@ class MeAnswer(Answer):
     user: CallerOut
 
 
-class MyToken(Answer):
+class MyToken(Mirror):
     prefix: str = Field(description="The token's public prefix (never the token or its hash)")
     issuedBy: str = Field(
         description="Who issued it: a user id (the caller's own, or an admin's), or \"admin token\""
@@ -39,8 +39,4 @@ class MyTokens(Answer):
 
     @classmethod
     def of(cls, held: list[HeldToken]) -> MyTokens:
-        return cls(
-            tokens=[
-                MyToken(prefix=t.prefix, issuedBy=t.issued_by, createdAt=t.created_at) for t in held
-            ]
-        )
+        return cls(tokens=[MyToken.of(t) for t in held])

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, NotBlank, empty_list
+from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, Mirror, NotBlank, empty_list
 from agent_memory.domain.bot_limits import MAX_CONCURRENCY, MAX_INSTRUCTIONS
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class BotSettingsPatch(Body):
         return dict(data)
 
 
-class BudgetOut(Answer):
+class BudgetOut(Mirror):
     period: Literal["day", "month"]
     limitMicros: int
 
@@ -76,8 +76,6 @@ class BotSettingsOut(Answer):
             version=settings.version,
             instructions=settings.instructions,
             concurrency=settings.concurrency,
-            budget=BudgetOut(period=budget.period, limitMicros=budget.limit_micros)
-            if budget is not None
-            else None,
+            budget=BudgetOut.of(budget) if budget is not None else None,
             spentMicros=spent_micros,
         )

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.api.contracts.base import Answer, Body, Mirror
 from agent_memory.api.contracts.threads import MessageOut
 from agent_memory.domain import thread_limits as rules
-from agent_memory.domain.observation import ShownLog
 from agent_memory.domain.threads import Found
 
 
-class ObservationLog(Answer):
-    log: str = Field(description="every observation made, buffered or active, oldest first")
+class ObservationLog(Mirror):
+    log: str = Field(
+        validation_alias="text",
+        description="every observation made, buffered or active, oldest first",
+    )
     tokens: int = Field(description="the log's tokens (domain/observation.count_tokens)")
     reflections: int = Field(description="how many reflections condensed the log")
-
-    @classmethod
-    def of(cls, shown: ShownLog) -> ObservationLog:
-        return cls(log=shown.text, tokens=shown.tokens, reflections=shown.reflections)
 
 
 class RecallRequest(Body):

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, MODEL_NAME, Answer, Body
+from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, MODEL_NAME, Answer, Body, Mirror
 from agent_memory.api.contracts.memory_text import CommandBody, ForgetBody, RememberBody
 from agent_memory.domain.pool_limits import MAX_SESSION_ITEMS
 from agent_memory.domain.session_limits import MAX_ITEM_BYTES, MAX_TURN_ITEMS, SkipReason
@@ -37,7 +37,7 @@ class CreateSession(Body):
     kind: Literal["chat", "review", "subagent"] = "chat"
 
 
-class SessionOut(Answer):
+class SessionOut(Mirror):
     id: str
     agentId: str
     owner: str
@@ -46,19 +46,6 @@ class SessionOut(Answer):
     head: str
     revision: int
     parentId: str | None
-
-    @classmethod
-    def of(cls, session: Session) -> SessionOut:
-        return cls(
-            id=session.id,
-            agentId=session.agent_id,
-            owner=session.owner,
-            kind=session.kind,
-            model=session.model,
-            head=session.head,
-            revision=session.revision,
-            parentId=session.parent_id,
-        )
 
 
 class SessionAnswer(Answer):

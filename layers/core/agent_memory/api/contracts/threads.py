@@ -6,9 +6,9 @@ from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
-from agent_memory.api.contracts.base import Answer, Body
+from agent_memory.api.contracts.base import Answer, Body, Mirror
 from agent_memory.domain import thread_limits as rules
-from agent_memory.domain.threads import Message, Notes, RecalledWindow, Thread, TurnContext
+from agent_memory.domain.threads import Message, Thread
 
 Role = Literal["user", "assistant", "tool", "system"]
 
@@ -65,24 +65,13 @@ def _within(value: dict[str, Any] | None, limit: int, what: str) -> dict[str, An
     return value
 
 
-class ThreadOut(Answer):
+class ThreadOut(Mirror):
     id: str
     agentId: str
     resourceId: str
     title: str | None
     metadata: dict[str, Any] | None = Field(description="as the client set it, else null")
     createdAt: int
-
-    @classmethod
-    def of(cls, thread: Thread) -> ThreadOut:
-        return cls(
-            id=thread.id,
-            agentId=thread.agent_id,
-            resourceId=thread.resource_id,
-            title=thread.title,
-            metadata=dict(thread.metadata) if thread.metadata is not None else None,
-            createdAt=thread.created_at,
-        )
 
 
 class ThreadAnswer(Answer):
@@ -125,7 +114,7 @@ class MessageIds(Answer):
     messageIds: list[str]
 
 
-class MessageOut(Answer):
+class MessageOut(Mirror):
     id: str
     role: str
     content: str
@@ -139,16 +128,6 @@ class MessageOut(Answer):
         if body.get("item") is None:
             body.pop("item", None)
         return body
-
-    @classmethod
-    def of(cls, message: Message) -> MessageOut:
-        return cls(
-            id=message.id,
-            role=message.role,
-            content=message.content,
-            item=message.item,
-            createdAt=message.created_at,
-        )
 
 
 class MessagesAnswer(Answer):
@@ -178,16 +157,10 @@ class WorkingMemoryIn(Body):
     content: str | dict[str, Any]
 
 
-class WorkingMemoryOut(Answer):
+class WorkingMemoryOut(Mirror):
     scope: Literal["resource", "thread"]
     format: Literal["markdown", "json"]
     content: str | dict[str, Any] | None
-
-    @classmethod
-    def of(cls, notes: Notes) -> WorkingMemoryOut:
-        return cls.model_validate(
-            {"scope": notes.scope, "format": notes.format, "content": notes.content}
-        )
 
 
 class ContextMessage(Body):
@@ -205,35 +178,16 @@ class Tool(Answer):
     parameters: dict[str, Any]
 
 
-class Recalled(Answer):
+class Recalled(Mirror):
     threadId: str
     messages: list[MessageOut]
     score: float
 
-    @classmethod
-    def of(cls, recalled: RecalledWindow) -> Recalled:
-        return cls(
-            threadId=recalled.thread_id,
-            messages=[MessageOut.of(m) for m in recalled.messages],
-            score=recalled.score,
-        )
 
-
-class ContextAnswer(Answer):
+class ContextAnswer(Mirror):
     messages: list[MessageOut]
     recalled: list[Recalled]
     workingMemory: str | dict[str, Any] | None
     observations: str | None
     system: str
     tools: list[Tool]
-
-    @classmethod
-    def of(cls, context: TurnContext) -> ContextAnswer:
-        return cls(
-            messages=[MessageOut.of(m) for m in context.messages],
-            recalled=[Recalled.of(r) for r in context.recalled],
-            workingMemory=context.working_memory,
-            observations=context.observations,
-            system=context.system,
-            tools=[Tool.model_validate(t) for t in context.tools],
-        )
