@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
@@ -85,6 +86,7 @@ def export_archive(table: Table, cipher: Resealing, public: str, out: IO[bytes])
     recipient = RecipientCipher(public)
     digest = hashlib.sha256()
     counted = Counted()
+    resealed = Resealer(cipher, recipient, counted)
 
     def emit(value: Mapping[str, Any]) -> None:
         line = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
@@ -98,8 +100,7 @@ def export_archive(table: Table, cipher: Resealing, public: str, out: IO[bytes])
             continue  # the source's own key pairs and imports stay with it
         if row["pk"].startswith(ORG_PREFIX) and row["sk"] == HEAD:
             counted.organizations.append(row["pk"].removeprefix(ORG_PREFIX))
-        moved = _resealed(row, cipher, recipient, counted)
-        emit({"row": json.loads(encode_record(moved))})
+        emit({"row": json.loads(encode_record(resealed(row)))})
         counted.rows += 1
     end = {
         "rows": counted.rows,
@@ -110,15 +111,43 @@ def export_archive(table: Table, cipher: Resealing, public: str, out: IO[bytes])
     return counted
 
 
-def _resealed(value: Any, source: Resealing, target: Resealing, counted: Counted) -> Any:
-    if is_sealed(value):
-        counted.sealed += 1
-        return target.wrap(*source.unwrap(bytes(value)))
-    if isinstance(value, dict):
-        return {k: _resealed(v, source, target, counted) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_resealed(v, source, target, counted) for v in value]
-    return value
+class Resealer:
+    """Opens sealed values under one key and seals them again under another. An entry's
+    copies hold its base row's sealed value byte for byte, a few rows later in the same
+    partition: the last values re-sealed are kept, so a copy costs no cryptography and
+    stays, on the other side, the same bytes as its base row."""
+
+    # Values remembered (about 2 KB each): an entry's copies in its pool's partition follow
+    # within this many sealed values unless the pool is larger.
+    KEPT = 1024
+
+    def __init__(self, source: Resealing, target: Resealing, counted: Counted) -> None:
+        self._source = source
+        self._target = target
+        self._counted = counted
+        self._kept: OrderedDict[bytes, bytes] = OrderedDict()
+
+    def __call__(self, value: Any) -> Any:
+        """`value` with every sealed value in it re-sealed."""
+        if is_sealed(value):
+            self._counted.sealed += 1
+            return self._one(bytes(value))
+        if isinstance(value, dict):
+            return {k: self(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self(v) for v in value]
+        return value
+
+    def _one(self, blob: bytes) -> bytes:
+        done = self._kept.get(blob)
+        if done is None:
+            done = self._target.wrap(*self._source.unwrap(blob))
+            self._kept[blob] = done
+            if len(self._kept) > self.KEPT:
+                self._kept.popitem(last=False)
+        else:
+            self._kept.move_to_end(blob)
+        return done
 
 
 @dataclass(frozen=True)
@@ -180,7 +209,7 @@ def import_archive(
     private = cipher.open(found["private"], scope=_RECIPIENT_SCOPE, row=f"{MOVE_PK}/{found['sk']}")
     recipient = RecipientCipher(str(found["public"]), private.encode())
     counted = Counted(organizations=checked.organizations)
-    digest = _write_rows(again, store, recipient, cipher, after, counted)
+    digest = _write_rows(again, store, Resealer(recipient, cipher, counted), after, counted)
     if digest != checked.digest:
         raise Refused("the archive changed while it was imported: run the import again")
     if after is not None:
@@ -214,8 +243,7 @@ def _admitted(store: Store, checked: Checked) -> dict[str, Any] | None:
 def _write_rows(
     lines: Iterable[bytes],
     store: Store,
-    recipient: Resealing,
-    cipher: Resealing,
+    resealed: Resealer,
     after: AfterRows | None,
     counted: Counted,
 ) -> str:
@@ -234,7 +262,7 @@ def _write_rows(
         record = decode_record(json.dumps(parsed["row"]))
         if str(record["pk"]).startswith("MOVE#"):
             continue  # never exported: a key pair or marker is this deployment's own
-        batch.append(Put(_resealed(record, recipient, cipher, counted)))
+        batch.append(Put(resealed(record)))
         size += len(raw)
         if len(batch) >= WRITE_ROWS or size >= WRITE_BYTES:
             _write(store, batch, after, counted)
