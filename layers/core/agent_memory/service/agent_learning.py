@@ -164,7 +164,7 @@ class AgentDetail:
 
 class AgentLearningPool(KeyedPool):
     kind: PoolKind = "agent"
-    detail = AgentDetail
+    detail_type = AgentDetail
     version_condition = MEMORY_VERSION
 
     def __init__(

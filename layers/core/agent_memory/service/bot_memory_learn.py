@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from agent_memory.domain.audiences import chat_readers
+from agent_memory.domain.audiences import Reader, chat_readers
 from agent_memory.domain.bot_changes import (
     Invalidation,
     Learned,
@@ -64,11 +64,7 @@ def learned_change(
     room = keys.MAX_ACTIONS - 3 - len(also(Learned(0)))
     pool = pool_of(bot_id, org_id)
     readers = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
-    snap: Snapshot | None = None
-    if not any(isinstance(c, RenameTopicChange) for c in changes):
-        snap = memory.repo.read_for_change(for_reader(pool, readers, members))
-    if snap is None or snap.topics.names or snap.topics.writes:
-        snap = memory.repo.read_for_change(pool)
+    snap = _snapshot(memory.repo, pool, readers, members, changes)
     metas = snap.metas()
     members.load(channels_named(metas.values()))
     run = Run(chat, frozenset(evidence), readers, items, actors)
@@ -94,6 +90,22 @@ def learned_change(
         if len(actions) <= keys.MAX_ACTIONS or most == 0:
             return actions, learned
         most -= 1
+
+
+def _snapshot(
+    repo: BotMemoryRepository,
+    pool: Pool,
+    readers: Reader,
+    members: Members,
+    changes: Sequence[LearningChange],
+) -> Snapshot:
+    """What the Chat's readers may see and what it stands on; the whole pool for a rename
+    or when the head names topics."""
+    if not any(isinstance(c, RenameTopicChange) for c in changes):
+        snap = repo.read_for_change(for_reader(pool, readers, members))
+        if not (snap.topics.names or snap.topics.writes):
+            return snap
+    return repo.read_for_change(pool)
 
 
 def _learned_actions(

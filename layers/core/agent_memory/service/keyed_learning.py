@@ -109,19 +109,15 @@ def change_actions(
 
 
 class KeyedPool(PoolDefaults):
-    """A pool of entries under keys (a session's, an agent's): the consolidation task, its
-    evidence detail, and the condition its version guards."""
+    """A pool of entries under keys (a session's, an agent's): the consolidation task and
+    the condition its version guards."""
 
     kind: PoolKind
-    detail: ClassVar[type[Any]]
     # The write condition on the pool's version: losing it means another writer won.
     version_condition: ClassVar[str]
 
     def task(self, evidence: Evidence[Any]) -> Ask[LearningRequest, tuple[ProposedChange, ...]]:
         return consolidation(self.kind, evidence)
-
-    def detail_of(self, data: Any) -> Any:
-        return self.detail(**data)
 
     def lost(self, error: WriteConflict) -> bool:
         return error.raced or error.condition == self.version_condition

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.tasks.base import Ask
@@ -168,7 +168,10 @@ class Workflow(Protocol):
 
 
 class PoolDefaults:
-    """No budget to charge, guarded by the read position alone, no evidence detail."""
+    """No budget to charge, guarded by the read position alone; the evidence detail is the
+    dataclass `detail_type` (its fields as `asdict` gives them), or none."""
+
+    detail_type: ClassVar[type[Any] | None] = None
 
     def charge(self, evidence: Evidence[Any], reply: ModelReply) -> Sequence[Action]:
         return ()
@@ -177,7 +180,7 @@ class PoolDefaults:
         return False
 
     def detail_of(self, data: Any) -> Any:
-        return None
+        return None if self.detail_type is None else self.detail_type(**data)
 
 
 def apply_cycle(

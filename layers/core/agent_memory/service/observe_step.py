@@ -145,15 +145,10 @@ class ObserveStep(StepDefaults):
         thread = stored.thread
         messages = [m for _seq, m in batch.messages]
         asked = self._observer.observation_input(thread, options, log_, messages)
-        return Evidence(
-            pool=pool,
-            position=batch.position,
-            upto=batch.upto,
-            items=batch.items(),
-            memory=(),
-            model=observer_model(options["observationalMemory"], self._observer.platform_model),
-            allowed_kinds=(),
-            detail=ObservationDetail(
+        return batch.evidence(
+            pool,
+            observer_model(options["observationalMemory"], self._observer.platform_model),
+            ObservationDetail(
                 asked.observations,
                 asked.title,
                 asked.thread_title,

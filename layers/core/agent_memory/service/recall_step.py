@@ -101,16 +101,7 @@ class RecallStep(StepDefaults):
             if upto is not None:
                 self.pending.indexed(pool.pool_id, upto)
             return None
-        return Evidence(
-            pool=pool,
-            position=batch.position,
-            upto=batch.upto,
-            items=batch.items(),
-            memory=(),
-            model=None,
-            allowed_kinds=(),
-            detail=RecallDetail(tuple(seq for seq, _ in batch.messages)),
-        )
+        return batch.evidence(pool, None, RecallDetail(tuple(seq for seq, _ in batch.messages)))
 
     def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """On the observer's run, only when the messages close a batch."""

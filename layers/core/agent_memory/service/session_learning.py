@@ -45,7 +45,7 @@ class SessionDetail:
 
 class SessionLearningPool(KeyedPool):
     kind: PoolKind = "session"
-    detail = SessionDetail
+    detail_type = SessionDetail
     version_condition = SESSION_REVISION
 
     def __init__(self, access: SessionAccess, clock: Clock) -> None:

@@ -131,6 +131,10 @@ class ThreadBatch:
     def items(self) -> tuple[EvidenceItem, ...]:
         return tuple(EvidenceItem(m.id, m.role, m.content) for _seq, m in self.messages)
 
+    def evidence(self, pool: PoolRef, model: str | None, detail: Any) -> Evidence[Any]:
+        """The batch as a thread step's evidence: no entries shown, no kinds to keep."""
+        return Evidence(pool, self.position, self.upto, self.items(), (), model, (), detail)
+
 
 # By (organization, thread id).
 _READS: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar("thread_reads", default=None)

@@ -46,6 +46,7 @@ class TitleStep(StepDefaults):
     """A failed call leaves the thread untitled; the next save with an answer tries again."""
 
     kind: PoolKind = TITLE_KIND
+    detail_type = TitleDetail
 
     def __init__(
         self, reader: ThreadReader, store: Store, clock: Clock, title_model: str | None = None
@@ -62,9 +63,6 @@ class TitleStep(StepDefaults):
             and saved.thread.title is None
             and any(m.role == "assistant" for m in saved.messages)
         )
-
-    def detail_of(self, data: Any) -> TitleDetail:
-        return TitleDetail(**data)
 
     def task(self, evidence: Evidence[TitleDetail]) -> Ask[TitleInput, Title]:
         return Ask(TITLE, TitleInput(evidence.items[0].content, evidence.detail.instructions))
