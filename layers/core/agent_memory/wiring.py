@@ -91,6 +91,7 @@ class Wiring:
         store, cipher = self.store, self.cipher
         # Repositories only hold the store (and cipher): built with the wiring.
         self.identity_repo = IdentityRepository(store)
+        self.agent_repo = AgentRepository(store)
         self.thread_repo = ThreadRepository(store, cipher)
         self.agent_memory_repo = AgentMemoryRepository(store, cipher)
         self.executions = ExecutionRepository(store, cipher)
@@ -240,7 +241,7 @@ class Wiring:
     def agents(self) -> AgentService:
         from agent_memory.service.agents import AgentService
 
-        return AgentService(AgentRepository(self.store), self.clock, self.ids)
+        return AgentService(self.agent_repo, self.clock, self.ids)
 
     @cached_property
     def sessions(self) -> SessionService:
@@ -283,7 +284,7 @@ class Wiring:
 
         return AgentMemoryService(
             self.agent_memory_repo,
-            AgentRepository(self.store),
+            self.agent_repo,
             self.access.repo,
             self.clock,
             self.ids,

@@ -49,7 +49,7 @@ from agent_memory.ports import Clock, Ids
 from agent_memory.service.retrying import until_it_lands
 
 if TYPE_CHECKING:
-    from agent_memory.service.organizations import OrgEraser
+    from agent_memory.service.erasure import ErasureService
 
 USER_NOT_FOUND = "user not found"
 # A token's organization never changes; past this many, the oldest is read again.
@@ -219,7 +219,9 @@ class IdentityService:
         self._require_service_admin(principal)
         return self._repo.organizations(after, limit)
 
-    def delete_org(self, principal: Principal, org_id: str, eraser: OrgEraser) -> dict[str, int]:
+    def delete_org(
+        self, principal: Principal, org_id: str, eraser: ErasureService
+    ) -> dict[str, int]:
         """The organization and everything in it (service/organizations.py)."""
         from agent_memory.service.organizations import ORG_NOT_FOUND, delete_organization
 

@@ -11,11 +11,9 @@ removed itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from typing import Protocol
+from typing import TYPE_CHECKING
 
-from agent_memory.domain.erasure import Erased
 from agent_memory.domain.errors import Conflict, NotFound
 from agent_memory.persistence import keys
 from agent_memory.persistence.identity import IdentityRepository
@@ -25,22 +23,18 @@ from agent_memory.service.bot_learning import KIND as BOT_LEARNING
 from agent_memory.service.bot_learning import learning_pool_id
 from agent_memory.service.retrying import until_it_lands
 
+if TYPE_CHECKING:
+    from agent_memory.service.erasure import ErasureService
+
 ORG_NOT_FOUND = "organization not found"
 _PEOPLE = "USER#"
 
 
-class OrgEraser(Protocol):
-    def erase_organization(
-        self,
-        org_id: str,
-        people: Sequence[str],
-        contents: OrgContents,
-        gone: Callable[[str], None],
-    ) -> Erased: ...
-
-
 def delete_organization(
-    repo: IdentityRepository, service_keys: ServiceKeyRepository, org_id: str, eraser: OrgEraser
+    repo: IdentityRepository,
+    service_keys: ServiceKeyRepository,
+    org_id: str,
+    eraser: ErasureService,
 ) -> dict[str, int]:
     """What this call removed, by kind; NotFound when nothing of the organization is left."""
     if not repo.begin_deletion(org_id):
