@@ -2,21 +2,19 @@
 
 The model only proposes; the consolidation rules check every change again. The prompt
 still states each rule, so a good model wastes no change on something that is rejected.
-
-Evidence is rendered as one JSON object per line: item text cannot break out of its item
-(a quote or a newline in it is escaped), and ids stay exact for the model to copy.
+Both are written as every task writes its prompt (`tasks/prompts.py`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
-from agent_memory.domain.evidence import Evidence, EvidenceItem, KnownEntry
+from agent_memory.domain.evidence import Evidence, KnownEntry
 from agent_memory.domain.proposals import LASTING_KINDS, MAX_KEY_LENGTH
+from agent_memory.domain.tasks.base import item_record, json_lines, system_text
 
 _FORMAT = (
-    'Answer with one JSON object and nothing else: {"changes": [...]}. Each change is either '
+    '{"changes": [...]}. Each change is either '
     '{"op": "remember", "key": "<key>", "content": "<the fact in one or two plain sentences>", '
     '"kind": "<kind>", "sources": ["<item id>", ...]} or '
     '{"op": "forget", "key": "<existing key>", "sources": ["<item id>", ...]}. '
@@ -83,9 +81,7 @@ def instructions_for(pool_kind: str, allowed_kinds: Sequence[str], person: str |
         *([_AGENT_RULE] if agent else []),
         _who(person),
     ]
-    numbered = "\n".join(f"{number}. {rule}" for number, rule in enumerate(rules, start=1))
-    task = _AGENT_TASK if agent else _SESSION_TASK
-    return f"{task}\n\nRules:\n{numbered}\n\n{_FORMAT}"
+    return system_text(_AGENT_TASK if agent else _SESSION_TASK, rules, answer=_FORMAT)
 
 
 def _who(person: str | None) -> str:
@@ -100,27 +96,19 @@ def _who(person: str | None) -> str:
 def render_evidence(request: Evidence) -> str:
     """The user message: the memory as it is now, then the new items with ids and roles."""
     lines = ["Current memory entries (reuse their keys for the same fact):"]
-    lines += [_entry_line(entry) for entry in request.memory] or ["(none)"]
+    lines += json_lines(_entry_record(entry) for entry in request.memory)
     lines.append("")
     lines.append("New items, oldest first (name their ids as sources):")
-    lines += [_item_line(item) for item in request.items] or ["(none)"]
+    lines += json_lines(
+        item_record(item.id, item.role, item.content, item.app, {"session": item.session})
+        for item in request.items
+    )
     return "\n".join(lines)
 
 
-def _entry_line(entry: KnownEntry) -> str:
+def _entry_record(entry: KnownEntry) -> dict[str, str]:
     fields = {"key": entry.key, "kind": entry.kind, "status": entry.status}
     # A retracted entry's text is not shown again; its key must not come back.
     if entry.status == "active":
         fields["content"] = entry.content
-    return json.dumps(fields, ensure_ascii=False)
-
-
-def _item_line(item: EvidenceItem) -> str:
-    fields: dict[str, object] = {"id": item.id, "role": item.role}
-    if item.session:
-        fields["session"] = item.session
-    if item.app:
-        fields["app"] = item.app
-        fields["outside_data"] = True
-    fields["content"] = item.content
-    return json.dumps(fields, ensure_ascii=False)
+    return fields

@@ -1,6 +1,7 @@
 """What every model task is: a name, a prompt, an output schema, a parser, rules and a local
 answer. Providers (ports.models) serve any task through `TaskRequest`; the learning workflow
-runs any pool's task through `Ask`.
+runs any pool's task through `Ask`. Every task writes its prompt with `system_text` and
+`json_lines`, so all of them read alike to a model.
 
 A task is stateless and lives once per process (a module-level instance). Its input is a
 plain typed value (a dataclass); its output is what its parser returns, by default the
@@ -9,15 +10,16 @@ instance of its pydantic `output_model`, from which its JSON schema is generated
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from pydantic import BaseModel
 
-from agent_memory.domain.tasks.answers import parse_answer, strict_schema
+from agent_memory.domain.tasks.answers import InvalidModelOutput, parse_answer, strict_schema
 
 In = TypeVar("In")
 Out = TypeVar("Out")
@@ -26,6 +28,9 @@ Out = TypeVar("Out")
 # learning may take at most 2 minutes"); request-path tasks pass their own (15 s for 002).
 STEP_DEADLINE_S = 100.0
 MAX_OUTPUT_TOKENS = 4096
+# The headings of a note a task adds after its rules.
+OWNER_RULES = "The owner's rules about privacy and sharing"
+FOCUS = "What to focus on"
 
 
 class ModelRequest(Protocol):
@@ -184,3 +189,51 @@ class Ask(Generic[In, Out]):
 
     def describe(self, output: Out) -> list[dict[str, Any]]:
         return self.task.describe(output)
+
+
+def system_text(
+    task: str,
+    rules: Sequence[str],
+    *,
+    answer: str,
+    note: str | None = None,
+    note_heading: str = OWNER_RULES,
+) -> str:
+    """The task, its rules numbered from 1 (none: no rules section), the note under its
+    heading when set, and `answer`: the JSON object to answer with, as the model reads it."""
+    text = task
+    if rules:
+        numbered = "\n".join(f"{number}. {rule}" for number, rule in enumerate(rules, start=1))
+        text += f"\n\nRules:\n{numbered}"
+    if note:
+        text += f"\n\n{note_heading}: {note}"
+    return f"{text}\n\nAnswer with one JSON object and nothing else: {answer}"
+
+
+def json_lines(records: Iterable[Mapping[str, object]]) -> list[str]:
+    """One JSON object per record, or `(none)` so the model sees the list is empty: text
+    cannot break out of its record (quotes and newlines are escaped), ids stay exact."""
+    return [json.dumps(dict(record), ensure_ascii=False) for record in records] or ["(none)"]
+
+
+def item_record(
+    id: str, role: str, content: str, app: str | None, context: Mapping[str, str | None]
+) -> dict[str, object]:
+    """A conversation item as the model reads it: id, role, the context set (its session,
+    its actor), and a tool result of an App marked as outside data."""
+    record: dict[str, object] = {"id": id, "role": role}
+    record.update({name: value for name, value in context.items() if value})
+    if app:
+        record["app"] = app
+        record["outside_data"] = True
+    record["content"] = content
+    return record
+
+
+def required_text(value: str, field: str, max_length: int) -> str:
+    """An answer's text field: never blank, at most `max_length` characters."""
+    if not value:
+        raise InvalidModelOutput(f"'{field}' must be non-empty text", [field])
+    if len(value) > max_length:
+        raise InvalidModelOutput(f"'{field}' is longer than {max_length} characters", [field])
+    return value

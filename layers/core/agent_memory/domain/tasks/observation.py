@@ -27,7 +27,7 @@ from agent_memory.domain.tasks.answers import (
     strict_schema,
     strictly,
 )
-from agent_memory.domain.tasks.base import ModelTask
+from agent_memory.domain.tasks.base import FOCUS, ModelTask, json_lines, system_text
 from agent_memory.domain.tasks.title import title_from
 
 NAME = "observation"
@@ -112,16 +112,12 @@ class ObservationTask(ModelTask[ObservationInput, Observation]):
                 "learned something lasting: answer the whole text, keeping its headings; "
                 "null when nothing changed."
             )
-        text = (
-            "You observe a conversation between a user and an agent and keep a compact log "
-            "of it.\n\nRules:\n"
-            + "\n".join(f"{n}. {rule}" for n, rule in enumerate(rules, start=1))
-        )
-        if task_input.instruction:
-            text += f"\n\nWhat to focus on: {task_input.instruction}"
-        return (
-            text + '\n\nAnswer with one JSON object and nothing else: {"observations": "...", '
-            '"title": ... or null, "workingMemory": ... or null}.'
+        return system_text(
+            "You observe a conversation between a user and an agent and keep a compact log of it.",
+            rules,
+            answer='{"observations": "...", "title": ... or null, "workingMemory": ... or null}.',
+            note=task_input.instruction,
+            note_heading=FOCUS,
         )
 
     def user(self, task_input: ObservationInput) -> str:
@@ -135,10 +131,9 @@ class ObservationTask(ModelTask[ObservationInput, Observation]):
             shown = current if isinstance(current, str) else json.dumps(current)
             lines += ["", f"Working memory ({memory.format}):", shown or "(empty)"]
         lines += ["", "New messages, oldest first:"]
-        lines += [
-            json.dumps({"id": m.id, "role": m.role, "content": m.content}, ensure_ascii=False)
-            for m in task_input.messages
-        ] or ["(none)"]
+        lines += json_lines(
+            {"id": m.id, "role": m.role, "content": m.content} for m in task_input.messages
+        )
         return "\n".join(lines)
 
     def parse(self, text: str, task_input: ObservationInput) -> Observation:
