@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from agent_memory.domain.evidence import Evidence, KnownEntry
 from agent_memory.domain.proposals import LASTING_KINDS, MAX_KEY_LENGTH
-from agent_memory.domain.tasks.base import item_record, json_lines, system_text
+from agent_memory.domain.tasks.base import item_record, json_lines, task_prompt
 
 _FORMAT = (
     '{"changes": [...]}. Each change is either '
@@ -81,7 +81,7 @@ def instructions_for(pool_kind: str, allowed_kinds: Sequence[str], person: str |
         *([_AGENT_RULE] if agent else []),
         _who(person),
     ]
-    return system_text(_AGENT_TASK if agent else _SESSION_TASK, rules, answer=_FORMAT)
+    return task_prompt(_AGENT_TASK if agent else _SESSION_TASK, rules, answer=_FORMAT)
 
 
 def _who(person: str | None) -> str:

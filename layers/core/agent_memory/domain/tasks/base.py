@@ -1,6 +1,6 @@
 """What every model task is: a name, a prompt, an output schema, a parser, rules and a local
 answer. Providers (ports.models) serve any task through `TaskRequest`; the learning workflow
-runs any pool's task through `Ask`. Every task writes its prompt with `system_text` and
+runs any pool's task through `Ask`. Every task writes its prompt with `task_prompt` and
 `json_lines`, so all of them read alike to a model.
 
 A task is stateless and lives once per process (a module-level instance). Its input is a
@@ -191,7 +191,7 @@ class Ask(Generic[In, Out]):
         return self.task.describe(output)
 
 
-def system_text(
+def task_prompt(
     task: str,
     rules: Sequence[str],
     *,

@@ -27,7 +27,7 @@ from agent_memory.domain.tasks.answers import (
     strict_schema,
     strictly,
 )
-from agent_memory.domain.tasks.base import FOCUS, ModelTask, json_lines, system_text
+from agent_memory.domain.tasks.base import FOCUS, ModelTask, json_lines, task_prompt
 from agent_memory.domain.tasks.title import title_from
 
 NAME = "observation"
@@ -112,7 +112,7 @@ class ObservationTask(ModelTask[ObservationInput, Observation]):
                 "learned something lasting: answer the whole text, keeping its headings; "
                 "null when nothing changed."
             )
-        return system_text(
+        return task_prompt(
             "You observe a conversation between a user and an agent and keep a compact log of it.",
             rules,
             answer='{"observations": "...", "title": ... or null, "workingMemory": ... or null}.',
