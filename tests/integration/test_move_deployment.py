@@ -231,7 +231,8 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Source:
     # answers), not in the context's last 2; the cello before the more important desk.
     cat = [m["id"] for m in thread if m["content"] == SAID[1]]
     answered = [thread[i + 1]["id"] for i, m in enumerate(thread) if m["id"] in cat]
-    assert found["messages"] and set(found["messages"]) <= {*cat, *answered}
+    assert found["messages"]
+    assert set(found["messages"]) <= {*cat, *answered}
     cello = [m["id"] for m in memories if m["content"] == NOTES[0][0]]
     assert found["memories"][:1] == cello
     return Source(path, people, before, org, sid, waiting, recalling, found)
@@ -252,8 +253,20 @@ def archive_for(
     scanned = all_text([decode_record(json.dumps(r["row"])) for r in _rows(archive)])
     leaked = [s for s in SECRETS if s.encode() in archive + said + public or s in scanned]
     assert leaked == []
+    # Nor the source's vectors (derived from content): the target makes its own.
+    assert not [v for v in source_vectors(source.path) if v.encode() in archive]
     path.write_bytes(archive)
     return path
+
+
+def source_vectors(path: Path) -> list[str]:
+    """The vectors semantic recall keeps in a one-machine deployment's log, base64."""
+    from agent_memory.wiring import VECTORS_FILE
+
+    lines = [json.loads(line) for line in (path / VECTORS_FILE).read_text().splitlines()]
+    found = [put["v"] for line in lines for put in line.get("put", [])]
+    assert found, "the source embedded nothing"
+    return found
 
 
 def _rows(archive: bytes) -> list[dict[str, Any]]:
