@@ -197,7 +197,7 @@ def world() -> World:
     services.identity.create_org(SERVICE_ADMIN, "acme", "Acme")
     services.identity.create_user(SERVICE_ADMIN, "acme", "ana", "Ana", "member")
     services.org_settings.patch(SERVICE_ADMIN, "acme", {"helperModel": HELPER})
-    pool = services.learning._pools["agent"]
+    pool = services.learning._pool("agent")
     return World(services, store, helper, orchestrator, pool, Principal("ana", "acme", "member"))
 
 

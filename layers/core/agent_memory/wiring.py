@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from agent_memory.service.events import EventService
     from agent_memory.service.identity import IdentityService
     from agent_memory.service.learning import LearningService
-    from agent_memory.service.learning_pools import LearningPool
     from agent_memory.service.limits import Limiter, RequestLimits
     from agent_memory.service.memory_bot import MemoryBotService
     from agent_memory.service.memory_objects import MemoryObjectService
@@ -167,6 +166,7 @@ class Wiring:
     def learning(self) -> LearningService:
         from agent_memory.service.learning import LearningService
         from agent_memory.service.limits import ModelCallQuota
+        from agent_memory.wiring_pools import pool_builders
 
         return LearningService(
             self.store,
@@ -175,15 +175,9 @@ class Wiring:
             self.ids,
             self.adapters.orchestrator,
             self.models,
-            self.learning_pools,
             quota=ModelCallQuota(self.limiter, self.settings.org_model_calls_per_minute),
+            builders=pool_builders(self),
         )
-
-    @cached_property
-    def learning_pools(self) -> list[LearningPool]:
-        from agent_memory.wiring_pools import learning_pools
-
-        return learning_pools(self)
 
     @cached_property
     def thread_steps(self) -> list[ThreadStep]:

@@ -1,78 +1,30 @@
 """The pools durable learning serves, each a rules module and a repository over the one
-engine: a new pool kind is one more entry here, with the function that builds it.
-
-A pool is built, and its rules module imported, by the first step that runs for its kind: a
-learning step serves one pool, and every pool's rules together take about 20 ms to import.
+engine: a new pool kind is one more entry here, with the function that builds it (built,
+and its rules module imported, by the first step that runs for its kind).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent_memory.domain.errors import WriteConflict
-    from agent_memory.domain.tasks.base import Ask
-    from agent_memory.ports import Action, ModelReply
-    from agent_memory.service.learning_pools import (
-        Change,
-        Evidence,
-        FinishActions,
-        LearningPool,
-        PoolKind,
-        PoolRef,
-    )
-    from agent_memory.service.retrying import Again
+    from agent_memory.service.learning_pools import LearningPool, PoolKind
+    from agent_memory.service.learning_start import PoolBuilder
     from agent_memory.service.thread_learning import ThreadStep
     from agent_memory.wiring import Wiring
 
 
-class PoolOnFirstUse:
-    """The `LearningPool` of `kind` that `build` answers, built when a step first asks it
-    something. `kind` is the built pool's own."""
-
-    def __init__(self, kind: PoolKind, build: Callable[[], LearningPool]) -> None:
-        self.kind = kind
-        self._build = build
-
-    @functools.cached_property
-    def pool(self) -> LearningPool:
-        return self._build()
-
-    def charge(self, evidence: Evidence[Any], reply: ModelReply) -> Sequence[Action]:
-        return self.pool.charge(evidence, reply)
-
-    def task(self, evidence: Evidence[Any]) -> Ask[Any, Any] | None:
-        return self.pool.task(evidence)
-
-    def detail_of(self, data: Any) -> Any:
-        return self.pool.detail_of(data)
-
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
-        return self.pool.load_evidence(pool, upto)
-
-    def change(
-        self, evidence: Evidence[Any], changes: Any, finish: FinishActions
-    ) -> Change | Again:
-        return self.pool.change(evidence, changes, finish)
-
-    def lost(self, error: WriteConflict) -> bool:
-        return self.pool.lost(error)
-
-
-def learning_pools(wiring: Wiring) -> list[LearningPool]:
-    thread_kinds = ("thread-title", "thread-observe", "thread-recall")
-    return [
-        PoolOnFirstUse("session", functools.partial(_session_pool, wiring)),
-        PoolOnFirstUse("agent", functools.partial(_agent_pool, wiring)),
-        PoolOnFirstUse("bot", functools.partial(_bot_pool, wiring)),
-        # A thread's steps are built together: they share one reader of the thread.
-        *(
-            PoolOnFirstUse(kind, functools.partial(_thread_step, wiring, kind))
-            for kind in thread_kinds
-        ),
-    ]
+def pool_builders(wiring: Wiring) -> dict[PoolKind, PoolBuilder]:
+    builders: dict[PoolKind, PoolBuilder] = {
+        "session": functools.partial(_session_pool, wiring),
+        "agent": functools.partial(_agent_pool, wiring),
+        "bot": functools.partial(_bot_pool, wiring),
+    }
+    # A thread's steps are built together: they share one reader of the thread.
+    for kind in ("thread-title", "thread-observe", "thread-recall"):
+        builders[kind] = functools.partial(_thread_step, wiring, kind)
+    return builders
 
 
 def _session_pool(wiring: Wiring) -> LearningPool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -49,6 +49,9 @@ RUN_LIMIT_MS = (300 + 300) * 1000
 UPTO_LATER = -1
 # How a copy of an execution waits for the other copy's model call (under CallModel's 120 s).
 COPY_WAIT_S = 100.0
+# A pool kind's rules and repository, built when a step first asks for that kind: a learning
+# step serves one pool, and every pool's rules together take about 20 ms to import.
+PoolBuilder = Callable[[], LearningPool]
 
 
 class LearningStarts:
@@ -64,6 +67,7 @@ class LearningStarts:
         models: ModelCatalog,
         pools: Iterable[LearningPool] = (),
         quota: ModelCallQuota | None = None,
+        builders: Mapping[PoolKind, PoolBuilder] | None = None,
     ) -> None:
         self._runs = ExecutionRepository(store, cipher)
         self._store = store
@@ -74,6 +78,7 @@ class LearningStarts:
         self._models = models
         self.copy_wait_s = COPY_WAIT_S
         self._pools: dict[str, LearningPool] = {}
+        self._builders = dict(builders or {})
         for pool in pools:
             self.register(pool)
 
@@ -229,6 +234,8 @@ class LearningStarts:
 
     def _pool(self, kind: PoolKind) -> LearningPool:
         pool = self._pools.get(kind)
+        if pool is None and kind in self._builders:
+            pool = self._pools[kind] = self._builders.pop(kind)()
         if pool is None:
             raise LearningStepError(f"no learning rules for pools of kind {kind!r}")
         return pool
