@@ -279,14 +279,7 @@ class IdentityService:
     def delete_person(self, principal: Principal, org_id: str, user_id: str) -> None:
         """The record and every token; the caller erased the person's data first."""
         self._require_user_manager(principal, org_id)
-
-        def delete() -> bool:
-            holding = self._repo.holding(org_id, user_id)
-            if holding is not None:
-                self._repo.delete_user(holding)
-            return holding is not None
-
-        if until_it_lands(delete, _kept_changing):
+        if delete_holding(self._repo, org_id, user_id) is not None:
             self._repo.count_people(org_id, -1)
 
     def rename_person(
@@ -394,6 +387,20 @@ class IdentityService:
             raise NotFound(TOKEN_NOT_FOUND)
         require_org_admin(principal, owner.org_id)
         self._repo.revoke(owner)
+
+
+def delete_holding(repo: IdentityRepository, org_id: str, user_id: str) -> int | None:
+    """A person's record, list rows and every token, read again while their tokens change:
+    how many tokens went (None: no such person any more)."""
+
+    def delete() -> int | None:
+        holding = repo.holding(org_id, user_id)
+        if holding is None:
+            return None
+        repo.delete_user(holding)
+        return len(holding.tokens)
+
+    return until_it_lands(delete, _kept_changing)
 
 
 def _kept_changing() -> Conflict:

@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from agent_memory.domain.errors import Conflict, NotFound
+from agent_memory.domain.errors import NotFound
 from agent_memory.persistence import keys
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.org_contents import OrgContents
 from agent_memory.persistence.service_keys import ServiceKeyRepository
 from agent_memory.service.bot_learning import KIND as BOT_LEARNING
 from agent_memory.service.bot_learning import learning_pool_id
-from agent_memory.service.retrying import until_it_lands
+from agent_memory.service.identity import delete_holding
 
 if TYPE_CHECKING:
     from agent_memory.service.erasure import ErasureService
@@ -45,7 +45,7 @@ def delete_organization(
 
     def gone(user_id: str) -> None:
         """A person whose data went: their record, list rows and every token."""
-        tokens = _delete_person(repo, org_id, user_id)
+        tokens = delete_holding(repo, org_id, user_id)
         if tokens is not None:
             counts["users"] += 1
             counts["tokens"] += tokens
@@ -61,23 +61,6 @@ def delete_organization(
     return counts
 
 
-def _delete_person(repo: IdentityRepository, org_id: str, user_id: str) -> int | None:
-    """How many tokens went with the person (None: no such person any more)."""
-
-    def delete() -> int | None:
-        holding = repo.holding(org_id, user_id)
-        if holding is None:
-            return None
-        repo.delete_user(holding)
-        return len(holding.tokens)
-
-    return until_it_lands(delete, _kept_changing)
-
-
 def _camel(name: str) -> str:
     first, *rest = name.split("_")
     return first + "".join(part.title() for part in rest)
-
-
-def _kept_changing() -> Conflict:
-    return Conflict("a person's tokens kept changing; try again")
