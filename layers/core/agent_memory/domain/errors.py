@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 class DomainError(Exception):
-    """Base of every error a client may see. `tag` is the `_tag` of the error body."""
+    """Base of every error a client may see. `tag` is the `_tag` of the error body, `status`
+    the HTTP status; a subclass names either in its header (`tag=...`, `status=...`)."""
 
     tag = "Error"
     status = 500
+
+    def __init_subclass__(
+        cls, *, tag: str | None = None, status: int | None = None, **kwargs: Any
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if tag is not None:
+            cls.tag = tag
+        if status is not None:
+            cls.status = status
 
     def __init__(self, message: str, path: Sequence[str | int] = ()) -> None:
         super().__init__(message)
@@ -17,90 +28,58 @@ class DomainError(Exception):
         self.path = list(path)
 
 
-class ValidationFailed(DomainError):
+class ValidationFailed(DomainError, tag="ValidationError", status=400):
     """Malformed input; `path` names the offending field."""
 
-    tag = "ValidationError"
-    status = 400
+
+class Unauthorized(DomainError, tag="Unauthorized", status=401): ...
 
 
-class Unauthorized(DomainError):
-    tag = "Unauthorized"
-    status = 401
-
-
-class Forbidden(DomainError):
+class Forbidden(DomainError, tag="Forbidden", status=403):
     """The object is visible to the caller, but the action needs a grant it lacks."""
 
-    tag = "Forbidden"
-    status = 403
 
-
-class NotFound(DomainError):
+class NotFound(DomainError, tag="NotFound", status=404):
     """Unknown object, or one of another organization (never 403 across organizations)."""
 
-    tag = "NotFound"
-    status = 404
 
-
-class Conflict(DomainError):
+class Conflict(DomainError, tag="Conflict", status=409):
     """A write whose condition failed: someone else changed the object first."""
 
-    tag = "Conflict"
-    status = 409
+
+class SessionConflict(Conflict, tag="SessionConflict"): ...
 
 
-class SessionConflict(Conflict):
-    tag = "SessionConflict"
+class VersionConflict(Conflict, tag="VersionConflict"): ...
 
 
-class VersionConflict(Conflict):
-    tag = "VersionConflict"
-
-
-class EntryConflict(Conflict):
+class EntryConflict(Conflict, tag="EntryConflict"):
     """Seed 002: Forget or share of a bot memory entry that is not for the caller, or a
     share that a source's access rule does not allow."""
 
-    tag = "EntryConflict"
 
-
-class ChatConflict(Conflict):
+class ChatConflict(Conflict, tag="ChatConflict"):
     """Seed 002: confide in a review chat or after its turn completed; items for a
     completed turn."""
 
-    tag = "ChatConflict"
 
-
-class ThreadConflict(Conflict):
+class ThreadConflict(Conflict, tag="ThreadConflict"):
     """Seed 003: a working-memory PUT when the observer manages it, working memory is off,
     or the active version is readOnly."""
 
-    tag = "ThreadConflict"
+
+class TooLarge(DomainError, tag="TooLarge", status=413): ...
 
 
-class TooLarge(DomainError):
-    tag = "TooLarge"
-    status = 413
+class Throttled(DomainError, tag="Throttled", status=429): ...
 
 
-class Throttled(DomainError):
-    tag = "Throttled"
-    status = 429
-
-
-class Unavailable(DomainError):
+class Unavailable(DomainError, tag="Unavailable", status=503):
     """A dependency (AWS, a model) failed transiently; nothing was written. Retry later."""
 
-    tag = "Unavailable"
-    status = 503
 
-
-class IntegrityError(DomainError):
+class IntegrityError(DomainError, tag="IntegrityError", status=500):
     """A stored ciphertext does not belong where it was found (copied or tampered with)."""
-
-    tag = "IntegrityError"
-    status = 500
 
 
 class WriteConflict(Conflict):

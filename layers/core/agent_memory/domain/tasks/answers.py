@@ -27,14 +27,11 @@ _FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n(?P<body>.*?)\n?```$", re.DOTALL
 _DROPPED = frozenset({"title", "default", "discriminator", "examples"})
 
 
-class InvalidModelOutput(DomainError):
+class InvalidModelOutput(DomainError, tag="InvalidModelOutput", status=502):
     """A model's answer is not the task's protocol (not JSON, wrong shape, bad field).
 
     `path` names the offending place, e.g. `["changes", 0, "key"]`.
     """
-
-    tag = "InvalidModelOutput"
-    status = 502
 
 
 def decode_json(text: object) -> Any:
