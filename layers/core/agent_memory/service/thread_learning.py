@@ -14,16 +14,17 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent_memory.domain.agents import Agent
-from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.threads import StoredThread, ThreadRepository
-from agent_memory.ports import Action, Clock, EvidenceItem, ModelReply, Store, Update
+from agent_memory.ports import Clock, EvidenceItem, Store, Update
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Change,
     Evidence,
     FinishActions,
+    LearningPool,
     Outcome,
     PoolDefaults,
     PoolKind,
@@ -52,10 +53,9 @@ class Saved:
     messages: tuple[Message, ...]
 
 
-class ThreadStep(Protocol):
+class ThreadStep(LearningPool, Protocol):
     """A `LearningPool` of its own kind, plus when a save wants it and what it does then."""
 
-    kind: PoolKind
     # Model-free steps whose work this step's runs do as well (`Carrying`).
     riders: tuple[ThreadStep, ...]
     # A rider commits its work here, outside any execution.
@@ -65,21 +65,11 @@ class ThreadStep(Protocol):
         """Whether this save starts a run; no I/O (request path)."""
         ...
 
-    def task(self, evidence: Evidence[Any]) -> Ask[Any, Any] | None: ...
-
-    def charge(self, evidence: Evidence[Any], reply: ModelReply) -> Sequence[Action]: ...
-
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None: ...
-
     def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """The rider's work that is due on its carrier's run."""
         ...
 
     def change(self, evidence: Evidence[Any], changes: Any, finish: FinishActions) -> Change: ...
-
-    def lost(self, error: WriteConflict) -> bool: ...
-
-    def detail_of(self, data: Any) -> Any: ...
 
     def before_save(
         self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
