@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from agent_memory.domain.errors import ValidationFailed
 
@@ -37,62 +37,55 @@ class InvalidTag(ValueError):
 
 @dataclass(frozen=True)
 class ServiceTag:
-    """A tag of the service: its kind's prefix and the id after it."""
+    """A tag of the service: its kind's prefix and the id after it. A kind names its prefix
+    in its header (`prefix=...`), which makes it one of the kinds `parse_tag` reads."""
 
     prefix: ClassVar[str]
     value: str
+
+    def __init_subclass__(cls, *, prefix: str, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.prefix = prefix
+        _KINDS.append(cls)
 
     def __str__(self) -> str:
         return f"{self.prefix}{self.value}"
 
 
-class FromPerson(ServiceTag):
+_KINDS: list[type[ServiceTag]] = []
+
+
+class FromPerson(ServiceTag, prefix="from:"):
     """`from:<userId>`: a person who said or did what the entry is about."""
 
-    prefix = "from:"
 
-
-class ForPerson(ServiceTag):
+class ForPerson(ServiceTag, prefix="for:person:"):
     """`for:person:<userId>`: this person may see the entry."""
 
-    prefix = "for:person:"
 
-
-class ForChannel(ServiceTag):
+class ForChannel(ServiceTag, prefix="for:channel:"):
     """`for:channel:<channelId>`: the current members of this Channel group may see it."""
 
-    prefix = "for:channel:"
 
-
-class Forgot(ServiceTag):
+class Forgot(ServiceTag, prefix="forgot:"):
     """`forgot:<userId>`: this person took back their part (Forget): the entry is no longer
     for them, whatever its other `for:` tags admit."""
 
-    prefix = "forgot:"
 
-
-class InOrg(ServiceTag):
+class InOrg(ServiceTag, prefix="org:"):
     """`org:<organizationId>`: where it happened; only work in this organization sees it."""
 
-    prefix = "org:"
 
-
-class FromChat(ServiceTag):
+class FromChat(ServiceTag, prefix="chat:"):
     """`chat:<id>`: the Chat it comes from."""
 
-    prefix = "chat:"
 
-
-class FromChannel(ServiceTag):
+class FromChannel(ServiceTag, prefix="channel:"):
     """`channel:<id>`: the Channel group it comes from."""
 
-    prefix = "channel:"
 
-
-class FromApp(ServiceTag):
+class FromApp(ServiceTag, prefix="app:"):
     """`app:<tool>`: a tool result from an App supports it."""
-
-    prefix = "app:"
 
 
 @dataclass(frozen=True)
@@ -115,17 +108,7 @@ class Topic:
 
 Tag = ServiceTag | ForBot | Topic
 FOR_BOT = ForBot()
-KINDS: tuple[type[ServiceTag], ...] = (
-    ForPerson,
-    ForChannel,
-    FromPerson,
-    Forgot,
-    InOrg,
-    FromChat,
-    FromChannel,
-    FromApp,
-)
-PREFIXES = tuple((kind.prefix, kind) for kind in KINDS)
+PREFIXES = tuple((kind.prefix, kind) for kind in _KINDS)
 
 
 def topic_reason(text: str) -> str | None:
