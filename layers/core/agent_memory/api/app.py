@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
+from starlette.routing import compile_path
 
 from agent_memory.api.bodies import RequestGuard
 from agent_memory.api.contracts.base import MODEL_NAME_PATTERN, model_name_pattern
@@ -125,15 +124,9 @@ def _methods_of(app: FastAPI, scope: Any) -> set[str]:
         return {method.upper() for method in paths[path]}
     methods: set[str] = set()
     for template, operations in paths.items():
-        if _template(template).fullmatch(path):
+        if compile_path(template)[0].match(path):
             methods |= {method.upper() for method in operations}
     return methods
-
-
-@functools.cache
-def _template(template: str) -> re.Pattern[str]:
-    parts = re.split(r"(\{[^}]+\})", template)
-    return re.compile("".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts))
 
 
 _ERROR_SCHEMA: dict[str, Any] = {

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, Mirror, NotBlank, empty_list
-
-if TYPE_CHECKING:
-    # Annotations of `of` only: loaded with the services, not with the routes.
-    from agent_memory.domain.agents import Agent
+from agent_memory.api.contracts.base import (
+    NOT_BLANK,
+    Answer,
+    Body,
+    ListOf,
+    Mirror,
+    NotBlank,
+    empty_list,
+)
 
 
 class CreateAgent(Body):
@@ -33,15 +37,8 @@ class AgentAnswer(Answer):
     agent: AgentOut
 
 
-class AgentList(Answer):
-    object: Literal["list"] = "list"
-    data: list[AgentOut]
-    has_more: bool
-
-    @classmethod
-    def of(cls, page: tuple[list[Agent], bool]) -> AgentList:
-        agents, more = page
-        return cls(data=[AgentOut.of(a) for a in agents], has_more=more)
+class AgentList(ListOf[AgentOut]):
+    pass
 
 
 class DeletedAgent(Answer):

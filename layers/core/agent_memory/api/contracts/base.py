@@ -5,7 +5,7 @@ import re
 import types
 import typing
 from collections.abc import Sequence
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, ClassVar, Generic, Literal, Self, TypeVar
 
 from fastapi import Query
 from pydantic import (
@@ -13,7 +13,9 @@ from pydantic import (
     AliasGenerator,
     BaseModel,
     ConfigDict,
+    SerializerFunctionWrapHandler,
     ValidationError,
+    model_serializer,
     model_validator,
 )
 from pydantic.alias_generators import to_snake
@@ -141,6 +143,49 @@ class Mirror(Answer):
     @classmethod
     def of(cls, source: object) -> Self:
         return cls.model_validate(source, from_attributes=True)
+
+
+ItemT = TypeVar("ItemT")
+
+
+class ListOf(Answer, Generic[ItemT]):
+    """A page of a list as agent_memories page (API.md, seed 004): `has_more` says another
+    page follows."""
+
+    object: Literal["list"] = "list"
+    data: list[ItemT]
+    has_more: bool
+
+    @classmethod
+    def of(cls, page: tuple[Sequence[Any], bool]) -> Self:
+        """A page of domain objects, each shown by its `Mirror` answer."""
+        found, more = page
+        return cls.model_validate({"data": found, "has_more": more}, from_attributes=True)
+
+
+class Sparse(Answer):
+    """An answer whose optional fields are left out when they have no value (API.md's `?`)."""
+
+    optional: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _sparse(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name in self.optional:
+            if data.get(name) is None:
+                data.pop(name, None)
+        return data
+
+
+AnswerT = TypeVar("AnswerT", bound=Answer)
+
+
+def fitting(answers: Sequence[AnswerT]) -> list[AnswerT]:
+    """The first `answers` whose JSON fits in one Lambda answer, as `bounds.carried_size`
+    measures it."""
+    from agent_memory.domain import bounds
+
+    return bounds.within_budget(answers, lambda answer: bounds.carried_size(answer.model_dump()))[0]
 
 
 # A pool's learning executions: sessions, agent memory and threads answer alike.

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar
+from typing import Annotated
 
 from fastapi import Query
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field
 
-from agent_memory.api.contracts.base import NOT_BLANK, Answer, NotBlank
+from agent_memory.api.contracts.base import NOT_BLANK, NotBlank
 from agent_memory.domain.bot_limits import MAX_NAME_LENGTH
 
 Name = Annotated[
@@ -21,17 +21,3 @@ AFTER = Query(
     max_length=200,
     description="the id of the last object of the page before: one this list shows you (else 404)",
 )
-
-
-class Sparse(Answer):
-    """An answer whose optional fields are left out when they have no value (API.md's `?`)."""
-
-    optional: ClassVar[tuple[str, ...]] = ()
-
-    @model_serializer(mode="wrap")
-    def _sparse(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        for name in self.optional:
-            if data.get(name) is None:
-                data.pop(name, None)
-        return data

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 from pydantic.config import JsonDict
 
 from agent_memory.api.contracts.base import (
@@ -13,10 +13,12 @@ from agent_memory.api.contracts.base import (
     Answer,
     Body,
     Mirror,
+    Sparse,
     empty_list,
-    require_known_tag,
+    fitting,
 )
-from agent_memory.api.contracts.bot_fields import Id, Name, Sparse
+from agent_memory.api.contracts.bot_fields import Id, Name
+from agent_memory.api.contracts.memory_text import CommandBody
 from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
 
 if TYPE_CHECKING:
@@ -54,7 +56,6 @@ TAGS_QUERY: JsonDict = {
     "schema": {"type": "array", "minItems": 1, "maxItems": MAX_FILTER_TAGS, "items": FILTER_TAG},
 }
 MAX_MEMORY_CONTENT = 8000
-AnswerT = TypeVar("AnswerT", bound=Answer)
 
 
 class CreateBot(Body):
@@ -190,7 +191,7 @@ class BotMemory(Answer):
     def of(cls, shown: Shown) -> BotMemory:
         """The entries that fit in one answer (domain/bounds.py), in memory order."""
         entries = [BotEntryOut.of(e) for e in shown.entries]
-        return cls(entries=_within_budget(entries), version=shown.version)
+        return cls(entries=fitting(entries), version=shown.version)
 
 
 class RememberEntry(Body):
@@ -209,19 +210,13 @@ class ForgetEntry(Body):
     id: Id
 
 
-COMMAND_TAGS = ("Remember", "Forget")
 BotCommand = Annotated[RememberEntry | ForgetEntry, Field(discriminator="tag")]
 
 
-class BotMemoryCommand(Body):
-    command: BotCommand
+class BotMemoryCommand(CommandBody):
+    TAGS = ("Remember", "Forget")
 
-    @field_validator("command", mode="wrap")
-    @classmethod
-    def _tag_first(cls, value: Any, handler: Any) -> Any:
-        """A missing or unknown `_tag` is reported at `["command", "_tag"]`."""
-        require_known_tag(value, COMMAND_TAGS)
-        return handler(value)
+    command: BotCommand
 
 
 class BotMemoryChange(Sparse):
@@ -249,7 +244,7 @@ class BotMemoryLog(Answer):
     @classmethod
     def of(cls, changes: Sequence[LogChange]) -> BotMemoryLog:
         """The changes that fit in one answer (domain/bounds.py), newest first."""
-        return cls(changes=_within_budget([LogChangeOut.of(c) for c in changes]))
+        return cls(changes=fitting([LogChangeOut.of(c) for c in changes]))
 
 
 class Purge(Body):
@@ -296,11 +291,3 @@ class ContextText(Mirror):
     text: str
     ids: list[str]
     hasEntries: bool
-
-
-def _within_budget(answers: Sequence[AnswerT]) -> list[AnswerT]:
-    """The first `answers` whose JSON fits in one Lambda answer, as `bounds.carried_size`
-    measures it."""
-    from agent_memory.domain.bounds import carried_size, within_budget
-
-    return within_budget(answers, lambda answer: carried_size(answer.model_dump()))[0]

@@ -6,27 +6,29 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer
+from agent_memory.api.contracts.base import Answer, Mirror
 
 if TYPE_CHECKING:
     from agent_memory.service.capabilities import Capabilities
 
 
-class UnconfiguredOut(Answer):
+class UnconfiguredOut(Mirror):
     provider: str
     needs: str = Field(description="the settings that would let this deployment run it")
 
 
-class ModelsOut(Answer):
+class ModelsOut(Mirror):
     providers: list[str] = Field(description="providers whose models this deployment runs")
     allowed: list[str] = Field(
         description="names and provider/* patterns the caller may name where a model is asked"
     )
-    default: str | None = Field(description="the model of a session that names none")
+    default: str | None = Field(
+        validation_alias="default_model", description="the model of a session that names none"
+    )
     unconfigured: list[UnconfiguredOut]
 
 
-class EmbedderOut(Answer):
+class EmbedderOut(Mirror):
     name: str
     dimensions: int | None = Field(description="null until a model of unknown size answers")
 
@@ -39,14 +41,7 @@ class CapabilitiesAnswer(Answer):
     @classmethod
     def of(cls, found: Capabilities) -> CapabilitiesAnswer:
         return cls(
-            models=ModelsOut(
-                providers=list(found.providers),
-                allowed=list(found.allowed),
-                default=found.default_model,
-                unconfigured=[
-                    UnconfiguredOut(provider=u.provider, needs=u.needs) for u in found.unconfigured
-                ],
-            ),
-            embedders=[EmbedderOut(name=e.name, dimensions=e.dimensions) for e in found.embedders],
+            models=ModelsOut.of(found),
+            embedders=[EmbedderOut.of(e) for e in found.embedders],
             local=list(found.local),
         )

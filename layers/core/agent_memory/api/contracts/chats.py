@@ -6,8 +6,15 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, Answer, Body, Mirror, empty_list
-from agent_memory.api.contracts.bot_fields import Id, Name, Sparse
+from agent_memory.api.contracts.base import (
+    APP_ONLY_ON_TOOLS,
+    Answer,
+    Body,
+    Mirror,
+    Sparse,
+    empty_list,
+)
+from agent_memory.api.contracts.bot_fields import Id, Name
 from agent_memory.domain.bot_limits import MAX_MEMBERS
 from agent_memory.domain.session_limits import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
 

@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer, Mirror
+from agent_memory.api.contracts.base import Answer, ListOf, Mirror
 from agent_memory.api.contracts.sessions import SessionOut
 
-if TYPE_CHECKING:
-    # Annotations of `of` only: a cold start that lists nothing does not load them.
-    from agent_memory.domain.sessions import Session
 
-
-class SessionList(Answer):
-    object: Literal["list"] = "list"
-    data: list[SessionOut]
-    has_more: bool
-
-    @classmethod
-    def of(cls, page: tuple[list[Session], bool]) -> SessionList:
-        sessions, more = page
-        return cls(data=[SessionOut.of(s) for s in sessions], has_more=more)
+class SessionList(ListOf[SessionOut]):
+    pass
 
 
 class SessionItemOut(Mirror):
@@ -36,10 +25,8 @@ class SessionItemOut(Mirror):
     createdAt: int = Field(description="Milliseconds since the epoch")
 
 
-class SessionItemList(Answer):
-    object: Literal["list"] = "list"
-    data: list[SessionItemOut]
-    has_more: bool
+class SessionItemList(ListOf[SessionItemOut]):
+    pass
 
 
 class DeletedSession(Answer):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import ConfigDict, Field, WithJsonSchema
 from pydantic.config import JsonDict
 
-from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, NotBlank
+from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, ListOf, NotBlank
 from agent_memory.domain.memory_object_limits import (
     DEFAULT_IMPORTANCE,
     DEFAULT_PAGE,
@@ -203,10 +203,8 @@ class AgentMemoryOut(Answer):
         )
 
 
-class AgentMemoryList(Answer):
-    object: Literal["list"] = "list"
-    data: list[AgentMemoryOut]
-    has_more: bool
+class AgentMemoryList(ListOf[AgentMemoryOut]):
+    pass
 
 
 class DeletedAgentMemory(Answer):

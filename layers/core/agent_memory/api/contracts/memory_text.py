@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, NotBlank, require_known_tag
+from agent_memory.api.contracts.base import NOT_BLANK, Body, Mirror, NotBlank, require_known_tag
 from agent_memory.domain.pool_limits import KEYED_POOL_CONTENT, KEYED_POOL_ENTRIES
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class CommandBody(Body):
         return handler(value)
 
 
-class MemoryText(Answer):
+class MemoryText(Mirror):
     text: str
     keys: list[str]
     length: int

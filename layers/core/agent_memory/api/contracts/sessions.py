@@ -93,8 +93,8 @@ _LEARNING_REASON = (
 )
 
 
-class TurnOut(Answer):
-    id: str
+class TurnOut(Mirror):
+    id: str = Field(validation_alias="turn_id")
     itemIds: list[str]
     learning: Learning
     learningReason: SkipReason | None = Field(default=None, description=_LEARNING_REASON)
@@ -107,14 +107,7 @@ class TurnAnswer(Answer):
 
     @classmethod
     def of(cls, result: TurnResult) -> TurnAnswer:
-        turn = TurnOut(
-            id=result.turn_id,
-            itemIds=result.item_ids,
-            learning=result.learning,
-            learningReason=result.learning_reason,
-            agentLearning=result.agent_learning,
-        )
-        return cls(session=SessionOut.of(result.session), turn=turn)
+        return cls(session=SessionOut.of(result.session), turn=TurnOut.of(result))
 
 
 class ForkSession(Body):

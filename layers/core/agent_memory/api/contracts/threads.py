@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
+from pydantic import AfterValidator, Field
 
-from agent_memory.api.contracts.base import Answer, Body, Mirror
+from agent_memory.api.contracts.base import Answer, Body, Mirror, Sparse
 from agent_memory.domain import thread_limits as rules
 from agent_memory.domain.threads import Message, Thread
 
 Role = Literal["user", "assistant", "tool", "system"]
+
+
+def _bounded(limit: int, what: str) -> AfterValidator:
+    """A JSON object of at most `limit` bytes (`rules.item_size`), else a 400 naming `what`."""
+
+    def check(value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None and rules.item_size(value) > limit:
+            raise ValueError(f"{what} is at most {limit} bytes of JSON")
+        return value
+
+    return AfterValidator(check)
+
+
+Metadata = Annotated[dict[str, Any] | None, _bounded(rules.MAX_METADATA_BYTES, "metadata")]
 
 
 class CreateThread(Body):
@@ -28,16 +42,11 @@ class CreateThread(Body):
         max_length=rules.MAX_TITLE,
         description="the thread's title; given, `generateTitle` leaves the thread as titled",
     )
-    metadata: dict[str, Any] | None = Field(
+    metadata: Metadata = Field(
         default=None,
         description=f"an opaque JSON object about the thread (at most {rules.MAX_METADATA_BYTES} "
         "bytes), sealed like content and returned as sent",
     )
-
-    @field_validator("metadata")
-    @classmethod
-    def _bounded(cls, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
-        return _within(metadata, rules.MAX_METADATA_BYTES, "metadata")
 
 
 class UpdateThread(Body):
@@ -47,22 +56,11 @@ class UpdateThread(Body):
         max_length=rules.MAX_TITLE,
         description="the new title (`generateTitle` then leaves the thread)",
     )
-    metadata: dict[str, Any] | None = Field(
+    metadata: Metadata = Field(
         default=None,
         description=f"replaces the thread's metadata whole (a JSON object, at most "
         f"{rules.MAX_METADATA_BYTES} bytes); `{{}}` clears it",
     )
-
-    @field_validator("metadata")
-    @classmethod
-    def _bounded(cls, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
-        return _within(metadata, rules.MAX_METADATA_BYTES, "metadata")
-
-
-def _within(value: dict[str, Any] | None, limit: int, what: str) -> dict[str, Any] | None:
-    if value is not None and rules.item_size(value) > limit:
-        raise ValueError(f"{what} is at most {limit} bytes of JSON")
-    return value
 
 
 class ThreadOut(Mirror):
@@ -96,14 +94,9 @@ class ThreadsAnswer(Answer):
 class MessageIn(Body):
     role: Role
     content: str = Field(max_length=rules.MAX_CONTENT)
-    item: dict[str, Any] | None = Field(
+    item: Annotated[dict[str, Any] | None, _bounded(rules.MAX_ITEM_BYTES, "an item")] = Field(
         default=None, description="an opaque JSON object (at most 32 KB), returned as sent"
     )
-
-    @field_validator("item")
-    @classmethod
-    def _bounded(cls, item: dict[str, Any] | None) -> dict[str, Any] | None:
-        return _within(item, rules.MAX_ITEM_BYTES, "an item")
 
 
 class SaveMessages(Body):
@@ -114,20 +107,15 @@ class MessageIds(Answer):
     messageIds: list[str]
 
 
-class MessageOut(Mirror):
+class MessageOut(Mirror, Sparse):
+    # `item` is there only when the client sent one (it round-trips its own format).
+    optional: ClassVar[tuple[str, ...]] = ("item",)
+
     id: str
     role: str
     content: str
     item: dict[str, Any] | None = Field(default=None, description="present when one was sent")
     createdAt: int
-
-    @model_serializer(mode="wrap")
-    def _without_absent_item(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # `item` is there only when the client sent one (it round-trips its own format).
-        body: dict[str, Any] = handler(self)
-        if body.get("item") is None:
-            body.pop("item", None)
-        return body
 
 
 class MessagesAnswer(Answer):

@@ -52,7 +52,7 @@ async def agent_memory_log(
 @router.get("/v1/agents/{agentId}/memory/text")
 async def agent_memory_text(agentId: str, caller: CallerDep, svc: ServicesDep) -> MemoryText:
     text = await run(svc, svc.agent_memory.text, caller, agentId)
-    return MemoryText.model_validate(text.view())
+    return MemoryText.of(text)
 
 
 @router.get("/v1/agents/{agentId}/learning")

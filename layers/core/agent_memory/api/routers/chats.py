@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Query, Response
 
-from agent_memory.api.contracts.base import ITEM_ID_PATTERN
+from agent_memory.api.contracts.base import ITEM_ID_PATTERN, fitting
 from agent_memory.api.contracts.bot_fields import AFTER, LIMIT
 from agent_memory.api.contracts.chats import (
     AddItems,
@@ -77,11 +77,8 @@ async def chat_items(
     ] = None,
 ) -> ChatItems:
     """The history oldest first, keeping the person's own words."""
-    from agent_memory.domain.bounds import within_budget
-
     items = await run(svc, svc.bots.items, caller, chatId, after)
-    views = [ItemOut.of(item, content).model_dump() for item, content in items]
-    return ChatItems.model_validate({"items": within_budget(views)[0]})
+    return ChatItems(items=fitting([ItemOut.of(item, content) for item, content in items]))
 
 
 @router.delete("/v1/chats/{chatId}/items", status_code=204)

@@ -11,7 +11,6 @@ from agent_memory.api.contracts.base import ITEM_ID_PATTERN, Cursor, Executions,
 from agent_memory.api.contracts.listing import (
     DeletedSession,
     SessionItemList,
-    SessionItemOut,
     SessionList,
 )
 from agent_memory.api.contracts.memory_text import MemoryText
@@ -90,10 +89,10 @@ async def list_items(
 ) -> SessionItemList:
     """The session's history in order (oldest first, as it was said), edit notices
     included."""
-    items, more = await run(
+    page = await run(
         svc, svc.sessions.items, caller, sessionId, limit=limit, starting_after=starting_after
     )
-    return SessionItemList(data=[SessionItemOut.of(i) for i in items], has_more=more)
+    return SessionItemList.of(page)
 
 
 @router.post("/{sessionId}/turns")
@@ -151,7 +150,7 @@ async def change_memory(
 @router.get("/{sessionId}/memory/text")
 async def memory_text(sessionId: str, caller: CallerDep, svc: ServicesDep) -> MemoryText:
     text = await run(svc, svc.session_memory.text, caller, sessionId)
-    return MemoryText.model_validate(text.view())
+    return MemoryText.of(text)
 
 
 @router.get("/{sessionId}/learning")
