@@ -37,7 +37,7 @@ from agent_memory.persistence.agent_memory import (
     AgentMemoryRepository,
     pool_of,
 )
-from agent_memory.persistence.executions import ExecutionRepository, Run
+from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Action, Clock, KnownEntry, ModelCatalog
@@ -61,7 +61,7 @@ from agent_memory.service.learning_pools import (
     SourceRef,
     Workflow,
 )
-from agent_memory.service.learning_runs import execution_name
+from agent_memory.service.learning_runs import execution_name, run_of
 from agent_memory.service.retrying import until_it_lands
 from agent_memory.service.sessions import LearningAnswer, OrgDefaults
 
@@ -125,9 +125,7 @@ class AgentLearning:
         def attempt() -> None:
             now = self._clock.now_ms()
             name = execution_name(ref, upto)
-            run = Run(
-                "agent", ref.org_id, ref.pool_id, name, now, "turn", upto, ("session", session.id)
-            )
+            run = run_of(ref, name, now, "turn", upto)
             actions: list[Action] = [
                 self._runs.skipped(run, now, note),
                 *self._runs.ended(run, now),

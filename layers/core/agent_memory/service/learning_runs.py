@@ -71,6 +71,18 @@ def execution_name(pool: PoolRef, upto: int, nonce: str | None = None) -> str:
     return base + suffix
 
 
+def run_of(pool: PoolRef, name: str, requested_at: int, reason: str, upto: int) -> Run:
+    """A run of `pool` as its execution row keeps it."""
+    source = (pool.source.kind, pool.source.id) if pool.source is not None else None
+    return Run(pool.kind, pool.org_id, pool.pool_id, name, requested_at, reason, upto, source)
+
+
+def run_pool(run: Run) -> PoolRef:
+    """The pool a run learns, with the conversation it reads."""
+    source = SourceRef(*run.source) if run.source is not None else None
+    return PoolRef(run.kind, run.org_id, run.pool_id, source)
+
+
 def pool_from_json(ref: Mapping[str, Any]) -> PoolRef:
     source = SourceRef(*ref["source"]) if ref.get("source") else None
     return PoolRef(str(ref["kind"]), str(ref["orgId"]), str(ref["poolId"]), source)
@@ -121,16 +133,8 @@ def step_run(event: Mapping[str, Any]) -> tuple[Run, PoolRef, dict[str, Any], in
     state = dict(event["input"])
     context = event["context"]
     ref = pool_from_json(state["pool"])
-    run = Run(
-        kind=ref.kind,
-        org_id=ref.org_id,
-        pool_id=ref.pool_id,
-        name=str(context["executionName"]),
-        requested_at=int(state["requestedAt"]),
-        reason=str(state.get("reason", "")),
-        upto=int(state["upto"]),
-        source=(ref.source.kind, ref.source.id) if ref.source is not None else None,
-    )
+    name, reason = str(context["executionName"]), str(state.get("reason", ""))
+    run = run_of(ref, name, int(state["requestedAt"]), reason, int(state["upto"]))
     return run, ref, state, int(context.get("attempt", 0))
 
 

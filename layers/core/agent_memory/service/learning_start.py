@@ -35,10 +35,14 @@ from agent_memory.service.learning_pools import (
     LearningPool,
     PoolKind,
     PoolRef,
-    SourceRef,
     StartAnswer,
 )
-from agent_memory.service.learning_runs import LearningStepError, execution_name
+from agent_memory.service.learning_runs import (
+    LearningStepError,
+    execution_name,
+    run_of,
+    run_pool,
+)
 from agent_memory.service.limits import ModelCallQuota
 
 log = logging.getLogger(__name__)
@@ -99,7 +103,7 @@ class LearningStarts:
         if refused is not None:
             self._record_skip(pool, name, upto, reason, quota_note(reason, refused))
             return "throttled"
-        payload = _payload(_run(pool, name, self._clock.now_ms(), reason, upto))
+        payload = _payload(run_of(pool, name, self._clock.now_ms(), reason, upto))
         try:
             self._orchestrator.start(name, payload)
         except Unavailable:
@@ -113,7 +117,7 @@ class LearningStarts:
         """A run that never started, with why; best effort."""
         now = self._clock.now_ms()
         try:
-            run = _run(pool, name, now, reason, upto)
+            run = run_of(pool, name, now, reason, upto)
             self._store.write([self._runs.skipped(run, now, note), *self._runs.ended(run, now)])
         except (Unavailable, WriteConflict):
             log.warning("learning over the model-call quota: the skip was not recorded")
@@ -122,7 +126,7 @@ class LearningStarts:
         """Record, once per pool and `event`, the run a `wait` would have saved, as skipped;
         `at` is the same for every call of one event, so a repeated call finds its row."""
         now = self._clock.now_ms()
-        run = _run(pool, wait_name(pool, event, "s"), at, reason, 0)
+        run = run_of(pool, wait_name(pool, event, "s"), at, reason, 0)
         try:
             row = self._runs.skipped(run, now, note, waited_for=event)
             self._store.write([row, *self._runs.ended(run, now)])
@@ -138,7 +142,9 @@ class LearningStarts:
         if self._orchestrator is None:
             return "skipped"
         now = self._clock.now_ms()
-        run = _run(pool, wait_name(pool, event), now, reason, UPTO_LATER if upto is None else upto)
+        run = run_of(
+            pool, wait_name(pool, event), now, reason, UPTO_LATER if upto is None else upto
+        )
         recorded = self._runs.wait(run, event, now)
         if recorded.happened is None:
             return "exists" if recorded.repeated else "waiting"
@@ -180,11 +186,11 @@ class LearningStarts:
         deferred = self._runs.deferred(event)
         farthest: dict[str, Run] = {}
         for run in deferred:
-            key = wait_name(_ref(run), event)
+            key = wait_name(run_pool(run), event)
             if key not in farthest or farthest[key].upto < run.upto:
                 farthest[key] = run
         for run in farthest.values():
-            self.wait(_ref(run), event=event, reason="budget", upto=run.upto)
+            self.wait(run_pool(run), event=event, reason="budget", upto=run.upto)
         started = self.release(event)
         self._runs.forget_deferred(event, deferred)
         return started
@@ -253,16 +259,6 @@ def is_wait_name(name: str) -> bool:
 
 
 _WAIT_NAME = re.compile(r"-0-w[0-9a-f]{16}$")
-
-
-def _run(pool: PoolRef, name: str, now: int, reason: str, upto: int) -> Run:
-    source = (pool.source.kind, pool.source.id) if pool.source is not None else None
-    return Run(pool.kind, pool.org_id, pool.pool_id, name, now, reason, upto, source)
-
-
-def _ref(run: Run) -> PoolRef:
-    source = SourceRef(*run.source) if run.source is not None else None
-    return PoolRef(run.kind, run.org_id, run.pool_id, source)
 
 
 def _upto(data: Mapping[str, Any], upto: int | None, event: str) -> int:
