@@ -21,6 +21,7 @@ from agent_memory.adapters.sqlite_rows import decode_record
 from agent_memory.domain.tasks.learning_changes import FactChange
 from tests.conftest import ADMIN_TOKEN, Api, User
 from tests.support.bots import make_bot, make_channel, make_chat
+from tests.support.move_recall import NOTES, SAID, recalled, remembers_by_meaning, source_vectors
 from tests.support.plaintext import all_text
 from tests.support.requests import agent, get, post, session
 
@@ -39,12 +40,6 @@ SECRETS = (
     "plays the cello",
     "desk is by the window",
 )
-# What semantic recall finds by meaning (seeds 003 and 004): a thread's past messages and
-# agent memories; each question's answer is not the newest nor the most important.
-SAID = ("My sister lives in Porto.", "I adopted a cat named Miso.", "I love spicy ramen.")
-ASKED = "What is the name of my pet?"
-NOTES = (("Ana plays the cello on Sundays.", 0.1), ("Ana's desk is by the window.", 0.9))
-QUERY = "Which musical instrument does Ana play?"
 
 
 @dataclass
@@ -148,34 +143,6 @@ def populate(api: Api, services: Any) -> tuple[str, list[User], str, tuple[str, 
     return org, [ana, ben], sid, waiting
 
 
-def remembers_by_meaning(api: Api, ana: User, ben: User) -> str:
-    """A thread of an agent with semantic recall on (its messages indexed in batches of 2 by
-    the background), and agent memories about Ana (embedded when written). Its id."""
-    from tests.support.threads import World, assistant, user
-
-    world = World(api, ana, ben, agent(api, ana, name="recaller"))
-    world.activate({"lastMessages": 2, "semanticRecall": {"topK": 1, "messageRange": 0}})
-    thread_id = world.thread()
-    for said in SAID:
-        assert world.save(thread_id, user(said), assistant("Noted.")).status_code == 200
-    for content, importance in NOTES:
-        about = {"type": "actor", "id": ana.id}
-        body = {"category": "fact", "content": content, "entity": about, "importance": importance}
-        post(api, ben, "/v1/agent_memories", body)
-    return thread_id
-
-
-def recalled(api: Api, ana: User, thread_id: str) -> dict[str, list[str]]:
-    """The ids semantic recall answers Ana: a thread's context and a recall of memories."""
-    asked = {"message": {"role": "user", "content": ASKED}}
-    context = post(api, ana, f"/v1/threads/{thread_id}/context", asked)
-    memories = post(api, ana, "/v1/agent_memories/recall", {"query": QUERY, "limit": 3})["data"]
-    return {
-        "messages": [m["id"] for w in context["recalled"] for m in w["messages"]],
-        "memories": [m["id"] for m in memories],
-    }
-
-
 def leave_waiting(api: Api, org: str, ana: User, bot_id: str) -> tuple[str, str, str]:
     """A confide in a turn left open: its learning run waits for the turn. (bot, chat, turn)"""
     settings = {"botMemoryModel": "local/rules"}
@@ -257,16 +224,6 @@ def archive_for(
     assert not [v for v in source_vectors(source.path) if v.encode() in archive]
     path.write_bytes(archive)
     return path
-
-
-def source_vectors(path: Path) -> list[str]:
-    """The vectors semantic recall keeps in a one-machine deployment's log, base64."""
-    from agent_memory.wiring import VECTORS_FILE
-
-    lines = [json.loads(line) for line in (path / VECTORS_FILE).read_text().splitlines()]
-    found = [put["v"] for line in lines for put in line.get("put", [])]
-    assert found, "the source embedded nothing"
-    return found
 
 
 def _rows(archive: bytes) -> list[dict[str, Any]]:
