@@ -23,6 +23,7 @@ from agent_memory.domain.consolidation import (
 )
 from agent_memory.domain.entries import EntryMeta, ItemSource, Source, keyed_id
 from agent_memory.domain.errors import ValidationFailed, VersionConflict
+from agent_memory.domain.learning_notes import GENERATE_OFF
 from agent_memory.domain.proposals import LASTING_KINDS
 from agent_memory.domain.session_memory import Forget, Remember, check_command
 
@@ -44,7 +45,6 @@ PRIVACY = (
 # Why a completed Turn teaches its Agent nothing (kept on its execution as `note`).
 AGENT_MEMORY_OFF = "agentMemory is off in the organization's settings"
 REVIEW_SESSION = "a review session teaches its agent nothing"
-GENERATE_OFF = "the session's generate switch is off"
 NO_HELPER = "the organization has no helper model (helperModel) that this deployment can run"
 QUEUED = "a later turn of this session is already stored; its learning reads these items"
 NOT_STARTED = "learning could not start here now; the next turn of this session reads these items"

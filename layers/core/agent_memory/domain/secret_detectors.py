@@ -20,11 +20,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Sequence
 
-# What each plugin finds, in the words of domain/secrets.py's reasons.
-CLOUD_KEY = "a cloud access key"
-API_TOKEN = "an API key or token"
-PRIVATE_KEY = "a private key"
-ACCESS_LINK = "a link that gives access"
+# What each plugin finds is named by one of domain/secrets.py's reasons.
+from agent_memory.domain.secret_keys import API_TOKEN, CLOUD_KEY, PRIVATE_KEY
+from agent_memory.domain.secret_links import ACCESS_LINK
 
 Finder = Callable[[str], Iterable[str]]
 

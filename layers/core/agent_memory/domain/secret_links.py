@@ -1,7 +1,7 @@
-"""Links that give access (domain/secrets.py's ACCESS_LINK): URLs of any scheme with a
-password (`postgres://user:pass@host`), with a credential in the query or fragment (pre-signed
-S3, SAS, OAuth, API keys), invitation, magic-link and reset links with a code, invite hosts,
-and `user:password@host` without a scheme.
+"""Links that give access (`ACCESS_LINK`, one of domain/secrets.py's reasons): URLs of any
+scheme with a password (`postgres://user:pass@host`), with a credential in the query or
+fragment (pre-signed S3, SAS, OAuth, API keys), invitation, magic-link and reset links with a
+code, invite hosts, and `user:password@host` without a scheme.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from agent_memory.domain.secret_words import COMMON_USERS, LazyPattern, credential, wordset
 
+ACCESS_LINK = "a link that gives access"
 # Any scheme: https, ftp, postgres, mysql, mongodb+srv, redis, amqp, ...
 URL = LazyPattern(r"\b[a-z][a-z0-9+.-]{1,30}://[^\s<>\"'`)\]]+", re.IGNORECASE)
 # Query or fragment parameters that carry a credential (pre-signed S3, SAS, OAuth, API keys).

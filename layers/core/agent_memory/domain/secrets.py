@@ -43,7 +43,7 @@ from agent_memory.domain.secret_keys import (
     named_secret,
     random_string,
 )
-from agent_memory.domain.secret_links import access_link
+from agent_memory.domain.secret_links import ACCESS_LINK, access_link
 from agent_memory.domain.secret_logins import LOGIN, LOGIN_STEMS, login_secret
 from agent_memory.domain.secret_words import (
     BARE_VALUE,
@@ -83,7 +83,6 @@ __all__ = [
 ]
 
 PASSWORD = "a password"
-ACCESS_LINK = "a link that gives access"
 
 
 # --- passwords, wifi keys and code words ----------------------------------------------------
