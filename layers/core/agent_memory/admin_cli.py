@@ -3,7 +3,7 @@
 
     agent-memory-admin [--data-dir DIR] recipient
     agent-memory-admin [--data-dir DIR] export --recipient amrk1_... > archive
-    agent-memory-admin [--data-dir DIR] import archive
+    agent-memory-admin [--data-dir DIR] import archive [--without-recall]
 
 With `--data-dir` (or `MEMORY_DATA_DIR`), the deployment of one machine (`make run`): its
 SQLite file, key file and vector log. Without, the AWS deployment the environment names
@@ -53,6 +53,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     exporting.add_argument("--recipient", required=True, help="the target's public key")
     importing = commands.add_parser("import", help="write an archive's rows here")
     importing.add_argument("archive")
+    importing.add_argument(
+        "--without-recall",
+        action="store_true",
+        help="embed nothing: the target keeps no vectors (an AWS deployment without VECTOR_BUCKET)",
+    )
     args = parser.parse_args(argv)
     deployment = _deployment(args.data_dir)
     table: Any = deployment.store  # a table of rows: SQLite's or DynamoDB's
@@ -69,7 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
         else:
-            _import(deployment, args.archive, local=bool(args.data_dir))
+            embeds = not args.without_recall
+            _import(deployment, args.archive, local=bool(args.data_dir), embeds=embeds)
     except Refused as refused:
         print(f"refused: {refused}", file=sys.stderr)
         return 2
@@ -80,14 +86,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _import(deployment: Wiring, archive: str, local: bool) -> None:
+def _import(deployment: Wiring, archive: str, *, local: bool, embeds: bool) -> None:
     """Write the archive's rows, and semantic recall's vectors where the deployment keeps
     them: a one-machine deployment's vector log, or the S3 Vectors index `VECTOR_BUCKET`
-    names (an AWS deployment without one has no lasting index to fill)."""
+    names. An AWS import without that index is refused unless told to embed nothing (a
+    forgotten variable would leave recall by meaning empty on the target, and a finished
+    import does not run again)."""
     from agent_memory.persistence.memory_objects import MemoryObjectRepository
 
     rebuilt = None
-    if local or deployment.settings.vector_bucket:
+    if embeds:
+        if not (local or deployment.settings.vector_bucket):
+            raise Refused(
+                "VECTOR_BUCKET is not set: set VECTOR_BUCKET, VECTOR_INDEX and EMBEDDING_MODEL "
+                "as the deployment's functions have them (docs/operations.md), or pass "
+                "--without-recall for a deployment that keeps no vectors"
+            )
         memories = MemoryObjectRepository(deployment.store, deployment.cipher)
         rebuilt = RecallRebuilt(deployment.thread_repo, memories, deployment.recall)
     cipher: Any = deployment.cipher
@@ -101,7 +115,7 @@ def _import(deployment: Wiring, archive: str, local: bool) -> None:
     recall = (
         f"{rebuilt.memories} agent memories and {rebuilt.messages} messages embedded"
         if rebuilt is not None
-        else "no vector index here (VECTOR_BUCKET): nothing embedded"
+        else "nothing embedded (--without-recall)"
     )
     print(
         f"imported {counted.rows} rows ({counted.sealed} sealed values) of "
