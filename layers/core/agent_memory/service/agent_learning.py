@@ -7,7 +7,7 @@ lists one per Turn.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +74,23 @@ def agent_pool_ref(session: Session) -> PoolRef:
     return PoolRef("agent", session.org_id, session.agent_id, SourceRef("session", session.id))
 
 
+def _skip_reason(
+    session: Session,
+    settings: Mapping[str, Any],
+    generate: bool,
+    models: ModelCatalog | None = None,
+) -> str | None:
+    """Why a Turn of `session` teaches its agent nothing now; None when it may. With
+    `models`, a helper model that none of them runs is none."""
+    helper = settings.get("helperModel")
+    return skip_reason(
+        session_kind=session.kind,
+        generate=generate,
+        agent_memory=bool(settings.get("agentMemory", True)),
+        has_helper=helper is not None and (models is None or models.resolve(helper) is not None),
+    )
+
+
 class AgentLearning:
     def __init__(
         self,
@@ -96,14 +113,7 @@ class AgentLearning:
     def after_turn(self, session: Session, upto: int, *, generate: bool) -> LearningAnswer:
         """Start learning, or record why the Turn teaches nothing; never fails the Turn."""
         settings = self._org_settings.effective(session.org_id)
-        helper = settings.get("helperModel")
-        reason = skip_reason(
-            session_kind=session.kind,
-            generate=generate,
-            agent_memory=bool(settings.get("agentMemory", True)),
-            has_helper=helper is not None
-            and (self._models is None or self._models.resolve(helper) is not None),
-        )
+        reason = _skip_reason(session, settings, generate, self._models)
         if reason is None:
             fresh = self._sessions.get(session.id)
             if fresh is not None and fresh.item_count > upto:
@@ -186,12 +196,7 @@ class AgentLearningPool(KeyedPool):
             raise Skipped(SOURCE_GONE)
         settings = self._org_settings.effective(session.org_id)
         generate = effective_switches(settings["memory"], session.overrides)["generate"]
-        reason = skip_reason(
-            session_kind=session.kind,
-            generate=generate,
-            agent_memory=bool(settings.get("agentMemory", True)),
-            has_helper=settings.get("helperModel") is not None,
-        )
+        reason = _skip_reason(session, settings, generate)
         if reason is not None:
             raise Skipped(reason)
         position = self._repo.position(pool.pool_id, session.id).position

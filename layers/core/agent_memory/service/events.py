@@ -14,14 +14,12 @@ from agent_memory.domain.bots import person_of
 from agent_memory.domain.errors import Forbidden, NotFound, ValidationFailed
 from agent_memory.domain.events import Subject
 from agent_memory.domain.identity import Principal
-from agent_memory.persistence.events import EventRepository, event_action, is_event
+from agent_memory.persistence.events import EventRepository
 from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.ports import Clock
 from agent_memory.service.agents import AgentService
 from agent_memory.service.bots import BotService
 from agent_memory.service.sessions import SessionAccess
-
-__all__ = ["EventService", "event_action", "is_event"]
 
 
 class EventService:
