@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
-from agent_memory.domain.audiences import NOT_FOR_YOU, Judge, Reader, shared_tags
+from agent_memory.domain.audiences import NOT_FOR_YOU, SHARE_NOT_WIDER, Judge, Reader, shared_tags
 from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
 from agent_memory.domain.entries import Entry, EntryMeta, Source
 from agent_memory.domain.errors import EntryConflict, ValidationFailed
@@ -310,7 +310,7 @@ def share_audience(text: str) -> ForChannel | ForBot:
     except ValueError as error:
         raise ValidationFailed(str(error), ["audience"]) from error
     if not isinstance(tag, ForChannel | ForBot):
-        raise ValidationFailed("a share widens to for:channel:<id> or for:bot", ["audience"])
+        raise ValidationFailed(SHARE_NOT_WIDER, ["audience"])
     return tag
 
 

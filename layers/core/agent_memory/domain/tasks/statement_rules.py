@@ -11,11 +11,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-
-def set_of(words: str) -> frozenset[str]:
-    """The whitespace-separated words of `words`."""
-    return frozenset(words.split())
-
+from agent_memory.domain.secret_words import wordset
 
 # --- values ---------------------------------------------------------------------------------
 
@@ -118,21 +114,21 @@ def _occupation(value: str) -> str | None:
     return "occupation"
 
 
-_NOT_NAMES = set_of(
+_NOT_NAMES = wordset(
     """sorry sure fine ok okay here back ready done busy tired hungry happy sad new late early
     american british english german french spanish italian dutch swiss austrian polish irish
     scottish canadian mexican brazilian argentinian chinese japanese korean indian russian
     ukrainian turkish greek portuguese swedish norwegian danish finnish belgian australian
     catholic protestant christian muslim jewish buddhist hindu atheist"""
 )
-_JOBS = set_of(
+_JOBS = wordset(
     """nurse chef cook pilot student doctor lawyer teacher dentist surgeon architect engineer
     developer designer consultant accountant journalist scientist researcher professor lecturer
     pharmacist physician therapist psychologist electrician plumber carpenter mechanic farmer
     firefighter officer soldier artist musician writer editor translator programmer analyst
     manager founder entrepreneur freelancer intern retiree"""
 )
-_NOT_JOBS = set_of(
+_NOT_JOBS = wordset(
     """mother father brother sister daughter son partner member beginner smoker nonsmoker user
     customer fan lover person owner believer supporter follower reader listener viewer player
     gamer leftie"""

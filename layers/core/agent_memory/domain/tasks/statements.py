@@ -15,12 +15,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agent_memory.domain.secret_words import wordset
 from agent_memory.domain.tasks.statement_rules import (
     LIST_SPLIT,
     RULES,
     Rule,
     fold,
-    set_of,
     value,
 )
 
@@ -150,7 +150,7 @@ def _preference(text: str) -> list[Statement]:
     return [Statement(key, content, PREFERENCE, what, reuse=(f"no-{key}",))]
 
 
-_STOP_WORDS = set_of(
+_STOP_WORDS = wordset(
     """a an the my our your their his her its this that these those to of for in on at by with and
     or but is are was were be been it i we you me us them they he she please all any some every
     each before after when then than so just also really very that's der die das den dem des
