@@ -46,6 +46,7 @@ from agent_memory.service.learning_runs import (
     step_run,
 )
 from agent_memory.service.learning_start import is_wait_name
+from agent_memory.service.retrying import until_it_lands
 
 log = logging.getLogger(__name__)
 
@@ -210,19 +211,16 @@ class LearningService(ModelCallStep):
         error_type, message = describe_error(state.get("error"))
         step = self._failed_step(state)
         waited = is_wait_name(run.name)
+
+        def record() -> dict[str, Any]:
+            existing = self._runs.get(run, evidence=waited)
+            if existing is not None and existing.terminal:
+                return {"status": existing.status, "recorded": False}
+            self._runs.fail(run, self._clock.now_ms(), error_type, f"{step}: {message}", existing)
+            return {"status": "failed", "type": error_type, "recorded": True}
+
         with transient():
-            for _round in range(2):
-                existing = self._runs.get(run, evidence=waited)
-                if existing is not None and existing.terminal:
-                    return {"status": existing.status, "recorded": False}
-                try:
-                    self._runs.fail(
-                        run, self._clock.now_ms(), error_type, f"{step}: {message}", existing
-                    )
-                    return {"status": "failed", "type": error_type, "recorded": True}
-                except WriteConflict:
-                    continue
-        raise Retryable("LearningConflict", "the execution row kept changing")
+            return until_it_lands(record, _row_kept_changing, tries=2)
 
     def _wait_again(self, run: Run, ref: PoolRef, deferred: Deferred) -> None:
         """Note a deferred run for `wake`: only the API and the tick start learning."""
@@ -296,3 +294,7 @@ class LearningService(ModelCallStep):
         if "model" not in state and "modelFree" not in state["evidence"]:
             return "CallModel"
         return "ApplyLearning"
+
+
+def _row_kept_changing() -> Retryable:
+    return Retryable("LearningConflict", "the execution row kept changing")
