@@ -24,7 +24,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from agent_memory.domain.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.identity import Principal, configured
 
 Level = Literal["read", "write"]
 LEVELS: tuple[Level, ...] = ("read", "write")
@@ -84,12 +84,7 @@ class GrantLevels:
         is set, None removes that person's grant, and people not named keep theirs."""
         if org_id == self.org_id:
             raise Conflict(LINK_TO_HOME.format(what=what), ["organizationId"])
-        levels = dict(self.links.get(org_id, {}))
-        for user, level in changes.items():
-            if level is None:
-                levels.pop(user, None)
-            else:
-                levels[user] = level
+        levels = configured(self.links.get(org_id, {}), changes)
         if org_id not in self.links and not levels:
             # The link's absence decides it, not the body's shape: a conflict with the state.
             raise Conflict(LINK_NEEDS_PEOPLE, ["grants"])

@@ -9,9 +9,11 @@ import secrets
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from agent_memory.domain.errors import ValidationFailed
+
+V = TypeVar("V")
 
 Role = Literal["member", "admin"]
 TOKEN_SCHEME = "amk"
@@ -125,7 +127,6 @@ SETTINGS_DEFAULTS: dict[str, Any] = {
     # A service key acting for an unknown id of the organization creates that member.
     "autoProvisionUsers": False,
 }
-_MEMORY_SWITCHES = ("use", "generate")
 
 
 def effective_settings(overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -141,24 +142,27 @@ def patch_settings(overrides: Mapping[str, Any], patch: Mapping[str, Any]) -> di
 
     `patch` holds only the fields the client sent; `"memory": null` resets both switches.
     """
-    result = {k: v for k, v in overrides.items() if k != "memory"}
+    result = configured(
+        {k: v for k, v in overrides.items() if k != "memory"},
+        {k: v for k, v in patch.items() if k != "memory"},
+    )
     memory = dict(overrides.get("memory", {}))
-    for name, value in patch.items():
-        if name == "memory":
-            if value is None:
-                memory = {}
-                continue
-            for switch, setting in value.items():
-                if setting is None:
-                    memory.pop(switch, None)
-                else:
-                    memory[switch] = setting
-        elif value is None:
+    if "memory" in patch:
+        memory = {} if patch["memory"] is None else configured(memory, patch["memory"])
+    if memory:
+        result["memory"] = memory
+    return result
+
+
+def configured(values: Mapping[str, V], changes: Mapping[str, V | None]) -> dict[str, V]:
+    """Configure's rule on a map of settings: a value sets, `null` removes (back to the
+    default), a missing one is kept."""
+    result = dict(values)
+    for name, value in changes.items():
+        if value is None:
             result.pop(name, None)
         else:
             result[name] = value
-    if memory:
-        result["memory"] = memory
     return result
 
 

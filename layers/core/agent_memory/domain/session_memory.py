@@ -11,6 +11,7 @@ from typing import Any
 
 from agent_memory.domain.entries import EntryMeta, ItemSource, Source, keyed_id
 from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.identity import configured
 from agent_memory.domain.proposals import (
     KEY_PATTERN,
     MAX_CONTENT_LENGTH,
@@ -129,12 +130,7 @@ def edit_note(command: Remember | Forget) -> str:
 
 def configure(overrides: Mapping[str, bool], changes: Mapping[str, bool | None]) -> dict[str, bool]:
     """Configure's rule: true/false sets the switch, null removes it, a missing one is kept."""
-    result = dict(overrides)
-    for name, value in changes.items():
-        if value is None:
-            result.pop(name, None)
-        else:
-            result[name] = value
+    result = configured(overrides, changes)
     return {name: result[name] for name in SWITCHES if name in result}
 
 
