@@ -34,6 +34,7 @@ from agent_memory.adapters.local_workflow import (
 )
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.ports import Execution, KeyRange, Store
+from agent_memory.ports.store import partition_rows
 
 log = logging.getLogger(__name__)
 
@@ -99,20 +100,14 @@ class LocalOrchestrator:
     def run(self) -> int:
         """Resume every unfinished execution and start the workers; returns how many resumed."""
         resumed = 0
-        after: str | None = None
-        while True:
-            page = self._store.query(OPEN_PK, KeyRange(prefix=""), limit=500, after=after)
-            for record in page.records:
-                name = str(record["name"])
-                with self._cond:
-                    if name in self._open:
-                        continue  # started by this process since it was built
-                    self._open.add(name)
-                self._schedule(name, 0.0)
-                resumed += 1
-            if page.next is None:
-                break
-            after = page.next
+        for record in partition_rows(self._store, OPEN_PK, KeyRange(prefix=""), page=500):
+            name = str(record["name"])
+            with self._cond:
+                if name in self._open:
+                    continue  # started by this process since it was built
+                self._open.add(name)
+            self._schedule(name, 0.0)
+            resumed += 1
         with self._cond:
             self._stopping = False
             for number in range(self._workers - len(self._threads)):

@@ -38,11 +38,11 @@ from agent_memory.persistence.positions import (
     position_move,
     position_put,
 )
+from agent_memory.persistence.rows import log_rows, write_last
 from agent_memory.ports import (
     Absent,
     Action,
     Cipher,
-    KeyRange,
     Put,
     Record,
     Store,
@@ -52,13 +52,9 @@ from agent_memory.ports import (
 MEMORY_HEAD = "MEMORY"
 # Condition name: another writer changed the memory first.
 MEMORY_VERSION = "agent-memory-version"
-LOG_PREFIX = "LOG#"
 READ_RANGE = keys.POOL_RANGE
+# A promotion's transactions hold at most this many actions.
 MAX_ACTIONS = keys.MAX_ACTIONS
-
-
-def log_sk(version: int) -> str:
-    return f"{LOG_PREFIX}{version:010d}"
 
 
 def pool_of(agent: Agent) -> Pool:
@@ -112,16 +108,8 @@ class AgentMemoryRepository:
 
     def log(self, agent_id: str, *, limit: int, before: int | None = None) -> list[LogChange]:
         """Changes newest first, `limit` at most, older than version `before` when given."""
-        if before is not None and before <= 1:
-            return []
-        high = log_sk(before - 1) if before is not None else f"{LOG_PREFIX}~"
-        page = self._store.query(
-            agent_pk(agent_id),
-            KeyRange(low=LOG_PREFIX, high=high),
-            limit=limit,
-            newest_first=True,
-        )
-        return [_change(row) for row in page.records]
+        rows = log_rows(self._store, agent_pk(agent_id), limit=limit, before=before)
+        return [_change(row) for row in rows]
 
     def position(self, agent_id: str, session_id: str) -> ReadMark:
         """How far agent learning read the Session."""
@@ -156,7 +144,7 @@ class AgentMemoryRepository:
     def log_put(self, agent: Agent, change: LogChange, session_id: str | None = None) -> Put:
         row: Record = {
             "pk": agent_pk(agent.id),
-            "sk": log_sk(change.version),
+            "sk": keys.log_sk(change.version),
             "type": "agent-memory-log",
             "version": change.version,
             "at": change.at,
@@ -217,11 +205,7 @@ class AgentMemoryRepository:
             head,
             self.log_put(agent, change),
         ]
-        tail = puts[max(0, len(puts) - (MAX_ACTIONS - len(last))) :]
-        before = puts[: len(puts) - len(tail)]
-        for start in range(0, len(before), MAX_ACTIONS):
-            self._store.write(before[start : start + MAX_ACTIONS])
-        self._store.write([*last, *tail])
+        write_last(self._store, puts, last, size=MAX_ACTIONS)
 
 
 def _change(row: Record) -> LogChange:

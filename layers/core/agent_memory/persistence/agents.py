@@ -11,10 +11,8 @@ from collections.abc import Callable, Sequence
 
 from agent_memory.domain.agents import Agent
 from agent_memory.persistence import keys
+from agent_memory.persistence.rows import newest_kept, people_of
 from agent_memory.ports import Absent, Put, Record, Store
-
-# Index rows read per Query while skipping agents the caller may not see.
-_LIST_READ = 100
 
 
 def agent_pk(agent_id: str) -> str:
@@ -42,16 +40,12 @@ class AgentRepository:
     ) -> tuple[list[Agent], bool]:
         """The organization's agents that `visible` keeps, newest first, after the agent id
         `after`: (at most `limit` agents, whether more follow)."""
-        kept: list[Agent] = []
-        while True:
-            page = self._store.query(
-                org_agents_pk(org_id), limit=_LIST_READ, after=after, newest_first=True
-            )
-            agents = (_agent(str(row["sk"]), org_id, row) for row in page.records)
-            kept += [agent for agent in agents if visible(agent)]
-            if len(kept) > limit or page.next is None:
-                return kept[:limit], len(kept) > limit
-            after = page.next
+
+        def shown(row: Record) -> Agent | None:
+            agent = _agent(str(row["sk"]), org_id, row)
+            return agent if visible(agent) else None
+
+        return newest_kept(self._store, org_agents_pk(org_id), shown, limit=limit, after=after)
 
     def put(self, agent: Agent, now_ms: int) -> Put:
         """The new agent's row, for a transaction of the caller's (e.g. a promotion)."""
@@ -63,10 +57,7 @@ class AgentRepository:
 
     def users_of(self, org_id: str, user_ids: Sequence[str]) -> set[str]:
         """Which of `user_ids` are people of `org_id` (one batch read)."""
-        if not user_ids:
-            return set()
-        rows = self._store.get_many([(keys.user(org_id, u), keys.HEAD) for u in user_ids])
-        return {str(row["pk"]).removeprefix(keys.user(org_id, "")) for row in rows}
+        return people_of(self._store, org_id, user_ids)
 
 
 def _fields(agent: Agent, now_ms: int) -> Record:

@@ -22,8 +22,6 @@ its topic names are those of the head row it read first. A change reads its snap
 without the second head read (`read_for_change`): its transaction is conditional on the
 version read first, so it commits only if no change committed since, the Query's included;
 the enrichment reads it so too, and checks the version after the model answered.
-LoadEvidence reads the entries and the head in the one Query (`read_in_one_query`): its
-entries go to the model only, and ApplyLearning reads the pool again for its change.
 
 The audience rows (ADR 0083): every entry also has a full copy per `for:` tag at
 `AUD#<audience>#<id>` (`p#<userId>`, `c#<channelId>`, `b` for the Bot), whatever its status
@@ -56,6 +54,7 @@ from agent_memory.persistence.pools import (
     recent_sk,
     version_condition,
 )
+from agent_memory.persistence.rows import log_rows
 from agent_memory.ports import (
     Absent,
     Action,
@@ -69,7 +68,6 @@ from agent_memory.ports import (
 
 # A conflict on the head row: the pool changed since it was read (re-read and retry).
 MEMORY_VERSION = "bot-memory-version"
-LOG_PREFIX = "LOG#"
 # The access rule of a fact's source items, on the fact's base row.
 ITEM_RULE = "itemRule"
 PURGE_PREFIX = "PURGE#"
@@ -148,10 +146,6 @@ def pool_of(bot_id: str, org_id: str) -> Pool:
     return Pool(pool_pk(bot_id, org_id), org_id, bot_id, BOT_MEMORY_LAYOUT)
 
 
-def log_sk(version: int) -> str:
-    return f"{LOG_PREFIX}{version:010d}"
-
-
 def purge_sk(tag: str) -> str:
     return f"{PURGE_PREFIX}{tag}"
 
@@ -186,10 +180,6 @@ class Head:
     topics: TopicNames = field(default_factory=TopicNames)
 
 
-def _version(row: Record | None) -> int:
-    return int(row.get("version", 0)) if row is not None else 0
-
-
 def _head(row: Record | None) -> Head:
     if row is None:
         return Head()
@@ -198,7 +188,7 @@ def _head(row: Record | None) -> Head:
         {str(k): str(v) for k, v in (row.get("topicWrites") or {}).items()},
         int(row.get("topicSeq") or 0),
     )
-    return Head(_version(row), topics)
+    return Head(int(row.get("version", 0)), topics)
 
 
 def _snapshot(head: Head, rows: Sequence[Record]) -> Snapshot:
@@ -235,7 +225,7 @@ class BotMemoryRepository:
     # -- reads ---------------------------------------------------------------------------
 
     def version(self, pool: Pool) -> int:
-        return _version(self._store.get(pool.pk, keys.HEAD))
+        return self.head(pool).version
 
     def head(self, pool: Pool) -> Head:
         return _head(self._store.get(pool.pk, keys.HEAD))
@@ -262,16 +252,6 @@ class BotMemoryRepository:
         before = self.head(pool)
         rows = self._store.query(pool.pk, keys.POOL_RANGE).records
         return _snapshot(before, rows)
-
-    def read_in_one_query(self, pool: Pool) -> Snapshot:
-        """Every entry and the head in ONE Query (`MEM#`..`META` ends at the head row),
-        not one state when a change commits during the Query: the head may be newer than
-        some entries, so its version proves nothing about them. For a reader that only
-        shows the entries to a model and writes nothing it decided on them (LoadEvidence:
-        ApplyLearning reads the pool again for its change, `read_for_change`)."""
-        rows = self._store.query(pool.pk, keys.POOL_RANGE).records
-        head = next((r for r in rows if r["sk"] == keys.HEAD), None)
-        return _snapshot(_head(head), rows)
 
     def audiences_head(self, pool: Pool) -> tuple[Head, frozenset[str]]:
         """The head and the shared audiences the pool's entries ever named (their marks),
@@ -309,7 +289,7 @@ class BotMemoryRepository:
         """The head's version and the valid entries newest first, read lazily (the head and
         the first page in one Query)."""
         read = self.pools.newest(pool, head=keys.HEAD, first_page=first_page)
-        return _version(read.head), read
+        return _head(read.head).version, read
 
     def entries(self, pool: Pool, ids: Iterable[str]) -> dict[str, EntryMeta]:
         """Base rows of several entries in one batch read (missing ones are left out)."""
@@ -321,11 +301,8 @@ class BotMemoryRepository:
 
     def log(self, pool: Pool, *, limit: int, before: int | None = None) -> list[LogChange]:
         """Changes newest first (with `before`, those older than that version)."""
-        high = f"{LOG_PREFIX}~" if before is None else log_sk(max(before - 1, 0))
-        page = self._store.query(
-            pool.pk, KeyRange(low=LOG_PREFIX, high=high), limit=limit, newest_first=True
-        )
-        return [self._change(pool, row) for row in page.records]
+        rows = log_rows(self._store, pool.pk, limit=limit, before=before)
+        return [self._change(pool, row) for row in rows]
 
     @staticmethod
     def _log_scope(pool: Pool) -> dict[str, str]:
@@ -369,7 +346,7 @@ class BotMemoryRepository:
         )
 
     def log_put(self, pool: Pool, change: LogChange) -> Put:
-        sk = log_sk(change.version)
+        sk = keys.log_sk(change.version)
         body: dict[str, object] = {"by": change.by, "ids": list(change.ids)}
         if change.topics:
             body["topics"] = list(change.topics)

@@ -8,7 +8,7 @@
 - `CHAT#<id>/TURN#<turnId>` and `CHAT#<id>/ITEM#<seq:08d>`: metadata in plaintext (learning
   checks it without decrypting), `text` sealed under {org, pool: chat id, field: item}.
 
-Their keys, the domain objects read from them, and the chat row's item fence.
+Their keys, their rows to and from the domain objects, and the chat row's item fence.
 """
 
 from __future__ import annotations
@@ -92,6 +92,52 @@ def raise_fence(store: Store, chat_id: str, seq: int) -> None:
     except WriteConflict as error:
         if error.condition != CHAT_FENCE:
             raise
+
+
+def bot_row(bot: Bot, now_ms: int) -> Record:
+    """A new Bot's row: its grants, no links yet."""
+    return {
+        "pk": bot_pk(bot.id),
+        "sk": HEAD,
+        "type": "bot",
+        "orgId": bot.org_id,
+        "name": bot.name,
+        "owner": bot.owner,
+        "levels": dict(bot.levels),
+        "links": {},
+        "rev": 0,
+        "createdAt": now_ms,
+    }
+
+
+def channel_row(channel: Channel, rev: int, now_ms: int) -> Record:
+    return {
+        "pk": channel_pk(channel.id),
+        "sk": HEAD,
+        "type": "channel",
+        "orgId": channel.org_id,
+        "name": channel.name,
+        "creator": channel.creator,
+        "members": list(channel.members),
+        "rev": rev,
+        "updatedAt": now_ms,
+    }
+
+
+def chat_row(chat: Chat, now_ms: int) -> Record:
+    """A new chat's row: no item given yet."""
+    return {
+        "pk": chat_pk(chat.id),
+        "sk": HEAD,
+        "type": "chat",
+        "botId": chat.bot_id,
+        "orgId": chat.org_id,
+        "owner": chat.owner,
+        "channelId": chat.channel_id,
+        "kind": chat.kind,
+        "itemCount": 0,
+        "createdAt": now_ms,
+    }
 
 
 def _levels(raw: Any) -> Mapping[str, Level]:

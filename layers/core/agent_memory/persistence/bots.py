@@ -21,10 +21,13 @@ from agent_memory.persistence import keys
 from agent_memory.persistence.bot_rows import (
     bot_of,
     bot_pk,
+    bot_row,
     channel_of,
     channel_pk,
+    channel_row,
     chat_of,
     chat_pk,
+    chat_row,
     item_of,
     item_sk,
     org_bots_pk,
@@ -36,6 +39,7 @@ from agent_memory.persistence.bot_rows import (
 )
 from agent_memory.persistence.keys import ITEM_PREFIX
 from agent_memory.persistence.organizations import live_org, org_channels_pk
+from agent_memory.persistence.rows import head_row, head_rows, people_of
 from agent_memory.ports import (
     Absent,
     Action,
@@ -72,25 +76,13 @@ class BotRepository:
 
     def get_bot(self, bot_id: str) -> tuple[Bot, int] | None:
         """The Bot and its row's `rev`."""
-        row = self._store.get(bot_pk(bot_id), keys.HEAD)
-        if row is None or row.get("type") != "bot":
-            return None
-        return bot_of(row), int(row.get("rev", 0))
+        row = head_row(self._store, bot_pk(bot_id), "bot")
+        return (bot_of(row), int(row.get("rev", 0))) if row is not None else None
 
     def create_bot(self, bot: Bot, now_ms: int) -> None:
-        row: Record = {
-            "pk": bot_pk(bot.id),
-            "sk": keys.HEAD,
-            "type": "bot",
-            "orgId": bot.org_id,
-            "name": bot.name,
-            "owner": bot.owner,
-            "levels": dict(bot.levels),
-            "links": {},
-            "rev": 0,
-            "createdAt": now_ms,
-        }
-        self._store.write([Put(row, Absent()), _org_bot(bot.org_id, bot.id, now_ms)])
+        self._store.write(
+            [Put(bot_row(bot, now_ms), Absent()), _org_bot(bot.org_id, bot.id, now_ms)]
+        )
 
     def save_links(self, bot: Bot, rev: int, now_ms: int) -> None:
         """The Bot's links, if nobody changed its row since `rev` (WriteConflict otherwise)."""
@@ -112,10 +104,7 @@ class BotRepository:
 
     def bots(self, bot_ids: Sequence[str]) -> list[Bot]:
         """Several Bots in one batch read (missing ones are left out)."""
-        if not bot_ids:
-            return []
-        rows = self._store.get_many([(bot_pk(b), keys.HEAD) for b in bot_ids])
-        return [bot_of(r) for r in rows if r.get("type") == "bot"]
+        return [bot_of(r) for r in head_rows(self._store, [bot_pk(b) for b in bot_ids], "bot")]
 
     def org_bot_ids(self, org_id: str, after: str | None) -> tuple[list[str], str | None]:
         """One page of the bots the organization uses (its own and linked ones), newest
@@ -124,10 +113,7 @@ class BotRepository:
 
     def people_of(self, org_id: str, user_ids: Sequence[str]) -> set[str]:
         """Which of `user_ids` are people of `org_id` (one batch read)."""
-        if not user_ids:
-            return set()
-        rows = self._store.get_many([(keys.user(org_id, u), keys.HEAD) for u in user_ids])
-        return {str(r["pk"]).removeprefix(keys.user(org_id, "")) for r in rows}
+        return people_of(self._store, org_id, user_ids)
 
     def org_exists(self, org_id: str) -> bool:
         """An organization one may link to: it exists and its deletion has not begun."""
@@ -136,18 +122,13 @@ class BotRepository:
     # -- channels ------------------------------------------------------------------------
 
     def get_channel(self, channel_id: str) -> tuple[Channel, int] | None:
-        row = self._store.get(channel_pk(channel_id), keys.HEAD)
-        if row is None or row.get("type") != "channel":
-            return None
-        return channel_of(row), int(row.get("rev", 0))
+        row = head_row(self._store, channel_pk(channel_id), "channel")
+        return (channel_of(row), int(row.get("rev", 0))) if row is not None else None
 
     def channels(self, channel_ids: Sequence[str]) -> dict[str, Channel]:
         """Several Channels in one batch read (missing ones are left out)."""
-        if not channel_ids:
-            return {}
-        rows = self._store.get_many([(channel_pk(c), keys.HEAD) for c in channel_ids])
-        found = [channel_of(r) for r in rows if r.get("type") == "channel"]
-        return {c.id: c for c in found}
+        rows = head_rows(self._store, [channel_pk(c) for c in channel_ids], "channel")
+        return {c.id: c for c in map(channel_of, rows)}
 
     def org_channel_ids(self, org_id: str, after: str | None) -> tuple[list[str], str | None]:
         """One page of the organization's channels, newest first, after the channel id
@@ -156,17 +137,7 @@ class BotRepository:
 
     def save_channel(self, channel: Channel, rev: int | None, now_ms: int) -> None:
         """Create the Channel (`rev` None) or change its members from `rev`."""
-        row: Record = {
-            "pk": channel_pk(channel.id),
-            "sk": keys.HEAD,
-            "type": "channel",
-            "orgId": channel.org_id,
-            "name": channel.name,
-            "creator": channel.creator,
-            "members": list(channel.members),
-            "rev": 0 if rev is None else rev + 1,
-            "updatedAt": now_ms,
-        }
+        row = channel_row(channel, 0 if rev is None else rev + 1, now_ms)
         condition = Absent() if rev is None else Equals("rev", rev, name=CHANNEL_REV)
         # A new channel is listed in its organization's index, for the organization's deletion.
         listed = Put(
@@ -178,8 +149,8 @@ class BotRepository:
 
     def get_chat(self, chat_id: str) -> Chat | None:
         """The chat row alone (its `newest_item` unknown): for routes that only read."""
-        row = self._store.get(chat_pk(chat_id), keys.HEAD)
-        return chat_of(row) if row is not None and row.get("type") == "chat" else None
+        row = head_row(self._store, chat_pk(chat_id), "chat")
+        return chat_of(row) if row is not None else None
 
     def chat_for_items(self, chat_id: str) -> Chat | None:
         """The chat row with its newest item's seq, for adding items (`Chat.last_seq`): one
@@ -220,10 +191,7 @@ class BotRepository:
 
     def chats(self, chat_ids: Sequence[str]) -> list[Chat]:
         """Several chat rows in one batch read (missing and deleting ones are left out)."""
-        if not chat_ids:
-            return []
-        rows = self._store.get_many([(chat_pk(c), keys.HEAD) for c in chat_ids])
-        return [chat_of(r) for r in rows if r.get("type") == "chat"]
+        return [chat_of(r) for r in head_rows(self._store, [chat_pk(c) for c in chat_ids], "chat")]
 
     def owned_chat_ids(
         self, org_id: str, user_id: str, after: str | None
@@ -253,18 +221,7 @@ class BotRepository:
         return ids, (ids[-1] if page.next is not None and ids else None)
 
     def create_chat(self, chat: Chat, now_ms: int) -> None:
-        row: Record = {
-            "pk": chat_pk(chat.id),
-            "sk": keys.HEAD,
-            "type": "chat",
-            "botId": chat.bot_id,
-            "orgId": chat.org_id,
-            "owner": chat.owner,
-            "channelId": chat.channel_id,
-            "kind": chat.kind,
-            "itemCount": 0,
-            "createdAt": now_ms,
-        }
+        row = chat_row(chat, now_ms)
         owner_pk, owner_sk = owned_chat_key(chat.org_id, chat.owner, chat.id)
         owned: Record = {
             "pk": owner_pk,

@@ -34,11 +34,13 @@ from agent_memory.persistence.memory_objects import list_partition, namespace_pa
 from agent_memory.persistence.pools import PoolRepository
 from agent_memory.persistence.positions import position_sk
 from agent_memory.persistence.recall_pending import pending_pk, tail_sk
+from agent_memory.persistence.rows import delete_partition, write_groups
 from agent_memory.persistence.runs import source_of
 from agent_memory.persistence.sessions import agent_sessions_pk, session_of, session_pk
 from agent_memory.persistence.threads import agent_thread_sk, all_sk, index_sk
 from agent_memory.persistence.working_memory import WORKING_MEMORY_KEY, working_memory_pool
 from agent_memory.ports import Action, Delete, Equals, KeyRange, Present, Record, Store, Update
+from agent_memory.ports.store import partition_rows, write_in_batches
 
 SESSION_DELETING = "session-deleting"
 AGENT_DELETING = "agent-deleting"
@@ -356,40 +358,14 @@ class ErasureRepository:
         return delete_partition(self._store, pk, but_head=but_head)
 
     def _delete_rows(self, pk: str, rows: Sequence[Record]) -> None:
-        self._write_whole([Delete(pk, str(r["sk"]))] for r in rows)
+        write_in_batches(self._store, [Delete(pk, str(r["sk"])) for r in rows])
 
     def _write_whole(self, groups: Iterable[Sequence[Action]]) -> None:
-        """Each group within one transaction, as many as fit in 100 actions."""
-        batch: list[Action] = []
-        for group in groups:
-            if len(batch) + len(group) > BATCH:
-                self._write(batch)
-                batch = []
-            batch += group
-        self._write(batch)
+        write_groups(self._store, groups)
 
     def _write(self, actions: Sequence[Action]) -> None:
         if actions:
             self._store.write(actions)
-
-
-def partition_rows(store: Store, pk: str, key_range: KeyRange | None = None) -> Iterator[Record]:
-    """Every row of a partition (in `key_range`), read a page at a time."""
-    after: str | None = None
-    while True:
-        page = store.query(pk, key_range, limit=BATCH, after=after)
-        yield from page.records
-        if page.next is None:
-            return
-        after = page.next
-
-
-def delete_partition(store: Store, pk: str, *, but_head: bool = False) -> list[Record]:
-    """Every row of a partition (but its head row), deleted in batches; the rows it held."""
-    rows = [r for r in partition_rows(store, pk) if not (but_head and r["sk"] == keys.HEAD)]
-    for start in range(0, len(rows), BATCH):
-        store.write([Delete(pk, str(r["sk"])) for r in rows[start : start + BATCH]])
-    return rows
 
 
 def _thread_of(thread_id: str, head: Record) -> Thread:

@@ -41,6 +41,7 @@ from agent_memory.ports import (
     Record,
     Update,
 )
+from agent_memory.ports.store import partition_rows
 
 
 @dataclass(frozen=True)
@@ -221,15 +222,8 @@ class IdentityRepository(OrganizationRepository):
         return [stored.held for stored in self._stored_tokens(user)]
 
     def _stored_tokens(self, user: User) -> list[StoredToken]:
-        rows: list[Record] = []
-        after = None
         pk = keys.user(user.org_id, user.id)
-        while True:
-            page = self._store.query(pk, KeyRange(prefix=_HELD_PREFIX), after=after)
-            rows.extend(page.records)
-            if page.next is None:
-                break
-            after = page.next
+        rows = partition_rows(self._store, pk, KeyRange(prefix=_HELD_PREFIX))
         stored = [
             StoredToken(
                 HeldToken(

@@ -24,6 +24,14 @@ def entry_sk(key: str) -> str:
     return f"{ENTRY_PREFIX}{key}"
 
 
+# A pool's change log (agent memory, bot memory): one row per version, in its partition.
+LOG_PREFIX = "LOG#"
+
+
+def log_sk(version: int) -> str:
+    return f"{LOG_PREFIX}{version:010d}"
+
+
 def thread_pk(thread_id: str) -> str:
     return f"THREAD#{thread_id}"
 

@@ -22,6 +22,7 @@ from agent_memory.persistence import keys
 from agent_memory.persistence.keys import CHUNK_PREFIX, OBSERVER_HEAD, thread_pk
 from agent_memory.persistence.pools import Pool, PoolRepository, StoredEntry, version_condition
 from agent_memory.ports import Absent, Action, Cipher, Delete, KeyRange, Present, Store, Update
+from agent_memory.ports.store import partition_rows
 
 # Condition name: another request or run wrote the log first (read it again).
 OBSERVER_LOG = "observer-log"
@@ -129,30 +130,23 @@ class ObservationRepository:
         head = Head()
         chunks: list[Chunk] = []
         stored: dict[int, StoredEntry] = {}
-        after: str | None = None
-        while True:
-            page = self._store.query(
-                thread_pk(thread.id), KeyRange(prefix=OBSERVER_HEAD), limit=PAGE, after=after
-            )
-            for row in page.records:
-                if row["sk"] == OBSERVER_HEAD:
-                    head = Head(
-                        active=int(row.get("active", 0)),
-                        active_tokens=int(row.get("activeTokens", 0)),
-                        next=int(row.get("next", 1)),
-                        reflections=int(row.get("reflections", 0)),
-                        titled=bool(row.get("titled", False)),
-                        version=int(row.get("version", 0)),
-                    )
-                    continue
-                entry = self.pools.parse(row)
-                if entry is not None:
-                    chunk = _chunk(entry)
-                    chunks.append(chunk)
-                    stored[chunk.n] = entry
-            if page.next is None:
-                break
-            after = page.next
+        pk = thread_pk(thread.id)
+        for row in partition_rows(self._store, pk, KeyRange(prefix=OBSERVER_HEAD), page=PAGE):
+            if row["sk"] == OBSERVER_HEAD:
+                head = Head(
+                    active=int(row.get("active", 0)),
+                    active_tokens=int(row.get("activeTokens", 0)),
+                    next=int(row.get("next", 1)),
+                    reflections=int(row.get("reflections", 0)),
+                    titled=bool(row.get("titled", False)),
+                    version=int(row.get("version", 0)),
+                )
+                continue
+            entry = self.pools.parse(row)
+            if entry is not None:
+                chunk = _chunk(entry)
+                chunks.append(chunk)
+                stored[chunk.n] = entry
         return Log(head, tuple(chunks), stored)
 
     def texts(self, thread: Thread, log: Log, chunks: Sequence[Chunk]) -> dict[int, str]:

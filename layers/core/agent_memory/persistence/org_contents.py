@@ -29,12 +29,13 @@ from agent_memory.persistence.bot_rows import (
     owned_chat_key,
     turn_sk,
 )
-from agent_memory.persistence.erasure import delete_partition, partition_rows
 from agent_memory.persistence.events import PARTITION_PREFIX
 from agent_memory.persistence.memory_objects import list_partition, pool_of
 from agent_memory.persistence.organizations import org_channels_pk
 from agent_memory.persistence.pools import PoolRepository
+from agent_memory.persistence.rows import delete_partition, write_groups
 from agent_memory.ports import Delete, Equals, KeyRange, Record, Store, Update
+from agent_memory.ports.store import partition_rows, write_in_batches
 
 BATCH = keys.MAX_ACTIONS
 BOT_REV = "bot-rev"
@@ -59,16 +60,11 @@ class OrgContents:
             page = metas[start : start + BATCH]
             if forget is not None:
                 forget([meta.id for meta in page])
-            batch: list[Delete] = []
-            for meta in page:
-                rows = [Delete(pk, sk) for pk, sk in pool.layout.rows(pool, meta)]
-                if len(batch) + len(rows) > BATCH:
-                    self._store.write(batch)
-                    batch = []
-                # The base row (first) finds the copies: it goes in their transaction.
-                batch += rows
-            if batch:
-                self._store.write(batch)
+            # The base row (first) finds the copies: it goes in their transaction.
+            write_groups(
+                self._store,
+                ([Delete(pk, sk) for pk, sk in pool.layout.rows(pool, meta)] for meta in page),
+            )
         return len(metas)
 
     def delete_turn_waits(self, org_id: str, user_ids: Sequence[str]) -> None:
@@ -97,8 +93,7 @@ class OrgContents:
                 # The linked organizations' bot lists stop showing it (before its row goes,
                 # which names them).
                 linked = [Delete(org_bots_pk(o), bot_id) for o in (bot.get("links") or {})]
-                for start in range(0, len(linked), BATCH):
-                    self._store.write(linked[start : start + BATCH])
+                write_in_batches(self._store, linked)
                 self._store.write(
                     [Delete(bot_pk(bot_id), keys.HEAD), Delete(org_bots_pk(org_id), bot_id)]
                 )

@@ -25,6 +25,7 @@ from typing import Any
 from agent_memory.domain.errors import Conflict, Unavailable, WriteConflict
 from agent_memory.persistence import keys
 from agent_memory.ports import Absent, Delete, Equals, KeyRange, Present, Put, Record, Store, Update
+from agent_memory.ports.store import partition_rows, write_in_batches
 
 log = logging.getLogger(__name__)
 ORGS_PK = "ORGS#"
@@ -189,24 +190,15 @@ class OrganizationRepository:
 
     def rows_of(self, org_id: str, prefix: str) -> list[Record]:
         """The organization partition's rows under `prefix` (its people, its keys)."""
-        rows: list[Record] = []
-        after: str | None = None
-        while True:
-            key_range = KeyRange(prefix=prefix) if prefix else None
-            page = self._store.query(keys.org(org_id), key_range, after=after)
-            rows += page.records
-            if page.next is None:
-                return rows
-            after = page.next
+        key_range = KeyRange(prefix=prefix) if prefix else None
+        return list(partition_rows(self._store, keys.org(org_id), key_range))
 
     def finish_deletion(self, org_id: str) -> int:
         """The organization's partition, its row last with its list row: 1 when this call
         removed them."""
         pk = keys.org(org_id)
         rest = [r for r in self.rows_of(org_id, "") if r["sk"] != keys.HEAD]
-        for start in range(0, len(rest), keys.MAX_ACTIONS):
-            page = rest[start : start + keys.MAX_ACTIONS]
-            self._store.write([Delete(pk, str(r["sk"])) for r in page])
+        write_in_batches(self._store, [Delete(pk, str(r["sk"])) for r in rest])
         try:
             self._store.write(
                 [

@@ -31,6 +31,7 @@ from agent_memory.persistence.keys import (
     thread_pk,
 )
 from agent_memory.ports import AtMost, Delete, Equals, KeyRange, Put, Store, Update
+from agent_memory.ports.store import partition_rows
 
 log = logging.getLogger(__name__)
 
@@ -110,22 +111,16 @@ class PendingRecalls:
         """Every pending row, shard by shard."""
         found: list[PendingRecall] = []
         for shard in range(SHARDS):
-            after: str | None = None
-            while True:
-                page = self._store.query(f"{RECALL_PENDING_PREFIX}{shard}", after=after)
-                found.extend(
-                    PendingRecall(
-                        org_id=str(row["orgId"]),
-                        thread_id=str(row["threadId"]),
-                        upto=int(row["upto"]),
-                        at=int(row["at"]),
-                        indexed=int(row["indexed"]) if "indexed" in row else None,
-                    )
-                    for row in page.records
+            found.extend(
+                PendingRecall(
+                    org_id=str(row["orgId"]),
+                    thread_id=str(row["threadId"]),
+                    upto=int(row["upto"]),
+                    at=int(row["at"]),
+                    indexed=int(row["indexed"]) if "indexed" in row else None,
                 )
-                if page.next is None:
-                    break
-                after = page.next
+                for row in partition_rows(self._store, f"{RECALL_PENDING_PREFIX}{shard}")
+            )
         return found
 
     def forget(self, row: PendingRecall) -> None:

@@ -11,8 +11,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
-from agent_memory.persistence.keys import MAX_ACTIONS, evidence_sk, execution_sk, learn_pk
+from agent_memory.persistence.keys import evidence_sk, execution_sk, learn_pk
 from agent_memory.ports import Cipher, Delete, KeyRange, Record, Store
+from agent_memory.ports.store import partition_rows, write_in_batches
 
 Status = Literal["waiting", "running", "succeeded", "failed", "skipped"]
 TERMINAL: frozenset[str] = frozenset({"succeeded", "failed", "skipped"})
@@ -151,17 +152,10 @@ class RunRows:
 
     def _every(self, pk: str, prefix: str) -> Iterator[Record]:
         """Every row of `pk` under `prefix`, page by page."""
-        after: str | None = None
-        while True:
-            page = self._store.query(pk, KeyRange(prefix=prefix), after=after)
-            yield from page.records
-            if page.next is None:
-                return
-            after = page.next
+        return partition_rows(self._store, pk, KeyRange(prefix=prefix))
 
     def _delete(self, keys: Sequence[tuple[str, str]]) -> None:
-        for start in range(0, len(keys), MAX_ACTIONS):
-            self._store.write([Delete(pk, sk) for pk, sk in keys[start : start + MAX_ACTIONS]])
+        write_in_batches(self._store, [Delete(pk, sk) for pk, sk in keys])
 
     # One coarse encryption context per pool (the data-key cache is partitioned by it); the
     # row and field are sealed inside, so a blob moved to another row or field fails to open.

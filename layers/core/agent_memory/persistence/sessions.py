@@ -24,6 +24,7 @@ from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.sessions import Session, SessionItem, item_id
 from agent_memory.persistence import keys, pools
 from agent_memory.persistence.pools import RECENCY, Newest, Pool, PoolRepository, StoredEntry
+from agent_memory.persistence.rows import head_rows, newest_kept, write_last
 from agent_memory.ports import (
     Absent,
     Action,
@@ -41,7 +42,6 @@ ITEM_PREFIX = "ITEM#"
 # The head row's condition: a conflict on it means the session changed meanwhile.
 SESSION_REVISION = "session-revision"
 MEMORY_RANGE = keys.POOL_RANGE
-MAX_ACTIONS = keys.MAX_ACTIONS
 
 
 def session_pk(session_id: str) -> str:
@@ -50,10 +50,6 @@ def session_pk(session_id: str) -> str:
 
 def agent_sessions_pk(agent_id: str) -> str:
     return f"SESSIONS#{agent_id}"
-
-
-# Index rows read per Query while skipping sessions the caller may not see.
-_LIST_READ = 100
 
 
 def item_sk(seq: int) -> str:
@@ -182,18 +178,16 @@ class SessionRepository:
     ) -> tuple[list[Session], bool]:
         """The agent's sessions whose owner `visible` keeps, newest first, after the
         session id `after`: (at most `limit` sessions, whether more follow)."""
-        ids: list[str] = []
-        while True:
-            page = self._store.query(
-                agent_sessions_pk(agent_id), limit=_LIST_READ, after=after, newest_first=True
-            )
-            ids += [str(r["sk"]) for r in page.records if visible(str(r["owner"]))]
-            if len(ids) > limit or page.next is None:
-                break
-            after = page.next
-        rows = self._store.get_many([(session_pk(i), keys.HEAD) for i in ids[:limit]])
-        found = {s.id: s for s in map(_head, rows) if s is not None}
-        return [found[i] for i in ids[:limit] if i in found], len(ids) > limit
+
+        def shown(row: Record) -> str | None:
+            return str(row["sk"]) if visible(str(row["owner"])) else None
+
+        ids, more = newest_kept(
+            self._store, agent_sessions_pk(agent_id), shown, limit=limit, after=after
+        )
+        rows = head_rows(self._store, [session_pk(i) for i in ids], "session")
+        found = {s.id: s for s in map(session_of, rows)}
+        return [found[i] for i in ids if i in found], more
 
     def item_page(
         self, session: Session, *, limit: int, after: int
@@ -305,11 +299,7 @@ class SessionRepository:
             self.index_put(fork, now_ms),
             *also,
         ]
-        tail = puts[max(0, len(puts) - (MAX_ACTIONS - len(last))) :]
-        before = puts[: len(puts) - len(tail)]
-        for start in range(0, len(before), MAX_ACTIONS):
-            self._store.write(before[start : start + MAX_ACTIONS])
-        self._store.write([*last, *tail])
+        write_last(self._store, puts, last)
 
     def _resealed(
         self, source: Session, fork: Session, row: Record, attribute: str, field: str

@@ -38,6 +38,7 @@ from agent_memory.persistence.keys import (
     thread_pk,
 )
 from agent_memory.persistence.positions import ReadPositions, advanced, position_move
+from agent_memory.persistence.rows import delete_partition, head_row
 from agent_memory.persistence.working_memory import WorkingMemories
 from agent_memory.ports import (
     Absent,
@@ -177,22 +178,27 @@ class ThreadRepository:
         }
 
     def get(self, thread_id: str) -> StoredThread | None:
-        row = self._store.get(thread_pk(thread_id), keys.HEAD)
-        if row is None or row.get("type") != "thread":
+        row = head_row(self._store, thread_pk(thread_id), "thread")
+        if row is None:
             return None
+        thread = self._thread(row, thread_id, str(row["resourceId"]))
+        return StoredThread(thread, int(row.get("seq", 0)))
+
+    def _thread(self, row: Record, thread_id: str, resource_id: str) -> Thread:
+        """The thread its row or a list row holds, title and metadata opened (a list row
+        keeps no token counts)."""
         org_id = str(row["orgId"])
-        thread = Thread(
+        return Thread(
             id=thread_id,
             org_id=org_id,
             agent_id=str(row["agentId"]),
-            resource_id=str(row["resourceId"]),
+            resource_id=resource_id,
             title=self._title(row, org_id, thread_id),
             created_at=int(row["createdAt"]),
             tokens=int(row.get("tokens", 0)),
             observed_tokens=int(row.get("obsTokens", 0)),
             metadata=self._metadata(row, org_id, thread_id),
         )
-        return StoredThread(thread, int(row.get("seq", 0)))
 
     def of_user(
         self,
@@ -213,18 +219,7 @@ class ThreadRepository:
         page = self._store.query(
             resource_pk(org_id, user_id), KeyRange(prefix=prefix), limit=limit, after=start
         )
-        threads = [
-            Thread(
-                id=str(row["threadId"]),
-                org_id=str(row["orgId"]),
-                agent_id=str(row["agentId"]),
-                resource_id=user_id,
-                title=self._title(row, str(row["orgId"]), str(row["threadId"])),
-                created_at=int(row["createdAt"]),
-                metadata=self._metadata(row, str(row["orgId"]), str(row["threadId"])),
-            )
-            for row in page.records
-        ]
+        threads = [self._thread(row, str(row["threadId"]), user_id) for row in page.records]
         return ThreadPage(threads, has_more=page.next is not None)
 
     def set_title(self, thread: Thread, title: str, now_ms: int) -> None:
@@ -349,10 +344,7 @@ class ThreadRepository:
             KeyRange(low=message_sk(after), high=message_sk(upto - 1)),
             limit=limit,
         )
-        return [
-            (int(str(row["sk"])[len(MESSAGE_PREFIX) :]), self._message(thread, row))
-            for row in page.records
-        ]
+        return [(_seq(row), self._message(thread, row)) for row in page.records]
 
     def messages_at(self, wanted: Sequence[tuple[Thread, int]]) -> dict[tuple[str, int], Message]:
         """Messages by (thread, number): one BatchGetItem per 100; removed ones are absent."""
@@ -363,8 +355,7 @@ class ThreadRepository:
             thread_id = str(row["pk"])[len(thread_pk("")) :]
             if row.get("type") != "thread-message" or thread_id not in threads:
                 continue
-            seq = int(str(row["sk"])[len(MESSAGE_PREFIX) :])
-            found[(thread_id, seq)] = self._message(threads[thread_id], row)
+            found[(thread_id, _seq(row))] = self._message(threads[thread_id], row)
         return found
 
     def _newest(self, thread: Thread) -> Record | None:
@@ -377,7 +368,7 @@ class ThreadRepository:
         """The number of the thread's latest stored message (nothing opened); None when it
         has none."""
         row = self._newest(thread)
-        return int(str(row["sk"])[len(MESSAGE_PREFIX) :]) if row is not None else None
+        return _seq(row) if row is not None else None
 
     def first(self, thread: Thread, limit: int) -> list[Message]:
         page = self._store.query(thread_pk(thread.id), KeyRange(prefix=MESSAGE_PREFIX), limit=limit)
@@ -392,21 +383,12 @@ class ThreadRepository:
 
     def clear(self, thread: Thread) -> None:
         """Delete every message, a transaction of 100 at a time (working memory stays)."""
-        after: str | None = None
-        while True:
-            page = self._store.query(
-                thread_pk(thread.id),
-                KeyRange(prefix=MESSAGE_PREFIX),
-                limit=keys.MAX_ACTIONS,
-                after=after,
-            )
-            if page.records:
-                self._store.write(
-                    [Delete(thread_pk(thread.id), str(r["sk"])) for r in page.records]
-                )
-            if page.next is None:
-                return
-            after = page.next
+        delete_partition(self._store, thread_pk(thread.id), KeyRange(prefix=MESSAGE_PREFIX))
+
+
+def _seq(row: Record) -> int:
+    """The number of the message a row holds."""
+    return int(str(row["sk"]).removeprefix(MESSAGE_PREFIX))
 
 
 def _ids(thread: Thread) -> dict[str, str]:

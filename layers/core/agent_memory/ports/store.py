@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -340,3 +340,29 @@ class StoreAdapter(ABC):
 
     @abstractmethod
     def page(self, query: Query) -> Page: ...
+
+
+def partition_rows(
+    store: Store,
+    pk: str,
+    key_range: KeyRange | None = None,
+    *,
+    page: int = MAX_TRANSACTION_ACTIONS,
+) -> Iterator[Record]:
+    """Every row of a partition (in `key_range`), read `page` rows at a time, only as far
+    as the caller iterates."""
+    after: str | None = None
+    while True:
+        found = store.query(pk, key_range, limit=page, after=after)
+        yield from found.records
+        if found.next is None:
+            return
+        after = found.next
+
+
+def write_in_batches(
+    store: Store, actions: Sequence[Action], *, size: int = MAX_TRANSACTION_ACTIONS
+) -> None:
+    """`actions` in transactions of at most `size`, in order (each batch all or nothing)."""
+    for start in range(0, len(actions), size):
+        store.write(actions[start : start + size])
