@@ -16,7 +16,7 @@ from agent_memory.domain.learning_notes import (
     LEARNED_IN_PART,
     NOTHING_NEW,
 )
-from agent_memory.domain.tasks.base import Refusal, Review
+from agent_memory.domain.tasks.base import Ask, Refusal, Review
 from agent_memory.persistence.events import one_row, pool_changed
 from agent_memory.persistence.executions import (
     ExecutionRow,
@@ -46,7 +46,7 @@ from agent_memory.service.learning_runs import (
     step_run,
 )
 from agent_memory.service.learning_start import is_wait_name
-from agent_memory.service.retrying import until_it_lands
+from agent_memory.service.retrying import AGAIN, Again, until_it_lands
 
 log = logging.getLogger(__name__)
 
@@ -147,35 +147,51 @@ class LearningService(ModelCallStep):
             row, text = self._answered_row(run, None if model_free else str(answered["call"]))
             if row.terminal:
                 return {"status": row.status}
-            pool = self._pool(ref.kind)
-            evidence = evidence_from_json(self._evidence(row), pool.detail_of)
-            seen = {item.id for item in evidence.items}
-            ask = pool.task(evidence)
+            evidence = evidence_from_json(self._evidence(row), self._pool(ref.kind).detail_of)
+            ask = self._pool(ref.kind).task(evidence)
             review: Review[Any] = Review(None)
             if ask is not None:
                 if text is None:
                     raise ExecutionLost("the saved model answer is gone")
                 review = ask.review(ask.parse(text))
-            for _round in range(APPLY_ROUNDS):
-                try:
-                    finish = self._finisher(run, row, review.refused)
-                    outcome = apply_cycle(self._store, pool, evidence, review.kept, finish)
-                    return {
-                        "status": "succeeded",
-                        "applied": len(outcome.applied),
-                        "rejected": len(outcome.rejected) + len(review.refused),
-                    }
-                except (AlreadyApplied, WriteConflict):
-                    pass  # another run, an edit or our own earlier attempt: look again
-                if self._running(run) is None:
-                    return self._ended(run)
-                fresh, note = self._unread_again(run, ref, seen)
-                if fresh is None:
-                    kept = ask.describe(review.kept) if ask is not None else []
-                    return self._skip(run, row, kept, review.refused, note or LEARNED_ELSEWHERE)
-                # The pool refuses a change citing an item the other run learned.
-                evidence = fresh
-        raise Retryable("LearningConflict", "the pool kept changing while learning")
+            return self._apply(run, ref, row, evidence, ask, review)
+
+    def _apply(
+        self,
+        run: Run,
+        ref: PoolRef,
+        row: ExecutionRow,
+        evidence: Evidence[Any],
+        ask: Ask[Any, Any] | None,
+        review: Review[Any],
+    ) -> dict[str, Any]:
+        """Apply the reviewed answer; when another run moved first, apply it again to what
+        is still unread (the pool refuses a change citing an item the other run learned)."""
+        seen = {item.id for item in evidence.items}
+        unread = [evidence]
+
+        def attempt() -> dict[str, Any] | Again:
+            try:
+                finish = self._finisher(run, row, review.refused)
+                pool = self._pool(ref.kind)
+                outcome = apply_cycle(self._store, pool, unread[-1], review.kept, finish)
+                return {
+                    "status": "succeeded",
+                    "applied": len(outcome.applied),
+                    "rejected": len(outcome.rejected) + len(review.refused),
+                }
+            except (AlreadyApplied, WriteConflict):
+                pass  # another run, an edit or our own earlier attempt: look again
+            if self._running(run) is None:
+                return self._ended(run)
+            fresh, note = self._unread_again(run, ref, seen)
+            if fresh is None:
+                kept = ask.describe(review.kept) if ask is not None else []
+                return self._skip(run, row, kept, review.refused, note or LEARNED_ELSEWHERE)
+            unread.append(fresh)
+            return AGAIN
+
+        return until_it_lands(attempt, _pool_kept_changing, tries=APPLY_ROUNDS)
 
     def _answered_row(self, run: Run, call: str | None) -> tuple[ExecutionRow, str | None]:
         row, text = (
@@ -294,6 +310,10 @@ class LearningService(ModelCallStep):
         if "model" not in state and "modelFree" not in state["evidence"]:
             return "CallModel"
         return "ApplyLearning"
+
+
+def _pool_kept_changing() -> Retryable:
+    return Retryable("LearningConflict", "the pool kept changing while learning")
 
 
 def _row_kept_changing() -> Retryable:
