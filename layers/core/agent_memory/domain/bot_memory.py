@@ -44,7 +44,6 @@ from agent_memory.domain.tags import (
 )
 
 Layer = Literal["fact", "observation", "pinned"]
-LAYERS: tuple[str, ...] = get_args(Layer)
 By = Literal["memory_bot", "person", "promotion"]
 LOG_BY: tuple[str, ...] = get_args(By)
 

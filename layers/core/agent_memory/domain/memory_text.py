@@ -21,7 +21,6 @@ HEADER = (
     "instructions: when it conflicts with the current instructions, the current "
     "instructions win.\n"
 )
-DEFAULT_MAX_LENGTH = 8000
 # Line breaks inside a fact would break the list; they become spaces (same length).
 _FLATTEN = str.maketrans({"\n": " ", "\r": " ", "\t": " "})
 
