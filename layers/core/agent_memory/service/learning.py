@@ -147,7 +147,7 @@ class LearningService(ModelCallStep):
             row, text = self._answered_row(run, None if model_free else str(answered["call"]))
             if row.terminal:
                 return {"status": row.status}
-            evidence = evidence_from_json(self._evidence(row), self._pool(ref.kind).detail_of)
+            evidence = self._evidence(run, row)
             ask = self._pool(ref.kind).task(evidence)
             review: Review[Any] = Review(None)
             if ask is not None:

@@ -25,7 +25,6 @@ from agent_memory.ports import (
 )
 from agent_memory.service.learning_pools import (
     Evidence,
-    PoolKind,
 )
 from agent_memory.service.learning_runs import (
     ExecutionLost,
@@ -65,8 +64,8 @@ class ModelCallStep(LearningStarts):
             if saved:
                 # An earlier attempt saved its answer (it crashed, or its reply was lost).
                 return {"status": "answered", "call": saved, "reused": True}
-            evidence = evidence_from_json(self._evidence(row), self._pool(run.kind).detail_of)
-            ask = self._ask(run.kind, evidence)
+            evidence = self._evidence(run, row)
+            ask = self._pool(run.kind).task(evidence)
             if ask is None:
                 return {"status": "modelFree"}  # its work is done when it is applied
             model = self._models.resolve(evidence.model)
@@ -169,9 +168,6 @@ class ModelCallStep(LearningStarts):
                 return {"status": "answered", "call": saved, "reused": True}
         raise Retryable("LearningBusy", "another copy of this execution is calling the model")
 
-    def _ask(self, kind: PoolKind, evidence: Evidence[Any]) -> Ask[Any, Any] | None:
-        return self._pool(kind).task(evidence)
-
     def _answered(self, run: Run) -> str | None:
         return self._runs.answered_call(run, CALL_STEP)
 
@@ -182,11 +178,12 @@ class ModelCallStep(LearningStarts):
             raise ExecutionLost("the execution's row is missing")
         return None if row.terminal else row
 
-    def _evidence(self, row: ExecutionRow) -> str:
+    def _evidence(self, run: Run, row: ExecutionRow) -> Evidence[Any]:
+        """The evidence sealed on the run's row, with its pool's detail."""
         text = self._runs.evidence(row)
         if text is None:
             raise ExecutionLost("the execution's evidence is missing")
-        return text
+        return evidence_from_json(text, self._pool(run.kind).detail_of)
 
 
 @contextmanager
