@@ -8,6 +8,7 @@ import math
 import pytest
 
 from agent_memory.domain import recall as rules
+from agent_memory.domain import recall_ranking as ranking
 from agent_memory.domain.memory_options import effective_options
 from agent_memory.domain.recall import Hit
 
@@ -77,21 +78,21 @@ def test_a_window_whose_hit_was_deleted_shows_nothing() -> None:
 
 def test_lexical_scores_favour_the_rare_shared_words() -> None:
     texts = ["I adopted a cat named Miso", "The weather is nice", "My cat sleeps a lot"]
-    scores = rules.lexical_scores("What is my cat Miso like?", texts)
+    scores = ranking.lexical_scores("What is my cat Miso like?", texts)
     assert scores[0] > scores[2] > scores[1] == 0
 
 
 def test_the_lexical_ranking_reads_each_candidate_with_the_message_before_it() -> None:
     hits = [Hit("t", 5, 0.9), Hit("t", 4, 0.8), Hit("u", 0, 0.7)]
     # Each position once; the first message of a thread has none before it.
-    assert rules.text_positions(hits) == [("t", 4), ("t", 5), ("t", 3), ("u", 0)]
+    assert ranking.text_positions(hits) == [("t", 4), ("t", 5), ("t", 3), ("u", 0)]
     contents = {
         ("t", 3): "Did you like the pottery class?",
         ("t", 4): "Where did you go in May?",
         ("t", 5): "Lisbon!",
         ("u", 0): "Lisbon is lovely in May",
     }
-    present, texts = rules.lexical_inputs([*hits, Hit("t", 9, 0.1)], contents)
+    present, texts = ranking.lexical_inputs([*hits, Hit("t", 9, 0.1)], contents)
     # A candidate whose message is gone (t/9) is dropped; the others read as they embed.
     assert present == hits
     assert texts == [
@@ -100,27 +101,44 @@ def test_the_lexical_ranking_reads_each_candidate_with_the_message_before_it() -
         "Lisbon is lovely in May",
     ]
     # The short answer now shares the question's words ("May"), its own text alone does not.
-    scores = rules.lexical_scores("Where did I go in May?", texts)
+    scores = ranking.lexical_scores("Where did I go in May?", texts)
     assert scores[0] > 0
-    assert rules.lexical_scores("Where did I go in May?", ["Lisbon!"]) == [0.0]
+    assert ranking.lexical_scores("Where did I go in May?", ["Lisbon!"]) == [0.0]
 
 
 def test_hybrid_adds_the_normalised_lexical_score() -> None:
     hits = [Hit("t", 1, 0.50), Hit("t", 5, 0.45)]
-    fused = rules.hybrid(hits, [0.0, 2.0], weight=0.3)
+    fused = ranking.hybrid(hits, [0.0, 2.0], weight=0.3)
     assert [h.seq for h in fused] == [5, 1]
     assert fused[0].score == pytest.approx(0.75)
-    assert rules.hybrid(hits, [0.0, 0.0]) == hits
+    assert ranking.hybrid(hits, [0.0, 0.0]) == hits
 
 
 def test_hybrid_lifts_a_hit_whose_neighbour_is_a_hit_too() -> None:
     # Seq 7 alone scores higher, but 3 answers what 2 asked: both are candidates.
     hits = [Hit("t", 7, 0.52), Hit("t", 3, 0.50), Hit("t", 2, 0.30), Hit("u", 4, 0.49)]
-    fused = rules.hybrid(hits, [0.0, 0.0, 0.0, 0.0], neighbour=0.2)
+    fused = ranking.hybrid(hits, [0.0, 0.0, 0.0, 0.0], neighbour=0.2)
     assert [h.seq for h in fused] == [3, 7, 4, 2]
     assert fused[0].score == pytest.approx(0.50 + 0.2 * 0.30)
     # A neighbour in another thread is no neighbour.
     assert fused[2].score == pytest.approx(0.49)
+
+
+def test_a_message_said_by_the_person_the_question_names_is_lifted() -> None:
+    hits = [Hit("t", 1, 0.50), Hit("t", 2, 0.48), Hit("t", 3, 0.47)]
+    contents = {
+        ("t", 1): "Melanie: Caroline went to a support group.",
+        ("t", 2): "Caroline: I went to a support group yesterday.",
+        ("t", 3): "A support group meets on Fridays.",
+    }
+    lifted = ranking.speaker_lifted("When did Caroline go to the support group?", hits, contents)
+    # What Caroline said now ranks first; a message only mentioning her gains nothing.
+    assert max(lifted, key=lambda h: h.score).seq == 2
+    assert lifted[1].score == pytest.approx(0.48 + ranking.SPEAKER_WEIGHT)
+    assert [h.score for h in lifted[::2]] == [0.50, 0.47]
+    # A question naming nobody, or someone else, leaves the ranking as it was.
+    assert ranking.speaker_lifted("when did she go?", hits, contents) == hits
+    assert ranking.speaker_lifted("When did Jon go?", hits, contents) == hits
 
 
 def test_lexical_words_are_stemmed() -> None:
@@ -130,7 +148,7 @@ def test_lexical_words_are_stemmed() -> None:
         "while",
         "paint",
     ]
-    assert rules.lexical_scores("Who is painting?", ["I paint", "I swim"])[0] > 0
+    assert ranking.lexical_scores("Who is painting?", ["I paint", "I swim"])[0] > 0
 
 
 def test_the_local_model_embeds_meaning() -> None:

@@ -199,13 +199,6 @@ def shown(
 # The nearest vectors re-ranked lexically (all the index answers in one query: S3 Vectors'
 # top-K limit). Measured on LoCoMo (ADR 0067).
 CANDIDATES = 100
-# The lexical score's weight, normalised to [0, 1] over the candidates, added to the cosine
-# (LoCoMo: 0.3..0.5 within 0.3 points of each other in every row; docs/performance.md).
-LEXICAL_WEIGHT = 0.4
-# A candidate next to another candidate of its thread gains this share of the better
-# neighbour's fused score: evidence in a dialogue spans adjacent turns. Chosen on LoCoMo's
-# conversations 0-4 (0.1..0.3; ADR 0084), the held-out ones scored after.
-NEIGHBOUR_WEIGHT = 0.2
 _BM25_K1 = 1.5
 # Length normalisation kept weak: a longer turn (a message with the one before it) is not a
 # worse match in a dialogue. Chosen on LoCoMo's conversations 0-4 (0.25..0.75; ADR 0084).
@@ -230,34 +223,6 @@ def embedding_input(previous: str | None, content: str) -> str:
     return text
 
 
-def text_positions(hits: Sequence[Hit]) -> list[tuple[str, int]]:
-    """The messages the lexical re-ranking reads, each once: every candidate and the message
-    before it (the text its vector embeds)."""
-    wanted: dict[tuple[str, int], None] = {}
-    for hit in hits:
-        if hit.seq > 0:
-            wanted[(hit.thread_id, hit.seq - 1)] = None
-        wanted[(hit.thread_id, hit.seq)] = None
-    return list(wanted)
-
-
-def lexical_inputs(
-    hits: Sequence[Hit], contents: Mapping[tuple[str, int], str]
-) -> tuple[list[Hit], list[str]]:
-    """The candidates whose message is still stored, each with the text the lexical score
-    reads: the message with the one before it, as its vector embeds it (`embedding_input`),
-    so a short answer matches the words of the question it answers."""
-    present: list[Hit] = []
-    texts: list[str] = []
-    for hit in hits:
-        content = contents.get((hit.thread_id, hit.seq))
-        if content is None:
-            continue
-        present.append(hit)
-        texts.append(embedding_input(contents.get((hit.thread_id, hit.seq - 1)), content))
-    return present, texts
-
-
 # Suffixes cut from a word of at least 4 letters more, so "painted", "painting" and "paints"
 # match "paint" (a crude stemmer: +1.8 / +0.7 points on LoCoMo's tuning conversations).
 _SUFFIXES = ("ing", "ed", "es", "s")
@@ -273,12 +238,6 @@ def _stem(word: str) -> str:
 def words(text: str) -> list[str]:
     """Lower-case words without stop words, stemmed (the lexical ranking's terms)."""
     return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
-
-
-def lexical_scores(query: str, texts: Sequence[str]) -> list[float]:
-    """Okapi BM25 of each text for `query`, with the term statistics of `texts` themselves
-    (the candidates: the index holds no text to count over)."""
-    return bm25(set(words(query)), [words(t) for t in texts])
 
 
 def bm25(
@@ -303,33 +262,6 @@ def bm25(
             score += idf * tf * (k1 + 1) / norm
         scores.append(score)
     return scores
-
-
-def hybrid(
-    hits: Sequence[Hit],
-    lexical: Sequence[float],
-    weight: float = LEXICAL_WEIGHT,
-    neighbour: float = NEIGHBOUR_WEIGHT,
-) -> list[Hit]:
-    """Each hit's cosine plus `weight` x its lexical score normalised by the best one, plus
-    `neighbour` x the better fused score of the messages just before and after it among the
-    hits; best first (ties keep the dense order)."""
-    best = max(lexical, default=0.0)
-    fused = {
-        (h.thread_id, h.seq): h.score + (weight * s / best if best > 0 else 0.0)
-        for h, s in zip(hits, lexical, strict=True)
-    }
-    scored = [
-        Hit(
-            thread_id,
-            seq,
-            score
-            + neighbour
-            * max(fused.get((thread_id, seq - 1), 0.0), fused.get((thread_id, seq + 1), 0.0), 0.0),
-        )
-        for (thread_id, seq), score in fused.items()
-    ]
-    return sorted(scored, key=lambda h: -h.score)
 
 
 # A turn ranks itself the newest messages saved and not indexed yet (the index takes them in

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_memory.domain import recall as rules
+from agent_memory.domain import recall_ranking as ranking
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.threads import Message, RecalledWindow, Thread
 from agent_memory.persistence.recall_pending import RecallTails, Tail
@@ -240,18 +241,20 @@ class RecallService:
         recent_from: int | None,
         timings: RecallTimings,
     ) -> list[rules.Hit]:
-        """Dense candidates re-ranked with the lexical score of the text their vector embeds."""
+        """Dense candidates re-ranked with the lexical score of the text their vector embeds,
+        those said by a person the new message names lifted."""
         candidates = rules.kept_hits(hits, len(hits), thread.id, recent_from)
         started = time.perf_counter()
         texts = self._repo.messages_at(
-            [(self._scoped(thread, t), seq) for t, seq in rules.text_positions(candidates)]
+            [(self._scoped(thread, t), seq) for t, seq in ranking.text_positions(candidates)]
         )
         contents = {key: m.content for key, m in texts.items()}
-        present, inputs = rules.lexical_inputs(candidates, contents)
-        lexical = rules.lexical_scores(message, inputs)
+        present, inputs = ranking.lexical_inputs(candidates, contents)
+        lexical = ranking.lexical_scores(message, inputs)
+        ranked = ranking.hybrid(ranking.speaker_lifted(message, present, contents), lexical)
         timings.texts_read = len(texts)
         timings.rerank_ms = _ms_since(started)
-        return rules.hybrid(present, lexical)
+        return ranked
 
     def _read(
         self,
