@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer, Mirror
-from agent_memory.api.contracts.memory_text import CommandBody, ForgetBody, RememberBody
+from agent_memory.api.contracts.base import Answer, CommandBody, Mirror
+from agent_memory.api.contracts.memory_text import ForgetBody, RememberBody
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.

@@ -15,6 +15,7 @@ from pydantic import (
     ConfigDict,
     SerializerFunctionWrapHandler,
     ValidationError,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -193,16 +194,23 @@ class Executions(Answer):
     executions: list[dict[str, Any]]
 
 
-def require_known_tag(value: Any, tags: Sequence[str], field: str = "command") -> None:
-    """A missing or unknown `_tag` of a command is reported at `[field, "_tag"]` (pydantic
-    would name the union's variants instead)."""
-    if isinstance(value, dict) and value.get("_tag") not in tags:
-        missing = "_tag" not in value
-        error = PydanticCustomError(
-            "missing" if missing else "union_tag_invalid",
-            "field required" if missing else "_tag must be one of {tags}",
-            {"tags": ", ".join(tags)},
-        )
-        raise ValidationError.from_exception_data(
-            field, [InitErrorDetails(type=error, loc=("_tag",), input=value.get("_tag"))]
-        )
+class CommandBody(Body):
+    """A body whose `command` is tagged by `_tag`, one of `TAGS`: a missing or unknown `_tag`
+    is reported at `["command", "_tag"]` (pydantic would name the union's variants instead)."""
+
+    TAGS: ClassVar[tuple[str, ...]]
+
+    @field_validator("command", mode="wrap", check_fields=False)
+    @classmethod
+    def _tag_first(cls, value: Any, handler: Any) -> Any:
+        if isinstance(value, dict) and value.get("_tag") not in cls.TAGS:
+            missing = "_tag" not in value
+            error = PydanticCustomError(
+                "missing" if missing else "union_tag_invalid",
+                "field required" if missing else "_tag must be one of {tags}",
+                {"tags": ", ".join(cls.TAGS)},
+            )
+            raise ValidationError.from_exception_data(
+                "command", [InitErrorDetails(type=error, loc=("_tag",), input=value.get("_tag"))]
+            )
+        return handler(value)

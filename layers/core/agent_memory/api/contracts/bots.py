@@ -12,13 +12,13 @@ from agent_memory.api.contracts.base import (
     NOT_BLANK,
     Answer,
     Body,
+    CommandBody,
     Mirror,
     Sparse,
     empty_list,
     fitting,
 )
 from agent_memory.api.contracts.bot_fields import Id, Name
-from agent_memory.api.contracts.memory_text import CommandBody
 from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
 
 if TYPE_CHECKING:

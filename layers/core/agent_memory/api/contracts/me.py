@@ -11,12 +11,14 @@ if TYPE_CHECKING:
     from agent_memory.domain.identity import HeldToken
 
 
-class CallerOut(Answer):
-    id: str | None
-    organizationId: str | None
+class CallerOut(Mirror):
+    id: str | None = Field(validation_alias="user_id")
+    organizationId: str | None = Field(validation_alias="org_id")
     role: Literal["member", "admin", "service-admin", "service-key"]
     serviceKeyId: str | None = Field(
-        default=None, description="The service key the request came through, with Act-As"
+        default=None,
+        validation_alias="key_id",
+        description="The service key the request came through, with Act-As",
     )
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from agent_memory.api.contracts.base import NOT_BLANK, Body, Mirror, NotBlank, require_known_tag
+from agent_memory.api.contracts.base import NOT_BLANK, Body, Mirror, NotBlank
 from agent_memory.domain.pool_limits import KEYED_POOL_CONTENT, KEYED_POOL_ENTRIES
 
 if TYPE_CHECKING:
@@ -53,19 +53,6 @@ class ForgetBody(Body):
         from agent_memory.domain import session_memory as memory
 
         return memory.Forget(self.key)
-
-
-class CommandBody(Body):
-    """A body whose `command` is tagged by `_tag`, one of `TAGS`."""
-
-    TAGS: ClassVar[tuple[str, ...]]
-
-    @field_validator("command", mode="wrap", check_fields=False)
-    @classmethod
-    def _tag_first(cls, value: Any, handler: Any) -> Any:
-        """A missing or unknown `_tag` is reported at `["command", "_tag"]`."""
-        require_known_tag(value, cls.TAGS)
-        return handler(value)
 
 
 class MemoryText(Mirror):

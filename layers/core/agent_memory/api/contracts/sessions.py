@@ -6,8 +6,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from agent_memory.api.contracts.base import APP_ONLY_ON_TOOLS, MODEL_NAME, Answer, Body, Mirror
-from agent_memory.api.contracts.memory_text import CommandBody, ForgetBody, RememberBody
+from agent_memory.api.contracts.base import (
+    APP_ONLY_ON_TOOLS,
+    MODEL_NAME,
+    Answer,
+    Body,
+    CommandBody,
+    Mirror,
+)
+from agent_memory.api.contracts.memory_text import ForgetBody, RememberBody
 from agent_memory.domain.pool_limits import MAX_SESSION_ITEMS
 from agent_memory.domain.session_limits import MAX_ITEM_BYTES, MAX_TURN_ITEMS, SkipReason
 

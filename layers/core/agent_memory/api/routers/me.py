@@ -28,14 +28,7 @@ EXPORT_LINE = {
 @router.get("/v1/me")
 async def me(caller: CallerDep) -> MeAnswer:
     """The caller's user id, organization and role; the admin token is the service admin."""
-    return MeAnswer(
-        user=CallerOut(
-            id=caller.user_id,
-            organizationId=caller.org_id,
-            role=caller.role,
-            serviceKeyId=caller.key_id,
-        )
-    )
+    return MeAnswer(user=CallerOut.of(caller))
 
 
 @router.get("/v1/me/tokens")
