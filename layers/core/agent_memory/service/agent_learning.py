@@ -40,7 +40,7 @@ from agent_memory.persistence.agent_memory import (
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.sessions import SessionRepository
-from agent_memory.ports import Action, Clock, KnownEntry, ModelCatalog
+from agent_memory.ports import Action, Clock, ModelCatalog
 from agent_memory.service.keyed_learning import (
     MAX_ITEMS,
     KeyedPool,
@@ -219,15 +219,12 @@ class AgentLearningPool(KeyedPool):
             position=position,
             upto=read_upto,
             items=tuple(items),
-            memory=tuple(self._memory(found)),
+            memory=known_entries(found.entries, lambda entry: self._repo.open(found.agent, entry)),
             model=settings.get("helperModel"),
             allowed_kinds=LASTING_KINDS,
             person=self._person(session.org_id, session.owner),
             detail=AgentDetail(session.id, found.version),
         )
-
-    def _memory(self, found: AgentMemory) -> list[KnownEntry]:
-        return known_entries(found.entries, lambda entry: self._repo.open(found.agent, entry))
 
     def _person(self, org_id: str, user_id: str) -> str:
         user = self._people.get_user(org_id, user_id)

@@ -54,7 +54,7 @@ def session_items(
 
 def known_entries(
     stored: Sequence[StoredEntry], open_content: Callable[[StoredEntry], str]
-) -> list[KnownEntry]:
+) -> tuple[KnownEntry, ...]:
     """Active entries, then retracted keys without text, so a key does not come back."""
     known: list[KnownEntry] = []
     used = 0
@@ -65,7 +65,7 @@ def known_entries(
         if used > MEMORY_BUDGET:
             break
         known.append(KnownEntry(meta.name, content, meta.kind, meta.status))
-    return known
+    return tuple(known)
 
 
 def change_actions(

@@ -12,9 +12,8 @@ from agent_memory.domain.learning_notes import GENERATE_OFF, SOURCE_GONE
 from agent_memory.domain.proposals import MEMORY_KINDS
 from agent_memory.domain.session_memory import ENTRY_NAMESPACE, item_sources
 from agent_memory.domain.sessions import Session
-from agent_memory.persistence.pools import StoredEntry
 from agent_memory.persistence.sessions import SESSION_REVISION, session_pool
-from agent_memory.ports import Action, Clock, KnownEntry
+from agent_memory.ports import Action, Clock
 from agent_memory.service.keyed_learning import (
     MAX_ITEMS,
     KeyedPool,
@@ -75,15 +74,12 @@ class SessionLearningPool(KeyedPool):
             position=session.processed,
             upto=session.processed + len(items),
             items=tuple(items),
-            memory=tuple(self._memory(session, stored_entries)),
+            memory=known_entries(stored_entries, lambda e: self._repo.open_entry(session, e)),
             model=model,
             allowed_kinds=MEMORY_KINDS,
             person=None,  # one person per Session: "the user"
             detail=SessionDetail(session.revision),
         )
-
-    def _memory(self, session: Session, stored: Sequence[StoredEntry]) -> list[KnownEntry]:
-        return known_entries(stored, lambda entry: self._repo.open_entry(session, entry))
 
     def change(
         self, evidence: Evidence[SessionDetail], changes: Sequence[Any], finish: FinishActions
