@@ -22,18 +22,17 @@ from typing import Any
 from agent_memory.domain.agents import Agent
 from agent_memory.persistence import keys
 from agent_memory.persistence.agents import agent_of, agent_pk
+from agent_memory.persistence.rows import numbered_rows
 from agent_memory.ports import (
     Absent,
-    AbsentOrEquals,
     Cipher,
-    Equals,
-    KeyRange,
     Present,
     Put,
     Record,
     Store,
     Update,
 )
+from agent_memory.ports.store import count_is
 
 DRAFT = "DRAFT"
 PUBLISHED = "PUBLISHED"
@@ -109,16 +108,9 @@ class AgentVersionRepository:
 
     def versions(self, agent: Agent, *, limit: int, before: int | None = None) -> list[Version]:
         """Published versions newest first, `limit` at most, older than `before` if given."""
-        if before is not None and before <= 1:
-            return []
-        high = version_sk(before - 1) if before is not None else f"{VERSION_PREFIX}~"
-        page = self._store.query(
-            agent_pk(agent.id),
-            KeyRange(low=VERSION_PREFIX, high=high),
-            limit=limit,
-            newest_first=True,
-        )
-        return [self._version(agent, row) for row in page.records]
+        pk = agent_pk(agent.id)
+        rows = numbered_rows(self._store, pk, VERSION_PREFIX, version_sk, limit, before)
+        return [self._version(agent, row) for row in rows]
 
     def _version(self, agent: Agent, row: Record) -> Version:
         sk = str(row["sk"])
@@ -149,11 +141,7 @@ class AgentVersionRepository:
             "memory": self._seal(agent, sk, memory),
             "at": now_ms,
         }
-        condition = (
-            AbsentOrEquals("latest", 0, name=LATEST_VERSION)
-            if latest == 0
-            else Equals("latest", latest, name=LATEST_VERSION)
-        )
+        condition = count_is("latest", latest, name=LATEST_VERSION)
         head = Update(
             agent_pk(agent.id),
             PUBLISHED,

@@ -30,11 +30,15 @@ from agent_memory.persistence.bot_rows import (
 )
 from agent_memory.persistence.events import event_action
 from agent_memory.persistence.memory_bot import CONFESSION_PREFIX, ENRICHMENT_PREFIX
-from agent_memory.persistence.memory_objects import list_partition, namespace_partition, pool_of
+from agent_memory.persistence.memory_objects import (
+    delete_memories,
+    list_partition,
+    namespace_partition,
+)
 from agent_memory.persistence.pools import PoolRepository
 from agent_memory.persistence.positions import position_sk
 from agent_memory.persistence.recall_pending import pending_pk, tail_sk
-from agent_memory.persistence.rows import delete_partition, write_groups
+from agent_memory.persistence.rows import delete_partition
 from agent_memory.persistence.runs import source_of
 from agent_memory.persistence.sessions import agent_sessions_pk, session_of, session_pk
 from agent_memory.persistence.threads import agent_thread_sk, all_sk, index_sk
@@ -46,7 +50,6 @@ SESSION_DELETING = "session-deleting"
 AGENT_DELETING = "agent-deleting"
 THREAD_DELETING = "thread-deleting"
 CHAT_DELETING = "chat-deleting"
-BATCH = keys.MAX_ACTIONS
 
 # Called before the rows go: (thread id, message count), or agent_memory ids.
 ForgetThreadVectors = Callable[[str, int], None]
@@ -234,9 +237,12 @@ class ErasureRepository:
         # Others' rows that list it among chats they spoke in go first, while its Turns
         # still name them (a call cut short finds them again).
         actors = {str(r.get("actor")) for r in self._rows(pk, KeyRange(prefix=turn_sk("")))}
-        self._write_whole(
-            [Delete(*spoken_chat_key(chat.org_id, actor, chat.id))]
-            for actor in sorted(actors - {chat.owner})
+        write_in_batches(
+            self._store,
+            [
+                Delete(*spoken_chat_key(chat.org_id, actor, chat.id))
+                for actor in sorted(actors - {chat.owner})
+            ],
         )
         items = _typed(self._delete_all(pk, but_head=True), "chat-item")
         self._delete_runs(keys.learn_pk(*learning), ("chat", chat.id))
@@ -294,7 +300,6 @@ class ErasureRepository:
         """The organization's agent_memories whose entity is the person (a plaintext tag),
         and the person's own namespaced ones (ADR 0082: their copy in the person's partition
         never expires), vectors first, each memory whole within one transaction."""
-        pool = pool_of(org_id)
         found = [
             stored.meta
             for row in self._rows(list_partition(org_id, None, user_id))
@@ -307,17 +312,7 @@ class ErasureRepository:
             for row in self._rows(namespace_partition(org_id, user_id))
             if (stored := PoolRepository.parse(row)) is not None and stored.meta.id not in about
         ]
-        for start in range(0, len(found), BATCH):
-            page = found[start : start + BATCH]
-            if forget_vectors is not None:
-                forget_vectors([meta.id for meta in page])
-            self._write_whole(
-                [
-                    *(Delete(pk, sk) for pk, sk in pool.layout.rows(pool, meta)),
-                    event_action(org_id, "memory.changed", {"memoryId": meta.id}, now_ms),
-                ]
-                for meta in page
-            )
+        delete_memories(self._store, org_id, found, forget_vectors, changed_at=now_ms)
         return Erased(agent_memories=len(found))
 
     def _delete_runs(self, pk: str, source: tuple[str, str]) -> None:
@@ -359,9 +354,6 @@ class ErasureRepository:
 
     def _delete_rows(self, pk: str, rows: Sequence[Record]) -> None:
         write_in_batches(self._store, [Delete(pk, str(r["sk"])) for r in rows])
-
-    def _write_whole(self, groups: Iterable[Sequence[Action]]) -> None:
-        write_groups(self._store, groups)
 
     def _write(self, actions: Sequence[Action]) -> None:
         if actions:

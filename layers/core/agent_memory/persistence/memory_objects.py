@@ -46,9 +46,11 @@ from agent_memory.domain.memory_objects import (
     namespace_tag,
     owner_of,
 )
+from agent_memory.persistence import keys
 from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import Pool, PoolRepository
-from agent_memory.ports import Absent, Action, Cipher, Equals, KeyRange, Put, Record, Store
+from agent_memory.persistence.rows import write_groups
+from agent_memory.ports import Absent, Action, Cipher, Delete, Equals, KeyRange, Put, Record, Store
 
 POOL = "agent_memories"
 # Rows read per Query while stepping over expired ones: bounds what one request returns.
@@ -130,6 +132,37 @@ LAYOUT = MemoryObjectLayout()
 def pool_of(org_id: str) -> Pool:
     """An organization's agent memories: one pool, sealed under the pool name."""
     return Pool(_base(org_id), org_id, POOL, LAYOUT)
+
+
+def delete_memories(
+    store: Store,
+    org_id: str,
+    metas: Sequence[EntryMeta],
+    forget: Callable[[Sequence[str]], None] | None,
+    changed_at: int | None = None,
+) -> None:
+    """The memories, each whole (its base row finds its copies: they go in one
+    transaction), 100 at a time, their vectors first (`forget`, given their ids); with
+    `changed_at`, each with its `memory.changed` event."""
+    pool = pool_of(org_id)
+    for start in range(0, len(metas), keys.MAX_ACTIONS):
+        page = metas[start : start + keys.MAX_ACTIONS]
+        if forget is not None:
+            forget([meta.id for meta in page])
+        write_groups(
+            store,
+            (
+                [
+                    *(Delete(pk, sk) for pk, sk in pool.layout.rows(pool, meta)),
+                    *(
+                        [event_action(org_id, "memory.changed", {"memoryId": meta.id}, changed_at)]
+                        if changed_at is not None
+                        else []
+                    ),
+                ]
+                for meta in page
+            ),
+        )
 
 
 def row_keys(memory: MemoryObject) -> list[tuple[str, str]]:

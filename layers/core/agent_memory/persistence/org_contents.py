@@ -30,14 +30,13 @@ from agent_memory.persistence.bot_rows import (
     turn_sk,
 )
 from agent_memory.persistence.events import PARTITION_PREFIX
-from agent_memory.persistence.memory_objects import list_partition, pool_of
+from agent_memory.persistence.memory_objects import delete_memories, list_partition
 from agent_memory.persistence.organizations import org_channels_pk
 from agent_memory.persistence.pools import PoolRepository
-from agent_memory.persistence.rows import delete_partition, write_groups
+from agent_memory.persistence.rows import delete_partition
 from agent_memory.ports import Delete, Equals, KeyRange, Record, Store, Update
 from agent_memory.ports.store import partition_rows, write_in_batches
 
-BATCH = keys.MAX_ACTIONS
 BOT_REV = "bot-rev"
 
 # Called before memories' rows go, with their ids (their vector keys).
@@ -50,21 +49,12 @@ class OrgContents:
 
     def delete_memories(self, org_id: str, forget: ForgetVectors | None) -> int:
         """Every agent_memory of the organization, each whole; vectors before rows."""
-        pool = pool_of(org_id)
         metas = [
             stored.meta
             for row in self._rows(list_partition(org_id, None, None))
             if (stored := PoolRepository.parse(row)) is not None
         ]
-        for start in range(0, len(metas), BATCH):
-            page = metas[start : start + BATCH]
-            if forget is not None:
-                forget([meta.id for meta in page])
-            # The base row (first) finds the copies: it goes in their transaction.
-            write_groups(
-                self._store,
-                ([Delete(pk, sk) for pk, sk in pool.layout.rows(pool, meta)] for meta in page),
-            )
+        delete_memories(self._store, org_id, metas, forget)
         return len(metas)
 
     def delete_turn_waits(self, org_id: str, user_ids: Sequence[str]) -> None:

@@ -31,12 +31,10 @@ from typing import Any, Protocol
 from agent_memory.domain.entries import Entry, EntryMeta, EntrySource, ItemSource, Source
 from agent_memory.persistence import keys
 from agent_memory.ports import (
-    AbsentOrEquals,
     Action,
     Cipher,
     Condition,
     Delete,
-    Equals,
     KeyRange,
     Present,
     Put,
@@ -44,6 +42,7 @@ from agent_memory.ports import (
     Store,
     Update,
 )
+from agent_memory.ports.store import count_is
 
 ENTRY_TYPE = "entry"
 RECENT_PREFIX = "RECENT#"
@@ -58,9 +57,7 @@ _REV_SPAN = 10**9
 
 def version_condition(version: int, name: str) -> Condition:
     """A pool head row's `version` is still `version` (0: the head row was never written)."""
-    if version == 0:
-        return AbsentOrEquals("version", 0, name=name)
-    return Equals("version", version, name=name)
+    return count_is("version", version, name=name)
 
 
 class PoolLayout(Protocol):

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from agent_memory.domain.memory_bot import ReadMark
 from agent_memory.persistence.keys import READ_POSITION
-from agent_memory.ports import AbsentOrEquals, Equals, Put, Record, Store, Update
+from agent_memory.ports import Put, Record, Store, Update
+from agent_memory.ports.store import count_is
 
 PREFIX = "LEARNPOS#"
 
@@ -45,11 +46,7 @@ def _fields(mark: ReadMark, now_ms: int) -> Record:
 
 def position_move(pk: str, name: str, before: ReadMark, after: ReadMark, now_ms: int) -> Update:
     """Move the position to `after`, conditional on it still being `before` (its moves)."""
-    condition = (
-        AbsentOrEquals("moves", 0, name=READ_POSITION)
-        if before.moves == 0
-        else Equals("moves", before.moves, name=READ_POSITION)
-    )
+    condition = count_is("moves", before.moves, name=READ_POSITION)
     return Update(pk, position_sk(name), set=_fields(after, now_ms), condition=condition)
 
 

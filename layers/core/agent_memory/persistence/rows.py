@@ -56,14 +56,26 @@ def newest_kept(
         after = page.next
 
 
-def log_rows(store: Store, pk: str, *, limit: int, before: int | None) -> list[Record]:
-    """A pool's change log rows (`LOG#<version>`) newest first, `limit` at most, older than
-    version `before` when given."""
+def numbered_rows(
+    store: Store,
+    pk: str,
+    prefix: str,
+    sk_of: Callable[[int], str],
+    limit: int,
+    before: int | None = None,
+) -> list[Record]:
+    """Rows numbered under `prefix` (`sk_of(n)`: a change log's versions, an agent's
+    published versions) newest first, `limit` at most, numbered below `before` when given."""
     if before is not None and before <= 1:
         return []
-    high = keys.log_sk(before - 1) if before is not None else f"{keys.LOG_PREFIX}~"
-    page = store.query(pk, KeyRange(low=keys.LOG_PREFIX, high=high), limit=limit, newest_first=True)
+    high = sk_of(before - 1) if before is not None else f"{prefix}~"
+    page = store.query(pk, KeyRange(low=prefix, high=high), limit=limit, newest_first=True)
     return page.records
+
+
+def log_rows(store: Store, pk: str, *, limit: int, before: int | None) -> list[Record]:
+    """A pool's change log (`LOG#<version>`) newest first, older than `before` when given."""
+    return numbered_rows(store, pk, keys.LOG_PREFIX, keys.log_sk, limit, before)
 
 
 def delete_partition(

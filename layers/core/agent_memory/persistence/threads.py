@@ -42,7 +42,6 @@ from agent_memory.persistence.rows import delete_partition, head_row
 from agent_memory.persistence.working_memory import WorkingMemories
 from agent_memory.ports import (
     Absent,
-    AbsentOrEquals,
     Action,
     Cipher,
     Delete,
@@ -54,6 +53,7 @@ from agent_memory.ports import (
     Store,
     Update,
 )
+from agent_memory.ports.store import count_is
 
 # Condition name: another save numbered its messages first (retry with the new count).
 THREAD_SEQ = "thread-seq"
@@ -272,11 +272,7 @@ class ThreadRepository:
         puts: list[Action] = [
             Put(row, Absent()) for row in self.message_rows(thread, seq, messages)
         ]
-        condition = (
-            AbsentOrEquals("seq", 0, name=THREAD_SEQ)
-            if seq == 0
-            else Equals("seq", seq, name=THREAD_SEQ)
-        )
+        condition = count_is("seq", seq, name=THREAD_SEQ)
         head = Update(
             thread_pk(thread.id),
             keys.HEAD,

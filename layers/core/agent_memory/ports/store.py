@@ -71,6 +71,13 @@ class AbsentOrAtMost(_Compared):
     """The row is absent, or `attribute <= value` (spend from a budget)."""
 
 
+def count_is(attribute: str, count: int, *, name: str) -> AbsentOrEquals | Equals:
+    """A counter (a version, a sequence) still at `count`; a row never written counts 0."""
+    if count == 0:
+        return AbsentOrEquals(attribute, 0, name=name)
+    return Equals(attribute, count, name=name)
+
+
 Comparison = Equals | LessThan | AtMost | GreaterThan | AtLeast
 AbsentOrComparison = AbsentOrEquals | AbsentOrLessThan | AbsentOrAtMost
 Condition = Absent | Present | Comparison | AbsentOrComparison
