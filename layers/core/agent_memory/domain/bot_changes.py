@@ -72,7 +72,7 @@ class Applied:
 
 
 @dataclass(frozen=True)
-class Refused:
+class RefusedChange:
     """A refused change: its place, its op, why, and the ids it names that the run may know."""
 
     index: int
@@ -110,7 +110,7 @@ class Learned:
 
     version: int
     applied: tuple[Applied, ...] = ()
-    rejected: tuple[Refused, ...] = ()
+    rejected: tuple[RefusedChange, ...] = ()
     writes: tuple[Write, ...] = ()
     topics: TopicNames | None = None
     renamed: tuple[str, ...] = ()
@@ -196,7 +196,7 @@ class _Batch:
         self.judge = SOURCE_AUDIENCES.judge(self.metas.get)
         self.scope = Scope(run.evidence, _Visible(self.judge, run.readers, self.metas))
         self.applied: list[Applied] = []
-        self.rejected: list[Refused] = []
+        self.rejected: list[RefusedChange] = []
         self.writes: list[Write] = []
         self.renamed: list[str] = []
 
@@ -205,11 +205,11 @@ class _Batch:
         ids = () if proposal.rename else tuple(self.scope.known(proposal.ids))
         outcome = gate_reason(proposal, self.scope) or self._planned(change)
         if isinstance(outcome, str):
-            self.rejected.append(Refused(index, change.op, outcome, ids))
+            self.rejected.append(RefusedChange(index, change.op, outcome, ids))
         elif outcome is None:
             self.applied.append(Applied(index, change.op))
         elif len(self.writes) >= self.max_writes:
-            self.rejected.append(Refused(index, change.op, TOO_MANY, ids))
+            self.rejected.append(RefusedChange(index, change.op, TOO_MANY, ids))
         else:
             entry_id = outcome.named.id
             self.writes.append(outcome.write)
