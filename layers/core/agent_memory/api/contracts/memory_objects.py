@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import ConfigDict, Field, WithJsonSchema
 from pydantic.config import JsonDict
 
-from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, ListOf, NotBlank
+from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, ListOf, Mirror, NotBlank
 from agent_memory.domain.memory_object_limits import (
     DEFAULT_IMPORTANCE,
     DEFAULT_PAGE,
@@ -155,7 +155,7 @@ class RecallAgentMemories(Body):
     )
 
 
-class EntityOut(Answer):
+class EntityOut(Mirror):
     id: str
     object: Literal["entity"] = "entity"
     type: EntityTypeName
@@ -181,17 +181,12 @@ class AgentMemoryOut(Answer):
     def of(cls, memory: MemoryObject) -> AgentMemoryOut:
         from agent_memory.domain.memory_objects import format_timestamp
 
-        entity = memory.entity
         return cls(
             id=memory.id,
             category=memory.category,
             content=memory.content,
             metadata=memory.metadata,
-            entity=(
-                EntityOut(id=entity.id, type=entity.type, name=entity.name, handle=entity.handle)
-                if entity
-                else None
-            ),
+            entity=EntityOut.of(memory.entity) if memory.entity else None,
             importance=memory.importance,
             expires_at=(
                 format_timestamp(memory.expires_at_ms) if memory.expires_at_ms is not None else None
