@@ -52,7 +52,7 @@ def test_a_fact_needs_a_persons_words_and_takes_the_items_rule() -> None:
     def make(chat: Chat, *cited: str, topics: tuple[str, ...] = ("food",)) -> Any:
         run = changes.Run(chat, frozenset(), Person("ana", ORG), items, actors)
         change = FactChange(op="fact", content="x", topics=list(topics), sources=list(cited))
-        return changes.fact("mem_1", run, change, 5, 1)
+        return changes.learned_fact("mem_1", run, change, 5, 1)
 
     for alone in ("i-02", "i-03", "i-04"):
         assert make(PRIVATE, alone) == changes.FACT_NEEDS_PERSON

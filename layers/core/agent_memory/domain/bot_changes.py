@@ -232,7 +232,7 @@ class _Batch:
             return self._invalidation(change.id)
         rule: tuple[str, ...] | None = None
         if isinstance(change, FactChange):
-            made = fact(self.new_id(), self.run, change, self.now, self.version)
+            made = learned_fact(self.new_id(), self.run, change, self.now, self.version)
             meta, rule = made if isinstance(made, tuple) else (made, None)
         else:
             org_id = self.run.chat.org_id
@@ -306,7 +306,7 @@ def item_rule(chat: Chat, actor: str | None) -> tuple[str, ...]:
     return (f"for:person:{actor or chat.owner}", f"org:{chat.org_id}")
 
 
-def fact(
+def learned_fact(
     entry_id: str, run: Run, change: FactChange, now_ms: int, version: int
 ) -> tuple[EntryMeta, tuple[str, ...]] | str:
     """A fact from the cited items of the run's Chat and the access rule every one of them
