@@ -14,7 +14,9 @@ from agent_memory.domain.errors import NotFound, WriteConflict
 from agent_memory.domain.identity import IssuedToken
 from agent_memory.persistence import keys
 from agent_memory.persistence.organizations import ORG_IS_ALIVE
+from agent_memory.persistence.rows import write_groups
 from agent_memory.ports import Absent, Check, Delete, KeyRange, Present, Put, Record, Store, Update
+from agent_memory.ports.store import partition_rows
 
 KEY_NOT_FOUND = "service key not found"
 _LISTED = "SKEY#"
@@ -128,19 +130,15 @@ class ServiceKeyRepository:
 
     def revoke_all(self, org_id: str) -> int:
         """Every key of the organization (its deletion): how many went."""
-        count = 0
-        while True:
-            listed = self._store.query(keys.org(org_id), KeyRange(prefix=_LISTED), limit=50)
-            for row in listed.records:
-                self._store.write(
-                    [
-                        Delete(key_pk(str(row["digest"])), keys.HEAD),
-                        Delete(keys.org(org_id), str(row["sk"])),
-                    ]
-                )
-            count += len(listed.records)
-            if listed.next is None:
-                return count
+        listed = list(partition_rows(self._store, keys.org(org_id), KeyRange(prefix=_LISTED)))
+        write_groups(
+            self._store,
+            (
+                [Delete(key_pk(str(row["digest"])), keys.HEAD), Delete(keys.org(org_id), row["sk"])]
+                for row in listed
+            ),
+        )
+        return len(listed)
 
 
 def _ms(value: object) -> int | None:
