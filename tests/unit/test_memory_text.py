@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agent_memory.api.contracts.memory_text import MemoryText
 from agent_memory.domain.entries import EntryMeta, ItemSource
 from agent_memory.domain.memory_text import HEADER, choose, line, line_length, render
 
@@ -101,9 +102,9 @@ def test_a_length_that_lies_cannot_exceed_the_limit() -> None:
     assert result.length <= limit
 
 
-def test_the_view_shape() -> None:
+def test_the_answer_shape() -> None:
     result = render([meta("a", "A.", 1)], 8000)
-    assert result.view() == {
+    assert MemoryText.of(result).model_dump() == {
         "text": result.text,
         "keys": ["a"],
         "length": len(result.text),

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
+from agent_memory.api.contracts.memory_text import MemoryText
 from agent_memory.api.contracts.sessions import SessionMemory
 from agent_memory.domain import consolidation as rules
 from agent_memory.domain.errors import (
@@ -291,7 +292,7 @@ def test_memory_text_decrypts_only_what_it_renders(world: World) -> None:
     assert text.keys[0] == "k29"
     assert world.cipher.opens == len(text.keys)
     world.command(session.id, Configure({"use": False}))
-    assert world.memory.text(world.ana, session.id).view() == {
+    assert MemoryText.of(world.memory.text(world.ana, session.id)).model_dump() == {
         "text": "",
         "keys": [],
         "length": 0,

@@ -55,14 +55,6 @@ class MemoryText:
     def length(self) -> int:
         return len(self.text)
 
-    def view(self) -> dict[str, object]:
-        return {
-            "text": self.text,
-            "keys": self.keys,
-            "length": self.length,
-            "maxLength": self.max_length,
-        }
-
 
 def first_page(max_length: int) -> int:
     """How many entries a lazy reader fetches first: about as many as a text of
