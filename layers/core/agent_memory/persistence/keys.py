@@ -77,12 +77,17 @@ def learn_pk(kind: str, pool_id: str) -> str:
     return f"LEARN#{kind}#{pool_id}"
 
 
+def timed_sk(prefix: str, at: int, name: str) -> str:
+    """A row of one moment (`at`, milliseconds) and name: these rows sort oldest first."""
+    return f"{prefix}{at:013d}#{name}"
+
+
 def execution_sk(requested_at: int, name: str) -> str:
-    return f"{EXEC_PREFIX}{requested_at:013d}#{name}"
+    return timed_sk(EXEC_PREFIX, requested_at, name)
 
 
 def evidence_sk(requested_at: int, name: str) -> str:
-    return f"{EVIDENCE_PREFIX}{requested_at:013d}#{name}"
+    return timed_sk(EVIDENCE_PREFIX, requested_at, name)
 
 
 def call_sk(name: str, step: str, attempt: int) -> str:

@@ -79,10 +79,6 @@ PERIODS: tuple[BudgetPeriod, ...] = ("day", "month")
 LIST_LIMIT = 200
 
 
-def _sk(prefix: str, at: int, turn_id: str) -> str:
-    return f"{prefix}{at:013d}#{turn_id}"
-
-
 class MemoryBotRepository:
     def __init__(self, store: Store, cipher: Cipher) -> None:
         self._store = store
@@ -99,7 +95,7 @@ class MemoryBotRepository:
         """Write the confession, with `call` (its model call, if one was made) on the same
         row as its call log entry: one write per confide. The row has one `at`,
         the confession's (the call ended just before it)."""
-        sk = _sk(CONFESSION_PREFIX, confession.at, confession.turn_id)
+        sk = keys.timed_sk(CONFESSION_PREFIX, confession.at, confession.turn_id)
         payload: dict[str, Any] = {"text": confession.text, "answer": confession.answer}
         if call is not None:
             payload |= {"request": call.request, "reply": call.reply}
@@ -135,7 +131,7 @@ class MemoryBotRepository:
         return found
 
     def add_enrichment(self, chat: Chat, enriched: Enriched) -> None:
-        sk = _sk(ENRICHMENT_PREFIX, enriched.at, enriched.turn_id)
+        sk = keys.timed_sk(ENRICHMENT_PREFIX, enriched.at, enriched.turn_id)
         sealed = json.dumps({"input": enriched.input, "original": enriched.original})
         row: Record = {
             "pk": chat_pk(chat.id),
@@ -166,7 +162,7 @@ class MemoryBotRepository:
 
     def log_call(self, chat: Chat, call: ModelCall) -> None:
         """Save one model call on a call log row of its own (7 days)."""
-        sk = f"{CALL_PREFIX}{call.at:013d}#{call.turn_id}#{call.task}"
+        sk = keys.timed_sk(CALL_PREFIX, call.at, f"{call.turn_id}#{call.task}")
         sealed = json.dumps({"request": call.request, "reply": call.reply}, ensure_ascii=False)
         row: Record = {
             "pk": chat_pk(chat.id),
@@ -259,8 +255,8 @@ class BotSettingsRepository:
         month's when no budget), in one batch read."""
         pk = bot_pk(bot_id)
         periods = {p: period_key(p, now_ms) for p in PERIODS}
-        keys = [(pk, SETTINGS_SK)] + [(pk, f"{SPEND_PREFIX}{p}") for p in periods.values()]
-        rows = {str(r["sk"]): r for r in self._store.get_many(keys)}
+        wanted = [(pk, SETTINGS_SK)] + [(pk, f"{SPEND_PREFIX}{p}") for p in periods.values()]
+        rows = {str(r["sk"]): r for r in self._store.get_many(wanted)}
         settings = _settings_of(rows.get(SETTINGS_SK))
         period = periods[settings.budget.period if settings.budget else "month"]
         spend = rows.get(f"{SPEND_PREFIX}{period}")
