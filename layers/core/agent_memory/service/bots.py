@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from agent_memory.domain.bots import (
+    TURN_COMPLETED,
     Bot,
     Channel,
     Chat,
@@ -256,7 +257,7 @@ class BotService:
                 )
             except WriteConflict as error:
                 if error.condition == TURN_OPEN:
-                    raise ChatConflict("the turn completed; it takes no more items") from error
+                    raise ChatConflict(TURN_COMPLETED) from error
                 raise
             written = replace(
                 turn,
