@@ -131,14 +131,19 @@ def test_a_message_said_by_the_person_the_question_names_is_lifted() -> None:
         ("t", 2): "Caroline: I went to a support group yesterday.",
         ("t", 3): "A support group meets on Fridays.",
     }
-    lifted = ranking.speaker_lifted("When did Caroline go to the support group?", hits, contents)
+    question = "When did Caroline go to the support group?"
+    lifted = ranking.speaker_lifted(question, hits, contents, (2, 2))
     # What Caroline said now ranks first; a message only mentioning her gains nothing.
     assert max(lifted, key=lambda h: h.score).seq == 2
     assert lifted[1].score == pytest.approx(0.48 + ranking.SPEAKER_WEIGHT)
     assert [h.score for h in lifted[::2]] == [0.50, 0.47]
+    assert ranking.speaker_lifted(question, hits, contents, (0, 0)) == lifted
+    # A window of one message either side shows more of her words around a reply to her.
+    assert ranking.speaker_lifted(question, hits, contents, (1, 1)) == hits
+    assert ranking.speaker_lifted(question, hits, contents, (2, 1)) == hits
     # A question naming nobody, or someone else, leaves the ranking as it was.
-    assert ranking.speaker_lifted("when did she go?", hits, contents) == hits
-    assert ranking.speaker_lifted("When did Jon go?", hits, contents) == hits
+    assert ranking.speaker_lifted("when did she go?", hits, contents, (2, 2)) == hits
+    assert ranking.speaker_lifted("When did Jon go?", hits, contents, (2, 2)) == hits
 
 
 def test_lexical_words_are_stemmed() -> None:

@@ -22,7 +22,7 @@ NEIGHBOUR_WEIGHT = 0.2
 # A candidate said by a person the question names gains this much cosine: a question about
 # someone is answered by what they said. "Said by" is a transcript's speaker label, the
 # message opening with the name and a colon ("Caroline: I went to a support group."). Chosen
-# on LoCoMo's conversations 0-4 (0.075..0.3; ADR 0084).
+# on LoCoMo's conversations 0-4 (0.03..0.3; ADR 0084).
 SPEAKER_WEIGHT = 0.1
 _NAME = re.compile(r"\b[A-Z][a-z]+\b")
 _SPEAKER = re.compile(r"([A-Z][a-z]+):")
@@ -32,12 +32,16 @@ def speaker_lifted(
     query: str,
     hits: Sequence[Hit],
     contents: Mapping[tuple[str, int], str],
+    window: tuple[int, int],
     weight: float = SPEAKER_WEIGHT,
 ) -> list[Hit]:
     """The hits, each lifted by `weight` when its own message opens with the speaker label
-    of a name the query holds (capitalised, as names are written); the others unchanged."""
+    of a name the query holds (capitalised, as names are written); the others unchanged.
+    A dialogue alternates speakers, so a window (`before`, `after`) of even sides around a
+    speaker's message shows more of what they said than one around a reply to them, and one
+    of an odd side fewer: only windows of even sides are lifted."""
     names = set(_NAME.findall(query))
-    if not names:
+    if not names or any(side % 2 for side in window):
         return list(hits)
     lifted = []
     for hit in hits:

@@ -109,9 +109,9 @@ class RecallService:
         wanted = rules.candidates_wanted(settings, len(recent), MAX_TOP_K)
         hits = self._nearest(thread, vector, wanted, settings.scope, timings)
         hits.extend(self._unindexed(thread, vector, settings.scope, recent_from, timings))
-        ranked = self._reranked(thread, message, hits, recent_from, timings)
-        # A hit inside a better hit's window would only repeat its messages.
         before, after = settings.before, settings.after
+        ranked = self._reranked(thread, message, hits, (before, after), recent_from, timings)
+        # A hit inside a better hit's window would only repeat its messages.
         kept = rules.distinct_hits(ranked, settings.top_k, before, after, thread.id, recent_from)
         windows = rules.windows(kept, before, after, thread.id, recent_from)
         timings.windows = windows
@@ -238,6 +238,7 @@ class RecallService:
         thread: Thread,
         message: str,
         hits: list[rules.Hit],
+        window: tuple[int, int],
         recent_from: int | None,
         timings: RecallTimings,
     ) -> list[rules.Hit]:
@@ -251,7 +252,7 @@ class RecallService:
         contents = {key: m.content for key, m in texts.items()}
         present, inputs = ranking.lexical_inputs(candidates, contents)
         lexical = ranking.lexical_scores(message, inputs)
-        ranked = ranking.hybrid(ranking.speaker_lifted(message, present, contents), lexical)
+        ranked = ranking.hybrid(ranking.speaker_lifted(message, present, contents, window), lexical)
         timings.texts_read = len(texts)
         timings.rerank_ms = _ms_since(started)
         return ranked
