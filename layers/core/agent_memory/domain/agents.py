@@ -14,6 +14,7 @@ from agent_memory.domain.errors import ValidationFailed
 
 MAX_NAME_LENGTH = 200
 MAX_MEMBERS = 100
+AGENTS_BELONG_TO_A_PERSON = "agents and sessions belong to a person: use a user's token"
 
 
 @dataclass(frozen=True)

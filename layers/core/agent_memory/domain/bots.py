@@ -32,7 +32,7 @@ from agent_memory.domain.errors import (
     ValidationFailed,
 )
 from agent_memory.domain.grants import GrantLevels, Level
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.session_limits import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
 from agent_memory.domain.sessions import item_id
 
@@ -50,7 +50,7 @@ TurnStatus = Literal["open", "completed", "abandoned"]
 # that crashed never holds back learning, and its items become readable (docs/adr/0025).
 ABANDONED_AFTER_MS = 24 * 3600 * 1000
 
-NOT_A_PERSON = "bots, channels and chats belong to a person: use a user's token"
+BOTS_BELONG_TO_A_PERSON = "bots, channels and chats belong to a person: use a user's token"
 BAD_NAME = f"name is 1..{MAX_NAME_LENGTH} characters"
 PERSON_WORDS_ARE_INPUT = "a person's words are the turn's input; items are assistant, tool, notice"
 APP_ONLY_FOR_TOOLS = "only a tool result comes from an App"
@@ -59,13 +59,6 @@ TURN_ABANDONED = "the turn was closed as abandoned: not completed within 24 hour
 ONLY_OWNER_DELETES = "only the chat's owner deletes its history"
 ONLY_CREATOR_OR_ADMIN = "only the channel's creator or an organization admin changes members"
 HISTORY_FULL = f"a chat holds at most {MAX_CHAT_ITEMS} items; continue in a new chat"
-
-
-def person_of(principal: Principal) -> tuple[str, str]:
-    """(user id, organization) of a person; the admin token is nobody and may not act."""
-    if principal.user_id is None or principal.org_id is None:
-        raise Forbidden(NOT_A_PERSON)
-    return principal.user_id, principal.org_id
 
 
 def check_name(name: str) -> str:
@@ -206,7 +199,7 @@ def new_chat(
 
 def may_read_chat(principal: Principal, chat: Chat, channels: Container[str]) -> str:
     """The reader's user id; anyone who does not read the Chat is told it does not exist."""
-    user, org = person_of(principal)
+    user, org = person_of(principal, BOTS_BELONG_TO_A_PERSON)
     if not chat.readable_by(user, org, channels):
         raise NotFound("chat not found")
     return user

@@ -11,7 +11,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.errors import Forbidden, ValidationFailed
 
 V = TypeVar("V")
 
@@ -57,6 +57,14 @@ class Principal:
         """Whether objects of `org_id` may exist for this caller: its own organization (or
         the service admin's any). To everyone else they answer as ids that do not exist."""
         return self.is_service_admin or self.org_id == org_id
+
+
+def person_of(principal: Principal, refusal: str) -> tuple[str, str]:
+    """(user id, organization) of a person. The admin token is nobody's and may not act:
+    it is refused with `refusal`, which names what belongs to a person."""
+    if principal.user_id is None or principal.org_id is None:
+        raise Forbidden(refusal)
+    return principal.user_id, principal.org_id
 
 
 SERVICE_ADMIN = Principal(user_id=None, org_id=None, role="service-admin")

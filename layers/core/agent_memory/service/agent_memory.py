@@ -18,11 +18,11 @@ from agent_memory.domain.agent_memory import (
     remembered,
     text_parts,
 )
-from agent_memory.domain.agents import Agent, new_agent
+from agent_memory.domain.agents import AGENTS_BELONG_TO_A_PERSON, Agent, new_agent
 from agent_memory.domain.bounds import carried_size, check_remember, within_budget
 from agent_memory.domain.entries import Entry, EntryMeta, KeyedMemory
 from agent_memory.domain.errors import NotFound, SessionConflict, VersionConflict, WriteConflict
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.memory_text import MemoryText, first_page
 from agent_memory.domain.pages import DEFAULT_LOG_LIMIT
 from agent_memory.domain.session_memory import Remember
@@ -32,7 +32,7 @@ from agent_memory.persistence.events import event_action
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Action as WriteAction
 from agent_memory.ports import Clock, Ids
-from agent_memory.service.agents import authorized, person_of
+from agent_memory.service.agents import authorized
 from agent_memory.service.learning_pools import PoolRef, Workflow
 from agent_memory.service.memory_texts import newest_text
 from agent_memory.service.sessions import learning_runs, session_authorized
@@ -154,7 +154,7 @@ class AgentMemoryService:
         """A new Agent whose memory is a subagent Session's lasting, active entries."""
         session, stored = self._sessions.memory(session_id) or (None, [])
         session = session_authorized(principal, session, "change")
-        owner, _org = person_of(principal)
+        owner, _org = person_of(principal, AGENTS_BELONG_TO_A_PERSON)
         if session.kind != "subagent":
             raise SessionConflict("only a subagent session can be promoted")
         source = self._agents.get(session.agent_id) if name is None else None

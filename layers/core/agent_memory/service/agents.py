@@ -5,18 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent_memory.domain.access import Action, authorize
-from agent_memory.domain.agents import Agent, new_agent
-from agent_memory.domain.errors import Forbidden, NotFound
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.agents import AGENTS_BELONG_TO_A_PERSON, Agent, new_agent
+from agent_memory.domain.errors import NotFound
+from agent_memory.domain.identity import Principal, person_of
 from agent_memory.persistence.agents import AgentRepository
 from agent_memory.ports import Clock, Ids
-
-
-def person_of(principal: Principal) -> tuple[str, str]:
-    """(user id, organization) of a person; the admin token is nobody's and may not act."""
-    if principal.user_id is None or principal.org_id is None:
-        raise Forbidden("agents and sessions belong to a person: use a user's token")
-    return principal.user_id, principal.org_id
 
 
 def authorized(principal: Principal, agent: Agent | None, action: Action) -> Agent:
@@ -35,7 +28,7 @@ class AgentService:
 
     def create(self, principal: Principal, name: str, members: Sequence[str] = ()) -> Agent:
         """A new Agent owned by the caller, shared with `members` (people of the same org)."""
-        owner, org_id = person_of(principal)
+        owner, org_id = person_of(principal, AGENTS_BELONG_TO_A_PERSON)
         agent = new_agent(self._ids.new("ag_"), org_id, owner, name, members)
         known = self._repo.users_of(org_id, agent.members)
         for index, member in enumerate(members):
@@ -51,7 +44,7 @@ class AgentService:
         self, principal: Principal, *, limit: int, starting_after: str | None
     ) -> tuple[list[Agent], bool]:
         """Newest first; whether more follow."""
-        user, org_id = person_of(principal)
+        user, org_id = person_of(principal, AGENTS_BELONG_TO_A_PERSON)
 
         def visible(agent: Agent) -> bool:
             return principal.administers(org_id) or user == agent.owner or user in agent.members

@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
 from typing import TypeVar
 
-from agent_memory.domain.bots import Bot, Channel, Chat, person_of
+from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON, Bot, Channel, Chat
 from agent_memory.domain.errors import NotFound
 from agent_memory.domain.grants import Reach, decide
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.identity import Principal, person_of
 from agent_memory.service.bots import BotService, Members
 
 # How many ids a list reads and judges at a time (one Query page, one batch read).
@@ -28,7 +28,7 @@ def list_bots(
     """The bots the caller reaches (a grant at home or through a link; an admin every
     bot of the organization), newest first, from the organization's bot list; whether
     more follow."""
-    _user, org_id = person_of(principal)
+    _user, org_id = person_of(principal, BOTS_BELONG_TO_A_PERSON)
     if starting_after is not None:
         try:
             bots.reach(principal, starting_after, "read")
@@ -53,7 +53,7 @@ def list_channels(
 ) -> tuple[list[Channel], bool]:
     """The organization's channels the caller is a member of (an admin: all, as an
     admin changes any channel's members), newest first; whether more follow."""
-    user, org_id = person_of(principal)
+    user, org_id = person_of(principal, BOTS_BELONG_TO_A_PERSON)
 
     def visible(channel: Channel) -> bool:
         return channel.org_id == org_id and (channel.has(user) or principal.administers(org_id))
@@ -81,7 +81,7 @@ def list_chats(
     """The chats the caller owns or started a Turn in and still reads (a group chat's:
     while a member of its channel), of `bot_id` when given, newest first; whether more
     follow (docs/adr/0088). `bot_id` names a bot the caller reaches (else 404)."""
-    user, org_id = person_of(principal)
+    user, org_id = person_of(principal, BOTS_BELONG_TO_A_PERSON)
     if bot_id is not None:
         try:
             bots.reach(principal, bot_id, "read")

@@ -41,7 +41,7 @@ from agent_memory.domain.bot_memory import (
     shared,
     visible_change,
 )
-from agent_memory.domain.bots import Bot, Chat, person_of
+from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON, Bot, Chat
 from agent_memory.domain.entries import Entry, EntryMeta, ItemSource
 from agent_memory.domain.errors import (
     EntryConflict,
@@ -51,7 +51,7 @@ from agent_memory.domain.errors import (
     WriteConflict,
 )
 from agent_memory.domain.grants import ObjectAction, Reach
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.pages import DEFAULT_LOG_LIMIT
 from agent_memory.domain.tags import InvalidTag, purge_tag, require_topics
 from agent_memory.persistence.bot_memory import (
@@ -103,7 +103,7 @@ class BotMemoryService:
         self._max_text_length = max_text_length
 
     def _access(self, principal: Principal, bot_id: str, action: ObjectAction) -> Access:
-        user, _org = person_of(principal)
+        user, _org = person_of(principal, BOTS_BELONG_TO_A_PERSON)
         bot, reach = self.bots.reach(principal, bot_id, action)
         members = Members(self.bots.repo, user, reach.org_id)
         reader = Person(user, reach.org_id, members)
@@ -291,7 +291,7 @@ class BotMemoryService:
     def purge(self, principal: Principal, bot_id: str, tag_text: str) -> int:
         """Remove every entry carrying one service tag, and what is built on them, in the
         caller's organization only. Idempotent: a repeat finishes the work."""
-        person_of(principal)
+        person_of(principal, BOTS_BELONG_TO_A_PERSON)
         try:
             tag = str(purge_tag(tag_text))
         except InvalidTag as error:

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from agent_memory.domain.bots import (
+    BOTS_BELONG_TO_A_PERSON,
     TURN_COMPLETED,
     Bot,
     Channel,
@@ -25,7 +26,6 @@ from agent_memory.domain.bots import (
     new_channel,
     new_chat,
     open_turn,
-    person_of,
     stored_items,
 )
 from agent_memory.domain.errors import (
@@ -36,7 +36,7 @@ from agent_memory.domain.errors import (
     WriteConflict,
 )
 from agent_memory.domain.grants import Level, ObjectAction, Reach, decide
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.sessions import item_seq
 from agent_memory.persistence.bots import CHAT_ITEMS, TURN_LAST_ITEM, TURN_OPEN, BotRepository
 from agent_memory.ports import Clock, Ids
@@ -76,7 +76,7 @@ class BotService:
         self._ids = ids
 
     def reach(self, principal: Principal, bot_id: str, action: ObjectAction) -> tuple[Bot, Reach]:
-        person_of(principal)
+        person_of(principal, BOTS_BELONG_TO_A_PERSON)
         found = self.repo.get_bot(bot_id)
         if found is None:
             raise NotFound("bot not found")
@@ -91,7 +91,7 @@ class BotService:
 
     def create_bot(self, principal: Principal, name: str, levels: Mapping[str, Level]) -> Bot:
         """A new Bot owned by the caller."""
-        owner, org_id = person_of(principal)
+        owner, org_id = person_of(principal, BOTS_BELONG_TO_A_PERSON)
         bot = new_bot(self._ids.new("bot_"), org_id, owner, name, levels)
         self._check_people(
             org_id, {u: level for u, level in levels.items() if u != owner}, "grants"
@@ -109,7 +109,7 @@ class BotService:
         """Set `org_id`'s people's grants on the Bot: None removes one, others stay."""
 
         def attempt() -> Bot:
-            person_of(principal)
+            person_of(principal, BOTS_BELONG_TO_A_PERSON)
             found = self.repo.get_bot(bot_id)
             if found is None:
                 raise NotFound("bot not found")
@@ -134,7 +134,7 @@ class BotService:
             raise NotFound(LINK_NOT_FOUND, ["organizationId"])
 
     def create_channel(self, principal: Principal, name: str, members: Sequence[str]) -> Channel:
-        creator, org_id = person_of(principal)
+        creator, org_id = person_of(principal, BOTS_BELONG_TO_A_PERSON)
         channel = new_channel(self._ids.new("ch_"), org_id, creator, name, members)
         known = self.repo.people_of(org_id, [m for m in channel.members if m != creator])
         for index, member in enumerate(members):
@@ -147,7 +147,7 @@ class BotService:
         self, principal: Principal, channel_id: str, add: Sequence[str], remove: Sequence[str]
     ) -> Channel:
         """By the channel's creator or an organization admin."""
-        _user, org_id = person_of(principal)
+        _user, org_id = person_of(principal, BOTS_BELONG_TO_A_PERSON)
 
         def attempt() -> Channel:
             found = self.repo.get_channel(channel_id)
@@ -173,7 +173,7 @@ class BotService:
         self, principal: Principal, bot_id: str, channel_id: str | None, kind: str
     ) -> Chat:
         """A Chat in the organization the caller reaches the Bot in (a group's: a member's)."""
-        user, _org = person_of(principal)
+        user, _org = person_of(principal, BOTS_BELONG_TO_A_PERSON)
         try:
             bot, reach = self.reach(principal, bot_id, "read")
         except NotFound as error:
@@ -196,7 +196,7 @@ class BotService:
 
     def may_read(self, principal: Principal, chat: Chat) -> Members:
         """The reader's membership (404 for anyone who does not read the Chat)."""
-        user, org = person_of(principal)
+        user, org = person_of(principal, BOTS_BELONG_TO_A_PERSON)
         members = Members(self.repo, user, org)
         if chat.org_id == org:
             members.load([chat.channel_id])

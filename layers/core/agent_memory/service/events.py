@@ -10,10 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from agent_memory.domain import events as feed
-from agent_memory.domain.bots import person_of
+from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON
 from agent_memory.domain.errors import Forbidden, NotFound, ValidationFailed
 from agent_memory.domain.events import Subject
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.identity import Principal, person_of
 from agent_memory.persistence.events import EventRepository
 from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.ports import Clock
@@ -41,7 +41,7 @@ class EventService:
 
     def page(self, principal: Principal, after: str | None, limit: int) -> dict[str, Any]:
         """`{"events": [...], "next": cursor}`: at most `limit` events after `after`."""
-        user_id, org_id = person_of(principal)
+        user_id, org_id = person_of(principal, BOTS_BELONG_TO_A_PERSON)
         if not 1 <= limit <= feed.MAX_LIMIT:
             raise ValidationFailed(f"limit is 1..{feed.MAX_LIMIT}", ["limit"])
         cursor = (

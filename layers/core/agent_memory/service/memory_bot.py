@@ -6,9 +6,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from agent_memory.domain.bots import Chat, Turn, check_content, person_of
+from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON, Chat, Turn, check_content
 from agent_memory.domain.errors import NotFound, Unavailable
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.memory_bot import (
     TURN_WAS_ABANDONED,
     BotSettings,
@@ -87,7 +87,7 @@ class MemoryBotService:
     def confide(self, principal: Principal, chat_id: str, turn_id: str, text: str) -> Confession:
         """The answer to a confession during an open Turn, recorded sealed; the calm answer
         when no model answers in time."""
-        person_of(principal)
+        person_of(principal, BOTS_BELONG_TO_A_PERSON)
         check_content(text, ["text"])
         chat, turn = self._bots.repo.chat_and_turn(chat_id, turn_id)
         if chat is None:
@@ -193,7 +193,7 @@ class MemoryBotService:
 
     def executions(self, principal: Principal, bot_id: str) -> list[dict[str, Any]]:
         """All of them for a writer of the Bot, else those of Chats the caller owns."""
-        user, _org = person_of(principal)
+        user, _org = person_of(principal, BOTS_BELONG_TO_A_PERSON)
         bot, reach = self._bots.reach(principal, bot_id, "read")
         if self._learning is None:
             return []

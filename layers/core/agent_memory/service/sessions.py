@@ -8,9 +8,10 @@ from enum import Enum
 from typing import Any, Literal, Protocol
 
 from agent_memory.domain.access import Action, authorize, require_tenant
+from agent_memory.domain.agents import AGENTS_BELONG_TO_A_PERSON
 from agent_memory.domain.bounds import check_history, within_budget
 from agent_memory.domain.errors import NotFound, SessionConflict, Unavailable, ValidationFailed
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.model_names import ModelPolicy, parse_model_name
 from agent_memory.domain.session_limits import SkipReason
 from agent_memory.domain.session_memory import effective_switches
@@ -28,7 +29,7 @@ from agent_memory.domain.sessions import (
 from agent_memory.persistence.sessions import ItemToAdd, SessionRepository
 from agent_memory.ports import Action as WriteAction
 from agent_memory.ports import Clock, Ids, ModelCatalog
-from agent_memory.service.agents import AgentService, person_of
+from agent_memory.service.agents import AgentService
 from agent_memory.service.learning_pools import PoolRef, Workflow
 from agent_memory.service.model_choice import ModelChoice
 from agent_memory.service.retrying import once, until_it_lands
@@ -153,7 +154,7 @@ class SessionService:
         kind: str = "chat",
     ) -> Session:
         """`model` None is a Session without a model; left out, the deployment's default."""
-        owner, _org = person_of(principal)
+        owner, _org = person_of(principal, AGENTS_BELONG_TO_A_PERSON)
         if isinstance(model, str):
             parse_model_name(model, ["model"])
         agent = self._agents.usable(principal, agent_id)
@@ -171,7 +172,7 @@ class SessionService:
         self, principal: Principal, agent_id: str, *, limit: int, starting_after: str | None
     ) -> tuple[list[Session], bool]:
         """Newest first (an organization admin sees everyone's); whether more follow."""
-        user, org_id = person_of(principal)
+        user, org_id = person_of(principal, AGENTS_BELONG_TO_A_PERSON)
         agent = self._agents.usable(principal, agent_id)
 
         def visible(owner: str) -> bool:
