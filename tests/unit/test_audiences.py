@@ -22,7 +22,6 @@ from agent_memory.domain.audiences import (
     SHARE_INVALID,
     SHARE_NO_SOURCE,
     SHARE_NOT_WIDER,
-    SOURCE_AUDIENCES,
     Audience,
     Everyone,
     Group,
@@ -321,7 +320,7 @@ def test_one_judge_resolves_each_entry_once() -> None:
         calls.append(entry_id)
         return pool.get(entry_id)
 
-    seen = SOURCE_AUDIENCES.judge(resolve).visible(CAROL, pool.values())
+    seen = Judge(resolve).visible(CAROL, pool.values())
     # Depth 32 bounds the chain: e0..e32 are shown, everything resting on e33 and up is not.
     assert [e.id for e in seen] == [f"e{i}" for i in range(33)]
     assert len(calls) <= 2 * len(pool)

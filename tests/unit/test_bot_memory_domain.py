@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from agent_memory.domain import bot_changes as changes
 from agent_memory.domain import bot_memory as rules
-from agent_memory.domain.audiences import SOURCE_AUDIENCES, Person
+from agent_memory.domain.audiences import Judge, Person
 from agent_memory.domain.bot_memory_purge import purge_targets
 from agent_memory.domain.bots import Chat, ChatItem
 from agent_memory.domain.entries import EntryMeta, EntrySource
@@ -84,12 +84,12 @@ def test_an_observation_carries_its_sources_tags_and_needs_proved_sources() -> N
         "gone": EntryMeta(id="gone", tags=("for:person:ana", "org:o1"), status="retracted"),
         "hidden": entry("hidden", "org:o1"),
     }
-    judge = SOURCE_AUDIENCES.judge(pool.get)
+    judge = Judge(pool.get)
     made = changes.observation("o", judge, ORG, observe("a", "b"), pool, 1, 1)
     assert isinstance(made, EntryMeta)
     assert set(made.tags) >= {"from:ana", "from:ben", "chat:c1", "chat:c2", "org:o1"}
     pool["o"] = made
-    judge = SOURCE_AUDIENCES.judge(pool.get)
+    judge = Judge(pool.get)
     assert not judge.sees(Person("ana", ORG), made)
     assert not judge.sees(Person("ben", ORG), made)
 
@@ -113,7 +113,7 @@ def observe(*cited: str) -> ObservationChange:
 
 def test_forget_retracts_for_the_sole_person_and_excludes_the_others() -> None:
     shared = entry("s", "from:ana", "from:ben", "for:channel:ch_1", "org:o1")
-    judge = SOURCE_AUDIENCES.judge({"s": shared}.get)
+    judge = Judge({"s": shared}.get)
     members = {"ana", "ben", "cy"}
 
     def reader(user: str) -> Person:
@@ -124,7 +124,7 @@ def test_forget_retracts_for_the_sole_person_and_excludes_the_others() -> None:
     assert after.active
     assert "from:ben" not in after.tags
     assert "forgot:ben" in after.tags
-    judge_after = SOURCE_AUDIENCES.judge({"s": after}.get)
+    judge_after = Judge({"s": after}.get)
     assert not judge_after.sees(reader("ben"), after)
     assert judge_after.sees(reader("cy"), after)
     # ana is now the only person behind it: her Forget retracts it for everyone.
@@ -132,7 +132,7 @@ def test_forget_retracts_for_the_sole_person_and_excludes_the_others() -> None:
     assert sole is not None
     assert sole.status == "retracted"
     alone = entry("p", "from:ana", "for:person:ana", "org:o1")
-    judge_alone = SOURCE_AUDIENCES.judge({"p": alone}.get)
+    judge_alone = Judge({"p": alone}.get)
     retracted = rules.forgotten(judge_alone, reader("ana"), alone, "ana", 11, 4)
     assert retracted is not None
     assert retracted.status == "retracted"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agent_memory.api.contracts.bots import BotEntryOut
 from agent_memory.domain import bot_memory as rules
-from agent_memory.domain.audiences import SOURCE_AUDIENCES, Person
+from agent_memory.domain.audiences import Judge, Person
 from agent_memory.domain.bot_memory_purge import erasure_targets
 from agent_memory.domain.entries import Entry, EntryMeta, EntrySource
 
@@ -38,7 +38,7 @@ def test_erasure_takes_a_persons_entries_alone_and_leaves_shared_ones_to_the_oth
         after[entry_id] = rules.without_person(after[entry_id], "ana", 9, 2)
     for entry_id in gone:
         del after[entry_id]
-    judge = SOURCE_AUDIENCES.judge(after.get)
+    judge = Judge(after.get)
     members = {"ana", "ben"}
 
     def reader(user: str) -> Person:

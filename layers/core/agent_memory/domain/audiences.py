@@ -225,11 +225,13 @@ class _Cut:
 
 
 class Judge:
-    """Decides visibility over one consistent read of a pool (`resolve` finds an entry by
-    id). Each entry is resolved and decided once; results depend only on the pool (depth is
+    """Seed 002's rule: an entry's own tags, intersected with every source's audience,
+    recursively. Decides visibility over one consistent read of a pool (`resolve` finds an
+    entry by id). Each entry is resolved and decided once; results depend only on the pool (depth is
     the entry's own chain length, not where the walk began), so the memo and the order of
     questions never change an answer."""
 
+    # Observations on observations: chains deeper than `max_depth` are hidden, not followed.
     def __init__(self, resolve: Resolver, max_depth: int = 32) -> None:
         self._resolve = resolve
         self._max_depth = max_depth
@@ -316,21 +318,6 @@ class Judge:
         if not valid(source):
             return Hidden(INACTIVE_SOURCE.format(source=source_id), source_id)
         return self._visit(source, position + 1)
-
-
-@dataclass(frozen=True)
-class SourceAudiences:
-    """Seed 002's rule: own tags, intersected with every source's audience, recursively."""
-
-    # Observations on observations: deeper chains are hidden rather than followed.
-    max_depth: int = 32
-
-    def judge(self, resolve: Resolver) -> Judge:
-        """A judge over one consistent read: `resolve` finds an entry of the pool by id."""
-        return Judge(resolve, self.max_depth)
-
-
-SOURCE_AUDIENCES = SourceAudiences()
 
 
 # --- Share --------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from agent_memory.domain.audiences import (
-    SOURCE_AUDIENCES,
     Hidden,
     Judge,
     Learner,
@@ -193,7 +192,7 @@ class _Batch:
         self.metas = dict(state.metas)
         self.tokens = dict(state.tokens)
         self.names = state.topics
-        self.judge = SOURCE_AUDIENCES.judge(self.metas.get)
+        self.judge = Judge(self.metas.get)
         self.scope = Scope(run.evidence, _Visible(self.judge, run.readers, self.metas))
         self.applied: list[Applied] = []
         self.rejected: list[RefusedChange] = []

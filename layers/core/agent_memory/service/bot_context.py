@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from agent_memory.domain.audiences import SOURCE_AUDIENCES, Person, Reader
+from agent_memory.domain.audiences import Judge, Person, Reader
 from agent_memory.domain.bot_memory import HEADER, BotContext
 from agent_memory.domain.entries import EntryMeta, EntrySource
 from agent_memory.domain.memory_text import first_page
@@ -20,7 +20,7 @@ def context_text(
     """The text, or None when the pool's version moved while it was read."""
     version, newest = repo.newest(pool, first_page(limit))
     known: dict[str, EntryMeta | None] = {}
-    judge = SOURCE_AUDIENCES.judge(known.get)
+    judge = Judge(known.get)
     found = {"visible": False}
 
     def visible() -> Iterator[StoredEntry]:

@@ -15,7 +15,6 @@ from typing import Any
 
 from agent_memory.domain.audiences import (
     NOT_FOR_YOU,
-    SOURCE_AUDIENCES,
     Judge,
     Person,
     Reader,
@@ -120,7 +119,7 @@ class BotMemoryService:
 
     @staticmethod
     def judge(metas: Mapping[str, EntryMeta]) -> Judge:
-        return SOURCE_AUDIENCES.judge(metas.get)
+        return Judge(metas.get)
 
     def _open(self, pool: Pool, stored: StoredEntry) -> Entry:
         return self.repo.pools.open(pool, stored)
