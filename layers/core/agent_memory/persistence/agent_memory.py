@@ -38,7 +38,7 @@ from agent_memory.persistence.positions import (
     position_move,
     position_put,
 )
-from agent_memory.persistence.rows import log_rows, write_last
+from agent_memory.persistence.rows import SealedRows, log_rows, write_last
 from agent_memory.ports import (
     Absent,
     Action,
@@ -74,10 +74,9 @@ class AgentMemory:
         return {entry.meta.name: entry for entry in self.entries}
 
 
-class AgentMemoryRepository:
+class AgentMemoryRepository(SealedRows):
     def __init__(self, store: Store, cipher: Cipher) -> None:
-        self._store = store
-        self._cipher = cipher
+        super().__init__(store, cipher)
         self.pools = PoolRepository(store, cipher)
         self._positions = ReadPositions(store)
 

@@ -22,14 +22,12 @@ from typing import Any
 from agent_memory.domain.agents import Agent
 from agent_memory.persistence import keys
 from agent_memory.persistence.agents import agent_of, agent_pk
-from agent_memory.persistence.rows import numbered_rows
+from agent_memory.persistence.rows import SealedRows, numbered_rows
 from agent_memory.ports import (
     Absent,
-    Cipher,
     Present,
     Put,
     Record,
-    Store,
     Update,
 )
 from agent_memory.ports.store import count_is
@@ -62,11 +60,7 @@ class Published:
     memory: dict[str, Any] | None
 
 
-class AgentVersionRepository:
-    def __init__(self, store: Store, cipher: Cipher) -> None:
-        self._store = store
-        self._cipher = cipher
-
+class AgentVersionRepository(SealedRows):
     def _seal(self, agent: Agent, sk: str, memory: dict[str, Any] | None) -> bytes:
         text = json.dumps(memory, ensure_ascii=False, separators=(",", ":"))
         return self._cipher.seal(text, scope=_scope(agent), row=sk)

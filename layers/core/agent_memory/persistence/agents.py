@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 
 from agent_memory.domain.agents import Agent
 from agent_memory.persistence import keys
-from agent_memory.persistence.rows import newest_kept, people_of
-from agent_memory.ports import Absent, Put, Record, Store
+from agent_memory.persistence.rows import StoreRows, newest_kept, people_of
+from agent_memory.ports import Absent, Put, Record
 
 
 def agent_pk(agent_id: str) -> str:
@@ -23,10 +23,7 @@ def org_agents_pk(org_id: str) -> str:
     return f"AGENTS#{org_id}"
 
 
-class AgentRepository:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class AgentRepository(StoreRows):
     def create(self, agent: Agent, now_ms: int) -> None:
         self._store.write([self.put(agent, now_ms), self.index_put(agent, now_ms)])
 

@@ -54,7 +54,7 @@ from agent_memory.persistence.pools import (
     recent_sk,
     version_condition,
 )
-from agent_memory.persistence.rows import log_rows
+from agent_memory.persistence.rows import SealedRows, log_rows
 from agent_memory.ports import (
     Absent,
     Action,
@@ -216,10 +216,9 @@ def _sources_of(rows: Iterable[Record], looked: Collection[str]) -> list[str]:
     return list(wanted)
 
 
-class BotMemoryRepository:
+class BotMemoryRepository(SealedRows):
     def __init__(self, store: Store, cipher: Cipher) -> None:
-        self._store = store
-        self._cipher = cipher
+        super().__init__(store, cipher)
         self.pools = PoolRepository(store, cipher)
 
     # -- reads ---------------------------------------------------------------------------

@@ -39,18 +39,16 @@ from agent_memory.persistence.bot_rows import (
 )
 from agent_memory.persistence.keys import ITEM_PREFIX
 from agent_memory.persistence.organizations import live_org, org_channels_pk
-from agent_memory.persistence.rows import head_row, head_rows, people_of
+from agent_memory.persistence.rows import SealedRows, head_row, head_rows, people_of
 from agent_memory.ports import (
     Absent,
     Action,
     Check,
-    Cipher,
     Delete,
     Equals,
     KeyRange,
     Put,
     Record,
-    Store,
     Update,
 )
 
@@ -67,11 +65,7 @@ def _org_bot(org_id: str, bot_id: str, now_ms: int) -> Put:
     return Put({"pk": org_bots_pk(org_id), "sk": bot_id, "type": "org-bot", "at": now_ms})
 
 
-class BotRepository:
-    def __init__(self, store: Store, cipher: Cipher) -> None:
-        self._store = store
-        self._cipher = cipher
-
+class BotRepository(SealedRows):
     # -- bots ----------------------------------------------------------------------------
 
     def get_bot(self, bot_id: str) -> tuple[Bot, int] | None:

@@ -38,12 +38,12 @@ from agent_memory.persistence.memory_objects import (
 from agent_memory.persistence.pools import PoolRepository
 from agent_memory.persistence.positions import position_sk
 from agent_memory.persistence.recall_pending import pending_pk, tail_sk
-from agent_memory.persistence.rows import delete_partition
+from agent_memory.persistence.rows import StoreRows, delete_partition
 from agent_memory.persistence.runs import source_of
 from agent_memory.persistence.sessions import agent_sessions_pk, session_of, session_pk
 from agent_memory.persistence.threads import agent_thread_sk, all_sk, index_sk
 from agent_memory.persistence.working_memory import WORKING_MEMORY_KEY, working_memory_pool
-from agent_memory.ports import Action, Delete, Equals, KeyRange, Present, Record, Store, Update
+from agent_memory.ports import Action, Delete, Equals, KeyRange, Present, Record, Update
 from agent_memory.ports.store import partition_rows, write_in_batches
 
 SESSION_DELETING = "session-deleting"
@@ -56,10 +56,7 @@ ForgetThreadVectors = Callable[[str, int], None]
 ForgetMemoryVectors = Callable[[Sequence[str]], None]
 
 
-class ErasureRepository:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class ErasureRepository(StoreRows):
     def session(self, session_id: str) -> tuple[Session, bool] | None:
         """The session (also one whose deletion began) and whether its deletion began."""
         found = self._head(session_pk(session_id), "session", SESSION_DELETING)

@@ -26,7 +26,8 @@ from typing import Any
 
 from agent_memory.domain.events import Event, execution_object, new_event, pool_object
 from agent_memory.domain.identity import THROUGH_KEY
-from agent_memory.ports import Absent, Action, KeyRange, Put, Record, Store
+from agent_memory.persistence.rows import StoreRows
+from agent_memory.ports import Absent, Action, KeyRange, Put, Record
 
 PARTITION_PREFIX = "EVENTS#"
 EVENT_PREFIX = "EVT#"
@@ -182,11 +183,8 @@ def _event(row: Record) -> Event:
     )
 
 
-class EventRepository:
+class EventRepository(StoreRows):
     """Reads of an organization's feed."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
 
     def after(self, org_id: str, position: str | None, limit: int) -> list[Event]:
         """Up to `limit` events after `position` (an event id; None: the oldest kept), in

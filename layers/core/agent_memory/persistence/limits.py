@@ -28,7 +28,8 @@ from typing import Protocol
 
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.limits import Window, expires_at_s
-from agent_memory.ports import AbsentOrLessThan, Store, Update
+from agent_memory.persistence.rows import StoreRows
+from agent_memory.ports import AbsentOrLessThan, Update
 
 COUNTER_SK = "COUNT"
 # The name of the counter's condition: a conflict on it means the window is full.
@@ -49,11 +50,8 @@ def counter_pk(scope: str, subject: str, window: Window) -> str:
     return f"RATE#{scope}#{subject}#{window.index}"
 
 
-class TableCounters:
+class TableCounters(StoreRows):
     """Counts in the single table, shared by every process (one conditional write a use)."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
 
     def take(self, scope: str, subject: str, window: Window, limit: int) -> bool:
         return self.add(scope, subject, window, 1, limit)

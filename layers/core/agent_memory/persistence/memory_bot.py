@@ -50,17 +50,16 @@ from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_pk
 from agent_memory.persistence.bot_rows import bot_pk, chat_of, chat_pk
 from agent_memory.persistence.positions import mark_of, position_move, position_sk
+from agent_memory.persistence.rows import SealedRows, StoreRows
 from agent_memory.ports import (
     Absent,
     AbsentOrLessThan,
     Action,
-    Cipher,
     Delete,
     Equals,
     KeyRange,
     Put,
     Record,
-    Store,
     Update,
 )
 
@@ -79,11 +78,7 @@ PERIODS: tuple[BudgetPeriod, ...] = ("day", "month")
 LIST_LIMIT = 200
 
 
-class MemoryBotRepository:
-    def __init__(self, store: Store, cipher: Cipher) -> None:
-        self._store = store
-        self._cipher = cipher
-
+class MemoryBotRepository(SealedRows):
     def _scope(self, chat: Chat) -> dict[str, str]:
         return {"org": chat.org_id, "pool": chat.id, "field": SEALED_FIELD}
 
@@ -241,11 +236,8 @@ class MemoryBotRepository:
         return position_move(pool_pk(bot_id, org_id), chat_id, before, after, now)
 
 
-class BotSettingsRepository:
+class BotSettingsRepository(StoreRows):
     """The memory Bot's settings and spend rows of a Bot."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
 
     def get(self, bot_id: str) -> BotSettings:
         return _settings_of(self._store.get(bot_pk(bot_id), SETTINGS_SK))

@@ -33,8 +33,8 @@ from agent_memory.persistence.events import PARTITION_PREFIX
 from agent_memory.persistence.memory_objects import delete_memories, list_partition
 from agent_memory.persistence.organizations import org_channels_pk
 from agent_memory.persistence.pools import PoolRepository
-from agent_memory.persistence.rows import delete_partition
-from agent_memory.ports import Delete, Equals, KeyRange, Record, Store, Update
+from agent_memory.persistence.rows import StoreRows, delete_partition
+from agent_memory.ports import Delete, Equals, KeyRange, Record, Update
 from agent_memory.ports.store import partition_rows, write_in_batches
 
 BOT_REV = "bot-rev"
@@ -43,10 +43,7 @@ BOT_REV = "bot-rev"
 ForgetVectors = Callable[[Sequence[str]], None]
 
 
-class OrgContents:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class OrgContents(StoreRows):
     def delete_memories(self, org_id: str, forget: ForgetVectors | None) -> int:
         """Every agent_memory of the organization, each whole; vectors before rows."""
         metas = [

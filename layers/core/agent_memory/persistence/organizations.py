@@ -24,6 +24,7 @@ from typing import Any
 
 from agent_memory.domain.errors import Conflict, Unavailable, WriteConflict
 from agent_memory.persistence import keys
+from agent_memory.persistence.rows import StoreRows
 from agent_memory.ports import Absent, Delete, Equals, KeyRange, Present, Put, Record, Store, Update
 from agent_memory.ports.store import partition_rows, write_in_batches
 
@@ -79,10 +80,7 @@ def live_org(org_id: str, row: Record | None) -> Organization | None:
 ORG_IS_ALIVE = Equals("type", ORG_LIVE, name=ORG_ALIVE)
 
 
-class OrganizationRepository:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class OrganizationRepository(StoreRows):
     @property
     def store(self) -> Store:
         return self._store

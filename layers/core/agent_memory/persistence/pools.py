@@ -30,9 +30,9 @@ from typing import Any, Protocol
 
 from agent_memory.domain.entries import Entry, EntryMeta, EntrySource, ItemSource, Source
 from agent_memory.persistence import keys
+from agent_memory.persistence.rows import SealedRows
 from agent_memory.ports import (
     Action,
-    Cipher,
     Condition,
     Delete,
     KeyRange,
@@ -108,12 +108,8 @@ class RecencyLayout:
 RECENCY = RecencyLayout()
 
 
-class PoolRepository:
+class PoolRepository(SealedRows):
     """Reads and write actions for the entries of any pool; one row shape for all."""
-
-    def __init__(self, store: Store, cipher: Cipher) -> None:
-        self._store = store
-        self._cipher = cipher
 
     # -- rows ------------------------------------------------------------------------------
 

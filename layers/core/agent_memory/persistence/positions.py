@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from agent_memory.domain.memory_bot import ReadMark
 from agent_memory.persistence.keys import READ_POSITION
-from agent_memory.ports import Put, Record, Store, Update
+from agent_memory.persistence.rows import StoreRows
+from agent_memory.ports import Put, Record, Update
 from agent_memory.ports.store import count_is
 
 PREFIX = "LEARNPOS#"
@@ -60,9 +61,6 @@ def position_put(pk: str, name: str, mark: ReadMark, now_ms: int) -> Put:
     return Put({"pk": pk, "sk": position_sk(name), **_fields(mark, now_ms)})
 
 
-class ReadPositions:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class ReadPositions(StoreRows):
     def mark(self, pk: str, name: str) -> ReadMark:
         return mark_of(self._store.get(pk, position_sk(name)))

@@ -30,6 +30,7 @@ from agent_memory.persistence.keys import (
     resource_pk,
     thread_pk,
 )
+from agent_memory.persistence.rows import StoreRows
 from agent_memory.ports import AtMost, Delete, Equals, KeyRange, Put, Store, Update
 from agent_memory.ports.store import partition_rows
 
@@ -68,10 +69,7 @@ class PendingRecall:
         return self.indexed is not None and self.indexed >= self.upto
 
 
-class PendingRecalls:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class PendingRecalls(StoreRows):
     def saved(self, thread: Thread, upto: int, now_ms: int) -> None:
         """Put the row of a save of `thread` that will leave `upto` messages (replacing the
         row, `indexed` included). Raises Unavailable when the table is."""
@@ -156,11 +154,8 @@ class Tail:
     at: int
 
 
-class RecallTails:
+class RecallTails(StoreRows):
     """The user's threads whose newest messages the index may not hold yet."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
 
     def saved(self, thread: Thread, upto: int, now_ms: int) -> None:
         """Put the row of a save of `thread` that will leave `upto` messages. Raises

@@ -9,13 +9,28 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from agent_memory.persistence import keys
-from agent_memory.ports import Action, Delete, KeyRange, Record, Store
+from agent_memory.ports import Action, Cipher, Delete, KeyRange, Record, Store
 from agent_memory.ports.store import partition_rows, write_in_batches
 
 T = TypeVar("T")
 
 # Index rows read per Query while a list steps over rows the caller may not see.
 LIST_READ = 100
+
+
+class StoreRows:
+    """A repository: its rows are read and written through `store`."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+
+class SealedRows(StoreRows):
+    """A repository whose rows hold content sealed with `cipher`."""
+
+    def __init__(self, store: Store, cipher: Cipher) -> None:
+        super().__init__(store)
+        self._cipher = cipher
 
 
 def head_row(store: Store, pk: str, row_type: str) -> Record | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal, cast
 
 from agent_memory.persistence.keys import evidence_sk, execution_sk, learn_pk
+from agent_memory.persistence.rows import SealedRows
 from agent_memory.ports import Cipher, Delete, KeyRange, Record, Store
 from agent_memory.ports.store import partition_rows, write_in_batches
 
@@ -97,12 +98,11 @@ class ExecutionRow:
         return self.status == "waiting" and self.kept is not None and "evidence" in self.kept
 
 
-class RunRows:
+class RunRows(SealedRows):
     """The store, cipher and row shapes that every repository of run rows shares."""
 
     def __init__(self, store: Store, cipher: Cipher, *, call_ttl_s: int = 7 * 24 * 3600) -> None:
-        self._store = store
-        self._cipher = cipher
+        super().__init__(store, cipher)
         self._call_ttl_s = call_ttl_s
 
     def _ttl(self, now: int) -> int:

@@ -14,8 +14,8 @@ from agent_memory.domain.errors import NotFound, WriteConflict
 from agent_memory.domain.identity import IssuedToken
 from agent_memory.persistence import keys
 from agent_memory.persistence.organizations import ORG_IS_ALIVE
-from agent_memory.persistence.rows import write_groups
-from agent_memory.ports import Absent, Check, Delete, KeyRange, Present, Put, Record, Store, Update
+from agent_memory.persistence.rows import StoreRows, write_groups
+from agent_memory.ports import Absent, Check, Delete, KeyRange, Present, Put, Record, Update
 from agent_memory.ports.store import partition_rows
 
 KEY_NOT_FOUND = "service key not found"
@@ -47,10 +47,7 @@ class ListedKey:
     last_used_at: int | None
 
 
-class ServiceKeyRepository:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class ServiceKeyRepository(StoreRows):
     def create(self, org_id: str, key_id: str, name: str, key: IssuedToken, now_ms: int) -> None:
         found: Record = {"pk": key_pk(key.digest), "sk": keys.HEAD, "type": "service-key"}
         listed: Record = {"pk": keys.org(org_id), "sk": f"{_LISTED}{key_id}", "type": "listed-key"}

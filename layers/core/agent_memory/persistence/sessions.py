@@ -24,7 +24,7 @@ from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.sessions import Session, SessionItem, item_id
 from agent_memory.persistence import keys, pools
 from agent_memory.persistence.pools import RECENCY, Newest, Pool, PoolRepository, StoredEntry
-from agent_memory.persistence.rows import head_rows, newest_kept, write_last
+from agent_memory.persistence.rows import SealedRows, head_rows, newest_kept, write_last
 from agent_memory.ports import (
     Absent,
     Action,
@@ -82,10 +82,9 @@ class ItemToAdd:
     edit: Literal["Remember", "Forget"] | None = None
 
 
-class SessionRepository:
+class SessionRepository(SealedRows):
     def __init__(self, store: Store, cipher: Cipher) -> None:
-        self._store = store
-        self._cipher = cipher
+        super().__init__(store, cipher)
         self.pools = PoolRepository(store, cipher)
 
     def get(self, session_id: str) -> Session | None:

@@ -38,7 +38,7 @@ from agent_memory.persistence.keys import (
     thread_pk,
 )
 from agent_memory.persistence.positions import ReadPositions, advanced, position_move
-from agent_memory.persistence.rows import delete_partition, head_row
+from agent_memory.persistence.rows import SealedRows, delete_partition, head_row
 from agent_memory.persistence.working_memory import WorkingMemories
 from agent_memory.ports import (
     Absent,
@@ -95,10 +95,9 @@ class ThreadPage:
     has_more: bool
 
 
-class ThreadRepository:
+class ThreadRepository(SealedRows):
     def __init__(self, store: Store, cipher: Cipher) -> None:
-        self._store = store
-        self._cipher = cipher
+        super().__init__(store, cipher)
         self.notes = WorkingMemories(store, cipher)
         self._positions = ReadPositions(store)
 
