@@ -283,7 +283,7 @@ OBSERVATIONS_NOTE = (
 )
 
 
-def system_text(base: str, header: str, observations: str | None, recall: bool) -> str:
+def with_observations(base: str, header: str, observations: str | None, recall: bool) -> str:
     """The memory's system text with the observations after the working memory, always
     in this order (header, working memory, observations, how to recall), so a provider's
     prompt cache keeps hitting while the newest part changes."""

@@ -199,7 +199,7 @@ def working_memory_tool(options: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def system_text(options: Mapping[str, Any], notes: str | dict[str, Any] | None) -> str:
+def working_memory_text(options: Mapping[str, Any], notes: str | dict[str, Any] | None) -> str:
     """The memory part of the agent's system text, in a stable order (the header, then the
     working memory and how to keep it) so a provider's prompt cache keeps hitting."""
     working = options["workingMemory"]

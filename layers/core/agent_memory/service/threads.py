@@ -254,8 +254,8 @@ class ThreadService:
                 recalled=self._recalled(stored, options, message, observed.messages),
                 working_memory=notes,
                 observations=observed.observations,
-                system=observing.system_text(
-                    rules.system_text(options, notes),
+                system=observing.with_observations(
+                    rules.working_memory_text(options, notes),
                     rules.MEMORY_HEADER,
                     observed.observations,
                     observed.recall,
@@ -268,7 +268,7 @@ class ThreadService:
             recalled=self._recalled(stored, options, message, latest),
             working_memory=notes,
             observations=None,
-            system=rules.system_text(options, notes),
+            system=rules.working_memory_text(options, notes),
             tools=rules.context_tools(options),
         )
 
