@@ -41,18 +41,22 @@ def test_the_default_layout_is_the_one_template_yaml_deploys() -> None:
 
     resources = load_template(ROOT / "template.yaml")["Resources"]
     [table] = [r for r in resources.values() if r["Type"] == "AWS::DynamoDB::Table"]
-    assert TableLayout.from_template(table["Properties"]) == DEFAULT_LAYOUT
+    properties = table["Properties"]
 
+    def keys(schema: list[dict[str, str]]) -> tuple[str, str]:
+        by_type = {k["KeyType"]: k["AttributeName"] for k in schema}
+        return by_type["HASH"], by_type["RANGE"]
 
-def test_a_table_not_keyed_by_pk_and_sk_is_refused() -> None:
-    properties = {
-        "KeySchema": [
-            {"AttributeName": "id", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ]
-    }
-    with pytest.raises(ValueError, match="pk, sk"):
-        TableLayout.from_template(properties)
+    assert keys(properties["KeySchema"]) == ("pk", "sk")
+    indexes = properties.get("GlobalSecondaryIndexes") or []
+    # SQLite's indexes hold whole rows, as an index projecting ALL attributes does.
+    assert all(i["Projection"]["ProjectionType"] == "ALL" for i in indexes)
+    ttl = properties["TimeToLiveSpecification"]
+    deployed = TableLayout(
+        {str(i["IndexName"]): keys(i["KeySchema"]) for i in indexes},
+        str(ttl["AttributeName"]) if ttl.get("Enabled") else None,
+    )
+    assert deployed == DEFAULT_LAYOUT
 
 
 def test_an_index_the_template_adds_later_covers_the_rows_already_stored(path: Path) -> None:

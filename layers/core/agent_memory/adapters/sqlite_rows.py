@@ -8,7 +8,7 @@ import base64
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,24 +27,6 @@ class TableLayout:
 
     indexes: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     ttl_attribute: str | None = None
-
-    @classmethod
-    def from_template(cls, table_properties: Mapping[str, Any]) -> TableLayout:
-        """The layout of a table resource's `Properties` (template.yaml, parsed)."""
-
-        def keys(schema: Sequence[Mapping[str, str]]) -> tuple[str, str]:
-            by_type = {k["KeyType"]: k["AttributeName"] for k in schema}
-            return by_type["HASH"], by_type["RANGE"]
-
-        if keys(table_properties["KeySchema"]) != ("pk", "sk"):
-            raise ValueError("the single table's key must be (pk, sk)")
-        indexes = {}
-        for index in table_properties.get("GlobalSecondaryIndexes") or []:
-            if index.get("Projection", {}).get("ProjectionType") != "ALL":
-                raise ValueError(f"index {index['IndexName']} must project ALL attributes")
-            indexes[str(index["IndexName"])] = keys(index["KeySchema"])
-        ttl = table_properties.get("TimeToLiveSpecification") or {}
-        return cls(indexes, str(ttl["AttributeName"]) if ttl.get("Enabled") else None)
 
 
 # What template.yaml declares today (tests/integration/test_sqlite_store.py holds them equal).
