@@ -24,9 +24,9 @@ from typing import Any
 
 from agent_memory.domain.errors import Conflict, Unavailable, WriteConflict
 from agent_memory.persistence import keys
-from agent_memory.persistence.rows import StoreRows
+from agent_memory.persistence.rows import StoreRows, delete_partition
 from agent_memory.ports import Absent, Delete, Equals, KeyRange, Present, Put, Record, Store, Update
-from agent_memory.ports.store import partition_rows, write_in_batches
+from agent_memory.ports.store import partition_rows
 
 log = logging.getLogger(__name__)
 ORGS_PK = "ORGS#"
@@ -167,8 +167,6 @@ class OrganizationRepository(StoreRows):
             return False
         if row.get("type") == ORG_DELETING:
             return True
-        # The list row is written whole: an organization made before it was listed gets one.
-        listed = {"type": "listed-org", "name": row["name"], "createdAt": row.get("createdAt", 0)}
         try:
             self._store.write(
                 [
@@ -178,7 +176,7 @@ class OrganizationRepository(StoreRows):
                         set={"type": ORG_DELETING},
                         condition=ORG_IS_ALIVE,
                     ),
-                    Update(ORGS_PK, org_id, set=listed | {"deleting": True}),
+                    Update(ORGS_PK, org_id, set={"deleting": True}),
                 ]
             )
         except WriteConflict:
@@ -195,8 +193,7 @@ class OrganizationRepository(StoreRows):
         """The organization's partition, its row last with its list row: 1 when this call
         removed them."""
         pk = keys.org(org_id)
-        rest = [r for r in self.rows_of(org_id, "") if r["sk"] != keys.HEAD]
-        write_in_batches(self._store, [Delete(pk, str(r["sk"])) for r in rest])
+        delete_partition(self._store, pk, but_head=True)
         try:
             self._store.write(
                 [
