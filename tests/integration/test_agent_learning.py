@@ -12,7 +12,7 @@ import pytest
 
 from agent_memory.domain import agent_memory as rules
 from agent_memory.ports import LearningRequest, ModelFailure
-from agent_memory.service.learning_pools import PoolRef
+from agent_memory.service.learning_pools import PoolRef, SourceRef
 from agent_memory.service.learning_runs import execution_name
 from tests.conftest import ADMIN_TOKEN
 from tests.support.state_machine import Workflow, workflow
@@ -66,7 +66,7 @@ class World:
         return Person(self.client, data["id"], data["token"])
 
     def arn(self, agent: str, session: str, upto: int) -> str:
-        ref = PoolRef("agent", self.org, agent, session)
+        ref = PoolRef("agent", self.org, agent, SourceRef("session", session))
         return self.flow.arn(execution_name(ref, upto))
 
 

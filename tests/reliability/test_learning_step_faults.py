@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from agent_memory.persistence.agent_memory import AgentMemoryRepository
-from agent_memory.service.learning_pools import PoolRef
+from agent_memory.service.learning_pools import PoolRef, SourceRef
 from agent_memory.service.learning_runs import execution_name
 from infra.local import aws as local_aws_module
 from tests.conftest import ADMIN_TOKEN
@@ -93,7 +93,7 @@ class Lab:
         ref = (
             PoolRef("session", org, pool.session)
             if pool.kind == "session"
-            else PoolRef("agent", org, pool.agent, pool.session)
+            else PoolRef("agent", org, pool.agent, SourceRef("session", pool.session))
         )
         return self.flow.wait_arn(self.flow.arn(execution_name(ref, upto)))
 

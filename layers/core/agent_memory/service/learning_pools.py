@@ -39,12 +39,8 @@ class PoolRef:
     kind: PoolKind
     org_id: str
     pool_id: str  # the session id, the agent id, the bot id
-    # The conversation a run reads when the pool spans several; a bare id names a session.
+    # The conversation a run reads when the pool spans several.
     source: SourceRef | None = None
-
-    def __post_init__(self) -> None:
-        if isinstance(self.source, str):
-            object.__setattr__(self, "source", SourceRef("session", self.source))
 
     @property
     def session(self) -> str | None:
