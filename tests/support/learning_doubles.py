@@ -175,7 +175,7 @@ class NotesPool(PoolDefaults):
         for change in changes:
             reason = self._reason(change, keys, unprocessed, entries.get(change.key), evidence)
             if reason:
-                rejected.append({"change": change.to_dict(), "reason": reason})
+                rejected.append({"change": as_proposed(change), "reason": reason})
                 continue
             if isinstance(change, ProposedRemember):
                 writes.append(
@@ -256,6 +256,19 @@ class NotesPool(PoolDefaults):
 
 def _item_id(sk: str) -> str:
     return f"i-{int(sk.removeprefix('ITEM#')):02d}"
+
+
+def as_proposed(change: ProposedChange) -> dict[str, Any]:
+    """The change as the model proposed it (API.md's shape, content included)."""
+    if isinstance(change, ProposedForget):
+        return {"op": "forget", "key": change.key, "sources": list(change.sources)}
+    return {
+        "op": "remember",
+        "key": change.key,
+        "content": change.content,
+        "kind": change.kind,
+        "sources": list(change.sources),
+    }
 
 
 def remember_reply(key: str, content: str, *sources: str) -> str:

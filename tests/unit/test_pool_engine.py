@@ -40,7 +40,14 @@ from agent_memory.service.learning_pools import (
     PoolRef,
     apply_cycle,
 )
-from tests.support.learning_doubles import MODEL, Catalog, ScriptedModel, drive, remember_reply
+from tests.support.learning_doubles import (
+    MODEL,
+    Catalog,
+    ScriptedModel,
+    as_proposed,
+    drive,
+    remember_reply,
+)
 
 REF = PoolRef("glossary", "o-1", "g-1")
 
@@ -174,7 +181,7 @@ class GlossaryPool(PoolDefaults):
         accepted, refused = decide(glossary.terms, changes, readable)
         outcome = Outcome(
             applied=[{"key": term, "op": "define"} for term in accepted],
-            rejected=[{"change": c.to_dict(), "reason": reason} for c, reason in refused],
+            rejected=[{"change": as_proposed(c), "reason": reason} for c, reason in refused],
         )
         actions = [
             *(self.repo.define(evidence.pool, glossary, accepted) if accepted else []),

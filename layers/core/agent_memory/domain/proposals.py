@@ -85,16 +85,6 @@ class ProposedRemember:
     kind: str
     sources: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        """The change in API.md's shape (for recording a rejected change)."""
-        return {
-            "op": "remember",
-            "key": self.key,
-            "content": self.content,
-            "kind": self.kind,
-            "sources": list(self.sources),
-        }
-
 
 @dataclass(frozen=True)
 class ProposedForget:
@@ -102,9 +92,6 @@ class ProposedForget:
 
     key: str
     sources: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"op": "forget", "key": self.key, "sources": list(self.sources)}
 
 
 ProposedChange = ProposedRemember | ProposedForget
