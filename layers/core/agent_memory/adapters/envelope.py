@@ -41,16 +41,15 @@ def materials(provider: Any, *, max_age: float, max_messages: int) -> tuple[Any,
     return client, cmm, getattr(Algorithm, SUITE_NAME)
 
 
-class RawKeySealing:
-    """Seal and open under a raw wrapping key held in this process (the local key file, a
-    move's recipient key): `_client`, `_cmm`, `_suite` come from `materials`."""
+class Sealing:
+    """Seal and open through the SDK: `_materials` gives (client, materials manager, suite)
+    and `_refused` what a call the SDK failed raises."""
 
-    _client: Any
-    _cmm: Any
-    _suite: Any
-    # What `unwrap` says of a blob it cannot decrypt (nothing here is transient: tampered
-    # with, or sealed under another key).
-    UNREADABLE = "stored content could not be decrypted"
+    def _materials(self) -> tuple[Any, Any, Any]:
+        raise NotImplementedError
+
+    def _refused(self, error: Exception) -> Exception:
+        raise NotImplementedError
 
     def seal(self, plaintext: str, *, scope: Mapping[str, str], row: str) -> bytes:
         return self.wrap(bind(plaintext, row), scope)
@@ -61,22 +60,45 @@ class RawKeySealing:
 
     def wrap(self, payload: bytes, context: Mapping[str, str]) -> bytes:
         """`payload` sealed under this key with `context`, as `seal` seals a bound text."""
-        ciphertext, _header = self._client.encrypt(
-            source=payload,
-            materials_manager=self._cmm,
-            encryption_context=dict(context),
-            algorithm=self._suite,
-        )
+        client, cmm, suite = self._materials()
+        try:
+            ciphertext, _header = client.encrypt(
+                source=payload,
+                materials_manager=cmm,
+                encryption_context=dict(context),
+                algorithm=suite,
+            )
+        except Exception as error:
+            raise self._refused(error) from error
         return bytes(ciphertext)
 
     def unwrap(self, blob: bytes) -> tuple[bytes, dict[str, str]]:
         """The sealed payload and its encryption context, unchecked: a move re-seals them
         as they are for another key (adapters/recipient_key.py)."""
+        client, cmm, _suite = self._materials()
         try:
-            payload, header = self._client.decrypt(source=blob, materials_manager=self._cmm)
+            payload, header = client.decrypt(source=blob, materials_manager=cmm)
         except Exception as error:
-            raise IntegrityError(self.UNREADABLE) from error
+            raise self._refused(error) from error
         return bytes(payload), dict(header.encryption_context)
+
+
+class RawKeySealing(Sealing):
+    """Sealing under a raw wrapping key held in this process (the local key file, a move's
+    recipient key): `_client`, `_cmm`, `_suite` come from `materials`."""
+
+    _client: Any
+    _cmm: Any
+    _suite: Any
+    # What a blob that does not open says (nothing here is transient: tampered with, or
+    # sealed under another key).
+    UNREADABLE = "stored content could not be decrypted"
+
+    def _materials(self) -> tuple[Any, Any, Any]:
+        return self._client, self._cmm, self._suite
+
+    def _refused(self, error: Exception) -> Exception:
+        return IntegrityError(self.UNREADABLE)
 
 
 def bind(plaintext: str, row: str) -> bytes:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
 from typing import Any
 
 from agent_memory.adapters import envelope
 from agent_memory.domain.errors import IntegrityError, Unavailable
 
 
-class KmsCipher:
+class KmsCipher(envelope.Sealing):
     """`ports.Cipher` over KMS; the SDK is imported on first use to keep cold starts light."""
 
     def __init__(
@@ -39,7 +38,9 @@ class KmsCipher:
                     try:
                         self._ready = self._build()
                     except Exception as error:
-                        raise self._failure(error) from error
+                        raise self._refused(error) from error
+        # The SDK call that follows tells its own KMS error.
+        self._kms_error.code = None
         return self._ready
 
     def _build(self) -> tuple[Any, Any, Any]:
@@ -78,7 +79,7 @@ class KmsCipher:
         if exception is not None:
             self._kms_error.code = "ConnectionError"
 
-    def _failure(self, error: Exception) -> Exception:
+    def _refused(self, error: Exception) -> Exception:
         code = getattr(self._kms_error, "code", None)
         if code in _KMS_TRANSIENT or code == "ConnectionError":
             return Unavailable("the key service failed; retry shortly")
@@ -91,39 +92,6 @@ class KmsCipher:
             session = boto3.session.Session(botocore_session=self._botocore_session)
             self._kms_client = session.client("kms")
         return self._kms_client
-
-    def seal(self, plaintext: str, *, scope: Mapping[str, str], row: str) -> bytes:
-        return self.wrap(envelope.bind(plaintext, row), scope)
-
-    def open(self, blob: bytes, *, scope: Mapping[str, str], row: str) -> str:
-        payload, context = self.unwrap(blob)
-        return envelope.unbind(payload, context, scope=scope, row=row)
-
-    def unwrap(self, blob: bytes) -> tuple[bytes, dict[str, str]]:
-        """The sealed payload and its encryption context, unchecked: a move re-seals them
-        as they are for another key (adapters/recipient_key.py)."""
-        client, cmm, _suite = self._materials()
-        self._kms_error.code = None
-        try:
-            payload, header = client.decrypt(source=blob, materials_manager=cmm)
-        except Exception as error:
-            raise self._failure(error) from error
-        return bytes(payload), dict(header.encryption_context)
-
-    def wrap(self, payload: bytes, context: Mapping[str, str]) -> bytes:
-        """`payload` sealed under this key with `context`, as `seal` seals a bound text."""
-        client, cmm, suite = self._materials()
-        self._kms_error.code = None
-        try:
-            ciphertext, _header = client.encrypt(
-                source=payload,
-                materials_manager=cmm,
-                encryption_context=dict(context),
-                algorithm=suite,
-            )
-        except Exception as error:
-            raise self._failure(error) from error
-        return bytes(ciphertext)
 
 
 _KMS_TRANSIENT = {
