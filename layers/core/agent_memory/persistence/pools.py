@@ -185,14 +185,8 @@ class PoolRepository(SealedRows):
         copies, and the deletion of copies that `previous` had and it no longer has."""
         body = self._body(pool, meta, content, details)
         rows = pool.layout.rows(pool, meta, order)
-        actions: list[Action] = [Put({"pk": rows[0][0], "sk": rows[0][1], **body}, condition)]
-        copy: Record = {**body, "copy": True}
-        if meta.expires_at is not None:
-            # Copies of an expiring entry expire with it; the base row never does.
-            copy["ttl"] = meta.expires_at // 1000 + 1
-        actions += [Put({"pk": pk, "sk": sk, **copy}) for pk, sk in rows[1:]]
-        actions += self._stale(pool, previous, rows)
-        return actions
+        base = Put({"pk": rows[0][0], "sk": rows[0][1], **body}, condition)
+        return [base, *_copies(rows, body, meta), *self._stale(pool, previous, rows)]
 
     def change(
         self,
@@ -211,14 +205,12 @@ class PoolRepository(SealedRows):
             raise ValueError("a metadata change with copies needs the stored entry")
         pk, sk = rows[0]
         update = Update(pk, sk, set=_plain(after), condition=condition or Present())
-        copies: list[Action] = []
-        if stored is not None and len(rows) > 1:
-            copy: Record = {"type": ENTRY_TYPE, **_plain(after), "content": stored.sealed}
+        copies: list[Put] = []
+        if stored is not None:
+            body: Record = {"type": ENTRY_TYPE, **_plain(after), "content": stored.sealed}
             if stored.sealed_details is not None:
-                copy["details"] = stored.sealed_details
-            if after.expires_at is not None:
-                copy["ttl"] = after.expires_at // 1000 + 1
-            copies = [Put({"pk": p, "sk": s, **copy, "copy": True}) for p, s in rows[1:]]
+                body["details"] = stored.sealed_details
+            copies = _copies(rows, body, after)
         return [update, *copies, *self._stale(pool, previous, rows)]
 
     def remove(
@@ -297,6 +289,15 @@ class Newest:
 
 
 # --- the row dialect ----------------------------------------------------------------------
+
+
+def _copies(rows: Sequence[tuple[str, str]], body: Record, meta: EntryMeta) -> list[Put]:
+    """The Puts of an entry's copies (every row but the base row) holding `body`: copies of
+    an expiring entry expire with it; the base row never does."""
+    copy: Record = {**body, "copy": True}
+    if meta.expires_at is not None:
+        copy["ttl"] = meta.expires_at // 1000 + 1
+    return [Put({"pk": pk, "sk": sk, **copy}) for pk, sk in rows[1:]]
 
 
 def _plain(meta: EntryMeta) -> Record:
