@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 
 @dataclass(frozen=True)
@@ -42,21 +42,19 @@ class SaidItem(Protocol):
     def app(self) -> str | None: ...
 
 
-class Statements(Protocol):
-    """What the local extractor reads: items, the pool's entries, kinds and the person."""
+# The items' type: a run's `EvidenceItem`s, or any conversation's items for the extractor.
+I_co = TypeVar("I_co", bound=SaidItem, covariant=True)
+
+
+class Statements(Protocol[I_co]):
+    """What a keyed pool's learning reads: items, the pool's entries, kinds and the person
+    (a run's evidence, the model's request, or a chat's turn for the local extractor)."""
 
     @property
-    def items(self) -> Sequence[SaidItem]: ...
+    def items(self) -> Sequence[I_co]: ...
     @property
     def memory(self) -> Sequence[KnownEntry]: ...
     @property
     def allowed_kinds(self) -> Sequence[str]: ...
     @property
     def person(self) -> str | None: ...
-
-
-class Evidence(Statements, Protocol):
-    """A run's evidence as a keyed pool's task reads it."""
-
-    @property
-    def items(self) -> Sequence[EvidenceItem]: ...

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_memory.domain.evidence import Evidence, KnownEntry
+from agent_memory.domain.evidence import EvidenceItem, KnownEntry, Statements
 from agent_memory.domain.proposals import LASTING_KINDS, MAX_KEY_LENGTH
 from agent_memory.domain.tasks.base import item_record, json_lines, task_prompt
 
@@ -93,7 +93,7 @@ def _who(person: str | None) -> str:
     return 'Say who said what: "the user said ...", "the assistant suggested ...".'
 
 
-def render_evidence(request: Evidence) -> str:
+def render_evidence(request: Statements[EvidenceItem]) -> str:
     """The user message: the memory as it is now, then the new items with ids and roles."""
     lines = ["Current memory entries (reuse their keys for the same fact):"]
     lines += json_lines(_entry_record(entry) for entry in request.memory)

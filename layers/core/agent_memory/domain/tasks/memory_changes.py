@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from agent_memory.domain.consolidation import change_record
-from agent_memory.domain.evidence import Evidence, EvidenceItem, KnownEntry
+from agent_memory.domain.evidence import EvidenceItem, KnownEntry, Statements
 from agent_memory.domain.learning_prompt import instructions_for, render_evidence
 from agent_memory.domain.proposals import (
     CHANGES_SCHEMA,
@@ -105,7 +105,7 @@ MEMORY_CHANGES = MemoryChanges()
 
 
 def consolidation(
-    pool_kind: str, evidence: Evidence
+    pool_kind: str, evidence: Statements[EvidenceItem]
 ) -> Ask[LearningRequest, tuple[ProposedChange, ...]]:
     """What a keyed pool of kind `pool_kind` asks for one run's evidence."""
     request = LearningRequest(

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agent_memory.domain.evidence import Statements
+from agent_memory.domain.evidence import SaidItem, Statements
 from agent_memory.domain.proposals import (
     KEY_PATTERN,
     ForgetAnswer,
@@ -46,7 +46,7 @@ from agent_memory.domain.tasks.statements import (
 )
 
 
-def local_changes(request: Statements) -> MemoryChangesAnswer:
+def local_changes(request: Statements[SaidItem]) -> MemoryChangesAnswer:
     """Changes for the plain user statements among the new items."""
     changes = _Extractor(request).run()
     return MemoryChangesAnswer(changes=[change.answer() for change in changes])
@@ -132,7 +132,7 @@ class _Change:
 
 
 class _Extractor:
-    def __init__(self, request: Statements) -> None:
+    def __init__(self, request: Statements[SaidItem]) -> None:
         # Only what the user wrote: tool and App results are outside data.
         self.items = [i for i in request.items if i.role == "user" and i.app is None]
         self.allowed = set(request.allowed_kinds)
