@@ -301,7 +301,8 @@ RANKING = (
     "it) re-ranked by cosine + 0.4 x BM25 over them, normalised, BM25 reading the "
     "same text as the vector (the message with the one before it, words stemmed), "
     "+ 0.2 x the better fused score of a candidate's neighbours among them, + 0.1 for a "
-    "candidate said by a person the question names (its speaker label); topK windows "
+    "candidate said by a person the question names (its speaker label) when the range is "
+    "even; topK windows "
     "that each show something new (a hit inside a better hit's window skipped), "
     "BM25 under the same rule"
 )
