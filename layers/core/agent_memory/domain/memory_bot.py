@@ -21,7 +21,7 @@ from agent_memory.domain.errors import ChatConflict, Forbidden, ValidationFailed
 from agent_memory.domain.identity import Principal
 
 REVIEW_HAS_NO_CONFIDE = "a review chat has no confide tool"
-TURN_COMPLETED = "the turn completed; confide belongs to an open turn"
+CONFIDE_NEEDS_OPEN_TURN = "the turn completed; confide belongs to an open turn"
 ONLY_OWNER_READS = "only the chat's owner sees its confessions and enrichments"
 # Why a confide teaches nothing (it is still answered).
 REVIEW_TEACHES_NOTHING = "a review chat teaches nothing"
@@ -42,7 +42,7 @@ def may_confide(chat: Chat, turn: Turn, now_ms: int) -> None:
     if state == "abandoned":
         raise ChatConflict(TURN_ABANDONED)
     if state != "open":
-        raise ChatConflict(TURN_COMPLETED)
+        raise ChatConflict(CONFIDE_NEEDS_OPEN_TURN)
 
 
 def learning_skip(chat: Chat, *, bot_memory: bool, has_model: bool) -> str | None:
