@@ -306,3 +306,26 @@ def test_the_python_client_reads_the_export_line_by_line(
     with pytest.raises(AgentMemoryError) as refused:
         asyncio.run(read(operator_token))
     assert refused.value.status == 403
+
+
+def test_where_one_answer_is_capped_a_larger_export_answers_413_and_no_lines(
+    built: Built, module_api: tuple[Api, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On AWS the export is one buffered Lambda answer (EXPORT_MAX_BYTES): one that fits is
+    the same lines as streamed; a larger one is refused whole with a reason, not cut."""
+    api, services = module_api
+    ana = built.world.ana
+    streamed = export(api, ana)
+    size = len(api.client.get("/v1/me/export", headers=ana.headers).content)
+    capped = services.settings.model_copy(update={"export_max_bytes": size + 1000})
+    monkeypatch.setattr(services, "settings", capped)
+    fits = export(api, ana)
+    assert [_without(line, "exportedAt") for line in fits] == [
+        _without(line, "exportedAt") for line in streamed
+    ]
+    capped = services.settings.model_copy(update={"export_max_bytes": size // 2})
+    monkeypatch.setattr(services, "settings", capped)
+    answer = api.client.get("/v1/me/export", headers=ana.headers)
+    assert answer.status_code == 413, answer.text
+    assert answer.json()["error"]["_tag"] == "TooLarge"
+    assert "page by page" in answer.json()["error"]["message"]

@@ -934,7 +934,8 @@ export interface paths {
          *     threads with messages, working memory and observations, their chats with items, turns,
          *     confessions and enrichments, the bot memory entries for them (sources as far as they
          *     may see them), the agent_memories about them, and the events they may see. Rate limited
-         *     as one read; the admin token is refused (403).
+         *     as one read; the admin token is refused (403). Where the deployment caps one answer
+         *     (EXPORT_MAX_BYTES, set on AWS), a larger export answers 413 and no lines.
          */
         get: operations["export_v1_me_export_get"];
         put?: never;
@@ -3638,7 +3639,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3738,7 +3739,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3836,7 +3837,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3932,7 +3933,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4032,7 +4033,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4134,7 +4135,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4241,7 +4242,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4341,7 +4342,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4441,7 +4442,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4539,7 +4540,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4637,7 +4638,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4739,7 +4740,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4840,7 +4841,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4940,7 +4941,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5038,7 +5039,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5136,7 +5137,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5234,7 +5235,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5336,7 +5337,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5434,7 +5435,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5532,7 +5533,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5634,7 +5635,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5735,7 +5736,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5833,7 +5834,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5935,7 +5936,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6035,7 +6036,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6138,7 +6139,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6239,7 +6240,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6339,7 +6340,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6437,7 +6438,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6535,7 +6536,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6637,7 +6638,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6738,7 +6739,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6840,7 +6841,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6938,7 +6939,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7040,7 +7041,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7142,7 +7143,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7244,7 +7245,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7346,7 +7347,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7448,7 +7449,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7544,7 +7545,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7645,7 +7646,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7745,7 +7746,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7847,7 +7848,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7950,7 +7951,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8050,7 +8051,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8148,7 +8149,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8246,7 +8247,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8347,7 +8348,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8443,7 +8444,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8545,7 +8546,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8644,7 +8645,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8747,7 +8748,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8850,7 +8851,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8953,7 +8954,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9054,7 +9055,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9150,7 +9151,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9248,7 +9249,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9344,7 +9345,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9444,7 +9445,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9540,7 +9541,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9638,7 +9639,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9740,7 +9741,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9837,7 +9838,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9935,7 +9936,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10037,7 +10038,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10140,7 +10141,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10242,7 +10243,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10341,7 +10342,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10444,7 +10445,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10543,7 +10544,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10645,7 +10646,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10745,7 +10746,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10843,7 +10844,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10941,7 +10942,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11043,7 +11044,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11146,7 +11147,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11244,7 +11245,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11342,7 +11343,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11444,7 +11445,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11542,7 +11543,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11644,7 +11645,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11746,7 +11747,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11849,7 +11850,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11949,7 +11950,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12047,7 +12048,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12145,7 +12146,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12247,7 +12248,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12349,7 +12350,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12447,7 +12448,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12547,7 +12548,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12649,7 +12650,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12745,7 +12746,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12843,7 +12844,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12941,7 +12942,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -13043,7 +13044,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -13141,7 +13142,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -13243,7 +13244,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, or a write that would take a pool past its bound; `path` names the field */
+            /** @description TooLarge: what no schema states: a body over the limit (1 MiB), a text within its characters but over its bytes as UTF-8, a write that would take a pool past its bound (`path` names the field), or a person's export over what one answer of the deployment carries (EXPORT_MAX_BYTES) */
             413: {
                 headers: {
                     [name: string]: unknown;

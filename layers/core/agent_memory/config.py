@@ -98,6 +98,9 @@ class Settings(BaseModel):
     # Run blocking store calls in a worker thread (a local server with many clients);
     # in Lambda one request runs at a time, so the thread hop only costs time.
     offload_blocking_calls: bool = Field(False, validation_alias="OFFLOAD_BLOCKING_CALLS")
+    # A person's export is buffered into one answer where the platform caps answers (Lambda:
+    # 6 MB, JSON-escaped); past this many bytes it answers 413 instead of a bare 500. 0: streamed.
+    export_max_bytes: int = Field(0, ge=0, validation_alias="EXPORT_MAX_BYTES")
     # Single-machine mode (`make run`): where the data lives (blank: `.data/` in the
     # checkout), and the learning runner's worker threads and open-execution bound.
     data_dir: str = Field("", validation_alias="MEMORY_DATA_DIR")

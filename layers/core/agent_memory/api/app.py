@@ -158,8 +158,9 @@ _ERRORS = {
     "Conflict: stale "
     "expected/revision, or a conflict the route names",
     "413": "TooLarge: what no schema states: a body over the limit (1 MiB), a text within "
-    "its characters but over its bytes as UTF-8, or a write that would take a pool past its "
-    "bound; `path` names the field",
+    "its characters but over its bytes as UTF-8, a write that would take a pool past its "
+    "bound (`path` names the field), or a person's export over what one answer of the "
+    "deployment carries (EXPORT_MAX_BYTES)",
     "429": "Throttled: the token is over its rate limit (RATE_LIMIT_PER_MINUTE); "
     "`Retry-After` says when to retry",
     "503": "Unavailable: a dependency failed; nothing was written, retry",

@@ -46,6 +46,12 @@ from agent_memory.persistence.identity import (
 from agent_memory.persistence.organizations import ListedOrg, Organization, request_org
 from agent_memory.persistence.service_keys import ListedKey, ServiceKeyRepository
 from agent_memory.ports import Clock, Ids
+from agent_memory.service.organizations import (
+    ORG_NOT_FOUND,
+    delete_holding,
+    delete_organization,
+    tokens_kept_changing,
+)
 from agent_memory.service.retrying import until_it_lands
 
 if TYPE_CHECKING:
@@ -223,8 +229,6 @@ class IdentityService:
         self, principal: Principal, org_id: str, eraser: ErasureService
     ) -> dict[str, int]:
         """The organization and everything in it (service/organizations.py)."""
-        from agent_memory.service.organizations import ORG_NOT_FOUND, delete_organization
-
         if not principal.may_know(org_id):
             raise NotFound(ORG_NOT_FOUND, ["orgId"])  # another organization: as no organization
         self._require_service_admin(principal)
@@ -320,7 +324,7 @@ class IdentityService:
             require_org_admin(principal, org_id)
             self._repo.rotate(holding, token, issuer(principal), self._clock.now_ms())
 
-        until_it_lands(rotate, _kept_changing)
+        until_it_lands(rotate, tokens_kept_changing)
         return token
 
     def _org_of(self, principal: Principal, user_id: str, org_id: str | None) -> str:
@@ -362,7 +366,7 @@ class IdentityService:
                 )
             self._repo.add_token(holding, token, issuer(principal), self._clock.now_ms())
 
-        until_it_lands(add, _kept_changing)
+        until_it_lands(add, tokens_kept_changing)
         return token
 
     def own_tokens(self, principal: Principal) -> list[HeldToken]:
@@ -387,21 +391,3 @@ class IdentityService:
             raise NotFound(TOKEN_NOT_FOUND)
         require_org_admin(principal, owner.org_id)
         self._repo.revoke(owner)
-
-
-def delete_holding(repo: IdentityRepository, org_id: str, user_id: str) -> int | None:
-    """A person's record, list rows and every token, read again while their tokens change:
-    how many tokens went (None: no such person any more)."""
-
-    def delete() -> int | None:
-        holding = repo.holding(org_id, user_id)
-        if holding is None:
-            return None
-        repo.delete_user(holding)
-        return len(holding.tokens)
-
-    return until_it_lands(delete, _kept_changing)
-
-
-def _kept_changing() -> Conflict:
-    return Conflict("the person's tokens kept changing; try again")

@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from agent_memory.domain.errors import NotFound
+from agent_memory.domain.errors import Conflict, NotFound
 from agent_memory.persistence import keys
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.org_contents import OrgContents
 from agent_memory.persistence.service_keys import ServiceKeyRepository
 from agent_memory.service.bot_learning import KIND as BOT_LEARNING
 from agent_memory.service.bot_learning import learning_pool_id
-from agent_memory.service.identity import delete_holding
+from agent_memory.service.retrying import until_it_lands
 
 if TYPE_CHECKING:
     from agent_memory.service.erasure import ErasureService
@@ -64,3 +64,21 @@ def delete_organization(
 def _camel(name: str) -> str:
     first, *rest = name.split("_")
     return first + "".join(part.title() for part in rest)
+
+
+def delete_holding(repo: IdentityRepository, org_id: str, user_id: str) -> int | None:
+    """A person's record, list rows and every token, read again while their tokens change:
+    how many tokens went (None: no such person any more)."""
+
+    def delete() -> int | None:
+        holding = repo.holding(org_id, user_id)
+        if holding is None:
+            return None
+        repo.delete_user(holding)
+        return len(holding.tokens)
+
+    return until_it_lands(delete, tokens_kept_changing)
+
+
+def tokens_kept_changing() -> Conflict:
+    return Conflict("the person's tokens kept changing; try again")

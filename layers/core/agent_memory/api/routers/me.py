@@ -8,6 +8,7 @@ from fastapi.responses import StreamingResponse
 from agent_memory.api.contracts.identity import IssuedToken, IssueToken
 from agent_memory.api.contracts.me import CallerOut, MeAnswer, MyTokens
 from agent_memory.api.deps import CallerDep, ServicesDep, run
+from agent_memory.domain.errors import TooLarge
 
 router = APIRouter(tags=["identity"])
 
@@ -68,15 +69,28 @@ async def revoke_my_token(tokenPrefix: str, caller: CallerDep, svc: ServicesDep)
         }
     },
 )
-async def export(caller: CallerDep, svc: ServicesDep) -> StreamingResponse:
+async def export(caller: CallerDep, svc: ServicesDep) -> Response:
     """Everything the caller owns or may see, as their read routes answer it: their agents
     (with the draft, versions and agent memory), their sessions with items and memory, their
     threads with messages, working memory and observations, their chats with items, turns,
     confessions and enrichments, the bot memory entries for them (sources as far as they
     may see them), the agent_memories about them, and the events they may see. Rate limited
-    as one read; the admin token is refused (403)."""
+    as one read; the admin token is refused (403). Where the deployment caps one answer
+    (EXPORT_MAX_BYTES, set on AWS), a larger export answers 413 and no lines."""
     from agent_memory.api.person_export import export_lines
 
     first = await run(svc, lambda: svc.erasure.person_export().header(caller))
     lines = export_lines(svc, caller, first)
-    return StreamingResponse(lines, media_type="application/x-ndjson")
+    limit = svc.settings.export_max_bytes
+    if not limit:
+        return StreamingResponse(lines, media_type="application/x-ndjson")
+    body = bytearray()
+    async for line in lines:
+        body += line
+        if len(body) > limit:
+            raise TooLarge(
+                f"the export is over the {limit} bytes one answer of this deployment carries: "
+                "read its objects page by page through their own routes (docs/api.md, "
+                "Portability), or export from a server that streams (make run)"
+            )
+    return Response(bytes(body), media_type="application/x-ndjson")
