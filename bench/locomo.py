@@ -40,7 +40,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from agent_memory.adapters.in_memory import FakeCipher, InMemoryStore
 from agent_memory.adapters.vector_index import InProcessVectorIndex
 from agent_memory.domain import recall as rules
 from agent_memory.domain.memory_options import effective_options
@@ -52,6 +51,7 @@ from agent_memory.ports.store import Query, page_of
 from agent_memory.service.recall import RecallService, RecallTimings
 from bench.cost_model import cost_per_million_turns_recall
 from bench.vector_cache import CachedEmbedder
+from tests.support.in_memory import FakeCipher, InMemoryStore
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PATH = ROOT.parent / "shared" / "bench-data" / "locomo" / "locomo10.json"

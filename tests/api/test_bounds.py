@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 from agent_memory.api.contracts.agent_memory import AgentMemoryAnswer
 from agent_memory.api.contracts.memory_objects import AgentMemoryList, AgentMemoryOut
 from agent_memory.api.contracts.sessions import SessionEntryOut
@@ -57,6 +56,7 @@ from agent_memory.service.session_memory import SessionMemoryService
 from agent_memory.service.sessions import SessionAccess, SessionService
 from tests.conftest import Api
 from tests.conftest import User as ApiUser
+from tests.support.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 
 # The costliest characters to carry: an astral one (4 bytes of UTF-8, then `\ud83d\ude00`,
 # 12 bytes, once the body is a string of Lambda's ASCII JSON), and in keys the only

@@ -192,7 +192,7 @@ def test_make_runs_tick_indexes_an_idle_threads_tail(tmp_path: Any) -> None:
     its batch, is recalled from another thread once the thread is idle and the tick came."""
     import time
 
-    from agent_memory.adapters.in_memory import FixedClock
+    from tests.support.in_memory import FixedClock
     from tests.support.memory_bot import budget_tick
     from tests.support.threads import make_run_world
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import InMemoryStore
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
@@ -26,6 +25,7 @@ from agent_memory.service.thread_learning import (
     ThreadBackground,
     ride,
 )
+from tests.support.in_memory import InMemoryStore
 from tests.support.observer import Observed, Stack, observed, recalled, stack, turn
 
 __all__ = ["observed", "stack"]

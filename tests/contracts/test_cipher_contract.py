@@ -18,7 +18,7 @@ SCOPE = {"org": "acme", "pool": "s-1", "field": "entry"}
 
 
 def _fake(request: pytest.FixtureRequest) -> Cipher:
-    from agent_memory.adapters.in_memory import FakeCipher
+    from tests.support.in_memory import FakeCipher
 
     return FakeCipher()
 

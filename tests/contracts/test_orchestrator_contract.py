@@ -34,7 +34,7 @@ class OrchestratorRig:
 
 
 def _recording(request: pytest.FixtureRequest) -> OrchestratorRig:
-    from agent_memory.adapters.in_memory import RecordingOrchestrator
+    from tests.support.in_memory import RecordingOrchestrator
 
     recording = RecordingOrchestrator()
 
@@ -63,9 +63,9 @@ def _express(request: pytest.FixtureRequest) -> OrchestratorRig:
 def _step_functions_rig(request: pytest.FixtureRequest, *, express: bool) -> OrchestratorRig:
     from botocore.awsrequest import AWSResponse
 
-    from agent_memory.adapters.in_memory import FixedClock, InMemoryStore
     from agent_memory.adapters.stepfunctions import StepFunctionsOrchestrator
     from infra.local.aws import ACCOUNT, state_machine_type
+    from tests.support.in_memory import FixedClock, InMemoryStore
 
     session, _local = request.getfixturevalue("local_aws")
     client = session.client("stepfunctions")

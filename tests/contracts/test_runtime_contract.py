@@ -14,8 +14,8 @@ from collections.abc import Callable
 import pytest
 
 from agent_memory.adapters.clock import RandomIds, SystemClock
-from agent_memory.adapters.in_memory import FixedClock, SequentialIds
 from agent_memory.ports import Clock, Ids
+from tests.support.in_memory import FixedClock, SequentialIds
 
 CLOCKS: dict[str, Callable[[], Clock]] = {
     "system": SystemClock,

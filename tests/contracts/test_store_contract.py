@@ -46,7 +46,7 @@ class StoreRig:
 
 
 def _in_memory(request: pytest.FixtureRequest) -> StoreRig:
-    from agent_memory.adapters.in_memory import InMemoryStore
+    from tests.support.in_memory import InMemoryStore
 
     return StoreRig(InMemoryStore())
 

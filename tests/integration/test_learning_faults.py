@@ -13,10 +13,10 @@ import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
-from agent_memory.adapters.in_memory import FixedClock, InMemoryStore
 from agent_memory.adapters.stepfunctions import StepFunctionsOrchestrator
 from agent_memory.domain.errors import Unavailable
 from agent_memory.service.learning_pools import PoolRef
+from tests.support.in_memory import FixedClock, InMemoryStore
 from tests.support.state_machine import Workflow, canceled, wf
 
 BUDGET = "Remember that my budget is 1500 EUR."

@@ -10,18 +10,18 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import (
+from agent_memory.bootstrap import aws_adapters
+from agent_memory.domain.errors import Unavailable
+from agent_memory.service.learning import LearningService
+from agent_memory.service.learning_pools import PoolRef
+from agent_memory.service.learning_start import wait_name
+from tests.support.in_memory import (
     FakeCipher,
     FixedClock,
     InMemoryStore,
     RecordingOrchestrator,
     SequentialIds,
 )
-from agent_memory.bootstrap import aws_adapters
-from agent_memory.domain.errors import Unavailable
-from agent_memory.service.learning import LearningService
-from agent_memory.service.learning_pools import PoolRef
-from agent_memory.service.learning_start import wait_name
 from tests.support.learning_doubles import Catalog
 from tests.support.state_machine import ORG, Workflow, wf
 

@@ -28,7 +28,6 @@ import boto3
 from fastapi.testclient import TestClient
 
 from agent_memory.adapters.dynamodb.store import deserialize
-from agent_memory.adapters.in_memory import FixedClock
 from agent_memory.adapters.kms import KmsCipher
 from agent_memory.api.app import create_app
 from agent_memory.bootstrap import aws_adapters, build_services
@@ -37,6 +36,7 @@ from agent_memory.service.registry import Services
 from infra.local.aws import ACCOUNT, DYNAMODB_LOCK, REGION
 from tests.conftest import ADMIN_TOKEN
 from tests.reliability.faults import FaultInjector
+from tests.support.in_memory import FixedClock
 
 SETUP_MS = 1_792_486_800_000
 RUN_MS = SETUP_MS + 3_600_000

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from agent_memory.adapters.in_memory import FixedClock
 from agent_memory.api.app import create_app
 from agent_memory.bootstrap import build_services
 from agent_memory.domain.limits import MINUTE_MS
 from agent_memory.persistence.limits import ProcessCounters
 from tests.conftest import ADMIN_TOKEN, Api, User
+from tests.support.in_memory import FixedClock
 
 # A minute boundary: 2026-10-20T00:00:00Z.
 T0 = 1_792_454_400_000

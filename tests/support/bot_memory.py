@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.tasks.learning_changes import (
     FactChange,
@@ -17,6 +16,7 @@ from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
 from tests.conftest import Api, User
 from tests.support.bots import make_bot, make_channel, turn
+from tests.support.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 
 ORG = "o1"
 

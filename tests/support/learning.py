@@ -7,13 +7,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import (
-    FakeCipher,
-    FixedClock,
-    InMemoryStore,
-    RecordingOrchestrator,
-    SequentialIds,
-)
 from agent_memory.ports import Put
 from agent_memory.service.learning import (
     LearningService,
@@ -22,6 +15,13 @@ from agent_memory.service.learning_pools import (
     PoolRef,
 )
 from agent_memory.service.learning_start import wait_name
+from tests.support.in_memory import (
+    FakeCipher,
+    FixedClock,
+    InMemoryStore,
+    RecordingOrchestrator,
+    SequentialIds,
+)
 from tests.support.learning_doubles import (
     MODEL,
     Catalog,

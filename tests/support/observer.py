@@ -125,12 +125,12 @@ def stack() -> Iterator[Stack]:
     """One embedded AWS for a module's observer tests (each test makes its own threads)."""
     from fastapi.testclient import TestClient
 
-    from agent_memory.adapters.in_memory import FixedClock
     from agent_memory.adapters.rules_model import RulesModel
     from agent_memory.api.app import create_app
     from agent_memory.bootstrap import aws_adapters
     from agent_memory.persistence.limits import ProcessCounters
     from tests.support.aws import embedded_settings
+    from tests.support.in_memory import FixedClock
     from tests.support.learning_doubles import Catalog, ScriptedModel
     from tests.support.workflow import InlineWorkflow, wired_services
 

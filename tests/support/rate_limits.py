@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from agent_memory.adapters.in_memory import FixedClock, RecordingOrchestrator
 from agent_memory.api.app import create_app
 from agent_memory.bootstrap import build_services
 from agent_memory.domain.limits import MINUTE_MS
 from tests.conftest import Api, User
+from tests.support.in_memory import FixedClock, RecordingOrchestrator
 
 # A minute boundary: 2026-10-20T00:00:00Z.
 T0 = 1_792_454_400_000

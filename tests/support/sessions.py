@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import FixedClock
 from agent_memory.bootstrap import build_services, model_catalog, session_access
 from agent_memory.domain.learning_prompt import instructions_for
 from agent_memory.domain.proposals import parse_changes
@@ -16,6 +15,7 @@ from agent_memory.ports import LearningRequest, ModelCatalog, ModelFailure, Stor
 from agent_memory.service.learning_pools import Outcome, PoolRef, apply_cycle
 from agent_memory.service.session_learning import SessionLearningPool
 from tests.conftest import Api, User
+from tests.support.in_memory import FixedClock
 
 SEED_TIME = 1792486800000
 

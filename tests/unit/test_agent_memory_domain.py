@@ -9,13 +9,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import (
-    FakeCipher,
-    FixedClock,
-    InMemoryStore,
-    RecordingOrchestrator,
-    SequentialIds,
-)
 from agent_memory.api.contracts.agent_memory import AgentMemoryAnswer, MemoryLog
 from agent_memory.bootstrap import Adapters, build_services
 from agent_memory.config import Settings
@@ -39,6 +32,13 @@ from agent_memory.persistence.agent_memory import MEMORY_VERSION
 from agent_memory.ports import Action, EvidenceItem
 from agent_memory.service.agent_learning import AgentDetail, AgentLearningPool, agent_pool_ref
 from agent_memory.service.learning_pools import AlreadyApplied, Outcome, Skipped, apply_cycle
+from tests.support.in_memory import (
+    FakeCipher,
+    FixedClock,
+    InMemoryStore,
+    RecordingOrchestrator,
+    SequentialIds,
+)
 from tests.support.learning_doubles import Catalog, ScriptedModel
 
 HELPER = "openai/helper"

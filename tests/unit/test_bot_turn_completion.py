@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 from agent_memory.domain.bots import NewChatItem
 from agent_memory.domain.errors import ChatConflict
 from agent_memory.domain.identity import Principal
@@ -16,6 +15,7 @@ from agent_memory.persistence import keys
 from agent_memory.persistence.bots import BotRepository
 from agent_memory.ports import Put
 from agent_memory.service.bots import BotService
+from tests.support.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 
 ORG = "o1"
 ANA = Principal("ana", ORG, "member")

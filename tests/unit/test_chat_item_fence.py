@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 from agent_memory.domain.bots import MAX_CHAT_ITEMS, NewChatItem
 from agent_memory.domain.errors import NotFound, TooLarge
 from agent_memory.domain.identity import Principal
@@ -21,6 +20,7 @@ from agent_memory.persistence.bots import CHAT_ITEMS, BotRepository
 from agent_memory.persistence.erasure import ErasureRepository
 from agent_memory.ports import Action, Check, KeyRange, Page, Put, Update
 from agent_memory.service.bots import BotService
+from tests.support.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 
 ORG = "o1"
 ANA = Principal("ana", ORG, "member")

@@ -4,7 +4,6 @@ event once, with an id of its own, and can stop in the middle of a row."""
 
 from __future__ import annotations
 
-from agent_memory.adapters.in_memory import InMemoryStore
 from agent_memory.domain import events as feed
 from agent_memory.domain.events import new_event
 from agent_memory.persistence.events import (
@@ -17,6 +16,7 @@ from agent_memory.persistence.events import (
     without,
 )
 from agent_memory.ports import Action, Put, Update
+from tests.support.in_memory import InMemoryStore
 
 ORG = "org_1"
 AT = 1_800_000_000_000

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import FakeCipher, InMemoryStore
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.persistence import keys
@@ -20,6 +19,7 @@ from agent_memory.persistence.bot_rows import chat_pk
 from agent_memory.persistence.erasure import CHAT_DELETING, ErasureRepository
 from agent_memory.persistence.executions import ExecutionRepository, Run, partition
 from agent_memory.ports import Action, Put
+from tests.support.in_memory import FakeCipher, InMemoryStore
 from tests.support.learning import BUDGET, REF, Harness, h
 from tests.support.learning_doubles import recorded_writes, written_key
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import FakeCipher, InMemoryStore
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.persistence.executions import ExecutionRepository, Run
 from agent_memory.service.learning_pools import PoolRef, SourceRef
 from agent_memory.service.learning_start import is_wait_name, wait_name
+from tests.support.in_memory import FakeCipher, InMemoryStore
 
 POOL = PoolRef("bot", "acme", "bot_1@acme", SourceRef("session", "chat_1"))
 

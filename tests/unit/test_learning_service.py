@@ -12,9 +12,6 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from agent_memory.adapters.in_memory import (
-    SequentialIds,
-)
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.learning_notes import NOTHING_NEW
 from agent_memory.domain.proposals import InvalidModelOutput
@@ -47,6 +44,9 @@ from agent_memory.service.learning_runs import (
     execution_name,
 )
 from agent_memory.service.learning_start import RUN_LIMIT_MS
+from tests.support.in_memory import (
+    SequentialIds,
+)
 from tests.support.learning import BUDGET, REF, Harness, copy_of, h
 from tests.support.learning_doubles import (
     MODEL,

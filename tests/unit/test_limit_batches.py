@@ -13,7 +13,6 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_memory.adapters.in_memory import FixedClock, InMemoryStore
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.limits import MINUTE_MS, Limit, Refused, window_at
 from agent_memory.persistence.limits import (
@@ -24,6 +23,7 @@ from agent_memory.persistence.limits import (
     counter_pk,
 )
 from agent_memory.service.limits import Limiter, ModelCallQuota, RequestLimits
+from tests.support.in_memory import FixedClock, InMemoryStore
 
 # A minute boundary: 2026-10-20T00:00:00Z.
 T0 = 1_792_454_400_000

@@ -10,13 +10,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_memory.adapters.in_memory import (
-    FakeCipher,
-    FixedClock,
-    InMemoryStore,
-    RecordingOrchestrator,
-    SequentialIds,
-)
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.limits import (
     MINUTE_MS,
@@ -33,6 +26,13 @@ from agent_memory.ports import KeyRange
 from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.limits import Limiter, ModelCallQuota, RequestLimits
+from tests.support.in_memory import (
+    FakeCipher,
+    FixedClock,
+    InMemoryStore,
+    RecordingOrchestrator,
+    SequentialIds,
+)
 from tests.support.learning_doubles import MODEL, Catalog, NotesPool, ScriptedModel
 
 # A minute boundary: 2026-10-20T00:00:00Z.

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from agent_memory.adapters.asl import DefinitionError
-from agent_memory.adapters.in_memory import InMemoryStore
 from agent_memory.adapters.local_orchestrator import LocalOrchestrator
 from agent_memory.domain.errors import Unavailable
 from agent_memory.ports import Action, KeyRange, Page, Record
+from tests.support.in_memory import InMemoryStore
 
 ROOT = Path(__file__).resolve().parents[2]
 LEARNING = json.loads((ROOT / "infra/statemachines/learning.asl.json").read_text())

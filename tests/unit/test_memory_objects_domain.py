@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 from agent_memory.domain.errors import (
     Forbidden,
     IntegrityError,
@@ -36,6 +35,7 @@ from agent_memory.domain.memory_objects import (
 from agent_memory.persistence.memory_objects import list_partition, recall_partition, row_keys
 from agent_memory.ports import Action
 from agent_memory.service.memory_objects import MemoryObjectService
+from tests.support.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 
 T0 = 1_792_486_800_000  # 2026-10-20T09:00:00Z
 ANA = Principal(user_id="ana", org_id="acme", role="member")

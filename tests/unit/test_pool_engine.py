@@ -15,13 +15,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import (
-    FakeCipher,
-    FixedClock,
-    InMemoryStore,
-    RecordingOrchestrator,
-    SequentialIds,
-)
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.proposals import MEMORY_KINDS, ProposedChange, ProposedRemember
 from agent_memory.domain.tasks.base import Ask
@@ -39,6 +32,13 @@ from agent_memory.service.learning_pools import (
     PoolDefaults,
     PoolRef,
     apply_cycle,
+)
+from tests.support.in_memory import (
+    FakeCipher,
+    FixedClock,
+    InMemoryStore,
+    RecordingOrchestrator,
+    SequentialIds,
 )
 from tests.support.learning_doubles import (
     MODEL,

@@ -14,13 +14,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import (
-    FakeCipher,
-    FixedClock,
-    InMemoryStore,
-    RecordingOrchestrator,
-    SequentialIds,
-)
 from agent_memory.bootstrap import Adapters, build_services
 from agent_memory.config import Settings
 from agent_memory.domain.consolidation import SECRET
@@ -41,6 +34,13 @@ from agent_memory.domain.secrets import (
 from agent_memory.domain.sessions import NewItem
 from agent_memory.ports import LearningRequest
 from agent_memory.service.learning_pools import PoolRef
+from tests.support.in_memory import (
+    FakeCipher,
+    FixedClock,
+    InMemoryStore,
+    RecordingOrchestrator,
+    SequentialIds,
+)
 from tests.support.learning_doubles import Catalog, ScriptedModel
 
 

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 from agent_memory.api.contracts.memory_text import MemoryText
 from agent_memory.api.contracts.sessions import SessionMemory
 from agent_memory.domain import consolidation as rules
@@ -39,6 +38,7 @@ from agent_memory.service.org_settings import OrgSettingsService
 from agent_memory.service.session_learning import SessionLearningPool
 from agent_memory.service.session_memory import SessionMemoryService
 from agent_memory.service.sessions import SessionAccess, SessionService
+from tests.support.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 
 
 @dataclass

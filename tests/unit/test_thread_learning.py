@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.in_memory import FakeCipher, FixedClock, InMemoryStore
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.memory_options import effective_options
@@ -22,6 +21,7 @@ from agent_memory.service.thread_learning import (
     ThreadReader,
     thread_pool,
 )
+from tests.support.in_memory import FakeCipher, FixedClock, InMemoryStore
 
 KIND = "thread-test"
 

@@ -3,10 +3,10 @@ is rotated away too (the rotation's write is refused and it reads again), never 
 
 from __future__ import annotations
 
-from agent_memory.adapters.in_memory import FixedClock, InMemoryStore, SequentialIds
 from agent_memory.domain.identity import SERVICE_ADMIN, Principal, hash_token
 from agent_memory.persistence.identity import Holding, IdentityRepository
 from agent_memory.service.identity import IdentityService
+from tests.support.in_memory import FixedClock, InMemoryStore, SequentialIds
 
 BEN = Principal(user_id="ben", org_id="acme", role="member")
 
