@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from agent_memory.adapters.anthropic import AnthropicModel
-from agent_memory.domain.learning_prompt import render_evidence
 from agent_memory.domain.proposals import CHANGES_SCHEMA, parse_changes
+from agent_memory.domain.tasks.memory_changes import render_evidence
 from agent_memory.domain.tasks.title import TITLE, TitleInput
 from agent_memory.ports import ModelFailure, Usage
 from tests.support.http_fake import FakeServer, Reply, fake_server

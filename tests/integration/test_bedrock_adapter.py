@@ -14,8 +14,8 @@ from botocore.exceptions import ReadTimeoutError
 from botocore.stub import Stubber
 
 from agent_memory.adapters.bedrock import BedrockClients, BedrockModel, client_config
-from agent_memory.domain.learning_prompt import render_evidence
 from agent_memory.domain.proposals import CHANGES_SCHEMA, parse_changes
+from agent_memory.domain.tasks.memory_changes import render_evidence
 from agent_memory.ports import ModelFailure, Usage
 from tests.support.model_tasks import BUDGET_ANSWER, budget_request
 

@@ -91,7 +91,7 @@ BUDGET_ANSWER: dict[str, Any] = {
 
 
 def budget_request() -> LearningRequest:
-    from agent_memory.domain.learning_prompt import instructions_for
+    from agent_memory.domain.tasks.memory_changes import instructions_for
 
     return LearningRequest(
         pool_kind="session",

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from agent_memory.bootstrap import build_services, model_catalog, session_access
-from agent_memory.domain.learning_prompt import instructions_for
 from agent_memory.domain.proposals import parse_changes
+from agent_memory.domain.tasks.memory_changes import instructions_for
 from agent_memory.ports import LearningRequest, ModelCatalog, ModelFailure, Store
 from agent_memory.service.learning_pools import Outcome, PoolRef, apply_cycle
 from agent_memory.service.session_learning import SessionLearningPool

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from agent_memory.domain.learning_prompt import instructions_for, render_evidence
 from agent_memory.domain.proposals import LASTING_KINDS, MEMORY_KINDS
+from agent_memory.domain.tasks.memory_changes import instructions_for, render_evidence
 from agent_memory.ports import EvidenceItem, KnownEntry, LearningRequest
 
 

@@ -18,7 +18,6 @@ from agent_memory.bootstrap import Adapters, build_services
 from agent_memory.config import Settings
 from agent_memory.domain.consolidation import SECRET
 from agent_memory.domain.identity import SERVICE_ADMIN, Principal
-from agent_memory.domain.learning_prompt import instructions_for
 from agent_memory.domain.proposals import MEMORY_KINDS
 from agent_memory.domain.secrets import (
     ACCESS_LINK,
@@ -32,6 +31,7 @@ from agent_memory.domain.secrets import (
     looks_secret,
 )
 from agent_memory.domain.sessions import NewItem
+from agent_memory.domain.tasks.memory_changes import instructions_for
 from agent_memory.ports import LearningRequest
 from agent_memory.service.learning_pools import PoolRef
 from tests.support.in_memory import (
