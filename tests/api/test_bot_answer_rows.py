@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.persistence.executions import partition
+from agent_memory.persistence.keys import learn_pk
 from agent_memory.ports import Action
 from agent_memory.service.learning_runs import ExecutionLost
 from tests.support.bots import Script
@@ -20,7 +20,7 @@ __all__ = ["charged_script", "held"]  # the fixtures this module uses
 
 def _run_rows(adapters: Any, run: Run) -> list[dict[str, Any]]:
     pool = run.state["pool"]
-    rows = adapters.store.query(partition(pool["kind"], pool["poolId"])).records
+    rows = adapters.store.query(learn_pk(pool["kind"], pool["poolId"])).records
     return [r for r in rows if run.name in str(r["sk"])]
 
 

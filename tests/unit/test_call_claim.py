@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.errors import Unavailable
-from agent_memory.persistence.executions import ExecutionRepository, Run
+from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.model_calls import owner_tag
+from agent_memory.persistence.runs import Run
 from agent_memory.ports import Action, ModelReply, Put, Update
 from agent_memory.service.learning_call import MODEL_DEADLINE_S
 from agent_memory.service.learning_pools import Evidence

@@ -17,7 +17,9 @@ from agent_memory.domain.errors import WriteConflict
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_rows import chat_pk
 from agent_memory.persistence.erasure import CHAT_DELETING, ErasureRepository
-from agent_memory.persistence.executions import ExecutionRepository, Run, partition
+from agent_memory.persistence.executions import ExecutionRepository
+from agent_memory.persistence.keys import learn_pk
+from agent_memory.persistence.runs import Run
 from agent_memory.ports import Action, Put
 from tests.support.in_memory import FakeCipher, InMemoryStore
 from tests.support.learning import BUDGET, REF, Harness, h
@@ -25,7 +27,7 @@ from tests.support.learning_doubles import recorded_writes, written_key
 
 __all__ = ["h"]  # the fixture this module uses
 
-PK = partition("session", "s-1")
+PK = learn_pk("session", "s-1")
 
 
 def _rows(h: Harness, kind: str) -> list[dict[str, Any]]:
@@ -168,7 +170,7 @@ def test_the_list_of_executions_never_counts_evidence_rows(h: Harness) -> None:
 
 # -- erasure -------------------------------------------------------------------------------
 
-BOT_PK = partition("bot", "bot_1@acme")
+BOT_PK = learn_pk("bot", "bot_1@acme")
 
 
 def _bot_run(runs: ExecutionRepository, chat: str, n: int, *, begin: bool = True) -> Run:

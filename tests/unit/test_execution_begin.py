@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.errors import WriteConflict
-from agent_memory.persistence.executions import ExecutionRepository, Run
+from agent_memory.persistence.executions import ExecutionRepository
+from agent_memory.persistence.runs import Run
 from agent_memory.service.learning_pools import PoolRef, SourceRef
 from agent_memory.service.learning_start import is_wait_name, wait_name
 from tests.support.in_memory import FakeCipher, InMemoryStore

@@ -23,7 +23,9 @@ from botocore.exceptions import ClientError
 
 from agent_memory.adapters.stepfunctions import StepFunctionsOrchestrator, claim_pk
 from agent_memory.domain.errors import Unavailable
-from agent_memory.persistence.executions import WAIT_TTL_S, ExecutionRepository, Run
+from agent_memory.persistence.executions import ExecutionRepository
+from agent_memory.persistence.runs import Run
+from agent_memory.persistence.waits import WAIT_TTL_S
 from agent_memory.ports import Clock, Put, Store
 from agent_memory.service.learning_start import wait_name
 from tests.support.learning import EVENT, REF, Match, WaitHarness, put_sk, row_put

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.errors import Unavailable
-from agent_memory.persistence.executions import RUN_ENDS, ExecutionRepository, Run
+from agent_memory.persistence.executions import RUN_ENDS, ExecutionRepository
+from agent_memory.persistence.runs import Run
 from agent_memory.ports import LearningRequest, ModelFailure, ModelReply, Put, Update
 from agent_memory.service.learning_runs import step_run
 from agent_memory.service.learning_start import wait_name

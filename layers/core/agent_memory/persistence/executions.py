@@ -20,33 +20,12 @@ from typing import Any
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.persistence.events import execution_ended
-from agent_memory.persistence.keys import (
-    CALL_PREFIX,
-    EVIDENCE_PREFIX,
-    EXEC_PREFIX,
-    learn_pk,
-)
-from agent_memory.persistence.model_calls import CALL_OPEN, ModelCallRows, owner_tag, reply_sk
+from agent_memory.persistence.keys import EXEC_PREFIX, learn_pk
+from agent_memory.persistence.model_calls import ModelCallRows
 from agent_memory.persistence.runs import ExecutionRow, Run, Status, source_of
-from agent_memory.persistence.waits import WAIT_TTL_S, WaitRows
+from agent_memory.persistence.waits import WaitRows
 from agent_memory.ports import Absent, Action, Equals, KeyRange, Put, Record, Update
 
-__all__ = [
-    "CALL_OPEN",
-    "CALL_PREFIX",
-    "EVIDENCE_PREFIX",
-    "EXEC_PREFIX",
-    "RUN_ENDS",
-    "WAIT_TTL_S",
-    "ExecutionRepository",
-    "ExecutionRow",
-    "Run",
-    "owner_tag",
-    "partition",
-    "reply_sk",
-]
-
-partition = learn_pk
 # Error messages are kept short: they are shown to clients, never a dump.
 MAX_MESSAGE = 500
 # The name of the condition that ends a run: a conflict on it means the run ended elsewhere.

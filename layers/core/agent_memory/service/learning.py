@@ -11,20 +11,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_memory.domain.errors import WriteConflict
-from agent_memory.domain.learning_notes import (
-    LEARNED_ELSEWHERE,
-    LEARNED_IN_PART,
-    NOTHING_NEW,
-)
+from agent_memory.domain.learning_notes import LEARNED_ELSEWHERE, LEARNED_IN_PART, NOTHING_NEW
 from agent_memory.domain.tasks.base import Ask, Refusal, Review
 from agent_memory.persistence.events import one_row, pool_changed
-from agent_memory.persistence.executions import (
-    ExecutionRow,
-    Run,
-)
-from agent_memory.ports import (
-    Action,
-)
+from agent_memory.persistence.runs import ExecutionRow, Run
+from agent_memory.ports import Action
 from agent_memory.service.learning_call import ModelCallStep, transient
 from agent_memory.service.learning_pools import (
     AlreadyApplied,

@@ -13,19 +13,10 @@ from typing import Any
 from agent_memory.domain.errors import IntegrityError, Unavailable, WriteConflict
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import STEP_DEADLINE_S, Ask
-from agent_memory.persistence.executions import (
-    CALL_OPEN,
-    ExecutionRow,
-    Run,
-    reply_sk,
-)
-from agent_memory.ports import (
-    ModelFailure,
-    ModelReply,
-)
-from agent_memory.service.learning_pools import (
-    Evidence,
-)
+from agent_memory.persistence.model_calls import CALL_OPEN, reply_sk
+from agent_memory.persistence.runs import ExecutionRow, Run
+from agent_memory.ports import ModelFailure, ModelReply
+from agent_memory.service.learning_pools import Evidence
 from agent_memory.service.learning_runs import (
     ExecutionLost,
     NoModel,
@@ -34,9 +25,7 @@ from agent_memory.service.learning_runs import (
     model_error,
     step_run,
 )
-from agent_memory.service.learning_start import (
-    LearningStarts,
-)
+from agent_memory.service.learning_start import LearningStarts
 
 log = logging.getLogger(__name__)
 

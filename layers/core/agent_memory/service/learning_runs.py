@@ -14,7 +14,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from agent_memory.domain.tasks.answers import InvalidModelOutput
-from agent_memory.persistence.executions import Run
+from agent_memory.persistence.runs import Run
 from agent_memory.ports import EvidenceItem, KnownEntry, ModelFailure
 from agent_memory.service.learning_pools import Evidence, PoolRef, SourceRef
 

@@ -16,12 +16,9 @@ from typing import Any, Literal
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.learning_notes import failure_note
 from agent_memory.domain.limits import quota_note
-from agent_memory.persistence.executions import (
-    WAIT_TTL_S,
-    ExecutionRepository,
-    ExecutionRow,
-    Run,
-)
+from agent_memory.persistence.executions import ExecutionRepository
+from agent_memory.persistence.runs import ExecutionRow, Run
+from agent_memory.persistence.waits import WAIT_TTL_S
 from agent_memory.ports import (
     Cipher,
     Clock,
