@@ -36,7 +36,7 @@ def _local(request: pytest.FixtureRequest) -> Iterator[Embedder]:
 
 
 def _openai(request: pytest.FixtureRequest) -> Iterator[Embedder]:
-    from agent_memory.adapters.remote_embedders import OpenAIEmbedder
+    from agent_memory.adapters.embedders import OpenAIEmbedder
     from tests.support.http_fake import Reply, fake_server
 
     with fake_server("/v1") as server:
@@ -63,7 +63,7 @@ def _openai(request: pytest.FixtureRequest) -> Iterator[Embedder]:
 
 def _openai_of_unknown_size(request: pytest.FixtureRequest) -> Iterator[Embedder]:
     # An Ollama or vLLM model: its size comes from its first answer.
-    from agent_memory.adapters.remote_embedders import OpenAIEmbedder
+    from agent_memory.adapters.embedders import OpenAIEmbedder
     from tests.support.embedding_server import embedding_server
 
     with embedding_server(dimensions=24) as server:
@@ -78,7 +78,7 @@ def _bedrock(request: pytest.FixtureRequest) -> Iterator[Embedder]:
     from botocore.response import StreamingBody
     from botocore.stub import Stubber
 
-    from agent_memory.adapters.remote_embedders import BedrockEmbedder
+    from agent_memory.adapters.embedders import BedrockEmbedder
 
     client = boto3.client(
         "bedrock-runtime",

@@ -13,7 +13,7 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
 
-from agent_memory.adapters.remote_embedders import BedrockEmbedder
+from agent_memory.adapters.embedders import BedrockEmbedder
 from agent_memory.adapters.s3vectors import S3VectorIndex, VectorIndexFailure
 from agent_memory.ports.vectors import EmbeddingFailure, VectorRecord, VectorScope
 

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.adapters.embedders import embedder_for
-from agent_memory.adapters.remote_embedders import OpenAIEmbedder
+from agent_memory.adapters.embedders import OpenAIEmbedder, embedder_for
 from agent_memory.adapters.vector_index import InProcessVectorIndex
 from agent_memory.ports.vectors import EmbeddingFailure, VectorRecord, VectorScope
 from tests.support.embedding_server import embedding_server

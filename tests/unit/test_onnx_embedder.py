@@ -3,23 +3,25 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
-from agent_memory.adapters.local_embedder import MINILM, ONNX_SHA256
-from agent_memory.adapters.onnx_embedder import OnnxEmbedder, file_sha256
+from agent_memory.adapters.local_embedder import (
+    ONNX_SHA256,
+    OnnxEmbedder,
+    file_sha256,
+    model_files,
+)
 from agent_memory.ports.vectors import EmbeddingFailure
 
 
 def test_the_installed_model_file_is_the_pinned_one() -> None:
-    onnx_file, tokenizer_file = MINILM.files()
+    onnx_file, tokenizer_file = model_files()
     assert file_sha256(onnx_file) == ONNX_SHA256
     assert tokenizer_file.name == "tokenizer.json"
 
 
 def test_a_model_file_of_another_hash_fails_the_embedding_not_the_start() -> None:
-    embedder = OnnxEmbedder(replace(MINILM, sha256="0" * 64))
+    embedder = OnnxEmbedder(sha256="0" * 64)
     assert embedder.dimension == 384
     with pytest.raises(EmbeddingFailure) as failure:
         embedder.embed(["I moved to Lisbon in May."])

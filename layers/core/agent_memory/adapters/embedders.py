@@ -1,16 +1,212 @@
-"""The deployment's embedder from its name (`EMBEDDING_MODEL`, named like models).
+"""The deployment's embedder from its name (`EMBEDDING_MODEL`, named like models), and the
+embedders over the network (API.md, "Threads").
 
 Building one calls no model: a model that cannot be reached fails the embeddings that need
-it, never the start.
+it, never the start. Vectors from the network are normalised here, as some servers answer
+raw ones; a model of unknown size takes its first answer's. Texts never appear in an error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+from urllib.parse import parse_qs
 
-from agent_memory.ports.vectors import Embedder, EmbeddingFailure
+from agent_memory.adapters.http_json import JsonEndpoint
+from agent_memory.ports.models import ModelFailure
+from agent_memory.ports.vectors import Embedder, EmbeddingFailure, Vector
 
 LOCAL_MINILM = "local/minilm"
+TITAN_V2 = "amazon.titan-embed-text-v2:0"
+TITAN_DIMENSIONS = (256, 512, 1024)
+# Titan v2 reads at most 8,192 tokens or 50,000 characters.
+TITAN_MAX_CHARS = 50_000
+OPENAI_DIMENSIONS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+# Inputs per `/embeddings` call (OpenAI accepts 2,048).
+OPENAI_BATCH = 256
+DEADLINE_S = 30.0
+_RETRYABLE_BEDROCK = frozenset(
+    {
+        "ThrottlingException",
+        "ServiceQuotaExceededException",
+        "ModelTimeoutException",
+        "ServiceUnavailableException",
+        "InternalServerException",
+        "ModelNotReadyException",
+    }
+)
+
+
+def split_name(name: str) -> tuple[str, dict[str, str]]:
+    """`model?key=value` -> (model, {key: value})."""
+    model, _, query = name.partition("?")
+    return model, {k: v[-1] for k, v in parse_qs(query).items()}
+
+
+def _unit(vector: Sequence[float]) -> Vector:
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [float(v) / norm for v in vector]
+
+
+class BedrockEmbedder:
+    """Titan Text Embeddings v2 over `bedrock-runtime` InvokeModel."""
+
+    def __init__(self, model_id: str, client: Any, *, dimensions: int = 1024) -> None:
+        if model_id != TITAN_V2:
+            raise EmbeddingFailure(f"unknown Bedrock embedding model {model_id}", retryable=False)
+        if dimensions not in TITAN_DIMENSIONS:
+            raise EmbeddingFailure(
+                "Titan v2 embeds in 256, 512 or 1024 dimensions", retryable=False
+            )
+        self._model_id = model_id
+        self._client = client
+        self._dimensions = dimensions
+
+    @property
+    def model(self) -> str:
+        return f"bedrock/{self._model_id}"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimensions
+
+    def request(self, text: str) -> dict[str, Any]:
+        """The InvokeModel parameters for one text (public for tests)."""
+        body = {
+            "inputText": text[:TITAN_MAX_CHARS],
+            "dimensions": self._dimensions,
+            "normalize": True,
+        }
+        return {
+            "modelId": self._model_id,
+            "body": json.dumps(body).encode(),
+            "contentType": "application/json",
+            "accept": "application/json",
+        }
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        return [self._one(text) for text in texts]
+
+    def _one(self, text: str) -> Vector:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            response = self._client.invoke_model(**self.request(text))
+            data = json.loads(response["body"].read())
+        except ClientError as error:
+            code = str(error.response.get("Error", {}).get("Code", ""))
+            raise EmbeddingFailure(
+                f"Bedrock answered {code}", retryable=code in _RETRYABLE_BEDROCK
+            ) from None
+        except BotoCoreError as error:
+            raise EmbeddingFailure(
+                f"Bedrock call failed: {type(error).__name__}", retryable=True
+            ) from None
+        except (KeyError, ValueError):
+            raise EmbeddingFailure(
+                "Bedrock's answer is not an embedding", retryable=False
+            ) from None
+        vector = data.get("embedding") if isinstance(data, dict) else None
+        if not isinstance(vector, list) or len(vector) != self._dimensions:
+            raise EmbeddingFailure("Bedrock's answer is not an embedding", retryable=False)
+        return [float(v) for v in vector]
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible `/embeddings` route; a callable key is read at the first text."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        api_key: str | Callable[[], str] = "",
+        *,
+        dimensions: int | None = None,
+    ) -> None:
+        self._model = model
+        self._url = base_url.rstrip("/") + "/embeddings"
+        self._api_key = api_key
+        self._endpoint: JsonEndpoint | None = None
+        self._headers: dict[str, str] = {}
+        self._asked = dimensions
+        # None until the first answer tells it (a model this module does not know).
+        self._dimensions: int | None = dimensions or OPENAI_DIMENSIONS.get(model)
+
+    @property
+    def model(self) -> str:
+        return f"openai/{self._model}"
+
+    @property
+    def dimension(self) -> int | None:
+        return self._dimensions
+
+    def body(self, texts: Sequence[str]) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self._model,
+            "input": list(texts),
+            "encoding_format": "float",
+        }
+        if self._asked is not None:
+            body["dimensions"] = self._asked
+        return body
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        out: list[Vector] = []
+        for start in range(0, len(texts), OPENAI_BATCH):
+            out.extend(self._batch(texts[start : start + OPENAI_BATCH]))
+        return out
+
+    def _connected(self) -> tuple[JsonEndpoint, dict[str, str]]:
+        if self._endpoint is None:
+            key = self._api_key() if callable(self._api_key) else self._api_key
+            self._endpoint = JsonEndpoint(self._url, key)
+            self._headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return self._endpoint, self._headers
+
+    def _batch(self, texts: Sequence[str]) -> list[Vector]:
+        endpoint, headers = self._connected()
+        try:
+            data, _latency = endpoint.post(self.body(texts), headers, DEADLINE_S)
+        except ModelFailure as failure:
+            raise EmbeddingFailure(str(failure), retryable=failure.retryable) from None
+        rows = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(rows, list) or len(rows) != len(texts):
+            raise EmbeddingFailure("the answer has not one embedding per input", retryable=False)
+        size = self._dimensions or _first_size(rows)
+        vectors: list[Vector | None] = [None] * len(texts)
+        for position, row in enumerate(rows):
+            index = row.get("index", position) if isinstance(row, dict) else None
+            vector = row.get("embedding") if isinstance(row, dict) else None
+            if (
+                not isinstance(index, int)
+                or not 0 <= index < len(texts)
+                or not isinstance(vector, list)
+                or len(vector) != size
+            ):
+                raise EmbeddingFailure(
+                    f"an embedding of the answer is malformed (expected {size} numbers)",
+                    retryable=False,
+                )
+            vectors[index] = _unit(vector)
+        if any(v is None for v in vectors):
+            raise EmbeddingFailure("the answer has not one embedding per input", retryable=False)
+        # Learned once the whole answer holds: a malformed first answer teaches nothing.
+        self._dimensions = size
+        return [v for v in vectors if v is not None]
+
+
+def _first_size(rows: Sequence[Any]) -> int:
+    first = rows[0] if rows else None
+    vector = first.get("embedding") if isinstance(first, dict) else None
+    if not isinstance(vector, list) or not vector:
+        raise EmbeddingFailure("an embedding of the answer is malformed", retryable=False)
+    return len(vector)
 
 
 def embedder_for(
@@ -21,8 +217,6 @@ def embedder_for(
     openai_key: Callable[[], str] = lambda: "",
 ) -> Embedder:
     """The embedder `name` names; EmbeddingFailure (not retryable) for an unknown one."""
-    from agent_memory.adapters.remote_embedders import split_name
-
     provider, _, rest = name.partition("/")
     model, params = split_name(rest)
     dimensions = int(params["dimensions"]) if params.get("dimensions", "").isdigit() else None
@@ -32,11 +226,8 @@ def embedder_for(
         return shared_minilm()
     if provider == "bedrock":
         from agent_memory.adapters.bedrock import default_client
-        from agent_memory.adapters.remote_embedders import BedrockEmbedder
 
         return BedrockEmbedder(model, default_client(region, 10.0), dimensions=dimensions or 1024)
     if provider == "openai" and model:
-        from agent_memory.adapters.remote_embedders import OpenAIEmbedder
-
         return OpenAIEmbedder(model, openai_base_url, openai_key, dimensions=dimensions)
     raise EmbeddingFailure(f"unknown embedding model {name}", retryable=False)
