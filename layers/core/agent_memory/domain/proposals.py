@@ -20,9 +20,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agent_memory.domain.tasks.answers import (
+    Closed,
     InvalidModelOutput,
     decode_json,
     strict_schema,
@@ -45,11 +46,7 @@ MAX_CHANGES = 100
 _SOURCES = "Ids of the new items that support this change (at least one)."
 
 
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RememberAnswer(_Closed):
+class RememberAnswer(Closed):
     op: Literal["remember"]
     key: str
     content: str
@@ -57,13 +54,13 @@ class RememberAnswer(_Closed):
     sources: list[str] = Field(description=_SOURCES)
 
 
-class ForgetAnswer(_Closed):
+class ForgetAnswer(Closed):
     op: Literal["forget"]
     key: str
     sources: list[str] = Field(description=_SOURCES)
 
 
-class MemoryChangesAnswer(_Closed):
+class MemoryChangesAnswer(Closed):
     """API.md's "What a learning model returns": the schema source and the parser's shape."""
 
     changes: list[Annotated[RememberAnswer | ForgetAnswer, Field(discriminator="op")]]

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent_memory.domain.errors import DomainError
 
@@ -25,6 +25,12 @@ Answer = TypeVar("Answer", bound=BaseModel)
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n(?P<body>.*?)\n?```$", re.DOTALL)
 # Keywords a strict schema does without: they only describe, or providers refuse them.
 _DROPPED = frozenset({"title", "default", "discriminator", "examples"})
+
+
+class Closed(BaseModel):
+    """An answer's object: no field beyond its own, immutable once parsed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
 class InvalidModelOutput(DomainError, tag="InvalidModelOutput", status=502):

@@ -77,9 +77,10 @@ class Review(Generic[Out]):
 
 
 class ModelTask(ABC, Generic[In, Out]):
-    """One thing a model is asked. Subclasses set `name` and `output_model` and write the
-    prompt (`system`, `user`) and the deterministic `local_answer`; `parse`, `schema`,
-    `review` and `describe` have defaults that most tasks keep."""
+    """One thing a model is asked. A task states its prompt as data (`intro`, `rules`,
+    `answer_format`, the heading of its `note`) and writes the user message (`user`) and the
+    deterministic `local_answer`; `system`, `parse`, `schema`, `review` and `describe` have
+    defaults that most tasks keep."""
 
     # The task's name: `response_format.json_schema.name` (OpenAI-compatible), the forced
     # tool's name (Bedrock, Anthropic), and what saved calls record.
@@ -89,10 +90,30 @@ class ModelTask(ABC, Generic[In, Out]):
     max_output_tokens: ClassVar[int] = MAX_OUTPUT_TOKENS
     # One sentence a tool-calling provider shows the model as the tool's description.
     description: ClassVar[str] = "Record the answer."
+    # The system text, as `task_prompt` writes it: what the model does, its rules, the JSON
+    # object it answers with, and the heading of the note a person may add (`note`).
+    intro: ClassVar[str] = ""
+    rules: ClassVar[tuple[str, ...]] = ()
+    answer_format: ClassVar[str] = ""
+    note_heading: ClassVar[str] = OWNER_RULES
 
-    @abstractmethod
     def system(self, task_input: In) -> str:
         """The system text: the task and its rules, for this input."""
+        return task_prompt(
+            self.intro,
+            self.rules_for(task_input),
+            answer=self.answer_format,
+            note=self.note(task_input),
+            note_heading=self.note_heading,
+        )
+
+    def rules_for(self, task_input: In) -> Sequence[str]:
+        """The rules for this input (a task whose rules depend on its input overrides it)."""
+        return self.rules
+
+    def note(self, task_input: In) -> str | None:
+        """The person's note added after the rules (their instructions), if any."""
+        return None
 
     @abstractmethod
     def user(self, task_input: In) -> str:
