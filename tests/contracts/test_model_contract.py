@@ -103,7 +103,7 @@ class OpenAIHarness:
         self.server = server
 
     def model(self) -> LearningModel:
-        from agent_memory.adapters.openai_compatible import OpenAICompatibleModel
+        from agent_memory.adapters.http_models import OpenAICompatibleModel
 
         return OpenAICompatibleModel("contract", base_url=self.server.url, api_key="sk-x")
 
@@ -126,7 +126,7 @@ class AnthropicHarness(OpenAIHarness):
     name = "anthropic/contract"
 
     def model(self) -> LearningModel:
-        from agent_memory.adapters.anthropic import AnthropicModel
+        from agent_memory.adapters.http_models import AnthropicModel
 
         return AnthropicModel("contract", api_key="sk-ant-x", base_url=self.server.url)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.anthropic import AnthropicModel
+from agent_memory.adapters.http_models import AnthropicModel
 from agent_memory.domain.proposals import CHANGES_SCHEMA, parse_changes
 from agent_memory.domain.tasks.memory_changes import render_evidence
 from agent_memory.domain.tasks.title import TITLE, TitleInput

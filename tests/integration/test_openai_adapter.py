@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.openai_compatible import OpenAICompatibleModel
+from agent_memory.adapters.http_models import OpenAICompatibleModel
 from agent_memory.domain.proposals import CHANGES_SCHEMA, parse_changes
 from agent_memory.domain.tasks.memory_changes import render_evidence
 from agent_memory.ports import ModelFailure, Usage

@@ -6,10 +6,9 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.anthropic import AnthropicModel
 from agent_memory.adapters.bedrock import BedrockModel
+from agent_memory.adapters.http_models import AnthropicModel, OpenAICompatibleModel
 from agent_memory.adapters.models import ModelCatalogImpl
-from agent_memory.adapters.openai_compatible import OpenAICompatibleModel
 from agent_memory.adapters.rules_model import RulesModel
 from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.model_names import ModelPolicy, parse_model_name

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qs
 
-from agent_memory.adapters.http_json import JsonEndpoint
+from agent_memory.adapters.http_models import JsonEndpoint
 from agent_memory.ports.models import ModelFailure
 from agent_memory.ports.vectors import Embedder, EmbeddingFailure, Vector
 

@@ -10,10 +10,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from agent_memory.adapters.anthropic import DEFAULT_BASE_URL as ANTHROPIC_BASE_URL
-from agent_memory.adapters.anthropic import AnthropicModel
 from agent_memory.adapters.bedrock import BedrockClients, BedrockModel, default_client
-from agent_memory.adapters.openai_compatible import DEFAULT_BASE_URL, OpenAICompatibleModel
+from agent_memory.adapters.http_models import (
+    ANTHROPIC_BASE_URL,
+    OPENAI_BASE_URL,
+    AnthropicModel,
+    OpenAICompatibleModel,
+)
 from agent_memory.adapters.rules_model import NAME as RULES_NAME
 from agent_memory.adapters.rules_model import RulesModel
 from agent_memory.domain.errors import ValidationFailed
@@ -26,7 +29,7 @@ class ModelCatalogImpl:
     def __init__(
         self,
         default_model: str | None = RULES_NAME,
-        openai_base_url: str = DEFAULT_BASE_URL,
+        openai_base_url: str = OPENAI_BASE_URL,
         openai_api_key: str = "",
         bedrock_client_factory: Callable[[float], Any] | None = None,
         region: str = "us-east-1",
@@ -56,7 +59,7 @@ class ModelCatalogImpl:
     @property
     def openai_configured(self) -> bool:
         """A key is set, or the endpoint is not the public one (local servers need no key)."""
-        return bool(self._openai_api_key) or self._openai_base_url != DEFAULT_BASE_URL
+        return bool(self._openai_api_key) or self._openai_base_url != OPENAI_BASE_URL
 
     @property
     def anthropic_configured(self) -> bool:
