@@ -1,7 +1,7 @@
 """Bot memory (seed 002, "Memory"; API.md "Bot memory") through HTTP on the embedded AWS.
 
-Learning is the memory Bot's: here facts, observations and invalidations are
-written the way it writes them, through `BotMemoryService.learn` (no HTTP route), and every
+Learning is the memory Bot's: facts, observations and invalidations are its model's answer to
+a run that a confided Turn starts (the learning workflow inline, the model scripted), and every
 rule a person meets is walked over HTTP.
 """
 
@@ -24,7 +24,9 @@ from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.ports import KeyRange
 from tests.conftest import Api
 from tests.support.bot_memory import World
-from tests.support.bots import error, make_chat
+from tests.support.bots import Script, error, make_chat, script, services
+
+__all__ = ["script", "services"]  # the memory Bot's scripted model, learning inline
 
 
 def fact(content: str, *items: str, topics: tuple[str, ...] = ()) -> FactChange:
@@ -38,8 +40,17 @@ def observe(content: str, *entries: str, confidence: float = 0.8) -> Observation
 
 
 @pytest.fixture
-def world(api: Api, services: Any) -> World:
-    return World(api, services)
+def world(api: Api, services: Any, script: Script) -> World:
+    return World(api, services, script)
+
+
+def entry_ids(run: dict[str, Any]) -> list[str]:
+    """The entries a learning run wrote, in its answer's order."""
+    return [a["key"] for a in run["applied"]]
+
+
+def reasons(run: dict[str, Any]) -> list[tuple[int, str]]:
+    return [(r["change"]["index"], r["reason"]) for r in run["rejected"]]
 
 
 def test_remember_is_private_to_its_author_and_forget_retracts(world: World) -> None:
@@ -114,7 +125,7 @@ def test_facts_cite_a_persons_words_and_are_for_who_saw_them(world: World) -> No
         headers=ana.headers,
     ).json()["itemIds"]
     bot_words, app_result, notice = added
-    learned = world.learn(
+    learned = world.taught(
         chat,
         fact("Ana is allergic to peanuts.", said, bot_words, topics=("food",)),
         fact("The bot avoids peanuts.", bot_words),
@@ -123,13 +134,13 @@ def test_facts_cite_a_persons_words_and_are_for_who_saw_them(world: World) -> No
         fact("Bad tag.", said, topics=("for:bot",)),
         fact("Elsewhere.", "i-99"),
     )
-    assert [a.op for a in learned.applied] == ["fact"]
-    assert [(r.index, r.reason) for r in learned.rejected] == [
+    assert [a["op"] for a in learned["applied"]] == ["fact"]
+    assert reasons(learned) == [
         (1, bot_changes.FACT_NEEDS_PERSON),
         (2, bot_changes.FACT_NEEDS_PERSON),
         (3, bot_changes.FACT_NEEDS_PERSON),
         (4, "topic 1: a tag with a colon belongs to the service; only topics may be written"),
-        (5, bot_changes.UNKNOWN_ITEM.format(item="i-99")),
+        (5, gate.NOT_EVIDENCE),
     ]
     memory = world.memory(ana)
     assert memory["version"] == 1
@@ -159,18 +170,18 @@ def test_an_observation_is_for_readers_of_every_source_and_cites_only_what_the_c
     ana_chat = make_chat(world.api, ana, world.bot["id"])
     ben_chat = make_chat(world.api, ben, world.bot["id"])
     group = make_chat(world.api, ana, world.bot["id"], channelId=world.channel["id"])
-    a1 = world.learn(ana_chat, fact("Ana likes tea.", world.said(ana, ana_chat, "I like tea.")))
-    a2 = world.learn(ana_chat, fact("Ana drinks it hot.", world.said(ana, ana_chat, "Hot.")))
-    b1 = world.learn(ben_chat, fact("Ben likes tea.", world.said(ben, ben_chat, "Tea!")))
-    t1 = world.learn(group, fact("The team drinks tea.", world.said(ben, group, "Tea break!")))
-    ana_fact, ana_hot, ben_fact, team_fact = (x.applied[0].entry_id for x in (a1, a2, b1, t1))
+    a1 = world.taught(ana_chat, fact("Ana likes tea.", world.said(ana, ana_chat, "I like tea.")))
+    a2 = world.taught(ana_chat, fact("Ana drinks it hot.", world.said(ana, ana_chat, "Hot.")))
+    b1 = world.taught(ben_chat, fact("Ben likes tea.", world.said(ben, ben_chat, "Tea!")))
+    t1 = world.taught(group, fact("The team drinks tea.", world.said(ben, group, "Tea break!")))
+    ana_fact, ana_hot, ben_fact, team_fact = (entry_ids(x)[0] for x in (a1, a2, b1, t1))
     # Ana's chat may not cite Ben's private fact: her chat's readers may not see it.
-    refused = world.learn(ana_chat, observe("Both like tea.", ana_fact, ben_fact))
-    assert refused.applied == ()
-    assert [r.reason for r in refused.rejected] == [gate.NOT_SHOWN]
-    mixed = world.learn(ana_chat, observe("Ana and the team like tea.", ana_fact, team_fact))
-    own = world.learn(ana_chat, observe("Ana likes hot tea.", ana_fact, ana_hot, confidence=0.9))
-    mixed_id, own_id = mixed.applied[0].entry_id, own.applied[0].entry_id
+    refused = world.taught(ana_chat, observe("Both like tea.", ana_fact, ben_fact))
+    assert refused["applied"] == []
+    assert [r["reason"] for r in refused["rejected"]] == [gate.NOT_SHOWN]
+    mixed = world.taught(ana_chat, observe("Ana and the team like tea.", ana_fact, team_fact))
+    own = world.taught(ana_chat, observe("Ana likes hot tea.", ana_fact, ana_hot, confidence=0.9))
+    mixed_id, own_id = entry_ids(mixed)[0], entry_ids(own)[0]
     # A mix of Ana's fact and the team's is for readers of both: Ana, not Ben.
     assert world.ids(ana) == {ana_fact, ana_hot, team_fact, mixed_id, own_id}
     assert world.ids(ben) == {ben_fact, team_fact}
@@ -186,27 +197,27 @@ def test_an_observation_is_for_readers_of_every_source_and_cites_only_what_the_c
 def test_a_retracted_or_invalidated_source_hides_its_conclusions(world: World) -> None:
     ana = world.ana
     chat = make_chat(world.api, ana, world.bot["id"])
-    f1 = world.learn(chat, fact("Ana lives in Oslo.", world.said(ana, chat, "I live in Oslo.")))
-    f2 = world.learn(chat, fact("Ana cycles.", world.said(ana, chat, "I cycle to work.")))
-    fact1, fact2 = f1.applied[0].entry_id, f2.applied[0].entry_id
-    o1 = world.learn(chat, observe("Ana cycles in Oslo.", fact1, fact2)).applied[0].entry_id
-    o2 = world.learn(chat, observe("Ana likes cold rides.", o1)).applied[0].entry_id
+    f1 = world.taught(chat, fact("Ana lives in Oslo.", world.said(ana, chat, "I live in Oslo.")))
+    f2 = world.taught(chat, fact("Ana cycles.", world.said(ana, chat, "I cycle to work.")))
+    fact1, fact2 = entry_ids(f1)[0], entry_ids(f2)[0]
+    o1 = entry_ids(world.taught(chat, observe("Ana cycles in Oslo.", fact1, fact2)))[0]
+    o2 = entry_ids(world.taught(chat, observe("Ana likes cold rides.", o1)))[0]
     assert world.ids(ana) == {fact1, fact2, o1, o2}
     forgot = world.command(ana, {"_tag": "Forget", "id": fact1})
     assert forgot.json()["entry"]["status"] == "retracted"
     # The retracted fact stays in her history; everything built on it is hidden, recursively.
     assert world.ids(ana) == {fact1, fact2}
     # An invalidated source does the same, and keeps its own history with invalidatedAt.
-    o3 = world.learn(chat, observe("Ana is fit.", fact2)).applied[0].entry_id
+    o3 = entry_ids(world.taught(chat, observe("Ana is fit.", fact2)))[0]
     assert o3 in world.ids(ana)
-    world.learn(chat, InvalidateChange(op="invalidate", id=fact2))
+    world.taught(chat, InvalidateChange(op="invalidate", id=fact2))
     entries = {e["id"]: e for e in world.memory(ana)["entries"]}
     assert set(entries) == {fact1, fact2}
     assert entries[fact2]["status"] == "active"
     assert isinstance(entries[fact2]["invalidatedAt"], int)
     # Learning refuses conclusions on retracted or invalidated entries.
-    refused = world.learn(chat, observe("Again.", fact2), observe("Again.", fact1))
-    assert [r.reason for r in refused.rejected] == [
+    refused = world.taught(chat, observe("Again.", fact2), observe("Again.", fact1))
+    assert [r["reason"] for r in refused["rejected"]] == [
         bot_changes.INVALID_SOURCE.format(entry=fact2),
         bot_changes.INVALID_SOURCE.format(entry=fact1),
     ]
@@ -215,8 +226,8 @@ def test_a_retracted_or_invalidated_source_hides_its_conclusions(world: World) -
 def test_a_loop_in_source_links_hides_every_entry_on_it(world: World) -> None:
     ana = world.ana
     chat = make_chat(world.api, ana, world.bot["id"])
-    base = world.learn(chat, fact("Ana plays chess.", world.said(ana, chat, "I play chess.")))
-    base_id = base.applied[0].entry_id
+    base = world.taught(chat, fact("Ana plays chess.", world.said(ana, chat, "I play chess.")))
+    base_id = entry_ids(base)[0]
     # Learning never writes a loop (sources must exist first): old or damaged rows can.
     repo = world.services.bot_memory.repo
     pool = pool_of(world.bot["id"], world.org)
@@ -242,8 +253,8 @@ def test_two_people_behind_one_fact_and_one_forgets(world: World) -> None:
     chat = make_chat(world.api, ana, world.bot["id"], channelId=world.channel["id"])
     i1 = world.said(ana, chat, "Let's ship on Friday.")
     i2 = world.said(ben, chat, "Friday works for me.")
-    learned = world.learn(chat, fact("The team ships on Friday.", i1, i2))
-    fact_id = learned.applied[0].entry_id
+    learned = world.taught(chat, fact("The team ships on Friday.", i1, i2))
+    fact_id = entry_ids(learned)[0]
     (entry,) = world.memory(cy)["entries"]
     assert entry["tags"] == [
         f"from:{ana.id}",
@@ -297,20 +308,16 @@ def test_a_linked_organization_and_home_see_none_of_each_others_memory(world: Wo
     assert linked.status_code == 201, linked.text
     home_chat = make_chat(world.api, ana, world.bot["id"])
     olga_chat = make_chat(world.api, olga, world.bot["id"])
-    home = world.learn(
+    home = world.taught(
         home_chat, fact("Ana's team uses Python.", world.said(ana, home_chat, "We use Python."))
     )
-    away = world.learn(
-        olga_chat,
-        fact("Olga's team uses Go.", world.said(olga, olga_chat, "We use Go.")),
-        org=world.other,
+    away = world.taught(
+        olga_chat, fact("Olga's team uses Go.", world.said(olga, olga_chat, "We use Go."))
     )
-    home_id, away_id = home.applied[0].entry_id, away.applied[0].entry_id
+    home_id, away_id = entry_ids(home)[0], entry_ids(away)[0]
+    # Each chat teaches its own organization's memory.
     assert world.ids(ana) == {home_id}
     assert world.ids(olga) == {away_id}
-    # The home chat is not learned into the linked organization, nor the other way round.
-    with pytest.raises(Exception, match="not one of this bot's"):
-        world.learn(home_chat, fact("x", "i-01"), org=world.other)
     # Writing through a link, olga may still not purge: purge does not pass through a link.
     purge = world.post(olga, "purge", {"tag": f"org:{world.other}"})
     assert error(purge)[:2] == (403, "Forbidden")
@@ -330,10 +337,10 @@ def test_purge_removes_tagged_entries_and_their_conclusions_without_reading(
     ana, ben = world.ana, world.ben
     ana_chat = make_chat(world.api, ana, world.bot["id"])
     group = make_chat(world.api, ana, world.bot["id"], channelId=world.channel["id"])
-    mine = world.learn(ana_chat, fact("Ana runs.", world.said(ana, ana_chat, "I run.")))
-    team = world.learn(group, fact("Ben leads.", world.said(ben, group, "I lead the team.")))
-    mine_id, team_id = mine.applied[0].entry_id, team.applied[0].entry_id
-    built = world.learn(ana_chat, observe("Ana is sporty.", mine_id)).applied[0].entry_id
+    mine = world.taught(ana_chat, fact("Ana runs.", world.said(ana, ana_chat, "I run.")))
+    team = world.taught(group, fact("Ben leads.", world.said(ben, group, "I lead the team.")))
+    mine_id, team_id = entry_ids(mine)[0], entry_ids(team)[0]
+    built = entry_ids(world.taught(ana_chat, observe("Ana is sporty.", mine_id)))[0]
     pinned = world.command(ana, {"_tag": "Remember", "content": "Pinned."}).json()["entry"]["id"]
     # Only a writer at home purges; a tag that is not purgeable is a 400.
     assert error(world.post(ben, "purge", {"tag": f"from:{ana.id}"}))[:2] == (403, "Forbidden")
@@ -374,10 +381,9 @@ def test_purge_removes_tagged_entries_and_their_conclusions_without_reading(
 def test_purge_spans_transactions_and_resumes(world: World, services: Any) -> None:
     ana = world.ana
     chat = make_chat(world.api, ana, world.bot["id"])
-    item = world.said(ana, chat, "I like many things.")
-    many = [fact(f"Ana likes thing {n}.", item) for n in range(30)]
-    world.learn(chat, *many)
-    world.learn(chat, *many)
+    for words in ("I like many things.", "And many more."):
+        item = world.said(ana, chat, words)
+        world.taught(chat, *(fact(f"Ana likes thing {n}.", item) for n in range(30)))
     assert len(world.ids(ana)) == 60
     # The first transaction of the purge commits, then the process dies.
     repo = services.bot_memory.repo
@@ -412,10 +418,10 @@ def test_share_passes_only_where_every_source_rule_admits(world: World) -> None:
     ana, ben, cy = world.ana, world.ben, world.cy
     private = make_chat(world.api, ana, world.bot["id"])
     group = make_chat(world.api, ana, world.bot["id"], channelId=world.channel["id"])
-    own = world.learn(
+    own = world.taught(
         private, fact("Ana's salary is private.", world.said(ana, private, "My salary..."))
     )
-    own_id = own.applied[0].entry_id
+    own_id = entry_ids(own)[0]
     channel = f"for:channel:{world.channel['id']}"
     # A private fact's item rule admits only ana: no share, not even by the bot's owner.
     refused = world.post(ana, "share", {"id": own_id, "audience": channel})
@@ -428,8 +434,8 @@ def test_share_passes_only_where_every_source_rule_admits(world: World) -> None:
     pinned = world.command(ana, {"_tag": "Remember", "content": "Mine."}).json()["entry"]["id"]
     assert error(world.post(ana, "share", {"id": pinned, "audience": channel}))[0] == 409
     # An observation learned privately from the group's facts may be shared with the group.
-    team = world.learn(group, fact("The team meets Mondays.", world.said(ben, group, "Mondays.")))
-    team_id = team.applied[0].entry_id
+    team = world.taught(group, fact("The team meets Mondays.", world.said(ben, group, "Mondays.")))
+    team_id = entry_ids(team)[0]
     repo = world.services.bot_memory.repo
     pool = pool_of(world.bot["id"], world.org)
     narrow = EntryMeta(
@@ -457,11 +463,11 @@ def test_context_keeps_memory_order_and_what_every_reader_may_see(world: World) 
     ana, ben, cy, dee = world.ana, world.ben, world.cy, world.dee
     private = make_chat(world.api, ana, world.bot["id"])
     group = make_chat(world.api, ben, world.bot["id"], channelId=world.channel["id"])
-    p1 = world.learn(private, fact("Ana is vegetarian.", world.said(ana, private, "No meat.")))
-    g1 = world.learn(group, fact("The team demo is Tuesday.", world.said(ben, group, "Demo Tue.")))
-    g2 = world.learn(group, fact("The team uses Linear.", world.said(cy, group, "Linear.")))
+    p1 = world.taught(private, fact("Ana is vegetarian.", world.said(ana, private, "No meat.")))
+    g1 = world.taught(group, fact("The team demo is Tuesday.", world.said(ben, group, "Demo Tue.")))
+    g2 = world.taught(group, fact("The team uses Linear.", world.said(cy, group, "Linear.")))
     pinned = world.command(ana, {"_tag": "Remember", "content": "Ana's pinned note."})
-    p1_id, g1_id, g2_id = (x.applied[0].entry_id for x in (p1, g1, g2))
+    p1_id, g1_id, g2_id = (entry_ids(x)[0] for x in (p1, g1, g2))
     pin_id = pinned.json()["entry"]["id"]
     mine = world.post(ana, "context", {"chatId": private["id"]})
     assert mine.status_code == 200, mine.text
@@ -528,9 +534,12 @@ def test_a_fact_carries_its_items_rule_and_a_purge_takes_it_with_the_fact(
     group = make_chat(world.api, ana, world.bot["id"], channelId=world.channel["id"])
     ana_item = world.said(ana, group, "I book the hotel.")
     ben_item = world.said(ben, group, "I book the flights.")
-    both = world.learn(group, fact("They book the trip.", ana_item, ben_item))
-    bens = world.learn(group, fact("Ben books flights.", ben_item))
-    both_id, ben_id = both.applied[0].entry_id, bens.applied[0].entry_id
+    learned = world.taught(
+        group,
+        fact("They book the trip.", ana_item, ben_item),
+        fact("Ben books flights.", ben_item),
+    )
+    both_id, ben_id = entry_ids(learned)
     # The rule rides on each fact's own row, in its transaction.
     rule = [f"for:channel:{world.channel['id']}", f"org:{world.org}"]
     assert carried_rules(services, world) == {both_id: rule, ben_id: rule}
