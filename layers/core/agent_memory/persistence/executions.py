@@ -138,14 +138,16 @@ class ExecutionRepository(ModelCallRows, WaitRows):
                 return
         self._store.write([Put(record, Absent()), *ended])
 
-    def skipped(self, run: Run, now: int, note: str, *, waited_for: str | None = None) -> Put:
-        """The row of a run never started because its turn teaches nothing, with why, for
-        the caller's own transaction; `waited_for` names the event a wait would have
-        waited for, so the list names its turn."""
+    def skipped(
+        self, run: Run, now: int, note: str, *, waited_for: str | None = None
+    ) -> list[Action]:
+        """The row of a run never started because its turn teaches nothing, with why, and
+        its end, for the caller's own transaction; `waited_for` names the event a wait
+        would have waited for, so the list names its turn."""
         record = self._skipped(run, now, note)
         if waited_for is not None:
             record["waitFor"] = waited_for
-        return Put(record, Absent())
+        return [Put(record, Absent()), *self.ended(run, now)]
 
     def _skipped(self, run: Run, now: int, note: str | None) -> Record:
         record = self._base(run) | {"status": "skipped", "endedAt": now, "itemIds": []}

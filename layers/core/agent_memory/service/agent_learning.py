@@ -136,10 +136,7 @@ class AgentLearning:
             now = self._clock.now_ms()
             name = execution_name(ref, upto)
             run = run_of(ref, name, now, "turn", upto)
-            actions: list[Action] = [
-                self._runs.skipped(run, now, note),
-                *self._runs.ended(run, now),
-            ]
+            actions = self._runs.skipped(run, now, note)
             if note in PASSES_OVER:
                 mark = self._repo.position(session.agent_id, session.id)
                 if mark.position < upto:

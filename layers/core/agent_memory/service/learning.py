@@ -204,7 +204,7 @@ class LearningService(ModelCallStep):
             fresh = self._pool(ref.kind).load_evidence(ref, run.upto)
         except Skipped as skipped:
             if isinstance(skipped, Deferred):
-                self._wait_again(run, ref, skipped)
+                self._wait_again(run, skipped)
             return None, skipped.reason
         if fresh is None:
             return None, LEARNED_ELSEWHERE
@@ -229,13 +229,13 @@ class LearningService(ModelCallStep):
         with transient():
             return until_it_lands(record, _row_kept_changing, tries=2)
 
-    def _wait_again(self, run: Run, ref: PoolRef, deferred: Deferred) -> None:
+    def _wait_again(self, run: Run, deferred: Deferred) -> None:
         """Note a deferred run for `wake`: only the API and the tick start learning."""
         self._store.write([self._runs.deferral(run, deferred.event, self._clock.now_ms())])
 
     def _defer(self, run: Run, ref: PoolRef, deferred: Deferred) -> dict[str, Any]:
         """Note the run for `wake`, then end it skipped with why."""
-        self._wait_again(run, ref, deferred)
+        self._wait_again(run, deferred)
         try:
             self._runs.begin(
                 run,

@@ -10,6 +10,7 @@ import hashlib
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import suppress
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -98,7 +99,12 @@ class LearningStarts:
         name = execution_name(pool, upto, nonce)
         refused = self._quota.take(pool.org_id) if self._quota is not None else None
         if refused is not None:
-            self._record_skip(pool, name, upto, reason, quota_note(reason, refused))
+            run = run_of(pool, name, self._clock.now_ms(), reason, upto)
+            try:  # best effort
+                note = quota_note(reason, refused)
+                self._store.write(self._runs.skipped(run, run.requested_at, note))
+            except (Unavailable, WriteConflict):
+                log.warning("learning over the model-call quota: the skip was not recorded")
             return "throttled"
         payload = _payload(run_of(pool, name, self._clock.now_ms(), reason, upto))
         try:
@@ -110,25 +116,13 @@ class LearningStarts:
             return "skipped"
         return "started"
 
-    def _record_skip(self, pool: PoolRef, name: str, upto: int, reason: str, note: str) -> None:
-        """A run that never started, with why; best effort."""
-        now = self._clock.now_ms()
-        try:
-            run = run_of(pool, name, now, reason, upto)
-            self._store.write([self._runs.skipped(run, now, note), *self._runs.ended(run, now)])
-        except (Unavailable, WriteConflict):
-            log.warning("learning over the model-call quota: the skip was not recorded")
-
     def skipped(self, pool: PoolRef, *, event: str, reason: str, note: str, at: int) -> None:
         """Record, once per pool and `event`, the run a `wait` would have saved, as skipped;
         `at` is the same for every call of one event, so a repeated call finds its row."""
-        now = self._clock.now_ms()
         run = run_of(pool, wait_name(pool, event, "s"), at, reason, 0)
-        try:
-            row = self._runs.skipped(run, now, note, waited_for=event)
-            self._store.write([row, *self._runs.ended(run, now)])
-        except WriteConflict:
-            pass  # recorded by an earlier call for the same event
+        # A conflict: an earlier call for the same event recorded it.
+        with suppress(WriteConflict):
+            self._store.write(self._runs.skipped(run, self._clock.now_ms(), note, waited_for=event))
 
     def wait(
         self, pool: PoolRef, *, event: str, reason: str, upto: int | None = None
@@ -145,12 +139,9 @@ class LearningStarts:
         recorded = self._runs.wait(run, event, now)
         if recorded.happened is None:
             return "exists" if recorded.repeated else "waiting"
-        if _forgotten(recorded.run, now):
-            return "exists"
-        named = None if recorded.run.upto == UPTO_LATER else recorded.run.upto
-        run = replace(recorded.run, upto=_upto(recorded.happened, named, event))
         # A release may have failed to start it; a refused start means it started already.
-        if self._hand_over(run, now).started or not recorded.repeated:
+        started = self._hand_over(recorded.run, recorded.happened, event).started
+        if started or not recorded.repeated:
             return "started"  # a new wait refused: the event's release started it
         return "exists"
 
@@ -164,13 +155,8 @@ class LearningStarts:
         results: list[Execution] = []
         failed: Unavailable | None = None
         for waiter in self._runs.waiters(event):
-            if _forgotten(waiter.run, now):
-                results.append(Execution(name=waiter.run.name, started=False))
-                continue
-            named = None if waiter.run.upto == UPTO_LATER else waiter.run.upto
-            run = replace(waiter.run, upto=_upto(data, named, event))
             try:
-                results.append(self._hand_over(run, now))
+                results.append(self._hand_over(waiter.run, data, event))
             except Unavailable as error:
                 failed = error  # the others still start; the next release retries this one
         if failed is not None:
@@ -192,10 +178,18 @@ class LearningStarts:
         self._runs.forget_deferred(event, deferred)
         return started
 
-    def _hand_over(self, run: Run, now: int) -> Execution:
-        """Start a run whose event happened; the orchestrator's claim of the name refuses
-        every other start, so nothing is written on its row."""
+    def _hand_over(self, run: Run, happened: Mapping[str, Any], event: str) -> Execution:
+        """Start a waiting run once its event happened, through the event's last item (else
+        the one the wait named); the orchestrator's claim of the name refuses every other
+        start, so nothing is written on its row. A wait past `WAIT_TTL_S` is not started:
+        its name's claim may be gone."""
         assert self._orchestrator is not None  # callers checked
+        if self._clock.now_ms() // 1000 >= run.requested_at // 1000 + WAIT_TTL_S:
+            return Execution(name=run.name, started=False)
+        if "upto" in happened:
+            run = replace(run, upto=int(happened["upto"]))
+        elif run.upto == UPTO_LATER:
+            raise ValueError(f"neither the wait nor the event {event!r} names the last item")
         return self._orchestrator.start(run.name, _payload(run))
 
     def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]:
@@ -256,20 +250,6 @@ def is_wait_name(name: str) -> bool:
 
 
 _WAIT_NAME = re.compile(r"-0-w[0-9a-f]{16}$")
-
-
-def _upto(data: Mapping[str, Any], upto: int | None, event: str) -> int:
-    """The last item a released run reads: the event's, else the one the wait named."""
-    if "upto" in data:
-        return int(data["upto"])
-    if upto is None:
-        raise ValueError(f"neither the wait nor the event {event!r} names the last item")
-    return upto
-
-
-def _forgotten(run: Run, now: int) -> bool:
-    """Whether the wait is past `WAIT_TTL_S`, after which a second start may not be refused."""
-    return now // 1000 >= run.requested_at // 1000 + WAIT_TTL_S
 
 
 def _payload(run: Run) -> dict[str, Any]:
