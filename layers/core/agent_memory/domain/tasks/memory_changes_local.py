@@ -26,7 +26,6 @@ and a key or content that would hold one is not proposed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from agent_memory.domain.evidence import SaidItem, Statements
 from agent_memory.domain.proposals import (
@@ -36,20 +35,13 @@ from agent_memory.domain.proposals import (
     RememberAnswer,
 )
 from agent_memory.domain.secrets import key_secret, looks_secret
-from agent_memory.domain.tasks.statements import (
-    Statement,
-    about_oneself,
-    fold,
-    normalized,
-    slug,
-    words,
-)
+from agent_memory.domain.tasks.statement_rules import fold
+from agent_memory.domain.tasks.statements import Statement, about_oneself, normalized, slug, words
 
 
 def local_changes(request: Statements[SaidItem]) -> MemoryChangesAnswer:
     """Changes for the plain user statements among the new items."""
-    changes = _Extractor(request).run()
-    return MemoryChangesAnswer(changes=[change.answer() for change in changes])
+    return MemoryChangesAnswer(changes=_Extractor(request).run())
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -109,26 +101,7 @@ _DECISION = re.compile(
 _PRONOUNS = ((re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bme\b", re.I), "them"))
 
 
-@dataclass(frozen=True)
-class _Change:
-    op: str
-    key: str
-    source: str
-    content: str = ""
-    kind: str = ""
-
-    def answer(self) -> RememberAnswer | ForgetAnswer:
-        if self.op == "forget":
-            return ForgetAnswer(op="forget", key=self.key, sources=[self.source])
-        return RememberAnswer.model_validate(
-            {
-                "op": "remember",
-                "key": self.key,
-                "content": self.content,
-                "kind": self.kind,
-                "sources": [self.source],
-            }
-        )
+Change = RememberAnswer | ForgetAnswer
 
 
 class _Extractor:
@@ -140,9 +113,9 @@ class _Extractor:
         self.active = {e.key: e for e in request.memory if e.status == "active"}
         self.retracted = {e.key for e in request.memory if e.status != "active"}
         # One change per key: a later statement about the same key replaces an earlier one.
-        self.changes: dict[str, _Change] = {}
+        self.changes: dict[str, Change] = {}
 
-    def run(self) -> list[_Change]:
+    def run(self) -> list[Change]:
         for item in self.items:
             for sentence in _readable(_sentences(item.content)):
                 for clause in _clauses(sentence):
@@ -154,7 +127,7 @@ class _Extractor:
         if forget:
             key = self._existing_key(forget.group("what"))
             if key is not None:
-                self._put(_Change("forget", key, source))
+                self._put(ForgetAnswer(op="forget", key=key, sources=[source]))
             return
         remember = _REMEMBER.match(text)
         statement = remember.group("what") if remember else text
@@ -171,7 +144,7 @@ class _Extractor:
     def _personal(self, statement: Statement, source: str) -> None:
         if statement.negated:
             for key in self._holding(statement.key, statement.value):
-                self._put(_Change("forget", key, source))
+                self._put(ForgetAnswer(op="forget", key=key, sources=[source]))
             return
         content = statement.content.format(who=self.subject)
         self._remember(self._key_for(statement), content, statement.kind, source)
@@ -215,7 +188,8 @@ class _Extractor:
             or key_secret(key)
         ):
             return
-        self._put(_Change("remember", key, source, content, kind))
+        change = {"op": "remember", "key": key, "content": content, "kind": kind}
+        self._put(RememberAnswer.model_validate({**change, "sources": [source]}))
 
     def _statement(self, text: str, *, explicit: bool) -> tuple[str, str, str] | None:
         text = normalized(text)
@@ -275,7 +249,7 @@ class _Extractor:
                 return key
         return None
 
-    def _put(self, change: _Change) -> None:
+    def _put(self, change: Change) -> None:
         self.changes.pop(change.key, None)
         self.changes[change.key] = change
 

@@ -24,17 +24,6 @@ from agent_memory.domain.tasks.statement_rules import (
     value,
 )
 
-__all__ = [
-    "FACT",
-    "PREFERENCE",
-    "Statement",
-    "about_oneself",
-    "fold",
-    "normalized",
-    "slug",
-    "words",
-]
-
 FACT = "fact"
 PREFERENCE = "preference"
 
