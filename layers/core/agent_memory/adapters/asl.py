@@ -2,7 +2,8 @@
 
 `Machine.parse` refuses, naming it, anything it would not run exactly as Step Functions does:
 JSONPath only; `Task`, `Choice` (`IsPresent` rules, `Default`), `Succeed` and `Fail` states;
-`Parameters`, `ResultPath`, `TimeoutSeconds`, `Retry` and `Catch` per state.
+`Parameters`, `ResultPath`, `TimeoutSeconds`, `Retry` (without `MaxDelaySeconds`) and `Catch`
+per state.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ _STATE_FIELDS = {
     "Succeed": {"Type", "Comment"},
     "Fail": {"Type", "Comment", "Error", "Cause"},
 }
-_RETRY_FIELDS = {"ErrorEquals", "IntervalSeconds", "BackoffRate", "MaxAttempts", "MaxDelaySeconds"}
+_RETRY_FIELDS = {"ErrorEquals", "IntervalSeconds", "BackoffRate", "MaxAttempts"}
 _CATCH_FIELDS = {"ErrorEquals", "Next", "ResultPath"}
 _CHOICE_FIELDS = {"Variable", "IsPresent", "Next"}
 
@@ -42,12 +43,6 @@ class Retrier:
     interval_s: float = 1.0
     backoff: float = 2.0
     max_attempts: int = 3
-    max_delay_s: float | None = None
-
-    def delay_s(self, retries_so_far: int) -> float:
-        """The pause before the retry that follows `retries_so_far` earlier ones."""
-        delay = self.interval_s * self.backoff**retries_so_far
-        return delay if self.max_delay_s is None else min(delay, self.max_delay_s)
 
 
 @dataclass(frozen=True)
@@ -82,16 +77,6 @@ class State:
 
 
 @dataclass(frozen=True)
-class Decision:
-    """A retry after `delay_s`, a catcher's next state and input, or failure (both None)."""
-
-    retrier: int | None = None
-    delay_s: float = 0.0
-    next: str | None = None
-    document: Any = None
-
-
-@dataclass(frozen=True)
 class Machine:
     start_at: str
     states: Mapping[str, State]
@@ -115,9 +100,6 @@ class Machine:
                 raise DefinitionError(f"no state named {target!r}")
         return cls(str(start), states, _seconds(definition, "the state machine"))
 
-    def tasks(self) -> set[str]:
-        return {s.resource for s in self.states.values() if s.resource is not None}
-
 
 def matches(names: Sequence[str], error: str) -> bool:
     """Whether an `ErrorEquals` list names `error`."""
@@ -128,28 +110,16 @@ def matches(names: Sequence[str], error: str) -> bool:
     return TASK_FAILED in names and error not in (TIMEOUT, RUNTIME)
 
 
-def after_error(
-    state: State, error: str, cause: str, document: Any, retries: Mapping[int, int]
-) -> Decision:
-    """What Step Functions does next; `retries` counts each retrier's retries (by position)."""
+def retry_of(state: State, error: str, retries: Mapping[int, int]) -> tuple[int, float] | None:
+    """The retrier (by position) that retries `error` and the pause before it; `retries`
+    counts each retrier's retries so far."""
     for position, retrier in enumerate(state.retry):
         if matches(retrier.errors, error):
             done = retries.get(position, 0)
             if done < retrier.max_attempts:
-                return Decision(retrier=position, delay_s=retrier.delay_s(done))
+                return position, retrier.interval_s * retrier.backoff**done
             break  # this retrier is spent: no other retrier is asked
-    for catcher in state.catch:
-        if matches(catcher.errors, error):
-            caught = {"Error": error, "Cause": cause}
-            return Decision(next=catcher.next, document=put(document, catcher.result_path, caught))
-    return Decision()
-
-
-def effective_input(state: State, document: Any, context: Mapping[str, Any]) -> Any:
-    """What a Task is given: its `Parameters` filled in, else the state input."""
-    if state.parameters is None:
-        return document
-    return parameters(state.parameters, document, context)
+    return None
 
 
 def parameters(template: Any, document: Any, context: Mapping[str, Any]) -> Any:
@@ -253,23 +223,20 @@ def _choice(name: str, raw: Mapping[str, Any]) -> State:
 
 
 def _present(path: str, document: Any) -> bool:
-    value = document
-    for name in _fields(path, path[1:]):
-        if not isinstance(value, Mapping) or name not in value:
-            return False
-        value = value[name]
+    try:
+        resolve(path, document, {})
+    except DefinitionError:
+        return False
     return True
 
 
 def _retrier(state: str, raw: Mapping[str, Any]) -> Retrier:
     _only(raw, _RETRY_FIELDS, f"a Retry of {state!r}")
-    max_delay = raw.get("MaxDelaySeconds")
     return Retrier(
         errors=_errors(state, raw),
         interval_s=float(raw.get("IntervalSeconds", 1)),
         backoff=float(raw.get("BackoffRate", 2.0)),
         max_attempts=int(raw.get("MaxAttempts", 3)),
-        max_delay_s=None if max_delay is None else float(max_delay),
     )
 
 

@@ -60,7 +60,8 @@ class LocalOrchestrator:
         time_scale: float = 1.0,
     ) -> None:
         self._machine = asl.Machine.parse(definition)
-        missing = sorted(self._machine.tasks() - set(tasks))
+        resources = {s.resource for s in self._machine.states.values() if s.resource}
+        missing = sorted(resources - set(tasks))
         if missing:
             raise asl.DefinitionError(f"no task runs the resources {', '.join(missing)}")
         self._store = store
@@ -213,7 +214,9 @@ class LocalOrchestrator:
         """One state's work: ("ok", output), ("error", (error, cause)) or ("timed_out", _)."""
         if state.type != "Task":
             return "ok", run.document
-        event = asl.effective_input(state, run.document, run.context(state))
+        event = run.document
+        if state.parameters is not None:
+            event = asl.parameters(state.parameters, run.document, run.context(state))
         run.event("started", state=state.name, attempt=run.retry_count)
         self._save(run, {"inStep": run.retry_count})
         step_limit = self._seconds(state.timeout_s)
@@ -252,21 +255,25 @@ class LocalOrchestrator:
 
     def _failed(self, run: WorkflowRun, state: asl.State, error: str, why: str) -> bool | None:
         """Retry and Catch: the execution's end (True), a retry wait (False), a catcher (None)."""
-        decision = asl.after_error(state, error, why, run.document, run.retries)
-        if decision.retrier is not None:
-            delay = self._seconds(decision.delay_s) or 0.0
-            run.retries[decision.retrier] = run.retries.get(decision.retrier, 0) + 1
-            run.event("retry", error=error, delayS=decision.delay_s)
+        retry = asl.retry_of(state, error, run.retries)
+        if retry is not None:
+            retrier, asl_delay = retry
+            delay = self._seconds(asl_delay) or 0.0
+            run.retries[retrier] = run.retries.get(retrier, 0) + 1
+            run.event("retry", error=error, delayS=asl_delay)
             not_before = int((time.time() + delay) * 1000)
             spent = int((run.spent() + delay) * 1000)
             self._save(run, {"notBefore": not_before, "inStep": None, "spentMs": spent})
             self._schedule(run.name, delay)
             return False
-        if decision.next is not None:
-            run.event("caught", error=error, next=decision.next)
-            run.document, run.retries = decision.document, {}
-            self._save(run, {"state": decision.next, "inStep": None})
-            return None
+        for catcher in state.catch:
+            if asl.matches(catcher.errors, error):
+                run.event("caught", error=error, next=catcher.next)
+                caught = {"Error": error, "Cause": why}
+                run.document = asl.put(run.document, catcher.result_path, caught)
+                run.retries = {}
+                self._save(run, {"state": catcher.next, "inStep": None})
+                return None
         self._end(run, FAILED, error, why)
         return True
 
