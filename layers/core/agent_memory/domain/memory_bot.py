@@ -211,6 +211,11 @@ class BotSettings:
         """The instructions the memory Bot follows for a Chat of `org_id`."""
         return self.instructions if org_id == self.home else None
 
+    def period(self, now_ms: int) -> str:
+        """The period `now_ms` falls in that spend is counted by: the budget's, else the
+        month."""
+        return period_key(self.budget.period if self.budget else "month", now_ms)
+
 
 def patched_settings(
     current: BotSettings, expected: int, changes: Mapping[str, Any], home: str

@@ -246,12 +246,11 @@ class BotSettingsRepository(StoreRows):
         """The settings and the spend of the period `now_ms` falls in that they budget (the
         month's when no budget), in one batch read."""
         pk = bot_pk(bot_id)
-        periods = {p: period_key(p, now_ms) for p in PERIODS}
-        wanted = [(pk, SETTINGS_SK)] + [(pk, f"{SPEND_PREFIX}{p}") for p in periods.values()]
+        periods = [period_key(p, now_ms) for p in PERIODS]
+        wanted = [(pk, SETTINGS_SK)] + [(pk, f"{SPEND_PREFIX}{p}") for p in periods]
         rows = {str(r["sk"]): r for r in self._store.get_many(wanted)}
         settings = _settings_of(rows.get(SETTINGS_SK))
-        period = periods[settings.budget.period if settings.budget else "month"]
-        spend = rows.get(f"{SPEND_PREFIX}{period}")
+        spend = rows.get(f"{SPEND_PREFIX}{settings.period(now_ms)}")
         return settings, int(spend.get("micros", 0)) if spend is not None else 0
 
     def save(self, bot_id: str, settings: BotSettings, now: int) -> None:

@@ -243,7 +243,7 @@ class BotService:
         check_added(items)
 
         def attempt() -> tuple[Chat, Turn, list[str]]:
-            chat, turn = self._turn(principal, chat_id, turn_id, for_items=True)
+            chat, turn = self.chat_turn(principal, chat_id, turn_id, for_items=True)
             open_turn(turn, self._clock.now_ms())
             check_history(chat, len(items), ["items"])
             rows = stored_items(chat, turn, items)
@@ -268,9 +268,10 @@ class BotService:
 
         return until_it_lands(attempt, _chat_changed, tries=RETRIES, lost=_on_chat_items)
 
-    def _turn(
+    def chat_turn(
         self, principal: Principal, chat_id: str, turn_id: str, *, for_items: bool = False
     ) -> tuple[Chat, Turn]:
+        """A Chat the caller reads and one of its Turns (404 for either otherwise)."""
         chat, turn = self.repo.chat_and_turn(chat_id, turn_id, for_items=for_items)
         if chat is None:
             raise NotFound("chat not found")
@@ -283,7 +284,7 @@ class BotService:
         """Complete the Turn, conditional on its last item read; a repeat answers the same."""
 
         def attempt() -> tuple[Chat, Turn]:
-            chat, turn = self._turn(principal, chat_id, turn_id)
+            chat, turn = self.chat_turn(principal, chat_id, turn_id)
             if turn.status != "completed":
                 open_turn(turn, self._clock.now_ms())  # an abandoned Turn stays closed
                 self.repo.complete_turn(chat, turn, self._clock.now_ms())
@@ -299,7 +300,7 @@ class BotService:
 
     def turn(self, principal: Principal, chat_id: str, turn_id: str) -> Turn:
         """A Turn of a Chat the caller reads, with its status now."""
-        _chat, turn = self._turn(principal, chat_id, turn_id)
+        _chat, turn = self.chat_turn(principal, chat_id, turn_id)
         return replace(turn, status=turn.state(self._clock.now_ms()))
 
     def items(

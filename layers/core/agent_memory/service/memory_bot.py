@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON, Chat, Turn, check_content
-from agent_memory.domain.errors import NotFound, Unavailable
+from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.memory_bot import (
     TURN_WAS_ABANDONED,
@@ -67,13 +67,13 @@ class MemoryBotService:
         self._learning = learning
         self._settings = settings
         self.calls = RequestCalls(settings, repo, models, clock, prices)
-        self._enrichment = Enrichment(bots, memory, repo, self.calls, org_settings, clock)
+        # A Turn's input rewritten with entries that help (`POST /v1/chats/{chatId}/turns`).
+        self.enrichment = Enrichment(bots, memory, repo, self.calls, org_settings, clock)
 
     def bot_settings(self, principal: Principal, bot_id: str) -> tuple[BotSettings, int]:
         """The settings and this period's spend (write on a Bot not linked)."""
         bot, _reach = self._bots.reach(principal, bot_id, "configure")
-        settings = self._settings.get(bot.id)
-        return settings, self.calls.spent(bot.id, settings)
+        return self._settings.with_spent(bot.id, self._clock.now_ms())
 
     def patch_bot_settings(
         self, principal: Principal, bot_id: str, expected: int, changes: Mapping[str, Any]
@@ -81,29 +81,25 @@ class MemoryBotService:
         """Set, remove (null) or keep (missing); 409 when `expected` is not the version."""
         bot, _reach = self._bots.reach(principal, bot_id, "configure")
         after = patched_settings(self._settings.get(bot.id), expected, changes, bot.org_id)
-        self._settings.save(bot.id, after, self._clock.now_ms())
-        return after, self.calls.spent(bot.id, after)
+        now = self._clock.now_ms()
+        self._settings.save(bot.id, after, now)
+        return after, self._settings.spent(bot.id, after.period(now))
 
     def confide(self, principal: Principal, chat_id: str, turn_id: str, text: str) -> Confession:
         """The answer to a confession during an open Turn, recorded sealed; the calm answer
         when no model answers in time."""
         person_of(principal, BOTS_BELONG_TO_A_PERSON)
         check_content(text, ["text"])
-        chat, turn = self._bots.repo.chat_and_turn(chat_id, turn_id)
-        if chat is None:
-            raise NotFound("chat not found")
-        self._bots.may_read(principal, chat)
-        if turn is None:
-            raise NotFound("turn not found")
+        chat, turn = self._bots.chat_turn(principal, chat_id, turn_id)
         may_confide(chat, turn, self._clock.now_ms())
-        settings = self._org_settings.effective(chat.org_id)
-        answer, call = self._answer(chat, turn.id, text, settings)
+        org_settings = self._org_settings.effective(chat.org_id)
+        answer, call = self._answer(chat, turn.id, text, org_settings)
         calm = answer is None
         confession = Confession(turn.id, text, answer or CALM_ANSWER, calm, self._clock.now_ms())
         self._confess(chat, confession, call)
         if self._learning is not None:
-            has_model = self.calls.model(settings) is not None
-            bot_memory = bool(settings.get("botMemory"))
+            has_model = self.calls.model(org_settings) is not None
+            bot_memory = bool(org_settings.get("botMemory"))
             skip = learning_skip(chat, bot_memory=bot_memory, has_model=has_model)
             if skip is None:
                 self._wait(chat, turn.id)
@@ -112,14 +108,14 @@ class MemoryBotService:
         return confession
 
     def _answer(
-        self, chat: Chat, turn_id: str, text: str, settings: Mapping[str, Any]
+        self, chat: Chat, turn_id: str, text: str, org_settings: Mapping[str, Any]
     ) -> tuple[str | None, ModelCall | None]:
-        model, bot = self.calls.usable(chat, settings)
+        model, settings = self.calls.usable(chat, org_settings)
         if model is None:
             return None, None
-        given = ConfideInput(text, bot.instructions_in(chat.org_id))
+        given = ConfideInput(text, settings.instructions_in(chat.org_id))
         asked: Ask[ConfideInput, ConfideAnswer] = Ask(CONFIDE_ANSWER, given)
-        answered = self.calls.ask(chat, turn_id, bot, model, asked)
+        answered = self.calls.ask(chat, turn_id, settings, model, asked)
         parsed, call = answered
         return (parsed.answer if parsed is not None else None), call
 
@@ -153,22 +149,12 @@ class MemoryBotService:
         except Unavailable:
             log.warning("memory bot: the skipped learning of a confide was not recorded")
 
-    def turn_completed(
-        self, chat_id: str, turn_id: str, *, completed: tuple[Chat, Turn] | None = None
-    ) -> None:
-        """Release the learning waiting on this Turn through the Turn's last item, so items
-        of another open Turn are not read early."""
-        if completed is not None and completed[1].id == turn_id:
-            chat, found = completed
-            turn: Turn | None = found
-        else:
-            chat_or_none, turn = self._bots.repo.chat_and_turn(chat_id, turn_id)
-            if chat_or_none is None:
-                return
-            chat = chat_or_none
-        if turn is None or chat.kind == "review" or self._learning is None:
+    def turn_completed(self, chat: Chat, turn: Turn) -> None:
+        """Release the learning waiting on the completed Turn through its last item, so
+        items of another open Turn are not read early."""
+        if chat.kind == "review" or self._learning is None:
             return
-        self._learning.release(turn_event(chat.org_id, chat.id, turn_id), upto=turn.last_item)
+        self._learning.release(turn_event(chat.org_id, chat.id, turn.id), upto=turn.last_item)
 
     def wake_learning(self) -> int:
         """The budget tick: learning deferred while a budget was spent starts again."""
@@ -233,16 +219,3 @@ class MemoryBotService:
                 found = turns.get(view["turnId"])
                 if found is not None and found.state(now) == "abandoned":
                     view["status"], view["note"] = "skipped", TURN_WAS_ABANDONED
-
-    def enrich(
-        self,
-        principal: Principal,
-        chat_id: str,
-        turn_id: str,
-        text: str,
-        *,
-        notice: bool,
-        chat: Chat | None = None,
-    ) -> tuple[str, bool]:
-        """The input the Bot's model should see, and whether the memory Bot rewrote it."""
-        return self._enrichment.enrich(chat_id, turn_id, text, notice=notice, chat=chat)

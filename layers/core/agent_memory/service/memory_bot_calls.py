@@ -22,7 +22,6 @@ from agent_memory.domain.memory_bot import (
     ModelCall,
     Price,
     cost_micros,
-    period_key,
     spent,
 )
 from agent_memory.domain.tasks.answers import InvalidModelOutput
@@ -45,15 +44,6 @@ SLOT_POLL_S = 0.05
 _WORKERS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memory-bot")
 
 
-def bot_memory_model(
-    models: ModelCatalog | None, org_settings: Mapping[str, Any]
-) -> LearningModel | None:
-    name = org_settings.get("botMemoryModel")
-    if name is None or models is None:
-        return None
-    return models.resolve(name)
-
-
 class RequestCalls:
     def __init__(
         self,
@@ -71,33 +61,34 @@ class RequestCalls:
         self.prices = dict(prices or {})
 
     def model(self, org_settings: Mapping[str, Any]) -> LearningModel | None:
-        return bot_memory_model(self._models, org_settings)
+        """The organization's `botMemoryModel`, if this deployment has it."""
+        name = org_settings.get("botMemoryModel")
+        if name is None or self._models is None:
+            return None
+        return self._models.resolve(name)
 
     def usable(
         self, chat: Chat, org_settings: Mapping[str, Any]
     ) -> tuple[LearningModel | None, BotSettings]:
         """The model to ask (None: no model, or the budget is spent) and the settings."""
-        bot, spent_micros = self._settings.with_spent(chat.bot_id, self._clock.now_ms())
+        settings, spent_micros = self._settings.with_spent(chat.bot_id, self._clock.now_ms())
         model = self.model(org_settings)
-        if model is not None and spent(bot.budget, spent_micros):
-            return None, bot
-        return model, bot
-
-    def spent(self, bot_id: str, settings: BotSettings) -> int:
-        return self._settings.spent(bot_id, self._period(settings))
+        if model is not None and spent(settings.budget, spent_micros):
+            return None, settings
+        return model, settings
 
     def ask(
         self,
         chat: Chat,
         turn_id: str,
-        bot: BotSettings,
+        settings: BotSettings,
         model: LearningModel,
         asked: Ask[In, Out],
     ) -> tuple[Out | None, ModelCall]:
         """The parsed answer (None when none came in time), charged, and the call to log."""
         request = asked.request(deadline_s=WINDOW_S)
-        replied, ended = self._within_slot(chat.bot_id, bot, lambda: model.propose(request))
-        self._charge(chat.bot_id, bot, replied)
+        replied, ended = self._within_slot(chat.bot_id, settings, lambda: model.propose(request))
+        self._charge(chat.bot_id, settings, replied)
         call = self._model_call(turn_id, model.name, request, replied, ended)
         if replied is None:
             return None, call
@@ -113,10 +104,6 @@ class RequestCalls:
             self._repo.log_call(chat, call)
         except Unavailable:
             log.warning("memory bot: a model call was not saved in the call log")
-
-    def _period(self, settings: BotSettings) -> str:
-        period = settings.budget.period if settings.budget else "month"
-        return period_key(period, self._clock.now_ms())
 
     def _within_slot(
         self, bot_id: str, settings: BotSettings, call: Callable[[], T]
@@ -151,8 +138,9 @@ class RequestCalls:
             return
         usage = reply.usage
         micros = cost_micros(self.prices.get(reply.model), usage.input_tokens, usage.output_tokens)
+        now = self._clock.now_ms()
         try:
-            self._settings.charge(bot_id, self._period(settings), micros, self._clock.now_ms())
+            self._settings.charge(bot_id, settings.period(now), micros, now)
         except Unavailable:
             log.warning("memory bot: a call's cost was not recorded")
 

@@ -97,8 +97,7 @@ async def start_turn(
     # The memory Bot rewrites the input with entries that help.
     text, enriched = await run(
         svc,
-        svc.memory_bot.enrich,
-        caller,
+        svc.memory_bot.enrichment.enrich,
         chatId,
         turn.id,
         body.input,
@@ -150,5 +149,5 @@ async def complete_turn(
     else:
         chat, completed = await run(svc, svc.bots.finish_turn, caller, chatId, turnId)
     # Learning executions waiting on this turn go on (a repeated complete releases again).
-    await run(svc, svc.memory_bot.turn_completed, chatId, turnId, completed=(chat, completed))
+    await run(svc, svc.memory_bot.turn_completed, chat, completed)
     return TurnCompleted(turn=CompletedTurn(id=completed.id, status="completed"), itemIds=ids)
