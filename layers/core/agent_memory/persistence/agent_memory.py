@@ -52,7 +52,6 @@ from agent_memory.ports import (
 MEMORY_HEAD = "MEMORY"
 # Condition name: another writer changed the memory first.
 MEMORY_VERSION = "agent-memory-version"
-READ_RANGE = keys.POOL_RANGE
 # A promotion's transactions hold at most this many actions.
 MAX_ACTIONS = keys.MAX_ACTIONS
 
@@ -84,7 +83,7 @@ class AgentMemoryRepository(SealedRows):
 
     def read(self, agent_id: str) -> AgentMemory | None:
         """The agent row, the head row and every entry, in one Query."""
-        page = self._store.query(agent_pk(agent_id), READ_RANGE)
+        page = self._store.query(agent_pk(agent_id), keys.POOL_RANGE)
         agent: Agent | None = None
         version = 0
         entries: list[StoredEntry] = []

@@ -41,7 +41,6 @@ from agent_memory.ports import (
 ITEM_PREFIX = "ITEM#"
 # The head row's condition: a conflict on it means the session changed meanwhile.
 SESSION_REVISION = "session-revision"
-MEMORY_RANGE = keys.POOL_RANGE
 
 
 def session_pk(session_id: str) -> str:
@@ -101,7 +100,7 @@ class SessionRepository(SealedRows):
         return session, entries
 
     def memory(self, session_id: str) -> tuple[Session, list[StoredEntry]] | None:
-        page = self._store.query(session_pk(session_id), MEMORY_RANGE)
+        page = self._store.query(session_pk(session_id), keys.POOL_RANGE)
         session, entries = self._head_and_entries(page.records)
         return (session, entries) if session is not None else None
 

@@ -4,12 +4,11 @@ A `Record` is a plain dict of Python values with string keys `pk` and `sk`: a ke
 not a DynamoDB item; the adapter owns the translation. Import `ports.vectors` directly.
 """
 
+from agent_memory.domain.evidence import EvidenceItem, KnownEntry
+from agent_memory.domain.tasks.memory_changes import LearningRequest
 from agent_memory.ports.crypto import Cipher
 from agent_memory.ports.models import (
-    EvidenceItem,
-    KnownEntry,
     LearningModel,
-    LearningRequest,
     ModelCatalog,
     ModelErrorKind,
     ModelFailure,
@@ -18,19 +17,14 @@ from agent_memory.ports.models import (
 )
 from agent_memory.ports.runtime import Clock, Execution, Ids, Orchestrator
 from agent_memory.ports.store import (
-    WRITER_ATTRIBUTE,
     Absent,
-    AbsentOrAtMost,
-    AbsentOrEquals,
     AbsentOrLessThan,
     Action,
-    AtLeast,
     AtMost,
     Check,
     Condition,
     Delete,
     Equals,
-    GreaterThan,
     KeyRange,
     LessThan,
     Page,
@@ -42,13 +36,9 @@ from agent_memory.ports.store import (
 )
 
 __all__ = [
-    "WRITER_ATTRIBUTE",
     "Absent",
-    "AbsentOrAtMost",
-    "AbsentOrEquals",
     "AbsentOrLessThan",
     "Action",
-    "AtLeast",
     "AtMost",
     "Check",
     "Cipher",
@@ -58,7 +48,6 @@ __all__ = [
     "Equals",
     "EvidenceItem",
     "Execution",
-    "GreaterThan",
     "Ids",
     "KeyRange",
     "KnownEntry",

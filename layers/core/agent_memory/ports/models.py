@@ -10,17 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from agent_memory.domain.evidence import EvidenceItem, KnownEntry
 from agent_memory.domain.tasks.base import ModelRequest
-from agent_memory.domain.tasks.memory_changes import LearningRequest
 
 ModelErrorKind = Literal["timeout", "throttled", "unavailable", "invalid_output", "config"]
 
 __all__ = [
-    "EvidenceItem",
-    "KnownEntry",
     "LearningModel",
-    "LearningRequest",
     "ModelCatalog",
     "ModelErrorKind",
     "ModelFailure",

@@ -7,7 +7,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from agent_memory.domain.errors import TooLarge, WriteConflict
 
@@ -293,7 +293,6 @@ def updated(row: Record | None, update: Update) -> Record:
     return result
 
 
-@runtime_checkable
 class Store(Protocol):
     """The single table: rows addressed by (pk, sk), conditional writes, transactions."""
 
