@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.tasks.learning_changes import (
-    FactChange,
-)
+from agent_memory.domain.tasks.learning_changes import FactChange, LearningChanges
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import BotMemoryRepository
 from agent_memory.persistence.bots import BotRepository
+from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
 from agent_memory.ports import Put
+from agent_memory.service.bot_learning import BotLearningPool, pool_ref
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
+from agent_memory.service.learning_pools import Evidence, Outcome, apply_cycle
 from tests.conftest import Api, User
 from tests.support.bots import MEMORY_MODEL, Script, make_bot, make_channel, turn
 from tests.support.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
@@ -31,6 +32,59 @@ def bot_memory_world() -> tuple[BotMemoryService, InMemoryStore]:
         BotMemoryRepository(store, cipher), bots, clock, ids, max_text_length=8000
     )
     return memory, store
+
+
+class EveryOrg:
+    """Organization settings where the memory Bot learns with a model."""
+
+    def effective(self, org_id: str) -> dict[str, Any]:
+        return {"botMemory": True, "botMemoryModel": "memory-model"}
+
+
+class MemoryBot:
+    """The memory Bot's learning pool over `bot_memory_world`, driven as the learning steps
+    drive it with the model's answer given: `read` is LoadEvidence (a Chat's unread items of
+    ended Turns), `apply` is ApplyLearning through the pool engine (`apply_cycle`)."""
+
+    def __init__(self, memory: BotMemoryService, store: InMemoryStore) -> None:
+        self.memory = memory
+        self.store = store
+        self.pool = BotLearningPool(
+            memory.bots.repo,
+            memory,
+            MemoryBotRepository(store, FakeCipher()),
+            EveryOrg(),
+            None,
+            memory.clock,
+            BotSettingsRepository(store),
+        )
+
+    def read(self, chat_id: str) -> Evidence[Any]:
+        """The run a Turn of the Chat's owner starts once every Turn of the Chat ended."""
+        bots = self.memory.bots
+        chat = bots.repo.get_chat(chat_id)
+        assert chat is not None
+        owner = principal_of(chat.owner)
+        bots.begin_turn(owner, chat_id, "Noted.")
+        turns = {(i.turn_id, i.actor or chat.owner) for i, _text in bots.items(owner, chat_id)}
+        for turn_id, actor in sorted(turns):
+            bots.finish_turn(principal_of(actor), chat_id, turn_id)
+        evidence = self.pool.load_evidence(pool_ref(chat), None)
+        assert evidence is not None
+        return evidence
+
+    def apply(self, evidence: Evidence[Any], *changes: Any) -> Outcome:
+        answer = LearningChanges(changes=list(changes))
+        return apply_cycle(self.store, self.pool, evidence, answer, lambda _outcome: ())
+
+    def learn(self, chat_id: str, *changes: Any) -> Outcome:
+        """`changes` learned by a run of the Chat: its applied and refused changes."""
+        return self.apply(self.read(chat_id), *changes)
+
+    @staticmethod
+    def ids(outcome: Outcome) -> list[str]:
+        """The entries `outcome` wrote, in its answer's order."""
+        return [a["key"] for a in outcome.applied]
 
 
 def principal_of(user: str) -> Principal:

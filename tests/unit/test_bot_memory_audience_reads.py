@@ -22,7 +22,7 @@ from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.ports import Absent
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import Members
-from tests.support.bot_memory import ORG, PEOPLE, bot_memory_world, principal_of
+from tests.support.bot_memory import ORG, PEOPLE, MemoryBot, bot_memory_world, principal_of
 
 MEMBERS = ("ana", "ben", "cy")
 
@@ -30,6 +30,7 @@ MEMBERS = ("ana", "ben", "cy")
 class World:
     def __init__(self) -> None:
         self.memory, self.store = bot_memory_world()
+        self.learning = MemoryBot(self.memory, self.store)
         bots = self.memory.bots
         self.bot_id = bots.create_bot(principal_of("ana"), "Helper", {}).id
         self.channel = bots.create_channel(principal_of("ana"), "team", list(MEMBERS)).id
@@ -45,8 +46,7 @@ class World:
         bots.begin_turn(principal_of(speaker), chat, f"{speaker} says hi")
         item = bots.items(principal_of(speaker), chat)[-1][0]
         change = FactChange(op="fact", content=f"{speaker} fact", topics=[], sources=[item.id])
-        learned = self.memory.learn(self.bot_id, ORG, chat, [change], evidence=[item.id])
-        return [a.entry_id for a in learned.applied]
+        return self.learning.ids(self.learning.learn(chat, change))
 
     def for_everyone(self, n: int) -> list[str]:
         """An entry for everyone who uses the Bot, committed as a change commits (no route
@@ -119,12 +119,11 @@ def test_a_persons_read_by_audience_shows_what_the_whole_pool_judge_shows(
                 op="observation", content="o", confidence=0.5, topics=[], sources=sources
             )
             chat = world.chats[where]
-            learned = world.memory.learn(world.bot_id, ORG, chat, [change], evidence=[])
-            made += [a.entry_id for a in learned.applied]
+            made += world.learning.ids(world.learning.learn(chat, change))
         elif kind == "invalidate" and made:
             who, index = args
             change_i = InvalidateChange(op="invalidate", id=made[index % len(made)])
-            world.memory.learn(world.bot_id, ORG, world.chats[who], [change_i], evidence=[])
+            world.learning.learn(world.chats[who], change_i)
         elif kind == "forget" and made:
             who, index = args
             with contextlib.suppress(EntryConflict):

@@ -25,7 +25,7 @@ from agent_memory.domain.tasks.learning_changes import (
 )
 from agent_memory.ports import KeyRange
 from agent_memory.service.bot_memory import BotMemoryService
-from tests.support.bot_memory import ORG, PEOPLE, bot_memory_world, principal_of
+from tests.support.bot_memory import ORG, PEOPLE, MemoryBot, bot_memory_world, principal_of
 
 PRIVATE = Chat("chat_p", "bot_1", ORG, "ana", None, "chat")
 GROUP = Chat("chat_g", "bot_1", ORG, "ana", "ch_1", "chat")
@@ -172,7 +172,8 @@ step = st.one_of(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(step, min_size=1, max_size=14))
 def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[Any]) -> None:
-    memory, _store = bot_memory_world()
+    memory, store = bot_memory_world()
+    learning = MemoryBot(memory, store)
     bots = memory.bots
     bot_id = bots.create_bot(principal_of("ana"), "Helper", {}).id
     channel = bots.create_channel(principal_of("ana"), "team", list(MEMBERS)).id
@@ -188,7 +189,7 @@ def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[An
             item = bots.items(principal_of(speaker), chat)[-1][0]
             assert item.turn_id == started.id
             change = FactChange(op="fact", content="f", topics=[], sources=[item.id])
-            learned = memory.learn(bot_id, ORG, chat, [change], evidence=[item.id])
+            learned = learning.learn(chat, change)
         elif kind == "observe":
             if not made:
                 continue
@@ -196,12 +197,12 @@ def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[An
             change_o = ObservationChange(
                 op="observation", content="o", confidence=0.5, topics=[], sources=sources
             )
-            learned = memory.learn(bot_id, ORG, chats["ana"], [change_o], evidence=[])
+            learned = learning.learn(chats["ana"], change_o)
         elif kind == "invalidate":
             if not made:
                 continue
             change_i = InvalidateChange(op="invalidate", id=made[args[0] % len(made)])
-            learned = memory.learn(bot_id, ORG, chats["ana"], [change_i], evidence=[])
+            learning.learn(chats["ana"], change_i)
             continue
         else:
             person, index = args
@@ -209,7 +210,7 @@ def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[An
                 with contextlib.suppress(EntryConflict):
                     memory.forget(principal_of(person), bot_id, made[index % len(made)])
             continue
-        made += [a.entry_id for a in learned.applied if a.op != "invalidate"]
+        made += learning.ids(learned)
 
     snapshot = memory.snapshot(memory._access(principal_of("ana"), bot_id, "read").pool)
     pool = snapshot.metas()
@@ -278,28 +279,31 @@ def _one_chat(memory: BotMemoryService, *said: str) -> tuple[str, str, list[str]
 
 def test_a_fact_and_its_rule_commit_together_or_not_at_all(monkeypatch: Any) -> None:
     memory, store = bot_memory_world()
+    learning = MemoryBot(memory, store)
     bot_id, chat, (item,) = _one_chat(memory, "I run.")
-    original = memory.repo.write
+    run = learning.read(chat)
 
     def stopped(actions: Any) -> None:
         raise RuntimeError("the function was stopped before its transaction")
 
-    monkeypatch.setattr(memory.repo, "write", stopped)
     change = FactChange(op="fact", content="r", topics=[], sources=[item])
-    with pytest.raises(RuntimeError):
-        memory.learn(bot_id, ORG, chat, [change], evidence=[item])
+    with monkeypatch.context() as stopping:
+        stopping.setattr(store, "write", stopped)
+        with pytest.raises(RuntimeError):
+            learning.apply(run, change)
     pk = f"BOTMEM#{bot_id}#{ORG}"
     assert store.query(pk, KeyRange(low="", high="~")).records == []
-    monkeypatch.setattr(memory.repo, "write", original)
-    learned = memory.learn(bot_id, ORG, chat, [change], evidence=[item])
+    learned = learning.apply(run, change)
     rows = store.query(pk, KeyRange(prefix="MEM#")).records
     assert [r["itemRule"] for r in rows] == [["for:person:ana", f"org:{ORG}"]]
-    assert learned.applied[0].entry_id == str(rows[0]["sk"]).removeprefix("MEM#")
+    assert learning.ids(learned) == [str(rows[0]["sk"]).removeprefix("MEM#")]
 
 
 def test_learn_commits_only_on_the_state_it_read(monkeypatch: Any) -> None:
-    memory, _store = bot_memory_world()
+    memory, store = bot_memory_world()
+    learning = MemoryBot(memory, store)
     bot_id, chat, (item,) = _one_chat(memory, "I run.")
+    run = learning.read(chat)
     repo = memory.repo
     original = repo.read_for_change
     reads = {"n": 0}
@@ -314,15 +318,15 @@ def test_learn_commits_only_on_the_state_it_read(monkeypatch: Any) -> None:
 
     monkeypatch.setattr(repo, "read_for_change", person_changes_meanwhile)
     change = FactChange(op="fact", content="r", topics=[], sources=[item])
-    learned = memory.learn(bot_id, ORG, chat, [change], evidence=[item])
+    learned = learning.apply(run, change)
     # Its transaction, conditional on the version read, failed and it read again.
-    assert (reads["n"], learned.version) == (2, 2)
+    assert (reads["n"], len(learned.applied)) == (2, 1)
     read = memory.read(principal_of("ana"), bot_id)
     assert (len(read.entries), read.version) == (2, 2)
     # A learning that applies nothing writes no version: it checks the version instead,
     # so its refusals stand on the newest state too.
+    run = learning.read(chat)
     reads["n"] = 0
-    nothing = memory.learn(
-        bot_id, ORG, chat, [InvalidateChange(op="invalidate", id="mem_x")], evidence=[item]
-    )
-    assert (reads["n"], nothing.applied, nothing.version) == (2, (), 3)
+    nothing = learning.apply(run, InvalidateChange(op="invalidate", id="mem_x"))
+    assert (reads["n"], nothing.applied) == (2, [])
+    assert memory.read(principal_of("ana"), bot_id).version == 3

@@ -17,7 +17,7 @@ from agent_memory.domain.tasks.learning_changes import FactChange, RenameTopicCh
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.ports import KeyRange
-from tests.support.bot_memory import ORG, bot_memory_world, principal_of
+from tests.support.bot_memory import ORG, MemoryBot, bot_memory_world, principal_of
 
 NAMES = rules.TopicNames()
 
@@ -121,20 +121,27 @@ def test_every_entry_reads_as_the_names_its_topics_were_given_since(steps: list[
 # --- through the service -------------------------------------------------------------------
 
 
-def _setup(facts: int, topic: str = "trip") -> tuple[Any, Any, str, str]:
+def _setup(facts: int, topic: str = "trip") -> tuple[Any, Any, str, str, MemoryBot]:
+    """`facts` facts of ana's on `topic`, learned by runs of her chat (30 a run)."""
     memory, store = bot_memory_world()
+    learning = MemoryBot(memory, store)
     bots = memory.bots
     bot_id = bots.create_bot(principal_of("ana"), "Helper", {}).id
     chat = bots.create_chat(principal_of("ana"), bot_id, None, "chat").id
-    bots.begin_turn(principal_of("ana"), chat, "I plan trips.")
-    item = bots.items(principal_of("ana"), chat)[-1][0].id
     for start in range(0, facts, 30):
+        item = _said(memory, chat, "I plan trips.")
         changes = [
             FactChange(op="fact", content=f"Plan {n}.", topics=[topic], sources=[item])
             for n in range(start, min(facts, start + 30))
         ]
-        memory.learn(bot_id, ORG, chat, changes, evidence=[item])
-    return memory, store, bot_id, chat
+        learning.learn(chat, *changes)
+    return memory, store, bot_id, chat, learning
+
+
+def _said(memory: Any, chat: str, text: str) -> str:
+    """A Turn of ana's in `chat`; its input item's id."""
+    memory.bots.begin_turn(principal_of("ana"), chat, text)
+    return str(memory.bots.items(principal_of("ana"), chat)[-1][0].id)
 
 
 def rename(old: str, new: str) -> RenameTopicChange:
@@ -147,19 +154,21 @@ def _entry_rows(store: Any, bot_id: str) -> dict[str, Any]:
 
 
 def test_a_rename_of_more_entries_than_one_transaction_changes_one_row(monkeypatch: Any) -> None:
-    memory, store, bot_id, chat = _setup(150)
+    memory, store, bot_id, chat, learning = _setup(150)
+    run = learning.read(chat)
     before = _entry_rows(store, bot_id)
     written: list[Any] = []
     original = store.write
     monkeypatch.setattr(
         store, "write", lambda actions: written.append(actions) or original(actions)
     )
-    learned = memory.learn(bot_id, ORG, chat, [rename("trip", "travel")], evidence=[])
-    assert [a.op for a in learned.applied] == ["renameTopic"]
+    learned = learning.apply(run, rename("trip", "travel"))
+    assert [a["op"] for a in learned.applied] == ["renameTopic"]
     # One transaction: the head row and the log row; no entry row rewritten.
     [actions] = written
     touched = {(a.sk if hasattr(a, "sk") else a.record["sk"]) for a in actions}
-    assert {keys.HEAD, f"LOG#{learned.version:010d}"} <= touched
+    version = memory.read(principal_of("ana"), bot_id).version
+    assert {keys.HEAD, f"LOG#{version:010d}"} <= touched
     assert not [sk for sk in touched if sk.startswith(("MEM#", "RECENT#"))]
     assert _entry_rows(store, bot_id) == before
     ana = principal_of("ana")
@@ -167,12 +176,13 @@ def test_a_rename_of_more_entries_than_one_transaction_changes_one_row(monkeypat
     assert memory.read(ana, bot_id, ["trip"]).entries == []
     # The log shows the rename with every entry it covered.
     [change, *_] = memory.log(ana, bot_id)
-    assert change.version == learned.version
+    assert change.version == version
     assert len(change.ids) == 150
 
 
 def test_a_read_never_mixes_names_of_two_versions(monkeypatch: Any) -> None:
-    memory, store, bot_id, chat = _setup(3)
+    memory, store, bot_id, chat, learning = _setup(3)
+    run = learning.read(chat)
     original = store.query
     raced = {"done": False}
 
@@ -181,7 +191,7 @@ def test_a_read_never_mixes_names_of_two_versions(monkeypatch: Any) -> None:
         if not raced["done"] and pk == pool_of(bot_id, ORG).pk:
             # The rename commits between the head read and the entries' Query.
             raced["done"] = True
-            memory.learn(bot_id, ORG, chat, [rename("trip", "travel")], evidence=[])
+            learning.apply(run, rename("trip", "travel"))
         return page
 
     monkeypatch.setattr(store, "query", rename_meanwhile)
@@ -191,26 +201,22 @@ def test_a_read_never_mixes_names_of_two_versions(monkeypatch: Any) -> None:
 
 
 def test_a_name_used_again_after_a_rename_is_its_own_topic_and_purge_collects() -> None:
-    memory, store, bot_id, chat = _setup(2)
-    memory.learn(bot_id, ORG, chat, [rename("trip", "travel")], evidence=[])
-    item = memory.bots.items(principal_of("ana"), chat)[-1][0].id
+    memory, store, bot_id, chat, learning = _setup(2)
+    learning.learn(chat, rename("trip", "travel"))
+    item = _said(memory, chat, "A new trip.")
     again = FactChange(op="fact", content="New trip.", topics=["trip"], sources=[item])
-    new_id = memory.learn(bot_id, ORG, chat, [again], evidence=[item]).applied[0].entry_id
+    [new_id] = learning.ids(learning.learn(chat, again))
     ana = principal_of("ana")
     assert [e.meta.id for e in memory.read(ana, bot_id, ["trip"]).entries] == [new_id]
     assert len(memory.read(ana, bot_id, ["travel"]).entries) == 2
     # A rename and a fact in one answer: the fact written first is covered too.
-    both = memory.learn(
-        bot_id,
-        ORG,
+    item = _said(memory, chat, "Another trip.")
+    both = learning.learn(
         chat,
-        [
-            FactChange(op="fact", content="Another trip.", topics=["trip"], sources=[item]),
-            rename("trip", "journey"),
-        ],
-        evidence=[item],
+        FactChange(op="fact", content="Another trip.", topics=["trip"], sources=[item]),
+        rename("trip", "journey"),
     )
-    assert [a.op for a in both.applied] == ["fact", "renameTopic"]
+    assert [a["op"] for a in both.applied] == ["fact", "renameTopic"]
     assert len(memory.read(ana, bot_id, ["journey"]).entries) == 2
     # Purging everything drops the allocated token from the head row.
     assert memory.purge(ana, bot_id, "from:ana") == 4
