@@ -117,7 +117,7 @@ def test_the_message_is_the_aws_format_with_the_committing_suite_and_no_signatur
     cipher = LocalCipher(key_file)
     blob = cipher.seal("x", scope=SCOPE, row="r")
     client = aws_encryption_sdk.EncryptionSDKClient()
-    _, header = client.decrypt(source=blob, materials_manager=cipher._materials()[1])
+    _, header = client.decrypt(source=blob, materials_manager=cipher._cmm)
     assert header.algorithm.name == "AES_256_GCM_HKDF_SHA512_COMMIT_KEY"
     assert header.encryption_context == SCOPE  # coarse: no row id, no signing key
     [data_key] = header.encrypted_data_keys

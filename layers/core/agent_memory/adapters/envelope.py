@@ -85,38 +85,17 @@ class Sealing:
 
 class RawKeySealing(Sealing):
     """Sealing under a raw wrapping key held in this process (the local key file, a move's
-    recipient key): `key_type` and `algorithm` name the SDK's `EncryptionKeyType` and
-    `WrappingAlgorithm` of `key`."""
+    recipient key): `_client`, `_cmm`, `_suite` come from `materials`."""
 
+    _client: Any
+    _cmm: Any
+    _suite: Any
     # What a blob that does not open says (nothing here is transient: tampered with, or
     # sealed under another key).
     UNREADABLE = "stored content could not be decrypted"
 
-    def __init__(
-        self,
-        provider_id: str,
-        key_name: bytes,
-        key: bytes,
-        key_type: str,
-        algorithm: str,
-        *,
-        max_age: float,
-        max_messages: int,
-    ) -> None:
-        from aws_encryption_sdk.identifiers import EncryptionKeyType, WrappingAlgorithm
-        from aws_encryption_sdk.internal.crypto.wrapping_keys import WrappingKey
-        from aws_encryption_sdk.key_providers.raw import RawMasterKey
-
-        wrapping = WrappingKey(
-            wrapping_algorithm=WrappingAlgorithm[algorithm],
-            wrapping_key=key,
-            wrapping_key_type=EncryptionKeyType[key_type],
-        )
-        master_key = RawMasterKey(provider_id=provider_id, key_id=key_name, wrapping_key=wrapping)
-        self._held = materials(master_key, max_age=max_age, max_messages=max_messages)
-
     def _materials(self) -> tuple[Any, Any, Any]:
-        return self._held
+        return self._client, self._cmm, self._suite
 
     def _refused(self, error: Exception) -> Exception:
         return IntegrityError(self.UNREADABLE)
