@@ -12,22 +12,24 @@ named beside it (a sort code, a routing number, "bank").
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from unicodedata import normalize
 
 from agent_memory.domain.secret_words import (
+    BANK_ACCOUNT,
     FOR,
     IS,
     NOT_A_VALUE,
+    RECOVERY_PHRASE,
+    SECURITY_ANSWER,
     LazyPattern,
-    is_value,
+    Rule,
+    first_kind,
+    has_stem,
+    valued,
     windows,
+    wordset,
 )
-
-RECOVERY_PHRASE = "a wallet seed or recovery phrase"
-SECURITY_ANSWER = "an answer to a security question"
-BANK_ACCOUNT = "a bank account number"
 
 _SEED_NAME = (
     r"(?:(?:secret\s+)?(?:seed|recovery|backup|mnemonic|wallet)[\s-]+(?:phrase|words?|sentence)"
@@ -36,20 +38,11 @@ _SEED_NAME = (
     r"|phrase\s+(?:secrète\s+)?(?:de\s+récupération|mnémonique)|mots\s+de\s+récupération"
     r"|frase\s+(?:semilla|de\s+recuperaci[oó]n)|palabras\s+de\s+recuperaci[oó]n|semilla)"
 )
-_SEED_STEMS = (
-    "seed",
-    "recover",
-    "backup",
-    "mnemoni",
-    "mnémoni",
-    "wallet",
-    "words",
-    "wiederherstell",
-    "récupération",
-    "semilla",
-    "recuperaci",
+_SEED_STEMS = wordset(
+    """seed recover backup mnemoni mnémoni wallet words wiederherstell récupération semilla
+    recuperaci"""
 )
-_SEED_HIT = LazyPattern("|".join(_SEED_STEMS))
+_SEED_HIT = LazyPattern("|".join(sorted(_SEED_STEMS)))
 _SEED_NAMED = LazyPattern(rf"\b{_SEED_NAME}\b{FOR}\s*{IS}\s*(?P<words>[^.!?;\n]+)", re.IGNORECASE)
 # What may part the words of a phrase: spaces, commas, numbering on its own ("1. left, 2. stay";
 # never digits glued to a word: "question1 answer1" is no phrase).
@@ -71,20 +64,10 @@ _ANSWER = (
     r"|respuesta\s+(?:a|de)\s+(?:\w+\s+)?pregunta\s+(?:secreta|de\s+seguridad)"
     r"|apellido\s+de\s+soltera)"
 )
-_ANSWER_STEMS = (
-    "question",
-    "born",
-    "née",
-    "geboren",
-    "answer",
-    "antwort",
-    "réponse",
-    "respuesta",
-    "maiden",
-    "mädchen",
-    "geburtsname",
-    "jeune fille",
-    "soltera",
+# ("jeune" stands for "nom de jeune fille": a stem is one word.)
+_ANSWER_STEMS = wordset(
+    """question born née geboren answer antwort réponse respuesta maiden mädchen geburtsname
+    jeune soltera"""
 )
 _SECURITY_ANSWER = LazyPattern(
     # The question may be quoted between: the answer to the question "first pet" is ...
@@ -125,30 +108,31 @@ _BANK_WORDS = LazyPattern(
 )
 
 
+def _iban(match: re.Match[str], _text: str) -> bool:
+    candidate = re.sub(r"[ -]", "", match.group()).upper()
+    return 15 <= len(candidate) <= 34 and _iban_checks(candidate)
+
+
+def _at_a_bank(_match: re.Match[str], text: str) -> bool:
+    return bool(_BANK_WORDS.search(text))
+
+
+_ACCOUNT_RULES = (
+    Rule(BANK_ACCOUNT, _IBAN, _iban),
+    Rule(BANK_ACCOUNT, _ACCOUNT_NUMBER, _at_a_bank, (wordset("account konto compte cuenta"),)),
+    Rule(SECURITY_ANSWER, _SECURITY_ANSWER, valued, (_ANSWER_STEMS,)),
+    Rule(SECURITY_ANSWER, _QUESTION_IS, valued, (_ANSWER_STEMS,)),
+    Rule(SECURITY_ANSWER, _BORN, valued, (_ANSWER_STEMS,)),
+    Rule(SECURITY_ANSWER, _QUESTION_THEN_ANSWER, needs=(_ANSWER_STEMS,)),
+)
+
+
 def account_secret(text: str, lowered: str) -> str | None:
     """The kind of account secret in `text` (`lowered` is its lowercase), or None."""
-    if _has_iban(text) or _has_account_number(text, lowered):
-        return BANK_ACCOUNT
-    if any(word in lowered for word in _ANSWER_STEMS):
-        answers = itertools.chain(
-            _SECURITY_ANSWER.finditer(text), _QUESTION_IS.finditer(text), _BORN.finditer(text)
-        )
-        for match in answers:
-            if is_value(match.group("value"), text, match.end()):
-                return SECURITY_ANSWER
-        if any(True for _ in _QUESTION_THEN_ANSWER.finditer(text)):
-            return SECURITY_ANSWER
-    if _named_phrase(text, lowered) or _listed_phrase(lowered):
+    found = first_kind(_ACCOUNT_RULES, text, lowered)
+    if found is None and (_named_phrase(text, lowered) or _listed_phrase(lowered)):
         return RECOVERY_PHRASE
-    return None
-
-
-def _has_iban(text: str) -> bool:
-    for match in _IBAN.finditer(text):
-        candidate = re.sub(r"[ -]", "", match.group()).upper()
-        if 15 <= len(candidate) <= 34 and _iban_checks(candidate):
-            return True
-    return False
+    return found
 
 
 def _iban_checks(iban: str) -> bool:
@@ -158,15 +142,9 @@ def _iban_checks(iban: str) -> bool:
     return int(digits) % 97 == 1
 
 
-def _has_account_number(text: str, lowered: str) -> bool:
-    if not any(word in lowered for word in ("account", "konto", "compte", "cuenta")):
-        return False
-    return bool(_ACCOUNT_NUMBER.search(text)) and bool(_BANK_WORDS.search(text))
-
-
 def _named_phrase(text: str, lowered: str) -> bool:
     """A phrase after its name: four or more plain words, none of them about the phrase."""
-    if not any(stem in lowered for stem in _SEED_STEMS):
+    if not has_stem(lowered, _SEED_STEMS):
         return False
     matches = (
         match

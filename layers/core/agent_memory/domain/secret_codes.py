@@ -7,20 +7,18 @@ from __future__ import annotations
 import re
 
 from agent_memory.domain.secret_words import (
+    CARD,
     FOR,
     IS,
     NOT_A_VALUE,
     NOW,
+    ONE_TIME_CODE,
+    PIN,
     UNITS,
     LazyPattern,
-    has_stem,
+    Rule,
     wordset,
 )
-
-ONE_TIME_CODE = "a one-time or recovery code"
-PIN = "a PIN or an access code"
-CARD = "a payment card number"
-
 
 # One-time, verification, recovery and backup codes; card security codes.
 _OTP_WORD = (
@@ -103,28 +101,14 @@ CODE_STEMS = wordset(
 OPENS_STEMS = wordset("open unlock disarm öffnet ouvre abre")
 
 
-def code_secret(text: str, lowered: str) -> str | None:
-    """A code or PIN after its word, or a door's code."""
-    if has_stem(lowered, CODE_STEMS):
-        if any(_code(m) for m in _OTP.finditer(text)):
-            return ONE_TIME_CODE
-        if any(_code(m) for m in _PIN.finditer(text)):
-            return PIN
-    if has_stem(lowered, OPENS_STEMS) and any(_code(m) for m in _OPENS_WITH.finditer(text)):
-        return PIN
-    if ":" in text and _DOOR_COLON.search(text):
-        return PIN
+def card_secret(text: str) -> str | None:
+    """A payment card number, unless a reference word comes before it without a card word."""
+    if sum(ch.isdigit() for ch in text) >= 13 and any(_card(m, text) for m in _CARD.finditer(text)):
+        return CARD
     return None
 
 
-def card_secret(text: str) -> bool:
-    """A payment card number, unless a reference word comes before it without a card word."""
-    return sum(ch.isdigit() for ch in text) >= 13 and any(
-        _card(m, text) for m in _CARD.finditer(text)
-    )
-
-
-def _code(match: re.Match[str]) -> bool:
+def _code(match: re.Match[str], _text: str) -> bool:
     """A code after its word: with a digit ("4711", "8f3k-29dj") or in capital groups."""
     value = match.group("value")
     first = value.split()[0]
@@ -140,6 +124,15 @@ def _counts_something(value: str) -> bool:
     """ "4 digits", "6 characters long": the length of a code, not the code."""
     words = value.lower().split()
     return len(words) >= 2 and words[0].isdigit() and words[1] in UNITS
+
+
+# A code or PIN after its word, or a door's code.
+CODE_RULES = (
+    Rule(ONE_TIME_CODE, _OTP, _code, (CODE_STEMS,)),
+    Rule(PIN, _PIN, _code, (CODE_STEMS,)),
+    Rule(PIN, _OPENS_WITH, _code, (OPENS_STEMS,)),
+    Rule(PIN, _DOOR_COLON, needs=(frozenset(":"),)),
+)
 
 
 def _card(match: re.Match[str], text: str) -> bool:

@@ -18,11 +18,10 @@ Plugins left out, and why:
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable, Iterable, Sequence
 
-# What each plugin finds is named by one of domain/secrets.py's reasons.
-from agent_memory.domain.secret_keys import API_TOKEN, CLOUD_KEY, PRIVATE_KEY
-from agent_memory.domain.secret_links import ACCESS_LINK
+from agent_memory.domain.secret_words import ACCESS_LINK, API_TOKEN, CLOUD_KEY, PRIVATE_KEY
 
 Finder = Callable[[str], Iterable[str]]
 
@@ -31,59 +30,42 @@ Finder = Callable[[str], Iterable[str]]
 # literal and always run.
 _CREDENTIAL_WORDS = ("key", "pw", "pass", "token")
 _ALWAYS: tuple[str, ...] = ()
+# Each plugin: the kind it finds, the words it needs, its module of `detect_secrets.plugins`
+# and its class.
+_PLUGINS = (
+    (CLOUD_KEY, _ALWAYS, "aws", "AWSKeyDetector"),
+    (CLOUD_KEY, _ALWAYS, "azure_storage_key", "AzureStorageKeyDetector"),
+    (CLOUD_KEY, _CREDENTIAL_WORDS, "ibm_cloud_iam", "IbmCloudIamDetector"),
+    (CLOUD_KEY, ("secret",), "ibm_cos_hmac", "IbmCosHmacDetector"),
+    (CLOUD_KEY, (*_CREDENTIAL_WORDS, "softlayer"), "softlayer", "SoftlayerDetector"),
+    (CLOUD_KEY, (*_CREDENTIAL_WORDS, "cloudant"), "cloudant", "CloudantDetector"),
+    (PRIVATE_KEY, _ALWAYS, "private_key", "PrivateKeyDetector"),
+    (ACCESS_LINK, _ALWAYS, "basic_auth", "BasicAuthDetector"),
+    (API_TOKEN, _ALWAYS, "discord", "DiscordBotTokenDetector"),
+    (API_TOKEN, _ALWAYS, "github_token", "GitHubTokenDetector"),
+    (API_TOKEN, _ALWAYS, "gitlab_token", "GitLabTokenDetector"),
+    (API_TOKEN, _ALWAYS, "jwt", "JwtTokenDetector"),
+    (API_TOKEN, _ALWAYS, "mailchimp", "MailchimpDetector"),
+    (API_TOKEN, _ALWAYS, "npm", "NpmDetector"),
+    (API_TOKEN, _ALWAYS, "openai", "OpenAIDetector"),
+    (API_TOKEN, _ALWAYS, "pypi_token", "PypiTokenDetector"),
+    (API_TOKEN, _ALWAYS, "sendgrid", "SendGridDetector"),
+    (API_TOKEN, _ALWAYS, "slack", "SlackDetector"),
+    (API_TOKEN, _ALWAYS, "square_oauth", "SquareOAuthDetector"),
+    (API_TOKEN, _ALWAYS, "stripe", "StripeDetector"),
+    (API_TOKEN, _ALWAYS, "telegram_token", "TelegramBotTokenDetector"),
+    (API_TOKEN, _ALWAYS, "twilio", "TwilioKeyDetector"),
+)
 
 
 @functools.cache
 def _finders() -> Sequence[tuple[str, tuple[str, ...], Finder]]:
     # Imported here: detect-secrets pulls in `requests`, which the API never needs.
-    from detect_secrets.plugins.aws import AWSKeyDetector
-    from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-    from detect_secrets.plugins.basic_auth import BasicAuthDetector
-    from detect_secrets.plugins.cloudant import CloudantDetector
-    from detect_secrets.plugins.discord import DiscordBotTokenDetector
-    from detect_secrets.plugins.github_token import GitHubTokenDetector
-    from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-    from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
-    from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
-    from detect_secrets.plugins.jwt import JwtTokenDetector
-    from detect_secrets.plugins.mailchimp import MailchimpDetector
-    from detect_secrets.plugins.npm import NpmDetector
-    from detect_secrets.plugins.openai import OpenAIDetector
-    from detect_secrets.plugins.private_key import PrivateKeyDetector
-    from detect_secrets.plugins.pypi_token import PypiTokenDetector
-    from detect_secrets.plugins.sendgrid import SendGridDetector
-    from detect_secrets.plugins.slack import SlackDetector
-    from detect_secrets.plugins.softlayer import SoftlayerDetector
-    from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-    from detect_secrets.plugins.stripe import StripeDetector
-    from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-    from detect_secrets.plugins.twilio import TwilioKeyDetector
-
-    kinds = [
-        (CLOUD_KEY, _ALWAYS, AWSKeyDetector()),
-        (CLOUD_KEY, _ALWAYS, AzureStorageKeyDetector()),
-        (CLOUD_KEY, _CREDENTIAL_WORDS, IbmCloudIamDetector()),
-        (CLOUD_KEY, ("secret",), IbmCosHmacDetector()),
-        (CLOUD_KEY, (*_CREDENTIAL_WORDS, "softlayer"), SoftlayerDetector()),
-        (CLOUD_KEY, (*_CREDENTIAL_WORDS, "cloudant"), CloudantDetector()),
-        (PRIVATE_KEY, _ALWAYS, PrivateKeyDetector()),
-        (ACCESS_LINK, _ALWAYS, BasicAuthDetector()),
-        (API_TOKEN, _ALWAYS, DiscordBotTokenDetector()),
-        (API_TOKEN, _ALWAYS, GitHubTokenDetector()),
-        (API_TOKEN, _ALWAYS, GitLabTokenDetector()),
-        (API_TOKEN, _ALWAYS, JwtTokenDetector()),
-        (API_TOKEN, _ALWAYS, MailchimpDetector()),
-        (API_TOKEN, _ALWAYS, NpmDetector()),
-        (API_TOKEN, _ALWAYS, OpenAIDetector()),
-        (API_TOKEN, _ALWAYS, PypiTokenDetector()),
-        (API_TOKEN, _ALWAYS, SendGridDetector()),
-        (API_TOKEN, _ALWAYS, SlackDetector()),
-        (API_TOKEN, _ALWAYS, SquareOAuthDetector()),
-        (API_TOKEN, _ALWAYS, StripeDetector()),
-        (API_TOKEN, _ALWAYS, TelegramBotTokenDetector()),
-        (API_TOKEN, _ALWAYS, TwilioKeyDetector()),
-    ]
-    return tuple((kind, words, plugin.analyze_string) for kind, words, plugin in kinds)
+    finders = []
+    for kind, words, module, name in _PLUGINS:
+        plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)()
+        finders.append((kind, words, plugin.analyze_string))
+    return tuple(finders)
 
 
 def library_finding(text: str) -> str | None:

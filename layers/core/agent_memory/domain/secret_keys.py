@@ -10,21 +10,21 @@ from collections import Counter
 
 from agent_memory.domain.secret_links import URL
 from agent_memory.domain.secret_words import (
+    API_TOKEN,
     BARE_VALUE,
+    CLOUD_KEY,
     FOR,
     IS,
     NOW,
+    PRIVATE_KEY,
+    RANDOM_STRING,
     VALUE,
     LazyPattern,
+    Rule,
     credential,
     key_like,
     wordset,
 )
-
-PRIVATE_KEY = "a private key"
-CLOUD_KEY = "a cloud access key"
-API_TOKEN = "an API key or token"
-RANDOM_STRING = "a long random string that looks like a credential"
 
 _PRIVATE_KEY = LazyPattern(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
 _AWS_KEY_ID = LazyPattern(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b")
@@ -65,35 +65,39 @@ _CANDIDATE = LazyPattern(r"[A-Za-z0-9+=_-]{32,}")
 NAMED_STEMS = wordset("key secret token cred schlüssel clé clave jeton")
 
 
-def format_secret(text: str) -> str | None:
-    """A private key, a cloud key or a token by its format alone."""
-    if _PRIVATE_KEY.search(text):
-        return PRIVATE_KEY
-    if _AWS_KEY_ID.search(text):
-        return CLOUD_KEY
-    if _GOOGLE_KEY.search(text) or _TOKEN_FORMATS.search(text) or _BEARER.search(text):
-        return API_TOKEN
-    return None
+# A private key, a cloud key or a token by its format alone.
+FORMAT_RULES = (
+    Rule(PRIVATE_KEY, _PRIVATE_KEY),
+    Rule(CLOUD_KEY, _AWS_KEY_ID),
+    Rule(API_TOKEN, _GOOGLE_KEY),
+    Rule(API_TOKEN, _TOKEN_FORMATS),
+    Rule(API_TOKEN, _BEARER),
+)
 
 
-def named_secret(text: str) -> bool:
-    for match in _NAMED_SECRET.finditer(text):
-        if key_like(match.group("value")) or match.group("quote"):
-            return True
-    if any(_key_value(match.group("value")) for match in _ANY_KEY.finditer(text)):
-        return True
-    return any(
-        credential(match.group("value"), loose=False, minimum=8)
-        for match in _NAMED_SECRET_BARE.finditer(text)
-    )
+def _named_value(match: re.Match[str], _text: str) -> bool:
+    """The value of a named key or token: quoted, or a key rather than a word."""
+    return bool(match.group("quote")) or key_like(match.group("value"))
 
 
-def _key_value(value: str) -> bool:
+def _bare_value(match: re.Match[str], _text: str) -> bool:
+    return credential(match.group("value"), loose=False, minimum=8)
+
+
+def _key_value(match: re.Match[str], _text: str) -> bool:
     """The value of a key of any name: digits with letters, or long and not a word."""
-    value = value.strip(".,;!?)")
+    value = match.group("value").strip(".,;!?)")
     has_digit = any(ch.isdigit() for ch in value)
     has_alpha = any(ch.isalpha() for ch in value)
     return len(value) >= 8 and ((has_digit and has_alpha) or (len(value) >= 20 and has_digit))
+
+
+# A key or token said in words ("my API key is ...").
+NAMED_RULES = (
+    Rule(API_TOKEN, _NAMED_SECRET, _named_value, (NAMED_STEMS,)),
+    Rule(API_TOKEN, _ANY_KEY, _key_value, (NAMED_STEMS,)),
+    Rule(API_TOKEN, _NAMED_SECRET_BARE, _bare_value, (NAMED_STEMS,)),
+)
 
 
 def random_string(text: str) -> str | None:

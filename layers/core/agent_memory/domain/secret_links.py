@@ -1,4 +1,4 @@
-"""Links that give access (`ACCESS_LINK`, one of domain/secrets.py's reasons): URLs of any
+"""Links that give access (`ACCESS_LINK`): URLs of any
 scheme with a password (`postgres://user:pass@host`), with a credential in the query or
 fragment (pre-signed S3, SAS, OAuth, API keys), invitation, magic-link and reset links with a
 code, invite hosts, and `user:password@host` without a scheme.
@@ -9,9 +9,14 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, urlsplit
 
-from agent_memory.domain.secret_words import COMMON_USERS, LazyPattern, credential, wordset
+from agent_memory.domain.secret_words import (
+    ACCESS_LINK,
+    COMMON_USERS,
+    LazyPattern,
+    credential,
+    wordset,
+)
 
-ACCESS_LINK = "a link that gives access"
 # Any scheme: https, ftp, postgres, mysql, mongodb+srv, redis, amqp, ...
 URL = LazyPattern(r"\b[a-z][a-z0-9+.-]{1,30}://[^\s<>\"'`)\]]+", re.IGNORECASE)
 # Query or fragment parameters that carry a credential (pre-signed S3, SAS, OAuth, API keys).
@@ -41,11 +46,11 @@ _USER_PASS_HOST = LazyPattern(
 _ADDRESS_LABELS = wordset("mailto sip sips xmpp im email e-mail mail contact to from cc bcc")
 
 
-def access_link(text: str) -> bool:
-    """Whether `text` holds a link (or `user:password@host`) that gives access."""
+def access_link(text: str) -> str | None:
+    """ACCESS_LINK when `text` holds a link (or `user:password@host`) that gives access."""
     if "://" in text and any(_is_access_link(url) for url in URL.findall(text)):
-        return True
-    return "@" in text and _user_pass_host(text)
+        return ACCESS_LINK
+    return ACCESS_LINK if "@" in text and _user_pass_host(text) else None
 
 
 def _user_pass_host(text: str) -> bool:

@@ -3,7 +3,6 @@ into the router as admin with Tiger!88"), in English, German, French and Spanish
 
 from __future__ import annotations
 
-import itertools
 import re
 
 from agent_memory.domain.secret_words import (
@@ -11,17 +10,16 @@ from agent_memory.domain.secret_words import (
     FOR,
     IS,
     IS_WORD,
+    LOGIN,
     NOT_A_VALUE,
     VALUE,
     LazyPattern,
+    Rule,
     credential,
-    has_stem,
-    is_value,
+    strict,
+    valued,
     wordset,
 )
-
-LOGIN = "a login with its password"
-
 
 # "admin login is root / hunter2", "login: admin/admin", "user root pass hunter2".
 _LOGIN_WORD = (
@@ -75,27 +73,29 @@ LOGIN_STEMS = wordset(
 _LOGIN_PASSWORD_STEMS = wordset("pass pw kennw mot contrase clave senha")
 
 
-def login_secret(text: str, lowered: str) -> bool:
-    matches = [_LOGIN.finditer(text), _LOGIN_BARE.finditer(text), _USER_THEN_PASS.finditer(text)]
-    if "log" in lowered or "sign" in lowered:
-        matches += [_LOG_IN_AS.finditer(text), _LOG_IN_WITH_PAIR.finditer(text)]
-    for match in itertools.chain(*matches):
-        user = match.group("user").strip(".,;!?").lower()
-        password = match.group("value").strip(".,;!?")
-        if password.lower() in NOT_A_VALUE or user in NOT_A_VALUE:
-            continue
-        if credential(password, loose=False) or (
-            user in COMMON_USERS and credential(password, loose=True)
-        ):
-            return True
-    if not has_stem(lowered, _LOGIN_PASSWORD_STEMS):
+def _pair(match: re.Match[str], _text: str) -> bool:
+    """A user name with a password: one that looks like it, or any after a common user."""
+    user = match.group("user").strip(".,;!?").lower()
+    password = match.group("value").strip(".,;!?")
+    if password.lower() in NOT_A_VALUE or user in NOT_A_VALUE:
         return False
-    for match in _LOGIN_THEN_PASSWORD.finditer(text):
-        value = match.group("value")
-        if match.group("quote") or (
-            is_value(value, text, match.end())
-            if match.group("is")
-            else credential(value, loose=False)
-        ):
-            return True
-    return False
+    return credential(password, loose=False) or (
+        user in COMMON_USERS and credential(password, loose=True)
+    )
+
+
+def _password_after(match: re.Match[str], text: str) -> bool:
+    """A password after its word: quoted, after "is" any value, else one that looks like it."""
+    check = valued if match.group("is") else strict
+    return bool(match.group("quote")) or check(match, text)
+
+
+_LOG_IN_STEMS = wordset("log sign")
+LOGIN_RULES = (
+    Rule(LOGIN, _LOGIN, _pair, (LOGIN_STEMS,)),
+    Rule(LOGIN, _LOGIN_BARE, _pair, (LOGIN_STEMS,)),
+    Rule(LOGIN, _USER_THEN_PASS, _pair, (LOGIN_STEMS,)),
+    Rule(LOGIN, _LOG_IN_AS, _pair, (_LOG_IN_STEMS,)),
+    Rule(LOGIN, _LOG_IN_WITH_PAIR, _pair, (_LOG_IN_STEMS,)),
+    Rule(LOGIN, _LOGIN_THEN_PASSWORD, _password_after, (LOGIN_STEMS, _LOGIN_PASSWORD_STEMS)),
+)

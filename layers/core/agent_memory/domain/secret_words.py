@@ -1,6 +1,7 @@
-"""The words the secret rules share (domain/secrets.py, domain/secret_accounts.py): how the
-four languages say "is", where a value starts, and which words after "password is" say
-something *about* a password instead of giving it.
+"""The words and the mechanism the secret rules share (domain/secrets.py and its detectors):
+the kinds of secret they name, how the four languages say "is", where a value starts, which
+words after "password is" say something *about* a password instead of giving it, and `Rule`,
+one pattern with the check its matches must pass.
 
 Patterns here are fragments to compose (`rf"...{IS}..."`), read case-insensitively, into
 each rule's `LazyPattern`.
@@ -10,8 +11,24 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
+
+# The kinds of secret, as a refusal names them ("looks like a password"): never the secret.
+PASSWORD = "a password"
+LOGIN = "a login with its password"
+ACCESS_LINK = "a link that gives access"
+API_TOKEN = "an API key or token"
+CLOUD_KEY = "a cloud access key"
+PRIVATE_KEY = "a private key"
+RANDOM_STRING = "a long random string that looks like a credential"
+ONE_TIME_CODE = "a one-time or recovery code"
+PIN = "a PIN or an access code"
+CARD = "a payment card number"
+RECOVERY_PHRASE = "a wallet seed or recovery phrase"
+SECURITY_ANSWER = "an answer to a security question"
+BANK_ACCOUNT = "a bank account number"
 
 
 class LazyPattern:
@@ -27,28 +44,42 @@ class LazyPattern:
     def compiled(self) -> re.Pattern[str]:
         return re.compile(self.source, self.flags)
 
-    def search(self, text: str) -> re.Match[str] | None:
-        return self.compiled.search(text)
-
-    def fullmatch(self, text: str) -> re.Match[str] | None:
-        return self.compiled.fullmatch(text)
-
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
-        return self.compiled.finditer(text)
-
-    def findall(self, text: str) -> list[Any]:
-        return self.compiled.findall(text)
-
-    def split(self, text: str) -> list[str | Any]:
-        return self.compiled.split(text)
-
-    def sub(self, replacement: str, text: str) -> str:
-        return self.compiled.sub(replacement, text)
+    def __getattr__(self, name: str) -> Any:
+        """The compiled pattern's own methods: `search`, `finditer`, `split`, ..."""
+        return getattr(self.compiled, name)
 
 
 def wordset(words: str) -> frozenset[str]:
     """The whitespace-separated words of `words`."""
     return frozenset(words.split())
+
+
+def matched(_match: re.Match[str], _text: str) -> bool:
+    """Any match of the rule's pattern is a secret (a format that nothing else has)."""
+    return True
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A secret of `kind` where a match of `pattern` passes `accept` (given the match and the
+    whole text). The rule runs only when the lowered text holds a stem of each set in
+    `needs`: a substring test is ~100 times cheaper than a pattern, and most facts have none."""
+
+    kind: str
+    pattern: LazyPattern
+    accept: Callable[[re.Match[str], str], bool] = matched
+    needs: tuple[frozenset[str], ...] = ()
+
+
+def first_kind(rules: Iterable[Rule], text: str, lowered: str) -> str | None:
+    """The kind of the first of `rules` that finds a secret in `text` (`lowered` is its
+    lowercase), or None."""
+    for rule in rules:
+        if all(has_stem(lowered, stems) for stems in rule.needs) and any(
+            rule.accept(match, text) for match in rule.pattern.finditer(text)
+        ):
+            return rule.kind
+    return None
 
 
 # "is" in the four languages, and the signs that assign a value.
@@ -140,6 +171,21 @@ def is_value(value: str, text: str, end: int) -> bool:
         return False  # "is 12 characters long"
     # "is kept in the vault": a lowercase participle followed by a preposition.
     return not (value.islower() and value.endswith("ed") and after and after[0] in NOT_A_VALUE)
+
+
+def valued(match: re.Match[str], text: str) -> bool:
+    """A rule's check: the match's `value` is the secret, not something about it."""
+    return is_value(match.group("value"), text, match.end())
+
+
+def stated(match: re.Match[str], text: str) -> bool:
+    """A rule's check: the match's value is quoted, or is the secret."""
+    return bool(match.group("quote")) or valued(match, text)
+
+
+def strict(match: re.Match[str], _text: str) -> bool:
+    """A rule's check where no "is" comes before the value: it must look like a credential."""
+    return credential(match.group("value"), loose=False)
 
 
 def credential(value: str, *, loose: bool, minimum: int = 4) -> bool:

@@ -13,53 +13,47 @@ specifies them all is tests/support/secret_corpus.py.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable
 
-from agent_memory.domain.secret_accounts import (
-    BANK_ACCOUNT,
-    RECOVERY_PHRASE,
-    SECURITY_ANSWER,
-    account_secret,
-)
-from agent_memory.domain.secret_codes import (
-    CARD,
-    CODE_STEMS,
-    ONE_TIME_CODE,
-    OPENS_STEMS,
-    PIN,
-    card_secret,
-    code_secret,
-)
+from agent_memory.domain.secret_accounts import account_secret
+from agent_memory.domain.secret_codes import CODE_RULES, CODE_STEMS, OPENS_STEMS, card_secret
 from agent_memory.domain.secret_detectors import library_finding
-from agent_memory.domain.secret_keys import (
-    API_TOKEN,
-    CLOUD_KEY,
-    NAMED_STEMS,
-    PRIVATE_KEY,
-    RANDOM_STRING,
-    format_secret,
-    named_secret,
-    random_string,
-)
-from agent_memory.domain.secret_links import ACCESS_LINK, access_link
-from agent_memory.domain.secret_logins import LOGIN, LOGIN_STEMS, login_secret
+from agent_memory.domain.secret_keys import FORMAT_RULES, NAMED_RULES, NAMED_STEMS, random_string
+from agent_memory.domain.secret_links import access_link
+from agent_memory.domain.secret_logins import LOGIN_RULES, LOGIN_STEMS
 from agent_memory.domain.secret_words import (
+    ACCESS_LINK,
+    API_TOKEN,
+    BANK_ACCOUNT,
     BARE_VALUE,
+    CARD,
+    CLOUD_KEY,
     FOR,
     IS,
     IS_WORD,
+    LOGIN,
     NOT_A_VALUE,
     NOT_A_VALUE_BEFORE,
     NOW,
+    ONE_TIME_CODE,
     OWNERS,
+    PASSWORD,
+    PIN,
+    PRIVATE_KEY,
+    RANDOM_STRING,
+    RECOVERY_PHRASE,
+    SECURITY_ANSWER,
     VALUE,
     WHO_USES,
     LazyPattern,
+    Rule,
     credential,
+    first_kind,
     has_stem,
-    is_value,
+    stated,
+    strict,
+    valued,
     windows,
     wordset,
 )
@@ -81,8 +75,6 @@ __all__ = [
     "key_secret",
     "looks_secret",
 ]
-
-PASSWORD = "a password"
 
 
 # --- passwords, wifi keys and code words ----------------------------------------------------
@@ -208,18 +200,16 @@ def looks_secret(text: str) -> str | None:
     """What kind of secret `text` holds (a short phrase for a rejection reason), or None.
 
     The phrase names the kind only, never the secret."""
-    found = format_secret(text) or library_finding(text)
-    if found:
-        return found
-    if access_link(text):
-        return ACCESS_LINK
     lowered = text.lower()
-    found = account_secret(text, lowered)
-    if found:
-        return found
-    if card_secret(text):
-        return CARD
-    return _phrased(text, lowered) or random_string(text)
+    return (
+        first_kind(FORMAT_RULES, text, lowered)
+        or library_finding(text)
+        or access_link(text)
+        or account_secret(text, lowered)
+        or card_secret(text)
+        or _phrased(text, lowered)
+        or random_string(text)
+    )
 
 
 def key_secret(key: str, looks: Callable[[str], str | None] = looks_secret) -> str | None:
@@ -250,76 +240,39 @@ def _phrased(text: str, lowered: str) -> str | None:
 
 
 def _phrased_in(text: str, lowered: str) -> str | None:
-    if has_stem(lowered, LOGIN_STEMS) and login_secret(text, lowered):
-        return LOGIN
-    found = code_secret(text, lowered)
+    found = first_kind(_PHRASED_RULES, text, lowered)
     if found:
         return found
-    if has_stem(lowered, _USE_STEMS) and any(
-        credential(match.group("value"), loose=False) for match in _USE_FOR.finditer(text)
-    ):
-        return PASSWORD
     if has_stem(lowered, _PASSWORD_STEMS) and any(
-        _password(window, window_lowered)
+        first_kind(_PASSWORD_RULES, window, window_lowered)
         for window, window_lowered in windows(text, lowered, _PASSWORD_HIT, before=100)
     ):
         return PASSWORD
-    if has_stem(lowered, NAMED_STEMS) and named_secret(text):
-        return API_TOKEN
-    return None
+    return first_kind(NAMED_RULES, text, lowered)
 
 
-def _password(text: str, lowered: str) -> bool:
-    return any(check(text, lowered) for check in _PASSWORD_CHECKS)
+def _network_key(match: re.Match[str], text: str) -> bool:
+    """A network's key: a name has no need of digits and letters together."""
+    return strict(match, text) and any(ch.isdigit() for ch in match.group("value"))
 
 
-def _after_word(text: str, _lowered: str) -> bool:
-    """A value after the password's word: "password is X", "with the password X", "X?
-    it's Y"."""
-    quoted = itertools.chain(_PASSWORD.finditer(text), _PASSWORD_WITH.finditer(text))
-    if any(m.group("quote") or is_value(m.group("value"), text, m.end()) for m in quoted):
-        return True
-    return any(is_value(m.group("value"), text, m.end()) for m in _PASSWORD_ITS.finditer(text))
+def _passphrase(match: re.Match[str], _text: str) -> bool:
+    words = [w.lower().strip(",\"'`") for w in match.group("words").split()]
+    return len([w for w in words if w and w not in NOT_A_VALUE]) >= 2
 
 
-def _without_is(text: str, lowered: str) -> bool:
-    """No "is" between word and value, so the value must look like one."""
-    strict = itertools.chain(_PASSWORD_BARE.finditer(text), _PASSWORD_TO.finditer(text))
-    if "'s" in lowered or "\u2019s" in lowered:
-        strict = itertools.chain(strict, _PASSWORD_S.finditer(text))
-    if any(credential(match.group("value"), loose=False) for match in strict):
-        return True
-    networks = _NETWORK_BARE.finditer(text) if ":" in text or "=" in text else ()
-    return any(
-        credential(value, loose=False) and any(ch.isdigit() for ch in value)
-        for value in (match.group("value") for match in networks)
+def _value_first(match: re.Match[str], _text: str) -> bool:
+    """ "hunter2 is my password": at the start of a sentence any word counts ("Sommer ist
+    mein Passwort")."""
+    return bool(match.group("quote")) or _said_first(
+        match.group("value"), loose=match.group("start") is not None
     )
 
 
-def _passphrase(text: str, _lowered: str) -> bool:
-    for match in _PASSPHRASE.finditer(text):
-        words = [w.lower().strip(",\"'`") for w in match.group("words").split()]
-        if len([w for w in words if w and w not in NOT_A_VALUE]) >= 2:
-            return True
-    return False
-
-
-def _before_word(text: str, _lowered: str) -> bool:
-    """A value said before its word: "hunter2 is my password", "X as my password"."""
-    for match in _VALUE_FIRST.finditer(text):
-        # At the start of a sentence any word counts: "Sommer ist mein Passwort".
-        if match.group("quote") or _said_first(
-            match.group("value"), loose=match.group("start") is not None
-        ):
-            return True
-    for match in _AS_PASSWORD.finditer(text):
-        before = text[: match.start()].rsplit(None, 1)
-        if before and _said_first(before[-1].strip("\"'`«»“”„\u2018\u2019"), loose=True):
-            return True
-    return False
-
-
-_PASSWORD_CHECKS = (_after_word, _without_is, _passphrase, _before_word)
+def _as_password(match: re.Match[str], text: str) -> bool:
+    """ "X as my password": the value is the word before "as"."""
+    before = text[: match.start()].rsplit(None, 1)
+    return bool(before) and _said_first(before[-1].strip("\"'`«»“”„\u2018\u2019"), loose=True)
 
 
 def _said_first(value: str, *, loose: bool) -> bool:
@@ -328,3 +281,21 @@ def _said_first(value: str, *, loose: bool) -> bool:
     if value.lower() in NOT_A_VALUE_BEFORE or value.lower() in NOT_A_VALUE:
         return False
     return credential(value, loose=loose)
+
+
+_PHRASED_RULES = (*LOGIN_RULES, *CODE_RULES, Rule(PASSWORD, _USE_FOR, strict, (_USE_STEMS,)))
+# The password rules: a value after the password's word ("password is X", "with the
+# password X", "X? it's Y"); without "is", where the value must look like one; a passphrase;
+# a value said before its word ("hunter2 is my password", "X as my password").
+_PASSWORD_RULES = (
+    Rule(PASSWORD, _PASSWORD, stated),
+    Rule(PASSWORD, _PASSWORD_WITH, stated),
+    Rule(PASSWORD, _PASSWORD_ITS, valued),
+    Rule(PASSWORD, _PASSWORD_BARE, strict),
+    Rule(PASSWORD, _PASSWORD_TO, strict),
+    Rule(PASSWORD, _PASSWORD_S, strict, (frozenset(("'s", "\u2019s")),)),
+    Rule(PASSWORD, _NETWORK_BARE, _network_key, (frozenset(":="),)),
+    Rule(PASSWORD, _PASSPHRASE, _passphrase),
+    Rule(PASSWORD, _VALUE_FIRST, _value_first),
+    Rule(PASSWORD, _AS_PASSWORD, _as_password),
+)
