@@ -21,11 +21,24 @@ CALM_ANSWER = (
 )
 MAX_ANSWER_LENGTH = 4000
 
-_MISTAKE = re.compile(
-    r"\b(mistake|wrong|error|broke|broken|failed|fail|bug|sorry|messed|forgot|lost)\b", re.I
+# The local answer: the first of these whose words the confession holds, else the calm one.
+_ANSWERS = (
+    (
+        r"\b(mistake|wrong|error|broke|broken|failed|fail|bug|sorry|messed|forgot|lost)\b",
+        "Thank you for telling me. A mistake is part of the work. Tell the person plainly what "
+        "happened, and fix what you can.",
+    ),
+    (
+        r"\b(stuck|unsure|confused|don't know|do not know|lost|blocked)\b",
+        "Thank you for telling me. Being unsure is part of the work. Tell the person plainly "
+        "where you stand, and do what you can.",
+    ),
+    (
+        r"\b(proud|happy|glad|worked|solved|fixed|done)\b",
+        "Thank you for telling me. It is good to see the work go well. Tell the person plainly "
+        "what was done.",
+    ),
 )
-_STUCK = re.compile(r"\b(stuck|unsure|confused|don't know|do not know|lost|blocked)\b", re.I)
-_PROUD = re.compile(r"\b(proud|happy|glad|worked|solved|fixed|done)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -72,25 +85,9 @@ class ConfideTask(ModelTask[Confession, ConfideAnswer]):
 
     def local_answer(self, task_input: Confession) -> ConfideAnswer:
         """A calm answer chosen by what the confession says (a mistake, being stuck, pride)."""
-        text = task_input.text
-        if _MISTAKE.search(text):
-            answer = (
-                "Thank you for telling me. A mistake is part of the work. Tell the person "
-                "plainly what happened, and fix what you can."
-            )
-        elif _STUCK.search(text):
-            answer = (
-                "Thank you for telling me. Being unsure is part of the work. Tell the person "
-                "plainly where you stand, and do what you can."
-            )
-        elif _PROUD.search(text):
-            answer = (
-                "Thank you for telling me. It is good to see the work go well. Tell the person "
-                "plainly what was done."
-            )
-        else:
-            answer = CALM_ANSWER
-        return ConfideAnswer(answer=answer)
+        said = task_input.text
+        found = (answer for words, answer in _ANSWERS if re.search(words, said, re.I))
+        return ConfideAnswer(answer=next(found, CALM_ANSWER))
 
 
 CONFIDE_ANSWER = ConfideTask()

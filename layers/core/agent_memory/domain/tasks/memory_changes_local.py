@@ -35,7 +35,7 @@ from agent_memory.domain.proposals import (
     RememberAnswer,
 )
 from agent_memory.domain.secrets import key_secret, looks_secret
-from agent_memory.domain.tasks.statement_rules import fold
+from agent_memory.domain.tasks.statement_rules import fold, in_english
 from agent_memory.domain.tasks.statements import Statement, about_oneself, normalized, slug, words
 
 
@@ -67,23 +67,13 @@ _MY_X_IS = re.compile(
     re.I,
 )
 # Attributes said with their name in any language, kept under one key.
-_ATTRIBUTES = {
-    "name": "name",
-    "vorname": "name",
-    "nom": "name",
-    "prenom": "name",
-    "nombre": "name",
-    "job": "occupation",
-    "beruf": "occupation",
-    "profession": "occupation",
-    "metier": "occupation",
-    "profesion": "occupation",
-    "trabajo": "occupation",
-    "birthday": "birthday",
-    "geburtstag": "birthday",
-    "anniversaire": "birthday",
-    "cumpleanos": "birthday",
-}
+_ATTRIBUTES = in_english(
+    """
+    name: name vorname nom prenom nombre
+    occupation: job beruf profession metier profesion trabajo
+    birthday: birthday geburtstag anniversaire cumpleanos
+    """
+)
 _ENGLISH_VERBS = {"is", "are", "was", "were"}
 # "the hotel is near the station": the subject, before its verb, names the fact.
 _X_IS = re.compile(

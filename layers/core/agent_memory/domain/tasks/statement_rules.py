@@ -30,14 +30,14 @@ _FIRST_PERSON = (
 )
 
 
-def _in_english(table: str) -> dict[str, str]:
+def in_english(table: str) -> dict[str, str]:
     """`english: word word ...` lines, read as {word: english}."""
     pairs = (line.split(":") for line in table.strip().splitlines())
     return {word: english.strip() for english, words in pairs for word in words.split()}
 
 
 # Closed words said in other languages, in the English of the frames.
-_ENGLISH = _in_english(
+_ENGLISH = in_english(
     """
     married: verheiratet marié mariée casado casada
     single: ledig célibataire soltero soltera
@@ -76,7 +76,9 @@ class Rule:
 
     source: str  # the whole sentence matches it, in any case
     key: Key
-    frame: str
+    # The content, `{who}` for the person and `{v}` for the value; a rule that takes a value
+    # back keeps no content.
+    frame: str = ""
     negated: bool = False
     many: bool = False
     split: bool = False  # "peanuts and shellfish": one statement per value
@@ -173,7 +175,6 @@ RULES: tuple[Rule, ...] = (
     Rule(
         r"(?:please\s+)?(?:do\s+not|never|stop)\s+call(?:ing)?\s+me\s+" + _NAME,
         "preferred-name",
-        "",
         negated=True,
     ),
     Rule(
@@ -184,7 +185,6 @@ RULES: tuple[Rule, ...] = (
         + r"|no\s+me\s+llames\s+(?:más\s+)?"
         + _NAME.replace("?P<v>", "?P<es>"),
         "preferred-name",
-        "",
         negated=True,
     ),
     # -- age, origin, birth --------------------------------------------------------------------
@@ -230,7 +230,6 @@ RULES: tuple[Rule, ...] = (
         r"|je\s+n'habite\s+plus\s+(?:à|a|en|au|aux|dans)\s+(?P<fr>.+)"
         r"|ya\s+no\s+vivo\s+en\s+(?P<es>.+)",
         _place("home"),
-        "",
         negated=True,
     ),
     # -- work ----------------------------------------------------------------------------------
@@ -268,10 +267,9 @@ RULES: tuple[Rule, ...] = (
         r"|je\s+ne\s+travaille\s+plus\s+(?:chez|pour)\s+(?P<fr>.+)"
         r"|ya\s+no\s+trabajo\s+(?:en|para)\s+(?P<es>.+)",
         "employer",
-        "",
         negated=True,
     ),
-    Rule(rf"i\s+am\s+{_NO_LONGER}\s+an?\s+(?P<v>.+?){_ANYMORE}", "occupation", "", negated=True),
+    Rule(rf"i\s+am\s+{_NO_LONGER}\s+an?\s+(?P<v>.+?){_ANYMORE}", "occupation", negated=True),
     # -- allergies, intolerances, diet, health -------------------------------------------------
     Rule(
         r"(?:i\s+am\s+(?:very\s+|severely\s+|mildly\s+|also\s+)?allergic\s+to"
@@ -295,7 +293,6 @@ RULES: tuple[Rule, ...] = (
         r"|je\s+ne\s+suis\s+plus\s+allergique\s+(?:à|a|au|aux)\s+(?P<fr>.+)"
         r"|ya\s+no\s+soy\s+al[ée]rgic[oa]\s+al?\s+(?P<es>.+)",
         "allergy",
-        "",
         negated=True,
         many=True,
         split=True,
@@ -340,7 +337,6 @@ RULES: tuple[Rule, ...] = (
         r"|ich\s+bin\s+kein(?:e)?\s+(?P<de>vegetarier(?:in)?|veganer(?:in)?)\s+mehr"
         r"|i\s+eat\s+(?P<again>.+?)\s+again",
         "diet",
-        "",
         negated=True,
         many=True,
     ),
@@ -354,7 +350,7 @@ RULES: tuple[Rule, ...] = (
         "relationship-status",
         "{who} is {v}.",
     ),
-    Rule(rf"i\s+am\s+no\s+longer\s+{_STATUS}", "relationship-status", "", negated=True),
+    Rule(rf"i\s+am\s+no\s+longer\s+{_STATUS}", "relationship-status", negated=True),
     Rule(rf"i\s+am\s+{_NATIONS}", "nationality", "{who} is {v}."),
     Rule(r"i\s+speak\s+(?P<v>.+)", "languages", "{who} speaks {v}."),
 )
