@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from agent_memory.domain.tasks import ModelTask
+from agent_memory.domain.tasks.base import ModelTask
 from agent_memory.ports import LearningModel, ModelErrorKind, ModelFailure
 from tests.support.http_fake import FakeServer, Reply, fake_server
 

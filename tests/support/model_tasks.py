@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.domain.proposals import MEMORY_KINDS
-from agent_memory.domain.tasks import ModelTask
+from agent_memory.domain.tasks.base import ModelTask
 from agent_memory.domain.tasks.confide_answer import CONFIDE_ANSWER, Confession
 from agent_memory.domain.tasks.enrichment import ENRICHMENT, EnrichmentInput, VisibleEntry
 from agent_memory.domain.tasks.learning_changes import (

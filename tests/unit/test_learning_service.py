@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict
 
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.learning_notes import NOTHING_NEW
-from agent_memory.domain.proposals import InvalidModelOutput
-from agent_memory.domain.tasks import Ask, ModelTask, Refusal, Review
+from agent_memory.domain.tasks.answers import InvalidModelOutput
+from agent_memory.domain.tasks.base import Ask, ModelTask, Refusal, Review
 from agent_memory.persistence.model_calls import owner_tag
 from agent_memory.ports import Equals, EvidenceItem, Execution, KeyRange, ModelFailure, Put, Update
 from agent_memory.service.learning import (

@@ -10,7 +10,8 @@ import pytest
 
 from agent_memory.adapters.rules_model import RulesModel
 from agent_memory.domain.proposals import ProposedRemember
-from agent_memory.domain.tasks import InvalidModelOutput, ModelTask, TaskRequest
+from agent_memory.domain.tasks.answers import InvalidModelOutput
+from agent_memory.domain.tasks.base import ModelTask, TaskRequest
 from agent_memory.domain.tasks.confide_answer import CALM_ANSWER, CONFIDE_ANSWER, Confession
 from agent_memory.domain.tasks.enrichment import ENRICHMENT, EnrichmentInput, VisibleEntry
 from agent_memory.domain.tasks.learning_changes import (

@@ -10,11 +10,11 @@ from agent_memory.domain.errors import DomainError
 from agent_memory.domain.proposals import (
     CHANGES_SCHEMA,
     MAX_CHANGES,
-    InvalidModelOutput,
     ProposedForget,
     ProposedRemember,
     parse_changes,
 )
+from agent_memory.domain.tasks.answers import InvalidModelOutput
 
 API_EXAMPLE = """{"changes": [
   {"op": "remember", "key": "budget", "content": "The trip budget is 1500 EUR.", "kind": "fact",

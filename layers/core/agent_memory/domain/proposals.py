@@ -70,8 +70,6 @@ class MemoryChangesAnswer(Closed):
 # required, no additional properties): OpenAI's json_schema, the Bedrock and Anthropic tool.
 CHANGES_SCHEMA: dict[str, Any] = strict_schema(MemoryChangesAnswer)
 
-__all__ = ["CHANGES_SCHEMA", "InvalidModelOutput", "MemoryChangesAnswer"]
-
 
 @dataclass(frozen=True)
 class ProposedRemember:

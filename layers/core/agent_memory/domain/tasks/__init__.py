@@ -7,26 +7,3 @@ returns", "What the memory bot's model is asked", seed 003's model tasks).
 Import a task's own module: this package imports none of them, so a cold start pays only
 for the tasks it runs.
 """
-
-from agent_memory.domain.tasks.answers import InvalidModelOutput, strict_schema
-from agent_memory.domain.tasks.base import (
-    STEP_DEADLINE_S,
-    Ask,
-    ModelRequest,
-    ModelTask,
-    Refusal,
-    Review,
-    TaskRequest,
-)
-
-__all__ = [
-    "STEP_DEADLINE_S",
-    "Ask",
-    "InvalidModelOutput",
-    "ModelRequest",
-    "ModelTask",
-    "Refusal",
-    "Review",
-    "TaskRequest",
-    "strict_schema",
-]
