@@ -1,18 +1,45 @@
-"""Keys and tokens: by their format (private keys, cloud keys, vendors' tokens, bearer tokens),
-named in words ("my API key is ..."), or a long random string that looks like a credential."""
+"""Credentials by their form: keys and tokens by their format (private keys, cloud keys,
+vendors' tokens, bearer tokens), named in words ("my API key is ..."), or a long random
+string that looks like a credential; and links that give access.
+
+Links that give access: URLs of any scheme with a password (`postgres://user:pass@host`), with
+a credential in the query or fragment (pre-signed S3, SAS, OAuth, API keys), invitation,
+magic-link and reset links with a code, invite hosts, and `user:password@host` without a
+scheme.
+
+Vendors' token formats also come from a maintained detector: Yelp's `detect-secrets` plugins,
+used as a library. `library_finding(text)` answers which kind of secret one of the plugins
+found, or None. Only each plugin's `analyze_string` is called: it matches the plugin's
+patterns and nothing else, so no verification request is ever sent (a user's secret never
+leaves the service) and no global settings or baseline are read.
+
+The package imports `requests` and its scanning machinery (about 110 ms), so it is imported
+at the first check, where learning runs, never on the API's cold path.
+
+Plugins left out, and why:
+- `KeywordDetector` and the high-entropy plugins look for quoted assignments in source code;
+  prose is checked by domain/secrets.py's own rules (several languages, no quotes needed).
+- `ArtifactoryDetector`: its `AP[0-9A-F]...` pattern matches capitalised words ("APACHECONF").
+- `IPPublicDetector`: an IP address is not a secret.
+"""
 
 from __future__ import annotations
 
+import functools
+import importlib
 import itertools
 import math
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from urllib.parse import parse_qsl, urlsplit
 
-from agent_memory.domain.secret_links import URL
 from agent_memory.domain.secret_words import (
+    ACCESS_LINK,
     API_TOKEN,
     BARE_VALUE,
     CLOUD_KEY,
+    COMMON_USERS,
     FOR,
     IS,
     NOW,
@@ -25,6 +52,87 @@ from agent_memory.domain.secret_words import (
     key_like,
     wordset,
 )
+
+# --- Links that give access -----------------------------------------------------------------
+
+# Any scheme: https, ftp, postgres, mysql, mongodb+srv, redis, amqp, ...
+URL = LazyPattern(r"\b[a-z][a-z0-9+.-]{1,30}://[^\s<>\"'`)\]]+", re.IGNORECASE)
+# Query or fragment parameters that carry a credential (pre-signed S3, SAS, OAuth, API keys).
+_ACCESS_PARAMS = wordset(
+    """token access_token id_token refresh_token auth auth_token authtoken key api_key apikey
+    api-key signature sig x-amz-signature x-amz-credential x-amz-security-token
+    x-goog-signature x-goog-credential googleaccessid key-pair-id password pass pwd passwd
+    secret client_secret session sessionid sid jwt otp ticket invite invite_code magic
+    magic_link login_token reset_token code_challenge st"""
+)
+# Path words of invitation, sign-in and password-reset links.
+_ACCESS_PATH = LazyPattern(
+    r"(?:^|/)(?:invite|invites|invitation|invitations|join|joinchat|magic|magic[-_]?link"
+    r"|magiclink|login[-_]?link|signin[-_]?link|passwordless|reset|reset[-_]?password"
+    r"|password[-_]?reset|recover|recovery|activate|activation|verify|confirm|onboard)(?:/|$)",
+    re.IGNORECASE,
+)
+# Hosts whose links are invitations by themselves.
+_INVITE_HOSTS = ("discord.gg", "chat.whatsapp.com", "join.slack.com", "t.me")
+
+# "root:hunter2@db.example.com", without a scheme.
+_USER_PASS_HOST = LazyPattern(
+    r"(?<![\w/])(?P<user>[\w.+-]{1,64}):(?P<value>[^\s@/:]{3,})@[A-Za-z0-9-]+"
+    r"(?:\.[A-Za-z0-9-]+)+"
+)
+# "mailto:ana@example.com", "Email:ana@example.com": an address, not user:password@host.
+_ADDRESS_LABELS = wordset("mailto sip sips xmpp im email e-mail mail contact to from cc bcc")
+
+
+def access_link(text: str) -> str | None:
+    """ACCESS_LINK when `text` holds a link (or `user:password@host`) that gives access."""
+    if "://" in text and any(_is_access_link(url) for url in URL.findall(text)):
+        return ACCESS_LINK
+    return ACCESS_LINK if "@" in text and _user_pass_host(text) else None
+
+
+def _user_pass_host(text: str) -> bool:
+    for match in _USER_PASS_HOST.finditer(text):
+        user = match.group("user").lower()
+        if user not in _ADDRESS_LABELS and (
+            credential(match.group("value"), loose=False) or user in COMMON_USERS
+        ):
+            return True
+    return False
+
+
+def _is_access_link(url: str) -> bool:
+    try:
+        parts = urlsplit(url.rstrip(".,;!?"))
+        password = parts.password
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return False
+    if password:
+        return True
+    params = [*parse_qsl(parts.query, keep_blank_values=False)]
+    params += parse_qsl(parts.fragment, keep_blank_values=False)
+    if any(name.lower() in _ACCESS_PARAMS and len(value) >= 4 for name, value in params):
+        return True
+    path = parts.path.rstrip("/")
+    if host in _INVITE_HOSTS or host.endswith(".discord.gg"):
+        return len(path.strip("/")) >= 4
+    if _ACCESS_PATH.search(path):
+        # An invite/reset path with a code after it, or a code in the query string.
+        tail = [segment for segment in path.split("/") if segment]
+        codes = [*tail[-1:], *(value for _name, value in params)]
+        return any(_looks_like_code(code) for code in codes)
+    return False
+
+
+def _looks_like_code(value: str) -> bool:
+    """A one-off code: long enough and not a plain word."""
+    if len(value) < 6 or _ACCESS_PATH.search("/" + value + "/"):
+        return False
+    return any(ch.isdigit() for ch in value) or (len(value) >= 16 and not value.isalpha())
+
+
+# --- Keys and tokens ------------------------------------------------------------------------
 
 _PRIVATE_KEY = LazyPattern(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
 _AWS_KEY_ID = LazyPattern(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b")
@@ -125,3 +233,61 @@ def _random(candidate: str) -> bool:
     counts = Counter(candidate)
     entropy = -sum(n / len(candidate) * math.log2(n / len(candidate)) for n in counts.values())
     return entropy >= 4.0
+
+
+# --- detect-secrets' plugins ----------------------------------------------------------------
+
+Finder = Callable[[str], Iterable[str]]
+
+# The keyword plugins (IBM, Cloudant, SoftLayer) cost 10 to 50 times the others on prose: they
+# run only when the text has one of their key words (any case). Other plugins start with a
+# literal and always run.
+_CREDENTIAL_WORDS = ("key", "pw", "pass", "token")
+_ALWAYS: tuple[str, ...] = ()
+# Each plugin: the kind it finds, the words it needs, its module of `detect_secrets.plugins`
+# and its class.
+_PLUGINS = (
+    (CLOUD_KEY, _ALWAYS, "aws", "AWSKeyDetector"),
+    (CLOUD_KEY, _ALWAYS, "azure_storage_key", "AzureStorageKeyDetector"),
+    (CLOUD_KEY, _CREDENTIAL_WORDS, "ibm_cloud_iam", "IbmCloudIamDetector"),
+    (CLOUD_KEY, ("secret",), "ibm_cos_hmac", "IbmCosHmacDetector"),
+    (CLOUD_KEY, (*_CREDENTIAL_WORDS, "softlayer"), "softlayer", "SoftlayerDetector"),
+    (CLOUD_KEY, (*_CREDENTIAL_WORDS, "cloudant"), "cloudant", "CloudantDetector"),
+    (PRIVATE_KEY, _ALWAYS, "private_key", "PrivateKeyDetector"),
+    (ACCESS_LINK, _ALWAYS, "basic_auth", "BasicAuthDetector"),
+    (API_TOKEN, _ALWAYS, "discord", "DiscordBotTokenDetector"),
+    (API_TOKEN, _ALWAYS, "github_token", "GitHubTokenDetector"),
+    (API_TOKEN, _ALWAYS, "gitlab_token", "GitLabTokenDetector"),
+    (API_TOKEN, _ALWAYS, "jwt", "JwtTokenDetector"),
+    (API_TOKEN, _ALWAYS, "mailchimp", "MailchimpDetector"),
+    (API_TOKEN, _ALWAYS, "npm", "NpmDetector"),
+    (API_TOKEN, _ALWAYS, "openai", "OpenAIDetector"),
+    (API_TOKEN, _ALWAYS, "pypi_token", "PypiTokenDetector"),
+    (API_TOKEN, _ALWAYS, "sendgrid", "SendGridDetector"),
+    (API_TOKEN, _ALWAYS, "slack", "SlackDetector"),
+    (API_TOKEN, _ALWAYS, "square_oauth", "SquareOAuthDetector"),
+    (API_TOKEN, _ALWAYS, "stripe", "StripeDetector"),
+    (API_TOKEN, _ALWAYS, "telegram_token", "TelegramBotTokenDetector"),
+    (API_TOKEN, _ALWAYS, "twilio", "TwilioKeyDetector"),
+)
+
+
+@functools.cache
+def _finders() -> Sequence[tuple[str, tuple[str, ...], Finder]]:
+    # Imported here: detect-secrets pulls in `requests`, which the API never needs.
+    finders = []
+    for kind, words, module, name in _PLUGINS:
+        plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)()
+        finders.append((kind, words, plugin.analyze_string))
+    return tuple(finders)
+
+
+def library_finding(text: str) -> str | None:
+    """The kind of secret a detect-secrets plugin finds in `text`, or None."""
+    lowered = text.lower()
+    for kind, words, find in _finders():
+        if words and not any(word in lowered for word in words):
+            continue
+        if any(True for _ in find(text)):
+            return kind
+    return None
