@@ -14,7 +14,6 @@ from typing import Any
 
 from agent_memory.domain.model_gate import RENAME_NOT_YOURS
 from agent_memory.domain.tags import BAD_TOPIC, COLON_TAG
-from agent_memory.domain.tasks.learning_changes import FactChange
 from agent_memory.persistence.bot_memory import pool_of
 from agent_memory.ports import KeyRange, LearningRequest
 from tests.conftest import User
@@ -37,6 +36,25 @@ def facts(*topics: str) -> Answer:
         changes = [
             {"op": "fact", "content": f"About {t}.", "topics": [t], "sources": [person["id"]]}
             for t in topics
+        ]
+        return json.dumps({"changes": changes})
+
+    return answer
+
+
+def plans(numbers: range) -> Answer:
+    """A fact on "trip" per number, each citing the person's words of the request."""
+
+    def answer(request: LearningRequest) -> str:
+        person = next(line for line in lines(request) if line.get("role") == "user")
+        changes = [
+            {
+                "op": "fact",
+                "content": f"Trip plan {n}.",
+                "topics": ["trip"],
+                "sources": [person["id"]],
+            }
+            for n in numbers
         ]
         return json.dumps({"changes": changes})
 
@@ -83,16 +101,8 @@ def test_a_rename_covers_every_entry_without_rewriting_them(
     learn(world, script, chat, facts("travel"))
     # More entry rows on "trip" (a base row and a recency copy each) than one transaction
     # holds, written as the memory Bot writes them.
-    items = world.get(world.ana, f"/v1/chats/{chat['id']}/items").json()["items"]
-    person = next(i["id"] for i in items if i["role"] == "user")
     for start in range(0, 60, 30):
-        changes = [
-            FactChange(op="fact", content=f"Trip plan {n}.", topics=["trip"], sources=[person])
-            for n in range(start, start + 30)
-        ]
-        services.bot_memory.learn(
-            world.bot["id"], world.org, chat["id"], changes, evidence=[person]
-        )
+        learn(world, script, chat, plans(range(start, start + 30)))
     assert len(read(world, world.ana, "trip")) == 60
     before = entry_rows(services, world)
 

@@ -5,10 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_memory.domain.tasks.learning_changes import FactChange, ObservationChange
-from tests.conftest import Api
-from tests.support.bots import make_bot, make_channel, make_chat, turn
+from tests.conftest import Api, User
+from tests.support.bots import (
+    MEMORY_MODEL,
+    Script,
+    make_bot,
+    make_channel,
+    make_chat,
+    script,
+    services,
+    turn,
+)
 from tests.support.plaintext import all_text, scan_rows
+
+__all__ = ["script", "services"]  # the memory Bot's scripted model, learning inline
 
 MARKERS = {
     "input": "Zephyr-6120",
@@ -21,8 +31,35 @@ MARKERS = {
 }
 
 
-def test_no_bot_memory_content_at_rest(api: Api, services: Any, local_aws: Any) -> None:
+def taught(
+    api: Api,
+    script: Script,
+    user: User,
+    chat: dict[str, Any],
+    turn_id: str,
+    change: dict[str, Any],
+    owner: User | None = None,
+) -> list[str]:
+    """`change` learned by the run a confide of `user` in the Turn starts once it completes:
+    the ids of the entries it wrote, as the Bot's `owner` reads its runs."""
+    script.answers["learning_changes"] = {"changes": [{"topics": [], **change}]}
+    path = f"/v1/chats/{chat['id']}/turns/{turn_id}"
+    confided = api.client.post(f"{path}/confide", json={"text": "x"}, headers=user.headers)
+    assert confided.status_code == 200, confided.text
+    assert api.client.post(f"{path}/complete", json={}, headers=user.headers).status_code == 200
+    url = f"/v1/bots/{chat['botId']}/learning"
+    [run, *_] = api.client.get(url, headers=(owner or user).headers).json()["executions"]
+    assert run["status"] == "succeeded", run
+    return [a["key"] for a in run["applied"]]
+
+
+def test_no_bot_memory_content_at_rest(api: Api, script: Script, local_aws: Any) -> None:
     org = api.org()
+    settings = {"botMemoryModel": MEMORY_MODEL}
+    patched = api.client.patch(
+        f"/v1/organizations/{org}/settings", json=settings, headers=api.admin
+    )
+    assert patched.status_code == 200, patched.text
     ana, ben = api.user(org), api.user(org)
     client = api.client
     bot = make_bot(api, ana, {ben.id: "read"})
@@ -40,47 +77,21 @@ def test_no_bot_memory_content_at_rest(api: Api, services: Any, local_aws: Any) 
         headers=ana.headers,
     )
     assert added.status_code == 200, added.text
-    learned = services.bot_memory.learn(
-        bot["id"],
-        org,
-        chat["id"],
-        [
-            FactChange(
-                op="fact", content=f"Ana's word is {MARKERS['fact']}.", topics=[], sources=["i-01"]
-            )
-        ],
-        evidence=["i-01"],
-    )
-    fact_id = learned.applied[0].entry_id
-    services.bot_memory.learn(
-        bot["id"],
-        org,
-        chat["id"],
-        [
-            ObservationChange(
-                op="observation",
-                content=f"Ana guards {MARKERS['observation']}.",
-                confidence=0.6,
-                topics=[],
-                sources=[fact_id],
-            )
-        ],
-        evidence=[],
-    )
+    fact = {"op": "fact", "content": f"Ana's word is {MARKERS['fact']}.", "sources": ["i-01"]}
+    [fact_id] = taught(api, script, ana, chat, turn_id, fact)
+    observation = {
+        "op": "observation",
+        "content": f"Ana guards {MARKERS['observation']}.",
+        "confidence": 0.6,
+        "sources": [fact_id],
+    }
+    noted = turn(api, ana, chat["id"], "Noted.")["turn"]["id"]
+    taught(api, script, ana, chat, noted, observation)
     channel = make_channel(api, ana, ben)
     group = make_chat(api, ana, bot["id"], channelId=channel["id"])
-    turn(api, ben, group["id"], f"The team word is {MARKERS['group']}.")
-    services.bot_memory.learn(
-        bot["id"],
-        org,
-        group["id"],
-        [
-            FactChange(
-                op="fact", content=f"Team word {MARKERS['group']}.", topics=[], sources=["i-01"]
-            )
-        ],
-        evidence=["i-01"],
-    )
+    said = turn(api, ben, group["id"], f"The team word is {MARKERS['group']}.")["turn"]["id"]
+    team = {"op": "fact", "content": f"Team word {MARKERS['group']}.", "sources": ["i-01"]}
+    taught(api, script, ben, group, said, team, owner=ana)
     url = f"/v1/bots/{bot['id']}/memory"
     remembered = client.post(
         url,
