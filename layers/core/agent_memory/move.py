@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
+from agent_memory.adapters.envelope import Sealing
 from agent_memory.adapters.recipient_key import RecipientCipher, is_sealed, key_id, new_key_pair
 from agent_memory.adapters.sqlite_rows import decode_record, encode_record
 from agent_memory.ports import Cipher, Delete, Put, Store
@@ -47,16 +48,6 @@ _RECIPIENT_SCOPE = {"pool": "move", "field": "recipient"}
 
 class Refused(Exception):
     """The archive or the target is not fit for an import; nothing was written."""
-
-
-class Resealing(Protocol):
-    def unwrap(self, blob: bytes) -> tuple[bytes, dict[str, str]]: ...
-
-    def wrap(self, payload: bytes, context: Mapping[str, str]) -> bytes: ...
-
-
-class DeploymentCipher(Cipher, Resealing, Protocol):
-    """The deployment's own cipher, which can also hand a sealed payload over as it is."""
 
 
 class Table(Store, Protocol):
@@ -81,7 +72,7 @@ def make_recipient(store: Store, cipher: Cipher, now_ms: int) -> str:
     return public
 
 
-def export_archive(table: Table, cipher: Resealing, public: str, out: IO[bytes]) -> Counted:
+def export_archive(table: Table, cipher: Sealing, public: str, out: IO[bytes]) -> Counted:
     """Every row of the source into `out`, sealed values re-sealed for `public`."""
     recipient = RecipientCipher(public)
     digest = hashlib.sha256()
@@ -121,7 +112,7 @@ class Resealer:
     # within this many sealed values unless the pool is larger.
     KEPT = 1024
 
-    def __init__(self, source: Resealing, target: Resealing, counted: Counted) -> None:
+    def __init__(self, source: Sealing, target: Sealing, counted: Counted) -> None:
         self._source = source
         self._target = target
         self._counted = counted
@@ -196,7 +187,7 @@ def import_archive(
     archive: Iterable[bytes],
     again: Iterable[bytes],
     store: Store,
-    cipher: DeploymentCipher,
+    cipher: Sealing,
     following: Callable[[Sequence[str]], AfterRows] | None = None,
 ) -> Counted:
     """Check `archive`, then write the rows of `again` (the same archive, read anew);
