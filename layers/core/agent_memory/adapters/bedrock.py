@@ -119,7 +119,7 @@ class BedrockModel:
         try:
             response = self.runtime(deadline).converse(**self.converse_request(request))
         except ClientError as error:
-            raise _client_failure(error) from None
+            raise client_failure(error) from None
         except (ReadTimeoutError, ConnectTimeoutError) as error:
             raise ModelFailure(
                 "timeout", f"Bedrock did not answer: {error}", retryable=True
@@ -171,7 +171,8 @@ def _late(deadline_s: float) -> ModelFailure:
     )
 
 
-def _client_failure(error: Any) -> ModelFailure:
+def client_failure(error: Any) -> ModelFailure:
+    """What a Bedrock Runtime error means, for a model or an embedder."""
     info = error.response.get("Error", {}) if isinstance(error.response, dict) else {}
     code = str(info.get("Code", ""))
     message = f"Bedrock answered {code}: {info.get('Message', '')}"

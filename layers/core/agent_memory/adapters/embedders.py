@@ -31,16 +31,6 @@ OPENAI_DIMENSIONS = {
 # Inputs per `/embeddings` call (OpenAI accepts 2,048).
 OPENAI_BATCH = 256
 DEADLINE_S = 30.0
-_RETRYABLE_BEDROCK = frozenset(
-    {
-        "ThrottlingException",
-        "ServiceQuotaExceededException",
-        "ModelTimeoutException",
-        "ServiceUnavailableException",
-        "InternalServerException",
-        "ModelNotReadyException",
-    }
-)
 
 
 def split_name(name: str) -> tuple[str, dict[str, str]]:
@@ -96,14 +86,16 @@ class BedrockEmbedder:
     def _one(self, text: str) -> Vector:
         from botocore.exceptions import BotoCoreError, ClientError
 
+        from agent_memory.adapters.bedrock import client_failure
+
         try:
             response = self._client.invoke_model(**self.request(text))
             data = json.loads(response["body"].read())
         except ClientError as error:
+            # Bedrock's own message is left out: it may quote the text.
             code = str(error.response.get("Error", {}).get("Code", ""))
-            raise EmbeddingFailure(
-                f"Bedrock answered {code}", retryable=code in _RETRYABLE_BEDROCK
-            ) from None
+            retryable = client_failure(error).retryable
+            raise EmbeddingFailure(f"Bedrock answered {code}", retryable=retryable) from None
         except BotoCoreError as error:
             raise EmbeddingFailure(
                 f"Bedrock call failed: {type(error).__name__}", retryable=True
