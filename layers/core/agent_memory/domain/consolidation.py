@@ -131,8 +131,7 @@ def consolidate(
     accepted: list[ProposedChange] = []
     rejected: list[Rejection] = []
     for change in changes:
-        # Text that cannot be stored first, then a secret: whatever else is wrong.
-        reason = _unencodable_reason(change) or _secret_reason(change, secret)
+        reason = _text_reason(change, secret)
         if reason is None and per_key[change.key] > 1:
             reason = DUPLICATE_KEY
         if reason is None:
@@ -144,14 +143,12 @@ def consolidate(
     return Decision(tuple(accepted), tuple(rejected)).limited(rules.max_changes)
 
 
-def _unencodable_reason(change: ProposedChange) -> str | None:
+def _text_reason(change: ProposedChange, secret: Callable[[str], str | None]) -> str | None:
+    """Text that cannot be stored first, then a secret (the gate on model output's rule,
+    domain/model_gate.py, the same for every pool): whatever else is wrong."""
     content = change.content if isinstance(change, ProposedRemember) else ""
-    return UNENCODABLE if not (encodable(change.key) and encodable(content)) else None
-
-
-def _secret_reason(change: ProposedChange, secret: Callable[[str], str | None]) -> str | None:
-    # The gate on model output's secret rule (domain/model_gate.py), the same for every pool.
-    content = change.content if isinstance(change, ProposedRemember) else ""
+    if not (encodable(change.key) and encodable(content)):
+        return UNENCODABLE
     return secret_reason((content,), (change.key,), secret)
 
 

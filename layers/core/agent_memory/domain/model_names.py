@@ -54,10 +54,7 @@ def parse_model_name(name: str, path: Sequence[str | int]) -> ModelName:
     provider, sep, model = name.partition("/")
     if not sep or not model.strip():
         raise ValidationFailed("a model is named 'provider/model'", path)
-    if provider not in PROVIDERS:
-        raise ValidationFailed(
-            f"unknown model provider {provider!r}; known: {', '.join(PROVIDERS)}", path
-        )
+    _known(provider, path)
     for segment in model.split("/"):
         if segment in {".", ".."} or not _SEGMENT.fullmatch(segment):
             raise ValidationFailed(
@@ -71,12 +68,16 @@ def parse_pattern(pattern: str, path: Sequence[str | int]) -> str:
     text = pattern.strip() if isinstance(pattern, str) else pattern
     provider, sep, rest = text.partition("/") if isinstance(text, str) else ("", "", "")
     if sep and rest == "*":
-        if provider not in PROVIDERS:
-            raise ValidationFailed(
-                f"unknown model provider {provider!r}; known: {', '.join(PROVIDERS)}", path
-            )
+        _known(provider, path)
         return text
     return str(parse_model_name(text, path))
+
+
+def _known(provider: str, path: Sequence[str | int]) -> None:
+    if provider not in PROVIDERS:
+        raise ValidationFailed(
+            f"unknown model provider {provider!r}; known: {', '.join(PROVIDERS)}", path
+        )
 
 
 def parse_patterns(patterns: Sequence[str], path: Sequence[str | int]) -> tuple[str, ...]:
