@@ -63,21 +63,28 @@ class Observation(Closed):
     workingMemory: str | dict[str, Any] | None
 
 
+# The rule on the title: by `observation.threadTitle`.
+_TITLE_RULE = {
+    True: "Propose a title (at most eight words) when the conversation has none or its "
+    "topic meaningfully changed; otherwise answer title null and leave it alone.",
+    False: "Answer title null.",
+}
+# The rule on the working memory: by its format, when `manageWorkingMemory` is on.
+_MEMORY_RULE = {
+    None: "Answer workingMemory null.",
+    "json": "Update the working memory (the user's standing notes) when you learned "
+    "something lasting: answer the whole object, following its schema; null when nothing "
+    "changed.",
+    "markdown": "Update the working memory (the user's standing notes, Markdown) when you "
+    "learned something lasting: answer the whole text, keeping its headings; null when "
+    "nothing changed.",
+}
+
+
 class ObservationTask(ModelTask[ObservationInput, Observation]):
     name = NAME
     output_model = Observation
     description = "Record the new observations, and the title and working memory when changed."
-
-    def schema(self, task_input: ObservationInput) -> dict[str, Any]:
-        """Working memory is text, or an object that follows the agent's own schema."""
-        schema = strict_schema(Observation)
-        memory = task_input.working_memory
-        if memory is not None and memory.format == "json" and memory.schema is not None:
-            shape = strictly(memory.schema)
-        else:
-            shape = {"type": "string"}
-        schema["properties"]["workingMemory"] = {"anyOf": [shape, {"type": "null"}]}
-        return schema
 
     intro = "You observe a conversation between a user and an agent and keep a compact log of it."
     rules = (
@@ -95,30 +102,20 @@ class ObservationTask(ModelTask[ObservationInput, Observation]):
 
     def rules_for(self, task_input: ObservationInput) -> list[str]:
         """The title's and the working memory's rule follow the thread's settings."""
-        rules = list(self.rules)
-        if task_input.thread_title:
-            rules.append(
-                "Propose a title (at most eight words) when the conversation has none or its "
-                "topic meaningfully changed; otherwise answer title null and leave it alone."
-            )
-        else:
-            rules.append("Answer title null.")
         memory = task_input.working_memory
-        if memory is None:
-            rules.append("Answer workingMemory null.")
-        elif memory.format == "json":
-            rules.append(
-                "Update the working memory (the user's standing notes) when you learned "
-                "something lasting: answer the whole object, following its schema; null "
-                "when nothing changed."
-            )
+        kept = _MEMORY_RULE[memory.format if memory is not None else None]
+        return [*self.rules, _TITLE_RULE[task_input.thread_title], kept]
+
+    def schema(self, task_input: ObservationInput) -> dict[str, Any]:
+        """Working memory is text, or an object that follows the agent's own schema."""
+        schema = strict_schema(Observation)
+        memory = task_input.working_memory
+        if memory is not None and memory.format == "json" and memory.schema is not None:
+            shape = strictly(memory.schema)
         else:
-            rules.append(
-                "Update the working memory (the user's standing notes, Markdown) when you "
-                "learned something lasting: answer the whole text, keeping its headings; "
-                "null when nothing changed."
-            )
-        return rules
+            shape = {"type": "string"}
+        schema["properties"]["workingMemory"] = {"anyOf": [shape, {"type": "null"}]}
+        return schema
 
     def user(self, task_input: ObservationInput) -> str:
         lines = ["Observations so far:", task_input.observations or "(none)", ""]
