@@ -1,7 +1,7 @@
 """One background execution per save: a save the observer runs on indexes for
 semantic recall in the observer's own execution when recall's batch is due (with the
 observer on: what fills one PutVectors, or messages observed out of the raw window),
-before the model is asked (service/thread_learning.py `Carrying`), so a failed observation
+before the model is asked (service/thread_learning.py `carry`), so a failed observation
 leaves nothing unindexed and a step that repeats writes nothing twice."""
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from agent_memory.service.learning_pools import (
     PoolRef,
 )
 from agent_memory.service.thread_learning import (
-    Carrying,
     Saved,
-    StepDefaults,
     ThreadBackground,
+    ThreadStep,
+    carry,
+    one_read,
     ride,
 )
 from tests.support.in_memory import InMemoryStore
@@ -129,7 +130,7 @@ def test_an_embedding_model_that_cannot_answer_never_stops_the_observer(
 # --- the seam, without a stack ----------------------------------------------------------
 
 
-class Indexer(StepDefaults):
+class Indexer(ThreadStep):
     """A model-free step over a list of messages: its position moves once per message."""
 
     kind = "thread-recall"
@@ -167,7 +168,18 @@ class Indexer(StepDefaults):
 
 
 class Observer(Indexer):
+    """A model step that carries `riders`."""
+
     kind = "thread-observe"
+
+    def __init__(self, saved: int, *riders: ThreadStep) -> None:
+        super().__init__(saved)
+        self.riders = riders
+
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+        with one_read():
+            carry(self, pool, upto)
+            return super().load_evidence(pool, upto)
 
 
 class Starts:
@@ -184,8 +196,8 @@ class Starts:
 
 
 def test_the_rider_is_done_once_whatever_repeats() -> None:
-    indexer, observer = Indexer(saved=4), Observer(saved=4)
-    carrying = Carrying(observer, indexer)
+    indexer = Indexer(saved=4)
+    carrying = Observer(4, indexer)
     pool = PoolRef("thread-observe", "org_1", "th_1")
     assert carrying.load_evidence(pool, 3) is not None
     assert indexer.indexed == [0, 1, 2]
@@ -204,7 +216,7 @@ def test_a_rider_starts_its_own_run_when_its_carrier_does_not() -> None:
     indexer = Indexer(saved=2)
     for answer, expected in (("started", ["thread-observe"]), ("throttled", None)):
         learning = Starts(answer)
-        background = ThreadBackground(learning, [Carrying(Observer(2), indexer), indexer])
+        background = ThreadBackground(learning, [Observer(2, indexer), indexer])
         answers = background.after_save(saved)
         assert learning.started == (expected or ["thread-observe", "thread-recall"])
         assert answers == {"thread-observe": answer, "thread-recall": "started"}

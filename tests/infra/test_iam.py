@@ -293,7 +293,7 @@ def test_bedrock_only_on_the_allowed_model_families(
         arn = f"arn:aws:bedrock:{region}::{model}"
         assert call_model.allows(Request("bedrock:InvokeModel", arn)) is allowed, arn
     # Elsewhere only the embedding model of semantic recall (the context, the recall step,
-    # and LoadEvidence, where an observer's run embeds first: thread_learning `Carrying`).
+    # and LoadEvidence, where an observer's run embeds first: thread_learning `carry`).
     titan = f"arn:aws:bedrock:{REGION}::foundation-model/amazon.titan-embed-text-v2:0"
     for function in ("ApiFunction", *STEPS[:1], *STEPS[2:]):
         grants = policy(template, function, deployment)

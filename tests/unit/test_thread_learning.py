@@ -16,9 +16,9 @@ from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.service.learning_pools import AlreadyApplied, PoolRef
 from agent_memory.service.thread_learning import (
     Saved,
-    StepDefaults,
     ThreadBackground,
     ThreadReader,
+    ThreadStep,
     thread_pool,
 )
 from tests.support.in_memory import FakeCipher, FixedClock, InMemoryStore
@@ -118,7 +118,7 @@ class Recorder:
         return [{"id": f"{pool.kind}-1", "startedAt": started}]
 
 
-class Step(StepDefaults):
+class Step(ThreadStep):
     def __init__(self, kind: str, wants: bool) -> None:
         self.kind = kind
         self.wants = wants

@@ -69,7 +69,7 @@ def thread_steps(wiring: Wiring) -> list[ThreadStep]:
     """Background work after a thread's saves, each a learning pool kind of its own (ADR 0059)."""
     from agent_memory.service.observe_step import ObserveStep
     from agent_memory.service.recall_step import RecallStep
-    from agent_memory.service.thread_learning import Carrying, ThreadReader
+    from agent_memory.service.thread_learning import ThreadReader
     from agent_memory.service.thread_title import TitleStep
 
     reader = ThreadReader(wiring.thread_repo, wiring.agent_versions, wiring.clock)
@@ -80,6 +80,6 @@ def thread_steps(wiring: Wiring) -> list[ThreadStep]:
         TitleStep(reader, wiring.store, wiring.clock, wiring.settings.title_model),
         # OBSERVER_MODEL (API.md); the options' own models win, local/rules without any.
         # A save the observer runs on embeds in the observer's execution (one, not two).
-        Carrying(ObserveStep(reader, wiring.observer), recall),
+        ObserveStep(reader, wiring.observer, riders=(recall,)),
         recall,
     ]

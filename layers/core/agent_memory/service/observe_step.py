@@ -32,7 +32,7 @@ from agent_memory.service.observer import (
     observer_model,
     thresholds,
 )
-from agent_memory.service.thread_learning import Saved, StepDefaults, ThreadReader
+from agent_memory.service.thread_learning import Saved, ThreadReader, ThreadStep, carry, one_read
 
 
 @dataclass(frozen=True)
@@ -58,13 +58,16 @@ class ReflectionDetail:
 ObserveDetail = ObservationDetail | ReflectionDetail
 
 
-class ObserveStep(StepDefaults):
+class ObserveStep(ThreadStep):
     kind: PoolKind = OBSERVE_KIND
 
-    def __init__(self, reader: ThreadReader, observer: Observer) -> None:
+    def __init__(
+        self, reader: ThreadReader, observer: Observer, riders: tuple[ThreadStep, ...] = ()
+    ) -> None:
         self._reader = reader
         self._observer = observer
         self.store = observer.store
+        self.riders = riders
 
     def wanted(self, saved: Saved) -> bool:
         """Unobserved tokens reached `bufferTokens`, or a turn ended with `bufferOnIdle`."""
@@ -102,16 +105,19 @@ class ObserveStep(StepDefaults):
         )
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
-        """A reflection when due and none waits in reserve, else the unread messages."""
-        found = self._reader.thread(pool)
-        if found is None or not rules.observing(found[1]):
-            return None
-        stored, options = found
-        log_ = self._observer.logs.log(stored.thread)
-        t = thresholds(options, self._observer.platform_model)
-        if rules.wants_reflection(log_.active, bool(log_.of("reflection", "buffered")), t):
-            return self._reflection_evidence(pool, stored.thread, options, log_)
-        return self._observation_evidence(pool, stored, options, log_, upto)
+        """The riders' due work first; then a reflection when due and none waits in reserve,
+        else the unread messages."""
+        with one_read():
+            carry(self, pool, upto)
+            found = self._reader.thread(pool)
+            if found is None or not rules.observing(found[1]):
+                return None
+            stored, options = found
+            log_ = self._observer.logs.log(stored.thread)
+            t = thresholds(options, self._observer.platform_model)
+            if rules.wants_reflection(log_.active, bool(log_.of("reflection", "buffered")), t):
+                return self._reflection_evidence(pool, stored.thread, options, log_)
+            return self._observation_evidence(pool, stored, options, log_, upto)
 
     def _reflection_evidence(
         self, pool: PoolRef, thread: Thread, options: Mapping[str, Any], log_: Log

@@ -30,8 +30,8 @@ from agent_memory.service.learning_pools import (
 from agent_memory.service.recall import RECALL_KIND, RecallService
 from agent_memory.service.thread_learning import (
     Saved,
-    StepDefaults,
     ThreadReader,
+    ThreadStep,
     one_read,
 )
 
@@ -48,7 +48,7 @@ class RecallDetail:
     seqs: tuple[int, ...]
 
 
-class RecallStep(StepDefaults):
+class RecallStep(ThreadStep):
     """Indexes a thread once a batch is full, so one PutVectors carries it; a pending row
     put before every save lets `flush_idle` index an idle thread's tail."""
 

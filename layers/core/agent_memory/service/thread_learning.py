@@ -1,12 +1,13 @@
 """Background work on a thread after its saves: each step is a learning pool of its own.
 
 A save starts at most one run per step; a model-free step may ride along a model step
-(`Carrying`) so that a save wanting both starts one execution.
+(its `riders`) so that a save wanting both starts one execution.
 """
 
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -24,7 +25,6 @@ from agent_memory.service.learning_pools import (
     Change,
     Evidence,
     FinishActions,
-    LearningPool,
     Outcome,
     PoolDefaults,
     PoolKind,
@@ -53,50 +53,41 @@ class Saved:
     messages: tuple[Message, ...]
 
 
-class ThreadStep(LearningPool, Protocol):
+class ThreadStep(PoolDefaults, ABC):
     """A `LearningPool` of its own kind, plus when a save wants it and what it does then."""
 
-    # Model-free steps whose work this step's runs do as well (`Carrying`).
-    riders: tuple[ThreadStep, ...]
+    kind: PoolKind
+    # Model-free steps whose work this step's runs do first (`carry`, in LoadEvidence
+    # before the model is asked); each keeps its own read position.
+    riders: tuple[ThreadStep, ...] = ()
     # A rider commits its work here, outside any execution.
     store: Store
 
+    @abstractmethod
     def wanted(self, saved: Saved) -> bool:
         """Whether this save starts a run; no I/O (request path)."""
-        ...
+
+    @abstractmethod
+    def task(self, evidence: Evidence[Any]) -> Ask[Any, Any] | None: ...
+
+    @abstractmethod
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None: ...
+
+    @abstractmethod
+    def change(self, evidence: Evidence[Any], changes: Any, finish: FinishActions) -> Change: ...
 
     def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """The rider's work that is due on its carrier's run."""
-        ...
-
-    def change(self, evidence: Evidence[Any], changes: Any, finish: FinishActions) -> Change: ...
-
-    def before_save(
-        self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
-    ) -> None:
-        """What the step writes before a save that will leave `upto` messages commits."""
-        ...
-
-    def flush_idle(self, workflow: Workflow) -> int:
-        """The schedule's tick: the runs this step starts for idle threads."""
-        ...
-
-
-class StepDefaults(PoolDefaults):
-    riders: tuple[ThreadStep, ...] = ()
-
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
-        raise NotImplementedError
-
-    def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         return self.load_evidence(pool, upto)
 
     def before_save(
         self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
     ) -> None:
+        """What the step writes before a save that will leave `upto` messages commits."""
         return None
 
     def flush_idle(self, workflow: Workflow) -> int:
+        """The schedule's tick: the runs this step starts for idle threads."""
         return 0
 
 
@@ -262,38 +253,15 @@ class ThreadBackground:
         return views[:limit]
 
 
-class Carrying(StepDefaults):
-    """A model step whose runs also do its riders' work, in LoadEvidence before the model is
-    asked; each rider keeps its own read position, so a retry writes nothing twice."""
-
-    def __init__(self, carrier: ThreadStep, *riders: ThreadStep) -> None:
-        self.kind: PoolKind = carrier.kind
-        self.carrier = carrier
-        self.riders: tuple[ThreadStep, ...] = riders
-        self.store = carrier.store
-
-    def wanted(self, saved: Saved) -> bool:
-        return self.carrier.wanted(saved)
-
-    def task(self, evidence: Evidence[Any]) -> Ask[Any, Any] | None:
-        return self.carrier.task(evidence)
-
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
-        """Each rider's due work first, committed, then the carrier's evidence."""
-        with one_read():
-            for rider in self.riders:
-                try:
-                    ride(rider, PoolRef(rider.kind, pool.org_id, pool.pool_id), upto, carried=True)
-                except Exception as error:
-                    # Its read position did not move: its own run or the idle flush does it.
-                    log.warning("%s not done on a %s run: %s", rider.kind, self.kind, error)
-            return self.carrier.load_evidence(pool, upto)
-
-    def detail_of(self, data: Any) -> Any:
-        return self.carrier.detail_of(data)
-
-    def change(self, evidence: Evidence[Any], changes: Any, finish: FinishActions) -> Change:
-        return self.carrier.change(evidence, changes, finish)
+def carry(carrier: ThreadStep, pool: PoolRef, upto: int | None) -> None:
+    """Each rider's due work, committed, before its carrier loads its evidence (inside the
+    carrier's `one_read`); a rider that fails is left to its own run or the idle flush."""
+    for rider in carrier.riders:
+        try:
+            ride(rider, PoolRef(rider.kind, pool.org_id, pool.pool_id), upto, carried=True)
+        except Exception as error:
+            # Its read position did not move: a retry writes nothing twice.
+            log.warning("%s not done on a %s run: %s", rider.kind, carrier.kind, error)
 
 
 def ride(

@@ -28,8 +28,8 @@ from agent_memory.service.learning_pools import (
 )
 from agent_memory.service.thread_learning import (
     Saved,
-    StepDefaults,
     ThreadReader,
+    ThreadStep,
 )
 
 TITLE_KIND: PoolKind = "thread-title"
@@ -42,7 +42,7 @@ class TitleDetail:
     instructions: str | None
 
 
-class TitleStep(StepDefaults):
+class TitleStep(ThreadStep):
     """A failed call leaves the thread untitled; the next save with an answer tries again."""
 
     kind: PoolKind = TITLE_KIND
