@@ -43,6 +43,13 @@ def test_remember_that_my_budget_becomes_a_budget_fact_sourced_to_the_item() -> 
     assert reply.usage == Usage(0, 0)
 
 
+def test_a_statement_with_braces_is_kept_as_said() -> None:
+    _, changes = _ask(_user("i-1", "I like {curly} braces."), person="Ana")
+    assert changes == (
+        ProposedRemember("curly-braces", "Ana likes {curly} braces.", "preference", ("i-1",)),
+    )
+
+
 def test_each_statement_form_gives_its_kind() -> None:
     _, changes = _ask(
         _user(
