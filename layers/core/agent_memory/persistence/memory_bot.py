@@ -111,19 +111,16 @@ class MemoryBotRepository(SealedRows):
 
     def confessions(self, chat: Chat, limit: int = LIST_LIMIT) -> list[Confession]:
         """The Chat's confessions, newest first."""
-        found: list[Confession] = []
-        for row in self._rows(chat, CONFESSION_PREFIX, limit):
-            opened = self._open(chat, row)
-            found.append(
-                Confession(
-                    str(row["turnId"]),
-                    str(opened["text"]),
-                    str(opened["answer"]),
-                    bool(row["calm"]),
-                    int(row["at"]),
-                )
+        return [
+            Confession(
+                str(row["turnId"]),
+                str(opened["text"]),
+                str(opened["answer"]),
+                bool(row["calm"]),
+                int(row["at"]),
             )
-        return found
+            for row, opened in self._opened(chat, self._rows(chat, CONFESSION_PREFIX, limit))
+        ]
 
     def add_enrichment(self, chat: Chat, enriched: Enriched) -> None:
         sk = keys.timed_sk(ENRICHMENT_PREFIX, enriched.at, enriched.turn_id)
@@ -141,19 +138,16 @@ class MemoryBotRepository(SealedRows):
 
     def enrichments(self, chat: Chat, limit: int = LIST_LIMIT) -> list[Enriched]:
         """The Chat's rewritten inputs, newest first."""
-        found: list[Enriched] = []
-        for row in self._rows(chat, ENRICHMENT_PREFIX, limit):
-            opened = self._open(chat, row)
-            found.append(
-                Enriched(
-                    str(row["turnId"]),
-                    str(opened["input"]),
-                    str(opened["original"]),
-                    tuple(str(i) for i in row.get("entryIds") or ()),
-                    int(row["at"]),
-                )
+        return [
+            Enriched(
+                str(row["turnId"]),
+                str(opened["input"]),
+                str(opened["original"]),
+                tuple(str(i) for i in row.get("entryIds") or ()),
+                int(row["at"]),
             )
-        return found
+            for row, opened in self._opened(chat, self._rows(chat, ENRICHMENT_PREFIX, limit))
+        ]
 
     def log_call(self, chat: Chat, call: ModelCall) -> None:
         """Save one model call on a call log row of its own (7 days)."""
@@ -179,30 +173,28 @@ class MemoryBotRepository(SealedRows):
             *(r for r in self._rows(chat, CONFESSION_PREFIX, limit) if "task" in r),
         ]
         rows.sort(key=lambda r: (int(r["at"]), str(r["sk"])), reverse=True)
-        found: list[ModelCall] = []
-        for row in rows[:limit]:
-            opened = self._open(chat, row)
-            tokens = row.get("tokens")
-            found.append(
-                ModelCall(
-                    str(row["turnId"]),
-                    str(row["task"]),
-                    str(row["model"]),
-                    str(opened["request"]),
-                    opened["reply"],
-                    str(row["ended"]),
-                    (int(tokens[0]), int(tokens[1])) if tokens else None,
-                    float(row["ms"]) if row.get("ms") is not None else None,
-                    int(row["at"]),
-                )
+        return [
+            ModelCall(
+                str(row["turnId"]),
+                str(row["task"]),
+                str(row["model"]),
+                str(opened["request"]),
+                opened["reply"],
+                str(row["ended"]),
+                (int(row["tokens"][0]), int(row["tokens"][1])) if row.get("tokens") else None,
+                float(row["ms"]) if row.get("ms") is not None else None,
+                int(row["at"]),
             )
-        return found
+            for row, opened in self._opened(chat, rows[:limit])
+        ]
 
-    def _open(self, chat: Chat, row: Record) -> dict[str, Any]:
-        opened: dict[str, Any] = json.loads(
-            self._cipher.open(bytes(row["sealed"]), scope=self._scope(chat), row=row["sk"])
-        )
-        return opened
+    def _opened(self, chat: Chat, rows: list[Record]) -> list[tuple[Record, dict[str, Any]]]:
+        """Each row with its `sealed` attribute opened."""
+        scope = self._scope(chat)
+        return [
+            (row, json.loads(self._cipher.open(bytes(row["sealed"]), scope=scope, row=row["sk"])))
+            for row in rows
+        ]
 
     def _rows(self, chat: Chat, prefix: str, limit: int) -> list[Record]:
         page = self._store.query(

@@ -76,26 +76,36 @@ class BotService:
         self._ids = ids
 
     def reach(self, principal: Principal, bot_id: str, action: ObjectAction) -> tuple[Bot, Reach]:
+        bot, _rev, reach = self._reached(principal, bot_id, action)
+        return bot, reach
+
+    def _reached(
+        self, principal: Principal, bot_id: str, action: ObjectAction
+    ) -> tuple[Bot, int, Reach]:
+        """The Bot, its row's `rev`, and how the caller reaches it for `action`."""
         person_of(principal, BOTS_BELONG_TO_A_PERSON)
         found = self.repo.get_bot(bot_id)
         if found is None:
             raise NotFound("bot not found")
-        bot = found[0]
-        return bot, decide(principal, bot.grants(), action, what="bot")
+        bot, rev = found
+        return bot, rev, decide(principal, bot.grants(), action, what="bot")
 
-    def _check_people(self, org_id: str, levels: Mapping[str, Level], path: str) -> None:
-        known = self.repo.people_of(org_id, list(levels))
-        for user in levels:
+    def _check_people(
+        self, org_id: str, people: Iterable[tuple[str | int, str]], path: str
+    ) -> None:
+        """404 naming the first of `people` (where the body names them, user id) who is not
+        a person of `org_id`, after one batch read."""
+        named = list(people)
+        known = self.repo.people_of(org_id, [user for _at, user in named])
+        for at, user in named:
             if user not in known:
-                raise NotFound("no such person in this organization", [path, user])
+                raise NotFound("no such person in this organization", [path, at])
 
     def create_bot(self, principal: Principal, name: str, levels: Mapping[str, Level]) -> Bot:
         """A new Bot owned by the caller."""
         owner, org_id = person_of(principal, BOTS_BELONG_TO_A_PERSON)
         bot = new_bot(self._ids.new("bot_"), org_id, owner, name, levels)
-        self._check_people(
-            org_id, {u: level for u, level in levels.items() if u != owner}, "grants"
-        )
+        self._check_people(org_id, [(u, u) for u in levels if u != owner], "grants")
         self.repo.create_bot(bot, self._clock.now_ms())
         return bot
 
@@ -109,12 +119,7 @@ class BotService:
         """Set `org_id`'s people's grants on the Bot: None removes one, others stay."""
 
         def attempt() -> Bot:
-            person_of(principal, BOTS_BELONG_TO_A_PERSON)
-            found = self.repo.get_bot(bot_id)
-            if found is None:
-                raise NotFound("bot not found")
-            bot, rev = found
-            decide(principal, bot.grants(), "link", what="bot")
+            bot, rev, _reach = self._reached(principal, bot_id, "link")
             linked = linked_bot(bot, org_id, changes)
             self._check_linked_people(org_id, [u for u, lv in changes.items() if lv is not None])
             self.repo.save_links(linked, rev, self._clock.now_ms())
@@ -136,10 +141,8 @@ class BotService:
     def create_channel(self, principal: Principal, name: str, members: Sequence[str]) -> Channel:
         creator, org_id = person_of(principal, BOTS_BELONG_TO_A_PERSON)
         channel = new_channel(self._ids.new("ch_"), org_id, creator, name, members)
-        known = self.repo.people_of(org_id, [m for m in channel.members if m != creator])
-        for index, member in enumerate(members):
-            if member != creator and member not in known:
-                raise NotFound("no such person in this organization", ["members", index])
+        others = [(at, m) for at, m in enumerate(members) if m != creator]
+        self._check_people(org_id, others, "members")
         self.repo.save_channel(channel, None, self._clock.now_ms())
         return channel
 
@@ -157,10 +160,7 @@ class BotService:
             if not channel.has(principal.user_id or "") and not principal.administers(org_id):
                 raise NotFound("channel not found")
             may_change_members(principal, channel)
-            known = self.repo.people_of(org_id, list(add))
-            for index, member in enumerate(add):
-                if member not in known:
-                    raise NotFound("no such person in this organization", ["add", index])
+            self._check_people(org_id, enumerate(add), "add")
             changed = changed_members(channel, add, remove)
             self.repo.save_channel(changed, rev, self._clock.now_ms())
             return changed
