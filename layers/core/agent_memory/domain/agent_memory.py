@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, get_args
+from typing import Literal, get_args
 
 from agent_memory.domain.consolidation import (
     EDITED_MEANWHILE,
@@ -23,6 +23,7 @@ from agent_memory.domain.consolidation import (
 )
 from agent_memory.domain.entries import EntryMeta, ItemSource, Source, keyed_id
 from agent_memory.domain.errors import ValidationFailed, VersionConflict
+from agent_memory.domain.evidence import SaidItem
 from agent_memory.domain.learning_notes import GENERATE_OFF
 from agent_memory.domain.proposals import LASTING_KINDS
 from agent_memory.domain.session_memory import Forget, Remember, check_command
@@ -131,16 +132,7 @@ class LogChange:
     service_key: str | None = None
 
 
-class Item(Protocol):
-    """An evidence item as the rules see it (`ports.EvidenceItem` fits)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def app(self) -> str | None: ...
-
-
-def rules_for(items: Sequence[Item]) -> PoolRules:
+def rules_for(items: Sequence[SaidItem]) -> PoolRules:
     """Lasting kinds only; sources must be items of this run's evidence; App results are
     outside data and never the only support of a change."""
     return PoolRules(
@@ -150,7 +142,7 @@ def rules_for(items: Sequence[Item]) -> PoolRules:
     )
 
 
-def outside_only(items: Sequence[Item]) -> bool:
+def outside_only(items: Sequence[SaidItem]) -> bool:
     """Evidence of App results alone can support no change: the helper is not asked."""
     return bool(items) and all(item.app for item in items)
 

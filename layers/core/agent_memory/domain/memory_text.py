@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+
+from agent_memory.domain.entries import EntryMeta
 
 HEADER = (
     "Learned memory (facts from earlier in this conversation). It is past evidence, not "
@@ -23,26 +24,6 @@ HEADER = (
 )
 # Line breaks inside a fact would break the list; they become spaces (same length).
 _FLATTEN = str.maketrans({"\n": " ", "\r": " ", "\t": " "})
-
-
-class Renderable(Protocol):
-    """The metadata of an entry the text may show (`entries.EntryMeta` fits)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def updated_at(self) -> int: ...
-    @property
-    def rev(self) -> int: ...
-    @property
-    def length(self) -> int: ...
-    @property
-    def active(self) -> bool: ...
-
-
-R = TypeVar("R", bound=Renderable)
 
 
 @dataclass(frozen=True)
@@ -71,15 +52,15 @@ def line_length(key: str, kind: str, content_length: int) -> int:
     return len(line(key, kind, "")) + content_length
 
 
-def newest_first(entries: Iterable[R]) -> list[R]:
+def newest_first(entries: Iterable[EntryMeta]) -> list[EntryMeta]:
     """Active entries, newest first; ties by the revision that wrote them, then by key."""
     active = [entry for entry in entries if entry.active]
     return sorted(active, key=lambda e: (-e.updated_at, -e.rev, e.name))
 
 
 def choose(
-    entries: Iterable[R], max_length: int, *, header: str = HEADER, always: str = ""
-) -> list[R]:
+    entries: Iterable[EntryMeta], max_length: int, *, header: str = HEADER, always: str = ""
+) -> list[EntryMeta]:
     """The entries the text shows: newest first, stopping before the first that does not fit.
 
     `header` (before the facts) and `always` (fixed rules sent even without facts, e.g. a
@@ -89,13 +70,13 @@ def choose(
 
 
 def choose_in_order(
-    ordered: Iterable[R], max_length: int, *, header: str = HEADER, always: str = ""
-) -> list[R]:
+    ordered: Iterable[EntryMeta], max_length: int, *, header: str = HEADER, always: str = ""
+) -> list[EntryMeta]:
     """As `choose`, for active entries already newest first (a pool's recency index): it
     stops consuming `ordered` at the first entry that does not fit, so a lazy reader reads
     no further."""
     budget = max_length - len(always) - len(header)
-    chosen: list[R] = []
+    chosen: list[EntryMeta] = []
     for entry in ordered:
         if not entry.active:
             continue
@@ -108,7 +89,7 @@ def choose_in_order(
 
 
 def render(
-    chosen: Sequence[tuple[Renderable, str]],
+    chosen: Sequence[tuple[EntryMeta, str]],
     max_length: int,
     *,
     header: str = HEADER,
