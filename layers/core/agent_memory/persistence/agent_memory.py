@@ -28,7 +28,7 @@ from agent_memory.persistence.pools import (
     RECENCY,
     Newest,
     Pool,
-    PoolRepository,
+    PoolRows,
     StoredEntry,
     version_condition,
 )
@@ -38,7 +38,7 @@ from agent_memory.persistence.positions import (
     position_move,
     position_put,
 )
-from agent_memory.persistence.rows import SealedRows, log_rows, write_last
+from agent_memory.persistence.rows import log_rows, write_last
 from agent_memory.ports import (
     Absent,
     Action,
@@ -73,10 +73,9 @@ class AgentMemory:
         return {entry.meta.name: entry for entry in self.entries}
 
 
-class AgentMemoryRepository(SealedRows):
+class AgentMemoryRepository(PoolRows):
     def __init__(self, store: Store, cipher: Cipher) -> None:
         super().__init__(store, cipher)
-        self.pools = PoolRepository(store, cipher)
         self._positions = ReadPositions(store)
 
     # -- reads ---------------------------------------------------------------------------
@@ -166,10 +165,6 @@ class AgentMemoryRepository(SealedRows):
     def position_put(self, agent_id: str, session_id: str, position: int, now_ms: int) -> Put:
         """Set a new Session's read position (a Fork starts after its copied history)."""
         return position_put(agent_pk(agent_id), session_id, ReadMark(position), now_ms)
-
-    def write(self, actions: Sequence[Action]) -> None:
-        """One conditional transaction; raises WriteConflict(index=...) when a condition fails."""
-        self._store.write(actions)
 
     def create_promoted(
         self,

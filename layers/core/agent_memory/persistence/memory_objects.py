@@ -48,9 +48,9 @@ from agent_memory.domain.memory_objects import (
 )
 from agent_memory.persistence import keys
 from agent_memory.persistence.events import event_action
-from agent_memory.persistence.pools import Pool, PoolRepository
+from agent_memory.persistence.pools import Pool, PoolRows
 from agent_memory.persistence.rows import write_groups
-from agent_memory.ports import Absent, Action, Cipher, Delete, Equals, KeyRange, Put, Record, Store
+from agent_memory.ports import Absent, Action, Delete, Equals, KeyRange, Put, Record, Store
 
 POOL = "agent_memories"
 # Rows read per Query while stepping over expired ones: bounds what one request returns.
@@ -205,19 +205,15 @@ def _changed(memory: MemoryObject, at: int | None = None) -> Action:
     return event_action(memory.org_id, "memory.changed", {"memoryId": memory.id}, when)
 
 
-class MemoryObjectRepository:
+class MemoryObjectRepository(PoolRows):
     """Rows of agent memories; content, metadata and the entity's name/handle are sealed."""
-
-    def __init__(self, store: Store, cipher: Cipher) -> None:
-        self._store = store
-        self._pools = PoolRepository(store, cipher)
 
     # -- writes ----------------------------------------------------------------------------
 
     def create(self, memory: MemoryObject) -> None:
         meta, content, details = memory_entry(memory)
         pool = pool_of(memory.org_id)
-        actions = self._pools.put(pool, meta, content, details=details, condition=Absent())
+        actions = self.pools.put(pool, meta, content, details=details, condition=Absent())
         # The namespace copy only if absent: a second memory under one key is a WriteConflict.
         actions = _owned_copy(actions, memory, Absent(name=KEY_TAKEN))
         self._store.write([*actions, _changed(memory)])
@@ -227,7 +223,7 @@ class MemoryObjectRepository:
         copies that `new` no longer has are deleted in the same transaction."""
         before = memory_entry(old)[0]
         meta, content, details = memory_entry(new)
-        actions: list[Action] = self._pools.put(
+        actions: list[Action] = self.pools.put(
             pool_of(new.org_id),
             meta,
             content,
@@ -242,7 +238,7 @@ class MemoryObjectRepository:
         meta = memory_entry(memory)[0]
         self._store.write(
             [
-                *self._pools.remove(
+                *self.pools.remove(
                     pool_of(memory.org_id), meta, condition=Equals("rev", memory.rev)
                 ),
                 _changed(memory, now_ms),
@@ -252,15 +248,15 @@ class MemoryObjectRepository:
     def rows(self, memory: MemoryObject) -> list[Record]:
         """Every row of `memory`, sealed (the base row first). Public for bulk loading."""
         meta, content, details = memory_entry(memory)
-        actions = self._pools.put(pool_of(memory.org_id), meta, content, details=details)
+        actions = self.pools.put(pool_of(memory.org_id), meta, content, details=details)
         return [action.record for action in _owned_copy(actions, memory) if isinstance(action, Put)]
 
     # -- reads -----------------------------------------------------------------------------
 
     def get(self, org_id: str, memory_id: str) -> MemoryObject | None:
         pool = pool_of(org_id)
-        stored = self._pools.get(pool, memory_id)
-        return memory_of(org_id, self._pools.open(pool, stored)) if stored is not None else None
+        stored = self.pools.get(pool, memory_id)
+        return memory_of(org_id, self.pools.open(pool, stored)) if stored is not None else None
 
     def newest(
         self,
@@ -312,7 +308,7 @@ class MemoryObjectRepository:
         page = self._store.query(
             namespace_partition(org_id, owner), KeyRange(low=position, high=position), limit=1
         )
-        rows = [row for row in page.records if self._pools.parse(row) is not None]
+        rows = [row for row in page.records if self.pools.parse(row) is not None]
         return self._open(pool_of(org_id), org_id, rows[0]) if rows else None
 
     def recall(
@@ -348,7 +344,7 @@ class MemoryObjectRepository:
                 pk, key_range, limit=size, after=after, newest_first=newest_first
             )
             for row in page.records:
-                stored = self._pools.parse(row)
+                stored = self.pools.parse(row)
                 if stored is None:
                     continue
                 if stored.meta.expired(now_ms):
@@ -366,7 +362,7 @@ class MemoryObjectRepository:
         return MemoryPage(memories, has_more=len(kept) > limit, skipped_expired=skipped)
 
     def _open(self, pool: Pool, org_id: str, row: Record) -> MemoryObject:
-        stored = self._pools.parse(row)
+        stored = self.pools.parse(row)
         assert stored is not None  # kept rows are entries
-        entry: Entry = self._pools.open(pool, stored)
+        entry: Entry = self.pools.open(pool, stored)
         return memory_of(org_id, entry)

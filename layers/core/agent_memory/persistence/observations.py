@@ -20,8 +20,13 @@ from agent_memory.domain.observation import Chunk, Kind, Status
 from agent_memory.domain.threads import Thread
 from agent_memory.persistence import keys
 from agent_memory.persistence.keys import CHUNK_PREFIX, OBSERVER_HEAD, thread_pk
-from agent_memory.persistence.pools import Pool, PoolRepository, StoredEntry, version_condition
-from agent_memory.ports import Absent, Action, Cipher, Delete, KeyRange, Present, Store, Update
+from agent_memory.persistence.pools import (
+    Pool,
+    PoolRows,
+    StoredEntry,
+    version_condition,
+)
+from agent_memory.ports import Absent, Action, Delete, KeyRange, Present, Update
 from agent_memory.ports.store import partition_rows
 
 # Condition name: another request or run wrote the log first (read it again).
@@ -120,11 +125,7 @@ def _meta(chunk: Chunk, length: int) -> EntryMeta:
     )
 
 
-class ObservationRepository:
-    def __init__(self, store: Store, cipher: Cipher) -> None:
-        self._store = store
-        self.pools = PoolRepository(store, cipher)
-
+class ObservationRepository(PoolRows):
     def log(self, thread: Thread) -> Log:
         """The head and the chunks: one Query (more only past 1,000 chunks)."""
         head = Head()

@@ -33,6 +33,7 @@ from agent_memory.persistence import keys
 from agent_memory.persistence.rows import SealedRows
 from agent_memory.ports import (
     Action,
+    Cipher,
     Condition,
     Delete,
     KeyRange,
@@ -252,6 +253,18 @@ class PoolRepository(SealedRows):
                 copy["copy"] = True
             copies.append(copy)
         return copies
+
+
+class PoolRows(SealedRows):
+    """A repository whose rows hold pool entries (`pools` reads and writes them)."""
+
+    def __init__(self, store: Store, cipher: Cipher) -> None:
+        super().__init__(store, cipher)
+        self.pools = PoolRepository(store, cipher)
+
+    def write(self, actions: Sequence[Action]) -> None:
+        """One conditional transaction; raises WriteConflict(index=...) when a condition fails."""
+        self._store.write(actions)
 
 
 class Newest:

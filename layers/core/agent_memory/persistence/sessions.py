@@ -23,18 +23,22 @@ from typing import Literal
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.sessions import Session, SessionItem, item_id
 from agent_memory.persistence import keys, pools
-from agent_memory.persistence.pools import RECENCY, Newest, Pool, PoolRepository, StoredEntry
-from agent_memory.persistence.rows import SealedRows, head_rows, newest_kept, write_last
+from agent_memory.persistence.pools import (
+    RECENCY,
+    Newest,
+    Pool,
+    PoolRows,
+    StoredEntry,
+)
+from agent_memory.persistence.rows import head_rows, newest_kept, write_last
 from agent_memory.ports import (
     Absent,
     Action,
     Check,
-    Cipher,
     Equals,
     KeyRange,
     Put,
     Record,
-    Store,
     Update,
 )
 
@@ -81,11 +85,7 @@ class ItemToAdd:
     edit: Literal["Remember", "Forget"] | None = None
 
 
-class SessionRepository(SealedRows):
-    def __init__(self, store: Store, cipher: Cipher) -> None:
-        super().__init__(store, cipher)
-        self.pools = PoolRepository(store, cipher)
-
+class SessionRepository(PoolRows):
     def get(self, session_id: str) -> Session | None:
         return _head(self._store.get(session_pk(session_id), keys.HEAD))
 
@@ -263,10 +263,6 @@ class SessionRepository(SealedRows):
     ) -> list[Action]:
         """An entry retracted; its content stays as it was."""
         return self.pools.change(session_pool(session), previous, after)
-
-    def write(self, actions: Sequence[Action]) -> None:
-        """Raises WriteConflict(index=...) when a condition fails."""
-        self._store.write(actions)
 
     def fork(
         self, source: Session, fork: Session, now_ms: int, also: Sequence[Action] = ()

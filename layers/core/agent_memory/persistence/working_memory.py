@@ -11,8 +11,8 @@ from agent_memory.domain.threads import Thread
 from agent_memory.persistence import keys
 from agent_memory.persistence.events import event_action
 from agent_memory.persistence.keys import resource_pk, thread_pk
-from agent_memory.persistence.pools import Pool, PoolRepository
-from agent_memory.ports import Action, Cipher, Store
+from agent_memory.persistence.pools import Pool, PoolRows
+from agent_memory.ports import Action
 
 WORKING_MEMORY_KEY = "working-memory"
 
@@ -36,15 +36,11 @@ def working_memory_pool(thread: Thread, scope: str) -> Pool:
     return Pool(thread_pk(thread.id), thread.org_id, f"wm:{thread.id}", SINGLE)
 
 
-class WorkingMemories:
-    def __init__(self, store: Store, cipher: Cipher) -> None:
-        self._store = store
-        self._pools = PoolRepository(store, cipher)
-
+class WorkingMemories(PoolRows):
     def get(self, thread: Thread, scope: str) -> str | None:
         pool = working_memory_pool(thread, scope)
-        stored = self._pools.get(pool, keyed_id(pool.pool_id, WORKING_MEMORY_KEY))
-        return self._pools.open_content(pool, stored) if stored is not None else None
+        stored = self.pools.get(pool, keyed_id(pool.pool_id, WORKING_MEMORY_KEY))
+        return self.pools.open_content(pool, stored) if stored is not None else None
 
     def put(self, thread: Thread, scope: str, text: str, now_ms: int) -> None:
         self._store.write(self.actions(thread, scope, text, now_ms))
@@ -55,7 +51,7 @@ class WorkingMemories:
         """The notes replaced (and their event), to commit alone or with other rows."""
         pool = working_memory_pool(thread, scope)
         entry_id = keyed_id(pool.pool_id, WORKING_MEMORY_KEY)
-        previous = self._pools.get(pool, entry_id)
+        previous = self.pools.get(pool, entry_id)
         meta = EntryMeta(
             id=entry_id,
             key=WORKING_MEMORY_KEY,
@@ -68,4 +64,4 @@ class WorkingMemories:
         )
         ids = thread_object(thread.id, thread.agent_id, thread.resource_id)
         updated = event_action(thread.org_id, "working_memory.updated", ids, now_ms)
-        return [*self._pools.put(pool, meta, text), updated]
+        return [*self.pools.put(pool, meta, text), updated]
