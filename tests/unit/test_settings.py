@@ -1,5 +1,5 @@
-"""Settings from the environment (pydantic-settings) and the API keys they name, read from
-Secrets Manager (moto) at the first model call."""
+"""Settings from the environment (by their exact variable names) and the API keys they
+name, read from Secrets Manager (moto) at the first model call."""
 
 from __future__ import annotations
 

@@ -1,26 +1,19 @@
-"""Settings from the environment, read once per cold start by pydantic-settings.
+"""Settings from the environment, read once per cold start.
 
 Each field names its environment variable (template.yaml's `Environment`, infra/local). A
 blank variable means the default (the template passes `""` for an unset parameter), except
-`DEFAULT_MODEL`, where blank means "no default model".
-
-`Settings` itself is a plain pydantic model so that importing this module stays cheap:
-pydantic-settings (about 19 ms to import; ADR 0043) is imported by the first `load_settings`,
-which runs when the services are built on the first request that needs them, not while a
-Lambda function initializes.
+`DEFAULT_MODEL`, where blank means "no default model". `Settings` is a plain pydantic model
+validated from the variables by their names: pydantic-settings (about 19 ms to import; ADR
+0043) would add nothing these flat fields need.
 """
 
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
-
-if TYPE_CHECKING:
-    from pydantic_settings import PydanticBaseSettingsSource
 
 # Variables whose blank value is a value of its own rather than "unset".
 _BLANK_IS_A_VALUE = frozenset({"DEFAULT_MODEL"})
@@ -109,35 +102,11 @@ class Settings(BaseModel):
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
-    """Settings from `env` (default: the process environment), by the variable names above.
+    """Settings from `env` (default: the process environment), by the variable names above,
+    spelled exactly (a field's own name is no variable).
 
     A malformed value (`MEMORY_TEXT_MAX_LENGTH=lots`) raises pydantic's ValidationError
     naming the variable, so a misconfigured function fails its first request loudly."""
-    source = _environment_source()(os.environ if env is None else env)
-    return Settings.model_validate(source())
-
-
-@functools.cache
-def _environment_source() -> Callable[[Mapping[str, str]], PydanticBaseSettingsSource]:
-    """pydantic-settings' environment source over any mapping (tests pass a dict)."""
-    from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
-
-    class FromEnvironment(Settings, BaseSettings):
-        # Only the variable names (the aliases) are read, exactly as spelled.
-        model_config = SettingsConfigDict(
-            case_sensitive=True, validate_by_name=False, validate_by_alias=True
-        )
-
-    class MappingSource(EnvSettingsSource):
-        def __init__(self, env: Mapping[str, str]) -> None:
-            self._env = env
-            super().__init__(FromEnvironment)
-
-        def _load_env_vars(self) -> Mapping[str, str | None]:
-            return {
-                name: value
-                for name, value in self._env.items()
-                if value or name in _BLANK_IS_A_VALUE
-            }
-
-    return MappingSource
+    source = os.environ if env is None else env
+    values = {name: value for name, value in source.items() if value or name in _BLANK_IS_A_VALUE}
+    return Settings.model_validate(values, by_alias=True, by_name=False)
