@@ -16,9 +16,7 @@ from typing import Any
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
-    ConnectionClosedError,
     ConnectTimeoutError,
-    EndpointConnectionError,
     NoCredentialsError,
     NoRegionError,
     ReadTimeoutError,
@@ -128,7 +126,7 @@ class BedrockModel:
             raise ModelFailure(
                 "config", f"Bedrock is not configured: {error}", retryable=False
             ) from None
-        except (EndpointConnectionError, ConnectionClosedError, BotoCoreError) as error:
+        except BotoCoreError as error:  # a refused or dropped connection among them
             raise ModelFailure(
                 "unavailable", f"Bedrock call failed: {error}", retryable=True
             ) from None
