@@ -46,6 +46,7 @@ from agent_memory.domain.audiences import valid
 from agent_memory.domain.bot_memory import LOG_BY, By, LogChange, TopicNames
 from agent_memory.domain.entries import EntryMeta, EntrySource
 from agent_memory.persistence import keys
+from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import (
     Newest,
     Pool,
@@ -241,7 +242,7 @@ class BotMemoryRepository(SealedRows):
         """The head, then every entry (of a `ReaderPool`: the head with the audience marks,
         then its reader's audience rows and what they stand on): one state only if the
         version has not moved since the head was read, which a change proves by committing
-        conditional on `Snapshot.version` (`head_change`), or a reader checks with
+        conditional on `Snapshot.version` (`changed`), or a reader checks with
         `version` before it uses what it read (the enrichment: after the model answered).
         Every entry row is at least as new as `Snapshot.version`: the head is read before
         the Query starts."""
@@ -325,40 +326,44 @@ class BotMemoryRepository(SealedRows):
 
     # -- actions -------------------------------------------------------------------------
 
-    def head_change(
-        self, pool: Pool, before: int, after: int, now_ms: int, topics: TopicNames | None = None
-    ) -> Update:
-        """Move the version from `before` to `after`, if nobody changed it meanwhile (with
-        `topics`, the topic names of the new version too)."""
-        attributes: Record = {"type": "bot-memory", "version": after, "updatedAt": now_ms}
+    def changed(
+        self,
+        pool: Pool,
+        before: int,
+        logged: LogChange,
+        actions: Iterable[Action],
+        topics: TopicNames | None = None,
+    ) -> list[Action]:
+        """`actions` as one change of the pool, if nobody changed it since version `before`:
+        the head moved to `logged.version` (with `topics`, the topic names of that version
+        too), the change's log row and its `memory.changed` event."""
+        head: Record = {"type": "bot-memory", "version": logged.version, "updatedAt": logged.at}
         if topics is not None:
-            attributes |= {
+            head |= {
                 "topicNames": dict(topics.names) or None,
                 "topicWrites": dict(topics.writes) or None,
                 "topicSeq": topics.seq or None,
             }
-        return Update(
-            pool.pk,
-            keys.HEAD,
-            set=attributes,
-            condition=version_condition(before, MEMORY_VERSION),
-        )
-
-    def log_put(self, pool: Pool, change: LogChange) -> Put:
-        sk = keys.log_sk(change.version)
-        body: dict[str, object] = {"by": change.by, "ids": list(change.ids)}
-        if change.topics:
-            body["topics"] = list(change.topics)
+        sk = keys.log_sk(logged.version)
+        body: dict[str, object] = {"by": logged.by, "ids": list(logged.ids)}
+        if logged.topics:
+            body["topics"] = list(logged.topics)
         what = json.dumps(body, separators=(",", ":"))
-        row: Record = {
+        log: Record = {
             "pk": pool.pk,
             "sk": sk,
             "type": "bot-memory-log",
-            "version": change.version,
-            "at": change.at,
+            "version": logged.version,
+            "at": logged.at,
             "sealed": self._cipher.seal(what, scope=self._log_scope(pool), row=sk),
         }
-        return Put(row, Absent())
+        condition = version_condition(before, MEMORY_VERSION)
+        return [
+            Update(pool.pk, keys.HEAD, set=head, condition=condition),
+            *actions,
+            Put(log, Absent()),
+            event_action(pool.org_id, "memory.changed", {"botId": pool.pool_id}, logged.at),
+        ]
 
     @staticmethod
     def with_item_rule(base: Action, tags: Sequence[str]) -> Action:

@@ -40,7 +40,7 @@ from agent_memory.domain.bot_memory import (
     shared,
     visible_change,
 )
-from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON, Bot, Chat
+from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON, Bot
 from agent_memory.domain.entries import Entry, EntryMeta, ItemSource
 from agent_memory.domain.errors import (
     EntryConflict,
@@ -59,7 +59,6 @@ from agent_memory.persistence.bot_memory import (
     Snapshot,
     pool_of,
 )
-from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import Pool, StoredEntry
 from agent_memory.ports import Absent, Action, Clock, Ids
 from agent_memory.service.bot_context import context_text
@@ -210,15 +209,8 @@ class BotMemoryService:
         topics: TopicNames | None = None,
     ) -> None:
         """Commit a change at version `before` + 1 with its log row, in one transaction."""
-        version = before + 1
-        self.repo.write(
-            [
-                self.repo.head_change(pool, before, version, now, topics),
-                *changes,
-                self.repo.log_put(pool, LogChange(version, now, "person", ids)),
-                event_action(pool.org_id, "memory.changed", {"botId": pool.pool_id}, now),
-            ]
-        )
+        logged = LogChange(before + 1, now, "person", ids)
+        self.repo.write(self.repo.changed(pool, before, logged, changes, topics))
 
     def forget(self, principal: Principal, bot_id: str, entry_id: str) -> Changed:
         """Take back the caller's part of an entry they may see (409 EntryConflict otherwise)."""
@@ -351,12 +343,6 @@ class BotMemoryService:
     @staticmethod
     def lost(error: WriteConflict) -> bool:
         return error.raced or error.condition == MEMORY_VERSION
-
-    def readers(self, chat: Chat, metas: Mapping[str, EntryMeta], members: Members) -> Reader:
-        """Every reader of `chat`'s answers: what a run of the Chat may see, cite and change."""
-        if chat.channel_id is None:
-            members.load(channels_named(metas.values()))
-        return chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
 
 
 def _kept_changing() -> Unavailable:

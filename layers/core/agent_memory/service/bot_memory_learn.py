@@ -8,7 +8,6 @@ changes every carrier, and the topic table is tidied against every entry."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from agent_memory.domain.audiences import Reader, chat_readers
@@ -27,7 +26,7 @@ from agent_memory.domain.errors import NotFound
 from agent_memory.domain.tasks.learning_changes import FactChange, RenameTopicChange
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import ENTRY_ROWS, BotMemoryRepository, Snapshot, pool_of
-from agent_memory.persistence.events import event_action, one_row
+from agent_memory.persistence.events import one_row
 from agent_memory.persistence.pools import Pool, StoredEntry
 from agent_memory.ports import Absent, Action
 from agent_memory.service.bot_memory_readers import for_reader
@@ -115,15 +114,11 @@ def _learned_actions(
     if not learned.applied:
         return []
     stored = snap.by_id()
-    logged = LogChange(learned.version, now, "memory_bot", learned.entry_ids)
+    logged = LogChange(learned.version, now, "memory_bot", learned.entry_ids, learned.renamed)
     written = [w.meta for w in learned.writes if isinstance(w, NewEntry)]
-    return [
-        repo.head_change(pool, snap.version, learned.version, now, learned.topics),
-        *(a for write in learned.writes for a in _write(repo, pool, write, stored)),
-        *repo.marks(pool, (e.meta for e in snap.entries), written),
-        repo.log_put(pool, replace(logged, topics=learned.renamed)),
-        event_action(pool.org_id, "memory.changed", {"botId": pool.pool_id}, now),
-    ]
+    rows = [a for write in learned.writes for a in _write(repo, pool, write, stored)]
+    rows += repo.marks(pool, (e.meta for e in snap.entries), written)
+    return repo.changed(pool, snap.version, logged, rows, learned.topics)
 
 
 def _write(
