@@ -56,7 +56,7 @@ async def _body(svc: Services, caller: Principal) -> Lines:
         "chat": _chat,
         "bot": _bot,
     }
-    found = iter(await run(svc, _objects, svc, caller))
+    found = iter(await run(svc, svc.erasure.exported, caller))
     while (next_found := await run(svc, next, found, None)) is not None:
         async for each in _guarded(walkers[next_found.kind](svc, caller, next_found.id)):
             yield each
@@ -64,10 +64,6 @@ async def _body(svc: Services, caller: Principal) -> Lines:
         yield each
     async for each in _guarded(_events(svc, caller)):
         yield each
-
-
-def _objects(svc: Services, caller: Principal) -> Any:
-    return svc.erasure.person_export().objects(caller)
 
 
 def _encoded(each: Line) -> bytes:

@@ -1,19 +1,24 @@
-"""Deleting sessions and agents, and erasing a person from their organization.
+"""Deleting sessions and agents, erasing a person from their organization, and finding
+what a person's export reads.
 
 The object is marked first, its rows go in batches and its head row last, so the next call
-finishes one cut short.
+finishes one cut short. A person's export finds their objects as erasing them does: the index
+rows written in each object's create transaction (docs/adr/0070, 0085), so an object that
+erasure would remove is an object the export shows, and no second list of pools exists to
+fall behind.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol
 
 from agent_memory.domain import recall as recall_rules
 from agent_memory.domain.access import authorize, require_org_admin, require_tenant
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.erasure import DELETE_AGENT, DELETE_SESSION, USER_NOT_FOUND, Erased
 from agent_memory.domain.errors import Conflict, NotFound
+from agent_memory.domain.export import Found, header
 from agent_memory.domain.identity import SERVICE_ADMIN, Principal
 from agent_memory.domain.sessions import Session
 from agent_memory.domain.threads import require_resource
@@ -26,9 +31,6 @@ from agent_memory.service.bot_learning import learning_pool_id
 from agent_memory.service.observer import OBSERVE_KIND
 from agent_memory.service.recall import RECALL_KIND
 from agent_memory.service.thread_title import TITLE_KIND
-
-if TYPE_CHECKING:
-    from agent_memory.service.export import ExportService
 
 THREAD_KINDS = (TITLE_KIND, OBSERVE_KIND, RECALL_KIND)
 ERASE_YOURSELF = (
@@ -74,11 +76,27 @@ class ErasureService:
         self._forget_thread = vector_forgetter(vectors) if vectors is not None else None
         self._clock = clock
 
-    def person_export(self) -> ExportService:
-        """A person's export finds their objects as erasing them does (docs/adr/0085)."""
-        from agent_memory.service.export import ExportService
+    def export_header(self, principal: Principal) -> dict[str, object]:
+        """A person's export's first line (the admin token is refused: 403)."""
+        org_id, user_id = _person(principal)
+        return header(user_id, org_id, self._now())
 
-        return ExportService(self._repo, self._clock)
+    def exported(self, principal: Principal) -> Iterator[Found]:
+        """The person's agents, their sessions (under any agent), threads, chats, and every
+        bot of the organization (whose memory shows them only what is for them). Lazily, a
+        partition at a time: a large export is never listed whole."""
+        org_id, user_id = _person(principal)
+        for agent_id, owner in self._repo.org_agents(org_id):
+            if owner == user_id:
+                yield Found("agent", agent_id)
+            for session_id in self._repo.session_ids(agent_id, owner=user_id):
+                yield Found("session", session_id)
+        for thread_id in self._repo.user_thread_ids(org_id, user_id):
+            yield Found("thread", thread_id)
+        for chat_id in self._repo.owned_chat_ids(org_id, user_id):
+            yield Found("chat", chat_id)
+        for bot_id in self._repo.org_bot_ids(org_id):
+            yield Found("bot", bot_id)
 
     def delete_session(self, principal: Principal, session_id: str) -> Erased:
         """The agent memory learned from it stays; others than its owner or an admin 404."""
@@ -212,3 +230,12 @@ class ErasureService:
         forget = self._forget_memories if self._vectors is not None else None
         erased.agent_memories += contents.delete_memories(org_id, forget)
         return erased
+
+
+def _person(principal: Principal) -> tuple[str, str]:
+    """(organization, user) of a person; the admin token is refused (403), as on every route
+    that reads content."""
+    require_tenant(principal)
+    if principal.org_id is None or principal.user_id is None:  # pragma: no cover
+        raise AssertionError("a tenant is a person of an organization")
+    return principal.org_id, principal.user_id

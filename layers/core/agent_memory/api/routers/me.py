@@ -79,7 +79,7 @@ async def export(caller: CallerDep, svc: ServicesDep) -> Response:
     (EXPORT_MAX_BYTES, set on AWS), a larger export answers 413 and no lines."""
     from agent_memory.api.person_export import export_lines
 
-    first = await run(svc, lambda: svc.erasure.person_export().header(caller))
+    first = await run(svc, svc.erasure.export_header, caller)
     lines = export_lines(svc, caller, first)
     limit = svc.settings.export_max_bytes
     if not limit:
