@@ -89,24 +89,17 @@ class BedrockClients:
 
 
 class BedrockModel:
-    """`ports.LearningModel` over Bedrock Converse; `client` serves every deadline (tests)."""
+    """`ports.LearningModel` over Bedrock Converse: a catalog's `clients`, or one `client`
+    that serves every deadline (tests)."""
 
     def __init__(
-        self,
-        model_id: str,
-        client: Any = None,
-        *,
-        clients: BedrockClients | None = None,
-        region: str = "us-east-1",
+        self, model_id: str, client: Any = None, *, clients: BedrockClients | None = None
     ) -> None:
         self.model_id = model_id
         self.name = f"bedrock/{model_id}"
-        self._client = client
-        self._clients = clients or BedrockClients(lambda s: default_client(region, s))
+        self._clients = clients or BedrockClients(lambda _seconds: client)
 
     def runtime(self, deadline_s: float = READ_TIMEOUT_S) -> Any:
-        if self._client is not None:
-            return self._client
         return self._clients.for_deadline(deadline_s)
 
     def propose(self, request: ModelRequest) -> ModelReply:
