@@ -172,14 +172,13 @@ class ObserveStep(ThreadStep):
         stored, options = found
         thread = stored.thread
         log_ = self._observer.logs.log(thread)
-        advance = self._reader.advance(thread.id, self.kind, evidence.position, evidence.upto)
         detail = evidence.detail
         if isinstance(detail, ReflectionDetail):
             actions, outcome = self._reflection(thread, log_, detail, changes)
         else:
             observed = Observed(evidence.position, evidence.upto, detail.observed_tokens, changes)
             actions, outcome = self._observer.observation_actions(thread, options, log_, observed)
-        return Change([*actions, advance, *finish(outcome)], outcome)
+        return self._reader.change(evidence, actions, outcome, finish)
 
     def _reflection(
         self, thread: Thread, log_: Log, detail: ReflectionDetail, changes: Reflection

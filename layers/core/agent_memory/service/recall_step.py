@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from agent_memory.domain import recall as rules
@@ -144,11 +145,8 @@ class RecallStep(ThreadStep):
         ]
         count = self._recall.index_messages(thread, numbered)
         outcome = Outcome(applied=[{"key": "embeddings", "op": f"embedded {count}"}], rejected=[])
-        actions = [
-            self._reader.advance(thread.id, self.kind, evidence.position, evidence.upto),
-            *finish(outcome),
-        ]
-        return Change(actions, outcome, then=lambda: self.pending.indexed(thread.id, evidence.upto))
+        indexed = partial(self.pending.indexed, thread.id, evidence.upto)
+        return self._reader.change(evidence, (), outcome, finish, then=indexed)
 
     def flush_idle(self, workflow: Workflow) -> int:
         """The schedule's tick: a run for each idle thread not indexed yet; runs started."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -18,8 +18,9 @@ from agent_memory.domain.agents import Agent
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.threads import Message, Thread
+from agent_memory.persistence.events import one_row
 from agent_memory.persistence.threads import StoredThread, ThreadRepository
-from agent_memory.ports import Clock, EvidenceItem, Store, Update
+from agent_memory.ports import Action, Clock, EvidenceItem, Store, Update
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Change,
@@ -194,6 +195,20 @@ class ThreadReader:
         if mark.position != position:
             raise AlreadyApplied(f"another run of {kind} read these messages")
         return self.repo.advance(thread_id, kind, mark, upto, self.clock.now_ms())
+
+    def change(
+        self,
+        evidence: Evidence[Any],
+        actions: Sequence[Action],
+        outcome: Outcome,
+        finish: FinishActions,
+        then: Callable[[], None] | None = None,
+    ) -> Change:
+        """A step's `actions`, the read position's move and the run's end as one transaction,
+        their events in one row; AlreadyApplied when the position moved."""
+        pool = evidence.pool
+        advance = self.advance(pool.pool_id, pool.kind, evidence.position, evidence.upto)
+        return Change(one_row([*actions, advance, *finish(outcome)]), outcome, then)
 
 
 class ThreadBackground:

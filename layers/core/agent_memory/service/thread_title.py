@@ -14,7 +14,6 @@ from agent_memory.domain.learning_notes import (
 )
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.title import TITLE, Title, TitleInput
-from agent_memory.persistence.events import one_row
 from agent_memory.ports import Clock, EvidenceItem, Store
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
@@ -102,10 +101,5 @@ class TitleStep(ThreadStep):
             raise AlreadyApplied("the thread is titled or gone")
         thread = found[0].thread
         outcome = Outcome(applied=[{"key": "title", "op": "title"}], rejected=[])
-        actions = [
-            *self._repo.title_actions(thread, changes.title, self._clock.now_ms()),
-            self._reader.advance(thread.id, self.kind, evidence.position, evidence.upto),
-            *finish(outcome),
-        ]
-        # thread.updated and execution.ended in one event row.
-        return Change(one_row(actions), outcome)
+        titled = self._repo.title_actions(thread, changes.title, self._clock.now_ms())
+        return self._reader.change(evidence, titled, outcome, finish)
