@@ -218,7 +218,7 @@ class LocalOrchestrator:
         if state.parameters is not None:
             event = asl.parameters(state.parameters, run.document, run.context(state))
         run.event("started", state=state.name, attempt=run.retry_count)
-        self._save(run, {"inStep": run.retry_count})
+        run.save(self._store, {"inStep": run.retry_count})
         step_limit = self._seconds(state.timeout_s)
         limits = [t for t in (step_limit, left) if t is not None]
         step = getattr(self._local, "step", None) or StepThread()
@@ -241,16 +241,16 @@ class LocalOrchestrator:
     def _moved(self, run: WorkflowRun, state: asl.State, output: Any) -> bool | None:
         """Save a state's success: the execution's end (True) or the next state (None)."""
         if state.type == "Fail":
-            self._end(run, FAILED, state.error or "States.Fail", state.cause or "")
+            run.end(self._store, FAILED, state.error or "States.Fail", state.cause or "")
             return True
         run.document = output
         following = state.next_of(output)
         if state.type == "Succeed" or following is None:
-            self._end(run, SUCCEEDED)
+            run.end(self._store, SUCCEEDED)
             return True
         run.event("succeeded", state=state.name)
         run.retries = {}
-        self._save(run, {"state": following, "inStep": None, "notBefore": None})
+        run.save(self._store, {"state": following, "inStep": None, "notBefore": None})
         return None
 
     def _failed(self, run: WorkflowRun, state: asl.State, error: str, why: str) -> bool | None:
@@ -263,7 +263,7 @@ class LocalOrchestrator:
             run.event("retry", error=error, delayS=asl_delay)
             not_before = int((time.time() + delay) * 1000)
             spent = int((run.spent() + delay) * 1000)
-            self._save(run, {"notBefore": not_before, "inStep": None, "spentMs": spent})
+            run.save(self._store, {"notBefore": not_before, "inStep": None, "spentMs": spent})
             self._schedule(run.name, delay)
             return False
         for catcher in state.catch:
@@ -272,24 +272,14 @@ class LocalOrchestrator:
                 caught = {"Error": error, "Cause": why}
                 run.document = asl.put(run.document, catcher.result_path, caught)
                 run.retries = {}
-                self._save(run, {"state": catcher.next, "inStep": None})
+                run.save(self._store, {"state": catcher.next, "inStep": None})
                 return None
-        self._end(run, FAILED, error, why)
+        run.end(self._store, FAILED, error, why)
         return True
 
     def _timed_out(self, run: WorkflowRun) -> bool:
-        self._end(run, TIMED_OUT, asl.TIMEOUT, "the execution timed out")
+        run.end(self._store, TIMED_OUT, asl.TIMEOUT, "the execution timed out")
         return True
-
-    def _save(self, run: WorkflowRun, changes: Mapping[str, Any]) -> None:
-        self._store.write([run.saving(changes)])
-        run.saved(changes)
-
-    def _end(self, run: WorkflowRun, status: str, error: str | None = None, why: str = "") -> None:
-        changes = run.ending(status, error, why)
-        self._store.write(run.closing(changes))
-        run.saved(changes)
-        log.info("workflow execution %s ended %s", run.name, status)
 
     def _seconds(self, asl_seconds: float | None) -> float | None:
         return None if asl_seconds is None else asl_seconds * self._scale

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import threading
 import time
@@ -17,8 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_memory.adapters import asl
-from agent_memory.ports import Absent, Action, Delete, Equals, Put, Update
+from agent_memory.ports import Absent, Action, Delete, Equals, Put, Store, Update
 from agent_memory.ports.store import updated
+
+log = logging.getLogger(__name__)
 
 Task = Callable[[dict[str, Any]], Any]
 
@@ -124,9 +127,10 @@ class WorkflowRun:
     def event(self, kind: str, **details: Any) -> None:
         self.events.append({"at": int(time.time() * 1000), "type": kind, **details})
 
-    def saving(self, changes: Mapping[str, Any]) -> Update:
-        """The conditional write of `changes` with the state so far; `saved` once written."""
-        return Update(
+    def save(self, store: Store, changes: Mapping[str, Any], *also: Action) -> None:
+        """Write `changes` with the state so far (and `also`), on condition that the row has
+        not moved since this process read it."""
+        saving = Update(
             *run_key(self.name),
             set={
                 "document": _json(self.document),
@@ -138,8 +142,11 @@ class WorkflowRun:
             add={"version": 1},
             condition=Equals("version", int(self.row["version"]), name=_VERSION),
         )
+        store.write([saving, *also])
+        self.row = updated(self.row, Update(*run_key(self.name), set=changes, add={"version": 1}))
 
-    def ending(self, status: str, error: str | None, cause: str) -> dict[str, Any]:
+    def end(self, store: Store, status: str, error: str | None = None, cause: str = "") -> None:
+        """Save the execution's end; its mark as unfinished goes in the same write."""
         self.event("ended", status=status, **({"error": error} if error else {}))
         changes: dict[str, Any] = {
             "status": status,
@@ -151,15 +158,9 @@ class WorkflowRun:
             changes["output"] = _json(self.document)
         if error is not None:
             changes |= {"error": error, "cause": cause}
-        return changes
-
-    def closing(self, changes: Mapping[str, Any]) -> list[Action]:
-        """The writes that end the execution: its row, and its mark as unfinished gone."""
         opened = _open_sk(int(self.row["startedAt"]), self.name)
-        return [self.saving(changes), Delete(OPEN_PK, opened)]
-
-    def saved(self, changes: Mapping[str, Any]) -> None:
-        self.row = updated(self.row, Update(*run_key(self.name), set=changes, add={"version": 1}))
+        self.save(store, changes, Delete(OPEN_PK, opened))
+        log.info("workflow execution %s ended %s", self.name, status)
 
     def context(self, state: asl.State) -> dict[str, Any]:
         """The `$$` object: what the learning ASL reads from it, and a little more."""
