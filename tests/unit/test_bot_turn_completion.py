@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from agent_memory.domain.bots import NewChatItem
 from agent_memory.domain.errors import ChatConflict
 from agent_memory.domain.identity import Principal
+from agent_memory.domain.sessions import NewItem
 from agent_memory.persistence import keys
 from agent_memory.persistence.bots import BotRepository
 from agent_memory.ports import Put
@@ -40,7 +40,7 @@ def test_an_item_added_while_the_turn_completes_is_within_it(monkeypatch: Any) -
         if not raced["done"]:
             # The Bot's answer lands after the completion read the Turn, before it writes.
             raced["done"] = True
-            bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "Well done.")])
+            bots.add_items(ANA, chat_id, turn_id, [NewItem("assistant", "Well done.")])
         original(chat, turn, now_ms)
 
     monkeypatch.setattr(bots.repo, "complete_turn", items_meanwhile)
@@ -50,5 +50,5 @@ def test_an_item_added_while_the_turn_completes_is_within_it(monkeypatch: Any) -
     assert (turn.status, turn.last_item, chat.id) == ("completed", 2, chat_id)
     # Completed: no more items, and a repeated complete answers the same Turn.
     with pytest.raises(ChatConflict):
-        bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "Late.")])
+        bots.add_items(ANA, chat_id, turn_id, [NewItem("assistant", "Late.")])
     assert bots.finish_turn(ANA, chat_id, turn_id)[1].last_item == 2

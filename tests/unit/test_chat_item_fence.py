@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from agent_memory.domain.bots import MAX_CHAT_ITEMS, NewChatItem
+from agent_memory.domain.bots import MAX_CHAT_ITEMS
 from agent_memory.domain.errors import NotFound, TooLarge
 from agent_memory.domain.identity import Principal
+from agent_memory.domain.sessions import NewItem
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_rows import chat_pk, item_sk
 from agent_memory.persistence.bots import CHAT_ITEMS, BotRepository
@@ -74,7 +75,7 @@ def test_turns_number_items_without_writing_the_chat_row() -> None:
     head = _head(store, chat_id)
     turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id
     added = bots.add_items(
-        ANA, chat_id, turn_id, [NewChatItem("assistant", "Nice."), NewChatItem("notice", "ok")]
+        ANA, chat_id, turn_id, [NewItem("assistant", "Nice."), NewItem("notice", "ok")]
     )
     second = bots.begin_turn(ANA, chat_id, "Again.")[1].id
     assert added == ["i-02", "i-03"]
@@ -102,7 +103,7 @@ def test_two_writers_racing_in_a_chat_both_land_with_distinct_ids() -> None:
 
     # Ana's answer read i-01 as the newest item; Ben's turn takes i-02 before she writes.
     store.meanwhile = ben_meanwhile
-    ids = bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "Nice.")])
+    ids = bots.add_items(ANA, chat_id, turn_id, [NewItem("assistant", "Nice.")])
     assert answers["ben"] == [BEN.user_id]
     # Her item Put found Ben's row at i-02 and retried after it.
     assert ids == ["i-03"]
@@ -128,7 +129,7 @@ def test_a_writer_racing_erasure_leaves_no_item_in_the_erased_chat() -> None:
 
     store.meanwhile = erased_meanwhile
     with pytest.raises(NotFound):
-        bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "Nice.")])
+        bots.add_items(ANA, chat_id, turn_id, [NewItem("assistant", "Nice.")])
     # The chat row was gone when the answer wrote: its check failed, nothing landed.
     assert not any(pk == chat_pk(chat_id) for pk, _sk in store.rows)
 
@@ -146,7 +147,7 @@ def test_a_deleted_newest_item_keeps_its_id_after_history_deletion() -> None:
     store = RacingStore()
     bots, chat_id = _bots(store)
     turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id
-    bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "Nice.")])
+    bots.add_items(ANA, chat_id, turn_id, [NewItem("assistant", "Nice.")])
     bots.delete_history(ANA, chat_id)
     assert _item_rows(store, chat_id) == []
     # The count was raised to the last id deleted: no row says it any more.
@@ -179,7 +180,7 @@ def test_a_writer_racing_history_deletion_never_reuses_a_deleted_id() -> None:
     store = TornReadStore()
     bots, chat_id = _bots(store)
     turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id
-    bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "Nice.")])
+    bots.add_items(ANA, chat_id, turn_id, [NewItem("assistant", "Nice.")])
     # The next turn reads the count (0) before the deletion and the items (none) after
     # it: i-01 looks free. The deletion raised the count first, so its check fails.
     store.torn = lambda: bots.delete_history(ANA, chat_id)
@@ -193,7 +194,7 @@ def test_a_deletion_committing_before_the_write_makes_it_read_again() -> None:
     bots, chat_id = _bots(store)
     turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id
     store.meanwhile = lambda: bots.delete_history(ANA, chat_id)
-    assert bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "Nice.")]) == ["i-02"]
+    assert bots.add_items(ANA, chat_id, turn_id, [NewItem("assistant", "Nice.")]) == ["i-02"]
     assert _ids(bots, chat_id) == ["i-02"]
     assert _head(store, chat_id)["itemCount"] == 1
 
@@ -219,13 +220,11 @@ def test_numbering_goes_on_after_the_chat_rows_count_when_it_is_higher(
     store = RacingStore()
     bots, chat_id = _bots(store)
     turn_id = bots.begin_turn(ANA, chat_id, "I run.")[1].id
-    bots.add_items(
-        ANA, chat_id, turn_id, [NewChatItem("assistant", "a"), NewChatItem("assistant", "b")]
-    )
+    bots.add_items(ANA, chat_id, turn_id, [NewItem("assistant", "a"), NewItem("assistant", "b")])
     store.write([Update(chat_pk(chat_id), keys.HEAD, set={"itemCount": count})])
     for seq in range(newest + 1, 4):
         store.rows.pop((chat_pk(chat_id), item_sk(seq)))
-    assert bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "c")]) == [next_id]
+    assert bots.add_items(ANA, chat_id, turn_id, [NewItem("assistant", "c")]) == [next_id]
 
 
 def test_a_full_chat_counts_its_newest_item_not_its_row() -> None:
@@ -242,7 +241,7 @@ def test_a_full_chat_counts_its_newest_item_not_its_row() -> None:
     with pytest.raises(TooLarge):
         bots.begin_turn(ANA, chat_id, "One more.")
     with pytest.raises(TooLarge):
-        bots.add_items(ANA, chat_id, turn_id, [NewChatItem("assistant", "One more.")])
+        bots.add_items(ANA, chat_id, turn_id, [NewItem("assistant", "One more.")])
 
 
 def test_reading_a_chat_pays_no_query_for_its_newest_item() -> None:

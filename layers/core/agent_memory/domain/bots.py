@@ -34,7 +34,7 @@ from agent_memory.domain.errors import (
 from agent_memory.domain.grants import GrantLevels, Level
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.session_limits import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
-from agent_memory.domain.sessions import item_id
+from agent_memory.domain.sessions import ItemRole, NewItem, item_id
 
 MAX_GRANTS = 100
 # A Chat's history: item ids stay below `i-50000`, as a Session's do.
@@ -42,7 +42,6 @@ MAX_CHAT_ITEMS = 50_000
 
 ChatKind = Literal["chat", "review"]
 CHAT_KINDS: tuple[str, ...] = get_args(ChatKind)
-ItemRole = Literal["user", "assistant", "tool", "notice"]
 # What a client adds to a Turn: the person's words are its input, never an added item.
 ADDED_ROLES: tuple[str, ...] = ("assistant", "tool", "notice")
 TurnStatus = Literal["open", "completed", "abandoned"]
@@ -252,13 +251,6 @@ def open_turn(turn: Turn, now_ms: int) -> Turn:
 
 
 @dataclass(frozen=True)
-class NewChatItem:
-    role: ItemRole
-    content: str
-    app: str | None = None
-
-
-@dataclass(frozen=True)
 class ChatItem:
     """An item of a Chat's history as stored: metadata in the clear, words sealed apart."""
 
@@ -279,10 +271,10 @@ class ChatItem:
         return self.role == "user" and self.actor is not None
 
 
-def input_item(text: str, notice: bool) -> NewChatItem:
+def input_item(text: str, notice: bool) -> NewItem:
     """A Turn's input: the person's words, or a notice of the service."""
     check_content(text, ["input"])
-    return NewChatItem("notice" if notice else "user", text)
+    return NewItem("notice" if notice else "user", text)
 
 
 def check_content(text: str, path: list[str | int]) -> None:
@@ -290,7 +282,7 @@ def check_content(text: str, path: list[str | int]) -> None:
         raise TooLarge(f"an item's content is at most {MAX_ITEM_BYTES} bytes (UTF-8)", path)
 
 
-def check_added(items: Sequence[NewChatItem]) -> None:
+def check_added(items: Sequence[NewItem]) -> None:
     """Items added to a Turn: 1..MAX_TURN_ITEMS of the Bot's words, tool results, notices."""
     if not items:
         raise ValidationFailed("add at least one item", ["items"])
@@ -313,7 +305,7 @@ def check_history(chat: Chat, adding: int, path: list[str | int]) -> None:
         raise TooLarge(HISTORY_FULL, path)
 
 
-def stored_items(chat: Chat, turn: Turn, items: Sequence[NewChatItem]) -> list[ChatItem]:
+def stored_items(chat: Chat, turn: Turn, items: Sequence[NewItem]) -> list[ChatItem]:
     """The rows of new items: numbered after the Chat's last, the person's words carry the
     Turn's saved actor (the service never takes an author from the content)."""
     return [

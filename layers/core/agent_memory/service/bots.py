@@ -12,7 +12,6 @@ from agent_memory.domain.bots import (
     Channel,
     Chat,
     ChatItem,
-    NewChatItem,
     Turn,
     changed_members,
     check_added,
@@ -37,7 +36,7 @@ from agent_memory.domain.errors import (
 )
 from agent_memory.domain.grants import Level, ObjectAction, Reach, decide
 from agent_memory.domain.identity import Principal, person_of
-from agent_memory.domain.sessions import item_seq
+from agent_memory.domain.sessions import NewItem, item_seq
 from agent_memory.persistence.bots import CHAT_ITEMS, TURN_LAST_ITEM, TURN_OPEN, BotRepository
 from agent_memory.ports import Clock, Ids
 from agent_memory.service.retrying import until_it_lands
@@ -220,12 +219,12 @@ class BotService:
         return until_it_lands(attempt, _chat_changed, tries=RETRIES, lost=_on_chat_items)
 
     def add_items(
-        self, principal: Principal, chat_id: str, turn_id: str, items: Sequence[NewChatItem]
+        self, principal: Principal, chat_id: str, turn_id: str, items: Sequence[NewItem]
     ) -> list[str]:
         return self._add(principal, chat_id, turn_id, items, completes=False)[2]
 
     def answer_and_complete(
-        self, principal: Principal, chat_id: str, turn_id: str, items: Sequence[NewChatItem]
+        self, principal: Principal, chat_id: str, turn_id: str, items: Sequence[NewItem]
     ) -> tuple[Chat, Turn, list[str]]:
         """`finish_turn` with the Bot's last items in the same transaction."""
         return self._add(principal, chat_id, turn_id, items, completes=True)
@@ -235,7 +234,7 @@ class BotService:
         principal: Principal,
         chat_id: str,
         turn_id: str,
-        items: Sequence[NewChatItem],
+        items: Sequence[NewItem],
         *,
         completes: bool,
     ) -> tuple[Chat, Turn, list[str]]:

@@ -120,10 +120,10 @@ async def add_items(
     chatId: str, turnId: str, body: AddItems, caller: CallerDep, svc: ServicesDep
 ) -> ItemIds:
     """The Bot's words, tool results (`app`) and notices of an open Turn."""
-    # Loaded with the services (`svc`), not by this module: a cold start loads no bot rule.
-    from agent_memory.domain.bots import NewChatItem
+    # Loaded with the services (`svc`), not by this module: a cold start loads no item rule.
+    from agent_memory.domain.sessions import NewItem
 
-    items = [NewChatItem(i.role, i.content, i.app) for i in body.items]
+    items = [NewItem(i.role, i.content, i.app) for i in body.items]
     ids = await run(svc, svc.bots.add_items, caller, chatId, turnId, items)
     return ItemIds(itemIds=ids)
 
@@ -140,9 +140,9 @@ async def complete_turn(
     request for what `items` then `complete` do)."""
     ids: list[str] | None = None
     if body is not None and body.items is not None:  # `[]` is refused (1 item at least)
-        from agent_memory.domain.bots import NewChatItem
+        from agent_memory.domain.sessions import NewItem
 
-        items = [NewChatItem(i.role, i.content, i.app) for i in body.items]
+        items = [NewItem(i.role, i.content, i.app) for i in body.items]
         chat, completed, ids = await run(
             svc, svc.bots.answer_and_complete, caller, chatId, turnId, items
         )
