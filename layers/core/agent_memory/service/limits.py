@@ -133,10 +133,6 @@ class RequestLimits:
         self.key_limit = Limit(key_per_minute)
         self.failures = FailedAuthentications(limiter, failures_per_minute)
 
-    @property
-    def enabled(self) -> bool:
-        return self.limit.enabled
-
     def admit(self, token: str) -> None:
         """Count one request of an authenticated `token`; RateLimited when its minute is full."""
         self._take(self.limit, token)

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer, CommandBody, Mirror
-from agent_memory.api.contracts.memory_text import ForgetBody, RememberBody
+from agent_memory.api.contracts.memory_text import ForgetBody, KeyedEntryOut, RememberBody
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.
     from agent_memory.domain.agent_memory import LogChange
-    from agent_memory.domain.entries import Entry, KeyedMemory
+    from agent_memory.domain.entries import KeyedMemory, Source
 
 LastingKind = Literal["procedure", "preference", "decision"]
 
@@ -42,31 +42,17 @@ class SourceOut(Answer):
     item: str
 
 
-class AgentEntryOut(Answer):
-    key: str
-    content: str
-    kind: str
+class AgentEntryOut(KeyedEntryOut):
     sources: list[SourceOut]
-    updatedAt: int
-    status: Literal["active", "retracted"]
 
     @classmethod
-    def of(cls, entry: Entry) -> AgentEntryOut:
+    def source(cls, source: Source) -> SourceOut | None:
+        """An item's session and id; other sources are not shown."""
         from agent_memory.domain.entries import ItemSource
 
-        meta = entry.meta
-        return cls(
-            key=meta.name,
-            content=entry.content,
-            kind=meta.kind,
-            sources=[
-                SourceOut(session=s.conversation or "", item=s.item)
-                for s in meta.sources
-                if isinstance(s, ItemSource)
-            ],
-            updatedAt=meta.updated_at,
-            status=meta.status,
-        )
+        if not isinstance(source, ItemSource):
+            return None
+        return SourceOut(session=source.conversation or "", item=source.item)
 
 
 class AgentMemoryAnswer(Answer):

@@ -1,17 +1,19 @@
-"""What agent memory and session memory share: Remember and Forget bodies, the memory text."""
+"""What agent memory and session memory share: Remember and Forget bodies, an entry as
+answered, the memory text."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import NOT_BLANK, Body, Mirror, NotBlank
+from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, Mirror, NotBlank
 from agent_memory.domain.pool_limits import KEYED_POOL_CONTENT, KEYED_POOL_ENTRIES
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.
     from agent_memory.domain import session_memory as memory
+    from agent_memory.domain.entries import Entry, Source
 
 POOL_BOUND = (
     f"A memory holds at most {KEYED_POOL_ENTRIES} entries and "
@@ -53,6 +55,34 @@ class ForgetBody(Body):
         from agent_memory.domain import session_memory as memory
 
         return memory.Forget(self.key)
+
+
+class KeyedEntryOut(Answer):
+    """An entry of a keyed memory; each pool shows its entry's sources its own way."""
+
+    key: str
+    content: str
+    kind: str
+    sources: list[Any]
+    updatedAt: int
+    status: Literal["active", "retracted"]
+
+    @classmethod
+    def source(cls, source: Source) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def of(cls, entry: Entry) -> Self:
+        meta = entry.meta
+        shown = (cls.source(s) for s in meta.sources)
+        return cls(
+            key=meta.name,
+            content=entry.content,
+            kind=meta.kind,
+            sources=[s for s in shown if s is not None],
+            updatedAt=meta.updated_at,
+            status=meta.status,
+        )
 
 
 class MemoryText(Mirror):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -14,14 +14,14 @@ from agent_memory.api.contracts.base import (
     CommandBody,
     Mirror,
 )
-from agent_memory.api.contracts.memory_text import ForgetBody, RememberBody
+from agent_memory.api.contracts.memory_text import ForgetBody, KeyedEntryOut, RememberBody
 from agent_memory.domain.pool_limits import MAX_SESSION_ITEMS
 from agent_memory.domain.session_limits import MAX_ITEM_BYTES, MAX_TURN_ITEMS, SkipReason
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.
     from agent_memory.domain import session_memory as memory
-    from agent_memory.domain.entries import Entry
+    from agent_memory.domain.entries import Source
     from agent_memory.domain.sessions import Session
     from agent_memory.service.session_memory import MemoryRead
     from agent_memory.service.sessions import TurnResult
@@ -166,27 +166,13 @@ class MemoryCommand(CommandBody):
     command: Command
 
 
-class SessionEntryOut(Answer):
-    key: str
-    content: str
-    kind: str
-    sources: list[Any]
-    updatedAt: int
-    status: Literal["active", "retracted"]
-
+class SessionEntryOut(KeyedEntryOut):
     @classmethod
-    def of(cls, entry: Entry) -> SessionEntryOut:
+    def source(cls, source: Source) -> str:
+        """The item's id, or the entry's it came from."""
         from agent_memory.domain.entries import ItemSource
 
-        meta = entry.meta
-        return cls(
-            key=meta.name,
-            content=entry.content,
-            kind=meta.kind,
-            sources=[s.item if isinstance(s, ItemSource) else s.entry for s in meta.sources],
-            updatedAt=meta.updated_at,
-            status=meta.status,
-        )
+        return source.item if isinstance(source, ItemSource) else source.entry
 
 
 class Switches(Answer):
