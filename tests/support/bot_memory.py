@@ -1,4 +1,5 @@
-"""Bot memory's service on the in-memory store, and a person of the organization."""
+"""Bot memory's service on the in-memory store, a person of the organization, the memory
+Bot learning over it (`MemoryBot`) and over HTTP (`World.taught`)."""
 
 from __future__ import annotations
 

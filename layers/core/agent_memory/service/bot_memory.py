@@ -59,7 +59,7 @@ from agent_memory.persistence.bot_memory import (
     Snapshot,
     pool_of,
 )
-from agent_memory.persistence.pools import Pool, StoredEntry
+from agent_memory.persistence.pools import Pool
 from agent_memory.ports import Absent, Action, Clock, Ids
 from agent_memory.service.bot_context import context_text
 from agent_memory.service.bot_memory_learn import learned_change
@@ -120,9 +120,6 @@ class BotMemoryService:
     def judge(metas: Mapping[str, EntryMeta]) -> Judge:
         return Judge(metas.get)
 
-    def _open(self, pool: Pool, stored: StoredEntry) -> Entry:
-        return self.repo.pools.open(pool, stored)
-
     def _shown(self, access: Access, snap: Snapshot) -> tuple[Judge, dict[str, EntryMeta]]:
         metas = snap.metas()
         access.members.load(channels_named(metas.values()))
@@ -140,7 +137,7 @@ class BotMemoryService:
             for m in memory_order(metas.values())
             if carries(m, wanted) and judge.sees(access.reader, m)
         ]
-        entries = [self._open(access.pool, stored[m.id]) for m in shown]
+        entries = [self.repo.pools.open(access.pool, stored[m.id]) for m in shown]
         return Shown(entries, snap.version)
 
     def log(
@@ -227,7 +224,7 @@ class BotMemoryService:
             stored = snap.by_id()
             if previous is None or after is None:
                 # Retracted already by its sole person: nothing changes.
-                return Changed(self._open(pool, stored[entry_id]), snap.version)
+                return Changed(self.repo.pools.open(pool, stored[entry_id]), snap.version)
             changes = self.repo.pools.change(
                 pool, previous, self.as_stored(snap, after), stored=stored[entry_id]
             )
