@@ -191,24 +191,11 @@ class SqliteStore(StoreAdapter):
         with self._mapped():
             return self._row(self._connection(), (pk, sk))
 
-    def rows(self, batch: int = 500) -> Iterator[Record]:
-        """Every row in key order, `batch` at a time (a deployment's move reads them all)."""
-        after = ("", "")
-        while True:
-            with self._mapped():
-                found = (
-                    self._connection()
-                    .execute(
-                        "SELECT pk, sk, item FROM items WHERE (pk, sk) > (?, ?)"
-                        " ORDER BY pk, sk LIMIT ?",
-                        (*after, batch),
-                    )
-                    .fetchall()
-                )
-            yield from (decode_record(item) for _pk, _sk, item in found)
-            if len(found) < batch:
-                return
-            after = (found[-1][0], found[-1][1])
+    def rows(self) -> Iterator[Record]:
+        """Every row in key order, as one read (a deployment's move reads them all)."""
+        with self._mapped():
+            found = self._connection().execute("SELECT item FROM items ORDER BY pk, sk")
+            yield from (decode_record(item) for (item,) in found)
 
     def get_many(self, keys: Sequence[tuple[str, str]]) -> list[Record]:
         connection = self._connection()
