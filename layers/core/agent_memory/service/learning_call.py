@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -99,38 +99,26 @@ class ModelCallStep(LearningStarts):
         """Save a paid answer; the step's handle on it."""
         usage = {"input": reply.usage.input_tokens, "output": reply.usage.output_tokens}
         answer = reply_sk(sk)
-        for pause in PAID_PAUSES_S:
+
+        def save() -> None:
             try:
-                self._runs.call_answered(
-                    run, sk, reply.text, usage, reply.latency_ms, self._clock.now_ms()
-                )
-                return answer
-            except (Unavailable, WriteConflict) as error:
-                if isinstance(error, WriteConflict) and error.condition == CALL_OPEN:
-                    # An earlier try committed it and its reply was lost.
-                    if self._running(run) is not None and self._answered(run) == answer:
-                        return answer
-                    raise ExecutionLost("the saved call was closed before its answer") from None
-                # No failed condition: a TransactionConflict, transient like an outage.
-                lost_race = isinstance(error, WriteConflict) and error.index is None
-                if pause is None or not (isinstance(error, Unavailable) or lost_race):
+                now = self._clock.now_ms()
+                self._runs.call_answered(run, sk, reply.text, usage, reply.latency_ms, now)
+            except WriteConflict as error:
+                if error.condition != CALL_OPEN:
                     raise
-                time.sleep(pause)
+                # An earlier try committed it and its reply was lost.
+                if self._running(run) is None or self._answered(run) != answer:
+                    raise ExecutionLost("the saved call was closed before its answer") from None
+
+        _written_hard(save)
         return answer
 
     def _charge(self, run: Run, evidence: Evidence[Any], reply: ModelReply) -> None:
         """Charge one real call in a write of its own; a reused answer never comes here."""
         spent = list(self._pool(run.kind).charge(evidence, reply))
-        if not spent:
-            return
-        for pause in PAID_PAUSES_S:
-            try:
-                self._store.write(spent)
-                return
-            except Unavailable:
-                if pause is None:
-                    raise
-                time.sleep(pause)
+        if spent:
+            _written_hard(lambda: self._store.write(spent))
 
     def _claim_call(
         self, run: Run, event: Mapping[str, Any], attempt: int, model: str, logged: str
@@ -173,6 +161,20 @@ class ModelCallStep(LearningStarts):
         if text is None:
             raise ExecutionLost("the execution's evidence is missing")
         return evidence_from_json(text, self._pool(run.kind).detail_of)
+
+
+def _written_hard(write: Callable[[], None]) -> None:
+    """A paid call's charge or answer, written again after an outage or a lost transaction
+    race (a conflict with no failed condition), pausing `PAID_PAUSES_S`."""
+    for pause in PAID_PAUSES_S:
+        try:
+            write()
+            return
+        except (Unavailable, WriteConflict) as error:
+            lost_race = isinstance(error, WriteConflict) and error.index is None
+            if pause is None or not (isinstance(error, Unavailable) or lost_race):
+                raise
+            time.sleep(pause)
 
 
 @contextmanager
