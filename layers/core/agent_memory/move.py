@@ -27,12 +27,15 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from agent_memory.adapters.envelope import Sealing
 from agent_memory.adapters.recipient_key import RecipientCipher, is_sealed, key_id, new_key_pair
 from agent_memory.adapters.sqlite_rows import decode_record, encode_record
 from agent_memory.ports import Cipher, Delete, Put, Store
+
+if TYPE_CHECKING:
+    from agent_memory.move_recall import RecallRebuilt
 
 FORMAT = "agent-memory-deployment"
 VERSION = 1
@@ -174,24 +177,17 @@ def check_archive(lines: Iterable[bytes]) -> Checked:
     raise Refused("the archive has no end line: it was cut short")
 
 
-class AfterRows(Protocol):
-    """What else an import does with the rows it writes (semantic recall's vectors,
-    move_recall.py): told of every batch once written, finished before the import is done."""
-
-    def written(self, records: Sequence[Mapping[str, Any]]) -> None: ...
-
-    def finish(self) -> None: ...
-
-
 def import_archive(
     archive: Iterable[bytes],
     again: Iterable[bytes],
     store: Store,
     cipher: Sealing,
-    following: Callable[[Sequence[str]], AfterRows] | None = None,
+    following: Callable[[Sequence[str]], RecallRebuilt] | None = None,
 ) -> Counted:
     """Check `archive`, then write the rows of `again` (the same archive, read anew);
-    `following` makes, for the archive's organizations, what follows the rows written."""
+    `following` makes, for the archive's organizations, what else the import does with the
+    rows it writes (semantic recall's vectors): told of every batch once written, finished
+    before the import is done."""
     checked = check_archive(archive)
     found = _admitted(store, checked)
     if found is None:
@@ -235,7 +231,7 @@ def _write_rows(
     lines: Iterable[bytes],
     store: Store,
     resealed: Resealer,
-    after: AfterRows | None,
+    after: RecallRebuilt | None,
     counted: Counted,
 ) -> str:
     """The archive's rows written re-sealed, in batches; answers the digest of the lines
@@ -263,7 +259,7 @@ def _write_rows(
     return digest.hexdigest()
 
 
-def _write(store: Store, batch: list[Put], after: AfterRows | None, counted: Counted) -> None:
+def _write(store: Store, batch: list[Put], after: RecallRebuilt | None, counted: Counted) -> None:
     store.write(batch)
     counted.rows += len(batch)
     if after is not None:
