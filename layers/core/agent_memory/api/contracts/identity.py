@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
@@ -14,7 +15,7 @@ from agent_memory.api.contracts.base import (
 )
 
 if TYPE_CHECKING:
-    # The annotation of `ErasedUser.of` only.
+    # The annotation of `ErasedUser.counted` only.
     from agent_memory.domain.erasure import Erased
 
 
@@ -90,7 +91,7 @@ class OrganizationSettings(Answer):
     autoProvisionUsers: bool
 
 
-class ErasedUser(Answer):
+class ErasedUser(Mirror):
     """What one erasure removed; a repeated erasure counts only what it removed itself."""
 
     userId: str
@@ -108,22 +109,9 @@ class ErasedUser(Answer):
     agentMemories: int = Field(description="agent_memories about the person (entity actor)")
 
     @classmethod
-    def of(cls, org_id: str, user_id: str, erased: Erased) -> ErasedUser:
-        return cls(
-            userId=user_id,
-            organizationId=org_id,
-            sessions=erased.sessions,
-            items=erased.items,
-            threads=erased.threads,
-            messages=erased.messages,
-            workingMemory=erased.working_memory,
-            botEntries=erased.bot_entries,
-            agents=erased.agents,
-            observations=erased.observations,
-            chats=erased.chats,
-            chatItems=erased.chat_items,
-            agentMemories=erased.agent_memories,
-        )
+    def counted(cls, org_id: str, user_id: str, erased: Erased) -> ErasedUser:
+        """The counts read from `erased` by their snake_case names, as a `Mirror` reads."""
+        return cls.model_validate({"user_id": user_id, "organization_id": org_id, **asdict(erased)})
 
 
 class AddUser(Body):

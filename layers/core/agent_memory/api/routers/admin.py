@@ -113,7 +113,7 @@ async def erase_user(orgId: str, userId: str, caller: CallerDep, svc: ServicesDe
     learned from their sessions stays until forgotten. Resumable and idempotent: a
     repeated call finishes the work and counts what it removed itself."""
     erased = await run(svc, svc.erasure.erase_user, caller, orgId, userId)
-    return ErasedUser.of(orgId, userId, erased)
+    return ErasedUser.counted(orgId, userId, erased)
 
 
 # -- an organization's people and service keys (an org admin or the admin token; the people
@@ -158,7 +158,7 @@ async def delete_user(orgId: str, userId: str, caller: CallerDep, svc: ServicesD
     await run(svc, svc.identity.require_person, caller, orgId, userId)
     erased = await run(svc, svc.erasure.erase_user, caller, orgId, userId)
     await run(svc, svc.identity.delete_person, caller, orgId, userId)
-    return ErasedUser.of(orgId, userId, erased)
+    return ErasedUser.counted(orgId, userId, erased)
 
 
 @organizations.post("/{orgId}/service-keys", status_code=201)
