@@ -135,20 +135,19 @@ def decide(principal: Principal, grants: GrantLevels, action: ObjectAction, *, w
 
 def parse_levels(raw: Mapping[str, object], path: list[str | int]) -> dict[str, Level]:
     """Levels as a client sends them (`{"u_1": "read"}`); 400 naming the offending user."""
-    levels: dict[str, Level] = {}
-    for user, level in raw.items():
-        if level not in LEVELS:
-            raise ValidationFailed(BAD_LEVEL, [*path, user])
-        levels[user] = "write" if level == "write" else "read"
-    return levels
+    return {user: _level(level, BAD_LEVEL, [*path, user]) for user, level in raw.items()}
 
 
 def parse_link_changes(raw: Mapping[str, object], path: list[str | int]) -> dict[str, Level | None]:
     """A link's grant changes as a client sends them (`{"u_1": "read", "u_2": null}`: null
     removes u_2's grant); 400 naming the offending user."""
-    changes: dict[str, Level | None] = {}
-    for user, level in raw.items():
-        if level is not None and level not in LEVELS:
-            raise ValidationFailed(BAD_LINK_LEVEL, [*path, user])
-        changes[user] = None if level is None else "write" if level == "write" else "read"
-    return changes
+    return {
+        user: None if level is None else _level(level, BAD_LINK_LEVEL, [*path, user])
+        for user, level in raw.items()
+    }
+
+
+def _level(value: object, reason: str, path: list[str | int]) -> Level:
+    if value not in LEVELS:
+        raise ValidationFailed(reason, path)
+    return "write" if value == "write" else "read"
