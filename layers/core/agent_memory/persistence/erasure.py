@@ -38,13 +38,13 @@ from agent_memory.persistence.memory_objects import (
 from agent_memory.persistence.pools import PoolRepository
 from agent_memory.persistence.positions import position_sk
 from agent_memory.persistence.recall_pending import pending_pk, tail_sk
-from agent_memory.persistence.rows import StoreRows, delete_partition
+from agent_memory.persistence.rows import StoreRows
 from agent_memory.persistence.runs import source_of
 from agent_memory.persistence.sessions import agent_sessions_pk, session_of, session_pk
 from agent_memory.persistence.threads import agent_thread_sk, all_sk, index_sk
 from agent_memory.persistence.working_memory import WORKING_MEMORY_KEY, working_memory_pool
 from agent_memory.ports import Action, Delete, Equals, KeyRange, Present, Record, Update
-from agent_memory.ports.store import partition_rows, write_in_batches
+from agent_memory.ports.store import write_in_batches
 
 SESSION_DELETING = "session-deleting"
 AGENT_DELETING = "agent-deleting"
@@ -342,12 +342,6 @@ class ErasureRepository(StoreRows):
     def _delete_head(self, pk: str, marked: str, *found_by: Delete) -> None:
         """With the rows that find it: an object is listed until it is gone."""
         self._write([*found_by, Delete(pk, keys.HEAD, Equals("type", marked))])
-
-    def _rows(self, pk: str, key_range: KeyRange | None = None) -> Iterator[Record]:
-        return partition_rows(self._store, pk, key_range)
-
-    def _delete_all(self, pk: str, *, but_head: bool = False) -> list[Record]:
-        return delete_partition(self._store, pk, but_head=but_head)
 
     def _delete_rows(self, pk: str, rows: Sequence[Record]) -> None:
         write_in_batches(self._store, [Delete(pk, str(r["sk"])) for r in rows])

@@ -41,7 +41,6 @@ from agent_memory.ports import (
     Record,
     Update,
 )
-from agent_memory.ports.store import partition_rows
 
 
 @dataclass(frozen=True)
@@ -223,7 +222,7 @@ class IdentityRepository(OrganizationRepository):
 
     def _stored_tokens(self, user: User) -> list[StoredToken]:
         pk = keys.user(user.org_id, user.id)
-        rows = partition_rows(self._store, pk, KeyRange(prefix=_HELD_PREFIX))
+        rows = self._rows(pk, KeyRange(prefix=_HELD_PREFIX))
         stored = [
             StoredToken(
                 HeldToken(

@@ -16,7 +16,7 @@ what the next call needs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.memory_bot import turn_event
@@ -33,9 +33,9 @@ from agent_memory.persistence.events import PARTITION_PREFIX
 from agent_memory.persistence.memory_objects import delete_memories, list_partition
 from agent_memory.persistence.organizations import org_channels_pk
 from agent_memory.persistence.pools import PoolRepository
-from agent_memory.persistence.rows import StoreRows, delete_partition
-from agent_memory.ports import Delete, Equals, KeyRange, Record, Update
-from agent_memory.ports.store import partition_rows, write_in_batches
+from agent_memory.persistence.rows import StoreRows
+from agent_memory.ports import Delete, Equals, KeyRange, Update
+from agent_memory.ports.store import write_in_batches
 
 BOT_REV = "bot-rev"
 
@@ -128,9 +128,3 @@ class OrgContents(StoreRows):
 
     def delete_events(self, org_id: str) -> int:
         return len(self._delete_all(f"{PARTITION_PREFIX}{org_id}"))
-
-    def _rows(self, pk: str, key_range: KeyRange | None = None) -> Iterator[Record]:
-        return partition_rows(self._store, pk, key_range)
-
-    def _delete_all(self, pk: str, *, but_head: bool = False) -> list[Record]:
-        return delete_partition(self._store, pk, but_head=but_head)

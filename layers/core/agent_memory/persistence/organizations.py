@@ -24,9 +24,8 @@ from typing import Any
 
 from agent_memory.domain.errors import Conflict, Unavailable, WriteConflict
 from agent_memory.persistence import keys
-from agent_memory.persistence.rows import StoreRows, delete_partition
+from agent_memory.persistence.rows import StoreRows
 from agent_memory.ports import Absent, Delete, Equals, KeyRange, Present, Put, Record, Store, Update
-from agent_memory.ports.store import partition_rows
 
 log = logging.getLogger(__name__)
 ORGS_PK = "ORGS#"
@@ -187,13 +186,13 @@ class OrganizationRepository(StoreRows):
     def rows_of(self, org_id: str, prefix: str) -> list[Record]:
         """The organization partition's rows under `prefix` (its people, its keys)."""
         key_range = KeyRange(prefix=prefix) if prefix else None
-        return list(partition_rows(self._store, keys.org(org_id), key_range))
+        return list(self._rows(keys.org(org_id), key_range))
 
     def finish_deletion(self, org_id: str) -> int:
         """The organization's partition, its row last with its list row: 1 when this call
         removed them."""
         pk = keys.org(org_id)
-        delete_partition(self._store, pk, but_head=True)
+        self._delete_all(pk, but_head=True)
         try:
             self._store.write(
                 [

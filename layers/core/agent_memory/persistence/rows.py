@@ -5,7 +5,7 @@ than one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 from agent_memory.persistence import keys
@@ -23,6 +23,15 @@ class StoreRows:
 
     def __init__(self, store: Store) -> None:
         self._store = store
+
+    def _rows(self, pk: str, key_range: KeyRange | None = None) -> Iterator[Record]:
+        """Every row of a partition (in `key_range`), read only as far as the caller iterates."""
+        return partition_rows(self._store, pk, key_range)
+
+    def _delete_all(
+        self, pk: str, key_range: KeyRange | None = None, *, but_head: bool = False
+    ) -> list[Record]:
+        return delete_partition(self._store, pk, key_range, but_head=but_head)
 
 
 class SealedRows(StoreRows):

@@ -16,7 +16,6 @@ from agent_memory.persistence import keys
 from agent_memory.persistence.organizations import ORG_IS_ALIVE
 from agent_memory.persistence.rows import StoreRows, write_groups
 from agent_memory.ports import Absent, Check, Delete, KeyRange, Present, Put, Record, Update
-from agent_memory.ports.store import partition_rows
 
 KEY_NOT_FOUND = "service key not found"
 _LISTED = "SKEY#"
@@ -127,7 +126,7 @@ class ServiceKeyRepository(StoreRows):
 
     def revoke_all(self, org_id: str) -> int:
         """Every key of the organization (its deletion): how many went."""
-        listed = list(partition_rows(self._store, keys.org(org_id), KeyRange(prefix=_LISTED)))
+        listed = list(self._rows(keys.org(org_id), KeyRange(prefix=_LISTED)))
         write_groups(
             self._store,
             (

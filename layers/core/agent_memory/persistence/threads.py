@@ -38,7 +38,7 @@ from agent_memory.persistence.keys import (
     thread_pk,
 )
 from agent_memory.persistence.positions import ReadPositions, advanced, position_move
-from agent_memory.persistence.rows import SealedRows, delete_partition, head_row
+from agent_memory.persistence.rows import SealedRows, head_row
 from agent_memory.persistence.working_memory import WorkingMemories
 from agent_memory.ports import (
     Absent,
@@ -378,7 +378,7 @@ class ThreadRepository(SealedRows):
 
     def clear(self, thread: Thread) -> None:
         """Delete every message, a transaction of 100 at a time (working memory stays)."""
-        delete_partition(self._store, thread_pk(thread.id), KeyRange(prefix=MESSAGE_PREFIX))
+        self._delete_all(thread_pk(thread.id), KeyRange(prefix=MESSAGE_PREFIX))
 
 
 def _seq(row: Record) -> int:
