@@ -43,17 +43,18 @@ class EveryOrg:
 
 
 class MemoryBot:
-    """The memory Bot's learning pool over `bot_memory_world`, driven as the learning steps
-    drive it with the model's answer given: `read` is LoadEvidence (a Chat's unread items of
-    ended Turns), `apply` is ApplyLearning through the pool engine (`apply_cycle`)."""
+    """The memory Bot's learning pool over bot memory's service (`bot_memory_world`'s, or
+    the wired one), driven as the learning steps drive it with the model's answer given:
+    `read` is LoadEvidence (a Chat's unread items of ended Turns), `apply` is ApplyLearning
+    through the pool engine (`apply_cycle`)."""
 
-    def __init__(self, memory: BotMemoryService, store: InMemoryStore) -> None:
+    def __init__(self, memory: BotMemoryService) -> None:
         self.memory = memory
-        self.store = store
+        self.store = store = memory.repo._store
         self.pool = BotLearningPool(
             memory.bots.repo,
             memory,
-            MemoryBotRepository(store, FakeCipher()),
+            MemoryBotRepository(store, memory.repo._cipher),
             EveryOrg(),
             None,
             memory.clock,
@@ -65,11 +66,11 @@ class MemoryBot:
         bots = self.memory.bots
         chat = bots.repo.get_chat(chat_id)
         assert chat is not None
-        owner = principal_of(chat.owner)
+        owner = Principal(chat.owner, chat.org_id, "admin")
         bots.begin_turn(owner, chat_id, "Noted.")
         turns = {(i.turn_id, i.actor or chat.owner) for i, _text in bots.items(owner, chat_id)}
         for turn_id, actor in sorted(turns):
-            bots.finish_turn(principal_of(actor), chat_id, turn_id)
+            bots.finish_turn(Principal(actor, chat.org_id, "admin"), chat_id, turn_id)
         evidence = self.pool.load_evidence(pool_ref(chat), None)
         assert evidence is not None
         return evidence

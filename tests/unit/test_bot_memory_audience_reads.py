@@ -30,7 +30,7 @@ MEMBERS = ("ana", "ben", "cy")
 class World:
     def __init__(self) -> None:
         self.memory, self.store = bot_memory_world()
-        self.learning = MemoryBot(self.memory, self.store)
+        self.learning = MemoryBot(self.memory)
         bots = self.memory.bots
         self.bot_id = bots.create_bot(principal_of("ana"), "Helper", {}).id
         self.channel = bots.create_channel(principal_of("ana"), "team", list(MEMBERS)).id

@@ -172,8 +172,8 @@ step = st.one_of(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(step, min_size=1, max_size=14))
 def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[Any]) -> None:
-    memory, store = bot_memory_world()
-    learning = MemoryBot(memory, store)
+    memory, _store = bot_memory_world()
+    learning = MemoryBot(memory)
     bots = memory.bots
     bot_id = bots.create_bot(principal_of("ana"), "Helper", {}).id
     channel = bots.create_channel(principal_of("ana"), "team", list(MEMBERS)).id
@@ -279,7 +279,7 @@ def _one_chat(memory: BotMemoryService, *said: str) -> tuple[str, str, list[str]
 
 def test_a_fact_and_its_rule_commit_together_or_not_at_all(monkeypatch: Any) -> None:
     memory, store = bot_memory_world()
-    learning = MemoryBot(memory, store)
+    learning = MemoryBot(memory)
     bot_id, chat, (item,) = _one_chat(memory, "I run.")
     run = learning.read(chat)
 
@@ -300,8 +300,8 @@ def test_a_fact_and_its_rule_commit_together_or_not_at_all(monkeypatch: Any) -> 
 
 
 def test_learn_commits_only_on_the_state_it_read(monkeypatch: Any) -> None:
-    memory, store = bot_memory_world()
-    learning = MemoryBot(memory, store)
+    memory, _store = bot_memory_world()
+    learning = MemoryBot(memory)
     bot_id, chat, (item,) = _one_chat(memory, "I run.")
     run = learning.read(chat)
     repo = memory.repo

@@ -124,7 +124,7 @@ def test_every_entry_reads_as_the_names_its_topics_were_given_since(steps: list[
 def _setup(facts: int, topic: str = "trip") -> tuple[Any, Any, str, str, MemoryBot]:
     """`facts` facts of ana's on `topic`, learned by runs of her chat (30 a run)."""
     memory, store = bot_memory_world()
-    learning = MemoryBot(memory, store)
+    learning = MemoryBot(memory)
     bots = memory.bots
     bot_id = bots.create_bot(principal_of("ana"), "Helper", {}).id
     chat = bots.create_chat(principal_of("ana"), bot_id, None, "chat").id
