@@ -111,25 +111,19 @@ class ThreadRepository(SealedRows):
     def _open(self, org_id: str, thread_id: str, blob: Any, row: str) -> str:
         return self._cipher.open(bytes(blob), scope=self._scope(org_id, thread_id), row=row)
 
-    def _title(self, row: Record, org_id: str, thread_id: str) -> str | None:
-        blob = row.get("title")
-        return self._open(org_id, thread_id, blob, TITLE_ROW) if blob is not None else None
-
-    def _metadata(self, row: Record, org_id: str, thread_id: str) -> dict[str, Any] | None:
-        blob = row.get("metadata")
-        if blob is None:
-            return None
-        opened: dict[str, Any] = json.loads(self._open(org_id, thread_id, blob, METADATA_ROW))
-        return opened
+    def _opened(self, row: Record, org_id: str, thread_id: str, name: str) -> str | None:
+        """The thread's sealed `title` or `metadata` (the attribute's name is its row)."""
+        blob = row.get(name)
+        return self._open(org_id, thread_id, blob, name) if blob is not None else None
 
     def _described(self, thread: Thread) -> Record:
         """The sealed title and metadata a thread's row and its list rows carry."""
         fields: Record = {}
         if thread.title is not None:
-            fields["title"] = self._seal(thread.org_id, thread.id, thread.title, TITLE_ROW)
+            fields[TITLE_ROW] = self._seal(thread.org_id, thread.id, thread.title, TITLE_ROW)
         if thread.metadata is not None:
             text = json.dumps(thread.metadata, ensure_ascii=False, separators=(",", ":"))
-            fields["metadata"] = self._seal(thread.org_id, thread.id, text, METADATA_ROW)
+            fields[METADATA_ROW] = self._seal(thread.org_id, thread.id, text, METADATA_ROW)
         return fields
 
     def create(self, thread: Thread) -> None:
@@ -187,16 +181,17 @@ class ThreadRepository(SealedRows):
         """The thread its row or a list row holds, title and metadata opened (a list row
         keeps no token counts)."""
         org_id = str(row["orgId"])
+        metadata = self._opened(row, org_id, thread_id, METADATA_ROW)
         return Thread(
             id=thread_id,
             org_id=org_id,
             agent_id=str(row["agentId"]),
             resource_id=resource_id,
-            title=self._title(row, org_id, thread_id),
+            title=self._opened(row, org_id, thread_id, TITLE_ROW),
             created_at=int(row["createdAt"]),
             tokens=int(row.get("tokens", 0)),
             observed_tokens=int(row.get("obsTokens", 0)),
-            metadata=self._metadata(row, org_id, thread_id),
+            metadata=json.loads(metadata) if metadata is not None else None,
         )
 
     def of_user(
