@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from agent_memory.domain.access import Action, authorize
 from agent_memory.domain.agents import AGENTS_BELONG_TO_A_PERSON, Agent, new_agent
@@ -20,25 +21,25 @@ def authorized(principal: Principal, agent: Agent | None, action: Action) -> Age
     return agent
 
 
+@dataclass(eq=False)
 class AgentService:
-    def __init__(self, repo: AgentRepository, clock: Clock, ids: Ids) -> None:
-        self._repo = repo
-        self._clock = clock
-        self._ids = ids
+    repo: AgentRepository
+    clock: Clock
+    ids: Ids
 
     def create(self, principal: Principal, name: str, members: Sequence[str] = ()) -> Agent:
         """A new Agent owned by the caller, shared with `members` (people of the same org)."""
         owner, org_id = person_of(principal, AGENTS_BELONG_TO_A_PERSON)
-        agent = new_agent(self._ids.new("ag_"), org_id, owner, name, members)
-        known = self._repo.users_of(org_id, agent.members)
+        agent = new_agent(self.ids.new("ag_"), org_id, owner, name, members)
+        known = self.repo.users_of(org_id, agent.members)
         for index, member in enumerate(members):
             if member != owner and member not in known:
                 raise NotFound("no such person in this organization", ["members", index])
-        self._repo.create(agent, self._clock.now_ms())
+        self.repo.create(agent, self.clock.now_ms())
         return agent
 
     def get(self, principal: Principal, agent_id: str) -> Agent:
-        return authorized(principal, self._repo.get(agent_id), "read")
+        return authorized(principal, self.repo.get(agent_id), "read")
 
     def list_agents(
         self, principal: Principal, *, limit: int, starting_after: str | None
@@ -49,7 +50,7 @@ class AgentService:
         def visible(agent: Agent) -> bool:
             return principal.administers(org_id) or user == agent.owner or user in agent.members
 
-        return self._repo.listed(org_id, visible, limit=limit, after=starting_after)
+        return self.repo.listed(org_id, visible, limit=limit, after=starting_after)
 
     def usable(self, principal: Principal, agent_id: str) -> Agent:
         """The Agent a new Session runs with: one the caller may read."""

@@ -5,7 +5,7 @@ Names and patterns only, never a key or an endpoint; the lists `ModelChoice.chec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.model_name_bounds import LOCAL_MODELS, PROVIDERS
@@ -38,22 +38,16 @@ class Capabilities:
     local: tuple[str, ...]
 
 
+@dataclass(eq=False)
 class CapabilitiesService:
-    def __init__(
-        self,
-        choice: ModelChoice,
-        org_settings: OrgSettingsService,
-        *,
-        default_model: str | None,
-        embedder: Embedder | None = None,
-    ) -> None:
-        self._choice = choice
-        self._org_settings = org_settings
-        self._default_model = default_model
-        self._embedder = embedder
+    choice: ModelChoice
+    org_settings: OrgSettingsService
+    _: KW_ONLY
+    default_model: str | None
+    embedder: Embedder | None = None
 
     def _providers(self) -> tuple[str, ...]:
-        models = self._choice.models
+        models = self.choice.models
         return tuple(models.providers()) if models is not None else PROVIDERS
 
     def deployment_names(self) -> tuple[str, ...]:
@@ -63,7 +57,7 @@ class CapabilitiesService:
             for provider in self._providers()
             for name in (LOCAL_MODELS if provider == "local" else (f"{provider}/*",))
         ]
-        return narrowed(runnable, self._choice.policy.patterns)
+        return narrowed(runnable, self.choice.policy.patterns)
 
     def describe(self, principal: Principal) -> Capabilities:
         """What the deployment runs, and what `principal` may name."""
@@ -71,12 +65,12 @@ class CapabilitiesService:
         allowed = self.deployment_names()
         if principal.org_id is not None:
             allowed = narrowed(
-                allowed, self._org_settings.effective(principal.org_id)["allowedModels"]
+                allowed, self.org_settings.effective(principal.org_id)["allowedModels"]
             )
         embedders: tuple[EmbeddingModel, ...] = ()
         local = list(LOCAL_MODELS) if "local" in providers else []
-        if self._embedder is not None:
-            embedder = self._embedder
+        if self.embedder is not None:
+            embedder = self.embedder
             embedders = (EmbeddingModel(embedder.model, embedder.dimension),)
             if embedder.model.startswith("local/"):
                 local.append(embedder.model)
@@ -86,7 +80,7 @@ class CapabilitiesService:
             unconfigured=tuple(
                 Unconfigured(p, NEEDS[p][1]) for p in PROVIDERS if p not in providers and p in NEEDS
             ),
-            default_model=self._default_model,
+            default_model=self.default_model,
             embedders=embedders,
             local=tuple(local),
         )

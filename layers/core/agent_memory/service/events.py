@@ -7,6 +7,7 @@ whose events were all hidden still moves the cursor.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.domain import events as feed
@@ -22,22 +23,14 @@ from agent_memory.service.bots import BotService
 from agent_memory.service.sessions import SessionAccess
 
 
+@dataclass(eq=False)
 class EventService:
-    def __init__(
-        self,
-        repo: EventRepository,
-        clock: Clock,
-        sessions: SessionAccess,
-        agents: AgentService,
-        bots: BotService,
-        threads: ThreadRepository | None = None,
-    ) -> None:
-        self._repo = repo
-        self._clock = clock
-        self._sessions = sessions
-        self._agents = agents
-        self._bots = bots
-        self._threads = threads
+    repo: EventRepository
+    clock: Clock
+    sessions: SessionAccess
+    agents: AgentService
+    bots: BotService
+    threads: ThreadRepository | None = None
 
     def page(self, principal: Principal, after: str | None, limit: int) -> dict[str, Any]:
         """`{"events": [...], "next": cursor}`: at most `limit` events after `after`."""
@@ -49,8 +42,8 @@ class EventService:
             if after is not None
             else feed.start(org_id, user_id)
         )
-        now = self._clock.now_ms()
-        read = self._repo.after(org_id, cursor.position, feed.read_size(cursor, limit))
+        now = self.clock.now_ms()
+        read = self.repo.after(org_id, cursor.position, feed.read_size(cursor, limit))
         fresh, following = feed.advance(cursor, read, now, limit)
         known: dict[Subject, bool] = {}
         shown = []
@@ -66,12 +59,12 @@ class EventService:
         if found.rule == feed.RESOURCE:
             return found.id == user_id
         if found.rule == feed.THREAD:
-            stored = self._threads.get(found.id) if self._threads is not None else None
+            stored = self.threads.get(found.id) if self.threads is not None else None
             return stored is not None and stored.thread.resource_id == user_id
         if found.rule == feed.SESSION:
-            return _allowed(lambda: self._sessions.load(principal, found.id, "read"))
+            return _allowed(lambda: self.sessions.load(principal, found.id, "read"))
         if found.rule == feed.AGENT:
-            return _allowed(lambda: self._agents.get(principal, found.id))
+            return _allowed(lambda: self.agents.get(principal, found.id))
         if found.rule == feed.ORGANIZATION:
             return True  # the feed is the caller's organization's: every person reads them
         level = self._bot_level(principal, found.id, org_id)
@@ -82,7 +75,7 @@ class EventService:
 
     def _bot_level(self, principal: Principal, bot_id: str, org_id: str) -> str | None:
         try:
-            _bot, reach = self._bots.reach(principal, bot_id, "read")
+            _bot, reach = self.bots.reach(principal, bot_id, "read")
         except (NotFound, Forbidden):
             return None
         return reach.level if reach.org_id == org_id else None
@@ -90,7 +83,7 @@ class EventService:
     def _owns_chat(self, user_id: str, chat_id: str | None) -> bool:
         if chat_id is None:
             return False
-        chat = self._bots.repo.get_chat(chat_id)
+        chat = self.bots.repo.get_chat(chat_id)
         return chat is not None and chat.owner == user_id
 
 

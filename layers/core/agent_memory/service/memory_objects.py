@@ -40,18 +40,12 @@ from agent_memory.service.recall import MemoryRecall
 from agent_memory.service.retrying import until_it_lands
 
 
+@dataclass(eq=False)
 class MemoryObjectService:
-    def __init__(
-        self,
-        repo: MemoryObjectRepository,
-        clock: Clock,
-        ids: Ids,
-        semantic: MemoryRecall | None = None,
-    ) -> None:
-        self._repo = repo
-        self._clock = clock
-        self._ids = ids
-        self._semantic = semantic
+    repo: MemoryObjectRepository
+    clock: Clock
+    ids: Ids
+    semantic: MemoryRecall | None = None
 
     @classmethod
     def build(
@@ -69,9 +63,9 @@ class MemoryObjectService:
         named = new.namespace is not None or new.key is not None
         owner = namespace_owner(principal) if named else None
         org_id = memory_org(principal)
-        memory = create_memory(self._ids.new(ID_PREFIX), org_id, new, self._clock.now_ms(), owner)
+        memory = create_memory(self.ids.new(ID_PREFIX), org_id, new, self.clock.now_ms(), owner)
         try:
-            self._repo.create(memory)
+            self.repo.create(memory)
         except WriteConflict as error:
             if error.condition != KEY_TAKEN or not self._freed(memory):
                 if error.condition == KEY_TAKEN:
@@ -80,9 +74,9 @@ class MemoryObjectService:
                         ["key"],
                     ) from error
                 raise
-            self._repo.create(memory)
-        if self._semantic is not None:
-            self._semantic.remember(org_id, memory.id, memory.content)
+            self.repo.create(memory)
+        if self.semantic is not None:
+            self.semantic.remember(org_id, memory.id, memory.content)
         return memory
 
     def _freed(self, memory: MemoryObject) -> bool:
@@ -92,15 +86,15 @@ class MemoryObjectService:
         assert memory.key is not None
         assert memory.owner is not None
         position = namespace_key_position(memory.namespace, memory.key)
-        holder = self._repo.holding(memory.org_id, memory.owner, position)
-        if holder is None or not holder.is_expired(self._clock.now_ms()):
+        holder = self.repo.holding(memory.org_id, memory.owner, position)
+        if holder is None or not holder.is_expired(self.clock.now_ms()):
             return False
         try:
-            self._repo.delete(holder, self._clock.now_ms())
+            self.repo.delete(holder, self.clock.now_ms())
         except WriteConflict:
             return False
-        if self._semantic is not None:
-            self._semantic.forget(holder.id)
+        if self.semantic is not None:
+            self.semantic.forget(holder.id)
         return True
 
     def get(self, principal: Principal, memory_id: str) -> MemoryObject:
@@ -118,13 +112,13 @@ class MemoryObjectService:
             current = self._find(principal, memory_id)
             if not changes:
                 return current
-            changed = apply_patch(current, changes, self._clock.now_ms())
-            self._repo.replace(current, changed)
+            changed = apply_patch(current, changes, self.clock.now_ms())
+            self.repo.replace(current, changed)
             return changed
 
         updated = until_it_lands(attempt, _kept_changing)
-        if self._semantic is not None and "content" in changes:
-            self._semantic.remember(org_id, updated.id, updated.content)
+        if self.semantic is not None and "content" in changes:
+            self.semantic.remember(org_id, updated.id, updated.content)
         return updated
 
     def delete(self, principal: Principal, memory_id: str) -> None:
@@ -132,11 +126,11 @@ class MemoryObjectService:
         memory_org(principal)
 
         def attempt() -> None:
-            self._repo.delete(self._find(principal, memory_id), self._clock.now_ms())
+            self.repo.delete(self._find(principal, memory_id), self.clock.now_ms())
 
         until_it_lands(attempt, _kept_changing)
-        if self._semantic is not None:
-            self._semantic.forget(memory_id)
+        if self.semantic is not None:
+            self.semantic.forget(memory_id)
 
     def list_memories(
         self,
@@ -164,13 +158,13 @@ class MemoryObjectService:
             owner = namespace_owner(principal)
             wanted = _Wanted(namespace, key, category, entity_id)
             return self._in_namespace(org_id, owner, wanted, limit, starting_after)
-        page = self._repo.newest(
+        page = self.repo.newest(
             org_id,
             limit=limit,
             starting_after=starting_after,
             category=category,
             entity_id=entity_id,
-            now_ms=self._clock.now_ms(),
+            now_ms=self.clock.now_ms(),
             viewer=principal.user_id,
         )
         return _fitting(page)
@@ -180,7 +174,7 @@ class MemoryObjectService:
     ) -> MemoryPage:
         after = None
         if starting_after is not None:
-            last = self._repo.get(org_id, starting_after)
+            last = self.repo.get(org_id, starting_after)
             if last is None or last.namespace is None or last.key is None or last.owner != owner:
                 # A namespaced page goes on from its last memory's place: one of the caller's.
                 raise NotFound(
@@ -199,9 +193,9 @@ class MemoryObjectService:
         no more (a `key` under its namespace is one exact place)."""
         position = wanted.position()
         found: list[MemoryObject] = []
-        now = self._clock.now_ms()
+        now = self.clock.now_ms()
         while True:
-            page = self._repo.in_namespace(
+            page = self.repo.in_namespace(
                 org_id, owner, position=position, limit=limit, after=after, now_ms=now
             )
             found += [m for m in page.memories if wanted.keeps(m)]
@@ -230,25 +224,25 @@ class MemoryObjectService:
         org_id = memory_org(principal)
         check_limit(limit, ["limit"])
         _check_entity_id(entity_id)
-        now = self._clock.now_ms()
+        now = self.clock.now_ms()
         prefix: tuple[str, ...] | None = None
         if namespace is not None:
             prefix = check_namespace(namespace, ["namespace"])
             wanted = _Wanted(list(prefix), None, None, entity_id)
             page = self._owned(org_id, namespace_owner(principal), wanted, limit, None)
         else:
-            page = self._repo.recall(
+            page = self.repo.recall(
                 org_id, limit=limit, entity_id=entity_id, now_ms=now, viewer=principal.user_id
             )
-        if query is None or not query.strip() or self._semantic is None:
+        if query is None or not query.strip() or self.semantic is None:
             return _fitting(page)
         ranked: list[tuple[float, float, MemoryObject]] = []
         # Under a namespace the closest of the organization are filtered: ask for more.
         asked = 3 * limit if prefix is None else _NAMESPACE_CANDIDATES
-        for memory_id, score in self._semantic.closest(org_id, query, asked):
+        for memory_id, score in self.semantic.closest(org_id, query, asked):
             if prefix is not None and len(ranked) >= limit and score < ranked[-1][0]:
                 break  # best first: the rest are farther (each costs a read)
-            memory = self._repo.get(org_id, memory_id) if is_memory_id(memory_id) else None
+            memory = self.repo.get(org_id, memory_id) if is_memory_id(memory_id) else None
             if memory is None or memory.is_expired(now):
                 continue
             if not visible_to(memory, principal.user_id):
@@ -267,7 +261,7 @@ class MemoryObjectService:
     def _find(self, principal: Principal, memory_id: str) -> MemoryObject:
         """The memory as the caller may see it: another person's namespaced one is unknown."""
         org_id = memory_org(principal)
-        memory = self._repo.get(org_id, memory_id) if is_memory_id(memory_id) else None
+        memory = self.repo.get(org_id, memory_id) if is_memory_id(memory_id) else None
         if memory is None or not visible_to(memory, principal.user_id):
             raise NotFound("agent memory not found")
         return memory

@@ -344,35 +344,35 @@ MEMORY_GROUP = "agent_memories"
 MEMORY_SCORE_DIGITS = 3
 
 
+@dataclass(eq=False)
 class MemoryRecall:
     """Agent memories by meaning: embedded when written, removed when deleted."""
 
-    def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
-        self._embedder = embedder
-        self._index = index
+    embedder: Embedder
+    index: VectorIndex
 
     def remember(self, org_id: str, memory_id: str, content: str) -> None:
         """Put the content's vector; without an answering model the memory has none."""
         try:
-            vector = self._embedder.embed([rules.embedding_text(content)])[0]
+            vector = self.embedder.embed([rules.embedding_text(content)])[0]
         except EmbeddingFailure as failure:
-            log.warning("memory saved without its vector: %s: %s", self._embedder.model, failure)
+            log.warning("memory saved without its vector: %s: %s", self.embedder.model, failure)
             return
         scope = VectorScope(org_id, org_id, MEMORY_GROUP, "")
-        self._index.put([VectorRecord(memory_id, vector, scope)])
+        self.index.put([VectorRecord(memory_id, vector, scope)])
 
     def forget(self, memory_id: str) -> None:
-        self._index.delete([memory_id])
+        self.index.delete([memory_id])
 
     def closest(self, org_id: str, query: str, count: int) -> list[tuple[str, float]]:
         """Ids and rounded scores, best first; 503 when the embedding model cannot answer."""
         try:
-            vector = self._embedder.embed([rules.embedding_text(query)])[0]
+            vector = self.embedder.embed([rules.embedding_text(query)])[0]
         except EmbeddingFailure as failure:
             raise Unavailable(
-                f"the embedding model {self._embedder.model} could not answer: {failure}"
+                f"the embedding model {self.embedder.model} could not answer: {failure}"
             ) from None
-        hits = self._index.query(
+        hits = self.index.query(
             vector, max(1, min(MAX_TOP_K, count)), org=org_id, owner=org_id, group=MEMORY_GROUP
         )
         return [
