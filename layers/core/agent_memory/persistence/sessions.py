@@ -138,21 +138,25 @@ class SessionRepository(PoolRows):
         """Items `after+1..upto`, in order (one Query; agent learning reads them)."""
         if upto <= after:
             return []
-        page = self._store.query(
-            session_pk(session.id), KeyRange(low=item_sk(after + 1), high=item_sk(upto))
-        )
-        return [_item(row) for row in page.records if row.get("type") == "item"]
+        return [_item(row) for row in self._item_rows(session, after, upto)]
 
-    def _scope(self, session: Session, field: str) -> dict[str, str]:
-        return {"org": session.org_id, "pool": session.id, "field": field}
+    def _item_rows(
+        self, session: Session, after: int, upto: int, limit: int | None = None
+    ) -> list[Record]:
+        key_range = KeyRange(low=item_sk(after + 1), high=item_sk(upto))
+        page = self._store.query(session_pk(session.id), key_range, limit=limit)
+        return [row for row in page.records if row.get("type") == "item"]
+
+    @staticmethod
+    def _scope(session: Session) -> dict[str, str]:
+        """Where an item's text is sealed."""
+        return {"org": session.org_id, "pool": session.id, "field": "item"}
 
     def open_entry(self, session: Session, entry: StoredEntry) -> str:
         return self.pools.open_content(session_pool(session), entry)
 
     def open_item(self, session: Session, item: StoredItem) -> str:
-        return self._cipher.open(
-            item.sealed, scope=self._scope(session, "item"), row=item_sk(item.seq)
-        )
+        return self._cipher.open(item.sealed, scope=self._scope(session), row=item_sk(item.seq))
 
     def create(self, session: Session, now_ms: int) -> None:
         self._store.write(
@@ -191,12 +195,7 @@ class SessionRepository(PoolRows):
         self, session: Session, *, limit: int, after: int
     ) -> tuple[list[SessionItem], bool]:
         """Items after `after` in order, opened: (at most `limit`, whether more follow)."""
-        page = self._store.query(
-            session_pk(session.id),
-            KeyRange(low=item_sk(after + 1), high=item_sk(session.item_count)),
-            limit=limit + 1,
-        )
-        rows = [r for r in page.records if r.get("type") == "item"]
+        rows = self._item_rows(session, after, session.item_count, limit + 1)
         items = [
             SessionItem(
                 id=item_id(int(row["seq"])),
@@ -242,7 +241,7 @@ class SessionRepository(PoolRows):
             "model": item.model,
             "turnId": item.turn_id,
             "edit": item.edit,
-            "text": self._cipher.seal(item.content, scope=self._scope(session, "item"), row=sk),
+            "text": self._cipher.seal(item.content, scope=self._scope(session), row=sk),
             "createdAt": now_ms,
         }
         return Put(row, Absent())
@@ -279,7 +278,7 @@ class SessionRepository(PoolRows):
             session_pk(source.id), KeyRange(low=ITEM_PREFIX, high=pools.RECENT_END)
         )
         puts: list[Action] = [
-            Put(self._resealed(source, fork, row, "text", "item"))
+            Put(self._resealed(source, fork, row))
             for row in page.records
             if row.get("type") == "item"
         ]
@@ -295,14 +294,11 @@ class SessionRepository(PoolRows):
         ]
         write_last(self._store, puts, last)
 
-    def _resealed(
-        self, source: Session, fork: Session, row: Record, attribute: str, field: str
-    ) -> Record:
-        plain = self._cipher.open(row[attribute], scope=self._scope(source, field), row=row["sk"])
-        copy = dict(row)
-        copy["pk"] = session_pk(fork.id)
-        copy[attribute] = self._cipher.seal(plain, scope=self._scope(fork, field), row=row["sk"])
-        return copy
+    def _resealed(self, source: Session, fork: Session, item: Record) -> Record:
+        """An item of `source` as `fork` holds it."""
+        plain = self._cipher.open(item["text"], scope=self._scope(source), row=item["sk"])
+        sealed = self._cipher.seal(plain, scope=self._scope(fork), row=item["sk"])
+        return item | {"pk": session_pk(fork.id), "text": sealed}
 
     def _head_row(self, session: Session, now_ms: int) -> Record:
         return {
