@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import math
 import time
 import urllib.error
 import urllib.request
@@ -149,7 +150,7 @@ class JsonModel:
 
     provider = ""
 
-    def __init__(self, model: str, url: str, api_key: str, timeout_s: float | None) -> None:
+    def __init__(self, model: str, url: str, api_key: str, timeout_s: float = math.inf) -> None:
         self.model = model
         self.name = f"{self.provider}/{model}"
         self._endpoint = JsonEndpoint(url, api_key)
@@ -160,9 +161,7 @@ class JsonModel:
         return f"{type(self).__name__}(model={self.model!r}, url={self._endpoint.url!r})"
 
     def propose(self, request: ModelRequest) -> ModelReply:
-        deadline = request.deadline_s
-        if self._timeout_s is not None:
-            deadline = min(deadline, self._timeout_s)
+        deadline = min(request.deadline_s, self._timeout_s)
         data, latency_ms = self._endpoint.post(self.body(request), self.headers(), deadline)
         text, usage = self.answer(data, request.task)
         return ModelReply(text=text, model=self.name, usage=usage, latency_ms=latency_ms)
@@ -184,7 +183,7 @@ class AnthropicModel(JsonModel):
     provider = "anthropic"
 
     def __init__(self, model: str, api_key: str, base_url: str = ANTHROPIC_BASE_URL) -> None:
-        super().__init__(model, base_url.rstrip("/") + "/v1/messages", api_key, None)
+        super().__init__(model, base_url.rstrip("/") + "/v1/messages", api_key)
 
     def headers(self) -> dict[str, str]:
         headers = {"anthropic-version": ANTHROPIC_API_VERSION}
