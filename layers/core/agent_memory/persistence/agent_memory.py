@@ -182,20 +182,10 @@ class AgentMemoryRepository(PoolRows):
             for meta, content in entries
             for action in self.entry_put(agent, meta, content, None)
         ]
-        head = Put(
-            {
-                "pk": agent_pk(agent.id),
-                "sk": MEMORY_HEAD,
-                "type": "agent-memory",
-                "version": change.version,
-                "updatedAt": now_ms,
-            },
-            Absent(),
-        )
         last: list[Action] = [
             agents.put(agent, now_ms),
             agents.index_put(agent, now_ms),
-            head,
+            self.head_change(agent, 0, change.version, now_ms),
             self.log_put(agent, change),
         ]
         write_last(self._store, puts, last, size=MAX_ACTIONS)
