@@ -40,7 +40,7 @@ from agent_memory.domain.bot_memory import (
     shared,
     visible_change,
 )
-from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON, Bot
+from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON
 from agent_memory.domain.entries import Entry, EntryMeta, ItemSource
 from agent_memory.domain.errors import (
     EntryConflict,
@@ -49,7 +49,7 @@ from agent_memory.domain.errors import (
     ValidationFailed,
     WriteConflict,
 )
-from agent_memory.domain.grants import ObjectAction, Reach
+from agent_memory.domain.grants import ObjectAction
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.pages import DEFAULT_LOG_LIMIT
 from agent_memory.domain.tags import InvalidTag, purge_tag, require_topics
@@ -77,8 +77,6 @@ LOG_SCAN_PAGE = 200
 class Access:
     """How a person reaches one Bot's memory: the pool of their organization, as a reader."""
 
-    bot: Bot
-    reach: Reach
     pool: Pool
     reader: Person
     members: Members
@@ -105,7 +103,7 @@ class BotMemoryService:
         bot, reach = self.bots.reach(principal, bot_id, action)
         members = Members(self.bots.repo, user, reach.org_id)
         reader = Person(user, reach.org_id, members)
-        return Access(bot, reach, pool_of(bot.id, reach.org_id), reader, members)
+        return Access(pool_of(bot.id, reach.org_id), reader, members)
 
     def snapshot(self, pool: Pool) -> Snapshot:
         return until_it_lands(
@@ -301,7 +299,7 @@ class BotMemoryService:
         """The memory text for a Chat's answer; the caller must read the Chat (404 otherwise)."""
         access = self._access(principal, bot_id, "read")
         chat = self.bots.repo.get_chat(chat_id)
-        if chat is None or chat.bot_id != access.bot.id or chat.org_id != access.pool.org_id:
+        if chat is None or (chat.bot_id, chat.org_id) != (access.pool.pool_id, access.pool.org_id):
             raise NotFound("chat not found", ["chatId"])
         members = access.members.load([chat.channel_id])
         if not chat.readable_by(access.reader.user_id, chat.org_id, members):

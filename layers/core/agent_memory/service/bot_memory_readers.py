@@ -14,24 +14,19 @@ from agent_memory.service.bots import Members
 
 
 def for_reader(pool: Pool, reader: Reader, members: Members) -> ReaderPool:
-    """`pool` read only where an entry admitting `reader` can be (ADR 0083); the Channels
-    that judge what is read are loaded as it is read."""
+    """`pool` read only where an entry admitting `reader` can be (ADR 0083): their own
+    audience rows, their Channels' (of those the pool marks, membership loaded as it is
+    read) and the Bot's when marked."""
 
     def audiences(marks: frozenset[str]) -> list[str]:
-        return audiences_for(reader, marks, members)
+        everyone = [EVERYONE] if EVERYONE in marks else []
+        if isinstance(reader, Group):
+            return [channel_audience(reader.channel_id), *everyone]
+        if not isinstance(reader, Person):
+            raise TypeError("only a person or a group reads by audience")
+        marked = [m.removeprefix(channel_audience("")) for m in sorted(marks) if m != EVERYONE]
+        members.load(marked)
+        channels = [channel_audience(c) for c in marked if c in members]
+        return [person_audience(reader.user_id), *channels, *everyone]
 
     return ReaderPool(pool.pk, pool.org_id, pool.pool_id, pool.layout, audiences)
-
-
-def audiences_for(reader: Reader, marks: frozenset[str], members: Members) -> list[str]:
-    """The audiences whose rows can hold an entry that admits `reader`: their own, their
-    Channels' (of those the pool marks, membership read now) and the Bot's when marked."""
-    everyone = [EVERYONE] if EVERYONE in marks else []
-    if isinstance(reader, Group):
-        return [channel_audience(reader.channel_id), *everyone]
-    if not isinstance(reader, Person):
-        raise TypeError("only a person or a group reads by audience")
-    marked = [m.removeprefix(channel_audience("")) for m in sorted(marks) if m != EVERYONE]
-    members.load(marked)
-    channels = [channel_audience(c) for c in marked if c in members]
-    return [person_audience(reader.user_id), *channels, *everyone]
