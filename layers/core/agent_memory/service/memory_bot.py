@@ -187,22 +187,14 @@ class MemoryBotService:
         pool = PoolRef(KIND, reach.org_id, pool_id)
         rows = self._runs.newest(KIND, reach.org_id, pool_id, EXECUTIONS_LIMIT)
         waits = {row.run.name: row.record.get("waitFor") for row in rows}
-        views = self._learning.executions(pool, limit=EXECUTIONS_LIMIT)
-        owned: dict[str, bool] = {}
-        shown: list[dict[str, Any]] = []
-        for view in views:
-            chat_id = view.get("chatId")
-            if reach.level != "write":
-                if chat_id is None:
-                    continue
-                if chat_id not in owned:
-                    chat = self._bots.repo.get_chat(chat_id)
-                    owned[chat_id] = chat is not None and chat.owner == user
-                if not owned[chat_id]:
-                    continue
-            view["chatId"] = chat_id
+        shown = self._learning.executions(pool, limit=EXECUTIONS_LIMIT)
+        if reach.level != "write":
+            read = self._bots.repo.chats(list({v["chatId"] for v in shown if v.get("chatId")}))
+            owned = {chat.id for chat in read if chat.owner == user}
+            shown = [view for view in shown if view.get("chatId") in owned]
+        for view in shown:
+            view["chatId"] = view.get("chatId")
             view["turnId"] = turn_of_event(waits.get(view["id"]))
-            shown.append(view)
         self._abandoned_waits(shown)
         return shown
 
