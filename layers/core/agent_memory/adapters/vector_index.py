@@ -38,11 +38,9 @@ class InProcessVectorIndex:
         self._path = path
         self._lock = threading.Lock()
         self._matrix = np.zeros((0, dimension or 0), dtype=np.float32)
-        self._size = 0
-        self._keys: list[str] = []
+        # Row i of the matrix is entry i: (key, scope, ref); `_rows` finds a key's row.
+        self._entries: list[tuple[str, VectorScope, str]] = []
         self._rows: dict[str, int] = {}
-        self._scopes: list[VectorScope] = []
-        self._refs: list[str] = []
         self._logged = 0
         if path is not None and path.exists():
             self._replay(path)
@@ -89,41 +87,31 @@ class InProcessVectorIndex:
 
     def _put(self, record: VectorRecord) -> None:
         np = self._np
+        entry = (record.key, record.scope, record.ref)
         row = self._rows.get(record.key)
-        vector = np.asarray(record.vector, dtype=np.float32)
         if row is None:
-            if self._size == len(self._matrix):
-                grown = np.zeros((len(self._matrix) + _GROWTH, self.dimension), dtype=np.float32)
-                grown[: self._size] = self._matrix[: self._size]
+            row = len(self._entries)
+            if row == len(self._matrix):
+                grown = np.zeros((row + _GROWTH, self.dimension), dtype=np.float32)
+                grown[:row] = self._matrix[:row]
                 self._matrix = grown
-            row = self._size
-            self._size += 1
-            self._keys.append(record.key)
-            self._scopes.append(record.scope)
-            self._refs.append(record.ref)
+            self._entries.append(entry)
             self._rows[record.key] = row
         else:
-            self._scopes[row] = record.scope
-            self._refs[row] = record.ref
-        self._matrix[row] = vector
+            self._entries[row] = entry
+        self._matrix[row] = np.asarray(record.vector, dtype=np.float32)
 
     def _delete(self, key: str) -> None:
         row = self._rows.pop(key, None)
         if row is None:
             return
-        last = self._size - 1
+        last = len(self._entries) - 1
         if row != last:
             # The last row moves into the hole: rows stay dense.
-            moved = self._keys[last]
             self._matrix[row] = self._matrix[last]
-            self._keys[row] = moved
-            self._scopes[row] = self._scopes[last]
-            self._refs[row] = self._refs[last]
-            self._rows[moved] = row
-        self._keys.pop()
-        self._scopes.pop()
-        self._refs.pop()
-        self._size = last
+            self._entries[row] = self._entries[last]
+            self._rows[self._entries[row][0]] = row
+        self._entries.pop()
 
     def query(
         self,
@@ -144,7 +132,7 @@ class InProcessVectorIndex:
             self._sized(vector)
             rows = [
                 i
-                for i, s in enumerate(self._scopes)
+                for i, (_key, s, _ref) in enumerate(self._entries)
                 if s.org == org
                 and s.owner == owner
                 and (group is None or s.group == group)
@@ -157,15 +145,11 @@ class InProcessVectorIndex:
             count = min(top_k, len(rows))
             best = np.argpartition(-scores, count - 1)[:count]
             best = best[np.argsort(-scores[best], kind="stable")]
-            return [
-                VectorHit(
-                    key=self._keys[rows[i]],
-                    score=float(scores[i]),
-                    scope=self._scopes[rows[i]],
-                    ref=self._refs[rows[i]],
-                )
-                for i in best
-            ]
+            hits = []
+            for i in best:
+                key, scope, ref = self._entries[rows[i]]
+                hits.append(VectorHit(key, float(scores[i]), scope, ref))
+            return hits
 
     def _encode(self, record: VectorRecord) -> dict[str, Any]:
         data = self._np.asarray(record.vector, dtype="<f4").tobytes()
@@ -188,7 +172,7 @@ class InProcessVectorIndex:
         if self._path is None:
             return
         self._logged += count
-        if self._logged > 2 * max(self._size, _GROWTH):
+        if self._logged > 2 * max(len(self._entries), _GROWTH):
             self._compact()
             return
         with self._path.open("a", encoding="utf-8") as log:
@@ -199,16 +183,16 @@ class InProcessVectorIndex:
         assert self._path is not None
         temporary = self._path.with_suffix(".tmp")
         with temporary.open("w", encoding="utf-8") as log:
-            for start in range(0, self._size, MAX_PUT_BATCH):
+            for start in range(0, len(self._entries), MAX_PUT_BATCH):
                 batch = [
-                    VectorRecord(
-                        self._keys[i], self._matrix[i].tolist(), self._scopes[i], self._refs[i]
+                    VectorRecord(key, self._matrix[i].tolist(), scope, ref)
+                    for i, (key, scope, ref) in enumerate(
+                        self._entries[start : start + MAX_PUT_BATCH], start
                     )
-                    for i in range(start, min(start + MAX_PUT_BATCH, self._size))
                 ]
                 log.write(json.dumps({"put": [self._encode(r) for r in batch]}) + "\n")
         os.replace(temporary, self._path)
-        self._logged = self._size
+        self._logged = len(self._entries)
 
     def _replay(self, path: Path) -> None:
         with path.open(encoding="utf-8") as log:
