@@ -10,8 +10,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from agent_memory.api.observability import logger
 from agent_memory.domain.errors import DomainError
+from agent_memory.observability import logger
 
 # Where a request part comes first in a validation error's location.
 _LOCATIONS = {"body", "query", "path", "header"}

@@ -14,8 +14,6 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from agent_memory.observability import logger, metrics, set_correlation_id
 
-__all__ = ["CORRELATION_HEADER", "RequestContext", "logger", "metrics"]
-
 CORRELATION_HEADER = b"x-correlation-id"
 
 

@@ -6,12 +6,11 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer, CommandBody, Mirror
+from agent_memory.api.contracts.base import Answer, CommandBody, Envelope, Mirror
 from agent_memory.api.contracts.memory_text import ForgetBody, KeyedEntryOut, RememberBody
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.
-    from agent_memory.domain.agent_memory import LogChange
     from agent_memory.domain.entries import KeyedMemory, Source
 
 LastingKind = Literal["procedure", "preference", "decision"]
@@ -78,9 +77,5 @@ class ChangeOut(Mirror):
     )
 
 
-class MemoryLog(Answer):
+class MemoryLog(Envelope):
     changes: list[ChangeOut]
-
-    @classmethod
-    def of(cls, changes: list[LogChange]) -> MemoryLog:
-        return cls(changes=[ChangeOut.of(c) for c in changes])

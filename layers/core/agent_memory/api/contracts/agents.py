@@ -10,6 +10,7 @@ from agent_memory.api.contracts.base import (
     NOT_BLANK,
     Answer,
     Body,
+    Envelope,
     ListOf,
     Mirror,
     NotBlank,
@@ -33,7 +34,7 @@ class AgentOut(Mirror):
     members: list[str]
 
 
-class AgentAnswer(Answer):
+class AgentAnswer(Envelope):
     agent: AgentOut
 
 

@@ -146,6 +146,16 @@ class Mirror(Answer):
         return cls.model_validate(source, from_attributes=True)
 
 
+class Envelope(Answer):
+    """An answer of one field that holds a domain object (or a list of them) as that field's
+    `Mirror` shows it: `SessionAnswer.of(session)` is `{"session": {...}}`."""
+
+    @classmethod
+    def of(cls, value: object) -> Self:
+        (name,) = cls.model_fields
+        return cls.model_validate({name: value}, from_attributes=True)
+
+
 ItemT = TypeVar("ItemT")
 
 

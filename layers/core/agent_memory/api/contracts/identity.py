@@ -11,6 +11,7 @@ from agent_memory.api.contracts.base import (
     MODEL_PATTERN_PATTERN,
     Answer,
     Body,
+    Envelope,
     Mirror,
 )
 
@@ -127,7 +128,7 @@ class UserOut(Mirror):
     createdAt: int
 
 
-class AddedUser(Answer):
+class AddedUser(Envelope):
     user: UserOut
 
 
@@ -179,5 +180,5 @@ class ServiceKeyOut(Mirror):
     lastUsedAt: int | None
 
 
-class ServiceKeys(Answer):
+class ServiceKeys(Envelope):
     serviceKeys: list[ServiceKeyOut]

@@ -1,14 +1,10 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer, Mirror
-
-if TYPE_CHECKING:
-    # The annotation of `MyTokens.of` only.
-    from agent_memory.domain.identity import HeldToken
+from agent_memory.api.contracts.base import Envelope, Mirror
 
 
 class CallerOut(Mirror):
@@ -22,7 +18,7 @@ class CallerOut(Mirror):
     )
 
 
-class MeAnswer(Answer):
+class MeAnswer(Envelope):
     user: CallerOut
 
 
@@ -34,11 +30,7 @@ class MyToken(Mirror):
     createdAt: int = Field(description="Milliseconds since the epoch")
 
 
-class MyTokens(Answer):
+class MyTokens(Envelope):
     """The caller's own tokens, oldest first."""
 
     tokens: list[MyToken]
-
-    @classmethod
-    def of(cls, held: list[HeldToken]) -> MyTokens:
-        return cls(tokens=[MyToken.of(t) for t in held])

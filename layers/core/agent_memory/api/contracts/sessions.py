@@ -12,6 +12,7 @@ from agent_memory.api.contracts.base import (
     Answer,
     Body,
     CommandBody,
+    Envelope,
     Mirror,
 )
 from agent_memory.api.contracts.memory_text import ForgetBody, KeyedEntryOut, RememberBody
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.
     from agent_memory.domain import session_memory as memory
     from agent_memory.domain.entries import Source
-    from agent_memory.domain.sessions import Session
     from agent_memory.service.session_memory import MemoryRead
     from agent_memory.service.sessions import TurnResult
 
@@ -55,12 +55,8 @@ class SessionOut(Mirror):
     parentId: str | None
 
 
-class SessionAnswer(Answer):
+class SessionAnswer(Envelope):
     session: SessionOut
-
-    @classmethod
-    def of(cls, session: Session) -> SessionAnswer:
-        return cls(session=SessionOut.of(session))
 
 
 class TurnItem(Body):

@@ -6,9 +6,9 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field
 
-from agent_memory.api.contracts.base import Answer, Body, Mirror, Sparse
+from agent_memory.api.contracts.base import Answer, Body, Envelope, Mirror, Sparse
 from agent_memory.domain import thread_limits as rules
-from agent_memory.domain.threads import Message, Thread
+from agent_memory.domain.threads import Thread
 
 Role = Literal["user", "assistant", "tool", "system"]
 
@@ -72,12 +72,8 @@ class ThreadOut(Mirror):
     createdAt: int
 
 
-class ThreadAnswer(Answer):
+class ThreadAnswer(Envelope):
     thread: ThreadOut
-
-    @classmethod
-    def of(cls, thread: Thread) -> ThreadAnswer:
-        return cls(thread=ThreadOut.of(thread))
 
 
 class ThreadsAnswer(Answer):
@@ -118,12 +114,8 @@ class MessageOut(Mirror, Sparse):
     createdAt: int
 
 
-class MessagesAnswer(Answer):
+class MessagesAnswer(Envelope):
     messages: list[MessageOut]
-
-    @classmethod
-    def of(cls, messages: list[Message]) -> MessagesAnswer:
-        return cls(messages=[MessageOut.of(m) for m in messages])
 
 
 class DeletedThread(Answer):
@@ -133,12 +125,8 @@ class DeletedThread(Answer):
     messages: int = Field(description="Messages this call removed")
 
 
-class RemovedMessage(Answer):
+class RemovedMessage(Envelope):
     message: MessageOut | None
-
-    @classmethod
-    def of(cls, message: Message | None) -> RemovedMessage:
-        return cls(message=MessageOut.of(message) if message is not None else None)
 
 
 class WorkingMemoryIn(Body):

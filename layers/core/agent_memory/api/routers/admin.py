@@ -24,7 +24,6 @@ from agent_memory.api.contracts.identity import (
     Organizations,
     OrgUsers,
     RenameUser,
-    ServiceKeyOut,
     ServiceKeys,
     UserOut,
 )
@@ -139,7 +138,7 @@ async def list_users(
 async def add_user(orgId: str, body: AddUser, caller: CallerDep, svc: ServicesDep) -> AddedUser:
     """A person without a token: the organization's service key acts for them."""
     user = await run(svc, svc.identity.add_person, caller, orgId, body.id, body.name, body.role)
-    return AddedUser(user=UserOut.of(user))
+    return AddedUser.of(user)
 
 
 @organizations.patch("/{orgId}/users/{userId}")
@@ -148,7 +147,7 @@ async def rename_user(
 ) -> AddedUser:
     """The person's name (an org admin, the admin token, or the organization's service key)."""
     user = await run(svc, svc.identity.rename_person, caller, orgId, userId, body.name)
-    return AddedUser(user=UserOut.of(user))
+    return AddedUser.of(user)
 
 
 @organizations.delete("/{orgId}/users/{userId}")
@@ -174,7 +173,7 @@ async def create_service_key(
 @organizations.get("/{orgId}/service-keys")
 async def list_service_keys(orgId: str, caller: CallerDep, svc: ServicesDep) -> ServiceKeys:
     listed = await run(svc, svc.identity.keys_of, caller, orgId)
-    return ServiceKeys(serviceKeys=[ServiceKeyOut.of(k) for k in listed])
+    return ServiceKeys.of(listed)
 
 
 @organizations.delete("/{orgId}/service-keys/{keyId}", status_code=204)

@@ -9,7 +9,6 @@ from fastapi import APIRouter, Query
 from agent_memory.api.contracts.agents import (
     AgentAnswer,
     AgentList,
-    AgentOut,
     CreateAgent,
     DeletedAgent,
 )
@@ -23,7 +22,7 @@ router = APIRouter(prefix="/v1/agents", tags=["agents"])
 async def create_agent(body: CreateAgent, caller: CallerDep, svc: ServicesDep) -> AgentAnswer:
     """A new Agent owned by the caller, shared with `members` of the same organization."""
     agent = await run(svc, svc.agents.create, caller, body.name, body.members)
-    return AgentAnswer(agent=AgentOut.of(agent))
+    return AgentAnswer.of(agent)
 
 
 @router.get("")
@@ -44,7 +43,7 @@ async def list_agents(
 @router.get("/{agentId}")
 async def get_agent(agentId: str, caller: CallerDep, svc: ServicesDep) -> AgentAnswer:
     agent = await run(svc, svc.agents.get, caller, agentId)
-    return AgentAnswer(agent=AgentOut.of(agent))
+    return AgentAnswer.of(agent)
 
 
 @router.delete("/{agentId}")

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response
 from fastapi.responses import StreamingResponse
 
 from agent_memory.api.contracts.identity import IssuedToken, IssueToken
-from agent_memory.api.contracts.me import CallerOut, MeAnswer, MyTokens
+from agent_memory.api.contracts.me import MeAnswer, MyTokens
 from agent_memory.api.deps import CallerDep, ServicesDep, run
 from agent_memory.domain.errors import TooLarge
 
@@ -29,7 +29,7 @@ EXPORT_LINE = {
 @router.get("/v1/me")
 async def me(caller: CallerDep) -> MeAnswer:
     """The caller's user id, organization and role; the admin token is the service admin."""
-    return MeAnswer(user=CallerOut.of(caller))
+    return MeAnswer.of(caller)
 
 
 @router.get("/v1/me/tokens")

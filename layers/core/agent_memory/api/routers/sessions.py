@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from agent_memory.api.contracts.agents import AgentAnswer, AgentOut
+from agent_memory.api.contracts.agents import AgentAnswer
 from agent_memory.api.contracts.base import ITEM_ID_PATTERN, Cursor, Executions, PageLimit
 from agent_memory.api.contracts.listing import (
     DeletedSession,
@@ -166,4 +166,4 @@ async def promote_session(
     """A new agent whose memory is the subagent session's lasting, active entries."""
     name = body.name if body is not None else None
     agent = await run(svc, svc.agent_memory.promote, caller, sessionId, name)
-    return AgentAnswer(agent=AgentOut.of(agent))
+    return AgentAnswer.of(agent)
