@@ -21,10 +21,10 @@ deployment's configuration, never a row, and does not move.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -119,7 +119,7 @@ class Resealer:
         self._source = source
         self._target = target
         self._counted = counted
-        self._kept: OrderedDict[bytes, bytes] = OrderedDict()
+        self._one = functools.lru_cache(maxsize=self.KEPT)(self._reseal)
 
     def __call__(self, value: Any) -> Any:
         """`value` with every sealed value in it re-sealed."""
@@ -132,16 +132,8 @@ class Resealer:
             return [self(v) for v in value]
         return value
 
-    def _one(self, blob: bytes) -> bytes:
-        done = self._kept.get(blob)
-        if done is None:
-            done = self._target.wrap(*self._source.unwrap(blob))
-            self._kept[blob] = done
-            if len(self._kept) > self.KEPT:
-                self._kept.popitem(last=False)
-        else:
-            self._kept.move_to_end(blob)
-        return done
+    def _reseal(self, blob: bytes) -> bytes:
+        return self._target.wrap(*self._source.unwrap(blob))
 
 
 @dataclass(frozen=True)
