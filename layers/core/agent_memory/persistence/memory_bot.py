@@ -119,7 +119,7 @@ class MemoryBotRepository(SealedRows):
                 bool(row["calm"]),
                 int(row["at"]),
             )
-            for row, opened in self._opened(chat, self._rows(chat, CONFESSION_PREFIX, limit))
+            for row, opened in self._opened(chat, self._newest(chat, CONFESSION_PREFIX, limit))
         ]
 
     def add_enrichment(self, chat: Chat, enriched: Enriched) -> None:
@@ -146,7 +146,7 @@ class MemoryBotRepository(SealedRows):
                 tuple(str(i) for i in row.get("entryIds") or ()),
                 int(row["at"]),
             )
-            for row, opened in self._opened(chat, self._rows(chat, ENRICHMENT_PREFIX, limit))
+            for row, opened in self._opened(chat, self._newest(chat, ENRICHMENT_PREFIX, limit))
         ]
 
     def log_call(self, chat: Chat, call: ModelCall) -> None:
@@ -169,8 +169,8 @@ class MemoryBotRepository(SealedRows):
         """The Chat's logged model calls, newest first (opened: for tests and operators):
         the `CALL#` rows and the confessions that carry their confide's call."""
         rows = [
-            *self._rows(chat, CALL_PREFIX, limit),
-            *(r for r in self._rows(chat, CONFESSION_PREFIX, limit) if "task" in r),
+            *self._newest(chat, CALL_PREFIX, limit),
+            *(r for r in self._newest(chat, CONFESSION_PREFIX, limit) if "task" in r),
         ]
         rows.sort(key=lambda r: (int(r["at"]), str(r["sk"])), reverse=True)
         return [
@@ -196,7 +196,7 @@ class MemoryBotRepository(SealedRows):
             for row in rows
         ]
 
-    def _rows(self, chat: Chat, prefix: str, limit: int) -> list[Record]:
+    def _newest(self, chat: Chat, prefix: str, limit: int) -> list[Record]:
         page = self._store.query(
             chat_pk(chat.id), KeyRange(prefix=prefix), limit=limit, newest_first=True
         )
