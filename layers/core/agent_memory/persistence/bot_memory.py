@@ -109,14 +109,6 @@ def audiences_of(tags: Iterable[str]) -> list[str]:
     return list(found)
 
 
-def audience_sk(audience: str, entry_id: str) -> str:
-    return f"{AUDIENCE_PREFIX}{audience}#{entry_id}"
-
-
-def mark_sk(audience: str) -> str:
-    return f"{MARK_PREFIX}{audience}"
-
-
 class BotMemoryLayout:
     """Base rows `MEM#<id>`; a recency copy while the entry is valid (the context text and
     learning input only ever show valid entries); a copy per audience its `for:` tags name,
@@ -125,7 +117,7 @@ class BotMemoryLayout:
     def rows(self, pool: Pool, meta: EntryMeta, order: int = 0) -> list[tuple[str, str]]:
         base = (pool.pk, keys.entry_sk(meta.id))
         recent = [(pool.pk, recent_sk(meta, order))] if valid(meta) else []
-        audiences = [(pool.pk, audience_sk(a, meta.id)) for a in audiences_of(meta.tags)]
+        audiences = [(pool.pk, f"{AUDIENCE_PREFIX}{a}#{meta.id}") for a in audiences_of(meta.tags)]
         return [base, *recent, *audiences]
 
 
@@ -387,7 +379,8 @@ class BotMemoryRepository(SealedRows):
             if a not in known and not a.startswith("p#")
         }
         return [
-            Put({"pk": pool.pk, "sk": mark_sk(a), "type": "bot-memory-mark"}) for a in sorted(new)
+            Put({"pk": pool.pk, "sk": f"{MARK_PREFIX}{a}", "type": "bot-memory-mark"})
+            for a in sorted(new)
         ]
 
     def purge_count(self, pool: Pool, tag: str, removed: int, now_ms: int) -> Update:
