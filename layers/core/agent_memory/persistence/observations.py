@@ -21,6 +21,7 @@ from agent_memory.domain.threads import Thread
 from agent_memory.persistence import keys
 from agent_memory.persistence.keys import CHUNK_PREFIX, OBSERVER_HEAD, thread_pk
 from agent_memory.persistence.pools import (
+    OneRowLayout,
     Pool,
     PoolRows,
     StoredEntry,
@@ -46,14 +47,8 @@ def _row(thread: Thread, chunk: Chunk) -> tuple[str, str]:
     return thread_pk(thread.id), f"{CHUNK_PREFIX}{chunk_id(chunk.n)}"
 
 
-class ChunkLayout:
-    """A chunk's one row `OBS#<n>`: the log reads in order with one Query."""
-
-    def rows(self, pool: Pool, meta: EntryMeta, order: int = 0) -> list[tuple[str, str]]:
-        return [(pool.pk, f"{CHUNK_PREFIX}{meta.id}")]
-
-
-CHUNKS = ChunkLayout()
+# A chunk's one row `OBS#<n>`: the log reads in order with one Query.
+CHUNKS = OneRowLayout(CHUNK_PREFIX)
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,16 @@ class RecencyLayout:
 RECENCY = RecencyLayout()
 
 
+@dataclass(frozen=True)
+class OneRowLayout:
+    """A pool whose entries are one row each, `<prefix><id>`, and no copies."""
+
+    prefix: str
+
+    def rows(self, pool: Pool, meta: EntryMeta, order: int = 0) -> list[tuple[str, str]]:
+        return [(pool.pk, f"{self.prefix}{meta.id}")]
+
+
 class PoolRepository(SealedRows):
     """Reads and write actions for the entries of any pool; one row shape for all."""
 

@@ -11,20 +11,14 @@ from agent_memory.domain.threads import Thread
 from agent_memory.persistence import keys
 from agent_memory.persistence.events import event_action
 from agent_memory.persistence.keys import resource_pk, thread_pk
-from agent_memory.persistence.pools import Pool, PoolRows
+from agent_memory.persistence.pools import OneRowLayout, Pool, PoolRows
 from agent_memory.ports import Action
 
 WORKING_MEMORY_KEY = "working-memory"
 
 
-class SingleEntryLayout:
-    """A pool of one entry: its base row and no copies."""
-
-    def rows(self, pool: Pool, meta: EntryMeta, order: int = 0) -> list[tuple[str, str]]:
-        return [(pool.pk, keys.entry_sk(meta.id))]
-
-
-SINGLE = SingleEntryLayout()
+# A pool of one entry: its base row `MEM#<id>` and no copies.
+SINGLE = OneRowLayout(keys.ENTRY_PREFIX)
 
 
 def working_memory_pool(thread: Thread, scope: str) -> Pool:
