@@ -8,7 +8,6 @@ from pydantic import AfterValidator, Field
 
 from agent_memory.api.contracts.base import Answer, Body, Envelope, Mirror, Sparse
 from agent_memory.domain import thread_limits as rules
-from agent_memory.domain.threads import Thread
 
 Role = Literal["user", "assistant", "tool", "system"]
 
@@ -76,15 +75,11 @@ class ThreadAnswer(Envelope):
     thread: ThreadOut
 
 
-class ThreadsAnswer(Answer):
+class ThreadsAnswer(Mirror):
     threads: list[ThreadOut]
     has_more: bool = Field(
         description="more threads follow: pass the last one's id as `starting_after`"
     )
-
-    @classmethod
-    def of(cls, threads: list[Thread], has_more: bool) -> ThreadsAnswer:
-        return cls(threads=[ThreadOut.of(t) for t in threads], has_more=has_more)
 
 
 class MessageIn(Body):

@@ -72,7 +72,7 @@ async def list_threads(
         limit=limit,
         starting_after=starting_after,
     )
-    return ThreadsAnswer.of(page.threads, page.has_more)
+    return ThreadsAnswer.of(page)
 
 
 @router.get("/v1/threads/{threadId}")
