@@ -83,16 +83,9 @@ class AgentMemoryRepository(PoolRows):
     def read(self, agent_id: str) -> AgentMemory | None:
         """The agent row, the head row and every entry, in one Query."""
         page = self._store.query(agent_pk(agent_id), keys.POOL_RANGE)
-        agent: Agent | None = None
-        version = 0
-        entries: list[StoredEntry] = []
-        for row in page.records:
-            if row["sk"] == keys.HEAD:
-                agent = agent_of(agent_id, row)
-            elif row["sk"] == MEMORY_HEAD:
-                version = int(row.get("version", 0))
-            elif (entry := self.pools.parse(row)) is not None:
-                entries.append(entry)
+        others, entries = self._split(page.records)
+        agent = agent_of(agent_id, others.get(keys.HEAD))
+        version = int(others.get(MEMORY_HEAD, {}).get("version", 0))
         return AgentMemory(agent, version, entries) if agent is not None else None
 
     def newest(self, agent_id: str, first_page: int) -> tuple[Agent | None, Newest]:

@@ -24,7 +24,7 @@ Layouts (ADRs 0031, 0042):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -275,6 +275,17 @@ class PoolRows(SealedRows):
     def write(self, actions: Sequence[Action]) -> None:
         """One conditional transaction; raises WriteConflict(index=...) when a condition fails."""
         self._store.write(actions)
+
+    def _split(self, rows: Iterable[Record]) -> tuple[dict[str, Record], list[StoredEntry]]:
+        """The pool's entries among `rows` (in order), and the other rows by sort key."""
+        others: dict[str, Record] = {}
+        entries: list[StoredEntry] = []
+        for row in rows:
+            if (entry := self.pools.parse(row)) is not None:
+                entries.append(entry)
+            else:
+                others[str(row["sk"])] = row
+        return others, entries
 
 
 class Newest:

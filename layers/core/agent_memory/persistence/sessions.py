@@ -90,14 +90,8 @@ class SessionRepository(PoolRows):
         return _head(self._store.get(session_pk(session_id), keys.HEAD))
 
     def _head_and_entries(self, rows: Sequence[Record]) -> tuple[Session | None, list[StoredEntry]]:
-        session: Session | None = None
-        entries: list[StoredEntry] = []
-        for row in rows:
-            if row["sk"] == keys.HEAD:
-                session = _head(row)
-            elif (entry := self.pools.parse(row)) is not None:
-                entries.append(entry)
-        return session, entries
+        others, entries = self._split(rows)
+        return _head(others.get(keys.HEAD)), entries
 
     def memory(self, session_id: str) -> tuple[Session, list[StoredEntry]] | None:
         page = self._store.query(session_pk(session_id), keys.POOL_RANGE)
@@ -125,14 +119,9 @@ class SessionRepository(PoolRows):
         page = self._store.query(
             session_pk(session.id), KeyRange(low=item_sk(after + 1), high=keys.HEAD)
         )
-        items: list[StoredItem] = []
-        entries: list[StoredEntry] = []
-        for row in page.records:
-            if row.get("type") == "item" and int(row["seq"]) <= upto:
-                items.append(_item(row))
-            elif (entry := self.pools.parse(row)) is not None:
-                entries.append(entry)
-        return items, entries
+        others, entries = self._split(page.records)
+        rows = [row for row in others.values() if row.get("type") == "item"]
+        return [_item(row) for row in rows if int(row["seq"]) <= upto], entries
 
     def items(self, session: Session, after: int, upto: int) -> list[StoredItem]:
         """Items `after+1..upto`, in order (one Query; agent learning reads them)."""
