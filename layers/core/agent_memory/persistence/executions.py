@@ -40,7 +40,7 @@ class ExecutionRepository(ModelCallRows, WaitRows):
         if not evidence:
             record = self._store.get(run.pk, run.sk)
             return self._row(run, record) if record else None
-        found = self._rows(run, run.sk, run.evidence_sk)
+        found = self._at(run, run.sk, run.evidence_sk)
         record = found.get(run.sk)
         return self._row(run, record, found.get(run.evidence_sk)) if record else None
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.persistence.keys import CALL_PREFIX, call_sk
 from agent_memory.persistence.runs import ExecutionRow, Run, RunRows
-from agent_memory.ports import Absent, Action, Equals, LessThan, Put, Record, Update
+from agent_memory.ports import Absent, Action, Equals, KeyRange, LessThan, Put, Record, Update
 
 REPLY_SUFFIX = "#reply"
 # A saved call takes its answer once: a conflict on it means an earlier try saved it.
@@ -168,7 +168,7 @@ class ModelCallRows(RunRows):
     def answered_call(self, run: Run, step: str) -> str | None:
         """The sort key of a saved answer of `step`'s model call in this run (any attempt),
         or None."""
-        for record in self._every(run.pk, f"{CALL_PREFIX}{run.name}#{step}#"):
+        for record in self._rows(run.pk, KeyRange(prefix=f"{CALL_PREFIX}{run.name}#{step}#")):
             if str(record["sk"]).endswith(REPLY_SUFFIX):
                 return str(record["sk"])
         return None
@@ -177,7 +177,7 @@ class ModelCallRows(RunRows):
         """Delete what a run whose execution row is gone (an erased pool) left: its call,
         claim and reply rows and its evidence row."""
         keys = [(run.pk, run.evidence_sk)] if self._store.get(run.pk, run.evidence_sk) else []
-        calls = self._every(run.pk, f"{CALL_PREFIX}{run.name}#")
+        calls = self._rows(run.pk, KeyRange(prefix=f"{CALL_PREFIX}{run.name}#"))
         keys.extend((run.pk, str(record["sk"])) for record in calls)
         self._delete(keys)
 
@@ -189,7 +189,7 @@ class ModelCallRows(RunRows):
     def with_reply(self, run: Run, sk: str) -> tuple[ExecutionRow | None, str | None]:
         """The execution's row (with its evidence) and the saved answer at `sk`, in one
         request."""
-        found = self._rows(run, run.sk, run.evidence_sk, sk)
+        found = self._at(run, run.sk, run.evidence_sk, sk)
         record, call = found.get(run.sk), found.get(sk)
         row = self._row(run, record, found.get(run.evidence_sk)) if record else None
         if call is None or "reply" not in call:

@@ -7,14 +7,14 @@ What may hold content is sealed under the pool's encryption context.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
 from agent_memory.persistence.keys import evidence_sk, execution_sk, learn_pk
 from agent_memory.persistence.rows import SealedRows
-from agent_memory.ports import Cipher, Delete, KeyRange, Record, Store
-from agent_memory.ports.store import partition_rows, write_in_batches
+from agent_memory.ports import Cipher, Delete, Record, Store
+from agent_memory.ports.store import write_in_batches
 
 Status = Literal["waiting", "running", "succeeded", "failed", "skipped"]
 TERMINAL: frozenset[str] = frozenset({"succeeded", "failed", "skipped"})
@@ -146,13 +146,9 @@ class RunRows(SealedRows):
             began_at=int(began["beganAt"]) if began else None,
         )
 
-    def _rows(self, run: Run, *sks: str) -> dict[str, Record]:
+    def _at(self, run: Run, *sks: str) -> dict[str, Record]:
         """The run's partition's rows at `sks` that exist, by sort key (one BatchGetItem)."""
         return {str(r["sk"]): r for r in self._store.get_many([(run.pk, sk) for sk in sks])}
-
-    def _every(self, pk: str, prefix: str) -> Iterator[Record]:
-        """Every row of `pk` under `prefix`, page by page."""
-        return partition_rows(self._store, pk, KeyRange(prefix=prefix))
 
     def _delete(self, keys: Sequence[tuple[str, str]]) -> None:
         write_in_batches(self._store, [Delete(pk, sk) for pk, sk in keys])

@@ -26,7 +26,7 @@ from agent_memory.persistence.keys import (
     wait_pk,
 )
 from agent_memory.persistence.runs import Run, RunRows, source_of
-from agent_memory.ports import Absent, Put, Record
+from agent_memory.ports import Absent, KeyRange, Put, Record
 
 # Waits and events are kept this long (a month's budget period, with room to spare).
 WAIT_TTL_S = 90 * 24 * 3600
@@ -102,7 +102,7 @@ class WaitRows(RunRows):
 
     def waiters(self, event: str) -> list[Waiter]:
         """Every execution linked to `event`, in name order (started ones too)."""
-        links = self._every(wait_pk(event), LINK_PREFIX)
+        links = self._rows(wait_pk(event), KeyRange(prefix=LINK_PREFIX))
         return [Waiter(self._linked_run(link), event) for link in links]
 
     def deferral(self, run: Run, event: str, now: int) -> Put:
@@ -116,7 +116,7 @@ class WaitRows(RunRows):
 
     def deferred(self, event: str) -> list[Run]:
         """Every run deferred to `event`, in name order."""
-        notes = self._every(deferred_pk(event), DEFERRED_PREFIX)
+        notes = self._rows(deferred_pk(event), KeyRange(prefix=DEFERRED_PREFIX))
         return [self._linked_run(note) for note in notes]
 
     def forget_deferred(self, event: str, runs: Sequence[Run]) -> None:

@@ -18,13 +18,12 @@ from agent_memory.domain.agent_memory import (
     QUEUED,
     LogChange,
     explained,
-    known,
     outside_only,
-    rules_for,
     skip_reason,
     sources_of,
 )
-from agent_memory.domain.consolidation import Decision, consolidate
+from agent_memory.domain.consolidation import Decision
+from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.learning_notes import ONLY_APP_RESULTS, POOL_GONE, SOURCE_GONE
 from agent_memory.domain.memory_bot import ReadMark
@@ -39,23 +38,19 @@ from agent_memory.persistence.agent_memory import (
 )
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
+from agent_memory.persistence.pools import StoredEntry
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Action, Clock, ModelCatalog
 from agent_memory.service.keyed_learning import (
     MAX_ITEMS,
     KeyedPool,
-    by_key,
     change_actions,
-    fit,
     known_entries,
     session_items,
 )
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
-    Change,
     Evidence,
-    FinishActions,
-    PoolKind,
     PoolRef,
     Skipped,
     SourceRef,
@@ -167,8 +162,8 @@ class AgentDetail:
     version: int
 
 
-class AgentLearningPool(KeyedPool):
-    kind: PoolKind = "agent"
+class AgentLearningPool(KeyedPool[tuple[AgentMemory, ReadMark]]):
+    kind = "agent"
     detail_type = AgentDetail
     version_condition = MEMORY_VERSION
 
@@ -227,58 +222,52 @@ class AgentLearningPool(KeyedPool):
         user = self._people.get_user(org_id, user_id)
         return user.name if user is not None and user.name else user_id
 
-    def change(
-        self, evidence: Evidence[AgentDetail], changes: Sequence[Any], finish: FinishActions
-    ) -> Change:
-        session_id, snapshot = evidence.detail.session, evidence.detail.version
-        agent_id = evidence.pool.pool_id
-        rules = rules_for(evidence.items)
-        mark = self._repo.position(agent_id, session_id)
+    def newest(
+        self, evidence: Evidence[AgentDetail]
+    ) -> tuple[tuple[AgentMemory, ReadMark], Sequence[StoredEntry]]:
+        mark = self._repo.position(evidence.pool.pool_id, evidence.detail.session)
         if mark.position != evidence.position:
             raise AlreadyApplied("the read position moved: another run applied")
-        found = self._repo.read(agent_id)
+        found = self._repo.read(evidence.pool.pool_id)
         if found is None:
             raise AlreadyApplied("the agent is gone")
-        decision = explained(
-            consolidate(list(changes), known((s.meta for s in found.entries), snapshot), rules),
-            {s.meta.name: s.meta.by or "consolidation" for s in found.entries},
-        )
-        return self._transaction(found, evidence, mark, decision, finish)
+        return (found, mark), found.entries
 
-    def _transaction(
+    def decide(
+        self, evidence: Evidence[Any], changes: list[Any], entries: Sequence[StoredEntry]
+    ) -> Decision:
+        """Says which kind of write a refused change lost to."""
+        writers = {s.meta.name: s.meta.by or "consolidation" for s in entries}
+        return explained(super().decide(evidence, changes, entries), writers)
+
+    def actions(
         self,
-        found: AgentMemory,
+        state: tuple[AgentMemory, ReadMark],
         evidence: Evidence[AgentDetail],
-        mark: ReadMark,
         decision: Decision,
-        finish: FinishActions,
-    ) -> Change:
-        """Memory actions, outcome and finish within one transaction's 100 actions."""
-        agent, now = found.agent, self._clock.now_ms()
-        session_id = evidence.detail.session
-        current = by_key(found.entries)
-
-        def build(decision: Decision) -> list[Action]:
-            actions: list[Action] = []
-            if decision.accepted:
-                version = found.version + 1
-                keys = tuple(change.key for change in decision.accepted)
-                actions.append(self._repo.head_change(agent, found.version, version, now))
-                actions += change_actions(
-                    self._repo.pools,
-                    pool_of(agent),
-                    ENTRY_NAMESPACE,
-                    decision,
-                    current,
-                    lambda items: sources_of(session_id, items),
-                    now=now,
-                    rev=version,
-                    by="consolidation",
-                )
-                change = LogChange(version, now, "consolidation", keys)
-                actions.append(self._repo.log_put(agent, change, session_id))
-            # The read position last: a conflict there means another run applied.
-            actions.append(self._repo.position_move(agent.id, session_id, mark, evidence.upto, now))
-            return actions
-
-        return fit(decision, current, finish, build)
+        current: Mapping[str, EntryMeta],
+    ) -> list[Action]:
+        """A new version and its log line when a change is accepted; the read position last:
+        a conflict there means another run applied."""
+        (found, mark), now = state, self._clock.now_ms()
+        agent, session_id = found.agent, evidence.detail.session
+        actions: list[Action] = []
+        if decision.accepted:
+            version = found.version + 1
+            keys = tuple(change.key for change in decision.accepted)
+            actions.append(self._repo.head_change(agent, found.version, version, now))
+            actions += change_actions(
+                self._repo.pools,
+                pool_of(agent),
+                ENTRY_NAMESPACE,
+                decision,
+                current,
+                lambda items: sources_of(session_id, items),
+                now=now,
+                rev=version,
+                by="consolidation",
+            )
+            change = LogChange(version, now, "consolidation", keys)
+            actions.append(self._repo.log_put(agent, change, session_id))
+        actions.append(self._repo.position_move(agent.id, session_id, mark, evidence.upto, now))
+        return actions

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
+from agent_memory.domain.agent_memory import known
 from agent_memory.domain.bounds import within_bound
-from agent_memory.domain.consolidation import Decision
+from agent_memory.domain.consolidation import Decision, PoolRules, consolidate
 from agent_memory.domain.entries import EntryMeta, Source, keyed_id
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.proposals import ProposedChange, ProposedRemember
@@ -27,6 +29,8 @@ from agent_memory.service.learning_pools import (
     json_size,
 )
 
+# A pool's newest state, as its change reads it.
+S = TypeVar("S")
 # Bytes of the current entries shown to the model, JSON-encoded.
 MEMORY_BUDGET = 90_000
 # The evidence is kept in one execution row; what is left is read by the next run.
@@ -108,9 +112,10 @@ def change_actions(
     return actions
 
 
-class KeyedPool(PoolDefaults):
-    """A pool of entries under keys (a session's, an agent's): the consolidation task and
-    the condition its version guards."""
+class KeyedPool(PoolDefaults, ABC, Generic[S]):
+    """A pool of entries under keys (a session's, an agent's): the consolidation task, the
+    condition its version guards, and one change: the pool's newest state `S`, the
+    consolidation rules' decision on it, and the pool's actions for that decision."""
 
     kind: PoolKind
     # The write condition on the pool's version: losing it means another writer won.
@@ -122,26 +127,50 @@ class KeyedPool(PoolDefaults):
     def lost(self, error: WriteConflict) -> bool:
         return error.raced or error.condition == self.version_condition
 
+    @abstractmethod
+    def newest(self, evidence: Evidence[Any]) -> tuple[S, Sequence[StoredEntry]]:
+        """The pool's state and entries now; AlreadyApplied when the read position moved."""
 
-def fit(
-    decision: Decision,
-    current: Mapping[str, EntryMeta],
-    finish: FinishActions,
-    build: Callable[[Decision], list[Action]],
-) -> Change:
-    """The decision within the pool's bound (a Remember past it is refused: POOL_FULL), then
-    the largest prefix of its changes that fits one transaction; the rest are rejected."""
-    decision = within_bound(decision, current)
-    while True:
-        outcome = Outcome(decision.applied_records(), decision.rejected_records())
-        finishing = list(finish(outcome))
-        actions = build(decision)
-        excess = len(actions) + len(finishing) - MAX_ACTIONS
-        if excess <= 0 or not decision.accepted:
-            return Change([*actions, *finishing], outcome)
-        # A change costs at most three actions (its row, its copy, a stale copy).
-        decision = decision.limited(max(0, len(decision.accepted) - max(1, excess // 3)))
+    @abstractmethod
+    def actions(
+        self,
+        state: S,
+        evidence: Evidence[Any],
+        decision: Decision,
+        current: Mapping[str, EntryMeta],
+    ) -> list[Action]:
+        """The accepted changes, the pool's version and the read position's move."""
 
+    def decide(
+        self, evidence: Evidence[Any], changes: list[Any], entries: Sequence[StoredEntry]
+    ) -> Decision:
+        """The rules of consolidation: the pool's kinds, sources among the items read, App
+        results never the only support."""
+        items = evidence.items
+        rules = PoolRules(
+            allowed_kinds=evidence.allowed_kinds,
+            readable=frozenset(item.id for item in items),
+            outside=frozenset(item.id for item in items if item.app),
+        )
+        # An entry written after the version the run read (its detail's) keeps that write.
+        newest = known((entry.meta for entry in entries), evidence.detail.version)
+        return consolidate(changes, newest, rules)
 
-def by_key(stored: Sequence[StoredEntry]) -> dict[str, EntryMeta]:
-    return {entry.meta.name: entry.meta for entry in stored}
+    def change(
+        self, evidence: Evidence[Any], changes: Sequence[Any], finish: FinishActions
+    ) -> Change:
+        """The decision within the pool's bound (a Remember past it is refused: POOL_FULL),
+        then the largest prefix of its changes that fits one transaction; the rest are
+        rejected."""
+        state, entries = self.newest(evidence)
+        current = {entry.meta.name: entry.meta for entry in entries}
+        decision = within_bound(self.decide(evidence, list(changes), entries), current)
+        while True:
+            outcome = Outcome(decision.applied_records(), decision.rejected_records())
+            finishing = list(finish(outcome))
+            actions = self.actions(state, evidence, decision, current)
+            excess = len(actions) + len(finishing) - MAX_ACTIONS
+            if excess <= 0 or not decision.accepted:
+                return Change([*actions, *finishing], outcome)
+            # A change costs at most three actions (its row, its copy, a stale copy).
+            decision = decision.limited(max(0, len(decision.accepted) - max(1, excess // 3)))

@@ -6,29 +6,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent_memory.domain.consolidation import Decision, Known, PoolRules, consolidate
+from agent_memory.domain.consolidation import Decision
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.learning_notes import GENERATE_OFF, SOURCE_GONE
 from agent_memory.domain.proposals import MEMORY_KINDS
 from agent_memory.domain.session_memory import ENTRY_NAMESPACE, item_sources
 from agent_memory.domain.sessions import Session
+from agent_memory.persistence.pools import StoredEntry
 from agent_memory.persistence.sessions import SESSION_REVISION, session_pool
 from agent_memory.ports import Action, Clock
 from agent_memory.service.keyed_learning import (
     MAX_ITEMS,
     KeyedPool,
-    by_key,
     change_actions,
-    fit,
     known_entries,
     session_items,
 )
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
-    Change,
     Evidence,
-    FinishActions,
-    PoolKind,
     PoolRef,
     Skipped,
 )
@@ -37,13 +33,13 @@ from agent_memory.service.sessions import SessionAccess
 
 @dataclass(frozen=True)
 class SessionDetail:
-    """An entry edited after this revision is a person's."""
+    """The session's revision the run read: an entry edited after it is a person's."""
 
-    revision: int
+    version: int
 
 
-class SessionLearningPool(KeyedPool):
-    kind: PoolKind = "session"
+class SessionLearningPool(KeyedPool[Session]):
+    kind = "session"
     detail_type = SessionDetail
     version_condition = SESSION_REVISION
 
@@ -81,51 +77,32 @@ class SessionLearningPool(KeyedPool):
             detail=SessionDetail(session.revision),
         )
 
-    def change(
-        self, evidence: Evidence[SessionDetail], changes: Sequence[Any], finish: FinishActions
-    ) -> Change:
-        readable = frozenset(item.id for item in evidence.items)
-        rules = PoolRules(
-            allowed_kinds=evidence.allowed_kinds,
-            readable=readable,
-            outside=frozenset(item.id for item in evidence.items if item.app),
-        )
-        snapshot = evidence.detail.revision
+    def newest(self, evidence: Evidence[Any]) -> tuple[Session, Sequence[StoredEntry]]:
         found = self._repo.memory(evidence.pool.pool_id)
         if found is None or found[0].processed != evidence.position:
             raise AlreadyApplied("the read position moved: another run applied")
-        session, stored = found
-        current = {
-            s.meta.name: Known(s.meta.status, edited_meanwhile=s.meta.rev > snapshot)
-            for s in stored
-        }
-        decision = consolidate(list(changes), current, rules)
-        return self._transaction(session, evidence, decision, by_key(stored), finish)
+        return found
 
-    def _transaction(
+    def actions(
         self,
-        session: Session,
+        state: Session,
         evidence: Evidence[Any],
         decision: Decision,
         current: Mapping[str, EntryMeta],
-        finish: FinishActions,
-    ) -> Change:
-        after = session.consolidated(evidence.upto)
+    ) -> list[Action]:
+        """The head's revision and `processed` move with the entries (`SESSION_REVISION`)."""
+        after = state.consolidated(evidence.upto)
         now = self._clock.now_ms()
-
-        def build(decision: Decision) -> list[Action]:
-            return [
-                self._repo.head_change(session, after, now),
-                *change_actions(
-                    self._repo.pools,
-                    session_pool(session),
-                    ENTRY_NAMESPACE,
-                    decision,
-                    current,
-                    item_sources,
-                    now=now,
-                    rev=after.revision,
-                ),
-            ]
-
-        return fit(decision, current, finish, build)
+        return [
+            self._repo.head_change(state, after, now),
+            *change_actions(
+                self._repo.pools,
+                session_pool(state),
+                ENTRY_NAMESPACE,
+                decision,
+                current,
+                item_sources,
+                now=now,
+                rev=after.revision,
+            ),
+        ]
