@@ -16,52 +16,10 @@ from agent_memory.service.registry import Services
 
 
 def all_routers() -> tuple[APIRouter, ...]:
-    """Every router, in serving order; imported only when an app is built (api/families.py)."""
-    from agent_memory.api.routers import (
-        admin,
-        agent_memory,
-        agent_versions,
-        agents,
-        bots,
-        capabilities,
-        channels,
-        chats,
-        confide,
-        console,
-        docs,
-        events,
-        health,
-        me,
-        memory_bot,
-        memory_objects,
-        org_settings,
-        sessions,
-        threads,
-    )
+    """Every family's routers (api/families.py); imported only when an app is built."""
+    from agent_memory.api.families import FAMILIES, routers
 
-    return (
-        health.router,
-        console.router,
-        docs.router,
-        me.router,
-        capabilities.router,
-        admin.router,
-        admin.organizations,
-        org_settings.router,
-        memory_objects.router,
-        agents.router,
-        sessions.router,
-        agent_memory.router,
-        sessions.promote,
-        agent_versions.router,
-        threads.router,
-        bots.router,
-        channels.router,
-        chats.router,
-        confide.router,
-        memory_bot.router,
-        events.router,
-    )
+    return tuple(router for family in FAMILIES for router in routers(family.name))
 
 
 def create_app(
