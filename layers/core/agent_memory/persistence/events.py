@@ -138,20 +138,13 @@ def _told(action: Action) -> list[Record]:
     record = action.record
     first = {k: v for k, v in record.items() if k != "more"}
     more: Any = record.get("more") or []
-    return [first, *(_more_row(record, n, dict(e)) for n, e in enumerate(more, 1))]
+    return [first, *(_more_row(first, n, dict(e)) for n, e in enumerate(more, 1))]
 
 
-def _more_row(row: Record, n: int, more: Mapping[str, Any]) -> Record:
-    return {
-        "pk": row["pk"],
-        "sk": f"{row['sk']}.{n}",
-        "type": ROW_TYPE,
-        "eventType": more["eventType"],
-        "at": more["at"],
-        "object": dict(more["object"]),
-        "ttl": int(more["at"]) // 1000 + KEEP_S,
-        **({"by": row["by"]} if "by" in row else {}),
-    }
+def _more_row(first: Record, n: int, more: Mapping[str, Any]) -> Record:
+    """The `n`th event in a row's `more` as a row of its own (the first's key and `by`)."""
+    told = {"eventType": more["eventType"], "at": more["at"], "object": dict(more["object"])}
+    return {**first, "sk": f"{first['sk']}.{n}", **told, "ttl": int(more["at"]) // 1000 + KEEP_S}
 
 
 def _row(told: list[Record]) -> Put:
