@@ -34,8 +34,10 @@ def _facts(setup: Any, bot_id: str, org: str, chat_id: str, user: Any, count: in
         FactChange(op="fact", content=f"Fact {n}: prefers tea.", topics=[], sources=[item.id])
         for n in range(count)
     ]
-    learned = setup.bot_memory.learn(bot_id, org, chat_id, changes, evidence=[item.id])
-    return [a.entry_id for a in learned.applied]
+    from tests.support.bot_memory import MemoryBot
+
+    bot = MemoryBot(setup.bot_memory)
+    return bot.ids(bot.learn(chat_id, *changes))
 
 
 def _seed(

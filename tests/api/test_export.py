@@ -18,7 +18,7 @@ import pytest
 
 from agent_memory.domain.tasks.learning_changes import FactChange
 from tests.conftest import Api, User
-from tests.support.bot_memory import World
+from tests.support.bot_memory import MemoryBot, World
 from tests.support.bots import make_chat
 from tests.support.requests import agent, get, post, session
 
@@ -117,12 +117,9 @@ def built(module_api: tuple[Api, Any]) -> Built:
     )
     chat = make_chat(api, ana, world.bot["id"])
     said = world.said(ana, chat, "I like green tea.")
-    learned = (
-        world.learn(
-            chat, FactChange(op="fact", content="Ana likes green tea.", topics=[], sources=[said])
-        )
-        .applied[0]
-        .entry_id
+    change = FactChange(op="fact", content="Ana likes green tea.", topics=[], sources=[said])
+    [learned] = MemoryBot(services.bot_memory).ids(
+        MemoryBot(services.bot_memory).learn(chat["id"], change)
     )
     about_ana = {
         "category": "fact",

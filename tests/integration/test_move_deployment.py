@@ -20,6 +20,7 @@ from agent_memory import admin_cli
 from agent_memory.adapters.sqlite_rows import decode_record
 from agent_memory.domain.tasks.learning_changes import FactChange
 from tests.conftest import ADMIN_TOKEN, Api, User
+from tests.support.bot_memory import MemoryBot
 from tests.support.bots import make_bot, make_channel, make_chat
 from tests.support.move_recall import NOTES, SAID, recalled, remembers_by_meaning, source_vectors
 from tests.support.plaintext import all_text
@@ -119,7 +120,7 @@ def populate(api: Api, services: Any) -> tuple[str, list[User], str, tuple[str, 
     items_of = api.client.get(f"/v1/chats/{chat['id']}/items", headers=ana.headers).json()
     said = [i["id"] for i in items_of["items"] if i["turnId"] == started["turn"]["id"]]
     change = FactChange(op="fact", content="Ana likes green tea.", topics=[], sources=said)
-    services.bot_memory.learn(bot["id"], org, chat["id"], [change], evidence=said)
+    MemoryBot(services.bot_memory).learn(chat["id"], change)
     # A group chat's fact is for the channel's members: a second audience.
     channel = make_channel(api, ana, ben)
     group = make_chat(api, ana, bot["id"], channelId=channel["id"])
@@ -129,7 +130,7 @@ def populate(api: Api, services: Any) -> tuple[str, list[User], str, tuple[str, 
     change = FactChange(
         op="fact", content="The team breaks for tea at four.", topics=[], sources=said
     )
-    services.bot_memory.learn(bot["id"], org, group["id"], [change], evidence=said)
+    MemoryBot(services.bot_memory).learn(group["id"], change)
     about = {
         "category": "fact",
         "content": "Ana is vegetarian.",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.tasks.learning_changes import FactChange, LearningChanges
+from agent_memory.domain.tasks.learning_changes import LearningChanges
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import BotMemoryRepository
 from agent_memory.persistence.bots import BotRepository
@@ -135,13 +135,6 @@ class World:
     def command(self, user: User, command: dict[str, Any]) -> Any:
         return self.api.client.post(
             f"/v1/bots/{self.bot['id']}/memory", json={"command": command}, headers=user.headers
-        )
-
-    def learn(self, chat: dict[str, Any], *changes: Any, org: str | None = None) -> Any:
-        """Changes learned as a run whose evidence is the items its facts cite."""
-        cited = [s for c in changes if isinstance(c, FactChange) for s in c.sources]
-        return self.services.bot_memory.learn(
-            self.bot["id"], org or self.org, chat["id"], list(changes), evidence=cited
         )
 
     def said(self, user: User, chat: dict[str, Any], text: str) -> str:

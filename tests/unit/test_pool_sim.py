@@ -19,7 +19,7 @@ from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.tasks.learning_changes import FactChange
 from bench.pool_sim import Head, Load, replay, simulate
 from tests.conftest import Api
-from tests.support.bot_memory import World
+from tests.support.bot_memory import MemoryBot, World
 from tests.support.bots import make_chat
 
 Event = tuple[str, str]
@@ -105,22 +105,27 @@ class Scheduled:
 
 
 def _race(world: World, order: list[Event], monkeypatch: pytest.MonkeyPatch) -> None:
-    chat = make_chat(world.api, world.ana, world.bot["id"])
     applies = sorted({who for _kind, who in order})
-    items = {who: world.said(world.ana, chat, f"I keep note {who}.") for who in applies}
+    bot = MemoryBot(world.services.bot_memory)
+    runs, items = {}, {}
+    for who in applies:
+        # A chat per apply: each run's evidence is its own, so only the pool's version races.
+        chat = make_chat(world.api, world.ana, world.bot["id"])
+        items[who] = world.said(world.ana, chat, f"I keep note {who}.")
+        runs[who] = bot.read(chat["id"])
     repo = world.services.bot_memory.repo
     scheduled = Scheduled(order)
-    read, write = repo.read_for_change, repo.write
+    read, write = repo.read_for_change, bot.store.write
     monkeypatch.setattr(
         repo, "read_for_change", lambda pool: scheduled.event("read", lambda: read(pool))
     )
     monkeypatch.setattr(
-        repo, "write", lambda actions: scheduled.event("commit", lambda: write(actions))
+        bot.store, "write", lambda actions: scheduled.event("commit", lambda: write(actions))
     )
 
     def apply(who: str) -> Callable[[], Any]:
         change = FactChange(op="fact", content=f"Note {who}.", topics=[], sources=[items[who]])
-        return lambda: world.learn(chat, change)
+        return lambda: bot.apply(runs[who], change)
 
     errors: list[BaseException] = []
     threads = [

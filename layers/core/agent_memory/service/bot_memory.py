@@ -1,4 +1,4 @@
-"""Bot memory: read, Remember, Forget, log, purge, share, context, and the memory Bot's `learn`.
+"""Bot memory: read, Remember, Forget, log, purge, share and context.
 
 Every use case works on ONE snapshot of one pool: a read retries while the version moves; a
 change is one transaction conditional on the version it read, with one log row. Who sees
@@ -9,7 +9,7 @@ their reader and what those entries stand on (`reader_snapshot`, ADR 0083), not 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -22,7 +22,6 @@ from agent_memory.domain.audiences import (
     rule_of,
     share_reason,
 )
-from agent_memory.domain.bot_changes import Learned, LearningChange
 from agent_memory.domain.bot_memory import (
     BotContext,
     Changed,
@@ -62,11 +61,10 @@ from agent_memory.persistence.bot_memory import (
 from agent_memory.persistence.pools import Pool
 from agent_memory.ports import Absent, Action, Clock, Ids
 from agent_memory.service.bot_context import context_text
-from agent_memory.service.bot_memory_learn import learned_change
 from agent_memory.service.bot_memory_purge import purge_pool
 from agent_memory.service.bot_memory_readers import for_reader
 from agent_memory.service.bots import BotService, Members
-from agent_memory.service.retrying import AGAIN, Again, until_it_lands
+from agent_memory.service.retrying import AGAIN, until_it_lands
 
 SNAPSHOT_TRIES = 5
 WRITE_TRIES = 8
@@ -311,29 +309,6 @@ class BotMemoryService:
             _kept_changing_read,
             tries=SNAPSHOT_TRIES,
         )
-
-    def learn(
-        self,
-        bot_id: str,
-        org_id: str,
-        chat_id: str,
-        changes: Sequence[LearningChange],
-        *,
-        evidence: Collection[str],
-        also: Callable[[Learned], Sequence[Action]] = lambda _learned: (),
-    ) -> Learned:
-        """Apply the memory Bot's learned changes with `also(learned)` in ONE transaction."""
-
-        def attempt() -> Learned | Again:
-            planned = learned_change(
-                self, bot_id, org_id, chat_id, changes, evidence=evidence, also=also
-            )
-            if isinstance(planned, Again):
-                return AGAIN
-            self.repo.write(planned[0])
-            return planned[1]
-
-        return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES, lost=self.lost)
 
     @staticmethod
     def lost(error: WriteConflict) -> bool:
