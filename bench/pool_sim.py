@@ -10,7 +10,7 @@ published limits and the service's own apply sequence:
 - every change is ONE transaction conditional on the head row's `version` read before the
   change's own reads (ADR 0050): `Head.commit` is that condition, and `replay` applies it to
   a given order of reads and commits, which tests/unit/test_pool_sim.py checks against the
-  real `BotMemoryService.learn` on the embedded AWS;
+  memory Bot's real apply (the pool engine's `apply_cycle`) on the embedded AWS;
 - a losing apply retries as `until_it_lands` does (8 tries, full-jitter backoff from 4 ms to
   128 ms, 8 s budget), then the Step Functions task retries it (2 s, 4 s, 8 s; ASL
   `ApplyLearning`), then the run fails;

@@ -1,10 +1,10 @@
 """The simulation's conflict rule (bench/pool_sim.py `replay`) against the real apply.
 
-Several memory Bot applies (`BotMemoryService.learn`) run on the embedded AWS, each in its
-own thread, and a schedule decides when each reads the pool (`read_for_change`: the head,
-then the entries) and when each commits (the one transaction). The real outcomes of the
-commits, the number of lost races and the pool's final version must be what `replay`
-predicts for the same order; the simulation uses that same rule for every apply.
+Several memory Bot applies (the pool engine's `apply_cycle` on the memory Bot's pool) run
+on the embedded AWS, each in its own thread, and a schedule decides when each reads the pool
+(`read_for_change`: the head, then the entries) and when each commits (the one transaction).
+The real outcomes of the commits, the number of lost races and the pool's final version must
+be what `replay` predicts for the same order; the simulation uses that same rule for every apply.
 """
 
 from __future__ import annotations
