@@ -54,14 +54,10 @@ class StepFunctionsOrchestrator:
     def _claim(self, name: str) -> bool:
         """Whether this start may go: the name is new, or its refused start gave it back."""
         now = self._clock.now_ms() // 1000
-        row = {
-            "pk": claim_pk(name),
-            "sk": "NAME",
-            "expiresAt": now + NAME_KEPT_S,
-            "ttl": now + NAME_KEPT_S,
-        }
+        # The table's TTL removes the row in time; until then, a lapsed one is taken over.
+        row = {"pk": claim_pk(name), "sk": "NAME", "ttl": now + NAME_KEPT_S}
         try:
-            self._claims.write([Put(row, AbsentOrLessThan("expiresAt", now, name="name-claim"))])
+            self._claims.write([Put(row, AbsentOrLessThan("ttl", now, name="name-claim"))])
         except WriteConflict as conflict:
             if conflict.condition == "name-claim":
                 return False
