@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent_memory.domain import memory_options
@@ -35,51 +36,45 @@ def _models(options: dict[str, Any]) -> Iterator[tuple[str, tuple[str, ...]]]:
             yield name, path
 
 
+@dataclass(eq=False)
 class AgentVersionService:
-    def __init__(
-        self,
-        repo: AgentVersionRepository,
-        clock: Clock,
-        allowed: ModelChoice | None = None,
-        org_settings: OrgSettingsService | None = None,
-    ) -> None:
-        self._repo = repo
-        self._clock = clock
-        self._allowed = allowed or ModelChoice()
-        self._org_settings = org_settings
+    repo: AgentVersionRepository
+    clock: Clock
+    allowed: ModelChoice = field(default_factory=ModelChoice)
+    org_settings: OrgSettingsService | None = None
 
     def draft(self, principal: Principal, agent_id: str) -> dict[str, Any] | None:
         require_tenant(principal)
-        agent, memory = self._repo.agent_and_draft(agent_id)
+        agent, memory = self.repo.agent_and_draft(agent_id)
         authorized(principal, agent, "read")
         return memory
 
     def edit_draft(self, principal: Principal, agent_id: str, memory: Any) -> dict[str, Any] | None:
         """Replace the draft's `memory` block (None: the platform defaults)."""
         require_tenant(principal)
-        agent, _ = self._repo.agent_and_draft(agent_id)
+        agent, _ = self.repo.agent_and_draft(agent_id)
         agent = authorized(principal, agent, "change")
         saved = memory_options.validate_memory(memory)
         options = memory_options.effective(saved)["options"]
         models = list(_models(options))
         if models:
             narrowed = (
-                self._org_settings.effective(agent.org_id)["allowedModels"]
-                if self._org_settings is not None
+                self.org_settings.effective(agent.org_id)["allowedModels"]
+                if self.org_settings is not None
                 else None
             )
             for name, path in models:
-                self._allowed.check(name, [*memory_options.OPTIONS_PATH, *path], narrowed)
-        self._repo.save_draft(agent, saved, self._clock.now_ms())
+                self.allowed.check(name, [*memory_options.OPTIONS_PATH, *path], narrowed)
+        self.repo.save_draft(agent, saved, self.clock.now_ms())
         return saved
 
     def publish(self, principal: Principal, agent_id: str) -> Version:
         require_tenant(principal)
-        agent, memory = self._repo.agent_and_draft(agent_id)
+        agent, memory = self.repo.agent_and_draft(agent_id)
         agent = authorized(principal, agent, "change")
-        latest = self._repo.published(agent).latest
+        latest = self.repo.published(agent).latest
         try:
-            version = self._repo.publish(agent, memory, latest, self._clock.now_ms())
+            version = self.repo.publish(agent, memory, latest, self.clock.now_ms())
         except WriteConflict as error:
             raise VersionConflict("another publish of this agent came first; retry") from error
         return version
@@ -88,22 +83,22 @@ class AgentVersionService:
         self, principal: Principal, agent_id: str, *, before: int | None = None
     ) -> tuple[list[Version], int | None]:
         require_tenant(principal)
-        agent, published = self._repo.agent_and_published(agent_id)
+        agent, published = self.repo.agent_and_published(agent_id)
         agent = authorized(principal, agent, "read")
-        versions = self._repo.versions(agent, limit=MAX_VERSIONS_PAGE, before=before)
+        versions = self.repo.versions(agent, limit=MAX_VERSIONS_PAGE, before=before)
         return versions, published.active
 
     def activate(self, principal: Principal, agent_id: str, number: int) -> None:
         require_tenant(principal)
-        agent, _ = self._repo.agent_and_published(agent_id)
+        agent, _ = self.repo.agent_and_published(agent_id)
         agent = authorized(principal, agent, "change")
         # The agent is found first: an unknown agent answers alike for any number.
-        version = self._repo.version(agent, number) if 1 <= number <= MAX_VERSION else None
+        version = self.repo.version(agent, number) if 1 <= number <= MAX_VERSION else None
         if version is None:
             raise NotFound("no such version of this agent", ["n"])
-        self._repo.activate(agent, version, self._clock.now_ms())
+        self.repo.activate(agent, version, self.clock.now_ms())
 
     def active_options(self, agent_id: str) -> tuple[Agent | None, dict[str, Any]]:
         """The options the agent's threads follow now; no access check: callers check."""
-        agent, published = self._repo.agent_and_published(agent_id)
+        agent, published = self.repo.agent_and_published(agent_id)
         return agent, memory_options.effective(published.memory)["options"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent_memory.domain.access import require_org_admin
@@ -17,21 +18,21 @@ from agent_memory.service.retrying import until_it_lands
 _MODEL_FIELDS = ("helperModel", "botMemoryModel")
 
 
+@dataclass(eq=False)
 class OrgSettingsService:
-    def __init__(self, repo: IdentityRepository, allowed: ModelChoice | None = None) -> None:
-        self._repo = repo
-        self._allowed = allowed or ModelChoice()
+    repo: IdentityRepository
+    allowed: ModelChoice = field(default_factory=ModelChoice)
 
     def _org(self, principal: Principal, org_id: str) -> Organization:
         require_org_admin(principal, org_id)
-        org = self._repo.get_org(org_id)
+        org = self.repo.get_org(org_id)
         if org is None:
             raise NotFound("organization not found")
         return org
 
     def effective(self, org_id: str) -> dict[str, Any]:
         """The settings in force for `org_id` (no access check: for other services)."""
-        org = self._repo.get_org(org_id)
+        org = self.repo.get_org(org_id)
         return effective_settings(org.overrides if org else {})
 
     def get(self, principal: Principal, org_id: str) -> dict[str, Any]:
@@ -49,8 +50,8 @@ class OrgSettingsService:
             narrowed = effective_settings(patch_settings(org.overrides, patch))["allowedModels"]
             for name in _MODEL_FIELDS:
                 if patch.get(name) is not None:
-                    self._allowed.check(patch[name], [name], narrowed)
-            return self._repo.save_settings(org, patch_settings(org.overrides, patch))
+                    self.allowed.check(patch[name], [name], narrowed)
+            return self.repo.save_settings(org, patch_settings(org.overrides, patch))
 
         saved = until_it_lands(
             attempt, lambda: Conflict("the settings kept changing while they were saved; retry")
