@@ -183,18 +183,19 @@ def _bot_run(runs: ExecutionRepository, chat: str, n: int, *, begin: bool = True
 
 def _evidence_of(run: Run) -> str:
     """A minimal evidence JSON of `run` (its chat's items are not needed here)."""
+    kind, source = run.source or ("", "")
+    pool = {"kind": "bot", "org_id": run.org_id, "pool_id": run.pool_id}
     return json.dumps(
         {
-            "pool": ["bot", run.org_id, run.pool_id],
-            "source": list(run.source or ()),
+            "pool": pool | {"source": {"kind": kind, "id": source}},
             "position": 0,
             "upto": run.upto,
             "items": [],
             "memory": [],
             "model": None,
-            "allowedKinds": [],
-            "person": None,
+            "allowed_kinds": [],
             "detail": None,
+            "person": None,
         }
     )
 

@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict
 from typing import Any
 
 from agent_memory.domain.tasks.answers import InvalidModelOutput
@@ -89,40 +89,23 @@ def pool_from_json(ref: Mapping[str, Any]) -> PoolRef:
 
 
 def evidence_json(evidence: Evidence[Any]) -> str:
-    data: dict[str, Any] = {
-        "pool": [evidence.pool.kind, evidence.pool.org_id, evidence.pool.pool_id],
-        "position": evidence.position,
-        "upto": evidence.upto,
-        "items": [asdict(item) for item in evidence.items],
-        "memory": [asdict(entry) for entry in evidence.memory],
-        "model": evidence.model,
-        "allowedKinds": list(evidence.allowed_kinds),
-        "person": evidence.person,
-        "detail": _plain(evidence.detail),
-    }
-    if evidence.pool.source is not None:
-        data["source"] = [evidence.pool.source.kind, evidence.pool.source.id]
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-
-
-def _plain(detail: object) -> Any:
-    if is_dataclass(detail) and not isinstance(detail, type):
-        return asdict(detail)
-    return None
+    """The evidence as its fields (a pool's detail is a dataclass, or None)."""
+    return json.dumps(asdict(evidence), ensure_ascii=False, separators=(",", ":"))
 
 
 def evidence_from_json(text: str, detail_of: Callable[[Any], Any]) -> Evidence[Any]:
     data = json.loads(text)
-    kind, org_id, pool_id = data["pool"]
-    source = SourceRef(*data["source"]) if data.get("source") else None
+    pool, source = data["pool"], data["pool"]["source"]
     return Evidence(
-        pool=PoolRef(kind, org_id, pool_id, source),
-        position=int(data["position"]),
-        upto=int(data["upto"]),
+        pool=PoolRef(
+            pool["kind"], pool["org_id"], pool["pool_id"], SourceRef(**source) if source else None
+        ),
+        position=data["position"],
+        upto=data["upto"],
         items=tuple(EvidenceItem(**item) for item in data["items"]),
         memory=tuple(KnownEntry(**entry) for entry in data["memory"]),
         model=data["model"],
-        allowed_kinds=tuple(data["allowedKinds"]),
+        allowed_kinds=tuple(data["allowed_kinds"]),
         detail=detail_of(data["detail"]),
         person=data["person"],
     )
