@@ -60,7 +60,6 @@ FAMILY = (
 # Imported after the API handler: their own cost, for what is kept off the cold path.
 OPTIONAL = {
     "aws_xray_sdk": "aws_xray_sdk.core",
-    "pydantic_settings": "pydantic_settings",
     "powertools_parameters": "aws_lambda_powertools.utilities.parameters",
 }
 # The floor of the other framework the layout decision weighs (already a dependency).

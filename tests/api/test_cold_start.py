@@ -1,6 +1,5 @@
 """What a cold start imports, checked in a fresh interpreter: no AWS SDK, no Encryption SDK,
-no pydantic v1, no X-Ray SDK and no pydantic-settings (ADRs 0027 and
-0043). The learning steps do not import FastAPI either.
+no pydantic v1 and no X-Ray SDK (ADRs 0027 and 0043). The learning steps do not import FastAPI either.
 A family's function (API_FAMILY, ADR 0069) imports
 only its own routers, no service module and none of learning's rules, and not the wiring of
 the services (bootstrap), which loads with them at the first request that needs them.
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("boto3", "aws_encryption_sdk", "pydantic.v1", "aws_xray_sdk", "pydantic_settings")
+HEAVY = ("boto3", "aws_encryption_sdk", "pydantic.v1", "aws_xray_sdk")
 
 PROBE = """
 import gc, json, sys
