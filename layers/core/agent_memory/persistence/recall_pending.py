@@ -89,17 +89,10 @@ class PendingRecalls(StoreRows):
     def indexed(self, thread_id: str, reached: int) -> None:
         """Messages below `reached` are indexed: the row is done if no later save came.
         Best effort (the flush then runs once more and finds nothing to index)."""
+        moved = AtMost("upto", reached, name=PENDING_MOVED)
+        done = Update(pending_pk(thread_id), thread_id, set={"indexed": reached}, condition=moved)
         try:
-            self._store.write(
-                [
-                    Update(
-                        pending_pk(thread_id),
-                        thread_id,
-                        set={"indexed": reached},
-                        condition=AtMost("upto", reached, name=PENDING_MOVED),
-                    )
-                ]
-            )
+            self._store.write([done])
         except WriteConflict:
             pass  # no row, or a later save: the flush indexes the rest
         except Unavailable:
@@ -125,15 +118,7 @@ class PendingRecalls(StoreRows):
         """Delete a done row, unless a save moved it since it was read (then it stays for
         the next flush)."""
         with contextlib.suppress(WriteConflict):
-            self._store.write(
-                [
-                    Delete(
-                        pending_pk(row.thread_id),
-                        row.thread_id,
-                        condition=Equals("upto", row.upto, name=PENDING_MOVED),
-                    )
-                ]
-            )
+            _delete_unmoved(self._store, pending_pk(row.thread_id), row.thread_id, row.upto)
 
 
 TAIL_PREFIX = "RECALL-TAIL#"
@@ -187,12 +172,10 @@ class RecallTails(StoreRows):
     def forget(self, org_id: str, user_id: str, agent_id: str, tail: Tail) -> None:
         """Delete a row found indexed (or of a gone thread), unless a save moved it since."""
         with contextlib.suppress(WriteConflict, Unavailable):
-            self._store.write(
-                [
-                    Delete(
-                        resource_pk(org_id, user_id),
-                        tail_sk(agent_id, tail.thread_id),
-                        condition=Equals("upto", tail.upto, name=PENDING_MOVED),
-                    )
-                ]
-            )
+            pk, sk = resource_pk(org_id, user_id), tail_sk(agent_id, tail.thread_id)
+            _delete_unmoved(self._store, pk, sk, tail.upto)
+
+
+def _delete_unmoved(store: Store, pk: str, sk: str, upto: int) -> None:
+    """Delete a row unless a save moved its `upto` since it was read (WriteConflict)."""
+    store.write([Delete(pk, sk, condition=Equals("upto", upto, name=PENDING_MOVED))])
