@@ -161,7 +161,7 @@ def test_a_deletion_cut_short_is_finished_by_the_next_call(
     api: Api, services: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gone = build(api, "cut")
-    store = services.erasure._repo._store
+    store = services.erasure.repo._store
     real, calls = store.write, {"n": 0}
 
     def failing(actions: Any) -> None:

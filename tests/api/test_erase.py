@@ -81,7 +81,7 @@ def test_deleting_a_session_removes_its_history_and_keeps_agent_memory(
 
 def fail_delete_transaction(services: Any, monkeypatch: Any, nth: int) -> None:
     """The erasure's store refuses its `nth` transaction of deletes (the table unavailable)."""
-    store = services.erasure._repo._store
+    store = services.erasure.repo._store
     real = store.write
     calls = {"n": 0}
 

@@ -25,7 +25,7 @@ def test_deleting_an_agent_takes_everyones_threads_and_their_vectors(
     other = agent(world.api, member, "other")
     answer = world.api.client.post("/v1/threads", json={"agentId": other}, headers=member.headers)
     kept = str(answer.json()["thread"]["id"])
-    index = services.erasure._vectors
+    index = services.erasure.vectors
     probe = TinyEmbedder().embed(["x"])[0]
     before = {h.key for h in index.query(probe, 10, org=member.org_id, owner=member.id)}
     assert vector_key(threads[1], 0) in before  # the recall step embedded it
@@ -68,7 +68,7 @@ def test_deleting_a_thread_takes_its_messages_and_vectors_and_keeps_the_rest(
         f"/v1/threads/{gone}/working-memory", json=notes, headers=owner.headers
     )
     assert put.status_code == 200, put.text
-    index = services.erasure._vectors
+    index = services.erasure.vectors
     probe = TinyEmbedder().embed(["x"])[0]
     assert vector_key(gone, 0) in {
         h.key for h in index.query(probe, 10, org=owner.org_id, owner=owner.id)

@@ -274,7 +274,7 @@ def test_erasing_a_person_takes_their_namespaced_memories_and_vectors(
             expires_at="2001-01-01T00:00:00Z",
         )["id"],
     ]
-    index = services.erasure._vectors
+    index = services.erasure.vectors
     probe = TinyEmbedder().embed(["x"])[0]
 
     def vectors() -> set[str]:

@@ -11,6 +11,7 @@ fall behind.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import KW_ONLY, dataclass
 from typing import Protocol
 
 from agent_memory.domain import recall as recall_rules
@@ -59,22 +60,14 @@ def _delete_keys(index: VectorIndex, keys: Sequence[str]) -> None:
         index.delete(keys[start : start + MAX_DELETE_BATCH])
 
 
+@dataclass(eq=False)
 class ErasureService:
-    def __init__(
-        self,
-        repo: ErasureRepository,
-        has_user: Callable[[str, str], bool],
-        *,
-        clock: Clock,
-        bot_memory: BotMemoryEraser | None = None,
-        vectors: VectorIndex | None = None,
-    ) -> None:
-        self._repo = repo
-        self._has_user = has_user
-        self._bot_memory = bot_memory
-        self._vectors = vectors
-        self._forget_thread = vector_forgetter(vectors) if vectors is not None else None
-        self._clock = clock
+    repo: ErasureRepository
+    has_user: Callable[[str, str], bool]
+    _: KW_ONLY
+    clock: Clock
+    bot_memory: BotMemoryEraser | None = None
+    vectors: VectorIndex | None = None
 
     def export_header(self, principal: Principal) -> dict[str, object]:
         """A person's export's first line (the admin token is refused: 403)."""
@@ -86,22 +79,22 @@ class ErasureService:
         bot of the organization (whose memory shows them only what is for them). Lazily, a
         partition at a time: a large export is never listed whole."""
         org_id, user_id = _person(principal)
-        for agent_id, owner in self._repo.org_agents(org_id):
+        for agent_id, owner in self.repo.org_agents(org_id):
             if owner == user_id:
                 yield Found("agent", agent_id)
-            for session_id in self._repo.session_ids(agent_id, owner=user_id):
+            for session_id in self.repo.session_ids(agent_id, owner=user_id):
                 yield Found("session", session_id)
-        for thread_id in self._repo.user_thread_ids(org_id, user_id):
+        for thread_id in self.repo.user_thread_ids(org_id, user_id):
             yield Found("thread", thread_id)
-        for chat_id in self._repo.owned_chat_ids(org_id, user_id):
+        for chat_id in self.repo.owned_chat_ids(org_id, user_id):
             yield Found("chat", chat_id)
-        for bot_id in self._repo.org_bot_ids(org_id):
+        for bot_id in self.repo.org_bot_ids(org_id):
             yield Found("bot", bot_id)
 
     def delete_session(self, principal: Principal, session_id: str) -> Erased:
         """The agent memory learned from it stays; others than its owner or an admin 404."""
         require_tenant(principal)
-        found = self._repo.session(session_id)
+        found = self.repo.session(session_id)
         if found is None:
             raise NotFound("session not found")
         authorize(principal, found[0].grants(), DELETE_SESSION, what="session")
@@ -110,7 +103,7 @@ class ErasureService:
     def delete_agent(self, principal: Principal, agent_id: str) -> Erased:
         """With everyone's sessions and threads of it; members 403, others 404."""
         require_tenant(principal)
-        found = self._repo.agent(agent_id)
+        found = self.repo.agent(agent_id)
         if found is None:
             raise NotFound("agent not found")
         agent, begun = found
@@ -121,7 +114,7 @@ class ErasureService:
         """With its messages, working memory, observations and vectors; only its resource
         (the person it is for) deletes it, for everyone else it does not exist."""
         require_tenant(principal)
-        stored = self._repo.thread(thread_id)
+        stored = self.repo.thread(thread_id)
         require_resource(principal, stored)
         # The person's working memory with the agent serves their other threads: it stays.
         return self._thread(thread_id, resource_notes=False)
@@ -131,80 +124,80 @@ class ErasureService:
         stays a user. Idempotent: a repeat counts only what it removed itself."""
         if not principal.manages_users_of(org_id):
             require_org_admin(principal, org_id, ["orgId"])
-        if not self._has_user(org_id, user_id):
+        if not self.has_user(org_id, user_id):
             raise NotFound(USER_NOT_FOUND, ["userId"])
         if (principal.org_id, principal.user_id) == (org_id, user_id):
             # An administrator erasing themselves would lose, mid-session, what they act on.
             raise Conflict(ERASE_YOURSELF, ["userId"])
         erased = Erased()
-        for agent_id, owner in self._repo.org_agents(org_id):
+        for agent_id, owner in self.repo.org_agents(org_id):
             if owner != user_id:
                 erased.add(self._sessions(agent_id, owner=user_id))
-            elif (found := self._repo.agent(agent_id)) is not None:
+            elif (found := self.repo.agent(agent_id)) is not None:
                 erased.add(self._agent(*found))
-        for chat_id in self._repo.owned_chat_ids(org_id, user_id):
+        for chat_id in self.repo.owned_chat_ids(org_id, user_id):
             erased.add(self._chat(org_id, user_id, chat_id))
-        for chat_id in self._repo.spoken_chat_ids(org_id, user_id):
-            erased.add(self._repo.delete_contributions(org_id, chat_id, user_id))
-        for thread_id in self._repo.user_thread_ids(org_id, user_id):
+        for chat_id in self.repo.spoken_chat_ids(org_id, user_id):
+            erased.add(self.repo.delete_contributions(org_id, chat_id, user_id))
+        for thread_id in self.repo.user_thread_ids(org_id, user_id):
             erased.add(self._thread(thread_id))
-        erased.add(self._repo.delete_resource_rest(org_id, user_id))
-        forget = self._forget_memories if self._vectors is not None else None
-        erased.add(self._repo.delete_memories_about(org_id, user_id, self._now(), forget))
-        if self._bot_memory is not None:
-            for bot_id in list(self._repo.org_bot_ids(org_id)):
-                erased.bot_entries += self._bot_memory.erase_person(bot_id, org_id, user_id)
+        erased.add(self.repo.delete_resource_rest(org_id, user_id))
+        forget = self._forget_memories if self.vectors is not None else None
+        erased.add(self.repo.delete_memories_about(org_id, user_id, self._now(), forget))
+        if self.bot_memory is not None:
+            for bot_id in list(self.repo.org_bot_ids(org_id)):
+                erased.bot_entries += self.bot_memory.erase_person(bot_id, org_id, user_id)
         return erased
 
     def _agent(self, agent: Agent, begun: bool) -> Erased:
         if not begun:
-            self._repo.mark_agent(agent.id)
+            self.repo.mark_agent(agent.id)
         erased = self._sessions(agent.id, owner=None)
-        for thread_id in self._repo.agent_thread_ids(agent.id):
+        for thread_id in self.repo.agent_thread_ids(agent.id):
             erased.add(self._thread(thread_id))
-        self._repo.delete_agent(agent)
+        self.repo.delete_agent(agent)
         erased.agents = 1
         return erased
 
     def _chat(self, org_id: str, user_id: str, chat_id: str) -> Erased:
-        found = self._repo.chat(chat_id)
+        found = self.repo.chat(chat_id)
         if found is None:
-            self._repo.forget_owned_chat(org_id, user_id, chat_id)  # gone meanwhile
+            self.repo.forget_owned_chat(org_id, user_id, chat_id)  # gone meanwhile
             return Erased()
         chat, begun = found
         if not begun:
-            self._repo.mark_chat(chat.id)
-        return self._repo.delete_chat(chat, (BOT_KIND, learning_pool_id(chat.bot_id, chat.org_id)))
+            self.repo.mark_chat(chat.id)
+        return self.repo.delete_chat(chat, (BOT_KIND, learning_pool_id(chat.bot_id, chat.org_id)))
 
     def _thread(self, thread_id: str, *, resource_notes: bool = True) -> Erased:
-        return self._repo.delete_thread(
+        return self.repo.delete_thread(
             thread_id,
             THREAD_KINDS,
-            self._forget_thread,
+            vector_forgetter(self.vectors) if self.vectors is not None else None,
             EMBEDDING_KINDS,
             self._now(),
             resource_notes=resource_notes,
         )
 
     def _now(self) -> int:
-        return self._clock.now_ms()
+        return self.clock.now_ms()
 
     def _forget_memories(self, memory_ids: Sequence[str]) -> None:
-        if self._vectors is not None:
-            _delete_keys(self._vectors, memory_ids)
+        if self.vectors is not None:
+            _delete_keys(self.vectors, memory_ids)
 
     def _sessions(self, agent_id: str, *, owner: str | None) -> Erased:
         erased = Erased()
-        for session_id in self._repo.session_ids(agent_id, owner):
+        for session_id in self.repo.session_ids(agent_id, owner):
             # A session gone meanwhile is not found (its list row goes with its head row).
-            if (found := self._repo.session(session_id)) is not None:
+            if (found := self.repo.session(session_id)) is not None:
                 erased.add(self._session(*found))
         return erased
 
     def _session(self, session: Session, begun: bool) -> Erased:
         if not begun:
-            self._repo.mark_session(session.id)
-        return self._repo.delete_session(session)
+            self.repo.mark_session(session.id)
+        return self.repo.delete_session(session)
 
     def erase_organization(
         self,
@@ -220,14 +213,14 @@ class ErasureService:
         vectors first."""
         erased = Erased()
         for user_id in people:
-            if self._has_user(org_id, user_id):
+            if self.has_user(org_id, user_id):
                 contents.delete_turn_waits(org_id, [user_id])
                 erased.add(self.erase_user(SERVICE_ADMIN, org_id, user_id))
             gone(user_id)
-        for agent_id, _owner in self._repo.org_agents(org_id):
-            if (found := self._repo.agent(agent_id)) is not None:
+        for agent_id, _owner in self.repo.org_agents(org_id):
+            if (found := self.repo.agent(agent_id)) is not None:
                 erased.add(self._agent(*found))
-        forget = self._forget_memories if self._vectors is not None else None
+        forget = self._forget_memories if self.vectors is not None else None
         erased.agent_memories += contents.delete_memories(org_id, forget)
         return erased
 
