@@ -69,11 +69,6 @@ class Adapters:
     vectors_file: Path | None = None
 
 
-def model_policy(settings: Settings) -> ModelPolicy:
-    """The models this deployment allows (`ALLOWED_MODELS`)."""
-    return ModelPolicy.from_setting(settings.allowed_models)
-
-
 # The in-process index's log in a single-machine deployment's data directory.
 VECTORS_FILE = "vectors.log"
 
@@ -138,10 +133,11 @@ class Wiring:
 
     @cached_property
     def model_choice(self) -> ModelChoice:
-        """The one check of a model a person names: allowed, and runnable here."""
+        """The one check of a model a person names: allowed (`ALLOWED_MODELS`), and runnable
+        here."""
         from agent_memory.service.model_choice import ModelChoice
 
-        return ModelChoice(model_policy(self.settings), self.models)
+        return ModelChoice(ModelPolicy.from_setting(self.settings.allowed_models), self.models)
 
     @cached_property
     def org_settings(self) -> OrgSettingsService:
@@ -228,7 +224,7 @@ class Wiring:
             SessionRepository(self.store, self.cipher),
             self.org_settings,
             self.models,
-            allowed=model_policy(self.settings),
+            allowed=self.model_choice.policy,
         )
 
     @cached_property

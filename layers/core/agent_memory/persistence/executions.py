@@ -202,22 +202,6 @@ class ExecutionRepository(ModelCallRows, WaitRows):
         source = run.source[1] if run.source else None
         return [*execution_ended(run.kind, run.org_id, run.pool_id, run.name, source, now)]
 
-    def finish(
-        self,
-        run: Run,
-        now: int,
-        *,
-        status: Status,
-        rejected: list[dict[str, Any]],
-        note: str | None = None,
-        row: ExecutionRow | None = None,
-    ) -> None:
-        """End a run that changes no memory; `row` as for `finish_actions`."""
-        actions = self.finish_actions(
-            run, now, status=status, applied=[], rejected=rejected, note=note, row=row
-        )
-        self._store.write(actions)
-
     def fail(
         self, run: Run, now: int, error_type: str, message: str, existing: ExecutionRow | None
     ) -> None:

@@ -7,7 +7,7 @@ the table.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agent_memory.domain.errors import WriteConflict
@@ -182,7 +182,9 @@ class LearningService(ModelCallStep):
             unread.append(fresh)
             return AGAIN
 
-        return until_it_lands(attempt, _pool_kept_changing, tries=APPLY_ROUNDS)
+        return until_it_lands(
+            attempt, _kept_changing("the pool kept changing while learning"), tries=APPLY_ROUNDS
+        )
 
     def _answered_row(self, run: Run, call: str | None) -> tuple[ExecutionRow, str | None]:
         row, text = (
@@ -227,7 +229,9 @@ class LearningService(ModelCallStep):
             return {"status": "failed", "type": error_type, "recorded": True}
 
         with transient():
-            return until_it_lands(record, _row_kept_changing, tries=2)
+            return until_it_lands(
+                record, _kept_changing("the execution row kept changing"), tries=2
+            )
 
     def _wait_again(self, run: Run, deferred: Deferred) -> None:
         """Note a deferred run for `wake`: only the API and the tick start learning."""
@@ -286,9 +290,12 @@ class LearningService(ModelCallStep):
     ) -> dict[str, Any]:
         rejected = [r.to_dict() for r in refused]
         rejected += [{"change": dict(change), "reason": note} for change in changes]
+        now = self._clock.now_ms()
         try:
-            self._runs.finish(
-                run, self._clock.now_ms(), status="skipped", rejected=rejected, note=note, row=row
+            self._store.write(
+                self._runs.finish_actions(
+                    run, now, status="skipped", applied=[], rejected=rejected, note=note, row=row
+                )
             )
         except WriteConflict:
             return self._ended(run)
@@ -303,9 +310,5 @@ class LearningService(ModelCallStep):
         return "ApplyLearning"
 
 
-def _pool_kept_changing() -> Retryable:
-    return Retryable("LearningConflict", "the pool kept changing while learning")
-
-
-def _row_kept_changing() -> Retryable:
-    return Retryable("LearningConflict", "the execution row kept changing")
+def _kept_changing(message: str) -> Callable[[], Retryable]:
+    return lambda: Retryable("LearningConflict", message)

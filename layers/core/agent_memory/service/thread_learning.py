@@ -219,14 +219,15 @@ class ThreadBackground:
     def after_save(self, saved: Saved) -> dict[PoolKind, str]:
         """Start one run per step that wants this save; never fails the committed save."""
         answers: dict[PoolKind, str] = {}
-        if self._learning is None:
+        learning = self._learning
+        if learning is None:
             return answers
         wanted = [step for step in self.steps if step.wanted(saved)]
         carried: set[PoolKind] = set()
         for step in wanted:
             if step.kind in carried:
                 continue
-            answers[step.kind] = self._start(step, saved)
+            answers[step.kind] = self._start(learning, step, saved)
             if answers[step.kind] == "started":
                 for rider in step.riders:
                     carried.add(rider.kind)
@@ -246,11 +247,9 @@ class ThreadBackground:
             return 0
         return sum(step.flush_idle(self._learning) for step in self.steps)
 
-    def _start(self, step: ThreadStep, saved: Saved) -> str:
-        if self._learning is None:
-            return "skipped"
+    def _start(self, learning: Workflow, step: ThreadStep, saved: Saved) -> str:
         try:
-            return self._learning.start(
+            return learning.start(
                 thread_pool(step.kind, saved.thread), upto=saved.upto, reason="turn"
             )
         except Unavailable:
