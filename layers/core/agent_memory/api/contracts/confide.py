@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agent_memory.api.contracts.base import Answer, Body, Mirror
+from agent_memory.api.contracts.base import Body, Envelope, Mirror
 from agent_memory.domain.session_limits import MAX_ITEM_BYTES
 
 
@@ -28,7 +28,7 @@ class ConfessionOut(Mirror):
     at: int
 
 
-class Confessions(Answer):
+class Confessions(Envelope):
     confessions: list[ConfessionOut]
 
 
@@ -40,5 +40,5 @@ class EnrichmentOut(Mirror):
     at: int
 
 
-class Enrichments(Answer):
+class Enrichments(Envelope):
     enrichments: list[EnrichmentOut]

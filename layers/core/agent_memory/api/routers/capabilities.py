@@ -14,7 +14,5 @@ router = APIRouter(tags=["identity"])
 async def capabilities(caller: CallerDep, svc: ServicesDep) -> CapabilitiesAnswer:
     """The model providers, allowed names and patterns, embedding and local models of this
     deployment, for any valid token (names only, never keys)."""
-    if svc.capabilities is None:
-        raise RuntimeError("these services were built without capabilities")
     found = await run(svc, svc.capabilities.describe, caller)
     return CapabilitiesAnswer.of(found)

@@ -5,11 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from agent_memory.api.contracts.confide import (
-    ConfessionOut,
     Confessions,
     Confide,
     ConfideAnswered,
-    EnrichmentOut,
     Enrichments,
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, run
@@ -31,11 +29,11 @@ async def confide(
 async def confessions(chatId: str, caller: CallerDep, svc: ServicesDep) -> Confessions:
     """The chat's confessions, newest first: its owner only."""
     found = await run(svc, svc.memory_bot.confessions, caller, chatId)
-    return Confessions(confessions=[ConfessionOut.of(c) for c in found])
+    return Confessions.of(found)
 
 
 @router.get("/v1/chats/{chatId}/enrichments")
 async def enrichments(chatId: str, caller: CallerDep, svc: ServicesDep) -> Enrichments:
     """The chat's rewritten inputs, newest first: its owner only."""
     found = await run(svc, svc.memory_bot.enrichments, caller, chatId)
-    return Enrichments(enrichments=[EnrichmentOut.of(e) for e in found])
+    return Enrichments.of(found)
