@@ -52,9 +52,7 @@ class BotSettingsPatch(Body):
 
     def changes(self) -> dict[str, Any]:
         """The fields sent, as the domain reads them."""
-        sent = self.model_fields_set - {"expected"}
-        data = self.model_dump(include=sent)
-        return dict(data)
+        return self.model_dump(include=self.model_fields_set - {"expected"})
 
 
 class BudgetOut(Mirror):
