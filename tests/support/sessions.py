@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.bootstrap import build_services, model_catalog, session_access
+from agent_memory.bootstrap import build_services, model_catalog
 from agent_memory.domain.proposals import parse_changes
 from agent_memory.domain.tasks.memory_changes import instructions_for
 from agent_memory.ports import LearningRequest, ModelCatalog, ModelFailure, Store
@@ -65,9 +65,9 @@ class InlineLearning:
 def inline_services(settings: Any, adapters: Any) -> Any:
     """The real services on the embedded AWS, at the seed's time, learning inline."""
     fixed = replace(adapters, clock=FixedClock(SEED_TIME))
-    built = build_services(settings, fixed)
+    built: Any = build_services(settings, fixed)  # the process's wiring, its `access` too
     inline = InlineLearning(
-        SessionLearningPool(session_access(settings, fixed), fixed.clock),
+        SessionLearningPool(built.access, fixed.clock),
         model_catalog(settings),
         fixed.store,
     )

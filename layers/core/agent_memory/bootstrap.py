@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent_memory.adapters.choice import model_catalog
 from agent_memory.config import Settings, load_settings
 from agent_memory.process import ColdStart
 from agent_memory.service.registry import Services
 from agent_memory.wiring import VECTORS_FILE, Adapters, Wiring
-
-if TYPE_CHECKING:
-    from agent_memory.service.sessions import SessionAccess
 
 __all__ = [
     "Adapters",
@@ -120,11 +117,6 @@ def local_adapters(
         counters=ProcessCounters(),
         vectors_file=data_dir / VECTORS_FILE,
     )
-
-
-def session_access(settings: Settings, adapters: Adapters) -> SessionAccess:
-    """Sessions as every session use case loads them."""
-    return Wiring(settings, adapters).access
 
 
 def build_services(settings: Settings, adapters: Adapters) -> Services:
