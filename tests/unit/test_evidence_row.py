@@ -19,7 +19,7 @@ from agent_memory.persistence.bot_rows import chat_pk
 from agent_memory.persistence.erasure import CHAT_DELETING, ErasureRepository
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.keys import learn_pk
-from agent_memory.persistence.runs import Run
+from agent_memory.persistence.runs import Began, Run
 from agent_memory.ports import Action, Put
 from tests.support.in_memory import FakeCipher, InMemoryStore
 from tests.support.learning import BUDGET, REF, Harness, h
@@ -177,7 +177,7 @@ def _bot_run(runs: ExecutionRepository, chat: str, n: int, *, begin: bool = True
     run = Run("bot", "acme", "bot_1@acme", f"bot-{chat}-{n}", 1_000 + n, "turn", n, ("chat", chat))
     runs.keep_evidence(run, _evidence_of(run), 1_000 + n)
     if begin:
-        runs.begin(run, 1_000 + n, learns=True, position=0, item_ids=["i-01"])
+        runs.begin(run, 1_000 + n, Began(0, ["i-01"]))
     return run
 
 
@@ -237,7 +237,7 @@ def test_keep_evidence_returns_the_first_attempts_evidence() -> None:
     kept = store.get(run.pk, run.evidence_sk)
     assert kept is not None
     assert (kept["ttl"], kept["chatId"]) == (5 + 60, "chat_1")
-    runs.begin(run, 6_000, learns=True, position=0, item_ids=[])
+    runs.begin(run, 6_000, Began(0, []))
     row = runs.get(run, evidence=True)
     assert row is not None
     assert runs.evidence(row) == '{"a": 1}'
@@ -245,4 +245,4 @@ def test_keep_evidence_returns_the_first_attempts_evidence() -> None:
     assert alone is not None
     assert runs.evidence(alone) is None
     with pytest.raises(WriteConflict):
-        runs.begin(run, 6_001, learns=True, position=0, item_ids=[])
+        runs.begin(run, 6_001, Began(0, []))

@@ -10,7 +10,7 @@ import pytest
 
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.persistence.executions import ExecutionRepository
-from agent_memory.persistence.runs import Run
+from agent_memory.persistence.runs import Began, Run
 from agent_memory.service.learning_pools import PoolRef, SourceRef
 from agent_memory.service.learning_start import is_wait_name, wait_name
 from tests.support.in_memory import FakeCipher, InMemoryStore
@@ -45,7 +45,7 @@ def test_a_waiting_wait_is_begun_by_one_write() -> None:
     assert (recorded.repeated, recorded.happened) == (False, None)  # waiting
     assert runs.keep_evidence(run, "{}", 1_002) == "{}"
     store.writes.clear()
-    runs.begin(run, 1_002, learns=True, position=0, item_ids=["i-1"], waited=True)
+    runs.begin(run, 1_002, Began(0, ["i-1"]), waited=True)
     assert len(store.writes) == 1
     row = runs.get(run, evidence=True)
     assert row is not None
@@ -57,9 +57,9 @@ def test_a_waiting_wait_is_begun_by_one_write() -> None:
 def test_a_waited_name_without_a_row_is_put_and_a_begun_one_is_refused() -> None:
     runs = ExecutionRepository(CountingStore(), FakeCipher())
     run = _run(wait_name(POOL, "turn:acme:chat_1:turn_2"))
-    runs.begin(run, 1_002, learns=True, position=0, item_ids=[], waited=True)
+    runs.begin(run, 1_002, Began(0, []), waited=True)
     row = runs.get(run)
     assert row is not None
     assert row.status == "running"
     with pytest.raises(WriteConflict):
-        runs.begin(run, 1_003, learns=True, position=0, item_ids=[], waited=True)
+        runs.begin(run, 1_003, Began(0, []), waited=True)

@@ -22,7 +22,7 @@ from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.persistence.events import execution_ended
 from agent_memory.persistence.keys import EXEC_PREFIX, learn_pk
 from agent_memory.persistence.model_calls import ModelCallRows
-from agent_memory.persistence.runs import ExecutionRow, Run, Status, source_of
+from agent_memory.persistence.runs import Began, ExecutionRow, Run, Status, source_of
 from agent_memory.persistence.waits import WaitRows
 from agent_memory.ports import Absent, Action, Equals, KeyRange, Put, Record, Update
 
@@ -60,22 +60,12 @@ class ExecutionRepository(ModelCallRows, WaitRows):
             kept = {str(r["sk"]): r for r in found}
         return [self._row(run, record, kept.get(run.evidence_sk)) for run, record in listed]
 
-    def keep_evidence(
-        self,
-        run: Run,
-        evidence: str,
-        now: int,
-        *,
-        begins: bool = False,
-        position: int | None = None,
-        item_ids: list[str] | None = None,
-        model: str | None = None,
-    ) -> str:
+    def keep_evidence(self, run: Run, evidence: str, now: int, begins: Began | None = None) -> str:
         """Seal the run's `evidence` JSON on its own row and return the evidence the run
         learns from: this one, or the one an earlier attempt kept first (a retried step may
         load different evidence; the first one stands, so the execution row, its evidence
         and a saved answer agree). `begins`: a waited run begins on this row, which then
-        holds its position, items, model and `beganAt`. Raises Unavailable when the row is
+        holds what it began with and `beganAt`. Raises Unavailable when the row is
         refused yet not found."""
         sk = run.evidence_sk
         record: Record = {
@@ -86,13 +76,8 @@ class ExecutionRepository(ModelCallRows, WaitRows):
             "evidence": self._seal(run, sk, "evidence", evidence),
             "ttl": self._ttl(now),
         }
-        if begins:
-            record |= {
-                "position": position,
-                "itemIds": item_ids or [],
-                "model": model,
-                "beganAt": now,
-            }
+        if begins is not None:
+            record |= begins.fields() | {"beganAt": now}
         record |= run.source_fields  # erasure of the conversation finds it
         try:
             self._store.write([Put(record, Absent())])
@@ -107,28 +92,20 @@ class ExecutionRepository(ModelCallRows, WaitRows):
         self,
         run: Run,
         now: int,
+        began: Began | None,
         *,
-        learns: bool,
-        position: int | None = None,
-        item_ids: list[str] | None = None,
-        model: str | None = None,
         note: str | None = None,
         waited: bool = False,
     ) -> None:
-        """Write the row of a run that starts (`learns`, its evidence kept first) or that
-        has nothing to learn (skipped, with why in `note`). A wait's `waiting` row is taken
-        over; a wait started before its row was written has none, and it is put. Raises
-        WriteConflict when the row exists and was begun (a retried or repeated step)."""
-        if learns:
-            record = self._base(run) | {
-                "status": "running",
-                "position": position,
-                "itemIds": item_ids or [],
-                "model": model,
-            }
+        """Write the row of a run that starts (`began`, its evidence kept first) or that
+        has nothing to learn (None: skipped, with why in `note`). A wait's `waiting` row is
+        taken over; a wait started before its row was written has none, and it is put.
+        Raises WriteConflict when the row exists and was begun (a retried or repeated step)."""
+        if began is not None:
+            record = self._base(run) | {"status": "running"} | began.fields()
         else:
             record = self._skipped(run, now, note)
-        ended = [] if learns else self.ended(run, now)
+        ended = [] if began else self.ended(run, now)
         # A refused write bills its full size, so the likeliest row goes first.
         if waited:
             fields = {k: v for k, v in record.items() if k not in ("pk", "sk", "startedAt")}

@@ -71,6 +71,18 @@ def source_of(record: Record) -> tuple[str, str] | None:
 
 
 @dataclass(frozen=True)
+class Began:
+    """What a run that learns begins with: the read position, the items it read, the model."""
+
+    position: int
+    item_ids: list[str]
+    model: str | None = None
+
+    def fields(self) -> Record:
+        return {"position": self.position, "itemIds": self.item_ids, "model": self.model}
+
+
+@dataclass(frozen=True)
 class ExecutionRow:
     run: Run
     status: Status

@@ -14,7 +14,7 @@ from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.learning_notes import LEARNED_ELSEWHERE, LEARNED_IN_PART, NOTHING_NEW
 from agent_memory.domain.tasks.base import Ask, Refusal, Review
 from agent_memory.persistence.events import one_row, pool_changed
-from agent_memory.persistence.runs import ExecutionRow, Run
+from agent_memory.persistence.runs import Began, ExecutionRow, Run
 from agent_memory.ports import Action
 from agent_memory.service.learning_call import ModelCallStep, transient
 from agent_memory.service.learning_pools import (
@@ -73,16 +73,8 @@ class LearningService(ModelCallStep):
                 if row is not None:  # its `waiting` row: the run began on its evidence row
                     return self._began(ref, evidence)
             try:
-                self._runs.begin(
-                    run,
-                    now,
-                    learns=evidence is not None,
-                    position=evidence.position if evidence else None,
-                    item_ids=[item.id for item in evidence.items] if evidence else None,
-                    model=evidence.model if evidence else None,
-                    note=note,
-                    waited=waited,
-                )
+                began = _began(evidence) if evidence is not None else None
+                self._runs.begin(run, now, began, note=note, waited=waited)
             except WriteConflict:
                 return self._begun_before(run, ref, evidence)
         if evidence is None:
@@ -113,15 +105,7 @@ class LearningService(ModelCallStep):
         text = evidence_json(evidence)
         if len(text.encode()) > MAX_EVIDENCE_BYTES:
             raise EvidenceTooLarge(f"the evidence is over {MAX_EVIDENCE_BYTES} bytes")
-        kept = self._runs.keep_evidence(
-            run,
-            text,
-            now,
-            begins=waited,
-            position=evidence.position,
-            item_ids=[item.id for item in evidence.items],
-            model=evidence.model,
-        )
+        kept = self._runs.keep_evidence(run, text, now, _began(evidence) if waited else None)
         return (
             evidence if kept == text else evidence_from_json(kept, self._pool(run.kind).detail_of)
         )
@@ -241,13 +225,8 @@ class LearningService(ModelCallStep):
         """Note the run for `wake`, then end it skipped with why."""
         self._wait_again(run, deferred)
         try:
-            self._runs.begin(
-                run,
-                self._clock.now_ms(),
-                learns=False,
-                note=deferred.note,
-                waited=is_wait_name(run.name),
-            )
+            waited = is_wait_name(run.name)
+            self._runs.begin(run, self._clock.now_ms(), None, note=deferred.note, waited=waited)
         except WriteConflict:
             row = self._runs.get(run)  # a retried step: the first attempt's row stands
             if row is None:
@@ -308,6 +287,10 @@ class LearningService(ModelCallStep):
         if "model" not in state and "modelFree" not in state["evidence"]:
             return "CallModel"
         return "ApplyLearning"
+
+
+def _began(evidence: Evidence[Any]) -> Began:
+    return Began(evidence.position, [item.id for item in evidence.items], evidence.model)
 
 
 def _kept_changing(message: str) -> Callable[[], Retryable]:
