@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Final, TypeVar
 
 from agent_memory.domain.errors import WriteConflict
@@ -29,21 +28,11 @@ def any_race(_error: WriteConflict) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class Backoff:
-    """How long a losing writer waits before it reads again, and when it gives up."""
-
-    first_s: float = 0.004
-    ceiling_s: float = 0.128
-    # Far below the API function's 29 s timeout.
-    budget_s: float = 8.0
-
-    def wait(self, retry: int) -> float:
-        # Jitter spreads writers apart; it guards nothing, so any generator serves.
-        return random.uniform(0.0, min(self.ceiling_s, self.first_s * 2**retry))  # noqa: S311
-
-
-BACKOFF = Backoff()
+# A losing writer waits up to FIRST_S * 2**retry (at most CEILING_S) before it reads again,
+# and gives up past BUDGET_S, far below the API function's 29 s timeout.
+FIRST_S = 0.004
+CEILING_S = 0.128
+BUDGET_S = 8.0
 
 
 def until_it_lands(
@@ -52,12 +41,9 @@ def until_it_lands(
     *,
     tries: int | None = None,
     lost: Callable[[WriteConflict], bool] = any_race,
-    backoff: Backoff = BACKOFF,
-    sleep: Callable[[float], None] = time.sleep,
-    monotonic: Callable[[], float] = time.monotonic,
 ) -> T:
     """Run `attempt` until it answers other than `AGAIN` without losing a race."""
-    deadline = monotonic() + backoff.budget_s
+    deadline = time.monotonic() + BUDGET_S
     retries = 0
     while True:
         try:
@@ -69,10 +55,11 @@ def until_it_lands(
             if not isinstance(result, Again):
                 return result
         retries += 1
-        wait = backoff.wait(retries)
-        if (tries is not None and retries >= tries) or monotonic() + wait > deadline:
+        # Jitter spreads writers apart; it guards nothing, so any generator serves.
+        wait = random.uniform(0.0, min(CEILING_S, FIRST_S * 2**retries))  # noqa: S311
+        if (tries is not None and retries >= tries) or time.monotonic() + wait > deadline:
             raise gave_up() from None
-        sleep(wait)
+        time.sleep(wait)
 
 
 def once(attempt: Callable[[], T], gave_up: Callable[[], Exception]) -> T:
