@@ -111,7 +111,7 @@ class ReadOnlyStore(InMemoryStore):
         return [self.rows[k] for k in dict.fromkeys(keys) if k in self.rows]
 
     def page(self, query: Query) -> Page:
-        if self._sorted is None or query.index or query.newest_first or query.after:
+        if self._sorted is None or query.newest_first or query.after:
             return super().page(query)
         self.requests += 1
         sks, rows = self._sorted.get(query.pk, ([], []))
@@ -123,7 +123,7 @@ class ReadOnlyStore(InMemoryStore):
             found = [r for r in found if str(r["sk"]).startswith(query.key_range.prefix)]
         if query.limit is not None:
             found = found[: query.limit + 1]
-        return page_of(list(found), query.limit, None, len(found))
+        return page_of(list(found), query.limit, len(found))
 
 
 def _bounds(key_range: KeyRange | None) -> tuple[str | None, str | None]:

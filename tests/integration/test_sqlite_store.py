@@ -1,5 +1,5 @@
 """What only the SQLite store does: the file outlives the process (also `kill -9`), the
-layout comes from template.yaml, writers wait for each other instead of failing, expired
+TTL attribute is template.yaml's, writers wait for each other instead of failing, expired
 rows go lazily, and a query reads no more than it returns. The Store contract itself is
 tests/contracts/test_store_contract.py."""
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.adapters.sqlite_store import DEFAULT_LAYOUT, SqliteStore, TableLayout
+from agent_memory.adapters.sqlite_store import TTL_ATTRIBUTE, SqliteStore
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.ports.store import Equals, KeyRange, Put, Update
 
@@ -36,49 +36,18 @@ def _open(path: Path, **options) -> SqliteStore:
 # --- Schema ---------------------------------------------------------------------------
 
 
-def test_the_default_layout_is_the_one_template_yaml_deploys() -> None:
+def test_the_keys_and_ttl_are_the_ones_template_yaml_deploys() -> None:
     from infra.cfn_yaml import load_template
 
     resources = load_template(ROOT / "template.yaml")["Resources"]
     [table] = [r for r in resources.values() if r["Type"] == "AWS::DynamoDB::Table"]
     properties = table["Properties"]
-
-    def keys(schema: list[dict[str, str]]) -> tuple[str, str]:
-        by_type = {k["KeyType"]: k["AttributeName"] for k in schema}
-        return by_type["HASH"], by_type["RANGE"]
-
-    assert keys(properties["KeySchema"]) == ("pk", "sk")
-    indexes = properties.get("GlobalSecondaryIndexes") or []
-    # SQLite's indexes hold whole rows, as an index projecting ALL attributes does.
-    assert all(i["Projection"]["ProjectionType"] == "ALL" for i in indexes)
-    ttl = properties["TimeToLiveSpecification"]
-    deployed = TableLayout(
-        {str(i["IndexName"]): keys(i["KeySchema"]) for i in indexes},
-        str(ttl["AttributeName"]) if ttl.get("Enabled") else None,
-    )
-    assert deployed == DEFAULT_LAYOUT
-
-
-def test_an_index_the_template_adds_later_covers_the_rows_already_stored(path: Path) -> None:
-    store = _open(path)
-    store.write(
-        [Put({"pk": f"R{i}", "sk": "X", "gsi2pk": "G", "gsi2sk": f"{i}"}) for i in range(3)]
-    )
-    store.close()
-    wider = TableLayout({**DEFAULT_LAYOUT.indexes, "gsi2": ("gsi2pk", "gsi2sk")}, "ttl")
-    reopened = _open(path, layout=wider)
-    assert [r["pk"] for r in reopened.query("G", index="gsi2").records] == ["R0", "R1", "R2"]
-    reopened.close()
-    # An index the template drops is gone from the file too.
-    assert "gsi2" not in " ".join(_index_names(path))
-    with pytest.raises(ValueError, match="gsi2"):
-        _open(path).query("G", index="gsi2")
-
-
-def _index_names(path: Path) -> list[str]:
-    _open(path).close()
-    with sqlite3.connect(path) as raw:
-        return [r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type='index'")]
+    by_type = {k["KeyType"]: k["AttributeName"] for k in properties["KeySchema"]}
+    assert (by_type["HASH"], by_type["RANGE"]) == ("pk", "sk")
+    assert properties["TimeToLiveSpecification"] == {
+        "AttributeName": TTL_ATTRIBUTE,
+        "Enabled": True,
+    }
 
 
 def test_the_file_is_a_wal_database_synced_on_every_commit(path: Path) -> None:
@@ -130,12 +99,11 @@ def test_values_come_back_exactly_as_written_after_a_restart(path: Path) -> None
 @pytest.mark.parametrize(
     "record",
     [
-        {"pk": "P", "sk": "A", "gsi1pk": 5, "gsi1sk": "x"},
         {"pk": "P", "sk": 1},
         {"pk": "P", "sk": "A", "n": float("nan")},
         {"pk": "P", "sk": "A", "when": object()},
     ],
-    ids=["number-index-key", "number-sort-key", "nan", "object"],
+    ids=["number-sort-key", "nan", "object"],
 )
 def test_a_record_dynamodb_would_refuse_is_refused_and_nothing_is_written(
     path: Path, record: dict

@@ -6,7 +6,6 @@ import base64
 import copy
 import itertools
 import json
-import operator
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,14 +13,12 @@ from typing import Any
 from agent_memory.domain.errors import IntegrityError, Unavailable
 from agent_memory.ports import Action, Check, Delete, Execution, KeyRange, Page, Put, Record, Update
 from agent_memory.ports.store import (
-    INDEX_KEYS,
     Query,
     StoreAdapter,
     action_key,
     check_conditions,
     check_transaction,
     page_of,
-    position_of,
     updated,
 )
 
@@ -45,30 +42,18 @@ class InMemoryStore(StoreAdapter):
 
     def page(self, query: Query) -> Page:
         self.requests += 1
-        pk_name, sk_name = INDEX_KEYS[query.index] if query.index else ("pk", "sk")
-
-        def order(r: Record) -> tuple[str, str, str]:
-            return (str(r[sk_name]), str(r["pk"]), str(r["sk"]))
-
         rows = sorted(
             (
                 r
-                for r in self.rows.values()
-                if r.get(pk_name) == query.pk
-                and sk_name in r
-                and _in_range(str(r[sk_name]), query.key_range)
+                for (pk, sk), r in self.rows.items()
+                if pk == query.pk and _in_range(sk, query.key_range) and _beyond(sk, query)
             ),
-            key=order,
+            key=lambda r: str(r["sk"]),
             reverse=query.newest_first,
         )
-        if query.after is not None:
-            mark = tuple(position_of(query.after)) if query.index else (query.after,)
-            beyond = operator.lt if query.newest_first else operator.gt
-            rows = [r for r in rows if beyond(order(r)[: len(mark)], mark)]
         if query.limit is not None:
             rows = rows[: query.limit + 1]
-        sort = sk_name if query.index else None
-        return page_of([copy.deepcopy(r) for r in rows], query.limit, sort, len(rows))
+        return page_of([copy.deepcopy(r) for r in rows], query.limit, len(rows))
 
     def write(self, actions: Sequence[Action]) -> None:
         check_transaction(actions)
@@ -89,6 +74,12 @@ class InMemoryStore(StoreAdapter):
                 self.rows.pop(key, None)
             case Check():
                 pass
+
+
+def _beyond(sk: str, query: Query) -> bool:
+    if query.after is None:
+        return True
+    return sk < query.after if query.newest_first else sk > query.after
 
 
 def _in_range(sk: str, key_range: KeyRange | None) -> bool:

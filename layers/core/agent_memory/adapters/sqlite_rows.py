@@ -1,5 +1,5 @@
-"""The single table's rows as SQLite keeps them: the layout template.yaml declares, and
-records as JSON text that keeps int apart from float and bytes as bytes.
+"""The single table's rows as SQLite keeps them: records as JSON text that keeps int apart
+from float and bytes as bytes.
 """
 
 from __future__ import annotations
@@ -7,30 +7,15 @@ from __future__ import annotations
 import base64
 import json
 import math
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from agent_memory.ports.store import INDEX_KEYS, KeyRange, Record
+from agent_memory.ports.store import KeyRange, Record
 
 # Bytes, and maps with a NUL-led key, are tagged with a key that starts with NUL.
 _TAG = "\x00"
 _BYTES = "\x00b"
 _MAP = "\x00m"
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-@dataclass(frozen=True)
-class TableLayout:
-    """Secondary indexes (name -> (partition, sort)) and TTL attribute, as template.yaml says."""
-
-    indexes: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    ttl_attribute: str | None = None
-
-
-# What template.yaml declares today (tests/integration/test_sqlite_store.py holds them equal).
-DEFAULT_LAYOUT = TableLayout(INDEX_KEYS, "ttl")
 
 
 def _encode(value: Any) -> Any:
@@ -66,7 +51,7 @@ def _decode_object(obj: dict[str, Any]) -> Any:
 
 def encode_record(record: Mapping[str, Any]) -> str:
     """The stored text of a record (attributes set to None are left out)."""
-    # The record itself is never tagged, so the index expressions find its attributes.
+    # The record itself is never tagged, so the TTL index's expression finds its attribute.
     kept = {k: _encode(v) for k, v in record.items() if v is not None}
     return json.dumps(kept, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
@@ -96,10 +81,3 @@ def _after_prefix(prefix: str) -> str | None:
             return prefix[:-1] + chr(following)
         prefix = prefix[:-1]
     return None
-
-
-def attribute_sql(name: str) -> str:
-    """The SQL expression reading top-level attribute `name` of the stored record."""
-    if not _NAME.fullmatch(name):
-        raise ValueError(f"attribute name {name!r} cannot be indexed")
-    return f"json_extract(item, '$.\"{name}\"')"

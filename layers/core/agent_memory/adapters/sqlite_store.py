@@ -1,12 +1,11 @@
 """The single table in one SQLite file, for a service that runs on one machine.
 
-Indexes are expression indexes over the JSON record, so no derived column can fall out of
-step; writes are serialized under a lock, so a lost race is a failed condition.
+The TTL's index is an expression index over the JSON record, so no derived column can fall
+out of step; writes are serialized under a lock, so a lost race is a failed condition.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import threading
@@ -17,14 +16,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from agent_memory.adapters.sqlite_rows import (
-    DEFAULT_LAYOUT,
-    TableLayout,
-    attribute_sql,
-    decode_record,
-    encode_record,
-    range_terms,
-)
+from agent_memory.adapters.sqlite_rows import decode_record, encode_record, range_terms
 from agent_memory.domain.errors import Unavailable
 from agent_memory.ports.store import (
     Action,
@@ -40,10 +32,7 @@ from agent_memory.ports.store import (
     check_conditions,
     check_transaction,
     page_of,
-    position_of,
     updated,
-    value_kind,
-    written,
 )
 
 SWEEP_BATCH = 500
@@ -51,6 +40,11 @@ _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 
 # Page cache of each connection, in KiB.
 CACHE_KIB = 128
+
+# The TTL attribute template.yaml declares (tests/integration/test_sqlite_store.py holds them
+# equal): a row whose number of epoch seconds in it has passed is swept.
+TTL_ATTRIBUTE = "ttl"
+_TTL = f"json_extract(item, '$.\"{TTL_ATTRIBUTE}\"')"
 
 
 class _Connection:
@@ -78,13 +72,11 @@ class SqliteStore(StoreAdapter):
         self,
         path: Path,
         *,
-        layout: TableLayout = DEFAULT_LAYOUT,
         busy_timeout_s: float = 5.0,
         sweep_every: int = 1000,
         now_s: Callable[[], float] = time.time,
     ) -> None:
         self.path = Path(path)
-        self._layout = layout
         self._busy_timeout_s = busy_timeout_s
         self._sweep_every = sweep_every
         self._now_s = now_s
@@ -92,11 +84,6 @@ class SqliteStore(StoreAdapter):
         self._open: weakref.WeakSet[_Connection] = weakref.WeakSet()
         self._write_lock = threading.Lock()
         self._writes = 0
-        self._indexes = {
-            name: (attribute_sql(pk), attribute_sql(sk))
-            for name, (pk, sk) in layout.indexes.items()
-        }
-        self._ttl = attribute_sql(layout.ttl_attribute) if layout.ttl_attribute else None
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # Owner-only: SQLite gives its WAL and shared-memory files the database's mode.
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
@@ -159,33 +146,13 @@ class SqliteStore(StoreAdapter):
             mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise RuntimeError(f"{self.path}: SQLite could not use its WAL journal ({mode})")
-        wanted: dict[str, str] = {}
-        for name, (pk, sk) in self._indexes.items():
-            digest = hashlib.sha256(f"{pk}|{sk}".encode()).hexdigest()[:8]
-            wanted[f"index_{name}_{digest}"] = (
-                f"({pk}, {sk}, pk, sk) WHERE {pk} IS NOT NULL AND {sk} IS NOT NULL"
-            )
-        if self._ttl is not None:
-            digest = hashlib.sha256(self._ttl.encode()).hexdigest()[:8]
-            wanted[f"ttl_{digest}"] = f"({self._ttl}) WHERE {self._ttl} IS NOT NULL"
         with self._transaction() as tx:
             tx.execute(
                 "CREATE TABLE IF NOT EXISTS items ("
                 " pk TEXT NOT NULL, sk TEXT NOT NULL, item TEXT NOT NULL,"
                 " PRIMARY KEY (pk, sk))"
             )
-            existing = {
-                row[0]
-                for row in tx.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'items'"
-                    " AND (name LIKE 'index_%' OR name LIKE 'ttl_%')"
-                )
-            }
-            for stale in existing - wanted.keys():
-                tx.execute(f'DROP INDEX "{stale}"')
-            for name, definition in wanted.items():
-                # Built from the rows already there when the template adds an index.
-                tx.execute(f'CREATE INDEX IF NOT EXISTS "{name}" ON items {definition}')
+            tx.execute(f"CREATE INDEX IF NOT EXISTS ttl ON items ({_TTL}) WHERE {_TTL} IS NOT NULL")
 
     def get(self, pk: str, sk: str) -> Record | None:
         with self._mapped():
@@ -213,37 +180,20 @@ class SqliteStore(StoreAdapter):
             params.append(query.limit + 1)
         with self._mapped():
             rows = self._connection().execute(sql, params).fetchall()
-        sort = self._layout.indexes[query.index][1] if query.index else None
-        return page_of([decode_record(item) for (item,) in rows], query.limit, sort, len(rows))
+        return page_of([decode_record(item) for (item,) in rows], query.limit, len(rows))
 
-    def _select(self, query: Query) -> tuple[str, list[Any]]:
-        if query.index is None:
-            sort, where, order = "sk", ["pk = ?"], ["sk"]
-        elif query.index in self._indexes:
-            part, sort = self._indexes[query.index]
-            where = [f"{part} IS NOT NULL", f"{sort} IS NOT NULL", f"{part} = ?"]
-            order = [sort, "pk", "sk"]
-        else:
-            raise ValueError(f"the table has no index {query.index!r}")
-        params: list[Any] = [query.pk]
+    @staticmethod
+    def _select(query: Query) -> tuple[str, list[Any]]:
+        where, params = ["pk = ?"], [query.pk]
         for term, bound in range_terms(query.key_range):
-            where.append(f"{sort} {term} ?")
+            where.append(f"sk {term} ?")
             params.append(bound)
-        beyond = "<" if query.newest_first else ">"
-        if query.after is not None and query.index is None:
-            where.append(f"sk {beyond} ?")
+        if query.after is not None:
+            where.append(f"sk {'<' if query.newest_first else '>'} ?")
             params.append(query.after)
-        elif query.after is not None:
-            mark = position_of(query.after)
-            # The first term alone is what lets SQLite seek the index to the cursor.
-            where.append(f"{sort} {beyond}= ? AND ({sort}, pk, sk) {beyond} (?, ?, ?)")
-            params.extend([mark[0], *mark])
         direction = " DESC" if query.newest_first else ""
-        # Only fixed columns and `attribute_sql` expressions (checked names) are spliced in.
-        sql = (
-            f"SELECT item FROM items WHERE {' AND '.join(where)}"  # noqa: S608
-            f" ORDER BY {', '.join(column + direction for column in order)}"
-        )
+        # Only fixed columns and comparison operators are spliced in.
+        sql = f"SELECT item FROM items WHERE {' AND '.join(where)} ORDER BY sk{direction}"  # noqa: S608
         return sql, params
 
     def write(self, actions: Sequence[Action]) -> None:
@@ -251,8 +201,6 @@ class SqliteStore(StoreAdapter):
             return
         check_transaction(actions)
         keys = [action_key(a) for a in actions]
-        for action in actions:
-            self._validate(action)
         # Puts are encoded before the lock is taken: the lock is held for SQL only.
         encoded = [encode_record(a.record) if isinstance(a, Put) else None for a in actions]
         with self._transaction() as tx:
@@ -264,20 +212,6 @@ class SqliteStore(StoreAdapter):
             due = self._sweep_every > 0 and self._writes % self._sweep_every == 0
         if due:
             self._sweep_quietly()
-
-    def _validate(self, action: Action) -> None:
-        """What DynamoDB refuses before it looks at the table."""
-        names = written(action)
-        if isinstance(action, Update) and ({"pk", "sk"} & names.keys()):
-            raise ValueError("an update may not change a row's pk or sk")
-        for pk_name, sk_name in self._layout.indexes.values():
-            for name in (pk_name, sk_name):
-                if names.get(name) is not None and not isinstance(names[name], str):
-                    raise ValueError(f"index key {name} must be a string")
-        if isinstance(action, Update):
-            for name, amount in action.add.items():
-                if value_kind(amount) != "number":
-                    raise ValueError(f"only a number can be added to {name}")
 
     @staticmethod
     def _row(tx: sqlite3.Connection, key: tuple[str, str]) -> Record | None:
@@ -310,14 +244,11 @@ class SqliteStore(StoreAdapter):
 
     def sweep_expired(self, limit: int = SWEEP_BATCH) -> int:
         """Delete up to `limit` rows whose TTL (a number of epoch seconds) has passed."""
-        if self._ttl is None:
-            return 0
-        ttl = self._ttl
         with self._transaction() as tx:
             deleted = tx.execute(
                 "DELETE FROM items WHERE rowid IN (SELECT rowid FROM items"  # noqa: S608
-                f" WHERE {ttl} IS NOT NULL AND {ttl} < ?"
-                f" AND json_type(item, '$.\"{self._layout.ttl_attribute}\"')"
+                f" WHERE {_TTL} IS NOT NULL AND {_TTL} < ?"
+                f" AND json_type(item, '$.\"{TTL_ATTRIBUTE}\"')"
                 " IN ('integer', 'real') LIMIT ?)",
                 (self._now_s(), limit),
             ).rowcount

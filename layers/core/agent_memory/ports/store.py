@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,24 +49,12 @@ class AtMost(_Compared):
     """The row must exist and `attribute <= value` (a budget with room for one more)."""
 
 
-class GreaterThan(_Compared):
-    """The row must exist and `attribute > value` (a lease still held at `value`)."""
-
-
-class AtLeast(_Compared):
-    """The row must exist and `attribute >= value`."""
-
-
 class AbsentOrEquals(_Compared):
     """The row is absent, or `attribute` equals `value` (first write of a counter)."""
 
 
 class AbsentOrLessThan(_Compared):
     """The row is absent, or `attribute < value` (take a lease never taken or expired)."""
-
-
-class AbsentOrAtMost(_Compared):
-    """The row is absent, or `attribute <= value` (spend from a budget)."""
 
 
 def count_is(attribute: str, count: int, *, name: str) -> AbsentOrEquals | Equals:
@@ -78,9 +64,7 @@ def count_is(attribute: str, count: int, *, name: str) -> AbsentOrEquals | Equal
     return Equals(attribute, count, name=name)
 
 
-Comparison = Equals | LessThan | AtMost | GreaterThan | AtLeast
-AbsentOrComparison = AbsentOrEquals | AbsentOrLessThan | AbsentOrAtMost
-Condition = Absent | Present | Comparison | AbsentOrComparison
+Condition = Absent | Present | Equals | LessThan | AtMost | AbsentOrEquals | AbsentOrLessThan
 
 # The DynamoDB adapter's write token, to recognise its own retried write; never returned.
 WRITER_ATTRIBUTE = "_writer"
@@ -166,18 +150,14 @@ def condition_holds(condition: Condition | None, row: Record | None) -> bool:
             return row is None
         case Present():
             return row is not None
-        case AbsentOrEquals() | AbsentOrLessThan() | AbsentOrAtMost() if row is None:
+        case AbsentOrEquals() | AbsentOrLessThan() if row is None:
             return True
         case Equals(attribute, value) | AbsentOrEquals(attribute, value):
             return row is not None and attribute in row and _equal(row[attribute], value)
         case LessThan(attribute, value) | AbsentOrLessThan(attribute, value):
             return _compare(row, attribute, value, lambda sign: sign < 0)
-        case AtMost(attribute, value) | AbsentOrAtMost(attribute, value):
+        case AtMost(attribute, value):
             return _compare(row, attribute, value, lambda sign: sign <= 0)
-        case GreaterThan(attribute, value):
-            return _compare(row, attribute, value, lambda sign: sign > 0)
-        case AtLeast(attribute, value):
-            return _compare(row, attribute, value, lambda sign: sign >= 0)
     raise TypeError(condition)  # pragma: no cover
 
 
@@ -208,6 +188,12 @@ def check_transaction(actions: Sequence[Action]) -> None:
         raise ValueError("a transaction may touch each row only once")
     if any(WRITER_ATTRIBUTE in written(a) for a in actions):
         raise ValueError(f"{WRITER_ATTRIBUTE} is reserved for the store")
+    for update in (a for a in actions if isinstance(a, Update)):
+        if {"pk", "sk"} & written(update).keys():
+            raise ValueError("an update may not change a row's pk or sk")
+        for name, amount in update.add.items():
+            if value_kind(amount) != "number":
+                raise ValueError(f"only a number can be added to {name}")
 
 
 def action_key(action: Action) -> tuple[str, str]:
@@ -236,15 +222,6 @@ class Page:
     scanned: int = 0
 
 
-def cursor_of(position: Any) -> str:
-    """The opaque cursor of a page over an index."""
-    return base64.urlsafe_b64encode(json.dumps(position).encode()).decode()
-
-
-def position_of(cursor: str) -> Any:
-    return json.loads(base64.urlsafe_b64decode(cursor))
-
-
 @dataclass(frozen=True)
 class KeyRange:
     """Sort keys `low <= sk <= high`, or every sk that starts with `prefix`."""
@@ -254,10 +231,6 @@ class KeyRange:
     high: str | None = None
 
 
-# The table's secondary indexes: name -> (partition, sort) attributes, as template.yaml has them.
-INDEX_KEYS = {"gsi1": ("gsi1pk", "gsi1sk")}
-
-
 @dataclass(frozen=True)
 class Query:
     pk: str
@@ -265,17 +238,13 @@ class Query:
     limit: int | None = None
     after: str | None = None
     newest_first: bool = False
-    index: str | None = None
 
 
-def page_of(records: list[Record], limit: int | None, sort: str | None, scanned: int) -> Page:
-    """`records` were read with one more than `limit`, which tells that a page follows;
-    `sort` is the index's sort attribute, None for the table's `sk`."""
+def page_of(records: list[Record], limit: int | None, scanned: int) -> Page:
+    """`records` were read with one more than `limit`, which tells that a page follows."""
     if limit is None or len(records) <= limit:
         return Page(records, None, scanned)
-    last = records[limit - 1]
-    cursor = str(last["sk"]) if sort is None else cursor_of([last[sort], last["pk"], last["sk"]])
-    return Page(records[:limit], cursor, scanned)
+    return Page(records[:limit], str(records[limit - 1]["sk"]), scanned)
 
 
 def updated(row: Record | None, update: Update) -> Record:
@@ -312,10 +281,8 @@ class Store(Protocol):
         limit: int | None = None,
         after: str | None = None,
         newest_first: bool = False,
-        index: str | None = None,
     ) -> Page:
-        """Rows of one partition in sort-key order; with `index`, `pk`/`key_range` address
-        the index's keys and `after` is the opaque cursor of `Page.next`."""
+        """Rows of one partition in sort-key order, from after the sort key `after`."""
         ...
 
     def write(self, actions: Sequence[Action]) -> None:
@@ -340,9 +307,8 @@ class StoreAdapter(ABC):
         limit: int | None = None,
         after: str | None = None,
         newest_first: bool = False,
-        index: str | None = None,
     ) -> Page:
-        return self.page(Query(pk, key_range, limit, after, newest_first, index))
+        return self.page(Query(pk, key_range, limit, after, newest_first))
 
     @abstractmethod
     def page(self, query: Query) -> Page: ...

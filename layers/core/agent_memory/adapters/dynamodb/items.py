@@ -12,14 +12,11 @@ from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
 from agent_memory.ports.store import (
     WRITER_ATTRIBUTE,
     Absent,
-    AbsentOrAtMost,
     AbsentOrEquals,
     AbsentOrLessThan,
-    AtLeast,
     AtMost,
     Condition,
     Equals,
-    GreaterThan,
     LessThan,
     Present,
     Record,
@@ -75,9 +72,6 @@ _OPERATORS: dict[type, str] = {
     LessThan: "<",
     AbsentOrLessThan: "<",
     AtMost: "<=",
-    AbsentOrAtMost: "<=",
-    GreaterThan: ">",
-    AtLeast: ">=",
 }
 
 
@@ -104,10 +98,10 @@ class Expression:
                 return f"attribute_not_exists({self.name('pk')})"
             case Present():
                 return f"attribute_exists({self.name('pk')})"
-            case AbsentOrEquals() | AbsentOrLessThan() | AbsentOrAtMost():
+            case AbsentOrEquals() | AbsentOrLessThan():
                 compare = self._compare(condition.attribute, condition, condition.value)
                 return f"(attribute_not_exists({self.name('pk')}) OR {compare})"
-            case Equals() | LessThan() | AtMost() | GreaterThan() | AtLeast():
+            case Equals() | LessThan() | AtMost():
                 return self._compare(condition.attribute, condition, condition.value)
         raise TypeError(condition)  # pragma: no cover
 

@@ -22,7 +22,6 @@ from botocore.exceptions import BotoCoreError, ClientError
 from agent_memory.adapters.dynamodb.items import Expression, deserialize, key, serialize
 from agent_memory.domain.errors import TooLarge, Unavailable, WriteConflict
 from agent_memory.ports.store import (
-    INDEX_KEYS,
     WRITER_ATTRIBUTE,
     Action,
     Check,
@@ -36,7 +35,6 @@ from agent_memory.ports.store import (
     check_transaction,
     conflict,
     page_of,
-    position_of,
 )
 
 _TRANSIENT = {
@@ -62,7 +60,7 @@ class _Attempts(threading.local):
 
 
 class DynamoStore(StoreAdapter):
-    """`ports.Store` over one DynamoDB table (keys `pk`/`sk`, index `gsi1`)."""
+    """`ports.Store` over one DynamoDB table (keys `pk`/`sk`)."""
 
     def __init__(self, client: Any, table_name: str) -> None:
         self._client = client
@@ -119,42 +117,30 @@ class DynamoStore(StoreAdapter):
 
     def page(self, query: Query) -> Page:
         request = self._query_request(query)
-        if query.after and query.index:
-            pk_name, sk_name = INDEX_KEYS[query.index]
-            sort, pk, sk = position_of(query.after)
-            index_key = {pk_name: {"S": query.pk}, sk_name: {"S": sort}}
-            request["ExclusiveStartKey"] = key(pk, sk) | index_key
-        elif query.after:
+        if query.after:
             request["ExclusiveStartKey"] = key(query.pk, query.after)
         # One row more than wanted tells whether another page exists.
         wanted = None if query.limit is None else query.limit + 1
         records, scanned = self._read(request, wanted)
-        sort_name = INDEX_KEYS[query.index][1] if query.index else None
-        return page_of(records, query.limit, sort_name, scanned)
+        return page_of(records, query.limit, scanned)
 
     def _query_request(self, query: Query) -> dict[str, Any]:
-        pk_name, sk_name = INDEX_KEYS[query.index] if query.index else ("pk", "sk")
         key_range = query.key_range
         expr = Expression()
-        key_condition = f"{expr.name(pk_name)} = {expr.value(query.pk)}"
+        key_condition = f"{expr.name('pk')} = {expr.value(query.pk)}"
         if key_range is not None and key_range.prefix is not None:
-            key_condition += (
-                f" AND begins_with({expr.name(sk_name)}, {expr.value(key_range.prefix)})"
-            )
+            key_condition += f" AND begins_with({expr.name('sk')}, {expr.value(key_range.prefix)})"
         elif key_range is not None and key_range.low is not None and key_range.high is not None:
             key_condition += (
-                f" AND {expr.name(sk_name)} BETWEEN {expr.value(key_range.low)}"
+                f" AND {expr.name('sk')} BETWEEN {expr.value(key_range.low)}"
                 f" AND {expr.value(key_range.high)}"
             )
         request: dict[str, Any] = {
             "TableName": self._table,
             "KeyConditionExpression": key_condition,
             "ScanIndexForward": not query.newest_first,
+            "ConsistentRead": True,
         }
-        if query.index:
-            request["IndexName"] = query.index
-        else:
-            request["ConsistentRead"] = True
         return expr.attach(request)
 
     def _read(self, request: dict[str, Any], wanted: int | None) -> tuple[list[Record], int]:
