@@ -129,7 +129,7 @@ def test_a_learning_step_cold_start_imports_no_web_framework_and_no_sdk() -> Non
 @pytest.mark.parametrize(
     ("family", "routers", "health"),
     [
-        ("identity", ["admin", "capabilities", "health", "me", "org_settings"], 200),
+        ("identity", ["admin", "capabilities", "health", "me"], 200),
         ("bots", ["bots", "memory_bot"], 404),
         ("chats", ["channels", "chats", "confide"], 404),
         ("sessions", ["sessions"], 404),

@@ -27,7 +27,7 @@ class Family:
 FAMILIES: tuple[Family, ...] = (
     Family(
         "identity",
-        ("health", "me", "capabilities", "admin", "admin:organizations", "org_settings"),
+        ("health", "me", "capabilities", "admin", "admin:organizations"),
         ("/healthz", "/v1/me", "/v1/capabilities", "/v1/admin", "/v1/organizations"),
         catch_all=True,
     ),

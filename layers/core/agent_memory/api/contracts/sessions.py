@@ -1,4 +1,4 @@
-"""Sessions and session memory (API.md, "Agents and sessions"; seed 000)."""
+"""Sessions, their items and session memory (API.md, "Agents and sessions"; seed 000)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from agent_memory.api.contracts.base import (
     Body,
     CommandBody,
     Envelope,
+    ListOf,
     Mirror,
 )
 from agent_memory.api.contracts.memory_text import ForgetBody, KeyedEntryOut, RememberBody
@@ -111,6 +112,32 @@ class TurnAnswer(Answer):
     @classmethod
     def of(cls, result: TurnResult) -> TurnAnswer:
         return cls(session=SessionOut.of(result.session), turn=TurnOut.of(result))
+
+
+class SessionList(ListOf[SessionOut]):
+    pass
+
+
+class SessionItemOut(Mirror):
+    id: str = Field(description="The item's id (`i-01`, ...)")
+    object: Literal["session_item"] = "session_item"
+    role: Literal["user", "assistant", "tool", "notice"]
+    content: str
+    app: str | None
+    model: str | None = Field(description="The Turn's model, when the Turn named one")
+    turnId: str | None = Field(description="The Turn that added it (null: a memory edit)")
+    createdAt: int = Field(description="Milliseconds since the epoch")
+
+
+class SessionItemList(ListOf[SessionItemOut]):
+    pass
+
+
+class DeletedSession(Answer):
+    id: str
+    object: Literal["session"] = "session"
+    deleted: Literal[True] = True
+    items: int = Field(description="Items this call removed")
 
 
 class ForkSession(Body):

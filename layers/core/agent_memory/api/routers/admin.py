@@ -1,4 +1,4 @@
-"""Administration (API.md): organizations, users, tokens."""
+"""Administration (API.md): organizations, their settings, users, tokens."""
 
 from __future__ import annotations
 
@@ -22,9 +22,11 @@ from agent_memory.api.contracts.identity import (
     IssueToken,
     OrganizationOut,
     Organizations,
+    OrganizationSettings,
     OrgUsers,
     RenameUser,
     ServiceKeys,
+    SettingsPatch,
     UserOut,
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, run
@@ -113,6 +115,22 @@ async def erase_user(orgId: str, userId: str, caller: CallerDep, svc: ServicesDe
     repeated call finishes the work and counts what it removed itself."""
     erased = await run(svc, svc.erasure.erase_user, caller, orgId, userId)
     return ErasedUser.counted(orgId, userId, erased)
+
+
+@organizations.get("/{orgId}/settings")
+async def get_settings(orgId: str, caller: CallerDep, svc: ServicesDep) -> OrganizationSettings:
+    settings = await run(svc, svc.org_settings.get, caller, orgId)
+    return OrganizationSettings.model_validate(settings)
+
+
+@organizations.patch("/{orgId}/settings")
+async def patch_settings(
+    orgId: str, body: SettingsPatch, caller: CallerDep, svc: ServicesDep
+) -> OrganizationSettings:
+    """A value sets, `null` resets to the default, a missing field keeps."""
+    patch = body.model_dump(exclude_unset=True)
+    settings = await run(svc, svc.org_settings.patch, caller, orgId, patch)
+    return OrganizationSettings.model_validate(settings)
 
 
 # -- an organization's people and service keys (an org admin or the admin token; the people

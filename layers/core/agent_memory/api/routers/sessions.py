@@ -8,19 +8,17 @@ from fastapi import APIRouter, Query
 
 from agent_memory.api.contracts.agents import AgentAnswer
 from agent_memory.api.contracts.base import ITEM_ID_PATTERN, Cursor, Executions, PageLimit
-from agent_memory.api.contracts.listing import (
-    DeletedSession,
-    SessionItemList,
-    SessionList,
-)
 from agent_memory.api.contracts.memory_text import MemoryText
 from agent_memory.api.contracts.sessions import (
     CreateSession,
+    DeletedSession,
     ForkSession,
     MemoryCommand,
     PostTurn,
     Promote,
     SessionAnswer,
+    SessionItemList,
+    SessionList,
     SessionMemory,
     TurnAnswer,
 )
