@@ -88,10 +88,9 @@ class Observer:
             schema=working["schema"],
         )
 
-    def shown_log(self, thread: Thread, log: Log) -> str | None:
-        shown = log.shown
-        text = rules.render(shown, self.logs.texts(thread, log, shown))
-        return text[-LOG_SHOWN_CHARS:] if text else None
+    def rendered(self, thread: Thread, log: Log, chunks: Sequence[Chunk]) -> str:
+        """`chunks` of the log as the model and clients read them."""
+        return rules.render(chunks, self.logs.texts(thread, log, chunks))
 
     def observation_input(
         self,
@@ -103,7 +102,7 @@ class Observer:
         obs = options["observationalMemory"]["observation"]
         return ObservationInput(
             messages=tuple(EvidenceItem(m.id, m.role, m.content) for m in messages),
-            observations=self.shown_log(thread, log),
+            observations=self.rendered(thread, log, log.shown)[-LOG_SHOWN_CHARS:] or None,
             # Shown its own previous title: until its first, it names the thread anew.
             title=thread.title if log.head.titled else None,
             thread_title=bool(obs["threadTitle"]),

@@ -103,7 +103,7 @@ class ObserverService:
             log_ = self._activate(thread, options, log_, last, t, started, stored.seq)
         shown = [m for seq, m in raw if seq >= log_.head.active]
         active = log_.active
-        text = rules.render(active, self._logs.texts(thread, log_, active)) if active else ""
+        text = self._observer.rendered(thread, log_, active) if active else ""
         retrieval = options["observationalMemory"]["retrieval"]
         return ObservedContext(
             messages=thread_rules.newest_within(shown, thread_rules.CONTEXT_MESSAGES_BUDGET),
@@ -226,8 +226,8 @@ class ObserverService:
         condensed = sorted(active, key=lambda c: c.n)[:MAX_CHANGED]
         if len(condensed) < rules.MIN_REFLECTED_CHUNKS:
             return
-        texts = self._logs.texts(thread, log_, condensed)
-        asked = ReflectionInput(rules.render(condensed, texts), om["reflection"]["instruction"])
+        shown = self._observer.rendered(thread, log_, condensed)
+        asked = ReflectionInput(shown, om["reflection"]["instruction"])
         model = observer_model(om, self._observer.platform_model, "reflection")
         try:
             answer: Reflection = self._observer.ask(
@@ -270,8 +270,7 @@ class ObserverService:
     def observations(self, thread: Thread) -> ShownLog:
         """Every observation after the active reflection, with how many reflections condensed it."""
         log_ = self._logs.log(thread)
-        shown = log_.shown
-        text = rules.render(shown, self._logs.texts(thread, log_, shown))
+        text = self._observer.rendered(thread, log_, log_.shown)
         return ShownLog(text, rules.count_tokens(text), log_.head.reflections)
 
     def recall(
