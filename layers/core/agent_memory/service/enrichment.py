@@ -5,12 +5,9 @@ Every entry the model says it used is checked again on the newest memory first.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from agent_memory.domain.audiences import chat_readers, valid
 from agent_memory.domain.bot_memory import channels_named, memory_order
 from agent_memory.domain.bots import Chat
-from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.memory_bot import BotSettings, Enriched, enriches, topics_of, used_reason
 from agent_memory.domain.tasks.base import Ask
@@ -91,7 +88,7 @@ class Enrichment:
             pool, chat_readers(chat.org_id, chat.owner, chat.channel_id, members), members
         )
         snap = self._memory.repo.read_for_change(readable)
-        visible = self._visible(chat, snap)
+        visible = self._visible(chat, members, snap)
         if not visible:
             return None  # nothing the readers may see: the model is not asked
         given = EnrichmentInput(text, tuple(visible), bot.instructions_in(chat.org_id))
@@ -105,27 +102,24 @@ class Enrichment:
             return None
         if self._memory.repo.version(pool) != snap.version:
             snap = self._memory.snapshot(readable)
-        still = {e.id for e in self._visible(chat, snap, limit=None)}
+        # The Chat's readers read again too: one may have left a Channel meanwhile.
+        members = Members(self._bots.repo, chat.owner, chat.org_id)
+        still = {e.id for e in self._visible(chat, members, snap, limit=None)}
         return answer if used_reason(answer.used, still) is None else None
 
     def _visible(
-        self, chat: Chat, snap: Snapshot, limit: int | None = ENRICH_ENTRIES
+        self, chat: Chat, members: Members, snap: Snapshot, limit: int | None = ENRICH_ENTRIES
     ) -> list[VisibleEntry]:
         """Entries every reader may see; decrypted only with `limit` (the re-check reads none)."""
         metas = snap.metas()
-        seen = self._seen(chat, metas)
+        members.load(channels_named(metas.values()))
+        readers = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
+        judge = self._memory.judge(metas)
+        seen = [m for m in memory_order(metas.values()) if valid(m) and judge.sees(readers, m)]
         if limit is None:
             return [VisibleEntry(m.id, "", topics_of(m)) for m in seen]
-        pool = pool_of(chat.bot_id, chat.org_id)
-        stored = snap.by_id()
+        pool, stored = pool_of(chat.bot_id, chat.org_id), snap.by_id()
         open_content = self._memory.repo.pools.open_content
         return [
             VisibleEntry(m.id, open_content(pool, stored[m.id]), topics_of(m)) for m in seen[:limit]
         ]
-
-    def _seen(self, chat: Chat, metas: Mapping[str, EntryMeta]) -> list[EntryMeta]:
-        members = Members(self._bots.repo, chat.owner, chat.org_id)
-        members.load(channels_named(metas.values()))
-        readers = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
-        judge = self._memory.judge(metas)
-        return [m for m in memory_order(metas.values()) if valid(m) and judge.sees(readers, m)]
