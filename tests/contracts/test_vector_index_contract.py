@@ -212,3 +212,5 @@ def test_batches_are_bounded_as_s3_vectors_bounds_them(index: VectorIndex) -> No
     assert len(index.query([1, 0, 0, 0], 100, org="o1", owner="u1")) == 100
     with pytest.raises(ValueError, match="top_k"):
         index.query([1, 0, 0, 0], 101, org="o1", owner="u1")
+    with pytest.raises(ValueError, match="owner"):
+        index.query([1, 0, 0, 0], 10, org="o1", owner="")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +27,7 @@ from agent_memory.ports.models import (
     ModelReply,
     ModelRequest,
     Usage,
+    within_deadline,
 )
 
 # Below the workflow step's TimeoutSeconds (120): the adapter fails first, with a kind.
@@ -103,12 +103,24 @@ class BedrockModel:
         return self._clients.for_deadline(deadline_s)
 
     def propose(self, request: ModelRequest) -> ModelReply:
-        deadline = request.deadline_s
-        if deadline <= 0:
-            raise _late(deadline)
-        started = time.monotonic()
+        response, latency_ms = within_deadline(
+            lambda: self._converse(request), request.deadline_s, "Bedrock"
+        )
+        text = _tool_input(response, request.task)
+        usage = response.get("usage") or {}
+        return ModelReply(
+            text=text,
+            model=self.name,
+            usage=Usage(
+                input_tokens=int(usage.get("inputTokens", 0)),
+                output_tokens=int(usage.get("outputTokens", 0)),
+            ),
+            latency_ms=latency_ms,
+        )
+
+    def _converse(self, request: ModelRequest) -> Any:
         try:
-            response = self.runtime(deadline).converse(**self.converse_request(request))
+            return self.runtime(request.deadline_s).converse(**self.converse_request(request))
         except ClientError as error:
             raise client_failure(error) from None
         except (ReadTimeoutError, ConnectTimeoutError) as error:
@@ -123,20 +135,6 @@ class BedrockModel:
             raise ModelFailure(
                 "unavailable", f"Bedrock call failed: {error}", retryable=True
             ) from None
-        latency_s = time.monotonic() - started
-        if latency_s > deadline:
-            raise _late(deadline)
-        text = _tool_input(response, request.task)
-        usage = response.get("usage") or {}
-        return ModelReply(
-            text=text,
-            model=self.name,
-            usage=Usage(
-                input_tokens=int(usage.get("inputTokens", 0)),
-                output_tokens=int(usage.get("outputTokens", 0)),
-            ),
-            latency_ms=latency_s * 1000,
-        )
 
     def converse_request(self, request: ModelRequest) -> dict[str, Any]:
         """The Converse parameters for `request` (public for tests and tracing)."""
@@ -154,12 +152,6 @@ class BedrockModel:
             "inferenceConfig": {"maxTokens": request.max_output_tokens, "temperature": 0.0},
             "toolConfig": {"tools": [tool], "toolChoice": {"tool": {"name": request.task}}},
         }
-
-
-def _late(deadline_s: float) -> ModelFailure:
-    return ModelFailure(
-        "timeout", f"Bedrock did not answer within {deadline_s:g} s", retryable=True
-    )
 
 
 def client_failure(error: Any) -> ModelFailure:

@@ -17,13 +17,19 @@ from __future__ import annotations
 import http.client
 import json
 import math
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-from agent_memory.ports.models import ModelFailure, ModelReply, ModelRequest, Usage
+from agent_memory.ports.models import (
+    ModelFailure,
+    ModelReply,
+    ModelRequest,
+    Usage,
+    late,
+    within_deadline,
+)
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_API_VERSION = "2023-06-01"
@@ -48,21 +54,16 @@ class JsonEndpoint:
         """The decoded JSON answer and the latency in ms; `ModelFailure` otherwise."""
         if not self.url.startswith(("http://", "https://")):
             raise ModelFailure("config", f"not an http(s) URL: {self.url}", retryable=False)
-        if deadline_s <= 0:
-            raise self._timeout(deadline_s)
         sent = {"Content-Type": "application/json", "Accept": "application/json", **headers}
         # The scheme was checked just above: only http(s) URLs are opened.
         request = urllib.request.Request(  # noqa: S310
             self.url, data=json.dumps(body).encode(), headers=sent, method="POST"
         )
-        started = time.monotonic()
-        raw = self._send(request, deadline_s)
-        latency_s = time.monotonic() - started
-        if latency_s > deadline_s:
-            # The socket timeout bounds each read, not the whole call: a late answer is late.
-            raise self._timeout(deadline_s)
+        raw, latency_ms = within_deadline(
+            lambda: self._send(request, deadline_s), deadline_s, self.url
+        )
         try:
-            return json.loads(raw), latency_s * 1000
+            return json.loads(raw), latency_ms
         except ValueError:
             raise self.invalid("the answer is not JSON") from None
 
@@ -77,23 +78,18 @@ class JsonEndpoint:
         except urllib.error.URLError as error:
             reason = error.reason
             if isinstance(reason, TimeoutError):
-                raise self._timeout(deadline_s) from None
+                raise late(self.url, deadline_s) from None
             raise ModelFailure(
                 "unavailable", self.clean(f"cannot reach {self.url}: {reason}"), retryable=True
             ) from None
         except TimeoutError:
-            raise self._timeout(deadline_s) from None
+            raise late(self.url, deadline_s) from None
         except (http.client.HTTPException, ConnectionError, OSError) as error:
             raise ModelFailure(
                 "unavailable",
                 self.clean(f"connection to {self.url} failed: {error!r}"),
                 retryable=True,
             ) from None
-
-    def _timeout(self, deadline_s: float) -> ModelFailure:
-        return ModelFailure(
-            "timeout", f"no answer from {self.url} within {deadline_s:g} s", retryable=True
-        )
 
     def _status_failure(self, error: urllib.error.HTTPError) -> ModelFailure:
         message = self.clean(f"{self.url} answered {error.code}: {_error_detail(error)}")

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
-
-from agent_memory.ports.models import ModelFailure, ModelReply, ModelRequest, Usage
+from agent_memory.ports.models import ModelReply, ModelRequest, Usage, within_deadline
 
 NAME = "local/rules"
 
@@ -14,11 +12,5 @@ class RulesModel:
 
     def propose(self, request: ModelRequest) -> ModelReply:
         """The task's local answer for this request; usage is zero (nothing is paid)."""
-        started = time.monotonic()
-        text = request.local_answer()
-        latency_s = time.monotonic() - started
-        if latency_s > request.deadline_s:
-            raise ModelFailure(
-                "timeout", f"no local answer within {request.deadline_s:g} s", retryable=True
-            )
-        return ModelReply(text=text, model=NAME, usage=Usage(0, 0), latency_ms=latency_s * 1000)
+        text, latency_ms = within_deadline(request.local_answer, request.deadline_s, NAME)
+        return ModelReply(text=text, model=NAME, usage=Usage(0, 0), latency_ms=latency_ms)

@@ -12,11 +12,11 @@ from typing import Any
 from agent_memory.ports.vectors import (
     MAX_DELETE_BATCH,
     MAX_PUT_BATCH,
-    MAX_TOP_K,
     Vector,
     VectorHit,
     VectorRecord,
     VectorScope,
+    check_query,
 )
 
 
@@ -94,10 +94,7 @@ class S3VectorIndex:
         group: str | None = None,
         thread: str | None = None,
     ) -> list[VectorHit]:
-        if not 1 <= top_k <= MAX_TOP_K:
-            raise ValueError(f"top_k is 1..{MAX_TOP_K}")
-        if not org or not owner:
-            raise ValueError("a query is bounded to an organization and an owner")
+        check_query(top_k, org, owner)
         answer = self._call(
             "query_vectors",
             topK=top_k,

@@ -18,11 +18,11 @@ from agent_memory.ports.vectors import (
     MAX_DELETE_BATCH,
     MAX_KEY_LENGTH,
     MAX_PUT_BATCH,
-    MAX_TOP_K,
     Vector,
     VectorHit,
     VectorRecord,
     VectorScope,
+    check_query,
 )
 
 _GROWTH = 1024
@@ -123,8 +123,7 @@ class InProcessVectorIndex:
         group: str | None = None,
         thread: str | None = None,
     ) -> list[VectorHit]:
-        if not 1 <= top_k <= MAX_TOP_K:
-            raise ValueError(f"top_k is 1..{MAX_TOP_K}")
+        check_query(top_k, org, owner)
         np = self._np
         with self._lock:
             if self.dimension is None:

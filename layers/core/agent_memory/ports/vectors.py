@@ -95,3 +95,11 @@ class VectorIndex(Protocol):
         """At most `top_k` (1..MAX_TOP_K) nearest vectors in the scope, closest first."""
 
         ...
+
+
+def check_query(top_k: int, org: str, owner: str) -> None:
+    """What every index refuses before it searches."""
+    if not 1 <= top_k <= MAX_TOP_K:
+        raise ValueError(f"top_k is 1..{MAX_TOP_K}")
+    if not org or not owner:
+        raise ValueError("a query is bounded to an organization and an owner")
