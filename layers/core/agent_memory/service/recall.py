@@ -66,20 +66,14 @@ def _ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+@dataclass(eq=False)
 class RecallService:
-    def __init__(
-        self,
-        repo: ThreadRepository,
-        embedder: Embedder,
-        index: VectorIndex,
-        tails: RecallTails | None = None,
-    ) -> None:
-        self._repo = repo
-        self.embedder = embedder
-        self.index = index
-        self._tails = tails
-        self._tail_vectors: OrderedDict[str, Vector] = OrderedDict()
-        self._tail_lock = threading.Lock()
+    repo: ThreadRepository
+    embedder: Embedder
+    index: VectorIndex
+    tails: RecallTails | None = None
+    _tail_vectors: OrderedDict[str, Vector] = field(default_factory=OrderedDict, init=False)
+    _tail_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def recall(
         self,
@@ -151,14 +145,14 @@ class RecallService:
         """The user's newest messages the index lacks yet, scored against the query: the
         tails of the threads saved last (one Query of the user's tail rows, then a read
         position and the messages of each), embedded here."""
-        if self._tails is None:
+        if self.tails is None:
             return []
         started = time.perf_counter()
         owner = (thread.org_id, thread.resource_id, thread.agent_id)
-        rows = self._tails.of_user(*owner)
+        rows = self.tails.of_user(*owner)
         newest = rows[0].at if rows else 0
         for stale in [r for r in rows if newest - r.at > STALE_TAIL_MS]:
-            self._tails.forget(*owner, stale)
+            self.tails.forget(*owner, stale)
         rows = [r for r in rows if newest - r.at <= STALE_TAIL_MS]
         if scope == "thread":
             rows = [r for r in rows if r.thread_id == thread.id]
@@ -190,7 +184,7 @@ class RecallService:
         """A tail's messages not indexed, as their vectors will embed them; the row is
         deleted once its messages are indexed or its thread is gone."""
         owner = (thread.org_id, thread.resource_id, thread.agent_id)
-        position = self._repo.position(tail.thread_id, RECALL_KIND)
+        position = self.repo.position(tail.thread_id, RECALL_KIND)
         if position >= tail.upto:
             self._tails_forget(owner, tail)
             return []
@@ -200,10 +194,10 @@ class RecallService:
         first, end = rules.tail_span(position, upto, room)
         if first >= end:
             return []
-        read = self._repo.numbered(
+        read = self.repo.numbered(
             self._scoped(thread, tail.thread_id), max(0, first - 1), end, end - first + 1
         )
-        if not read and self._repo.get(tail.thread_id) is None:
+        if not read and self.repo.get(tail.thread_id) is None:
             self._tails_forget(owner, tail)
             return []
         contents = {seq: m.content for seq, m in read}
@@ -214,8 +208,8 @@ class RecallService:
         ]
 
     def _tails_forget(self, owner: tuple[str, str, str], tail: Tail) -> None:
-        if self._tails is not None:
-            self._tails.forget(*owner, tail)
+        if self.tails is not None:
+            self.tails.forget(*owner, tail)
 
     def _tail_embedded(self, texts: list[str], timings: RecallTimings) -> list[Vector]:
         """Vectors of the texts, those embedded on an earlier turn from memory."""
@@ -246,7 +240,7 @@ class RecallService:
         those said by a person the new message names lifted."""
         candidates = rules.kept_hits(hits, len(hits), thread.id, recent_from)
         started = time.perf_counter()
-        texts = self._repo.messages_at(
+        texts = self.repo.messages_at(
             [(self._scoped(thread, t), seq) for t, seq in ranking.text_positions(candidates)]
         )
         contents = {key: m.content for key, m in texts.items()}
@@ -273,7 +267,7 @@ class RecallService:
             if owner is None:
                 continue
             count = window.last - window.first + 1
-            read = self._repo.numbered(owner, window.first, window.last + 1, count)
+            read = self.repo.numbered(owner, window.first, window.last + 1, count)
             messages = rules.shown(window, read, recent_ids)
             if messages is not None:
                 shown = tuple(messages)
@@ -291,7 +285,7 @@ class RecallService:
     ) -> Thread | None:
         """A recalled thread of the same user and agent: a check behind the index's filter."""
         if thread_id not in threads:
-            stored = self._repo.get(thread_id)
+            stored = self.repo.get(thread_id)
             other = stored.thread if stored is not None else None
             same = (
                 other is not None
@@ -307,7 +301,7 @@ class RecallService:
         before: dict[int, str] = {}
         if numbered and numbered[0][0] > 0:
             first = numbered[0][0]
-            previous = self._repo.numbered(thread, max(0, first - 1), first, 1)
+            previous = self.repo.numbered(thread, max(0, first - 1), first, 1)
             if previous:
                 before[first] = previous[-1][1].content
         for (_, m), (seq, _) in itertools.pairwise(numbered):
@@ -335,7 +329,7 @@ class RecallService:
 
     def forget_embedded(self, thread: Thread) -> None:
         """Remove every embedded message's vector; recall drops those a run in flight puts."""
-        self.forget(thread, range(self._repo.position(thread.id, RECALL_KIND)))
+        self.forget(thread, range(self.repo.position(thread.id, RECALL_KIND)))
 
 
 # Agent memories share the index; any user of an organization may use its memories.

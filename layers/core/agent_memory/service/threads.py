@@ -247,29 +247,27 @@ class ThreadService:
         stored = self._thread(principal, thread_id)
         options = self._options(stored.thread)
         notes = self._notes(stored.thread, options).content
+        system = rules.working_memory_text(options, notes)
+        tools = rules.context_tools(options)
+        observations: str | None = None
         if self.observer is not None and options["observationalMemory"]["enabled"]:
             observed = self.observer.context(stored, options)
-            return TurnContext(
-                messages=observed.messages,
-                recalled=self._recalled(stored, options, message, observed.messages),
-                working_memory=notes,
-                observations=observed.observations,
-                system=observing.with_observations(
-                    rules.working_memory_text(options, notes),
-                    rules.MEMORY_HEADER,
-                    observed.observations,
-                    observed.recall,
-                ),
-                tools=rules.context_tools(options) + observed.tools,
+            recent = shown = observed.messages
+            observations = observed.observations
+            system = observing.with_observations(
+                system, rules.MEMORY_HEADER, observations, observed.recall
             )
-        latest = self.repo.latest(stored.thread, options["lastMessages"])
+            tools = tools + observed.tools
+        else:
+            recent = self.repo.latest(stored.thread, options["lastMessages"])
+            shown = rules.newest_within(recent, rules.CONTEXT_MESSAGES_BUDGET)
         return TurnContext(
-            messages=rules.newest_within(latest, rules.CONTEXT_MESSAGES_BUDGET),
-            recalled=self._recalled(stored, options, message, latest),
+            messages=shown,
+            recalled=self._recalled(stored, options, message, recent),
             working_memory=notes,
-            observations=None,
-            system=rules.working_memory_text(options, notes),
-            tools=rules.context_tools(options),
+            observations=observations,
+            system=system,
+            tools=tools,
         )
 
     def _recalled(
