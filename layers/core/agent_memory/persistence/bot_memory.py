@@ -51,21 +51,13 @@ from agent_memory.persistence.pools import (
     Newest,
     Pool,
     PoolRepository,
+    PoolRows,
     StoredEntry,
     recent_sk,
     version_condition,
 )
-from agent_memory.persistence.rows import SealedRows, log_rows
-from agent_memory.ports import (
-    Absent,
-    Action,
-    Cipher,
-    KeyRange,
-    Put,
-    Record,
-    Store,
-    Update,
-)
+from agent_memory.persistence.rows import log_rows
+from agent_memory.ports import Absent, Action, KeyRange, Put, Record, Update
 
 # A conflict on the head row: the pool changed since it was read (re-read and retry).
 MEMORY_VERSION = "bot-memory-version"
@@ -209,11 +201,7 @@ def _sources_of(rows: Iterable[Record], looked: Collection[str]) -> list[str]:
     return list(wanted)
 
 
-class BotMemoryRepository(SealedRows):
-    def __init__(self, store: Store, cipher: Cipher) -> None:
-        super().__init__(store, cipher)
-        self.pools = PoolRepository(store, cipher)
-
+class BotMemoryRepository(PoolRows):
     # -- reads ---------------------------------------------------------------------------
 
     def version(self, pool: Pool) -> int:
@@ -390,6 +378,3 @@ class BotMemoryRepository(SealedRows):
             set={"type": "bot-memory-purge", "tag": tag, "updatedAt": now_ms},
             add={"removed": removed},
         )
-
-    def write(self, actions: Sequence[Action]) -> None:
-        self._store.write(actions)
