@@ -5,8 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from fastapi.responses import StreamingResponse
 
-from agent_memory.api.contracts.identity import IssuedToken, IssueToken
-from agent_memory.api.contracts.me import MeAnswer, MyTokens
+from agent_memory.api.contracts.identity import IssuedToken, IssueToken, MeAnswer, MyTokens
 from agent_memory.api.deps import CallerDep, ServicesDep, run
 from agent_memory.domain.errors import TooLarge
 

@@ -7,7 +7,6 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from agent_memory.api.contracts.base import Executions
-from agent_memory.api.contracts.observations import ObservationLog, RecallAnswer, RecallRequest
 from agent_memory.api.contracts.threads import (
     ContextAnswer,
     ContextRequest,
@@ -15,6 +14,9 @@ from agent_memory.api.contracts.threads import (
     DeletedThread,
     MessageIds,
     MessagesAnswer,
+    ObservationLog,
+    RecallAnswer,
+    RecallRequest,
     RemovedMessage,
     SaveMessages,
     ThreadAnswer,
