@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from agent_memory.adapters.secrets import ApiKey, KeyedCatalog, SecretReader
+from agent_memory.adapters.models import ModelCatalogImpl
+from agent_memory.adapters.secrets import ApiKey, SecretReader
 from agent_memory.bootstrap import model_catalog
 from agent_memory.config import Settings, load_settings
-from agent_memory.ports import EvidenceItem, LearningRequest, ModelCatalog, ModelFailure
+from agent_memory.ports import EvidenceItem, LearningRequest, ModelFailure
 
 # What template.yaml passes when every optional parameter is left empty.
 DEPLOYED = {
@@ -174,79 +175,6 @@ def test_an_unreachable_secrets_manager_is_retryable() -> None:
     assert (failure.value.kind, failure.value.retryable) == ("unavailable", True)
 
 
-class Recorded:
-    """A catalog factory that records the keys each catalog was built with."""
-
-    def __init__(self) -> None:
-        self.keys: list[dict[str, str]] = []
-
-    def __call__(self, keys: Mapping[str, str]) -> ModelCatalog:
-        self.keys.append(dict(keys))
-        return Echo(keys.get("openai", ""))
-
-
-class Echo:
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-    def resolve(self, name: str | None) -> Any:
-        provider, _, model = (name or "").partition("/")
-        if provider != "openai" or not model or not self.key:
-            return None
-        key = self.key
-
-        class Model:
-            def __init__(self) -> None:
-                self.name = name
-
-            def propose(self, request: LearningRequest) -> Any:
-                return key
-
-        return Model()
-
-
-def test_the_secret_is_read_at_the_first_model_call_not_when_a_name_is_checked(
-    secretsmanager: Any,
-) -> None:
-    arn = secretsmanager.create_secret(Name="openai-key", SecretString="sk-secret")["ARN"]
-    client = CountingClient(secretsmanager)
-    build = Recorded()
-    catalog = KeyedCatalog(build, {"openai": ApiKey("", arn, SecretReader(lambda: client))})
-    model = catalog.resolve("openai/gpt-4o-mini")
-    assert model is not None
-    assert model.name == "openai/gpt-4o-mini"
-    assert catalog.resolve("openai/") is None
-    assert client.reads == 0
-    assert model.propose(REQUEST) == "sk-secret"
-    assert model.propose(REQUEST) == "sk-secret"
-    assert client.reads == 1
-    assert build.keys[-1] == {"openai": "sk-secret"}
-
-
-def test_a_key_in_the_environment_wins_over_the_secret(secretsmanager: Any) -> None:
-    client = CountingClient(secretsmanager)
-    catalog = KeyedCatalog(
-        Recorded(),
-        {"openai": ApiKey("sk-env", "arn:aws:secretsmanager:x", SecretReader(lambda: client))},
-    )
-    model = catalog.resolve("openai/gpt-4o-mini")
-    assert model is not None
-    assert model.propose(REQUEST) == "sk-env"
-    assert client.reads == 0
-
-
-def test_an_unreadable_secret_fails_the_model_call(secretsmanager: Any) -> None:
-    missing = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gone-AbCdEf"
-    catalog = KeyedCatalog(
-        Recorded(), {"openai": ApiKey("", missing, SecretReader(lambda: secretsmanager))}
-    )
-    model = catalog.resolve("openai/gpt-4o-mini")
-    assert model is not None
-    with pytest.raises(ModelFailure) as failure:
-        model.propose(REQUEST)
-    assert failure.value.kind == "config"
-
-
 @pytest.fixture
 def completions() -> Iterator[tuple[str, list[str]]]:
     """A Chat Completions endpoint that records each request's Authorization header."""
@@ -272,6 +200,47 @@ def completions() -> Iterator[tuple[str, list[str]]]:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
     server.shutdown()
+
+
+def test_the_secret_is_read_at_the_first_model_call_not_when_a_name_is_checked(
+    secretsmanager: Any, completions: tuple[str, list[str]]
+) -> None:
+    url, seen = completions
+    arn = secretsmanager.create_secret(Name="openai-key", SecretString="sk-secret")["ARN"]
+    client = CountingClient(secretsmanager)
+    key = ApiKey("", arn, SecretReader(lambda: client))
+    catalog = ModelCatalogImpl(openai_base_url=url, openai_api_key=key)
+    model = catalog.resolve("openai/gpt-4o-mini")
+    assert model is not None
+    assert model.name == "openai/gpt-4o-mini"
+    assert catalog.resolve("openai/") is None
+    assert client.reads == 0
+    model.propose(REQUEST)
+    model.propose(REQUEST)
+    assert client.reads == 1
+    assert seen == ["Bearer sk-secret", "Bearer sk-secret"]
+
+
+def test_a_key_in_the_environment_wins_over_the_secret(
+    secretsmanager: Any, completions: tuple[str, list[str]]
+) -> None:
+    url, seen = completions
+    client = CountingClient(secretsmanager)
+    key = ApiKey("sk-env", "arn:aws:secretsmanager:x", SecretReader(lambda: client))
+    model = ModelCatalogImpl(openai_base_url=url, openai_api_key=key).resolve("openai/gpt-4o")
+    assert model is not None
+    model.propose(REQUEST)
+    assert (seen, client.reads) == (["Bearer sk-env"], 0)
+
+
+def test_an_unreadable_secret_fails_the_model_call(secretsmanager: Any) -> None:
+    missing = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gone-AbCdEf"
+    key = ApiKey("", missing, SecretReader(lambda: secretsmanager))
+    model = ModelCatalogImpl(openai_api_key=key).resolve("openai/gpt-4o-mini")
+    assert model is not None
+    with pytest.raises(ModelFailure) as failure:
+        model.propose(REQUEST)
+    assert failure.value.kind == "config"
 
 
 def test_the_deployed_wiring_sends_the_secrets_key_to_the_endpoint(

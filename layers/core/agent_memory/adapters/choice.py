@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,21 +33,17 @@ def openai_key(settings: Settings, session: Any = None) -> ApiKey:
 def model_catalog(settings: Settings, session: Any = None, *, bedrock: bool = True) -> ModelCatalog:
     """The learning models this deployment offers; `bedrock`: whether Bedrock runs here."""
     from agent_memory.adapters.models import ModelCatalogImpl
-    from agent_memory.adapters.secrets import KeyedCatalog
 
-    def catalog(keys: Mapping[str, str]) -> ModelCatalog:
-        return ModelCatalogImpl(
-            default_model=settings.default_model,
-            openai_base_url=settings.openai_base_url,
-            openai_api_key=keys.get("openai", ""),
-            region=settings.region,
-            anthropic_api_key=settings.anthropic_api_key,
-            anthropic_base_url=settings.anthropic_base_url,
-            allowed=ModelPolicy.from_setting(settings.allowed_models),
-            bedrock=bedrock,
-        )
-
-    return KeyedCatalog(catalog, {"openai": openai_key(settings, session)})
+    return ModelCatalogImpl(
+        default_model=settings.default_model,
+        openai_base_url=settings.openai_base_url,
+        openai_api_key=openai_key(settings, session),
+        region=settings.region,
+        anthropic_api_key=settings.anthropic_api_key,
+        anthropic_base_url=settings.anthropic_base_url,
+        allowed=ModelPolicy.from_setting(settings.allowed_models),
+        bedrock=bedrock,
+    )
 
 
 def embedder(settings: Settings) -> Embedder:

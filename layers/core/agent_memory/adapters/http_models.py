@@ -19,7 +19,7 @@ import json
 import math
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agent_memory.ports.models import (
@@ -139,6 +139,10 @@ def _usage(raw: Any, input_name: str, output_name: str) -> Usage:
     return Usage(input_tokens=count(input_name), output_tokens=count(output_name))
 
 
+# An API key, or what reads it at each call (a rotated secret is picked up without a restart).
+ApiKeySource = str | Callable[[], str]
+
+
 class JsonModel:
     """`ports.LearningModel` over one JSON endpoint of `provider`; a provider's `body`,
     `headers` and `answer` (the text and usage of a decoded answer) say its protocol.
@@ -146,30 +150,36 @@ class JsonModel:
 
     provider = ""
 
-    def __init__(self, model: str, url: str, api_key: str, timeout_s: float = math.inf) -> None:
+    def __init__(
+        self, model: str, url: str, api_key: ApiKeySource, timeout_s: float = math.inf
+    ) -> None:
         self.model = model
         self.name = f"{self.provider}/{model}"
-        self._endpoint = JsonEndpoint(url, api_key)
+        self.url = url
         self._api_key = api_key
         self._timeout_s = timeout_s
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r}, url={self._endpoint.url!r})"
+        return f"{type(self).__name__}(model={self.model!r}, url={self.url!r})"
 
     def propose(self, request: ModelRequest) -> ModelReply:
+        key = self._api_key() if callable(self._api_key) else self._api_key
+        endpoint = JsonEndpoint(self.url, key)
         deadline = min(request.deadline_s, self._timeout_s)
-        data, latency_ms = self._endpoint.post(self.body(request), self.headers(), deadline)
-        text, usage = self.answer(data, request.task)
+        data, latency_ms = endpoint.post(self.body(request), self.headers(key), deadline)
+        text, usage = self.answer(data, request.task, endpoint.invalid)
         return ModelReply(text=text, model=self.name, usage=usage, latency_ms=latency_ms)
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         """The request body for `request` (public for tests and tracing)."""
         raise NotImplementedError
 
-    def headers(self) -> dict[str, str]:
+    def headers(self, key: str) -> dict[str, str]:
         raise NotImplementedError
 
-    def answer(self, data: Any, task: str) -> tuple[str, Usage]:
+    def answer(
+        self, data: Any, task: str, invalid: Callable[[str], ModelFailure]
+    ) -> tuple[str, Usage]:
         raise NotImplementedError
 
 
@@ -181,10 +191,10 @@ class AnthropicModel(JsonModel):
     def __init__(self, model: str, api_key: str, base_url: str = ANTHROPIC_BASE_URL) -> None:
         super().__init__(model, base_url.rstrip("/") + "/v1/messages", api_key)
 
-    def headers(self) -> dict[str, str]:
+    def headers(self, key: str) -> dict[str, str]:
         headers = {"anthropic-version": ANTHROPIC_API_VERSION}
-        if self._api_key:  # a proxy at ANTHROPIC_BASE_URL may hold the key itself
-            headers["x-api-key"] = self._api_key
+        if key:  # a proxy at ANTHROPIC_BASE_URL may hold the key itself
+            headers["x-api-key"] = key
         return headers
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
@@ -204,8 +214,9 @@ class AnthropicModel(JsonModel):
             "tool_choice": {"type": "tool", "name": request.task},
         }
 
-    def answer(self, data: Any, task: str) -> tuple[str, Usage]:
-        invalid = self._endpoint.invalid
+    def answer(
+        self, data: Any, task: str, invalid: Callable[[str], ModelFailure]
+    ) -> tuple[str, Usage]:
         if not isinstance(data, dict):
             raise invalid("the answer is not a JSON object")
         stop = data.get("stop_reason")
@@ -237,13 +248,13 @@ class OpenAICompatibleModel(JsonModel):
         self,
         model: str,
         base_url: str = OPENAI_BASE_URL,
-        api_key: str = "",
+        api_key: ApiKeySource = "",
         timeout_s: float = 60,
     ) -> None:
         super().__init__(model, base_url.rstrip("/") + "/chat/completions", api_key, timeout_s)
 
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+    def headers(self, key: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key}"} if key else {}
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         return {
@@ -259,9 +270,10 @@ class OpenAICompatibleModel(JsonModel):
             },
         }
 
-    def answer(self, data: Any, task: str) -> tuple[str, Usage]:
+    def answer(
+        self, data: Any, task: str, invalid: Callable[[str], ModelFailure]
+    ) -> tuple[str, Usage]:
         # Messages name the shape problem only: the body may hold conversation text.
-        invalid = self._endpoint.invalid
         try:
             choice = data["choices"][0]
             message = choice["message"]

@@ -15,6 +15,7 @@ from agent_memory.adapters.http_models import (
     ANTHROPIC_BASE_URL,
     OPENAI_BASE_URL,
     AnthropicModel,
+    ApiKeySource,
     OpenAICompatibleModel,
 )
 from agent_memory.adapters.rules_model import NAME as RULES_NAME
@@ -30,7 +31,7 @@ class ModelCatalogImpl:
         self,
         default_model: str | None = RULES_NAME,
         openai_base_url: str = OPENAI_BASE_URL,
-        openai_api_key: str = "",
+        openai_api_key: ApiKeySource = "",
         bedrock_client_factory: Callable[[float], Any] | None = None,
         region: str = "us-east-1",
         *,
@@ -58,7 +59,8 @@ class ModelCatalogImpl:
 
     @property
     def openai_configured(self) -> bool:
-        """A key is set, or the endpoint is not the public one (local servers need no key)."""
+        """A key is set (or a secret to read it from), or the endpoint is not the public one
+        (local servers need no key)."""
         return bool(self._openai_api_key) or self._openai_base_url != OPENAI_BASE_URL
 
     @property

@@ -1,28 +1,21 @@
 """Model providers' API keys: the environment's value, or a Secrets Manager secret.
 
-The secret is read at the first model call that needs it and kept `max_age_s` seconds, so a
-rotated key is picked up without a redeploy; a failed read is that call's `ModelFailure`.
+The secret is read at the first model call that needs it (a model reads its key at every
+call) and kept `max_age_s` seconds, so a rotated key is picked up without a redeploy; a
+failed read is that call's `ModelFailure`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_memory.ports import (
-    LearningModel,
-    ModelCatalog,
-    ModelFailure,
-    ModelReply,
-)
-from agent_memory.ports.models import ModelRequest
+from agent_memory.ports.models import ModelFailure
 
 DEFAULT_MAX_AGE_S = 300.0
-# Stands for a secret's key while deciding whether a name resolves; never sent anywhere.
-_UNREAD = "unread-secret"
 # Secrets Manager errors that no retry fixes: the deployment names a wrong or forbidden secret.
 _CONFIG_ERRORS = frozenset(
     {
@@ -109,82 +102,12 @@ class ApiKey:
         """The key must be read from Secrets Manager (no value in the environment)."""
         return not self.value and bool(self.secret_arn) and self.read is not None
 
+    def __bool__(self) -> bool:
+        """There is a key: in the environment, or a secret to read it from when asked."""
+        return bool(self.value) or self.from_secret
+
     def __call__(self) -> str:
         if self.from_secret:
             assert self.read is not None  # from_secret checked it
             return self.read(self.secret_arn)
         return self.value
-
-
-class KeyedCatalog:
-    """`ports.ModelCatalog` that reads providers' keys at their first model call.
-
-    `build(keys)` makes the real catalog; a secret-keyed provider's model reads its key when
-    asked and is rebuilt when the key changes."""
-
-    def __init__(
-        self, build: Callable[[Mapping[str, str]], ModelCatalog], keys: Mapping[str, ApiKey]
-    ) -> None:
-        self._build = build
-        self._keys = dict(keys)
-        self._known = {p: k.value for p, k in keys.items() if not k.from_secret and k.value}
-        self._plain = build(self._known)
-        self._probe = build({**self._known, **{p: _UNREAD for p in keys if p not in self._known}})
-        self._deferred: dict[str, LearningModel] = {}
-        self._lock = threading.Lock()
-
-    def __repr__(self) -> str:
-        return f"KeyedCatalog(providers={sorted(self._keys)})"
-
-    def providers(self) -> tuple[str, ...]:
-        """As the real catalog, a provider keyed by a secret counted as set (none is read)."""
-        plain = self._plain.providers()
-        secret = {p for p, key in self._keys.items() if key.from_secret}
-        return tuple(p for p in self._probe.providers() if p in plain or p in secret)
-
-    def resolve(self, name: str | None) -> LearningModel | None:
-        """As the real catalog; a secret-keyed provider's model reads its key when asked."""
-        if not name:
-            return None
-        provider = name.partition("/")[0]
-        key = self._keys.get(provider)
-        if key is None or not key.from_secret:
-            return self._plain.resolve(name)
-        if self._probe.resolve(name) is None:
-            return None
-        with self._lock:
-            if name not in self._deferred:
-                self._deferred[name] = _KeyedOnFirstCall(name, key, self._with_key(provider, name))
-            return self._deferred[name]
-
-    def _with_key(self, provider: str, name: str) -> Callable[[str], LearningModel | None]:
-        def build(key: str) -> LearningModel | None:
-            return self._build({**self._known, provider: key}).resolve(name)
-
-        return build
-
-
-class _KeyedOnFirstCall:
-    """A `LearningModel` built when first asked, once its key has been read."""
-
-    def __init__(self, name: str, key: ApiKey, build: Callable[[str], LearningModel | None]):
-        self.name = name
-        self._key = key
-        self._build = build
-        self._model: LearningModel | None = None
-        self._built_with: str | None = None
-        self._lock = threading.Lock()
-
-    def __repr__(self) -> str:
-        return f"_KeyedOnFirstCall(name={self.name!r})"
-
-    def propose(self, request: ModelRequest) -> ModelReply:
-        key = self._key()
-        with self._lock:
-            if self._built_with != key:
-                self._model = self._build(key)
-                self._built_with = key
-            model = self._model
-        if model is None:
-            raise ModelFailure("config", f"{self.name} is not available here", retryable=False)
-        return model.propose(request)
