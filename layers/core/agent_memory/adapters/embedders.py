@@ -111,7 +111,7 @@ class BedrockEmbedder:
 
 
 class OpenAIEmbedder:
-    """An OpenAI-compatible `/embeddings` route; a callable key is read at the first text."""
+    """An OpenAI-compatible `/embeddings` route; a callable key is read at each call."""
 
     def __init__(
         self,
@@ -124,8 +124,6 @@ class OpenAIEmbedder:
         self._model = model
         self._url = base_url.rstrip("/") + "/embeddings"
         self._api_key = api_key
-        self._endpoint: JsonEndpoint | None = None
-        self._headers: dict[str, str] = {}
         self._asked = dimensions
         # None until the first answer tells it (a model this module does not know).
         self._dimensions: int | None = dimensions or OPENAI_DIMENSIONS.get(model)
@@ -154,17 +152,13 @@ class OpenAIEmbedder:
             out.extend(self._batch(texts[start : start + OPENAI_BATCH]))
         return out
 
-    def _connected(self) -> tuple[JsonEndpoint, dict[str, str]]:
-        if self._endpoint is None:
-            key = self._api_key() if callable(self._api_key) else self._api_key
-            self._endpoint = JsonEndpoint(self._url, key)
-            self._headers = {"Authorization": f"Bearer {key}"} if key else {}
-        return self._endpoint, self._headers
-
     def _batch(self, texts: Sequence[str]) -> list[Vector]:
-        endpoint, headers = self._connected()
         try:
-            data, _latency = endpoint.post(self.body(texts), headers, DEADLINE_S)
+            key = self._api_key() if callable(self._api_key) else self._api_key
+            headers = {"Authorization": f"Bearer {key}"} if key else {}
+            data, _latency = JsonEndpoint(self._url, key).post(
+                self.body(texts), headers, DEADLINE_S
+            )
         except ModelFailure as failure:
             raise EmbeddingFailure(str(failure), retryable=failure.retryable) from None
         rows = data.get("data") if isinstance(data, dict) else None
