@@ -37,13 +37,10 @@ from agent_memory.service.thread_learning import Saved, ThreadReader, ThreadStep
 
 @dataclass(frozen=True)
 class ObservationDetail:
-    """What the task is asked besides the messages, and the observed tokens after them."""
+    """What the task is asked (its messages are the evidence's items), and the observed
+    tokens after them."""
 
-    log: str | None
-    title: str | None
-    thread_title: bool
-    instruction: str | None
-    working_memory: WorkingMemory | None
+    asked: ObservationInput
     observed_tokens: int
     phase: Literal["observation"] = "observation"
 
@@ -82,27 +79,17 @@ class ObserveStep(ThreadStep):
     def detail_of(self, data: Any) -> ObserveDetail:
         if data["phase"] == "reflection":
             return ReflectionDetail(data["instruction"], tuple(data["chunks"]))
-        memory = data["working_memory"]
-        return ObservationDetail(
-            **{**data, "working_memory": WorkingMemory(**memory) if memory else None}
-        )
+        fields, memory = data["asked"], data["asked"]["working_memory"]
+        working = WorkingMemory(**memory) if memory else None
+        asked = ObservationInput(**{**fields, "messages": (), "working_memory": working})
+        return ObservationDetail(asked, data["observed_tokens"])
 
     def task(self, evidence: Evidence[ObserveDetail]) -> Ask[Any, Any]:
         detail = evidence.detail
         if isinstance(detail, ReflectionDetail):
             texts = "\n".join(item.content for item in evidence.items)
             return Ask(REFLECTION, ReflectionInput(texts, detail.instruction))
-        return Ask(
-            OBSERVATION,
-            ObservationInput(
-                messages=tuple(evidence.items),
-                observations=detail.log,
-                title=detail.title,
-                thread_title=detail.thread_title,
-                working_memory=detail.working_memory,
-                instruction=detail.instruction,
-            ),
-        )
+        return Ask(OBSERVATION, replace(detail.asked, messages=tuple(evidence.items)))
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """The riders' due work first; then a reflection when due and none waits in reserve,
@@ -155,11 +142,7 @@ class ObserveStep(ThreadStep):
             pool,
             observer_model(options["observationalMemory"], self._observer.platform_model),
             ObservationDetail(
-                asked.observations,
-                asked.title,
-                asked.thread_title,
-                asked.instruction,
-                asked.working_memory,
+                replace(asked, messages=()),
                 observed_upto(stored, thread.observed_tokens, batch.upto, messages),
             ),
         )
