@@ -33,14 +33,6 @@ WAIT_TTL_S = 90 * 24 * 3600
 
 
 @dataclass(frozen=True)
-class Waiter:
-    """One execution waiting on an event, as its link row names it."""
-
-    run: Run
-    event: str
-
-
-@dataclass(frozen=True)
 class Recorded:
     """A recorded wait: the run as its link names it (a retried wait keeps the first
     call's), whether it was recorded whole before (`repeated`), and what the event passed
@@ -100,10 +92,11 @@ class WaitRows(RunRows):
             return dict(existing.get("data") or {})
         return dict(data)
 
-    def waiters(self, event: str) -> list[Waiter]:
-        """Every execution linked to `event`, in name order (started ones too)."""
+    def waiters(self, event: str) -> list[Run]:
+        """Every run linked to `event`, as its link names it, in name order (started ones
+        too)."""
         links = self._rows(wait_pk(event), KeyRange(prefix=LINK_PREFIX))
-        return [Waiter(self._linked_run(link), event) for link in links]
+        return [self._linked_run(link) for link in links]
 
     def deferral(self, run: Run, event: str, now: int) -> Put:
         """The note that `run` was deferred to `event` (a repeated note is the same row)."""

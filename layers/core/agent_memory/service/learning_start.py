@@ -154,9 +154,9 @@ class LearningStarts:
             return []
         results: list[Execution] = []
         failed: Unavailable | None = None
-        for waiter in self._runs.waiters(event):
+        for run in self._runs.waiters(event):
             try:
-                results.append(self._hand_over(waiter.run, data, event))
+                results.append(self._hand_over(run, data, event))
             except Unavailable as error:
                 failed = error  # the others still start; the next release retries this one
         if failed is not None:
