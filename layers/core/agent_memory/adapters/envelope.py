@@ -85,14 +85,37 @@ class Sealing:
 
 class RawKeySealing(Sealing):
     """Sealing under a raw wrapping key held in this process (the local key file, a move's
-    recipient key): `_client`, `_cmm`, `_suite` come from `materials`."""
+    recipient key). `wrapping` and `kind` name the SDK's `WrappingAlgorithm` and
+    `EncryptionKeyType` of `key`."""
 
-    _client: Any
-    _cmm: Any
-    _suite: Any
     # What a blob that does not open says (nothing here is transient: tampered with, or
     # sealed under another key).
     UNREADABLE = "stored content could not be decrypted"
+
+    def __init__(
+        self,
+        provider_id: str,
+        key_id: bytes,
+        key: bytes,
+        *,
+        wrapping: str,
+        kind: str,
+        max_age: float,
+        max_messages: int,
+    ) -> None:
+        from aws_encryption_sdk.identifiers import EncryptionKeyType, WrappingAlgorithm
+        from aws_encryption_sdk.internal.crypto.wrapping_keys import WrappingKey
+        from aws_encryption_sdk.key_providers.raw import RawMasterKey
+
+        wrapping_key = WrappingKey(
+            wrapping_algorithm=getattr(WrappingAlgorithm, wrapping),
+            wrapping_key=key,
+            wrapping_key_type=getattr(EncryptionKeyType, kind),
+        )
+        master_key = RawMasterKey(provider_id=provider_id, key_id=key_id, wrapping_key=wrapping_key)
+        self._client, self._cmm, self._suite = materials(
+            master_key, max_age=max_age, max_messages=max_messages
+        )
 
     def _materials(self) -> tuple[Any, Any, Any]:
         return self._client, self._cmm, self._suite

@@ -34,22 +34,13 @@ class LocalCipher(envelope.RawKeySealing):
         cache_seconds: float = 300.0,
         cache_messages: int = 100_000,
     ) -> None:
-        from aws_encryption_sdk.identifiers import EncryptionKeyType, WrappingAlgorithm
-        from aws_encryption_sdk.internal.crypto.wrapping_keys import WrappingKey
-        from aws_encryption_sdk.key_providers.raw import RawMasterKey
-
         self.key_file = Path(key_file)
-        master_key = RawMasterKey(
-            provider_id=PROVIDER_ID,
-            key_id=KEY_NAME,
-            wrapping_key=WrappingKey(
-                wrapping_algorithm=WrappingAlgorithm.AES_256_GCM_IV12_TAG16_NO_PADDING,
-                wrapping_key=load_or_create_key(self.key_file),
-                wrapping_key_type=EncryptionKeyType.SYMMETRIC,
-            ),
-        )
-        self._client, self._cmm, self._suite = envelope.materials(
-            master_key,
+        super().__init__(
+            PROVIDER_ID,
+            KEY_NAME,
+            load_or_create_key(self.key_file),
+            wrapping="AES_256_GCM_IV12_TAG16_NO_PADDING",
+            kind="SYMMETRIC",
             max_age=cache_seconds,
             max_messages=cache_messages,
         )

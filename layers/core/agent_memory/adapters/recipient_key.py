@@ -63,9 +63,6 @@ class RecipientCipher(envelope.RawKeySealing):
     UNREADABLE = "archived content could not be decrypted"
 
     def __init__(self, public: str, private_pem: bytes | None = None) -> None:
-        from aws_encryption_sdk.identifiers import EncryptionKeyType, WrappingAlgorithm
-        from aws_encryption_sdk.internal.crypto.wrapping_keys import WrappingKey
-        from aws_encryption_sdk.key_providers.raw import RawMasterKey
         from cryptography.hazmat.primitives import serialization
 
         self.key_id = key_id(public)
@@ -77,21 +74,18 @@ class RecipientCipher(envelope.RawKeySealing):
             material = loaded.public_bytes(
                 serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
             )
-            kind = EncryptionKeyType.PUBLIC
+            kind = "PUBLIC"
         else:
-            material, kind = private_pem, EncryptionKeyType.PRIVATE
-        master_key = RawMasterKey(
-            provider_id=PROVIDER_ID,
-            key_id=self.key_id.encode(),
-            wrapping_key=WrappingKey(
-                wrapping_algorithm=WrappingAlgorithm.RSA_OAEP_SHA256_MGF1,
-                wrapping_key=material,
-                wrapping_key_type=kind,
-            ),
-        )
+            material, kind = private_pem, "PRIVATE"
         # Data keys are reused per encryption context, so the private half unwraps each once.
-        self._client, self._cmm, self._suite = envelope.materials(
-            master_key, max_age=3600.0, max_messages=1_000_000
+        super().__init__(
+            PROVIDER_ID,
+            self.key_id.encode(),
+            material,
+            wrapping="RSA_OAEP_SHA256_MGF1",
+            kind=kind,
+            max_age=3600.0,
+            max_messages=1_000_000,
         )
 
     def __repr__(self) -> str:
