@@ -20,7 +20,6 @@ from agent_memory.service.learning_pools import (
     Evidence,
     FinishActions,
     Outcome,
-    PoolKind,
     PoolRef,
 )
 from agent_memory.service.observer import (
@@ -56,7 +55,7 @@ ObserveDetail = ObservationDetail | ReflectionDetail
 
 
 class ObserveStep(ThreadStep):
-    kind: PoolKind = OBSERVE_KIND
+    kind = OBSERVE_KIND
 
     def __init__(
         self, reader: ThreadReader, observer: Observer, riders: tuple[ThreadStep, ...] = ()

@@ -24,7 +24,6 @@ from agent_memory.service.learning_pools import (
     Evidence,
     FinishActions,
     Outcome,
-    PoolKind,
     PoolRef,
     Workflow,
 )
@@ -53,7 +52,7 @@ class RecallStep(ThreadStep):
     """Indexes a thread once a batch is full, so one PutVectors carries it; a pending row
     put before every save lets `flush_idle` index an idle thread's tail."""
 
-    kind: PoolKind = RECALL_KIND
+    kind = RECALL_KIND
 
     def __init__(self, reader: ThreadReader, recall: RecallService, store: Store) -> None:
         self._reader = reader

@@ -102,9 +102,8 @@ class ActiveOptions(Protocol):
 
 @dataclass(frozen=True)
 class ThreadBatch:
-    """The thread, its options now, and its messages `position <= seq < upto` still stored."""
+    """The thread's options now, and its messages `position <= seq < upto` still stored."""
 
-    thread: Thread
     options: dict[str, Any]
     position: int
     upto: int
@@ -187,7 +186,7 @@ class ThreadReader:
             kept.append((seq, message))
         # Cut short: the next run starts after the last message read.
         end = kept[-1][0] + 1 if len(kept) < len(read) or len(read) == limit else target
-        return ThreadBatch(stored.thread, options, position, end, tuple(kept))
+        return ThreadBatch(options, position, end, tuple(kept))
 
     def advance(self, thread_id: str, kind: PoolKind, position: int, upto: int) -> Update:
         """The read position's move, to commit with the step's rows; AlreadyApplied if moved."""

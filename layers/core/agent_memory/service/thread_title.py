@@ -44,7 +44,7 @@ class TitleDetail:
 class TitleStep(ThreadStep):
     """A failed call leaves the thread untitled; the next save with an answer tries again."""
 
-    kind: PoolKind = TITLE_KIND
+    kind = TITLE_KIND
     detail_type = TitleDetail
 
     def __init__(
