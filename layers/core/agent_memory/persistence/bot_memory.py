@@ -284,12 +284,8 @@ class BotMemoryRepository(PoolRows):
         rows = log_rows(self._store, pool.pk, limit=limit, before=before)
         return [self._change(pool, row) for row in rows]
 
-    @staticmethod
-    def _log_scope(pool: Pool) -> dict[str, str]:
-        return {**pool.scope, "field": "details"}
-
     def _change(self, pool: Pool, row: Record) -> LogChange:
-        sealed = self._cipher.open(row["sealed"], scope=self._log_scope(pool), row=str(row["sk"]))
+        sealed = self._cipher.open(row["sealed"], scope=pool.details_scope, row=str(row["sk"]))
         what = json.loads(sealed)
         by = str(what["by"])
         return LogChange(
@@ -335,7 +331,7 @@ class BotMemoryRepository(PoolRows):
             "type": "bot-memory-log",
             "version": logged.version,
             "at": logged.at,
-            "sealed": self._cipher.seal(what, scope=self._log_scope(pool), row=sk),
+            "sealed": self._cipher.seal(what, scope=pool.details_scope, row=sk),
         }
         condition = version_condition(before, MEMORY_VERSION)
         return [

@@ -48,6 +48,7 @@ from agent_memory.ports.store import count_is
 ENTRY_TYPE = "entry"
 RECENT_PREFIX = "RECENT#"
 RECENT_END = "RECENT#~"
+RECENT = KeyRange(low=RECENT_PREFIX, high=RECENT_END)
 # First page of a newest-first read; each next page is as large as all pages before it, so
 # a read that stops after `n` entries has read fewer than `2n + 2` rows (and at least 8).
 FIRST_PAGE = 8
@@ -79,6 +80,11 @@ class Pool:
     @property
     def scope(self) -> dict[str, str]:
         return {"org": self.org_id, "pool": self.pool_id, "field": "entry"}
+
+    @property
+    def details_scope(self) -> dict[str, str]:
+        """What the pool seals besides entry content: entries' details, its change log."""
+        return {**self.scope, "field": "details"}
 
 
 @dataclass(frozen=True)
@@ -142,20 +148,18 @@ class PoolRepository(SealedRows):
             "content": self._cipher.seal(content, scope=pool.scope, row=meta.id),
         }
         if details is not None:
-            scope = {**pool.scope, "field": "details"}
-            body["details"] = self._cipher.seal(details, scope=scope, row=meta.id)
+            body["details"] = self._cipher.seal(details, scope=pool.details_scope, row=meta.id)
         return body
 
     # -- content ---------------------------------------------------------------------------
 
     def open(self, pool: Pool, stored: StoredEntry) -> Entry:
         """Decrypt one entry (its details too, when it has any)."""
-        content = self._cipher.open(stored.sealed, scope=pool.scope, row=stored.meta.id)
         details = None
         if stored.sealed_details is not None:
-            scope = {**pool.scope, "field": "details"}
-            details = self._cipher.open(stored.sealed_details, scope=scope, row=stored.meta.id)
-        return Entry(stored.meta, content, details)
+            scope, row = pool.details_scope, stored.meta.id
+            details = self._cipher.open(stored.sealed_details, scope=scope, row=row)
+        return Entry(stored.meta, self.open_content(pool, stored), details)
 
     def open_content(self, pool: Pool, stored: StoredEntry) -> str:
         return self._cipher.open(stored.sealed, scope=pool.scope, row=stored.meta.id)
@@ -164,8 +168,7 @@ class PoolRepository(SealedRows):
 
     def get(self, pool: Pool, entry_id: str) -> StoredEntry | None:
         """The entry's base row (one GetItem)."""
-        pk, sk = pool.layout.rows(pool, EntryMeta(entry_id))[0]
-        row = self._store.get(pk, sk)
+        row = self._store.get(*self.base_key(pool, entry_id))
         return self.parse(row) if row is not None else None
 
     def base_key(self, pool: Pool, entry_id: str) -> tuple[str, str]:
@@ -235,14 +238,9 @@ class PoolRepository(SealedRows):
     def _stale(
         pool: Pool, previous: EntryMeta | None, rows: Sequence[tuple[str, str]]
     ) -> list[Action]:
-        if previous is None:
-            return []
         kept = set(rows)
-        return [
-            Delete(pk, sk)
-            for pk, sk in pool.layout.rows(pool, previous)[1:]
-            if (pk, sk) not in kept
-        ]
+        copies = pool.layout.rows(pool, previous)[1:] if previous is not None else []
+        return [Delete(pk, sk) for pk, sk in copies if (pk, sk) not in kept]
 
     def copy_rows(self, source: Pool, target: Pool, rows: Sequence[Record]) -> list[Record]:
         """Entry rows (base rows and copies, same sort keys) of `source` re-sealed for
@@ -315,9 +313,7 @@ class Newest:
             if after is None:
                 return
             size = min(MAX_PAGE, self._read)
-            page = self._store.query(
-                self._pk, KeyRange(low=RECENT_PREFIX, high=RECENT_END), limit=size, after=after
-            )
+            page = self._store.query(self._pk, RECENT, limit=size, after=after)
             self._read += len(page.records)
             rows, after = page.records, page.next
 
