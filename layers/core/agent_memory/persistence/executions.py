@@ -22,7 +22,7 @@ from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.persistence.events import execution_ended
 from agent_memory.persistence.keys import EXEC_PREFIX, learn_pk
 from agent_memory.persistence.model_calls import ModelCallRows
-from agent_memory.persistence.runs import Began, ExecutionRow, Run, Status, source_of
+from agent_memory.persistence.runs import Began, ExecutionRow, Run, Status
 from agent_memory.persistence.waits import WaitRows
 from agent_memory.ports import Absent, Action, Equals, KeyRange, Put, Record, Update
 
@@ -52,7 +52,7 @@ class ExecutionRepository(ModelCallRows, WaitRows):
         run that began there shows as running."""
         pk = learn_pk(kind, pool_id)
         page = self._store.query(pk, KeyRange(prefix=EXEC_PREFIX), limit=limit, newest_first=True)
-        listed = [(_listed(kind, org_id, pool_id, record), record) for record in page.records]
+        listed = [(Run.of_row(record, kind, pool_id), record) for record in page.records]
         waiting = [run for run, record in listed if record["status"] == "waiting"]
         kept: dict[str, Record] = {}
         if evidence and waiting:
@@ -212,17 +212,3 @@ def _began(run: Run, row: ExecutionRow) -> dict[str, Any]:
     """What a waited run that began on its evidence row writes on its execution row when it
     ends, so the row keeps it once the evidence row expired."""
     return {"position": row.position, "itemIds": row.item_ids, "model": row.model, "upto": run.upto}
-
-
-def _listed(kind: str, org_id: str, pool_id: str, record: Record) -> Run:
-    """The run an execution row of a pool's list names (it starts when it was asked for)."""
-    return Run(
-        kind,
-        org_id,
-        pool_id,
-        str(record["name"]),
-        int(record["startedAt"]),
-        str(record["reason"]),
-        int(record["upto"]),
-        source_of(record),
-    )

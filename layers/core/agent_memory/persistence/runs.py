@@ -37,6 +37,32 @@ class Run:
     source: tuple[str, str] | None = None
 
     @property
+    def fields(self) -> Record:
+        """The fields of every row that names the run (its execution row, a wait's link, a
+        deferral's note), as `of_row` reads them: `startedAt` is when it was asked for."""
+        return {
+            "org": self.org_id,
+            "name": self.name,
+            "startedAt": self.requested_at,
+            "reason": self.reason,
+            "upto": self.upto,
+        } | self.source_fields
+
+    @classmethod
+    def of_row(cls, record: Record, kind: str, pool_id: str) -> Run:
+        """The run a row of the pool `kind`/`pool_id` names (`fields`)."""
+        return cls(
+            kind,
+            str(record["org"]),
+            pool_id,
+            str(record["name"]),
+            int(record["startedAt"]),
+            str(record["reason"]),
+            int(record["upto"]),
+            source_of(record),
+        )
+
+    @property
     def source_fields(self) -> Record:
         """The row field naming the run's conversation (`sessionId`, `chatId`): its erasure
         finds the run by it."""
@@ -123,18 +149,12 @@ class RunRows(SealedRows):
     @staticmethod
     def _base(run: Run) -> Record:
         """The execution row's fields that every status writes."""
-        record: Record = {
+        return {
             "pk": run.pk,
             "sk": run.sk,
             "type": "learning-execution",
-            "name": run.name,
-            "org": run.org_id,
-            "reason": run.reason,
-            "upto": run.upto,
-            "startedAt": run.requested_at,
             "applied": [],
-        }
-        return record | run.source_fields
+        } | run.fields
 
     @staticmethod
     def _row(run: Run, record: Record, kept: Record | None = None) -> ExecutionRow:

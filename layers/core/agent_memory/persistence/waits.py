@@ -25,7 +25,7 @@ from agent_memory.persistence.keys import (
     deferred_pk,
     wait_pk,
 )
-from agent_memory.persistence.runs import Run, RunRows, source_of
+from agent_memory.persistence.runs import Run, RunRows
 from agent_memory.ports import Absent, KeyRange, Put, Record
 
 # Waits and events are kept this long (a month's budget period, with room to spare).
@@ -123,25 +123,11 @@ class WaitRows(RunRows):
             "sk": LINK_PREFIX + run.name,
             "type": "wait-link",
             "kind": run.kind,
-            "org": run.org_id,
             "poolId": run.pool_id,
-            "name": run.name,
-            "requestedAt": run.requested_at,
-            "reason": run.reason,
-            "upto": run.upto,
             "ttl": now // 1000 + WAIT_TTL_S,
         }
-        return link | run.source_fields
+        return link | run.fields
 
     @staticmethod
     def _linked_run(link: Record) -> Run:
-        return Run(
-            str(link["kind"]),
-            str(link["org"]),
-            str(link["poolId"]),
-            str(link["name"]),
-            int(link["requestedAt"]),
-            str(link["reason"]),
-            int(link["upto"]),
-            source_of(link),
-        )
+        return Run.of_row(link, str(link["kind"]), str(link["poolId"]))
