@@ -31,7 +31,11 @@ class StoreRows:
     def _delete_all(
         self, pk: str, key_range: KeyRange | None = None, *, but_head: bool = False
     ) -> list[Record]:
-        return delete_partition(self._store, pk, key_range, but_head=but_head)
+        """Every row of a partition (in `key_range`; but its head row), deleted in batches;
+        the rows it held."""
+        rows = [r for r in self._rows(pk, key_range) if not (but_head and r["sk"] == keys.HEAD)]
+        write_in_batches(self._store, [Delete(pk, str(r["sk"])) for r in rows])
+        return rows
 
 
 class SealedRows(StoreRows):
@@ -100,18 +104,6 @@ def numbered_rows(
 def log_rows(store: Store, pk: str, *, limit: int, before: int | None) -> list[Record]:
     """A pool's change log (`LOG#<version>`) newest first, older than `before` when given."""
     return numbered_rows(store, pk, keys.LOG_PREFIX, keys.log_sk, limit, before)
-
-
-def delete_partition(
-    store: Store, pk: str, key_range: KeyRange | None = None, *, but_head: bool = False
-) -> list[Record]:
-    """Every row of a partition (in `key_range`; but its head row), deleted in batches;
-    the rows it held."""
-    rows = [
-        r for r in partition_rows(store, pk, key_range) if not (but_head and r["sk"] == keys.HEAD)
-    ]
-    write_in_batches(store, [Delete(pk, str(r["sk"])) for r in rows])
-    return rows
 
 
 def write_groups(store: Store, groups: Iterable[Sequence[Action]]) -> None:
