@@ -122,13 +122,8 @@ def value_kind(value: Any) -> str:
 
 
 def _equal(a: Any, b: Any) -> bool:
-    if value_kind(a) != value_kind(b):
-        return False
-    if isinstance(a, list | tuple):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, Mapping):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    return bool(a == b)
+    """Scalars of one kind (conditions compare versions, counters, statuses and ids)."""
+    return value_kind(a) == value_kind(b) and bool(a == b)
 
 
 def _compare(row: Record | None, attribute: str, value: Any, holds: Callable[[int], bool]) -> bool:
