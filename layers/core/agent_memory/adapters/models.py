@@ -90,29 +90,19 @@ class ModelCatalogImpl:
             parsed = parse_model_name(name, ())
         except ValidationFailed:
             return None
-        if not self.allowed.allows(name):
+        if not self.allowed.allows(name) or parsed.provider not in self.providers():
             return None
         if parsed.provider == "local":
             return RulesModel() if name == RULES_NAME else None
         if parsed.provider == "openai":
-            if not self.openai_configured:
-                return None
             return OpenAICompatibleModel(
-                parsed.model,
-                base_url=self._openai_base_url,
-                api_key=self._openai_api_key,
+                parsed.model, base_url=self._openai_base_url, api_key=self._openai_api_key
             )
         if parsed.provider == "anthropic":
-            if not self.anthropic_configured:
-                return None
             return AnthropicModel(
                 parsed.model, api_key=self._anthropic_api_key, base_url=self._anthropic_base_url
             )
-        if parsed.provider == "bedrock":
-            if not self._bedrock_on:
-                return None
-            return BedrockModel(parsed.model, clients=self._bedrock)
-        return None
+        return BedrockModel(parsed.model, clients=self._bedrock)
 
 
 def aws_credentials_found() -> bool:
