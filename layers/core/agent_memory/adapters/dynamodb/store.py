@@ -91,10 +91,7 @@ class DynamoStore(StoreAdapter):
         request: dict[str, Any] = {"TableName": self._table, "ConsistentRead": True}
         while True:
             response = self._call("scan", **request)
-            for item in response.get("Items", []):
-                record = deserialize(item)
-                record.pop(WRITER_ATTRIBUTE, None)
-                yield record
+            yield from (deserialize(item) for item in response.get("Items", []))
             if "LastEvaluatedKey" not in response:
                 return
             request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
