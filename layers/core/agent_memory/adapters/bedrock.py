@@ -21,11 +21,11 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
+from agent_memory.domain.tasks.base import ModelRequest
 from agent_memory.ports.models import (
     ModelErrorKind,
     ModelFailure,
     ModelReply,
-    ModelRequest,
     Usage,
     within_deadline,
 )

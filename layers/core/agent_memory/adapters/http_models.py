@@ -22,10 +22,10 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from agent_memory.domain.tasks.base import ModelRequest
 from agent_memory.ports.models import (
     ModelFailure,
     ModelReply,
-    ModelRequest,
     Usage,
     late,
     within_deadline,

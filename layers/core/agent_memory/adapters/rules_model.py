@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from agent_memory.ports.models import ModelReply, ModelRequest, Usage, within_deadline
+from agent_memory.domain.tasks.base import ModelRequest
+from agent_memory.ports.models import ModelReply, Usage, within_deadline
 
 NAME = "local/rules"
 

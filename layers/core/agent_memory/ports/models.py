@@ -16,17 +16,6 @@ from agent_memory.domain.tasks.base import ModelRequest
 
 ModelErrorKind = Literal["timeout", "throttled", "unavailable", "invalid_output", "config"]
 
-__all__ = [
-    "LearningModel",
-    "ModelCatalog",
-    "ModelErrorKind",
-    "ModelFailure",
-    "ModelReply",
-    "ModelRequest",
-    "Usage",
-    "late",
-    "within_deadline",
-]
 
 T = TypeVar("T")
 
