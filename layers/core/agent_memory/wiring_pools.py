@@ -77,7 +77,7 @@ def thread_steps(wiring: Wiring) -> list[ThreadStep]:
     recall = RecallStep(reader, wiring.recall, wiring.store)
     return [
         # TITLE_MODEL (API.md); local/rules when it is not set.
-        TitleStep(reader, wiring.store, wiring.clock, wiring.settings.title_model),
+        TitleStep(reader, wiring.store, wiring.settings.title_model),
         # OBSERVER_MODEL (API.md); the options' own models win, local/rules without any.
         # A save the observer runs on embeds in the observer's execution (one, not two).
         ObserveStep(reader, wiring.observer, riders=(recall,)),

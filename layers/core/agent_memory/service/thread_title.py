@@ -14,7 +14,7 @@ from agent_memory.domain.learning_notes import (
 )
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.title import TITLE, Title, TitleInput
-from agent_memory.ports import Clock, EvidenceItem, Store
+from agent_memory.ports import EvidenceItem, Store
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Change,
@@ -47,13 +47,10 @@ class TitleStep(ThreadStep):
     kind = TITLE_KIND
     detail_type = TitleDetail
 
-    def __init__(
-        self, reader: ThreadReader, store: Store, clock: Clock, title_model: str | None = None
-    ) -> None:
+    def __init__(self, reader: ThreadReader, store: Store, title_model: str | None = None) -> None:
         self._reader = reader
         self._repo = reader.repo
         self.store = store
-        self._clock = clock
         self._title_model = title_model or "local/rules"
 
     def wanted(self, saved: Saved) -> bool:
@@ -101,5 +98,5 @@ class TitleStep(ThreadStep):
             raise AlreadyApplied("the thread is titled or gone")
         thread = found[0].thread
         outcome = Outcome(applied=[{"key": "title", "op": "title"}], rejected=[])
-        titled = self._repo.title_actions(thread, changes.title, self._clock.now_ms())
+        titled = self._repo.title_actions(thread, changes.title, self._reader.clock.now_ms())
         return self._reader.change(evidence, titled, outcome, finish)
