@@ -114,10 +114,6 @@ def value_kind(value: Any) -> str:
         return "str"
     if isinstance(value, bytes | bytearray):
         return "bytes"
-    if isinstance(value, list | tuple):
-        return "list"
-    if isinstance(value, Mapping):
-        return "map"
     return type(value).__name__
 
 
