@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_memory.domain import events as feed
+from agent_memory.domain.bounds import MAX_EVENT_PAGE
 from agent_memory.domain.errors import NotFound
 from agent_memory.domain.events import Event, new_event
 
@@ -87,13 +88,13 @@ def test_the_cursor_remembers_at_most_max_seen_unsettled_events() -> None:
     cursor = feed.start("o", "u")
     answered: list[Event] = []
     for _page in range(3):
-        fresh, cursor = feed.advance(cursor, recent, NOW, feed.MAX_LIMIT)
+        fresh, cursor = feed.advance(cursor, recent, NOW, MAX_EVENT_PAGE)
         answered += fresh
     assert answered == recent[: feed.MAX_SEEN]
     assert len(cursor.seen) == feed.MAX_SEEN
     assert feed.decode(feed.encode(cursor), "o", "u") == cursor
     # Settled, they are passed over and the rest comes.
-    fresh, cursor = feed.advance(cursor, recent, NOW + feed.SETTLE_MS, feed.MAX_LIMIT)
+    fresh, cursor = feed.advance(cursor, recent, NOW + feed.SETTLE_MS, MAX_EVENT_PAGE)
     assert fresh == recent[feed.MAX_SEEN :]
 
 

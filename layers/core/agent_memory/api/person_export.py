@@ -185,14 +185,14 @@ async def _agent_memories(svc: Services, caller: Principal) -> Lines:
     """The organization's agent_memories about the person (entity `actor` with their id),
     then the person's own namespaced ones (a LangGraph store's items: ADR 0082)."""
     from agent_memory.api.routers import memory_objects
-    from agent_memory.domain.memory_object_limits import MAX_PAGE
+    from agent_memory.domain.bounds import MAX_MEMORY_PAGE
 
     given: set[str] = set()
     for entity in (caller.user_id, None):
         after: str | None = None
         while True:
             page = await memory_objects.list_agent_memories(
-                caller, svc, limit=MAX_PAGE, starting_after=after, entity=entity
+                caller, svc, limit=MAX_MEMORY_PAGE, starting_after=after, entity=entity
             )
             for memory in page.data:
                 # The entity filter matches ids alone: an account could share the person's

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
 from agent_memory.domain.audiences import NOT_FOR_YOU, SHARE_NOT_WIDER, Judge, Reader, shared_tags
-from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
+from agent_memory.domain.bounds import MAX_FILTER_TAGS
 from agent_memory.domain.entries import Entry, EntryMeta, Source
 from agent_memory.domain.errors import EntryConflict, ValidationFailed
 from agent_memory.domain.tags import (

@@ -23,7 +23,13 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal, get_args
 
-from agent_memory.domain.bot_limits import MAX_MEMBERS, MAX_NAME_LENGTH
+from agent_memory.domain.bounds import (
+    MAX_APP_LENGTH,
+    MAX_BOT_NAME_LENGTH,
+    MAX_CHANNEL_MEMBERS,
+    MAX_ITEM_BYTES,
+    MAX_TURN_ITEMS,
+)
 from agent_memory.domain.errors import (
     ChatConflict,
     Forbidden,
@@ -33,7 +39,6 @@ from agent_memory.domain.errors import (
 )
 from agent_memory.domain.grants import GrantLevels, Level
 from agent_memory.domain.identity import Principal, person_of
-from agent_memory.domain.session_limits import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
 from agent_memory.domain.sessions import ItemRole, NewItem, item_id
 
 MAX_GRANTS = 100
@@ -50,7 +55,7 @@ TurnStatus = Literal["open", "completed", "abandoned"]
 ABANDONED_AFTER_MS = 24 * 3600 * 1000
 
 BOTS_BELONG_TO_A_PERSON = "bots, channels and chats belong to a person: use a user's token"
-BAD_NAME = f"name is 1..{MAX_NAME_LENGTH} characters"
+BAD_NAME = f"name is 1..{MAX_BOT_NAME_LENGTH} characters"
 PERSON_WORDS_ARE_INPUT = "a person's words are the turn's input; items are assistant, tool, notice"
 APP_ONLY_FOR_TOOLS = "only a tool result comes from an App"
 TURN_COMPLETED = "the turn completed; it takes no more items"
@@ -62,7 +67,7 @@ HISTORY_FULL = f"a chat holds at most {MAX_CHAT_ITEMS} items; continue in a new 
 
 def check_name(name: str) -> str:
     name = name.strip()
-    if not 1 <= len(name) <= MAX_NAME_LENGTH:
+    if not 1 <= len(name) <= MAX_BOT_NAME_LENGTH:
         raise ValidationFailed(BAD_NAME, ["name"])
     return name
 
@@ -127,8 +132,8 @@ def new_channel(
 ) -> Channel:
     """A Channel whose creator is a member; members are kept once each, in order."""
     unique = tuple(dict.fromkeys([creator, *members]))
-    if len(unique) > MAX_MEMBERS:
-        raise ValidationFailed(f"at most {MAX_MEMBERS} members", ["members"])
+    if len(unique) > MAX_CHANNEL_MEMBERS:
+        raise ValidationFailed(f"at most {MAX_CHANNEL_MEMBERS} members", ["members"])
     return Channel(channel_id, org_id, check_name(name), creator, unique)
 
 
@@ -143,8 +148,8 @@ def changed_members(channel: Channel, add: Sequence[str], remove: Sequence[str])
     """The Channel with `add` joined and `remove` gone (an unknown removal changes nothing)."""
     gone = set(remove)
     members = tuple(m for m in dict.fromkeys([*channel.members, *add]) if m not in gone)
-    if len(members) > MAX_MEMBERS:
-        raise ValidationFailed(f"at most {MAX_MEMBERS} members", ["add"])
+    if len(members) > MAX_CHANNEL_MEMBERS:
+        raise ValidationFailed(f"at most {MAX_CHANNEL_MEMBERS} members", ["add"])
     return replace(channel, members=members)
 
 

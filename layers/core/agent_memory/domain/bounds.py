@@ -1,7 +1,11 @@
-"""Bounds that keep every answer under Lambda's 6 MB response payload by construction
-(ADR 0049).
+"""The bounds the API states in its schema, and those that keep every answer under Lambda's
+6 MB response payload by construction (ADR 0049).
 
-Two ways, one per kind of answer:
+The routes declare the bounds below on their bodies and queries; the rules that enforce them
+(domain/sessions.py, bots.py, threads.py, observation.py, events.py, memory_objects.py, ...)
+import them from here, so a route's module reads them without loading those rules (ADR 0071).
+
+An answer stays under Lambda's payload two ways, one per kind of answer:
 
 - A read that returns a whole pool (seed 000's session and agent memory) is bounded by the
   pool: a keyed pool holds at most `KEYED_POOL.max_entries` entries and
@@ -19,9 +23,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from agent_memory.domain import pool_limits
 from agent_memory.domain.errors import TooLarge
 
 if TYPE_CHECKING:
@@ -33,11 +36,91 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# A Session's history: its memory read lists every processed item id (`i-50000` at most).
+MAX_SESSION_ITEMS = 50_000
+# Seed 000's session and agent memory (one bound: a promotion copies a session's entries).
+KEYED_POOL_ENTRIES = 500
+KEYED_POOL_CONTENT = 100_000
+
+# Limits of one Turn or chat message (ADR 0032): a Turn is one transaction with the head row,
+# and an item (a Turn's, a chat's, a thread message's opaque `item`) is one row that must stay
+# far below DynamoDB's 400 KB.
+MAX_TURN_ITEMS = 64
+MAX_ITEM_BYTES = 32 * 1024
+MAX_APP_LENGTH = 64
+
+# Why a Turn's learning was skipped (API.md `learningReason`), one name per cause.
+SkipReason = Literal[
+    "appOnly",
+    "generateOff",
+    "noModel",
+    "modelNotConfigured",
+    "workflowUnreachable",
+    "throttled",
+    "unavailable",
+]
+
+# A thread's own metadata (a client's JSON object about it), its title, a message's content.
+MAX_THREAD_METADATA_BYTES = 8 * 1024
+MAX_THREAD_TITLE = 500
+MAX_MESSAGE_CONTENT = 100_000
+# One save is one transaction with the thread row (DynamoDB: 100 actions at most).
+MAX_MESSAGES_PER_SAVE = 50
+# Messages one recall returns at most.
+RECALL_MAX = 50
+
+# The events feed (API.md "Events"): its event types and a page's bounds.
+EventType = Literal[
+    "thread.created",
+    "thread.updated",
+    # A thread erased with its agent or its person (service/erasure.py).
+    "thread.deleted",
+    "working_memory.updated",
+    "memory.changed",
+    "execution.ended",
+]
+# A page answers 1..MAX_EVENT_PAGE events; DEFAULT_EVENT_PAGE without `limit`.
+DEFAULT_EVENT_PAGE = 50
+MAX_EVENT_PAGE = 100
+# The longest cursor a caller may send (domain/events.py's MAX_SEEN ids in base64 JSON, with
+# room).
+MAX_EVENT_CURSOR = 6_000
+# A cursor's alphabet (unpadded base64url): text outside it is malformed (400); text within it
+# that this feed did not issue to the caller names no position of theirs (404).
+EVENT_CURSOR_PATTERN = r"^[A-Za-z0-9_-]+$"
+
+# Agent memories (seed 004, ADR 0037: a memory is a short note an agent reads).
+MAX_CONTENT_CHARS = 4000
+MAX_ENTITY_ID_CHARS = 255
+MAX_ENTITY_TEXT_CHARS = 500
+DEFAULT_IMPORTANCE = 0.5
+MAX_MEMORY_PAGE = 100
+DEFAULT_MEMORY_PAGE = 10
+# A namespace (ADR 0082) is a path of labels; with its key it is one sort key of the table,
+# which DynamoDB bounds at 1,024 bytes, so the encoded pair is held under that.
+MAX_NAMESPACE_DEPTH = 10
+MAX_NAMESPACE_LABEL_CHARS = 128
+MAX_KEY_CHARS = 255
+MAX_NAMESPACE_KEY_BYTES = 1000
+
+# A bot's or a channel's name in characters; a channel's members (domain/bots.py checks them).
+MAX_BOT_NAME_LENGTH = 200
+MAX_CHANNEL_MEMBERS = 500
+# Tags one bot memory read filters by (`?tags=a,b`) at most: a count the OpenAPI array can
+# state (`maxItems`), where the query's length in characters could not be stated for its items.
+MAX_FILTER_TAGS = 10
+# The memory bot's settings: its instructions' characters, its learning concurrency.
+MAX_INSTRUCTIONS = 4000
+MAX_CONCURRENCY = 1000
+
+# Page sizes of the change logs (agent memory, bot memory): the default and the largest `limit`.
+DEFAULT_LOG_LIMIT = 100
+MAX_LOG_LIMIT = 1000
+
 # Lambda's synchronous response payload (the function's JSON answer to API Gateway).
 LAMBDA_RESPONSE_BYTES = 6 * 1024 * 1024
 # What one answer's body may take as carried: 1 MiB is left for the envelope and headers.
 ANSWER_BUDGET = 5 * 1024 * 1024
-MAX_SESSION_ITEMS = pool_limits.MAX_SESSION_ITEMS
 
 POOL_FULL = (
     "the memory is at its bound ({entries} entries, {content} characters of content); not kept"
@@ -56,9 +139,7 @@ class PoolBound:
 # characters, category, importance, three timestamps, the entity's type (measured: 430).
 OBJECT_FRAME = 512
 
-KEYED_POOL = PoolBound(
-    max_entries=pool_limits.KEYED_POOL_ENTRIES, max_content=pool_limits.KEYED_POOL_CONTENT
-)
+KEYED_POOL = PoolBound(max_entries=KEYED_POOL_ENTRIES, max_content=KEYED_POOL_CONTENT)
 
 
 @dataclass(frozen=True)
@@ -180,3 +261,8 @@ def memory_object_size(memory: MemoryObject) -> int:
     if entity is not None:
         texts += [entity.id, entity.name, entity.handle]
     return OBJECT_FRAME + carried_size(texts)
+
+
+def item_size(item: Mapping[str, Any]) -> int:
+    """Bytes of a thread message's opaque item as JSON (its `MAX_ITEM_BYTES` bound)."""
+    return len(json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode())

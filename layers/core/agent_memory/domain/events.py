@@ -22,13 +22,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
-from agent_memory.domain import event_limits
+from agent_memory.domain.bounds import MAX_EVENT_CURSOR, EventType
 from agent_memory.domain.errors import NotFound
-from agent_memory.domain.event_limits import MAX_CURSOR, EventType
 
 EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
-# A page answers 1..MAX_LIMIT events (the route declares it: domain/event_limits.py).
-MAX_LIMIT = event_limits.MAX_LIMIT
 # How late a change's transaction may commit after the time in its event id and still be
 # answered once (an SDK retry, a slow seal).
 SETTLE_MS = 5_000
@@ -203,7 +200,7 @@ def decode(text: str, org_id: str, user_id: str) -> Cursor:
     caller's, or text in the cursor's alphabet that is no cursor) names no position of
     theirs: a 404 at `after`, as for any unknown object."""
     try:
-        if len(text) > MAX_CURSOR:
+        if len(text) > MAX_EVENT_CURSOR:
             raise ValueError("too long")
         body = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
         position, seen, bound = body["p"], body["s"], body["b"]

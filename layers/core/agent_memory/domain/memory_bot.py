@@ -13,9 +13,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from agent_memory.domain.audiences import valid
-from agent_memory.domain.bot_limits import MAX_CONCURRENCY, MAX_INSTRUCTIONS
 from agent_memory.domain.bot_memory import memory_order
 from agent_memory.domain.bots import TURN_ABANDONED, Chat, Turn
+from agent_memory.domain.bounds import MAX_CONCURRENCY, MAX_INSTRUCTIONS
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.errors import ChatConflict, Forbidden, ValidationFailed, VersionConflict
 from agent_memory.domain.identity import Principal

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agent_memory.domain.errors import Forbidden, ValidationFailed
-from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory_object_limits import (
+from agent_memory.domain.bounds import (
     MAX_KEY_CHARS,
     MAX_NAMESPACE_DEPTH,
     MAX_NAMESPACE_KEY_BYTES,
     MAX_NAMESPACE_LABEL_CHARS,
 )
+from agent_memory.domain.errors import Forbidden, ValidationFailed
+from agent_memory.domain.identity import Principal
 
 if TYPE_CHECKING:
     from agent_memory.domain.memory_objects import MemoryObject

@@ -16,6 +16,13 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast, get_args
 
+from agent_memory.domain.bounds import (
+    DEFAULT_IMPORTANCE,
+    MAX_CONTENT_CHARS,
+    MAX_ENTITY_ID_CHARS,
+    MAX_ENTITY_TEXT_CHARS,
+    MAX_MEMORY_PAGE,
+)
 from agent_memory.domain.entries import Entry, EntryMeta
 from agent_memory.domain.errors import Forbidden, ValidationFailed
 from agent_memory.domain.identity import Principal
@@ -23,13 +30,6 @@ from agent_memory.domain.memory_namespaces import (
     check_namespace_key,
     namespace_of_position,
     namespace_position,
-)
-from agent_memory.domain.memory_object_limits import (
-    DEFAULT_IMPORTANCE,
-    MAX_CONTENT_CHARS,
-    MAX_ENTITY_ID_CHARS,
-    MAX_ENTITY_TEXT_CHARS,
-    MAX_PAGE,
 )
 
 Category = Literal["preference", "fact", "instruction"]
@@ -39,7 +39,7 @@ ENTITY_TYPES: tuple[str, ...] = get_args(EntityType)
 
 ID_PREFIX = "mem_"
 # Limits (ADR 0037): a memory is a short note an agent reads; the
-# routes' bounds are in domain/memory_object_limits.py (a route's module reads them alone).
+# routes' bounds are in domain/bounds.py (a route's module reads them alone).
 MAX_METADATA_BYTES = 16_384
 
 _ID = re.compile(r"mem_[0-9a-z]{1,64}")
@@ -221,8 +221,8 @@ def check_expires_at(value: str | None) -> int | None:
 
 
 def check_limit(value: int, path: list[str | int]) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PAGE:
-        raise ValidationFailed(f"limit must be an integer from 1 to {MAX_PAGE}", path)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_MEMORY_PAGE:
+        raise ValidationFailed(f"limit must be an integer from 1 to {MAX_MEMORY_PAGE}", path)
     return value
 
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from agent_memory.domain import thread_limits
+from agent_memory.domain import bounds
 from agent_memory.domain.recall import bm25
 from agent_memory.domain.threads import Found
 
@@ -275,8 +275,8 @@ def place(chunk: Chunk) -> tuple[int, int]:
 # --- what the agent's model gets --------------------------------------------------------
 
 RECALL_TOOL = "recall"
-# The recall route declares the same bound (domain/thread_limits.py).
-RECALL_MAX = thread_limits.RECALL_MAX
+# The recall route declares the same bound (domain/bounds.py).
+RECALL_MAX = bounds.RECALL_MAX
 OBSERVATIONS_NOTE = (
     "These are your observations of this conversation so far, oldest first: they replace "
     "its older messages. The messages after them are newer than every observation."

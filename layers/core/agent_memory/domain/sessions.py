@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
 from agent_memory.domain.access import Grants
+from agent_memory.domain.bounds import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
 from agent_memory.domain.errors import TooLarge, ValidationFailed
-from agent_memory.domain.session_limits import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
 
 SessionKind = Literal["chat", "review", "subagent"]
 SESSION_KINDS: tuple[str, ...] = get_args(SessionKind)

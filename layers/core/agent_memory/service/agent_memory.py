@@ -19,12 +19,16 @@ from agent_memory.domain.agent_memory import (
     text_parts,
 )
 from agent_memory.domain.agents import AGENTS_BELONG_TO_A_PERSON, Agent, new_agent
-from agent_memory.domain.bounds import carried_size, check_remember, within_budget
+from agent_memory.domain.bounds import (
+    DEFAULT_LOG_LIMIT,
+    carried_size,
+    check_remember,
+    within_budget,
+)
 from agent_memory.domain.entries import Entry, EntryMeta, KeyedMemory
 from agent_memory.domain.errors import NotFound, SessionConflict, VersionConflict, WriteConflict
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.memory_text import MemoryText, first_page
-from agent_memory.domain.pages import DEFAULT_LOG_LIMIT
 from agent_memory.domain.session_memory import Remember
 from agent_memory.persistence.agent_memory import AgentMemory, AgentMemoryRepository
 from agent_memory.persistence.agents import AgentRepository

@@ -40,6 +40,7 @@ from agent_memory.domain.bot_memory import (
     visible_change,
 )
 from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON
+from agent_memory.domain.bounds import DEFAULT_LOG_LIMIT
 from agent_memory.domain.entries import Entry, EntryMeta, ItemSource
 from agent_memory.domain.errors import (
     EntryConflict,
@@ -50,7 +51,6 @@ from agent_memory.domain.errors import (
 )
 from agent_memory.domain.grants import ObjectAction
 from agent_memory.domain.identity import Principal, person_of
-from agent_memory.domain.pages import DEFAULT_LOG_LIMIT
 from agent_memory.domain.tags import InvalidTag, purge_tag, require_topics
 from agent_memory.persistence.bot_memory import (
     MEMORY_VERSION,

@@ -12,6 +12,7 @@ from typing import Any
 
 from agent_memory.domain import events as feed
 from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON
+from agent_memory.domain.bounds import MAX_EVENT_PAGE
 from agent_memory.domain.errors import Forbidden, NotFound, ValidationFailed
 from agent_memory.domain.events import Subject
 from agent_memory.domain.identity import Principal, person_of
@@ -35,8 +36,8 @@ class EventService:
     def page(self, principal: Principal, after: str | None, limit: int) -> dict[str, Any]:
         """`{"events": [...], "next": cursor}`: at most `limit` events after `after`."""
         user_id, org_id = person_of(principal, BOTS_BELONG_TO_A_PERSON)
-        if not 1 <= limit <= feed.MAX_LIMIT:
-            raise ValidationFailed(f"limit is 1..{feed.MAX_LIMIT}", ["limit"])
+        if not 1 <= limit <= MAX_EVENT_PAGE:
+            raise ValidationFailed(f"limit is 1..{MAX_EVENT_PAGE}", ["limit"])
         cursor = (
             feed.decode(after, org_id, user_id)
             if after is not None

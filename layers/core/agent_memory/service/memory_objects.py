@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agent_memory.domain.bounds import memory_object_size, within_budget
+from agent_memory.domain.bounds import MAX_ENTITY_ID_CHARS, memory_object_size, within_budget
 from agent_memory.domain.errors import Conflict, NotFound, ValidationFailed, WriteConflict
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_namespaces import (
@@ -20,7 +20,6 @@ from agent_memory.domain.memory_namespaces import (
     namespace_position,
     visible_to,
 )
-from agent_memory.domain.memory_object_limits import MAX_ENTITY_ID_CHARS
 from agent_memory.domain.memory_objects import (
     ID_PREFIX,
     MemoryObject,

@@ -9,11 +9,10 @@ from typing import Any, Literal, Protocol
 
 from agent_memory.domain.access import Action, authorize, require_tenant
 from agent_memory.domain.agents import AGENTS_BELONG_TO_A_PERSON
-from agent_memory.domain.bounds import check_history, within_budget
+from agent_memory.domain.bounds import SkipReason, check_history, within_budget
 from agent_memory.domain.errors import NotFound, SessionConflict, Unavailable, ValidationFailed
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.model_names import ModelPolicy, parse_model_name
-from agent_memory.domain.session_limits import SkipReason
 from agent_memory.domain.session_memory import effective_switches
 from agent_memory.domain.sessions import (
     NewItem,

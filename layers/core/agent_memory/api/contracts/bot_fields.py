@@ -8,10 +8,10 @@ from fastapi import Query
 from pydantic import Field
 
 from agent_memory.api.contracts.base import NOT_BLANK, NotBlank
-from agent_memory.domain.bot_limits import MAX_NAME_LENGTH
+from agent_memory.domain.bounds import MAX_BOT_NAME_LENGTH
 
 Name = Annotated[
-    str, Field(min_length=1, max_length=MAX_NAME_LENGTH, json_schema_extra=NOT_BLANK), NotBlank
+    str, Field(min_length=1, max_length=MAX_BOT_NAME_LENGTH, json_schema_extra=NOT_BLANK), NotBlank
 ]
 Id = Annotated[str, Field(min_length=1, max_length=128)]
 # The paging of `GET /v1/bots`, `/v1/channels` and `/v1/chats`, as `GET /v1/threads` pages.

@@ -19,7 +19,7 @@ from agent_memory.api.contracts.base import (
     fitting,
 )
 from agent_memory.api.contracts.bot_fields import Id, Name
-from agent_memory.domain.bot_limits import MAX_FILTER_TAGS
+from agent_memory.domain.bounds import MAX_FILTER_TAGS
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.

@@ -15,8 +15,12 @@ from agent_memory.api.contracts.base import (
     empty_list,
 )
 from agent_memory.api.contracts.bot_fields import Id, Name
-from agent_memory.domain.bot_limits import MAX_MEMBERS
-from agent_memory.domain.session_limits import MAX_APP_LENGTH, MAX_ITEM_BYTES, MAX_TURN_ITEMS
+from agent_memory.domain.bounds import (
+    MAX_APP_LENGTH,
+    MAX_CHANNEL_MEMBERS,
+    MAX_ITEM_BYTES,
+    MAX_TURN_ITEMS,
+)
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.
@@ -32,12 +36,12 @@ TURN_ITEMS = f"1 to {MAX_TURN_ITEMS} items (400 beyond)"
 
 class CreateChannel(Body):
     name: Name
-    members: list[Id] = Field(default_factory=empty_list, max_length=MAX_MEMBERS)
+    members: list[Id] = Field(default_factory=empty_list, max_length=MAX_CHANNEL_MEMBERS)
 
 
 class ChangeMembers(Body):
-    add: list[Id] = Field(default_factory=empty_list, max_length=MAX_MEMBERS)
-    remove: list[Id] = Field(default_factory=empty_list, max_length=MAX_MEMBERS)
+    add: list[Id] = Field(default_factory=empty_list, max_length=MAX_CHANNEL_MEMBERS)
+    remove: list[Id] = Field(default_factory=empty_list, max_length=MAX_CHANNEL_MEMBERS)
 
 
 class ChannelOut(Mirror):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from agent_memory.api.contracts.base import Body, Envelope, Mirror
-from agent_memory.domain.session_limits import MAX_ITEM_BYTES
+from agent_memory.domain.bounds import MAX_ITEM_BYTES
 
 
 class Confide(Body):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from agent_memory.api.contracts.base import Answer
-from agent_memory.domain.event_limits import CURSOR_PATTERN, EventType
+from agent_memory.domain.bounds import EVENT_CURSOR_PATTERN, EventType
 
 
 class EventOut(Answer):
@@ -35,5 +35,5 @@ class EventsAnswer(Answer):
     )
     next: str = Field(
         description="opaque cursor: pass it as `after` for the following page",
-        json_schema_extra={"pattern": CURSOR_PATTERN},
+        json_schema_extra={"pattern": EVENT_CURSOR_PATTERN},
     )

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field
 
 from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, Mirror, NotBlank, empty_list
-from agent_memory.domain.bot_limits import MAX_CONCURRENCY, MAX_INSTRUCTIONS
+from agent_memory.domain.bounds import MAX_CONCURRENCY, MAX_INSTRUCTIONS
 
 if TYPE_CHECKING:
     from agent_memory.domain.memory_bot import BotSettings

@@ -8,16 +8,16 @@ from pydantic import ConfigDict, Field, WithJsonSchema
 from pydantic.config import JsonDict
 
 from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, ListOf, Mirror, NotBlank
-from agent_memory.domain.memory_object_limits import (
+from agent_memory.domain.bounds import (
     DEFAULT_IMPORTANCE,
-    DEFAULT_PAGE,
+    DEFAULT_MEMORY_PAGE,
     MAX_CONTENT_CHARS,
     MAX_ENTITY_ID_CHARS,
     MAX_ENTITY_TEXT_CHARS,
     MAX_KEY_CHARS,
+    MAX_MEMORY_PAGE,
     MAX_NAMESPACE_DEPTH,
     MAX_NAMESPACE_LABEL_CHARS,
-    MAX_PAGE,
 )
 
 # The rules and the entry model load with the services, or in the method that converts.
@@ -137,7 +137,7 @@ MAX_QUERY_CHARS = 10_000
 
 
 class RecallAgentMemories(Body):
-    limit: int = Field(default=DEFAULT_PAGE, ge=1, le=MAX_PAGE)
+    limit: int = Field(default=DEFAULT_MEMORY_PAGE, ge=1, le=MAX_MEMORY_PAGE)
     query: str | None = Field(
         default=None,
         min_length=1,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 from pydantic import Field
 
 from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, Mirror, NotBlank
-from agent_memory.domain.pool_limits import KEYED_POOL_CONTENT, KEYED_POOL_ENTRIES
+from agent_memory.domain.bounds import KEYED_POOL_CONTENT, KEYED_POOL_ENTRIES
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.

@@ -17,8 +17,7 @@ from agent_memory.api.contracts.base import (
     Mirror,
 )
 from agent_memory.api.contracts.memory_text import ForgetBody, KeyedEntryOut, RememberBody
-from agent_memory.domain.pool_limits import MAX_SESSION_ITEMS
-from agent_memory.domain.session_limits import MAX_ITEM_BYTES, MAX_TURN_ITEMS, SkipReason
+from agent_memory.domain.bounds import MAX_ITEM_BYTES, MAX_SESSION_ITEMS, MAX_TURN_ITEMS, SkipReason
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.

@@ -8,24 +8,24 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AfterValidator, Field
 
 from agent_memory.api.contracts.base import Answer, Body, Envelope, Mirror, Sparse
-from agent_memory.domain import thread_limits as rules
+from agent_memory.domain import bounds
 from agent_memory.domain.threads import Found
 
 Role = Literal["user", "assistant", "tool", "system"]
 
 
 def _bounded(limit: int, what: str) -> AfterValidator:
-    """A JSON object of at most `limit` bytes (`rules.item_size`), else a 400 naming `what`."""
+    """A JSON object of at most `limit` bytes (`bounds.item_size`), else a 400 naming `what`."""
 
     def check(value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is not None and rules.item_size(value) > limit:
+        if value is not None and bounds.item_size(value) > limit:
             raise ValueError(f"{what} is at most {limit} bytes of JSON")
         return value
 
     return AfterValidator(check)
 
 
-Metadata = Annotated[dict[str, Any] | None, _bounded(rules.MAX_METADATA_BYTES, "metadata")]
+Metadata = Annotated[dict[str, Any] | None, _bounded(bounds.MAX_THREAD_METADATA_BYTES, "metadata")]
 
 
 class CreateThread(Body):
@@ -40,13 +40,13 @@ class CreateThread(Body):
     title: str | None = Field(
         default=None,
         min_length=1,
-        max_length=rules.MAX_TITLE,
+        max_length=bounds.MAX_THREAD_TITLE,
         description="the thread's title; given, `generateTitle` leaves the thread as titled",
     )
     metadata: Metadata = Field(
         default=None,
-        description=f"an opaque JSON object about the thread (at most {rules.MAX_METADATA_BYTES} "
-        "bytes), sealed like content and returned as sent",
+        description="an opaque JSON object about the thread (at most "
+        f"{bounds.MAX_THREAD_METADATA_BYTES} bytes), sealed like content and returned as sent",
     )
 
 
@@ -54,13 +54,13 @@ class UpdateThread(Body):
     title: str | None = Field(
         default=None,
         min_length=1,
-        max_length=rules.MAX_TITLE,
+        max_length=bounds.MAX_THREAD_TITLE,
         description="the new title (`generateTitle` then leaves the thread)",
     )
     metadata: Metadata = Field(
         default=None,
         description=f"replaces the thread's metadata whole (a JSON object, at most "
-        f"{rules.MAX_METADATA_BYTES} bytes); `{{}}` clears it",
+        f"{bounds.MAX_THREAD_METADATA_BYTES} bytes); `{{}}` clears it",
     )
 
 
@@ -86,14 +86,14 @@ class ThreadsAnswer(Mirror):
 
 class MessageIn(Body):
     role: Role
-    content: str = Field(max_length=rules.MAX_CONTENT)
-    item: Annotated[dict[str, Any] | None, _bounded(rules.MAX_ITEM_BYTES, "an item")] = Field(
+    content: str = Field(max_length=bounds.MAX_MESSAGE_CONTENT)
+    item: Annotated[dict[str, Any] | None, _bounded(bounds.MAX_ITEM_BYTES, "an item")] = Field(
         default=None, description="an opaque JSON object (at most 32 KB), returned as sent"
     )
 
 
 class SaveMessages(Body):
-    messages: list[MessageIn] = Field(max_length=rules.MAX_MESSAGES_PER_SAVE)
+    messages: list[MessageIn] = Field(max_length=bounds.MAX_MESSAGES_PER_SAVE)
 
 
 class MessageIds(Answer):
@@ -138,7 +138,7 @@ class WorkingMemoryOut(Mirror):
 
 class ContextMessage(Body):
     role: Literal["user"]
-    content: str = Field(max_length=rules.MAX_CONTENT)
+    content: str = Field(max_length=bounds.MAX_MESSAGE_CONTENT)
 
 
 class ContextRequest(Body):
@@ -176,8 +176,8 @@ class ObservationLog(Mirror):
 
 
 class RecallRequest(Body):
-    query: str = Field(min_length=1, max_length=rules.MAX_CONTENT)
-    limit: int | None = Field(default=None, ge=1, le=rules.RECALL_MAX)
+    query: str = Field(min_length=1, max_length=bounds.MAX_MESSAGE_CONTENT)
+    limit: int | None = Field(default=None, ge=1, le=bounds.RECALL_MAX)
 
 
 class RecalledMessage(MessageOut):

@@ -14,7 +14,7 @@ from agent_memory.api.contracts.agent_memory import (
 from agent_memory.api.contracts.base import Executions
 from agent_memory.api.contracts.memory_text import MemoryText
 from agent_memory.api.deps import CallerDep, ServicesDep, run
-from agent_memory.domain.pages import DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT
+from agent_memory.domain.bounds import DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT
 
 router = APIRouter(tags=["agent memory"])
 

@@ -29,7 +29,7 @@ from agent_memory.api.contracts.bots import (
     SharedEntry,
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, run
-from agent_memory.domain.pages import DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT
+from agent_memory.domain.bounds import DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT
 
 router = APIRouter(tags=["bots"])
 

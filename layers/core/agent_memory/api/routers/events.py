@@ -8,11 +8,11 @@ from fastapi import APIRouter, Query
 
 from agent_memory.api.contracts.events import EventsAnswer
 from agent_memory.api.deps import CallerDep, ServicesDep, run
-from agent_memory.domain.event_limits import (
-    CURSOR_PATTERN,
-    DEFAULT_LIMIT,
-    MAX_CURSOR,
-    MAX_LIMIT,
+from agent_memory.domain.bounds import (
+    DEFAULT_EVENT_PAGE,
+    EVENT_CURSOR_PATTERN,
+    MAX_EVENT_CURSOR,
+    MAX_EVENT_PAGE,
 )
 
 router = APIRouter(tags=["events"])
@@ -26,15 +26,15 @@ async def list_events(
         str | None,
         Query(
             min_length=1,
-            max_length=MAX_CURSOR,
-            pattern=CURSOR_PATTERN,
+            max_length=MAX_EVENT_CURSOR,
+            pattern=EVENT_CURSOR_PATTERN,
             description="the `next` of the previous page (opaque, in this pattern); without "
             "it, the oldest kept events (kept at least 24 hours). One this feed did not issue "
             "to you (another caller's, or made up) is a 404 naming `after`",
         ),
     ] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="events per page")] = (
-        DEFAULT_LIMIT
+    limit: Annotated[int, Query(ge=1, le=MAX_EVENT_PAGE, description="events per page")] = (
+        DEFAULT_EVENT_PAGE
     ),
 ) -> EventsAnswer:
     """Changes of the caller's organization that the caller may see, oldest first: threads

@@ -18,11 +18,11 @@ from agent_memory.api.contracts.memory_objects import (
     UpdateAgentMemory,
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, run
-from agent_memory.domain.memory_object_limits import (
-    DEFAULT_PAGE,
+from agent_memory.domain.bounds import (
+    DEFAULT_MEMORY_PAGE,
     MAX_KEY_CHARS,
+    MAX_MEMORY_PAGE,
     MAX_NAMESPACE_DEPTH,
-    MAX_PAGE,
 )
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ async def create_agent_memory(
 async def list_agent_memories(
     caller: CallerDep,
     svc: ServicesDep,
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE,
+    limit: Annotated[int, Query(ge=1, le=MAX_MEMORY_PAGE)] = DEFAULT_MEMORY_PAGE,
     starting_after: Annotated[
         str | None,
         Query(pattern=r"^mem_[0-9a-z]{1,64}$", description="A memory id (a position)"),
