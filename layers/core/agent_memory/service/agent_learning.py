@@ -183,7 +183,8 @@ class AgentLearningPool(KeyedPool[tuple[AgentMemory, ReadMark]]):
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """Skipped when the Session may not teach now or only App results are unread."""
-        session = self._sessions.get(pool.session) if pool.session else None
+        source = pool.source
+        session = self._sessions.get(source.id) if source and source.kind == "session" else None
         if session is None or (session.org_id, session.agent_id) != (pool.org_id, pool.pool_id):
             raise Skipped(SOURCE_GONE)
         settings = self._org_settings.effective(session.org_id)

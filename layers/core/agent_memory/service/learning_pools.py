@@ -42,12 +42,6 @@ class PoolRef:
     # The conversation a run reads when the pool spans several.
     source: SourceRef | None = None
 
-    @property
-    def session(self) -> str | None:
-        """The session a run reads, when its source is one."""
-        source = self.source
-        return source.id if source is not None and source.kind == "session" else None
-
 
 # A pool's own part of its evidence: a dataclass of its kind (JSON as `asdict`), or None.
 D = TypeVar("D")
