@@ -45,9 +45,6 @@ class JsonEndpoint:
         self.url = url
         self._secret = secret
 
-    def __repr__(self) -> str:
-        return f"JsonEndpoint(url={self.url!r})"
-
     def post(
         self, body: Mapping[str, Any], headers: Mapping[str, str], deadline_s: float
     ) -> tuple[Any, float]:

@@ -46,9 +46,6 @@ class SecretReader:
         self._cache: dict[str, tuple[float, str]] = {}
         self._lock = threading.Lock()
 
-    def __repr__(self) -> str:
-        return f"SecretReader(max_age_s={self._max_age_s})"
-
     def __call__(self, secret_id: str) -> str:
         with self._lock:
             now = self._clock()
