@@ -37,7 +37,6 @@ EntityType = Literal["account", "actor", "entity"]
 CATEGORIES: tuple[str, ...] = get_args(Category)
 ENTITY_TYPES: tuple[str, ...] = get_args(EntityType)
 
-ID_PREFIX = "mem_"
 # Limits (ADR 0037): a memory is a short note an agent reads; the
 # routes' bounds are in domain/bounds.py (a route's module reads them alone).
 MAX_METADATA_BYTES = 16_384

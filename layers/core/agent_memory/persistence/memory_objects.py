@@ -32,12 +32,11 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Sequence
 
-from agent_memory.domain.entries import Entry, EntryMeta
+from agent_memory.domain.entries import ID_PREFIX, Entry, EntryMeta
 from agent_memory.domain.memory_namespaces import (
     namespace_key_position,
 )
 from agent_memory.domain.memory_objects import (
-    ID_PREFIX,
     MemoryObject,
     MemoryPage,
     entity_of,

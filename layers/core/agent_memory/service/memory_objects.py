@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agent_memory.domain.bounds import MAX_ENTITY_ID_CHARS, memory_object_size, within_budget
+from agent_memory.domain.entries import ID_PREFIX
 from agent_memory.domain.errors import Conflict, NotFound, ValidationFailed, WriteConflict
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_namespaces import (
@@ -21,7 +22,6 @@ from agent_memory.domain.memory_namespaces import (
     visible_to,
 )
 from agent_memory.domain.memory_objects import (
-    ID_PREFIX,
     MemoryObject,
     MemoryPage,
     NewMemory,
