@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -45,7 +45,9 @@ FLUSH_LIMIT = 500
 
 @dataclass(frozen=True)
 class RecallDetail:
-    seqs: tuple[int, ...]
+    """The numbers of the messages read, in order."""
+
+    seqs: Sequence[int]
 
 
 class RecallStep(ThreadStep):
@@ -53,6 +55,7 @@ class RecallStep(ThreadStep):
     put before every save lets `flush_idle` index an idle thread's tail."""
 
     kind = RECALL_KIND
+    detail_type = RecallDetail
 
     def __init__(self, reader: ThreadReader, recall: RecallService, store: Store) -> None:
         self._reader = reader
@@ -82,9 +85,6 @@ class RecallStep(ThreadStep):
         if rules.settings_of(options) is not None:
             self.pending.saved(thread, upto, now_ms)
             self.tails.saved(thread, upto, now_ms)
-
-    def detail_of(self, data: Any) -> RecallDetail:
-        return RecallDetail(tuple(data["seqs"]))
 
     def task(self, evidence: Evidence[Any]) -> None:
         return None
