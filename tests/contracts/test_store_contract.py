@@ -202,6 +202,14 @@ def test_a_record_may_not_use_the_writer_attribute(store: Store) -> None:
     assert store.get("P", "A") is None
 
 
+def test_an_update_may_not_move_a_row_nor_add_anything_but_a_number(store: Store) -> None:
+    with pytest.raises(ValueError, match="pk or sk"):
+        store.write([Put({"pk": "P", "sk": "C"}), Update("P", "A", set={"sk": "Z"})])
+    with pytest.raises(ValueError, match="only a number"):
+        store.write([Update("P", "A", add={"n": "1"})])  # type: ignore[dict-item]
+    assert store.query("P").records == []
+
+
 # --- Conditions ---------------------------------------------------------------------------
 
 ABSENT = None
