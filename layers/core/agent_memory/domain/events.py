@@ -20,7 +20,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, get_args
+from typing import Final, Literal, get_args
 
 from agent_memory.domain.bounds import MAX_EVENT_CURSOR, EventType
 from agent_memory.domain.errors import NotFound
@@ -50,20 +50,15 @@ class Event:
     # A change made through a service key: {"serviceKeyId", "person"}.
     by: Mapping[str, str] | None = None
 
-    def view(self, reader: str | None = None) -> dict[str, Any]:
-        """The key a change came through is shown to every reader; the person it acted
-        for only to that person (who changed a shared entry is not shown: ADR 0012)."""
-        shown: dict[str, Any] = {
-            "id": self.id,
-            "type": self.type,
-            "at": self.at,
-            "object": dict(self.object),
-        }
-        if self.by is not None:
-            shown["serviceKeyId"] = self.by["serviceKeyId"]
-            if self.by["person"] == reader:
-                shown["person"] = reader
-        return shown
+
+@dataclass(frozen=True)
+class EventPage:
+    """The events one reader may see after their cursor, oldest first, and the cursor that
+    follows them (`next`)."""
+
+    events: Sequence[Event]
+    next: str
+    reader: str
 
 
 def new_event(type_: str, at: int, object_ids: Mapping[str, str], nonce: str) -> Event:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from agent_memory.domain import events as feed
 from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON
 from agent_memory.domain.bounds import MAX_EVENT_PAGE
 from agent_memory.domain.errors import Forbidden, NotFound, ValidationFailed
-from agent_memory.domain.events import Subject
+from agent_memory.domain.events import Event, EventPage, Subject
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.persistence.events import EventRepository
 from agent_memory.persistence.threads import ThreadRepository
@@ -33,8 +32,8 @@ class EventService:
     bots: BotService
     threads: ThreadRepository | None = None
 
-    def page(self, principal: Principal, after: str | None, limit: int) -> dict[str, Any]:
-        """`{"events": [...], "next": cursor}`: at most `limit` events after `after`."""
+    def page(self, principal: Principal, after: str | None, limit: int) -> EventPage:
+        """At most `limit` events after `after` that the caller may see."""
         user_id, org_id = person_of(principal, BOTS_BELONG_TO_A_PERSON)
         if not 1 <= limit <= MAX_EVENT_PAGE:
             raise ValidationFailed(f"limit is 1..{MAX_EVENT_PAGE}", ["limit"])
@@ -47,14 +46,14 @@ class EventService:
         read = self.repo.after(org_id, cursor.position, feed.read_size(cursor, limit))
         fresh, following = feed.advance(cursor, read, now, limit)
         known: dict[Subject, bool] = {}
-        shown = []
+        shown: list[Event] = []
         for event in fresh:
             found = feed.subject(event)
             if found is not None and found not in known:
                 known[found] = self._sees(principal, user_id, org_id, found)
             if found is not None and known[found]:
-                shown.append(event.view(user_id))
-        return {"events": shown, "next": feed.encode(following)}
+                shown.append(event)
+        return EventPage(shown, feed.encode(following), user_id)
 
     def _sees(self, principal: Principal, user_id: str, org_id: str, found: Subject) -> bool:
         if found.rule == feed.RESOURCE:

@@ -40,4 +40,4 @@ async def list_events(
     """Changes of the caller's organization that the caller may see, oldest first: threads
     created or renamed, working memory updated, memory changed, executions ended."""
     page = await run(svc, svc.events.page, caller, after, limit)
-    return EventsAnswer.model_validate(page)
+    return EventsAnswer.of(page)
