@@ -9,7 +9,7 @@ into a chat, and what a model writes when it proposes to keep it ("Ana's passwor
 
 from __future__ import annotations
 
-from agent_memory.domain.secrets import (
+from agent_memory.domain.secret_words import (
     ACCESS_LINK,
     API_TOKEN,
     BANK_ACCOUNT,

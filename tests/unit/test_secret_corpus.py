@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from agent_memory.domain.secrets import (
+from agent_memory.domain.secret_words import (
     ACCESS_LINK,
     API_TOKEN,
     BANK_ACCOUNT,
@@ -20,9 +20,8 @@ from agent_memory.domain.secrets import (
     PRIVATE_KEY,
     RECOVERY_PHRASE,
     SECURITY_ANSWER,
-    key_secret,
-    looks_secret,
 )
+from agent_memory.domain.secrets import key_secret, looks_secret
 from tests.support.secret_corpus import ORDINARY, ORDINARY_KEYS, SECRET_KEYS, SECRETS
 
 

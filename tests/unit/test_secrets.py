@@ -19,7 +19,7 @@ from agent_memory.config import Settings
 from agent_memory.domain.consolidation import SECRET
 from agent_memory.domain.identity import SERVICE_ADMIN, Principal
 from agent_memory.domain.proposals import MEMORY_KINDS
-from agent_memory.domain.secrets import (
+from agent_memory.domain.secret_words import (
     ACCESS_LINK,
     API_TOKEN,
     CLOUD_KEY,
@@ -28,8 +28,8 @@ from agent_memory.domain.secrets import (
     PIN,
     PRIVATE_KEY,
     RANDOM_STRING,
-    looks_secret,
 )
+from agent_memory.domain.secrets import looks_secret
 from agent_memory.domain.sessions import NewItem
 from agent_memory.domain.tasks.memory_changes import instructions_for
 from agent_memory.ports import LearningRequest

@@ -27,12 +27,7 @@ from agent_memory.domain.secret_keys import (
     random_string,
 )
 from agent_memory.domain.secret_words import (
-    ACCESS_LINK,
-    API_TOKEN,
-    BANK_ACCOUNT,
     BARE_VALUE,
-    CARD,
-    CLOUD_KEY,
     COMMON_USERS,
     FOR,
     IS,
@@ -41,14 +36,8 @@ from agent_memory.domain.secret_words import (
     NOT_A_VALUE,
     NOT_A_VALUE_BEFORE,
     NOW,
-    ONE_TIME_CODE,
     OWNERS,
     PASSWORD,
-    PIN,
-    PRIVATE_KEY,
-    RANDOM_STRING,
-    RECOVERY_PHRASE,
-    SECURITY_ANSWER,
     VALUE,
     WHO_USES,
     LazyPattern,
@@ -62,25 +51,6 @@ from agent_memory.domain.secret_words import (
     windows,
     wordset,
 )
-
-__all__ = [
-    "ACCESS_LINK",
-    "API_TOKEN",
-    "BANK_ACCOUNT",
-    "CARD",
-    "CLOUD_KEY",
-    "LOGIN",
-    "ONE_TIME_CODE",
-    "PASSWORD",
-    "PIN",
-    "PRIVATE_KEY",
-    "RANDOM_STRING",
-    "RECOVERY_PHRASE",
-    "SECURITY_ANSWER",
-    "key_secret",
-    "looks_secret",
-]
-
 
 # --- logins: a user name with its password ---------------------------------------------------
 
