@@ -24,7 +24,6 @@ from types import MappingProxyType
 from typing import Literal, get_args
 
 from agent_memory.domain.bounds import (
-    MAX_APP_LENGTH,
     MAX_BOT_NAME_LENGTH,
     MAX_CHANNEL_MEMBERS,
     MAX_ITEM_BYTES,
@@ -39,7 +38,7 @@ from agent_memory.domain.errors import (
 )
 from agent_memory.domain.grants import GrantLevels, Level
 from agent_memory.domain.identity import Principal, person_of
-from agent_memory.domain.sessions import ItemRole, NewItem, item_id
+from agent_memory.domain.sessions import ITEM_TOO_LARGE, ItemRole, NewItem, check_items, item_id
 
 MAX_GRANTS = 100
 # A Chat's history: item ids stay below `i-50000`, as a Session's do.
@@ -57,7 +56,6 @@ ABANDONED_AFTER_MS = 24 * 3600 * 1000
 BOTS_BELONG_TO_A_PERSON = "bots, channels and chats belong to a person: use a user's token"
 BAD_NAME = f"name is 1..{MAX_BOT_NAME_LENGTH} characters"
 PERSON_WORDS_ARE_INPUT = "a person's words are the turn's input; items are assistant, tool, notice"
-APP_ONLY_FOR_TOOLS = "only a tool result comes from an App"
 TURN_COMPLETED = "the turn completed; it takes no more items"
 TURN_ABANDONED = "the turn was closed as abandoned: not completed within 24 hours of its last item"
 ONLY_OWNER_DELETES = "only the chat's owner deletes its history"
@@ -284,25 +282,18 @@ def input_item(text: str, notice: bool) -> NewItem:
 
 def check_content(text: str, path: list[str | int]) -> None:
     if len(text.encode()) > MAX_ITEM_BYTES:
-        raise TooLarge(f"an item's content is at most {MAX_ITEM_BYTES} bytes (UTF-8)", path)
+        raise TooLarge(ITEM_TOO_LARGE, path)
 
 
 def check_added(items: Sequence[NewItem]) -> None:
     """Items added to a Turn: 1..MAX_TURN_ITEMS of the Bot's words, tool results, notices."""
-    if not items:
-        raise ValidationFailed("add at least one item", ["items"])
-    if len(items) > MAX_TURN_ITEMS:
-        raise TooLarge(f"at most {MAX_TURN_ITEMS} items at once", ["items"])
-    for index, item in enumerate(items):
-        if item.role not in ADDED_ROLES:
-            raise ValidationFailed(PERSON_WORDS_ARE_INPUT, ["items", index, "role"])
-        check_content(item.content, ["items", index, "content"])
-        if item.app is not None and item.role != "tool":
-            raise ValidationFailed(APP_ONLY_FOR_TOOLS, ["items", index, "app"])
-        if item.app is not None and not 1 <= len(item.app) <= MAX_APP_LENGTH:
-            raise ValidationFailed(
-                f"app is 1..{MAX_APP_LENGTH} characters", ["items", index, "app"]
-            )
+    check_items(
+        items,
+        ADDED_ROLES,
+        "add at least one item",
+        f"at most {MAX_TURN_ITEMS} items at once",
+        PERSON_WORDS_ARE_INPUT,
+    )
 
 
 def check_history(chat: Chat, adding: int, path: list[str | int]) -> None:

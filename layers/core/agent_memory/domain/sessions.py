@@ -22,6 +22,8 @@ SessionKind = Literal["chat", "review", "subagent"]
 SESSION_KINDS: tuple[str, ...] = get_args(SessionKind)
 ItemRole = Literal["user", "assistant", "tool", "notice"]
 ITEM_ROLES: tuple[str, ...] = get_args(ItemRole)
+ITEM_TOO_LARGE = f"an item's content is at most {MAX_ITEM_BYTES} bytes (UTF-8)"
+APP_ONLY_FOR_TOOLS = "only a tool result comes from an App"
 
 
 @dataclass(frozen=True)
@@ -140,35 +142,44 @@ class SessionItem:
 
 @dataclass(frozen=True)
 class NewItem:
-    """One item of a completed Turn, as the client sent it."""
+    """One item of a conversation as the client sent it (a Turn's, a chat's)."""
 
     role: ItemRole
     content: str
     app: str | None = None
 
 
-def check_turn(items: Sequence[NewItem]) -> None:
-    """A Turn holds 1..MAX_TURN_ITEMS items of valid roles, each within its size limit."""
+def check_items(
+    items: Sequence[NewItem], roles: tuple[str, ...], none: str, too_many: str, bad_role: str
+) -> None:
+    """1..MAX_TURN_ITEMS items of `roles`, each within its size limit, an App's only on a
+    tool result; `none`, `too_many` and `bad_role` say what the write refuses."""
     if not items:
-        raise ValidationFailed("a turn has at least one item", ["items"])
+        raise ValidationFailed(none, ["items"])
     if len(items) > MAX_TURN_ITEMS:
-        raise TooLarge(f"a turn has at most {MAX_TURN_ITEMS} items", ["items"])
+        raise TooLarge(too_many, ["items"])
     for index, item in enumerate(items):
-        if item.role not in ITEM_ROLES:
-            raise ValidationFailed(
-                f"role must be one of {', '.join(ITEM_ROLES)}", ["items", index, "role"]
-            )
+        if item.role not in roles:
+            raise ValidationFailed(bad_role, ["items", index, "role"])
         if len(item.content.encode()) > MAX_ITEM_BYTES:
-            raise TooLarge(
-                f"an item's content is at most {MAX_ITEM_BYTES} bytes (UTF-8)",
-                ["items", index, "content"],
-            )
+            raise TooLarge(ITEM_TOO_LARGE, ["items", index, "content"])
+        if item.app is not None and item.role != "tool":
+            raise ValidationFailed(APP_ONLY_FOR_TOOLS, ["items", index, "app"])
         if item.app is not None and not 1 <= len(item.app) <= MAX_APP_LENGTH:
             raise ValidationFailed(
                 f"app is 1..{MAX_APP_LENGTH} characters", ["items", index, "app"]
             )
-        if item.app is not None and item.role != "tool":
-            raise ValidationFailed("only a tool result comes from an App", ["items", index, "app"])
+
+
+def check_turn(items: Sequence[NewItem]) -> None:
+    """A Turn holds 1..MAX_TURN_ITEMS items of any role."""
+    check_items(
+        items,
+        ITEM_ROLES,
+        "a turn has at least one item",
+        f"a turn has at most {MAX_TURN_ITEMS} items",
+        f"role must be one of {', '.join(ITEM_ROLES)}",
+    )
 
 
 def only_runs_an_app_action(items: Sequence[NewItem]) -> bool:

@@ -17,7 +17,13 @@ from agent_memory.api.contracts.base import (
     Mirror,
 )
 from agent_memory.api.contracts.memory_text import ForgetBody, KeyedEntryOut, RememberBody
-from agent_memory.domain.bounds import MAX_ITEM_BYTES, MAX_SESSION_ITEMS, MAX_TURN_ITEMS, SkipReason
+from agent_memory.domain.bounds import (
+    MAX_APP_LENGTH,
+    MAX_ITEM_BYTES,
+    MAX_SESSION_ITEMS,
+    MAX_TURN_ITEMS,
+    SkipReason,
+)
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.
@@ -69,7 +75,7 @@ class TurnItem(Body):
         description=f"At most {MAX_ITEM_BYTES} characters (400 beyond) and {MAX_ITEM_BYTES} "
         "bytes as UTF-8 (413 TooLarge beyond).",
     )
-    app: str | None = Field(default=None, min_length=1, max_length=64)
+    app: str | None = Field(default=None, min_length=1, max_length=MAX_APP_LENGTH)
 
 
 class PostTurn(Body):
