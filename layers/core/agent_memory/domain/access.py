@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 from agent_memory.domain.errors import Forbidden, NotFound
 from agent_memory.domain.identity import Principal
@@ -65,6 +65,26 @@ def authorize(principal: Principal, grants: Grants, action: Action, *, what: str
     if principal.user_id in grants.members or grants.org_visible:
         raise Forbidden(f"this action on the {what} needs a grant you do not hold")
     raise NotFound(f"{what} not found")
+
+
+class Granted(Protocol):
+    """An object that says who holds what on it (a Session, an Agent)."""
+
+    def grants(self) -> Grants: ...
+
+
+GrantedT = TypeVar("GrantedT", bound=Granted)
+
+
+def authorized(
+    principal: Principal, found: GrantedT | None, action: Action, *, what: str
+) -> GrantedT:
+    """`found` if the caller may perform `action` on it; a missing one, or another's, is a
+    404 naming `what`."""
+    if found is None:
+        raise NotFound(f"{what} not found")
+    authorize(principal, found.grants(), action, what=what)
+    return found
 
 
 ORG_NOT_FOUND = "organization not found"

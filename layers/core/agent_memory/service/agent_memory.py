@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from agent_memory.domain.access import Action
+from agent_memory.domain.access import Action, authorized
 from agent_memory.domain.agent_memory import (
     AgentCommand,
     LogChange,
@@ -36,10 +36,9 @@ from agent_memory.persistence.events import event_action
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Action as WriteAction
 from agent_memory.ports import Clock, Ids
-from agent_memory.service.agents import authorized
 from agent_memory.service.learning_pools import PoolRef, Workflow
 from agent_memory.service.memory_texts import newest_text
-from agent_memory.service.sessions import learning_runs, session_authorized
+from agent_memory.service.sessions import learning_runs
 
 
 class AgentMemoryService:
@@ -66,7 +65,7 @@ class AgentMemoryService:
         found = self._repo.read(agent_id)
         if found is None:
             raise NotFound("agent not found")
-        authorized(principal, found.agent, action)
+        authorized(principal, found.agent, action, what="agent")
         return found
 
     def read(self, principal: Principal, agent_id: str) -> KeyedMemory:
@@ -132,7 +131,7 @@ class AgentMemoryService:
         before: int | None = None,
     ) -> list[LogChange]:
         """Newest first, as many as fit one answer; `before` the last version shown pages on."""
-        agent = authorized(principal, self._agents.get(agent_id), "read")
+        agent = authorized(principal, self._agents.get(agent_id), "read", what="agent")
         changes = self._repo.log(agent.id, limit=limit, before=before)
         return within_budget(changes, lambda change: carried_size(asdict(change)))[0]
 
@@ -140,7 +139,7 @@ class AgentMemoryService:
         """Decrypts only the entries it shows."""
         limit = self._max_text_length
         found, newest = self._repo.newest(agent_id, first_page(limit))
-        agent = authorized(principal, found, "read")
+        agent = authorized(principal, found, "read", what="agent")
         header, always = text_parts(shared=bool(agent.members))
         return newest_text(
             newest,
@@ -151,13 +150,13 @@ class AgentMemoryService:
         )
 
     def executions(self, principal: Principal, agent_id: str) -> list[dict[str, Any]]:
-        agent = authorized(principal, self._agents.get(agent_id), "read")
+        agent = authorized(principal, self._agents.get(agent_id), "read", what="agent")
         return learning_runs(self.learning, PoolRef("agent", agent.org_id, agent.id))
 
     def promote(self, principal: Principal, session_id: str, name: str | None = None) -> Agent:
         """A new Agent whose memory is a subagent Session's lasting, active entries."""
         session, stored = self._sessions.memory(session_id) or (None, [])
-        session = session_authorized(principal, session, "change")
+        session = authorized(principal, session, "change", what="session")
         owner, _org = person_of(principal, AGENTS_BELONG_TO_A_PERSON)
         if session.kind != "subagent":
             raise SessionConflict("only a subagent session can be promoted")

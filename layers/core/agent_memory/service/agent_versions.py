@@ -7,13 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_memory.domain import memory_options
-from agent_memory.domain.access import require_tenant
+from agent_memory.domain.access import authorized, require_tenant
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.errors import NotFound, VersionConflict, WriteConflict
 from agent_memory.domain.identity import Principal
 from agent_memory.persistence.agent_versions import AgentVersionRepository, Version
 from agent_memory.ports import Clock
-from agent_memory.service.agents import authorized
 from agent_memory.service.model_choice import ModelChoice
 from agent_memory.service.org_settings import OrgSettingsService
 
@@ -46,14 +45,14 @@ class AgentVersionService:
     def draft(self, principal: Principal, agent_id: str) -> dict[str, Any] | None:
         require_tenant(principal)
         agent, memory = self.repo.agent_and_draft(agent_id)
-        authorized(principal, agent, "read")
+        authorized(principal, agent, "read", what="agent")
         return memory
 
     def edit_draft(self, principal: Principal, agent_id: str, memory: Any) -> dict[str, Any] | None:
         """Replace the draft's `memory` block (None: the platform defaults)."""
         require_tenant(principal)
         agent, _ = self.repo.agent_and_draft(agent_id)
-        agent = authorized(principal, agent, "change")
+        agent = authorized(principal, agent, "change", what="agent")
         saved = memory_options.validate_memory(memory)
         options = memory_options.effective(saved)["options"]
         models = list(_models(options))
@@ -71,7 +70,7 @@ class AgentVersionService:
     def publish(self, principal: Principal, agent_id: str) -> Version:
         require_tenant(principal)
         agent, memory = self.repo.agent_and_draft(agent_id)
-        agent = authorized(principal, agent, "change")
+        agent = authorized(principal, agent, "change", what="agent")
         latest = self.repo.published(agent).latest
         try:
             version = self.repo.publish(agent, memory, latest, self.clock.now_ms())
@@ -84,14 +83,14 @@ class AgentVersionService:
     ) -> tuple[list[Version], int | None]:
         require_tenant(principal)
         agent, published = self.repo.agent_and_published(agent_id)
-        agent = authorized(principal, agent, "read")
+        agent = authorized(principal, agent, "read", what="agent")
         versions = self.repo.versions(agent, limit=MAX_VERSIONS_PAGE, before=before)
         return versions, published.active
 
     def activate(self, principal: Principal, agent_id: str, number: int) -> None:
         require_tenant(principal)
         agent, _ = self.repo.agent_and_published(agent_id)
-        agent = authorized(principal, agent, "change")
+        agent = authorized(principal, agent, "change", what="agent")
         # The agent is found first: an unknown agent answers alike for any number.
         version = self.repo.version(agent, number) if 1 <= number <= MAX_VERSION else None
         if version is None:

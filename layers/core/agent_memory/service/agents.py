@@ -5,20 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_memory.domain.access import Action, authorize
+from agent_memory.domain.access import authorized
 from agent_memory.domain.agents import AGENTS_BELONG_TO_A_PERSON, Agent, new_agent
 from agent_memory.domain.errors import NotFound
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.persistence.agents import AgentRepository
 from agent_memory.ports import Clock, Ids
-
-
-def authorized(principal: Principal, agent: Agent | None, action: Action) -> Agent:
-    """The Agent the caller may read or change; a missing one, or another's, is 404."""
-    if agent is None:
-        raise NotFound("agent not found")
-    authorize(principal, agent.grants(), action, what="agent")
-    return agent
 
 
 @dataclass(eq=False)
@@ -39,7 +31,7 @@ class AgentService:
         return agent
 
     def get(self, principal: Principal, agent_id: str) -> Agent:
-        return authorized(principal, self.repo.get(agent_id), "read")
+        return authorized(principal, self.repo.get(agent_id), "read", what="agent")
 
     def list_agents(
         self, principal: Principal, *, limit: int, starting_after: str | None

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from agent_memory.domain.access import Action as Access
+from agent_memory.domain.access import authorized
 from agent_memory.domain.bounds import check_history, check_remember
 from agent_memory.domain.entries import Entry, EntryMeta
 from agent_memory.domain.errors import SessionConflict, WriteConflict
@@ -34,7 +35,6 @@ from agent_memory.service.memory_texts import newest_text
 from agent_memory.service.sessions import (
     SessionAccess,
     learning_runs,
-    session_authorized,
     session_pool_ref,
 )
 
@@ -67,7 +67,7 @@ class SessionMemoryService:
         self, principal: Principal, session_id: str, action: Access = "read"
     ) -> tuple[Session, list[StoredEntry]]:
         session, stored = self._repo.memory(session_id) or (None, [])
-        return session_authorized(principal, session, action), stored
+        return authorized(principal, session, action, what="session"), stored
 
     def read(self, principal: Principal, session_id: str) -> MemoryRead:
         session, stored = self._memory(principal, session_id)
@@ -78,7 +78,7 @@ class SessionMemoryService:
         """Decrypts only what it shows."""
         limit = self._max_text_length
         found, newest = self._repo.newest(session_id, first_page(limit))
-        session = session_authorized(principal, found, "read")
+        session = authorized(principal, found, "read", what="session")
         if not self._access.switches(session)["use"]:
             return empty(limit)
         return newest_text(newest, lambda entry: self._repo.open_entry(session, entry), limit)
@@ -96,7 +96,7 @@ class SessionMemoryService:
             previous = next((m for m in pool if m.id == entry_id(command.key)), None)
         elif isinstance(command, Forget):
             found, stored = self._repo.with_entry(session_id, entry_id(command.key))
-            session = session_authorized(principal, found, "change")
+            session = authorized(principal, found, "change", what="session")
             previous = stored.meta if stored is not None else None
         else:
             session = self._access.load(principal, session_id, "change")

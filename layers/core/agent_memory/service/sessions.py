@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, Protocol
 
-from agent_memory.domain.access import Action, authorize, require_tenant
+from agent_memory.domain.access import Action, authorized, require_tenant
 from agent_memory.domain.agents import AGENTS_BELONG_TO_A_PERSON
 from agent_memory.domain.bounds import SkipReason, check_history, within_budget
-from agent_memory.domain.errors import NotFound, SessionConflict, Unavailable, ValidationFailed
+from agent_memory.domain.errors import SessionConflict, Unavailable, ValidationFailed
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.model_names import ModelPolicy, parse_model_name
 from agent_memory.domain.session_memory import effective_switches
@@ -69,14 +69,6 @@ def session_pool_ref(session: Session) -> PoolRef:
     return PoolRef("session", session.org_id, session.id)
 
 
-def session_authorized(principal: Principal, session: Session | None, action: Action) -> Session:
-    """A missing Session, or another's, is 404."""
-    if session is None:
-        raise NotFound("session not found")
-    authorize(principal, session.grants(), action, what="session")
-    return session
-
-
 def learning_runs(learning: Workflow | None, pool: PoolRef) -> list[dict[str, Any]]:
     """The pool's newest learning runs that fit one answer."""
     return within_budget(learning.executions(pool))[0] if learning is not None else []
@@ -100,7 +92,7 @@ class SessionAccess:
 
     def load(self, principal: Principal, session_id: str, action: Action) -> Session:
         require_tenant(principal)  # before the read: the operator learns no session ids
-        return session_authorized(principal, self.repo.get(session_id), action)
+        return authorized(principal, self.repo.get(session_id), action, what="session")
 
     def switches(self, session: Session) -> dict[str, bool]:
         """The organization is read only for a switch not overridden."""
