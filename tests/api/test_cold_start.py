@@ -1,8 +1,8 @@
 """What a cold start imports, checked in a fresh interpreter: no AWS SDK, no Encryption SDK,
-no pydantic v1 and no X-Ray SDK (ADRs 0027 and 0043). The learning steps do not import FastAPI either.
-A family's function (API_FAMILY, ADR 0069) imports
-only its own routers, no service module and none of learning's rules, and not the wiring of
-the services (bootstrap), which loads with them at the first request that needs them.
+no pydantic v1 and no X-Ray SDK (ADRs 0027 and 0043). The learning steps do not import
+FastAPI either. A family's function (API_FAMILY, ADR 0069) imports only its own routers, no
+service module and none of learning's rules, and not the wiring of the services
+(bootstrap), which loads with them at the first request that needs them.
 FastAPI's OpenAPI models are built by the first `/openapi.json` (ADR 0071)."""
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def test_a_learning_step_cold_start_imports_no_web_framework_and_no_sdk() -> Non
     [
         ("identity", ["admin", "capabilities", "health", "me"], 200),
         ("bots", ["bots", "memory_bot"], 404),
-        ("chats", ["channels", "chats", "confide"], 404),
+        ("chats", ["chats", "confide"], 404),
         ("sessions", ["sessions"], 404),
     ],
 )

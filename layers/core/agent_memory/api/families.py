@@ -35,7 +35,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("sessions", ("sessions", "sessions:promote"), ("/v1/sessions",)),
     Family("agent_memories", ("memory_objects",), ("/v1/agent_memories",)),
     Family("bots", ("bots", "memory_bot"), ("/v1/bots",)),
-    Family("chats", ("chats", "channels", "confide"), ("/v1/chats", "/v1/channels")),
+    Family("chats", ("chats", "confide"), ("/v1/chats", "/v1/channels")),
     Family("threads", ("threads", "events"), ("/v1/threads", "/v1/events")),
     Family("docs", ("docs", "console"), ("/docs", "/console")),
 )

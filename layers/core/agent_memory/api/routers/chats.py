@@ -1,4 +1,5 @@
-"""Chats, turns and items: the `/v1/chats` routes but the memory Bot's (routers/confide.py)."""
+"""Channel groups, chats, turns and items: the `/v1/channels` routes and the `/v1/chats` routes
+but the memory Bot's (routers/confide.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ from agent_memory.api.contracts.base import ITEM_ID_PATTERN, fitting
 from agent_memory.api.contracts.bot_fields import AFTER, LIMIT
 from agent_memory.api.contracts.chats import (
     AddItems,
+    ChangeMembers,
+    ChannelAnswer,
+    ChannelOut,
+    ChannelsAnswer,
     ChatAnswer,
     ChatItems,
     ChatOut,
@@ -18,6 +23,7 @@ from agent_memory.api.contracts.chats import (
     ChatTurnOut,
     CompletedTurn,
     CompleteTurn,
+    CreateChannel,
     CreateChat,
     ItemIds,
     ItemOut,
@@ -151,3 +157,35 @@ async def complete_turn(
     # Learning executions waiting on this turn go on (a repeated complete releases again).
     await run(svc, svc.memory_bot.turn_completed, chat, completed)
     return TurnCompleted(turn=CompletedTurn(id=completed.id, status="completed"), itemIds=ids)
+
+
+@router.post("/v1/channels", status_code=201)
+async def create_channel(body: CreateChannel, caller: CallerDep, svc: ServicesDep) -> ChannelAnswer:
+    """A Channel group of the caller's organization; the caller is a member."""
+    channel = await run(svc, svc.bots.create_channel, caller, body.name, body.members)
+    return ChannelAnswer(channel=ChannelOut.of(channel))
+
+
+@router.get("/v1/channels")
+async def list_channels(
+    caller: CallerDep,
+    svc: ServicesDep,
+    limit: Annotated[int, LIMIT] = 100,
+    starting_after: Annotated[str | None, AFTER] = None,
+) -> ChannelsAnswer:
+    """The caller's channels (an organization admin: all of them), newest first."""
+    from agent_memory.service.bot_lists import list_channels
+
+    found, more = await run(
+        svc, list_channels, svc.bots, caller, limit=limit, starting_after=starting_after
+    )
+    return ChannelsAnswer(channels=[ChannelOut.of(c) for c in found], has_more=more)
+
+
+@router.post("/v1/channels/{channelId}/members")
+async def change_members(
+    channelId: str, body: ChangeMembers, caller: CallerDep, svc: ServicesDep
+) -> ChannelAnswer:
+    """The channel's creator or an organization admin adds and removes members."""
+    channel = await run(svc, svc.bots.change_members, caller, channelId, body.add, body.remove)
+    return ChannelAnswer(channel=ChannelOut.of(channel))
