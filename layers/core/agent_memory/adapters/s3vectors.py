@@ -14,19 +14,11 @@ from agent_memory.ports.vectors import (
     MAX_PUT_BATCH,
     Vector,
     VectorHit,
+    VectorIndexFailure,
     VectorRecord,
     VectorScope,
     check_query,
 )
-
-
-class VectorIndexFailure(Exception):
-    """S3 Vectors refused or failed a call; `retryable` for throttling and 5xx."""
-
-    def __init__(self, message: str, *, retryable: bool) -> None:
-        super().__init__(message)
-        self.retryable = retryable
-
 
 _RETRYABLE = frozenset(
     {"TooManyRequestsException", "ServiceUnavailableException", "InternalServerException"}

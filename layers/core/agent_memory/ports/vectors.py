@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from agent_memory.domain.errors import Unavailable
+
 Vector = list[float]
 
 # S3 Vectors' limits, kept by every adapter so the in-process index behaves like the real one.
@@ -17,6 +19,15 @@ MAX_PUT_BATCH = 500
 MAX_DELETE_BATCH = 500
 MAX_TOP_K = 100
 MAX_KEY_LENGTH = 1024
+
+
+class VectorIndexFailure(Unavailable):
+    """A vector index call that failed (S3 Vectors refused or could not be reached);
+    `retryable` for throttling and 5xx. Where nothing catches it, a client sees a 503."""
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
 
 
 class EmbeddingFailure(Exception):

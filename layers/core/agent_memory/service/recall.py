@@ -30,6 +30,7 @@ from agent_memory.ports.vectors import (
     EmbeddingFailure,
     Vector,
     VectorIndex,
+    VectorIndexFailure,
     VectorRecord,
     VectorScope,
 )
@@ -116,14 +117,19 @@ class RecallService:
     ) -> list[rules.Hit]:
         """The index's nearest messages of the thread's user and agent (or the thread)."""
         started = time.perf_counter()
-        found = self.index.query(
-            vector,
-            wanted,
-            org=thread.org_id,
-            owner=thread.resource_id,
-            group=thread.agent_id,
-            thread=thread.id if scope == "thread" else None,
-        )
+        try:
+            found = self.index.query(
+                vector,
+                wanted,
+                org=thread.org_id,
+                owner=thread.resource_id,
+                group=thread.agent_id,
+                thread=thread.id if scope == "thread" else None,
+            )
+        except VectorIndexFailure as failure:
+            # The turn goes on with what is not indexed yet.
+            log.warning("semantic recall's index skipped: %s", failure)
+            found = []
         timings.query_ms = _ms_since(started)
         return [
             rules.Hit(parsed[0], parsed[1], hit.score)
@@ -353,10 +359,17 @@ class MemoryRecall:
             log.warning("memory saved without its vector: %s: %s", self.embedder.model, failure)
             return
         scope = VectorScope(org_id, org_id, MEMORY_GROUP, "")
-        self.index.put([VectorRecord(memory_id, vector, scope)])
+        try:
+            self.index.put([VectorRecord(memory_id, vector, scope)])
+        except VectorIndexFailure as failure:
+            log.warning("memory saved without its vector: %s", failure)
 
     def forget(self, memory_id: str) -> None:
-        self.index.delete([memory_id])
+        """The memory is deleted already: a vector left behind finds no memory to show."""
+        try:
+            self.index.delete([memory_id])
+        except VectorIndexFailure as failure:
+            log.warning("a deleted memory's vector kept: %s", failure)
 
     def closest(self, org_id: str, query: str, count: int) -> list[tuple[str, float]]:
         """Ids and rounded scores, best first; 503 when the embedding model cannot answer."""

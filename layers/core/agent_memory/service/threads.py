@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -22,6 +23,7 @@ from agent_memory.domain.observation import ShownLog
 from agent_memory.domain.threads import Found, Message, Notes, RecalledWindow, Thread, TurnContext
 from agent_memory.persistence.threads import StoredThread, ThreadPage, ThreadRepository
 from agent_memory.ports import Clock, Ids
+from agent_memory.ports.vectors import VectorIndexFailure
 from agent_memory.service.agent_versions import AgentVersionService
 from agent_memory.service.observer_context import ObserverService
 from agent_memory.service.recall import RecallService
@@ -29,6 +31,8 @@ from agent_memory.service.retrying import until_it_lands
 from agent_memory.service.thread_learning import Saved, ThreadBackground
 
 SAVE_ATTEMPTS = 3
+
+log = logging.getLogger(__name__)
 
 
 class ThreadService:
@@ -212,7 +216,12 @@ class ThreadService:
         position = self.repo.newest_position(thread)
         removed = self.repo.remove_last(thread)
         if removed is not None and position is not None:
-            self.semantic.forget(thread, [position])
+            try:
+                self.semantic.forget(thread, [position])
+            except VectorIndexFailure as failure:
+                # Removed it is: a retry would remove another message. The position's next
+                # message overwrites the vector when it is indexed.
+                log.warning("a removed message's vector kept: %s", failure)
         return removed
 
     def clear(self, principal: Principal, thread_id: str) -> None:
