@@ -10,6 +10,7 @@ from agent_memory.api.contracts.base import (
     APP_ONLY_ON_TOOLS,
     Answer,
     Body,
+    Envelope,
     Mirror,
     Sparse,
     empty_list,
@@ -50,7 +51,7 @@ class ChannelOut(Mirror):
     members: list[str]
 
 
-class ChannelAnswer(Answer):
+class ChannelAnswer(Envelope):
     channel: ChannelOut
 
 
@@ -76,7 +77,7 @@ class ChatOut(Mirror):
     kind: Literal["chat", "review"]
 
 
-class ChatAnswer(Answer):
+class ChatAnswer(Envelope):
     chat: ChatOut
 
 
@@ -100,7 +101,7 @@ class ChatTurnOut(Mirror):
     )
 
 
-class ChatTurnAnswer(Answer):
+class ChatTurnAnswer(Envelope):
     turn: ChatTurnOut
 
 

@@ -40,7 +40,7 @@ router = APIRouter(tags=["bots"])
 async def create_chat(body: CreateChat, caller: CallerDep, svc: ServicesDep) -> ChatAnswer:
     """Read on the Bot; a member of the Channel for a group chat."""
     chat = await run(svc, svc.bots.create_chat, caller, body.botId, body.channelId, body.kind)
-    return ChatAnswer(chat=ChatOut.of(chat))
+    return ChatAnswer.of(chat)
 
 
 @router.get("/v1/chats")
@@ -118,7 +118,7 @@ async def get_turn(chatId: str, turnId: str, caller: CallerDep, svc: ServicesDep
     """A Turn and its status now: `open`, `completed`, or `abandoned` once it was not
     completed within 24 hours of its last item (the chat's readers)."""
     turn = await run(svc, svc.bots.turn, caller, chatId, turnId)
-    return ChatTurnAnswer(turn=ChatTurnOut.of(turn))
+    return ChatTurnAnswer.of(turn)
 
 
 @router.post("/v1/chats/{chatId}/turns/{turnId}/items")
@@ -163,7 +163,7 @@ async def complete_turn(
 async def create_channel(body: CreateChannel, caller: CallerDep, svc: ServicesDep) -> ChannelAnswer:
     """A Channel group of the caller's organization; the caller is a member."""
     channel = await run(svc, svc.bots.create_channel, caller, body.name, body.members)
-    return ChannelAnswer(channel=ChannelOut.of(channel))
+    return ChannelAnswer.of(channel)
 
 
 @router.get("/v1/channels")
@@ -188,4 +188,4 @@ async def change_members(
 ) -> ChannelAnswer:
     """The channel's creator or an organization admin adds and removes members."""
     channel = await run(svc, svc.bots.change_members, caller, channelId, body.add, body.remove)
-    return ChannelAnswer(channel=ChannelOut.of(channel))
+    return ChannelAnswer.of(channel)
