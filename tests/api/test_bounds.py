@@ -23,6 +23,7 @@ from agent_memory.domain.bounds import (
     ANSWER_BUDGET,
     KEYED_POOL,
     LAMBDA_RESPONSE_BYTES,
+    MAX_ENTRY_CONTENT,
     MAX_SESSION_ITEMS,
     POOL_FULL,
     carried_size,
@@ -40,7 +41,7 @@ from agent_memory.domain.memory_objects import (
     Entity,
     NewMemory,
 )
-from agent_memory.domain.proposals import MAX_CONTENT_LENGTH, MAX_KEY_LENGTH, ProposedRemember
+from agent_memory.domain.proposals import MAX_KEY_LENGTH, ProposedRemember
 from agent_memory.domain.session_memory import Remember
 from agent_memory.domain.sessions import NewItem, item_id
 from agent_memory.persistence.agents import AgentRepository
@@ -158,9 +159,9 @@ def _refused(answer: Any, where: list[str | int]) -> dict[str, Any]:
 
 def _fill_content(send: Any) -> None:
     """Remember until the pool holds exactly its content bound."""
-    full, rest = divmod(KEYED_POOL.max_content, MAX_CONTENT_LENGTH)
+    full, rest = divmod(KEYED_POOL.max_content, MAX_ENTRY_CONTENT)
     for n in range(full):
-        assert send(f"k{n}", "x" * MAX_CONTENT_LENGTH).status_code == 200
+        assert send(f"k{n}", "x" * MAX_ENTRY_CONTENT).status_code == 200
     if rest:
         assert send("rest", "x" * rest).status_code == 200
 

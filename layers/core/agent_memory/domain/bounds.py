@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# One entry's content never exceeds what a memory text can show (8000 characters by default).
+MAX_ENTRY_CONTENT = 8000
 # A Session's history: its memory read lists every processed item id (`i-50000` at most).
 MAX_SESSION_ITEMS = 50_000
 # Seed 000's session and agent memory (one bound: a promotion copies a session's entries).

@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from agent_memory.domain.bounds import MAX_ENTRY_CONTENT
 from agent_memory.domain.tasks.answers import (
     Closed,
     InvalidModelOutput,
@@ -37,8 +38,6 @@ MemoryKind = Literal["fact", "decision", "preference", "procedure", "hypothesis"
 
 KEY_PATTERN = re.compile(r"[a-z0-9._-]{1,100}")
 MAX_KEY_LENGTH = 100
-# One entry never exceeds what the memory text can show (8000 characters by default).
-MAX_CONTENT_LENGTH = 8000
 MAX_SOURCES = 50
 # A transaction holds at most 100 actions; an answer with more changes is not usable.
 MAX_CHANGES = 100
@@ -122,9 +121,9 @@ def _change(
     content = change.content.strip()
     if not content:
         raise InvalidModelOutput("'content' must be non-empty text", [*path, "content"])
-    if len(change.content) > MAX_CONTENT_LENGTH:
+    if len(change.content) > MAX_ENTRY_CONTENT:
         raise InvalidModelOutput(
-            f"'content' is longer than {MAX_CONTENT_LENGTH} characters", [*path, "content"]
+            f"'content' is longer than {MAX_ENTRY_CONTENT} characters", [*path, "content"]
         )
     return ProposedRemember(key=key, content=content, kind=change.kind, sources=sources)
 

@@ -9,12 +9,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agent_memory.domain.bounds import MAX_ENTRY_CONTENT
 from agent_memory.domain.entries import EntryMeta, ItemSource, Source, keyed_id
 from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.identity import configured
 from agent_memory.domain.proposals import (
     KEY_PATTERN,
-    MAX_CONTENT_LENGTH,
     MAX_KEY_LENGTH,
     MEMORY_KINDS,
 )
@@ -104,9 +104,9 @@ def check_command(command: Command) -> Command:
                 )
             if not content.strip():
                 raise ValidationFailed("content must not be empty", ["command", "content"])
-            if len(content) > MAX_CONTENT_LENGTH:
+            if len(content) > MAX_ENTRY_CONTENT:
                 raise ValidationFailed(
-                    f"content is at most {MAX_CONTENT_LENGTH} characters", ["command", "content"]
+                    f"content is at most {MAX_ENTRY_CONTENT} characters", ["command", "content"]
                 )
         case Forget(key):
             check_key(key, ["command", "key"])

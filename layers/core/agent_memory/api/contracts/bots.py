@@ -19,7 +19,7 @@ from agent_memory.api.contracts.base import (
     fitting,
 )
 from agent_memory.api.contracts.bot_fields import Id, Name
-from agent_memory.domain.bounds import MAX_FILTER_TAGS
+from agent_memory.domain.bounds import MAX_ENTRY_CONTENT, MAX_FILTER_TAGS
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.
@@ -55,7 +55,6 @@ TAGS_QUERY: JsonDict = {
     # `tags=` says no tag: a 400 (omit `tags` to filter by none).
     "schema": {"type": "array", "minItems": 1, "maxItems": MAX_FILTER_TAGS, "items": FILTER_TAG},
 }
-MAX_MEMORY_CONTENT = 8000
 
 
 class CreateBot(Body):
@@ -197,7 +196,7 @@ class BotMemory(Answer):
 class RememberEntry(Body):
     tag: Literal["Remember"] = Field(alias="_tag")
     # Blank content is refused by the domain (its message); the schema says so.
-    content: str = Field(min_length=1, max_length=MAX_MEMORY_CONTENT, json_schema_extra=NOT_BLANK)
+    content: str = Field(min_length=1, max_length=MAX_ENTRY_CONTENT, json_schema_extra=NOT_BLANK)
     tags: list[Annotated[str, Field(json_schema_extra=TOPIC)]] = Field(
         default_factory=empty_list,
         max_length=32,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 from pydantic import Field
 
 from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, Mirror, NotBlank
-from agent_memory.domain.bounds import KEYED_POOL_CONTENT, KEYED_POOL_ENTRIES
+from agent_memory.domain.bounds import KEYED_POOL_CONTENT, KEYED_POOL_ENTRIES, MAX_ENTRY_CONTENT
 
 if TYPE_CHECKING:
     # Loaded with the services, not with the routes: a cold start stays cheap.
@@ -36,7 +36,10 @@ class RememberBody(Body):
     tag: Literal["Remember"] = Field(alias="_tag")
     key: MemoryKey
     content: Annotated[str, NotBlank] = Field(
-        min_length=1, max_length=8000, description=POOL_BOUND, json_schema_extra=NOT_BLANK
+        min_length=1,
+        max_length=MAX_ENTRY_CONTENT,
+        description=POOL_BOUND,
+        json_schema_extra=NOT_BLANK,
     )
     # Each pool narrows the kinds it keeps.
     kind: str
