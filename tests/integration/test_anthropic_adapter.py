@@ -11,7 +11,7 @@ import pytest
 from agent_memory.adapters.http_models import AnthropicModel
 from agent_memory.domain.proposals import CHANGES_SCHEMA, parse_changes
 from agent_memory.domain.tasks.memory_changes import render_evidence
-from agent_memory.domain.tasks.title import TITLE, TitleInput
+from agent_memory.domain.tasks.observation import TITLE, TitleInput
 from agent_memory.ports import ModelFailure, Usage
 from tests.support.http_fake import FakeServer, Reply, fake_server
 from tests.support.model_tasks import BUDGET_ANSWER, budget_request

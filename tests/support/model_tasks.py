@@ -21,10 +21,12 @@ from agent_memory.domain.tasks.memory_changes import (
 )
 from agent_memory.domain.tasks.observation import (
     OBSERVATION,
+    REFLECTION,
+    TITLE,
     ObservationInput,
+    ReflectionInput,
+    TitleInput,
 )
-from agent_memory.domain.tasks.reflection import REFLECTION, ReflectionInput
-from agent_memory.domain.tasks.title import TITLE, TitleInput
 
 CONSOLIDATION = LearningRequest(
     "session",

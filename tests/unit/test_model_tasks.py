@@ -22,11 +22,15 @@ from agent_memory.domain.tasks.memory_changes import (
 )
 from agent_memory.domain.tasks.observation import (
     OBSERVATION,
+    REFLECTION,
+    TITLE,
+    UNTITLED,
     ObservationInput,
+    ReflectionInput,
+    TitleInput,
     WorkingMemory,
+    title_from,
 )
-from agent_memory.domain.tasks.reflection import REFLECTION, ReflectionInput
-from agent_memory.domain.tasks.title import TITLE, UNTITLED, TitleInput, title_from
 from tests.support.model_tasks import CASES, CONSOLIDATION, IDS, OBSERVED, TURN
 
 WM_SCHEMA = {

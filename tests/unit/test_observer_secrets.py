@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 
 from agent_memory.domain.evidence import EvidenceItem
-from agent_memory.domain.tasks.observation import OBSERVATION, ObservationInput
-from agent_memory.domain.tasks.reflection import REFLECTION, ReflectionInput
+from agent_memory.domain.tasks.observation import (
+    OBSERVATION,
+    REFLECTION,
+    ObservationInput,
+    ReflectionInput,
+)
 
 
 def test_the_observer_and_reflector_keep_no_secret_line() -> None:

@@ -8,8 +8,14 @@ from typing import Any, Literal
 
 from agent_memory.domain import observation as rules
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.observation import OBSERVATION, ObservationInput, WorkingMemory
-from agent_memory.domain.tasks.reflection import REFLECTION, Reflection, ReflectionInput
+from agent_memory.domain.tasks.observation import (
+    OBSERVATION,
+    REFLECTION,
+    ObservationInput,
+    Reflection,
+    ReflectionInput,
+    WorkingMemory,
+)
 from agent_memory.domain.threads import Thread
 from agent_memory.persistence.observations import Log
 from agent_memory.persistence.threads import StoredThread
@@ -46,7 +52,7 @@ class ObservationDetail:
 
 @dataclass(frozen=True)
 class ReflectionDetail:
-    instruction: str | None
+    instructions: str | None
     chunks: tuple[int, ...]
     phase: Literal["reflection"] = "reflection"
 
@@ -77,7 +83,7 @@ class ObserveStep(ThreadStep):
 
     def detail_of(self, data: Any) -> ObserveDetail:
         if data["phase"] == "reflection":
-            return ReflectionDetail(data["instruction"], tuple(data["chunks"]))
+            return ReflectionDetail(data["instructions"], tuple(data["chunks"]))
         fields, memory = data["asked"], data["asked"]["working_memory"]
         working = WorkingMemory(**memory) if memory else None
         asked = ObservationInput(**{**fields, "messages": (), "working_memory": working})
@@ -87,7 +93,7 @@ class ObserveStep(ThreadStep):
         detail = evidence.detail
         if isinstance(detail, ReflectionDetail):
             texts = "\n".join(item.content for item in evidence.items)
-            return Ask(REFLECTION, ReflectionInput(texts, detail.instruction))
+            return Ask(REFLECTION, ReflectionInput(texts, detail.instructions))
         return Ask(OBSERVATION, replace(detail.asked, messages=tuple(evidence.items)))
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:

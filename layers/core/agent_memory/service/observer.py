@@ -107,7 +107,7 @@ class Observer:
             title=thread.title if log.head.titled else None,
             thread_title=bool(obs["threadTitle"]),
             working_memory=self.working_memory(thread, options),
-            instruction=obs["instruction"],
+            instructions=obs["instruction"],
         )
 
     def observation_actions(

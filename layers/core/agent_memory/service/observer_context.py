@@ -15,8 +15,12 @@ from agent_memory.domain.errors import ThreadConflict, Unavailable, WriteConflic
 from agent_memory.domain.observation import Chunk, ShownLog
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.observation import OBSERVATION
-from agent_memory.domain.tasks.reflection import REFLECTION, Reflection, ReflectionInput
+from agent_memory.domain.tasks.observation import (
+    OBSERVATION,
+    REFLECTION,
+    Reflection,
+    ReflectionInput,
+)
 from agent_memory.domain.threads import Found, Message, Thread
 from agent_memory.persistence.observations import Head, Log
 from agent_memory.persistence.threads import StoredThread

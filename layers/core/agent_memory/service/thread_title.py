@@ -13,7 +13,7 @@ from agent_memory.domain.learning_notes import (
     TITLES_OFF,
 )
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.title import TITLE, Title, TitleInput
+from agent_memory.domain.tasks.observation import TITLE, Title, TitleInput
 from agent_memory.ports import EvidenceItem, Store
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
