@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.errors import Unavailable
-from agent_memory.domain.tasks.confide_answer import CALM_ANSWER
+from agent_memory.domain.tasks.memory_bot_requests import CALM_ANSWER
 from agent_memory.persistence.bot_rows import chat_pk
 from agent_memory.ports import ModelFailure, Put, Usage
 from agent_memory.service import memory_bot_calls

@@ -6,13 +6,18 @@ from typing import Any
 
 from agent_memory.domain.proposals import MEMORY_KINDS
 from agent_memory.domain.tasks.base import ModelTask
-from agent_memory.domain.tasks.confide_answer import CONFIDE_ANSWER, Confession
-from agent_memory.domain.tasks.enrichment import ENRICHMENT, EnrichmentInput, VisibleEntry
 from agent_memory.domain.tasks.learning_changes import (
     LEARNING_CHANGES,
     KnownBotEntry,
     LearningInput,
     TurnItem,
+)
+from agent_memory.domain.tasks.memory_bot_requests import (
+    CONFIDE_ANSWER,
+    ENRICHMENT,
+    Confession,
+    EnrichmentInput,
+    VisibleEntry,
 )
 from agent_memory.domain.tasks.memory_changes import (
     MEMORY_CHANGES,

@@ -12,10 +12,16 @@ from agent_memory.adapters.rules_model import RulesModel
 from agent_memory.domain.proposals import ProposedRemember
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import ModelTask, TaskRequest
-from agent_memory.domain.tasks.confide_answer import CALM_ANSWER, CONFIDE_ANSWER, Confession
-from agent_memory.domain.tasks.enrichment import ENRICHMENT, EnrichmentInput, VisibleEntry
 from agent_memory.domain.tasks.learning_changes import (
     LEARNING_CHANGES,
+)
+from agent_memory.domain.tasks.memory_bot_requests import (
+    CALM_ANSWER,
+    CONFIDE_ANSWER,
+    ENRICHMENT,
+    Confession,
+    EnrichmentInput,
+    VisibleEntry,
 )
 from agent_memory.domain.tasks.memory_changes import (
     MEMORY_CHANGES,

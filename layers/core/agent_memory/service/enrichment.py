@@ -11,8 +11,8 @@ from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.memory_bot import BotSettings, Enriched, enriches, topics_of, used_reason
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.enrichment import ENRICHMENT, EnrichmentInput, VisibleEntry
-from agent_memory.domain.tasks.enrichment import Enrichment as Rewrite
+from agent_memory.domain.tasks.memory_bot_requests import ENRICHMENT, EnrichmentInput, VisibleEntry
+from agent_memory.domain.tasks.memory_bot_requests import Enrichment as Rewrite
 from agent_memory.persistence.bot_memory import Snapshot, pool_of
 from agent_memory.persistence.memory_bot import MemoryBotRepository
 from agent_memory.ports import Clock, LearningModel

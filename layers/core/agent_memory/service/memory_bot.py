@@ -25,8 +25,8 @@ from agent_memory.domain.memory_bot import (
     turn_of_event,
 )
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.confide_answer import CALM_ANSWER, CONFIDE_ANSWER, ConfideAnswer
-from agent_memory.domain.tasks.confide_answer import Confession as ConfideInput
+from agent_memory.domain.tasks.memory_bot_requests import CALM_ANSWER, CONFIDE_ANSWER, ConfideAnswer
+from agent_memory.domain.tasks.memory_bot_requests import Confession as ConfideInput
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
 from agent_memory.ports import Clock, ModelCatalog

@@ -26,7 +26,7 @@ from agent_memory.domain.memory_bot import (
 )
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import Ask, ModelRequest
-from agent_memory.domain.tasks.enrichment import ENRICHMENT_DEADLINE_S
+from agent_memory.domain.tasks.memory_bot_requests import ENRICHMENT_DEADLINE_S
 from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
 from agent_memory.ports import Clock, LearningModel, ModelCatalog, ModelFailure, ModelReply
 
