@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.learning_notes import NOTHING_NEW
 from agent_memory.domain.tasks.answers import InvalidModelOutput
-from agent_memory.domain.tasks.base import Ask, ModelTask, Refusal, Review
+from agent_memory.domain.tasks.base import Ask, ModelTask
 from agent_memory.persistence.model_calls import owner_tag
 from agent_memory.ports import Equals, EvidenceItem, Execution, KeyRange, ModelFailure, Put, Update
 from agent_memory.service.learning import (
@@ -330,11 +330,6 @@ class ShoutTask(ModelTask[tuple[str, ...], Shout]):
     def local_answer(self, task_input: tuple[str, ...]) -> Shout:
         return Shout(words=[w.upper() for text in task_input for w in text.split()])
 
-    def review(self, output: Shout, task_input: tuple[str, ...]) -> Review[Shout]:
-        kept = [w for w in output.words if len(w) <= 8]
-        refused = tuple(Refusal({"word": w}, "longer than 8 letters") for w in output.words)
-        return Review(Shout(words=kept), tuple(r for r in refused if len(r.change["word"]) > 8))
-
 
 SHOUT = ShoutTask()
 
@@ -422,9 +417,9 @@ def test_a_toy_pool_kind_runs_its_own_task_through_the_whole_workflow() -> None:
     pool = TaskPool(
         "toy", None, lambda evidence: Ask(SHOUT, tuple(i.content for i in evidence.items))
     )
-    h, state = _run_pool(pool, ref, "keep these words", "and extraordinarily long ones")
+    h, state = _run_pool(pool, ref, "keep these words", "and long ones")
 
-    assert state["result"] == {"status": "succeeded", "applied": 1, "rejected": 1}
+    assert state["result"] == {"status": "succeeded", "applied": 1, "rejected": 0}
     [request] = h.model.calls
     assert (request.task, request.deadline_s) == ("shout", MODEL_DEADLINE_S)
     assert request.schema == {
@@ -441,10 +436,7 @@ def test_a_toy_pool_kind_runs_its_own_task_through_the_whole_workflow() -> None:
     [execution] = h.service.executions(ref)
     assert execution["status"] == "succeeded"
     assert execution["applied"] == [{"key": "answer", "op": "toy"}]
-    # The task's own rules refused a word, with its reason, on the execution.
-    assert execution["rejected"] == [
-        {"change": {"word": "EXTRAORDINARILY"}, "reason": "longer than 8 letters"}
-    ]
+    assert execution["rejected"] == []
 
 
 def test_a_toy_answer_that_is_not_its_protocol_fails_the_run_and_moves_nothing() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.learning_notes import LEARNED_ELSEWHERE, LEARNED_IN_PART, NOTHING_NEW
-from agent_memory.domain.tasks.base import Ask, Refusal, Review
+from agent_memory.domain.tasks.base import Ask
 from agent_memory.persistence.events import one_row, pool_changed
 from agent_memory.persistence.runs import Began, ExecutionRow, Run
 from agent_memory.ports import Action
@@ -124,12 +124,12 @@ class LearningService(ModelCallStep):
                 return {"status": row.status}
             evidence = self._evidence(run, row)
             ask = self._pool(ref.kind).task(evidence)
-            review: Review[Any] = Review(None)
+            answer: Any = None
             if ask is not None:
                 if text is None:
                     raise ExecutionLost("the saved model answer is gone")
-                review = ask.review(ask.parse(text))
-            return self._apply(run, ref, row, evidence, ask, review)
+                answer = ask.parse(text)
+            return self._apply(run, ref, row, evidence, ask, answer)
 
     def _apply(
         self,
@@ -138,22 +138,22 @@ class LearningService(ModelCallStep):
         row: ExecutionRow,
         evidence: Evidence[Any],
         ask: Ask[Any, Any] | None,
-        review: Review[Any],
+        answer: Any,
     ) -> dict[str, Any]:
-        """Apply the reviewed answer; when another run moved first, apply it again to what
+        """Apply the answer; when another run moved first, apply it again to what
         is still unread (the pool refuses a change citing an item the other run learned)."""
         seen = {item.id for item in evidence.items}
         unread = [evidence]
 
         def attempt() -> dict[str, Any] | Again:
             try:
-                finish = self._finisher(run, row, review.refused)
+                finish = self._finisher(run, row)
                 pool = self._pool(ref.kind)
-                outcome = apply_cycle(self._store, pool, unread[-1], review.kept, finish)
+                outcome = apply_cycle(self._store, pool, unread[-1], answer, finish)
                 return {
                     "status": "succeeded",
                     "applied": len(outcome.applied),
-                    "rejected": len(outcome.rejected) + len(review.refused),
+                    "rejected": len(outcome.rejected),
                 }
             except (AlreadyApplied, WriteConflict):
                 pass  # another run, an edit or our own earlier attempt: look again
@@ -161,8 +161,8 @@ class LearningService(ModelCallStep):
                 return self._ended(run)
             fresh, note = self._unread_again(run, ref, seen)
             if fresh is None:
-                kept = ask.describe(review.kept) if ask is not None else []
-                return self._skip(run, row, kept, review.refused, note or LEARNED_ELSEWHERE)
+                kept = ask.describe(answer) if ask is not None else []
+                return self._skip(run, row, kept, note or LEARNED_ELSEWHERE)
             unread.append(fresh)
             return AGAIN
 
@@ -238,9 +238,7 @@ class LearningService(ModelCallStep):
         row = self._runs.get(run)
         return {"status": row.status if row else (status or "skipped")}
 
-    def _finisher(
-        self, run: Run, row: ExecutionRow, refused: Sequence[Refusal] = ()
-    ) -> FinishActions:
+    def _finisher(self, run: Run, row: ExecutionRow) -> FinishActions:
         """The execution's end, from `row` as ApplyLearning read it."""
 
         def finish(outcome: Outcome) -> list[Action]:
@@ -252,7 +250,7 @@ class LearningService(ModelCallStep):
                 now,
                 status="succeeded",
                 applied=outcome.applied,
-                rejected=[r.to_dict() for r in refused] + outcome.rejected,
+                rejected=outcome.rejected,
                 row=row,
             )
             return one_row([*(learned if outcome.applied else []), *ending])
@@ -264,11 +262,9 @@ class LearningService(ModelCallStep):
         run: Run,
         row: ExecutionRow,
         changes: Sequence[Mapping[str, Any]],
-        refused: Sequence[Refusal],
         note: str,
     ) -> dict[str, Any]:
-        rejected = [r.to_dict() for r in refused]
-        rejected += [{"change": dict(change), "reason": note} for change in changes]
+        rejected = [{"change": dict(change), "reason": note} for change in changes]
         now = self._clock.now_ms()
         try:
             self._store.write(

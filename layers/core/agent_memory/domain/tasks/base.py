@@ -55,31 +55,10 @@ class ModelRequest(Protocol):
     def local_answer(self) -> str: ...
 
 
-@dataclass(frozen=True)
-class Refusal:
-    """One part of an answer the task's rules refused, with the reason (API.md's
-    `{"change": {...}, "reason": str}` record)."""
-
-    change: Mapping[str, Any]
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """The record an execution keeps in `rejected`."""
-        return {"change": dict(self.change), "reason": self.reason}
-
-
-@dataclass(frozen=True)
-class Review(Generic[Out]):
-    """What a task's rules keep of an answer, and what they refuse (with reasons)."""
-
-    kept: Out
-    refused: tuple[Refusal, ...] = ()
-
-
 class ModelTask(ABC, Generic[In, Out]):
     """One thing a model is asked. A task states its prompt as data (`intro`, `rules`,
     `answer_format`, the heading of its `note`) and writes the user message (`user`) and the
-    deterministic `local_answer`; `system`, `parse`, `schema`, `review` and `describe` have
+    deterministic `local_answer`; `system`, `parse`, `schema` and `describe` have
     defaults that most tasks keep."""
 
     # The task's name: `response_format.json_schema.name` (OpenAI-compatible), the forced
@@ -133,11 +112,6 @@ class ModelTask(ABC, Generic[In, Out]):
         """The model's text as the typed output, or `InvalidModelOutput` naming the place.
         Default: the `output_model` instance (tasks with another output type override)."""
         return cast(Out, parse_answer(self.output_model, text))
-
-    def review(self, output: Out, task_input: In) -> Review[Out]:
-        """The task's own rules on what the input alone can decide; the pool's rules on its
-        newest state run when the answer is applied. Default: keep everything."""
-        return Review(output)
 
     def describe(self, output: Out) -> list[dict[str, Any]]:
         """The answer as records an execution shows when none of it is applied: the task
@@ -204,9 +178,6 @@ class Ask(Generic[In, Out]):
     def parse(self, text: str) -> Out:
         """Raises `InvalidModelOutput`."""
         return self.task.parse(text, self.input)
-
-    def review(self, output: Out) -> Review[Out]:
-        return self.task.review(output, self.input)
 
     def describe(self, output: Out) -> list[dict[str, Any]]:
         return self.task.describe(output)
