@@ -16,6 +16,7 @@ from agent_memory.service.bot_learning import BotLearningPool, pool_ref
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
 from agent_memory.service.learning_pools import Evidence, Outcome, apply_cycle
+from agent_memory.service.memory_bot_calls import RequestCalls
 from tests.conftest import Api, User
 from tests.support.bots import MEMORY_MODEL, Script, make_bot, make_channel, turn
 from tests.support.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
@@ -51,15 +52,9 @@ class MemoryBot:
     def __init__(self, memory: BotMemoryService) -> None:
         self.memory = memory
         self.store = store = memory.repo._store
-        self.pool = BotLearningPool(
-            memory.bots.repo,
-            memory,
-            MemoryBotRepository(store, memory.repo._cipher),
-            EveryOrg(),
-            None,
-            memory.clock,
-            BotSettingsRepository(store),
-        )
+        repo = MemoryBotRepository(store, memory.repo._cipher)
+        calls = RequestCalls(BotSettingsRepository(store), repo, None, memory.clock)
+        self.pool = BotLearningPool(memory.bots.repo, memory, repo, EveryOrg(), calls, memory.clock)
 
     def read(self, chat_id: str) -> Evidence[Any]:
         """The run a Turn of the Chat's owner starts once every Turn of the Chat ended."""

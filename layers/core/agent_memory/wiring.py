@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from agent_memory.service.learning import LearningService
     from agent_memory.service.limits import Limiter, RequestLimits
     from agent_memory.service.memory_bot import MemoryBotService
+    from agent_memory.service.memory_bot_calls import RequestCalls
     from agent_memory.service.memory_objects import MemoryObjectService
     from agent_memory.service.model_choice import ModelChoice
     from agent_memory.service.observer import Observer
@@ -324,8 +325,21 @@ class Wiring:
         )
 
     @cached_property
-    def memory_bot(self) -> MemoryBotService:
+    def memory_bot_calls(self) -> RequestCalls:
+        """The memory Bot's model, budget and prices, for its requests and its learning."""
         from agent_memory.domain.memory_bot import parse_prices
+        from agent_memory.service.memory_bot_calls import RequestCalls
+
+        return RequestCalls(
+            self.bot_settings,
+            self.memory_bot_repo,
+            self.models,
+            self.clock,
+            parse_prices(self.settings.model_prices),
+        )
+
+    @cached_property
+    def memory_bot(self) -> MemoryBotService:
         from agent_memory.service.memory_bot import MemoryBotService
 
         return MemoryBotService(
@@ -334,11 +348,9 @@ class Wiring:
             self.memory_bot_repo,
             self.executions,
             self.org_settings,
-            self.models,
+            self.memory_bot_calls,
             self.clock,
             self.learning,
-            settings=self.bot_settings,
-            prices=parse_prices(self.settings.model_prices),
         )
 
     @cached_property

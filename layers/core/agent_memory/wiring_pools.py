@@ -46,7 +46,6 @@ def _agent_pool(wiring: Wiring) -> LearningPool:
 
 
 def _bot_pool(wiring: Wiring) -> LearningPool:
-    from agent_memory.domain.memory_bot import parse_prices
     from agent_memory.service.bot_learning import BotLearningPool
 
     return BotLearningPool(
@@ -54,10 +53,8 @@ def _bot_pool(wiring: Wiring) -> LearningPool:
         wiring.bot_memory,
         wiring.memory_bot_repo,
         wiring.org_settings,
-        wiring.models,
+        wiring.memory_bot_calls,
         wiring.clock,
-        wiring.bot_settings,
-        prices=parse_prices(wiring.settings.model_prices),
     )
 
 

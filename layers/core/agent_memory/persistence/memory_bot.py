@@ -49,12 +49,11 @@ from agent_memory.domain.memory_bot import (
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_pk
 from agent_memory.persistence.bot_rows import bot_pk, chat_of, chat_pk
-from agent_memory.persistence.positions import mark_of, position_move, position_sk
+from agent_memory.persistence.positions import mark_of, position_sk
 from agent_memory.persistence.rows import SealedRows, StoreRows
 from agent_memory.ports import (
     Absent,
     AbsentOrLessThan,
-    Action,
     Delete,
     Equals,
     KeyRange,
@@ -220,12 +219,6 @@ class MemoryBotRepository(SealedRows):
             chat_of(chat_row) if chat_row is not None and chat_row.get("type") == "chat" else None
         )
         return chat, mark_of(rows.get(position_key))
-
-    def position_move(
-        self, bot_id: str, org_id: str, chat_id: str, before: ReadMark, after: ReadMark, now: int
-    ) -> Action:
-        """Move the Chat's read mark to `after`, conditional on it still being `before`."""
-        return position_move(pool_pk(bot_id, org_id), chat_id, before, after, now)
 
 
 class BotSettingsRepository(StoreRows):

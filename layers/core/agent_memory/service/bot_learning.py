@@ -20,10 +20,8 @@ from agent_memory.domain.learning_notes import OPEN_TURN_AHEAD, SOURCE_GONE, bud
 from agent_memory.domain.memory_bot import (
     BotSettings,
     BudgetPeriod,
-    Price,
     ReadMark,
     budget_event,
-    cost_micros,
     learning_skip,
     learning_view,
     next_period_key,
@@ -40,19 +38,18 @@ from agent_memory.domain.tasks.learning_changes import (
     LearningInput,
     TurnItem,
 )
-from agent_memory.persistence.bot_memory import pool_of
+from agent_memory.persistence.bot_memory import pool_of, pool_pk
 from agent_memory.persistence.bots import BotRepository
 from agent_memory.persistence.events import without
 from agent_memory.persistence.memory_bot import (
-    BotSettingsRepository,
     MemoryBotRepository,
     charge_action,
 )
+from agent_memory.persistence.positions import position_move
 from agent_memory.ports import (
     Action,
     Clock,
     EvidenceItem,
-    ModelCatalog,
     ModelReply,
 )
 from agent_memory.service.bot_memory import BotMemoryService
@@ -70,6 +67,7 @@ from agent_memory.service.learning_pools import (
     SourceRef,
     json_size,
 )
+from agent_memory.service.memory_bot_calls import RequestCalls
 from agent_memory.service.retrying import AGAIN, Again
 from agent_memory.service.sessions import OrgDefaults
 
@@ -138,18 +136,14 @@ class BotLearningPool:
         memory: BotMemoryService,
         positions: MemoryBotRepository,
         org_settings: OrgDefaults,
-        models: ModelCatalog | None,
+        calls: RequestCalls,
         clock: Clock,
-        settings: BotSettingsRepository,
-        prices: Mapping[str, Price] | None = None,
     ) -> None:
-        self._settings = settings
-        self.prices = dict(prices or {})
+        self._calls = calls
         self._bots = bots
         self._memory = memory
         self._positions = positions
         self._org_settings = org_settings
-        self._models = models
         self._clock = clock
 
     def detail_of(self, data: Any) -> BotDetail:
@@ -207,9 +201,7 @@ class BotLearningPool:
     def _model(self, chat: Chat) -> str | None:
         settings = self._org_settings.effective(chat.org_id)
         model = settings.get("botMemoryModel")
-        has_model = model is not None and (
-            self._models is None or self._models.resolve(model) is not None
-        )
+        has_model = self._calls.has_model(settings)
         skip = learning_skip(chat, bot_memory=bool(settings.get("botMemory")), has_model=has_model)
         if skip is not None:
             raise Skipped(skip)
@@ -217,7 +209,7 @@ class BotLearningPool:
 
     def _within_budget(self, chat: Chat, now: int) -> BotSettings:
         """The memory Bot's settings; Deferred to the next period when its budget is spent."""
-        bot, spent_micros = self._settings.with_spent(chat.bot_id, now)
+        bot, spent_micros = self._calls.settings.with_spent(chat.bot_id, now)
         budget = bot.budget
         if budget is not None and spent(budget, spent_micros):
             upcoming = next_period_key(budget.period, now)
@@ -226,8 +218,7 @@ class BotLearningPool:
 
     def charge(self, evidence: Evidence[BotDetail], reply: ModelReply) -> list[Action]:
         """The call's cost added to the Bot's spend of this period, over all organizations."""
-        usage = reply.usage
-        micros = cost_micros(self.prices.get(reply.model), usage.input_tokens, usage.output_tokens)
+        micros = self._calls.cost(reply)
         now = self._clock.now_ms()
         period = period_key(evidence.detail.budget_period, now)
         return [charge_action(evidence.detail.bot, period, micros, now)]
@@ -319,8 +310,8 @@ class BotLearningPool:
         chat_id, bot_id = detail.chat, detail.bot
         learnable = list(changes.changes)
         now = self._clock.now_ms()
-        move = self._positions.position_move(
-            bot_id, pool.org_id, chat_id, detail.read_mark, detail.read_mark_after, now
+        move = position_move(
+            pool_pk(bot_id, pool.org_id), chat_id, detail.read_mark, detail.read_mark_after, now
         )
 
         def ending(learned: Learned) -> list[Action]:

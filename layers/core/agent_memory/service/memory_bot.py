@@ -15,7 +15,6 @@ from agent_memory.domain.memory_bot import (
     Confession,
     Enriched,
     ModelCall,
-    Price,
     budget_events,
     learning_skip,
     may_confide,
@@ -28,8 +27,8 @@ from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_bot_requests import CALM_ANSWER, CONFIDE_ANSWER, ConfideAnswer
 from agent_memory.domain.tasks.memory_bot_requests import Confession as ConfideInput
 from agent_memory.persistence.executions import ExecutionRepository
-from agent_memory.persistence.memory_bot import BotSettingsRepository, MemoryBotRepository
-from agent_memory.ports import Clock, ModelCatalog
+from agent_memory.persistence.memory_bot import MemoryBotRepository
+from agent_memory.ports import Clock
 from agent_memory.service.bot_learning import KIND, learning_pool_id, pool_ref
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
@@ -52,12 +51,9 @@ class MemoryBotService:
         repo: MemoryBotRepository,
         runs: ExecutionRepository,
         org_settings: OrgDefaults,
-        models: ModelCatalog | None,
+        calls: RequestCalls,
         clock: Clock,
         learning: LearningService | None = None,
-        *,
-        settings: BotSettingsRepository,
-        prices: Mapping[str, Price] | None = None,
     ) -> None:
         self._bots = bots
         self.repo = repo
@@ -65,8 +61,8 @@ class MemoryBotService:
         self._org_settings = org_settings
         self._clock = clock
         self._learning = learning
-        self._settings = settings
-        self.calls = RequestCalls(settings, repo, models, clock, prices)
+        self._settings = calls.settings
+        self.calls = calls
         # A Turn's input rewritten with entries that help (`POST /v1/chats/{chatId}/turns`).
         self.enrichment = Enrichment(bots, memory, repo, self.calls, org_settings, clock)
 
@@ -98,7 +94,7 @@ class MemoryBotService:
         confession = Confession(turn.id, text, answer or CALM_ANSWER, calm, self._clock.now_ms())
         self._confess(chat, confession, call)
         if self._learning is not None:
-            has_model = self.calls.model(org_settings) is not None
+            has_model = self.calls.has_model(org_settings)
             bot_memory = bool(org_settings.get("botMemory"))
             skip = learning_skip(chat, bot_memory=bot_memory, has_model=has_model)
             if skip is None:

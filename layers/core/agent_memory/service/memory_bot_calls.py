@@ -53,7 +53,7 @@ class RequestCalls:
         clock: Clock,
         prices: Mapping[str, Price] | None = None,
     ) -> None:
-        self._settings = settings
+        self.settings = settings
         self._repo = repo
         self._models = models
         self._clock = clock
@@ -67,15 +67,29 @@ class RequestCalls:
             return None
         return self._models.resolve(name)
 
+    def has_model(self, org_settings: Mapping[str, Any]) -> bool:
+        """Whether the organization names a `botMemoryModel` this deployment runs: the one
+        rule of the confide, the enrichment and the learning. Without a catalog (a pool
+        driven alone, its answers given) any name runs."""
+        name = org_settings.get("botMemoryModel")
+        if name is None:
+            return False
+        return self._models is None or self._models.resolve(name) is not None
+
     def usable(
         self, chat: Chat, org_settings: Mapping[str, Any]
     ) -> tuple[LearningModel | None, BotSettings]:
         """The model to ask (None: no model, or the budget is spent) and the settings."""
-        settings, spent_micros = self._settings.with_spent(chat.bot_id, self._clock.now_ms())
+        settings, spent_micros = self.settings.with_spent(chat.bot_id, self._clock.now_ms())
         model = self.model(org_settings)
         if model is not None and spent(settings.budget, spent_micros):
             return None, settings
         return model, settings
+
+    def cost(self, reply: ModelReply) -> int | None:
+        """The reply's cost in micro-USD (None: its model has no price)."""
+        usage = reply.usage
+        return cost_micros(self.prices.get(reply.model), usage.input_tokens, usage.output_tokens)
 
     def ask(
         self,
@@ -113,7 +127,7 @@ class RequestCalls:
         slots = settings.concurrency
         if slots is None:
             return _within(WINDOW_S, call)
-        repo, holder = self._settings, uuid.uuid4().hex
+        repo, holder = self.settings, uuid.uuid4().hex
         while True:
             slot = repo.take_slot(bot_id, slots, holder, self._clock.now_ms(), LEASE_TTL_MS)
             if slot is not None:
@@ -136,11 +150,10 @@ class RequestCalls:
         """Best effort: the answer stands."""
         if reply is None:
             return
-        usage = reply.usage
-        micros = cost_micros(self.prices.get(reply.model), usage.input_tokens, usage.output_tokens)
+        micros = self.cost(reply)
         now = self._clock.now_ms()
         try:
-            self._settings.charge(bot_id, settings.period(now), micros, now)
+            self.settings.charge(bot_id, settings.period(now), micros, now)
         except Unavailable:
             log.warning("memory bot: a call's cost was not recorded")
 
