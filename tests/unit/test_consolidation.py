@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from agent_memory.domain import consolidation as rules_module
 from agent_memory.domain.agent_memory import rules_for as agent_rules
 from agent_memory.domain.consolidation import Known, PoolRules, consolidate
+from agent_memory.domain.model_gate import SECRET
 from agent_memory.domain.proposals import MEMORY_KINDS, ProposedForget, ProposedRemember
 from agent_memory.domain.secret_words import CARD, LOGIN, ONE_TIME_CODE, PASSWORD, PIN
 
@@ -143,8 +144,8 @@ def test_a_key_that_holds_a_secret_is_refused_for_both_ops_and_never_recorded() 
     assert decision.applied_records() == [{"key": "budget", "op": "remember"}]
     records = decision.rejected_records()
     assert [r["reason"] for r in records] == [
-        rules_module.SECRET.format(what=LOGIN),
-        rules_module.SECRET.format(what=PASSWORD),
+        SECRET.format(what=LOGIN),
+        SECRET.format(what=PASSWORD),
     ]
     assert [r["change"]["key"] for r in records] == [rules_module.REDACTED] * 2
     assert "hunter2" not in repr(records)
@@ -162,9 +163,9 @@ def test_the_secret_reason_names_the_kind_never_the_secret_and_comes_first() -> 
         RULES,
     )
     assert reasons(decision) == {
-        "door": rules_module.SECRET.format(what=PIN),
-        "card": rules_module.SECRET.format(what=CARD),
-        "otp": rules_module.SECRET.format(what=ONE_TIME_CODE),
+        "door": SECRET.format(what=PIN),
+        "card": SECRET.format(what=CARD),
+        "otp": SECRET.format(what=ONE_TIME_CODE),
     }
     for reason in reasons(decision).values():
         assert not any(ch.isdigit() for ch in reason)
@@ -182,7 +183,7 @@ def test_the_same_secret_rule_serves_agent_memory() -> None:
         rules,
     )
     assert [c.key for c in decision.accepted] == ["tests-first"]
-    assert {r.reason for r in decision.rejected} == {rules_module.SECRET.format(what=PASSWORD)}
+    assert {r.reason for r in decision.rejected} == {SECRET.format(what=PASSWORD)}
 
 
 def test_an_edit_made_while_the_model_worked_is_kept() -> None:

@@ -16,8 +16,8 @@ import pytest
 
 from agent_memory.bootstrap import Adapters, build_services
 from agent_memory.config import Settings
-from agent_memory.domain.consolidation import SECRET
 from agent_memory.domain.identity import SERVICE_ADMIN, Principal
+from agent_memory.domain.model_gate import SECRET
 from agent_memory.domain.proposals import MEMORY_KINDS
 from agent_memory.domain.secret_words import (
     ACCESS_LINK,

@@ -27,7 +27,6 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent_memory.domain import model_gate
 from agent_memory.domain.model_gate import label_secret, secret_reason
 from agent_memory.domain.proposals import ProposedChange, ProposedForget, ProposedRemember
 from agent_memory.domain.secrets import looks_secret
@@ -43,8 +42,6 @@ UNKNOWN_KEY = "no entry has this key"
 ALREADY_RETRACTED = "the entry is already retracted"
 EDITED_MEANWHILE = "a person changed this entry while the model worked; the edit is kept"
 TOO_MANY = "more changes than one step can apply; left for the next run"
-# The gate's one reason for a secret, the same for every pool.
-SECRET = model_gate.SECRET
 
 REDACTED = "[redacted]"
 
