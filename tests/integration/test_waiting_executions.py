@@ -12,6 +12,7 @@ import pytest
 
 from agent_memory.bootstrap import aws_adapters
 from agent_memory.domain.errors import Unavailable
+from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.learning_start import wait_name
@@ -120,7 +121,12 @@ def test_a_wait_survives_a_restart(wf: Workflow, settings: Any, local_aws: Any) 
     session, _local = local_aws
     fresh = aws_adapters(settings, session)
     restarted = LearningService(
-        fresh.store, fresh.cipher, fresh.clock, fresh.ids, fresh.orchestrator, wf.adapters.models
+        fresh.store,
+        ExecutionRepository(fresh.store, fresh.cipher),
+        fresh.clock,
+        fresh.ids,
+        fresh.orchestrator,
+        wf.adapters.models,
     )
     assert [e["status"] for e in restarted.executions(ref)] == ["waiting"]
     [started] = restarted.release(TURN, upto=upto)
@@ -155,7 +161,12 @@ def test_a_release_that_lost_the_workflow_is_finished_by_the_next(wf: Workflow) 
 def test_a_wait_and_its_event_at_the_same_moment_start_it_exactly_once() -> None:
     store, orchestrator = InMemoryStore(), RecordingOrchestrator()
     learning = LearningService(
-        store, FakeCipher(), FixedClock(), SequentialIds(), orchestrator, Catalog({})
+        store,
+        ExecutionRepository(store, FakeCipher()),
+        FixedClock(),
+        SequentialIds(),
+        orchestrator,
+        Catalog({}),
     )
     pools = [PoolRef("session", ORG, f"s-{n}") for n in range(60)]
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.ports import Put
 from agent_memory.service.learning import (
     LearningService,
@@ -50,7 +51,7 @@ class Harness:
         """The service over this harness's table, clock and orchestrator."""
         return LearningService(
             self.store,
-            self.cipher,
+            ExecutionRepository(self.store, self.cipher),
             self.clock,
             SequentialIds(),
             self.orchestrator,

@@ -16,6 +16,7 @@ from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.learning_notes import NOTHING_NEW
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import Ask, ModelTask
+from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.model_calls import owner_tag
 from agent_memory.ports import Equals, EvidenceItem, Execution, KeyRange, ModelFailure, Put, Update
 from agent_memory.service.learning import (
@@ -102,7 +103,13 @@ def test_an_unavailable_workflow_skips_a_turn_but_fails_a_refresh() -> None:
 
 def test_without_a_workflow_learning_is_skipped(h: Harness) -> None:
     service = LearningService(
-        h.store, h.cipher, h.clock, SequentialIds(), None, Catalog({}), [h.pool]
+        h.store,
+        ExecutionRepository(h.store, h.cipher),
+        h.clock,
+        SequentialIds(),
+        None,
+        Catalog({}),
+        [h.pool],
     )
     assert service.start(REF, upto=1, reason="turn") == "skipped"
 

@@ -21,6 +21,7 @@ from agent_memory.domain.limits import (
     retry_after_s,
     window_at,
 )
+from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.limits import ProcessCounters, TableCounters
 from agent_memory.ports import KeyRange
 from agent_memory.service.learning import LearningService
@@ -222,7 +223,7 @@ def learning(quota_per_minute: int) -> tuple[LearningService, RecordingOrchestra
     orchestrator = RecordingOrchestrator()
     service = LearningService(
         store,
-        FakeCipher(),
+        ExecutionRepository(store, FakeCipher()),
         clock,
         SequentialIds(),
         orchestrator,
@@ -259,7 +260,7 @@ def test_no_quota_when_it_is_off_or_no_workflow_runs() -> None:
     store, clock = InMemoryStore(), FixedClock(T0)
     idle = LearningService(
         store,
-        FakeCipher(),
+        ExecutionRepository(store, FakeCipher()),
         clock,
         SequentialIds(),
         None,

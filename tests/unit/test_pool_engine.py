@@ -19,6 +19,7 @@ from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.proposals import MEMORY_KINDS, ProposedChange, ProposedRemember
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
+from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.keys import READ_POSITION
 from agent_memory.ports import Action, Equals, EvidenceItem, KeyRange, Put, Update
 from agent_memory.service.learning import LearningService
@@ -222,7 +223,7 @@ def world() -> World:
     pool = GlossaryPool(repo)
     service = LearningService(
         store,
-        FakeCipher(),
+        ExecutionRepository(store, FakeCipher()),
         FixedClock(step_ms=1),
         SequentialIds(),
         orchestrator,

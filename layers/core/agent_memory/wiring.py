@@ -167,7 +167,7 @@ class Wiring:
 
         return LearningService(
             self.store,
-            self.cipher,
+            self.executions,
             self.clock,
             self.ids,
             self.adapters.orchestrator,

@@ -45,7 +45,7 @@ class ExecutionRepository(ModelCallRows, WaitRows):
         return self._row(run, record, found.get(run.evidence_sk)) if record else None
 
     def newest(
-        self, kind: str, org_id: str, pool_id: str, limit: int, *, evidence: bool = False
+        self, kind: str, pool_id: str, limit: int, *, evidence: bool = False
     ) -> list[ExecutionRow]:
         """The newest `limit` executions of a pool, newest first. With `evidence`, the rows
         still `waiting` are read with their evidence rows (one more request), so a waited

@@ -21,7 +21,6 @@ from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.runs import ExecutionRow, Run
 from agent_memory.persistence.waits import WAIT_TTL_S
 from agent_memory.ports import (
-    Cipher,
     Clock,
     Execution,
     Ids,
@@ -62,7 +61,7 @@ class LearningStarts:
     def __init__(
         self,
         store: Store,
-        cipher: Cipher,
+        runs: ExecutionRepository,
         clock: Clock,
         ids: Ids,
         orchestrator: Orchestrator | None,
@@ -71,7 +70,7 @@ class LearningStarts:
         quota: ModelCallQuota | None = None,
         builders: Mapping[PoolKind, PoolBuilder] | None = None,
     ) -> None:
-        self._runs = ExecutionRepository(store, cipher)
+        self._runs = runs
         self._store = store
         self._quota = quota
         self._clock = clock
@@ -195,7 +194,7 @@ class LearningStarts:
     def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]:
         """The pool's newest executions, newest first, in API.md's Execution shape."""
         now = self._clock.now_ms()
-        rows = self._runs.newest(pool.kind, pool.org_id, pool.pool_id, limit, evidence=True)
+        rows = self._runs.newest(pool.kind, pool.pool_id, limit, evidence=True)
         return [self._view(row, now) for row in rows]
 
     def _view(self, row: ExecutionRow, now: int) -> dict[str, Any]:

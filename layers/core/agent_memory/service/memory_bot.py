@@ -181,7 +181,7 @@ class MemoryBotService:
             return []
         pool_id = learning_pool_id(bot.id, reach.org_id)
         pool = PoolRef(KIND, reach.org_id, pool_id)
-        rows = self._runs.newest(KIND, reach.org_id, pool_id, EXECUTIONS_LIMIT)
+        rows = self._runs.newest(KIND, pool_id, EXECUTIONS_LIMIT)
         waits = {row.run.name: row.record.get("waitFor") for row in rows}
         shown = self._learning.executions(pool, limit=EXECUTIONS_LIMIT)
         if reach.level != "write":
