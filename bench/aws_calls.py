@@ -168,7 +168,7 @@ class Workflow:
     """The learning workflow's side: step handlers pinned to counted services."""
 
     def __init__(self, env: Env) -> None:
-        from agent_memory.bootstrap import model_catalog
+        from agent_memory.adapters.choice import model_catalog
         from bench.dispatch import dispatch_hook
         from infra.local import aws
 
@@ -244,8 +244,8 @@ def _measure(
     operation starts learning."""
     from fastapi.testclient import TestClient
 
+    from agent_memory.adapters.choice import model_catalog
     from agent_memory.api.app import create_app
-    from agent_memory.bootstrap import model_catalog
 
     calls = AwsCalls()
     models = CountingCatalog(model_catalog(env.settings))

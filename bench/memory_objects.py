@@ -125,7 +125,7 @@ def _moto_at_scale() -> Iterator[None]:
 @contextmanager
 def _bench() -> Iterator[Bench]:
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    from agent_memory.adapters.dynamodb import DynamoStore
+    from agent_memory.adapters.dynamodb.store import DynamoStore
     from agent_memory.bootstrap import aws_adapters
     from agent_memory.config import load_settings
     from agent_memory.domain.identity import Principal

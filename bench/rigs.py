@@ -92,7 +92,7 @@ def load_entries(
     services: Any, client: Any, table: str, session_id: str, numbers: range, *, seed: int
 ) -> None:
     """Facts `fact-<n>` of random length (each with its recency copy), loaded in bulk."""
-    from agent_memory.adapters.dynamodb.store import serialize
+    from agent_memory.adapters.dynamodb.items import serialize
     from agent_memory.domain.session_memory import fact, item_sources
 
     repo = services.sessions._repo
@@ -256,7 +256,8 @@ def learning_rig(
     and any adapter replaced by `adapters` (e.g. an embedder both sides share)."""
     import boto3
 
-    from agent_memory.bootstrap import aws_adapters, build_services, model_catalog, step_services
+    from agent_memory.adapters.choice import model_catalog
+    from agent_memory.bootstrap import aws_adapters, build_services, step_services
     from agent_memory.config import load_settings
     from bench.dispatch import dispatch_hook
     from infra.local import aws

@@ -172,7 +172,7 @@ def test_a_cold_start_keeps_only_its_first_build_for_good() -> None:
     import gc
     from typing import Any
 
-    from agent_memory.bootstrap import ColdStart
+    from agent_memory.process import ColdStart
 
     collecting: list[bool] = []
 

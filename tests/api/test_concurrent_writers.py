@@ -317,7 +317,7 @@ def served_store(
     from botocore.config import Config
     from moto.server import ThreadedMotoServer
 
-    from agent_memory.adapters.dynamodb import DynamoStore
+    from agent_memory.adapters.dynamodb.store import DynamoStore
     from infra.local import aws
 
     aws.prepare_moto()

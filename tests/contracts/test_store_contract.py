@@ -51,7 +51,7 @@ def _in_memory(request: pytest.FixtureRequest) -> StoreRig:
 def _dynamodb(request: pytest.FixtureRequest) -> StoreRig:
     from botocore.config import Config
 
-    from agent_memory.adapters.dynamodb import DynamoStore
+    from agent_memory.adapters.dynamodb.store import DynamoStore
 
     session, local = request.getfixturevalue("local_aws")
     # The service's retry policy (bootstrap.py): standard mode, 1 + 3 attempts.

@@ -11,7 +11,7 @@ import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
 
-from agent_memory.adapters.dynamodb import DynamoStore
+from agent_memory.adapters.dynamodb.store import DynamoStore
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.ports.store import (
     WRITER_ATTRIBUTE,

@@ -10,7 +10,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.config import Config
 
-from agent_memory.adapters.dynamodb import DynamoStore
+from agent_memory.adapters.dynamodb.store import DynamoStore
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.ports import Absent, Equals, Put, Update
 from tests.reliability import faults as F

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from agent_memory.bootstrap import build_services, model_catalog
+from agent_memory.adapters.choice import model_catalog
+from agent_memory.bootstrap import build_services
 from agent_memory.domain.proposals import parse_changes
 from agent_memory.domain.tasks.memory_changes import instructions_for
 from agent_memory.ports import LearningRequest, ModelCatalog, ModelFailure, Store

@@ -25,9 +25,10 @@ from typing import Any
 import pytest
 from botocore.awsrequest import AWSResponse
 
-from agent_memory.bootstrap import Adapters, aws_adapters, build_services, step_services
+from agent_memory.bootstrap import aws_adapters, build_services, step_services
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.learning_runs import execution_name
+from agent_memory.wiring import Adapters
 from infra.local import aws as local_aws_module
 from tests.support.learning_doubles import MODEL, Catalog, NotesPool, ScriptedModel
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent_memory.api.contracts.agent_memory import AgentMemoryAnswer, MemoryLog
-from agent_memory.bootstrap import Adapters, build_services
+from agent_memory.bootstrap import build_services
 from agent_memory.config import Settings
 from agent_memory.domain import agent_memory as am
 from agent_memory.domain.consolidation import (
@@ -32,6 +32,7 @@ from agent_memory.persistence.agent_memory import MEMORY_VERSION
 from agent_memory.ports import Action, EvidenceItem
 from agent_memory.service.agent_learning import AgentDetail, AgentLearningPool, agent_pool_ref
 from agent_memory.service.learning_pools import AlreadyApplied, Outcome, Skipped, apply_cycle
+from agent_memory.wiring import Adapters
 from tests.support.in_memory import (
     FakeCipher,
     FixedClock,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.bootstrap import Adapters, build_services
+from agent_memory.bootstrap import build_services
 from agent_memory.config import Settings
 from agent_memory.domain.identity import SERVICE_ADMIN, Principal
 from agent_memory.domain.model_gate import SECRET
@@ -34,6 +34,7 @@ from agent_memory.domain.sessions import NewItem
 from agent_memory.domain.tasks.memory_changes import instructions_for
 from agent_memory.ports import LearningRequest
 from agent_memory.service.learning_pools import PoolRef
+from agent_memory.wiring import Adapters
 from tests.support.in_memory import (
     FakeCipher,
     FixedClock,

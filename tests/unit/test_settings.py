@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from agent_memory.adapters.choice import model_catalog
 from agent_memory.adapters.models import ModelCatalogImpl
 from agent_memory.adapters.secrets import ApiKey, SecretReader
-from agent_memory.bootstrap import model_catalog
 from agent_memory.config import Settings, load_settings
 from agent_memory.ports import EvidenceItem, LearningRequest, ModelFailure
 

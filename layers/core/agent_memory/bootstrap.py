@@ -12,15 +12,6 @@ from agent_memory.process import ColdStart
 from agent_memory.service.registry import Services
 from agent_memory.wiring import VECTORS_FILE, Adapters, Wiring
 
-__all__ = [
-    "Adapters",
-    "ColdStart",
-    "aws_adapters",
-    "build_services",
-    "local_adapters",
-    "model_catalog",
-]
-
 
 def aws_adapters(settings: Settings, session: Any = None) -> Adapters:
     """Adapters over AWS (or the embedded AWS: the endpoint comes from the environment)."""
@@ -28,7 +19,7 @@ def aws_adapters(settings: Settings, session: Any = None) -> Adapters:
     from botocore.config import Config
 
     from agent_memory.adapters.clock import RandomIds, SystemClock
-    from agent_memory.adapters.dynamodb import DynamoStore
+    from agent_memory.adapters.dynamodb.store import DynamoStore
     from agent_memory.adapters.kms import KmsCipher
 
     session = session or boto3.session.Session(region_name=settings.region)

@@ -1,3 +1,1 @@
-from agent_memory.adapters.dynamodb.store import DynamoStore
-
-__all__ = ["DynamoStore"]
+"""The store over DynamoDB (`store.DynamoStore`) and its item encoding (`items`)."""
