@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from agent_memory.domain import agent_memory as rules
-from agent_memory.domain.consolidation import KIND_NOT_KEPT, OUTSIDE_ONLY, SECRET, STAYS_RETRACTED
+from agent_memory.domain.consolidation import KIND_NOT_KEPT, OUTSIDE_ONLY, STAYS_RETRACTED
+from agent_memory.domain.model_gate import SECRET
 from tests.conftest import Api
 from tests.support.agents import HELPER, org, remember, replying
 from tests.support.events import helper

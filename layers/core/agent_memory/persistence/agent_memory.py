@@ -52,6 +52,8 @@ from agent_memory.ports import (
 MEMORY_HEAD = "MEMORY"
 # Condition name: another writer changed the memory first.
 MEMORY_VERSION = "agent-memory-version"
+# A promotion's transactions hold at most this many actions.
+MAX_ACTIONS = keys.MAX_ACTIONS
 
 
 def pool_of(agent: Agent) -> Pool:
@@ -179,7 +181,7 @@ class AgentMemoryRepository(PoolRows):
             self.head_change(agent, 0, change.version, now_ms),
             self.log_put(agent, change),
         ]
-        write_last(self._store, puts, last, size=keys.MAX_ACTIONS)
+        write_last(self._store, puts, last, size=MAX_ACTIONS)
 
 
 def _change(row: Record) -> LogChange:
