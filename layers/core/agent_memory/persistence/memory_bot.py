@@ -93,17 +93,9 @@ class MemoryBotRepository(SealedRows):
         payload: dict[str, Any] = {"text": confession.text, "answer": confession.answer}
         if call is not None:
             payload |= {"request": call.request, "reply": call.reply}
-        row: Record = {
-            "pk": chat_pk(chat.id),
-            "sk": sk,
-            "type": "confession",
-            "turnId": confession.turn_id,
-            "calm": confession.calm,
-            "at": confession.at,
-            "sealed": self._cipher.seal(
-                json.dumps(payload, ensure_ascii=False), scope=self._scope(chat), row=sk
-            ),
-        }
+        sealed = json.dumps(payload, ensure_ascii=False)
+        row = self._row(chat, sk, "confession", confession.turn_id, confession.at, sealed)
+        row["calm"] = confession.calm
         if call is not None:
             row |= _call_attributes(call)
         self._store.write([Put(row, Absent())])
@@ -124,15 +116,8 @@ class MemoryBotRepository(SealedRows):
     def add_enrichment(self, chat: Chat, enriched: Enriched) -> None:
         sk = keys.timed_sk(ENRICHMENT_PREFIX, enriched.at, enriched.turn_id)
         sealed = json.dumps({"input": enriched.input, "original": enriched.original})
-        row: Record = {
-            "pk": chat_pk(chat.id),
-            "sk": sk,
-            "type": "enrichment",
-            "turnId": enriched.turn_id,
-            "entryIds": list(enriched.entry_ids),
-            "at": enriched.at,
-            "sealed": self._cipher.seal(sealed, scope=self._scope(chat), row=sk),
-        }
+        row = self._row(chat, sk, "enrichment", enriched.turn_id, enriched.at, sealed)
+        row["entryIds"] = list(enriched.entry_ids)
         self._store.write([Put(row, Absent())])
 
     def enrichments(self, chat: Chat, limit: int = LIST_LIMIT) -> list[Enriched]:
@@ -152,16 +137,8 @@ class MemoryBotRepository(SealedRows):
         """Save one model call on a call log row of its own (7 days)."""
         sk = keys.timed_sk(CALL_PREFIX, call.at, f"{call.turn_id}#{call.task}")
         sealed = json.dumps({"request": call.request, "reply": call.reply}, ensure_ascii=False)
-        row: Record = {
-            "pk": chat_pk(chat.id),
-            "sk": sk,
-            "type": "memory-bot-call",
-            "turnId": call.turn_id,
-            **_call_attributes(call),
-            "at": call.at,
-            "sealed": self._cipher.seal(sealed, scope=self._scope(chat), row=sk),
-            "ttl": call.at // 1000 + CALL_TTL_S,
-        }
+        row = self._row(chat, sk, "memory-bot-call", call.turn_id, call.at, sealed)
+        row |= _call_attributes(call) | {"ttl": call.at // 1000 + CALL_TTL_S}
         self._store.write([Put(row)])
 
     def calls(self, chat: Chat, limit: int = LIST_LIMIT) -> list[ModelCall]:
@@ -186,6 +163,17 @@ class MemoryBotRepository(SealedRows):
             )
             for row, opened in self._opened(chat, rows[:limit])
         ]
+
+    def _row(self, chat: Chat, sk: str, kind: str, turn_id: str, at: int, sealed: str) -> Record:
+        """A row of the Chat's partition with its `sealed` attribute."""
+        return {
+            "pk": chat_pk(chat.id),
+            "sk": sk,
+            "type": kind,
+            "turnId": turn_id,
+            "at": at,
+            "sealed": self._cipher.seal(sealed, scope=self._scope(chat), row=sk),
+        }
 
     def _opened(self, chat: Chat, rows: list[Record]) -> list[tuple[Record, dict[str, Any]]]:
         """Each row with its `sealed` attribute opened."""
