@@ -19,13 +19,11 @@ from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.learning_notes import OPEN_TURN_AHEAD, SOURCE_GONE, budget_note
 from agent_memory.domain.memory_bot import (
     BotSettings,
-    BudgetPeriod,
     ReadMark,
     budget_event,
     learning_skip,
     learning_view,
     next_period_key,
-    period_key,
     spent,
     topics_of,
 )
@@ -106,8 +104,8 @@ class BotDetail:
     read_mark: ReadMark
     read_mark_after: ReadMark
     instructions: str | None
-    # The period CallModel charges its call to (the month when no budget).
-    budget_period: BudgetPeriod
+    # The budget period CallModel charges its call to: the one its budget was checked in.
+    budget_period: str
     # Topic counts are over every entry the model may see, not only those shown.
     entries: tuple[KnownBotEntry, ...]
     topic_counts: dict[str, int]
@@ -170,7 +168,6 @@ class BotLearningPool:
         model = self._model(chat)
         now = self._clock.now_ms()
         bot = self._within_budget(chat, now)
-        budget = bot.budget
         # The chat row's count is not the last item: item writers never move it.
         through = mark.position + MAX_SCAN if upto is None else upto
         read = self._items(chat, mark, through, now)
@@ -193,7 +190,7 @@ class BotLearningPool:
                 mark,
                 read.mark,
                 bot.instructions_in(chat.org_id),
-                budget.period if budget is not None else "month",
+                bot.period(now),
                 *self._entries(chat),
             ),
         )
@@ -220,8 +217,7 @@ class BotLearningPool:
         """The call's cost added to the Bot's spend of this period, over all organizations."""
         micros = self._calls.cost(reply)
         now = self._clock.now_ms()
-        period = period_key(evidence.detail.budget_period, now)
-        return [charge_action(evidence.detail.bot, period, micros, now)]
+        return [charge_action(evidence.detail.bot, evidence.detail.budget_period, micros, now)]
 
     def _chat_and_position(self, pool: PoolRef) -> tuple[Chat, ReadMark] | None:
         """None when the source is not a Chat of this pool's Bot in its organization."""
