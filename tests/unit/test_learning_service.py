@@ -463,6 +463,30 @@ def test_a_toy_answer_that_is_not_its_protocol_fails_the_run_and_moves_nothing()
     assert pool.head(ref)["position"] == 0
 
 
+# What a record may name of an answer: what it is and which ids it stands on (a session
+# memory key is plaintext metadata already, checked for secrets before it is kept).
+_NAMES = frozenset({"op", "key", "kind", "sources", "id", "index"})
+
+
+def _words(answer: Any) -> set[str]:
+    """The texts of an answer (its names aside), four letters or more."""
+    if isinstance(answer, dict):
+        return {w for key, value in answer.items() if key not in _NAMES for w in _words(value)}
+    if isinstance(answer, list):
+        return {w for part in answer for w in _words(part)}
+    return {answer} if isinstance(answer, str) and len(answer) >= 4 else set()
+
+
+@pytest.mark.parametrize(("task", "task_input", "fragment"), TASK_CASES, ids=TASK_IDS)
+def test_what_a_run_keeps_of_an_answer_it_did_not_apply_holds_none_of_its_words(
+    task: ModelTask[Any, Any], task_input: Any, fragment: str
+) -> None:
+    answer = task.parse(task.request(task_input).local_answer(), task_input)
+    recorded = json.dumps(task.describe(answer))
+    words = _words(json.loads(json.dumps(_dumped(answer))))
+    assert not [w for w in words if w in recorded], recorded
+
+
 @pytest.mark.parametrize(("task", "task_input", "fragment"), TASK_CASES, ids=TASK_IDS)
 def test_every_task_runs_through_the_generic_workflow(
     task: ModelTask[Any, Any], task_input: Any, fragment: str

@@ -161,8 +161,7 @@ class LearningService(ModelCallStep):
                 return self._ended(run)
             fresh, note = self._unread_again(run, ref, seen)
             if fresh is None:
-                # An execution row is plaintext metadata: the task that answered, never its words.
-                kept = [{"op": ask.name}] if ask is not None else []
+                kept = ask.describe(answer) if ask is not None else []
                 return self._skip(run, row, kept, note or LEARNED_ELSEWHERE)
             unread.append(fresh)
             return AGAIN

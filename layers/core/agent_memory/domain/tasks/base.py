@@ -58,8 +58,8 @@ class ModelRequest(Protocol):
 class ModelTask(ABC, Generic[In, Out]):
     """One thing a model is asked. A task states its prompt as data (`intro`, `rules`,
     `answer_format`, the heading of its `note`) and writes the user message (`user`) and the
-    deterministic `local_answer`; `system`, `parse` and `schema` have defaults that most tasks
-    keep."""
+    deterministic `local_answer`; `system`, `parse`, `schema` and `describe` have
+    defaults that most tasks keep."""
 
     # The task's name: `response_format.json_schema.name` (OpenAI-compatible), the forced
     # tool's name (Bedrock, Anthropic), and what saved calls record.
@@ -112,6 +112,11 @@ class ModelTask(ABC, Generic[In, Out]):
         """The model's text as the typed output, or `InvalidModelOutput` naming the place.
         Default: the `output_model` instance (tasks with another output type override)."""
         return cast(Out, parse_answer(self.output_model, text))
+
+    def describe(self, output: Out) -> list[dict[str, Any]]:
+        """The answer as records an execution shows when none of it is applied: the task
+        that answered, never its words (an execution row is plaintext metadata)."""
+        return [{"op": self.name}]
 
     def request(self, task_input: In, *, deadline_s: float = STEP_DEADLINE_S) -> ModelRequest:
         return TaskRequest(self, task_input, deadline_s)
@@ -173,6 +178,9 @@ class Ask(Generic[In, Out]):
     def parse(self, text: str) -> Out:
         """Raises `InvalidModelOutput`."""
         return self.task.parse(text, self.input)
+
+    def describe(self, output: Out) -> list[dict[str, Any]]:
+        return self.task.describe(output)
 
 
 def task_prompt(
