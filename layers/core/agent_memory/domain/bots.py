@@ -26,7 +26,6 @@ from typing import Literal, get_args
 from agent_memory.domain.bounds import (
     MAX_BOT_NAME_LENGTH,
     MAX_CHANNEL_MEMBERS,
-    MAX_ITEM_BYTES,
     MAX_TURN_ITEMS,
 )
 from agent_memory.domain.errors import (
@@ -38,7 +37,7 @@ from agent_memory.domain.errors import (
 )
 from agent_memory.domain.grants import GrantLevels, Level
 from agent_memory.domain.identity import Principal, person_of
-from agent_memory.domain.sessions import ITEM_TOO_LARGE, ItemRole, NewItem, check_items, item_id
+from agent_memory.domain.sessions import ItemRole, NewItem, check_content, check_items, item_id
 
 MAX_GRANTS = 100
 # A Chat's history: item ids stay below `i-50000`, as a Session's do.
@@ -278,11 +277,6 @@ def input_item(text: str, notice: bool) -> NewItem:
     """A Turn's input: the person's words, or a notice of the service."""
     check_content(text, ["input"])
     return NewItem("notice" if notice else "user", text)
-
-
-def check_content(text: str, path: list[str | int]) -> None:
-    if len(text.encode()) > MAX_ITEM_BYTES:
-        raise TooLarge(ITEM_TOO_LARGE, path)
 
 
 def check_added(items: Sequence[NewItem]) -> None:

@@ -149,6 +149,12 @@ class NewItem:
     app: str | None = None
 
 
+def check_content(text: str, path: list[str | int]) -> None:
+    """An item's content is at most MAX_ITEM_BYTES in UTF-8."""
+    if len(text.encode()) > MAX_ITEM_BYTES:
+        raise TooLarge(ITEM_TOO_LARGE, path)
+
+
 def check_items(
     items: Sequence[NewItem], roles: tuple[str, ...], none: str, too_many: str, bad_role: str
 ) -> None:
@@ -161,8 +167,7 @@ def check_items(
     for index, item in enumerate(items):
         if item.role not in roles:
             raise ValidationFailed(bad_role, ["items", index, "role"])
-        if len(item.content.encode()) > MAX_ITEM_BYTES:
-            raise TooLarge(ITEM_TOO_LARGE, ["items", index, "content"])
+        check_content(item.content, ["items", index, "content"])
         if item.app is not None and item.role != "tool":
             raise ValidationFailed(APP_ONLY_FOR_TOOLS, ["items", index, "app"])
         if item.app is not None and not 1 <= len(item.app) <= MAX_APP_LENGTH:

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON, Chat, Turn, check_content
+from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON, Chat, Turn
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.memory_bot import (
@@ -23,6 +23,7 @@ from agent_memory.domain.memory_bot import (
     turn_event,
     turn_of_event,
 )
+from agent_memory.domain.sessions import check_content
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_bot_requests import CALM_ANSWER, CONFIDE_ANSWER, ConfideAnswer
 from agent_memory.domain.tasks.memory_bot_requests import Confession as ConfideInput
