@@ -19,13 +19,14 @@ from agent_memory.domain.consolidation import (
     NOT_READ,
     OUTSIDE_ONLY,
     TOO_MANY,
+    PoolRules,
     consolidate,
 )
 from agent_memory.domain.entries import EntryMeta, ItemSource
 from agent_memory.domain.errors import ValidationFailed, VersionConflict, WriteConflict
 from agent_memory.domain.identity import SERVICE_ADMIN, Principal
 from agent_memory.domain.memory_text import choose, render
-from agent_memory.domain.proposals import ProposedForget, ProposedRemember
+from agent_memory.domain.proposals import LASTING_KINDS, ProposedForget, ProposedRemember
 from agent_memory.domain.session_memory import Forget, Remember
 from agent_memory.domain.sessions import NewItem
 from agent_memory.persistence.agent_memory import MEMORY_VERSION
@@ -107,7 +108,7 @@ def test_remember_and_forget_entries() -> None:
 
 def test_learned_changes_follow_the_agent_rules() -> None:
     items = [EvidenceItem("i-03", "user", "x"), EvidenceItem("i-04", "tool", "y", app="wiki")]
-    rules = am.rules_for(items)
+    rules = PoolRules(allowed_kinds=LASTING_KINDS, readable={"i-03", "i-04"}, outside={"i-04"})
     proposed = [
         ProposedRemember("budget", "1500 EUR.", "fact", ("i-03",)),
         ProposedRemember("app-only", "Deploy Fridays.", "procedure", ("i-04",)),
@@ -309,7 +310,7 @@ def test_an_answer_larger_than_one_transaction_is_cut_never_half_applied(world: 
 
     # One step applies what fits one transaction of 100 actions (an entry is its row and its
     # recency copy; plus head, log, read position): never more than `max_changes`.
-    limit = am.rules_for(evidence.items).max_changes
+    limit = PoolRules.max_changes
     applied = len(outcome.applied)
     assert 40 <= applied < limit
     assert {r["reason"] for r in outcome.rejected} == {TOO_MANY}

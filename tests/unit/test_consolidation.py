@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from agent_memory.domain import consolidation as rules_module
-from agent_memory.domain.agent_memory import rules_for as agent_rules
 from agent_memory.domain.consolidation import Known, PoolRules, consolidate
 from agent_memory.domain.model_gate import SECRET
-from agent_memory.domain.proposals import MEMORY_KINDS, ProposedForget, ProposedRemember
+from agent_memory.domain.proposals import (
+    LASTING_KINDS,
+    MEMORY_KINDS,
+    ProposedForget,
+    ProposedRemember,
+)
 from agent_memory.domain.secret_words import CARD, LOGIN, ONE_TIME_CODE, PASSWORD, PIN
 
 READ = ("i-03", "i-04", "i-05")
 RULES = PoolRules(allowed_kinds=MEMORY_KINDS, readable=frozenset(READ), outside={"i-05"})
-
-
-@dataclass(frozen=True)
-class Item:
-    id: str
-    app: str | None
 
 
 def remember(
@@ -172,7 +168,7 @@ def test_the_secret_reason_names_the_kind_never_the_secret_and_comes_first() -> 
 
 
 def test_the_same_secret_rule_serves_agent_memory() -> None:
-    rules = agent_rules([Item("i-1", None), Item("i-2", "crm")])
+    rules = PoolRules(allowed_kinds=LASTING_KINDS, readable={"i-1", "i-2"}, outside={"i-2"})
     decision = consolidate(
         [
             remember("tests-first", "Always run the tests first.", "i-1", kind="procedure"),

@@ -18,7 +18,6 @@ from agent_memory.domain.consolidation import (
     EDITED_MEANWHILE,
     Decision,
     Known,
-    PoolRules,
     Rejection,
 )
 from agent_memory.domain.entries import EntryMeta, ItemSource, Source, keyed_id
@@ -130,16 +129,6 @@ class LogChange:
     # A person's change: who, and the service key it came through (if any).
     person: str | None = None
     service_key: str | None = None
-
-
-def rules_for(items: Sequence[SaidItem]) -> PoolRules:
-    """Lasting kinds only; sources must be items of this run's evidence; App results are
-    outside data and never the only support of a change."""
-    return PoolRules(
-        allowed_kinds=LASTING_KINDS,
-        readable=frozenset(item.id for item in items),
-        outside=frozenset(item.id for item in items if item.app),
-    )
 
 
 def outside_only(items: Sequence[SaidItem]) -> bool:
