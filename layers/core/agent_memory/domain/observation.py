@@ -275,8 +275,6 @@ def place(chunk: Chunk) -> tuple[int, int]:
 # --- what the agent's model gets --------------------------------------------------------
 
 RECALL_TOOL = "recall"
-# The recall route declares the same bound (domain/bounds.py).
-RECALL_MAX = bounds.RECALL_MAX
 OBSERVATIONS_NOTE = (
     "These are your observations of this conversation so far, oldest first: they replace "
     "its older messages. The messages after them are newer than every observation."
@@ -313,7 +311,7 @@ def recall_tool(instructions: str | None) -> dict[str, Any]:
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "words to look for"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": RECALL_MAX},
+                "limit": {"type": "integer", "minimum": 1, "maximum": bounds.RECALL_MAX},
             },
             "required": ["query"],
             "additionalProperties": False,

@@ -10,16 +10,14 @@ from agent_memory.domain import observation as rules
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.observation import (
     OBSERVATION,
-    REFLECTION,
     ObservationInput,
     Reflection,
-    ReflectionInput,
     WorkingMemory,
 )
 from agent_memory.domain.threads import Thread
 from agent_memory.persistence.observations import Log
 from agent_memory.persistence.threads import StoredThread
-from agent_memory.ports import Action, EvidenceItem
+from agent_memory.ports import Action
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Change,
@@ -29,12 +27,12 @@ from agent_memory.service.learning_pools import (
     PoolRef,
 )
 from agent_memory.service.observer import (
-    MAX_CHANGED,
     OBSERVE_KIND,
     Observed,
     Observer,
     observed_upto,
     observer_model,
+    reflection_ask,
     thresholds,
 )
 from agent_memory.service.thread_learning import Saved, ThreadReader, ThreadStep, carry, one_read
@@ -92,8 +90,7 @@ class ObserveStep(ThreadStep):
     def task(self, evidence: Evidence[ObserveDetail]) -> Ask[Any, Any]:
         detail = evidence.detail
         if isinstance(detail, ReflectionDetail):
-            texts = "\n".join(item.content for item in evidence.items)
-            return Ask(REFLECTION, ReflectionInput(texts, detail.instructions))
+            return reflection_ask(evidence.items, detail.instructions)
         return Ask(OBSERVATION, replace(detail.asked, messages=tuple(evidence.items)))
 
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
@@ -115,14 +112,13 @@ class ObserveStep(ThreadStep):
         self, pool: PoolRef, thread: Thread, options: Mapping[str, Any], log_: Log
     ) -> Evidence[Any]:
         om = options["observationalMemory"]
-        condensed = log_.active[:MAX_CHANGED]
-        texts = self._observer.logs.texts(thread, log_, condensed)
+        condensed, items = self._observer.reflecting(thread, log_, log_.active)
         position = self._reader.repo.position(thread.id, self.kind)
         return Evidence(
             pool=pool,
             position=position,
             upto=position,
-            items=tuple(EvidenceItem(str(c.n), c.kind, texts[c.n]) for c in condensed),
+            items=items,
             memory=(),
             model=observer_model(om, self._observer.platform_model, "reflection"),
             allowed_kinds=(),

@@ -14,7 +14,14 @@ from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.observation import Chunk
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.observation import Observation, ObservationInput, WorkingMemory
+from agent_memory.domain.tasks.observation import (
+    REFLECTION,
+    Observation,
+    ObservationInput,
+    Reflection,
+    ReflectionInput,
+    WorkingMemory,
+)
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.observations import Log, ObservationRepository
 from agent_memory.persistence.threads import StoredThread, ThreadRepository
@@ -172,6 +179,16 @@ class Observer:
         scope = options["workingMemory"]["scope"]
         return self.threads.notes.actions(thread, scope, notes, now, by="observer")
 
+    def reflecting(
+        self, thread: Thread, log: Log, active: Sequence[Chunk]
+    ) -> tuple[list[Chunk], tuple[EvidenceItem, ...]]:
+        """The oldest active chunks a reflection condenses, and their texts in reading order
+        (a reflection where what it condensed was), as the reflector reads them."""
+        condensed = sorted(active, key=lambda c: c.n)[:MAX_CHANGED]
+        texts = self.logs.texts(thread, log, condensed)
+        shown = sorted(condensed, key=rules.place)
+        return condensed, tuple(EvidenceItem(str(c.n), c.kind, texts[c.n]) for c in shown)
+
     def reflection_chunk(self, log: Log, condensed: Sequence[Chunk], text: str) -> Chunk:
         return Chunk(
             n=log.head.next,
@@ -194,6 +211,14 @@ class Observer:
         future = _POOL.submit(model.propose, request)
         reply = future.result(timeout=max(0.01, deadline_s))
         return request_ask.parse(reply.text)
+
+
+def reflection_ask(
+    items: Sequence[EvidenceItem], instructions: str | None
+) -> Ask[ReflectionInput, Reflection]:
+    """The reflector's question: the condensed chunks' texts, one after another."""
+    shown = "\n".join(item.content.strip() for item in items)
+    return Ask(REFLECTION, ReflectionInput(shown, instructions))
 
 
 def merged(actions: Sequence[Action]) -> list[Action]:

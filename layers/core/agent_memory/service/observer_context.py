@@ -11,16 +11,12 @@ from typing import Any
 
 from agent_memory.domain import observation as rules
 from agent_memory.domain import threads as thread_rules
+from agent_memory.domain.bounds import RECALL_MAX
 from agent_memory.domain.errors import ThreadConflict, Unavailable, WriteConflict
 from agent_memory.domain.observation import Chunk, ShownLog
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.observation import (
-    OBSERVATION,
-    REFLECTION,
-    Reflection,
-    ReflectionInput,
-)
+from agent_memory.domain.tasks.observation import OBSERVATION
 from agent_memory.domain.threads import Found, Message, Thread
 from agent_memory.persistence.observations import Head, Log
 from agent_memory.persistence.threads import StoredThread
@@ -33,6 +29,7 @@ from agent_memory.service.observer import (
     Observer,
     observed_upto,
     observer_model,
+    reflection_ask,
     thresholds,
 )
 from agent_memory.service.recall import RecallService
@@ -227,16 +224,13 @@ class ObserverService:
     ) -> None:
         om = options["observationalMemory"]
         active = change.active
-        condensed = sorted(active, key=lambda c: c.n)[:MAX_CHANGED]
+        condensed, items = self._observer.reflecting(thread, log_, active)
         if len(condensed) < rules.MIN_REFLECTED_CHUNKS:
             return
-        shown = self._observer.rendered(thread, log_, condensed)
-        asked = ReflectionInput(shown, om["reflection"]["instruction"])
+        asked = reflection_ask(items, om["reflection"]["instruction"])
         model = observer_model(om, self._observer.platform_model, "reflection")
         try:
-            answer: Reflection = self._observer.ask(
-                model, Ask(REFLECTION, asked), self._remaining(started)
-            )
+            answer = self._observer.ask(model, asked, self._remaining(started))
         except _FAILED as error:
             log.warning("the synchronous reflection failed: %s", type(error).__name__)
             return
@@ -292,7 +286,7 @@ class ObserverService:
         retrieval = options["observationalMemory"]["retrieval"]
         if not (options["observationalMemory"]["enabled"] and retrieval["enabled"]):
             raise ThreadConflict("recall needs observationalMemory.retrieval on")
-        wanted = max(1, min(limit or DEFAULT_RECALL_LIMIT, rules.RECALL_MAX))
+        wanted = max(1, min(limit or DEFAULT_RECALL_LIMIT, RECALL_MAX))
         searched = self._searched(thread, retrieval["scope"])
         ranked = rules.lexical_rank(query, [m.content for _t, m in searched])[:wanted]
         lexical = [Found(searched[i][0].id, searched[i][1], round(s, 4)) for i, s in ranked]
