@@ -7,7 +7,12 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from agent_memory.adapters.local_embedder import DIMENSION, MODEL_NAME, ONNX_SHA256, new_minilm
+from agent_memory.adapters.local_embedder import (
+    DIMENSION,
+    MODEL_NAME,
+    ONNX_SHA256,
+    OnnxEmbedder,
+)
 from agent_memory.ports.vectors import Embedder, EmbeddingFailure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +37,7 @@ class CachedEmbedder:
         cache_dir: Path = CACHE_DIR,
         *,
         cache: str = DEFAULT_CACHE,
-        model: Callable[[], Embedder] | None = new_minilm,
+        model: Callable[[], Embedder] | None = OnnxEmbedder,
         model_name: str = MODEL_NAME,
         dimension: int = DIMENSION,
     ) -> None:

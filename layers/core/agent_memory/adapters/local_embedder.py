@@ -136,11 +136,6 @@ class OnnxEmbedder:
         return (pooled / norms).astype(np.float32)
 
 
-def new_minilm() -> OnnxEmbedder:
-    """A new, unloaded all-MiniLM-L6-v2 embedder (benchmarks time its load)."""
-    return OnnxEmbedder()
-
-
 _SHARED: OnnxEmbedder | None = None
 _SHARED_LOCK = threading.Lock()
 
@@ -150,5 +145,5 @@ def shared_minilm() -> OnnxEmbedder:
     global _SHARED  # noqa: PLW0603
     with _SHARED_LOCK:
         if _SHARED is None:
-            _SHARED = new_minilm()
+            _SHARED = OnnxEmbedder()
         return _SHARED
