@@ -21,7 +21,7 @@ from typing import Any
 
 from agent_memory.domain.memory_objects import is_memory_id
 from agent_memory.persistence.keys import thread_pk
-from agent_memory.persistence.memory_objects import MemoryObjectRepository, pool_of
+from agent_memory.persistence.memory_objects import MemoryObjectRepository, memories_pool
 from agent_memory.persistence.positions import position_sk
 from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.service.recall import RECALL_KIND, MemoryRecall, RecallService
@@ -52,7 +52,7 @@ class RecallRebuilt:
 
     def of_archive(self, organizations: Iterable[str]) -> RecallRebuilt:
         """This, following the rows of an archive of `organizations`."""
-        self._pools = {pool_of(org).pk: org for org in organizations}
+        self._pools = {memories_pool(org).pk: org for org in organizations}
         return self
 
     def written(self, records: Sequence[Mapping[str, Any]]) -> None:

@@ -32,12 +32,7 @@ from agent_memory.persistence.pools import (
     StoredEntry,
     version_condition,
 )
-from agent_memory.persistence.positions import (
-    ReadPositions,
-    advanced,
-    position_move,
-    position_put,
-)
+from agent_memory.persistence.positions import ReadPositions
 from agent_memory.persistence.rows import log_rows, write_last
 from agent_memory.ports import (
     Absent,
@@ -56,7 +51,7 @@ MEMORY_VERSION = "agent-memory-version"
 MAX_ACTIONS = keys.MAX_ACTIONS
 
 
-def pool_of(agent: Agent) -> Pool:
+def agent_pool(agent: Agent) -> Pool:
     """The agent's memory pool, in the agent's partition, sealed under its id."""
     return Pool(agent_pk(agent.id), agent.org_id, agent.id, RECENCY)
 
@@ -108,7 +103,7 @@ class AgentMemoryRepository(PoolRows):
     # -- content -------------------------------------------------------------------------
 
     def open(self, agent: Agent, entry: StoredEntry) -> str:
-        return self.pools.open_content(pool_of(agent), entry)
+        return self.pools.open_content(agent_pool(agent), entry)
 
     # -- actions -------------------------------------------------------------------------
 
@@ -125,11 +120,11 @@ class AgentMemoryRepository(PoolRows):
         self, agent: Agent, meta: EntryMeta, content: str, previous: EntryMeta | None
     ) -> list[Action]:
         """Write an entry (new, or replacing `previous`, the one under its key)."""
-        return self.pools.put(pool_of(agent), meta, content, previous=previous)
+        return self.pools.put(agent_pool(agent), meta, content, previous=previous)
 
     def entry_retract(self, agent: Agent, previous: EntryMeta, after: EntryMeta) -> list[Action]:
         """Mark an existing entry retracted; its content stays."""
-        return self.pools.change(pool_of(agent), previous, after)
+        return self.pools.change(agent_pool(agent), previous, after)
 
     def log_put(self, agent: Agent, change: LogChange, session_id: str | None = None) -> Put:
         row: Record = {
@@ -148,16 +143,6 @@ class AgentMemoryRepository(PoolRows):
         if change.service_key is not None:
             row["serviceKeyId"] = change.service_key
         return Put(row, Absent())
-
-    def position_move(
-        self, agent_id: str, session_id: str, before: ReadMark, upto: int, now_ms: int
-    ) -> Update:
-        """Move a Session's read position from `before` (as read) to item `upto`."""
-        return position_move(agent_pk(agent_id), session_id, before, advanced(before, upto), now_ms)
-
-    def position_put(self, agent_id: str, session_id: str, position: int, now_ms: int) -> Put:
-        """Set a new Session's read position (a Fork starts after its copied history)."""
-        return position_put(agent_pk(agent_id), session_id, ReadMark(position), now_ms)
 
     def create_promoted(
         self,

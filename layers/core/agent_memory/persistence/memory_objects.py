@@ -128,7 +128,7 @@ def _key_part(key: str) -> str:
 LAYOUT = MemoryObjectLayout()
 
 
-def pool_of(org_id: str) -> Pool:
+def memories_pool(org_id: str) -> Pool:
     """An organization's agent memories: one pool, sealed under the pool name."""
     return Pool(_base(org_id), org_id, POOL, LAYOUT)
 
@@ -143,7 +143,7 @@ def delete_memories(
     """The memories, each whole (its base row finds its copies: they go in one
     transaction), 100 at a time, their vectors first (`forget`, given their ids); with
     `changed_at`, each with its `memory.changed` event."""
-    pool = pool_of(org_id)
+    pool = memories_pool(org_id)
     for start in range(0, len(metas), keys.MAX_ACTIONS):
         page = metas[start : start + keys.MAX_ACTIONS]
         if forget is not None:
@@ -167,7 +167,7 @@ def delete_memories(
 def row_keys(memory: MemoryObject) -> list[tuple[str, str]]:
     """(pk, sk) of every row of `memory`; the base row first."""
     meta, _content, _details = memory_entry(memory)
-    return LAYOUT.rows(pool_of(memory.org_id), meta)
+    return LAYOUT.rows(memories_pool(memory.org_id), meta)
 
 
 def _owned_copy(
@@ -211,7 +211,7 @@ class MemoryObjectRepository(PoolRows):
 
     def create(self, memory: MemoryObject) -> None:
         meta, content, details = memory_entry(memory)
-        pool = pool_of(memory.org_id)
+        pool = memories_pool(memory.org_id)
         actions = self.pools.put(pool, meta, content, details=details, condition=Absent())
         # The namespace copy only if absent: a second memory under one key is a WriteConflict.
         actions = _owned_copy(actions, memory, Absent(name=KEY_TAKEN))
@@ -223,7 +223,7 @@ class MemoryObjectRepository(PoolRows):
         before = memory_entry(old)[0]
         meta, content, details = memory_entry(new)
         actions: list[Action] = self.pools.put(
-            pool_of(new.org_id),
+            memories_pool(new.org_id),
             meta,
             content,
             details=details,
@@ -238,7 +238,7 @@ class MemoryObjectRepository(PoolRows):
         self._store.write(
             [
                 *self.pools.remove(
-                    pool_of(memory.org_id), meta, condition=Equals("rev", memory.rev)
+                    memories_pool(memory.org_id), meta, condition=Equals("rev", memory.rev)
                 ),
                 _changed(memory, now_ms),
             ]
@@ -247,13 +247,13 @@ class MemoryObjectRepository(PoolRows):
     def rows(self, memory: MemoryObject) -> list[Record]:
         """Every row of `memory`, sealed (the base row first). Public for bulk loading."""
         meta, content, details = memory_entry(memory)
-        actions = self.pools.put(pool_of(memory.org_id), meta, content, details=details)
+        actions = self.pools.put(memories_pool(memory.org_id), meta, content, details=details)
         return [action.record for action in _owned_copy(actions, memory) if isinstance(action, Put)]
 
     # -- reads -----------------------------------------------------------------------------
 
     def get(self, org_id: str, memory_id: str) -> MemoryObject | None:
-        pool = pool_of(org_id)
+        pool = memories_pool(org_id)
         stored = self.pools.get(pool, memory_id)
         return memory_of(org_id, self.pools.open(pool, stored)) if stored is not None else None
 
@@ -308,7 +308,7 @@ class MemoryObjectRepository(PoolRows):
             namespace_partition(org_id, owner), KeyRange(low=position, high=position), limit=1
         )
         rows = [row for row in page.records if self.pools.parse(row) is not None]
-        return self._open(pool_of(org_id), org_id, rows[0]) if rows else None
+        return self._open(memories_pool(org_id), org_id, rows[0]) if rows else None
 
     def recall(
         self, org_id: str, *, limit: int, entity_id: str | None, now_ms: int, viewer: str | None
@@ -356,7 +356,7 @@ class MemoryObjectRepository(PoolRows):
                 break
             after = page.next
         # Decrypt only what the page returns.
-        pool = pool_of(org_id)
+        pool = memories_pool(org_id)
         memories = [self._open(pool, org_id, row) for row in kept[:limit]]
         return MemoryPage(memories, has_more=len(kept) > limit, skipped_expired=skipped)
 

@@ -34,11 +34,13 @@ from agent_memory.persistence.agent_memory import (
     MEMORY_VERSION,
     AgentMemory,
     AgentMemoryRepository,
-    pool_of,
+    agent_pool,
 )
+from agent_memory.persistence.agents import agent_pk
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.pools import StoredEntry
+from agent_memory.persistence.positions import advanced, position_move, position_put
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Action, Clock, ModelCatalog
 from agent_memory.service.keyed_learning import (
@@ -135,9 +137,9 @@ class AgentLearning:
             if note in PASSES_OVER:
                 mark = self._repo.position(session.agent_id, session.id)
                 if mark.position < upto:
-                    actions.append(
-                        self._repo.position_move(session.agent_id, session.id, mark, upto, now)
-                    )
+                    moved = advanced(mark, upto)
+                    pk = agent_pk(session.agent_id)
+                    actions.append(position_move(pk, session.id, mark, moved, now))
             self._repo.write(actions)  # another Turn moving the position first: read again
 
         try:
@@ -149,9 +151,8 @@ class AgentLearning:
 
     def fork_actions(self, source: Session, fork: Session) -> Sequence[Action]:
         """A Fork's read position starts after its copied history, never taught twice."""
-        return [
-            self._repo.position_put(fork.agent_id, fork.id, fork.item_count, self._clock.now_ms())
-        ]
+        mark = ReadMark(fork.item_count)
+        return [position_put(agent_pk(fork.agent_id), fork.id, mark, self._clock.now_ms())]
 
 
 @dataclass(frozen=True)
@@ -259,7 +260,7 @@ class AgentLearningPool(KeyedPool[tuple[AgentMemory, ReadMark]]):
             actions.append(self._repo.head_change(agent, found.version, version, now))
             actions += change_actions(
                 self._repo.pools,
-                pool_of(agent),
+                agent_pool(agent),
                 ENTRY_NAMESPACE,
                 decision,
                 current,
@@ -270,5 +271,6 @@ class AgentLearningPool(KeyedPool[tuple[AgentMemory, ReadMark]]):
             )
             change = LogChange(version, now, "consolidation", keys)
             actions.append(self._repo.log_put(agent, change, session_id))
-        actions.append(self._repo.position_move(agent.id, session_id, mark, evidence.upto, now))
+        moved = advanced(mark, evidence.upto)
+        actions.append(position_move(agent_pk(agent.id), session_id, mark, moved, now))
         return actions
