@@ -78,14 +78,8 @@ class LearningStarts:
         self._orchestrator = orchestrator
         self._models = models
         self.copy_wait_s = COPY_WAIT_S
-        self._pools: dict[str, LearningPool] = {}
+        self._pools: dict[str, LearningPool] = {pool.kind: pool for pool in pools}
         self._builders = dict(builders or {})
-        for pool in pools:
-            self.register(pool)
-
-    def register(self, pool: LearningPool) -> None:
-        """Plug in (or replace) the rules of one kind of pool."""
-        self._pools[pool.kind] = pool
 
     def start(self, pool: PoolRef, *, upto: int, reason: str) -> StartAnswer:
         """Start learning `pool` up to item `upto`; a "turn" start is named after its
@@ -96,18 +90,17 @@ class LearningStarts:
             return "skipped"
         nonce = None if reason == "turn" else self._ids.new("r")
         name = execution_name(pool, upto, nonce)
+        run = run_of(pool, name, self._clock.now_ms(), reason, upto)
         refused = self._quota.take(pool.org_id) if self._quota is not None else None
         if refused is not None:
-            run = run_of(pool, name, self._clock.now_ms(), reason, upto)
             try:  # best effort
                 note = quota_note(reason, refused)
                 self._store.write(self._runs.skipped(run, run.requested_at, note))
             except (Unavailable, WriteConflict):
                 log.warning("learning over the model-call quota: the skip was not recorded")
             return "throttled"
-        payload = _payload(run_of(pool, name, self._clock.now_ms(), reason, upto))
         try:
-            self._orchestrator.start(name, payload)
+            self._orchestrator.start(name, _payload(run))
         except Unavailable:
             if reason != "turn":
                 raise
