@@ -171,14 +171,10 @@ class ObserveStep(ThreadStep):
         condensed = [c for c in log_.active if c.n in wanted]
         if len(condensed) != len(wanted) or log_.of("reflection", "buffered"):
             raise AlreadyApplied("the log changed: the reflection is no longer needed")
-        text = changes.observations.strip()
-        chunk = self._observer.reflection_chunk(log_, condensed, text)
+        chunk, added = self._observer.reflection(thread, log_, condensed, changes)
         now = self._observer.clock.now_ms()
         after = replace(log_.head, next=log_.head.next + 1)
-        actions = [
-            *self._observer.logs.add_chunk(thread, chunk, text),
-            self._observer.logs.head_action(thread, log_.head, after, now),
-        ]
+        actions = [*added, self._observer.logs.head_action(thread, log_.head, after, now)]
         return actions, Outcome(
             applied=[{"key": f"reflection:{chunk.n}", "op": "reflect"}], rejected=[]
         )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -25,7 +24,7 @@ from agent_memory.domain.tasks.observation import (
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.observations import Log, ObservationRepository
 from agent_memory.persistence.threads import StoredThread, ThreadRepository
-from agent_memory.ports import Action, Clock, ModelCatalog, ModelFailure, Store, Update
+from agent_memory.ports import Action, Clock, ModelCatalog, Store, Update
 from agent_memory.service.learning_pools import Outcome, PoolKind
 
 log = logging.getLogger(__name__)
@@ -36,8 +35,6 @@ DEFAULT_OBSERVER_MODEL = "local/rules"
 LOG_SHOWN_CHARS = 40_000
 # Leaves room for the head and the rest within 100 actions.
 MAX_CHANGED = 80
-
-_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="observer")
 
 
 def observer_model(om: Mapping[str, Any], platform: str | None, phase: str = "observation") -> str:
@@ -189,28 +186,26 @@ class Observer:
         shown = sorted(condensed, key=rules.place)
         return condensed, tuple(EvidenceItem(str(c.n), c.kind, texts[c.n]) for c in shown)
 
-    def reflection_chunk(self, log: Log, condensed: Sequence[Chunk], text: str) -> Chunk:
-        return Chunk(
+    def reflection(
+        self,
+        thread: Thread,
+        log: Log,
+        condensed: Sequence[Chunk],
+        answer: Reflection,
+        status: rules.Status = "buffered",
+    ) -> tuple[Chunk, list[Action]]:
+        """The chunk condensing `condensed` (numbered in order) and the writes that add it."""
+        text = answer.observations.strip()
+        chunk = Chunk(
             n=log.head.next,
             kind="reflection",
-            status="buffered",
+            status=status,
             first=condensed[0].n,
             upto=condensed[-1].n + 1,
             tokens=rules.count_tokens(text),
             at=self.clock.now_ms(),
         )
-
-    def ask(self, model_name: str, request_ask: Ask[Any, Any], deadline_s: float) -> Any:
-        """The parsed answer; TimeoutError past `deadline_s` leaves the call to finish alone."""
-        model = self.models.resolve(model_name)
-        if model is None:
-            raise ModelFailure(
-                "unavailable", f"no model named {model_name!r} is configured", retryable=False
-            )
-        request = request_ask.request(max(0.1, deadline_s))
-        future = _POOL.submit(model.propose, request)
-        reply = future.result(timeout=max(0.01, deadline_s))
-        return request_ask.parse(reply.text)
+        return chunk, self.logs.add_chunk(thread, chunk, text)
 
 
 def reflection_ask(

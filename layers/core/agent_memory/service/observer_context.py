@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import logging
 import time
@@ -46,6 +47,7 @@ DEFAULT_RECALL_LIMIT = 10
 # S3 Vectors' top-K bound.
 MAX_VECTOR_K = 30
 _FAILED = (ModelFailure, InvalidModelOutput, TimeoutError)
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="observer")
 
 
 @dataclass(frozen=True)
@@ -113,8 +115,22 @@ class ObserverService:
             tools=[rules.recall_tool(retrieval["instructions"])] if retrieval["enabled"] else [],
         )
 
-    def _remaining(self, started: float) -> float:
-        return self.block_deadline_s - (time.monotonic() - started)
+    def _ask(self, om: Mapping[str, Any], asked: Ask[Any, Any], started: float) -> Any | None:
+        """The phase's model's parsed answer; None when it fails or is late (past the
+        deadline the call finishes alone)."""
+        deadline_s = self.block_deadline_s - (time.monotonic() - started)
+        name = observer_model(om, self._observer.platform_model, asked.name)
+        model = self._observer.models.resolve(name)
+        try:
+            if model is None:
+                raise ModelFailure(
+                    "unavailable", f"no model named {name!r} is configured", retryable=False
+                )
+            future = _POOL.submit(model.propose, asked.request(max(0.1, deadline_s)))
+            return asked.parse(future.result(timeout=max(0.01, deadline_s)).text)
+        except _FAILED as error:
+            log.warning("the synchronous %s failed: %s", asked.name, type(error).__name__)
+            return None
 
     def _observe_now(
         self,
@@ -139,11 +155,8 @@ class ObserverService:
             return False
         messages = [m for _seq, m in read]
         asked = self._observer.observation_input(thread, options, log_, messages)
-        model = observer_model(options["observationalMemory"], self._observer.platform_model)
-        try:
-            answer = self._observer.ask(model, Ask(OBSERVATION, asked), self._remaining(started))
-        except _FAILED as error:
-            log.warning("the synchronous observation failed: %s", type(error).__name__)
+        answer = self._ask(options["observationalMemory"], Ask(OBSERVATION, asked), started)
+        if answer is None:
             return False
         tokens = observed_upto(stored, thread.observed_tokens, upto, messages)
         observed = Observed(position, upto, tokens, answer)
@@ -227,20 +240,15 @@ class ObserverService:
         condensed, items = self._observer.reflecting(thread, log_, active)
         if len(condensed) < rules.MIN_REFLECTED_CHUNKS:
             return
-        asked = reflection_ask(items, om["reflection"]["instruction"])
-        model = observer_model(om, self._observer.platform_model, "reflection")
-        try:
-            answer = self._observer.ask(model, asked, self._remaining(started))
-        except _FAILED as error:
-            log.warning("the synchronous reflection failed: %s", type(error).__name__)
+        answer = self._ask(om, reflection_ask(items, om["reflection"]["instruction"]), started)
+        if answer is None:
             return
-        text = answer.observations.strip()
-        chunk = replace(self._observer.reflection_chunk(log_, condensed, text), status="active")
+        chunk, added = self._observer.reflection(thread, log_, condensed, answer, "active")
         for c in active[:MAX_CHANGED]:
             if chunk.first <= c.n < chunk.upto:
                 change.actions.append(self._logs.remove(thread, change.chunks.pop(c.n)))
         change.chunks[chunk.n] = chunk
-        change.actions += self._logs.add_chunk(thread, chunk, text)
+        change.actions += added
         after = change.after
         change.after = replace(after, next=after.next + 1, reflections=after.reflections + 1)
 
