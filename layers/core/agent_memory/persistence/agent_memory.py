@@ -30,7 +30,6 @@ from agent_memory.persistence.pools import (
     Pool,
     PoolRows,
     StoredEntry,
-    version_condition,
 )
 from agent_memory.persistence.positions import ReadPositions
 from agent_memory.persistence.rows import log_rows, write_last
@@ -43,6 +42,7 @@ from agent_memory.ports import (
     Store,
     Update,
 )
+from agent_memory.ports.store import count_is
 
 MEMORY_HEAD = "MEMORY"
 # Condition name: another writer changed the memory first.
@@ -113,7 +113,7 @@ class AgentMemoryRepository(PoolRows):
             agent_pk(agent.id),
             MEMORY_HEAD,
             set={"type": "agent-memory", "version": after, "updatedAt": now_ms},
-            condition=version_condition(before, MEMORY_VERSION),
+            condition=count_is("version", before, name=MEMORY_VERSION),
         )
 
     def entry_put(

@@ -54,10 +54,10 @@ from agent_memory.persistence.pools import (
     PoolRows,
     StoredEntry,
     recent_sk,
-    version_condition,
 )
 from agent_memory.persistence.rows import log_rows
 from agent_memory.ports import Absent, Action, KeyRange, Put, Record, Update
+from agent_memory.ports.store import count_is
 
 # A conflict on the head row: the pool changed since it was read (re-read and retry).
 MEMORY_VERSION = "bot-memory-version"
@@ -333,7 +333,7 @@ class BotMemoryRepository(PoolRows):
             "at": logged.at,
             "sealed": self._cipher.seal(what, scope=pool.details_scope, row=sk),
         }
-        condition = version_condition(before, MEMORY_VERSION)
+        condition = count_is("version", before, name=MEMORY_VERSION)
         return [
             Update(pool.pk, keys.HEAD, set=head, condition=condition),
             *actions,

@@ -25,10 +25,9 @@ from agent_memory.persistence.pools import (
     Pool,
     PoolRows,
     StoredEntry,
-    version_condition,
 )
 from agent_memory.ports import Absent, Action, Delete, KeyRange, Present, Update
-from agent_memory.ports.store import partition_rows
+from agent_memory.ports.store import count_is, partition_rows
 
 # Condition name: another request or run wrote the log first (read it again).
 OBSERVER_LOG = "observer-log"
@@ -165,7 +164,7 @@ class ObservationRepository(PoolRows):
                 "version": before.version + 1,
                 "updatedAt": now_ms,
             },
-            condition=version_condition(before.version, OBSERVER_LOG),
+            condition=count_is("version", before.version, name=OBSERVER_LOG),
         )
 
     def add_chunk(self, thread: Thread, chunk: Chunk, text: str) -> list[Action]:

@@ -43,7 +43,6 @@ from agent_memory.ports import (
     Store,
     Update,
 )
-from agent_memory.ports.store import count_is
 
 ENTRY_TYPE = "entry"
 RECENT_PREFIX = "RECENT#"
@@ -55,11 +54,6 @@ FIRST_PAGE = 8
 MAX_PAGE = 1000
 _TIME_SPAN = 10**13  # milliseconds: until the year 2286
 _REV_SPAN = 10**9
-
-
-def version_condition(version: int, name: str) -> Condition:
-    """A pool head row's `version` is still `version` (0: the head row was never written)."""
-    return count_is("version", version, name=name)
 
 
 class PoolLayout(Protocol):
