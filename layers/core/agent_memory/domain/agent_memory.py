@@ -14,12 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from agent_memory.domain.consolidation import (
-    EDITED_MEANWHILE,
-    Decision,
-    Known,
-    Rejection,
-)
+from agent_memory.domain.consolidation import EDITED_MEANWHILE, Decision, Known, Rejection
 from agent_memory.domain.entries import EntryMeta, ItemSource, Source, keyed_id
 from agent_memory.domain.errors import ValidationFailed, VersionConflict
 from agent_memory.domain.evidence import SaidItem
