@@ -30,7 +30,6 @@ from agent_memory.service.observer import (
     OBSERVE_KIND,
     Observed,
     Observer,
-    observed_upto,
     observer_model,
     reflection_ask,
     thresholds,
@@ -136,16 +135,12 @@ class ObserveStep(ThreadStep):
         batch = self._reader.load(pool, upto)
         if batch is None or not batch.messages:
             return None
-        thread = stored.thread
-        messages = [m for _seq, m in batch.messages]
-        asked = self._observer.observation_input(thread, options, log_, messages)
+        read = batch.messages
+        asked, tokens = self._observer.observation_input(stored, options, log_, read, batch.upto)
         return batch.evidence(
             pool,
             observer_model(options["observationalMemory"], self._observer.platform_model),
-            ObservationDetail(
-                replace(asked, messages=()),
-                observed_upto(stored, thread.observed_tokens, batch.upto, messages),
-            ),
+            ObservationDetail(replace(asked, messages=()), tokens),
         )
 
     def change(self, evidence: Evidence[Any], changes: Any, finish: FinishActions) -> Change:

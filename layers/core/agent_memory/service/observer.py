@@ -98,13 +98,24 @@ class Observer:
 
     def observation_input(
         self,
-        thread: Thread,
+        stored: StoredThread,
         options: Mapping[str, Any],
         log: Log,
-        messages: Sequence[Message],
-    ) -> ObservationInput:
+        read: Sequence[tuple[int, Message]],
+        upto: int,
+    ) -> tuple[ObservationInput, int]:
+        """What the observer is asked about the messages `read` (through `upto`), and the
+        thread's message tokens through them (exact when they reach the newest)."""
+        thread = stored.thread
+        messages = [m for _seq, m in read]
+        if upto >= stored.seq:
+            tokens = thread.tokens
+        else:
+            tokens = thread.observed_tokens + rules.total_message_tokens(
+                [m.content for m in messages]
+            )
         obs = options["observationalMemory"]["observation"]
-        return ObservationInput(
+        asked = ObservationInput(
             messages=tuple(EvidenceItem(m.id, m.role, m.content) for m in messages),
             observations=self.rendered(thread, log, log.shown)[-LOG_SHOWN_CHARS:] or None,
             # Shown its own previous title: until its first, it names the thread anew.
@@ -113,6 +124,7 @@ class Observer:
             working_memory=self.working_memory(thread, options),
             instructions=obs["instruction"],
         )
+        return asked, tokens
 
     def observation_actions(
         self,
@@ -236,12 +248,3 @@ def merged(actions: Sequence[Action]) -> list[Action]:
             at[key] = len(out)
         out.append(action)
     return out
-
-
-def observed_upto(
-    stored: StoredThread, observed_from: int, upto: int, messages: Sequence[Message]
-) -> int:
-    """The thread's message tokens through `upto`; exact when the batch reaches the newest."""
-    if upto >= stored.seq:
-        return stored.thread.tokens
-    return observed_from + rules.total_message_tokens([m.content for m in messages])

@@ -28,7 +28,6 @@ from agent_memory.service.observer import (
     OBSERVE_KIND,
     Observed,
     Observer,
-    observed_upto,
     observer_model,
     reflection_ask,
     thresholds,
@@ -153,12 +152,10 @@ class ObserverService:
             upto = read[-1][0] + 1 if kept else stored.seq
         if not read:
             return False
-        messages = [m for _seq, m in read]
-        asked = self._observer.observation_input(thread, options, log_, messages)
+        asked, tokens = self._observer.observation_input(stored, options, log_, read, upto)
         answer = self._ask(options["observationalMemory"], Ask(OBSERVATION, asked), started)
         if answer is None:
             return False
-        tokens = observed_upto(stored, thread.observed_tokens, upto, messages)
         observed = Observed(position, upto, tokens, answer)
         actions, _outcome = self._observer.observation_actions(thread, options, log_, observed)
         now = self._observer.clock.now_ms()
