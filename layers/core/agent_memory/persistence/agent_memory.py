@@ -24,24 +24,10 @@ from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.memory_bot import ReadMark
 from agent_memory.persistence import keys
 from agent_memory.persistence.agents import AgentRepository, agent_of, agent_pk
-from agent_memory.persistence.pools import (
-    RECENCY,
-    Newest,
-    Pool,
-    PoolRows,
-    StoredEntry,
-)
+from agent_memory.persistence.pools import RECENCY, Newest, Pool, PoolRows, StoredEntry
 from agent_memory.persistence.positions import ReadPositions
 from agent_memory.persistence.rows import log_rows, write_last
-from agent_memory.ports import (
-    Absent,
-    Action,
-    Cipher,
-    Put,
-    Record,
-    Store,
-    Update,
-)
+from agent_memory.ports import Absent, Action, Cipher, Put, Record, Store, Update
 from agent_memory.ports.store import count_is
 
 MEMORY_HEAD = "MEMORY"

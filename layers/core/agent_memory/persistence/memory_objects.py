@@ -33,9 +33,7 @@ import struct
 from collections.abc import Callable, Sequence
 
 from agent_memory.domain.entries import ID_PREFIX, Entry, EntryMeta
-from agent_memory.domain.memory_namespaces import (
-    namespace_key_position,
-)
+from agent_memory.domain.memory_namespaces import namespace_key_position
 from agent_memory.domain.memory_objects import (
     MemoryObject,
     MemoryPage,

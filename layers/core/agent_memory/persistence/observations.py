@@ -20,12 +20,7 @@ from agent_memory.domain.observation import Chunk, Kind, Status
 from agent_memory.domain.threads import Thread
 from agent_memory.persistence import keys
 from agent_memory.persistence.keys import CHUNK_PREFIX, OBSERVER_HEAD, thread_pk
-from agent_memory.persistence.pools import (
-    OneRowLayout,
-    Pool,
-    PoolRows,
-    StoredEntry,
-)
+from agent_memory.persistence.pools import OneRowLayout, Pool, PoolRows, StoredEntry
 from agent_memory.ports import Absent, Action, Delete, KeyRange, Present, Update
 from agent_memory.ports.store import count_is, partition_rows
 
