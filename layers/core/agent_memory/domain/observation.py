@@ -90,13 +90,6 @@ def idle_ms(value: int | str | bool | None, model: str | None) -> int | None:
     return int(value)
 
 
-def buffer_interval(message_tokens_: int, buffer_tokens: float | int) -> int:
-    """`bufferTokens` as tokens: below one, a share of `messageTokens`; else a count."""
-    if buffer_tokens < 1:
-        return max(1, math.ceil(message_tokens_ * buffer_tokens))
-    return int(buffer_tokens)
-
-
 @dataclass(frozen=True)
 class Thresholds:
     """An effective `observationalMemory` option as the numbers the rules compare."""
@@ -119,9 +112,11 @@ def thresholds(observer: Mapping[str, Any], model: str | None = None) -> Thresho
     obs, ref = observer["observation"], observer["reflection"]
     limit = int(obs["messageTokens"])
     log_limit = int(ref["observationTokens"])
+    # `bufferTokens` below one is a share of `messageTokens`, else a count.
+    buffer = obs["bufferTokens"]
     return Thresholds(
         message_tokens=limit,
-        buffer_every=buffer_interval(limit, obs["bufferTokens"]),
+        buffer_every=max(1, math.ceil(limit * buffer)) if buffer < 1 else int(buffer),
         activation=float(obs["bufferActivation"]),
         block_after=math.ceil(limit * float(obs["blockAfter"])),
         buffer_on_idle=bool(obs["bufferOnIdle"]),

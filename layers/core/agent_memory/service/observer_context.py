@@ -233,17 +233,15 @@ class ObserverService:
         started: float,
     ) -> None:
         om = options["observationalMemory"]
-        active = change.active
-        condensed, items = self._observer.reflecting(thread, log_, active)
+        condensed, items = self._observer.reflecting(thread, log_, change.active)
         if len(condensed) < rules.MIN_REFLECTED_CHUNKS:
             return
         answer = self._ask(om, reflection_ask(items, om["reflection"]["instruction"]), started)
         if answer is None:
             return
         chunk, added = self._observer.reflection(thread, log_, condensed, answer, "active")
-        for c in active[:MAX_CHANGED]:
-            if chunk.first <= c.n < chunk.upto:
-                change.actions.append(self._logs.remove(thread, change.chunks.pop(c.n)))
+        for c in condensed:
+            change.actions.append(self._logs.remove(thread, change.chunks.pop(c.n)))
         change.chunks[chunk.n] = chunk
         change.actions += added
         after = change.after
