@@ -78,8 +78,14 @@ class LearningStarts:
         self._orchestrator = orchestrator
         self._models = models
         self.copy_wait_s = COPY_WAIT_S
-        self._pools: dict[str, LearningPool] = {pool.kind: pool for pool in pools}
+        self._pools: dict[str, LearningPool] = {}
         self._builders = dict(builders or {})
+        for pool in pools:
+            self.register(pool)
+
+    def register(self, pool: LearningPool) -> None:
+        """Plug in (or replace) the rules of one kind of pool."""
+        self._pools[pool.kind] = pool
 
     def start(self, pool: PoolRef, *, upto: int, reason: str) -> StartAnswer:
         """Start learning `pool` up to item `upto`; a "turn" start is named after its
