@@ -68,7 +68,7 @@ AWS = Aws()
 
 class Head:
     """The pool's head row: one `version`, moved by every committed change. A change
-    commits only when the version is still the one it read (`version_condition`)."""
+    commits only when the version is still the one it read (`count_is("version", ...)`)."""
 
     def __init__(self) -> None:
         self.version = 0
