@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -14,6 +13,7 @@ from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.observation import Chunk
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.observation import (
+    MAX_TITLE_LENGTH,
     REFLECTION,
     Observation,
     ObservationInput,
@@ -26,8 +26,6 @@ from agent_memory.persistence.observations import Log, ObservationRepository
 from agent_memory.persistence.threads import StoredThread, ThreadRepository
 from agent_memory.ports import Action, Clock, ModelCatalog, Store, Update
 from agent_memory.service.learning_pools import Outcome, PoolKind
-
-log = logging.getLogger(__name__)
 
 OBSERVE_KIND: PoolKind = "thread-observe"
 DEFAULT_OBSERVER_MODEL = "local/rules"
@@ -155,7 +153,7 @@ class Observer:
             actions += self.logs.add_chunk(thread, chunk, text)
             applied.append({"key": f"observation:{chunk.n}", "op": "observe"})
         if obs["threadTitle"] and answer.title is not None:
-            title = " ".join(answer.title.split())[:100]
+            title = " ".join(answer.title.split())[:MAX_TITLE_LENGTH]
             if title != thread.title:
                 actions += self.threads.title_actions(thread, title, now)
                 applied.append({"key": "title", "op": "title"})

@@ -34,7 +34,6 @@ from agent_memory.domain.tasks.answers import (
 )
 from agent_memory.domain.tasks.base import FOCUS, ModelTask, json_lines, required_text
 
-NAME = "observation"
 # One local log line shows at most this much of a message.
 LOCAL_LINE = 200
 
@@ -87,7 +86,7 @@ _MEMORY_RULE = {
 
 
 class ObservationTask(ModelTask[ObservationInput, Observation]):
-    name = NAME
+    name = "observation"
     output_model = Observation
     description = "Record the new observations, and the title and working memory when changed."
 
