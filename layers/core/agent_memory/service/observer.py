@@ -24,7 +24,7 @@ from agent_memory.domain.tasks.observation import (
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.observations import Log, ObservationRepository
 from agent_memory.persistence.threads import StoredThread, ThreadRepository
-from agent_memory.ports import Action, Clock, ModelCatalog, Store, Update
+from agent_memory.ports import Action, Clock, Delete, ModelCatalog, Store, Update
 from agent_memory.service.learning_pools import Outcome, PoolKind
 
 OBSERVE_KIND: PoolKind = "thread-observe"
@@ -227,12 +227,16 @@ def reflection_ask(
 
 
 def merged(actions: Sequence[Action]) -> list[Action]:
-    """Updates of one row as one: a transaction touches a row once; the first condition stands."""
+    """A transaction touches a row once: updates of one row as one (the first condition
+    stands), and none of a row it deletes (a chunk activated and condensed at once)."""
+    gone = {(a.pk, a.sk) for a in actions if isinstance(a, Delete)}
     out: list[Action] = []
     at: dict[tuple[str, str], int] = {}
     for action in actions:
         if isinstance(action, Update):
             key = (action.pk, action.sk)
+            if key in gone:
+                continue
             if key in at:
                 first = out[at[key]]
                 assert isinstance(first, Update)

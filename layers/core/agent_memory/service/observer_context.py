@@ -21,13 +21,14 @@ from agent_memory.domain.tasks.observation import OBSERVATION
 from agent_memory.domain.threads import Found, Message, Thread
 from agent_memory.persistence.observations import Head, Log
 from agent_memory.persistence.threads import StoredThread
-from agent_memory.ports import Action, Delete, ModelFailure, Update
+from agent_memory.ports import Action, ModelFailure
 from agent_memory.service.learning_pools import Workflow
 from agent_memory.service.observer import (
     MAX_CHANGED,
     OBSERVE_KIND,
     Observed,
     Observer,
+    merged,
     observer_model,
     reflection_ask,
     thresholds,
@@ -249,12 +250,9 @@ class ObserverService:
 
     def _commit(self, thread: Thread, head: Head, change: _LogChange, now: int) -> bool:
         """False when another request or run changed the log first."""
-        actions = [*change.actions, self._logs.head_action(thread, head, change.after, now)]
-        # A chunk activated and condensed in the same request is only deleted.
-        gone = {(a.pk, a.sk) for a in actions if isinstance(a, Delete)}
-        actions = [a for a in actions if not (isinstance(a, Update) and (a.pk, a.sk) in gone)]
+        head_action = self._logs.head_action(thread, head, change.after, now)
         try:
-            self._observer.store.write(actions)
+            self._observer.store.write(merged([*change.actions, head_action]))
         except WriteConflict:
             return False
         return True
