@@ -15,6 +15,7 @@ from typing import Any
 
 from agent_memory.domain.audiences import (
     NOT_FOR_YOU,
+    Group,
     Judge,
     Person,
     Reader,
@@ -53,22 +54,44 @@ from agent_memory.domain.grants import ObjectAction
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.tags import InvalidTag, purge_tag, require_topics
 from agent_memory.persistence.bot_memory import (
+    EVERYONE,
     MEMORY_VERSION,
     BotMemoryRepository,
+    ReaderPool,
     Snapshot,
+    channel_audience,
+    person_audience,
     pool_of,
 )
 from agent_memory.persistence.pools import Pool
 from agent_memory.ports import Absent, Action, Clock, Ids
 from agent_memory.service.bot_context import context_text
 from agent_memory.service.bot_memory_purge import purge_pool
-from agent_memory.service.bot_memory_readers import for_reader
 from agent_memory.service.bots import BotService, Members
 from agent_memory.service.retrying import AGAIN, until_it_lands
 
 SNAPSHOT_TRIES = 5
 WRITE_TRIES = 8
 LOG_SCAN_PAGE = 200
+
+
+def for_reader(pool: Pool, reader: Reader, members: Members) -> ReaderPool:
+    """`pool` read only where an entry admitting `reader` can be (ADR 0083): their own
+    audience rows, their Channels' (of those the pool marks, membership loaded as it is
+    read) and the Bot's when marked."""
+
+    def audiences(marks: frozenset[str]) -> list[str]:
+        everyone = [EVERYONE] if EVERYONE in marks else []
+        if isinstance(reader, Group):
+            return [channel_audience(reader.channel_id), *everyone]
+        if not isinstance(reader, Person):
+            raise TypeError("only a person or a group reads by audience")
+        marked = [m.removeprefix(channel_audience("")) for m in sorted(marks) if m != EVERYONE]
+        members.load(marked)
+        channels = [channel_audience(c) for c in marked if c in members]
+        return [person_audience(reader.user_id), *channels, *everyone]
+
+    return ReaderPool(pool.pk, pool.org_id, pool.pool_id, pool.layout, audiences)
 
 
 @dataclass(frozen=True)

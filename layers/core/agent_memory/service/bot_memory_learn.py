@@ -29,7 +29,7 @@ from agent_memory.persistence.bot_memory import ENTRY_ROWS, BotMemoryRepository,
 from agent_memory.persistence.events import one_row
 from agent_memory.persistence.pools import Pool, StoredEntry
 from agent_memory.ports import Absent, Action
-from agent_memory.service.bot_memory_readers import for_reader
+from agent_memory.service.bot_memory import for_reader
 from agent_memory.service.bots import Members
 from agent_memory.service.retrying import AGAIN, Again
 

@@ -16,8 +16,7 @@ from agent_memory.domain.tasks.memory_bot_requests import Enrichment as Rewrite
 from agent_memory.persistence.bot_memory import Snapshot, pool_of
 from agent_memory.persistence.memory_bot import MemoryBotRepository
 from agent_memory.ports import Clock, LearningModel
-from agent_memory.service.bot_memory import BotMemoryService
-from agent_memory.service.bot_memory_readers import for_reader
+from agent_memory.service.bot_memory import BotMemoryService, for_reader
 from agent_memory.service.bots import BotService, Members
 from agent_memory.service.memory_bot_calls import RequestCalls
 from agent_memory.service.sessions import OrgDefaults
