@@ -44,9 +44,23 @@ class LazyPattern:
     def compiled(self) -> re.Pattern[str]:
         return re.compile(self.source, self.flags)
 
-    def __getattr__(self, name: str) -> Any:
-        """The compiled pattern's own methods: `search`, `finditer`, `split`, ..."""
-        return getattr(self.compiled, name)
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled.search(text)
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return self.compiled.fullmatch(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text)
+
+    def findall(self, text: str) -> list[Any]:
+        return self.compiled.findall(text)
+
+    def split(self, text: str) -> list[str | Any]:
+        return self.compiled.split(text)
+
+    def sub(self, replacement: str, text: str) -> str:
+        return self.compiled.sub(replacement, text)
 
 
 def wordset(words: str) -> frozenset[str]:
