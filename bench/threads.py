@@ -214,7 +214,7 @@ def _thread_turns_report(
         "options": TURN_OPTIONS,
         "per_component": components,
         "targets": {
-            # The observer's run indexes for recall too (thread_learning `Carrying`).
+            # The observer's run indexes for recall too (its step's `riders`).
             "one_execution_per_save": components["background"]["executions"] == 1.0,
             # The warm-up turn's, the measured turns' and the tail the flush indexed.
             "every_message_embedded": indexed + flush["vectors_written"] == messages,

@@ -3,8 +3,7 @@
 Each field names its environment variable (template.yaml's `Environment`, infra/local). A
 blank variable means the default (the template passes `""` for an unset parameter), except
 `DEFAULT_MODEL`, where blank means "no default model". `Settings` is a plain pydantic model
-validated from the variables by their names: pydantic-settings (about 19 ms to import; ADR
-0043, ADR 0092) would add nothing these flat fields need.
+validated from the variables by their names (ADR 0092).
 """
 
 from __future__ import annotations

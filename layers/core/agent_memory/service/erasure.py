@@ -15,12 +15,17 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Protocol
 
 from agent_memory.domain import recall as recall_rules
-from agent_memory.domain.access import authorize, require_org_admin, require_tenant
+from agent_memory.domain.access import (
+    OPERATOR_READS_NO_CONTENT,
+    authorize,
+    require_org_admin,
+    require_tenant,
+)
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.erasure import DELETE_AGENT, DELETE_SESSION, USER_NOT_FOUND, Erased
 from agent_memory.domain.errors import Conflict, NotFound
 from agent_memory.domain.export import Found, header
-from agent_memory.domain.identity import SERVICE_ADMIN, Principal
+from agent_memory.domain.identity import SERVICE_ADMIN, Principal, person_of
 from agent_memory.domain.sessions import Session
 from agent_memory.domain.threads import require_resource
 from agent_memory.persistence.erasure import ErasureRepository, ForgetThreadVectors
@@ -71,14 +76,14 @@ class ErasureService:
 
     def export_header(self, principal: Principal) -> dict[str, object]:
         """A person's export's first line (the admin token is refused: 403)."""
-        org_id, user_id = _person(principal)
+        user_id, org_id = person_of(principal, OPERATOR_READS_NO_CONTENT)
         return header(user_id, org_id, self._now())
 
     def exported(self, principal: Principal) -> Iterator[Found]:
         """The person's agents, their sessions (under any agent), threads, chats, and every
         bot of the organization (whose memory shows them only what is for them). Lazily, a
         partition at a time: a large export is never listed whole."""
-        org_id, user_id = _person(principal)
+        user_id, org_id = person_of(principal, OPERATOR_READS_NO_CONTENT)
         for agent_id, owner in self.repo.org_agents(org_id):
             if owner == user_id:
                 yield Found("agent", agent_id)
@@ -223,12 +228,3 @@ class ErasureService:
         forget = self._forget_memories if self.vectors is not None else None
         erased.agent_memories += contents.delete_memories(org_id, forget)
         return erased
-
-
-def _person(principal: Principal) -> tuple[str, str]:
-    """(organization, user) of a person; the admin token is refused (403), as on every route
-    that reads content."""
-    require_tenant(principal)
-    if principal.org_id is None or principal.user_id is None:  # pragma: no cover
-        raise AssertionError("a tenant is a person of an organization")
-    return principal.org_id, principal.user_id

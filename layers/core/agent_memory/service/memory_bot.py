@@ -62,7 +62,6 @@ class MemoryBotService:
         self._org_settings = org_settings
         self._clock = clock
         self._learning = learning
-        self._settings = calls.settings
         self.calls = calls
         # A Turn's input rewritten with entries that help (`POST /v1/chats/{chatId}/turns`).
         self.enrichment = Enrichment(bots, memory, repo, self.calls, org_settings, clock)
@@ -70,17 +69,17 @@ class MemoryBotService:
     def bot_settings(self, principal: Principal, bot_id: str) -> tuple[BotSettings, int]:
         """The settings and this period's spend (write on a Bot not linked)."""
         bot, _reach = self._bots.reach(principal, bot_id, "configure")
-        return self._settings.with_spent(bot.id, self._clock.now_ms())
+        return self.calls.settings.with_spent(bot.id, self._clock.now_ms())
 
     def patch_bot_settings(
         self, principal: Principal, bot_id: str, expected: int, changes: Mapping[str, Any]
     ) -> tuple[BotSettings, int]:
         """Set, remove (null) or keep (missing); 409 when `expected` is not the version."""
         bot, _reach = self._bots.reach(principal, bot_id, "configure")
-        after = patched_settings(self._settings.get(bot.id), expected, changes, bot.org_id)
+        after = patched_settings(self.calls.settings.get(bot.id), expected, changes, bot.org_id)
         now = self._clock.now_ms()
-        self._settings.save(bot.id, after, now)
-        return after, self._settings.spent(bot.id, after.period(now))
+        self.calls.settings.save(bot.id, after, now)
+        return after, self.calls.settings.spent(bot.id, after.period(now))
 
     def confide(self, principal: Principal, chat_id: str, turn_id: str, text: str) -> Confession:
         """The answer to a confession during an open Turn, recorded sealed; the calm answer
