@@ -48,6 +48,8 @@ def test_a_statement_with_braces_is_kept_as_said() -> None:
     assert changes == (
         ProposedRemember("curly-braces", "Ana likes {curly} braces.", "preference", ("i-1",)),
     )
+    _, changes = _ask(_user("i-1", "I like {who} placeholders."), person="Ana")
+    assert [c.content for c in changes] == ["Ana likes {who} placeholders."]
 
 
 def test_each_statement_form_gives_its_kind() -> None:

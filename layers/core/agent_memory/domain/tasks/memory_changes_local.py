@@ -136,8 +136,9 @@ class _Extractor:
             for key in self._holding(statement.key, statement.value):
                 self._put(ForgetAnswer(op="forget", key=key, sources=[source]))
             return
-        # The person's words may hold braces: only `{who}` is filled in.
-        content = statement.content.replace("{who}", self.subject)
+        # The person's words may hold braces, even `{who}`: only the frame's own (first) is
+        # filled in.
+        content = statement.content.replace("{who}", self.subject, 1)
         self._remember(self._key_for(statement), content, statement.kind, source)
 
     def _key_for(self, statement: Statement) -> str:
