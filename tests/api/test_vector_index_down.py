@@ -5,12 +5,19 @@ recall by meaning answers a clear 503, and removing the last message removes one
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from agent_memory.ports.vectors import VectorIndexFailure
+from agent_memory.ports.vectors import (
+    Vector,
+    VectorHit,
+    VectorIndex,
+    VectorIndexFailure,
+    VectorRecord,
+)
 from tests.support.threads import (
     CHAT,
     World,
@@ -26,16 +33,27 @@ __all__ = ["services", "titler", "world"]
 
 
 class Flaky:
-    """The wired index, failing every call while `down`."""
+    """The wired index (`ports.VectorIndex`), failing every call while `down`."""
 
-    def __init__(self, index: Any) -> None:
+    def __init__(self, index: VectorIndex) -> None:
         self.index = index
         self.down = False
 
-    def __getattr__(self, name: str) -> Any:
-        if self.down and name in {"put", "delete", "query"}:
+    def _up(self) -> None:
+        if self.down:
             raise VectorIndexFailure("S3 Vectors answered ThrottlingException", retryable=True)
-        return getattr(self.index, name)
+
+    def put(self, records: Sequence[VectorRecord]) -> None:
+        self._up()
+        self.index.put(records)
+
+    def delete(self, keys: Sequence[str]) -> None:
+        self._up()
+        self.index.delete(keys)
+
+    def query(self, vector: Vector, top_k: int, **scope: Any) -> list[VectorHit]:
+        self._up()
+        return self.index.query(vector, top_k, **scope)
 
 
 @pytest.fixture
@@ -86,9 +104,12 @@ def test_agent_memories_are_kept_and_recall_says_why(
     world: World, index: Flaky, caplog: pytest.LogCaptureFixture
 ) -> None:
     client, headers = world.api.client, world.owner.headers
-    index.down = True
     memory = {"category": "fact", "content": "The cat is called Miso."}
-    created = client.post("/v1/agent_memories", json=memory, headers=headers)
+    kept = client.post("/v1/agent_memories", json=memory, headers=headers).json()["id"]
+    index.down = True
+    created = client.post(
+        "/v1/agent_memories", json=memory | {"content": "Miso is a cat."}, headers=headers
+    )
     assert created.status_code == 201, created.text
     assert "memory saved without its vector" in caplog.text
     memory_id = created.json()["id"]
@@ -99,13 +120,17 @@ def test_agent_memories_are_kept_and_recall_says_why(
     assert found.status_code == 503, found.text
     assert found.json()["error"]["_tag"] == "Unavailable"
     assert "S3 Vectors" in found.json()["error"]["message"]
-    deleted = client.delete(f"/v1/agent_memories/{memory_id}", headers=headers)
-    assert deleted.status_code in (200, 204), deleted.text
-    assert client.get(f"/v1/agent_memories/{memory_id}", headers=headers).status_code == 404
+    # Deleted while its vector cannot be: the memory is gone all the same.
+    deleted = client.delete(f"/v1/agent_memories/{kept}", headers=headers)
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json() == {"id": kept, "object": "agent_memory", "deleted": True}
+    assert "a deleted memory's vector kept" in caplog.text
+    assert client.get(f"/v1/agent_memories/{kept}", headers=headers).status_code == 404
     index.down = False
-    # Back up: a memory saved now is found by meaning; the deleted one never is.
+    # Back up: a memory saved now is found by meaning; the deleted one, whose vector
+    # stayed in the index, never is.
     again = client.post(
-        "/v1/agent_memories", json=memory | {"content": "Miso is a cat."}, headers=headers
+        "/v1/agent_memories", json=memory | {"content": "My cat Miso sleeps."}, headers=headers
     )
     found = client.post(
         "/v1/agent_memories/recall", json={"limit": 5, "query": "cat"}, headers=headers
@@ -113,4 +138,4 @@ def test_agent_memories_are_kept_and_recall_says_why(
     assert found.status_code == 200, found.text
     ids = [m["id"] for m in found.json()["data"]]
     assert again.json()["id"] in ids
-    assert memory_id not in ids
+    assert kept not in ids
