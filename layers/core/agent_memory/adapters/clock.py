@@ -1,4 +1,4 @@
-"""Real clock and id generator (the fakes live in in_memory.py)."""
+"""Real clock and id generator (the fakes live in tests/support/in_memory.py)."""
 
 from __future__ import annotations
 

@@ -105,7 +105,7 @@ class ExecutionRepository(ModelCallRows, WaitRows):
             record = self._base(run) | {"status": "running"} | began.fields()
         else:
             record = self._skipped(run, now, note)
-        ended = [] if began else self.ended(run, now)
+        ended = [] if began is not None else self.ended(run, now)
         # A refused write bills its full size, so the likeliest row goes first.
         if waited:
             fields = {k: v for k, v in record.items() if k not in ("pk", "sk", "startedAt")}
