@@ -24,7 +24,7 @@ SIZES = (100, 1_000, 10_000)
 Request = tuple[str, str, Any]
 
 
-def _facts(setup: Any, bot_id: str, org: str, chat_id: str, user: Any, count: int) -> list[str]:
+def _facts(setup: Any, chat_id: str, user: Any, count: int) -> list[str]:
     from agent_memory.domain.tasks.learning_changes import FactChange
 
     _chat, started = setup.bots.begin_turn(user, chat_id, "I prefer short answers and tea.")
@@ -63,7 +63,7 @@ def _aws_calls(env: Env, setup: Any, ana: Any, token: str) -> dict[str, Any]:
     """Each bot memory route, cold and warm, on a Bot whose pool holds 20 facts."""
     bot_id = setup.bots.create_bot(ana, "Bench", {}).id
     chat_id = setup.bots.create_chat(ana, bot_id, None, "chat").id
-    _facts(setup, bot_id, "bench", chat_id, ana, 20)
+    _facts(setup, chat_id, ana, 20)
     memory = f"/v1/bots/{bot_id}/memory"
 
     def remember() -> Request:
@@ -76,7 +76,7 @@ def _aws_calls(env: Env, setup: Any, ana: Any, token: str) -> dict[str, Any]:
 
     def purge() -> Request:
         chat = setup.bots.create_chat(ana, bot_id, None, "chat").id
-        _facts(setup, bot_id, "bench", chat, ana, 2)
+        _facts(setup, chat, ana, 2)
         return ("POST", f"{memory}/purge", {"tag": f"chat:{chat}"})
 
     operations: dict[str, Callable[[], Request]] = {

@@ -118,9 +118,7 @@ def built(module_api: tuple[Api, Any]) -> Built:
     chat = make_chat(api, ana, world.bot["id"])
     said = world.said(ana, chat, "I like green tea.")
     change = FactChange(op="fact", content="Ana likes green tea.", topics=[], sources=[said])
-    [learned] = MemoryBot(services.bot_memory).ids(
-        MemoryBot(services.bot_memory).learn(chat["id"], change)
-    )
+    [learned] = MemoryBot.ids(MemoryBot(services.bot_memory).learn(chat["id"], change))
     about_ana = {
         "category": "fact",
         "content": "Ana is vegetarian.",
