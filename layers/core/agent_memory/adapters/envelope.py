@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from agent_memory.domain.errors import IntegrityError
 
@@ -83,6 +83,12 @@ class Sealing:
         return bytes(payload), dict(header.encryption_context)
 
 
+# The SDK's `WrappingAlgorithm` and `EncryptionKeyType` members the raw-key ciphers use, by
+# name: the SDK is imported at the first seal, not when this module loads.
+Wrapping = Literal["AES_256_GCM_IV12_TAG16_NO_PADDING", "RSA_OAEP_SHA256_MGF1"]
+KeyKind = Literal["SYMMETRIC", "PUBLIC", "PRIVATE"]
+
+
 class RawKeySealing(Sealing):
     """Sealing under a raw wrapping key held in this process (the local key file, a move's
     recipient key). `wrapping` and `kind` name the SDK's `WrappingAlgorithm` and
@@ -98,8 +104,8 @@ class RawKeySealing(Sealing):
         key_id: bytes,
         key: bytes,
         *,
-        wrapping: str,
-        kind: str,
+        wrapping: Wrapping,
+        kind: KeyKind,
         max_age: float,
         max_messages: int,
     ) -> None:

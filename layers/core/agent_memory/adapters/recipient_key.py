@@ -66,6 +66,7 @@ class RecipientCipher(envelope.RawKeySealing):
         from cryptography.hazmat.primitives import serialization
 
         self.key_id = key_id(public)
+        kind: envelope.KeyKind
         if private_pem is None:
             try:
                 loaded = serialization.load_der_public_key(public_der(public))
