@@ -108,7 +108,7 @@ def test_remember_and_forget_entries() -> None:
 
 def test_learned_changes_follow_the_agent_rules() -> None:
     items = [EvidenceItem("i-03", "user", "x"), EvidenceItem("i-04", "tool", "y", app="wiki")]
-    rules = PoolRules(allowed_kinds=LASTING_KINDS, readable={"i-03", "i-04"}, outside={"i-04"})
+    rules = PoolRules.of(LASTING_KINDS, items)
     proposed = [
         ProposedRemember("budget", "1500 EUR.", "fact", ("i-03",)),
         ProposedRemember("app-only", "Deploy Fridays.", "procedure", ("i-04",)),

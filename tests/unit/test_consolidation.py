@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from agent_memory.domain import consolidation as rules_module
 from agent_memory.domain.consolidation import Known, PoolRules, consolidate
+from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.model_gate import SECRET
 from agent_memory.domain.proposals import (
     LASTING_KINDS,
@@ -13,8 +16,13 @@ from agent_memory.domain.proposals import (
 )
 from agent_memory.domain.secret_words import CARD, LOGIN, ONE_TIME_CODE, PASSWORD, PIN
 
-READ = ("i-03", "i-04", "i-05")
-RULES = PoolRules(allowed_kinds=MEMORY_KINDS, readable=frozenset(READ), outside={"i-05"})
+# What the run read: two things said, and an App's result (outside data).
+ITEMS = (
+    EvidenceItem("i-03", "user", "Our budget is 1500 EUR."),
+    EvidenceItem("i-04", "assistant", "Noted."),
+    EvidenceItem("i-05", "tool", "Rain in Lisbon.", app="weather"),
+)
+RULES = PoolRules.of(MEMORY_KINDS, ITEMS)
 
 
 def remember(
@@ -168,7 +176,8 @@ def test_the_secret_reason_names_the_kind_never_the_secret_and_comes_first() -> 
 
 
 def test_the_same_secret_rule_serves_agent_memory() -> None:
-    rules = PoolRules(allowed_kinds=LASTING_KINDS, readable={"i-1", "i-2"}, outside={"i-2"})
+    said = EvidenceItem("i-1", "user", "Always run the tests first.")
+    rules = PoolRules.of(LASTING_KINDS, (said, EvidenceItem("i-2", "tool", "{}", app="ci")))
     decision = consolidate(
         [
             remember("tests-first", "Always run the tests first.", "i-1", kind="procedure"),
@@ -196,7 +205,7 @@ def test_an_edit_made_while_the_model_worked_is_kept() -> None:
 
 
 def test_a_pool_keeps_only_its_kinds() -> None:
-    lasting = PoolRules(allowed_kinds=("procedure", "preference", "decision"), readable=READ)
+    lasting = PoolRules.of(("procedure", "preference", "decision"), ITEMS)
     decision = consolidate(
         [
             remember("budget", kind="fact"),
@@ -210,7 +219,7 @@ def test_a_pool_keeps_only_its_kinds() -> None:
 
 
 def test_too_many_changes_are_rejected_not_half_applied() -> None:
-    small = PoolRules(allowed_kinds=MEMORY_KINDS, readable=READ, max_changes=2)
+    small = replace(RULES, max_changes=2)
     decision = consolidate([remember(f"k{n}", f"Fact {n}.") for n in range(4)], {}, small)
     assert [c.key for c in decision.accepted] == ["k0", "k1"]
     assert reasons(decision) == {"k2": rules_module.TOO_MANY, "k3": rules_module.TOO_MANY}

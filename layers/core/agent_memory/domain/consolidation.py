@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.model_gate import label_secret, secret_reason
 from agent_memory.domain.proposals import ProposedChange, ProposedForget, ProposedRemember
 from agent_memory.domain.secrets import looks_secret
@@ -64,6 +65,16 @@ class PoolRules:
     outside: Collection[object] = ()
     # How many changes one step may apply (it commits in one transaction).
     max_changes: int = 90
+
+    @classmethod
+    def of(cls, allowed_kinds: Collection[str], items: Sequence[EvidenceItem]) -> PoolRules:
+        """A run's rules: a change names its sources among the items the run read, and
+        the App results among them are outside data."""
+        return cls(
+            allowed_kinds=allowed_kinds,
+            readable=frozenset(item.id for item in items),
+            outside=frozenset(item.id for item in items if item.app),
+        )
 
 
 @dataclass(frozen=True)

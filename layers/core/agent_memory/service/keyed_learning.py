@@ -146,12 +146,7 @@ class KeyedPool(PoolDefaults, ABC, Generic[S]):
     ) -> Decision:
         """The rules of consolidation: the pool's kinds, sources among the items read, App
         results never the only support."""
-        items = evidence.items
-        rules = PoolRules(
-            allowed_kinds=evidence.allowed_kinds,
-            readable=frozenset(item.id for item in items),
-            outside=frozenset(item.id for item in items if item.app),
-        )
+        rules = PoolRules.of(evidence.allowed_kinds, evidence.items)
         # An entry written after the version the run read (its detail's) keeps that write.
         newest = known((entry.meta for entry in entries), evidence.detail.version)
         return consolidate(changes, newest, rules)
