@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_memory.adapters.models import ModelCatalogImpl
+from agent_memory.adapters.rules_model import NAME as RULES_NAME
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.tasks.learning_changes import LearningChanges
 from agent_memory.persistence import keys
@@ -37,10 +39,11 @@ def bot_memory_world() -> tuple[BotMemoryService, InMemoryStore]:
 
 
 class EveryOrg:
-    """Organization settings where the memory Bot learns with a model."""
+    """Organization settings where the memory Bot learns with a model this deployment runs
+    (the model's answer is given, so it is never asked)."""
 
     def effective(self, org_id: str) -> dict[str, Any]:
-        return {"botMemory": True, "botMemoryModel": "memory-model"}
+        return {"botMemory": True, "botMemoryModel": RULES_NAME}
 
 
 class MemoryBot:
@@ -53,7 +56,7 @@ class MemoryBot:
         self.memory = memory
         self.store = store = memory.repo._store
         repo = MemoryBotRepository(store, memory.repo._cipher)
-        calls = RequestCalls(BotSettingsRepository(store), repo, None, memory.clock)
+        calls = RequestCalls(BotSettingsRepository(store), repo, ModelCatalogImpl(), memory.clock)
         self.pool = BotLearningPool(memory.bots.repo, memory, repo, EveryOrg(), calls, memory.clock)
 
     def read(self, chat_id: str) -> Evidence[Any]:

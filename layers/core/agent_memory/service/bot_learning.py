@@ -198,7 +198,7 @@ class BotLearningPool:
     def _model(self, chat: Chat) -> str | None:
         settings = self._org_settings.effective(chat.org_id)
         model = settings.get("botMemoryModel")
-        has_model = self._calls.has_model(settings)
+        has_model = self._calls.model(settings) is not None
         skip = learning_skip(chat, bot_memory=bool(settings.get("botMemory")), has_model=has_model)
         if skip is not None:
             raise Skipped(skip)

@@ -69,7 +69,7 @@ class Enrichment:
 
     def _model(self, chat: Chat) -> tuple[LearningModel | None, BotSettings]:
         settings = self._org_settings.effective(chat.org_id)
-        has_model = self._calls.has_model(settings)
+        has_model = self._calls.model(settings) is not None
         bot_memory = bool(settings.get("botMemory"))
         if not enriches(chat, notice=False, bot_memory=bot_memory, has_model=has_model):
             return None, BotSettings()

@@ -94,7 +94,7 @@ class MemoryBotService:
         confession = Confession(turn.id, text, answer or CALM_ANSWER, calm, self._clock.now_ms())
         self._confess(chat, confession, call)
         if self._learning is not None:
-            has_model = self.calls.has_model(org_settings)
+            has_model = self.calls.model(org_settings) is not None
             bot_memory = bool(org_settings.get("botMemory"))
             skip = learning_skip(chat, bot_memory=bot_memory, has_model=has_model)
             if skip is None:

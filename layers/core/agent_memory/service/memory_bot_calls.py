@@ -49,7 +49,7 @@ class RequestCalls:
         self,
         settings: BotSettingsRepository,
         repo: MemoryBotRepository,
-        models: ModelCatalog | None,
+        models: ModelCatalog,
         clock: Clock,
         prices: Mapping[str, Price] | None = None,
     ) -> None:
@@ -61,20 +61,10 @@ class RequestCalls:
         self.prices = dict(prices or {})
 
     def model(self, org_settings: Mapping[str, Any]) -> LearningModel | None:
-        """The organization's `botMemoryModel`, if this deployment has it."""
-        name = org_settings.get("botMemoryModel")
-        if name is None or self._models is None:
-            return None
-        return self._models.resolve(name)
-
-    def has_model(self, org_settings: Mapping[str, Any]) -> bool:
-        """Whether the organization names a `botMemoryModel` this deployment runs: the one
-        rule of the confide, the enrichment and the learning. Without a catalog (a pool
-        driven alone, its answers given) any name runs."""
-        name = org_settings.get("botMemoryModel")
-        if name is None:
-            return False
-        return self._models is None or self._models.resolve(name) is not None
+        """The organization's `botMemoryModel`, if this deployment runs it (None: no name, or
+        a name it does not run): the one rule of the confide, the enrichment and the
+        learning."""
+        return self._models.resolve(org_settings.get("botMemoryModel"))
 
     def usable(
         self, chat: Chat, org_settings: Mapping[str, Any]
