@@ -139,3 +139,18 @@ def test_the_model_is_named_like_every_model(embedder: Embedder) -> None:
     provider, _, name = embedder.model.partition("/")
     assert provider in {"local", "openai", "bedrock"}
     assert name
+
+
+def test_the_openai_key_goes_as_a_bearer_read_at_each_call() -> None:
+    # The same key and header as the OpenAI models: a rotated secret is sent from its next call.
+    from agent_memory.adapters.embedders import OpenAIEmbedder
+    from tests.support.http_fake import Reply, fake_server
+
+    keys = iter(["sk-first", "sk-rotated", ""])
+    with fake_server("/v1") as server:
+        embedder = OpenAIEmbedder("nomic-embed", server.url, lambda: next(keys), dimensions=2)
+        for _call in range(3):
+            server.replies.append(Reply.json({"data": [{"index": 0, "embedding": [3.0, 4.0]}]}))
+            assert embedder.embed(["hello"]) == [pytest.approx([0.6, 0.8])]
+    sent = [r["headers"].get("authorization") for r in server.requests]
+    assert sent == ["Bearer sk-first", "Bearer sk-rotated", None]

@@ -21,14 +21,9 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
+from agent_memory.adapters.deadline import within_deadline
 from agent_memory.domain.tasks.base import ModelRequest
-from agent_memory.ports.models import (
-    ModelErrorKind,
-    ModelFailure,
-    ModelReply,
-    Usage,
-    within_deadline,
-)
+from agent_memory.ports.models import ModelErrorKind, ModelFailure, ModelReply, Usage
 
 # Below the workflow step's TimeoutSeconds (120): the adapter fails first, with a kind.
 READ_TIMEOUT_S = 100

@@ -14,7 +14,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qs
 
-from agent_memory.adapters.http_models import JsonEndpoint
+from agent_memory.adapters.http_models import (
+    OPENAI_BASE_URL,
+    ApiKeySource,
+    JsonEndpoint,
+    bearer_headers,
+    read_key,
+)
 from agent_memory.ports.models import ModelFailure
 from agent_memory.ports.vectors import Embedder, EmbeddingFailure, Vector
 
@@ -117,7 +123,7 @@ class OpenAIEmbedder:
         self,
         model: str,
         base_url: str,
-        api_key: str | Callable[[], str] = "",
+        api_key: ApiKeySource = "",
         *,
         dimensions: int | None = None,
     ) -> None:
@@ -154,10 +160,9 @@ class OpenAIEmbedder:
 
     def _batch(self, texts: Sequence[str]) -> list[Vector]:
         try:
-            key = self._api_key() if callable(self._api_key) else self._api_key
-            headers = {"Authorization": f"Bearer {key}"} if key else {}
+            key = read_key(self._api_key)
             data, _latency = JsonEndpoint(self._url, key).post(
-                self.body(texts), headers, DEADLINE_S
+                self.body(texts), bearer_headers(key), DEADLINE_S
             )
         except ModelFailure as failure:
             raise EmbeddingFailure(str(failure), retryable=failure.retryable) from None
@@ -199,7 +204,7 @@ def embedder_for(
     name: str,
     *,
     region: str = "us-east-1",
-    openai_base_url: str = "https://api.openai.com/v1",
+    openai_base_url: str = OPENAI_BASE_URL,
     openai_key: Callable[[], str] = lambda: "",
 ) -> Embedder:
     """The embedder `name` names; EmbeddingFailure (not retryable) for an unknown one."""

@@ -22,14 +22,9 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from agent_memory.adapters.deadline import late, within_deadline
 from agent_memory.domain.tasks.base import ModelRequest
-from agent_memory.ports.models import (
-    ModelFailure,
-    ModelReply,
-    Usage,
-    late,
-    within_deadline,
-)
+from agent_memory.ports.models import ModelFailure, ModelReply, Usage
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_API_VERSION = "2023-06-01"
@@ -140,6 +135,16 @@ def _usage(raw: Any, input_name: str, output_name: str) -> Usage:
 ApiKeySource = str | Callable[[], str]
 
 
+def read_key(source: ApiKeySource) -> str:
+    """The key to send with this call."""
+    return source() if callable(source) else source
+
+
+def bearer_headers(key: str) -> dict[str, str]:
+    """An OpenAI-compatible endpoint's authorization; none without a key (local servers)."""
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
 class JsonModel:
     """`ports.LearningModel` over one JSON endpoint of `provider`; a provider's `body`,
     `headers` and `answer` (the text and usage of a decoded answer) say its protocol.
@@ -160,7 +165,7 @@ class JsonModel:
         return f"{type(self).__name__}(model={self.model!r}, url={self.url!r})"
 
     def propose(self, request: ModelRequest) -> ModelReply:
-        key = self._api_key() if callable(self._api_key) else self._api_key
+        key = read_key(self._api_key)
         endpoint = JsonEndpoint(self.url, key)
         deadline = min(request.deadline_s, self._timeout_s)
         data, latency_ms = endpoint.post(self.body(request), self.headers(key), deadline)
@@ -251,7 +256,7 @@ class OpenAICompatibleModel(JsonModel):
         super().__init__(model, base_url.rstrip("/") + "/chat/completions", api_key, timeout_s)
 
     def headers(self, key: str) -> dict[str, str]:
-        return {"Authorization": f"Bearer {key}"} if key else {}
+        return bearer_headers(key)
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         return {

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from agent_memory.adapters.deadline import within_deadline
 from agent_memory.domain.tasks.base import ModelRequest
-from agent_memory.ports.models import ModelReply, Usage, within_deadline
+from agent_memory.ports.models import ModelReply, Usage
 
 NAME = "local/rules"
 
