@@ -1,4 +1,5 @@
-"""learning.asl.json: its shape, and moto's Step Functions accepting and running it."""
+"""learning.asl.json: its shape, its Retry and Catch as the local runner reads them, and moto's
+Step Functions accepting and running it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from moto import mock_aws
 from moto.awslambda_simple.models import LambdaSimpleBackend
 
+from agent_memory.adapters.asl import Caught, Machine, Retry, State, on_error
 from infra.cfn_yaml import load_template, render_definition
 from infra.local.aws import state_machine_type
 
@@ -111,6 +113,43 @@ def test_every_task_retries_transient_errors(asl: dict[str, Any]) -> None:
             assert "States.ALL" not in retrier["ErrorEquals"]
     call_model_retried = {e for r in asl["States"]["CallModel"]["Retry"] for e in r["ErrorEquals"]}
     assert "States.Timeout" not in call_model_retried
+
+
+def _handled(state: State, errors: list[str]) -> tuple[list[float], Caught | None]:
+    """The pauses `state` retries `errors` after, one by one, and where the last one goes."""
+    pauses: list[float] = []
+    retries: dict[int, int] = {}
+    for error in errors:
+        handled = on_error(state, error, "why", {"pool": "p1"}, retries)
+        if not isinstance(handled, Retry):
+            return pauses, handled
+        pauses.append(handled.delay_s)
+        retries = handled.retries
+    raise AssertionError(f"{errors} are all still retried")
+
+
+def test_the_local_runner_retries_then_catches_as_the_definition_says(
+    asl: dict[str, Any],
+) -> None:
+    states = Machine.parse(asl).states
+    recorded = {"pool": "p1", "error": {"Error": "Retryable", "Cause": "why"}}
+    assert _handled(states["CallModel"], ["Retryable"] * 4) == (
+        [2, 4, 8],
+        Caught("RecordFailure", recorded),
+    )
+    # Each retrier counts its own retries: a timeout is retried once after three throttles.
+    pauses, caught = _handled(states["LoadEvidence"], ["Retryable"] * 3 + ["States.Timeout"] * 2)
+    assert pauses == [2, 4, 8, 2]
+    assert caught == Caught(
+        "RecordFailure", {**recorded, "error": {"Error": "States.Timeout", "Cause": "why"}}
+    )
+    # A model call past its time is not retried, and States.ALL does not catch States.Runtime.
+    assert _handled(states["CallModel"], ["States.Timeout"])[0] == []
+    assert on_error(states["CallModel"], "States.Runtime", "why", {}, {}) is None
+    failed = on_error(states["RecordFailure"], "ModelRefused", "why", {"pool": "p1"}, {})
+    assert failed == Caught(
+        "Failed", {"pool": "p1", "recordFailureError": {"Error": "ModelRefused", "Cause": "why"}}
+    )
 
 
 def test_every_task_passes_input_and_context(asl: dict[str, Any]) -> None:

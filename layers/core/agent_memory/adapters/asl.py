@@ -3,7 +3,8 @@
 `Machine.parse` refuses, naming it, anything it would not run exactly as Step Functions does:
 JSONPath only; `Task`, `Choice` (`IsPresent` rules, `Default`), `Succeed` and `Fail` states;
 `Parameters`, `ResultPath`, `TimeoutSeconds`, `Retry` (without `MaxDelaySeconds`) and `Catch`
-per state.
+per state. The language's rules are here (the next state, paths, what Retry and Catch make of
+an error); the runner (`local_orchestrator.py`) only follows them.
 """
 
 from __future__ import annotations
@@ -101,25 +102,51 @@ class Machine:
         return cls(str(start), states, _seconds(definition, "the state machine"))
 
 
-def matches(names: Sequence[str], error: str) -> bool:
+@dataclass(frozen=True)
+class Retry:
+    """Run the state again after `delay_s` (ASL seconds), with each retrier's retries so far
+    (by its position) counting this one."""
+
+    delay_s: float
+    retries: dict[int, int]
+
+
+@dataclass(frozen=True)
+class Caught:
+    """Go on at `next` with `document`: the state's input with the error at the catcher's
+    ResultPath."""
+
+    next: str
+    document: Any
+
+
+def on_error(
+    state: State, error: str, cause: str, document: Any, retries: Mapping[int, int]
+) -> Retry | Caught | None:
+    """What `state`'s Retry and Catch make of `error`, given `retries` (each retrier's
+    retries so far): the first retrier naming it retries while it has attempts left; then
+    the first catcher naming it goes on elsewhere; None fails the execution."""
+    for position, retrier in enumerate(state.retry):
+        if _matches(retrier.errors, error):
+            done = retries.get(position, 0)
+            if done < retrier.max_attempts:
+                delay_s = retrier.interval_s * retrier.backoff**done
+                return Retry(delay_s, {**retries, position: done + 1})
+            break  # this retrier is spent: no other retrier is asked
+    for catcher in state.catch:
+        if _matches(catcher.errors, error):
+            caught = {"Error": error, "Cause": cause}
+            return Caught(catcher.next, put(document, catcher.result_path, caught))
+    return None
+
+
+def _matches(names: Sequence[str], error: str) -> bool:
     """Whether an `ErrorEquals` list names `error`."""
     if error in names:
         return True
     if ALL in names:
         return error != RUNTIME
     return TASK_FAILED in names and error not in (TIMEOUT, RUNTIME)
-
-
-def retry_of(state: State, error: str, retries: Mapping[int, int]) -> tuple[int, float] | None:
-    """The retrier (by position) that retries `error` and the pause before it; `retries`
-    counts each retrier's retries so far."""
-    for position, retrier in enumerate(state.retry):
-        if matches(retrier.errors, error):
-            done = retries.get(position, 0)
-            if done < retrier.max_attempts:
-                return position, retrier.interval_s * retrier.backoff**done
-            break  # this retrier is spent: no other retrier is asked
-    return None
 
 
 def parameters(template: Any, document: Any, context: Mapping[str, Any]) -> Any:

@@ -254,26 +254,24 @@ class LocalOrchestrator:
         return None
 
     def _failed(self, run: WorkflowRun, state: asl.State, error: str, why: str) -> bool | None:
-        """Retry and Catch: the execution's end (True), a retry wait (False), a catcher (None)."""
-        retry = asl.retry_of(state, error, run.retries)
-        if retry is not None:
-            retrier, asl_delay = retry
-            delay = self._seconds(asl_delay) or 0.0
-            run.retries[retrier] = run.retries.get(retrier, 0) + 1
-            run.event("retry", error=error, delayS=asl_delay)
+        """Follow the state's Retry and Catch: a retry wait (False), a catcher's next state
+        (None) or the execution's end (True)."""
+        handled = asl.on_error(state, error, why, run.document, run.retries)
+        if isinstance(handled, asl.Retry):
+            delay = self._seconds(handled.delay_s) or 0.0
+            run.retries = handled.retries
+            run.event("retry", error=error, delayS=handled.delay_s)
             not_before = int((time.time() + delay) * 1000)
             spent = int((run.spent() + delay) * 1000)
             run.save(self._store, {"notBefore": not_before, "inStep": None, "spentMs": spent})
             self._schedule(run.name, delay)
             return False
-        for catcher in state.catch:
-            if asl.matches(catcher.errors, error):
-                run.event("caught", error=error, next=catcher.next)
-                caught = {"Error": error, "Cause": why}
-                run.document = asl.put(run.document, catcher.result_path, caught)
-                run.retries = {}
-                run.save(self._store, {"state": catcher.next, "inStep": None})
-                return None
+        if isinstance(handled, asl.Caught):
+            run.event("caught", error=error, next=handled.next)
+            run.document = handled.document
+            run.retries = {}
+            run.save(self._store, {"state": handled.next, "inStep": None})
+            return None
         run.end(self._store, FAILED, error, why)
         return True
 
