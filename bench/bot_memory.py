@@ -44,11 +44,11 @@ def _seed(
     setup: Any, env: Env, bot_id: str, org: str, user: str, chat_id: str, start: int, count: int
 ) -> None:
     """Facts for `user`, sealed as the service seals them, written with BatchWriteItem."""
-    from agent_memory.adapters.dynamodb.store import serialize
-    from agent_memory.persistence.bot_memory import pool_of
+    from agent_memory.adapters.dynamodb.items import serialize
+    from agent_memory.persistence.bot_memory import bot_pool
 
     repo = setup.bot_memory.repo
-    pool = pool_of(bot_id, org)
+    pool = bot_pool(bot_id, org)
     rng = random.Random(start)
     items: list[dict[str, Any]] = []
     for n in range(start, start + count):

@@ -102,10 +102,10 @@ def _seed_bot_pool(services: Any, env: Any, bot_id: str, org: str, numbers: rang
     """Entries of the pool in bulk (setup only): the first `OWN` are Ana's, the others each
     of one of 5,000 other people."""
     from agent_memory.adapters.dynamodb.items import serialize
-    from agent_memory.persistence.bot_memory import pool_of
+    from agent_memory.persistence.bot_memory import bot_pool
 
     repo = services.bot_memory.repo
-    pool = pool_of(bot_id, org)
+    pool = bot_pool(bot_id, org)
     client, table = env.root.client("dynamodb"), env.settings.table_name
     items: list[dict[str, Any]] = []
     for n in numbers:

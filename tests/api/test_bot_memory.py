@@ -20,7 +20,7 @@ from agent_memory.domain.tasks.learning_changes import (
     InvalidateChange,
     ObservationChange,
 )
-from agent_memory.persistence.bot_memory import pool_of
+from agent_memory.persistence.bot_memory import bot_pool
 from agent_memory.ports import KeyRange
 from tests.conftest import Api
 from tests.support.bot_memory import World
@@ -230,7 +230,7 @@ def test_a_loop_in_source_links_hides_every_entry_on_it(world: World) -> None:
     base_id = entry_ids(base)[0]
     # Learning never writes a loop (sources must exist first): old or damaged rows can.
     repo = world.services.bot_memory.repo
-    pool = pool_of(world.bot["id"], world.org)
+    pool = bot_pool(world.bot["id"], world.org)
     tags = (f"from:{ana.id}", f"for:person:{ana.id}", f"org:{world.org}")
     for me, other in (("mem_loop_a", "mem_loop_b"), ("mem_loop_b", "mem_loop_a")):
         meta = EntryMeta(
@@ -437,7 +437,7 @@ def test_share_passes_only_where_every_source_rule_admits(world: World) -> None:
     team = world.taught(group, fact("The team meets Mondays.", world.said(ben, group, "Mondays.")))
     team_id = entry_ids(team)[0]
     repo = world.services.bot_memory.repo
-    pool = pool_of(world.bot["id"], world.org)
+    pool = bot_pool(world.bot["id"], world.org)
     narrow = EntryMeta(
         id="mem_narrow",
         layer="observation",
@@ -519,7 +519,7 @@ def test_every_change_moves_the_version_and_the_admin_token_reads_nothing(world:
 def carried_rules(services: Any, world: World) -> dict[str, list[str]]:
     """The access rule each entry's base row carries for its source items (private)."""
     store = services.bot_memory.repo._store
-    page = store.query(pool_of(world.bot["id"], world.org).pk, KeyRange(prefix="MEM#"))
+    page = store.query(bot_pool(world.bot["id"], world.org).pk, KeyRange(prefix="MEM#"))
     return {
         str(r["sk"]).removeprefix("MEM#"): list(r["itemRule"])
         for r in page.records

@@ -14,7 +14,7 @@ from typing import Any
 
 from agent_memory.domain.model_gate import RENAME_NOT_YOURS
 from agent_memory.domain.tags import BAD_TOPIC, COLON_TAG
-from agent_memory.persistence.bot_memory import pool_of
+from agent_memory.persistence.bot_memory import bot_pool
 from agent_memory.ports import KeyRange, LearningRequest
 from tests.conftest import User
 from tests.support.bots import Script, World, error, script, services, turn, world
@@ -90,7 +90,7 @@ def topics(entry: dict[str, Any]) -> list[str]:
 
 def entry_rows(services: Any, world: World) -> dict[str, Any]:
     store = services.bot_memory.repo._store
-    page = store.query(pool_of(world.bot["id"], world.org).pk, KeyRange(low="MEM#", high="MEM#~"))
+    page = store.query(bot_pool(world.bot["id"], world.org).pk, KeyRange(low="MEM#", high="MEM#~"))
     return {r["sk"]: (bytes(r["content"]), r["updatedAt"], r["rev"]) for r in page.records}
 
 

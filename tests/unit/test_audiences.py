@@ -89,7 +89,7 @@ def judge(pool: Pool, max_depth: int = 32) -> Judge:
     return Judge(pool.get, max_depth)
 
 
-def pool_of(*entries: EntryMeta) -> Pool:
+def pool_with(*entries: EntryMeta) -> Pool:
     return {e.id: e for e in entries}
 
 
@@ -180,7 +180,7 @@ def test_the_seeds_fact_is_for_its_person_in_its_organization_only() -> None:
         "testing",
         sources=[ItemSource("i-12", "chat_c81d")],
     )
-    pool = pool_of(fact)
+    pool = pool_with(fact)
     assert sees(pool, Person("u_123", "o_1"), "mem_4f2a")
     # Nobody reads the memory about another person (no role or grant is part of a reader).
     assert not sees(pool, Person("u_456", "o_1"), "mem_4f2a")
@@ -193,7 +193,7 @@ def test_the_seeds_fact_is_for_its_person_in_its_organization_only() -> None:
 
 def test_a_channel_audience_follows_the_current_members_at_every_read() -> None:
     fact = entry("f", "for:channel:c_team", "org:o_1")
-    pool = pool_of(fact)
+    pool = pool_with(fact)
     members = {"u_alice", "u_bob"}
 
     def alice() -> Person:
@@ -206,7 +206,7 @@ def test_a_channel_audience_follows_the_current_members_at_every_read() -> None:
 
 
 def test_for_bot_is_for_everyone_who_uses_the_bot_in_that_organization() -> None:
-    pool = pool_of(entry("f", "for:bot", "org:o_1"))
+    pool = pool_with(entry("f", "for:bot", "org:o_1"))
     assert sees(pool, CAROL, "f")
     assert sees(pool, Group("c_team", "o_1"), "f")
     assert sees(pool, Everyone("o_1"), "f")
@@ -214,7 +214,7 @@ def test_for_bot_is_for_everyone_who_uses_the_bot_in_that_organization() -> None
 
 
 def test_nobody_sees_an_entry_without_a_for_tag_or_an_organization() -> None:
-    pool = pool_of(entry("none", "from:u_1", "org:o_1"), entry("nowhere", "for:bot"))
+    pool = pool_with(entry("none", "from:u_1", "org:o_1"), entry("nowhere", "for:bot"))
     for reader in (ALICE, Learner("o_1"), Everyone("o_1")):
         assert not sees(pool, reader, "none")
         assert not sees(pool, reader, "nowhere")
@@ -223,12 +223,12 @@ def test_nobody_sees_an_entry_without_a_for_tag_or_an_organization() -> None:
 
 
 def test_an_unknown_service_tag_hides_the_entry() -> None:
-    pool = pool_of(entry("f", "for:bot", "for:team:t_1", "org:o_1"))
+    pool = pool_with(entry("f", "for:bot", "for:team:t_1", "org:o_1"))
     assert not sees(pool, CAROL, "f")
 
 
 def test_an_observation_is_for_readers_of_every_source_only() -> None:
-    pool = pool_of(
+    pool = pool_with(
         entry("private", "for:person:u_alice", "org:o_1"),
         entry("team", "for:channel:c_team", "org:o_1"),
         entry(
@@ -249,7 +249,7 @@ def test_an_observation_is_for_readers_of_every_source_only() -> None:
 
 
 def test_a_group_chats_context_uses_only_entries_for_the_group_or_for_everyone() -> None:
-    pool = pool_of(
+    pool = pool_with(
         entry("mine", "for:person:u_alice", "org:o_1"),
         entry("team", "for:channel:c_team", "org:o_1"),
         entry("other", "for:channel:c_other", "org:o_1"),
@@ -265,7 +265,7 @@ def test_a_group_chats_context_uses_only_entries_for_the_group_or_for_everyone()
 
 def test_a_missing_source_a_loop_or_an_inactive_source_hides_the_result() -> None:
     base = ("for:bot", "org:o_1")
-    pool = pool_of(
+    pool = pool_with(
         entry("gone", *base, sources=on("mem_deleted")),
         entry("a", *base, sources=on("b")),
         entry("b", *base, sources=on("a")),
@@ -299,7 +299,7 @@ def test_a_missing_source_a_loop_or_an_inactive_source_hides_the_result() -> Non
 def test_links_deeper_than_the_bound_hide_the_entry_whatever_is_asked_first() -> None:
     chain = [entry("e0", "for:bot", "org:o_1")]
     chain += [entry(f"e{i}", "for:bot", "org:o_1", sources=on(f"e{i - 1}")) for i in range(1, 41)]
-    pool = pool_of(*chain)
+    pool = pool_with(*chain)
     top_first = judge(pool, max_depth=32)
     bottom_first = judge(pool, max_depth=32)
     answers_top = [top_first.sees(CAROL, pool[f"e{i}"]) for i in reversed(range(41))][::-1]
@@ -313,7 +313,7 @@ def test_one_judge_resolves_each_entry_once() -> None:
         entry(f"e{i}", "for:bot", "org:o_1", sources=on(f"e{i // 2}", f"e{i - 1}"))
         for i in range(1, 1000)
     ]
-    pool = pool_of(*entries)
+    pool = pool_with(*entries)
     calls: list[str] = []
 
     def resolve(entry_id: str) -> EntryMeta | None:
@@ -337,7 +337,7 @@ def item_rules(rules: Mapping[str, Audience | None]) -> Callable[[ItemSource], A
 
 
 def test_share_widens_only_to_readers_every_source_admits() -> None:
-    pool = pool_of(
+    pool = pool_with(
         entry("t1", "for:channel:c_team", "org:o_1"),
         entry("t2", "for:channel:c_team", "for:bot", "org:o_1"),
         entry("obs", "for:person:u_alice", "org:o_1", sources=on("t1", "t2"), layer="observation"),
@@ -366,7 +366,7 @@ def test_share_of_a_fact_checks_each_items_saved_rule() -> None:
         "org:o_1",
         sources=[ItemSource("i-1", "chat_g"), ItemSource("i-2", "chat_g")],
     )
-    pool = pool_of(fact)
+    pool = pool_with(fact)
     j = judge(pool)
     both_team = item_rules({"i-1": TEAM_ITEM, "i-2": TEAM_ITEM})
     assert share_reason(j, ALICE, fact, ForChannel("c_team"), both_team) is None
@@ -379,7 +379,7 @@ def test_share_of_a_fact_checks_each_items_saved_rule() -> None:
 def test_share_refuses_what_no_source_proves_and_what_is_no_longer_valid() -> None:
     pinned = entry("p", "for:person:u_alice", "org:o_1", layer="pinned")
     old = entry("old", "for:channel:c_team", "for:person:u_alice", "org:o_1", status="retracted")
-    pool = pool_of(pinned, old)
+    pool = pool_with(pinned, old)
     rules = item_rules({})
     assert share_reason(judge(pool), ALICE, pinned, FOR_BOT, rules) == SHARE_NO_SOURCE
     assert share_reason(judge(pool), ALICE, old, ForChannel("c_team"), rules) == SHARE_INVALID

@@ -18,7 +18,7 @@ from agent_memory.domain.tasks.learning_changes import (
     InvalidateChange,
     ObservationChange,
 )
-from agent_memory.persistence.bot_memory import pool_of
+from agent_memory.persistence.bot_memory import bot_pool
 from agent_memory.ports import Absent
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import Members
@@ -51,7 +51,7 @@ class World:
     def for_everyone(self, n: int) -> list[str]:
         """An entry for everyone who uses the Bot, committed as a change commits (no route
         learns one from a chat: an item's rule is a person's or a Channel's)."""
-        memory, pool = self.memory, pool_of(self.bot_id, ORG)
+        memory, pool = self.memory, bot_pool(self.bot_id, ORG)
         before = memory.repo.head(pool).version
         meta = EntryMeta(
             id=f"mem_all{n}_{before}",
@@ -69,7 +69,7 @@ class World:
     def whole_pool_sees(self, person: str) -> set[str]:
         """What the judge over EVERY entry of the pool shows `person` (the reference)."""
         memory: BotMemoryService = self.memory
-        snap = memory.snapshot(pool_of(self.bot_id, ORG))
+        snap = memory.snapshot(bot_pool(self.bot_id, ORG))
         metas = snap.metas()
         members = Members(memory.bots.repo, person, ORG).load([self.channel])
         judge = memory.judge(metas)
@@ -202,7 +202,7 @@ def test_a_read_retries_when_a_change_commits_while_it_reads(monkeypatch: Any) -
 def test_a_group_apply_marks_its_channel_once_and_the_members_read_it() -> None:
     world = World()
     team = world.fact("group", "ana") + world.fact("group", "ben")
-    pk = pool_of(world.bot_id, ORG).pk
+    pk = bot_pool(world.bot_id, ORG).pk
     marks = [r for r in world.store.query(pk).records if str(r["sk"]).startswith("MEMAUD#")]
     assert [r["sk"] for r in marks] == [f"MEMAUD#c#{world.channel}"]
     for person in MEMBERS:

@@ -15,7 +15,7 @@ from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.tags import BAD_TOPIC, COLON_TAG
 from agent_memory.domain.tasks.learning_changes import FactChange, RenameTopicChange
 from agent_memory.persistence import keys
-from agent_memory.persistence.bot_memory import pool_of
+from agent_memory.persistence.bot_memory import bot_pool
 from agent_memory.ports import KeyRange
 from tests.support.bot_memory import ORG, MemoryBot, bot_memory_world, principal_of
 
@@ -149,7 +149,7 @@ def rename(old: str, new: str) -> RenameTopicChange:
 
 
 def _entry_rows(store: Any, bot_id: str) -> dict[str, Any]:
-    page = store.query(pool_of(bot_id, ORG).pk, KeyRange(low="MEM#", high="RECENT#~"))
+    page = store.query(bot_pool(bot_id, ORG).pk, KeyRange(low="MEM#", high="RECENT#~"))
     return {r["sk"]: r for r in page.records if r.get("type") == "entry"}
 
 
@@ -188,7 +188,7 @@ def test_a_read_never_mixes_names_of_two_versions(monkeypatch: Any) -> None:
 
     def rename_meanwhile(pk: str, *args: Any, **kwargs: Any) -> Any:
         page = original(pk, *args, **kwargs)
-        if not raced["done"] and pk == pool_of(bot_id, ORG).pk:
+        if not raced["done"] and pk == bot_pool(bot_id, ORG).pk:
             # The rename commits between the head read and the entries' Query.
             raced["done"] = True
             learning.apply(run, rename("trip", "travel"))
@@ -220,5 +220,5 @@ def test_a_name_used_again_after_a_rename_is_its_own_topic_and_purge_collects() 
     assert len(memory.read(ana, bot_id, ["journey"]).entries) == 2
     # Purging everything drops the allocated token from the head row.
     assert memory.purge(ana, bot_id, "from:ana") == 4
-    head = store.get(pool_of(bot_id, ORG).pk, keys.HEAD)
+    head = store.get(bot_pool(bot_id, ORG).pk, keys.HEAD)
     assert not any(str(t).startswith(rules.ALLOCATED) for t in head.get("topicNames") or {})

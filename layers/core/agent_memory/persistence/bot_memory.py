@@ -126,7 +126,7 @@ class ReaderPool(Pool):
     audiences: Callable[[frozenset[str]], Iterable[str]] = field(compare=False)
 
 
-def pool_of(bot_id: str, org_id: str) -> Pool:
+def bot_pool(bot_id: str, org_id: str) -> Pool:
     """The memory of `bot_id` in `org_id` (its own organization or a linked one)."""
     return Pool(pool_pk(bot_id, org_id), org_id, bot_id, BOT_MEMORY_LAYOUT)
 

@@ -36,7 +36,7 @@ from agent_memory.domain.tasks.learning_changes import (
     LearningInput,
     TurnItem,
 )
-from agent_memory.persistence.bot_memory import pool_of, pool_pk
+from agent_memory.persistence.bot_memory import bot_pool, pool_pk
 from agent_memory.persistence.bots import BotRepository
 from agent_memory.persistence.events import without
 from agent_memory.persistence.memory_bot import (
@@ -274,7 +274,7 @@ class BotLearningPool:
     def _entries(self, chat: Chat) -> tuple[tuple[KnownBotEntry, ...], dict[str, int]]:
         """Entries every reader of the Chat may see, so the model never copies words to a
         reader not allowed them; ApplyLearning reads the pool again for its change."""
-        pool = pool_of(chat.bot_id, chat.org_id)
+        pool = bot_pool(chat.bot_id, chat.org_id)
         members = Members(self._bots, chat.owner, chat.org_id)
         # Only the audience rows that can admit the Chat's readers (ADR 0083).
         reader = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)

@@ -59,9 +59,9 @@ from agent_memory.persistence.bot_memory import (
     BotMemoryRepository,
     ReaderPool,
     Snapshot,
+    bot_pool,
     channel_audience,
     person_audience,
-    pool_of,
 )
 from agent_memory.persistence.pools import Pool
 from agent_memory.ports import Absent, Action, Clock, Ids
@@ -124,7 +124,7 @@ class BotMemoryService:
         bot, reach = self.bots.reach(principal, bot_id, action)
         members = Members(self.bots.repo, user, reach.org_id)
         reader = Person(user, reach.org_id, members)
-        return Access(pool_of(bot.id, reach.org_id), reader, members)
+        return Access(bot_pool(bot.id, reach.org_id), reader, members)
 
     def snapshot(self, pool: Pool) -> Snapshot:
         return until_it_lands(
@@ -304,13 +304,13 @@ class BotMemoryService:
         except InvalidTag as error:
             raise ValidationFailed(error.reason, ["tag"]) from error
         bot, reach = self.bots.reach(principal, bot_id, "purge")
-        return purge_pool(self, pool_of(bot.id, reach.org_id), tag)
+        return purge_pool(self, bot_pool(bot.id, reach.org_id), tag)
 
     def erase_person(self, bot_id: str, org_id: str, user_id: str) -> int:
         """Erase `user_id` (the caller authorized it): their entries go, shared ones forget
         them; how many entries this call removed."""
         tag = str(purge_tag(f"from:{user_id}"))
-        pool = pool_of(bot_id, org_id)
+        pool = bot_pool(bot_id, org_id)
         before = self.repo.purged(pool, tag)
         return purge_pool(self, pool, tag, erased=user_id) - before
 

@@ -25,7 +25,7 @@ from agent_memory.domain.bot_memory import LogChange, channels_named
 from agent_memory.domain.errors import NotFound
 from agent_memory.domain.tasks.learning_changes import FactChange, RenameTopicChange
 from agent_memory.persistence import keys
-from agent_memory.persistence.bot_memory import ENTRY_ROWS, BotMemoryRepository, Snapshot, pool_of
+from agent_memory.persistence.bot_memory import ENTRY_ROWS, BotMemoryRepository, Snapshot, bot_pool
 from agent_memory.persistence.events import one_row
 from agent_memory.persistence.pools import Pool, StoredEntry
 from agent_memory.ports import Absent, Action
@@ -61,7 +61,7 @@ def learned_change(
     members = Members(bots, chat.owner, chat.org_id)
     # The head row, the log row and the caller's actions share the transaction.
     room = keys.MAX_ACTIONS - 3 - len(also(Learned(0)))
-    pool = pool_of(bot_id, org_id)
+    pool = bot_pool(bot_id, org_id)
     readers = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
     snap = _snapshot(memory.repo, pool, readers, members, changes)
     metas = snap.metas()

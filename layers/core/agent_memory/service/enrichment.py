@@ -13,7 +13,7 @@ from agent_memory.domain.memory_bot import BotSettings, Enriched, enriches, topi
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_bot_requests import ENRICHMENT, EnrichmentInput, VisibleEntry
 from agent_memory.domain.tasks.memory_bot_requests import Enrichment as Rewrite
-from agent_memory.persistence.bot_memory import Snapshot, pool_of
+from agent_memory.persistence.bot_memory import Snapshot, bot_pool
 from agent_memory.persistence.memory_bot import MemoryBotRepository
 from agent_memory.ports import Clock, LearningModel
 from agent_memory.service.bot_memory import BotMemoryService, for_reader
@@ -79,7 +79,7 @@ class Enrichment:
         self, chat: Chat, turn_id: str, text: str, model: LearningModel, bot: BotSettings
     ) -> Rewrite | None:
         """The rewrite, when every entry it used is one the readers still see."""
-        pool = pool_of(chat.bot_id, chat.org_id)
+        pool = bot_pool(chat.bot_id, chat.org_id)
         members = Members(self._bots.repo, chat.owner, chat.org_id)
         # Only the audience rows that can admit the Chat's readers (ADR 0083); a change
         # committing meanwhile is found by the version read after the answer.
@@ -117,7 +117,7 @@ class Enrichment:
         seen = [m for m in memory_order(metas.values()) if valid(m) and judge.sees(readers, m)]
         if limit is None:
             return [VisibleEntry(m.id, "", topics_of(m)) for m in seen]
-        pool, stored = pool_of(chat.bot_id, chat.org_id), snap.by_id()
+        pool, stored = bot_pool(chat.bot_id, chat.org_id), snap.by_id()
         open_content = self._memory.repo.pools.open_content
         return [
             VisibleEntry(m.id, open_content(pool, stored[m.id]), topics_of(m)) for m in seen[:limit]
