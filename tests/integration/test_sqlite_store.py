@@ -1,7 +1,7 @@
 """What only the SQLite store does: the file outlives the process (also `kill -9`), the
 TTL attribute is template.yaml's, writers wait for each other instead of failing, expired
-rows go lazily, and a query reads no more than it returns. The Store contract itself is
-tests/contracts/test_store_contract.py."""
+rows go lazily, a query reads no more than it returns, and an export reads one snapshot while
+writes go on. The Store contract itself is tests/contracts/test_store_contract.py."""
 
 from __future__ import annotations
 
@@ -349,3 +349,25 @@ def test_a_query_reads_only_what_it_returns(path: Path) -> None:
     tracemalloc.stop()
     assert seen == 5_000
     assert peak < 1_000_000, f"{peak} bytes held while paging 2.5 MB"
+
+
+# --- A deployment's export ------------------------------------------------------------
+
+
+def test_an_export_reads_one_snapshot_while_the_server_writes_on(path: Path) -> None:
+    exporting = _open(path)
+    exporting.write([Put({"pk": "A", "sk": "1", "n": 1}), Put({"pk": "B", "sk": "1", "n": 1})])
+    server = _open(path, busy_timeout_s=0.2)  # another connection, as the serving process
+    rows = exporting.rows()
+    first = next(rows)
+
+    # Not kept waiting by the export (a wait would be Unavailable after 0.2 s).
+    server.write([Put({"pk": "B", "sk": "1", "n": 2}), Put({"pk": "C", "sk": "1", "n": 2})])
+    wal = server._connection()
+    _busy, frames, checkpointed = wal.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    assert checkpointed < frames  # the server's writes wait in the WAL for the export to end
+
+    assert [first, *rows] == [{"pk": "A", "sk": "1", "n": 1}, {"pk": "B", "sk": "1", "n": 1}]
+    _busy, frames, checkpointed = wal.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    assert checkpointed == frames
+    assert [row["n"] for row in exporting.rows()] == [1, 2, 2]

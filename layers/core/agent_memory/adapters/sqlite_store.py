@@ -161,6 +161,8 @@ class SqliteStore(StoreAdapter):
     def rows(self) -> Iterator[Record]:
         """Every row in key order, as one read (a deployment's move reads them all)."""
         with self._mapped():
+            # One read transaction for the whole export, so the archive is one snapshot:
+            # writers go on meanwhile, and the WAL checkpoints their rows once it ends.
             found = self._connection().execute("SELECT item FROM items ORDER BY pk, sk")
             yield from (decode_record(item) for (item,) in found)
 
