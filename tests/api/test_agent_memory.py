@@ -131,7 +131,7 @@ def test_the_helper_is_told_which_person_it_works_with(ana: Client, helper: Scri
 
     [request] = helper.calls
     assert request.person == "Ana"
-    assert "The person the agent works with is Ana" in request.instructions
+    assert "The person the agent works with is Ana" in request.system
 
 
 def test_only_lasting_kinds_are_kept(ana: Client, helper: ScriptedModel) -> None:

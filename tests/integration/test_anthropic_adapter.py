@@ -66,7 +66,7 @@ def test_happy_path_forces_the_tasks_tool_and_returns_its_input(server: FakeServ
         "model": "claude-haiku-4-5",
         "max_tokens": 4096,
         "temperature": 0,
-        "system": request.instructions,
+        "system": request.system,
         "messages": [{"role": "user", "content": render_evidence(request)}],
         "tools": [
             {

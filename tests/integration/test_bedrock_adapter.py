@@ -65,7 +65,7 @@ def test_happy_path_forces_the_tool_and_returns_its_input(client: Any, stubber: 
         _reply([_tool_use(ANSWER)]),
         expected_params={
             "modelId": MODEL_ID,
-            "system": [{"text": request.instructions}],
+            "system": [{"text": request.system}],
             "messages": [{"role": "user", "content": [{"text": render_evidence(request)}]}],
             "inferenceConfig": {"maxTokens": 4096, "temperature": 0.0},
             "toolConfig": {

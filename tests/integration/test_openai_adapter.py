@@ -69,7 +69,7 @@ def test_happy_path_sends_the_protocol_and_records_usage(server: FakeServer) -> 
     assert body["model"] == "gpt-4o-mini"
     assert body["temperature"] == 0
     assert body["messages"] == [
-        {"role": "system", "content": request.instructions},
+        {"role": "system", "content": request.system},
         {"role": "user", "content": render_evidence(request)},
     ]
     assert body["response_format"] == {

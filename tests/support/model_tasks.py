@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.proposals import MEMORY_KINDS
 from agent_memory.domain.tasks.base import ModelTask
 from agent_memory.domain.tasks.learning_changes import (
@@ -19,11 +20,7 @@ from agent_memory.domain.tasks.memory_bot_requests import (
     EnrichmentInput,
     VisibleEntry,
 )
-from agent_memory.domain.tasks.memory_changes import (
-    MEMORY_CHANGES,
-    EvidenceItem,
-    LearningRequest,
-)
+from agent_memory.domain.tasks.memory_changes import MEMORY_CHANGES, LearningRequest
 from agent_memory.domain.tasks.observation import (
     OBSERVATION,
     REFLECTION,
@@ -35,7 +32,6 @@ from agent_memory.domain.tasks.observation import (
 
 CONSOLIDATION = LearningRequest(
     "session",
-    "instructions",
     (EvidenceItem("i-01", "user", "Remember that my budget is 1500 EUR."),),
     (),
     MEMORY_KINDS,
@@ -64,7 +60,7 @@ OBSERVED = ObservationInput(
 
 # (task, input, a fragment the prompt must hold)
 CASES: list[tuple[ModelTask[Any, Any], Any, str]] = [
-    (MEMORY_CHANGES, CONSOLIDATION, "instructions"),
+    (MEMORY_CHANGES, CONSOLIDATION, "must name its sources"),
     (CONFIDE_ANSWER, Confession("I made a mistake: I deleted the wrong file."), "priest"),
     (LEARNING_CHANGES, TURN, "never support a fact alone"),
     (
@@ -98,11 +94,8 @@ BUDGET_ANSWER: dict[str, Any] = {
 
 
 def budget_request() -> LearningRequest:
-    from agent_memory.domain.tasks.memory_changes import instructions_for
-
     return LearningRequest(
         pool_kind="session",
-        instructions=instructions_for("session", MEMORY_KINDS, None),
         items=(EvidenceItem("i-02", "user", "Remember that my budget is 1500 EUR"),),
         memory=(),
         allowed_kinds=MEMORY_KINDS,

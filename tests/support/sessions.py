@@ -10,9 +10,7 @@ import pytest
 
 from agent_memory.adapters.choice import model_catalog
 from agent_memory.bootstrap import build_services
-from agent_memory.domain.proposals import parse_changes
-from agent_memory.domain.tasks.memory_changes import instructions_for
-from agent_memory.ports import LearningRequest, ModelCatalog, ModelFailure, Store
+from agent_memory.ports import ModelCatalog, ModelFailure, Store
 from agent_memory.service.learning_pools import Outcome, PoolRef, apply_cycle
 from agent_memory.service.session_learning import SessionLearningPool
 from tests.conftest import Api, User
@@ -39,21 +37,14 @@ class InlineLearning:
             return "started"
         model = self.models.resolve(evidence.model)
         assert model is not None
-        request = LearningRequest(
-            "session",
-            instructions_for("session", evidence.allowed_kinds, evidence.person),
-            evidence.items,
-            evidence.memory,
-            evidence.allowed_kinds,
-            evidence.person,
-        )
+        ask = self.pool.task(evidence)
         try:
-            reply = model.propose(request)
+            reply = model.propose(ask.request())
         except ModelFailure as failure:
             # As the workflow does: record the error; the read position stays.
             run.update(status="failed", error={"type": failure.kind, "message": str(failure)})
             return "started"
-        changes = parse_changes(reply.text, known_keys=[e.key for e in evidence.memory])
+        changes = ask.parse(reply.text)
         outcome: Outcome = apply_cycle(self.store, self.pool, evidence, changes, lambda _: [])
         run.update(status="succeeded", applied=outcome.applied, rejected=outcome.rejected)
         run["itemIds"] = [item.id for item in evidence.items]

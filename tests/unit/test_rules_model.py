@@ -25,7 +25,7 @@ def _ask(
     pool: str = "session",
     person: str | None = None,
 ) -> tuple[ModelReply, tuple[ProposedChange, ...]]:
-    request = LearningRequest(pool, "instructions", items, memory, kinds, person)
+    request = LearningRequest(pool, items, memory, kinds, person)
     reply = RulesModel().propose(request)
     return reply, parse_changes(reply.text)
 

@@ -31,7 +31,6 @@ from agent_memory.domain.secret_words import (
 )
 from agent_memory.domain.secrets import looks_secret
 from agent_memory.domain.sessions import NewItem
-from agent_memory.domain.tasks.memory_changes import instructions_for
 from agent_memory.ports import LearningRequest
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.wiring import Adapters
@@ -262,7 +261,7 @@ def test_the_detector_library_is_imported_at_the_first_check_not_on_a_cold_start
 
 
 def test_the_prompt_names_every_kind_of_secret_and_keys_never_after_values() -> None:
-    prompt = instructions_for("agent", MEMORY_KINDS, "Ana").lower()
+    prompt = LearningRequest("agent", (), (), MEMORY_KINDS, "Ana").system.lower()
     for kind in ("passphrases", "pins and door codes", "recovery codes", "card numbers"):
         assert kind in prompt
     assert "never after its value" in prompt

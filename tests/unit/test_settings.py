@@ -36,7 +36,6 @@ DEPLOYED = {
 }
 REQUEST = LearningRequest(
     "session",
-    "Remember what matters.",
     (EvidenceItem("i-01", "user", "My budget is 1500 EUR."),),
     (),
     ("fact",),

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -55,11 +55,21 @@ class ModelRequest(Protocol):
     def local_answer(self) -> str: ...
 
 
+@runtime_checkable
+class Noted(Protocol):
+    """A task input that carries a person's note: their `instructions`, added after the
+    task's rules. Every input names that note so; no input uses the name for anything else."""
+
+    @property
+    def instructions(self) -> str | None: ...
+
+
 class ModelTask(ABC, Generic[In, Out]):
     """One thing a model is asked. A task states its prompt as data (`intro`, `rules`,
-    `answer_format`, the heading of its `note`) and writes the user message (`user`) and the
-    deterministic `local_answer`; `system`, `parse`, `schema` and `describe` have
-    defaults that most tasks keep."""
+    `answer_format`, the heading of its `note`), picks from it by input where the prompt
+    depends on it (`intro_for`, `rules_for`), and writes the user message (`user`) and the
+    deterministic `local_answer`. `system` is the same for every task; `parse`, `schema` and
+    `describe` have defaults that most tasks keep."""
 
     # The task's name: `response_format.json_schema.name` (OpenAI-compatible), the forced
     # tool's name (Bedrock, Anthropic), and what saved calls record.
@@ -79,20 +89,25 @@ class ModelTask(ABC, Generic[In, Out]):
     def system(self, task_input: In) -> str:
         """The system text: the task and its rules, for this input."""
         return task_prompt(
-            self.intro,
+            self.intro_for(task_input),
             self.rules_for(task_input),
             answer=self.answer_format,
             note=self.note(task_input),
             note_heading=self.note_heading,
         )
 
+    def intro_for(self, task_input: In) -> str:
+        """What the model does, for this input (a task whose intro depends on its input
+        overrides it)."""
+        return self.intro
+
     def rules_for(self, task_input: In) -> Sequence[str]:
         """The rules for this input (a task whose rules depend on its input overrides it)."""
         return self.rules
 
     def note(self, task_input: In) -> str | None:
-        """The person's note added after the rules (their instructions), if any."""
-        return None
+        """The person's note added after the rules (the input's `instructions`), if any."""
+        return task_input.instructions if isinstance(task_input, Noted) else None
 
     @abstractmethod
     def user(self, task_input: In) -> str:

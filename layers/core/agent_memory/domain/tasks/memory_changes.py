@@ -5,13 +5,13 @@ The model only proposes, yet the prompt states each rule, so a good model wastes
 on something that is rejected.
 
 `LearningRequest` is both this task's input and its provider request: providers read the
-task's name, prompt, schema and deadline from it, `local/rules` calls `local_answer()`, and
-test models read the evidence (`items`, `memory`, `person`) from it directly.
+task's name, prompt, schema and deadline from it (the task writes them), `local/rules` calls
+`local_answer()`, and test models read the evidence (`items`, `memory`, `person`) from it
+directly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -20,7 +20,6 @@ from pydantic import BaseModel
 from agent_memory.domain.consolidation import change_record
 from agent_memory.domain.evidence import EvidenceItem, KnownEntry, Statements
 from agent_memory.domain.proposals import (
-    CHANGES_SCHEMA,
     LASTING_KINDS,
     MAX_KEY_LENGTH,
     MemoryChangesAnswer,
@@ -34,7 +33,6 @@ from agent_memory.domain.tasks.base import (
     ModelTask,
     item_record,
     json_lines,
-    task_prompt,
 )
 from agent_memory.domain.tasks.memory_changes_local import local_changes
 
@@ -99,19 +97,6 @@ _AGENT_RULE = (
 )
 
 
-def instructions_for(pool_kind: str, allowed_kinds: Sequence[str], person: str | None) -> str:
-    """The system prompt for consolidating a pool ("session" or "agent")."""
-    agent = pool_kind == "agent"
-    kinds = [kind for kind in allowed_kinds if not agent or kind in LASTING_KINDS]
-    rules = [
-        *_RULES,
-        "Use these kinds only: " + ", ".join(_KIND_MEANINGS.get(k, k) for k in kinds) + ".",
-        *([_AGENT_RULE] if agent else []),
-        _who(person),
-    ]
-    return task_prompt(_AGENT_TASK if agent else _SESSION_TASK, rules, answer=_FORMAT)
-
-
 def _who(person: str | None) -> str:
     if person:
         return (
@@ -146,12 +131,12 @@ def _entry_record(entry: KnownEntry) -> dict[str, str]:
 class LearningRequest:
     """Propose changes to one pool from new evidence.
 
-    `instructions` is the system prompt the domain wrote (rules included); `items` and
-    `memory` are also given structured, for models that do not read prose (local/rules).
+    The prompt follows from the pool's kind, its kinds and the person (`MEMORY_CHANGES`
+    writes it); `items` and `memory` are also given structured, for models that do not read
+    prose (local/rules).
     """
 
     pool_kind: str  # "session" | "agent" (the prompt differs), or any other keyed pool
-    instructions: str
     items: tuple[EvidenceItem, ...]
     memory: tuple[KnownEntry, ...]
     allowed_kinds: tuple[str, ...]
@@ -166,15 +151,15 @@ class LearningRequest:
 
     @property
     def system(self) -> str:
-        return self.instructions
+        return MEMORY_CHANGES.system(self)
 
     @property
     def user(self) -> str:
-        return render_evidence(self)
+        return MEMORY_CHANGES.user(self)
 
     @property
     def schema(self) -> dict[str, Any]:
-        return CHANGES_SCHEMA
+        return MEMORY_CHANGES.schema(self)
 
     @property
     def description(self) -> str:
@@ -189,9 +174,23 @@ class MemoryChanges(ModelTask[LearningRequest, tuple[ProposedChange, ...]]):
     name = NAME
     output_model = MemoryChangesAnswer
     description = DESCRIPTION
+    intro = _SESSION_TASK
+    rules = _RULES
+    answer_format = _FORMAT
 
-    def system(self, task_input: LearningRequest) -> str:
-        return task_input.instructions
+    def intro_for(self, task_input: LearningRequest) -> str:
+        return _AGENT_TASK if task_input.pool_kind == "agent" else self.intro
+
+    def rules_for(self, task_input: LearningRequest) -> list[str]:
+        """The kinds the pool keeps (an agent's: the lasting ones only), and who is who."""
+        agent = task_input.pool_kind == "agent"
+        kinds = [kind for kind in task_input.allowed_kinds if not agent or kind in LASTING_KINDS]
+        return [
+            *self.rules,
+            "Use these kinds only: " + ", ".join(_KIND_MEANINGS.get(k, k) for k in kinds) + ".",
+            *([_AGENT_RULE] if agent else []),
+            _who(task_input.person),
+        ]
 
     def user(self, task_input: LearningRequest) -> str:
         return render_evidence(task_input)
@@ -222,7 +221,6 @@ def consolidation(
     """What a keyed pool of kind `pool_kind` asks for one run's evidence."""
     request = LearningRequest(
         pool_kind=pool_kind,
-        instructions=instructions_for(pool_kind, evidence.allowed_kinds, evidence.person),
         items=tuple(evidence.items),
         memory=tuple(evidence.memory),
         allowed_kinds=tuple(evidence.allowed_kinds),
