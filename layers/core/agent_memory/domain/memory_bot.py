@@ -46,7 +46,8 @@ def may_confide(chat: Chat, turn: Turn, now_ms: int) -> None:
 
 
 def learning_skip(chat: Chat, *, bot_memory: bool, has_model: bool) -> str | None:
-    """Why a confide in `chat` saves no learning execution (None: it saves one)."""
+    """Why the memory Bot reads nothing of `chat`: a confide in it saves no learning
+    execution and a person's input is not enriched (None: it reads)."""
     if chat.kind == "review":
         return REVIEW_TEACHES_NOTHING
     if not bot_memory:
@@ -76,12 +77,6 @@ class ReadMark:
         kept = {h for h in self.held if h not in done} | set(held)
         position = max(self.position, through)
         return ReadMark(position, tuple(sorted(kept)), self.moves + 1)
-
-
-def enriches(chat: Chat, *, notice: bool, bot_memory: bool, has_model: bool) -> bool:
-    """The person's input is read by the memory Bot: never a notice, never in a review
-    Chat, only with botMemory on and a model to ask."""
-    return not notice and chat.kind != "review" and bot_memory and has_model
 
 
 def owner_only(principal: Principal, chat: Chat) -> None:

@@ -21,7 +21,6 @@ from agent_memory.domain.memory_bot import (
     BotSettings,
     ReadMark,
     budget_event,
-    learning_skip,
     learning_view,
     next_period_key,
     spent,
@@ -198,8 +197,7 @@ class BotLearningPool:
     def _model(self, chat: Chat) -> str | None:
         settings = self._org_settings.effective(chat.org_id)
         model = settings.get("botMemoryModel")
-        has_model = self._calls.model(settings) is not None
-        skip = learning_skip(chat, bot_memory=bool(settings.get("botMemory")), has_model=has_model)
+        skip = self._calls.skip(chat, settings)
         if skip is not None:
             raise Skipped(skip)
         return model

@@ -9,7 +9,7 @@ from agent_memory.domain.audiences import chat_readers, valid
 from agent_memory.domain.bot_memory import channels_named, memory_order
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import Unavailable
-from agent_memory.domain.memory_bot import BotSettings, Enriched, enriches, topics_of, used_reason
+from agent_memory.domain.memory_bot import BotSettings, Enriched, topics_of, used_reason
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_bot_requests import ENRICHMENT, EnrichmentInput, VisibleEntry
 from agent_memory.domain.tasks.memory_bot_requests import Enrichment as Rewrite
@@ -69,9 +69,7 @@ class Enrichment:
 
     def _model(self, chat: Chat) -> tuple[LearningModel | None, BotSettings]:
         settings = self._org_settings.effective(chat.org_id)
-        has_model = self._calls.model(settings) is not None
-        bot_memory = bool(settings.get("botMemory"))
-        if not enriches(chat, notice=False, bot_memory=bot_memory, has_model=has_model):
+        if self._calls.skip(chat, settings) is not None:
             return None, BotSettings()
         return self._calls.usable(chat, settings)
 

@@ -16,7 +16,6 @@ from agent_memory.domain.memory_bot import (
     Enriched,
     ModelCall,
     budget_events,
-    learning_skip,
     may_confide,
     owner_only,
     patched_settings,
@@ -94,9 +93,7 @@ class MemoryBotService:
         confession = Confession(turn.id, text, answer or CALM_ANSWER, calm, self._clock.now_ms())
         self._confess(chat, confession, call)
         if self._learning is not None:
-            has_model = self.calls.model(org_settings) is not None
-            bot_memory = bool(org_settings.get("botMemory"))
-            skip = learning_skip(chat, bot_memory=bot_memory, has_model=has_model)
+            skip = self.calls.skip(chat, org_settings)
             if skip is None:
                 self._wait(chat, turn.id)
             else:

@@ -22,6 +22,7 @@ from agent_memory.domain.memory_bot import (
     ModelCall,
     Price,
     cost_micros,
+    learning_skip,
     spent,
 )
 from agent_memory.domain.tasks.answers import InvalidModelOutput
@@ -65,6 +66,12 @@ class RequestCalls:
         a name it does not run): the one rule of the confide, the enrichment and the
         learning."""
         return self._models.resolve(org_settings.get("botMemoryModel"))
+
+    def skip(self, chat: Chat, org_settings: Mapping[str, Any]) -> str | None:
+        """Why the memory Bot reads nothing of `chat` (`learning_skip`; None: it reads)."""
+        bot_memory = bool(org_settings.get("botMemory"))
+        has_model = self.model(org_settings) is not None
+        return learning_skip(chat, bot_memory=bot_memory, has_model=has_model)
 
     def usable(
         self, chat: Chat, org_settings: Mapping[str, Any]
