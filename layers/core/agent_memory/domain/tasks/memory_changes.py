@@ -13,7 +13,7 @@ directly.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -27,7 +27,6 @@ from agent_memory.domain.proposals import (
     parse_changes,
 )
 from agent_memory.domain.tasks.base import (
-    MAX_OUTPUT_TOKENS,
     STEP_DEADLINE_S,
     Ask,
     ModelTask,
@@ -35,9 +34,6 @@ from agent_memory.domain.tasks.base import (
     json_lines,
 )
 from agent_memory.domain.tasks.memory_changes_local import local_changes
-
-NAME = "memory_changes"
-DESCRIPTION = "Record the proposed changes to the memory (an empty list when none)."
 
 _FORMAT = (
     '{"changes": [...]}. Each change is either '
@@ -143,11 +139,9 @@ class LearningRequest:
     person: str | None = None
     deadline_s: float = STEP_DEADLINE_S
 
-    max_output_tokens: ClassVar[int] = MAX_OUTPUT_TOKENS
-
     @property
     def task(self) -> str:
-        return NAME
+        return MEMORY_CHANGES.name
 
     @property
     def system(self) -> str:
@@ -162,18 +156,22 @@ class LearningRequest:
         return MEMORY_CHANGES.schema(self)
 
     @property
+    def max_output_tokens(self) -> int:
+        return MEMORY_CHANGES.max_output_tokens
+
+    @property
     def description(self) -> str:
-        return DESCRIPTION
+        return MEMORY_CHANGES.description
 
     def local_answer(self) -> str:
         """What `local/rules` answers: the extractor's changes as API.md's JSON."""
-        return local_changes(self).model_dump_json()
+        return MEMORY_CHANGES.local_answer(self).model_dump_json()
 
 
 class MemoryChanges(ModelTask[LearningRequest, tuple[ProposedChange, ...]]):
-    name = NAME
+    name = "memory_changes"
     output_model = MemoryChangesAnswer
-    description = DESCRIPTION
+    description = "Record the proposed changes to the memory (an empty list when none)."
     intro = _SESSION_TASK
     rules = _RULES
     answer_format = _FORMAT
@@ -196,6 +194,7 @@ class MemoryChanges(ModelTask[LearningRequest, tuple[ProposedChange, ...]]):
         return render_evidence(task_input)
 
     def local_answer(self, task_input: LearningRequest) -> BaseModel:
+        """The `local/rules` extractor's changes."""
         return local_changes(task_input)
 
     def parse(self, text: str, task_input: LearningRequest) -> tuple[ProposedChange, ...]:
