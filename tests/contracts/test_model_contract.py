@@ -55,9 +55,8 @@ class EchoTask(ModelTask[EchoInput, Echo]):
     name = "contract_echo"
     output_model = Echo
     max_output_tokens = 256
-
-    def system(self, task_input: EchoInput) -> str:
-        return "Echo what you are given."
+    intro = "Echo what you are given."
+    answer_format = "the JSON you are given."
 
     def user(self, task_input: EchoInput) -> str:
         return json.dumps(task_input.answer)

@@ -327,9 +327,8 @@ class ShoutTask(ModelTask[tuple[str, ...], Shout]):
 
     name = "shout"
     output_model = Shout
-
-    def system(self, task_input: tuple[str, ...]) -> str:
-        return "Shout every word."
+    intro = "Shout every word."
+    answer_format = '{"words": ["<WORD>", ...]}.'
 
     def user(self, task_input: tuple[str, ...]) -> str:
         return "\n".join(task_input)
