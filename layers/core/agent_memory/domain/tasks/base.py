@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast, runtime_checkable
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast, final, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -86,8 +86,10 @@ class ModelTask(ABC, Generic[In, Out]):
     answer_format: ClassVar[str] = ""
     note_heading: ClassVar[str] = OWNER_RULES
 
+    @final
     def system(self, task_input: In) -> str:
-        """The system text: the task and its rules, for this input."""
+        """The system text: the task and its rules, for this input (the same mechanism for
+        every task, so no prompt is written by hand)."""
         return task_prompt(
             self.intro_for(task_input),
             self.rules_for(task_input),
