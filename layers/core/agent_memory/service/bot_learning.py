@@ -13,7 +13,6 @@ from typing import Any
 
 from agent_memory.domain.audiences import chat_readers
 from agent_memory.domain.bot_changes import Learned
-from agent_memory.domain.bot_memory import channels_named
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.learning_notes import OPEN_TURN_AHEAD, SOURCE_GONE, budget_note
@@ -277,10 +276,7 @@ class BotLearningPool:
         # Only the audience rows that can admit the Chat's readers (ADR 0083).
         reader = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
         snap = self._memory.reader_snapshot(pool, reader, members)
-        metas = snap.metas()
-        if chat.channel_id is None:
-            members.load(channels_named(metas.values()))
-        shown = learning_view(self._memory.judge(metas).visible(reader, metas.values()))
+        shown = learning_view(self._memory.seen_by(reader, members, snap))
         stored = snap.by_id()
         entries: list[KnownBotEntry] = []
         used = 0

@@ -22,6 +22,7 @@ from agent_memory.domain.audiences import (
     chat_readers,
     rule_of,
     share_reason,
+    valid,
 )
 from agent_memory.domain.bot_memory import (
     BotContext,
@@ -138,6 +139,16 @@ class BotMemoryService:
     @staticmethod
     def judge(metas: Mapping[str, EntryMeta]) -> Judge:
         return Judge(metas.get)
+
+    def seen_by(self, reader: Reader, members: Members, snap: Snapshot) -> list[EntryMeta]:
+        """The valid entries of `snap` that `reader` may see, in memory order: what the
+        memory Bot shows its model of a Chat (a person's Channel membership is read for the
+        Channels the entries name)."""
+        metas = snap.metas()
+        if isinstance(reader, Person):
+            members.load(channels_named(metas.values()))
+        judge = self.judge(metas)
+        return [m for m in memory_order(metas.values()) if valid(m) and judge.sees(reader, m)]
 
     def _shown(self, access: Access, snap: Snapshot) -> tuple[Judge, dict[str, EntryMeta]]:
         metas = snap.metas()

@@ -5,8 +5,7 @@ Every entry the model says it used is checked again on the newest memory first.
 
 from __future__ import annotations
 
-from agent_memory.domain.audiences import chat_readers, valid
-from agent_memory.domain.bot_memory import channels_named, memory_order
+from agent_memory.domain.audiences import chat_readers
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.memory_bot import BotSettings, Enriched, topics_of, used_reason
@@ -108,11 +107,8 @@ class Enrichment:
         self, chat: Chat, members: Members, snap: Snapshot, limit: int | None = ENRICH_ENTRIES
     ) -> list[VisibleEntry]:
         """Entries every reader may see; decrypted only with `limit` (the re-check reads none)."""
-        metas = snap.metas()
-        members.load(channels_named(metas.values()))
         readers = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
-        judge = self._memory.judge(metas)
-        seen = [m for m in memory_order(metas.values()) if valid(m) and judge.sees(readers, m)]
+        seen = self._memory.seen_by(readers, members, snap)
         if limit is None:
             return [VisibleEntry(m.id, "", topics_of(m)) for m in seen]
         pool, stored = bot_pool(chat.bot_id, chat.org_id), snap.by_id()
