@@ -18,14 +18,7 @@ from agent_memory.service.learning_pools import (
     Outcome,
     PoolRef,
 )
-from agent_memory.service.thread_learning import (
-    Saved,
-    ThreadBackground,
-    ThreadStep,
-    carry,
-    one_read,
-    ride,
-)
+from agent_memory.service.thread_learning import Saved, ThreadBackground, ThreadStep
 from tests.support.in_memory import InMemoryStore
 from tests.support.observer import Observed, Stack, observed, recalled, stack, turn
 
@@ -147,7 +140,7 @@ class Indexer(ThreadStep):
     def task(self, evidence: Evidence) -> None:
         return None  # model-free: its runs skip CallModel
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
+    def read_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
         end = self.saved if upto is None else min(upto, self.saved)
         if end <= self.position:
             return None
@@ -168,18 +161,13 @@ class Indexer(ThreadStep):
 
 
 class Observer(Indexer):
-    """A model step that carries `riders`."""
+    """A step that carries `riders`: its `load_evidence` is ThreadStep's own."""
 
     kind = "thread-observe"
 
     def __init__(self, saved: int, *riders: ThreadStep) -> None:
         super().__init__(saved)
         self.riders = riders
-
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence | None:
-        with one_read():
-            carry(self, pool, upto)
-            return super().load_evidence(pool, upto)
 
 
 class Starts:
@@ -207,7 +195,8 @@ def test_the_rider_is_done_once_whatever_repeats() -> None:
     # The next save's run reads on from the rider's own position.
     carrying.load_evidence(pool, None)
     assert indexer.indexed == [0, 1, 2, 3]
-    assert ride(indexer, PoolRef("thread-recall", "org_1", "th_1"), None) is None
+    # The rider's own run finds nothing left.
+    assert indexer.load_evidence(PoolRef("thread-recall", "org_1", "th_1"), None) is None
 
 
 def test_a_rider_starts_its_own_run_when_its_carrier_does_not() -> None:

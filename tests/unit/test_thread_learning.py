@@ -129,7 +129,7 @@ class Step(ThreadStep):
     def task(self, evidence: Any) -> Any:
         raise AssertionError("not run here")
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Any:
+    def read_evidence(self, pool: PoolRef, upto: int | None) -> Any:
         raise AssertionError("not run here")
 
     def change(self, evidence: Any, changes: Any, finish: Any) -> Any:

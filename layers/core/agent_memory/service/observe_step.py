@@ -34,7 +34,7 @@ from agent_memory.service.observer import (
     reflection_ask,
     thresholds,
 )
-from agent_memory.service.thread_learning import Saved, ThreadReader, ThreadStep, carry, one_read
+from agent_memory.service.thread_learning import Saved, ThreadReader, ThreadStep
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,7 @@ class ObserveStep(ThreadStep):
         t = thresholds(saved.options, self._observer.platform_model)
         batch = rules.total_message_tokens([m.content for m in saved.messages])
         pending = saved.thread.tokens + batch - saved.thread.observed_tokens
-        ended = any(m.role == "assistant" for m in saved.messages)
-        return rules.wants_observation(pending, t, turn_ended=ended)
+        return rules.wants_observation(pending, t, turn_ended=saved.turn_ended)
 
     def detail_of(self, data: Any) -> ObserveDetail:
         if data["phase"] == "reflection":
@@ -92,20 +91,17 @@ class ObserveStep(ThreadStep):
             return reflection_ask(evidence.items, detail.instructions)
         return Ask(OBSERVATION, replace(detail.asked, messages=tuple(evidence.items)))
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
-        """The riders' due work first; then a reflection when due and none waits in reserve,
-        else the unread messages."""
-        with one_read():
-            carry(self, pool, upto)
-            found = self._reader.thread(pool)
-            if found is None or not rules.observing(found[1]):
-                return None
-            stored, options = found
-            log_ = self._observer.logs.log(stored.thread)
-            t = thresholds(options, self._observer.platform_model)
-            if rules.wants_reflection(log_.active, bool(log_.of("reflection", "buffered")), t):
-                return self._reflection_evidence(pool, stored.thread, options, log_)
-            return self._observation_evidence(pool, stored, options, log_, upto)
+    def read_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
+        """A reflection when due and none waits in reserve, else the unread messages."""
+        found = self._reader.thread(pool)
+        if found is None or not rules.observing(found[1]):
+            return None
+        stored, options = found
+        log_ = self._observer.logs.log(stored.thread)
+        t = thresholds(options, self._observer.platform_model)
+        if rules.wants_reflection(log_.active, bool(log_.of("reflection", "buffered")), t):
+            return self._reflection_evidence(pool, stored.thread, options, log_)
+        return self._observation_evidence(pool, stored, options, log_, upto)
 
     def _reflection_evidence(
         self, pool: PoolRef, thread: Thread, options: Mapping[str, Any], log_: Log
@@ -145,10 +141,9 @@ class ObserveStep(ThreadStep):
 
     def change(self, evidence: Evidence[Any], changes: Any, finish: FinishActions) -> Change:
         """AlreadyApplied when the thread or observer is gone."""
-        found = self._reader.thread(evidence.pool)
-        if found is None or not rules.observing(found[1]):
-            raise AlreadyApplied("the thread is gone or its observer is off")
-        stored, options = found
+        stored, options = self._reader.current(evidence.pool)
+        if not rules.observing(options):
+            raise AlreadyApplied("the thread's observer is off")
         thread = stored.thread
         log_ = self._observer.logs.log(thread)
         detail = evidence.detail

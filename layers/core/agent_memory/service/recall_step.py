@@ -19,7 +19,6 @@ from agent_memory.persistence.recall_pending import (
 )
 from agent_memory.ports import Store
 from agent_memory.service.learning_pools import (
-    AlreadyApplied,
     Change,
     Evidence,
     FinishActions,
@@ -32,7 +31,6 @@ from agent_memory.service.thread_learning import (
     Saved,
     ThreadReader,
     ThreadStep,
-    one_read,
 )
 
 RUN_MESSAGES = 500
@@ -89,14 +87,13 @@ class RecallStep(ThreadStep):
     def task(self, evidence: Evidence[Any]) -> None:
         return None
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
+    def read_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """With nothing left to index, the pending row through `upto` is marked done."""
-        with one_read():
-            found = self._reader.thread(pool)
-            if found is None or rules.settings_of(found[1]) is None:
-                self.pending.indexed(pool.pool_id, NOTHING_LEFT)
-                return None
-            batch = self._reader.load(pool, upto, limit=RUN_MESSAGES, budget=RUN_BUDGET)
+        found = self._reader.thread(pool)
+        if found is None or rules.settings_of(found[1]) is None:
+            self.pending.indexed(pool.pool_id, NOTHING_LEFT)
+            return None
+        batch = self._reader.load(pool, upto, limit=RUN_MESSAGES, budget=RUN_BUDGET)
         if batch is None:
             if upto is not None:
                 self.pending.indexed(pool.pool_id, upto)
@@ -109,8 +106,7 @@ class RecallStep(ThreadStep):
         if found is None or rules.settings_of(found[1]) is None:
             return None
         stored, options = found
-        position = self._reader.repo.position(stored.thread.id, self.kind)
-        target = stored.seq if upto is None else min(upto, stored.seq)
+        position, target = self._reader.unread(stored, self.kind, upto)
         due = batches.batch_due(position, target, self.batch(options)) or (
             position < target and self._observed_out(stored.thread, options, position)
         )
@@ -133,10 +129,7 @@ class RecallStep(ThreadStep):
         self, evidence: Evidence[RecallDetail], changes: None, finish: FinishActions
     ) -> Change:
         """Embed and put, then move the position; another run that moved first put the same."""
-        found = self._reader.thread(evidence.pool)
-        if found is None:
-            raise AlreadyApplied("the thread is gone")
-        thread = found[0].thread
+        thread = self._reader.current(evidence.pool)[0].thread
         seqs = evidence.detail.seqs
         numbered = [
             (seq, Message(item.id, item.role, item.content, 0))

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, final
 
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.errors import Unavailable
@@ -53,12 +53,17 @@ class Saved:
     upto: int
     messages: tuple[Message, ...]
 
+    @property
+    def turn_ended(self) -> bool:
+        """Whether the save holds an answer."""
+        return any(m.role == "assistant" for m in self.messages)
+
 
 class ThreadStep(PoolDefaults, ABC):
     """A `LearningPool` of its own kind, plus when a save wants it and what it does then."""
 
     kind: PoolKind
-    # Model-free steps whose work this step's runs do first (`carry`, in LoadEvidence
+    # Model-free steps whose work this step's runs do first (`carry`, in `load_evidence`
     # before the model is asked); each keeps its own read position.
     riders: tuple[ThreadStep, ...] = ()
     # A rider commits its work here, outside any execution.
@@ -72,10 +77,19 @@ class ThreadStep(PoolDefaults, ABC):
     def task(self, evidence: Evidence[Any]) -> Ask[Any, Any] | None: ...
 
     @abstractmethod
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None: ...
+    def read_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
+        """This step's own evidence; `load_evidence` does its riders' work before it."""
 
     @abstractmethod
     def change(self, evidence: Evidence[Any], changes: Any, finish: FinishActions) -> Change: ...
+
+    @final
+    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
+        """The riders' due work, committed, then this step's evidence, the thread read once
+        for all of them: a step cannot load without carrying its riders."""
+        with one_read():
+            carry(self, pool, upto)
+            return self.read_evidence(pool, upto)
 
     def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """The rider's work that is due on its carrier's run."""
@@ -159,6 +173,18 @@ class ThreadReader:
             reads[key] = found
         return found
 
+    def current(self, pool: PoolRef) -> tuple[StoredThread, dict[str, Any]]:
+        """The thread and options a change is decided on; AlreadyApplied when it is gone."""
+        found = self.thread(pool)
+        if found is None:
+            raise AlreadyApplied("the thread is gone")
+        return found
+
+    def unread(self, stored: StoredThread, kind: PoolKind, upto: int | None) -> tuple[int, int]:
+        """The step's read position, and the last message it reads through `upto`."""
+        position = self.repo.position(stored.thread.id, kind)
+        return position, stored.seq if upto is None else min(upto, stored.seq)
+
     def load(
         self,
         pool: PoolRef,
@@ -172,8 +198,7 @@ class ThreadReader:
         if found is None:
             return None
         stored, options = found
-        position = self.repo.position(stored.thread.id, pool.kind)
-        target = stored.seq if upto is None else min(upto, stored.seq)
+        position, target = self.unread(stored, pool.kind, upto)
         if target <= position:
             return None
         read = self.repo.numbered(stored.thread, position, target, limit)
@@ -267,30 +292,19 @@ class ThreadBackground:
 
 
 def carry(carrier: ThreadStep, pool: PoolRef, upto: int | None) -> None:
-    """Each rider's due work, committed, before its carrier loads its evidence (inside the
-    carrier's `one_read`); a rider that fails is left to its own run or the idle flush."""
+    """Each rider's due work, committed outside any execution, before its carrier loads its
+    evidence (inside the carrier's `one_read`); a rider that fails is left to its own run or
+    the idle flush."""
     for rider in carrier.riders:
         try:
-            ride(rider, PoolRef(rider.kind, pool.org_id, pool.pool_id), upto, carried=True)
+            evidence = rider.load_carried(PoolRef(rider.kind, pool.org_id, pool.pool_id), upto)
+            if evidence is None:
+                continue
+            if rider.task(evidence) is not None:
+                raise ValueError(f"{rider.kind} asks a model: it cannot ride along another step")
+            apply_cycle(rider.store, rider, evidence, None, lambda _outcome: ())
+        except (Skipped, AlreadyApplied):
+            continue  # nothing due, or another run did it
         except Exception as error:
             # Its read position did not move: a retry writes nothing twice.
             log.warning("%s not done on a %s run: %s", rider.kind, carrier.kind, error)
-
-
-def ride(
-    step: ThreadStep, pool: PoolRef, upto: int | None, *, carried: bool = False
-) -> Outcome | None:
-    """Run a model-free step's work now, outside any execution; None when nothing was done."""
-    load = step.load_carried if carried else step.load_evidence
-    try:
-        evidence = load(pool, upto)
-    except Skipped:
-        return None
-    if evidence is None:
-        return None
-    if step.task(evidence) is not None:
-        raise ValueError(f"{step.kind} asks a model: it cannot ride along another step")
-    try:
-        return apply_cycle(step.store, step, evidence, None, lambda _outcome: ())
-    except AlreadyApplied:
-        return None

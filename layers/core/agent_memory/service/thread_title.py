@@ -57,13 +57,13 @@ class TitleStep(ThreadStep):
         return (
             bool(saved.options["generateTitle"]["enabled"])
             and saved.thread.title is None
-            and any(m.role == "assistant" for m in saved.messages)
+            and saved.turn_ended
         )
 
     def task(self, evidence: Evidence[TitleDetail]) -> Ask[TitleInput, Title]:
         return Ask(TITLE, TitleInput(evidence.items[0].content, evidence.detail.instructions))
 
-    def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
+    def read_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """Skipped when the thread is gone or titled, titles are off, or no user text yet."""
         found = self._reader.thread(pool)
         if found is None:
@@ -93,10 +93,9 @@ class TitleStep(ThreadStep):
 
     def change(self, evidence: Evidence[Any], changes: Title, finish: FinishActions) -> Change:
         """AlreadyApplied when another run titled it first (or the thread is gone)."""
-        found = self._reader.thread(evidence.pool)
-        if found is None or found[0].thread.title is not None:
-            raise AlreadyApplied("the thread is titled or gone")
-        thread = found[0].thread
+        thread = self._reader.current(evidence.pool)[0].thread
+        if thread.title is not None:
+            raise AlreadyApplied("the thread is titled")
         outcome = Outcome(applied=[{"key": "title", "op": "title"}], rejected=[])
         titled = self._repo.title_actions(thread, changes.title, self._reader.clock.now_ms())
         return self._reader.change(evidence, titled, outcome, finish)
