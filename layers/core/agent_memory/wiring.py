@@ -92,7 +92,6 @@ class Wiring:
         self.executions = ExecutionRepository(store, cipher)
         self.bot_repo = BotRepository(store, cipher)
         self.memory_bot_repo = MemoryBotRepository(store, cipher)
-        self.bot_settings = BotSettingsRepository(store)
 
     # -- the door: identity and request limits ---------------------------------------------
 
@@ -331,7 +330,7 @@ class Wiring:
         from agent_memory.service.memory_bot_calls import RequestCalls
 
         return RequestCalls(
-            self.bot_settings,
+            BotSettingsRepository(self.store),
             self.memory_bot_repo,
             self.models,
             self.clock,
@@ -343,13 +342,11 @@ class Wiring:
         from agent_memory.service.memory_bot import MemoryBotService
 
         return MemoryBotService(
-            self.bots,
             self.bot_memory,
             self.memory_bot_repo,
             self.executions,
             self.org_settings,
             self.memory_bot_calls,
-            self.clock,
             self.learning,
         )
 

@@ -14,9 +14,9 @@ from agent_memory.domain.tasks.memory_bot_requests import ENRICHMENT, Enrichment
 from agent_memory.domain.tasks.memory_bot_requests import Enrichment as Rewrite
 from agent_memory.persistence.bot_memory import Snapshot, bot_pool
 from agent_memory.persistence.memory_bot import MemoryBotRepository
-from agent_memory.ports import Clock, LearningModel
+from agent_memory.ports import LearningModel
 from agent_memory.service.bot_memory import BotMemoryService, for_reader
-from agent_memory.service.bots import BotService, Members
+from agent_memory.service.bots import Members
 from agent_memory.service.memory_bot_calls import RequestCalls
 from agent_memory.service.sessions import OrgDefaults
 
@@ -26,19 +26,15 @@ ENRICH_ENTRIES = 50
 class Enrichment:
     def __init__(
         self,
-        bots: BotService,
         memory: BotMemoryService,
         repo: MemoryBotRepository,
         calls: RequestCalls,
         org_settings: OrgDefaults,
-        clock: Clock,
     ) -> None:
-        self._bots = bots
         self._memory = memory
         self._repo = repo
         self._calls = calls
         self._org_settings = org_settings
-        self._clock = clock
 
     def enrich(
         self, chat_id: str, turn_id: str, text: str, *, notice: bool, chat: Chat | None = None
@@ -48,7 +44,7 @@ class Enrichment:
         if notice:
             return text, False  # a notice is never a person's words: nothing is read
         if chat is None or chat.id != chat_id:
-            chat = self._bots.repo.get_chat(chat_id)
+            chat = self._memory.bots.repo.get_chat(chat_id)
         if chat is None:
             return text, False
         model, bot = self._model(chat)
@@ -58,7 +54,11 @@ class Enrichment:
         if rewrite is None or rewrite.input is None:
             return text, False
         enriched = Enriched(
-            turn_id, rewrite.input, text, tuple(dict.fromkeys(rewrite.used)), self._clock.now_ms()
+            turn_id,
+            rewrite.input,
+            text,
+            tuple(dict.fromkeys(rewrite.used)),
+            self._memory.clock.now_ms(),
         )
         try:
             self._repo.add_enrichment(chat, enriched)
@@ -77,7 +77,7 @@ class Enrichment:
     ) -> Rewrite | None:
         """The rewrite, when every entry it used is one the readers still see."""
         pool = bot_pool(chat.bot_id, chat.org_id)
-        members = Members(self._bots.repo, chat.owner, chat.org_id)
+        members = Members(self._memory.bots.repo, chat.owner, chat.org_id)
         # Only the audience rows that can admit the Chat's readers (ADR 0083); a change
         # committing meanwhile is found by the version read after the answer.
         readable = for_reader(
@@ -99,7 +99,7 @@ class Enrichment:
         if self._memory.repo.version(pool) != snap.version:
             snap = self._memory.snapshot(readable)
         # The Chat's readers read again too: one may have left a Channel meanwhile.
-        members = Members(self._bots.repo, chat.owner, chat.org_id)
+        members = Members(self._memory.bots.repo, chat.owner, chat.org_id)
         still = {e.id for e in self._visible(chat, members, snap, limit=None)}
         return answer if used_reason(answer.used, still) is None else None
 

@@ -28,10 +28,8 @@ from agent_memory.domain.tasks.memory_bot_requests import CALM_ANSWER, CONFIDE_A
 from agent_memory.domain.tasks.memory_bot_requests import Confession as ConfideInput
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.memory_bot import MemoryBotRepository
-from agent_memory.ports import Clock
 from agent_memory.service.bot_learning import KIND, learning_pool_id, pool_ref
 from agent_memory.service.bot_memory import BotMemoryService
-from agent_memory.service.bots import BotService
 from agent_memory.service.enrichment import Enrichment
 from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import PoolRef
@@ -46,24 +44,22 @@ EXECUTIONS_LIMIT = 100
 class MemoryBotService:
     def __init__(
         self,
-        bots: BotService,
         memory: BotMemoryService,
         repo: MemoryBotRepository,
         runs: ExecutionRepository,
         org_settings: OrgDefaults,
         calls: RequestCalls,
-        clock: Clock,
         learning: LearningService | None = None,
     ) -> None:
-        self._bots = bots
+        self._bots = memory.bots
         self.repo = repo
         self._runs = runs
         self._org_settings = org_settings
-        self._clock = clock
+        self._clock = memory.clock
         self._learning = learning
         self.calls = calls
         # A Turn's input rewritten with entries that help (`POST /v1/chats/{chatId}/turns`).
-        self.enrichment = Enrichment(bots, memory, repo, self.calls, org_settings, clock)
+        self.enrichment = Enrichment(memory, repo, calls, org_settings)
 
     def bot_settings(self, principal: Principal, bot_id: str) -> tuple[BotSettings, int]:
         """The settings and this period's spend (write on a Bot not linked)."""
