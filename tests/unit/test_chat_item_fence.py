@@ -125,7 +125,7 @@ def test_a_writer_racing_erasure_leaves_no_item_in_the_erased_chat() -> None:
         erasure.mark_chat(chat_id)
         found = erasure.chat(chat_id)
         assert found is not None
-        erasure.delete_chat(found[0], ("bot", "pool"))
+        erasure.delete_chat(found.it, ("bot", "pool"))
 
     store.meanwhile = erased_meanwhile
     with pytest.raises(NotFound):

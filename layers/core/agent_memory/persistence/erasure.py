@@ -8,7 +8,10 @@ transactions of at most 100 deletes, the head row last with the index rows that 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
+from agent_memory.domain.access import GrantedT, Grants
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.entries import keyed_id
@@ -55,33 +58,47 @@ CHAT_DELETING = "chat-deleting"
 ForgetThreadVectors = Callable[[str, int], None]
 ForgetMemoryVectors = Callable[[Sequence[str]], None]
 
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Erasing(Generic[T]):
+    """An object as its deletion reads it (also one whose deletion began), and whether
+    that deletion began: its head row is marked, so it is not marked again."""
+
+    it: T
+    begun: bool
+
+    def grants(self: Erasing[GrantedT]) -> Grants:
+        """Who holds what on the object (`domain/access.authorized` judges its deletion)."""
+        return self.it.grants()
+
 
 class ErasureRepository(StoreRows):
-    def session(self, session_id: str) -> tuple[Session, bool] | None:
-        """The session (also one whose deletion began) and whether its deletion began."""
+    def session(self, session_id: str) -> Erasing[Session] | None:
         found = self._head(session_pk(session_id), "session", SESSION_DELETING)
-        return (session_of(found[0]), found[1]) if found is not None else None
+        return Erasing(session_of(found.it), found.begun) if found is not None else None
 
-    def agent(self, agent_id: str) -> tuple[Agent, bool] | None:
+    def agent(self, agent_id: str) -> Erasing[Agent] | None:
         found = self._head(agent_pk(agent_id), "agent", AGENT_DELETING)
-        if found is None or (agent := agent_of(agent_id, found[0])) is None:
+        if found is None or (agent := agent_of(agent_id, found.it)) is None:
             return None
-        return agent, found[1]
+        return Erasing(agent, found.begun)
 
-    def chat(self, chat_id: str) -> tuple[Chat, bool] | None:
+    def chat(self, chat_id: str) -> Erasing[Chat] | None:
         found = self._head(chat_pk(chat_id), "chat", CHAT_DELETING)
-        return (chat_of(found[0]), found[1]) if found is not None else None
+        return Erasing(chat_of(found.it), found.begun) if found is not None else None
 
     def thread(self, thread_id: str) -> Thread | None:
         """The thread (also one whose deletion began), its title and metadata sealed."""
         found = self._head(keys.thread_pk(thread_id), "thread", THREAD_DELETING)
-        return _thread_of(thread_id, found[0]) if found is not None else None
+        return _thread_of(thread_id, found.it) if found is not None else None
 
-    def _head(self, pk: str, kind: str, marked: str) -> tuple[Record, bool] | None:
+    def _head(self, pk: str, kind: str, marked: str) -> Erasing[Record] | None:
         row = self._store.get(pk, keys.HEAD)
         if row is None or row.get("type") not in (kind, marked):
             return None
-        return row | {"type": kind}, row["type"] == marked
+        return Erasing(row | {"type": kind}, row["type"] == marked)
 
     def org_agents(self, org_id: str) -> list[tuple[str, str]]:
         """(id, owner) of every agent in the organization's list (deleted ones leave it)."""
@@ -193,12 +210,11 @@ class ErasureRepository(StoreRows):
         found = self._head(keys.thread_pk(thread_id), "thread", THREAD_DELETING)
         if found is None:
             return None
-        head, begun = found
-        if not begun:
-            # `seq` moves: a save racing this one fails its condition and re-reads.
-            self._mark(keys.thread_pk(thread_id), THREAD_DELETING, add={"seq": 1})
-            head = head | {"seq": int(head.get("seq", 0)) + 1}
-        return head
+        if found.begun:
+            return found.it
+        # `seq` moves: a save racing this one fails its condition and re-reads.
+        self._mark(keys.thread_pk(thread_id), THREAD_DELETING, add={"seq": 1})
+        return found.it | {"seq": int(found.it.get("seq", 0)) + 1}
 
     def _delete_thread_head(self, thread: Thread, now_ms: int, resource_notes: bool) -> int:
         """Returns how many of the person's resource working memory rows went."""

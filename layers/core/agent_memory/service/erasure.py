@@ -17,7 +17,7 @@ from typing import Protocol
 from agent_memory.domain import recall as recall_rules
 from agent_memory.domain.access import (
     OPERATOR_READS_NO_CONTENT,
-    authorize,
+    authorized,
     require_org_admin,
     require_tenant,
 )
@@ -28,7 +28,7 @@ from agent_memory.domain.export import Found, header
 from agent_memory.domain.identity import SERVICE_ADMIN, Principal, person_of
 from agent_memory.domain.sessions import Session
 from agent_memory.domain.threads import require_resource
-from agent_memory.persistence.erasure import ErasureRepository, ForgetThreadVectors
+from agent_memory.persistence.erasure import Erasing, ErasureRepository, ForgetThreadVectors
 from agent_memory.persistence.org_contents import OrgContents
 from agent_memory.ports import Clock
 from agent_memory.ports.vectors import MAX_DELETE_BATCH, VectorIndex
@@ -100,20 +100,13 @@ class ErasureService:
         """The agent memory learned from it stays; others than its owner or an admin 404."""
         require_tenant(principal)
         found = self.repo.session(session_id)
-        if found is None:
-            raise NotFound("session not found")
-        authorize(principal, found[0].grants(), DELETE_SESSION, what="session")
-        return self._session(*found)
+        return self._session(authorized(principal, found, DELETE_SESSION, what="session"))
 
     def delete_agent(self, principal: Principal, agent_id: str) -> Erased:
         """With everyone's sessions and threads of it; members 403, others 404."""
         require_tenant(principal)
         found = self.repo.agent(agent_id)
-        if found is None:
-            raise NotFound("agent not found")
-        agent, begun = found
-        authorize(principal, agent.grants(), DELETE_AGENT, what="agent")
-        return self._agent(agent, begun)
+        return self._agent(authorized(principal, found, DELETE_AGENT, what="agent"))
 
     def delete_thread(self, principal: Principal, thread_id: str) -> Erased:
         """With its messages, working memory, observations and vectors; only its resource
@@ -139,7 +132,7 @@ class ErasureService:
             if owner != user_id:
                 erased.add(self._sessions(agent_id, owner=user_id))
             elif (found := self.repo.agent(agent_id)) is not None:
-                erased.add(self._agent(*found))
+                erased.add(self._agent(found))
         for chat_id in self.repo.owned_chat_ids(org_id, user_id):
             erased.add(self._chat(org_id, user_id, chat_id))
         for chat_id in self.repo.spoken_chat_ids(org_id, user_id):
@@ -154,8 +147,9 @@ class ErasureService:
                 erased.bot_entries += self.bot_memory.erase_person(bot_id, org_id, user_id)
         return erased
 
-    def _agent(self, agent: Agent, begun: bool) -> Erased:
-        if not begun:
+    def _agent(self, found: Erasing[Agent]) -> Erased:
+        agent = found.it
+        if not found.begun:
             self.repo.mark_agent(agent.id)
         erased = self._sessions(agent.id, owner=None)
         for thread_id in self.repo.agent_thread_ids(agent.id):
@@ -169,8 +163,8 @@ class ErasureService:
         if found is None:
             self.repo.forget_owned_chat(org_id, user_id, chat_id)  # gone meanwhile
             return Erased()
-        chat, begun = found
-        if not begun:
+        chat = found.it
+        if not found.begun:
             self.repo.mark_chat(chat.id)
         return self.repo.delete_chat(chat, (BOT_KIND, learning_pool_id(chat.bot_id, chat.org_id)))
 
@@ -196,13 +190,13 @@ class ErasureService:
         for session_id in self.repo.session_ids(agent_id, owner):
             # A session gone meanwhile is not found (its list row goes with its head row).
             if (found := self.repo.session(session_id)) is not None:
-                erased.add(self._session(*found))
+                erased.add(self._session(found))
         return erased
 
-    def _session(self, session: Session, begun: bool) -> Erased:
-        if not begun:
-            self.repo.mark_session(session.id)
-        return self.repo.delete_session(session)
+    def _session(self, found: Erasing[Session]) -> Erased:
+        if not found.begun:
+            self.repo.mark_session(found.it.id)
+        return self.repo.delete_session(found.it)
 
     def erase_organization(
         self,
@@ -224,7 +218,7 @@ class ErasureService:
             gone(user_id)
         for agent_id, _owner in self.repo.org_agents(org_id):
             if (found := self.repo.agent(agent_id)) is not None:
-                erased.add(self._agent(*found))
+                erased.add(self._agent(found))
         forget = self._forget_memories if self.vectors is not None else None
         erased.agent_memories += contents.delete_memories(org_id, forget)
         return erased
