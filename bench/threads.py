@@ -208,7 +208,7 @@ def _thread_turns_report(
     indexed = sum(row["vectors_written"] for row in shots["background"])
     puts = sum(row["vector_puts"] for row in shots["background"]) + flush["vector_puts"]
     messages = 2 * (turns + 1)  # the warm-up turn's too
-    batch = recall_batch(TURN_OPTIONS, dimension)
+    batch = _recall_batch(dimension)
     return {
         "turns": turns,
         "options": TURN_OPTIONS,
@@ -234,14 +234,12 @@ def _thread_turns_report(
     }
 
 
-def recall_batch(options: dict[str, Any], dimension: int) -> int:
-    """The batch semantic recall indexes these options' threads in (service/recall.py)."""
+def _recall_batch(dimension: int) -> int:
+    """The batch semantic recall indexes the measured thread in."""
     from agent_memory.domain.memory_options import effective_options
-    from agent_memory.domain.recall_batches import batch_size
+    from agent_memory.service.recall_step import indexing_batch
 
-    full = effective_options(options)
-    observing = full["observationalMemory"]["enabled"]
-    return batch_size(None if observing else int(full["lastMessages"]), dimension)
+    return indexing_batch(effective_options(TURN_OPTIONS), dimension)
 
 
 def _idle_flush(rig: Any, embedder: Any, vectors: Any, background: Any) -> dict[str, Any]:
