@@ -402,7 +402,7 @@ def test_twenty_writers_on_one_row_of_the_served_store_all_land(served_store: St
     from concurrent.futures import ThreadPoolExecutor
 
     from agent_memory.domain.errors import Conflict
-    from agent_memory.service.retrying import until_it_lands
+    from agent_memory.persistence.retrying import until_it_lands
 
     pk = "SESSION#race"
     served_store.write([Put({"pk": pk, "sk": "META", "count": 0}, Absent())])

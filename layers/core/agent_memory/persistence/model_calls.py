@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.persistence.keys import CALL_PREFIX, call_sk
+from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.persistence.runs import ExecutionRow, Run, RunRows
 from agent_memory.ports import Absent, Action, Equals, KeyRange, LessThan, Put, Record, Update
 
@@ -25,6 +26,7 @@ REPLY_SUFFIX = "#reply"
 CALL_OPEN = "model-call-open"
 # The claim of a step's model call: a conflict on it means the claim row changed.
 CALL_CLAIM = "call-claim"
+CLAIM_TRIES = 4
 
 
 def reply_sk(call: str) -> str:
@@ -35,6 +37,14 @@ def owner_tag(execution_id: str) -> str:
     """How a call row names the copy holding its claim: 64 bits of its execution id's digest
     (an ARN of ~130 bytes would push the call row past a write unit)."""
     return hashlib.sha256(execution_id.encode()).hexdigest()[:16]
+
+
+def _on_claim(conflict: WriteConflict) -> bool:
+    return conflict.condition == CALL_CLAIM
+
+
+def _claim_kept_changing() -> Unavailable:
+    return Unavailable("the model call's claim kept changing; retry shortly")
 
 
 @dataclass(frozen=True)
@@ -82,22 +92,22 @@ class ModelCallRows(RunRows):
             fresh = self._call_record(run, first, step, 0, model, request, now) | claim
         else:
             fresh = self._bare_claim(run, first, step, now) | claim
-        held = None if attempt == 0 else self._store.get(run.pk, first)
-        for _round in range(4):
+        # Attempt 0 first puts its row unread (it is usually the first); a lost claim reads.
+        read = attempt > 0
+
+        def take() -> Claim:
+            nonlocal read
+            held = self._store.get(run.pk, first) if read else None
+            read = True
             taking = self._taking(run, attempt, held, fresh, now)
             if isinstance(taking, Claim):
                 return taking
-            try:
-                self._store.write([taking])
-            except WriteConflict as conflict:
-                if conflict.condition != CALL_CLAIM:
-                    raise
-                held = self._store.get(run.pk, first)  # it changed since: look again
-                continue
+            self._store.write([taking])
             if attempt == 0:
                 return Claim(first)
             return Claim(self.call_started(run, step, attempt, model, request, now))
-        raise Unavailable("the model call's claim kept changing; retry shortly")
+
+        return until_it_lands(take, _claim_kept_changing, tries=CLAIM_TRIES, lost=_on_claim)
 
     @staticmethod
     def _taking(

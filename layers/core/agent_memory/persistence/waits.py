@@ -25,11 +25,17 @@ from agent_memory.persistence.keys import (
     deferred_pk,
     wait_pk,
 )
+from agent_memory.persistence.retrying import AGAIN, Again, until_it_lands
 from agent_memory.persistence.runs import Run, RunRows
 from agent_memory.ports import Absent, KeyRange, Put, Record
 
 # Waits and events are kept this long (a month's budget period, with room to spare).
 WAIT_TTL_S = 90 * 24 * 3600
+WAIT_TRIES = 3
+
+
+def _not_recorded() -> Unavailable:
+    return Unavailable("the wait could not be recorded; retry shortly")
 
 
 @dataclass(frozen=True)
@@ -52,14 +58,15 @@ class WaitRows(RunRows):
         asks the workflow to start the run as a release does. A link written before (a
         repeated or retried wait) names the run, and its row is written when missing.
         Raises Unavailable when the link kept expiring under it."""
-        for _round in range(3):
+
+        def record() -> Recorded | Again:
             try:
                 self._store.write([Put(self._link(run, event, now), Absent())])
                 linked = run
             except WriteConflict:
                 link = self._store.get(wait_pk(event), LINK_PREFIX + run.name)
                 if link is None:
-                    continue  # it expired since the write was refused: link it again
+                    return AGAIN  # it expired since the write was refused: link it again
                 linked = self._linked_run(link)
             row = self._base(linked) | {"status": "waiting", "waitFor": event, "itemIds": []}
             try:
@@ -70,7 +77,8 @@ class WaitRows(RunRows):
             found = self._store.get(wait_pk(event), EVENT_SK)
             happened = dict(found.get("data") or {}) if found is not None else None
             return Recorded(linked, repeated, happened)
-        raise Unavailable("the wait could not be recorded; retry shortly")
+
+        return until_it_lands(record, _not_recorded, tries=WAIT_TRIES)
 
     def happen(self, event: str, data: dict[str, Any], now: int) -> dict[str, Any]:
         """Record, once, that `event` happened; the first call's `data` stands and is

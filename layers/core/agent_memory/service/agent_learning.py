@@ -41,6 +41,7 @@ from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.pools import StoredEntry
 from agent_memory.persistence.positions import advanced, position_move, position_put
+from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Action, Clock, ModelCatalog
 from agent_memory.service.keyed_learning import (
@@ -59,7 +60,6 @@ from agent_memory.service.learning_pools import (
     Workflow,
 )
 from agent_memory.service.learning_runs import execution_name, run_of
-from agent_memory.service.retrying import until_it_lands
 from agent_memory.service.sessions import LearningAnswer, OrgDefaults
 
 log = logging.getLogger(__name__)

@@ -65,11 +65,11 @@ from agent_memory.persistence.bot_memory import (
     person_audience,
 )
 from agent_memory.persistence.pools import Pool
+from agent_memory.persistence.retrying import AGAIN, until_it_lands
 from agent_memory.ports import Absent, Action, Clock, Ids
 from agent_memory.service.bot_context import context_text
 from agent_memory.service.bot_memory_purge import purge_pool
 from agent_memory.service.bots import BotService, Members
-from agent_memory.service.retrying import AGAIN, until_it_lands
 
 SNAPSHOT_TRIES = 5
 WRITE_TRIES = 8

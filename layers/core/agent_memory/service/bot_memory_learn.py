@@ -28,10 +28,10 @@ from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import ENTRY_ROWS, BotMemoryRepository, Snapshot, bot_pool
 from agent_memory.persistence.events import one_row
 from agent_memory.persistence.pools import Pool, StoredEntry
+from agent_memory.persistence.retrying import AGAIN, Again
 from agent_memory.ports import Absent, Action
 from agent_memory.service.bot_memory import for_reader
 from agent_memory.service.bots import Members
-from agent_memory.service.retrying import AGAIN, Again
 
 if TYPE_CHECKING:
     from agent_memory.service.bot_memory import BotMemoryService

@@ -38,8 +38,8 @@ from agent_memory.domain.grants import Level, ObjectAction, Reach, decide
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.sessions import NewItem, item_seq
 from agent_memory.persistence.bots import CHAT_ITEMS, TURN_LAST_ITEM, TURN_OPEN, BotRepository
+from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.ports import Clock, Ids
-from agent_memory.service.retrying import until_it_lands
 
 RETRIES = 5
 # One answer whatever is missing, so no organization learns another's ids.

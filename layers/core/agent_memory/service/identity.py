@@ -44,6 +44,7 @@ from agent_memory.persistence.identity import (
     User,
 )
 from agent_memory.persistence.organizations import ListedOrg, Organization, request_org
+from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.persistence.service_keys import ListedKey, ServiceKeyRepository
 from agent_memory.ports import Clock, Ids
 from agent_memory.service.organizations import (
@@ -52,7 +53,6 @@ from agent_memory.service.organizations import (
     delete_organization,
     tokens_kept_changing,
 )
-from agent_memory.service.retrying import until_it_lands
 
 if TYPE_CHECKING:
     from agent_memory.service.erasure import ErasureService

@@ -14,6 +14,7 @@ from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.learning_notes import LEARNED_ELSEWHERE, LEARNED_IN_PART, NOTHING_NEW
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.persistence.events import one_row, pool_changed
+from agent_memory.persistence.retrying import AGAIN, Again, until_it_lands
 from agent_memory.persistence.runs import Began, ExecutionRow, Run
 from agent_memory.ports import Action
 from agent_memory.service.learning_call import ModelCallStep, transient
@@ -37,7 +38,6 @@ from agent_memory.service.learning_runs import (
     step_run,
 )
 from agent_memory.service.learning_start import is_wait_name
-from agent_memory.service.retrying import AGAIN, Again, until_it_lands
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.persistence.keys import READ_POSITION
+from agent_memory.persistence.retrying import AGAIN, Again, until_it_lands
 from agent_memory.ports import Action, EvidenceItem, Execution, KnownEntry, ModelReply, Store
-from agent_memory.service.retrying import AGAIN, Again, until_it_lands
 
 # Open: any registered pool kind ("session", "agent", a bot's, a test's).
 PoolKind = str

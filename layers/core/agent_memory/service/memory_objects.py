@@ -34,9 +34,9 @@ from agent_memory.domain.memory_objects import (
     parse_patch,
 )
 from agent_memory.persistence.memory_objects import KEY_TAKEN, MemoryObjectRepository
+from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.ports import Cipher, Clock, Ids, Store
 from agent_memory.service.recall import MemoryRecall
-from agent_memory.service.retrying import until_it_lands
 
 
 @dataclass(eq=False)

@@ -12,8 +12,8 @@ from agent_memory.domain.identity import Principal, effective_settings, patch_se
 from agent_memory.domain.model_names import parse_patterns
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.organizations import Organization
+from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.service.model_choice import ModelChoice
-from agent_memory.service.retrying import until_it_lands
 
 _MODEL_FIELDS = ("helperModel", "botMemoryModel")
 

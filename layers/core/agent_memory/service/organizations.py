@@ -18,10 +18,10 @@ from agent_memory.domain.errors import Conflict, NotFound
 from agent_memory.persistence import keys
 from agent_memory.persistence.identity import IdentityRepository
 from agent_memory.persistence.org_contents import OrgContents
+from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.persistence.service_keys import ServiceKeyRepository
 from agent_memory.service.bot_learning import KIND as BOT_LEARNING
 from agent_memory.service.bot_learning import learning_pool_id
-from agent_memory.service.retrying import until_it_lands
 
 if TYPE_CHECKING:
     from agent_memory.service.erasure import ErasureService

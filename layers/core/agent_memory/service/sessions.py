@@ -25,13 +25,13 @@ from agent_memory.domain.sessions import (
     new_session,
     only_runs_an_app_action,
 )
+from agent_memory.persistence.retrying import once, until_it_lands
 from agent_memory.persistence.sessions import ItemToAdd, SessionRepository
 from agent_memory.ports import Action as WriteAction
 from agent_memory.ports import Clock, Ids, ModelCatalog
 from agent_memory.service.agents import AgentService
 from agent_memory.service.learning_pools import PoolRef, Workflow
 from agent_memory.service.model_choice import ModelChoice
-from agent_memory.service.retrying import once, until_it_lands
 
 LearningAnswer = Literal["started", "skipped"]
 

@@ -21,13 +21,13 @@ from agent_memory.domain.errors import (
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.observation import ShownLog
 from agent_memory.domain.threads import Found, Message, Notes, RecalledWindow, Thread, TurnContext
+from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.persistence.threads import StoredThread, ThreadPage, ThreadRepository
 from agent_memory.ports import Clock, Ids
 from agent_memory.ports.vectors import VectorIndexFailure
 from agent_memory.service.agent_versions import AgentVersionService
 from agent_memory.service.observer_context import ObserverService
 from agent_memory.service.recall import RecallService
-from agent_memory.service.retrying import until_it_lands
 from agent_memory.service.thread_learning import Saved, ThreadBackground
 
 SAVE_ATTEMPTS = 3

@@ -2,7 +2,8 @@
 
 An attempt loses when its write raises a `WriteConflict` that `lost` recognises as another
 writer's (others pass through) or when it answers `AGAIN`. Retries back off with full jitter
-until the time budget or `tries` is spent, then raise `gave_up()`.
+until the time budget or `tries` is spent, then raise `gave_up()`. It lives beside the
+repositories, the lowest layer that may wait, so services and repositories retry alike.
 """
 
 from __future__ import annotations
