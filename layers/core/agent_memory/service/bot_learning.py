@@ -42,6 +42,7 @@ from agent_memory.persistence.memory_bot import (
     charge_action,
 )
 from agent_memory.persistence.positions import position_move
+from agent_memory.persistence.retrying import AGAIN, Again
 from agent_memory.ports import (
     Action,
     Clock,
@@ -64,7 +65,6 @@ from agent_memory.service.learning_pools import (
     json_size,
 )
 from agent_memory.service.memory_bot_calls import RequestCalls
-from agent_memory.service.retrying import AGAIN, Again
 from agent_memory.service.sessions import OrgDefaults
 
 log = logging.getLogger(__name__)
