@@ -17,7 +17,8 @@ A model proposes, the domain disposes (seed 000, "After a Turn"). For every chan
 - its kind is one the pool keeps; Forget needs an active entry.
 
 Every rejection carries its reason. The rules are the same for every pool (session memory,
-agent memory); the pool decides what may be read, which kinds it keeps, and what is outside.
+agent memory); the pool decides which kinds it keeps, and a run's items what may be read and
+what is outside (`PoolRules.of`).
 """
 
 from __future__ import annotations

@@ -144,8 +144,7 @@ class KeyedPool(PoolDefaults, ABC, Generic[S]):
     def decide(
         self, evidence: Evidence[Any], changes: list[Any], entries: Sequence[StoredEntry]
     ) -> Decision:
-        """The rules of consolidation: the pool's kinds, sources among the items read, App
-        results never the only support."""
+        """The rules of consolidation for the pool's kinds and the items this run read."""
         rules = PoolRules.of(evidence.allowed_kinds, evidence.items)
         # An entry written after the version the run read (its detail's) keeps that write.
         newest = known((entry.meta for entry in entries), evidence.detail.version)
