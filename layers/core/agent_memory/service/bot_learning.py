@@ -92,12 +92,20 @@ def pool_ref(chat: Chat) -> PoolRef:
     return PoolRef(KIND, chat.org_id, pool_id, SourceRef("chat", chat.id))
 
 
+def bot_and_chat(pool: PoolRef) -> tuple[str, str]:
+    """The Bot and the Chat a run of `pool` reads (`pool_ref` read back); Skipped when the
+    pool names no Chat of a Bot in its organization."""
+    suffix = f"@{pool.org_id}"
+    if pool.source is None or not pool.pool_id.endswith(suffix):
+        raise Skipped(SOURCE_GONE)
+    return pool.pool_id.removesuffix(suffix), pool.source.id
+
+
 @dataclass(frozen=True)
 class BotDetail:
-    """What a run read of one Chat besides its items."""
+    """What a run read of one Chat besides its items (the Chat and its Bot are the pool's:
+    `bot_and_chat`)."""
 
-    chat: str
-    bot: str
     actors: dict[str, str]
     read_mark: ReadMark
     read_mark_after: ReadMark
@@ -159,10 +167,7 @@ class BotLearningPool:
     def load_evidence(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """Skipped when the Chat may not teach or waits for an open Turn; Deferred when the
         budget is spent."""
-        found = self._chat_and_position(pool)
-        if found is None:
-            raise Skipped(SOURCE_GONE)
-        chat, mark = found
+        chat, mark = self._chat_and_position(pool)
         model = self._model(chat)
         now = self._clock.now_ms()
         bot = self._within_budget(chat, now)
@@ -182,8 +187,6 @@ class BotLearningPool:
             model=model,
             allowed_kinds=("fact", "observation"),
             detail=BotDetail(
-                chat.id,
-                chat.bot_id,
                 read.actors,
                 mark,
                 read.mark,
@@ -214,17 +217,15 @@ class BotLearningPool:
         """The call's cost added to the Bot's spend of this period, over all organizations."""
         micros = self._calls.cost(reply)
         now = self._clock.now_ms()
-        return [charge_action(evidence.detail.bot, evidence.detail.budget_period, micros, now)]
+        bot_id, _chat_id = bot_and_chat(evidence.pool)
+        return [charge_action(bot_id, evidence.detail.budget_period, micros, now)]
 
-    def _chat_and_position(self, pool: PoolRef) -> tuple[Chat, ReadMark] | None:
-        """None when the source is not a Chat of this pool's Bot in its organization."""
-        suffix = f"@{pool.org_id}"
-        if pool.source is None or not pool.pool_id.endswith(suffix):
-            return None
-        bot_id = pool.pool_id.removesuffix(suffix)
-        chat, mark = self._positions.chat_and_position(bot_id, pool.org_id, pool.source.id)
+    def _chat_and_position(self, pool: PoolRef) -> tuple[Chat, ReadMark]:
+        """Skipped when the source is not a Chat of this pool's Bot in its organization."""
+        bot_id, chat_id = bot_and_chat(pool)
+        chat, mark = self._positions.chat_and_position(bot_id, pool.org_id, chat_id)
         if chat is None or (chat.bot_id, chat.org_id) != (bot_id, pool.org_id):
-            return None
+            raise Skipped(SOURCE_GONE)
         return chat, mark
 
     def _items(self, chat: Chat, mark: ReadMark, through: int, now: int) -> Read:
@@ -297,7 +298,7 @@ class BotLearningPool:
         """The answer as bot memory judges it, with the read mark's move in its transaction."""
         pool = evidence.pool
         detail = evidence.detail
-        chat_id, bot_id = detail.chat, detail.bot
+        bot_id, chat_id = bot_and_chat(pool)
         learnable = list(changes.changes)
         now = self._clock.now_ms()
         move = position_move(
