@@ -7,6 +7,7 @@ from typing import Any
 
 from agent_memory.adapters.models import ModelCatalogImpl
 from agent_memory.adapters.rules_model import NAME as RULES_NAME
+from agent_memory.domain.entries import EntryMeta, EntrySource
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.tasks.learning_changes import LearningChanges
 from agent_memory.persistence import keys
@@ -85,6 +86,13 @@ class MemoryBot:
     def ids(outcome: Outcome) -> list[str]:
         """The entries `outcome` wrote, in its answer's order."""
         return [a["key"] for a in outcome.applied]
+
+
+def entry(entry_id: str, *tags: str, sources: tuple[str, ...] = ()) -> EntryMeta:
+    """An entry's metadata with its tags and the entries it stands on."""
+    return EntryMeta(
+        id=entry_id, tags=tags, sources=tuple(EntrySource(s) for s in sources), length=1
+    )
 
 
 def principal_of(user: str) -> Principal:

@@ -25,16 +25,17 @@ from agent_memory.domain.tasks.learning_changes import (
 )
 from agent_memory.ports import KeyRange
 from agent_memory.service.bot_memory import BotMemoryService
-from tests.support.bot_memory import ORG, PEOPLE, MemoryBot, bot_memory_world, principal_of
+from tests.support.bot_memory import (
+    ORG,
+    PEOPLE,
+    MemoryBot,
+    bot_memory_world,
+    entry,
+    principal_of,
+)
 
 PRIVATE = Chat("chat_p", "bot_1", ORG, "ana", None, "chat")
 GROUP = Chat("chat_g", "bot_1", ORG, "ana", "ch_1", "chat")
-
-
-def entry(entry_id: str, *tags: str, sources: tuple[str, ...] = ()) -> EntryMeta:
-    return EntryMeta(
-        id=entry_id, tags=tags, sources=tuple(EntrySource(s) for s in sources), length=1
-    )
 
 
 # --- facts ---------------------------------------------------------------------------------

@@ -7,15 +7,10 @@ from agent_memory.api.contracts.bots import BotEntryOut
 from agent_memory.domain import bot_memory as rules
 from agent_memory.domain.audiences import Judge, Person
 from agent_memory.domain.bot_memory_purge import erasure_targets
-from agent_memory.domain.entries import Entry, EntryMeta, EntrySource
+from agent_memory.domain.entries import Entry
+from tests.support.bot_memory import entry
 
 GROUP = ("for:channel:ch_1", "org:o1")
-
-
-def entry(entry_id: str, *tags: str, sources: tuple[str, ...] = ()) -> EntryMeta:
-    return EntryMeta(
-        id=entry_id, tags=tags, sources=tuple(EntrySource(s) for s in sources), length=1
-    )
 
 
 def test_erasure_takes_a_persons_entries_alone_and_leaves_shared_ones_to_the_others() -> None:
