@@ -360,7 +360,7 @@ class BotMemoryRepository(PoolRows):
             a
             for meta in written
             for a in audiences_of(meta.tags)
-            if a not in known and not a.startswith("p#")
+            if a not in known and not a.startswith(person_audience(""))
         }
         return [
             Put({"pk": pool.pk, "sk": f"{MARK_PREFIX}{a}", "type": "bot-memory-mark"})
