@@ -26,16 +26,13 @@ Request = tuple[str, str, Any]
 
 def _facts(setup: Any, chat_id: str, user: Any, count: int) -> list[str]:
     from agent_memory.domain.tasks.learning_changes import FactChange
+    from tests.support.bot_memory import MemoryBot, said
 
-    _chat, started = setup.bots.begin_turn(user, chat_id, "I prefer short answers and tea.")
-    item = setup.bots.items(user, chat_id)[-1][0]
-    assert item.turn_id == started.id
+    item = said(setup.bot_memory, user, chat_id, "I prefer short answers and tea.")
     changes = [
-        FactChange(op="fact", content=f"Fact {n}: prefers tea.", topics=[], sources=[item.id])
+        FactChange(op="fact", content=f"Fact {n}: prefers tea.", topics=[], sources=[item])
         for n in range(count)
     ]
-    from tests.support.bot_memory import MemoryBot
-
     bot = MemoryBot(setup.bot_memory)
     return bot.ids(bot.learn(chat_id, *changes))
 

@@ -95,6 +95,14 @@ def entry(entry_id: str, *tags: str, sources: tuple[str, ...] = ()) -> EntryMeta
     )
 
 
+def said(memory: BotMemoryService, who: Principal, chat_id: str, text: str) -> str:
+    """A Turn of `who` in the Chat, left open; its input item's id."""
+    _chat, started = memory.bots.begin_turn(who, chat_id, text)
+    item = memory.bots.items(who, chat_id)[-1][0]
+    assert item.turn_id == started.id
+    return item.id
+
+
 def principal_of(user: str) -> Principal:
     # Organization admins hold write on the bot; it still gives them no one else's memory.
     return Principal(user, ORG, "admin")

@@ -22,7 +22,14 @@ from agent_memory.persistence.bot_memory import bot_pool
 from agent_memory.ports import Absent
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import Members
-from tests.support.bot_memory import ORG, PEOPLE, MemoryBot, bot_memory_world, principal_of
+from tests.support.bot_memory import (
+    ORG,
+    PEOPLE,
+    MemoryBot,
+    bot_memory_world,
+    principal_of,
+    said,
+)
 
 MEMBERS = ("ana", "ben", "cy")
 
@@ -42,10 +49,9 @@ class World:
         ).id
 
     def fact(self, where: str, speaker: str) -> list[str]:
-        bots, chat = self.memory.bots, self.chats[where]
-        bots.begin_turn(principal_of(speaker), chat, f"{speaker} says hi")
-        item = bots.items(principal_of(speaker), chat)[-1][0]
-        change = FactChange(op="fact", content=f"{speaker} fact", topics=[], sources=[item.id])
+        chat = self.chats[where]
+        item = said(self.memory, principal_of(speaker), chat, f"{speaker} says hi")
+        change = FactChange(op="fact", content=f"{speaker} fact", topics=[], sources=[item])
         return self.learning.ids(self.learning.learn(chat, change))
 
     def for_everyone(self, n: int) -> list[str]:

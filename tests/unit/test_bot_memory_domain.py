@@ -32,6 +32,7 @@ from tests.support.bot_memory import (
     bot_memory_world,
     entry,
     principal_of,
+    said,
 )
 
 PRIVATE = Chat("chat_p", "bot_1", ORG, "ana", None, "chat")
@@ -186,10 +187,8 @@ def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[An
             where, speaker = args
             speaker = where if where != "group" else speaker
             chat = chats[where]
-            _chat, started = bots.begin_turn(principal_of(speaker), chat, f"{speaker} says hi")
-            item = bots.items(principal_of(speaker), chat)[-1][0]
-            assert item.turn_id == started.id
-            change = FactChange(op="fact", content="f", topics=[], sources=[item.id])
+            item = said(memory, principal_of(speaker), chat, f"{speaker} says hi")
+            change = FactChange(op="fact", content="f", topics=[], sources=[item])
             learned = learning.learn(chat, change)
         elif kind == "observe":
             if not made:
@@ -266,22 +265,18 @@ def _oracle(pool: dict[str, EntryMeta], person: str) -> set[str]:
     return {entry_id for entry_id in pool if visible(entry_id)}
 
 
-def _one_chat(memory: BotMemoryService, *said: str) -> tuple[str, str, list[str]]:
-    """A bot, a private chat of ana's, and the ids of her inputs `said`."""
+def _one_chat(memory: BotMemoryService, text: str) -> tuple[str, str, str]:
+    """A bot, a private chat of ana's, and the id of her input `text`."""
     bots = memory.bots
     bot_id = bots.create_bot(principal_of("ana"), "Helper", {}).id
     chat = bots.create_chat(principal_of("ana"), bot_id, None, "chat").id
-    items = []
-    for text in said:
-        bots.begin_turn(principal_of("ana"), chat, text)
-        items.append(bots.items(principal_of("ana"), chat)[-1][0].id)
-    return bot_id, chat, items
+    return bot_id, chat, said(memory, principal_of("ana"), chat, text)
 
 
 def test_a_fact_and_its_rule_commit_together_or_not_at_all(monkeypatch: Any) -> None:
     memory, store = bot_memory_world()
     learning = MemoryBot(memory)
-    bot_id, chat, (item,) = _one_chat(memory, "I run.")
+    bot_id, chat, item = _one_chat(memory, "I run.")
     run = learning.read(chat)
 
     def stopped(actions: Any) -> None:
@@ -303,7 +298,7 @@ def test_a_fact_and_its_rule_commit_together_or_not_at_all(monkeypatch: Any) -> 
 def test_learn_commits_only_on_the_state_it_read(monkeypatch: Any) -> None:
     memory, _store = bot_memory_world()
     learning = MemoryBot(memory)
-    bot_id, chat, (item,) = _one_chat(memory, "I run.")
+    bot_id, chat, item = _one_chat(memory, "I run.")
     run = learning.read(chat)
     repo = memory.repo
     original = repo.read_for_change

@@ -17,7 +17,7 @@ from agent_memory.domain.tasks.learning_changes import FactChange, RenameTopicCh
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import bot_pool
 from agent_memory.ports import KeyRange
-from tests.support.bot_memory import ORG, MemoryBot, bot_memory_world, principal_of
+from tests.support.bot_memory import ORG, MemoryBot, bot_memory_world, principal_of, said
 
 NAMES = rules.TopicNames()
 
@@ -129,19 +129,13 @@ def _setup(facts: int, topic: str = "trip") -> tuple[Any, Any, str, str, MemoryB
     bot_id = bots.create_bot(principal_of("ana"), "Helper", {}).id
     chat = bots.create_chat(principal_of("ana"), bot_id, None, "chat").id
     for start in range(0, facts, 30):
-        item = _said(memory, chat, "I plan trips.")
+        item = said(memory, principal_of("ana"), chat, "I plan trips.")
         changes = [
             FactChange(op="fact", content=f"Plan {n}.", topics=[topic], sources=[item])
             for n in range(start, min(facts, start + 30))
         ]
         learning.learn(chat, *changes)
     return memory, store, bot_id, chat, learning
-
-
-def _said(memory: Any, chat: str, text: str) -> str:
-    """A Turn of ana's in `chat`; its input item's id."""
-    memory.bots.begin_turn(principal_of("ana"), chat, text)
-    return str(memory.bots.items(principal_of("ana"), chat)[-1][0].id)
 
 
 def rename(old: str, new: str) -> RenameTopicChange:
@@ -203,14 +197,14 @@ def test_a_read_never_mixes_names_of_two_versions(monkeypatch: Any) -> None:
 def test_a_name_used_again_after_a_rename_is_its_own_topic_and_purge_collects() -> None:
     memory, store, bot_id, chat, learning = _setup(2)
     learning.learn(chat, rename("trip", "travel"))
-    item = _said(memory, chat, "A new trip.")
+    item = said(memory, principal_of("ana"), chat, "A new trip.")
     again = FactChange(op="fact", content="New trip.", topics=["trip"], sources=[item])
     [new_id] = learning.ids(learning.learn(chat, again))
     ana = principal_of("ana")
     assert [e.meta.id for e in memory.read(ana, bot_id, ["trip"]).entries] == [new_id]
     assert len(memory.read(ana, bot_id, ["travel"]).entries) == 2
     # A rename and a fact in one answer: the fact written first is covered too.
-    item = _said(memory, chat, "Another trip.")
+    item = said(memory, principal_of("ana"), chat, "Another trip.")
     both = learning.learn(
         chat,
         FactChange(op="fact", content="Another trip.", topics=["trip"], sources=[item]),
