@@ -5,13 +5,14 @@ copy's retry after a crash calls again (charged once per real call)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.persistence.executions import ExecutionRepository
-from agent_memory.persistence.model_calls import owner_tag
+from agent_memory.persistence.model_calls import CALL_CLAIM, CLAIM_TRIES, Claim, owner_tag
 from agent_memory.persistence.runs import Run
 from agent_memory.ports import Action, ModelReply, Put, Update
 from agent_memory.service.learning_call import MODEL_DEADLINE_S
@@ -259,3 +260,43 @@ def _run(h: Harness, name: str, state: dict[str, Any]) -> Run:
 
     run, _ref, _state, _attempt = step_run(copy_of(h, name, state, "arn:any"))
     return run
+
+
+def test_a_claim_taken_meanwhile_is_read_again_and_its_holder_waited_for(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, state = _loaded(h)
+    other = {**_dead_claim(name, until=h.clock.now_ms() + HOLD_MS), "owner": owner_tag("arn:b")}
+    real_write = h.store.write
+    meanwhile = iter([other])
+
+    def write(actions: Sequence[Action]) -> None:
+        # The other copy puts its claim just before this copy's first write.
+        if (claim := next(meanwhile, None)) is not None:
+            real_write([Put(claim)])
+        real_write(actions)
+
+    monkeypatch.setattr(h.store, "write", write)
+    claim = h.service._runs.claim_call(
+        _run(h, name, state), "CallModel", 0, "arn:a", "m", "{}", h.clock.now_ms(), HOLD_MS
+    )
+    assert claim == Claim(holder=owner_tag("arn:b"))
+    assert _first_row(h, name)["owner"] == owner_tag("arn:b")
+
+
+def test_a_claim_that_keeps_changing_is_given_up_after_its_tries(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, state = _loaded(h)
+    tried: list[Sequence[Action]] = []
+
+    def write(actions: Sequence[Action]) -> None:
+        tried.append(actions)
+        raise WriteConflict(condition=CALL_CLAIM)
+
+    monkeypatch.setattr(h.store, "write", write)
+    with pytest.raises(Unavailable, match="kept changing"):
+        h.service._runs.claim_call(
+            _run(h, name, state), "CallModel", 0, "arn:a", "m", "{}", h.clock.now_ms(), HOLD_MS
+        )
+    assert len(tried) == CLAIM_TRIES

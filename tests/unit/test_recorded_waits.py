@@ -26,7 +26,7 @@ from agent_memory.domain.errors import Unavailable
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.runs import Run
 from agent_memory.persistence.waits import WAIT_TTL_S
-from agent_memory.ports import Clock, Put, Store
+from agent_memory.ports import Clock, Delete, Put, Store
 from agent_memory.service.learning_start import wait_name
 from tests.support.learning import EVENT, REF, Match, WaitHarness, put_sk, row_put
 from tests.support.waits import h
@@ -451,4 +451,26 @@ def test_a_run_started_twice_learns_once(h: WaitHarness) -> None:
     [(name, payload)] = h.orchestrator.started.items()
     again = h.drive(name, dict(payload))
     assert again["evidence"]["status"] == "succeeded"
+    h.assert_learned_once()
+
+
+def link_read(op: str, what: Any) -> bool:
+    return op == "get" and str(what[1]).startswith("LINK#")
+
+
+def test_a_retried_wait_whose_link_expired_as_it_was_refused_links_it_again(
+    h: WaitHarness,
+) -> None:
+    h.store.at(row_put, crash)
+    with pytest.raises(Unavailable):
+        h.wait()
+
+    def expired() -> None:
+        [link] = [key for key in h.store.rows if str(key[1]).startswith("LINK#")]
+        h.store.write([Delete(*link)])
+
+    h.store.at(link_read, expired)
+    assert h.wait() == "waiting"
+    assert [key for key in h.store.rows if str(key[1]).startswith("LINK#")] != []
+    assert [e.started for e in h.release()] == [True]
     h.assert_learned_once()
