@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.errors import Unavailable
 from agent_memory.persistence.keys import CALL_PREFIX, call_sk
 from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.persistence.runs import ExecutionRow, Run, RunRows
@@ -37,14 +37,6 @@ def owner_tag(execution_id: str) -> str:
     """How a call row names the copy holding its claim: 64 bits of its execution id's digest
     (an ARN of ~130 bytes would push the call row past a write unit)."""
     return hashlib.sha256(execution_id.encode()).hexdigest()[:16]
-
-
-def _on_claim(conflict: WriteConflict) -> bool:
-    return conflict.condition == CALL_CLAIM
-
-
-def _claim_kept_changing() -> Unavailable:
-    return Unavailable("the model call's claim kept changing; retry shortly")
 
 
 @dataclass(frozen=True)
@@ -107,7 +99,12 @@ class ModelCallRows(RunRows):
                 return Claim(first)
             return Claim(self.call_started(run, step, attempt, model, request, now))
 
-        return until_it_lands(take, _claim_kept_changing, tries=CLAIM_TRIES, lost=_on_claim)
+        return until_it_lands(
+            take,
+            lambda: Unavailable("the model call's claim kept changing; retry shortly"),
+            tries=CLAIM_TRIES,
+            lost=lambda conflict: conflict.condition == CALL_CLAIM,
+        )
 
     @staticmethod
     def _taking(

@@ -34,10 +34,6 @@ WAIT_TTL_S = 90 * 24 * 3600
 WAIT_TRIES = 3
 
 
-def _not_recorded() -> Unavailable:
-    return Unavailable("the wait could not be recorded; retry shortly")
-
-
 @dataclass(frozen=True)
 class Recorded:
     """A recorded wait: the run as its link names it (a retried wait keeps the first
@@ -78,7 +74,11 @@ class WaitRows(RunRows):
             happened = dict(found.get("data") or {}) if found is not None else None
             return Recorded(linked, repeated, happened)
 
-        return until_it_lands(record, _not_recorded, tries=WAIT_TRIES)
+        return until_it_lands(
+            record,
+            lambda: Unavailable("the wait could not be recorded; retry shortly"),
+            tries=WAIT_TRIES,
+        )
 
     def happen(self, event: str, data: dict[str, Any], now: int) -> dict[str, Any]:
         """Record, once, that `event` happened; the first call's `data` stands and is
