@@ -177,19 +177,14 @@ def _reason(
     current: Mapping[str, Known],
     rules: PoolRules,
 ) -> str | None:
-    known = current.get(change.key)
-    if isinstance(change, ProposedForget):
-        if known is None:
-            return UNKNOWN_KEY
-        if known.edited_meanwhile:
-            return EDITED_MEANWHILE
-        if known.status != "active":
-            return ALREADY_RETRACTED
-        return None
-    if change.kind not in rules.allowed_kinds:
+    if isinstance(change, ProposedRemember) and change.kind not in rules.allowed_kinds:
         return KIND_NOT_KEPT.format(kind=change.kind)
-    if known is not None and known.edited_meanwhile:
+    forget = isinstance(change, ProposedForget)
+    known = current.get(change.key)
+    if known is None:
+        return UNKNOWN_KEY if forget else None
+    if known.edited_meanwhile:
         return EDITED_MEANWHILE
-    if known is not None and known.status != "active":
-        return STAYS_RETRACTED
+    if known.status != "active":
+        return ALREADY_RETRACTED if forget else STAYS_RETRACTED
     return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import KW_ONLY, dataclass
+from functools import partial
 from typing import Protocol
 
 from agent_memory.domain import recall as recall_rules
@@ -28,7 +29,12 @@ from agent_memory.domain.export import Found, header
 from agent_memory.domain.identity import SERVICE_ADMIN, Principal, person_of
 from agent_memory.domain.sessions import Session
 from agent_memory.domain.threads import require_resource
-from agent_memory.persistence.erasure import Erasing, ErasureRepository, ForgetThreadVectors
+from agent_memory.persistence.erasure import (
+    Erasing,
+    ErasureRepository,
+    ForgetMemoryVectors,
+    ForgetThreadVectors,
+)
 from agent_memory.persistence.org_contents import OrgContents
 from agent_memory.ports import Clock
 from agent_memory.ports.vectors import MAX_DELETE_BATCH, VectorIndex
@@ -140,8 +146,9 @@ class ErasureService:
         for thread_id in self.repo.user_thread_ids(org_id, user_id):
             erased.add(self._thread(thread_id))
         erased.add(self.repo.delete_resource_rest(org_id, user_id))
-        forget = self._forget_memories if self.vectors is not None else None
-        erased.add(self.repo.delete_memories_about(org_id, user_id, self._now(), forget))
+        erased.add(
+            self.repo.delete_memories_about(org_id, user_id, self._now(), self._memory_vectors())
+        )
         if self.bot_memory is not None:
             for bot_id in list(self.repo.org_bot_ids(org_id)):
                 erased.bot_entries += self.bot_memory.erase_person(bot_id, org_id, user_id)
@@ -181,9 +188,9 @@ class ErasureService:
     def _now(self) -> int:
         return self.clock.now_ms()
 
-    def _forget_memories(self, memory_ids: Sequence[str]) -> None:
-        if self.vectors is not None:
-            _delete_keys(self.vectors, memory_ids)
+    def _memory_vectors(self) -> ForgetMemoryVectors | None:
+        """What deletes agent_memories' vectors (keyed by their ids), when vectors are kept."""
+        return partial(_delete_keys, self.vectors) if self.vectors is not None else None
 
     def _sessions(self, agent_id: str, *, owner: str | None) -> Erased:
         erased = Erased()
@@ -219,6 +226,5 @@ class ErasureService:
         for agent_id, _owner in self.repo.org_agents(org_id):
             if (found := self.repo.agent(agent_id)) is not None:
                 erased.add(self._agent(found))
-        forget = self._forget_memories if self.vectors is not None else None
-        erased.agent_memories += contents.delete_memories(org_id, forget)
+        erased.agent_memories += contents.delete_memories(org_id, self._memory_vectors())
         return erased
