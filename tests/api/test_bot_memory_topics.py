@@ -14,8 +14,9 @@ from typing import Any
 
 from agent_memory.domain.model_gate import RENAME_NOT_YOURS
 from agent_memory.domain.tags import BAD_TOPIC, COLON_TAG
+from agent_memory.domain.tasks.memory_changes import LearningRequest
 from agent_memory.persistence.bot_memory import bot_pool
-from agent_memory.ports import KeyRange, LearningRequest
+from agent_memory.ports import KeyRange
 from tests.conftest import User
 from tests.support.bots import Script, World, error, script, services, turn, world
 

@@ -34,9 +34,9 @@ from agent_memory.domain.entries import Entry, EntryMeta, ItemSource, KeyedMemor
 from agent_memory.domain.errors import TooLarge
 from agent_memory.domain.identity import Principal, issue_token
 from agent_memory.domain.memory_objects import (
-    MAX_CONTENT_CHARS,
     MAX_ENTITY_ID_CHARS,
     MAX_ENTITY_TEXT_CHARS,
+    MAX_MEMORY_CONTENT_CHARS,
     MAX_METADATA_BYTES,
     Entity,
     NewMemory,
@@ -326,7 +326,7 @@ def test_learning_at_the_bound_refuses_a_new_key_with_a_reason_and_applies_the_r
 def _worst_object() -> NewMemory:
     return NewMemory(
         category="fact",
-        content=ASTRAL * MAX_CONTENT_CHARS,
+        content=ASTRAL * MAX_MEMORY_CONTENT_CHARS,
         metadata=ASTRAL * (MAX_METADATA_BYTES // 4 - 1),  # 4 bytes each, plus the quotes
         entity=Entity(
             id=ASTRAL * MAX_ENTITY_ID_CHARS,

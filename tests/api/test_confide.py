@@ -17,7 +17,8 @@ import pytest
 
 from agent_memory.domain.memory_bot import BOT_MEMORY_OFF, Price
 from agent_memory.domain.tasks.memory_bot_requests import CALM_ANSWER
-from agent_memory.ports import LearningRequest, ModelFailure, Usage
+from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.ports import ModelFailure, Usage
 from agent_memory.service import memory_bot_calls
 from tests.support.bots import (
     HEARD,

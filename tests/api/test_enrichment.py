@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.ports import LearningRequest
+from agent_memory.domain.tasks.memory_changes import LearningRequest
 from agent_memory.service import memory_bot_calls
 from tests.conftest import User
 from tests.support.bots import Script, World, error, make_channel, script, services, turn, world

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.bots import ABANDONED_AFTER_MS
-from agent_memory.ports import LearningRequest
+from agent_memory.domain.tasks.memory_changes import LearningRequest
 from tests.conftest import Api, User
 from tests.support.bots import (
     Script,

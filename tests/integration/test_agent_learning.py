@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from agent_memory.domain import agent_memory as rules
-from agent_memory.ports import LearningRequest, ModelFailure
+from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.ports import ModelFailure
 from agent_memory.service.learning_pools import PoolRef, SourceRef
 from agent_memory.service.learning_runs import execution_name
 from tests.conftest import ADMIN_TOKEN

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from agent_memory.ports import LearningRequest, ModelReply
+from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.ports import ModelReply
 from infra.local import aws as local_aws_module
 from infra.local.aws import state_machine_definition
 from tests.support.learning_doubles import failing, remember_reply

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_memory.ports import LearningRequest, ModelFailure
+from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.ports import ModelFailure
 from tests.support.bot_learning import Bot, bot, script, wf
 from tests.support.bots import Script, fact_from_person
 from tests.support.state_machine import Workflow

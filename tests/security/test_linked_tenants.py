@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.ports import LearningRequest
+from agent_memory.domain.tasks.memory_changes import LearningRequest
 from agent_memory.service import bot_memory_purge
 from tests.conftest import Api, User
 from tests.support.bots import (

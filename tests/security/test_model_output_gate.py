@@ -16,7 +16,7 @@ from typing import Any
 
 from agent_memory.domain import model_gate as gate
 from agent_memory.domain.tags import BAD_TOPIC
-from agent_memory.ports import LearningRequest
+from agent_memory.domain.tasks.memory_changes import LearningRequest
 from tests.conftest import Api, User
 from tests.support.bots import Script, World, make_channel, script, services, turn, world
 

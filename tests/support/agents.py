@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.ports import LearningRequest
+from agent_memory.domain.tasks.memory_changes import LearningRequest
 from tests.conftest import Api
 
 HELPER = "openai/helper"

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from agent_memory.ports import LearningRequest, ModelReply, Usage
+from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.ports import ModelReply, Usage
 from tests.conftest import Api, User
 from tests.support.learning_doubles import ScriptedModel
 from tests.support.workflow import wired_services

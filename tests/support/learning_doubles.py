@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_memory.domain.evidence import EvidenceItem, KnownEntry
 from agent_memory.domain.proposals import (
     MEMORY_KINDS,
     ProposedChange,
@@ -22,16 +23,13 @@ from agent_memory.domain.proposals import (
     ProposedRemember,
 )
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.memory_changes import consolidation
+from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
 from agent_memory.ports import (
     Absent,
     Action,
     Equals,
-    EvidenceItem,
     KeyRange,
-    KnownEntry,
     LearningModel,
-    LearningRequest,
     ModelFailure,
     ModelReply,
     Put,

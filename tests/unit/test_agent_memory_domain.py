@@ -24,13 +24,14 @@ from agent_memory.domain.consolidation import (
 )
 from agent_memory.domain.entries import EntryMeta, ItemSource
 from agent_memory.domain.errors import ValidationFailed, VersionConflict, WriteConflict
+from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.identity import SERVICE_ADMIN, Principal
 from agent_memory.domain.memory_text import choose, render
 from agent_memory.domain.proposals import LASTING_KINDS, ProposedForget, ProposedRemember
 from agent_memory.domain.session_memory import Forget, Remember
 from agent_memory.domain.sessions import NewItem
 from agent_memory.persistence.agent_memory import MEMORY_VERSION
-from agent_memory.ports import Action, EvidenceItem
+from agent_memory.ports import Action
 from agent_memory.service.agent_learning import AgentDetail, AgentLearningPool, agent_pool_ref
 from agent_memory.service.learning_pools import AlreadyApplied, Outcome, Skipped, apply_cycle
 from agent_memory.wiring import Adapters

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from agent_memory.domain.evidence import EvidenceItem, KnownEntry
 from agent_memory.domain.proposals import LASTING_KINDS, MEMORY_KINDS
-from agent_memory.domain.tasks.memory_changes import render_evidence
-from agent_memory.ports import EvidenceItem, KnownEntry, LearningRequest
+from agent_memory.domain.tasks.memory_changes import LearningRequest, render_evidence
 
 
 def _prompt(pool_kind: str, kinds: Sequence[str], person: str | None) -> str:

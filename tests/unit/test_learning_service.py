@@ -13,12 +13,13 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.learning_notes import NOTHING_NEW
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import Ask, ModelTask
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.model_calls import owner_tag
-from agent_memory.ports import Equals, EvidenceItem, Execution, KeyRange, ModelFailure, Put, Update
+from agent_memory.ports import Equals, Execution, KeyRange, ModelFailure, Put, Update
 from agent_memory.service.learning import (
     MAX_EVIDENCE_BYTES,
     LearningService,

@@ -16,7 +16,7 @@ from agent_memory.domain.errors import (
 )
 from agent_memory.domain.identity import SERVICE_ADMIN, Principal
 from agent_memory.domain.memory_objects import (
-    MAX_CONTENT_CHARS,
+    MAX_MEMORY_CONTENT_CHARS,
     MAX_METADATA_BYTES,
     Entity,
     MemoryObject,
@@ -110,8 +110,8 @@ def test_importance_bounds_and_negative_zero() -> None:
 
 
 def test_content_must_be_present_and_short_enough() -> None:
-    assert check_content("x" * MAX_CONTENT_CHARS)
-    for bad in ("", " \n\t", "x" * (MAX_CONTENT_CHARS + 1), None):
+    assert check_content("x" * MAX_MEMORY_CONTENT_CHARS)
+    for bad in ("", " \n\t", "x" * (MAX_MEMORY_CONTENT_CHARS + 1), None):
         with pytest.raises(ValidationFailed) as caught:
             check_content(bad)
         assert caught.value.path == ["content"]

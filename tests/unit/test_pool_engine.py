@@ -1,5 +1,5 @@
 """A new kind of pool is its rules, its repository and one wiring line; the engine
-(service/learning_pools.apply_cycle, service/retrying.until_it_lands) is not touched.
+(service/learning_pools.apply_cycle, persistence/retrying.until_it_lands) is not touched.
 
 The toy pool here is a glossary: the model proposes terms from a run's items, the rules
 accept a term that is not defined yet and cites an item of the run, and each term is a row
@@ -16,12 +16,13 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.proposals import MEMORY_KINDS, ProposedChange, ProposedRemember
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.keys import READ_POSITION
-from agent_memory.ports import Action, Equals, EvidenceItem, KeyRange, Put, Update
+from agent_memory.ports import Action, Equals, KeyRange, Put, Update
 from agent_memory.service.learning import LearningService
 from agent_memory.service.learning_pools import (
     APPLY_TRIES,

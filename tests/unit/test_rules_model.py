@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_memory.adapters.rules_model import RulesModel
+from agent_memory.domain.evidence import EvidenceItem, KnownEntry
 from agent_memory.domain.proposals import (
     LASTING_KINDS,
     MEMORY_KINDS,
@@ -14,7 +15,8 @@ from agent_memory.domain.proposals import (
     parse_changes,
 )
 from agent_memory.domain.secrets import key_secret, looks_secret
-from agent_memory.ports import EvidenceItem, KnownEntry, LearningRequest, ModelReply, Usage
+from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.ports import ModelReply, Usage
 from tests.support.secret_corpus import SECRETS
 
 

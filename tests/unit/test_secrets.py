@@ -31,7 +31,7 @@ from agent_memory.domain.secret_words import (
 )
 from agent_memory.domain.secrets import looks_secret
 from agent_memory.domain.sessions import NewItem
-from agent_memory.ports import LearningRequest
+from agent_memory.domain.tasks.memory_changes import LearningRequest
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.wiring import Adapters
 from tests.support.in_memory import (

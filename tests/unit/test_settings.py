@@ -16,7 +16,9 @@ from agent_memory.adapters.choice import model_catalog
 from agent_memory.adapters.models import ModelCatalogImpl
 from agent_memory.adapters.secrets import ApiKey, SecretReader
 from agent_memory.config import Settings, load_settings
-from agent_memory.ports import EvidenceItem, LearningRequest, ModelFailure
+from agent_memory.domain.evidence import EvidenceItem
+from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.ports import ModelFailure
 
 # What template.yaml passes when every optional parameter is left empty.
 DEPLOYED = {

@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.tasks.memory_changes import LearningRequest
 from agent_memory.persistence.executions import RUN_ENDS, ExecutionRepository
 from agent_memory.persistence.runs import Run
-from agent_memory.ports import LearningRequest, ModelFailure, ModelReply, Put, Update
+from agent_memory.ports import ModelFailure, ModelReply, Put, Update
 from agent_memory.service.learning_runs import step_run
 from agent_memory.service.learning_start import wait_name
 from tests.support.learning import EVENT, REF, WaitHarness, row_put

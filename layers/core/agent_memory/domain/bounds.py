@@ -92,7 +92,7 @@ MAX_EVENT_CURSOR = 6_000
 EVENT_CURSOR_PATTERN = r"^[A-Za-z0-9_-]+$"
 
 # Agent memories (seed 004, ADR 0037: a memory is a short note an agent reads).
-MAX_CONTENT_CHARS = 4000
+MAX_MEMORY_CONTENT_CHARS = 4000
 MAX_ENTITY_ID_CHARS = 255
 MAX_ENTITY_TEXT_CHARS = 500
 DEFAULT_IMPORTANCE = 0.5
@@ -102,7 +102,7 @@ DEFAULT_MEMORY_PAGE = 10
 # which DynamoDB bounds at 1,024 bytes, so the encoded pair is held under that.
 MAX_NAMESPACE_DEPTH = 10
 MAX_NAMESPACE_LABEL_CHARS = 128
-MAX_KEY_CHARS = 255
+MAX_NAMESPACE_KEY_CHARS = 255
 MAX_NAMESPACE_KEY_BYTES = 1000
 
 # A bot's or a channel's name in characters; a channel's members (domain/bots.py checks them).
@@ -112,8 +112,8 @@ MAX_CHANNEL_MEMBERS = 500
 # state (`maxItems`), where the query's length in characters could not be stated for its items.
 MAX_FILTER_TAGS = 10
 # The memory bot's settings: its instructions' characters, its learning concurrency.
-MAX_INSTRUCTIONS = 4000
-MAX_CONCURRENCY = 1000
+MAX_MEMORY_BOT_INSTRUCTIONS = 4000
+MAX_MEMORY_BOT_CONCURRENCY = 1000
 
 # Page sizes of the change logs (agent memory, bot memory): the default and the largest `limit`.
 DEFAULT_LOG_LIMIT = 100

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from agent_memory.domain.audiences import valid
 from agent_memory.domain.bot_memory import memory_order
 from agent_memory.domain.bots import TURN_ABANDONED, Chat, Turn
-from agent_memory.domain.bounds import MAX_CONCURRENCY, MAX_INSTRUCTIONS
+from agent_memory.domain.bounds import MAX_MEMORY_BOT_CONCURRENCY, MAX_MEMORY_BOT_INSTRUCTIONS
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.errors import ChatConflict, Forbidden, ValidationFailed, VersionConflict
 from agent_memory.domain.identity import Principal
@@ -222,14 +222,17 @@ def patched_settings(
         raise VersionConflict(STALE_SETTINGS.format(expected=expected), ["expected"])
     instructions = changes.get("instructions", current.instructions)
     if instructions is not None and (
-        not instructions.strip() or len(instructions) > MAX_INSTRUCTIONS
+        not instructions.strip() or len(instructions) > MAX_MEMORY_BOT_INSTRUCTIONS
     ):
         raise ValidationFailed(
-            f"instructions are 1 to {MAX_INSTRUCTIONS} characters, or null", ["instructions"]
+            f"instructions are 1 to {MAX_MEMORY_BOT_INSTRUCTIONS} characters, or null",
+            ["instructions"],
         )
     concurrency = changes.get("concurrency", current.concurrency)
-    if concurrency is not None and not 1 <= concurrency <= MAX_CONCURRENCY:
-        raise ValidationFailed(f"concurrency is 1 to {MAX_CONCURRENCY}, or null", ["concurrency"])
+    if concurrency is not None and not 1 <= concurrency <= MAX_MEMORY_BOT_CONCURRENCY:
+        raise ValidationFailed(
+            f"concurrency is 1 to {MAX_MEMORY_BOT_CONCURRENCY}, or null", ["concurrency"]
+        )
     budget = current.budget
     if "budget" in changes:
         raw = changes["budget"]

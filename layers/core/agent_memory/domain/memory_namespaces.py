@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.domain.bounds import (
-    MAX_KEY_CHARS,
     MAX_NAMESPACE_DEPTH,
     MAX_NAMESPACE_KEY_BYTES,
+    MAX_NAMESPACE_KEY_CHARS,
     MAX_NAMESPACE_LABEL_CHARS,
 )
 from agent_memory.domain.errors import Forbidden, ValidationFailed
@@ -57,9 +57,9 @@ def check_namespace_key(namespace: Any, key: Any) -> tuple[tuple[str, ...], str]
     if namespace is None:
         raise ValidationFailed("a key needs a namespace", ["namespace"])
     labels = check_namespace(namespace, ["namespace"])
-    if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY_CHARS:
+    if not isinstance(key, str) or not 1 <= len(key) <= MAX_NAMESPACE_KEY_CHARS:
         raise ValidationFailed(
-            f"key must hold 1 to {MAX_KEY_CHARS} characters (with a namespace)", ["key"]
+            f"key must hold 1 to {MAX_NAMESPACE_KEY_CHARS} characters (with a namespace)", ["key"]
         )
     if len(namespace_key_position(labels, key).encode()) > MAX_NAMESPACE_KEY_BYTES:
         raise ValidationFailed(

@@ -18,9 +18,9 @@ from typing import Any, Literal, cast, get_args
 
 from agent_memory.domain.bounds import (
     DEFAULT_IMPORTANCE,
-    MAX_CONTENT_CHARS,
     MAX_ENTITY_ID_CHARS,
     MAX_ENTITY_TEXT_CHARS,
+    MAX_MEMORY_CONTENT_CHARS,
     MAX_MEMORY_PAGE,
 )
 from agent_memory.domain.entries import Entry, EntryMeta
@@ -165,9 +165,9 @@ def check_category(value: Any) -> Category:
 def check_content(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationFailed("content is required and may not be blank", ["content"])
-    if len(value) > MAX_CONTENT_CHARS:
+    if len(value) > MAX_MEMORY_CONTENT_CHARS:
         raise ValidationFailed(
-            f"content may hold at most {MAX_CONTENT_CHARS} characters", ["content"]
+            f"content may hold at most {MAX_MEMORY_CONTENT_CHARS} characters", ["content"]
         )
     return value
 

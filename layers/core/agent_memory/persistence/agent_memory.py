@@ -28,13 +28,13 @@ from agent_memory.persistence.pools import RECENCY, Newest, Pool, PoolRows, Stor
 from agent_memory.persistence.positions import ReadPositions
 from agent_memory.persistence.rows import log_rows, write_last
 from agent_memory.ports import Absent, Action, Cipher, Put, Record, Store, Update
-from agent_memory.ports.store import count_is
+from agent_memory.ports.store import MAX_TRANSACTION_ACTIONS, count_is
 
 MEMORY_HEAD = "MEMORY"
 # Condition name: another writer changed the memory first.
 MEMORY_VERSION = "agent-memory-version"
 # A promotion's transactions hold at most this many actions.
-MAX_ACTIONS = keys.MAX_ACTIONS
+MAX_ACTIONS = MAX_TRANSACTION_ACTIONS
 
 
 def agent_pool(agent: Agent) -> Pool:

@@ -51,6 +51,7 @@ from agent_memory.ports import (
     Record,
     Update,
 )
+from agent_memory.ports.store import MAX_TRANSACTION_ACTIONS
 
 # Condition names.
 # The chat's count moved, or an item row exists at an id read as free: read again.
@@ -207,7 +208,7 @@ class BotRepository(SealedRows):
         page = self._store.query(
             pk,
             KeyRange(prefix=prefix) if prefix else None,
-            limit=keys.MAX_ACTIONS,
+            limit=MAX_TRANSACTION_ACTIONS,
             after=None if after is None else f"{prefix}{after}",
             newest_first=True,
         )
@@ -379,7 +380,9 @@ class BotRepository(SealedRows):
         pk = chat_pk(chat.id)
         removed = 0
         while True:
-            page = self._store.query(pk, KeyRange(prefix=ITEM_PREFIX), limit=keys.MAX_ACTIONS)
+            page = self._store.query(
+                pk, KeyRange(prefix=ITEM_PREFIX), limit=MAX_TRANSACTION_ACTIONS
+            )
             if not page.records:
                 return removed
             raise_fence(self._store, chat.id, max(int(r["seq"]) for r in page.records))

@@ -8,14 +8,11 @@ Items, executions and log rows sit in the same partition under other prefixes.
 from __future__ import annotations
 
 from agent_memory.ports import KeyRange
-from agent_memory.ports.store import MAX_TRANSACTION_ACTIONS
 
 HEAD = "META"
 ENTRY_PREFIX = "MEM#"
 # Every entry of a pool and its head row, in one Query ("MEM#..." sorts before "META").
 POOL_RANGE = KeyRange(low=ENTRY_PREFIX, high=HEAD)
-# A transaction holds at most this many actions (the store port's limit).
-MAX_ACTIONS = MAX_TRANSACTION_ACTIONS
 # The condition on a learning read position: failing, it means another run applied first.
 READ_POSITION = "read-position"
 

@@ -43,11 +43,11 @@ from agent_memory.domain.memory_objects import (
     namespace_tag,
     owner_of,
 )
-from agent_memory.persistence import keys
 from agent_memory.persistence.events import event_action
 from agent_memory.persistence.pools import Pool, PoolRows
 from agent_memory.persistence.rows import write_groups
 from agent_memory.ports import Absent, Action, Delete, Equals, KeyRange, Put, Record, Store
+from agent_memory.ports.store import MAX_TRANSACTION_ACTIONS
 
 POOL = "agent_memories"
 # Rows read per Query while stepping over expired ones: bounds what one request returns.
@@ -142,8 +142,8 @@ def delete_memories(
     transaction), 100 at a time, their vectors first (`forget`, given their ids); with
     `changed_at`, each with its `memory.changed` event."""
     pool = memories_pool(org_id)
-    for start in range(0, len(metas), keys.MAX_ACTIONS):
-        page = metas[start : start + keys.MAX_ACTIONS]
+    for start in range(0, len(metas), MAX_TRANSACTION_ACTIONS):
+        page = metas[start : start + MAX_TRANSACTION_ACTIONS]
         if forget is not None:
             forget([meta.id for meta in page])
         write_groups(

@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from agent_memory.persistence import keys
 from agent_memory.ports import Action, Cipher, Delete, KeyRange, Record, Store
-from agent_memory.ports.store import partition_rows, write_in_batches
+from agent_memory.ports.store import MAX_TRANSACTION_ACTIONS, partition_rows, write_in_batches
 
 T = TypeVar("T")
 
@@ -110,7 +110,7 @@ def write_groups(store: Store, groups: Iterable[Sequence[Action]]) -> None:
     """Each group within one transaction, as many groups as fit in 100 actions."""
     batch: list[Action] = []
     for group in groups:
-        if batch and len(batch) + len(group) > keys.MAX_ACTIONS:
+        if batch and len(batch) + len(group) > MAX_TRANSACTION_ACTIONS:
             store.write(batch)
             batch = []
         batch += group
@@ -123,7 +123,7 @@ def write_last(
     actions: Sequence[Action],
     last: Sequence[Action],
     *,
-    size: int = keys.MAX_ACTIONS,
+    size: int = MAX_TRANSACTION_ACTIONS,
 ) -> None:
     """`actions` in transactions of `size` and `last` in the final one (with as many of
     `actions` as fit beside it): what `last` writes (a head row) appears only once every

@@ -4,8 +4,6 @@ A `Record` is a plain dict of Python values with string keys `pk` and `sk`: a ke
 not a DynamoDB item; the adapter owns the translation. Import `ports.vectors` directly.
 """
 
-from agent_memory.domain.evidence import EvidenceItem, KnownEntry
-from agent_memory.domain.tasks.memory_changes import LearningRequest
 from agent_memory.ports.crypto import Cipher
 from agent_memory.ports.models import (
     LearningModel,
@@ -46,13 +44,10 @@ __all__ = [
     "Condition",
     "Delete",
     "Equals",
-    "EvidenceItem",
     "Execution",
     "Ids",
     "KeyRange",
-    "KnownEntry",
     "LearningModel",
-    "LearningRequest",
     "LessThan",
     "ModelCatalog",
     "ModelErrorKind",

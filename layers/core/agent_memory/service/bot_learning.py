@@ -15,6 +15,7 @@ from agent_memory.domain.audiences import chat_readers
 from agent_memory.domain.bot_changes import Learned
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import WriteConflict
+from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.learning_notes import OPEN_TURN_AHEAD, SOURCE_GONE, budget_note
 from agent_memory.domain.memory_bot import (
     BotSettings,
@@ -43,12 +44,7 @@ from agent_memory.persistence.memory_bot import (
 )
 from agent_memory.persistence.positions import position_move
 from agent_memory.persistence.retrying import AGAIN, Again
-from agent_memory.ports import (
-    Action,
-    Clock,
-    EvidenceItem,
-    ModelReply,
-)
+from agent_memory.ports import Action, Clock, ModelReply
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bot_memory_learn import learned_change
 from agent_memory.service.bots import Members

@@ -24,12 +24,12 @@ from agent_memory.domain.bot_changes import (
 from agent_memory.domain.bot_memory import LogChange, channels_named
 from agent_memory.domain.errors import NotFound
 from agent_memory.domain.tasks.learning_changes import FactChange, RenameTopicChange
-from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import ENTRY_ROWS, BotMemoryRepository, Snapshot, bot_pool
 from agent_memory.persistence.events import one_row
 from agent_memory.persistence.pools import Pool, StoredEntry
 from agent_memory.persistence.retrying import AGAIN, Again
 from agent_memory.ports import Absent, Action
+from agent_memory.ports.store import MAX_TRANSACTION_ACTIONS
 from agent_memory.service.bot_memory import for_reader
 from agent_memory.service.bots import Members
 
@@ -60,7 +60,7 @@ def learned_change(
     actors = {t.id: t.actor for t in turns.values()}
     members = Members(bots, chat.owner, chat.org_id)
     # The head row, the log row and the caller's actions share the transaction.
-    room = keys.MAX_ACTIONS - 3 - len(also(Learned(0)))
+    room = MAX_TRANSACTION_ACTIONS - 3 - len(also(Learned(0)))
     pool = bot_pool(bot_id, org_id)
     readers = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
     snap = _snapshot(memory.repo, pool, readers, members, changes)
@@ -86,7 +86,7 @@ def learned_change(
         actions = one_row(
             [*_learned_actions(memory.repo, pool, snap, learned, now), *also(learned)]
         )
-        if len(actions) <= keys.MAX_ACTIONS or most == 0:
+        if len(actions) <= MAX_TRANSACTION_ACTIONS or most == 0:
             return actions, learned
         most -= 1
 

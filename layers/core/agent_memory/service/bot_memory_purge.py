@@ -7,16 +7,16 @@ from typing import TYPE_CHECKING
 from agent_memory.domain.bot_memory import without_person
 from agent_memory.domain.bot_memory_purge import erasure_targets, purge_targets
 from agent_memory.domain.errors import WriteConflict
-from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import ENTRY_ROWS
 from agent_memory.persistence.pools import Pool
 from agent_memory.ports import Action, Present
+from agent_memory.ports.store import MAX_TRANSACTION_ACTIONS
 
 if TYPE_CHECKING:
     from agent_memory.service.bot_memory import BotMemoryService
 
 # The head row, the log row and the change's event take three actions of the transaction.
-PURGE_ROOM = keys.MAX_ACTIONS - 3
+PURGE_ROOM = MAX_TRANSACTION_ACTIONS - 3
 # Entries of one audience (base row, recency copy, audience row) one batch removes beside
 # its counter; an entry naming more audiences leaves room for fewer.
 PURGE_BATCH = (PURGE_ROOM - 1) // ENTRY_ROWS

@@ -11,14 +11,15 @@ from agent_memory.domain.bounds import within_bound
 from agent_memory.domain.consolidation import Decision, PoolRules, consolidate
 from agent_memory.domain.entries import EntryMeta, Source, keyed_id
 from agent_memory.domain.errors import WriteConflict
+from agent_memory.domain.evidence import EvidenceItem, KnownEntry
 from agent_memory.domain.proposals import ProposedChange, ProposedRemember
 from agent_memory.domain.sessions import Session, item_id
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
-from agent_memory.persistence.keys import MAX_ACTIONS
 from agent_memory.persistence.pools import Pool, PoolRepository, StoredEntry
 from agent_memory.persistence.sessions import SessionRepository, StoredItem
-from agent_memory.ports import Action, EvidenceItem, KnownEntry
+from agent_memory.ports import Action
+from agent_memory.ports.store import MAX_TRANSACTION_ACTIONS
 from agent_memory.service.learning_pools import (
     Change,
     Evidence,
@@ -163,7 +164,7 @@ class KeyedPool(PoolDefaults, ABC, Generic[S]):
             outcome = Outcome(decision.applied_records(), decision.rejected_records())
             finishing = list(finish(outcome))
             actions = self.actions(state, evidence, decision, current)
-            excess = len(actions) + len(finishing) - MAX_ACTIONS
+            excess = len(actions) + len(finishing) - MAX_TRANSACTION_ACTIONS
             if excess <= 0 or not decision.accepted:
                 return Change([*actions, *finishing], outcome)
             # A change costs at most three actions (its row, its copy, a stale copy).

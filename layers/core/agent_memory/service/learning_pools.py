@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.evidence import EvidenceItem, KnownEntry
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.persistence.keys import READ_POSITION
 from agent_memory.persistence.retrying import AGAIN, Again, until_it_lands
-from agent_memory.ports import Action, EvidenceItem, Execution, KnownEntry, ModelReply, Store
+from agent_memory.ports import Action, Execution, ModelReply, Store
 
 # Open: any registered pool kind ("session", "agent", a bot's, a test's).
 PoolKind = str

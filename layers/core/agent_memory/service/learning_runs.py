@@ -13,9 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any
 
+from agent_memory.domain.evidence import EvidenceItem, KnownEntry
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.persistence.runs import Run
-from agent_memory.ports import EvidenceItem, KnownEntry, ModelFailure
+from agent_memory.ports import ModelFailure
 from agent_memory.service.learning_pools import Evidence, PoolRef, SourceRef
 
 _NAME_SAFE = re.compile(r"[A-Za-z0-9_-]+")

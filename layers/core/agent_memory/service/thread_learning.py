@@ -16,11 +16,12 @@ from typing import Any, Protocol, final
 
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.events import one_row
 from agent_memory.persistence.threads import StoredThread, ThreadRepository
-from agent_memory.ports import Action, Clock, EvidenceItem, Store, Update
+from agent_memory.ports import Action, Clock, Store, Update
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Change,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.domain import threads as rules
+from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.learning_notes import (
     ALREADY_TITLED,
     NO_USER_MESSAGE,
@@ -14,7 +15,7 @@ from agent_memory.domain.learning_notes import (
 )
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.observation import TITLE, Title, TitleInput
-from agent_memory.ports import EvidenceItem, Store
+from agent_memory.ports import Store
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Change,

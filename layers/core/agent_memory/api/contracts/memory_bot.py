@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field
 
 from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, Mirror, NotBlank, empty_list
-from agent_memory.domain.bounds import MAX_CONCURRENCY, MAX_INSTRUCTIONS
+from agent_memory.domain.bounds import MAX_MEMORY_BOT_CONCURRENCY, MAX_MEMORY_BOT_INSTRUCTIONS
 
 if TYPE_CHECKING:
     from agent_memory.domain.memory_bot import BotSettings
@@ -45,9 +45,11 @@ class BotSettingsPatch(Body):
 
     expected: int = Field(ge=0, description="the version read; stale: 409 VersionConflict")
     instructions: Annotated[str | None, NotBlank] = Field(
-        default=None, max_length=MAX_INSTRUCTIONS, json_schema_extra={"minLength": 1, **NOT_BLANK}
+        default=None,
+        max_length=MAX_MEMORY_BOT_INSTRUCTIONS,
+        json_schema_extra={"minLength": 1, **NOT_BLANK},
     )
-    concurrency: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY)
+    concurrency: int | None = Field(default=None, ge=1, le=MAX_MEMORY_BOT_CONCURRENCY)
     budget: BudgetIn | None = None
 
     def changes(self) -> dict[str, Any]:

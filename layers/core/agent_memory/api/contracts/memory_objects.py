@@ -11,12 +11,12 @@ from agent_memory.api.contracts.base import NOT_BLANK, Answer, Body, ListOf, Mir
 from agent_memory.domain.bounds import (
     DEFAULT_IMPORTANCE,
     DEFAULT_MEMORY_PAGE,
-    MAX_CONTENT_CHARS,
     MAX_ENTITY_ID_CHARS,
     MAX_ENTITY_TEXT_CHARS,
-    MAX_KEY_CHARS,
+    MAX_MEMORY_CONTENT_CHARS,
     MAX_MEMORY_PAGE,
     MAX_NAMESPACE_DEPTH,
+    MAX_NAMESPACE_KEY_CHARS,
     MAX_NAMESPACE_LABEL_CHARS,
 )
 
@@ -35,7 +35,7 @@ _NAMESPACE = (
     "namespaced memory is its creator's alone (404 to everyone else of the organization)."
 )
 _KEY = "The memory's key, unique within the creator's namespace (a second create is a 409 at key)."
-_CONTENT = f"Plain text for an agent to read, 1 to {MAX_CONTENT_CHARS} characters."
+_CONTENT = f"Plain text for an agent to read, 1 to {MAX_MEMORY_CONTENT_CHARS} characters."
 
 
 class EntityIn(Body):
@@ -70,7 +70,7 @@ class CreateAgentMemory(Body):
     category: CategoryName
     content: Annotated[str, NotBlank] = Field(
         min_length=1,
-        max_length=MAX_CONTENT_CHARS,
+        max_length=MAX_MEMORY_CONTENT_CHARS,
         description=_CONTENT,
         json_schema_extra=NOT_BLANK,
     )
@@ -83,7 +83,9 @@ class CreateAgentMemory(Body):
     namespace: list[Label] | None = Field(
         default=None, min_length=1, max_length=MAX_NAMESPACE_DEPTH, description=_NAMESPACE
     )
-    key: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS, description=_KEY)
+    key: str | None = Field(
+        default=None, min_length=1, max_length=MAX_NAMESPACE_KEY_CHARS, description=_KEY
+    )
 
     def to_domain(self) -> NewMemory:
         from agent_memory.domain.memory_objects import NewMemory
@@ -113,9 +115,9 @@ class UpdateAgentMemory(Body):
         str | None,
         NotBlank,
         WithJsonSchema(
-            {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS, **NOT_BLANK}
+            {"type": "string", "minLength": 1, "maxLength": MAX_MEMORY_CONTENT_CHARS, **NOT_BLANK}
         ),
-    ] = Field(default=None, min_length=1, max_length=MAX_CONTENT_CHARS)
+    ] = Field(default=None, min_length=1, max_length=MAX_MEMORY_CONTENT_CHARS)
     metadata: Any = Field(default=None, description=_METADATA)
     entity: EntityIn | None = None
     importance: Annotated[

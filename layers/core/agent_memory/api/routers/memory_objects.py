@@ -20,9 +20,9 @@ from agent_memory.api.contracts.memory_objects import (
 from agent_memory.api.deps import CallerDep, ServicesDep, run
 from agent_memory.domain.bounds import (
     DEFAULT_MEMORY_PAGE,
-    MAX_KEY_CHARS,
     MAX_MEMORY_PAGE,
     MAX_NAMESPACE_DEPTH,
+    MAX_NAMESPACE_KEY_CHARS,
 )
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ async def list_agent_memories(
         str | None,
         Query(
             min_length=1,
-            max_length=MAX_KEY_CHARS,
+            max_length=MAX_NAMESPACE_KEY_CHARS,
             description="With `namespace`: the memory of exactly that namespace and key",
         ),
     ] = None,
