@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from agent_memory.domain.bots import Bot, Channel, Chat, ChatItem, Turn
-from agent_memory.domain.errors import WriteConflict
+from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.sessions import item_seq
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_rows import (
@@ -39,6 +39,7 @@ from agent_memory.persistence.bot_rows import (
 )
 from agent_memory.persistence.keys import ITEM_PREFIX
 from agent_memory.persistence.organizations import live_org, org_channels_pk
+from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.persistence.rows import SealedRows, head_row, head_rows, people_of
 from agent_memory.ports import (
     Absent,
@@ -377,19 +378,19 @@ class BotRepository(SealedRows):
         page goes, the chat row's count is raised to its highest seq (`raise_fence`): the
         newest item may be among them, and the count then still says how far ids were
         given, so they are never given again. Answers how many rows went."""
-        pk = chat_pk(chat.id)
         removed = 0
-        while True:
-            page = self._store.query(
-                pk, KeyRange(prefix=ITEM_PREFIX), limit=MAX_TRANSACTION_ACTIONS
-            )
-            if not page.records:
-                return removed
-            raise_fence(self._store, chat.id, max(int(r["seq"]) for r in page.records))
-            try:
-                self._store.write([Delete(pk, str(r["sk"])) for r in page.records])
-            except WriteConflict as error:
-                if not error.raced:
-                    raise
-                continue
-            removed += len(page.records)
+        while gone := until_it_lands(
+            lambda: self._delete_page(chat.id),
+            lambda: Unavailable("the chat's items kept changing while they were deleted"),
+            lost=lambda error: error.raced,
+        ):
+            removed += gone
+        return removed
+
+    def _delete_page(self, chat_id: str) -> int:
+        pk = chat_pk(chat_id)
+        page = self._store.query(pk, KeyRange(prefix=ITEM_PREFIX), limit=MAX_TRANSACTION_ACTIONS)
+        if page.records:
+            raise_fence(self._store, chat_id, max(int(r["seq"]) for r in page.records))
+            self._store.write([Delete(pk, str(r["sk"])) for r in page.records])
+        return len(page.records)
