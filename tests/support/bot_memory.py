@@ -58,7 +58,7 @@ class MemoryBot:
         self.store = store = memory.repo._store
         repo = MemoryBotRepository(store, memory.repo._cipher)
         calls = RequestCalls(BotSettingsRepository(store), repo, ModelCatalogImpl(), memory.clock)
-        self.pool = BotLearningPool(memory.bots.repo, memory, repo, EveryOrg(), calls, memory.clock)
+        self.pool = BotLearningPool(memory, repo, EveryOrg(), calls)
 
     def read(self, chat_id: str) -> Evidence[Any]:
         """The run a Turn of the Chat's owner starts once every Turn of the Chat ended."""

@@ -49,12 +49,7 @@ def _bot_pool(wiring: Wiring) -> LearningPool:
     from agent_memory.service.bot_learning import BotLearningPool
 
     return BotLearningPool(
-        wiring.bot_repo,
-        wiring.bot_memory,
-        wiring.memory_bot_repo,
-        wiring.org_settings,
-        wiring.memory_bot_calls,
-        wiring.clock,
+        wiring.bot_memory, wiring.memory_bot_repo, wiring.org_settings, wiring.memory_bot_calls
     )
 
 

@@ -36,7 +36,6 @@ from agent_memory.domain.tasks.learning_changes import (
     TurnItem,
 )
 from agent_memory.persistence.bot_memory import bot_pool, pool_pk
-from agent_memory.persistence.bots import BotRepository
 from agent_memory.persistence.events import without
 from agent_memory.persistence.memory_bot import (
     MemoryBotRepository,
@@ -44,7 +43,7 @@ from agent_memory.persistence.memory_bot import (
 )
 from agent_memory.persistence.positions import position_move
 from agent_memory.persistence.retrying import AGAIN, Again
-from agent_memory.ports import Action, Clock, ModelReply
+from agent_memory.ports import Action, ModelReply
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bot_memory_learn import learned_change
 from agent_memory.service.bots import Members
@@ -132,19 +131,17 @@ class BotLearningPool:
 
     def __init__(
         self,
-        bots: BotRepository,
         memory: BotMemoryService,
         positions: MemoryBotRepository,
         org_settings: OrgDefaults,
         calls: RequestCalls,
-        clock: Clock,
     ) -> None:
         self._calls = calls
-        self._bots = bots
+        self._bots = memory.bots.repo
         self._memory = memory
         self._positions = positions
         self._org_settings = org_settings
-        self._clock = clock
+        self._clock = memory.clock
 
     def detail_of(self, data: Any) -> BotDetail:
         return BotDetail.of(data)
