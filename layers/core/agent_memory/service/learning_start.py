@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import replace
 from typing import Any, Literal
@@ -192,8 +192,12 @@ class LearningStarts:
 
     def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]:
         """The pool's newest executions, newest first, in API.md's Execution shape."""
+        return self.views(self._runs.newest(pool.kind, pool.pool_id, limit, evidence=True))
+
+    def views(self, rows: Sequence[ExecutionRow]) -> list[dict[str, Any]]:
+        """Execution rows read with their evidence rows (`newest`), in API.md's Execution
+        shape, for a pool that shows more of each row than that."""
         now = self._clock.now_ms()
-        rows = self._runs.newest(pool.kind, pool.pool_id, limit, evidence=True)
         return [self._view(row, now) for row in rows]
 
     def _view(self, row: ExecutionRow, now: int) -> dict[str, Any]:

@@ -32,7 +32,6 @@ from agent_memory.service.bot_learning import KIND, learning_pool_id, pool_ref
 from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.enrichment import Enrichment
 from agent_memory.service.learning import LearningService
-from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.memory_bot_calls import RequestCalls
 from agent_memory.service.sessions import OrgDefaults
 
@@ -173,17 +172,16 @@ class MemoryBotService:
         if self._learning is None:
             return []
         pool_id = learning_pool_id(bot.id, reach.org_id)
-        pool = PoolRef(KIND, reach.org_id, pool_id)
-        rows = self._runs.newest(KIND, pool_id, EXECUTIONS_LIMIT)
-        waits = {row.run.name: row.record.get("waitFor") for row in rows}
-        shown = self._learning.executions(pool, limit=EXECUTIONS_LIMIT)
+        rows = self._runs.newest(KIND, pool_id, EXECUTIONS_LIMIT, evidence=True)
+        shown = [
+            view
+            | {"chatId": view.get("chatId"), "turnId": turn_of_event(row.record.get("waitFor"))}
+            for row, view in zip(rows, self._learning.views(rows), strict=True)
+        ]
         if reach.level != "write":
-            read = self._bots.repo.chats(list({v["chatId"] for v in shown if v.get("chatId")}))
+            read = self._bots.repo.chats(list({v["chatId"] for v in shown if v["chatId"]}))
             owned = {chat.id for chat in read if chat.owner == user}
-            shown = [view for view in shown if view.get("chatId") in owned]
-        for view in shown:
-            view["chatId"] = view.get("chatId")
-            view["turnId"] = turn_of_event(waits.get(view["id"]))
+            shown = [view for view in shown if view["chatId"] in owned]
         self._abandoned_waits(shown)
         return shown
 
