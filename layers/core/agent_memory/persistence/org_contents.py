@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from agent_memory.domain.errors import WriteConflict
+from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.memory_bot import turn_event
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_pk
@@ -33,6 +33,7 @@ from agent_memory.persistence.events import PARTITION_PREFIX
 from agent_memory.persistence.memory_objects import delete_memories, list_partition
 from agent_memory.persistence.organizations import org_channels_pk
 from agent_memory.persistence.pools import PoolRepository
+from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.persistence.rows import StoreRows
 from agent_memory.ports import Delete, Equals, KeyRange, Update
 from agent_memory.ports.store import write_in_batches
@@ -92,26 +93,26 @@ class OrgContents(StoreRows):
 
     def _unlink(self, bot_id: str, org_id: str) -> int:
         """Another organization's bot forgets its link to this one (1 when it had one)."""
-        while True:
-            bot = self._store.get(bot_pk(bot_id), keys.HEAD)
-            if bot is None or org_id not in (bot.get("links") or {}):
-                return 0
-            rev = int(bot.get("rev", 0))
-            links = {o: v for o, v in (bot.get("links") or {}).items() if o != org_id}
-            try:
-                self._store.write(
-                    [
-                        Update(
-                            bot_pk(bot_id),
-                            keys.HEAD,
-                            set={"links": links, "rev": rev + 1},
-                            condition=Equals("rev", rev, name=BOT_REV),
-                        )
-                    ]
-                )
-            except WriteConflict:
-                continue  # the bot changed meanwhile: read it again
-            return 1
+        return until_it_lands(
+            lambda: self._unlink_once(bot_id, org_id),
+            lambda: Unavailable("the bot kept changing while its link was removed"),
+        )
+
+    def _unlink_once(self, bot_id: str, org_id: str) -> int:
+        bot = self._store.get(bot_pk(bot_id), keys.HEAD)
+        if bot is None or org_id not in (bot.get("links") or {}):
+            return 0
+        rev = int(bot.get("rev", 0))
+        links = {o: v for o, v in (bot.get("links") or {}).items() if o != org_id}
+        # A bot changed meanwhile fails the condition: the retry reads it again.
+        update = Update(
+            bot_pk(bot_id),
+            keys.HEAD,
+            set={"links": links, "rev": rev + 1},
+            condition=Equals("rev", rev, name=BOT_REV),
+        )
+        self._store.write([update])
+        return 1
 
     def delete_channels(self, org_id: str) -> int:
         count = 0
