@@ -237,7 +237,7 @@ def _thread_turns_report(
 def _recall_batch(dimension: int) -> int:
     """The batch semantic recall indexes the measured thread in."""
     from agent_memory.domain.memory_options import effective_options
-    from agent_memory.service.recall_step import indexing_batch
+    from agent_memory.domain.recall_batches import indexing_batch
 
     return indexing_batch(effective_options(TURN_OPTIONS), dimension)
 

@@ -456,7 +456,7 @@ def test_promotion_splits_a_large_memory_and_keeps_every_entry(
     # three of them and the test stays short.
     from agent_memory.persistence import agent_memory as stored_memory
 
-    monkeypatch.setattr(stored_memory, "MAX_ACTIONS", 10)
+    monkeypatch.setattr(stored_memory, "PROMOTION_BATCH", 10)
     repo = services.agent_memory._repo
     sizes: list[int] = []
     write = repo._store.write

@@ -7,6 +7,11 @@ billed put (128 KB), and a message is indexed once observed out of the raw windo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from agent_memory.domain.observation import observing
+
 # S3 Vectors bills each PutVectors as 128 KB at least (aws.amazon.com/s3/pricing).
 PUT_MIN_BYTES = 128 * 1024
 # A vector's key and metadata (ids only) next to its float32 values, bytes.
@@ -21,6 +26,15 @@ def batch_size(shown: int | None, dimension: int) -> int:
     many vectors of `dimension` as fill PutVectors' billed minimum, at least 1."""
     fill = PUT_MIN_BYTES // (dimension * 4 + VECTOR_OVERHEAD_BYTES)
     return max(1, fill if shown is None else min(shown, fill))
+
+
+def indexing_batch(options: Mapping[str, Any], dimension: int | None) -> int:
+    """The messages one batch indexes for a thread with these (effective) options, vectors
+    of `dimension`; 1 while the model's size is unknown (until it answers)."""
+    if dimension is None:
+        return 1
+    shown = None if observing(options) else int(options["lastMessages"])
+    return batch_size(shown, dimension)
 
 
 def batch_due(indexed: int, upto: int, batch: int) -> bool:

@@ -33,8 +33,8 @@ from agent_memory.ports.store import MAX_TRANSACTION_ACTIONS, count_is
 MEMORY_HEAD = "MEMORY"
 # Condition name: another writer changed the memory first.
 MEMORY_VERSION = "agent-memory-version"
-# A promotion's transactions hold at most this many actions.
-MAX_ACTIONS = MAX_TRANSACTION_ACTIONS
+# A promotion's transactions hold at most this many actions (a test makes it smaller).
+PROMOTION_BATCH = MAX_TRANSACTION_ACTIONS
 
 
 def agent_pool(agent: Agent) -> Pool:
@@ -152,7 +152,7 @@ class AgentMemoryRepository(PoolRows):
             self.head_change(agent, 0, change.version, now_ms),
             self.log_put(agent, change),
         ]
-        write_last(self._store, puts, last, size=MAX_ACTIONS)
+        write_last(self._store, puts, last, size=PROMOTION_BATCH)
 
 
 def _change(row: Record) -> LogChange:

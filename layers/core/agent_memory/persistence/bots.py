@@ -54,6 +54,9 @@ from agent_memory.ports import (
 )
 from agent_memory.ports.store import MAX_TRANSACTION_ACTIONS
 
+# Ids one page of a list partition holds.
+LIST_PAGE = 100
+
 # Condition names.
 # The chat's count moved, or an item row exists at an id read as free: read again.
 CHAT_ITEMS = "chat-item-count"
@@ -205,11 +208,11 @@ class BotRepository(SealedRows):
 
     def _listed(self, pk: str, prefix: str, after: str | None) -> tuple[list[str], str | None]:
         """Ids under `prefix` of a list partition, newest first (ids sort by creation), a
-        page of at most 100 after the id `after`."""
+        page of at most LIST_PAGE after the id `after`."""
         page = self._store.query(
             pk,
             KeyRange(prefix=prefix) if prefix else None,
-            limit=MAX_TRANSACTION_ACTIONS,
+            limit=LIST_PAGE,
             after=None if after is None else f"{prefix}{after}",
             newest_first=True,
         )

@@ -147,8 +147,9 @@ class BotMemoryService:
         metas = snap.metas()
         if isinstance(reader, Person):
             members.load(channels_named(metas.values()))
-        judge = self.judge(metas)
-        return [m for m in memory_order(metas.values()) if valid(m) and judge.sees(reader, m)]
+        return self.judge(metas).visible(
+            reader, [m for m in memory_order(metas.values()) if valid(m)]
+        )
 
     def _shown(self, access: Access, snap: Snapshot) -> tuple[Judge, dict[str, EntryMeta]]:
         metas = snap.metas()

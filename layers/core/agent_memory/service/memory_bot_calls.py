@@ -63,8 +63,7 @@ class RequestCalls:
 
     def model(self, org_settings: Mapping[str, Any]) -> LearningModel | None:
         """The organization's `botMemoryModel`, if this deployment runs it (None: no name, or
-        a name it does not run): the one rule of the confide, the enrichment and the
-        learning."""
+        a name it does not run)."""
         return self._models.resolve(org_settings.get("botMemoryModel"))
 
     def skip(self, chat: Chat, org_settings: Mapping[str, Any]) -> str | None:

@@ -48,15 +48,6 @@ class RecallDetail:
     seqs: Sequence[int]
 
 
-def indexing_batch(options: Mapping[str, Any], dimension: int | None) -> int:
-    """The messages one batch indexes for a thread with these (effective) options, vectors
-    of `dimension`; 1 while the model's size is unknown (until it answers)."""
-    if dimension is None:
-        return 1
-    shown = None if observing(options) else int(options["lastMessages"])
-    return batches.batch_size(shown, dimension)
-
-
 class RecallStep(ThreadStep):
     """Indexes a thread once a batch is full, so one PutVectors carries it; a pending row
     put before every save lets `flush_idle` index an idle thread's tail."""
@@ -72,7 +63,7 @@ class RecallStep(ThreadStep):
         self.tails = RecallTails(store)
 
     def batch(self, options: Mapping[str, Any]) -> int:
-        return indexing_batch(options, self._recall.embedder.dimension)
+        return batches.indexing_batch(options, self._recall.embedder.dimension)
 
     def wanted(self, saved: Saved) -> bool:
         """Recall on and the save closes a batch; no I/O."""
