@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from agent_memory.domain import bot_changes
 from agent_memory.domain import bot_memory as rules
 from agent_memory.domain import model_gate as gate
@@ -22,11 +20,9 @@ from agent_memory.domain.tasks.learning_changes import (
 )
 from agent_memory.persistence.bot_memory import bot_pool
 from agent_memory.ports import KeyRange
-from tests.conftest import Api
-from tests.support.bot_memory import World
-from tests.support.bots import Script, error, make_chat, script, services
+from tests.support.bots import MEMORY_MODEL, World, error, make_chat, script, services, world
 
-__all__ = ["script", "services"]  # the memory Bot's scripted model, learning inline
+__all__ = ["script", "services", "world"]  # the memory Bot's scripted model, learning inline
 
 
 def fact(content: str, *items: str, topics: tuple[str, ...] = ()) -> FactChange:
@@ -37,11 +33,6 @@ def observe(content: str, *entries: str, confidence: float = 0.8) -> Observation
     return ObservationChange(
         op="observation", content=content, confidence=confidence, topics=[], sources=list(entries)
     )
-
-
-@pytest.fixture
-def world(api: Api, services: Any, script: Script) -> World:
-    return World(api, services, script)
 
 
 def entry_ids(run: dict[str, Any]) -> list[str]:
@@ -72,11 +63,11 @@ def test_remember_is_private_to_its_author_and_forget_retracts(world: World) -> 
     assert entry["sources"] == []
     assert "confidence" not in entry
     assert "invalidatedAt" not in entry
-    assert world.memory(ana) == {"entries": [entry], "version": 1}
-    assert world.memory(ana, tags="commute")["entries"] == [entry]
-    assert world.memory(ana, tags=f"commute,from:{ben.id}")["entries"] == []
+    assert world.page(ana) == {"entries": [entry], "version": 1}
+    assert world.page(ana, tags="commute")["entries"] == [entry]
+    assert world.page(ana, tags=f"commute,from:{ben.id}")["entries"] == []
     # Nobody reads memory about another person: not ben, not the bot's owner's admin.
-    assert world.memory(ben) == {"entries": [], "version": 1}
+    assert world.page(ben) == {"entries": [], "version": 1}
     # A colon tag in a Remember is a 400 naming it.
     colon = world.command(ana, {"_tag": "Remember", "content": "x", "tags": ["ok", "for:bot"]})
     assert error(colon) == (400, "ValidationError", ["command", "tags", 1])
@@ -96,7 +87,7 @@ def test_remember_is_private_to_its_author_and_forget_retracts(world: World) -> 
     assert gone.json()["version"] == 2
     assert gone.json()["entry"]["status"] == "retracted"
     # Authorized history stays: the retracted entry is still shown to its reader.
-    assert [e["status"] for e in world.memory(ana)["entries"]] == ["retracted"]
+    assert [e["status"] for e in world.memory(ana)] == ["retracted"]
     log = world.api.client.get(f"/v1/bots/{world.bot['id']}/memory/log", headers=ana.headers)
     assert [(c["version"], c["by"], c["ids"]) for c in log.json()["changes"]] == [
         (2, "person", [entry["id"]]),
@@ -142,7 +133,7 @@ def test_facts_cite_a_persons_words_and_are_for_who_saw_them(world: World) -> No
         (4, "topic 1: a tag with a colon belongs to the service; only topics may be written"),
         (5, gate.NOT_EVIDENCE),
     ]
-    memory = world.memory(ana)
+    memory = world.page(ana)
     assert memory["version"] == 1
     (entry,) = memory["entries"]
     assert entry["layer"] == "fact"
@@ -158,7 +149,7 @@ def test_facts_cite_a_persons_words_and_are_for_who_saw_them(world: World) -> No
         {"chat": chat["id"], "item": said},
         {"chat": chat["id"], "item": bot_words},
     ]
-    assert world.memory(ben)["entries"] == []
+    assert world.memory(ben) == []
     log = world.api.client.get(f"/v1/bots/{world.bot['id']}/memory/log", headers=ana.headers)
     assert [c["by"] for c in log.json()["changes"]] == ["memory_bot"]
 
@@ -185,7 +176,7 @@ def test_an_observation_is_for_readers_of_every_source_and_cites_only_what_the_c
     # A mix of Ana's fact and the team's is for readers of both: Ana, not Ben.
     assert world.ids(ana) == {ana_fact, ana_hot, team_fact, mixed_id, own_id}
     assert world.ids(ben) == {ben_fact, team_fact}
-    shown = {e["id"]: e for e in world.memory(ana)["entries"]}[own_id]
+    shown = {e["id"]: e for e in world.memory(ana)}[own_id]
     assert shown["layer"] == "observation"
     assert shown["confidence"] == 0.9
     assert shown["sources"] == [{"entry": ana_fact}, {"entry": ana_hot}]
@@ -211,7 +202,7 @@ def test_a_retracted_or_invalidated_source_hides_its_conclusions(world: World) -
     o3 = entry_ids(world.taught(chat, observe("Ana is fit.", fact2)))[0]
     assert o3 in world.ids(ana)
     world.taught(chat, InvalidateChange(op="invalidate", id=fact2))
-    entries = {e["id"]: e for e in world.memory(ana)["entries"]}
+    entries = {e["id"]: e for e in world.memory(ana)}
     assert set(entries) == {fact1, fact2}
     assert entries[fact2]["status"] == "active"
     assert isinstance(entries[fact2]["invalidatedAt"], int)
@@ -255,7 +246,7 @@ def test_two_people_behind_one_fact_and_one_forgets(world: World) -> None:
     i2 = world.said(ben, chat, "Friday works for me.")
     learned = world.taught(chat, fact("The team ships on Friday.", i1, i2))
     fact_id = entry_ids(learned)[0]
-    (entry,) = world.memory(cy)["entries"]
+    (entry,) = world.memory(cy)
     assert entry["tags"] == [
         f"from:{ana.id}",
         f"from:{ben.id}",
@@ -277,7 +268,7 @@ def test_two_people_behind_one_fact_and_one_forgets(world: World) -> None:
     assert forgot.status_code == 200, forgot.text
     assert "entry" not in forgot.json()
     assert fact_id not in world.ids(ben)
-    after = {e["id"]: e for e in world.memory(ana)["entries"]}[fact_id]
+    after = {e["id"]: e for e in world.memory(ana)}[fact_id]
     assert after["status"] == "active"
     # Who forgot it is nobody else's business: no tag says so.
     assert not [t for t in after["tags"] if ben.id in t]
@@ -306,6 +297,7 @@ def test_a_linked_organization_and_home_see_none_of_each_others_memory(world: Wo
         headers=ana.headers,
     )
     assert linked.status_code == 201, linked.text
+    world.settings({"botMemoryModel": MEMORY_MODEL}, world.other)  # the memory Bot learns there
     home_chat = make_chat(world.api, ana, world.bot["id"])
     olga_chat = make_chat(world.api, olga, world.bot["id"])
     home = world.taught(
@@ -504,7 +496,7 @@ def test_every_change_moves_the_version_and_the_admin_token_reads_nothing(world:
     first = world.command(ana, {"_tag": "Remember", "content": "One."}).json()
     second = world.command(ana, {"_tag": "Remember", "content": "Two."}).json()
     assert (first["version"], second["version"]) == (1, 2)
-    assert world.memory(ana)["version"] == 2
+    assert world.page(ana)["version"] == 2
     bad = world.api.client.get(url + "?tags=Bad Tag", headers=ana.headers)
     assert error(bad) == (400, "ValidationError", ["tags", 0])
     # The filter is what its OpenAPI array says: 1..10 tags, none empty.
@@ -544,7 +536,7 @@ def test_a_fact_carries_its_items_rule_and_a_purge_takes_it_with_the_fact(
     rule = [f"for:channel:{world.channel['id']}", f"org:{world.org}"]
     assert carried_rules(services, world) == {both_id: rule, ben_id: rule}
     # Private: no view shows it.
-    assert all("itemRule" not in e for e in world.memory(ben)["entries"])
+    assert all("itemRule" not in e for e in world.memory(ben))
     # Share reads it: the group's rule refuses everyone (without a rule: "no saved rule").
     refused = world.post(ben, "share", {"id": ben_id, "audience": "for:bot"})
     assert error(refused)[0] == 409

@@ -181,7 +181,7 @@ def test_the_admin_token_has_no_feed(api: Api) -> None:
 def test_bot_memory_changes_reach_the_bots_readers_in_their_own_organization(
     api: Api, services: Any
 ) -> None:
-    from tests.support.bot_memory import World
+    from tests.support.bots import World
 
     world = World(api, services)
     nobody = api.user(world.org)  # of the organization, without a grant on the bot

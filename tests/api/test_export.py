@@ -18,8 +18,8 @@ import pytest
 
 from agent_memory.domain.tasks.learning_changes import FactChange
 from tests.conftest import Api, User
-from tests.support.bot_memory import MemoryBot, World
-from tests.support.bots import make_chat
+from tests.support.bot_memory import MemoryBot
+from tests.support.bots import World, make_chat
 from tests.support.requests import agent, get, post, session
 
 # What route answers each kind of line: its URL from the line, and where the line sits in it.

@@ -144,7 +144,7 @@ def test_a_reused_saved_call_is_not_charged_again(
     workflow = HeldWorkflow()
     services = built(settings, adapters, script, clock, workflow)
     with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
-        world = World(Api(client))
+        world = World(Api(client), services, script)
         chat = world.chat(world.ana)
         turn_id = turn(world.api, world.ana, chat["id"], "I take the 8:10 train.")["turn"]["id"]
         world.confide(world.ana, chat, turn_id, "x")  # 10

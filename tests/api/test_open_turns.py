@@ -44,9 +44,8 @@ class Chats(World):
     """World's people and Bot, with runs held until `settle` and a third person."""
 
     def __init__(self, api: Api, workflow: HeldWorkflow, script: Script) -> None:
-        super().__init__(api)
+        super().__init__(api, script=script)
         self.workflow = workflow
-        self.script = script
         self.carl = api.user(self.org)
         self.settled: set[str] = set()
 

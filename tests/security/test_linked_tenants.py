@@ -36,8 +36,8 @@ __all__ = ["script", "services"]  # the memory Bot fixtures
 class Tenants(World):
     """World's home organization, plus a linked one with its own people."""
 
-    def __init__(self, api: Api) -> None:
-        super().__init__(api)
+    def __init__(self, api: Api, script: Script) -> None:
+        super().__init__(api, script=script)
         self.dee = api.user(self.org)
         self.bot = make_bot(api, self.ana, {self.ben.id: "read", self.dee.id: "read"})
         self.eve = api.user(self.other)
@@ -80,8 +80,8 @@ class Tenants(World):
 
 
 @pytest.fixture
-def tenants(api: Api) -> Tenants:
-    return Tenants(api)
+def tenants(api: Api, script: Script) -> Tenants:
+    return Tenants(api, script)
 
 
 def whole(answer: Any) -> tuple[int, dict[str, Any]]:

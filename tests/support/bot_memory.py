@@ -1,5 +1,5 @@
-"""Bot memory's service on the in-memory store, a person of the organization, the memory
-Bot learning over it (`MemoryBot`) and over HTTP (`World.taught`)."""
+"""Bot memory's service on the in-memory store, a person of the organization, and the memory
+Bot learning over it (`MemoryBot`; over HTTP: `tests.support.bots.World.taught`)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,6 @@ from agent_memory.service.bot_memory import BotMemoryService
 from agent_memory.service.bots import BotService
 from agent_memory.service.learning_pools import Evidence, Outcome, apply_cycle
 from agent_memory.service.memory_bot_calls import RequestCalls
-from tests.conftest import Api, User
-from tests.support.bots import MEMORY_MODEL, Script, make_bot, make_channel, turn
 from tests.support.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
 
 ORG = "o1"
@@ -109,95 +107,3 @@ def principal_of(user: str) -> Principal:
 
 
 PEOPLE = ("ana", "ben", "cy", "dee")
-
-
-class World:
-    def __init__(self, api: Api, services: Any, script: Script | None = None) -> None:
-        self.api = api
-        self.services = services
-        self.script = script
-        self.open_turns: list[tuple[User, str, str]] = []
-        self.org = api.org()
-        self.other = api.org()
-        self.ana = api.user(self.org)
-        self.ben = api.user(self.org)
-        self.cy = api.user(self.org)
-        self.dee = api.user(self.org)
-        self.olga = api.user(self.other)
-        self.bot = make_bot(
-            api, self.ana, {self.ben.id: "read", self.cy.id: "read", self.dee.id: "read"}
-        )
-        self.channel = make_channel(api, self.ana, self.ben, self.cy)
-        self.people = {u.id: u for u in (self.ana, self.ben, self.cy, self.dee, self.olga)}
-        if script is not None:
-            for org in (self.org, self.other):
-                patch = {"botMemoryModel": MEMORY_MODEL}
-                answer = api.client.patch(
-                    f"/v1/organizations/{org}/settings", json=patch, headers=api.admin
-                )
-                assert answer.status_code == 200, answer.text
-
-    def memory(self, user: User, tags: str | None = None) -> dict[str, Any]:
-        url = f"/v1/bots/{self.bot['id']}/memory" + (f"?tags={tags}" if tags else "")
-        answer = self.api.client.get(url, headers=user.headers)
-        assert answer.status_code == 200, answer.text
-        return dict(answer.json())
-
-    def ids(self, user: User) -> set[str]:
-        return {e["id"] for e in self.memory(user)["entries"]}
-
-    def command(self, user: User, command: dict[str, Any]) -> Any:
-        return self.api.client.post(
-            f"/v1/bots/{self.bot['id']}/memory", json={"command": command}, headers=user.headers
-        )
-
-    def said(self, user: User, chat: dict[str, Any], text: str) -> str:
-        """A turn of `user` in `chat`, left open; answers its input item's id."""
-        started = turn(self.api, user, chat["id"], text)
-        turn_id = started["turn"]["id"]
-        self.open_turns.append((user, chat["id"], turn_id))
-        items = self.api.client.get(f"/v1/chats/{chat['id']}/items", headers=user.headers)
-        mine = [i for i in items.json()["items"] if i["turnId"] == turn_id]
-        return str(mine[0]["id"])
-
-    def taught(self, chat: dict[str, Any], *changes: Any) -> dict[str, Any]:
-        """`changes` learned as the memory Bot learns: the Chat's open Turns complete, its
-        owner confides in a Turn of their own and completes it, and the run that starts
-        reads the Chat's unread items and applies the model's answer, `changes`. The run's
-        execution as the Chat's owner reads it (`applied` and `rejected`)."""
-        if self.script is None:
-            raise TypeError("a World learns through its scripted memory Bot model")
-        answer = {"changes": [c.model_dump(by_alias=True) for c in changes]}
-        self.script.answers["learning_changes"] = answer
-        for user, chat_id, turn_id in [t for t in self.open_turns if t[1] == chat["id"]]:
-            self.open_turns.remove((user, chat_id, turn_id))
-            self.end(user, chat_id, turn_id)
-        owner = self.people[chat["owner"]]
-        turn_id = turn(self.api, owner, chat["id"], "Noted.")["turn"]["id"]
-        path = f"/v1/chats/{chat['id']}/turns/{turn_id}"
-        confided = self.api.client.post(
-            f"{path}/confide", json={"text": "Learn this."}, headers=owner.headers
-        )
-        assert confided.status_code == 200, confided.text
-        self.end(owner, chat["id"], turn_id)
-        newest = self.executions(chat)[0]
-        assert newest["status"] == "succeeded", newest
-        return newest
-
-    def end(self, user: User, chat_id: str, turn_id: str) -> None:
-        path = f"/v1/chats/{chat_id}/turns/{turn_id}/complete"
-        ended = self.api.client.post(path, json={}, headers=user.headers)
-        assert ended.status_code == 200, ended.text
-
-    def executions(self, chat: dict[str, Any]) -> list[dict[str, Any]]:
-        """The learning runs of `chat`, newest first, as its owner reads them."""
-        owner = self.people[chat["owner"]]
-        url = f"/v1/bots/{self.bot['id']}/learning"
-        answer = self.api.client.get(url, headers=owner.headers)
-        assert answer.status_code == 200, answer.text
-        return [e for e in answer.json()["executions"] if e["chatId"] == chat["id"]]
-
-    def post(self, user: User, path: str, body: dict[str, Any]) -> Any:
-        return self.api.client.post(
-            f"/v1/bots/{self.bot['id']}/memory/{path}", json=body, headers=user.headers
-        )

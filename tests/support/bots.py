@@ -1,5 +1,5 @@
-"""Builders of seed 002 objects over HTTP (bots, channels, chats, turns) and the memory Bot's
-scripted world."""
+"""Builders of seed 002 objects over HTTP (bots, channels, chats, turns) and the world of a
+Bot, its readers and its memory Bot's scripted model."""
 
 from __future__ import annotations
 
@@ -105,24 +105,47 @@ def scripted_services(
 
 
 class World:
-    def __init__(self, api: Api) -> None:
+    """Ana's organization, where Ben, Cy and Dee read Ana's Bot and Ana, Ben and Cy share a
+    channel, and Olga's (`other`). With the memory Bot's `script`, Ana's organization names
+    its model."""
+
+    def __init__(self, api: Api, services: Any = None, script: Script | None = None) -> None:
         self.api = api
+        self.services = services
+        self.script = script
+        self.open_turns: list[tuple[User, dict[str, Any], str]] = []
         self.org = api.org()
         self.other = api.org()
         self.ana = api.user(self.org)
         self.ben = api.user(self.org)
+        self.cy = api.user(self.org)
+        self.dee = api.user(self.org)
         self.olga = api.user(self.other)
-        self.bot = make_bot(api, self.ana, {self.ben.id: "read"})
-        self.settings({"botMemoryModel": MEMORY_MODEL})
+        readers = {u.id: "read" for u in (self.ben, self.cy, self.dee)}
+        self.bot = make_bot(api, self.ana, readers)
+        self.channel = make_channel(api, self.ana, self.ben, self.cy)
+        self.people = {u.id: u for u in (self.ana, self.ben, self.cy, self.dee, self.olga)}
+        if script is not None:
+            self.settings({"botMemoryModel": MEMORY_MODEL})
 
-    def settings(self, patch: dict[str, Any]) -> None:
+    def settings(self, patch: dict[str, Any], org: str | None = None) -> None:
+        """Patch the settings of `org` (Ana's organization by default)."""
         answer = self.api.client.patch(
-            f"/v1/organizations/{self.org}/settings", json=patch, headers=self.api.admin
+            f"/v1/organizations/{org or self.org}/settings", json=patch, headers=self.api.admin
         )
         assert answer.status_code == 200, answer.text
 
     def chat(self, user: User, **extra: Any) -> dict[str, Any]:
         return make_chat(self.api, user, self.bot["id"], **extra)
+
+    def said(self, user: User, chat: dict[str, Any], text: str) -> str:
+        """A turn of `user` in `chat`, left open; answers its input item's id."""
+        started = turn(self.api, user, chat["id"], text)
+        turn_id = started["turn"]["id"]
+        self.open_turns.append((user, chat, turn_id))
+        items = self.get(user, f"/v1/chats/{chat['id']}/items")
+        mine = [i for i in items.json()["items"] if i["turnId"] == turn_id]
+        return str(mine[0]["id"])
 
     def confide(self, user: User, chat: dict[str, Any], turn_id: str, text: str) -> Any:
         return self.api.client.post(
@@ -137,23 +160,64 @@ class World:
         )
         assert answer.status_code == 200, answer.text
 
+    def taught(self, chat: dict[str, Any], *changes: Any) -> dict[str, Any]:
+        """`changes` learned as the memory Bot learns: the Chat's open Turns complete, its
+        owner confides in a Turn of their own and completes it, and the run that starts
+        reads the Chat's unread items and applies the model's answer, `changes`. The run's
+        execution as the Chat's owner reads it (`applied` and `rejected`)."""
+        if self.script is None:
+            raise TypeError("a World learns through its scripted memory Bot model")
+        answer = {"changes": [c.model_dump(by_alias=True) for c in changes]}
+        self.script.answers["learning_changes"] = answer
+        for opened in [t for t in self.open_turns if t[1]["id"] == chat["id"]]:
+            self.open_turns.remove(opened)
+            self.complete(*opened)
+        owner = self.people[chat["owner"]]
+        turn_id = turn(self.api, owner, chat["id"], "Noted.")["turn"]["id"]
+        confided = self.confide(owner, chat, turn_id, "Learn this.")
+        assert confided.status_code == 200, confided.text
+        self.complete(owner, chat, turn_id)
+        newest = next(e for e in self.executions(owner) if e["chatId"] == chat["id"])
+        assert newest["status"] == "succeeded", newest
+        return newest
+
     def get(self, user: User, path: str) -> Any:
         return self.api.client.get(path, headers=user.headers)
 
     def executions(self, user: User) -> list[dict[str, Any]]:
+        """The Bot's learning runs, newest first, as `user` reads them."""
         answer = self.get(user, f"/v1/bots/{self.bot['id']}/learning")
         assert answer.status_code == 200, answer.text
         return list(answer.json()["executions"])
 
-    def memory(self, user: User) -> list[dict[str, Any]]:
-        answer = self.get(user, f"/v1/bots/{self.bot['id']}/memory")
+    def page(self, user: User, tags: str | None = None) -> dict[str, Any]:
+        """The Bot's memory as `user` reads it: its entries (with all `tags`) and version."""
+        answer = self.get(
+            user, f"/v1/bots/{self.bot['id']}/memory" + (f"?tags={tags}" if tags else "")
+        )
         assert answer.status_code == 200, answer.text
-        return list(answer.json()["entries"])
+        return dict(answer.json())
+
+    def memory(self, user: User) -> list[dict[str, Any]]:
+        return list(self.page(user)["entries"])
+
+    def ids(self, user: User) -> set[str]:
+        return {e["id"] for e in self.memory(user)}
+
+    def command(self, user: User, command: dict[str, Any]) -> Any:
+        return self.api.client.post(
+            f"/v1/bots/{self.bot['id']}/memory", json={"command": command}, headers=user.headers
+        )
+
+    def post(self, user: User, path: str, body: dict[str, Any]) -> Any:
+        return self.api.client.post(
+            f"/v1/bots/{self.bot['id']}/memory/{path}", json=body, headers=user.headers
+        )
 
 
 @pytest.fixture
-def world(api: Api) -> World:
-    return World(api)
+def world(api: Api, services: Any, script: Script) -> World:
+    return World(api, services, script)
 
 
 def fact_from_person(request: LearningRequest) -> str:

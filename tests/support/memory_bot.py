@@ -105,7 +105,7 @@ def held(
 
     monkeypatch.setattr(store, "write", write)
     with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
-        yield Run(services, World(Api(client)), workflow), faults
+        yield Run(services, World(Api(client), services, script), workflow), faults
 
 
 def saving_answer(actions: Sequence[Action]) -> bool:

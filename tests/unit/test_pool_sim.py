@@ -19,8 +19,8 @@ from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.tasks.learning_changes import FactChange
 from bench.pool_sim import Head, Load, replay, simulate
 from tests.conftest import Api
-from tests.support.bot_memory import MemoryBot, World
-from tests.support.bots import make_chat
+from tests.support.bot_memory import MemoryBot
+from tests.support.bots import World, make_chat
 
 Event = tuple[str, str]
 
@@ -142,7 +142,7 @@ def _race(world: World, order: list[Event], monkeypatch: pytest.MonkeyPatch) -> 
     lost = sum(1 for kind, _who, ok in scheduled.outcomes if kind == "commit" and not ok)
     assert lost == sum(1 for kind, _who, ok in replay(order) if kind == "commit" and not ok)
     # Every apply landed once: the pool moved once per apply, as the simulated head did.
-    memory = world.memory(world.ana)
+    memory = world.page(world.ana)
     assert memory["version"] == len(applies)
     assert sorted(e["content"] for e in memory["entries"]) == [f"Note {w}." for w in applies]
 
