@@ -43,6 +43,8 @@ def one_fact_from_everyone(request: LearningRequest) -> str:
 class Chats(World):
     """World's people and Bot, with runs held until `settle` and a third person."""
 
+    script: Script  # its memory Bot's model, always given
+
     def __init__(self, api: Api, workflow: HeldWorkflow, script: Script) -> None:
         super().__init__(api, script=script)
         self.workflow = workflow
