@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from agent_memory.domain.audiences import valid
-from agent_memory.domain.bot_memory import memory_order
 from agent_memory.domain.bots import TURN_ABANDONED, Chat, Turn
 from agent_memory.domain.bounds import MAX_MEMORY_BOT_CONCURRENCY, MAX_MEMORY_BOT_INSTRUCTIONS
 from agent_memory.domain.entries import EntryMeta
@@ -112,17 +110,15 @@ class LearningView:
     topic_counts: Mapping[str, int]
 
 
-def learning_view(metas: Iterable[EntryMeta], limit: int | None = None) -> LearningView:
-    """The first `limit` valid entries in memory order (None: as many as the learning task
-    shows its model, `MAX_ENTRIES`); topics counted over all valid ones."""
-    if limit is None:
-        # The learning task's rules load with learning, not with the bot routes' settings.
-        from agent_memory.domain.tasks.learning_changes import MAX_ENTRIES
+def learning_view(seen: Sequence[EntryMeta]) -> LearningView:
+    """What the learning task shows its model of `seen` (valid entries in memory order, as
+    `BotMemoryService.seen_by` answers them): the first `MAX_ENTRIES`, topics counted over
+    all of them."""
+    # The learning task's rules load with learning, not with the bot routes' settings.
+    from agent_memory.domain.tasks.learning_changes import MAX_ENTRIES
 
-        limit = MAX_ENTRIES
-    ordered = [m for m in memory_order(metas) if valid(m)]
-    counts = Counter(topic for m in ordered for topic in topics_of(m))
-    return LearningView(tuple(ordered[:limit]), dict(counts))
+    counts = Counter(topic for m in seen for topic in topics_of(m))
+    return LearningView(tuple(seen[:MAX_ENTRIES]), dict(counts))
 
 
 @dataclass(frozen=True)
