@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast, final, runtime_checkable
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast, final
 
 from pydantic import BaseModel
 
@@ -53,15 +53,6 @@ class ModelRequest(Protocol):
     @property
     def description(self) -> str: ...
     def local_answer(self) -> str: ...
-
-
-@runtime_checkable
-class Noted(Protocol):
-    """A task input that carries a person's note: their `instructions`, added after the
-    task's rules. Every input names that note so; no input uses the name for anything else."""
-
-    @property
-    def instructions(self) -> str | None: ...
 
 
 class ModelTask(ABC, Generic[In, Out]):
@@ -108,8 +99,9 @@ class ModelTask(ABC, Generic[In, Out]):
         return self.rules
 
     def note(self, task_input: In) -> str | None:
-        """The person's note added after the rules (the input's `instructions`), if any."""
-        return task_input.instructions if isinstance(task_input, Noted) else None
+        """The person's note added after the rules: none, unless the task's input carries
+        one (its `instructions`, which the task returns here)."""
+        return None
 
     @abstractmethod
     def user(self, task_input: In) -> str:
