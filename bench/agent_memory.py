@@ -61,7 +61,7 @@ class Helper:
                 "kind": "procedure",
                 "sources": [item.id],
             }
-            for item in request.items
+            for item in request.input.items
             if item.role == "user"
         ]
         return ModelReply(text=json.dumps({"changes": changes}), model=self.name)

@@ -52,7 +52,7 @@ class ZeroLatencyModel:
                 "kind": "fact",
                 "sources": [item.id],
             }
-            for item in request.items
+            for item in request.input.items
             if item.role == "user"
         ]
         return ModelReply(text=json.dumps({"changes": changes}), model=self.name)

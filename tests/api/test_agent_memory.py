@@ -120,9 +120,9 @@ def test_a_turn_teaches_the_agent_lasting_experience(ana: Client, helper: Script
     assert execution["itemIds"] == ["i-01"]
     assert execution["applied"] == [{"key": "tests-first", "op": "remember"}]
     [request] = helper.calls
-    assert request.pool_kind == "agent"
-    assert request.allowed_kinds == ("procedure", "preference", "decision")
-    assert [(i.id, i.session) for i in request.items] == [("i-01", session)]
+    assert request.input.pool_kind == "agent"
+    assert request.input.allowed_kinds == ("procedure", "preference", "decision")
+    assert [(i.id, i.session) for i in request.input.items] == [("i-01", session)]
 
 
 def test_the_helper_is_told_which_person_it_works_with(ana: Client, helper: ScriptedModel) -> None:
@@ -130,7 +130,7 @@ def test_the_helper_is_told_which_person_it_works_with(ana: Client, helper: Scri
     turn(ana, session, user("I prefer short answers with a list of changes."))
 
     [request] = helper.calls
-    assert request.person == "Ana"
+    assert request.input.person == "Ana"
     assert "The person the agent works with is Ana" in request.system
 
 
@@ -197,7 +197,7 @@ def test_app_results_alone_do_not_even_reach_the_helper(ana: Client, helper: Scr
     assert execution["status"] == "skipped"
     # Left unread: a later turn reads them together with what a person says.
     turn(ana, session, user(TESTS_FIRST))
-    assert [i.id for i in helper.calls[0].items] == ["i-01", "i-02"]
+    assert [i.id for i in helper.calls[0].input.items] == ["i-01", "i-02"]
 
 
 def test_the_helper_reads_only_items_agent_learning_has_not_read(
@@ -213,7 +213,7 @@ def test_the_helper_reads_only_items_agent_learning_has_not_read(
     )
     turn(ana, session, user("I like a list of changes."))
 
-    assert [i.id for i in helper.calls[1].items] == ["i-02"]
+    assert [i.id for i in helper.calls[1].input.items] == ["i-02"]
     entries = memory(ana, agent)["entries"]
     assert entries["tests-first"]["content"] == TESTS_FIRST
     assert entries["lists"]["sources"] == [{"session": session, "item": "i-02"}]
@@ -281,7 +281,7 @@ def test_what_was_said_while_generate_was_off_never_teaches(
     assert turn(ana, session, user(TESTS_FIRST))["agentLearning"] == "started"
     [request] = helper.calls
     # i-01 was said with generate off; the Configure commands add no item.
-    assert [i.id for i in request.items] == ["i-02"]
+    assert [i.id for i in request.input.items] == ["i-02"]
 
 
 def test_the_queue_decides_which_turn_asks_the_helper(
@@ -394,7 +394,7 @@ def test_a_fork_never_changes_agent_memory(ana: Client, helper: ScriptedModel) -
     # The fork's copied history was its source's to teach: its turn reads only its own item.
     helper.script = replying()
     turn(ana, fork.json()["session"]["id"], user("I like lists."))
-    assert [i.id for i in helper.calls[-1].items] == ["i-02"]
+    assert [i.id for i in helper.calls[-1].input.items] == ["i-02"]
     assert memory(ana, agent) == before[0]
 
 

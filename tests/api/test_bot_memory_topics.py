@@ -14,7 +14,7 @@ from typing import Any
 
 from agent_memory.domain.model_gate import RENAME_NOT_YOURS
 from agent_memory.domain.tags import BAD_TOPIC, COLON_TAG
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.base import ModelRequest
 from agent_memory.persistence.bot_memory import bot_pool
 from agent_memory.ports import KeyRange
 from tests.conftest import User
@@ -22,17 +22,17 @@ from tests.support.bots import Script, World, error, script, services, turn, wor
 
 __all__ = ["script", "services", "world"]  # the fixtures this module uses
 
-Answer = Callable[[LearningRequest], str]
+Answer = Callable[[ModelRequest], str]
 
 
-def lines(request: LearningRequest) -> list[dict[str, Any]]:
+def lines(request: ModelRequest) -> list[dict[str, Any]]:
     return [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
 
 
 def facts(*topics: str) -> Answer:
     """One fact per topic, each citing the person's words of the request."""
 
-    def answer(request: LearningRequest) -> str:
+    def answer(request: ModelRequest) -> str:
         person = next(line for line in lines(request) if line.get("role") == "user")
         changes = [
             {"op": "fact", "content": f"About {t}.", "topics": [t], "sources": [person["id"]]}
@@ -46,7 +46,7 @@ def facts(*topics: str) -> Answer:
 def plans(numbers: range) -> Answer:
     """A fact on "trip" per number, each citing the person's words of the request."""
 
-    def answer(request: LearningRequest) -> str:
+    def answer(request: ModelRequest) -> str:
         person = next(line for line in lines(request) if line.get("role") == "user")
         changes = [
             {
@@ -173,7 +173,7 @@ def test_a_renamed_name_learned_again_is_a_new_topic(world: World, script: Scrip
 
 
 def both(first: Answer, second: Answer) -> Answer:
-    def answer(request: LearningRequest) -> str:
+    def answer(request: ModelRequest) -> str:
         changes = json.loads(first(request))["changes"] + json.loads(second(request))["changes"]
         return json.dumps({"changes": changes})
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.memory_bot import BOT_MEMORY_OFF, Price
+from agent_memory.domain.tasks.base import ModelRequest
 from agent_memory.domain.tasks.memory_bot_requests import CALM_ANSWER
-from agent_memory.domain.tasks.memory_changes import LearningRequest
 from agent_memory.ports import ModelFailure, Usage
 from agent_memory.service import memory_bot_calls
 from tests.support.bots import (
@@ -327,7 +327,7 @@ class InFlight:
         self.most = 0
         self.lock = threading.Lock()
 
-    def answer(self, request: LearningRequest) -> str:
+    def answer(self, request: ModelRequest) -> str:
         with self.lock:
             self.now += 1
             self.most = max(self.most, self.now)
@@ -414,7 +414,7 @@ def test_a_spent_budget_skips_learning_and_keeps_its_evidence(
 
 
 def test_refused_changes_are_recorded_with_their_reasons(world: World, script: Script) -> None:
-    def bot_words_only(request: LearningRequest) -> str:
+    def bot_words_only(request: ModelRequest) -> str:
         lines = [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
         bot_item = next(line["id"] for line in lines if line.get("role") == "assistant")
         fact = {"op": "fact", "content": "The bot said so.", "topics": [], "sources": [bot_item]}

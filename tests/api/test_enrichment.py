@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.base import ModelRequest
 from agent_memory.service import memory_bot_calls
 from tests.conftest import User
 from tests.support.bots import Script, World, error, make_channel, script, services, turn, world
@@ -171,7 +171,7 @@ def test_an_entry_forgotten_while_the_model_worked_voids_the_rewrite(
     entry = remember(world, world.ana, "I take the 8:10 train to Berlin.")
     with TestClient(create_app(lambda: services), raise_server_exceptions=False) as other:
 
-        def forget_then_rewrite(request: LearningRequest) -> str:
+        def forget_then_rewrite(request: ModelRequest) -> str:
             forgot = other.post(
                 f"/v1/bots/{world.bot['id']}/memory",
                 json={"command": {"_tag": "Forget", "id": entry}},

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.bots import ABANDONED_AFTER_MS
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.base import ModelRequest
 from tests.conftest import Api, User
 from tests.support.bots import (
     Script,
@@ -33,7 +33,7 @@ from tests.support.held_workflow import HeldWorkflow
 __all__ = ["clock", "script", "services", "workflow"]  # the fixtures this module uses
 
 
-def one_fact_from_everyone(request: LearningRequest) -> str:
+def one_fact_from_everyone(request: ModelRequest) -> str:
     """One fact citing every person's item the request shows."""
     people = [i["id"] for i in shown_items(request) if i["role"] == "user"]
     change = {"op": "fact", "content": "The team meets on Mondays.", "topics": ["team"]}

@@ -120,7 +120,7 @@ class SeedModel:
     def propose(self, request: Any) -> Any:
         from agent_memory.ports import ModelReply
 
-        [source] = [i.id for i in request.items if "1500 EUR" in i.content]
+        [source] = [i.id for i in request.input.items if "1500 EUR" in i.content]
         change = {
             "op": "remember",
             "key": "budget",
@@ -436,7 +436,7 @@ def test_an_edit_made_while_the_model_works_is_kept(ana: Client, services: Any) 
                 "key": "budget",
                 "content": "The trip budget is 1500 EUR.",
                 "kind": "fact",
-                "sources": [request.items[0].id],
+                "sources": [request.input.items[0].id],
             }
             return ModelReply(text=json.dumps({"changes": [change]}), model=self.name)
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain import agent_memory as rules
+from agent_memory.domain.tasks.base import ModelRequest, TaskRequest
 from agent_memory.domain.tasks.memory_changes import LearningRequest
 from agent_memory.ports import ModelFailure
 from agent_memory.service.learning_pools import PoolRef, SourceRef
@@ -120,7 +121,7 @@ def test_a_turn_teaches_the_agent_through_the_state_machine(world: World) -> Non
     assert execution["itemIds"] == ["i-01"]
     assert execution["model"] == HELPER
     [request] = world.flow.model.calls
-    assert (request.pool_kind, request.person) == ("agent", "Ana")
+    assert (request.input.pool_kind, request.input.person) == ("agent", "Ana")
     # The workflow's messages carry ids only.
     history = json.dumps(world.flow.history(described["executionArn"]), default=str)
     assert "run the tests" not in history
@@ -158,10 +159,11 @@ def test_two_people_of_a_shared_agent_teach_one_memory(world: World) -> None:
     agent = ana.agent(members=["ben"])
     ana_session, ben_session = ana.session(agent), ben.session(agent)
 
-    def script(request: LearningRequest) -> str:
-        key = "tests-first" if request.person == "Ana" else "lists"
+    def script(request: TaskRequest[LearningRequest]) -> str:
+        evidence = request.input
+        key = "tests-first" if evidence.person == "Ana" else "lists"
         kind = "procedure" if key == "tests-first" else "preference"
-        return remember(key, f"{request.person}: {request.items[0].content}", kind, "i-01")
+        return remember(key, f"{evidence.person}: {evidence.items[0].content}", kind, "i-01")
 
     world.flow.model.script = script
     ana.turn(ana_session, TESTS_FIRST)
@@ -190,7 +192,7 @@ def test_a_failed_helper_is_recorded_and_the_next_turn_reads_the_items_again(
     agent = ana.agent()
     session = ana.session(agent)
 
-    def broken(request: LearningRequest) -> str:
+    def broken(request: ModelRequest) -> str:
         raise ModelFailure("config", "the helper rejected the request", retryable=False)
 
     world.flow.model.script = broken
@@ -203,7 +205,7 @@ def test_a_failed_helper_is_recorded_and_the_next_turn_reads_the_items_again(
     world.flow.model.script = lambda r: remember("lists", LISTS, "preference", "i-02")
     ana.turn(session, LISTS)
     assert world.flow.wait_arn(world.arn(agent, session, 2))["status"] == "SUCCEEDED"
-    assert [i.id for i in world.flow.model.calls[-1].items] == ["i-01", "i-02"]
+    assert [i.id for i in world.flow.model.calls[-1].input.items] == ["i-01", "i-02"]
     assert list(ana.get(f"/v1/agents/{agent}/memory")["entries"]) == ["lists"]
 
 

@@ -67,7 +67,7 @@ def test_happy_path_forces_the_tasks_tool_and_returns_its_input(server: FakeServ
         "max_tokens": 4096,
         "temperature": 0,
         "system": request.system,
-        "messages": [{"role": "user", "content": render_evidence(request)}],
+        "messages": [{"role": "user", "content": render_evidence(request.input)}],
         "tools": [
             {
                 "name": "memory_changes",

@@ -66,7 +66,7 @@ def test_happy_path_forces_the_tool_and_returns_its_input(client: Any, stubber: 
         expected_params={
             "modelId": MODEL_ID,
             "system": [{"text": request.system}],
-            "messages": [{"role": "user", "content": [{"text": render_evidence(request)}]}],
+            "messages": [{"role": "user", "content": [{"text": render_evidence(request.input)}]}],
             "inferenceConfig": {"maxTokens": 4096, "temperature": 0.0},
             "toolConfig": {
                 "tools": [

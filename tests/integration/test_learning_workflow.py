@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.base import ModelRequest
 from agent_memory.ports import ModelReply
 from infra.local import aws as local_aws_module
 from infra.local.aws import state_machine_definition
@@ -191,7 +191,7 @@ def _barrier_model(wf: Workflow, parties: int) -> None:
     applies, the worst case for applying evidence twice."""
     barrier = threading.Barrier(parties, timeout=10)
 
-    def script(request: LearningRequest) -> ModelReply:
+    def script(request: ModelRequest) -> ModelReply:
         barrier.wait()
         from agent_memory.adapters.rules_model import RulesModel
 
@@ -235,7 +235,7 @@ def test_overlapping_turns_learn_every_item_once(wf: Workflow) -> None:
 def test_a_remember_committed_while_the_model_works_is_kept(wf: Workflow) -> None:
     ref = wf.new_pool()
 
-    def script(request: LearningRequest) -> str:
+    def script(request: ModelRequest) -> str:
         # A person edits memory between LoadEvidence and ApplyLearning.
         wf.pool.remember(ref, "hotel", "The hotel is the Adlon.")
         wf.pool.remember(ref, "budget", "The budget is 2000 EUR.")
@@ -395,7 +395,7 @@ def test_http_a_remember_committed_while_the_model_works_is_kept(
     session = ana.new_session()
     from agent_memory.adapters.rules_model import RulesModel
 
-    def script(request: LearningRequest) -> ModelReply:
+    def script(request: ModelRequest) -> ModelReply:
         remember = {"_tag": "Remember", "key": "hotel", "content": "Hotel Adlon.", "kind": "fact"}
         assert ana.command(session, remember).status_code == 200
         return RulesModel().propose(request)
@@ -420,7 +420,7 @@ def test_a_model_step_over_its_time_limit_fails_safely(wf: Workflow) -> None:
     wf.sfn.update_state_machine(stateMachineArn=wf.machine_arn, definition=json.dumps(definition))
     answered = threading.Event()
 
-    def slow(request: LearningRequest) -> str:
+    def slow(request: ModelRequest) -> str:
         time.sleep(1.5)
         answered.set()
         return remember_reply("budget", "The budget is 1500 EUR.", "i-01")

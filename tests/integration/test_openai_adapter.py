@@ -70,7 +70,7 @@ def test_happy_path_sends_the_protocol_and_records_usage(server: FakeServer) -> 
     assert body["temperature"] == 0
     assert body["messages"] == [
         {"role": "system", "content": request.system},
-        {"role": "user", "content": render_evidence(request)},
+        {"role": "user", "content": render_evidence(request.input)},
     ]
     assert body["response_format"] == {
         "type": "json_schema",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.base import ModelRequest
 from agent_memory.ports import ModelFailure
 from tests.support.bot_learning import Bot, bot, script, wf
 from tests.support.bots import Script, fact_from_person
@@ -22,7 +22,7 @@ def test_a_waited_bot_run_shows_running_during_a_slow_model_call_and_succeeded_a
 ) -> None:
     seen: list[dict[str, Any]] = []
 
-    def slow(request: LearningRequest) -> str:
+    def slow(request: ModelRequest) -> str:
         seen.extend(bot.executions())  # a user looking while the model works
         return fact_from_person(request)
 

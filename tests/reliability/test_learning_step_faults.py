@@ -117,7 +117,7 @@ class Lab:
         return list(self.call(pool.kind, "GET", path)["executions"])
 
     def model_calls(self, kind: str) -> int:
-        return sum(1 for request in self.flow.model.calls if request.pool_kind == kind)
+        return sum(1 for request in self.flow.model.calls if request.input.pool_kind == kind)
 
 
 @pytest.fixture(scope="module")

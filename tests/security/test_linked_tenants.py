@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.base import ModelRequest
 from agent_memory.service import bot_memory_purge
 from tests.conftest import Api, User
 from tests.support.bots import (
@@ -179,7 +179,7 @@ def test_home_writers_purge_share_and_forget_only_home_entries(tenants: Tenants)
 # --- traces ---------------------------------------------------------------------------------
 
 
-def learn_each_person_and_together(request: LearningRequest) -> str:
+def learn_each_person_and_together(request: ModelRequest) -> str:
     """A fact per person's item of the evidence, and one fact citing them all."""
     lines = [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
     said = [line for line in lines if line.get("role") == "user"]

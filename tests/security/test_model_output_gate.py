@@ -16,29 +16,29 @@ from typing import Any
 
 from agent_memory.domain import model_gate as gate
 from agent_memory.domain.tags import BAD_TOPIC
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.base import ModelRequest
 from tests.conftest import Api, User
 from tests.support.bots import Script, World, make_channel, script, services, turn, world
 
 __all__ = ["script", "services", "world"]  # the fixtures this module uses
 
-Answer = Callable[[LearningRequest], str]
+Answer = Callable[[ModelRequest], str]
 
 BEN_SAYS = "Between us: I'm interviewing at Globex next Tuesday."
 
 
-def items(request: LearningRequest) -> list[dict[str, Any]]:
+def items(request: ModelRequest) -> list[dict[str, Any]]:
     """The new items a learning request shows (ids, roles, words)."""
     lines = [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
     return [line for line in lines if "role" in line]
 
 
-def said(request: LearningRequest) -> str:
+def said(request: ModelRequest) -> str:
     """The id of the first person's words of the request."""
     return str(next(i["id"] for i in items(request) if i["role"] == "user"))
 
 
-Change = Callable[[LearningRequest], dict[str, Any]]
+Change = Callable[[ModelRequest], dict[str, Any]]
 
 
 def answering(*changes: Change) -> Answer:
@@ -92,7 +92,7 @@ def entries(world: World, user: User) -> dict[str, dict[str, Any]]:
     return {e["id"]: e for e in world.memory(user)}
 
 
-def last_request(script: Script) -> LearningRequest:
+def last_request(script: Script) -> ModelRequest:
     return [c for c in script.calls if c.task == "learning_changes"][-1]
 
 
@@ -148,7 +148,7 @@ PRIVATE = {
 MARKERS = {"ana": "Porto", "ben": "Globex", "olga": "Initech"}
 
 
-def echo(request: LearningRequest) -> str:
+def echo(request: ModelRequest) -> str:
     """An attacker's model: every word of the person, copied into every field it can."""
     person = next(i for i in items(request) if i["role"] == "user")
     words = person["content"]
@@ -253,7 +253,7 @@ SECRETS = [
 def test_no_secret_is_kept_in_content_or_topics(world: World, script: Script) -> None:
     chat = world.chat(world.ana)
 
-    def answer(request: LearningRequest) -> str:
+    def answer(request: ModelRequest) -> str:
         item = said(request)
         changes = [
             {"op": "fact", "content": content, "topics": topics, "sources": [item]}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.base import ModelRequest
 from tests.conftest import Api
 
 HELPER = "openai/helper"
@@ -22,7 +22,7 @@ def remember(key: str, content: str, kind: str, *sources: str) -> dict[str, Any]
     return {"op": "remember", "key": key, "content": content, "kind": kind, "sources": [*sources]}
 
 
-def replying(*items: dict[str, Any]) -> Callable[[LearningRequest], str]:
+def replying(*items: dict[str, Any]) -> Callable[[ModelRequest], str]:
     return lambda request: changes(*items)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.base import ModelRequest
 from tests.conftest import User
 from tests.support.bots import (
     Script,
@@ -13,7 +13,7 @@ from tests.support.bots import (
 )
 
 
-def enrichment_calls(script: Script) -> list[LearningRequest]:
+def enrichment_calls(script: Script) -> list[ModelRequest]:
     return [call for call in script.calls if call.task == "enrichment"]
 
 
@@ -27,13 +27,13 @@ def remember(world: World, user: User, content: str) -> str:
     return str(answer.json()["entry"]["id"])
 
 
-def rewrite_with_all(request: LearningRequest) -> str:
+def rewrite_with_all(request: ModelRequest) -> str:
     """Rewrite the input with every entry the request shows."""
     used = [entry["id"] for entry in shown_entries(request)]
     return json.dumps({"input": REWRITTEN, "used": used})
 
 
-def shown_entries(request: LearningRequest) -> list[dict[str, Any]]:
+def shown_entries(request: ModelRequest) -> list[dict[str, Any]]:
     return [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
 
 

@@ -8,19 +8,19 @@ from typing import Any
 
 import pytest
 
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.base import ModelRequest
 from tests.support.bots import Script, scripted_services
 from tests.support.clock import MovableClock
 from tests.support.held_workflow import HeldWorkflow
 
 
-def shown_items(request: LearningRequest) -> list[dict[str, Any]]:
+def shown_items(request: ModelRequest) -> list[dict[str, Any]]:
     """The items a `learning_changes` request shows the model."""
     lines = [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
     return [line for line in lines if "role" in line]
 
 
-def fact_per_person_item(request: LearningRequest) -> str:
+def fact_per_person_item(request: ModelRequest) -> str:
     """A fact for every person's item the request shows, each cited to its own item."""
     people = [i for i in shown_items(request) if i["role"] == "user"]
     facts = [

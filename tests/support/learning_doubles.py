@@ -22,7 +22,7 @@ from agent_memory.domain.proposals import (
     ProposedForget,
     ProposedRemember,
 )
-from agent_memory.domain.tasks.base import Ask
+from agent_memory.domain.tasks.base import Ask, ModelRequest, TaskRequest
 from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
 from agent_memory.ports import (
     Absent,
@@ -274,7 +274,8 @@ def remember_reply(key: str, content: str, *sources: str) -> str:
     return json.dumps({"changes": [change | {"sources": list(sources)}]})
 
 
-Script = Callable[[LearningRequest], ModelReply | str]
+# Every task sends its model a `TaskRequest`: a script that reads the task's input reads it there.
+Script = Callable[[TaskRequest[Any]], ModelReply | str]
 
 
 @dataclass
@@ -283,10 +284,10 @@ class ScriptedModel:
 
     name: str = MODEL
     script: Script | None = None
-    calls: list[LearningRequest] = field(default_factory=list)
+    calls: list[TaskRequest[Any]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def propose(self, request: LearningRequest) -> ModelReply:
+    def propose(self, request: TaskRequest[Any]) -> ModelReply:
         with self._lock:
             self.calls.append(request)
         if self.script is None:
@@ -315,7 +316,7 @@ class Catalog:
 
 
 def failing(kind: str, retryable: bool, message: str = "the model failed") -> Script:
-    def script(request: LearningRequest) -> ModelReply:
+    def script(request: ModelRequest) -> ModelReply:
         raise ModelFailure(kind, message, retryable=retryable)  # type: ignore[arg-type]
 
     return script

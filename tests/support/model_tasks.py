@@ -6,7 +6,7 @@ from typing import Any
 
 from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.proposals import MEMORY_KINDS
-from agent_memory.domain.tasks.base import ModelTask
+from agent_memory.domain.tasks.base import ModelTask, TaskRequest
 from agent_memory.domain.tasks.learning_changes import (
     LEARNING_CHANGES,
     KnownBotEntry,
@@ -93,10 +93,13 @@ BUDGET_ANSWER: dict[str, Any] = {
 }
 
 
-def budget_request() -> LearningRequest:
-    return LearningRequest(
-        pool_kind="session",
-        items=(EvidenceItem("i-02", "user", "Remember that my budget is 1500 EUR"),),
-        memory=(),
-        allowed_kinds=MEMORY_KINDS,
+def budget_request() -> TaskRequest[LearningRequest]:
+    return TaskRequest(
+        MEMORY_CHANGES,
+        LearningRequest(
+            pool_kind="session",
+            items=(EvidenceItem("i-02", "user", "Remember that my budget is 1500 EUR"),),
+            memory=(),
+            allowed_kinds=MEMORY_KINDS,
+        ),
     )

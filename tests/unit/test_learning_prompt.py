@@ -7,12 +7,16 @@ from collections.abc import Sequence
 
 from agent_memory.domain.evidence import EvidenceItem, KnownEntry
 from agent_memory.domain.proposals import LASTING_KINDS, MEMORY_KINDS
-from agent_memory.domain.tasks.memory_changes import LearningRequest, render_evidence
+from agent_memory.domain.tasks.memory_changes import (
+    MEMORY_CHANGES,
+    LearningRequest,
+    render_evidence,
+)
 
 
 def _prompt(pool_kind: str, kinds: Sequence[str], person: str | None) -> str:
     """The system text a model is sent to consolidate a pool of that kind."""
-    return LearningRequest(pool_kind, (), (), tuple(kinds), person).system
+    return MEMORY_CHANGES.system(LearningRequest(pool_kind, (), (), tuple(kinds), person))
 
 
 def _session_prompt() -> str:

@@ -121,7 +121,7 @@ def test_an_answer_that_is_not_the_protocol_is_invalid_output(
 
 
 def test_the_consolidation_local_answer_is_the_statement_extractor() -> None:
-    reply = RulesModel().propose(CONSOLIDATION)
+    reply = RulesModel().propose(MEMORY_CHANGES.request(CONSOLIDATION))
     assert MEMORY_CHANGES.parse(reply.text, CONSOLIDATION) == (
         ProposedRemember("budget", "The user's budget is 1500 EUR.", "fact", ("i-01",)),
     )

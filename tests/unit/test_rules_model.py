@@ -15,7 +15,7 @@ from agent_memory.domain.proposals import (
     parse_changes,
 )
 from agent_memory.domain.secrets import key_secret, looks_secret
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.memory_changes import MEMORY_CHANGES, LearningRequest
 from agent_memory.ports import ModelReply, Usage
 from tests.support.secret_corpus import SECRETS
 
@@ -27,8 +27,9 @@ def _ask(
     pool: str = "session",
     person: str | None = None,
 ) -> tuple[ModelReply, tuple[ProposedChange, ...]]:
-    request = LearningRequest(pool, items, memory, kinds, person)
-    reply = RulesModel().propose(request)
+    reply = RulesModel().propose(
+        MEMORY_CHANGES.request(LearningRequest(pool, items, memory, kinds, person))
+    )
     return reply, parse_changes(reply.text)
 
 

@@ -31,7 +31,8 @@ from agent_memory.domain.secret_words import (
 )
 from agent_memory.domain.secrets import looks_secret
 from agent_memory.domain.sessions import NewItem
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.base import TaskRequest
+from agent_memory.domain.tasks.memory_changes import MEMORY_CHANGES, LearningRequest
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.wiring import Adapters
 from tests.support.in_memory import (
@@ -176,8 +177,8 @@ def test_no_plaintext_row_carries_a_secret_a_model_proposed() -> None:
     store, orchestrator = InMemoryStore(), RecordingOrchestrator()
     adapters = Adapters(store, FakeCipher(), FixedClock(step_ms=1), SequentialIds(), orchestrator)
 
-    def script(request: LearningRequest) -> str:
-        source = request.items[0].id
+    def script(request: TaskRequest[LearningRequest]) -> str:
+        source = request.input.items[0].id
         changes = [
             # A key built from the value, and a content holding it: both are refused.
             ("admin-login-root-hunter2", "The admin login is documented in the runbook."),
@@ -261,7 +262,7 @@ def test_the_detector_library_is_imported_at_the_first_check_not_on_a_cold_start
 
 
 def test_the_prompt_names_every_kind_of_secret_and_keys_never_after_values() -> None:
-    prompt = LearningRequest("agent", (), (), MEMORY_KINDS, "Ana").system.lower()
+    prompt = MEMORY_CHANGES.system(LearningRequest("agent", (), (), MEMORY_KINDS, "Ana")).lower()
     for kind in ("passphrases", "pins and door codes", "recovery codes", "card numbers"):
         assert kind in prompt
     assert "never after its value" in prompt

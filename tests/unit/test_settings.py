@@ -17,7 +17,7 @@ from agent_memory.adapters.models import ModelCatalogImpl
 from agent_memory.adapters.secrets import ApiKey, SecretReader
 from agent_memory.config import Settings, load_settings
 from agent_memory.domain.evidence import EvidenceItem
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.memory_changes import MEMORY_CHANGES, LearningRequest
 from agent_memory.ports import ModelFailure
 
 # What template.yaml passes when every optional parameter is left empty.
@@ -36,11 +36,13 @@ DEPLOYED = {
     "LOG_LEVEL": "INFO",
     "AWS_ENDPOINT_URL": "",
 }
-REQUEST = LearningRequest(
-    "session",
-    (EvidenceItem("i-01", "user", "My budget is 1500 EUR."),),
-    (),
-    ("fact",),
+REQUEST = MEMORY_CHANGES.request(
+    LearningRequest(
+        "session",
+        (EvidenceItem("i-01", "user", "My budget is 1500 EUR."),),
+        (),
+        ("fact",),
+    )
 )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.errors import Unavailable
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.base import ModelRequest
 from agent_memory.persistence.executions import RUN_ENDS, ExecutionRepository
 from agent_memory.persistence.runs import Run
 from agent_memory.ports import ModelFailure, ModelReply, Put, Update
@@ -60,7 +60,7 @@ def test_a_waited_run_shows_running_while_the_model_works_and_succeeded_after(
     seen: list[dict[str, Any]] = []
     real = h.model.propose
 
-    def slow(request: LearningRequest) -> ModelReply:
+    def slow(request: ModelRequest) -> ModelReply:
         [listed] = h.service.executions(REF)  # what a user listing the runs sees meanwhile
         seen.append(listed)
         return real(request)
@@ -90,7 +90,7 @@ def test_a_waited_run_shows_running_while_the_model_works_and_succeeded_after(
 def test_a_failed_model_call_is_recorded_and_the_read_position_stays(h: WaitHarness) -> None:
     name, payload = _released(h)
 
-    def failing(_request: LearningRequest) -> ModelReply:
+    def failing(_request: ModelRequest) -> ModelReply:
         raise ModelFailure("bad_request", "the model refused", retryable=False)
 
     h.model.propose = failing  # type: ignore[method-assign]

@@ -3,16 +3,11 @@ evidence. The answer is API.md's "What a learning model returns"; the pool's con
 rules (domain/consolidation.py) check every change against its newest memory when applied.
 The model only proposes, yet the prompt states each rule, so a good model wastes no change
 on something that is rejected.
-
-`LearningRequest` is both this task's input and its provider request: providers read the
-task's name, prompt, schema and deadline from it (the task writes them), `local/rules` calls
-`local_answer()`, and test models read the evidence (`items`, `memory`, `person`) from it
-directly.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -27,7 +22,6 @@ from agent_memory.domain.proposals import (
     parse_changes,
 )
 from agent_memory.domain.tasks.base import (
-    STEP_DEADLINE_S,
     Ask,
     ModelTask,
     item_record,
@@ -125,11 +119,10 @@ def _entry_record(entry: KnownEntry) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class LearningRequest:
-    """Propose changes to one pool from new evidence.
+    """What `memory_changes` reads: one pool's new evidence.
 
-    The prompt follows from the pool's kind, its kinds and the person (`MEMORY_CHANGES`
-    writes it); `items` and `memory` are also given structured, for models that do not read
-    prose (local/rules).
+    The prompt follows from the pool's kind, its kinds and the person; the user message
+    shows the `items` and the `memory`, which `local/rules` reads structured.
     """
 
     pool_kind: str  # "session" | "agent" (the prompt differs), or any other keyed pool
@@ -137,35 +130,6 @@ class LearningRequest:
     memory: tuple[KnownEntry, ...]
     allowed_kinds: tuple[str, ...]
     person: str | None = None
-    deadline_s: float = STEP_DEADLINE_S
-
-    @property
-    def task(self) -> str:
-        return MEMORY_CHANGES.name
-
-    @property
-    def system(self) -> str:
-        return MEMORY_CHANGES.system(self)
-
-    @property
-    def user(self) -> str:
-        return MEMORY_CHANGES.user(self)
-
-    @property
-    def schema(self) -> dict[str, Any]:
-        return MEMORY_CHANGES.schema(self)
-
-    @property
-    def max_output_tokens(self) -> int:
-        return MEMORY_CHANGES.max_output_tokens
-
-    @property
-    def description(self) -> str:
-        return MEMORY_CHANGES.description
-
-    def local_answer(self) -> str:
-        """What `local/rules` answers: the extractor's changes as API.md's JSON."""
-        return MEMORY_CHANGES.local_answer(self).model_dump_json()
 
 
 class MemoryChanges(ModelTask[LearningRequest, tuple[ProposedChange, ...]]):
@@ -204,11 +168,6 @@ class MemoryChanges(ModelTask[LearningRequest, tuple[ProposedChange, ...]]):
     def describe(self, output: tuple[ProposedChange, ...]) -> list[dict[str, Any]]:
         """An answer none of which is applied, as a run's log keeps it: without content."""
         return [change_record(change) for change in output]
-
-    def request(
-        self, task_input: LearningRequest, *, deadline_s: float = STEP_DEADLINE_S
-    ) -> LearningRequest:
-        return replace(task_input, deadline_s=deadline_s)
 
 
 MEMORY_CHANGES = MemoryChanges()
