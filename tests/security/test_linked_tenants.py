@@ -65,19 +65,6 @@ class Tenants(World):
         assert answer.status_code == 200, answer.text
         return str(answer.json()["entry"]["id"])
 
-    def command(self, user: User, command: dict[str, Any]) -> Any:
-        return self.api.client.post(
-            f"/v1/bots/{self.bot['id']}/memory", json={"command": command}, headers=user.headers
-        )
-
-    def post(self, user: User, path: str, body: dict[str, Any]) -> Any:
-        return self.api.client.post(
-            f"/v1/bots/{self.bot['id']}/memory/{path}", json=body, headers=user.headers
-        )
-
-    def ids(self, user: User) -> set[str]:
-        return {e["id"] for e in self.memory(user)}
-
 
 @pytest.fixture
 def tenants(api: Api, script: Script) -> Tenants:
