@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.domain.tasks.memory_changes import LearningRequest
+from agent_memory.domain.tasks.base import ModelRequest
 from agent_memory.ports import ModelReply, Usage
 from tests.conftest import Api, User
 from tests.support.learning_doubles import ScriptedModel
@@ -64,12 +64,12 @@ class Script:
             "learning_changes": {"changes": []},
             "enrichment": {"input": None, "used": []},
         }
-        self.calls: list[LearningRequest] = []
+        self.calls: list[ModelRequest] = []
         self.delay_s = 0.0
         # The usage the provider confirms with each answer (None: none confirmed).
         self.usage: Usage | None = None
 
-    def __call__(self, request: LearningRequest) -> str | ModelReply:
+    def __call__(self, request: ModelRequest) -> str | ModelReply:
         self.calls.append(request)
         if self.delay_s:
             time.sleep(self.delay_s)
@@ -220,7 +220,7 @@ def world(api: Api, services: Any, script: Script) -> World:
     return World(api, services, script)
 
 
-def fact_from_person(request: LearningRequest) -> str:
+def fact_from_person(request: ModelRequest) -> str:
     """A fact citing the first person item the request shows."""
     lines = [json.loads(line) for line in request.user.splitlines() if line.startswith("{")]
     person = next(line for line in lines if line.get("role") == "user")
