@@ -34,9 +34,9 @@ FOCUS = "What to focus on"
 
 
 class ModelRequest(Protocol):
-    """What any provider is sent (re-exported as `ports.ModelRequest`): the task's name,
-    the system text, the user message, the answer's JSON schema and the deadline in
-    seconds. `local_answer()` is what `local/rules` answers, so it serves any task."""
+    """What any provider is sent (what `ports.models.LearningModel.propose` takes): the
+    task's name, the system text, the user message, the answer's JSON schema and the deadline
+    in seconds. `local_answer()` is what `local/rules` answers, so it serves any task."""
 
     @property
     def task(self) -> str: ...
@@ -133,7 +133,7 @@ class ModelTask(ABC, Generic[In, Out]):
 
 @dataclass(frozen=True)
 class TaskRequest(Generic[In]):
-    """`ports.ModelRequest` for any task: its name, prompt, schema, deadline and local
+    """The `ModelRequest` of any task: its name, prompt, schema, deadline and local
     answer, computed once from the task and its input."""
 
     spec: ModelTask[In, Any]
