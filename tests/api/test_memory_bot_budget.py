@@ -33,11 +33,12 @@ from tests.support.clock import MovableClock, clock
 from tests.support.held_workflow import HeldWorkflow
 from tests.support.memory_bot import (
     DAY_MS,
+    Run,
     budget_tick,
     built,
     learning_calls,
 )
-from tests.support.workflow import InlineWorkflow, step_event
+from tests.support.workflow import InlineWorkflow
 
 __all__ = ["clock", "world"]  # the fixtures this module uses
 
@@ -145,24 +146,14 @@ def test_a_reused_saved_call_is_not_charged_again(
     services = built(settings, adapters, script, clock, workflow)
     with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
         world = World(Api(client), services, script)
-        chat = world.chat(world.ana)
-        turn_id = turn(world.api, world.ana, chat["id"], "I take the 8:10 train.")["turn"]["id"]
-        world.confide(world.ana, chat, turn_id, "x")  # 10
-        world.complete(world.ana, chat, turn_id)
-        [held] = workflow.started.values()
-        learning = services.learning
-        name, state = held.name, held.state
-        state["evidence"] = learning.load_evidence(step_event(name, state, "LoadEvidence"))
-        first = learning.call_model(step_event(name, state, "CallModel"))
-        assert settings_of(world, world.ana).json()["spentMicros"] == 20
+        run = Run(services, world, workflow)
+        first = run.call(0)
+        assert run.spent() == 20
         # The step is retried (its answer was lost on the way back): the saved call is
         # reused, neither asked nor charged again.
-        retried = step_event(name, state, "CallModel")
-        retried["context"]["attempt"] = 1
-        again = learning.call_model(retried)
+        again = run.call(1)
         assert (again["reused"], again["call"]) == (True, first["call"])
         assert len(learning_calls(script)) == 1
-        assert settings_of(world, world.ana).json()["spentMicros"] == 20
-        state["model"] = again
-        assert learning.apply_learning(step_event(name, state, "ApplyLearning"))["applied"] == 1
+        assert run.spent() == 20
+        assert run.apply(again)["applied"] == 1
         assert [e["status"] for e in world.executions(world.ana)] == ["succeeded"]
