@@ -458,12 +458,7 @@ def test_a_linked_bot_uses_the_model_of_the_chats_organization(
         "calm": True,
     }
     assert "confide_answer" not in script.tasks()
-    answer = world.api.client.patch(
-        f"/v1/organizations/{world.other}/settings",
-        json={"botMemoryModel": MEMORY_MODEL},
-        headers=world.api.admin,
-    )
-    assert answer.status_code == 200, answer.text
+    world.settings({"botMemoryModel": MEMORY_MODEL}, world.other)
     assert world.confide(world.olga, chat, turn_id, "y").json()["calm"] is False
     # Olga's organization's executions are hers (the first confide's skipped for want of a
     # model, the second's waiting); the home organization sees none of them.
