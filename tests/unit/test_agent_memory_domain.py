@@ -163,7 +163,7 @@ def test_the_text_of_a_shared_agent_carries_privacy_rules_within_the_limit() -> 
     header, always = am.text_parts(shared=True)
     assert (header, always) == (am.HEADER, am.PRIVACY)
     assert am.text_parts(shared=False) == (am.HEADER, "")
-    entries = [meta("a", rev=1), meta("b", rev=2)]
+    entries = [meta("b", rev=2), meta("a", rev=1)]  # newest first, as a pool reads them
     limit = len(always) + len(header) + len("- [procedure] b: 12345\n")
     chosen = choose(entries, limit, header=header, always=always)
     assert [e.key for e in chosen] == ["b"]

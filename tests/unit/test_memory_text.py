@@ -5,6 +5,7 @@ from __future__ import annotations
 from agent_memory.api.contracts.memory_text import MemoryText
 from agent_memory.domain.entries import EntryMeta, ItemSource
 from agent_memory.domain.memory_text import HEADER, choose, line, line_length, render
+from agent_memory.persistence.pools import recent_sk
 
 
 def entry(key: str, kind: str, at: int, status: str, rev: int, length: int) -> EntryMeta:
@@ -27,8 +28,9 @@ def meta(
 
 
 def text_of(entries: list[tuple[EntryMeta, str]], max_length: int = 8000) -> tuple[str, list[str]]:
+    """The text from the entries in the order of the pool's recency index."""
     contents = {m.name: c for m, c in entries}
-    chosen = choose([m for m, _ in entries], max_length)
+    chosen = choose(sorted((m for m, _ in entries), key=recent_sk), max_length)
     result = render([(m, contents[m.name]) for m in chosen], max_length)
     return result.text, result.keys
 

@@ -1,7 +1,7 @@
 """The memory text added to the model's instructions (seed 000, "How OpenBot uses memory").
 
 - Active facts only, newest first (by `updatedAt`, then by the revision that wrote them,
-  then by name).
+  then by name: the order of the pool's recency index).
 - A header says memory is past evidence and that current instructions win.
 - The whole text stays within `max_length` characters: OpenBot stops before the first fact
   that does not fit (older facts are left out) and never cuts a fact.
@@ -52,29 +52,16 @@ def line_length(key: str, kind: str, content_length: int) -> int:
     return len(line(key, kind, "")) + content_length
 
 
-def newest_first(entries: Iterable[EntryMeta]) -> list[EntryMeta]:
-    """Active entries, newest first; ties by the revision that wrote them, then by key."""
-    active = [entry for entry in entries if entry.active]
-    return sorted(active, key=lambda e: (-e.updated_at, -e.rev, e.name))
-
-
 def choose(
-    entries: Iterable[EntryMeta], max_length: int, *, header: str = HEADER, always: str = ""
+    ordered: Iterable[EntryMeta], max_length: int, *, header: str = HEADER, always: str = ""
 ) -> list[EntryMeta]:
-    """The entries the text shows: newest first, stopping before the first that does not fit.
+    """The entries the text shows, from entries already newest first (a pool's recency
+    index): the active ones, stopping before the first that does not fit. It stops
+    consuming `ordered` there, so a lazy reader reads no further.
 
     `header` (before the facts) and `always` (fixed rules sent even without facts, e.g. a
     shared agent's privacy rules) count toward `max_length`.
     """
-    return choose_in_order(newest_first(entries), max_length, header=header, always=always)
-
-
-def choose_in_order(
-    ordered: Iterable[EntryMeta], max_length: int, *, header: str = HEADER, always: str = ""
-) -> list[EntryMeta]:
-    """As `choose`, for active entries already newest first (a pool's recency index): it
-    stops consuming `ordered` at the first entry that does not fit, so a lazy reader reads
-    no further."""
     budget = max_length - len(always) - len(header)
     chosen: list[EntryMeta] = []
     for entry in ordered:
@@ -95,8 +82,8 @@ def render(
     header: str = HEADER,
     always: str = "",
 ) -> MemoryText:
-    """The text for entries picked by `choose`, given their decrypted contents: `always`,
-    then `header` and the facts (no lone header when no fact fits).
+    """The text for entries picked by `choose`, given their decrypted contents: `always`, then
+    `header` and the facts (no lone header when no fact fits).
 
     The limit is checked again on the real text, so a stored length that lies can only make
     the text shorter, never longer than `max_length`.

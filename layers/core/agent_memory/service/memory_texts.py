@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from agent_memory.domain.entries import EntryMeta
-from agent_memory.domain.memory_text import HEADER, MemoryText, choose_in_order, render
+from agent_memory.domain.memory_text import HEADER, MemoryText, choose, render
 from agent_memory.persistence.pools import StoredEntry
 
 
@@ -25,7 +25,7 @@ def newest_text(
             read[stored.meta.id] = stored
             yield stored.meta
 
-    chosen = choose_in_order(in_order(), max_length, header=header, always=always)
+    chosen = choose(in_order(), max_length, header=header, always=always)
     return render(
         [(meta, open_content(read[meta.id])) for meta in chosen],
         max_length,
