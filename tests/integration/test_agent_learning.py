@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain import agent_memory as rules
-from agent_memory.domain.tasks.base import ModelRequest, TaskRequest
+from agent_memory.domain.tasks.base import ModelRequest
 from agent_memory.domain.tasks.memory_changes import LearningRequest
 from agent_memory.ports import ModelFailure
 from agent_memory.service.learning_pools import PoolRef, SourceRef
@@ -159,7 +159,7 @@ def test_two_people_of_a_shared_agent_teach_one_memory(world: World) -> None:
     agent = ana.agent(members=["ben"])
     ana_session, ben_session = ana.session(agent), ben.session(agent)
 
-    def script(request: TaskRequest[LearningRequest]) -> str:
+    def script(request: ModelRequest) -> str:
         evidence = request.input
         key = "tests-first" if evidence.person == "Ana" else "lists"
         kind = "procedure" if key == "tests-first" else "preference"

@@ -22,7 +22,7 @@ from agent_memory.domain.proposals import (
     ProposedForget,
     ProposedRemember,
 )
-from agent_memory.domain.tasks.base import Ask, ModelRequest, TaskRequest
+from agent_memory.domain.tasks.base import Ask, ModelRequest
 from agent_memory.domain.tasks.memory_changes import LearningRequest, consolidation
 from agent_memory.ports import (
     Absent,
@@ -274,8 +274,8 @@ def remember_reply(key: str, content: str, *sources: str) -> str:
     return json.dumps({"changes": [change | {"sources": list(sources)}]})
 
 
-# Every task sends its model a `TaskRequest`: a script that reads the task's input reads it there.
-Script = Callable[[TaskRequest[Any]], ModelReply | str]
+# Every task sends its model a `ModelRequest`: a script that reads the task's input reads it there.
+Script = Callable[[ModelRequest], ModelReply | str]
 
 
 @dataclass
@@ -284,10 +284,10 @@ class ScriptedModel:
 
     name: str = MODEL
     script: Script | None = None
-    calls: list[TaskRequest[Any]] = field(default_factory=list)
+    calls: list[ModelRequest] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def propose(self, request: TaskRequest[Any]) -> ModelReply:
+    def propose(self, request: ModelRequest) -> ModelReply:
         with self._lock:
             self.calls.append(request)
         if self.script is None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.proposals import MEMORY_KINDS
-from agent_memory.domain.tasks.base import ModelTask, TaskRequest
+from agent_memory.domain.tasks.base import ModelRequest, ModelTask
 from agent_memory.domain.tasks.learning_changes import (
     LEARNING_CHANGES,
     KnownBotEntry,
@@ -93,8 +93,8 @@ BUDGET_ANSWER: dict[str, Any] = {
 }
 
 
-def budget_request() -> TaskRequest[LearningRequest]:
-    return TaskRequest(
+def budget_request() -> ModelRequest:
+    return ModelRequest(
         MEMORY_CHANGES,
         LearningRequest(
             pool_kind="session",

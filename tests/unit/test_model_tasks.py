@@ -11,7 +11,7 @@ import pytest
 from agent_memory.adapters.rules_model import RulesModel
 from agent_memory.domain.proposals import ProposedRemember
 from agent_memory.domain.tasks.answers import InvalidModelOutput
-from agent_memory.domain.tasks.base import ModelTask, TaskRequest
+from agent_memory.domain.tasks.base import ModelRequest, ModelTask
 from agent_memory.domain.tasks.learning_changes import (
     LEARNING_CHANGES,
 )
@@ -249,7 +249,7 @@ def test_reflection_condenses_without_losing_a_line() -> None:
 
 def test_a_task_request_is_built_once_from_its_input() -> None:
     request = TITLE.request(TitleInput("Hello there", "Five words"), deadline_s=15)
-    assert isinstance(request, TaskRequest)
+    assert isinstance(request, ModelRequest)
     assert request.deadline_s == 15
     assert "Instructions for the title: Five words" in request.system
     assert request.user == "The first message:\nHello there"

@@ -31,7 +31,7 @@ from agent_memory.domain.secret_words import (
 )
 from agent_memory.domain.secrets import looks_secret
 from agent_memory.domain.sessions import NewItem
-from agent_memory.domain.tasks.base import TaskRequest
+from agent_memory.domain.tasks.base import ModelRequest
 from agent_memory.domain.tasks.memory_changes import MEMORY_CHANGES, LearningRequest
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.wiring import Adapters
@@ -177,7 +177,7 @@ def test_no_plaintext_row_carries_a_secret_a_model_proposed() -> None:
     store, orchestrator = InMemoryStore(), RecordingOrchestrator()
     adapters = Adapters(store, FakeCipher(), FixedClock(step_ms=1), SequentialIds(), orchestrator)
 
-    def script(request: TaskRequest[LearningRequest]) -> str:
+    def script(request: ModelRequest) -> str:
         source = request.input.items[0].id
         changes = [
             # A key built from the value, and a content holding it: both are refused.

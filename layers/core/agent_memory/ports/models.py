@@ -52,9 +52,6 @@ class LearningModel(Protocol):
 class ModelCatalog(Protocol):
     def resolve(self, name: str | None) -> LearningModel | None:
         """None when this deployment has no such model (or no name is given)."""
-        ...
 
     def providers(self) -> tuple[str, ...]:
         """The providers this deployment can run, in `PROVIDERS` order; never a key."""
-
-        ...

@@ -1,5 +1,5 @@
 """What every model task is: a name, a prompt, an output schema, a parser, rules and a local
-answer. Providers (ports.models) serve any task through `TaskRequest`; the learning workflow
+answer. Providers (ports.models) serve any task through `ModelRequest`; the learning workflow
 runs any pool's task through `Ask`. Every task writes its prompt with `task_prompt` and
 `json_lines`, so all of them read alike to a model.
 
@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast, final
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast, final, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -33,31 +33,18 @@ OWNER_RULES = "The owner's rules about privacy and sharing"
 FOCUS = "What to focus on"
 
 
-class ModelRequest(Protocol):
-    """What any provider is sent (what `ports.models.LearningModel.propose` takes): the
-    task's name, the system text, the user message, the answer's JSON schema and the deadline
-    in seconds. `local_answer()` is what `local/rules` answers, so it serves any task."""
+@runtime_checkable
+class Instructed(Protocol):
+    """A task input that carries a person's note (the owner's rules, a focus, the title's
+    instructions): the task adds it after its rules."""
 
     @property
-    def task(self) -> str: ...
-    @property
-    def system(self) -> str: ...
-    @property
-    def user(self) -> str: ...
-    @property
-    def schema(self) -> Mapping[str, Any]: ...
-    @property
-    def deadline_s(self) -> float: ...
-    @property
-    def max_output_tokens(self) -> int: ...
-    @property
-    def description(self) -> str: ...
-    def local_answer(self) -> str: ...
+    def instructions(self) -> str | None: ...
 
 
 class ModelTask(ABC, Generic[In, Out]):
     """One thing a model is asked. A task states its prompt as data (`intro`, `rules`,
-    `answer_format`, the heading of its `note`), picks from it by input where the prompt
+    `answer_format`, `note_heading`), picks from it by input where the prompt
     depends on it (`intro_for`, `rules_for`), and writes the user message (`user`) and the
     deterministic `local_answer`. `system` is the same for every task; `parse`, `schema` and
     `describe` have defaults that most tasks keep."""
@@ -71,7 +58,7 @@ class ModelTask(ABC, Generic[In, Out]):
     # One sentence a tool-calling provider shows the model as the tool's description.
     description: ClassVar[str] = "Record the answer."
     # The system text, as `task_prompt` writes it: what the model does, its rules, the JSON
-    # object it answers with, and the heading of the note a person may add (`note`).
+    # object it answers with, and the heading of the note a person may add (`Instructed`).
     intro: ClassVar[str] = ""
     rules: ClassVar[tuple[str, ...]] = ()
     answer_format: ClassVar[str] = ""
@@ -85,7 +72,7 @@ class ModelTask(ABC, Generic[In, Out]):
             self.intro_for(task_input),
             self.rules_for(task_input),
             answer=self.answer_format,
-            note=self.note(task_input),
+            note=task_input.instructions if isinstance(task_input, Instructed) else None,
             note_heading=self.note_heading,
         )
 
@@ -97,11 +84,6 @@ class ModelTask(ABC, Generic[In, Out]):
     def rules_for(self, task_input: In) -> Sequence[str]:
         """The rules for this input (a task whose rules depend on its input overrides it)."""
         return self.rules
-
-    def note(self, task_input: In) -> str | None:
-        """The person's note added after the rules: none, unless the task's input carries
-        one (its `instructions`, which the task returns here)."""
-        return None
 
     @abstractmethod
     def user(self, task_input: In) -> str:
@@ -128,16 +110,18 @@ class ModelTask(ABC, Generic[In, Out]):
         return [{"op": self.name}]
 
     def request(self, task_input: In, *, deadline_s: float = STEP_DEADLINE_S) -> ModelRequest:
-        return TaskRequest(self, task_input, deadline_s)
+        return ModelRequest(self, task_input, deadline_s)
 
 
 @dataclass(frozen=True)
-class TaskRequest(Generic[In]):
-    """The `ModelRequest` of any task: its name, prompt, schema, deadline and local
-    answer, computed once from the task and its input."""
+class ModelRequest:
+    """What any provider is sent (what `ports.models.LearningModel.propose` takes): the
+    task's name, the system text, the user message, the answer's JSON schema and the deadline
+    in seconds, computed once from the task and its input. `local_answer()` is what
+    `local/rules` answers, so it serves any task."""
 
-    spec: ModelTask[In, Any]
-    input: In
+    spec: ModelTask[Any, Any]
+    input: Any
     deadline_s: float = STEP_DEADLINE_S
 
     @property
@@ -165,7 +149,6 @@ class TaskRequest(Generic[In]):
         return self.spec.description
 
     def local_answer(self) -> str:
-        """The task's deterministic answer for this input, as the JSON a model would send."""
         return self.spec.local_answer(self.input).model_dump_json(by_alias=True)
 
 

@@ -129,9 +129,6 @@ class LearningChangesTask(ModelTask[LearningInput, LearningChanges]):
     )
     answer_format = '{"changes": [...]}; when nothing is worth keeping, {"changes": []}.'
 
-    def note(self, task_input: LearningInput) -> str | None:
-        return task_input.instructions
-
     def user(self, task_input: LearningInput) -> str:
         lines = ["Valid entries, in memory order (name their ids as sources or to invalidate):"]
         lines += json_lines(

@@ -101,9 +101,6 @@ class ObservationTask(ModelTask[ObservationInput, Observation]):
     answer_format = '{"observations": "...", "title": ... or null, "workingMemory": ... or null}.'
     note_heading = FOCUS
 
-    def note(self, task_input: ObservationInput) -> str | None:
-        return task_input.instructions
-
     def rules_for(self, task_input: ObservationInput) -> list[str]:
         """The title's and the working memory's rule follow the thread's settings."""
         memory = task_input.working_memory
@@ -256,9 +253,6 @@ class ReflectionTask(ModelTask[ReflectionInput, Reflection]):
     answer_format = '{"observations": "..."}.'
     note_heading = FOCUS
 
-    def note(self, task_input: ReflectionInput) -> str | None:
-        return task_input.instructions
-
     def user(self, task_input: ReflectionInput) -> str:
         return f"The observation log:\n{task_input.observations}"
 
@@ -318,9 +312,6 @@ class TitleTask(ModelTask[TitleInput, Title]):
     )
     answer_format = '{"title": "<title>"}.'
     note_heading = "Instructions for the title"
-
-    def note(self, task_input: TitleInput) -> str | None:
-        return task_input.instructions
 
     def user(self, task_input: TitleInput) -> str:
         return f"The first message:\n{task_input.first_message}"
