@@ -1,6 +1,6 @@
 """The confide's call log on its confession's row (seed 002 "Model requests and
 results stay in the encrypted call log"): one row per confide holds the confession and the
-model call, `calls()` lists it with its request and reply, a calm confide logs what it
+model call, the call log lists it with its request and reply, a calm confide logs what it
 logged before, erasure takes the row, and confides saved on two rows still list.
 """
 
@@ -28,6 +28,7 @@ from tests.support.bots import (
     turn,
     world,
 )
+from tests.support.call_log import logged_calls
 
 __all__ = ["script", "services", "world"]  # the memory Bot fixtures of test_confide
 
@@ -35,10 +36,6 @@ __all__ = ["script", "services", "world"]  # the memory Bot fixtures of test_con
 def rows(adapters: Any, chat_id: str, prefix: str) -> list[dict[str, Any]]:
     found = adapters.store.query(chat_pk(chat_id)).records
     return [r for r in found if str(r["sk"]).startswith(prefix)]
-
-
-def stored(services: Any, chat_id: str) -> Any:
-    return services.bots.repo.get_chat(chat_id)
 
 
 def confessions(world: World, chat_id: str) -> list[dict[str, Any]]:
@@ -55,7 +52,7 @@ def test_a_confides_call_is_listed_with_request_and_reply(
     turn_id = turn(world.api, world.ana, chat["id"], "Book the 8:10.")["turn"]["id"]
     answer = world.confide(world.ana, chat, turn_id, "I booked the wrong day, Lark-7731.")
     assert answer.json() == {"answer": HEARD, "calm": False}
-    [call] = services.memory_bot.repo.calls(stored(services, chat["id"]))
+    [call] = logged_calls(services, chat["id"])
     assert (call.turn_id, call.task, call.model, call.ended) == (
         turn_id,
         "confide_answer",
@@ -95,7 +92,7 @@ def test_a_failed_a_slow_and_an_invalid_model_log_what_they_logged_before(
     script.delay_s = 0.0
     world.settings({"botMemoryModel": None})
     assert world.confide(world.ana, chat, turn_id, "four").json()["calm"] is True
-    calls = services.memory_bot.repo.calls(stored(services, chat["id"]))
+    calls = logged_calls(services, chat["id"])
     # No model: no call to log. The others: the request, how it ended, the reply if any.
     assert [(c.ended, c.reply) for c in calls] == [
         ("timeout", None),
@@ -133,7 +130,7 @@ def test_a_confession_that_cannot_be_written_still_leaves_its_call_in_the_log(
     monkeypatch.setattr(store, "write", real)
     assert confessions(world, chat["id"]) == []
     # The model was asked (and charged): its call is on a call log row of its own.
-    [call] = services.memory_bot.repo.calls(stored(services, chat["id"]))
+    [call] = logged_calls(services, chat["id"])
     assert (call.task, call.ended) == ("confide_answer", "answered")
     assert "Owl-5150" in call.request
     [row] = rows(adapters, chat["id"], "CALL#")
@@ -156,8 +153,7 @@ def test_calls_interleave_the_call_rows_and_the_confessions_newest_first(
     world.complete(world.ana, chat, first)
     second = turn(world.api, world.ana, chat["id"], "Train again?")["turn"]["id"]
     world.confide(world.ana, chat, second, "second")
-    repo, found = services.memory_bot.repo, stored(services, chat["id"])
-    calls = repo.calls(found)
+    calls = logged_calls(services, chat["id"])
     assert [(c.task, c.turn_id) for c in calls] == [
         ("confide_answer", second),
         ("enrichment", second),
@@ -165,7 +161,6 @@ def test_calls_interleave_the_call_rows_and_the_confessions_newest_first(
         ("enrichment", first),
     ]
     assert [c.at for c in calls] == sorted((c.at for c in calls), reverse=True)
-    assert [(c.task, c.turn_id) for c in repo.calls(found, limit=1)] == [("confide_answer", second)]
 
 
 def test_erasing_the_owner_takes_the_confession_and_its_call(
@@ -195,7 +190,7 @@ def test_erasing_a_member_takes_their_confessions_and_calls_from_a_group_chat(
     answer = world.api.client.post(url, json={}, headers=world.api.admin)
     assert answer.status_code == 200, answer.text
     assert [c["text"] for c in confessions(world, chat["id"])] == ["Ana confides."]
-    calls = services.memory_bot.repo.calls(stored(services, chat["id"]))
+    calls = logged_calls(services, chat["id"])
     assert [(c.task, c.turn_id) for c in calls] == [("confide_answer", anas)]
     assert all(
         turn_id != bens for r in rows(adapters, chat["id"], "") for turn_id in [r.get("turnId")]
@@ -214,7 +209,7 @@ def test_deleting_the_history_keeps_the_confession_and_its_call_together(
     assert deleted.status_code == 204, deleted.text
     assert rows(adapters, chat["id"], "ITEM#") == []
     assert [c["text"] for c in confessions(world, chat["id"])] == ["Kept."]
-    [call] = services.memory_bot.repo.calls(stored(services, chat["id"]))
+    [call] = logged_calls(services, chat["id"])
     assert "Kept." in call.request
 
 

@@ -125,6 +125,7 @@ def test_an_unseen_entry_a_null_answer_or_a_slow_model_leave_the_input(
 def test_confessions_and_enrichments_are_sealed_at_rest(
     world: World, script: Script, local_aws: Any, services: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
+    from tests.support.call_log import logged_calls
     from tests.support.plaintext import all_text, scan_rows
 
     remember(world, world.ana, "My locker is number Quartz-4411.")
@@ -148,8 +149,7 @@ def test_confessions_and_enrichments_are_sealed_at_rest(
     assert confession["text"] == "I fear Mango-5528."
     # Both model calls are in the chat's encrypted call log, request and reply, and no
     # content reached the logs.
-    stored = services.bots.repo.get_chat(chat["id"])
-    calls = {c.task: c for c in services.memory_bot.repo.calls(stored)}
+    calls = {c.task: c for c in logged_calls(services, chat["id"])}
     assert set(calls) == {"enrichment", "confide_answer"}
     assert "Heron-2207" in calls["enrichment"].request
     assert "Quartz-4411" in (calls["enrichment"].reply or "")

@@ -63,7 +63,6 @@ from agent_memory.ports import (
 )
 
 CONFESSION_PREFIX = "CONFESS#"
-CALL_PREFIX = "CALL#"
 # The call log is kept as long as the learning steps' saved calls.
 CALL_TTL_S = 7 * 24 * 3600
 ENRICHMENT_PREFIX = "ENRICH#"
@@ -100,7 +99,7 @@ class MemoryBotRepository(SealedRows):
             row |= _call_attributes(call)
         self._store.write([Put(row, Absent())])
 
-    def confessions(self, chat: Chat, limit: int = LIST_LIMIT) -> list[Confession]:
+    def confessions(self, chat: Chat) -> list[Confession]:
         """The Chat's confessions, newest first."""
         return [
             Confession(
@@ -110,7 +109,7 @@ class MemoryBotRepository(SealedRows):
                 bool(row["calm"]),
                 int(row["at"]),
             )
-            for row, opened in self._opened(chat, self._newest(chat, CONFESSION_PREFIX, limit))
+            for row, opened in self._opened(chat, self._newest(chat, CONFESSION_PREFIX))
         ]
 
     def add_enrichment(self, chat: Chat, enriched: Enriched) -> None:
@@ -120,7 +119,7 @@ class MemoryBotRepository(SealedRows):
         row["entryIds"] = list(enriched.entry_ids)
         self._store.write([Put(row, Absent())])
 
-    def enrichments(self, chat: Chat, limit: int = LIST_LIMIT) -> list[Enriched]:
+    def enrichments(self, chat: Chat) -> list[Enriched]:
         """The Chat's rewritten inputs, newest first."""
         return [
             Enriched(
@@ -130,39 +129,16 @@ class MemoryBotRepository(SealedRows):
                 tuple(str(i) for i in row.get("entryIds") or ()),
                 int(row["at"]),
             )
-            for row, opened in self._opened(chat, self._newest(chat, ENRICHMENT_PREFIX, limit))
+            for row, opened in self._opened(chat, self._newest(chat, ENRICHMENT_PREFIX))
         ]
 
     def log_call(self, chat: Chat, call: ModelCall) -> None:
         """Save one model call on a call log row of its own (7 days)."""
-        sk = keys.timed_sk(CALL_PREFIX, call.at, f"{call.turn_id}#{call.task}")
+        sk = keys.timed_sk(keys.CALL_PREFIX, call.at, f"{call.turn_id}#{call.task}")
         sealed = json.dumps({"request": call.request, "reply": call.reply}, ensure_ascii=False)
         row = self._row(chat, sk, "memory-bot-call", call.turn_id, call.at, sealed)
         row |= _call_attributes(call) | {"ttl": call.at // 1000 + CALL_TTL_S}
         self._store.write([Put(row)])
-
-    def calls(self, chat: Chat, limit: int = LIST_LIMIT) -> list[ModelCall]:
-        """The Chat's logged model calls, newest first (opened: for tests and operators):
-        the `CALL#` rows and the confessions that carry their confide's call."""
-        rows = [
-            *self._newest(chat, CALL_PREFIX, limit),
-            *(r for r in self._newest(chat, CONFESSION_PREFIX, limit) if "task" in r),
-        ]
-        rows.sort(key=lambda r: (int(r["at"]), str(r["sk"])), reverse=True)
-        return [
-            ModelCall(
-                str(row["turnId"]),
-                str(row["task"]),
-                str(row["model"]),
-                str(opened["request"]),
-                opened["reply"],
-                str(row["ended"]),
-                (int(row["tokens"][0]), int(row["tokens"][1])) if row.get("tokens") else None,
-                float(row["ms"]) if row.get("ms") is not None else None,
-                int(row["at"]),
-            )
-            for row, opened in self._opened(chat, rows[:limit])
-        ]
 
     def _row(self, chat: Chat, sk: str, kind: str, turn_id: str, at: int, sealed: str) -> Record:
         """A row of the Chat's partition with its `sealed` attribute."""
@@ -176,16 +152,15 @@ class MemoryBotRepository(SealedRows):
         }
 
     def _opened(self, chat: Chat, rows: list[Record]) -> list[tuple[Record, dict[str, Any]]]:
-        """Each row with its `sealed` attribute opened."""
         scope = self._scope(chat)
         return [
             (row, json.loads(self._cipher.open(bytes(row["sealed"]), scope=scope, row=row["sk"])))
             for row in rows
         ]
 
-    def _newest(self, chat: Chat, prefix: str, limit: int) -> list[Record]:
+    def _newest(self, chat: Chat, prefix: str) -> list[Record]:
         page = self._store.query(
-            chat_pk(chat.id), KeyRange(prefix=prefix), limit=limit, newest_first=True
+            chat_pk(chat.id), KeyRange(prefix=prefix), limit=LIST_LIMIT, newest_first=True
         )
         return list(page.records)
 
@@ -237,7 +212,9 @@ class BotSettingsRepository(StoreRows):
             "version": settings.version,
             "instructions": settings.instructions,
             "concurrency": settings.concurrency,
-            "budget": _budget_record(settings.budget),
+            "budget": None
+            if settings.budget is None
+            else {"period": settings.budget.period, "limitMicros": settings.budget.limit_micros},
             "home": settings.home,
             "updatedAt": now,
         }
@@ -302,12 +279,6 @@ def _call_attributes(call: ModelCall) -> Record:
         "tokens": list(call.tokens) if call.tokens is not None else None,
         "ms": call.latency_ms,
     }
-
-
-def _budget_record(budget: Budget | None) -> Record | None:
-    if budget is None:
-        return None
-    return {"period": budget.period, "limitMicros": budget.limit_micros}
 
 
 def _settings_of(row: Record | None) -> BotSettings:

@@ -1,0 +1,36 @@
+"""The memory Bot's encrypted call log as a test reads it back: the `CALL#` rows and the
+confessions that carry their confide's call, in the Chat's partition, opened."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_memory.domain.memory_bot import ModelCall
+from agent_memory.persistence.bot_rows import chat_pk
+
+
+def logged_calls(services: Any, chat_id: str) -> list[ModelCall]:
+    """The Chat's logged model calls, newest first."""
+    repo = services.memory_bot.repo
+    chat = services.bots.repo.get_chat(chat_id)
+    found = repo._store.query(chat_pk(chat_id)).records
+    rows = [
+        r
+        for r in found
+        if str(r["sk"]).startswith("CALL#") or (str(r["sk"]).startswith("CONFESS#") and "task" in r)
+    ]
+    rows.sort(key=lambda r: (int(r["at"]), str(r["sk"])), reverse=True)
+    return [
+        ModelCall(
+            str(row["turnId"]),
+            str(row["task"]),
+            str(row["model"]),
+            str(opened["request"]),
+            opened["reply"],
+            str(row["ended"]),
+            (int(row["tokens"][0]), int(row["tokens"][1])) if row.get("tokens") else None,
+            float(row["ms"]) if row.get("ms") is not None else None,
+            int(row["at"]),
+        )
+        for row, opened in repo._opened(chat, rows)
+    ]
