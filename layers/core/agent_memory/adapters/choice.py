@@ -35,7 +35,6 @@ def model_catalog(settings: Settings, session: Any = None, *, bedrock: bool = Tr
     from agent_memory.adapters.models import ModelCatalogImpl
 
     return ModelCatalogImpl(
-        default_model=settings.default_model,
         openai_base_url=settings.openai_base_url,
         openai_api_key=openai_key(settings, session),
         region=settings.region,

@@ -29,7 +29,6 @@ from agent_memory.ports.models import LearningModel
 class ModelCatalogImpl:
     def __init__(
         self,
-        default_model: str | None = RULES_NAME,
         openai_base_url: str = OPENAI_BASE_URL,
         openai_api_key: ApiKeySource = "",
         bedrock_client_factory: Callable[[float], Any] | None = None,
@@ -40,8 +39,6 @@ class ModelCatalogImpl:
         allowed: ModelPolicy | None = None,
         bedrock: bool = True,
     ) -> None:
-        # The deployment's default model name (Settings.default_model), for callers to pick.
-        self.default_model = default_model
         self.allowed = allowed or ModelPolicy()
         self._openai_base_url = openai_base_url.rstrip("/")
         self._openai_api_key = openai_api_key
@@ -57,23 +54,15 @@ class ModelCatalogImpl:
     def __repr__(self) -> str:
         return f"ModelCatalogImpl(openai_base_url={self._openai_base_url!r})"
 
-    @property
-    def openai_configured(self) -> bool:
-        """A key is set (or a secret to read it from), or the endpoint is not the public one
-        (local servers need no key)."""
-        return bool(self._openai_api_key) or self._openai_base_url != OPENAI_BASE_URL
-
-    @property
-    def anthropic_configured(self) -> bool:
-        """A key is set, or the endpoint is not the public one (a proxy holds the key)."""
-        return bool(self._anthropic_api_key) or self._anthropic_base_url != ANTHROPIC_BASE_URL
-
     def providers(self) -> tuple[str, ...]:
+        # OpenAI: a key (or a secret to read it from), or an endpoint that is not the public
+        # one (local servers need no key); Anthropic: a key, or a proxy that holds it.
         configured = {
             "local": True,
-            "openai": self.openai_configured,
+            "openai": bool(self._openai_api_key) or self._openai_base_url != OPENAI_BASE_URL,
             "bedrock": self._bedrock_on,
-            "anthropic": self.anthropic_configured,
+            "anthropic": bool(self._anthropic_api_key)
+            or self._anthropic_base_url != ANTHROPIC_BASE_URL,
         }
         return tuple(p for p in PROVIDERS if configured.get(p))
 

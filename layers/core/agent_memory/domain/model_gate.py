@@ -98,9 +98,9 @@ def secret_reason(
     return None
 
 
-def gate_reason(proposal: Proposal, scope: Scope, secret: Secret = looks_secret) -> str | None:
+def gate_reason(proposal: Proposal, scope: Scope) -> str | None:
     """Why the gate refuses `proposal` in `scope` (None: the pool's rules judge it next)."""
-    reason = secret_reason(proposal.content, proposal.labels, secret)
+    reason = secret_reason(proposal.content, proposal.labels)
     if reason is not None:
         return reason
     if any(item not in scope.items for item in proposal.items):
@@ -119,8 +119,8 @@ def refusal_record(op: str, index: int, reason: str, ids: Sequence[str] = ()) ->
     return {"change": {"op": op, "index": index, "ids": list(ids)}, "reason": reason}
 
 
-def without_secrets(text: str, secret: Secret = looks_secret) -> str:
+def without_secrets(text: str) -> str:
     """`text` without the lines that hold a secret (a log of observations, notes)."""
     lines = text.splitlines()
-    kept = [line for line in lines if not (line.strip() and secret(line))]
+    kept = [line for line in lines if not (line.strip() and looks_secret(line))]
     return text if len(kept) == len(lines) else "\n".join(kept)

@@ -109,11 +109,8 @@ class ModelPolicy:
         parts = [part.strip() for part in text.split(",") if part.strip()]
         return cls(parse_patterns(parts, ["ALLOWED_MODELS"]))
 
-    def allows(self, name: str, organization: Sequence[str] | None = None) -> bool:
-        """The deployment allows `name`, and so does the organization's list when it has one."""
-        if self.patterns is not None and not matches(name, self.patterns):
-            return False
-        return organization is None or matches(name, organization)
+    def allows(self, name: str) -> bool:
+        return self.patterns is None or matches(name, self.patterns)
 
     def check(
         self, name: str, path: Sequence[str | int], organization: Sequence[str] | None = None
@@ -121,7 +118,7 @@ class ModelPolicy:
         """`name` parsed, or a 400 naming `path` when it is malformed, of an unknown provider,
         or outside the deployment's or the organization's allowed models."""
         parsed = parse_model_name(name, path)
-        if self.patterns is not None and not matches(name, self.patterns):
+        if not self.allows(name):
             raise ValidationFailed(f"model {name!r} is not allowed in this deployment", path)
         if organization is not None and not matches(name, organization):
             raise ValidationFailed(f"model {name!r} is not allowed in this organization", path)
