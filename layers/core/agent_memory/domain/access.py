@@ -4,9 +4,8 @@
   but holds no grant on tenants' objects: 403 on every one, their content included.
 - Another organization's object is unknown: 404, never 403 (ids must not leak).
 - The organization's admins may do everything inside it.
-- The owner may do everything with the object; members may read and change it.
-- Anyone else in the organization gets 404 for private objects (sessions, agents), or 403
-  when the object is organization-visible but the action needs a grant.
+- The owner may do everything with the object; members may read and change it, and get
+  403 for the rest (they know it exists); anyone else in the organization gets 404.
 """
 
 from __future__ import annotations
@@ -28,8 +27,6 @@ class Grants:
     org_id: str
     owner: str | None = None
     members: frozenset[str] = field(default_factory=frozenset)
-    # Whether people of the organization without a grant may know the object exists.
-    org_visible: bool = False
 
     @classmethod
     def of(cls, org_id: str, owner: str | None, members: Collection[str] = ()) -> Grants:
@@ -62,7 +59,7 @@ def authorize(principal: Principal, grants: Grants, action: Action, *, what: str
         return
     if principal.user_id in grants.members and action in ("read", "change"):
         return
-    if principal.user_id in grants.members or grants.org_visible:
+    if principal.user_id in grants.members:
         raise Forbidden(f"this action on the {what} needs a grant you do not hold")
     raise NotFound(f"{what} not found")
 
@@ -90,15 +87,10 @@ def authorized(
 ORG_NOT_FOUND = "organization not found"
 
 
-def require_org_member(principal: Principal, org_id: str, path: Sequence[str] = ()) -> None:
-    """The caller belongs to `org_id` (or is the service admin). Anyone else gets the
-    answer of an organization that does not exist: 404 naming `path`."""
+def require_org_admin(principal: Principal, org_id: str, path: Sequence[str] = ()) -> None:
+    """The caller administers `org_id`. Outside it the caller gets the answer of an
+    organization that does not exist (404 naming `path`); inside, 403."""
     if not principal.may_know(org_id):
         raise NotFound(ORG_NOT_FOUND, path)
-
-
-def require_org_admin(principal: Principal, org_id: str, path: Sequence[str] = ()) -> None:
-    """The caller administers `org_id`: 404 outside it (as for a missing one), 403 inside."""
-    require_org_member(principal, org_id, path)
     if not principal.administers(org_id):
         raise Forbidden("only an administrator of the organization may do this")

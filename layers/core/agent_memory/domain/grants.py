@@ -19,7 +19,7 @@ level, not even `write` or ownership, lets anyone read the memory about another 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Literal
 
@@ -27,12 +27,9 @@ from agent_memory.domain.errors import Conflict, Forbidden, NotFound, Validation
 from agent_memory.domain.identity import Principal, configured
 
 Level = Literal["read", "write"]
-LEVELS: tuple[Level, ...] = ("read", "write")
 # What one may do with the object: use and read it, change it, and the home-only actions.
+# Every action but `read` needs `write`.
 ObjectAction = Literal["read", "write", "purge", "configure", "link"]
-_NEEDS: Mapping[ObjectAction, Level] = MappingProxyType(
-    {"read": "read", "write": "write", "purge": "write", "configure": "write", "link": "write"}
-)
 HOME_ONLY: frozenset[ObjectAction] = frozenset({"purge", "configure", "link"})
 
 NEEDS_WRITE = "this action on the {what} needs write"
@@ -55,10 +52,10 @@ class GrantLevels:
     """Who holds which level on one object, at home and in each linked organization."""
 
     org_id: str
-    owner: str | None = None
-    levels: Mapping[str, Level] = field(default_factory=lambda: _frozen({}))
+    owner: str | None
+    levels: Mapping[str, Level]
     # Linked organization id -> that organization's users' levels.
-    links: Mapping[str, Mapping[str, Level]] = field(default_factory=lambda: MappingProxyType({}))
+    links: Mapping[str, Mapping[str, Level]]
 
     @classmethod
     def of(
@@ -127,7 +124,7 @@ def decide(principal: Principal, grants: GrantLevels, action: ObjectAction, *, w
         raise Forbidden(PURGE_THROUGH_LINK.format(what=what))
     if linked and action in HOME_ONLY:
         raise Forbidden(NOT_THROUGH_LINK.format(what=what))
-    if _NEEDS[action] == "write" and level != "write":
+    if action != "read" and level != "write":
         raise Forbidden(NEEDS_WRITE.format(what=what))
     org_id = principal.org_id if linked and principal.org_id is not None else grants.org_id
     return Reach(org_id=org_id, level=level, linked=linked)
@@ -148,6 +145,6 @@ def parse_link_changes(raw: Mapping[str, object], path: list[str | int]) -> dict
 
 
 def _level(value: object, reason: str, path: list[str | int]) -> Level:
-    if value not in LEVELS:
+    if value not in ("read", "write"):
         raise ValidationFailed(reason, path)
     return "write" if value == "write" else "read"
