@@ -19,7 +19,7 @@ from agent_memory.persistence.bot_rows import chat_pk
 from agent_memory.persistence.erasure import CHAT_DELETING, ErasureRepository
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.keys import learn_pk
-from agent_memory.persistence.runs import Began, Run
+from agent_memory.persistence.runs import ROW_TTL_S, Began, Run
 from agent_memory.ports import Action, Put
 from tests.support.in_memory import FakeCipher, InMemoryStore
 from tests.support.learning import BUDGET, REF, Harness, h
@@ -230,13 +230,13 @@ def test_erasing_a_chat_whose_only_trace_is_an_evidence_row_deletes_it() -> None
 
 def test_keep_evidence_returns_the_first_attempts_evidence() -> None:
     store = InMemoryStore()
-    runs = ExecutionRepository(store, FakeCipher(), call_ttl_s=60)
+    runs = ExecutionRepository(store, FakeCipher())
     run = Run("bot", "acme", "bot_1@acme", "bot-chat_1-1", 1_000, "turn", 1, ("chat", "chat_1"))
     assert runs.keep_evidence(run, '{"a": 1}', 5_000) == '{"a": 1}'
     assert runs.keep_evidence(run, '{"a": 2}', 6_000) == '{"a": 1}'
     kept = store.get(run.pk, run.evidence_sk)
     assert kept is not None
-    assert (kept["ttl"], kept["chatId"]) == (5 + 60, "chat_1")
+    assert (kept["ttl"], kept["chatId"]) == (5 + ROW_TTL_S, "chat_1")
     runs.begin(run, 6_000, Began(0, []))
     row = runs.get(run, evidence=True)
     assert row is not None

@@ -24,14 +24,13 @@ what is outside (`PoolRules.of`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.model_gate import label_secret, secret_reason
 from agent_memory.domain.proposals import ProposedChange, ProposedForget, ProposedRemember
-from agent_memory.domain.secrets import looks_secret
 from agent_memory.domain.text import UNENCODABLE, encodable
 
 DUPLICATE_KEY = "more than one change for this key in one answer"
@@ -126,21 +125,15 @@ def _op(change: ProposedChange) -> str:
 
 
 def consolidate(
-    changes: Sequence[ProposedChange],
-    current: Mapping[str, Known],
-    rules: PoolRules,
-    *,
-    secret: Callable[[str], str | None] = looks_secret,
+    changes: Sequence[ProposedChange], current: Mapping[str, Known], rules: PoolRules
 ) -> Decision:
-    """Split proposed changes into accepted ones and rejections with their reasons.
-
-    `secret` says what kind of secret a text holds (domain/secrets.py's `looks_secret`); a
-    key is also read word by word ("admin-login-root-hunter2")."""
+    """Split proposed changes into accepted ones and rejections with their reasons; a key is
+    also read word by word for a secret ("admin-login-root-hunter2")."""
     per_key = Counter(change.key for change in changes)
     accepted: list[ProposedChange] = []
     rejected: list[Rejection] = []
     for change in changes:
-        reason = _text_reason(change, secret)
+        reason = _text_reason(change)
         if reason is None and per_key[change.key] > 1:
             reason = DUPLICATE_KEY
         if reason is None:
@@ -152,13 +145,13 @@ def consolidate(
     return Decision(tuple(accepted), tuple(rejected)).limited(rules.max_changes)
 
 
-def _text_reason(change: ProposedChange, secret: Callable[[str], str | None]) -> str | None:
+def _text_reason(change: ProposedChange) -> str | None:
     """Text that cannot be stored first, then a secret (the gate on model output's rule,
     domain/model_gate.py, the same for every pool): whatever else is wrong."""
     content = change.content if isinstance(change, ProposedRemember) else ""
     if not (encodable(change.key) and encodable(content)):
         return UNENCODABLE
-    return secret_reason((content,), (change.key,), secret)
+    return secret_reason((content,), (change.key,))
 
 
 def _sources_reason(change: ProposedChange, rules: PoolRules) -> str | None:
@@ -172,11 +165,7 @@ def _sources_reason(change: ProposedChange, rules: PoolRules) -> str | None:
     return None
 
 
-def _reason(
-    change: ProposedChange,
-    current: Mapping[str, Known],
-    rules: PoolRules,
-) -> str | None:
+def _reason(change: ProposedChange, current: Mapping[str, Known], rules: PoolRules) -> str | None:
     if isinstance(change, ProposedRemember) and change.kind not in rules.allowed_kinds:
         return KIND_NOT_KEPT.format(kind=change.kind)
     forget = isinstance(change, ProposedForget)

@@ -146,8 +146,8 @@ class ExecutionRepository(ModelCallRows, WaitRows):
         status: Status,
         applied: list[dict[str, str]],
         rejected: list[dict[str, Any]],
+        row: ExecutionRow,
         note: str | None = None,
-        row: ExecutionRow | None = None,
     ) -> list[Action]:
         """The run's end, for the transaction of the memory change. Conditional on the run
         still running as `row` shows it (`running`, or a waited run's `waiting` that began
@@ -165,7 +165,7 @@ class ExecutionRepository(ModelCallRows, WaitRows):
             "detail": self._detail(run, detail) if detail else None,
         }
         since: Status = "running"
-        if row is not None and row.begun:
+        if row.begun:
             since = row.status
             ending |= _began(run, row)
         return [

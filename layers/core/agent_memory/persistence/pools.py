@@ -48,9 +48,8 @@ ENTRY_TYPE = "entry"
 RECENT_PREFIX = "RECENT#"
 RECENT_END = "RECENT#~"
 RECENT = KeyRange(low=RECENT_PREFIX, high=RECENT_END)
-# First page of a newest-first read; each next page is as large as all pages before it, so
-# a read that stops after `n` entries has read fewer than `2n + 2` rows (and at least 8).
-FIRST_PAGE = 8
+# Each page of a newest-first read after the first is as large as all pages before it, so a
+# read that stops after `n` entries has read fewer than `2n + 2` rows.
 MAX_PAGE = 1000
 _TIME_SPAN = 10**13  # milliseconds: until the year 2286
 _REV_SPAN = 10**9
@@ -168,12 +167,10 @@ class PoolRepository(SealedRows):
     def base_key(self, pool: Pool, entry_id: str) -> tuple[str, str]:
         return pool.layout.rows(pool, EntryMeta(entry_id))[0]
 
-    def newest(
-        self, pool: Pool, *, head: str | None = None, first_page: int = FIRST_PAGE
-    ) -> Newest:
+    def newest(self, pool: Pool, *, head: str, first_page: int) -> Newest:
         """The pool's active entries newest first, read page by page only as far as the
-        caller iterates. With `head`, that row (the pool's head, sorting before `RECENT#`)
-        comes in the same first Query."""
+        caller iterates; the row `head` (the pool's head, sorting before `RECENT#`) comes in
+        the same first Query."""
         return Newest(self._store, pool, head, max(1, min(first_page, MAX_PAGE)))
 
     # -- write actions ---------------------------------------------------------------------
@@ -284,14 +281,13 @@ class Newest:
     """A newest-first read of a pool: `head` is read with the first page; iterating reads
     further pages (each as large as all before it) only when the caller goes on."""
 
-    def __init__(self, store: Store, pool: Pool, head: str | None, first_page: int) -> None:
+    def __init__(self, store: Store, pool: Pool, head: str, first_page: int) -> None:
         self._store = store
         self._pk = pool.pk
-        low = head if head is not None else RECENT_PREFIX
-        page = store.query(pool.pk, KeyRange(low=low, high=RECENT_END), limit=first_page)
+        page = store.query(pool.pk, KeyRange(low=head, high=RECENT_END), limit=first_page)
         rows = page.records
         self.head: Record | None = None
-        if head is not None and rows and rows[0]["sk"] == head:
+        if rows and rows[0]["sk"] == head:
             self.head, rows = rows[0], rows[1:]
         self._rows = [row for row in rows if str(row["sk"]).startswith(RECENT_PREFIX)]
         self._next = page.next

@@ -13,7 +13,7 @@ from typing import Literal, cast
 
 from agent_memory.persistence.keys import evidence_sk, execution_sk, learn_pk
 from agent_memory.persistence.rows import SealedRows
-from agent_memory.ports import Cipher, Delete, Record, Store
+from agent_memory.ports import Delete, Record
 from agent_memory.ports.store import write_in_batches
 
 Status = Literal["waiting", "running", "succeeded", "failed", "skipped"]
@@ -136,15 +136,16 @@ class ExecutionRow:
         return self.status == "waiting" and self.kept is not None and "evidence" in self.kept
 
 
+# A run's evidence, call and reply rows expire this long after they are written.
+ROW_TTL_S = 7 * 24 * 3600
+
+
 class RunRows(SealedRows):
     """The store, cipher and row shapes that every repository of run rows shares."""
 
-    def __init__(self, store: Store, cipher: Cipher, *, call_ttl_s: int = 7 * 24 * 3600) -> None:
-        super().__init__(store, cipher)
-        self._call_ttl_s = call_ttl_s
-
-    def _ttl(self, now: int) -> int:
-        return now // 1000 + self._call_ttl_s
+    @staticmethod
+    def _ttl(now: int) -> int:
+        return now // 1000 + ROW_TTL_S
 
     @staticmethod
     def _base(run: Run) -> Record:

@@ -19,6 +19,7 @@ from agent_memory.persistence.runs import Began, ExecutionRow, Run
 from agent_memory.ports import Action
 from agent_memory.service.learning_call import ModelCallStep, transient
 from agent_memory.service.learning_pools import (
+    APPLY_TRIES,
     AlreadyApplied,
     Deferred,
     Evidence,
@@ -43,8 +44,6 @@ log = logging.getLogger(__name__)
 
 # Sealed evidence must fit one 400 KB row with room to spare; a pool bounds what it loads.
 MAX_EVIDENCE_BYTES = 300_000
-# ApplyLearning re-reads and re-applies this often when memory changes under it.
-APPLY_ROUNDS = 3
 
 
 class LearningService(ModelCallStep):
@@ -57,7 +56,7 @@ class LearningService(ModelCallStep):
         with transient():
             row = self._runs.get(run) if waited else None
             if row is not None and row.terminal:
-                return {"status": row.status, "position": row.position, "items": len(row.item_ids)}
+                return _row_answer(row)
             note: str | None = None
             try:
                 evidence = self._pool(ref.kind).load_evidence(ref, run.upto)
@@ -76,19 +75,17 @@ class LearningService(ModelCallStep):
                 began = _began(evidence) if evidence is not None else None
                 self._runs.begin(run, now, began, note=note, waited=waited)
             except WriteConflict:
-                return self._begun_before(run, ref, evidence)
+                return _row_answer(self._first_attempts(run)) | self._model_free(ref, evidence)
         if evidence is None:
             return {"status": "skipped", "items": 0, "reason": note}
         return self._began(ref, evidence)
 
-    def _begun_before(
-        self, run: Run, ref: PoolRef, evidence: Evidence[Any] | None
-    ) -> dict[str, Any]:
+    def _first_attempts(self, run: Run) -> ExecutionRow:
+        """The row a retried step's first attempt wrote: it stands."""
         row = self._runs.get(run)
         if row is None:
-            raise Retryable("LearningConflict", "the execution row changed") from None
-        began = {"status": row.status, "position": row.position, "items": len(row.item_ids)}
-        return began | self._model_free(ref, evidence)
+            raise Retryable("LearningConflict", "the execution row changed")
+        return row
 
     def _began(self, ref: PoolRef, evidence: Evidence[Any]) -> dict[str, Any]:
         began = {"status": "running", "position": evidence.position, "items": len(evidence.items)}
@@ -167,7 +164,7 @@ class LearningService(ModelCallStep):
             return AGAIN
 
         return until_it_lands(
-            attempt, _kept_changing("the pool kept changing while learning"), tries=APPLY_ROUNDS
+            attempt, _kept_changing("the pool kept changing while learning"), tries=APPLY_TRIES
         )
 
     def _answered_row(self, run: Run, call: str | None) -> tuple[ExecutionRow, str | None]:
@@ -226,12 +223,9 @@ class LearningService(ModelCallStep):
         self._wait_again(run, deferred)
         try:
             waited = is_wait_name(run.name)
-            self._runs.begin(run, self._clock.now_ms(), None, note=deferred.note, waited=waited)
+            self._runs.begin(run, self._clock.now_ms(), None, note=deferred.reason, waited=waited)
         except WriteConflict:
-            row = self._runs.get(run)  # a retried step: the first attempt's row stands
-            if row is None:
-                raise Retryable("LearningConflict", "the execution row changed") from None
-            return {"status": row.status, "items": 0}
+            return {"status": self._first_attempts(run).status, "items": 0}
         return {"status": "skipped", "items": 0}
 
     def _ended(self, run: Run, status: str | None = None) -> dict[str, Any]:
@@ -283,6 +277,10 @@ class LearningService(ModelCallStep):
         if "model" not in state and "modelFree" not in state["evidence"]:
             return "CallModel"
         return "ApplyLearning"
+
+
+def _row_answer(row: ExecutionRow) -> dict[str, Any]:
+    return {"status": row.status, "position": row.position, "items": len(row.item_ids)}
 
 
 def _began(evidence: Evidence[Any]) -> Began:

@@ -73,7 +73,8 @@ class Outcome:
 
 # The actions that record the execution's end, committed with the memory change.
 FinishActions = Callable[[Outcome], Sequence[Action]]
-# Then the step fails as retryable and the workflow applies the same answer later.
+# How often a run's answer is applied again (to a pool that moved, to what is still unread);
+# then the step fails as retryable and the workflow applies the same answer later.
 APPLY_TRIES = 3
 
 
@@ -105,7 +106,6 @@ class Deferred(Skipped):
     def __init__(self, event: str, note: str) -> None:
         super().__init__(note)
         self.event = event
-        self.note = note
 
 
 class LearningPool(Protocol):

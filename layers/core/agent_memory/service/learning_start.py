@@ -203,7 +203,7 @@ class LearningStarts:
     def _view(self, row: ExecutionRow, now: int) -> dict[str, Any]:
         # A wait shows `waiting` until LoadEvidence begins it, even once it was asked for.
         status: str = "running" if row.begun else row.status
-        details = self._runs.details(row) if "detail" in row.record else {}
+        details = self._runs.details(row)
         error = {"type": row.error_type, "message": details.get("error", "")}
         running_since = next(at for at in (row.began_at, row.started_at) if at is not None)
         if status == "running" and now - running_since > RUN_LIMIT_MS:
