@@ -175,21 +175,17 @@ def has_stem(lowered: str, stems: frozenset[str]) -> bool:
     return any(stem in lowered for stem in stems)
 
 
-def is_value(value: str, text: str, end: int) -> bool:
-    """A word after "password is" that is the password, not something about it."""
-    value = value.strip(".,;!?)")
+def valued(match: re.Match[str], text: str) -> bool:
+    """A rule's check: the match's `value` (a word after "password is") is the secret, not
+    something about it."""
+    value = match.group("value").strip(".,;!?)")
     if len(value) < 2 or value.lower() in NOT_A_VALUE:
         return False
-    after = [word.lower().strip(".,;") for word in text[end : end + 30].split()[:1]]
+    after = [word.lower().strip(".,;") for word in text[match.end() : match.end() + 30].split()[:1]]
     if value.isdigit() and after and after[0] in UNITS:
         return False  # "is 12 characters long"
     # "is kept in the vault": a lowercase participle followed by a preposition.
     return not (value.islower() and value.endswith("ed") and after and after[0] in NOT_A_VALUE)
-
-
-def valued(match: re.Match[str], text: str) -> bool:
-    """A rule's check: the match's `value` is the secret, not something about it."""
-    return is_value(match.group("value"), text, match.end())
 
 
 def stated(match: re.Match[str], text: str) -> bool:
