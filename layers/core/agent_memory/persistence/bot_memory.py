@@ -18,21 +18,22 @@
 `PURGE#` rows between are few). Content is sealed under {org, pool: bot id, field: entry}
 and bound to the entry id. The snapshot: every change moves `version` in its transaction,
 so a read that finds the same version before and after its Query saw one state, and
-its topic names are those of the head row it read first. A change reads its snapshot
-without the second head read (`read_for_change`): its transaction is conditional on the
-version read first, so it commits only if no change committed since, the Query's included;
-the enrichment reads it so too, and checks the version after the model answered.
+its topic names are those of the head row it read first (every entry row is at least as
+new). A change reads its snapshot without the second head read (`read_for_change`): its
+transaction is conditional on the version read first, so it commits only if no change
+committed since, the Query's included; the enrichment reads it so too, and checks the
+version after the model answered.
 
 The audience rows (ADR 0083): every entry also has a full copy per `for:` tag at
 `AUD#<audience>#<id>` (`p#<userId>`, `c#<channelId>`, `b` for the Bot), whatever its status
 (a reader's history stays), and each shared audience that an entry ever named has a mark
 `MEMAUD#<audience>` (never removed: a mark whose entries are gone costs one empty Query).
-`"MEM#..." < "MEMAUD#..." < "META"`: the marks and the head are one Query
-(`audiences_head`). A reader's snapshot (`read_audiences`) reads the head with the marks,
-then only the audience rows that can admit that reader (the judge's own clause: a reader
-an entry admits is named by one of its `for:` tags), then the entries they stand on by id;
-the version read first, checked after (a read) or by the change's condition (a change),
-makes it one state, as for the whole pool.
+`"MEM#..." < "MEMAUD#..." < "META"`: the marks and the head are one Query. A reader's
+snapshot (`read_for_change` of a `ReaderPool`) reads the head with the marks, then only the
+audience rows that can admit that reader (the judge's own clause: a reader an entry admits
+is named by one of its `for:` tags), then the entries they stand on by id; the version read
+first, checked after (a read) or by the change's condition (a change), makes it one state,
+as for the whole pool.
 """
 
 from __future__ import annotations
@@ -61,7 +62,6 @@ from agent_memory.ports.store import count_is
 
 # A conflict on the head row: the pool changed since it was read (re-read and retry).
 MEMORY_VERSION = "bot-memory-version"
-# The access rule of a fact's source items, on the fact's base row.
 ITEM_RULE = "itemRule"
 PURGE_PREFIX = "PURGE#"
 # Rows one learned entry's write touches at least: its base row, its recency copy and one
@@ -102,10 +102,6 @@ def audiences_of(tags: Iterable[str]) -> list[str]:
 
 
 class BotMemoryLayout:
-    """Base rows `MEM#<id>`; a recency copy while the entry is valid (the context text and
-    learning input only ever show valid entries); a copy per audience its `for:` tags name,
-    always (a person's read shows history too)."""
-
     def rows(self, pool: Pool, meta: EntryMeta, order: int = 0) -> list[tuple[str, str]]:
         base = (pool.pk, keys.entry_sk(meta.id))
         recent = [(pool.pk, recent_sk(meta, order))] if valid(meta) else []
@@ -159,8 +155,6 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class Head:
-    """The pool's head row: its version and topic names."""
-
     version: int = 0
     topics: TopicNames = field(default_factory=TopicNames)
 
@@ -221,21 +215,10 @@ class BotMemoryRepository(PoolRows):
     def read_for_change(self, pool: Pool) -> Snapshot:
         """The head, then every entry (of a `ReaderPool`: the head with the audience marks,
         then its reader's audience rows and what they stand on): one state only if the
-        version has not moved since the head was read, which a change proves by committing
-        conditional on `Snapshot.version` (`changed`), or a reader checks with
-        `version` before it uses what it read (the enrichment: after the model answered).
-        Every entry row is at least as new as `Snapshot.version`: the head is read before
-        the Query starts."""
-        if isinstance(pool, ReaderPool):
-            head, marks = self.audiences_head(pool)
-            return self.read_audiences(pool, head, pool.audiences(marks))
-        before = self.head(pool)
-        rows = self._store.query(pool.pk, keys.POOL_RANGE).records
-        return _snapshot(before, rows)
-
-    def audiences_head(self, pool: Pool) -> tuple[Head, frozenset[str]]:
-        """The head and the shared audiences the pool's entries ever named (their marks),
-        in one Query: the version of a reader's snapshot is read here, first."""
+        version has not moved since the head was read (the module docstring)."""
+        if not isinstance(pool, ReaderPool):
+            before = self.head(pool)
+            return _snapshot(before, self._store.query(pool.pk, keys.POOL_RANGE).records)
         rows = self._store.query(pool.pk, MARKS_AND_HEAD).records
         head = next((r for r in rows if r["sk"] == keys.HEAD), None)
         marks = frozenset(
@@ -243,13 +226,11 @@ class BotMemoryRepository(PoolRows):
             for r in rows
             if str(r["sk"]).startswith(MARK_PREFIX)
         )
-        return _head(head), marks
+        return self.read_audiences(pool, _head(head), pool.audiences(marks))
 
     def read_audiences(self, pool: Pool, head: Head, audiences: Iterable[str]) -> Snapshot:
         """The entries with a row in any of `audiences`, and every entry they stand on (by
-        id, a batch per level), at `head`'s version when it has not moved since it was read:
-        the caller checks (`version`), or its change's condition does. Only entries the
-        judge may need: a reader admitted by an entry is named by one of its `for:` tags."""
+        id, a batch per level), at `head`'s version if it has not moved since it was read."""
         rows: dict[str, Record] = {}
         for audience in dict.fromkeys(audiences):
             span = KeyRange(prefix=f"{AUDIENCE_PREFIX}{audience}#")
@@ -266,8 +247,7 @@ class BotMemoryRepository(PoolRows):
         return _snapshot(head, list(rows.values()))
 
     def newest(self, pool: Pool, first_page: int) -> tuple[int, Newest]:
-        """The head's version and the valid entries newest first, read lazily (the head and
-        the first page in one Query)."""
+        """The head's version and the valid entries newest first, read lazily."""
         read = self.pools.newest(pool, head=keys.HEAD, first_page=first_page)
         return _head(read.head).version, read
 
