@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -26,13 +27,12 @@ from agent_memory.domain.memory_objects import (
     check_importance,
     check_metadata,
     create_memory,
-    expired,
     format_timestamp,
     memory_org,
     parse_patch,
     parse_timestamp,
 )
-from agent_memory.persistence.memory_objects import list_partition, recall_partition, row_keys
+from agent_memory.persistence.memory_objects import list_partition, recall_partition
 from agent_memory.ports import Action
 from agent_memory.service.memory_objects import MemoryObjectService
 from tests.support.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
@@ -91,9 +91,9 @@ def test_format_timestamp_is_utc_with_milliseconds() -> None:
 
 
 def test_a_memory_expires_at_its_instant() -> None:
-    assert not expired(None, T0)
-    assert not expired(T0 + 1, T0)
-    assert expired(T0, T0)
+    assert not replace(_memory(), expires_at_ms=None).is_expired(T0)
+    assert not replace(_memory(), expires_at_ms=T0 + 1).is_expired(T0)
+    assert replace(_memory(), expires_at_ms=T0).is_expired(T0)
 
 
 # --- Field rules ---------------------------------------------------------------------------------
@@ -196,6 +196,10 @@ class Harness:
         new = NewMemory(**({"category": "fact", "content": "note"} | fields))
         return self.service.create(ANA, new)
 
+    def row_keys(self, memory: MemoryObject) -> list[tuple[str, str]]:
+        """(pk, sk) of every row of `memory`; the base row first."""
+        return [(str(r["pk"]), str(r["sk"])) for r in self.service.repo.rows(memory)]
+
     def live_keys(self) -> set[tuple[str, str]]:
         # The events feed's rows (EVENTS#<org>) report changes; they are not the memory's.
         return {key for key in self.store.rows if not key[0].startswith("EVENTS#")}
@@ -221,7 +225,7 @@ def test_memories_expire_as_time_passes(h: Harness) -> None:
 
 def test_index_rows_follow_every_change_and_leave_nothing_behind(h: Harness) -> None:
     memory = h.add(entity=Entity(id="e1", type="actor"), expires_at=format_timestamp(T0 + 10))
-    assert h.live_keys() == set(row_keys(memory))
+    assert h.live_keys() == set(h.row_keys(memory))
     changes: list[dict[str, Any]] = [
         {"importance": 0.75},
         {"category": "preference"},
@@ -232,7 +236,7 @@ def test_index_rows_follow_every_change_and_leave_nothing_behind(h: Harness) -> 
     ]
     for patch in changes:
         memory = h.service.update(ANA, memory.id, patch)
-        assert h.live_keys() == set(row_keys(memory))
+        assert h.live_keys() == set(h.row_keys(memory))
     assert all("ttl" not in h.store.rows[key] for key in h.live_keys())
     h.service.delete(ANA, memory.id)
     assert h.live_keys() == set()
@@ -240,7 +244,7 @@ def test_index_rows_follow_every_change_and_leave_nothing_behind(h: Harness) -> 
 
 def test_index_rows_of_an_expiring_memory_carry_a_ttl_the_base_row_does_not(h: Harness) -> None:
     memory = h.add(expires_at=format_timestamp(T0 + 5000))
-    base = row_keys(memory)[0]
+    base = h.row_keys(memory)[0]
     for key in h.live_keys():
         assert ("ttl" in h.store.rows[key]) == (key != base)
 
@@ -299,7 +303,7 @@ def test_key_parts_cannot_be_forged_with_separators() -> None:
 
 def test_a_ciphertext_copied_to_another_memory_does_not_open(h: Harness) -> None:
     first, second = h.add(content="mine"), h.add(content="yours")
-    h.store.rows[row_keys(second)[0]]["content"] = h.store.rows[row_keys(first)[0]]["content"]
+    h.store.rows[h.row_keys(second)[0]]["content"] = h.store.rows[h.row_keys(first)[0]]["content"]
     with pytest.raises(IntegrityError):
         h.service.get(ANA, second.id)
 
@@ -329,7 +333,7 @@ def test_a_patch_that_loses_a_race_retries_and_keeps_both_changes() -> None:
     store.races.append(lambda: h.service.update(ANA, memory.id, {"content": "theirs"}))
     mine = h.service.update(ANA, memory.id, {"importance": 0.9})
     assert (mine.content, mine.importance) == ("theirs", 0.9)
-    assert h.live_keys() == set(row_keys(mine))
+    assert h.live_keys() == set(h.row_keys(mine))
 
 
 def test_a_delete_that_loses_a_race_deletes_the_new_rows() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal
 
 from agent_memory.domain.consolidation import EDITED_MEANWHILE, Decision, Known, Rejection
 from agent_memory.domain.entries import EntryMeta, ItemSource, Source, keyed_id
@@ -23,7 +23,6 @@ from agent_memory.domain.proposals import LASTING_KINDS
 from agent_memory.domain.session_memory import Forget, Remember, check_command
 
 By = Literal["consolidation", "person", "promotion"]
-LOG_BY: tuple[str, ...] = get_args(By)
 MAX_PROMOTED_NAME = 200
 
 HEADER = (

@@ -82,7 +82,7 @@ class MemoryObject:
 
     def is_expired(self, now_ms: int) -> bool:
         """Past `expires_at` a memory is left out of lists and recall (still read by id)."""
-        return expired(self.expires_at_ms, now_ms)
+        return self.expires_at_ms is not None and self.expires_at_ms <= now_ms
 
 
 @dataclass(frozen=True)
@@ -93,11 +93,6 @@ class MemoryPage:
     has_more: bool
     # Expired memories the read stepped over (not returned): for benchmarks and logs.
     skipped_expired: int = 0
-
-
-def expired(expires_at_ms: int | None, now_ms: int) -> bool:
-    """A memory stops being used at its `expires_at` instant."""
-    return expires_at_ms is not None and expires_at_ms <= now_ms
 
 
 def memory_org(principal: Principal) -> str:
@@ -308,13 +303,18 @@ NAMESPACE_TAG = "ns:"
 OWNER_TAG = "owner:"
 
 
+def _tagged(meta: EntryMeta, prefix: str) -> str | None:
+    """The value of the entry's first tag that starts with `prefix`."""
+    return next((t.removeprefix(prefix) for t in meta.tags if t.startswith(prefix)), None)
+
+
 def entity_of(meta: EntryMeta) -> tuple[str, str] | None:
     """(type, id) of the entity an entry is about, from its `entity:<type>:<id>` tag."""
-    for tag in meta.tags:
-        if tag.startswith(ENTITY_TAG):
-            kind, _, entity_id = tag.removeprefix(ENTITY_TAG).partition(":")
-            return kind, entity_id
-    return None
+    tag = _tagged(meta, ENTITY_TAG)
+    if tag is None:
+        return None
+    kind, _, entity_id = tag.partition(":")
+    return kind, entity_id
 
 
 def memory_entry(memory: MemoryObject) -> tuple[EntryMeta, str, str | None]:
@@ -349,18 +349,12 @@ def memory_entry(memory: MemoryObject) -> tuple[EntryMeta, str, str | None]:
 
 def namespace_tag(meta: EntryMeta) -> str | None:
     """The namespace position of a namespaced entry (its `ns:` tag)."""
-    for tag in meta.tags:
-        if tag.startswith(NAMESPACE_TAG):
-            return tag.removeprefix(NAMESPACE_TAG)
-    return None
+    return _tagged(meta, NAMESPACE_TAG)
 
 
 def owner_of(meta: EntryMeta) -> str | None:
     """The person a namespaced entry belongs to (its `owner:` tag)."""
-    for tag in meta.tags:
-        if tag.startswith(OWNER_TAG):
-            return tag.removeprefix(OWNER_TAG)
-    return None
+    return _tagged(meta, OWNER_TAG)
 
 
 def memory_of(org_id: str, entry: Entry) -> MemoryObject:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from agent_memory.domain.agent_memory import LOG_BY, By, LogChange
+from agent_memory.domain.agent_memory import By, LogChange
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.memory_bot import ReadMark
@@ -49,9 +49,6 @@ class AgentMemory:
     agent: Agent
     version: int
     entries: list[StoredEntry]
-
-    def by_key(self) -> dict[str, StoredEntry]:
-        return {entry.meta.name: entry for entry in self.entries}
 
 
 class AgentMemoryRepository(PoolRows):
@@ -156,11 +153,10 @@ class AgentMemoryRepository(PoolRows):
 
 
 def _change(row: Record) -> LogChange:
-    by = str(row["by"])
     return LogChange(
         version=int(row["version"]),
         at=int(row["at"]),
-        by=cast(By, by if by in LOG_BY else "consolidation"),
+        by=cast(By, row["by"]),
         keys=tuple(str(k) for k in row.get("keys") or ()),
         person=row.get("person"),
         service_key=row.get("serviceKeyId"),

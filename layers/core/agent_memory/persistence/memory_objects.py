@@ -162,12 +162,6 @@ def delete_memories(
         )
 
 
-def row_keys(memory: MemoryObject) -> list[tuple[str, str]]:
-    """(pk, sk) of every row of `memory`; the base row first."""
-    meta, _content, _details = memory_entry(memory)
-    return LAYOUT.rows(memories_pool(memory.org_id), meta)
-
-
 def _owned_copy(
     actions: Sequence[Action], memory: MemoryObject, condition: Absent | None = None
 ) -> list[Action]:
@@ -230,7 +224,7 @@ class MemoryObjectRepository(PoolRows):
         )
         self._store.write([*_owned_copy(actions, new), _changed(new)])
 
-    def delete(self, memory: MemoryObject, now_ms: int | None = None) -> None:
+    def delete(self, memory: MemoryObject, now_ms: int) -> None:
         """Delete `memory` and its copies if it is unchanged (WriteConflict otherwise)."""
         meta = memory_entry(memory)[0]
         self._store.write(

@@ -236,15 +236,10 @@ class SessionRepository(PoolRows):
         return Put(row, Absent())
 
     def entry_put(
-        self,
-        session: Session,
-        meta: EntryMeta,
-        content: str,
-        previous: EntryMeta | None,
-        order: int = 0,
+        self, session: Session, meta: EntryMeta, content: str, previous: EntryMeta | None
     ) -> list[Action]:
         """A new entry, or one replacing `previous` (the one under its key)."""
-        return self.pools.put(session_pool(session), meta, content, previous=previous, order=order)
+        return self.pools.put(session_pool(session), meta, content, previous=previous)
 
     def entry_retract(
         self, session: Session, previous: EntryMeta, after: EntryMeta

@@ -83,7 +83,7 @@ class AgentMemoryService:
         agent = found.agent
         check_version(expected, found.version)
         version, now = found.version + 1, self._clock.now_ms()
-        stored = found.by_key()
+        stored = {entry.meta.name: entry for entry in found.entries}
         contents = {key: self._repo.open(agent, entry) for key, entry in stored.items()}
         metas: dict[str, EntryMeta] = {key: entry.meta for key, entry in stored.items()}
         previous = metas.get(command.key)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.domain import memory_options
@@ -39,8 +39,8 @@ def _models(options: dict[str, Any]) -> Iterator[tuple[str, tuple[str, ...]]]:
 class AgentVersionService:
     repo: AgentVersionRepository
     clock: Clock
-    allowed: ModelChoice = field(default_factory=ModelChoice)
-    org_settings: OrgSettingsService | None = None
+    allowed: ModelChoice
+    org_settings: OrgSettingsService
 
     def draft(self, principal: Principal, agent_id: str) -> dict[str, Any] | None:
         require_tenant(principal)
@@ -57,11 +57,7 @@ class AgentVersionService:
         options = memory_options.effective(saved)["options"]
         models = list(_models(options))
         if models:
-            narrowed = (
-                self.org_settings.effective(agent.org_id)["allowedModels"]
-                if self.org_settings is not None
-                else None
-            )
+            narrowed = self.org_settings.effective(agent.org_id)["allowedModels"]
             for name, path in models:
                 self.allowed.check(name, [*memory_options.OPTIONS_PATH, *path], narrowed)
         self.repo.save_draft(agent, saved, self.clock.now_ms())

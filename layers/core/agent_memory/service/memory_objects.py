@@ -66,13 +66,12 @@ class MemoryObjectService:
         try:
             self.repo.create(memory)
         except WriteConflict as error:
-            if error.condition != KEY_TAKEN or not self._freed(memory):
-                if error.condition == KEY_TAKEN:
-                    raise Conflict(
-                        "an agent memory of this namespace already has this key: update it",
-                        ["key"],
-                    ) from error
+            if error.condition != KEY_TAKEN:
                 raise
+            if not self._freed(memory):
+                raise Conflict(
+                    "an agent memory of this namespace already has this key: update it", ["key"]
+                ) from error
             self.repo.create(memory)
         if self.semantic is not None:
             self.semantic.remember(org_id, memory.id, memory.content)

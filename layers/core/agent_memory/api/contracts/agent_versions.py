@@ -135,10 +135,6 @@ class PatchDraft(Body):
 
     memory: dict[str, Any] | None = Field(default=None, json_schema_extra=MEMORY_SCHEMA)
 
-    @property
-    def sends_memory(self) -> bool:
-        return "memory" in self.model_fields_set
-
 
 class EmptyBody(Body):
     pass

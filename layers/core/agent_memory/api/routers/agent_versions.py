@@ -31,10 +31,10 @@ async def edit_draft(
     agentId: str, body: PatchDraft, caller: CallerDep, svc: ServicesDep
 ) -> DraftAnswer:
     """Replace the `memory` block sent; `"memory": null` restores the platform defaults."""
-    if not body.sends_memory:
-        draft = await run(svc, svc.agent_versions.draft, caller, agentId)
-    else:
+    if "memory" in body.model_fields_set:
         draft = await run(svc, svc.agent_versions.edit_draft, caller, agentId, body.memory)
+    else:
+        draft = await run(svc, svc.agent_versions.draft, caller, agentId)
     return DraftAnswer.of(draft)
 
 
