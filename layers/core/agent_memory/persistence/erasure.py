@@ -46,7 +46,7 @@ from agent_memory.persistence.runs import source_of
 from agent_memory.persistence.sessions import agent_sessions_pk, session_of, session_pk
 from agent_memory.persistence.threads import agent_thread_sk, all_sk, index_sk
 from agent_memory.persistence.working_memory import WORKING_MEMORY_KEY, working_memory_pool
-from agent_memory.ports import Action, Delete, Equals, KeyRange, Present, Record, Update
+from agent_memory.ports import Delete, Equals, KeyRange, Present, Record, Update
 from agent_memory.ports.store import write_in_batches
 
 SESSION_DELETING = "session-deleting"
@@ -104,7 +104,7 @@ class ErasureRepository(StoreRows):
         """(id, owner) of every agent in the organization's list (deleted ones leave it)."""
         return [(str(r["sk"]), str(r.get("owner", ""))) for r in self._rows(org_agents_pk(org_id))]
 
-    def session_ids(self, agent_id: str, owner: str | None = None) -> list[str]:
+    def session_ids(self, agent_id: str, owner: str | None) -> list[str]:
         return [
             str(r["sk"])
             for r in self._rows(agent_sessions_pk(agent_id))
@@ -179,7 +179,7 @@ class ErasureRepository(StoreRows):
         self,
         thread_id: str,
         learning_kinds: Sequence[str],
-        forget_vectors: ForgetThreadVectors | None,
+        forget_vectors: ForgetThreadVectors,
         embedding_kinds: Sequence[str],
         now_ms: int,
         *,
@@ -193,7 +193,7 @@ class ErasureRepository(StoreRows):
             return Erased()
         pk = keys.thread_pk(thread_id)
         rows = [r for r in self._rows(pk) if r["sk"] != keys.HEAD]
-        if forget_vectors is not None and self._embedded(thread_id, rows, embedding_kinds):
+        if self._embedded(thread_id, rows, embedding_kinds):
             forget_vectors(thread_id, int(head.get("seq", 0)))
         self._delete_rows(pk, rows)
         for kind in learning_kinds:
@@ -223,7 +223,7 @@ class ErasureRepository(StoreRows):
         notes_sk = keys.entry_sk(keyed_id(notes.pool_id, WORKING_MEMORY_KEY))
         had_notes = resource_notes and self._store.get(notes.pk, notes_sk) is not None
         ids = thread_object(thread.id, thread.agent_id, thread.resource_id)
-        self._write(
+        self._store.write(
             [
                 Delete(resource, index_sk(thread)),
                 Delete(resource, all_sk(thread)),
@@ -289,11 +289,11 @@ class ErasureRepository(StoreRows):
         if seqs:
             raise_fence(self._store, chat_id, max(seqs))
         self._delete_rows(pk, chosen)
-        self._write([Delete(*spoken_chat_key(org_id, user_id, chat_id))])
+        self._store.write([Delete(*spoken_chat_key(org_id, user_id, chat_id))])
         return Erased(chat_items=len(seqs))
 
     def forget_owned_chat(self, org_id: str, user_id: str, chat_id: str) -> None:
-        self._write([Delete(*owned_chat_key(org_id, user_id, chat_id))])
+        self._store.write([Delete(*owned_chat_key(org_id, user_id, chat_id))])
 
     def delete_resource_rest(self, org_id: str, user_id: str) -> Erased:
         """What is left in the person's partition once their threads and chats went."""
@@ -308,7 +308,7 @@ class ErasureRepository(StoreRows):
         org_id: str,
         user_id: str,
         now_ms: int,
-        forget_vectors: ForgetMemoryVectors | None = None,
+        forget_vectors: ForgetMemoryVectors,
     ) -> Erased:
         """The organization's agent_memories whose entity is the person (a plaintext tag),
         and the person's own namespaced ones (ADR 0082: their copy in the person's partition
@@ -357,19 +357,14 @@ class ErasureRepository(StoreRows):
 
     def _delete_head(self, pk: str, marked: str, *found_by: Delete) -> None:
         """With the rows that find it: an object is listed until it is gone."""
-        self._write([*found_by, Delete(pk, keys.HEAD, Equals("type", marked))])
+        self._store.write([*found_by, Delete(pk, keys.HEAD, Equals("type", marked))])
 
     def _delete_rows(self, pk: str, rows: Sequence[Record]) -> None:
         write_in_batches(self._store, [Delete(pk, str(r["sk"])) for r in rows])
 
-    def _write(self, actions: Sequence[Action]) -> None:
-        if actions:
-            self._store.write(actions)
-
 
 def _thread_of(thread_id: str, head: Record) -> Thread:
     """The thread a head row holds; its title and metadata stay sealed."""
-
     return Thread(
         thread_id,
         str(head["orgId"]),

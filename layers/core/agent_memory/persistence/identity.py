@@ -99,7 +99,8 @@ class IdentityRepository(OrganizationRepository):
     def create_user(
         self, user: User, token: IssuedToken | None, issued_by: str, now_ms: int
     ) -> None:
-        """The user with their first token (a person a service key acts for has none)."""
+        """The user with their first token (a person a service key acts for has none), then
+        their organization's count of people."""
         row: Record = {
             "pk": keys.user(user.org_id, user.id),
             "sk": keys.HEAD,
@@ -124,6 +125,7 @@ class IdentityRepository(OrganizationRepository):
             if error.condition == ORG_ALIVE:
                 raise NotFound("organization not found", ["organizationId"]) from error
             raise Conflict(f"user {user.id!r} already exists", ["id"]) from error
+        self.count_people(user.org_id, 1)
 
     def get_user(self, org_id: str, user_id: str) -> User | None:
         row = self._store.get(keys.user(org_id, user_id), keys.HEAD)
@@ -160,6 +162,11 @@ class IdentityRepository(OrganizationRepository):
             for row in page.records
         ]
         return listed[:limit], len(listed) > limit
+
+    def people_ids(self, org_id: str) -> list[str]:
+        """Every person of the organization, in id order."""
+        rows = self._rows(keys.org(org_id), KeyRange(prefix=_LISTED_USER))
+        return [str(row["sk"]).removeprefix(_LISTED_USER) for row in rows]
 
     def delete_user(self, holding: Holding) -> None:
         """The person's record, list row and every token, if their tokens did not change

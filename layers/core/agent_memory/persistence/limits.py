@@ -24,12 +24,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.limits import Window, expires_at_s
 from agent_memory.persistence.rows import StoreRows
 from agent_memory.ports import AbsentOrLessThan, Update
+
+T = TypeVar("T")
+# What a process keeps per window: window end (ms) -> (scope, subject, window start) -> T.
+Windows = dict[int, dict[tuple[str, str, int], T]]
 
 COUNTER_SK = "COUNT"
 # The name of the counter's condition: a conflict on it means the window is full.
@@ -86,18 +90,12 @@ class ProcessCounters:
     """Counts in this process's memory; windows that ended are dropped as time moves on."""
 
     def __init__(self) -> None:
-        # window end (ms) -> (scope, subject, window start) -> uses
-        self._windows: dict[int, dict[tuple[str, str, int], int]] = {}
+        self._windows: Windows[int] = {}
         self._lock = threading.Lock()
 
     def take(self, scope: str, subject: str, window: Window, limit: int) -> bool:
         with self._lock:
-            counts = self._windows.get(window.end_ms)
-            if counts is None:
-                # A new window: every window that ended before it started is past.
-                for end in [end for end in self._windows if end <= window.start_ms]:
-                    del self._windows[end]
-                counts = self._windows[window.end_ms] = {}
+            counts = _of_window(self._windows, window)
             key = (scope, subject, window.start_ms)
             used = counts.get(key, 0)
             if used >= limit:
@@ -149,24 +147,19 @@ class BatchedCounters:
     `BATCH - 1` admitted uses it has not written (pending at the window's end are lost, and
     so are those of an exact write that is refused). With P warm processes a window admits
     at most `limit + P * (BATCH - 1)` uses, and one process alone is exact (it knows the
-    table's count). Limits under `BATCHES_PER_LIMIT * batch` (32) are always written
+    table's count). Limits under `BATCHES_PER_LIMIT * BATCH` (32) are always written
     exactly. A write the table cannot take (`Unavailable`) raises as before (the `Limiter`
     admits) and its uses go uncounted. Memory: tallies of windows that ended are dropped
     when a later window starts.
     """
 
-    def __init__(self, table: TableCounters, batch: int = BATCH) -> None:
-        if batch < 1:
-            raise ValueError("a batch holds at least one use")
+    def __init__(self, table: TableCounters) -> None:
         self._table = table
-        self._batch = batch
-        self._smallest = BATCHES_PER_LIMIT * batch
-        # window end (ms) -> (scope, subject, window start) -> tally
-        self._windows: dict[int, dict[tuple[str, str, int], _Tally]] = {}
+        self._windows: Windows[_Tally] = {}
         self._lock = threading.Lock()
 
     def take(self, scope: str, subject: str, window: Window, limit: int) -> bool:
-        if limit < self._smallest:
+        if limit < BATCHES_PER_LIMIT * BATCH:
             return self._table.take(scope, subject, window, limit)
         half = limit // 2
         tally = self._tally(scope, subject, window)
@@ -175,7 +168,7 @@ class BatchedCounters:
             if (
                 not tally.exact
                 and tally.written > 0
-                and tally.pending + 1 < self._batch
+                and tally.pending + 1 < BATCH
                 and after <= half
             ):
                 tally.pending += 1
@@ -201,10 +194,16 @@ class BatchedCounters:
 
     def _tally(self, scope: str, subject: str, window: Window) -> _Tally:
         with self._lock:
-            tallies = self._windows.get(window.end_ms)
-            if tallies is None:
-                # A new window: every window that ended before it started is past.
-                for end in [end for end in self._windows if end <= window.start_ms]:
-                    del self._windows[end]
-                tallies = self._windows[window.end_ms] = {}
+            tallies = _of_window(self._windows, window)
             return tallies.setdefault((scope, subject, window.start_ms), _Tally())
+
+
+def _of_window(windows: Windows[T], window: Window) -> dict[tuple[str, str, int], T]:
+    """What `windows` keeps of `window`; a new window drops every window that ended before
+    it started. The caller holds its lock."""
+    kept = windows.get(window.end_ms)
+    if kept is None:
+        for end in [end for end in windows if end <= window.start_ms]:
+            del windows[end]
+        kept = windows[window.end_ms] = {}
+    return kept

@@ -25,7 +25,7 @@ from typing import Any
 from agent_memory.domain.errors import Conflict, Unavailable, WriteConflict
 from agent_memory.persistence import keys
 from agent_memory.persistence.rows import StoreRows
-from agent_memory.ports import Absent, Delete, Equals, KeyRange, Present, Put, Record, Store, Update
+from agent_memory.ports import Absent, Delete, Equals, Present, Put, Record, Store, Update
 
 log = logging.getLogger(__name__)
 ORGS_PK = "ORGS#"
@@ -182,11 +182,6 @@ class OrganizationRepository(StoreRows):
             # Marked or deleted meanwhile: whichever it is, it is no longer alive.
             return self._store.get(keys.org(org_id), keys.HEAD) is not None
         return True
-
-    def rows_of(self, org_id: str, prefix: str) -> list[Record]:
-        """The organization partition's rows under `prefix` (its people, its keys)."""
-        key_range = KeyRange(prefix=prefix) if prefix else None
-        return list(self._rows(keys.org(org_id), key_range))
 
     def finish_deletion(self, org_id: str) -> int:
         """The organization's partition, its row last with its list row: 1 when this call

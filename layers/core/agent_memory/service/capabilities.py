@@ -44,7 +44,7 @@ class CapabilitiesService:
     org_settings: OrgSettingsService
     _: KW_ONLY
     default_model: str | None
-    embedder: Embedder | None = None
+    embedder: Embedder
 
     def _providers(self) -> tuple[str, ...]:
         models = self.choice.models
@@ -67,13 +67,10 @@ class CapabilitiesService:
             allowed = narrowed(
                 allowed, self.org_settings.effective(principal.org_id)["allowedModels"]
             )
-        embedders: tuple[EmbeddingModel, ...] = ()
+        embedder = self.embedder
         local = list(LOCAL_MODELS) if "local" in providers else []
-        if self.embedder is not None:
-            embedder = self.embedder
-            embedders = (EmbeddingModel(embedder.model, embedder.dimension),)
-            if embedder.model.startswith("local/"):
-                local.append(embedder.model)
+        if embedder.model.startswith("local/"):
+            local.append(embedder.model)
         return Capabilities(
             providers=tuple(providers),
             allowed=allowed,
@@ -81,6 +78,6 @@ class CapabilitiesService:
                 Unconfigured(p, NEEDS[p][1]) for p in PROVIDERS if p not in providers and p in NEEDS
             ),
             default_model=self.default_model,
-            embedders=embedders,
+            embedders=(EmbeddingModel(embedder.model, embedder.dimension),),
             local=tuple(local),
         )

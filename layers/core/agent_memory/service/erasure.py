@@ -77,13 +77,13 @@ class ErasureService:
     has_user: Callable[[str, str], bool]
     _: KW_ONLY
     clock: Clock
-    bot_memory: BotMemoryEraser | None = None
-    vectors: VectorIndex | None = None
+    bot_memory: BotMemoryEraser
+    vectors: VectorIndex
 
     def export_header(self, principal: Principal) -> dict[str, object]:
         """A person's export's first line (the admin token is refused: 403)."""
         user_id, org_id = person_of(principal, OPERATOR_READS_NO_CONTENT)
-        return header(user_id, org_id, self._now())
+        return header(user_id, org_id, self.clock.now_ms())
 
     def exported(self, principal: Principal) -> Iterator[Found]:
         """The person's agents, their sessions (under any agent), threads, chats, and every
@@ -146,12 +146,10 @@ class ErasureService:
         for thread_id in self.repo.user_thread_ids(org_id, user_id):
             erased.add(self._thread(thread_id))
         erased.add(self.repo.delete_resource_rest(org_id, user_id))
-        erased.add(
-            self.repo.delete_memories_about(org_id, user_id, self._now(), self._memory_vectors())
-        )
-        if self.bot_memory is not None:
-            for bot_id in list(self.repo.org_bot_ids(org_id)):
-                erased.bot_entries += self.bot_memory.erase_person(bot_id, org_id, user_id)
+        now = self.clock.now_ms()
+        erased.add(self.repo.delete_memories_about(org_id, user_id, now, self._memory_vectors()))
+        for bot_id in list(self.repo.org_bot_ids(org_id)):
+            erased.bot_entries += self.bot_memory.erase_person(bot_id, org_id, user_id)
         return erased
 
     def _agent(self, found: Erasing[Agent]) -> Erased:
@@ -179,18 +177,15 @@ class ErasureService:
         return self.repo.delete_thread(
             thread_id,
             THREAD_KINDS,
-            vector_forgetter(self.vectors) if self.vectors is not None else None,
+            vector_forgetter(self.vectors),
             EMBEDDING_KINDS,
-            self._now(),
+            self.clock.now_ms(),
             resource_notes=resource_notes,
         )
 
-    def _now(self) -> int:
-        return self.clock.now_ms()
-
-    def _memory_vectors(self) -> ForgetMemoryVectors | None:
-        """What deletes agent_memories' vectors (keyed by their ids), when vectors are kept."""
-        return partial(_delete_keys, self.vectors) if self.vectors is not None else None
+    def _memory_vectors(self) -> ForgetMemoryVectors:
+        """What deletes agent_memories' vectors (keyed by their ids)."""
+        return partial(_delete_keys, self.vectors)
 
     def _sessions(self, agent_id: str, *, owner: str | None) -> Erased:
         erased = Erased()

@@ -30,7 +30,7 @@ class EventService:
     sessions: SessionAccess
     agents: AgentService
     bots: BotService
-    threads: ThreadRepository | None = None
+    threads: ThreadRepository
 
     def page(self, principal: Principal, after: str | None, limit: int) -> EventPage:
         """At most `limit` events after `after` that the caller may see."""
@@ -59,7 +59,7 @@ class EventService:
         if found.rule == feed.RESOURCE:
             return found.id == user_id
         if found.rule == feed.THREAD:
-            stored = self.threads.get(found.id) if self.threads is not None else None
+            stored = self.threads.get(found.id)
             return stored is not None and stored.thread.resource_id == user_id
         if found.rule == feed.SESSION:
             return _allowed(lambda: self.sessions.load(principal, found.id, "read"))

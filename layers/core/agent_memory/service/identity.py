@@ -75,10 +75,9 @@ class IdentityService:
         clock: Clock,
         ids: Ids,
         admin_token_sha256: str,
-        service_keys: ServiceKeyRepository | None = None,
     ) -> None:
         self._repo = repo
-        self._keys = service_keys or ServiceKeyRepository(repo.store)
+        self._keys = ServiceKeyRepository(repo.store)
         self._clock = clock
         self._ids = ids
         self._admin_digest = admin_token_sha256
@@ -182,7 +181,6 @@ class IdentityService:
             if found is None:
                 raise
             return found
-        self._repo.count_people(org_id, 1)
         return user
 
     def recognizes(self, token: str) -> bool:
@@ -248,7 +246,6 @@ class IdentityService:
         token = issue_token()
         user = User(user_id, org_id, name, role)
         self._repo.create_user(user, token, issuer(principal), self._clock.now_ms())
-        self._repo.count_people(org_id, 1)
         return NewUser(user_id, token)
 
     # -- an organization's people and service keys -------------------------------------------
@@ -265,7 +262,6 @@ class IdentityService:
         user_id = require_identifier(user_id, ["id"]) if user_id else self._ids.new("u_")
         now = self._clock.now_ms()
         self._repo.create_user(User(user_id, org_id, name, role), None, issuer(principal), now)
-        self._repo.count_people(org_id, 1)
         return ListedUser(user_id, name, role, now)
 
     def people(

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from agent_memory.service.erasure import ErasureService
 
 ORG_NOT_FOUND = "organization not found"
-_PEOPLE = "USER#"
 
 
 def delete_organization(
@@ -41,7 +40,7 @@ def delete_organization(
         raise NotFound(ORG_NOT_FOUND, ["orgId"])
     contents = OrgContents(repo.store)
     counts = {"serviceKeys": service_keys.revoke_all(org_id), "users": 0, "tokens": 0}
-    people = [str(r["sk"]).removeprefix(_PEOPLE) for r in repo.rows_of(org_id, _PEOPLE)]
+    people = repo.people_ids(org_id)
 
     def gone(user_id: str) -> None:
         """A person whose data went: their record, list rows and every token."""
