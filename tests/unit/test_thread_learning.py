@@ -55,7 +55,7 @@ def test_a_run_reads_the_messages_after_its_position_and_moves_it(parts: Any) ->
     batch = reader.load(pool, upto)
     assert batch is not None
     assert (batch.position, batch.upto) == (0, 3)
-    assert [item.content for item in batch.items()] == ["a", "b", "c"]
+    assert [m.content for _seq, m in batch.messages] == ["a", "b", "c"]
     assert batch.options["lastMessages"] == 10
     store.write([reader.advance(thread.id, KIND, batch.position, batch.upto)])
     assert reader.load(pool, upto) is None

@@ -60,17 +60,6 @@ def _last_messages(value: Any, path: Path) -> int:
     return integer(value, 0, MAX_LAST_MESSAGES, path)
 
 
-def _generate_title(value: Any, path: Path) -> dict[str, Any]:
-    body = switch(value, ("model", "instructions"), path)
-    if body is None:
-        return {"enabled": False, "model": None, "instructions": None}
-    return {
-        "enabled": body["enabled"],
-        "model": model_name(body.get("model"), (*path, "model")),
-        "instructions": text(body.get("instructions"), (*path, "instructions")),
-    }
-
-
 def _message_range(value: Any, path: Path) -> dict[str, int]:
     if isinstance(value, dict):
         body = json_object(value, ("before", "after"), path)
@@ -108,14 +97,14 @@ def _tokens(value: Any, path: Path) -> int:
     return integer(value, MIN_TOKENS, MAX_TOKENS, path)
 
 
-def _closed_share(value: Any, path: Path) -> float:
-    return share(value, path, upper_closed=True)
-
-
 def _own_idle(value: Any, path: Path) -> int | str | bool | None:
     return None if value is None else duration_ms(value, path)
 
 
+_GENERATE_TITLE: Spec = {
+    "model": (None, model_name),
+    "instructions": (None, text),
+}
 _SEMANTIC_RECALL: Spec = {
     "topK": (5, _top_k),
     "messageRange": (2, _message_range),
@@ -130,7 +119,7 @@ _OBSERVATION: Spec = {
     "model": (None, model_name),
     "messageTokens": (30_000, _tokens),
     "bufferTokens": (0.15, buffer_tokens),
-    "bufferActivation": (0.8, _closed_share),
+    "bufferActivation": (0.8, share),
     "blockAfter": (1.9, multiplier),
     "bufferOnIdle": (False, boolean),
     "manageWorkingMemory": (False, boolean),
@@ -143,7 +132,7 @@ _REFLECTION: Spec = {
     # Unset, the reflector follows the observer's own model.
     "model": (None, model_name),
     "observationTokens": (40_000, _tokens),
-    "bufferActivation": (0.5, _closed_share),
+    "bufferActivation": (0.5, share),
     "blockAfter": (1.9, multiplier),
     # Not inherited from the top level (the seed's table).
     "activateAfterIdle": (False, duration_ms),
@@ -183,7 +172,7 @@ def _working_memory(value: Any, path: Path) -> dict[str, Any]:
     managed = body.get("agentManaged")
     return {
         "enabled": body["enabled"],
-        "scope": choice(body.get("scope", "resource"), ("resource", "thread"), (*path, "scope")),
+        "scope": _scope(body.get("scope", "resource"), (*path, "scope")),
         "template": DEFAULT_TEMPLATE if template is None and schema is None else template,
         "schema": schema,
         # None until the observer's settings are known (`_finish` decides).
@@ -224,7 +213,7 @@ def _observational_memory(value: Any, path: Path) -> dict[str, Any]:
 
 _OPTIONS: dict[str, Callable[[Any, Path], Any]] = {
     "lastMessages": _last_messages,
-    "generateTitle": _generate_title,
+    "generateTitle": lambda value, path: _switched(value, _GENERATE_TITLE, path),
     "semanticRecall": lambda value, path: _switched(value, _SEMANTIC_RECALL, path),
     "workingMemory": _working_memory,
     "observationalMemory": _observational_memory,

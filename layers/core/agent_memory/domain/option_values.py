@@ -47,10 +47,10 @@ def finite(value: Any, path: Path) -> float:
     return float(value)
 
 
-def share(value: Any, path: Path, *, upper_closed: bool) -> float:
-    """A number in (0, 1] (or (0, 1) when `upper_closed` is False)."""
+def share(value: Any, path: Path) -> float:
+    """A number in (0, 1]."""
     number = finite(value, path)
-    if number <= 0 or number > 1 or (number == 1 and not upper_closed):
+    if number <= 0 or number > 1:
         raise fail("must be a number above 0 and at most 1", path)
     return number
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from agent_memory.domain.access import require_tenant
 from agent_memory.domain.bounds import ANSWER_BUDGET, carried_size, within_budget
@@ -103,7 +103,7 @@ def require_resource(principal: Principal, thread: Thread | None) -> Thread:
     return thread
 
 
-def working_memory_format(options: Mapping[str, Any]) -> str:
+def working_memory_format(options: Mapping[str, Any]) -> Literal["json", "markdown"]:
     """`json` when the version sets a schema, `markdown` otherwise."""
     return "json" if options["workingMemory"]["schema"] is not None else "markdown"
 
@@ -209,7 +209,7 @@ def working_memory_text(options: Mapping[str, Any], notes: str | dict[str, Any] 
     scope = (
         "every conversation with this user"
         if working["scope"] == "resource"
-        else ("this conversation")
+        else "this conversation"
     )
     parts.append(f'<working_memory scope="{working["scope"]}">')
     if isinstance(notes, dict):

@@ -84,7 +84,7 @@ class Observer:
         working = options["workingMemory"]
         text = self.threads.notes.get(thread, working["scope"])
         return WorkingMemory(
-            format="json" if working["schema"] is not None else "markdown",
+            format=thread_rules.working_memory_format(options),
             content=thread_rules.working_memory_content(text, options),
             template=working["template"],
             schema=working["schema"],

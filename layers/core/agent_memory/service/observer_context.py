@@ -14,6 +14,7 @@ from agent_memory.domain import observation as rules
 from agent_memory.domain import threads as thread_rules
 from agent_memory.domain.bounds import RECALL_MAX
 from agent_memory.domain.errors import ThreadConflict, Unavailable, WriteConflict
+from agent_memory.domain.memory_options import MAX_TOP_K
 from agent_memory.domain.observation import Chunk, ShownLog
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import Ask
@@ -44,8 +45,6 @@ RECALL_THREAD_MESSAGES = 1000
 RECALL_THREADS = 20
 RECALL_RESOURCE_MESSAGES = 200
 DEFAULT_RECALL_LIMIT = 10
-# S3 Vectors' top-K bound.
-MAX_VECTOR_K = 30
 _FAILED = (ModelFailure, InvalidModelOutput, TimeoutError)
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="observer")
 
@@ -72,18 +71,11 @@ class _LogChange:
 
 
 class ObserverService:
-    def __init__(
-        self,
-        observer: Observer,
-        *,
-        block_deadline_s: float = rules.BLOCK_DEADLINE_S,
-        learning: Workflow | None = None,
-    ) -> None:
+    def __init__(self, observer: Observer, learning: Workflow) -> None:
         self._observer = observer
         self._threads = observer.threads
         self._logs = observer.logs
-        self.block_deadline_s = block_deadline_s
-        # None: the next save's run reflects.
+        self.block_deadline_s = rules.BLOCK_DEADLINE_S
         self._learning = learning
 
     def context(self, stored: StoredThread, options: Mapping[str, Any]) -> ObservedContext:
@@ -259,8 +251,6 @@ class ObserverService:
 
     def _reflect_soon(self, thread: Thread, seq: int) -> None:
         """Start the background reflection now; not started, the next save's run reflects."""
-        if self._learning is None:
-            return
         try:
             self._learning.start(thread_pool(OBSERVE_KIND, thread), upto=seq, reason="reflect")
         except Unavailable:
@@ -278,9 +268,8 @@ class ObserverService:
         options: Mapping[str, Any],
         query: str,
         limit: int | None,
-        *,
-        semantic: RecallService | None = None,
-        seq: int = 0,
+        semantic: RecallService,
+        seq: int,
     ) -> list[Found]:
         """The user's messages best matching `query` by BM25, fused with semantic recall's
         nearest when `retrieval.vector`; 409 when retrieval is off."""
@@ -291,7 +280,7 @@ class ObserverService:
         searched = self._searched(thread, retrieval["scope"])
         ranked = rules.lexical_rank(query, [m.content for _t, m in searched])[:wanted]
         lexical = [Found(searched[i][0].id, searched[i][1], round(s, 4)) for i, s in ranked]
-        if not (retrieval["vector"] and semantic is not None):
+        if not retrieval["vector"]:
             return lexical
         nearest = self._nearest(thread, options, query, wanted, semantic, seq)
         return rules.fuse([lexical, nearest])[:wanted] if nearest else lexical
@@ -329,7 +318,7 @@ class ObserverService:
             **options,
             "semanticRecall": {
                 **recall,
-                "topK": min(wanted, MAX_VECTOR_K),
+                "topK": min(wanted, MAX_TOP_K),
                 "messageRange": {"before": 0, "after": 0},
                 "scope": scope,
             },

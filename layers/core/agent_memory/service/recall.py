@@ -57,10 +57,6 @@ class RecallTimings:
     read_ms: float = 0.0
     rerank_ms: float = 0.0
     texts_read: int = 0
-    # The user's messages not indexed yet, embedded on this turn (cached ones not counted).
-    tail_ms: float = 0.0
-    tail_embedded: int = 0
-    windows: list[rules.Window] = field(default_factory=list)
 
 
 def _ms_since(started: float) -> float:
@@ -103,13 +99,12 @@ class RecallService:
         recent_from = seq - len(recent) if recent else None
         wanted = rules.candidates_wanted(settings, len(recent), MAX_TOP_K)
         hits = self._nearest(thread, vector, wanted, settings.scope, timings)
-        hits.extend(self._unindexed(thread, vector, settings.scope, recent_from, timings))
+        hits.extend(self._unindexed(thread, vector, settings.scope, recent_from))
         before, after = settings.before, settings.after
         ranked = self._reranked(thread, message, hits, (before, after), recent_from, timings)
         # A hit inside a better hit's window would only repeat its messages.
         kept = rules.distinct_hits(ranked, settings.top_k, before, after, thread.id, recent_from)
         windows = rules.windows(kept, before, after, thread.id, recent_from)
-        timings.windows = windows
         return self._read(thread, windows, {m.id for m in recent}, timings)
 
     def _nearest(
@@ -141,58 +136,51 @@ class RecallService:
         ]
 
     def _unindexed(
-        self,
-        thread: Thread,
-        vector: Vector,
-        scope: str,
-        recent_from: int | None,
-        timings: RecallTimings,
+        self, thread: Thread, vector: Vector, scope: str, recent_from: int | None
     ) -> list[rules.Hit]:
         """The user's newest messages the index lacks yet, scored against the query: the
         tails of the threads saved last (one Query of the user's tail rows, then a read
         position and the messages of each), embedded here."""
-        if self.tails is None:
+        tails = self.tails
+        if tails is None:
             return []
-        started = time.perf_counter()
         owner = (thread.org_id, thread.resource_id, thread.agent_id)
-        rows = self.tails.of_user(*owner)
+        rows = tails.of_user(*owner)
         newest = rows[0].at if rows else 0
         for stale in [r for r in rows if newest - r.at > STALE_TAIL_MS]:
-            self.tails.forget(*owner, stale)
+            tails.forget(*owner, stale)
         rows = [r for r in rows if newest - r.at <= STALE_TAIL_MS]
         if scope == "thread":
             rows = [r for r in rows if r.thread_id == thread.id]
         texts: list[tuple[str, int, str]] = []
         room = rules.TAIL_MESSAGES
         for tail in rows[: rules.TAIL_THREADS]:
-            found = self._tail_texts(thread, tail, recent_from, room)
+            found = self._tail_texts(thread, tails, tail, recent_from, room)
             texts.extend(found)
             room -= len(found)
             if room <= 0:
                 break
         if not texts:
-            timings.tail_ms = _ms_since(started)
             return []
         try:
-            vectors = self._tail_embedded([text for _, _, text in texts], timings)
+            vectors = self._tail_embedded([text for _, _, text in texts])
         except EmbeddingFailure as failure:
             log.warning("unindexed messages not recalled: %s: %s", self.embedder.model, failure)
             return []
-        timings.tail_ms = _ms_since(started)
         return rules.tail_hits(
             vector,
             [(t, seq, v) for (t, seq, _), v in zip(texts, vectors, strict=True)],
         )
 
     def _tail_texts(
-        self, thread: Thread, tail: Tail, recent_from: int | None, room: int
+        self, thread: Thread, tails: RecallTails, tail: Tail, recent_from: int | None, room: int
     ) -> list[tuple[str, int, str]]:
         """A tail's messages not indexed, as their vectors will embed them; the row is
         deleted once its messages are indexed or its thread is gone."""
         owner = (thread.org_id, thread.resource_id, thread.agent_id)
         position = self.repo.position(tail.thread_id, RECALL_KIND)
         if position >= tail.upto:
-            self._tails_forget(owner, tail)
+            tails.forget(*owner, tail)
             return []
         upto = tail.upto
         if tail.thread_id == thread.id and recent_from is not None:
@@ -204,7 +192,7 @@ class RecallService:
             self._scoped(thread, tail.thread_id), max(0, first - 1), end, end - first + 1
         )
         if not read and self.repo.get(tail.thread_id) is None:
-            self._tails_forget(owner, tail)
+            tails.forget(*owner, tail)
             return []
         contents = {seq: m.content for seq, m in read}
         return [
@@ -213,18 +201,13 @@ class RecallService:
             if seq >= first and rules.embedded(m.role, m.content)
         ]
 
-    def _tails_forget(self, owner: tuple[str, str, str], tail: Tail) -> None:
-        if self.tails is not None:
-            self.tails.forget(*owner, tail)
-
-    def _tail_embedded(self, texts: list[str], timings: RecallTimings) -> list[Vector]:
+    def _tail_embedded(self, texts: list[str]) -> list[Vector]:
         """Vectors of the texts, those embedded on an earlier turn from memory."""
         with self._tail_lock:
             known = {t: self._tail_vectors[t] for t in texts if t in self._tail_vectors}
         missing = list(dict.fromkeys(t for t in texts if t not in known))
         if missing:
             made = self.embedder.embed(missing)
-            timings.tail_embedded = len(missing)
             with self._tail_lock:
                 for text, vector in zip(missing, made, strict=True):
                     known[text] = vector

@@ -124,12 +124,10 @@ class ThreadBatch:
     upto: int
     messages: tuple[tuple[int, Message], ...]
 
-    def items(self) -> tuple[EvidenceItem, ...]:
-        return tuple(EvidenceItem(m.id, m.role, m.content) for _seq, m in self.messages)
-
     def evidence(self, pool: PoolRef, model: str | None, detail: Any) -> Evidence[Any]:
         """The batch as a thread step's evidence: no entries shown, no kinds to keep."""
-        return Evidence(pool, self.position, self.upto, self.items(), (), model, (), detail)
+        items = tuple(EvidenceItem(m.id, m.role, m.content) for _seq, m in self.messages)
+        return Evidence(pool, self.position, self.upto, items, (), model, (), detail)
 
 
 # By (organization, thread id).

@@ -14,13 +14,12 @@ from agent_memory.domain.agents import Agent
 from agent_memory.domain.errors import (
     Forbidden,
     NotFound,
-    ThreadConflict,
     Unavailable,
     WriteConflict,
 )
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.observation import ShownLog
-from agent_memory.domain.threads import Found, Message, Notes, RecalledWindow, Thread, TurnContext
+from agent_memory.domain.threads import Found, Message, Notes, Thread, TurnContext
 from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.persistence.threads import StoredThread, ThreadPage, ThreadRepository
 from agent_memory.ports import Clock, Ids
@@ -43,25 +42,24 @@ class ThreadService:
         clock: Clock,
         ids: Ids,
         *,
-        background: ThreadBackground | None = None,
-        observer: ObserverService | None = None,
-        recall: RecallService | None = None,
+        background: ThreadBackground,
+        observer: ObserverService,
+        recall: RecallService,
     ) -> None:
         # Public for benchmarks that seed threads as the service seals them.
         self.repo = repo
         self._versions = versions
         self._clock = clock
         self._ids = ids
-        self.background = background or ThreadBackground(None)
+        self.background = background
         self.observer = observer
         self.semantic = recall
 
     def _thread(self, principal: Principal, thread_id: str) -> StoredThread:
         require_tenant(principal)
         stored = self.repo.get(thread_id)
-        if stored is None:
+        if stored is None or not rules.is_resource(principal, stored.thread):
             raise NotFound(rules.THREAD_NOT_FOUND)
-        rules.require_resource(principal, stored.thread)
         return stored
 
     def _options(self, thread: Thread) -> dict[str, Any]:
@@ -210,8 +208,6 @@ class ThreadService:
 
     def remove_last(self, principal: Principal, thread_id: str) -> Message | None:
         thread = self._thread(principal, thread_id).thread
-        if self.semantic is None:
-            return self.repo.remove_last(thread)
         # The vector's key is its position, read before it is removed.
         position = self.repo.newest_position(thread)
         removed = self.repo.remove_last(thread)
@@ -227,8 +223,7 @@ class ThreadService:
     def clear(self, principal: Principal, thread_id: str) -> None:
         thread = self._thread(principal, thread_id).thread
         self.repo.clear(thread)
-        if self.semantic is not None:
-            self.semantic.forget_embedded(thread)
+        self.semantic.forget_embedded(thread)
 
     def working_memory(self, principal: Principal, thread_id: str) -> Notes:
         thread = self._thread(principal, thread_id).thread
@@ -259,7 +254,7 @@ class ThreadService:
         system = rules.working_memory_text(options, notes)
         tools = rules.context_tools(options)
         observations: str | None = None
-        if self.observer is not None and options["observationalMemory"]["enabled"]:
+        if options["observationalMemory"]["enabled"]:
             observed = self.observer.context(stored, options)
             recent = shown = observed.messages
             observations = observed.observations
@@ -272,37 +267,19 @@ class ThreadService:
             shown = rules.newest_within(recent, rules.CONTEXT_MESSAGES_BUDGET)
         return TurnContext(
             messages=shown,
-            recalled=self._recalled(stored, options, message, recent),
+            recalled=self.semantic.recall(stored.thread, stored.seq, options, message, recent),
             working_memory=notes,
             observations=observations,
             system=system,
             tools=tools,
         )
 
-    def _recalled(
-        self,
-        stored: StoredThread,
-        options: dict[str, Any],
-        message: str | None,
-        recent: Sequence[Message],
-    ) -> list[RecalledWindow]:
-        if self.semantic is None:
-            return []
-        return self.semantic.recall(stored.thread, stored.seq, options, message, recent)
-
     def observations(self, principal: Principal, thread_id: str) -> ShownLog:
-        thread = self._thread(principal, thread_id).thread
-        if self.observer is None:
-            return ShownLog("", 0, 0)
-        return self.observer.observations(thread)
+        return self.observer.observations(self._thread(principal, thread_id).thread)
 
     def recall(
         self, principal: Principal, thread_id: str, query: str, limit: int | None
     ) -> list[Found]:
         stored = self._thread(principal, thread_id)
         options = self._options(stored.thread)
-        if self.observer is None:
-            raise ThreadConflict("recall is not available in this deployment")
-        return self.observer.recall(
-            stored.thread, options, query, limit, semantic=self.semantic, seq=stored.seq
-        )
+        return self.observer.recall(stored.thread, options, query, limit, self.semantic, stored.seq)
