@@ -22,8 +22,9 @@ from botocore.exceptions import (
 )
 
 from agent_memory.adapters.deadline import within_deadline
+from agent_memory.adapters.http_models import usage_of
 from agent_memory.domain.tasks.base import ModelRequest
-from agent_memory.ports.models import ModelErrorKind, ModelFailure, ModelReply, Usage
+from agent_memory.ports.models import ModelErrorKind, ModelFailure, ModelReply
 
 # Below the workflow step's TimeoutSeconds (120): the adapter fails first, with a kind.
 READ_TIMEOUT_S = 100
@@ -102,16 +103,8 @@ class BedrockModel:
             lambda: self._converse(request), request.deadline_s, "Bedrock"
         )
         text = _tool_input(response, request.task)
-        usage = response.get("usage") or {}
-        return ModelReply(
-            text=text,
-            model=self.name,
-            usage=Usage(
-                input_tokens=int(usage.get("inputTokens", 0)),
-                output_tokens=int(usage.get("outputTokens", 0)),
-            ),
-            latency_ms=latency_ms,
-        )
+        usage = usage_of(response.get("usage"), "inputTokens", "outputTokens")
+        return ModelReply(text=text, model=self.name, usage=usage, latency_ms=latency_ms)
 
     def _converse(self, request: ModelRequest) -> Any:
         try:

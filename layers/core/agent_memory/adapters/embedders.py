@@ -21,10 +21,10 @@ from agent_memory.adapters.http_models import (
     bearer_headers,
     read_key,
 )
+from agent_memory.adapters.local_embedder import MODEL_NAME
 from agent_memory.ports.models import ModelFailure
 from agent_memory.ports.vectors import Embedder, EmbeddingFailure, Vector
 
-LOCAL_MINILM = "local/minilm"
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
 TITAN_DIMENSIONS = (256, 512, 1024)
 # Titan v2 reads at most 8,192 tokens or 50,000 characters.
@@ -37,12 +37,6 @@ OPENAI_DIMENSIONS = {
 # Inputs per `/embeddings` call (OpenAI accepts 2,048).
 OPENAI_BATCH = 256
 DEADLINE_S = 30.0
-
-
-def split_name(name: str) -> tuple[str, dict[str, str]]:
-    """`model?key=value` -> (model, {key: value})."""
-    model, _, query = name.partition("?")
-    return model, {k: v[-1] for k, v in parse_qs(query).items()}
 
 
 def _unit(vector: Sequence[float]) -> Vector:
@@ -209,9 +203,10 @@ def embedder_for(
 ) -> Embedder:
     """The embedder `name` names; EmbeddingFailure (not retryable) for an unknown one."""
     provider, _, rest = name.partition("/")
-    model, params = split_name(rest)
-    dimensions = int(params["dimensions"]) if params.get("dimensions", "").isdigit() else None
-    if name == LOCAL_MINILM:
+    model, _, query = rest.partition("?")  # `model?dimensions=256`
+    asked = parse_qs(query).get("dimensions", [""])[-1]
+    dimensions = int(asked) if asked.isdigit() else None
+    if name == MODEL_NAME:
         from agent_memory.adapters.local_embedder import shared_minilm
 
         return shared_minilm()

@@ -120,7 +120,7 @@ def _error_detail(error: urllib.error.HTTPError) -> str:
     return error.reason if isinstance(error.reason, str) else ""
 
 
-def _usage(raw: Any, input_name: str, output_name: str) -> Usage:
+def usage_of(raw: Any, input_name: str, output_name: str) -> Usage:
     """The token counts of a usage object; 0 for a count absent or not a number."""
     counts = raw if isinstance(raw, dict) else {}
 
@@ -136,7 +136,6 @@ ApiKeySource = str | Callable[[], str]
 
 
 def read_key(source: ApiKeySource) -> str:
-    """The key to send with this call."""
     return source() if callable(source) else source
 
 
@@ -236,7 +235,7 @@ class AnthropicModel(JsonModel):
                 tool_input = block.get("input")
                 if not isinstance(tool_input, dict):
                     raise invalid(f"the {task} call has no input object")
-                usage = _usage(data.get("usage"), "input_tokens", "output_tokens")
+                usage = usage_of(data.get("usage"), "input_tokens", "output_tokens")
                 return json.dumps(tool_input), usage
         raise invalid(f"the model answered without calling {task} (stop_reason={stop})")
 
@@ -291,4 +290,4 @@ class OpenAICompatibleModel(JsonModel):
         if choice.get("finish_reason") == "length":
             raise invalid("the answer was cut off (finish_reason=length)")
         usage = data.get("usage") if isinstance(data, dict) else None
-        return content, _usage(usage, "prompt_tokens", "completion_tokens")
+        return content, usage_of(usage, "prompt_tokens", "completion_tokens")

@@ -51,9 +51,6 @@ class ModelCatalogImpl:
         self._models: dict[str, LearningModel | None] = {}
         self._lock = threading.Lock()
 
-    def __repr__(self) -> str:
-        return f"ModelCatalogImpl(openai_base_url={self._openai_base_url!r})"
-
     def providers(self) -> tuple[str, ...]:
         # OpenAI: a key (or a secret to read it from), or an endpoint that is not the public
         # one (local servers need no key); Anthropic: a key, or a proxy that holds it.

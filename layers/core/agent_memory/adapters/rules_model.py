@@ -15,4 +15,4 @@ class RulesModel:
     def propose(self, request: ModelRequest) -> ModelReply:
         """The task's local answer for this request; usage is zero (nothing is paid)."""
         text, latency_ms = within_deadline(request.local_answer, request.deadline_s, NAME)
-        return ModelReply(text=text, model=NAME, usage=Usage(0, 0), latency_ms=latency_ms)
+        return ModelReply(text=text, model=NAME, usage=Usage(), latency_ms=latency_ms)

@@ -40,10 +40,8 @@ class InvalidModelOutput(DomainError, tag="InvalidModelOutput", status=502):
     """
 
 
-def decode_json(text: object) -> Any:
+def decode_json(text: str) -> Any:
     """The JSON value of an answer: the text alone, or wrapped in one Markdown code fence."""
-    if not isinstance(text, str):
-        raise InvalidModelOutput("the answer is not text")
     body = text.strip()
     fenced = _FENCE.match(body)
     if fenced:
@@ -69,7 +67,7 @@ def validated(model: type[Answer], data: Any) -> Answer:
         raise InvalidModelOutput(_message(first, path), path) from None
 
 
-def parse_answer(model: type[Answer], text: object) -> Answer:
+def parse_answer(model: type[Answer], text: str) -> Answer:
     """Decode and validate an answer in one step (what most tasks' parsers are)."""
     return validated(model, decode_json(text))
 

@@ -31,8 +31,6 @@ MAX_CHANGES = 100
 
 @dataclass(frozen=True)
 class TurnItem:
-    """One new item through the turn: its id, role, saved actor and words."""
-
     id: str
     role: str  # user | assistant | tool | notice
     actor: str | None

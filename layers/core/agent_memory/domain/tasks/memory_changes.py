@@ -158,7 +158,6 @@ class MemoryChanges(ModelTask[LearningRequest, tuple[ProposedChange, ...]]):
         return render_evidence(task_input)
 
     def local_answer(self, task_input: LearningRequest) -> BaseModel:
-        """The `local/rules` extractor's changes."""
         return local_changes(task_input)
 
     def parse(self, text: str, task_input: LearningRequest) -> tuple[ProposedChange, ...]:
