@@ -7,8 +7,6 @@
   find a person's chats (persistence/erasure.py).
 - `CHAT#<id>/TURN#<turnId>` and `CHAT#<id>/ITEM#<seq:08d>`: metadata in plaintext (learning
   checks it without decrypting), `text` sealed under {org, pool: chat id, field: item}.
-
-Their keys, their rows to and from the domain objects, and the chat row's item fence.
 """
 
 from __future__ import annotations

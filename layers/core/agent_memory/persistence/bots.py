@@ -173,19 +173,13 @@ class BotRepository(SealedRows):
         newest item (`chat_for_items`) and the turn row apart (the same read units)."""
         pk = chat_pk(chat_id)
         if for_items:
-            chat_for = self.chat_for_items(chat_id)
-            if chat_for is None:
-                return None, None
-            found = self._store.get(pk, turn_sk(turn_id))
-            turn_for = turn_of(chat_id, found) if found and found.get("type") == "turn" else None
-            return chat_for, turn_for
-        chat: Chat | None = None
-        turn: Turn | None = None
-        for row in self._store.get_many([(pk, keys.HEAD), (pk, turn_sk(turn_id))]):
-            if row.get("type") == "chat":
-                chat = chat_of(row)
-            elif row.get("type") == "turn":
-                turn = turn_of(chat_id, row)
+            chat = self.chat_for_items(chat_id)
+            found = None if chat is None else self._store.get(pk, turn_sk(turn_id))
+            rows = [] if found is None else [found]
+        else:
+            rows = self._store.get_many([(pk, keys.HEAD), (pk, turn_sk(turn_id))])
+            chat = next((chat_of(r) for r in rows if r.get("type") == "chat"), None)
+        turn = next((turn_of(chat_id, r) for r in rows if r.get("type") == "turn"), None)
         return chat, turn
 
     def chats(self, chat_ids: Sequence[str]) -> list[Chat]:
@@ -324,18 +318,11 @@ class BotRepository(SealedRows):
             ]
         )
 
-    def items(
-        self, chat: Chat, *, after: int = 0, limit: int | None = None
-    ) -> list[tuple[ChatItem, bytes]]:
+    def items(self, chat: Chat, *, after: int, limit: int) -> list[tuple[ChatItem, bytes]]:
         """The history after item `after`, oldest first, words still sealed."""
-        page = self._store.query(
-            chat_pk(chat.id),
-            KeyRange(low=item_sk(after + 1), high=f"{ITEM_PREFIX}~"),
-            limit=limit,
-        )
-        return [
-            (item_of(r), bytes(r["text"])) for r in page.records if r.get("type") == "chat-item"
-        ]
+        span = KeyRange(low=item_sk(after + 1), high=f"{ITEM_PREFIX}~")
+        page = self._store.query(chat_pk(chat.id), span, limit=limit)
+        return [(item_of(r), bytes(r["text"])) for r in page.records]
 
     def items_at(self, chat: Chat, seqs: Sequence[int]) -> list[tuple[ChatItem, bytes]]:
         """Items of the chat by number, words still sealed, in one batch read, oldest
@@ -344,7 +331,7 @@ class BotRepository(SealedRows):
             return []
         pk = chat_pk(chat.id)
         rows = self._store.get_many([(pk, item_sk(s)) for s in dict.fromkeys(seqs)])
-        found = [(item_of(r), bytes(r["text"])) for r in rows if r.get("type") == "chat-item"]
+        found = [(item_of(r), bytes(r["text"])) for r in rows]
         return sorted(found, key=lambda pair: pair[0].seq)
 
     def chat_and_items(
