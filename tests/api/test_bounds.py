@@ -21,7 +21,8 @@ from agent_memory.api.contracts.sessions import SessionEntryOut
 from agent_memory.domain import session_memory
 from agent_memory.domain.bounds import (
     ANSWER_BUDGET,
-    KEYED_POOL,
+    KEYED_POOL_CONTENT,
+    KEYED_POOL_ENTRIES,
     LAMBDA_RESPONSE_BYTES,
     MAX_ENTRY_CONTENT,
     MAX_SESSION_ITEMS,
@@ -75,7 +76,7 @@ T = 9_999_999_999_999
 def _worst_metas(sources: tuple[ItemSource, ...]) -> list[tuple[EntryMeta, str]]:
     """A pool at both bounds: every entry retracted (its content still shown), the longest
     key, the most sources, the content spread over all entries."""
-    entries, total = KEYED_POOL.max_entries, KEYED_POOL.max_content
+    entries, total = KEYED_POOL_ENTRIES, KEYED_POOL_CONTENT
     metas = []
     for n in range(entries):
         key = (KEY_CHAR * MAX_KEY_LENGTH)[: MAX_KEY_LENGTH - 4] + f"{n:04d}"
@@ -115,8 +116,8 @@ def worst_agent_memory() -> dict[str, Any]:
 @pytest.mark.parametrize("read", [worst_session_memory, worst_agent_memory])
 def test_the_worst_read_of_a_pool_at_its_bounds_is_under_6_mb(read: Any) -> None:
     document = read()
-    assert len(document["entries"]) == KEYED_POOL.max_entries
-    assert sum(len(e["content"]) for e in document["entries"].values()) == KEYED_POOL.max_content
+    assert len(document["entries"]) == KEYED_POOL_ENTRIES
+    assert sum(len(e["content"]) for e in document["entries"].values()) == KEYED_POOL_CONTENT
     size = carried_size(document)
     assert size <= ANSWER_BUDGET < LAMBDA_RESPONSE_BYTES, size
 
@@ -159,7 +160,7 @@ def _refused(answer: Any, where: list[str | int]) -> dict[str, Any]:
 
 def _fill_content(send: Any) -> None:
     """Remember until the pool holds exactly its content bound."""
-    full, rest = divmod(KEYED_POOL.max_content, MAX_ENTRY_CONTENT)
+    full, rest = divmod(KEYED_POOL_CONTENT, MAX_ENTRY_CONTENT)
     for n in range(full):
         assert send(f"k{n}", "x" * MAX_ENTRY_CONTENT).status_code == 200
     if rest:
@@ -171,7 +172,7 @@ def test_a_session_memory_at_its_content_bound_refuses_the_next_remember(api: Ap
     _fill_content(lambda key, content: _remember(api, user, session_id, key, content))
     before = api.client.get(f"/v1/sessions/{session_id}/memory", headers=user.headers).json()
     error = _refused(_remember(api, user, session_id, "one-more", "x"), ["command", "content"])
-    assert str(KEYED_POOL.max_content) in error["message"]
+    assert str(KEYED_POOL_CONTENT) in error["message"]
     # A Remember that replaces an entry with shorter content makes room, then the next fits.
     assert _remember(api, user, session_id, "k0", "short").status_code == 200
     assert _remember(api, user, session_id, "one-more", "x").status_code == 200
@@ -210,17 +211,17 @@ def test_a_session_at_its_entry_bound_refuses_a_new_key_but_replaces_a_known_one
     session = repo.get(session_id)
     assert session is not None
     actions: list[Any] = []
-    for n in range(KEYED_POOL.max_entries):
+    for n in range(KEYED_POOL_ENTRIES):
         meta = session_memory.fact(f"k{n}", "fact", "x", (), T, session.revision)
         actions += repo.entry_put(session, meta, "x", None)
     for start in range(0, len(actions), 100):
         repo.write(actions[start : start + 100])
     error = _refused(_remember(api, user, session_id, "new-key", "x"), ["command", "key"])
-    assert str(KEYED_POOL.max_entries) in error["message"]
+    assert str(KEYED_POOL_ENTRIES) in error["message"]
     assert _remember(api, user, session_id, "k7", "replaced").status_code == 200
     read = api.client.get(f"/v1/sessions/{session_id}/memory", headers=user.headers)
     assert read.status_code == 200
-    assert len(read.json()["entries"]) == KEYED_POOL.max_entries
+    assert len(read.json()["entries"]) == KEYED_POOL_ENTRIES
     assert read.json()["entries"]["k7"]["content"] == "replaced"
 
 
@@ -286,7 +287,7 @@ def test_learning_at_the_bound_refuses_a_new_key_with_a_reason_and_applies_the_r
     ana = pools.ana
     agent = pools.sessions._agents.create(ana, "Trip planner")
     session = pools.sessions.create(ana, agent.id)
-    for n in range(KEYED_POOL.max_entries):
+    for n in range(KEYED_POOL_ENTRIES):
         current = pools.sessions.get(ana, session.id)
         pools.memory.command(
             ana, session.id, current.head, current.revision, Remember(f"k{n}", "x", "fact")
@@ -312,12 +313,12 @@ def test_learning_at_the_bound_refuses_a_new_key_with_a_reason_and_applies_the_r
         _finish,
     )
     assert outcome.applied == [{"key": "k3", "op": "remember"}]
-    reason = POOL_FULL.format(entries=KEYED_POOL.max_entries, content=KEYED_POOL.max_content)
+    reason = POOL_FULL.format(entries=KEYED_POOL_ENTRIES, content=KEYED_POOL_CONTENT)
     assert [(r["change"]["key"], r["reason"]) for r in outcome.rejected] == [("budget", reason)]
     entries = {e.meta.name: e for e in pools.memory.read(ana, session.id).entries}
     assert "budget" not in entries
     assert entries["k3"].content == "The trip budget is 1500 EUR."
-    assert len(entries) == KEYED_POOL.max_entries
+    assert len(entries) == KEYED_POOL_ENTRIES
 
 
 # --- lists stop at one answer's budget ---------------------------------------------------------

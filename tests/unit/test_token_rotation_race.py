@@ -41,6 +41,6 @@ def test_a_token_added_during_a_rotation_is_rotated_away() -> None:
     for gone in (first.secret, repo.added[0]):
         assert repo.principal_for(hash_token(gone)) is None
     assert repo.principal_for(rotated.digest) == BEN
-    ben = repo.get_user("acme", "ben")
+    ben = repo.holding("acme", "ben")
     assert ben is not None
-    assert [t.prefix for t in repo.held(ben)] == [rotated.prefix]
+    assert [t.held.prefix for t in ben.tokens] == [rotated.prefix]

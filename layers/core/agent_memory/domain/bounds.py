@@ -8,8 +8,8 @@ import them from here, so a route's module reads them without loading those rule
 An answer stays under Lambda's payload two ways, one per kind of answer:
 
 - A read that returns a whole pool (seed 000's session and agent memory) is bounded by the
-  pool: a keyed pool holds at most `KEYED_POOL.max_entries` entries and
-  `KEYED_POOL.max_content` characters of content (retracted entries count: the read shows
+  pool: a keyed pool holds at most `KEYED_POOL_ENTRIES` entries and
+  `KEYED_POOL_CONTENT` characters of content (retracted entries count: the read shows
   them), and a Session at most `MAX_SESSION_ITEMS` items (its read lists the processed ids).
   The write that would pass a bound is a 413 `TooLarge` naming the field; learning refuses
   the change with `POOL_FULL`. Bounds are checked on plaintext metadata (an entry's
@@ -129,19 +129,9 @@ POOL_FULL = (
 )
 
 
-@dataclass(frozen=True)
-class PoolBound:
-    """How much one pool may hold: entries (active and retracted) and content characters."""
-
-    max_entries: int
-    max_content: int
-
-
 # Everything of a seed 004 object but its free text, as carried: field names, an id of 68
 # characters, category, importance, three timestamps, the entity's type (measured: 430).
 OBJECT_FRAME = 512
-
-KEYED_POOL = PoolBound(max_entries=KEYED_POOL_ENTRIES, max_content=KEYED_POOL_CONTENT)
 
 
 @dataclass(frozen=True)
@@ -166,41 +156,38 @@ class PoolSize:
             return PoolSize(self.entries + 1, self.content + length)
         return PoolSize(self.entries, self.content - previous.length + length)
 
-    def grows_past(self, after: PoolSize, bound: PoolBound) -> bool:
-        """`after` adds what takes the pool past `bound` (a change that only shrinks is
-        never refused, even in a pool already over a bound lowered since)."""
-        more_entries = after.entries > self.entries and after.entries > bound.max_entries
-        more_content = after.content > self.content and after.content > bound.max_content
-        return more_entries or more_content
+    def passes_bound(self, after: PoolSize) -> Literal["key", "content"] | None:
+        """What `after` adds past the pool's bound: an entry (`key`) or `content`; None when
+        nothing (a change that only shrinks is never refused, even in a pool already over a
+        bound lowered since)."""
+        if after.entries > self.entries and after.entries > KEYED_POOL_ENTRIES:
+            return "key"
+        if after.content > self.content and after.content > KEYED_POOL_CONTENT:
+            return "content"
+        return None
 
 
-def check_remember(
-    metas: Iterable[EntryMeta],
-    previous: EntryMeta | None,
-    length: int,
-    bound: PoolBound = KEYED_POOL,
-) -> None:
+def check_remember(metas: Iterable[EntryMeta], previous: EntryMeta | None, length: int) -> None:
     """A person's Remember that would take the pool past its bound: 413 naming the field
     (`["command", "key"]` for one entry too many, `["command", "content"]` for content)."""
     before = PoolSize.of(metas)
     after = before.remembered(previous, length)
-    if after.entries > before.entries and after.entries > bound.max_entries:
+    passed = before.passes_bound(after)
+    if passed == "key":
         raise TooLarge(
-            f"this memory holds at most {bound.max_entries} entries (retracted ones too); "
+            f"this memory holds at most {KEYED_POOL_ENTRIES} entries (retracted ones too); "
             "Remember under one of its keys replaces that entry",
             ["command", "key"],
         )
-    if after.content > bound.max_content and after.content > before.content:
+    if passed == "content":
         raise TooLarge(
-            f"this memory holds at most {bound.max_content} characters of content; this "
+            f"this memory holds at most {KEYED_POOL_CONTENT} characters of content; this "
             f"Remember would take it to {after.content}",
             ["command", "content"],
         )
 
 
-def within_bound(
-    decision: Decision, current: Mapping[str, EntryMeta], bound: PoolBound = KEYED_POOL
-) -> Decision:
+def within_bound(decision: Decision, current: Mapping[str, EntryMeta]) -> Decision:
     """Learning's changes as far as the pool's bound allows: a Remember that would pass it
     is rejected with `POOL_FULL` (a change is applied whole or not at all)."""
     from agent_memory.domain.consolidation import Decision, Rejection
@@ -209,11 +196,11 @@ def within_bound(
     size = PoolSize.of(current.values())
     accepted: list[Any] = []
     refused: list[Rejection] = []
-    reason = POOL_FULL.format(entries=bound.max_entries, content=bound.max_content)
+    reason = POOL_FULL.format(entries=KEYED_POOL_ENTRIES, content=KEYED_POOL_CONTENT)
     for change in decision.accepted:
         if isinstance(change, ProposedRemember):
             grown = size.remembered(current.get(change.key), len(change.content))
-            if size.grows_past(grown, bound):
+            if size.passes_bound(grown) is not None:
                 refused.append(Rejection(change, reason))
                 continue
             size = grown

@@ -84,8 +84,7 @@ def execution_ended(
 
 
 def is_event(action: Action) -> bool:
-    """Whether `action` writes an event row (a caller that replays a transaction's actions
-    may leave the event out: it was written with the change)."""
+    """Whether `action` writes an event row."""
     return isinstance(action, Put) and action.record.get("type") == ROW_TYPE
 
 
@@ -159,11 +158,6 @@ def _row(told: list[Record]) -> Put:
     return Put(record, Absent())
 
 
-def _events(row: Record) -> list[Event]:
-    """The events of a feed row: its own, then those in `more` (ids `<row id>.<n>`)."""
-    return [_event(told) for told in _told(Put(row))]
-
-
 def _event(row: Record) -> Event:
     ids: Any = row.get("object") or {}
     by: Any = row.get("by")
@@ -191,7 +185,9 @@ class EventRepository(StoreRows):
             page = self._store.query(
                 partition(org_id), KeyRange(low=low, high=event_sk("~")), limit=limit + 1
             )
-        events = [e for row in page.records if row.get("type") == ROW_TYPE for e in _events(row)]
+        # A row's own event, then those in its `more` (ids `<row id>.<n>`).
+        rows = [Put(row) for row in page.records if row.get("type") == ROW_TYPE]
+        events = [_event(told) for row in rows for told in _told(row)]
         if position is not None:
             events = [e for e in events if e.id > position]
         return events[:limit]

@@ -136,13 +136,14 @@ class IdentityRepository(OrganizationRepository):
 
     def user_and_org(self, org_id: str, user_id: str) -> tuple[User | None, Organization | None]:
         """The person and their organization's row, in one strongly consistent batch."""
-        user_key, org_key = (keys.user(org_id, user_id), keys.HEAD), (keys.org(org_id), keys.HEAD)
-        rows = {(r["pk"], r["sk"]): r for r in self._store.get_many([user_key, org_key])}
-        user, org = rows.get(user_key), rows.get(org_key)
-        return (
-            None if user is None else _user(org_id, user_id, user),
-            live_org(org_id, org),
-        )
+        user, org = self._beside_org(keys.user(org_id, user_id), org_id)
+        return (None if user is None else _user(org_id, user_id, user)), live_org(org_id, org)
+
+    def _beside_org(self, pk: str, org_id: str) -> tuple[Record | None, Record | None]:
+        """The head rows of `pk` and of the organization, in one strongly consistent batch."""
+        wanted = [(pk, keys.HEAD), (keys.org(org_id), keys.HEAD)]
+        rows = {(r["pk"], r["sk"]): r for r in self._store.get_many(wanted)}
+        return rows.get(wanted[0]), rows.get(wanted[1])
 
     def users(self, org_id: str, after: str | None, limit: int) -> tuple[list[ListedUser], bool]:
         """A page of the organization's people in id order, and whether more follow."""
@@ -222,10 +223,6 @@ class IdentityRepository(OrganizationRepository):
             return None
         user = _user(org_id, user_id, row)
         return Holding(user, int(row["tokenRev"]), self._stored_tokens(user))
-
-    def held(self, user: User) -> list[HeldToken]:
-        """The tokens `user` holds, oldest first."""
-        return [stored.held for stored in self._stored_tokens(user)]
 
     def _stored_tokens(self, user: User) -> list[StoredToken]:
         pk = keys.user(user.org_id, user.id)
@@ -337,9 +334,8 @@ class IdentityRepository(OrganizationRepository):
     ) -> tuple[Principal | None, Organization | None]:
         """The token's principal and the row of `org_id` (the token's organization, known
         from an earlier request), read in one strongly consistent batch."""
-        token_key, org_key = (keys.token(digest), keys.HEAD), (keys.org(org_id), keys.HEAD)
-        rows = {(r["pk"], r["sk"]): r for r in self._store.get_many([token_key, org_key])}
-        token, org = rows.get(token_key), live_org(org_id, rows.get(org_key))
+        token, row = self._beside_org(keys.token(digest), org_id)
+        org = live_org(org_id, row)
         if org is None and token is not None and str(token["orgId"]) == org_id:
             return None, None  # its organization is going: as a revoked token
         return (None if token is None else _principal(token)), org

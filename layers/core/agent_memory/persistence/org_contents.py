@@ -17,6 +17,7 @@ what the next call needs.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.memory_bot import turn_event
@@ -87,18 +88,15 @@ class OrgContents(StoreRows):
                 )
                 own += 1
                 continue
-            links += self._unlink(bot_id, org_id)
+            links += until_it_lands(
+                partial(self._unlink, bot_id, org_id),
+                lambda: Unavailable("the bot kept changing while its link was removed"),
+            )
             self._store.write([Delete(org_bots_pk(org_id), bot_id)])
         return own, links
 
     def _unlink(self, bot_id: str, org_id: str) -> int:
         """Another organization's bot forgets its link to this one (1 when it had one)."""
-        return until_it_lands(
-            lambda: self._unlink_once(bot_id, org_id),
-            lambda: Unavailable("the bot kept changing while its link was removed"),
-        )
-
-    def _unlink_once(self, bot_id: str, org_id: str) -> int:
         bot = self._store.get(bot_pk(bot_id), keys.HEAD)
         if bot is None or org_id not in (bot.get("links") or {}):
             return 0

@@ -369,8 +369,8 @@ class IdentityService:
         """Oldest first: who issued each and when."""
         if principal.user_id is None or principal.org_id is None:
             return []
-        user = self._repo.get_user(principal.org_id, principal.user_id)
-        return [] if user is None else self._repo.held(user)
+        holding = self._repo.holding(principal.org_id, principal.user_id)
+        return [] if holding is None else [stored.held for stored in holding.tokens]
 
     def revoke_own_token(self, principal: Principal, prefix: str) -> None:
         """Anyone else's token answers as an unknown one."""
