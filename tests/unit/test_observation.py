@@ -104,10 +104,9 @@ def test_buffer_tokens_is_a_share_or_a_count() -> None:
 
 
 def test_auto_idle_is_the_providers_prompt_cache_lifetime() -> None:
-    assert rules.idle_ms("auto", "anthropic/claude-haiku-4-5") == 300_000
-    assert rules.idle_ms("auto", None) == rules.DEFAULT_PROMPT_CACHE_MS
-    assert rules.idle_ms(False, None) is None
-    assert rules.idle_ms(60_000, None) == 60_000
+    assert rules.idle_ms("auto") == 300_000
+    assert rules.idle_ms(False) is None
+    assert rules.idle_ms(60_000) == 60_000
 
 
 def test_a_save_observes_at_the_interval_or_at_a_turns_end_with_buffer_on_idle() -> None:

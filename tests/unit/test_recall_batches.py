@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from agent_memory.domain.observation import idle
 from agent_memory.domain.recall_batches import (
     IDLE_MS,
     batch_due,
     batch_size,
-    idle,
     may_be_observed_out,
-    observed_out,
 )
 
 
@@ -34,7 +33,5 @@ def test_observed_out_and_idle() -> None:
     assert not may_be_observed_out(300, 30_000, idle_activation=False)
     assert may_be_observed_out(30_001, 30_000, idle_activation=False)
     assert may_be_observed_out(0, 30_000, idle_activation=True)
-    assert observed_out(4, 6)
-    assert not observed_out(6, 6)
-    assert not idle(1_000, 1_000 + IDLE_MS - 1)
-    assert idle(1_000, 1_000 + IDLE_MS)
+    assert not idle(1_000, 1_000 + IDLE_MS - 1, IDLE_MS)
+    assert idle(1_000, 1_000 + IDLE_MS, IDLE_MS)

@@ -41,9 +41,13 @@ def test_only_conversation_text_is_embedded() -> None:
 
 def test_the_last_n_are_left_out_and_duplicates_once() -> None:
     hits = [Hit("th_1", 9, 0.9), Hit("th_1", 3, 0.8), Hit("th_2", 9, 0.7), Hit("th_1", 3, 0.6)]
-    kept = rules.kept_hits(hits, 5, current_thread="th_1", recent_from=8)
+    kept = rules.kept_hits(hits, current_thread="th_1", recent_from=8)
     assert kept == [Hit("th_1", 3, 0.8), Hit("th_2", 9, 0.7)]
-    assert rules.kept_hits(hits, 1, "th_1", None) == [Hit("th_1", 9, 0.9)]
+    assert rules.kept_hits(hits, "th_1", None) == [
+        Hit("th_1", 9, 0.9),
+        Hit("th_1", 3, 0.8),
+        Hit("th_2", 9, 0.7),
+    ]
 
 
 def test_windows_merge_when_they_touch_and_stop_before_the_last_n() -> None:

@@ -23,10 +23,9 @@ from agent_memory.domain.threads import Found
 
 # A chat message's role framing (OpenAI's chat format spends about four tokens on it).
 MESSAGE_OVERHEAD = 4
-# "auto" idle activation: the model provider's prompt-cache lifetime (Anthropic, Bedrock's
-# prompt caching and OpenAI keep a cached prefix about five minutes after its last use).
-PROMPT_CACHE_MS: dict[str, int] = {"anthropic": 300_000, "bedrock": 300_000, "openai": 300_000}
-DEFAULT_PROMPT_CACHE_MS = 300_000
+# "auto" idle activation: the model providers' prompt-cache lifetime (Anthropic, Bedrock's
+# prompt caching and OpenAI all keep a cached prefix about five minutes after its last use).
+PROMPT_CACHE_MS = 300_000
 # The synchronous observation inside a context request (API.md: under API Gateway's 30 s).
 BLOCK_DEADLINE_S = 20.0
 # A reflection condenses at least this many log chunks (one chunk is already dense).
@@ -79,14 +78,12 @@ def observing(options: Mapping[str, Any]) -> bool:
 # --- thresholds ---------------------------------------------------------------------------
 
 
-def idle_ms(value: int | str | bool | None, model: str | None) -> int | None:
-    """An effective `activateAfterIdle` as milliseconds, or None when it is off. `"auto"`
-    is the prompt-cache lifetime of the model's provider (five minutes when unknown)."""
+def idle_ms(value: int | str | bool | None) -> int | None:
+    """An effective `activateAfterIdle` as milliseconds, or None when it is off."""
     if value is None or value is False or value is True:
         return None
     if value == "auto":
-        provider = (model or "").split("/", 1)[0]
-        return PROMPT_CACHE_MS.get(provider, DEFAULT_PROMPT_CACHE_MS)
+        return PROMPT_CACHE_MS
     return int(value)
 
 
@@ -106,9 +103,8 @@ class Thresholds:
     reflect_idle_ms: int | None
 
 
-def thresholds(observer: Mapping[str, Any], model: str | None = None) -> Thresholds:
-    """The thresholds of an effective `observationalMemory` block (memory_options.effective);
-    `model` names the observer's model, for `"auto"` idle activation."""
+def thresholds(observer: Mapping[str, Any]) -> Thresholds:
+    """The thresholds of an effective `observationalMemory` block (memory_options.effective)."""
     obs, ref = observer["observation"], observer["reflection"]
     limit = int(obs["messageTokens"])
     log_limit = int(ref["observationTokens"])
@@ -120,11 +116,11 @@ def thresholds(observer: Mapping[str, Any], model: str | None = None) -> Thresho
         activation=float(obs["bufferActivation"]),
         block_after=math.ceil(limit * float(obs["blockAfter"])),
         buffer_on_idle=bool(obs["bufferOnIdle"]),
-        idle_ms=idle_ms(obs["activateAfterIdle"], model),
+        idle_ms=idle_ms(obs["activateAfterIdle"]),
         log_tokens=log_limit,
         reflect_from=math.ceil(log_limit * float(ref["bufferActivation"])),
         reflect_block=math.ceil(log_limit * float(ref["blockAfter"])),
-        reflect_idle_ms=idle_ms(ref["activateAfterIdle"], model),
+        reflect_idle_ms=idle_ms(ref["activateAfterIdle"]),
     )
 
 

@@ -97,11 +97,9 @@ def candidates_wanted(settings: RecallSettings, last_messages: int, max_top_k: i
     return max(1, min(max_top_k, max(CANDIDATES, settings.top_k + max(0, last_messages))))
 
 
-def kept_hits(
-    hits: Iterable[Hit], top_k: int, current_thread: str, recent_from: int | None
-) -> list[Hit]:
-    """The best `top_k` hits that are not among the current thread's last N (positions at
-    or after `recent_from`; None when the context holds no recent message)."""
+def kept_hits(hits: Iterable[Hit], current_thread: str, recent_from: int | None) -> list[Hit]:
+    """The hits, best first and each once, that are not among the current thread's last N
+    (positions at or after `recent_from`; None when the context holds no recent message)."""
     kept: list[Hit] = []
     seen: set[tuple[str, int]] = set()
     for hit in sorted(hits, key=lambda h: -h.score):
@@ -111,8 +109,6 @@ def kept_hits(
             continue
         seen.add((hit.thread_id, hit.seq))
         kept.append(hit)
-        if len(kept) == top_k:
-            break
     return kept
 
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agent_memory.domain.observation import observing
+from agent_memory.domain.observation import PROMPT_CACHE_MS, observing
 
 # S3 Vectors bills each PutVectors as 128 KB at least (aws.amazon.com/s3/pricing).
 PUT_MIN_BYTES = 128 * 1024
 # A vector's key and metadata (ids only) next to its float32 values, bytes.
 VECTOR_OVERHEAD_BYTES = 200
-# No save for this long and a thread is idle: the observer's own "auto" idle (5 minutes).
-IDLE_MS = 5 * 60 * 1000
+# No save for this long and a thread is idle: the observer's own "auto" idle.
+IDLE_MS = PROMPT_CACHE_MS
 
 
 def batch_size(shown: int | None, dimension: int) -> int:
@@ -48,14 +48,3 @@ def may_be_observed_out(tokens: int, message_tokens: int, idle_activation: bool)
     worth reading): only past `messageTokens` of the thread's saved tokens (`blockAfter` is
     at least 1 x), or at any time with idle activation on."""
     return idle_activation or tokens > message_tokens
-
-
-def observed_out(indexed: int, active: int) -> bool:
-    """Whether a message not indexed yet (numbered from `indexed`) has left the raw window
-    for the observer's active observations (messages below `active`)."""
-    return active > indexed
-
-
-def idle(last_save_ms: int, now_ms: int) -> bool:
-    """Whether a thread last saved at `last_save_ms` is idle at `now_ms`."""
-    return now_ms - last_save_ms >= IDLE_MS

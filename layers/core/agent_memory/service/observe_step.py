@@ -32,7 +32,6 @@ from agent_memory.service.observer import (
     Observer,
     observer_model,
     reflection_ask,
-    thresholds,
 )
 from agent_memory.service.thread_learning import Saved, ThreadReader, ThreadStep
 
@@ -72,7 +71,7 @@ class ObserveStep(ThreadStep):
         """Unobserved tokens reached `bufferTokens`, or a turn ended with `bufferOnIdle`."""
         if not rules.observing(saved.options):
             return False
-        t = thresholds(saved.options, self._observer.platform_model)
+        t = rules.thresholds(saved.options["observationalMemory"])
         batch = rules.total_message_tokens([m.content for m in saved.messages])
         pending = saved.thread.tokens + batch - saved.thread.observed_tokens
         return rules.wants_observation(pending, t, turn_ended=saved.turn_ended)
@@ -98,7 +97,7 @@ class ObserveStep(ThreadStep):
             return None
         stored, options = found
         log_ = self._observer.logs.log(stored.thread)
-        t = thresholds(options, self._observer.platform_model)
+        t = rules.thresholds(options["observationalMemory"])
         if rules.wants_reflection(log_.active, bool(log_.of("reflection", "buffered")), t):
             return self._reflection_evidence(pool, stored.thread, options, log_)
         return self._observation_evidence(pool, stored, options, log_, upto)

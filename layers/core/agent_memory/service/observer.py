@@ -45,11 +45,6 @@ def _manages_notes(options: Mapping[str, Any]) -> bool:
     return bool(manages and options["workingMemory"]["enabled"])
 
 
-def thresholds(options: Mapping[str, Any], platform: str | None) -> rules.Thresholds:
-    om = options["observationalMemory"]
-    return rules.thresholds(om, observer_model(om, platform))
-
-
 @dataclass(frozen=True)
 class Observed:
     """One observation ready to commit: messages `position <= seq < upto`."""

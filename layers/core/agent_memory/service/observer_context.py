@@ -32,7 +32,6 @@ from agent_memory.service.observer import (
     merged,
     observer_model,
     reflection_ask,
-    thresholds,
 )
 from agent_memory.service.recall import RecallService
 from agent_memory.service.thread_learning import thread_pool
@@ -80,7 +79,7 @@ class ObserverService:
 
     def context(self, stored: StoredThread, options: Mapping[str, Any]) -> ObservedContext:
         """The messages after the active observations, the observations, and the recall tool."""
-        t = thresholds(options, self._observer.platform_model)
+        t = rules.thresholds(options["observationalMemory"])
         started = time.monotonic()
         thread = stored.thread
         log_ = self._logs.log(thread)

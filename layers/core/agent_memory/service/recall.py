@@ -227,7 +227,7 @@ class RecallService:
     ) -> list[rules.Hit]:
         """Dense candidates re-ranked with the lexical score of the text their vector embeds,
         those said by a person the new message names lifted."""
-        candidates = rules.kept_hits(hits, len(hits), thread.id, recent_from)
+        candidates = rules.kept_hits(hits, thread.id, recent_from)
         started = time.perf_counter()
         texts = self.repo.messages_at(
             [(self._scoped(thread, t), seq) for t, seq in ranking.text_positions(candidates)]

@@ -9,7 +9,7 @@ from typing import Any
 
 from agent_memory.domain import recall as rules
 from agent_memory.domain import recall_batches as batches
-from agent_memory.domain.observation import observing
+from agent_memory.domain.observation import idle, observing
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.recall_pending import (
     NOTHING_LEFT,
@@ -119,7 +119,8 @@ class RecallStep(ThreadStep):
             observation["activateAfterIdle"] is not False,
         ):
             return False
-        return batches.observed_out(position, observed_boundary(self.store, thread.id))
+        # The observer's active observations replace messages below its boundary.
+        return observed_boundary(self.store, thread.id) > position
 
     def change(
         self, evidence: Evidence[RecallDetail], changes: None, finish: FinishActions
@@ -144,7 +145,7 @@ class RecallStep(ThreadStep):
         for row in self.pending.rows():
             if row.done:
                 self.pending.forget(row)
-            elif batches.idle(row.at, now) and waiting < FLUSH_LIMIT:
+            elif idle(row.at, now, batches.IDLE_MS) and waiting < FLUSH_LIMIT:
                 pool = PoolRef(self.kind, row.org_id, row.thread_id)
                 workflow.wait(pool, event=event, reason="idle", upto=row.upto)
                 waiting += 1
