@@ -6,20 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.domain.memory_bot import ModelCall
-from agent_memory.persistence.bot_rows import chat_pk
 
 
 def logged_calls(services: Any, chat_id: str) -> list[ModelCall]:
     """The Chat's logged model calls, newest first."""
     repo = services.memory_bot.repo
     chat = services.bots.repo.get_chat(chat_id)
-    found = repo._store.query(chat_pk(chat_id)).records
     rows = [
-        r
-        for r in found
-        if str(r["sk"]).startswith("CALL#") or (str(r["sk"]).startswith("CONFESS#") and "task" in r)
+        *repo._newest(chat, "CALL#"),
+        *(r for r in repo._newest(chat, "CONFESS#") if "task" in r[0]),
     ]
-    rows.sort(key=lambda r: (int(r["at"]), str(r["sk"])), reverse=True)
+    rows.sort(key=lambda r: (int(r[0]["at"]), str(r[0]["sk"])), reverse=True)
     return [
         ModelCall(
             str(row["turnId"]),
@@ -32,5 +29,5 @@ def logged_calls(services: Any, chat_id: str) -> list[ModelCall]:
             float(row["ms"]) if row.get("ms") is not None else None,
             int(row["at"]),
         )
-        for row, opened in repo._opened(chat, rows)
+        for row, opened in rows
     ]

@@ -109,7 +109,7 @@ class MemoryBotRepository(SealedRows):
                 bool(row["calm"]),
                 int(row["at"]),
             )
-            for row, opened in self._opened(chat, self._newest(chat, CONFESSION_PREFIX))
+            for row, opened in self._newest(chat, CONFESSION_PREFIX)
         ]
 
     def add_enrichment(self, chat: Chat, enriched: Enriched) -> None:
@@ -129,7 +129,7 @@ class MemoryBotRepository(SealedRows):
                 tuple(str(i) for i in row.get("entryIds") or ()),
                 int(row["at"]),
             )
-            for row, opened in self._opened(chat, self._newest(chat, ENRICHMENT_PREFIX))
+            for row, opened in self._newest(chat, ENRICHMENT_PREFIX)
         ]
 
     def log_call(self, chat: Chat, call: ModelCall) -> None:
@@ -151,18 +151,15 @@ class MemoryBotRepository(SealedRows):
             "sealed": self._cipher.seal(sealed, scope=self._scope(chat), row=sk),
         }
 
-    def _opened(self, chat: Chat, rows: list[Record]) -> list[tuple[Record, dict[str, Any]]]:
+    def _newest(self, chat: Chat, prefix: str) -> list[tuple[Record, dict[str, Any]]]:
+        """The Chat's rows under `prefix`, newest first, each with its `sealed` opened."""
+        span = KeyRange(prefix=prefix)
+        page = self._store.query(chat_pk(chat.id), span, limit=LIST_LIMIT, newest_first=True)
         scope = self._scope(chat)
         return [
             (row, json.loads(self._cipher.open(bytes(row["sealed"]), scope=scope, row=row["sk"])))
-            for row in rows
+            for row in page.records
         ]
-
-    def _newest(self, chat: Chat, prefix: str) -> list[Record]:
-        page = self._store.query(
-            chat_pk(chat.id), KeyRange(prefix=prefix), limit=LIST_LIMIT, newest_first=True
-        )
-        return list(page.records)
 
     # -- the read position of learning, per Chat ---------------------------------------------
 
