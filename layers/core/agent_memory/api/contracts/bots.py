@@ -101,7 +101,6 @@ class BotsAnswer(Answer):
     )
 
 
-# A link's grant changes: a level, or null to remove that person's grant.
 LINK_GRANTS: JsonDict = {"additionalProperties": {"enum": ["read", "write", None]}}
 
 

@@ -100,7 +100,6 @@ async def start_turn(
 ) -> TurnStarted:
     """A Turn whose saved actor is the caller; `input` is what the Bot's model should see."""
     chat, turn = await run(svc, svc.bots.begin_turn, caller, chatId, body.input, notice=body.notice)
-    # The memory Bot rewrites the input with entries that help.
     text, enriched = await run(
         svc,
         svc.memory_bot.enrichment.enrich,
