@@ -71,7 +71,7 @@ class KmsCipher(envelope.Sealing):
         )
 
     def _record_kms_answer(self, parsed: Any = None, **_: Any) -> None:
-        code = (parsed or {}).get("Error", {}).get("Code") if isinstance(parsed, dict) else None
+        code = parsed.get("Error", {}).get("Code") if isinstance(parsed, dict) else None
         if code:
             self._kms_error.code = code
 

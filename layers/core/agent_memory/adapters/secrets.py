@@ -90,21 +90,16 @@ class SecretReader:
 class ApiKey:
     """One provider's key: `value` from the environment, else the secret `secret_arn`."""
 
-    value: str = field(default="", repr=False)
-    secret_arn: str = ""
-    read: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def from_secret(self) -> bool:
-        """The key must be read from Secrets Manager (no value in the environment)."""
-        return not self.value and bool(self.secret_arn) and self.read is not None
+    value: str = field(repr=False)
+    secret_arn: str
+    read: Callable[[str], str] = field(repr=False, compare=False)
 
     def __bool__(self) -> bool:
         """There is a key: in the environment, or a secret to read it from when asked."""
-        return bool(self.value) or self.from_secret
+        return bool(self.value or self.secret_arn)
 
     def __call__(self) -> str:
-        if self.from_secret:
-            assert self.read is not None  # from_secret checked it
-            return self.read(self.secret_arn)
-        return self.value
+        """The key; "" when there is none (a local server needs none)."""
+        if self.value or not self.secret_arn:
+            return self.value
+        return self.read(self.secret_arn)
