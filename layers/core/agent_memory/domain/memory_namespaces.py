@@ -69,7 +69,7 @@ def check_namespace_key(namespace: Any, key: Any) -> tuple[tuple[str, ...], str]
     return labels, key
 
 
-def _label(text: str) -> str:
+def position_part(text: str) -> str:
     """A label or key as a part of a position: `/` and `#` cannot split it."""
     return text.replace("%", "%25").replace("/", "%2F").replace("#", "%23")
 
@@ -81,12 +81,12 @@ def _unlabel(text: str) -> str:
 def namespace_position(labels: tuple[str, ...]) -> str:
     """`a/b/` for ("a", "b"): a prefix of this position is a prefix of labels, never of a
     label's characters, so ("a",) matches ("a", "b") and not ("ab",)."""
-    return "".join(f"{_label(label)}/" for label in labels)
+    return "".join(f"{position_part(label)}/" for label in labels)
 
 
 def namespace_key_position(labels: tuple[str, ...], key: str) -> str:
     """`a/b/#<key>`: one item's place among its organization's namespaced memories."""
-    return f"{namespace_position(labels)}#{_label(key)}"
+    return f"{namespace_position(labels)}#{position_part(key)}"
 
 
 def namespace_of_position(position: str) -> tuple[str, ...]:

@@ -304,7 +304,6 @@ OWNER_TAG = "owner:"
 
 
 def _tagged(meta: EntryMeta, prefix: str) -> str | None:
-    """The value of the entry's first tag that starts with `prefix`."""
     return next((t.removeprefix(prefix) for t in meta.tags if t.startswith(prefix)), None)
 
 

@@ -33,7 +33,7 @@ import struct
 from collections.abc import Callable, Sequence
 
 from agent_memory.domain.entries import ID_PREFIX, Entry, EntryMeta
-from agent_memory.domain.memory_namespaces import namespace_key_position
+from agent_memory.domain.memory_namespaces import position_part
 from agent_memory.domain.memory_objects import (
     MemoryObject,
     MemoryPage,
@@ -114,13 +114,8 @@ class MemoryObjectLayout:
         position = namespace_tag(meta)
         owner = owner_of(meta)
         if position is not None and meta.key is not None and owner is not None:
-            keys.append((namespace_partition(org, owner), f"{position}#{_key_part(meta.key)}"))
+            keys.append((namespace_partition(org, owner), f"{position}#{position_part(meta.key)}"))
         return keys
-
-
-def _key_part(key: str) -> str:
-    # The domain's encoding of a key within a position (one rule for both).
-    return namespace_key_position((), key).removeprefix("#")
 
 
 LAYOUT = MemoryObjectLayout()

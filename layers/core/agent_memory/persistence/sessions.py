@@ -311,7 +311,6 @@ def _head(row: Record | None) -> Session | None:
 
 
 def session_of(row: Record) -> Session:
-    """The Session in its head row."""
     return Session(
         id=str(row["pk"]).removeprefix("SESSION#"),
         org_id=str(row["orgId"]),

@@ -99,22 +99,13 @@ class AgentMemoryService:
             meta = forgotten(previous, now, version)
             change = self._repo.entry_retract(agent, previous, meta)
         metas[command.key] = meta
+        log = LogChange(version, now, "person", (command.key,), principal.user_id, principal.key_id)
         try:
             self._repo.write(
                 [
                     self._repo.head_change(agent, found.version, version, now),
                     *change,
-                    self._repo.log_put(
-                        agent,
-                        LogChange(
-                            version,
-                            now,
-                            "person",
-                            (command.key,),
-                            principal.user_id,
-                            principal.key_id,
-                        ),
-                    ),
+                    self._repo.log_put(agent, log),
                     event_action(agent.org_id, "memory.changed", {"agentId": agent.id}, now),
                 ]
             )

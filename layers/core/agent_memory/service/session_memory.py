@@ -110,9 +110,6 @@ class SessionMemoryService:
         if isinstance(command, Remember):
             check_remember(pool, previous, len(command.content))
         after, actions = self._plan(session, command, previous)
-        if isinstance(command, Remember | Forget):
-            ids, now = {"sessionId": session.id}, self._clock.now_ms()
-            actions = [*actions, event_action(session.org_id, "memory.changed", ids, now)]
         try:
             self._repo.write(actions)
         except WriteConflict as error:
@@ -129,33 +126,27 @@ class SessionMemoryService:
         # The edit's Item is the change's source; read too when all before it was read.
         seq = session.item_count + 1
         after = session.with_items(1, mark_processed=session.processed == session.item_count)
-        sources = (item_id(seq),)
+        sources = item_sources([item_id(seq)])
         edit: Literal["Remember", "Forget"] = (
             "Remember" if isinstance(command, Remember) else "Forget"
         )
         note = ItemToAdd(seq, "notice", edit_note(command), edit=edit)
         change: list[Action]
         if isinstance(command, Remember):
-            meta = fact(
-                command.key,
-                command.kind,
-                command.content,
-                item_sources(sources),
-                now,
-                after.revision,
-            )
+            meta = fact(command.key, command.kind, command.content, sources, now, after.revision)
             if previous is not None:
                 meta = replace(meta, created_at=previous.created_at)
             change = self._repo.entry_put(session, meta, command.content, previous)
         else:
             if previous is None:
                 raise SessionConflict(f"no fact has the key {command.key!r}")
-            retracted = previous.retracted(item_sources(sources), now, after.revision)
+            retracted = previous.retracted(sources, now, after.revision)
             change = self._repo.entry_retract(session, previous, retracted)
         return after, [
             self._repo.head_change(session, after, now),
             self._repo.item_put(session, note, now),
             *change,
+            event_action(session.org_id, "memory.changed", {"sessionId": session.id}, now),
         ]
 
     def _refresh(self, session: Session) -> Session:

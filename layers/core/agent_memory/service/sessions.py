@@ -13,7 +13,7 @@ from agent_memory.domain.bounds import SkipReason, check_history, within_budget
 from agent_memory.domain.errors import SessionConflict, Unavailable, ValidationFailed
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.model_names import ModelPolicy, parse_model_name
-from agent_memory.domain.session_memory import effective_switches
+from agent_memory.domain.session_memory import SWITCHES, effective_switches
 from agent_memory.domain.sessions import (
     NewItem,
     Session,
@@ -97,7 +97,7 @@ class SessionAccess:
     def switches(self, session: Session) -> dict[str, bool]:
         """The organization is read only for a switch not overridden."""
         org_memory: Mapping[str, Any] = {}
-        if any(name not in session.overrides for name in ("use", "generate")):
+        if any(name not in session.overrides for name in SWITCHES):
             org_memory = self._org_settings.effective(session.org_id)["memory"]
         return effective_switches(org_memory, session.overrides)
 
