@@ -47,6 +47,11 @@ class WorkingMemory:
     template: str | None = None
     schema: Mapping[str, Any] | None = None
 
+    @property
+    def current(self) -> str | Mapping[str, Any]:
+        """The notes as they are, or the template while there are none."""
+        return self.content if self.content is not None else (self.template or "")
+
 
 @dataclass(frozen=True)
 class ObservationInput:
@@ -123,9 +128,7 @@ class ObservationTask(ModelTask[ObservationInput, Observation]):
         lines.append(f"Current title: {task_input.title or '(none)'}")
         memory = task_input.working_memory
         if memory is not None:
-            current = memory.content
-            if current is None:
-                current = memory.template or ""
+            current = memory.current
             shown = current if isinstance(current, str) else json.dumps(current)
             lines += ["", f"Working memory ({memory.format}):", shown or "(empty)"]
         lines += ["", "New messages, oldest first:"]
@@ -207,10 +210,9 @@ def _local_notes(task_input: ObservationInput) -> str | None:
     """Markdown notes with the user's new statements about themselves appended; None when
     there are none, or the notes are a JSON object (a schema the rules cannot fill)."""
     memory = task_input.working_memory
-    if memory is None or memory.format != "markdown":
+    notes = memory.current if memory is not None and memory.format == "markdown" else None
+    if not isinstance(notes, str):
         return None
-    current = memory.content if isinstance(memory.content, str) else None
-    notes = current if current is not None else (memory.template or "")
     known = notes.lower()
     added: list[str] = []
     for message in task_input.messages:
