@@ -18,7 +18,7 @@ import json
 from contextlib import suppress
 from typing import Any
 
-from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.errors import WriteConflict
 from agent_memory.persistence.events import execution_ended
 from agent_memory.persistence.keys import EXEC_PREFIX, learn_pk
 from agent_memory.persistence.model_calls import ModelCallRows
@@ -65,8 +65,7 @@ class ExecutionRepository(ModelCallRows, WaitRows):
         learns from: this one, or the one an earlier attempt kept first (a retried step may
         load different evidence; the first one stands, so the execution row, its evidence
         and a saved answer agree). `begins`: a waited run begins on this row, which then
-        holds what it began with and `beganAt`. Raises Unavailable when the row is
-        refused yet not found."""
+        holds what it began with and `beganAt`."""
         sk = run.evidence_sk
         record: Record = {
             "pk": run.pk,
@@ -79,14 +78,8 @@ class ExecutionRepository(ModelCallRows, WaitRows):
         if begins is not None:
             record |= begins.fields() | {"beganAt": now}
         record |= run.source_fields  # erasure of the conversation finds it
-        try:
-            self._store.write([Put(record, Absent())])
-            return evidence
-        except WriteConflict:
-            kept = self._store.get(run.pk, sk)
-        if kept is None or "evidence" not in kept:
-            raise Unavailable("the run's evidence changed while it was kept; retry shortly")
-        return self._open(run, sk, "evidence", kept["evidence"])
+        kept = self._put_once(record, "the run's evidence changed while it was kept; retry shortly")
+        return evidence if kept is None else self._open(run, sk, "evidence", kept["evidence"])
 
     def begin(
         self,
@@ -134,7 +127,7 @@ class ExecutionRepository(ModelCallRows, WaitRows):
 
     def evidence(self, row: ExecutionRow) -> str | None:
         """The evidence JSON of a row read with its evidence row, or None."""
-        if row.kept is None or "evidence" not in row.kept:
+        if row.kept is None:
             return None
         return self._open(row.run, row.run.evidence_sk, "evidence", row.kept["evidence"])
 

@@ -189,7 +189,6 @@ class ModelCallRows(RunRows):
         self._delete(keys)
 
     def call_failed(self, run: Run, sk: str, kind: str, now: int) -> None:
-        """The attempt ended without an answer to use."""
         failed = {"status": "failed", "endedAt": now, "errorKind": kind}
         self._store.write([Update(run.pk, sk, set=failed)])
 

@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
+from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.persistence.keys import evidence_sk, execution_sk, learn_pk
 from agent_memory.persistence.rows import SealedRows
-from agent_memory.ports import Delete, Record
+from agent_memory.ports import Absent, Delete, Put, Record
 from agent_memory.ports.store import write_in_batches
 
 Status = Literal["waiting", "running", "succeeded", "failed", "skipped"]
@@ -133,7 +134,7 @@ class ExecutionRow:
     def begun(self) -> bool:
         """A waited run stays `waiting` on its execution row once it began on its evidence
         row: it is running, with the position, items and model that row holds."""
-        return self.status == "waiting" and self.kept is not None and "evidence" in self.kept
+        return self.status == "waiting" and self.kept is not None
 
 
 # A run's evidence, call and reply rows expire this long after they are written.
@@ -146,6 +147,19 @@ class RunRows(SealedRows):
     @staticmethod
     def _ttl(now: int) -> int:
         return now // 1000 + ROW_TTL_S
+
+    def _put_once(self, record: Record, busy: str) -> Record | None:
+        """Put `record` where no row is: None when written, else the row that stands. Raises
+        Unavailable(`busy`) when the put was refused yet no row is found (a transaction on it
+        won and is not written yet)."""
+        try:
+            self._store.write([Put(record, Absent())])
+            return None
+        except WriteConflict:
+            kept = self._store.get(str(record["pk"]), str(record["sk"]))
+        if kept is None:
+            raise Unavailable(busy)
+        return kept
 
     @staticmethod
     def _base(run: Run) -> Record:
@@ -161,7 +175,7 @@ class RunRows(SealedRows):
     def _row(run: Run, record: Record, kept: Record | None = None) -> ExecutionRow:
         """The row as read; a waited run that began on its evidence row (`kept`) shows the
         position, items and model written there."""
-        began = kept if record["status"] == "waiting" and kept and "evidence" in kept else None
+        began = kept if record["status"] == "waiting" else None
         shown = began or record
         position = shown.get("position")
         return ExecutionRow(

@@ -91,14 +91,8 @@ class WaitRows(RunRows):
             "data": data,
             "ttl": now // 1000 + WAIT_TTL_S,
         }
-        try:
-            self._store.write([Put(record, Absent())])
-        except WriteConflict:
-            existing = self._store.get(wait_pk(event), EVENT_SK)
-            if existing is None:  # a transaction on the row won; it is not written yet
-                raise Unavailable("the event could not be recorded; retry shortly") from None
-            return dict(existing.get("data") or {})
-        return dict(data)
+        existing = self._put_once(record, "the event could not be recorded; retry shortly")
+        return dict(data if existing is None else existing.get("data") or {})
 
     def waiters(self, event: str) -> list[Run]:
         """Every run linked to `event`, as its link names it, in name order (started ones

@@ -95,9 +95,9 @@ class AgentLearning:
         runs: ExecutionRepository,
         sessions: SessionRepository,
         org_settings: OrgDefaults,
-        models: ModelCatalog | None,
+        models: ModelCatalog,
         clock: Clock,
-        learning: Workflow | None = None,
+        learning: Workflow,
     ) -> None:
         self._repo = repo
         self._runs = runs
@@ -105,7 +105,7 @@ class AgentLearning:
         self._org_settings = org_settings
         self._models = models
         self._clock = clock
-        self.learning = learning
+        self._learning = learning
 
     def after_turn(self, session: Session, upto: int, *, generate: bool) -> LearningAnswer:
         """Start learning, or record why the Turn teaches nothing; never fails the Turn."""
@@ -115,9 +115,8 @@ class AgentLearning:
             fresh = self._sessions.get(session.id)
             if fresh is not None and fresh.item_count > upto:
                 reason = QUEUED
-        learning = self.learning
-        if reason is None and learning is not None:
-            answer = learning.start(agent_pool_ref(session), upto=upto, reason="turn")
+        if reason is None:
+            answer = self._learning.start(agent_pool_ref(session), upto=upto, reason="turn")
             if answer == "started":
                 return "started"
             if answer == "throttled":

@@ -22,7 +22,7 @@ from agent_memory.service.learning_pools import Evidence, PoolRef, SourceRef
 _NAME_SAFE = re.compile(r"[A-Za-z0-9_-]+")
 
 
-class Retryable(Exception):  # the ASL retries errors by this exact class name
+class Retryable(Exception):
     """A transient failure: the state machine retries the step with backoff."""
 
     def __init__(self, error_type: str, message: str) -> None:
@@ -34,7 +34,7 @@ class LearningStepError(Exception):
 
 
 class ModelTimeout(LearningStepError):
-    """The model did not answer within its client timeout."""
+    pass
 
 
 class ModelUnavailable(LearningStepError):
@@ -73,13 +73,11 @@ def execution_name(pool: PoolRef, upto: int, nonce: str | None = None) -> str:
 
 
 def run_of(pool: PoolRef, name: str, requested_at: int, reason: str, upto: int) -> Run:
-    """A run of `pool` as its execution row keeps it."""
     source = (pool.source.kind, pool.source.id) if pool.source is not None else None
     return Run(pool.kind, pool.org_id, pool.pool_id, name, requested_at, reason, upto, source)
 
 
 def run_pool(run: Run) -> PoolRef:
-    """The pool a run learns, with the conversation it reads."""
     source = SourceRef(*run.source) if run.source is not None else None
     return PoolRef(run.kind, run.org_id, run.pool_id, source)
 
