@@ -35,6 +35,7 @@ from agent_memory.domain.audiences import (
     share_reason,
     shared_tags,
 )
+from agent_memory.domain.bot_memory import share_audience
 from agent_memory.domain.entries import EntryMeta, EntrySource, ItemSource, Source
 from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.tags import (
@@ -350,8 +351,9 @@ def test_share_widens_only_to_readers_every_source_admits() -> None:
     assert "t1" in refused
     assert share_reason(j, ALICE, pool["obs"], ForChannel("c_other"), rules) is not None
     # A share only widens: naming a person is not a share.
-    narrower = ForPerson("u_bob")
-    assert share_reason(j, ALICE, pool["obs"], narrower, rules) == SHARE_NOT_WIDER  # type: ignore[arg-type]
+    with pytest.raises(ValidationFailed) as refused_person:
+        share_audience("for:person:u_bob")
+    assert refused_person.value.message == SHARE_NOT_WIDER
     # Bob is in the team but the entry is not for him: no share, and no hint why.
     assert share_reason(j, BOB, pool["obs"], ForChannel("c_team"), rules) == NOT_FOR_YOU
     shared = replace(pool["obs"], tags=shared_tags(pool["obs"].tags, ForChannel("c_team")))

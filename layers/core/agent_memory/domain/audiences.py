@@ -346,8 +346,6 @@ def share_reason(
     `item_rule` gives the access rule saved for a source item when the fact was learned (None:
     no proof). No reason, instruction or ownership of the Bot enters this decision.
     """
-    if not isinstance(audience, ForChannel | ForBot):
-        return SHARE_NOT_WIDER
     seen = judge.visibility(entry)
     # A hidden entry is for nobody; its reason may name sources the requester cannot see.
     if isinstance(seen, Hidden) or not seen.admits(requester):
