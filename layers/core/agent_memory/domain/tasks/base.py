@@ -168,7 +168,6 @@ class Ask(Generic[In, Out]):
         return self.task.request(self.input, deadline_s=deadline_s)
 
     def parse(self, text: str) -> Out:
-        """Raises `InvalidModelOutput`."""
         return self.task.parse(text, self.input)
 
     def describe(self, output: Out) -> list[dict[str, Any]]:

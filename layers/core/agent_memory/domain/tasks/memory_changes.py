@@ -119,11 +119,7 @@ def _entry_record(entry: KnownEntry) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class LearningRequest:
-    """What `memory_changes` reads: one pool's new evidence.
-
-    The prompt follows from the pool's kind, its kinds and the person; the user message
-    shows the `items` and the `memory`, which `local/rules` reads structured.
-    """
+    """What `memory_changes` reads: one pool's new evidence."""
 
     pool_kind: str  # "session" | "agent" (the prompt differs), or any other keyed pool
     items: tuple[EvidenceItem, ...]
