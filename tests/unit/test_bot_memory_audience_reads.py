@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_memory.domain.audiences import Person
+from agent_memory.domain.audiences import Judge, Person
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.errors import EntryConflict
 from agent_memory.domain.tasks.learning_changes import (
@@ -78,7 +78,7 @@ class World:
         snap = memory.snapshot(bot_pool(self.bot_id, ORG))
         metas = snap.metas()
         members = Members(memory.bots.repo, person, ORG).load([self.channel])
-        judge = memory.judge(metas)
+        judge = Judge(metas.get)
         reader = Person(person, ORG, members)
         return {m.id for m in metas.values() if judge.sees(reader, m)}
 

@@ -212,7 +212,7 @@ def test_no_reader_sees_an_entry_unless_they_may_see_every_source(steps: list[An
             continue
         made += learning.ids(learned)
 
-    snapshot = memory.snapshot(memory._access(principal_of("ana"), bot_id, "read").pool)
+    snapshot = memory.snapshot(memory._access(principal_of("ana"), bot_id).pool)
     pool = snapshot.metas()
     for person in PEOPLE:
         seen = {e.meta.id for e in memory.read(principal_of(person), bot_id).entries}

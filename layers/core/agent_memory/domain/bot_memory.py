@@ -85,9 +85,7 @@ def check_filter(tags: Sequence[str]) -> tuple[str, ...]:
 
 
 def carries(meta: EntryMeta, tags: Iterable[str]) -> bool:
-    """The entry carries every one of `tags`."""
-    own = set(meta.tags)
-    return all(tag in own for tag in tags)
+    return set(tags) <= set(meta.tags)
 
 
 def people_behind(meta: EntryMeta) -> frozenset[str]:
@@ -115,6 +113,11 @@ ALLOCATED = "#"
 def is_topic_token(tag: str) -> bool:
     """A stored tag that stands for a topic (a topic written as itself, or `#<n>`)."""
     return ":" not in tag
+
+
+def topics_of(meta: EntryMeta) -> tuple[str, ...]:
+    """An entry's topics: its tags that are not the service's."""
+    return tuple(filter(is_topic_token, meta.tags))
 
 
 @dataclass(frozen=True)
@@ -372,13 +375,13 @@ class LogChange:
 
 
 def visible_change(
-    change: LogChange, visible: Iterable[str], carriers: Mapping[str, Sequence[str]] | None = None
+    change: LogChange, visible: Iterable[str], carriers: Mapping[str, Sequence[str]]
 ) -> LogChange | None:
     """The change as a reader sees it: only the ids of entries they may see (a rename's
     entries are those carrying a token it renamed: `carriers`, token -> entry ids); None
     when it changed none of them."""
     seen = set(visible)
-    renamed = [i for t in change.topics for i in (carriers or {}).get(t, ())]
+    renamed = [i for t in change.topics for i in carriers.get(t, ())]
     every = [*change.ids, *renamed]
     ids = tuple(i for i in dict.fromkeys(every) if i in seen)
     return replace(change, ids=ids, topics=()) if ids else None

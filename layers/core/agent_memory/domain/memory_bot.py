@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from agent_memory.domain.bot_memory import topics_of
 from agent_memory.domain.bots import TURN_ABANDONED, Chat, Turn
 from agent_memory.domain.bounds import MAX_MEMORY_BOT_CONCURRENCY, MAX_MEMORY_BOT_INSTRUCTIONS
 from agent_memory.domain.entries import EntryMeta
@@ -96,29 +97,15 @@ def turn_of_event(event: str | None) -> str | None:
     return parts[3] if len(parts) == 4 else None
 
 
-def topics_of(meta: EntryMeta) -> tuple[str, ...]:
-    """An entry's topics: its tags that are not the service's (no colon)."""
-    return tuple(tag for tag in meta.tags if ":" not in tag)
-
-
-@dataclass(frozen=True)
-class LearningView:
-    """What learning shows the model of a pool: the first valid entries in memory order,
-    and topic counts over every valid entry."""
-
-    shown: tuple[EntryMeta, ...]
-    topic_counts: Mapping[str, int]
-
-
-def learning_view(seen: Sequence[EntryMeta]) -> LearningView:
+def learning_view(seen: Sequence[EntryMeta]) -> tuple[Sequence[EntryMeta], dict[str, int]]:
     """What the learning task shows its model of `seen` (valid entries in memory order, as
-    `BotMemoryService.seen_by` answers them): the first `MAX_ENTRIES`, topics counted over
+    `BotMemoryService.seen_by` answers them): the first `MAX_ENTRIES`, and topic counts over
     all of them."""
     # The learning task's rules load with learning, not with the bot routes' settings.
     from agent_memory.domain.tasks.learning_changes import MAX_ENTRIES
 
     counts = Counter(topic for m in seen for topic in topics_of(m))
-    return LearningView(tuple(seen[:MAX_ENTRIES]), dict(counts))
+    return seen[:MAX_ENTRIES], dict(counts)
 
 
 @dataclass(frozen=True)

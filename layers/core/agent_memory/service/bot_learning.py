@@ -6,13 +6,13 @@ The Chat's read mark passes over items of Turns still open and holds them for a 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_memory.domain.audiences import chat_readers
 from agent_memory.domain.bot_changes import Learned
+from agent_memory.domain.bot_memory import topics_of
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.evidence import EvidenceItem
@@ -24,7 +24,6 @@ from agent_memory.domain.memory_bot import (
     learning_view,
     next_period_key,
     spent,
-    topics_of,
 )
 from agent_memory.domain.model_gate import refusal_record
 from agent_memory.domain.tasks.base import Ask
@@ -44,7 +43,7 @@ from agent_memory.persistence.memory_bot import (
 from agent_memory.persistence.positions import position_move
 from agent_memory.persistence.retrying import AGAIN, Again
 from agent_memory.ports import Action, ModelReply
-from agent_memory.service.bot_memory import BotMemoryService
+from agent_memory.service.bot_memory import BotMemoryService, for_reader
 from agent_memory.service.bot_memory_learn import learned_change
 from agent_memory.service.bots import Members
 from agent_memory.service.learning_pools import (
@@ -61,8 +60,6 @@ from agent_memory.service.learning_pools import (
 )
 from agent_memory.service.memory_bot_calls import RequestCalls
 from agent_memory.service.sessions import OrgDefaults
-
-log = logging.getLogger(__name__)
 
 KIND: PoolKind = "bot"
 # The sealed evidence must fit one row; the rest is read by the next run.
@@ -269,18 +266,18 @@ class BotLearningPool:
         members = Members(self._bots, chat.owner, chat.org_id)
         # Only the audience rows that can admit the Chat's readers (ADR 0083).
         reader = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
-        snap = self._memory.reader_snapshot(pool, reader, members)
-        shown = learning_view(self._memory.seen_by(reader, members, snap))
+        snap = self._memory.snapshot(for_reader(pool, reader, members))
+        shown, topic_counts = learning_view(self._memory.seen_by(reader, members, snap))
         stored = snap.by_id()
         entries: list[KnownBotEntry] = []
         used = 0
-        for meta in shown.shown:
+        for meta in shown:
             content = self._memory.repo.pools.open_content(pool, stored[meta.id])
             used += json_size(content)
             if used > ENTRY_BUDGET:
                 break
-            entries.append(KnownBotEntry(meta.id, meta.layer, content, tuple(topics_of(meta))))
-        return tuple(entries), dict(shown.topic_counts)
+            entries.append(KnownBotEntry(meta.id, meta.layer, content, topics_of(meta)))
+        return tuple(entries), topic_counts
 
     def lost(self, error: WriteConflict) -> bool:
         return self._memory.lost(error)
@@ -292,7 +289,6 @@ class BotLearningPool:
         pool = evidence.pool
         detail = evidence.detail
         bot_id, chat_id = bot_and_chat(pool)
-        learnable = list(changes.changes)
         now = self._clock.now_ms()
         move = position_move(
             pool_pk(bot_id, pool.org_id), chat_id, detail.read_mark, detail.read_mark_after, now
@@ -307,7 +303,7 @@ class BotLearningPool:
             bot_id,
             pool.org_id,
             chat_id,
-            learnable,
+            changes.changes,
             evidence=[item.id for item in evidence.items],
             also=ending,
         )

@@ -9,9 +9,8 @@ their reader and what those entries stand on (`reader_snapshot`, ADR 0083), not 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from agent_memory.domain.audiences import (
     NOT_FOR_YOU,
@@ -43,7 +42,7 @@ from agent_memory.domain.bot_memory import (
 )
 from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON
 from agent_memory.domain.bounds import DEFAULT_LOG_LIMIT
-from agent_memory.domain.entries import Entry, EntryMeta, ItemSource
+from agent_memory.domain.entries import Entry, EntryMeta
 from agent_memory.domain.errors import (
     EntryConflict,
     NotFound,
@@ -51,7 +50,6 @@ from agent_memory.domain.errors import (
     ValidationFailed,
     WriteConflict,
 )
-from agent_memory.domain.grants import ObjectAction
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.tags import InvalidTag, purge_tag, require_topics
 from agent_memory.persistence.bot_memory import (
@@ -120,9 +118,9 @@ class BotMemoryService:
         self.ids = ids
         self._max_text_length = max_text_length
 
-    def _access(self, principal: Principal, bot_id: str, action: ObjectAction) -> Access:
+    def _access(self, principal: Principal, bot_id: str) -> Access:
         user, _org = person_of(principal, BOTS_BELONG_TO_A_PERSON)
-        bot, reach = self.bots.reach(principal, bot_id, action)
+        bot, reach = self.bots.reach(principal, bot_id, "read")
         members = Members(self.bots.repo, user, reach.org_id)
         reader = Person(user, reach.org_id, members)
         return Access(bot_pool(bot.id, reach.org_id), reader, members)
@@ -132,14 +130,6 @@ class BotMemoryService:
             lambda: self.repo.read(pool) or AGAIN, _kept_changing_read, tries=SNAPSHOT_TRIES
         )
 
-    def reader_snapshot(self, pool: Pool, reader: Reader, members: Members) -> Snapshot:
-        """Every entry `reader` may see and what they stand on, at one version."""
-        return self.snapshot(for_reader(pool, reader, members))
-
-    @staticmethod
-    def judge(metas: Mapping[str, EntryMeta]) -> Judge:
-        return Judge(metas.get)
-
     def seen_by(self, reader: Reader, members: Members, snap: Snapshot) -> list[EntryMeta]:
         """The valid entries of `snap` that `reader` may see, in memory order: what the
         memory Bot shows its model of a Chat (a person's Channel membership is read for the
@@ -147,21 +137,26 @@ class BotMemoryService:
         metas = snap.metas()
         if isinstance(reader, Person):
             members.load(channels_named(metas.values()))
-        return self.judge(metas).visible(
+        return Judge(metas.get).visible(
             reader, [m for m in memory_order(metas.values()) if valid(m)]
         )
 
-    def _shown(self, access: Access, snap: Snapshot) -> tuple[Judge, dict[str, EntryMeta]]:
+    def _read_as(
+        self, access: Access, *, whole: bool = False
+    ) -> tuple[Snapshot, Judge, dict[str, EntryMeta]]:
+        """Every entry the caller may see and what those stand on (`whole`: the pool), at
+        one version, with the caller's membership of the Channels they name."""
+        pool = access.pool if whole else for_reader(access.pool, access.reader, access.members)
+        snap = self.snapshot(pool)
         metas = snap.metas()
         access.members.load(channels_named(metas.values()))
-        return self.judge(metas), metas
+        return snap, Judge(metas.get), metas
 
     def read(self, principal: Principal, bot_id: str, tags: Sequence[str] = ()) -> Shown:
         """Every entry the caller may see carrying all `tags`, retracted ones included."""
         wanted = check_filter(tags)
-        access = self._access(principal, bot_id, "read")
-        snap = self.reader_snapshot(access.pool, access.reader, access.members)
-        judge, metas = self._shown(access, snap)
+        access = self._access(principal, bot_id)
+        snap, judge, metas = self._read_as(access)
         stored = snap.by_id()
         shown = [
             m
@@ -181,9 +176,8 @@ class BotMemoryService:
     ) -> list[LogChange]:
         """Changes newest first, each with only the ids of entries the caller may see; a
         change of none of them is left out. `before`, the last version shown, pages back."""
-        access = self._access(principal, bot_id, "read")
-        snap = self.reader_snapshot(access.pool, access.reader, access.members)
-        judge, metas = self._shown(access, snap)
+        access = self._access(principal, bot_id)
+        snap, judge, metas = self._read_as(access)
         visible = {m.id for m in metas.values() if judge.sees(access.reader, m)}
         carriers: dict[str, list[str]] = {}
         for entry_id, tags in snap.stored_tags().items():
@@ -207,7 +201,7 @@ class BotMemoryService:
     ) -> Changed:
         """A pinned entry only its author sees (topics only: a colon tag is a 400)."""
         require_topics(topics, ["command", "tags"])
-        access = self._access(principal, bot_id, "read")
+        access = self._access(principal, bot_id)
         pool, user = access.pool, access.reader.user_id
 
         def attempt() -> Changed:
@@ -242,13 +236,12 @@ class BotMemoryService:
 
     def forget(self, principal: Principal, bot_id: str, entry_id: str) -> Changed:
         """Take back the caller's part of an entry they may see (409 EntryConflict otherwise)."""
-        access = self._access(principal, bot_id, "read")
+        access = self._access(principal, bot_id)
         pool, reader = access.pool, access.reader
 
         def attempt() -> Changed:
             # What the caller may see is all a Forget may touch: their audience rows.
-            snap = self.reader_snapshot(pool, reader, access.members)
-            judge, metas = self._shown(access, snap)
+            snap, judge, metas = self._read_as(access)
             now, version = self.clock.now_ms(), snap.version + 1
             previous = metas.get(entry_id)
             after = forgotten(judge, reader, previous, reader.user_id, now, version)
@@ -260,7 +253,7 @@ class BotMemoryService:
                 pool, previous, self.as_stored(snap, after), stored=stored[entry_id]
             )
             self.commit_change(pool, snap.version, now, changes, (entry_id,))
-            if not self.judge({**metas, entry_id: after}).sees(reader, after):
+            if not Judge({**metas, entry_id: after}.get).sees(reader, after):
                 return Changed(None, version)
             content = self.repo.pools.open_content(pool, stored[entry_id])
             return Changed(Entry(after, content), version)
@@ -272,22 +265,17 @@ class BotMemoryService:
     ) -> Changed:
         """Widen an entry's readers when every source's rule admits them (409 otherwise)."""
         audience = share_audience(audience_text)
-        access = self._access(principal, bot_id, "read")
+        access = self._access(principal, bot_id)
         pool = access.pool
 
         def attempt() -> Changed:
-            snap = self.snapshot(pool)
-            judge, metas = self._shown(access, snap)
+            snap, judge, metas = self._read_as(access, whole=True)
             meta = metas.get(entry_id)
             if meta is None:
                 raise EntryConflict(NOT_FOR_YOU, ["id"])
             # A fact carries its items' rule on its base row (`fact`: one rule for all).
             rule = rule_of(snap.item_rules.get(entry_id, ()))
-
-            def item_rule(_source: ItemSource, rule: Any = rule) -> Any:
-                return rule
-
-            reason = share_reason(judge, access.reader, meta, audience, item_rule)
+            reason = share_reason(judge, access.reader, meta, audience, lambda _source: rule)
             if reason is not None:
                 raise EntryConflict(reason, ["id"])
             now, version = self.clock.now_ms(), snap.version + 1
@@ -330,7 +318,7 @@ class BotMemoryService:
         self, principal: Principal, bot_id: str, chat_id: str, max_length: int | None = None
     ) -> BotContext:
         """The memory text for a Chat's answer; the caller must read the Chat (404 otherwise)."""
-        access = self._access(principal, bot_id, "read")
+        access = self._access(principal, bot_id)
         chat = self.bots.repo.get_chat(chat_id)
         if chat is None or (chat.bot_id, chat.org_id) != (access.pool.pool_id, access.pool.org_id):
             raise NotFound("chat not found", ["chatId"])

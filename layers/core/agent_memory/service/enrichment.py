@@ -6,13 +6,14 @@ Every entry the model says it used is checked again on the newest memory first.
 from __future__ import annotations
 
 from agent_memory.domain.audiences import chat_readers
+from agent_memory.domain.bot_memory import topics_of
 from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import Unavailable
-from agent_memory.domain.memory_bot import BotSettings, Enriched, topics_of, used_reason
+from agent_memory.domain.memory_bot import BotSettings, Enriched, used_reason
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_bot_requests import ENRICHMENT, EnrichmentInput, VisibleEntry
 from agent_memory.domain.tasks.memory_bot_requests import Enrichment as Rewrite
-from agent_memory.persistence.bot_memory import Snapshot, bot_pool
+from agent_memory.persistence.bot_memory import bot_pool
 from agent_memory.persistence.memory_bot import MemoryBotRepository
 from agent_memory.ports import LearningModel
 from agent_memory.service.bot_memory import BotMemoryService, for_reader
@@ -78,15 +79,16 @@ class Enrichment:
         """The rewrite, when every entry it used is one the readers still see."""
         pool = bot_pool(chat.bot_id, chat.org_id)
         members = Members(self._memory.bots.repo, chat.owner, chat.org_id)
+        readers = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
         # Only the audience rows that can admit the Chat's readers (ADR 0083); a change
         # committing meanwhile is found by the version read after the answer.
-        readable = for_reader(
-            pool, chat_readers(chat.org_id, chat.owner, chat.channel_id, members), members
-        )
+        readable = for_reader(pool, readers, members)
         snap = self._memory.repo.read_for_change(readable)
-        visible = self._visible(chat, members, snap)
-        if not visible:
+        seen = self._memory.seen_by(readers, members, snap)[:ENRICH_ENTRIES]
+        if not seen:
             return None  # nothing the readers may see: the model is not asked
+        stored, open_content = snap.by_id(), self._memory.repo.pools.open_content
+        visible = [VisibleEntry(m.id, open_content(pool, stored[m.id]), topics_of(m)) for m in seen]
         given = EnrichmentInput(text, tuple(visible), bot.instructions_in(chat.org_id))
         asked: Ask[EnrichmentInput, Rewrite] = Ask(ENRICHMENT, given)
         answered = self._calls.ask(chat, turn_id, bot, model, asked)
@@ -100,19 +102,6 @@ class Enrichment:
             snap = self._memory.snapshot(readable)
         # The Chat's readers read again too: one may have left a Channel meanwhile.
         members = Members(self._memory.bots.repo, chat.owner, chat.org_id)
-        still = {e.id for e in self._visible(chat, members, snap, limit=None)}
-        return answer if used_reason(answer.used, still) is None else None
-
-    def _visible(
-        self, chat: Chat, members: Members, snap: Snapshot, limit: int | None = ENRICH_ENTRIES
-    ) -> list[VisibleEntry]:
-        """Entries every reader may see; decrypted only with `limit` (the re-check reads none)."""
         readers = chat_readers(chat.org_id, chat.owner, chat.channel_id, members)
-        seen = self._memory.seen_by(readers, members, snap)
-        if limit is None:
-            return [VisibleEntry(m.id, "", topics_of(m)) for m in seen]
-        pool, stored = bot_pool(chat.bot_id, chat.org_id), snap.by_id()
-        open_content = self._memory.repo.pools.open_content
-        return [
-            VisibleEntry(m.id, open_content(pool, stored[m.id]), topics_of(m)) for m in seen[:limit]
-        ]
+        still = [m.id for m in self._memory.seen_by(readers, members, snap)]
+        return answer if used_reason(answer.used, still) is None else None

@@ -48,7 +48,7 @@ class MemoryBotService:
         runs: ExecutionRepository,
         org_settings: OrgDefaults,
         calls: RequestCalls,
-        learning: LearningService | None = None,
+        learning: LearningService,
     ) -> None:
         self._bots = memory.bots
         self.repo = repo
@@ -87,12 +87,7 @@ class MemoryBotService:
         calm = answer is None
         confession = Confession(turn.id, text, answer or CALM_ANSWER, calm, self._clock.now_ms())
         self._confess(chat, confession, call)
-        if self._learning is not None:
-            skip = self.calls.skip(chat, org_settings)
-            if skip is None:
-                self._wait(chat, turn.id)
-            else:
-                self._skip(chat, turn, skip)
+        self._learn(chat, turn, self.calls.skip(chat, org_settings))
         return confession
 
     def _answer(
@@ -117,41 +112,31 @@ class MemoryBotService:
                 self.calls.save(chat, call)
             raise
 
-    def _wait(self, chat: Chat, turn_id: str) -> None:
-        """Best effort: a later confide of the Turn saves the wait too."""
-        assert self._learning is not None  # the caller checked
-        event = turn_event(chat.org_id, chat.id, turn_id)
+    def _learn(self, chat: Chat, turn: Turn, skip: str | None) -> None:
+        """The Turn's learning, waiting for the Turn to end or skipped with why (`skip`).
+        Best effort: a later confide of the Turn records it too."""
+        pool, event = pool_ref(chat), turn_event(chat.org_id, chat.id, turn.id)
         try:
-            self._learning.wait(pool_ref(chat), event=event, reason="confide")
+            if skip is None:
+                self._learning.wait(pool, event=event, reason="confide")
+            else:
+                self._learning.skipped(
+                    pool, event=event, reason="confide", note=skip, at=turn.created_at
+                )
         except Unavailable:
-            log.warning("memory bot: the learning of a confide was not saved")
-
-    def _skip(self, chat: Chat, turn: Turn, note: str) -> None:
-        """Record this Turn's learning as skipped, with why; best effort."""
-        assert self._learning is not None  # the caller checked
-        event = turn_event(chat.org_id, chat.id, turn.id)
-        try:
-            self._learning.skipped(
-                pool_ref(chat), event=event, reason="confide", note=note, at=turn.created_at
-            )
-        except Unavailable:
-            log.warning("memory bot: the skipped learning of a confide was not recorded")
+            log.warning("memory bot: the learning of a confide was not recorded")
 
     def turn_completed(self, chat: Chat, turn: Turn) -> None:
         """Release the learning waiting on the completed Turn through its last item, so
         items of another open Turn are not read early."""
-        if chat.kind == "review" or self._learning is None:
+        if chat.kind == "review":
             return
         self._learning.release(turn_event(chat.org_id, chat.id, turn.id), upto=turn.last_item)
 
     def wake_learning(self) -> int:
         """The budget tick: learning deferred while a budget was spent starts again."""
-        if self._learning is None:
-            return 0
-        started = 0
-        for event in budget_events(self._clock.now_ms()):
-            started += sum(run.started for run in self._learning.wake(event))
-        return started
+        events = budget_events(self._clock.now_ms())
+        return sum(run.started for event in events for run in self._learning.wake(event))
 
     def confessions(self, principal: Principal, chat_id: str) -> list[Confession]:
         """Newest first: its owner only."""
@@ -169,8 +154,6 @@ class MemoryBotService:
         """All of them for a writer of the Bot, else those of Chats the caller owns."""
         user, _org = person_of(principal, BOTS_BELONG_TO_A_PERSON)
         bot, reach = self._bots.reach(principal, bot_id, "read")
-        if self._learning is None:
-            return []
         pool_id = learning_pool_id(bot.id, reach.org_id)
         rows = self._runs.newest(KIND, pool_id, EXECUTIONS_LIMIT, evidence=True)
         shown = [
