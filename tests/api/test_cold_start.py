@@ -130,8 +130,8 @@ def test_a_learning_step_cold_start_imports_no_web_framework_and_no_sdk() -> Non
     ("family", "routers", "health"),
     [
         ("identity", ["admin", "capabilities", "health", "me"], 200),
-        ("bots", ["bots", "memory_bot"], 404),
-        ("chats", ["chats", "confide"], 404),
+        ("bots", ["bots"], 404),
+        ("chats", ["chats"], 404),
         ("sessions", ["sessions"], 404),
     ],
 )

@@ -34,8 +34,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("agents", ("agents", "agent_memory", "agent_versions"), ("/v1/agents",)),
     Family("sessions", ("sessions", "sessions:promote"), ("/v1/sessions",)),
     Family("agent_memories", ("memory_objects",), ("/v1/agent_memories",)),
-    Family("bots", ("bots", "memory_bot"), ("/v1/bots",)),
-    Family("chats", ("chats", "confide"), ("/v1/chats", "/v1/channels")),
+    Family("bots", ("bots", "bots:memory_bot"), ("/v1/bots",)),
+    Family("chats", ("chats", "chats:memory_bot"), ("/v1/chats", "/v1/channels")),
     Family("threads", ("threads", "events"), ("/v1/threads", "/v1/events")),
     Family("docs", ("docs", "console"), ("/docs", "/console")),
 )

@@ -146,7 +146,7 @@ async def _thread(svc: Services, caller: Principal, thread_id: str) -> Lines:
 
 
 async def _chat(svc: Services, caller: Principal, chat_id: str) -> Lines:
-    from agent_memory.api.routers import chats, confide
+    from agent_memory.api.routers import chats
 
     turns: list[str] = []
     after: str | None = None
@@ -162,10 +162,10 @@ async def _chat(svc: Services, caller: Principal, chat_id: str) -> Lines:
     for turn_id in turns:
         turn = await chats.get_turn(chat_id, turn_id, caller, svc)
         yield line("chatTurn", dumped(turn.turn), chatId=chat_id)
-    confessions = await confide.confessions(chat_id, caller, svc)
+    confessions = await chats.confessions(chat_id, caller, svc)
     for confession in confessions.confessions:
         yield line("confession", dumped(confession), chatId=chat_id)
-    enrichments = await confide.enrichments(chat_id, caller, svc)
+    enrichments = await chats.enrichments(chat_id, caller, svc)
     for enrichment in enrichments.enrichments:
         yield line("enrichment", dumped(enrichment), chatId=chat_id)
 

@@ -1,4 +1,5 @@
-"""Channels, chats, turns and items (API.md, "Bots, channels and chats")."""
+"""Channels, chats, turns and items (API.md, "Bots, channels and chats"), and the memory Bot
+in a chat: confide, confessions and enrichments (API.md)."""
 
 from __future__ import annotations
 
@@ -179,3 +180,39 @@ class ItemOut(Sparse):
 
 class ChatItems(Answer):
     items: list[ItemOut]
+
+
+class Confide(Body):
+    text: str = Field(
+        min_length=1,
+        description=f"What the Bot confides. At most {MAX_ITEM_BYTES} bytes as UTF-8.",
+    )
+
+
+class ConfideAnswered(Mirror):
+    answer: str
+    calm: bool = Field(description="the fixed calm answer was given (no model answered)")
+
+
+class ConfessionOut(Mirror):
+    turnId: str
+    text: str
+    answer: str
+    calm: bool
+    at: int
+
+
+class Confessions(Envelope):
+    confessions: list[ConfessionOut]
+
+
+class EnrichmentOut(Mirror):
+    turnId: str
+    input: str
+    original: str
+    entryIds: list[str]
+    at: int
+
+
+class Enrichments(Envelope):
+    enrichments: list[EnrichmentOut]

@@ -1,4 +1,5 @@
-"""Bots, their links and bot memory: the `/v1/bots` routes but the memory Bot's."""
+"""Bots, their links and bot memory: the `/v1/bots` routes; the memory Bot of a bot (its
+learning executions and settings) on its own router, `memory_bot`."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ from agent_memory.api.contracts.bot_fields import AFTER, LIMIT
 from agent_memory.api.contracts.bots import (
     TAGS_QUERY,
     BotAnswer,
+    BotExecutions,
     BotMemory,
     BotMemoryChange,
     BotMemoryCommand,
     BotMemoryLog,
     BotOut,
     BotsAnswer,
+    BotSettingsOut,
+    BotSettingsPatch,
     ContextAsk,
     ContextText,
     CreateBot,
@@ -32,6 +36,7 @@ from agent_memory.api.deps import CallerDep, ServicesDep, run
 from agent_memory.domain.bounds import DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT
 
 router = APIRouter(tags=["bots"])
+memory_bot = APIRouter(tags=["bot memory"])
 
 
 @router.post("/v1/bots", status_code=201)
@@ -153,3 +158,29 @@ async def bot_memory_context(
     """The memory text for a chat's answer: entries every reader of the chat may see."""
     context = await run(svc, svc.bot_memory.context, caller, botId, body.chatId, body.maxLength)
     return ContextText.of(context)
+
+
+@memory_bot.get("/v1/bots/{botId}/learning")
+async def bot_learning(botId: str, caller: CallerDep, svc: ServicesDep) -> BotExecutions:
+    """A writer of the bot sees its organization's executions; anyone else those of chats
+    they own."""
+    found = await run(svc, svc.memory_bot.executions, caller, botId)
+    return BotExecutions.model_validate({"executions": found})
+
+
+@memory_bot.get("/v1/bots/{botId}/memory/bot")
+async def memory_bot_settings(botId: str, caller: CallerDep, svc: ServicesDep) -> BotSettingsOut:
+    """The memory Bot's settings and this period's confirmed spend (write, not linked)."""
+    settings, spent = await run(svc, svc.memory_bot.bot_settings, caller, botId)
+    return BotSettingsOut.of(settings, spent)
+
+
+@memory_bot.patch("/v1/bots/{botId}/memory/bot")
+async def patch_memory_bot_settings(
+    botId: str, body: BotSettingsPatch, caller: CallerDep, svc: ServicesDep
+) -> BotSettingsOut:
+    """Change the memory Bot's settings; a stale `expected` is 409 VersionConflict."""
+    settings, spent = await run(
+        svc, svc.memory_bot.patch_bot_settings, caller, botId, body.expected, body.changes()
+    )
+    return BotSettingsOut.of(settings, spent)

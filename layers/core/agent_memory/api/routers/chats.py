@@ -1,5 +1,5 @@
-"""Channel groups, chats, turns and items: the `/v1/channels` routes and the `/v1/chats` routes
-but the memory Bot's (routers/confide.py)."""
+"""Channel groups, chats, turns and items: the `/v1/channels` and `/v1/chats` routes; the
+memory Bot in a chat (confide, confessions, enrichments) on its own router, `memory_bot`."""
 
 from __future__ import annotations
 
@@ -23,8 +23,12 @@ from agent_memory.api.contracts.chats import (
     ChatTurnOut,
     CompletedTurn,
     CompleteTurn,
+    Confessions,
+    Confide,
+    ConfideAnswered,
     CreateChannel,
     CreateChat,
+    Enrichments,
     ItemIds,
     ItemOut,
     StartTurn,
@@ -34,6 +38,7 @@ from agent_memory.api.contracts.chats import (
 from agent_memory.api.deps import CallerDep, ServicesDep, run
 
 router = APIRouter(tags=["bots"])
+memory_bot = APIRouter(tags=["bot memory"])
 
 
 @router.post("/v1/chats", status_code=201)
@@ -188,3 +193,27 @@ async def change_members(
     """The channel's creator or an organization admin adds and removes members."""
     channel = await run(svc, svc.bots.change_members, caller, channelId, body.add, body.remove)
     return ChannelAnswer.of(channel)
+
+
+@memory_bot.post("/v1/chats/{chatId}/turns/{turnId}/confide")
+async def confide(
+    chatId: str, turnId: str, body: Confide, caller: CallerDep, svc: ServicesDep
+) -> ConfideAnswered:
+    """The memory Bot's answer within 15 s (`calm`: the fixed calm answer); 409
+    ChatConflict in a review chat or after the turn completed."""
+    confession = await run(svc, svc.memory_bot.confide, caller, chatId, turnId, body.text)
+    return ConfideAnswered.of(confession)
+
+
+@memory_bot.get("/v1/chats/{chatId}/confessions")
+async def confessions(chatId: str, caller: CallerDep, svc: ServicesDep) -> Confessions:
+    """The chat's confessions, newest first: its owner only."""
+    found = await run(svc, svc.memory_bot.confessions, caller, chatId)
+    return Confessions.of(found)
+
+
+@memory_bot.get("/v1/chats/{chatId}/enrichments")
+async def enrichments(chatId: str, caller: CallerDep, svc: ServicesDep) -> Enrichments:
+    """The chat's rewritten inputs, newest first: its owner only."""
+    found = await run(svc, svc.memory_bot.enrichments, caller, chatId)
+    return Enrichments.of(found)
