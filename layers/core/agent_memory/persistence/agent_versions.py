@@ -82,7 +82,7 @@ class AgentVersionRepository(SealedRows):
 
     def agent_and_draft(self, agent_id: str) -> tuple[Agent | None, dict[str, Any] | None]:
         agent, draft = self._agent_and(agent_id, DRAFT)
-        if agent is None or draft is None or draft.get("memory") is None:
+        if agent is None or draft is None:
             return agent, None
         return agent, self._open(agent, DRAFT, draft["memory"])
 
@@ -91,7 +91,7 @@ class AgentVersionRepository(SealedRows):
             return Published(0, None, None)
         active = row.get("active")
         memory = self._open(agent, PUBLISHED, row["memory"]) if row.get("memory") else None
-        return Published(int(row.get("latest", 0)), int(active) if active else None, memory)
+        return Published(int(row["latest"]), int(active) if active else None, memory)
 
     def published(self, agent: Agent) -> Published:
         return self._published(agent, self._store.get(agent_pk(agent.id), PUBLISHED))
