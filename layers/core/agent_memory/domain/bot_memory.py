@@ -1,27 +1,13 @@
-"""Bot memory (seed 002, "Memory"): one pool of entries per Bot and organization, what a
-person does with it, and what the memory Bot may write into it.
+"""Bot memory (seed 002, "Memory"): one pool of entries per Bot and organization, and what
+a person does with it: Remember, Forget, Share, filter by tags, read the log.
 
 Entries are the engine's `EntryMeta` (domain/entries.py): `layer` fact / observation /
 pinned (`kind` repeats the layer, so the memory text names it), `tags` the service tags and
-topics, `sources` items of a Chat (`ItemSource(item, conversation=chat id)`) or entries
-(`EntrySource`). Who sees an entry is `domain/audiences.py`'s judge, decided on plaintext
-metadata before anything is decrypted.
-
-- Remember: a pinned entry, private to its author (`from:`, `for:person:`, `org:`).
-- Forget: the sole person behind an entry (`from:`) retracts it; one of several, or a
-  reader who is not behind it, stops counting and stops seeing it (`forgot:<userId>`, a tag
-  nobody is shown); anyone else gets 409 EntryConflict, as for an id that does not exist.
-- A fact is learned from items of one Chat and cites a person's words; its audience is the
-  access rule of its items (the Turn's saved actor, or the Channel group), each item's rule
-  saved privately. An observation stands on valid, proved entries; it carries their
-  `from:`, `chat:`, `channel:`, `app:`, `org:` tags (so a purge of one takes it too) and is
-  for readers of every source, recursively.
-- Purge: entries carrying a tag and every entry built on them, no content read.
-- Erasure of a person: the entries that stand on their words alone go (and every entry
-  built on them); in an entry of several people they stop counting, as by their Forget.
-- Topics as tokens (`TopicNames`): an entry stores a token per topic; a token names itself
-  unless the pool's head row names it otherwise, so a rename is one change of the head row,
-  whatever the number of entries carrying it (API.md, "Rules seed 002 leaves open").
+topics (`TopicNames`: API.md, "Rules seed 002 leaves open"), `sources` items of a Chat
+(`ItemSource(item, conversation=chat id)`) or entries (`EntrySource`). Who sees an entry is
+`domain/audiences.py`'s judge, decided on plaintext metadata before anything is decrypted.
+What the memory Bot may write is `domain/bot_changes.py`'s decision; purge and erasure are
+`domain/bot_memory_purge.py`'s.
 """
 
 from __future__ import annotations
