@@ -141,7 +141,6 @@ def on_error(
 
 
 def _matches(names: Sequence[str], error: str) -> bool:
-    """Whether an `ErrorEquals` list names `error`."""
     if error in names:
         return True
     if ALL in names:

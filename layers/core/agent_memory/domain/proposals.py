@@ -82,8 +82,6 @@ class ProposedRemember:
 
 @dataclass(frozen=True)
 class ProposedForget:
-    """Retract the fact under `key`."""
-
     key: str
     sources: tuple[str, ...]
 

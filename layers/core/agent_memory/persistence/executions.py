@@ -33,8 +33,6 @@ RUN_ENDS = "execution-running"
 
 
 class ExecutionRepository(ModelCallRows, WaitRows):
-    """Execution rows, evidence rows, saved model calls and recorded waits of every pool."""
-
     def get(self, run: Run, *, evidence: bool = False) -> ExecutionRow | None:
         """The run's row; with its evidence row too when `evidence` (one request)."""
         if not evidence:

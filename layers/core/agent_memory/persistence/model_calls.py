@@ -51,8 +51,6 @@ class Claim:
 
 
 class ModelCallRows(RunRows):
-    """Saved model calls, their claims and answers."""
-
     def call_started(
         self, run: Run, step: str, attempt: int, model: str, request: str, now: int
     ) -> str:

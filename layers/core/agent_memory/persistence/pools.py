@@ -221,7 +221,6 @@ class PoolRepository(SealedRows):
     def remove(
         self, pool: Pool, meta: EntryMeta, *, condition: Condition | None = None
     ) -> list[Action]:
-        """Delete an entry and its copies."""
         (pk, sk), *copies = pool.layout.rows(pool, meta)
         return [Delete(pk, sk, condition), *(Delete(p, s) for p, s in copies)]
 

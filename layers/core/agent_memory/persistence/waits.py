@@ -46,8 +46,6 @@ class Recorded:
 
 
 class WaitRows(RunRows):
-    """Recorded waits, their events, and deferred runs."""
-
     def wait(self, run: Run, event: str, now: int) -> Recorded:
         """Record `run` as waiting for `event` (its link, then its `waiting` row, both
         `Absent`), then read `EVENT` strongly consistently: when it happened, the caller

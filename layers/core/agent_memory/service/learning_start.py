@@ -56,8 +56,6 @@ PoolBuilder = Callable[[], LearningPool]
 
 
 class LearningStarts:
-    """Starts, saves and lists learning runs for any registered pool."""
-
     def __init__(
         self,
         store: Store,
