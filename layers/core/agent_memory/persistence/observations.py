@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.observation import Chunk, Kind, Status
@@ -61,7 +61,7 @@ class Log:
 
     head: Head
     chunks: tuple[Chunk, ...]
-    stored: dict[int, StoredEntry] = field(default_factory=dict)
+    stored: dict[int, StoredEntry]
 
     def of(self, kind: Kind, status: Status) -> list[Chunk]:
         return [c for c in self.chunks if c.kind == kind and c.status == status]

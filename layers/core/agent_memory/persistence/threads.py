@@ -310,17 +310,18 @@ class ThreadRepository(SealedRows):
             item=item,
         )
 
+    def _queried(self, thread: Thread, limit: int, *, newest_first: bool = False) -> list[Record]:
+        """The thread's first (or newest) `limit` message rows, in that order: one Query."""
+        key = KeyRange(prefix=MESSAGE_PREFIX)
+        page = self._store.query(thread_pk(thread.id), key, limit=limit, newest_first=newest_first)
+        return page.records
+
     def latest(self, thread: Thread, limit: int) -> list[Message]:
-        """The latest `limit` messages in chronological order (one Query of `limit` rows)."""
+        """The latest `limit` messages in chronological order."""
         if limit <= 0:
             return []
-        page = self._store.query(
-            thread_pk(thread.id),
-            KeyRange(prefix=MESSAGE_PREFIX),
-            limit=limit,
-            newest_first=True,
-        )
-        return [self._message(thread, row) for row in reversed(page.records)]
+        rows = self._queried(thread, limit, newest_first=True)
+        return [self._message(thread, row) for row in reversed(rows)]
 
     def numbered(
         self, thread: Thread, after: int, upto: int, limit: int
@@ -349,10 +350,7 @@ class ThreadRepository(SealedRows):
         return found
 
     def _newest(self, thread: Thread) -> Record | None:
-        page = self._store.query(
-            thread_pk(thread.id), KeyRange(prefix=MESSAGE_PREFIX), limit=1, newest_first=True
-        )
-        return page.records[0] if page.records else None
+        return next(iter(self._queried(thread, 1, newest_first=True)), None)
 
     def newest_position(self, thread: Thread) -> int | None:
         """The number of the thread's latest stored message (nothing opened); None when it
@@ -361,8 +359,7 @@ class ThreadRepository(SealedRows):
         return _seq(row) if row is not None else None
 
     def first(self, thread: Thread, limit: int) -> list[Message]:
-        page = self._store.query(thread_pk(thread.id), KeyRange(prefix=MESSAGE_PREFIX), limit=limit)
-        return [self._message(thread, row) for row in page.records]
+        return [self._message(thread, row) for row in self._queried(thread, limit)]
 
     def remove_last(self, thread: Thread) -> Message | None:
         row = self._newest(thread)

@@ -75,17 +75,15 @@ class ThreadService:
         title: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> Thread:
-        require_tenant(principal)
-        if principal.user_id is None or principal.org_id is None:
-            raise Forbidden("threads belong to a person: use a user's token")
-        if resource_id is not None and resource_id != principal.user_id:
+        _org_id, user_id = _person(principal)
+        if resource_id is not None and resource_id != user_id:
             raise Forbidden("a thread's resource is the caller", ["resourceId"])
         agent = self._agent(principal, agent_id)
         thread = Thread(
             id=self._ids.new("th_"),
             org_id=agent.org_id,
             agent_id=agent.id,
-            resource_id=principal.user_id,
+            resource_id=user_id,
             title=title,
             created_at=self._clock.now_ms(),
             metadata=metadata,
@@ -113,10 +111,8 @@ class ThreadService:
         starting_after: str | None = None,
     ) -> ThreadPage:
         """Newest first; `starting_after` must be a thread of this list, else 404."""
-        require_tenant(principal)
-        if principal.user_id is None:
-            raise Forbidden("threads belong to a person: use a user's token")
-        if resource_id is not None and resource_id != principal.user_id:
+        org_id, user_id = _person(principal)
+        if resource_id is not None and resource_id != user_id:
             raise Forbidden("you may list your own threads only", ["resourceId"])
         after = None
         if starting_after is not None:
@@ -129,9 +125,7 @@ class ThreadService:
                     "starting_after must be one of your threads of the agent listed",
                     ["starting_after"],
                 )
-        org_id = principal.org_id
-        assert org_id is not None  # a tenant's principal always has one
-        return self.repo.of_user(org_id, principal.user_id, agent_id, limit, after)
+        return self.repo.of_user(org_id, user_id, agent_id, limit, after)
 
     def executions(self, principal: Principal, thread_id: str) -> list[dict[str, Any]]:
         return self.background.executions(self._thread(principal, thread_id).thread)
@@ -283,3 +277,11 @@ class ThreadService:
         stored = self._thread(principal, thread_id)
         options = self._options(stored.thread)
         return self.observer.recall(stored.thread, options, query, limit, self.semantic, stored.seq)
+
+
+def _person(principal: Principal) -> tuple[str, str]:
+    """The caller's organization and user: a thread belongs to a person (403 otherwise)."""
+    require_tenant(principal)
+    if principal.user_id is None or principal.org_id is None:
+        raise Forbidden("threads belong to a person: use a user's token")
+    return principal.org_id, principal.user_id
