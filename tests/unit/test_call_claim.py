@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.domain.tasks.base import STEP_DEADLINE_S
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.model_calls import CALL_CLAIM, CLAIM_TRIES, Claim, owner_tag
 from agent_memory.persistence.runs import Run
 from agent_memory.ports import Action, ModelReply, Put, Update
-from agent_memory.service.learning_call import MODEL_DEADLINE_S
 from agent_memory.service.learning_pools import Evidence
 from agent_memory.service.learning_runs import Retryable
 from tests.support.learning import BUDGET, Harness, copy_of
@@ -23,7 +23,7 @@ from tests.support.learning_doubles import NotesPool, remember_reply
 
 RUN_PK = "LEARN#session#s-1"
 # How long a claim holds (service/learning.py): the model's deadline and a margin.
-HOLD_MS = int((MODEL_DEADLINE_S + 10) * 1000)
+HOLD_MS = int((STEP_DEADLINE_S + 10) * 1000)
 REPLY = remember_reply("budget", "The budget is 1500 EUR.", "i-01")
 
 

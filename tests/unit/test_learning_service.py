@@ -16,7 +16,7 @@ from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.learning_notes import NOTHING_NEW
 from agent_memory.domain.tasks.answers import InvalidModelOutput
-from agent_memory.domain.tasks.base import Ask, ModelTask
+from agent_memory.domain.tasks.base import STEP_DEADLINE_S, Ask, ModelTask
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.model_calls import owner_tag
 from agent_memory.ports import Equals, Execution, KeyRange, ModelFailure, Put, Update
@@ -24,7 +24,6 @@ from agent_memory.service.learning import (
     MAX_EVIDENCE_BYTES,
     LearningService,
 )
-from agent_memory.service.learning_call import MODEL_DEADLINE_S
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
     Change,
@@ -428,7 +427,7 @@ def test_a_toy_pool_kind_runs_its_own_task_through_the_whole_workflow() -> None:
 
     assert state["result"] == {"status": "succeeded", "applied": 1, "rejected": 0}
     [request] = h.model.calls
-    assert (request.task, request.deadline_s) == ("shout", MODEL_DEADLINE_S)
+    assert (request.task, request.deadline_s) == ("shout", STEP_DEADLINE_S)
     assert request.schema == {
         "type": "object",
         "properties": {"words": {"type": "array", "items": {"type": "string"}}},

@@ -32,8 +32,6 @@ log = logging.getLogger(__name__)
 CALL_STEP = "CallModel"
 # A model answer larger than this is not a memory update (100 changes of a few sentences).
 MAX_REPLY_BYTES = 200_000
-# Gives up first, with a kind, inside the CallModel step's timeout.
-MODEL_DEADLINE_S = STEP_DEADLINE_S
 COPY_POLL_S = 0.25
 # A paid call's charge and answer are written harder than a step retry would.
 PAID_PAUSES_S: tuple[float | None, ...] = (0.2, 0.5, None)
@@ -60,7 +58,7 @@ class ModelCallStep(LearningStarts):
             model = self._models.resolve(evidence.model)
             if model is None:
                 raise NoModel(f"no model named {evidence.model!r} is configured here")
-            request = ask.request(MODEL_DEADLINE_S)
+            request = ask.request()
             logged = {"task": request.task, "system": request.system, "user": request.user}
             claimed = self._claim_call(
                 run, event, attempt, model.name, json.dumps(logged, ensure_ascii=False)
@@ -126,7 +124,7 @@ class ModelCallStep(LearningStarts):
         """This attempt's call row when this copy may call the model; an Express execution
         can run twice, and the copy that did not claim waits for the other's answer."""
         owner = str(event["context"].get("executionId") or run.name)
-        hold_ms = int((MODEL_DEADLINE_S + 10) * 1000)
+        hold_ms = int((STEP_DEADLINE_S + 10) * 1000)
         now = self._clock.now_ms()
         claim = self._runs.claim_call(run, CALL_STEP, attempt, owner, model, logged, now, hold_ms)
         if claim.call is not None:
