@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
 from agent_memory.domain.errors import Forbidden, NotFound
@@ -25,8 +25,8 @@ class Grants:
     """Who holds what on one object."""
 
     org_id: str
-    owner: str | None = None
-    members: frozenset[str] = field(default_factory=frozenset)
+    owner: str | None
+    members: frozenset[str]
 
     @classmethod
     def of(cls, org_id: str, owner: str | None, members: Collection[str] = ()) -> Grants:

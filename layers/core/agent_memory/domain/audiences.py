@@ -225,11 +225,9 @@ class _Cut:
 
 
 class Judge:
-    """Seed 002's rule: an entry's own tags, intersected with every source's audience,
-    recursively. Decides visibility over one consistent read of a pool (`resolve` finds an
-    entry by id). Each entry is resolved and decided once; results depend only on the pool (depth is
-    the entry's own chain length, not where the walk began), so the memo and the order of
-    questions never change an answer."""
+    """Decides visibility over one consistent read of a pool (`resolve` finds an entry by
+    id). Each entry is resolved and decided once; its depth is its own chain length, not
+    where the walk began, so the memo never changes an answer."""
 
     # Observations on observations: chains deeper than `max_depth` are hidden, not followed.
     def __init__(self, resolve: Resolver, max_depth: int = 32) -> None:

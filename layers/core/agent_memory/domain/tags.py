@@ -31,7 +31,6 @@ class InvalidTag(ValueError):
 
     def __init__(self, tag: str, reason: str) -> None:
         super().__init__(f"{tag!r}: {reason}")
-        self.tag = tag
         self.reason = reason
 
 
