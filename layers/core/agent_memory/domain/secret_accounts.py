@@ -22,10 +22,10 @@ from agent_memory.domain.secret_words import (
     NOT_A_VALUE,
     RECOVERY_PHRASE,
     SECURITY_ANSWER,
-    LazyPattern,
     Rule,
     first_kind,
     has_stem,
+    lazy,
     valued,
     windows,
     wordset,
@@ -42,13 +42,13 @@ _SEED_STEMS = wordset(
     """seed recover backup mnemoni mnémoni wallet words wiederherstell récupération semilla
     recuperaci"""
 )
-_SEED_HIT = LazyPattern("|".join(sorted(_SEED_STEMS)))
-_SEED_NAMED = LazyPattern(rf"\b{_SEED_NAME}\b{FOR}\s*{IS}\s*(?P<words>[^.!?;\n]+)", re.IGNORECASE)
+_SEED_HIT = lazy("|".join(sorted(_SEED_STEMS)))
+_SEED_NAMED = lazy(rf"\b{_SEED_NAME}\b{FOR}\s*{IS}\s*(?P<words>[^.!?;\n]+)", re.IGNORECASE)
 # What may part the words of a phrase: spaces, commas, numbering on its own ("1. left, 2. stay";
 # never digits glued to a word: "question1 answer1" is no phrase).
 _PUNCTUATION = " \t\r\n,;:.)(-"
-_BETWEEN_WORDS = LazyPattern(r"[\s,;:.()-]*(?:\s\d{1,2}[.):]?\s+)?")
-_WORD = LazyPattern(r"([^\W\d_]+)")
+_BETWEEN_WORDS = lazy(r"[\s,;:.()-]*(?:\s\d{1,2}[.):]?\s+)?")
+_WORD = lazy(r"([^\W\d_]+)")
 _LATIN_LISTS = ("english", "spanish", "french", "italian", "portuguese", "czech")
 _PHRASE_WORDS = 12
 
@@ -69,7 +69,7 @@ _ANSWER_STEMS = wordset(
     """question born née geboren answer antwort réponse respuesta maiden mädchen geburtsname
     jeune soltera"""
 )
-_SECURITY_ANSWER = LazyPattern(
+_SECURITY_ANSWER = lazy(
     # The question may be quoted between: the answer to the question "first pet" is ...
     rf"\b{_ANSWER}\b(?:\s+[\"“'][^\"”'\n]{{1,40}}[\"”'])?{FOR}\s*{IS}\s*"
     r"(?P<value>[^\s.,;!?]{2,})",
@@ -77,31 +77,31 @@ _SECURITY_ANSWER = LazyPattern(
 )
 # "my first pet's name, for the security question, is Rex": the question set apart, then a
 # value ("my security question is boring" says nothing of the answer).
-_QUESTION_IS = LazyPattern(
+_QUESTION_IS = lazy(
     r"\b(?:security|secret)\s+questions?\s*[,:)\"\u201d'-]+\s*(?:\w+\s+){0,3}?(?:is|was)\s+"
     r"(?P<value>[^\s.,;!?]{2,})",
     re.IGNORECASE,
 )
 # "my mother was born Smith", "meine Mutter ist eine geborene Schneider".
-_BORN = LazyPattern(
+_BORN = lazy(
     r"\b(?:mother|mom|mum|mutter|mère|madre)\b[^.!?\n]{0,25}?\b(?:born|née|nee|geborene|geb\.)"
     r"\s+(?P<value>[^\s.,;!?]{2,})",
     re.IGNORECASE,
 )
 # "security question: first pet? answer: Fluffy".
-_QUESTION_THEN_ANSWER = LazyPattern(
+_QUESTION_THEN_ANSWER = lazy(
     r"\b(?:security|secret)\s+question\b.{0,80}?\banswer\s*[:=]\s*(?P<value>[^\s.,;!?]{2,})",
     re.IGNORECASE,
 )
 
 # Two letters, two check digits, then 11 to 30 letters or digits, grouped by 4 or not.
-_IBAN = LazyPattern(r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]){11,30}\b", re.IGNORECASE)
-_ACCOUNT_NUMBER = LazyPattern(
+_IBAN = lazy(r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]){11,30}\b", re.IGNORECASE)
+_ACCOUNT_NUMBER = lazy(
     r"\b(?:(?:bank\s+)?account\s+(?:number|no\.?|nr\.?|#)|kontonummer|num[ée]ro\s+de\s+compte"
     rf"|n[uú]mero\s+de\s+cuenta){FOR}\s*{IS}?\s*(?P<value>\d[\d -]{{4,20}}\d)",
     re.IGNORECASE,
 )
-_BANK_WORDS = LazyPattern(
+_BANK_WORDS = lazy(
     r"\b(?:sort\s+code|routing|aba|bank|banks|blz|bankleitzahl|bic|swift|iban|rib|banque"
     r"|banco|bancaria|clabe)\b",
     re.IGNORECASE,
@@ -114,7 +114,7 @@ def _iban(match: re.Match[str], _text: str) -> bool:
 
 
 def _at_a_bank(_match: re.Match[str], text: str) -> bool:
-    return bool(_BANK_WORDS.search(text))
+    return bool(_BANK_WORDS().search(text))
 
 
 _ACCOUNT_RULES = (
@@ -149,7 +149,7 @@ def _named_phrase(text: str, lowered: str) -> bool:
     matches = (
         match
         for window, window_lowered in windows(text, lowered, _SEED_HIT)
-        for match in _SEED_NAMED.finditer(window)
+        for match in _SEED_NAMED().finditer(window)
     )
     for match in matches:
         words = [w.lower() for w in re.split(r"[\s,]+", match.group("words")) if w]
@@ -170,14 +170,14 @@ def _listed_phrase(lowered: str) -> bool:
     if _longest_run(lowered.split(), every) < _PHRASE_WORDS:
         return False  # the cheap look: most texts stop here
     # Split by words: separators at even places, words at odd ones.
-    parts = _WORD.split(lowered)
+    parts = _WORD().split(lowered)
     run: list[str] = []
     for position in range(1, len(parts), 2):
         word, before = parts[position], parts[position - 1]
         if word not in every:
             run = []
             continue
-        if run and not _BETWEEN_WORDS.fullmatch(before):
+        if run and not _BETWEEN_WORDS().fullmatch(before):
             run = []
         run.append(word)
         last = run[-_PHRASE_WORDS:]

@@ -17,6 +17,7 @@ from agent_memory.domain.secret_words import (
     UNITS,
     LazyPattern,
     Rule,
+    lazy,
     wordset,
 )
 
@@ -57,22 +58,20 @@ _CODE_VALUE = r"[*#]?(?<![\w-])(?P<value>[A-Za-z0-9][A-Za-z0-9 -]{1,40}?[A-Za-z0
 def _code_pattern(word: str) -> LazyPattern:
     # With "is" a place may come between ("the PIN for my card is ..."); without, the code
     # follows its word at once ("PIN 4921", "OTP: 123456").
-    return LazyPattern(
-        rf"\b{word}\b(?:{FOR}\s*{IS}\s*{NOW}|\s*[:#]?\s*){_CODE_VALUE}", re.IGNORECASE
-    )
+    return lazy(rf"\b{word}\b(?:{FOR}\s*{IS}\s*{NOW}|\s*[:#]?\s*){_CODE_VALUE}", re.IGNORECASE)
 
 
 _OTP = _code_pattern(_OTP_WORD)
 _PIN = _code_pattern(_PIN_WORD)
 # "the gate opens with 2580#", "das Tor öffnet mit 2580".
-_OPENS_WITH = LazyPattern(
+_OPENS_WITH = lazy(
     r"\b(?:gate|door|garage|lock|safe|alarm|padlock|lockbox|tor|tür|tresor|porte|portail"
     r"|coffre|puerta|port[oó]n|portal|candado)\s+(?:opens?|unlocks?|disarms?|öffnet|s['\u2019]"
     r"ouvre|se\s+abre|abre)\s+(?:with|using|mit|avec|con)\s+(?:the\s+)?(?:code\s+)?" + _CODE_VALUE,
     re.IGNORECASE,
 )
 # "gate: 2580#": a door's name, a colon and digits only ("gate: B22" is a boarding gate).
-_DOOR_COLON = LazyPattern(
+_DOOR_COLON = lazy(
     r"\b(?:gate|door|garage|alarm|safe|lockbox|tor|tür|porte|portail|puerta|port[oó]n)\s*[:=]"
     r"\s*[*#]?(?P<value>\d{3,8})#?(?![\w-])",
     re.IGNORECASE,
@@ -80,17 +79,17 @@ _DOOR_COLON = LazyPattern(
 
 
 # Payment cards: 13 to 19 digits, together or in groups (4-4-4-4, 4-6-5 for Amex).
-_CARD = LazyPattern(
+_CARD = lazy(
     r"(?<![\d+.,/:-])(?:\d{13,19}|\d{4}(?:[ -]\d{4}){2}[ -]\d{1,7}|\d{4}[ -]\d{6}[ -]\d{4,5})"
     r"(?![\d.,/:-]\d)"
 )
 # A long number after these words is a reference, not a card (unless a card is named too).
-_REFERENCE = LazyPattern(
+_REFERENCE = lazy(
     r"\b(?:order|invoice|tracking|reference|booking|ticket|shipment|parcel|customer|bestellung"
     r"|rechnung|sendung|commande|facture|pedido|factura|envío)\b",
     re.IGNORECASE,
 )
-_CARD_WORD = LazyPattern(
+_CARD_WORD = lazy(
     r"\b(?:cards?|karte|carte|tarjeta|visa|mastercard|amex|maestro|cb)\b", re.IGNORECASE
 )
 
@@ -103,7 +102,9 @@ OPENS_STEMS = wordset("open unlock disarm öffnet ouvre abre")
 
 def card_secret(text: str) -> str | None:
     """A payment card number, unless a reference word comes before it without a card word."""
-    if sum(ch.isdigit() for ch in text) >= 13 and any(_card(m, text) for m in _CARD.finditer(text)):
+    if sum(ch.isdigit() for ch in text) >= 13 and any(
+        _card(m, text) for m in _CARD().finditer(text)
+    ):
         return CARD
     return None
 
@@ -137,7 +138,7 @@ CODE_RULES = (
 
 def _card(match: re.Match[str], text: str) -> bool:
     before = text[max(0, match.start() - 40) : match.start()]
-    if _REFERENCE.search(before) and not _CARD_WORD.search(before):
+    if _REFERENCE().search(before) and not _CARD_WORD().search(before):
         return False
     return _luhn_card(match.group())
 

@@ -47,17 +47,17 @@ from agent_memory.domain.secret_words import (
     PRIVATE_KEY,
     RANDOM_STRING,
     VALUE,
-    LazyPattern,
     Rule,
     credential,
     key_like,
+    lazy,
     wordset,
 )
 
 # --- Links that give access -----------------------------------------------------------------
 
 # Any scheme: https, ftp, postgres, mysql, mongodb+srv, redis, amqp, ...
-URL = LazyPattern(r"\b[a-z][a-z0-9+.-]{1,30}://[^\s<>\"'`)\]]+", re.IGNORECASE)
+URL = lazy(r"\b[a-z][a-z0-9+.-]{1,30}://[^\s<>\"'`)\]]+", re.IGNORECASE)
 # Query or fragment parameters that carry a credential (pre-signed S3, SAS, OAuth, API keys).
 _ACCESS_PARAMS = wordset(
     """token access_token id_token refresh_token auth auth_token authtoken key api_key apikey
@@ -67,7 +67,7 @@ _ACCESS_PARAMS = wordset(
     magic_link login_token reset_token code_challenge st"""
 )
 # Path words of invitation, sign-in and password-reset links.
-_ACCESS_PATH = LazyPattern(
+_ACCESS_PATH = lazy(
     r"(?:^|/)(?:invite|invites|invitation|invitations|join|joinchat|magic|magic[-_]?link"
     r"|magiclink|login[-_]?link|signin[-_]?link|passwordless|reset|reset[-_]?password"
     r"|password[-_]?reset|recover|recovery|activate|activation|verify|confirm|onboard)(?:/|$)",
@@ -77,7 +77,7 @@ _ACCESS_PATH = LazyPattern(
 _INVITE_HOSTS = ("discord.gg", "chat.whatsapp.com", "join.slack.com", "t.me")
 
 # "root:hunter2@db.example.com", without a scheme.
-_USER_PASS_HOST = LazyPattern(
+_USER_PASS_HOST = lazy(
     r"(?<![\w/])(?P<user>[\w.+-]{1,64}):(?P<value>[^\s@/:]{3,})@[A-Za-z0-9-]+"
     r"(?:\.[A-Za-z0-9-]+)+"
 )
@@ -87,13 +87,13 @@ _ADDRESS_LABELS = wordset("mailto sip sips xmpp im email e-mail mail contact to 
 
 def access_link(text: str) -> str | None:
     """ACCESS_LINK when `text` holds a link (or `user:password@host`) that gives access."""
-    if "://" in text and any(_is_access_link(url) for url in URL.findall(text)):
+    if "://" in text and any(_is_access_link(url) for url in URL().findall(text)):
         return ACCESS_LINK
     return ACCESS_LINK if "@" in text and _user_pass_host(text) else None
 
 
 def _user_pass_host(text: str) -> bool:
-    for match in _USER_PASS_HOST.finditer(text):
+    for match in _USER_PASS_HOST().finditer(text):
         user = match.group("user").lower()
         if user not in _ADDRESS_LABELS and (
             credential(match.group("value"), loose=False) or user in COMMON_USERS
@@ -118,7 +118,7 @@ def _is_access_link(url: str) -> bool:
     path = parts.path.rstrip("/")
     if host in _INVITE_HOSTS or host.endswith(".discord.gg"):
         return len(path.strip("/")) >= 4
-    if _ACCESS_PATH.search(path):
+    if _ACCESS_PATH().search(path):
         # An invite/reset path with a code after it, or a code in the query string.
         tail = [segment for segment in path.split("/") if segment]
         codes = [*tail[-1:], *(value for _name, value in params)]
@@ -128,18 +128,18 @@ def _is_access_link(url: str) -> bool:
 
 def _looks_like_code(value: str) -> bool:
     """A one-off code: long enough and not a plain word."""
-    if len(value) < 6 or _ACCESS_PATH.search("/" + value + "/"):
+    if len(value) < 6 or _ACCESS_PATH().search("/" + value + "/"):
         return False
     return any(ch.isdigit() for ch in value) or (len(value) >= 16 and not value.isalpha())
 
 
 # --- Keys and tokens ------------------------------------------------------------------------
 
-_PRIVATE_KEY = LazyPattern(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
-_AWS_KEY_ID = LazyPattern(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b")
-_GOOGLE_KEY = LazyPattern(r"\bAIza[0-9A-Za-z_-]{35}\b")
+_PRIVATE_KEY = lazy(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
+_AWS_KEY_ID = lazy(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b")
+_GOOGLE_KEY = lazy(r"\bAIza[0-9A-Za-z_-]{35}\b")
 # Well-known token formats: OpenAI/Anthropic, Stripe, GitHub, GitLab, Slack, npm, PyPI, JWT.
-_TOKEN_FORMATS = LazyPattern(
+_TOKEN_FORMATS = lazy(
     r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{16,}"
     r"|\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}"
     r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
@@ -150,7 +150,7 @@ _TOKEN_FORMATS = LazyPattern(
     r"|\bpypi-[A-Za-z0-9_-]{30,}"
     r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
 )
-_BEARER = LazyPattern(r"\bbearer\s+[A-Za-z0-9._~+/-]{16,}", re.IGNORECASE)
+_BEARER = lazy(r"\bbearer\s+[A-Za-z0-9._~+/-]{16,}", re.IGNORECASE)
 
 
 _NAMED_SECRET_WORD = (
@@ -161,15 +161,13 @@ _NAMED_SECRET_WORD = (
     r"|clave\s+(?:de\s+)?api|jeton|signing[\s_-]?key|webhook[\s_-]?secret)"
 )
 # Not after a colon: "arn:aws:secretsmanager:...:secret:name" names a secret, it is not one.
-_NAMED_SECRET = LazyPattern(
-    rf"(?<!:)\b{_NAMED_SECRET_WORD}\b{FOR}\s*{IS}\s*{NOW}{VALUE}", re.IGNORECASE
-)
-_NAMED_SECRET_BARE = LazyPattern(rf"(?<!:)\b{_NAMED_SECRET_WORD}\b{BARE_VALUE}", re.IGNORECASE)
+_NAMED_SECRET = lazy(rf"(?<!:)\b{_NAMED_SECRET_WORD}\b{FOR}\s*{IS}\s*{NOW}{VALUE}", re.IGNORECASE)
+_NAMED_SECRET_BARE = lazy(rf"(?<!:)\b{_NAMED_SECRET_WORD}\b{BARE_VALUE}", re.IGNORECASE)
 # "my OpenAI key is 9f8e7d6c": any key, when its value has digits and letters (never "the
 # key is under the mat", "the key to success is ...").
-_ANY_KEY = LazyPattern(rf"(?<!:)\bkeys?\b{FOR}\s*{IS}\s*{NOW}{VALUE}", re.IGNORECASE)
+_ANY_KEY = lazy(rf"(?<!:)\bkeys?\b{FOR}\s*{IS}\s*{NOW}{VALUE}", re.IGNORECASE)
 
-_CANDIDATE = LazyPattern(r"[A-Za-z0-9+=_-]{32,}")
+_CANDIDATE = lazy(r"[A-Za-z0-9+=_-]{32,}")
 
 NAMED_STEMS = wordset("key secret token cred schlüssel clé clave jeton")
 
@@ -210,8 +208,8 @@ NAMED_RULES = (
 
 
 def random_string(text: str) -> str | None:
-    for url_free in URL.split(text):
-        for candidate in _CANDIDATE.findall(url_free):
+    for url_free in URL().split(text):
+        for candidate in _CANDIDATE().findall(url_free):
             if _random(candidate):
                 return RANDOM_STRING
     return None

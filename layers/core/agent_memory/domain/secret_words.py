@@ -4,7 +4,7 @@ words after "password is" say something *about* a password instead of giving it,
 one pattern with the check its matches must pass.
 
 Patterns here are fragments to compose (`rf"...{IS}..."`), read case-insensitively, into
-each rule's `LazyPattern`.
+each rule's `lazy` pattern.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 # The kinds of secret, as a refusal names them ("looks like a password"): never the secret.
 PASSWORD = "a password"
@@ -31,36 +30,15 @@ SECURITY_ANSWER = "an answer to a security question"
 BANK_ACCOUNT = "a bank account number"
 
 
-class LazyPattern:
-    """A rule's regular expression, compiled at its first use. The secret rules' patterns
-    take about 20 ms to compile: a process pays that when it first checks a text, not while
-    it starts (a learning step that checks none never pays it)."""
+# A rule's regular expression, compiled at its first call: `PATTERN().search(text)`.
+LazyPattern = Callable[[], re.Pattern[str]]
 
-    def __init__(self, source: str, flags: int = 0) -> None:
-        self.source = source
-        self.flags = flags
 
-    @functools.cached_property
-    def compiled(self) -> re.Pattern[str]:
-        return re.compile(self.source, self.flags)
-
-    def search(self, text: str) -> re.Match[str] | None:
-        return self.compiled.search(text)
-
-    def fullmatch(self, text: str) -> re.Match[str] | None:
-        return self.compiled.fullmatch(text)
-
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
-        return self.compiled.finditer(text)
-
-    def findall(self, text: str) -> list[Any]:
-        return self.compiled.findall(text)
-
-    def split(self, text: str) -> list[str | Any]:
-        return self.compiled.split(text)
-
-    def sub(self, replacement: str, text: str) -> str:
-        return self.compiled.sub(replacement, text)
+def lazy(source: str, flags: int = 0) -> LazyPattern:
+    """`source` compiled at the first call. The secret rules' patterns take about 20 ms to
+    compile: a process pays that when it first checks a text, not while it starts (a
+    learning step that checks none never pays it)."""
+    return functools.cache(lambda: re.compile(source, flags))
 
 
 def wordset(words: str) -> frozenset[str]:
@@ -90,7 +68,7 @@ def first_kind(rules: Iterable[Rule], text: str, lowered: str) -> str | None:
     lowercase), or None."""
     for rule in rules:
         if all(has_stem(lowered, stems) for stems in rule.needs) and any(
-            rule.accept(match, text) for match in rule.pattern.finditer(text)
+            rule.accept(match, text) for match in rule.pattern().finditer(text)
         ):
             return rule.kind
     return None
@@ -238,7 +216,7 @@ def windows(
         yield text, lowered
         return
     spans: list[tuple[int, int]] = []
-    for hit in hits.finditer(lowered):
+    for hit in hits().finditer(lowered):
         start, end = max(0, hit.start() - before), hit.end() + after
         if spans and start <= spans[-1][1]:
             spans[-1] = (spans[-1][0], end)

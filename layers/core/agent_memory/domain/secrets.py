@@ -40,11 +40,11 @@ from agent_memory.domain.secret_words import (
     PASSWORD,
     VALUE,
     WHO_USES,
-    LazyPattern,
     Rule,
     credential,
     first_kind,
     has_stem,
+    lazy,
     stated,
     strict,
     valued,
@@ -65,22 +65,22 @@ _USER_PASS = (
     r"(?P<quote>[\"'`]?)(?P<user>[^\s/:|,\"'`]{2,64})"
     rf"{_SEPARATOR}[\"'`]?(?P<value>[^\s\"'`]{{3,}})"
 )
-_LOGIN = LazyPattern(rf"\b{_LOGIN_WORD}\b{FOR}\s*{IS}\s*{_USER_PASS}", re.IGNORECASE)
+_LOGIN = lazy(rf"\b{_LOGIN_WORD}\b{FOR}\s*{IS}\s*{_USER_PASS}", re.IGNORECASE)
 # Without "is" (a key's words: "admin login root hunter2"), a space may part the two.
-_LOGIN_BARE = LazyPattern(
+_LOGIN_BARE = lazy(
     r"\b(?:logins?|log-ins?|logons?|sign-?ins?|creds|credentials?)\s+"
     + rf"(?!(?:{IS_WORD}|are|were|sind|sont|son)\b)"
     + _USER_PASS.replace(_SEPARATOR, rf"(?:{_SEPARATOR}|\s+)"),
     re.IGNORECASE,
 )
-_USER_THEN_PASS = LazyPattern(
+_USER_THEN_PASS = lazy(
     r"\buser(?:name)?\s*[:=]?\s*(?P<user>[^\s,;]{2,64})[,;]?\s+"
     rf"(?:pass(?:word)?|pw|pwd|kennwort|passwort)\s*[:=]?{VALUE}",
     re.IGNORECASE,
 )
 # "login for the router is admin and the pass is Tiger!88": a login word, then a password
 # word in the same sentence ("pass" alone counts here, never elsewhere: a boarding pass).
-_LOGIN_THEN_PASSWORD = LazyPattern(
+_LOGIN_THEN_PASSWORD = lazy(
     r"\b(?:logins?|log-ins?|sign-?ins?|accounts?|user(?:name)?|(?:be)?nutzer(?:name)?"
     r"|utilisateur|identifiant|usuario|zugang)\b[^.!?\n]{0,60}?\b(?:pass(?:word|wort)?|pw|pwd"
     rf"|kennwort|mot\s+de\s+passe|contrase(?:ñ|n)a|clave|senha)\b(?:(?P<is>{FOR}\s*{IS})|\s*[:=]|\s)"
@@ -88,13 +88,13 @@ _LOGIN_THEN_PASSWORD = LazyPattern(
     re.IGNORECASE,
 )
 # "to log in to the router use admin / Tiger!88".
-_LOG_IN_WITH_PAIR = LazyPattern(
+_LOG_IN_WITH_PAIR = lazy(
     rf"\b(?:log(?:ged|s)?[\s-]*(?:in|into|on)|sign[\s-]*in)\b[^.!?\n]{{0,40}}?\b(?:use|with|using"
     rf"|as|type|enter)\s+{_USER_PASS}",
     re.IGNORECASE,
 )
 # "log into the router as admin with Tiger!88".
-_LOG_IN_AS = LazyPattern(
+_LOG_IN_AS = lazy(
     r"\blog(?:ged|s)?[\s-]*(?:in|into|on)\b[^.!?\n]{0,40}?\bas\s+(?P<user>[^\s,]{2,64})\s+"
     rf"(?:with|using)\s+(?:the\s+)?(?:pass(?:word)?\s+)?{VALUE}",
     re.IGNORECASE,
@@ -157,36 +157,36 @@ _COMPOUND = (
     r"|screens?|dialog|box|entry|input|menu|settings?|verwaltung|manager|gestionnaire"
     r"|gestor|less|authentication|auth|logins?|access|based|only|games?)\b)"
 )
-_PASSWORD = LazyPattern(
+_PASSWORD = lazy(
     rf"\b{_PASSWORD_WORD}\b{_COMPOUND}{WHO_USES}{FOR}\s*{IS}\s*{NOW}{VALUE}", re.IGNORECASE
 )
 # "password hunter2", "pass: hunter2": no "is", so the value must look like one.
-_PASSWORD_BARE = LazyPattern(
+_PASSWORD_BARE = lazy(
     rf"\b(?:{_PASSWORD_WORD}\b{_COMPOUND}|pass(?=\s*[:=])){BARE_VALUE}", re.IGNORECASE
 )
 # "I changed my password to Blue42!".
-_PASSWORD_TO = LazyPattern(
+_PASSWORD_TO = lazy(
     rf"\b(?:changed|set|reset|updated|switched|changé|cambié|cambiado|geändert)\s+"
     rf"(?:\w+\s+){{0,3}}?{_PASSWORD_WORD}{FOR}\s+(?:to|in|en|auf|à|a)\s+{VALUE}",
     re.IGNORECASE,
 )
 # "I sign in with the password sunshine": after "with", any word that is not about it.
-_PASSWORD_WITH = LazyPattern(
+_PASSWORD_WITH = lazy(
     rf"\b(?:with|using|mit|avec|con)\s+(?:(?:the|a|das|dem|le|la|el)\s+)?{_PASSWORD_WORD}\b"
     rf"{_COMPOUND}\s+{VALUE}",
     re.IGNORECASE,
 )
 # "password's hunter2": a contraction, so the value must look like one ("password's length").
-_PASSWORD_S = LazyPattern(rf"\b{_PASSWORD_WORD}['\u2019]s\s+{VALUE}", re.IGNORECASE)
+_PASSWORD_S = lazy(rf"\b{_PASSWORD_WORD}['\u2019]s\s+{VALUE}", re.IGNORECASE)
 # "my password? it's hunter2".
-_PASSWORD_ITS = LazyPattern(
+_PASSWORD_ITS = lazy(
     rf"\b{_PASSWORD_WORD}\b{_COMPOUND}\s*[?:,\u2013\u2014-]+\s*(?:it['\u2019]?s|it\s+is"
     rf"|that['\u2019]?s|c['\u2019]est|das\s+ist|es\s+ist|es)\s+{VALUE}",
     re.IGNORECASE,
 )
 # "wifi: LetMeIn2024": a network's name has no need of digits and letters together.
-_NETWORK_BARE = LazyPattern(rf"\b(?:wi-?fi|wlan)\b\s*[:=]\s*{VALUE}", re.IGNORECASE)
-_VALUE_FIRST = LazyPattern(
+_NETWORK_BARE = lazy(rf"\b(?:wi-?fi|wlan)\b\s*[:=]\s*{VALUE}", re.IGNORECASE)
+_VALUE_FIRST = lazy(
     r"(?P<start>^|[.!?:;,(]\s*|\n)?(?<![\w-])"
     r"(?:(?P<quote>[\"`«“„\u2018][^\"`»”\u2019\n]{2,60}[\"`»”\u2019])|(?P<value>[^\s\"'`«»“”„\u2018\u2019]{2,}))"
     rf"\s+{IS_WORD}\s+(?:{OWNERS}\s+|what\s+(?:i|we|you|he|she|they)\s+use\s+(?:as|for)\s+)?"
@@ -196,20 +196,20 @@ _VALUE_FIRST = LazyPattern(
 )
 # "I log in with Sunshine99 as my password", "Sonne99 als Passwort", "Sol99 como contraseña":
 # found by "as", the value is the word before it.
-_AS_PASSWORD = LazyPattern(
+_AS_PASSWORD = lazy(
     rf"\s(?:as|als|comme|como)\s+(?:{OWNERS}\s+)?(?:(?:new|neues|nouveau|nueva)\s+)?"
     rf"{_PASSWORD_WORD}\b{_COMPOUND}",
     re.IGNORECASE,
 )
 # "I use LetMeIn2024 for the wifi": what opens a network, a device or an account.
-_USE_FOR = LazyPattern(
+_USE_FOR = lazy(
     rf"\b(?:use|type|enter)\s+{VALUE}\s+(?:for|on|to\s+(?:log|sign|get)\s+in(?:to)?)\s+"
     r"(?:the\s+|my\s+|our\s+)?(?:wi-?fi|wlan|router|network|account|login|laptop|computer"
     r"|phone|e-?mail|mail|vpn|server|drive|safe)\b",
     re.IGNORECASE,
 )
 # A passphrase is plain words: "the passphrase is correct horse battery staple".
-_PASSPHRASE = LazyPattern(
+_PASSPHRASE = lazy(
     rf"\b(?:pass\s*phrase|passphrase|phrase\s+(?:de\s+passe|secrète)|frase\s+de\s+contrase(?:ñ|n)a"
     rf"|passwortsatz){FOR}\s*{IS}\s*(?P<words>[^.!?;\n]+)",
     re.IGNORECASE,
@@ -224,7 +224,7 @@ _PASSWORD_STEMS = wordset(
 )
 _USE_STEMS = frozenset(("use ", "type ", "enter "))
 # Longer texts are read in windows around these words (every family's stems, and doors).
-_RULE_WORDS = LazyPattern(
+_RULE_WORDS = lazy(
     "|".join(
         re.escape(stem)
         for stem in sorted(
@@ -239,8 +239,8 @@ _RULE_WORDS = LazyPattern(
     )
 )
 # The password rules start from one of these words (and "pass:").
-_PASSWORD_HIT = LazyPattern(rf"\b{_PASSWORD_WORD}|\bpass\s*[:=]|\bwi-?fi|\bwlan")
-_KEY_SEPARATORS = LazyPattern(r"[-_.]+")
+_PASSWORD_HIT = lazy(rf"\b{_PASSWORD_WORD}|\bpass\s*[:=]|\bwi-?fi|\bwlan")
+_KEY_SEPARATORS = lazy(r"[-_.]+")
 # Words of a key that name a secret, and technical words beside them that are not one.
 _KEY_SECRET_WORDS = wordset(
     """password passwords passwort kennwort pass pw pwd passcode passphrase pin code key token
@@ -273,7 +273,7 @@ def key_secret(key: str, looks: Callable[[str], str | None] = looks_secret) -> s
     """What kind of secret a memory key (or topic) holds, or None: the key as it is, its
     words ("admin-login-root-hunter2" reads "admin login root hunter2"), and a value-like
     word beside a secret's name in either order ("hunter2-password", "wifi-key-letmein24")."""
-    words = _KEY_SEPARATORS.sub(" ", key).strip()
+    words = _KEY_SEPARATORS().sub(" ", key).strip()
     return looks(key) or looks(words) or _named_in_key(words.lower().split())
 
 
