@@ -16,7 +16,7 @@ from agent_memory.domain.tasks.learning_changes import (
 from agent_memory.domain.tasks.memory_bot_requests import (
     CONFIDE_ANSWER,
     ENRICHMENT,
-    Confession,
+    ConfideInput,
     EnrichmentInput,
     VisibleEntry,
 )
@@ -61,7 +61,7 @@ OBSERVED = ObservationInput(
 # (task, input, a fragment the prompt must hold)
 CASES: list[tuple[ModelTask[Any, Any], Any, str]] = [
     (MEMORY_CHANGES, CONSOLIDATION, "must name its sources"),
-    (CONFIDE_ANSWER, Confession("I made a mistake: I deleted the wrong file."), "priest"),
+    (CONFIDE_ANSWER, ConfideInput("I made a mistake: I deleted the wrong file."), "priest"),
     (LEARNING_CHANGES, TURN, "never support a fact alone"),
     (
         ENRICHMENT,

@@ -19,7 +19,7 @@ from agent_memory.domain.tasks.memory_bot_requests import (
     CALM_ANSWER,
     CONFIDE_ANSWER,
     ENRICHMENT,
-    Confession,
+    ConfideInput,
     EnrichmentInput,
     VisibleEntry,
 )
@@ -128,12 +128,12 @@ def test_the_consolidation_local_answer_is_the_statement_extractor() -> None:
 
 
 def test_a_confession_gets_the_answer_the_seed_describes() -> None:
-    mistake = CONFIDE_ANSWER.local_answer(Confession("I broke the build."))
+    mistake = CONFIDE_ANSWER.local_answer(ConfideInput("I broke the build."))
     assert "A mistake is part of the work" in mistake.answer
     assert "fix what you can" in mistake.answer
-    assert CONFIDE_ANSWER.local_answer(Confession("Just checking in.")).answer == CALM_ANSWER
+    assert CONFIDE_ANSWER.local_answer(ConfideInput("Just checking in.")).answer == CALM_ANSWER
     with pytest.raises(InvalidModelOutput) as raised:
-        CONFIDE_ANSWER.parse('{"answer": "   "}', Confession("x"))
+        CONFIDE_ANSWER.parse('{"answer": "   "}', ConfideInput("x"))
     assert raised.value.path == ["answer"]
 
 

@@ -11,8 +11,12 @@ from agent_memory.domain.bots import Chat
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.memory_bot import BotSettings, Enriched, used_reason
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.memory_bot_requests import ENRICHMENT, EnrichmentInput, VisibleEntry
-from agent_memory.domain.tasks.memory_bot_requests import Enrichment as Rewrite
+from agent_memory.domain.tasks.memory_bot_requests import (
+    ENRICHMENT,
+    EnrichmentInput,
+    Rewrite,
+    VisibleEntry,
+)
 from agent_memory.persistence.bot_memory import bot_pool
 from agent_memory.persistence.memory_bot import MemoryBotRepository
 from agent_memory.ports import LearningModel

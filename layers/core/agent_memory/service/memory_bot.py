@@ -24,8 +24,12 @@ from agent_memory.domain.memory_bot import (
 )
 from agent_memory.domain.sessions import check_content
 from agent_memory.domain.tasks.base import Ask
-from agent_memory.domain.tasks.memory_bot_requests import CALM_ANSWER, CONFIDE_ANSWER, ConfideAnswer
-from agent_memory.domain.tasks.memory_bot_requests import Confession as ConfideInput
+from agent_memory.domain.tasks.memory_bot_requests import (
+    CALM_ANSWER,
+    CONFIDE_ANSWER,
+    ConfideAnswer,
+    ConfideInput,
+)
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.memory_bot import MemoryBotRepository
 from agent_memory.service.bot_learning import KIND, learning_pool_id, pool_ref

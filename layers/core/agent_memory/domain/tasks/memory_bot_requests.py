@@ -48,7 +48,7 @@ _ANSWERS = (
 
 
 @dataclass(frozen=True)
-class Confession:
+class ConfideInput:
     """What the bot confided, and the memory bot's settings (`instructions`)."""
 
     text: str
@@ -59,7 +59,7 @@ class ConfideAnswer(Closed):
     answer: str
 
 
-class ConfideTask(ModelTask[Confession, ConfideAnswer]):
+class ConfideTask(ModelTask[ConfideInput, ConfideAnswer]):
     name = "confide_answer"
     output_model = ConfideAnswer
     max_output_tokens = 512
@@ -79,14 +79,14 @@ class ConfideTask(ModelTask[Confession, ConfideAnswer]):
     )
     answer_format = '{"answer": "<your answer>"}.'
 
-    def user(self, task_input: Confession) -> str:
+    def user(self, task_input: ConfideInput) -> str:
         return f"The confession:\n{task_input.text}"
 
-    def parse(self, text: str, task_input: Confession) -> ConfideAnswer:
+    def parse(self, text: str, task_input: ConfideInput) -> ConfideAnswer:
         answer = parse_answer(ConfideAnswer, text).answer.strip()
         return ConfideAnswer(answer=required_text(answer, "answer", MAX_ANSWER_LENGTH))
 
-    def local_answer(self, task_input: Confession) -> ConfideAnswer:
+    def local_answer(self, task_input: ConfideInput) -> ConfideAnswer:
         """A calm answer chosen by what the confession says (a mistake, being stuck, pride)."""
         said = task_input.text
         found = (answer for words, answer in _ANSWERS if re.search(words, said, re.I))
@@ -128,14 +128,14 @@ class EnrichmentInput:
     instructions: str | None = None
 
 
-class Enrichment(Closed):
+class Rewrite(Closed):
     input: str | None
     used: list[str]
 
 
-class EnrichmentTask(ModelTask[EnrichmentInput, Enrichment]):
+class EnrichmentTask(ModelTask[EnrichmentInput, Rewrite]):
     name = "enrichment"
-    output_model = Enrichment
+    output_model = Rewrite
     max_output_tokens = 2048
     description = "Give the rewritten input (null to leave it as it is) and the entries used."
     intro = (
@@ -162,23 +162,23 @@ class EnrichmentTask(ModelTask[EnrichmentInput, Enrichment]):
         lines += ["", "The person's input:", task_input.input]
         return "\n".join(lines)
 
-    def parse(self, text: str, task_input: EnrichmentInput) -> Enrichment:
-        answer = parse_answer(Enrichment, text)
+    def parse(self, text: str, task_input: EnrichmentInput) -> Rewrite:
+        answer = parse_answer(Rewrite, text)
         if answer.input is not None and not answer.input.strip():
             raise InvalidModelOutput("'input' is text or null, never blank", ["input"])
         if answer.input is None and answer.used:
             raise InvalidModelOutput("an unchanged input uses no entry", ["used"])
         return answer
 
-    def local_answer(self, task_input: EnrichmentInput) -> Enrichment:
+    def local_answer(self, task_input: EnrichmentInput) -> Rewrite:
         """The entries that share a meaningful word with the input, added after it in
         memory order; the input unchanged (null) when none does."""
         words = _words(task_input.input)
         used = [e for e in task_input.entries if words & (_words(e.content) | set(e.topics))]
         if not used:
-            return Enrichment(input=None, used=[])
+            return Rewrite(input=None, used=[])
         known = " ".join(e.content.strip() for e in used)
-        return Enrichment(
+        return Rewrite(
             input=f"{task_input.input.rstrip()}\n\n(What I know already: {known})",
             used=[e.id for e in used],
         )
