@@ -42,7 +42,6 @@ def lazy(source: str, flags: int = 0) -> LazyPattern:
 
 
 def wordset(words: str) -> frozenset[str]:
-    """The whitespace-separated words of `words`."""
     return frozenset(words.split())
 
 
@@ -148,8 +147,7 @@ COMMON_USERS = wordset(
 
 
 def has_stem(lowered: str, stems: frozenset[str]) -> bool:
-    """Whether a lowered text holds one of `stems`: a substring test, far cheaper than the
-    patterns it guards."""
+    """Whether a lowered text holds one of `stems` (what a rule `needs`)."""
     return any(stem in lowered for stem in stems)
 
 
@@ -191,10 +189,10 @@ def credential(value: str, *, loose: bool, minimum: int = 4) -> bool:
     return (has_digit and has_alpha) or mixed or symbols
 
 
-def key_like(value: str, *, minimum: int = 6) -> bool:
+def key_like(value: str) -> bool:
     """A value after "api key is" / "token:" that is a key, not a word ("expired")."""
     value = value.strip(".,;!?")
-    if value.lower() in NOT_A_VALUE or len(value) < minimum:
+    if value.lower() in NOT_A_VALUE or len(value) < 6:
         return False
     has_digit = any(ch.isdigit() for ch in value)
     mixed = any(ch.isupper() for ch in value[1:]) and any(ch.islower() for ch in value)
@@ -208,16 +206,17 @@ WHOLE = 1000
 
 
 def windows(
-    text: str, lowered: str, hits: LazyPattern, *, before: int = 150, after: int = 250
+    text: str, lowered: str, hits: LazyPattern, *, before: int = 150
 ) -> Iterator[tuple[str, str]]:
     """`(text, lowered)` itself when short, else the windows around each hit of `hits` in
-    `lowered` (merged where they overlap), each starting at a word."""
+    `lowered` (`before` characters before it, 250 after, merged where they overlap), each
+    starting at a word."""
     if len(text) <= WHOLE:
         yield text, lowered
         return
     spans: list[tuple[int, int]] = []
     for hit in hits().finditer(lowered):
-        start, end = max(0, hit.start() - before), hit.end() + after
+        start, end = max(0, hit.start() - before), hit.end() + 250
         if spans and start <= spans[-1][1]:
             spans[-1] = (spans[-1][0], end)
         else:
