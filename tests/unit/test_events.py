@@ -101,13 +101,13 @@ def test_the_cursor_remembers_at_most_max_seen_unsettled_events() -> None:
 @pytest.mark.parametrize(
     ("type_", "ids", "rule"),
     [
-        ("thread.updated", {"threadId": "t", "agentId": "a", "resourceId": "u"}, feed.RESOURCE),
-        ("memory.changed", {"sessionId": "s"}, feed.SESSION),
-        ("execution.ended", {"executionId": "x", "agentId": "a", "sessionId": "s"}, feed.AGENT),
-        ("memory.changed", {"botId": "b"}, feed.BOT),
-        ("execution.ended", {"executionId": "x", "botId": "b", "chatId": "c"}, feed.BOT_EXECUTION),
-        ("memory.changed", {"memoryId": "m"}, feed.ORGANIZATION),
-        ("execution.ended", {"executionId": "x", "threadId": "t"}, feed.THREAD),
+        ("thread.updated", {"threadId": "t", "agentId": "a", "resourceId": "u"}, "resource"),
+        ("memory.changed", {"sessionId": "s"}, "session"),
+        ("execution.ended", {"executionId": "x", "agentId": "a", "sessionId": "s"}, "agent"),
+        ("memory.changed", {"botId": "b"}, "bot"),
+        ("execution.ended", {"executionId": "x", "botId": "b", "chatId": "c"}, "bot-execution"),
+        ("memory.changed", {"memoryId": "m"}, "organization"),
+        ("execution.ended", {"executionId": "x", "threadId": "t"}, "thread"),
     ],
 )
 def test_each_object_is_decided_by_its_own_rule(type_: str, ids: dict[str, str], rule: str) -> None:

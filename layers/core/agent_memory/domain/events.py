@@ -20,7 +20,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal, get_args
+from typing import Literal, get_args
 
 from agent_memory.domain.bounds import MAX_EVENT_CURSOR, EventType
 from agent_memory.domain.errors import NotFound
@@ -76,21 +76,14 @@ def new_event(type_: str, at: int, object_ids: Mapping[str, str], nonce: str) ->
 
 # --- What an event's object is, and whose access rule decides ----------------------------
 
-# A thread or its working memory: its resource (user) alone.
-RESOURCE: Final = "resource"
-# A thread's background work (its executions): the thread's resource, read from the thread.
-THREAD: Final = "thread"
-# A session's memory and executions: who may read the session.
-SESSION: Final = "session"
-# An agent's memory and executions: readers of the agent.
-AGENT: Final = "agent"
-# A bot's memory: readers of the bot in the feed's organization.
-BOT: Final = "bot"
-# A bot's execution: as its learning listing, a writer of the bot or the chat's owner.
-BOT_EXECUTION: Final = "bot-execution"
-# Seed 004's agent memories: every person of the organization.
-ORGANIZATION: Final = "organization"
-
+# Whose access rule decides who sees an event:
+# - resource: a thread or its working memory: its resource (user) alone;
+# - thread: a thread's background work (its executions): the thread's resource, read from it;
+# - session: a session's memory and executions: who may read the session;
+# - agent: an agent's memory and executions: readers of the agent;
+# - bot: a bot's memory: readers of the bot in the feed's organization;
+# - bot-execution: as the bot's learning listing, a writer of the bot or the chat's owner;
+# - organization: seed 004's agent memories: every person of the organization.
 Rule = Literal["resource", "thread", "session", "agent", "bot", "bot-execution", "organization"]
 # Learning pool kinds of a thread's background work (`thread-title`, ...): pool id = thread.
 THREAD_KINDS = "thread-"
@@ -110,19 +103,19 @@ def subject(event: Event) -> Subject | None:
     """Whose access rule decides `event`; None when no rule is known (nobody sees it)."""
     ids = event.object
     if "resourceId" in ids and "threadId" in ids:
-        return Subject(RESOURCE, ids["resourceId"])
+        return Subject("resource", ids["resourceId"])
     if "threadId" in ids:
-        return Subject(THREAD, ids["threadId"])
+        return Subject("thread", ids["threadId"])
     if "botId" in ids:
         if event.type == "execution.ended":
-            return Subject(BOT_EXECUTION, ids["botId"], ids.get("chatId"))
-        return Subject(BOT, ids["botId"])
+            return Subject("bot-execution", ids["botId"], ids.get("chatId"))
+        return Subject("bot", ids["botId"])
     if "agentId" in ids:
-        return Subject(AGENT, ids["agentId"])
+        return Subject("agent", ids["agentId"])
     if "sessionId" in ids:
-        return Subject(SESSION, ids["sessionId"])
+        return Subject("session", ids["sessionId"])
     if "memoryId" in ids:
-        return Subject(ORGANIZATION, ids["memoryId"])
+        return Subject("organization", ids["memoryId"])
     return None
 
 

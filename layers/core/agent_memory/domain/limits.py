@@ -78,12 +78,10 @@ class RateLimited(Throttled):
 
 
 def too_many_requests(per_window: int, refused: Refused) -> RateLimited:
-    """The caller's token is over its requests per minute."""
     return RateLimited(f"over {per_window} requests per minute for this token", refused)
 
 
 def too_many_failures(per_window: int, refused: Refused) -> RateLimited:
-    """The caller's address is over its failed authentications per minute."""
     why = f"over {per_window} failed authentications per minute from this address"
     return RateLimited(why, refused)
 

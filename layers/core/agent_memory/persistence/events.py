@@ -171,8 +171,6 @@ def _event(row: Record) -> Event:
 
 
 class EventRepository(StoreRows):
-    """Reads of an organization's feed."""
-
     def after(self, org_id: str, position: str | None, limit: int) -> list[Event]:
         """Up to `limit` events after `position` (an event id; None: the oldest kept), in
         id order: one Query. It reads from the row holding the position on (the row may

@@ -165,7 +165,6 @@ class IdentityRepository(OrganizationRepository):
         return listed[:limit], len(listed) > limit
 
     def people_ids(self, org_id: str) -> list[str]:
-        """Every person of the organization, in id order."""
         rows = self._rows(keys.org(org_id), KeyRange(prefix=_LISTED_USER))
         return [str(row["sk"]).removeprefix(_LISTED_USER) for row in rows]
 
@@ -209,7 +208,6 @@ class IdentityRepository(OrganizationRepository):
         return ListedUser(user_id, name, cast(Role, row["role"]), int(row["createdAt"]))
 
     def orgs_of(self, user_id: str) -> list[str]:
-        """Every organization `user_id` exists in."""
         page = self._store.query(keys.user_orgs(user_id))
         return [str(row["sk"]).removeprefix(keys.org("")) for row in page.records]
 
@@ -341,7 +339,6 @@ class IdentityRepository(OrganizationRepository):
         return (None if token is None else _principal(token)), org
 
     def token_owner(self, prefix: str) -> TokenOwner:
-        """Whose is the token with this public prefix."""
         row = self._store.get(keys.token_prefix(prefix), keys.HEAD)
         if row is None:
             raise NotFound(TOKEN_NOT_FOUND)

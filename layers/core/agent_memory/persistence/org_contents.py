@@ -16,8 +16,9 @@ what the next call needs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING
 
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.memory_bot import turn_event
@@ -39,14 +40,14 @@ from agent_memory.persistence.rows import StoreRows
 from agent_memory.ports import Delete, Equals, KeyRange, Update
 from agent_memory.ports.store import write_in_batches
 
-BOT_REV = "bot-rev"
+if TYPE_CHECKING:
+    from agent_memory.persistence.erasure import ForgetMemoryVectors
 
-# Called before memories' rows go, with their ids (their vector keys).
-ForgetVectors = Callable[[Sequence[str]], None]
+BOT_REV = "bot-rev"
 
 
 class OrgContents(StoreRows):
-    def delete_memories(self, org_id: str, forget: ForgetVectors | None) -> int:
+    def delete_memories(self, org_id: str, forget: ForgetMemoryVectors) -> int:
         """Every agent_memory of the organization, each whole; vectors before rows."""
         metas = [
             stored.meta
@@ -56,17 +57,16 @@ class OrgContents(StoreRows):
         delete_memories(self._store, org_id, metas, forget)
         return len(metas)
 
-    def delete_turn_waits(self, org_id: str, user_ids: Sequence[str]) -> None:
-        """The waits of every Turn in chats the organization's people own (ids only), before
-        the chats and their Turns go."""
-        for user_id in user_ids:
-            pk, prefix = owned_chat_key(org_id, user_id, "")
-            for owned in list(self._rows(pk, KeyRange(prefix=prefix))):
-                chat_id = str(owned["sk"]).removeprefix(prefix)
-                for turn in list(self._rows(chat_pk(chat_id), KeyRange(prefix=turn_sk("")))):
-                    event = turn_event(org_id, chat_id, str(turn["sk"]).removeprefix(turn_sk("")))
-                    self._delete_all(keys.deferred_pk(event))
-                    self._delete_all(keys.wait_pk(event))
+    def delete_turn_waits(self, org_id: str, user_id: str) -> None:
+        """The waits of every Turn in chats the person owns (ids only), before the chats and
+        their Turns go."""
+        pk, prefix = owned_chat_key(org_id, user_id, "")
+        for owned in list(self._rows(pk, KeyRange(prefix=prefix))):
+            chat_id = str(owned["sk"]).removeprefix(prefix)
+            for turn in list(self._rows(chat_pk(chat_id), KeyRange(prefix=turn_sk("")))):
+                event = turn_event(org_id, chat_id, str(turn["sk"]).removeprefix(turn_sk("")))
+                self._delete_all(keys.deferred_pk(event))
+                self._delete_all(keys.wait_pk(event))
 
     def delete_bots(self, org_id: str, learning_pk: Callable[[str], str]) -> tuple[int, int]:
         """(bots of the organization deleted, links of others' bots removed). `learning_pk`

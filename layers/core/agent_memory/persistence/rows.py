@@ -19,8 +19,6 @@ LIST_READ = 100
 
 
 class StoreRows:
-    """A repository: its rows are read and written through `store`."""
-
     def __init__(self, store: Store) -> None:
         self._store = store
 
@@ -39,8 +37,6 @@ class StoreRows:
 
 
 class SealedRows(StoreRows):
-    """A repository whose rows hold content sealed with `cipher`."""
-
     def __init__(self, store: Store, cipher: Cipher) -> None:
         super().__init__(store)
         self._cipher = cipher

@@ -29,8 +29,6 @@ def key_pk(digest: str) -> str:
 
 @dataclass(frozen=True)
 class FoundKey:
-    """A key found by its digest."""
-
     digest: str
     org_id: str
     id: str

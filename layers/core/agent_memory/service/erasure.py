@@ -1,18 +1,15 @@
 """Deleting sessions and agents, erasing a person from their organization, and finding
 what a person's export reads.
 
-The object is marked first, its rows go in batches and its head row last, so the next call
-finishes one cut short. A person's export finds their objects as erasing them does: the index
-rows written in each object's create transaction (docs/adr/0070, 0085), so an object that
-erasure would remove is an object the export shows, and no second list of pools exists to
-fall behind.
+A person's export finds their objects as erasing them does: the index rows written in each
+object's create transaction (docs/adr/0070, 0085), so an object that erasure would remove is
+an object the export shows, and no second list of pools exists to fall behind.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import KW_ONLY, dataclass
-from functools import partial
 from typing import Protocol
 
 from agent_memory.domain import recall as recall_rules
@@ -32,8 +29,6 @@ from agent_memory.domain.threads import require_resource
 from agent_memory.persistence.erasure import (
     Erasing,
     ErasureRepository,
-    ForgetMemoryVectors,
-    ForgetThreadVectors,
 )
 from agent_memory.persistence.org_contents import OrgContents
 from agent_memory.ports import Clock
@@ -54,21 +49,6 @@ EMBEDDING_KINDS = (RECALL_KIND, OBSERVE_KIND)
 
 class BotMemoryEraser(Protocol):
     def erase_person(self, bot_id: str, org_id: str, user_id: str) -> int: ...
-
-
-def vector_forgetter(index: VectorIndex) -> ForgetThreadVectors:
-    """Keys are positions, so nothing is read first."""
-
-    def forget(thread_id: str, message_count: int) -> None:
-        keys = [recall_rules.vector_key(thread_id, seq) for seq in range(message_count)]
-        _delete_keys(index, keys)
-
-    return forget
-
-
-def _delete_keys(index: VectorIndex, keys: Sequence[str]) -> None:
-    for start in range(0, len(keys), MAX_DELETE_BATCH):
-        index.delete(keys[start : start + MAX_DELETE_BATCH])
 
 
 @dataclass(eq=False)
@@ -147,7 +127,7 @@ class ErasureService:
             erased.add(self._thread(thread_id))
         erased.add(self.repo.delete_resource_rest(org_id, user_id))
         now = self.clock.now_ms()
-        erased.add(self.repo.delete_memories_about(org_id, user_id, now, self._memory_vectors()))
+        erased.add(self.repo.delete_memories_about(org_id, user_id, now, self._forget_vectors))
         for bot_id in list(self.repo.org_bot_ids(org_id)):
             erased.bot_entries += self.bot_memory.erase_person(bot_id, org_id, user_id)
         return erased
@@ -177,15 +157,20 @@ class ErasureService:
         return self.repo.delete_thread(
             thread_id,
             THREAD_KINDS,
-            vector_forgetter(self.vectors),
+            self._forget_thread_vectors,
             EMBEDDING_KINDS,
             self.clock.now_ms(),
             resource_notes=resource_notes,
         )
 
-    def _memory_vectors(self) -> ForgetMemoryVectors:
-        """What deletes agent_memories' vectors (keyed by their ids)."""
-        return partial(_delete_keys, self.vectors)
+    def _forget_vectors(self, keys: Sequence[str]) -> None:
+        """Agent_memories' vectors (keyed by their ids), or a thread's."""
+        for start in range(0, len(keys), MAX_DELETE_BATCH):
+            self.vectors.delete(keys[start : start + MAX_DELETE_BATCH])
+
+    def _forget_thread_vectors(self, thread_id: str, message_count: int) -> None:
+        """Keys are positions, so nothing is read first."""
+        self._forget_vectors([recall_rules.vector_key(thread_id, n) for n in range(message_count)])
 
     def _sessions(self, agent_id: str, *, owner: str | None) -> Erased:
         erased = Erased()
@@ -215,11 +200,11 @@ class ErasureService:
         erased = Erased()
         for user_id in people:
             if self.has_user(org_id, user_id):
-                contents.delete_turn_waits(org_id, [user_id])
+                contents.delete_turn_waits(org_id, user_id)
                 erased.add(self.erase_user(SERVICE_ADMIN, org_id, user_id))
             gone(user_id)
         for agent_id, _owner in self.repo.org_agents(org_id):
             if (found := self.repo.agent(agent_id)) is not None:
                 erased.add(self._agent(found))
-        erased.agent_memories += contents.delete_memories(org_id, self._memory_vectors())
+        erased.agent_memories += contents.delete_memories(org_id, self._forget_vectors)
         return erased

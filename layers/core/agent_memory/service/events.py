@@ -56,19 +56,19 @@ class EventService:
         return EventPage(shown, feed.encode(following), user_id)
 
     def _sees(self, principal: Principal, user_id: str, org_id: str, found: Subject) -> bool:
-        if found.rule == feed.RESOURCE:
+        if found.rule == "resource":
             return found.id == user_id
-        if found.rule == feed.THREAD:
+        if found.rule == "thread":
             stored = self.threads.get(found.id)
             return stored is not None and stored.thread.resource_id == user_id
-        if found.rule == feed.SESSION:
+        if found.rule == "session":
             return _allowed(lambda: self.sessions.load(principal, found.id, "read"))
-        if found.rule == feed.AGENT:
+        if found.rule == "agent":
             return _allowed(lambda: self.agents.get(principal, found.id))
-        if found.rule == feed.ORGANIZATION:
+        if found.rule == "organization":
             return True  # the feed is the caller's organization's: every person reads them
         level = self._bot_level(principal, found.id, org_id)
-        if found.rule == feed.BOT:
+        if found.rule == "bot":
             return level is not None
         # As the bot's learning listing: a writer, or the owner of its chat.
         return level == "write" or (level is not None and self._owns_chat(user_id, found.chat))

@@ -70,11 +70,7 @@ class NewUser:
 
 class IdentityService:
     def __init__(
-        self,
-        repo: IdentityRepository,
-        clock: Clock,
-        ids: Ids,
-        admin_token_sha256: str,
+        self, repo: IdentityRepository, clock: Clock, ids: Ids, admin_token_sha256: str
     ) -> None:
         self._repo = repo
         self._keys = ServiceKeyRepository(repo.store)
@@ -240,8 +236,7 @@ class IdentityService:
         name: str | None,
         role: Role,
     ) -> NewUser:
-        if not principal.is_service_admin:
-            require_org_admin(principal, org_id, path=["organizationId"])
+        require_org_admin(principal, org_id, path=["organizationId"])
         user_id = require_identifier(user_id, ["id"]) if user_id else self._ids.new("u_")
         token = issue_token()
         user = User(user_id, org_id, name, role)

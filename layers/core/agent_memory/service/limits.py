@@ -138,7 +138,6 @@ class RequestLimits:
         self._take(self.limit, token)
 
     def admit_key(self, key: str) -> None:
-        """Count one request of a service key against its own limit."""
         self._take(self.key_limit, key)
 
     def _take(self, limit: Limit, token: str) -> None:
