@@ -41,7 +41,7 @@ class Flaky:
 
     def _up(self) -> None:
         if self.down:
-            raise VectorIndexFailure("S3 Vectors answered ThrottlingException", retryable=True)
+            raise VectorIndexFailure("S3 Vectors answered ThrottlingException")
 
     def put(self, records: Sequence[VectorRecord]) -> None:
         self._up()

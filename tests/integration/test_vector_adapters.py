@@ -98,7 +98,7 @@ def test_query_is_filtered_to_the_org_and_owner_and_answers_similarities() -> No
     assert hits[1].scope == VectorScope("org_1", "usr_1", "agt_1", "th_2")
 
 
-def test_delete_vectors_and_a_throttled_call_is_retryable() -> None:
+def test_delete_vectors_and_a_refused_call_is_a_vector_index_failure() -> None:
     client = _client("s3vectors")
     index = S3VectorIndex(client, BUCKET, INDEX)
     with Stubber(client) as stub:
@@ -110,12 +110,10 @@ def test_delete_vectors_and_a_throttled_call_is_retryable() -> None:
         stub.add_client_error("delete_vectors", "TooManyRequestsException", http_status_code=429)
         stub.add_client_error("put_vectors", "ValidationException", http_status_code=400)
         index.delete(["th_1#0000000000"])
-        with pytest.raises(VectorIndexFailure) as throttled:
+        with pytest.raises(VectorIndexFailure, match="TooManyRequestsException"):
             index.delete(["th_1#0000000001"])
-        assert throttled.value.retryable
-        with pytest.raises(VectorIndexFailure) as invalid:
+        with pytest.raises(VectorIndexFailure, match="ValidationException"):
             index.put([VectorRecord("k", [1.0], VectorScope("o", "u"), "")])
-        assert not invalid.value.retryable
 
 
 def _body(data: dict[str, Any]) -> StreamingBody:

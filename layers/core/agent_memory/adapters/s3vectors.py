@@ -20,10 +20,6 @@ from agent_memory.ports.vectors import (
     check_query,
 )
 
-_RETRYABLE = frozenset(
-    {"TooManyRequestsException", "ServiceUnavailableException", "InternalServerException"}
-)
-
 
 class S3VectorIndex:
     def __init__(self, client: Any, bucket: str, index: str) -> None:
@@ -40,13 +36,9 @@ class S3VectorIndex:
             )
         except ClientError as error:
             code = str(error.response.get("Error", {}).get("Code", ""))
-            status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
-            retryable = code in _RETRYABLE or (isinstance(status, int) and status >= 500)
-            raise VectorIndexFailure(f"S3 Vectors answered {code}", retryable=retryable) from None
+            raise VectorIndexFailure(f"S3 Vectors answered {code}") from None
         except BotoCoreError as error:
-            raise VectorIndexFailure(
-                f"S3 Vectors call failed: {type(error).__name__}", retryable=True
-            ) from None
+            raise VectorIndexFailure(f"S3 Vectors call failed: {type(error).__name__}") from None
 
     def put(self, records: Sequence[VectorRecord]) -> None:
         if not records:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from agent_memory.domain import bounds
 from agent_memory.domain.recall import bm25
-from agent_memory.domain.threads import Found
+from agent_memory.domain.threads import MEMORY_HEADER, Found
 
 # A chat message's role framing (OpenAI's chat format spends about four tokens on it).
 MESSAGE_OVERHEAD = 4
@@ -272,13 +272,13 @@ OBSERVATIONS_NOTE = (
 )
 
 
-def with_observations(base: str, header: str, observations: str | None, recall: bool) -> str:
+def with_observations(base: str, observations: str | None, recall: bool) -> str:
     """The memory's system text with the observations after the working memory, always
     in this order (header, working memory, observations, how to recall), so a provider's
     prompt cache keeps hitting while the newest part changes."""
     if not observations and not recall:
         return base
-    parts = [base] if base else [header]
+    parts = [base] if base else [MEMORY_HEADER]
     if observations:
         parts += ["", "<observations>", observations, "</observations>", OBSERVATIONS_NOTE]
     if recall:

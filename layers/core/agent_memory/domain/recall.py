@@ -55,8 +55,8 @@ class Window:
 
 def settings_of(options: Mapping[str, Any]) -> RecallSettings | None:
     """The effective `semanticRecall` option of a version, or None when it is off."""
-    recall = options.get("semanticRecall") or {}
-    if not recall.get("enabled"):
+    recall = options["semanticRecall"]
+    if not recall["enabled"]:
         return None
     window = recall["messageRange"]
     return RecallSettings(

@@ -22,12 +22,8 @@ MAX_KEY_LENGTH = 1024
 
 
 class VectorIndexFailure(Unavailable):
-    """A vector index call that failed (S3 Vectors refused or could not be reached);
-    `retryable` for throttling and 5xx. Where nothing catches it, a client sees a 503."""
-
-    def __init__(self, message: str, *, retryable: bool) -> None:
-        super().__init__(message)
-        self.retryable = retryable
+    """A vector index call that failed (S3 Vectors refused or could not be reached). Where
+    nothing catches it, a client sees a 503."""
 
 
 class EmbeddingFailure(Exception):

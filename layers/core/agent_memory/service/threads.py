@@ -252,9 +252,7 @@ class ThreadService:
             observed = self.observer.context(stored, options)
             recent = shown = observed.messages
             observations = observed.observations
-            system = observing.with_observations(
-                system, rules.MEMORY_HEADER, observations, observed.recall
-            )
+            system = observing.with_observations(system, observations, observed.recall)
             tools = tools + observed.tools
         else:
             recent = self.repo.latest(stored.thread, options["lastMessages"])
