@@ -22,7 +22,6 @@ class KmsCipher(envelope.Sealing):
     ) -> None:
         self._key_id = key_id
         self._botocore_session = botocore_session
-        self._kms_client: Any = None
         self._cache_seconds = cache_seconds
         self._cache_messages = cache_messages
         self._lock = threading.Lock()
@@ -60,7 +59,10 @@ class KmsCipher(envelope.Sealing):
         key_arn = self._key_id
         if not key_arn.startswith("arn:") or ":alias/" in key_arn:
             # Strict providers decrypt only with key ARNs: resolve an alias once per cold start.
-            key_arn = self._kms().describe_key(KeyId=self._key_id)["KeyMetadata"]["Arn"]
+            import boto3
+
+            kms = boto3.session.Session(botocore_session=self._botocore_session).client("kms")
+            key_arn = kms.describe_key(KeyId=self._key_id)["KeyMetadata"]["Arn"]
         provider = StrictAwsKmsMasterKeyProvider(
             key_ids=[key_arn], botocore_session=self._botocore_session
         )
@@ -84,14 +86,6 @@ class KmsCipher(envelope.Sealing):
         if code in _KMS_TRANSIENT or code == "ConnectionError":
             return Unavailable("the key service failed; retry shortly")
         return _unavailable(error)
-
-    def _kms(self) -> Any:
-        if self._kms_client is None:
-            import boto3
-
-            session = boto3.session.Session(botocore_session=self._botocore_session)
-            self._kms_client = session.client("kms")
-        return self._kms_client
 
 
 _KMS_TRANSIENT = {
