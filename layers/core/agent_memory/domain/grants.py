@@ -112,8 +112,7 @@ class Reach:
 
 def decide(principal: Principal, grants: GrantLevels, action: ObjectAction, *, what: str) -> Reach:
     """The principal's reach for `action`; raises NotFound (no level, or another
-    organization) or Forbidden (a level too low, or a home-only action through a link).
-    A purge through a link is for the linked organization's admins, in that organization."""
+    organization) or Forbidden (a level too low, or a home-only action through a link)."""
     level, linked = grants.level_of(principal)
     if linked and action == "purge" and principal.administers(principal.org_id or ""):
         # A linked organization's memory is its own: its admins purge it, grant or none.

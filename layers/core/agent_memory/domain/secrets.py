@@ -216,8 +216,7 @@ _PASSPHRASE = lazy(
 )
 
 
-# Word stems that each family of rules needs in the (lowercased) text before its patterns
-# run: a substring test is ~100 times cheaper than the patterns, and most facts have none.
+# The stems the password rules need (as a `Rule` needs them).
 _PASSWORD_STEMS = wordset(
     """pass pw kennw mdp contrase clave senha phrase pin geheimzahl key schlüssel clé word
     wort mot palabra wifi wi-fi wlan"""
