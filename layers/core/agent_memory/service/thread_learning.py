@@ -235,27 +235,19 @@ class ThreadReader:
 
 
 class ThreadBackground:
-    def __init__(self, learning: Workflow | None, steps: Sequence[ThreadStep] = ()) -> None:
+    def __init__(self, learning: Workflow, steps: Sequence[ThreadStep]) -> None:
         self._learning = learning
         self.steps: list[ThreadStep] = list(steps)
 
-    def after_save(self, saved: Saved) -> dict[PoolKind, str]:
-        """Start one run per step that wants this save; never fails the committed save."""
-        answers: dict[PoolKind, str] = {}
-        learning = self._learning
-        if learning is None:
-            return answers
-        wanted = [step for step in self.steps if step.wanted(saved)]
+    def after_save(self, saved: Saved) -> None:
+        """Start one run per step that wants this save, none for a rider whose carrier's
+        run started; never fails the committed save."""
         carried: set[PoolKind] = set()
-        for step in wanted:
-            if step.kind in carried:
+        for step in self.steps:
+            if step.kind in carried or not step.wanted(saved):
                 continue
-            answers[step.kind] = self._start(learning, step, saved)
-            if answers[step.kind] == "started":
-                for rider in step.riders:
-                    carried.add(rider.kind)
-                    answers[rider.kind] = "started"
-        return answers
+            if self._start(step, saved) == "started":
+                carried.update(rider.kind for rider in step.riders)
 
     def before_save(
         self, thread: Thread, options: Mapping[str, Any], upto: int, now_ms: int
@@ -266,13 +258,11 @@ class ThreadBackground:
 
     def flush_idle(self) -> int:
         """The schedule's tick: how many runs started."""
-        if self._learning is None:
-            return 0
         return sum(step.flush_idle(self._learning) for step in self.steps)
 
-    def _start(self, learning: Workflow, step: ThreadStep, saved: Saved) -> str:
+    def _start(self, step: ThreadStep, saved: Saved) -> str:
         try:
-            return learning.start(
+            return self._learning.start(
                 thread_pool(step.kind, saved.thread), upto=saved.upto, reason="turn"
             )
         except Unavailable:
@@ -280,8 +270,6 @@ class ThreadBackground:
             return "skipped"
 
     def executions(self, thread: Thread, *, limit: int = 100) -> list[dict[str, Any]]:
-        if self._learning is None:
-            return []
         views: list[dict[str, Any]] = []
         for step in self.steps:
             for view in self._learning.executions(thread_pool(step.kind, thread), limit=limit):
