@@ -195,7 +195,7 @@ class LocalOrchestrator:
             if "inStep" not in run.row and wait > 0:
                 self._schedule(name, wait)
                 return False
-            state = self._machine.states[run.state]
+            state = self._machine.states[str(run.row["state"])]
             if "inStep" in run.row:  # a process stopped while this attempt ran
                 crashed = cause(asl.CRASHED, "the local runner stopped during this step")
                 outcome: tuple[str, Any] = ("error", (asl.CRASHED, crashed))

@@ -114,10 +114,6 @@ class WorkflowRun:
         )
 
     @property
-    def state(self) -> str:
-        return str(self.row["state"])
-
-    @property
     def retry_count(self) -> int:
         return sum(self.retries.values())
 

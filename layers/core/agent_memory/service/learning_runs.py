@@ -139,8 +139,7 @@ def describe_error(error: Mapping[str, Any] | None) -> tuple[str, str]:
     """(type, message) of the error the ASL caught; Cause is the Lambda's JSON or text."""
     error = error or {}
     error_type = str(error.get("Error") or "LearningFailed")
-    cause = error.get("Cause")
-    message = str(cause or "")
+    message = str(error.get("Cause") or "")
     try:
         parsed = json.loads(message) if message else None
     except ValueError:
