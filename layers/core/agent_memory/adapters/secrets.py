@@ -15,7 +15,6 @@ from typing import Any
 
 from agent_memory.ports.models import ModelFailure
 
-DEFAULT_MAX_AGE_S = 300.0
 # Secrets Manager errors that no retry fixes: the deployment names a wrong or forbidden secret.
 _CONFIG_ERRORS = frozenset(
     {
@@ -36,7 +35,7 @@ class SecretReader:
         self,
         client_factory: Callable[[], Any],
         *,
-        max_age_s: float = DEFAULT_MAX_AGE_S,
+        max_age_s: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._client_factory = client_factory
