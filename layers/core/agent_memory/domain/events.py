@@ -86,7 +86,7 @@ def new_event(type_: str, at: int, object_ids: Mapping[str, str], nonce: str) ->
 # - organization: seed 004's agent memories: every person of the organization.
 Rule = Literal["resource", "thread", "session", "agent", "bot", "bot-execution", "organization"]
 # Learning pool kinds of a thread's background work (`thread-title`, ...): pool id = thread.
-THREAD_KINDS = "thread-"
+THREAD_KIND_PREFIX = "thread-"
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ def execution_object(
 ) -> dict[str, str] | None:
     """The ids of a learning execution: the run and its pool (the session an agent's run
     read; the chat a bot's run read; the thread of a thread's background work)."""
-    if kind.startswith(THREAD_KINDS):
+    if kind.startswith(THREAD_KIND_PREFIX):
         return {"executionId": execution_id, "threadId": pool_id}
     ids = pool_object(kind, pool_id, source if kind == "bot" else None)
     if ids is None:

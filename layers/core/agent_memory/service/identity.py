@@ -114,9 +114,7 @@ class IdentityService:
         finally:
             # Never leave the count running past the request, whatever the read did.
             done = counted.exception() if counted is not None else None
-        request_org(org if principal is not None and principal.org_id == org_id else None)
-        if principal is not None and principal.org_id != org_id:
-            self._remember(digest, principal)
+        request_org(org if principal is not None else None)
         if principal is None:
             with self._lock:
                 self._known.pop(digest, None)
@@ -322,8 +320,7 @@ class IdentityService:
         """The organization of the user a route names without one: the caller's own for a
         person; for the admin token the only one the id exists in, else the
         body must say which."""
-        if org_id is None and principal.org_id is not None:
-            org_id = principal.org_id
+        org_id = org_id if org_id is not None else principal.org_id
         if org_id is None:
             orgs = self._repo.orgs_of(user_id)
             if len(orgs) > 1:
