@@ -183,10 +183,12 @@ def encode(cursor: Cursor) -> str:
     return base64.urlsafe_b64encode(text).decode().rstrip("=")
 
 
-def decode(text: str, org_id: str, user_id: str) -> Cursor:
-    """The cursor `text` of this caller; one this feed did not issue to the caller (another
-    caller's, or text in the cursor's alphabet that is no cursor) names no position of
-    theirs: a 404 at `after`, as for any unknown object."""
+def decode(text: str | None, org_id: str, user_id: str) -> Cursor:
+    """The cursor `text` of this caller (None: the feed's start); one this feed did not issue
+    to the caller (another caller's, or text in the cursor's alphabet that is no cursor) names
+    no position of theirs: a 404 at `after`, as for any unknown object."""
+    if text is None:
+        return start(org_id, user_id)
     try:
         if len(text) > MAX_EVENT_CURSOR:
             raise ValueError("too long")

@@ -37,11 +37,7 @@ class EventService:
         user_id, org_id = person_of(principal, BOTS_BELONG_TO_A_PERSON)
         if not 1 <= limit <= MAX_EVENT_PAGE:
             raise ValidationFailed(f"limit is 1..{MAX_EVENT_PAGE}", ["limit"])
-        cursor = (
-            feed.decode(after, org_id, user_id)
-            if after is not None
-            else feed.start(org_id, user_id)
-        )
+        cursor = feed.decode(after, org_id, user_id)
         now = self.clock.now_ms()
         read = self.repo.after(org_id, cursor.position, feed.read_size(cursor, limit))
         fresh, following = feed.advance(cursor, read, now, limit)

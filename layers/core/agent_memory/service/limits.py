@@ -44,9 +44,7 @@ class Limiter:
         return self._clock.now_ms()
 
     def used(self, scope: str, limit: Limit, subject: str) -> int:
-        """Uses in the current window (0 when off or when the table cannot answer)."""
-        if not limit.enabled:
-            return 0
+        """Uses in the current window (0 when the table cannot answer)."""
         try:
             return self._counters.count(scope, subject, window_at(self.now_ms(), limit.window_ms))
         except Unavailable:
@@ -141,8 +139,6 @@ class RequestLimits:
         self._take(self.key_limit, key)
 
     def _take(self, limit: Limit, token: str) -> None:
-        if not limit.enabled:
-            return
         subject = hash_token(token)[:_SUBJECT_HEX]
         refused = self._limiter.take(REQUESTS_SCOPE, limit, subject)
         if refused is not None:
