@@ -7,6 +7,7 @@ state machine are dispatched to the in-process handlers named by the template.
 
 from __future__ import annotations
 
+import copy
 import functools
 import importlib
 import json
@@ -471,8 +472,114 @@ def check_definitions_once() -> None:
     StepFunctionsParserBackend._validate_definition = staticmethod(validate)  # type: ignore[method-assign]
 
 
+def reuse_one_signing_key() -> None:
+    """moto makes an RSA private key for every KMS key, symmetric ones too, so that it can
+    sign; that takes about as long as the rest of a test's AWS. The service's keys only
+    encrypt and decrypt (nothing signs), so a symmetric key gets one private key made once
+    per process; any other key spec gets its own as before."""
+    import moto.kms.models as kms_models
+
+    original = kms_models.generate_private_key  # type: ignore[attr-defined]
+    if getattr(original, "_agent_memory", False):
+        return
+    shared: list[Any] = []
+
+    def generate(key_spec: str) -> Any:
+        if key_spec != "SYMMETRIC_DEFAULT":
+            return original(key_spec)
+        if not shared:
+            shared.append(original(key_spec))
+        return shared[0]
+
+    generate._agent_memory = True  # type: ignore[attr-defined]
+    kms_models.generate_private_key = generate  # type: ignore[attr-defined]
+
+
+@functools.cache
+def _first_session() -> Any:
+    """The parts of a botocore session every later one copies: the parsed service models
+    (a fresh session parses each service's JSON again, a third of a second a client) and
+    the built-in event handlers (registering them inspects some 1,300 functions). Made after
+    moto is imported, so its handler is among them."""
+    import botocore.session
+
+    return botocore.session.get_session()
+
+
+def session(region: str = REGION) -> Any:
+    """A fresh boto3 session (events a test registers stay in it) that copies the first
+    session's models and handlers instead of building them again."""
+    import boto3
+    import botocore.session
+
+    first = _first_session()
+    core = botocore.session.Session(
+        event_hooks=copy.copy(first._original_handler), include_builtin_handlers=False
+    )
+    core.register_component("data_loader", first.get_component("data_loader"))
+    return boto3.session.Session(botocore_session=core, region_name=region)
+
+
+def mock_boto_only() -> None:
+    """The service reaches AWS through boto3 alone, which moto answers in botocore. moto also
+    registers every AWS URL (some 6,400 patterns) with a mock of the `requests` library each
+    time a mock starts, for clients that call AWS over `requests`: there are none here."""
+    from moto.core import models
+
+    enable = models.MockAWS._enable_patching
+    if getattr(enable, "_agent_memory", False):
+        return
+
+    def boto_only(self: Any, reset: bool = True) -> None:
+        models.botocore_stubber.enabled = True
+        if reset:
+            self.reset()
+
+    boto_only._agent_memory = True  # type: ignore[attr-defined]
+    models.MockAWS._enable_patching = boto_only  # type: ignore[method-assign]
+
+
+_PLAIN_TYPES = {"S", "N", "BOOL", "NULL", "SS", "NS"}
+
+
+def _plain(value: Any) -> bool:
+    """An AttributeValue moto already holds as its JSON answer: one type, no binary (which
+    moto's serializer encodes), maps and lists of such values."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return False
+    ((kind, inner),) = value.items()
+    if kind in _PLAIN_TYPES:
+        return True
+    if kind == "M":
+        return isinstance(inner, dict) and all(_plain(v) for v in inner.values())
+    if kind == "L":
+        return isinstance(inner, list) and all(_plain(v) for v in inner)
+    return False
+
+
+def attribute_values_as_they_are() -> None:
+    """moto's JSON serializer walks every DynamoDB attribute value member by member against
+    the service model (a quarter of an API test's time); a value already in its JSON form
+    is copied as it is, anything else goes the serializer's way."""
+    from moto.core.serialize import BaseJSONSerializer
+
+    original = BaseJSONSerializer._serialize_type_structure
+    if getattr(original, "_agent_memory", False):
+        return
+
+    def serialize(self: Any, serialized: Any, value: Any, shape: Any, key: str) -> None:
+        if key and shape.name == "AttributeValue" and _plain(value):
+            self._default_serialize(serialized, copy.deepcopy(value), shape, key)
+        else:
+            original(self, serialized, value, shape, key)
+
+    serialize._agent_memory = True  # type: ignore[attr-defined]
+    BaseJSONSerializer._serialize_type_structure = serialize  # type: ignore[method-assign]
+
+
 def prepare_moto() -> None:
     fake_credentials()
+    reuse_one_signing_key()
     check_definitions_once()
     make_dynamodb_atomic()
     make_dynamodb_rollback_rows()
@@ -487,11 +594,14 @@ def embedded_aws() -> Iterator[Any]:
     from moto import mock_aws
 
     prepare_moto()
+    mock_boto_only()
+    attribute_values_as_they_are()
     # moto's own executors (Step Functions calling Lambda) use boto3's default session: one
     # made before moto was imported lacks moto's handler and would call AWS for real.
     boto3.DEFAULT_SESSION = None
     with mock_aws(config=MOTO_CONFIG):
-        yield boto3.session.Session(region_name=REGION)
+        boto3.DEFAULT_SESSION = session()
+        yield session()
 
 
 def start_server(port: int, host: str = "127.0.0.1") -> Any:
