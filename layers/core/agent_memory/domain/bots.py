@@ -206,9 +206,10 @@ def may_read_chat(principal: Principal, chat: Chat, channels: Container[str]) ->
     return user
 
 
-def may_delete_history(principal: Principal, chat: Chat) -> None:
+def owner_only(principal: Principal, chat: Chat, refused: str) -> None:
+    """What only the Chat's owner may do (403 `refused` for its other readers)."""
     if principal.user_id != chat.owner:
-        raise Forbidden(ONLY_OWNER_DELETES)
+        raise Forbidden(refused)
 
 
 # --- Turns and items ----------------------------------------------------------------------

@@ -16,8 +16,7 @@ from agent_memory.domain.bot_memory import topics_of
 from agent_memory.domain.bots import TURN_ABANDONED, Chat, Turn
 from agent_memory.domain.bounds import MAX_MEMORY_BOT_CONCURRENCY, MAX_MEMORY_BOT_INSTRUCTIONS
 from agent_memory.domain.entries import EntryMeta
-from agent_memory.domain.errors import ChatConflict, Forbidden, ValidationFailed, VersionConflict
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.errors import ChatConflict, ValidationFailed, VersionConflict
 
 REVIEW_HAS_NO_CONFIDE = "a review chat has no confide tool"
 CONFIDE_NEEDS_OPEN_TURN = "the turn completed; confide belongs to an open turn"
@@ -76,12 +75,6 @@ class ReadMark:
         kept = {h for h in self.held if h not in done} | set(held)
         position = max(self.position, through)
         return ReadMark(position, tuple(sorted(kept)), self.moves + 1)
-
-
-def owner_only(principal: Principal, chat: Chat) -> None:
-    """Confessions and enrichments are the Chat owner's (403 for its other readers)."""
-    if principal.user_id != chat.owner:
-        raise Forbidden(ONLY_OWNER_READS)
 
 
 def turn_event(org_id: str, chat_id: str, turn_id: str) -> str:

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from agent_memory.domain.bots import (
     BOTS_BELONG_TO_A_PERSON,
+    ONLY_OWNER_DELETES,
     TURN_COMPLETED,
     Bot,
     Channel,
@@ -19,12 +20,12 @@ from agent_memory.domain.bots import (
     input_item,
     linked_bot,
     may_change_members,
-    may_delete_history,
     may_read_chat,
     new_bot,
     new_channel,
     new_chat,
     open_turn,
+    owner_only,
     stored_items,
 )
 from agent_memory.domain.errors import (
@@ -321,7 +322,7 @@ class BotService:
     def delete_history(self, principal: Principal, chat_id: str) -> None:
         """Delete the Chat's items; memory learned from them stays."""
         chat, _members = self.readable_chat(principal, chat_id)
-        may_delete_history(principal, chat)
+        owner_only(principal, chat, ONLY_OWNER_DELETES)
         self.repo.delete_history(chat)
 
 

@@ -6,10 +6,11 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON, Chat, Turn
+from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON, Chat, Turn, owner_only
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.memory_bot import (
+    ONLY_OWNER_READS,
     TURN_WAS_ABANDONED,
     BotSettings,
     Confession,
@@ -17,7 +18,6 @@ from agent_memory.domain.memory_bot import (
     ModelCall,
     budget_events,
     may_confide,
-    owner_only,
     patched_settings,
     turn_event,
     turn_of_event,
@@ -145,13 +145,13 @@ class MemoryBotService:
     def confessions(self, principal: Principal, chat_id: str) -> list[Confession]:
         """Newest first: its owner only."""
         chat, _members = self._bots.readable_chat(principal, chat_id)
-        owner_only(principal, chat)
+        owner_only(principal, chat, ONLY_OWNER_READS)
         return self.repo.confessions(chat)
 
     def enrichments(self, principal: Principal, chat_id: str) -> list[Enriched]:
         """Newest first: its owner only."""
         chat, _members = self._bots.readable_chat(principal, chat_id)
-        owner_only(principal, chat)
+        owner_only(principal, chat, ONLY_OWNER_READS)
         return self.repo.enrichments(chat)
 
     def executions(self, principal: Principal, bot_id: str) -> list[dict[str, Any]]:
