@@ -62,7 +62,7 @@ from agent_memory.persistence.bot_memory import (
     channel_audience,
     person_audience,
 )
-from agent_memory.persistence.pools import Pool
+from agent_memory.persistence.pools import Pool, StoredEntry
 from agent_memory.persistence.retrying import AGAIN, until_it_lands
 from agent_memory.ports import Absent, Action, Clock, Ids
 from agent_memory.service.bot_context import context_text
@@ -249,9 +249,7 @@ class BotMemoryService:
             if previous is None or after is None:
                 # Retracted already by its sole person: nothing changes.
                 return Changed(self.repo.pools.open(pool, stored[entry_id]), snap.version)
-            changes = self.repo.pools.change(
-                pool, previous, self.as_stored(snap, after), stored=stored[entry_id]
-            )
+            changes = self.entry_change(pool, snap, stored[entry_id], after)
             self.commit_change(pool, snap.version, now, changes, (entry_id,))
             if not Judge({**metas, entry_id: after}.get).sees(reader, after):
                 return Changed(None, version)
@@ -281,7 +279,7 @@ class BotMemoryService:
             now, version = self.clock.now_ms(), snap.version + 1
             after = shared(meta, audience, now, version)
             stored = snap.by_id()[entry_id]
-            changes = self.repo.pools.change(pool, meta, self.as_stored(snap, after), stored=stored)
+            changes = self.entry_change(pool, snap, stored, after)
             changes += self.repo.marks(pool, metas.values(), [after])
             self.commit_change(pool, snap.version, now, changes, (entry_id,))
             content = self.repo.pools.open_content(pool, stored)
@@ -289,11 +287,13 @@ class BotMemoryService:
 
         return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES, lost=self.lost)
 
-    @staticmethod
-    def as_stored(snap: Snapshot, after: EntryMeta) -> EntryMeta:
-        """A metadata change with its topic tokens as stored: nothing is allocated."""
+    def entry_change(
+        self, pool: Pool, snap: Snapshot, before: StoredEntry, after: EntryMeta
+    ) -> list[Action]:
+        """The rows of a metadata change of an entry of `snap` (`before`: as `by_id` reads
+        it), its topic tokens as stored (nothing is allocated)."""
         tags, _names = snap.topics.stored(after.tags, snap.stored_tags().get(after.id, ()))
-        return replace(after, tags=tags)
+        return self.repo.pools.change(pool, before.meta, replace(after, tags=tags), stored=before)
 
     def purge(self, principal: Principal, bot_id: str, tag_text: str) -> int:
         """Remove every entry carrying one service tag, and what is built on them, in the

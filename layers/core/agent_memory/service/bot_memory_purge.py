@@ -48,9 +48,7 @@ def purge_pool(memory: BotMemoryService, pool: Pool, tag: str, *, erased: str | 
         stored = snap.by_id()
         changed: list[str] = []
         for after in afters:
-            change = memory.repo.pools.change(
-                pool, metas[after.id], memory.as_stored(snap, after), stored=stored[after.id]
-            )
+            change = memory.entry_change(pool, snap, stored[after.id], after)
             # Every transaction makes progress: its first change always goes in.
             if (batch or changed) and len(changes) + len(change) > PURGE_ROOM:
                 break
