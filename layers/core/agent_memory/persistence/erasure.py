@@ -7,7 +7,7 @@ transactions of at most 100 deletes, the head row last with the index rows that 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -127,9 +127,9 @@ class ErasureRepository(StoreRows):
         """Every group chat of another owner where the person started a Turn."""
         return self._ids(*spoken_chat_key(org_id, user_id, ""))
 
-    def org_bot_ids(self, org_id: str) -> Iterator[str]:
+    def org_bot_ids(self, org_id: str) -> list[str]:
         """Every bot the organization uses (its own, and those linked to it)."""
-        yield from (str(r["sk"]) for r in self._rows(org_bots_pk(org_id)))
+        return [str(r["sk"]) for r in self._rows(org_bots_pk(org_id))]
 
     def _ids(self, pk: str, prefix: str) -> list[str]:
         rows = self._rows(pk, KeyRange(prefix=prefix))

@@ -128,7 +128,7 @@ class ErasureService:
         erased.add(self.repo.delete_resource_rest(org_id, user_id))
         now = self.clock.now_ms()
         erased.add(self.repo.delete_memories_about(org_id, user_id, now, self._forget_vectors))
-        for bot_id in list(self.repo.org_bot_ids(org_id)):
+        for bot_id in self.repo.org_bot_ids(org_id):
             erased.bot_entries += self.bot_memory.erase_person(bot_id, org_id, user_id)
         return erased
 
