@@ -16,8 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agent_memory.api.contracts.export import ExportHeader
 from agent_memory.api.deps import run
 from agent_memory.domain.errors import Forbidden, NotFound
+from agent_memory.domain.export import Header
 from agent_memory.domain.identity import Principal
 from agent_memory.service.registry import Services
 
@@ -37,10 +39,10 @@ def line(kind: str, fields: dict[str, Any], **parent: str) -> Line:
     return {"type": kind, **parent, **fields}
 
 
-async def export_lines(svc: Services, caller: Principal, first: Line) -> AsyncIterator[bytes]:
+async def export_lines(svc: Services, caller: Principal, first: Header) -> AsyncIterator[bytes]:
     """The header `first`, every line, then `{"type": "end", "lines": n}` (n counts the
     lines before it): an export cut short by a failure has no end line."""
-    yield _encoded(first)
+    yield _encoded(dumped(ExportHeader.of(first)))
     count = 1
     async for each in _body(svc, caller):
         yield _encoded(each)

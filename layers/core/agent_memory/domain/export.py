@@ -1,4 +1,4 @@
-"""A person's export (`GET /v1/me/export`): its format, and what it names to read.
+"""A person's export (`GET /v1/me/export`): its first line, and what it names to read.
 
 The export is the person's read routes run one after the other: the objects are found the
 way erasing the person finds them (docs/adr/0070), and each is read as its own route reads
@@ -9,9 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
-
-FORMAT = "agent-memory-export"
-VERSION = 1
 
 # What the person's index rows name: each kind is read by its own routes.
 Kind = Literal["agent", "session", "thread", "chat", "bot"]
@@ -25,12 +22,10 @@ class Found:
     id: str
 
 
-def header(user_id: str, org_id: str, exported_at: int) -> dict[str, object]:
-    """The first line: what follows, for whom, and when (milliseconds since the epoch)."""
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "userId": user_id,
-        "organizationId": org_id,
-        "exportedAt": exported_at,
-    }
+@dataclass(frozen=True)
+class Header:
+    """What an export's first line says: for whom, and when (milliseconds since the epoch)."""
+
+    user_id: str
+    org_id: str
+    exported_at: int

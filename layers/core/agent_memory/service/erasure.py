@@ -22,7 +22,7 @@ from agent_memory.domain.access import (
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.erasure import DELETE_AGENT, DELETE_SESSION, USER_NOT_FOUND, Erased
 from agent_memory.domain.errors import Conflict, NotFound
-from agent_memory.domain.export import Found, header
+from agent_memory.domain.export import Found, Header
 from agent_memory.domain.identity import SERVICE_ADMIN, Principal, person_of
 from agent_memory.domain.sessions import Session
 from agent_memory.domain.threads import require_resource
@@ -60,10 +60,10 @@ class ErasureService:
     bot_memory: BotMemoryEraser
     vectors: VectorIndex
 
-    def export_header(self, principal: Principal) -> dict[str, object]:
-        """A person's export's first line (the admin token is refused: 403)."""
+    def export_header(self, principal: Principal) -> Header:
+        """What a person's export's first line says (the admin token is refused: 403)."""
         user_id, org_id = person_of(principal, OPERATOR_READS_NO_CONTENT)
-        return header(user_id, org_id, self.clock.now_ms())
+        return Header(user_id, org_id, self.clock.now_ms())
 
     def exported(self, principal: Principal) -> Iterator[Found]:
         """The person's agents, their sessions (under any agent), threads, chats, and every
