@@ -78,7 +78,7 @@ def _matches(condition: Any, metadata: dict[str, Any]) -> bool:
     if "$and" in condition:
         return all(_matches(c, metadata) for c in condition["$and"])
     ((name, test),) = condition.items()
-    return metadata.get(name) == test["$eq"]
+    return bool(metadata.get(name) == test["$eq"])
 
 
 def _memory(request: pytest.FixtureRequest) -> VectorIndex:
@@ -146,7 +146,7 @@ def _scope(owner: str = "u1", thread: str = "t1", org: str = "o1", group: str = 
 
 
 def _record(key: str, vector: list[float], **scope: str) -> VectorRecord:
-    return VectorRecord(key, vector, _scope(**scope), ref=key[-1])
+    return VectorRecord(key, vector, _scope(**scope))
 
 
 def test_nearest_first_with_cosine_scores(index: VectorIndex) -> None:
@@ -162,7 +162,6 @@ def test_nearest_first_with_cosine_scores(index: VectorIndex) -> None:
     assert hits[0].score == pytest.approx(1.0, abs=1e-5)
     assert hits[1].score == pytest.approx(0.8, abs=1e-5)
     assert hits[0].scope == _scope()
-    assert hits[0].ref == "1"
 
 
 def test_queries_never_cross_owners_or_organizations(index: VectorIndex) -> None:

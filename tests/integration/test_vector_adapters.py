@@ -14,8 +14,13 @@ from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
 
 from agent_memory.adapters.embedders import BedrockEmbedder
-from agent_memory.adapters.s3vectors import S3VectorIndex, VectorIndexFailure
-from agent_memory.ports.vectors import EmbeddingFailure, VectorRecord, VectorScope
+from agent_memory.adapters.s3vectors import S3VectorIndex
+from agent_memory.ports.vectors import (
+    EmbeddingFailure,
+    VectorIndexFailure,
+    VectorRecord,
+    VectorScope,
+)
 
 BUCKET = "agent-memory-vectors-123456789012"
 INDEX = "messages-1024"
@@ -34,7 +39,7 @@ def test_put_vectors_sends_ids_only_as_metadata() -> None:
     client = _client("s3vectors")
     index = S3VectorIndex(client, BUCKET, INDEX)
     record = VectorRecord(
-        "th_1#0000000003", [0.5, 0.5], VectorScope("org_1", "usr_1", "agt_1", "th_1"), "3"
+        "th_1#0000000003", [0.5, 0.5], VectorScope("org_1", "usr_1", "agt_1", "th_1")
     )
     with Stubber(client) as stub:
         stub.add_response(
@@ -52,7 +57,6 @@ def test_put_vectors_sends_ids_only_as_metadata() -> None:
                             "owner": "usr_1",
                             "group": "agt_1",
                             "thread": "th_1",
-                            "ref": "3",
                         },
                     }
                 ],
@@ -65,7 +69,7 @@ def test_put_vectors_sends_ids_only_as_metadata() -> None:
 def test_query_is_filtered_to_the_org_and_owner_and_answers_similarities() -> None:
     client = _client("s3vectors")
     index = S3VectorIndex(client, BUCKET, INDEX)
-    meta = {"org": "org_1", "owner": "usr_1", "group": "agt_1", "thread": "th_2", "ref": "7"}
+    meta = {"org": "org_1", "owner": "usr_1", "group": "agt_1", "thread": "th_2"}
     with Stubber(client) as stub:
         stub.add_response(
             "query_vectors",
@@ -113,7 +117,7 @@ def test_delete_vectors_and_a_refused_call_is_a_vector_index_failure() -> None:
         with pytest.raises(VectorIndexFailure, match="TooManyRequestsException"):
             index.delete(["th_1#0000000001"])
         with pytest.raises(VectorIndexFailure, match="ValidationException"):
-            index.put([VectorRecord("k", [1.0], VectorScope("o", "u"), "")])
+            index.put([VectorRecord("k", [1.0], VectorScope("o", "u"))])
 
 
 def _body(data: dict[str, Any]) -> StreamingBody:

@@ -54,7 +54,6 @@ class S3VectorIndex:
                     "owner": r.scope.owner,
                     "group": r.scope.group,
                     "thread": r.scope.thread,
-                    "ref": r.ref,
                 },
             }
             for r in records
@@ -98,7 +97,7 @@ class S3VectorIndex:
             )
             # Cosine distance is 1 - similarity.
             score = 1.0 - float(found.get("distance", 1.0))
-            hits.append(VectorHit(str(found["key"]), score, scope, str(meta.get("ref", ""))))
+            hits.append(VectorHit(str(found["key"]), score, scope))
         hits.sort(key=lambda h: -h.score)
         return hits
 

@@ -38,8 +38,8 @@ class InProcessVectorIndex:
         self._path = path
         self._lock = threading.Lock()
         self._matrix = np.zeros((0, dimension or 0), dtype=np.float32)
-        # Row i of the matrix is entry i: (key, scope, ref); `_rows` finds a key's row.
-        self._entries: list[tuple[str, VectorScope, str]] = []
+        # Row i of the matrix is entry i: (key, scope); `_rows` finds a key's row.
+        self._entries: list[tuple[str, VectorScope]] = []
         self._rows: dict[str, int] = {}
         self._logged = 0
         if path is not None and path.exists():
@@ -87,7 +87,7 @@ class InProcessVectorIndex:
 
     def _put(self, record: VectorRecord) -> None:
         np = self._np
-        entry = (record.key, record.scope, record.ref)
+        entry = (record.key, record.scope)
         row = self._rows.get(record.key)
         if row is None:
             row = len(self._entries)
@@ -131,7 +131,7 @@ class InProcessVectorIndex:
             self._sized(vector)
             rows = [
                 i
-                for i, (_key, s, _ref) in enumerate(self._entries)
+                for i, (_key, s) in enumerate(self._entries)
                 if s.org == org
                 and s.owner == owner
                 and (group is None or s.group == group)
@@ -146,8 +146,8 @@ class InProcessVectorIndex:
             best = best[np.argsort(-scores[best], kind="stable")]
             hits = []
             for i in best:
-                key, scope, ref = self._entries[rows[i]]
-                hits.append(VectorHit(key, float(scores[i]), scope, ref))
+                key, scope = self._entries[rows[i]]
+                hits.append(VectorHit(key, float(scores[i]), scope))
             return hits
 
     def _encode(self, record: VectorRecord) -> dict[str, Any]:
@@ -157,15 +157,12 @@ class InProcessVectorIndex:
             "k": record.key,
             "v": base64.b64encode(data).decode(),
             "s": [s.org, s.owner, s.group, s.thread],
-            "r": record.ref,
         }
 
     def _decode(self, raw: dict[str, Any]) -> VectorRecord:
         vector = self._np.frombuffer(base64.b64decode(raw["v"]), dtype="<f4")
         org, owner, group, thread = raw["s"]
-        return VectorRecord(
-            raw["k"], vector.tolist(), VectorScope(org, owner, group, thread), raw["r"]
-        )
+        return VectorRecord(raw["k"], vector.tolist(), VectorScope(org, owner, group, thread))
 
     def _log(self, lines: list[dict[str, Any]], count: int) -> None:
         if self._path is None:
@@ -184,8 +181,8 @@ class InProcessVectorIndex:
         with temporary.open("w", encoding="utf-8") as log:
             for start in range(0, len(self._entries), MAX_PUT_BATCH):
                 batch = [
-                    VectorRecord(key, self._matrix[i].tolist(), scope, ref)
-                    for i, (key, scope, ref) in enumerate(
+                    VectorRecord(key, self._matrix[i].tolist(), scope)
+                    for i, (key, scope) in enumerate(
                         self._entries[start : start + MAX_PUT_BATCH], start
                     )
                 ]

@@ -66,7 +66,7 @@ class VectorRecord:
     key: str
     vector: Vector
     scope: VectorScope
-    # A plaintext id or number the reader needs back (a message's position): never text.
+    # No index stores it: the key already holds a message's position.
     ref: str = ""
 
 
@@ -76,7 +76,6 @@ class VectorHit:
     # Cosine similarity, in [-1, 1]: higher is closer.
     score: float
     scope: VectorScope
-    ref: str
 
 
 class VectorIndex(Protocol):
