@@ -41,17 +41,11 @@ class Enrichment:
         self._calls = calls
         self._org_settings = org_settings
 
-    def enrich(
-        self, chat_id: str, turn_id: str, text: str, *, notice: bool, chat: Chat | None = None
-    ) -> tuple[str, bool]:
+    def enrich(self, chat: Chat, turn_id: str, text: str, *, notice: bool) -> tuple[str, bool]:
         """The input the Bot's model should see, and whether the memory Bot rewrote it;
         `chat` as this request read it (what the enrichment uses of it never changes)."""
         if notice:
             return text, False  # a notice is never a person's words: nothing is read
-        if chat is None or chat.id != chat_id:
-            chat = self._memory.bots.repo.get_chat(chat_id)
-        if chat is None:
-            return text, False
         model, bot = self._model(chat)
         if model is None:
             return text, False

@@ -106,13 +106,7 @@ async def start_turn(
     """A Turn whose saved actor is the caller; `input` is what the Bot's model should see."""
     chat, turn = await run(svc, svc.bots.begin_turn, caller, chatId, body.input, notice=body.notice)
     text, enriched = await run(
-        svc,
-        svc.memory_bot.enrichment.enrich,
-        chatId,
-        turn.id,
-        body.input,
-        notice=body.notice,
-        chat=chat,
+        svc, svc.memory_bot.enrichment.enrich, chat, turn.id, body.input, notice=body.notice
     )
     return TurnStarted(turn=ChatTurnOut.of(turn), input=text, enriched=enriched)
 
