@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent_memory.domain.consolidation import EDITED_MEANWHILE, Decision, Known, Rejection
-from agent_memory.domain.entries import EntryMeta, ItemSource, Source, keyed_id
+from agent_memory.domain.entries import EntryMeta, ItemSource, Source, keyed_entry, keyed_id
 from agent_memory.domain.errors import ValidationFailed, VersionConflict
 from agent_memory.domain.evidence import SaidItem
 from agent_memory.domain.learning_notes import GENERATE_OFF
@@ -95,14 +95,14 @@ def remembered(
 ) -> EntryMeta:
     """The entry a person's Remember writes: active (a retracted key comes back), no source
     in a conversation (a person said so directly)."""
-    return EntryMeta(
-        id=entry_id(command.key),
-        key=command.key,
-        kind=command.kind,
-        created_at=previous.created_at if previous is not None else now_ms,
-        updated_at=now_ms,
+    return keyed_entry(
+        ENTRY_NAMESPACE,
+        command.key,
+        command.kind,
+        command.content,
+        now_ms=now_ms,
         rev=version,
-        length=len(command.content),
+        previous=previous,
         by="person",
     )
 

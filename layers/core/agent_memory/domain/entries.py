@@ -110,3 +110,31 @@ def keyed_id(pool_id: str, key: str) -> str:
     key finds its entry with one read, and the key never appears in a row's sort key."""
     digest = hashlib.blake2b(f"{pool_id}\x00{key}".encode(), digest_size=12).hexdigest()
     return f"{ID_PREFIX}{digest}"
+
+
+def keyed_entry(
+    namespace: str,
+    key: str,
+    kind: str,
+    content: str,
+    *,
+    now_ms: int,
+    rev: int,
+    sources: tuple[Source, ...] = (),
+    previous: EntryMeta | None = None,
+    by: str | None = None,
+) -> EntryMeta:
+    """The active entry under `key` in the keyed pool `namespace`, written at `now_ms` and
+    revision `rev`: an entry it replaces (`previous`, even a retracted one) keeps its
+    creation time."""
+    return EntryMeta(
+        id=keyed_id(namespace, key),
+        key=key,
+        kind=kind,
+        sources=sources,
+        created_at=previous.created_at if previous is not None else now_ms,
+        updated_at=now_ms,
+        rev=rev,
+        length=len(content),
+        by=by,
+    )

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.domain.bounds import MAX_ENTRY_CONTENT
-from agent_memory.domain.entries import EntryMeta, ItemSource, Source, keyed_id
+from agent_memory.domain.entries import EntryMeta, ItemSource, Source, keyed_entry, keyed_id
 from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.identity import configured
 from agent_memory.domain.proposals import (
@@ -33,16 +33,7 @@ def fact(
     key: str, kind: str, content: str, sources: tuple[Source, ...], now_ms: int, rev: int
 ) -> EntryMeta:
     """The metadata of an active fact written at revision `rev`."""
-    return EntryMeta(
-        id=entry_id(key),
-        key=key,
-        kind=kind,
-        sources=sources,
-        created_at=now_ms,
-        updated_at=now_ms,
-        rev=rev,
-        length=len(content),
-    )
+    return keyed_entry(ENTRY_NAMESPACE, key, kind, content, now_ms=now_ms, rev=rev, sources=sources)
 
 
 def item_sources(item_ids: tuple[str, ...] | list[str]) -> tuple[Source, ...]:

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from agent_memory.domain.agent_memory import known
 from agent_memory.domain.bounds import within_bound
 from agent_memory.domain.consolidation import Decision, PoolRules, consolidate
-from agent_memory.domain.entries import EntryMeta, Source, keyed_id
+from agent_memory.domain.entries import EntryMeta, Source, keyed_entry
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.evidence import EvidenceItem, KnownEntry
 from agent_memory.domain.proposals import ProposedChange, ProposedRemember
@@ -93,15 +93,15 @@ def change_actions(
     for change in decision.accepted:
         previous = current.get(change.key)
         if isinstance(change, ProposedRemember):
-            meta = EntryMeta(
-                id=keyed_id(namespace, change.key),
-                key=change.key,
-                kind=change.kind,
-                sources=sources(change.sources),
-                created_at=previous.created_at if previous is not None else now,
-                updated_at=now,
+            meta = keyed_entry(
+                namespace,
+                change.key,
+                change.kind,
+                change.content,
+                now_ms=now,
                 rev=rev,
-                length=len(change.content),
+                sources=sources(change.sources),
+                previous=previous,
                 by=by,
             )
             actions += pools.put(
