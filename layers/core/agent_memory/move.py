@@ -32,6 +32,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from agent_memory.adapters.envelope import Sealing
 from agent_memory.adapters.recipient_key import RecipientCipher, is_sealed, key_id, new_key_pair
 from agent_memory.adapters.sqlite_rows import decode_record, encode_record
+from agent_memory.persistence import keys
 from agent_memory.ports import Cipher, Delete, Put, Store
 
 if TYPE_CHECKING:
@@ -39,9 +40,6 @@ if TYPE_CHECKING:
 
 FORMAT = "agent-memory-deployment"
 VERSION = 1
-MOVE_PK = "MOVE#RECIPIENT"
-IMPORT_PK = "MOVE#IMPORT"
-ORG_PREFIX, HEAD = "ORG#", "META"
 # Rows a transaction writes, and the encoded size past which a batch is written early
 # (DynamoDB takes 100 actions and 4 MB a transaction).
 WRITE_ROWS = 25
@@ -68,9 +66,21 @@ def make_recipient(store: Store, cipher: Cipher, now_ms: int) -> str:
     """A new key pair on the target; answers its public half."""
     private_pem, public = new_key_pair()
     kid = key_id(public)
-    sealed = cipher.seal(private_pem.decode(), scope=_RECIPIENT_SCOPE, row=f"{MOVE_PK}/{kid}")
+    sealed = cipher.seal(
+        private_pem.decode(), scope=_RECIPIENT_SCOPE, row=f"{keys.MOVE_RECIPIENT_PK}/{kid}"
+    )
     store.write(
-        [Put({"pk": MOVE_PK, "sk": kid, "public": public, "private": sealed, "at": now_ms})]
+        [
+            Put(
+                {
+                    "pk": keys.MOVE_RECIPIENT_PK,
+                    "sk": kid,
+                    "public": public,
+                    "private": sealed,
+                    "at": now_ms,
+                }
+            )
+        ]
     )
     return public
 
@@ -90,10 +100,10 @@ def export_archive(table: Table, cipher: Sealing, public: str, out: IO[bytes]) -
     exported_at = int(time.time() * 1000)
     emit({"format": FORMAT, "version": VERSION, "recipient": recipient.key_id, "at": exported_at})
     for row in table.rows():
-        if str(row["pk"]).startswith(("MOVE#",)):
+        if str(row["pk"]).startswith(keys.MOVE_PREFIX):
             continue  # the source's own key pairs and imports stay with it
-        if row["pk"].startswith(ORG_PREFIX) and row["sk"] == HEAD:
-            counted.organizations.append(row["pk"].removeprefix(ORG_PREFIX))
+        if row["pk"].startswith(keys.ORG_PREFIX) and row["sk"] == keys.HEAD:
+            counted.organizations.append(row["pk"].removeprefix(keys.ORG_PREFIX))
         emit({"row": json.loads(encode_record(resealed(row)))})
         counted.rows += 1
     end = {
@@ -185,7 +195,9 @@ def import_archive(
     if found is None:
         return Counted(0, 0, checked.organizations)  # imported already
     after = following(checked.organizations) if following is not None else None
-    private = cipher.open(found["private"], scope=_RECIPIENT_SCOPE, row=f"{MOVE_PK}/{found['sk']}")
+    private = cipher.open(
+        found["private"], scope=_RECIPIENT_SCOPE, row=f"{keys.MOVE_RECIPIENT_PK}/{found['sk']}"
+    )
     recipient = RecipientCipher(str(found["public"]), private.encode())
     counted = Counted(organizations=checked.organizations)
     digest = _write_rows(again, store, Resealer(recipient, cipher, counted), after, counted)
@@ -193,8 +205,8 @@ def import_archive(
         raise Refused("the archive changed while it was imported: run the import again")
     if after is not None:
         after.finish()
-    store.write([Put({"pk": IMPORT_PK, "sk": checked.digest, "done": True})])
-    store.write([Delete(MOVE_PK, checked.recipient)])  # one-time: its work is done
+    store.write([Put({"pk": keys.MOVE_IMPORT_PK, "sk": checked.digest, "done": True})])
+    store.write([Delete(keys.MOVE_RECIPIENT_PK, checked.recipient)])  # one-time: its work is done
     return counted
 
 
@@ -202,20 +214,20 @@ def _admitted(store: Store, checked: Checked) -> dict[str, Any] | None:
     """The recipient's key row for an archive to import (None: imported already); the
     marker row of its import, written before its first row. Refused when the target holds
     no key for it, or holds one of its organizations and is not resuming its import."""
-    marker = store.get(IMPORT_PK, checked.digest)
+    marker = store.get(keys.MOVE_IMPORT_PK, checked.digest)
     if marker is not None and marker.get("done"):
         return None
-    found = store.get(MOVE_PK, checked.recipient)
+    found = store.get(keys.MOVE_RECIPIENT_PK, checked.recipient)
     if found is None:
         raise Refused(
             "this deployment holds no recipient key for this archive: run "
             "`agent-memory-admin recipient` here and export again for its public key"
         )
     if marker is None:
-        taken = [o for o in checked.organizations if store.get(ORG_PREFIX + o, HEAD)]
+        taken = [o for o in checked.organizations if store.get(keys.org(o), keys.HEAD)]
         if taken:
             raise Refused(f"this deployment already holds organization(s) {', '.join(taken)}")
-        store.write([Put({"pk": IMPORT_PK, "sk": checked.digest, "done": False})])
+        store.write([Put({"pk": keys.MOVE_IMPORT_PK, "sk": checked.digest, "done": False})])
     return dict(found)
 
 
@@ -239,7 +251,7 @@ def _write_rows(
         if "row" not in parsed:
             continue  # the header
         record = decode_record(json.dumps(parsed["row"]))
-        if str(record["pk"]).startswith("MOVE#"):
+        if str(record["pk"]).startswith(keys.MOVE_PREFIX):
             continue  # never exported: a key pair or marker is this deployment's own
         batch.append(Put(resealed(record)))
         size += len(raw)

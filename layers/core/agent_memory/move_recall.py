@@ -20,9 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agent_memory.domain.memory_objects import is_memory_id
-from agent_memory.persistence.keys import thread_pk
+from agent_memory.persistence.keys import position_sk, thread_pk
 from agent_memory.persistence.memory_objects import MemoryObjectRepository, memories_pool
-from agent_memory.persistence.positions import position_sk
 from agent_memory.persistence.threads import ThreadRepository
 from agent_memory.service.recall import RECALL_KIND, MemoryRecall, RecallService
 

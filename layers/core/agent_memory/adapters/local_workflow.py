@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_memory.adapters import asl
+from agent_memory.persistence.keys import WORKFLOW_PREFIX
 from agent_memory.ports import Absent, Action, Delete, Equals, Put, Store, Update
 from agent_memory.ports.store import updated
 
@@ -37,7 +38,7 @@ _MAX_EVENTS = 64
 
 
 def run_key(name: str) -> tuple[str, str]:
-    return f"WORKFLOW#{name}", _RUN_SK
+    return f"{WORKFLOW_PREFIX}{name}", _RUN_SK
 
 
 def _open_sk(started_ms: int, name: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.persistence.keys import EXECUTION_NAME_PREFIX
 from agent_memory.ports import AbsentOrLessThan, Clock, Delete, Execution, Put, Store
 
 # A name is kept as long as Standard remembers names.
@@ -91,5 +92,4 @@ class StepFunctionsOrchestrator:
 
 
 def claim_pk(name: str) -> str:
-    """Under `LEARN#`, which learning starters may write, apart from every pool's partition."""
-    return f"LEARN#NAME#{name}"
+    return f"{EXECUTION_NAME_PREFIX}{name}"

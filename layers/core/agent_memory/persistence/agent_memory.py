@@ -25,9 +25,9 @@ from agent_memory.domain.memory_bot import ReadMark
 from agent_memory.persistence import keys
 from agent_memory.persistence.agents import AgentRepository, agent_of, agent_pk
 from agent_memory.persistence.pools import RECENCY, Newest, Pool, PoolRows, StoredEntry
-from agent_memory.persistence.positions import ReadPositions
+from agent_memory.persistence.positions import read_mark
 from agent_memory.persistence.rows import log_rows, write_last
-from agent_memory.ports import Absent, Action, Cipher, Put, Record, Store, Update
+from agent_memory.ports import Absent, Action, Put, Record, Update
 from agent_memory.ports.store import MAX_TRANSACTION_ACTIONS, count_is
 
 MEMORY_HEAD = "MEMORY"
@@ -52,10 +52,6 @@ class AgentMemory:
 
 
 class AgentMemoryRepository(PoolRows):
-    def __init__(self, store: Store, cipher: Cipher) -> None:
-        super().__init__(store, cipher)
-        self._positions = ReadPositions(store)
-
     # -- reads ---------------------------------------------------------------------------
 
     def read(self, agent_id: str) -> AgentMemory | None:
@@ -70,7 +66,7 @@ class AgentMemoryRepository(PoolRows):
         """The agent row and its active entries newest first, read lazily (the agent row
         and the first page in one Query)."""
         probe = Pool(agent_pk(agent_id), "", agent_id, RECENCY)
-        read = self.pools.newest(probe, head=keys.HEAD, first_page=first_page)
+        read = self.pools.newest(probe, first_page=first_page)
         agent = agent_of(agent_id, read.head) if read.head is not None else None
         return agent, read
 
@@ -81,7 +77,7 @@ class AgentMemoryRepository(PoolRows):
 
     def position(self, agent_id: str, session_id: str) -> ReadMark:
         """How far agent learning read the Session."""
-        return self._positions.mark(agent_pk(agent_id), session_id)
+        return read_mark(self._store, agent_pk(agent_id), session_id)
 
     # -- content -------------------------------------------------------------------------
 

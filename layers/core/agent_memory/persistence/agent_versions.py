@@ -34,14 +34,13 @@ from agent_memory.ports.store import count_is
 
 DRAFT = "DRAFT"
 PUBLISHED = "PUBLISHED"
-VERSION_PREFIX = "VERSION#"
 # Condition name: another publish took the number first.
 LATEST_VERSION = "agent-latest-version"
 FIELD = "options"
 
 
 def version_sk(number: int) -> str:
-    return f"{VERSION_PREFIX}{number:08d}"
+    return f"{keys.VERSION_PREFIX}{number:08d}"
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,7 @@ class AgentVersionRepository(SealedRows):
     def versions(self, agent: Agent, *, limit: int, before: int | None = None) -> list[Version]:
         """Published versions newest first, `limit` at most, older than `before` if given."""
         pk = agent_pk(agent.id)
-        rows = numbered_rows(self._store, pk, VERSION_PREFIX, version_sk, limit, before)
+        rows = numbered_rows(self._store, pk, keys.VERSION_PREFIX, version_sk, limit, before)
         return [self._version(agent, row) for row in rows]
 
     def _version(self, agent: Agent, row: Record) -> Version:

@@ -16,11 +16,11 @@ from agent_memory.ports import Absent, Put, Record
 
 
 def agent_pk(agent_id: str) -> str:
-    return f"AGENT#{agent_id}"
+    return f"{keys.AGENT_PREFIX}{agent_id}"
 
 
 def org_agents_pk(org_id: str) -> str:
-    return f"AGENTS#{org_id}"
+    return f"{keys.ORG_AGENTS_PREFIX}{org_id}"
 
 
 class AgentRepository(StoreRows):

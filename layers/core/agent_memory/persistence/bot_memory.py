@@ -63,21 +63,18 @@ from agent_memory.ports.store import count_is
 # A conflict on the head row: the pool changed since it was read (re-read and retry).
 MEMORY_VERSION = "bot-memory-version"
 ITEM_RULE = "itemRule"
-PURGE_PREFIX = "PURGE#"
 # Rows one learned entry's write touches at least: its base row, its recency copy and one
 # audience row (a fact names one audience; an observation may name more: the apply counts
 # its actions before it commits).
 ENTRY_ROWS = 3
-AUDIENCE_PREFIX = "AUD#"
-MARK_PREFIX = "MEMAUD#"
 # The marks and the head row in one Query.
-MARKS_AND_HEAD = KeyRange(low=MARK_PREFIX, high=keys.HEAD)
+MARKS_AND_HEAD = KeyRange(low=keys.MARK_PREFIX, high=keys.HEAD)
 EVERYONE = "b"
 _FOR_PERSON, _FOR_CHANNEL, _FOR_BOT = "for:person:", "for:channel:", "for:bot"
 
 
 def pool_pk(bot_id: str, org_id: str) -> str:
-    return f"BOTMEM#{bot_id}#{org_id}"
+    return f"{keys.BOT_MEMORY_PREFIX}{bot_id}#{org_id}"
 
 
 def person_audience(user_id: str) -> str:
@@ -105,7 +102,9 @@ class BotMemoryLayout:
     def rows(self, pool: Pool, meta: EntryMeta, order: int = 0) -> list[tuple[str, str]]:
         base = (pool.pk, keys.entry_sk(meta.id))
         recent = [(pool.pk, recent_sk(meta, order))] if valid(meta) else []
-        audiences = [(pool.pk, f"{AUDIENCE_PREFIX}{a}#{meta.id}") for a in audiences_of(meta.tags)]
+        audiences = [
+            (pool.pk, f"{keys.AUDIENCE_PREFIX}{a}#{meta.id}") for a in audiences_of(meta.tags)
+        ]
         return [base, *recent, *audiences]
 
 
@@ -128,7 +127,7 @@ def bot_pool(bot_id: str, org_id: str) -> Pool:
 
 
 def purge_sk(tag: str) -> str:
-    return f"{PURGE_PREFIX}{tag}"
+    return f"{keys.PURGE_PREFIX}{tag}"
 
 
 @dataclass(frozen=True)
@@ -222,9 +221,9 @@ class BotMemoryRepository(PoolRows):
         rows = self._store.query(pool.pk, MARKS_AND_HEAD).records
         head = next((r for r in rows if r["sk"] == keys.HEAD), None)
         marks = frozenset(
-            str(r["sk"]).removeprefix(MARK_PREFIX)
+            str(r["sk"]).removeprefix(keys.MARK_PREFIX)
             for r in rows
-            if str(r["sk"]).startswith(MARK_PREFIX)
+            if str(r["sk"]).startswith(keys.MARK_PREFIX)
         )
         return self.read_audiences(pool, _head(head), pool.audiences(marks))
 
@@ -233,7 +232,7 @@ class BotMemoryRepository(PoolRows):
         id, a batch per level), at `head`'s version if it has not moved since it was read."""
         rows: dict[str, Record] = {}
         for audience in dict.fromkeys(audiences):
-            span = KeyRange(prefix=f"{AUDIENCE_PREFIX}{audience}#")
+            span = KeyRange(prefix=f"{keys.AUDIENCE_PREFIX}{audience}#")
             for row in self._store.query(pool.pk, span).records:
                 rows.setdefault(str(row["id"]), row)
         looked: set[str] = set(rows)
@@ -248,7 +247,7 @@ class BotMemoryRepository(PoolRows):
 
     def newest(self, pool: Pool, first_page: int) -> tuple[int, Newest]:
         """The head's version and the valid entries newest first, read lazily."""
-        read = self.pools.newest(pool, head=keys.HEAD, first_page=first_page)
+        read = self.pools.newest(pool, first_page=first_page)
         return _head(read.head).version, read
 
     def entries(self, pool: Pool, ids: Iterable[str]) -> dict[str, EntryMeta]:
@@ -343,7 +342,7 @@ class BotMemoryRepository(PoolRows):
             if a not in known and not a.startswith(person_audience(""))
         }
         return [
-            Put({"pk": pool.pk, "sk": f"{MARK_PREFIX}{a}", "type": "bot-memory-mark"})
+            Put({"pk": pool.pk, "sk": f"{keys.MARK_PREFIX}{a}", "type": "bot-memory-mark"})
             for a in sorted(new)
         ]
 

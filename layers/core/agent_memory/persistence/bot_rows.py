@@ -25,7 +25,6 @@ from agent_memory.persistence.keys import (
     HEAD,
     ITEM_PREFIX,
     ORG_BOTS_PREFIX,
-    OWNED_CHAT_PREFIX,
     SPOKEN_CHAT_PREFIX,
     TURN_PREFIX,
     resource_pk,
@@ -55,7 +54,7 @@ def chat_pk(chat_id: str) -> str:
 
 def owned_chat_key(org_id: str, owner: str, chat_id: str) -> tuple[str, str]:
     """The chat's row in its owner's partition (`RESOURCE#<orgId>#<userId>`, as threads')."""
-    return resource_pk(org_id, owner), f"{OWNED_CHAT_PREFIX}{chat_id}"
+    return resource_pk(org_id, owner), f"{CHAT_PREFIX}{chat_id}"
 
 
 def spoken_chat_key(org_id: str, user_id: str, chat_id: str) -> tuple[str, str]:

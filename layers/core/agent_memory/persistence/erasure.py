@@ -32,14 +32,12 @@ from agent_memory.persistence.bot_rows import (
     turn_sk,
 )
 from agent_memory.persistence.events import event_action
-from agent_memory.persistence.memory_bot import CONFESSION_PREFIX, ENRICHMENT_PREFIX
 from agent_memory.persistence.memory_objects import (
     delete_memories,
     list_partition,
     namespace_partition,
 )
 from agent_memory.persistence.pools import PoolRepository
-from agent_memory.persistence.positions import position_sk
 from agent_memory.persistence.recall_pending import pending_pk, tail_sk
 from agent_memory.persistence.rows import StoreRows
 from agent_memory.persistence.runs import source_of
@@ -161,7 +159,7 @@ class ErasureRepository(StoreRows):
         self._delete_head(
             pk,
             SESSION_DELETING,
-            Delete(agent_pk(session.agent_id), position_sk(session.id)),
+            Delete(agent_pk(session.agent_id), keys.position_sk(session.id)),
             Delete(agent_sessions_pk(session.agent_id), session.id),
         )
         return Erased(sessions=1, items=items)
@@ -239,7 +237,7 @@ class ErasureRepository(StoreRows):
 
     def _embedded(self, thread_id: str, rows: Sequence[Record], kinds: Sequence[str]) -> bool:
         """Whether any of `kinds` ever ran on the thread (a read position or an execution)."""
-        return any(r["sk"] == position_sk(kind) for r in rows for kind in kinds) or any(
+        return any(r["sk"] == keys.position_sk(kind) for r in rows for kind in kinds) or any(
             self._store.query(keys.learn_pk(kind, thread_id), limit=1).records for kind in kinds
         )
 
@@ -279,7 +277,7 @@ class ErasureRepository(StoreRows):
             sk = str(row["sk"])
             if row.get("type") == "chat-item":
                 return row.get("actor") == user_id
-            if sk.startswith((ENRICHMENT_PREFIX, CONFESSION_PREFIX)):
+            if sk.startswith((keys.ENRICHMENT_PREFIX, keys.CONFESSION_PREFIX)):
                 return sk.rsplit("#", 1)[-1] in turns
             # The memory Bot's call log holds their words.
             return row.get("type") == "memory-bot-call" and row.get("turnId") in turns
@@ -298,7 +296,7 @@ class ErasureRepository(StoreRows):
     def delete_resource_rest(self, org_id: str, user_id: str) -> Erased:
         """What is left in the person's partition once their threads and chats went."""
         resource = keys.resource_pk(org_id, user_id)
-        chats = (keys.OWNED_CHAT_PREFIX, keys.SPOKEN_CHAT_PREFIX)
+        chats = (keys.CHAT_PREFIX, keys.SPOKEN_CHAT_PREFIX)
         rest = [r for r in self._rows(resource) if not str(r["sk"]).startswith(chats)]
         self._delete_rows(resource, rest)
         return Erased(working_memory=_under(rest, keys.ENTRY_PREFIX))

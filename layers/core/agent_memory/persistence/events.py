@@ -26,11 +26,10 @@ from typing import Any
 
 from agent_memory.domain.events import Event, execution_object, new_event, pool_object
 from agent_memory.domain.identity import THROUGH_KEY
+from agent_memory.persistence import keys
 from agent_memory.persistence.rows import StoreRows
 from agent_memory.ports import Absent, Action, KeyRange, Put, Record
 
-PARTITION_PREFIX = "EVENTS#"
-EVENT_PREFIX = "EVT#"
 ROW_TYPE = "event"
 # 48 hours: API.md's "at least 24 hours", with a day's room for a slow follower.
 KEEP_S = 48 * 3600
@@ -39,11 +38,11 @@ MAX_MORE = 9
 
 
 def partition(org_id: str) -> str:
-    return f"{PARTITION_PREFIX}{org_id}"
+    return f"{keys.EVENTS_PREFIX}{org_id}"
 
 
 def event_sk(event_id: str) -> str:
-    return f"{EVENT_PREFIX}{event_id}"
+    return f"{keys.EVENT_PREFIX}{event_id}"
 
 
 def event_row(org_id: str, event: Event) -> Record:
@@ -162,7 +161,7 @@ def _event(row: Record) -> Event:
     ids: Any = row.get("object") or {}
     by: Any = row.get("by")
     return Event(
-        id=str(row["sk"])[len(EVENT_PREFIX) :],
+        id=str(row["sk"])[len(keys.EVENT_PREFIX) :],
         type=str(row["eventType"]),
         at=int(row["at"]),
         object={str(k): str(v) for k, v in dict(ids).items()},
@@ -177,7 +176,9 @@ class EventRepository(StoreRows):
         tell events after it: `<row id>.<n>`), so one row more, and leaves out the events
         up to the position."""
         if position is None:
-            page = self._store.query(partition(org_id), KeyRange(prefix=EVENT_PREFIX), limit=limit)
+            page = self._store.query(
+                partition(org_id), KeyRange(prefix=keys.EVENT_PREFIX), limit=limit
+            )
         else:
             low = event_sk(position.partition(".")[0])
             page = self._store.query(

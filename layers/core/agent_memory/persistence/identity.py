@@ -87,8 +87,6 @@ class Holding:
 TOKEN_NOT_FOUND = "token not found"
 # The condition of every issuance: the holder's tokens are still those the issuer read.
 TOKENS_CHANGED = "tokens-changed"
-_HELD_PREFIX = "TOKEN#"
-_LISTED_USER = "USER#"
 
 
 class IdentityRepository(OrganizationRepository):
@@ -149,13 +147,13 @@ class IdentityRepository(OrganizationRepository):
         """A page of the organization's people in id order, and whether more follow."""
         page = self._store.query(
             keys.org(org_id),
-            KeyRange(prefix=_LISTED_USER),
+            KeyRange(prefix=keys.USER_PREFIX),
             limit=limit + 1,
-            after=f"{_LISTED_USER}{after}" if after is not None else None,
+            after=f"{keys.USER_PREFIX}{after}" if after is not None else None,
         )
         listed = [
             ListedUser(
-                str(row["sk"]).removeprefix(_LISTED_USER),
+                str(row["sk"]).removeprefix(keys.USER_PREFIX),
                 row.get("name"),
                 cast(Role, row["role"]),
                 int(row["createdAt"]),
@@ -165,8 +163,8 @@ class IdentityRepository(OrganizationRepository):
         return listed[:limit], len(listed) > limit
 
     def people_ids(self, org_id: str) -> list[str]:
-        rows = self._rows(keys.org(org_id), KeyRange(prefix=_LISTED_USER))
-        return [str(row["sk"]).removeprefix(_LISTED_USER) for row in rows]
+        rows = self._rows(keys.org(org_id), KeyRange(prefix=keys.USER_PREFIX))
+        return [str(row["sk"]).removeprefix(keys.USER_PREFIX) for row in rows]
 
     def delete_user(self, holding: Holding) -> None:
         """The person's record, list row and every token, if their tokens did not change
@@ -179,7 +177,7 @@ class IdentityRepository(OrganizationRepository):
                 *self._token_deletes(holding)[1:],
                 Delete(record, keys.HEAD, unchanged),
                 Delete(keys.user_orgs(user.id), keys.org(user.org_id)),
-                Delete(keys.org(user.org_id), f"{_LISTED_USER}{user.id}"),
+                Delete(keys.org(user.org_id), f"{keys.USER_PREFIX}{user.id}"),
             ]
         )
 
@@ -194,7 +192,7 @@ class IdentityRepository(OrganizationRepository):
                     ),
                     Update(
                         keys.org(org_id),
-                        f"{_LISTED_USER}{user_id}",
+                        f"{keys.USER_PREFIX}{user_id}",
                         {"name": name},
                         condition=Present(),
                     ),
@@ -202,7 +200,7 @@ class IdentityRepository(OrganizationRepository):
             )
         except WriteConflict as error:
             raise NotFound("user not found", ["userId"]) from error
-        row = self._store.get(keys.org(org_id), f"{_LISTED_USER}{user_id}")
+        row = self._store.get(keys.org(org_id), f"{keys.USER_PREFIX}{user_id}")
         if row is None:
             raise NotFound("user not found", ["userId"])  # deleted meanwhile
         return ListedUser(user_id, name, cast(Role, row["role"]), int(row["createdAt"]))
@@ -224,11 +222,11 @@ class IdentityRepository(OrganizationRepository):
 
     def _stored_tokens(self, user: User) -> list[StoredToken]:
         pk = keys.user(user.org_id, user.id)
-        rows = self._rows(pk, KeyRange(prefix=_HELD_PREFIX))
+        rows = self._rows(pk, KeyRange(prefix=keys.TOKEN_PREFIX))
         stored = [
             StoredToken(
                 HeldToken(
-                    str(row["sk"]).removeprefix(_HELD_PREFIX),
+                    str(row["sk"]).removeprefix(keys.TOKEN_PREFIX),
                     str(row["issuedBy"]),
                     int(row["createdAt"]),
                 ),
@@ -269,7 +267,7 @@ class IdentityRepository(OrganizationRepository):
                 for delete in (
                     Delete(keys.token(stored.digest), keys.HEAD),
                     Delete(keys.token_prefix(stored.held.prefix), keys.HEAD),
-                    Delete(user_pk, _HELD_PREFIX + stored.held.prefix),
+                    Delete(user_pk, keys.TOKEN_PREFIX + stored.held.prefix),
                 )
             ),
         ]
@@ -313,7 +311,7 @@ class IdentityRepository(OrganizationRepository):
             Put(
                 {
                     "pk": keys.user(user.org_id, user.id),
-                    "sk": _HELD_PREFIX + token.prefix,
+                    "sk": keys.TOKEN_PREFIX + token.prefix,
                     "type": "held-token",
                     "digest": token.digest,
                     "issuedBy": issued_by,
@@ -350,7 +348,9 @@ class IdentityRepository(OrganizationRepository):
                 [
                     Delete(keys.token_prefix(owner.prefix), keys.HEAD, Present(name="token")),
                     Delete(keys.token(owner.digest), keys.HEAD),
-                    Delete(keys.user(owner.org_id, owner.user_id), _HELD_PREFIX + owner.prefix),
+                    Delete(
+                        keys.user(owner.org_id, owner.user_id), keys.TOKEN_PREFIX + owner.prefix
+                    ),
                 ]
             )
         except WriteConflict as error:
@@ -363,7 +363,7 @@ class IdentityRepository(OrganizationRepository):
 def _listed_user(user: User, now_ms: int) -> Record:
     return {
         "pk": keys.org(user.org_id),
-        "sk": f"{_LISTED_USER}{user.id}",
+        "sk": f"{keys.USER_PREFIX}{user.id}",
         "type": "listed-user",
         "name": user.name,
         "role": user.role,

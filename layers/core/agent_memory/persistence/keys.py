@@ -1,4 +1,5 @@
-"""The single table's key layout (ADR 0031).
+"""The single table's key layout (ADR 0031): every prefix of a row's pk and sk is named here,
+grouped by what owns the row; each repository module describes the rows it keeps.
 
 A pool's partition holds its head row (`META`) and entries (`MEM#<key>`), so
 `sk BETWEEN "MEM#" AND "META"` reads every entry and the head in one Query.
@@ -9,10 +10,20 @@ from __future__ import annotations
 
 from agent_memory.ports import KeyRange
 
+# Pools: every pool keeps these rows in its own partition.
 HEAD = "META"
 ENTRY_PREFIX = "MEM#"
 # Every entry of a pool and its head row, in one Query ("MEM#..." sorts before "META").
 POOL_RANGE = KeyRange(low=ENTRY_PREFIX, high=HEAD)
+# An active entry's newest-first copy: "RECENT#" sorts after "META", so one Query from the
+# head reads it and the newest entries.
+RECENT_PREFIX = "RECENT#"
+RECENT_END = "RECENT#~"
+# A pool's change log (agent memory, bot memory): one row per version, in its partition.
+LOG_PREFIX = "LOG#"
+# A learning read position: "LEARNPOS#" sorts before "LOG#" and "MEM#", outside every
+# Query of a pool's entries.
+POSITION_PREFIX = "LEARNPOS#"
 # The condition on a learning read position: failing, it means another run applied first.
 READ_POSITION = "read-position"
 
@@ -21,29 +32,33 @@ def entry_sk(key: str) -> str:
     return f"{ENTRY_PREFIX}{key}"
 
 
-# A pool's change log (agent memory, bot memory): one row per version, in its partition.
-LOG_PREFIX = "LOG#"
-
-
 def log_sk(version: int) -> str:
     return f"{LOG_PREFIX}{version:010d}"
 
 
-def thread_pk(thread_id: str) -> str:
-    return f"THREAD#{thread_id}"
+def position_sk(name: str) -> str:
+    return f"{POSITION_PREFIX}{name}"
 
 
-def resource_pk(org_id: str, user_id: str) -> str:
-    """A person's partition: user ids belong to their organization."""
-    return f"RESOURCE#{org_id}#{user_id}"
+# Organizations, their people, tokens, service keys, events feed and rate counters.
+ORG_PREFIX = "ORG#"
+# The admin token's list of organizations: one partition.
+ORGS_PK = "ORGS#"
+CHANNELS_PREFIX = "CHANNELS#"
+USER_PREFIX = "USER#"
+TOKEN_PREFIX = "TOKEN#"
+SERVICE_KEY_PREFIX = "SKEY#"
+EVENTS_PREFIX = "EVENTS#"
+EVENT_PREFIX = "EVT#"
+RATE_PREFIX = "RATE#"
 
 
 def org(org_id: str) -> str:
-    return f"ORG#{org_id}"
+    return f"{ORG_PREFIX}{org_id}"
 
 
 def user(org_id: str, user_id: str) -> str:
-    return f"USER#{org_id}#{user_id}"
+    return f"{USER_PREFIX}{org_id}#{user_id}"
 
 
 def user_orgs(user_id: str) -> str:
@@ -52,15 +67,34 @@ def user_orgs(user_id: str) -> str:
     return f"USERID#{user_id}"
 
 
+def resource_pk(org_id: str, user_id: str) -> str:
+    """A person's partition: user ids belong to their organization."""
+    return f"RESOURCE#{org_id}#{user_id}"
+
+
 def token(digest: str) -> str:
-    return f"TOKEN#{digest}"
+    return f"{TOKEN_PREFIX}{digest}"
 
 
 def token_prefix(prefix: str) -> str:
     return f"TOKENPREFIX#{prefix}"
 
 
+# Agents, their versions and sessions: an agent's memory pool is in `AGENT#<id>`.
+AGENT_PREFIX = "AGENT#"
+ORG_AGENTS_PREFIX = "AGENTS#"
+# "DRAFT" < "MEM#" and "PUBLISHED" / "VERSION#" sort after "META" and "RECENT#": outside
+# the agent memory's Queries.
+VERSION_PREFIX = "VERSION#"
+SESSION_PREFIX = "SESSION#"
+AGENT_SESSIONS_PREFIX = "SESSIONS#"
+# A conversation's item: a session's or a chat's history, in its partition.
+ITEM_PREFIX = "ITEM#"
+# Memory objects: every list and recall partition of an organization starts with this.
+MEMORY_OBJECT_PREFIX = "AMEM#"
+
 # Learning runs: a pool's executions, their evidence and model calls share its `LEARN#` partition.
+LEARN_PREFIX = "LEARN#"
 EXEC_PREFIX = "EXEC#"
 EVIDENCE_PREFIX = "EVIDENCE#"
 CALL_PREFIX = "CALL#"
@@ -68,10 +102,15 @@ CALL_PREFIX = "CALL#"
 LINK_PREFIX = "LINK#"
 EVENT_SK = "EVENT"
 DEFERRED_PREFIX = "RUN#"
+# An execution name taken by a Step Functions start: under `LEARN#`, which learning starters
+# may write, apart from every pool's partition.
+EXECUTION_NAME_PREFIX = f"{LEARN_PREFIX}NAME#"
+# The local workflow's executions (tests and local runs).
+WORKFLOW_PREFIX = "WORKFLOW#"
 
 
 def learn_pk(kind: str, pool_id: str) -> str:
-    return f"LEARN#{kind}#{pool_id}"
+    return f"{LEARN_PREFIX}{kind}#{pool_id}"
 
 
 def timed_sk(prefix: str, at: int, name: str) -> str:
@@ -96,27 +135,50 @@ def wait_pk(event: str) -> str:
 
 
 def deferred_pk(event: str) -> str:
-    return f"LEARN#deferred#{event}"
+    return f"{LEARN_PREFIX}deferred#{event}"
 
 
 # Threads: messages, the steps' read positions and the observation log in `THREAD#<id>`;
-# the user's thread lists in `RESOURCE#<userId>` (per agent, and across agents); the
-# agent's threads in `AGENT#<agentId>`; recall's pending rows under `LEARN#`.
+# the user's thread lists in `RESOURCE#<userId>` (per agent under `THREAD#`, and across
+# agents); the agent's threads in `AGENT#<agentId>` under `THREAD#`; recall's pending rows
+# under `LEARN#` (so that the schedule's function may read and delete them).
+THREAD_PREFIX = "THREAD#"
 MESSAGE_PREFIX = "MSG#"
-THREAD_INDEX_PREFIX = "THREAD#"
 THREAD_LIST_PREFIX = "TLIST#"
 OBSERVER_HEAD = "OBS"
 CHUNK_PREFIX = "OBS#"
-RECALL_PENDING_PREFIX = "LEARN#recall-idle#"
+RECALL_PENDING_PREFIX = f"{LEARN_PREFIX}recall-idle#"
+RECALL_TAIL_PREFIX = "RECALL-TAIL#"
+
+
+def thread_pk(thread_id: str) -> str:
+    return f"{THREAD_PREFIX}{thread_id}"
+
 
 # Bots: a Bot's, a Channel's and a Chat's partitions and the bots an organization uses
 # (`BOTS#<orgId>`); a chat's turns and items in its partition; in `RESOURCE#<userId>` the
-# chats a person owns and the group chats of others where they spoke.
+# chats a person owns (under `CHAT#`) and the group chats of others where they spoke.
 BOT_PREFIX = "BOT#"
 ORG_BOTS_PREFIX = "BOTS#"
 CHANNEL_PREFIX = "CHANNEL#"
 CHAT_PREFIX = "CHAT#"
 TURN_PREFIX = "TURN#"
-ITEM_PREFIX = "ITEM#"
-OWNED_CHAT_PREFIX = "CHAT#"
 SPOKEN_CHAT_PREFIX = "SPOKE#"
+# The memory Bot's rows: confessions and enrichments in the Chat's partition, leases and
+# spend in the Bot's.
+CONFESSION_PREFIX = "CONFESS#"
+ENRICHMENT_PREFIX = "ENRICH#"
+LEASE_PREFIX = "LEASE#"
+SPEND_PREFIX = "SPEND#"
+# A Bot memory pool of one organization: `BOTMEM#<botId>#<orgId>`. Its audience marks
+# sort between its entries and its head ("MEM#..." < "MEMAUD#..." < "META"), so the marks
+# and the head are one Query; purge counters sort between the head and the recency copies.
+BOT_MEMORY_PREFIX = "BOTMEM#"
+AUDIENCE_PREFIX = "AUD#"
+MARK_PREFIX = "MEMAUD#"
+PURGE_PREFIX = "PURGE#"
+
+# A deployment move: the recipient's key pair and the imports done, each one partition.
+MOVE_PREFIX = "MOVE#"
+MOVE_RECIPIENT_PK = f"{MOVE_PREFIX}RECIPIENT"
+MOVE_IMPORT_PK = f"{MOVE_PREFIX}IMPORT"

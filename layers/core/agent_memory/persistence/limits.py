@@ -28,6 +28,7 @@ from typing import Protocol, TypeVar
 
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.limits import Window, expires_at_s
+from agent_memory.persistence import keys
 from agent_memory.persistence.rows import StoreRows
 from agent_memory.ports import AbsentOrLessThan, Update
 
@@ -51,7 +52,7 @@ class Counters(Protocol):
 
 
 def counter_pk(scope: str, subject: str, window: Window) -> str:
-    return f"RATE#{scope}#{subject}#{window.index}"
+    return f"{keys.RATE_PREFIX}{scope}#{subject}#{window.index}"
 
 
 class TableCounters(StoreRows):

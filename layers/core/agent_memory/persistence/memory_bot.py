@@ -49,7 +49,7 @@ from agent_memory.domain.memory_bot import (
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_pk
 from agent_memory.persistence.bot_rows import bot_pk, chat_of, chat_pk
-from agent_memory.persistence.positions import mark_of, position_sk
+from agent_memory.persistence.positions import mark_of
 from agent_memory.persistence.rows import SealedRows, StoreRows
 from agent_memory.ports import (
     Absent,
@@ -62,14 +62,10 @@ from agent_memory.ports import (
     Update,
 )
 
-CONFESSION_PREFIX = "CONFESS#"
 # The call log is kept as long as the learning steps' saved calls.
 CALL_TTL_S = 7 * 24 * 3600
-ENRICHMENT_PREFIX = "ENRICH#"
 SEALED_FIELD = "details"
 SETTINGS_SK = "MEMBOT"
-SPEND_PREFIX = "SPEND#"
-LEASE_PREFIX = "LEASE#"
 SETTINGS_VERSION = "memory-bot-settings-version"
 PERIODS: tuple[BudgetPeriod, ...] = ("day", "month")
 # A Chat's confessions or enrichments one answer lists (newest first).
@@ -88,7 +84,7 @@ class MemoryBotRepository(SealedRows):
         """Write the confession, with `call` (its model call, if one was made) on the same
         row as its call log entry: one write per confide. The row has one `at`,
         the confession's (the call ended just before it)."""
-        sk = keys.timed_sk(CONFESSION_PREFIX, confession.at, confession.turn_id)
+        sk = keys.timed_sk(keys.CONFESSION_PREFIX, confession.at, confession.turn_id)
         payload: dict[str, Any] = {"text": confession.text, "answer": confession.answer}
         if call is not None:
             payload |= {"request": call.request, "reply": call.reply}
@@ -109,11 +105,11 @@ class MemoryBotRepository(SealedRows):
                 bool(row["calm"]),
                 int(row["at"]),
             )
-            for row, opened in self._newest(chat, CONFESSION_PREFIX)
+            for row, opened in self._newest(chat, keys.CONFESSION_PREFIX)
         ]
 
     def add_enrichment(self, chat: Chat, enriched: Enriched) -> None:
-        sk = keys.timed_sk(ENRICHMENT_PREFIX, enriched.at, enriched.turn_id)
+        sk = keys.timed_sk(keys.ENRICHMENT_PREFIX, enriched.at, enriched.turn_id)
         sealed = json.dumps({"input": enriched.input, "original": enriched.original})
         row = self._row(chat, sk, "enrichment", enriched.turn_id, enriched.at, sealed)
         row["entryIds"] = list(enriched.entry_ids)
@@ -129,7 +125,7 @@ class MemoryBotRepository(SealedRows):
                 tuple(str(i) for i in row.get("entryIds") or ()),
                 int(row["at"]),
             )
-            for row, opened in self._newest(chat, ENRICHMENT_PREFIX)
+            for row, opened in self._newest(chat, keys.ENRICHMENT_PREFIX)
         ]
 
     def log_call(self, chat: Chat, call: ModelCall) -> None:
@@ -170,7 +166,7 @@ class MemoryBotRepository(SealedRows):
         `org_id` (nothing read yet when never moved), in one batch read: LoadEvidence knows
         both keys from its pool and source before it reads."""
         chat_key = (chat_pk(chat_id), keys.HEAD)
-        position_key = (pool_pk(bot_id, org_id), position_sk(chat_id))
+        position_key = (pool_pk(bot_id, org_id), keys.position_sk(chat_id))
         rows = {
             (str(r["pk"]), str(r["sk"])): r for r in self._store.get_many([chat_key, position_key])
         }
@@ -192,10 +188,10 @@ class BotSettingsRepository(StoreRows):
         month's when no budget), in one batch read."""
         pk = bot_pk(bot_id)
         periods = [period_key(p, now_ms) for p in PERIODS]
-        wanted = [(pk, SETTINGS_SK)] + [(pk, f"{SPEND_PREFIX}{p}") for p in periods]
+        wanted = [(pk, SETTINGS_SK)] + [(pk, f"{keys.SPEND_PREFIX}{p}") for p in periods]
         rows = {str(r["sk"]): r for r in self._store.get_many(wanted)}
         settings = _settings_of(rows.get(SETTINGS_SK))
-        spend = rows.get(f"{SPEND_PREFIX}{settings.period(now_ms)}")
+        spend = rows.get(f"{keys.SPEND_PREFIX}{settings.period(now_ms)}")
         return settings, int(spend.get("micros", 0)) if spend is not None else 0
 
     def save(self, bot_id: str, settings: BotSettings, now: int) -> None:
@@ -221,7 +217,7 @@ class BotSettingsRepository(StoreRows):
             raise VersionConflict(STALE_SETTINGS.format(expected=before), ["expected"]) from error
 
     def spent(self, bot_id: str, period: str) -> int:
-        row = self._store.get(bot_pk(bot_id), f"{SPEND_PREFIX}{period}")
+        row = self._store.get(bot_pk(bot_id), f"{keys.SPEND_PREFIX}{period}")
         return int(row.get("micros", 0)) if row is not None else 0
 
     def charge(self, bot_id: str, period: str, micros: int | None, now: int) -> None:
@@ -234,7 +230,7 @@ class BotSettingsRepository(StoreRows):
         for slot in range(slots):
             row: Record = {
                 "pk": bot_pk(bot_id),
-                "sk": f"{LEASE_PREFIX}{slot}",
+                "sk": f"{keys.LEASE_PREFIX}{slot}",
                 "type": "memory-bot-lease",
                 "holder": holder,
                 "expiresAt": now + ttl_ms,
@@ -250,7 +246,7 @@ class BotSettingsRepository(StoreRows):
         """Give back `holder`'s lease (one it no longer holds, expired and taken, stays)."""
         with contextlib.suppress(WriteConflict):
             self._store.write(
-                [Delete(bot_pk(bot_id), f"{LEASE_PREFIX}{slot}", Equals("holder", holder))]
+                [Delete(bot_pk(bot_id), f"{keys.LEASE_PREFIX}{slot}", Equals("holder", holder))]
             )
 
 
@@ -260,7 +256,7 @@ def charge_action(bot_id: str, period: str, micros: int | None, now: int) -> Upd
     add = {"micros": micros} if micros is not None else {"unknown": 1}
     return Update(
         bot_pk(bot_id),
-        f"{SPEND_PREFIX}{period}",
+        f"{keys.SPEND_PREFIX}{period}",
         set={"type": "memory-bot-spend", "updatedAt": now},
         add=add,
     )

@@ -44,6 +44,7 @@ from agent_memory.domain.memory_objects import (
     owner_of,
 )
 from agent_memory.persistence.events import event_action
+from agent_memory.persistence.keys import MEMORY_OBJECT_PREFIX
 from agent_memory.persistence.pools import Pool, PoolRows
 from agent_memory.persistence.rows import write_groups
 from agent_memory.ports import Absent, Action, Delete, Equals, KeyRange, Put, Record, Store
@@ -60,7 +61,7 @@ def _part(value: str) -> str:
 
 
 def _base(org_id: str) -> str:
-    return f"AMEM#{_part(org_id)}"
+    return f"{MEMORY_OBJECT_PREFIX}{_part(org_id)}"
 
 
 def _entity(org_id: str, entity_id: str) -> str:

@@ -31,7 +31,7 @@ from agent_memory.persistence.bot_rows import (
     owned_chat_key,
     turn_sk,
 )
-from agent_memory.persistence.events import PARTITION_PREFIX
+from agent_memory.persistence.events import partition
 from agent_memory.persistence.memory_objects import delete_memories, list_partition
 from agent_memory.persistence.organizations import org_channels_pk
 from agent_memory.persistence.pools import PoolRepository
@@ -126,4 +126,4 @@ class OrgContents(StoreRows):
         return count
 
     def delete_events(self, org_id: str) -> int:
-        return len(self._delete_all(f"{PARTITION_PREFIX}{org_id}"))
+        return len(self._delete_all(partition(org_id)))

@@ -28,7 +28,6 @@ from agent_memory.persistence.rows import StoreRows
 from agent_memory.ports import Absent, Delete, Equals, Present, Put, Record, Store, Update
 
 log = logging.getLogger(__name__)
-ORGS_PK = "ORGS#"
 ORG_LIVE = "org"
 ORG_DELETING = "org-deleting"
 # The condition of every write that adds to an organization: it exists and is not going.
@@ -38,7 +37,7 @@ ORG_ALIVE = "organization"
 def org_channels_pk(org_id: str) -> str:
     """The channels of an organization (`<channelId>` rows written with each channel), for
     its deletion."""
-    return f"CHANNELS#{org_id}"
+    return f"{keys.CHANNELS_PREFIX}{org_id}"
 
 
 @dataclass(frozen=True)
@@ -94,7 +93,7 @@ class OrganizationRepository(StoreRows):
             "rev": 0,
             "createdAt": now_ms,
         }
-        listed: Record = {"pk": ORGS_PK, "sk": org_id, "type": "listed-org", "name": name}
+        listed: Record = {"pk": keys.ORGS_PK, "sk": org_id, "type": "listed-org", "name": name}
         try:
             self._store.write(
                 [Put(row, Absent()), Put(listed | {"createdAt": now_ms, "users": 0}, Absent())]
@@ -132,7 +131,7 @@ class OrganizationRepository(StoreRows):
 
     def organizations(self, after: str | None, limit: int) -> tuple[list[ListedOrg], bool]:
         """A page of organizations in id order, and whether more follow."""
-        page = self._store.query(ORGS_PK, limit=limit + 1, after=after)
+        page = self._store.query(keys.ORGS_PK, limit=limit + 1, after=after)
         listed = [
             ListedOrg(
                 str(row["sk"]),
@@ -151,7 +150,9 @@ class OrganizationRepository(StoreRows):
         person's change has landed, so a count that cannot move now is left (and said): the
         request still answers what it did."""
         try:
-            self._store.write([Update(ORGS_PK, org_id, add={"users": change}, condition=Present())])
+            self._store.write(
+                [Update(keys.ORGS_PK, org_id, add={"users": change}, condition=Present())]
+            )
         except WriteConflict:
             return  # the organization went meanwhile
         except Unavailable:
@@ -175,7 +176,7 @@ class OrganizationRepository(StoreRows):
                         set={"type": ORG_DELETING},
                         condition=ORG_IS_ALIVE,
                     ),
-                    Update(ORGS_PK, org_id, set={"deleting": True}),
+                    Update(keys.ORGS_PK, org_id, set={"deleting": True}),
                 ]
             )
         except WriteConflict:
@@ -192,7 +193,7 @@ class OrganizationRepository(StoreRows):
             self._store.write(
                 [
                     Delete(pk, keys.HEAD, Equals("type", ORG_DELETING)),
-                    Delete(ORGS_PK, org_id),
+                    Delete(keys.ORGS_PK, org_id),
                 ]
             )
         except WriteConflict:

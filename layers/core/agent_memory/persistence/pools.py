@@ -45,9 +45,7 @@ from agent_memory.ports import (
 )
 
 ENTRY_TYPE = "entry"
-RECENT_PREFIX = "RECENT#"
-RECENT_END = "RECENT#~"
-RECENT = KeyRange(low=RECENT_PREFIX, high=RECENT_END)
+RECENT = KeyRange(low=keys.RECENT_PREFIX, high=keys.RECENT_END)
 # Each page of a newest-first read after the first is as large as all pages before it, so a
 # read that stops after `n` entries has read fewer than `2n + 2` rows.
 MAX_PAGE = 1000
@@ -94,7 +92,7 @@ def recent_sk(meta: EntryMeta, order: int = 0) -> str:
     wrote it descending, then `order` (the rank of its name among entries written together)."""
     when = _TIME_SPAN - 1 - max(0, min(meta.updated_at, _TIME_SPAN - 1))
     rev = _REV_SPAN - 1 - max(0, min(meta.rev, _REV_SPAN - 1))
-    return f"{RECENT_PREFIX}{when:013d}#{rev:09d}#{order:04d}#{meta.id}"
+    return f"{keys.RECENT_PREFIX}{when:013d}#{rev:09d}#{order:04d}#{meta.id}"
 
 
 class RecencyLayout:
@@ -167,11 +165,11 @@ class PoolRepository(SealedRows):
     def base_key(self, pool: Pool, entry_id: str) -> tuple[str, str]:
         return pool.layout.rows(pool, EntryMeta(entry_id))[0]
 
-    def newest(self, pool: Pool, *, head: str, first_page: int) -> Newest:
+    def newest(self, pool: Pool, *, first_page: int) -> Newest:
         """The pool's active entries newest first, read page by page only as far as the
-        caller iterates; the row `head` (the pool's head, sorting before `RECENT#`) comes in
-        the same first Query."""
-        return Newest(self._store, pool, head, max(1, min(first_page, MAX_PAGE)))
+        caller iterates; the pool's head row (sorting before `RECENT#`) comes in the same
+        first Query."""
+        return Newest(self._store, pool, max(1, min(first_page, MAX_PAGE)))
 
     # -- write actions ---------------------------------------------------------------------
 
@@ -277,18 +275,18 @@ class PoolRows(SealedRows):
 
 
 class Newest:
-    """A newest-first read of a pool: `head` is read with the first page; iterating reads
-    further pages (each as large as all before it) only when the caller goes on."""
+    """A newest-first read of a pool: its head row is read with the first page; iterating
+    reads further pages (each as large as all before it) only when the caller goes on."""
 
-    def __init__(self, store: Store, pool: Pool, head: str, first_page: int) -> None:
+    def __init__(self, store: Store, pool: Pool, first_page: int) -> None:
         self._store = store
         self._pk = pool.pk
-        page = store.query(pool.pk, KeyRange(low=head, high=RECENT_END), limit=first_page)
+        page = store.query(pool.pk, KeyRange(low=keys.HEAD, high=keys.RECENT_END), limit=first_page)
         rows = page.records
         self.head: Record | None = None
-        if rows and rows[0]["sk"] == head:
+        if rows and rows[0]["sk"] == keys.HEAD:
             self.head, rows = rows[0], rows[1:]
-        self._rows = [row for row in rows if str(row["sk"]).startswith(RECENT_PREFIX)]
+        self._rows = [row for row in rows if str(row["sk"]).startswith(keys.RECENT_PREFIX)]
         self._next = page.next
         self._read = len(page.records)
 

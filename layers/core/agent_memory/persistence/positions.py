@@ -7,24 +7,17 @@ of its sessions (`AGENT#<agentId>`, the session id), a Bot memory pool's in one 
 (`THREAD#<threadId>`, the step's kind). It holds a `ReadMark`: `position` (every item
 through it is read), `held` (items passed over while their Turn was open, read once it ends)
 and `moves`. Every move is conditional on the `moves` its writer read (`READ_POSITION`), so
-the same evidence is never applied twice. "LEARNPOS#" sorts before "LOG#" and "MEM#",
-outside every Query of a pool's entries. A session's own memory keeps its position as
-`processed` (seed 000), moved with the memory's revision.
+the same evidence is never applied twice. "LEARNPOS#" sorts outside every Query of a pool's
+entries (persistence/keys.py). A session's own memory keeps its position as `processed`
+(seed 000), moved with the memory's revision.
 """
 
 from __future__ import annotations
 
 from agent_memory.domain.memory_bot import ReadMark
-from agent_memory.persistence.keys import READ_POSITION
-from agent_memory.persistence.rows import StoreRows
-from agent_memory.ports import Put, Record, Update
+from agent_memory.persistence.keys import READ_POSITION, position_sk
+from agent_memory.ports import Put, Record, Store, Update
 from agent_memory.ports.store import count_is
-
-PREFIX = "LEARNPOS#"
-
-
-def position_sk(name: str) -> str:
-    return f"{PREFIX}{name}"
 
 
 def mark_of(row: Record | None) -> ReadMark:
@@ -61,6 +54,6 @@ def position_put(pk: str, name: str, mark: ReadMark, now_ms: int) -> Put:
     return Put({"pk": pk, "sk": position_sk(name), **_fields(mark, now_ms)})
 
 
-class ReadPositions(StoreRows):
-    def mark(self, pk: str, name: str) -> ReadMark:
-        return mark_of(self._store.get(pk, position_sk(name)))
+def read_mark(store: Store, pk: str, name: str) -> ReadMark:
+    """The mark of the position `name` in partition `pk`, read from the store."""
+    return mark_of(store.get(pk, position_sk(name)))

@@ -27,6 +27,7 @@ from agent_memory.domain.threads import Thread
 from agent_memory.persistence.keys import (
     OBSERVER_HEAD,
     RECALL_PENDING_PREFIX,
+    RECALL_TAIL_PREFIX,
     resource_pk,
     thread_pk,
 )
@@ -121,13 +122,12 @@ class PendingRecalls(StoreRows):
             _delete_unmoved(self._store, pending_pk(row.thread_id), row.thread_id, row.upto)
 
 
-TAIL_PREFIX = "RECALL-TAIL#"
 # A user's tail rows read per turn: rows are deleted once indexed, so few are left at once.
 TAIL_ROWS = 100
 
 
 def tail_sk(agent_id: str, thread_id: str) -> str:
-    return f"{TAIL_PREFIX}{agent_id}#{thread_id}"
+    return f"{RECALL_TAIL_PREFIX}{agent_id}#{thread_id}"
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,12 @@ from agent_memory.persistence.rows import StoreRows, write_groups
 from agent_memory.ports import Absent, Check, Delete, KeyRange, Present, Put, Record, Update
 
 KEY_NOT_FOUND = "service key not found"
-_LISTED = "SKEY#"
 # `lastUsedAt` is written again once it is this old: a busy key costs one write a minute.
 TOUCH_AFTER_MS = 60_000
 
 
 def key_pk(digest: str) -> str:
-    return f"SKEY#{digest}"
+    return f"{keys.SERVICE_KEY_PREFIX}{digest}"
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,11 @@ class ListedKey:
 class ServiceKeyRepository(StoreRows):
     def create(self, org_id: str, key_id: str, name: str, key: IssuedToken, now_ms: int) -> None:
         found: Record = {"pk": key_pk(key.digest), "sk": keys.HEAD, "type": "service-key"}
-        listed: Record = {"pk": keys.org(org_id), "sk": f"{_LISTED}{key_id}", "type": "listed-key"}
+        listed: Record = {
+            "pk": keys.org(org_id),
+            "sk": f"{keys.SERVICE_KEY_PREFIX}{key_id}",
+            "type": "listed-key",
+        }
         try:
             self._store.write(
                 [
@@ -91,14 +94,14 @@ class ServiceKeyRepository(StoreRows):
 
     def listed(self, org_id: str) -> list[ListedKey]:
         """The organization's keys, oldest first, with their last use."""
-        rows = self._store.query(keys.org(org_id), KeyRange(prefix=_LISTED)).records
+        rows = self._store.query(keys.org(org_id), KeyRange(prefix=keys.SERVICE_KEY_PREFIX)).records
         used = {
             str(row["pk"]).removeprefix(key_pk("")): row.get("lastUsedAt")
             for row in self._store.get_many([(key_pk(str(r["digest"])), keys.HEAD) for r in rows])
         }
         found = [
             ListedKey(
-                str(row["sk"]).removeprefix(_LISTED),
+                str(row["sk"]).removeprefix(keys.SERVICE_KEY_PREFIX),
                 str(row["name"]),
                 str(row["prefix"]),
                 int(row["createdAt"]),
@@ -109,13 +112,15 @@ class ServiceKeyRepository(StoreRows):
         return sorted(found, key=lambda k: (k.created_at, k.id))
 
     def revoke(self, org_id: str, key_id: str) -> None:
-        listed = self._store.get(keys.org(org_id), f"{_LISTED}{key_id}")
+        listed = self._store.get(keys.org(org_id), f"{keys.SERVICE_KEY_PREFIX}{key_id}")
         if listed is None:
             raise NotFound(KEY_NOT_FOUND, ["keyId"])
         try:
             self._store.write(
                 [
-                    Delete(keys.org(org_id), f"{_LISTED}{key_id}", Present(name="key")),
+                    Delete(
+                        keys.org(org_id), f"{keys.SERVICE_KEY_PREFIX}{key_id}", Present(name="key")
+                    ),
                     Delete(key_pk(str(listed["digest"])), keys.HEAD),
                 ]
             )
@@ -124,7 +129,7 @@ class ServiceKeyRepository(StoreRows):
 
     def revoke_all(self, org_id: str) -> int:
         """Every key of the organization (its deletion): how many went."""
-        listed = list(self._rows(keys.org(org_id), KeyRange(prefix=_LISTED)))
+        listed = list(self._rows(keys.org(org_id), KeyRange(prefix=keys.SERVICE_KEY_PREFIX)))
         write_groups(
             self._store,
             (

@@ -22,7 +22,7 @@ from typing import Literal
 
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.sessions import Session, SessionItem, item_id
-from agent_memory.persistence import keys, pools
+from agent_memory.persistence import keys
 from agent_memory.persistence.pools import (
     RECENCY,
     Newest,
@@ -42,21 +42,20 @@ from agent_memory.ports import (
     Update,
 )
 
-ITEM_PREFIX = "ITEM#"
 # The head row's condition: a conflict on it means the session changed meanwhile.
 SESSION_REVISION = "session-revision"
 
 
 def session_pk(session_id: str) -> str:
-    return f"SESSION#{session_id}"
+    return f"{keys.SESSION_PREFIX}{session_id}"
 
 
 def agent_sessions_pk(agent_id: str) -> str:
-    return f"SESSIONS#{agent_id}"
+    return f"{keys.AGENT_SESSIONS_PREFIX}{agent_id}"
 
 
 def item_sk(seq: int) -> str:
-    return f"{ITEM_PREFIX}{seq:08d}"
+    return f"{keys.ITEM_PREFIX}{seq:08d}"
 
 
 def session_pool(session: Session) -> Pool:
@@ -102,7 +101,7 @@ class SessionRepository(PoolRows):
         """The head row and the active entries newest first, read lazily (first page and
         head in one Query)."""
         probe = Pool(session_pk(session_id), "", session_id, RECENCY)
-        read = self.pools.newest(probe, head=keys.HEAD, first_page=first_page)
+        read = self.pools.newest(probe, first_page=first_page)
         return _head(read.head), read
 
     def with_entry(self, session_id: str, key_id: str) -> tuple[Session | None, StoredEntry | None]:
@@ -259,7 +258,7 @@ class SessionRepository(PoolRows):
         fork id overwrites them). `also` joins that last transaction (agent memory's rows).
         """
         page = self._store.query(
-            session_pk(source.id), KeyRange(low=ITEM_PREFIX, high=pools.RECENT_END)
+            session_pk(source.id), KeyRange(low=keys.ITEM_PREFIX, high=keys.RECENT_END)
         )
         puts: list[Action] = [
             Put(self._resealed(source, fork, row))
@@ -312,7 +311,7 @@ def _head(row: Record | None) -> Session | None:
 
 def session_of(row: Record) -> Session:
     return Session(
-        id=str(row["pk"]).removeprefix("SESSION#"),
+        id=str(row["pk"]).removeprefix(keys.SESSION_PREFIX),
         org_id=str(row["orgId"]),
         agent_id=str(row["agentId"]),
         owner=str(row["owner"]),

@@ -32,12 +32,12 @@ from agent_memory.persistence.agents import agent_pk
 from agent_memory.persistence.events import event_action
 from agent_memory.persistence.keys import (
     MESSAGE_PREFIX,
-    THREAD_INDEX_PREFIX,
     THREAD_LIST_PREFIX,
+    THREAD_PREFIX,
     resource_pk,
     thread_pk,
 )
-from agent_memory.persistence.positions import ReadPositions, advanced, position_move
+from agent_memory.persistence.positions import advanced, position_move, read_mark
 from agent_memory.persistence.rows import SealedRows, head_row
 from agent_memory.persistence.working_memory import WorkingMemories
 from agent_memory.ports import (
@@ -71,7 +71,7 @@ def _newest_first(created_at: int) -> str:
 
 
 def index_sk(thread: Thread) -> str:
-    return f"{THREAD_INDEX_PREFIX}{thread.agent_id}#{_newest_first(thread.created_at)}#{thread.id}"
+    return f"{THREAD_PREFIX}{thread.agent_id}#{_newest_first(thread.created_at)}#{thread.id}"
 
 
 def all_sk(thread: Thread) -> str:
@@ -80,7 +80,7 @@ def all_sk(thread: Thread) -> str:
 
 def agent_thread_sk(thread_id: str) -> str:
     """The thread's row in its agent's partition (`AGENT#<agentId>`)."""
-    return f"{THREAD_INDEX_PREFIX}{thread_id}"
+    return f"{THREAD_PREFIX}{thread_id}"
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,6 @@ class ThreadRepository(SealedRows):
     def __init__(self, store: Store, cipher: Cipher) -> None:
         super().__init__(store, cipher)
         self.notes = WorkingMemories(store, cipher)
-        self._positions = ReadPositions(store)
 
     @staticmethod
     def _scope(org_id: str, thread_id: str) -> dict[str, str]:
@@ -205,7 +204,7 @@ class ThreadRepository(SealedRows):
         """The user's threads newest first (of one agent when `agent_id` is given), `limit`
         at most, after the thread `after` (a page's last): one Query either way."""
         if agent_id is not None:
-            prefix = f"{THREAD_INDEX_PREFIX}{agent_id}#"
+            prefix = f"{THREAD_PREFIX}{agent_id}#"
             start = index_sk(after) if after is not None else None
         else:
             prefix = THREAD_LIST_PREFIX
@@ -247,7 +246,7 @@ class ThreadRepository(SealedRows):
 
     def mark(self, thread_id: str, kind: str) -> ReadMark:
         """How far background work `kind` has read the thread (persistence/positions.py)."""
-        return self._positions.mark(thread_pk(thread_id), kind)
+        return read_mark(self._store, thread_pk(thread_id), kind)
 
     def position(self, thread_id: str, kind: str) -> int:
         """Messages numbered below this are done for background work `kind` (0: none)."""
