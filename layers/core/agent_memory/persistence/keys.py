@@ -83,8 +83,7 @@ def token_prefix(prefix: str) -> str:
 # Agents, their versions and sessions: an agent's memory pool is in `AGENT#<id>`.
 AGENT_PREFIX = "AGENT#"
 ORG_AGENTS_PREFIX = "AGENTS#"
-# "DRAFT" < "MEM#" and "PUBLISHED" / "VERSION#" sort after "META" and "RECENT#": outside
-# the agent memory's Queries.
+# "VERSION#" sorts after "META" and "RECENT#": outside the agent memory's Queries.
 VERSION_PREFIX = "VERSION#"
 SESSION_PREFIX = "SESSION#"
 AGENT_SESSIONS_PREFIX = "SESSIONS#"
