@@ -6,6 +6,7 @@ every unfinished execution after the process stopped in the middle of a step."""
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import threading
 import time
@@ -17,6 +18,7 @@ import pytest
 
 from agent_memory.adapters.asl import DefinitionError
 from agent_memory.adapters.local_orchestrator import LocalOrchestrator
+from agent_memory.adapters.local_workflow import run_key
 from agent_memory.domain.errors import Unavailable
 from agent_memory.ports import Action, KeyRange, Page, Record
 from tests.support.in_memory import InMemoryStore
@@ -35,10 +37,12 @@ class Retryable(Exception):  # the ASL retries errors by this class name
 
 
 class Steps:
-    """The four learning steps, scripted: each call is recorded with its event."""
+    """The four learning steps, scripted: each call is recorded with its event and the
+    monotonic time it began."""
 
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
+        self.began: list[float] = []
         self.behaviour: dict[str, Callable[[dict[str, Any]], Any]] = {}
         self._lock = threading.Lock()
 
@@ -49,6 +53,7 @@ class Steps:
         def run(event: dict[str, Any]) -> Any:
             with self._lock:
                 self.calls.append(event)
+                self.began.append(time.monotonic())
             behaviour = self.behaviour.get(step)
             if behaviour is not None:
                 return behaviour(event)
@@ -58,6 +63,26 @@ class Steps:
 
     def states(self) -> list[tuple[str, int]]:
         return [(c["context"]["state"], c["context"]["attempt"]) for c in self.calls]
+
+    def gaps(self, state: str) -> list[float]:
+        """Seconds between the starts of `state`'s consecutive attempts."""
+        began = [t for c, t in zip(self.calls, self.began) if c["context"]["state"] == state]
+        return [later - earlier for earlier, later in itertools.pairwise(began)]
+
+
+class Waiting(LocalOrchestrator):
+    """The runner, with the retry waits it schedules recorded in ASL seconds."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.waits: list[float] = []
+
+    def _schedule(self, name: str, delay_s: float) -> None:
+        # A start waits 0 s, and a worker woken a millisecond before an execution's
+        # `notBefore` waits out that millisecond: neither is an ASL retry interval.
+        if delay_s >= SCALE / 2:
+            self.waits.append(round(delay_s / SCALE, 6))
+        super()._schedule(name, delay_s)
 
 
 class Severable(InMemoryStore):
@@ -106,40 +131,53 @@ def runner(store: Severable, steps: Steps) -> Iterator[LocalOrchestrator]:
     orchestrator.close()
 
 
-def _settled(runner: LocalOrchestrator, name: str, timeout: float = 10) -> dict[str, Any]:
+def _settled(runner: LocalOrchestrator, store: Severable, name: str, timeout: float = 10) -> Record:
+    """The execution's row once the runner is idle: its status, and its output or error."""
     assert runner.idle(timeout), f"{name} is still open"
-    described = runner.describe(name)
-    assert described is not None
-    return described
+    row = store.get(*run_key(name))
+    assert row is not None
+    return row
+
+
+def _assert_waited(gaps: list[float], waits: list[float]) -> None:
+    """Each attempt after a failure began no sooner than its wait allowed (less the
+    millisecond that the row's whole-millisecond `notBefore` may round away)."""
+    for gap, wait in zip(gaps, waits, strict=True):
+        assert gap >= wait * SCALE - 0.001
 
 
 def test_the_steps_run_in_order_each_with_the_state_so_far(
-    runner: LocalOrchestrator, steps: Steps
+    runner: LocalOrchestrator, store: Severable, steps: Steps
 ) -> None:
     assert runner.start("run-1", PAYLOAD).started
-    described = _settled(runner, "run-1")
+    row = _settled(runner, store, "run-1")
 
-    assert described["status"] == "SUCCEEDED"
+    assert row["status"] == "SUCCEEDED"
     assert steps.states() == [("LoadEvidence", 0), ("CallModel", 0), ("ApplyLearning", 0)]
     load, call, apply = steps.calls
     assert load["input"] == PAYLOAD
     assert load["context"]["executionName"] == "run-1"
     assert call["input"]["evidence"] == {"status": "ok", "step": "LoadEvidence"}
     assert apply["input"]["model"] == {"status": "ok", "step": "CallModel"}
-    assert described["output"]["result"] == {"status": "ok", "step": "ApplyLearning"}
+    assert json.loads(row["output"])["result"] == {"status": "ok", "step": "ApplyLearning"}
 
 
 def test_retryable_is_retried_with_the_asl_backoff_then_recorded(
-    runner: LocalOrchestrator, steps: Steps
+    store: Severable, steps: Steps
 ) -> None:
     def throttled(event: dict[str, Any]) -> Any:
         raise Retryable("ModelThrottled: slow down")
 
     steps.behaviour["CallModel"] = throttled
-    runner.start("run-1", PAYLOAD)
-    described = _settled(runner, "run-1")
+    runner = Waiting(store, LEARNING, steps.tasks(), time_scale=SCALE)
+    runner.run()
+    try:
+        runner.start("run-1", PAYLOAD)
+        row = _settled(runner, store, "run-1")
+    finally:
+        runner.close()
 
-    assert described["status"] == "FAILED"
+    assert row["status"] == "FAILED"
     assert steps.states() == [
         ("LoadEvidence", 0),
         ("CallModel", 0),
@@ -148,8 +186,8 @@ def test_retryable_is_retried_with_the_asl_backoff_then_recorded(
         ("CallModel", 3),
         ("RecordFailure", 0),
     ]
-    retries = [e["delayS"] for e in described["events"] if e["type"] == "retry"]
-    assert retries == [2, 4, 8]
+    assert runner.waits == [2, 4, 8]
+    _assert_waited(steps.gaps("CallModel"), runner.waits)
     error = steps.calls[-1]["input"]["error"]
     assert error["Error"] == "Retryable"
     assert json.loads(error["Cause"])["errorMessage"] == "ModelThrottled: slow down"
@@ -168,34 +206,37 @@ def test_the_intervals_come_from_the_definition(store: Severable, steps: Steps) 
         return {"status": "running"}
 
     steps.behaviour["LoadEvidence"] = flaky
-    runner = LocalOrchestrator(store, definition, steps.tasks(), time_scale=SCALE)
+    runner = Waiting(store, definition, steps.tasks(), time_scale=SCALE)
     runner.run()
     try:
         runner.start("run-1", PAYLOAD)
-        described = _settled(runner, "run-1")
+        row = _settled(runner, store, "run-1")
     finally:
         runner.close()
-    assert [e["delayS"] for e in described["events"] if e["type"] == "retry"] == [3, 6]
-    assert described["status"] == "SUCCEEDED"
+    assert runner.waits == [3, 6]
+    _assert_waited(steps.gaps("LoadEvidence"), runner.waits)
+    assert row["status"] == "SUCCEEDED"
 
 
 def test_a_model_call_over_its_time_is_recorded_not_retried(
-    runner: LocalOrchestrator, steps: Steps
+    runner: LocalOrchestrator, store: Severable, steps: Steps
 ) -> None:
     release = threading.Event()
     # 120 ASL seconds are 1.2 s here; the step would take far longer.
     steps.behaviour["CallModel"] = lambda event: release.wait(30)
     try:
         runner.start("run-1", PAYLOAD)
-        described = _settled(runner, "run-1")
+        row = _settled(runner, store, "run-1")
     finally:
         release.set()
-    assert described["status"] == "FAILED"
+    assert row["status"] == "FAILED"
     assert steps.states() == [("LoadEvidence", 0), ("CallModel", 0), ("RecordFailure", 0)]
     assert steps.calls[-1]["input"]["error"] == {"Error": "States.Timeout", "Cause": ""}
 
 
-def test_a_load_over_its_time_is_tried_once_more(runner: LocalOrchestrator, steps: Steps) -> None:
+def test_a_load_over_its_time_is_tried_once_more(
+    runner: LocalOrchestrator, store: Severable, steps: Steps
+) -> None:
     release = threading.Event()
     slow = iter([True, False])
 
@@ -207,10 +248,10 @@ def test_a_load_over_its_time_is_tried_once_more(runner: LocalOrchestrator, step
     steps.behaviour["LoadEvidence"] = load
     try:
         runner.start("run-1", PAYLOAD)
-        described = _settled(runner, "run-1")
+        row = _settled(runner, store, "run-1")
     finally:
         release.set()
-    assert described["status"] == "SUCCEEDED"
+    assert row["status"] == "SUCCEEDED"
     assert steps.states()[:2] == [("LoadEvidence", 0), ("LoadEvidence", 1)]
 
 
@@ -225,17 +266,19 @@ def test_an_execution_over_its_time_ends_timed_out_without_a_catch(
     runner.run()
     try:
         runner.start("run-1", PAYLOAD)
-        described = _settled(runner, "run-1")
+        row = _settled(runner, store, "run-1")
     finally:
         release.set()
         runner.close()
-    assert (described["status"], described["error"]) == ("TIMED_OUT", "States.Timeout")
+    assert (row["status"], row["error"]) == ("TIMED_OUT", "States.Timeout")
     assert steps.states() == [("LoadEvidence", 0)]
 
 
-def test_a_used_name_runs_nothing(runner: LocalOrchestrator, steps: Steps) -> None:
+def test_a_used_name_runs_nothing(
+    runner: LocalOrchestrator, store: Severable, steps: Steps
+) -> None:
     assert runner.start("run-1", PAYLOAD).started
-    _settled(runner, "run-1")
+    _settled(runner, store, "run-1")
     assert not runner.start("run-1", PAYLOAD).started
     assert not runner.start("run-1", {**PAYLOAD, "upto": 9}).started
     assert runner.idle(5)
@@ -248,12 +291,12 @@ def test_a_full_backlog_is_unavailable_and_writes_nothing(store: Severable, step
     assert runner.start("b", PAYLOAD).started
     with pytest.raises(Unavailable):
         runner.start("c", PAYLOAD)
-    assert runner.describe("c") is None
+    assert store.get(*run_key("c")) is None
     runner.run()
     try:
         assert runner.idle(10)
         assert runner.start("c", PAYLOAD).started
-        assert _settled(runner, "c")["status"] == "SUCCEEDED"
+        assert _settled(runner, store, "c")["status"] == "SUCCEEDED"
     finally:
         runner.close()
 
@@ -262,7 +305,7 @@ def test_an_unavailable_store_starts_nothing(runner: LocalOrchestrator, store: S
     store.outages = 1
     with pytest.raises(Unavailable):
         runner.start("run-1", PAYLOAD)
-    assert runner.describe("run-1") is None
+    assert store.get(*run_key("run-1")) is None
     assert runner.start("run-1", PAYLOAD).started
 
 
@@ -286,10 +329,10 @@ def test_a_restart_resumes_from_the_last_completed_step(store: Severable, steps:
     first.close(timeout_s=0.1)
 
     store.cut = False
-    second = LocalOrchestrator(store, LEARNING, steps.tasks(), time_scale=SCALE)
+    second = Waiting(store, LEARNING, steps.tasks(), time_scale=SCALE)
     try:
         assert second.run() == 2
-        one, two = _settled(second, "run-1"), _settled(second, "run-2")
+        one, two = _settled(second, store, "run-1"), _settled(second, store, "run-2")
     finally:
         stuck.set()
         second.close()
@@ -298,10 +341,15 @@ def test_a_restart_resumes_from_the_last_completed_step(store: Severable, steps:
     applies = [c for c in steps.calls if c["context"]["state"] == "ApplyLearning"]
     assert sorted(c["context"]["executionName"] for c in loads) == ["run-1", "run-2"]
     assert sorted(c["context"]["executionName"] for c in applies) == ["run-1", "run-2"]
-    # The step cut short counts as a crashed attempt: the ASL retries it (attempt 1).
-    crashed = [e for d in (one, two) for e in d["events"] if e.get("error") == "Lambda.Unknown"]
-    assert len(crashed) == 1
-    assert crashed[0]["delayS"] == 2
+    # The step cut short counts as a crashed attempt: the ASL retries it (attempt 1) after
+    # its first interval, and only it.
+    models = [
+        (c["context"]["executionName"], c["context"]["attempt"])
+        for c in steps.calls
+        if c["context"]["state"] == "CallModel"
+    ]
+    assert sorted(models) == [("run-1", 0), ("run-1", 1), ("run-2", 0)]
+    assert second.waits == [2]
 
 
 def test_an_unfinished_execution_survives_and_nothing_finished_runs_again(
@@ -319,7 +367,7 @@ def test_an_unfinished_execution_survives_and_nothing_finished_runs_again(
     second = LocalOrchestrator(store, LEARNING, steps.tasks(), time_scale=SCALE)
     try:
         resumed = second.run()
-        assert _settled(second, "waiting")["status"] == "SUCCEEDED"
+        assert _settled(second, store, "waiting")["status"] == "SUCCEEDED"
     finally:
         second.close()
     names = {c["context"]["executionName"] for c in steps.calls[runs_before:]}
@@ -327,23 +375,23 @@ def test_an_unfinished_execution_survives_and_nothing_finished_runs_again(
 
 
 def test_work_that_asks_no_model_goes_straight_to_apply_learning(
-    runner: LocalOrchestrator, steps: Steps
+    runner: LocalOrchestrator, store: Severable, steps: Steps
 ) -> None:
     steps.behaviour["LoadEvidence"] = lambda event: {"status": "running", "modelFree": True}
     runner.start("run-1", PAYLOAD)
 
-    assert _settled(runner, "run-1")["status"] == "SUCCEEDED"
+    assert _settled(runner, store, "run-1")["status"] == "SUCCEEDED"
     assert steps.states() == [("LoadEvidence", 0), ("ApplyLearning", 0)]
 
 
 def test_a_result_that_is_not_json_fails_the_execution_uncaught(
-    runner: LocalOrchestrator, steps: Steps
+    runner: LocalOrchestrator, store: Severable, steps: Steps
 ) -> None:
     steps.behaviour["ApplyLearning"] = lambda event: {"when": time}
     runner.start("run-1", PAYLOAD)
-    described = _settled(runner, "run-1")
+    row = _settled(runner, store, "run-1")
     # As in Step Functions, States.ALL does not catch States.Runtime.
-    assert (described["status"], described["error"]) == ("FAILED", "States.Runtime")
+    assert (row["status"], row["error"]) == ("FAILED", "States.Runtime")
     assert steps.states()[-1] == ("ApplyLearning", 0)
 
 
@@ -391,7 +439,6 @@ def test_a_busy_store_while_running_is_tried_again(
     steps.behaviour["LoadEvidence"] = load
     runner.start("run-1", PAYLOAD)
     assert gate.wait(5)
-    described = _settled(runner, "run-1")
-    assert described["status"] == "SUCCEEDED"
+    assert _settled(runner, store, "run-1")["status"] == "SUCCEEDED"
     # The attempt whose result was not saved counts as cut short, then runs again.
     assert [s for s, _ in steps.states()][:2] == ["LoadEvidence", "LoadEvidence"]

@@ -28,7 +28,6 @@ from agent_memory.adapters.local_workflow import (
     Task,
     WorkflowRun,
     cause,
-    described,
     run_key,
     started,
 )
@@ -138,11 +137,6 @@ class LocalOrchestrator:
                 self._cond.wait(min(left, 0.05))
         return True
 
-    def describe(self, name: str) -> dict[str, Any] | None:
-        """An execution as Step Functions' DescribeExecution would tell it, with its events."""
-        row = self._store.get(*run_key(name))
-        return None if row is None else described(row)
-
     def _schedule(self, name: str, delay_s: float) -> None:
         with self._cond:
             if name in self._queued:
@@ -217,7 +211,6 @@ class LocalOrchestrator:
         event = run.document
         if state.parameters is not None:
             event = asl.parameters(state.parameters, run.document, run.context(state))
-        run.event("started", state=state.name, attempt=run.retry_count)
         run.save(self._store, {"inStep": run.retry_count})
         step_limit = self._seconds(state.timeout_s)
         limits = [t for t in (step_limit, left) if t is not None]
@@ -248,7 +241,6 @@ class LocalOrchestrator:
         if state.type == "Succeed" or following is None:
             run.end(self._store, SUCCEEDED)
             return True
-        run.event("succeeded", state=state.name)
         run.retries = {}
         run.save(self._store, {"state": following, "inStep": None, "notBefore": None})
         return None
@@ -260,14 +252,12 @@ class LocalOrchestrator:
         if isinstance(handled, asl.Retry):
             delay = self._seconds(handled.delay_s) or 0.0
             run.retries = handled.retries
-            run.event("retry", error=error, delayS=handled.delay_s)
             not_before = int((time.time() + delay) * 1000)
             spent = int((run.spent() + delay) * 1000)
             run.save(self._store, {"notBefore": not_before, "inStep": None, "spentMs": spent})
             self._schedule(run.name, delay)
             return False
         if isinstance(handled, asl.Caught):
-            run.event("caught", error=error, next=handled.next)
             run.document = handled.document
             run.retries = {}
             run.save(self._store, {"state": handled.next, "inStep": None})
