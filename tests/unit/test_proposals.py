@@ -9,12 +9,11 @@ import pytest
 from agent_memory.domain.errors import DomainError
 from agent_memory.domain.proposals import (
     CHANGES_SCHEMA,
-    MAX_CHANGES,
     ProposedForget,
     ProposedRemember,
     parse_changes,
 )
-from agent_memory.domain.tasks.answers import InvalidModelOutput
+from agent_memory.domain.tasks.answers import MAX_CHANGES, InvalidModelOutput
 
 API_EXAMPLE = """{"changes": [
   {"op": "remember", "key": "budget", "content": "The trip budget is 1500 EUR.", "kind": "fact",

@@ -26,7 +26,7 @@ from agent_memory.domain.bounds import MAX_ENTRY_CONTENT
 from agent_memory.domain.tasks.answers import (
     Closed,
     InvalidModelOutput,
-    decode_json,
+    decode_changes,
     strict_schema,
     validated,
 )
@@ -39,8 +39,6 @@ MemoryKind = Literal["fact", "decision", "preference", "procedure", "hypothesis"
 KEY_PATTERN = re.compile(r"[a-z0-9._-]{1,100}")
 MAX_KEY_LENGTH = 100
 MAX_SOURCES = 50
-# A transaction holds at most 100 actions; an answer with more changes is not usable.
-MAX_CHANGES = 100
 
 _SOURCES = "Ids of the new items that support this change (at least one)."
 
@@ -93,12 +91,8 @@ def parse_changes(text: str, *, known_keys: Collection[str] = ()) -> tuple[Propo
     """The answer's changes in order, from the JSON object alone or in one Markdown code
     fence (`InvalidModelOutput` otherwise). `known_keys`, the pool's, pass outside the key
     alphabet."""
-    data = decode_json(text)
+    data = decode_changes(text)
     changes = data.get("changes") if isinstance(data, dict) else None
-    if isinstance(changes, list) and len(changes) > MAX_CHANGES:
-        raise InvalidModelOutput(
-            f"{len(changes)} changes; at most {MAX_CHANGES} fit in one step", ["changes"]
-        )
     for index, raw in enumerate(changes if isinstance(changes, list) else []):
         if not isinstance(raw, dict):
             raise InvalidModelOutput("a change is not a JSON object", ["changes", index])

@@ -23,6 +23,8 @@ from agent_memory.domain.errors import DomainError
 Answer = TypeVar("Answer", bound=BaseModel)
 
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n(?P<body>.*?)\n?```$", re.DOTALL)
+# A transaction holds at most 100 actions; an answer with more changes is not usable.
+MAX_CHANGES = 100
 # Keywords a strict schema does without: they only describe, or providers refuse them.
 _DROPPED = frozenset({"title", "default", "discriminator", "examples"})
 
@@ -52,6 +54,18 @@ def decode_json(text: str) -> Any:
         return json.loads(body)
     except (ValueError, RecursionError) as error:
         raise InvalidModelOutput(f"the answer is not JSON: {error}") from None
+
+
+def decode_changes(text: str) -> Any:
+    """The JSON value of an answer of changes (`{"changes": [...]}`), refused as a whole
+    when it holds more than `MAX_CHANGES` of them, before any change is checked."""
+    data = decode_json(text)
+    changes = data.get("changes") if isinstance(data, dict) else None
+    if isinstance(changes, list) and len(changes) > MAX_CHANGES:
+        raise InvalidModelOutput(
+            f"{len(changes)} changes; at most {MAX_CHANGES} fit in one step", ["changes"]
+        )
+    return data
 
 
 def validated(model: type[Answer], data: Any) -> Answer:

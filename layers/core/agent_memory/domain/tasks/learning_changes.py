@@ -19,14 +19,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
-from agent_memory.domain.tasks.answers import Closed, InvalidModelOutput, decode_json, validated
+from agent_memory.domain.tasks.answers import Closed, decode_changes, validated
 from agent_memory.domain.tasks.base import ModelTask, item_record, json_lines
 from agent_memory.domain.tasks.memory_changes_local import local_changes
 
 NAME = "learning_changes"
 # Learning sees the first 300 valid entries in memory order (API.md, seed 002's rules).
 MAX_ENTRIES = 300
-MAX_CHANGES = 100
 
 
 @dataclass(frozen=True)
@@ -143,11 +142,7 @@ class LearningChangesTask(ModelTask[LearningInput, LearningChanges]):
         return "\n".join(lines)
 
     def parse(self, text: str, task_input: LearningInput) -> LearningChanges:
-        data = decode_json(text)
-        changes = data.get("changes") if isinstance(data, dict) else None
-        if isinstance(changes, list) and len(changes) > MAX_CHANGES:
-            raise InvalidModelOutput(f"at most {MAX_CHANGES} changes fit in one step", ["changes"])
-        return validated(LearningChanges, data)
+        return validated(LearningChanges, decode_changes(text))
 
     def describe(self, output: LearningChanges) -> list[dict[str, Any]]:
         """An answer none of which is applied, as a run's log keeps it: each change's op
