@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.asl import DefinitionError
 from agent_memory.adapters.local_orchestrator import LocalOrchestrator
 from agent_memory.adapters.local_workflow import run_key
 from agent_memory.domain.errors import Unavailable
@@ -70,21 +69,6 @@ class Steps:
         return [later - earlier for earlier, later in itertools.pairwise(began)]
 
 
-class Waiting(LocalOrchestrator):
-    """The runner, with the retry waits it schedules recorded in ASL seconds."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.waits: list[float] = []
-
-    def _schedule(self, name: str, delay_s: float) -> None:
-        # A start waits 0 s, and a worker woken a millisecond before an execution's
-        # `notBefore` waits out that millisecond: neither is an ASL retry interval.
-        if delay_s >= SCALE / 2:
-            self.waits.append(round(delay_s / SCALE, 6))
-        super()._schedule(name, delay_s)
-
-
 class Severable(InMemoryStore):
     """A store that a test can cut off, as a killed process loses its connection."""
 
@@ -113,6 +97,23 @@ class Severable(InMemoryStore):
         super().write(actions)
 
 
+class Runner(LocalOrchestrator):
+    """The runner, with the store it writes to and the retry waits it schedules, in ASL
+    seconds."""
+
+    def __init__(self, store: Severable, *args: Any, **kwargs: Any) -> None:
+        super().__init__(store, *args, **kwargs)
+        self.store = store
+        self.waits: list[float] = []
+
+    def _schedule(self, name: str, delay_s: float) -> None:
+        # A start waits 0 s, and a worker woken a millisecond before an execution's
+        # `notBefore` waits out that millisecond: neither is an ASL retry interval.
+        if delay_s >= SCALE / 2:
+            self.waits.append(round(delay_s / SCALE, 6))
+        super()._schedule(name, delay_s)
+
+
 @pytest.fixture
 def steps() -> Steps:
     return Steps()
@@ -124,17 +125,17 @@ def store() -> Severable:
 
 
 @pytest.fixture
-def runner(store: Severable, steps: Steps) -> Iterator[LocalOrchestrator]:
-    orchestrator = LocalOrchestrator(store, LEARNING, steps.tasks(), time_scale=SCALE)
+def runner(store: Severable, steps: Steps) -> Iterator[Runner]:
+    orchestrator = Runner(store, LEARNING, steps.tasks(), time_scale=SCALE)
     orchestrator.run()
     yield orchestrator
     orchestrator.close()
 
 
-def _settled(runner: LocalOrchestrator, store: Severable, name: str, timeout: float = 10) -> Record:
+def _settled(runner: Runner, name: str, timeout: float = 10) -> Record:
     """The execution's row once the runner is idle: its status, and its output or error."""
     assert runner.idle(timeout), f"{name} is still open"
-    row = store.get(*run_key(name))
+    row = runner.store.get(*run_key(name))
     assert row is not None
     return row
 
@@ -146,11 +147,9 @@ def _assert_waited(gaps: list[float], waits: list[float]) -> None:
         assert gap >= wait * SCALE - 0.001
 
 
-def test_the_steps_run_in_order_each_with_the_state_so_far(
-    runner: LocalOrchestrator, store: Severable, steps: Steps
-) -> None:
+def test_the_steps_run_in_order_each_with_the_state_so_far(runner: Runner, steps: Steps) -> None:
     assert runner.start("run-1", PAYLOAD).started
-    row = _settled(runner, store, "run-1")
+    row = _settled(runner, "run-1")
 
     assert row["status"] == "SUCCEEDED"
     assert steps.states() == [("LoadEvidence", 0), ("CallModel", 0), ("ApplyLearning", 0)]
@@ -163,19 +162,14 @@ def test_the_steps_run_in_order_each_with_the_state_so_far(
 
 
 def test_retryable_is_retried_with_the_asl_backoff_then_recorded(
-    store: Severable, steps: Steps
+    runner: Runner, steps: Steps
 ) -> None:
     def throttled(event: dict[str, Any]) -> Any:
         raise Retryable("ModelThrottled: slow down")
 
     steps.behaviour["CallModel"] = throttled
-    runner = Waiting(store, LEARNING, steps.tasks(), time_scale=SCALE)
-    runner.run()
-    try:
-        runner.start("run-1", PAYLOAD)
-        row = _settled(runner, store, "run-1")
-    finally:
-        runner.close()
+    runner.start("run-1", PAYLOAD)
+    row = _settled(runner, "run-1")
 
     assert row["status"] == "FAILED"
     assert steps.states() == [
@@ -206,11 +200,11 @@ def test_the_intervals_come_from_the_definition(store: Severable, steps: Steps) 
         return {"status": "running"}
 
     steps.behaviour["LoadEvidence"] = flaky
-    runner = Waiting(store, definition, steps.tasks(), time_scale=SCALE)
+    runner = Runner(store, definition, steps.tasks(), time_scale=SCALE)
     runner.run()
     try:
         runner.start("run-1", PAYLOAD)
-        row = _settled(runner, store, "run-1")
+        row = _settled(runner, "run-1")
     finally:
         runner.close()
     assert runner.waits == [3, 6]
@@ -218,15 +212,13 @@ def test_the_intervals_come_from_the_definition(store: Severable, steps: Steps) 
     assert row["status"] == "SUCCEEDED"
 
 
-def test_a_model_call_over_its_time_is_recorded_not_retried(
-    runner: LocalOrchestrator, store: Severable, steps: Steps
-) -> None:
+def test_a_model_call_over_its_time_is_recorded_not_retried(runner: Runner, steps: Steps) -> None:
     release = threading.Event()
     # 120 ASL seconds are 1.2 s here; the step would take far longer.
     steps.behaviour["CallModel"] = lambda event: release.wait(30)
     try:
         runner.start("run-1", PAYLOAD)
-        row = _settled(runner, store, "run-1")
+        row = _settled(runner, "run-1")
     finally:
         release.set()
     assert row["status"] == "FAILED"
@@ -234,9 +226,7 @@ def test_a_model_call_over_its_time_is_recorded_not_retried(
     assert steps.calls[-1]["input"]["error"] == {"Error": "States.Timeout", "Cause": ""}
 
 
-def test_a_load_over_its_time_is_tried_once_more(
-    runner: LocalOrchestrator, store: Severable, steps: Steps
-) -> None:
+def test_a_load_over_its_time_is_tried_once_more(runner: Runner, steps: Steps) -> None:
     release = threading.Event()
     slow = iter([True, False])
 
@@ -248,7 +238,7 @@ def test_a_load_over_its_time_is_tried_once_more(
     steps.behaviour["LoadEvidence"] = load
     try:
         runner.start("run-1", PAYLOAD)
-        row = _settled(runner, store, "run-1")
+        row = _settled(runner, "run-1")
     finally:
         release.set()
     assert row["status"] == "SUCCEEDED"
@@ -262,11 +252,11 @@ def test_an_execution_over_its_time_ends_timed_out_without_a_catch(
     definition["TimeoutSeconds"] = 1  # 10 ms here: less than a step takes
     release = threading.Event()
     steps.behaviour["LoadEvidence"] = lambda event: release.wait(30)
-    runner = LocalOrchestrator(store, definition, steps.tasks(), time_scale=SCALE)
+    runner = Runner(store, definition, steps.tasks(), time_scale=SCALE)
     runner.run()
     try:
         runner.start("run-1", PAYLOAD)
-        row = _settled(runner, store, "run-1")
+        row = _settled(runner, "run-1")
     finally:
         release.set()
         runner.close()
@@ -274,11 +264,9 @@ def test_an_execution_over_its_time_ends_timed_out_without_a_catch(
     assert steps.states() == [("LoadEvidence", 0)]
 
 
-def test_a_used_name_runs_nothing(
-    runner: LocalOrchestrator, store: Severable, steps: Steps
-) -> None:
+def test_a_used_name_runs_nothing(runner: Runner, steps: Steps) -> None:
     assert runner.start("run-1", PAYLOAD).started
-    _settled(runner, store, "run-1")
+    _settled(runner, "run-1")
     assert not runner.start("run-1", PAYLOAD).started
     assert not runner.start("run-1", {**PAYLOAD, "upto": 9}).started
     assert runner.idle(5)
@@ -286,7 +274,7 @@ def test_a_used_name_runs_nothing(
 
 
 def test_a_full_backlog_is_unavailable_and_writes_nothing(store: Severable, steps: Steps) -> None:
-    runner = LocalOrchestrator(store, LEARNING, steps.tasks(), backlog=2, time_scale=SCALE)
+    runner = Runner(store, LEARNING, steps.tasks(), backlog=2, time_scale=SCALE)
     assert runner.start("a", PAYLOAD).started
     assert runner.start("b", PAYLOAD).started
     with pytest.raises(Unavailable):
@@ -296,12 +284,12 @@ def test_a_full_backlog_is_unavailable_and_writes_nothing(store: Severable, step
     try:
         assert runner.idle(10)
         assert runner.start("c", PAYLOAD).started
-        assert _settled(runner, store, "c")["status"] == "SUCCEEDED"
+        assert _settled(runner, "c")["status"] == "SUCCEEDED"
     finally:
         runner.close()
 
 
-def test_an_unavailable_store_starts_nothing(runner: LocalOrchestrator, store: Severable) -> None:
+def test_an_unavailable_store_starts_nothing(runner: Runner, store: Severable) -> None:
     store.outages = 1
     with pytest.raises(Unavailable):
         runner.start("run-1", PAYLOAD)
@@ -320,7 +308,7 @@ def test_a_restart_resumes_from_the_last_completed_step(store: Severable, steps:
         return {"status": "answered"}
 
     steps.behaviour["CallModel"] = hangs
-    first = LocalOrchestrator(store, LEARNING, steps.tasks(), time_scale=SCALE)
+    first = Runner(store, LEARNING, steps.tasks(), time_scale=SCALE)
     first.run()
     first.start("run-1", PAYLOAD)
     first.start("run-2", PAYLOAD)
@@ -329,10 +317,10 @@ def test_a_restart_resumes_from_the_last_completed_step(store: Severable, steps:
     first.close(timeout_s=0.1)
 
     store.cut = False
-    second = Waiting(store, LEARNING, steps.tasks(), time_scale=SCALE)
+    second = Runner(store, LEARNING, steps.tasks(), time_scale=SCALE)
     try:
         assert second.run() == 2
-        one, two = _settled(second, store, "run-1"), _settled(second, store, "run-2")
+        one, two = _settled(second, "run-1"), _settled(second, "run-2")
     finally:
         stuck.set()
         second.close()
@@ -343,19 +331,14 @@ def test_a_restart_resumes_from_the_last_completed_step(store: Severable, steps:
     assert sorted(c["context"]["executionName"] for c in applies) == ["run-1", "run-2"]
     # The step cut short counts as a crashed attempt: the ASL retries it (attempt 1) after
     # its first interval, and only it.
-    models = [
-        (c["context"]["executionName"], c["context"]["attempt"])
-        for c in steps.calls
-        if c["context"]["state"] == "CallModel"
-    ]
-    assert sorted(models) == [("run-1", 0), ("run-1", 1), ("run-2", 0)]
+    assert steps.states().count(("CallModel", 1)) == 1
     assert second.waits == [2]
 
 
 def test_an_unfinished_execution_survives_and_nothing_finished_runs_again(
     store: Severable, steps: Steps
 ) -> None:
-    first = LocalOrchestrator(store, LEARNING, steps.tasks(), time_scale=SCALE)
+    first = Runner(store, LEARNING, steps.tasks(), time_scale=SCALE)
     first.run()
     first.start("done", PAYLOAD)
     assert first.idle(10)
@@ -364,10 +347,10 @@ def test_an_unfinished_execution_survives_and_nothing_finished_runs_again(
     runs_before = len(steps.calls)
     first.close()
 
-    second = LocalOrchestrator(store, LEARNING, steps.tasks(), time_scale=SCALE)
+    second = Runner(store, LEARNING, steps.tasks(), time_scale=SCALE)
     try:
         resumed = second.run()
-        assert _settled(second, store, "waiting")["status"] == "SUCCEEDED"
+        assert _settled(second, "waiting")["status"] == "SUCCEEDED"
     finally:
         second.close()
     names = {c["context"]["executionName"] for c in steps.calls[runs_before:]}
@@ -375,58 +358,28 @@ def test_an_unfinished_execution_survives_and_nothing_finished_runs_again(
 
 
 def test_work_that_asks_no_model_goes_straight_to_apply_learning(
-    runner: LocalOrchestrator, store: Severable, steps: Steps
+    runner: Runner, steps: Steps
 ) -> None:
     steps.behaviour["LoadEvidence"] = lambda event: {"status": "running", "modelFree": True}
     runner.start("run-1", PAYLOAD)
 
-    assert _settled(runner, store, "run-1")["status"] == "SUCCEEDED"
+    assert _settled(runner, "run-1")["status"] == "SUCCEEDED"
     assert steps.states() == [("LoadEvidence", 0), ("ApplyLearning", 0)]
 
 
 def test_a_result_that_is_not_json_fails_the_execution_uncaught(
-    runner: LocalOrchestrator, store: Severable, steps: Steps
+    runner: Runner, steps: Steps
 ) -> None:
     steps.behaviour["ApplyLearning"] = lambda event: {"when": time}
     runner.start("run-1", PAYLOAD)
-    row = _settled(runner, store, "run-1")
+    row = _settled(runner, "run-1")
     # As in Step Functions, States.ALL does not catch States.Runtime.
     assert (row["status"], row["error"]) == ("FAILED", "States.Runtime")
     assert steps.states()[-1] == ("ApplyLearning", 0)
 
 
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        (lambda d: d["States"]["LoadEvidence"].update(Type="Parallel"), "'Parallel' states"),
-        (
-            lambda d: d["States"]["NeedsModel"]["Choices"][0].update(BooleanEquals=True),
-            "BooleanEquals",
-        ),
-        (lambda d: d["States"]["CallModel"].update(InputPath="$.x"), "InputPath"),
-        (lambda d: d.update(QueryLanguage="JSONata"), "JSONPath"),
-        (lambda d: d["States"]["CallModel"].update(Next="Nowhere"), "Nowhere"),
-        (lambda d: d["States"]["Done"].update(Type="Wait"), "'Wait' states"),
-    ],
-)
-def test_a_definition_it_cannot_run_is_refused_at_start(
-    steps: Steps, change: Callable[[dict[str, Any]], None], message: str
-) -> None:
-    definition = copy.deepcopy(LEARNING)
-    change(definition)
-    with pytest.raises(DefinitionError, match=message):
-        LocalOrchestrator(InMemoryStore(), definition, steps.tasks())
-
-
-def test_every_task_resource_needs_a_task(steps: Steps) -> None:
-    tasks = steps.tasks()
-    del tasks[RESOURCE["RecordFailure"]]
-    with pytest.raises(DefinitionError, match="RecordFailureFunctionArn"):
-        LocalOrchestrator(InMemoryStore(), LEARNING, tasks)
-
-
 def test_a_busy_store_while_running_is_tried_again(
-    runner: LocalOrchestrator, store: Severable, steps: Steps
+    runner: Runner, store: Severable, steps: Steps
 ) -> None:
     gate = threading.Event()
 
@@ -439,6 +392,6 @@ def test_a_busy_store_while_running_is_tried_again(
     steps.behaviour["LoadEvidence"] = load
     runner.start("run-1", PAYLOAD)
     assert gate.wait(5)
-    assert _settled(runner, store, "run-1")["status"] == "SUCCEEDED"
+    assert _settled(runner, "run-1")["status"] == "SUCCEEDED"
     # The attempt whose result was not saved counts as cut short, then runs again.
     assert [s for s, _ in steps.states()][:2] == ["LoadEvidence", "LoadEvidence"]
