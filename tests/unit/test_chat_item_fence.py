@@ -16,9 +16,10 @@ from agent_memory.domain.errors import NotFound, TooLarge
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.sessions import NewItem
 from agent_memory.persistence import keys
-from agent_memory.persistence.bot_rows import chat_pk, item_sk
+from agent_memory.persistence.bot_rows import chat_pk
 from agent_memory.persistence.bots import CHAT_ITEMS, BotRepository
 from agent_memory.persistence.erasure import ErasureRepository
+from agent_memory.persistence.keys import item_sk
 from agent_memory.ports import Action, Check, KeyRange, Page, Put, Update
 from agent_memory.service.bots import BotService
 from tests.support.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds

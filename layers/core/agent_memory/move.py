@@ -32,7 +32,14 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from agent_memory.adapters.envelope import Sealing
 from agent_memory.adapters.recipient_key import RecipientCipher, is_sealed, key_id, new_key_pair
 from agent_memory.adapters.sqlite_rows import decode_record, encode_record
-from agent_memory.persistence import keys
+from agent_memory.persistence.keys import (
+    HEAD,
+    MOVE_IMPORT_PK,
+    MOVE_PREFIX,
+    MOVE_RECIPIENT_PK,
+    ORG_PREFIX,
+    org,
+)
 from agent_memory.ports import Cipher, Delete, Put, Store
 
 if TYPE_CHECKING:
@@ -66,23 +73,15 @@ def make_recipient(store: Store, cipher: Cipher, now_ms: int) -> str:
     """A new key pair on the target; answers its public half."""
     private_pem, public = new_key_pair()
     kid = key_id(public)
-    sealed = cipher.seal(
-        private_pem.decode(), scope=_RECIPIENT_SCOPE, row=f"{keys.MOVE_RECIPIENT_PK}/{kid}"
-    )
-    store.write(
-        [
-            Put(
-                {
-                    "pk": keys.MOVE_RECIPIENT_PK,
-                    "sk": kid,
-                    "public": public,
-                    "private": sealed,
-                    "at": now_ms,
-                }
-            )
-        ]
-    )
+    sealed = cipher.seal(private_pem.decode(), scope=_RECIPIENT_SCOPE, row=_bound_to(kid))
+    pair = {"pk": MOVE_RECIPIENT_PK, "sk": kid, "public": public, "private": sealed, "at": now_ms}
+    store.write([Put(pair)])
     return public
+
+
+def _bound_to(kid: str) -> str:
+    """The row a recipient's sealed private half is bound to."""
+    return f"{MOVE_RECIPIENT_PK}/{kid}"
 
 
 def export_archive(table: Table, cipher: Sealing, public: str, out: IO[bytes]) -> Counted:
@@ -100,10 +99,10 @@ def export_archive(table: Table, cipher: Sealing, public: str, out: IO[bytes]) -
     exported_at = int(time.time() * 1000)
     emit({"format": FORMAT, "version": VERSION, "recipient": recipient.key_id, "at": exported_at})
     for row in table.rows():
-        if str(row["pk"]).startswith(keys.MOVE_PREFIX):
+        if str(row["pk"]).startswith(MOVE_PREFIX):
             continue  # the source's own key pairs and imports stay with it
-        if row["pk"].startswith(keys.ORG_PREFIX) and row["sk"] == keys.HEAD:
-            counted.organizations.append(row["pk"].removeprefix(keys.ORG_PREFIX))
+        if row["pk"].startswith(ORG_PREFIX) and row["sk"] == HEAD:
+            counted.organizations.append(row["pk"].removeprefix(ORG_PREFIX))
         emit({"row": json.loads(encode_record(resealed(row)))})
         counted.rows += 1
     end = {
@@ -195,9 +194,7 @@ def import_archive(
     if found is None:
         return Counted(0, 0, checked.organizations)  # imported already
     after = following(checked.organizations) if following is not None else None
-    private = cipher.open(
-        found["private"], scope=_RECIPIENT_SCOPE, row=f"{keys.MOVE_RECIPIENT_PK}/{found['sk']}"
-    )
+    private = cipher.open(found["private"], scope=_RECIPIENT_SCOPE, row=_bound_to(found["sk"]))
     recipient = RecipientCipher(str(found["public"]), private.encode())
     counted = Counted(organizations=checked.organizations)
     digest = _write_rows(again, store, Resealer(recipient, cipher, counted), after, counted)
@@ -205,8 +202,8 @@ def import_archive(
         raise Refused("the archive changed while it was imported: run the import again")
     if after is not None:
         after.finish()
-    store.write([Put({"pk": keys.MOVE_IMPORT_PK, "sk": checked.digest, "done": True})])
-    store.write([Delete(keys.MOVE_RECIPIENT_PK, checked.recipient)])  # one-time: its work is done
+    store.write([Put({"pk": MOVE_IMPORT_PK, "sk": checked.digest, "done": True})])
+    store.write([Delete(MOVE_RECIPIENT_PK, checked.recipient)])  # one-time: its work is done
     return counted
 
 
@@ -214,20 +211,20 @@ def _admitted(store: Store, checked: Checked) -> dict[str, Any] | None:
     """The recipient's key row for an archive to import (None: imported already); the
     marker row of its import, written before its first row. Refused when the target holds
     no key for it, or holds one of its organizations and is not resuming its import."""
-    marker = store.get(keys.MOVE_IMPORT_PK, checked.digest)
+    marker = store.get(MOVE_IMPORT_PK, checked.digest)
     if marker is not None and marker.get("done"):
         return None
-    found = store.get(keys.MOVE_RECIPIENT_PK, checked.recipient)
+    found = store.get(MOVE_RECIPIENT_PK, checked.recipient)
     if found is None:
         raise Refused(
             "this deployment holds no recipient key for this archive: run "
             "`agent-memory-admin recipient` here and export again for its public key"
         )
     if marker is None:
-        taken = [o for o in checked.organizations if store.get(keys.org(o), keys.HEAD)]
+        taken = [o for o in checked.organizations if store.get(org(o), HEAD)]
         if taken:
             raise Refused(f"this deployment already holds organization(s) {', '.join(taken)}")
-        store.write([Put({"pk": keys.MOVE_IMPORT_PK, "sk": checked.digest, "done": False})])
+        store.write([Put({"pk": MOVE_IMPORT_PK, "sk": checked.digest, "done": False})])
     return dict(found)
 
 
@@ -251,7 +248,7 @@ def _write_rows(
         if "row" not in parsed:
             continue  # the header
         record = decode_record(json.dumps(parsed["row"]))
-        if str(record["pk"]).startswith(keys.MOVE_PREFIX):
+        if str(record["pk"]).startswith(MOVE_PREFIX):
             continue  # never exported: a key pair or marker is this deployment's own
         batch.append(Put(resealed(record)))
         size += len(raw)

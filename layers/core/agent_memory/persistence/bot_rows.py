@@ -23,7 +23,6 @@ from agent_memory.persistence.keys import (
     CHANNEL_PREFIX,
     CHAT_PREFIX,
     HEAD,
-    ITEM_PREFIX,
     ORG_BOTS_PREFIX,
     SPOKEN_CHAT_PREFIX,
     TURN_PREFIX,
@@ -64,10 +63,6 @@ def spoken_chat_key(org_id: str, user_id: str, chat_id: str) -> tuple[str, str]:
 
 def turn_sk(turn_id: str) -> str:
     return f"{TURN_PREFIX}{turn_id}"
-
-
-def item_sk(seq: int) -> str:
-    return f"{ITEM_PREFIX}{seq:08d}"
 
 
 def raise_fence(store: Store, chat_id: str, seq: int) -> None:

@@ -29,7 +29,6 @@ from agent_memory.persistence.bot_rows import (
     chat_pk,
     chat_row,
     item_of,
-    item_sk,
     org_bots_pk,
     owned_chat_key,
     raise_fence,
@@ -37,7 +36,7 @@ from agent_memory.persistence.bot_rows import (
     turn_of,
     turn_sk,
 )
-from agent_memory.persistence.keys import ITEM_PREFIX
+from agent_memory.persistence.keys import ITEM_PREFIX, item_sk
 from agent_memory.persistence.organizations import live_org, org_channels_pk
 from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.persistence.rows import SealedRows, head_row, head_rows, people_of

@@ -26,7 +26,7 @@ from typing import Any
 
 from agent_memory.domain.events import Event, execution_object, new_event, pool_object
 from agent_memory.domain.identity import THROUGH_KEY
-from agent_memory.persistence import keys
+from agent_memory.persistence.keys import EVENT_PREFIX, EVENTS_PREFIX
 from agent_memory.persistence.rows import StoreRows
 from agent_memory.ports import Absent, Action, KeyRange, Put, Record
 
@@ -38,11 +38,11 @@ MAX_MORE = 9
 
 
 def partition(org_id: str) -> str:
-    return f"{keys.EVENTS_PREFIX}{org_id}"
+    return f"{EVENTS_PREFIX}{org_id}"
 
 
 def event_sk(event_id: str) -> str:
-    return f"{keys.EVENT_PREFIX}{event_id}"
+    return f"{EVENT_PREFIX}{event_id}"
 
 
 def event_row(org_id: str, event: Event) -> Record:
@@ -161,7 +161,7 @@ def _event(row: Record) -> Event:
     ids: Any = row.get("object") or {}
     by: Any = row.get("by")
     return Event(
-        id=str(row["sk"])[len(keys.EVENT_PREFIX) :],
+        id=str(row["sk"])[len(EVENT_PREFIX) :],
         type=str(row["eventType"]),
         at=int(row["at"]),
         object={str(k): str(v) for k, v in dict(ids).items()},
@@ -176,9 +176,7 @@ class EventRepository(StoreRows):
         tell events after it: `<row id>.<n>`), so one row more, and leaves out the events
         up to the position."""
         if position is None:
-            page = self._store.query(
-                partition(org_id), KeyRange(prefix=keys.EVENT_PREFIX), limit=limit
-            )
+            page = self._store.query(partition(org_id), KeyRange(prefix=EVENT_PREFIX), limit=limit)
         else:
             low = event_sk(position.partition(".")[0])
             page = self._store.query(

@@ -89,6 +89,16 @@ TOKEN_NOT_FOUND = "token not found"
 TOKENS_CHANGED = "tokens-changed"
 
 
+def listed_user_sk(user_id: str) -> str:
+    """The person's row in their organization's list (`ORG#<orgId>`)."""
+    return f"{keys.USER_PREFIX}{user_id}"
+
+
+def held_sk(prefix: str) -> str:
+    """A token's row in its holder's list (`USER#<orgId>#<id>`), by its public prefix."""
+    return f"{keys.TOKEN_PREFIX}{prefix}"
+
+
 class IdentityRepository(OrganizationRepository):
     """People and their tokens, beside their organizations' rows."""
 
@@ -149,7 +159,7 @@ class IdentityRepository(OrganizationRepository):
             keys.org(org_id),
             KeyRange(prefix=keys.USER_PREFIX),
             limit=limit + 1,
-            after=f"{keys.USER_PREFIX}{after}" if after is not None else None,
+            after=listed_user_sk(after) if after is not None else None,
         )
         listed = [
             ListedUser(
@@ -177,7 +187,7 @@ class IdentityRepository(OrganizationRepository):
                 *self._token_deletes(holding)[1:],
                 Delete(record, keys.HEAD, unchanged),
                 Delete(keys.user_orgs(user.id), keys.org(user.org_id)),
-                Delete(keys.org(user.org_id), f"{keys.USER_PREFIX}{user.id}"),
+                Delete(keys.org(user.org_id), listed_user_sk(user.id)),
             ]
         )
 
@@ -192,7 +202,7 @@ class IdentityRepository(OrganizationRepository):
                     ),
                     Update(
                         keys.org(org_id),
-                        f"{keys.USER_PREFIX}{user_id}",
+                        listed_user_sk(user_id),
                         {"name": name},
                         condition=Present(),
                     ),
@@ -200,7 +210,7 @@ class IdentityRepository(OrganizationRepository):
             )
         except WriteConflict as error:
             raise NotFound("user not found", ["userId"]) from error
-        row = self._store.get(keys.org(org_id), f"{keys.USER_PREFIX}{user_id}")
+        row = self._store.get(keys.org(org_id), listed_user_sk(user_id))
         if row is None:
             raise NotFound("user not found", ["userId"])  # deleted meanwhile
         return ListedUser(user_id, name, cast(Role, row["role"]), int(row["createdAt"]))
@@ -267,7 +277,7 @@ class IdentityRepository(OrganizationRepository):
                 for delete in (
                     Delete(keys.token(stored.digest), keys.HEAD),
                     Delete(keys.token_prefix(stored.held.prefix), keys.HEAD),
-                    Delete(user_pk, keys.TOKEN_PREFIX + stored.held.prefix),
+                    Delete(user_pk, held_sk(stored.held.prefix)),
                 )
             ),
         ]
@@ -311,7 +321,7 @@ class IdentityRepository(OrganizationRepository):
             Put(
                 {
                     "pk": keys.user(user.org_id, user.id),
-                    "sk": keys.TOKEN_PREFIX + token.prefix,
+                    "sk": held_sk(token.prefix),
                     "type": "held-token",
                     "digest": token.digest,
                     "issuedBy": issued_by,
@@ -348,9 +358,7 @@ class IdentityRepository(OrganizationRepository):
                 [
                     Delete(keys.token_prefix(owner.prefix), keys.HEAD, Present(name="token")),
                     Delete(keys.token(owner.digest), keys.HEAD),
-                    Delete(
-                        keys.user(owner.org_id, owner.user_id), keys.TOKEN_PREFIX + owner.prefix
-                    ),
+                    Delete(keys.user(owner.org_id, owner.user_id), held_sk(owner.prefix)),
                 ]
             )
         except WriteConflict as error:
@@ -363,7 +371,7 @@ class IdentityRepository(OrganizationRepository):
 def _listed_user(user: User, now_ms: int) -> Record:
     return {
         "pk": keys.org(user.org_id),
-        "sk": f"{keys.USER_PREFIX}{user.id}",
+        "sk": listed_user_sk(user.id),
         "type": "listed-user",
         "name": user.name,
         "role": user.role,

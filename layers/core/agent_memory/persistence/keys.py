@@ -89,6 +89,12 @@ SESSION_PREFIX = "SESSION#"
 AGENT_SESSIONS_PREFIX = "SESSIONS#"
 # A conversation's item: a session's or a chat's history, in its partition.
 ITEM_PREFIX = "ITEM#"
+
+
+def item_sk(seq: int) -> str:
+    return f"{ITEM_PREFIX}{seq:08d}"
+
+
 # Memory objects: every list and recall partition of an organization starts with this.
 MEMORY_OBJECT_PREFIX = "AMEM#"
 
@@ -167,8 +173,16 @@ SPOKEN_CHAT_PREFIX = "SPOKE#"
 # spend in the Bot's.
 CONFESSION_PREFIX = "CONFESS#"
 ENRICHMENT_PREFIX = "ENRICH#"
-LEASE_PREFIX = "LEASE#"
-SPEND_PREFIX = "SPEND#"
+
+
+def lease_sk(slot: int) -> str:
+    return f"LEASE#{slot}"
+
+
+def spend_sk(period: str) -> str:
+    return f"SPEND#{period}"
+
+
 # A Bot memory pool of one organization: `BOTMEM#<botId>#<orgId>`. Its audience marks
 # sort between its entries and its head ("MEM#..." < "MEMAUD#..." < "META"), so the marks
 # and the head are one Query; purge counters sort between the head and the recency copies.

@@ -188,10 +188,10 @@ class BotSettingsRepository(StoreRows):
         month's when no budget), in one batch read."""
         pk = bot_pk(bot_id)
         periods = [period_key(p, now_ms) for p in PERIODS]
-        wanted = [(pk, SETTINGS_SK)] + [(pk, f"{keys.SPEND_PREFIX}{p}") for p in periods]
+        wanted = [(pk, SETTINGS_SK)] + [(pk, keys.spend_sk(p)) for p in periods]
         rows = {str(r["sk"]): r for r in self._store.get_many(wanted)}
         settings = _settings_of(rows.get(SETTINGS_SK))
-        spend = rows.get(f"{keys.SPEND_PREFIX}{settings.period(now_ms)}")
+        spend = rows.get(keys.spend_sk(settings.period(now_ms)))
         return settings, int(spend.get("micros", 0)) if spend is not None else 0
 
     def save(self, bot_id: str, settings: BotSettings, now: int) -> None:
@@ -217,7 +217,7 @@ class BotSettingsRepository(StoreRows):
             raise VersionConflict(STALE_SETTINGS.format(expected=before), ["expected"]) from error
 
     def spent(self, bot_id: str, period: str) -> int:
-        row = self._store.get(bot_pk(bot_id), f"{keys.SPEND_PREFIX}{period}")
+        row = self._store.get(bot_pk(bot_id), keys.spend_sk(period))
         return int(row.get("micros", 0)) if row is not None else 0
 
     def charge(self, bot_id: str, period: str, micros: int | None, now: int) -> None:
@@ -230,7 +230,7 @@ class BotSettingsRepository(StoreRows):
         for slot in range(slots):
             row: Record = {
                 "pk": bot_pk(bot_id),
-                "sk": f"{keys.LEASE_PREFIX}{slot}",
+                "sk": keys.lease_sk(slot),
                 "type": "memory-bot-lease",
                 "holder": holder,
                 "expiresAt": now + ttl_ms,
@@ -246,7 +246,7 @@ class BotSettingsRepository(StoreRows):
         """Give back `holder`'s lease (one it no longer holds, expired and taken, stays)."""
         with contextlib.suppress(WriteConflict):
             self._store.write(
-                [Delete(bot_pk(bot_id), f"{keys.LEASE_PREFIX}{slot}", Equals("holder", holder))]
+                [Delete(bot_pk(bot_id), keys.lease_sk(slot), Equals("holder", holder))]
             )
 
 
@@ -256,7 +256,7 @@ def charge_action(bot_id: str, period: str, micros: int | None, now: int) -> Upd
     add = {"micros": micros} if micros is not None else {"unknown": 1}
     return Update(
         bot_pk(bot_id),
-        f"{keys.SPEND_PREFIX}{period}",
+        keys.spend_sk(period),
         set={"type": "memory-bot-spend", "updatedAt": now},
         add=add,
     )

@@ -26,6 +26,7 @@ from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_pk
 from agent_memory.persistence.bot_rows import (
     bot_pk,
+    channel_pk,
     chat_pk,
     org_bots_pk,
     owned_chat_key,
@@ -118,7 +119,7 @@ class OrgContents(StoreRows):
             channel_id = str(listed["sk"])
             self._store.write(
                 [
-                    Delete(f"{keys.CHANNEL_PREFIX}{channel_id}", keys.HEAD),
+                    Delete(channel_pk(channel_id), keys.HEAD),
                     Delete(org_channels_pk(org_id), channel_id),
                 ]
             )

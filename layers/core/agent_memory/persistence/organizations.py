@@ -24,6 +24,7 @@ from typing import Any
 
 from agent_memory.domain.errors import Conflict, Unavailable, WriteConflict
 from agent_memory.persistence import keys
+from agent_memory.persistence.keys import ORGS_PK
 from agent_memory.persistence.rows import StoreRows
 from agent_memory.ports import Absent, Delete, Equals, Present, Put, Record, Store, Update
 
@@ -93,7 +94,7 @@ class OrganizationRepository(StoreRows):
             "rev": 0,
             "createdAt": now_ms,
         }
-        listed: Record = {"pk": keys.ORGS_PK, "sk": org_id, "type": "listed-org", "name": name}
+        listed: Record = {"pk": ORGS_PK, "sk": org_id, "type": "listed-org", "name": name}
         try:
             self._store.write(
                 [Put(row, Absent()), Put(listed | {"createdAt": now_ms, "users": 0}, Absent())]
@@ -131,7 +132,7 @@ class OrganizationRepository(StoreRows):
 
     def organizations(self, after: str | None, limit: int) -> tuple[list[ListedOrg], bool]:
         """A page of organizations in id order, and whether more follow."""
-        page = self._store.query(keys.ORGS_PK, limit=limit + 1, after=after)
+        page = self._store.query(ORGS_PK, limit=limit + 1, after=after)
         listed = [
             ListedOrg(
                 str(row["sk"]),
@@ -150,9 +151,7 @@ class OrganizationRepository(StoreRows):
         person's change has landed, so a count that cannot move now is left (and said): the
         request still answers what it did."""
         try:
-            self._store.write(
-                [Update(keys.ORGS_PK, org_id, add={"users": change}, condition=Present())]
-            )
+            self._store.write([Update(ORGS_PK, org_id, add={"users": change}, condition=Present())])
         except WriteConflict:
             return  # the organization went meanwhile
         except Unavailable:
@@ -176,7 +175,7 @@ class OrganizationRepository(StoreRows):
                         set={"type": ORG_DELETING},
                         condition=ORG_IS_ALIVE,
                     ),
-                    Update(keys.ORGS_PK, org_id, set={"deleting": True}),
+                    Update(ORGS_PK, org_id, set={"deleting": True}),
                 ]
             )
         except WriteConflict:
@@ -193,7 +192,7 @@ class OrganizationRepository(StoreRows):
             self._store.write(
                 [
                     Delete(pk, keys.HEAD, Equals("type", ORG_DELETING)),
-                    Delete(keys.ORGS_PK, org_id),
+                    Delete(ORGS_PK, org_id),
                 ]
             )
         except WriteConflict:

@@ -26,6 +26,11 @@ def key_pk(digest: str) -> str:
     return f"{keys.SERVICE_KEY_PREFIX}{digest}"
 
 
+def listed_sk(key_id: str) -> str:
+    """The key's row in its organization's list (`ORG#<orgId>`)."""
+    return f"{keys.SERVICE_KEY_PREFIX}{key_id}"
+
+
 @dataclass(frozen=True)
 class FoundKey:
     digest: str
@@ -46,11 +51,7 @@ class ListedKey:
 class ServiceKeyRepository(StoreRows):
     def create(self, org_id: str, key_id: str, name: str, key: IssuedToken, now_ms: int) -> None:
         found: Record = {"pk": key_pk(key.digest), "sk": keys.HEAD, "type": "service-key"}
-        listed: Record = {
-            "pk": keys.org(org_id),
-            "sk": f"{keys.SERVICE_KEY_PREFIX}{key_id}",
-            "type": "listed-key",
-        }
+        listed: Record = {"pk": keys.org(org_id), "sk": listed_sk(key_id), "type": "listed-key"}
         try:
             self._store.write(
                 [
@@ -112,15 +113,13 @@ class ServiceKeyRepository(StoreRows):
         return sorted(found, key=lambda k: (k.created_at, k.id))
 
     def revoke(self, org_id: str, key_id: str) -> None:
-        listed = self._store.get(keys.org(org_id), f"{keys.SERVICE_KEY_PREFIX}{key_id}")
+        listed = self._store.get(keys.org(org_id), listed_sk(key_id))
         if listed is None:
             raise NotFound(KEY_NOT_FOUND, ["keyId"])
         try:
             self._store.write(
                 [
-                    Delete(
-                        keys.org(org_id), f"{keys.SERVICE_KEY_PREFIX}{key_id}", Present(name="key")
-                    ),
+                    Delete(keys.org(org_id), listed_sk(key_id), Present(name="key")),
                     Delete(key_pk(str(listed["digest"])), keys.HEAD),
                 ]
             )

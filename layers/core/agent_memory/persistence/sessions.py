@@ -23,6 +23,7 @@ from typing import Literal
 from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.sessions import Session, SessionItem, item_id
 from agent_memory.persistence import keys
+from agent_memory.persistence.keys import item_sk
 from agent_memory.persistence.pools import (
     RECENCY,
     Newest,
@@ -52,10 +53,6 @@ def session_pk(session_id: str) -> str:
 
 def agent_sessions_pk(agent_id: str) -> str:
     return f"{keys.AGENT_SESSIONS_PREFIX}{agent_id}"
-
-
-def item_sk(seq: int) -> str:
-    return f"{keys.ITEM_PREFIX}{seq:08d}"
 
 
 def session_pool(session: Session) -> Pool:
