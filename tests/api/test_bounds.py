@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from agent_memory.api.contracts.agent_memory import AgentMemoryAnswer
+from agent_memory.api.contracts.base import Executions
 from agent_memory.api.contracts.memory_objects import AgentMemoryList, AgentMemoryOut
 from agent_memory.api.contracts.sessions import SessionEntryOut
 from agent_memory.domain import session_memory
@@ -43,6 +44,7 @@ from agent_memory.domain.memory_objects import (
     NewMemory,
 )
 from agent_memory.domain.proposals import MAX_KEY_LENGTH, ProposedRemember
+from agent_memory.domain.runs import RunView
 from agent_memory.domain.session_memory import Remember
 from agent_memory.domain.sessions import NewItem, item_id
 from agent_memory.persistence.agents import AgentRepository
@@ -377,20 +379,10 @@ def test_a_list_keeps_the_longest_prefix_that_fits() -> None:
     assert within_budget([], budget=0) == ([], False)
 
 
-def test_executions_are_cut_to_the_newest_that_fit_one_answer(pools: Pools) -> None:
-    huge = {"id": "x", "rejected": [{"reason": "y" * 1_000_000}]}
-
-    class Learning:
-        def start(self, pool: PoolRef, *, upto: int, reason: str) -> Any:
-            return "skipped"
-
-        def executions(self, pool: PoolRef) -> list[dict[str, Any]]:
-            return [dict(huge, id=f"run-{n}") for n in range(100)]
-
-    pools.memory.learning = Learning()
-    agent = pools.sessions._agents.create(pools.ana, "Trip planner")
-    session = pools.sessions.create(pools.ana, agent.id)
-    shown = pools.memory.executions(pools.ana, session.id)
+def test_executions_are_cut_to_the_newest_that_fit_one_answer() -> None:
+    huge = [{"reason": "y" * 1_000_000}]
+    runs = [RunView(f"run-{n}", "succeeded", 1, 2, "turn", None, rejected=huge) for n in range(100)]
+    shown = Executions.of(runs).model_dump()["executions"]
     assert [run["id"] for run in shown] == [f"run-{n}" for n in range(len(shown))]
     assert 0 < len(shown) < 100
     assert carried_size({"executions": shown}) <= ANSWER_BUDGET

@@ -218,7 +218,7 @@ def test_the_seed_commands_in_order(ana: Client, services: Any) -> None:
     refreshed = send(ana, session, REFRESH, {"v-9f13": v9f13["head"]})
     assert refreshed.status_code == 200, refreshed.text
     assert refreshed.json()["session"]["revision"] == 9
-    assert learning(services).runs[0]["reason"] == "refresh"
+    assert learning(services).runs[0].reason == "refresh"
     assert len(learning(services).runs) == runs + 1
     # It read what was unread (the App result and both edits); a Refresh adds no Item.
     assert ana.memory(session)["processed"] == ["i-01", "i-02", "i-03", "i-04", "i-05"]

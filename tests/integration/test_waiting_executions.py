@@ -128,11 +128,11 @@ def test_a_wait_survives_a_restart(wf: Workflow, settings: Any, local_aws: Any) 
         fresh.orchestrator,
         wf.adapters.models,
     )
-    assert [e["status"] for e in restarted.executions(ref)] == ["waiting"]
+    assert [e.status for e in restarted.executions(ref)] == ["waiting"]
     [started] = restarted.release(TURN, upto=upto)
     assert started.started
     assert wf.wait_arn(wf.arn(started.name))["status"] == "SUCCEEDED"
-    assert [e["status"] for e in restarted.executions(ref)] == ["succeeded"]
+    assert [e.status for e in restarted.executions(ref)] == ["succeeded"]
     assert "budget" in wf.pool.entries(ref)
 
 
@@ -197,4 +197,4 @@ def test_a_wait_and_its_event_at_the_same_moment_start_it_exactly_once() -> None
     assert {payload["upto"] for payload in orchestrator.started.values()} == {7}
     # Asked for, not begun yet (no step runs here): still `waiting` until LoadEvidence.
     for pool in pools:
-        assert [e["status"] for e in learning.executions(pool)] == ["waiting"]
+        assert [e.status for e in learning.executions(pool)] == ["waiting"]

@@ -115,8 +115,8 @@ class WaitHarness(Harness):
         self.run_started()
         assert list(self.orchestrator.started) == [wait_name(REF, EVENT)]
         [execution] = self.service.executions(REF)
-        assert (execution["status"], execution["itemIds"]) == ("succeeded", ["i-01"])
-        assert execution["applied"] == [{"key": "budget", "op": "remember"}]
+        assert (execution.status, execution.item_ids) == ("succeeded", ["i-01"])
+        assert execution.applied == [{"key": "budget", "op": "remember"}]
         assert len(self.model.calls) == 1
         assert self.pool.head(REF)["position"] == self.upto
 

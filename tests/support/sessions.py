@@ -10,6 +10,7 @@ import pytest
 
 from agent_memory.adapters.choice import model_catalog
 from agent_memory.bootstrap import build_services
+from agent_memory.domain.runs import RunError, RunView
 from agent_memory.ports import ModelCatalog, ModelFailure, Store
 from agent_memory.service.learning_pools import Outcome, PoolRef, apply_cycle
 from agent_memory.service.session_learning import SessionLearningPool
@@ -26,14 +27,13 @@ class InlineLearning:
     pool: SessionLearningPool
     models: ModelCatalog
     store: Store
-    runs: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[RunView] = field(default_factory=list)
 
     def start(self, pool: PoolRef, *, upto: int, reason: str) -> Any:
         evidence = self.pool.load_evidence(pool, upto)
-        run: dict[str, Any] = {"id": f"run-{len(self.runs) + 1}", "reason": reason, "upto": upto}
-        self.runs.insert(0, run)
+        run = RunView(f"run-{len(self.runs) + 1}", "skipped", None, None, reason, None)
         if evidence is None:
-            run["status"] = "skipped"
+            self.runs.insert(0, run)
             return "started"
         model = self.models.resolve(evidence.model)
         assert model is not None
@@ -42,15 +42,17 @@ class InlineLearning:
             reply = model.propose(ask.request())
         except ModelFailure as failure:
             # As the workflow does: record the error; the read position stays.
-            run.update(status="failed", error={"type": failure.kind, "message": str(failure)})
+            error = RunError(failure.kind, str(failure))
+            self.runs.insert(0, replace(run, status="failed", error=error))
             return "started"
         changes = ask.parse(reply.text)
         outcome: Outcome = apply_cycle(self.store, self.pool, evidence, changes, lambda _: [])
-        run.update(status="succeeded", applied=outcome.applied, rejected=outcome.rejected)
-        run["itemIds"] = [item.id for item in evidence.items]
+        item_ids = [item.id for item in evidence.items]
+        done = replace(run, status="succeeded", item_ids=item_ids, applied=list(outcome.applied))
+        self.runs.insert(0, replace(done, rejected=list(outcome.rejected)))
         return "started"
 
-    def executions(self, pool: PoolRef) -> list[dict[str, Any]]:
+    def executions(self, pool: PoolRef) -> list[RunView]:
         return list(self.runs)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from botocore.awsrequest import AWSResponse
 
+from agent_memory.api.contracts.base import execution_json
 from agent_memory.bootstrap import aws_adapters, build_services, step_services
 from agent_memory.service.learning_pools import PoolRef
 from agent_memory.service.learning_runs import execution_name
@@ -144,8 +145,8 @@ class Workflow:
         return [n["context"]["state"] for n in names]
 
     def executions(self, ref: PoolRef) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self.learning.executions(ref)
-        return result
+        """The pool's runs as its learning route shows them."""
+        return [execution_json(run) for run in self.learning.executions(ref)]
 
 
 @contextmanager

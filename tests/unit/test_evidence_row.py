@@ -163,8 +163,8 @@ def test_the_list_of_executions_never_counts_evidence_rows(h: Harness) -> None:
         assert h.drive(name, payload)["result"]["status"] == "succeeded"
     assert len(_rows(h, "learning-evidence")) == 3
     listed = h.service.executions(REF, limit=2)
-    assert [e["status"] for e in listed] == ["succeeded", "succeeded"]
-    assert [e["itemIds"] for e in listed] == [["i-03"], ["i-02"]]
+    assert [e.status for e in listed] == ["succeeded", "succeeded"]
+    assert [e.item_ids for e in listed] == [["i-03"], ["i-02"]]
     assert len(h.service.executions(REF)) == 3
 
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.learning_notes import NOTHING_NEW
+from agent_memory.domain.runs import RUN_LIMIT_MS, RunError
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import STEP_DEADLINE_S, Ask, ModelTask
 from agent_memory.persistence.executions import ExecutionRepository
@@ -44,7 +45,6 @@ from agent_memory.service.learning_runs import (
     evidence_json,
     execution_name,
 )
-from agent_memory.service.learning_start import RUN_LIMIT_MS
 from tests.support.in_memory import (
     SequentialIds,
 )
@@ -126,10 +126,10 @@ def test_a_run_learns_and_ends_in_one_transaction(h: Harness) -> None:
     assert state["result"] == {"status": "succeeded", "applied": 1, "rejected": 0}
     assert h.pool.head(REF)["position"] == 1
     [execution] = h.service.executions(REF)
-    assert execution["status"] == "succeeded"
-    assert execution["applied"] == [{"key": "budget", "op": "remember"}]
-    assert execution["itemIds"] == ["i-01"]
-    assert execution["id"] == name
+    assert execution.status == "succeeded"
+    assert execution.applied == [{"key": "budget", "op": "remember"}]
+    assert execution.item_ids == ["i-01"]
+    assert execution.id == name
 
 
 def test_nothing_to_learn_ends_as_skipped_without_a_model_call(h: Harness) -> None:
@@ -144,7 +144,7 @@ def test_nothing_to_learn_ends_as_skipped_without_a_model_call(h: Harness) -> No
     assert state["model"] == {"status": "skipped"}
     assert state["result"] == {"status": "skipped"}
     assert len(h.model.calls) == 1
-    assert [e["status"] for e in h.service.executions(REF)] == ["skipped", "succeeded"]
+    assert [e.status for e in h.service.executions(REF)] == ["skipped", "succeeded"]
 
 
 def test_a_retried_call_model_reuses_the_saved_answer(h: Harness) -> None:
@@ -212,7 +212,7 @@ def test_a_failure_is_recorded_and_moves_nothing(h: Harness) -> None:
     assert state["failure"] == {"status": "failed", "type": "ModelTimeout", "recorded": True}
     assert h.pool.head(REF)["position"] == 0
     [execution] = h.service.executions(REF)
-    assert execution["error"] == {"type": "ModelTimeout", "message": "CallModel: no answer in 60 s"}
+    assert execution.error == RunError("ModelTimeout", "CallModel: no answer in 60 s")
     # Recording again (a retried RecordFailure) keeps the first record.
     again = h.service.record_failure(h.event(name, state, "RecordFailure", attempt=1))
     assert again == {"status": "failed", "recorded": False}
@@ -223,11 +223,10 @@ def test_a_failure_before_the_row_exists_is_still_recorded(h: Harness) -> None:
     state = dict(payload) | {"error": {"Error": "States.Timeout", "Cause": ""}}
     h.service.record_failure(h.event(name, state, "RecordFailure"))
     [execution] = h.service.executions(REF)
-    assert execution["status"] == "failed"
-    assert execution["error"] == {
-        "type": "States.Timeout",
-        "message": "LoadEvidence: the step took longer than its time limit",
-    }
+    assert execution.status == "failed"
+    assert execution.error == RunError(
+        "States.Timeout", "LoadEvidence: the step took longer than its time limit"
+    )
 
 
 def test_no_model_and_oversized_evidence_fail_the_run(h: Harness) -> None:
@@ -246,7 +245,7 @@ def test_rejected_changes_are_kept_sealed_and_shown(h: Harness) -> None:
     h.drive(*h.turn(BUDGET))
 
     [execution] = h.service.executions(REF)
-    assert execution["rejected"] == [
+    assert execution.rejected == [
         {
             "change": {
                 "op": "remember",
@@ -265,17 +264,17 @@ def test_rejected_changes_are_kept_sealed_and_shown(h: Harness) -> None:
 def test_a_run_that_lost_its_execution_shows_as_failed(h: Harness) -> None:
     name, payload = h.turn(BUDGET)
     h.service.load_evidence(h.event(name, payload, "LoadEvidence"))
-    assert h.service.executions(REF)[0]["status"] == "running"
+    assert h.service.executions(REF)[0].status == "running"
     h.clock.ms += RUN_LIMIT_MS + 1
     [execution] = h.service.executions(REF)
-    assert execution["status"] == "failed"
-    assert execution["error"]["type"] == "States.Timeout"
+    assert execution.status == "failed"
+    assert execution.error.type == "States.Timeout"
 
 
 def test_executions_are_listed_newest_first(h: Harness) -> None:
     for text in (BUDGET, "My hotel is the Adlon.", "I prefer trains."):
         h.drive(*h.turn(text))
-    ids = [e["id"] for e in h.service.executions(REF)]
+    ids = [e.id for e in h.service.executions(REF)]
     assert ids == ["session-o-1-s-1-3", "session-o-1-s-1-2", "session-o-1-s-1-1"]
     assert len(h.service.executions(REF, limit=2)) == 2
 
@@ -440,9 +439,9 @@ def test_a_toy_pool_kind_runs_its_own_task_through_the_whole_workflow() -> None:
         "words": ["KEEP", "THESE", "WORDS", "AND", "LONG", "ONES"]
     }
     [execution] = h.service.executions(ref)
-    assert execution["status"] == "succeeded"
-    assert execution["applied"] == [{"key": "answer", "op": "toy"}]
-    assert execution["rejected"] == []
+    assert execution.status == "succeeded"
+    assert execution.applied == [{"key": "answer", "op": "toy"}]
+    assert execution.rejected == []
 
 
 def test_a_toy_answer_that_is_not_its_protocol_fails_the_run_and_moves_nothing() -> None:

@@ -240,11 +240,11 @@ def test_starts_over_the_quota_are_skipped_with_a_note() -> None:
     assert service.start(REF, upto=3, reason="refresh") == "throttled"
     assert len(orchestrator.started) == 2
     newest = service.executions(REF)
-    assert [e["status"] for e in newest] == ["skipped", "skipped"]
+    assert [e.status for e in newest] == ["skipped", "skipped"]
     refresh, turn = newest
-    assert "the next turn learns these items" in turn["note"]
-    assert "free up in 50 s" in turn["note"]
-    assert "ask again" in refresh["note"]
+    assert "the next turn learns these items" in turn.note
+    assert "free up in 50 s" in turn.note
+    assert "ask again" in refresh.note
     # Another organization has its own quota; the next minute frees this one.
     other = PoolRef("session", "o-2", "s-9")
     assert service.start(other, upto=1, reason="turn") == "started"

@@ -250,8 +250,8 @@ def test_a_new_pool_kind_learns_through_the_whole_workflow(world: World) -> None
     assert glossary.terms == {"serverless": "the serverless text"}
     assert (glossary.version, glossary.position) == (1, 1)
     [execution] = world.service.executions(REF)
-    assert execution["applied"] == [{"key": "serverless", "op": "define"}]
-    assert [r["reason"] for r in execution["rejected"]] == [NO_ITEM]
+    assert execution.applied == [{"key": "serverless", "op": "define"}]
+    assert [r["reason"] for r in execution.rejected] == [NO_ITEM]
 
 
 def test_a_writer_that_wins_the_race_makes_the_pool_decide_again(
@@ -274,7 +274,7 @@ def test_a_writer_that_wins_the_race_makes_the_pool_decide_again(
     assert reads[1:] == [0, 1]  # decided again on the newest version
     assert world.repo.read(REF).terms == {"latency": "a person's text"}
     [execution] = world.service.executions(REF)
-    assert [r["reason"] for r in execution["rejected"]] == [DEFINED]
+    assert [r["reason"] for r in execution.rejected] == [DEFINED]
 
 
 def test_a_read_position_another_run_moved_writes_nothing(world: World) -> None:

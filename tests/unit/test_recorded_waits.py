@@ -84,7 +84,7 @@ def test_a_release_while_the_wait_is_half_written_starts_it_from_its_link(
     assert h.wait() == "started"
     assert [e.started for e in seen] == [True]
     [waiting] = h.service.executions(REF)
-    assert waiting["status"] == "waiting"  # asked for, not begun: LoadEvidence takes it over
+    assert waiting.status == "waiting"  # asked for, not begun: LoadEvidence takes it over
     h.assert_learned_once()
 
 
@@ -181,7 +181,7 @@ def test_a_wait_retried_after_a_crash_between_its_writes_is_released(h: WaitHarn
     assert h.wait() == "waiting"
     [waiting] = h.service.executions(REF)
     # One execution, as the first call named it (when the wait was first asked for).
-    assert (waiting["status"], waiting["startedAt"]) == ("waiting", first)
+    assert (waiting.status, waiting.started_at) == ("waiting", first)
     [started] = h.release()
     assert started.started
     h.assert_learned_once()
@@ -217,7 +217,7 @@ def test_a_wait_whose_start_failed_is_started_by_its_retry(h: WaitHarness) -> No
     with pytest.raises(Unavailable):
         h.wait()  # the event was found, but the workflow did not take the run
     # Nothing was written to release it: it still waits, for the next wait or release.
-    assert [e["status"] for e in h.service.executions(REF)] == ["waiting"]
+    assert [e.status for e in h.service.executions(REF)] == ["waiting"]
 
     assert h.wait() == "started"
     h.assert_learned_once()
@@ -272,7 +272,7 @@ def test_a_release_writes_its_event_alone_and_loadevidence_begins_on_the_evidenc
     writes = [put_sk(what) for op, what in h.store.calls if op == "write"]
     assert [sk.split("#", 1)[0] for sk in writes] == ["EVIDENCE"]
     [running] = h.service.executions(REF)
-    assert (running["status"], running["itemIds"]) == ("running", ["i-01"])
+    assert (running.status, running.item_ids) == ("running", ["i-01"])
     h.assert_learned_once()
 
 
@@ -292,7 +292,7 @@ def test_a_release_that_died_after_writing_its_event_is_finished_by_the_next_com
     with pytest.raises(Unavailable):
         h.release()  # the event is written; nobody was asked to start the run
     assert h.orchestrator.started == {}
-    assert [e["status"] for e in h.service.executions(REF)] == ["waiting"]
+    assert [e.status for e in h.service.executions(REF)] == ["waiting"]
 
     assert [e.started for e in h.release()] == [True]  # the turn is completed again
     h.assert_learned_once()
@@ -330,7 +330,7 @@ def test_a_budget_tick_that_died_after_writing_its_event_is_finished_by_the_next
     with pytest.raises(Unavailable):
         h.service.wake(budget)  # the wait and the event are written, nothing was started
     assert h.orchestrator.started == {}
-    assert [e["status"] for e in h.service.executions(REF)] == ["waiting"]
+    assert [e.status for e in h.service.executions(REF)] == ["waiting"]
 
     h.service.wake(budget)  # the next tick: its wait finds the event and starts the run
     assert list(h.orchestrator.started) == [wait_name(REF, budget)]
@@ -338,7 +338,7 @@ def test_a_budget_tick_that_died_after_writing_its_event_is_finished_by_the_next
     assert [e.started for e in h.service.wake(budget)] == [False]  # later ticks: refused
     h.run_started()
     [execution] = h.service.executions(REF)
-    assert (execution["status"], execution["reason"]) == ("succeeded", "budget")
+    assert (execution.status, execution.reason) == ("succeeded", "budget")
     assert len(h.model.calls) == 1
 
 
@@ -394,7 +394,7 @@ def test_a_start_the_workflow_refused_gives_its_name_back_for_the_next_release()
         h.release()  # the name was claimed, then StartExecution failed: the claim is deleted
     assert client.runs == []
     assert h.store.get(claim_pk(name), "NAME") is None
-    assert [e["status"] for e in h.service.executions(REF)] == ["waiting"]
+    assert [e.status for e in h.service.executions(REF)] == ["waiting"]
 
     assert [e.started for e in h.release()] == [True]
     assert [e.started for e in h.release()] == [False]  # asked again, refused by the name

@@ -222,8 +222,8 @@ def test_no_plaintext_row_carries_a_secret_a_model_proposed() -> None:
         *services.learning.executions(PoolRef("session", "acme", session.id)),
         *services.agent_memory.executions(ana, agent.id),
     ]:
-        assert execution["applied"] == [{"key": "budget", "op": "remember"}]
-        assert [r["reason"] for r in execution["rejected"]] == [
+        assert execution.applied == [{"key": "budget", "op": "remember"}]
+        assert [r["reason"] for r in execution.rejected] == [
             SECRET.format(what=LOGIN),
             SECRET.format(what=PASSWORD),
         ]

@@ -10,6 +10,7 @@ import pytest
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.memory_options import effective_options
+from agent_memory.domain.runs import RunView
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.keys import READ_POSITION
 from agent_memory.persistence.threads import ThreadRepository
@@ -113,9 +114,9 @@ class Recorder:
         self.started.append((pool, upto))
         return "started"
 
-    def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]:
+    def executions(self, pool: PoolRef, *, limit: int = 100) -> list[RunView]:
         started = {"thread-a": 1, "thread-b": 2}[pool.kind]
-        return [{"id": f"{pool.kind}-1", "startedAt": started}]
+        return [RunView(f"{pool.kind}-1", "succeeded", started, started, "turn", None)]
 
 
 class Step(ThreadStep):
@@ -144,5 +145,5 @@ def test_a_save_of_many_messages_starts_one_run_per_step_that_wants_it() -> None
     background.after_save(Saved(thread, effective_options(None), 10, 50, messages))
     assert learning.started == [(thread_pool("thread-a", thread), 50)]
     # Every step's executions of the thread, newest first, each with its kind.
-    kinds = [view["kind"] for view in background.executions(thread)]
+    kinds = [run.kind for run in background.executions(thread)]
     assert kinds == ["thread-b", "thread-a"]

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.runs import RunView
 from agent_memory.domain.tasks.base import ModelRequest
 from agent_memory.persistence.executions import RUN_ENDS, ExecutionRepository
 from agent_memory.persistence.runs import Run
@@ -57,7 +58,7 @@ def test_a_waited_run_shows_running_while_the_model_works_and_succeeded_after(
     h: WaitHarness,
 ) -> None:
     name, payload = _released(h)
-    seen: list[dict[str, Any]] = []
+    seen: list[RunView] = []
     real = h.model.propose
 
     def slow(request: ModelRequest) -> ModelReply:
@@ -71,11 +72,11 @@ def test_a_waited_run_shows_running_while_the_model_works_and_succeeded_after(
 
     assert state["result"]["status"] == "succeeded"
     [during] = seen
-    assert (during["status"], during["itemIds"], during["model"]) == ("running", ["i-01"], MODEL)
-    assert during["endedAt"] is None
+    assert (during.status, during.item_ids, during.model) == ("running", ["i-01"], MODEL)
+    assert during.ended_at is None
     [after] = h.service.executions(REF)
-    assert (after["status"], after["itemIds"], after["model"]) == ("succeeded", ["i-01"], MODEL)
-    assert after["applied"] == [{"key": "budget", "op": "remember"}]
+    assert (after.status, after.item_ids, after.model) == ("succeeded", ["i-01"], MODEL)
+    assert after.applied == [{"key": "budget", "op": "remember"}]
     # The row was written once, by the end's transaction (from `waiting`), which also wrote
     # what LoadEvidence kept on the evidence row: the row tells it once that row expires.
     [end] = _exec_writes(h)
@@ -98,9 +99,9 @@ def test_a_failed_model_call_is_recorded_and_the_read_position_stays(h: WaitHarn
 
     assert state["failure"]["recorded"] is True
     [failed] = h.service.executions(REF)
-    assert failed["status"] == "failed"
-    assert failed["error"]["message"].startswith("CallModel: ")
-    assert failed["itemIds"] == ["i-01"]  # the items it read, from its evidence row
+    assert failed.status == "failed"
+    assert failed.error.message.startswith("CallModel: ")
+    assert failed.item_ids == ["i-01"]  # the items it read, from its evidence row
     assert h.pool.head(REF)["position"] == 0  # nothing learned: the next run reads them again
 
 
@@ -120,7 +121,7 @@ def test_a_failure_recorded_while_the_run_applies_stops_its_apply(h: WaitHarness
     h.store.at(_ends_the_run, record_failure)
     assert h.service.apply_learning(h.event(name, state, "ApplyLearning")) == {"status": "failed"}
     [failed] = h.service.executions(REF)
-    assert (failed["status"], failed["applied"], failed["itemIds"]) == ("failed", [], ["i-01"])
+    assert (failed.status, failed.applied, failed.item_ids) == ("failed", [], ["i-01"])
     assert h.pool.head(REF)["position"] == 0
 
 
@@ -142,7 +143,7 @@ def test_a_repeated_loadevidence_after_the_run_ended_learns_nothing(h: WaitHarne
 
     h.drive(name, payload)  # the whole run played again
     assert len(h.model.calls) == 1
-    assert [e["status"] for e in h.service.executions(REF)] == ["succeeded"]
+    assert [e.status for e in h.service.executions(REF)] == ["succeeded"]
     assert h.pool.head(REF)["position"] == h.upto
 
 
@@ -159,7 +160,7 @@ def test_a_run_started_again_once_its_evidence_expired_learns_nothing(h: WaitHar
     assert not [w for op, w in h.store.calls if op == "write"]
     assert len(h.model.calls) == 1
     [done] = h.service.executions(REF)
-    assert (done["status"], done["itemIds"]) == ("succeeded", ["i-01"])
+    assert (done.status, done.item_ids) == ("succeeded", ["i-01"])
 
 
 def test_a_retried_loadevidence_keeps_the_first_attempts_evidence_and_writes_no_row(
@@ -189,7 +190,7 @@ def test_a_wait_name_without_a_row_is_begun_by_loadevidence(h: WaitHarness) -> N
         payload, evidence=h.service.load_evidence(h.event(started.name, payload, "LoadEvidence"))
     )
     [running] = h.service.executions(REF)
-    assert (running["status"], running["itemIds"]) == ("running", ["i-01"])
+    assert (running.status, running.item_ids) == ("running", ["i-01"])
     assert h.wait() == "exists"  # the retried wait's own row is refused: the run's is there
     state["model"] = h.service.call_model(h.event(started.name, state, "CallModel"))
     h.service.apply_learning(h.event(started.name, state, "ApplyLearning"))

@@ -15,8 +15,8 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
-from agent_memory.domain.learning_notes import failure_note
 from agent_memory.domain.limits import quota_note
+from agent_memory.domain.runs import RunError, RunView, seen_at
 from agent_memory.persistence.executions import ExecutionRepository
 from agent_memory.persistence.runs import ExecutionRow, Run
 from agent_memory.persistence.waits import WAIT_TTL_S
@@ -44,8 +44,6 @@ from agent_memory.service.limits import ModelCallQuota
 
 log = logging.getLogger(__name__)
 
-# The state machine's TimeoutSeconds plus a margin: a row still "running" lost its execution.
-RUN_LIMIT_MS = (300 + 300) * 1000
 # The `upto` of a wait whose last item only its event will tell (a turn still open).
 UPTO_LATER = -1
 # How a copy of an execution waits for the other copy's model call (under CallModel's 120 s).
@@ -188,46 +186,39 @@ class LearningStarts:
             raise ValueError(f"neither the wait nor the event {event!r} names the last item")
         return self._orchestrator.start(run.name, _payload(run))
 
-    def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]:
-        """The pool's newest executions, newest first, in API.md's Execution shape."""
-        return self.views(self._runs.newest(pool.kind, pool.pool_id, limit, evidence=True))
+    def executions(self, pool: PoolRef, *, limit: int = 100) -> list[RunView]:
+        """The pool's newest runs, newest first."""
+        return self.shown(self._runs.newest(pool.kind, pool.pool_id, limit, evidence=True))
+
+    def shown(self, rows: Sequence[ExecutionRow]) -> list[RunView]:
+        """Execution rows read with their evidence rows (`newest`) as their pool's list
+        shows them now."""
+        now = self._clock.now_ms()
+        return [self._shown(row, now) for row in rows]
 
     def views(self, rows: Sequence[ExecutionRow]) -> list[dict[str, Any]]:
-        """Execution rows read with their evidence rows (`newest`), in API.md's Execution
-        shape, for a pool that shows more of each row than that."""
-        now = self._clock.now_ms()
-        return [self._view(row, now) for row in rows]
+        """`shown` in API.md's Execution shape, for the Bot's list (service/memory_bot.py)."""
+        return [_execution_json(run) for run in self.shown(rows)]
 
-    def _view(self, row: ExecutionRow, now: int) -> dict[str, Any]:
-        # A wait shows `waiting` until LoadEvidence begins it, even once it was asked for.
-        status: str = "running" if row.begun else row.status
+    def _shown(self, row: ExecutionRow, now: int) -> RunView:
         details = self._runs.details(row)
-        error = {"type": row.error_type, "message": details.get("error", "")}
+        recorded = RunView(
+            id=row.run.name,
+            # A wait shows `waiting` until LoadEvidence begins it, even once it was asked for.
+            status="running" if row.begun else row.status,
+            started_at=row.started_at,
+            ended_at=row.ended_at,
+            reason=row.run.reason,
+            model=row.model,
+            item_ids=row.item_ids,
+            applied=list(row.applied),
+            rejected=details.get("rejected", []),
+            source=row.run.source,
+            error=RunError(row.error_type, details.get("error", "")),
+            note=details.get("note") or None,
+        )
         running_since = next(at for at in (row.began_at, row.started_at) if at is not None)
-        if status == "running" and now - running_since > RUN_LIMIT_MS:
-            status = "failed"
-            error = {"type": "States.Timeout", "message": "the run did not finish in time"}
-        view: dict[str, Any] = {
-            "id": row.run.name,
-            "status": status,
-            "startedAt": row.started_at,
-            "endedAt": row.ended_at,
-            "itemIds": row.item_ids,
-            "applied": row.applied,
-            "rejected": details.get("rejected", []),
-            "reason": row.run.reason,
-            "model": row.model,
-        }
-        if row.run.source is not None:
-            kind, source_id = row.run.source
-            view[f"{kind}Id"] = source_id  # the session or chat it read
-        if status == "failed":
-            view["error"] = error
-            # From its kind when shown, so a run timed out while listed says it too.
-            view["note"] = failure_note(str(error["type"]))
-        if details.get("note"):
-            view["note"] = details["note"]
-        return view
+        return seen_at(recorded, running_since, now)
 
     def _pool(self, kind: PoolKind) -> LearningPool:
         pool = self._pools.get(kind)
@@ -258,3 +249,27 @@ def _payload(run: Run) -> dict[str, Any]:
     if run.source is not None:
         ref["source"] = list(run.source)
     return {"pool": ref, "upto": run.upto, "reason": run.reason, "requestedAt": run.requested_at}
+
+
+def _execution_json(run: RunView) -> dict[str, Any]:
+    """API.md's Execution as api/contracts/base.py `execution_json` builds it, for the Bot's
+    list, which adds each run's Chat and Turn to it."""
+    view: dict[str, Any] = {
+        "id": run.id,
+        "status": run.status,
+        "startedAt": run.started_at,
+        "endedAt": run.ended_at,
+        "itemIds": run.item_ids,
+        "applied": run.applied,
+        "rejected": run.rejected,
+        "reason": run.reason,
+        "model": run.model,
+    }
+    if run.source is not None:
+        kind, source_id = run.source
+        view[f"{kind}Id"] = source_id
+    if run.error is not None:
+        view["error"] = {"type": run.error.type, "message": run.error.message}
+    if run.note is not None:
+        view["note"] = run.note
+    return view

@@ -9,10 +9,11 @@ from typing import Any, Literal, Protocol
 
 from agent_memory.domain.access import Action, authorized, require_tenant
 from agent_memory.domain.agents import AGENTS_BELONG_TO_A_PERSON
-from agent_memory.domain.bounds import SkipReason, check_history, within_budget
+from agent_memory.domain.bounds import SkipReason, check_history
 from agent_memory.domain.errors import SessionConflict, Unavailable, ValidationFailed
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.model_names import ModelPolicy, parse_model_name
+from agent_memory.domain.runs import RunView
 from agent_memory.domain.session_memory import SWITCHES, effective_switches
 from agent_memory.domain.sessions import (
     NewItem,
@@ -69,9 +70,9 @@ def session_pool_ref(session: Session) -> PoolRef:
     return PoolRef("session", session.org_id, session.id)
 
 
-def learning_runs(learning: Workflow | None, pool: PoolRef) -> list[dict[str, Any]]:
-    """The pool's newest learning runs that fit one answer."""
-    return within_budget(learning.executions(pool))[0] if learning is not None else []
+def learning_runs(learning: Workflow | None, pool: PoolRef) -> list[RunView]:
+    """The pool's newest learning runs, newest first."""
+    return learning.executions(pool) if learning is not None else []
 
 
 class SessionAccess:

@@ -11,12 +11,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, final
 
 from agent_memory.domain.agents import Agent
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.evidence import EvidenceItem
+from agent_memory.domain.runs import RunView
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.events import one_row
@@ -269,13 +270,15 @@ class ThreadBackground:
             log.warning("thread background work not started: %s", step.kind)
             return "skipped"
 
-    def executions(self, thread: Thread, *, limit: int = 100) -> list[dict[str, Any]]:
-        views: list[dict[str, Any]] = []
-        for step in self.steps:
-            for view in self._learning.executions(thread_pool(step.kind, thread), limit=limit):
-                views.append(view | {"kind": step.kind})
-        views.sort(key=lambda v: (int(v.get("startedAt") or 0), str(v["id"])), reverse=True)
-        return views[:limit]
+    def executions(self, thread: Thread, *, limit: int = 100) -> list[RunView]:
+        """Every step's newest runs, newest first, each with its step's kind."""
+        runs = [
+            replace(run, kind=step.kind)
+            for step in self.steps
+            for run in self._learning.executions(thread_pool(step.kind, thread), limit=limit)
+        ]
+        runs.sort(key=lambda run: (run.started_at or 0, run.id), reverse=True)
+        return runs[:limit]
 
 
 def carry(carrier: ThreadStep, pool: PoolRef, upto: int | None) -> None:

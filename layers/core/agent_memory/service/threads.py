@@ -19,6 +19,7 @@ from agent_memory.domain.errors import (
 )
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.observation import ShownLog
+from agent_memory.domain.runs import RunView
 from agent_memory.domain.threads import Found, Message, Notes, Thread, TurnContext
 from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.persistence.threads import StoredThread, ThreadPage, ThreadRepository
@@ -127,7 +128,7 @@ class ThreadService:
                 )
         return self.repo.of_user(org_id, user_id, agent_id, limit, after)
 
-    def executions(self, principal: Principal, thread_id: str) -> list[dict[str, Any]]:
+    def executions(self, principal: Principal, thread_id: str) -> list[RunView]:
         return self.background.executions(self._thread(principal, thread_id).thread)
 
     def get(self, principal: Principal, thread_id: str) -> Thread:

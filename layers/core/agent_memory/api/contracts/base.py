@@ -5,7 +5,7 @@ import re
 import types
 import typing
 from collections.abc import Sequence
-from typing import Annotated, Any, ClassVar, Generic, Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, Self, TypeVar
 
 from fastapi import Query
 from pydantic import (
@@ -25,6 +25,9 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from agent_memory.domain.identity import IDENTIFIER_PATTERN
 from agent_memory.domain.model_name_bounds import LOCAL_MODELS, MAX_NAME_LENGTH, PROVIDERS
+
+if TYPE_CHECKING:
+    from agent_memory.domain.runs import RunView
 
 # What the service checks, stated in the schema: the document tells the truth.
 # A model name, as domain/model_names.py checks it.
@@ -202,6 +205,40 @@ def fitting(answers: Sequence[AnswerT]) -> list[AnswerT]:
 # A pool's learning executions: sessions, agent memory and threads answer alike.
 class Executions(Answer):
     executions: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, runs: Sequence[RunView]) -> Self:
+        """The newest `runs` (newest first) that fit one answer."""
+        from agent_memory.domain import bounds
+
+        shown = [execution_json(run) for run in runs]
+        return cls(executions=bounds.within_budget(shown)[0])
+
+
+def execution_json(run: RunView) -> dict[str, Any]:
+    """API.md's Execution: `<kind>Id` names the conversation the run read (`sessionId`,
+    `chatId`), `kind` the thread step; `error` and `note` only when there is one."""
+    view: dict[str, Any] = {
+        "id": run.id,
+        "status": run.status,
+        "startedAt": run.started_at,
+        "endedAt": run.ended_at,
+        "itemIds": run.item_ids,
+        "applied": run.applied,
+        "rejected": run.rejected,
+        "reason": run.reason,
+        "model": run.model,
+    }
+    if run.source is not None:
+        kind, source_id = run.source
+        view[f"{kind}Id"] = source_id
+    if run.error is not None:
+        view["error"] = {"type": run.error.type, "message": run.error.message}
+    if run.note is not None:
+        view["note"] = run.note
+    if run.kind is not None:
+        view["kind"] = run.kind
+    return view
 
 
 class CommandBody(Body):

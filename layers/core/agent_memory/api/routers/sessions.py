@@ -153,8 +153,8 @@ async def memory_text(sessionId: str, caller: CallerDep, svc: ServicesDep) -> Me
 
 @router.get("/{sessionId}/learning")
 async def learning(sessionId: str, caller: CallerDep, svc: ServicesDep) -> Executions:
-    executions = await run(svc, svc.session_memory.executions, caller, sessionId)
-    return Executions(executions=executions)
+    runs = await run(svc, svc.session_memory.executions, caller, sessionId)
+    return Executions.of(runs)
 
 
 @promote.post("/v1/sessions/{sessionId}/promote", status_code=201)

@@ -105,8 +105,8 @@ async def delete_thread(threadId: str, caller: CallerDep, svc: ServicesDep) -> D
 async def thread_learning(threadId: str, caller: CallerDep, svc: ServicesDep) -> Executions:
     """The background work on the thread (its title, ...): executions newest first, each
     with its `kind` (`thread-title`, ...); a failed one says why."""
-    executions = await run(svc, svc.threads.executions, caller, threadId)
-    return Executions(executions=executions)
+    runs = await run(svc, svc.threads.executions, caller, threadId)
+    return Executions.of(runs)
 
 
 @router.post("/v1/threads/{threadId}/messages")
