@@ -14,7 +14,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
-from agent_memory.persistence.keys import EXECUTION_NAME_PREFIX
+from agent_memory.persistence.keys import EXECUTION_NAME_PREFIX, EXECUTION_NAME_SK
 from agent_memory.ports import AbsentOrLessThan, Clock, Delete, Execution, Put, Store
 
 # A name is kept as long as Standard remembers names.
@@ -56,7 +56,7 @@ class StepFunctionsOrchestrator:
         """Whether this start may go: the name is new, or its refused start gave it back."""
         now = self._clock.now_ms() // 1000
         # The table's TTL removes the row in time; until then, a lapsed one is taken over.
-        row = {"pk": claim_pk(name), "sk": "NAME", "ttl": now + NAME_KEPT_S}
+        row = {"pk": claim_pk(name), "sk": EXECUTION_NAME_SK, "ttl": now + NAME_KEPT_S}
         try:
             self._claims.write([Put(row, AbsentOrLessThan("ttl", now, name="name-claim"))])
         except WriteConflict as conflict:
@@ -88,7 +88,7 @@ class StepFunctionsOrchestrator:
     def _release(self, name: str) -> None:
         """Step Functions refused the start: the name is free again."""
         with contextlib.suppress(Unavailable, WriteConflict):
-            self._claims.write([Delete(claim_pk(name), "NAME")])
+            self._claims.write([Delete(claim_pk(name), EXECUTION_NAME_SK)])
 
 
 def claim_pk(name: str) -> str:

@@ -30,7 +30,6 @@ from agent_memory.persistence.rows import log_rows, write_last
 from agent_memory.ports import Absent, Action, Put, Record, Update
 from agent_memory.ports.store import MAX_TRANSACTION_ACTIONS, count_is
 
-MEMORY_HEAD = "MEMORY"
 # Condition name: another writer changed the memory first.
 MEMORY_VERSION = "agent-memory-version"
 # A promotion's transactions hold at most this many actions (a test makes it smaller).
@@ -59,7 +58,7 @@ class AgentMemoryRepository(PoolRows):
         page = self._store.query(agent_pk(agent_id), keys.POOL_RANGE)
         others, entries = self._split(page.records)
         agent = agent_of(agent_id, others.get(keys.HEAD))
-        version = int(others.get(MEMORY_HEAD, {}).get("version", 0))
+        version = int(others.get(keys.AGENT_MEMORY_HEAD, {}).get("version", 0))
         return AgentMemory(agent, version, entries) if agent is not None else None
 
     def newest(self, agent_id: str, first_page: int) -> tuple[Agent | None, Newest]:
@@ -90,7 +89,7 @@ class AgentMemoryRepository(PoolRows):
         """Move the version from `before` to `after`, if nobody changed it meanwhile."""
         return Update(
             agent_pk(agent.id),
-            MEMORY_HEAD,
+            keys.AGENT_MEMORY_HEAD,
             set={"type": "agent-memory", "version": after, "updatedAt": now_ms},
             condition=count_is("version", before, name=MEMORY_VERSION),
         )

@@ -7,10 +7,11 @@
 - `VERSION#<n:08d>`: a published version: `number`, sealed `memory`, `at` (published).
 
 None of these is under `MEM#`..`META` (the agent memory pool's one-Query range) nor
-`RECENT#` (its newest-first copies): "DRAFT" < "MEM#", and "PUBLISHED" / "VERSION#" sort
-after "META" and "RECENT#". The `memory` block is sealed like content (scope {org, pool:
-agent id, field: options}, bound to the row): an observer `instruction`, a title's
-`instructions` or a working-memory template may name people or business rules.
+`RECENT#` (its newest-first copies): "DRAFT" < "MEM#", "PUBLISHED" sorts between "META" and
+"RECENT#" (a newest-first read passes over it), "VERSION#" after both. The `memory` block
+is sealed like content (scope {org, pool: agent id, field: options}, bound to the row): an
+observer `instruction`, a title's `instructions` or a working-memory template may name
+people or business rules.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from agent_memory.domain.agents import Agent
 from agent_memory.persistence import keys
 from agent_memory.persistence.agents import agent_of, agent_pk
+from agent_memory.persistence.keys import DRAFT, PUBLISHED
 from agent_memory.persistence.rows import SealedRows, numbered_rows
 from agent_memory.ports import (
     Absent,
@@ -32,8 +34,6 @@ from agent_memory.ports import (
 )
 from agent_memory.ports.store import count_is
 
-DRAFT = "DRAFT"
-PUBLISHED = "PUBLISHED"
 # Condition name: another publish took the number first.
 LATEST_VERSION = "agent-latest-version"
 FIELD = "options"

@@ -51,6 +51,8 @@ SERVICE_KEY_PREFIX = "SKEY#"
 EVENTS_PREFIX = "EVENTS#"
 EVENT_PREFIX = "EVT#"
 RATE_PREFIX = "RATE#"
+# A rate window's counter: the one row of its `RATE#` partition.
+COUNTER_SK = "COUNT"
 
 
 def org(org_id: str) -> str:
@@ -83,6 +85,13 @@ def token_prefix(prefix: str) -> str:
 # Agents, their versions and sessions: an agent's memory pool is in `AGENT#<id>`.
 AGENT_PREFIX = "AGENT#"
 ORG_AGENTS_PREFIX = "AGENTS#"
+# Agent memory's head, beside the agent row: "MEM#..." < "MEMORY" < "META", so one Query
+# reads every entry, the head and the agent row.
+AGENT_MEMORY_HEAD = "MEMORY"
+# An agent's draft and the head of its published versions, outside the entries' range:
+# "DRAFT" < "MEM#"; "META" < "PUBLISHED" < "RECENT#" (a newest-first read passes over it).
+DRAFT = "DRAFT"
+PUBLISHED = "PUBLISHED"
 # "VERSION#" sorts after "META" and "RECENT#": outside the agent memory's Queries.
 VERSION_PREFIX = "VERSION#"
 SESSION_PREFIX = "SESSION#"
@@ -110,6 +119,7 @@ DEFERRED_PREFIX = "RUN#"
 # An execution name taken by a Step Functions start: under `LEARN#`, which learning starters
 # may write, apart from every pool's partition.
 EXECUTION_NAME_PREFIX = f"{LEARN_PREFIX}NAME#"
+EXECUTION_NAME_SK = "NAME"
 # The local workflow's executions (tests and local runs).
 WORKFLOW_PREFIX = "WORKFLOW#"
 
@@ -169,10 +179,11 @@ CHANNEL_PREFIX = "CHANNEL#"
 CHAT_PREFIX = "CHAT#"
 TURN_PREFIX = "TURN#"
 SPOKEN_CHAT_PREFIX = "SPOKE#"
-# The memory Bot's rows: confessions and enrichments in the Chat's partition, leases and
-# spend in the Bot's.
+# The memory Bot's rows: confessions and enrichments in the Chat's partition; its settings,
+# leases and spend in the Bot's.
 CONFESSION_PREFIX = "CONFESS#"
 ENRICHMENT_PREFIX = "ENRICH#"
+MEMORY_BOT_SK = "MEMBOT"
 
 
 def lease_sk(slot: int) -> str:

@@ -29,6 +29,7 @@ from typing import Protocol, TypeVar
 from agent_memory.domain.errors import WriteConflict
 from agent_memory.domain.limits import Window, expires_at_s
 from agent_memory.persistence import keys
+from agent_memory.persistence.keys import COUNTER_SK
 from agent_memory.persistence.rows import StoreRows
 from agent_memory.ports import AbsentOrLessThan, Update
 
@@ -36,7 +37,6 @@ T = TypeVar("T")
 # What a process keeps per window: window end (ms) -> (scope, subject, window start) -> T.
 Windows = dict[int, dict[tuple[str, str, int], T]]
 
-COUNTER_SK = "COUNT"
 # The name of the counter's condition: a conflict on it means the window is full.
 WINDOW_FULL = "limit-window-full"
 

@@ -49,6 +49,7 @@ from agent_memory.domain.memory_bot import (
 from agent_memory.persistence import keys
 from agent_memory.persistence.bot_memory import pool_pk
 from agent_memory.persistence.bot_rows import bot_pk, chat_of, chat_pk
+from agent_memory.persistence.keys import MEMORY_BOT_SK
 from agent_memory.persistence.positions import mark_of
 from agent_memory.persistence.rows import SealedRows, StoreRows
 from agent_memory.ports import (
@@ -65,7 +66,6 @@ from agent_memory.ports import (
 # The call log is kept as long as the learning steps' saved calls.
 CALL_TTL_S = 7 * 24 * 3600
 SEALED_FIELD = "details"
-SETTINGS_SK = "MEMBOT"
 SETTINGS_VERSION = "memory-bot-settings-version"
 PERIODS: tuple[BudgetPeriod, ...] = ("day", "month")
 # A Chat's confessions or enrichments one answer lists (newest first).
@@ -181,16 +181,16 @@ class BotSettingsRepository(StoreRows):
     """The memory Bot's settings and spend rows of a Bot."""
 
     def get(self, bot_id: str) -> BotSettings:
-        return _settings_of(self._store.get(bot_pk(bot_id), SETTINGS_SK))
+        return _settings_of(self._store.get(bot_pk(bot_id), MEMORY_BOT_SK))
 
     def with_spent(self, bot_id: str, now_ms: int) -> tuple[BotSettings, int]:
         """The settings and the spend of the period `now_ms` falls in that they budget (the
         month's when no budget), in one batch read."""
         pk = bot_pk(bot_id)
         periods = [period_key(p, now_ms) for p in PERIODS]
-        wanted = [(pk, SETTINGS_SK)] + [(pk, keys.spend_sk(p)) for p in periods]
+        wanted = [(pk, MEMORY_BOT_SK)] + [(pk, keys.spend_sk(p)) for p in periods]
         rows = {str(r["sk"]): r for r in self._store.get_many(wanted)}
-        settings = _settings_of(rows.get(SETTINGS_SK))
+        settings = _settings_of(rows.get(MEMORY_BOT_SK))
         spend = rows.get(keys.spend_sk(settings.period(now_ms)))
         return settings, int(spend.get("micros", 0)) if spend is not None else 0
 
@@ -200,7 +200,7 @@ class BotSettingsRepository(StoreRows):
         condition = Absent() if before == 0 else Equals("version", before, name=SETTINGS_VERSION)
         row: Record = {
             "pk": bot_pk(bot_id),
-            "sk": SETTINGS_SK,
+            "sk": MEMORY_BOT_SK,
             "type": "memory-bot-settings",
             "version": settings.version,
             "instructions": settings.instructions,
