@@ -1,5 +1,6 @@
-"""The single table's key layout (ADR 0031): every prefix of a row's pk and sk is named here,
-grouped by what owns the row; each repository module describes the rows it keeps.
+"""The single table's key layout (ADR 0031): every prefix of a row's pk and sk, and the fixed
+sort keys whose order matters, is named here, grouped by what owns the row; each repository
+module describes the rows it keeps.
 
 A pool's partition holds its head row (`META`) and entries (`MEM#<key>`), so
 `sk BETWEEN "MEM#" AND "META"` reads every entry and the head in one Query.
