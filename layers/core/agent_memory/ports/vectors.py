@@ -62,8 +62,6 @@ class VectorRecord:
     key: str
     vector: Vector
     scope: VectorScope
-    # No index stores it: the key already holds a message's position.
-    ref: str = ""
 
 
 @dataclass(frozen=True)

@@ -304,7 +304,7 @@ class RecallService:
                 [rules.embedding_input(before.get(seq), m.content) for seq, m in chunk]
             )
             records.extend(
-                VectorRecord(rules.vector_key(thread.id, seq), vector, scope, str(seq))
+                VectorRecord(rules.vector_key(thread.id, seq), vector, scope)
                 for (seq, _), vector in zip(chunk, vectors, strict=True)
             )
         for start in range(0, len(records), MAX_PUT_BATCH):
