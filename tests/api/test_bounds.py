@@ -49,6 +49,7 @@ from agent_memory.domain.session_memory import Remember
 from agent_memory.domain.sessions import NewItem, item_id
 from agent_memory.persistence.agents import AgentRepository
 from agent_memory.persistence.identity import IdentityRepository, User
+from agent_memory.persistence.memory_objects import MemoryObjectRepository
 from agent_memory.persistence.sessions import SessionRepository
 from agent_memory.ports import Absent, Put
 from agent_memory.service.agents import AgentService
@@ -343,8 +344,8 @@ def _worst_object() -> NewMemory:
 
 
 def test_a_page_of_the_largest_memories_stops_under_the_budget_and_pages_on() -> None:
-    service = MemoryObjectService.build(
-        InMemoryStore(), FakeCipher(), FixedClock(), SequentialIds()
+    service = MemoryObjectService(
+        MemoryObjectRepository(InMemoryStore(), FakeCipher()), FixedClock(), SequentialIds()
     )
     caller = Principal("ana", "acme", "member")
     for _ in range(60):
@@ -363,8 +364,8 @@ def test_a_page_of_the_largest_memories_stops_under_the_budget_and_pages_on() ->
 
 
 def test_the_size_counted_for_a_memory_is_at_least_what_its_answer_carries() -> None:
-    service = MemoryObjectService.build(
-        InMemoryStore(), FakeCipher(), FixedClock(), SequentialIds()
+    service = MemoryObjectService(
+        MemoryObjectRepository(InMemoryStore(), FakeCipher()), FixedClock(), SequentialIds()
     )
     memory = service.create(Principal("ana", "acme", "member"), _worst_object())
     carried = carried_size(AgentMemoryOut.of(memory).model_dump(mode="json"))

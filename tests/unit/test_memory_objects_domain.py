@@ -32,7 +32,11 @@ from agent_memory.domain.memory_objects import (
     parse_patch,
     parse_timestamp,
 )
-from agent_memory.persistence.memory_objects import list_partition, recall_partition
+from agent_memory.persistence.memory_objects import (
+    MemoryObjectRepository,
+    list_partition,
+    recall_partition,
+)
 from agent_memory.ports import Action
 from agent_memory.service.memory_objects import MemoryObjectService
 from tests.support.in_memory import FakeCipher, FixedClock, InMemoryStore, SequentialIds
@@ -188,8 +192,8 @@ class Harness:
         self.store = store or InMemoryStore()
         self.cipher = FakeCipher()
         self.clock = FixedClock(T0)
-        self.service = MemoryObjectService.build(
-            self.store, self.cipher, self.clock, SequentialIds()
+        self.service = MemoryObjectService(
+            MemoryObjectRepository(self.store, self.cipher), self.clock, SequentialIds()
         )
 
     def add(self, **fields: Any) -> MemoryObject:

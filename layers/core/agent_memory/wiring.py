@@ -295,12 +295,13 @@ class Wiring:
 
     @cached_property
     def memory_objects(self) -> MemoryObjectService:
+        from agent_memory.persistence.memory_objects import MemoryObjectRepository
         from agent_memory.service.memory_objects import MemoryObjectService
         from agent_memory.service.recall import MemoryRecall
 
         semantic = MemoryRecall(self.recall.embedder, self.recall.index)
-        return MemoryObjectService.build(
-            self.store, self.cipher, self.clock, self.ids, semantic=semantic
+        return MemoryObjectService(
+            MemoryObjectRepository(self.store, self.cipher), self.clock, self.ids, semantic
         )
 
     # -- bots, chats and threads ---------------------------------------------------------------

@@ -26,7 +26,7 @@ class Agent:
     members: tuple[str, ...] = field(default_factory=tuple)
 
     def grants(self) -> Grants:
-        return Grants.of(self.org_id, self.owner, self.members)
+        return Grants(self.org_id, self.owner, frozenset(self.members))
 
 
 def new_agent(agent_id: str, org_id: str, owner: str, name: str, members: Sequence[str]) -> Agent:

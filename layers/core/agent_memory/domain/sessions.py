@@ -48,7 +48,7 @@ class Session:
 
     def grants(self) -> Grants:
         """A Session is private to its owner (and the organization's admins)."""
-        return Grants.of(self.org_id, self.owner)
+        return Grants(self.org_id, self.owner, frozenset())
 
     def processed_ids(self) -> list[str]:
         return [item_id(seq) for seq in range(1, self.processed + 1)]

@@ -35,7 +35,7 @@ from agent_memory.domain.memory_objects import (
 )
 from agent_memory.persistence.memory_objects import KEY_TAKEN, MemoryObjectRepository
 from agent_memory.persistence.retrying import until_it_lands
-from agent_memory.ports import Cipher, Clock, Ids, Store
+from agent_memory.ports import Clock, Ids
 from agent_memory.service.recall import MemoryRecall
 
 
@@ -45,17 +45,6 @@ class MemoryObjectService:
     clock: Clock
     ids: Ids
     semantic: MemoryRecall | None = None
-
-    @classmethod
-    def build(
-        cls,
-        store: Store,
-        cipher: Cipher,
-        clock: Clock,
-        ids: Ids,
-        semantic: MemoryRecall | None = None,
-    ) -> MemoryObjectService:
-        return cls(MemoryObjectRepository(store, cipher), clock, ids, semantic)
 
     def create(self, principal: Principal, new: NewMemory) -> MemoryObject:
         # A namespaced memory is refused to a caller without a person at its field first.
