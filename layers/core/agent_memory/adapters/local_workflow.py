@@ -33,8 +33,6 @@ RUNNING, SUCCEEDED, FAILED, TIMED_OUT = "RUNNING", "SUCCEEDED", "FAILED", "TIMED
 RETENTION_S = 90 * 24 * 3600
 _RUN_SK = "RUN"
 _VERSION = "EXECUTION_VERSION"
-# At most this many events are kept on a row (a retried step adds two per attempt).
-_MAX_EVENTS = 64
 
 
 def run_key(name: str) -> tuple[str, str]:
@@ -72,23 +70,6 @@ def started(name: str, payload: Mapping[str, Any], start_at: str) -> list[Action
     return [Put(row, Absent(name=NAME_TAKEN)), Put(opened)]
 
 
-def described(row: Mapping[str, Any]) -> dict[str, Any]:
-    found = {
-        "name": row["name"],
-        "status": row["status"],
-        "state": row["state"],
-        "input": json.loads(row["input"]),
-        "startedAt": row["startedAt"],
-        "endedAt": row.get("endedAt"),
-        "events": json.loads(row.get("events") or "[]"),
-    }
-    if "output" in row:
-        found["output"] = json.loads(row["output"])
-    if "error" in row:
-        found |= {"error": row["error"], "cause": row.get("cause", "")}
-    return found
-
-
 @dataclass
 class WorkflowRun:
     """One execution as its row says, changed in memory and saved at each transition."""
@@ -97,7 +78,6 @@ class WorkflowRun:
     row: dict[str, Any]
     document: Any
     retries: dict[int, int]
-    events: list[dict[str, Any]]
     # The time spent in earlier processes, and when this one took the execution up.
     spent_before: float = 0.0
     resumed_at: float = field(default_factory=time.monotonic)
@@ -110,7 +90,6 @@ class WorkflowRun:
             row,
             json.loads(row["document"]),
             retries,
-            json.loads(row.get("events") or "[]"),
             float(row.get("spentMs", 0)) / 1000,
         )
 
@@ -121,9 +100,6 @@ class WorkflowRun:
     def spent(self) -> float:
         return self.spent_before + time.monotonic() - self.resumed_at
 
-    def event(self, kind: str, **details: Any) -> None:
-        self.events.append({"at": int(time.time() * 1000), "type": kind, **details})
-
     def save(self, store: Store, changes: Mapping[str, Any], *also: Action) -> None:
         """Write `changes` with the state so far (and `also`), on condition that the row has
         not moved since this process read it."""
@@ -132,7 +108,6 @@ class WorkflowRun:
             set={
                 "document": _json(self.document),
                 "retries": json.dumps({str(k): v for k, v in self.retries.items()}),
-                "events": _json(self.events[-_MAX_EVENTS:]),
                 "spentMs": int(self.spent() * 1000),
                 **changes,
             },
@@ -144,7 +119,6 @@ class WorkflowRun:
 
     def end(self, store: Store, status: str, error: str | None = None, cause: str = "") -> None:
         """Save the execution's end; its mark as unfinished goes in the same write."""
-        self.event("ended", status=status, **({"error": error} if error else {}))
         changes: dict[str, Any] = {
             "status": status,
             "endedAt": int(time.time() * 1000),
