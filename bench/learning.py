@@ -127,7 +127,7 @@ def run(sessions: int = SESSIONS, rounds: int = ROUNDS) -> dict[str, Any]:
             1
             for session_id in measured
             for e in rig.steps.learning.executions(_pool(session_id))
-            if e["status"] == "succeeded" and e["applied"]
+            if e.status == "succeeded" and e.applied
         )
         workflow = Calls()
         workflow.counts = dict(rig.step_calls.counts)

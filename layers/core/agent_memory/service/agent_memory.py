@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
 
 from agent_memory.domain.access import Action, authorized
 from agent_memory.domain.agent_memory import (
@@ -29,6 +28,7 @@ from agent_memory.domain.entries import Entry, EntryMeta, KeyedMemory
 from agent_memory.domain.errors import NotFound, SessionConflict, VersionConflict, WriteConflict
 from agent_memory.domain.identity import Principal, person_of
 from agent_memory.domain.memory_text import MemoryText, first_page
+from agent_memory.domain.runs import RunView
 from agent_memory.domain.session_memory import Remember
 from agent_memory.persistence.agent_memory import AgentMemory, AgentMemoryRepository
 from agent_memory.persistence.agents import AgentRepository
@@ -140,7 +140,7 @@ class AgentMemoryService:
             always=always,
         )
 
-    def executions(self, principal: Principal, agent_id: str) -> list[dict[str, Any]]:
+    def executions(self, principal: Principal, agent_id: str) -> list[RunView]:
         agent = authorized(principal, self._agents.get(agent_id), "read", what="agent")
         return learning_runs(self.learning, PoolRef("agent", agent.org_id, agent.id))
 

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.evidence import EvidenceItem, KnownEntry
+from agent_memory.domain.runs import RunView
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.persistence.keys import READ_POSITION
 from agent_memory.persistence.retrying import AGAIN, Again, until_it_lands
@@ -151,7 +152,7 @@ class Workflow(Protocol):
 
     def start(self, pool: PoolRef, *, upto: int, reason: str) -> StartAnswer: ...
 
-    def executions(self, pool: PoolRef, *, limit: int = 100) -> list[dict[str, Any]]: ...
+    def executions(self, pool: PoolRef, *, limit: int = 100) -> list[RunView]: ...
 
     def wait(self, pool: PoolRef, *, event: str, reason: str, upto: int | None = None) -> str: ...
 

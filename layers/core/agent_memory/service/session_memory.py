@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Literal
 
 from agent_memory.domain.access import Action as Access
 from agent_memory.domain.access import authorized
@@ -12,6 +12,7 @@ from agent_memory.domain.entries import Entry, EntryMeta
 from agent_memory.domain.errors import SessionConflict, WriteConflict
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory_text import MemoryText, empty, first_page
+from agent_memory.domain.runs import RunView
 from agent_memory.domain.session_memory import (
     Command,
     Configure,
@@ -160,6 +161,6 @@ class SessionMemoryService:
             )
         return session
 
-    def executions(self, principal: Principal, session_id: str) -> list[dict[str, Any]]:
+    def executions(self, principal: Principal, session_id: str) -> list[RunView]:
         session = self._access.load(principal, session_id, "read")
         return learning_runs(self.learning, session_pool_ref(session))

@@ -58,4 +58,4 @@ async def agent_memory_text(agentId: str, caller: CallerDep, svc: ServicesDep) -
 @router.get("/v1/agents/{agentId}/learning")
 async def agent_learning(agentId: str, caller: CallerDep, svc: ServicesDep) -> Executions:
     """One execution per completed turn of the agent's sessions, newest first."""
-    return Executions(executions=await run(svc, svc.agent_memory.executions, caller, agentId))
+    return Executions.of(await run(svc, svc.agent_memory.executions, caller, agentId))
