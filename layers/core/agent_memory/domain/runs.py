@@ -25,7 +25,7 @@ class RunError:
 class RunView:
     """One run of a pool. `error` is shown only when the run failed; `source` is the
     conversation it read (`("session", id)`, `("chat", id)`), `kind` the thread step that
-    ran it."""
+    ran it, `turn_id` the Turn whose end a Bot's run waited for."""
 
     id: str
     status: RunStatus
@@ -40,6 +40,11 @@ class RunView:
     error: RunError | None = None
     note: str | None = None
     kind: str | None = None
+    turn_id: str | None = None
+
+    @property
+    def source_id(self) -> str | None:
+        return None if self.source is None else self.source[1]
 
 
 def seen_at(run: RunView, running_since: int, now: int) -> RunView:

@@ -42,18 +42,16 @@ class ExecutionRepository(ModelCallRows, WaitRows):
         record = found.get(run.sk)
         return self._row(run, record, found.get(run.evidence_sk)) if record else None
 
-    def newest(
-        self, kind: str, pool_id: str, limit: int, *, evidence: bool = False
-    ) -> list[ExecutionRow]:
-        """The newest `limit` executions of a pool, newest first. With `evidence`, the rows
-        still `waiting` are read with their evidence rows (one more request), so a waited
-        run that began there shows as running."""
+    def newest(self, kind: str, pool_id: str, limit: int) -> list[ExecutionRow]:
+        """The newest `limit` executions of a pool, newest first; the rows still `waiting`
+        are read with their evidence rows (one more request), so a waited run that began
+        there shows as running."""
         pk = learn_pk(kind, pool_id)
         page = self._store.query(pk, KeyRange(prefix=EXEC_PREFIX), limit=limit, newest_first=True)
         listed = [(Run.of_row(record, kind, pool_id), record) for record in page.records]
         waiting = [run for run, record in listed if record["status"] == "waiting"]
         kept: dict[str, Record] = {}
-        if evidence and waiting:
+        if waiting:
             found = self._store.get_many([(pk, run.evidence_sk) for run in waiting])
             kept = {str(r["sk"]): r for r in found}
         return [self._row(run, record, kept.get(run.evidence_sk)) for run, record in listed]

@@ -188,17 +188,13 @@ class LearningStarts:
 
     def executions(self, pool: PoolRef, *, limit: int = 100) -> list[RunView]:
         """The pool's newest runs, newest first."""
-        return self.shown(self._runs.newest(pool.kind, pool.pool_id, limit, evidence=True))
+        return self.shown(self._runs.newest(pool.kind, pool.pool_id, limit))
 
     def shown(self, rows: Sequence[ExecutionRow]) -> list[RunView]:
         """Execution rows read with their evidence rows (`newest`) as their pool's list
         shows them now."""
         now = self._clock.now_ms()
         return [self._shown(row, now) for row in rows]
-
-    def views(self, rows: Sequence[ExecutionRow]) -> list[dict[str, Any]]:
-        """`shown` in API.md's Execution shape, for the Bot's list (service/memory_bot.py)."""
-        return [_execution_json(run) for run in self.shown(rows)]
 
     def _shown(self, row: ExecutionRow, now: int) -> RunView:
         details = self._runs.details(row)
@@ -249,27 +245,3 @@ def _payload(run: Run) -> dict[str, Any]:
     if run.source is not None:
         ref["source"] = list(run.source)
     return {"pool": ref, "upto": run.upto, "reason": run.reason, "requestedAt": run.requested_at}
-
-
-def _execution_json(run: RunView) -> dict[str, Any]:
-    """API.md's Execution as api/contracts/base.py `execution_json` builds it, for the Bot's
-    list, which adds each run's Chat and Turn to it."""
-    view: dict[str, Any] = {
-        "id": run.id,
-        "status": run.status,
-        "startedAt": run.started_at,
-        "endedAt": run.ended_at,
-        "itemIds": run.item_ids,
-        "applied": run.applied,
-        "rejected": run.rejected,
-        "reason": run.reason,
-        "model": run.model,
-    }
-    if run.source is not None:
-        kind, source_id = run.source
-        view[f"{kind}Id"] = source_id
-    if run.error is not None:
-        view["error"] = {"type": run.error.type, "message": run.error.message}
-    if run.note is not None:
-        view["note"] = run.note
-    return view

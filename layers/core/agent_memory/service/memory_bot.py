@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from agent_memory.domain.bots import BOTS_BELONG_TO_A_PERSON, Chat, Turn, owner_only
@@ -22,6 +23,7 @@ from agent_memory.domain.memory_bot import (
     turn_event,
     turn_of_event,
 )
+from agent_memory.domain.runs import RunView
 from agent_memory.domain.sessions import check_content
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.tasks.memory_bot_requests import (
@@ -154,34 +156,38 @@ class MemoryBotService:
         owner_only(principal, chat, ONLY_OWNER_READS)
         return self.repo.enrichments(chat)
 
-    def executions(self, principal: Principal, bot_id: str) -> list[dict[str, Any]]:
+    def executions(self, principal: Principal, bot_id: str) -> list[RunView]:
         """All of them for a writer of the Bot, else those of Chats the caller owns."""
         user, _org = person_of(principal, BOTS_BELONG_TO_A_PERSON)
         bot, reach = self._bots.reach(principal, bot_id, "read")
         pool_id = learning_pool_id(bot.id, reach.org_id)
-        rows = self._runs.newest(KIND, pool_id, EXECUTIONS_LIMIT, evidence=True)
-        shown = [
-            view
-            | {"chatId": view.get("chatId"), "turnId": turn_of_event(row.record.get("waitFor"))}
-            for row, view in zip(rows, self._learning.views(rows), strict=True)
+        rows = self._runs.newest(KIND, pool_id, EXECUTIONS_LIMIT)
+        runs = [
+            replace(run, turn_id=turn_of_event(row.record.get("waitFor")))
+            for row, run in zip(rows, self._learning.shown(rows), strict=True)
         ]
         if reach.level != "write":
-            read = self._bots.repo.chats(list({v["chatId"] for v in shown if v["chatId"]}))
+            read = self._bots.repo.chats(list({r.source_id for r in runs if r.source_id}))
             owned = {chat.id for chat in read if chat.owner == user}
-            shown = [view for view in shown if view["chatId"] in owned]
-        self._abandoned_waits(shown)
-        return shown
+            runs = [run for run in runs if run.source_id in owned]
+        return self._abandoned_waits(runs)
 
-    def _abandoned_waits(self, shown: list[dict[str, Any]]) -> None:
+    def _abandoned_waits(self, runs: list[RunView]) -> list[RunView]:
         """A wait whose Turn was abandoned never starts: it is shown skipped, with why."""
-        waiting: dict[str, list[dict[str, Any]]] = {}
-        for view in shown:
-            if view["status"] == "waiting" and view.get("chatId") and view.get("turnId"):
-                waiting.setdefault(view["chatId"], []).append(view)
+        waiting: dict[str, list[str]] = {}
+        for run in runs:
+            if run.status == "waiting" and run.source_id and run.turn_id:
+                waiting.setdefault(run.source_id, []).append(run.turn_id)
         now = self._clock.now_ms()
-        for chat_id, views in waiting.items():
-            turns = self._bots.repo.turns(chat_id, [v["turnId"] for v in views])
-            for view in views:
-                found = turns.get(view["turnId"])
-                if found is not None and found.state(now) == "abandoned":
-                    view["status"], view["note"] = "skipped", TURN_WAS_ABANDONED
+        abandoned = {
+            (chat_id, turn_id)
+            for chat_id, turn_ids in waiting.items()
+            for turn_id, turn in self._bots.repo.turns(chat_id, turn_ids).items()
+            if turn.state(now) == "abandoned"
+        }
+        return [
+            replace(run, status="skipped", note=TURN_WAS_ABANDONED)
+            if run.status == "waiting" and (run.source_id, run.turn_id) in abandoned
+            else run
+            for run in runs
+        ]

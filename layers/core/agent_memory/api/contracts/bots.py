@@ -4,7 +4,7 @@ settings (API.md, "Bots, channels and chats", "Bot memory")."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field
 from pydantic.config import JsonDict
@@ -18,6 +18,7 @@ from agent_memory.api.contracts.base import (
     NotBlank,
     Sparse,
     empty_list,
+    execution_json,
     fitting,
 )
 from agent_memory.api.contracts.bot_fields import Id, Name
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from agent_memory.domain.bots import Bot
     from agent_memory.domain.entries import Entry
     from agent_memory.domain.memory_bot import BotSettings
+    from agent_memory.domain.runs import RunView
 
 LevelText = Literal["read", "write"]
 # Declared, checked by the domain (its messages name the grant): a level per user id.
@@ -319,6 +321,14 @@ class BotExecution(Answer):
 
 class BotExecutions(Answer):
     executions: list[BotExecution]
+
+    @classmethod
+    def of(cls, runs: Sequence[RunView]) -> Self:
+        """A Bot's runs, each with the Chat it read and the Turn it waited for (or null)."""
+        shown = [
+            execution_json(run) | {"chatId": run.source_id, "turnId": run.turn_id} for run in runs
+        ]
+        return cls.model_validate({"executions": shown})
 
 
 class BudgetIn(Body):

@@ -164,8 +164,7 @@ async def bot_memory_context(
 async def bot_learning(botId: str, caller: CallerDep, svc: ServicesDep) -> BotExecutions:
     """A writer of the bot sees its organization's executions; anyone else those of chats
     they own."""
-    found = await run(svc, svc.memory_bot.executions, caller, botId)
-    return BotExecutions.model_validate({"executions": found})
+    return BotExecutions.of(await run(svc, svc.memory_bot.executions, caller, botId))
 
 
 @memory_bot.get("/v1/bots/{botId}/memory/bot")
