@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
@@ -27,10 +27,6 @@ class Grants:
     org_id: str
     owner: str | None
     members: frozenset[str]
-
-    @classmethod
-    def of(cls, org_id: str, owner: str | None, members: Collection[str] = ()) -> Grants:
-        return cls(org_id=org_id, owner=owner, members=frozenset(members))
 
 
 OPERATOR_READS_NO_CONTENT = (
