@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from agent_memory.persistence.keys import EVENTS_PREFIX
 from bench.counting import AwsCalls
 from bench.rigs import embedded
 from bench.sizes import item_size
@@ -34,7 +35,7 @@ def _event_wru(calls: AwsCalls) -> float:
             continue
         for action in params.get("TransactItems", []):
             item = action.get("Put", {}).get("Item", {})
-            if str(item.get("pk", {}).get("S", "")).startswith("EVENTS#"):
+            if str(item.get("pk", {}).get("S", "")).startswith(EVENTS_PREFIX):
                 units += 2 * max(1, -(-item_size(item) // _WRITE_UNIT))
     return units
 
