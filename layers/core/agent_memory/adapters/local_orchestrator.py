@@ -20,7 +20,6 @@ from agent_memory.adapters import asl
 from agent_memory.adapters.local_workflow import (
     FAILED,
     NAME_TAKEN,
-    OPEN_PK,
     RUNNING,
     SUCCEEDED,
     TIMED_OUT,
@@ -32,6 +31,7 @@ from agent_memory.adapters.local_workflow import (
     started,
 )
 from agent_memory.domain.errors import Unavailable, WriteConflict
+from agent_memory.persistence.keys import WORKFLOW_OPEN_PK
 from agent_memory.ports import Execution, KeyRange, Store
 from agent_memory.ports.store import partition_rows
 
@@ -100,7 +100,7 @@ class LocalOrchestrator:
     def run(self) -> int:
         """Resume every unfinished execution and start the workers; returns how many resumed."""
         resumed = 0
-        for record in partition_rows(self._store, OPEN_PK, KeyRange(prefix=""), page=500):
+        for record in partition_rows(self._store, WORKFLOW_OPEN_PK, KeyRange(prefix=""), page=500):
             name = str(record["name"])
             with self._cond:
                 if name in self._open:

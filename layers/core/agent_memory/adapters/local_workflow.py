@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_memory.adapters import asl
-from agent_memory.persistence.keys import WORKFLOW_PREFIX
+from agent_memory.persistence.keys import WORKFLOW_OPEN_PK, WORKFLOW_PREFIX
 from agent_memory.ports import Absent, Action, Delete, Equals, Put, Store, Update
 from agent_memory.ports.store import updated
 
@@ -26,7 +26,6 @@ log = logging.getLogger(__name__)
 
 Task = Callable[[dict[str, Any]], Any]
 
-OPEN_PK = "WORKFLOW_OPEN"
 NAME_TAKEN = "EXECUTION_NAME"
 RUNNING, SUCCEEDED, FAILED, TIMED_OUT = "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT"
 # Step Functions keeps a used name for 90 days; so does the run row.
@@ -66,7 +65,7 @@ def started(name: str, payload: Mapping[str, Any], start_at: str) -> list[Action
         "version": 0,
         "ttl": int(now) + RETENTION_S,
     }
-    opened = {"pk": OPEN_PK, "sk": _open_sk(started_ms, name), "name": name}
+    opened = {"pk": WORKFLOW_OPEN_PK, "sk": _open_sk(started_ms, name), "name": name}
     return [Put(row, Absent(name=NAME_TAKEN)), Put(opened)]
 
 
@@ -130,7 +129,7 @@ class WorkflowRun:
         if error is not None:
             changes |= {"error": error, "cause": cause}
         opened = _open_sk(int(self.row["startedAt"]), self.name)
-        self.save(store, changes, Delete(OPEN_PK, opened))
+        self.save(store, changes, Delete(WORKFLOW_OPEN_PK, opened))
         log.info("workflow execution %s ended %s", self.name, status)
 
     def context(self, state: asl.State) -> dict[str, Any]:

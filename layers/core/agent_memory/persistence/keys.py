@@ -123,6 +123,8 @@ EXECUTION_NAME_PREFIX = f"{LEARN_PREFIX}NAME#"
 EXECUTION_NAME_SK = "NAME"
 # The local workflow's executions (tests and local runs).
 WORKFLOW_PREFIX = "WORKFLOW#"
+# One row per unfinished local execution, for a restarted runner to take up.
+WORKFLOW_OPEN_PK = "WORKFLOW_OPEN"
 
 
 def learn_pk(kind: str, pool_id: str) -> str:
