@@ -35,11 +35,12 @@ def delete_organization(
     org_id: str,
     eraser: ErasureService,
 ) -> dict[str, int]:
-    """What this call removed, by kind; NotFound when nothing of the organization is left."""
+    """What this call removed, by kind (snake_case names); NotFound when nothing of the
+    organization is left."""
     if not repo.begin_deletion(org_id):
         raise NotFound(ORG_NOT_FOUND, ["orgId"])
     contents = OrgContents(repo.store)
-    counts = {"serviceKeys": service_keys.revoke_all(org_id), "users": 0, "tokens": 0}
+    counts = {"service_keys": service_keys.revoke_all(org_id), "users": 0, "tokens": 0}
     people = repo.people_ids(org_id)
 
     def gone(user_id: str) -> None:
@@ -50,19 +51,14 @@ def delete_organization(
             counts["tokens"] += tokens
 
     erased = eraser.erase_organization(org_id, people, contents, gone)
-    counts |= {_camel(name): count for name, count in asdict(erased).items()}
-    counts["bots"], counts["botLinks"] = contents.delete_bots(
+    counts |= asdict(erased)
+    counts["bots"], counts["bot_links"] = contents.delete_bots(
         org_id, lambda bot_id: keys.learn_pk(BOT_LEARNING, learning_pool_id(bot_id, org_id))
     )
     counts["channels"] = contents.delete_channels(org_id)
     counts["events"] = contents.delete_events(org_id)
     counts["organizations"] = repo.finish_deletion(org_id)
     return counts
-
-
-def _camel(name: str) -> str:
-    first, *rest = name.split("_")
-    return first + "".join(part.title() for part in rest)
 
 
 def delete_holding(repo: IdentityRepository, org_id: str, user_id: str) -> int | None:

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
+from pydantic.alias_generators import to_camel
 
 from agent_memory.api.contracts.base import (
     ID_PATTERN,
@@ -159,6 +161,11 @@ class DeletedOrganization(Answer):
         description="What this call removed, by kind; a call that finishes one cut short"
         " counts only what it removed itself"
     )
+
+    @classmethod
+    def counted(cls, counts: Mapping[str, int]) -> DeletedOrganization:
+        """The service's counts, named by their kinds' snake_case names, in camelCase."""
+        return cls(deleted={to_camel(kind): count for kind, count in counts.items()})
 
 
 class CreateServiceKey(Body):

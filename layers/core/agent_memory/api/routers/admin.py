@@ -68,7 +68,7 @@ async def delete_organization(
     settings, service keys and events. Marked first, so nothing is added to it meanwhile;
     a call cut short is finished by the next; once nothing of it is left, 404."""
     deleted = await run(svc, svc.identity.delete_org, caller, orgId, svc.erasure)
-    return DeletedOrganization(deleted=deleted)
+    return DeletedOrganization.counted(deleted)
 
 
 @router.post("/users", status_code=201)
