@@ -136,3 +136,38 @@ def api(services: Any) -> Iterator[Api]:
 
     with TestClient(create_app(lambda: services), raise_server_exceptions=False) as client:
         yield Api(client)
+
+
+@pytest.fixture(scope="module")
+def shared_app() -> Iterator[tuple[Api, Any]]:
+    """One embedded AWS and one app for a module, wired as tests/conftest.py wires them (its
+    `api`): provisioning a fresh one per route cost most of each case. Every case builds its
+    own organizations and objects (`build_world`), so no case sees another's. A module makes its
+    `api` of it with `fresh_counters`."""
+    from dataclasses import replace
+
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+    from agent_memory.bootstrap import aws_adapters, build_services, step_services
+    from agent_memory.persistence.limits import ProcessCounters
+    from tests.support.aws import embedded_settings
+
+    with embedded_settings() as (session, _local, settings):
+        counters = ProcessCounters()
+        adapters = replace(aws_adapters(settings, session), counters=counters)
+        services = build_services(settings, adapters)
+        step_services.use(services)
+        try:
+            with TestClient(create_app(lambda: services), raise_server_exceptions=False) as c:
+                yield Api(c), counters
+        finally:
+            step_services.reset()
+
+
+def fresh_counters(shared_app: tuple[Api, Any]) -> Api:
+    """The module's app, with rate counters as fresh as a new process's (the admin token
+    would otherwise count every case's calls against one limit): a module's `api`."""
+    made, counters = shared_app
+    counters._windows.clear()
+    return made

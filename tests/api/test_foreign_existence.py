@@ -15,8 +15,20 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Api, User
-from tests.support.access import BODIES, DOCUMENT, ROUTES, World, build_world
+from tests.conftest import Api, User, fresh_counters
+from tests.support.access import (
+    BODIES,
+    DOCUMENT,
+    ROUTES,
+    World,
+    build_world,
+)
+
+
+@pytest.fixture
+def api(shared_app: tuple[Api, Any]) -> Api:
+    return fresh_counters(shared_app)
+
 
 # Routes whose body names an object of an organization: how to name one in a body.
 BODY_IDS: dict[tuple[str, str], Callable[[str], dict[str, Any]]] = {

@@ -9,12 +9,11 @@ takes a body, given a sample in `BODIES`: adding a route means deciding who may 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.conftest import Api
+from tests.conftest import Api, fresh_counters
 from tests.support.access import (
     BODIES,
     DOCUMENT,
@@ -90,39 +89,9 @@ def expected(method: str, path: str, caller: str) -> set[int]:
     return {0}
 
 
-@pytest.fixture(scope="module")
-def shared() -> Iterator[tuple[Api, Any]]:
-    """One embedded AWS and one app for the module, wired as tests/conftest.py wires them
-    (its `api`): provisioning a fresh one per route cost most of each case. Every case builds
-    its own organizations and objects (`build_world`), so no case sees another's."""
-    from dataclasses import replace
-
-    from fastapi.testclient import TestClient
-
-    from agent_memory.api.app import create_app
-    from agent_memory.bootstrap import aws_adapters, build_services, step_services
-    from agent_memory.persistence.limits import ProcessCounters
-    from tests.support.aws import embedded_settings
-
-    with embedded_settings() as (session, _local, settings):
-        counters = ProcessCounters()
-        adapters = replace(aws_adapters(settings, session), counters=counters)
-        services = build_services(settings, adapters)
-        step_services.use(services)
-        try:
-            with TestClient(create_app(lambda: services), raise_server_exceptions=False) as c:
-                yield Api(c), counters
-        finally:
-            step_services.reset()
-
-
 @pytest.fixture
-def api(shared: tuple[Api, Any]) -> Api:
-    """The module's app, with rate counters as fresh as a new process's (the admin token
-    would otherwise count every case's calls against one limit)."""
-    made, counters = shared
-    counters._windows.clear()
-    return made
+def api(shared_app: tuple[Api, Any]) -> Api:
+    return fresh_counters(shared_app)
 
 
 CALLERS = ("anonymous", "revoked", "outsider", "outsider-admin", "operator", "stranger", "owner")
