@@ -138,14 +138,20 @@ def api(services: Any) -> Iterator[Api]:
         yield Api(client)
 
 
-@pytest.fixture(scope="module")
-def shared_app() -> Iterator[tuple[Api, Any]]:
-    """One embedded AWS and one app for a module, wired as tests/conftest.py wires them (its
-    `api`): provisioning a fresh one per route cost most of each case. Every case builds its
-    own organizations and objects (`build_world`), so no case sees another's. A module makes its
-    `api` of it with `fresh_counters`."""
-    from dataclasses import replace
+@dataclass(frozen=True)
+class SharedApp:
+    """A module's one embedded AWS and app: its client, its services and its rate counters."""
 
+    api: Api
+    services: Any
+    counters: Any
+
+
+@pytest.fixture(scope="module")
+def shared_app() -> Iterator[SharedApp]:
+    """One embedded AWS and one app for a module, wired as `api` is: provisioning a fresh
+    one per case cost most of each case. The modules that take it build their own
+    organizations and objects in every case (or only read what the module built once)."""
     from fastapi.testclient import TestClient
 
     from agent_memory.api.app import create_app
@@ -160,14 +166,13 @@ def shared_app() -> Iterator[tuple[Api, Any]]:
         step_services.use(services)
         try:
             with TestClient(create_app(lambda: services), raise_server_exceptions=False) as c:
-                yield Api(c), counters
+                yield SharedApp(Api(c), services, counters)
         finally:
             step_services.reset()
 
 
-def fresh_counters(shared_app: tuple[Api, Any]) -> Api:
+def fresh_counters(shared: SharedApp) -> Api:
     """The module's app, with rate counters as fresh as a new process's (the admin token
     would otherwise count every case's calls against one limit): a module's `api`."""
-    made, counters = shared_app
-    counters._windows.clear()
-    return made
+    shared.counters._windows.clear()
+    return shared.api

@@ -4,36 +4,13 @@ threads are. Over HTTP on the embedded AWS, one world for the module."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from tests.conftest import Api, User
+from tests.conftest import Api, SharedApp, User
 from tests.support.requests import get, post
-
-
-@pytest.fixture(scope="module")
-def module_api() -> Iterator[Api]:
-    from dataclasses import replace
-
-    from fastapi.testclient import TestClient
-
-    from agent_memory.api.app import create_app
-    from agent_memory.bootstrap import aws_adapters, build_services, step_services
-    from agent_memory.persistence.limits import ProcessCounters
-    from tests.support.aws import embedded_settings
-
-    with embedded_settings() as (session, _local, settings):
-        adapters = replace(aws_adapters(settings, session), counters=ProcessCounters())
-        services = build_services(settings, adapters)
-        step_services.use(services)
-        try:
-            with TestClient(create_app(lambda: services), raise_server_exceptions=False) as c:
-                yield Api(c)
-        finally:
-            step_services.reset()
 
 
 @dataclass
@@ -59,8 +36,8 @@ def bot(api: Api, user: User, name: str, grants: dict[str, str] | None = None) -
 
 
 @pytest.fixture(scope="module")
-def world(module_api: Api) -> World:
-    api = module_api
+def world(shared_app: SharedApp) -> World:
+    api = shared_app.api
     org, other = api.org(), api.org(name="Other")
     ana, bob, boss = api.user(org), api.user(org), api.user(org, role="admin")
     oz, stranger = api.user(other), api.user(api.org(name="Third"))

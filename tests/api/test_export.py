@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.tasks.learning_changes import FactChange
-from tests.conftest import Api, User
+from tests.conftest import Api, SharedApp, User
 from tests.support.bot_memory import MemoryBot
 from tests.support.bots import World, make_chat
 from tests.support.requests import agent, get, post, session
@@ -72,31 +72,8 @@ def export(api: Api, user: User) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def module_api() -> Iterator[tuple[Api, Any]]:
-    """One embedded AWS and app for the module's tests."""
-    from dataclasses import replace
-
-    from fastapi.testclient import TestClient
-
-    from agent_memory.api.app import create_app
-    from agent_memory.bootstrap import aws_adapters, build_services, step_services
-    from agent_memory.persistence.limits import ProcessCounters
-    from tests.support.aws import embedded_settings
-
-    with embedded_settings() as (session, _local, settings):
-        adapters = replace(aws_adapters(settings, session), counters=ProcessCounters())
-        services = build_services(settings, adapters)
-        step_services.use(services)
-        try:
-            with TestClient(create_app(lambda: services), raise_server_exceptions=False) as c:
-                yield Api(c), services
-        finally:
-            step_services.reset()
-
-
-@pytest.fixture(scope="module")
-def built(module_api: tuple[Api, Any]) -> Built:
-    api, services = module_api
+def built(shared_app: SharedApp) -> Built:
+    api, services = shared_app.api, shared_app.services
     world = World(api, services)
     ana, ben = world.ana, world.ben
     agent_id = agent(api, ana, members=(ben.id,))
@@ -183,9 +160,9 @@ def assert_as_read(api: Api, user: User, lines: list[dict[str, Any]]) -> None:
 
 
 def test_an_export_is_each_persons_reads_and_nothing_else(
-    built: Built, module_api: tuple[Api, Any]
+    built: Built, shared_app: SharedApp
 ) -> None:
-    api, _services = module_api
+    api = shared_app.api
     world = built.world
     ana, ben = world.ana, world.ben
     mine, bens = export(api, ana), export(api, ben)
@@ -231,9 +208,9 @@ def test_an_export_is_each_persons_reads_and_nothing_else(
 
 
 def test_an_organization_admins_export_is_their_reads_not_their_peoples(
-    built: Built, module_api: tuple[Api, Any]
+    built: Built, shared_app: SharedApp
 ) -> None:
-    api, _services = module_api
+    api = shared_app.api
     boss = api.user(built.world.org, role="admin")
     lines = export(api, boss)
     assert_as_read(api, boss, lines)
@@ -243,9 +220,9 @@ def test_an_organization_admins_export_is_their_reads_not_their_peoples(
 
 
 def test_a_service_key_acting_for_a_person_exports_what_the_person_does(
-    built: Built, module_api: tuple[Api, Any]
+    built: Built, shared_app: SharedApp
 ) -> None:
-    api, _services = module_api
+    api = shared_app.api
     world = built.world
     made = api.client.post(
         f"/v1/organizations/{world.org}/service-keys", json={"name": "backend"}, headers=api.admin
@@ -262,9 +239,9 @@ def test_a_service_key_acting_for_a_person_exports_what_the_person_does(
 
 
 def test_the_operator_reads_no_export_and_a_stranger_none_of_theirs(
-    built: Built, module_api: tuple[Api, Any]
+    built: Built, shared_app: SharedApp
 ) -> None:
-    api, _services = module_api
+    api = shared_app.api
     answer = api.client.get("/v1/me/export", headers=api.admin)
     assert answer.status_code == 403, answer.text
     assert api.client.get("/v1/me/export").status_code == 401
@@ -275,7 +252,7 @@ def test_the_operator_reads_no_export_and_a_stranger_none_of_theirs(
 
 
 def test_the_python_client_reads_the_export_line_by_line(
-    built: Built, module_api: tuple[Api, Any]
+    built: Built, shared_app: SharedApp
 ) -> None:
     import asyncio
 
@@ -285,7 +262,7 @@ def test_the_python_client_reads_the_export_line_by_line(
     from agent_memory_client import AsyncClient
     from agent_memory_client.errors import AgentMemoryError
 
-    api, services = module_api
+    api, services = shared_app.api, shared_app.services
     ana = built.world.ana
     transport = httpx.ASGITransport(create_app(lambda: services))
     operator_token = api.admin["Authorization"].removeprefix("Bearer ")
@@ -304,11 +281,11 @@ def test_the_python_client_reads_the_export_line_by_line(
 
 
 def test_where_one_answer_is_capped_a_larger_export_answers_413_and_no_lines(
-    built: Built, module_api: tuple[Api, Any], monkeypatch: pytest.MonkeyPatch
+    built: Built, shared_app: SharedApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On AWS the export is one buffered Lambda answer (EXPORT_MAX_BYTES): one that fits is
     the same lines as streamed; a larger one is refused whole with a reason, not cut."""
-    api, services = module_api
+    api, services = shared_app.api, shared_app.services
     ana = built.world.ana
     streamed = export(api, ana)
     size = len(api.client.get("/v1/me/export", headers=ana.headers).content)

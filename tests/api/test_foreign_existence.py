@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Api, User, fresh_counters
+from tests.conftest import Api, SharedApp, User, fresh_counters
 from tests.support.access import (
     BODIES,
     DOCUMENT,
@@ -26,7 +26,7 @@ from tests.support.access import (
 
 
 @pytest.fixture
-def api(shared_app: tuple[Api, Any]) -> Api:
+def api(shared_app: SharedApp) -> Api:
     return fresh_counters(shared_app)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Api, fresh_counters
+from tests.conftest import Api, SharedApp, fresh_counters
 from tests.support.access import (
     BODIES,
     DOCUMENT,
@@ -90,7 +90,7 @@ def expected(method: str, path: str, caller: str) -> set[int]:
 
 
 @pytest.fixture
-def api(shared_app: tuple[Api, Any]) -> Api:
+def api(shared_app: SharedApp) -> Api:
     return fresh_counters(shared_app)
 
 
