@@ -12,7 +12,6 @@ import pytest
 
 from agent_memory.domain import agent_memory as rules
 from agent_memory.domain.tasks.base import ModelRequest
-from agent_memory.domain.tasks.memory_changes import LearningRequest
 from agent_memory.ports import ModelFailure
 from agent_memory.service.learning_pools import PoolRef, SourceRef
 from agent_memory.service.learning_runs import execution_name
