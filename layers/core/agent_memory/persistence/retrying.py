@@ -34,6 +34,10 @@ def any_race(_error: WriteConflict) -> bool:
 FIRST_S = 0.004
 CEILING_S = 0.128
 BUDGET_S = 8.0
+# Jitter spreads writers apart; it guards nothing, so any generator serves. Its own one: it
+# neither draws from nor moves the process's global `random` (a seeded sequence, a property
+# test's generator).
+_jitter = random.Random()  # noqa: S311
 
 
 def until_it_lands(
@@ -56,8 +60,7 @@ def until_it_lands(
             if not isinstance(result, Again):
                 return result
         retries += 1
-        # Jitter spreads writers apart; it guards nothing, so any generator serves.
-        wait = random.uniform(0.0, min(CEILING_S, FIRST_S * 2**retries))  # noqa: S311
+        wait = _jitter.uniform(0.0, min(CEILING_S, FIRST_S * 2**retries))
         if (tries is not None and retries >= tries) or time.monotonic() + wait > deadline:
             raise gave_up() from None
         time.sleep(wait)
