@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.domain.memory_bot import ModelCall
+from agent_memory.persistence.keys import CALL_PREFIX, CONFESSION_PREFIX
 
 
 def logged_calls(services: Any, chat_id: str) -> list[ModelCall]:
@@ -13,8 +14,8 @@ def logged_calls(services: Any, chat_id: str) -> list[ModelCall]:
     repo = services.memory_bot.repo
     chat = services.bots.repo.get_chat(chat_id)
     rows = [
-        *repo._newest(chat, "CALL#"),
-        *(r for r in repo._newest(chat, "CONFESS#") if "task" in r[0]),
+        *repo._newest(chat, CALL_PREFIX),
+        *(r for r in repo._newest(chat, CONFESSION_PREFIX) if "task" in r[0]),
     ]
     rows.sort(key=lambda r: (int(r[0]["at"]), str(r[0]["sk"])), reverse=True)
     return [

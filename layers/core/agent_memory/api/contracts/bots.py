@@ -111,6 +111,7 @@ class BotsAnswer(Answer):
     )
 
 
+# A link's grant changes: a level, or null to remove that person's grant.
 LINK_GRANTS: JsonDict = {"additionalProperties": {"enum": ["read", "write", None]}}
 
 
