@@ -7,20 +7,18 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from agent_memory.adapters.choice import embedder, model_catalog
+from agent_memory.adapters.choice import model_catalog
 from agent_memory.adapters.models import ModelCatalogImpl
 from agent_memory.adapters.secrets import ApiKey, SecretReader
 from agent_memory.config import Settings, load_settings
 from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.tasks.memory_changes import MEMORY_CHANGES, LearningRequest
 from agent_memory.ports import ModelFailure
-from agent_memory.ports.vectors import EmbeddingFailure
 
 # What template.yaml passes when every optional parameter is left empty.
 DEPLOYED = {
@@ -261,33 +259,6 @@ def test_the_deployed_wiring_sends_the_secrets_key_to_the_endpoint(
     reply = model.propose(REQUEST)
     assert json.loads(reply.text) == {"changes": []}
     assert seen == ["Bearer sk-from-secret"]
-
-
-def test_the_models_and_the_embedder_of_a_process_read_the_secret_once(
-    local_aws: tuple[Any, Any], secretsmanager: Any, completions: tuple[str, list[str]]
-) -> None:
-    session, _local = local_aws
-    url, seen = completions
-    arn = secretsmanager.create_secret(Name="openai-key", SecretString="sk-from-secret")["ARN"]
-    client = CountingClient(session.client("secretsmanager"))
-    settings = load_settings(
-        {
-            "OPENAI_BASE_URL": url,
-            "OPENAI_API_KEY_SECRET_ARN": arn,
-            "EMBEDDING_MODEL": "openai/text-embedding-3-small",
-        }
-    )
-    model = model_catalog(settings, SimpleNamespace(client=lambda name: client))
-    resolved = model.resolve("openai/gpt-4o-mini")
-    assert resolved is not None
-    resolved.propose(REQUEST)
-    # A second reader would read the rotated key; the one reader keeps the key it read.
-    secretsmanager.put_secret_value(SecretId=arn, SecretString="sk-rotated")
-    # This endpoint answers chat completions only: the embedding is refused once sent.
-    with pytest.raises(EmbeddingFailure):
-        embedder(settings).embed(["hello"])
-    assert seen == ["Bearer sk-from-secret"] * 2
-    assert client.reads == 1
 
 
 def test_the_public_endpoint_needs_a_key_or_a_secret() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,31 +14,20 @@ if TYPE_CHECKING:
     from agent_memory.adapters.secrets import ApiKey
 
 
-# The OpenAI key of each settings: a process's model catalog and embedder share it, and
-# with it one Secrets Manager client and one cached secret.
-_openai_keys: weakref.WeakKeyDictionary[Settings, ApiKey] = weakref.WeakKeyDictionary()
-
-
 def openai_key(settings: Settings, session: Any = None) -> ApiKey:
-    """The OpenAI key: the setting's, or read from Secrets Manager at its first use. The
-    first caller's `session` builds its Secrets Manager client."""
+    """The OpenAI key: the setting's, or read from Secrets Manager at its first use."""
     from agent_memory.adapters.secrets import ApiKey, SecretReader
-
-    key = _openai_keys.get(settings)
-    if key is not None:
-        return key
-    # The reader holds the region, not the settings: the settings stay collectable.
-    region = settings.region
 
     def secrets_client() -> Any:
         import boto3
 
-        return (session or boto3.session.Session(region_name=region)).client("secretsmanager")
+        return (session or boto3.session.Session(region_name=settings.region)).client(
+            "secretsmanager"
+        )
 
-    key = ApiKey(
+    return ApiKey(
         settings.openai_api_key, settings.openai_api_key_secret_arn, SecretReader(secrets_client)
     )
-    return _openai_keys.setdefault(settings, key)
 
 
 def model_catalog(settings: Settings, session: Any = None, *, bedrock: bool = True) -> ModelCatalog:
