@@ -523,7 +523,9 @@ def session(region: str = REGION) -> Any:
 def mock_boto_only() -> None:
     """The service reaches AWS through boto3 alone, which moto answers in botocore. moto also
     registers every AWS URL (some 6,400 patterns) with a mock of the `requests` library each
-    time a mock starts, for clients that call AWS over `requests`: there are none here."""
+    time a mock starts, for clients that call AWS over `requests`: there are none here.
+    Once patched, no mock of this process starts it, so a `requests` call to AWS would not
+    be refused by moto; the service makes none."""
     from moto.core import models
 
     enable = models.MockAWS._enable_patching
