@@ -225,8 +225,9 @@ class _Cut:
 
 
 class Judge:
-    """Decides visibility over one consistent read of a pool (`resolve` finds an entry by
-    id). Each entry is resolved and decided once; its depth is its own chain length, not
+    """Seed 002's rule: an entry's own tags, intersected with every source's audience,
+    recursively. Decides visibility over one consistent read of a pool (`resolve` finds an
+    entry by id). Each entry is resolved and decided once; its depth is its own chain length, not
     where the walk began, so the memo never changes an answer."""
 
     # Observations on observations: chains deeper than `max_depth` are hidden, not followed.

@@ -1,9 +1,11 @@
 """Deleting sessions and agents, erasing a person from their organization, and finding
 what a person's export reads.
 
-A person's export finds their objects as erasing them does: the index rows written in each
-object's create transaction (docs/adr/0070, 0085), so an object that erasure would remove is
-an object the export shows, and no second list of pools exists to fall behind.
+The object is marked first, its rows go in batches and its head row last, so the next call
+finishes one cut short. A person's export finds their objects as erasing them does: the index
+rows written in each object's create transaction (docs/adr/0070, 0085), so an object that
+erasure would remove is an object the export shows, and no second list of pools exists to
+fall behind.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from agent_memory.service.learning_pools import Evidence, PoolRef, SourceRef
 _NAME_SAFE = re.compile(r"[A-Za-z0-9_-]+")
 
 
-class Retryable(Exception):
+class Retryable(Exception):  # the ASL retries errors by this exact class name
     """A transient failure: the state machine retries the step with backoff."""
 
     def __init__(self, error_type: str, message: str) -> None:
@@ -34,7 +34,7 @@ class LearningStepError(Exception):
 
 
 class ModelTimeout(LearningStepError):
-    pass
+    """The model did not answer within its client timeout."""
 
 
 class ModelUnavailable(LearningStepError):
