@@ -17,6 +17,7 @@ import pytest
 
 from agent_memory.api.contracts.agent_memory import AgentMemoryAnswer
 from agent_memory.api.contracts.base import Executions
+from agent_memory.api.contracts.bots import BotExecutions
 from agent_memory.api.contracts.memory_objects import AgentMemoryList, AgentMemoryOut
 from agent_memory.api.contracts.sessions import SessionEntryOut
 from agent_memory.domain import session_memory
@@ -380,10 +381,13 @@ def test_a_list_keeps_the_longest_prefix_that_fits() -> None:
     assert within_budget([], budget=0) == ([], False)
 
 
-def test_executions_are_cut_to_the_newest_that_fit_one_answer() -> None:
+@pytest.mark.parametrize("answer", [Executions, BotExecutions])
+def test_executions_are_cut_to_the_newest_that_fit_one_answer(
+    answer: type[Executions] | type[BotExecutions],
+) -> None:
     huge = [{"reason": "y" * 1_000_000}]
     runs = [RunView(f"run-{n}", "succeeded", 1, 2, "turn", None, rejected=huge) for n in range(100)]
-    shown = Executions.of(runs).model_dump()["executions"]
+    shown = answer.of(runs).model_dump()["executions"]
     assert [run["id"] for run in shown] == [f"run-{n}" for n in range(len(shown))]
     assert 0 < len(shown) < 100
     assert carried_size({"executions": shown}) <= ANSWER_BUDGET

@@ -137,8 +137,8 @@ def test_a_confession_that_cannot_be_written_still_leaves_its_call_in_the_log(
     assert row["ttl"] > time.time()
 
 
-def test_calls_interleave_the_call_rows_and_the_confessions_newest_first(
-    world: World, script: Script, services: Any
+def test_each_confide_logs_its_enrichment_and_its_answer_under_its_turn(
+    world: World, script: Script, services: Any, adapters: Any
 ) -> None:
     script.answers["enrichment"] = {"input": None, "used": []}
     remembered = world.api.client.post(
@@ -154,13 +154,17 @@ def test_calls_interleave_the_call_rows_and_the_confessions_newest_first(
     second = turn(world.api, world.ana, chat["id"], "Train again?")["turn"]["id"]
     world.confide(world.ana, chat, second, "second")
     calls = logged_calls(services, chat["id"])
-    assert [(c.task, c.turn_id) for c in calls] == [
-        ("confide_answer", second),
-        ("enrichment", second),
-        ("confide_answer", first),
-        ("enrichment", first),
-    ]
-    assert [c.at for c in calls] == sorted((c.at for c in calls), reverse=True)
+    # The answer's call is kept on its confession, the enrichment's on a CALL# row.
+    assert sorted((c.task, c.turn_id) for c in calls) == sorted(
+        [
+            ("confide_answer", second),
+            ("enrichment", second),
+            ("confide_answer", first),
+            ("enrichment", first),
+        ]
+    )
+    assert len(rows(adapters, chat["id"], "CALL#")) == 2
+    assert len(rows(adapters, chat["id"], "CONFESS#")) == 2
 
 
 def test_erasing_the_owner_takes_the_confession_and_its_call(

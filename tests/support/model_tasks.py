@@ -6,7 +6,7 @@ from typing import Any
 
 from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.proposals import MEMORY_KINDS
-from agent_memory.domain.tasks.base import ModelRequest, ModelTask
+from agent_memory.domain.tasks.base import STEP_DEADLINE_S, ModelRequest, ModelTask
 from agent_memory.domain.tasks.learning_changes import (
     LEARNING_CHANGES,
     KnownBotEntry,
@@ -102,4 +102,5 @@ def budget_request() -> ModelRequest:
             memory=(),
             allowed_kinds=MEMORY_KINDS,
         ),
+        STEP_DEADLINE_S,
     )

@@ -11,6 +11,7 @@ import pytest
 from agent_memory.adapters.choice import model_catalog
 from agent_memory.bootstrap import build_services
 from agent_memory.domain.runs import RunError, RunView
+from agent_memory.domain.tasks.base import STEP_DEADLINE_S
 from agent_memory.ports import ModelCatalog, ModelFailure, Store
 from agent_memory.service.learning_pools import Outcome, PoolRef, apply_cycle
 from agent_memory.service.session_learning import SessionLearningPool
@@ -39,7 +40,7 @@ class InlineLearning:
         assert model is not None
         ask = self.pool.task(evidence)
         try:
-            reply = model.propose(ask.request())
+            reply = model.propose(ask.request(STEP_DEADLINE_S))
         except ModelFailure as failure:
             # As the workflow does: record the error; the read position stays.
             error = RunError(failure.kind, str(failure))

@@ -30,10 +30,25 @@ def entry_id(key: str) -> str:
 
 
 def fact(
-    key: str, kind: str, content: str, sources: tuple[Source, ...], now_ms: int, rev: int
+    key: str,
+    kind: str,
+    content: str,
+    sources: tuple[Source, ...],
+    now_ms: int,
+    rev: int,
+    previous: EntryMeta | None = None,
 ) -> EntryMeta:
-    """The metadata of an active fact written at revision `rev`."""
-    return keyed_entry(ENTRY_NAMESPACE, key, kind, content, now_ms=now_ms, rev=rev, sources=sources)
+    """The metadata of an active fact written at revision `rev` (over `previous`, if any)."""
+    return keyed_entry(
+        ENTRY_NAMESPACE,
+        key,
+        kind,
+        content,
+        now_ms=now_ms,
+        rev=rev,
+        sources=sources,
+        previous=previous,
+    )
 
 
 def item_sources(item_ids: tuple[str, ...] | list[str]) -> tuple[Source, ...]:

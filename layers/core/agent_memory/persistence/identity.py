@@ -107,8 +107,7 @@ class IdentityRepository(OrganizationRepository):
     def create_user(
         self, user: User, token: IssuedToken | None, issued_by: str, now_ms: int
     ) -> None:
-        """The user with their first token (a person a service key acts for has none), then
-        their organization's count of people."""
+        """The user with their first token (a person a service key acts for has none)."""
         row: Record = {
             "pk": keys.user(user.org_id, user.id),
             "sk": keys.HEAD,
@@ -133,7 +132,6 @@ class IdentityRepository(OrganizationRepository):
             if error.condition == ORG_ALIVE:
                 raise NotFound("organization not found", ["organizationId"]) from error
             raise Conflict(f"user {user.id!r} already exists", ["id"]) from error
-        self.count_people(user.org_id, 1)
 
     def get_user(self, org_id: str, user_id: str) -> User | None:
         row = self._store.get(keys.user(org_id, user_id), keys.HEAD)
@@ -339,12 +337,13 @@ class IdentityRepository(OrganizationRepository):
         self, digest: str, org_id: str
     ) -> tuple[Principal | None, Organization | None]:
         """The token's principal and the row of `org_id` (the token's organization, known
-        from an earlier request), read in one strongly consistent batch."""
+        from an earlier request), read in one strongly consistent batch: neither when the
+        token is unknown or revoked, or its organization is going."""
         token, row = self._beside_org(keys.token(digest), org_id)
         org = live_org(org_id, row)
-        if org is None and token is not None and str(token["orgId"]) == org_id:
-            return None, None  # its organization is going: as a revoked token
-        return (None if token is None else _principal(token)), org
+        if token is None or org is None:
+            return None, None
+        return _principal(token), org
 
     def token_owner(self, prefix: str) -> TokenOwner:
         row = self._store.get(keys.token_prefix(prefix), keys.HEAD)

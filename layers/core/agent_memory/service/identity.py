@@ -169,7 +169,7 @@ class IdentityService:
         """A member first seen through a service key; one created meanwhile stands."""
         user = User(user_id, org_id, None, "member")
         try:
-            self._repo.create_user(user, None, f"service key {key_id}", self._clock.now_ms())
+            self._add(user, None, f"service key {key_id}")
         except Conflict:
             found = self._repo.get_user(org_id, user_id)
             if found is None:
@@ -237,8 +237,7 @@ class IdentityService:
         require_org_admin(principal, org_id, path=["organizationId"])
         user_id = require_identifier(user_id, ["id"]) if user_id else self._ids.new("u_")
         token = issue_token()
-        user = User(user_id, org_id, name, role)
-        self._repo.create_user(user, token, issuer(principal), self._clock.now_ms())
+        self._add(User(user_id, org_id, name, role), token, issuer(principal))
         return NewUser(user_id, token)
 
     # -- an organization's people and service keys -------------------------------------------
@@ -253,9 +252,15 @@ class IdentityService:
         """A person without a token: a platform's service key acts for them."""
         self._require_user_manager(principal, org_id)
         user_id = require_identifier(user_id, ["id"]) if user_id else self._ids.new("u_")
-        now = self._clock.now_ms()
-        self._repo.create_user(User(user_id, org_id, name, role), None, issuer(principal), now)
+        now = self._add(User(user_id, org_id, name, role), None, issuer(principal))
         return ListedUser(user_id, name, role, now)
+
+    def _add(self, user: User, token: IssuedToken | None, issued_by: str) -> int:
+        """The person, then their organization's count of people (when they were added)."""
+        now = self._clock.now_ms()
+        self._repo.create_user(user, token, issued_by, now)
+        self._repo.count_people(user.org_id, 1)
+        return now
 
     def people(
         self, principal: Principal, org_id: str, after: str | None, limit: int

@@ -58,7 +58,7 @@ class ModelCallStep(LearningStarts):
             model = self._models.resolve(evidence.model)
             if model is None:
                 raise NoModel(f"no model named {evidence.model!r} is configured here")
-            request = ask.request()
+            request = ask.request(STEP_DEADLINE_S)
             logged = {"task": request.task, "system": request.system, "user": request.user}
             claimed = self._claim_call(
                 run, event, attempt, model.name, json.dumps(logged, ensure_ascii=False)

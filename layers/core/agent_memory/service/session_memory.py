@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 from agent_memory.domain.access import Action as Access
@@ -134,9 +134,9 @@ class SessionMemoryService:
         note = ItemToAdd(seq, "notice", edit_note(command), edit=edit)
         change: list[Action]
         if isinstance(command, Remember):
-            meta = fact(command.key, command.kind, command.content, sources, now, after.revision)
-            if previous is not None:
-                meta = replace(meta, created_at=previous.created_at)
+            meta = fact(
+                command.key, command.kind, command.content, sources, now, after.revision, previous
+            )
             change = self._repo.entry_put(session, meta, command.content, previous)
         else:
             if previous is None:

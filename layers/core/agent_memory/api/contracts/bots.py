@@ -325,11 +325,14 @@ class BotExecutions(Answer):
 
     @classmethod
     def of(cls, runs: Sequence[RunView]) -> Self:
-        """A Bot's runs, each with the Chat it read and the Turn it waited for (or null)."""
+        """A Bot's newest runs that fit one answer, each with the Chat it read and the Turn it
+        waited for (each null when there is none)."""
+        from agent_memory.domain import bounds
+
         shown = [
             execution_json(run) | {"chatId": run.source_id, "turnId": run.turn_id} for run in runs
         ]
-        return cls.model_validate({"executions": shown})
+        return cls.model_validate({"executions": bounds.within_budget(shown)[0]})
 
 
 class BudgetIn(Body):

@@ -122,7 +122,7 @@ class ModelRequest:
 
     spec: ModelTask[Any, Any]
     input: Any
-    deadline_s: float = STEP_DEADLINE_S
+    deadline_s: float
 
     @property
     def task(self) -> str:
@@ -164,7 +164,7 @@ class Ask(Generic[In, Out]):
     def name(self) -> str:
         return self.task.name
 
-    def request(self, deadline_s: float = STEP_DEADLINE_S) -> ModelRequest:
+    def request(self, deadline_s: float) -> ModelRequest:
         return self.task.request(self.input, deadline_s=deadline_s)
 
     def parse(self, text: str) -> Out:
