@@ -77,14 +77,14 @@ def _populate(data_dir: Path, entries: int) -> int:
 
 def _reembedding(memories: int) -> dict[str, Any]:
     """Agent memories written to a deployment, then embedded again as an import does
-    (move_recall.RecallRebuilt over their rows, the local embedding model): a second."""
+    (infra.move.recall.RecallRebuilt over their rows, the local embedding model): a second."""
     from agent_memory.bootstrap import local_adapters
     from agent_memory.config import load_settings
     from agent_memory.domain.memory_objects import NewMemory, create_memory
-    from agent_memory.move_recall import RecallRebuilt
     from agent_memory.persistence.memory_objects import MemoryObjectRepository
     from agent_memory.ports import Put
     from agent_memory.wiring import Wiring
+    from infra.move.recall import RecallRebuilt
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings()
@@ -114,7 +114,7 @@ def _phase(argv: list[str]) -> dict[str, Any]:
     from agent_memory.adapters.local_cipher import LocalCipher
     from agent_memory.adapters.sqlite_store import SqliteStore
     from agent_memory.bootstrap import KEY_FILE, STORE_FILE
-    from agent_memory.move import export_archive, import_archive, make_recipient
+    from infra.move.archive import export_archive, import_archive, make_recipient
 
     started = time.perf_counter()
     answer: dict[str, Any] = {}

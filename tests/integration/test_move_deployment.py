@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from agent_memory import admin_cli
 from agent_memory.adapters.sqlite_rows import decode_record
 from agent_memory.domain.tasks.learning_changes import FactChange
+from infra.move import cli as admin_cli
 from tests.conftest import ADMIN_TOKEN, Api, User
 from tests.support.bot_memory import MemoryBot
 from tests.support.bots import make_bot, make_channel, make_chat
@@ -350,7 +350,7 @@ def test_an_import_cut_short_runs_again_to_the_same_deployment(
     from agent_memory.adapters.local_cipher import LocalCipher
     from agent_memory.adapters.sqlite_store import SqliteStore
     from agent_memory.bootstrap import KEY_FILE, STORE_FILE
-    from agent_memory.move import import_archive
+    from infra.move.archive import import_archive
 
     root = tmp_path / "target"
     archive = archive_for(source, capsysbinary, tmp_path / "archive", "--data-dir", str(root))

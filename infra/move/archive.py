@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from agent_memory.adapters.envelope import Sealing
-from agent_memory.adapters.recipient_key import RecipientCipher, is_sealed, key_id, new_key_pair
 from agent_memory.adapters.sqlite_rows import decode_record, encode_record
 from agent_memory.persistence.keys import (
     HEAD,
@@ -41,9 +40,10 @@ from agent_memory.persistence.keys import (
     org,
 )
 from agent_memory.ports import Cipher, Delete, Put, Store
+from infra.move.recipient import RecipientCipher, is_sealed, key_id, new_key_pair
 
 if TYPE_CHECKING:
-    from agent_memory.move_recall import RecallRebuilt
+    from infra.move.recall import RecallRebuilt
 
 FORMAT = "agent-memory-deployment"
 VERSION = 1

@@ -9,7 +9,7 @@ With `--data-dir` (or `MEMORY_DATA_DIR`), the deployment of one machine (`make r
 SQLite file, key file and vector log. Without, the AWS deployment the environment names
 (`TABLE_NAME`, `KMS_KEY_ID`, `VECTOR_BUCKET`, `VECTOR_INDEX`, `EMBEDDING_MODEL`, the AWS
 region and credentials), as the functions read them. `import` also embeds again, with the
-target's embedding model, what semantic recall finds by meaning (move_recall.py).
+target's embedding model, what semantic recall finds by meaning (recall.py).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_memory.move import Refused, export_archive, import_archive, make_recipient
-from agent_memory.move_recall import RecallRebuilt
 from agent_memory.ports.vectors import EmbeddingFailure
 from agent_memory.wiring import Wiring
+from infra.move.archive import Refused, export_archive, import_archive, make_recipient
+from infra.move.recall import RecallRebuilt
 
 
 def _deployment(data_dir: str | None) -> Wiring:
