@@ -418,12 +418,14 @@ _query_partition = threading.local()
 
 
 def make_dynamodb_scale() -> None:
-    """Keep moto's DynamoDB proportional to what a request touches, as DynamoDB is:
+    """Keep moto's DynamoDB proportional to what a request touches, as DynamoDB is: a
+    base-table Query reads its partition, not every item of the table.
 
-    a base-table Query reads its partition, not every item of the table. Results, order
-    and counts are unchanged; only the emulator's cost is. (moto also deep-copies a whole
-    table for each transaction's rollback; a snapshot of only the touched rows proved
-    unsafe under concurrent writers, so that cost stays.)
+    moto's `Table.query` takes `all_items()` (the whole table, sorted), keeps the partition's
+    items and sorts them again by range key. Within such a query, `all_items()` here gives
+    the partition's items alone: results, order and counts are unchanged; only the
+    emulator's cost is. (Nothing queries the spare index `gsi1`; such a query keeps moto's
+    own path.)
     """
     from moto.dynamodb.models.table import Table
 
@@ -433,7 +435,9 @@ def make_dynamodb_scale() -> None:
     original_all_items = Table.all_items
 
     def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("index_name") or len(args) >= 7 or hash_key is None:
+        # moto's backend passes the index name as the seventh argument after the hash key.
+        index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
+        if index_name or hash_key is None:
             return original_query(self, hash_key, *args, **kwargs)
         _query_partition.key = hash_key
         try:
