@@ -74,7 +74,7 @@ class Sealing:
 
     def unwrap(self, blob: bytes) -> tuple[bytes, dict[str, str]]:
         """The sealed payload and its encryption context, unchecked: a move re-seals them
-        as they are for another key (adapters/recipient_key.py)."""
+        as they are for another key (infra/move/recipient.py)."""
         client, cmm, _suite = self._materials()
         try:
             payload, header = client.decrypt(source=blob, materials_manager=cmm)
