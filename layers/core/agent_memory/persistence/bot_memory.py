@@ -11,15 +11,13 @@
   so the context text reads the head and the first page of valid entries in one Query;
 - `LOG#<version:010d>`: one change: version and time in the clear (order), what made it and
   the changed ids sealed (seed 002: change logs are encrypted at rest), bound to the row;
-- `PURGE#<tag>`: how many entries purges of that tag have removed (resumable, idempotent).
 
-`"MEM#..." < "META" < "PURGE#" < "RECENT#"`: every entry and the head in one Query
-(`MEM#`..`META`); the head and the recency copies in one Query (`META`..`RECENT#~`, the
-`PURGE#` rows between are few). Content is sealed under {org, pool: bot id, field: entry}
-and bound to the entry id. The snapshot: every change moves `version` in its transaction,
-so a read that finds the same version before and after its Query saw one state, and
-its topic names are those of the head row it read first (every entry row is at least as
-new). A change reads its snapshot without the second head read (`read_for_change`): its
+`"MEM#..." < "META" < "RECENT#"`: every entry and the head in one Query (`MEM#`..`META`);
+the head and the recency copies in one Query (`META`..`RECENT#~`). Content is sealed under
+{org, pool: bot id, field: entry} and bound to the entry id. The snapshot: every change
+moves `version` in its transaction, so a read that finds the same version before and after
+its Query saw one state, and its topic names are those of the head row it read first (every
+entry row is at least as new). A change reads its snapshot without the second head read (`read_for_change`): its
 transaction is conditional on the version read first, so it commits only if no change
 committed since, the Query's included; the enrichment reads it so too, and checks the
 version after the model answered.
@@ -124,10 +122,6 @@ class ReaderPool(Pool):
 def bot_pool(bot_id: str, org_id: str) -> Pool:
     """The memory of `bot_id` in `org_id` (its own organization or a linked one)."""
     return Pool(pool_pk(bot_id, org_id), org_id, bot_id, BOT_MEMORY_LAYOUT)
-
-
-def purge_sk(tag: str) -> str:
-    return f"{keys.PURGE_PREFIX}{tag}"
 
 
 @dataclass(frozen=True)
@@ -275,10 +269,6 @@ class BotMemoryRepository(PoolRows):
             topics=tuple(str(t) for t in what.get("topics") or ()),
         )
 
-    def purged(self, pool: Pool, tag: str) -> int:
-        row = self._store.get(pool.pk, purge_sk(tag))
-        return int(row.get("removed", 0)) if row is not None else 0
-
     # -- actions -------------------------------------------------------------------------
 
     def changed(
@@ -345,11 +335,3 @@ class BotMemoryRepository(PoolRows):
             Put({"pk": pool.pk, "sk": f"{keys.MARK_PREFIX}{a}", "type": "bot-memory-mark"})
             for a in sorted(new)
         ]
-
-    def purge_count(self, pool: Pool, tag: str, removed: int, now_ms: int) -> Update:
-        return Update(
-            pool.pk,
-            purge_sk(tag),
-            set={"type": "bot-memory-purge", "tag": tag, "updatedAt": now_ms},
-            add={"removed": removed},
-        )

@@ -199,11 +199,10 @@ def spend_sk(period: str) -> str:
 
 # A Bot memory pool of one organization: `BOTMEM#<botId>#<orgId>`. Its audience marks
 # sort between its entries and its head ("MEM#..." < "MEMAUD#..." < "META"), so the marks
-# and the head are one Query; purge counters sort between the head and the recency copies.
+# and the head are one Query.
 BOT_MEMORY_PREFIX = "BOTMEM#"
 AUDIENCE_PREFIX = "AUD#"
 MARK_PREFIX = "MEMAUD#"
-PURGE_PREFIX = "PURGE#"
 
 # A deployment move: the recipient's key pair and the imports done, each one partition.
 MOVE_PREFIX = "MOVE#"

@@ -297,7 +297,8 @@ class BotMemoryService:
 
     def purge(self, principal: Principal, bot_id: str, tag_text: str) -> int:
         """Remove every entry carrying one service tag, and what is built on them, in the
-        caller's organization only. Idempotent: a repeat finishes the work."""
+        caller's organization only; how many entries this call removed (a repeat finishes
+        what an interrupted call left, and counts only that)."""
         person_of(principal, BOTS_BELONG_TO_A_PERSON)
         try:
             tag = str(purge_tag(tag_text))
@@ -310,9 +311,7 @@ class BotMemoryService:
         """Erase `user_id` (the caller authorized it): their entries go, shared ones forget
         them; how many entries this call removed."""
         tag = str(purge_tag(f"from:{user_id}"))
-        pool = bot_pool(bot_id, org_id)
-        before = self.repo.purged(pool, tag)
-        return purge_pool(self, pool, tag, erased=user_id) - before
+        return purge_pool(self, bot_pool(bot_id, org_id), tag, erased=user_id)
 
     def context(
         self, principal: Principal, bot_id: str, chat_id: str, max_length: int | None = None

@@ -17,13 +17,14 @@ if TYPE_CHECKING:
 
 # The head row, the log row and the change's event take three actions of the transaction.
 PURGE_ROOM = MAX_TRANSACTION_ACTIONS - 3
-# Entries of one audience (base row, recency copy, audience row) one batch removes beside
-# its counter; an entry naming more audiences leaves room for fewer.
-PURGE_BATCH = (PURGE_ROOM - 1) // ENTRY_ROWS
+# Entries of one audience (base row, recency copy, audience row) one batch removes; an entry
+# naming more audiences leaves room for fewer.
+PURGE_BATCH = PURGE_ROOM // ENTRY_ROWS
 
 
 def purge_pool(memory: BotMemoryService, pool: Pool, tag: str, *, erased: str | None = None) -> int:
-    """Remove the targets of `tag` (or `erased`'s); the tag's count once nothing is left."""
+    """Remove the targets of `tag` (or `erased`'s); how many entries this call removed."""
+    removed = 0
     while True:
         snap = memory.snapshot(pool)
         metas = snap.metas()
@@ -34,17 +35,16 @@ def purge_pool(memory: BotMemoryService, pool: Pool, tag: str, *, erased: str | 
             gone, kept = erasure_targets(metas.values(), erased)
             afters = [without_person(metas[i], erased, now, version) for i in kept]
         if not gone and not afters:
-            return memory.repo.purged(pool, tag)
+            return removed
         batch: list[str] = []
-        removals: list[Action] = []
+        changes: list[Action] = []
         for entry_id in sorted(gone)[:PURGE_BATCH]:
             rows = memory.repo.pools.remove(pool, metas[entry_id], condition=Present())
             # Every transaction makes progress: its first entry always goes in.
-            if batch and 1 + len(removals) + len(rows) > PURGE_ROOM:
+            if batch and len(changes) + len(rows) > PURGE_ROOM:
                 break
             batch.append(entry_id)
-            removals += rows
-        changes: list[Action] = [memory.repo.purge_count(pool, tag, len(batch), now), *removals]
+            changes += rows
         stored = snap.by_id()
         changed: list[str] = []
         for after in afters:
@@ -54,8 +54,8 @@ def purge_pool(memory: BotMemoryService, pool: Pool, tag: str, *, erased: str | 
                 break
             changes += change
             changed.append(after.id)
-        removed = set(batch)
-        left = [t for i, tags in snap.stored_tags().items() if i not in removed for t in tags]
+        going = set(batch)
+        left = [t for i, tags in snap.stored_tags().items() if i not in going for t in tags]
         names = snap.topics.collected(left)
         renamed = names if names != snap.topics else None
         try:
@@ -63,3 +63,5 @@ def purge_pool(memory: BotMemoryService, pool: Pool, tag: str, *, erased: str | 
         except WriteConflict as error:
             if not memory.lost(error):
                 raise  # another change took the version first: the next batch reads again
+        else:
+            removed += len(batch)
