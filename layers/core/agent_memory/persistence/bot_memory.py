@@ -17,10 +17,10 @@ the head and the recency copies in one Query (`META`..`RECENT#~`). Content is se
 {org, pool: bot id, field: entry} and bound to the entry id. The snapshot: every change
 moves `version` in its transaction, so a read that finds the same version before and after
 its Query saw one state, and its topic names are those of the head row it read first (every
-entry row is at least as new). A change reads its snapshot without the second head read (`read_for_change`): its
-transaction is conditional on the version read first, so it commits only if no change
-committed since, the Query's included; the enrichment reads it so too, and checks the
-version after the model answered.
+entry row is at least as new). A change reads its snapshot without the second head read
+(`read_for_change`): its transaction is conditional on the version read first, so it commits
+only if no change committed since, the Query's included; the enrichment reads it so too, and
+checks the version after the model answered.
 
 The audience rows (ADR 0083): every entry also has a full copy per `for:` tag at
 `AUD#<audience>#<id>` (`p#<userId>`, `c#<channelId>`, `b` for the Bot), whatever its status
