@@ -195,6 +195,38 @@ def test_turns_with_one_stale_state_one_lands_the_rest_409(world: World) -> None
     assert world.get(f"/v1/sessions/{session['id']}")["session"]["revision"] == 1
 
 
+# --- Chats and bot memory (seed 002) -----------------------------------------------------
+
+
+def test_twenty_chat_turns_without_a_precondition_all_land(world: World) -> None:
+    bot = world.post("/v1/bots", {"name": "helper"}, 201)["bot"]["id"]
+    chat = world.post("/v1/chats", {"botId": bot}, 201)["chat"]["id"]
+    url = f"/v1/chats/{chat}/turns"
+    answers = world.burst([world.call("POST", url, {"input": f"note {n}"}) for n in range(WRITERS)])
+
+    assert _statuses(answers) == {(201, None): WRITERS}
+    items = world.get(f"/v1/chats/{chat}/items")["items"]
+    assert sorted(i["content"] for i in items) == sorted(f"note {n}" for n in range(WRITERS))
+    assert len({i["id"] for i in items}) == WRITERS
+
+
+def test_twenty_bot_memory_remembers_all_land(world: World) -> None:
+    bot = world.post("/v1/bots", {"name": "helper"}, 201)["bot"]["id"]
+    url = f"/v1/bots/{bot}/memory"
+    calls = [
+        world.call("POST", url, {"command": {"_tag": "Remember", "content": f"note {n}"}})
+        for n in range(WRITERS)
+    ]
+    answers = world.burst(calls)
+
+    assert _statuses(answers) == {(200, None): WRITERS}
+    after = world.get(url)
+    assert sorted(e["content"] for e in after["entries"]) == sorted(
+        f"note {n}" for n in range(WRITERS)
+    )
+    assert after["version"] == WRITERS
+
+
 # --- Agent memories (seed 004) ----------------------------------------------------------
 
 

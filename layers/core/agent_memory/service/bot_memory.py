@@ -69,8 +69,6 @@ from agent_memory.service.bot_context import context_text
 from agent_memory.service.bot_memory_purge import purge_pool
 from agent_memory.service.bots import BotService, Members
 
-SNAPSHOT_TRIES = 5
-WRITE_TRIES = 8
 LOG_SCAN_PAGE = 200
 
 
@@ -126,9 +124,7 @@ class BotMemoryService:
         return Access(bot_pool(bot.id, reach.org_id), reader, members)
 
     def snapshot(self, pool: Pool) -> Snapshot:
-        return until_it_lands(
-            lambda: self.repo.read(pool) or AGAIN, _kept_changing_read, tries=SNAPSHOT_TRIES
-        )
+        return until_it_lands(lambda: self.repo.read(pool) or AGAIN, _kept_changing_read)
 
     def seen_by(self, reader: Reader, members: Members, snap: Snapshot) -> list[EntryMeta]:
         """The valid entries of `snap` that `reader` may see, in memory order: what the
@@ -219,7 +215,7 @@ class BotMemoryService:
             self.commit_change(pool, before, now, changes, (meta.id,), renamed)
             return Changed(Entry(meta, content), version)
 
-        return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES, lost=self.lost)
+        return until_it_lands(attempt, _kept_changing, lost=self.lost)
 
     def commit_change(
         self,
@@ -256,7 +252,7 @@ class BotMemoryService:
             content = self.repo.pools.open_content(pool, stored[entry_id])
             return Changed(Entry(after, content), version)
 
-        return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES, lost=self.lost)
+        return until_it_lands(attempt, _kept_changing, lost=self.lost)
 
     def share(
         self, principal: Principal, bot_id: str, entry_id: str, audience_text: str
@@ -285,7 +281,7 @@ class BotMemoryService:
             content = self.repo.pools.open_content(pool, stored)
             return Changed(Entry(after, content), version)
 
-        return until_it_lands(attempt, _kept_changing, tries=WRITE_TRIES, lost=self.lost)
+        return until_it_lands(attempt, _kept_changing, lost=self.lost)
 
     def entry_change(
         self, pool: Pool, snap: Snapshot, before: StoredEntry, after: EntryMeta
@@ -329,7 +325,6 @@ class BotMemoryService:
         return until_it_lands(
             lambda: context_text(self.repo, access.pool, readers, limit, access.members) or AGAIN,
             _kept_changing_read,
-            tries=SNAPSHOT_TRIES,
         )
 
     @staticmethod

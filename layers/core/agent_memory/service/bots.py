@@ -42,7 +42,6 @@ from agent_memory.persistence.bots import CHAT_ITEMS, TURN_LAST_ITEM, TURN_OPEN,
 from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.ports import Clock, Ids
 
-RETRIES = 5
 # One answer whatever is missing, so no organization learns another's ids.
 LINK_NOT_FOUND = "no such organization with these people"
 
@@ -126,7 +125,7 @@ class BotService:
             return linked
 
         return until_it_lands(
-            attempt, lambda: Conflict("the bot changed while it was linked; retry"), tries=RETRIES
+            attempt, lambda: Conflict("the bot changed while it was linked; retry")
         )
 
     def _check_linked_people(self, org_id: str, granted: Sequence[str]) -> None:
@@ -165,9 +164,7 @@ class BotService:
             self.repo.save_channel(changed, rev, self._clock.now_ms())
             return changed
 
-        return until_it_lands(
-            attempt, lambda: Conflict("the channel changed meanwhile; retry"), tries=RETRIES
-        )
+        return until_it_lands(attempt, lambda: Conflict("the channel changed meanwhile; retry"))
 
     def create_chat(
         self, principal: Principal, bot_id: str, channel_id: str | None, kind: str
@@ -217,7 +214,7 @@ class BotService:
             self.repo.add_items(chat, [(rows[0], text)], self._clock.now_ms(), new_turn=turn)
             return chat, turn
 
-        return until_it_lands(attempt, _chat_changed, tries=RETRIES, lost=_on_chat_items)
+        return until_it_lands(attempt, _chat_changed, lost=_on_chat_items)
 
     def add_items(
         self, principal: Principal, chat_id: str, turn_id: str, items: Sequence[NewItem]
@@ -266,7 +263,7 @@ class BotService:
             )
             return chat, written, [row.id for row in rows]
 
-        return until_it_lands(attempt, _chat_changed, tries=RETRIES, lost=_on_chat_items)
+        return until_it_lands(attempt, _chat_changed, lost=_on_chat_items)
 
     def chat_turn(
         self, principal: Principal, chat_id: str, turn_id: str, *, for_items: bool = False
@@ -294,7 +291,6 @@ class BotService:
         return until_it_lands(
             attempt,
             lambda: Conflict("the turn changed meanwhile; retry"),
-            tries=RETRIES,
             lost=lambda error: error.raced or error.condition == TURN_LAST_ITEM,
         )
 
