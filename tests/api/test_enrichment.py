@@ -187,3 +187,29 @@ def test_an_entry_forgotten_while_the_model_worked_voids_the_rewrite(
     assert [e["id"] for e in shown_entries(enrichment_calls(script)[0])] == [entry]
     assert (started["input"], started["enriched"]) == ("Book my train for Friday.", False)
     assert world.get(world.ana, f"/v1/chats/{chat['id']}/enrichments").json() == {"enrichments": []}
+
+
+def test_deleting_a_chats_history_takes_its_enrichments_confessions_and_calls(
+    world: World, script: Script, services: Any
+) -> None:
+    from tests.support.call_log import logged_calls
+
+    remember(world, world.ana, "I take the 8:10 train to Berlin.")
+    script.answers["enrichment"] = rewrite_with_all
+    script.answers["confide_answer"] = {"answer": "Calm now."}
+    chat = world.chat(world.ana)
+    started = turn(world.api, world.ana, chat["id"], "Book my train for Friday.")
+    assert started["enriched"] is True
+    world.confide(world.ana, chat, started["turn"]["id"], "I booked the wrong day.")
+    assert logged_calls(services, chat["id"])
+    deleted = world.api.client.delete(f"/v1/chats/{chat['id']}/items", headers=world.ana.headers)
+    assert deleted.status_code == 204
+    # Each of these held the person's words; none outlives the history.
+    for route, key in (("enrichments", "enrichments"), ("confessions", "confessions")):
+        listed = world.get(world.ana, f"/v1/chats/{chat['id']}/{route}")
+        assert listed.json() == {key: []}, route
+    assert logged_calls(services, chat["id"]) == []
+    assert items(world, world.ana, chat) == []
+    # The memory learned from the chat stays until its tag is purged.
+    memory = world.get(world.ana, f"/v1/bots/{chat['botId']}/memory").json()["entries"]
+    assert [e["content"] for e in memory] == ["I take the 8:10 train to Berlin."]

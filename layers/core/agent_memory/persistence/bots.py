@@ -53,6 +53,9 @@ from agent_memory.ports import (
 )
 from agent_memory.ports.store import MAX_TRANSACTION_ACTIONS
 
+# The memory Bot's rows in a chat's partition that hold its words (persistence/memory_bot.py).
+WORDS_BESIDE_ITEMS = (keys.ENRICHMENT_PREFIX, keys.CONFESSION_PREFIX, keys.CALL_PREFIX)
+
 # Ids one page of a list partition holds.
 LIST_PAGE = 100
 
@@ -363,10 +366,12 @@ class BotRepository(SealedRows):
         return self._cipher.open(sealed, scope=self._scope(chat), row=item_sk(item.seq))
 
     def delete_history(self, chat: Chat) -> int:
-        """Delete every item row of the chat (transactions of 100), oldest first. Before a
-        page goes, the chat row's count is raised to its highest seq (`raise_fence`): the
-        newest item may be among them, and the count then still says how far ids were
-        given, so they are never given again. Answers how many rows went."""
+        """Delete every item row of the chat (transactions of 100), oldest first, then the
+        memory Bot's rows that hold the chat's words (enrichments, confessions and their
+        call logs). Before a page of items goes, the chat row's count is raised to its
+        highest seq (`raise_fence`): the newest item may be among them, and the count then
+        still says how far ids were given, so they are never given again. Answers how many
+        item rows went."""
         removed = 0
         while gone := until_it_lands(
             lambda: self._delete_page(chat.id),
@@ -374,6 +379,12 @@ class BotRepository(SealedRows):
             lost=lambda error: error.raced,
         ):
             removed += gone
+        pk = chat_pk(chat.id)
+        for prefix in WORDS_BESIDE_ITEMS:
+            while page := self._store.query(
+                pk, KeyRange(prefix=prefix), limit=MAX_TRANSACTION_ACTIONS
+            ).records:
+                self._store.write([Delete(pk, str(r["sk"])) for r in page])
         return removed
 
     def _delete_page(self, chat_id: str) -> int:
