@@ -189,7 +189,7 @@ def test_an_entry_forgotten_while_the_model_worked_voids_the_rewrite(
     assert world.get(world.ana, f"/v1/chats/{chat['id']}/enrichments").json() == {"enrichments": []}
 
 
-def test_deleting_a_chats_history_takes_its_enrichments_confessions_and_calls(
+def test_deleting_a_chats_history_takes_its_enrichments_and_their_calls(
     world: World, script: Script, services: Any
 ) -> None:
     from tests.support.call_log import logged_calls
@@ -204,11 +204,13 @@ def test_deleting_a_chats_history_takes_its_enrichments_confessions_and_calls(
     assert logged_calls(services, chat["id"])
     deleted = world.api.client.delete(f"/v1/chats/{chat['id']}/items", headers=world.ana.headers)
     assert deleted.status_code == 204
-    # Each of these held the person's words; none outlives the history.
-    for route, key in (("enrichments", "enrichments"), ("confessions", "confessions")):
-        listed = world.get(world.ana, f"/v1/chats/{chat['id']}/{route}")
-        assert listed.json() == {key: []}, route
-    assert logged_calls(services, chat["id"]) == []
+    # The enrichment and its call held the person's words: neither outlives the history.
+    listed = world.get(world.ana, f"/v1/chats/{chat['id']}/enrichments")
+    assert listed.json() == {"enrichments": []}
+    assert [c.task for c in logged_calls(services, chat["id"])] == ["confide_answer"]
+    # The confession is the Bot's words: it stays (API.md), with its call.
+    confessions = world.get(world.ana, f"/v1/chats/{chat['id']}/confessions").json()
+    assert [c["text"] for c in confessions["confessions"]] == ["I booked the wrong day."]
     assert items(world, world.ana, chat) == []
     # The memory learned from the chat stays until its tag is purged.
     memory = world.get(world.ana, f"/v1/bots/{chat['botId']}/memory").json()["entries"]

@@ -53,8 +53,9 @@ from agent_memory.ports import (
 )
 from agent_memory.ports.store import MAX_TRANSACTION_ACTIONS
 
-# The memory Bot's rows in a chat's partition that hold its words (persistence/memory_bot.py).
-WORDS_BESIDE_ITEMS = (keys.ENRICHMENT_PREFIX, keys.CONFESSION_PREFIX, keys.CALL_PREFIX)
+# The memory Bot's rows in a chat's partition that hold a person's words: enrichments and
+# their call logs (persistence/memory_bot.py). A confession is the Bot's words and stays.
+WORDS_BESIDE_ITEMS = (keys.ENRICHMENT_PREFIX, keys.CALL_PREFIX)
 
 # Ids one page of a list partition holds.
 LIST_PAGE = 100
@@ -367,11 +368,11 @@ class BotRepository(SealedRows):
 
     def delete_history(self, chat: Chat) -> int:
         """Delete every item row of the chat (transactions of 100), oldest first, then the
-        memory Bot's rows that hold the chat's words (enrichments, confessions and their
-        call logs). Before a page of items goes, the chat row's count is raised to its
-        highest seq (`raise_fence`): the newest item may be among them, and the count then
-        still says how far ids were given, so they are never given again. Answers how many
-        item rows went."""
+        memory Bot's rows that hold a person's words (enrichments and their call logs).
+        Before a page of items goes, the chat row's count is raised to its highest seq
+        (`raise_fence`): the newest item may be among them, and the count then still says
+        how far ids were given, so they are never given again. Answers how many item rows
+        went."""
         removed = 0
         while gone := until_it_lands(
             lambda: self._delete_page(chat.id),

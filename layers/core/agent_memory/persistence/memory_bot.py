@@ -5,7 +5,7 @@ In the Chat's partition `CHAT#<chatId>` (persistence/bots.py), beside its items:
   call: `sealed` holds {text, answer} under {org, pool: chat id, field: details}, bound to
   the row, with {request, reply} beside them when a model was asked; `calm` and `at` in the
   clear, and the call's task, model, how it ended, tokens and latency. No ttl: the call
-  lives and goes as the confession does (the Chat's history, its erasure).
+  lives and goes as the confession does (the Chat's erasure, persistence/erasure.py).
 - `ENRICH#<at:013d>#<turnId>`: one rewritten input; `sealed` holds {input, original} the
   same way; the entry ids used (ids are metadata) in the clear.
 - `CALL#<at:013d>#<turnId>#<task>`: the encrypted call log of the enrichment's model calls

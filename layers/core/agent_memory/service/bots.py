@@ -316,8 +316,8 @@ class BotService:
         ]
 
     def delete_history(self, principal: Principal, chat_id: str) -> None:
-        """Delete the Chat's items and the memory Bot's records of its words; memory
-        learned from them stays."""
+        """Delete the Chat's items and its enrichments (they hold the person's words);
+        confessions and the memory learned from the items stay."""
         chat, _members = self.readable_chat(principal, chat_id)
         owner_only(principal, chat, ONLY_OWNER_DELETES)
         self.repo.delete_history(chat)

@@ -94,8 +94,8 @@ async def chat_items(
 
 @router.delete("/v1/chats/{chatId}/items", status_code=204)
 async def delete_chat_items(chatId: str, caller: CallerDep, svc: ServicesDep) -> Response:
-    """Delete the history (the owner): its items, enrichments, confessions and memory Bot
-    call logs; memory learned from it stays until `chat:` purge."""
+    """Delete the history (the owner): its items and its enrichments with their call logs;
+    confessions stay, and memory learned from it until `chat:` purge."""
     await run(svc, svc.bots.delete_history, caller, chatId)
     return Response(status_code=204)
 
