@@ -120,3 +120,25 @@ def test_one_key_in_several_objects_is_no_duplicate(api: Api) -> None:
     answer = api.client.post(url, content=raw, headers=world.owner.headers | JSON)
     assert answer.status_code == 200, answer.text
     assert len(answer.json()["messageIds"]) == 2
+
+
+def test_numbers_json_cannot_carry_are_refused_where_they_stand(api: Api) -> None:
+    """NaN, Infinity and a number past a float's range are not JSON; stored, they would read
+    back as null. Each is a 400 naming its place, and nothing is kept."""
+    world = build_world(api)
+    url = f"/v1/threads/{world.ids['threadId']}/messages"
+    for number in (b"NaN", b"Infinity", b"-Infinity", b"1e999"):
+        raw = b'{"messages": [{"role": "user", "content": "hi", "item": {"x": [1, %s]}}]}' % number
+        answer = api.client.post(url, content=raw, headers=world.owner.headers | JSON)
+        assert answer.status_code == 400, (number, answer.text)
+        error = answer.json()["error"]
+        assert (error["_tag"], error["path"]) == (
+            "ValidationError",
+            ["messages", 0, "item", "x", 1],
+        )
+        assert "finite" in error["message"]
+    assert api.client.get(url, headers=world.owner.headers).json()["messages"] == []
+    # A large finite number and an exponent within range are JSON, and kept as sent.
+    raw = b'{"messages": [{"role": "user", "content": "hi", "item": {"x": 1.5e300}}]}'
+    answer = api.client.post(url, content=raw, headers=world.owner.headers | JSON)
+    assert answer.status_code == 200, answer.text

@@ -2,12 +2,14 @@
 
 - a body over the limit answers 413 `TooLarge`, counted while it streams, the rest unread;
 - a path or query parameter, or a JSON string, that cannot be encoded as UTF-8 answers 400;
-- a key twice in one JSON object answers 400 (docs/adr/0017-duplicated-keys-and-slow-requests.md).
+- a key twice in one JSON object answers 400 (docs/adr/0017-duplicated-keys-and-slow-requests.md),
+  and so does a number JSON cannot carry (NaN, Infinity, 1e999), which would be stored as null.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
@@ -73,10 +75,9 @@ class RequestGuard:
         if where is not None:
             await _answer(send, 400, error_body("ValidationError", UNENCODABLE, where))
             return
-        where = duplicated_key(body)
-        if where is not None:
-            twice = f"the key {where[-1]!r} appears more than once in one object"
-            await _answer(send, 400, error_body("ValidationError", twice, where))
+        refused = not_json(body)
+        if refused is not None:
+            await _answer(send, 400, error_body("ValidationError", refused[1], refused[0]))
             return
         whole = {"type": "http.request", "body": body, "more_body": False}
         await self.app(scope, _replay([whole], receive), send)
@@ -117,11 +118,23 @@ class _Repeated(dict[str, Any]):
     key: str = ""
 
 
-def duplicated_key(body: bytes) -> Path | None:
-    """The path of the first key repeated in one JSON object (outer objects first); else None."""
+class _NotFinite(float):
+    """A number JSON cannot carry (`NaN`, `Infinity`, or one past a float's range, as
+    `1e999`), which Python's parser takes and would store as null."""
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    return _NotFinite(value) if math.isinf(value) or math.isnan(value) else value
+
+
+def not_json(body: bytes) -> tuple[Path, str] | None:
+    """The path of the first key repeated in one JSON object, or of the first number JSON
+    cannot carry, with why (outer objects first); None for neither, or a body the parser
+    refuses (validation answers that)."""
     if not body:
         return None
-    found: list[_Repeated] = []
+    found: list[Any] = []
 
     def members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         built = dict(pairs)
@@ -137,18 +150,30 @@ def duplicated_key(body: bytes) -> Path | None:
         found.append(repeated)
         return repeated
 
+    def number(text: str) -> float:
+        value = _number(text)
+        if isinstance(value, _NotFinite):
+            found.append(value)
+        return value
+
     try:
-        value = json.loads(body, object_pairs_hook=members)
+        value = json.loads(
+            body, object_pairs_hook=members, parse_float=number, parse_constant=number
+        )
     except (ValueError, RecursionError):
         return None
-    if not found:
-        return None
+    return _first_found(value) if found else None
+
+
+def _first_found(value: Any) -> tuple[Path, str] | None:
     # Iterative, so the deepest document the JSON parser accepts cannot exhaust the stack.
     pending: list[tuple[Path, Any]] = [([], value)]
     while pending:
         path, node = pending.pop()
         if isinstance(node, _Repeated):
-            return [*path, node.key]
+            return [*path, node.key], f"the key {node.key!r} appears more than once in one object"
+        if isinstance(node, _NotFinite):
+            return path, "a number must be finite (no NaN, Infinity or overflow)"
         if isinstance(node, dict):
             pending.extend(reversed([([*path, key], child) for key, child in node.items()]))
         elif isinstance(node, list):
