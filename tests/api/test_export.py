@@ -181,8 +181,12 @@ def test_an_export_is_each_persons_reads_and_nothing_else(
         "agent", "agentDraft", "agentVersion", "agentMemory", "agentMemoryChange", "session",
         "sessionItem", "sessionMemory", "thread", "threadMessage", "workingMemory",
         "observations", "chatItem", "chatTurn", "botEntry", "botMemoryChange",
-        "agentMemoryObject", "agentMemoryItem", "end",
+        "agentMemoryObject", "agentMemoryItem", "event", "end",
     }  # fmt: skip
+    # Each event as the feed shows it to her, under its own key (its `type` is the change's).
+    feed = get(api, ana, "/v1/events?limit=100")["events"]
+    assert [x["event"] for x in _lines_of(mine, "event")] == feed
+    assert {x["event"]["type"] for x in _lines_of(mine, "event")} >= {"thread.created"}
     assert mine[-1] == {"type": "end", "lines": len(mine) - 1}
     # Ana's own objects, and her entries: not Ben's session nor his pin.
     assert {x["id"] for x in _lines_of(mine, "session")} == {built.ana_session}

@@ -217,7 +217,8 @@ async def _events(svc: Services, caller: Principal) -> Lines:
     while True:
         page = await events.list_events(caller, svc, after=after, limit=EVENT_PAGE)
         for event in page.events:
-            yield line("event", dumped(event))
+            # Under its own key: an event's `type` is the change's, not the line's kind.
+            yield line("event", {"event": dumped(event, exclude_none=True)})
         if page.next == after:
             return
         after = page.next

@@ -72,10 +72,11 @@ async def export(caller: CallerDep, svc: ServicesDep) -> Response:
     """Everything the caller owns or may see, as their read routes answer it: their agents
     (with the draft, versions and agent memory), their sessions with items and memory, their
     threads with messages, working memory and observations, their chats with items, turns,
-    confessions and enrichments, the bot memory entries for them (sources as far as they
-    may see them), the agent_memories about them, and the events they may see. Rate limited
-    as one read; the admin token is refused (403). Where the deployment caps one answer
-    (EXPORT_MAX_BYTES, set on AWS), a larger export answers 413 and no lines."""
+    confessions and enrichments, the bot memory entries for them (sources as far as they may
+    see them), the agent_memories about them, and the events they may see (each under
+    `event`, as GET /v1/events shows it). Rate limited as one read; the admin token is
+    refused (403). Where the deployment caps one answer (EXPORT_MAX_BYTES, set on AWS), a
+    larger export answers 413 and no lines."""
     from agent_memory.api.person_export import export_lines
 
     first = await run(svc, svc.erasure.export_header, caller)
