@@ -503,3 +503,19 @@ def test_a_completed_turn_is_learned_without_the_items_of_another_open_turn(
     assert "My sister visits in May." in later.user
     assert "I take the 8:10 train." not in later.user  # learned once
     assert [e["status"] for e in world.executions(world.ana)] == ["succeeded", "succeeded"]
+
+
+def test_a_confide_over_its_bounds_is_a_400_in_characters_and_a_413_in_bytes(
+    world: World, script: Script
+) -> None:
+    """As every item's text (docs/adr/0018-schema-limits-are-400s.md): the schema's character
+    bound is a 400 naming `text`; within it, over the bytes as UTF-8, a 413."""
+    chat = world.chat(world.ana)
+    turn_id = turn(world.api, world.ana, chat["id"], "Hello.")["turn"]["id"]
+    assert error(world.confide(world.ana, chat, turn_id, "x" * 32_769)) == (
+        400,
+        "ValidationError",
+        ["text"],
+    )
+    assert error(world.confide(world.ana, chat, turn_id, "é" * 16_385))[:2] == (413, "TooLarge")
+    assert "confide_answer" not in script.tasks()

@@ -184,8 +184,7 @@ class ChatItems(Answer):
 
 class Confide(Body):
     text: str = Field(
-        min_length=1,
-        description=f"What the Bot confides. At most {MAX_ITEM_BYTES} bytes as UTF-8.",
+        min_length=1, max_length=MAX_ITEM_BYTES, description=f"What the Bot confides. {ITEM_BOUND}"
     )
 
 
