@@ -510,6 +510,11 @@ def test_every_change_moves_the_version_and_the_admin_token_reads_nothing(world:
         assert error(refused) == (400, "ValidationError", path), query
     ten = world.api.client.get(f"{url}?tags={many.rsplit(',', 1)[0]}", headers=ana.headers)
     assert ten.json()["entries"] == []
+    # One comma-separated parameter: a second is refused, never silently the only filter.
+    twice = world.api.client.get(f"{url}?tags=zzz&tags=t1", headers=ana.headers)
+    assert error(twice) == (400, "ValidationError", ["tags"])
+    long = world.api.client.get(f"{url}?tags={'a' * 2001}", headers=ana.headers)
+    assert error(long) == (400, "ValidationError", ["tags"])
 
 
 def carried_rules(services: Any, world: World) -> dict[str, list[str]]:

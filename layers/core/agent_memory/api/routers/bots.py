@@ -34,6 +34,7 @@ from agent_memory.api.contracts.bots import (
 )
 from agent_memory.api.deps import CallerDep, ServicesDep, run
 from agent_memory.domain.bounds import DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT
+from agent_memory.domain.errors import ValidationFailed
 
 router = APIRouter(tags=["bots"])
 memory_bot = APIRouter(tags=["bot memory"])
@@ -88,16 +89,22 @@ async def link_bot(botId: str, body: CreateLink, caller: CallerDep, svc: Service
 
 
 # `tags` is documented by TAGS_QUERY; 2000 characters fit MAX_FILTER_TAGS tags of 140.
+MAX_TAGS_QUERY = 2000
+
+
 @router.get("/v1/bots/{botId}/memory", openapi_extra={"parameters": [TAGS_QUERY]})
 async def read_bot_memory(
     botId: str,
     caller: CallerDep,
     svc: ServicesDep,
-    tags: Annotated[str | None, Query(max_length=2000, include_in_schema=False)] = None,
+    tags: Annotated[list[str] | None, Query(include_in_schema=False)] = None,
 ) -> BotMemory:
     """Every entry for the caller in the caller's organization that carries all the tags,
     history included (retracted and invalidated entries with their status)."""
-    wanted = [] if tags is None else tags.split(",")
+    # One comma-separated parameter (explode: false): a second would silently replace it.
+    if tags is not None and (len(tags) > 1 or len(tags[0]) > MAX_TAGS_QUERY):
+        raise ValidationFailed(f"one `tags` of at most {MAX_TAGS_QUERY} characters", ["tags"])
+    wanted = [] if tags is None else tags[0].split(",")
     shown = await run(svc, svc.bot_memory.read, caller, botId, wanted)
     return BotMemory.of(shown)
 
