@@ -43,8 +43,9 @@ NO_HELPER = "the organization has no helper model (helperModel) that this deploy
 QUEUED = "a later turn of this session is already stored; its learning reads these items"
 NOT_STARTED = "learning could not start here now; the next turn of this session reads these items"
 # These skips pass over the turn's items for good: what was said while learning was off
-# never teaches later. The others leave the items for the next turn.
-PASSES_OVER: frozenset[str] = frozenset({AGENT_MEMORY_OFF, REVIEW_SESSION, GENERATE_OFF, NO_HELPER})
+# never teaches later. The others, a missing helper model among them (a lack, not a choice),
+# leave the items for the next turn that may teach.
+PASSES_OVER: frozenset[str] = frozenset({AGENT_MEMORY_OFF, REVIEW_SESSION, GENERATE_OFF})
 
 
 def skip_reason(
