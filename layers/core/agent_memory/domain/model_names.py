@@ -11,6 +11,8 @@
 - A model must also be one this deployment can run: where a person names one, a provider it
   has not configured is a 400 saying which configuration is missing (`not_configured`); a
   stored name whose provider stops being configured later counts as "no model".
+- A stored name the organization's `allowedModels` no longer allows is never called: every
+  run that would call it is skipped, saying so (`disallowed`).
 """
 
 from __future__ import annotations
@@ -123,6 +125,14 @@ class ModelPolicy:
         if organization is not None and not matches(name, organization):
             raise ValidationFailed(f"model {name!r} is not allowed in this organization", path)
         return parsed
+
+
+def disallowed(name: str | None, organization: Sequence[str] | None) -> str | None:
+    """Why a run may not call the stored `name` under the organization's current
+    `allowedModels` (None: the deployment's list, which the catalog enforces); None: it may."""
+    if name is None or organization is None or matches(name, organization):
+        return None
+    return f"the model {name} is not in the organization's allowedModels; it is not called"
 
 
 def not_configured(name: str) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 from agent_memory.domain.agent_memory import (
     ENTRY_NAMESPACE,
+    NO_HELPER,
     NOT_STARTED,
     PASSES_OVER,
     QUEUED,
@@ -27,6 +28,7 @@ from agent_memory.domain.entries import EntryMeta
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.learning_notes import ONLY_APP_RESULTS, POOL_GONE, SOURCE_GONE
 from agent_memory.domain.memory_bot import ReadMark
+from agent_memory.domain.model_names import disallowed
 from agent_memory.domain.proposals import LASTING_KINDS
 from agent_memory.domain.session_memory import effective_switches
 from agent_memory.domain.sessions import Session
@@ -78,14 +80,19 @@ def _skip_reason(
     models: ModelCatalog | None = None,
 ) -> str | None:
     """Why a Turn of `session` teaches its agent nothing now; None when it may. With
-    `models`, a helper model that none of them runs is none."""
+    `models`, a helper model that none of them runs is none; a helper the organization's
+    `allowedModels` leaves out is never called, and the skip says so."""
     helper = settings.get("helperModel")
-    return skip_reason(
+    refused = disallowed(helper, settings.get("allowedModels"))
+    reason = skip_reason(
         session_kind=session.kind,
         generate=generate,
         agent_memory=bool(settings.get("agentMemory", True)),
-        has_helper=helper is not None and (models is None or models.resolve(helper) is not None),
+        has_helper=helper is not None
+        and refused is None
+        and (models is None or models.resolve(helper) is not None),
     )
+    return refused if reason == NO_HELPER and refused is not None else reason
 
 
 class AgentLearning:

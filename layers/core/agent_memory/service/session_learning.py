@@ -65,6 +65,9 @@ class SessionLearningPool(KeyedPool[Session]):
             return None
         items = [item for _row, item in read]
         model = next((row.model for row, _item in reversed(read) if row.model), session.model)
+        refused = self._access.refused_model(model, session.org_id)
+        if refused is not None:
+            raise Skipped(refused)  # `processed` stays: a widened list reads these items again
         return Evidence(
             pool=pool,
             position=session.processed,

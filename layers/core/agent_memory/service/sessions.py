@@ -12,7 +12,7 @@ from agent_memory.domain.agents import AGENTS_BELONG_TO_A_PERSON
 from agent_memory.domain.bounds import SkipReason, check_history
 from agent_memory.domain.errors import SessionConflict, Unavailable, ValidationFailed
 from agent_memory.domain.identity import Principal, person_of
-from agent_memory.domain.model_names import ModelPolicy, parse_model_name
+from agent_memory.domain.model_names import ModelPolicy, disallowed, parse_model_name
 from agent_memory.domain.runs import RunView
 from agent_memory.domain.session_memory import SWITCHES, effective_switches
 from agent_memory.domain.sessions import (
@@ -106,6 +106,13 @@ class SessionAccess:
         """A 400 at `path` unless `name` is allowed and runs here."""
         narrowed = self._org_settings.effective(org_id).get("allowedModels")
         self._choice.check(name, path, narrowed)
+
+    def refused_model(self, name: str | None, org_id: str) -> str | None:
+        """Why a run may not call the stored `name` under the organization's current
+        `allowedModels`, in words; None when it may."""
+        if name is None:
+            return None
+        return disallowed(name, self._org_settings.effective(org_id).get("allowedModels"))
 
     def missing_model(self, name: str | None) -> SkipReason | None:
         """Why `name` cannot run here; None when it can."""
