@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
+from agent_memory.service.learning_runs import NoModel
 from tests.conftest import Api, User
 from tests.support.agents import remember, replying
+from tests.support.held_workflow import HeldWorkflow
 from tests.support.learning_doubles import ScriptedModel
 from tests.support.sessions import Client
 from tests.support.workflow import wired_services
@@ -135,3 +137,29 @@ def test_a_helper_the_organization_no_longer_allows_is_never_called(
         f"the model {HELPER} is not in the organization's allowedModels; it is not called"
     )
     assert ana.get(f"/v1/agents/{agent}/memory").json()["entries"] == {}
+
+
+def test_a_run_that_began_before_the_narrowing_never_calls_its_model(
+    settings: Any, adapters: Any, models: dict[str, ScriptedModel]
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api.app import create_app
+
+    held = HeldWorkflow()
+    built = wired_services(settings, adapters, models, workflow=held)
+    with TestClient(create_app(lambda: built), raise_server_exceptions=False) as client:
+        api = Api(client)
+        org = api.org()
+        ana = Client(api, api.user(org, user_id="ana"))
+        session = ana.session(model=CHAT)["id"]
+        assert ana.turn(session, BUDGET).json()["turn"]["learning"] == "started"
+        [run] = [r for r in held.started.values() if r.state["pool"]["kind"] == "session"]
+        held.step(run, "LoadEvidence")
+        assert patch(api, org, {"allowedModels": ["local/*"]}).status_code == 200
+
+        with pytest.raises(NoModel, match="not in the organization's allowedModels"):
+            held.step(run, "CallModel")
+
+        assert models[CHAT].calls == []
+        assert ana.get(f"/v1/sessions/{session}/memory").json()["entries"] == {}

@@ -173,6 +173,7 @@ class Wiring:
             self.models,
             quota=ModelCallQuota(self.limiter, self.settings.org_model_calls_per_minute),
             builders=pool_builders(self),
+            org_models=lambda org_id: self.org_settings.effective(org_id)["allowedModels"],
         )
 
     @cached_property

@@ -47,7 +47,10 @@ _FAILED = {
     "ModelThrottled": "the model's provider kept refusing calls (throttled)",
     "ModelUnavailable": "the model's provider could not be reached or refused the call",
     "ModelConfigError": "the model is not configured correctly in this deployment",
-    "NoModel": "the model this run names is not configured in this deployment",
+    "NoModel": (
+        "the model this run names is not configured in this deployment, or the organization's "
+        "allowedModels no longer allows it"
+    ),
     "InvalidModelOutput": "the model's answer was not a valid memory update",
     "EvidenceTooLarge": "the unread items are too large for one run",
     "ExecutionLost": "the run's saved state was lost",

@@ -11,11 +11,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from agent_memory.domain.errors import IntegrityError, Unavailable, WriteConflict
+from agent_memory.domain.model_names import disallowed
 from agent_memory.domain.tasks.answers import InvalidModelOutput
 from agent_memory.domain.tasks.base import STEP_DEADLINE_S, Ask
 from agent_memory.persistence.model_calls import CALL_OPEN, reply_sk
 from agent_memory.persistence.runs import ExecutionRow, Run
-from agent_memory.ports import ModelFailure, ModelReply
+from agent_memory.ports import LearningModel, ModelFailure, ModelReply
 from agent_memory.service.learning_pools import Evidence
 from agent_memory.service.learning_runs import (
     ExecutionLost,
@@ -55,9 +56,7 @@ class ModelCallStep(LearningStarts):
             ask = self._pool(run.kind).task(evidence)
             if ask is None:
                 return {"status": "modelFree"}  # its work is done when it is applied
-            model = self._models.resolve(evidence.model)
-            if model is None:
-                raise NoModel(f"no model named {evidence.model!r} is configured here")
+            model = self._model_for(evidence)
             request = ask.request(STEP_DEADLINE_S)
             logged = {"task": request.task, "system": request.system, "user": request.user}
             claimed = self._claim_call(
@@ -83,6 +82,18 @@ class ModelCallStep(LearningStarts):
             "task": ask.name,
             "tokens": [usage.input_tokens, usage.output_tokens],
         }
+
+    def _model_for(self, evidence: Evidence[Any]) -> LearningModel:
+        """The run's model, unless this deployment cannot run it or the organization's
+        current `allowedModels` (it may have narrowed since the run began) leaves it out."""
+        if self._org_models is not None:
+            refused = disallowed(evidence.model, self._org_models(evidence.pool.org_id))
+            if refused is not None:
+                raise NoModel(refused)
+        model = self._models.resolve(evidence.model)
+        if model is None:
+            raise NoModel(f"no model named {evidence.model!r} is configured here")
+        return model
 
     def _check_reply(self, run: Run, sk: str, ask: Ask[Any, Any], reply: ModelReply) -> None:
         try:

@@ -51,6 +51,8 @@ COPY_WAIT_S = 100.0
 # A pool kind's rules and repository, built when a step first asks for that kind: a learning
 # step serves one pool, and every pool's rules together take about 20 ms to import.
 PoolBuilder = Callable[[], LearningPool]
+# An organization's current `allowedModels` (None: the deployment's list), read before a call.
+OrgModels = Callable[[str], Sequence[str] | None]
 
 
 class LearningStarts:
@@ -65,8 +67,10 @@ class LearningStarts:
         pools: Iterable[LearningPool] = (),
         quota: ModelCallQuota | None = None,
         builders: Mapping[PoolKind, PoolBuilder] | None = None,
+        org_models: OrgModels | None = None,
     ) -> None:
         self._runs = runs
+        self._org_models = org_models
         self._store = store
         self._quota = quota
         self._clock = clock
