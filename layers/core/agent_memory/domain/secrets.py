@@ -26,6 +26,7 @@ from agent_memory.domain.secret_keys import (
     library_finding,
     random_string,
 )
+from agent_memory.domain.secret_phrasings import phrased_secret
 from agent_memory.domain.secret_words import (
     BARE_VALUE,
     COMMON_USERS,
@@ -264,6 +265,7 @@ def looks_secret(text: str) -> str | None:
         or account_secret(text, lowered)
         or card_secret(text)
         or _phrased(text, lowered)
+        or phrased_secret(text, lowered)
         or random_string(text)
     )
 

@@ -20,13 +20,16 @@ way. Recognized, one clause at a time, in English, German, French and Spanish:
 A key comes from what a statement is about, never from the value: keys are plaintext
 metadata. A sentence that holds a secret (domain/secrets.py), alone or with the sentence
 beside it, is not read at all; an item whose secret spans more sentences is not read either;
-and a key or content that would hold one is not proposed.
+a sentence that announces a secret ("My password is the following.") hides the rest of its
+item and the next item; and a key or content that would hold one, or a content over the
+entry bound, is not proposed.
 """
 
 from __future__ import annotations
 
 import re
 
+from agent_memory.domain.bounds import MAX_ENTRY_CONTENT
 from agent_memory.domain.evidence import SaidItem, Statements
 from agent_memory.domain.proposals import (
     KEY_PATTERN,
@@ -34,6 +37,7 @@ from agent_memory.domain.proposals import (
     MemoryChangesAnswer,
     RememberAnswer,
 )
+from agent_memory.domain.secret_phrasings import announces_secret
 from agent_memory.domain.secrets import key_secret, looks_secret
 from agent_memory.domain.tasks.statement_rules import fold, in_english
 from agent_memory.domain.tasks.statements import Statement, about_oneself, normalized, slug, words
@@ -106,8 +110,14 @@ class _Extractor:
         self.changes: dict[str, Change] = {}
 
     def run(self) -> list[Change]:
+        announced = False
         for item in self.items:
-            for sentence in _readable(_sentences(item.content)):
+            sentences = _sentences(item.content)
+            # "My password is the following." hides the rest of its item and the next item,
+            # where the secret itself comes ("Remember: hunter2.").
+            said = _before_announcement(sentences)
+            hidden, announced = announced, len(said) < len(sentences)
+            for sentence in [] if hidden else _readable(said):
                 for clause in _clauses(sentence):
                     self._clause(clause, item.id)
         return list(self.changes.values())
@@ -176,6 +186,8 @@ class _Extractor:
             kind not in self.allowed
             or key in self.retracted
             or not KEY_PATTERN.fullmatch(key.lower())
+            # A content over the bound fails the whole run, and every later run that reads it.
+            or len(content) > MAX_ENTRY_CONTENT
             or looks_secret(content)
             or key_secret(key)
         ):
@@ -249,6 +261,14 @@ class _Extractor:
 def _sentences(text: str) -> list[str]:
     parts = (_POLITE.sub("", part.strip()) for part in _SENTENCE_END.split(text))
     return [part for part in parts if part]
+
+
+def _before_announcement(sentences: list[str]) -> list[str]:
+    """The sentences before the first that says a secret comes next."""
+    for position, sentence in enumerate(sentences):
+        if announces_secret(sentence):
+            return sentences[:position]
+    return sentences
 
 
 def _readable(sentences: list[str]) -> list[str]:
