@@ -25,7 +25,7 @@ from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.observations import Log, ObservationRepository
 from agent_memory.persistence.threads import StoredThread, ThreadRepository
 from agent_memory.ports import Action, Clock, Delete, ModelCatalog, Store, Update
-from agent_memory.service.learning_pools import Outcome, PoolKind
+from agent_memory.service.learning_pools import AlreadyApplied, Outcome, PoolKind
 
 OBSERVE_KIND: PoolKind = "thread-observe"
 DEFAULT_OBSERVER_MODEL = "local/rules"
@@ -109,6 +109,8 @@ class Observer:
             )
         obs = options["observationalMemory"]["observation"]
         asked = ObservationInput(
+            first=read[0][0] if read else upto,
+            upto=upto,
             messages=tuple(EvidenceItem(m.id, m.role, m.content) for m in messages),
             observations=self.rendered(thread, log, log.shown)[-LOG_SHOWN_CHARS:] or None,
             # Shown its own previous title: until its first, it names the thread anew.
@@ -131,7 +133,7 @@ class Observer:
         answer, head = observed.answer, log.head
         obs = options["observationalMemory"]["observation"]
         applied: list[dict[str, str]] = []
-        actions: list[Action] = []
+        first, actions = self._overtaken(thread, log, observed)
         after = replace(head, next=head.next + 1)
         text = answer.observations.strip()
         if text:
@@ -139,7 +141,7 @@ class Observer:
                 n=head.next,
                 kind="observation",
                 status="buffered",
-                first=observed.position,
+                first=first,
                 upto=observed.upto,
                 tokens=rules.count_tokens(text),
                 upto_tokens=observed.observed_tokens,
@@ -158,6 +160,24 @@ class Observer:
         actions.append(self.logs.head_action(thread, head, after, now))
         actions.append(self.logs.observed_tokens(thread, observed.observed_tokens))
         return merged(actions), outcome
+
+    def _overtaken(self, thread: Thread, log: Log, observed: Observed) -> tuple[int, list[Action]]:
+        """Where the new chunk starts, and the removal of the buffered chunks another run
+        wrote meanwhile for messages this answer observed too: the answer, written without
+        them, replaces them, so each message is in the log once. AlreadyApplied when such a
+        chunk is active already (the context reads it)."""
+        answered_from = observed.answer.observed[0]
+        if answered_from >= observed.position:
+            return observed.position, []
+        overlap = [
+            c
+            for c in log.chunks
+            if c.kind == "observation" and c.upto > answered_from and c.first < observed.position
+        ]
+        if any(c.status != "buffered" for c in overlap):
+            raise AlreadyApplied("another run's observations of these messages are active")
+        first = min([observed.position, *(c.first for c in overlap)])
+        return first, [self.logs.remove(thread, c) for c in overlap]
 
     def _notes_actions(
         self,

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import PrivateAttr
+
 from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.model_gate import without_secrets
 from agent_memory.domain.secrets import looks_secret
@@ -64,12 +66,36 @@ class ObservationInput:
     # Set when `observation.manageWorkingMemory` is on.
     working_memory: WorkingMemory | None = None
     instructions: str | None = None
+    # The numbers of the messages observed, `first <= seq < upto`: an answer applies to them.
+    first: int = 0
+    upto: int = 0
 
 
 class Observation(Closed):
     observations: str
     title: str | None
     workingMemory: str | dict[str, Any] | None
+    # What the answer was asked about, set by `parse` (never part of the model's schema): an
+    # answer is applied to exactly these messages, and its notes onto the notes it was shown.
+    _first: int = PrivateAttr(default=0)
+    _upto: int = PrivateAttr(default=0)
+    _shown: WorkingMemory | None = PrivateAttr(default=None)
+
+    def asked(self, task_input: ObservationInput) -> Observation:
+        """This answer, remembering what it was asked about."""
+        self._first, self._upto = task_input.first, task_input.upto
+        self._shown = task_input.working_memory
+        return self
+
+    @property
+    def observed(self) -> tuple[int, int]:
+        """The numbers of the messages the answer observed (`first`, `upto`)."""
+        return self._first, self._upto
+
+    @property
+    def shown_notes(self) -> str | Mapping[str, Any] | None:
+        """The working memory as the observer read it (its template while there were none)."""
+        return self._shown.current if self._shown is not None else None
 
 
 # The rule on the title: by `observation.threadTitle`.
@@ -148,7 +174,7 @@ class ObservationTask(ModelTask[ObservationInput, Observation]):
                 raise InvalidModelOutput(f"'workingMemory' must be {what}", ["workingMemory"])
         if answer.title is not None and not answer.title.strip():
             raise InvalidModelOutput("'title' is text or null, never blank", ["title"])
-        return _without_secrets(answer)
+        return _without_secrets(answer).asked(task_input)
 
     def local_answer(self, task_input: ObservationInput) -> Observation:
         """A deterministic summary: one log line per new message (its role, its first
