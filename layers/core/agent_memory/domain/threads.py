@@ -156,9 +156,17 @@ def working_memory_content(
     if text is None:
         return None
     if working_memory_format(options) == "json":
-        value = json.loads(text)
-        return value if isinstance(value, dict) else None
+        return _json_notes(text)
     return text
+
+
+def _json_notes(text: str) -> dict[str, Any] | None:
+    # Notes written under a Markdown version read as empty once a schema is active (ADR 0097).
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def notes(text: str | None, options: Mapping[str, Any]) -> Notes:
