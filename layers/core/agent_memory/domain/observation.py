@@ -348,3 +348,29 @@ def fuse(rankings: Sequence[Sequence[Found]]) -> list[Found]:
             first.setdefault(key, found)
     order = sorted(scores, key=lambda k: -scores[k])
     return [replace(first[k], score=round(scores[k], 6)) for k in order]
+
+
+Notes = str | Mapping[str, Any]
+
+
+def rebased_notes(shown: Notes | None, answered: Notes, now: Notes | None) -> Notes:
+    """The observer's notes decided again on the notes as they are `now`: what its answer
+    changed from the notes it was `shown` (lines added and removed, or keys set and
+    removed), applied to `now`, so a concurrent writer's changes stay. As answered when the
+    notes did not move."""
+    if now == shown or now is None:
+        return answered
+    if isinstance(answered, str) and isinstance(now, str):
+        before = set(shown.splitlines()) if isinstance(shown, str) else set()
+        lines = answered.splitlines()
+        removed = before - set(lines)
+        kept = [line for line in now.splitlines() if line not in removed]
+        present = set(kept)
+        added = [line for line in lines if line not in before and line not in present]
+        return "\n".join([*kept, *added])
+    if isinstance(answered, Mapping) and isinstance(now, Mapping):
+        base = shown if isinstance(shown, Mapping) else {}
+        merged = {k: v for k, v in now.items() if k not in base or k in answered}
+        merged.update({k: v for k, v in answered.items() if base.get(k) != v})
+        return merged
+    return answered

@@ -12,7 +12,10 @@ from agent_memory.persistence import keys
 from agent_memory.persistence.events import event_action
 from agent_memory.persistence.keys import resource_pk, thread_pk
 from agent_memory.persistence.pools import OneRowLayout, Pool, PoolRows
-from agent_memory.ports import Action
+from agent_memory.ports import Absent, Action, Equals
+
+# A write of the notes conditional on the revision its writer read lost to another writer.
+NOTES_REVISION = "working-memory-revision"
 
 WORKING_MEMORY_KEY = "working-memory"
 
@@ -36,13 +39,29 @@ class WorkingMemories(PoolRows):
         stored = self.pools.get(pool, keyed_id(pool.pool_id, WORKING_MEMORY_KEY))
         return self.pools.open_content(pool, stored) if stored is not None else None
 
+    def read(self, thread: Thread, scope: str) -> tuple[str | None, int]:
+        """The notes and their revision (0: none yet), for a write conditional on it."""
+        pool = working_memory_pool(thread, scope)
+        stored = self.pools.get(pool, keyed_id(pool.pool_id, WORKING_MEMORY_KEY))
+        if stored is None:
+            return None, 0
+        return self.pools.open_content(pool, stored), stored.meta.rev
+
     def put(self, thread: Thread, scope: str, text: str, now_ms: int) -> None:
         self._store.write(self.actions(thread, scope, text, now_ms))
 
     def actions(
-        self, thread: Thread, scope: str, text: str, now_ms: int, by: str = "person"
+        self,
+        thread: Thread,
+        scope: str,
+        text: str,
+        now_ms: int,
+        by: str = "person",
+        read_rev: int | None = None,
     ) -> list[Action]:
-        """The notes replaced (and their event), to commit alone or with other rows."""
+        """The notes replaced (and their event), to commit alone or with other rows; with
+        `read_rev`, only while they are still at that revision (WriteConflict
+        NOTES_REVISION otherwise)."""
         pool = working_memory_pool(thread, scope)
         entry_id = keyed_id(pool.pool_id, WORKING_MEMORY_KEY)
         previous = self.pools.get(pool, entry_id)
@@ -58,4 +77,11 @@ class WorkingMemories(PoolRows):
         )
         ids = thread_object(thread.id, thread.agent_id, thread.resource_id)
         updated = event_action(thread.org_id, "working_memory.updated", ids, now_ms)
-        return [*self.pools.put(pool, meta, text), updated]
+        condition = None
+        if read_rev is not None:
+            condition = (
+                Equals("rev", read_rev, name=NOTES_REVISION)
+                if read_rev
+                else Absent(name=NOTES_REVISION)
+            )
+        return [*self.pools.put(pool, meta, text, condition=condition), updated]

@@ -187,10 +187,17 @@ class Observer:
         now: int,
         outcome: Outcome,
     ) -> list[Action]:
+        """The observer's notes, decided again on the notes as they are now and written
+        only while they stay at the revision read (one user's threads share them)."""
         if answer.workingMemory is None or not _manages_notes(options):
             return []
+        scope = options["workingMemory"]["scope"]
+        text, rev = self.threads.notes.read(thread, scope)
+        stored = thread_rules.working_memory_content(text, options)
+        current = stored if stored is not None else options["workingMemory"]["template"]
+        wanted = rules.rebased_notes(answer.shown_notes, answer.workingMemory, current)
         try:
-            notes = thread_rules.check_working_memory(answer.workingMemory, options)
+            notes = thread_rules.check_working_memory(wanted, options)
         except ValidationFailed as error:
             # A schema's message may quote the refused notes: record only where.
             where = "/".join(str(p) for p in error.path)
@@ -198,8 +205,7 @@ class Observer:
             outcome.rejected.append({"change": {"op": "workingMemory"}, "reason": reason})
             return []
         outcome.applied.append({"key": "workingMemory", "op": "update"})
-        scope = options["workingMemory"]["scope"]
-        return self.threads.notes.actions(thread, scope, notes, now, by="observer")
+        return self.threads.notes.actions(thread, scope, notes, now, by="observer", read_rev=rev)
 
     def reflecting(
         self, thread: Thread, log: Log, active: Sequence[Chunk]

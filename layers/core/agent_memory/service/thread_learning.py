@@ -15,13 +15,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, final
 
 from agent_memory.domain.agents import Agent
-from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.errors import Unavailable, WriteConflict
 from agent_memory.domain.evidence import EvidenceItem
 from agent_memory.domain.runs import RunView
 from agent_memory.domain.tasks.base import Ask
 from agent_memory.domain.threads import Message, Thread
 from agent_memory.persistence.events import one_row
 from agent_memory.persistence.threads import StoredThread, ThreadRepository
+from agent_memory.persistence.working_memory import NOTES_REVISION
 from agent_memory.ports import Action, Clock, Store, Update
 from agent_memory.service.learning_pools import (
     AlreadyApplied,
@@ -92,6 +93,11 @@ class ThreadStep(PoolDefaults, ABC):
         with one_read():
             carry(self, pool, upto)
             return self.read_evidence(pool, upto)
+
+    def lost(self, error: WriteConflict) -> bool:
+        """A user's notes are shared by their threads: a run that lost them to another
+        thread's run decides again on the notes as they are now."""
+        return error.condition == NOTES_REVISION
 
     def load_carried(self, pool: PoolRef, upto: int | None) -> Evidence[Any] | None:
         """The rider's work that is due on its carrier's run."""
