@@ -346,18 +346,28 @@ class TitleTask(ModelTask[TitleInput, Title]):
 
     def parse(self, text: str, task_input: TitleInput) -> Title:
         title = _SPACE.sub(" ", parse_answer(Title, text).title).strip()
-        return Title(title=required_text(title, "title", MAX_TITLE_LENGTH))
+        return Title(title=neutral_if_secret(required_text(title, "title", MAX_TITLE_LENGTH)))
 
     def local_answer(self, task_input: TitleInput) -> Title:
-        return Title(title=title_from(task_input.first_message))
+        return Title(title=neutral_if_secret(title_from(task_input.first_message)))
+
+
+def neutral_if_secret(title: str) -> str:
+    """The gate on model output's secret rule for a title, which is listed and exported: one
+    that looks like a secret becomes the neutral UNTITLED (a title, so no run asks again)."""
+    return UNTITLED if looks_secret(title) else title
 
 
 def title_from(message: str) -> str:
-    """The first words of a message's first sentence, capitalized; never blank."""
+    """The first words of a message's first sentence, capitalized; never blank, and the
+    neutral UNTITLED when they look like a secret."""
     first = next((part for part in _SENTENCES.split(message.strip()) if part.strip()), "")
     words = _SPACE.sub(" ", first).strip(_EDGES).split(" ")[:LOCAL_WORDS]
     title = " ".join(words).strip(_EDGES)[:MAX_TITLE_LENGTH].strip()
-    return title[:1].upper() + title[1:] if title else UNTITLED
+    # Checked as written: a capital can hide a key's prefix (`Sk-proj-`).
+    if not title or looks_secret(title):
+        return UNTITLED
+    return title[:1].upper() + title[1:]
 
 
 TITLE = TitleTask()
