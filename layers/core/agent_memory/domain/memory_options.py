@@ -160,6 +160,57 @@ def check_schema(schema: Mapping[str, Any], path: Path) -> None:
     except SchemaError as error:
         inner = tuple(str(p) for p in error.absolute_path)
         raise fail(f"not a valid JSON Schema: {error.message}", (*path, *inner)) from error
+    _check_refs(schema, schema, path, (), set())
+
+
+# A schema is self-contained: a reference leaves it never, so validating fetches nothing.
+REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+def _check_refs(
+    root: Any, node: Any, path: Path, following: tuple[str, ...], done: set[str]
+) -> None:
+    """Refuse a reference that is not local, does not resolve, or loops back on itself."""
+    if not isinstance(node, dict | list):
+        return
+    children = node.items() if isinstance(node, dict) else enumerate(node)
+    for key, value in children:
+        here = (*path, str(key))
+        if isinstance(node, dict) and key in REF_KEYS and isinstance(value, str):
+            _check_ref(root, value, here, following, done)
+        elif isinstance(node, dict) and key == "$id" and node is not root:
+            raise fail("a nested $id is not supported: the schema is one document", here)
+        else:
+            _check_refs(root, value, here, following, done)
+
+
+def _check_ref(root: Any, ref: str, path: Path, following: tuple[str, ...], done: set[str]) -> None:
+    if not ref.startswith("#"):
+        raise fail("a $ref must point inside this schema (start with #)", path)
+    if ref in following:
+        raise fail("a recursive $ref is not supported", path)
+    if ref not in done:
+        _check_refs(root, local_target(root, ref, path), path, (*following, ref), done)
+        done.add(ref)
+
+
+def local_target(root: Any, ref: str, path: Path) -> Any:
+    """The part of `root` a local `#/a/b` reference names (a 400 at `path` when none)."""
+    from urllib.parse import unquote
+
+    target = root
+    pointer = unquote(ref[1:])
+    if pointer and not pointer.startswith("/"):
+        raise fail("a $ref must be a JSON pointer (#/...): anchors are not supported", path)
+    for part in pointer.split("/")[1:] if pointer else []:
+        step = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and step in target:
+            target = target[step]
+        elif isinstance(target, list) and step.isdigit() and int(step) < len(target):
+            target = target[int(step)]
+        else:
+            raise fail(f"the $ref {ref} names nothing in this schema", path)
+    return target
 
 
 def _working_memory(value: Any, path: Path) -> dict[str, Any]:

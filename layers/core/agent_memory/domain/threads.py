@@ -138,10 +138,10 @@ def check_working_memory(content: Any, options: Mapping[str, Any]) -> str:
 
 
 def _validate(content: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
-    from jsonschema import Draft202012Validator  # imported where it is needed
+    from agent_memory.domain.schema_patterns import bounded_validator  # where it is needed
 
     errors = sorted(
-        Draft202012Validator(schema).iter_errors(content), key=lambda e: list(e.absolute_path)
+        bounded_validator(schema).iter_errors(content), key=lambda e: list(e.absolute_path)
     )
     if errors:
         first = errors[0]
