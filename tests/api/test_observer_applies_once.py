@@ -11,6 +11,7 @@ from collections import Counter
 
 import pytest
 
+from agent_memory.service.learning_runs import Retryable
 from tests.support.held_observer import Held, held
 from tests.support.observer import OBSERVER, turn
 
@@ -44,4 +45,35 @@ def test_two_observer_runs_over_overlapping_messages_log_each_once(held: Held, f
     log = world.get(f"/v1/threads/{thread}/observations").json()["log"]
     assert Counter(re.findall(r"\b(question\d|answer\d)\b", log)) == Counter(
         ["question1", "answer1", "question2", "answer2", "question3", "answer3"]
+    ), log
+
+
+def test_an_answer_overlapping_part_of_another_runs_chunk_is_not_applied(held: Held) -> None:
+    workflow = held.workflow
+    workflow.started.clear()
+    observation = {"messageTokens": 1000, "bufferOnIdle": True}
+    world = held.world({"observationalMemory": {"model": OBSERVER, "observation": observation}})
+    thread = world.thread()
+    for n in (1, 2):
+        assert world.save(thread, *turn(n)).status_code == 200
+    first, second = held.observer_runs()
+    for step in ("LoadEvidence", "CallModel"):
+        for run in (first, second):
+            workflow.step(run, step)
+    workflow.step(first, "ApplyLearning")  # turn 1
+    assert world.save(thread, *turn(3)).status_code == 200
+    [third] = [r for r in held.observer_runs() if r not in (first, second)]
+    for step in ("LoadEvidence", "CallModel"):
+        workflow.step(third, step)  # turns 2 and 3
+    workflow.step(second, "ApplyLearning")  # turns 1 and 2, in place of the first's chunk
+    # The third's answer holds turn 2, logged already with turn 1: it cannot be applied.
+    with pytest.raises(Retryable):
+        workflow.step(third, "ApplyLearning")
+    # Turn 3 stays unread: the next run observes it with turn 4.
+    assert world.save(thread, *turn(4)).status_code == 200
+    [fourth] = [r for r in held.observer_runs() if r not in (first, second, third)]
+    workflow.run(fourth.name)
+    log = world.get(f"/v1/threads/{thread}/observations").json()["log"]
+    assert Counter(re.findall(r"\b(question\d|answer\d)\b", log)) == Counter(
+        [f"{w}{n}" for n in (1, 2, 3, 4) for w in ("question", "answer")]
     ), log

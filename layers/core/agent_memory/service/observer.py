@@ -165,7 +165,8 @@ class Observer:
         """Where the new chunk starts, and the removal of the buffered chunks another run
         wrote meanwhile for messages this answer observed too: the answer, written without
         them, replaces them, so each message is in the log once. AlreadyApplied when such a
-        chunk is active already (the context reads it)."""
+        chunk is active already (the context reads it) or also holds messages the answer
+        did not observe (replacing it would lose them)."""
         answered_from = observed.answer.observed[0]
         if answered_from >= observed.position:
             return observed.position, []
@@ -174,8 +175,8 @@ class Observer:
             for c in log.chunks
             if c.kind == "observation" and c.upto > answered_from and c.first < observed.position
         ]
-        if any(c.status != "buffered" for c in overlap):
-            raise AlreadyApplied("another run's observations of these messages are active")
+        if any(c.status != "buffered" or c.first < answered_from for c in overlap):
+            raise AlreadyApplied("another run observed some of these messages with others")
         first = min([observed.position, *(c.first for c in overlap)])
         return first, [self.logs.remove(thread, c) for c in overlap]
 
