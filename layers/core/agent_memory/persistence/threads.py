@@ -43,6 +43,7 @@ from agent_memory.persistence.working_memory import WorkingMemories
 from agent_memory.ports import (
     Absent,
     Action,
+    Check,
     Cipher,
     Delete,
     Equals,
@@ -57,6 +58,8 @@ from agent_memory.ports.store import count_is
 
 # Condition name: another save numbered its messages first (retry with the new count).
 THREAD_SEQ = "thread-seq"
+# Condition name: the thread's delete began before its notes landed (no notes outlive it).
+THREAD_ALIVE = "thread-alive"
 TITLE_ROW = "title"
 METADATA_ROW = "metadata"
 _TIME_SPAN = 10**13
@@ -275,6 +278,13 @@ class ThreadRepository(SealedRows):
             condition=condition,
         )
         self._store.write([head, *puts])
+
+    def put_notes(self, thread: Thread, scope: str, text: str, now_ms: int) -> None:
+        """The notes replaced while the thread lives; WriteConflict(THREAD_ALIVE) once its
+        delete has marked it, since that delete's sweep may already have passed."""
+        alive = Equals("type", "thread", name=THREAD_ALIVE)
+        head = Check(thread_pk(thread.id), keys.HEAD, alive)
+        self._store.write([head, *self.notes.actions(thread, scope, text, now_ms)])
 
     def message_rows(self, thread: Thread, seq: int, messages: Sequence[Message]) -> list[Record]:
         """The sealed rows of messages numbered from `seq` (a benchmark seeds with them)."""

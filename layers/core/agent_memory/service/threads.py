@@ -22,7 +22,12 @@ from agent_memory.domain.observation import ShownLog
 from agent_memory.domain.runs import RunView
 from agent_memory.domain.threads import Found, Message, Notes, Thread, TurnContext
 from agent_memory.persistence.retrying import until_it_lands
-from agent_memory.persistence.threads import StoredThread, ThreadPage, ThreadRepository
+from agent_memory.persistence.threads import (
+    THREAD_ALIVE,
+    StoredThread,
+    ThreadPage,
+    ThreadRepository,
+)
 from agent_memory.ports import Clock, Ids
 from agent_memory.ports.vectors import VectorIndexFailure
 from agent_memory.service.agent_versions import AgentVersionService
@@ -235,9 +240,26 @@ class ThreadService:
         options = self._options(thread)
         rules.writable_working_memory(options)
         text = rules.check_working_memory(content, options)
-        scope = options["workingMemory"]["scope"]
-        self.repo.notes.put(thread, scope, text, self._clock.now_ms())
+        self._put_notes(thread, options["workingMemory"]["scope"], text)
         return rules.notes(text, options)
+
+    def _put_notes(self, thread: Thread, scope: str, text: str) -> None:
+        """The notes written while the thread lives (404 once its delete began); a
+        transaction that lost to another write on the thread tries again."""
+
+        def attempt() -> None:
+            self.repo.put_notes(thread, scope, text, self._clock.now_ms())
+
+        try:
+            until_it_lands(
+                attempt,
+                lambda: Unavailable("the thread is busy; retry"),
+                lost=lambda conflict: conflict.condition is None,
+            )
+        except WriteConflict as conflict:
+            if conflict.condition != THREAD_ALIVE:
+                raise
+            raise NotFound(rules.THREAD_NOT_FOUND) from conflict
 
     def context(
         self, principal: Principal, thread_id: str, message: str | None = None
