@@ -449,3 +449,32 @@ def test_twenty_writers_on_one_row_of_the_served_store_all_land(served_store: St
     head = served_store.get(pk, "META")
     assert head is not None
     assert head["count"] == WRITERS
+
+
+# --- Threads (seed 003) ------------------------------------------------------------------
+
+
+def test_twenty_thread_saves_without_a_precondition_all_land(world: World) -> None:
+    agent = world.post("/v1/agents", {"name": "helper"}, 201)["agent"]["id"]
+    thread = world.post("/v1/threads", {"agentId": agent}, 201)["thread"]["id"]
+    url = f"/v1/threads/{thread}/messages"
+    body = [{"messages": [{"role": "user", "content": f"note {n}"}]} for n in range(WRITERS)]
+    answers = world.burst([world.call("POST", url, b) for b in body])
+
+    assert _statuses(answers) == {(200, None): WRITERS}
+    saved = [m["content"] for m in world.get(f"{url}?limit=100")["messages"]]
+    assert sorted(saved) == sorted(f"note {n}" for n in range(WRITERS))
+
+
+def test_removals_of_the_latest_message_each_remove_one(world: World) -> None:
+    agent = world.post("/v1/agents", {"name": "helper"}, 201)["agent"]["id"]
+    thread = world.post("/v1/threads", {"agentId": agent}, 201)["thread"]["id"]
+    url = f"/v1/threads/{thread}/messages"
+    notes = [{"role": "user", "content": f"note {n}"} for n in range(WRITERS)]
+    world.post(url, {"messages": notes})
+    answers = world.burst([world.call("DELETE", f"{url}/last") for _ in range(10)])
+
+    assert _statuses(answers) == {(200, None): 10}
+    removed = {a.json()["message"]["content"] for a in answers}
+    assert removed == {f"note {n}" for n in range(WRITERS - 10, WRITERS)}
+    assert len(world.get(f"{url}?limit=100")["messages"]) == WRITERS - 10

@@ -35,8 +35,6 @@ from agent_memory.service.observer_context import ObserverService
 from agent_memory.service.recall import RecallService
 from agent_memory.service.thread_learning import Saved, ThreadBackground
 
-SAVE_ATTEMPTS = 3
-
 log = logging.getLogger(__name__)
 
 
@@ -193,9 +191,9 @@ class ThreadService:
             self.repo.append(stored.thread, current.seq, batch, now)
             return current.seq
 
-        seq = until_it_lands(
-            attempt, lambda: Unavailable("the thread is busy; retry"), tries=SAVE_ATTEMPTS
-        )
+        # No precondition: a save that lost the numbering race tries again within the
+        # time budget (ADR 0051), never after a fixed count.
+        seq = until_it_lands(attempt, lambda: Unavailable("the thread is busy; retry"))
         saved = Saved(stored.thread, options, seq, seq + len(batch), tuple(batch))
         self.background.after_save(saved)
         return [m.id for m in batch]
@@ -208,9 +206,15 @@ class ThreadService:
 
     def remove_last(self, principal: Principal, thread_id: str) -> Message | None:
         thread = self._thread(principal, thread_id).thread
-        # The vector's key is its position, read before it is removed.
-        position = self.repo.newest_position(thread)
-        removed = self.repo.remove_last(thread)
+
+        def attempt() -> tuple[int | None, Message | None]:
+            # The vector's key is its position, read before it is removed.
+            return self.repo.newest_position(thread), self.repo.remove_last(thread)
+
+        # No precondition: one that lost the latest message to another removes the next.
+        position, removed = until_it_lands(
+            attempt, lambda: Unavailable("the thread is busy; retry")
+        )
         if removed is not None and position is not None:
             try:
                 self.semantic.forget(thread, [position])
