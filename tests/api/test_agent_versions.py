@@ -172,3 +172,41 @@ def test_a_model_outside_the_organizations_allowed_models_is_a_400_at_its_field(
     assert draft(api, owner, agent)["memory"] is None
     inside = {"options": {"observationalMemory": {"model": "local/rules"}}}
     assert patch(api, owner, agent, inside).status_code == 200
+
+
+def test_publish_and_activate_refuse_a_model_the_organization_no_longer_allows(
+    api: Api, world: tuple[User, User, User, str]
+) -> None:
+    """The list may narrow after a draft or a version named a model: publishing or
+    activating it is then a 400 at that model's field, and nothing changes."""
+    owner, _, _, agent = world
+    org_admin = api.user(owner.org_id, role="admin")
+    url = f"/v1/agents/{agent}"
+
+    def allow(models: list[str]) -> None:
+        answer = api.client.patch(
+            f"/v1/organizations/{owner.org_id}/settings",
+            json={"allowedModels": models},
+            headers=org_admin.headers,
+        )
+        assert answer.status_code == 200, answer.text
+
+    assert patch(api, owner, agent, {"options": {"lastMessages": 5}}).status_code == 200
+    first = api.client.post(f"{url}/publish", json={}, headers=owner.headers)
+    assert first.status_code == 201, first.text
+    titled = {"options": {"generateTitle": {"model": "local/rules"}}}
+    assert patch(api, owner, agent, titled).status_code == 200
+    second = api.client.post(f"{url}/publish", json={}, headers=owner.headers)
+    assert second.json()["version"]["number"] == 2
+    allow(["openai/*"])
+    refused = api.client.post(f"{url}/publish", json={}, headers=owner.headers)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["path"] == [*P, "generateTitle", "model"]
+    activated = api.client.post(f"{url}/versions/2/activate", json={}, headers=owner.headers)
+    assert activated.status_code == 400, activated.text
+    assert activated.json()["error"]["path"] == [*P, "generateTitle", "model"]
+    listed = api.client.get(f"{url}/versions", headers=owner.headers).json()
+    assert ([v["number"] for v in listed["versions"]], listed["active"]) == ([2, 1], None)
+    # A version naming no model still activates.
+    one = api.client.post(f"{url}/versions/1/activate", json={}, headers=owner.headers)
+    assert one.status_code == 200, one.text

@@ -478,3 +478,13 @@ def test_removals_of_the_latest_message_each_remove_one(world: World) -> None:
     removed = {a.json()["message"]["content"] for a in answers}
     assert removed == {f"note {n}" for n in range(WRITERS - 10, WRITERS)}
     assert len(world.get(f"{url}?limit=100")["messages"]) == WRITERS - 10
+
+
+def test_concurrent_publishes_of_one_agent_all_land(world: World) -> None:
+    agent = world.post("/v1/agents", {"name": "helper"}, 201)["agent"]["id"]
+    url = f"/v1/agents/{agent}/publish"
+    answers = world.burst([world.call("POST", url, {}) for _ in range(10)])
+
+    assert _statuses(answers) == {(201, None): 10}
+    numbers = sorted(a.json()["version"]["number"] for a in answers)
+    assert numbers == list(range(1, 11))

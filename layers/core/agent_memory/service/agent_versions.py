@@ -9,9 +9,10 @@ from typing import Any
 from agent_memory.domain import memory_options
 from agent_memory.domain.access import authorized, require_tenant
 from agent_memory.domain.agents import Agent
-from agent_memory.domain.errors import NotFound, VersionConflict, WriteConflict
+from agent_memory.domain.errors import NotFound, VersionConflict
 from agent_memory.domain.identity import Principal
 from agent_memory.persistence.agent_versions import AgentVersionRepository, Version
+from agent_memory.persistence.retrying import until_it_lands
 from agent_memory.ports import Clock
 from agent_memory.service.model_choice import ModelChoice
 from agent_memory.service.org_settings import OrgSettingsService
@@ -54,25 +55,31 @@ class AgentVersionService:
         agent, _ = self.repo.agent_and_draft(agent_id)
         agent = authorized(principal, agent, "change", what="agent")
         saved = memory_options.validate_memory(memory)
-        options = memory_options.effective(saved)["options"]
-        models = list(_models(options))
+        self._check_models(agent, saved)
+        self.repo.save_draft(agent, saved, self.clock.now_ms())
+        return saved
+
+    def _check_models(self, agent: Agent, memory: dict[str, Any] | None) -> None:
+        """A 400 at the field of a model the organization's `allowedModels` leaves out: it
+        may have narrowed since the block was saved."""
+        models = list(_models(memory_options.effective(memory)["options"]))
         if models:
             narrowed = self.org_settings.effective(agent.org_id)["allowedModels"]
             for name, path in models:
                 self.allowed.check(name, [*memory_options.OPTIONS_PATH, *path], narrowed)
-        self.repo.save_draft(agent, saved, self.clock.now_ms())
-        return saved
 
     def publish(self, principal: Principal, agent_id: str) -> Version:
         require_tenant(principal)
         agent, memory = self.repo.agent_and_draft(agent_id)
         agent = authorized(principal, agent, "change", what="agent")
-        latest = self.repo.published(agent).latest
-        try:
-            version = self.repo.publish(agent, memory, latest, self.clock.now_ms())
-        except WriteConflict as error:
-            raise VersionConflict("another publish of this agent came first; retry") from error
-        return version
+        self._check_models(agent, memory)
+
+        def attempt() -> Version:
+            # No precondition: a publish that loses the next number takes the one after.
+            latest = self.repo.published(agent).latest
+            return self.repo.publish(agent, memory, latest, self.clock.now_ms())
+
+        return until_it_lands(attempt, _publishes_kept_coming)
 
     def versions(
         self, principal: Principal, agent_id: str, *, before: int | None = None
@@ -91,9 +98,14 @@ class AgentVersionService:
         version = self.repo.version(agent, number) if 1 <= number <= MAX_VERSION else None
         if version is None:
             raise NotFound("no such version of this agent", ["n"])
+        self._check_models(agent, version.memory)
         self.repo.activate(agent, version, self.clock.now_ms())
 
     def active_options(self, agent_id: str) -> tuple[Agent | None, dict[str, Any]]:
         """The options the agent's threads follow now; no access check: callers check."""
         agent, published = self.repo.agent_and_published(agent_id)
         return agent, memory_options.effective(published.memory)["options"]
+
+
+def _publishes_kept_coming() -> VersionConflict:
+    return VersionConflict("publishes of this agent kept coming for 8 s; retry")
