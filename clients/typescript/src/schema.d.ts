@@ -768,7 +768,8 @@ export interface paths {
         post?: never;
         /**
          * Delete Chat Items
-         * @description Delete the history (the owner); memory learned from it stays until `chat:` purge.
+         * @description Delete the history (the owner): its items and its enrichments with their call logs;
+         *     confessions stay, and memory learned from it until `chat:` purge.
          */
         delete: operations["delete_chat_items_v1_chats__chatId__items_delete"];
         options?: never;
@@ -932,10 +933,11 @@ export interface paths {
          * @description Everything the caller owns or may see, as their read routes answer it: their agents
          *     (with the draft, versions and agent memory), their sessions with items and memory, their
          *     threads with messages, working memory and observations, their chats with items, turns,
-         *     confessions and enrichments, the bot memory entries for them (sources as far as they
-         *     may see them), the agent_memories about them, and the events they may see. Rate limited
-         *     as one read; the admin token is refused (403). Where the deployment caps one answer
-         *     (EXPORT_MAX_BYTES, set on AWS), a larger export answers 413 and no lines.
+         *     confessions and enrichments, the bot memory entries for them (sources as far as they may
+         *     see them), the agent_memories about them, and the events they may see (each under
+         *     `event`, as GET /v1/events shows it). Rate limited as one read; the admin token is
+         *     refused (403). Where the deployment caps one answer (EXPORT_MAX_BYTES, set on AWS), a
+         *     larger export answers 413 and no lines.
          */
         get: operations["export_v1_me_export_get"];
         put?: never;
@@ -2030,7 +2032,7 @@ export interface components {
         Confide: {
             /**
              * Text
-             * @description What the Bot confides. At most 32768 bytes as UTF-8.
+             * @description What the Bot confides. At most 32768 characters (400 beyond) and 32768 bytes as UTF-8 (413 TooLarge beyond).
              */
             text: string;
         };
