@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain import agent_memory as rules
-from tests.conftest import Api, User
+from tests.conftest import Api
 from tests.support.agents import remember, replying
 from tests.support.learning_doubles import ScriptedModel
 from tests.support.sessions import Client
@@ -43,12 +43,7 @@ def org(api: Api) -> str:
 
 @pytest.fixture
 def ana(api: Api, org: str) -> Client:
-    answer = api.client.post(
-        "/v1/admin/users", json={"organizationId": org, "id": "ana"}, headers=api.admin
-    )
-    assert answer.status_code == 201, answer.text
-    data = answer.json()
-    return Client(api, User(data["id"], org, data["token"], data["tokenPrefix"]))
+    return Client(api, api.user(org, user_id="ana"))
 
 
 def settings_patch(api: Api, org: str, body: dict[str, Any]) -> None:

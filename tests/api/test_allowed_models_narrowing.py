@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agent_memory.service.learning_runs import NoModel
-from tests.conftest import Api, User
+from tests.conftest import Api
 from tests.support.agents import remember, replying
 from tests.support.held_workflow import HeldWorkflow
 from tests.support.learning_doubles import ScriptedModel
@@ -41,12 +41,7 @@ def org(api: Api) -> str:
 
 @pytest.fixture
 def ana(api: Api, org: str) -> Client:
-    answer = api.client.post(
-        "/v1/admin/users", json={"organizationId": org, "id": "ana"}, headers=api.admin
-    )
-    assert answer.status_code == 201, answer.text
-    data = answer.json()
-    return Client(api, User(data["id"], org, data["token"], data["tokenPrefix"]))
+    return Client(api, api.user(org, user_id="ana"))
 
 
 def patch(api: Api, org: str, body: dict[str, Any]) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Any
 
 import pytest
 
@@ -18,16 +19,31 @@ from tests.support.observer import OBSERVER, turn
 __all__ = ["held"]  # the fixture this module uses
 
 
-@pytest.mark.parametrize("first", ["shorter", "longer"])
-def test_two_observer_runs_over_overlapping_messages_log_each_once(held: Held, first: str) -> None:
-    workflow = held.workflow
-    workflow.started.clear()
+def _two_turns(held: Held) -> tuple[Any, str, list[Any]]:
+    """A thread whose two saved turns each started an observer run, both still held."""
+    held.workflow.started.clear()
     observation = {"messageTokens": 1000, "bufferOnIdle": True}
     world = held.world({"observationalMemory": {"model": OBSERVER, "observation": observation}})
     thread = world.thread()
     for n in (1, 2):
         assert world.save(thread, *turn(n)).status_code == 200
-    shorter, longer = held.observer_runs()
+    return world, thread, held.observer_runs()
+
+
+def _logged(world: Any, thread: str) -> tuple[Counter[str], str]:
+    """How often each turn's words stand in the thread's observation log, and the log."""
+    log = world.get(f"/v1/threads/{thread}/observations").json()["log"]
+    return Counter(re.findall(r"\b(question\d|answer\d)\b", log)), log
+
+
+def _turns(*numbers: int) -> Counter[str]:
+    return Counter(f"{w}{n}" for n in numbers for w in ("question", "answer"))
+
+
+@pytest.mark.parametrize("first", ["shorter", "longer"])
+def test_two_observer_runs_over_overlapping_messages_log_each_once(held: Held, first: str) -> None:
+    workflow = held.workflow
+    world, thread, (shorter, longer) = _two_turns(held)
     # Both read from the same position: the shorter run's messages are in the longer one's.
     for run in (shorter, longer):
         assert workflow.step(run, "LoadEvidence")["status"] == "running"
@@ -35,28 +51,19 @@ def test_two_observer_runs_over_overlapping_messages_log_each_once(held: Held, f
         assert workflow.step(run, "CallModel")["status"] == "answered"
     for run in (shorter, longer) if first == "shorter" else (longer, shorter):
         workflow.step(run, "ApplyLearning")
-    log = world.get(f"/v1/threads/{thread}/observations").json()["log"]
-    seen = Counter(re.findall(r"\b(question\d|answer\d)\b", log))
-    assert seen == Counter(["question1", "answer1", "question2", "answer2"]), log
+    seen, log = _logged(world, thread)
+    assert seen == _turns(1, 2), log
     # Nothing is lost either: the next turn's run observes only what is new.
     assert world.save(thread, *turn(3)).status_code == 200
     [third] = [r for r in held.observer_runs() if r not in (shorter, longer)]
     workflow.run(third.name)
-    log = world.get(f"/v1/threads/{thread}/observations").json()["log"]
-    assert Counter(re.findall(r"\b(question\d|answer\d)\b", log)) == Counter(
-        ["question1", "answer1", "question2", "answer2", "question3", "answer3"]
-    ), log
+    seen, log = _logged(world, thread)
+    assert seen == _turns(1, 2, 3), log
 
 
 def test_an_answer_overlapping_part_of_another_runs_chunk_is_not_applied(held: Held) -> None:
     workflow = held.workflow
-    workflow.started.clear()
-    observation = {"messageTokens": 1000, "bufferOnIdle": True}
-    world = held.world({"observationalMemory": {"model": OBSERVER, "observation": observation}})
-    thread = world.thread()
-    for n in (1, 2):
-        assert world.save(thread, *turn(n)).status_code == 200
-    first, second = held.observer_runs()
+    world, thread, (first, second) = _two_turns(held)
     for step in ("LoadEvidence", "CallModel"):
         for run in (first, second):
             workflow.step(run, step)
@@ -73,7 +80,5 @@ def test_an_answer_overlapping_part_of_another_runs_chunk_is_not_applied(held: H
     assert world.save(thread, *turn(4)).status_code == 200
     [fourth] = [r for r in held.observer_runs() if r not in (first, second, third)]
     workflow.run(fourth.name)
-    log = world.get(f"/v1/threads/{thread}/observations").json()["log"]
-    assert Counter(re.findall(r"\b(question\d|answer\d)\b", log)) == Counter(
-        [f"{w}{n}" for n in (1, 2, 3, 4) for w in ("question", "answer")]
-    ), log
+    seen, log = _logged(world, thread)
+    assert seen == _turns(1, 2, 3, 4), log
