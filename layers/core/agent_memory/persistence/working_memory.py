@@ -35,9 +35,7 @@ def working_memory_pool(thread: Thread, scope: str) -> Pool:
 
 class WorkingMemories(PoolRows):
     def get(self, thread: Thread, scope: str) -> str | None:
-        pool = working_memory_pool(thread, scope)
-        stored = self.pools.get(pool, keyed_id(pool.pool_id, WORKING_MEMORY_KEY))
-        return self.pools.open_content(pool, stored) if stored is not None else None
+        return self.read(thread, scope)[0]
 
     def read(self, thread: Thread, scope: str) -> tuple[str | None, int]:
         """The notes and their revision (0: none yet), for a write conditional on it."""
